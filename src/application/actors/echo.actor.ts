@@ -1,0 +1,39 @@
+import { textOf, type Message } from '../../domain/a2a.model.js';
+import type { Actor, ActorTurn } from '../ports/actor.port.js';
+
+/** Splits text into about `n` chunks on word boundaries, keeping every character. */
+export function chunkText(text: string, n: number): string[] {
+  const words = text.match(/\S+\s*|\s+/g) ?? [text];
+  const per = Math.max(1, Math.ceil(words.length / n));
+  const chunks: string[] = [];
+  for (let i = 0; i < words.length; i += per) chunks.push(words.slice(i, i + per).join(''));
+  return chunks.length > 0 ? chunks : [''];
+}
+
+/** `builtin/echo`: restates the message, streamed as several chunks of one artifact. */
+export class EchoActor implements Actor {
+  readonly name = 'builtin/echo';
+  readonly description = 'Restates each message, streamed in chunks; needs no LLM and no network.';
+
+  async handle(turn: ActorTurn): Promise<void> {
+    await turn.status('TASK_STATE_WORKING');
+    const text = describe(turn.message);
+    const chunks = chunkText(`You said: ${text}`, 4);
+    for (let i = 0; i < chunks.length; i++) {
+      if (turn.signal.aborted) return;
+      await turn.artifact(
+        { artifactId: 'response', name: 'response', parts: [{ text: chunks[i] ?? '' }] },
+        { append: i > 0, lastChunk: i === chunks.length - 1 },
+      );
+    }
+    await turn.status('TASK_STATE_COMPLETED');
+  }
+}
+
+/** The message as text, naming the non-text parts. */
+function describe(m: Message): string {
+  const text = textOf(m.parts);
+  const others = m.parts.filter((p) => p.text === undefined).length;
+  if (others === 0) return text;
+  return `${text}${text ? ' ' : ''}(+${others} non-text part${others > 1 ? 's' : ''})`;
+}

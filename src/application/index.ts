@@ -1,0 +1,17 @@
+/** The Application layer's public surface (its only barrel). */
+export { createServiceFacade, type FacadeDeps, type ServiceFacade } from './service-facade.js';
+export type { Principal } from './ports/principal.js';
+export { LOCAL_PRINCIPAL } from './ports/principal.js';
+export type { Actor, ActorCatalog, ActorTurn } from './ports/actor.port.js';
+export type { Logger } from './ports/logger.port.js';
+export { silentLogger } from './ports/logger.port.js';
+export type { TaskRepository, StoredTask, TaskListQuery, TaskPage, TaskCursor } from './ports/task.repository.port.js';
+export type { SessionRepository, SessionPage } from './ports/session.repository.port.js';
+export type { PushConfigRepository, StoredPushConfig } from './ports/push-config.repository.port.js';
+export type { WebhookSender } from './ports/webhook.port.js';
+export type { SystemProbe, DiagnosticCheck, CheckStatus } from './ports/system.port.js';
+export type { StreamItem, SendInput, SendResult, ListInput, ListResult } from './tasks/task.service.js';
+export type { HealthReport, DiagnosticsReport } from './system/health.service.js';
+export type { SessionDetail } from './sessions/session.service.js';
+export { builtinActors } from './actors/builtin-actors.js';
+

@@ -1,0 +1,16 @@
+import type { Session } from '../../domain/session.js';
+
+export interface SessionPage {
+  sessions: Session[];
+  total: number;
+  nextCursor?: string | undefined;
+}
+
+export interface SessionRepository {
+  create(session: Session): Promise<void>;
+  get(id: string): Promise<Session | undefined>;
+  list(owner: string, limit: number, cursor?: string): Promise<SessionPage>;
+  /** Marks activity: bumps `updatedAt` and adds to the task count. */
+  touch(id: string, at: string, addedTasks: number): Promise<void>;
+  delete(id: string): Promise<boolean>;
+}

@@ -1,0 +1,51 @@
+import type { Task, TaskEvent, TaskState } from '../../domain/a2a.model.js';
+
+export interface StoredTask {
+  task: Task;
+  owner: string;
+  /** Sequence number of the last event folded into `task`. */
+  seq: number;
+}
+
+export interface TaskCursor {
+  updatedAt: string;
+  id: string;
+}
+
+export interface TaskListQuery {
+  owner: string;
+  contextId?: string | undefined;
+  state?: TaskState | undefined;
+  /** Only tasks whose status timestamp is at or after this instant. */
+  updatedSince?: string | undefined;
+  limit: number;
+  /** Continue strictly after this position (newest first). */
+  after?: TaskCursor | undefined;
+}
+
+export interface TaskPage {
+  tasks: StoredTask[];
+  total: number;
+  /** Present when more tasks follow. */
+  next?: TaskCursor | undefined;
+}
+
+/**
+ * Tasks and their append-only event log. Artifact chunks are only appended to the log; status
+ * events rewrite the snapshot in the same transaction, so a snapshot plus the artifact events after
+ * it always reconstructs the task, even after a crash.
+ */
+export interface TaskRepository {
+  create(task: Task, owner: string): Promise<void>;
+  get(id: string): Promise<StoredTask | undefined>;
+  /** Appends an event; when `snapshot` is given it becomes the stored task at `event.seq`. */
+  append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void>;
+  /** Rewrites the snapshot (history changes) at the given sequence number. */
+  saveSnapshot(task: Task, seq: number): Promise<void>;
+  eventsAfter(taskId: string, afterSeq: number): Promise<TaskEvent[]>;
+  list(query: TaskListQuery): Promise<TaskPage>;
+  /** Deletes every task of a context with their events; returns how many tasks went. */
+  deleteByContext(contextId: string): Promise<number>;
+  countByContext(contextId: string): Promise<number>;
+  listByContext(contextId: string, limit: number): Promise<StoredTask[]>;
+}

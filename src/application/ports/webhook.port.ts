@@ -1,0 +1,4 @@
+/** Delivers one push notification over HTTP; throws when the receiver did not accept it. */
+export interface WebhookSender {
+  send(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<void>;
+}

@@ -1,0 +1,69 @@
+import type { Task, TaskPushNotificationConfig } from '../../domain/a2a.model.js';
+import { AppError } from '../../domain/errors.js';
+import { newId, SAFE_ID } from '../../domain/ids.js';
+import type { Principal } from '../ports/principal.js';
+import type { PushConfigRepository, StoredPushConfig } from '../ports/push-config.repository.port.js';
+import type { TaskService } from '../tasks/task.service.js';
+
+/** Push-notification configurations of tasks (A2A §3.1.7–3.1.10). */
+export class PushConfigService {
+  constructor(
+    private readonly repo: PushConfigRepository,
+    private readonly tasks: TaskService,
+    private readonly onChange: (taskId: string) => void = () => {},
+  ) {}
+
+  async create(taskId: string, config: TaskPushNotificationConfig, principal: Principal): Promise<StoredPushConfig> {
+    await this.tasks.get(taskId, 0, principal);
+    if (config.taskId && config.taskId !== taskId) {
+      throw new AppError('INVALID_PARAMS', 'taskId in the configuration does not match the task', {
+        fields: [{ field: 'taskId', description: 'must name the task the configuration is for' }],
+      });
+    }
+    const id = config.id || newId();
+    if (!SAFE_ID.test(id)) {
+      throw new AppError('INVALID_PARAMS', 'config id must be 1-128 characters of letters, digits and . _ : @ -', {
+        fields: [{ field: 'id', description: 'letters, digits and . _ : @ - only' }],
+      });
+    }
+    const stored: StoredPushConfig = { ...config, id, taskId };
+    delete stored.tenant;
+    await this.repo.put(stored);
+    this.onChange(taskId);
+    return stored;
+  }
+
+  async get(taskId: string, id: string, principal: Principal): Promise<StoredPushConfig> {
+    await this.tasks.get(taskId, 0, principal);
+    const c = await this.repo.get(taskId, id);
+    if (!c) {
+      throw new AppError('TASK_NOT_FOUND', `Push notification config ${id} of task ${taskId} was not found`, {
+        details: { taskId, configId: id },
+      });
+    }
+    return redact(c);
+  }
+
+  async list(taskId: string, principal: Principal): Promise<StoredPushConfig[]> {
+    await this.tasks.get(taskId, 0, principal);
+    return (await this.repo.list(taskId)).map(redact);
+  }
+
+  async delete(taskId: string, id: string, principal: Principal): Promise<void> {
+    await this.tasks.get(taskId, 0, principal);
+    // Idempotent: deleting what is already gone succeeds.
+    await this.repo.delete(taskId, id);
+    this.onChange(taskId);
+  }
+
+  /** Configs to deliver to, with their secrets (internal use by the notifier). */
+  forDelivery(task: Task): Promise<StoredPushConfig[]> {
+    return this.repo.list(task.id);
+  }
+}
+
+/** Credentials are write-only: get and list never return them. */
+function redact(c: StoredPushConfig): StoredPushConfig {
+  if (!c.authentication?.credentials) return c;
+  return { ...c, authentication: { scheme: c.authentication.scheme } };
+}

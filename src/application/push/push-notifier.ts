@@ -1,0 +1,105 @@
+import type { Task } from '../../domain/a2a.model.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { StoredPushConfig } from '../ports/push-config.repository.port.js';
+import type { WebhookSender } from '../ports/webhook.port.js';
+import type { StreamItem } from '../tasks/task.service.js';
+
+export interface PushNotifierOptions {
+  /** Delays between attempts; one attempt more than entries. */
+  backoffMs?: readonly number[];
+  timeoutMs?: number;
+}
+
+interface Target {
+  queue: Promise<void>;
+  failures: number;
+}
+
+/**
+ * Delivers every stored task event to the task's webhooks, at least once: in order per webhook,
+ * retried with backoff, each failure counted. The payload is the A2A StreamResponse (§4.3.3).
+ */
+export class PushNotifier {
+  private readonly configs = new Map<string, Promise<StoredPushConfig[]>>();
+  private readonly targets = new Map<string, Target>();
+  private readonly backoff: readonly number[];
+  private readonly timeoutMs: number;
+  private readonly inflight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly load: (task: Task) => Promise<StoredPushConfig[]>,
+    private readonly sender: WebhookSender,
+    private readonly logger: Logger,
+    opts: PushNotifierOptions = {},
+  ) {
+    this.backoff = opts.backoffMs ?? [200, 1000, 3000];
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+  }
+
+  /** Forget cached configs of a task (after create or delete). */
+  invalidate(taskId: string): void {
+    this.configs.delete(taskId);
+  }
+
+  notify(task: Task, item: StreamItem): void {
+    let configs = this.configs.get(task.id);
+    if (!configs) {
+      configs = this.load(task).catch(() => []);
+      this.configs.set(task.id, configs);
+    }
+    const body = JSON.stringify(item.payload);
+    const p = configs.then((list) => {
+      for (const c of list) this.enqueue(c, body);
+    });
+    this.track(p);
+  }
+
+  /** Failure count per config id (for diagnostics and tests). */
+  failures(configId: string): number {
+    return [...this.targets.entries()].filter(([k]) => k.endsWith(`\u0000${configId}`)).reduce((n, [, t]) => n + t.failures, 0);
+  }
+
+  /** Waits until everything queued so far has been delivered or given up. */
+  async drain(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+  }
+
+  private enqueue(c: StoredPushConfig, body: string): void {
+    const key = `${c.taskId}\u0000${c.id}`;
+    let target = this.targets.get(key);
+    if (!target) {
+      target = { queue: Promise.resolve(), failures: 0 };
+      this.targets.set(key, target);
+    }
+    const t = target;
+    t.queue = t.queue.then(() => this.deliver(c, body, t));
+    this.track(t.queue);
+  }
+
+  private async deliver(c: StoredPushConfig, body: string, target: Target): Promise<void> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (c.token) headers['x-a2a-notification-token'] = c.token;
+    if (c.authentication) {
+      headers['authorization'] = `${c.authentication.scheme} ${c.authentication.credentials ?? ''}`.trim();
+    }
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.sender.send(c.url, headers, body, AbortSignal.timeout(this.timeoutMs));
+        return;
+      } catch (err) {
+        target.failures++;
+        const delay = this.backoff[attempt];
+        if (delay === undefined) {
+          this.logger.warn({ err, url: c.url, configId: c.id, taskId: c.taskId }, 'push notification given up');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, delay).unref());
+      }
+    }
+  }
+
+  private track(p: Promise<void>): void {
+    this.inflight.add(p);
+    void p.finally(() => this.inflight.delete(p));
+  }
+}

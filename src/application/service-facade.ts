@@ -1,0 +1,63 @@
+import type { ActorCatalog } from './ports/actor.port.js';
+import type { Logger } from './ports/logger.port.js';
+import type { PushConfigRepository } from './ports/push-config.repository.port.js';
+import type { SessionRepository } from './ports/session.repository.port.js';
+import type { SystemProbe } from './ports/system.port.js';
+import type { TaskRepository } from './ports/task.repository.port.js';
+import type { WebhookSender } from './ports/webhook.port.js';
+import type { Principal } from './ports/principal.js';
+import { PushConfigService } from './push/push-config.service.js';
+import { PushNotifier, type PushNotifierOptions } from './push/push-notifier.js';
+import { SessionService } from './sessions/session.service.js';
+import { HealthService } from './system/health.service.js';
+import { TaskService } from './tasks/task.service.js';
+
+export interface FacadeDeps {
+  tasks: TaskRepository;
+  sessions: SessionRepository;
+  pushConfigs: PushConfigRepository;
+  webhooks: WebhookSender;
+  probe: SystemProbe;
+  actors: ActorCatalog;
+  logger: Logger;
+  version: string;
+  defaultActor: string;
+  push?: PushNotifierOptions;
+}
+
+/** The Application layer's single entry point: everything a protocol endpoint may call. */
+export interface ServiceFacade {
+  readonly tasks: TaskService;
+  readonly sessions: SessionService;
+  readonly push: PushConfigService;
+  readonly notifier: PushNotifier;
+  readonly health: HealthService;
+  readonly actors: ActorCatalog;
+  /** Deletes a session with its tasks (running ones are cancelled first). */
+  deleteSession(id: string, principal: Principal): Promise<{ deleted: true; tasksDeleted: number }>;
+}
+
+export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
+  const sessions = new SessionService({ sessions: deps.sessions, tasks: deps.tasks, actors: deps.actors, defaultActor: deps.defaultActor });
+  const tasks = new TaskService({ tasks: deps.tasks, sessions, actors: deps.actors, logger: deps.logger });
+  let notifier: PushNotifier | undefined;
+  const push = new PushConfigService(deps.pushConfigs, tasks, (taskId) => notifier?.invalidate(taskId));
+  notifier = new PushNotifier((task) => push.forDelivery(task), deps.webhooks, deps.logger, deps.push);
+  const n = notifier;
+  tasks.tap((task, _owner, item) => n.notify(task, item));
+  const health = new HealthService(deps.probe, deps.version, () => tasks.liveCount);
+  return {
+    tasks,
+    sessions,
+    push,
+    notifier: n,
+    health,
+    actors: deps.actors,
+    async deleteSession(id, principal) {
+      await sessions.get(id, principal);
+      const tasksDeleted = await tasks.purgeContext(id);
+      await sessions.delete(id);
+      return { deleted: true, tasksDeleted };
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import type { Task } from '../../domain/a2a.model.js';
+import { AppError } from '../../domain/errors.js';
+import { newId, SAFE_ID } from '../../domain/ids.js';
+import type { Session } from '../../domain/session.js';
+import type { ActorCatalog } from '../ports/actor.port.js';
+import type { Principal } from '../ports/principal.js';
+import type { SessionRepository } from '../ports/session.repository.port.js';
+import type { TaskRepository } from '../ports/task.repository.port.js';
+import { viewTask } from '../tasks/task-view.js';
+
+export interface CreateSessionInput {
+  actor?: string | undefined;
+  title?: string | undefined;
+}
+
+export interface SessionDetail {
+  session: Session;
+  /** The session's turns (A2A tasks), oldest first. */
+  tasks: Task[];
+}
+
+export interface SessionServiceDeps {
+  sessions: SessionRepository;
+  tasks: TaskRepository;
+  actors: ActorCatalog;
+  defaultActor: string;
+  now?: () => Date;
+}
+
+/** Chat sessions: the A2A contexts that `message/send` talks into, each with its actor. */
+export class SessionService {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: SessionServiceDeps) {
+    this.now = deps.now ?? (() => new Date());
+    if (!deps.actors.get(deps.defaultActor)) {
+      throw new AppError('INVALID_PARAMS', `The default actor ${deps.defaultActor} does not exist`, {
+        hint: `choose one of: ${deps.actors.names().join(', ')}`,
+      });
+    }
+  }
+
+  get defaultActor(): string {
+    return this.deps.defaultActor;
+  }
+
+  async create(input: CreateSessionInput, principal: Principal, id: string = newId()): Promise<Session> {
+    const actor = input.actor ?? this.deps.defaultActor;
+    if (!this.deps.actors.get(actor)) {
+      throw new AppError('NOT_FOUND', `No actor named ${actor}`, {
+        details: { entity: 'actor', name: actor, available: this.deps.actors.names() },
+        hint: `available actors: ${this.deps.actors.names().join(', ')}`,
+      });
+    }
+    const at = this.now().toISOString();
+    const session: Session = { id, owner: principal.id, actor, createdAt: at, updatedAt: at, taskCount: 0 };
+    if (input.title !== undefined) session.title = input.title;
+    await this.deps.sessions.create(session);
+    return session;
+  }
+
+  /** The session a message goes to: the given context (created on first use) or a new one. */
+  async resolveForMessage(contextId: string | undefined, principal: Principal): Promise<Session> {
+    if (contextId === undefined || contextId === '') return this.create({}, principal);
+    const existing = await this.deps.sessions.get(contextId);
+    if (existing) {
+      if (existing.owner !== principal.id) throw unknownContext(contextId);
+      return existing;
+    }
+    if (!SAFE_ID.test(contextId)) {
+      throw new AppError('INVALID_PARAMS', 'message.contextId must be 1-128 characters of letters, digits and . _ : @ -', {
+        fields: [{ field: 'message.contextId', description: 'letters, digits and . _ : @ - only, at most 128 characters' }],
+      });
+    }
+    return this.create({}, principal, contextId);
+  }
+
+  /** The session behind a context, if any (no access check: internal use). */
+  find(id: string): Promise<Session | undefined> {
+    return this.deps.sessions.get(id);
+  }
+
+  async get(id: string, principal: Principal): Promise<Session> {
+    const s = await this.deps.sessions.get(id);
+    if (!s || s.owner !== principal.id) throw sessionNotFound(id);
+    return s;
+  }
+
+  async show(id: string, principal: Principal, turns: number): Promise<SessionDetail> {
+    const session = await this.get(id, principal);
+    const stored = await this.deps.tasks.listByContext(id, turns);
+    return { session, tasks: stored.map((s) => viewTask(s.task, { includeArtifacts: true })) };
+  }
+
+  async list(principal: Principal, pageSize: number, pageToken?: string): Promise<{ sessions: Session[]; nextPageToken: string; totalSize: number }> {
+    const page = await this.deps.sessions.list(principal.id, pageSize, pageToken || undefined);
+    return { sessions: page.sessions, nextPageToken: page.nextCursor ?? '', totalSize: page.total };
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.deps.sessions.delete(id);
+  }
+
+  recordTask(id: string, at: string): Promise<void> {
+    return this.deps.sessions.touch(id, at, 1);
+  }
+
+  recordActivity(id: string, at: string): Promise<void> {
+    return this.deps.sessions.touch(id, at, 0);
+  }
+}
+
+function sessionNotFound(id: string): AppError {
+  return new AppError('NOT_FOUND', `Session ${id} was not found`, {
+    details: { entity: 'session', id },
+    hint: 'list your sessions with `agents session list`',
+  });
+}
+
+function unknownContext(id: string): AppError {
+  return new AppError('INVALID_PARAMS', `contextId ${id} is not available`, {
+    fields: [{ field: 'message.contextId', description: 'refers to a context you cannot use; omit it to start a new one' }],
+  });
+}

@@ -1,0 +1,44 @@
+import type { Task } from '../../domain/a2a.model.js';
+import { AppError } from '../../domain/errors.js';
+import type { TaskCursor } from '../ports/task.repository.port.js';
+
+export interface ViewOptions {
+  historyLength?: number | undefined;
+  includeArtifacts?: boolean | undefined;
+}
+
+/**
+ * A detached copy of a task for a client: `historyLength` 0 omits history, n keeps the last n
+ * messages; artifacts are omitted entirely unless asked for (A2A §3.1.4, §3.2.4).
+ */
+export function viewTask(task: Task, opts: ViewOptions = {}): Task {
+  const out: Task = { id: task.id, contextId: task.contextId, status: structuredClone(task.status) };
+  const includeArtifacts = opts.includeArtifacts ?? true;
+  if (includeArtifacts) out.artifacts = structuredClone(task.artifacts ?? []);
+  const h = opts.historyLength;
+  if (task.history && task.history.length > 0 && h !== 0) {
+    const kept = h === undefined ? task.history : task.history.slice(-h);
+    out.history = structuredClone(kept);
+  }
+  if (task.metadata) out.metadata = structuredClone(task.metadata);
+  return out;
+}
+
+/** Page tokens are opaque to clients: base64url of the position of the last task returned. */
+export function encodeCursor(c: TaskCursor): string {
+  return Buffer.from(JSON.stringify([c.updatedAt, c.id]), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(token: string): TaskCursor {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') {
+      return { updatedAt: v[0], id: v[1] };
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw new AppError('INVALID_PARAMS', 'pageToken is not a token this server issued', {
+    fields: [{ field: 'pageToken', description: 'use the nextPageToken of a previous ListTasks response' }],
+  });
+}

@@ -1,0 +1,461 @@
+import {
+  applyEvent,
+  isInterrupted,
+  isTerminal,
+  type Artifact,
+  type Message,
+  type StreamResponse,
+  type Task,
+  type TaskEvent,
+  type TaskPushNotificationConfig,
+  type TaskState,
+} from '../../domain/a2a.model.js';
+import { AppError } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import type { Actor, ActorCatalog, ActorTurn, ArtifactOptions } from '../ports/actor.port.js';
+import type { Principal } from '../ports/principal.js';
+import type { TaskRepository } from '../ports/task.repository.port.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { SessionService } from '../sessions/session.service.js';
+import { Channel } from '../../domain/async-channel.js';
+import { decodeCursor, encodeCursor, viewTask } from './task-view.js';
+
+/** One item of a task stream, with the task's event sequence number it reflects. */
+export interface StreamItem {
+  seq: number;
+  payload: StreamResponse;
+}
+
+export interface SendInput {
+  message: Message;
+  configuration?:
+    | {
+        historyLength?: number | undefined;
+        returnImmediately?: boolean | undefined;
+        taskPushNotificationConfig?: TaskPushNotificationConfig | undefined;
+        acceptedOutputModes?: string[] | undefined;
+      }
+    | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+export type SendResult = { task: Task } | { message: Message };
+
+export interface ListInput {
+  contextId?: string | undefined;
+  status?: TaskState | undefined;
+  pageSize?: number | undefined;
+  pageToken?: string | undefined;
+  historyLength?: number | undefined;
+  statusTimestampAfter?: string | undefined;
+  includeArtifacts?: boolean | undefined;
+}
+
+export interface ListResult {
+  tasks: Task[];
+  nextPageToken: string;
+  pageSize: number;
+  totalSize: number;
+}
+
+/** Observes every event of every task after it is stored (push notifications use this). */
+export type TaskEventTap = (task: Task, owner: string, item: StreamItem) => void;
+
+interface LiveTask {
+  task: Task;
+  owner: string;
+  seq: number;
+  listeners: Set<(item: StreamItem) => void>;
+  /** Persistence then broadcast, strictly in event order. */
+  chain: Promise<void>;
+  /** Actor turns, one after another. */
+  turns: Promise<void>;
+  running: number;
+  abort: AbortController;
+  turnEndWaiters: Set<() => void>;
+}
+
+export interface TaskServiceDeps {
+  tasks: TaskRepository;
+  sessions: SessionService;
+  actors: ActorCatalog;
+  logger: Logger;
+  now?: () => Date;
+}
+
+const DEFAULT_PAGE_SIZE = 50;
+
+/**
+ * Tasks: the A2A send/stream/get/list/cancel/subscribe semantics over the task store. Tasks that
+ * have a running actor turn or a subscriber are held in memory; every event is stored before it is
+ * delivered, so a reader never sees what a restart would lose.
+ */
+export class TaskService {
+  private readonly live = new Map<string, LiveTask>();
+  private readonly loading = new Map<string, Promise<LiveTask>>();
+  private readonly taps: TaskEventTap[] = [];
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: TaskServiceDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /** Registers an observer of every stored event. */
+  tap(observer: TaskEventTap): void {
+    this.taps.push(observer);
+  }
+
+  /** Tasks currently held in memory (running or watched). */
+  get liveCount(): number {
+    return this.live.size;
+  }
+
+  async send(input: SendInput, principal: Principal): Promise<SendResult> {
+    const accepted = await this.accept(input, principal);
+    if ('direct' in accepted) return { message: accepted.direct };
+    const { live, actor, message, isFollowUp } = accepted;
+    const settled = this.waitSettled(live);
+    this.startTurn(live, actor, message, isFollowUp);
+    const history = input.configuration?.historyLength;
+    if (input.configuration?.returnImmediately !== true) await settled;
+    const result = { task: viewTask(live.task, { historyLength: history }) };
+    this.maybeRelease(live);
+    return result;
+  }
+
+  async stream(input: SendInput, principal: Principal): Promise<AsyncIterable<StreamItem>> {
+    const accepted = await this.accept(input, principal);
+    if ('direct' in accepted) {
+      const ch = new Channel<StreamItem>();
+      ch.push({ seq: 0, payload: { message: accepted.direct } });
+      ch.end();
+      return ch;
+    }
+    const { live, actor, message, isFollowUp } = accepted;
+    const ch = this.openChannel(live, { closeOnInterrupt: true, closeOnTurnEnd: true });
+    ch.push({ seq: live.seq, payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) } });
+    this.startTurn(live, actor, message, isFollowUp);
+    return ch;
+  }
+
+  async get(id: string, historyLength: number | undefined, principal: Principal): Promise<Task> {
+    const live = this.live.get(id);
+    if (live) {
+      this.assertOwner(live.owner, principal, id);
+      return viewTask(live.task, { historyLength });
+    }
+    const stored = await this.deps.tasks.get(id);
+    if (!stored) throw taskNotFound(id);
+    this.assertOwner(stored.owner, principal, id);
+    return viewTask(stored.task, { historyLength });
+  }
+
+  async list(input: ListInput, principal: Principal): Promise<ListResult> {
+    const limit = input.pageSize ?? DEFAULT_PAGE_SIZE;
+    const page = await this.deps.tasks.list({
+      owner: principal.id,
+      contextId: input.contextId,
+      state: input.status,
+      updatedSince: input.statusTimestampAfter,
+      limit,
+      after: input.pageToken ? decodeCursor(input.pageToken) : undefined,
+    });
+    const tasks = page.tasks.map((s) => {
+      const task = this.live.get(s.task.id)?.task ?? s.task;
+      return viewTask(task, { historyLength: input.historyLength, includeArtifacts: input.includeArtifacts ?? false });
+    });
+    return {
+      tasks,
+      nextPageToken: page.next ? encodeCursor(page.next) : '',
+      pageSize: tasks.length,
+      totalSize: page.total,
+    };
+  }
+
+  async cancel(id: string, principal: Principal): Promise<Task> {
+    const live = await this.acquire(id, principal);
+    try {
+      if (isTerminal(live.task.status.state)) {
+        throw new AppError('TASK_NOT_CANCELABLE', `Task ${id} is already ${stateWord(live.task.status.state)} and cannot be canceled`, {
+          details: { taskId: id, state: live.task.status.state },
+        });
+      }
+      live.abort.abort(new AppError('INVALID_STATE', 'task canceled'));
+      await this.emitStatus(live, 'TASK_STATE_CANCELED', undefined, true);
+      return viewTask(live.task);
+    } finally {
+      this.maybeRelease(live);
+    }
+  }
+
+  /** A stream of one task's events: its current state first, or the logged events after `afterSeq`. */
+  async subscribe(id: string, principal: Principal, afterSeq?: number): Promise<AsyncIterable<StreamItem>> {
+    const live = await this.acquire(id, principal);
+    const terminal = isTerminal(live.task.status.state);
+    if (terminal && afterSeq === undefined) {
+      this.maybeRelease(live);
+      throw new AppError('UNSUPPORTED_OPERATION', `Task ${id} is ${stateWord(live.task.status.state)}; a finished task cannot be subscribed to`, {
+        details: { taskId: id, state: live.task.status.state },
+        hint: 'use GetTask to read its final state',
+      });
+    }
+    const ch = this.openChannel(live, { closeOnInterrupt: false, closeOnTurnEnd: false });
+    if (afterSeq === undefined) {
+      ch.push({ seq: live.seq, payload: { task: viewTask(live.task) } });
+    } else {
+      // Replay from the log up to the live position; new events queue behind it in the channel.
+      const upTo = live.seq;
+      for (const ev of await this.deps.tasks.eventsAfter(id, afterSeq)) {
+        if (ev.seq > upTo) break;
+        ch.push(toItem(ev));
+      }
+      if (terminal) ch.end();
+    }
+    return ch;
+  }
+
+  /** Cancels what runs in a context and deletes its tasks (used when a session is deleted). */
+  async purgeContext(contextId: string): Promise<number> {
+    for (const live of [...this.live.values()]) {
+      if (live.task.contextId !== contextId) continue;
+      live.abort.abort();
+      for (const l of live.listeners) l({ seq: live.seq, payload: { statusUpdate: { taskId: live.task.id, contextId, status: { state: 'TASK_STATE_CANCELED', timestamp: this.now().toISOString() } } } });
+      live.listeners.clear();
+      this.live.delete(live.task.id);
+      await live.chain;
+    }
+    return this.deps.tasks.deleteByContext(contextId);
+  }
+
+  // ---- internals ---------------------------------------------------------------------------
+
+  private async accept(
+    input: SendInput,
+    principal: Principal,
+  ): Promise<{ direct: Message } | { live: LiveTask; actor: Actor; message: Message; isFollowUp: boolean }> {
+    const incoming = input.message;
+    if (incoming.role !== 'ROLE_USER') {
+      throw new AppError('INVALID_PARAMS', 'A message sent to the agent must have role ROLE_USER', {
+        fields: [{ field: 'message.role', description: 'must be ROLE_USER' }],
+      });
+    }
+    if (incoming.taskId) {
+      const live = await this.acquire(incoming.taskId, principal);
+      const task = live.task;
+      if (incoming.contextId && incoming.contextId !== task.contextId) {
+        this.maybeRelease(live);
+        throw new AppError('INVALID_PARAMS', `message.contextId ${incoming.contextId} does not match task ${task.id}'s context ${task.contextId}`, {
+          fields: [{ field: 'message.contextId', description: 'must match the context of the referenced task' }],
+        });
+      }
+      if (isTerminal(task.status.state)) {
+        this.maybeRelease(live);
+        throw new AppError('UNSUPPORTED_OPERATION', `Task ${task.id} is ${stateWord(task.status.state)} and accepts no further messages`, {
+          details: { taskId: task.id, state: task.status.state },
+          hint: 'send a new message without taskId to start a new task in the same context',
+        });
+      }
+      const session = await this.deps.sessions.find(task.contextId);
+      const actor = this.actorFor(session?.actor);
+      const message: Message = { ...incoming, taskId: task.id, contextId: task.contextId };
+      (task.history ??= []).push(message);
+      const seq = live.seq;
+      live.chain = live.chain.then(() => this.deps.tasks.saveSnapshot(task, seq));
+      await live.chain;
+      return { live, actor, message, isFollowUp: true };
+    }
+
+    const session = await this.deps.sessions.resolveForMessage(incoming.contextId, principal);
+    const actor = this.actorFor(session.actor);
+    const message: Message = { ...incoming, contextId: session.id };
+    const direct = actor.reply?.(message);
+    if (direct) return { direct: { ...direct, contextId: session.id } };
+
+    const taskId = newId();
+    const stamped: Message = { ...message, taskId };
+    const task: Task = {
+      id: taskId,
+      contextId: session.id,
+      status: { state: 'TASK_STATE_SUBMITTED', timestamp: this.now().toISOString() },
+      history: [stamped],
+    };
+    if (input.metadata && Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
+    await this.deps.tasks.create(task, principal.id);
+    await this.deps.sessions.recordTask(session.id, task.status.timestamp ?? this.now().toISOString());
+    const live = this.register(task, principal.id, 0);
+    return { live, actor, message: stamped, isFollowUp: false };
+  }
+
+  private actorFor(name: string | undefined): Actor {
+    const actor = (name && this.deps.actors.get(name)) || this.deps.actors.get(this.deps.sessions.defaultActor);
+    if (!actor) throw new AppError('INTERNAL', 'no actor is available');
+    return actor;
+  }
+
+  private startTurn(live: LiveTask, actor: Actor, message: Message, isFollowUp: boolean): void {
+    live.running++;
+    const turn: ActorTurn = {
+      task: live.task,
+      message,
+      isFollowUp,
+      signal: live.abort.signal,
+      status: (state, text) => this.emitStatus(live, state, text),
+      artifact: (artifact, opts) => this.emitArtifact(live, artifact, opts),
+    };
+    live.turns = live.turns
+      .then(async () => {
+        if (isTerminal(live.task.status.state)) return;
+        try {
+          await actor.handle(turn);
+        } catch (err) {
+          if (live.abort.signal.aborted) return;
+          this.deps.logger.error({ err, taskId: live.task.id, actor: actor.name }, 'actor failed');
+          await this.emitStatus(live, 'TASK_STATE_FAILED', `The actor ${actor.name} failed: ${errorText(err)}`);
+        }
+      })
+      .finally(async () => {
+        await live.chain;
+        live.running--;
+        for (const w of [...live.turnEndWaiters]) w();
+        this.maybeRelease(live);
+      });
+  }
+
+  /** Resolves once the task is terminal or interrupted, or the current turn ends. */
+  private waitSettled(live: LiveTask): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        live.listeners.delete(listener);
+        live.turnEndWaiters.delete(done);
+        resolve();
+      };
+      const listener = (item: StreamItem): void => {
+        const st = 'statusUpdate' in item.payload ? item.payload.statusUpdate.status.state : undefined;
+        if (st && (isTerminal(st) || isInterrupted(st))) done();
+      };
+      live.listeners.add(listener);
+      live.turnEndWaiters.add(done);
+    });
+  }
+
+  private openChannel(live: LiveTask, opts: { closeOnInterrupt: boolean; closeOnTurnEnd: boolean }): Channel<StreamItem> {
+    const onTurnEnd = (): void => ch.end();
+    const listener = (item: StreamItem): void => {
+      ch.push(item);
+      const st = 'statusUpdate' in item.payload ? item.payload.statusUpdate.status.state : undefined;
+      if (st && (isTerminal(st) || (opts.closeOnInterrupt && isInterrupted(st)))) ch.end();
+    };
+    const ch: Channel<StreamItem> = new Channel<StreamItem>(() => {
+      live.listeners.delete(listener);
+      live.turnEndWaiters.delete(onTurnEnd);
+      this.maybeRelease(live);
+    });
+    live.listeners.add(listener);
+    if (opts.closeOnTurnEnd) live.turnEndWaiters.add(onTurnEnd);
+    return ch;
+  }
+
+  private emitStatus(live: LiveTask, state: TaskState, text?: string, force = false): Promise<void> {
+    if (isTerminal(live.task.status.state)) return live.chain;
+    if (!force && live.abort.signal.aborted) return live.chain;
+    const { id: taskId, contextId } = live.task;
+    const status: Task['status'] = { state, timestamp: this.now().toISOString() };
+    if (text !== undefined) {
+      const message: Message = { messageId: newId(), role: 'ROLE_AGENT', parts: [{ text }], taskId, contextId };
+      status.message = message;
+      (live.task.history ??= []).push(message);
+    }
+    return this.record(live, { seq: ++live.seq, kind: 'status', event: { taskId, contextId, status } });
+  }
+
+  private emitArtifact(live: LiveTask, artifact: Artifact, opts: ArtifactOptions = {}): Promise<void> {
+    if (isTerminal(live.task.status.state) || live.abort.signal.aborted) return live.chain;
+    const { id: taskId, contextId } = live.task;
+    const event: TaskEvent = { seq: ++live.seq, kind: 'artifact', event: { taskId, contextId, artifact, ...opts } };
+    return this.record(live, event);
+  }
+
+  /** Applies, stores, then delivers one event, after every event before it. */
+  private record(live: LiveTask, ev: TaskEvent): Promise<void> {
+    applyEvent(live.task, ev);
+    const snapshot = ev.kind === 'status' ? viewTask(live.task) : undefined;
+    const item = toItem(ev);
+    live.chain = live.chain.then(async () => {
+      await this.deps.tasks.append(live.task.id, ev, snapshot);
+      if (snapshot) await this.deps.sessions.recordActivity(live.task.contextId, snapshot.status.timestamp ?? '');
+      for (const l of [...live.listeners]) l(item);
+      for (const t of this.taps) t(live.task, live.owner, item);
+    });
+    return live.chain;
+  }
+
+  private register(task: Task, owner: string, seq: number): LiveTask {
+    const live: LiveTask = {
+      task,
+      owner,
+      seq,
+      listeners: new Set(),
+      chain: Promise.resolve(),
+      turns: Promise.resolve(),
+      running: 0,
+      abort: new AbortController(),
+      turnEndWaiters: new Set(),
+    };
+    this.live.set(task.id, live);
+    return live;
+  }
+
+  /** The in-memory task, loading it from the store when needed; checks the caller may see it. */
+  private async acquire(id: string, principal: Principal): Promise<LiveTask> {
+    let live = this.live.get(id);
+    if (!live) {
+      let pending = this.loading.get(id);
+      if (!pending) {
+        pending = this.deps.tasks.get(id).then((stored) => {
+          if (!stored) throw taskNotFound(id);
+          return this.live.get(id) ?? this.register(stored.task, stored.owner, stored.seq);
+        });
+        this.loading.set(id, pending);
+        pending.then(
+          () => this.loading.delete(id),
+          () => this.loading.delete(id),
+        );
+      }
+      live = await pending;
+    }
+    this.assertOwner(live.owner, principal, id);
+    return live;
+  }
+
+  private maybeRelease(live: LiveTask): void {
+    if (live.listeners.size > 0 || live.running > 0) return;
+    void live.chain.then(() => {
+      if (live.listeners.size === 0 && live.running === 0 && this.live.get(live.task.id) === live) {
+        this.live.delete(live.task.id);
+      }
+    });
+  }
+
+  private assertOwner(owner: string, principal: Principal, id: string): void {
+    // Another principal's task is indistinguishable from a missing one.
+    if (owner !== principal.id) throw taskNotFound(id);
+  }
+}
+
+function toItem(ev: TaskEvent): StreamItem {
+  return ev.kind === 'status'
+    ? { seq: ev.seq, payload: { statusUpdate: ev.event } }
+    : { seq: ev.seq, payload: { artifactUpdate: ev.event } };
+}
+
+function taskNotFound(id: string): AppError {
+  return new AppError('TASK_NOT_FOUND', `Task ${id} was not found`, { details: { taskId: id }, hint: 'list your tasks with ListTasks (agents task list)' });
+}
+
+function stateWord(s: TaskState): string {
+  return s.replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

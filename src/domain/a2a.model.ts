@@ -1,0 +1,189 @@
+/**
+ * The A2A v1.0 data model (ProtoJSON form: camelCase fields, SCREAMING_SNAKE enums, oneof parts),
+ * as zod schemas. Tasks, messages and artifacts are the domain's own vocabulary: the protocol layer
+ * validates against these schemas and the v0.3 codec translates to and from them.
+ */
+import { z } from 'zod';
+
+const isoTimestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+/** An ISO 8601 UTC timestamp (`Z` suffix), as A2A §5.6.1 requires. */
+export const Timestamp = z
+  .string()
+  .regex(isoTimestamp, 'must be an ISO 8601 UTC timestamp such as 2026-01-31T12:00:00.000Z')
+  .refine((s) => !Number.isNaN(Date.parse(s)), 'is not a real date');
+
+export const TASK_STATES = [
+  'TASK_STATE_SUBMITTED',
+  'TASK_STATE_WORKING',
+  'TASK_STATE_COMPLETED',
+  'TASK_STATE_FAILED',
+  'TASK_STATE_CANCELED',
+  'TASK_STATE_INPUT_REQUIRED',
+  'TASK_STATE_REJECTED',
+  'TASK_STATE_AUTH_REQUIRED',
+] as const;
+export const TaskState = z.enum(TASK_STATES);
+export type TaskState = z.infer<typeof TaskState>;
+
+const TERMINAL: ReadonlySet<TaskState> = new Set([
+  'TASK_STATE_COMPLETED',
+  'TASK_STATE_FAILED',
+  'TASK_STATE_CANCELED',
+  'TASK_STATE_REJECTED',
+]);
+const INTERRUPTED: ReadonlySet<TaskState> = new Set(['TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED']);
+
+/** Completed, failed, canceled or rejected: the task accepts nothing more. */
+export const isTerminal = (s: TaskState): boolean => TERMINAL.has(s);
+/** Input- or auth-required: the task waits for the client. */
+export const isInterrupted = (s: TaskState): boolean => INTERRUPTED.has(s);
+
+export const Role = z.enum(['ROLE_USER', 'ROLE_AGENT']);
+export type Role = z.infer<typeof Role>;
+
+export const Metadata = z.record(z.string(), z.unknown());
+export type Metadata = z.infer<typeof Metadata>;
+
+const base64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+/** A part carries exactly one of `text`, `raw` (base64), `url` or `data`. */
+export const Part = z
+  .object({
+    text: z.string().optional(),
+    raw: z.string().regex(base64, 'must be base64').optional(),
+    url: z.string().url().optional(),
+    data: z.unknown().optional(),
+    metadata: Metadata.optional(),
+    filename: z.string().optional(),
+    mediaType: z.string().optional(),
+  })
+  .superRefine((p, ctx) => {
+    const set = (['text', 'raw', 'url', 'data'] as const).filter((k) => p[k] !== undefined);
+    if (set.length !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          set.length === 0
+            ? 'a part needs exactly one of text, raw, url or data'
+            : `a part carries exactly one of text, raw, url or data (got ${set.join(', ')})`,
+      });
+    }
+  });
+export type Part = z.infer<typeof Part>;
+
+export const Message = z.object({
+  messageId: z.string().min(1, 'is required'),
+  contextId: z.string().optional(),
+  taskId: z.string().optional(),
+  role: Role,
+  parts: z.array(Part).min(1, 'at least one part is required'),
+  metadata: Metadata.optional(),
+  extensions: z.array(z.string()).optional(),
+  referenceTaskIds: z.array(z.string()).optional(),
+});
+export type Message = z.infer<typeof Message>;
+
+export const Artifact = z.object({
+  artifactId: z.string().min(1),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  parts: z.array(Part).min(1),
+  metadata: Metadata.optional(),
+  extensions: z.array(z.string()).optional(),
+});
+export type Artifact = z.infer<typeof Artifact>;
+
+export const TaskStatus = z.object({
+  state: TaskState,
+  message: Message.optional(),
+  timestamp: Timestamp.optional(),
+});
+export type TaskStatus = z.infer<typeof TaskStatus>;
+
+export const Task = z.object({
+  id: z.string(),
+  contextId: z.string(),
+  status: TaskStatus,
+  artifacts: z.array(Artifact).optional(),
+  history: z.array(Message).optional(),
+  metadata: Metadata.optional(),
+});
+export type Task = z.infer<typeof Task>;
+
+export const TaskStatusUpdateEvent = z.object({
+  taskId: z.string(),
+  contextId: z.string(),
+  status: TaskStatus,
+  metadata: Metadata.optional(),
+});
+export type TaskStatusUpdateEvent = z.infer<typeof TaskStatusUpdateEvent>;
+
+export const TaskArtifactUpdateEvent = z.object({
+  taskId: z.string(),
+  contextId: z.string(),
+  artifact: Artifact,
+  append: z.boolean().optional(),
+  lastChunk: z.boolean().optional(),
+  metadata: Metadata.optional(),
+});
+export type TaskArtifactUpdateEvent = z.infer<typeof TaskArtifactUpdateEvent>;
+
+/** One item of a stream: exactly one key is set. */
+export const StreamResponse = z.union([
+  z.object({ task: Task }),
+  z.object({ message: Message }),
+  z.object({ statusUpdate: TaskStatusUpdateEvent }),
+  z.object({ artifactUpdate: TaskArtifactUpdateEvent }),
+]);
+export type StreamResponse =
+  | { task: Task }
+  | { message: Message }
+  | { statusUpdate: TaskStatusUpdateEvent }
+  | { artifactUpdate: TaskArtifactUpdateEvent };
+
+export const AuthenticationInfo = z.object({
+  scheme: z.string().min(1, 'is required'),
+  credentials: z.string().optional(),
+});
+
+export const TaskPushNotificationConfig = z.object({
+  tenant: z.string().optional(),
+  id: z.string().optional(),
+  taskId: z.string().optional(),
+  url: z.string().url('must be an absolute http(s) URL').refine((u) => /^https?:\/\//i.test(u), 'must use http or https'),
+  token: z.string().optional(),
+  authentication: AuthenticationInfo.optional(),
+});
+export type TaskPushNotificationConfig = z.infer<typeof TaskPushNotificationConfig>;
+
+/** A task event as stored in the per-task log; `seq` orders it causally within the task. */
+export type TaskEvent =
+  | { seq: number; kind: 'status'; event: TaskStatusUpdateEvent }
+  | { seq: number; kind: 'artifact'; event: TaskArtifactUpdateEvent };
+
+/** Folds one logged event into a task snapshot (mutating it), exactly as a subscriber sees it. */
+export function applyEvent(task: Task, ev: TaskEvent): void {
+  if (ev.kind === 'status') {
+    task.status = ev.event.status;
+    return;
+  }
+  const { artifact, append } = ev.event;
+  const artifacts = (task.artifacts ??= []);
+  const existing = artifacts.find((a) => a.artifactId === artifact.artifactId);
+  if (append && existing) {
+    existing.parts.push(...artifact.parts);
+    if (artifact.metadata) existing.metadata = { ...existing.metadata, ...artifact.metadata };
+  } else if (existing) {
+    Object.assign(existing, structuredClone(artifact));
+  } else {
+    artifacts.push(structuredClone(artifact));
+  }
+}
+
+/** The plain text of a message's text parts, joined by newlines. */
+export function textOf(parts: readonly Part[]): string {
+  return parts
+    .map((p) => p.text)
+    .filter((t): t is string => t !== undefined)
+    .join('\n');
+}

@@ -1,0 +1,81 @@
+/**
+ * A single-consumer async queue: producers push synchronously, the consumer iterates with
+ * `for await`. Leaving the loop early (or `end()`) runs the cleanup once.
+ */
+export class Channel<T> implements AsyncIterableIterator<T> {
+  private readonly buffer: T[] = [];
+  private waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | undefined;
+  private closed = false;
+  private failure: unknown;
+  private cleaned = false;
+
+  constructor(private readonly cleanup: () => void = () => {}) {}
+
+  push(value: T): void {
+    if (this.closed) return;
+    if (this.waiter) {
+      const w = this.waiter;
+      this.waiter = undefined;
+      w.resolve({ value, done: false });
+    } else {
+      this.buffer.push(value);
+    }
+  }
+
+  /** Ends the stream after what is buffered has been read. */
+  end(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.runCleanup();
+    if (this.waiter && this.buffer.length === 0) {
+      const w = this.waiter;
+      this.waiter = undefined;
+      w.resolve({ value: undefined, done: true });
+    }
+  }
+
+  /** Ends the stream with an error, raised once the buffer is drained. */
+  fail(error: unknown): void {
+    if (this.closed) return;
+    this.failure = error ?? new Error('stream failed');
+    this.end();
+    if (this.waiter) {
+      const w = this.waiter;
+      this.waiter = undefined;
+      w.reject(this.failure);
+    }
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    const value = this.buffer.shift();
+    if (value !== undefined) return Promise.resolve({ value, done: false });
+    if (this.closed) {
+      if (this.failure !== undefined) {
+        const f = this.failure;
+        this.failure = undefined;
+        return Promise.reject(f);
+      }
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
+  }
+
+  return(): Promise<IteratorResult<T>> {
+    this.buffer.length = 0;
+    this.failure = undefined;
+    this.end();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
+    return this;
+  }
+
+  private runCleanup(): void {
+    if (this.cleaned) return;
+    this.cleaned = true;
+    this.cleanup();
+  }
+}

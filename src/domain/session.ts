@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { Timestamp } from './a2a.model.js';
+
+/** The built-in actors that need no LLM and no network. */
+export const BUILTIN_ACTORS = ['builtin/echo', 'builtin/conformance'] as const;
+
+export const ActorName = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]*\/[a-z][a-z0-9_-]*$/, 'must be namespace/name (lowercase letters, digits, - and _)');
+
+/** A chat session: the A2A context behind `message/send`. Its id is the A2A contextId. */
+export const Session = z.object({
+  id: z.string(),
+  owner: z.string(),
+  actor: ActorName,
+  title: z.string().optional(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  taskCount: z.number().int().nonnegative(),
+});
+export type Session = z.infer<typeof Session>;

@@ -1,0 +1,16 @@
+/** The Infrastructure layer's public surface (its only barrel), for the composition root. */
+export {
+  openDatabase,
+  param,
+  SqliteDatabase,
+  type DB,
+  type OpenDatabaseOptions,
+  type Params,
+  type Statement,
+} from './persistence/database.js';
+export { createMigrator, migrateToLatest, migrationStatus, MIGRATIONS, type MigrationStatus } from './persistence/migrations.js';
+export { SqliteTaskRepository } from './persistence/sqlite-task.repository.js';
+export { SqliteSessionRepository } from './persistence/sqlite-session.repository.js';
+export { SqlitePushConfigRepository } from './persistence/sqlite-push-config.repository.js';
+export { SqliteSystemProbe, type SqliteSystemProbeOptions } from './system/sqlite-system.probe.js';
+export { HttpWebhookSender, WebhookRefusedError, isBlockedAddress, type HttpWebhookSenderOptions } from './push/http-webhook.sender.js';

@@ -1,0 +1,118 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+
+/*
+ * Migrations are written with Kysely's schema builder only, so the same list runs on SQLite and on
+ * PostgreSQL. Timestamps are ISO 8601 strings in `toISOString()` form (fixed width, UTC), which sort
+ * as instants under any collation; JSON documents are text. Never edit a migration that has
+ * shipped: add the next one.
+ */
+
+// Migrations see the database as it was when they were written, not as `DB` describes it today.
+type AnyDb = Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const m0001_initial: Migration = {
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('sessions')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('actor', 'text', (c) => c.notNull())
+      .addColumn('title', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addColumn('task_count', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema
+      .createIndex('sessions_owner_updated')
+      .on('sessions')
+      .columns(['owner', 'updated_at desc', 'id desc'])
+      .execute();
+
+    await db.schema
+      .createTable('tasks')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('context_id', 'text', (c) => c.notNull())
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addColumn('seq', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('snapshot', 'text', (c) => c.notNull())
+      .execute();
+    // ListTasks: every filter combination starts with the owner and pages on (updated_at, id).
+    await db.schema.createIndex('tasks_owner_updated').on('tasks').columns(['owner', 'updated_at desc', 'id desc']).execute();
+    await db.schema
+      .createIndex('tasks_owner_context_updated')
+      .on('tasks')
+      .columns(['owner', 'context_id', 'updated_at desc', 'id desc'])
+      .execute();
+    await db.schema
+      .createIndex('tasks_owner_state_updated')
+      .on('tasks')
+      .columns(['owner', 'state', 'updated_at desc', 'id desc'])
+      .execute();
+    // A session's turns, and deleting a session's tasks.
+    await db.schema.createIndex('tasks_context_created').on('tasks').columns(['context_id', 'created_at']).execute();
+
+    await db.schema
+      .createTable('task_events')
+      .addColumn('task_id', 'text', (c) => c.notNull())
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('payload', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('task_events_pk', ['task_id', 'seq'])
+      .addForeignKeyConstraint('task_events_task_fk', ['task_id'], 'tasks', ['id'], (fk) => fk.onDelete('cascade'))
+      .execute();
+
+    await db.schema
+      .createTable('push_configs')
+      .addColumn('task_id', 'text', (c) => c.notNull())
+      .addColumn('id', 'text', (c) => c.notNull())
+      .addColumn('config', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('push_configs_pk', ['task_id', 'id'])
+      .addForeignKeyConstraint('push_configs_task_fk', ['task_id'], 'tasks', ['id'], (fk) => fk.onDelete('cascade'))
+      .execute();
+  },
+  async down(db: AnyDb) {
+    for (const table of ['push_configs', 'task_events', 'tasks', 'sessions']) {
+      await db.schema.dropTable(table).ifExists().execute();
+    }
+  },
+};
+
+/** Every migration, by name; names sort in the order they must run. */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
+  '0001_initial': m0001_initial,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };
+
+/** The migrator over our in-code migrations (Kysely keeps the applied list in `kysely_migration`). */
+export function createMigrator(db: AnyDb): Migrator {
+  return new Migrator({ db, provider });
+}
+
+/** Applies every pending migration; throws with the failing migration's name. */
+export async function migrateToLatest(db: AnyDb): Promise<void> {
+  const { error, results } = await createMigrator(db).migrateToLatest();
+  if (error === undefined) return;
+  const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+  const reason = error instanceof Error ? error.message : String(error);
+  // Kysely refuses a database that has migrations this code does not know: a newer version wrote it.
+  const hint = /missing/i.test(reason) ? ' (the database was written by a newer version of CleverAgents)' : '';
+  throw new Error(`database migration ${failed ?? ''} failed: ${reason}${hint}`.replace('  ', ' '), { cause: error });
+}
+
+export interface MigrationStatus {
+  applied: string[];
+  pending: string[];
+}
+
+/** Which migrations have run and which have not (for diagnostics). */
+export async function migrationStatus(db: AnyDb): Promise<MigrationStatus> {
+  const all = await createMigrator(db).getMigrations();
+  return {
+    applied: all.filter((m) => m.executedAt !== undefined).map((m) => m.name),
+    pending: all.filter((m) => m.executedAt === undefined).map((m) => m.name),
+  };
+}

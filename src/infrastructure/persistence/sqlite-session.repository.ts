@@ -1,0 +1,152 @@
+import { AppError } from '../../domain/errors.js';
+import type { Session } from '../../domain/session.js';
+import type { SessionPage, SessionRepository } from '../../application/index.js';
+import { isConstraintError, param, toIsoInstant, type SessionsTable, type SqliteDatabase } from './database.js';
+
+const COLUMNS = ['id', 'owner', 'actor', 'title', 'created_at', 'updated_at', 'task_count'] as const;
+
+/** Chat sessions in SQLite, listed newest activity first. */
+export class SqliteSessionRepository implements SessionRepository {
+  private readonly q;
+
+  constructor(private readonly db: SqliteDatabase) {
+    const k = db.kysely;
+    const id = param<string>('id');
+    const at = param<string>('at');
+    this.q = {
+      insert: db.prepare(
+        k.insertInto('sessions').values({
+          id,
+          owner: param('owner'),
+          actor: param('actor'),
+          title: param('title'),
+          created_at: param('createdAt'),
+          updated_at: param('updatedAt'),
+          task_count: param('taskCount'),
+        }),
+      ),
+      select: db.prepare(k.selectFrom('sessions').select(COLUMNS).where('id', '=', id)),
+      // CASE rather than max()/greatest(), which differ between SQLite and PostgreSQL.
+      touch: db.prepare(
+        k
+          .updateTable('sessions')
+          .set((eb) => ({
+            updated_at: eb.case().when('updated_at', '<', at).then(at).else(eb.ref('updated_at')).end(),
+            task_count: eb('task_count', '+', param<number>('added')),
+          }))
+          .where('id', '=', id),
+      ),
+      addTasks: db.prepare(
+        k
+          .updateTable('sessions')
+          .set((eb) => ({ task_count: eb('task_count', '+', param<number>('added')) }))
+          .where('id', '=', id),
+      ),
+      delete: db.prepare(k.deleteFrom('sessions').where('id', '=', id)),
+    };
+  }
+
+  async create(session: Session): Promise<void> {
+    const params = {
+      id: session.id,
+      owner: session.owner,
+      actor: session.actor,
+      title: session.title ?? null,
+      createdAt: toIsoInstant(session.createdAt, 'session.createdAt'),
+      updatedAt: toIsoInstant(session.updatedAt, 'session.updatedAt'),
+      taskCount: session.taskCount,
+    };
+    try {
+      await this.db.exclusive(() => this.q.insert.run(params));
+    } catch (err) {
+      if (isConstraintError(err, 'PRIMARYKEY')) {
+        throw new AppError('ALREADY_EXISTS', `Session ${session.id} already exists`, { details: { entity: 'session', id: session.id } });
+      }
+      throw err;
+    }
+  }
+
+  async get(id: string): Promise<Session | undefined> {
+    const row = await this.db.exclusive(() => this.q.select.get({ id }));
+    return row && toSession(row);
+  }
+
+  async list(owner: string, limit: number, cursor?: string): Promise<SessionPage> {
+    const n = Math.max(0, Math.floor(limit));
+    const k = this.db.kysely;
+    const count = k
+      .selectFrom('sessions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('owner', '=', owner)
+      .compile();
+    let page = k.selectFrom('sessions').select(COLUMNS).where('owner', '=', owner);
+    if (cursor) {
+      const after = decodeCursor(cursor);
+      page = page.where((eb) =>
+        eb.and([
+          eb('updated_at', '<=', after.updatedAt),
+          eb.or([eb('updated_at', '<', after.updatedAt), eb('id', '<', after.id)]),
+        ]),
+      );
+    }
+    const pageQuery = page.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(n + 1).compile();
+    return this.db.exclusive(() =>
+      this.db.sqlite.transaction(() => {
+        const total = this.db.all(count)[0]?.n ?? 0;
+        const rows = this.db.all(pageQuery);
+        const kept = rows.slice(0, n);
+        const last = kept[kept.length - 1];
+        const result: SessionPage = { sessions: kept.map(toSession), total };
+        if (rows.length > n && last) result.nextCursor = encodeCursor(last.updated_at, last.id);
+        return result;
+      })(),
+    );
+  }
+
+  /** Bumps `updatedAt` (never backwards) and the task count; a missing session is not an error. */
+  async touch(id: string, at: string, addedTasks: number): Promise<void> {
+    // An unusable timestamp still counts the tasks: the activity happened, only its time is unknown.
+    const instant = Number.isNaN(Date.parse(at)) ? undefined : toIsoInstant(at, 'at');
+    await this.db.exclusive(() =>
+      instant === undefined ? this.q.addTasks.run({ id, added: addedTasks }) : this.q.touch.run({ id, at: instant, added: addedTasks }),
+    );
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await this.db.exclusive(() => this.q.delete.run({ id }))) > 0;
+  }
+}
+
+type SessionRow = Pick<SessionsTable, (typeof COLUMNS)[number]>;
+
+function toSession(row: SessionRow): Session {
+  const s: Session = {
+    id: row.id,
+    owner: row.owner,
+    actor: row.actor,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    taskCount: row.task_count,
+  };
+  if (row.title !== null) s.title = row.title;
+  return s;
+}
+
+/** Page cursors are opaque to callers: base64url of the last session's (updatedAt, id). */
+function encodeCursor(updatedAt: string, id: string): string {
+  return Buffer.from(JSON.stringify([updatedAt, id]), 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): { updatedAt: string; id: string } {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') {
+      return { updatedAt: v[0], id: v[1] };
+    }
+  } catch {
+    // reported below
+  }
+  throw new AppError('INVALID_PARAMS', 'pageToken is not a token this server issued', {
+    fields: [{ field: 'pageToken', description: 'use the nextPageToken of a previous response' }],
+  });
+}

@@ -1,0 +1,255 @@
+import type { Task, TaskEvent } from '../../domain/a2a.model.js';
+import { applyEvent } from '../../domain/a2a.model.js';
+import { AppError } from '../../domain/errors.js';
+import type { StoredTask, TaskListQuery, TaskPage, TaskRepository } from '../../application/index.js';
+import { isConstraintError, param, toIsoInstant, type SqliteDatabase } from './database.js';
+
+interface TaskRow {
+  id: string;
+  owner: string;
+  updated_at: string;
+  seq: number;
+  snapshot: string;
+}
+
+interface EventRow {
+  seq: number;
+  kind: string;
+  payload: string;
+}
+
+const TASK_COLUMNS = ['id', 'owner', 'updated_at', 'seq', 'snapshot'] as const;
+
+/**
+ * Tasks in SQLite: one row per task holding its latest snapshot, plus the append-only event log.
+ * Every method runs synchronously under {@link SqliteDatabase.exclusive}, so multi-statement reads
+ * and writes are consistent; the hot statements are compiled and prepared once.
+ */
+export class SqliteTaskRepository implements TaskRepository {
+  private readonly q;
+  private readonly appendWithTask;
+  private readonly deleteContext;
+  private readonly readTask;
+
+  constructor(private readonly db: SqliteDatabase) {
+    const k = db.kysely;
+    const id = param<string>('id');
+    this.q = {
+      insertTask: db.prepare(
+        k.insertInto('tasks').values({
+          id,
+          context_id: param('contextId'),
+          owner: param('owner'),
+          state: param('state'),
+          created_at: param('createdAt'),
+          updated_at: param('updatedAt'),
+          seq: param('seq'),
+          snapshot: param('snapshot'),
+        }),
+      ),
+      insertEvent: db.prepare(
+        k.insertInto('task_events').values({ task_id: id, seq: param('seq'), kind: param('kind'), payload: param('payload') }),
+      ),
+      writeSnapshot: db.prepare(
+        k
+          .updateTable('tasks')
+          .set({ state: param('state'), updated_at: param('updatedAt'), seq: param('seq'), snapshot: param('snapshot') })
+          .where('id', '=', id),
+      ),
+      writeStatus: db.prepare(k.updateTable('tasks').set({ state: param('state'), updated_at: param('updatedAt') }).where('id', '=', id)),
+      selectTask: db.prepare(k.selectFrom('tasks').select(TASK_COLUMNS).where('id', '=', id)),
+      eventsAfter: db.prepare(
+        k
+          .selectFrom('task_events')
+          .select(['seq', 'kind', 'payload'])
+          .where('task_id', '=', id)
+          .where('seq', '>', param<number>('afterSeq'))
+          .orderBy('seq'),
+      ),
+      // The newest turns of a context; the caller reverses them to oldest first.
+      byContext: db.prepare(
+        k
+          .selectFrom('tasks')
+          .select(TASK_COLUMNS)
+          .where('context_id', '=', param<string>('contextId'))
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(param<number>('limit')),
+      ),
+      countContext: db.prepare(
+        k
+          .selectFrom('tasks')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('context_id', '=', param<string>('contextId')),
+      ),
+      // Children first, so deletion does not depend on ON DELETE CASCADE being enforced.
+      deletePushConfigs: db.prepare(
+        k
+          .deleteFrom('push_configs')
+          .where('task_id', 'in', (eb) => eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId'))),
+      ),
+      deleteEvents: db.prepare(
+        k
+          .deleteFrom('task_events')
+          .where('task_id', 'in', (eb) => eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId'))),
+      ),
+      deleteTasks: db.prepare(k.deleteFrom('tasks').where('context_id', '=', param<string>('contextId'))),
+    };
+
+    const q = this.q;
+    // The event and the task row change together or not at all.
+    this.appendWithTask = db.sqlite.transaction((p: Record<string, unknown>, withSnapshot: boolean): void => {
+      q.insertEvent.run(p);
+      if ((withSnapshot ? q.writeSnapshot.run(p) : q.writeStatus.run(p)) === 0) throw taskNotFound(String(p.id));
+    });
+    this.deleteContext = db.sqlite.transaction((contextId: string): number => {
+      q.deletePushConfigs.run({ contextId });
+      q.deleteEvents.run({ contextId });
+      return q.deleteTasks.run({ contextId });
+    });
+    // A deferred transaction gives the row and its events one read snapshot (other processes may write).
+    this.readTask = db.sqlite.transaction((taskId: string): StoredTask | undefined => {
+      const row = q.selectTask.get({ id: taskId });
+      return row && this.materialise(row);
+    });
+  }
+
+  async create(task: Task, owner: string): Promise<void> {
+    const at = toIsoInstant(task.status.timestamp ?? new Date().toISOString(), 'task.status.timestamp');
+    const params = {
+      id: task.id,
+      contextId: task.contextId,
+      owner,
+      state: task.status.state,
+      createdAt: at,
+      updatedAt: at,
+      seq: 0,
+      snapshot: JSON.stringify(task),
+    };
+    try {
+      await this.db.exclusive(() => this.q.insertTask.run(params));
+    } catch (err) {
+      if (isConstraintError(err, 'PRIMARYKEY')) {
+        throw new AppError('ALREADY_EXISTS', `Task ${task.id} already exists`, { details: { taskId: task.id } });
+      }
+      throw err;
+    }
+  }
+
+  async get(id: string): Promise<StoredTask | undefined> {
+    return this.db.exclusive(() => this.readTask(id));
+  }
+
+  async append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void> {
+    const params: Record<string, unknown> = { id: taskId, seq: event.seq, kind: event.kind, payload: JSON.stringify(event.event) };
+    // A status event moves the listing columns even without a snapshot (get folds it back in);
+    // a snapshot replaces the stored task whatever the event, and the columns follow it.
+    const status = snapshot?.status ?? (event.kind === 'status' ? event.event.status : undefined);
+    if (status) {
+      params.state = status.state;
+      params.updatedAt = toIsoInstant(status.timestamp ?? new Date().toISOString(), 'status.timestamp');
+    }
+    if (snapshot) params.snapshot = JSON.stringify(snapshot);
+    try {
+      await this.db.exclusive(() =>
+        status ? this.appendWithTask.immediate(params, snapshot !== undefined) : this.q.insertEvent.run(params),
+      );
+    } catch (err) {
+      if (isConstraintError(err, 'FOREIGNKEY')) throw taskNotFound(taskId);
+      if (isConstraintError(err, 'PRIMARYKEY')) {
+        throw new AppError('INVALID_STATE', `Task ${taskId} already has an event with seq ${event.seq}`, { details: { taskId, seq: event.seq } });
+      }
+      throw err;
+    }
+  }
+
+  async saveSnapshot(task: Task, seq: number): Promise<void> {
+    const params = {
+      id: task.id,
+      state: task.status.state,
+      updatedAt: toIsoInstant(task.status.timestamp ?? new Date().toISOString(), 'task.status.timestamp'),
+      seq,
+      snapshot: JSON.stringify(task),
+    };
+    const changed = await this.db.exclusive(() => this.q.writeSnapshot.run(params));
+    if (changed === 0) throw taskNotFound(task.id);
+  }
+
+  async eventsAfter(taskId: string, afterSeq: number): Promise<TaskEvent[]> {
+    return this.db.exclusive(() => this.q.eventsAfter.all({ id: taskId, afterSeq }).map(toEvent));
+  }
+
+  async list(query: TaskListQuery): Promise<TaskPage> {
+    const limit = Math.max(0, Math.floor(query.limit));
+    const k = this.db.kysely;
+    let filtered = k.selectFrom('tasks').where('owner', '=', query.owner);
+    if (query.contextId !== undefined) filtered = filtered.where('context_id', '=', query.contextId);
+    if (query.state !== undefined) filtered = filtered.where('state', '=', query.state);
+    if (query.updatedSince !== undefined) {
+      filtered = filtered.where('updated_at', '>=', toIsoInstant(query.updatedSince, 'updatedSince'));
+    }
+    const count = filtered.select((eb) => eb.fn.countAll<number>().as('n')).compile();
+    let page = filtered.select(TASK_COLUMNS);
+    const after = query.after;
+    if (after) {
+      // Written out rather than as a row value so every engine turns it into an index range.
+      page = page.where((eb) =>
+        eb.and([
+          eb('updated_at', '<=', after.updatedAt),
+          eb.or([eb('updated_at', '<', after.updatedAt), eb('id', '<', after.id)]),
+        ]),
+      );
+    }
+    const pageQuery = page.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit + 1).compile();
+
+    return this.db.exclusive(() =>
+      this.db.sqlite.transaction(() => {
+        const total = this.db.all(count)[0]?.n ?? 0;
+        const rows = this.db.all(pageQuery);
+        const more = rows.length > limit;
+        const kept = more ? rows.slice(0, limit) : rows;
+        const last = kept[kept.length - 1];
+        const result: TaskPage = { tasks: kept.map((r) => this.materialise(r)), total };
+        if (more && last) result.next = { updatedAt: last.updated_at, id: last.id };
+        return result;
+      })(),
+    );
+  }
+
+  async deleteByContext(contextId: string): Promise<number> {
+    return this.db.exclusive(() => this.deleteContext.immediate(contextId));
+  }
+
+  async countByContext(contextId: string): Promise<number> {
+    return this.db.exclusive(() => this.q.countContext.get({ contextId })?.n ?? 0);
+  }
+
+  /** The newest `limit` tasks of a context, returned oldest first (the last turns of a chat). */
+  async listByContext(contextId: string, limit: number): Promise<StoredTask[]> {
+    const n = Math.max(0, Math.floor(limit));
+    return this.db.exclusive(() =>
+      this.db.sqlite.transaction(() => this.q.byContext.all({ contextId, limit: n }).reverse().map((r) => this.materialise(r)))(),
+    );
+  }
+
+  /** The snapshot with every event logged after it folded in (what a crash left unsnapshotted). */
+  private materialise(row: TaskRow): StoredTask {
+    const task = JSON.parse(row.snapshot) as Task;
+    let seq = row.seq;
+    for (const ev of this.q.eventsAfter.all({ id: row.id, afterSeq: row.seq })) {
+      const event = toEvent(ev);
+      applyEvent(task, event);
+      seq = event.seq;
+    }
+    return { task, owner: row.owner, seq };
+  }
+}
+
+function toEvent(row: EventRow): TaskEvent {
+  // The kind column is written only from TaskEvent.kind, so the pairing below holds.
+  return { seq: row.seq, kind: row.kind, event: JSON.parse(row.payload) } as TaskEvent;
+}
+
+function taskNotFound(id: string): AppError {
+  return new AppError('TASK_NOT_FOUND', `Task ${id} was not found`, { details: { taskId: id } });
+}

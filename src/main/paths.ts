@@ -1,0 +1,17 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/**
+ * Where state lives: `--data-dir`, else `CLEVERAGENTS_DATA_DIR`, else the XDG state directory
+ * (`$XDG_STATE_HOME/cleveragents`, default `~/.local/state/cleveragents`).
+ */
+export function resolveDataDir(flag?: string): string {
+  if (flag) return resolve(flag);
+  const env = process.env['CLEVERAGENTS_DATA_DIR'];
+  if (env) return resolve(env);
+  const xdg = process.env['XDG_STATE_HOME'];
+  return join(xdg && xdg.startsWith('/') ? xdg : join(homedir(), '.local', 'state'), 'cleveragents');
+}
+
+export const databaseFile = (dataDir: string): string => join(dataDir, 'cleveragents.db');
+export const tokenFile = (dataDir: string): string => join(dataDir, 'server-token');

@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { Principal } from '../../application/index.js';
+import type { MethodDef } from './method.js';
+import { EXTENSION_URI, EXTENSION_VERSION, type ProtocolVersion } from './versions.js';
+
+export interface AgentCardOptions {
+  name: string;
+  description: string;
+  version: string;
+  /** The JSON-RPC endpoint (`http://host:port/a2a`), or `stdio:` in local mode. */
+  endpoint: string;
+  /** Server mode declares bearer auth; local (stdio) mode needs none. */
+  auth: 'bearer' | 'none';
+  pushNotifications: boolean;
+  documentationUrl?: string;
+}
+
+type Card = Record<string, unknown>;
+
+const SKILLS = [
+  {
+    id: 'chat',
+    name: 'Chat sessions',
+    description: 'Talk to an actor in a persistent session (A2A context); each turn is a task with streamed output.',
+    tags: ['chat', 'sessions'],
+    examples: ['Hello there', 'Summarise our conversation so far'],
+  },
+  {
+    id: 'tasks',
+    name: 'Task tracking',
+    description: 'Follow, list, cancel and subscribe to tasks; register webhooks for their updates.',
+    tags: ['tasks', 'streaming', 'push-notifications'],
+  },
+  {
+    id: 'diagnostics',
+    name: 'Health and diagnostics',
+    description: 'Check the server is alive and examine storage, disk, versions and configuration.',
+    tags: ['health', 'diagnostics'],
+  },
+];
+
+/**
+ * The Agent Card (A2A §8), built from the method table so that it declares exactly the methods the
+ * server serves. v1.0 callers get the ProtoJSON card; callers that name no version (v0.3 clients)
+ * get the same card with the v0.3 fields added alongside.
+ */
+export class AgentCardProvider {
+  private readonly cache = new Map<string, { card: Card; etag: string }>();
+  private extendedSchemas: Card | undefined;
+
+  constructor(
+    private readonly opts: AgentCardOptions,
+    private readonly methods: readonly MethodDef[],
+  ) {}
+
+  /** The public card and its ETag for a negotiated version (undefined: caller named none). */
+  publicCard(version?: ProtocolVersion): { card: Card; etag: string } {
+    const key = version ?? 'none';
+    let hit = this.cache.get(key);
+    if (!hit) {
+      const card = version === '1.0' ? this.v1Card() : { ...this.v1Card(), ...this.v03Fields() };
+      hit = { card, etag: `"${createHash('sha256').update(JSON.stringify(card)).digest('base64url').slice(0, 27)}"` };
+      this.cache.set(key, hit);
+    }
+    return hit;
+  }
+
+  /** The authenticated card: adds who the caller is and the JSON Schema of every method. */
+  extendedCard(principal: Principal): Card {
+    const base = this.v1Card();
+    const caps = base['capabilities'] as Card;
+    const ext = (caps['extensions'] as Card[])[0] as Card;
+    this.extendedSchemas ??= Object.fromEntries(
+      this.methods.map((m) => [m.name, { summary: m.summary, kind: m.kind, permission: m.permission, params: z.toJSONSchema(m.params, { io: 'input', unrepresentable: 'any' }), result: z.toJSONSchema(m.result, { unrepresentable: 'any' }) }]),
+    );
+    return {
+      ...base,
+      capabilities: {
+        ...caps,
+        extensions: [{ ...ext, params: { ...(ext['params'] as Card), principal: principal.id, namespaces: [...principal.namespaces], methodSchemas: this.extendedSchemas } }],
+      },
+    };
+  }
+
+  private v1Card(): Card {
+    const o = this.opts;
+    const extensionMethods = this.methods.filter((m) => m.surface === 'extension').map((m) => m.name);
+    const card: Card = {
+      name: o.name,
+      description: o.description,
+      supportedInterfaces: [
+        { url: o.endpoint, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url: o.endpoint, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      ],
+      provider: { organization: 'CleverAgents', url: 'https://github.com/cleveragents' },
+      version: o.version,
+      capabilities: {
+        streaming: true,
+        pushNotifications: o.pushNotifications,
+        extendedAgentCard: true,
+        extensions: [
+          {
+            uri: EXTENSION_URI,
+            description: 'CleverAgents platform operations (_cleveragents/… methods).',
+            required: false,
+            params: { version: EXTENSION_VERSION, servedVersions: ['1.0'], methods: extensionMethods },
+          },
+        ],
+      },
+      defaultInputModes: ['text/plain', 'application/json'],
+      defaultOutputModes: ['text/plain', 'application/json'],
+      skills: SKILLS,
+    };
+    if (o.documentationUrl) card['documentationUrl'] = o.documentationUrl;
+    if (o.auth === 'bearer') {
+      card['securitySchemes'] = {
+        bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', description: 'The server token (CLEVERAGENTS_SERVER_TOKEN, or the one printed on first start).' } },
+      };
+      card['securityRequirements'] = [{ schemes: { bearer: { list: [] } } }];
+    }
+    return card;
+  }
+
+  /** What a v0.3 client reads: url, preferredTransport, protocolVersion and v0.3 security shapes. */
+  private v03Fields(): Card {
+    const o = this.opts;
+    const fields: Card = { url: o.endpoint, preferredTransport: 'JSONRPC', protocolVersion: '0.3.0', additionalInterfaces: [{ url: o.endpoint, transport: 'JSONRPC' }] };
+    if (o.auth === 'bearer') {
+      fields['securitySchemes'] = { bearer: { type: 'http', scheme: 'bearer', description: 'The server token.' } };
+      fields['security'] = [{ bearer: [] }];
+    }
+    return fields;
+  }
+}

@@ -1,0 +1,59 @@
+import type { z } from 'zod';
+import type { MethodDef, StreamMethod, UnaryMethod } from '../a2a/method.js';
+import { HttpClientTransport, type HttpTransportOptions } from './http.transport.js';
+import { StdioClientTransport, type StdioTransportOptions } from './stdio.transport.js';
+import type { ClientTransport, RequestOptions } from './transport.js';
+
+export interface TypedStreamEvent<T> {
+  seq: number;
+  event: T;
+}
+
+/**
+ * The typed A2A client: the same interface over stdio, HTTP or in-memory. Calls are made with the
+ * method table's rows, so params and results are typed from the same schemas the server checks.
+ *
+ * ```ts
+ * const client = await A2AClient.local();
+ * const task = await client.call(getTask, { id });
+ * for await (const { event } of client.stream(sendStreamingMessage, { message })) …
+ * ```
+ */
+export class A2AClient {
+  constructor(readonly transport: ClientTransport) {}
+
+  /** Local mode: spawns `agents serve --stdio` and speaks over its pipes. */
+  static async local(opts: StdioTransportOptions = {}): Promise<A2AClient> {
+    return new A2AClient(await StdioClientTransport.connect(opts));
+  }
+
+  /** Server mode: HTTP (+SSE) to a running `agents serve`. */
+  static remote(opts: HttpTransportOptions): A2AClient {
+    return new A2AClient(new HttpClientTransport(opts));
+  }
+
+  async call<P extends z.ZodType, R extends z.ZodType>(method: UnaryMethod<P, R>, params: z.input<P>, opts?: RequestOptions): Promise<z.output<R>> {
+    return (await this.transport.request(method.name, params, opts)) as z.output<R>;
+  }
+
+  async *stream<P extends z.ZodType, R extends z.ZodType>(
+    method: StreamMethod<P, R>,
+    params: z.input<P>,
+    opts?: RequestOptions,
+  ): AsyncIterable<TypedStreamEvent<z.output<R>>> {
+    for await (const ev of this.transport.stream(method.name, params, opts)) yield { seq: ev.seq, event: ev.result as z.output<R> };
+  }
+
+  /** Any method by name (for generic tools; prefer `call`). */
+  raw(method: MethodDef | string, params: unknown, opts?: RequestOptions): Promise<unknown> {
+    return this.transport.request(typeof method === 'string' ? method : method.name, params, opts);
+  }
+
+  agentCard(): Promise<Record<string, unknown>> {
+    return this.transport.agentCard();
+  }
+
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+}

@@ -1,0 +1,198 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Channel } from '../../domain/async-channel.js';
+import type { JsonRpcErrorObject } from '../jsonrpc/envelope.js';
+import { createLineFramer, frame } from '../jsonrpc/framing.js';
+import { A2AClientError, A2ATransportError } from './client-error.js';
+import type { ClientStreamEvent, ClientTransport, RequestOptions } from './transport.js';
+
+export interface StdioTransportOptions {
+  /** The program to run; defaults to this Node.js running the `agents` bin of this package. */
+  command?: string;
+  /** Its arguments; defaults to `<bin> serve --stdio` plus `extraArgs`. */
+  args?: string[];
+  extraArgs?: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** What to do with the agent's log output (stderr). Default: keep the last lines for errors. */
+  stderr?: 'inherit' | 'capture' | 'ignore';
+  protocolVersion?: string;
+  clientInfo?: { name: string; version?: string };
+}
+
+export interface InitializeResult {
+  protocolVersion: string;
+  supportedVersions: string[];
+  extensions: string[];
+  serverInfo: { name: string; version: string };
+  agentCard: Record<string, unknown>;
+}
+
+interface Pending {
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+  events?: Channel<ClientStreamEvent>;
+}
+
+const DEFAULT_BIN = fileURLToPath(new URL('../../main/bin.js', import.meta.url));
+
+/** A2A JSON-RPC over the pipes of a spawned `agents serve --stdio` (DESIGN.md §3.5). */
+export class StdioClientTransport implements ClientTransport {
+  readonly kind = 'stdio' as const;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private readonly stderrTail: string[] = [];
+  private exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private readonly exitPromise: Promise<void>;
+  private init: InitializeResult | undefined;
+
+  private constructor(private readonly child: ChildProcess) {
+    const framer = createLineFramer(
+      (line) => this.onLine(line),
+      () => this.failAll(new A2ATransportError('the agent sent a message over the size limit')),
+      64 * 1024 * 1024,
+    );
+    child.stdout?.on('data', (c: Buffer) => framer.push(c));
+    child.stderr?.on('data', (c: Buffer) => {
+      for (const line of c.toString('utf8').split('\n')) if (line.trim()) this.stderrTail.push(line);
+      if (this.stderrTail.length > 20) this.stderrTail.splice(0, this.stderrTail.length - 20);
+    });
+    child.stdin?.on('error', () => {});
+    this.exitPromise = new Promise((resolve) => {
+      child.on('exit', (code, signal) => {
+        this.exited = { code, signal };
+        const tail = this.stderrTail.length ? `\n${this.stderrTail.slice(-5).join('\n')}` : '';
+        this.failAll(new A2ATransportError(`the agent process exited (${signal ?? `code ${code}`})${tail}`));
+        resolve();
+      });
+      child.on('error', (err) => {
+        this.exited = { code: null, signal: null };
+        this.failAll(new A2ATransportError(`could not start the agent process: ${err.message}`, { cause: err }));
+        resolve();
+      });
+    });
+  }
+
+  /** Spawns the agent and performs the `initialize` handshake. */
+  static async connect(opts: StdioTransportOptions = {}): Promise<StdioClientTransport> {
+    const command = opts.command ?? process.execPath;
+    const args = opts.args ?? [DEFAULT_BIN, 'serve', '--stdio', ...(opts.extraArgs ?? [])];
+    const stderr = opts.stderr ?? 'capture';
+    const child = spawn(command, args, {
+      stdio: ['pipe', 'pipe', stderr === 'capture' ? 'pipe' : stderr],
+      env: opts.env ?? process.env,
+      cwd: opts.cwd,
+    });
+    const t = new StdioClientTransport(child);
+    try {
+      t.init = (await t.request('initialize', {
+        protocolVersion: opts.protocolVersion ?? '1.0',
+        extensions: ['urn:cleveragents:extensions:v1'],
+        clientInfo: opts.clientInfo ?? { name: 'cleveragents-client' },
+      })) as InitializeResult;
+    } catch (err) {
+      await t.close();
+      throw err;
+    }
+    return t;
+  }
+
+  /** What the agent said in the handshake. */
+  get handshake(): InitializeResult | undefined {
+    return this.init;
+  }
+
+  /** The agent subprocess's pid (for tests and diagnostics). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  request(method: string, params: unknown, opts: RequestOptions = {}): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const id = this.send(method, params, { resolve, reject }, opts.signal);
+      if (id === undefined) return;
+    });
+  }
+
+  stream(method: string, params: unknown, opts: RequestOptions = {}): AsyncIterable<ClientStreamEvent> {
+    let id: number | undefined;
+    const events = new Channel<ClientStreamEvent>(() => {
+      // Leaving the loop early cancels the request on the agent's side.
+      if (id !== undefined && this.pending.has(id)) {
+        this.pending.delete(id);
+        this.notify('$/cancelRequest', { id });
+      }
+    });
+    id = this.send(method, params, { resolve: () => events.end(), reject: (e) => events.fail(e), events }, opts.signal);
+    return events;
+  }
+
+  async agentCard(): Promise<Record<string, unknown>> {
+    if (!this.init) throw new A2ATransportError('not initialized');
+    return this.init.agentCard;
+  }
+
+  /** Closes stdin, then escalates: SIGTERM after 3 s, SIGKILL after 2 s more. */
+  async close(): Promise<void> {
+    if (this.exited) return;
+    this.child.stdin?.end();
+    const timer1 = setTimeout(() => this.child.kill('SIGTERM'), 3000);
+    const timer2 = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    await this.exitPromise;
+    clearTimeout(timer1);
+    clearTimeout(timer2);
+  }
+
+  private send(method: string, params: unknown, p: Pending, signal?: AbortSignal): number | undefined {
+    if (this.exited) {
+      p.reject(new A2ATransportError('the agent process has exited'));
+      return undefined;
+    }
+    const id = this.nextId++;
+    if (signal?.aborted) {
+      p.reject(signal.reason ?? new Error('aborted'));
+      return undefined;
+    }
+    this.pending.set(id, p);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        if (!this.pending.delete(id)) return;
+        this.notify('$/cancelRequest', { id });
+        p.reject(signal.reason ?? new Error('aborted'));
+      },
+      { once: true },
+    );
+    this.child.stdin?.write(frame({ jsonrpc: '2.0', id, method, params }));
+    return id;
+  }
+
+  private notify(method: string, params: unknown): void {
+    if (!this.exited) this.child.stdin?.write(frame({ jsonrpc: '2.0', method, params }));
+  }
+
+  private onLine(line: string): void {
+    let msg: { id?: unknown; method?: string; params?: { requestId?: unknown; seq?: number; event?: unknown }; result?: unknown; error?: JsonRpcErrorObject };
+    try {
+      msg = JSON.parse(line) as typeof msg;
+    } catch {
+      return; // not protocol: ignore rather than die (stdout is protocol-only on our side)
+    }
+    if (msg.method === '_cleveragents/stream/event' && msg.params) {
+      const p = this.pending.get(Number(msg.params.requestId));
+      p?.events?.push({ seq: msg.params.seq ?? 0, result: msg.params.event });
+      return;
+    }
+    if (typeof msg.id !== 'number') return;
+    const p = this.pending.get(msg.id);
+    if (!p) return;
+    this.pending.delete(msg.id);
+    if (msg.error) p.reject(new A2AClientError(msg.error));
+    else p.resolve(msg.result);
+  }
+
+  private failAll(err: Error): void {
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,163 @@
+import type { z } from 'zod';
+import type { Logger, Principal, ServiceFacade } from '../../application/index.js';
+import { AppError } from '../../domain/errors.js';
+import type { AgentCardProvider } from '../a2a/agent-card.js';
+import type { CallContext, MethodDef, Permission } from '../a2a/method.js';
+import type { MethodLookup } from '../a2a/method-table.js';
+import type { ProtocolVersion } from '../a2a/versions.js';
+import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
+import { invalidRequest, methodNotFound, newCorrelationId, RpcError, toErrorObject, validationError, type ErrorSurface } from '../jsonrpc/errors.js';
+
+export interface RequestMeta {
+  /** Already authenticated by the transport. */
+  principal: Principal;
+  /** The version the caller stated (header, query or handshake); undefined when it stated none. */
+  version?: ProtocolVersion | undefined;
+  signal: AbortSignal;
+  lastEventSeq?: number | undefined;
+}
+
+export interface StreamEvent {
+  seq: number;
+  response: JsonRpcResponse;
+}
+
+export type DispatchOutcome =
+  | { kind: 'response'; response: JsonRpcResponse }
+  | { kind: 'notification' }
+  | { kind: 'stream'; id: JsonRpcId; events: AsyncIterable<StreamEvent> };
+
+export interface DispatcherOptions {
+  facade: ServiceFacade;
+  card: AgentCardProvider;
+  table: MethodLookup;
+  logger: Logger;
+  /** Check every result against the method's result schema (tests turn this on). */
+  validateResults?: boolean;
+}
+
+/**
+ * The JSON-RPC pipeline, in one place: envelope (-32600) → version → lookup (-32601) → authorize →
+ * params (-32602) → call → encode → (optionally) result check → error mapping. Parsing the bytes
+ * (-32700) and authenticating the caller belong to the transport, which knows both.
+ */
+export class Dispatcher {
+  constructor(private readonly opts: DispatcherOptions) {}
+
+  get table(): MethodLookup {
+    return this.opts.table;
+  }
+
+  async dispatch(message: unknown, meta: RequestMeta): Promise<DispatchOutcome> {
+    const correlationId = newCorrelationId();
+    const env = checkEnvelope(message);
+    if (!env.ok) return this.failure(env.id, invalidRequest(env.problem), meta.version === '1.0' ? 'a2a-v1' : 'extension', correlationId);
+    const { request } = env;
+    const id = request.id ?? null;
+    const notification = request.id === undefined;
+
+    const { v1, v03 } = this.opts.table;
+    // The spec reads a missing version as 0.3; names only v1.0 has imply 1.0.
+    const version: ProtocolVersion = meta.version ?? (v03.has(request.method) ? '0.3' : '1.0');
+    const method = (version === '1.0' ? v1 : v03).get(request.method);
+    const surface: ErrorSurface = method?.surface === 'extension' ? 'extension' : version === '1.0' ? 'a2a-v1' : 'a2a-v03';
+    try {
+      if (!method) {
+        const other = (version === '1.0' ? v03 : v1).get(request.method);
+        throw methodNotFound(
+          request.method,
+          other ? `${request.method} is an A2A ${version === '1.0' ? '0.3' : '1.0'} name; send A2A-Version: ${version === '1.0' ? '0.3' : '1.0'} or use ${other.name}` : undefined,
+        );
+      }
+      if (!allowed(meta.principal, method.permission)) {
+        throw new AppError('FORBIDDEN', `You may not call ${request.method}`, { details: { permission: method.permission } });
+      }
+      const codec = version === '0.3' && method.surface === 'a2a' ? method.v03 : undefined;
+      const params = this.parseParams(method, codec, request.params);
+      const ctx: CallContext = { principal: meta.principal, version, signal: meta.signal, correlationId, card: this.opts.card, lastEventSeq: meta.lastEventSeq };
+      const encode = codec ? (codec.encode as (r: unknown) => unknown) : (r: unknown) => r;
+
+      if (method.kind === 'stream') {
+        const items = await method.call(this.opts.facade, params, ctx);
+        if (notification) return { kind: 'notification' };
+        return { kind: 'stream', id, events: this.streamEvents(id, items, method, encode, surface, meta.signal) };
+      }
+      const result = await method.call(this.opts.facade, params, ctx);
+      if (notification) return { kind: 'notification' };
+      if (this.opts.validateResults && !codec) this.checkResult(method, result);
+      return { kind: 'response', response: { jsonrpc: '2.0', id, result: encode(result) } };
+    } catch (err) {
+      if (notification) return { kind: 'notification' };
+      return this.failure(id, err, surface, correlationId);
+    }
+  }
+
+  private parseParams(method: MethodDef, codec: MethodDef['v03'], raw: unknown): unknown {
+    if (Array.isArray(raw)) throw new AppError('INVALID_PARAMS', 'Invalid parameters: params must be an object (by-name), not an array', { fields: [{ field: '(params)', description: 'must be an object' }] });
+    const input = raw ?? {};
+    if (codec) {
+      const parsed = codec.params.safeParse(input);
+      if (!parsed.success) throw validationError(parsed.error.issues);
+      const decoded = (codec.decode as (p: unknown) => unknown)(parsed.data);
+      const again = method.params.safeParse(decoded);
+      if (!again.success) throw validationError(again.error.issues);
+      return again.data;
+    }
+    const parsed = method.params.safeParse(input);
+    if (!parsed.success) throw validationError(parsed.error.issues);
+    return parsed.data;
+  }
+
+  private async *streamEvents(
+    id: JsonRpcId,
+    items: AsyncIterable<{ seq: number; payload: unknown }>,
+    method: MethodDef,
+    encode: (r: unknown) => unknown,
+    surface: ErrorSurface,
+    signal: AbortSignal,
+  ): AsyncIterable<StreamEvent> {
+    const iterator = items[Symbol.asyncIterator]();
+    const onAbort = (): void => void iterator.return?.();
+    signal.addEventListener('abort', onAbort, { once: true });
+    let seq = 0;
+    try {
+      while (!signal.aborted) {
+        const next = await iterator.next();
+        if (next.done) return;
+        seq = next.value.seq;
+        if (this.opts.validateResults && surface !== 'a2a-v03') this.checkResult(method, next.value.payload);
+        yield { seq, response: { jsonrpc: '2.0', id, result: encode(next.value.payload) } };
+      }
+    } catch (err) {
+      const correlationId = newCorrelationId();
+      this.log(err, correlationId);
+      yield { seq, response: { jsonrpc: '2.0', id, error: toErrorObject(err, surface, correlationId) } };
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      await iterator.return?.();
+    }
+  }
+
+  private checkResult(method: MethodDef, result: unknown): void {
+    const r = (method.result as z.ZodType).safeParse(result);
+    if (!r.success) {
+      throw new Error(`result of ${method.name} does not match its schema: ${JSON.stringify(r.error.issues).slice(0, 500)}`);
+    }
+  }
+
+  private failure(id: JsonRpcId, err: unknown, surface: ErrorSurface, correlationId: string): DispatchOutcome {
+    this.log(err, correlationId);
+    return { kind: 'response', response: { jsonrpc: '2.0', id, error: toErrorObject(err, surface, correlationId) } };
+  }
+
+  private log(err: unknown, correlationId: string): void {
+    if (err instanceof AppError && err.reason !== 'INTERNAL') return;
+    if (err instanceof RpcError) return;
+    this.opts.logger.error({ err, correlationId }, 'request failed');
+  }
+}
+
+/** Every principal of this release may do everything in its own namespaces; roles come with multi-user auth. */
+function allowed(principal: Principal, _permission: Permission): boolean {
+  return principal.namespaces.length > 0;
+}

@@ -1,0 +1,253 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../../application/index.js';
+import { isAppError } from '../../domain/errors.js';
+import type { AgentCardProvider } from '../a2a/agent-card.js';
+import { EXTENSION_URI, parseVersion, type ProtocolVersion } from '../a2a/versions.js';
+import { HTTP_STATUS } from '../jsonrpc/codes.js';
+import type { JsonRpcResponse } from '../jsonrpc/envelope.js';
+import { invalidRequest, newCorrelationId, parseError, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.js';
+import type { Authenticator } from './auth.js';
+import type { Dispatcher } from './dispatcher.js';
+
+export interface HttpServerOptions {
+  dispatcher: Dispatcher;
+  card: AgentCardProvider;
+  auth: Authenticator;
+  logger: Logger;
+  maxBodyBytes?: number;
+  /** Time allowed to receive a whole request. */
+  requestTimeoutMs?: number;
+  heartbeatMs?: number;
+  /** Readiness beyond liveness (e.g. storage reachable). */
+  ready?: () => Promise<boolean>;
+}
+
+const JSON_TYPE = 'application/json';
+
+/**
+ * A2A over HTTP: JSON-RPC at POST /a2a and POST /, SSE for the streaming methods, the Agent Card
+ * at the well-known paths, /health and /ready. Every JSON-RPC request needs the bearer token.
+ */
+export class A2aHttpServer {
+  private readonly server: Server;
+  private readonly streams = new Set<ServerResponse>();
+  private readonly maxBody: number;
+  private readonly heartbeatMs: number;
+  private closing = false;
+
+  constructor(private readonly opts: HttpServerOptions) {
+    this.maxBody = opts.maxBodyBytes ?? 1024 * 1024;
+    this.heartbeatMs = opts.heartbeatMs ?? 15_000;
+    this.server = createServer((req, res) => {
+      this.route(req, res).catch((err: unknown) => {
+        opts.logger.error({ err }, 'http handler failed');
+        if (!res.headersSent) this.sendJson(res, 500, rpcError(null, err, 'extension'));
+        else res.destroy();
+      });
+    });
+    this.server.requestTimeout = opts.requestTimeoutMs ?? 30_000;
+    this.server.headersTimeout = Math.min(this.server.requestTimeout, 20_000);
+    this.server.keepAliveTimeout = 5_000;
+  }
+
+  listen(port: number, host: string): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve(this.server.address() as AddressInfo);
+      });
+    });
+  }
+
+  /** Stops accepting, ends open streams, and waits for in-flight requests (at most `graceMs`). */
+  async close(graceMs = 5_000): Promise<void> {
+    this.closing = true;
+    for (const res of this.streams) res.end();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    const timer = setTimeout(() => this.server.closeAllConnections(), graceMs);
+    await closed;
+    clearTimeout(timer);
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname;
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      if (path === '/.well-known/agent-card.json' || path === '/.well-known/agent.json') return this.serveCard(req, res, url);
+      if (path === '/health') return this.sendJson(res, this.closing ? 503 : 200, { status: this.closing ? 'shutting-down' : 'ok' });
+      if (path === '/ready') {
+        const ready = !this.closing && (this.opts.ready ? await this.opts.ready() : true);
+        return this.sendJson(res, ready ? 200 : 503, { ready });
+      }
+    }
+    if (path === '/a2a' || path === '/') {
+      if (req.method !== 'POST') {
+        res.setHeader('allow', 'POST');
+        return this.sendJson(res, 405, rpcError(null, invalidRequest(`use POST for JSON-RPC (got ${req.method ?? '?'})`), 'extension'));
+      }
+      return this.serveRpc(req, res, url);
+    }
+    return this.sendJson(res, 404, { error: 'not found', hint: 'JSON-RPC is served at POST /a2a; the Agent Card at /.well-known/agent-card.json' });
+  }
+
+  private serveCard(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    let version: ProtocolVersion | undefined;
+    try {
+      version = parseVersion(header(req, 'a2a-version') ?? url.searchParams.get('A2A-Version'));
+    } catch (err) {
+      return this.sendJson(res, 400, rpcError(null, err, 'a2a-v1'));
+    }
+    const { card, etag } = this.opts.card.publicCard(version);
+    res.setHeader('etag', etag);
+    res.setHeader('cache-control', 'public, max-age=300');
+    res.setHeader('vary', 'A2A-Version');
+    if (req.headers['if-none-match'] === etag) {
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
+    this.sendJson(res, 200, card, req.method === 'HEAD');
+  }
+
+  private async serveRpc(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    // Authentication comes first: nothing about the request is looked at without a valid token.
+    let principal;
+    try {
+      principal = this.opts.auth.authenticate(header(req, 'authorization'));
+    } catch (err) {
+      res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
+      return this.sendJson(res, 401, rpcError(null, err, 'extension'));
+    }
+    const type = (header(req, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+    if (type !== JSON_TYPE && type !== 'application/a2a+json') {
+      return this.sendJson(res, 415, rpcError(null, invalidRequest(`Content-Type must be application/json (got ${type || 'none'})`), 'extension'));
+    }
+    const declared = Number(header(req, 'content-length') ?? '0');
+    if (declared > this.maxBody) return this.tooLarge(req, res);
+    const body = await readBody(req, this.maxBody);
+    if (body === 'too-large') return this.tooLarge(req, res);
+
+    let version: ProtocolVersion | undefined;
+    let parsed: unknown;
+    try {
+      version = parseVersion(header(req, 'a2a-version') ?? url.searchParams.get('A2A-Version'));
+    } catch (err) {
+      return this.sendJson(res, 200, rpcError(idOf(body), err, 'a2a-v1'));
+    }
+    const surface: ErrorSurface = version === '1.0' ? 'a2a-v1' : 'extension';
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch (err) {
+      return this.sendJson(res, 200, rpcError(null, parseError(err instanceof Error ? err.message : 'unreadable'), surface));
+    }
+    if (Array.isArray(parsed)) {
+      return this.sendJson(res, 200, rpcError(null, invalidRequest('batch requests are not supported; send one request per call'), surface));
+    }
+    res.setHeader('a2a-version', version ?? '0.3');
+    const requested = (header(req, 'a2a-extensions') ?? '').split(',').map((s) => s.trim());
+    if (requested.includes(EXTENSION_URI)) res.setHeader('a2a-extensions', EXTENSION_URI);
+
+    const abort = new AbortController();
+    res.on('close', () => abort.abort());
+    const lastEventId = header(req, 'last-event-id');
+    const lastEventSeq = lastEventId !== undefined && /^\d+$/.test(lastEventId) ? Number(lastEventId) : undefined;
+    const outcome = await this.opts.dispatcher.dispatch(parsed, { principal, version, signal: abort.signal, lastEventSeq });
+    if (outcome.kind === 'notification') {
+      res.statusCode = 204;
+      res.end();
+      return;
+    }
+    const wantsStream = isStreamingRequest(parsed) || outcome.kind === 'stream';
+    if (outcome.kind === 'response') {
+      // Errors of streaming methods go out as an SSE event when the client asked for a stream.
+      if (wantsStream && 'error' in outcome.response && acceptsSse(req)) return this.sendSse(res, [{ seq: 0, response: outcome.response }], abort.signal);
+      return this.sendJson(res, 200, outcome.response);
+    }
+    return this.sendSse(res, outcome.events, abort.signal);
+  }
+
+  private async sendSse(res: ServerResponse, events: AsyncIterable<{ seq: number; response: JsonRpcResponse }> | Iterable<{ seq: number; response: JsonRpcResponse }>, signal: AbortSignal): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    res.flushHeaders();
+    this.streams.add(res);
+    const ping = setInterval(() => res.write(': ping\n\n'), this.heartbeatMs);
+    ping.unref();
+    try {
+      for await (const ev of events) {
+        if (signal.aborted || this.closing) break;
+        res.write(`id: ${ev.seq}\ndata: ${JSON.stringify(ev.response)}\n\n`);
+      }
+    } finally {
+      clearInterval(ping);
+      this.streams.delete(res);
+      res.end();
+    }
+  }
+
+  private tooLarge(req: IncomingMessage, res: ServerResponse): void {
+    res.setHeader('connection', 'close');
+    this.sendJson(res, 413, rpcError(null, invalidRequest(`request body exceeds ${this.maxBody} bytes`), 'extension'));
+    req.resume();
+  }
+
+  private sendJson(res: ServerResponse, status: number, body: unknown, headOnly = false): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': `${JSON_TYPE}; charset=utf-8`, 'content-length': Buffer.byteLength(text) });
+    res.end(headOnly ? undefined : text);
+  }
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function acceptsSse(req: IncomingMessage): boolean {
+  return (header(req, 'accept') ?? '').includes('text/event-stream');
+}
+
+const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/subscribe', 'tasks/resubscribe']);
+function isStreamingRequest(msg: unknown): boolean {
+  return typeof msg === 'object' && msg !== null && STREAMING.has((msg as { method?: unknown }).method as string);
+}
+
+function idOf(body: Buffer): string | number | null {
+  try {
+    const v = (JSON.parse(body.toString('utf8')) as { id?: unknown }).id;
+    return typeof v === 'string' || typeof v === 'number' ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+function rpcError(id: string | number | null, err: unknown, surface: ErrorSurface): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: toErrorObject(err, surface, newCorrelationId()) };
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      if (over) return;
+      size += c.length;
+      if (size > limit) {
+        over = true;
+        chunks.length = 0;
+        resolve('too-large');
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (!over) resolve(Buffer.concat(chunks));
+    });
+    req.on('error', reject);
+  });
+}
+
+export const statusForError = (err: unknown): number => (isAppError(err) ? HTTP_STATUS[err.reason] : 500);

@@ -1,0 +1,159 @@
+import type { Readable, Writable } from 'node:stream';
+import { z } from 'zod';
+import { LOCAL_PRINCIPAL, type Logger, type Principal } from '../../application/index.js';
+import { AppError } from '../../domain/errors.js';
+import type { AgentCardProvider } from '../a2a/agent-card.js';
+import { EXTENSION_URI, parseVersion, SUPPORTED_VERSIONS, type ProtocolVersion } from '../a2a/versions.js';
+import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
+import { invalidRequest, newCorrelationId, parseError, toErrorObject, validationError } from '../jsonrpc/errors.js';
+import { createLineFramer, frame } from '../jsonrpc/framing.js';
+import type { Dispatcher } from './dispatcher.js';
+
+/** Methods of the stdio binding itself (not A2A operations, so not in the method table). */
+export const STDIO_INITIALIZE = 'initialize';
+export const STDIO_CANCEL = '$/cancelRequest';
+export const STDIO_STREAM_EVENT = '_cleveragents/stream/event';
+
+const InitializeParams = z.object({
+  protocolVersion: z.string().optional(),
+  extensions: z.array(z.string()).optional(),
+  clientInfo: z.object({ name: z.string(), version: z.string().optional() }).optional(),
+});
+
+export interface StdioServerOptions {
+  dispatcher: Dispatcher;
+  card: AgentCardProvider;
+  logger: Logger;
+  serverInfo: { name: string; version: string };
+  input: Readable;
+  output: Writable;
+  principal?: Principal;
+  maxLineBytes?: number;
+}
+
+/**
+ * A2A JSON-RPC over stdio (DESIGN.md §3.5): one message per line; `initialize` first; stream
+ * events as `_cleveragents/stream/event` notifications then one final response; `$/cancelRequest`
+ * stops a request; the server ends when its input closes.
+ */
+export class A2aStdioServer {
+  private version: ProtocolVersion | undefined;
+  private readonly inflight = new Map<string, AbortController>();
+  private readonly pending = new Set<Promise<void>>();
+  private ended = false;
+  private readonly principal: Principal;
+  readonly done: Promise<void>;
+
+  constructor(private readonly opts: StdioServerOptions) {
+    this.principal = opts.principal ?? LOCAL_PRINCIPAL;
+    const framer = createLineFramer(
+      (line) => this.track(this.onLine(line)),
+      (bytes) => this.write({ jsonrpc: '2.0', id: null, error: toErrorObject(invalidRequest(`message of ${bytes} bytes exceeds the ${this.maxLine} byte limit`), 'extension', newCorrelationId()) }),
+      this.maxLine,
+    );
+    this.done = new Promise((resolve) => {
+      opts.input.on('data', (c: Buffer) => framer.push(c));
+      opts.input.on('end', () => {
+        framer.flush();
+        resolve(this.shutdown());
+      });
+      opts.input.on('error', () => resolve(this.shutdown()));
+    });
+  }
+
+  private get maxLine(): number {
+    return this.opts.maxLineBytes ?? 16 * 1024 * 1024;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.ended = true;
+    for (const c of this.inflight.values()) c.abort();
+    await Promise.allSettled([...this.pending]);
+  }
+
+  private track(p: Promise<void>): void {
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p));
+  }
+
+  private async onLine(line: string): Promise<void> {
+    let msg: unknown;
+    try {
+      msg = JSON.parse(line);
+    } catch (err) {
+      return this.write({ jsonrpc: '2.0', id: null, error: toErrorObject(parseError(err instanceof Error ? err.message : 'unreadable'), 'extension', newCorrelationId()) });
+    }
+    if (Array.isArray(msg)) {
+      return this.write({ jsonrpc: '2.0', id: null, error: toErrorObject(invalidRequest('batch requests are not supported'), 'extension', newCorrelationId()) });
+    }
+    const env = checkEnvelope(msg);
+    if (env.ok && env.request.method === STDIO_CANCEL) return this.cancel(env.request.params);
+    if (env.ok && env.request.method === STDIO_INITIALIZE) return this.initialize(env.request.id ?? null, env.request.params);
+    if (env.ok && this.version === undefined) {
+      if (env.request.id === undefined) return;
+      return this.fail(env.request.id, invalidRequest(`send ${STDIO_INITIALIZE} first (the handshake negotiates the protocol version)`));
+    }
+    const key = env.ok && env.request.id !== undefined ? keyOf(env.request.id) : undefined;
+    const abort = new AbortController();
+    if (key !== undefined) this.inflight.set(key, abort);
+    try {
+      const outcome = await this.opts.dispatcher.dispatch(msg, { principal: this.principal, version: this.version, signal: abort.signal });
+      if (outcome.kind === 'response') return this.write(outcome.response);
+      if (outcome.kind === 'notification') return;
+      let count = 0;
+      let lastSeq = 0;
+      for await (const ev of outcome.events) {
+        if (this.ended) break;
+        if ('error' in ev.response) return this.write(ev.response);
+        count++;
+        lastSeq = ev.seq;
+        this.write({ jsonrpc: '2.0', method: STDIO_STREAM_EVENT, params: { requestId: outcome.id, seq: ev.seq, event: ev.response.result } });
+      }
+      if (abort.signal.aborted) {
+        return this.fail(outcome.id, new AppError('UNSUPPORTED_OPERATION', 'request cancelled by the client', { details: { cancelled: true } }));
+      }
+      this.write({ jsonrpc: '2.0', id: outcome.id, result: { done: true, events: count, lastSeq } });
+    } finally {
+      if (key !== undefined) this.inflight.delete(key);
+    }
+  }
+
+  private initialize(id: JsonRpcId, params: unknown): void {
+    const p = InitializeParams.safeParse(params ?? {});
+    if (!p.success) return this.fail(id, validationError(p.error.issues));
+    let version: ProtocolVersion;
+    try {
+      version = parseVersion(p.data.protocolVersion) ?? '1.0';
+    } catch (err) {
+      return this.fail(id, err);
+    }
+    this.version = version;
+    const extensions = (p.data.extensions ?? []).filter((e) => e === EXTENSION_URI);
+    this.write({
+      jsonrpc: '2.0',
+      id,
+      result: {
+        protocolVersion: version,
+        supportedVersions: [...SUPPORTED_VERSIONS],
+        extensions,
+        serverInfo: this.opts.serverInfo,
+        agentCard: this.opts.card.publicCard(version).card,
+      },
+    });
+  }
+
+  private cancel(params: unknown): void {
+    const id = (params as { id?: unknown } | undefined)?.id;
+    if (typeof id === 'string' || typeof id === 'number') this.inflight.get(keyOf(id))?.abort();
+  }
+
+  private fail(id: JsonRpcId, err: unknown): void {
+    this.write({ jsonrpc: '2.0', id, error: toErrorObject(err, 'extension', newCorrelationId()) });
+  }
+
+  private write(msg: JsonRpcResponse | { jsonrpc: '2.0'; method: string; params: unknown }): void {
+    if (this.opts.output.writable) this.opts.output.write(frame(msg));
+  }
+}
+
+const keyOf = (id: JsonRpcId): string => `${typeof id}:${String(id)}`;
