@@ -10,7 +10,11 @@ const isoTimestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 export const Timestamp = z
   .string()
   .regex(isoTimestamp, 'must be an ISO 8601 UTC timestamp such as 2026-01-31T12:00:00.000Z')
-  .refine((s) => !Number.isNaN(Date.parse(s)), 'is not a real date');
+  .refine((s) => {
+    const t = Date.parse(s);
+    // Date.parse rolls 2026-02-31 over to March; a real date survives the round trip.
+    return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === s.slice(0, 10);
+  }, 'is not a real date');
 
 export const TASK_STATES = [
   'TASK_STATE_SUBMITTED',

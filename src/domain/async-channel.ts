@@ -37,13 +37,18 @@ export class Channel<T> implements AsyncIterableIterator<T> {
   /** Ends the stream with an error, raised once the buffer is drained. */
   fail(error: unknown): void {
     if (this.closed) return;
-    this.failure = error ?? new Error('stream failed');
-    this.end();
+    const failure = error ?? new Error('stream failed');
     if (this.waiter) {
+      // A waiting consumer means the buffer is empty: it gets the error now.
       const w = this.waiter;
       this.waiter = undefined;
-      w.reject(this.failure);
+      this.closed = true;
+      this.runCleanup();
+      w.reject(failure);
+      return;
     }
+    this.failure = failure;
+    this.end();
   }
 
   next(): Promise<IteratorResult<T>> {

@@ -43,19 +43,12 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   const { token, file, generated } = resolveToken(opts.token, dataDir);
   const host = opts.host;
   const base = `http://${host.includes(':') ? `[${host}]` : host}`;
-  // The card needs the real port, known only after listen: build the endpoint lazily.
-  let endpoint = `${base}:${opts.port}/a2a`;
   const app = await buildApp({
     dataDir,
     logger,
     defaultActor: opts.defaultActor,
     tokenFile: file,
-    card: {
-      get endpoint() {
-        return endpoint;
-      },
-      auth: 'bearer',
-    },
+    card: { endpoint: `${base}:${opts.port}/a2a`, auth: 'bearer' },
   });
   const server = new A2aHttpServer({
     dispatcher: app.dispatcher,
@@ -66,7 +59,8 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
     ready: async () => (await app.facade.health.check()).storage === 'ok',
   });
   const addr = await server.listen(opts.port, host);
-  endpoint = `${base}:${addr.port}/a2a`;
+  const endpoint = `${base}:${addr.port}/a2a`;
+  app.card.setEndpoint(endpoint);
   if (generated) {
     process.stderr.write(`Generated a server token (stored in ${file}, mode 600). Use it as: Authorization: Bearer ${token}\n`);
   } else if (file) {

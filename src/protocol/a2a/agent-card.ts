@@ -54,6 +54,12 @@ export class AgentCardProvider {
     private readonly methods: readonly MethodDef[],
   ) {}
 
+  /** The endpoint is known only once the server listens (port 0 picks one). */
+  setEndpoint(endpoint: string): void {
+    this.opts.endpoint = endpoint;
+    this.cache.clear();
+  }
+
   /** The public card and its ETag for a negotiated version (undefined: caller named none). */
   publicCard(version?: ProtocolVersion): { card: Card; etag: string } {
     const key = version ?? 'none';

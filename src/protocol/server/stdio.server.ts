@@ -125,7 +125,8 @@ export class A2aStdioServer {
     try {
       version = parseVersion(p.data.protocolVersion) ?? '1.0';
     } catch (err) {
-      return this.fail(id, err);
+      // The same VersionNotSupported (-32009) an HTTP caller gets for an unknown A2A-Version.
+      return this.write({ jsonrpc: '2.0', id, error: toErrorObject(err, 'a2a-v1', newCorrelationId()) });
     }
     this.version = version;
     const extensions = (p.data.extensions ?? []).filter((e) => e === EXTENSION_URI);
