@@ -1,10 +1,14 @@
 import type { z } from 'zod';
 import type { Principal, ServiceFacade, StreamItem } from '../../application/index.js';
-import type { AgentCardProvider } from './agent-card.js';
 import type { ProtocolVersion } from './versions.js';
 
 /** What a method needs the caller to be allowed to do. */
 export type Permission = 'task:read' | 'task:write' | 'session:read' | 'session:write' | 'system:read' | 'card:read';
+
+/** What methods may ask of the Agent Card (kept narrow so the card can list methods without a cycle). */
+export interface CardSource {
+  extendedCard(principal: Principal): Record<string, unknown>;
+}
 
 export interface CallContext {
   principal: Principal;
@@ -12,7 +16,7 @@ export interface CallContext {
   /** Aborted when the client cancels the request or goes away. */
   signal: AbortSignal;
   correlationId: string;
-  card: AgentCardProvider;
+  card: CardSource;
   /** Resume position for SubscribeToTask (HTTP Last-Event-ID). */
   lastEventSeq?: number | undefined;
 }
