@@ -88,7 +88,8 @@ export class PushNotifier {
         return;
       } catch (err) {
         target.failures++;
-        const delay = this.backoff[attempt];
+        const permanent = (err as { permanent?: unknown } | null)?.permanent === true;
+        const delay = permanent ? undefined : this.backoff[attempt];
         if (delay === undefined) {
           this.logger.warn({ err, url: c.url, configId: c.id, taskId: c.taskId }, 'push notification given up');
           return;

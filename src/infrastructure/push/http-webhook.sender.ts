@@ -16,6 +16,8 @@ export interface HttpWebhookSenderOptions {
 /** A webhook that must not be delivered; never retried into success. */
 export class WebhookRefusedError extends Error {
   override readonly name = 'WebhookRefusedError';
+  /** Retrying cannot help: the target itself is refused. */
+  readonly permanent = true;
 }
 
 /**
