@@ -13,5 +13,18 @@ export type { SystemProbe, DiagnosticCheck, CheckStatus } from './ports/system.p
 export type { StreamItem, SendInput, SendResult, ListInput, ListResult } from './tasks/task.service.js';
 export type { HealthReport, DiagnosticsReport } from './system/health.service.js';
 export type { SessionDetail } from './sessions/session.service.js';
-export { builtinActors } from './actors/builtin-actors.js';
+export { builtinActors, builtinActorsByModel } from './actors/builtin-actors.js';
 
+export type {
+  RegistryRepository,
+  RegistryListQuery,
+  Referrer,
+  NamespaceRepository,
+  NamespaceRecord,
+  Member,
+  Role,
+  PathFacts,
+  ResourceInspector,
+} from './ports/registry.repository.port.js';
+export type { DefinitionInput, ListInput as RegistryListInput, ListOutput as RegistryListOutput, ShownEntity } from './registry/registry.service.js';
+export type { NamespaceSummary, NamespaceDetail } from './registry/namespace.service.js';

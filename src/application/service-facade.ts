@@ -1,6 +1,8 @@
-import type { ActorCatalog } from './ports/actor.port.js';
+import { BUILTIN_ACTOR_DEFINITIONS, BUILTIN_TOOLS } from '../domain/registry/builtins.js';
+import type { Actor, ActorCatalog } from './ports/actor.port.js';
 import type { Logger } from './ports/logger.port.js';
 import type { PushConfigRepository } from './ports/push-config.repository.port.js';
+import type { NamespaceRepository, RegistryRepository, ResourceInspector } from './ports/registry.repository.port.js';
 import type { SessionRepository } from './ports/session.repository.port.js';
 import type { SystemProbe } from './ports/system.port.js';
 import type { TaskRepository } from './ports/task.repository.port.js';
@@ -8,6 +10,9 @@ import type { WebhookSender } from './ports/webhook.port.js';
 import type { Principal } from './ports/principal.js';
 import { PushConfigService } from './push/push-config.service.js';
 import { PushNotifier, type PushNotifierOptions } from './push/push-notifier.js';
+import { NamespaceService } from './registry/namespace.service.js';
+import { RegistryActorCatalog } from './registry/registry-actor.catalog.js';
+import { RegistryService } from './registry/registry.service.js';
 import { SessionService } from './sessions/session.service.js';
 import { HealthService } from './system/health.service.js';
 import { TaskService } from './tasks/task.service.js';
@@ -16,9 +21,13 @@ export interface FacadeDeps {
   tasks: TaskRepository;
   sessions: SessionRepository;
   pushConfigs: PushConfigRepository;
+  registry: RegistryRepository;
+  namespaces: NamespaceRepository;
+  inspector: ResourceInspector;
   webhooks: WebhookSender;
   probe: SystemProbe;
-  actors: ActorCatalog;
+  /** The deterministic actors by model name (`echo`, `conformance`). */
+  actorsByModel: ReadonlyMap<string, Actor>;
   logger: Logger;
   version: string;
   defaultActor: string;
@@ -33,13 +42,25 @@ export interface ServiceFacade {
   readonly notifier: PushNotifier;
   readonly health: HealthService;
   readonly actors: ActorCatalog;
+  readonly registry: RegistryService;
+  readonly namespaces: NamespaceService;
   /** Deletes a session with its tasks (running ones are cancelled first). */
   deleteSession(id: string, principal: Principal): Promise<{ deleted: true; tasksDeleted: number }>;
 }
 
 export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
-  const sessions = new SessionService({ sessions: deps.sessions, tasks: deps.tasks, actors: deps.actors, defaultActor: deps.defaultActor });
-  const tasks = new TaskService({ tasks: deps.tasks, sessions, actors: deps.actors, logger: deps.logger });
+  let registry: RegistryService | undefined;
+  const namespaces = new NamespaceService(deps.namespaces, deps.registry, () => registry?.builtinCounts() ?? {});
+  registry = new RegistryService({
+    repo: deps.registry,
+    namespaces,
+    inspector: deps.inspector,
+    builtins: { actor: BUILTIN_ACTOR_DEFINITIONS, tool: BUILTIN_TOOLS },
+    builtinModels: [...deps.actorsByModel.keys()],
+  });
+  const actors = new RegistryActorCatalog(registry, deps.actorsByModel);
+  const sessions = new SessionService({ sessions: deps.sessions, tasks: deps.tasks, actors, defaultActor: deps.defaultActor });
+  const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger });
   let notifier: PushNotifier | undefined;
   const push = new PushConfigService(deps.pushConfigs, tasks, (taskId) => notifier?.invalidate(taskId));
   notifier = new PushNotifier((task) => push.forDelivery(task), deps.webhooks, deps.logger, deps.push);
@@ -52,7 +73,9 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     push,
     notifier: n,
     health,
-    actors: deps.actors,
+    actors,
+    registry,
+    namespaces,
     async deleteSession(id, principal) {
       await sessions.get(id, principal);
       const tasksDeleted = await tasks.purgeContext(id);

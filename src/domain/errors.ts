@@ -18,6 +18,8 @@ export const ERROR_REASONS = [
   'FORBIDDEN',
   'INVALID_STATE',
   'ALREADY_EXISTS',
+  'REVISION_CONFLICT',
+  'IN_USE',
   'BUDGET_EXCEEDED',
   'VERSION_MISMATCH',
   'PLAN_ERROR',
@@ -29,6 +31,9 @@ export type ErrorReason = (typeof ERROR_REASONS)[number];
 export interface FieldViolation {
   field: string;
   description: string;
+  /** Where the field is written, when it came from a file. */
+  file?: string;
+  line?: number;
 }
 
 /** The error class name a client sees in `error.data.type`, per reason. */
@@ -48,6 +53,8 @@ export const ERROR_TYPE_NAMES: Record<ErrorReason, string> = {
   FORBIDDEN: 'AuthorizationError',
   INVALID_STATE: 'BusinessRuleViolation',
   ALREADY_EXISTS: 'DuplicateEntityError',
+  REVISION_CONFLICT: 'RevisionConflictError',
+  IN_USE: 'EntityInUseError',
   BUDGET_EXCEEDED: 'BudgetExceededError',
   VERSION_MISMATCH: 'A2aVersionMismatchError',
   PLAN_ERROR: 'PlanError',

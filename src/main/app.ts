@@ -1,9 +1,12 @@
 import pino from 'pino';
-import { builtinActors, createServiceFacade, type Logger, type ServiceFacade } from '../application/index.js';
+import { builtinActorsByModel, createServiceFacade, type Logger, type ServiceFacade } from '../application/index.js';
 import {
+  FsResourceInspector,
   HttpWebhookSender,
   openDatabase,
   SqlitePushConfigRepository,
+  SqliteNamespaceRepository,
+  SqliteRegistryRepository,
   SqliteSessionRepository,
   SqliteSystemProbe,
   SqliteTaskRepository,
@@ -48,18 +51,28 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
   const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
   const db = await openDatabase({ file });
-  const actors = builtinActors({ conformance: opts.conformanceStepMs !== undefined ? { stepMs: opts.conformanceStepMs } : {} });
+  const actorsByModel = builtinActorsByModel({ conformance: opts.conformanceStepMs !== undefined ? { stepMs: opts.conformanceStepMs } : {} });
+  const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
   const facade = createServiceFacade({
     tasks: new SqliteTaskRepository(db),
     sessions: new SqliteSessionRepository(db),
     pushConfigs: new SqlitePushConfigRepository(db),
+    registry: new SqliteRegistryRepository(db),
+    namespaces: new SqliteNamespaceRepository(db),
+    inspector: new FsResourceInspector(),
     webhooks: new HttpWebhookSender({ allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS') }),
     probe: new SqliteSystemProbe({ db, dataDir: opts.dataDir, dbFile: file, version: VERSION, tokenFile: opts.tokenFile }),
-    actors,
+    actorsByModel,
     logger,
     version: VERSION,
-    defaultActor: opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo',
+    defaultActor,
   });
+  try {
+    if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);
+  } catch (err) {
+    await db.close();
+    throw new Error(`The default actor ${defaultActor} cannot be used: ${(err as Error).message} (built-in actors: ${facade.actors.names().join(', ')})`);
+  }
   const table = buildMethodTable();
   const card = new AgentCardProvider(
     {

@@ -33,8 +33,17 @@ describe('hostile input over HTTP', () => {
     assert.equal(res.status, 401);
     assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer/);
     const json: any = await res.json();
-    assert.equal(json.error.code, -32002);
+    // A standard operation: a custom code, not one of the A2A task codes (-32002 is TaskNotCancelable).
+    assert.equal(json.error.code, -32040);
     assert.equal(json.error.data.type, 'AuthenticationError');
+    const v1 = (await (await post('{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"x"}}', { 'content-type': 'application/json', 'a2a-version': '1.0' })).json()) as any;
+    assert.equal(v1.id, 2);
+    assert.equal(v1.error.code, -32040);
+    assert.equal(v1.error.data[0].reason, 'UNAUTHENTICATED');
+    // An extension method: the platform taxonomy's -32002.
+    const ext = (await (await post('{"jsonrpc":"2.0","id":3,"method":"_cleveragents/health/check"}', { 'content-type': 'application/json' })).json()) as any;
+    assert.equal(ext.error.code, -32002);
+    assert.equal(ext.error.data.type, 'AuthenticationError');
   });
 
   it('refuses a wrong token and a malformed Authorization header', async () => {

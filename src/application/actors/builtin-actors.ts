@@ -2,12 +2,23 @@ import type { Actor, ActorCatalog } from '../ports/actor.port.js';
 import { ConformanceActor, type ConformanceOptions } from './conformance.actor.js';
 import { EchoActor } from './echo.actor.js';
 
-/** The actors that ship with CleverAgents and need no LLM. */
-export function builtinActors(opts: { conformance?: ConformanceOptions } = {}): ActorCatalog {
-  const actors = new Map<string, Actor>();
-  for (const a of [new EchoActor(), new ConformanceActor(opts.conformance)]) actors.set(a.name, a);
+export interface BuiltinActorOptions {
+  conformance?: ConformanceOptions;
+}
+
+/** The deterministic actors, by model name (`provider: builtin` actors name one of these). */
+export function builtinActorsByModel(opts: BuiltinActorOptions = {}): Map<string, Actor> {
+  return new Map<string, Actor>([
+    ['echo', new EchoActor()],
+    ['conformance', new ConformanceActor(opts.conformance)],
+  ]);
+}
+
+/** A catalog of just the built-in actors (`builtin/echo`, `builtin/conformance`). */
+export function builtinActors(opts: BuiltinActorOptions = {}): ActorCatalog {
+  const byName = new Map([...builtinActorsByModel(opts).values()].map((a) => [a.name, a]));
   return {
-    get: (name) => actors.get(name),
-    names: () => [...actors.keys()],
+    resolve: async (name) => byName.get(name),
+    names: () => [...byName.keys()],
   };
 }

@@ -27,7 +27,13 @@ export interface Actor {
   handle(turn: ActorTurn): Promise<void>;
 }
 
+/** Finds the actor to run for an actor name. */
 export interface ActorCatalog {
-  get(name: string): Actor | undefined;
+  /**
+   * The runnable actor, undefined when no actor has that name; throws INVALID_STATE for an actor
+   * that exists but cannot chat here (e.g. its provider is not available).
+   */
+  resolve(name: string): Promise<Actor | undefined>;
+  /** Names of the actors that always exist (the built-in ones). */
   names(): string[];
 }

@@ -30,7 +30,7 @@ export class PushConfigService {
     delete stored.tenant;
     await this.repo.put(stored);
     this.onChange(taskId);
-    return stored;
+    return redact(stored);
   }
 
   async get(taskId: string, id: string, principal: Principal): Promise<StoredPushConfig> {

@@ -33,11 +33,6 @@ export class SessionService {
 
   constructor(private readonly deps: SessionServiceDeps) {
     this.now = deps.now ?? (() => new Date());
-    if (!deps.actors.get(deps.defaultActor)) {
-      throw new AppError('INVALID_PARAMS', `The default actor ${deps.defaultActor} does not exist`, {
-        hint: `choose one of: ${deps.actors.names().join(', ')}`,
-      });
-    }
   }
 
   get defaultActor(): string {
@@ -46,7 +41,7 @@ export class SessionService {
 
   async create(input: CreateSessionInput, principal: Principal, id: string = newId()): Promise<Session> {
     const actor = input.actor ?? this.deps.defaultActor;
-    if (!this.deps.actors.get(actor)) {
+    if (!(await this.deps.actors.resolve(actor))) {
       throw new AppError('NOT_FOUND', `No actor named ${actor}`, {
         details: { entity: 'actor', name: actor, available: this.deps.actors.names() },
         hint: `available actors: ${this.deps.actors.names().join(', ')}`,

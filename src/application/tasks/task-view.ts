@@ -4,6 +4,7 @@ import type { TaskCursor } from '../ports/task.repository.port.js';
 
 export interface ViewOptions {
   historyLength?: number | undefined;
+  /** true: always (ListTasks asked for them); false: never; default: when there are any. */
   includeArtifacts?: boolean | undefined;
 }
 
@@ -13,8 +14,9 @@ export interface ViewOptions {
  */
 export function viewTask(task: Task, opts: ViewOptions = {}): Task {
   const out: Task = { id: task.id, contextId: task.contextId, status: structuredClone(task.status) };
-  const includeArtifacts = opts.includeArtifacts ?? true;
-  if (includeArtifacts) out.artifacts = structuredClone(task.artifacts ?? []);
+  const artifacts = task.artifacts ?? [];
+  // ProtoJSON omits an empty repeated field, except where the caller explicitly asked for it.
+  if (opts.includeArtifacts === true || (opts.includeArtifacts === undefined && artifacts.length > 0)) out.artifacts = structuredClone(artifacts);
   const h = opts.historyLength;
   if (task.history && task.history.length > 0 && h !== 0) {
     const kept = h === undefined ? task.history : task.history.slice(-h);

@@ -256,7 +256,7 @@ export class TaskService {
         });
       }
       const session = await this.deps.sessions.find(task.contextId);
-      const actor = this.actorFor(session?.actor);
+      const actor = await this.actorFor(session?.actor);
       const message: Message = { ...incoming, taskId: task.id, contextId: task.contextId };
       (task.history ??= []).push(message);
       const seq = live.seq;
@@ -266,7 +266,7 @@ export class TaskService {
     }
 
     const session = await this.deps.sessions.resolveForMessage(incoming.contextId, principal);
-    const actor = this.actorFor(session.actor);
+    const actor = await this.actorFor(session.actor);
     const message: Message = { ...incoming, contextId: session.id };
     const direct = actor.reply?.(message);
     if (direct) return { direct: { ...direct, contextId: session.id } };
@@ -286,9 +286,9 @@ export class TaskService {
     return { live, actor, message: stamped, isFollowUp: false };
   }
 
-  private actorFor(name: string | undefined): Actor {
-    const actor = (name && this.deps.actors.get(name)) || this.deps.actors.get(this.deps.sessions.defaultActor);
-    if (!actor) throw new AppError('INTERNAL', 'no actor is available');
+  private async actorFor(name: string | undefined): Promise<Actor> {
+    const actor = await this.deps.actors.resolve(name ?? this.deps.sessions.defaultActor);
+    if (!actor) throw new AppError('INVALID_STATE', `The actor ${name ?? this.deps.sessions.defaultActor} of this session no longer exists`, { hint: 'start a new session with `agents session create --actor …`' });
     return actor;
   }
 

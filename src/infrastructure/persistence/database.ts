@@ -11,6 +11,42 @@ export interface DB {
   tasks: TasksTable;
   task_events: TaskEventsTable;
   push_configs: PushConfigsTable;
+  registry_entities: RegistryEntitiesTable;
+  registry_refs: RegistryRefsTable;
+  namespaces: NamespacesTable;
+  namespace_members: NamespaceMembersTable;
+}
+
+export interface RegistryEntitiesTable {
+  kind: string;
+  name: string;
+  namespace: string;
+  type_field: string | null;
+  revision: number;
+  content_hash: string;
+  created_at: string;
+  updated_at: string;
+  definition: string;
+}
+
+export interface RegistryRefsTable {
+  from_kind: string;
+  from_name: string;
+  to_kind: string;
+  to_name: string;
+}
+
+export interface NamespacesTable {
+  name: string;
+  owner: string;
+  created_at: string;
+}
+
+export interface NamespaceMembersTable {
+  namespace: string;
+  principal: string;
+  role: string;
+  added_at: string;
 }
 
 export interface SessionsTable {

@@ -80,9 +80,67 @@ const m0001_initial: Migration = {
   },
 };
 
+const m0002_registries: Migration = {
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('registry_entities')
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('namespace', 'text', (c) => c.notNull())
+      // The kind's filterable field: resource type, tool source, actor provider.
+      .addColumn('type_field', 'text')
+      .addColumn('revision', 'integer', (c) => c.notNull())
+      .addColumn('content_hash', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addColumn('definition', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('registry_entities_pk', ['kind', 'name'])
+      .execute();
+    await db.schema.createIndex('registry_entities_kind_ns_name').on('registry_entities').columns(['kind', 'namespace', 'name']).execute();
+
+    await db.schema
+      .createTable('registry_refs')
+      .addColumn('from_kind', 'text', (c) => c.notNull())
+      .addColumn('from_name', 'text', (c) => c.notNull())
+      .addColumn('to_kind', 'text', (c) => c.notNull())
+      .addColumn('to_name', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('registry_refs_pk', ['from_kind', 'from_name', 'to_kind', 'to_name'])
+      .execute();
+    await db.schema.createIndex('registry_refs_to').on('registry_refs').columns(['to_kind', 'to_name']).execute();
+
+    await db.schema
+      .createTable('namespaces')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable('namespace_members')
+      .addColumn('namespace', 'text', (c) => c.notNull())
+      .addColumn('principal', 'text', (c) => c.notNull())
+      .addColumn('role', 'text', (c) => c.notNull())
+      .addColumn('added_at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('namespace_members_pk', ['namespace', 'principal'])
+      .addForeignKeyConstraint('namespace_members_ns_fk', ['namespace'], 'namespaces', ['name'], (fk) => fk.onDelete('cascade'))
+      .execute();
+    await db.schema.createIndex('namespace_members_principal').on('namespace_members').columns(['principal', 'namespace']).execute();
+
+    // `local` belongs to the local user (the principal of local mode and of the server token).
+    const at = new Date().toISOString();
+    await db.insertInto('namespaces').values({ name: 'local', owner: 'local', created_at: at }).execute();
+    await db.insertInto('namespace_members').values({ namespace: 'local', principal: 'local', role: 'owner', added_at: at }).execute();
+  },
+  async down(db: AnyDb) {
+    for (const table of ['namespace_members', 'namespaces', 'registry_refs', 'registry_entities']) {
+      await db.schema.dropTable(table).ifExists().execute();
+    }
+  },
+};
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
+  '0002_registries': m0002_registries,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Principal } from '../../application/index.js';
 import type { MethodDef } from './method.js';
+import { buildOpenRpc } from './openrpc.js';
 import { EXTENSION_URI, EXTENSION_VERSION, type ProtocolVersion } from './versions.js';
 
 export interface AgentCardOptions {
@@ -33,6 +34,13 @@ const SKILLS = [
     tags: ['tasks', 'streaming', 'push-notifications'],
   },
   {
+    id: 'registries',
+    name: 'Registries and namespaces',
+    description: 'Define actors, tools, skills, resources, projects and actions from YAML or JSON: validated with file and line, namespaced, revisioned, reference-checked.',
+    tags: ['registry', 'namespaces', 'configuration'],
+    examples: ['agents actor add --config reviewer.yaml', 'agents resource add git-checkout local/api --path ./api'],
+  },
+  {
     id: 'diagnostics',
     name: 'Health and diagnostics',
     description: 'Check the server is alive and examine storage, disk, versions and configuration.',
@@ -48,6 +56,7 @@ const SKILLS = [
 export class AgentCardProvider {
   private readonly cache = new Map<string, { card: Card; etag: string }>();
   private extendedSchemas: Card | undefined;
+  private openRpcDoc: Card | undefined;
 
   constructor(
     private readonly opts: AgentCardOptions,
@@ -58,6 +67,13 @@ export class AgentCardProvider {
   setEndpoint(endpoint: string): void {
     this.opts.endpoint = endpoint;
     this.cache.clear();
+    this.openRpcDoc = undefined;
+  }
+
+  /** The OpenRPC document of every served method. */
+  openRpc(): Card {
+    this.openRpcDoc ??= buildOpenRpc(this.methods, { version: this.opts.version, endpoint: this.opts.endpoint });
+    return this.openRpcDoc;
   }
 
   /** The public card and its ETag for a negotiated version (undefined: caller named none). */
@@ -73,20 +89,21 @@ export class AgentCardProvider {
   }
 
   /** The authenticated card: adds who the caller is and the JSON Schema of every method. */
-  extendedCard(principal: Principal): Card {
+  extendedCard(principal: Principal, version: ProtocolVersion = '1.0'): Card {
     const base = this.v1Card();
     const caps = base['capabilities'] as Card;
     const ext = (caps['extensions'] as Card[])[0] as Card;
     this.extendedSchemas ??= Object.fromEntries(
       this.methods.map((m) => [m.name, { summary: m.summary, kind: m.kind, permission: m.permission, params: z.toJSONSchema(m.params, { io: 'input', unrepresentable: 'any' }), result: z.toJSONSchema(m.result, { unrepresentable: 'any' }) }]),
     );
-    return {
+    const card: Card = {
       ...base,
       capabilities: {
         ...caps,
         extensions: [{ ...ext, params: { ...(ext['params'] as Card), principal: principal.id, namespaces: [...principal.namespaces], methodSchemas: this.extendedSchemas } }],
       },
     };
+    return version === '0.3' ? { ...card, ...this.v03Fields() } : card;
   }
 
   private v1Card(): Card {
@@ -131,7 +148,13 @@ export class AgentCardProvider {
   /** What a v0.3 client reads: url, preferredTransport, protocolVersion and v0.3 security shapes. */
   private v03Fields(): Card {
     const o = this.opts;
-    const fields: Card = { url: o.endpoint, preferredTransport: 'JSONRPC', protocolVersion: '0.3.0', additionalInterfaces: [{ url: o.endpoint, transport: 'JSONRPC' }] };
+    const fields: Card = {
+      url: o.endpoint,
+      preferredTransport: 'JSONRPC',
+      protocolVersion: '0.3.0',
+      additionalInterfaces: [{ url: o.endpoint, transport: 'JSONRPC' }],
+      supportsAuthenticatedExtendedCard: true,
+    };
     if (o.auth === 'bearer') {
       fields['securitySchemes'] = { bearer: { type: 'http', scheme: 'bearer', description: 'The server token.' } };
       fields['security'] = [{ bearer: [] }];

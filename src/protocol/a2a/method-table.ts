@@ -4,6 +4,9 @@ import { diagnosticsRun, healthCheck } from './methods/health.methods.js';
 import { sendMessage, sendStreamingMessage } from './methods/message.methods.js';
 import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from './methods/push.methods.js';
 import { sessionCreate, sessionDelete, sessionList, sessionShow } from './methods/session.methods.js';
+import { rpcDiscover } from './methods/discovery.methods.js';
+import { namespaceList, namespaceMembers, namespaceShow } from './methods/namespace.methods.js';
+import { REGISTRIES, resourceTypeList, resourceTypeShow } from './methods/registry.methods.js';
 import { cancelTask, getTask, listTasks, subscribeToTask } from './methods/task.methods.js';
 
 /** Every method the server serves. Absent here means -32601. */
@@ -25,6 +28,13 @@ export const METHODS: readonly MethodDef[] = [
   sessionList,
   sessionShow,
   sessionDelete,
+  ...Object.values(REGISTRIES).flatMap((r) => [r.list, r.show, r.add, r.update, r.remove]),
+  resourceTypeList,
+  resourceTypeShow,
+  namespaceList,
+  namespaceShow,
+  namespaceMembers,
+  rpcDiscover,
 ] as MethodDef[];
 
 export interface MethodLookup {

@@ -3,11 +3,12 @@ import type { Principal, ServiceFacade, StreamItem } from '../../application/ind
 import type { ProtocolVersion } from './versions.js';
 
 /** What a method needs the caller to be allowed to do. */
-export type Permission = 'task:read' | 'task:write' | 'session:read' | 'session:write' | 'system:read' | 'card:read';
+export type Permission = 'task:read' | 'task:write' | 'session:read' | 'session:write' | 'system:read' | 'card:read' | 'registry:read' | 'registry:write';
 
 /** What methods may ask of the Agent Card (kept narrow so the card can list methods without a cycle). */
 export interface CardSource {
-  extendedCard(principal: Principal): Record<string, unknown>;
+  extendedCard(principal: Principal, version: ProtocolVersion): Record<string, unknown>;
+  openRpc(): Record<string, unknown>;
 }
 
 export interface CallContext {

@@ -7,14 +7,21 @@ export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 
+/**
+ * Authentication and authorization failures of standard operations: custom codes (A2A §3.3.2),
+ * outside -32001…-32009, which the spec gives to task errors (-32002 is TaskNotCancelable).
+ */
+export const A2A_UNAUTHENTICATED = -32040;
+export const A2A_FORBIDDEN = -32041;
+
 /** Standard A2A operations: the A2A error codes (spec §5.4), reason by reason. */
 export const A2A_CODES: Record<ErrorReason, number> = {
   TASK_NOT_FOUND: -32001,
   NOT_FOUND: -32001,
   TASK_NOT_CANCELABLE: -32002,
-  UNAUTHENTICATED: -32002,
+  UNAUTHENTICATED: A2A_UNAUTHENTICATED,
   PUSH_NOT_SUPPORTED: -32003,
-  FORBIDDEN: -32003,
+  FORBIDDEN: A2A_FORBIDDEN,
   UNSUPPORTED_OPERATION: -32004,
   INVALID_STATE: -32004,
   CONTENT_TYPE_NOT_SUPPORTED: -32005,
@@ -25,6 +32,8 @@ export const A2A_CODES: Record<ErrorReason, number> = {
   VERSION_MISMATCH: -32009,
   INVALID_PARAMS: INVALID_PARAMS,
   ALREADY_EXISTS: INVALID_PARAMS,
+  REVISION_CONFLICT: -32004,
+  IN_USE: -32004,
   BUDGET_EXCEEDED: INTERNAL_ERROR,
   PLAN_ERROR: INTERNAL_ERROR,
   UNAVAILABLE: INTERNAL_ERROR,
@@ -43,6 +52,8 @@ export const EXTENSION_CODES: Record<ErrorReason, number> = {
   PUSH_NOT_SUPPORTED: -32004,
   EXTENDED_CARD_NOT_CONFIGURED: -32004,
   ALREADY_EXISTS: -32005,
+  REVISION_CONFLICT: -32004,
+  IN_USE: -32004,
   BUDGET_EXCEEDED: -32006,
   VERSION_MISMATCH: -32007,
   VERSION_NOT_SUPPORTED: -32007,
@@ -75,6 +86,8 @@ export const HTTP_STATUS: Record<ErrorReason, number> = {
   EXTENSION_REQUIRED: 400,
   INVALID_STATE: 409,
   ALREADY_EXISTS: 409,
+  REVISION_CONFLICT: 409,
+  IN_USE: 409,
   BUDGET_EXCEEDED: 429,
   PLAN_ERROR: 409,
 };

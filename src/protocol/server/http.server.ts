@@ -77,6 +77,7 @@ export class A2aHttpServer {
     const path = url.pathname;
     if (req.method === 'GET' || req.method === 'HEAD') {
       if (path === '/.well-known/agent-card.json' || path === '/.well-known/agent.json') return this.serveCard(req, res, url);
+      if (path === '/openrpc.json') return this.sendJson(res, 200, this.opts.card.openRpc(), req.method === 'HEAD');
       if (path === '/health') return this.sendJson(res, this.closing ? 503 : 200, { status: this.closing ? 'shutting-down' : 'ok' });
       if (path === '/ready') {
         const ready = !this.closing && (this.opts.ready ? await this.opts.ready() : true);
@@ -113,22 +114,22 @@ export class A2aHttpServer {
   }
 
   private async serveRpc(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    // Authentication comes first: nothing about the request is looked at without a valid token.
-    let principal;
-    try {
-      principal = this.opts.auth.authenticate(header(req, 'authorization'));
-    } catch (err) {
-      res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
-      return this.sendJson(res, 401, rpcError(null, err, 'extension'));
-    }
     const type = (header(req, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase();
-    if (type !== JSON_TYPE && type !== 'application/a2a+json') {
-      return this.sendJson(res, 415, rpcError(null, invalidRequest(`Content-Type must be application/json (got ${type || 'none'})`), 'extension'));
-    }
     const declared = Number(header(req, 'content-length') ?? '0');
     if (declared > this.maxBody) return this.tooLarge(req, res);
     const body = await readBody(req, this.maxBody);
     if (body === 'too-large') return this.tooLarge(req, res);
+    let principal;
+    try {
+      principal = this.opts.auth.authenticate(header(req, 'authorization'));
+    } catch (err) {
+      // Nothing runs without a valid token; the method name only picks the error's dialect.
+      res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
+      return this.sendJson(res, 401, rpcError(idOf(body), err, authSurface(body, header(req, 'a2a-version') ?? url.searchParams.get('A2A-Version'))));
+    }
+    if (type !== JSON_TYPE && type !== 'application/a2a+json') {
+      return this.sendJson(res, 415, rpcError(null, invalidRequest(`Content-Type must be application/json (got ${type || 'none'})`), 'extension'));
+    }
 
     let version: ProtocolVersion | undefined;
     let parsed: unknown;
@@ -212,6 +213,17 @@ function acceptsSse(req: IncomingMessage): boolean {
 const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/subscribe', 'tasks/resubscribe']);
 function isStreamingRequest(msg: unknown): boolean {
   return typeof msg === 'object' && msg !== null && STREAMING.has((msg as { method?: unknown }).method as string);
+}
+
+/** Extension methods answer auth failures in the platform taxonomy; everything else as A2A does. */
+function authSurface(body: Buffer, version: string | null | undefined): ErrorSurface {
+  try {
+    const method = (JSON.parse(body.toString('utf8')) as { method?: unknown }).method;
+    if (typeof method === 'string' && method.startsWith('_cleveragents/')) return 'extension';
+  } catch {
+    // unreadable: answer as A2A
+  }
+  return version?.trim().startsWith('1.') ? 'a2a-v1' : 'a2a-v03';
 }
 
 function idOf(body: Buffer): string | number | null {

@@ -24,5 +24,5 @@ export const getExtendedAgentCard = defineMethod({
   params: z.object({ tenant: z.string().optional() }),
   result: AgentCardSchema,
   v03: { name: 'agent/getAuthenticatedExtendedCard', params: z.object({}).loose(), decode: () => ({}), encode: (c: unknown) => c },
-  call: async (_facade, _p, ctx) => ctx.card.extendedCard(ctx.principal) as z.input<typeof AgentCardSchema>,
+  call: async (_facade, _p, ctx) => ctx.card.extendedCard(ctx.principal, ctx.version) as z.input<typeof AgentCardSchema>,
 });

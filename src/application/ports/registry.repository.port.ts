@@ -1,0 +1,65 @@
+import type { Reference, RegistryEntity, RegistryKind } from '../../domain/registry/entities.js';
+
+export interface RegistryListQuery {
+  kind: RegistryKind;
+  /** Only these namespaces (the caller's, or one of them). */
+  namespaces: readonly string[];
+  /** The kind's type field (resource type, tool source, actor provider). */
+  type?: string | undefined;
+}
+
+export interface Referrer {
+  kind: RegistryKind;
+  name: string;
+}
+
+/** Stored registry entities and the references between them. */
+export interface RegistryRepository {
+  get(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined>;
+  /** Every matching entity, ordered by name (registries hold hundreds, not millions). */
+  list(query: RegistryListQuery): Promise<RegistryEntity[]>;
+  /** Inserts a new entity; ALREADY_EXISTS when the name is taken. */
+  insert(entity: RegistryEntity, refs: readonly Reference[], typeField: string | null): Promise<void>;
+  /** Replaces the entity if its stored revision is still `expectedRevision`; false otherwise. */
+  replace(entity: RegistryEntity, expectedRevision: number, refs: readonly Reference[], typeField: string | null): Promise<boolean>;
+  delete(kind: RegistryKind, name: string): Promise<boolean>;
+  /** Entities whose definitions refer to this one. */
+  referrers(kind: RegistryKind, name: string): Promise<Referrer[]>;
+  countByNamespace(namespace: string): Promise<Partial<Record<RegistryKind, number>>>;
+}
+
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+
+export interface NamespaceRecord {
+  name: string;
+  owner: string;
+  createdAt: string;
+}
+
+export interface Member {
+  principal: string;
+  role: Role;
+  addedAt: string;
+}
+
+export interface NamespaceRepository {
+  /** Namespaces the principal is a member of, with its role. */
+  forPrincipal(principal: string): Promise<Array<NamespaceRecord & { role: Role }>>;
+  get(name: string): Promise<NamespaceRecord | undefined>;
+  members(name: string): Promise<Member[]>;
+  roleOf(name: string, principal: string): Promise<Role | undefined>;
+}
+
+/** What the file system says about a resource's path (on the machine the agent runs on). */
+export interface PathFacts {
+  exists: boolean;
+  isDirectory: boolean;
+  gitWorkTree: boolean;
+  currentBranch?: string | undefined;
+  /** Whether the branch asked about exists in the repository. */
+  branchExists?: boolean | undefined;
+}
+
+export interface ResourceInspector {
+  inspect(path: string, branch?: string): Promise<PathFacts>;
+}

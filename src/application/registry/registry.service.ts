@@ -1,0 +1,320 @@
+import { createHash } from 'node:crypto';
+import { isAbsolute, resolve } from 'node:path';
+import { AppError, type FieldViolation } from '../../domain/errors.js';
+import {
+  DEFINITION_SCHEMAS,
+  PLURAL,
+  referencesOf,
+  type Definition,
+  type Reference,
+  type RegistryEntity,
+  type RegistryKind,
+} from '../../domain/registry/entities.js';
+import { namespaceOf } from '../../domain/registry/names.js';
+import type { Principal } from '../ports/principal.js';
+import type { Referrer, RegistryRepository, ResourceInspector } from '../ports/registry.repository.port.js';
+import { definitionError, parseDefinitionSource } from './definition-source.js';
+import { deriveFacts } from './derived-facts.js';
+import type { NamespaceService } from './namespace.service.js';
+
+export interface DefinitionInput {
+  definition?: Record<string, unknown> | undefined;
+  source?: { text: string; filename?: string | undefined; baseDir?: string | undefined } | undefined;
+}
+
+export interface ListInput {
+  namespace?: string | undefined;
+  nameRegex?: string | undefined;
+  type?: string | undefined;
+  pageSize?: number | undefined;
+  pageToken?: string | undefined;
+}
+
+export interface ListOutput {
+  items: RegistryEntity[];
+  nextPageToken: string;
+  totalSize: number;
+  summary: { byNamespace: Record<string, number>; byType: Record<string, number> };
+}
+
+export type ShownEntity = RegistryEntity & { derived: Record<string, unknown> };
+
+/** The field of each kind that `list --type` filters on. */
+export const TYPE_FIELD: Record<RegistryKind, string | undefined> = {
+  actor: 'provider',
+  tool: 'source',
+  resource: 'type',
+  skill: undefined,
+  project: undefined,
+  action: undefined,
+};
+
+export interface RegistryServiceDeps {
+  repo: RegistryRepository;
+  namespaces: NamespaceService;
+  inspector: ResourceInspector;
+  builtins: Partial<Record<RegistryKind, readonly Definition[]>>;
+  /** Models a `provider: builtin` actor may name (the deterministic actors that can run). */
+  builtinModels: readonly string[];
+  now?: () => Date;
+}
+
+const BUILTIN_SINCE = '2026-01-01T00:00:00.000Z';
+
+/**
+ * The six registries behind one service: strict, located validation; namespaced names; revisions
+ * with optimistic concurrency; references checked on write and on removal.
+ */
+export class RegistryService {
+  private readonly builtins = new Map<string, RegistryEntity>();
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: RegistryServiceDeps) {
+    this.now = deps.now ?? (() => new Date());
+    for (const [kind, defs] of Object.entries(deps.builtins) as Array<[RegistryKind, readonly Definition[]]>) {
+      for (const d of defs) {
+        this.builtins.set(`${kind}:${d.name}`, {
+          kind,
+          name: d.name,
+          namespace: namespaceOf(d.name),
+          revision: 1,
+          contentHash: contentHash(d),
+          createdAt: BUILTIN_SINCE,
+          updatedAt: BUILTIN_SINCE,
+          builtin: true,
+          definition: d,
+        });
+      }
+    }
+  }
+
+  /** How many built-in entities of each kind ship. */
+  builtinCounts(): Partial<Record<RegistryKind, number>> {
+    const out: Partial<Record<RegistryKind, number>> = {};
+    for (const e of this.builtins.values()) out[e.kind] = (out[e.kind] ?? 0) + 1;
+    return out;
+  }
+
+  async list(kind: RegistryKind, q: ListInput, principal: Principal): Promise<ListOutput> {
+    let regex: RegExp | undefined;
+    if (q.nameRegex !== undefined) {
+      try {
+        regex = new RegExp(q.nameRegex);
+      } catch (err) {
+        throw new AppError('INVALID_PARAMS', `nameRegex is not a valid regular expression: ${(err as Error).message}`, {
+          fields: [{ field: 'nameRegex', description: 'must be a JavaScript regular expression' }],
+        });
+      }
+    }
+    const readable = await this.deps.namespaces.readable(principal);
+    const namespaces = q.namespace === undefined ? readable : readable.filter((n) => n === q.namespace);
+    const stored = namespaces.length === 0 ? [] : await this.deps.repo.list({ kind, namespaces, type: q.type });
+    const field = TYPE_FIELD[kind];
+    const builtins = [...this.builtins.values()].filter(
+      (e) => e.kind === kind && namespaces.includes(e.namespace) && (q.type === undefined || typeOf(e, field) === q.type),
+    );
+    const all = [...builtins, ...stored].filter((e) => !regex || regex.test(e.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const summary = { byNamespace: {} as Record<string, number>, byType: {} as Record<string, number> };
+    for (const e of all) {
+      summary.byNamespace[e.namespace] = (summary.byNamespace[e.namespace] ?? 0) + 1;
+      const t = typeOf(e, field);
+      if (t !== undefined) summary.byType[t] = (summary.byType[t] ?? 0) + 1;
+    }
+    const after = q.pageToken ? decodeToken(q.pageToken) : undefined;
+    const start = after === undefined ? 0 : all.findIndex((e) => e.name > after);
+    const size = q.pageSize ?? 50;
+    const page = start < 0 ? [] : all.slice(start, start + size);
+    const more = start >= 0 && start + size < all.length;
+    return { items: page, nextPageToken: more && page.length ? encodeToken(page[page.length - 1]?.name ?? '') : '', totalSize: all.length, summary };
+  }
+
+  async show(kind: RegistryKind, name: string, principal: Principal): Promise<ShownEntity> {
+    const entity = await this.visible(kind, name, principal);
+    const usedBy = await this.deps.repo.referrers(kind, name);
+    const derived = await deriveFacts(entity, {
+      usedBy,
+      lookup: (k, n) => this.lookup(k, n),
+      inspector: this.deps.inspector,
+      builtinModels: this.deps.builtinModels,
+    });
+    return { ...entity, derived };
+  }
+
+  /** An entity by name without access checks (internal use: plans, actor resolution). */
+  async lookup(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> {
+    return this.builtins.get(`${kind}:${name}`) ?? (await this.deps.repo.get(kind, name));
+  }
+
+  async add(kind: RegistryKind, input: DefinitionInput, principal: Principal): Promise<RegistryEntity> {
+    const { definition, refs } = await this.prepare(kind, input, principal);
+    if (await this.lookup(kind, definition.name)) {
+      throw new AppError('ALREADY_EXISTS', `A ${kind} named ${definition.name} already exists`, {
+        details: { entity: kind, name: definition.name },
+        hint: `change it with \`agents ${kind} update\`, or pick another name`,
+      });
+    }
+    const at = this.now().toISOString();
+    const entity: RegistryEntity = {
+      kind,
+      name: definition.name,
+      namespace: namespaceOf(definition.name),
+      revision: 1,
+      contentHash: contentHash(definition),
+      createdAt: at,
+      updatedAt: at,
+      builtin: false,
+      definition,
+    };
+    await this.deps.repo.insert(entity, refs, typeOf(entity, TYPE_FIELD[kind]) ?? null);
+    return entity;
+  }
+
+  async update(kind: RegistryKind, name: string, input: DefinitionInput, expectedRevision: number | undefined, principal: Principal): Promise<RegistryEntity & { unchanged: boolean }> {
+    const current = await this.visible(kind, name, principal);
+    if (current.builtin) throw builtinRefused(kind, name);
+    const { definition, refs } = await this.prepare(kind, input, principal, name);
+    if (expectedRevision !== undefined && expectedRevision !== current.revision) throw staleRevision(kind, name, expectedRevision, current.revision);
+    const hash = contentHash(definition);
+    if (hash === current.contentHash) return { ...current, unchanged: true };
+    const next: RegistryEntity = { ...current, definition, contentHash: hash, revision: current.revision + 1, updatedAt: this.now().toISOString() };
+    if (!(await this.deps.repo.replace(next, current.revision, refs, typeOf(next, TYPE_FIELD[kind]) ?? null))) {
+      const latest = await this.deps.repo.get(kind, name);
+      throw staleRevision(kind, name, current.revision, latest?.revision ?? current.revision);
+    }
+    return { ...next, unchanged: false };
+  }
+
+  async remove(kind: RegistryKind, name: string, force: boolean, principal: Principal): Promise<{ removed: true; kind: RegistryKind; name: string; danglingReferrers: Referrer[] }> {
+    const current = await this.visible(kind, name, principal);
+    if (current.builtin) throw builtinRefused(kind, name);
+    await this.deps.namespaces.assertWritable(current.namespace, principal);
+    const referrers = await this.deps.repo.referrers(kind, name);
+    if (referrers.length > 0 && !force) {
+      const list = referrers.map((r) => `${r.kind} ${r.name}`).join(', ');
+      throw new AppError('IN_USE', `${kind} ${name} is used by ${list}`, {
+        details: { entity: kind, name, referrers },
+        hint: `remove or change those first, or pass --force to remove it anyway`,
+      });
+    }
+    await this.deps.repo.delete(kind, name);
+    return { removed: true, kind, name, danglingReferrers: referrers };
+  }
+
+  /** The entity if the caller may read it; otherwise "not found", whether or not it exists. */
+  private async visible(kind: RegistryKind, name: string, principal: Principal): Promise<RegistryEntity> {
+    const e = await this.lookup(kind, name);
+    if (!e || !(await this.deps.namespaces.readable(principal)).includes(e.namespace)) {
+      throw new AppError('NOT_FOUND', `No ${kind} named ${name}`, { details: { entity: kind, name }, hint: `see the available ones with \`agents ${kind} list\`` });
+    }
+    return e;
+  }
+
+  /** Parses, validates (schema, write access, references, the file system) and reports every problem at once. */
+  private async prepare(kind: RegistryKind, input: DefinitionInput, principal: Principal, expectedName?: string): Promise<{ definition: Definition; refs: Reference[] }> {
+    const parsed = input.source
+      ? parseDefinitionSource(input.source.text, input.source.filename ?? `<${kind} definition>`)
+      : { value: input.definition ?? {}, lineOf: () => undefined, filename: `<${kind} definition>` };
+    const raw = structuredClone(parsed.value) as Record<string, unknown>;
+    const baseDir = input.source?.baseDir;
+    if (kind === 'resource' && typeof raw['path'] === 'string' && !isAbsolute(raw['path']) && baseDir && isAbsolute(baseDir)) {
+      raw['path'] = resolve(baseDir, raw['path']);
+    }
+    const at = (path: ReadonlyArray<PropertyKey>, description: string): FieldViolation => {
+      const v: FieldViolation = { field: fieldPath(path), description, file: parsed.filename };
+      const line = parsed.lineOf(path);
+      if (line !== undefined) v.line = line;
+      return v;
+    };
+    const result = DEFINITION_SCHEMAS[kind].safeParse(raw);
+    const problems: FieldViolation[] = result.success ? [] : result.error.issues.map((i) => at(i.path, i.message));
+    // References are checked even when other fields are wrong, so one run reports everything.
+    const definition = (result.success ? result.data : raw) as Definition;
+    const name = typeof definition.name === 'string' ? definition.name : '';
+    if (result.success) {
+      if (expectedName !== undefined && name !== expectedName) {
+        problems.push(at(['name'], `is ${name}, but this updates ${expectedName} (entities cannot be renamed: remove and add)`));
+      }
+      await this.deps.namespaces.assertWritable(namespaceOf(name), principal);
+    }
+    const refs = safeReferences(kind, definition);
+    const readable = await this.deps.namespaces.readable(principal);
+    for (const ref of refs) {
+      if (ref.kind === kind && ref.name === name) {
+        problems.push(at(ref.path, `refers to itself`));
+        continue;
+      }
+      const target = await this.lookup(ref.kind, ref.name);
+      if (!target || !readable.includes(target.namespace)) problems.push(at(ref.path, `no ${ref.kind} named ${ref.name} (see \`agents ${ref.kind} list\`)`));
+    }
+    if (!result.success) throw definitionError(parsed.filename, sortByLine(problems));
+    problems.push(...(await this.checkKind(kind, definition, at)));
+    if (problems.length > 0) throw definitionError(parsed.filename, sortByLine(problems));
+    return { definition, refs };
+  }
+
+  private async checkKind(kind: RegistryKind, d: Definition, at: (p: ReadonlyArray<PropertyKey>, m: string) => FieldViolation): Promise<FieldViolation[]> {
+    const out: FieldViolation[] = [];
+    if (kind === 'resource' && 'path' in d && 'type' in d) {
+      const branch = d.type === 'git-checkout' ? d.branch : undefined;
+      const facts = await this.deps.inspector.inspect(d.path, branch);
+      if (!facts.exists) out.push(at(['path'], `${d.path} does not exist`));
+      else if (!facts.isDirectory) out.push(at(['path'], `${d.path} is not a directory`));
+      else if (d.type === 'git-checkout' && !facts.gitWorkTree) out.push(at(['path'], `${d.path} is not a git work tree (run \`git init\` there, or use type fs-directory)`));
+      else if (branch && facts.branchExists === false) out.push(at(['branch'], `branch ${branch} does not exist in ${d.path}`));
+    }
+    if (kind === 'actor' && 'provider' in d && d.provider === 'builtin' && !this.deps.builtinModels.includes(d.model)) {
+      out.push(at(['model'], `a builtin actor runs one of: ${this.deps.builtinModels.join(', ')}`));
+    }
+    return out;
+  }
+}
+
+/** References of a definition that may not have passed validation: only well-formed names count. */
+function safeReferences(kind: RegistryKind, d: Definition): Reference[] {
+  try {
+    return referencesOf(kind, d).filter((r) => typeof r.name === 'string' && /^[a-z][a-z0-9_-]*\/[a-z][a-z0-9_-]*$/.test(r.name));
+  } catch {
+    return [];
+  }
+}
+
+const sortByLine = (p: FieldViolation[]): FieldViolation[] => [...p].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
+
+function typeOf(e: RegistryEntity, field: string | undefined): string | undefined {
+  if (!field) return undefined;
+  const v = (e.definition as unknown as Record<string, unknown>)[field];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** sha256 of the definition's canonical JSON (keys sorted), so equal content has equal hashes. */
+export function contentHash(d: unknown): string {
+  const canon = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(canon) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])])) : v;
+  return `sha256:${createHash('sha256').update(JSON.stringify(canon(d))).digest('hex')}`;
+}
+
+function fieldPath(path: ReadonlyArray<PropertyKey>): string {
+  return path.reduce<string>((acc, k) => (typeof k === 'number' ? `${acc}[${k}]` : acc ? `${acc}.${String(k)}` : String(k)), '') || '(definition)';
+}
+
+function builtinRefused(kind: RegistryKind, name: string): AppError {
+  return new AppError('FORBIDDEN', `${kind} ${name} is built in and cannot be changed or removed`, { details: { entity: kind, name }, hint: `define your own ${kind} in local/ instead` });
+}
+
+function staleRevision(kind: RegistryKind, name: string, expected: number, actual: number): AppError {
+  return new AppError('REVISION_CONFLICT', `${kind} ${name} is at revision ${actual}, not ${expected}; nothing was written`, {
+    details: { entity: kind, name, expectedRevision: expected, revision: actual },
+    hint: `read it again with \`agents ${kind} show ${name}\` and retry with --expected-revision ${actual}`,
+  });
+}
+
+const encodeToken = (name: string): string => Buffer.from(name, 'utf8').toString('base64url');
+function decodeToken(t: string): string {
+  const s = Buffer.from(t, 'base64url').toString('utf8');
+  if (!/^[a-z][a-z0-9_-]*\/[a-z][a-z0-9_-]*$/.test(s)) {
+    throw new AppError('INVALID_PARAMS', 'pageToken is not a token this server issued', { fields: [{ field: 'pageToken', description: 'use the nextPageToken of a previous list' }] });
+  }
+  return s;
+}
+
+export { PLURAL };

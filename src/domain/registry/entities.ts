@@ -1,0 +1,249 @@
+/**
+ * Registry definitions (DESIGN.md §4.2): what a user writes in a YAML or JSON file, validated
+ * strictly. Each kind declares which other entities it refers to, so removal can refuse an entity
+ * still in use and name its referrers.
+ */
+import { z } from 'zod';
+import { EntityName } from './names.js';
+
+export const REGISTRY_KINDS = ['actor', 'tool', 'skill', 'resource', 'project', 'action'] as const;
+export type RegistryKind = (typeof REGISTRY_KINDS)[number];
+export const PLURAL: Record<RegistryKind, string> = {
+  actor: 'actors',
+  tool: 'tools',
+  skill: 'skills',
+  resource: 'resources',
+  project: 'projects',
+  action: 'actions',
+};
+
+const Description = z.string().max(2000, 'is at most 2000 characters');
+const Ref = EntityName;
+const AbsolutePath = z.string().min(1).refine((p) => p.startsWith('/'), 'must be an absolute path');
+
+/** A JSON Schema document (checked for shape, not re-validated as a meta-schema). */
+const JsonSchemaObject = z.looseObject({ type: z.string().optional() }).refine((s) => s.type === undefined || s.type === 'object', {
+  message: 'a tool input schema must describe an object ("type": "object")',
+});
+
+export const ActorDefinition = z
+  .object({
+    name: EntityName,
+    description: Description.optional(),
+    provider: z.enum(['openai-compatible', 'anthropic', 'builtin']),
+    model: z.string().min(1, 'is required').max(200),
+    baseUrl: z.string().url('must be an absolute URL').optional(),
+    apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name').optional(),
+    systemPrompt: z.string().max(100_000).optional(),
+    temperature: z.number().min(0, 'must be between 0 and 2').max(2, 'must be between 0 and 2').optional(),
+    maxTokens: z.number().int('must be an integer').positive('must be positive').optional(),
+    skills: z.array(Ref).optional(),
+    tools: z.array(Ref).optional(),
+    unsafe: z.boolean().optional(),
+  })
+  .strict();
+export type ActorDefinition = z.infer<typeof ActorDefinition>;
+
+export const TOOL_SOURCE = /^(builtin|command|mcp:[a-z][a-z0-9_-]*)$/;
+export const ToolDefinition = z
+  .object({
+    name: EntityName,
+    description: Description.optional(),
+    source: z.string().regex(TOOL_SOURCE, 'must be builtin, command or mcp:<server>'),
+    command: z
+      .object({
+        program: z.string().min(1),
+        args: z.array(z.string()).optional(),
+        timeoutMs: z.number().int().positive().max(3_600_000).optional(),
+      })
+      .strict()
+      .optional(),
+    inputSchema: JsonSchemaObject,
+    readOnly: z.boolean(),
+    writes: z.boolean(),
+    checkpoint: z.boolean().optional(),
+  })
+  .strict()
+  .superRefine((t, ctx) => {
+    if (t.readOnly && t.writes) ctx.addIssue({ code: 'custom', path: ['writes'], message: 'a read-only tool cannot write' });
+    if (t.source === 'command' && !t.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'a command tool needs command.program' });
+    if (t.source !== 'command' && t.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'only source: command takes a command' });
+  });
+export type ToolDefinition = z.infer<typeof ToolDefinition>;
+
+export const McpServer = z
+  .object({
+    name: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be lowercase letters, digits, - and _'),
+    command: z.string().min(1),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+  })
+  .strict();
+
+export const SkillDefinition = z
+  .object({
+    name: EntityName,
+    description: Description.optional(),
+    tools: z.array(Ref).optional(),
+    includes: z.array(Ref).optional(),
+    mcpServers: z.array(McpServer).optional(),
+    instructions: z.string().max(100_000).optional(),
+  })
+  .strict();
+export type SkillDefinition = z.infer<typeof SkillDefinition>;
+
+export const RESOURCE_TYPES = ['git-checkout', 'fs-directory'] as const;
+export const ResourceDefinition = z.discriminatedUnion('type', [
+  z
+    .object({
+      name: EntityName,
+      description: Description.optional(),
+      type: z.literal('git-checkout'),
+      path: AbsolutePath,
+      branch: z.string().regex(/^[A-Za-z0-9._/-]+$/, 'must be a branch name').optional(),
+    })
+    .strict(),
+  z.object({ name: EntityName, description: Description.optional(), type: z.literal('fs-directory'), path: AbsolutePath }).strict(),
+]);
+export type ResourceDefinition = z.infer<typeof ResourceDefinition>;
+
+export const ProjectDefinition = z
+  .object({
+    name: EntityName,
+    description: Description.optional(),
+    resources: z.array(Ref).min(1, 'a project needs at least one resource'),
+    settings: z
+      .object({
+        strategyActor: Ref.optional(),
+        executionActor: Ref.optional(),
+        automationProfile: z.enum(['manual', 'trusted', 'auto']).optional(),
+        context: z.object({ include: z.array(z.string()).optional(), exclude: z.array(z.string()).optional() }).strict().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+export type ProjectDefinition = z.infer<typeof ProjectDefinition>;
+
+const ArgumentSpec = z
+  .object({
+    type: z.enum(['string', 'number', 'integer', 'boolean']),
+    description: z.string().optional(),
+    default: z.union([z.string(), z.number(), z.boolean()]).optional(),
+    required: z.boolean().optional(),
+    enum: z.array(z.union([z.string(), z.number()])).min(1).optional(),
+  })
+  .strict()
+  .superRefine((a, ctx) => {
+    const d = a.default;
+    if (d === undefined) return;
+    const ok = a.type === 'string' ? typeof d === 'string' : a.type === 'boolean' ? typeof d === 'boolean' : typeof d === 'number' && (a.type === 'number' || Number.isInteger(d));
+    if (!ok) ctx.addIssue({ code: 'custom', path: ['default'], message: `must be a ${a.type}` });
+  });
+
+export const ActionStep = z
+  .object({
+    id: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be lowercase letters, digits, - and _').optional(),
+    description: z.string().optional(),
+    tool: Ref,
+    args: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+
+export const ActionDefinition = z
+  .object({
+    name: EntityName,
+    description: Description.optional(),
+    arguments: z.record(z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'argument names are identifiers'), ArgumentSpec).optional(),
+    descriptionTemplate: z.string().min(1, 'is required'),
+    definitionOfDone: z.string().min(1, 'is required'),
+    strategyActor: Ref.optional(),
+    executionActor: Ref.optional(),
+    invariants: z.array(z.string()).optional(),
+    steps: z.array(ActionStep).optional(),
+  })
+  .strict()
+  .superRefine((a, ctx) => {
+    const declared = new Set(Object.keys(a.arguments ?? {}));
+    const check = (text: string, path: (string | number)[]): void => {
+      for (const m of text.matchAll(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g)) {
+        if (!declared.has(m[1] ?? '')) ctx.addIssue({ code: 'custom', path, message: `uses {{${m[1]}}}, which is not a declared argument` });
+      }
+    };
+    check(a.descriptionTemplate, ['descriptionTemplate']);
+    check(a.definitionOfDone, ['definitionOfDone']);
+    a.steps?.forEach((s, i) => check(JSON.stringify(s.args ?? {}), ['steps', i, 'args']));
+  });
+export type ActionDefinition = z.infer<typeof ActionDefinition>;
+
+export const DEFINITION_SCHEMAS = {
+  actor: ActorDefinition,
+  tool: ToolDefinition,
+  skill: SkillDefinition,
+  resource: ResourceDefinition,
+  project: ProjectDefinition,
+  action: ActionDefinition,
+} as const;
+
+export type Definition = ActorDefinition | ToolDefinition | SkillDefinition | ResourceDefinition | ProjectDefinition | ActionDefinition;
+
+/** A reference from one entity to another, with where it is written. */
+export interface Reference {
+  kind: RegistryKind;
+  name: string;
+  path: (string | number)[];
+}
+
+/** The entities a definition refers to. */
+export function referencesOf(kind: RegistryKind, d: Definition): Reference[] {
+  const refs: Reference[] = [];
+  const add = (k: RegistryKind, names: string[] | undefined, path: string): void =>
+    names?.forEach((name, i) => refs.push({ kind: k, name, path: [path, i] }));
+  const one = (k: RegistryKind, name: string | undefined, path: (string | number)[]): void => {
+    if (name) refs.push({ kind: k, name, path });
+  };
+  switch (kind) {
+    case 'actor': {
+      const a = d as ActorDefinition;
+      add('skill', a.skills, 'skills');
+      add('tool', a.tools, 'tools');
+      break;
+    }
+    case 'skill': {
+      const s = d as SkillDefinition;
+      add('tool', s.tools, 'tools');
+      add('skill', s.includes, 'includes');
+      break;
+    }
+    case 'project': {
+      const p = d as ProjectDefinition;
+      add('resource', p.resources, 'resources');
+      one('actor', p.settings?.strategyActor, ['settings', 'strategyActor']);
+      one('actor', p.settings?.executionActor, ['settings', 'executionActor']);
+      break;
+    }
+    case 'action': {
+      const a = d as ActionDefinition;
+      one('actor', a.strategyActor, ['strategyActor']);
+      one('actor', a.executionActor, ['executionActor']);
+      a.steps?.forEach((s, i) => one('tool', s.tool, ['steps', i, 'tool']));
+      break;
+    }
+    default:
+      break;
+  }
+  return refs;
+}
+
+/** A stored definition with its bookkeeping. */
+export interface RegistryEntity<D extends Definition = Definition> {
+  kind: RegistryKind;
+  name: string;
+  namespace: string;
+  revision: number;
+  contentHash: string;
+  createdAt: string;
+  updatedAt: string;
+  builtin: boolean;
+  definition: D;
+}

@@ -1,0 +1,151 @@
+import { AppError } from '../../domain/errors.js';
+import type { Definition, Reference, RegistryEntity, RegistryKind } from '../../domain/registry/entities.js';
+import type { Member, NamespaceRecord, NamespaceRepository, Referrer, RegistryListQuery, RegistryRepository, Role } from '../../application/index.js';
+import { isConstraintError, type RegistryEntitiesTable, type SqliteDatabase } from './database.js';
+
+/** Registry entities and their references, in SQLite (through Kysely; not a hot path). */
+export class SqliteRegistryRepository implements RegistryRepository {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  async get(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> {
+    const row = await this.db.kysely.selectFrom('registry_entities').selectAll().where('kind', '=', kind).where('name', '=', name).executeTakeFirst();
+    return row && toEntity(row);
+  }
+
+  async list(q: RegistryListQuery): Promise<RegistryEntity[]> {
+    if (q.namespaces.length === 0) return [];
+    let query = this.db.kysely.selectFrom('registry_entities').selectAll().where('kind', '=', q.kind).where('namespace', 'in', [...q.namespaces]);
+    if (q.type !== undefined) query = query.where('type_field', '=', q.type);
+    return (await query.orderBy('name').execute()).map(toEntity);
+  }
+
+  async insert(e: RegistryEntity, refs: readonly Reference[], typeField: string | null): Promise<void> {
+    try {
+      await this.db.kysely.transaction().execute(async (tx) => {
+        await tx.insertInto('registry_entities').values(toRow(e, typeField)).execute();
+        await insertRefs(tx, e, refs);
+      });
+    } catch (err) {
+      if (isConstraintError(err, 'PRIMARYKEY')) {
+        throw new AppError('ALREADY_EXISTS', `A ${e.kind} named ${e.name} already exists`, { details: { entity: e.kind, name: e.name } });
+      }
+      throw err;
+    }
+  }
+
+  async replace(e: RegistryEntity, expectedRevision: number, refs: readonly Reference[], typeField: string | null): Promise<boolean> {
+    return this.db.kysely.transaction().execute(async (tx) => {
+      const res = await tx
+        .updateTable('registry_entities')
+        .set({ ...toRow(e, typeField) })
+        .where('kind', '=', e.kind)
+        .where('name', '=', e.name)
+        .where('revision', '=', expectedRevision)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) !== 1) return false;
+      await tx.deleteFrom('registry_refs').where('from_kind', '=', e.kind).where('from_name', '=', e.name).execute();
+      await insertRefs(tx, e, refs);
+      return true;
+    });
+  }
+
+  async delete(kind: RegistryKind, name: string): Promise<boolean> {
+    return this.db.kysely.transaction().execute(async (tx) => {
+      await tx.deleteFrom('registry_refs').where('from_kind', '=', kind).where('from_name', '=', name).execute();
+      const res = await tx.deleteFrom('registry_entities').where('kind', '=', kind).where('name', '=', name).executeTakeFirst();
+      return Number(res.numDeletedRows) > 0;
+    });
+  }
+
+  async referrers(kind: RegistryKind, name: string): Promise<Referrer[]> {
+    const rows = await this.db.kysely
+      .selectFrom('registry_refs')
+      .select(['from_kind', 'from_name'])
+      .where('to_kind', '=', kind)
+      .where('to_name', '=', name)
+      .orderBy('from_kind')
+      .orderBy('from_name')
+      .execute();
+    return rows.map((r) => ({ kind: r.from_kind as RegistryKind, name: r.from_name }));
+  }
+
+  async countByNamespace(namespace: string): Promise<Partial<Record<RegistryKind, number>>> {
+    const rows = await this.db.kysely
+      .selectFrom('registry_entities')
+      .select((eb) => ['kind', eb.fn.countAll<number>().as('n')])
+      .where('namespace', '=', namespace)
+      .groupBy('kind')
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.kind, Number(r.n)]));
+  }
+}
+
+/** Namespaces and memberships in SQLite. */
+export class SqliteNamespaceRepository implements NamespaceRepository {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  async forPrincipal(principal: string): Promise<Array<NamespaceRecord & { role: Role }>> {
+    const rows = await this.db.kysely
+      .selectFrom('namespace_members as m')
+      .innerJoin('namespaces as n', 'n.name', 'm.namespace')
+      .select(['n.name', 'n.owner', 'n.created_at', 'm.role'])
+      .where('m.principal', '=', principal)
+      .orderBy('n.name')
+      .execute();
+    return rows.map((r) => ({ name: r.name, owner: r.owner, createdAt: r.created_at, role: r.role as Role }));
+  }
+
+  async get(name: string): Promise<NamespaceRecord | undefined> {
+    const r = await this.db.kysely.selectFrom('namespaces').selectAll().where('name', '=', name).executeTakeFirst();
+    return r && { name: r.name, owner: r.owner, createdAt: r.created_at };
+  }
+
+  async members(name: string): Promise<Member[]> {
+    const rows = await this.db.kysely.selectFrom('namespace_members').selectAll().where('namespace', '=', name).orderBy('principal').execute();
+    return rows.map((r) => ({ principal: r.principal, role: r.role as Role, addedAt: r.added_at }));
+  }
+
+  async roleOf(name: string, principal: string): Promise<Role | undefined> {
+    const r = await this.db.kysely.selectFrom('namespace_members').select('role').where('namespace', '=', name).where('principal', '=', principal).executeTakeFirst();
+    return r?.role as Role | undefined;
+  }
+}
+
+type Tx = Parameters<Parameters<ReturnType<SqliteDatabase['kysely']['transaction']>['execute']>[0]>[0];
+
+async function insertRefs(tx: Tx, e: RegistryEntity, refs: readonly Reference[]): Promise<void> {
+  const unique = new Map(refs.map((r) => [`${r.kind}\u0000${r.name}`, r]));
+  if (unique.size === 0) return;
+  await tx
+    .insertInto('registry_refs')
+    .values([...unique.values()].map((r) => ({ from_kind: e.kind, from_name: e.name, to_kind: r.kind, to_name: r.name })))
+    .execute();
+}
+
+function toRow(e: RegistryEntity, typeField: string | null): RegistryEntitiesTable {
+  return {
+    kind: e.kind,
+    name: e.name,
+    namespace: e.namespace,
+    type_field: typeField,
+    revision: e.revision,
+    content_hash: e.contentHash,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+    definition: JSON.stringify(e.definition),
+  };
+}
+
+function toEntity(r: RegistryEntitiesTable): RegistryEntity {
+  return {
+    kind: r.kind as RegistryKind,
+    name: r.name,
+    namespace: r.namespace,
+    revision: Number(r.revision),
+    contentHash: r.content_hash,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    builtin: false,
+    definition: JSON.parse(r.definition) as Definition,
+  };
+}

@@ -1,0 +1,29 @@
+import { execFile } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import type { PathFacts, ResourceInspector } from '../../application/index.js';
+
+const run = promisify(execFile);
+
+/** Looks at a resource's path on this machine: does it exist, is it a git work tree, on which branch. */
+export class FsResourceInspector implements ResourceInspector {
+  async inspect(path: string, branch?: string): Promise<PathFacts> {
+    const s = await stat(path).catch(() => undefined);
+    if (!s) return { exists: false, isDirectory: false, gitWorkTree: false };
+    if (!s.isDirectory()) return { exists: true, isDirectory: false, gitWorkTree: false };
+    const inside = await git(path, ['rev-parse', '--is-inside-work-tree']);
+    if (inside !== 'true') return { exists: true, isDirectory: true, gitWorkTree: false };
+    const facts: PathFacts = { exists: true, isDirectory: true, gitWorkTree: true, currentBranch: (await git(path, ['symbolic-ref', '--short', '-q', 'HEAD'])) || undefined };
+    if (branch !== undefined) facts.branchExists = (await git(path, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`])) !== undefined;
+    return facts;
+  }
+}
+
+async function git(cwd: string, args: string[]): Promise<string | undefined> {
+  try {
+    const { stdout } = await run('git', ['-C', cwd, ...args], { timeout: 10_000, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+    return stdout.trim();
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The contract runner: every suite, written once, runs over the in-memory, stdio and HTTP
+ * transports. Afterwards it asserts the transports gave the same results (parity) and that every
+ * method of the table was exercised (coverage).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { METHODS } from '../../src/protocol/client/index.js';
+import { buildMethodTable } from '../../src/protocol/a2a/method-table.js';
+import { normalize, startHarness, TRANSPORTS, type Harness, type TransportName } from '../support/harness.js';
+import { a2aSuite } from './a2a.suite.js';
+import { registrySuite } from './registry.suite.js';
+import type { ClientTransport } from '../../src/protocol/client/index.js';
+
+const results = new Map<string, Map<TransportName, unknown>>();
+const called = new Map<TransportName, Set<string>>();
+const table = buildMethodTable();
+
+/** Records the canonical name of every method a transport is asked to call. */
+function recording(t: ClientTransport, into: Set<string>): ClientTransport {
+  const note = (method: string): void => {
+    const row = table.v1.get(method) ?? table.v03.get(method);
+    if (row) into.add(row.name);
+  };
+  return new Proxy(t, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if ((prop === 'request' || prop === 'stream') && typeof v === 'function') {
+        return (method: string, ...rest: unknown[]) => {
+          note(method);
+          return (v as (...a: unknown[]) => unknown).call(target, method, ...rest);
+        };
+      }
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+for (const transport of TRANSPORTS) {
+  describe(`contract over ${transport}`, () => {
+    let h: Harness;
+    const seen = new Set<string>();
+    called.set(transport, seen);
+    before(async () => {
+      const raw = await startHarness(transport);
+      const connect = raw.connect;
+      h = {
+        ...raw,
+        client: Object.assign(Object.create(Object.getPrototypeOf(raw.client)), raw.client, { transport: recording(raw.client.transport, seen) }),
+        connect: async (v) => {
+          const c = await connect(v);
+          return Object.assign(Object.create(Object.getPrototypeOf(c)), c, { transport: recording(c.transport, seen) });
+        },
+      };
+    });
+    after(() => h?.close());
+    const ctx = {
+      transport,
+      harness: () => h,
+      record: (name: string, value: unknown) => {
+        let m = results.get(name);
+        if (!m) results.set(name, (m = new Map()));
+        m.set(transport, normalize(value));
+      },
+    };
+    describe('A2A spine', () => a2aSuite(ctx));
+    describe('registries', () => registrySuite(ctx));
+  });
+}
+
+describe('across transports', () => {
+  it('gives the same results over every transport', () => {
+    assert.ok(results.size > 10, 'the suites recorded their results');
+    for (const [name, byTransport] of results) {
+      assert.equal(byTransport.size, TRANSPORTS.length, `${name} ran on every transport`);
+      const [first, ...rest] = TRANSPORTS;
+      for (const t of rest) assert.deepEqual(byTransport.get(t), byTransport.get(first as TransportName), `${name}: ${t} differs from ${first}`);
+    }
+  });
+
+  it('exercises every method of the table on every transport', () => {
+    for (const [t, seen] of called) {
+      const missing = METHODS.map((m) => m.name).filter((n) => !seen.has(n));
+      assert.deepEqual(missing, [], `methods without a contract test over ${t}`);
+    }
+  });
+});
