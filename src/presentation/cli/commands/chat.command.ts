@@ -1,0 +1,91 @@
+import { createInterface } from 'node:readline';
+import type { Command } from 'commander';
+import { A2AClientError, sendStreamingMessage, sessionCreate, type Task } from '../../../protocol/client/index.js';
+import { exitReasonOf } from '../exit-codes.js';
+import { renderError, reportOf, type ErrorReport } from '../render/error.js';
+import { StreamPrinter, type StreamedEvent } from '../render/stream.js';
+import { isInterruptedState } from '../render/task.js';
+import type { Outcome, RunContext, Runner } from '../runner.js';
+import { userMessage } from './message.js';
+import { reportTaskEnd } from './task-outcome.js';
+import { targetSession } from './session.command.js';
+
+interface ChatTurn {
+  input: string;
+  task: Task | null;
+  events: StreamedEvent[];
+  error?: ErrorReport;
+}
+
+/**
+ * An interactive, streamed conversation in one session: one line in, the answer streamed out.
+ * Works with piped stdin too (each line is a turn). `/exit` or end of input leaves.
+ */
+async function chat(ctx: RunContext, opts: { session?: string; actor?: string }): Promise<Outcome> {
+  const { ui } = ctx;
+  const client = await ctx.client();
+  const session = (await targetSession(client, opts, ctx.signal)) ?? (await client.call(sessionCreate, {}, { signal: ctx.signal }));
+  if (ui.rich) ui.out(`${ui.pal.bold('Session')} ${session.id} ${ui.pal.dim(`· ${session.actor} · /exit or Ctrl-D to leave`)}\n`);
+  else ui.out(`session: ${session.id}\n`);
+
+  const interactive = ctx.io.stdin.isTTY === true && ui.human;
+  const rl = createInterface({ input: ctx.io.stdin, terminal: interactive, ...(interactive ? { output: ctx.io.stdout } : {}) });
+  rl.setPrompt(ui.pal.bold('you › '));
+  rl.on('SIGINT', () => {
+    ctx.interrupt();
+    rl.close();
+  });
+  const onAbort = (): void => rl.close();
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+
+  const turns: ChatTurn[] = [];
+  // A task that asked for input gets the next line as its answer (multi-turn, DESIGN.md §3.6).
+  let waitingTask: string | undefined;
+  try {
+    if (interactive) rl.prompt();
+    for await (const raw of rl) {
+      const line = raw.trim();
+      if (line === '/exit' || line === '/quit') break;
+      if (line === '') {
+        if (interactive) rl.prompt();
+        continue;
+      }
+      if (!interactive) ui.out(ui.rich ? `${ui.pal.bold('you ›')} ${line}\n` : `> ${line}\n`);
+      if (ui.rich) ui.out(ui.pal.magenta('agent › '));
+      const printer = new StreamPrinter(ui, 'answer');
+      const turn: ChatTurn = { input: line, task: null, events: printer.events };
+      turns.push(turn);
+      try {
+        const message = userMessage(line, { contextId: session.id, taskId: waitingTask });
+        for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: ctx.signal })) printer.push(seq, event);
+        printer.end();
+      } catch (err) {
+        printer.end();
+        // The agent refused this turn: say why and keep chatting. Anything else ends the chat.
+        if (!(err instanceof A2AClientError) || ctx.signal.aborted) throw err;
+        const reason = exitReasonOf(err);
+        turn.error = reportOf(err, reason, { kind: 'local' });
+        if (ui.human) ui.rawErr(renderError(turn.error, reason, { rich: ui.rich, pal: ui.errPal }));
+      }
+      if (printer.events.length === 0 && !turn.error) ui.warn('the agent ended this turn without answering');
+      turn.task = printer.task ?? null;
+      if (printer.task && printer.task.status.state !== 'TASK_STATE_COMPLETED') reportTaskEnd(ui, printer.task);
+      waitingTask = printer.task && isInterruptedState(printer.task.status.state) ? printer.task.id : undefined;
+      if (interactive) rl.prompt();
+    }
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    rl.close();
+  }
+  if (interactive) ui.out('\n');
+  return { data: { session, turns } };
+}
+
+export function registerChat(program: Command, runner: Runner): void {
+  program
+    .command('chat')
+    .description('Talk with the agent, answers streamed; reads lines from stdin (a terminal or a pipe); /exit or EOF ends')
+    .option('--session <id>', 'continue this session')
+    .option('--actor <name>', 'start a new session with this actor')
+    .action((opts: { session?: string; actor?: string }, cmd: Command) => runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)));
+}

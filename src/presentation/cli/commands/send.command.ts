@@ -1,0 +1,73 @@
+import type { Command } from 'commander';
+import { sendMessage, sendStreamingMessage } from '../../../protocol/client/index.js';
+import { UsageError } from '../exit-codes.js';
+import { StreamPrinter } from '../render/stream.js';
+import { artifactsText, messageText, renderTask } from '../render/task.js';
+import type { Outcome, RunContext, Runner } from '../runner.js';
+import { userMessage } from './message.js';
+import { targetSession } from './session.command.js';
+import { exitForTask, reportTaskEnd } from './task-outcome.js';
+
+interface SendOptions {
+  stream?: boolean;
+  session?: string;
+  actor?: string;
+  task?: string;
+  wait: boolean;
+}
+
+async function send(ctx: RunContext, text: string, opts: SendOptions): Promise<Outcome> {
+  if (opts.stream && !opts.wait) throw new UsageError('--no-wait cannot be combined with --stream');
+  if (opts.task && (opts.session || opts.actor)) throw new UsageError('--task continues an existing task: it cannot be combined with --session or --actor');
+  if (text === '-') text = await readAll(ctx.io.stdin);
+  if (text.trim() === '') throw new UsageError('the message is empty');
+  const client = await ctx.client();
+  const session = await targetSession(client, opts, ctx.signal);
+  const message = userMessage(text, { contextId: session?.id, taskId: opts.task });
+  const { ui } = ctx;
+
+  if (opts.stream) {
+    const printer = new StreamPrinter(ui, 'answer');
+    for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: ctx.signal })) printer.push(seq, event);
+    printer.end();
+    if (printer.events.length === 0) throw new Error('the agent ended the stream without sending anything');
+    reportTaskEnd(ui, printer.task);
+    const data: Record<string, unknown> = { task: printer.task ?? null, events: printer.events };
+    if (printer.message) data['message'] = printer.message;
+    return { data, exit: exitForTask(printer.task) };
+  }
+
+  const result = await client.call(sendMessage, { message, ...(opts.wait ? {} : { configuration: { returnImmediately: true } }) }, { signal: ctx.signal });
+  if ('message' in result) {
+    ui.out(`${messageText(result.message) ?? ''}\n`);
+    return { data: result };
+  }
+  const task = result.task;
+  const answer = artifactsText(task.artifacts);
+  if (answer && opts.wait) {
+    ui.out(answer.endsWith('\n') ? answer : `${answer}\n`);
+    reportTaskEnd(ui, task);
+  } else {
+    ui.out(renderTask(task, ui.mode));
+  }
+  return { data: result, exit: exitForTask(task) };
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : c);
+  return Buffer.concat(chunks).toString('utf8').replace(/\n$/, '');
+}
+
+export function registerSend(program: Command, runner: Runner): void {
+  program
+    .command('send')
+    .description('Send a message to the agent and print its answer (use - to read the message from stdin)')
+    .argument('<text...>', 'the message')
+    .option('--stream', 'print the answer as it is produced (SendStreamingMessage)')
+    .option('--session <id>', 'send into this session')
+    .option('--actor <name>', 'start a new session with this actor (builtin/echo, builtin/conformance, …)')
+    .option('--task <id>', 'answer a task that waits for input (continues it)')
+    .option('--no-wait', 'return as soon as the agent accepted the task')
+    .action((words: string[], opts: SendOptions, cmd: Command) => runner.run(cmd, 'send', (ctx) => send(ctx, words.join(' '), opts)));
+}

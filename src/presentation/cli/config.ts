@@ -1,0 +1,102 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { UsageError } from './exit-codes.js';
+import { isOutputFormat, OUTPUT_FORMATS, type OutputFormat } from './render/format.js';
+
+/** `config.yaml`: defaults for the client side of the CLI. */
+export interface FileConfig {
+  server?: string;
+  token?: string;
+  format?: OutputFormat;
+}
+
+/** How to reach the agent: spawn one over stdio, or talk HTTP to a server. */
+export type Connection = { kind: 'local'; dataDir?: string; verbose: boolean } | { kind: 'server'; url: string; token?: string };
+
+/** The global flags, as commander parsed them. */
+export interface GlobalFlags {
+  format?: string;
+  color?: boolean;
+  server?: string;
+  local?: boolean;
+  token?: string;
+  dataDir?: string;
+  verbose?: boolean;
+}
+
+/** `$XDG_CONFIG_HOME/cleveragents/config.yaml`, else `~/.config/cleveragents/config.yaml`. */
+export function configPath(env: NodeJS.ProcessEnv): string {
+  const xdg = env['XDG_CONFIG_HOME'];
+  const base = xdg && xdg.startsWith('/') ? xdg : join(env['HOME'] || homedir(), '.config');
+  return join(base, 'cleveragents', 'config.yaml');
+}
+
+/** Reads the config file; a missing file is an empty config, a broken one a usage error. */
+export function loadConfig(path: string): FileConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new UsageError(`cannot read the config file ${path}: ${(err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parse(text);
+  } catch (err) {
+    throw new UsageError(`the config file ${path} is not valid YAML: ${(err as Error).message}`, 'fix or remove the file');
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new UsageError(`the config file ${path} must be a mapping (server, token, format)`);
+  const d = doc as Record<string, unknown>;
+  const out: FileConfig = {};
+  for (const key of ['server', 'token'] as const) {
+    const v = d[key];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string') throw new UsageError(`${path}: ${key}: must be a string`);
+    out[key] = v;
+  }
+  if (d['format'] !== undefined && d['format'] !== null) {
+    if (!isOutputFormat(d['format'])) throw new UsageError(`${path}: format: must be one of ${OUTPUT_FORMATS.join(', ')}`);
+    out.format = d['format'];
+  }
+  return out;
+}
+
+/** The output format: flag, then CLEVERAGENTS_FORMAT, then the config, then rich on a terminal and plain otherwise. */
+export function resolveFormat(flag: string | undefined, env: NodeJS.ProcessEnv, file: FileConfig, stdoutIsTTY: boolean): OutputFormat {
+  const fromEnv = env['CLEVERAGENTS_FORMAT'];
+  if (flag !== undefined) {
+    if (!isOutputFormat(flag)) throw new UsageError(`--format must be one of ${OUTPUT_FORMATS.join(', ')}`);
+    return flag;
+  }
+  if (fromEnv) {
+    if (!isOutputFormat(fromEnv)) throw new UsageError(`CLEVERAGENTS_FORMAT must be one of ${OUTPUT_FORMATS.join(', ')}`);
+    return fromEnv;
+  }
+  return file.format ?? (stdoutIsTTY ? 'rich' : 'plain');
+}
+
+/** Local unless a server URL is given; for each setting the flag beats the environment beats the config file. */
+export function resolveConnection(flags: GlobalFlags, env: NodeJS.ProcessEnv, file: FileConfig): Connection {
+  if (flags.local && flags.server) throw new UsageError('--local and --server cannot be combined');
+  const url = flags.local ? undefined : (flags.server ?? (env['CLEVERAGENTS_SERVER_URL'] || undefined) ?? file.server);
+  if (url === undefined || url === '') {
+    const c: Connection = { kind: 'local', verbose: flags.verbose === true };
+    if (flags.dataDir) c.dataDir = resolve(flags.dataDir);
+    return c;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`the server URL ${JSON.stringify(url)} is not a URL`, 'use e.g. --server http://127.0.0.1:8080');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`the server URL must use http or https, not ${parsed.protocol}`);
+  const token = flags.token ?? (env['CLEVERAGENTS_SERVER_TOKEN'] || undefined) ?? file.token;
+  const c: Connection = { kind: 'server', url };
+  if (token) c.token = token;
+  return c;
+}

@@ -1,0 +1,82 @@
+/**
+ * The `agents` command line: a thin renderer over the A2A client. Every command is one or a few
+ * A2A calls to a local agent (spawned over stdio) or a server (`--server`); `serve` is handed to
+ * the composition root.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { registerChat } from './commands/chat.command.js';
+import { registerSend } from './commands/send.command.js';
+import { registerServe, type ServeOptions } from './commands/serve.command.js';
+import { registerSession } from './commands/session.command.js';
+import { registerSystem } from './commands/system.command.js';
+import { registerTask } from './commands/task.command.js';
+import { EXIT_CODES } from './exit-codes.js';
+import { OUTPUT_FORMATS } from './render/format.js';
+import type { CliIo } from './render/ui.js';
+import { Runner } from './runner.js';
+
+export type { ServeOptions } from './commands/serve.command.js';
+export type { CliIo } from './render/ui.js';
+export { EXIT_CODES, type ExitReason } from './exit-codes.js';
+
+/** What the composition root gives the CLI: its version, and the server to run for `agents serve`. */
+export interface CliHost {
+  version: string;
+  serve(opts: ServeOptions): Promise<number>;
+}
+
+/** Runs `agents` with `argv` (as `process.argv`: node, script, arguments…) and returns the exit code. */
+export async function runCli(argv: string[], host: CliHost, io: CliIo = processIo()): Promise<number> {
+  const runner = new Runner(host.version, io);
+  const program = buildProgram(host, runner, io);
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    // Help and version asked for (or `agents help x`) are successes; `agents` alone is a usage error.
+    if (err.exitCode === 0) return EXIT_CODES.OK;
+    runner.usage(program, argv.slice(2), err.message.replace(/^error: /, ''));
+  }
+  return runner.exitCode;
+}
+
+function buildProgram(host: CliHost, runner: Runner, io: CliIo): Command {
+  const program = new Command('agents')
+    .description('CleverAgents: talk to an agent over A2A — a local one (spawned over stdio) or a server (--server URL)')
+    .version(host.version, '-V, --version', 'print the version')
+    .addOption(new Option('--format <format>', 'output format: rich (default on a terminal), plain (default otherwise), json or yaml').choices(OUTPUT_FORMATS))
+    .option('--no-color', 'no colours in rich output (NO_COLOR works too)')
+    .option('--server <url>', 'use the agent server at this URL (env CLEVERAGENTS_SERVER_URL, config `server`)')
+    .option('--local', 'use a local agent even when a server is configured')
+    .option('--token <token>', 'server bearer token (env CLEVERAGENTS_SERVER_TOKEN, config `token`); for serve, the token to require')
+    .option('--data-dir <dir>', "the local agent's state directory (env CLEVERAGENTS_DATA_DIR)")
+    .option('--verbose', "show the local agent's log on stderr")
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText(
+      'after',
+      `
+Config file: $XDG_CONFIG_HOME/cleveragents/config.yaml (keys: server, token, format); flags beat env beat config.
+
+Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authentication, 5 invalid state,
+6 agent unreachable, 7 invalid params, 8 version not supported, 9 task failed/rejected/canceled, 130 Ctrl-C.`,
+    )
+    .exitOverride();
+
+  registerSend(program, runner);
+  registerChat(program, runner);
+  registerSession(program, runner);
+  registerTask(program, runner);
+  registerSystem(program, runner);
+  registerServe(program, (opts) => host.serve(opts), (code) => (runner.exitCode = code));
+  return program;
+}
+
+function processIo(): CliIo {
+  // `agents task list | head -1`: a closed pipe is the reader's choice, not an error of ours.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
+}

@@ -1,0 +1,83 @@
+import type { Message, StreamResponse, Task } from '../../../protocol/client/index.js';
+import { foldEvent, messageText, partsText, shortTime, stateWord, styleState } from './task.js';
+import type { Ui } from './ui.js';
+
+export interface StreamedEvent {
+  seq: number;
+  event: StreamResponse;
+}
+
+/**
+ * Prints a task's stream as it arrives and keeps the folded task and the events for the envelope.
+ * `answer` (send, chat): stdout carries only the agent's text, chunk by chunk; status remarks go
+ * to stderr in rich mode. `events` (task watch): one line per event.
+ */
+export class StreamPrinter {
+  readonly events: StreamedEvent[] = [];
+  task: Task | undefined;
+  message: Message | undefined;
+  private lineOpen = false;
+  private lastArtifact: string | undefined;
+
+  constructor(
+    private readonly ui: Ui,
+    private readonly style: 'answer' | 'events',
+  ) {}
+
+  push(seq: number, event: StreamResponse): void {
+    this.events.push({ seq, event });
+    this.task = foldEvent(this.task, event);
+    if ('message' in event) this.message = event.message;
+    if (this.ui.human) this.print(seq, event);
+  }
+
+  /** Ends an open line of streamed text. */
+  end(): void {
+    if (this.lineOpen) this.ui.out('\n');
+    this.lineOpen = false;
+  }
+
+  /** The state the stream ended in. */
+  get state(): string | undefined {
+    return this.task?.status.state;
+  }
+
+  private print(seq: number, ev: StreamResponse): void {
+    const { ui } = this;
+    const plainEvents = this.style === 'events' && !ui.rich;
+    if ('artifactUpdate' in ev) {
+      const { artifact, append } = ev.artifactUpdate;
+      const text = partsText(artifact.parts);
+      if (plainEvents) return ui.out(`${seq}\tartifact\t${artifact.artifactId}\t${JSON.stringify(text)}\n`);
+      if (this.lineOpen && (artifact.artifactId !== this.lastArtifact || !append)) this.end();
+      this.lastArtifact = artifact.artifactId;
+      if (text) {
+        ui.out(text);
+        this.lineOpen = !text.endsWith('\n');
+      }
+      return;
+    }
+    if ('message' in ev) {
+      this.end();
+      const text = messageText(ev.message) ?? '';
+      return ui.out(plainEvents ? `${seq}\tmessage\t${JSON.stringify(text)}\n` : `${text}\n`);
+    }
+    if ('task' in ev) {
+      const t = ev.task;
+      if (plainEvents) return ui.out(`${seq}\ttask\t${t.id}\t${stateWord(t.status.state)}\n`);
+      if (this.style === 'events') ui.err(`${ui.errPal.dim(`watching task ${t.id} (${stateWord(t.status.state)}); Ctrl-C stops watching`)}\n`);
+      return;
+    }
+    const { state, message, timestamp } = ev.statusUpdate.status;
+    const text = messageText(message);
+    if (plainEvents) return ui.out(`${seq}\tstatus\t${stateWord(state)}\t${JSON.stringify(text ?? '')}\n`);
+    if (this.style === 'events') {
+      this.end();
+      return ui.out(`${ui.pal.dim(shortTime(timestamp).slice(11))} ${styleState(state, ui.pal)}${text ? `  ${text}` : ''}\n`);
+    }
+    if (ui.rich && text) {
+      this.end();
+      ui.err(`${ui.errPal.dim(`· ${stateWord(state)}: ${text}`)}\n`);
+    }
+  }
+}

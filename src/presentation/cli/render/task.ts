@@ -1,0 +1,96 @@
+import type { Artifact, Message, Part, StreamResponse, Task, TaskState } from '../../../protocol/client/index.js';
+import type { Palette } from './colors.js';
+import { renderFields } from './table.js';
+
+/** `TASK_STATE_INPUT_REQUIRED` → `input-required`: the word people type and read. */
+export const stateWord = (s: TaskState | string): string => s.replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, '-');
+
+/** The states a user can filter by, as words, and the wire enum of each. */
+export const STATE_WORDS: Record<string, TaskState> = {
+  submitted: 'TASK_STATE_SUBMITTED',
+  working: 'TASK_STATE_WORKING',
+  completed: 'TASK_STATE_COMPLETED',
+  failed: 'TASK_STATE_FAILED',
+  canceled: 'TASK_STATE_CANCELED',
+  'input-required': 'TASK_STATE_INPUT_REQUIRED',
+  rejected: 'TASK_STATE_REJECTED',
+  'auth-required': 'TASK_STATE_AUTH_REQUIRED',
+};
+
+const UNSUCCESSFUL: ReadonlySet<string> = new Set(['TASK_STATE_FAILED', 'TASK_STATE_REJECTED', 'TASK_STATE_CANCELED']);
+const TERMINAL: ReadonlySet<string> = new Set([...UNSUCCESSFUL, 'TASK_STATE_COMPLETED']);
+
+export const isTerminalState = (s: string): boolean => TERMINAL.has(s);
+/** Failed, rejected or canceled: the commands that wait for a task exit non-zero on these. */
+export const isUnsuccessfulState = (s: string): boolean => UNSUCCESSFUL.has(s);
+/** The task waits for the user (input- or auth-required). */
+export const isInterruptedState = (s: string): boolean => s === 'TASK_STATE_INPUT_REQUIRED' || s === 'TASK_STATE_AUTH_REQUIRED';
+
+export function styleState(s: string, pal: Palette): string {
+  const word = stateWord(s);
+  if (s === 'TASK_STATE_COMPLETED') return pal.green(word);
+  if (UNSUCCESSFUL.has(s)) return pal.red(word);
+  if (isInterruptedState(s)) return pal.yellow(word);
+  return pal.cyan(word);
+}
+
+/** The text of a list of parts; other parts are named, not dumped. */
+export function partsText(parts: readonly Part[]): string {
+  return parts
+    .map((p) => {
+      if (p.text !== undefined) return p.text;
+      if (p.data !== undefined) return JSON.stringify(p.data);
+      if (p.url !== undefined) return `[file ${p.filename ?? p.url}]`;
+      return `[${p.mediaType ?? 'binary'} ${p.filename ?? 'part'}]`;
+    })
+    .join('');
+}
+
+export const messageText = (m: Message | undefined): string | undefined => (m ? partsText(m.parts) : undefined);
+
+/** All the agent's answer: every artifact's text, one artifact per paragraph. */
+export const artifactsText = (artifacts: readonly Artifact[] | undefined): string =>
+  (artifacts ?? []).map((a) => partsText(a.parts)).join('\n');
+
+/** The time of the task's last status change, `YYYY-MM-DD HH:MM:SS` (UTC), for tables. */
+export const shortTime = (ts: string | undefined): string => (ts ? ts.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : '');
+
+/**
+ * Folds one stream event into a task snapshot, as the agent does for its stored task: status
+ * replaces, artifacts append (append=true) or replace by artifactId.
+ */
+export function foldEvent(task: Task | undefined, ev: StreamResponse): Task | undefined {
+  if ('task' in ev) return structuredClone(ev.task);
+  if (!task) return task;
+  if ('statusUpdate' in ev) {
+    task.status = ev.statusUpdate.status;
+    if (ev.statusUpdate.status.message) (task.history ??= []).push(ev.statusUpdate.status.message);
+  } else if ('artifactUpdate' in ev) {
+    const { artifact, append } = ev.artifactUpdate;
+    const artifacts = (task.artifacts ??= []);
+    const existing = artifacts.find((a) => a.artifactId === artifact.artifactId);
+    if (append && existing) existing.parts.push(...structuredClone(artifact.parts));
+    else if (existing) Object.assign(existing, structuredClone(artifact));
+    else artifacts.push(structuredClone(artifact));
+  }
+  return task;
+}
+
+/** A task for people: header line, then its fields; plain mode prints `key: value` lines. */
+export function renderTask(task: Task, mode: { rich: boolean; pal: Palette }): string {
+  const { pal } = mode;
+  const history = task.history ?? [];
+  const fields: Array<readonly [string, string | undefined]> = [
+    ['context', task.contextId],
+    ['updated', mode.rich ? shortTime(task.status.timestamp) : task.status.timestamp],
+    ['status', messageText(task.status.message)],
+  ];
+  for (const a of task.artifacts ?? []) fields.push([mode.rich ? (a.name ?? a.artifactId) : `artifact.${a.artifactId}`, partsText(a.parts)]);
+  if (history.length > 0) {
+    if (mode.rich) fields.push(['history', `${history.length} message${history.length === 1 ? '' : 's'}`]);
+    else history.forEach((m, i) => fields.push([`history.${i}.${m.role === 'ROLE_USER' ? 'user' : 'agent'}`, partsText(m.parts)]));
+  }
+  if (!mode.rich) return renderFields([['id', task.id], ['state', stateWord(task.status.state)], ...fields], mode);
+  const head = `${pal.bold('Task')} ${task.id}  ${styleState(task.status.state, pal)}\n`;
+  return head + renderFields(fields, mode);
+}

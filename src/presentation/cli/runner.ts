@@ -1,0 +1,140 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Command } from 'commander';
+import { A2ATransportError, type A2AClient } from '../../protocol/client/index.js';
+import { configPath, loadConfig, resolveConnection, resolveFormat, type Connection, type GlobalFlags } from './config.js';
+import { connect } from './connect.js';
+import { EXIT_CODES, exitReasonOf, type ExitReason } from './exit-codes.js';
+import { buildEnvelope, serializeEnvelope, type EnvelopeMessage } from './render/envelope.js';
+import { renderError, reportOf, type Target } from './render/error.js';
+import { isOutputFormat, type OutputFormat } from './render/format.js';
+import { Ui, type CliIo } from './render/ui.js';
+
+/** What a command gets: its output, the client (connected on first use), and Ctrl-C. */
+export interface RunContext {
+  readonly ui: Ui;
+  readonly io: CliIo;
+  /** Aborted on Ctrl-C: pass it to every request so the agent stops the work. */
+  readonly signal: AbortSignal;
+  client(): Promise<A2AClient>;
+  /** Cancels the command as Ctrl-C does (for when readline catches the key itself). */
+  interrupt(): void;
+}
+
+/** A command's result: the envelope's data, and why it ends (OK unless said otherwise). */
+export interface Outcome {
+  data: unknown;
+  exit?: ExitReason;
+}
+
+export type CommandFn = (ctx: RunContext) => Promise<Outcome>;
+
+/**
+ * Runs commands: resolves format and connection, connects lazily, always closes the client (so a
+ * spawned agent exits), turns errors and Ctrl-C into exit codes, prints the json/yaml envelope.
+ */
+export class Runner {
+  exitCode = 0;
+
+  constructor(
+    readonly version: string,
+    readonly io: CliIo,
+  ) {}
+
+  async run(cmd: Command, name: string, fn: CommandFn): Promise<void> {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const flags = cmd.optsWithGlobals<GlobalFlags>();
+    const env = this.io.env;
+    const tty = this.io.stdout.isTTY === true;
+    let ui = new Ui(isOutputFormat(flags.format) ? flags.format : tty ? 'rich' : 'plain', this.io, flags.color === false);
+    const ac = new AbortController();
+    const onSigint = (): void => {
+      // A second Ctrl-C means "now".
+      if (ac.signal.aborted) process.exit(EXIT_CODES.INTERRUPTED);
+      ac.abort();
+    };
+    process.on('SIGINT', onSigint);
+
+    let target: Target = { kind: 'local' };
+    let pending: Promise<A2AClient> | undefined;
+    let outcome: Outcome | undefined;
+    let failure: { err: unknown } | undefined;
+    try {
+      const file = loadConfig(configPath(env));
+      ui = new Ui(resolveFormat(flags.format, env, file, tty), this.io, flags.color === false);
+      const conn: Connection = resolveConnection(flags, env, file);
+      if (conn.kind === 'server') {
+        target = { kind: 'server', url: conn.url };
+        if (flags.dataDir) ui.warn('--data-dir is ignored in server mode (the server owns its storage)');
+      }
+      const ctx: RunContext = {
+        ui,
+        io: this.io,
+        signal: ac.signal,
+        client: () => (pending ??= connect(conn, this.version, env)),
+        interrupt: () => ac.abort(),
+      };
+      outcome = await fn(ctx);
+    } catch (err) {
+      failure = { err };
+    } finally {
+      if (pending) await pending.then((c) => c.close()).catch(() => undefined);
+      process.off('SIGINT', onSigint);
+    }
+
+    // Ctrl-C also reaches a local agent (same process group): its death can be seen before our signal.
+    if (failure && !ac.signal.aborted && failure.err instanceof A2ATransportError && target.kind === 'local') await delay(100);
+    let reason: ExitReason = outcome?.exit ?? 'OK';
+    let data = outcome?.data;
+    if (ac.signal.aborted) reason = 'INTERRUPTED';
+    else if (failure) reason = exitReasonOf(failure.err);
+    const code = EXIT_CODES[reason];
+    const messages: EnvelopeMessage[] = [...ui.messages];
+    if (failure || reason === 'INTERRUPTED') {
+      const report = reportOf(failure?.err, reason, target);
+      data = { ...(isRecord(data) ? data : {}), error: report };
+      messages.push({ level: 'error', text: report.message });
+      if (report.hint) messages.push({ level: 'hint', text: report.hint });
+      if (ui.human) ui.rawErr(renderError(report, reason, { rich: ui.rich, pal: ui.errPal }));
+    }
+    if (!ui.human) {
+      this.io.stdout.write(serializeEnvelope(buildEnvelope(name, code, data, startedAt, performance.now() - t0, messages), ui.format as 'json' | 'yaml'));
+    }
+    this.exitCode = code;
+  }
+
+  /** A usage error found by the parser: stderr got commander's text; json/yaml also get an envelope. */
+  usage(program: Command, args: readonly string[], message: string): void {
+    this.exitCode = EXIT_CODES.USAGE;
+    const format = formatFromArgv(args);
+    if (format !== 'json' && format !== 'yaml') return;
+    const env = buildEnvelope(commandPath(program, args), EXIT_CODES.USAGE, { error: { message, type: 'UsageError' } }, new Date(), 0, [{ level: 'error', text: message }]);
+    this.io.stdout.write(serializeEnvelope(env, format));
+  }
+}
+
+/** The command the arguments name (`task get`), as far as they name one. */
+function commandPath(program: Command, args: readonly string[]): string {
+  const path: string[] = [];
+  let cmd = program;
+  for (const a of args) {
+    const sub = cmd.commands.find((c) => c.name() === a);
+    if (!sub) continue;
+    path.push(a);
+    cmd = sub;
+  }
+  return path.join(' ') || program.name();
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `--format X` / `--format=X` from raw arguments, for errors raised before parsing completes. */
+function formatFromArgv(argv: readonly string[]): OutputFormat | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] ?? '';
+    const v = a === '--format' ? argv[i + 1] : a.startsWith('--format=') ? a.slice('--format='.length) : undefined;
+    if (isOutputFormat(v)) return v;
+  }
+  return undefined;
+}
