@@ -1,8 +1,13 @@
-import { BUILTIN_ACTOR_DEFINITIONS, BUILTIN_TOOLS } from '../domain/registry/builtins.js';
+import { BUILTIN_ACTIONS, BUILTIN_ACTOR_DEFINITIONS, BUILTIN_TOOLS } from '../domain/registry/builtins.js';
 import type { Actor, ActorCatalog } from './ports/actor.port.js';
 import type { Logger } from './ports/logger.port.js';
 import type { PushConfigRepository } from './ports/push-config.repository.port.js';
 import type { NamespaceRepository, RegistryRepository, ResourceInspector } from './ports/registry.repository.port.js';
+import type { PlanRepository } from './ports/plan.repository.port.js';
+import type { SandboxManager, ToolRunner } from './ports/sandbox.port.js';
+import { PlanEngine } from './plans/plan-engine.js';
+import { PlanService } from './plans/plan.service.js';
+import { PlannerActor } from './plans/planner.actor.js';
 import type { SessionRepository } from './ports/session.repository.port.js';
 import type { SystemProbe } from './ports/system.port.js';
 import type { TaskRepository } from './ports/task.repository.port.js';
@@ -24,6 +29,11 @@ export interface FacadeDeps {
   registry: RegistryRepository;
   namespaces: NamespaceRepository;
   inspector: ResourceInspector;
+  plans: PlanRepository;
+  sandboxes: SandboxManager;
+  tools: ToolRunner;
+  /** Default time limit of a command a plan runs (ms). */
+  commandTimeoutMs?: number;
   webhooks: WebhookSender;
   probe: SystemProbe;
   /** The deterministic actors by model name (`echo`, `conformance`). */
@@ -44,6 +54,7 @@ export interface ServiceFacade {
   readonly actors: ActorCatalog;
   readonly registry: RegistryService;
   readonly namespaces: NamespaceService;
+  readonly plans: PlanService;
   /** Deletes a session with its tasks (running ones are cancelled first). */
   deleteSession(id: string, principal: Principal): Promise<{ deleted: true; tasksDeleted: number }>;
 }
@@ -55,10 +66,13 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     repo: deps.registry,
     namespaces,
     inspector: deps.inspector,
-    builtins: { actor: BUILTIN_ACTOR_DEFINITIONS, tool: BUILTIN_TOOLS },
-    builtinModels: [...deps.actorsByModel.keys()],
+    builtins: { actor: BUILTIN_ACTOR_DEFINITIONS, tool: BUILTIN_TOOLS, action: BUILTIN_ACTIONS },
+    builtinModels: [...deps.actorsByModel.keys(), 'planner'],
   });
-  const actors = new RegistryActorCatalog(registry, deps.actorsByModel);
+  const engine = new PlanEngine({ plans: deps.plans, registry, sandboxes: deps.sandboxes, tools: deps.tools, logger: deps.logger, commandTimeoutMs: deps.commandTimeoutMs });
+  const byModel = new Map(deps.actorsByModel);
+  byModel.set('planner', new PlannerActor(engine));
+  const actors = new RegistryActorCatalog(registry, byModel);
   const sessions = new SessionService({ sessions: deps.sessions, tasks: deps.tasks, actors, defaultActor: deps.defaultActor });
   const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger });
   let notifier: PushNotifier | undefined;
@@ -67,6 +81,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   const n = notifier;
   tasks.tap((task, _owner, item) => n.notify(task, item));
   const health = new HealthService(deps.probe, deps.version, () => tasks.liveCount);
+  const plans = new PlanService({ plans: deps.plans, registry, tasks, sessions, engine });
   return {
     tasks,
     sessions,
@@ -76,6 +91,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     actors,
     registry,
     namespaces,
+    plans,
     async deleteSession(id, principal) {
       await sessions.get(id, principal);
       const tasksDeleted = await tasks.purgeContext(id);

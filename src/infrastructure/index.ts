@@ -16,3 +16,7 @@ export { SqliteSystemProbe, type SqliteSystemProbeOptions } from './system/sqlit
 export { HttpWebhookSender, WebhookRefusedError, isBlockedAddress, type HttpWebhookSenderOptions } from './push/http-webhook.sender.js';
 export { SqliteRegistryRepository, SqliteNamespaceRepository } from './persistence/sqlite-registry.repository.js';
 export { FsResourceInspector } from './system/fs-resource.inspector.js';
+export { SqlitePlanRepository } from './persistence/sqlite-plan.repository.js';
+export { GitSandboxManager, type GitSandboxManagerOptions } from './sandbox/git-sandbox.manager.js';
+export { GitError } from './sandbox/git.js';
+export { BuiltinToolRunner } from './tools/builtin-tool.runner.js';

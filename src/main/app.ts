@@ -1,7 +1,11 @@
+import { join } from 'node:path';
 import pino from 'pino';
 import { builtinActorsByModel, createServiceFacade, type Logger, type ServiceFacade } from '../application/index.js';
 import {
+  BuiltinToolRunner,
   FsResourceInspector,
+  GitSandboxManager,
+  SqlitePlanRepository,
   HttpWebhookSender,
   openDatabase,
   SqlitePushConfigRepository,
@@ -60,6 +64,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     registry: new SqliteRegistryRepository(db),
     namespaces: new SqliteNamespaceRepository(db),
     inspector: new FsResourceInspector(),
+    plans: new SqlitePlanRepository(db),
+    sandboxes: new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes') }),
+    tools: new BuiltinToolRunner(),
     webhooks: new HttpWebhookSender({ allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS') }),
     probe: new SqliteSystemProbe({ db, dataDir: opts.dataDir, dbFile: file, version: VERSION, tokenFile: opts.tokenFile }),
     actorsByModel,

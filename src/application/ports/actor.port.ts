@@ -5,6 +5,12 @@ export interface ArtifactOptions {
   lastChunk?: boolean;
 }
 
+/** A structured request or fact attached to a status (a DataPart) and event metadata. */
+export interface StatusExtra {
+  data?: unknown;
+  metadata?: Record<string, unknown>;
+}
+
 /** One turn of an actor on a task: the message that started it and ways to report progress. */
 export interface ActorTurn {
   /** The task as it stands (read-only view). */
@@ -14,7 +20,7 @@ export interface ActorTurn {
   readonly isFollowUp: boolean;
   /** Aborted when the task is cancelled. */
   readonly signal: AbortSignal;
-  status(state: TaskState, text?: string): Promise<void>;
+  status(state: TaskState, text?: string, extra?: StatusExtra): Promise<void>;
   artifact(artifact: Artifact, options?: ArtifactOptions): Promise<void>;
 }
 

@@ -38,7 +38,10 @@ export interface TaskPage {
 export interface TaskRepository {
   create(task: Task, owner: string): Promise<void>;
   get(id: string): Promise<StoredTask | undefined>;
-  /** Appends an event; when `snapshot` is given it becomes the stored task at `event.seq`. */
+  /**
+   * Appends an event; when `snapshot` is given it becomes the stored task at `event.seq`. Appends
+   * of one task may be issued before earlier ones settle: they must be applied in call order.
+   */
   append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void>;
   /** Rewrites the snapshot (history changes) at the given sequence number. */
   saveSnapshot(task: Task, seq: number): Promise<void>;

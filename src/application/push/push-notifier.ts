@@ -1,4 +1,4 @@
-import type { Task } from '../../domain/a2a.model.js';
+import { isTerminal, type Task } from '../../domain/a2a.model.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { StoredPushConfig } from '../ports/push-config.repository.port.js';
 import type { WebhookSender } from '../ports/webhook.port.js';
@@ -47,11 +47,16 @@ export class PushNotifier {
       configs = this.load(task).catch(() => []);
       this.configs.set(task.id, configs);
     }
-    const body = JSON.stringify(item.payload);
     const p = configs.then((list) => {
-      for (const c of list) this.enqueue(c, body);
+      // Serialised only for tasks that have webhooks (most have none).
+      if (list.length > 0) {
+        const body = JSON.stringify(item.payload);
+        for (const c of list) this.enqueue(c, body);
+      }
     });
     this.track(p);
+    // A finished task sends nothing more: keeping its configs would grow memory with every task.
+    if ('statusUpdate' in item.payload && isTerminal(item.payload.statusUpdate.status.state)) this.configs.delete(task.id);
   }
 
   /** Failure count per config id (for diagnostics and tests). */

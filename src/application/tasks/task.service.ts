@@ -12,7 +12,7 @@ import {
 } from '../../domain/a2a.model.js';
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import type { Actor, ActorCatalog, ActorTurn, ArtifactOptions } from '../ports/actor.port.js';
+import type { Actor, ActorCatalog, ActorTurn, ArtifactOptions, StatusExtra } from '../ports/actor.port.js';
 import type { Principal } from '../ports/principal.js';
 import type { TaskRepository } from '../ports/task.repository.port.js';
 import type { Logger } from '../ports/logger.port.js';
@@ -68,11 +68,17 @@ interface LiveTask {
   listeners: Set<(item: StreamItem) => void>;
   /** Persistence then broadcast, strictly in event order. */
   chain: Promise<void>;
+  /** Events recorded but not yet stored and delivered (how far the actor runs ahead). */
+  backlog: number;
+  /** Set once storing an event failed: the actor learns it at its next event. */
+  failure?: unknown;
   /** Actor turns, one after another. */
   turns: Promise<void>;
   running: number;
   abort: AbortController;
   turnEndWaiters: Set<() => void>;
+  /** Polls the event log while another process (a second local agent) may be running the task. */
+  follower?: NodeJS.Timeout | undefined;
 }
 
 export interface TaskServiceDeps {
@@ -84,6 +90,8 @@ export interface TaskServiceDeps {
 }
 
 const DEFAULT_PAGE_SIZE = 50;
+/** How many of its events an actor may have in flight to storage before it waits for them. */
+const MAX_UNSTORED_EVENTS = 64;
 
 /**
  * Tasks: the A2A send/stream/get/list/cancel/subscribe semantics over the task store. Tasks that
@@ -200,6 +208,7 @@ export class TaskService {
       });
     }
     const ch = this.openChannel(live, { closeOnInterrupt: false, closeOnTurnEnd: false });
+    if (live.running === 0 && !terminal) this.follow(live);
     if (afterSeq === undefined) {
       ch.push({ seq: live.seq, payload: { task: viewTask(live.task) } });
     } else {
@@ -293,14 +302,15 @@ export class TaskService {
   }
 
   private startTurn(live: LiveTask, actor: Actor, message: Message, isFollowUp: boolean): void {
+    this.unfollow(live);
     live.running++;
     const turn: ActorTurn = {
       task: live.task,
       message,
       isFollowUp,
       signal: live.abort.signal,
-      status: (state, text) => this.emitStatus(live, state, text),
-      artifact: (artifact, opts) => this.emitArtifact(live, artifact, opts),
+      status: (state, text, extra) => this.paced(live, this.emitStatus(live, state, text, false, extra)),
+      artifact: (artifact, opts) => this.paced(live, this.emitArtifact(live, artifact, opts)),
     };
     live.turns = live.turns
       .then(async () => {
@@ -355,17 +365,34 @@ export class TaskService {
     return ch;
   }
 
-  private emitStatus(live: LiveTask, state: TaskState, text?: string, force = false): Promise<void> {
+  private emitStatus(live: LiveTask, state: TaskState, text?: string, force = false, extra: StatusExtra = {}): Promise<void> {
     if (isTerminal(live.task.status.state)) return live.chain;
     if (!force && live.abort.signal.aborted) return live.chain;
     const { id: taskId, contextId } = live.task;
     const status: Task['status'] = { state, timestamp: this.now().toISOString() };
-    if (text !== undefined) {
-      const message: Message = { messageId: newId(), role: 'ROLE_AGENT', parts: [{ text }], taskId, contextId };
+    if (text !== undefined || extra.data !== undefined) {
+      const parts: Message['parts'] = [];
+      if (text !== undefined) parts.push({ text });
+      if (extra.data !== undefined) parts.push({ data: extra.data, mediaType: 'application/json' });
+      const message: Message = { messageId: newId(), role: 'ROLE_AGENT', parts, taskId, contextId };
       status.message = message;
       (live.task.history ??= []).push(message);
     }
-    return this.record(live, { seq: ++live.seq, kind: 'status', event: { taskId, contextId, status } });
+    const event: TaskEvent = { seq: ++live.seq, kind: 'status', event: { taskId, contextId, status } };
+    if (extra.metadata) event.event.metadata = extra.metadata;
+    return this.record(live, event);
+  }
+
+  /** Ends a task that nothing runs any more (e.g. its server was killed mid-turn) as failed. */
+  async fail(id: string, text: string, principal: Principal): Promise<void> {
+    const live = await this.acquire(id, principal);
+    try {
+      if (isTerminal(live.task.status.state)) return;
+      live.abort.abort();
+      await this.emitStatus(live, 'TASK_STATE_FAILED', text, true);
+    } finally {
+      this.maybeRelease(live);
+    }
   }
 
   private emitArtifact(live: LiveTask, artifact: Artifact, opts: ArtifactOptions = {}): Promise<void> {
@@ -380,13 +407,43 @@ export class TaskService {
     applyEvent(live.task, ev);
     const snapshot = ev.kind === 'status' ? viewTask(live.task) : undefined;
     const item = toItem(ev);
-    live.chain = live.chain.then(async () => {
-      await this.deps.tasks.append(live.task.id, ev, snapshot);
-      if (snapshot) await this.deps.sessions.recordActivity(live.task.contextId, snapshot.status.timestamp ?? '');
-      for (const l of [...live.listeners]) l(item);
-      for (const t of this.taps) t(live.task, live.owner, item);
-    });
+    // Storing starts now, in event order (the repository applies writes in the order they are
+    // asked for), so a burst of events shares one group commit; delivery still waits for each
+    // event to be stored, strictly in order.
+    const stored = Promise.all([
+      this.deps.tasks.append(live.task.id, ev, snapshot),
+      snapshot ? this.deps.sessions.recordActivity(live.task.contextId, snapshot.status.timestamp ?? '') : undefined,
+    ]);
+    stored.catch(() => {}); // observed through the chain below
+    live.backlog++;
+    live.chain = live.chain
+      .then(() => stored)
+      .then(
+        () => {
+          live.backlog--;
+          for (const l of [...live.listeners]) l(item);
+          for (const t of this.taps) t(live.task, live.owner, item);
+        },
+        (err: unknown) => {
+          live.backlog--;
+          live.failure ??= err;
+          throw err;
+        },
+      );
     return live.chain;
+  }
+
+  /**
+   * What an actor waits for after an event: nothing while few of its events are still being
+   * stored, so a burst is stored and sent in one go; once too many are, until they all are.
+   */
+  private paced(live: LiveTask, recorded: Promise<void>): Promise<void> {
+    if (live.failure !== undefined) return Promise.reject(live.failure);
+    if (live.backlog < MAX_UNSTORED_EVENTS) {
+      recorded.catch(() => {}); // the actor learns of a failure at its next event
+      return Promise.resolve();
+    }
+    return recorded;
   }
 
   private register(task: Task, owner: string, seq: number): LiveTask {
@@ -396,6 +453,7 @@ export class TaskService {
       seq,
       listeners: new Set(),
       chain: Promise.resolve(),
+      backlog: 0,
       turns: Promise.resolve(),
       running: 0,
       abort: new AbortController(),
@@ -427,10 +485,44 @@ export class TaskService {
     return live;
   }
 
+  /**
+   * Local mode runs one agent per CLI call over the same database: a task watched here may be run
+   * by another process. Until a turn runs here, new events are read from the log and delivered.
+   */
+  private follow(live: LiveTask, everyMs = 200): void {
+    if (live.follower) return;
+    let busy = false;
+    live.follower = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      void this.deps.tasks
+        .eventsAfter(live.task.id, live.seq)
+        .then((events) => {
+          for (const ev of events) {
+            if (ev.seq <= live.seq || live.running > 0) continue;
+            applyEvent(live.task, ev);
+            live.seq = ev.seq;
+            const item = toItem(ev);
+            for (const l of [...live.listeners]) l(item);
+          }
+          if (isTerminal(live.task.status.state) || live.listeners.size === 0) this.unfollow(live);
+        })
+        .catch((err: unknown) => this.deps.logger.warn({ err, taskId: live.task.id }, 'following the task log failed'))
+        .finally(() => (busy = false));
+    }, everyMs);
+    live.follower.unref();
+  }
+
+  private unfollow(live: LiveTask): void {
+    if (live.follower) clearInterval(live.follower);
+    live.follower = undefined;
+  }
+
   private maybeRelease(live: LiveTask): void {
     if (live.listeners.size > 0 || live.running > 0) return;
     void live.chain.then(() => {
       if (live.listeners.size === 0 && live.running === 0 && this.live.get(live.task.id) === live) {
+        this.unfollow(live);
         this.live.delete(live.task.id);
       }
     });

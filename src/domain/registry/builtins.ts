@@ -1,5 +1,5 @@
 /** Entities that ship with CleverAgents: listed with the rest, changed and removed by no one. */
-import type { ActorDefinition, ToolDefinition } from './entities.js';
+import type { ActionDefinition, ActorDefinition, ToolDefinition } from './entities.js';
 
 const obj = (properties: Record<string, unknown>, required: string[]): Record<string, unknown> => ({
   type: 'object',
@@ -53,12 +53,36 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     writes: false,
   },
   {
-    name: 'builtin/run-command',
-    description: 'Run a command (no shell) inside the sandbox, with a time limit.',
+    name: 'builtin/replace-in-files',
+    description: 'Replace a regular expression across the files matched by globs.',
     source: 'builtin',
     inputSchema: obj(
-      { program: { type: 'string', minLength: 1 }, args: { type: 'array', items: { type: 'string' } }, cwd: path, timeoutMs: { type: 'integer', minimum: 1, maximum: 3600000 } },
-      ['program'],
+      {
+        pattern: { type: 'string', minLength: 1, description: 'a JavaScript regular expression' },
+        replacement: { type: 'string', description: '$1… refer to groups' },
+        include: { type: 'array', items: { type: 'string' }, minItems: 1 },
+        exclude: { type: 'array', items: { type: 'string' } },
+        flags: { type: 'string', pattern: '^[gimsuy]*$' },
+      },
+      ['pattern', 'replacement', 'include'],
+    ),
+    readOnly: false,
+    writes: true,
+    checkpoint: true,
+  },
+  {
+    name: 'builtin/run-command',
+    description: 'Run a command (no shell) inside the sandbox, with a time limit. `command` is a command line split into words like a shell would, but never run by one.',
+    source: 'builtin',
+    inputSchema: obj(
+      {
+        program: { type: 'string', minLength: 1 },
+        args: { type: 'array', items: { type: 'string' } },
+        command: { type: 'string', minLength: 1 },
+        cwd: path,
+        timeoutMs: { type: 'integer', minimum: 1, maximum: 3600000 },
+      },
+      [],
     ),
     readOnly: false,
     writes: true,
@@ -82,6 +106,36 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
   },
 ];
 
+export const BUILTIN_ACTIONS: readonly ActionDefinition[] = [
+  {
+    name: 'builtin/replace',
+    description: 'Replace a regular expression across the files matched by a glob.',
+    arguments: {
+      pattern: { type: 'string', required: true, description: 'a JavaScript regular expression' },
+      replacement: { type: 'string', required: true, description: 'the replacement ($1… for groups)' },
+      glob: { type: 'string', default: '**/*', description: 'which files (e.g. src/**/*.ts)' },
+      flags: { type: 'string', default: 'g', description: 'regular expression flags' },
+    },
+    descriptionTemplate: 'Replace /{{pattern}}/ with "{{replacement}}" in {{glob}}',
+    definitionOfDone: 'No match of /{{pattern}}/ remains in {{glob}}',
+    strategyActor: 'builtin/planner',
+    executionActor: 'builtin/planner',
+    steps: [{ id: 'replace', description: 'replace across the matched files', tool: 'builtin/replace-in-files', args: { pattern: '{{pattern}}', replacement: '{{replacement}}', include: ['{{glob}}'], flags: '{{flags}}' } }],
+  },
+  {
+    name: 'builtin/run-command',
+    description: 'Run a command (a formatter, a codemod, a generator) in the sandbox and capture what it changed, to review, apply or roll back.',
+    arguments: {
+      command: { type: 'string', required: true, description: 'the command line (split like a shell would, never run by one)' },
+    },
+    descriptionTemplate: 'Run `{{command}}` in the sandbox',
+    definitionOfDone: '`{{command}}` exits 0 and its changes are ready to review',
+    strategyActor: 'builtin/planner',
+    executionActor: 'builtin/planner',
+    steps: [{ id: 'run', description: 'run the command', tool: 'builtin/run-command', args: { command: '{{command}}' } }],
+  },
+];
+
 export const BUILTIN_ACTOR_DEFINITIONS: readonly ActorDefinition[] = [
   { name: 'builtin/echo', description: 'Restates each message, streamed in chunks; needs no LLM and no network.', provider: 'builtin', model: 'echo' },
   {
@@ -90,4 +144,5 @@ export const BUILTIN_ACTOR_DEFINITIONS: readonly ActorDefinition[] = [
     provider: 'builtin',
     model: 'conformance',
   },
+  { name: 'builtin/planner', description: 'Runs plans: strategize, execute and apply; answers approval requests on their tasks.', provider: 'builtin', model: 'planner' },
 ];

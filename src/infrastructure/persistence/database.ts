@@ -15,6 +15,27 @@ export interface DB {
   registry_refs: RegistryRefsTable;
   namespaces: NamespacesTable;
   namespace_members: NamespaceMembersTable;
+  plans: PlansTable;
+  plan_records: PlanRecordsTable;
+}
+
+export interface PlansTable {
+  id: string;
+  owner: string;
+  action: string;
+  phase: string;
+  state: string;
+  created_at: string;
+  updated_at: string;
+  doc: string;
+}
+
+export interface PlanRecordsTable {
+  kind: string;
+  id: string;
+  plan_id: string;
+  created_at: string;
+  doc: string;
 }
 
 export interface RegistryEntitiesTable {
@@ -88,6 +109,12 @@ export interface PushConfigsTable {
 /** Named values for a statement prepared with {@link param} placeholders. */
 export type Params = Readonly<Record<string, unknown>>;
 
+interface PendingWrite {
+  fn: () => unknown;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
 /** A statement compiled and prepared once, run many times with named parameters. */
 export interface Statement<R> {
   all(params?: Params): R[];
@@ -117,6 +144,11 @@ export class SqliteDatabase {
   private readonly cache = new Map<string, BetterSqlite3.Statement>();
   private closed = false;
   private readonly optimizer: NodeJS.Timeout;
+  /** Writes waiting for the next group commit. */
+  private pending: PendingWrite[] = [];
+  private flushing: Promise<void> = Promise.resolve();
+  /** Runs a batch in one IMMEDIATE transaction, recording each write's outcome. */
+  private readonly groupCommit: (batch: PendingWrite[], outcomes: Array<{ ok: boolean; value: unknown }>) => void;
 
   constructor(
     /** The database file, or `:memory:`. */
@@ -130,6 +162,19 @@ export class SqliteDatabase {
     sqlite.pragma('analysis_limit = 1000');
     this.optimizer = setInterval(() => void this.exclusive(() => this.sqlite.pragma('optimize')).catch(() => {}), OPTIMIZE_EVERY_MS);
     this.optimizer.unref();
+    const all = sqlite.transaction((batch: PendingWrite[], outcomes: Array<{ ok: boolean; value: unknown }>) => {
+      for (const w of batch) {
+        try {
+          outcomes.push({ ok: true, value: w.fn() });
+        } catch (err) {
+          // A failed statement is undone on its own and the transaction goes on; but some errors
+          // (I/O, full disk) make SQLite roll the whole transaction back: then every write fails.
+          if (!sqlite.inTransaction) throw err;
+          outcomes.push({ ok: false, value: err });
+        }
+      }
+    });
+    this.groupCommit = (batch, outcomes) => all.immediate(batch, outcomes);
   }
 
   /** Compiles a query built with {@link param} placeholders once; every bound value must be a placeholder. */
@@ -169,9 +214,56 @@ export class SqliteDatabase {
     return this.kysely.connection().execute(async () => fn());
   }
 
+  /**
+   * Runs `fn` (synchronous better-sqlite3 writes) in the next group commit and resolves once that
+   * commit is durable (to the WAL), so callers keep "stored before acknowledged". Writes issued in
+   * the same turn of the event loop (concurrent requests, other tasks) share one IMMEDIATE
+   * transaction instead of paying a commit each. `fn` must be atomic on its own — one statement
+   * (SQLite undoes a failed statement alone) or a better-sqlite3 transaction function (nested, it
+   * runs as a savepoint) — so one that throws (e.g. a constraint) is rejected alone.
+   */
+  write<T>(fn: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('the database is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (this.pending.length === 1) setImmediate(() => void this.flush());
+    });
+  }
+
+  private flush(): Promise<void> {
+    if (this.pending.length === 0) return Promise.resolve();
+    // One lock and one transaction for the whole group; writes queued while we wait join it.
+    const done = this.exclusive(() => {
+      const batch = this.pending;
+      this.pending = [];
+      const outcomes: Array<{ ok: boolean; value: unknown }> = [];
+      try {
+        this.groupCommit(batch, outcomes);
+      } catch (err) {
+        for (const w of batch) w.reject(err);
+        return;
+      }
+      batch.forEach((w, i) => {
+        const o = outcomes[i];
+        if (o?.ok) w.resolve(o.value);
+        else w.reject(o?.value);
+      });
+    });
+    this.flushing = done.catch((err: unknown) => {
+      // The lock itself failed (e.g. the database is being closed): nothing ran.
+      const batch = this.pending;
+      this.pending = [];
+      for (const w of batch) w.reject(err);
+    });
+    return this.flushing;
+  }
+
   /** Closes the database; safe to call more than once. */
   async close(): Promise<void> {
     if (this.closed) return;
+    // Writes already accepted are committed before the handle goes.
+    await this.flushing;
+    await this.flush();
     this.closed = true;
     clearInterval(this.optimizer);
     this.cache.clear();

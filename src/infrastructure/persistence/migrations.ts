@@ -137,10 +137,45 @@ const m0002_registries: Migration = {
   },
 };
 
+const m0003_plans: Migration = {
+  async up(db: AnyDb) {
+    await db.schema
+      .createTable('plans')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('action', 'text', (c) => c.notNull())
+      .addColumn('phase', 'text', (c) => c.notNull())
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addColumn('doc', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('plans_owner_created').on('plans').columns(['owner', 'created_at desc', 'id desc']).execute();
+
+    // Decisions, checkpoints and tool calls of a plan, in the order they happened.
+    await db.schema
+      .createTable('plan_records')
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('id', 'text', (c) => c.notNull())
+      .addColumn('plan_id', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('doc', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('plan_records_pk', ['kind', 'id'])
+      .addForeignKeyConstraint('plan_records_plan_fk', ['plan_id'], 'plans', ['id'], (fk) => fk.onDelete('cascade'))
+      .execute();
+    await db.schema.createIndex('plan_records_plan').on('plan_records').columns(['plan_id', 'kind', 'id']).execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('plan_records').ifExists().execute();
+    await db.schema.dropTable('plans').ifExists().execute();
+  },
+};
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
   '0002_registries': m0002_registries,
+  '0003_plans': m0003_plans,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

@@ -5,6 +5,7 @@ import { sendMessage, sendStreamingMessage } from './methods/message.methods.js'
 import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from './methods/push.methods.js';
 import { sessionCreate, sessionDelete, sessionList, sessionShow } from './methods/session.methods.js';
 import { rpcDiscover } from './methods/discovery.methods.js';
+import { PLAN_METHODS } from './methods/plan.methods.js';
 import { namespaceList, namespaceMembers, namespaceShow } from './methods/namespace.methods.js';
 import { REGISTRIES, resourceTypeList, resourceTypeShow } from './methods/registry.methods.js';
 import { cancelTask, getTask, listTasks, subscribeToTask } from './methods/task.methods.js';
@@ -34,6 +35,7 @@ export const METHODS: readonly MethodDef[] = [
   namespaceList,
   namespaceShow,
   namespaceMembers,
+  ...PLAN_METHODS,
   rpcDiscover,
 ] as MethodDef[];
 

@@ -3,7 +3,7 @@ import type { Principal, ServiceFacade, StreamItem } from '../../application/ind
 import type { ProtocolVersion } from './versions.js';
 
 /** What a method needs the caller to be allowed to do. */
-export type Permission = 'task:read' | 'task:write' | 'session:read' | 'session:write' | 'system:read' | 'card:read' | 'registry:read' | 'registry:write';
+export type Permission = 'task:read' | 'task:write' | 'session:read' | 'session:write' | 'system:read' | 'card:read' | 'registry:read' | 'registry:write' | 'plan:read' | 'plan:write';
 
 /** What methods may ask of the Agent Card (kept narrow so the card can list methods without a cycle). */
 export interface CardSource {

@@ -18,6 +18,22 @@ export { REGISTRIES, actorRegistry, toolRegistry, skillRegistry, resourceRegistr
 export type { RegistryMethods } from '../a2a/methods/registry.methods.js';
 export { namespaceList, namespaceShow, namespaceMembers } from '../a2a/methods/namespace.methods.js';
 export { rpcDiscover } from '../a2a/methods/discovery.methods.js';
+export {
+  planUse,
+  planExecute,
+  planApply,
+  planCancel,
+  planStatus,
+  planTree,
+  planExplain,
+  planCorrect,
+  planDiff,
+  planArtifacts,
+  planPrompt,
+  planRollback,
+  planList,
+  PLAN_METHODS,
+} from '../a2a/methods/plan.methods.js';
 export { REGISTRY_KINDS, PLURAL, type RegistryKind } from '../../domain/registry/entities.js';
 export type { MethodDef, UnaryMethod, StreamMethod, ParamsOf, ResultOf } from '../a2a/method.js';
 export type { Task, Message, Part, Artifact, TaskState, StreamResponse, TaskStatusUpdateEvent, TaskArtifactUpdateEvent } from '../../domain/a2a.model.js';

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { Principal } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 
@@ -7,7 +7,8 @@ export interface Authenticator {
   authenticate(authorization: string | undefined): Principal;
 }
 
-const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+// The one-shot hash costs a fraction of createHash()'s object setup, on every request.
+const digest = (s: string): Buffer => hash('sha256', s, 'buffer');
 
 /**
  * The server token: one bearer token that stands for the machine's owner. Compared in constant

@@ -152,7 +152,11 @@ export class A2aHttpServer {
     if (requested.includes(EXTENSION_URI)) res.setHeader('a2a-extensions', EXTENSION_URI);
 
     const abort = new AbortController();
-    res.on('close', () => abort.abort());
+    // Only a client that goes away before the answer is complete cancels the request (aborting
+    // after every finished response would build an AbortError each time for nobody).
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
     const lastEventId = header(req, 'last-event-id');
     const lastEventSeq = lastEventId !== undefined && /^\d+$/.test(lastEventId) ? Number(lastEventId) : undefined;
     const outcome = await this.opts.dispatcher.dispatch(parsed, { principal, version, signal: abort.signal, lastEventSeq });

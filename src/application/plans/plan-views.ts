@@ -1,0 +1,91 @@
+import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../domain/plan/plan.js';
+import { isAllowed, type PlanOperation } from '../../domain/plan/plan.js';
+
+export type PlanStatus = {
+  planId: string;
+  name: string;
+  action: string;
+  projects: string[];
+  arguments: Plan['arguments'];
+  description: string;
+  definitionOfDone: string;
+  automationProfile: Plan['automationProfile'];
+  phase: Plan['phase'];
+  state: Plan['state'];
+  running: boolean;
+  attempt: number;
+  progress: { stepsDone: number; stepsTotal: number };
+  timing: { createdAt: string; updatedAt: string; elapsedMs: number };
+  counts: { decisions: number; activeDecisions: number; toolCalls: number; checkpoints: number };
+  usage: Plan['usage'];
+  budget: { maxToolCalls: number; maxWallSeconds: number };
+  error?: Plan['error'];
+  waiting?: Plan['waiting'];
+  tasks: Plan['tasks'];
+  contextId: string;
+  sandboxes: Plan['sandboxes'];
+  checkpoints: Array<{ id: string; label: string; stepIndex: number; createdAt: string }>;
+  applied?: Plan['applied'];
+  allowed: PlanOperation[];
+};
+
+export function statusOf(p: Plan, decisions: Decision[], calls: ToolCallRecord[], checkpoints: Checkpoint[], running: boolean): PlanStatus {
+  const out: PlanStatus = {
+    planId: p.id,
+    name: p.name,
+    action: p.action,
+    projects: p.projects,
+    arguments: p.arguments,
+    description: p.description,
+    definitionOfDone: p.definitionOfDone,
+    automationProfile: p.automationProfile,
+    phase: p.phase,
+    state: p.state,
+    running,
+    attempt: p.attempt,
+    progress: { stepsDone: p.cursor, stepsTotal: p.stepsTotal },
+    timing: { createdAt: p.createdAt, updatedAt: p.updatedAt, elapsedMs: Date.parse(p.updatedAt) - Date.parse(p.createdAt) },
+    counts: { decisions: decisions.length, activeDecisions: decisions.filter((d) => !d.superseded).length, toolCalls: calls.length, checkpoints: checkpoints.length },
+    usage: p.usage,
+    budget: { maxToolCalls: p.budget.maxToolCalls, maxWallSeconds: Math.round(p.budget.maxWallMs / 1000) },
+    tasks: p.tasks,
+    contextId: p.contextId,
+    sandboxes: p.sandboxes,
+    checkpoints: checkpoints.map((c) => ({ id: c.id, label: c.label, stepIndex: c.stepIndex, createdAt: c.createdAt })),
+    allowed: (['execute', 'apply', 'correct', 'rollback', 'prompt', 'cancel'] as PlanOperation[]).filter((op) => !running && isAllowed(p, op)),
+  };
+  if (p.error) out.error = p.error;
+  if (p.waiting) out.waiting = p.waiting;
+  if (p.applied) out.applied = p.applied;
+  return out;
+}
+
+export type DecisionNode = Decision & { children: DecisionNode[] };
+
+/** Decisions as a tree (roots first, children in order); superseded ones only when asked. */
+export function decisionTree(all: Decision[], showSuperseded: boolean): DecisionNode[] {
+  const kept = all.filter((d) => showSuperseded || !d.superseded);
+  const nodes = new Map(kept.map((d) => [d.id, { ...d, children: [] as DecisionNode[] }]));
+  const roots: DecisionNode[] = [];
+  for (const n of nodes.values()) {
+    const parent = n.parentId ? nodes.get(n.parentId) : undefined;
+    if (parent) parent.children.push(n);
+    else roots.push(n);
+  }
+  return roots;
+}
+
+type DiffFile = { path: string; status: string; additions: number; deletions: number; size: number; binary: boolean };
+
+/** Per changed file: what the plan did to it (written, edited, deleted), its size and +/-. */
+export function artifactsOf(sandboxes: Array<{ resource: string; files: DiffFile[] }>, calls: ToolCallRecord[]): Array<Record<string, unknown>> {
+  const out = [];
+  for (const sb of sandboxes) {
+    for (const f of sb.files) {
+      const touching = calls.filter((c) => c.ok && c.resource === sb.resource && c.filesTouched.includes(f.path));
+      const kind = f.status === 'deleted' ? 'deleted' : f.status === 'added' || touching.some((c) => c.tool.endsWith('/write-file')) ? 'written' : 'edited';
+      out.push({ resource: sb.resource, path: f.path, change: kind, status: f.status, size: f.size, additions: f.additions, deletions: f.deletions, binary: f.binary, tools: [...new Set(touching.map((c) => c.tool))] });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,359 @@
+import { AppError } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import type { Message, Task } from '../../domain/a2a.model.js';
+import { assertAllowed, isAllowed, renderTemplate, type AutomationProfile, type Decision, type Phase, type PhaseState, type Plan, type PlanOperation } from '../../domain/plan/plan.js';
+import type { ActionDefinition, ProjectDefinition } from '../../domain/registry/entities.js';
+import type { Principal } from '../ports/principal.js';
+import type { PlanRepository } from '../ports/plan.repository.port.js';
+import type { RegistryService } from '../registry/registry.service.js';
+import type { SessionService } from '../sessions/session.service.js';
+import type { TaskService } from '../tasks/task.service.js';
+import { resolveArguments } from './arguments.js';
+import type { PlanEngine, PlanOp } from './plan-engine.js';
+import { artifactsOf, decisionTree, statusOf, type PlanStatus } from './plan-views.js';
+
+export interface UseInput {
+  action: string;
+  projects: string[];
+  arguments?: Record<string, unknown> | undefined;
+  automationProfile?: AutomationProfile | undefined;
+  maxToolCalls?: number | undefined;
+  maxWallSeconds?: number | undefined;
+  wait?: boolean | undefined;
+}
+
+export interface RunResult {
+  plan: PlanStatus;
+  taskId: string;
+  task?: Task | undefined;
+}
+
+export interface CorrectInput {
+  decisionId: string;
+  mode: 'revert' | 'append';
+  guidance: string;
+  dryRun?: boolean | undefined;
+}
+
+export interface PlanListInput {
+  phase?: Phase | undefined;
+  state?: PhaseState | undefined;
+  project?: string | undefined;
+  action?: string | undefined;
+  nameRegex?: string | undefined;
+  pageSize?: number | undefined;
+  pageToken?: string | undefined;
+}
+
+export interface PlanServiceDeps {
+  plans: PlanRepository;
+  registry: RegistryService;
+  tasks: TaskService;
+  sessions: SessionService;
+  engine: PlanEngine;
+  now?: () => Date;
+}
+
+/** The plan lifecycle behind the `_cleveragents/plan/…` methods. */
+export class PlanService {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: PlanServiceDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async use(input: UseInput, principal: Principal): Promise<RunResult> {
+    const action = await this.deps.registry.show('action', input.action, principal);
+    const def = action.definition as unknown as ActionDefinition;
+    if (!def.steps?.length) {
+      throw new AppError('INVALID_STATE', `Action ${action.name} declares no steps; only deterministic (stepped) actions can be planned in this release`, {
+        details: { action: action.name },
+        hint: 'add steps to the action, or use builtin/replace or builtin/run-command',
+      });
+    }
+    if (input.projects.length === 0) throw new AppError('INVALID_PARAMS', 'A plan needs at least one project', { fields: [{ field: 'projects', description: 'name at least one project' }] });
+    let profile: AutomationProfile | undefined = input.automationProfile;
+    for (const name of input.projects) {
+      const p = await this.deps.registry.show('project', name, principal);
+      const project = p.definition as unknown as ProjectDefinition;
+      profile ??= project.settings?.automationProfile;
+      for (const r of p.derived['resources'] as Array<{ name: string; exists: boolean; missing?: boolean }>) {
+        if (!r.exists) throw new AppError('INVALID_STATE', `Resource ${r.name} of project ${name} ${r.missing ? 'is not registered' : 'has no directory on disk'}`, { hint: `see agents project show ${name}` });
+      }
+    }
+    const args = resolveArguments(def, input.arguments ?? {});
+    const id = newId();
+    const at = this.now().toISOString();
+    const session = await this.deps.sessions.create({ actor: 'builtin/planner', title: `plan ${id}: ${action.name}` }, principal, `plan-${id}`);
+    const plan: Plan = {
+      id,
+      name: `${action.name.split('/')[1] ?? action.name} on ${input.projects.join(', ')}`,
+      action: action.name,
+      projects: input.projects,
+      arguments: args,
+      description: String(renderTemplate(def.descriptionTemplate, args)),
+      definitionOfDone: String(renderTemplate(def.definitionOfDone, args)),
+      automationProfile: profile ?? 'trusted',
+      phase: 'strategize',
+      state: 'queued',
+      attempt: 1,
+      contextId: session.id,
+      tasks: {},
+      owner: principal.id,
+      createdAt: at,
+      updatedAt: at,
+      budget: { maxToolCalls: input.maxToolCalls ?? 100, maxWallMs: (input.maxWallSeconds ?? 1800) * 1000 },
+      usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
+      cursor: 0,
+      stepsTotal: def.steps.length,
+      sandboxes: [],
+    };
+    await this.deps.plans.create(plan);
+    return this.start(plan, 'strategize', principal, { wait: input.wait ?? true });
+  }
+
+  async execute(planId: string, opts: { wait?: boolean | undefined; yes?: boolean | undefined; maxToolCalls?: number | undefined; maxWallSeconds?: number | undefined }, principal: Principal): Promise<RunResult> {
+    const plan = await this.get(planId, principal);
+    this.assertIdle(plan, 'execute');
+    if (plan.waiting) throw waitingError(plan);
+    assertAllowed(plan, 'execute');
+    if (plan.state === 'processing' && plan.phase === 'execute' && plan.tasks.execute) {
+      // Nothing runs it any more: the agent stopped mid-run. Close that task and resume.
+      await this.deps.tasks.fail(plan.tasks.execute, 'Interrupted: the agent stopped while this ran; resumed from the last checkpoint in a new task', principal).catch(() => {});
+    }
+    if (opts.maxToolCalls) plan.budget.maxToolCalls = opts.maxToolCalls;
+    if (opts.maxWallSeconds) plan.budget.maxWallMs = opts.maxWallSeconds * 1000;
+    await this.deps.engine.save(plan);
+    return this.start(plan, 'execute', principal, { wait: opts.wait ?? false, yes: opts.yes });
+  }
+
+  async apply(planId: string, opts: { yes?: boolean | undefined; wait?: boolean | undefined }, principal: Principal): Promise<RunResult> {
+    const plan = await this.get(planId, principal);
+    this.assertIdle(plan, 'apply');
+    if (plan.waiting) throw waitingError(plan);
+    assertAllowed(plan, 'apply');
+    const result = await this.start(plan, 'apply', principal, { wait: opts.wait ?? true, yes: opts.yes });
+    const after = result.plan;
+    if (after.error && (after.error.kind === 'conflict' || after.error.kind === 'dirty')) {
+      throw new AppError('PLAN_ERROR', `Plan ${planId} was not applied: ${after.error.message}`, {
+        details: { planId, reason: after.error.kind, files: after.error.files ?? [], taskId: result.taskId },
+        hint: after.error.hint,
+      });
+    }
+    return result;
+  }
+
+  async cancel(planId: string, reason: string | undefined, principal: Principal): Promise<PlanStatus> {
+    const plan = await this.get(planId, principal);
+    assertAllowed(plan, 'cancel');
+    const current = plan.tasks[plan.phase];
+    plan.state = 'cancelled';
+    plan.waiting = undefined;
+    plan.error = { kind: 'internal', message: `cancelled${reason ? `: ${reason}` : ''}`, recoverable: false };
+    await this.deps.engine.save(plan);
+    if (current) {
+      try {
+        await this.deps.tasks.cancel(current, principal);
+      } catch (err) {
+        if (!(err instanceof AppError && err.reason === 'TASK_NOT_CANCELABLE')) throw err;
+      }
+    }
+    return this.status(planId, principal);
+  }
+
+  async status(planId: string, principal: Principal): Promise<PlanStatus> {
+    const plan = await this.get(planId, principal);
+    return statusOf(plan, await this.deps.plans.decisions(planId), await this.deps.plans.toolCalls(planId), await this.deps.plans.checkpoints(planId), this.deps.engine.isRunning(planId));
+  }
+
+  async tree(planId: string, showSuperseded: boolean, principal: Principal): Promise<{ planId: string; attempt: number; decisions: ReturnType<typeof decisionTree> }> {
+    const plan = await this.get(planId, principal);
+    return { planId, attempt: plan.attempt, decisions: decisionTree(await this.deps.plans.decisions(planId), showSuperseded) };
+  }
+
+  async explain(decisionId: string, principal: Principal, planId?: string): Promise<Record<string, unknown>> {
+    const { plan, decision, all } = await this.findDecision(decisionId, principal, planId);
+    const calls = (await this.deps.plans.toolCalls(plan.id)).filter((c) => c.decisionId === decision.id);
+    const checkpoint = (await this.deps.plans.checkpoints(plan.id)).find((c) => c.decisionId === decision.id);
+    return {
+      planId: plan.id,
+      decision,
+      parent: all.find((d) => d.id === decision.parentId),
+      children: all.filter((d) => d.parentId === decision.id),
+      toolCalls: calls,
+      checkpointAfter: checkpoint,
+    };
+  }
+
+  async correct(input: CorrectInput, principal: Principal, planId?: string): Promise<Record<string, unknown>> {
+    const { plan, decision, all } = await this.findDecision(input.decisionId, principal, planId);
+    this.assertIdle(plan, 'correct');
+    assertAllowed(plan, 'correct');
+    if (decision.superseded) throw new AppError('INVALID_STATE', `Decision ${decision.id} is already superseded`, { hint: `see the current tree with agents plan tree ${plan.id}` });
+    const from = decision.type === 'step' ? (decision.stepIndex ?? 0) : 0;
+    const affected = input.mode === 'append' ? [] : all.filter((d) => !d.superseded && (d.id === decision.id || (d.type !== 'strategy' && (d.stepIndex ?? stepOfParent(all, d)) >= from) || (decision.type === 'strategy' && d.type !== 'guidance')));
+    const checkpoints = await this.deps.plans.checkpoints(plan.id);
+    const restoreTo = plan.sandboxes.length ? checkpoints.filter((c) => c.stepIndex <= from).at(-1) : undefined;
+    if (input.dryRun) {
+      return { planId: plan.id, mode: input.mode, dryRun: true, attempt: plan.attempt, wouldSupersede: affected.map((d) => d.id), wouldRestoreCheckpoint: restoreTo?.id, wouldResumeAtStep: from + 1 };
+    }
+    plan.attempt++;
+    const guidance = await this.deps.engine.record(plan, {
+      type: 'guidance',
+      parentId: input.mode === 'append' ? decision.id : decision.parentId,
+      question: `Correction (${input.mode}) of ${decision.id}`,
+      chosen: input.guidance,
+      rationale: input.guidance,
+      context: { corrects: decision.id, mode: input.mode },
+    });
+    if (input.mode === 'append') {
+      await this.deps.engine.save(plan);
+      return { planId: plan.id, mode: 'append', attempt: plan.attempt, added: [guidance.id], superseded: [] };
+    }
+    for (const d of affected) await this.deps.plans.putDecision({ ...d, superseded: true });
+    if (restoreTo) await this.deps.engine.restore(plan, restoreTo);
+    plan.cursor = Math.min(plan.cursor, from);
+    plan.error = undefined;
+    const made = await this.deps.engine.strategize(plan, undefined, decision.type === 'strategy' ? 0 : from, input.guidance);
+    if (plan.sandboxes.length) {
+      plan.phase = 'execute';
+      plan.state = 'queued';
+    }
+    await this.deps.engine.save(plan);
+    return { planId: plan.id, mode: 'revert', attempt: plan.attempt, superseded: affected.map((d) => d.id), added: [guidance.id, ...made.map((d) => d.id)], restoredCheckpoint: restoreTo?.id, resumeAtStep: from + 1 };
+  }
+
+  async diff(planId: string, principal: Principal): Promise<Record<string, unknown>> {
+    const plan = await this.get(planId, principal);
+    if (plan.sandboxes.length) {
+      const diffs = await this.deps.engine.diffs(plan);
+      const stats = diffs.reduce((a, d) => ({ files: a.files + d.diff.stats.files, additions: a.additions + d.diff.stats.additions, deletions: a.deletions + d.diff.stats.deletions }), { files: 0, additions: 0, deletions: 0 });
+      return { planId, source: 'sandbox', unified: diffs.map((d) => d.diff.unified).join(''), stats, sandboxes: diffs.map((d) => ({ resource: d.resource, files: d.diff.files, stats: d.diff.stats })) };
+    }
+    const stored = await this.storedDiff(plan, principal);
+    if (stored) return { planId, source: plan.applied ? 'applied' : 'execute-task', ...stored };
+    return { planId, source: 'none', unified: '', stats: { files: 0, additions: 0, deletions: 0 }, sandboxes: [] };
+  }
+
+  async artifacts(planId: string, principal: Principal): Promise<Record<string, unknown>> {
+    const diff = (await this.diff(planId, principal)) as { sandboxes: Array<{ resource: string; files: Array<{ path: string; status: string; additions: number; deletions: number; size: number; binary: boolean }> }> };
+    return { planId, files: artifactsOf(diff.sandboxes, await this.deps.plans.toolCalls(planId)) };
+  }
+
+  async prompt(planId: string, guidance: string, principal: Principal): Promise<RunResult> {
+    const plan = await this.get(planId, principal);
+    assertAllowed(plan, 'prompt');
+    if (plan.waiting) {
+      const message: Message = { messageId: newId(), role: 'ROLE_USER', taskId: plan.waiting.taskId, parts: [{ text: guidance }, { data: { approval: { decision: 'approve', guidance } } }] };
+      const r = await this.deps.tasks.send({ message }, principal);
+      return { plan: await this.status(planId, principal), taskId: plan.waiting.taskId, task: 'task' in r ? r.task : undefined };
+    }
+    this.assertIdle(plan, 'prompt');
+    await this.deps.engine.record(plan, { type: 'guidance', question: 'Guidance from the user', chosen: guidance, rationale: guidance, context: { phase: plan.phase, state: plan.state, error: plan.error } });
+    if (plan.phase === 'apply') return this.apply(planId, {}, principal);
+    return this.execute(planId, {}, principal);
+  }
+
+  async rollback(checkpointId: string, principal: Principal, planId?: string): Promise<PlanStatus> {
+    const plan = planId ? await this.get(planId, principal) : await this.planOfCheckpoint(checkpointId, principal);
+    this.assertIdle(plan, 'rollback');
+    assertAllowed(plan, 'rollback');
+    const cp = (await this.deps.plans.checkpoints(plan.id)).find((c) => c.id === checkpointId);
+    if (!cp) throw new AppError('NOT_FOUND', `Checkpoint ${checkpointId} is not a checkpoint of plan ${plan.id}`, { hint: `see them with agents plan status ${plan.id}` });
+    await this.deps.engine.restore(plan, cp);
+    plan.cursor = cp.stepIndex;
+    plan.phase = 'execute';
+    plan.state = 'queued';
+    plan.error = undefined;
+    plan.waiting = undefined;
+    await this.deps.engine.save(plan);
+    return this.status(plan.id, principal);
+  }
+
+  async list(input: PlanListInput, principal: Principal): Promise<{ plans: PlanStatus[]; nextPageToken: string; totalSize: number }> {
+    let regex: RegExp | undefined;
+    try {
+      regex = input.nameRegex ? new RegExp(input.nameRegex) : undefined;
+    } catch (err) {
+      throw new AppError('INVALID_PARAMS', `nameRegex is not a valid regular expression: ${(err as Error).message}`, { fields: [{ field: 'nameRegex', description: 'must be a JavaScript regular expression' }] });
+    }
+    const all = (await this.deps.plans.list({ owner: principal.id, phase: input.phase, state: input.state, action: input.action })).filter(
+      (p) => (!input.project || p.projects.includes(input.project)) && (!regex || regex.test(p.name)),
+    );
+    const start = input.pageToken ? all.findIndex((p) => p.id === input.pageToken) + 1 : 0;
+    if (input.pageToken && start === 0) throw new AppError('INVALID_PARAMS', 'pageToken is not a token this server issued', { fields: [{ field: 'pageToken', description: 'use the nextPageToken of a previous list' }] });
+    const size = input.pageSize ?? 50;
+    const page = all.slice(start, start + size);
+    const plans = page.map((p) => statusOf(p, [], [], [], this.deps.engine.isRunning(p.id)));
+    return { plans, nextPageToken: start + size < all.length ? (page.at(-1)?.id ?? '') : '', totalSize: all.length };
+  }
+
+  // ---- internals -------------------------------------------------------------------------------
+
+  private async start(plan: Plan, op: PlanOp, principal: Principal, opts: { wait: boolean; yes?: boolean | undefined }): Promise<RunResult> {
+    const message: Message = {
+      messageId: newId(),
+      role: 'ROLE_USER',
+      contextId: plan.contextId,
+      parts: [{ text: `${op} plan ${plan.id}` }, { data: { planCommand: { op, planId: plan.id, yes: opts.yes ?? false } }, mediaType: 'application/json' }],
+    };
+    const r = await this.deps.tasks.send({ message, configuration: { returnImmediately: !opts.wait, historyLength: 0 } }, principal);
+    if (!('task' in r)) throw new AppError('INTERNAL', 'the planner answered without a task');
+    return { plan: await this.status(plan.id, principal), taskId: r.task.id, task: r.task };
+  }
+
+  private async get(planId: string, principal: Principal): Promise<Plan> {
+    const plan = await this.deps.engine.load(planId);
+    if (!plan || plan.owner !== principal.id) throw new AppError('NOT_FOUND', `Plan ${planId} was not found`, { details: { entity: 'plan', id: planId }, hint: 'list your plans with `agents plan list`' });
+    return plan;
+  }
+
+  private assertIdle(plan: Plan, op: PlanOperation): void {
+    if (this.deps.engine.isRunning(plan.id)) {
+      throw new AppError('INVALID_STATE', `Plan ${plan.id} is running (${plan.phase}/${plan.state}); ${op} must wait until it stops`, {
+        details: { planId: plan.id, phase: plan.phase, state: plan.state, operation: op, allowed: isAllowed(plan, 'cancel') ? ['cancel', 'status'] : ['status'] },
+        hint: `follow it with agents task watch ${plan.tasks[plan.phase] ?? ''}, or cancel it`,
+      });
+    }
+  }
+
+  private async findDecision(decisionId: string, principal: Principal, planId?: string): Promise<{ plan: Plan; decision: Decision; all: Decision[] }> {
+    const candidates = planId ? [await this.get(planId, principal)] : await this.deps.plans.list({ owner: principal.id });
+    for (const plan of candidates) {
+      const all = await this.deps.plans.decisions(plan.id);
+      const decision = all.find((d) => d.id === decisionId);
+      if (decision) return { plan: (await this.deps.engine.load(plan.id)) ?? plan, decision, all };
+    }
+    throw new AppError('NOT_FOUND', `Decision ${decisionId} was not found`, { details: { entity: 'decision', id: decisionId }, hint: 'see decisions with `agents plan tree <plan-id>`' });
+  }
+
+  private async planOfCheckpoint(checkpointId: string, principal: Principal): Promise<Plan> {
+    for (const plan of await this.deps.plans.list({ owner: principal.id })) {
+      if ((await this.deps.plans.checkpoints(plan.id)).some((c) => c.id === checkpointId)) return (await this.deps.engine.load(plan.id)) ?? plan;
+    }
+    throw new AppError('NOT_FOUND', `Checkpoint ${checkpointId} was not found`, { details: { entity: 'checkpoint', id: checkpointId }, hint: 'checkpoints are listed by `agents plan status <plan-id>`' });
+  }
+
+  /** The diff artifact the execute task stored (after apply the sandbox is gone). */
+  private async storedDiff(plan: Plan, principal: Principal): Promise<Record<string, unknown> | undefined> {
+    if (!plan.tasks.execute) return undefined;
+    const task = await this.deps.tasks.get(plan.tasks.execute, 0, principal).catch(() => undefined);
+    const artifact = task?.artifacts?.find((a) => a.artifactId === 'diff');
+    if (!artifact) return undefined;
+    const unified = artifact.parts.find((p) => p.text !== undefined)?.text ?? '';
+    const data = (artifact.parts.find((p) => p.data !== undefined)?.data ?? {}) as Record<string, unknown>;
+    return { unified, ...data };
+  }
+}
+
+function stepOfParent(all: Decision[], d: Decision): number {
+  const parent = all.find((p) => p.id === d.parentId);
+  return parent?.stepIndex ?? -1;
+}
+
+function waitingError(plan: Plan): AppError {
+  return new AppError('INVALID_STATE', `Plan ${plan.id} waits for your answer on task ${plan.waiting?.taskId}`, {
+    details: { planId: plan.id, phase: plan.phase, state: plan.state, waiting: plan.waiting?.kind, allowed: ['prompt', 'cancel', 'status'] },
+    hint: `answer it (agents plan prompt ${plan.id} "…", or message/send on the task), or cancel the plan`,
+  });
+}

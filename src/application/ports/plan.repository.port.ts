@@ -1,0 +1,23 @@
+import type { Checkpoint, Decision, Phase, PhaseState, Plan, ToolCallRecord } from '../../domain/plan/plan.js';
+
+export interface PlanListQuery {
+  owner: string;
+  phase?: Phase | undefined;
+  state?: PhaseState | undefined;
+  action?: string | undefined;
+}
+
+/** Plans and their records: decisions, checkpoints and the execution log. */
+export interface PlanRepository {
+  create(plan: Plan): Promise<void>;
+  get(id: string): Promise<Plan | undefined>;
+  save(plan: Plan): Promise<void>;
+  /** The owner's plans matching the filters, newest first. */
+  list(query: PlanListQuery): Promise<Plan[]>;
+  putDecision(d: Decision): Promise<void>;
+  decisions(planId: string): Promise<Decision[]>;
+  putCheckpoint(c: Checkpoint): Promise<void>;
+  checkpoints(planId: string): Promise<Checkpoint[]>;
+  putToolCall(t: ToolCallRecord): Promise<void>;
+  toolCalls(planId: string): Promise<ToolCallRecord[]>;
+}

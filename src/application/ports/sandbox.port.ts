@@ -1,0 +1,94 @@
+import type { ResourceDefinition, ToolDefinition } from '../../domain/registry/entities.js';
+
+/** Where a plan works on one resource: a git worktree on its own branch, or a tracked copy. */
+export interface SandboxInfo {
+  /** The resource's registry name. */
+  resource: string;
+  kind: 'git-worktree' | 'copy';
+  /** The sandbox directory (absolute). */
+  root: string;
+  /** The user's directory the sandbox came from (the resource's path). */
+  source: string;
+  /** git-worktree: the plan's branch (`cleveragents/plan-<id>`). */
+  branch?: string | undefined;
+  /** The commit the sandbox started from (git-worktree: in the user's repo; copy: in the sandbox's own repo). */
+  baseCommit: string;
+  /** git-worktree: the branch of the user's repository the plan started from and will merge into. */
+  targetBranch?: string | undefined;
+}
+
+export interface FileChange {
+  path: string;
+  status: 'added' | 'modified' | 'deleted' | 'renamed';
+  additions: number;
+  deletions: number;
+  /** Size in bytes after the change (0 when deleted). */
+  size: number;
+  binary: boolean;
+}
+
+export interface SandboxDiff {
+  /** Unified diff (git format, paths relative to the sandbox root). */
+  unified: string;
+  files: FileChange[];
+  stats: { files: number; additions: number; deletions: number };
+}
+
+export type ApplyOutcome =
+  | { ok: true; commit?: string | undefined; files: string[] }
+  /** Nothing was changed in the user's directory. */
+  | { ok: false; reason: 'conflict' | 'dirty'; files: string[]; message: string };
+
+/**
+ * Creates and manages plan sandboxes. Nothing here writes to the user's working tree except
+ * `apply`, and `apply` writes nothing when it refuses.
+ */
+export interface SandboxManager {
+  /** Creates the sandbox of a plan for a resource (idempotent: returns the existing one). */
+  create(planId: string, resource: ResourceDefinition): Promise<SandboxInfo>;
+  /** Commits everything in the sandbox as a checkpoint; returns the commit id. */
+  checkpoint(sandbox: SandboxInfo, label: string): Promise<string>;
+  /** Resets the sandbox's files and branch to a checkpoint (untracked files removed too). */
+  restore(sandbox: SandboxInfo, commit: string): Promise<void>;
+  /** The sandbox's changes against its base (committed and uncommitted). */
+  diff(sandbox: SandboxInfo): Promise<SandboxDiff>;
+  /**
+   * Brings the sandbox's changes into the user's directory: git-worktree → a squash merge into the
+   * target branch with one commit `message` (refused when the target branch is not checked out,
+   * when files the plan changed are dirty there, or on a merge conflict — checked before anything
+   * is written); copy → the changed files are written back (refused when the user changed any of
+   * them since the sandbox was made).
+   */
+  apply(sandbox: SandboxInfo, message: string): Promise<ApplyOutcome>;
+  /** Removes the sandbox (worktree and branch, or the copy). */
+  remove(sandbox: SandboxInfo): Promise<void>;
+}
+
+export interface ToolCallRequest {
+  tool: ToolDefinition;
+  args: Record<string, unknown>;
+  sandbox: SandboxInfo;
+  signal: AbortSignal;
+  /** Time limit for commands (ms). */
+  timeoutMs: number;
+}
+
+export interface ToolCallResult {
+  ok: boolean;
+  /** One line for logs and progress. */
+  summary: string;
+  /** The tool's output (file content, command output, diff…), truncated to a sane size. */
+  output: string;
+  /** Paths (relative to the sandbox root) the call wrote, edited or deleted. */
+  filesTouched: string[];
+  /** For commands: the exit code; null when killed. */
+  exitCode?: number | null;
+}
+
+/**
+ * Runs tools inside a sandbox. A path that escapes the sandbox root — `..`, an absolute path, or a
+ * symlink pointing outside — is refused (the call fails with ok:false, nothing is touched).
+ */
+export interface ToolRunner {
+  run(req: ToolCallRequest): Promise<ToolCallResult>;
+}

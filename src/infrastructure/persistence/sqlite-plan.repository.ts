@@ -1,0 +1,74 @@
+import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../domain/plan/plan.js';
+import type { PlanListQuery, PlanRepository } from '../../application/index.js';
+import type { SqliteDatabase } from './database.js';
+
+type RecordKind = 'decision' | 'checkpoint' | 'toolcall';
+
+/** Plans as JSON documents with their filterable columns; records in one table, ordered by ULID. */
+export class SqlitePlanRepository implements PlanRepository {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  async create(plan: Plan): Promise<void> {
+    await this.db.kysely.insertInto('plans').values(toRow(plan)).execute();
+  }
+
+  async get(id: string): Promise<Plan | undefined> {
+    const row = await this.db.kysely.selectFrom('plans').select('doc').where('id', '=', id).executeTakeFirst();
+    return row && (JSON.parse(row.doc) as Plan);
+  }
+
+  async save(plan: Plan): Promise<void> {
+    const { id, ...rest } = toRow(plan);
+    await this.db.kysely.updateTable('plans').set(rest).where('id', '=', id).execute();
+  }
+
+  async list(q: PlanListQuery): Promise<Plan[]> {
+    let query = this.db.kysely.selectFrom('plans').select('doc').where('owner', '=', q.owner);
+    if (q.phase) query = query.where('phase', '=', q.phase);
+    if (q.state) query = query.where('state', '=', q.state);
+    if (q.action) query = query.where('action', '=', q.action);
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    return rows.map((r) => JSON.parse(r.doc) as Plan);
+  }
+
+  putDecision(d: Decision): Promise<void> {
+    return this.put('decision', d.id, d.planId, d.createdAt, d);
+  }
+
+  decisions(planId: string): Promise<Decision[]> {
+    return this.records<Decision>('decision', planId);
+  }
+
+  putCheckpoint(c: Checkpoint): Promise<void> {
+    return this.put('checkpoint', c.id, c.planId, c.createdAt, c);
+  }
+
+  checkpoints(planId: string): Promise<Checkpoint[]> {
+    return this.records<Checkpoint>('checkpoint', planId);
+  }
+
+  putToolCall(t: ToolCallRecord): Promise<void> {
+    return this.put('toolcall', t.id, t.planId, t.createdAt, t);
+  }
+
+  toolCalls(planId: string): Promise<ToolCallRecord[]> {
+    return this.records<ToolCallRecord>('toolcall', planId);
+  }
+
+  private async put(kind: RecordKind, id: string, planId: string, createdAt: string, doc: unknown): Promise<void> {
+    await this.db.kysely
+      .insertInto('plan_records')
+      .values({ kind, id, plan_id: planId, created_at: createdAt, doc: JSON.stringify(doc) })
+      .onConflict((oc) => oc.columns(['kind', 'id']).doUpdateSet({ doc: JSON.stringify(doc) }))
+      .execute();
+  }
+
+  private async records<T>(kind: RecordKind, planId: string): Promise<T[]> {
+    const rows = await this.db.kysely.selectFrom('plan_records').select('doc').where('plan_id', '=', planId).where('kind', '=', kind).orderBy('id').execute();
+    return rows.map((r) => JSON.parse(r.doc) as T);
+  }
+}
+
+function toRow(p: Plan) {
+  return { id: p.id, owner: p.owner, action: p.action, phase: p.phase, state: p.state, created_at: p.createdAt, updated_at: p.updatedAt, doc: JSON.stringify(p) };
+}

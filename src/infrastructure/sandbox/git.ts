@@ -1,0 +1,127 @@
+/**
+ * The one way this layer runs git: `execFile` (no shell), a time limit, no prompts, no hooks, no
+ * signing, and none of the caller's GIT_* variables (a GIT_DIR inherited from a hook would point
+ * every command at the wrong repository).
+ */
+import { execFile } from 'node:child_process';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+/** The identity of every commit CleverAgents makes (checkpoints, sandbox bases, applies). */
+export const COMMIT_IDENTITY = { name: 'CleverAgents', email: 'plans@cleveragents.invalid' } as const;
+
+const BASE_CONFIG = ['-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgsign=false', '-c', 'core.quotePath=false', '-c', 'color.ui=false'];
+const DEFAULT_TIMEOUT_MS = 120_000;
+const MAX_BUFFER = 256 * 1024 * 1024;
+
+export interface GitOptions {
+  /** Extra environment (added after the caller's GIT_* variables are removed). */
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  /** Exit codes that are answers rather than failures (e.g. 1 for `merge-tree` with conflicts). */
+  okCodes?: readonly number[];
+  /**
+   * Stop repository discovery at the parent of `dir`: for sandboxes, so that a sandbox that lost
+   * its `.git` can never make a `reset --hard` land on a repository above it.
+   */
+  confine?: boolean;
+  /** Commit with the fixed identity (overrides GIT_AUTHOR_* / GIT_COMMITTER_* and user.*). */
+  identity?: boolean;
+  /** Written to git's stdin. */
+  input?: string;
+}
+
+export interface GitResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+/** Thrown when git fails; the message carries git's stderr. */
+export class GitError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly code: number | string | null,
+    readonly stderr: string,
+  ) {
+    super(`git ${args.join(' ')} failed (${code ?? 'killed'}): ${stderr.trim() || 'no output'}`);
+    this.name = 'GitError';
+  }
+}
+
+/** Runs `git -C dir …args`; resolves with stdout, rejects with a {@link GitError}. */
+export function git(dir: string, args: readonly string[], opts: GitOptions = {}): Promise<GitResult> {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GIT_EDITOR = 'true';
+  if (opts.confine) env.GIT_CEILING_DIRECTORIES = path.dirname(path.resolve(dir));
+  if (opts.identity) {
+    env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = COMMIT_IDENTITY.name;
+    env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = COMMIT_IDENTITY.email;
+  }
+  Object.assign(env, opts.env);
+  const identity = opts.identity ? ['-c', `user.name=${COMMIT_IDENTITY.name}`, '-c', `user.email=${COMMIT_IDENTITY.email}`] : [];
+  const full = ['-C', dir, ...BASE_CONFIG, ...identity, ...args];
+  return new Promise((resolve, reject) => {
+    const child = execFile('git', full, { env, timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxBuffer: MAX_BUFFER, encoding: 'utf8', killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+      if (!err) return resolve({ stdout, stderr, code: 0 });
+      const code = typeof err.code === 'number' ? err.code : null;
+      if (code !== null && opts.okCodes?.includes(code)) return resolve({ stdout, stderr, code });
+      reject(new GitError(args, err.killed ? `timed out or killed` : (err.code ?? null), stderr || err.message));
+    });
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(opts.input ?? '');
+  });
+}
+
+/** `git … ` and return stdout without the trailing newline. */
+export async function gitOut(dir: string, args: readonly string[], opts: GitOptions = {}): Promise<string> {
+  return (await git(dir, args, opts)).stdout.replace(/\n$/, '');
+}
+
+/** Splits NUL-separated output, dropping the trailing empty field. */
+export function splitNul(s: string): string[] {
+  const parts = s.split('\0');
+  if (parts.at(-1) === '') parts.pop();
+  return parts;
+}
+
+/**
+ * The tree object of everything in a sandbox's work tree right now (tracked, changed and
+ * untracked files), built in a throw-away index so the sandbox's own index — and therefore what the
+ * next checkpoint records — is untouched. `force` also takes ignored files (copy sandboxes track
+ * everything).
+ */
+export async function snapshotTree(root: string, force: boolean): Promise<string> {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'cleveragents-index-'));
+  try {
+    const index = path.join(tmp, 'index');
+    const real = path.resolve(root, await gitOut(root, ['rev-parse', '--git-path', 'index'], { confine: true }));
+    // Starting from a copy of the real index keeps its stat cache: `add -A` then rehashes only what changed.
+    await copyFile(real, index).catch(() => undefined);
+    const env = { GIT_INDEX_FILE: index };
+    await git(root, ['add', '-A', ...(force ? ['-f'] : []), '--', '.'], { env, confine: true });
+    return await gitOut(root, ['write-tree'], { env, confine: true });
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Serialises async work per key (one create per sandbox path, one apply per repository). */
+export class KeyedLock {
+  readonly #tails = new Map<string, Promise<unknown>>();
+
+  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const prev = this.#tails.get(key) ?? Promise.resolve();
+    const next = prev.then(work, work);
+    const tail = next.catch(() => undefined);
+    this.#tails.set(key, tail);
+    try {
+      return await next;
+    } finally {
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    }
+  }
+}

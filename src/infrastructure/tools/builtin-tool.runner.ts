@@ -1,0 +1,40 @@
+import type { ToolCallRequest, ToolCallResult, ToolRunner } from '../../application/index.js';
+import { commandTool, gitDiffTool, gitStatusTool, runCommandTool } from './command-tools.js';
+import { editFileTool, listFilesTool, readFileTool, searchFilesTool, writeFileTool } from './file-tools.js';
+import { PathRefusedError } from './path-guard.js';
+import { failed, ToolFailure, type ToolContext } from './tool-support.js';
+
+type BuiltinTool = (ctx: ToolContext) => Promise<ToolCallResult>;
+
+/** One row per built-in tool (names as in `BUILTIN_TOOLS`); an unknown name fails by absence. */
+const BUILTINS: Readonly<Record<string, BuiltinTool>> = {
+  'builtin/read-file': readFileTool,
+  'builtin/write-file': writeFileTool,
+  'builtin/edit-file': editFileTool,
+  'builtin/list-files': listFilesTool,
+  'builtin/search-files': searchFilesTool,
+  'builtin/run-command': runCommandTool,
+  'builtin/git-status': gitStatusTool,
+  'builtin/git-diff': gitDiffTool,
+};
+
+/**
+ * Runs `source: builtin` tools and registry `source: command` tools inside a sandbox. Never throws
+ * for a failed call: a refused path, a bad argument, a missing file, a non-zero exit or an I/O
+ * error all come back as `ok: false` with a one-line summary (and nothing touched when refused).
+ */
+export class BuiltinToolRunner implements ToolRunner {
+  async run(req: ToolCallRequest): Promise<ToolCallResult> {
+    const ctx: ToolContext = { sandbox: req.sandbox, args: req.args ?? {}, signal: req.signal, timeoutMs: req.timeoutMs };
+    try {
+      if (req.signal.aborted) return failed(`${req.tool.name}: cancelled before it started`);
+      if (req.tool.source === 'command') return await commandTool(ctx, req.tool);
+      const impl = req.tool.source === 'builtin' && Object.hasOwn(BUILTINS, req.tool.name) ? BUILTINS[req.tool.name] : undefined;
+      if (!impl) return failed(`${req.tool.name}: not a tool this runner knows (source ${req.tool.source})`);
+      return await impl(ctx);
+    } catch (e) {
+      if (e instanceof PathRefusedError || e instanceof ToolFailure) return failed(e.message, e instanceof ToolFailure ? e.output : '');
+      return failed(`${req.tool.name} failed: ${(e as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,99 @@
+/** Shared pieces of the built-in tools: argument readers, result builders, walking a sandbox. */
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { SandboxInfo, ToolCallResult } from '../../application/index.js';
+
+/** A tool call that cannot go on; its message becomes the result's summary. */
+export class ToolFailure extends Error {
+  constructor(
+    message: string,
+    readonly output = '',
+  ) {
+    super(message);
+    this.name = 'ToolFailure';
+  }
+}
+
+/** What every tool implementation receives. */
+export interface ToolContext {
+  sandbox: SandboxInfo;
+  args: Record<string, unknown>;
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+export const MAX_TEXT_OUTPUT = 1024 * 1024;
+
+export const ok = (summary: string, output = '', filesTouched: string[] = []): ToolCallResult => ({ ok: true, summary, output: cap(output), filesTouched });
+export const failed = (summary: string, output = ''): ToolCallResult => ({ ok: false, summary, output: cap(output), filesTouched: [] });
+
+/** Truncates text to `max` bytes (at a character boundary), saying so. */
+export function cap(text: string, max = MAX_TEXT_OUTPUT): string {
+  if (Buffer.byteLength(text) <= max) return text;
+  return `${Buffer.from(text).subarray(0, max).toString('utf8').replace(/\uFFFD$/, '')}\n… [truncated at ${max} bytes]`;
+}
+
+export function str(args: Record<string, unknown>, name: string): string;
+export function str(args: Record<string, unknown>, name: string, optional: true): string | undefined;
+export function str(args: Record<string, unknown>, name: string, optional = false): string | undefined {
+  const v = args[name];
+  if (v === undefined && optional) return undefined;
+  if (typeof v !== 'string') throw new ToolFailure(`argument ${name} must be a string`);
+  return v;
+}
+
+export function int(args: Record<string, unknown>, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const v = args[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new ToolFailure(`argument ${name} must be an integer between ${min} and ${max}`);
+  return v;
+}
+
+export function bool(args: Record<string, unknown>, name: string): boolean | undefined {
+  const v = args[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'boolean') throw new ToolFailure(`argument ${name} must be a boolean`);
+  return v;
+}
+
+export function strings(args: Record<string, unknown>, name: string): string[] | undefined {
+  const v = args[name];
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || !v.every((x): x is string => typeof x === 'string')) throw new ToolFailure(`argument ${name} must be an array of strings`);
+  return v;
+}
+
+/** True when the buffer looks binary (a NUL byte in its first 8000 bytes, as git decides). */
+export const isBinary = (b: Buffer): boolean => b.subarray(0, 8000).includes(0);
+
+export interface WalkEntry {
+  /** Absolute path. */
+  abs: string;
+  /** Relative to the walk's start, `/`-separated. */
+  rel: string;
+  symlink: boolean;
+}
+
+/**
+ * The files under `dir` (regular files and symlinks, which are not followed), skipping `.git`,
+ * sorted, at most `limit` entries visited.
+ */
+export async function walkFiles(dir: string, limit: number, signal: AbortSignal): Promise<{ files: WalkEntry[]; truncated: boolean }> {
+  const files: WalkEntry[] = [];
+  let visited = 0;
+  const visit = async (abs: string, rel: string): Promise<boolean> => {
+    const entries = (await readdir(abs, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      if (signal.aborted || ++visited > limit) return false;
+      if (e.name === '.git') continue;
+      const childAbs = path.join(abs, e.name);
+      const childRel = rel === '' ? e.name : `${rel}/${e.name}`;
+      if (e.isDirectory()) {
+        if (!(await visit(childAbs, childRel))) return false;
+      } else if (e.isFile() || e.isSymbolicLink()) files.push({ abs: childAbs, rel: childRel, symlink: e.isSymbolicLink() });
+    }
+    return true;
+  };
+  const complete = await visit(dir, '');
+  return { files, truncated: !complete };
+}
