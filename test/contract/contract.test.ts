@@ -10,6 +10,7 @@ import { buildMethodTable } from '../../src/protocol/a2a/method-table.js';
 import { normalize, startHarness, TRANSPORTS, type Harness, type TransportName } from '../support/harness.js';
 import { a2aSuite } from './a2a.suite.js';
 import { registrySuite } from './registry.suite.js';
+import { planSuite } from './plan.suite.js';
 import type { ClientTransport } from '../../src/protocol/client/index.js';
 
 const results = new Map<string, Map<TransportName, unknown>>();
@@ -65,6 +66,7 @@ for (const transport of TRANSPORTS) {
     };
     describe('A2A spine', () => a2aSuite(ctx));
     describe('registries', () => registrySuite(ctx));
+    describe('plans', () => planSuite(ctx));
   });
 }
 

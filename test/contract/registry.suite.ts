@@ -54,12 +54,14 @@ export function registrySuite(ctx: SuiteContext): void {
   it('lists the built-in tools and actors, with real schemas, and refuses to change them', async () => {
     const tools = await client.call(toolRegistry.list, { namespace: 'builtin' });
     const names = tools.items.map((t) => t.name);
-    for (const n of ['builtin/read-file', 'builtin/write-file', 'builtin/edit-file', 'builtin/list-files', 'builtin/search-files', 'builtin/run-command', 'builtin/git-status', 'builtin/git-diff']) assert.ok(names.includes(n), n);
+    for (const n of ['builtin/read-file', 'builtin/write-file', 'builtin/edit-file', 'builtin/list-files', 'builtin/search-files', 'builtin/replace-in-files', 'builtin/run-command', 'builtin/git-status', 'builtin/git-diff']) assert.ok(names.includes(n), n);
     const read = await client.call(toolRegistry.show, { name: 'builtin/read-file' });
     assert.equal(read.derived['readOnly'], true);
     assert.equal((read.definition['inputSchema'] as { type: string }).type, 'object');
     const actors = await client.call(actorRegistry.list, { namespace: 'builtin' });
-    assert.deepEqual(actors.items.map((a) => a.name), ['builtin/conformance', 'builtin/echo']);
+    assert.deepEqual(actors.items.map((a) => a.name), ['builtin/conformance', 'builtin/echo', 'builtin/planner']);
+    const actions = await client.call(actionRegistry.list, { namespace: 'builtin' });
+    assert.deepEqual(actions.items.map((a) => a.name), ['builtin/replace', 'builtin/run-command']);
     await rpcError(client.call(toolRegistry.remove, { name: 'builtin/read-file' }), -32003, 'AuthorizationError');
     await rpcError(client.call(actorRegistry.update, { name: 'builtin/echo', definition: { name: 'builtin/echo', provider: 'builtin', model: 'echo' } }), -32003, 'AuthorizationError');
     ctx.record('registry-builtins', { tools: names, actors: actors.items.map((a) => a.name) });
@@ -177,8 +179,10 @@ export function registrySuite(ctx: SuiteContext): void {
 
   it('lists with filters, regular expressions, paging and a summary', async () => {
     const all = await client.call(toolRegistry.list, {});
-    assert.equal(all.totalSize, 9);
-    assert.deepEqual(all.summary.byNamespace, { builtin: 8, local: 1 });
+    const builtins = (await client.call(toolRegistry.list, { namespace: 'builtin' })).totalSize;
+    assert.equal(builtins, 9);
+    assert.equal(all.totalSize, builtins + 1);
+    assert.deepEqual(all.summary.byNamespace, { builtin: builtins, local: 1 });
     assert.equal(all.summary.byType['command'], 1);
     const commands = await client.call(toolRegistry.list, { type: 'command' });
     assert.deepEqual(commands.items.map((t) => t.name), ['local/prettier']);

@@ -1,0 +1,239 @@
+/** Contract cases of the plan lifecycle (every `_cleveragents/plan/…` method), on real git repositories. */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import {
+  A2AClient,
+  actionRegistry,
+  getTask,
+  planApply,
+  planArtifacts,
+  planCancel,
+  planCorrect,
+  planDiff,
+  planExecute,
+  planExplain,
+  planList,
+  planPrompt,
+  planRollback,
+  planStatus,
+  planTree,
+  planUse,
+  projectRegistry,
+  resourceRegistry,
+  sendMessage,
+} from '../../src/protocol/client/index.js';
+import { rpcError } from './a2a.suite.js';
+import { makeRepo } from './registry.suite.js';
+import type { SuiteContext } from './suite-context.js';
+
+const git = (dir: string, ...args: string[]): string => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
+
+export function planSuite(ctx: SuiteContext): void {
+  let client: A2AClient;
+  let work: string;
+  let repo: string;
+  before(async () => {
+    client = ctx.harness().client;
+    work = mkdtempSync(join(tmpdir(), 'ca-plan-'));
+    repo = makeRepo(join(work, 'repo'));
+    writeFileSync(join(repo, 'greeting.txt'), 'hello world\n');
+    git(repo, 'add', '.');
+    git(repo, '-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'greeting');
+    await client.call(resourceRegistry.add, { definition: { name: 'local/plan-repo', type: 'git-checkout', path: repo, branch: 'main' } });
+    await client.call(projectRegistry.add, { definition: { name: 'local/plan-project', resources: ['local/plan-repo'] } });
+    await client.call(actionRegistry.add, {
+      definition: {
+        name: 'local/greet',
+        arguments: { who: { type: 'string', required: true }, times: { type: 'integer', default: 1 } },
+        descriptionTemplate: 'Greet {{who}}',
+        definitionOfDone: 'greeting.txt greets {{who}}',
+        steps: [
+          { id: 'edit', tool: 'builtin/edit-file', args: { path: 'greeting.txt', find: 'world', replace: '{{who}}' } },
+          { id: 'note', tool: 'builtin/write-file', args: { path: 'notes/{{who}}.txt', content: 'greeted {{who}}\n' } },
+          { id: 'look', tool: 'builtin/git-status', args: {} },
+        ],
+      },
+    });
+  });
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  const use = (who: string, extra: Record<string, unknown> = {}) => client.call(planUse, { action: 'local/greet', projects: ['local/plan-project'], arguments: { who }, ...extra });
+
+  it('runs use → execute → diff → artifacts → apply on a real repository', async () => {
+    const headBefore = git(repo, 'rev-parse', 'HEAD');
+    const used = await use('Ada');
+    assert.equal(used.plan.phase, 'strategize');
+    assert.equal(used.plan.state, 'complete');
+    assert.equal(used.task?.status.state, 'TASK_STATE_COMPLETED');
+    const id = used.plan.planId;
+    const tree = await client.call(planTree, { planId: id });
+    assert.equal(tree.decisions.length, 1);
+    assert.equal((tree.decisions[0] as { children: unknown[] }).children.length, 3);
+    const ex = await client.call(planExecute, { planId: id, wait: true });
+    assert.equal(ex.task?.status.state, 'TASK_STATE_COMPLETED');
+    assert.equal(ex.plan.phase, 'execute');
+    assert.equal(ex.plan.state, 'complete');
+    assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello world\n', 'the user tree is untouched before apply');
+    assert.equal(git(repo, 'status', '--porcelain'), '');
+    const diff = await client.call(planDiff, { planId: id });
+    assert.match(diff.unified, /-hello world\n\+hello Ada/);
+    assert.deepEqual(diff.stats, { files: 2, additions: 2, deletions: 1 });
+    const arts = await client.call(planArtifacts, { planId: id });
+    assert.deepEqual(arts.files.map((f) => [f['path'], f['change']]), [['greeting.txt', 'edited'], ['notes/Ada.txt', 'written']]);
+    const status = await client.call(planStatus, { planId: id });
+    assert.deepEqual(status.progress, { stepsDone: 3, stepsTotal: 3 });
+    assert.ok((status['checkpoints'] as unknown[]).length >= 3);
+    const applied = await client.call(planApply, { planId: id, yes: true });
+    assert.equal(applied.plan.state, 'applied');
+    assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello Ada\n');
+    assert.equal(git(repo, 'rev-parse', 'HEAD~1'), headBefore, 'one squashed commit');
+    assert.equal(git(repo, 'log', '-1', '--format=%s'), 'Greet Ada');
+    assert.doesNotMatch(git(repo, 'branch', '--list'), /cleveragents\/plan-/, 'the plan branch is gone');
+    await rpcError(client.call(planExecute, { planId: id }), -32004, 'BusinessRuleViolation');
+    await rpcError(client.call(planRollback, { checkpointId: (status['checkpoints'] as Array<{ id: string }>)[0]?.id ?? '' }), -32004, 'BusinessRuleViolation');
+    const afterDiff = await client.call(planDiff, { planId: id });
+    assert.match(afterDiff.unified, /\+hello Ada/, 'the diff stays readable after apply');
+    ctx.record('plan-lifecycle', { diff: diff.stats, arts: arts.files.length, state: applied.plan.state });
+    git(repo, 'reset', '-q', '--hard', headBefore);
+  });
+
+  it('refuses illegal transitions, bad arguments and unknown ids', async () => {
+    const used = await use('Bob');
+    const err = await rpcError(client.call(planApply, { planId: used.plan.planId, yes: true }), -32004, 'BusinessRuleViolation');
+    assert.match(err.message, /strategize\/complete/);
+    await rpcError(client.call(planUse, { action: 'local/greet', projects: ['local/plan-project'], arguments: {} }), -32602, 'ValidationError');
+    await rpcError(client.call(planUse, { action: 'local/greet', projects: ['local/plan-project'], arguments: { who: 'x', times: 'many' } }), -32602, 'ValidationError');
+    await rpcError(client.call(planUse, { action: 'local/greet', projects: ['local/plan-project'], arguments: { who: 'x', colour: 'red' } }), -32602, 'ValidationError');
+    await rpcError(client.call(planUse, { action: 'local/nothing', projects: ['local/plan-project'] }), -32001, 'ResourceNotFoundError');
+    await rpcError(client.call(planStatus, { planId: '01ARZ3NDEKTSV4RRFFQ69G5FAV' }), -32001, 'ResourceNotFoundError');
+    await rpcError(client.call(planStatus, { planId: '../etc' }), -32602, 'ValidationError');
+    await client.call(planCancel, { planId: used.plan.planId, reason: 'not needed' });
+  });
+
+  it('rolls back to a checkpoint and resumes execute from there', async () => {
+    const id = (await use('Cy')).plan.planId;
+    await client.call(planExecute, { planId: id, wait: true });
+    const status = await client.call(planStatus, { planId: id });
+    const cps = status['checkpoints'] as Array<{ id: string; label: string; stepIndex: number }>;
+    const first = cps.find((c) => c.label === 'after-step:1');
+    assert.ok(first, JSON.stringify(cps));
+    const rolled = await client.call(planRollback, { checkpointId: first.id });
+    assert.equal(rolled.phase, 'execute');
+    assert.equal(rolled.state, 'queued');
+    assert.deepEqual(rolled.progress, { stepsDone: 1, stepsTotal: 3 });
+    const diff = await client.call(planDiff, { planId: id });
+    assert.equal(diff.stats.files, 1, 'only the first step remains');
+    const again = await client.call(planExecute, { planId: id, wait: true });
+    assert.equal(again.plan.state, 'complete');
+    assert.equal((await client.call(planDiff, { planId: id })).stats.files, 2);
+    await client.call(planCancel, { planId: id });
+    await rpcError(client.call(planRollback, { checkpointId: '01ARZ3NDEKTSV4RRFFQ69G5FAV' }), -32001, 'ResourceNotFoundError');
+  });
+
+  it('corrects a decision by reverting (re-strategize) or appending guidance', async () => {
+    const id = (await use('Dee')).plan.planId;
+    await client.call(planExecute, { planId: id, wait: true });
+    const tree = await client.call(planTree, { planId: id });
+    const steps = (tree.decisions[0] as { children: Array<{ id: string; stepIndex: number }> }).children;
+    const second = steps.find((s) => s.stepIndex === 1);
+    assert.ok(second);
+    const dry = await client.call(planCorrect, { decisionId: second.id, mode: 'revert', guidance: 'write the note elsewhere', dryRun: true });
+    assert.equal((dry['wouldSupersede'] as string[]).length, 2);
+    assert.equal((await client.call(planStatus, { planId: id })).attempt, 1, 'a dry run changes nothing');
+    const reverted = await client.call(planCorrect, { decisionId: second.id, mode: 'revert', guidance: 'write the note elsewhere' });
+    assert.equal(reverted['attempt'], 2);
+    assert.deepEqual(reverted['superseded'], dry['wouldSupersede']);
+    const st = await client.call(planStatus, { planId: id });
+    assert.equal(st.state, 'queued');
+    assert.deepEqual(st.progress, { stepsDone: 1, stepsTotal: 3 });
+    const full = await client.call(planTree, { planId: id, showSuperseded: true });
+    const flat = JSON.stringify(full.decisions);
+    assert.match(flat, /"superseded":true/);
+    const explained = await client.call(planExplain, { decisionId: second.id });
+    assert.equal((explained['decision'] as { superseded: boolean }).superseded, true);
+    const appended = await client.call(planCorrect, { decisionId: steps[0]?.id ?? '', mode: 'append', guidance: 'keep the greeting short' });
+    assert.equal(appended['attempt'], 3);
+    await rpcError(client.call(planCorrect, { decisionId: second.id, mode: 'revert', guidance: 'again' }), -32004, 'BusinessRuleViolation');
+    const done = await client.call(planExecute, { planId: id, wait: true });
+    assert.equal(done.plan.state, 'complete');
+    await client.call(planCancel, { planId: id });
+  });
+
+  it('asks for approval under the manual profile and continues on the same task (yes and no)', async () => {
+    const id = (await use('Eve', { automationProfile: 'manual' })).plan.planId;
+    const ex = await client.call(planExecute, { planId: id, wait: true });
+    assert.equal(ex.task?.status.state, 'TASK_STATE_INPUT_REQUIRED');
+    const request = ex.task?.status.message?.parts.find((p) => p.data !== undefined)?.data as { approvalRequest: { tool: string; preview: string } };
+    assert.equal(request.approvalRequest.tool, 'builtin/edit-file');
+    assert.match(request.approvalRequest.preview, /\+Eve/);
+    await rpcError(client.call(planExecute, { planId: id }), -32004, 'BusinessRuleViolation');
+    // approve step 1 on the same task
+    const r1 = await client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: ex.taskId, parts: [{ data: { approval: { decision: 'approve' } } }] } });
+    assert.ok('task' in r1);
+    assert.equal(r1.task.id, ex.taskId);
+    assert.equal(r1.task.status.state, 'TASK_STATE_INPUT_REQUIRED', 'step 2 asks too');
+    // reject step 2 in plain words
+    const r2 = await client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: ex.taskId, parts: [{ text: 'no' }] } });
+    assert.ok('task' in r2);
+    assert.equal(r2.task.status.state, 'TASK_STATE_COMPLETED');
+    const arts = await client.call(planArtifacts, { planId: id });
+    assert.deepEqual(arts.files.map((f) => f['path']), ['greeting.txt'], 'the rejected write did not happen');
+    // apply approval through prompt (approve with guidance)
+    const ap = await client.call(planApply, { planId: id });
+    assert.equal(ap.task?.status.state, 'TASK_STATE_INPUT_REQUIRED');
+    const prompted = await client.call(planPrompt, { planId: id, guidance: 'go ahead' });
+    assert.equal(prompted.task?.status.state, 'TASK_STATE_COMPLETED');
+    assert.equal((await client.call(planStatus, { planId: id })).state, 'applied');
+    git(repo, 'reset', '-q', '--hard', 'HEAD~1');
+    const applyTask = await client.call(getTask, { id: ap.taskId });
+    assert.equal(applyTask.status.state, 'TASK_STATE_COMPLETED');
+  });
+
+  it('stops with a plan error listing the files on a conflict at apply, changing nothing', async () => {
+    const id = (await use('Fay')).plan.planId;
+    await client.call(planExecute, { planId: id, wait: true });
+    writeFileSync(join(repo, 'greeting.txt'), 'hello there\n');
+    git(repo, '-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qam', 'conflicting change');
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const err = await rpcError(client.call(planApply, { planId: id, yes: true }), -32008, 'PlanError');
+    assert.deepEqual((err.data as { files: string[] }).files, ['greeting.txt']);
+    assert.equal(git(repo, 'rev-parse', 'HEAD'), head);
+    assert.equal(git(repo, 'status', '--porcelain'), '');
+    assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello there\n');
+    const st = await client.call(planStatus, { planId: id });
+    assert.equal(st.phase, 'apply');
+    assert.equal(st.state, 'errored');
+    await client.call(planCancel, { planId: id });
+    git(repo, 'reset', '-q', '--hard', 'HEAD~1');
+  });
+
+  it('stops at the tool-call budget and keeps what was done', async () => {
+    const id = (await use('Gus', { maxToolCalls: 1 })).plan.planId;
+    const ex = await client.call(planExecute, { planId: id, wait: true });
+    assert.equal(ex.task?.status.state, 'TASK_STATE_FAILED');
+    const st = await client.call(planStatus, { planId: id });
+    assert.equal(st.state, 'constrained');
+    assert.equal((st['error'] as { kind: string }).kind, 'budget');
+    assert.equal((await client.call(planDiff, { planId: id })).stats.files, 1, 'the first step is kept');
+    const more = await client.call(planExecute, { planId: id, wait: true, maxToolCalls: 10 });
+    assert.equal(more.plan.state, 'complete');
+    await client.call(planCancel, { planId: id });
+  });
+
+  it('lists plans with filters', async () => {
+    const all = await client.call(planList, { project: 'local/plan-project' });
+    assert.ok(all.totalSize >= 6);
+    const applied = await client.call(planList, { state: 'applied' });
+    assert.ok(applied.plans.every((p) => p.state === 'applied'));
+    const named = await client.call(planList, { nameRegex: '^greet on ', pageSize: 2 });
+    assert.equal(named.plans.length, 2);
+    assert.notEqual(named.nextPageToken, '');
+    await rpcError(client.call(planList, { nameRegex: '[' }), -32602, 'ValidationError');
+    ctx.record('plan-list', { applied: applied.plans.map((p) => p.state) });
+  });
+}
