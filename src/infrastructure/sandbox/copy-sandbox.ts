@@ -56,7 +56,7 @@ async function copyTree(src: string, dest: string, rel: string, manifest: Manife
     } else if (e.isFile()) {
       await copyFile(from, to);
       // Hash the copy, not the source: the manifest must describe exactly the sandbox's base.
-      manifest[r] = await entryOf(to) as Entry;
+      manifest[r] = (await entryOf(to)) as Entry;
     }
     // Sockets, FIFOs and devices are not content; they are not copied.
   }
@@ -75,12 +75,13 @@ async function entryOf(file: string): Promise<Entry | 'dir' | 'other' | undefine
   return { type: 'file', sha256, exec: (st.mode & 0o100) !== 0 };
 }
 
-const same = (a: Entry | 'dir' | 'other' | undefined, b: Entry | undefined): boolean => {
-  if (a === undefined || b === undefined) return a === b;
-  if (a === 'dir' || a === 'other') return false;
-  if (a.type === 'symlink' || b.type === 'symlink') return a.type === b.type && (a as { target: string }).target === (b as { target: string }).target;
-  return a.sha256 === b.sha256;
-};
+/** Whether what is on disk now is what the manifest recorded (a missing file matches a missing entry). */
+function same(now: Entry | 'dir' | 'other' | undefined, base: Entry | undefined): boolean {
+  if (now === undefined || base === undefined) return now === base;
+  if (now === 'dir' || now === 'other') return false;
+  if (now.type === 'symlink') return base.type === 'symlink' && now.target === base.target;
+  return base.type === 'file' && now.sha256 === base.sha256;
+}
 
 /**
  * Writes the sandbox's changes back to the user's directory, refusing (and writing nothing) when
@@ -93,10 +94,15 @@ export async function applyCopySandbox(sandbox: SandboxInfo): Promise<ApplyOutco
   const gitDir = path.resolve(sandbox.root, await gitOut(sandbox.root, ['rev-parse', '--git-dir'], { confine: true }));
   const manifest = JSON.parse(await readFile(path.join(gitDir, MANIFEST), 'utf8')) as Manifest;
 
+  // What the sandbox now holds at each changed path; a file that is gone, or is now a directory, is deleted.
+  const after = new Map<string, Awaited<ReturnType<typeof entryOf>>>();
+  for (const f of files) after.set(f, await entryOf(path.join(sandbox.root, f)));
+  const deleted = new Set(files.filter((f) => after.get(f) === undefined || after.get(f) === 'dir'));
+
   const conflicts: string[] = [];
   for (const f of files) {
     const base = Object.prototype.hasOwnProperty.call(manifest, f) ? manifest[f] : undefined;
-    if (!same(await entryOf(path.join(sandbox.source, f)), base) || !(await parentsAreDirectories(sandbox.source, f))) conflicts.push(f);
+    if (!same(await entryOf(path.join(sandbox.source, f)), base) || !(await parentsAreDirectories(sandbox.source, f, deleted))) conflicts.push(f);
   }
   if (conflicts.length > 0) {
     return {
@@ -107,42 +113,46 @@ export async function applyCopySandbox(sandbox: SandboxInfo): Promise<ApplyOutco
     };
   }
 
+  // Deletions first, so a file the plan replaced by a directory of the same name is out of the way.
+  for (const f of deleted) {
+    await rm(path.join(sandbox.source, f), { force: true });
+    await pruneEmptyParents(sandbox.source, f);
+  }
   for (const f of files) {
+    const now = after.get(f);
+    if (now === undefined || now === 'dir' || now === 'other') continue;
     const from = path.join(sandbox.root, f);
     const to = path.join(sandbox.source, f);
-    const now = await entryOf(from);
-    if (now === undefined) {
-      await rm(to, { force: true });
-      await pruneEmptyParents(sandbox.source, f);
-    } else if (now !== 'dir' && now !== 'other') {
-      await mkdir(path.dirname(to), { recursive: true });
-      // Write beside the target and rename over it, so the user never sees a half-written file.
-      const tmp = `${to}.cleveragents-${randomBytes(4).toString('hex')}`;
-      try {
-        if (now.type === 'symlink') await symlink(now.target, tmp);
-        else {
-          await copyFile(from, tmp);
-          await chmod(tmp, (await lstat(from)).mode & 0o7777);
-        }
-        await rename(tmp, to);
-      } catch (e) {
-        await unlink(tmp).catch(() => undefined);
-        throw e;
+    await mkdir(path.dirname(to), { recursive: true });
+    // Write beside the target and rename over it, so the user never sees a half-written file.
+    const tmp = `${to}.cleveragents-${randomBytes(4).toString('hex')}`;
+    try {
+      if (now.type === 'symlink') await symlink(now.target, tmp);
+      else {
+        await copyFile(from, tmp);
+        await chmod(tmp, (await lstat(from)).mode & 0o7777);
       }
+      await rename(tmp, to);
+    } catch (e) {
+      await unlink(tmp).catch(() => undefined);
+      throw e;
     }
   }
   return { ok: true, files };
 }
 
-/** True when every existing parent of `rel` under `dir` is a real directory (not a file, not a symlink). */
-async function parentsAreDirectories(dir: string, rel: string): Promise<boolean> {
+/**
+ * True when every existing parent of `rel` under `dir` is a real directory (not a file, not a
+ * symlink) — or a file the apply deletes first.
+ */
+async function parentsAreDirectories(dir: string, rel: string, deleted: ReadonlySet<string>): Promise<boolean> {
   const parts = rel.split('/').slice(0, -1);
   let cur = dir;
-  for (const p of parts) {
-    cur = path.join(cur, p);
+  for (let i = 0; i < parts.length; i++) {
+    cur = path.join(cur, parts[i] ?? '');
     const st = await lstat(cur).catch(() => undefined);
     if (!st) return true;
-    if (!st.isDirectory()) return false;
+    if (!st.isDirectory()) return !st.isSymbolicLink() && deleted.has(parts.slice(0, i + 1).join('/'));
   }
   return true;
 }

@@ -37,22 +37,35 @@ export class GitSandboxManager implements SandboxManager {
 
   async create(planId: string, resource: ResourceDefinition): Promise<SandboxInfo> {
     if (!PLAN_ID.test(planId)) throw new Error(`invalid plan id ${JSON.stringify(planId)}`);
+    // Checked before our root is created, so a misplaced data directory leaves no trace in the user's.
+    const source = await realpath(resource.path).catch(() => {
+      throw new Error(`resource ${resource.name}: ${resource.path} does not exist`);
+    });
+    const intended = await realish(this.#configured);
+    if (inside(source, intended) || intended === source || (resource.type === 'fs-directory' && inside(intended, source))) {
+      throw new Error(`the sandbox directory ${intended} and the resource ${source} overlap; choose a data directory outside it`);
+    }
     const base = await this.#root();
     const dir = path.join(base, planId, slug(resource.name));
     return this.#sandboxLocks.run(dir, async () => {
       const existing = await readInfo(dir);
       if (existing) {
-        if (existing.resource !== resource.name || existing.kind !== kindOf(resource) || existing.source !== (await realpath(resource.path).catch(() => resource.path))) {
+        if (existing.resource !== resource.name || existing.kind !== kindOf(resource) || existing.source !== source) {
           throw new Error(`the sandbox ${dir} belongs to another resource (${existing.resource} at ${existing.source})`);
         }
-        if (existing.kind === 'copy' || (await exists(path.join(dir, '.git')))) return existing;
-        // The worktree directory went away (removed by hand, or a crash before `worktree add`): recreate it.
-        await this.#addWorktree(existing, false);
-        return existing;
+        if (await exists(path.join(dir, '.git'))) return existing;
+        if (existing.kind === 'git-worktree') {
+          // The worktree directory went away (removed by hand, or a crash before `worktree add`):
+          // check the plan branch, with its checkpoints, out again.
+          await this.#addWorktree(existing, false);
+          return existing;
+        }
+        // A copy that went away has nothing left to resume from: make a fresh one.
+        await rm(infoFile(dir), { force: true });
       }
       await rm(dir, { recursive: true, force: true });
       await mkdir(path.dirname(dir), { recursive: true });
-      return resource.type === 'git-checkout' ? this.#createWorktree(planId, resource, dir, base) : this.#createCopy(resource, dir, base);
+      return resource.type === 'git-checkout' ? this.#createWorktree(planId, resource, source, dir) : this.#createCopy(resource, source, dir);
     });
   }
 
@@ -119,15 +132,11 @@ export class GitSandboxManager implements SandboxManager {
     await rmdir(path.dirname(root)).catch(() => undefined);
   }
 
-  async #createWorktree(planId: string, resource: Extract<ResourceDefinition, { type: 'git-checkout' }>, dir: string, base: string): Promise<SandboxInfo> {
-    const source = await realpath(resource.path).catch(() => {
-      throw new Error(`resource ${resource.name}: ${resource.path} does not exist`);
-    });
+  async #createWorktree(planId: string, resource: Extract<ResourceDefinition, { type: 'git-checkout' }>, source: string, dir: string): Promise<SandboxInfo> {
     const top = await gitOut(source, ['rev-parse', '--show-toplevel']).catch(() => {
       throw new Error(`resource ${resource.name}: ${source} is not a git work tree`);
     });
     if (top !== source) throw new Error(`resource ${resource.name}: ${source} is inside the git work tree ${top}; register the top of the work tree`);
-    if (inside(base, source)) throw new Error(`the sandbox directory ${base} is inside the resource ${source}; choose a data directory outside it`);
     const ro = { confine: true, env: { GIT_OPTIONAL_LOCKS: '0' } };
     const targetBranch = resource.branch ?? (await git(source, ['symbolic-ref', '-q', '--short', 'HEAD'], { ...ro, okCodes: [1] })).stdout.trim();
     if (!targetBranch) throw new Error(`resource ${resource.name}: ${source} has a detached HEAD; set the resource's branch`);
@@ -156,12 +165,8 @@ export class GitSandboxManager implements SandboxManager {
     await git(info.source, ['worktree', 'add', '-q', ...(has ? [info.root, branch] : ['-b', branch, info.root, info.baseCommit])], o);
   }
 
-  async #createCopy(resource: Extract<ResourceDefinition, { type: 'fs-directory' }>, dir: string, base: string): Promise<SandboxInfo> {
-    const source = await realpath(resource.path).catch(() => {
-      throw new Error(`resource ${resource.name}: ${resource.path} does not exist`);
-    });
+  async #createCopy(resource: Extract<ResourceDefinition, { type: 'fs-directory' }>, source: string, dir: string): Promise<SandboxInfo> {
     if (!(await stat(source)).isDirectory()) throw new Error(`resource ${resource.name}: ${source} is not a directory`);
-    if (inside(base, source) || inside(source, base)) throw new Error(`the sandbox directory ${base} and the resource ${source} overlap; choose a data directory outside it`);
     try {
       const baseCommit = await createCopySandbox(source, dir, `copy of ${source}`);
       const info: SandboxInfo = { resource: resource.name, kind: 'copy', root: dir, source, baseCommit };
@@ -203,13 +208,21 @@ const slug = (name: string): string => name.replace(/[^A-Za-z0-9_-]/g, '.');
 /** True when `child` is strictly inside `parent`. */
 const inside = (parent: string, child: string): boolean => {
   const rel = path.relative(parent, child);
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
 };
 
 const exists = (p: string): Promise<boolean> => lstat(p).then(
   () => true,
   () => false,
 );
+
+/** The real path of `p`, which may not exist yet: its nearest existing ancestor resolved, the rest appended. */
+async function realish(p: string): Promise<string> {
+  const real = await realpath(p).catch(() => undefined);
+  if (real !== undefined) return real;
+  const parent = path.dirname(p);
+  return parent === p ? p : path.join(await realish(parent), path.basename(p));
+}
 
 const infoFile = (dir: string): string => `${dir}.sandbox.json`;
 

@@ -2,6 +2,7 @@ import type { ToolCallRequest, ToolCallResult, ToolRunner } from '../../applicat
 import { commandTool, gitDiffTool, gitStatusTool, runCommandTool } from './command-tools.js';
 import { editFileTool, listFilesTool, readFileTool, searchFilesTool, writeFileTool } from './file-tools.js';
 import { PathRefusedError } from './path-guard.js';
+import { replaceInFilesTool } from './replace-tool.js';
 import { failed, ToolFailure, type ToolContext } from './tool-support.js';
 
 type BuiltinTool = (ctx: ToolContext) => Promise<ToolCallResult>;
@@ -13,6 +14,7 @@ const BUILTINS: Readonly<Record<string, BuiltinTool>> = {
   'builtin/edit-file': editFileTool,
   'builtin/list-files': listFilesTool,
   'builtin/search-files': searchFilesTool,
+  'builtin/replace-in-files': replaceInFilesTool,
   'builtin/run-command': runCommandTool,
   'builtin/git-status': gitStatusTool,
   'builtin/git-diff': gitDiffTool,

@@ -19,11 +19,13 @@ export async function readFileTool({ sandbox, args }: ToolContext): Promise<Tool
   const endLine = int(args, 'endLine', 1);
   if (startLine !== undefined && endLine !== undefined && endLine < startLine) throw new ToolFailure('endLine must not be before startLine');
   const text = await readText(target);
-  const lines = text.split('\n');
-  if (startLine === undefined && endLine === undefined) return ok(`read ${target.rel} (${lines.length} lines)`, text);
+  // Lines with their terminators, so a range reads back exactly as it is in the file.
+  const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+  if (startLine === undefined && endLine === undefined) return ok(`read ${target.rel} (${lines.length} lines)`, text, [], MAX_FILE_BYTES);
   const from = startLine ?? 1;
   const to = Math.min(endLine ?? lines.length, lines.length);
-  return ok(`read ${target.rel} lines ${from}–${to} of ${lines.length}`, lines.slice(from - 1, to).join('\n'));
+  if (from > lines.length) throw new ToolFailure(`startLine ${from} is past the end of ${target.rel} (${lines.length} lines)`);
+  return ok(`read ${target.rel} lines ${from}–${to} of ${lines.length}`, lines.slice(from - 1, to).join(''), [], MAX_FILE_BYTES);
 }
 
 export async function writeFileTool({ sandbox, args }: ToolContext): Promise<ToolCallResult> {

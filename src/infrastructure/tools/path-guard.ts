@@ -36,6 +36,11 @@ export async function resolveInSandbox(root: string, p: unknown, opts: { write?:
   const realRoot = await realpath(root);
   const lexical = path.resolve(root, p);
   if (!within(path.resolve(root), lexical) && !within(realRoot, lexical)) throw new PathRefusedError(`path ${shown} escapes the sandbox`);
+  const inGit = (rel: string): boolean => rel.split(/[\\/]/).some((seg) => seg.toLowerCase() === '.git');
+  const refuseGit = (): never => {
+    throw new PathRefusedError(`path ${shown} is inside .git; writes there are refused`);
+  };
+  if (opts.write && inGit(path.relative(path.resolve(root), lexical))) refuseGit();
   let real: string;
   try {
     real = await realLoose(within(path.resolve(root), lexical) ? path.join(realRoot, path.relative(path.resolve(root), lexical)) : lexical, 0);
@@ -46,9 +51,7 @@ export async function resolveInSandbox(root: string, p: unknown, opts: { write?:
   }
   if (!within(realRoot, real)) throw new PathRefusedError(`path ${shown} escapes the sandbox (through a symlink)`);
   const rel = path.relative(realRoot, real).split(path.sep).join('/');
-  if (opts.write && rel.split('/').some((seg) => seg.toLowerCase() === '.git')) {
-    throw new PathRefusedError(`path ${shown} is inside .git; writes there are refused`);
-  }
+  if (opts.write && inGit(rel)) refuseGit();
   return { real, rel };
 }
 

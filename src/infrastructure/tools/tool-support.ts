@@ -24,7 +24,12 @@ export interface ToolContext {
 
 export const MAX_TEXT_OUTPUT = 1024 * 1024;
 
-export const ok = (summary: string, output = '', filesTouched: string[] = []): ToolCallResult => ({ ok: true, summary, output: cap(output), filesTouched });
+export const ok = (summary: string, output = '', filesTouched: string[] = [], maxOutput = MAX_TEXT_OUTPUT): ToolCallResult => ({
+  ok: true,
+  summary,
+  output: cap(output, maxOutput),
+  filesTouched,
+});
 export const failed = (summary: string, output = ''): ToolCallResult => ({ ok: false, summary, output: cap(output), filesTouched: [] });
 
 /** Truncates text to `max` bytes (at a character boundary), saying so. */
