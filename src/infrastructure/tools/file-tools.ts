@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { ToolCallResult } from '../../application/index.js';
 import { compileFilter } from './glob.js';
 import { resolveInSandbox, type ResolvedPath } from './path-guard.js';
-import { bool, int, isBinary, ok, str, strings, ToolFailure, walkFiles, type ToolContext } from './tool-support.js';
+import { bool, int, isBinary, ok, str, strings, ToolFailure, walkFiles, type ToolContext, type WalkEntry } from './tool-support.js';
 
 /** Files larger than this are not read, edited or searched. */
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -110,6 +110,23 @@ export async function searchFilesTool({ sandbox, args, signal }: ToolContext): P
     if (hits.length >= maxResults && truncated) break;
   }
   return ok(`${hits.length} match${hits.length === 1 ? '' : 'es'} in ${filesHit.size} file${filesHit.size === 1 ? '' : 's'}${truncated ? ' (truncated)' : ''}`, hits.join('\n'));
+}
+
+/**
+ * The text files of a walk that pass the filter, with their content: symlinks are skipped (their
+ * target is either outside — refused — or listed under its own path), as are files over 5 MB and
+ * binary files.
+ */
+export async function* textFiles(files: readonly WalkEntry[], filter: (rel: string) => boolean, signal: AbortSignal): AsyncIterable<{ file: WalkEntry; text: string }> {
+  for (const f of files) {
+    if (signal.aborted) throw new ToolFailure('cancelled');
+    if (f.symlink || !filter(f.rel)) continue;
+    const st = await stat(f.abs);
+    if (st.size > MAX_FILE_BYTES) continue;
+    const buf = await readFile(f.abs);
+    if (isBinary(buf)) continue;
+    yield { file: f, text: buf.toString('utf8') };
+  }
 }
 
 async function requireDirectory(p: ResolvedPath): Promise<void> {

@@ -1,10 +1,9 @@
 /** replace-in-files: a regular expression replaced across the files matched by globs. */
-import { readFile, stat } from 'node:fs/promises';
 import type { ToolCallResult } from '../../application/index.js';
 import { compileFilter } from './glob.js';
 import { resolveInSandbox } from './path-guard.js';
-import { editFileTool, MAX_FILE_BYTES } from './file-tools.js';
-import { isBinary, ok, str, strings, ToolFailure, walkFiles, type ToolContext } from './tool-support.js';
+import { editFileTool, textFiles } from './file-tools.js';
+import { ok, str, strings, ToolFailure, walkFiles, type ToolContext } from './tool-support.js';
 
 const MAX_VISITED = 200_000;
 
@@ -27,14 +26,7 @@ export async function replaceInFilesTool(ctx: ToolContext): Promise<ToolCallResu
   const walk = await walkFiles(root.real, MAX_VISITED, signal);
   const touched: string[] = [];
   let replacements = 0;
-  for (const f of walk.files) {
-    if (signal.aborted) throw new ToolFailure('cancelled');
-    if (f.symlink || !filter(f.rel)) continue;
-    const st = await stat(f.abs);
-    if (st.size > MAX_FILE_BYTES) continue;
-    const buf = await readFile(f.abs);
-    if (isBinary(buf)) continue;
-    const text = buf.toString('utf8');
+  for await (const { file: f, text } of textFiles(walk.files, filter, signal)) {
     const n = [...text.matchAll(re)].length;
     const next = n === 0 ? text : text.replace(re, replacement);
     if (n === 0 || next === text) continue;
