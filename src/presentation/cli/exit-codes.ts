@@ -15,6 +15,8 @@ export type ExitReason =
   | 'INVALID_PARAMS'
   | 'VERSION_NOT_SUPPORTED'
   | 'TASK_UNSUCCESSFUL'
+  | 'PLAN_ERROR'
+  | 'BUDGET_EXCEEDED'
   | 'INTERRUPTED';
 
 export const EXIT_CODES: Record<ExitReason, number> = {
@@ -27,7 +29,7 @@ export const EXIT_CODES: Record<ExitReason, number> = {
   NOT_FOUND: 3,
   /** AuthenticationError, AuthorizationError, HTTP 401/403. */
   AUTH: 4,
-  /** TaskNotCancelableError, UnsupportedOperationError, BusinessRuleViolation, …: the request cannot be served now. */
+  /** TaskNotCancelableError, UnsupportedOperationError, BusinessRuleViolation, RevisionConflictError, EntityInUseError, DuplicateEntityError, …: the request cannot be served now. */
   INVALID_STATE: 5,
   /** The agent could not be started or reached (A2ATransportError). */
   UNREACHABLE: 6,
@@ -37,6 +39,10 @@ export const EXIT_CODES: Record<ExitReason, number> = {
   VERSION_NOT_SUPPORTED: 8,
   /** `send` / `task watch` / `chat`: the task ended failed, rejected or canceled. */
   TASK_UNSUCCESSFUL: 9,
+  /** PlanError: a plan could not go on (a conflict or dirty files at apply, …); the files are listed. */
+  PLAN_ERROR: 10,
+  /** BudgetExceededError: a plan used up its tool calls or wall time (what it did so far is kept). */
+  BUDGET_EXCEEDED: 11,
   /** Ctrl-C (128 + SIGINT). */
   INTERRUPTED: 130,
 };
@@ -53,6 +59,10 @@ const BY_ERROR_TYPE: Record<string, ExitReason> = {
   PushNotificationNotSupportedError: 'INVALID_STATE',
   ExtendedAgentCardNotConfiguredError: 'INVALID_STATE',
   DuplicateEntityError: 'INVALID_STATE',
+  RevisionConflictError: 'INVALID_STATE',
+  EntityInUseError: 'INVALID_STATE',
+  PlanError: 'PLAN_ERROR',
+  BudgetExceededError: 'BUDGET_EXCEEDED',
   MethodNotFoundError: 'INVALID_STATE',
   ValidationError: 'INVALID_PARAMS',
   ContentTypeNotSupportedError: 'INVALID_PARAMS',
@@ -76,6 +86,7 @@ export function exitReasonOf(err: unknown): ExitReason {
     return 'INTERNAL';
   }
   if (err instanceof UsageError) return 'USAGE';
+  if (err instanceof CliError) return err.reason;
   return 'INTERNAL';
 }
 
@@ -87,5 +98,22 @@ export class UsageError extends Error {
   ) {
     super(message);
     this.name = 'UsageError';
+  }
+}
+
+/**
+ * A failure the CLI itself finds in what the agent answered (a plan waiting for an approval that
+ * cannot be given here, a plan run that ended with a plan error): reported like an agent error.
+ */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly reason: ExitReason,
+    readonly type: string,
+    readonly hint?: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = type;
   }
 }

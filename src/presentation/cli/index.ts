@@ -4,12 +4,21 @@
  * the composition root.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { registerAction } from './commands/action.command.js';
+import { registerActor } from './commands/actor.command.js';
 import { registerChat } from './commands/chat.command.js';
+import { registerDemo } from './commands/demo.command.js';
+import { registerNamespace } from './commands/namespace.command.js';
+import { registerPlan } from './commands/plan.command.js';
+import { registerProject } from './commands/project.command.js';
+import { registerResource } from './commands/resource.command.js';
 import { registerSend } from './commands/send.command.js';
 import { registerServe, type ServeOptions } from './commands/serve.command.js';
 import { registerSession } from './commands/session.command.js';
+import { registerSkill } from './commands/skill.command.js';
 import { registerSystem } from './commands/system.command.js';
 import { registerTask } from './commands/task.command.js';
+import { registerTool } from './commands/tool.command.js';
 import { EXIT_CODES } from './exit-codes.js';
 import { OUTPUT_FORMATS } from './render/format.js';
 import type { CliIo } from './render/ui.js';
@@ -60,7 +69,8 @@ function buildProgram(host: CliHost, runner: Runner, io: CliIo): Command {
 Config file: $XDG_CONFIG_HOME/cleveragents/config.yaml (keys: server, token, format); flags beat env beat config.
 
 Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authentication, 5 invalid state,
-6 agent unreachable, 7 invalid params, 8 version not supported, 9 task failed/rejected/canceled, 130 Ctrl-C.`,
+6 agent unreachable, 7 invalid params, 8 version not supported, 9 task failed/rejected/canceled,
+10 plan error (e.g. a conflict at apply), 11 budget exceeded, 130 Ctrl-C.`,
     )
     .exitOverride();
 
@@ -68,6 +78,15 @@ Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authenti
   registerChat(program, runner);
   registerSession(program, runner);
   registerTask(program, runner);
+  registerPlan(program, runner);
+  registerDemo(program, runner);
+  registerActor(program, runner);
+  registerTool(program, runner);
+  registerSkill(program, runner);
+  registerResource(program, runner);
+  registerProject(program, runner);
+  registerAction(program, runner);
+  registerNamespace(program, runner);
   registerSystem(program, runner);
   registerServe(program, (opts) => host.serve(opts), (code) => (runner.exitCode = code));
   return program;

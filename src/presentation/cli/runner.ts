@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
@@ -25,6 +26,8 @@ export interface RunContext {
 export interface Outcome {
   data: unknown;
   exit?: ExitReason;
+  /** The command failed after gathering data worth keeping: reported like a thrown error, with `data`. */
+  error?: unknown;
 }
 
 export type CommandFn = (ctx: RunContext) => Promise<Outcome>;
@@ -49,6 +52,8 @@ export class Runner {
     const tty = this.io.stdout.isTTY === true;
     let ui = new Ui(isOutputFormat(flags.format) ? flags.format : tty ? 'rich' : 'plain', this.io, flags.color === false);
     const ac = new AbortController();
+    // Every request of a command listens to this one signal (a plan run makes dozens).
+    setMaxListeners(0, ac.signal);
     const onSigint = (): void => {
       // A second Ctrl-C means "now".
       if (ac.signal.aborted) process.exit(EXIT_CODES.INTERRUPTED);
@@ -76,6 +81,7 @@ export class Runner {
         interrupt: () => ac.abort(),
       };
       outcome = await fn(ctx);
+      if (outcome.error !== undefined) failure = { err: outcome.error };
     } catch (err) {
       failure = { err };
     } finally {

@@ -1,5 +1,5 @@
 import { A2AClientError, A2ATransportError, type FieldViolationInfo } from '../../../protocol/client/index.js';
-import { UsageError, type ExitReason } from '../exit-codes.js';
+import { CliError, UsageError, type ExitReason } from '../exit-codes.js';
 import type { Palette } from './colors.js';
 
 /** An error as the CLI reports it: in the envelope's data, and on stderr for people. */
@@ -10,9 +10,17 @@ export interface ErrorReport {
   reason?: string;
   hint?: string;
   correlationId?: string;
-  fields?: FieldViolationInfo[];
+  fields?: FieldProblem[];
   httpStatus?: number;
+  /** What else the agent said about the error (referrers, files, phase/state, …). */
+  details?: Record<string, unknown>;
 }
+
+/** A field violation; definition files add where the field is written. */
+export type FieldProblem = FieldViolationInfo & { file?: string; line?: number };
+
+/** Keys of `error.data` that the report has fields of its own for. */
+const KNOWN_DATA_KEYS = new Set(['type', 'reason', 'correlationId', 'hint', 'fieldViolations']);
 
 /** Where the CLI was talking to, for hints about unreachable agents. */
 export type Target = { kind: 'local' } | { kind: 'server'; url: string };
@@ -40,6 +48,14 @@ export function reportOf(err: unknown, reason: ExitReason, target: Target): Erro
     if (err.correlationId) r.correlationId = err.correlationId;
     if (err.fieldViolations.length > 0) r.fields = err.fieldViolations;
     if (err.httpStatus !== undefined && err.httpStatus >= 400) r.httpStatus = err.httpStatus;
+    if (typeof err.data === 'object' && err.data !== null && !Array.isArray(err.data)) {
+      const details = Object.fromEntries(Object.entries(err.data as Record<string, unknown>).filter(([k]) => !KNOWN_DATA_KEYS.has(k)));
+      if (Object.keys(details).length > 0) r.details = details;
+    }
+  } else if (err instanceof CliError) {
+    r = { message: err.message, type: err.type };
+    if (err.hint) r.hint = err.hint;
+    if (Object.keys(err.details).length > 0) r.details = err.details;
   } else if (err instanceof A2ATransportError) {
     r = { message: err.message, type: 'TransportError' };
   } else if (err instanceof UsageError) {
@@ -66,9 +82,39 @@ export function renderError(r: ErrorReport, reason: ExitReason, mode: { rich: bo
   if (reason === 'INTERRUPTED') return `${mode.rich ? pal.yellow('interrupted') : 'interrupted'}\n`;
   const lines: string[] = [];
   const kind = r.type !== 'Error' && r.type !== 'UsageError' && r.type !== 'Interrupted' ? ` (${r.type})` : '';
-  lines.push(mode.rich ? `${pal.red(pal.bold('error'))} ${r.message}${kind && pal.dim(kind)}` : `error: ${r.message}${kind}`);
-  for (const f of r.fields ?? []) lines.push(mode.rich ? `  ${pal.yellow(f.field)}: ${f.description}` : `field: ${f.field}: ${f.description}`);
+  const isFile = (f: FieldProblem): boolean => f.file !== undefined && !f.file.startsWith('<');
+  const located = (r.fields ?? []).some((f) => f.file !== undefined);
+  // A definition file's problems are listed one per line below: the message's own copy is cut.
+  const message = located ? (r.message.split('\n')[0] ?? r.message).replace(/:$/, '') : r.message;
+  lines.push(mode.rich ? `${pal.red(pal.bold('error'))} ${message}${kind && pal.dim(kind)}` : `error: ${message}${kind}`);
+  for (const f of r.fields ?? []) {
+    if (isFile(f)) {
+      const where = `${f.file}${f.line !== undefined ? `:${f.line}` : ''}`;
+      lines.push(mode.rich ? `  ${pal.dim(`${where}:`)} ${pal.yellow(f.field)}: ${f.description}` : `${where}: ${f.field}: ${f.description}`);
+    } else {
+      lines.push(mode.rich ? `  ${pal.yellow(f.field)}: ${f.description}` : `field: ${f.field}: ${f.description}`);
+    }
+  }
+  for (const [k, v] of detailLines(r.details)) lines.push(mode.rich ? `  ${pal.dim(`${k}:`)} ${v}` : `${k}: ${v}`);
   if (r.hint) lines.push(mode.rich ? `  ${pal.cyan('hint')}: ${r.hint}` : `hint: ${r.hint}`);
   if (r.correlationId && reason === 'INTERNAL') lines.push(mode.rich ? `  ${pal.dim(`correlation id: ${r.correlationId}`)}` : `correlation-id: ${r.correlationId}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The details people need to act on an error: who refers to an entity, which files, the plan's phase and state. */
+function detailLines(d: Record<string, unknown> | undefined): Array<[string, string]> {
+  if (!d) return [];
+  const out: Array<[string, string]> = [];
+  const referrers = d['referrers'];
+  if (Array.isArray(referrers)) {
+    for (const ref of referrers as Array<{ kind?: unknown; name?: unknown }>) out.push(['used by', `${String(ref.kind)} ${String(ref.name)}`]);
+  }
+  const files = d['files'];
+  if (Array.isArray(files)) for (const f of files) out.push(['file', String(f)]);
+  if (typeof d['phase'] === 'string') out.push(['phase', d['phase']]);
+  if (typeof d['state'] === 'string') out.push(['state', d['state']]);
+  if (typeof d['waiting'] === 'string') out.push(['waiting for', d['waiting']]);
+  if (Array.isArray(d['allowed'])) out.push(['allowed', (d['allowed'] as unknown[]).length ? (d['allowed'] as unknown[]).join(', ') : 'nothing']);
+  if (typeof d['expectedRevision'] === 'number' && typeof d['revision'] === 'number') out.push(['revision', `${d['revision']} (you expected ${d['expectedRevision']})`]);
+  return out;
 }

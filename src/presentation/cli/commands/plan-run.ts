@@ -1,0 +1,114 @@
+import { planStatus, planTree, type A2AClient, type Task } from '../../../protocol/client/index.js';
+import { plural } from '../render/definition.js';
+import { chosenText, phaseState, type Decision, type DiffStats, type PlanStatus } from '../render/plan.js';
+import { renderFields } from '../render/table.js';
+import type { Ui } from '../render/ui.js';
+import type { Outcome, RunContext } from '../runner.js';
+import { followPlanTask, runError, type FollowResult } from './plan-follow.js';
+
+/** What the run methods (use, execute, apply, prompt) return. */
+export interface RunStart {
+  plan: PlanStatus;
+  taskId: string;
+  task?: Task | undefined;
+}
+
+/**
+ * A plan that already waits for the approval this command would ask for (a tool call for
+ * execute, the apply for apply) is resumed by answering on its task, not started again.
+ */
+export async function waitingRun(ctx: RunContext, client: A2AClient, planId: string, kind: 'tool-approval' | 'apply-approval'): Promise<RunStart | undefined> {
+  const s = await client.call(planStatus, { planId }, { signal: ctx.signal });
+  const w = s['waiting'] as { kind: string; taskId: string } | undefined;
+  if (w?.kind !== kind) return undefined;
+  ctx.ui.info(`plan ${planId} waits for an answer on task ${w.taskId}: answering it`);
+  return { plan: s, taskId: w.taskId };
+}
+
+/** The command that makes sense next, from what the plan allows. */
+export function nextCommands(s: PlanStatus): string[] {
+  const id = s.planId;
+  if (s['waiting']) return [`agents plan prompt ${id} "…"`, `agents plan status ${id}`];
+  if (s.state === 'applied') return [`agents plan status ${id}`, `agents plan tree ${id}`];
+  const out: string[] = [];
+  if (s.phase === 'execute' && s.state === 'complete') out.push(`agents plan diff ${id}`, `agents plan apply ${id}`);
+  else if (s.allowed.includes('execute')) out.push(`agents plan execute ${id}`);
+  else if (s.allowed.includes('apply')) out.push(`agents plan apply ${id}`);
+  if ((s.state === 'errored' || s.state === 'constrained') && s.allowed.includes('prompt')) out.push(`agents plan prompt ${id} "…"`);
+  if (out.length === 0) out.push(`agents plan status ${id}`);
+  return out;
+}
+
+/** The diff stats an execute task published in its `diff` artifact. */
+export function diffStatsOf(task: Task | undefined): DiffStats | undefined {
+  const a = task?.artifacts?.find((x) => x.artifactId === 'diff');
+  const data = a?.parts.find((p) => p.data !== undefined)?.data as { stats?: DiffStats } | undefined;
+  return data?.stats;
+}
+
+/** The end of a run for people: where the plan is, what changed, what to do next. */
+export function renderRunSummary(s: PlanStatus, task: Task | undefined, ui: Ui): string {
+  const stats = diffStatsOf(task);
+  const applied = (s['applied'] as { commits: Array<{ resource: string; commit?: string; files: string[] }> } | undefined)?.commits ?? [];
+  const fields: Array<readonly [string, string | undefined]> = [
+    ['steps', `${s.progress.stepsDone}/${s.progress.stepsTotal}`],
+    ['changed', stats ? `${plural(stats.files, 'file')} (+${stats.additions} -${stats.deletions})` : undefined],
+    ...applied.map((c) => ['commit', `${c.resource}: ${c.commit ?? 'none'} (${plural(c.files.length, 'file')})`] as const),
+    ['next', nextCommands(s).join(ui.rich ? '  ·  ' : ' ; ')],
+  ];
+  if (!ui.rich) return renderFields([['plan', s.planId], ['phase', s.phase], ['state', s.state], ...fields], ui.mode);
+  return `${ui.pal.bold('Plan')} ${s.planId}  ${phaseState(s, ui.pal)}\n${renderFields(fields, ui.mode)}`;
+}
+
+/** The steps a strategize decided on, in order (active decisions only). */
+export async function stepDecisions(ctx: RunContext, client: A2AClient, planId: string): Promise<Decision[]> {
+  const tree = await client.call(planTree, { planId }, { signal: ctx.signal });
+  const out: Decision[] = [];
+  const walk = (d: Decision): void => {
+    if (d.type === 'step') out.push(d);
+    for (const c of d.children ?? []) walk(c);
+  };
+  for (const d of tree.decisions as unknown as Decision[]) walk(d);
+  return out.sort((a, b) => (a.stepIndex ?? 0) - (b.stepIndex ?? 0));
+}
+
+/** The plan as `use` leaves it: what it will do, step by step. */
+export function renderStrategy(s: PlanStatus, steps: Decision[], ui: Ui): string {
+  const fields: Array<readonly [string, string | undefined]> = [
+    ['description', String(s['description'] ?? '')],
+    ['done when', String(s['definitionOfDone'] ?? '')],
+    ['profile', String(s['automationProfile'] ?? '')],
+    ...steps.map((d) => [ui.rich ? `step ${(d.stepIndex ?? 0) + 1}` : 'step', ui.rich ? `${chosenText(d.chosen)} ${ui.pal.dim(`(decision ${d.id})`)}` : `${(d.stepIndex ?? 0) + 1} ${d.id} ${chosenText(d.chosen)}`] as const),
+    ['next', nextCommands(s).join(ui.rich ? '  ·  ' : ' ; ')],
+  ];
+  if (!ui.rich) return renderFields([['plan', s.planId], ['phase', s.phase], ['state', s.state], ...fields], ui.mode);
+  return `${ui.pal.bold('Plan')} ${s.planId}  ${phaseState(s, ui.pal)}\n${renderFields(fields, ui.mode)}`;
+}
+
+export interface PhaseRun {
+  follow: FollowResult;
+  status: PlanStatus;
+  taskId: string;
+  error?: unknown;
+}
+
+/**
+ * Starts a phase (the method is called with wait: false), follows its task live to the end —
+ * answering approvals as allowed — and reads the plan's status afterwards.
+ */
+export async function runPhase(ctx: RunContext, client: A2AClient, start: () => Promise<RunStart>, opts: { yes: boolean }): Promise<PhaseRun> {
+  const started = await start();
+  const planId = started.plan.planId;
+  const follow = await followPlanTask(ctx, client, started.taskId, { planId, yes: opts.yes });
+  const status = await client.call(planStatus, { planId }, { signal: ctx.signal });
+  const run: PhaseRun = { follow, status, taskId: started.taskId };
+  const err = runError(planId, follow);
+  if (err) run.error = err;
+  return run;
+}
+
+/** The envelope of a run command: the plan, its task and every event (and the error, if any). */
+export function runOutcome(run: PhaseRun, extra: Record<string, unknown> = {}): Outcome {
+  const data = { plan: run.status, taskId: run.taskId, task: run.follow.task ?? null, approvals: run.follow.approvals, events: run.follow.events, ...extra };
+  return run.error ? { data, error: run.error } : { data };
+}

@@ -1,0 +1,298 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import {
+  planApply,
+  planArtifacts,
+  planCancel,
+  planCorrect,
+  planDiff,
+  planExecute,
+  planExplain,
+  planList,
+  planPrompt,
+  planRollback,
+  planStatus,
+  planTree,
+  planUse,
+} from '../../../protocol/client/index.js';
+import { qualify, whenText } from '../render/definition.js';
+import { phaseState, renderArtifacts, renderDiff, renderPlanStatus, renderStat, renderTree, type ArtifactRow, type Decision, type DiffFile, type DiffStats, type PlanStatus } from '../render/plan.js';
+import { renderCorrection, renderExplain } from '../render/plan-decision.js';
+import { renderFields, renderTable } from '../render/table.js';
+import type { Runner } from '../runner.js';
+import { intOption } from './options.js';
+import { nextCommands, renderRunSummary, renderStrategy, runOutcome, runPhase, stepDecisions, waitingRun, type RunStart } from './plan-run.js';
+
+const PHASES = ['strategize', 'execute', 'apply'] as const;
+const STATES = ['queued', 'processing', 'complete', 'errored', 'constrained', 'cancelled', 'applied'] as const;
+const PROFILES = ['manual', 'trusted', 'auto'] as const;
+
+/** `--arg k=v`, repeatable, into an object. */
+function argPair(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const eq = value.indexOf('=');
+  if (eq <= 0) throw new InvalidArgumentError('must be name=value');
+  return { ...previous, [value.slice(0, eq)]: value.slice(eq + 1) };
+}
+
+interface Budget {
+  maxToolCalls?: number;
+  maxWallSeconds?: number;
+}
+const budgetOf = (o: Budget): Budget => ({
+  ...(o.maxToolCalls !== undefined ? { maxToolCalls: o.maxToolCalls } : {}),
+  ...(o.maxWallSeconds !== undefined ? { maxWallSeconds: o.maxWallSeconds } : {}),
+});
+
+const withBudget = (c: Command): Command =>
+  c.option('--max-tool-calls <n>', 'budget: most tool calls the plan may make', intOption(1, 100_000)).option('--max-wall-seconds <n>', 'budget: most wall-clock seconds', intOption(1, 7 * 24 * 3600));
+
+/** `agents plan …`: strategize → execute in a sandbox → apply, with live progress and approvals. */
+export function registerPlan(program: Command, runner: Runner): void {
+  const plan = program.command('plan').description('Plans: an action applied to projects — strategize, execute in a sandbox, apply');
+
+  withBudget(
+    plan
+      .command('use')
+      .description('Create a plan from an action and projects, and strategize it (prints the plan id and its steps)')
+      .argument('<action>', 'the action (e.g. builtin/replace; see agents action list)')
+      .argument('<projects...>', 'the projects it works on')
+      .option('--arg <name=value>', "an argument of the action (repeat for several; see agents action show)", argPair)
+      .addOption(new Option('--automation-profile <profile>', 'what needs your approval: manual (every write and the apply), trusted (the apply; default), auto (nothing)').choices(PROFILES)),
+  ).action((action: string, projects: string[], opts: Budget & { arg?: Record<string, string>; automationProfile?: (typeof PROFILES)[number] }, cmd: Command) =>
+    runner.run(cmd, 'plan use', async (ctx) => {
+      const client = await ctx.client();
+      const params = { action: qualify(action), projects: projects.map(qualify), wait: false, ...(opts.arg ? { arguments: opts.arg } : {}), ...(opts.automationProfile ? { automationProfile: opts.automationProfile } : {}), ...budgetOf(opts) };
+      const run = await runPhase(ctx, client, () => client.call(planUse, params, { signal: ctx.signal }), { yes: false });
+      const steps = run.error ? [] : await stepDecisions(ctx, client, run.status.planId);
+      ctx.ui.out(renderStrategy(run.status, steps, ctx.ui));
+      return runOutcome(run, { decisions: steps });
+    }),
+  );
+
+  withBudget(
+    plan
+      .command('execute')
+      .description('Run the plan in a sandbox (or resume it from its last checkpoint), showing progress live')
+      .argument('<id>', 'the plan id')
+      .option('--yes', 'approve every tool call this run would ask about'),
+  ).action((id: string, opts: Budget & { yes?: boolean }, cmd: Command) =>
+    runner.run(cmd, 'plan execute', async (ctx) => {
+      const client = await ctx.client();
+      const start = async (): Promise<RunStart> =>
+        (await waitingRun(ctx, client, id, 'tool-approval')) ?? client.call(planExecute, { planId: id, wait: false, ...(opts.yes ? { yes: true } : {}), ...budgetOf(opts) }, { signal: ctx.signal });
+      const run = await runPhase(ctx, client, start, { yes: opts.yes === true });
+      ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
+      return runOutcome(run);
+    }),
+  );
+
+  plan
+    .command('apply')
+    .description("Merge the plan's changes into the project (asks for approval unless --yes or the auto profile)")
+    .argument('<id>', 'the plan id')
+    .option('--yes', 'approve the apply')
+    .action((id: string, opts: { yes?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'plan apply', async (ctx) => {
+        const client = await ctx.client();
+        // wait: true — the agent reports a conflict as a PlanError only once the apply has settled
+        // (with wait: false it may report the error of an earlier attempt); apply is quick, and its
+        // progress lines are printed from the task right after.
+        const start = async (): Promise<RunStart> => (await waitingRun(ctx, client, id, 'apply-approval')) ?? client.call(planApply, { planId: id, wait: true, ...(opts.yes ? { yes: true } : {}) }, { signal: ctx.signal });
+        const run = await runPhase(ctx, client, start, { yes: opts.yes === true });
+        ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
+        return runOutcome(run);
+      }),
+    );
+
+  plan
+    .command('prompt')
+    .description('Give guidance to a plan that errored or waits for your answer (approves it), and follow it on')
+    .argument('<id>', 'the plan id')
+    .argument('<guidance...>', 'what to tell it')
+    .option('--yes', 'approve whatever else the run asks')
+    .action((id: string, words: string[], opts: { yes?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'plan prompt', async (ctx) => {
+        const client = await ctx.client();
+        const run = await runPhase(ctx, client, () => client.call(planPrompt, { planId: id, guidance: words.join(' ') }, { signal: ctx.signal }), { yes: opts.yes === true });
+        ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
+        return runOutcome(run);
+      }),
+    );
+
+  plan
+    .command('cancel')
+    .description('Stop a plan (a running command is killed); its sandbox stays for inspection')
+    .argument('<id>', 'the plan id')
+    .option('--reason <text>', 'why (kept with the plan)')
+    .action((id: string, opts: { reason?: string }, cmd: Command) =>
+      runner.run(cmd, 'plan cancel', async (ctx) => {
+        const client = await ctx.client();
+        const s = await client.call(planCancel, { planId: id, ...(opts.reason ? { reason: opts.reason } : {}) }, { signal: ctx.signal });
+        const { ui } = ctx;
+        const sandboxes = (s['sandboxes'] ?? []) as Array<{ resource: string; root: string }>;
+        if (ui.rich) {
+          ui.out(`Cancelled plan ${s.planId} ${phaseState(s, ui.pal)}\n`);
+          for (const b of sandboxes) ui.out(ui.pal.dim(`  sandbox kept for inspection: ${b.root}\n`));
+        } else ui.out(renderFields([['plan', s.planId], ['phase', s.phase], ['state', s.state], ...sandboxes.map((b) => ['sandbox', b.root] as const)], ui.mode));
+        return { data: s };
+      }),
+    );
+
+  plan
+    .command('status')
+    .description('Phase, state, progress, usage, error, checkpoints and what is allowed next')
+    .argument('<id>', 'the plan id')
+    .action((id: string, _opts: unknown, cmd: Command) =>
+      runner.run(cmd, 'plan status', async (ctx) => {
+        const client = await ctx.client();
+        const s = await client.call(planStatus, { planId: id }, { signal: ctx.signal });
+        ctx.ui.out(renderPlanStatus(s, ctx.ui));
+        if (s.allowed.length) ctx.ui.info(`next: ${nextCommands(s).join('  ·  ')}`);
+        return { data: s };
+      }),
+    );
+
+  plan
+    .command('tree')
+    .description('The decision tree: what was decided, step by step')
+    .argument('<id>', 'the plan id')
+    .option('--show-superseded', 'include decisions replaced by corrections')
+    .action((id: string, opts: { showSuperseded?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'plan tree', async (ctx) => {
+        const client = await ctx.client();
+        const t = await client.call(planTree, { planId: id, ...(opts.showSuperseded ? { showSuperseded: true } : {}) }, { signal: ctx.signal });
+        const { ui } = ctx;
+        if (ui.rich) ui.out(`${ui.pal.bold('Decisions')} of plan ${t.planId} ${ui.pal.dim(`(attempt ${t.attempt})`)}\n`);
+        ui.out(renderTree(t.decisions as unknown as Decision[], ui.mode));
+        ui.info(`explain one: agents plan explain <decision-id> · correct it: agents plan correct <decision-id> --mode revert|append --guidance "…"`);
+        return { data: t };
+      }),
+    );
+
+  plan
+    .command('explain')
+    .description('One decision: what was decided and why, its context, tool calls and checkpoint')
+    .argument('<decision-id>', 'a decision id (from agents plan tree)')
+    .option('--plan <id>', 'the plan it belongs to (faster)')
+    .action((decisionId: string, opts: { plan?: string }, cmd: Command) =>
+      runner.run(cmd, 'plan explain', async (ctx) => {
+        const client = await ctx.client();
+        const r = await client.call(planExplain, { decisionId, ...(opts.plan ? { planId: opts.plan } : {}) }, { signal: ctx.signal });
+        ctx.ui.out(renderExplain(r, ctx.ui));
+        return { data: r };
+      }),
+    );
+
+  plan
+    .command('correct')
+    .description('Correct a decision: revert (supersede it and what follows, roll back, re-strategize) or append guidance')
+    .argument('<decision-id>', 'the decision (from agents plan tree)')
+    .addOption(new Option('--mode <mode>', 'revert or append').choices(['revert', 'append']).makeOptionMandatory())
+    .requiredOption('--guidance <text>', 'what to do differently')
+    .option('--dry-run', 'only report what would be invalidated')
+    .option('--plan <id>', 'the plan it belongs to (faster)')
+    .action((decisionId: string, opts: { mode: 'revert' | 'append'; guidance: string; dryRun?: boolean; plan?: string }, cmd: Command) =>
+      runner.run(cmd, 'plan correct', async (ctx) => {
+        const client = await ctx.client();
+        const r = await client.call(planCorrect, { decisionId, mode: opts.mode, guidance: opts.guidance, ...(opts.dryRun ? { dryRun: true } : {}), ...(opts.plan ? { planId: opts.plan } : {}) }, { signal: ctx.signal });
+        ctx.ui.out(renderCorrection(r, ctx.ui));
+        return { data: r };
+      }),
+    );
+
+  plan
+    .command('diff')
+    .description("The plan's changes as a unified diff, then per-file stats")
+    .argument('<id>', 'the plan id')
+    .option('--stat', 'only the stats')
+    .action((id: string, opts: { stat?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'plan diff', async (ctx) => {
+        const client = await ctx.client();
+        const d = await client.call(planDiff, { planId: id }, { signal: ctx.signal });
+        const { ui } = ctx;
+        const files = ((d['sandboxes'] ?? []) as Array<{ files: DiffFile[] }>).flatMap((s) => s.files);
+        if (!opts.stat) ui.out(renderDiff(d.unified, ui.mode));
+        if (d.stats.files === 0) ui.info(d.source === 'none' ? 'no changes yet: the plan has not executed' : 'no changes');
+        else ui.out(`${opts.stat || !ui.rich ? '' : '\n'}${renderStat(files, d.stats as DiffStats, ui.mode)}`);
+        if (d.source !== 'sandbox' && d.source !== 'none') ui.info(`(the diff as executed; the sandbox is gone${d.source === 'applied' ? ' since the apply' : ''})`);
+        return { data: d };
+      }),
+    );
+
+  plan
+    .command('artifacts')
+    .description('Per changed file: written, edited or deleted, size, lines added and removed')
+    .argument('<id>', 'the plan id')
+    .action((id: string, _opts: unknown, cmd: Command) =>
+      runner.run(cmd, 'plan artifacts', async (ctx) => {
+        const client = await ctx.client();
+        const r = await client.call(planArtifacts, { planId: id }, { signal: ctx.signal });
+        const rows = r.files as unknown as ArtifactRow[];
+        if (rows.length === 0) ctx.ui.info('no changed files');
+        else ctx.ui.out(renderArtifacts(rows, ctx.ui));
+        return { data: r };
+      }),
+    );
+
+  plan
+    .command('rollback')
+    .description('Restore the sandbox to a checkpoint (from agents plan status); execute then resumes from there')
+    .argument('<checkpoint-id>', 'the checkpoint')
+    .option('--plan <id>', 'the plan it belongs to (faster)')
+    .action((checkpointId: string, opts: { plan?: string }, cmd: Command) =>
+      runner.run(cmd, 'plan rollback', async (ctx) => {
+        const client = await ctx.client();
+        const s = await client.call(planRollback, { checkpointId, ...(opts.plan ? { planId: opts.plan } : {}) }, { signal: ctx.signal });
+        const { ui } = ctx;
+        if (ui.rich) ui.out(`Rolled back plan ${s.planId} to checkpoint ${checkpointId} ${phaseState(s, ui.pal)}\n  ${ui.pal.dim(`resume with: agents plan execute ${s.planId} (at step ${s.progress.stepsDone + 1}/${s.progress.stepsTotal})`)}\n`);
+        else ui.out(renderFields([['plan', s.planId], ['checkpoint', checkpointId], ['phase', s.phase], ['state', s.state], ['steps', `${s.progress.stepsDone}/${s.progress.stepsTotal}`]], ui.mode));
+        return { data: s };
+      }),
+    );
+
+  plan
+    .command('list')
+    .description('Your plans, newest first')
+    .addOption(new Option('--phase <phase>', 'only plans in this phase').choices(PHASES))
+    .addOption(new Option('--state <state>', 'only plans in this state').choices(STATES))
+    .option('--project <name>', 'only plans on this project')
+    .option('--action <name>', 'only plans of this action')
+    .option('--name <regex>', 'only plans whose name matches')
+    .option('--page-size <n>', 'plans per page (1-500)', intOption(1, 500))
+    .option('--page-token <token>', 'the page to show (from a previous list)')
+    .action((opts: { phase?: (typeof PHASES)[number]; state?: (typeof STATES)[number]; project?: string; action?: string; name?: string; pageSize?: number; pageToken?: string }, cmd: Command) =>
+      runner.run(cmd, 'plan list', async (ctx) => {
+        const client = await ctx.client();
+        const params = {
+          ...(opts.phase ? { phase: opts.phase } : {}),
+          ...(opts.state ? { state: opts.state } : {}),
+          ...(opts.project ? { project: qualify(opts.project) } : {}),
+          ...(opts.action ? { action: qualify(opts.action) } : {}),
+          ...(opts.name ? { nameRegex: opts.name } : {}),
+          ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
+          ...(opts.pageToken ? { pageToken: opts.pageToken } : {}),
+        };
+        const r = await client.call(planList, params, { signal: ctx.signal });
+        const { ui } = ctx;
+        const updated = (p: PlanStatus): string => whenText(((p['timing'] as { updatedAt?: string } | undefined)?.updatedAt ?? ''), ui.rich);
+        if (r.plans.length === 0) ui.info('no plans: start one with agents plan use <action> <project>');
+        else
+          ui.out(
+            renderTable(
+              r.plans,
+              [
+                { header: 'ID', value: (p) => p.planId },
+                { header: 'PHASE/STATE', value: (p) => `${p.phase}/${p.state}`, style: (_s, p) => phaseState(p, ui.pal) },
+                { header: 'STEPS', value: (p) => `${p.progress.stepsDone}/${p.progress.stepsTotal}` },
+                { header: 'ACTION', value: (p) => p.action },
+                { header: 'PROJECTS', value: (p) => p.projects.join(',') },
+                { header: 'UPDATED', value: updated },
+                { header: 'NAME', value: (p) => p.name },
+              ],
+              ui.mode,
+            ),
+          );
+        if (r.nextPageToken) ui.info(`${r.totalSize} plans; next page: --page-token ${r.nextPageToken}`);
+        return { data: r };
+      }),
+    );
+}

@@ -1,0 +1,204 @@
+import type { planStatus, ResultOf } from '../../../protocol/client/index.js';
+import type { Palette } from './colors.js';
+import { plural, whenText } from './definition.js';
+import { oneLine, renderFields, renderTable } from './table.js';
+import type { Ui } from './ui.js';
+
+/** What `plan status` returns (the schema is loose: the service adds timing, usage, checkpoints, …). */
+export type PlanStatus = ResultOf<typeof planStatus>;
+
+interface Checkpoint {
+  id: string;
+  label: string;
+  stepIndex: number;
+  createdAt: string;
+}
+interface Sandbox {
+  resource: string;
+  root: string;
+  branch?: string;
+}
+interface PlanErrorInfo {
+  kind: string;
+  message: string;
+  hint?: string;
+  files?: string[];
+}
+export interface DiffFile {
+  path: string;
+  status: string;
+  additions: number;
+  deletions: number;
+  size?: number;
+  binary?: boolean;
+}
+export interface DiffStats {
+  files: number;
+  additions: number;
+  deletions: number;
+}
+
+export interface Decision {
+  id: string;
+  parentId?: string;
+  type: string;
+  question: string;
+  chosen: unknown;
+  rationale?: string;
+  confidence?: number;
+  superseded: boolean;
+  attempt: number;
+  stepIndex?: number;
+  createdAt?: string;
+  context?: Record<string, unknown>;
+  alternatives?: unknown[];
+  children?: Decision[];
+}
+
+type Mode = { rich: boolean; pal: Palette };
+
+/** `execute/complete`, coloured by how it went. */
+export function phaseState(p: { phase: string; state: string }, pal: Palette): string {
+  const s = `${p.phase}/${p.state}`;
+  if (p.state === 'applied' || p.state === 'complete') return pal.green(s);
+  if (p.state === 'errored' || p.state === 'cancelled') return pal.red(s);
+  if (p.state === 'constrained' || p.state === 'queued') return pal.yellow(s);
+  return pal.cyan(s);
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+
+/** A tool call or decision choice in one line: `builtin/edit-file path=a.ts find=x`. */
+export function chosenText(chosen: unknown): string {
+  if (typeof chosen === 'string') return chosen;
+  if (chosen && typeof chosen === 'object' && 'tool' in chosen) {
+    const { tool, args } = chosen as { tool: string; args?: Record<string, unknown> };
+    return `${tool} ${argsText(args ?? {})}`.trim();
+  }
+  return JSON.stringify(chosen);
+}
+
+export const argsText = (args: Record<string, unknown>): string =>
+  Object.entries(args)
+    .map(([k, v]) => {
+      const text = oneLine(typeof v === 'string' ? v : JSON.stringify(v));
+      return `${k}=${text.length > 60 ? `${text.slice(0, 59)}…` : text}`;
+    })
+    .join(' ');
+
+/** Everything `plan status` knows, for people. */
+export function renderPlanStatus(s: PlanStatus, ui: Ui): string {
+  const rich = ui.rich;
+  const checkpoints = (s['checkpoints'] ?? []) as Checkpoint[];
+  const sandboxes = (s['sandboxes'] ?? []) as Sandbox[];
+  const error = s['error'] as PlanErrorInfo | undefined;
+  const waiting = s['waiting'] as { kind: string; taskId: string } | undefined;
+  const usage = s['usage'] as { toolCalls: number; wallMs: number } | undefined;
+  const budget = s['budget'] as { maxToolCalls: number; maxWallSeconds: number } | undefined;
+  const applied = s['applied'] as { at: string; commits: Array<{ resource: string; commit?: string; files: string[] }> } | undefined;
+  const tasks = (s['tasks'] ?? {}) as Record<string, string | undefined>;
+  const timing = s['timing'] as { createdAt: string; updatedAt: string } | undefined;
+  const fields: Array<readonly [string, string | undefined]> = [
+    ['name', s.name],
+    ['action', s.action],
+    ['projects', s.projects.join(', ')],
+    ['description', String(s['description'] ?? '')],
+    ['done when', String(s['definitionOfDone'] ?? '')],
+    ['profile', String(s['automationProfile'] ?? '')],
+    ['attempt', String(s.attempt)],
+    ['progress', `${s.progress.stepsDone}/${s.progress.stepsTotal} steps`],
+    ['running', rich ? (s.running ? 'yes' : undefined) : String(s.running)],
+    ['usage', usage ? `${plural(usage.toolCalls, 'tool call')}, ${seconds(usage.wallMs)}${budget ? ` (budget ${budget.maxToolCalls} tool calls, ${budget.maxWallSeconds} s)` : ''}` : undefined],
+    ['error', error ? `${error.message}${rich && error.hint ? `\n${ui.pal.dim(`hint: ${error.hint}`)}` : ''}` : undefined],
+    ...(!rich && error?.hint ? [['error hint', error.hint] as const] : []),
+    ...(error?.files ?? []).map((f) => ['error file', f] as const),
+    ['waiting', waiting ? `${waiting.kind} on task ${waiting.taskId}` : undefined],
+    ...sandboxes.map((b) => ['sandbox', `${b.resource}: ${b.root}${b.branch ? ` (branch ${b.branch})` : ''}`] as const),
+    ...checkpoints.map((c) => ['checkpoint', rich ? `${c.id}  ${c.label} ${ui.pal.dim(`(step ${c.stepIndex}, ${whenText(c.createdAt, true)})`)}` : `${c.id} ${c.label} ${c.stepIndex}`] as const),
+    ...(applied?.commits ?? []).map((c) => ['applied', `${c.resource}: ${c.commit ? `commit ${rich ? c.commit.slice(0, 12) : c.commit}` : 'no commit'} (${plural(c.files.length, 'file')})`] as const),
+    ...Object.entries(tasks).map(([phase, id]) => [`${phase} task`, id] as const),
+    ['created', timing ? whenText(timing.createdAt, rich) : undefined],
+    ['updated', timing ? whenText(timing.updatedAt, rich) : undefined],
+    ['allowed', s.allowed.length ? s.allowed.join(', ') : rich ? 'nothing (the plan is finished)' : ''],
+  ];
+  if (!rich) return renderFields([['plan', s.planId], ['phase', s.phase], ['state', s.state], ...fields], ui.mode);
+  return `${ui.pal.bold('Plan')} ${s.planId}  ${phaseState(s, ui.pal)}\n${renderFields(fields, ui.mode)}`;
+}
+
+/** The decision tree: indented in rich mode; one tab-separated line per decision in plain mode. */
+export function renderTree(roots: Decision[], mode: Mode): string {
+  const out: string[] = [];
+  const walk = (d: Decision, depth: number): void => {
+    const state = d.superseded ? 'superseded' : 'active';
+    if (mode.rich) {
+      const pal = mode.pal;
+      const text = `${'  '.repeat(depth)}${depth ? '└ ' : ''}${pal.bold(d.type)} ${d.question} ${pal.dim('→')} ${chosenText(d.chosen)}`;
+      const meta = pal.dim(`  ${d.id} · attempt ${d.attempt}${d.confidence !== undefined && d.confidence < 1 ? ` · confidence ${d.confidence}` : ''}`);
+      out.push(d.superseded ? `${pal.dim(`${text} (superseded)`)}${meta}` : `${text}${meta}`);
+    } else {
+      out.push([d.id, String(depth), d.type, String(d.attempt), state, oneLine(d.question), oneLine(chosenText(d.chosen))].join('\t'));
+    }
+    for (const c of d.children ?? []) walk(c, depth + 1);
+  };
+  for (const r of roots) walk(r, 0);
+  return out.length ? `${out.join('\n')}\n` : '';
+}
+
+/** A unified diff, coloured in rich mode. */
+export function renderDiff(unified: string, mode: Mode): string {
+  if (!unified) return '';
+  const text = unified.endsWith('\n') ? unified : `${unified}\n`;
+  if (!mode.rich || !mode.pal.enabled) return text;
+  const { pal } = mode;
+  return text
+    .split('\n')
+    .map((l) =>
+      l.startsWith('+++') || l.startsWith('---') || l.startsWith('diff ') || l.startsWith('index ')
+        ? pal.bold(l)
+        : l.startsWith('+')
+          ? pal.green(l)
+          : l.startsWith('-')
+            ? pal.red(l)
+            : l.startsWith('@@')
+              ? pal.cyan(l)
+              : l,
+    )
+    .join('\n');
+}
+
+/** Per-file stats and the total, like `git diff --stat`. */
+export function renderStat(files: DiffFile[], stats: DiffStats, mode: Mode): string {
+  const total = `${plural(stats.files, 'file')} changed, ${plural(stats.additions, 'insertion')}(+), ${plural(stats.deletions, 'deletion')}(-)`;
+  if (!mode.rich) return `${files.map((f) => `${f.path}\t${f.status}\t+${f.additions}\t-${f.deletions}\n`).join('')}total\t${stats.files}\t+${stats.additions}\t-${stats.deletions}\n`;
+  const { pal } = mode;
+  const w = Math.max(0, ...files.map((f) => f.path.length));
+  const lines = files.map((f) => ` ${f.path.padEnd(w)} | ${pal.green(`+${f.additions}`)} ${pal.red(`-${f.deletions}`)}${f.status !== 'modified' ? pal.dim(` (${f.status})`) : ''}`);
+  return `${[...lines, ` ${total}`].join('\n')}\n`;
+}
+
+export interface ArtifactRow {
+  resource: string;
+  path: string;
+  change: string;
+  size: number;
+  additions: number;
+  deletions: number;
+  binary?: boolean;
+}
+
+export function renderArtifacts(rows: ArtifactRow[], ui: Ui): string {
+  const size = (n: number): string => (!ui.rich ? String(n) : n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`);
+  const multi = new Set(rows.map((r) => r.resource)).size > 1;
+  return renderTable(
+    rows,
+    [
+      ...(multi ? [{ header: 'RESOURCE', value: (r: ArtifactRow) => r.resource }] : []),
+      { header: 'PATH', value: (r) => r.path, style: (s) => ui.pal.bold(s) },
+      { header: 'CHANGE', value: (r) => r.change, style: (s, r) => (r.change === 'deleted' ? ui.pal.red(s) : r.change === 'written' ? ui.pal.green(s) : ui.pal.yellow(s)) },
+      { header: 'SIZE', value: (r) => (r.binary && ui.rich ? `${size(r.size)} (binary)` : size(r.size)) },
+      { header: '+', value: (r) => `+${r.additions}`, style: (s) => ui.pal.green(s) },
+      { header: '-', value: (r) => `-${r.deletions}`, style: (s) => ui.pal.red(s) },
+    ],
+    ui.mode,
+  );
+}

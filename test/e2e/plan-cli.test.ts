@@ -1,0 +1,521 @@
+/**
+ * End to end: plans through the built `agents` CLI on temporary git repositories — in local mode
+ * (each call spawns its own agent over stdio) and in server mode (HTTP to `agents serve`), as a
+ * user without a terminal runs it: the lifecycle, the user's tree untouched until apply, a
+ * conflict, rollback, corrections, cancel, resume after kill -9, approvals answered yes and no.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
+const ROOT = mkdtempSync(join(tmpdir(), 'agents-plan-e2e-'));
+const TOKEN = 'e2e-plan-token-0123456789abcdefgh';
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cliEnv(dataDir: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, CLEVERAGENTS_DATA_DIR: dataDir, XDG_CONFIG_HOME: join(ROOT, 'no-config'), NO_COLOR: '1' };
+  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR']) delete env[k];
+  return env;
+}
+
+/** A CLI call: local mode on `dataDir`, or server mode when `server` is given. */
+interface Target {
+  dataDir: string;
+  server?: () => string;
+}
+
+function start(t: Target, args: string[], onStdout?: (all: string) => void): { child: ChildProcess; result: Promise<Result> } {
+  const full = t.server ? ['--server', t.server(), '--token', TOKEN, ...args] : args;
+  const child = spawn(process.execPath, [BIN, ...full], { env: cliEnv(t.dataDir), stdio: ['ignore', 'pipe', 'pipe'] });
+  const result = new Promise<Result>((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (c: string) => {
+      stdout += c;
+      onStdout?.(stdout);
+    });
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`timed out: agents ${args.join(' ')}\n${stdout}\n${stderr}`));
+    }, 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+  return { child, result };
+}
+
+const run = (t: Target, args: string[]): Promise<Result> => start(t, args).result;
+
+async function json(t: Target, args: string[], expectCode = 0): Promise<any> {
+  const res = await run(t, ['--format', 'json', ...args]);
+  let env: { exitCode: number; data: any };
+  try {
+    env = JSON.parse(res.stdout);
+  } catch {
+    throw new Error(`not one JSON envelope (exit ${res.code}):\n${res.stdout}\n${res.stderr}`);
+  }
+  assert.equal(res.code, expectCode, `agents ${args.join(' ')} → ${res.code}: ${JSON.stringify(env.data?.error ?? env.data).slice(0, 2000)}`);
+  return env.data;
+}
+
+function expectCode(res: Result, code: number, what: string): void {
+  assert.equal(res.code, code, `${what}: exit ${res.code}\nstdout: ${res.stdout}\nstderr: ${res.stderr}`);
+}
+
+// ---- repositories ---------------------------------------------------------------------------
+
+const git = (repo: string, ...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trimEnd();
+
+/** A git repository on branch main with one commit: two TypeScript files that say colour. */
+function makeRepo(name: string): string {
+  const repo = join(ROOT, 'repos', name);
+  mkdirSync(join(repo, 'src'), { recursive: true });
+  writeFileSync(join(repo, 'src', 'a.ts'), 'const colour = 1;\nexport { colour };\n');
+  writeFileSync(join(repo, 'src', 'b.ts'), 'export const colour2 = 2;\n');
+  writeFileSync(join(repo, 'README.md'), '# colour\n');
+  git(repo, '-c', 'init.defaultBranch=main', 'init', '-q');
+  git(repo, 'config', 'user.name', 'e2e');
+  git(repo, 'config', 'user.email', 'e2e@example.invalid');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'init');
+  return repo;
+}
+
+/** Everything a user could notice: each file's bytes (outside .git), the status, HEAD and the branch. */
+function snapshot(repo: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== '.git') walk(p);
+      } else out[relative(repo, p)] = createHash('sha256').update(readFileSync(p)).digest('hex');
+    }
+  };
+  walk(repo);
+  out['(status)'] = git(repo, 'status', '--porcelain', '--untracked-files=all');
+  out['(HEAD)'] = git(repo, 'rev-parse', 'HEAD');
+  out['(branch)'] = git(repo, 'symbolic-ref', 'HEAD');
+  out['(main)'] = git(repo, 'rev-parse', 'refs/heads/main');
+  return out;
+}
+
+/** Registers `local/<name>` as a git-checkout resource and a project of it. */
+async function register(t: Target, name: string, repo: string): Promise<void> {
+  expectCode(await run(t, ['resource', 'add', 'git-checkout', name, '--path', repo, '--branch', 'main']), 0, 'resource add');
+  expectCode(await run(t, ['project', 'create', name, '--resource', name]), 0, 'project create');
+}
+
+const REPLACE = ['--arg', 'pattern=colour', '--arg', 'replacement=color', '--arg', 'glob=src/**/*.ts'];
+
+async function use(t: Target, action: string, project: string, extra: string[] = []): Promise<string> {
+  const data = await json(t, ['plan', 'use', action, project, ...extra]);
+  assert.match(data.plan.planId, ULID);
+  assert.equal(`${data.plan.phase}/${data.plan.state}`, 'strategize/complete');
+  return data.plan.planId as string;
+}
+
+const status = (t: Target, id: string): Promise<any> => json(t, ['plan', 'status', id]);
+
+async function waitFor<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v as T;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await delay(50);
+  }
+}
+
+/** Pids of processes whose command line is exactly `argv`. */
+function pidsOf(argv: string[]): number[] {
+  const want = `${argv.join('\0')}\0`;
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/cmdline`, 'utf8') === want) out.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** Two deterministic steps, each a checkpoint: rollback and corrections work on them. */
+const TWO_WRITES = `name: local/two-writes
+description: Write two files, one step each
+descriptionTemplate: Write first.txt and second.txt
+definitionOfDone: both files exist
+steps:
+  - id: first
+    tool: builtin/write-file
+    args: { path: first.txt, content: "one" }
+  - id: second
+    tool: builtin/write-file
+    args: { path: second.txt, content: "two" }
+`;
+
+/** A slow step, then a write: killed in the middle, the plan resumes from its checkpoint. */
+const SLOW_WRITE = `name: local/slow-write
+description: Wait, then write a file
+descriptionTemplate: Wait, then write out.txt
+definitionOfDone: out.txt exists
+steps:
+  - id: wait
+    tool: builtin/run-command
+    args: { command: "sleep 2" }
+  - id: write
+    tool: builtin/write-file
+    args: { path: out.txt, content: "written after the wait" }
+`;
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+async function startServer(dataDir: string): Promise<Server> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--token', TOKEN, '--data-dir', dataDir], { env: cliEnv(dataDir), stdio: ['ignore', 'ignore', 'pipe'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let log = '';
+    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${log}`)), 15_000);
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => {
+      log += c;
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`the server exited (${code}):\n${log}`)));
+  });
+  child.stderr?.resume();
+  return {
+    child,
+    url,
+    stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+after(() => rmSync(ROOT, { recursive: true, force: true }));
+
+describe('plans through the CLI, local mode (an agent over stdio per call)', { concurrency: 4 }, () => {
+  const local: Target = { dataDir: join(ROOT, 'local') };
+
+  before(async () => {
+    writeFileSync(join(ROOT, 'two-writes.action.yaml'), TWO_WRITES);
+    expectCode(await run(local, ['action', 'add', '--config', join(ROOT, 'two-writes.action.yaml')]), 0, 'action add');
+  });
+
+  it('use → execute (live progress) → diff → artifacts → apply --yes; the working tree is untouched until apply', async () => {
+    const repo = makeRepo('lifecycle');
+    await register(local, 'lifecycle', repo);
+    const id = await use(local, 'builtin/replace', 'lifecycle', REPLACE);
+    const before = snapshot(repo);
+
+    const exec = await run(local, ['plan', 'execute', id]);
+    expectCode(exec, 0, 'execute');
+    assert.match(exec.stdout, /^Executing in a sandbox$/m);
+    assert.match(exec.stdout, /^Sandbox for local\/lifecycle: .* \(branch cleveragents\/plan-[0-9A-Z]{26}\)$/m);
+    assert.match(exec.stdout, /^Checkpoint [0-9A-Z]{26} before execute$/m);
+    assert.match(exec.stdout, /^Step 1\/1: builtin\/replace-in-files pattern=colour replacement=color /m);
+    assert.match(exec.stdout, /^ {2}✓ .*checkpoint [0-9A-Z]{26}$/m);
+    assert.match(exec.stdout, /^state: complete$/m);
+    assert.match(exec.stdout, /^changed: 2 files \(\+3 -3\)$/m);
+    assert.match(exec.stdout, new RegExp(`^next: agents plan diff ${id} ; agents plan apply ${id}$`, 'm'));
+    assert.deepEqual(snapshot(repo), before, 'execute changed nothing the user can see');
+
+    const [diff, artifacts, stat] = await Promise.all([run(local, ['plan', 'diff', id]), run(local, ['plan', 'artifacts', id]), run(local, ['plan', 'diff', id, '--stat'])]);
+    expectCode(diff, 0, 'diff');
+    assert.match(diff.stdout, /^diff --git a\/src\/a\.ts b\/src\/a\.ts$/m);
+    assert.match(diff.stdout, /^-const colour = 1;$/m);
+    assert.match(diff.stdout, /^\+const color = 1;$/m);
+    assert.match(diff.stdout, /^src\/a\.ts\tmodified\t\+2\t-2$/m);
+    assert.match(diff.stdout, /^total\t2\t\+3\t-3$/m);
+    assert.equal(stat.stdout, 'src/a.ts\tmodified\t+2\t-2\nsrc/b.ts\tmodified\t+1\t-1\ntotal\t2\t+3\t-3\n');
+    assert.deepEqual(
+      artifacts.stdout.trim().split('\n').map((l) => l.split('\t')),
+      [
+        ['src/a.ts', 'edited', String('const color = 1;\nexport { color };\n'.length), '+2', '-2'],
+        ['src/b.ts', 'edited', String('export const color2 = 2;\n'.length), '+1', '-1'],
+      ],
+    );
+    assert.deepEqual(snapshot(repo), before);
+
+    const apply = await run(local, ['plan', 'apply', id, '--yes']);
+    expectCode(apply, 0, 'apply');
+    assert.match(apply.stdout, /^Applied to local\/lifecycle: commit [0-9a-f]{12} \(2 files\)$/m);
+    assert.match(apply.stdout, /^state: applied$/m);
+    assert.equal(git(repo, 'rev-list', '--count', 'main'), '2', 'one new commit');
+    assert.equal(git(repo, 'rev-parse', 'HEAD^'), before['(HEAD)']);
+    assert.equal(git(repo, 'symbolic-ref', 'HEAD'), 'refs/heads/main');
+    assert.equal(git(repo, 'status', '--porcelain'), '');
+    assert.equal(readFileSync(join(repo, 'src', 'a.ts'), 'utf8'), 'const color = 1;\nexport { color };\n');
+    assert.equal(readFileSync(join(repo, 'README.md'), 'utf8'), '# colour\n', 'outside the glob nothing changed');
+    const s = await status(local, id);
+    assert.equal(`${s.phase}/${s.state}`, 'apply/applied');
+    assert.equal(s.applied.commits[0].commit, git(repo, 'rev-parse', 'HEAD'));
+
+    // Nothing more to do: execute after apply is invalid state, naming the phase and state.
+    const again = await run(local, ['plan', 'execute', id]);
+    expectCode(again, 5, 'execute after apply');
+    assert.match(again.stderr, /BusinessRuleViolation/);
+    assert.match(again.stderr, /^phase: apply$/m);
+    assert.match(again.stderr, /^state: applied$/m);
+  });
+
+  it('a conflict at apply exits 10 listing the file, and leaves the working tree and branch as they were', async () => {
+    const repo = makeRepo('conflict');
+    await register(local, 'conflict', repo);
+    const id = await use(local, 'builtin/replace', 'conflict', REPLACE);
+    expectCode(await run(local, ['plan', 'execute', id]), 0, 'execute');
+    // Meanwhile, the user changes the same line on their branch.
+    writeFileSync(join(repo, 'src', 'a.ts'), 'const colour = 42;\nexport { colour };\n');
+    git(repo, 'commit', '-q', '-am', 'the user was faster');
+    const before = snapshot(repo);
+
+    const apply = await run(local, ['plan', 'apply', id, '--yes']);
+    expectCode(apply, 10, 'apply with a conflict');
+    assert.match(apply.stderr, /^error: Plan [0-9A-Z]{26} was not applied: .*conflict.* \(PlanError\)$/m);
+    assert.match(apply.stderr, /^file: src\/a\.ts$/m);
+    assert.match(apply.stderr, /^hint: /m);
+    assert.deepEqual(snapshot(repo), before, 'a failed apply changes nothing');
+    const s = await status(local, id);
+    assert.equal(`${s.phase}/${s.state}`, 'apply/errored');
+    assert.equal(s.error.kind, 'conflict');
+    assert.deepEqual(s.error.files, ['src/a.ts']);
+  });
+
+  it('rollback to a checkpoint, then execute resumes from it; corrections revert and append', async () => {
+    const repo = makeRepo('rollback');
+    await register(local, 'rollback', repo);
+    const id = await use(local, 'two-writes', 'rollback', ['--automation-profile', 'auto']);
+    expectCode(await run(local, ['plan', 'execute', id]), 0, 'execute');
+    const s1 = await status(local, id);
+    assert.deepEqual(
+      s1.checkpoints.map((c: { label: string }) => c.label),
+      ['before-execute', 'after-step:1', 'after-step:2', 'before-apply'],
+    );
+    const cp = s1.checkpoints[1];
+    assert.match(cp.id, ULID);
+
+    const rb = await run(local, ['plan', 'rollback', cp.id]);
+    expectCode(rb, 0, 'rollback');
+    assert.match(rb.stdout, /^state: queued$/m);
+    assert.match(rb.stdout, /^steps: 1\/2$/m);
+    assert.deepEqual((await json(local, ['plan', 'diff', id])).sandboxes[0].files.map((f: { path: string }) => f.path), ['first.txt']);
+    const resumed = await run(local, ['plan', 'execute', id]);
+    expectCode(resumed, 0, 'execute after rollback');
+    assert.match(resumed.stdout, /^Resuming execute at step 2$/m);
+    assert.match(resumed.stdout, new RegExp(`^Restored checkpoint ${cp.id} \\(after-step:1\\)$`, 'm'));
+    assert.doesNotMatch(resumed.stdout, /Step 1\/2/);
+    assert.match(resumed.stdout, /^Step 2\/2: builtin\/write-file path=second\.txt/m);
+
+    // Revert the second step: superseded, re-strategized with the guidance; the attempt goes up.
+    const tree = await json(local, ['plan', 'tree', id]);
+    const step2 = tree.decisions[0].children.find((d: { stepIndex?: number }) => d.stepIndex === 1);
+    const dry = await json(local, ['plan', 'correct', step2.id, '--mode', 'revert', '--guidance', 'write it again', '--dry-run']);
+    assert.deepEqual(dry.wouldSupersede, [step2.id]);
+    assert.equal(dry.attempt, 1);
+    const reverted = await json(local, ['plan', 'correct', step2.id, '--mode', 'revert', '--guidance', 'write it again']);
+    assert.equal(reverted.attempt, 2);
+    assert.deepEqual(reverted.superseded, [step2.id]);
+    const [withSuperseded, plainTree, activeOnly] = await Promise.all([
+      json(local, ['plan', 'tree', id, '--show-superseded']),
+      run(local, ['plan', 'tree', id, '--show-superseded']),
+      run(local, ['plan', 'tree', id]),
+    ]);
+    const old = withSuperseded.decisions[0].children.find((d: { id: string }) => d.id === step2.id);
+    assert.equal(old.superseded, true);
+    assert.match(plainTree.stdout, new RegExp(`^${step2.id}\\t1\\tstep\\t1\\tsuperseded\\tStep 2 of 2`, 'm'));
+    assert.match(plainTree.stdout, /^[0-9A-Z]{26}\t1\tguidance\t2\tactive\tCorrection \(revert\)/m);
+    assert.doesNotMatch(activeOnly.stdout, new RegExp(`^${step2.id}\t`, 'm'), 'superseded decisions only with --show-superseded');
+    const again = await run(local, ['plan', 'execute', id]);
+    expectCode(again, 0, 'execute after the revert');
+    assert.match(again.stdout, /^Step 2\/2: builtin\/write-file/m);
+
+    const newStep2 = (await json(local, ['plan', 'tree', id])).decisions[0].children.find((d: { type: string; stepIndex?: number }) => d.type === 'step' && d.stepIndex === 1);
+    const appended = await run(local, ['plan', 'correct', newStep2.id, '--mode', 'append', '--guidance', 'keep it short']);
+    expectCode(appended, 0, 'correct --mode append');
+    assert.match(appended.stdout, /^mode: append$/m);
+    assert.match(appended.stdout, /^attempt: 3$/m);
+    assert.equal((await status(local, id)).attempt, 3);
+  });
+
+  it('approvals (manual profile, no terminal): exit 5 leaves the plan waiting; prompt approves, send --task no rejects, --yes approves', async () => {
+    const repo = makeRepo('approvals');
+    await register(local, 'approvals', repo);
+    const manual = [...REPLACE, '--automation-profile', 'manual'];
+    const [yes, no, auto] = await Promise.all([use(local, 'builtin/replace', 'approvals', manual), use(local, 'builtin/replace', 'approvals', manual), use(local, 'builtin/replace', 'approvals', manual)]);
+
+    // Illegal: apply before execute names the phase and state.
+    const early = await run(local, ['plan', 'apply', no, '--yes']);
+    expectCode(early, 5, 'apply before execute');
+    assert.match(early.stderr, /^phase: strategize$/m);
+    assert.match(early.stderr, /^state: complete$/m);
+    assert.match(early.stderr, /^allowed: execute, /m);
+
+    const [waitYes, waitNo] = await Promise.all([run(local, ['plan', 'execute', yes]), run(local, ['plan', 'execute', no])]);
+    for (const w of [waitYes, waitNo]) {
+      expectCode(w, 5, 'execute that needs an approval');
+      assert.match(w.stdout, /^Approve step 1\/1: builtin\/replace-in-files /m);
+      assert.match(w.stderr, /needs approval for step 1\/1: builtin\/replace-in-files; run again with --yes, use --automation-profile auto, or answer with agents plan prompt/);
+    }
+    const [sYes, sNo] = await Promise.all([status(local, yes), status(local, no)]);
+    assert.equal(sYes.waiting.kind, 'tool-approval');
+    assert.equal(sNo.waiting.kind, 'tool-approval');
+
+    const [prompted, rejected, auto1] = await Promise.all([
+      run(local, ['plan', 'prompt', yes, 'go', 'ahead']),
+      run(local, ['send', '--task', sNo.waiting.taskId, 'no']),
+      run(local, ['plan', 'execute', auto, '--yes']),
+    ]);
+    expectCode(prompted, 0, 'prompt');
+    assert.match(prompted.stdout, /^ {2}✓ /m);
+    assert.match(prompted.stdout, /^state: complete$/m);
+    expectCode(rejected, 0, 'send --task … no');
+    expectCode(auto1, 0, 'execute --yes');
+    assert.doesNotMatch(auto1.stdout, /Approve step/);
+    const [dYes, dNo, dAuto, tNo] = await Promise.all([json(local, ['plan', 'diff', yes]), json(local, ['plan', 'diff', no]), json(local, ['plan', 'diff', auto]), json(local, ['plan', 'tree', no])]);
+    assert.equal(dYes.stats.files, 2, 'approved: the step ran');
+    assert.equal(dNo.stats.files, 0, 'rejected: the step was skipped');
+    assert.equal(dAuto.stats.files, 2);
+    const approval = tNo.decisions[0].children[0].children[0];
+    assert.equal(approval.type, 'approval');
+    assert.equal(approval.chosen, 'reject');
+
+    // The apply needs approval too: without --yes it waits; apply --yes answers the waiting request.
+    const before = snapshot(repo);
+    const waitApply = await run(local, ['plan', 'apply', yes]);
+    expectCode(waitApply, 5, 'apply without --yes');
+    assert.match(waitApply.stderr, /needs approval for apply \(2 files\)/);
+    assert.deepEqual(snapshot(repo), before);
+    assert.equal((await status(local, yes)).waiting.kind, 'apply-approval');
+    const applied = await run(local, ['plan', 'apply', yes, '--yes']);
+    expectCode(applied, 0, 'apply --yes on the waiting plan');
+    assert.match(applied.stdout, /^state: applied$/m);
+    assert.equal(git(repo, 'rev-list', '--count', 'main'), '2');
+  });
+});
+
+describe('plans through the CLI, server mode (HTTP to one agents serve)', { concurrency: 3 }, () => {
+  let server: Server;
+  const remote: Target = { dataDir: join(ROOT, 'client-unused'), server: () => server.url };
+
+  before(async () => {
+    server = await startServer(join(ROOT, 'server'));
+  });
+  after(() => server.stop());
+
+  it('cancel during a slow command: execute ends promptly, the plan is cancelled, the command is gone', async () => {
+    const repo = makeRepo('cancel');
+    await register(remote, 'cancel', repo);
+    const id = await use(remote, 'builtin/run-command', 'cancel', ['--arg', 'command=sleep 29.25', '--automation-profile', 'auto']);
+    let ready!: () => void;
+    const stepShown = new Promise<void>((r) => (ready = r));
+    const exec = start(remote, ['plan', 'execute', id], (out) => {
+      if (/^Step 1\/1: builtin\/run-command command=sleep 29\.25$/m.test(out)) ready();
+    });
+    await stepShown;
+    await waitFor('the sleep to run', () => pidsOf(['sleep', '29.25']).length > 0);
+    const t0 = Date.now();
+    const cancel = await run(remote, ['plan', 'cancel', id, '--reason', 'too slow']);
+    expectCode(cancel, 0, 'cancel');
+    assert.match(cancel.stdout, /^state: cancelled$/m);
+    const ended = await exec.result;
+    assert.ok(Date.now() - t0 < 8000, `execute ended ${Date.now() - t0} ms after the cancel`);
+    expectCode(ended, 9, 'the cancelled execute');
+    assert.match(ended.stdout, /^state: cancelled$/m);
+    await waitFor('the sleep to be killed', () => pidsOf(['sleep', '29.25']).length === 0, 5000);
+    const s = await status(remote, id);
+    assert.equal(`${s.phase}/${s.state}`, 'execute/cancelled');
+    assert.ok(existsSync(s.sandboxes[0].root), 'the sandbox stays for inspection');
+  });
+
+  it('approvals over HTTP: exit 5 leaves the plan waiting; prompt approves, send --task no rejects, --yes approves', async () => {
+    const repo = makeRepo('http-approvals');
+    await register(remote, 'http-approvals', repo);
+    const manual = [...REPLACE, '--automation-profile', 'manual'];
+    const [yes, no, auto] = await Promise.all([use(remote, 'builtin/replace', 'http-approvals', manual), use(remote, 'builtin/replace', 'http-approvals', manual), use(remote, 'builtin/replace', 'http-approvals', manual)]);
+    const [waitYes, waitNo, auto1] = await Promise.all([run(remote, ['plan', 'execute', yes]), run(remote, ['plan', 'execute', no]), run(remote, ['plan', 'execute', auto, '--yes'])]);
+    expectCode(waitYes, 5, 'execute waiting for approval');
+    expectCode(waitNo, 5, 'execute waiting for approval');
+    assert.match(waitYes.stderr, /needs approval for step 1\/1/);
+    expectCode(auto1, 0, 'execute --yes');
+    const sNo = await status(remote, no);
+    assert.equal(sNo.waiting.kind, 'tool-approval');
+    const [prompted, rejected] = await Promise.all([run(remote, ['plan', 'prompt', yes, 'go ahead']), run(remote, ['send', '--task', sNo.waiting.taskId, 'no'])]);
+    expectCode(prompted, 0, 'prompt');
+    assert.match(prompted.stdout, /^state: complete$/m);
+    expectCode(rejected, 0, 'send --task no');
+    const [dYes, dNo, dAuto] = await Promise.all([json(remote, ['plan', 'diff', yes]), json(remote, ['plan', 'diff', no]), json(remote, ['plan', 'diff', auto])]);
+    assert.equal(dYes.stats.files, 2);
+    assert.equal(dNo.stats.files, 0);
+    assert.equal(dAuto.stats.files, 2);
+    const sNoAfter = await status(remote, no);
+    assert.equal(`${sNoAfter.phase}/${sNoAfter.state}`, 'execute/complete');
+  });
+
+  it('resume after the server is killed (SIGKILL) in the middle of execute', async () => {
+    const dataDir = join(ROOT, 'server-killed');
+    let killable = await startServer(dataDir);
+    const t: Target = { dataDir: join(ROOT, 'client-unused'), server: () => killable.url };
+    try {
+      const repo = makeRepo('killed');
+      writeFileSync(join(ROOT, 'slow-write.action.yaml'), SLOW_WRITE);
+      expectCode(await run(t, ['action', 'add', '--config', join(ROOT, 'slow-write.action.yaml')]), 0, 'action add');
+      await register(t, 'killed', repo);
+      const id = await use(t, 'slow-write', 'killed', ['--automation-profile', 'auto']);
+      let ready!: () => void;
+      const sleeping = new Promise<void>((r) => (ready = r));
+      const exec = start(t, ['plan', 'execute', id], (out) => {
+        if (/^Step 1\/2: builtin\/run-command command=sleep 2$/m.test(out)) ready();
+      });
+      await sleeping;
+      await killable.stop('SIGKILL');
+      const cut = await exec.result;
+      expectCode(cut, 6, 'execute whose server died');
+      assert.match(cut.stderr, /lost the connection to the agent/);
+      assert.match(cut.stderr, new RegExp(`agents plan execute ${id} resumes`));
+
+      killable = await startServer(dataDir);
+      const s = await status(t, id);
+      assert.equal(`${s.phase}/${s.state}`, 'execute/processing');
+      assert.equal(s.running, false);
+      const resumed = await run(t, ['plan', 'execute', id]);
+      expectCode(resumed, 0, 'execute after the restart');
+      assert.match(resumed.stdout, /^Resuming execute at step 1$/m);
+      assert.match(resumed.stdout, /^Restored checkpoint [0-9A-Z]{26} \(before-execute\)$/m);
+      assert.match(resumed.stdout, /^Step 2\/2: builtin\/write-file path=out\.txt/m);
+      assert.match(resumed.stdout, /^state: complete$/m);
+      const diff = await json(t, ['plan', 'diff', id]);
+      assert.deepEqual(diff.sandboxes[0].files.map((f: { path: string }) => f.path), ['out.txt']);
+    } finally {
+      await killable.stop();
+    }
+  });
+});
