@@ -297,7 +297,7 @@ export class PlanEngine {
       if (!outcome.ok) {
         return this.fail(plan, turn, 'apply', {
           kind: outcome.reason,
-          message: `${outcome.message}: ${outcome.files.join(', ')}`,
+          message: outcome.message,
           files: outcome.files,
           recoverable: true,
           hint:

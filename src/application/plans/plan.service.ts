@@ -132,9 +132,11 @@ export class PlanService {
     this.assertIdle(plan, 'apply');
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'apply');
-    const result = await this.start(plan, 'apply', principal, { wait: opts.wait ?? true, yes: opts.yes });
+    const wait = opts.wait ?? true;
+    const result = await this.start(plan, 'apply', principal, { wait, yes: opts.yes });
     const after = result.plan;
-    if (after.error && (after.error.kind === 'conflict' || after.error.kind === 'dirty')) {
+    // Only a finished run of this apply speaks for its outcome (an earlier attempt's error may linger).
+    if (wait && result.task?.status.state === 'TASK_STATE_FAILED' && after.error && (after.error.kind === 'conflict' || after.error.kind === 'dirty')) {
       throw new AppError('PLAN_ERROR', `Plan ${planId} was not applied: ${after.error.message}`, {
         details: { planId, reason: after.error.kind, files: after.error.files ?? [], taskId: result.taskId },
         hint: after.error.hint,
@@ -195,6 +197,7 @@ export class PlanService {
     const checkpoints = await this.deps.plans.checkpoints(plan.id);
     const restoreTo = plan.sandboxes.length ? checkpoints.filter((c) => c.stepIndex <= from).at(-1) : undefined;
     if (input.dryRun) {
+      if (input.mode === 'append') return { planId: plan.id, mode: 'append', dryRun: true, attempt: plan.attempt, wouldSupersede: [], wouldAdd: 'one guidance decision' };
       return { planId: plan.id, mode: input.mode, dryRun: true, attempt: plan.attempt, wouldSupersede: affected.map((d) => d.id), wouldRestoreCheckpoint: restoreTo?.id, wouldResumeAtStep: from + 1 };
     }
     plan.attempt++;

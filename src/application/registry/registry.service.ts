@@ -226,7 +226,12 @@ export class RegistryService {
       return v;
     };
     const result = DEFINITION_SCHEMAS[kind].safeParse(raw);
-    const problems: FieldViolation[] = result.success ? [] : result.error.issues.map((i) => at(i.path, i.message));
+    const problems: FieldViolation[] = result.success
+      ? []
+      : result.error.issues.flatMap((i) =>
+          // An unknown key is reported where it is written, one problem per key.
+          i.code === 'unrecognized_keys' ? i.keys.map((k) => at([...i.path, k], `is not a field of ${kind === 'actor' || kind === 'action' ? 'an' : 'a'} ${kind} definition`)) : [at(i.path, i.message)],
+        );
     // References are checked even when other fields are wrong, so one run reports everything.
     const definition = (result.success ? result.data : raw) as Definition;
     const name = typeof definition.name === 'string' ? definition.name : '';

@@ -49,7 +49,8 @@ export async function runCli(argv: string[], host: CliHost, io: CliIo = processI
   return runner.exitCode;
 }
 
-function buildProgram(host: CliHost, runner: Runner, io: CliIo): Command {
+/** The whole command tree (exported for the test that checks every command against the method table). */
+export function buildProgram(host: CliHost, runner: Runner = new Runner(host.version, processIo()), io: CliIo = processIo()): Command {
   const program = new Command('agents')
     .description('CleverAgents: talk to an agent over A2A — a local one (spawned over stdio) or a server (--server URL)')
     .version(host.version, '-V, --version', 'print the version')

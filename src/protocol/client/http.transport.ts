@@ -42,7 +42,7 @@ export class HttpClientTransport implements ClientTransport {
       throw new A2ATransportError(`expected an event stream from ${method}`);
     }
     if (!res.body) throw new A2ATransportError('the server sent an empty stream');
-    for await (const ev of readSse(res.body)) {
+    for await (const ev of guard(readSse(res.body), this.base.origin)) {
       let msg: JsonRpcResponse;
       try {
         msg = JSON.parse(ev.data) as JsonRpcResponse;
@@ -82,6 +82,16 @@ export class HttpClientTransport implements ClientTransport {
       if (cause instanceof Error && cause.name === 'AbortError') throw cause;
       throw new A2ATransportError(`cannot reach the agent server at ${this.base.origin}: ${describe(cause)}`, { cause });
     }
+  }
+}
+
+/** A stream cut off under us (the server died) is a transport failure, not an unknown error. */
+async function* guard<T>(events: AsyncIterable<T>, origin: string): AsyncIterable<T> {
+  try {
+    yield* events;
+  } catch (cause) {
+    if (cause instanceof Error && cause.name === 'AbortError') throw cause;
+    throw new A2ATransportError(`the stream from ${origin} broke off: ${describe(cause)}`, { cause });
   }
 }
 

@@ -34,6 +34,8 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncIterable<
       }
     }
   } finally {
+    // Leaving early (or failing) cancels the body, which closes the HTTP request.
+    await reader.cancel().catch(() => {});
     reader.releaseLock();
   }
 }

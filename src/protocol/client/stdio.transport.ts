@@ -153,16 +153,18 @@ export class StdioClientTransport implements ClientTransport {
       p.reject(signal.reason ?? new Error('aborted'));
       return undefined;
     }
-    this.pending.set(id, p);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        if (!this.pending.delete(id)) return;
-        this.notify('$/cancelRequest', { id });
-        p.reject(signal.reason ?? new Error('aborted'));
-      },
-      { once: true },
-    );
+    const onAbort = (): void => {
+      if (!this.pending.delete(id)) return;
+      this.notify('$/cancelRequest', { id });
+      p.reject(signal?.reason ?? new Error('aborted'));
+    };
+    // The listener goes when the request settles, so a long-lived signal does not collect them.
+    const settle = <T>(fn: (v: T) => void) => (v: T): void => {
+      signal?.removeEventListener('abort', onAbort);
+      fn(v);
+    };
+    this.pending.set(id, { resolve: settle(p.resolve), reject: settle(p.reject), ...(p.events ? { events: p.events } : {}) });
+    signal?.addEventListener('abort', onAbort, { once: true });
     this.child.stdin?.write(frame({ jsonrpc: '2.0', id, method, params }));
     return id;
   }
