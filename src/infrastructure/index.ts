@@ -9,7 +9,7 @@ export {
   type Statement,
 } from './persistence/database.js';
 export { createMigrator, migrateToLatest, migrationStatus, MIGRATIONS, type MigrationStatus } from './persistence/migrations.js';
-export { recountTasks, SqliteTaskRepository } from './persistence/sqlite-task.repository.js';
+export { SqliteTaskRepository } from './persistence/sqlite-task.repository.js';
 export { SqliteSessionRepository } from './persistence/sqlite-session.repository.js';
 export { SqlitePushConfigRepository } from './persistence/sqlite-push-config.repository.js';
 export { SqliteSystemProbe, type SqliteSystemProbeOptions } from './system/sqlite-system.probe.js';
