@@ -21,6 +21,14 @@ type Card = Record<string, unknown>;
 
 const SKILLS = [
   {
+    id: 'plans',
+    name: 'Plans',
+    description:
+      'Apply an action to projects: strategize a decision tree, execute tool calls in a git-worktree sandbox with checkpoints and approvals, review the diff, apply it as one commit; correct, roll back, cancel.',
+    tags: ['plans', 'code-changes', 'sandbox', 'git'],
+    examples: ['agents plan use builtin/replace local/api --arg pattern=colour --arg replacement=color', 'agents plan execute <plan-id>'],
+  },
+  {
     id: 'chat',
     name: 'Chat sessions',
     description: 'Talk to an actor in a persistent session (A2A context); each turn is a task with streamed output.',
