@@ -8,7 +8,7 @@ export {
   type Params,
   type Statement,
 } from './persistence/database.js';
-export { createMigrator, migrateToLatest, migrationStatus, MIGRATIONS, type MigrationStatus } from './persistence/migrations.js';
+export { backfillTaskCounts, createMigrator, migrateToLatest, migrationStatus, MIGRATIONS, type MigrationStatus } from './persistence/migrations.js';
 export { SqliteTaskRepository } from './persistence/sqlite-task.repository.js';
 export { SqliteSessionRepository } from './persistence/sqlite-session.repository.js';
 export { SqlitePushConfigRepository } from './persistence/sqlite-push-config.repository.js';

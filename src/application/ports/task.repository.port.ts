@@ -41,11 +41,17 @@ export interface TaskRepository {
   /**
    * Appends an event; when `snapshot` is given it becomes the stored task at `event.seq`. Appends
    * of one task may be issued before earlier ones settle: they must be applied in call order.
+   * `event` and `snapshot` are read during the call only (they may change afterwards).
    */
   append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void>;
   /** Rewrites the snapshot (history changes) at the given sequence number. */
   saveSnapshot(task: Task, seq: number): Promise<void>;
   eventsAfter(taskId: string, afterSeq: number): Promise<TaskEvent[]>;
+  /**
+   * A value that changes whenever another process may have written to the store (SQLite: PRAGMA
+   * data_version), so followers of the log read it only then. Optional: without it they always read.
+   */
+  logVersion?(): Promise<unknown>;
   list(query: TaskListQuery): Promise<TaskPage>;
   /** Deletes every task of a context with their events; returns how many tasks went. */
   deleteByContext(contextId: string): Promise<number>;

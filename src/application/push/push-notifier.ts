@@ -21,6 +21,8 @@ interface Target {
  */
 export class PushNotifier {
   private readonly configs = new Map<string, Promise<StoredPushConfig[]>>();
+  /** The same configs once loaded, so later events need no promise. */
+  private readonly loaded = new Map<string, StoredPushConfig[]>();
   private readonly targets = new Map<string, Target>();
   private readonly backoff: readonly number[];
   private readonly timeoutMs: number;
@@ -39,24 +41,35 @@ export class PushNotifier {
   /** Forget cached configs of a task (after create or delete). */
   invalidate(taskId: string): void {
     this.configs.delete(taskId);
+    this.loaded.delete(taskId);
   }
 
   notify(task: Task, item: StreamItem): void {
-    let configs = this.configs.get(task.id);
-    if (!configs) {
-      configs = this.load(task).catch(() => []);
-      this.configs.set(task.id, configs);
-    }
-    const p = configs.then((list) => {
-      // Serialised only for tasks that have webhooks (most have none).
-      if (list.length > 0) {
-        const body = JSON.stringify(item.payload);
-        for (const c of list) this.enqueue(c, body);
+    const known = this.loaded.get(task.id);
+    if (known) {
+      // Configs already loaded: most tasks have none, and then an event costs nothing here.
+      this.fanOut(known, item);
+    } else {
+      let configs = this.configs.get(task.id);
+      if (!configs) {
+        const loading = this.load(task).catch(() => [] as StoredPushConfig[]);
+        configs = loading;
+        this.configs.set(task.id, loading);
+        void loading.then((list) => {
+          if (this.configs.get(task.id) === loading) this.loaded.set(task.id, list);
+        });
       }
-    });
-    this.track(p);
+      this.track(configs.then((list) => this.fanOut(list, item)));
+    }
     // A finished task sends nothing more: keeping its configs would grow memory with every task.
-    if ('statusUpdate' in item.payload && isTerminal(item.payload.statusUpdate.status.state)) this.configs.delete(task.id);
+    if ('statusUpdate' in item.payload && isTerminal(item.payload.statusUpdate.status.state)) this.invalidate(task.id);
+  }
+
+  private fanOut(list: StoredPushConfig[], item: StreamItem): void {
+    if (list.length === 0) return;
+    // Serialised only for tasks that have webhooks.
+    const body = JSON.stringify(item.payload);
+    for (const c of list) this.enqueue(c, body);
   }
 
   /** Failure count per config id (for diagnostics and tests). */

@@ -40,6 +40,34 @@ export class SessionService {
   }
 
   async create(input: CreateSessionInput, principal: Principal, id: string = newId()): Promise<Session> {
+    const { session, stored } = await this.open(input, principal, id);
+    await stored;
+    return session;
+  }
+
+  /**
+   * The session a message goes to: the given context (created on first use) or a new one. The row
+   * of a new session with an id of ours is only queued — `stored` settles once it is — so the
+   * caller can store its task in the same commit, and must await `stored` before answering. A
+   * client-chosen id may race another creator, so that row is stored before this returns.
+   */
+  async resolveForMessage(contextId: string | undefined, principal: Principal): Promise<{ session: Session; stored: Promise<void> }> {
+    if (contextId === undefined || contextId === '') return this.open({}, principal, newId());
+    const existing = await this.deps.sessions.get(contextId);
+    if (existing) {
+      if (existing.owner !== principal.id) throw unknownContext(contextId);
+      return { session: existing, stored: Promise.resolve() };
+    }
+    if (!SAFE_ID.test(contextId)) {
+      throw new AppError('INVALID_PARAMS', 'message.contextId must be 1-128 characters of letters, digits and . _ : @ -', {
+        fields: [{ field: 'message.contextId', description: 'letters, digits and . _ : @ - only, at most 128 characters' }],
+      });
+    }
+    return { session: await this.create({}, principal, contextId), stored: Promise.resolve() };
+  }
+
+  /** Checks and builds a session and queues its row; `stored` settles when the row is stored. */
+  private async open(input: CreateSessionInput, principal: Principal, id: string): Promise<{ session: Session; stored: Promise<void> }> {
     const actor = input.actor ?? this.deps.defaultActor;
     if (!(await this.deps.actors.resolve(actor))) {
       throw new AppError('NOT_FOUND', `No actor named ${actor}`, {
@@ -50,24 +78,9 @@ export class SessionService {
     const at = this.now().toISOString();
     const session: Session = { id, owner: principal.id, actor, createdAt: at, updatedAt: at, taskCount: 0 };
     if (input.title !== undefined) session.title = input.title;
-    await this.deps.sessions.create(session);
-    return session;
-  }
-
-  /** The session a message goes to: the given context (created on first use) or a new one. */
-  async resolveForMessage(contextId: string | undefined, principal: Principal): Promise<Session> {
-    if (contextId === undefined || contextId === '') return this.create({}, principal);
-    const existing = await this.deps.sessions.get(contextId);
-    if (existing) {
-      if (existing.owner !== principal.id) throw unknownContext(contextId);
-      return existing;
-    }
-    if (!SAFE_ID.test(contextId)) {
-      throw new AppError('INVALID_PARAMS', 'message.contextId must be 1-128 characters of letters, digits and . _ : @ -', {
-        fields: [{ field: 'message.contextId', description: 'letters, digits and . _ : @ - only, at most 128 characters' }],
-      });
-    }
-    return this.create({}, principal, contextId);
+    const stored = this.deps.sessions.create(session);
+    stored.catch(() => {}); // the caller awaits it
+    return { session, stored };
   }
 
   /** The session behind a context, if any (no access check: internal use). */

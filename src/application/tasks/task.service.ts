@@ -18,6 +18,7 @@ import type { TaskRepository } from '../ports/task.repository.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { SessionService } from '../sessions/session.service.js';
 import { Channel } from '../../domain/async-channel.js';
+import { TaskLogFollower } from './task-log.follower.js';
 import { decodeCursor, encodeCursor, viewTask } from './task-view.js';
 
 /** One item of a task stream, with the task's event sequence number it reflects. */
@@ -77,8 +78,6 @@ interface LiveTask {
   running: number;
   abort: AbortController;
   turnEndWaiters: Set<() => void>;
-  /** Polls the event log while another process (a second local agent) may be running the task. */
-  follower?: NodeJS.Timeout | undefined;
 }
 
 export interface TaskServiceDeps {
@@ -102,10 +101,13 @@ export class TaskService {
   private readonly live = new Map<string, LiveTask>();
   private readonly loading = new Map<string, Promise<LiveTask>>();
   private readonly taps: TaskEventTap[] = [];
+  /** Reads the log for tasks another process may be running (see follow()). */
+  private readonly follower: TaskLogFollower;
   private readonly now: () => Date;
 
   constructor(private readonly deps: TaskServiceDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.follower = new TaskLogFollower(deps.tasks, deps.logger);
   }
 
   /** Registers an observer of every stored event. */
@@ -121,10 +123,11 @@ export class TaskService {
   async send(input: SendInput, principal: Principal): Promise<SendResult> {
     const accepted = await this.accept(input, principal);
     if ('direct' in accepted) return { message: accepted.direct };
-    const { live, actor, message, isFollowUp } = accepted;
+    const { live, actor, message, isFollowUp, created } = accepted;
     const settled = this.waitSettled(live);
     this.startTurn(live, actor, message, isFollowUp);
     const history = input.configuration?.historyLength;
+    await created;
     if (input.configuration?.returnImmediately !== true) await settled;
     const result = { task: viewTask(live.task, { historyLength: history }) };
     this.maybeRelease(live);
@@ -139,10 +142,17 @@ export class TaskService {
       ch.end();
       return ch;
     }
-    const { live, actor, message, isFollowUp } = accepted;
+    const { live, actor, message, isFollowUp, created } = accepted;
     const ch = this.openChannel(live, { closeOnInterrupt: true, closeOnTurnEnd: true });
     ch.push({ seq: live.seq, payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) } });
     this.startTurn(live, actor, message, isFollowUp);
+    // Nobody reads the stream before the task row is stored.
+    try {
+      await created;
+    } catch (err) {
+      ch.return();
+      throw err;
+    }
     return ch;
   }
 
@@ -155,7 +165,8 @@ export class TaskService {
     const stored = await this.deps.tasks.get(id);
     if (!stored) throw taskNotFound(id);
     this.assertOwner(stored.owner, principal, id);
-    return viewTask(stored.task, { historyLength });
+    // Just loaded, so already a private copy.
+    return viewTask(stored.task, { historyLength, copy: false });
   }
 
   async list(input: ListInput, principal: Principal): Promise<ListResult> {
@@ -169,8 +180,8 @@ export class TaskService {
       after: input.pageToken ? decodeCursor(input.pageToken) : undefined,
     });
     const tasks = page.tasks.map((s) => {
-      const task = this.live.get(s.task.id)?.task ?? s.task;
-      return viewTask(task, { historyLength: input.historyLength, includeArtifacts: input.includeArtifacts ?? false });
+      const live = this.live.get(s.task.id)?.task;
+      return viewTask(live ?? s.task, { historyLength: input.historyLength, includeArtifacts: input.includeArtifacts ?? false, copy: live !== undefined });
     });
     return {
       tasks,
@@ -241,7 +252,7 @@ export class TaskService {
   private async accept(
     input: SendInput,
     principal: Principal,
-  ): Promise<{ direct: Message } | { live: LiveTask; actor: Actor; message: Message; isFollowUp: boolean }> {
+  ): Promise<{ direct: Message } | { live: LiveTask; actor: Actor; message: Message; isFollowUp: boolean; created?: Promise<void> }> {
     const incoming = input.message;
     if (incoming.role !== 'ROLE_USER') {
       throw new AppError('INVALID_PARAMS', 'A message sent to the agent must have role ROLE_USER', {
@@ -274,11 +285,14 @@ export class TaskService {
       return { live, actor, message, isFollowUp: true };
     }
 
-    const session = await this.deps.sessions.resolveForMessage(incoming.contextId, principal);
+    const { session, stored: sessionStored } = await this.deps.sessions.resolveForMessage(incoming.contextId, principal);
     const actor = await this.actorFor(session.actor);
     const message: Message = { ...incoming, contextId: session.id };
     const direct = actor.reply?.(message);
-    if (direct) return { direct: { ...direct, contextId: session.id } };
+    if (direct) {
+      await sessionStored;
+      return { direct: { ...direct, contextId: session.id } };
+    }
 
     const taskId = newId();
     const stamped: Message = { ...message, taskId };
@@ -289,10 +303,21 @@ export class TaskService {
       history: [stamped],
     };
     if (input.metadata && Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
-    await this.deps.tasks.create(task, principal.id);
-    await this.deps.sessions.recordTask(session.id, task.status.timestamp ?? this.now().toISOString());
+    // The task row (and a new session's) is stored in the same group commit as the first events of
+    // the turn: the turn may start at once, because every delivery waits behind the rows (the
+    // chain starts with them) and callers answer only after they are stored (`created`).
+    const created = Promise.all([
+      sessionStored,
+      this.deps.tasks.create(task, principal.id),
+      this.deps.sessions.recordTask(session.id, task.status.timestamp ?? this.now().toISOString()),
+    ]).then(() => undefined);
     const live = this.register(task, principal.id, 0);
-    return { live, actor, message: stamped, isFollowUp: false };
+    live.chain = created;
+    created.catch(() => {
+      live.abort.abort();
+      if (this.live.get(task.id) === live) this.live.delete(task.id);
+    });
+    return { live, actor, message: stamped, isFollowUp: false, created };
   }
 
   private async actorFor(name: string | undefined): Promise<Actor> {
@@ -324,7 +349,8 @@ export class TaskService {
         }
       })
       .finally(async () => {
-        await live.chain;
+        // A failed store has already stopped delivery (and reached the actor); the turn still ends.
+        await live.chain.catch((err: unknown) => this.deps.logger.error({ err, taskId: live.task.id }, 'storing the task failed'));
         live.running--;
         for (const w of [...live.turnEndWaiters]) w();
         this.maybeRelease(live);
@@ -405,15 +431,19 @@ export class TaskService {
   /** Applies, stores, then delivers one event, after every event before it. */
   private record(live: LiveTask, ev: TaskEvent): Promise<void> {
     applyEvent(live.task, ev);
-    const snapshot = ev.kind === 'status' ? viewTask(live.task) : undefined;
+    // A status event rewrites the stored snapshot when it adds to the history or settles the task;
+    // a plain progress state only moves the listing columns (reading the task folds it back in).
+    const status = ev.kind === 'status' ? ev.event.status : undefined;
+    const settles = status && (status.message !== undefined || isTerminal(status.state) || isInterrupted(status.state));
+    // The repository reads the snapshot during the call only (see TaskRepository.append): no copy.
+    const snapshot = settles ? viewTask(live.task, { copy: false }) : undefined;
     const item = toItem(ev);
     // Storing starts now, in event order (the repository applies writes in the order they are
     // asked for), so a burst of events shares one group commit; delivery still waits for each
-    // event to be stored, strictly in order.
-    const stored = Promise.all([
-      this.deps.tasks.append(live.task.id, ev, snapshot),
-      snapshot ? this.deps.sessions.recordActivity(live.task.contextId, snapshot.status.timestamp ?? '') : undefined,
-    ]);
+    // event to be stored, strictly in order. The session's activity moves with the snapshot
+    // (history or a settled turn), not with every progress state.
+    const appended = this.deps.tasks.append(live.task.id, ev, snapshot);
+    const stored: Promise<unknown> = snapshot ? Promise.all([appended, this.deps.sessions.recordActivity(live.task.contextId, status?.timestamp ?? '')]) : appended;
     stored.catch(() => {}); // observed through the chain below
     live.backlog++;
     live.chain = live.chain
@@ -489,33 +519,24 @@ export class TaskService {
    * Local mode runs one agent per CLI call over the same database: a task watched here may be run
    * by another process. Until a turn runs here, new events are read from the log and delivered.
    */
-  private follow(live: LiveTask, everyMs = 200): void {
-    if (live.follower) return;
-    let busy = false;
-    live.follower = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      void this.deps.tasks
-        .eventsAfter(live.task.id, live.seq)
-        .then((events) => {
-          for (const ev of events) {
-            if (ev.seq <= live.seq || live.running > 0) continue;
-            applyEvent(live.task, ev);
-            live.seq = ev.seq;
-            const item = toItem(ev);
-            for (const l of [...live.listeners]) l(item);
-          }
-          if (isTerminal(live.task.status.state) || live.listeners.size === 0) this.unfollow(live);
-        })
-        .catch((err: unknown) => this.deps.logger.warn({ err, taskId: live.task.id }, 'following the task log failed'))
-        .finally(() => (busy = false));
-    }, everyMs);
-    live.follower.unref();
+  private follow(live: LiveTask): void {
+    this.follower.follow(live.task.id, {
+      after: () => live.seq,
+      apply: (events) => {
+        for (const ev of events) {
+          if (ev.seq <= live.seq || live.running > 0) continue;
+          applyEvent(live.task, ev);
+          live.seq = ev.seq;
+          const item = toItem(ev);
+          for (const l of [...live.listeners]) l(item);
+        }
+        return !isTerminal(live.task.status.state) && live.listeners.size > 0;
+      },
+    });
   }
 
   private unfollow(live: LiveTask): void {
-    if (live.follower) clearInterval(live.follower);
-    live.follower = undefined;
+    this.follower.unfollow(live.task.id);
   }
 
   private maybeRelease(live: LiveTask): void {

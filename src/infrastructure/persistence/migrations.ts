@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 /*
  * Migrations are written with Kysely's schema builder only, so the same list runs on SQLite and on
@@ -171,11 +171,46 @@ const m0003_plans: Migration = {
   },
 };
 
+const m0004_task_counts: Migration = {
+  async up(db: AnyDb) {
+    // ListTasks reports totalSize; COUNT(*) over an owner's tasks grew with the store (tens of ms at
+    // a million tasks), so the repository keeps the counts it needs: per owner (context_id '') and
+    // per owner and context. Other filter combinations still count the rows.
+    await db.schema
+      .createTable('task_counts')
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('context_id', 'text', (c) => c.notNull())
+      .addColumn('n', 'integer', (c) => c.notNull())
+      .addPrimaryKeyConstraint('task_counts_pk', ['owner', 'context_id'])
+      .execute();
+    await backfillTaskCounts(db);
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('task_counts').ifExists().execute();
+  },
+};
+
+/** Rebuilds task_counts from the task rows (the migration, and stores seeded behind the repository's back). */
+export async function backfillTaskCounts(db: AnyDb): Promise<void> {
+  await db.deleteFrom('task_counts').execute();
+  await db
+    .insertInto('task_counts')
+    .columns(['owner', 'context_id', 'n'])
+    .expression(db.selectFrom('tasks').select(['owner', sql.lit('').as('context_id'), (eb) => eb.fn.countAll().as('n')]).groupBy('owner'))
+    .execute();
+  await db
+    .insertInto('task_counts')
+    .columns(['owner', 'context_id', 'n'])
+    .expression(db.selectFrom('tasks').select(['owner', 'context_id', (eb) => eb.fn.countAll().as('n')]).groupBy(['owner', 'context_id']))
+    .execute();
+}
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
   '0002_registries': m0002_registries,
   '0003_plans': m0003_plans,
+  '0004_task_counts': m0004_task_counts,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

@@ -57,7 +57,7 @@ export class SqliteSessionRepository implements SessionRepository {
       taskCount: session.taskCount,
     };
     try {
-      await this.db.exclusive(() => this.q.insert.run(params));
+      await this.db.write(() => this.q.insert.run(params));
     } catch (err) {
       if (isConstraintError(err, 'PRIMARYKEY')) {
         throw new AppError('ALREADY_EXISTS', `Session ${session.id} already exists`, { details: { entity: 'session', id: session.id } });
@@ -107,13 +107,13 @@ export class SqliteSessionRepository implements SessionRepository {
   async touch(id: string, at: string, addedTasks: number): Promise<void> {
     // An unusable timestamp still counts the tasks: the activity happened, only its time is unknown.
     const instant = Number.isNaN(Date.parse(at)) ? undefined : toIsoInstant(at, 'at');
-    await this.db.exclusive(() =>
+    await this.db.write(() =>
       instant === undefined ? this.q.addTasks.run({ id, added: addedTasks }) : this.q.touch.run({ id, at: instant, added: addedTasks }),
     );
   }
 
   async delete(id: string): Promise<boolean> {
-    return (await this.db.exclusive(() => this.q.delete.run({ id }))) > 0;
+    return (await this.db.write(() => this.q.delete.run({ id }))) > 0;
   }
 }
 

@@ -22,12 +22,14 @@ const TASK_COLUMNS = ['id', 'owner', 'updated_at', 'seq', 'snapshot'] as const;
 
 /**
  * Tasks in SQLite: one row per task holding its latest snapshot, plus the append-only event log.
- * Every method runs synchronously under {@link SqliteDatabase.exclusive}, so multi-statement reads
- * and writes are consistent; the hot statements are compiled and prepared once.
+ * Reads run synchronously under {@link SqliteDatabase.exclusive} and writes in its group commits
+ * ({@link SqliteDatabase.write}), so multi-statement reads and writes are consistent; the hot
+ * statements are compiled and prepared once.
  */
 export class SqliteTaskRepository implements TaskRepository {
   private readonly q;
   private readonly appendWithTask;
+  private readonly createWithCounts;
   private readonly deleteContext;
   private readonly readTask;
 
@@ -50,6 +52,7 @@ export class SqliteTaskRepository implements TaskRepository {
       insertEvent: db.prepare(
         k.insertInto('task_events').values({ task_id: id, seq: param('seq'), kind: param('kind'), payload: param('payload') }),
       ),
+      deleteEvent: db.prepare(k.deleteFrom('task_events').where('task_id', '=', id).where('seq', '=', param<number>('seq'))),
       writeSnapshot: db.prepare(
         k
           .updateTable('tasks')
@@ -76,6 +79,24 @@ export class SqliteTaskRepository implements TaskRepository {
           .orderBy('id', 'desc')
           .limit(param<number>('limit')),
       ),
+      // The maintained counts (migration 0004): context_id '' is the owner's total.
+      bumpCount: db.prepare(
+        k
+          .insertInto('task_counts')
+          .values({ owner: param('owner'), context_id: param('scope'), n: param('added') })
+          .onConflict((oc) => oc.columns(['owner', 'context_id']).doUpdateSet((eb) => ({ n: eb('task_counts.n', '+', eb.ref('excluded.n')) }))),
+      ),
+      countOf: db.prepare(
+        k.selectFrom('task_counts').select('n').where('owner', '=', param<string>('owner')).where('context_id', '=', param<string>('scope')),
+      ),
+      ownersInContext: db.prepare(
+        k
+          .selectFrom('tasks')
+          .select(['owner', (eb) => eb.fn.countAll<number>().as('n')])
+          .where('context_id', '=', param<string>('contextId'))
+          .groupBy('owner'),
+      ),
+      dropCount: db.prepare(k.deleteFrom('task_counts').where('owner', '=', param<string>('owner')).where('context_id', '=', param<string>('scope'))),
       countContext: db.prepare(
         k
           .selectFrom('tasks')
@@ -97,12 +118,28 @@ export class SqliteTaskRepository implements TaskRepository {
     };
 
     const q = this.q;
-    // The event and the task row change together or not at all.
-    this.appendWithTask = db.sqlite.transaction((p: Record<string, unknown>, withSnapshot: boolean): void => {
+    // These pairs run inside a group commit (SqliteDatabase.write), which makes them one
+    // transaction with the rest of the group. Only their first statement can fail on its own (a
+    // duplicate key, or the task missing under the foreign key), before the second has run, so
+    // they need no savepoint of their own: a savepoint pair per event was a visible cost.
+    this.appendWithTask = (p: Record<string, unknown>, withSnapshot: boolean): void => {
       q.insertEvent.run(p);
-      if ((withSnapshot ? q.writeSnapshot.run(p) : q.writeStatus.run(p)) === 0) throw taskNotFound(String(p.id));
-    });
+      if ((withSnapshot ? q.writeSnapshot.run(p) : q.writeStatus.run(p)) === 0) {
+        // Unreachable while foreign keys are enforced; undone by hand all the same.
+        q.deleteEvent.run(p);
+        throw taskNotFound(String(p.id));
+      }
+    };
+    this.createWithCounts = (p: { owner: string; contextId: string } & Record<string, unknown>): void => {
+      q.insertTask.run(p);
+      q.bumpCount.run({ owner: p.owner, scope: '', added: 1 });
+      q.bumpCount.run({ owner: p.owner, scope: p.contextId, added: 1 });
+    };
     this.deleteContext = db.sqlite.transaction((contextId: string): number => {
+      for (const { owner, n } of q.ownersInContext.all({ contextId })) {
+        q.bumpCount.run({ owner, scope: '', added: -n });
+        q.dropCount.run({ owner, scope: contextId });
+      }
       q.deletePushConfigs.run({ contextId });
       q.deleteEvents.run({ contextId });
       return q.deleteTasks.run({ contextId });
@@ -127,7 +164,7 @@ export class SqliteTaskRepository implements TaskRepository {
       snapshot: JSON.stringify(task),
     };
     try {
-      await this.db.exclusive(() => this.q.insertTask.run(params));
+      await this.db.write(() => this.createWithCounts(params));
     } catch (err) {
       if (isConstraintError(err, 'PRIMARYKEY')) {
         throw new AppError('ALREADY_EXISTS', `Task ${task.id} already exists`, { details: { taskId: task.id } });
@@ -151,8 +188,8 @@ export class SqliteTaskRepository implements TaskRepository {
     }
     if (snapshot) params.snapshot = JSON.stringify(snapshot);
     try {
-      await this.db.exclusive(() =>
-        status ? this.appendWithTask.immediate(params, snapshot !== undefined) : this.q.insertEvent.run(params),
+      await this.db.write(() =>
+        status ? this.appendWithTask(params, snapshot !== undefined) : this.q.insertEvent.run(params),
       );
     } catch (err) {
       if (isConstraintError(err, 'FOREIGNKEY')) throw taskNotFound(taskId);
@@ -171,12 +208,17 @@ export class SqliteTaskRepository implements TaskRepository {
       seq,
       snapshot: JSON.stringify(task),
     };
-    const changed = await this.db.exclusive(() => this.q.writeSnapshot.run(params));
+    const changed = await this.db.write(() => this.q.writeSnapshot.run(params));
     if (changed === 0) throw taskNotFound(task.id);
   }
 
   async eventsAfter(taskId: string, afterSeq: number): Promise<TaskEvent[]> {
     return this.db.exclusive(() => this.q.eventsAfter.all({ id: taskId, afterSeq }).map(toEvent));
+  }
+
+  /** Changes when another connection (another process) commits; our own writes leave it alone. */
+  async logVersion(): Promise<number> {
+    return this.db.exclusive(() => this.db.sqlite.pragma('data_version', { simple: true }) as number);
   }
 
   async list(query: TaskListQuery): Promise<TaskPage> {
@@ -188,7 +230,9 @@ export class SqliteTaskRepository implements TaskRepository {
     if (query.updatedSince !== undefined) {
       filtered = filtered.where('updated_at', '>=', toIsoInstant(query.updatedSince, 'updatedSince'));
     }
-    const count = filtered.select((eb) => eb.fn.countAll<number>().as('n')).compile();
+    // The owner's total and a context's total are kept up to date; other filters count rows.
+    const maintained = query.state === undefined && query.updatedSince === undefined && query.contextId !== '';
+    const count = maintained ? undefined : filtered.select((eb) => eb.fn.countAll<number>().as('n')).compile();
     let page = filtered.select(TASK_COLUMNS);
     const after = query.after;
     if (after) {
@@ -204,7 +248,7 @@ export class SqliteTaskRepository implements TaskRepository {
 
     return this.db.exclusive(() =>
       this.db.sqlite.transaction(() => {
-        const total = this.db.all(count)[0]?.n ?? 0;
+        const total = count ? (this.db.all(count)[0]?.n ?? 0) : (this.q.countOf.get({ owner: query.owner, scope: query.contextId ?? '' })?.n ?? 0);
         const rows = this.db.all(pageQuery);
         const more = rows.length > limit;
         const kept = more ? rows.slice(0, limit) : rows;
@@ -217,7 +261,7 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   async deleteByContext(contextId: string): Promise<number> {
-    return this.db.exclusive(() => this.deleteContext.immediate(contextId));
+    return this.db.write(() => this.deleteContext.immediate(contextId));
   }
 
   async countByContext(contextId: string): Promise<number> {

@@ -5,7 +5,7 @@ import type { AgentCardProvider } from '../a2a/agent-card.js';
 import type { CallContext, MethodDef, Permission } from '../a2a/method.js';
 import type { MethodLookup } from '../a2a/method-table.js';
 import type { ProtocolVersion } from '../a2a/versions.js';
-import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
+import { checkEnvelope, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, methodNotFound, newCorrelationId, RpcError, toErrorObject, validationError, type ErrorSurface } from '../jsonrpc/errors.js';
 
 export interface RequestMeta {
@@ -74,7 +74,17 @@ export class Dispatcher {
       }
       const codec = version === '0.3' && method.surface === 'a2a' ? method.v03 : undefined;
       const params = this.parseParams(method, codec, request.params);
-      const ctx: CallContext = { principal: meta.principal, version, signal: meta.signal, correlationId, card: this.opts.card, lastEventSeq: meta.lastEventSeq };
+      const ctx: CallContext = {
+        principal: meta.principal,
+        version,
+        // Read through: a transport may make the signal only when it is asked for.
+        get signal() {
+          return meta.signal;
+        },
+        correlationId,
+        card: this.opts.card,
+        lastEventSeq: meta.lastEventSeq,
+      };
       const encode = codec ? (codec.encode as (r: unknown) => unknown) : (r: unknown) => r;
 
       if (method.kind === 'stream') {
@@ -108,7 +118,7 @@ export class Dispatcher {
     return parsed.data;
   }
 
-  private async *streamEvents(
+  private streamEvents(
     id: JsonRpcId,
     items: AsyncIterable<{ seq: number; payload: unknown }>,
     method: MethodDef,
@@ -116,26 +126,15 @@ export class Dispatcher {
     surface: ErrorSurface,
     signal: AbortSignal,
   ): AsyncIterable<StreamEvent> {
-    const iterator = items[Symbol.asyncIterator]();
-    const onAbort = (): void => void iterator.return?.();
-    signal.addEventListener('abort', onAbort, { once: true });
-    let seq = 0;
-    try {
-      while (!signal.aborted) {
-        const next = await iterator.next();
-        if (next.done) return;
-        seq = next.value.seq;
-        if (this.opts.validateResults && surface !== 'a2a-v03') this.checkResult(method, next.value.payload);
-        yield { seq, response: { jsonrpc: '2.0', id, result: encode(next.value.payload) } };
-      }
-    } catch (err) {
+    const check = this.opts.validateResults && surface !== 'a2a-v03';
+    return new ResponseStream(id, items[Symbol.asyncIterator](), signal, (payload) => {
+      if (check) this.checkResult(method, payload);
+      return encode(payload);
+    }, (err) => {
       const correlationId = newCorrelationId();
       this.log(err, correlationId);
-      yield { seq, response: { jsonrpc: '2.0', id, error: toErrorObject(err, surface, correlationId) } };
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      await iterator.return?.();
-    }
+      return toErrorObject(err, surface, correlationId);
+    });
   }
 
   private checkResult(method: MethodDef, result: unknown): void {
@@ -160,4 +159,63 @@ export class Dispatcher {
 /** Every principal of this release may do everything in its own namespaces; roles come with multi-user auth. */
 function allowed(principal: Principal, _permission: Permission): boolean {
   return principal.namespaces.length > 0;
+}
+
+const DONE: IteratorResult<StreamEvent> = { done: true, value: undefined };
+
+/**
+ * One streaming call's items as JSON-RPC responses: each result encoded, a failure turned into one
+ * last error event, the source closed when the caller stops or the request is aborted. Written by
+ * hand: an async generator costs several promises per event, and streams carry thousands.
+ */
+class ResponseStream implements AsyncIterableIterator<StreamEvent> {
+  private seq = 0;
+  private finished = false;
+  private readonly onAbort = (): void => void this.close();
+
+  constructor(
+    private readonly id: JsonRpcId,
+    private readonly source: AsyncIterator<{ seq: number; payload: unknown }>,
+    private readonly signal: AbortSignal,
+    private readonly encode: (payload: unknown) => unknown,
+    private readonly failure: (err: unknown) => JsonRpcErrorObject,
+  ) {
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<StreamEvent> {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<StreamEvent>> {
+    if (this.finished || this.signal.aborted) {
+      await this.close();
+      return DONE;
+    }
+    try {
+      const next = await this.source.next();
+      if (next.done) {
+        await this.close();
+        return DONE;
+      }
+      this.seq = next.value.seq;
+      return { done: false, value: { seq: this.seq, response: { jsonrpc: '2.0', id: this.id, result: this.encode(next.value.payload) } } };
+    } catch (err) {
+      const error = this.failure(err);
+      await this.close();
+      return { done: false, value: { seq: this.seq, response: { jsonrpc: '2.0', id: this.id, error } } };
+    }
+  }
+
+  async return(): Promise<IteratorResult<StreamEvent>> {
+    await this.close();
+    return DONE;
+  }
+
+  private async close(): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    this.signal.removeEventListener('abort', this.onAbort);
+    await this.source.return?.();
+  }
 }

@@ -34,6 +34,8 @@ export class A2aHttpServer {
   private readonly streams = new Set<ServerResponse>();
   private readonly maxBody: number;
   private readonly heartbeatMs: number;
+  /** One timer pings every open stream (a timer per stream cost memory with thousands open). */
+  private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
 
   constructor(private readonly opts: HttpServerOptions) {
@@ -73,10 +75,12 @@ export class A2aHttpServer {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const path = url.pathname;
+    const raw = req.url ?? '/';
+    // The JSON-RPC endpoint is hit thousands of times a second: its plain form skips the URL parser.
+    const url = raw === '/a2a' || raw === '/' ? undefined : new URL(raw, 'http://localhost');
+    const path = url ? url.pathname : raw;
     if (req.method === 'GET' || req.method === 'HEAD') {
-      if (path === '/.well-known/agent-card.json' || path === '/.well-known/agent.json') return this.serveCard(req, res, url);
+      if (url && (path === '/.well-known/agent-card.json' || path === '/.well-known/agent.json')) return this.serveCard(req, res, url);
       if (path === '/openrpc.json') return this.sendJson(res, 200, this.opts.card.openRpc(), req.method === 'HEAD');
       if (path === '/health') return this.sendJson(res, this.closing ? 503 : 200, { status: this.closing ? 'shutting-down' : 'ok' });
       if (path === '/ready') {
@@ -113,7 +117,7 @@ export class A2aHttpServer {
     this.sendJson(res, 200, card, req.method === 'HEAD');
   }
 
-  private async serveRpc(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  private async serveRpc(req: IncomingMessage, res: ServerResponse, url: URL | undefined): Promise<void> {
     const type = (header(req, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase();
     const declared = Number(header(req, 'content-length') ?? '0');
     if (declared > this.maxBody) return this.tooLarge(req, res);
@@ -125,7 +129,7 @@ export class A2aHttpServer {
     } catch (err) {
       // Nothing runs without a valid token; the method name only picks the error's dialect.
       res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
-      return this.sendJson(res, 401, rpcError(idOf(body), err, authSurface(body, header(req, 'a2a-version') ?? url.searchParams.get('A2A-Version'))));
+      return this.sendJson(res, 401, rpcError(idOf(body), err, authSurface(body, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))));
     }
     if (type !== JSON_TYPE && type !== 'application/a2a+json') {
       return this.sendJson(res, 415, rpcError(null, invalidRequest(`Content-Type must be application/json (got ${type || 'none'})`), 'extension'));
@@ -134,7 +138,7 @@ export class A2aHttpServer {
     let version: ProtocolVersion | undefined;
     let parsed: unknown;
     try {
-      version = parseVersion(header(req, 'a2a-version') ?? url.searchParams.get('A2A-Version'));
+      version = parseVersion(header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'));
     } catch (err) {
       return this.sendJson(res, 200, rpcError(idOf(body), err, 'a2a-v1'));
     }
@@ -151,15 +155,33 @@ export class A2aHttpServer {
     const requested = (header(req, 'a2a-extensions') ?? '').split(',').map((s) => s.trim());
     if (requested.includes(EXTENSION_URI)) res.setHeader('a2a-extensions', EXTENSION_URI);
 
-    const abort = new AbortController();
-    // Only a client that goes away before the answer is complete cancels the request (aborting
-    // after every finished response would build an AbortError each time for nobody).
+    // The request's AbortSignal is made only when something asks for it (streams do; most unary
+    // methods never look): an AbortController per request was a visible share of a GetTask.
+    // Only a client that goes away before the answer is complete cancels the request.
+    let abort: AbortController | undefined;
+    let gone = false;
     res.on('close', () => {
-      if (!res.writableFinished) abort.abort();
+      if (res.writableFinished) return;
+      gone = true;
+      abort?.abort();
     });
+    const signal = (): AbortSignal => {
+      if (!abort) {
+        abort = new AbortController();
+        if (gone) abort.abort();
+      }
+      return abort.signal;
+    };
     const lastEventId = header(req, 'last-event-id');
     const lastEventSeq = lastEventId !== undefined && /^\d+$/.test(lastEventId) ? Number(lastEventId) : undefined;
-    const outcome = await this.opts.dispatcher.dispatch(parsed, { principal, version, signal: abort.signal, lastEventSeq });
+    const outcome = await this.opts.dispatcher.dispatch(parsed, {
+      principal,
+      version,
+      get signal() {
+        return signal();
+      },
+      lastEventSeq,
+    });
     if (outcome.kind === 'notification') {
       res.statusCode = 204;
       res.end();
@@ -168,28 +190,34 @@ export class A2aHttpServer {
     const wantsStream = isStreamingRequest(parsed) || outcome.kind === 'stream';
     if (outcome.kind === 'response') {
       // Errors of streaming methods go out as an SSE event when the client asked for a stream.
-      if (wantsStream && 'error' in outcome.response && acceptsSse(req)) return this.sendSse(res, [{ seq: 0, response: outcome.response }], abort.signal);
+      if (wantsStream && 'error' in outcome.response && acceptsSse(req)) return this.sendSse(res, [{ seq: 0, response: outcome.response }], signal());
       return this.sendJson(res, 200, outcome.response);
     }
-    return this.sendSse(res, outcome.events, abort.signal);
+    return this.sendSse(res, outcome.events, signal());
   }
 
   private async sendSse(res: ServerResponse, events: AsyncIterable<{ seq: number; response: JsonRpcResponse }> | Iterable<{ seq: number; response: JsonRpcResponse }>, signal: AbortSignal): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     res.flushHeaders();
     this.streams.add(res);
-    const ping = setInterval(() => res.write(': ping\n\n'), this.heartbeatMs);
-    ping.unref();
+    this.heartbeat ??= setInterval(() => this.pingStreams(), this.heartbeatMs).unref();
     try {
       for await (const ev of events) {
         if (signal.aborted || this.closing) break;
         res.write(`id: ${ev.seq}\ndata: ${JSON.stringify(ev.response)}\n\n`);
       }
     } finally {
-      clearInterval(ping);
       this.streams.delete(res);
+      if (this.streams.size === 0 && this.heartbeat) {
+        clearInterval(this.heartbeat);
+        this.heartbeat = undefined;
+      }
       res.end();
     }
+  }
+
+  private pingStreams(): void {
+    for (const res of this.streams) res.write(': ping\n\n');
   }
 
   private tooLarge(req: IncomingMessage, res: ServerResponse): void {

@@ -38,9 +38,10 @@ export interface StdioServerOptions {
  */
 export class A2aStdioServer {
   private version: ProtocolVersion | undefined;
-  private readonly inflight = new Map<string, AbortController>();
+  private readonly inflight = new Map<string, LazyAbort>();
   private readonly pending = new Set<Promise<void>>();
   private ended = false;
+  private corked = false;
   private readonly principal: Principal;
   readonly done: Promise<void>;
 
@@ -94,10 +95,16 @@ export class A2aStdioServer {
       return this.fail(env.request.id, invalidRequest(`send ${STDIO_INITIALIZE} first (the handshake negotiates the protocol version)`));
     }
     const key = env.ok && env.request.id !== undefined ? keyOf(env.request.id) : undefined;
-    const abort = new AbortController();
+    const abort = new LazyAbort();
     if (key !== undefined) this.inflight.set(key, abort);
     try {
-      const outcome = await this.opts.dispatcher.dispatch(msg, { principal: this.principal, version: this.version, signal: abort.signal });
+      const outcome = await this.opts.dispatcher.dispatch(msg, {
+        principal: this.principal,
+        version: this.version,
+        get signal() {
+          return abort.signal;
+        },
+      });
       if (outcome.kind === 'response') return this.write(outcome.response);
       if (outcome.kind === 'notification') return;
       let count = 0;
@@ -109,7 +116,7 @@ export class A2aStdioServer {
         lastSeq = ev.seq;
         this.write({ jsonrpc: '2.0', method: STDIO_STREAM_EVENT, params: { requestId: outcome.id, seq: ev.seq, event: ev.response.result } });
       }
-      if (abort.signal.aborted) {
+      if (abort.aborted) {
         return this.fail(outcome.id, new AppError('UNSUPPORTED_OPERATION', 'request cancelled by the client', { details: { cancelled: true } }));
       }
       this.write({ jsonrpc: '2.0', id: outcome.id, result: { done: true, events: count, lastSeq } });
@@ -153,8 +160,46 @@ export class A2aStdioServer {
   }
 
   private write(msg: JsonRpcResponse | { jsonrpc: '2.0'; method: string; params: unknown }): void {
-    if (this.opts.output.writable) this.opts.output.write(frame(msg));
+    const out = this.opts.output;
+    if (!out.writable) return;
+    // Messages written in the same tick leave in one write (stdout pipes write synchronously, one
+    // system call per message otherwise).
+    if (!this.corked) {
+      this.corked = true;
+      out.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        out.uncork();
+      });
+    }
+    out.write(frame(msg));
   }
 }
 
 const keyOf = (id: JsonRpcId): string => `${typeof id}:${String(id)}`;
+
+/**
+ * An AbortController made only when someone asks for its signal (streams do, most requests never
+ * look): one per request was a visible cost of a stdio round trip.
+ */
+class LazyAbort {
+  private controller: AbortController | undefined;
+  private cancelled = false;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.cancelled) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.cancelled;
+  }
+
+  abort(): void {
+    this.cancelled = true;
+    this.controller?.abort();
+  }
+}

@@ -1,0 +1,47 @@
+/** How long and how hard the bench runs (`--quick` for a ~2-minute run). */
+export interface BenchConfig {
+  quick: boolean;
+  /** Alternating rounds per figure; the median is reported. */
+  rounds: number;
+  /** Measurement window per server per round. */
+  windowMs: number;
+  warmupMs: number;
+  /** Upper bound of requests in one window (the time bound usually ends it first). */
+  maxRequests: number;
+  connections: number;
+  /** Concurrencies tried for peak throughput (unary workloads). */
+  peakConnections: number[];
+  streamSizes: number[];
+  streamConnections: number;
+  sseSubscriptions: number;
+  scaleSizes: number[];
+  cliRuns: number;
+  only: Set<string> | undefined;
+}
+
+export const WORKLOADS = ['unary', 'streaming', 'stdio', 'memory', 'scale', 'cli'] as const;
+
+export function parseArgs(argv: string[]): BenchConfig {
+  const quick = argv.includes('--quick');
+  const onlyArg = argv.find((a) => a.startsWith('--only='));
+  const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : undefined;
+  for (const w of only ?? []) {
+    if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`unknown workload ${w}; choose from ${WORKLOADS.join(', ')}`);
+  }
+  const sizesArg = argv.find((a) => a.startsWith('--scale='));
+  return {
+    quick,
+    rounds: quick ? 3 : 5,
+    windowMs: quick ? 700 : 2_000,
+    warmupMs: quick ? 500 : 1_500,
+    maxRequests: 200_000,
+    connections: 16,
+    peakConnections: [16, 32, 64],
+    streamSizes: [10, 100, 1000],
+    streamConnections: 16,
+    sseSubscriptions: 10_000,
+    scaleSizes: sizesArg ? sizesArg.slice('--scale='.length).split(',').map(Number) : quick ? [1_000, 100_000] : [1_000, 100_000, 1_000_000],
+    cliRuns: quick ? 5 : 11,
+    only,
+  };
+}

@@ -1,0 +1,39 @@
+/** Starting the servers under test: ours (`agents serve`), the reference, the floors. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BENCH_TOKEN } from '../servers/workload.js';
+import { startServer, type Server } from './proc.js';
+
+/** dist/ (this file compiles to dist/bench/lib/servers.js). */
+export const DIST = fileURLToPath(new URL('../../', import.meta.url));
+export const BIN = join(DIST, 'src/main/bin.js');
+const script = (name: string): string => join(DIST, 'bench/servers', name);
+const LISTENING = /listening on (?:http:\/\/)?127\.0\.0\.1:(\d+)/;
+
+export const tempDir = (tag: string): string => mkdtempSync(join(tmpdir(), `ca-bench-${tag}-`));
+
+/** `agents serve` over HTTP, as an operator runs it (logs at the default level). */
+export function startOurs(dataDir: string, defaultActor?: string): Promise<Server> {
+  const args = [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--token', BENCH_TOKEN, '--data-dir', dataDir];
+  if (defaultActor) args.push('--default-actor', defaultActor);
+  const env = { ...process.env };
+  delete env['CLEVERAGENTS_VALIDATE_RESULTS'];
+  return startServer({ name: 'ours', args, env, portPattern: LISTENING, timeoutMs: 120_000 });
+}
+
+/** Our server with the bench streaming actor as default (see servers/ours-stream.ts). */
+export function startOursStream(dataDir: string): Promise<Server> {
+  return startServer({ name: 'ours', args: [script('ours-stream.js'), dataDir, BENCH_TOKEN], portPattern: LISTENING });
+}
+
+export function startReference(): Promise<Server> {
+  return startServer({ name: 'reference', args: [script('reference.js')], portPattern: LISTENING });
+}
+
+export function startFloor(): Promise<Server> {
+  return startServer({ name: 'floor', args: [script('floor.js')], portPattern: LISTENING });
+}
+
+export const stdioEchoScript = (): string => script('stdio-echo.js');

@@ -1,0 +1,77 @@
+import type { TaskEvent } from '../../domain/a2a.model.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { TaskRepository } from '../ports/task.repository.port.js';
+
+/** A task followed through the log: where it stands, and what to do with newer events. */
+export interface FollowedTask {
+  /** The sequence number of the last event already applied. */
+  after(): number;
+  /** Applies events read from the log; returns false once the task needs no more following. */
+  apply(events: TaskEvent[]): boolean;
+}
+
+/**
+ * Follows tasks that another process (a second local agent) may be running: one timer for all of
+ * them, and the log is read only when the store says someone else committed since the last look
+ * ({@link TaskRepository.logVersion}) — or once for a task just followed. Thousands of idle
+ * subscriptions then cost one cheap check per tick instead of a query per task per tick.
+ */
+export class TaskLogFollower {
+  private readonly followed = new Map<string, FollowedTask>();
+  /** Followed since the last tick: read once whatever the version says. */
+  private readonly fresh = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private busy = false;
+  private seenVersion: unknown;
+
+  constructor(
+    private readonly tasks: TaskRepository,
+    private readonly logger: Logger,
+    private readonly everyMs = 200,
+  ) {}
+
+  follow(taskId: string, task: FollowedTask): void {
+    this.followed.set(taskId, task);
+    this.fresh.add(taskId);
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.tick(), this.everyMs);
+      this.timer.unref();
+    }
+  }
+
+  unfollow(taskId: string): void {
+    if (!this.followed.delete(taskId)) return;
+    this.fresh.delete(taskId);
+    if (this.followed.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      this.seenVersion = undefined;
+    }
+  }
+
+  private async tick(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      const version = this.tasks.logVersion ? await this.tasks.logVersion() : undefined;
+      const changed = version === undefined || version !== this.seenVersion;
+      this.seenVersion = version;
+      const ids = changed ? [...this.followed.keys()] : [...this.fresh];
+      this.fresh.clear();
+      for (const id of ids) {
+        const task = this.followed.get(id);
+        if (!task) continue;
+        try {
+          const events = await this.tasks.eventsAfter(id, task.after());
+          if (!task.apply(events) && this.followed.get(id) === task) this.unfollow(id);
+        } catch (err) {
+          this.logger.warn({ err, taskId: id }, 'following the task log failed');
+        }
+      }
+    } catch (err) {
+      this.logger.warn({ err }, 'following the task log failed');
+    } finally {
+      this.busy = false;
+    }
+  }
+}

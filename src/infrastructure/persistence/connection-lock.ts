@@ -1,0 +1,74 @@
+import { SqliteDialect, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
+
+/**
+ * The one SQLite connection, held by one user at a time: a Kysely query or transaction, or a run
+ * of raw better-sqlite3 statements. Raw statements run while a Kysely transaction sits between two
+ * awaits would silently join it (and vanish with its rollback); this lock keeps them apart. Unlike
+ * borrowing Kysely's connection for raw work, taking a free lock costs no promise round trips.
+ */
+export class ConnectionLock {
+  private held = false;
+  private readonly waiters: Array<() => void> = [];
+
+  /** Takes the lock if nobody holds it or waits for it. */
+  tryAcquire(): boolean {
+    if (this.held) return false;
+    this.held = true;
+    return true;
+  }
+
+  /** Resolves once the lock is ours (first come, first served). */
+  acquire(): Promise<void> {
+    if (this.tryAcquire()) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Hands the lock to the next waiter, or frees it. */
+  release(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.held = false;
+  }
+}
+
+/** Kysely's SQLite dialect whose connection is taken through a {@link ConnectionLock}. */
+export class LockedSqliteDialect extends SqliteDialect {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly lock: ConnectionLock,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    const inner = super.createDriver();
+    const lock = this.lock;
+    const driver: Driver = {
+      init: () => inner.init(),
+      async acquireConnection(): Promise<DatabaseConnection> {
+        await lock.acquire();
+        try {
+          return await inner.acquireConnection();
+        } catch (err) {
+          lock.release();
+          throw err;
+        }
+      },
+      async releaseConnection(connection) {
+        try {
+          await inner.releaseConnection(connection);
+        } finally {
+          lock.release();
+        }
+      },
+      beginTransaction: (connection, settings) => inner.beginTransaction(connection, settings),
+      commitTransaction: (connection) => inner.commitTransaction(connection),
+      rollbackTransaction: (connection) => inner.rollbackTransaction(connection),
+      destroy: () => inner.destroy(),
+    };
+    if (inner.savepoint) driver.savepoint = inner.savepoint.bind(inner);
+    if (inner.rollbackToSavepoint) driver.rollbackToSavepoint = inner.rollbackToSavepoint.bind(inner);
+    if (inner.releaseSavepoint) driver.releaseSavepoint = inner.releaseSavepoint.bind(inner);
+    return driver;
+  }
+}
