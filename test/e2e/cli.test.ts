@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { startHttpServer, type HttpServerProcess } from '../support/harness.js';
 
 const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-cli-e2e-'));
@@ -348,37 +349,17 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
 describe('agents CLI, server mode (HTTP to agents serve)', { concurrency: 4 }, () => {
   const dataDir = join(ROOT, 'server');
   const clientDir = join(ROOT, 'client-unused');
-  let server: ChildProcess;
+  let server: HttpServerProcess;
   let url = '';
   const o = { dataDir: clientDir };
   const remote = (...args: string[]): string[] => ['--server', url, '--token', TOKEN, ...args];
 
   before(async () => {
-    server = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--token', TOKEN, '--data-dir', dataDir], {
-      env: cliEnv(dataDir),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    url = await new Promise<string>((resolve, reject) => {
-      let log = '';
-      const timer = setTimeout(() => reject(new Error(`the server did not start:\n${log}`)), 15_000);
-      server.stderr?.setEncoding('utf8').on('data', (c: string) => {
-        log += c;
-        const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
-        if (m?.[1]) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-      server.on('exit', (code) => reject(new Error(`the server exited (${code}):\n${log}`)));
-    });
+    server = await startHttpServer({ dataDir, env: cliEnv(dataDir), token: TOKEN });
+    url = server.baseUrl;
   });
 
-  after(async () => {
-    if (server.exitCode !== null) return;
-    const exited = new Promise((resolve) => server.once('exit', resolve));
-    server.kill('SIGTERM');
-    await exited;
-  });
+  after(() => server.stop());
 
   it('send and send --stream reach the server', async () => {
     const [plain, streamed] = await Promise.all([run(remote('send', 'over http'), o), run(remote('send', '--stream', 'over sse'), o)]);

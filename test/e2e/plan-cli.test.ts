@@ -13,6 +13,7 @@ import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { startHttpServer } from '../support/harness.js';
 
 const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-plan-e2e-'));
@@ -194,29 +195,12 @@ interface Server {
 }
 
 async function startServer(dataDir: string): Promise<Server> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--token', TOKEN, '--data-dir', dataDir], { env: cliEnv(dataDir), stdio: ['ignore', 'ignore', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let log = '';
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${log}`)), 15_000);
-    child.stderr?.setEncoding('utf8').on('data', (c: string) => {
-      log += c;
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`the server exited (${code}):\n${log}`)));
-  });
-  child.stderr?.resume();
+  const s = await startHttpServer({ dataDir, env: cliEnv(dataDir), token: TOKEN });
   return {
-    child,
-    url,
+    child: s.child,
+    url: s.baseUrl,
     stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill(signal);
-      await exited;
+      await s.stop(signal);
     },
   };
 }
