@@ -16,18 +16,24 @@ export class EchoActor implements Actor {
   readonly description = 'Restates each message, streamed in chunks; needs no LLM and no network.';
 
   async handle(turn: ActorTurn): Promise<void> {
-    await turn.status('TASK_STATE_WORKING');
-    const text = describe(turn.message);
-    const chunks = chunkText(`You said: ${text}`, 4);
-    for (let i = 0; i < chunks.length; i++) {
-      if (turn.signal.aborted) return;
-      await turn.artifact(
-        { artifactId: 'response', name: 'response', parts: [{ text: chunks[i] ?? '' }] },
-        { append: i > 0, lastChunk: i === chunks.length - 1 },
-      );
-    }
-    await turn.status('TASK_STATE_COMPLETED');
+    await streamAnswer(turn, chunkText(`You said: ${describe(turn.message)}`, 4));
   }
+}
+
+/**
+ * WORKING, the chunks as one `response` artifact (appended, the last one marked), COMPLETED;
+ * stops quietly when the task is cancelled.
+ */
+export async function streamAnswer(turn: ActorTurn, chunks: readonly string[]): Promise<void> {
+  await turn.status('TASK_STATE_WORKING');
+  for (let i = 0; i < chunks.length; i++) {
+    if (turn.signal.aborted) return;
+    await turn.artifact(
+      { artifactId: 'response', name: 'response', parts: [{ text: chunks[i] ?? '' }] },
+      { append: i > 0, lastChunk: i === chunks.length - 1 },
+    );
+  }
+  await turn.status('TASK_STATE_COMPLETED');
 }
 
 /** The message as text, naming the non-text parts. */
