@@ -3,6 +3,7 @@
  * (it spawns its own agent over stdio) and in server mode (HTTP to `agents serve`).
  */
 import assert from 'node:assert/strict';
+import { collect, type CliResult } from '../support/cli.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,12 +17,7 @@ const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-cli-e2e-'));
 const TOKEN = 'e2e-token-0123456789abcdefghijkl'; // 32 characters
 
-interface Result {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+type Result = CliResult;
 
 interface Envelope {
   command: string;
@@ -51,26 +47,10 @@ function start(args: string[], opts: RunOptions): ChildProcess {
 }
 
 function finish(child: ChildProcess, opts: RunOptions, onStdout?: (all: string) => void): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (c: string) => {
-      stdout += c;
-      onStdout?.(stdout);
-    });
-    child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`timed out: agents ${child.spawnargs.slice(2).join(' ')}\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, opts.timeoutMs ?? 20_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-    if (opts.input !== undefined) child.stdin?.end(opts.input);
-    else child.stdin?.end();
-  });
+  const result = collect(child, { timeoutMs: opts.timeoutMs ?? 20_000, ...(onStdout ? { onStdout } : {}) });
+  if (opts.input !== undefined) child.stdin?.end(opts.input);
+  else child.stdin?.end();
+  return result;
 }
 
 /** Runs `agents …` to the end. */

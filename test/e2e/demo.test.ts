@@ -3,6 +3,7 @@
  * defaults through A2A over stdio, and leaves its result committed in the repository.
  */
 import assert from 'node:assert/strict';
+import { collect, type CliResult } from '../support/cli.js';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,31 +15,13 @@ const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-demo-e2e-'));
 const DATA = join(ROOT, 'data');
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Result = CliResult;
 
 function run(args: string[]): Promise<Result> {
   // TMPDIR: the sample repositories go under ROOT, removed with it.
   const env: NodeJS.ProcessEnv = { ...process.env, CLEVERAGENTS_DATA_DIR: DATA, XDG_CONFIG_HOME: join(ROOT, 'no-config'), NO_COLOR: '1', TMPDIR: ROOT };
   for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR']) delete env[k];
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`timed out: agents ${args.join(' ')}\n${stdout}\n${stderr}`));
-    }, 60_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return collect(spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }), { timeoutMs: 60_000 });
 }
 
 const git = (repo: string, ...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trimEnd();

@@ -5,6 +5,7 @@
  * conflict, rollback, corrections, cancel, resume after kill -9, approvals answered yes and no.
  */
 import assert from 'node:assert/strict';
+import { collect, type CliResult } from '../support/cli.js';
 import { createHash } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,11 +21,7 @@ const ROOT = mkdtempSync(join(tmpdir(), 'agents-plan-e2e-'));
 const TOKEN = 'e2e-plan-token-0123456789abcdefgh';
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Result = CliResult;
 
 function cliEnv(dataDir: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, CLEVERAGENTS_DATA_DIR: dataDir, XDG_CONFIG_HOME: join(ROOT, 'no-config'), NO_COLOR: '1' };
@@ -41,24 +38,7 @@ interface Target {
 function start(t: Target, args: string[], onStdout?: (all: string) => void): { child: ChildProcess; result: Promise<Result> } {
   const full = t.server ? ['--server', t.server(), '--token', TOKEN, ...args] : args;
   const child = spawn(process.execPath, [BIN, ...full], { env: cliEnv(t.dataDir), stdio: ['ignore', 'pipe', 'pipe'] });
-  const result = new Promise<Result>((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (c: string) => {
-      stdout += c;
-      onStdout?.(stdout);
-    });
-    child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`timed out: agents ${args.join(' ')}\n${stdout}\n${stderr}`));
-    }, 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  const result = collect(child, { timeoutMs: 60_000, ...(onStdout ? { onStdout } : {}) });
   return { child, result };
 }
 

@@ -4,6 +4,7 @@
  * reads what an earlier process wrote), no TTY.
  */
 import assert from 'node:assert/strict';
+import { collect, type CliResult } from '../support/cli.js';
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,31 +19,12 @@ const ROOT = mkdtempSync(join(tmpdir(), 'agents-registry-e2e-'));
 const DEFS = join(ROOT, 'defs');
 const DATA = join(ROOT, 'data');
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Result = CliResult;
 
 function run(args: string[], opts: { cwd?: string } = {}): Promise<Result> {
   const env: NodeJS.ProcessEnv = { ...process.env, CLEVERAGENTS_DATA_DIR: DATA, XDG_CONFIG_HOME: join(ROOT, 'no-config'), NO_COLOR: '1' };
   for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR']) delete env[k];
-  const child = spawn(process.execPath, [BIN, ...args], { env, cwd: opts.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`timed out: agents ${args.join(' ')}\n${stdout}\n${stderr}`));
-    }, 30_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return collect(spawn(process.execPath, [BIN, ...args], { env, cwd: opts.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] }), { timeoutMs: 30_000 });
 }
 
 /** `agents --format json …`: the envelope's data, after checking the exit code. */
