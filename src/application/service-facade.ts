@@ -7,7 +7,6 @@ import type { PlanRepository } from './ports/plan.repository.port.js';
 import type { SandboxManager, ToolRunner } from './ports/sandbox.port.js';
 import { PlanEngine } from './plans/plan-engine.js';
 import { PlanService } from './plans/plan.service.js';
-import { PlannerActor } from './plans/planner.actor.js';
 import type { SessionRepository } from './ports/session.repository.port.js';
 import type { SystemProbe } from './ports/system.port.js';
 import type { TaskRepository } from './ports/task.repository.port.js';
@@ -67,12 +66,10 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     namespaces,
     inspector: deps.inspector,
     builtins: { actor: BUILTIN_ACTOR_DEFINITIONS, tool: BUILTIN_TOOLS, action: BUILTIN_ACTIONS },
-    builtinModels: [...deps.actorsByModel.keys(), 'planner'],
+    builtinModels: [...deps.actorsByModel.keys()],
   });
   const engine = new PlanEngine({ plans: deps.plans, registry, sandboxes: deps.sandboxes, tools: deps.tools, logger: deps.logger, commandTimeoutMs: deps.commandTimeoutMs });
-  const byModel = new Map(deps.actorsByModel);
-  byModel.set('planner', new PlannerActor(engine));
-  const actors = new RegistryActorCatalog(registry, byModel);
+  const actors = new RegistryActorCatalog(registry, deps.actorsByModel);
   const sessions = new SessionService({ sessions: deps.sessions, tasks: deps.tasks, actors, defaultActor: deps.defaultActor });
   const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger });
   let notifier: PushNotifier | undefined;
@@ -81,7 +78,9 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   const n = notifier;
   tasks.tap((task, _owner, item) => n.notify(task, item));
   const health = new HealthService(deps.probe, deps.version, () => tasks.liveCount);
-  const plans = new PlanService({ plans: deps.plans, registry, tasks, sessions, engine });
+  // Plans run their phases on tasks of their own contexts: no actor runs there, nobody chats there.
+  const plans = new PlanService({ plans: deps.plans, registry, tasks, engine });
+  tasks.addContextOwner(plans);
   return {
     tasks,
     sessions,

@@ -1,25 +1,26 @@
 import { newId } from '../../domain/ids.js';
 import type { TaskState } from '../../domain/a2a.model.js';
-import type { Checkpoint, Decision, Plan, PlanError, ToolCallRecord } from '../../domain/plan/plan.js';
-import { renderTemplate } from '../../domain/plan/plan.js';
+import type { Checkpoint, Decision, Phase, Plan, PlanError, ToolCallRecord } from '../../domain/plan/plan.js';
+import { awaitAnswer, completePhase, declineApply, failPhase, markApplied, renderTemplate, startPhase, takeAnswer } from '../../domain/plan/plan.js';
+import type { ApprovalAnswer } from '../../domain/plan/approval.js';
 import { splitCommandLine } from '../../domain/plan/command-line.js';
 import type { ActionDefinition, ProjectDefinition, ResourceDefinition, ToolDefinition } from '../../domain/registry/entities.js';
+import { AppError } from '../../domain/errors.js';
 import type { ActorTurn } from '../ports/actor.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { PlanRepository } from '../ports/plan.repository.port.js';
 import type { SandboxDiff, SandboxInfo, SandboxManager, ToolRunner } from '../ports/sandbox.port.js';
 import type { RegistryService } from '../registry/registry.service.js';
 
-export type PlanOp = 'strategize' | 'execute' | 'apply';
-export interface PlanCommand {
-  op: PlanOp;
-  planId: string;
+/**
+ * The A2A task a run reports on: its status and artifact events, and the signal that cancels it.
+ * PlanService gets one from TaskService (an owned task) and hands it to the engine.
+ */
+export type TaskHandle = Pick<ActorTurn, 'task' | 'signal' | 'status' | 'artifact'>;
+
+export interface RunOptions {
   /** Approve every request of this run (tool calls and apply). */
-  yes?: boolean;
-}
-export interface Answer {
-  decision: 'approve' | 'reject';
-  guidance?: string | undefined;
+  yes: boolean;
 }
 
 export interface PlanEngineDeps {
@@ -35,7 +36,7 @@ export interface PlanEngineDeps {
 export const PLAN_META = 'urn:cleveragents:plan';
 
 /**
- * Runs plan phases inside A2A task turns: strategize (one decision per declared step), execute
+ * Runs plan phases, each on the A2A task it is handed: strategize (one decision per declared step), execute
  * (tool calls in the sandbox, checkpoints, approvals, budgets), apply (into the project). Every
  * change is saved before it is reported; a cancelled or restarted run leaves a consistent plan.
  */
@@ -62,51 +63,54 @@ export class PlanEngine {
     await this.deps.plans.save(plan);
   }
 
-  /** Runs one phase in the given turn. */
-  async run(cmd: PlanCommand, turn: ActorTurn): Promise<void> {
-    await this.hold(cmd.planId, turn, async (plan) => {
-      if (cmd.op === 'strategize') return this.strategize(plan, turn, 0);
-      if (cmd.op === 'execute') return this.execute(plan, turn, cmd.yes ?? false);
-      return this.apply(plan, turn, cmd.yes ?? false);
-    });
+  /** Strategizes a new plan on its task. */
+  async strategizeOn(planId: string, task: TaskHandle): Promise<void> {
+    await this.hold(planId, task, async (plan) => this.strategize(plan, task, 0));
   }
 
-  /** Continues a run that waited for the user, with their answer. */
-  async answer(planId: string, answer: Answer, turn: ActorTurn): Promise<void> {
-    await this.hold(planId, turn, async (plan) => {
-      const waiting = plan.waiting;
-      if (!waiting || waiting.taskId !== turn.task.id) {
-        return turn.status('TASK_STATE_FAILED', 'Nothing on this task waits for an answer any more');
-      }
-      plan.waiting = undefined;
+  /** Runs (or resumes) the execute phase on its task. */
+  async execute(planId: string, task: TaskHandle, opts: RunOptions): Promise<void> {
+    await this.hold(planId, task, async (plan) => this.executeSteps(plan, task, opts.yes));
+  }
+
+  /** Runs the apply phase on its task (asking for approval first unless `yes` or the auto profile). */
+  async apply(planId: string, task: TaskHandle, opts: RunOptions): Promise<void> {
+    await this.hold(planId, task, async (plan) => this.applyChanges(plan, task, opts.yes));
+  }
+
+  /**
+   * Continues a run that waits for the user with their answer, on the task that waits (the plan
+   * service has checked the owner and the state; the plan model checks the task again here).
+   */
+  async answer(planId: string, answer: ApprovalAnswer, task: TaskHandle): Promise<void> {
+    await this.hold(planId, task, async (plan) => {
+      const waiting = takeAnswer(plan, task.task.id);
       await this.record(plan, {
         type: 'approval',
         parentId: waiting.decisionId,
         question: waiting.kind === 'apply-approval' ? 'Apply the changes to the project?' : 'Run this tool call?',
         chosen: answer.decision,
         rationale: answer.guidance ?? (answer.decision === 'approve' ? 'approved by the user' : 'rejected by the user'),
-        context: { request: waiting.request },
+        context: { request: waiting.request, ...(answer.guidance ? { guidance: answer.guidance } : {}) },
       });
       if (waiting.kind === 'apply-approval') {
         if (answer.decision === 'reject') {
-          plan.phase = 'execute';
-          plan.state = 'complete';
+          declineApply(plan);
           await this.save(plan);
-          return turn.status('TASK_STATE_CANCELED', 'Apply declined; the plan stays ready to apply', this.meta(plan));
+          return task.status('TASK_STATE_CANCELED', `Apply declined${answer.guidance ? ` (${answer.guidance})` : ''}; the plan stays ready to apply`, this.meta(plan));
         }
-        return this.apply(plan, turn, true);
+        return this.applyChanges(plan, task, true);
       }
-      return this.execute(plan, turn, false);
+      return this.executeSteps(plan, task, false);
     });
   }
 
   // ---- phases -------------------------------------------------------------------------------
 
   /** Records one decision per declared step of the action (from `fromStep` on). */
-  async strategize(plan: Plan, turn: ActorTurn | undefined, fromStep: number, guidance?: string): Promise<Decision[]> {
+  async strategize(plan: Plan, turn: TaskHandle | undefined, fromStep: number, guidance?: string): Promise<Decision[]> {
     const action = await this.action(plan);
-    plan.phase = 'strategize';
-    plan.state = 'processing';
+    startPhase(plan, 'strategize');
     if (turn) plan.tasks.strategize = turn.task.id;
     await this.save(plan);
     await turn?.status('TASK_STATE_WORKING', `Strategizing: ${plan.description}`, this.meta(plan));
@@ -148,18 +152,15 @@ export class PlanEngine {
     }
     for (const d of made) await turn?.artifact({ artifactId: 'decisions', name: 'decisions', parts: [{ data: d, mediaType: 'application/json' }] }, { append: true });
     plan.stepsTotal = steps.length;
-    plan.phase = 'strategize';
-    plan.state = 'complete';
+    completePhase(plan);
     await this.save(plan);
     await turn?.status('TASK_STATE_COMPLETED', `Strategy ready: ${steps.length} step${steps.length === 1 ? '' : 's'}. Next: agents plan execute ${plan.id}`, this.meta(plan));
     return made;
   }
 
-  private async execute(plan: Plan, turn: ActorTurn, yes: boolean): Promise<void> {
+  private async executeSteps(plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
     const resuming = plan.phase === 'execute';
-    plan.phase = 'execute';
-    plan.state = 'processing';
-    plan.error = undefined;
+    startPhase(plan, 'execute');
     plan.tasks.execute = turn.task.id;
     await this.save(plan);
     await turn.status('TASK_STATE_WORKING', resuming ? `Resuming execute at step ${plan.cursor + 1}` : 'Executing in a sandbox', this.meta(plan));
@@ -207,7 +208,7 @@ export class PlanEngine {
       const answered = decisions.filter((x) => x.type === 'approval' && x.parentId === d.id && x.attempt === plan.attempt).at(-1);
       if (tool.writes && plan.automationProfile === 'manual' && !yes && !answered) {
         const request = { kind: 'tool-call', planId: plan.id, decisionId: d.id, step: i + 1, of: plan.stepsTotal, tool: toolName, args, preview: previewOf(toolName, args), options: ['approve', 'reject', 'reject-with-guidance'] };
-        plan.waiting = { kind: 'tool-approval', taskId: turn.task.id, decisionId: d.id, request };
+        awaitAnswer(plan, { kind: 'tool-approval', taskId: turn.task.id, decisionId: d.id, request });
         await this.save(plan);
         return turn.status('TASK_STATE_INPUT_REQUIRED', `Approve step ${i + 1}/${plan.stepsTotal}: ${toolName} ${argSummary(args)}? (approve / reject / reject with guidance)`, { data: { approvalRequest: request }, ...this.meta(plan) });
       }
@@ -269,26 +270,23 @@ export class PlanEngine {
         { data: { stats, sandboxes: diffs.map((x) => ({ resource: x.resource, files: x.diff.files, stats: x.diff.stats })) }, mediaType: 'application/json' },
       ],
     });
-    plan.state = 'complete';
+    completePhase(plan);
     await tick();
     await this.save(plan);
     await turn.status('TASK_STATE_COMPLETED', `Executed ${plan.stepsTotal} step${plan.stepsTotal === 1 ? '' : 's'}: ${stats.files} file${stats.files === 1 ? '' : 's'} changed (+${stats.additions} −${stats.deletions}). Next: agents plan diff ${plan.id}, then agents plan apply ${plan.id}`, this.meta(plan));
   }
 
-  private async apply(plan: Plan, turn: ActorTurn, yes: boolean): Promise<void> {
+  private async applyChanges(plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
     plan.tasks.apply = turn.task.id;
     plan.error = undefined;
     if (!yes && plan.automationProfile !== 'auto') {
       const diffs = await this.diffs(plan);
       const request = { kind: 'apply', planId: plan.id, stats: totalStats(diffs), files: diffs.flatMap((x) => x.diff.files.map((f) => `${f.status} ${f.path}`)), options: ['approve', 'reject'] };
-      plan.phase = 'apply';
-      plan.state = 'queued';
-      plan.waiting = { kind: 'apply-approval', taskId: turn.task.id, request };
+      awaitAnswer(plan, { kind: 'apply-approval', taskId: turn.task.id, request });
       await this.save(plan);
       return turn.status('TASK_STATE_INPUT_REQUIRED', `Apply ${request.stats.files} changed file(s) to the project? (approve / reject)`, { data: { approvalRequest: request }, ...this.meta(plan) });
     }
-    plan.phase = 'apply';
-    plan.state = 'processing';
+    startPhase(plan, 'apply');
     await this.save(plan);
     await turn.status('TASK_STATE_WORKING', 'Applying the changes to the project', this.meta(plan));
     const applied: NonNullable<Plan['applied']>['commits'] = [];
@@ -310,9 +308,7 @@ export class PlanEngine {
       await turn.status('TASK_STATE_WORKING', `Applied to ${sb.resource}${outcome.commit ? `: commit ${outcome.commit.slice(0, 12)}` : ''} (${outcome.files.length} file${outcome.files.length === 1 ? '' : 's'})`, this.meta(plan));
     }
     for (const sb of plan.sandboxes) await this.deps.sandboxes.remove(sb).catch((err: unknown) => this.deps.logger.warn({ err, planId: plan.id }, 'sandbox cleanup failed'));
-    plan.applied = { at: this.now().toISOString(), commits: applied };
-    plan.sandboxes = [];
-    plan.state = 'applied';
+    markApplied(plan, { at: this.now().toISOString(), commits: applied });
     await this.save(plan);
     await turn.status('TASK_STATE_COMPLETED', `Plan ${plan.id} applied`, this.meta(plan));
   }
@@ -388,17 +384,15 @@ export class PlanEngine {
     };
   }
 
-  private async fail(plan: Plan, turn: ActorTurn | undefined, phase: Plan['phase'], error: PlanError, state: 'errored' | 'constrained' = 'errored'): Promise<never> {
-    plan.phase = phase;
-    plan.state = state;
-    plan.error = error;
+  private async fail(plan: Plan, turn: TaskHandle | undefined, phase: Phase, error: PlanError, state: 'errored' | 'constrained' = 'errored'): Promise<never> {
+    failPhase(plan, phase, error, state);
     await this.save(plan);
     const taskState: TaskState = 'TASK_STATE_FAILED';
     await turn?.status(taskState, error.message + (error.hint ? `\nHint: ${error.hint}` : ''), { data: { planError: error }, ...this.meta(plan) });
     throw new PlanStopped(error.message);
   }
 
-  private async hold(planId: string, turn: ActorTurn, fn: (plan: Plan) => Promise<unknown>): Promise<void> {
+  private async hold(planId: string, turn: TaskHandle, fn: (plan: Plan) => Promise<unknown>): Promise<void> {
     const plan = await this.load(planId);
     if (!plan) {
       await turn.status('TASK_STATE_FAILED', `Plan ${planId} was not found`);
@@ -411,11 +405,15 @@ export class PlanEngine {
     } catch (err) {
       if (!(err instanceof PlanStopped)) {
         if (turn.signal.aborted) return;
-        this.deps.logger.error({ err, planId }, 'plan run failed');
-        plan.state = 'errored';
-        plan.error = { kind: 'internal', message: err instanceof Error ? err.message : String(err), recoverable: true, hint: `run agents plan execute ${planId} to resume from the last checkpoint` };
-        await this.save(plan);
-        await turn.status('TASK_STATE_FAILED', `Plan error: ${plan.error.message}`, this.meta(plan));
+        const refused = err instanceof AppError && err.reason === 'INVALID_STATE';
+        if (!refused) this.deps.logger.error({ err, planId }, 'plan run failed');
+        const error: PlanError = { kind: 'internal', message: err instanceof Error ? err.message : String(err), recoverable: true, hint: `run agents plan execute ${planId} to resume from the last checkpoint` };
+        // A refused transition changed nothing: the plan stays as it is; anything else stops the phase.
+        if (!refused && plan.state === 'processing') {
+          failPhase(plan, plan.phase, error);
+          await this.save(plan);
+        }
+        await turn.status('TASK_STATE_FAILED', `Plan error: ${error.message}`, this.meta(plan));
       }
     } finally {
       this.running.delete(planId);

@@ -1,5 +1,5 @@
 import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../domain/plan/plan.js';
-import { isAllowed, type PlanOperation } from '../../domain/plan/plan.js';
+import { allowedOperations, type PlanOperation } from '../../domain/plan/plan.js';
 
 export type PlanStatus = {
   planId: string;
@@ -52,7 +52,7 @@ export function statusOf(p: Plan, decisions: Decision[], calls: ToolCallRecord[]
     contextId: p.contextId,
     sandboxes: p.sandboxes,
     checkpoints: checkpoints.map((c) => ({ id: c.id, label: c.label, stepIndex: c.stepIndex, createdAt: c.createdAt })),
-    allowed: (['execute', 'apply', 'correct', 'rollback', 'prompt', 'cancel'] as PlanOperation[]).filter((op) => !running && isAllowed(p, op)),
+    allowed: running ? [] : allowedOperations(p),
   };
   if (p.error) out.error = p.error;
   if (p.waiting) out.waiting = p.waiting;

@@ -1,15 +1,15 @@
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import type { Message, Task } from '../../domain/a2a.model.js';
-import { assertAllowed, isAllowed, renderTemplate, type AutomationProfile, type Decision, type Phase, type PhaseState, type Plan, type PlanOperation } from '../../domain/plan/plan.js';
+import { parseApprovalAnswer, type ApprovalAnswer } from '../../domain/plan/approval.js';
+import { assertAllowed, cancelPlan, isAllowed, renderTemplate, requeueExecute, type AutomationProfile, type Decision, type Phase, type PhaseState, type Plan, type PlanOperation } from '../../domain/plan/plan.js';
 import type { ActionDefinition, ProjectDefinition } from '../../domain/registry/entities.js';
 import type { Principal } from '../ports/principal.js';
 import type { PlanRepository } from '../ports/plan.repository.port.js';
 import type { RegistryService } from '../registry/registry.service.js';
-import type { SessionService } from '../sessions/session.service.js';
-import type { TaskService } from '../tasks/task.service.js';
+import type { ContextOwner, OwnedRun, TaskService } from '../tasks/task.service.js';
 import { resolveArguments } from './arguments.js';
-import type { PlanEngine, PlanOp } from './plan-engine.js';
+import type { PlanEngine } from './plan-engine.js';
 import { artifactsOf, decisionTree, statusOf, type PlanStatus } from './plan-views.js';
 
 export interface UseInput {
@@ -49,13 +49,20 @@ export interface PlanServiceDeps {
   plans: PlanRepository;
   registry: RegistryService;
   tasks: TaskService;
-  sessions: SessionService;
   engine: PlanEngine;
   now?: () => Date;
 }
 
-/** The plan lifecycle behind the `_cleveragents/plan/…` methods. */
-export class PlanService {
+/** A plan's A2A context: its tasks (one per phase run) live there, and nothing else does. */
+const CONTEXT_PREFIX = 'plan-';
+
+/**
+ * The plan lifecycle behind the `_cleveragents/plan/…` methods. Each phase runs on an A2A task of
+ * the plan's context that this service owns (TaskService.startOwnedTask): no actor, no chat. An
+ * answer to an approval request — by a method or a message on the waiting task — comes through
+ * here (onInput), which checks the owner, the task and the state before the run continues.
+ */
+export class PlanService implements ContextOwner {
   private readonly now: () => Date;
 
   constructor(private readonly deps: PlanServiceDeps) {
@@ -84,7 +91,6 @@ export class PlanService {
     const args = resolveArguments(def, input.arguments ?? {});
     const id = newId();
     const at = this.now().toISOString();
-    const session = await this.deps.sessions.create({ actor: 'builtin/planner', title: `plan ${id}: ${action.name}` }, principal, `plan-${id}`);
     const plan: Plan = {
       id,
       name: `${action.name.split('/')[1] ?? action.name} on ${input.projects.join(', ')}`,
@@ -97,7 +103,7 @@ export class PlanService {
       phase: 'strategize',
       state: 'queued',
       attempt: 1,
-      contextId: session.id,
+      contextId: `${CONTEXT_PREFIX}${id}`,
       tasks: {},
       owner: principal.id,
       createdAt: at,
@@ -109,7 +115,7 @@ export class PlanService {
       sandboxes: [],
     };
     await this.deps.plans.create(plan);
-    return this.start(plan, 'strategize', principal, { wait: input.wait ?? true });
+    return this.runOn(plan, 'strategize', principal, input.wait ?? true, (task) => this.deps.engine.strategizeOn(plan.id, task));
   }
 
   async execute(planId: string, opts: { wait?: boolean | undefined; yes?: boolean | undefined; maxToolCalls?: number | undefined; maxWallSeconds?: number | undefined }, principal: Principal): Promise<RunResult> {
@@ -124,7 +130,7 @@ export class PlanService {
     if (opts.maxToolCalls) plan.budget.maxToolCalls = opts.maxToolCalls;
     if (opts.maxWallSeconds) plan.budget.maxWallMs = opts.maxWallSeconds * 1000;
     await this.deps.engine.save(plan);
-    return this.start(plan, 'execute', principal, { wait: opts.wait ?? false, yes: opts.yes });
+    return this.runOn(plan, 'execute', principal, opts.wait ?? false, (task) => this.deps.engine.execute(planId, task, { yes: opts.yes ?? false }));
   }
 
   async apply(planId: string, opts: { yes?: boolean | undefined; wait?: boolean | undefined }, principal: Principal): Promise<RunResult> {
@@ -133,7 +139,7 @@ export class PlanService {
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'apply');
     const wait = opts.wait ?? true;
-    const result = await this.start(plan, 'apply', principal, { wait, yes: opts.yes });
+    const result = await this.runOn(plan, 'apply', principal, wait, (task) => this.deps.engine.apply(planId, task, { yes: opts.yes ?? false }));
     const after = result.plan;
     // Only a finished run of this apply speaks for its outcome (an earlier attempt's error may linger).
     if (wait && result.task?.status.state === 'TASK_STATE_FAILED' && after.error && (after.error.kind === 'conflict' || after.error.kind === 'dirty')) {
@@ -149,17 +155,16 @@ export class PlanService {
     const plan = await this.get(planId, principal);
     assertAllowed(plan, 'cancel');
     const current = plan.tasks[plan.phase];
-    plan.state = 'cancelled';
-    plan.waiting = undefined;
-    plan.error = { kind: 'internal', message: `cancelled${reason ? `: ${reason}` : ''}`, recoverable: false };
-    await this.deps.engine.save(plan);
+    // The task first: its run stops (and reports nothing more) before the plan is cancelled.
     if (current) {
       try {
         await this.deps.tasks.cancel(current, principal);
       } catch (err) {
-        if (!(err instanceof AppError && err.reason === 'TASK_NOT_CANCELABLE')) throw err;
+        if (!(err instanceof AppError && (err.reason === 'TASK_NOT_CANCELABLE' || err.reason === 'TASK_NOT_FOUND'))) throw err;
       }
     }
+    cancelPlan(plan, reason);
+    await this.deps.engine.save(plan);
     return this.status(planId, principal);
   }
 
@@ -218,10 +223,7 @@ export class PlanService {
     plan.cursor = Math.min(plan.cursor, from);
     plan.error = undefined;
     const made = await this.deps.engine.strategize(plan, undefined, decision.type === 'strategy' ? 0 : from, input.guidance);
-    if (plan.sandboxes.length) {
-      plan.phase = 'execute';
-      plan.state = 'queued';
-    }
+    if (plan.sandboxes.length) requeueExecute(plan);
     await this.deps.engine.save(plan);
     return { planId: plan.id, mode: 'revert', attempt: plan.attempt, superseded: affected.map((d) => d.id), added: [guidance.id, ...made.map((d) => d.id)], restoredCheckpoint: restoreTo?.id, resumeAtStep: from + 1 };
   }
@@ -243,18 +245,60 @@ export class PlanService {
     return { planId, files: artifactsOf(diff.sandboxes, await this.deps.plans.toolCalls(planId)) };
   }
 
+  /**
+   * Guidance for a plan that errored (recorded, then the phase runs again), or the answer to the
+   * approval it waits for: a clear yes approves; anything else rejects, with the text as guidance.
+   */
   async prompt(planId: string, guidance: string, principal: Principal): Promise<RunResult> {
     const plan = await this.get(planId, principal);
     assertAllowed(plan, 'prompt');
-    if (plan.waiting) {
-      const message: Message = { messageId: newId(), role: 'ROLE_USER', taskId: plan.waiting.taskId, parts: [{ text: guidance }, { data: { approval: { decision: 'approve', guidance } } }] };
-      const r = await this.deps.tasks.send({ message }, principal);
-      return { plan: await this.status(planId, principal), taskId: plan.waiting.taskId, task: 'task' in r ? r.task : undefined };
-    }
+    if (plan.waiting) return this.answer(plan, parseApprovalAnswer({ text: guidance }), principal, true);
     this.assertIdle(plan, 'prompt');
     await this.deps.engine.record(plan, { type: 'guidance', question: 'Guidance from the user', chosen: guidance, rationale: guidance, context: { phase: plan.phase, state: plan.state, error: plan.error } });
     if (plan.phase === 'apply') return this.apply(planId, {}, principal);
     return this.execute(planId, {}, principal);
+  }
+
+  /** Approves what the plan waits for (a tool call, or the apply), and continues the run. */
+  async approve(planId: string, opts: { wait?: boolean | undefined }, principal: Principal): Promise<RunResult> {
+    const plan = await this.get(planId, principal);
+    assertAllowed(plan, 'approve');
+    return this.answer(plan, { decision: 'approve' }, principal, opts.wait ?? true);
+  }
+
+  /** Rejects what the plan waits for (with guidance: what to do instead), and continues the run. */
+  async reject(planId: string, opts: { guidance?: string | undefined; wait?: boolean | undefined }, principal: Principal): Promise<RunResult> {
+    const plan = await this.get(planId, principal);
+    assertAllowed(plan, 'reject');
+    const guidance = opts.guidance?.trim();
+    return this.answer(plan, guidance ? { decision: 'reject', guidance } : { decision: 'reject' }, principal, opts.wait ?? true);
+  }
+
+  // ---- the plan's context, as TaskService sees it (ContextOwner) ----------------------------------
+
+  async ownerOf(contextId: string): Promise<string | undefined> {
+    if (!contextId.startsWith(CONTEXT_PREFIX)) return undefined;
+    const plan = await this.deps.engine.load(contextId.slice(CONTEXT_PREFIX.length));
+    return plan?.contextId === contextId ? 'a plan' : undefined;
+  }
+
+  /**
+   * A message on one of a plan's tasks: only an answer to the approval this very task waits for,
+   * from the plan's owner, while the plan's state allows it. Anything else is refused and stored
+   * nowhere. The answer is read by the one parser (parseApprovalAnswer).
+   */
+  async onInput(task: Readonly<Task>, message: Message, principal: Principal): Promise<OwnedRun> {
+    const plan = await this.get(task.contextId.slice(CONTEXT_PREFIX.length), principal);
+    this.assertIdle(plan, 'prompt');
+    if (plan.waiting?.taskId !== task.id) {
+      throw new AppError('INVALID_STATE', plan.waiting ? `Task ${task.id} does not wait for an answer: plan ${plan.id} waits on task ${plan.waiting.taskId}` : `Task ${task.id} does not wait for an answer: plan ${plan.id} is ${plan.phase}/${plan.state}`, {
+        details: { planId: plan.id, taskId: task.id, phase: plan.phase, state: plan.state },
+        hint: `see agents plan status ${plan.id}`,
+      });
+    }
+    assertAllowed(plan, 'approve');
+    const answer = parseApprovalAnswer(answerParts(message));
+    return (handle) => this.deps.engine.answer(plan.id, answer, handle);
   }
 
   async rollback(checkpointId: string, principal: Principal, planId?: string): Promise<PlanStatus> {
@@ -263,12 +307,9 @@ export class PlanService {
     assertAllowed(plan, 'rollback');
     const cp = (await this.deps.plans.checkpoints(plan.id)).find((c) => c.id === checkpointId);
     if (!cp) throw new AppError('NOT_FOUND', `Checkpoint ${checkpointId} is not a checkpoint of plan ${plan.id}`, { hint: `see them with agents plan status ${plan.id}` });
+    requeueExecute(plan);
     await this.deps.engine.restore(plan, cp);
     plan.cursor = cp.stepIndex;
-    plan.phase = 'execute';
-    plan.state = 'queued';
-    plan.error = undefined;
-    plan.waiting = undefined;
     await this.deps.engine.save(plan);
     return this.status(plan.id, principal);
   }
@@ -293,16 +334,22 @@ export class PlanService {
 
   // ---- internals -------------------------------------------------------------------------------
 
-  private async start(plan: Plan, op: PlanOp, principal: Principal, opts: { wait: boolean; yes?: boolean | undefined }): Promise<RunResult> {
-    const message: Message = {
-      messageId: newId(),
-      role: 'ROLE_USER',
-      contextId: plan.contextId,
-      parts: [{ text: `${op} plan ${plan.id}` }, { data: { planCommand: { op, planId: plan.id, yes: opts.yes ?? false } }, mediaType: 'application/json' }],
-    };
-    const r = await this.deps.tasks.send({ message, configuration: { returnImmediately: !opts.wait, historyLength: 0 } }, principal);
-    if (!('task' in r)) throw new AppError('INTERNAL', 'the planner answered without a task');
-    return { plan: await this.status(plan.id, principal), taskId: r.task.id, task: r.task };
+  /** Runs one phase as a new task of the plan's context, reporting on it. */
+  private async runOn(plan: Plan, op: 'strategize' | 'execute' | 'apply', principal: Principal, wait: boolean, run: OwnedRun): Promise<RunResult> {
+    const task = await this.deps.tasks.startOwnedTask({ contextId: plan.contextId, text: `${op} plan ${plan.id}`, wait }, principal, run);
+    return { plan: await this.status(plan.id, principal), taskId: task.id, task };
+  }
+
+  /**
+   * Answers the waiting request with a message on its task, so that every answer — from a method
+   * or sent by a client — takes the same way in (onInput) and is kept in the task's history.
+   */
+  private async answer(plan: Plan, answer: ApprovalAnswer, principal: Principal, wait: boolean): Promise<RunResult> {
+    const taskId = plan.waiting?.taskId ?? '';
+    const text = answer.decision === 'approve' ? 'approve' : answer.guidance ? `reject: ${answer.guidance}` : 'reject';
+    const message: Message = { messageId: newId(), role: 'ROLE_USER', taskId, parts: [{ text }, { data: { approval: answer }, mediaType: 'application/json' }] };
+    const r = await this.deps.tasks.send({ message, configuration: { returnImmediately: !wait, historyLength: 0 } }, principal);
+    return { plan: await this.status(plan.id, principal), taskId, task: 'task' in r ? r.task : undefined };
   }
 
   private async get(planId: string, principal: Principal): Promise<Plan> {
@@ -349,6 +396,13 @@ export class PlanService {
   }
 }
 
+/** The parts of a message an answer is read from: its text, and an `approval` data object. */
+function answerParts(m: Message): { text: string; approval?: unknown } {
+  const approval = m.parts.map((p) => (p.data && typeof p.data === 'object' && !Array.isArray(p.data) ? (p.data as Record<string, unknown>)['approval'] : undefined)).find((v) => v !== undefined);
+  const text = m.parts.map((p) => p.text ?? '').join(' ');
+  return approval === undefined ? { text } : { text, approval };
+}
+
 function stepOfParent(all: Decision[], d: Decision): number {
   const parent = all.find((p) => p.id === d.parentId);
   return parent?.stepIndex ?? -1;
@@ -356,7 +410,7 @@ function stepOfParent(all: Decision[], d: Decision): number {
 
 function waitingError(plan: Plan): AppError {
   return new AppError('INVALID_STATE', `Plan ${plan.id} waits for your answer on task ${plan.waiting?.taskId}`, {
-    details: { planId: plan.id, phase: plan.phase, state: plan.state, waiting: plan.waiting?.kind, allowed: ['prompt', 'cancel', 'status'] },
-    hint: `answer it (agents plan prompt ${plan.id} "…", or message/send on the task), or cancel the plan`,
+    details: { planId: plan.id, phase: plan.phase, state: plan.state, waiting: plan.waiting?.kind, allowed: ['approve', 'reject', 'prompt', 'cancel', 'status'] },
+    hint: `answer it (agents plan approve ${plan.id}, agents plan reject ${plan.id} --guidance "…", or message/send on the task), or cancel the plan`,
   });
 }

@@ -59,6 +59,20 @@ export interface ListResult {
   totalSize: number;
 }
 
+/** Work a service runs itself as a turn of a task it owns (a plan phase); reports like an actor turn. */
+export type OwnedRun = (turn: ActorTurn) => Promise<void>;
+
+/**
+ * A service that owns some contexts (plans): nothing sent there reaches an actor. A message without
+ * taskId is refused; a message on one of its tasks goes to `onInput`, which checks it (owner, state)
+ * and returns the run that continues the task — or throws, and nothing is stored.
+ */
+export interface ContextOwner {
+  /** What owns the context, in words for messages (e.g. "plan 01H…"), or undefined. */
+  ownerOf(contextId: string): Promise<string | undefined>;
+  onInput(task: Readonly<Task>, message: Message, principal: Principal): Promise<OwnedRun>;
+}
+
 /** Observes every event of every task after it is stored (push notifications use this). */
 export type TaskEventTap = (task: Task, owner: string, item: StreamItem) => void;
 
@@ -101,6 +115,7 @@ export class TaskService {
   private readonly live = new Map<string, LiveTask>();
   private readonly loading = new Map<string, Promise<LiveTask>>();
   private readonly taps: TaskEventTap[] = [];
+  private readonly owners: ContextOwner[] = [];
   /** Reads the log for tasks another process may be running (see follow()). */
   private readonly follower: TaskLogFollower;
   private readonly now: () => Date;
@@ -247,6 +262,64 @@ export class TaskService {
     return this.deps.tasks.deleteByContext(contextId);
   }
 
+  // ---- tasks a service runs itself (plans) ----------------------------------------------------
+
+  /** Lets a service own contexts: see ContextOwner. */
+  addContextOwner(owner: ContextOwner): void {
+    this.owners.push(owner);
+  }
+
+  /**
+   * Starts a task in a context the caller's service owns and runs `run` as its turn, with the same
+   * event recording, ordering and containment as an actor turn; no session, no actor. Returns the
+   * task once stored (with `wait`, once it is settled: terminal, interrupted or the turn ended).
+   */
+  async startOwnedTask(input: { contextId: string; text: string; wait: boolean }, principal: Principal, run: OwnedRun): Promise<Task> {
+    const taskId = newId();
+    const message: Message = { messageId: newId(), role: 'ROLE_USER', contextId: input.contextId, taskId, parts: [{ text: input.text }] };
+    const task: Task = { id: taskId, contextId: input.contextId, status: { state: 'TASK_STATE_SUBMITTED', timestamp: this.now().toISOString() }, history: [message] };
+    const created = this.deps.tasks.create(task, principal.id);
+    const live = this.register(task, principal.id, 0);
+    live.chain = created;
+    created.catch(() => {
+      live.abort.abort();
+      if (this.live.get(task.id) === live) this.live.delete(task.id);
+    });
+    const settled = this.waitSettled(live);
+    this.startTurn(live, ownedActor(run), message, false);
+    await created;
+    if (input.wait) await settled;
+    const view = viewTask(live.task, { historyLength: 0 });
+    this.maybeRelease(live);
+    return view;
+  }
+
+  /** A follow-up on a task of an owned context: the owner's run, or undefined for a chat task. */
+  private async ownedInput(live: LiveTask, message: Message, principal: Principal): Promise<Actor | undefined> {
+    try {
+      for (const owner of this.owners) {
+        if (await owner.ownerOf(live.task.contextId)) return ownedActor(await owner.onInput(live.task, message, principal));
+      }
+      return undefined;
+    } catch (err) {
+      this.maybeRelease(live);
+      throw err;
+    }
+  }
+
+  private async refuseOwnedContext(contextId: string | undefined): Promise<void> {
+    if (!contextId) return;
+    for (const owner of this.owners) {
+      const what = await owner.ownerOf(contextId);
+      if (what) {
+        throw new AppError('UNSUPPORTED_OPERATION', `Context ${contextId} belongs to ${what} and takes no chat messages`, {
+          details: { contextId },
+          hint: 'answer a waiting request with message/send on its task (taskId), or use the agents plan commands',
+        });
+      }
+    }
+  }
+
   // ---- internals ---------------------------------------------------------------------------
 
   private async accept(
@@ -275,8 +348,7 @@ export class TaskService {
           hint: 'send a new message without taskId to start a new task in the same context',
         });
       }
-      const session = await this.deps.sessions.find(task.contextId);
-      const actor = await this.actorFor(session?.actor);
+      const actor = (await this.ownedInput(live, incoming, principal)) ?? (await this.actorFor((await this.deps.sessions.find(task.contextId))?.actor));
       const message: Message = { ...incoming, taskId: task.id, contextId: task.contextId };
       (task.history ??= []).push(message);
       const seq = live.seq;
@@ -285,6 +357,7 @@ export class TaskService {
       return { live, actor, message, isFollowUp: true };
     }
 
+    await this.refuseOwnedContext(incoming.contextId);
     const { session, stored: sessionStored } = await this.deps.sessions.resolveForMessage(incoming.contextId, principal);
     const actor = await this.actorFor(session.actor);
     const message: Message = { ...incoming, contextId: session.id };
@@ -553,6 +626,11 @@ export class TaskService {
     // Another principal's task is indistinguishable from a missing one.
     if (owner !== principal.id) throw taskNotFound(id);
   }
+}
+
+/** A service's run in the shape of an actor, so that it runs as a turn like any other. */
+function ownedActor(run: OwnedRun): Actor {
+  return { name: 'plan runner', description: 'a turn run by the service that owns the task', handle: run };
 }
 
 function toItem(ev: TaskEvent): StreamItem {

@@ -118,8 +118,6 @@ export const BUILTIN_ACTIONS: readonly ActionDefinition[] = [
     },
     descriptionTemplate: 'Replace /{{pattern}}/ with "{{replacement}}" in {{glob}}',
     definitionOfDone: 'No match of /{{pattern}}/ remains in {{glob}}',
-    strategyActor: 'builtin/planner',
-    executionActor: 'builtin/planner',
     steps: [{ id: 'replace', description: 'replace across the matched files', tool: 'builtin/replace-in-files', args: { pattern: '{{pattern}}', replacement: '{{replacement}}', include: ['{{glob}}'], flags: '{{flags}}' } }],
   },
   {
@@ -130,8 +128,6 @@ export const BUILTIN_ACTIONS: readonly ActionDefinition[] = [
     },
     descriptionTemplate: 'Run `{{command}}` in the sandbox',
     definitionOfDone: '`{{command}}` exits 0 and its changes are ready to review',
-    strategyActor: 'builtin/planner',
-    executionActor: 'builtin/planner',
     steps: [{ id: 'run', description: 'run the command', tool: 'builtin/run-command', args: { command: '{{command}}' } }],
   },
 ];
@@ -144,5 +140,4 @@ export const BUILTIN_ACTOR_DEFINITIONS: readonly ActorDefinition[] = [
     provider: 'builtin',
     model: 'conformance',
   },
-  { name: 'builtin/planner', description: 'Runs plans: strategize, execute and apply; answers approval requests on their tasks.', provider: 'builtin', model: 'planner' },
 ];
