@@ -1,3 +1,4 @@
+import type { Role } from '../../domain/permissions.js';
 import type { Reference, RegistryEntity, RegistryKind } from '../../domain/registry/entities.js';
 
 export interface RegistryListQuery {
@@ -28,7 +29,7 @@ export interface RegistryRepository {
   countByNamespace(namespace: string): Promise<Partial<Record<RegistryKind, number>>>;
 }
 
-export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+export type { Role } from '../../domain/permissions.js';
 
 export interface NamespaceRecord {
   name: string;

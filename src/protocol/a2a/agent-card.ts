@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { Principal } from '../../application/index.js';
+import { namespacesOf, type Principal } from '../../application/index.js';
 import type { MethodDef } from './method.js';
 import { buildOpenRpc } from './openrpc.js';
 import { EXTENSION_URI, EXTENSION_VERSION, type ProtocolVersion } from './versions.js';
@@ -108,7 +108,7 @@ export class AgentCardProvider {
       ...base,
       capabilities: {
         ...caps,
-        extensions: [{ ...ext, params: { ...(ext['params'] as Card), principal: principal.id, namespaces: [...principal.namespaces], methodSchemas: this.extendedSchemas } }],
+        extensions: [{ ...ext, params: { ...(ext['params'] as Card), principal: principal.id, namespaces: namespacesOf(principal), methodSchemas: this.extendedSchemas } }],
       },
     };
     return version === '0.3' ? { ...card, ...this.v03Fields() } : card;

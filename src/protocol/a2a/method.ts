@@ -2,8 +2,10 @@ import type { z } from 'zod';
 import type { Principal, ServiceFacade, StreamItem } from '../../application/index.js';
 import type { ProtocolVersion } from './versions.js';
 
-/** What a method needs the caller to be allowed to do. */
-export type Permission = 'task:read' | 'task:write' | 'session:read' | 'session:write' | 'system:read' | 'card:read' | 'registry:read' | 'registry:write' | 'plan:read' | 'plan:write';
+import type { Permission } from '../../domain/permissions.js';
+
+/** What a method needs the caller to be allowed to do (the role table is in domain/permissions). */
+export type { Permission };
 
 /** What methods may ask of the Agent Card (kept narrow so the card can list methods without a cycle). */
 export interface CardSource {

@@ -2,11 +2,12 @@ import type { z } from 'zod';
 import type { Logger, Principal, ServiceFacade } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
-import type { CallContext, MethodDef, Permission } from '../a2a/method.js';
+import type { CallContext, MethodDef } from '../a2a/method.js';
 import type { MethodLookup } from '../a2a/method-table.js';
 import type { ProtocolVersion } from '../a2a/versions.js';
 import { checkEnvelope, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, methodNotFound, newCorrelationId, RpcError, toErrorObject, validationError, type ErrorSurface } from '../jsonrpc/errors.js';
+import { authorize } from './authorize.js';
 
 export interface RequestMeta {
   /** Already authenticated by the transport. */
@@ -69,9 +70,7 @@ export class Dispatcher {
           other ? `${request.method} is an A2A ${version === '1.0' ? '0.3' : '1.0'} name; send A2A-Version: ${version === '1.0' ? '0.3' : '1.0'} or use ${other.name}` : undefined,
         );
       }
-      if (!allowed(meta.principal, method.permission)) {
-        throw new AppError('FORBIDDEN', `You may not call ${request.method}`, { details: { permission: method.permission } });
-      }
+      authorize(meta.principal, method, request.params);
       const codec = version === '0.3' && method.surface === 'a2a' ? method.v03 : undefined;
       const params = this.parseParams(method, codec, request.params);
       const ctx: CallContext = {
@@ -154,11 +153,6 @@ export class Dispatcher {
     if (err instanceof RpcError) return;
     this.opts.logger.error({ err, correlationId }, 'request failed');
   }
-}
-
-/** Every principal of this release may do everything in its own namespaces; roles come with multi-user auth. */
-function allowed(principal: Principal, _permission: Permission): boolean {
-  return principal.namespaces.length > 0;
 }
 
 const DONE: IteratorResult<StreamEvent> = { done: true, value: undefined };
