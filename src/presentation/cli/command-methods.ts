@@ -45,7 +45,7 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   'task list': names(listTasks),
   'task cancel': names(cancelTask),
   'task watch': names(subscribeToTask, getTask),
-  ...Object.fromEntries(['use', 'execute', 'apply', 'prompt', 'cancel', 'status', 'tree', 'explain', 'correct', 'diff', 'artifacts', 'rollback', 'list'].map((v) => [`plan ${v}`, [plan(v)]])),
+  ...Object.fromEntries(['use', 'execute', 'apply', 'prompt', 'approve', 'reject', 'cancel', 'status', 'tree', 'explain', 'correct', 'diff', 'artifacts', 'rollback', 'list'].map((v) => [`plan ${v}`, [plan(v)]])),
   ...registryCommands,
   'resource type list': names(resourceTypeList),
   'resource type show': names(resourceTypeShow),

@@ -30,6 +30,8 @@ export {
   planDiff,
   planArtifacts,
   planPrompt,
+  planApprove,
+  planReject,
   planRollback,
   planList,
   PLAN_METHODS,

@@ -242,10 +242,10 @@ function renderRequest(r: ApprovalRequest, ui: Ui): string {
 /** How to go on when the run waits for an approval this process could not give. */
 export function approvalError(planId: string, taskId: string, r: ApprovalRequest): CliError {
   return new CliError(
-    `plan ${planId} needs approval for ${approvalWhat(r)}; run again with --yes, use --automation-profile auto, or answer with agents plan prompt ${planId} "…"`,
+    `plan ${planId} needs approval for ${approvalWhat(r)}; run again with --yes, use --automation-profile auto, or answer with agents plan approve ${planId} or agents plan reject ${planId}`,
     'INVALID_STATE',
     'ApprovalRequired',
-    `approve: agents plan prompt ${planId} "go ahead" · reject: agents send --task ${taskId} no · see it: agents plan status ${planId}`,
+    `approve: agents plan approve ${planId} · reject: agents plan reject ${planId} --guidance "…" (or agents send --task ${taskId} no) · see it: agents plan status ${planId}`,
     { planId, taskId, approvalRequest: r, state: 'input-required' },
   );
 }

@@ -6,7 +6,7 @@ import type { Ui } from '../render/ui.js';
 import type { Outcome, RunContext } from '../runner.js';
 import { followPlanTask, runError, type FollowResult } from './plan-follow.js';
 
-/** What the run methods (use, execute, apply, prompt) return. */
+/** What the run methods (use, execute, apply, prompt, approve, reject) return. */
 export interface RunStart {
   plan: PlanStatus;
   taskId: string;
@@ -28,7 +28,7 @@ export async function waitingRun(ctx: RunContext, client: A2AClient, planId: str
 /** The command that makes sense next, from what the plan allows. */
 export function nextCommands(s: PlanStatus): string[] {
   const id = s.planId;
-  if (s['waiting']) return [`agents plan prompt ${id} "…"`, `agents plan status ${id}`];
+  if (s['waiting']) return [`agents plan approve ${id}`, `agents plan reject ${id} --guidance "…"`, `agents plan status ${id}`];
   if (s.state === 'applied') return [`agents plan status ${id}`, `agents plan tree ${id}`];
   const out: string[] = [];
   if (s.phase === 'execute' && s.state === 'complete') out.push(`agents plan diff ${id}`, `agents plan apply ${id}`);

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import {
   planApply,
+  planApprove,
   planArtifacts,
   planCancel,
   planCorrect,
@@ -9,6 +10,7 @@ import {
   planExplain,
   planList,
   planPrompt,
+  planReject,
   planRollback,
   planStatus,
   planTree,
@@ -104,8 +106,38 @@ export function registerPlan(program: Command, runner: Runner): void {
     );
 
   plan
+    .command('approve')
+    .description('Approve what the plan waits for (a tool call, or the apply), and follow it on')
+    .argument('<id>', 'the plan id')
+    .option('--yes', 'approve whatever else the run asks')
+    .action((id: string, opts: { yes?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'plan approve', async (ctx) => {
+        const client = await ctx.client();
+        const run = await runPhase(ctx, client, () => client.call(planApprove, { planId: id, wait: false }, { signal: ctx.signal }), { yes: opts.yes === true });
+        ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
+        return runOutcome(run);
+      }),
+    );
+
+  plan
+    .command('reject')
+    .description('Reject what the plan waits for: a rejected tool call is skipped, a rejected apply leaves the plan ready to apply')
+    .argument('<id>', 'the plan id')
+    .option('--guidance <text>', 'what to do instead (kept with the decision)')
+    .option('--yes', 'approve whatever else the run asks')
+    .action((id: string, opts: { guidance?: string; yes?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'plan reject', async (ctx) => {
+        const client = await ctx.client();
+        const params = { planId: id, wait: false, ...(opts.guidance?.trim() ? { guidance: opts.guidance } : {}) };
+        const run = await runPhase(ctx, client, () => client.call(planReject, params, { signal: ctx.signal }), { yes: opts.yes === true });
+        ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
+        return runOutcome(run);
+      }),
+    );
+
+  plan
     .command('prompt')
-    .description('Give guidance to a plan that errored or waits for your answer (approves it), and follow it on')
+    .description('Give guidance to a plan that errored, and follow it on; on a waiting approval a clear yes approves, any other text rejects with it as guidance')
     .argument('<id>', 'the plan id')
     .argument('<guidance...>', 'what to tell it')
     .option('--yes', 'approve whatever else the run asks')

@@ -143,11 +143,31 @@ export const planArtifacts = defineMethod({
 export const planPrompt = defineMethod({
   name: '_cleveragents/plan/prompt',
   surface: 'extension',
-  summary: 'Give guidance to a plan that errored or waits for input, and resume it.',
+  summary: 'Give guidance to a plan that errored, and resume it; on a waiting approval, a clear yes approves and any other text rejects with that guidance.',
   permission: 'plan:write',
   params: z.object({ planId: PlanId, guidance: z.string().min(1, 'is required').max(10_000) }).strict(),
   result: RunResult,
   call: (f, p, ctx) => f.plans.prompt(p.planId, p.guidance, ctx.principal),
+});
+
+export const planApprove = defineMethod({
+  name: '_cleveragents/plan/approve',
+  surface: 'extension',
+  summary: 'Approve what the plan waits for (a tool call, or the apply) and continue its run on the same task.',
+  permission: 'plan:write',
+  params: z.object({ planId: PlanId, wait: z.boolean().optional() }).strict(),
+  result: RunResult,
+  call: (f, p, ctx) => f.plans.approve(p.planId, p, ctx.principal),
+});
+
+export const planReject = defineMethod({
+  name: '_cleveragents/plan/reject',
+  surface: 'extension',
+  summary: 'Reject what the plan waits for, optionally with guidance (what to do instead); a rejected write does not happen.',
+  permission: 'plan:write',
+  params: z.object({ planId: PlanId, guidance: z.string().trim().min(1, 'must not be empty').max(10_000).optional(), wait: z.boolean().optional() }).strict(),
+  result: RunResult,
+  call: (f, p, ctx) => f.plans.reject(p.planId, p, ctx.principal),
 });
 
 export const planRollback = defineMethod({
@@ -180,4 +200,4 @@ export const planList = defineMethod({
   call: (f, p, ctx) => f.plans.list(p, ctx.principal),
 });
 
-export const PLAN_METHODS = [planUse, planExecute, planApply, planCancel, planStatus, planTree, planExplain, planCorrect, planDiff, planArtifacts, planPrompt, planRollback, planList] as const;
+export const PLAN_METHODS = [planUse, planExecute, planApply, planCancel, planStatus, planTree, planExplain, planCorrect, planDiff, planArtifacts, planPrompt, planApprove, planReject, planRollback, planList] as const;
