@@ -11,6 +11,7 @@ import {
   actionRegistry,
   getTask,
   planApply,
+  planApprove,
   planArtifacts,
   planCancel,
   planCorrect,
@@ -19,6 +20,7 @@ import {
   planExplain,
   planList,
   planPrompt,
+  planReject,
   planRollback,
   planStatus,
   planTree,
@@ -26,6 +28,7 @@ import {
   projectRegistry,
   resourceRegistry,
   sendMessage,
+  sessionCreate,
 } from '../../src/protocol/client/index.js';
 import { rpcError } from './a2a.suite.js';
 import { makeRepo } from './registry.suite.js';
@@ -183,15 +186,100 @@ export function planSuite(ctx: SuiteContext): void {
     assert.equal(r2.task.status.state, 'TASK_STATE_COMPLETED');
     const arts = await client.call(planArtifacts, { planId: id });
     assert.deepEqual(arts.files.map((f) => f['path']), ['greeting.txt'], 'the rejected write did not happen');
-    // apply approval through prompt (approve with guidance)
+    // Guidance on the waiting apply never approves it: "go ahead" is not a clear yes.
     const ap = await client.call(planApply, { planId: id });
     assert.equal(ap.task?.status.state, 'TASK_STATE_INPUT_REQUIRED');
     const prompted = await client.call(planPrompt, { planId: id, guidance: 'go ahead' });
-    assert.equal(prompted.task?.status.state, 'TASK_STATE_COMPLETED');
+    assert.equal(prompted.task?.status.state, 'TASK_STATE_CANCELED', 'guidance rejects the apply');
+    const declined = await client.call(planStatus, { planId: id });
+    assert.equal(`${declined.phase}/${declined.state}`, 'execute/complete');
+    assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello world\n', 'nothing was applied');
+    // agents plan approve: the one way to say yes by method
+    const ap2 = await client.call(planApply, { planId: id });
+    assert.equal(ap2.task?.status.state, 'TASK_STATE_INPUT_REQUIRED');
+    const approved = await client.call(planApprove, { planId: id });
+    assert.equal(approved.taskId, ap2.taskId, 'the answer continues the waiting task');
+    assert.equal(approved.task?.status.state, 'TASK_STATE_COMPLETED');
     assert.equal((await client.call(planStatus, { planId: id })).state, 'applied');
     git(repo, 'reset', '-q', '--hard', 'HEAD~1');
-    const applyTask = await client.call(getTask, { id: ap.taskId });
+    const applyTask = await client.call(getTask, { id: ap2.taskId });
     assert.equal(applyTask.status.state, 'TASK_STATE_COMPLETED');
+  });
+
+  it('approve, reject (with guidance) and prompt "no" answer a waiting approval; invalid answers change nothing', async () => {
+    const id = (await use('Hal', { automationProfile: 'manual' })).plan.planId;
+    await rpcError(client.call(planApprove, { planId: id }), -32004, 'BusinessRuleViolation');
+    const ex = await client.call(planExecute, { planId: id, wait: true });
+    assert.equal(ex.task?.status.state, 'TASK_STATE_INPUT_REQUIRED');
+    const historyBefore = (await client.call(getTask, { id: ex.taskId })).history?.length;
+    // An answer that is none says which answers are valid, and is not stored.
+    const bad = await rpcError(
+      client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: ex.taskId, parts: [{ data: { approval: { decision: 'maybe' } } }] } }),
+      -32602,
+      'ValidationError',
+    );
+    assert.match(bad.message, /Valid answers: approve \(yes/);
+    const approveWithGuidance = await rpcError(
+      client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: ex.taskId, parts: [{ data: { approval: { decision: 'approve', guidance: 'but do it differently' } } }] } }),
+      -32602,
+      'ValidationError',
+    );
+    assert.match(approveWithGuidance.message, /guidance comes with a rejection/);
+    const unchanged = await client.call(getTask, { id: ex.taskId });
+    assert.equal(unchanged.status.state, 'TASK_STATE_INPUT_REQUIRED');
+    assert.equal(unchanged.history?.length, historyBefore, 'refused answers are not stored');
+    // "no" through prompt rejects (it used to approve).
+    const no = await client.call(planPrompt, { planId: id, guidance: 'no' });
+    assert.equal(no.taskId, ex.taskId);
+    assert.equal(no.task?.status.state, 'TASK_STATE_INPUT_REQUIRED', 'step 1 skipped, step 2 asks');
+    const step2 = await client.call(planApprove, { planId: id });
+    assert.equal(step2.task?.status.state, 'TASK_STATE_COMPLETED');
+    const arts = await client.call(planArtifacts, { planId: id });
+    assert.deepEqual(arts.files.map((f) => f['path']), ['notes/Hal.txt'], 'the rejected edit did not happen, the approved write did');
+    // Reject the apply with guidance: the plan stays ready to apply, the project untouched.
+    const ap = await client.call(planApply, { planId: id });
+    const rejected = await client.call(planReject, { planId: id, guidance: 'not before the release' });
+    assert.equal(rejected.taskId, ap.taskId);
+    assert.equal(rejected.task?.status.state, 'TASK_STATE_CANCELED');
+    const st = await client.call(planStatus, { planId: id });
+    assert.equal(`${st.phase}/${st.state}`, 'execute/complete');
+    assert.equal(st['waiting'], undefined);
+    await rpcError(client.call(planReject, { planId: id }), -32004, 'BusinessRuleViolation');
+    type Node = { type: string; question: string; chosen: unknown; rationale: string; children: Node[] };
+    const flat = (nodes: Node[]): Node[] => nodes.flatMap((n) => [n, ...flat(n.children)]);
+    const approvals = flat((await client.call(planTree, { planId: id })).decisions as unknown as Node[])
+      .filter((d) => d.type === 'approval')
+      .map((d) => [d.question, d.chosen, d.rationale]);
+    assert.deepEqual(approvals, [
+      ['Run this tool call?', 'reject', 'rejected by the user'],
+      ['Run this tool call?', 'approve', 'approved by the user'],
+      ['Apply the changes to the project?', 'reject', 'not before the release'],
+    ]);
+    await client.call(planCancel, { planId: id });
+    ctx.record('plan-answers', { no: no.task?.status.state, approved: step2.task?.status.state, rejected: rejected.task?.status.state, files: arts.files.length });
+  });
+
+  it('no message runs a plan: builtin/planner is no actor, and a plan\'s context takes no chat', async () => {
+    const used = await use('Ivy');
+    const id = used.plan.planId;
+    const contextId = used.task?.contextId ?? '';
+    assert.ok(contextId);
+    const head = git(repo, 'rev-parse', 'HEAD');
+    await rpcError(client.call(sessionCreate, { actor: 'builtin/planner' }), -32001, 'ResourceNotFoundError');
+    const command = { data: { planCommand: { op: 'apply', planId: id, yes: true } } };
+    const refused = await rpcError(client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', contextId, parts: [command] } }), -32004, 'UnsupportedOperationError');
+    assert.match(refused.message, /belongs to a plan and takes no chat messages/);
+    // Elsewhere the command is just data for the chat actor.
+    const chat = await client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [command] } });
+    assert.notEqual('task' in chat ? chat.task.contextId : chat.message.contextId, contextId);
+    // An answer on a plan task that waits for none is refused too (its strategize task is done).
+    await rpcError(client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: used.taskId, parts: [{ text: 'yes' }] } }), -32004, 'UnsupportedOperationError');
+    const st = await client.call(planStatus, { planId: id });
+    assert.equal(`${st.phase}/${st.state}`, 'strategize/complete', 'the plan never moved');
+    assert.equal(git(repo, 'rev-parse', 'HEAD'), head);
+    assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello world\n');
+    await client.call(planCancel, { planId: id });
+    ctx.record('plan-no-bypass', { state: `${st.phase}/${st.state}` });
   });
 
   it('stops with a plan error listing the files on a conflict at apply, changing nothing', async () => {

@@ -59,7 +59,7 @@ export function registrySuite(ctx: SuiteContext): void {
     assert.equal(read.derived['readOnly'], true);
     assert.equal((read.definition['inputSchema'] as { type: string }).type, 'object');
     const actors = await client.call(actorRegistry.list, { namespace: 'builtin' });
-    assert.deepEqual(actors.items.map((a) => a.name), ['builtin/conformance', 'builtin/echo', 'builtin/planner']);
+    assert.deepEqual(actors.items.map((a) => a.name), ['builtin/conformance', 'builtin/echo']);
     const actions = await client.call(actionRegistry.list, { namespace: 'builtin' });
     assert.deepEqual(actions.items.map((a) => a.name), ['builtin/replace', 'builtin/run-command']);
     await rpcError(client.call(toolRegistry.remove, { name: 'builtin/read-file' }), -32003, 'AuthorizationError');
