@@ -330,11 +330,34 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.equal((await status(local, id)).attempt, 3);
   });
 
-  it('approvals (manual profile, no terminal): exit 5 leaves the plan waiting; prompt approves, send --task no rejects, --yes approves', async () => {
+  it('no chat path into a plan: builtin/planner is no actor, a plan context takes no messages', async () => {
+    const repo = makeRepo('no-bypass');
+    await register(local, 'no-bypass', repo);
+    const id = await use(local, 'builtin/replace', 'no-bypass', REPLACE);
+    const before = snapshot(repo);
+    const planner = await run(local, ['session', 'create', '--actor', 'builtin/planner']);
+    expectCode(planner, 3, 'session create --actor builtin/planner');
+    assert.match(planner.stderr, /No actor named builtin\/planner/);
+    const s = await status(local, id);
+    // A plan's context is no chat session (the raw SendMessage there is refused: see the contract suite).
+    const chat = await run(local, ['send', '--session', s.contextId, 'apply it']);
+    expectCode(chat, 3, "send into the plan's context");
+    assert.match(chat.stderr, /Session plan-\S+ was not found/);
+    const after = await status(local, id);
+    assert.equal(`${after.phase}/${after.state}`, 'strategize/complete');
+    assert.deepEqual(snapshot(repo), before);
+  });
+
+  it('approvals (manual profile, no terminal): exit 5 leaves the plan waiting; approve approves; prompt no, send --task no and reject reject; --yes approves', async () => {
     const repo = makeRepo('approvals');
     await register(local, 'approvals', repo);
     const manual = [...REPLACE, '--automation-profile', 'manual'];
-    const [yes, no, auto] = await Promise.all([use(local, 'builtin/replace', 'approvals', manual), use(local, 'builtin/replace', 'approvals', manual), use(local, 'builtin/replace', 'approvals', manual)]);
+    const [yes, no, auto, promptNo] = await Promise.all([
+      use(local, 'builtin/replace', 'approvals', manual),
+      use(local, 'builtin/replace', 'approvals', manual),
+      use(local, 'builtin/replace', 'approvals', manual),
+      use(local, 'builtin/replace', 'approvals', manual),
+    ]);
 
     // Illegal: apply before execute names the phase and state.
     const early = await run(local, ['plan', 'apply', no, '--yes']);
@@ -343,34 +366,47 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.match(early.stderr, /^state: complete$/m);
     assert.match(early.stderr, /^allowed: execute, /m);
 
-    const [waitYes, waitNo] = await Promise.all([run(local, ['plan', 'execute', yes]), run(local, ['plan', 'execute', no])]);
-    for (const w of [waitYes, waitNo]) {
+    const [waitYes, waitNo, waitPromptNo] = await Promise.all([run(local, ['plan', 'execute', yes]), run(local, ['plan', 'execute', no]), run(local, ['plan', 'execute', promptNo])]);
+    for (const w of [waitYes, waitNo, waitPromptNo]) {
       expectCode(w, 5, 'execute that needs an approval');
       assert.match(w.stdout, /^Approve step 1\/1: builtin\/replace-in-files /m);
-      assert.match(w.stderr, /needs approval for step 1\/1: builtin\/replace-in-files; run again with --yes, use --automation-profile auto, or answer with agents plan prompt/);
+      assert.match(w.stderr, /needs approval for step 1\/1: builtin\/replace-in-files; run again with --yes, use --automation-profile auto, or answer with agents plan approve \S+ or agents plan reject /);
     }
     const [sYes, sNo] = await Promise.all([status(local, yes), status(local, no)]);
     assert.equal(sYes.waiting.kind, 'tool-approval');
     assert.equal(sNo.waiting.kind, 'tool-approval');
 
-    const [prompted, rejected, auto1] = await Promise.all([
-      run(local, ['plan', 'prompt', yes, 'go', 'ahead']),
+    const [approved, rejected, auto1, saidNo] = await Promise.all([
+      run(local, ['plan', 'approve', yes]),
       run(local, ['send', '--task', sNo.waiting.taskId, 'no']),
       run(local, ['plan', 'execute', auto, '--yes']),
+      run(local, ['plan', 'prompt', promptNo, 'no']),
     ]);
-    expectCode(prompted, 0, 'prompt');
-    assert.match(prompted.stdout, /^ {2}✓ /m);
-    assert.match(prompted.stdout, /^state: complete$/m);
+    expectCode(approved, 0, 'approve');
+    assert.match(approved.stdout, /^ {2}✓ /m);
+    assert.match(approved.stdout, /^state: complete$/m);
     expectCode(rejected, 0, 'send --task … no');
     expectCode(auto1, 0, 'execute --yes');
     assert.doesNotMatch(auto1.stdout, /Approve step/);
-    const [dYes, dNo, dAuto, tNo] = await Promise.all([json(local, ['plan', 'diff', yes]), json(local, ['plan', 'diff', no]), json(local, ['plan', 'diff', auto]), json(local, ['plan', 'tree', no])]);
+    expectCode(saidNo, 0, 'prompt … no');
+    assert.doesNotMatch(saidNo.stdout, /^ {2}✓ /m, '"no" ran nothing');
+    const [dYes, dNo, dAuto, dPromptNo, tNo, tPromptNo] = await Promise.all([
+      json(local, ['plan', 'diff', yes]),
+      json(local, ['plan', 'diff', no]),
+      json(local, ['plan', 'diff', auto]),
+      json(local, ['plan', 'diff', promptNo]),
+      json(local, ['plan', 'tree', no]),
+      json(local, ['plan', 'tree', promptNo]),
+    ]);
     assert.equal(dYes.stats.files, 2, 'approved: the step ran');
     assert.equal(dNo.stats.files, 0, 'rejected: the step was skipped');
     assert.equal(dAuto.stats.files, 2);
-    const approval = tNo.decisions[0].children[0].children[0];
-    assert.equal(approval.type, 'approval');
-    assert.equal(approval.chosen, 'reject');
+    assert.equal(dPromptNo.stats.files, 0, 'plan prompt … no rejects, as the same text on the task does');
+    for (const t of [tNo, tPromptNo]) {
+      const approval = t.decisions[0].children[0].children[0];
+      assert.equal(approval.type, 'approval');
+      assert.equal(approval.chosen, 'reject');
+    }
 
     // The apply needs approval too: without --yes it waits; apply --yes answers the waiting request.
     const before = snapshot(repo);
@@ -379,6 +415,21 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.match(waitApply.stderr, /needs approval for apply \(2 files\)/);
     assert.deepEqual(snapshot(repo), before);
     assert.equal((await status(local, yes)).waiting.kind, 'apply-approval');
+    // Guidance never approves: prompt with words rejects; reject --guidance too. Nothing lands.
+    const guided = await run(local, ['plan', 'prompt', yes, 'go', 'ahead']);
+    expectCode(guided, 9, 'guidance on the waiting apply declines it');
+    assert.deepEqual(snapshot(repo), before);
+    const sGuided = await status(local, yes);
+    assert.equal(`${sGuided.phase}/${sGuided.state}`, 'execute/complete');
+    assert.equal(sGuided.waiting, undefined);
+    expectCode(await run(local, ['plan', 'apply', yes]), 5, 'apply waits again');
+    const declined = await run(local, ['plan', 'reject', yes, '--guidance', 'after the release']);
+    expectCode(declined, 9, 'reject the apply');
+    assert.deepEqual(snapshot(repo), before);
+    const notWaiting = await run(local, ['plan', 'approve', yes]);
+    expectCode(notWaiting, 5, 'approve with nothing waiting');
+    assert.match(notWaiting.stderr, /approve needs a plan that waits for an approval/);
+    expectCode(await run(local, ['plan', 'apply', yes]), 5, 'apply waits again');
     const applied = await run(local, ['plan', 'apply', yes, '--yes']);
     expectCode(applied, 0, 'apply --yes on the waiting plan');
     assert.match(applied.stdout, /^state: applied$/m);
@@ -420,7 +471,7 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
     assert.ok(existsSync(s.sandboxes[0].root), 'the sandbox stays for inspection');
   });
 
-  it('approvals over HTTP: exit 5 leaves the plan waiting; prompt approves, send --task no rejects, --yes approves', async () => {
+  it('approvals over HTTP: exit 5 leaves the plan waiting; approve approves, send --task no rejects, --yes approves', async () => {
     const repo = makeRepo('http-approvals');
     await register(remote, 'http-approvals', repo);
     const manual = [...REPLACE, '--automation-profile', 'manual'];
@@ -432,9 +483,9 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
     expectCode(auto1, 0, 'execute --yes');
     const sNo = await status(remote, no);
     assert.equal(sNo.waiting.kind, 'tool-approval');
-    const [prompted, rejected] = await Promise.all([run(remote, ['plan', 'prompt', yes, 'go ahead']), run(remote, ['send', '--task', sNo.waiting.taskId, 'no'])]);
-    expectCode(prompted, 0, 'prompt');
-    assert.match(prompted.stdout, /^state: complete$/m);
+    const [approved, rejected] = await Promise.all([run(remote, ['plan', 'approve', yes]), run(remote, ['send', '--task', sNo.waiting.taskId, 'no'])]);
+    expectCode(approved, 0, 'approve');
+    assert.match(approved.stdout, /^state: complete$/m);
     expectCode(rejected, 0, 'send --task no');
     const [dYes, dNo, dAuto] = await Promise.all([json(remote, ['plan', 'diff', yes]), json(remote, ['plan', 'diff', no]), json(remote, ['plan', 'diff', auto])]);
     assert.equal(dYes.stats.files, 2);
