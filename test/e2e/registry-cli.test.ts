@@ -185,7 +185,7 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
     assert.equal(plain.code, 0, plain.stderr);
     assert.ok(plain.stdout.split('\n').includes('local/reviewer\t1\topenai-compatible\tqwen2.5-coder:14b\tReviews a change for correctness and style'), plain.stdout);
     assert.ok(plain.stdout.split('\n').some((l) => l.startsWith('builtin/echo\t1\tbuiltin\techo\t')));
-    assert.match(plain.stderr, /^summary: 4 actors · by namespace: builtin 3, local 1 · by provider: builtin 3, openai-compatible 1$/m);
+    assert.match(plain.stderr, /^summary: 3 actors · by namespace: builtin 2, local 1 · by provider: builtin 2, openai-compatible 1$/m);
     assert.match(rich.stdout, /^NAME +REV +SOURCE +ACCESS +DESCRIPTION$/m);
     assert.match(rich.stdout, /^builtin\/read-file +1 +builtin +read-only +Read a text file/m);
     assert.match(rich.stdout, /^9 tools · by namespace: builtin 9 · by source: builtin 9$/m);

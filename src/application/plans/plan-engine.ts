@@ -1,6 +1,6 @@
 import { newId } from '../../domain/ids.js';
 import type { TaskState } from '../../domain/a2a.model.js';
-import type { Checkpoint, Decision, Phase, Plan, PlanError, ToolCallRecord } from '../../domain/plan/plan.js';
+import type { Checkpoint, Decision, Phase, Plan, PlanError, ToolCallRecord, Waiting } from '../../domain/plan/plan.js';
 import { awaitAnswer, completePhase, declineApply, failPhase, markApplied, renderTemplate, startPhase, takeAnswer } from '../../domain/plan/plan.js';
 import type { ApprovalAnswer } from '../../domain/plan/approval.js';
 import { splitCommandLine } from '../../domain/plan/command-line.js';
@@ -82,8 +82,12 @@ export class PlanEngine {
    * Continues a run that waits for the user with their answer, on the task that waits (the plan
    * service has checked the owner and the state; the plan model checks the task again here).
    */
-  async answer(planId: string, answer: ApprovalAnswer, task: TaskHandle): Promise<void> {
+  async answer(planId: string, answer: ApprovalAnswer, task: TaskHandle, request: Pick<Waiting, 'kind' | 'decisionId'>): Promise<void> {
     await this.hold(planId, task, async (plan) => {
+      // Two answers accepted at once: the first continued the run; the second answers a request
+      // that is gone (the same task may already wait for the next one), so it answers nothing.
+      const now = plan.waiting;
+      if (!now || now.taskId !== task.task.id || now.kind !== request.kind || now.decisionId !== request.decisionId) return;
       const waiting = takeAnswer(plan, task.task.id);
       await this.record(plan, {
         type: 'approval',

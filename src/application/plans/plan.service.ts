@@ -298,7 +298,8 @@ export class PlanService implements ContextOwner {
     }
     assertAllowed(plan, 'approve');
     const answer = parseApprovalAnswer(answerParts(message));
-    return (handle) => this.deps.engine.answer(plan.id, answer, handle);
+    const request = { kind: plan.waiting.kind, decisionId: plan.waiting.decisionId };
+    return (handle) => this.deps.engine.answer(plan.id, answer, handle, request);
   }
 
   async rollback(checkpointId: string, principal: Principal, planId?: string): Promise<PlanStatus> {

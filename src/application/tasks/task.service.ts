@@ -68,7 +68,7 @@ export type OwnedRun = (turn: ActorTurn) => Promise<void>;
  * and returns the run that continues the task — or throws, and nothing is stored.
  */
 export interface ContextOwner {
-  /** What owns the context, in words for messages (e.g. "plan 01H…"), or undefined. */
+  /** What owns the context, in words for messages (e.g. "a plan"), or undefined when not this owner. */
   ownerOf(contextId: string): Promise<string | undefined>;
   onInput(task: Readonly<Task>, message: Message, principal: Principal): Promise<OwnedRun>;
 }
@@ -630,7 +630,7 @@ export class TaskService {
 
 /** A service's run in the shape of an actor, so that it runs as a turn like any other. */
 function ownedActor(run: OwnedRun): Actor {
-  return { name: 'plan runner', description: 'a turn run by the service that owns the task', handle: run };
+  return { name: 'task owner', description: 'a turn run by the service that owns the task', handle: run };
 }
 
 function toItem(ev: TaskEvent): StreamItem {
