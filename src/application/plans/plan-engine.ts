@@ -410,7 +410,8 @@ export class PlanEngine {
       if (!(err instanceof PlanStopped)) {
         if (turn.signal.aborted) return;
         const refused = err instanceof AppError && err.reason === 'INVALID_STATE';
-        if (!refused) this.deps.logger.error({ err, planId }, 'plan run failed');
+        if (refused) this.deps.logger.warn({ err, planId }, 'plan run refused a transition');
+        else this.deps.logger.error({ err, planId }, 'plan run failed');
         const error: PlanError = { kind: 'internal', message: err instanceof Error ? err.message : String(err), recoverable: true, hint: `run agents plan execute ${planId} to resume from the last checkpoint` };
         // A refused transition changed nothing: the plan stays as it is; anything else stops the phase.
         if (!refused && plan.state === 'processing') {

@@ -218,6 +218,7 @@ export class PlanService implements ContextOwner {
       await this.deps.engine.save(plan);
       return { planId: plan.id, mode: 'append', attempt: plan.attempt, added: [guidance.id], superseded: [] };
     }
+    const waiting = plan.waiting;
     for (const d of affected) await this.deps.plans.putDecision({ ...d, superseded: true });
     if (restoreTo) await this.deps.engine.restore(plan, restoreTo);
     plan.cursor = Math.min(plan.cursor, from);
@@ -225,6 +226,7 @@ export class PlanService implements ContextOwner {
     const made = await this.deps.engine.strategize(plan, undefined, decision.type === 'strategy' ? 0 : from, input.guidance);
     if (plan.sandboxes.length) requeueExecute(plan);
     await this.deps.engine.save(plan);
+    await this.closeWaiting(waiting, plan, 'The request this task waited for was superseded by a correction of the plan', principal);
     return { planId: plan.id, mode: 'revert', attempt: plan.attempt, superseded: affected.map((d) => d.id), added: [guidance.id, ...made.map((d) => d.id)], restoredCheckpoint: restoreTo?.id, resumeAtStep: from + 1 };
   }
 
@@ -308,10 +310,12 @@ export class PlanService implements ContextOwner {
     assertAllowed(plan, 'rollback');
     const cp = (await this.deps.plans.checkpoints(plan.id)).find((c) => c.id === checkpointId);
     if (!cp) throw new AppError('NOT_FOUND', `Checkpoint ${checkpointId} is not a checkpoint of plan ${plan.id}`, { hint: `see them with agents plan status ${plan.id}` });
+    const waiting = plan.waiting;
     requeueExecute(plan);
     await this.deps.engine.restore(plan, cp);
     plan.cursor = cp.stepIndex;
     await this.deps.engine.save(plan);
+    await this.closeWaiting(waiting, plan, `The request this task waited for is gone: the plan was rolled back to checkpoint ${cp.id}`, principal);
     return this.status(plan.id, principal);
   }
 
@@ -334,6 +338,12 @@ export class PlanService implements ContextOwner {
   }
 
   // ---- internals -------------------------------------------------------------------------------
+
+  /** Ends the task of a request the plan no longer waits for, so that its subscribers see the end. */
+  private async closeWaiting(waiting: Plan['waiting'], plan: Plan, why: string, principal: Principal): Promise<void> {
+    if (!waiting || plan.waiting?.taskId === waiting.taskId) return;
+    await this.deps.tasks.fail(waiting.taskId, why, principal).catch(() => {});
+  }
 
   /** Runs one phase as a new task of the plan's context, reporting on it. */
   private async runOn(plan: Plan, op: 'strategize' | 'execute' | 'apply', principal: Principal, wait: boolean, run: OwnedRun): Promise<RunResult> {
