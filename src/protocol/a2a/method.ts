@@ -1,8 +1,7 @@
 import type { z } from 'zod';
 import type { Principal, ServiceFacade, StreamItem } from '../../application/index.js';
-import type { ProtocolVersion } from './versions.js';
-
 import type { Permission } from '../../domain/permissions.js';
+import type { ProtocolVersion } from './versions.js';
 
 /** What a method needs the caller to be allowed to do (the role table is in domain/permissions). */
 export type { Permission };
