@@ -9,6 +9,7 @@ import { after, before, it } from 'node:test';
 import {
   A2AClient,
   actionRegistry,
+  actorRegistry,
   getTask,
   planApply,
   planApprove,
@@ -266,6 +267,9 @@ export function planSuite(ctx: SuiteContext): void {
     assert.ok(contextId);
     const head = git(repo, 'rev-parse', 'HEAD');
     await rpcError(client.call(sessionCreate, { actor: 'builtin/planner' }), -32001, 'ResourceNotFoundError');
+    // nor can one be registered: no built-in model runs plans
+    const model = await rpcError(client.call(actorRegistry.add, { definition: { name: 'local/my-planner', provider: 'builtin', model: 'planner' } }), -32602, 'ValidationError');
+    assert.match(model.message + JSON.stringify(model.data), /a builtin actor runs one of: echo, conformance/);
     const command = { data: { planCommand: { op: 'apply', planId: id, yes: true } } };
     const refused = await rpcError(client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', contextId, parts: [command] } }), -32004, 'UnsupportedOperationError');
     assert.match(refused.message, /belongs to a plan and takes no chat messages/);
