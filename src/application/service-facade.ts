@@ -21,6 +21,7 @@ import { RegistryService } from './registry/registry.service.js';
 import { SessionService } from './sessions/session.service.js';
 import { HealthService } from './system/health.service.js';
 import { TaskService } from './tasks/task.service.js';
+import type { PayloadLimits } from '../domain/limits.js';
 
 export interface FacadeDeps {
   tasks: TaskRepository;
@@ -42,6 +43,8 @@ export interface FacadeDeps {
   version: string;
   defaultActor: string;
   push?: PushNotifierOptions;
+  /** What a client may send (defaults: DEFAULT_LIMITS). */
+  limits?: PayloadLimits;
 }
 
 /** The Application layer's single entry point: everything a protocol endpoint may call. */
@@ -74,7 +77,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   byModel.set('planner', new PlannerActor(engine));
   const actors = new RegistryActorCatalog(registry, byModel);
   const sessions = new SessionService({ sessions: deps.sessions, tasks: deps.tasks, actors, defaultActor: deps.defaultActor });
-  const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger });
+  const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger, limits: deps.limits });
   let notifier: PushNotifier | undefined;
   const push = new PushConfigService(deps.pushConfigs, tasks, (taskId) => notifier?.invalidate(taskId));
   notifier = new PushNotifier((task) => push.forDelivery(task), deps.webhooks, deps.logger, deps.push);

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Logger, Principal, ServiceFacade } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
+import { DEFAULT_LIMITS, depthError, jsonDepthExceeds } from '../../domain/limits.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
 import type { CallContext, MethodDef, Permission } from '../a2a/method.js';
 import type { MethodLookup } from '../a2a/method-table.js';
@@ -34,6 +35,8 @@ export interface DispatcherOptions {
   logger: Logger;
   /** Check every result against the method's result schema (tests turn this on). */
   validateResults?: boolean;
+  /** Deepest nesting a request may have (default {@link DEFAULT_LIMITS}.maxJsonDepth). */
+  maxJsonDepth?: number;
 }
 
 /**
@@ -42,7 +45,11 @@ export interface DispatcherOptions {
  * (-32700) and authenticating the caller belong to the transport, which knows both.
  */
 export class Dispatcher {
-  constructor(private readonly opts: DispatcherOptions) {}
+  private readonly maxDepth: number;
+
+  constructor(private readonly opts: DispatcherOptions) {
+    this.maxDepth = opts.maxJsonDepth ?? DEFAULT_LIMITS.maxJsonDepth;
+  }
 
   get table(): MethodLookup {
     return this.opts.table;
@@ -69,6 +76,9 @@ export class Dispatcher {
           other ? `${request.method} is an A2A ${version === '1.0' ? '0.3' : '1.0'} name; send A2A-Version: ${version === '1.0' ? '0.3' : '1.0'} or use ${other.name}` : undefined,
         );
       }
+      // Before anything walks the params (validation, storage, serialisation recurse): a request
+      // nested thousands deep overflowed the stack of the first recursive reader.
+      if (jsonDepthExceeds(request.params, this.maxDepth - 1)) throw depthError(this.maxDepth);
       if (!allowed(meta.principal, method.permission)) {
         throw new AppError('FORBIDDEN', `You may not call ${request.method}`, { details: { permission: method.permission } });
       }
