@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from '../../application/index.js';
 import { isAppError } from '../../domain/errors.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
@@ -41,13 +42,30 @@ export class A2aHttpServer {
   constructor(private readonly opts: HttpServerOptions) {
     this.maxBody = opts.maxBodyBytes ?? 1024 * 1024;
     this.heartbeatMs = opts.heartbeatMs ?? 15_000;
-    this.server = createServer((req, res) => {
+    const handle = (req: IncomingMessage, res: ServerResponse): void => {
+      // A client that goes away mid-request makes these emit errors: they are the client's, and
+      // an 'error' event nobody listens to would end the process.
+      req.on('error', () => {});
+      res.on('error', () => {});
       this.route(req, res).catch((err: unknown) => {
-        opts.logger.error({ err }, 'http handler failed');
-        if (!res.headersSent) this.sendJson(res, 500, rpcError(null, err, 'extension'));
+        const correlationId = newCorrelationId();
+        opts.logger.error({ err, correlationId }, 'http handler failed');
+        if (!res.headersSent && writable(res)) this.sendJson(res, 500, { jsonrpc: '2.0', id: null, error: toErrorObject(err, 'extension', correlationId) });
         else res.destroy();
       });
+    };
+    this.server = createServer(handle);
+    // A body announced too large is refused before the client sends it (RFC 9110 §10.1.1).
+    this.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      if (Number(header(req, 'content-length') ?? '0') > this.maxBody) {
+        req.on('error', () => {});
+        res.on('error', () => {});
+        return this.tooLarge(req, res);
+      }
+      res.writeContinue();
+      handle(req, res);
     });
+    this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => malformedRequest(err, socket));
     this.server.requestTimeout = opts.requestTimeoutMs ?? 30_000;
     this.server.headersTimeout = Math.min(this.server.requestTimeout, 20_000);
     this.server.keepAliveTimeout = 5_000;
@@ -123,6 +141,11 @@ export class A2aHttpServer {
     if (declared > this.maxBody) return this.tooLarge(req, res);
     const body = await readBody(req, this.maxBody);
     if (body === 'too-large') return this.tooLarge(req, res);
+    if (body === 'incomplete') {
+      // The client stopped before sending what its Content-Length announced.
+      if (writable(res)) res.setHeader('connection', 'close');
+      return this.sendJson(res, 400, rpcError(null, invalidRequest('the request body ended before its Content-Length'), 'extension'));
+    }
     let principal;
     try {
       principal = this.opts.auth.authenticate(header(req, 'authorization'));
@@ -203,8 +226,18 @@ export class A2aHttpServer {
     this.heartbeat ??= setInterval(() => this.pingStreams(), this.heartbeatMs).unref();
     try {
       for await (const ev of events) {
-        if (signal.aborted || this.closing) break;
-        res.write(`id: ${ev.seq}\ndata: ${JSON.stringify(ev.response)}\n\n`);
+        if (signal.aborted || this.closing || !writable(res)) break;
+        let data: string;
+        try {
+          data = JSON.stringify(ev.response);
+        } catch (err) {
+          // An event that cannot be serialised ends the stream with an error the client can read.
+          const correlationId = newCorrelationId();
+          this.opts.logger.error({ err, correlationId }, 'stream event could not be sent');
+          res.write(`id: ${ev.seq}\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: ev.response.id, error: toErrorObject(err, 'extension', correlationId) })}\n\n`);
+          break;
+        }
+        res.write(`id: ${ev.seq}\ndata: ${data}\n\n`);
       }
     } finally {
       this.streams.delete(res);
@@ -217,16 +250,28 @@ export class A2aHttpServer {
   }
 
   private pingStreams(): void {
-    for (const res of this.streams) res.write(': ping\n\n');
+    for (const res of this.streams) if (writable(res)) res.write(': ping\n\n');
   }
 
+  /**
+   * 413, readable by a client still uploading: the answer goes out at once, but the connection is
+   * closed only once the rest of the body has been read (and dropped). Closing with unread data
+   * makes the kernel reset the connection, and the client then sees ECONNRESET/EPIPE instead of
+   * the 413 (RFC 9112 §9.6). Draining is bounded in bytes and time; past that the socket goes.
+   */
   private tooLarge(req: IncomingMessage, res: ServerResponse): void {
-    res.setHeader('connection', 'close');
-    this.sendJson(res, 413, rpcError(null, invalidRequest(`request body exceeds ${this.maxBody} bytes`), 'extension'));
-    req.resume();
+    if (!writable(res)) return;
+    const text = JSON.stringify(rpcError(null, invalidRequest(`request body exceeds the limit of ${this.maxBody} bytes`), 'extension'));
+    res.writeHead(413, { 'content-type': `${JSON_TYPE}; charset=utf-8`, 'content-length': Buffer.byteLength(text), connection: 'close' });
+    res.write(text);
+    void drain(req, DRAIN_BYTES, DRAIN_MS).then((complete) => {
+      res.end();
+      if (!complete) res.destroy();
+    });
   }
 
   private sendJson(res: ServerResponse, status: number, body: unknown, headOnly = false): void {
+    if (!writable(res)) return;
     const text = JSON.stringify(body);
     res.writeHead(status, { 'content-type': `${JSON_TYPE}; charset=utf-8`, 'content-length': Buffer.byteLength(text) });
     res.end(headOnly ? undefined : text);
@@ -271,27 +316,101 @@ function rpcError(id: string | number | null, err: unknown, surface: ErrorSurfac
   return { jsonrpc: '2.0', id, error: toErrorObject(err, surface, newCorrelationId()) };
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  return new Promise((resolve, reject) => {
+/** How much of a refused body is read before the connection closes, and for how long (see tooLarge). */
+const DRAIN_BYTES = 16 * 1024 * 1024;
+const DRAIN_MS = 5_000;
+
+/**
+ * The body, up to `limit` bytes: 'too-large' as soon as it passes the limit (the rest is left for
+ * {@link drain}), 'incomplete' when the client stops before its end (a lying Content-Length, an
+ * aborted upload).
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large' | 'incomplete'> {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let over = false;
-    req.on('data', (c: Buffer) => {
-      if (over) return;
+    const onData = (c: Buffer): void => {
       size += c.length;
       if (size > limit) {
-        over = true;
         chunks.length = 0;
+        stop();
+        req.pause();
         resolve('too-large');
         return;
       }
       chunks.push(c);
-    });
-    req.on('end', () => {
-      if (!over) resolve(Buffer.concat(chunks));
-    });
-    req.on('error', reject);
+    };
+    const onEnd = (): void => {
+      stop();
+      resolve(Buffer.concat(chunks));
+    };
+    const onGone = (): void => {
+      stop();
+      resolve('incomplete');
+    };
+    const stop = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onGone);
+      req.off('close', onGone);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onGone);
+    // 'close' before 'end': the connection went before the body was complete.
+    req.on('close', onGone);
   });
+}
+
+/** Reads and drops the rest of a body; true if it ended within `maxBytes` and `maxMs`. */
+function drain(req: IncomingMessage, maxBytes: number, maxMs: number): Promise<boolean> {
+  if (req.complete) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    let size = 0;
+    const done = (complete: boolean): void => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('close', onClose);
+      req.pause();
+      resolve(complete);
+    };
+    const onData = (c: Buffer): void => {
+      size += c.length;
+      if (size > maxBytes) done(false);
+    };
+    const onEnd = (): void => done(true);
+    const onClose = (): void => done(req.complete);
+    const timer = setTimeout(() => done(false), maxMs);
+    timer.unref();
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('close', onClose);
+    req.resume();
+  });
+}
+
+const writable = (res: ServerResponse): boolean => !res.destroyed && !res.writableEnded;
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Content Too Large', 431: 'Request Header Fields Too Large' };
+
+/**
+ * A request Node's parser refused (a bad request line or header, broken chunked encoding, a
+ * timeout): answered with a JSON error, like everything else this server says, then closed.
+ */
+function malformedRequest(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const inProgress = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (err.code === 'ECONNRESET' || !socket.writable || inProgress) {
+    socket.destroy();
+    return;
+  }
+  const status =
+    err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 413 : 400;
+  const what = status === 408 ? 'the request was not received in time' : status === 431 ? 'the request headers are too large' : 'malformed HTTP request';
+  const body = JSON.stringify(rpcError(null, invalidRequest(what), 'extension'));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Bad Request'}\r\ncontent-type: ${JSON_TYPE}; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 export const statusForError = (err: unknown): number => (isAppError(err) ? HTTP_STATUS[err.reason] : 500);
