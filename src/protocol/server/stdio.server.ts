@@ -64,6 +64,8 @@ export class A2aStdioServer {
         resolve(this.shutdown());
       });
       opts.input.on('error', () => resolve(this.shutdown()));
+      // Destroyed (e.g. after the output broke) without an end.
+      opts.input.on('close', () => resolve(this.shutdown()));
     });
   }
 
