@@ -102,7 +102,8 @@ export class A2aHttpServer {
       if (path === '/openrpc.json') return this.sendJson(res, 200, this.opts.card.openRpc(), req.method === 'HEAD');
       if (path === '/health') return this.sendJson(res, this.closing ? 503 : 200, { status: this.closing ? 'shutting-down' : 'ok' });
       if (path === '/ready') {
-        const ready = !this.closing && (this.opts.ready ? await this.opts.ready() : true);
+        // A readiness probe that fails (storage down) means not ready, not a server error.
+        const ready = !this.closing && (this.opts.ready ? await this.opts.ready().catch(() => false) : true);
         return this.sendJson(res, ready ? 200 : 503, { ready });
       }
     }
