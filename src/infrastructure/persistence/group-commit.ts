@@ -61,7 +61,7 @@ export class GroupCommit {
       } catch (err) {
         // The whole transaction failed (a lock, a full disk…) and is rolled back: every write of
         // the group fails with the same error, logged once. The next group starts afresh.
-        const mapped = this.mapError(err);
+        const mapped = this.safeMap(err);
         for (const w of batch) w.reject(mapped);
         return;
       }
@@ -72,7 +72,7 @@ export class GroupCommit {
         const o = outcomes[i];
         if (o?.ok) return w.resolve(o.value);
         const error = o ? o.error : new Error('group commit lost a write');
-        if (!seen.has(error)) seen.set(error, this.mapError(error));
+        if (!seen.has(error)) seen.set(error, this.safeMap(error));
         w.reject(seen.get(error));
       });
     });
@@ -83,6 +83,15 @@ export class GroupCommit {
       for (const w of batch) w.reject(err);
     });
     return this.flushing;
+  }
+
+  /** Every write of a group must settle, even if reporting its failure fails (e.g. the log). */
+  private safeMap(err: unknown): unknown {
+    try {
+      return this.mapError(err);
+    } catch {
+      return err;
+    }
   }
 
   /** Waits until everything queued so far is committed (or failed). */
