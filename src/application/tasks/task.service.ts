@@ -407,7 +407,8 @@ export class TaskService {
   }
 
   private openChannel(live: LiveTask, opts: { closeOnInterrupt: boolean; closeOnTurnEnd: boolean }): Channel<StreamItem> {
-    const onTurnEnd = (): void => ch.end();
+    // A turn whose events could not be stored ends its stream with that error, not silently.
+    const onTurnEnd = (): void => (live.failure !== undefined ? ch.fail(live.failure) : ch.end());
     const listener = (item: StreamItem): void => {
       ch.push(item);
       const st = 'statusUpdate' in item.payload ? item.payload.statusUpdate.status.state : undefined;

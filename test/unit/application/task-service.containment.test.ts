@@ -114,11 +114,13 @@ describe('TaskService containment', () => {
     assert.ok('task' in ok && ok.task.status.state === 'TASK_STATE_COMPLETED');
   });
 
-  it('keeps a stream whose events could not be stored from hanging or escaping', async () => {
+  it('ends a stream whose events could not be stored with the storage error, not silently or never', async () => {
     store.fail('append', 1);
     const items: unknown[] = [];
-    for await (const item of await tasks.stream(text('stream fails'), LOCAL_PRINCIPAL)) items.push(item);
-    assert.equal(items.length, 1, 'the task itself, then the stream ends');
+    await assert.rejects(async () => {
+      for await (const item of await tasks.stream(text('stream fails'), LOCAL_PRINCIPAL)) items.push(item);
+    }, /disk is full/);
+    assert.equal(items.length, 1, 'the task itself, then the error');
   });
 
   it('answers a follow-up whose snapshot could not be stored, and forgets the unstored message', async () => {
