@@ -20,6 +20,7 @@ import { RegistryService } from './registry/registry.service.js';
 import { SessionService } from './sessions/session.service.js';
 import { HealthService } from './system/health.service.js';
 import { TaskService } from './tasks/task.service.js';
+import type { PayloadLimits } from '../domain/limits.js';
 
 export interface FacadeDeps {
   tasks: TaskRepository;
@@ -41,6 +42,8 @@ export interface FacadeDeps {
   version: string;
   defaultActor: string;
   push?: PushNotifierOptions;
+  /** What a client may send (defaults: DEFAULT_LIMITS). */
+  limits?: PayloadLimits;
 }
 
 /** The Application layer's single entry point: everything a protocol endpoint may call. */
@@ -71,7 +74,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   const engine = new PlanEngine({ plans: deps.plans, registry, sandboxes: deps.sandboxes, tools: deps.tools, logger: deps.logger, commandTimeoutMs: deps.commandTimeoutMs });
   const actors = new RegistryActorCatalog(registry, deps.actorsByModel);
   const sessions = new SessionService({ sessions: deps.sessions, tasks: deps.tasks, actors, defaultActor: deps.defaultActor });
-  const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger });
+  const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger, limits: deps.limits });
   let notifier: PushNotifier | undefined;
   const push = new PushConfigService(deps.pushConfigs, tasks, (taskId) => notifier?.invalidate(taskId));
   notifier = new PushNotifier((task) => push.forDelivery(task), deps.webhooks, deps.logger, deps.push);

@@ -17,6 +17,7 @@ import {
   type SqliteDatabase,
 } from '../infrastructure/index.js';
 import { AgentCardProvider, type AgentCardOptions } from '../protocol/a2a/agent-card.js';
+import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.js';
 import { buildMethodTable } from '../protocol/a2a/method-table.js';
 import { Dispatcher } from '../protocol/server/dispatcher.js';
 import { databaseFile } from './paths.js';
@@ -34,6 +35,10 @@ export interface AppOptions {
   /** Hosts webhooks may target even when they resolve to loopback/private addresses. */
   pushAllowHosts?: readonly string[];
   conformanceStepMs?: number;
+  /** What a client may send (missing ones: DEFAULT_LIMITS). */
+  limits?: Partial<PayloadLimits>;
+  /** How long a write waits for another process's database lock (default 5 s). */
+  busyTimeoutMs?: number;
 }
 
 export interface App {
@@ -54,7 +59,8 @@ export function createLogger(level: string): Logger {
 export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
   const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
-  const db = await openDatabase({ file });
+  const db = await openDatabase({ file, logger, busyTimeoutMs: opts.busyTimeoutMs });
+  const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const actorsByModel = builtinActorsByModel({ conformance: opts.conformanceStepMs !== undefined ? { stepMs: opts.conformanceStepMs } : {} });
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
   const facade = createServiceFacade({
@@ -73,6 +79,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     logger,
     version: VERSION,
     defaultActor,
+    limits,
   });
   try {
     if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);
@@ -91,7 +98,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
     table.all,
   );
-  const dispatcher = new Dispatcher({ facade, card, table, logger, validateResults: opts.validateResults ?? process.env['CLEVERAGENTS_VALIDATE_RESULTS'] === '1' });
+  const dispatcher = new Dispatcher({ facade, card, table, logger, validateResults: opts.validateResults ?? process.env['CLEVERAGENTS_VALIDATE_RESULTS'] === '1', maxJsonDepth: limits.maxJsonDepth });
   return {
     facade,
     dispatcher,

@@ -6,6 +6,7 @@ import { BearerTokenAuthenticator } from '../protocol/server/auth.js';
 import { A2aHttpServer } from '../protocol/server/http.server.js';
 import { A2aStdioServer } from '../protocol/server/stdio.server.js';
 import { buildApp, createLogger } from './app.js';
+import { envInt, installBackstop, resolveLimits } from './limits-config.js';
 import { resolveDataDir, tokenFile } from './paths.js';
 import { VERSION } from './version.js';
 
@@ -17,7 +18,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
 
 async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> {
   const logger = createLogger(opts.verbose ? 'debug' : 'warn');
-  const app = await buildApp({ dataDir, logger, defaultActor: opts.defaultActor, card: { endpoint: 'stdio://local', auth: 'none' } });
+  installBackstop(logger);
+  const app = await buildApp({ dataDir, logger, defaultActor: opts.defaultActor, limits: resolveLimits(opts), card: { endpoint: 'stdio://local', auth: 'none' } });
   const server = new A2aStdioServer({
     dispatcher: app.dispatcher,
     card: app.card,
@@ -40,6 +42,8 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
 
 async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   const logger = createLogger(opts.verbose ? 'debug' : 'info');
+  installBackstop(logger);
+  const limits = resolveLimits(opts);
   const { token, file, generated } = resolveToken(opts.token, dataDir);
   const host = opts.host;
   const base = `http://${host.includes(':') ? `[${host}]` : host}`;
@@ -48,6 +52,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
     logger,
     defaultActor: opts.defaultActor,
     tokenFile: file,
+    limits,
     card: { endpoint: `${base}:${opts.port}/a2a`, auth: 'bearer' },
   });
   const server = new A2aHttpServer({
@@ -55,7 +60,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
     card: app.card,
     auth: new BearerTokenAuthenticator(token, { ...LOCAL_PRINCIPAL, kind: 'token' }),
     logger,
-    maxBodyBytes: opts.maxBodyBytes,
+    maxBodyBytes: opts.maxBodyBytes ?? envInt('CLEVERAGENTS_MAX_BODY_BYTES', 1),
     ready: async () => (await app.facade.health.check()).storage === 'ok',
   });
   const addr = await server.listen(opts.port, host);

@@ -119,6 +119,10 @@ export class PushNotifier {
 
   private track(p: Promise<void>): void {
     this.inflight.add(p);
-    void p.finally(() => this.inflight.delete(p));
+    // A delivery's failure (even an unexpected one, e.g. an event that cannot be serialised) is
+    // logged here: it must never surface as an unhandled rejection.
+    void p
+      .catch((err: unknown) => this.logger.error({ err }, 'push notification failed'))
+      .finally(() => this.inflight.delete(p));
   }
 }

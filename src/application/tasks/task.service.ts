@@ -11,6 +11,7 @@ import {
   type TaskState,
 } from '../../domain/a2a.model.js';
 import { AppError } from '../../domain/errors.js';
+import { checkMessageLimits, DEFAULT_LIMITS, type PayloadLimits } from '../../domain/limits.js';
 import { newId } from '../../domain/ids.js';
 import type { Actor, ActorCatalog, ActorTurn, ArtifactOptions, StatusExtra } from '../ports/actor.port.js';
 import type { Principal } from '../ports/principal.js';
@@ -87,6 +88,8 @@ interface LiveTask {
   backlog: number;
   /** Set once storing an event failed: the actor learns it at its next event. */
   failure?: unknown;
+  /** The failure has been answered to a caller or logged: it is not logged again. */
+  failureReported?: boolean;
   /** Actor turns, one after another. */
   turns: Promise<void>;
   running: number;
@@ -100,6 +103,8 @@ export interface TaskServiceDeps {
   actors: ActorCatalog;
   logger: Logger;
   now?: () => Date;
+  /** What a client may send (defaults: DEFAULT_LIMITS). */
+  limits?: PayloadLimits | undefined;
 }
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -144,6 +149,13 @@ export class TaskService {
     const history = input.configuration?.historyLength;
     await created;
     if (input.configuration?.returnImmediately !== true) await settled;
+    if (live.failure !== undefined) {
+      // The turn ran but what it did was not stored: answering with it would report a state that
+      // a reader (or a restart) will not find.
+      live.failureReported = true;
+      this.maybeRelease(live);
+      throw live.failure;
+    }
     const result = { task: viewTask(live.task, { historyLength: history }) };
     this.maybeRelease(live);
     return result;
@@ -257,7 +269,7 @@ export class TaskService {
       for (const l of live.listeners) l({ seq: live.seq, payload: { statusUpdate: { taskId: live.task.id, contextId, status: { state: 'TASK_STATE_CANCELED', timestamp: this.now().toISOString() } } } });
       live.listeners.clear();
       this.live.delete(live.task.id);
-      await live.chain;
+      await live.chain.catch(() => {});
     }
     return this.deps.tasks.deleteByContext(contextId);
   }
@@ -327,6 +339,8 @@ export class TaskService {
     principal: Principal,
   ): Promise<{ direct: Message } | { live: LiveTask; actor: Actor; message: Message; isFollowUp: boolean; created?: Promise<void> }> {
     const incoming = input.message;
+    // Before anything is stored (a session, the task row).
+    checkMessageLimits(incoming, input.metadata, this.deps.limits ?? DEFAULT_LIMITS);
     if (incoming.role !== 'ROLE_USER') {
       throw new AppError('INVALID_PARAMS', 'A message sent to the agent must have role ROLE_USER', {
         fields: [{ field: 'message.role', description: 'must be ROLE_USER' }],
@@ -353,7 +367,15 @@ export class TaskService {
       (task.history ??= []).push(message);
       const seq = live.seq;
       live.chain = live.chain.then(() => this.deps.tasks.saveSnapshot(task, seq));
-      await live.chain;
+      try {
+        await live.chain;
+      } catch (err) {
+        // The caller gets the failure; the task is dropped from memory, so the next reader sees
+        // what is stored (without the message that was not).
+        live.failureReported = true;
+        this.maybeRelease(live);
+        throw err;
+      }
       return { live, actor, message, isFollowUp: true };
     }
 
@@ -387,6 +409,8 @@ export class TaskService {
     const live = this.register(task, principal.id, 0);
     live.chain = created;
     created.catch(() => {
+      // The caller of send/stream gets this failure (and the dispatcher logs it).
+      live.failureReported = true;
       live.abort.abort();
       if (this.live.get(task.id) === live) this.live.delete(task.id);
     });
@@ -416,18 +440,26 @@ export class TaskService {
         try {
           await actor.handle(turn);
         } catch (err) {
-          if (live.abort.signal.aborted) return;
+          if (live.abort.signal.aborted || live.failure !== undefined) return;
           this.deps.logger.error({ err, taskId: live.task.id, actor: actor.name }, 'actor failed');
-          await this.emitStatus(live, 'TASK_STATE_FAILED', `The actor ${actor.name} failed: ${errorText(err)}`);
+          // A failure to store this is the chain's, reported below.
+          await this.emitStatus(live, 'TASK_STATE_FAILED', `The actor ${actor.name} failed: ${errorText(err)}`).catch(() => {});
         }
       })
+      .catch((err: unknown) => this.deps.logger.error({ err, taskId: live.task.id }, 'actor turn failed'))
       .finally(async () => {
         // A failed store has already stopped delivery (and reached the actor); the turn still ends.
-        await live.chain.catch((err: unknown) => this.deps.logger.error({ err, taskId: live.task.id }, 'storing the task failed'));
+        await live.chain.catch((err: unknown) => {
+          if (live.failureReported || isReported(err)) return;
+          live.failureReported = true;
+          this.deps.logger.error({ err, taskId: live.task.id }, 'storing the task failed');
+        });
         live.running--;
         for (const w of [...live.turnEndWaiters]) w();
         this.maybeRelease(live);
-      });
+      })
+      // Nothing above throws; a turn must never leave a rejection behind all the same.
+      .catch(() => {});
   }
 
   /** Resolves once the task is terminal or interrupted, or the current turn ends. */
@@ -448,7 +480,8 @@ export class TaskService {
   }
 
   private openChannel(live: LiveTask, opts: { closeOnInterrupt: boolean; closeOnTurnEnd: boolean }): Channel<StreamItem> {
-    const onTurnEnd = (): void => ch.end();
+    // A turn whose events could not be stored ends its stream with that error, not silently.
+    const onTurnEnd = (): void => (live.failure !== undefined ? ch.fail(live.failure) : ch.end());
     const listener = (item: StreamItem): void => {
       ch.push(item);
       const st = 'statusUpdate' in item.payload ? item.payload.statusUpdate.status.state : undefined;
@@ -525,7 +558,14 @@ export class TaskService {
         () => {
           live.backlog--;
           for (const l of [...live.listeners]) l(item);
-          for (const t of this.taps) t(live.task, live.owner, item);
+          for (const t of this.taps) {
+            // An observer's failure (e.g. push delivery) is its own, not the task's.
+            try {
+              t(live.task, live.owner, item);
+            } catch (err) {
+              this.deps.logger.error({ err, taskId: live.task.id }, 'task event observer failed');
+            }
+          }
         },
         (err: unknown) => {
           live.backlog--;
@@ -614,12 +654,14 @@ export class TaskService {
 
   private maybeRelease(live: LiveTask): void {
     if (live.listeners.size > 0 || live.running > 0) return;
-    void live.chain.then(() => {
+    const release = (): void => {
       if (live.listeners.size === 0 && live.running === 0 && this.live.get(live.task.id) === live) {
         this.unfollow(live);
         this.live.delete(live.task.id);
       }
-    });
+    };
+    // After a failed store too: the next caller then reads what the store really holds.
+    void live.chain.then(release, release);
   }
 
   private assertOwner(owner: string, principal: Principal, id: string): void {
@@ -645,6 +687,11 @@ function taskNotFound(id: string): AppError {
 
 function stateWord(s: TaskState): string {
   return s.replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
+}
+
+/** A storage failure the store has already logged, with the correlation id its callers get. */
+function isReported(err: unknown): boolean {
+  return err instanceof AppError && err.reason === 'UNAVAILABLE' && typeof err.details['correlationId'] === 'string';
 }
 
 function errorText(err: unknown): string {

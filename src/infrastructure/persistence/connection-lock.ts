@@ -36,6 +36,8 @@ export class LockedSqliteDialect extends SqliteDialect {
   constructor(
     config: SqliteDialectConfig,
     private readonly lock: ConnectionLock,
+    /** What callers see of a failed statement (storage failures become UNAVAILABLE). */
+    private readonly mapError: (err: unknown) => unknown = (err) => err,
   ) {
     super(config);
   }
@@ -43,12 +45,23 @@ export class LockedSqliteDialect extends SqliteDialect {
   override createDriver(): Driver {
     const inner = super.createDriver();
     const lock = this.lock;
+    const mapError = this.mapError;
     const driver: Driver = {
       init: () => inner.init(),
       async acquireConnection(): Promise<DatabaseConnection> {
         await lock.acquire();
         try {
-          return await inner.acquireConnection();
+          const conn = await inner.acquireConnection();
+          return {
+            async executeQuery(query) {
+              try {
+                return await conn.executeQuery(query);
+              } catch (err) {
+                throw mapError(err);
+              }
+            },
+            streamQuery: (query, chunkSize) => conn.streamQuery(query, chunkSize),
+          };
         } catch (err) {
           lock.release();
           throw err;

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, type Compilable, type CompiledQuery } from 'kysely';
 import { AppError } from '../../domain/errors.js';
+import { silentLogger, type Logger } from '../../application/index.js';
 import { ConnectionLock, LockedSqliteDialect } from './connection-lock.js';
 import { GroupCommit } from './group-commit.js';
 import { migrateToLatest } from './migrations.js';
@@ -157,6 +159,8 @@ export class SqliteDatabase {
     readonly kysely: Kysely<DB>,
     /** The lock Kysely's dialect takes too ({@link LockedSqliteDialect}); without it raw work borrows Kysely's connection. */
     private readonly lock?: ConnectionLock,
+    /** Turns storage failures into UNAVAILABLE errors, logged once each. */
+    readonly failures: StorageFailures = new StorageFailures(silentLogger),
   ) {
     // Without statistics SQLite picks a poor index for ListTasks with several filters (measured:
     // 250 ms instead of 0.7 ms at 1M tasks). `optimize` re-analyses only tables that changed a lot;
@@ -164,7 +168,7 @@ export class SqliteDatabase {
     sqlite.pragma('analysis_limit = 1000');
     this.optimizer = setInterval(() => void this.exclusive(() => this.sqlite.pragma('optimize')).catch(() => {}), OPTIMIZE_EVERY_MS);
     this.optimizer.unref();
-    this.writes = new GroupCommit(sqlite, (fn) => this.exclusive(fn));
+    this.writes = new GroupCommit(sqlite, (fn) => this.exclusive(fn), (err) => this.failures.map(err));
   }
 
   /** Compiles a query built with {@link param} placeholders once; every bound value must be a placeholder. */
@@ -203,13 +207,14 @@ export class SqliteDatabase {
    */
   exclusive<T>(fn: () => T): Promise<T> {
     const lock = this.lock;
-    if (!lock) return this.kysely.connection().execute(async () => fn());
+    const fail = (err: unknown): Promise<never> => Promise.reject(this.failures.map(err));
+    if (!lock) return this.kysely.connection().execute(async () => fn()).catch(fail);
     if (lock.tryAcquire()) {
       // Free: run now, without a round trip through the event loop.
       try {
         return Promise.resolve(fn());
       } catch (err) {
-        return Promise.reject(err);
+        return fail(err);
       } finally {
         lock.release();
       }
@@ -220,7 +225,7 @@ export class SqliteDatabase {
       } finally {
         lock.release();
       }
-    });
+    }).catch(fail);
   }
 
   /**
@@ -274,6 +279,10 @@ export class SqliteDatabase {
 export interface OpenDatabaseOptions {
   /** Path of the database file (its directory is created, mode 0700), or `:memory:`. */
   file: string;
+  /** Where storage failures are logged (once each, with the correlation id callers get). */
+  logger?: Logger | undefined;
+  /** How long a write waits for another process's lock before failing (default 5 s). */
+  busyTimeoutMs?: number | undefined;
 }
 
 /** Opens (creating if needed) the database, sets the pragmas and brings the schema up to date. */
@@ -286,10 +295,11 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<SqliteDat
     // NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the last commits.
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
-    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
     const lock = new ConnectionLock();
-    const kysely = new Kysely<DB>({ dialect: new LockedSqliteDialect({ database: sqlite }, lock) });
-    const db = new SqliteDatabase(opts.file, sqlite, kysely, lock);
+    const failures = new StorageFailures(opts.logger ?? silentLogger);
+    const kysely = new Kysely<DB>({ dialect: new LockedSqliteDialect({ database: sqlite }, lock, (err) => failures.map(err)) });
+    const db = new SqliteDatabase(opts.file, sqlite, kysely, lock, failures);
     try {
       await migrate(db);
       sqlite.pragma('optimize = 0x10002');
@@ -366,4 +376,35 @@ export function toIsoInstant(value: string, what: string): string {
 /** True for a SQLite constraint violation of the given kind (`PRIMARYKEY`, `FOREIGNKEY`, `UNIQUE`, …). */
 export function isConstraintError(err: unknown, kind: string): boolean {
   return err instanceof BetterSqlite3.SqliteError && err.code === `SQLITE_CONSTRAINT_${kind}`;
+}
+
+/** SQLite result codes that mean the storage failed (not the statement), with what to tell a caller. */
+const STORAGE_PROBLEMS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^SQLITE_(BUSY|LOCKED)/, 'the database is locked by another process'],
+  [/^SQLITE_READONLY/, 'the database is read-only'],
+  [/^SQLITE_FULL/, 'the disk is full'],
+  [/^SQLITE_(CORRUPT|NOTADB)/, 'the database file is damaged'],
+  [/^SQLITE_(IOERR|CANTOPEN|PERM|PROTOCOL|NOLFS)/, 'the database cannot be read or written'],
+];
+
+/**
+ * Storage failures (locked, read-only, full, damaged, I/O) become one UNAVAILABLE error each,
+ * logged here once with a correlation id that every caller it fails sees in `error.data`; the
+ * SQLite text (which may name tables or statements) stays in the log. Other errors pass through.
+ */
+export class StorageFailures {
+  constructor(private readonly logger: Logger) {}
+
+  map(err: unknown): unknown {
+    if (err instanceof AppError || !(err instanceof BetterSqlite3.SqliteError)) return err;
+    const problem = STORAGE_PROBLEMS.find(([re]) => re.test(err.code))?.[1];
+    if (!problem) return err;
+    const correlationId = randomUUID();
+    this.logger.error({ err, code: err.code, correlationId }, `storage failed: ${problem}`);
+    return new AppError('UNAVAILABLE', `Storage is unavailable: ${problem}; nothing was changed by this request`, {
+      details: { correlationId },
+      hint: `retry once the storage problem is fixed; the server log has the cause under correlation id ${correlationId}`,
+      cause: err,
+    });
+  }
 }

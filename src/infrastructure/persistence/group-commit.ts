@@ -23,6 +23,8 @@ export class GroupCommit {
     sqlite: BetterSqlite3.Database,
     /** Runs synchronous work while holding the connection (SqliteDatabase.exclusive). */
     private readonly exclusive: (fn: () => void) => Promise<void>,
+    /** What a caller sees of a storage failure (see StorageFailures). */
+    private readonly mapError: (err: unknown) => unknown = (err) => err,
   ) {
     const all = sqlite.transaction((batch: PendingWrite[], outcomes: Outcome[]) => {
       for (const w of batch) {
@@ -57,13 +59,21 @@ export class GroupCommit {
       try {
         this.commit(batch, outcomes);
       } catch (err) {
-        for (const w of batch) w.reject(err);
+        // The whole transaction failed (a lock, a full disk…) and is rolled back: every write of
+        // the group fails with the same error, logged once. The next group starts afresh.
+        const mapped = this.safeMap(err);
+        for (const w of batch) w.reject(mapped);
         return;
       }
+      // Writes that failed on their own in a committed group: storage errors mapped (and logged)
+      // once per distinct error, constraint errors left for the repository to interpret.
+      const seen = new Map<unknown, unknown>();
       batch.forEach((w, i) => {
-        const o = outcomes[i] as Outcome;
-        if (o.ok) w.resolve(o.value);
-        else w.reject(o.error);
+        const o = outcomes[i];
+        if (o?.ok) return w.resolve(o.value);
+        const error = o ? o.error : new Error('group commit lost a write');
+        if (!seen.has(error)) seen.set(error, this.safeMap(error));
+        w.reject(seen.get(error));
       });
     });
     this.flushing = done.catch((err: unknown) => {
@@ -73,6 +83,15 @@ export class GroupCommit {
       for (const w of batch) w.reject(err);
     });
     return this.flushing;
+  }
+
+  /** Every write of a group must settle, even if reporting its failure fails (e.g. the log). */
+  private safeMap(err: unknown): unknown {
+    try {
+      return this.mapError(err);
+    } catch {
+      return err;
+    }
   }
 
   /** Waits until everything queued so far is committed (or failed). */

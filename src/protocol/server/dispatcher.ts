@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Logger, Principal, ServiceFacade } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
+import { DEFAULT_LIMITS, depthError, jsonDepthExceeds } from '../../domain/limits.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
 import type { CallContext, MethodDef } from '../a2a/method.js';
 import type { MethodLookup } from '../a2a/method-table.js';
@@ -35,6 +36,8 @@ export interface DispatcherOptions {
   logger: Logger;
   /** Check every result against the method's result schema (tests turn this on). */
   validateResults?: boolean;
+  /** Deepest nesting a request may have (default {@link DEFAULT_LIMITS}.maxJsonDepth). */
+  maxJsonDepth?: number;
 }
 
 /**
@@ -43,7 +46,11 @@ export interface DispatcherOptions {
  * (-32700) and authenticating the caller belong to the transport, which knows both.
  */
 export class Dispatcher {
-  constructor(private readonly opts: DispatcherOptions) {}
+  private readonly maxDepth: number;
+
+  constructor(private readonly opts: DispatcherOptions) {
+    this.maxDepth = opts.maxJsonDepth ?? DEFAULT_LIMITS.maxJsonDepth;
+  }
 
   get table(): MethodLookup {
     return this.opts.table;
@@ -70,6 +77,9 @@ export class Dispatcher {
           other ? `${request.method} is an A2A ${version === '1.0' ? '0.3' : '1.0'} name; send A2A-Version: ${version === '1.0' ? '0.3' : '1.0'} or use ${other.name}` : undefined,
         );
       }
+      // Before anything walks the params (validation, storage, serialisation recurse): a request
+      // nested thousands deep overflowed the stack of the first recursive reader.
+      if (jsonDepthExceeds(request.params, this.maxDepth - 1)) throw depthError(this.maxDepth);
       authorize(meta.principal, method, request.params);
       const codec = version === '0.3' && method.surface === 'a2a' ? method.v03 : undefined;
       const params = this.parseParams(method, codec, request.params);

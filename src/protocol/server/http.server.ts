@@ -9,6 +9,7 @@ import type { JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, parseError, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.js';
 import type { Authenticator } from './auth.js';
 import type { Dispatcher } from './dispatcher.js';
+import { DRAIN_BYTES, DRAIN_MS, drain, malformedRequest, readBody, writable } from './http-body.js';
 
 export interface HttpServerOptions {
   dispatcher: Dispatcher;
@@ -41,13 +42,30 @@ export class A2aHttpServer {
   constructor(private readonly opts: HttpServerOptions) {
     this.maxBody = opts.maxBodyBytes ?? 1024 * 1024;
     this.heartbeatMs = opts.heartbeatMs ?? 15_000;
-    this.server = createServer((req, res) => {
+    const handle = (req: IncomingMessage, res: ServerResponse): void => {
+      // A client that goes away mid-request makes these emit errors: they are the client's, and
+      // an 'error' event nobody listens to would end the process.
+      req.on('error', () => {});
+      res.on('error', () => {});
       this.route(req, res).catch((err: unknown) => {
-        opts.logger.error({ err }, 'http handler failed');
-        if (!res.headersSent) this.sendJson(res, 500, rpcError(null, err, 'extension'));
+        const correlationId = newCorrelationId();
+        opts.logger.error({ err, correlationId }, 'http handler failed');
+        if (!res.headersSent && writable(res)) this.sendJson(res, 500, { jsonrpc: '2.0', id: null, error: toErrorObject(err, 'extension', correlationId) });
         else res.destroy();
       });
+    };
+    this.server = createServer(handle);
+    // A body announced too large is refused before the client sends it (RFC 9110 §10.1.1).
+    this.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      if (Number(header(req, 'content-length') ?? '0') > this.maxBody) {
+        req.on('error', () => {});
+        res.on('error', () => {});
+        return this.tooLarge(req, res);
+      }
+      res.writeContinue();
+      handle(req, res);
     });
+    this.server.on('clientError', malformedRequest);
     this.server.requestTimeout = opts.requestTimeoutMs ?? 30_000;
     this.server.headersTimeout = Math.min(this.server.requestTimeout, 20_000);
     this.server.keepAliveTimeout = 5_000;
@@ -84,7 +102,8 @@ export class A2aHttpServer {
       if (path === '/openrpc.json') return this.sendJson(res, 200, this.opts.card.openRpc(), req.method === 'HEAD');
       if (path === '/health') return this.sendJson(res, this.closing ? 503 : 200, { status: this.closing ? 'shutting-down' : 'ok' });
       if (path === '/ready') {
-        const ready = !this.closing && (this.opts.ready ? await this.opts.ready() : true);
+        // A readiness probe that fails (storage down) means not ready, not a server error.
+        const ready = !this.closing && (this.opts.ready ? await this.opts.ready().catch(() => false) : true);
         return this.sendJson(res, ready ? 200 : 503, { ready });
       }
     }
@@ -123,6 +142,11 @@ export class A2aHttpServer {
     if (declared > this.maxBody) return this.tooLarge(req, res);
     const body = await readBody(req, this.maxBody);
     if (body === 'too-large') return this.tooLarge(req, res);
+    if (body === 'incomplete') {
+      // The client stopped before sending what its Content-Length announced.
+      if (writable(res)) res.setHeader('connection', 'close');
+      return this.sendJson(res, 400, rpcError(null, invalidRequest('the request body ended before its Content-Length'), 'extension'));
+    }
     let principal;
     try {
       principal = this.opts.auth.authenticate(header(req, 'authorization'));
@@ -203,8 +227,18 @@ export class A2aHttpServer {
     this.heartbeat ??= setInterval(() => this.pingStreams(), this.heartbeatMs).unref();
     try {
       for await (const ev of events) {
-        if (signal.aborted || this.closing) break;
-        res.write(`id: ${ev.seq}\ndata: ${JSON.stringify(ev.response)}\n\n`);
+        if (signal.aborted || this.closing || !writable(res)) break;
+        let data: string;
+        try {
+          data = JSON.stringify(ev.response);
+        } catch (err) {
+          // An event that cannot be serialised ends the stream with an error the client can read.
+          const correlationId = newCorrelationId();
+          this.opts.logger.error({ err, correlationId }, 'stream event could not be sent');
+          res.write(`id: ${ev.seq}\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: ev.response.id, error: toErrorObject(err, 'extension', correlationId) })}\n\n`);
+          break;
+        }
+        res.write(`id: ${ev.seq}\ndata: ${data}\n\n`);
       }
     } finally {
       this.streams.delete(res);
@@ -217,16 +251,28 @@ export class A2aHttpServer {
   }
 
   private pingStreams(): void {
-    for (const res of this.streams) res.write(': ping\n\n');
+    for (const res of this.streams) if (writable(res)) res.write(': ping\n\n');
   }
 
+  /**
+   * 413, readable by a client still uploading: the answer goes out at once, but the connection is
+   * closed only once the rest of the body has been read (and dropped). Closing with unread data
+   * makes the kernel reset the connection, and the client then sees ECONNRESET/EPIPE instead of
+   * the 413 (RFC 9112 §9.6). Draining is bounded in bytes and time; past that the socket goes.
+   */
   private tooLarge(req: IncomingMessage, res: ServerResponse): void {
-    res.setHeader('connection', 'close');
-    this.sendJson(res, 413, rpcError(null, invalidRequest(`request body exceeds ${this.maxBody} bytes`), 'extension'));
-    req.resume();
+    if (!writable(res)) return;
+    const text = JSON.stringify(rpcError(null, invalidRequest(`request body exceeds the limit of ${this.maxBody} bytes`), 'extension'));
+    res.writeHead(413, { 'content-type': `${JSON_TYPE}; charset=utf-8`, 'content-length': Buffer.byteLength(text), connection: 'close' });
+    res.write(text);
+    void drain(req, DRAIN_BYTES, DRAIN_MS).then((complete) => {
+      res.end();
+      if (!complete) res.destroy();
+    });
   }
 
   private sendJson(res: ServerResponse, status: number, body: unknown, headOnly = false): void {
+    if (!writable(res)) return;
     const text = JSON.stringify(body);
     res.writeHead(status, { 'content-type': `${JSON_TYPE}; charset=utf-8`, 'content-length': Buffer.byteLength(text) });
     res.end(headOnly ? undefined : text);
@@ -269,29 +315,6 @@ function idOf(body: Buffer): string | number | null {
 
 function rpcError(id: string | number | null, err: unknown, surface: ErrorSurface): JsonRpcResponse {
   return { jsonrpc: '2.0', id, error: toErrorObject(err, surface, newCorrelationId()) };
-}
-
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on('data', (c: Buffer) => {
-      if (over) return;
-      size += c.length;
-      if (size > limit) {
-        over = true;
-        chunks.length = 0;
-        resolve('too-large');
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      if (!over) resolve(Buffer.concat(chunks));
-    });
-    req.on('error', reject);
-  });
 }
 
 export const statusForError = (err: unknown): number => (isAppError(err) ? HTTP_STATUS[err.reason] : 500);

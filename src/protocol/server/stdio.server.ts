@@ -52,6 +52,11 @@ export class A2aStdioServer {
       (bytes) => this.write({ jsonrpc: '2.0', id: null, error: toErrorObject(invalidRequest(`message of ${bytes} bytes exceeds the ${this.maxLine} byte limit`), 'extension', newCorrelationId()) }),
       this.maxLine,
     );
+    // The client closing its end of our output (EPIPE) is a departure, not a crash.
+    opts.output.on('error', (err: unknown) => {
+      opts.logger.debug({ err }, 'stdio output closed');
+      opts.input.destroy();
+    });
     this.done = new Promise((resolve) => {
       opts.input.on('data', (c: Buffer) => framer.push(c));
       opts.input.on('end', () => {
@@ -59,6 +64,8 @@ export class A2aStdioServer {
         resolve(this.shutdown());
       });
       opts.input.on('error', () => resolve(this.shutdown()));
+      // Destroyed (e.g. after the output broke) without an end.
+      opts.input.on('close', () => resolve(this.shutdown()));
     });
   }
 
@@ -73,8 +80,15 @@ export class A2aStdioServer {
   }
 
   private track(p: Promise<void>): void {
-    this.pending.add(p);
-    void p.finally(() => this.pending.delete(p));
+    // Every line has this owner: whatever a request's handling throws is logged and answered
+    // here, never left to reach the process.
+    const owned = p.catch((err: unknown) => {
+      const correlationId = newCorrelationId();
+      this.opts.logger.error({ err, correlationId }, 'stdio request failed');
+      this.write({ jsonrpc: '2.0', id: null, error: toErrorObject(err, 'extension', correlationId) });
+    });
+    this.pending.add(owned);
+    void owned.finally(() => this.pending.delete(owned));
   }
 
   private async onLine(line: string): Promise<void> {
@@ -172,7 +186,18 @@ export class A2aStdioServer {
         out.uncork();
       });
     }
-    out.write(frame(msg));
+    let line: string;
+    try {
+      line = frame(msg);
+    } catch (err) {
+      // A result that cannot be serialised (e.g. nested past the stack): its request still gets
+      // an answer, and the connection goes on.
+      const correlationId = newCorrelationId();
+      this.opts.logger.error({ err, correlationId }, 'stdio message could not be sent');
+      const id = 'id' in msg ? msg.id : null;
+      line = frame({ jsonrpc: '2.0', id, error: toErrorObject(err, 'extension', correlationId) });
+    }
+    out.write(line);
   }
 }
 

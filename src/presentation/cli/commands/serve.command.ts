@@ -12,7 +12,15 @@ export interface ServeOptions {
   defaultActor?: string;
   verbose: boolean;
   maxBodyBytes?: number;
+  /** Payload limits (flags); the composition root adds the environment and the defaults. */
+  maxJsonDepth?: number;
+  maxParts?: number;
+  maxPartBytes?: number;
+  maxMessageBytes?: number;
+  maxMetadataKeys?: number;
 }
+
+const LIMIT_FLAGS = ['maxJsonDepth', 'maxParts', 'maxPartBytes', 'maxMessageBytes', 'maxMetadataKeys'] as const;
 
 interface ServeFlags extends GlobalFlags {
   stdio?: boolean;
@@ -20,6 +28,11 @@ interface ServeFlags extends GlobalFlags {
   port: number;
   defaultActor?: string;
   maxBodyBytes?: number;
+  maxJsonDepth?: number;
+  maxParts?: number;
+  maxPartBytes?: number;
+  maxMessageBytes?: number;
+  maxMetadataKeys?: number;
 }
 
 /** `agents serve` only parses its flags: serving is the composition root's job. */
@@ -31,7 +44,12 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', intOption(0, 65535), 8080)
     .option('--default-actor <name>', 'the actor of sessions created without one (default builtin/echo)')
-    .option('--max-body-bytes <n>', 'largest request body accepted', intOption(1))
+    .option('--max-body-bytes <n>', 'largest request body accepted (env CLEVERAGENTS_MAX_BODY_BYTES; default 1048576)', intOption(1))
+    .option('--max-json-depth <n>', 'deepest nesting of a request (env CLEVERAGENTS_MAX_JSON_DEPTH; default 64)', intOption(2))
+    .option('--max-parts <n>', 'parts in one message (env CLEVERAGENTS_MAX_PARTS; default 100)', intOption(1))
+    .option('--max-part-bytes <n>', 'size of one part (env CLEVERAGENTS_MAX_PART_BYTES; default 1048576)', intOption(1))
+    .option('--max-message-bytes <n>', 'size of one message (env CLEVERAGENTS_MAX_MESSAGE_BYTES; default 4194304)', intOption(1))
+    .option('--max-metadata-keys <n>', 'keys in one metadata object (env CLEVERAGENTS_MAX_METADATA_KEYS; default 64)', intOption(0))
     .addHelpText('after', '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.')
     .action(async (_opts: unknown, cmd: Command) => {
       const f = cmd.optsWithGlobals<ServeFlags>();
@@ -40,6 +58,7 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
       if (f.dataDir) opts.dataDir = f.dataDir;
       if (f.defaultActor) opts.defaultActor = f.defaultActor;
       if (f.maxBodyBytes !== undefined) opts.maxBodyBytes = f.maxBodyBytes;
+      for (const k of LIMIT_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
       done(await serve(opts));
     });
 }

@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import { LIMIT_SETTINGS, type PayloadLimits } from '../domain/limits.js';
+import type { Logger } from '../application/index.js';
+import type { ServeOptions } from '../presentation/cli/index.js';
+
+const MINIMUM: Record<keyof PayloadLimits, number> = { maxJsonDepth: 2, maxParts: 1, maxPartBytes: 1, maxMessageBytes: 1, maxMetadataKeys: 0 };
+
+/** The payload limits of `agents serve`: its flags, else the environment; the rest are the defaults. */
+export function resolveLimits(opts: ServeOptions, env: NodeJS.ProcessEnv = process.env): Partial<PayloadLimits> {
+  const out: Partial<PayloadLimits> = {};
+  for (const key of Object.keys(LIMIT_SETTINGS) as Array<keyof PayloadLimits>) {
+    const value = opts[key] ?? envInt(LIMIT_SETTINGS[key].env, MINIMUM[key], env);
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/** A whole-number environment setting, or undefined when unset; anything else stops the start. */
+export function envInt(name: string, min: number, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min) {
+    throw new Error(`${name} must be a whole number of at least ${min} (got ${JSON.stringify(raw)})`);
+  }
+  return n;
+}
+
+let installed = false;
+
+/**
+ * The last resort: an error that escaped every owner is logged with a correlation id and the
+ * server keeps serving the other requests. Each path contains its own failures (and tests prove
+ * it without this handler); this only keeps a missed one from ending the process for everyone.
+ */
+export function installBackstop(logger: Logger): void {
+  if (installed) return;
+  installed = true;
+  process.on('unhandledRejection', (reason) => {
+    logger.error({ err: reason, correlationId: randomUUID() }, 'unhandled rejection (contained; please report this as a bug)');
+  });
+  process.on('uncaughtException', (err) => {
+    logger.error({ err, correlationId: randomUUID() }, 'uncaught exception (contained; please report this as a bug)');
+  });
+}
