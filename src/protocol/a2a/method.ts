@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Principal, ServiceFacade, StreamItem } from '../../application/index.js';
+import type { ProtoMessageName } from './proto-names.js';
 import type { ProtocolVersion } from './versions.js';
 
 /** What a method needs the caller to be allowed to do. */
@@ -43,6 +44,8 @@ interface MethodBase<P extends z.ZodType, R extends z.ZodType> {
   /** For unary methods the response; for streams the schema of one event. */
   result: R;
   v03?: V03Codec;
+  /** Standard methods: the proto request message, whose proto field names are accepted too. */
+  proto?: ProtoMessageName;
 }
 
 export interface UnaryMethod<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> extends MethodBase<P, R> {

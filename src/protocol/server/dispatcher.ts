@@ -4,6 +4,7 @@ import { AppError } from '../../domain/errors.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
 import type { CallContext, MethodDef, Permission } from '../a2a/method.js';
 import type { MethodLookup } from '../a2a/method-table.js';
+import { normaliseProtoNames } from '../a2a/proto-names.js';
 import type { ProtocolVersion } from '../a2a/versions.js';
 import { checkEnvelope, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, methodNotFound, newCorrelationId, RpcError, toErrorObject, validationError, type ErrorSurface } from '../jsonrpc/errors.js';
@@ -113,7 +114,7 @@ export class Dispatcher {
       if (!again.success) throw validationError(again.error.issues);
       return again.data;
     }
-    const parsed = method.params.safeParse(input);
+    const parsed = method.params.safeParse(method.proto ? normaliseProtoNames(method.proto, input) : input);
     if (!parsed.success) throw validationError(parsed.error.issues);
     return parsed.data;
   }
