@@ -85,3 +85,46 @@ describe('ProtoJSON field names and RFC 3339 timestamps', () => {
     assert.deepEqual(await ids(iso(ms - 60_000, 60, '123456')), [task.id]);
   });
 });
+
+describe('extension versions', () => {
+  let app: App;
+  before(async () => {
+    app = await buildApp({ dataDir: tempDir(), inMemory: true, validateResults: true, card: { endpoint: 'memory://', auth: 'none' } });
+  });
+  after(async () => app.close());
+
+  const call = async (method: string, extensionVersion?: string): Promise<{ result?: unknown; error?: { code: number; message: string; data?: { type?: string } } }> => {
+    const out = await app.dispatcher.dispatch({ jsonrpc: '2.0', id: 1, method, params: {} }, { principal: LOCAL_PRINCIPAL, version: '1.0', signal: new AbortController().signal, extensionVersion });
+    assert.equal(out.kind, 'response');
+    return (out as { response: { result?: unknown; error?: { code: number; message: string } } }).response;
+  };
+
+  it('declares the versions it serves, newest first, and what each added', () => {
+    const card = app.card.publicCard('1.0').card as { capabilities: { extensions: Array<{ uri: string; params: { version: string; versions: string[]; methods: string[]; addedIn: Record<string, string[]> } }> } };
+    const ext = card.capabilities.extensions.find((e) => e.uri === 'urn:cleveragents:extensions:v1');
+    assert.ok(ext);
+    assert.deepEqual(ext.params.versions, ['1.1', '1.0']);
+    assert.equal(ext.params.version, '1.1');
+    assert.ok(ext.params.addedIn['1.1']?.includes('_cleveragents/plan/list'));
+    assert.ok(!ext.params.addedIn['1.1']?.includes('_cleveragents/health/check'));
+  });
+
+  it('serves 1.1 by default and when asked, and 1.0 without the methods 1.1 added', async () => {
+    assert.ok((await call('_cleveragents/plan/list')).result);
+    assert.ok((await call('_cleveragents/plan/list', '1.1')).result);
+    assert.ok((await call('_cleveragents/health/check', '1.0')).result);
+    const old = await call('_cleveragents/plan/list', '1.0');
+    assert.equal(old.error?.code, -32601);
+    assert.match(old.error?.message ?? '', /plan\/list/);
+  });
+
+  it('refuses a version it does not serve with -32007 (no fallback), and leaves standard methods alone', async () => {
+    for (const v of ['1.2', '2.0', 'banana']) {
+      const r = await call('_cleveragents/health/check', v);
+      assert.equal(r.error?.code, -32007, v);
+      assert.equal(r.error?.data?.type, 'A2aVersionMismatchError');
+    }
+    const std = await call('ListTasks', '9.9');
+    assert.ok(std.result, 'a standard method does not depend on the extension');
+  });
+});

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Principal, ServiceFacade, StreamItem } from '../../application/index.js';
 import type { ProtoMessageName } from './proto-names.js';
-import type { ProtocolVersion } from './versions.js';
+import type { ExtensionVersion, ProtocolVersion } from './versions.js';
 
 /** What a method needs the caller to be allowed to do. */
 export type Permission = 'task:read' | 'task:write' | 'session:read' | 'session:write' | 'system:read' | 'card:read' | 'registry:read' | 'registry:write' | 'plan:read' | 'plan:write';
@@ -46,6 +46,8 @@ interface MethodBase<P extends z.ZodType, R extends z.ZodType> {
   v03?: V03Codec;
   /** Standard methods: the proto request message, whose proto field names are accepted too. */
   proto?: ProtoMessageName;
+  /** Extension methods: the extension minor version that added it (default 1.0). */
+  since?: ExtensionVersion;
 }
 
 export interface UnaryMethod<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> extends MethodBase<P, R> {

@@ -5,7 +5,7 @@ import type { AgentCardProvider } from '../a2a/agent-card.js';
 import type { CallContext, MethodDef, Permission } from '../a2a/method.js';
 import type { MethodLookup } from '../a2a/method-table.js';
 import { normaliseProtoNames } from '../a2a/proto-names.js';
-import type { ProtocolVersion } from '../a2a/versions.js';
+import { EXTENSION_VERSION_HEADER, parseExtensionVersion, servedIn, type ProtocolVersion } from '../a2a/versions.js';
 import { checkEnvelope, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, methodNotFound, newCorrelationId, RpcError, toErrorObject, validationError, type ErrorSurface } from '../jsonrpc/errors.js';
 
@@ -16,6 +16,8 @@ export interface RequestMeta {
   version?: ProtocolVersion | undefined;
   signal: AbortSignal;
   lastEventSeq?: number | undefined;
+  /** The extension version the caller asked for (raw; undefined: the current one). */
+  extensionVersion?: string | undefined;
 }
 
 export interface StreamEvent {
@@ -69,6 +71,12 @@ export class Dispatcher {
           request.method,
           other ? `${request.method} is an A2A ${version === '1.0' ? '0.3' : '1.0'} name; send A2A-Version: ${version === '1.0' ? '0.3' : '1.0'} or use ${other.name}` : undefined,
         );
+      }
+      if (method.surface === 'extension') {
+        const ext = parseExtensionVersion(meta.extensionVersion);
+        if (!servedIn(method.since, ext)) {
+          throw methodNotFound(request.method, `${request.method} was added in extension version ${method.since}; send ${EXTENSION_VERSION_HEADER}: ${method.since}`);
+        }
       }
       if (!allowed(meta.principal, method.permission)) {
         throw new AppError('FORBIDDEN', `You may not call ${request.method}`, { details: { permission: method.permission } });

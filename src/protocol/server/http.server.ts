@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../application/index.js';
 import { isAppError } from '../../domain/errors.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
-import { EXTENSION_URI, parseVersion, type ProtocolVersion } from '../a2a/versions.js';
+import { EXTENSION_URI, EXTENSION_VERSION_HEADER, parseExtensionVersion, parseVersion, type ProtocolVersion } from '../a2a/versions.js';
 import { HTTP_STATUS } from '../jsonrpc/codes.js';
 import type { JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, parseError, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.js';
@@ -153,7 +153,16 @@ export class A2aHttpServer {
     }
     res.setHeader('a2a-version', version ?? '0.3');
     const requested = (header(req, 'a2a-extensions') ?? '').split(',').map((s) => s.trim());
-    if (requested.includes(EXTENSION_URI)) res.setHeader('a2a-extensions', EXTENSION_URI);
+    const extensionVersion = header(req, EXTENSION_VERSION_HEADER);
+    if (requested.includes(EXTENSION_URI)) {
+      res.setHeader('a2a-extensions', EXTENSION_URI);
+      // The version served; an unserved one is refused by the extension methods (-32007), not downgraded.
+      try {
+        res.setHeader(EXTENSION_VERSION_HEADER, parseExtensionVersion(extensionVersion));
+      } catch {
+        // not activated
+      }
+    }
 
     // The request's AbortSignal is made only when something asks for it (streams do; most unary
     // methods never look): an AbortController per request was a visible share of a GetTask.
@@ -181,6 +190,7 @@ export class A2aHttpServer {
         return signal();
       },
       lastEventSeq,
+      extensionVersion,
     });
     if (outcome.kind === 'notification') {
       res.statusCode = 204;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { LOCAL_PRINCIPAL, type Logger, type Principal } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
-import { EXTENSION_URI, parseVersion, SUPPORTED_VERSIONS, type ProtocolVersion } from '../a2a/versions.js';
+import { EXTENSION_URI, parseExtensionVersion, parseVersion, SUPPORTED_VERSIONS, type ProtocolVersion } from '../a2a/versions.js';
 import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, parseError, toErrorObject, validationError } from '../jsonrpc/errors.js';
 import { createLineFramer, frame } from '../jsonrpc/framing.js';
@@ -17,6 +17,8 @@ export const STDIO_STREAM_EVENT = '_cleveragents/stream/event';
 const InitializeParams = z.object({
   protocolVersion: z.string().optional(),
   extensions: z.array(z.string()).optional(),
+  /** The extension minor version wanted (default: the current one). */
+  extensionVersion: z.string().optional(),
   clientInfo: z.object({ name: z.string(), version: z.string().optional() }).optional(),
 });
 
@@ -38,6 +40,7 @@ export interface StdioServerOptions {
  */
 export class A2aStdioServer {
   private version: ProtocolVersion | undefined;
+  private extensionVersion: string | undefined;
   private readonly inflight = new Map<string, LazyAbort>();
   private readonly pending = new Set<Promise<void>>();
   private ended = false;
@@ -104,6 +107,7 @@ export class A2aStdioServer {
         get signal() {
           return abort.signal;
         },
+        extensionVersion: this.extensionVersion,
       });
       if (outcome.kind === 'response') return this.write(outcome.response);
       if (outcome.kind === 'notification') return;
@@ -136,7 +140,14 @@ export class A2aStdioServer {
       return this.write({ jsonrpc: '2.0', id, error: toErrorObject(err, 'a2a-v1', newCorrelationId()) });
     }
     this.version = version;
-    const extensions = (p.data.extensions ?? []).filter((e) => e === EXTENSION_URI);
+    this.extensionVersion = p.data.extensionVersion;
+    let extensionVersion: string | undefined;
+    try {
+      extensionVersion = parseExtensionVersion(p.data.extensionVersion);
+    } catch {
+      // Not activated: extension methods then answer -32007 (no fallback to another version).
+    }
+    const extensions = extensionVersion ? (p.data.extensions ?? []).filter((e) => e === EXTENSION_URI) : [];
     this.write({
       jsonrpc: '2.0',
       id,
@@ -144,6 +155,7 @@ export class A2aStdioServer {
         protocolVersion: version,
         supportedVersions: [...SUPPORTED_VERSIONS],
         extensions,
+        ...(extensionVersion ? { extensionVersion } : {}),
         serverInfo: this.opts.serverInfo,
         agentCard: this.opts.card.publicCard(version).card,
       },
