@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { GlobalFlags } from '../config.js';
+import type { Runner } from '../runner.js';
 import { intOption } from './options.js';
 
 /** What `agents serve` asks the composition root to run. */
@@ -12,6 +13,12 @@ export interface ServeOptions {
   defaultActor?: string;
   verbose: boolean;
   maxBodyBytes?: number;
+  /** The URL clients reach the server at (behind a proxy); the Agent Card's URLs derive from it. */
+  publicUrl?: string;
+  /** Delete terminal tasks and dead sessions older than this many days (0: never). */
+  retentionDays?: number;
+  /** Keep at most this many terminal tasks (0: no limit). */
+  retentionMaxTasks?: number;
 }
 
 interface ServeFlags extends GlobalFlags {
@@ -20,10 +27,13 @@ interface ServeFlags extends GlobalFlags {
   port: number;
   defaultActor?: string;
   maxBodyBytes?: number;
+  publicUrl?: string;
+  retentionDays?: number;
+  retentionMaxTasks?: number;
 }
 
 /** `agents serve` only parses its flags: serving is the composition root's job. */
-export function registerServe(program: Command, serve: (opts: ServeOptions) => Promise<number>, done: (code: number) => void): void {
+export function registerServe(program: Command, serve: (opts: ServeOptions) => Promise<number>, runner: Runner): void {
   program
     .command('serve')
     .description('Run the agent: HTTP server mode (default), or --stdio for a client that spawned it')
@@ -32,7 +42,10 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
     .option('--port <port>', 'port to listen on (0: any free port)', intOption(0, 65535), 8080)
     .option('--default-actor <name>', 'the actor of sessions created without one (default builtin/echo)')
     .option('--max-body-bytes <n>', 'largest request body accepted', intOption(1))
-    .addHelpText('after', '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.')
+    .option('--public-url <url>', 'the URL clients use to reach this server, e.g. behind a proxy (env CLEVERAGENTS_PUBLIC_URL)')
+    .option('--retention-days <days>', 'delete finished tasks and idle sessions older than this (env CLEVERAGENTS_RETENTION_DAYS; default 30, 0 keeps everything)', intOption(0, 36500))
+    .option('--retention-max-tasks <n>', 'keep at most this many finished tasks (env CLEVERAGENTS_RETENTION_MAX_TASKS; default 0: no limit)', intOption(0))
+    .addHelpText('after', '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.\nStart-up problems (a bad token, a port in use, an unwritable data dir, …) exit with code 2.')
     .action(async (_opts: unknown, cmd: Command) => {
       const f = cmd.optsWithGlobals<ServeFlags>();
       const opts: ServeOptions = { stdio: f.stdio === true, host: f.host, port: f.port, verbose: f.verbose === true };
@@ -40,6 +53,13 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
       if (f.dataDir) opts.dataDir = f.dataDir;
       if (f.defaultActor) opts.defaultActor = f.defaultActor;
       if (f.maxBodyBytes !== undefined) opts.maxBodyBytes = f.maxBodyBytes;
-      done(await serve(opts));
+      if (f.publicUrl !== undefined) opts.publicUrl = f.publicUrl;
+      if (f.retentionDays !== undefined) opts.retentionDays = f.retentionDays;
+      if (f.retentionMaxTasks !== undefined) opts.retentionMaxTasks = f.retentionMaxTasks;
+      try {
+        runner.exitCode = await serve(opts);
+      } catch (err) {
+        runner.serveFailed(cmd, err, opts.stdio);
+      }
     });
 }
