@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ServeOptions } from '../presentation/cli/index.js';
 import { LOCAL_PRINCIPAL, type RetentionPolicy } from '../application/index.js';
-import { BearerTokenAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.js';
+import { AuthThrottle, BearerTokenAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.js';
 import { A2aHttpServer } from '../protocol/server/http.server.js';
 import { A2aStdioServer } from '../protocol/server/stdio.server.js';
 import { buildApp, createLogger, type App } from './app.js';
@@ -59,6 +59,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   // Everything that can be checked without side effects first: a bad value changes nothing.
   const publicUrl = startup(ctx, () => parsePublicUrl(opts.publicUrl ?? process.env['CLEVERAGENTS_PUBLIC_URL']));
   const retention = startup(ctx, () => retentionPolicy(opts));
+  const authFailures = startup(ctx, () => envCount('CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE', 1_000_000) ?? 10);
   const given = opts.token ?? process.env['CLEVERAGENTS_SERVER_TOKEN'];
   if (given !== undefined) startup(ctx, () => checkToken(given, opts.token !== undefined ? '--token' : 'CLEVERAGENTS_SERVER_TOKEN'));
   const { token, file, generated } = startup(ctx, () => resolveToken(given, dataDir));
@@ -78,6 +79,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
     auth: new BearerTokenAuthenticator(token, { ...LOCAL_PRINCIPAL, kind: 'token' }),
     logger,
     maxBodyBytes: opts.maxBodyBytes,
+    authThrottle: authFailures > 0 ? new AuthThrottle({ maxFailures: authFailures, windowMs: 60_000 }) : null,
     ready: async () => (await app.facade.health.check()).storage === 'ok',
   });
   let addr;
@@ -146,7 +148,7 @@ function envCount(name: string, max: number): number | undefined {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === '') return undefined;
   const n = Number(raw.trim());
-  if (!/^\d+$/.test(raw.trim()) || n > max) throw new StartupError(`${name} must be a whole number between 0 and ${max} (got ${JSON.stringify(raw.slice(0, 40))})`, `set ${name} to a number of days, or 0 to keep everything`);
+  if (!/^\d+$/.test(raw.trim()) || n > max) throw new StartupError(`${name} must be a whole number between 0 and ${max} (got ${JSON.stringify(raw.slice(0, 40))})`, `set ${name} to a whole number (0 turns it off)`);
   return n;
 }
 

@@ -25,10 +25,11 @@ export interface StreamEvent {
   response: JsonRpcResponse;
 }
 
+/** `correlationId`: the request's (an error's `error.data.correlationId`), for the access log. */
 export type DispatchOutcome =
-  | { kind: 'response'; response: JsonRpcResponse }
+  | { kind: 'response'; response: JsonRpcResponse; correlationId?: string }
   | { kind: 'notification' }
-  | { kind: 'stream'; id: JsonRpcId; events: AsyncIterable<StreamEvent> };
+  | { kind: 'stream'; id: JsonRpcId; events: AsyncIterable<StreamEvent>; correlationId?: string };
 
 export interface DispatcherOptions {
   facade: ServiceFacade;
@@ -99,12 +100,12 @@ export class Dispatcher {
       if (method.kind === 'stream') {
         const items = await method.call(this.opts.facade, params, ctx);
         if (notification) return { kind: 'notification' };
-        return { kind: 'stream', id, events: this.streamEvents(id, items, method, encode, surface, meta.signal) };
+        return { kind: 'stream', id, events: this.streamEvents(id, items, method, encode, surface, meta.signal), correlationId };
       }
       const result = await method.call(this.opts.facade, params, ctx);
       if (notification) return { kind: 'notification' };
       if (this.opts.validateResults && !codec) this.checkResult(method, result);
-      return { kind: 'response', response: { jsonrpc: '2.0', id, result: encode(result) } };
+      return { kind: 'response', response: { jsonrpc: '2.0', id, result: encode(result) }, correlationId };
     } catch (err) {
       if (notification) return { kind: 'notification' };
       return this.failure(id, err, surface, correlationId);
@@ -155,7 +156,7 @@ export class Dispatcher {
 
   private failure(id: JsonRpcId, err: unknown, surface: ErrorSurface, correlationId: string): DispatchOutcome {
     this.log(err, correlationId);
-    return { kind: 'response', response: { jsonrpc: '2.0', id, error: toErrorObject(err, surface, correlationId) } };
+    return { kind: 'response', response: { jsonrpc: '2.0', id, error: toErrorObject(err, surface, correlationId) }, correlationId };
   }
 
   private log(err: unknown, correlationId: string): void {

@@ -1,13 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../application/index.js';
-import { isAppError } from '../../domain/errors.js';
+import { AppError, isAppError } from '../../domain/errors.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
 import { EXTENSION_URI, EXTENSION_VERSION_HEADER, parseExtensionVersion, parseVersion, type ProtocolVersion } from '../a2a/versions.js';
 import { HTTP_STATUS } from '../jsonrpc/codes.js';
 import type { JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, parseError, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.js';
-import type { Authenticator } from './auth.js';
+import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
+import { AuthThrottle, type Authenticator } from './auth.js';
 import type { Dispatcher } from './dispatcher.js';
 
 export interface HttpServerOptions {
@@ -21,7 +22,13 @@ export interface HttpServerOptions {
   heartbeatMs?: number;
   /** Readiness beyond liveness (e.g. storage reachable). */
   ready?: () => Promise<boolean>;
+  /** Failed authentications per client before 429 (default: 10 a minute); null turns it off. */
+  authThrottle?: AuthThrottle | null;
 }
+
+/** The access record of the request a response answers (the JSON-RPC answer is noted as it is sent). */
+const ACCESS = Symbol('access');
+type Tracked = ServerResponse & { [ACCESS]?: AccessRecord };
 
 const JSON_TYPE = 'application/json';
 
@@ -37,8 +44,10 @@ export class A2aHttpServer {
   /** One timer pings every open stream (a timer per stream cost memory with thousands open). */
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
+  private readonly throttle: AuthThrottle | null;
 
   constructor(private readonly opts: HttpServerOptions) {
+    this.throttle = opts.authThrottle === undefined ? new AuthThrottle() : opts.authThrottle;
     this.maxBody = opts.maxBodyBytes ?? 1024 * 1024;
     this.heartbeatMs = opts.heartbeatMs ?? 15_000;
     this.server = createServer((req, res) => {
@@ -93,7 +102,15 @@ export class A2aHttpServer {
         res.setHeader('allow', 'POST');
         return this.sendJson(res, 405, rpcError(null, invalidRequest(`use POST for JSON-RPC (got ${req.method ?? '?'})`), 'extension'));
       }
-      return this.serveRpc(req, res, url);
+      const started = performance.now();
+      const rec: AccessRecord = { transport: 'http', method: undefined, principal: undefined, outcome: 'ok', status: 200, ms: 0, correlationId: undefined };
+      (res as Tracked)[ACCESS] = rec;
+      try {
+        return await this.serveRpc(req, res, url, rec);
+      } finally {
+        rec.status = res.statusCode;
+        logAccess(this.opts.logger, rec, started);
+      }
     }
     return this.sendJson(res, 404, { error: 'not found', hint: 'JSON-RPC is served at POST /a2a; the Agent Card at /.well-known/agent-card.json' });
   }
@@ -117,20 +134,38 @@ export class A2aHttpServer {
     this.sendJson(res, 200, card, req.method === 'HEAD');
   }
 
-  private async serveRpc(req: IncomingMessage, res: ServerResponse, url: URL | undefined): Promise<void> {
+  private async serveRpc(req: IncomingMessage, res: ServerResponse, url: URL | undefined, rec: AccessRecord): Promise<void> {
     const type = (header(req, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase();
     const declared = Number(header(req, 'content-length') ?? '0');
     if (declared > this.maxBody) return this.tooLarge(req, res);
     const body = await readBody(req, this.maxBody);
     if (body === 'too-large') return this.tooLarge(req, res);
     let principal;
+    const client = req.socket.remoteAddress ?? '';
+    const authorization = header(req, 'authorization');
+    const wait = this.throttle?.retryAfter(client) ?? 0;
+    if (wait > 0) {
+      // Too many wrong tokens from this client: refused without looking at this one.
+      rec.method = methodOf(body);
+      res.setHeader('retry-after', String(wait));
+      const err = new AppError('UNAUTHENTICATED', `Too many failed authentication attempts from this client; retry in ${wait} s`, {
+        details: { retryAfterSeconds: wait },
+        hint: 'check the token; further attempts are refused until the wait is over',
+      });
+      return this.sendJson(res, 429, rpcError(idOf(body), err, authSurface(body, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))));
+    }
     try {
-      principal = this.opts.auth.authenticate(header(req, 'authorization'));
+      principal = this.opts.auth.authenticate(authorization);
+      this.throttle?.succeeded(client);
     } catch (err) {
+      // Only presented credentials count as a guess; a request without any is just refused.
+      if (authorization !== undefined) this.throttle?.failed(client);
+      rec.method = methodOf(body);
       // Nothing runs without a valid token; the method name only picks the error's dialect.
       res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
       return this.sendJson(res, 401, rpcError(idOf(body), err, authSurface(body, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))));
     }
+    rec.principal = principal.id;
     if (type !== JSON_TYPE && type !== 'application/a2a+json') {
       return this.sendJson(res, 415, rpcError(null, invalidRequest(`Content-Type must be application/json (got ${type || 'none'})`), 'extension'));
     }
@@ -151,6 +186,8 @@ export class A2aHttpServer {
     if (Array.isArray(parsed)) {
       return this.sendJson(res, 200, rpcError(null, invalidRequest('batch requests are not supported; send one request per call'), surface));
     }
+    const m = (parsed as { method?: unknown } | null)?.method;
+    if (typeof m === 'string') rec.method = m;
     res.setHeader('a2a-version', version ?? '0.3');
     const requested = (header(req, 'a2a-extensions') ?? '').split(',').map((s) => s.trim());
     const extensionVersion = header(req, EXTENSION_VERSION_HEADER);
@@ -192,6 +229,7 @@ export class A2aHttpServer {
       lastEventSeq,
       extensionVersion,
     });
+    if (outcome.kind !== 'notification') rec.correlationId = outcome.correlationId;
     if (outcome.kind === 'notification') {
       res.statusCode = 204;
       res.end();
@@ -214,6 +252,7 @@ export class A2aHttpServer {
     try {
       for await (const ev of events) {
         if (signal.aborted || this.closing) break;
+        if ('error' in ev.response) this.noteAnswer(res, ev.response);
         res.write(`id: ${ev.seq}\ndata: ${JSON.stringify(ev.response)}\n\n`);
       }
     } finally {
@@ -236,7 +275,13 @@ export class A2aHttpServer {
     req.resume();
   }
 
+  private noteAnswer(res: ServerResponse, response: JsonRpcResponse): void {
+    const rec = (res as Tracked)[ACCESS];
+    if (rec) noteResponse(rec, response);
+  }
+
   private sendJson(res: ServerResponse, status: number, body: unknown, headOnly = false): void {
+    if (status !== 200 || (body as { error?: unknown }).error !== undefined) this.noteAnswer(res, body as JsonRpcResponse);
     const text = JSON.stringify(body);
     res.writeHead(status, { 'content-type': `${JSON_TYPE}; charset=utf-8`, 'content-length': Buffer.byteLength(text) });
     res.end(headOnly ? undefined : text);
@@ -266,6 +311,15 @@ function authSurface(body: Buffer, version: string | null | undefined): ErrorSur
     // unreadable: answer as A2A
   }
   return version?.trim().startsWith('1.') ? 'a2a-v1' : 'a2a-v03';
+}
+
+function methodOf(body: Buffer): string | undefined {
+  try {
+    const m = (JSON.parse(body.toString('utf8')) as { method?: unknown }).method;
+    return typeof m === 'string' ? m.slice(0, 200) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function idOf(body: Buffer): string | number | null {

@@ -7,6 +7,7 @@ import { EXTENSION_URI, parseExtensionVersion, parseVersion, SUPPORTED_VERSIONS,
 import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, parseError, toErrorObject, validationError } from '../jsonrpc/errors.js';
 import { createLineFramer, frame } from '../jsonrpc/framing.js';
+import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
 import type { Dispatcher } from './dispatcher.js';
 
 /** Methods of the stdio binding itself (not A2A operations, so not in the method table). */
@@ -100,6 +101,8 @@ export class A2aStdioServer {
     const key = env.ok && env.request.id !== undefined ? keyOf(env.request.id) : undefined;
     const abort = new LazyAbort();
     if (key !== undefined) this.inflight.set(key, abort);
+    const started = performance.now();
+    const rec: AccessRecord = { transport: 'stdio', method: env.ok ? env.request.method : undefined, principal: this.principal.id, outcome: 'ok', ms: 0, correlationId: undefined };
     try {
       const outcome = await this.opts.dispatcher.dispatch(msg, {
         principal: this.principal,
@@ -109,23 +112,33 @@ export class A2aStdioServer {
         },
         extensionVersion: this.extensionVersion,
       });
-      if (outcome.kind === 'response') return this.write(outcome.response);
+      if (outcome.kind !== 'notification') rec.correlationId = outcome.correlationId;
+      if (outcome.kind === 'response') {
+        noteResponse(rec, outcome.response);
+        return this.write(outcome.response);
+      }
       if (outcome.kind === 'notification') return;
       let count = 0;
       let lastSeq = 0;
       for await (const ev of outcome.events) {
         if (this.ended) break;
-        if ('error' in ev.response) return this.write(ev.response);
+        if ('error' in ev.response) {
+          noteResponse(rec, ev.response);
+          return this.write(ev.response);
+        }
         count++;
         lastSeq = ev.seq;
         this.write({ jsonrpc: '2.0', method: STDIO_STREAM_EVENT, params: { requestId: outcome.id, seq: ev.seq, event: ev.response.result } });
       }
       if (abort.aborted) {
+        rec.outcome = 'cancelled';
         return this.fail(outcome.id, new AppError('UNSUPPORTED_OPERATION', 'request cancelled by the client', { details: { cancelled: true } }));
       }
       this.write({ jsonrpc: '2.0', id: outcome.id, result: { done: true, events: count, lastSeq } });
     } finally {
       if (key !== undefined) this.inflight.delete(key);
+      // Logs go to stderr (the logger's destination); stdout carries protocol only.
+      logAccess(this.opts.logger, rec, started);
     }
   }
 
