@@ -12,7 +12,7 @@ import { LOCAL_PRINCIPAL, type Logger } from '../../src/application/index.js';
 import { buildApp, type App } from '../../src/main/app.js';
 import { AuthThrottle } from '../../src/protocol/server/auth.js';
 import { A2aStdioServer } from '../../src/protocol/server/stdio.server.js';
-import { startHttpServer, TOKEN, type HttpServerProcess } from '../support/harness.js';
+import { eventually, startHttpServer, TOKEN, type HttpServerProcess } from '../support/harness.js';
 
 describe('AuthThrottle', () => {
   it('refuses a client after N failures within the window, until the window ends', () => {
@@ -82,7 +82,11 @@ describe('HTTP: auth throttle and access log', () => {
     const data = missing.error.data;
     const cid = Array.isArray(data) ? data.map((d) => d.metadata?.correlationId).find(Boolean) : data.correlationId;
     assert.ok(cid, `a correlation id in error.data: ${JSON.stringify(missing)}`);
-    const lines = accessLines();
+    // The line is written once the answer is out: wait for it on the server's stderr.
+    const lines = await eventually(async () => {
+      const l = accessLines();
+      return l.some((r) => r['method'] === 'GetTask') ? l : undefined;
+    }, 5000, 'the access log lines');
     const okLine = lines.find((r) => r['method'] === 'ListTasks');
     assert.ok(okLine, server.stderr());
     assert.equal(okLine['level'], 30, 'info level');
@@ -112,7 +116,7 @@ describe('HTTP: auth throttle and access log', () => {
     assert.match(body.error.message, /Too many failed authentication attempts/);
     // Even the right token is not looked at while the client is throttled.
     assert.equal((await post({ jsonrpc: '2.0', id: 100, method: 'ListTasks' }, TOKEN)).status, 429);
-    const line = accessLines().find((r) => r['status'] === 429);
+    const line = await eventually(async () => accessLines().find((r) => r['status'] === 429), 5000, 'the 429 access line');
     assert.ok(line, 'the refusal is logged');
     assert.equal(line['principal'], undefined);
     // The server is otherwise fine.
