@@ -8,7 +8,9 @@ import { after, before, describe, it } from 'node:test';
 import { buildApp, type App } from '../../src/main/app.js';
 import { A2AClientError } from '../../src/protocol/client/index.js';
 import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.transport.js';
-import { LOCAL_PRINCIPAL } from '../../src/application/index.js';
+import { PassThrough } from 'node:stream';
+import { LOCAL_PRINCIPAL, silentLogger } from '../../src/application/index.js';
+import { A2aStdioServer } from '../../src/protocol/server/stdio.server.js';
 import { tempDir } from '../support/harness.js';
 
 type TaskLike = { id: string; contextId: string; status: { state: string; timestamp?: string } };
@@ -126,5 +128,41 @@ describe('extension versions', () => {
     }
     const std = await call('ListTasks', '9.9');
     assert.ok(std.result, 'a standard method does not depend on the extension');
+  });
+});
+
+describe('extension versions over stdio', () => {
+  let app: App;
+  before(async () => {
+    app = await buildApp({ dataDir: tempDir(), inMemory: true, card: { endpoint: 'stdio://local', auth: 'none' } });
+  });
+  after(async () => app.close());
+
+  /** Runs a handshake asking for `extensionVersion`, then the given methods; returns every answer by id. */
+  async function session(extensionVersion: string, methods: string[]): Promise<Map<number, { result?: Record<string, unknown>; error?: { code: number } }>> {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let out = '';
+    output.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    const server = new A2aStdioServer({ dispatcher: app.dispatcher, card: app.card, logger: silentLogger, serverInfo: { name: 't', version: '0' }, input, output });
+    input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '1.0', extensions: ['urn:cleveragents:extensions:v1'], extensionVersion } })}\n`);
+    methods.forEach((m, i) => input.write(`${JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: m, params: {} })}\n`));
+    input.end();
+    await server.done;
+    return new Map(out.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result?: Record<string, unknown>; error?: { code: number } }).map((r) => [r.id, r] as const));
+  }
+
+  it('activates the version asked for in initialize and serves it', async () => {
+    const r = await session('1.0', ['_cleveragents/health/check', '_cleveragents/plan/list']);
+    assert.equal(r.get(0)?.result?.['extensionVersion'], '1.0');
+    assert.deepEqual(r.get(0)?.result?.['extensions'], ['urn:cleveragents:extensions:v1']);
+    assert.ok(r.get(1)?.result);
+    assert.equal(r.get(2)?.error?.code, -32601, 'plan methods came with 1.1');
+  });
+
+  it('does not activate a version it does not serve, and its methods answer -32007', async () => {
+    const r = await session('7.0', ['_cleveragents/health/check']);
+    assert.deepEqual(r.get(0)?.result?.['extensions'], []);
+    assert.equal(r.get(1)?.error?.code, -32007);
   });
 });
