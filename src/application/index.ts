@@ -5,7 +5,7 @@ export { LOCAL_PRINCIPAL, namespacesOf } from './ports/principal.js';
 export type { Actor, ActorCatalog, ActorTurn } from './ports/actor.port.js';
 export type { Logger } from './ports/logger.port.js';
 export { silentLogger } from './ports/logger.port.js';
-export type { TaskRepository, StoredTask, TaskListQuery, TaskPage, TaskCursor } from './ports/task.repository.port.js';
+export type { TaskRepository, StoredTask, TaskListQuery, TaskPage, TaskCursor, TaskExpiry } from './ports/task.repository.port.js';
 export type { SessionRepository, SessionPage } from './ports/session.repository.port.js';
 export type { PushConfigRepository, StoredPushConfig } from './ports/push-config.repository.port.js';
 export type { WebhookSender } from './ports/webhook.port.js';
@@ -30,3 +30,4 @@ export type {
 } from './ports/registry.repository.port.js';
 export type { DefinitionInput, ListInput as RegistryListInput, ListOutput as RegistryListOutput, ShownEntity } from './registry/registry.service.js';
 export type { NamespaceSummary, NamespaceDetail } from './registry/namespace.service.js';
+export { RetentionService, type RetentionPolicy, type SweepResult } from './system/retention.service.js';

@@ -1,4 +1,5 @@
 import { BUILTIN_ACTIONS, BUILTIN_ACTOR_DEFINITIONS, BUILTIN_TOOLS } from '../domain/registry/builtins.js';
+import { RetentionService } from './system/retention.service.js';
 import type { Actor, ActorCatalog } from './ports/actor.port.js';
 import type { Logger } from './ports/logger.port.js';
 import type { PushConfigRepository } from './ports/push-config.repository.port.js';
@@ -57,6 +58,7 @@ export interface ServiceFacade {
   readonly registry: RegistryService;
   readonly namespaces: NamespaceService;
   readonly plans: PlanService;
+  readonly retention: RetentionService;
   /** Deletes a session with its tasks (running ones are cancelled first). */
   deleteSession(id: string, principal: Principal): Promise<{ deleted: true; tasksDeleted: number }>;
 }
@@ -94,6 +96,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     registry,
     namespaces,
     plans,
+    retention: new RetentionService({ tasks: deps.tasks, sessions: deps.sessions, isLive: (id) => tasks.isLive(id), logger: deps.logger }),
     async deleteSession(id, principal) {
       await sessions.get(id, principal);
       const tasksDeleted = await tasks.purgeContext(id);

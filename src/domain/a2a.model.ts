@@ -5,16 +5,46 @@
  */
 import { z } from 'zod';
 
-const isoTimestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
-/** An ISO 8601 UTC timestamp (`Z` suffix), as A2A §5.6.1 requires. */
+// RFC 3339 §5.6 date-time: any offset, 0–9 fractional digits, `T`/`Z` in either case.
+const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+/**
+ * Milliseconds since the epoch of an RFC 3339 timestamp, or NaN when it is not one (or names a day
+ * that does not exist, such as 2026-02-31). Sub-millisecond digits round up, so that `>=` against
+ * millisecond-precision stored instants means exactly "at or after" the given instant.
+ */
+export function parseTimestamp(s: string): number {
+  const m = rfc3339.exec(s);
+  if (!m) return Number.NaN;
+  const [y, mo, d, h, mi, sec] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  if (mo < 1 || mo > 12 || d < 1 || d > days || h > 23 || mi > 59 || sec > 59) return Number.NaN;
+  let offset = 0;
+  if (!m[8]) {
+    const oh = Number(m[10]);
+    const om = Number(m[11]);
+    if (oh > 23 || om > 59) return Number.NaN;
+    offset = (m[9] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;
+  }
+  const frac = (m[7] ?? '').padEnd(9, '0');
+  const nanos = Number(frac);
+  const ms = Math.ceil(nanos / 1_000_000);
+  const t = new Date(0);
+  t.setUTCFullYear(y, mo - 1, d);
+  t.setUTCHours(h, mi, sec, 0);
+  return t.getTime() + ms - offset;
+}
+
+/** An RFC 3339 timestamp as the canonical UTC form the server stores (`…T08:10:00.124Z`). */
+export function toUtcTimestamp(s: string): string {
+  return new Date(parseTimestamp(s)).toISOString();
+}
+
+/** An RFC 3339 timestamp (A2A §5.6.1): any offset, 0–9 fractional digits. The server writes UTC. */
 export const Timestamp = z
   .string()
-  .regex(isoTimestamp, 'must be an ISO 8601 UTC timestamp such as 2026-01-31T12:00:00.000Z')
-  .refine((s) => {
-    const t = Date.parse(s);
-    // Date.parse rolls 2026-02-31 over to March; a real date survives the round trip.
-    return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 10) === s.slice(0, 10);
-  }, 'is not a real date');
+  .regex(rfc3339, 'must be an RFC 3339 timestamp such as 2026-01-31T12:00:00.000Z or 2026-01-31T13:00:00+01:00')
+  .refine((s) => !Number.isNaN(parseTimestamp(s)), 'is not a real date and time');
 
 export const TASK_STATES = [
   'TASK_STATE_SUBMITTED',

@@ -21,6 +21,7 @@ import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.js';
 import { buildMethodTable } from '../protocol/a2a/method-table.js';
 import { Dispatcher } from '../protocol/server/dispatcher.js';
 import { databaseFile } from './paths.js';
+import { StartupError } from './startup-errors.js';
 import { VERSION } from './version.js';
 
 export interface AppOptions {
@@ -85,7 +86,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);
   } catch (err) {
     await db.close();
-    throw new Error(`The default actor ${defaultActor} cannot be used: ${(err as Error).message} (built-in actors: ${facade.actors.names().join(', ')})`);
+    throw new StartupError(
+      `the default actor ${defaultActor} cannot be used: ${(err as Error).message}`,
+      `pass --default-actor (or CLEVERAGENTS_DEFAULT_ACTOR) naming an actor; built-in actors: ${facade.actors.names().join(', ')}`,
+    );
   }
   const table = buildMethodTable();
   const card = new AgentCardProvider(

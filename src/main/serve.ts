@@ -1,16 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ServeOptions } from '../presentation/cli/index.js';
-import { LOCAL_PRINCIPAL } from '../application/index.js';
-import { BearerTokenAuthenticator } from '../protocol/server/auth.js';
+import { LOCAL_PRINCIPAL, type RetentionPolicy } from '../application/index.js';
+import { AuthThrottle, BearerTokenAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.js';
 import { A2aHttpServer } from '../protocol/server/http.server.js';
 import { A2aStdioServer } from '../protocol/server/stdio.server.js';
-import { buildApp, createLogger } from './app.js';
+import { buildApp, createLogger, type App } from './app.js';
 import { envInt, installBackstop, resolveLimits } from './limits-config.js';
-import { resolveDataDir, tokenFile } from './paths.js';
+import { databaseFile, resolveDataDir, tokenFile } from './paths.js';
+import { describeStartupError, StartupError, type StartupContext } from './startup-errors.js';
 import { VERSION } from './version.js';
 
-/** `agents serve`: A2A over stdio (local mode) or HTTP (server mode). Returns the exit code. */
+/** Retention defaults (README, Configuration): 30 days, no count limit, a sweep every hour. */
+const DEFAULT_RETENTION_DAYS = 30;
+const SWEEP_EVERY_MS = 60 * 60_000;
+/** The first sweep soon after start, so that short-lived local agents sweep too. */
+const FIRST_SWEEP_MS = 10_000;
+
+/**
+ * `agents serve`: A2A over stdio (local mode) or HTTP (server mode). Returns the exit code. A
+ * start-up problem throws a {@link StartupError}: one line with a hint, exit code 2.
+ */
 export async function serve(opts: ServeOptions): Promise<number> {
   const dataDir = resolveDataDir(opts.dataDir);
   return opts.stdio ? serveStdio(opts, dataDir) : serveHttp(opts, dataDir);
@@ -19,7 +29,11 @@ export async function serve(opts: ServeOptions): Promise<number> {
 async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> {
   const logger = createLogger(opts.verbose ? 'debug' : 'warn');
   installBackstop(logger);
-  const app = await buildApp({ dataDir, logger, defaultActor: opts.defaultActor, limits: resolveLimits(opts), card: { endpoint: 'stdio://local', auth: 'none' } });
+  const ctx: StartupContext = { dataDir, dbFile: databaseFile(dataDir) };
+  const retention = startup(ctx, () => retentionPolicy(opts));
+  const limits = startup(ctx, () => resolveLimits(opts));
+  const app = await startupAsync(ctx, () => buildApp({ dataDir, logger, defaultActor: opts.defaultActor, limits, card: { endpoint: 'stdio://local', auth: 'none' } }));
+  const stopSweeper = startSweeper(app, retention);
   const server = new A2aStdioServer({
     dispatcher: app.dispatcher,
     card: app.card,
@@ -35,6 +49,7 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   await server.done;
+  stopSweeper();
   await app.close();
   // Timers of abandoned actor turns must not keep the agent alive once its client is gone.
   process.exit(0);
@@ -43,35 +58,55 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
 async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   const logger = createLogger(opts.verbose ? 'debug' : 'info');
   installBackstop(logger);
-  const limits = resolveLimits(opts);
-  const { token, file, generated } = resolveToken(opts.token, dataDir);
   const host = opts.host;
+  const ctx: StartupContext = { dataDir, dbFile: databaseFile(dataDir), host, port: opts.port };
+  // Everything that can be checked without side effects first: a bad value changes nothing.
+  const publicUrl = startup(ctx, () => parsePublicUrl(opts.publicUrl ?? process.env['CLEVERAGENTS_PUBLIC_URL']));
+  const retention = startup(ctx, () => retentionPolicy(opts));
+  const limits = startup(ctx, () => resolveLimits(opts));
+  const maxBodyBytes = startup(ctx, () => opts.maxBodyBytes ?? envInt('CLEVERAGENTS_MAX_BODY_BYTES', 1));
+  const authFailures = startup(ctx, () => envCount('CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE', 1_000_000) ?? 10);
+  const given = opts.token ?? process.env['CLEVERAGENTS_SERVER_TOKEN'];
+  if (given !== undefined) startup(ctx, () => checkToken(given, opts.token !== undefined ? '--token' : 'CLEVERAGENTS_SERVER_TOKEN'));
+  const { token, file, generated } = startup(ctx, () => resolveToken(given, dataDir));
   const base = `http://${host.includes(':') ? `[${host}]` : host}`;
-  const app = await buildApp({
-    dataDir,
-    logger,
-    defaultActor: opts.defaultActor,
-    tokenFile: file,
-    limits,
-    card: { endpoint: `${base}:${opts.port}/a2a`, auth: 'bearer' },
-  });
+  const app = await startupAsync(ctx, () =>
+    buildApp({
+      dataDir,
+      logger,
+      defaultActor: opts.defaultActor,
+      tokenFile: file,
+      limits,
+      card: { endpoint: publicUrl ? `${publicUrl}/a2a` : `${base}:${opts.port}/a2a`, auth: 'bearer' },
+    }),
+  );
   const server = new A2aHttpServer({
     dispatcher: app.dispatcher,
     card: app.card,
     auth: new BearerTokenAuthenticator(token, { ...LOCAL_PRINCIPAL, kind: 'token' }),
     logger,
-    maxBodyBytes: opts.maxBodyBytes ?? envInt('CLEVERAGENTS_MAX_BODY_BYTES', 1),
+    maxBodyBytes: maxBodyBytes,
+    authThrottle: authFailures > 0 ? new AuthThrottle({ maxFailures: authFailures, windowMs: 60_000 }) : null,
     ready: async () => (await app.facade.health.check()).storage === 'ok',
   });
-  const addr = await server.listen(opts.port, host);
+  let addr;
+  try {
+    addr = await server.listen(opts.port, host);
+  } catch (err) {
+    await app.close();
+    throw describeStartupError(err, ctx);
+  }
   const endpoint = `${base}:${addr.port}/a2a`;
-  app.card.setEndpoint(endpoint);
+  // Behind a proxy the bind address is not what clients use: the card keeps the public URL.
+  if (!publicUrl) app.card.setEndpoint(endpoint);
+  const stopSweeper = startSweeper(app, retention);
   if (generated) {
     process.stderr.write(`Generated a server token (stored in ${file}, mode 600). Use it as: Authorization: Bearer ${token}\n`);
   } else if (file) {
     process.stderr.write(`Using the server token stored in ${file}\n`);
   }
   process.stderr.write(`listening on ${base}:${addr.port} (JSON-RPC at ${endpoint}, Agent Card at ${base}:${addr.port}/.well-known/agent-card.json)\n`);
+  if (publicUrl) process.stderr.write(`public URL ${publicUrl} (the Agent Card points clients at ${publicUrl}/a2a)\n`);
 
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
@@ -81,17 +116,84 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  stopSweeper();
   await server.close(5_000);
   await app.close();
   process.exit(0);
 }
 
-/** `--token`, else CLEVERAGENTS_SERVER_TOKEN, else the stored token, else a new one (0600 file). */
-function resolveToken(flag: string | undefined, dataDir: string): { token: string; file?: string; generated: boolean } {
-  const given = flag ?? process.env['CLEVERAGENTS_SERVER_TOKEN'];
+function startup<T>(ctx: StartupContext, step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    throw describeStartupError(err, ctx);
+  }
+}
+
+async function startupAsync<T>(ctx: StartupContext, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    throw describeStartupError(err, ctx);
+  }
+}
+
+function startSweeper(app: App, policy: RetentionPolicy | undefined): () => void {
+  if (!policy) return () => {};
+  return app.facade.retention.start(policy, { firstMs: FIRST_SWEEP_MS, everyMs: SWEEP_EVERY_MS });
+}
+
+/** `--retention-days` / `--retention-max-tasks`, else their environment variables; undefined: retention off. */
+function retentionPolicy(opts: ServeOptions): RetentionPolicy | undefined {
+  const days = opts.retentionDays ?? envCount('CLEVERAGENTS_RETENTION_DAYS', 36500) ?? DEFAULT_RETENTION_DAYS;
+  const maxTasks = opts.retentionMaxTasks ?? envCount('CLEVERAGENTS_RETENTION_MAX_TASKS', Number.MAX_SAFE_INTEGER) ?? 0;
+  if (days === 0 && maxTasks === 0) return undefined;
+  return { ...(days > 0 ? { maxAgeDays: days } : {}), ...(maxTasks > 0 ? { maxTasks } : {}) };
+}
+
+function envCount(name: string, max: number): number | undefined {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const n = Number(raw.trim());
+  if (!/^\d+$/.test(raw.trim()) || n > max) throw new StartupError(`${name} must be a whole number between 0 and ${max} (got ${JSON.stringify(raw.slice(0, 40))})`, `set ${name} to a whole number (0 turns it off)`);
+  return n;
+}
+
+/** The public base URL: absolute http(s), no query, fragment or credentials; no trailing slash. */
+export function parsePublicUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new StartupError(`the public URL ${JSON.stringify(raw.slice(0, 200))} is not an absolute URL`, 'pass --public-url https://agents.example.com (the address clients use, e.g. your proxy)');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new StartupError(`the public URL must use http or https (got ${url.protocol})`, 'pass --public-url https://agents.example.com');
+  if (url.username || url.password || url.search || url.hash) throw new StartupError('the public URL must not carry credentials, a query or a fragment', 'pass the base URL only, e.g. --public-url https://agents.example.com/team');
+  return url.href.replace(/\/+$/, '');
+}
+
+function checkToken(token: string, source: string): void {
+  if (token.length < MIN_TOKEN_LENGTH) {
+    throw new StartupError(
+      `the server token from ${source} is too short: it must be at least ${MIN_TOKEN_LENGTH} characters (got ${token.length})`,
+      `use a longer random token (e.g. openssl rand -base64 32), or omit ${source} to have one generated`,
+    );
+  }
+  if (/\s/.test(token)) throw new StartupError(`the server token from ${source} contains white space`, 'use a token without spaces or line breaks');
+}
+
+/** The given token, else the stored token, else a new one (0600 file). */
+function resolveToken(given: string | undefined, dataDir: string): { token: string; file?: string; generated: boolean } {
   if (given) return { token: given, generated: false };
   const file = tokenFile(dataDir);
-  if (existsSync(file)) return { token: readFileSync(file, 'utf8').trim(), file, generated: false };
+  if (existsSync(file)) {
+    const token = readFileSync(file, 'utf8').trim();
+    if (token.length < MIN_TOKEN_LENGTH || /\s/.test(token)) {
+      throw new StartupError(`the stored server token in ${file} is unusable (empty, too short or with white space)`, 'delete the file to have a new token generated, or pass --token');
+    }
+    return { token, file, generated: false };
+  }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const token = randomBytes(32).toString('base64url');
   writeFileSync(file, `${token}\n`, { mode: 0o600, flag: 'wx' });

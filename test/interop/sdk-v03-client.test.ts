@@ -89,7 +89,7 @@ describe('@a2a-js/sdk 0.3.13 client → CleverAgents server', { timeout: 60_000 
     assert.match(e.card.protocolVersion, /^0\.3(\.\d+)?$/);
     assert.equal(e.card.capabilities.streaming, true);
     assert.equal(e.card.capabilities.pushNotifications, true);
-    assert.deepEqual(e.card.securitySchemes?.['bearer'], { type: 'http', scheme: 'bearer', description: 'The server token.' });
+    assert.deepEqual(e.card.securitySchemes?.['bearer'], { type: 'http', scheme: 'bearer', description: 'A bearer token issued by the operator of this server.' });
     assert.deepEqual(e.card.security, [{ bearer: [] }]);
     const cardReq = e.wire.find((x) => x.url.endsWith('/.well-known/agent-card.json'));
     assert.equal(cardReq?.requestHeaders.get('a2a-version'), null, 'a v0.3 client names no version');

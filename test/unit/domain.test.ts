@@ -41,10 +41,10 @@ describe('schemas', () => {
     assert.ok(!Part.safeParse({ text: 'a', data: {} }).success);
     assert.ok(!Part.safeParse({ raw: 'not base64!' }).success);
   });
-  it('accepts only UTC ISO timestamps', () => {
+  it('accepts RFC 3339 timestamps with any offset, and only real dates', () => {
     assert.ok(Timestamp.safeParse('2026-01-31T12:00:00.000Z').success);
     assert.ok(Timestamp.safeParse('2026-01-31T12:00:00Z').success);
-    assert.ok(!Timestamp.safeParse('2026-01-31T12:00:00+02:00').success);
+    assert.ok(Timestamp.safeParse('2026-01-31T12:00:00+02:00').success, 'an offset is RFC 3339 (issue #8)');
     assert.ok(!Timestamp.safeParse('2026-02-31T12:00:00Z').success, 'February 31st is refused');
     assert.ok(!Timestamp.safeParse('yesterday').success);
   });

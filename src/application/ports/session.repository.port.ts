@@ -13,4 +13,9 @@ export interface SessionRepository {
   /** Marks activity: bumps `updatedAt` and adds to the task count. */
   touch(id: string, at: string, addedTasks: number): Promise<void>;
   delete(id: string): Promise<boolean>;
+  /**
+   * Retention: deletes at most `limit` sessions idle since before `before` that have no task left
+   * and are not a plan's context. Returns how many went.
+   */
+  deleteIdle(before: string, limit: number): Promise<number>;
 }

@@ -23,6 +23,18 @@ export interface TaskListQuery {
   after?: TaskCursor | undefined;
 }
 
+/** Which finished tasks retention may delete (see {@link TaskRepository.deleteExpired}). */
+export interface TaskExpiry {
+  /** Terminal tasks whose status changed before this instant (ISO, UTC). */
+  before?: string | undefined;
+  /** Keep only this many terminal tasks (the newest); older ones go. */
+  keep?: number | undefined;
+  /** At most this many tasks per call (a sweep calls again until fewer go). */
+  limit: number;
+  /** Tasks a live turn or subscriber holds: never deleted. Asked in the deleting transaction. */
+  isLive(taskId: string): boolean;
+}
+
 export interface TaskPage {
   tasks: StoredTask[];
   total: number;
@@ -56,5 +68,11 @@ export interface TaskRepository {
   /** Deletes every task of a context with their events; returns how many tasks went. */
   deleteByContext(contextId: string): Promise<number>;
   countByContext(contextId: string): Promise<number>;
+  /**
+   * Retention: deletes terminal tasks (with their events and push configs, keeping the maintained
+   * counts right) that are expired by age or count, never a live one, never a plan's (a task in
+   * the context of an existing plan). Returns how many went.
+   */
+  deleteExpired(expiry: TaskExpiry): Promise<number>;
   listByContext(contextId: string, limit: number): Promise<StoredTask[]>;
 }

@@ -136,6 +136,11 @@ export class TaskService {
   }
 
   /** Tasks currently held in memory (running or watched). */
+  /** Whether a task has a running turn or a subscriber here (retention never deletes it). */
+  isLive(id: string): boolean {
+    return this.live.has(id) || this.loading.has(id);
+  }
+
   get liveCount(): number {
     return this.live.size;
   }

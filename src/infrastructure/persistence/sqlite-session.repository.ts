@@ -43,7 +43,19 @@ export class SqliteSessionRepository implements SessionRepository {
           .where('id', '=', id),
       ),
       delete: db.prepare(k.deleteFrom('sessions').where('id', '=', id)),
+      // Retention: idle, empty, and not the context of a plan.
+      deleteIdle: db.sqlite.prepare(
+        `DELETE FROM sessions WHERE id IN (SELECT s.id FROM sessions s WHERE s.updated_at < @before
+           AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.context_id = s.id)
+           AND s.id NOT IN (SELECT json_extract(doc, '$.contextId') FROM plans WHERE json_extract(doc, '$.contextId') IS NOT NULL)
+           ORDER BY s.updated_at LIMIT @limit)`,
+      ),
     };
+  }
+
+  async deleteIdle(before: string, limit: number): Promise<number> {
+    const params = { before: toIsoInstant(before, 'before'), limit: Math.max(0, Math.floor(limit)) };
+    return this.db.write(() => this.q.deleteIdle.run(params).changes);
   }
 
   async create(session: Session): Promise<void> {

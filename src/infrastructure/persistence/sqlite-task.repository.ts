@@ -1,7 +1,7 @@
 import type { Task, TaskEvent } from '../../domain/a2a.model.js';
-import { applyEvent } from '../../domain/a2a.model.js';
+import { applyEvent, isTerminal, TASK_STATES } from '../../domain/a2a.model.js';
 import { AppError } from '../../domain/errors.js';
-import type { StoredTask, TaskListQuery, TaskPage, TaskRepository } from '../../application/index.js';
+import type { StoredTask, TaskExpiry, TaskListQuery, TaskPage, TaskRepository } from '../../application/index.js';
 import { isConstraintError, param, toIsoInstant, type SqliteDatabase } from './database.js';
 
 interface TaskRow {
@@ -32,6 +32,7 @@ export class SqliteTaskRepository implements TaskRepository {
   private readonly createWithCounts;
   private readonly deleteContext;
   private readonly readTask;
+  private readonly expire;
 
   constructor(private readonly db: SqliteDatabase) {
     const k = db.kysely;
@@ -144,6 +145,7 @@ export class SqliteTaskRepository implements TaskRepository {
       q.deleteEvents.run({ contextId });
       return q.deleteTasks.run({ contextId });
     });
+    this.expire = expiryStatements(db);
     // A deferred transaction gives the row and its events one read snapshot (other processes may write).
     this.readTask = db.sqlite.transaction((taskId: string): StoredTask | undefined => {
       const row = q.selectTask.get({ id: taskId });
@@ -268,6 +270,46 @@ export class SqliteTaskRepository implements TaskRepository {
     return this.db.exclusive(() => this.q.countContext.get({ contextId })?.n ?? 0);
   }
 
+  async deleteExpired(expiry: TaskExpiry): Promise<number> {
+    const x = this.expire;
+    const limit = Math.max(0, Math.floor(expiry.limit));
+    if (limit === 0 || (expiry.before === undefined && expiry.keep === undefined)) return 0;
+    const before = expiry.before === undefined ? undefined : toIsoInstant(expiry.before, 'before');
+    // One transaction: what is chosen is what is deleted, and a task cannot turn live in between.
+    return this.db.write(() => {
+      const chosen = new Map<string, ExpiredRow>();
+      // Live tasks are skipped, so ask for a few more than the limit.
+      const want = limit + 16;
+      if (before !== undefined) for (const r of x.olderThan.all({ before, limit: want }) as ExpiredRow[]) chosen.set(r.id, r);
+      if (expiry.keep !== undefined) {
+        const excess = (x.countTerminal.get() as { n: number }).n - Math.max(0, expiry.keep);
+        if (excess > 0) for (const r of x.oldest.all({ limit: Math.min(excess, want) }) as ExpiredRow[]) chosen.set(r.id, r);
+      }
+      let deleted = 0;
+      for (const r of chosen.values()) {
+        if (deleted >= limit) break;
+        if (expiry.isLive(r.id)) continue;
+        this.removeTask(r);
+        deleted++;
+      }
+      return deleted;
+    });
+  }
+
+  /**
+   * The one path that deletes a single task: its push configs, events, row and its share of the
+   * maintained counts (a table keyed by task adds its own delete here).
+   */
+  private removeTask(r: ExpiredRow): void {
+    const x = this.expire;
+    x.deletePush.run({ id: r.id });
+    x.deleteEvents.run({ id: r.id });
+    if (x.deleteTask.run({ id: r.id }).changes === 0) return;
+    this.q.bumpCount.run({ owner: r.owner, scope: '', added: -1 });
+    this.q.bumpCount.run({ owner: r.owner, scope: r.context_id, added: -1 });
+    x.dropEmptyCount.run({ owner: r.owner, scope: r.context_id });
+  }
+
   /** The newest `limit` tasks of a context, returned oldest first (the last turns of a chat). */
   async listByContext(contextId: string, limit: number): Promise<StoredTask[]> {
     const n = Math.max(0, Math.floor(limit));
@@ -287,6 +329,34 @@ export class SqliteTaskRepository implements TaskRepository {
     }
     return { task, owner: row.owner, seq };
   }
+}
+
+interface ExpiredRow {
+  id: string;
+  owner: string;
+  context_id: string;
+}
+
+const TERMINAL_SQL = TASK_STATES.filter(isTerminal)
+  .map((s) => `'${s}'`)
+  .join(', ');
+/** A plan's chat context holds its tasks: they stay while the plan exists. */
+const NOT_A_PLAN_TASK = "context_id NOT IN (SELECT json_extract(doc, '$.contextId') FROM plans WHERE json_extract(doc, '$.contextId') IS NOT NULL)";
+
+/** Retention's statements (raw SQL: a partial index and a JSON path Kysely would only wrap). */
+function expiryStatements(db: SqliteDatabase) {
+  const s = db.sqlite;
+  return {
+    olderThan: s.prepare(
+      `SELECT id, owner, context_id FROM tasks WHERE state IN (${TERMINAL_SQL}) AND updated_at < @before AND ${NOT_A_PLAN_TASK} ORDER BY updated_at, id LIMIT @limit`,
+    ),
+    countTerminal: s.prepare(`SELECT count(*) AS n FROM tasks WHERE state IN (${TERMINAL_SQL}) AND ${NOT_A_PLAN_TASK}`),
+    oldest: s.prepare(`SELECT id, owner, context_id FROM tasks WHERE state IN (${TERMINAL_SQL}) AND ${NOT_A_PLAN_TASK} ORDER BY updated_at, id LIMIT @limit`),
+    deletePush: s.prepare('DELETE FROM push_configs WHERE task_id = @id'),
+    deleteEvents: s.prepare('DELETE FROM task_events WHERE task_id = @id'),
+    deleteTask: s.prepare(`DELETE FROM tasks WHERE id = @id AND state IN (${TERMINAL_SQL})`),
+    dropEmptyCount: s.prepare('DELETE FROM task_counts WHERE owner = @owner AND context_id = @scope AND n <= 0'),
+  };
 }
 
 function toEvent(row: EventRow): TaskEvent {

@@ -26,7 +26,7 @@ import { Runner } from './runner.js';
 
 export type { ServeOptions } from './commands/serve.command.js';
 export type { CliIo } from './render/ui.js';
-export { EXIT_CODES, type ExitReason } from './exit-codes.js';
+export { EXIT_CODES, UsageError, type ExitReason } from './exit-codes.js';
 
 /** What the composition root gives the CLI: its version, and the server to run for `agents serve`. */
 export interface CliHost {
@@ -89,7 +89,7 @@ Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authenti
   registerAction(program, runner);
   registerNamespace(program, runner);
   registerSystem(program, runner);
-  registerServe(program, (opts) => host.serve(opts), (code) => (runner.exitCode = code));
+  registerServe(program, (opts) => host.serve(opts), runner);
   return program;
 }
 

@@ -110,6 +110,28 @@ export class Runner {
     this.exitCode = code;
   }
 
+  /**
+   * `agents serve` could not start (or stopped on an error): one line and a hint on stderr, or the
+   * envelope under --format json|yaml — on stderr in --stdio mode, whose stdout carries protocol only.
+   */
+  serveFailed(cmd: Command, err: unknown, stdoutIsProtocol: boolean): void {
+    const flags = cmd.optsWithGlobals<GlobalFlags>();
+    const format: OutputFormat = isOutputFormat(flags.format) ? flags.format : this.io.stderr.isTTY === true ? 'rich' : 'plain';
+    const ui = new Ui(format, this.io, flags.color === false);
+    const reason = exitReasonOf(err);
+    const report = reportOf(err, reason, { kind: 'local' });
+    const code = EXIT_CODES[reason];
+    if (ui.human) {
+      ui.rawErr(renderError(report, reason, { rich: ui.rich, pal: ui.errPal }));
+    } else {
+      const messages: EnvelopeMessage[] = [{ level: 'error', text: report.message }];
+      if (report.hint) messages.push({ level: 'hint', text: report.hint });
+      const text = serializeEnvelope(buildEnvelope('serve', code, { error: report }, new Date(), 0, messages), format as 'json' | 'yaml');
+      (stdoutIsProtocol ? this.io.stderr : this.io.stdout).write(text);
+    }
+    this.exitCode = code;
+  }
+
   /** A usage error found by the parser: stderr got commander's text; json/yaml also get an envelope. */
   usage(program: Command, args: readonly string[], message: string): void {
     this.exitCode = EXIT_CODES.USAGE;

@@ -3,13 +3,16 @@ import { z } from 'zod';
 import { namespacesOf, type Principal } from '../../application/index.js';
 import type { MethodDef } from './method.js';
 import { buildOpenRpc } from './openrpc.js';
-import { EXTENSION_URI, EXTENSION_VERSION, type ProtocolVersion } from './versions.js';
+import { EXTENSION_URI, EXTENSION_VERSION, EXTENSION_VERSIONS, type ProtocolVersion } from './versions.js';
 
 export interface AgentCardOptions {
   name: string;
   description: string;
   version: string;
-  /** The JSON-RPC endpoint (`http://host:port/a2a`), or `stdio:` in local mode. */
+  /**
+   * The JSON-RPC endpoint clients use: `<public URL>/a2a` when a public URL is configured (behind a
+   * proxy the bind address is not what clients reach), else `http://host:port/a2a`; `stdio:` locally.
+   */
   endpoint: string;
   /** Server mode declares bearer auth; local (stdio) mode needs none. */
   auth: 'bearer' | 'none';
@@ -116,7 +119,9 @@ export class AgentCardProvider {
 
   private v1Card(): Card {
     const o = this.opts;
-    const extensionMethods = this.methods.filter((m) => m.surface === 'extension').map((m) => m.name);
+    const extension = this.methods.filter((m) => m.surface === 'extension');
+    const addedIn: Record<string, string[]> = {};
+    for (const m of extension) if (m.since && m.since !== '1.0') (addedIn[m.since] ??= []).push(m.name);
     const card: Card = {
       name: o.name,
       description: o.description,
@@ -135,7 +140,9 @@ export class AgentCardProvider {
             uri: EXTENSION_URI,
             description: 'CleverAgents platform operations (_cleveragents/… methods).',
             required: false,
-            params: { version: EXTENSION_VERSION, servedVersions: ['1.0'], methods: extensionMethods },
+            // `versions`: the minor versions served, newest first; ask for one with the
+            // CleverAgents-Extension-Version header (stdio: initialize's extensionVersion).
+            params: { version: EXTENSION_VERSION, versions: [...EXTENSION_VERSIONS], methods: extension.map((m) => m.name), addedIn },
           },
         ],
       },
@@ -146,7 +153,7 @@ export class AgentCardProvider {
     if (o.documentationUrl) card['documentationUrl'] = o.documentationUrl;
     if (o.auth === 'bearer') {
       card['securitySchemes'] = {
-        bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', description: 'The server token (CLEVERAGENTS_SERVER_TOKEN, or the one printed on first start).' } },
+        bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', description: 'A bearer token issued by the operator of this server.' } },
       };
       card['securityRequirements'] = [{ schemes: { bearer: { list: [] } } }];
     }
@@ -164,7 +171,7 @@ export class AgentCardProvider {
       supportsAuthenticatedExtendedCard: true,
     };
     if (o.auth === 'bearer') {
-      fields['securitySchemes'] = { bearer: { type: 'http', scheme: 'bearer', description: 'The server token.' } };
+      fields['securitySchemes'] = { bearer: { type: 'http', scheme: 'bearer', description: 'A bearer token issued by the operator of this server.' } };
       fields['security'] = [{ bearer: [] }];
     }
     return fields;

@@ -35,7 +35,8 @@ export const METHODS: readonly MethodDef[] = [
   namespaceList,
   namespaceShow,
   namespaceMembers,
-  ...PLAN_METHODS,
+  // The plan lifecycle came with extension version 1.1.
+  ...PLAN_METHODS.map((m) => ({ ...m, since: '1.1' as const })),
   rpcDiscover,
 ] as MethodDef[];
 

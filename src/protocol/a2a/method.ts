@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { Principal, ServiceFacade, StreamItem } from '../../application/index.js';
 import type { Permission } from '../../domain/permissions.js';
-import type { ProtocolVersion } from './versions.js';
+import type { ProtoMessageName } from './proto-names.js';
+import type { ExtensionVersion, ProtocolVersion } from './versions.js';
 
 /** What a method needs the caller to be allowed to do (the role table is in domain/permissions). */
 export type { Permission };
@@ -44,6 +45,10 @@ interface MethodBase<P extends z.ZodType, R extends z.ZodType> {
   /** For unary methods the response; for streams the schema of one event. */
   result: R;
   v03?: V03Codec;
+  /** Standard methods: the proto request message, whose proto field names are accepted too. */
+  proto?: ProtoMessageName;
+  /** Extension methods: the extension minor version that added it (default 1.0). */
+  since?: ExtensionVersion;
 }
 
 export interface UnaryMethod<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> extends MethodBase<P, R> {

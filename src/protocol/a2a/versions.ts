@@ -4,9 +4,41 @@ export const SUPPORTED_VERSIONS = ['1.0', '0.3'] as const;
 export type ProtocolVersion = (typeof SUPPORTED_VERSIONS)[number];
 export const CURRENT_VERSION: ProtocolVersion = '1.0';
 
-/** Our extension: URI and the minor versions served (current and one prior). */
+/**
+ * Our extension: one URI (a breaking change would take a new one), additive minor versions. The
+ * server serves the current minor and the one before it, newest first:
+ * - 1.1 adds the plan lifecycle (`_cleveragents/plan/…`);
+ * - 1.0 is sessions, registries, namespaces, health and diagnostics, discovery.
+ */
 export const EXTENSION_URI = 'urn:cleveragents:extensions:v1';
-export const EXTENSION_VERSION = '1.0';
+export const EXTENSION_VERSIONS = ['1.1', '1.0'] as const;
+export type ExtensionVersion = (typeof EXTENSION_VERSIONS)[number];
+export const EXTENSION_VERSION: ExtensionVersion = EXTENSION_VERSIONS[0];
+/**
+ * How a client asks for a minor version: this HTTP header (or, over stdio, `extensionVersion` in
+ * `initialize`). Absent means the current one. The server echoes the version it served.
+ */
+export const EXTENSION_VERSION_HEADER = 'cleveragents-extension-version';
+
+/**
+ * The extension version a request asked for (Major.Minor, a patch is ignored); undefined means the
+ * current one. A version not served is a version mismatch (-32007): the spec forbids falling back.
+ */
+export function parseExtensionVersion(raw: string | null | undefined): ExtensionVersion {
+  if (raw === undefined || raw === null || raw.trim() === '') return EXTENSION_VERSION;
+  const m = /^\s*v?(\d+)\.(\d+)(?:\.\d+)?\s*$/.exec(raw);
+  const mm = m ? `${Number(m[1])}.${Number(m[2])}` : raw.trim().slice(0, 20);
+  if ((EXTENSION_VERSIONS as readonly string[]).includes(mm)) return mm as ExtensionVersion;
+  throw new AppError('VERSION_MISMATCH', `Extension ${EXTENSION_URI} version ${mm} is not served; this server serves ${EXTENSION_VERSIONS.join(' and ')}`, {
+    details: { extension: EXTENSION_URI, requested: mm, served: [...EXTENSION_VERSIONS] },
+    hint: `send ${EXTENSION_VERSION_HEADER}: ${EXTENSION_VERSION} (or omit it for the current version)`,
+  });
+}
+
+/** Whether a method added in `since` exists in extension version `v`. */
+export function servedIn(since: ExtensionVersion | undefined, v: ExtensionVersion): boolean {
+  return EXTENSION_VERSIONS.indexOf(v) <= EXTENSION_VERSIONS.indexOf(since ?? '1.0');
+}
 
 /**
  * The version a request asked for: `A2A-Version` (header or query parameter), Major.Minor only.

@@ -7,6 +7,9 @@ export interface Authenticator {
   authenticate(authorization: string | undefined): Principal;
 }
 
+/** The shortest server token accepted (a shorter one is refused at start-up). */
+export const MIN_TOKEN_LENGTH = 16;
+
 // The one-shot hash costs a fraction of createHash()'s object setup, on every request.
 const digest = (s: string): Buffer => hash('sha256', s, 'buffer');
 
@@ -21,7 +24,7 @@ export class BearerTokenAuthenticator implements Authenticator {
     token: string,
     private readonly principal: Principal,
   ) {
-    if (token.length < 16) throw new Error('the server token must be at least 16 characters');
+    if (token.length < MIN_TOKEN_LENGTH) throw new Error(`the server token must be at least ${MIN_TOKEN_LENGTH} characters`);
     this.expected = digest(token);
   }
 
@@ -38,5 +41,85 @@ export class BearerTokenAuthenticator implements Authenticator {
       });
     }
     return this.principal;
+  }
+}
+
+export interface AuthThrottleOptions {
+  /** Failures allowed per client within one window (default 10). */
+  maxFailures?: number;
+  /** The window, in milliseconds (default one minute). */
+  windowMs?: number;
+  /** Clients remembered at most (default 10,000): memory stays bounded whatever the traffic. */
+  maxClients?: number;
+  now?: () => number;
+}
+
+interface FailureWindow {
+  count: number;
+  resetAt: number;
+}
+
+/**
+ * Failed authentications per client (remote address), in fixed windows: after `maxFailures` in a
+ * window the client is refused without its token being checked until the window ends. Entries
+ * expire with their window; when the table is full the oldest entry makes room.
+ */
+export class AuthThrottle {
+  private readonly entries = new Map<string, FailureWindow>();
+  private readonly maxFailures: number;
+  private readonly windowMs: number;
+  private readonly maxClients: number;
+  private readonly now: () => number;
+
+  constructor(opts: AuthThrottleOptions = {}) {
+    this.maxFailures = opts.maxFailures ?? 10;
+    this.windowMs = opts.windowMs ?? 60_000;
+    this.maxClients = opts.maxClients ?? 10_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Seconds the client must wait before trying again, or 0 when it may try now. */
+  retryAfter(client: string): number {
+    if (this.entries.size === 0) return 0;
+    const e = this.entries.get(client);
+    if (!e) return 0;
+    const now = this.now();
+    if (now >= e.resetAt) {
+      this.entries.delete(client);
+      return 0;
+    }
+    return e.count >= this.maxFailures ? Math.max(1, Math.ceil((e.resetAt - now) / 1000)) : 0;
+  }
+
+  failed(client: string): void {
+    const now = this.now();
+    const e = this.entries.get(client);
+    if (e && now < e.resetAt) {
+      e.count++;
+      return;
+    }
+    if (e) this.entries.delete(client);
+    if (this.entries.size >= this.maxClients) this.makeRoom(now);
+    this.entries.set(client, { count: 1, resetAt: now + this.windowMs });
+  }
+
+  /** A client that authenticates starts afresh. */
+  succeeded(client: string): void {
+    if (this.entries.size > 0) this.entries.delete(client);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private makeRoom(now: number): void {
+    // Entries are in insertion order, so the expired ones are mostly at the front.
+    for (const [k, v] of this.entries) {
+      if (this.entries.size < this.maxClients) return;
+      if (now >= v.resetAt) this.entries.delete(k);
+      else break;
+    }
+    const oldest = this.entries.keys().next();
+    if (this.entries.size >= this.maxClients && !oldest.done) this.entries.delete(oldest.value);
   }
 }

@@ -5,7 +5,8 @@ import { DEFAULT_LIMITS, depthError, jsonDepthExceeds } from '../../domain/limit
 import type { AgentCardProvider } from '../a2a/agent-card.js';
 import type { CallContext, MethodDef } from '../a2a/method.js';
 import type { MethodLookup } from '../a2a/method-table.js';
-import type { ProtocolVersion } from '../a2a/versions.js';
+import { normaliseProtoNames } from '../a2a/proto-names.js';
+import { EXTENSION_VERSION_HEADER, parseExtensionVersion, servedIn, type ProtocolVersion } from '../a2a/versions.js';
 import { checkEnvelope, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, methodNotFound, newCorrelationId, RpcError, toErrorObject, validationError, type ErrorSurface } from '../jsonrpc/errors.js';
 import { authorize } from './authorize.js';
@@ -17,6 +18,8 @@ export interface RequestMeta {
   version?: ProtocolVersion | undefined;
   signal: AbortSignal;
   lastEventSeq?: number | undefined;
+  /** The extension version the caller asked for (raw; undefined: the current one). */
+  extensionVersion?: string | undefined;
 }
 
 export interface StreamEvent {
@@ -24,10 +27,11 @@ export interface StreamEvent {
   response: JsonRpcResponse;
 }
 
+/** `correlationId`: the request's (an error's `error.data.correlationId`), for the access log. */
 export type DispatchOutcome =
-  | { kind: 'response'; response: JsonRpcResponse }
+  | { kind: 'response'; response: JsonRpcResponse; correlationId?: string }
   | { kind: 'notification' }
-  | { kind: 'stream'; id: JsonRpcId; events: AsyncIterable<StreamEvent> };
+  | { kind: 'stream'; id: JsonRpcId; events: AsyncIterable<StreamEvent>; correlationId?: string };
 
 export interface DispatcherOptions {
   facade: ServiceFacade;
@@ -81,6 +85,12 @@ export class Dispatcher {
       // nested thousands deep overflowed the stack of the first recursive reader.
       if (jsonDepthExceeds(request.params, this.maxDepth - 1)) throw depthError(this.maxDepth);
       authorize(meta.principal, method, request.params);
+      if (method.surface === 'extension') {
+        const ext = parseExtensionVersion(meta.extensionVersion);
+        if (!servedIn(method.since, ext)) {
+          throw methodNotFound(request.method, `${request.method} was added in extension version ${method.since}; send ${EXTENSION_VERSION_HEADER}: ${method.since}`);
+        }
+      }
       const codec = version === '0.3' && method.surface === 'a2a' ? method.v03 : undefined;
       const params = this.parseParams(method, codec, request.params);
       const ctx: CallContext = {
@@ -99,12 +109,12 @@ export class Dispatcher {
       if (method.kind === 'stream') {
         const items = await method.call(this.opts.facade, params, ctx);
         if (notification) return { kind: 'notification' };
-        return { kind: 'stream', id, events: this.streamEvents(id, items, method, encode, surface, meta.signal) };
+        return { kind: 'stream', id, events: this.streamEvents(id, items, method, encode, surface, meta.signal), correlationId };
       }
       const result = await method.call(this.opts.facade, params, ctx);
       if (notification) return { kind: 'notification' };
       if (this.opts.validateResults && !codec) this.checkResult(method, result);
-      return { kind: 'response', response: { jsonrpc: '2.0', id, result: encode(result) } };
+      return { kind: 'response', response: { jsonrpc: '2.0', id, result: encode(result) }, correlationId };
     } catch (err) {
       if (notification) return { kind: 'notification' };
       return this.failure(id, err, surface, correlationId);
@@ -122,7 +132,7 @@ export class Dispatcher {
       if (!again.success) throw validationError(again.error.issues);
       return again.data;
     }
-    const parsed = method.params.safeParse(input);
+    const parsed = method.params.safeParse(method.proto ? normaliseProtoNames(method.proto, input) : input);
     if (!parsed.success) throw validationError(parsed.error.issues);
     return parsed.data;
   }
@@ -155,7 +165,7 @@ export class Dispatcher {
 
   private failure(id: JsonRpcId, err: unknown, surface: ErrorSurface, correlationId: string): DispatchOutcome {
     this.log(err, correlationId);
-    return { kind: 'response', response: { jsonrpc: '2.0', id, error: toErrorObject(err, surface, correlationId) } };
+    return { kind: 'response', response: { jsonrpc: '2.0', id, error: toErrorObject(err, surface, correlationId) }, correlationId };
   }
 
   private log(err: unknown, correlationId: string): void {

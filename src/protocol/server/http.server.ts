@@ -1,13 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../application/index.js';
-import { isAppError } from '../../domain/errors.js';
+import { AppError, isAppError } from '../../domain/errors.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
-import { EXTENSION_URI, parseVersion, type ProtocolVersion } from '../a2a/versions.js';
+import { EXTENSION_URI, EXTENSION_VERSION_HEADER, parseExtensionVersion, parseVersion, type ProtocolVersion } from '../a2a/versions.js';
 import { HTTP_STATUS } from '../jsonrpc/codes.js';
 import type { JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, parseError, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.js';
-import type { Authenticator } from './auth.js';
+import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
+import { AuthThrottle, type Authenticator } from './auth.js';
 import type { Dispatcher } from './dispatcher.js';
 import { DRAIN_BYTES, DRAIN_MS, drain, malformedRequest, readBody, writable } from './http-body.js';
 
@@ -22,7 +23,13 @@ export interface HttpServerOptions {
   heartbeatMs?: number;
   /** Readiness beyond liveness (e.g. storage reachable). */
   ready?: () => Promise<boolean>;
+  /** Failed authentications per client before 429 (default: 10 a minute); null turns it off. */
+  authThrottle?: AuthThrottle | null;
 }
+
+/** The access record of the request a response answers (the JSON-RPC answer is noted as it is sent). */
+const ACCESS = Symbol('access');
+type Tracked = ServerResponse & { [ACCESS]?: AccessRecord };
 
 const JSON_TYPE = 'application/json';
 
@@ -38,8 +45,10 @@ export class A2aHttpServer {
   /** One timer pings every open stream (a timer per stream cost memory with thousands open). */
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
+  private readonly throttle: AuthThrottle | null;
 
   constructor(private readonly opts: HttpServerOptions) {
+    this.throttle = opts.authThrottle === undefined ? new AuthThrottle() : opts.authThrottle;
     this.maxBody = opts.maxBodyBytes ?? 1024 * 1024;
     this.heartbeatMs = opts.heartbeatMs ?? 15_000;
     const handle = (req: IncomingMessage, res: ServerResponse): void => {
@@ -112,7 +121,15 @@ export class A2aHttpServer {
         res.setHeader('allow', 'POST');
         return this.sendJson(res, 405, rpcError(null, invalidRequest(`use POST for JSON-RPC (got ${req.method ?? '?'})`), 'extension'));
       }
-      return this.serveRpc(req, res, url);
+      const started = performance.now();
+      const rec: AccessRecord = { transport: 'http', method: undefined, principal: undefined, outcome: 'ok', status: 200, ms: 0, correlationId: undefined };
+      (res as Tracked)[ACCESS] = rec;
+      try {
+        return await this.serveRpc(req, res, url, rec);
+      } finally {
+        rec.status = res.statusCode;
+        logAccess(this.opts.logger, rec, started);
+      }
     }
     return this.sendJson(res, 404, { error: 'not found', hint: 'JSON-RPC is served at POST /a2a; the Agent Card at /.well-known/agent-card.json' });
   }
@@ -136,7 +153,7 @@ export class A2aHttpServer {
     this.sendJson(res, 200, card, req.method === 'HEAD');
   }
 
-  private async serveRpc(req: IncomingMessage, res: ServerResponse, url: URL | undefined): Promise<void> {
+  private async serveRpc(req: IncomingMessage, res: ServerResponse, url: URL | undefined, rec: AccessRecord): Promise<void> {
     const type = (header(req, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase();
     const declared = Number(header(req, 'content-length') ?? '0');
     if (declared > this.maxBody) return this.tooLarge(req, res);
@@ -148,13 +165,31 @@ export class A2aHttpServer {
       return this.sendJson(res, 400, rpcError(null, invalidRequest('the request body ended before its Content-Length'), 'extension'));
     }
     let principal;
+    const client = req.socket.remoteAddress ?? '';
+    const authorization = header(req, 'authorization');
+    const wait = this.throttle?.retryAfter(client) ?? 0;
+    if (wait > 0) {
+      // Too many wrong tokens from this client: refused without looking at this one.
+      rec.method = methodOf(body);
+      res.setHeader('retry-after', String(wait));
+      const err = new AppError('UNAUTHENTICATED', `Too many failed authentication attempts from this client; retry in ${wait} s`, {
+        details: { retryAfterSeconds: wait },
+        hint: 'check the token; further attempts are refused until the wait is over',
+      });
+      return this.sendJson(res, 429, rpcError(idOf(body), err, authSurface(body, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))));
+    }
     try {
-      principal = this.opts.auth.authenticate(header(req, 'authorization'));
+      principal = this.opts.auth.authenticate(authorization);
+      this.throttle?.succeeded(client);
     } catch (err) {
+      // Only presented credentials count as a guess; a request without any is just refused.
+      if (authorization !== undefined) this.throttle?.failed(client);
+      rec.method = methodOf(body);
       // Nothing runs without a valid token; the method name only picks the error's dialect.
       res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
       return this.sendJson(res, 401, rpcError(idOf(body), err, authSurface(body, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))));
     }
+    rec.principal = principal.id;
     if (type !== JSON_TYPE && type !== 'application/a2a+json') {
       return this.sendJson(res, 415, rpcError(null, invalidRequest(`Content-Type must be application/json (got ${type || 'none'})`), 'extension'));
     }
@@ -175,9 +210,20 @@ export class A2aHttpServer {
     if (Array.isArray(parsed)) {
       return this.sendJson(res, 200, rpcError(null, invalidRequest('batch requests are not supported; send one request per call'), surface));
     }
+    const m = (parsed as { method?: unknown } | null)?.method;
+    if (typeof m === 'string') rec.method = m;
     res.setHeader('a2a-version', version ?? '0.3');
     const requested = (header(req, 'a2a-extensions') ?? '').split(',').map((s) => s.trim());
-    if (requested.includes(EXTENSION_URI)) res.setHeader('a2a-extensions', EXTENSION_URI);
+    const extensionVersion = header(req, EXTENSION_VERSION_HEADER);
+    if (requested.includes(EXTENSION_URI)) {
+      res.setHeader('a2a-extensions', EXTENSION_URI);
+      // The version served; an unserved one is refused by the extension methods (-32007), not downgraded.
+      try {
+        res.setHeader(EXTENSION_VERSION_HEADER, parseExtensionVersion(extensionVersion));
+      } catch {
+        // not activated
+      }
+    }
 
     // The request's AbortSignal is made only when something asks for it (streams do; most unary
     // methods never look): an AbortController per request was a visible share of a GetTask.
@@ -205,7 +251,9 @@ export class A2aHttpServer {
         return signal();
       },
       lastEventSeq,
+      extensionVersion,
     });
+    if (outcome.kind !== 'notification') rec.correlationId = outcome.correlationId;
     if (outcome.kind === 'notification') {
       res.statusCode = 204;
       res.end();
@@ -235,9 +283,12 @@ export class A2aHttpServer {
           // An event that cannot be serialised ends the stream with an error the client can read.
           const correlationId = newCorrelationId();
           this.opts.logger.error({ err, correlationId }, 'stream event could not be sent');
-          res.write(`id: ${ev.seq}\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: ev.response.id, error: toErrorObject(err, 'extension', correlationId) })}\n\n`);
+          const failed: JsonRpcResponse = { jsonrpc: '2.0', id: ev.response.id, error: toErrorObject(err, 'extension', correlationId) };
+          this.noteAnswer(res, failed);
+          res.write(`id: ${ev.seq}\ndata: ${JSON.stringify(failed)}\n\n`);
           break;
         }
+        if ('error' in ev.response) this.noteAnswer(res, ev.response);
         res.write(`id: ${ev.seq}\ndata: ${data}\n\n`);
       }
     } finally {
@@ -271,8 +322,14 @@ export class A2aHttpServer {
     });
   }
 
+  private noteAnswer(res: ServerResponse, response: JsonRpcResponse): void {
+    const rec = (res as Tracked)[ACCESS];
+    if (rec) noteResponse(rec, response);
+  }
+
   private sendJson(res: ServerResponse, status: number, body: unknown, headOnly = false): void {
     if (!writable(res)) return;
+    if (status !== 200 || (body as { error?: unknown } | null)?.error !== undefined) this.noteAnswer(res, body as JsonRpcResponse);
     const text = JSON.stringify(body);
     res.writeHead(status, { 'content-type': `${JSON_TYPE}; charset=utf-8`, 'content-length': Buffer.byteLength(text) });
     res.end(headOnly ? undefined : text);
@@ -302,6 +359,15 @@ function authSurface(body: Buffer, version: string | null | undefined): ErrorSur
     // unreadable: answer as A2A
   }
   return version?.trim().startsWith('1.') ? 'a2a-v1' : 'a2a-v03';
+}
+
+function methodOf(body: Buffer): string | undefined {
+  try {
+    const m = (JSON.parse(body.toString('utf8')) as { method?: unknown }).method;
+    return typeof m === 'string' ? m.slice(0, 200) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function idOf(body: Buffer): string | number | null {

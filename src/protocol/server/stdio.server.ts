@@ -3,10 +3,11 @@ import { z } from 'zod';
 import { LOCAL_PRINCIPAL, type Logger, type Principal } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
-import { EXTENSION_URI, parseVersion, SUPPORTED_VERSIONS, type ProtocolVersion } from '../a2a/versions.js';
+import { EXTENSION_URI, parseExtensionVersion, parseVersion, SUPPORTED_VERSIONS, type ProtocolVersion } from '../a2a/versions.js';
 import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, parseError, toErrorObject, validationError } from '../jsonrpc/errors.js';
 import { createLineFramer, frame } from '../jsonrpc/framing.js';
+import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
 import type { Dispatcher } from './dispatcher.js';
 
 /** Methods of the stdio binding itself (not A2A operations, so not in the method table). */
@@ -17,6 +18,8 @@ export const STDIO_STREAM_EVENT = '_cleveragents/stream/event';
 const InitializeParams = z.object({
   protocolVersion: z.string().optional(),
   extensions: z.array(z.string()).optional(),
+  /** The extension minor version wanted (default: the current one). */
+  extensionVersion: z.string().optional(),
   clientInfo: z.object({ name: z.string(), version: z.string().optional() }).optional(),
 });
 
@@ -38,6 +41,7 @@ export interface StdioServerOptions {
  */
 export class A2aStdioServer {
   private version: ProtocolVersion | undefined;
+  private extensionVersion: string | undefined;
   private readonly inflight = new Map<string, LazyAbort>();
   private readonly pending = new Set<Promise<void>>();
   private ended = false;
@@ -111,6 +115,8 @@ export class A2aStdioServer {
     const key = env.ok && env.request.id !== undefined ? keyOf(env.request.id) : undefined;
     const abort = new LazyAbort();
     if (key !== undefined) this.inflight.set(key, abort);
+    const started = performance.now();
+    const rec: AccessRecord = { transport: 'stdio', method: env.ok ? env.request.method : undefined, principal: this.principal.id, outcome: 'ok', ms: 0, correlationId: undefined };
     try {
       const outcome = await this.opts.dispatcher.dispatch(msg, {
         principal: this.principal,
@@ -118,24 +124,35 @@ export class A2aStdioServer {
         get signal() {
           return abort.signal;
         },
+        extensionVersion: this.extensionVersion,
       });
-      if (outcome.kind === 'response') return this.write(outcome.response);
+      if (outcome.kind !== 'notification') rec.correlationId = outcome.correlationId;
+      if (outcome.kind === 'response') {
+        noteResponse(rec, outcome.response);
+        return this.write(outcome.response);
+      }
       if (outcome.kind === 'notification') return;
       let count = 0;
       let lastSeq = 0;
       for await (const ev of outcome.events) {
         if (this.ended) break;
-        if ('error' in ev.response) return this.write(ev.response);
+        if ('error' in ev.response) {
+          noteResponse(rec, ev.response);
+          return this.write(ev.response);
+        }
         count++;
         lastSeq = ev.seq;
         this.write({ jsonrpc: '2.0', method: STDIO_STREAM_EVENT, params: { requestId: outcome.id, seq: ev.seq, event: ev.response.result } });
       }
       if (abort.aborted) {
+        rec.outcome = 'cancelled';
         return this.fail(outcome.id, new AppError('UNSUPPORTED_OPERATION', 'request cancelled by the client', { details: { cancelled: true } }));
       }
       this.write({ jsonrpc: '2.0', id: outcome.id, result: { done: true, events: count, lastSeq } });
     } finally {
       if (key !== undefined) this.inflight.delete(key);
+      // Logs go to stderr (the logger's destination); stdout carries protocol only.
+      logAccess(this.opts.logger, rec, started);
     }
   }
 
@@ -150,7 +167,14 @@ export class A2aStdioServer {
       return this.write({ jsonrpc: '2.0', id, error: toErrorObject(err, 'a2a-v1', newCorrelationId()) });
     }
     this.version = version;
-    const extensions = (p.data.extensions ?? []).filter((e) => e === EXTENSION_URI);
+    this.extensionVersion = p.data.extensionVersion;
+    let extensionVersion: string | undefined;
+    try {
+      extensionVersion = parseExtensionVersion(p.data.extensionVersion);
+    } catch {
+      // Not activated: extension methods then answer -32007 (no fallback to another version).
+    }
+    const extensions = extensionVersion ? (p.data.extensions ?? []).filter((e) => e === EXTENSION_URI) : [];
     this.write({
       jsonrpc: '2.0',
       id,
@@ -158,6 +182,7 @@ export class A2aStdioServer {
         protocolVersion: version,
         supportedVersions: [...SUPPORTED_VERSIONS],
         extensions,
+        ...(extensionVersion ? { extensionVersion } : {}),
         serverInfo: this.opts.serverInfo,
         agentCard: this.opts.card.publicCard(version).card,
       },

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { GlobalFlags } from '../config.js';
+import type { Runner } from '../runner.js';
 import { intOption } from './options.js';
 
 /** What `agents serve` asks the composition root to run. */
@@ -18,6 +19,12 @@ export interface ServeOptions {
   maxPartBytes?: number;
   maxMessageBytes?: number;
   maxMetadataKeys?: number;
+  /** The URL clients reach the server at (behind a proxy); the Agent Card's URLs derive from it. */
+  publicUrl?: string;
+  /** Delete terminal tasks and dead sessions older than this many days (0: never). */
+  retentionDays?: number;
+  /** Keep at most this many terminal tasks (0: no limit). */
+  retentionMaxTasks?: number;
 }
 
 const LIMIT_FLAGS = ['maxJsonDepth', 'maxParts', 'maxPartBytes', 'maxMessageBytes', 'maxMetadataKeys'] as const;
@@ -33,10 +40,13 @@ interface ServeFlags extends GlobalFlags {
   maxPartBytes?: number;
   maxMessageBytes?: number;
   maxMetadataKeys?: number;
+  publicUrl?: string;
+  retentionDays?: number;
+  retentionMaxTasks?: number;
 }
 
 /** `agents serve` only parses its flags: serving is the composition root's job. */
-export function registerServe(program: Command, serve: (opts: ServeOptions) => Promise<number>, done: (code: number) => void): void {
+export function registerServe(program: Command, serve: (opts: ServeOptions) => Promise<number>, runner: Runner): void {
   program
     .command('serve')
     .description('Run the agent: HTTP server mode (default), or --stdio for a client that spawned it')
@@ -50,7 +60,10 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
     .option('--max-part-bytes <n>', 'size of one part (env CLEVERAGENTS_MAX_PART_BYTES; default 1048576)', intOption(1))
     .option('--max-message-bytes <n>', 'size of one message (env CLEVERAGENTS_MAX_MESSAGE_BYTES; default 4194304)', intOption(1))
     .option('--max-metadata-keys <n>', 'keys in one metadata object (env CLEVERAGENTS_MAX_METADATA_KEYS; default 64)', intOption(0))
-    .addHelpText('after', '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.')
+    .option('--public-url <url>', 'the URL clients use to reach this server, e.g. behind a proxy (env CLEVERAGENTS_PUBLIC_URL)')
+    .option('--retention-days <days>', 'delete finished tasks and idle sessions older than this (env CLEVERAGENTS_RETENTION_DAYS; default 30, 0 keeps everything)', intOption(0, 36500))
+    .option('--retention-max-tasks <n>', 'keep at most this many finished tasks (env CLEVERAGENTS_RETENTION_MAX_TASKS; default 0: no limit)', intOption(0))
+    .addHelpText('after', '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.\nStart-up problems (a bad token, a port in use, an unwritable data dir, …) exit with code 2.')
     .action(async (_opts: unknown, cmd: Command) => {
       const f = cmd.optsWithGlobals<ServeFlags>();
       const opts: ServeOptions = { stdio: f.stdio === true, host: f.host, port: f.port, verbose: f.verbose === true };
@@ -59,6 +72,13 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
       if (f.defaultActor) opts.defaultActor = f.defaultActor;
       if (f.maxBodyBytes !== undefined) opts.maxBodyBytes = f.maxBodyBytes;
       for (const k of LIMIT_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
-      done(await serve(opts));
+      if (f.publicUrl !== undefined) opts.publicUrl = f.publicUrl;
+      if (f.retentionDays !== undefined) opts.retentionDays = f.retentionDays;
+      if (f.retentionMaxTasks !== undefined) opts.retentionMaxTasks = f.retentionMaxTasks;
+      try {
+        runner.exitCode = await serve(opts);
+      } catch (err) {
+        runner.serveFailed(cmd, err, opts.stdio);
+      }
     });
 }

@@ -59,7 +59,7 @@ export function reportOf(err: unknown, reason: ExitReason, target: Target): Erro
   } else if (err instanceof A2ATransportError) {
     r = { message: err.message, type: 'TransportError' };
   } else if (err instanceof UsageError) {
-    r = { message: err.message, type: 'UsageError' };
+    r = { message: err.message, type: err.name === 'StartupError' ? 'StartupError' : 'UsageError' };
     if (err.hint) r.hint = err.hint;
   } else if (reason === 'INTERRUPTED') {
     r = { message: 'interrupted', type: 'Interrupted' };
@@ -81,7 +81,7 @@ export function renderError(r: ErrorReport, reason: ExitReason, mode: { rich: bo
   const { pal } = mode;
   if (reason === 'INTERRUPTED') return `${mode.rich ? pal.yellow('interrupted') : 'interrupted'}\n`;
   const lines: string[] = [];
-  const kind = r.type !== 'Error' && r.type !== 'UsageError' && r.type !== 'Interrupted' ? ` (${r.type})` : '';
+  const kind = r.type !== 'Error' && r.type !== 'UsageError' && r.type !== 'StartupError' && r.type !== 'Interrupted' ? ` (${r.type})` : '';
   const isFile = (f: FieldProblem): boolean => f.file !== undefined && !f.file.startsWith('<');
   const located = (r.fields ?? []).some((f) => f.file !== undefined);
   // A definition file's problems are listed one per line below: the message's own copy is cut.

@@ -17,6 +17,7 @@ export const AgentCardSchema = z
 
 export const getExtendedAgentCard = defineMethod({
   name: 'GetExtendedAgentCard',
+  proto: 'GetExtendedAgentCardRequest',
   aliases: ['getExtendedAgentCard'],
   surface: 'a2a',
   summary: 'The authenticated Agent Card: who you are and the JSON Schema of every method.',

@@ -41,6 +41,7 @@ export function toSendInput(p: SendMessageRequest): SendInput {
 
 export const sendMessage = defineMethod({
   name: 'SendMessage',
+  proto: 'SendMessageRequest',
   aliases: ['message/send'],
   surface: 'a2a',
   summary: 'Send a message to the agent; returns the task it started (or a direct message).',
@@ -58,6 +59,7 @@ export const sendMessage = defineMethod({
 
 export const sendStreamingMessage = defineStream({
   name: 'SendStreamingMessage',
+  proto: 'SendMessageRequest',
   aliases: ['message/stream'],
   surface: 'a2a',
   summary: 'Send a message and stream the task: the task first, then its status and artifact updates.',

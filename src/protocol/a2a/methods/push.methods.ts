@@ -16,6 +16,7 @@ export const ListPushConfigsResponse = z.object({ configs: z.array(TaskPushNotif
 
 export const createPushConfig = defineMethod({
   name: 'CreateTaskPushNotificationConfig',
+  proto: 'TaskPushNotificationConfig',
   aliases: ['pushNotificationConfig/create'],
   surface: 'a2a',
   summary: "Register a webhook for a task's updates.",
@@ -34,6 +35,7 @@ export const createPushConfig = defineMethod({
 
 export const getPushConfig = defineMethod({
   name: 'GetTaskPushNotificationConfig',
+  proto: 'GetTaskPushNotificationConfigRequest',
   aliases: ['pushNotificationConfig/get'],
   surface: 'a2a',
   summary: "Read one of a task's webhook configurations (credentials are never returned).",
@@ -52,6 +54,7 @@ export const getPushConfig = defineMethod({
 
 export const listPushConfigs = defineMethod({
   name: 'ListTaskPushNotificationConfigs',
+  proto: 'ListTaskPushNotificationConfigsRequest',
   aliases: ['pushNotificationConfig/list'],
   surface: 'a2a',
   summary: "List a task's webhook configurations.",
@@ -71,6 +74,7 @@ export const listPushConfigs = defineMethod({
 
 export const deletePushConfig = defineMethod({
   name: 'DeleteTaskPushNotificationConfig',
+  proto: 'DeleteTaskPushNotificationConfigRequest',
   aliases: ['pushNotificationConfig/delete'],
   surface: 'a2a',
   summary: 'Remove a webhook configuration (idempotent).',

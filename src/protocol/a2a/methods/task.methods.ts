@@ -1,7 +1,10 @@
 import { z } from 'zod';
-import { Metadata, StreamResponse, Task, TaskState, Timestamp } from '../../../domain/a2a.model.js';
+import { Metadata, StreamResponse, Task, TaskState, Timestamp, toUtcTimestamp } from '../../../domain/a2a.model.js';
 import { defineMethod, defineStream } from '../method.js';
 import { stateFromV03, streamResponseToV03, taskToV03, V03State, V03TaskId, V03TaskQuery } from '../v03.codec.js';
+
+/** Compared with stored (UTC) instants, so normalised to UTC first. */
+const TimestampFilter = Timestamp.transform(toUtcTimestamp);
 
 const HistoryLength = z.number().int('must be an integer').nonnegative('must be >= 0');
 
@@ -14,7 +17,7 @@ export const ListTasksRequest = z.object({
   pageSize: z.number().int('must be an integer').min(1, 'must be between 1 and 100').max(100, 'must be between 1 and 100').optional(),
   pageToken: z.string().optional(),
   historyLength: HistoryLength.optional(),
-  statusTimestampAfter: Timestamp.optional(),
+  statusTimestampAfter: TimestampFilter.optional(),
   includeArtifacts: z.boolean().optional(),
 });
 
@@ -34,12 +37,13 @@ const V03ListTasks = z.object({
   pageSize: z.number().int().min(1).max(100).optional(),
   pageToken: z.string().optional(),
   historyLength: HistoryLength.optional(),
-  statusTimestampAfter: Timestamp.optional(),
+  statusTimestampAfter: TimestampFilter.optional(),
   includeArtifacts: z.boolean().optional(),
 });
 
 export const getTask = defineMethod({
   name: 'GetTask',
+  proto: 'GetTaskRequest',
   aliases: ['tasks/get'],
   surface: 'a2a',
   summary: 'Read a task: status, artifacts and (optionally limited) history.',
@@ -52,6 +56,7 @@ export const getTask = defineMethod({
 
 export const listTasks = defineMethod({
   name: 'ListTasks',
+  proto: 'ListTasksRequest',
   aliases: ['tasks/list'],
   surface: 'a2a',
   summary: 'List your tasks, newest first, with cursor paging and filters.',
@@ -69,6 +74,7 @@ export const listTasks = defineMethod({
 
 export const cancelTask = defineMethod({
   name: 'CancelTask',
+  proto: 'CancelTaskRequest',
   aliases: ['tasks/cancel'],
   surface: 'a2a',
   summary: 'Cancel a task that has not finished; returns the canceled task.',
@@ -81,6 +87,7 @@ export const cancelTask = defineMethod({
 
 export const subscribeToTask = defineStream({
   name: 'SubscribeToTask',
+  proto: 'SubscribeToTaskRequest',
   aliases: ['tasks/subscribe'],
   surface: 'a2a',
   summary: "Stream an unfinished task's updates: its current state first, then every event until it ends.",
