@@ -5,7 +5,7 @@ export { LOCAL_PRINCIPAL } from './ports/principal.js';
 export type { Actor, ActorCatalog, ActorTurn } from './ports/actor.port.js';
 export type { Logger } from './ports/logger.port.js';
 export { silentLogger } from './ports/logger.port.js';
-export type { TaskRepository, StoredTask, TaskListQuery, TaskPage, TaskCursor } from './ports/task.repository.port.js';
+export type { TaskRepository, StoredTask, TaskListQuery, TaskPage, TaskCursor, MessageKey, MessageKeyHit, RunningTask } from './ports/task.repository.port.js';
 export type { SessionRepository, SessionPage } from './ports/session.repository.port.js';
 export type { PushConfigRepository, StoredPushConfig } from './ports/push-config.repository.port.js';
 export type { WebhookSender } from './ports/webhook.port.js';

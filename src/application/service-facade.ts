@@ -77,6 +77,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger });
   let notifier: PushNotifier | undefined;
   const push = new PushConfigService(deps.pushConfigs, tasks, (taskId) => notifier?.invalidate(taskId));
+  tasks.acceptInlinePush(push);
   notifier = new PushNotifier((task) => push.forDelivery(task), deps.webhooks, deps.logger, deps.push);
   const n = notifier;
   tasks.tap((task, _owner, item) => n.notify(task, item));

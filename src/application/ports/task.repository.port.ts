@@ -23,6 +23,29 @@ export interface TaskListQuery {
   after?: TaskCursor | undefined;
 }
 
+/**
+ * The idempotency key of a sent message: (owner, messageId) names the task the message started or
+ * continued; `hash` fingerprints its content so a reuse of the id for other content is refused.
+ */
+export interface MessageKey {
+  owner: string;
+  messageId: string;
+  hash: string;
+}
+
+/** Where a stored message key points. */
+export interface MessageKeyHit {
+  taskId: string;
+  hash: string;
+}
+
+/** A task still submitted or working, and the runner (process lease) that runs it. */
+export interface RunningTask {
+  id: string;
+  owner: string;
+  runnerId: string | null;
+}
+
 export interface TaskPage {
   tasks: StoredTask[];
   total: number;
@@ -36,7 +59,16 @@ export interface TaskPage {
  * it always reconstructs the task, even after a crash.
  */
 export interface TaskRepository {
-  create(task: Task, owner: string): Promise<void>;
+  /**
+   * Stores a new task (run by this process's runner). With `key`, the message key is stored in the
+   * same write; when the key already exists nothing is stored and the call fails with
+   * ALREADY_EXISTS and `details.messageId` (a concurrent send of the same message won).
+   */
+  create(task: Task, owner: string, key?: MessageKey): Promise<void>;
+  /** The task a message key points to, if the key is stored. */
+  findMessageKey(owner: string, messageId: string): Promise<MessageKeyHit | undefined>;
+  /** Tasks still submitted or working (what a process that stopped may have left running). */
+  listRunning(): Promise<RunningTask[]>;
   get(id: string): Promise<StoredTask | undefined>;
   /**
    * Appends an event; when `snapshot` is given it becomes the stored task at `event.seq`. Appends
@@ -44,8 +76,12 @@ export interface TaskRepository {
    * `event` and `snapshot` are read during the call only (they may change afterwards).
    */
   append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void>;
-  /** Rewrites the snapshot (history changes) at the given sequence number. */
-  saveSnapshot(task: Task, seq: number): Promise<void>;
+  /**
+   * Rewrites the snapshot (history changes) at the given sequence number; the task is then run by
+   * this process's runner. With `key`, the message key is stored in the same write (and the call
+   * fails as {@link create} does when it exists).
+   */
+  saveSnapshot(task: Task, seq: number, key?: MessageKey): Promise<void>;
   eventsAfter(taskId: string, afterSeq: number): Promise<TaskEvent[]>;
   /**
    * A value that changes whenever another process may have written to the store (SQLite: PRAGMA

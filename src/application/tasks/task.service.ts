@@ -14,12 +14,13 @@ import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import type { Actor, ActorCatalog, ActorTurn, ArtifactOptions, StatusExtra } from '../ports/actor.port.js';
 import type { Principal } from '../ports/principal.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
+import type { MessageKey, TaskRepository } from '../ports/task.repository.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { SessionService } from '../sessions/session.service.js';
 import { Channel } from '../../domain/async-channel.js';
 import { TaskLogFollower } from './task-log.follower.js';
 import { decodeCursor, encodeCursor, viewTask } from './task-view.js';
+import { messageFingerprint } from './message-fingerprint.js';
 
 /** One item of a task stream, with the task's event sequence number it reflects. */
 export interface StreamItem {
@@ -58,6 +59,26 @@ export interface ListResult {
   pageSize: number;
   totalSize: number;
 }
+
+/**
+ * Registers the push config given inline with a send (`configuration.taskPushNotificationConfig`):
+ * `prepare` validates it (throwing INVALID_PARAMS before anything is stored) and returns the write
+ * that stores it, which the task service issues together with the task's creation, before the turn
+ * can produce an event.
+ */
+export interface InlinePushRegistrar {
+  prepare(taskId: string, config: TaskPushNotificationConfig, principal: Principal): () => Promise<void>;
+}
+
+/** What accept() found: a message already sent (a retry), to be answered from its task. */
+interface Replay {
+  replay: string;
+}
+
+type Accepted =
+  | { direct: Message }
+  | Replay
+  | { live: LiveTask; actor: Actor; message: Message; isFollowUp: boolean; created?: Promise<void> };
 
 /** Observes every event of every task after it is stored (push notifications use this). */
 export type TaskEventTap = (task: Task, owner: string, item: StreamItem) => void;
@@ -104,6 +125,9 @@ export class TaskService {
   /** Reads the log for tasks another process may be running (see follow()). */
   private readonly follower: TaskLogFollower;
   private readonly now: () => Date;
+  /** Sends in progress per message key, so a concurrent retry waits for the first one's task. */
+  private readonly claims = new Map<string, Promise<void>>();
+  private inlinePush: InlinePushRegistrar | undefined;
 
   constructor(private readonly deps: TaskServiceDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -120,28 +144,47 @@ export class TaskService {
     return this.live.size;
   }
 
+  /** Takes the inline push configs of sends (wired once by the facade). */
+  acceptInlinePush(registrar: InlinePushRegistrar): void {
+    this.inlinePush = registrar;
+  }
+
+  /**
+   * Idempotent on (principal, messageId): a retry of a message already sent answers from the task
+   * it started (waiting for it to settle, unless returnImmediately) and starts no turn; the same
+   * id with other content is refused. Keys live as long as their task.
+   */
   async send(input: SendInput, principal: Principal): Promise<SendResult> {
-    const accepted = await this.accept(input, principal);
+    const accepted = await this.acceptOrReplay(input, principal);
     if ('direct' in accepted) return { message: accepted.direct };
+    if ('replay' in accepted) return this.replaySend(accepted.replay, input, principal);
     const { live, actor, message, isFollowUp, created } = accepted;
     const settled = this.waitSettled(live);
     this.startTurn(live, actor, message, isFollowUp);
     const history = input.configuration?.historyLength;
-    await created;
+    try {
+      await created;
+    } catch (err) {
+      // Another process stored the same message first: answer from its task.
+      if (isMessageKeyTaken(err)) return this.replaySend(await this.keyedTask(input, principal), input, principal);
+      throw err;
+    }
     if (input.configuration?.returnImmediately !== true) await settled;
     const result = { task: viewTask(live.task, { historyLength: history }) };
     this.maybeRelease(live);
     return result;
   }
 
+  /** Idempotent like {@link send}: a retry streams the original task (as it stands, then live events until it settles). */
   async stream(input: SendInput, principal: Principal): Promise<AsyncIterable<StreamItem>> {
-    const accepted = await this.accept(input, principal);
+    const accepted = await this.acceptOrReplay(input, principal);
     if ('direct' in accepted) {
       const ch = new Channel<StreamItem>();
       ch.push({ seq: 0, payload: { message: accepted.direct } });
       ch.end();
       return ch;
     }
+    if ('replay' in accepted) return this.replayStream(accepted.replay, input, principal);
     const { live, actor, message, isFollowUp, created } = accepted;
     const ch = this.openChannel(live, { closeOnInterrupt: true, closeOnTurnEnd: true });
     ch.push({ seq: live.seq, payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) } });
@@ -151,6 +194,7 @@ export class TaskService {
       await created;
     } catch (err) {
       ch.return();
+      if (isMessageKeyTaken(err)) return this.replayStream(await this.keyedTask(input, principal), input, principal);
       throw err;
     }
     return ch;
@@ -249,16 +293,85 @@ export class TaskService {
 
   // ---- internals ---------------------------------------------------------------------------
 
-  private async accept(
-    input: SendInput,
-    principal: Principal,
-  ): Promise<{ direct: Message } | { live: LiveTask; actor: Actor; message: Message; isFollowUp: boolean; created?: Promise<void> }> {
+  /**
+   * accept(), unless the message was already sent: then the task it names. Sends of one message
+   * key in this process run one after another (a retry waits until the first one's key is
+   * stored); across processes the key's unique index decides (see send()).
+   */
+  private async acceptOrReplay(input: SendInput, principal: Principal): Promise<Accepted> {
     const incoming = input.message;
     if (incoming.role !== 'ROLE_USER') {
       throw new AppError('INVALID_PARAMS', 'A message sent to the agent must have role ROLE_USER', {
         fields: [{ field: 'message.role', description: 'must be ROLE_USER' }],
       });
     }
+    const key: MessageKey = { owner: principal.id, messageId: incoming.messageId, hash: messageFingerprint(incoming) };
+    const claim = `${key.owner}\u0000${key.messageId}`;
+    const before = this.claims.get(claim);
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    this.claims.set(claim, mine);
+    const done = (): void => {
+      if (this.claims.get(claim) === mine) this.claims.delete(claim);
+      release();
+    };
+    try {
+      if (before) await before;
+      const hit = await this.deps.tasks.findMessageKey(key.owner, key.messageId);
+      if (hit) {
+        done();
+        if (hit.hash !== key.hash) throw messageIdReused(key.messageId);
+        return { replay: hit.taskId };
+      }
+      const accepted = await this.accept(input, principal, key);
+      if ('created' in accepted && accepted.created) accepted.created.then(done, done);
+      else done();
+      return accepted;
+    } catch (err) {
+      done();
+      throw err;
+    }
+  }
+
+  /** The task a message key names (after a concurrent send of the same message won the race). */
+  private async keyedTask(input: SendInput, principal: Principal): Promise<string> {
+    const hit = await this.deps.tasks.findMessageKey(principal.id, input.message.messageId);
+    if (!hit) throw new AppError('INTERNAL', `message ${input.message.messageId} is recorded as sent but its task is missing`);
+    if (hit.hash !== messageFingerprint(input.message)) throw messageIdReused(input.message.messageId);
+    return hit.taskId;
+  }
+
+  /** A blocking retry waits for the task to settle as the first send did; returnImmediately answers at once. */
+  private async replaySend(taskId: string, input: SendInput, principal: Principal): Promise<SendResult> {
+    const live = await this.acquire(taskId, principal);
+    try {
+      const st = live.task.status.state;
+      if (input.configuration?.returnImmediately !== true && !isTerminal(st) && !isInterrupted(st)) {
+        const settled = this.waitSettled(live);
+        // Run by another process (local mode): its events come through the log.
+        if (live.running === 0) this.follow(live);
+        await settled;
+      }
+      return { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) };
+    } finally {
+      this.maybeRelease(live);
+    }
+  }
+
+  /** A streaming retry: the task as it stands (its snapshot with every logged event), then live events until it settles. */
+  private async replayStream(taskId: string, input: SendInput, principal: Principal): Promise<AsyncIterable<StreamItem>> {
+    const live = await this.acquire(taskId, principal);
+    const st = live.task.status.state;
+    const ch = this.openChannel(live, { closeOnInterrupt: true, closeOnTurnEnd: live.running > 0 });
+    ch.push({ seq: live.seq, payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) } });
+    if (isTerminal(st) || isInterrupted(st)) ch.end();
+    else if (live.running === 0) this.follow(live);
+    return ch;
+  }
+
+  private async accept(input: SendInput, principal: Principal, key: MessageKey): Promise<Accepted> {
+    const incoming = input.message;
+    const inlinePush = input.configuration?.taskPushNotificationConfig;
     if (incoming.taskId) {
       const live = await this.acquire(incoming.taskId, principal);
       const task = live.task;
@@ -278,10 +391,29 @@ export class TaskService {
       const session = await this.deps.sessions.find(task.contextId);
       const actor = await this.actorFor(session?.actor);
       const message: Message = { ...incoming, taskId: task.id, contextId: task.contextId };
+      let storePush: (() => Promise<void>) | undefined;
+      try {
+        storePush = inlinePush && this.preparePush(task.id, inlinePush, principal);
+      } catch (err) {
+        this.maybeRelease(live);
+        throw err;
+      }
       (task.history ??= []).push(message);
       const seq = live.seq;
-      live.chain = live.chain.then(() => this.deps.tasks.saveSnapshot(task, seq));
-      await live.chain;
+      const saved = live.chain.then(() => this.deps.tasks.saveSnapshot(task, seq, key));
+      // A key taken by a concurrent send leaves the task as it was; other failures stop the task.
+      live.chain = saved.catch((err: unknown) => {
+        if (!isMessageKeyTaken(err)) throw err;
+      });
+      try {
+        await saved;
+        if (storePush) await storePush();
+      } catch (err) {
+        if (isMessageKeyTaken(err)) task.history?.splice(task.history.indexOf(message), 1);
+        this.maybeRelease(live);
+        if (isMessageKeyTaken(err)) return { replay: await this.keyedTask(input, principal) };
+        throw err;
+      }
       return { live, actor, message, isFollowUp: true };
     }
 
@@ -303,13 +435,16 @@ export class TaskService {
       history: [stamped],
     };
     if (input.metadata && Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
-    // The task row (and a new session's) is stored in the same group commit as the first events of
-    // the turn: the turn may start at once, because every delivery waits behind the rows (the
-    // chain starts with them) and callers answer only after they are stored (`created`).
+    const storePush = inlinePush && this.preparePush(taskId, inlinePush, principal);
+    // The task row (and a new session's, the message key and an inline push config) is stored in
+    // the same group commit as the first events of the turn: the turn may start at once, because
+    // every delivery waits behind the rows (the chain starts with them) and callers answer only
+    // after they are stored (`created`).
     const created = Promise.all([
       sessionStored,
-      this.deps.tasks.create(task, principal.id),
+      this.deps.tasks.create(task, principal.id, key),
       this.deps.sessions.recordTask(session.id, task.status.timestamp ?? this.now().toISOString()),
+      storePush?.(),
     ]).then(() => undefined);
     const live = this.register(task, principal.id, 0);
     live.chain = created;
@@ -318,6 +453,11 @@ export class TaskService {
       if (this.live.get(task.id) === live) this.live.delete(task.id);
     });
     return { live, actor, message: stamped, isFollowUp: false, created };
+  }
+
+  private preparePush(taskId: string, config: TaskPushNotificationConfig, principal: Principal): () => Promise<void> {
+    if (!this.inlinePush) throw new AppError('PUSH_NOT_SUPPORTED', 'Push notifications are not supported by this agent');
+    return this.inlinePush.prepare(taskId, config, principal);
   }
 
   private async actorFor(name: string | undefined): Promise<Actor> {
@@ -559,6 +699,17 @@ function toItem(ev: TaskEvent): StreamItem {
   return ev.kind === 'status'
     ? { seq: ev.seq, payload: { statusUpdate: ev.event } }
     : { seq: ev.seq, payload: { artifactUpdate: ev.event } };
+}
+
+function messageIdReused(messageId: string): AppError {
+  return new AppError('INVALID_PARAMS', `messageId ${messageId} was already used with different content; a retry must resend the same message, a new message needs a new messageId`, {
+    fields: [{ field: 'message.messageId', description: 'already used for a message with different parts, metadata, contextId or taskId' }],
+    details: { messageId },
+  });
+}
+
+function isMessageKeyTaken(err: unknown): boolean {
+  return err instanceof AppError && err.reason === 'ALREADY_EXISTS' && typeof err.details['messageId'] === 'string';
 }
 
 function taskNotFound(id: string): AppError {

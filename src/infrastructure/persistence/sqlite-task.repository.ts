@@ -1,7 +1,8 @@
 import type { Task, TaskEvent } from '../../domain/a2a.model.js';
 import { applyEvent } from '../../domain/a2a.model.js';
 import { AppError } from '../../domain/errors.js';
-import type { StoredTask, TaskListQuery, TaskPage, TaskRepository } from '../../application/index.js';
+import { sql } from 'kysely';
+import type { MessageKey, MessageKeyHit, RunningTask, StoredTask, TaskListQuery, TaskPage, TaskRepository } from '../../application/index.js';
 import { isConstraintError, param, toIsoInstant, type SqliteDatabase } from './database.js';
 
 interface TaskRow {
@@ -20,6 +21,11 @@ interface EventRow {
 
 const TASK_COLUMNS = ['id', 'owner', 'updated_at', 'seq', 'snapshot'] as const;
 
+export interface SqliteTaskRepositoryOptions {
+  /** The runner (process lease) this process runs turns under; stored with the tasks it runs. */
+  runnerId?: string | undefined;
+}
+
 /**
  * Tasks in SQLite: one row per task holding its latest snapshot, plus the append-only event log.
  * Reads run synchronously under {@link SqliteDatabase.exclusive} and writes in its group commits
@@ -32,8 +38,14 @@ export class SqliteTaskRepository implements TaskRepository {
   private readonly createWithCounts;
   private readonly deleteContext;
   private readonly readTask;
+  private readonly claimSnapshot;
+  private readonly runnerId: string | null;
 
-  constructor(private readonly db: SqliteDatabase) {
+  constructor(
+    private readonly db: SqliteDatabase,
+    opts: SqliteTaskRepositoryOptions = {},
+  ) {
+    this.runnerId = opts.runnerId ?? null;
     const k = db.kysely;
     const id = param<string>('id');
     this.q = {
@@ -47,7 +59,28 @@ export class SqliteTaskRepository implements TaskRepository {
           updated_at: param('updatedAt'),
           seq: param('seq'),
           snapshot: param('snapshot'),
+          runner_id: param('runnerId'),
         }),
+      ),
+      insertKey: db.prepare(
+        k.insertInto('message_keys').values({ owner: param('owner'), message_id: param('messageId'), task_id: id, hash: param('hash') }),
+      ),
+      deleteKey: db.prepare(k.deleteFrom('message_keys').where('owner', '=', param<string>('owner')).where('message_id', '=', param<string>('messageId'))),
+      selectKey: db.prepare(
+        k.selectFrom('message_keys').select(['task_id', 'hash']).where('owner', '=', param<string>('owner')).where('message_id', '=', param<string>('messageId')),
+      ),
+      // Literal states, so SQLite can use the partial index of running tasks (migration 0005).
+      running: db.prepare(
+        k
+          .selectFrom('tasks')
+          .select(['id', 'owner', 'runner_id'])
+          .where('state', 'in', [sql.lit('TASK_STATE_SUBMITTED'), sql.lit('TASK_STATE_WORKING')]),
+      ),
+      claimSnapshot: db.prepare(
+        k
+          .updateTable('tasks')
+          .set({ state: param('state'), updated_at: param('updatedAt'), seq: param('seq'), snapshot: param('snapshot'), runner_id: param('runnerId') })
+          .where('id', '=', id),
       ),
       insertEvent: db.prepare(
         k.insertInto('task_events').values({ task_id: id, seq: param('seq'), kind: param('kind'), payload: param('payload') }),
@@ -109,6 +142,16 @@ export class SqliteTaskRepository implements TaskRepository {
           .deleteFrom('push_configs')
           .where('task_id', 'in', (eb) => eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId'))),
       ),
+      deleteKeys: db.prepare(
+        k
+          .deleteFrom('message_keys')
+          .where('task_id', 'in', (eb) => eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId'))),
+      ),
+      deleteOutbox: db.prepare(
+        k
+          .deleteFrom('push_outbox')
+          .where('task_id', 'in', (eb) => eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId'))),
+      ),
       deleteEvents: db.prepare(
         k
           .deleteFrom('task_events')
@@ -130,10 +173,32 @@ export class SqliteTaskRepository implements TaskRepository {
         throw taskNotFound(String(p.id));
       }
     };
-    this.createWithCounts = (p: { owner: string; contextId: string } & Record<string, unknown>): void => {
-      q.insertTask.run(p);
+    // The message key goes first: it is the statement that can conflict (a concurrent send of the
+    // same message), and then nothing else has run. Its foreign key is checked at commit.
+    this.createWithCounts = (p: { owner: string; contextId: string } & Record<string, unknown>, key: MessageKey | undefined): void => {
+      if (key) insertKey(key, String(p.id));
+      try {
+        q.insertTask.run(p);
+      } catch (err) {
+        if (key) q.deleteKey.run({ ...key });
+        throw err;
+      }
       q.bumpCount.run({ owner: p.owner, scope: '', added: 1 });
       q.bumpCount.run({ owner: p.owner, scope: p.contextId, added: 1 });
+    };
+    const insertKey = (key: MessageKey, taskId: string): void => {
+      try {
+        q.insertKey.run({ ...key, id: taskId });
+      } catch (err) {
+        if (isConstraintError(err, 'PRIMARYKEY')) throw messageKeyTaken(key.messageId);
+        throw err;
+      }
+    };
+    this.claimSnapshot = (p: Record<string, unknown>, key: MessageKey | undefined): number => {
+      if (key) insertKey(key, String(p.id));
+      const changed = q.claimSnapshot.run(p);
+      if (changed === 0 && key) q.deleteKey.run({ ...key });
+      return changed;
     };
     this.deleteContext = db.sqlite.transaction((contextId: string): number => {
       for (const { owner, n } of q.ownersInContext.all({ contextId })) {
@@ -141,6 +206,8 @@ export class SqliteTaskRepository implements TaskRepository {
         q.dropCount.run({ owner, scope: contextId });
       }
       q.deletePushConfigs.run({ contextId });
+      q.deleteKeys.run({ contextId });
+      q.deleteOutbox.run({ contextId });
       q.deleteEvents.run({ contextId });
       return q.deleteTasks.run({ contextId });
     });
@@ -151,7 +218,7 @@ export class SqliteTaskRepository implements TaskRepository {
     });
   }
 
-  async create(task: Task, owner: string): Promise<void> {
+  async create(task: Task, owner: string, key?: MessageKey): Promise<void> {
     const at = toIsoInstant(task.status.timestamp ?? new Date().toISOString(), 'task.status.timestamp');
     const params = {
       id: task.id,
@@ -162,9 +229,10 @@ export class SqliteTaskRepository implements TaskRepository {
       updatedAt: at,
       seq: 0,
       snapshot: JSON.stringify(task),
+      runnerId: this.runnerId,
     };
     try {
-      await this.db.write(() => this.createWithCounts(params));
+      await this.db.write(() => this.createWithCounts(params, key));
     } catch (err) {
       if (isConstraintError(err, 'PRIMARYKEY')) {
         throw new AppError('ALREADY_EXISTS', `Task ${task.id} already exists`, { details: { taskId: task.id } });
@@ -200,15 +268,26 @@ export class SqliteTaskRepository implements TaskRepository {
     }
   }
 
-  async saveSnapshot(task: Task, seq: number): Promise<void> {
+  async findMessageKey(owner: string, messageId: string): Promise<MessageKeyHit | undefined> {
+    const row = await this.db.exclusive(() => this.q.selectKey.get({ owner, messageId }));
+    return row && { taskId: row.task_id, hash: row.hash };
+  }
+
+  async listRunning(): Promise<RunningTask[]> {
+    const rows = await this.db.exclusive(() => this.q.running.all());
+    return rows.map((r) => ({ id: r.id, owner: r.owner, runnerId: r.runner_id }));
+  }
+
+  async saveSnapshot(task: Task, seq: number, key?: MessageKey): Promise<void> {
     const params = {
       id: task.id,
       state: task.status.state,
       updatedAt: toIsoInstant(task.status.timestamp ?? new Date().toISOString(), 'task.status.timestamp'),
       seq,
       snapshot: JSON.stringify(task),
+      runnerId: this.runnerId,
     };
-    const changed = await this.db.write(() => this.q.writeSnapshot.run(params));
+    const changed = await this.db.write(() => this.claimSnapshot(params, key));
     if (changed === 0) throw taskNotFound(task.id);
   }
 
@@ -292,6 +371,11 @@ export class SqliteTaskRepository implements TaskRepository {
 function toEvent(row: EventRow): TaskEvent {
   // The kind column is written only from TaskEvent.kind, so the pairing below holds.
   return { seq: row.seq, kind: row.kind, event: JSON.parse(row.payload) } as TaskEvent;
+}
+
+/** The message key is already stored: another send of the same message created its task first. */
+function messageKeyTaken(messageId: string): AppError {
+  return new AppError('ALREADY_EXISTS', `Message ${messageId} was already sent`, { details: { messageId } });
 }
 
 function taskNotFound(id: string): AppError {
