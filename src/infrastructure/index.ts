@@ -10,6 +10,7 @@ export {
 } from './persistence/database.js';
 export { backfillTaskCounts, createMigrator, migrateToLatest, migrationStatus, MIGRATIONS, type MigrationStatus } from './persistence/migrations.js';
 export { SqliteTaskRepository } from './persistence/sqlite-task.repository.js';
+export { SqliteRunnerRegistry } from './persistence/sqlite-runner.registry.js';
 export { SqliteSessionRepository } from './persistence/sqlite-session.repository.js';
 export { SqlitePushConfigRepository } from './persistence/sqlite-push-config.repository.js';
 export { SqliteSystemProbe, type SqliteSystemProbeOptions } from './system/sqlite-system.probe.js';

@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import pino from 'pino';
-import { builtinActorsByModel, createServiceFacade, type Logger, type ServiceFacade } from '../application/index.js';
+import { builtinActorsByModel, createServiceFacade, settleStrandedWork, type Logger, type ServiceFacade } from '../application/index.js';
 import {
   BuiltinToolRunner,
   FsResourceInspector,
@@ -12,6 +13,7 @@ import {
   SqliteNamespaceRepository,
   SqliteRegistryRepository,
   SqliteSessionRepository,
+  SqliteRunnerRegistry,
   SqliteSystemProbe,
   SqliteTaskRepository,
   type SqliteDatabase,
@@ -34,6 +36,8 @@ export interface AppOptions {
   /** Hosts webhooks may target even when they resolve to loopback/private addresses. */
   pushAllowHosts?: readonly string[];
   conformanceStepMs?: number;
+  /** How long a runner lease lasts without renewal (default 15 s; CLEVERAGENTS_RUNNER_LEASE_MS). */
+  runnerLeaseMs?: number;
 }
 
 export interface App {
@@ -42,8 +46,16 @@ export interface App {
   card: AgentCardProvider;
   db: SqliteDatabase;
   logger: Logger;
+  /**
+   * A graceful stop's first step: running turns may finish for up to `deadlineMs`, then those
+   * left end FAILED ("the server shut down"). close() does it too, without waiting.
+   */
+  drain(deadlineMs: number): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The status message of a turn still running when a graceful stop's deadline passed. */
+const SHUTDOWN_TEXT = 'Interrupted: the server shut down before this task finished; send the message again (with a new messageId) to retry';
 
 /** Structured logs go to stderr: stdout belongs to the protocol in stdio mode. */
 export function createLogger(level: string): Logger {
@@ -55,10 +67,20 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
   const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
   const db = await openDatabase({ file });
-  const actorsByModel = builtinActorsByModel({ conformance: opts.conformanceStepMs !== undefined ? { stepMs: opts.conformanceStepMs } : {} });
+  // This process's lease: the tasks it runs carry its id, so others can tell what is stranded.
+  const leaseMs = opts.runnerLeaseMs ?? (Number(process.env['CLEVERAGENTS_RUNNER_LEASE_MS']) || undefined);
+  const runners = new SqliteRunnerRegistry(db, { id: randomUUID(), logger, leaseMs });
+  try {
+    await runners.start();
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  const stepMs = opts.conformanceStepMs ?? (Number(process.env['CLEVERAGENTS_CONFORMANCE_STEP_MS']) || undefined);
+  const actorsByModel = builtinActorsByModel({ conformance: stepMs !== undefined ? { stepMs } : {} });
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
   const facade = createServiceFacade({
-    tasks: new SqliteTaskRepository(db),
+    tasks: new SqliteTaskRepository(db, { runnerId: runners.self }),
     sessions: new SqliteSessionRepository(db),
     pushConfigs: new SqlitePushConfigRepository(db),
     registry: new SqliteRegistryRepository(db),
@@ -77,6 +99,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   try {
     if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);
   } catch (err) {
+    await runners.stop().catch(() => {});
     await db.close();
     throw new Error(`The default actor ${defaultActor} cannot be used: ${(err as Error).message} (built-in actors: ${facade.actors.names().join(', ')})`);
   }
@@ -91,6 +114,23 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
     table.all,
   );
+  // Before serving: what a stopped process left running is settled, so nobody waits on it.
+  const stranded = { tasks: facade.tasks, plans: facade.plans, runners, logger };
+  await settleStrandedWork(stranded);
+  await runners.prune();
+  const sweeper = setInterval(() => {
+    void settleStrandedWork(stranded)
+      .then(() => runners.prune())
+      .catch((err: unknown) => logger.warn({ err }, 'settling stranded work failed'));
+  }, leaseMs ?? 15_000);
+  sweeper.unref();
+  let drained: Promise<void> | undefined;
+  const drain = (deadlineMs: number): Promise<void> =>
+    (drained ??= (async () => {
+      clearInterval(sweeper);
+      await facade.tasks.drainTurns(deadlineMs, SHUTDOWN_TEXT);
+      await settleStrandedWork(stranded, { text: SHUTDOWN_TEXT, treatSelfAsGone: true });
+    })().catch((err: unknown) => logger.error({ err }, 'settling running work at shutdown failed')));
   const dispatcher = new Dispatcher({ facade, card, table, logger, validateResults: opts.validateResults ?? process.env['CLEVERAGENTS_VALIDATE_RESULTS'] === '1' });
   return {
     facade,
@@ -98,8 +138,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     card,
     db,
     logger,
+    drain,
     async close() {
+      await drain(0);
       await Promise.race([facade.notifier.drain(), new Promise((r) => setTimeout(r, 2000).unref())]);
+      await runners.stop().catch((err: unknown) => logger.warn({ err }, 'giving up the runner lease failed'));
       await db.close();
     },
   };

@@ -9,6 +9,9 @@ import { buildApp, createLogger } from './app.js';
 import { resolveDataDir, tokenFile } from './paths.js';
 import { VERSION } from './version.js';
 
+const HTTP_GRACE_MS = 5_000;
+const STDIO_DRAIN_MS = 2_000;
+
 /** `agents serve`: A2A over stdio (local mode) or HTTP (server mode). Returns the exit code. */
 export async function serve(opts: ServeOptions): Promise<number> {
   const dataDir = resolveDataDir(opts.dataDir);
@@ -33,6 +36,9 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   await server.done;
+  // The client is gone (or asked us to stop): running turns get a short while, under the 3 s
+  // the client waits before SIGTERM.
+  await app.drain(STDIO_DRAIN_MS);
   await app.close();
   // Timers of abandoned actor turns must not keep the agent alive once its client is gone.
   process.exit(0);
@@ -76,7 +82,9 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  await server.close(5_000);
+  // Running turns may finish within the drain deadline (their blocked senders get the answer)
+  // while the server stops taking requests; what still runs then ends FAILED.
+  await Promise.all([server.close(HTTP_GRACE_MS), app.drain(Number(process.env['CLEVERAGENTS_DRAIN_MS']) || HTTP_GRACE_MS - 1_000)]);
   await app.close();
   process.exit(0);
 }

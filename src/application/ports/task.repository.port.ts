@@ -5,6 +5,8 @@ export interface StoredTask {
   owner: string;
   /** Sequence number of the last event folded into `task`. */
   seq: number;
+  /** The runner that last ran a turn of the task (see RunnerRegistry); null when unknown. */
+  runnerId?: string | null | undefined;
 }
 
 export interface TaskCursor {
@@ -43,7 +45,7 @@ export interface MessageKeyHit {
 export interface RunningTask {
   id: string;
   owner: string;
-  runnerId: string | null;
+  runnerId: string;
 }
 
 export interface TaskPage {
@@ -67,8 +69,14 @@ export interface TaskRepository {
   create(task: Task, owner: string, key?: MessageKey): Promise<void>;
   /** The task a message key points to, if the key is stored. */
   findMessageKey(owner: string, messageId: string): Promise<MessageKeyHit | undefined>;
-  /** Tasks still submitted or working (what a process that stopped may have left running). */
+  /** Tasks still submitted or working with a turn running under some runner (what a stopped process may have left). */
   listRunning(): Promise<RunningTask[]>;
+  /**
+   * The turn this process ran ended with the task still submitted or working (an actor may leave
+   * a task working, to be cancelled or continued later): no process runs it now, so it is not
+   * stranded if this process stops.
+   */
+  endTurn(taskId: string): Promise<void>;
   get(id: string): Promise<StoredTask | undefined>;
   /**
    * Appends an event; when `snapshot` is given it becomes the stored task at `event.seq`. Appends

@@ -491,6 +491,10 @@ export class TaskService {
       .finally(async () => {
         // A failed store has already stopped delivery (and reached the actor); the turn still ends.
         await live.chain.catch((err: unknown) => this.deps.logger.error({ err, taskId: live.task.id }, 'storing the task failed'));
+        // Left open by its actor and no other turn queued: nothing runs it now (see settleStranded).
+        if (live.running === 1 && isRunningState(live.task.status.state)) {
+          await this.deps.tasks.endTurn(live.task.id).catch((err: unknown) => this.deps.logger.warn({ err, taskId: live.task.id }, 'recording the end of a turn failed'));
+        }
         live.running--;
         for (const w of [...live.turnEndWaiters]) w();
         this.maybeRelease(live);
@@ -556,6 +560,74 @@ export class TaskService {
       if (isTerminal(live.task.status.state)) return;
       live.abort.abort();
       await this.emitStatus(live, 'TASK_STATE_FAILED', text, true);
+    } finally {
+      this.maybeRelease(live);
+    }
+  }
+
+  /**
+   * Ends as FAILED (with `text` as the status message) every task still submitted or working
+   * that no live process runs: not a turn of this process, and its runner is not live. Its
+   * subscribers — here, or following the log elsewhere — get the final event. Returns the ids.
+   */
+  async settleStranded(isLive: (runnerId: string) => Promise<boolean>, text: string): Promise<string[]> {
+    const settled: string[] = [];
+    for (const t of await this.deps.tasks.listRunning()) {
+      if ((this.live.get(t.id)?.running ?? 0) > 0) continue;
+      if (await isLive(t.runnerId)) continue;
+      try {
+        // The platform acts for the task's owner here.
+        if (await this.failStranded(t.id, { id: t.owner, kind: 'token', namespaces: [] }, text)) settled.push(t.id);
+      } catch (err) {
+        // E.g. another process settled it at the same moment (its event took the sequence number).
+        this.deps.logger.warn({ err, taskId: t.id }, 'settling a stranded task failed');
+      }
+    }
+    return settled;
+  }
+
+  /** True when no live process runs the task any more (or it is gone): what it left behind is nobody's. */
+  async isStranded(taskId: string, isLive: (runnerId: string | null) => Promise<boolean>): Promise<boolean> {
+    if ((this.live.get(taskId)?.running ?? 0) > 0) return false;
+    const stored = await this.deps.tasks.get(taskId);
+    return !stored || !(await isLive(stored.runnerId ?? null));
+  }
+
+  /**
+   * A graceful stop: lets the running turns finish for up to `deadlineMs`, then ends those still
+   * running as FAILED with `text` (blocked senders and streams get that final state). Returns how
+   * many had to be ended.
+   */
+  async drainTurns(deadlineMs: number, text: string): Promise<number> {
+    const running = (): LiveTask[] => [...this.live.values()].filter((l) => l.running > 0);
+    const first = running();
+    if (first.length > 0 && deadlineMs > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled(first.map((l) => l.turns)),
+        new Promise<void>((r) => {
+          timer = setTimeout(r, deadlineMs);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    const left = running();
+    for (const live of left) {
+      live.abort.abort(new AppError('UNAVAILABLE', text));
+      await this.emitStatus(live, 'TASK_STATE_FAILED', text, true).catch((err: unknown) => this.deps.logger.error({ err, taskId: live.task.id }, 'settling a task at shutdown failed'));
+    }
+    return left.length;
+  }
+
+  private async failStranded(id: string, owner: Principal, text: string): Promise<boolean> {
+    const live = await this.acquire(id, owner);
+    try {
+      const st = live.task.status.state;
+      if (isTerminal(st) || isInterrupted(st) || live.running > 0) return false;
+      live.abort.abort();
+      await this.emitStatus(live, 'TASK_STATE_FAILED', text, true);
+      return true;
     } finally {
       this.maybeRelease(live);
     }
@@ -699,6 +771,10 @@ function toItem(ev: TaskEvent): StreamItem {
   return ev.kind === 'status'
     ? { seq: ev.seq, payload: { statusUpdate: ev.event } }
     : { seq: ev.seq, payload: { artifactUpdate: ev.event } };
+}
+
+function isRunningState(s: TaskState): boolean {
+  return s === 'TASK_STATE_SUBMITTED' || s === 'TASK_STATE_WORKING';
 }
 
 function messageIdReused(messageId: string): AppError {

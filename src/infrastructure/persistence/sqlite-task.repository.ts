@@ -11,6 +11,7 @@ interface TaskRow {
   updated_at: string;
   seq: number;
   snapshot: string;
+  runner_id: string | null;
 }
 
 interface EventRow {
@@ -19,7 +20,7 @@ interface EventRow {
   payload: string;
 }
 
-const TASK_COLUMNS = ['id', 'owner', 'updated_at', 'seq', 'snapshot'] as const;
+const TASK_COLUMNS = ['id', 'owner', 'updated_at', 'seq', 'snapshot', 'runner_id'] as const;
 
 export interface SqliteTaskRepositoryOptions {
   /** The runner (process lease) this process runs turns under; stored with the tasks it runs. */
@@ -74,8 +75,10 @@ export class SqliteTaskRepository implements TaskRepository {
         k
           .selectFrom('tasks')
           .select(['id', 'owner', 'runner_id'])
-          .where('state', 'in', [sql.lit('TASK_STATE_SUBMITTED'), sql.lit('TASK_STATE_WORKING')]),
+          .where('state', 'in', [sql.lit('TASK_STATE_SUBMITTED'), sql.lit('TASK_STATE_WORKING')])
+          .where('runner_id', 'is not', null),
       ),
+      endTurn: db.prepare(k.updateTable('tasks').set({ runner_id: sql.lit(null) }).where('id', '=', id).where('runner_id', '=', param<string>('runnerId'))),
       claimSnapshot: db.prepare(
         k
           .updateTable('tasks')
@@ -275,7 +278,13 @@ export class SqliteTaskRepository implements TaskRepository {
 
   async listRunning(): Promise<RunningTask[]> {
     const rows = await this.db.exclusive(() => this.q.running.all());
-    return rows.map((r) => ({ id: r.id, owner: r.owner, runnerId: r.runner_id }));
+    return rows.map((r) => ({ id: r.id, owner: r.owner, runnerId: r.runner_id ?? '' }));
+  }
+
+  async endTurn(taskId: string): Promise<void> {
+    const runnerId = this.runnerId;
+    if (runnerId === null) return;
+    await this.db.write(() => this.q.endTurn.run({ id: taskId, runnerId }));
   }
 
   async saveSnapshot(task: Task, seq: number, key?: MessageKey): Promise<void> {
@@ -364,7 +373,7 @@ export class SqliteTaskRepository implements TaskRepository {
       applyEvent(task, event);
       seq = event.seq;
     }
-    return { task, owner: row.owner, seq };
+    return { task, owner: row.owner, seq, runnerId: row.runner_id };
   }
 }
 
