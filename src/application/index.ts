@@ -10,6 +10,7 @@ export type { SessionRepository, SessionPage } from './ports/session.repository.
 export type { PushConfigRepository, StoredPushConfig } from './ports/push-config.repository.port.js';
 export type { WebhookSender } from './ports/webhook.port.js';
 export type { RunnerRegistry } from './ports/runner.port.js';
+export type { PushOutbox, OutboxEntry, OutboxTarget } from './ports/push-outbox.port.js';
 export { settleStrandedWork, type StrandedWorkReport } from './tasks/stranded-work.js';
 export type { PlanRepository, PlanListQuery } from './ports/plan.repository.port.js';
 export type { SandboxInfo, SandboxManager, SandboxDiff, FileChange, ApplyOutcome, ToolRunner, ToolCallRequest, ToolCallResult } from './ports/sandbox.port.js';

@@ -2,6 +2,7 @@ import { BUILTIN_ACTIONS, BUILTIN_ACTOR_DEFINITIONS, BUILTIN_TOOLS } from '../do
 import type { Actor, ActorCatalog } from './ports/actor.port.js';
 import type { Logger } from './ports/logger.port.js';
 import type { PushConfigRepository } from './ports/push-config.repository.port.js';
+import type { PushOutbox } from './ports/push-outbox.port.js';
 import type { NamespaceRepository, RegistryRepository, ResourceInspector } from './ports/registry.repository.port.js';
 import type { PlanRepository } from './ports/plan.repository.port.js';
 import type { SandboxManager, ToolRunner } from './ports/sandbox.port.js';
@@ -26,6 +27,8 @@ export interface FacadeDeps {
   tasks: TaskRepository;
   sessions: SessionRepository;
   pushConfigs: PushConfigRepository;
+  /** Pending push deliveries (durable: kept across restarts). */
+  pushOutbox: PushOutbox;
   registry: RegistryRepository;
   namespaces: NamespaceRepository;
   inspector: ResourceInspector;
@@ -78,7 +81,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   let notifier: PushNotifier | undefined;
   const push = new PushConfigService(deps.pushConfigs, tasks, (taskId) => notifier?.invalidate(taskId));
   tasks.acceptInlinePush(push);
-  notifier = new PushNotifier((task) => push.forDelivery(task), deps.webhooks, deps.logger, deps.push);
+  notifier = new PushNotifier((taskId) => push.forDelivery(taskId), deps.pushOutbox, deps.webhooks, deps.logger, deps.push);
   const n = notifier;
   tasks.tap((task, _owner, item) => n.notify(task, item));
   const health = new HealthService(deps.probe, deps.version, () => tasks.liveCount);

@@ -10,6 +10,7 @@ import {
   HttpWebhookSender,
   openDatabase,
   SqlitePushConfigRepository,
+  SqlitePushOutboxRepository,
   SqliteNamespaceRepository,
   SqliteRegistryRepository,
   SqliteSessionRepository,
@@ -83,6 +84,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     tasks: new SqliteTaskRepository(db, { runnerId: runners.self }),
     sessions: new SqliteSessionRepository(db),
     pushConfigs: new SqlitePushConfigRepository(db),
+    pushOutbox: new SqlitePushOutboxRepository(db, runners.self),
     registry: new SqliteRegistryRepository(db),
     namespaces: new SqliteNamespaceRepository(db),
     inspector: new FsResourceInspector(),
@@ -117,9 +119,13 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // Before serving: what a stopped process left running is settled, so nobody waits on it.
   const stranded = { tasks: facade.tasks, plans: facade.plans, runners, logger };
   await settleStrandedWork(stranded);
+  // Push deliveries a stopped process left pending (ours are delivered by us from now on).
+  const resumePush = (): Promise<number> => facade.notifier.resume((id) => runners.isLive(id));
+  await resumePush();
   await runners.prune();
   const sweeper = setInterval(() => {
     void settleStrandedWork(stranded)
+      .then(resumePush)
       .then(() => runners.prune())
       .catch((err: unknown) => logger.warn({ err }, 'settling stranded work failed'));
   }, leaseMs ?? 15_000);
@@ -141,7 +147,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     drain,
     async close() {
       await drain(0);
-      await Promise.race([facade.notifier.drain(), new Promise((r) => setTimeout(r, 2000).unref())]);
+      // What is not delivered by then stays in the outbox for the next start.
+      const grace = (ms: number): Promise<unknown> => new Promise((r) => setTimeout(r, ms).unref());
+      await Promise.race([facade.notifier.drain(), grace(2000)]);
+      await Promise.race([facade.notifier.stop(), grace(1000)]);
       await runners.stop().catch((err: unknown) => logger.warn({ err }, 'giving up the runner lease failed'));
       await db.close();
     },

@@ -1,4 +1,4 @@
-import type { Task, TaskPushNotificationConfig } from '../../domain/a2a.model.js';
+import type { TaskPushNotificationConfig } from '../../domain/a2a.model.js';
 import { AppError } from '../../domain/errors.js';
 import { newId, SAFE_ID } from '../../domain/ids.js';
 import type { Principal } from '../ports/principal.js';
@@ -63,8 +63,8 @@ export class PushConfigService implements InlinePushRegistrar {
   }
 
   /** Configs to deliver to, with their secrets (internal use by the notifier). */
-  forDelivery(task: Task): Promise<StoredPushConfig[]> {
-    return this.repo.list(task.id);
+  forDelivery(taskId: string): Promise<StoredPushConfig[]> {
+    return this.repo.list(taskId);
   }
 }
 
