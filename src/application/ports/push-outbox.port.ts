@@ -36,8 +36,8 @@ export interface PushOutbox {
   /** Removes every pending delivery of a config (it was deleted). */
   removeTarget(target: OutboxTarget): Promise<void>;
   /**
-   * Takes over the entries of runners that are not live (`isLive`), and returns every target
-   * with entries of this process's runner.
+   * Takes over the entries of runners that are not live (`isLive`), due at `at`, and returns
+   * every target with entries of this process's runner.
    */
-  claim(isLive: (runnerId: string | null) => Promise<boolean>): Promise<OutboxTarget[]>;
+  claim(isLive: (runnerId: string | null) => Promise<boolean>, at: string): Promise<OutboxTarget[]>;
 }

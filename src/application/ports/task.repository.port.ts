@@ -69,7 +69,7 @@ export interface TaskRepository {
   create(task: Task, owner: string, key?: MessageKey): Promise<void>;
   /** The task a message key points to, if the key is stored. */
   findMessageKey(owner: string, messageId: string): Promise<MessageKeyHit | undefined>;
-  /** Tasks still submitted or working with a turn running under some runner (what a stopped process may have left). */
+  /** Tasks still submitted or working under some runner (what a stopped process may have left running). */
   listRunning(): Promise<RunningTask[]>;
   /**
    * The turn this process ran ended with the task still submitted or working (an actor may leave

@@ -96,7 +96,7 @@ export class PushNotifier {
    * e.g. after a restart. Returns how many webhooks have deliveries pending.
    */
   async resume(isLive: (runnerId: string | null) => Promise<boolean>): Promise<number> {
-    const pending = await this.outbox.claim(isLive);
+    const pending = await this.outbox.claim(isLive, new Date(this.now()).toISOString());
     for (const key of pending) this.kick(key);
     return pending.length;
   }

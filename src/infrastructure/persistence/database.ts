@@ -25,7 +25,7 @@ export interface DB {
   push_outbox: PushOutboxTable;
 }
 
-/** Idempotency keys of sent messages (migration 0005). */
+/** Idempotency keys of follow-up messages (migration 0005; a task's first message is keyed on its row). */
 export interface MessageKeysTable {
   owner: string;
   message_id: string;
@@ -127,8 +127,11 @@ export interface TasksTable {
   /** Sequence number of the last event folded into `snapshot`. */
   seq: number;
   snapshot: string;
-  /** The runner (process lease) that runs the task's current turn (migration 0005). */
+  /** The runner (process lease) running a turn of the task, null when none runs (migration 0005). */
   runner_id: string | null;
+  /** The messageId that created the task and its content hash: the task's idempotency key (migration 0005). */
+  message_id: string | null;
+  message_hash: string | null;
 }
 
 /** How many tasks an owner has: in all (context_id '') and per context. Kept by the task repository. */

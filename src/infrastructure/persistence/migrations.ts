@@ -192,12 +192,20 @@ const m0004_task_counts: Migration = {
 
 const m0005_message_keys_and_runners: Migration = {
   async up(db: AnyDb) {
-    // Idempotent sends (SendMessage / SendStreamingMessage): one row per (principal, messageId)
-    // naming the task the message started or continued, with a hash of its content. The key lives
-    // as long as its task: deleting the task deletes it (cascade, and by hand where tasks are
-    // deleted in bulk). The primary key makes a concurrent second send of the same id fail, so
-    // it cannot create a second task. The foreign key is checked at commit: the key is inserted
-    // before the task row, in the same group commit, so that only the key insert can conflict.
+    // Idempotent sends (SendMessage / SendStreamingMessage): the messageId that started a task and a
+    // hash of its content are stored on the task row, under a unique index per owner, so that a
+    // concurrent second send of the same message cannot create a second task, the key costs one
+    // index entry, and it goes when the task goes.
+    await db.schema.alterTable('tasks').addColumn('message_id', 'text').execute();
+    await db.schema.alterTable('tasks').addColumn('message_hash', 'text').execute();
+    await db.schema
+      .createIndex('tasks_owner_message')
+      .unique()
+      .on('tasks')
+      .columns(['owner', 'message_id'])
+      .where(sql.ref('message_id'), 'is not', sql.lit(null))
+      .execute();
+    // Follow-up messages on an existing task (the rarer case) have their keys here, deleted with the task.
     await db.schema
       .createTable('message_keys')
       .addColumn('owner', 'text', (c) => c.notNull())
@@ -205,13 +213,13 @@ const m0005_message_keys_and_runners: Migration = {
       .addColumn('task_id', 'text', (c) => c.notNull())
       .addColumn('hash', 'text', (c) => c.notNull())
       .addPrimaryKeyConstraint('message_keys_pk', ['owner', 'message_id'])
-      .addForeignKeyConstraint('message_keys_task_fk', ['task_id'], 'tasks', ['id'], (fk) => fk.onDelete('cascade').deferrable().initiallyDeferred())
+      .addForeignKeyConstraint('message_keys_task_fk', ['task_id'], 'tasks', ['id'], (fk) => fk.onDelete('cascade'))
       .execute();
     await db.schema.createIndex('message_keys_task').on('message_keys').column('task_id').execute();
 
     // Which process runs what: every agent process holds a lease row, renewed while it lives; a
-    // task records the runner that runs its turn. At start (and periodically) running tasks whose
-    // runner is gone are settled.
+    // task names the runner that runs its turn (cleared when a turn ends leaving it working). At
+    // start, and periodically, running tasks whose runner is gone are settled.
     await db.schema
       .createTable('runners')
       .addColumn('id', 'text', (c) => c.primaryKey())
@@ -220,20 +228,17 @@ const m0005_message_keys_and_runners: Migration = {
       .addColumn('started_at', 'text', (c) => c.notNull())
       .addColumn('heartbeat_at', 'text', (c) => c.notNull())
       .execute();
+    // Not indexed (an index here was a measurable cost on every send): running tasks are found per
+    // owner through tasks_owner_state_updated, a few times a minute.
     await db.schema.alterTable('tasks').addColumn('runner_id', 'text').execute();
-    // Only running tasks are indexed, so the index costs a write when a task starts and ends only.
-    await db.schema
-      .createIndex('tasks_running_runner')
-      .on('tasks')
-      .column('runner_id')
-      .where(sql.ref('state'), 'in', [sql.lit('TASK_STATE_SUBMITTED'), sql.lit('TASK_STATE_WORKING')])
-      .execute();
   },
   async down(db: AnyDb) {
-    await db.schema.dropIndex('tasks_running_runner').ifExists().execute();
     await db.schema.alterTable('tasks').dropColumn('runner_id').execute();
     await db.schema.dropTable('runners').ifExists().execute();
     await db.schema.dropTable('message_keys').ifExists().execute();
+    await db.schema.dropIndex('tasks_owner_message').ifExists().execute();
+    await db.schema.alterTable('tasks').dropColumn('message_hash').execute();
+    await db.schema.alterTable('tasks').dropColumn('message_id').execute();
   },
 };
 

@@ -43,8 +43,9 @@ export class SqlitePushOutboxRepository implements PushOutbox {
       ),
       removeTarget: db.prepare(k.deleteFrom('push_outbox').where('task_id', '=', taskId).where('config_id', '=', configId)),
       runners: db.prepare(k.selectFrom('push_outbox').select('runner_id').distinct()),
-      takeOver: db.prepare(k.updateTable('push_outbox').set({ runner_id: param('self') }).where('runner_id', '=', param<string>('from'))),
-      takeOverUnowned: db.prepare(k.updateTable('push_outbox').set({ runner_id: param('self') }).where('runner_id', 'is', sql.lit(null))),
+      // Taken over entries are due at once: the downtime has usually outlasted their backoff.
+      takeOver: db.prepare(k.updateTable('push_outbox').set({ runner_id: param('self'), next_attempt_at: param('at') }).where('runner_id', '=', param<string>('from'))),
+      takeOverUnowned: db.prepare(k.updateTable('push_outbox').set({ runner_id: param('self'), next_attempt_at: param('at') }).where('runner_id', 'is', sql.lit(null))),
       mine: db.prepare(k.selectFrom('push_outbox').select(['task_id', 'config_id']).distinct().where('runner_id', '=', param<string>('self'))),
     };
     const q = this.q;
@@ -88,12 +89,12 @@ export class SqlitePushOutboxRepository implements PushOutbox {
     await this.db.write(() => this.q.removeTarget.run({ taskId: t.taskId, configId: t.configId }));
   }
 
-  async claim(isLive: (runnerId: string | null) => Promise<boolean>): Promise<OutboxTarget[]> {
+  async claim(isLive: (runnerId: string | null) => Promise<boolean>, at: string): Promise<OutboxTarget[]> {
     const self = this.runnerId;
     for (const { runner_id: from } of await this.db.exclusive(() => this.q.runners.all())) {
       if (from === self) continue;
-      if (from === null) await this.db.write(() => this.q.takeOverUnowned.run({ self }));
-      else if (!(await isLive(from))) await this.db.write(() => this.q.takeOver.run({ self, from }));
+      if (from === null) await this.db.write(() => this.q.takeOverUnowned.run({ self, at }));
+      else if (!(await isLive(from))) await this.db.write(() => this.q.takeOver.run({ self, from, at }));
     }
     const rows = await this.db.exclusive(() => this.q.mine.all({ self }));
     return rows.map((r) => ({ taskId: r.task_id, configId: r.config_id }));

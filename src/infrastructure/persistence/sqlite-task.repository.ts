@@ -61,22 +61,34 @@ export class SqliteTaskRepository implements TaskRepository {
           seq: param('seq'),
           snapshot: param('snapshot'),
           runner_id: param('runnerId'),
+          message_id: param('messageId'),
+          message_hash: param('hash'),
         }),
       ),
       insertKey: db.prepare(
         k.insertInto('message_keys').values({ owner: param('owner'), message_id: param('messageId'), task_id: id, hash: param('hash') }),
       ),
       deleteKey: db.prepare(k.deleteFrom('message_keys').where('owner', '=', param<string>('owner')).where('message_id', '=', param<string>('messageId'))),
+      // One statement (one read) for both places a key lives: a task's first message, or a follow-up.
       selectKey: db.prepare(
-        k.selectFrom('message_keys').select(['task_id', 'hash']).where('owner', '=', param<string>('owner')).where('message_id', '=', param<string>('messageId')),
+        k
+          .selectFrom('tasks')
+          .select(['id as task_id', 'message_hash as hash'])
+          .where('owner', '=', param<string>('owner'))
+          .where('message_id', '=', param<string>('messageId'))
+          .unionAll(
+            k.selectFrom('message_keys').select(['task_id', 'hash']).where('owner', '=', param<string>('owner')).where('message_id', '=', param<string>('messageId')),
+          ),
       ),
-      // Literal states, so SQLite can use the partial index of running tasks (migration 0005).
+      // Per owner, through tasks_owner_state_updated (literal states, so the plan is fixed).
+      owners: db.prepare(k.selectFrom('task_counts').select('owner').where('context_id', '=', sql.lit(''))),
       running: db.prepare(
         k
           .selectFrom('tasks')
           .select(['id', 'owner', 'runner_id'])
+          .where('owner', '=', param<string>('owner'))
           .where('state', 'in', [sql.lit('TASK_STATE_SUBMITTED'), sql.lit('TASK_STATE_WORKING')])
-          .where('runner_id', 'is not', null),
+          .where(sql.ref('runner_id'), 'is not', sql.lit(null)),
       ),
       endTurn: db.prepare(k.updateTable('tasks').set({ runner_id: sql.lit(null) }).where('id', '=', id).where('runner_id', '=', param<string>('runnerId'))),
       claimSnapshot: db.prepare(
@@ -176,14 +188,13 @@ export class SqliteTaskRepository implements TaskRepository {
         throw taskNotFound(String(p.id));
       }
     };
-    // The message key goes first: it is the statement that can conflict (a concurrent send of the
-    // same message), and then nothing else has run. Its foreign key is checked at commit.
-    this.createWithCounts = (p: { owner: string; contextId: string } & Record<string, unknown>, key: MessageKey | undefined): void => {
-      if (key) insertKey(key, String(p.id));
+    // The task row carries its message key, under a unique index: its insert is the statement that
+    // can conflict (a concurrent send of the same message), and then nothing else has run.
+    this.createWithCounts = (p: { owner: string; contextId: string; messageId: string | null } & Record<string, unknown>): void => {
       try {
         q.insertTask.run(p);
       } catch (err) {
-        if (key) q.deleteKey.run({ ...key });
+        if (p.messageId !== null && isConstraintError(err, 'UNIQUE')) throw messageKeyTaken(p.messageId);
         throw err;
       }
       q.bumpCount.run({ owner: p.owner, scope: '', added: 1 });
@@ -233,9 +244,11 @@ export class SqliteTaskRepository implements TaskRepository {
       seq: 0,
       snapshot: JSON.stringify(task),
       runnerId: this.runnerId,
+      messageId: key?.messageId ?? null,
+      hash: key?.hash ?? null,
     };
     try {
-      await this.db.write(() => this.createWithCounts(params, key));
+      await this.db.write(() => this.createWithCounts(params));
     } catch (err) {
       if (isConstraintError(err, 'PRIMARYKEY')) {
         throw new AppError('ALREADY_EXISTS', `Task ${task.id} already exists`, { details: { taskId: task.id } });
@@ -273,11 +286,14 @@ export class SqliteTaskRepository implements TaskRepository {
 
   async findMessageKey(owner: string, messageId: string): Promise<MessageKeyHit | undefined> {
     const row = await this.db.exclusive(() => this.q.selectKey.get({ owner, messageId }));
-    return row && { taskId: row.task_id, hash: row.hash };
+    // message_hash is set whenever message_id is, and only rows with a message_id match.
+    return row && { taskId: row.task_id, hash: row.hash ?? '' };
   }
 
   async listRunning(): Promise<RunningTask[]> {
-    const rows = await this.db.exclusive(() => this.q.running.all());
+    const rows = await this.db.exclusive(() =>
+      this.db.sqlite.transaction(() => this.q.owners.all().flatMap(({ owner }) => this.q.running.all({ owner })))(),
+    );
     return rows.map((r) => ({ id: r.id, owner: r.owner, runnerId: r.runner_id ?? '' }));
   }
 
@@ -373,7 +389,9 @@ export class SqliteTaskRepository implements TaskRepository {
       applyEvent(task, event);
       seq = event.seq;
     }
-    return { task, owner: row.owner, seq, runnerId: row.runner_id };
+    const stored: StoredTask = { task, owner: row.owner, seq };
+    if (row.runner_id !== null) stored.runnerId = row.runner_id;
+    return stored;
   }
 }
 

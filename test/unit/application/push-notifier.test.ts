@@ -29,8 +29,8 @@ class FakeOutbox implements PushOutbox {
   async removeTarget(t: OutboxTarget): Promise<void> {
     this.rows = this.rows.filter((r) => !same(r, t));
   }
-  async claim(isLive: (runnerId: string | null) => Promise<boolean>): Promise<OutboxTarget[]> {
-    for (const r of this.rows) if (r.runnerId !== this.self && !(await isLive(r.runnerId))) r.runnerId = this.self;
+  async claim(isLive: (runnerId: string | null) => Promise<boolean>, at: string): Promise<OutboxTarget[]> {
+    for (const r of this.rows) if (r.runnerId !== this.self && !(await isLive(r.runnerId))) Object.assign(r, { runnerId: this.self, nextAttemptAt: at });
     const mine = this.rows.filter((r) => r.runnerId === this.self);
     return [...new Map(mine.map((r) => [`${r.taskId}/${r.configId}`, { taskId: r.taskId, configId: r.configId }])).values()];
   }
@@ -129,8 +129,9 @@ describe('PushNotifier', () => {
 
   it('resumes the entries of a runner that is gone, in order, and leaves a live runner its own', async () => {
     const outbox = new FakeOutbox('me');
-    const at = new Date(0).toISOString();
-    const row = (seq: number, runnerId: string, configId = 'a'): Row => ({ taskId: 't1', configId, seq, payload: JSON.stringify(payloadOf(seq)), attempts: 2, nextAttemptAt: at, runnerId });
+    // Due in an hour (a long backoff): taken over, they are due at once.
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const row = (seq: number, runnerId: string, configId = 'a'): Row => ({ taskId: 't1', configId, seq, payload: JSON.stringify(payloadOf(seq)), attempts: 2, nextAttemptAt: later, runnerId });
     outbox.rows = [row(2, 'dead'), row(1, 'dead'), row(5, 'alive', 'b')];
     const sender = new FakeSender();
     const n = notifier(outbox, sender, [config('a'), config('b')]);

@@ -43,7 +43,7 @@ describe('durable work in SQLite', () => {
     const repo = new SqliteTaskRepository(db, { runnerId: 'r1' });
     await repo.create(task('t1'), 'alice');
     await repo.create(task('t2'), 'alice');
-    assert.deepEqual((await repo.listRunning()).map((t) => [t.id, t.runnerId]), [['t1', 'r1'], ['t2', 'r1']]);
+    assert.deepEqual((await repo.listRunning()).map((t) => [t.id, t.runnerId]).sort(), [['t1', 'r1'], ['t2', 'r1']]);
     await repo.endTurn('t2');
     assert.deepEqual((await repo.listRunning()).map((t) => t.id), ['t1']);
     assert.equal((await repo.get('t1'))?.runnerId, 'r1');
@@ -88,8 +88,9 @@ describe('durable work in SQLite', () => {
     assert.equal((await old.next(target))?.attempts, 1);
 
     const fresh = new SqlitePushOutboxRepository(db, 'new');
-    assert.deepEqual(await fresh.claim(async (id) => id === 'old'), [], 'a live runner keeps its entries');
-    const claimed = await fresh.claim(async () => false);
+    assert.deepEqual(await fresh.claim(async (id) => id === 'old', at), [], 'a live runner keeps its entries');
+    const claimed = await fresh.claim(async () => false, '2026-03-01T11:00:00.000Z');
+    assert.equal((await fresh.next(target))?.nextAttemptAt, '2026-03-01T11:00:00.000Z', 'taken over entries are due at once');
     assert.deepEqual(claimed.map((t) => t.configId).sort(), ['a', 'b']);
     await fresh.remove(target, 1);
     assert.equal((await fresh.next(target))?.seq, 2);
