@@ -83,6 +83,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   tasks.acceptInlinePush(push);
   notifier = new PushNotifier((taskId) => push.forDelivery(taskId), deps.pushOutbox, deps.webhooks, deps.logger, deps.push);
   const n = notifier;
+  tasks.tapRecording((taskId, item) => n.recording(taskId, item));
   tasks.tap((task, _owner, item) => n.notify(task, item));
   const health = new HealthService(deps.probe, deps.version, () => tasks.liveCount);
   const plans = new PlanService({ plans: deps.plans, registry, tasks, sessions, engine });

@@ -59,6 +59,17 @@ export function idempotencySuite(ctx: SuiteContext): void {
     assert.equal((await client.call(listTasks, { contextId: conformance, pageSize: 100 })).tasks.filter((t) => t.id === started.id).length, 1);
   });
 
+  it('answers a blocking resend at once when the actor ended its turn leaving the task working, as the first send did', async () => {
+    const message = userMessage('park it', { contextId: conformance });
+    const first = taskOf(await client.call(sendMessage, { message }));
+    assert.equal(first.status.state, 'TASK_STATE_WORKING');
+    const again = taskOf(await client.call(sendMessage, { message }));
+    assert.equal(again.id, first.id);
+    assert.equal(again.status.state, 'TASK_STATE_WORKING');
+    const streamed = await collect(client.stream(sendStreamingMessage, { message }));
+    assert.deepEqual(streamed.map((e) => kindOf(e.event)), ['task'], 'the task as it stands, and the stream ends');
+  });
+
   it('re-streams a resent SendStreamingMessage from the stored task instead of starting a second turn', async () => {
     const message = userMessage('stream once', { messageId: `tck-complete-task-${randomUUID()}`, contextId: conformance });
     const first = await collect(client.stream(sendStreamingMessage, { message }));

@@ -32,14 +32,17 @@ interface Target {
  * refused target (SSRF guard) dropped at once. After a restart {@link resume} takes up what was
  * pending. The payload is the A2A StreamResponse (§4.3.3).
  *
- * Window: an event is queued in the group commit after the one that stored it, so a crash between
- * the two commits loses that event's deliveries (the event itself is kept).
+ * An event is queued in its own group commit when the task's configs are already loaded (every
+ * event after a task's first); otherwise in the commit after it, so a crash between the two can
+ * lose that event's deliveries (the event itself is kept).
  */
 export class PushNotifier {
   private readonly configs = new Map<string, Promise<StoredPushConfig[]>>();
   /** The same configs once loaded, so later events need no promise. */
   private readonly loaded = new Map<string, StoredPushConfig[]>();
   private readonly targets = new Map<string, Target>();
+  /** Events queued while being stored (see recording()), until their stored notification comes. */
+  private readonly early = new Map<string, { list: StoredPushConfig[]; queued: Promise<boolean> }>();
   private readonly backoff: readonly number[];
   private readonly maxAttempts: number;
   private readonly timeoutMs: number;
@@ -67,7 +70,33 @@ export class PushNotifier {
     this.loaded.delete(taskId);
   }
 
+  /**
+   * An event handed to storage: when the task's configs are known, its deliveries are queued now,
+   * in the event's own group commit, so that a stored event always has its deliveries queued.
+   */
+  recording(taskId: string, item: StreamItem): void {
+    const known = this.loaded.get(taskId);
+    if (!known || known.length === 0 || this.stopped) return;
+    const key = `${taskId}\u0000${item.seq}`;
+    const queued = this.enqueue(taskId, known, item);
+    this.early.set(key, { list: known, queued });
+    // Failed (with the event's commit, most likely): no stored notification will come for it.
+    void queued.then((ok) => {
+      if (!ok) this.early.delete(key);
+    });
+  }
+
   notify(task: Task, item: StreamItem): void {
+    const early = this.early.get(`${task.id}\u0000${item.seq}`);
+    if (early) {
+      this.early.delete(`${task.id}\u0000${item.seq}`);
+      this.track(early.queued.then((ok) => (ok ? this.kickAll(task.id, early.list) : undefined)));
+    } else this.route(task, item);
+    // A finished task sends nothing more: keeping its configs would grow memory with every task.
+    if ('statusUpdate' in item.payload && isTerminal(item.payload.statusUpdate.status.state)) this.invalidate(task.id);
+  }
+
+  private route(task: Task, item: StreamItem): void {
     const known = this.loaded.get(task.id);
     if (known) {
       // Configs already loaded: most tasks have none, and then an event costs nothing here.
@@ -87,8 +116,6 @@ export class PushNotifier {
       }
       this.track(configs.then((list) => this.fanOut(task.id, list, item)));
     }
-    // A finished task sends nothing more: keeping its configs would grow memory with every task.
-    if ('statusUpdate' in item.payload && isTerminal(item.payload.statusUpdate.status.state)) this.invalidate(task.id);
   }
 
   /**
@@ -127,16 +154,25 @@ export class PushNotifier {
 
   private fanOut(taskId: string, list: StoredPushConfig[], item: StreamItem): void {
     if (list.length === 0 || this.stopped) return;
+    this.track(this.enqueue(taskId, list, item).then((ok) => (ok ? this.kickAll(taskId, list) : undefined)));
+  }
+
+  /** Queues one event for each config; resolves true once stored (false when that failed, logged). */
+  private enqueue(taskId: string, list: StoredPushConfig[], item: StreamItem): Promise<boolean> {
     // Serialised only for tasks that have webhooks.
     const payload = JSON.stringify(item.payload);
     const entries = list.map((c) => ({ taskId, configId: c.id, seq: item.seq, payload }));
-    const queued = this.outbox.enqueue(entries, new Date(this.now()).toISOString()).then(
-      () => {
-        for (const c of list) this.kick({ taskId, configId: c.id });
+    return this.outbox.enqueue(entries, new Date(this.now()).toISOString()).then(
+      () => true,
+      (err: unknown) => {
+        this.logger.error({ err, taskId, seq: item.seq }, 'queueing push notifications failed');
+        return false;
       },
-      (err: unknown) => this.logger.error({ err, taskId, seq: item.seq }, 'queueing push notifications failed'),
     );
-    this.track(queued);
+  }
+
+  private kickAll(taskId: string, list: StoredPushConfig[]): void {
+    for (const c of list) this.kick({ taskId, configId: c.id });
   }
 
   private kick(key: OutboxTarget): void {

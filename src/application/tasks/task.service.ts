@@ -122,6 +122,7 @@ export class TaskService {
   private readonly live = new Map<string, LiveTask>();
   private readonly loading = new Map<string, Promise<LiveTask>>();
   private readonly taps: TaskEventTap[] = [];
+  private readonly recordingTaps: Array<(taskId: string, item: StreamItem) => void> = [];
   /** Reads the log for tasks another process may be running (see follow()). */
   private readonly follower: TaskLogFollower;
   private readonly now: () => Date;
@@ -137,6 +138,14 @@ export class TaskService {
   /** Registers an observer of every stored event. */
   tap(observer: TaskEventTap): void {
     this.taps.push(observer);
+  }
+
+  /**
+   * Registers an observer called when an event is handed to storage (before it is stored): a
+   * write it issues at once joins the event's own group commit (the push outbox uses this).
+   */
+  tapRecording(observer: (taskId: string, item: StreamItem) => void): void {
+    this.recordingTaps.push(observer);
   }
 
   /** Tasks currently held in memory (running or watched). */
@@ -346,7 +355,7 @@ export class TaskService {
     const live = await this.acquire(taskId, principal);
     try {
       const st = live.task.status.state;
-      if (input.configuration?.returnImmediately !== true && !isTerminal(st) && !isInterrupted(st)) {
+      if (input.configuration?.returnImmediately !== true && !isTerminal(st) && !isInterrupted(st) && (await this.turnRuns(live))) {
         const settled = this.waitSettled(live);
         // Run by another process (local mode): its events come through the log.
         if (live.running === 0) this.follow(live);
@@ -362,11 +371,23 @@ export class TaskService {
   private async replayStream(taskId: string, input: SendInput, principal: Principal): Promise<AsyncIterable<StreamItem>> {
     const live = await this.acquire(taskId, principal);
     const st = live.task.status.state;
+    const runs = !isTerminal(st) && !isInterrupted(st) && (await this.turnRuns(live));
     const ch = this.openChannel(live, { closeOnInterrupt: true, closeOnTurnEnd: live.running > 0 });
     ch.push({ seq: live.seq, payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) } });
-    if (isTerminal(st) || isInterrupted(st)) ch.end();
+    if (!runs) ch.end();
     else if (live.running === 0) this.follow(live);
     return ch;
+  }
+
+  /**
+   * Whether a turn of the task runs, here or in another process. An actor may end its turn and
+   * leave the task working: then the first send answered at the turn's end, and so does a resend.
+   * (A turn whose process died is settled within a lease period, which ends a wait on it.)
+   */
+  private async turnRuns(live: LiveTask): Promise<boolean> {
+    if (live.running > 0) return true;
+    const stored = await this.deps.tasks.get(live.task.id);
+    return stored?.runnerId !== undefined && stored.runnerId !== null;
   }
 
   private async accept(input: SendInput, principal: Principal, key: MessageKey): Promise<Accepted> {
@@ -655,6 +676,7 @@ export class TaskService {
     // event to be stored, strictly in order. The session's activity moves with the snapshot
     // (history or a settled turn), not with every progress state.
     const appended = this.deps.tasks.append(live.task.id, ev, snapshot);
+    for (const t of this.recordingTaps) t(live.task.id, item);
     const stored: Promise<unknown> = snapshot ? Promise.all([appended, this.deps.sessions.recordActivity(live.task.contextId, status?.timestamp ?? '')]) : appended;
     stored.catch(() => {}); // observed through the chain below
     live.backlog++;

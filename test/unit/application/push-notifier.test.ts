@@ -101,6 +101,21 @@ describe('PushNotifier', () => {
     assert.deepEqual(to('b'), [1, 1, 2]);
   });
 
+  it('queues an event as it is handed to storage once the configs are known (in the event’s own commit), and delivers it once stored', async () => {
+    const outbox = new FakeOutbox('me');
+    const sender = new FakeSender();
+    const n = notifier(outbox, sender, [config('a')]);
+    n.notify(task, event(1));
+    await drained(n);
+    n.recording('t1', event(2));
+    assert.deepEqual(outbox.rows.map((r) => r.seq), [2], 'queued before the event is reported stored');
+    assert.deepEqual(sender.attempts.map((a) => a.seq), [1], 'but not sent before');
+    n.notify(task, event(2));
+    await drained(n);
+    assert.deepEqual(sender.attempts.map((a) => a.seq), [1, 2], 'sent once, not queued twice');
+    assert.deepEqual(outbox.rows, []);
+  });
+
   it('does not retry a refused target (permanent error) and goes on with the next event', async () => {
     const outbox = new FakeOutbox('me');
     const sender = new FakeSender(() => {
