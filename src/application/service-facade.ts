@@ -3,6 +3,7 @@ import { RetentionService } from './system/retention.service.js';
 import type { Actor, ActorCatalog } from './ports/actor.port.js';
 import type { Logger } from './ports/logger.port.js';
 import type { PushConfigRepository } from './ports/push-config.repository.port.js';
+import type { PushOutbox } from './ports/push-outbox.port.js';
 import type { NamespaceRepository, RegistryRepository, ResourceInspector } from './ports/registry.repository.port.js';
 import type { PlanRepository } from './ports/plan.repository.port.js';
 import type { SandboxManager, ToolRunner } from './ports/sandbox.port.js';
@@ -27,6 +28,8 @@ export interface FacadeDeps {
   tasks: TaskRepository;
   sessions: SessionRepository;
   pushConfigs: PushConfigRepository;
+  /** Pending push deliveries (durable: kept across restarts). */
+  pushOutbox: PushOutbox;
   registry: RegistryRepository;
   namespaces: NamespaceRepository;
   inspector: ResourceInspector;
@@ -79,8 +82,10 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger, limits: deps.limits });
   let notifier: PushNotifier | undefined;
   const push = new PushConfigService(deps.pushConfigs, tasks, (taskId) => notifier?.invalidate(taskId));
-  notifier = new PushNotifier((task) => push.forDelivery(task), deps.webhooks, deps.logger, deps.push);
+  tasks.acceptInlinePush(push);
+  notifier = new PushNotifier((taskId) => push.forDelivery(taskId), deps.pushOutbox, deps.webhooks, deps.logger, deps.push);
   const n = notifier;
+  tasks.tapRecording((taskId, item) => n.recording(taskId, item));
   tasks.tap((task, _owner, item) => n.notify(task, item));
   const health = new HealthService(deps.probe, deps.version, () => tasks.liveCount);
   // Plans run their phases on tasks of their own contexts: no actor runs there, nobody chats there.

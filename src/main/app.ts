@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import pino from 'pino';
-import { builtinActorsByModel, createServiceFacade, type Logger, type ServiceFacade } from '../application/index.js';
+import { builtinActorsByModel, createServiceFacade, settleStrandedWork, type Logger, type ServiceFacade } from '../application/index.js';
 import {
   BuiltinToolRunner,
   FsResourceInspector,
@@ -9,9 +10,11 @@ import {
   HttpWebhookSender,
   openDatabase,
   SqlitePushConfigRepository,
+  SqlitePushOutboxRepository,
   SqliteNamespaceRepository,
   SqliteRegistryRepository,
   SqliteSessionRepository,
+  SqliteRunnerRegistry,
   SqliteSystemProbe,
   SqliteTaskRepository,
   type SqliteDatabase,
@@ -40,6 +43,8 @@ export interface AppOptions {
   limits?: Partial<PayloadLimits>;
   /** How long a write waits for another process's database lock (default 5 s). */
   busyTimeoutMs?: number;
+  /** How long a runner lease lasts without renewal (default 15 s; CLEVERAGENTS_RUNNER_LEASE_MS). */
+  runnerLeaseMs?: number;
 }
 
 export interface App {
@@ -48,8 +53,16 @@ export interface App {
   card: AgentCardProvider;
   db: SqliteDatabase;
   logger: Logger;
+  /**
+   * A graceful stop's first step: running turns may finish for up to `deadlineMs`, then those
+   * left end FAILED ("the server shut down"). close() does it too, without waiting.
+   */
+  drain(deadlineMs: number): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The status message of a turn still running when a graceful stop's deadline passed. */
+const SHUTDOWN_TEXT = 'Interrupted: the server shut down before this task finished; send the message again (with a new messageId) to retry';
 
 /** Structured logs go to stderr: stdout belongs to the protocol in stdio mode. */
 export function createLogger(level: string): Logger {
@@ -62,12 +75,23 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
   const db = await openDatabase({ file, logger, busyTimeoutMs: opts.busyTimeoutMs });
   const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const actorsByModel = builtinActorsByModel({ conformance: opts.conformanceStepMs !== undefined ? { stepMs: opts.conformanceStepMs } : {} });
+  // This process's lease: the tasks it runs carry its id, so others can tell what is stranded.
+  const leaseMs = opts.runnerLeaseMs ?? (Number(process.env['CLEVERAGENTS_RUNNER_LEASE_MS']) || undefined);
+  const runners = new SqliteRunnerRegistry(db, { id: randomUUID(), logger, leaseMs });
+  try {
+    await runners.start();
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  const stepMs = opts.conformanceStepMs ?? (Number(process.env['CLEVERAGENTS_CONFORMANCE_STEP_MS']) || undefined);
+  const actorsByModel = builtinActorsByModel({ conformance: stepMs !== undefined ? { stepMs } : {} });
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
   const facade = createServiceFacade({
-    tasks: new SqliteTaskRepository(db),
+    tasks: new SqliteTaskRepository(db, { runnerId: runners.self }),
     sessions: new SqliteSessionRepository(db),
     pushConfigs: new SqlitePushConfigRepository(db),
+    pushOutbox: new SqlitePushOutboxRepository(db, runners.self),
     registry: new SqliteRegistryRepository(db),
     namespaces: new SqliteNamespaceRepository(db),
     inspector: new FsResourceInspector(),
@@ -85,6 +109,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   try {
     if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);
   } catch (err) {
+    await runners.stop().catch(() => {});
     await db.close();
     throw new StartupError(
       `the default actor ${defaultActor} cannot be used: ${(err as Error).message}`,
@@ -102,6 +127,27 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
     table.all,
   );
+  // Before serving: what a stopped process left running is settled, so nobody waits on it.
+  const stranded = { tasks: facade.tasks, plans: facade.plans, runners, logger };
+  await settleStrandedWork(stranded);
+  // Push deliveries a stopped process left pending (ours are delivered by us from now on).
+  const resumePush = (): Promise<number> => facade.notifier.resume((id) => runners.isLive(id));
+  await resumePush();
+  await runners.prune();
+  const sweeper = setInterval(() => {
+    void settleStrandedWork(stranded)
+      .then(resumePush)
+      .then(() => runners.prune())
+      .catch((err: unknown) => logger.warn({ err }, 'settling stranded work failed'));
+  }, leaseMs ?? 15_000);
+  sweeper.unref();
+  let drained: Promise<void> | undefined;
+  const drain = (deadlineMs: number): Promise<void> =>
+    (drained ??= (async () => {
+      clearInterval(sweeper);
+      await facade.tasks.drainTurns(deadlineMs, SHUTDOWN_TEXT);
+      await settleStrandedWork(stranded, { text: SHUTDOWN_TEXT, treatSelfAsGone: true });
+    })().catch((err: unknown) => logger.error({ err }, 'settling running work at shutdown failed')));
   const dispatcher = new Dispatcher({ facade, card, table, logger, validateResults: opts.validateResults ?? process.env['CLEVERAGENTS_VALIDATE_RESULTS'] === '1', maxJsonDepth: limits.maxJsonDepth });
   return {
     facade,
@@ -109,8 +155,14 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     card,
     db,
     logger,
+    drain,
     async close() {
-      await Promise.race([facade.notifier.drain(), new Promise((r) => setTimeout(r, 2000).unref())]);
+      await drain(0);
+      // What is not delivered by then stays in the outbox for the next start.
+      const grace = (ms: number): Promise<unknown> => new Promise((r) => setTimeout(r, ms).unref());
+      await Promise.race([facade.notifier.drain(), grace(2000)]);
+      await Promise.race([facade.notifier.stop(), grace(1000)]);
+      await runners.stop().catch((err: unknown) => logger.warn({ err }, 'giving up the runner lease failed'));
       await db.close();
     },
   };

@@ -17,6 +17,9 @@ const SWEEP_EVERY_MS = 60 * 60_000;
 /** The first sweep soon after start, so that short-lived local agents sweep too. */
 const FIRST_SWEEP_MS = 10_000;
 
+const HTTP_GRACE_MS = 5_000;
+const STDIO_DRAIN_MS = 2_000;
+
 /**
  * `agents serve`: A2A over stdio (local mode) or HTTP (server mode). Returns the exit code. A
  * start-up problem throws a {@link StartupError}: one line with a hint, exit code 2.
@@ -50,6 +53,9 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
   process.once('SIGINT', stop);
   await server.done;
   stopSweeper();
+  // The client is gone (or asked us to stop): running turns get a short while, under the 3 s
+  // the client waits before SIGTERM.
+  await app.drain(STDIO_DRAIN_MS);
   await app.close();
   // Timers of abandoned actor turns must not keep the agent alive once its client is gone.
   process.exit(0);
@@ -117,7 +123,9 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
     process.once('SIGINT', () => stop('SIGINT'));
   });
   stopSweeper();
-  await server.close(5_000);
+  // Running turns may finish within the drain deadline (their blocked senders get the answer)
+  // while the server stops taking requests; what still runs then ends FAILED.
+  await Promise.all([server.close(HTTP_GRACE_MS), app.drain(Number(process.env['CLEVERAGENTS_DRAIN_MS']) || HTTP_GRACE_MS - 1_000)]);
   await app.close();
   process.exit(0);
 }

@@ -11,6 +11,7 @@ import { normalize, startHarness, TRANSPORTS, type Harness, type TransportName }
 import { a2aSuite } from './a2a.suite.js';
 import { registrySuite } from './registry.suite.js';
 import { planSuite } from './plan.suite.js';
+import { idempotencySuite } from './idempotency.suite.js';
 import type { ClientTransport } from '../../src/protocol/client/index.js';
 
 const results = new Map<string, Map<TransportName, unknown>>();
@@ -67,6 +68,7 @@ for (const transport of TRANSPORTS) {
     describe('A2A spine', () => a2aSuite(ctx));
     describe('registries', () => registrySuite(ctx));
     describe('plans', () => planSuite(ctx));
+    describe('idempotent sends', () => idempotencySuite(ctx));
   });
 }
 

@@ -518,9 +518,13 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
       assert.match(cut.stderr, new RegExp(`agents plan execute ${id} resumes`));
 
       killable = await startServer(dataDir);
+      // Settled at start (issue #8, defect 7): no longer execute/processing with nothing running it.
       const s = await status(t, id);
-      assert.equal(`${s.phase}/${s.state}`, 'execute/processing');
+      assert.equal(`${s.phase}/${s.state}`, 'execute/errored');
       assert.equal(s.running, false);
+      assert.equal(s.error.kind, 'interrupted');
+      assert.equal(s.error.recoverable, true);
+      assert.match(s.error.hint, new RegExp(`agents plan execute ${id} resumes from the last checkpoint`));
       const resumed = await run(t, ['plan', 'execute', id]);
       expectCode(resumed, 0, 'execute after the restart');
       assert.match(resumed.stdout, /^Resuming execute at step 1$/m);

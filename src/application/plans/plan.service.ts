@@ -2,7 +2,7 @@ import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import type { Message, Task } from '../../domain/a2a.model.js';
 import { parseApprovalAnswer, type ApprovalAnswer } from '../../domain/plan/approval.js';
-import { assertAllowed, cancelPlan, isAllowed, renderTemplate, requeueExecute, type AutomationProfile, type Decision, type Phase, type PhaseState, type Plan, type PlanOperation } from '../../domain/plan/plan.js';
+import { assertAllowed, cancelPlan, failPhase, isAllowed, renderTemplate, requeueExecute, type AutomationProfile, type Decision, type Phase, type PhaseState, type Plan, type PlanOperation } from '../../domain/plan/plan.js';
 import type { ActionDefinition, ProjectDefinition } from '../../domain/registry/entities.js';
 import type { Principal } from '../ports/principal.js';
 import type { PlanRepository } from '../ports/plan.repository.port.js';
@@ -404,6 +404,34 @@ export class PlanService implements ContextOwner {
     const unified = artifact.parts.find((p) => p.text !== undefined)?.text ?? '';
     const data = (artifact.parts.find((p) => p.data !== undefined)?.data ?? {}) as Record<string, unknown>;
     return { unified, ...data };
+  }
+
+  /**
+   * Plans left `processing` by a process that stopped (issue #8, defect 7): a plan no run of this
+   * process holds, whose current phase's task is stranded (`isStranded`: no live process runs it,
+   * or it is gone), becomes errored with an `interrupted` error saying how to resume. Works on the
+   * stored plan only, whatever started the phase. Returns the ids of the plans settled.
+   */
+  async settleInterrupted(isStranded: (taskId: string) => Promise<boolean>): Promise<string[]> {
+    const settled: string[] = [];
+    for (const stored of await this.deps.plans.listByState('processing')) {
+      // A plan waiting for the user's answer waits for no process.
+      if (this.deps.engine.isRunning(stored.id) || stored.waiting) continue;
+      const taskId = stored.tasks[stored.phase];
+      if (taskId && !(await isStranded(taskId))) continue;
+      const plan = (await this.deps.plans.get(stored.id)) ?? stored;
+      if (plan.state !== 'processing' || this.deps.engine.isRunning(plan.id)) continue;
+      const resume: Record<typeof plan.phase, { hint: string; recoverable: boolean }> = {
+        strategize: { hint: `strategize is read-only: start it again with agents plan use ${plan.action} ${plan.projects.join(' ')}`, recoverable: false },
+        execute: { hint: `agents plan execute ${plan.id} resumes from the last checkpoint`, recoverable: true },
+        apply: { hint: `agents plan apply ${plan.id} tries the apply again`, recoverable: true },
+      };
+      failPhase(plan, plan.phase, { kind: 'interrupted', message: `the server restarted while the ${plan.phase} phase ran`, ...resume[plan.phase] });
+      plan.updatedAt = this.now().toISOString();
+      await this.deps.plans.save(plan);
+      settled.push(plan.id);
+    }
+    return settled;
   }
 }
 

@@ -20,4 +20,6 @@ export interface PlanRepository {
   checkpoints(planId: string): Promise<Checkpoint[]>;
   putToolCall(t: ToolCallRecord): Promise<void>;
   toolCalls(planId: string): Promise<ToolCallRecord[]>;
+  /** Every owner's plans in a state (settling what a stopped process left processing). */
+  listByState(state: PhaseState): Promise<Plan[]>;
 }

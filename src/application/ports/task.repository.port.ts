@@ -5,6 +5,8 @@ export interface StoredTask {
   owner: string;
   /** Sequence number of the last event folded into `task`. */
   seq: number;
+  /** The runner that last ran a turn of the task (see RunnerRegistry); null when unknown. */
+  runnerId?: string | null | undefined;
 }
 
 export interface TaskCursor {
@@ -35,6 +37,29 @@ export interface TaskExpiry {
   isLive(taskId: string): boolean;
 }
 
+/**
+ * The idempotency key of a sent message: (owner, messageId) names the task the message started or
+ * continued; `hash` fingerprints its content so a reuse of the id for other content is refused.
+ */
+export interface MessageKey {
+  owner: string;
+  messageId: string;
+  hash: string;
+}
+
+/** Where a stored message key points. */
+export interface MessageKeyHit {
+  taskId: string;
+  hash: string;
+}
+
+/** A task still submitted or working, and the runner (process lease) that runs it. */
+export interface RunningTask {
+  id: string;
+  owner: string;
+  runnerId: string;
+}
+
 export interface TaskPage {
   tasks: StoredTask[];
   total: number;
@@ -48,7 +73,22 @@ export interface TaskPage {
  * it always reconstructs the task, even after a crash.
  */
 export interface TaskRepository {
-  create(task: Task, owner: string): Promise<void>;
+  /**
+   * Stores a new task (run by this process's runner). With `key`, the message key is stored in the
+   * same write; when the key already exists nothing is stored and the call fails with
+   * ALREADY_EXISTS and `details.messageId` (a concurrent send of the same message won).
+   */
+  create(task: Task, owner: string, key?: MessageKey): Promise<void>;
+  /** The task a message key points to, if the key is stored. */
+  findMessageKey(owner: string, messageId: string): Promise<MessageKeyHit | undefined>;
+  /** Tasks still submitted or working under some runner (what a stopped process may have left running). */
+  listRunning(): Promise<RunningTask[]>;
+  /**
+   * The turn this process ran ended with the task still submitted or working (an actor may leave
+   * a task working, to be cancelled or continued later): no process runs it now, so it is not
+   * stranded if this process stops.
+   */
+  endTurn(taskId: string): Promise<void>;
   get(id: string): Promise<StoredTask | undefined>;
   /**
    * Appends an event; when `snapshot` is given it becomes the stored task at `event.seq`. Appends
@@ -56,8 +96,12 @@ export interface TaskRepository {
    * `event` and `snapshot` are read during the call only (they may change afterwards).
    */
   append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void>;
-  /** Rewrites the snapshot (history changes) at the given sequence number. */
-  saveSnapshot(task: Task, seq: number): Promise<void>;
+  /**
+   * Rewrites the snapshot (history changes) at the given sequence number; the task is then run by
+   * this process's runner. With `key`, the message key is stored in the same write (and the call
+   * fails as {@link create} does when it exists).
+   */
+  saveSnapshot(task: Task, seq: number, key?: MessageKey): Promise<void>;
   eventsAfter(taskId: string, afterSeq: number): Promise<TaskEvent[]>;
   /**
    * A value that changes whenever another process may have written to the store (SQLite: PRAGMA

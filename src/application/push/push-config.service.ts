@@ -1,12 +1,12 @@
-import type { Task, TaskPushNotificationConfig } from '../../domain/a2a.model.js';
+import type { TaskPushNotificationConfig } from '../../domain/a2a.model.js';
 import { AppError } from '../../domain/errors.js';
 import { newId, SAFE_ID } from '../../domain/ids.js';
 import type { Principal } from '../ports/principal.js';
 import type { PushConfigRepository, StoredPushConfig } from '../ports/push-config.repository.port.js';
-import type { TaskService } from '../tasks/task.service.js';
+import type { InlinePushRegistrar, TaskService } from '../tasks/task.service.js';
 
 /** Push-notification configurations of tasks (A2A §3.1.7–3.1.10). */
-export class PushConfigService {
+export class PushConfigService implements InlinePushRegistrar {
   constructor(
     private readonly repo: PushConfigRepository,
     private readonly tasks: TaskService,
@@ -20,17 +20,23 @@ export class PushConfigService {
         fields: [{ field: 'taskId', description: 'must name the task the configuration is for' }],
       });
     }
-    const id = config.id || newId();
-    if (!SAFE_ID.test(id)) {
-      throw new AppError('INVALID_PARAMS', 'config id must be 1-128 characters of letters, digits and . _ : @ -', {
-        fields: [{ field: 'id', description: 'letters, digits and . _ : @ - only' }],
-      });
-    }
-    const stored: StoredPushConfig = { ...config, id, taskId };
-    delete stored.tenant;
+    const stored = toStored(taskId, config, 'id');
     await this.repo.put(stored);
     this.onChange(taskId);
     return redact(stored);
+  }
+
+  /**
+   * An inline config of a send (`configuration.taskPushNotificationConfig`), registered for the
+   * task it creates or continues: validated now, stored by the returned write, which the task
+   * service issues with the task's creation so that no event of the turn precedes it.
+   */
+  prepare(taskId: string, config: TaskPushNotificationConfig): () => Promise<void> {
+    const stored = toStored(taskId, { ...config, taskId }, 'configuration.taskPushNotificationConfig.id');
+    return async () => {
+      await this.repo.put(stored);
+      this.onChange(taskId);
+    };
   }
 
   async get(taskId: string, id: string, principal: Principal): Promise<StoredPushConfig> {
@@ -57,9 +63,21 @@ export class PushConfigService {
   }
 
   /** Configs to deliver to, with their secrets (internal use by the notifier). */
-  forDelivery(task: Task): Promise<StoredPushConfig[]> {
-    return this.repo.list(task.id);
+  forDelivery(taskId: string): Promise<StoredPushConfig[]> {
+    return this.repo.list(taskId);
   }
+}
+
+function toStored(taskId: string, config: TaskPushNotificationConfig, field: string): StoredPushConfig {
+  const id = config.id || newId();
+  if (!SAFE_ID.test(id)) {
+    throw new AppError('INVALID_PARAMS', 'config id must be 1-128 characters of letters, digits and . _ : @ -', {
+      fields: [{ field, description: 'letters, digits and . _ : @ - only' }],
+    });
+  }
+  const stored: StoredPushConfig = { ...config, id, taskId };
+  delete stored.tenant;
+  return stored;
 }
 
 /** Credentials are write-only: get and list never return them. */

@@ -1,41 +1,67 @@
 import { isTerminal, type Task } from '../../domain/a2a.model.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { StoredPushConfig } from '../ports/push-config.repository.port.js';
+import type { OutboxTarget, PushOutbox } from '../ports/push-outbox.port.js';
 import type { WebhookSender } from '../ports/webhook.port.js';
 import type { StreamItem } from '../tasks/task.service.js';
 
 export interface PushNotifierOptions {
-  /** Delays between attempts; one attempt more than entries. */
+  /** Delay before the n-th retry (the last entry repeats); default 0.2 s, 1 s, 3 s, 10 s, 30 s, 60 s. */
   backoffMs?: readonly number[];
+  /** Attempts before a delivery is given up (default 12: about seven minutes of retries). */
+  maxAttempts?: number;
   timeoutMs?: number;
+  now?: () => number;
 }
 
 interface Target {
-  queue: Promise<void>;
+  key: OutboxTarget;
+  /** The delivery loop, while it runs. */
+  pump?: Promise<void> | undefined;
+  /** Set when entries were queued while the loop ran: it looks again before it stops. */
+  again: boolean;
   failures: number;
+  /** Wakes the loop from a backoff wait (at stop). */
+  wake?: (() => void) | undefined;
 }
 
 /**
- * Delivers every stored task event to the task's webhooks, at least once: in order per webhook,
- * retried with backoff, each failure counted. The payload is the A2A StreamResponse (§4.3.3).
+ * Delivers every stored task event to the task's webhooks, at least once and in order per
+ * webhook, through a durable outbox: an event is queued (stored) for each config, then attempted;
+ * a delivered entry is removed, a failed one retried with backoff (each failure counted), a
+ * refused target (SSRF guard) dropped at once. After a restart {@link resume} takes up what was
+ * pending. The payload is the A2A StreamResponse (§4.3.3).
+ *
+ * An event is queued in its own group commit when the task's configs are already loaded (every
+ * event after a task's first); otherwise in the commit after it, so a crash between the two can
+ * lose that event's deliveries (the event itself is kept).
  */
 export class PushNotifier {
   private readonly configs = new Map<string, Promise<StoredPushConfig[]>>();
   /** The same configs once loaded, so later events need no promise. */
   private readonly loaded = new Map<string, StoredPushConfig[]>();
   private readonly targets = new Map<string, Target>();
+  /** Events queued while being stored (see recording()), until their stored notification comes. */
+  private readonly early = new Map<string, { list: StoredPushConfig[]; queued: Promise<boolean> }>();
   private readonly backoff: readonly number[];
+  private readonly maxAttempts: number;
   private readonly timeoutMs: number;
-  private readonly inflight = new Set<Promise<void>>();
+  private readonly now: () => number;
+  /** Queueing writes in flight (so drain() can wait for them). */
+  private readonly queueing = new Set<Promise<void>>();
+  private stopped = false;
 
   constructor(
-    private readonly load: (task: Task) => Promise<StoredPushConfig[]>,
+    private readonly load: (taskId: string) => Promise<StoredPushConfig[]>,
+    private readonly outbox: PushOutbox,
     private readonly sender: WebhookSender,
     private readonly logger: Logger,
     opts: PushNotifierOptions = {},
   ) {
-    this.backoff = opts.backoffMs ?? [200, 1000, 3000];
+    this.backoff = opts.backoffMs ?? [200, 1000, 3000, 10_000, 30_000, 60_000];
+    this.maxAttempts = opts.maxAttempts ?? 12;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.now = opts.now ?? Date.now;
   }
 
   /** Forget cached configs of a task (after create or delete). */
@@ -44,85 +70,197 @@ export class PushNotifier {
     this.loaded.delete(taskId);
   }
 
+  /**
+   * An event handed to storage: when the task's configs are known, its deliveries are queued now,
+   * in the event's own group commit, so that a stored event always has its deliveries queued.
+   */
+  recording(taskId: string, item: StreamItem): void {
+    const known = this.loaded.get(taskId);
+    if (!known || known.length === 0 || this.stopped) return;
+    const key = `${taskId}\u0000${item.seq}`;
+    const queued = this.enqueue(taskId, known, item);
+    this.early.set(key, { list: known, queued });
+    // Failed (with the event's commit, most likely): no stored notification will come for it.
+    void queued.then((ok) => {
+      if (!ok) this.early.delete(key);
+    });
+  }
+
   notify(task: Task, item: StreamItem): void {
+    const early = this.early.get(`${task.id}\u0000${item.seq}`);
+    if (early) {
+      this.early.delete(`${task.id}\u0000${item.seq}`);
+      this.track(early.queued.then((ok) => (ok ? this.kickAll(task.id, early.list) : undefined)));
+    } else this.route(task, item);
+    // A finished task sends nothing more: keeping its configs would grow memory with every task.
+    if ('statusUpdate' in item.payload && isTerminal(item.payload.statusUpdate.status.state)) this.invalidate(task.id);
+  }
+
+  private route(task: Task, item: StreamItem): void {
     const known = this.loaded.get(task.id);
     if (known) {
       // Configs already loaded: most tasks have none, and then an event costs nothing here.
-      this.fanOut(known, item);
+      this.fanOut(task.id, known, item);
     } else {
       let configs = this.configs.get(task.id);
       if (!configs) {
-        const loading = this.load(task).catch(() => [] as StoredPushConfig[]);
+        const loading = this.load(task.id).catch((err: unknown) => {
+          this.logger.warn({ err, taskId: task.id }, 'loading push configs failed');
+          return [] as StoredPushConfig[];
+        });
         configs = loading;
         this.configs.set(task.id, loading);
         void loading.then((list) => {
           if (this.configs.get(task.id) === loading) this.loaded.set(task.id, list);
         });
       }
-      this.track(configs.then((list) => this.fanOut(list, item)));
+      this.track(configs.then((list) => this.fanOut(task.id, list, item)));
     }
-    // A finished task sends nothing more: keeping its configs would grow memory with every task.
-    if ('statusUpdate' in item.payload && isTerminal(item.payload.statusUpdate.status.state)) this.invalidate(task.id);
   }
 
-  private fanOut(list: StoredPushConfig[], item: StreamItem): void {
-    if (list.length === 0) return;
-    // Serialised only for tasks that have webhooks.
-    const body = JSON.stringify(item.payload);
-    for (const c of list) this.enqueue(c, body);
+  /**
+   * Takes up pending deliveries: this process's, and those of runners that are gone (`isLive`),
+   * e.g. after a restart. Returns how many webhooks have deliveries pending.
+   */
+  async resume(isLive: (runnerId: string | null) => Promise<boolean>): Promise<number> {
+    const pending = await this.outbox.claim(isLive, new Date(this.now()).toISOString());
+    for (const key of pending) this.kick(key);
+    return pending.length;
   }
 
   /** Failure count per config id (for diagnostics and tests). */
   failures(configId: string): number {
-    return [...this.targets.entries()].filter(([k]) => k.endsWith(`\u0000${configId}`)).reduce((n, [, t]) => n + t.failures, 0);
+    let n = 0;
+    for (const t of this.targets.values()) if (t.key.configId === configId) n += t.failures;
+    return n;
   }
 
-  /** Waits until everything queued so far has been delivered or given up. */
+  /** Waits until what is queued so far has been attempted and no delivery loop is busy (retries included). */
   async drain(): Promise<void> {
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    for (;;) {
+      const busy = [...this.queueing, ...[...this.targets.values()].flatMap((t) => (t.pump ? [t.pump] : []))];
+      if (busy.length === 0) return;
+      await Promise.allSettled(busy);
+    }
   }
 
-  private enqueue(c: StoredPushConfig, body: string): void {
-    const key = `${c.taskId}\u0000${c.id}`;
-    let target = this.targets.get(key);
-    if (!target) {
-      target = { queue: Promise.resolve(), failures: 0 };
-      this.targets.set(key, target);
-    }
-    const t = target;
-    t.queue = t.queue.then(() => this.deliver(c, body, t));
-    this.track(t.queue);
+  /** Stops the delivery loops (pending entries stay in the outbox for the next start). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.targets.values()) t.wake?.();
+    await Promise.allSettled([...this.queueing]);
+    await Promise.allSettled([...this.targets.values()].flatMap((t) => (t.pump ? [t.pump] : [])));
   }
 
-  private async deliver(c: StoredPushConfig, body: string, target: Target): Promise<void> {
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (c.token) headers['x-a2a-notification-token'] = c.token;
-    if (c.authentication) {
-      headers['authorization'] = `${c.authentication.scheme} ${c.authentication.credentials ?? ''}`.trim();
+  private fanOut(taskId: string, list: StoredPushConfig[], item: StreamItem): void {
+    if (list.length === 0 || this.stopped) return;
+    this.track(this.enqueue(taskId, list, item).then((ok) => (ok ? this.kickAll(taskId, list) : undefined)));
+  }
+
+  /** Queues one event for each config; resolves true once stored (false when that failed, logged). */
+  private enqueue(taskId: string, list: StoredPushConfig[], item: StreamItem): Promise<boolean> {
+    // Serialised only for tasks that have webhooks.
+    const payload = JSON.stringify(item.payload);
+    const entries = list.map((c) => ({ taskId, configId: c.id, seq: item.seq, payload }));
+    return this.outbox.enqueue(entries, new Date(this.now()).toISOString()).then(
+      () => true,
+      (err: unknown) => {
+        this.logger.error({ err, taskId, seq: item.seq }, 'queueing push notifications failed');
+        return false;
+      },
+    );
+  }
+
+  private kickAll(taskId: string, list: StoredPushConfig[]): void {
+    for (const c of list) this.kick({ taskId, configId: c.id });
+  }
+
+  private kick(key: OutboxTarget): void {
+    if (this.stopped) return;
+    const id = `${key.taskId}\u0000${key.configId}`;
+    let t = this.targets.get(id);
+    if (!t) {
+      t = { key, again: false, failures: 0 };
+      this.targets.set(id, t);
     }
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.sender.send(c.url, headers, body, AbortSignal.timeout(this.timeoutMs));
+    const target = t;
+    if (target.pump) {
+      target.again = true;
+      return;
+    }
+    target.pump = this.pump(target)
+      .catch((err: unknown) => this.logger.error({ err, taskId: key.taskId, configId: key.configId }, 'push delivery loop failed'))
+      .finally(() => {
+        target.pump = undefined;
+        if (target.again && !this.stopped) this.kick(key);
+        // Idle with nothing counted: forget it (a map entry per webhook ever seen would grow).
+        else if (target.failures === 0 && this.targets.get(id) === target) this.targets.delete(id);
+      });
+  }
+
+  /** Delivers a config's entries one at a time, in seq order, until none is left. */
+  private async pump(target: Target): Promise<void> {
+    const { key } = target;
+    for (;;) {
+      target.again = false;
+      if (this.stopped) return;
+      const entry = await this.outbox.next(key);
+      if (!entry) return;
+      const wait = Date.parse(entry.nextAttemptAt) - this.now();
+      if (wait > 0) await this.sleep(target, wait);
+      if (this.stopped) return;
+      const config = (this.loaded.get(key.taskId) ?? (await this.load(key.taskId))).find((c) => c.id === key.configId);
+      if (!config) {
+        // The config was deleted: what it still had pending goes with it.
+        await this.outbox.removeTarget(key);
         return;
+      }
+      try {
+        await this.sender.send(config.url, headersOf(config), entry.payload, AbortSignal.timeout(this.timeoutMs));
+        await this.outbox.remove(key, entry.seq);
       } catch (err) {
         target.failures++;
+        const attempts = entry.attempts + 1;
         const permanent = (err as { permanent?: unknown } | null)?.permanent === true;
-        const delay = permanent ? undefined : this.backoff[attempt];
-        if (delay === undefined) {
-          this.logger.warn({ err, url: c.url, configId: c.id, taskId: c.taskId }, 'push notification given up');
-          return;
+        if (permanent || attempts >= this.maxAttempts) {
+          this.logger.warn({ err, url: config.url, configId: key.configId, taskId: key.taskId, seq: entry.seq, attempts }, permanent ? 'push notification refused' : 'push notification given up');
+          await this.outbox.remove(key, entry.seq);
+          continue;
         }
-        await new Promise((r) => setTimeout(r, delay).unref());
+        const delay = this.backoff[Math.min(attempts - 1, this.backoff.length - 1)] ?? 1000;
+        await this.outbox.retryLater(key, entry.seq, attempts, new Date(this.now() + delay).toISOString(), err instanceof Error ? err.message : String(err));
       }
     }
   }
 
+  private sleep(target: Target, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      function done(): void {
+        clearTimeout(timer);
+        target.wake = undefined;
+        resolve();
+      }
+      target.wake = done;
+    });
+  }
+
   private track(p: Promise<void>): void {
-    this.inflight.add(p);
+    this.queueing.add(p);
     // A delivery's failure (even an unexpected one, e.g. an event that cannot be serialised) is
     // logged here: it must never surface as an unhandled rejection.
     void p
       .catch((err: unknown) => this.logger.error({ err }, 'push notification failed'))
-      .finally(() => this.inflight.delete(p));
+      .finally(() => this.queueing.delete(p));
   }
+}
+
+function headersOf(c: StoredPushConfig): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (c.token) headers['x-a2a-notification-token'] = c.token;
+  if (c.authentication) {
+    headers['authorization'] = `${c.authentication.scheme} ${c.authentication.credentials ?? ''}`.trim();
+  }
+  return headers;
 }

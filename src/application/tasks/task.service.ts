@@ -15,12 +15,13 @@ import { checkMessageLimits, DEFAULT_LIMITS, type PayloadLimits } from '../../do
 import { newId } from '../../domain/ids.js';
 import type { Actor, ActorCatalog, ActorTurn, ArtifactOptions, StatusExtra } from '../ports/actor.port.js';
 import type { Principal } from '../ports/principal.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
+import type { MessageKey, TaskRepository } from '../ports/task.repository.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { SessionService } from '../sessions/session.service.js';
 import { Channel } from '../../domain/async-channel.js';
 import { TaskLogFollower } from './task-log.follower.js';
 import { decodeCursor, encodeCursor, viewTask } from './task-view.js';
+import { messageFingerprint } from './message-fingerprint.js';
 
 /** One item of a task stream, with the task's event sequence number it reflects. */
 export interface StreamItem {
@@ -74,6 +75,26 @@ export interface ContextOwner {
   onInput(task: Readonly<Task>, message: Message, principal: Principal): Promise<OwnedRun>;
 }
 
+/**
+ * Registers the push config given inline with a send (`configuration.taskPushNotificationConfig`):
+ * `prepare` validates it (throwing INVALID_PARAMS before anything is stored) and returns the write
+ * that stores it, which the task service issues together with the task's creation, before the turn
+ * can produce an event.
+ */
+export interface InlinePushRegistrar {
+  prepare(taskId: string, config: TaskPushNotificationConfig, principal: Principal): () => Promise<void>;
+}
+
+/** What accept() found: a message already sent (a retry), to be answered from its task. */
+interface Replay {
+  replay: string;
+}
+
+type Accepted =
+  | { direct: Message }
+  | Replay
+  | { live: LiveTask; actor: Actor; message: Message; isFollowUp: boolean; created?: Promise<void> };
+
 /** Observes every event of every task after it is stored (push notifications use this). */
 export type TaskEventTap = (task: Task, owner: string, item: StreamItem) => void;
 
@@ -121,9 +142,13 @@ export class TaskService {
   private readonly loading = new Map<string, Promise<LiveTask>>();
   private readonly taps: TaskEventTap[] = [];
   private readonly owners: ContextOwner[] = [];
+  private readonly recordingTaps: Array<(taskId: string, item: StreamItem) => void> = [];
   /** Reads the log for tasks another process may be running (see follow()). */
   private readonly follower: TaskLogFollower;
   private readonly now: () => Date;
+  /** Sends in progress per message key, so a concurrent retry waits for the first one's task. */
+  private readonly claims = new Map<string, Promise<void>>();
+  private inlinePush: InlinePushRegistrar | undefined;
 
   constructor(private readonly deps: TaskServiceDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -133,6 +158,14 @@ export class TaskService {
   /** Registers an observer of every stored event. */
   tap(observer: TaskEventTap): void {
     this.taps.push(observer);
+  }
+
+  /**
+   * Registers an observer called when an event is handed to storage (before it is stored): a
+   * write it issues at once joins the event's own group commit (the push outbox uses this).
+   */
+  tapRecording(observer: (taskId: string, item: StreamItem) => void): void {
+    this.recordingTaps.push(observer);
   }
 
   /** Tasks currently held in memory (running or watched). */
@@ -145,14 +178,31 @@ export class TaskService {
     return this.live.size;
   }
 
+  /** Takes the inline push configs of sends (wired once by the facade). */
+  acceptInlinePush(registrar: InlinePushRegistrar): void {
+    this.inlinePush = registrar;
+  }
+
+  /**
+   * Idempotent on (principal, messageId): a retry of a message already sent answers from the task
+   * it started (waiting for it to settle, unless returnImmediately) and starts no turn; the same
+   * id with other content is refused. Keys live as long as their task.
+   */
   async send(input: SendInput, principal: Principal): Promise<SendResult> {
-    const accepted = await this.accept(input, principal);
+    const accepted = await this.acceptOrReplay(input, principal);
     if ('direct' in accepted) return { message: accepted.direct };
+    if ('replay' in accepted) return this.replaySend(accepted.replay, input, principal);
     const { live, actor, message, isFollowUp, created } = accepted;
     const settled = this.waitSettled(live);
     this.startTurn(live, actor, message, isFollowUp);
     const history = input.configuration?.historyLength;
-    await created;
+    try {
+      await created;
+    } catch (err) {
+      // Another process stored the same message first: answer from its task.
+      if (isMessageKeyTaken(err)) return this.replaySend(await this.keyedTask(input, principal), input, principal);
+      throw err;
+    }
     if (input.configuration?.returnImmediately !== true) await settled;
     if (live.failure !== undefined) {
       // The turn ran but what it did was not stored: answering with it would report a state that
@@ -166,14 +216,16 @@ export class TaskService {
     return result;
   }
 
+  /** Idempotent like {@link send}: a retry streams the original task (as it stands, then live events until it settles). */
   async stream(input: SendInput, principal: Principal): Promise<AsyncIterable<StreamItem>> {
-    const accepted = await this.accept(input, principal);
+    const accepted = await this.acceptOrReplay(input, principal);
     if ('direct' in accepted) {
       const ch = new Channel<StreamItem>();
       ch.push({ seq: 0, payload: { message: accepted.direct } });
       ch.end();
       return ch;
     }
+    if ('replay' in accepted) return this.replayStream(accepted.replay, input, principal);
     const { live, actor, message, isFollowUp, created } = accepted;
     const ch = this.openChannel(live, { closeOnInterrupt: true, closeOnTurnEnd: true });
     ch.push({ seq: live.seq, payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) } });
@@ -183,6 +235,7 @@ export class TaskService {
       await created;
     } catch (err) {
       ch.return();
+      if (isMessageKeyTaken(err)) return this.replayStream(await this.keyedTask(input, principal), input, principal);
       throw err;
     }
     return ch;
@@ -339,10 +392,12 @@ export class TaskService {
 
   // ---- internals ---------------------------------------------------------------------------
 
-  private async accept(
-    input: SendInput,
-    principal: Principal,
-  ): Promise<{ direct: Message } | { live: LiveTask; actor: Actor; message: Message; isFollowUp: boolean; created?: Promise<void> }> {
+  /**
+   * accept(), unless the message was already sent: then the task it names. Sends of one message
+   * key in this process run one after another (a retry waits until the first one's key is
+   * stored); across processes the key's unique index decides (see send()).
+   */
+  private async acceptOrReplay(input: SendInput, principal: Principal): Promise<Accepted> {
     const incoming = input.message;
     // Before anything is stored (a session, the task row).
     checkMessageLimits(incoming, input.metadata, this.deps.limits ?? DEFAULT_LIMITS);
@@ -351,6 +406,85 @@ export class TaskService {
         fields: [{ field: 'message.role', description: 'must be ROLE_USER' }],
       });
     }
+    const key: MessageKey = { owner: principal.id, messageId: incoming.messageId, hash: messageFingerprint(incoming) };
+    const claim = `${key.owner}\u0000${key.messageId}`;
+    const before = this.claims.get(claim);
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    this.claims.set(claim, mine);
+    const done = (): void => {
+      if (this.claims.get(claim) === mine) this.claims.delete(claim);
+      release();
+    };
+    try {
+      if (before) await before;
+      const hit = await this.deps.tasks.findMessageKey(key.owner, key.messageId);
+      if (hit) {
+        done();
+        if (hit.hash !== key.hash) throw messageIdReused(key.messageId);
+        return { replay: hit.taskId };
+      }
+      const accepted = await this.accept(input, principal, key);
+      if ('created' in accepted && accepted.created) accepted.created.then(done, done);
+      else done();
+      return accepted;
+    } catch (err) {
+      done();
+      throw err;
+    }
+  }
+
+  /** The task a message key names (after a concurrent send of the same message won the race). */
+  private async keyedTask(input: SendInput, principal: Principal): Promise<string> {
+    const hit = await this.deps.tasks.findMessageKey(principal.id, input.message.messageId);
+    if (!hit) throw new AppError('INTERNAL', `message ${input.message.messageId} is recorded as sent but its task is missing`);
+    if (hit.hash !== messageFingerprint(input.message)) throw messageIdReused(input.message.messageId);
+    return hit.taskId;
+  }
+
+  /** A blocking retry waits for the task to settle as the first send did; returnImmediately answers at once. */
+  private async replaySend(taskId: string, input: SendInput, principal: Principal): Promise<SendResult> {
+    const live = await this.acquire(taskId, principal);
+    try {
+      const st = live.task.status.state;
+      if (input.configuration?.returnImmediately !== true && !isTerminal(st) && !isInterrupted(st) && (await this.turnRuns(live))) {
+        const settled = this.waitSettled(live);
+        // Run by another process (local mode): its events come through the log.
+        if (live.running === 0) this.follow(live);
+        await settled;
+      }
+      return { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) };
+    } finally {
+      this.maybeRelease(live);
+    }
+  }
+
+  /** A streaming retry: the task as it stands (its snapshot with every logged event), then live events until it settles. */
+  private async replayStream(taskId: string, input: SendInput, principal: Principal): Promise<AsyncIterable<StreamItem>> {
+    const live = await this.acquire(taskId, principal);
+    const st = live.task.status.state;
+    const runs = !isTerminal(st) && !isInterrupted(st) && (await this.turnRuns(live));
+    const ch = this.openChannel(live, { closeOnInterrupt: true, closeOnTurnEnd: live.running > 0 });
+    ch.push({ seq: live.seq, payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) } });
+    if (!runs) ch.end();
+    else if (live.running === 0) this.follow(live);
+    return ch;
+  }
+
+  /**
+   * Whether a turn of the task runs, here or in another process. An actor may end its turn and
+   * leave the task working: then the first send answered at the turn's end, and so does a resend.
+   * (A turn whose process died is settled within a lease period, which ends a wait on it.)
+   */
+  private async turnRuns(live: LiveTask): Promise<boolean> {
+    if (live.running > 0) return true;
+    const stored = await this.deps.tasks.get(live.task.id);
+    return stored?.runnerId !== undefined && stored.runnerId !== null;
+  }
+
+  private async accept(input: SendInput, principal: Principal, key: MessageKey): Promise<Accepted> {
+    const incoming = input.message;
+    const inlinePush = input.configuration?.taskPushNotificationConfig;
     if (incoming.taskId) {
       const live = await this.acquire(incoming.taskId, principal);
       const task = live.task;
@@ -369,12 +503,29 @@ export class TaskService {
       }
       const actor = (await this.ownedInput(live, incoming, principal)) ?? (await this.actorFor((await this.deps.sessions.find(task.contextId))?.actor));
       const message: Message = { ...incoming, taskId: task.id, contextId: task.contextId };
+      let storePush: (() => Promise<void>) | undefined;
+      try {
+        storePush = inlinePush && this.preparePush(task.id, inlinePush, principal);
+      } catch (err) {
+        this.maybeRelease(live);
+        throw err;
+      }
       (task.history ??= []).push(message);
       const seq = live.seq;
-      live.chain = live.chain.then(() => this.deps.tasks.saveSnapshot(task, seq));
+      const saved = live.chain.then(() => this.deps.tasks.saveSnapshot(task, seq, key));
+      // A key taken by a concurrent send leaves the task as it was; other failures stop the task.
+      live.chain = saved.catch((err: unknown) => {
+        if (!isMessageKeyTaken(err)) throw err;
+      });
       try {
-        await live.chain;
+        await saved;
+        if (storePush) await storePush();
       } catch (err) {
+        if (isMessageKeyTaken(err)) {
+          task.history?.splice(task.history.indexOf(message), 1);
+          this.maybeRelease(live);
+          return { replay: await this.keyedTask(input, principal) };
+        }
         // The caller gets the failure; the task is dropped from memory, so the next reader sees
         // what is stored (without the message that was not).
         live.failureReported = true;
@@ -403,13 +554,16 @@ export class TaskService {
       history: [stamped],
     };
     if (input.metadata && Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
-    // The task row (and a new session's) is stored in the same group commit as the first events of
-    // the turn: the turn may start at once, because every delivery waits behind the rows (the
-    // chain starts with them) and callers answer only after they are stored (`created`).
+    const storePush = inlinePush && this.preparePush(taskId, inlinePush, principal);
+    // The task row (and a new session's, the message key and an inline push config) is stored in
+    // the same group commit as the first events of the turn: the turn may start at once, because
+    // every delivery waits behind the rows (the chain starts with them) and callers answer only
+    // after they are stored (`created`).
     const created = Promise.all([
       sessionStored,
-      this.deps.tasks.create(task, principal.id),
+      this.deps.tasks.create(task, principal.id, key),
       this.deps.sessions.recordTask(session.id, task.status.timestamp ?? this.now().toISOString()),
+      storePush?.(),
     ]).then(() => undefined);
     const live = this.register(task, principal.id, 0);
     live.chain = created;
@@ -420,6 +574,11 @@ export class TaskService {
       if (this.live.get(task.id) === live) this.live.delete(task.id);
     });
     return { live, actor, message: stamped, isFollowUp: false, created };
+  }
+
+  private preparePush(taskId: string, config: TaskPushNotificationConfig, principal: Principal): () => Promise<void> {
+    if (!this.inlinePush) throw new AppError('PUSH_NOT_SUPPORTED', 'Push notifications are not supported by this agent');
+    return this.inlinePush.prepare(taskId, config, principal);
   }
 
   private async actorFor(name: string | undefined): Promise<Actor> {
@@ -459,6 +618,10 @@ export class TaskService {
           live.failureReported = true;
           this.deps.logger.error({ err, taskId: live.task.id }, 'storing the task failed');
         });
+        // Left open by its actor and no other turn queued: nothing runs it now (see settleStranded).
+        if (live.running === 1 && isRunningState(live.task.status.state)) {
+          await this.deps.tasks.endTurn(live.task.id).catch((err: unknown) => this.deps.logger.warn({ err, taskId: live.task.id }, 'recording the end of a turn failed'));
+        }
         live.running--;
         for (const w of [...live.turnEndWaiters]) w();
         this.maybeRelease(live);
@@ -532,6 +695,74 @@ export class TaskService {
     }
   }
 
+  /**
+   * Ends as FAILED (with `text` as the status message) every task still submitted or working
+   * that no live process runs: not a turn of this process, and its runner is not live. Its
+   * subscribers — here, or following the log elsewhere — get the final event. Returns the ids.
+   */
+  async settleStranded(isLive: (runnerId: string) => Promise<boolean>, text: string): Promise<string[]> {
+    const settled: string[] = [];
+    for (const t of await this.deps.tasks.listRunning()) {
+      if ((this.live.get(t.id)?.running ?? 0) > 0) continue;
+      if (await isLive(t.runnerId)) continue;
+      try {
+        // The platform acts for the task's owner here.
+        if (await this.failStranded(t.id, { id: t.owner, kind: 'token', roles: {} }, text)) settled.push(t.id);
+      } catch (err) {
+        // E.g. another process settled it at the same moment (its event took the sequence number).
+        this.deps.logger.warn({ err, taskId: t.id }, 'settling a stranded task failed');
+      }
+    }
+    return settled;
+  }
+
+  /** True when no live process runs the task any more (or it is gone): what it left behind is nobody's. */
+  async isStranded(taskId: string, isLive: (runnerId: string | null) => Promise<boolean>): Promise<boolean> {
+    if ((this.live.get(taskId)?.running ?? 0) > 0) return false;
+    const stored = await this.deps.tasks.get(taskId);
+    return !stored || !(await isLive(stored.runnerId ?? null));
+  }
+
+  /**
+   * A graceful stop: lets the running turns finish for up to `deadlineMs`, then ends those still
+   * running as FAILED with `text` (blocked senders and streams get that final state). Returns how
+   * many had to be ended.
+   */
+  async drainTurns(deadlineMs: number, text: string): Promise<number> {
+    const running = (): LiveTask[] => [...this.live.values()].filter((l) => l.running > 0);
+    const first = running();
+    if (first.length > 0 && deadlineMs > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled(first.map((l) => l.turns)),
+        new Promise<void>((r) => {
+          timer = setTimeout(r, deadlineMs);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    const left = running();
+    for (const live of left) {
+      live.abort.abort(new AppError('UNAVAILABLE', text));
+      await this.emitStatus(live, 'TASK_STATE_FAILED', text, true).catch((err: unknown) => this.deps.logger.error({ err, taskId: live.task.id }, 'settling a task at shutdown failed'));
+    }
+    return left.length;
+  }
+
+  private async failStranded(id: string, owner: Principal, text: string): Promise<boolean> {
+    const live = await this.acquire(id, owner);
+    try {
+      const st = live.task.status.state;
+      if (isTerminal(st) || isInterrupted(st) || live.running > 0) return false;
+      live.abort.abort();
+      await this.emitStatus(live, 'TASK_STATE_FAILED', text, true);
+      return true;
+    } finally {
+      this.maybeRelease(live);
+    }
+  }
+
   private emitArtifact(live: LiveTask, artifact: Artifact, opts: ArtifactOptions = {}): Promise<void> {
     if (isTerminal(live.task.status.state) || live.abort.signal.aborted) return live.chain;
     const { id: taskId, contextId } = live.task;
@@ -554,6 +785,7 @@ export class TaskService {
     // event to be stored, strictly in order. The session's activity moves with the snapshot
     // (history or a settled turn), not with every progress state.
     const appended = this.deps.tasks.append(live.task.id, ev, snapshot);
+    for (const t of this.recordingTaps) t(live.task.id, item);
     const stored: Promise<unknown> = snapshot ? Promise.all([appended, this.deps.sessions.recordActivity(live.task.contextId, status?.timestamp ?? '')]) : appended;
     stored.catch(() => {}); // observed through the chain below
     live.backlog++;
@@ -684,6 +916,21 @@ function toItem(ev: TaskEvent): StreamItem {
   return ev.kind === 'status'
     ? { seq: ev.seq, payload: { statusUpdate: ev.event } }
     : { seq: ev.seq, payload: { artifactUpdate: ev.event } };
+}
+
+function isRunningState(s: TaskState): boolean {
+  return s === 'TASK_STATE_SUBMITTED' || s === 'TASK_STATE_WORKING';
+}
+
+function messageIdReused(messageId: string): AppError {
+  return new AppError('INVALID_PARAMS', `messageId ${messageId} was already used with different content; a retry must resend the same message, a new message needs a new messageId`, {
+    fields: [{ field: 'message.messageId', description: 'already used for a message with different parts, metadata, contextId or taskId' }],
+    details: { messageId },
+  });
+}
+
+function isMessageKeyTaken(err: unknown): boolean {
+  return err instanceof AppError && err.reason === 'ALREADY_EXISTS' && typeof err.details['messageId'] === 'string';
 }
 
 function taskNotFound(id: string): AppError {

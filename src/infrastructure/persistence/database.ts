@@ -22,6 +22,39 @@ export interface DB {
   namespace_members: NamespaceMembersTable;
   plans: PlansTable;
   plan_records: PlanRecordsTable;
+  message_keys: MessageKeysTable;
+  runners: RunnersTable;
+  push_outbox: PushOutboxTable;
+}
+
+/** Idempotency keys of follow-up messages (migration 0005; a task's first message is keyed on its row). */
+export interface MessageKeysTable {
+  owner: string;
+  message_id: string;
+  task_id: string;
+  hash: string;
+}
+
+/** Lease rows of live agent processes (migration 0005). */
+export interface RunnersTable {
+  id: string;
+  pid: number;
+  host: string;
+  started_at: string;
+  heartbeat_at: string;
+}
+
+/** Push deliveries not yet acknowledged (migration 0006). */
+export interface PushOutboxTable {
+  task_id: string;
+  config_id: string;
+  seq: number;
+  payload: string;
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  runner_id: string | null;
+  created_at: string;
 }
 
 export interface PlansTable {
@@ -96,6 +129,11 @@ export interface TasksTable {
   /** Sequence number of the last event folded into `snapshot`. */
   seq: number;
   snapshot: string;
+  /** The runner (process lease) running a turn of the task, null when none runs (migration 0005). */
+  runner_id: string | null;
+  /** The messageId that created the task and its content hash: the task's idempotency key (migration 0005). */
+  message_id: string | null;
+  message_hash: string | null;
 }
 
 /** How many tasks an owner has: in all (context_id '') and per context. Kept by the task repository. */

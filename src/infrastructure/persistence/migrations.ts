@@ -190,6 +190,84 @@ const m0004_task_counts: Migration = {
   },
 };
 
+const m0005_message_keys_and_runners: Migration = {
+  async up(db: AnyDb) {
+    // Idempotent sends (SendMessage / SendStreamingMessage): the messageId that started a task and a
+    // hash of its content are stored on the task row, under a unique index per owner, so that a
+    // concurrent second send of the same message cannot create a second task, the key costs one
+    // index entry, and it goes when the task goes.
+    await db.schema.alterTable('tasks').addColumn('message_id', 'text').execute();
+    await db.schema.alterTable('tasks').addColumn('message_hash', 'text').execute();
+    await db.schema
+      .createIndex('tasks_owner_message')
+      .unique()
+      .on('tasks')
+      .columns(['owner', 'message_id'])
+      .where(sql.ref('message_id'), 'is not', sql.lit(null))
+      .execute();
+    // Follow-up messages on an existing task (the rarer case) have their keys here, deleted with the task.
+    await db.schema
+      .createTable('message_keys')
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('message_id', 'text', (c) => c.notNull())
+      .addColumn('task_id', 'text', (c) => c.notNull())
+      .addColumn('hash', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('message_keys_pk', ['owner', 'message_id'])
+      .addForeignKeyConstraint('message_keys_task_fk', ['task_id'], 'tasks', ['id'], (fk) => fk.onDelete('cascade'))
+      .execute();
+    await db.schema.createIndex('message_keys_task').on('message_keys').column('task_id').execute();
+
+    // Which process runs what: every agent process holds a lease row, renewed while it lives; a
+    // task names the runner that runs its turn (cleared when a turn ends leaving it working). At
+    // start, and periodically, running tasks whose runner is gone are settled.
+    await db.schema
+      .createTable('runners')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('pid', 'integer', (c) => c.notNull())
+      .addColumn('host', 'text', (c) => c.notNull())
+      .addColumn('started_at', 'text', (c) => c.notNull())
+      .addColumn('heartbeat_at', 'text', (c) => c.notNull())
+      .execute();
+    // Not indexed (an index here was a measurable cost on every send): running tasks are found per
+    // owner through tasks_owner_state_updated, a few times a minute.
+    await db.schema.alterTable('tasks').addColumn('runner_id', 'text').execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('tasks').dropColumn('runner_id').execute();
+    await db.schema.dropTable('runners').ifExists().execute();
+    await db.schema.dropTable('message_keys').ifExists().execute();
+    await db.schema.dropIndex('tasks_owner_message').ifExists().execute();
+    await db.schema.alterTable('tasks').dropColumn('message_hash').execute();
+    await db.schema.alterTable('tasks').dropColumn('message_id').execute();
+  },
+};
+
+const m0006_push_outbox: Migration = {
+  async up(db: AnyDb) {
+    // Push deliveries not yet acknowledged by their webhook: at least once, in order per config
+    // (event seq), across restarts. A delivered row is deleted; runner_id is the process that
+    // delivers it (rows of a dead runner are taken over).
+    await db.schema
+      .createTable('push_outbox')
+      .addColumn('task_id', 'text', (c) => c.notNull())
+      .addColumn('config_id', 'text', (c) => c.notNull())
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('payload', 'text', (c) => c.notNull())
+      .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('next_attempt_at', 'text', (c) => c.notNull())
+      .addColumn('last_error', 'text')
+      .addColumn('runner_id', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('push_outbox_pk', ['task_id', 'config_id', 'seq'])
+      .addForeignKeyConstraint('push_outbox_task_fk', ['task_id'], 'tasks', ['id'], (fk) => fk.onDelete('cascade'))
+      .execute();
+    await db.schema.createIndex('push_outbox_runner').on('push_outbox').columns(['runner_id', 'task_id', 'config_id']).execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('push_outbox').ifExists().execute();
+  },
+};
+
 /** Rebuilds task_counts from the task rows (the migration, and stores seeded behind the repository's back). */
 export async function backfillTaskCounts(db: AnyDb): Promise<void> {
   await db.deleteFrom('task_counts').execute();
@@ -222,6 +300,8 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0002_registries': m0002_registries,
   '0003_plans': m0003_plans,
   '0004_task_counts': m0004_task_counts,
+  '0005_message_keys_and_runners': m0005_message_keys_and_runners,
+  '0006_push_outbox': m0006_push_outbox,
   '0007_retention': m0007_retention,
 };
 

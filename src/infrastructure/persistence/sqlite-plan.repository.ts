@@ -1,4 +1,4 @@
-import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../domain/plan/plan.js';
+import type { Checkpoint, Decision, PhaseState, Plan, ToolCallRecord } from '../../domain/plan/plan.js';
 import type { PlanListQuery, PlanRepository } from '../../application/index.js';
 import type { SqliteDatabase } from './database.js';
 
@@ -53,6 +53,11 @@ export class SqlitePlanRepository implements PlanRepository {
 
   toolCalls(planId: string): Promise<ToolCallRecord[]> {
     return this.records<ToolCallRecord>('toolcall', planId);
+  }
+
+  async listByState(state: PhaseState): Promise<Plan[]> {
+    const rows = await this.db.kysely.selectFrom('plans').select('doc').where('state', '=', state).orderBy('id').execute();
+    return rows.map((r) => JSON.parse(r.doc) as Plan);
   }
 
   private async put(kind: RecordKind, id: string, planId: string, createdAt: string, doc: unknown): Promise<void> {

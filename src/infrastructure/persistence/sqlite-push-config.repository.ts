@@ -28,7 +28,8 @@ export class SqlitePushConfigRepository implements PushConfigRepository {
   async put(config: StoredPushConfig): Promise<void> {
     const params = { taskId: config.taskId, id: config.id, config: JSON.stringify(config) };
     try {
-      await this.db.exclusive(() => this.q.upsert.run(params));
+      // In a group commit: an inline config lands in the same transaction as its new task (after its row).
+      await this.db.write(() => this.q.upsert.run(params));
     } catch (err) {
       if (isConstraintError(err, 'FOREIGNKEY')) {
         throw new AppError('TASK_NOT_FOUND', `Task ${config.taskId} was not found`, { details: { taskId: config.taskId } });

@@ -1,7 +1,8 @@
 import type { Task, TaskEvent } from '../../domain/a2a.model.js';
 import { applyEvent, isTerminal, TASK_STATES } from '../../domain/a2a.model.js';
 import { AppError } from '../../domain/errors.js';
-import type { StoredTask, TaskExpiry, TaskListQuery, TaskPage, TaskRepository } from '../../application/index.js';
+import { sql } from 'kysely';
+import type { MessageKey, MessageKeyHit, RunningTask, StoredTask, TaskExpiry, TaskListQuery, TaskPage, TaskRepository } from '../../application/index.js';
 import { isConstraintError, param, toIsoInstant, type SqliteDatabase } from './database.js';
 
 interface TaskRow {
@@ -10,6 +11,7 @@ interface TaskRow {
   updated_at: string;
   seq: number;
   snapshot: string;
+  runner_id: string | null;
 }
 
 interface EventRow {
@@ -18,7 +20,12 @@ interface EventRow {
   payload: string;
 }
 
-const TASK_COLUMNS = ['id', 'owner', 'updated_at', 'seq', 'snapshot'] as const;
+const TASK_COLUMNS = ['id', 'owner', 'updated_at', 'seq', 'snapshot', 'runner_id'] as const;
+
+export interface SqliteTaskRepositoryOptions {
+  /** The runner (process lease) this process runs turns under; stored with the tasks it runs. */
+  runnerId?: string | undefined;
+}
 
 /**
  * Tasks in SQLite: one row per task holding its latest snapshot, plus the append-only event log.
@@ -33,8 +40,14 @@ export class SqliteTaskRepository implements TaskRepository {
   private readonly deleteContext;
   private readonly readTask;
   private readonly expire;
+  private readonly claimSnapshot;
+  private readonly runnerId: string | null;
 
-  constructor(private readonly db: SqliteDatabase) {
+  constructor(
+    private readonly db: SqliteDatabase,
+    opts: SqliteTaskRepositoryOptions = {},
+  ) {
+    this.runnerId = opts.runnerId ?? null;
     const k = db.kysely;
     const id = param<string>('id');
     this.q = {
@@ -48,7 +61,42 @@ export class SqliteTaskRepository implements TaskRepository {
           updated_at: param('updatedAt'),
           seq: param('seq'),
           snapshot: param('snapshot'),
+          runner_id: param('runnerId'),
+          message_id: param('messageId'),
+          message_hash: param('hash'),
         }),
+      ),
+      insertKey: db.prepare(
+        k.insertInto('message_keys').values({ owner: param('owner'), message_id: param('messageId'), task_id: id, hash: param('hash') }),
+      ),
+      deleteKey: db.prepare(k.deleteFrom('message_keys').where('owner', '=', param<string>('owner')).where('message_id', '=', param<string>('messageId'))),
+      // One statement (one read) for both places a key lives: a task's first message, or a follow-up.
+      selectKey: db.prepare(
+        k
+          .selectFrom('tasks')
+          .select(['id as task_id', 'message_hash as hash'])
+          .where('owner', '=', param<string>('owner'))
+          .where('message_id', '=', param<string>('messageId'))
+          .unionAll(
+            k.selectFrom('message_keys').select(['task_id', 'hash']).where('owner', '=', param<string>('owner')).where('message_id', '=', param<string>('messageId')),
+          ),
+      ),
+      // Per owner, through tasks_owner_state_updated (literal states, so the plan is fixed).
+      owners: db.prepare(k.selectFrom('task_counts').select('owner').where('context_id', '=', sql.lit(''))),
+      running: db.prepare(
+        k
+          .selectFrom('tasks')
+          .select(['id', 'owner', 'runner_id'])
+          .where('owner', '=', param<string>('owner'))
+          .where('state', 'in', [sql.lit('TASK_STATE_SUBMITTED'), sql.lit('TASK_STATE_WORKING')])
+          .where(sql.ref('runner_id'), 'is not', sql.lit(null)),
+      ),
+      endTurn: db.prepare(k.updateTable('tasks').set({ runner_id: sql.lit(null) }).where('id', '=', id).where('runner_id', '=', param<string>('runnerId'))),
+      claimSnapshot: db.prepare(
+        k
+          .updateTable('tasks')
+          .set({ state: param('state'), updated_at: param('updatedAt'), seq: param('seq'), snapshot: param('snapshot'), runner_id: param('runnerId') })
+          .where('id', '=', id),
       ),
       insertEvent: db.prepare(
         k.insertInto('task_events').values({ task_id: id, seq: param('seq'), kind: param('kind'), payload: param('payload') }),
@@ -110,6 +158,16 @@ export class SqliteTaskRepository implements TaskRepository {
           .deleteFrom('push_configs')
           .where('task_id', 'in', (eb) => eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId'))),
       ),
+      deleteKeys: db.prepare(
+        k
+          .deleteFrom('message_keys')
+          .where('task_id', 'in', (eb) => eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId'))),
+      ),
+      deleteOutbox: db.prepare(
+        k
+          .deleteFrom('push_outbox')
+          .where('task_id', 'in', (eb) => eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId'))),
+      ),
       deleteEvents: db.prepare(
         k
           .deleteFrom('task_events')
@@ -131,10 +189,31 @@ export class SqliteTaskRepository implements TaskRepository {
         throw taskNotFound(String(p.id));
       }
     };
-    this.createWithCounts = (p: { owner: string; contextId: string } & Record<string, unknown>): void => {
-      q.insertTask.run(p);
+    // The task row carries its message key, under a unique index: its insert is the statement that
+    // can conflict (a concurrent send of the same message), and then nothing else has run.
+    this.createWithCounts = (p: { owner: string; contextId: string; messageId: string | null } & Record<string, unknown>): void => {
+      try {
+        q.insertTask.run(p);
+      } catch (err) {
+        if (p.messageId !== null && isConstraintError(err, 'UNIQUE')) throw messageKeyTaken(p.messageId);
+        throw err;
+      }
       q.bumpCount.run({ owner: p.owner, scope: '', added: 1 });
       q.bumpCount.run({ owner: p.owner, scope: p.contextId, added: 1 });
+    };
+    const insertKey = (key: MessageKey, taskId: string): void => {
+      try {
+        q.insertKey.run({ ...key, id: taskId });
+      } catch (err) {
+        if (isConstraintError(err, 'PRIMARYKEY')) throw messageKeyTaken(key.messageId);
+        throw err;
+      }
+    };
+    this.claimSnapshot = (p: Record<string, unknown>, key: MessageKey | undefined): number => {
+      if (key) insertKey(key, String(p.id));
+      const changed = q.claimSnapshot.run(p);
+      if (changed === 0 && key) q.deleteKey.run({ ...key });
+      return changed;
     };
     this.deleteContext = db.sqlite.transaction((contextId: string): number => {
       for (const { owner, n } of q.ownersInContext.all({ contextId })) {
@@ -142,6 +221,8 @@ export class SqliteTaskRepository implements TaskRepository {
         q.dropCount.run({ owner, scope: contextId });
       }
       q.deletePushConfigs.run({ contextId });
+      q.deleteKeys.run({ contextId });
+      q.deleteOutbox.run({ contextId });
       q.deleteEvents.run({ contextId });
       return q.deleteTasks.run({ contextId });
     });
@@ -153,7 +234,7 @@ export class SqliteTaskRepository implements TaskRepository {
     });
   }
 
-  async create(task: Task, owner: string): Promise<void> {
+  async create(task: Task, owner: string, key?: MessageKey): Promise<void> {
     const at = toIsoInstant(task.status.timestamp ?? new Date().toISOString(), 'task.status.timestamp');
     const params = {
       id: task.id,
@@ -164,6 +245,9 @@ export class SqliteTaskRepository implements TaskRepository {
       updatedAt: at,
       seq: 0,
       snapshot: JSON.stringify(task),
+      runnerId: this.runnerId,
+      messageId: key?.messageId ?? null,
+      hash: key?.hash ?? null,
     };
     try {
       await this.db.write(() => this.createWithCounts(params));
@@ -202,15 +286,35 @@ export class SqliteTaskRepository implements TaskRepository {
     }
   }
 
-  async saveSnapshot(task: Task, seq: number): Promise<void> {
+  async findMessageKey(owner: string, messageId: string): Promise<MessageKeyHit | undefined> {
+    const row = await this.db.exclusive(() => this.q.selectKey.get({ owner, messageId }));
+    // message_hash is set whenever message_id is, and only rows with a message_id match.
+    return row && { taskId: row.task_id, hash: row.hash ?? '' };
+  }
+
+  async listRunning(): Promise<RunningTask[]> {
+    const rows = await this.db.exclusive(() =>
+      this.db.sqlite.transaction(() => this.q.owners.all().flatMap(({ owner }) => this.q.running.all({ owner })))(),
+    );
+    return rows.map((r) => ({ id: r.id, owner: r.owner, runnerId: r.runner_id ?? '' }));
+  }
+
+  async endTurn(taskId: string): Promise<void> {
+    const runnerId = this.runnerId;
+    if (runnerId === null) return;
+    await this.db.write(() => this.q.endTurn.run({ id: taskId, runnerId }));
+  }
+
+  async saveSnapshot(task: Task, seq: number, key?: MessageKey): Promise<void> {
     const params = {
       id: task.id,
       state: task.status.state,
       updatedAt: toIsoInstant(task.status.timestamp ?? new Date().toISOString(), 'task.status.timestamp'),
       seq,
       snapshot: JSON.stringify(task),
+      runnerId: this.runnerId,
     };
-    const changed = await this.db.write(() => this.q.writeSnapshot.run(params));
+    const changed = await this.db.write(() => this.claimSnapshot(params, key));
     if (changed === 0) throw taskNotFound(task.id);
   }
 
@@ -327,7 +431,9 @@ export class SqliteTaskRepository implements TaskRepository {
       applyEvent(task, event);
       seq = event.seq;
     }
-    return { task, owner: row.owner, seq };
+    const stored: StoredTask = { task, owner: row.owner, seq };
+    if (row.runner_id !== null) stored.runnerId = row.runner_id;
+    return stored;
   }
 }
 
@@ -362,6 +468,11 @@ function expiryStatements(db: SqliteDatabase) {
 function toEvent(row: EventRow): TaskEvent {
   // The kind column is written only from TaskEvent.kind, so the pairing below holds.
   return { seq: row.seq, kind: row.kind, event: JSON.parse(row.payload) } as TaskEvent;
+}
+
+/** The message key is already stored: another send of the same message created its task first. */
+function messageKeyTaken(messageId: string): AppError {
+  return new AppError('ALREADY_EXISTS', `Message ${messageId} was already sent`, { details: { messageId } });
 }
 
 function taskNotFound(id: string): AppError {

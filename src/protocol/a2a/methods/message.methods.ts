@@ -49,12 +49,8 @@ export const sendMessage = defineMethod({
   params: SendMessageRequest,
   result: SendMessageResponse,
   v03: { name: 'message/send', params: V03MessageSendParams, decode: decodeV03Send, encode: sendResultToV03 },
-  async call(facade, p, ctx) {
-    const result = await facade.tasks.send(toSendInput(p), ctx.principal);
-    const pushCfg = p.configuration?.taskPushNotificationConfig;
-    if (pushCfg && 'task' in result) await facade.push.create(result.task.id, { ...pushCfg, taskId: result.task.id }, ctx.principal);
-    return result;
-  },
+  // An inline taskPushNotificationConfig is registered by the task service with the task's creation.
+  call: (facade, p, ctx) => facade.tasks.send(toSendInput(p), ctx.principal),
 });
 
 export const sendStreamingMessage = defineStream({
