@@ -1,49 +1,9 @@
 /** The stdio server under hostile input: garbage lines, missing handshake, bad versions, cancellation, EOF. */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { BIN, tempDir } from '../support/harness.js';
-
-class RawAgent {
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly lines: any[] = [];
-  readonly rawLines: string[] = [];
-  private waiters: Array<() => void> = [];
-  private buf = '';
-
-  constructor(dataDir: string, args: string[] = []) {
-    this.child = spawn(process.execPath, [BIN, 'serve', '--stdio', '--data-dir', dataDir, ...args]);
-    this.child.stdout.on('data', (c: Buffer) => {
-      this.buf += c.toString('utf8');
-      let nl: number;
-      while ((nl = this.buf.indexOf('\n')) !== -1) {
-        const line = this.buf.slice(0, nl);
-        this.buf = this.buf.slice(nl + 1);
-        this.rawLines.push(line);
-        this.lines.push(JSON.parse(line));
-        for (const w of this.waiters.splice(0)) w();
-      }
-    });
-  }
-
-  send(line: string): void {
-    this.child.stdin.write(`${line}\n`);
-  }
-
-  async waitFor(pred: (m: any) => boolean, ms = 5000): Promise<any> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const hit = this.lines.find(pred);
-      if (hit) return hit;
-      if (Date.now() > end) throw new Error(`no matching message; got ${JSON.stringify(this.lines).slice(0, 1000)}`);
-      await new Promise<void>((r) => {
-        this.waiters.push(r);
-        setTimeout(r, 50);
-      });
-    }
-  }
-}
+import { tempDir } from '../support/harness.js';
+import { RawStdioAgent as RawAgent } from '../support/raw-agent.js';
 
 describe('hostile input over stdio', () => {
   let dir: string;

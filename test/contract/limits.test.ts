@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/main/app.js';
 import { LOCAL_PRINCIPAL } from '../../src/application/index.js';
 import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.js';
-import { RawStdioAgent } from '../fuzz/raw-agent.js';
+import { RawStdioAgent } from '../support/raw-agent.js';
 import { rawHttp } from '../fuzz/raw-http.js';
 
 const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'a2a-version': '1.0' };

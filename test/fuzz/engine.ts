@@ -6,7 +6,7 @@
 import { dirname, resolve } from 'node:path';
 import { BIN, TOKEN } from '../support/harness.js';
 import { refusedCase, Rng, wildCase, type FuzzCase } from './generators.js';
-import type { RawStdioAgent } from './raw-agent.js';
+import type { RawStdioAgent } from '../support/raw-agent.js';
 import { rawHttp } from './raw-http.js';
 
 export interface FuzzOptions {

@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { startHttpServer, tempDir } from '../support/harness.js';
 import { fuzzHttp, fuzzStdio } from './engine.js';
-import { RawStdioAgent } from './raw-agent.js';
+import { RawStdioAgent } from '../support/raw-agent.js';
 
 const seed = Number(process.env['CA_FUZZ_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
 const count = Number(process.env['CA_FUZZ_COUNT'] ?? 2000);

@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startHttpServer, tempDir } from '../support/harness.js';
 import { fuzzHttp, fuzzStdio } from './engine.js';
-import { RawStdioAgent } from './raw-agent.js';
+import { RawStdioAgent } from '../support/raw-agent.js';
 
 const log = (line: string): void => void process.stderr.write(`\r${line}   `);
 

@@ -4,9 +4,8 @@
  * missing. And a plan's waiting approval answers only to the plan's owner (defect 3).
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -16,6 +15,7 @@ import { buildApp, type App } from '../../src/main/app.js';
 import { A2AClient, A2AClientError, METHODS, actionRegistry, getTask, planApprove, planExecute, planStatus, planUse, projectRegistry, resourceRegistry, sendMessage } from '../../src/protocol/client/index.js';
 import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.transport.js';
 import { A2A_FORBIDDEN } from '../../src/protocol/jsonrpc/codes.js';
+import { initRepo } from '../support/git.js';
 
 const VIEWER: Principal = { id: 'vera', kind: 'token', roles: { team: 'viewer' } };
 const STRANGER: Principal = { id: 'mallory', kind: 'token', roles: { local: 'owner' } };
@@ -101,12 +101,7 @@ describe('permissions from the method table', () => {
     const owner = client(LOCAL_PRINCIPAL);
     const other = client(STRANGER);
     const repo = join(dir, 'repo');
-    mkdirSync(repo, { recursive: true });
-    const git = (...args: string[]): string => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' }).trim();
-    git('init', '-q', '-b', 'main');
-    writeFileSync(join(repo, 'a.txt'), 'one\n');
-    git('add', '.');
-    git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'init');
+    initRepo(repo, { 'a.txt': 'one\n' });
     await owner.call(resourceRegistry.add, { definition: { name: 'local/perm-repo', type: 'git-checkout', path: repo, branch: 'main' } });
     await owner.call(projectRegistry.add, { definition: { name: 'local/perm-project', resources: ['local/perm-repo'] } });
     await owner.call(actionRegistry.add, { definition: { name: 'local/perm-write', descriptionTemplate: 'write', definitionOfDone: 'written', steps: [{ id: 'w', tool: 'builtin/write-file', args: { path: 'a.txt', content: 'two\n' } }] } });

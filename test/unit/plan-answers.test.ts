@@ -3,15 +3,15 @@
  * waits; a request that is gone (rollback) ends its task, so nothing can answer it any more.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LOCAL_PRINCIPAL } from '../../src/application/index.js';
 import { AppError } from '../../src/domain/errors.js';
 import { buildApp, type App } from '../../src/main/app.js';
+import { initRepo } from '../support/git.js';
 
 describe('answers to a plan reach PlanService, and only on the waiting task', () => {
   let app: App;
@@ -20,12 +20,7 @@ describe('answers to a plan reach PlanService, and only on the waiting task', ()
     dir = mkdtempSync(join(tmpdir(), 'ca-answers-'));
     app = await buildApp({ dataDir: dir, inMemory: true, validateResults: true, card: { endpoint: 'memory://', auth: 'none' } });
     const repo = join(dir, 'repo');
-    mkdirSync(repo, { recursive: true });
-    const git = (...args: string[]): string => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' }).trim();
-    git('init', '-q', '-b', 'main');
-    writeFileSync(join(repo, 'a.txt'), 'one\n');
-    git('add', '.');
-    git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'init');
+    initRepo(repo, { 'a.txt': 'one\n' });
     const r = app.facade.registry;
     await r.add('resource', { definition: { name: 'local/ans-repo', type: 'git-checkout', path: repo, branch: 'main' } }, LOCAL_PRINCIPAL);
     await r.add('project', { definition: { name: 'local/ans-project', resources: ['local/ans-repo'] } }, LOCAL_PRINCIPAL);

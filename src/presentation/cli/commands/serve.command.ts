@@ -29,21 +29,8 @@ export interface ServeOptions {
 
 const LIMIT_FLAGS = ['maxJsonDepth', 'maxParts', 'maxPartBytes', 'maxMessageBytes', 'maxMetadataKeys'] as const;
 
-interface ServeFlags extends GlobalFlags {
-  stdio?: boolean;
-  host: string;
-  port: number;
-  defaultActor?: string;
-  maxBodyBytes?: number;
-  maxJsonDepth?: number;
-  maxParts?: number;
-  maxPartBytes?: number;
-  maxMessageBytes?: number;
-  maxMetadataKeys?: number;
-  publicUrl?: string;
-  retentionDays?: number;
-  retentionMaxTasks?: number;
-}
+/** The parsed flags: what serve takes, as commander hands it over (`--stdio` may be absent). */
+type ServeFlags = GlobalFlags & Omit<ServeOptions, 'stdio' | 'verbose' | 'token' | 'dataDir'> & { stdio?: boolean };
 
 /** `agents serve` only parses its flags: serving is the composition root's job. */
 export function registerServe(program: Command, serve: (opts: ServeOptions) => Promise<number>, runner: Runner): void {

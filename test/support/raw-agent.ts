@@ -1,11 +1,13 @@
 /** A raw `agents serve --stdio` child: lines in, parsed lines out (for hostile input and the fuzzer). */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { BIN } from '../support/harness.js';
+import { BIN } from './harness.js';
 
 export class RawStdioAgent {
   readonly child: ChildProcessWithoutNullStreams;
   /** Every line the agent wrote, parsed (a line that is not JSON is kept as `{ unparsable: line }`). */
   readonly lines: any[] = [];
+  /** Every line the agent wrote, as written. */
+  readonly rawLines: string[] = [];
   readonly stderr: string[] = [];
   private waiters: Array<() => void> = [];
   private buf = '';
@@ -22,6 +24,7 @@ export class RawStdioAgent {
       while ((nl = this.buf.indexOf('\n')) !== -1) {
         const line = this.buf.slice(0, nl);
         this.buf = this.buf.slice(nl + 1);
+        this.rawLines.push(line);
         try {
           this.lines.push(JSON.parse(line));
         } catch {
