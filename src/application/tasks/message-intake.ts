@@ -1,0 +1,209 @@
+import { isTerminal, type Message, type Task, type TaskPushNotificationConfig } from '../../domain/a2a.model.js';
+import { AppError } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import { checkMessageLimits, DEFAULT_LIMITS, type PayloadLimits } from '../../domain/limits.js';
+import type { Actor, ActorCatalog } from '../ports/actor.port.js';
+import type { Principal } from '../ports/principal.js';
+import type { MessageKey, TaskRepository } from '../ports/task.repository.port.js';
+import type { SessionService } from '../sessions/session.service.js';
+import type { LiveTask, LiveTasks } from './live-tasks.js';
+import { messageFingerprint } from './message-fingerprint.js';
+import type { OwnedTasks } from './owned-tasks.js';
+import { isMessageKeyTaken, messageIdReused, stateWord } from './task-errors.js';
+import type { InlinePushRegistrar, SendInput } from './task.types.js';
+
+/** What a send was accepted as: a direct reply, a retry of a message already sent, or a turn to run. */
+export type Accepted =
+  | { direct: Message }
+  | { replay: string }
+  | { live: LiveTask; actor: Actor; message: Message; isFollowUp: boolean; created?: Promise<void> };
+
+export interface MessageIntakeDeps {
+  tasks: TaskRepository;
+  sessions: SessionService;
+  actors: ActorCatalog;
+  live: LiveTasks;
+  owned: OwnedTasks;
+  now: () => Date;
+  limits?: PayloadLimits | undefined;
+}
+
+/**
+ * Takes a sent message in: checks it, recognises a retry by its message key (principal,
+ * messageId), and stores the new task (or the follow-up on an existing one) with its key and an
+ * inline push config, so the turn may start at once.
+ */
+export class MessageIntake {
+  /** Sends in progress per message key, so a concurrent retry waits for the first one's task. */
+  private readonly claims = new Map<string, Promise<void>>();
+  private inlinePush: InlinePushRegistrar | undefined;
+
+  constructor(private readonly deps: MessageIntakeDeps) {}
+
+  acceptInlinePush(registrar: InlinePushRegistrar): void {
+    this.inlinePush = registrar;
+  }
+
+  /**
+   * accept(), unless the message was already sent: then the task it names. Sends of one message
+   * key in this process run one after another (a retry waits until the first one's key is
+   * stored); across processes the key's unique index decides (see TaskService.send()).
+   */
+  async acceptOrReplay(input: SendInput, principal: Principal): Promise<Accepted> {
+    const incoming = input.message;
+    // Before anything is stored (a session, the task row).
+    checkMessageLimits(incoming, input.metadata, this.deps.limits ?? DEFAULT_LIMITS);
+    if (incoming.role !== 'ROLE_USER') {
+      throw new AppError('INVALID_PARAMS', 'A message sent to the agent must have role ROLE_USER', {
+        fields: [{ field: 'message.role', description: 'must be ROLE_USER' }],
+      });
+    }
+    const key: MessageKey = { owner: principal.id, messageId: incoming.messageId, hash: messageFingerprint(incoming) };
+    const claim = `${key.owner}\u0000${key.messageId}`;
+    const before = this.claims.get(claim);
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    this.claims.set(claim, mine);
+    const done = (): void => {
+      if (this.claims.get(claim) === mine) this.claims.delete(claim);
+      release();
+    };
+    try {
+      if (before) await before;
+      const hit = await this.deps.tasks.findMessageKey(key.owner, key.messageId);
+      if (hit) {
+        done();
+        if (hit.hash !== key.hash) throw messageIdReused(key.messageId);
+        return { replay: hit.taskId };
+      }
+      const accepted = await this.accept(input, principal, key);
+      if ('created' in accepted && accepted.created) accepted.created.then(done, done);
+      else done();
+      return accepted;
+    } catch (err) {
+      done();
+      throw err;
+    }
+  }
+
+  /** The task a message key names (after a concurrent send of the same message won the race). */
+  async keyedTask(input: SendInput, principal: Principal): Promise<string> {
+    const hit = await this.deps.tasks.findMessageKey(principal.id, input.message.messageId);
+    if (!hit) throw new AppError('INTERNAL', `message ${input.message.messageId} is recorded as sent but its task is missing`);
+    if (hit.hash !== messageFingerprint(input.message)) throw messageIdReused(input.message.messageId);
+    return hit.taskId;
+  }
+
+  private async accept(input: SendInput, principal: Principal, key: MessageKey): Promise<Accepted> {
+    const incoming = input.message;
+    if (incoming.taskId) return this.acceptFollowUp(input, incoming.taskId, principal, key);
+    const { tasks, sessions, live: registry } = this.deps;
+    const inlinePush = input.configuration?.taskPushNotificationConfig;
+
+    await this.deps.owned.refuseChat(incoming.contextId);
+    const { session, stored: sessionStored } = await sessions.resolveForMessage(incoming.contextId, principal);
+    const actor = await this.actorFor(session.actor);
+    const message: Message = { ...incoming, contextId: session.id };
+    const direct = actor.reply?.(message);
+    if (direct) {
+      await sessionStored;
+      return { direct: { ...direct, contextId: session.id } };
+    }
+
+    const taskId = newId();
+    const stamped: Message = { ...message, taskId };
+    const task: Task = {
+      id: taskId,
+      contextId: session.id,
+      status: { state: 'TASK_STATE_SUBMITTED', timestamp: this.deps.now().toISOString() },
+      history: [stamped],
+    };
+    if (input.metadata && Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
+    const storePush = inlinePush && this.preparePush(taskId, inlinePush, principal);
+    // The task row (and a new session's, the message key and an inline push config) is stored in
+    // the same group commit as the first events of the turn: the turn may start at once, because
+    // every delivery waits behind the rows (the chain starts with them) and callers answer only
+    // after they are stored (`created`).
+    const created = Promise.all([
+      sessionStored,
+      tasks.create(task, principal.id, key),
+      sessions.recordTask(session.id, task.status.timestamp ?? this.deps.now().toISOString()),
+      storePush?.(),
+    ]).then(() => undefined);
+    const live = registry.register(task, principal.id, 0);
+    live.chain = created;
+    created.catch(() => {
+      // The caller of send/stream gets this failure (and the dispatcher logs it).
+      live.failureReported = true;
+      live.abort.abort();
+      registry.drop(live);
+    });
+    return { live, actor, message: stamped, isFollowUp: false, created };
+  }
+
+  /** A message on an existing task: stored in its history (with its key) before the turn runs. */
+  private async acceptFollowUp(input: SendInput, taskId: string, principal: Principal, key: MessageKey): Promise<Accepted> {
+    const incoming = input.message;
+    const registry = this.deps.live;
+    const inlinePush = input.configuration?.taskPushNotificationConfig;
+    const live = await registry.acquire(taskId, principal);
+    const task = live.task;
+    if (incoming.contextId && incoming.contextId !== task.contextId) {
+      registry.release(live);
+      throw new AppError('INVALID_PARAMS', `message.contextId ${incoming.contextId} does not match task ${task.id}'s context ${task.contextId}`, {
+        fields: [{ field: 'message.contextId', description: 'must match the context of the referenced task' }],
+      });
+    }
+    if (isTerminal(task.status.state)) {
+      registry.release(live);
+      throw new AppError('UNSUPPORTED_OPERATION', `Task ${task.id} is ${stateWord(task.status.state)} and accepts no further messages`, {
+        details: { taskId: task.id, state: task.status.state },
+        hint: 'send a new message without taskId to start a new task in the same context',
+      });
+    }
+    const actor = (await this.deps.owned.inputFor(live, incoming, principal)) ?? (await this.actorFor((await this.deps.sessions.find(task.contextId))?.actor));
+    const message: Message = { ...incoming, taskId: task.id, contextId: task.contextId };
+    let storePush: (() => Promise<void>) | undefined;
+    try {
+      storePush = inlinePush && this.preparePush(task.id, inlinePush, principal);
+    } catch (err) {
+      registry.release(live);
+      throw err;
+    }
+    (task.history ??= []).push(message);
+    const seq = live.seq;
+    const saved = live.chain.then(() => this.deps.tasks.saveSnapshot(task, seq, key));
+    // A key taken by a concurrent send leaves the task as it was; other failures stop the task.
+    live.chain = saved.catch((err: unknown) => {
+      if (!isMessageKeyTaken(err)) throw err;
+    });
+    try {
+      await saved;
+      if (storePush) await storePush();
+    } catch (err) {
+      if (isMessageKeyTaken(err)) {
+        task.history?.splice(task.history.indexOf(message), 1);
+        registry.release(live);
+        return { replay: await this.keyedTask(input, principal) };
+      }
+      // The caller gets the failure; the task is dropped from memory, so the next reader sees
+      // what is stored (without the message that was not).
+      live.failureReported = true;
+      registry.release(live);
+      throw err;
+    }
+    return { live, actor, message, isFollowUp: true };
+  }
+
+  private preparePush(taskId: string, config: TaskPushNotificationConfig, principal: Principal): () => Promise<void> {
+    if (!this.inlinePush) throw new AppError('PUSH_NOT_SUPPORTED', 'Push notifications are not supported by this agent');
+    return this.inlinePush.prepare(taskId, config, principal);
+  }
+
+  private async actorFor(name: string | undefined): Promise<Actor> {
+    const { actors, sessions } = this.deps;
+    const actor = await actors.resolve(name ?? sessions.defaultActor);
+    if (!actor) throw new AppError('INVALID_STATE', `The actor ${name ?? sessions.defaultActor} of this session no longer exists`, { hint: 'start a new session with `agents session create --actor …`' });
+    return actor;
+  }
+}

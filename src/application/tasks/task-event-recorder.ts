@@ -1,0 +1,122 @@
+import { applyEvent, isInterrupted, isTerminal, type Artifact, type Message, type Task, type TaskEvent, type TaskState } from '../../domain/a2a.model.js';
+import { newId } from '../../domain/ids.js';
+import type { ArtifactOptions, StatusExtra } from '../ports/actor.port.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { TaskRepository } from '../ports/task.repository.port.js';
+import { toItem, type LiveTask } from './live-tasks.js';
+import { viewTask } from './task-view.js';
+import type { StreamItem, TaskEventTap } from './task.types.js';
+
+/** How many of its events an actor may have in flight to storage before it waits for them. */
+export const MAX_UNSTORED_EVENTS = 64;
+
+export interface TaskEventRecorderDeps {
+  tasks: Pick<TaskRepository, 'append'>;
+  sessions: { recordActivity(contextId: string, at: string): Promise<unknown> };
+  logger: Logger;
+  now: () => Date;
+}
+
+/**
+ * Records a live task's events: applies each to the task, stores it, then delivers it to the
+ * task's listeners and the taps — strictly in event order, with storage started at once so a
+ * burst shares one group commit — and paces the actor when too many are still unstored.
+ */
+export class TaskEventRecorder {
+  private readonly taps: TaskEventTap[] = [];
+  private readonly recordingTaps: Array<(taskId: string, item: StreamItem) => void> = [];
+
+  constructor(private readonly deps: TaskEventRecorderDeps) {}
+
+  /** Registers an observer of every stored event. */
+  tap(observer: TaskEventTap): void {
+    this.taps.push(observer);
+  }
+
+  /** Registers an observer called when an event is handed to storage (before it is stored). */
+  tapRecording(observer: (taskId: string, item: StreamItem) => void): void {
+    this.recordingTaps.push(observer);
+  }
+
+  /** A status event; ignored once the task is terminal, or (unless `force`) once its turn is aborted. */
+  status(live: LiveTask, state: TaskState, text?: string, force = false, extra: StatusExtra = {}): Promise<void> {
+    if (isTerminal(live.task.status.state)) return live.chain;
+    if (!force && live.abort.signal.aborted) return live.chain;
+    const { id: taskId, contextId } = live.task;
+    const status: Task['status'] = { state, timestamp: this.deps.now().toISOString() };
+    if (text !== undefined || extra.data !== undefined) {
+      const parts: Message['parts'] = [];
+      if (text !== undefined) parts.push({ text });
+      if (extra.data !== undefined) parts.push({ data: extra.data, mediaType: 'application/json' });
+      const message: Message = { messageId: newId(), role: 'ROLE_AGENT', parts, taskId, contextId };
+      status.message = message;
+      (live.task.history ??= []).push(message);
+    }
+    const event: TaskEvent = { seq: ++live.seq, kind: 'status', event: { taskId, contextId, status } };
+    if (extra.metadata) event.event.metadata = extra.metadata;
+    return this.record(live, event);
+  }
+
+  artifact(live: LiveTask, artifact: Artifact, opts: ArtifactOptions = {}): Promise<void> {
+    if (isTerminal(live.task.status.state) || live.abort.signal.aborted) return live.chain;
+    const { id: taskId, contextId } = live.task;
+    const event: TaskEvent = { seq: ++live.seq, kind: 'artifact', event: { taskId, contextId, artifact, ...opts } };
+    return this.record(live, event);
+  }
+
+  /**
+   * What an actor waits for after an event: nothing while few of its events are still being
+   * stored, so a burst is stored and sent in one go; once too many are, until they all are.
+   */
+  paced(live: LiveTask, recorded: Promise<void>): Promise<void> {
+    if (live.failure !== undefined) return Promise.reject(live.failure);
+    if (live.backlog < MAX_UNSTORED_EVENTS) {
+      recorded.catch(() => {}); // the actor learns of a failure at its next event
+      return Promise.resolve();
+    }
+    return recorded;
+  }
+
+  /** Applies, stores, then delivers one event, after every event before it. */
+  private record(live: LiveTask, ev: TaskEvent): Promise<void> {
+    applyEvent(live.task, ev);
+    // A status event rewrites the stored snapshot when it adds to the history or settles the task;
+    // a plain progress state only moves the listing columns (reading the task folds it back in).
+    const status = ev.kind === 'status' ? ev.event.status : undefined;
+    const settles = status && (status.message !== undefined || isTerminal(status.state) || isInterrupted(status.state));
+    // The repository reads the snapshot during the call only (see TaskRepository.append): no copy.
+    const snapshot = settles ? viewTask(live.task, { copy: false }) : undefined;
+    const item = toItem(ev);
+    // Storing starts now, in event order (the repository applies writes in the order they are
+    // asked for), so a burst of events shares one group commit; delivery still waits for each
+    // event to be stored, strictly in order. The session's activity moves with the snapshot
+    // (history or a settled turn), not with every progress state.
+    const appended = this.deps.tasks.append(live.task.id, ev, snapshot);
+    for (const t of this.recordingTaps) t(live.task.id, item);
+    const stored: Promise<unknown> = snapshot ? Promise.all([appended, this.deps.sessions.recordActivity(live.task.contextId, status?.timestamp ?? '')]) : appended;
+    stored.catch(() => {}); // observed through the chain below
+    live.backlog++;
+    live.chain = live.chain
+      .then(() => stored)
+      .then(
+        () => {
+          live.backlog--;
+          for (const l of [...live.listeners]) l(item);
+          for (const t of this.taps) {
+            // An observer's failure (e.g. push delivery) is its own, not the task's.
+            try {
+              t(live.task, live.owner, item);
+            } catch (err) {
+              this.deps.logger.error({ err, taskId: live.task.id }, 'task event observer failed');
+            }
+          }
+        },
+        (err: unknown) => {
+          live.backlog--;
+          live.failure ??= err;
+          throw err;
+        },
+      );
+    return live.chain;
+  }
+}

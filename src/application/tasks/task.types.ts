@@ -1,0 +1,68 @@
+import type { Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState } from '../../domain/a2a.model.js';
+import type { ActorTurn } from '../ports/actor.port.js';
+import type { Principal } from '../ports/principal.js';
+
+/** One item of a task stream, with the task's event sequence number it reflects. */
+export interface StreamItem {
+  seq: number;
+  payload: StreamResponse;
+}
+
+export interface SendInput {
+  message: Message;
+  configuration?:
+    | {
+        historyLength?: number | undefined;
+        returnImmediately?: boolean | undefined;
+        taskPushNotificationConfig?: TaskPushNotificationConfig | undefined;
+        acceptedOutputModes?: string[] | undefined;
+      }
+    | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+export type SendResult = { task: Task } | { message: Message };
+
+export interface ListInput {
+  contextId?: string | undefined;
+  status?: TaskState | undefined;
+  pageSize?: number | undefined;
+  pageToken?: string | undefined;
+  historyLength?: number | undefined;
+  statusTimestampAfter?: string | undefined;
+  includeArtifacts?: boolean | undefined;
+}
+
+export interface ListResult {
+  tasks: Task[];
+  nextPageToken: string;
+  pageSize: number;
+  totalSize: number;
+}
+
+/** Work a service runs itself as a turn of a task it owns (a plan phase); reports like an actor turn. */
+export type OwnedRun = (turn: ActorTurn) => Promise<void>;
+
+/**
+ * A service that owns some contexts (plans): nothing sent there reaches an actor. A message without
+ * taskId is refused; a message on one of its tasks goes to `onInput`, which checks it (owner, state)
+ * and returns the run that continues the task — or throws, and nothing is stored.
+ */
+export interface ContextOwner {
+  /** What owns the context, in words for messages (e.g. "a plan"), or undefined when not this owner. */
+  ownerOf(contextId: string): Promise<string | undefined>;
+  onInput(task: Readonly<Task>, message: Message, principal: Principal): Promise<OwnedRun>;
+}
+
+/**
+ * Registers the push config given inline with a send (`configuration.taskPushNotificationConfig`):
+ * `prepare` validates it (throwing INVALID_PARAMS before anything is stored) and returns the write
+ * that stores it, which the task service issues together with the task's creation, before the turn
+ * can produce an event.
+ */
+export interface InlinePushRegistrar {
+  prepare(taskId: string, config: TaskPushNotificationConfig, principal: Principal): () => Promise<void>;
+}
+
+/** Observes every event of every task after it is stored (push notifications use this). */
+export type TaskEventTap = (task: Task, owner: string, item: StreamItem) => void;

@@ -1,0 +1,98 @@
+import { isTerminal, type Message, type TaskState } from '../../domain/a2a.model.js';
+import { AppError } from '../../domain/errors.js';
+import type { Actor, ActorTurn } from '../ports/actor.port.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { TaskRepository } from '../ports/task.repository.port.js';
+import type { LiveTask, LiveTasks } from './live-tasks.js';
+import { errorText, isReported } from './task-errors.js';
+import type { TaskEventRecorder } from './task-event-recorder.js';
+
+export interface TurnRunnerDeps {
+  tasks: Pick<TaskRepository, 'endTurn'>;
+  live: LiveTasks;
+  recorder: TaskEventRecorder;
+  logger: Logger;
+}
+
+/**
+ * Runs actor turns of live tasks, one after another per task, and contains whatever they do: an
+ * actor that throws fails its task, a store that fails is reported once, and a turn always ends
+ * (releasing the task when nothing else needs it).
+ */
+export class TurnRunner {
+  constructor(private readonly deps: TurnRunnerDeps) {}
+
+  start(live: LiveTask, actor: Actor, message: Message, isFollowUp: boolean): void {
+    const { recorder, logger } = this.deps;
+    this.deps.live.unfollow(live);
+    live.running++;
+    const turn: ActorTurn = {
+      task: live.task,
+      message,
+      isFollowUp,
+      signal: live.abort.signal,
+      status: (state, text, extra) => recorder.paced(live, recorder.status(live, state, text, false, extra)),
+      artifact: (artifact, opts) => recorder.paced(live, recorder.artifact(live, artifact, opts)),
+    };
+    live.turns = live.turns
+      .then(async () => {
+        if (isTerminal(live.task.status.state)) return;
+        try {
+          await actor.handle(turn);
+        } catch (err) {
+          if (live.abort.signal.aborted || live.failure !== undefined) return;
+          logger.error({ err, taskId: live.task.id, actor: actor.name }, 'actor failed');
+          // A failure to store this is the chain's, reported below.
+          await recorder.status(live, 'TASK_STATE_FAILED', `The actor ${actor.name} failed: ${errorText(err)}`).catch(() => {});
+        }
+      })
+      .catch((err: unknown) => logger.error({ err, taskId: live.task.id }, 'actor turn failed'))
+      .finally(async () => {
+        // A failed store has already stopped delivery (and reached the actor); the turn still ends.
+        await live.chain.catch((err: unknown) => {
+          if (live.failureReported || isReported(err)) return;
+          live.failureReported = true;
+          logger.error({ err, taskId: live.task.id }, 'storing the task failed');
+        });
+        // Left open by its actor and no other turn queued: nothing runs it now (see settleStranded).
+        if (live.running === 1 && isRunningState(live.task.status.state)) {
+          await this.deps.tasks.endTurn(live.task.id).catch((err: unknown) => logger.warn({ err, taskId: live.task.id }, 'recording the end of a turn failed'));
+        }
+        live.running--;
+        for (const w of [...live.turnEndWaiters]) w();
+        this.deps.live.release(live);
+      })
+      // Nothing above throws; a turn must never leave a rejection behind all the same.
+      .catch(() => {});
+  }
+
+  /**
+   * A graceful stop: lets the running turns finish for up to `deadlineMs`, then ends those still
+   * running as FAILED with `text`. Returns how many had to be ended.
+   */
+  async drain(deadlineMs: number, text: string): Promise<number> {
+    const running = (): LiveTask[] => this.deps.live.all().filter((l) => l.running > 0);
+    const first = running();
+    if (first.length > 0 && deadlineMs > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled(first.map((l) => l.turns)),
+        new Promise<void>((r) => {
+          timer = setTimeout(r, deadlineMs);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    const left = running();
+    for (const live of left) {
+      live.abort.abort(new AppError('UNAVAILABLE', text));
+      await this.deps.recorder.status(live, 'TASK_STATE_FAILED', text, true).catch((err: unknown) => this.deps.logger.error({ err, taskId: live.task.id }, 'settling a task at shutdown failed'));
+    }
+    return left.length;
+  }
+}
+
+function isRunningState(s: TaskState): boolean {
+  return s === 'TASK_STATE_SUBMITTED' || s === 'TASK_STATE_WORKING';
+}
