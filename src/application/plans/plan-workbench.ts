@@ -1,0 +1,116 @@
+import { newId } from '../../domain/ids.js';
+import type { Checkpoint, Decision, Phase, Plan, PlanError } from '../../domain/plan/plan.js';
+import { failPhase } from '../../domain/plan/plan.js';
+import type { ActionDefinition, ProjectDefinition, ResourceDefinition } from '../../domain/registry/entities.js';
+import type { ActorTurn } from '../ports/actor.port.js';
+import type { Logger } from '../ports/logger.port.js';
+import type { PlanRepository } from '../ports/plan.repository.port.js';
+import type { SandboxDiff, SandboxInfo, SandboxManager, ToolRunner } from '../ports/sandbox.port.js';
+import type { RegistryService } from '../registry/registry.service.js';
+
+/**
+ * The A2A task a run reports on: its status and artifact events, and the signal that cancels it.
+ * PlanService gets one from TaskService (an owned task) and hands it to the engine.
+ */
+export type TaskHandle = Pick<ActorTurn, 'task' | 'signal' | 'status' | 'artifact'>;
+
+export interface PlanEngineDeps {
+  plans: PlanRepository;
+  registry: Pick<RegistryService, 'lookup'>;
+  sandboxes: SandboxManager;
+  tools: ToolRunner;
+  logger: Logger;
+  now?: () => Date;
+  commandTimeoutMs?: number;
+}
+
+export const PLAN_META = 'urn:cleveragents:plan';
+
+/** Raised to stop a run after its failure has been saved and reported. */
+export class PlanStopped extends Error {}
+
+/** What the phases share: saving the plan, its decisions and checkpoints, and reporting on its task. */
+export class PlanWorkbench {
+  readonly now: () => Date;
+
+  constructor(readonly deps: PlanEngineDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async save(plan: Plan): Promise<void> {
+    plan.updatedAt = this.now().toISOString();
+    await this.deps.plans.save(plan);
+  }
+
+  async checkpoint(plan: Plan, label: string, stepIndex: number, decisionId?: string): Promise<Checkpoint> {
+    const commits: Record<string, string> = {};
+    for (const sb of plan.sandboxes) commits[sb.resource] = await this.deps.sandboxes.checkpoint(sb, label);
+    const cp: Checkpoint = { id: newId(), planId: plan.id, label, commits, stepIndex, createdAt: this.now().toISOString() };
+    if (decisionId) cp.decisionId = decisionId;
+    await this.deps.plans.putCheckpoint(cp);
+    return cp;
+  }
+
+  async restore(plan: Plan, cp: Checkpoint): Promise<void> {
+    for (const sb of plan.sandboxes) {
+      const commit = cp.commits[sb.resource];
+      if (commit) await this.deps.sandboxes.restore(sb, commit);
+    }
+  }
+
+  async diffs(plan: Plan): Promise<Array<{ resource: string; diff: SandboxDiff }>> {
+    const out = [];
+    for (const sb of plan.sandboxes) out.push({ resource: sb.resource, diff: await this.deps.sandboxes.diff(sb as SandboxInfo) });
+    return out;
+  }
+
+  async record(plan: Plan, d: Omit<Decision, 'id' | 'planId' | 'attempt' | 'createdAt' | 'superseded' | 'confidence' | 'alternatives' | 'context'> & Partial<Pick<Decision, 'confidence' | 'alternatives' | 'context'>>): Promise<Decision> {
+    const decision: Decision = {
+      alternatives: [],
+      confidence: 1,
+      context: {},
+      ...d,
+      id: newId(),
+      planId: plan.id,
+      attempt: plan.attempt,
+      superseded: false,
+      createdAt: this.now().toISOString(),
+    };
+    await this.deps.plans.putDecision(decision);
+    return decision;
+  }
+
+  meta(plan: Plan, extra: Record<string, unknown> = {}): { metadata: Record<string, unknown> } {
+    return { metadata: { [PLAN_META]: { planId: plan.id, phase: plan.phase, state: plan.state, attempt: plan.attempt, stepsDone: plan.cursor, stepsTotal: plan.stepsTotal, ...extra } } };
+  }
+
+  async action(plan: Plan): Promise<ActionDefinition> {
+    const a = await this.deps.registry.lookup('action', plan.action);
+    if (!a) throw new Error(`action ${plan.action} no longer exists`);
+    return a.definition as ActionDefinition;
+  }
+
+  async resources(plan: Plan): Promise<ResourceDefinition[]> {
+    const out: ResourceDefinition[] = [];
+    for (const p of plan.projects) {
+      const project = (await this.deps.registry.lookup('project', p))?.definition as ProjectDefinition | undefined;
+      for (const r of project?.resources ?? []) {
+        const res = (await this.deps.registry.lookup('resource', r))?.definition as ResourceDefinition | undefined;
+        if (res && !out.some((x) => x.name === res.name)) out.push(res);
+      }
+    }
+    return out;
+  }
+
+  /** Stops the phase: saves the plan as failed (or constrained), reports it on the task, and throws PlanStopped. */
+  async fail(plan: Plan, turn: TaskHandle | undefined, phase: Phase, error: PlanError, state: 'errored' | 'constrained' = 'errored'): Promise<never> {
+    failPhase(plan, phase, error, state);
+    await this.save(plan);
+    await turn?.status('TASK_STATE_FAILED', error.message + (error.hint ? `\nHint: ${error.hint}` : ''), { data: { planError: error }, ...this.meta(plan) });
+    throw new PlanStopped(error.message);
+  }
+}
+
+export function totalStats(diffs: Array<{ diff: SandboxDiff }>): { files: number; additions: number; deletions: number } {
+  return diffs.reduce((acc, d) => ({ files: acc.files + d.diff.stats.files, additions: acc.additions + d.diff.stats.additions, deletions: acc.deletions + d.diff.stats.deletions }), { files: 0, additions: 0, deletions: 0 });
+}

@@ -1,0 +1,65 @@
+import type { Decision, Plan } from '../../domain/plan/plan.js';
+import { completePhase, renderTemplate, startPhase } from '../../domain/plan/plan.js';
+import type { ToolDefinition } from '../../domain/registry/entities.js';
+import type { PlanWorkbench, TaskHandle } from './plan-workbench.js';
+
+/** The strategize phase: records one decision per declared step of the action (from `fromStep` on). */
+export async function strategize(wb: PlanWorkbench, plan: Plan, turn: TaskHandle | undefined, fromStep: number, guidance?: string): Promise<Decision[]> {
+  const action = await wb.action(plan);
+  startPhase(plan, 'strategize');
+  if (turn) plan.tasks.strategize = turn.task.id;
+  await wb.save(plan);
+  await turn?.status('TASK_STATE_WORKING', `Strategizing: ${plan.description}`, wb.meta(plan));
+  const steps = action.steps ?? [];
+  const decisions = await wb.deps.plans.decisions(plan.id);
+  let root = decisions.find((d) => d.type === 'strategy' && !d.superseded);
+  const made: Decision[] = [];
+  const context = await contextSnapshot(wb, plan);
+  if (!root) {
+    root = await wb.record(plan, {
+      type: 'strategy',
+      question: `How to reach: ${plan.definitionOfDone}`,
+      chosen: `run the ${steps.length} declared step${steps.length === 1 ? '' : 's'} of ${action.name}`,
+      alternatives: [],
+      rationale: 'The built-in deterministic actor follows the steps the action declares.',
+      context,
+    });
+    made.push(root);
+  }
+  for (let i = fromStep; i < steps.length; i++) {
+    const step = steps[i];
+    if (!step) continue;
+    const tool = await wb.deps.registry.lookup('tool', step.tool);
+    if (!tool) {
+      return wb.fail(plan, turn, 'strategize', { kind: 'strategy', message: `step ${i + 1} names tool ${step.tool}, which does not exist`, recoverable: false, hint: 'fix the action definition' });
+    }
+    const args = renderTemplate(step.args ?? {}, plan.arguments) as Record<string, unknown>;
+    made.push(
+      await wb.record(plan, {
+        type: 'step',
+        parentId: root.id,
+        stepIndex: i,
+        question: `Step ${i + 1} of ${steps.length}: ${step.description ?? step.id ?? step.tool}`,
+        chosen: { tool: step.tool, args },
+        rationale: `Declared as step ${step.id ?? i + 1} of ${action.name}${guidance ? `; guidance: ${guidance}` : ''}`,
+        context: { tool: step.tool, readOnly: (tool.definition as ToolDefinition).readOnly },
+      }),
+    );
+  }
+  for (const d of made) await turn?.artifact({ artifactId: 'decisions', name: 'decisions', parts: [{ data: d, mediaType: 'application/json' }] }, { append: true });
+  plan.stepsTotal = steps.length;
+  completePhase(plan);
+  await wb.save(plan);
+  await turn?.status('TASK_STATE_COMPLETED', `Strategy ready: ${steps.length} step${steps.length === 1 ? '' : 's'}. Next: agents plan execute ${plan.id}`, wb.meta(plan));
+  return made;
+}
+
+/** What the strategy was decided from: the plan's projects, resources, arguments and goal. */
+async function contextSnapshot(wb: PlanWorkbench, plan: Plan): Promise<Record<string, unknown>> {
+  return {
+    projects: plan.projects,
+    resources: (await wb.resources(plan)).map((r) => ({ name: r.name, type: r.type, path: r.path })),
+    arguments: plan.arguments,
+    definitionOfDone: plan.definitionOfDone,
+  };
+}

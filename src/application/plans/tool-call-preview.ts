@@ -1,0 +1,30 @@
+import { splitCommandLine } from '../../domain/plan/command-line.js';
+
+/** `command: "prettier --write src"` for run-command becomes program + args (split, never shell-run). */
+export function normalizeArgs(tool: string, args: Record<string, unknown>): Record<string, unknown> {
+  if (!tool.endsWith('/run-command') || typeof args['command'] !== 'string') return args;
+  const { command, ...rest } = args;
+  const [program, ...words] = splitCommandLine(command as string);
+  return { ...rest, program: program ?? '', args: words };
+}
+
+/** A tool call's arguments on one line (file contents left out), for status messages. */
+export function argSummary(args: Record<string, unknown>): string {
+  const s = Object.entries(args)
+    .filter(([k]) => k !== 'content')
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
+  return s.length > 120 ? `${s.slice(0, 117)}…` : s;
+}
+
+/** What a write would do, for an approval request. */
+export function previewOf(tool: string, args: Record<string, unknown>): string {
+  const path = String(args['path'] ?? '');
+  if (tool.endsWith('/write-file')) {
+    const content = String(args['content'] ?? '');
+    return [`+++ ${path}`, ...content.split('\n').slice(0, 40).map((l) => `+${l}`)].join('\n');
+  }
+  if (tool.endsWith('/edit-file')) return [`--- ${path}`, `+++ ${path}`, `-${String(args['find'] ?? '')}`, `+${String(args['replace'] ?? '')}`].join('\n');
+  if (tool.endsWith('/run-command')) return `$ ${typeof args['command'] === 'string' ? args['command'] : [args['program'], ...((args['args'] as unknown[]) ?? [])].join(' ')}`;
+  return JSON.stringify(args, null, 2);
+}
