@@ -6,8 +6,8 @@ import { renderError, reportOf, type ErrorReport } from '../render/error.js';
 import { StreamPrinter, type StreamedEvent } from '../render/stream.js';
 import { isInterruptedState } from '../render/task.js';
 import type { Outcome, RunContext, Runner } from '../runner.js';
-import { userMessage } from './message.js';
-import { reportTaskEnd } from './task-outcome.js';
+import { userMessage } from '../support/message.js';
+import { reportTaskEnd } from '../support/task-outcome.js';
 import { targetSession } from './session.command.js';
 
 interface ChatTurn {

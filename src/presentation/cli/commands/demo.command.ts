@@ -6,8 +6,8 @@ import { UsageError } from '../exit-codes.js';
 import { renderDiff, renderStat, type DiffFile, type DiffStats } from '../render/plan.js';
 import type { Ui } from '../render/ui.js';
 import type { Outcome, RunContext, Runner } from '../runner.js';
-import { createSampleRepo, currentBranch, git, userRepo } from './demo-repo.js';
-import { renderStrategy, runPhase, stepDecisions, type PhaseRun } from './plan-run.js';
+import { createSampleRepo, currentBranch, git, userRepo } from '../support/demo-repo.js';
+import { renderStrategy, runPhase, stepDecisions, type PhaseRun } from '../support/plan-run.js';
 
 interface DemoOptions {
   repo?: string;

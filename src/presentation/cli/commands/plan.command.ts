@@ -21,8 +21,8 @@ import { phaseState, renderArtifacts, renderDiff, renderPlanStatus, renderStat, 
 import { renderCorrection, renderExplain } from '../render/plan-decision.js';
 import { renderFields, renderTable } from '../render/table.js';
 import type { Runner } from '../runner.js';
-import { intOption } from './options.js';
-import { nextCommands, renderRunSummary, renderStrategy, runOutcome, runPhase, stepDecisions, waitingRun, type RunStart } from './plan-run.js';
+import { intOption } from '../support/options.js';
+import { nextCommands, renderRunSummary, renderStrategy, runOutcome, runPhase, stepDecisions, waitingRun, type RunStart } from '../support/plan-run.js';
 
 const PHASES = ['strategize', 'execute', 'apply'] as const;
 const STATES = ['queued', 'processing', 'complete', 'errored', 'constrained', 'cancelled', 'applied'] as const;

@@ -7,7 +7,7 @@ import { plural, qualify, renderYaml, shortHash, whenText } from '../render/defi
 import { renderFields, renderTable, type Column } from '../render/table.js';
 import type { Ui } from '../render/ui.js';
 import type { Outcome, RunContext, Runner } from '../runner.js';
-import { intOption } from './options.js';
+import { intOption } from '../support/options.js';
 
 export type Entity = ResultOf<RegistryMethods['list']>['items'][number];
 export type ShownEntity = ResultOf<RegistryMethods['show']>;

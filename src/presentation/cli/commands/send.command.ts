@@ -4,9 +4,9 @@ import { UsageError } from '../exit-codes.js';
 import { StreamPrinter } from '../render/stream.js';
 import { artifactsText, messageText, renderTask } from '../render/task.js';
 import type { Outcome, RunContext, Runner } from '../runner.js';
-import { userMessage } from './message.js';
+import { userMessage } from '../support/message.js';
 import { targetSession } from './session.command.js';
-import { exitForTask, reportTaskEnd } from './task-outcome.js';
+import { exitForTask, reportTaskEnd } from '../support/task-outcome.js';
 
 interface SendOptions {
   stream?: boolean;

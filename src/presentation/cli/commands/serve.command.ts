@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { GlobalFlags } from '../config.js';
 import type { Runner } from '../runner.js';
-import { intOption } from './options.js';
+import { intOption } from '../support/options.js';
 
 /** What `agents serve` asks the composition root to run. */
 export interface ServeOptions {

@@ -5,7 +5,7 @@ import { oneLine, renderFields, renderTable, type Column } from '../render/table
 import { artifactsText, messageText, partsText, shortTime, stateWord, styleState } from '../render/task.js';
 import type { Ui } from '../render/ui.js';
 import type { Runner } from '../runner.js';
-import { intOption } from './options.js';
+import { intOption } from '../support/options.js';
 
 /**
  * The session a message goes to: `--session` (checked, so a typo is "not found" rather than a new

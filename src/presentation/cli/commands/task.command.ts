@@ -5,8 +5,8 @@ import { StreamPrinter } from '../render/stream.js';
 import { renderTable, type Column } from '../render/table.js';
 import { messageText, renderTask, shortTime, STATE_WORDS, stateWord, styleState } from '../render/task.js';
 import type { Runner } from '../runner.js';
-import { intOption } from './options.js';
-import { exitForTask } from './task-outcome.js';
+import { intOption } from '../support/options.js';
+import { exitForTask } from '../support/task-outcome.js';
 
 const taskColumns = (rich: boolean, pal: Palette): Column<Task>[] => [
   { header: 'ID', value: (t) => t.id },
