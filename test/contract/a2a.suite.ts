@@ -173,6 +173,7 @@ export function a2aSuite(ctx: SuiteContext): void {
     assert.equal(p2.nextPageToken, '');
     assert.equal(p2.pageSize, 1);
     const withArtifacts = await client.call(listTasks, { contextId: s.id, includeArtifacts: true, historyLength: 0 });
+    assert.equal(withArtifacts.tasks.length, 3);
     assert.ok(withArtifacts.tasks.every((t) => Array.isArray(t.artifacts) && t.history === undefined));
     const completed = await client.call(listTasks, { contextId: s.id, status: 'TASK_STATE_CANCELED' });
     assert.equal(completed.totalSize, 0);
@@ -294,6 +295,13 @@ export function a2aSuite(ctx: SuiteContext): void {
     const t = taskOf(await client.call(sendMessage, { message: userMessage('in session', { contextId: s.id }) }));
     const list = await client.call(sessionList, { pageSize: 100 });
     assert.ok(list.sessions.some((x) => x.id === s.id));
+    // One token format for every list: a page continues where the last one ended; a foreign token is refused.
+    const first = await client.call(sessionList, { pageSize: 1 });
+    assert.equal(first.sessions.length, 1);
+    assert.notEqual(first.nextPageToken, '');
+    const second = await client.call(sessionList, { pageSize: 1, pageToken: first.nextPageToken });
+    assert.deepEqual(second.sessions.map((x) => x.id), list.sessions.slice(1, 2).map((x) => x.id));
+    await rpcError(client.call(sessionList, { pageToken: 'not-a-token' }), -32602, 'ValidationError');
     assert.deepEqual(await client.call(sessionDelete, { sessionId: s.id }), { deleted: true, tasksDeleted: 1 });
     await rpcError(client.call(sessionShow, { sessionId: s.id }), -32001, 'ResourceNotFoundError');
     await rpcError(client.call(getTask, { id: t.id }), -32001, 'TaskNotFoundError');

@@ -321,11 +321,31 @@ export function planSuite(ctx: SuiteContext): void {
     const all = await client.call(planList, { project: 'local/plan-project' });
     assert.ok(all.totalSize >= 6);
     const applied = await client.call(planList, { state: 'applied' });
+    assert.ok(applied.plans.length > 0, 'the first test applied a plan');
     assert.ok(applied.plans.every((p) => p.state === 'applied'));
+    // A listed plan reports its real counts and checkpoints, as its status does.
+    for (const p of all.plans) {
+      const st = await client.call(planStatus, { planId: p.planId });
+      assert.deepEqual(p.counts, st.counts, `counts of ${p.planId}`);
+      assert.deepEqual(p.checkpoints, st.checkpoints, `checkpoints of ${p.planId}`);
+    }
+    const counts = applied.plans[0]?.counts as { decisions: number; checkpoints: number; toolCalls: number } | undefined;
+    assert.ok(counts && counts.decisions > 0 && counts.checkpoints > 0 && counts.toolCalls > 0, 'an applied plan has decisions, tool calls and checkpoints');
+    // Paging one at a time visits every plan once, newest first, as one big page does.
+    const seen: string[] = [];
+    let token = '';
+    for (let i = 0; i <= all.totalSize; i++) {
+      const page = await client.call(planList, { project: 'local/plan-project', pageSize: 1, ...(token ? { pageToken: token } : {}) });
+      seen.push(...page.plans.map((p) => p.planId));
+      token = page.nextPageToken;
+      if (!token) break;
+    }
+    assert.deepEqual(seen, all.plans.map((p) => p.planId));
     const named = await client.call(planList, { nameRegex: '^greet on ', pageSize: 2 });
     assert.equal(named.plans.length, 2);
     assert.notEqual(named.nextPageToken, '');
     await rpcError(client.call(planList, { nameRegex: '[' }), -32602, 'ValidationError');
+    await rpcError(client.call(planList, { pageToken: all.plans[0]?.planId ?? 'x' }), -32602, 'ValidationError');
     ctx.record('plan-list', { applied: applied.plans.map((p) => p.state) });
   });
 }

@@ -1,5 +1,6 @@
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
+import { pageOf } from '../../domain/paging.js';
 import type { Message, Task } from '../../domain/a2a.model.js';
 import { parseApprovalAnswer, type ApprovalAnswer } from '../../domain/plan/approval.js';
 import { assertAllowed, cancelPlan, failPhase, isAllowed, renderTemplate, requeueExecute, type AutomationProfile, type Decision, type Phase, type PhaseState, type Plan, type PlanOperation } from '../../domain/plan/plan.js';
@@ -329,12 +330,14 @@ export class PlanService implements ContextOwner {
     const all = (await this.deps.plans.list({ owner: principal.id, phase: input.phase, state: input.state, action: input.action })).filter(
       (p) => (!input.project || p.projects.includes(input.project)) && (!regex || regex.test(p.name)),
     );
-    const start = input.pageToken ? all.findIndex((p) => p.id === input.pageToken) + 1 : 0;
-    if (input.pageToken && start === 0) throw new AppError('INVALID_PARAMS', 'pageToken is not a token this server issued', { fields: [{ field: 'pageToken', description: 'use the nextPageToken of a previous list' }] });
-    const size = input.pageSize ?? 50;
-    const page = all.slice(start, start + size);
-    const plans = page.map((p) => statusOf(p, [], [], [], this.deps.engine.isRunning(p.id)));
-    return { plans, nextPageToken: start + size < all.length ? (page.at(-1)?.id ?? '') : '', totalSize: all.length };
+    // The repository lists newest first: (createdAt, id) descending.
+    const page = pageOf(all, (p) => ({ key: p.createdAt, id: p.id }), { pageToken: input.pageToken, pageSize: input.pageSize ?? 50, order: 'desc' });
+    const records = await this.deps.plans.recordsOf(page.items.map((p) => p.id));
+    const plans = page.items.map((p) => {
+      const r = records.get(p.id);
+      return statusOf(p, r?.decisions ?? [], r?.toolCalls ?? [], r?.checkpoints ?? [], this.deps.engine.isRunning(p.id));
+    });
+    return { plans, nextPageToken: page.nextPageToken, totalSize: all.length };
   }
 
   // ---- internals -------------------------------------------------------------------------------

@@ -7,6 +7,13 @@ export interface PlanListQuery {
   action?: string | undefined;
 }
 
+/** A plan's records, each list in id (creation) order. */
+export interface PlanRecords {
+  decisions: Decision[];
+  checkpoints: Checkpoint[];
+  toolCalls: ToolCallRecord[];
+}
+
 /** Plans and their records: decisions, checkpoints and the execution log. */
 export interface PlanRepository {
   create(plan: Plan): Promise<void>;
@@ -20,6 +27,8 @@ export interface PlanRepository {
   checkpoints(planId: string): Promise<Checkpoint[]>;
   putToolCall(t: ToolCallRecord): Promise<void>;
   toolCalls(planId: string): Promise<ToolCallRecord[]>;
+  /** The records of several plans in one read (a page of a list), by plan id: every id given is in the map. */
+  recordsOf(planIds: readonly string[]): Promise<Map<string, PlanRecords>>;
   /** Every owner's plans in a state (settling what a stopped process left processing). */
   listByState(state: PhaseState): Promise<Plan[]>;
 }

@@ -1,4 +1,5 @@
 import type { Task, TaskEvent, TaskState } from '../../domain/a2a.model.js';
+import type { UpdateCursor } from '../../domain/paging.js';
 
 export interface StoredTask {
   task: Task;
@@ -9,10 +10,8 @@ export interface StoredTask {
   runnerId?: string | null | undefined;
 }
 
-export interface TaskCursor {
-  updatedAt: string;
-  id: string;
-}
+/** A position in a principal's tasks, newest first. */
+export type TaskCursor = UpdateCursor;
 
 export interface TaskListQuery {
   owner: string;

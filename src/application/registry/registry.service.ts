@@ -10,6 +10,7 @@ import {
   type RegistryEntity,
   type RegistryKind,
 } from '../../domain/registry/entities.js';
+import { pageOf } from '../../domain/paging.js';
 import { namespaceOf } from '../../domain/registry/names.js';
 import type { Principal } from '../ports/principal.js';
 import type { Referrer, RegistryRepository, ResourceInspector } from '../ports/registry.repository.port.js';
@@ -120,12 +121,9 @@ export class RegistryService {
       const t = typeOf(e, field);
       if (t !== undefined) summary.byType[t] = (summary.byType[t] ?? 0) + 1;
     }
-    const after = q.pageToken ? decodeToken(q.pageToken) : undefined;
-    const start = after === undefined ? 0 : all.findIndex((e) => e.name > after);
-    const size = q.pageSize ?? 50;
-    const page = start < 0 ? [] : all.slice(start, start + size);
-    const more = start >= 0 && start + size < all.length;
-    return { items: page, nextPageToken: more && page.length ? encodeToken(page[page.length - 1]?.name ?? '') : '', totalSize: all.length, summary };
+    // Names are unique within a kind: the name is both the sort key and the id of a position.
+    const page = pageOf(all, (e) => ({ key: e.name, id: e.name }), { pageToken: q.pageToken, pageSize: q.pageSize ?? 50, order: 'asc' });
+    return { items: page.items, nextPageToken: page.nextPageToken, totalSize: all.length, summary };
   }
 
   async show(kind: RegistryKind, name: string, principal: Principal): Promise<ShownEntity> {
@@ -311,15 +309,6 @@ function staleRevision(kind: RegistryKind, name: string, expected: number, actua
     details: { entity: kind, name, expectedRevision: expected, revision: actual },
     hint: `read it again with \`agents ${kind} show ${name}\` and retry with --expected-revision ${actual}`,
   });
-}
-
-const encodeToken = (name: string): string => Buffer.from(name, 'utf8').toString('base64url');
-function decodeToken(t: string): string {
-  const s = Buffer.from(t, 'base64url').toString('utf8');
-  if (!/^[a-z][a-z0-9_-]*\/[a-z][a-z0-9_-]*$/.test(s)) {
-    throw new AppError('INVALID_PARAMS', 'pageToken is not a token this server issued', { fields: [{ field: 'pageToken', description: 'use the nextPageToken of a previous list' }] });
-  }
-  return s;
 }
 
 export { PLURAL };

@@ -1,6 +1,7 @@
 import type { Task } from '../../domain/a2a.model.js';
 import { AppError } from '../../domain/errors.js';
 import { newId, SAFE_ID } from '../../domain/ids.js';
+import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.js';
 import type { Session } from '../../domain/session.js';
 import type { ActorCatalog } from '../ports/actor.port.js';
 import type { Principal } from '../ports/principal.js';
@@ -101,8 +102,8 @@ export class SessionService {
   }
 
   async list(principal: Principal, pageSize: number, pageToken?: string): Promise<{ sessions: Session[]; nextPageToken: string; totalSize: number }> {
-    const page = await this.deps.sessions.list(principal.id, pageSize, pageToken || undefined);
-    return { sessions: page.sessions, nextPageToken: page.nextCursor ?? '', totalSize: page.total };
+    const page = await this.deps.sessions.list(principal.id, pageSize, pageToken ? decodeUpdateCursor(pageToken) : undefined);
+    return { sessions: page.sessions, nextPageToken: page.next ? encodeUpdateCursor(page.next) : '', totalSize: page.total };
   }
 
   async delete(id: string): Promise<void> {

@@ -1,6 +1,4 @@
 import type { Task } from '../../domain/a2a.model.js';
-import { AppError } from '../../domain/errors.js';
-import type { TaskCursor } from '../ports/task.repository.port.js';
 
 export interface ViewOptions {
   historyLength?: number | undefined;
@@ -51,22 +49,3 @@ function deepCopy<T>(value: T): T {
 }
 
 const same = <T>(value: T): T => value;
-
-/** Page tokens are opaque to clients: base64url of the position of the last task returned. */
-export function encodeCursor(c: TaskCursor): string {
-  return Buffer.from(JSON.stringify([c.updatedAt, c.id]), 'utf8').toString('base64url');
-}
-
-export function decodeCursor(token: string): TaskCursor {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') {
-      return { updatedAt: v[0], id: v[1] };
-    }
-  } catch {
-    // fall through to the error below
-  }
-  throw new AppError('INVALID_PARAMS', 'pageToken is not a token this server issued', {
-    fields: [{ field: 'pageToken', description: 'use the nextPageToken of a previous ListTasks response' }],
-  });
-}

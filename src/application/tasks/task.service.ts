@@ -2,6 +2,7 @@ import { isTerminal, type Task } from '../../domain/a2a.model.js';
 import { Channel } from '../../domain/async-channel.js';
 import { AppError } from '../../domain/errors.js';
 import type { PayloadLimits } from '../../domain/limits.js';
+import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.js';
 import type { ActorCatalog } from '../ports/actor.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { Principal } from '../ports/principal.js';
@@ -14,7 +15,7 @@ import { SendReplay } from './send-replay.js';
 import { StrandedTasks } from './stranded-tasks.js';
 import { assertOwner, isMessageKeyTaken, stateWord, taskNotFound } from './task-errors.js';
 import { TaskEventRecorder } from './task-event-recorder.js';
-import { decodeCursor, encodeCursor, viewTask } from './task-view.js';
+import { viewTask } from './task-view.js';
 import type { ContextOwner, InlinePushRegistrar, ListInput, ListResult, OwnedRun, SendInput, SendResult, StreamItem, TaskEventTap } from './task.types.js';
 import { TurnRunner } from './turn-runner.js';
 
@@ -166,7 +167,7 @@ export class TaskService {
       state: input.status,
       updatedSince: input.statusTimestampAfter,
       limit,
-      after: input.pageToken ? decodeCursor(input.pageToken) : undefined,
+      after: input.pageToken ? decodeUpdateCursor(input.pageToken) : undefined,
     });
     const tasks = page.tasks.map((s) => {
       const live = this.live.get(s.task.id)?.task;
@@ -174,7 +175,7 @@ export class TaskService {
     });
     return {
       tasks,
-      nextPageToken: page.next ? encodeCursor(page.next) : '',
+      nextPageToken: page.next ? encodeUpdateCursor(page.next) : '',
       pageSize: tasks.length,
       totalSize: page.total,
     };

@@ -1,5 +1,5 @@
 import type { Checkpoint, Decision, PhaseState, Plan, ToolCallRecord } from '../../domain/plan/plan.js';
-import type { PlanListQuery, PlanRepository } from '../../application/index.js';
+import type { PlanListQuery, PlanRecords, PlanRepository } from '../../application/index.js';
 import type { SqliteDatabase } from './database.js';
 
 type RecordKind = 'decision' | 'checkpoint' | 'toolcall';
@@ -53,6 +53,21 @@ export class SqlitePlanRepository implements PlanRepository {
 
   toolCalls(planId: string): Promise<ToolCallRecord[]> {
     return this.records<ToolCallRecord>('toolcall', planId);
+  }
+
+  async recordsOf(planIds: readonly string[]): Promise<Map<string, PlanRecords>> {
+    const out = new Map<string, PlanRecords>(planIds.map((id) => [id, { decisions: [], checkpoints: [], toolCalls: [] }]));
+    if (planIds.length === 0) return out;
+    const rows = await this.db.kysely.selectFrom('plan_records').select(['kind', 'plan_id', 'doc']).where('plan_id', 'in', [...planIds]).orderBy('id').execute();
+    for (const r of rows) {
+      const records = out.get(r.plan_id);
+      if (!records) continue;
+      const doc: unknown = JSON.parse(r.doc);
+      if (r.kind === 'decision') records.decisions.push(doc as Decision);
+      else if (r.kind === 'checkpoint') records.checkpoints.push(doc as Checkpoint);
+      else records.toolCalls.push(doc as ToolCallRecord);
+    }
+    return out;
   }
 
   async listByState(state: PhaseState): Promise<Plan[]> {

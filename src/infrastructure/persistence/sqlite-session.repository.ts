@@ -1,6 +1,6 @@
 import { AppError } from '../../domain/errors.js';
 import type { Session } from '../../domain/session.js';
-import type { SessionPage, SessionRepository } from '../../application/index.js';
+import type { SessionCursor, SessionPage, SessionRepository } from '../../application/index.js';
 import { isConstraintError, param, toIsoInstant, type SessionsTable, type SqliteDatabase } from './database.js';
 
 const COLUMNS = ['id', 'owner', 'actor', 'title', 'created_at', 'updated_at', 'task_count'] as const;
@@ -83,7 +83,7 @@ export class SqliteSessionRepository implements SessionRepository {
     return row && toSession(row);
   }
 
-  async list(owner: string, limit: number, cursor?: string): Promise<SessionPage> {
+  async list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage> {
     const n = Math.max(0, Math.floor(limit));
     const k = this.db.kysely;
     const count = k
@@ -92,8 +92,7 @@ export class SqliteSessionRepository implements SessionRepository {
       .where('owner', '=', owner)
       .compile();
     let page = k.selectFrom('sessions').select(COLUMNS).where('owner', '=', owner);
-    if (cursor) {
-      const after = decodeCursor(cursor);
+    if (after) {
       page = page.where((eb) =>
         eb.and([
           eb('updated_at', '<=', after.updatedAt),
@@ -109,7 +108,7 @@ export class SqliteSessionRepository implements SessionRepository {
         const kept = rows.slice(0, n);
         const last = kept[kept.length - 1];
         const result: SessionPage = { sessions: kept.map(toSession), total };
-        if (rows.length > n && last) result.nextCursor = encodeCursor(last.updated_at, last.id);
+        if (rows.length > n && last) result.next = { updatedAt: last.updated_at, id: last.id };
         return result;
       })(),
     );
@@ -142,23 +141,4 @@ function toSession(row: SessionRow): Session {
   };
   if (row.title !== null) s.title = row.title;
   return s;
-}
-
-/** Page cursors are opaque to callers: base64url of the last session's (updatedAt, id). */
-function encodeCursor(updatedAt: string, id: string): string {
-  return Buffer.from(JSON.stringify([updatedAt, id]), 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): { updatedAt: string; id: string } {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') {
-      return { updatedAt: v[0], id: v[1] };
-    }
-  } catch {
-    // reported below
-  }
-  throw new AppError('INVALID_PARAMS', 'pageToken is not a token this server issued', {
-    fields: [{ field: 'pageToken', description: 'use the nextPageToken of a previous response' }],
-  });
 }
