@@ -1,0 +1,215 @@
+/**
+ * PlanEngine over fakes for its ports (plan store, registry, sandbox manager, tool runner): the
+ * phases' logic without git or a file system.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PlanEngine } from '../../../../src/application/plans/plan-engine.js';
+import type { TaskHandle } from '../../../../src/application/plans/plan-workbench.js';
+import type { Logger, PlanRecords, PlanRepository } from '../../../../src/application/index.js';
+import type { SandboxDiff, SandboxInfo, SandboxManager, ToolCallRequest, ToolRunner } from '../../../../src/application/ports/sandbox.port.js';
+import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../../../src/domain/plan/plan.js';
+import type { RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.js';
+
+const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+function memoryPlans(): PlanRepository & { records: PlanRecords } {
+  const plans = new Map<string, Plan>();
+  const records: PlanRecords = { decisions: [], checkpoints: [], toolCalls: [] };
+  const upsert = <T extends { id: string }>(list: T[], item: T): void => {
+    const i = list.findIndex((x) => x.id === item.id);
+    if (i >= 0) list[i] = structuredClone(item);
+    else list.push(structuredClone(item));
+  };
+  return {
+    records,
+    create: async (p) => void plans.set(p.id, structuredClone(p)),
+    get: async (id) => structuredClone(plans.get(id)),
+    save: async (p) => void plans.set(p.id, structuredClone(p)),
+    list: async () => [...plans.values()].map((p) => structuredClone(p)),
+    putDecision: async (d: Decision) => upsert(records.decisions, d),
+    decisions: async (id) => structuredClone(records.decisions.filter((d) => d.planId === id)),
+    putCheckpoint: async (c: Checkpoint) => upsert(records.checkpoints, c),
+    checkpoints: async (id) => structuredClone(records.checkpoints.filter((c) => c.planId === id)),
+    putToolCall: async (t: ToolCallRecord) => upsert(records.toolCalls, t),
+    toolCalls: async (id) => structuredClone(records.toolCalls.filter((t) => t.planId === id)),
+    recordsOf: async () => new Map(),
+    listByState: async () => [],
+  };
+}
+
+const tool = (name: string, writes: boolean) => ({ name, source: 'builtin', inputSchema: { type: 'object' }, readOnly: !writes, writes });
+const DEFINITIONS: Record<string, unknown> = {
+  'tool:local/write': tool('local/write', true),
+  'tool:local/read': tool('local/read', false),
+  'resource:local/r': { name: 'local/r', type: 'fs-directory', path: '/nowhere/r' },
+  'project:local/p': { name: 'local/p', resources: ['local/r'] },
+  'action:local/act': {
+    name: 'local/act',
+    descriptionTemplate: 'greet {{who}}',
+    definitionOfDone: 'greeted',
+    steps: [
+      { tool: 'local/write', args: { path: 'a.txt', content: 'hello {{who}}' } },
+      { tool: 'local/read', args: { path: 'a.txt' } },
+      { tool: 'local/write', args: { path: 'b.txt', content: 'bye' } },
+    ],
+  },
+};
+const registry = {
+  lookup: async (kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> => {
+    const definition = DEFINITIONS[`${kind}:${name}`];
+    return definition === undefined ? undefined : ({ kind, name, namespace: 'local', revision: 1, contentHash: '', createdAt: '', updatedAt: '', builtin: false, definition } as RegistryEntity);
+  },
+};
+
+/** A sandbox manager that records what it is asked; checkpoints are numbered commits. */
+function fakeSandboxes(): SandboxManager & { checkpoints: string[]; created: number } {
+  const diff: SandboxDiff = { unified: '', files: [{ path: 'a.txt', status: 'added', additions: 1, deletions: 0, size: 9, binary: false }], stats: { files: 1, additions: 1, deletions: 0 } };
+  const self = {
+    checkpoints: [] as string[],
+    created: 0,
+    create: async (planId: string, r: { name: string; path: string }): Promise<SandboxInfo> => {
+      self.created++;
+      return { resource: r.name, kind: 'copy', root: `/sandbox/${planId}`, source: r.path, baseCommit: 'c0' };
+    },
+    checkpoint: async (_sb: SandboxInfo, label: string) => {
+      self.checkpoints.push(label);
+      return `c${self.checkpoints.length}`;
+    },
+    restore: async () => {},
+    diff: async () => diff,
+    apply: async () => ({ ok: true as const, commit: 'abc', files: ['a.txt'] }),
+    remove: async () => {},
+  };
+  return self;
+}
+
+/** A tool runner that records each call; `failOn` names a call (1-based) that fails. */
+function fakeTools(failOn?: number): ToolRunner & { calls: Array<{ tool: string; args: Record<string, unknown> }> } {
+  const calls: Array<{ tool: string; args: Record<string, unknown> }> = [];
+  return {
+    calls,
+    run: async (req: ToolCallRequest) => {
+      calls.push({ tool: req.tool.name, args: req.args });
+      const ok = calls.length !== failOn;
+      return { ok, summary: ok ? `ran ${req.tool.name}` : 'disk full', output: '', filesTouched: req.tool.writes ? [String(req.args['path'])] : [] };
+    },
+  };
+}
+
+function handle(id: string): TaskHandle & { states: string[]; texts: string[]; artifacts: string[] } {
+  const states: string[] = [];
+  const texts: string[] = [];
+  const artifacts: string[] = [];
+  return {
+    states,
+    texts,
+    artifacts,
+    task: { id, contextId: 'plan-ctx', status: { state: 'TASK_STATE_WORKING' } },
+    signal: new AbortController().signal,
+    status: async (state, text) => {
+      states.push(state);
+      texts.push(text ?? '');
+    },
+    artifact: async (a) => void artifacts.push(a.artifactId),
+  };
+}
+
+function newPlan(extra: Partial<Plan> = {}): Plan {
+  const at = '2026-01-01T00:00:00.000Z';
+  return {
+    id: 'p1', name: 'act on local/p', action: 'local/act', projects: ['local/p'], arguments: { who: 'Ada' }, description: 'greet Ada', definitionOfDone: 'greeted',
+    automationProfile: 'trusted', phase: 'strategize', state: 'queued', attempt: 1, contextId: 'plan-ctx', tasks: {}, owner: 'alice', createdAt: at, updatedAt: at,
+    budget: { maxToolCalls: 100, maxWallMs: 3_600_000 }, usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 }, cursor: 0, stepsTotal: 3, sandboxes: [], ...extra,
+  };
+}
+
+async function strategized(extra: Partial<Plan> = {}, failOn?: number) {
+  const plans = memoryPlans();
+  const sandboxes = fakeSandboxes();
+  const tools = fakeTools(failOn);
+  const engine = new PlanEngine({ plans, registry, sandboxes, tools, logger, now: () => new Date('2026-01-02T00:00:00.000Z') });
+  await plans.create(newPlan(extra));
+  const s = handle('t-strategize');
+  await engine.strategizeOn('p1', s);
+  assert.equal(s.states.at(-1), 'TASK_STATE_COMPLETED', s.texts.join('\n'));
+  return { plans, sandboxes, tools, engine };
+}
+
+describe('PlanEngine with fake sandboxes and tools', () => {
+  it('strategize records one decision per declared step, with its arguments rendered', async () => {
+    const { plans } = await strategized();
+    const steps = plans.records.decisions.filter((d) => d.type === 'step');
+    assert.deepEqual(steps.map((d) => d.chosen), [
+      { tool: 'local/write', args: { path: 'a.txt', content: 'hello Ada' } },
+      { tool: 'local/read', args: { path: 'a.txt' } },
+      { tool: 'local/write', args: { path: 'b.txt', content: 'bye' } },
+    ]);
+    assert.equal(plans.records.decisions.filter((d) => d.type === 'strategy').length, 1);
+  });
+
+  it('execute runs the steps in order in the sandbox and completes the phase', async () => {
+    const { plans, tools, engine, sandboxes } = await strategized();
+    const t = handle('t-execute');
+    await engine.execute('p1', t, { yes: false });
+    assert.deepEqual(tools.calls, [
+      { tool: 'local/write', args: { path: 'a.txt', content: 'hello Ada' } },
+      { tool: 'local/read', args: { path: 'a.txt' } },
+      { tool: 'local/write', args: { path: 'b.txt', content: 'bye' } },
+    ]);
+    assert.equal(sandboxes.created, 1);
+    assert.equal(t.states.at(-1), 'TASK_STATE_COMPLETED');
+    const plan = await plans.get('p1');
+    assert.equal(`${plan?.phase}/${plan?.state}`, 'execute/complete');
+    assert.equal(plan?.cursor, 3);
+    assert.equal(plan?.usage.toolCalls, 3);
+    assert.deepEqual(t.artifacts, ['execution-log', 'execution-log', 'execution-log', 'diff']);
+  });
+
+  it('checkpoints before execute, after each write (not after a read) and before apply', async () => {
+    const { plans, engine, sandboxes } = await strategized();
+    await engine.execute('p1', handle('t-execute'), { yes: false });
+    assert.deepEqual(sandboxes.checkpoints, ['before-execute', 'after-step:1', 'after-step:3', 'before-apply']);
+    const calls = plans.records.toolCalls;
+    assert.deepEqual(calls.map((c) => c.checkpointId !== undefined), [true, false, true]);
+    const byId = new Map(plans.records.checkpoints.map((c) => [c.id, c]));
+    assert.deepEqual(calls.map((c) => (c.checkpointId ? byId.get(c.checkpointId)?.stepIndex : undefined)), [1, undefined, 3]);
+  });
+
+  it('stops as constrained when the tool-call budget is spent, keeping what was done', async () => {
+    const { plans, tools, engine } = await strategized({ budget: { maxToolCalls: 1, maxWallMs: 3_600_000 } });
+    const t = handle('t-execute');
+    await engine.execute('p1', t, { yes: false });
+    assert.equal(tools.calls.length, 1, 'only the first step ran');
+    assert.equal(t.states.at(-1), 'TASK_STATE_FAILED');
+    assert.match(t.texts.at(-1) ?? '', /budget exceeded: 1 of 1 tool calls used/);
+    const plan = await plans.get('p1');
+    assert.equal(`${plan?.phase}/${plan?.state}`, 'execute/constrained');
+    assert.equal(plan?.error?.kind, 'budget');
+    assert.equal(plan?.error?.recoverable, true);
+    assert.equal(plan?.cursor, 1);
+  });
+
+  it('a failing tool call stops the phase as errored (recoverable) after logging the call', async () => {
+    const { plans, tools, engine } = await strategized({}, 2);
+    const t = handle('t-execute');
+    await engine.execute('p1', t, { yes: false });
+    assert.equal(tools.calls.length, 2);
+    assert.equal(t.states.at(-1), 'TASK_STATE_FAILED');
+    const plan = await plans.get('p1');
+    assert.equal(`${plan?.phase}/${plan?.state}`, 'execute/errored');
+    assert.equal(plan?.error?.kind, 'tool');
+    assert.deepEqual(plans.records.toolCalls.map((c) => c.ok), [true, false]);
+  });
+
+  it('under the manual profile a write waits for approval and runs nothing', async () => {
+    const { plans, tools, engine } = await strategized({ automationProfile: 'manual' });
+    const t = handle('t-execute');
+    await engine.execute('p1', t, { yes: false });
+    assert.equal(tools.calls.length, 0);
+    assert.equal(t.states.at(-1), 'TASK_STATE_INPUT_REQUIRED');
+    const plan = await plans.get('p1');
+    assert.equal(plan?.waiting?.kind, 'tool-approval');
+    assert.equal(plan?.waiting?.taskId, 't-execute');
+  });
+});
