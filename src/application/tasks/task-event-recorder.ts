@@ -69,7 +69,11 @@ export class TaskEventRecorder {
    * stored, so a burst is stored and sent in one go; once too many are, until they all are.
    */
   paced(live: LiveTask, recorded: Promise<void>): Promise<void> {
-    if (live.failure !== undefined) return Promise.reject(live.failure);
+    if (live.failure !== undefined) {
+      // The turn reports the failure when it ends (TurnRunner); this event's rejection is that same one.
+      recorded.catch(() => {});
+      return Promise.reject(live.failure);
+    }
     if (live.backlog < MAX_UNSTORED_EVENTS) {
       recorded.catch(() => {}); // the actor learns of a failure at its next event
       return Promise.resolve();
