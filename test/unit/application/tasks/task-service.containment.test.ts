@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { AppError } from '../../../src/domain/errors.js';
-import type { Actor, ActorCatalog, Logger, TaskRepository } from '../../../src/application/index.js';
-import { builtinActorsByModel, LOCAL_PRINCIPAL } from '../../../src/application/index.js';
-import { SessionService } from '../../../src/application/sessions/session.service.js';
-import { TaskService } from '../../../src/application/tasks/task.service.js';
-import { openDatabase, SqliteSessionRepository, SqliteTaskRepository, type SqliteDatabase } from '../../../src/infrastructure/index.js';
+import { AppError } from '../../../../src/domain/errors.js';
+import type { Actor, ActorCatalog, Logger, TaskRepository } from '../../../../src/application/index.js';
+import { builtinActorsByModel, LOCAL_PRINCIPAL } from '../../../../src/application/index.js';
+import { SessionService } from '../../../../src/application/sessions/session.service.js';
+import { TaskService } from '../../../../src/application/tasks/task.service.js';
+import { openDatabase, SqliteSessionRepository, SqliteTaskRepository, type SqliteDatabase } from '../../../../src/infrastructure/index.js';
 
 type Method = 'create' | 'append' | 'saveSnapshot';
 

@@ -1,9 +1,9 @@
 /** The push notifier over a fake outbox and sender: order per config, retries, refusals, take-over. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PushNotifier } from '../../../src/application/push/push-notifier.js';
-import { silentLogger, type OutboxEntry, type OutboxTarget, type PushOutbox, type StoredPushConfig, type WebhookSender } from '../../../src/application/index.js';
-import type { Task } from '../../../src/domain/a2a.model.js';
+import { PushNotifier } from '../../../../src/application/push/push-notifier.js';
+import { silentLogger, type OutboxEntry, type OutboxTarget, type PushOutbox, type StoredPushConfig, type WebhookSender } from '../../../../src/application/index.js';
+import type { Task } from '../../../../src/domain/a2a.model.js';
 
 type Row = OutboxEntry & { runnerId: string | null };
 

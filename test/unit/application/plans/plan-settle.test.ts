@@ -1,8 +1,8 @@
 /** PlanService.settleInterrupted over fakes: only plans no live process runs become resumable. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PlanService } from '../../../src/application/plans/plan.service.js';
-import type { Phase, PhaseState, Plan } from '../../../src/domain/plan/plan.js';
+import { PlanService } from '../../../../src/application/plans/plan.service.js';
+import type { Phase, PhaseState, Plan } from '../../../../src/domain/plan/plan.js';
 
 function plan(id: string, phase: Phase, state: PhaseState, extra: Partial<Plan> = {}): Plan {
   return {
