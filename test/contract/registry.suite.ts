@@ -126,6 +126,7 @@ export function registrySuite(ctx: SuiteContext): void {
     assert.match(err.message, /broken\.actor\.yaml:4: temperature/);
     assert.equal((await client.call(actorRegistry.list, {})).totalSize, before);
     const syntax = await rpcError(client.call(toolRegistry.add, { source: { text: 'name: local/x\nname: local/y\n  bad: [', filename: 'dup.yaml' } }), -32602, 'ValidationError');
+    assert.ok(syntax.fieldViolations.length > 0, 'a syntax error names where it is');
     assert.ok(syntax.fieldViolations.every((f) => f.field === '(syntax)'));
     ctx.record('registry-invalid', err.fieldViolations);
   });
