@@ -1,29 +1,15 @@
 import { z } from 'zod';
-import { Task } from '../../../domain/a2a.model.js';
 import { AUTOMATION_PROFILES, PHASE_STATES, PHASES } from '../../../domain/plan/plan.js';
+import { Correction, DecisionExplanation, PlanArtifacts, PlanDiff, PlanRun, PlanStatus, PlanTree } from '../../../domain/plan/plan-views.js';
 import { EntityName } from '../../../domain/registry/names.js';
 import { defineMethod } from '../method.js';
 
 const Ulid = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an id as printed by agents plan (26 characters)');
 const PlanId = Ulid;
 
-export const PlanStatusSchema = z
-  .object({
-    planId: z.string(),
-    name: z.string(),
-    action: z.string(),
-    projects: z.array(z.string()),
-    phase: z.enum(PHASES),
-    state: z.enum(PHASE_STATES),
-    running: z.boolean(),
-    attempt: z.number().int(),
-    progress: z.object({ stepsDone: z.number().int(), stepsTotal: z.number().int() }),
-    allowed: z.array(z.string()),
-  })
-  .loose();
+/** The plan status every plan row answers with (the schema lives with the domain's views). */
+export const PlanStatusSchema = PlanStatus;
 
-const RunResult = z.object({ plan: PlanStatusSchema, taskId: z.string(), task: Task.optional() });
-const Json = z.record(z.string(), z.unknown());
 const Budget = {
   maxToolCalls: z.number().int().min(1).max(100_000).optional(),
   maxWallSeconds: z.number().int().min(1).max(7 * 24 * 3600).optional(),
@@ -44,7 +30,7 @@ export const planUse = defineMethod({
       ...Budget,
     })
     .strict(),
-  result: RunResult,
+  result: PlanRun,
   call: (f, p, ctx) => f.plans.use(p, ctx.principal),
 });
 
@@ -54,7 +40,7 @@ export const planExecute = defineMethod({
   summary: 'Run (or resume from the last checkpoint) the execute phase in the sandbox; returns its task.',
   permission: 'plan:write',
   params: z.object({ planId: PlanId, wait: z.boolean().optional(), yes: z.boolean().optional(), ...Budget }).strict(),
-  result: RunResult,
+  result: PlanRun,
   call: (f, p, ctx) => f.plans.execute(p.planId, p, ctx.principal),
 });
 
@@ -64,7 +50,7 @@ export const planApply = defineMethod({
   summary: "Merge the sandbox into the project; a conflict or dirty file stops with a plan error and changes nothing.",
   permission: 'plan:write',
   params: z.object({ planId: PlanId, yes: z.boolean().optional(), wait: z.boolean().optional() }).strict(),
-  result: RunResult,
+  result: PlanRun,
   call: (f, p, ctx) => f.plans.apply(p.planId, p, ctx.principal),
 });
 
@@ -74,7 +60,7 @@ export const planCancel = defineMethod({
   summary: 'Stop a plan promptly (a running command is killed); the sandbox stays for inspection.',
   permission: 'plan:write',
   params: z.object({ planId: PlanId, reason: z.string().max(2000).optional() }).strict(),
-  result: PlanStatusSchema,
+  result: PlanStatus,
   call: (f, p, ctx) => f.plans.cancel(p.planId, p.reason, ctx.principal),
 });
 
@@ -84,7 +70,7 @@ export const planStatus = defineMethod({
   summary: 'Phase, state, progress, timing, counts, usage, error (with a hint) and what is allowed next.',
   permission: 'plan:read',
   params: z.object({ planId: PlanId }).strict(),
-  result: PlanStatusSchema,
+  result: PlanStatus,
   call: (f, p, ctx) => f.plans.status(p.planId, ctx.principal),
 });
 
@@ -94,7 +80,7 @@ export const planTree = defineMethod({
   summary: 'The decision tree (superseded decisions only with showSuperseded).',
   permission: 'plan:read',
   params: z.object({ planId: PlanId, showSuperseded: z.boolean().optional() }).strict(),
-  result: z.object({ planId: z.string(), attempt: z.number().int(), decisions: z.array(Json) }),
+  result: PlanTree,
   call: (f, p, ctx) => f.plans.tree(p.planId, p.showSuperseded ?? false, ctx.principal),
 });
 
@@ -104,7 +90,7 @@ export const planExplain = defineMethod({
   summary: 'One decision: what was decided and why, its context, tool calls and checkpoint.',
   permission: 'plan:read',
   params: z.object({ decisionId: Ulid, planId: PlanId.optional() }).strict(),
-  result: Json,
+  result: DecisionExplanation,
   call: (f, p, ctx) => f.plans.explain(p.decisionId, ctx.principal, p.planId),
 });
 
@@ -116,7 +102,7 @@ export const planCorrect = defineMethod({
   params: z
     .object({ decisionId: Ulid, planId: PlanId.optional(), mode: z.enum(['revert', 'append']), guidance: z.string().min(1, 'is required').max(10_000), dryRun: z.boolean().optional() })
     .strict(),
-  result: Json,
+  result: Correction,
   call: (f, p, ctx) => f.plans.correct(p, ctx.principal, p.planId),
 });
 
@@ -126,8 +112,8 @@ export const planDiff = defineMethod({
   summary: "The plan's changes as a unified diff with per-file stats.",
   permission: 'plan:read',
   params: z.object({ planId: PlanId }).strict(),
-  result: z.object({ planId: z.string(), source: z.string(), unified: z.string(), stats: z.object({ files: z.number(), additions: z.number(), deletions: z.number() }) }).loose(),
-  call: (f, p, ctx) => f.plans.diff(p.planId, ctx.principal) as never,
+  result: PlanDiff,
+  call: (f, p, ctx) => f.plans.diff(p.planId, ctx.principal),
 });
 
 export const planArtifacts = defineMethod({
@@ -136,8 +122,8 @@ export const planArtifacts = defineMethod({
   summary: 'Per changed file: written, edited or deleted, size, lines added and removed.',
   permission: 'plan:read',
   params: z.object({ planId: PlanId }).strict(),
-  result: z.object({ planId: z.string(), files: z.array(Json) }),
-  call: (f, p, ctx) => f.plans.artifacts(p.planId, ctx.principal) as never,
+  result: PlanArtifacts,
+  call: (f, p, ctx) => f.plans.artifacts(p.planId, ctx.principal),
 });
 
 export const planPrompt = defineMethod({
@@ -146,7 +132,7 @@ export const planPrompt = defineMethod({
   summary: 'Give guidance to a plan that errored, and resume it; on a waiting approval, a clear yes approves and any other text rejects with that guidance.',
   permission: 'plan:write',
   params: z.object({ planId: PlanId, guidance: z.string().min(1, 'is required').max(10_000) }).strict(),
-  result: RunResult,
+  result: PlanRun,
   call: (f, p, ctx) => f.plans.prompt(p.planId, p.guidance, ctx.principal),
 });
 
@@ -156,7 +142,7 @@ export const planApprove = defineMethod({
   summary: 'Approve what the plan waits for (a tool call, or the apply) and continue its run on the same task.',
   permission: 'plan:write',
   params: z.object({ planId: PlanId, wait: z.boolean().optional() }).strict(),
-  result: RunResult,
+  result: PlanRun,
   call: (f, p, ctx) => f.plans.approve(p.planId, p, ctx.principal),
 });
 
@@ -166,7 +152,7 @@ export const planReject = defineMethod({
   summary: 'Reject what the plan waits for, optionally with guidance (what to do instead); a rejected write does not happen.',
   permission: 'plan:write',
   params: z.object({ planId: PlanId, guidance: z.string().trim().min(1, 'must not be empty').max(10_000).optional(), wait: z.boolean().optional() }).strict(),
-  result: RunResult,
+  result: PlanRun,
   call: (f, p, ctx) => f.plans.reject(p.planId, p, ctx.principal),
 });
 
@@ -176,7 +162,7 @@ export const planRollback = defineMethod({
   summary: 'Restore the sandbox to a checkpoint; execute then resumes from there. Refused after apply.',
   permission: 'plan:write',
   params: z.object({ checkpointId: Ulid, planId: PlanId.optional() }).strict(),
-  result: PlanStatusSchema,
+  result: PlanStatus,
   call: (f, p, ctx) => f.plans.rollback(p.checkpointId, ctx.principal, p.planId),
 });
 
@@ -196,7 +182,7 @@ export const planList = defineMethod({
       pageToken: z.string().max(100).optional(),
     })
     .strict(),
-  result: z.object({ plans: z.array(PlanStatusSchema), nextPageToken: z.string(), totalSize: z.number().int() }),
+  result: z.object({ plans: z.array(PlanStatus), nextPageToken: z.string(), totalSize: z.number().int() }),
   call: (f, p, ctx) => f.plans.list(p, ctx.principal),
 });
 
