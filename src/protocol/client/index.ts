@@ -40,3 +40,5 @@ export { REGISTRY_KINDS, PLURAL, type RegistryKind } from '../../domain/registry
 export type { MethodDef, UnaryMethod, StreamMethod, ParamsOf, ResultOf } from '../a2a/method.js';
 export type { Task, Message, Part, Artifact, TaskState, StreamResponse, TaskStatusUpdateEvent, TaskArtifactUpdateEvent } from '../../domain/a2a.model.js';
 export type { Session } from '../../domain/session.js';
+/** What an execute task's `diff` artifact carries in its data part. */
+export { StoredDiff } from '../../domain/plan/plan-views.js';
