@@ -4,6 +4,7 @@
  */
 export { A2AClient, type TypedStreamEvent } from './client.js';
 export { A2AClientError, A2ATransportError, type FieldViolationInfo } from './client-error.js';
+export type { WireReason } from '../jsonrpc/errors.js';
 export { HttpClientTransport, type HttpTransportOptions } from './http.transport.js';
 export { StdioClientTransport, type StdioTransportOptions, type InitializeResult } from './stdio.transport.js';
 export type { ClientTransport, ClientStreamEvent, RequestOptions } from './transport.js';

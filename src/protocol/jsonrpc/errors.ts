@@ -45,7 +45,12 @@ export function toErrorObject(err: unknown, surface: ErrorSurface, correlationId
   return build(INTERNAL_ERROR, 'Internal error', 'InternalError', 'INTERNAL', surface, correlationId, {}, `report correlation id ${correlationId} to the operator`, []);
 }
 
-function reasonOfRpc(code: number): string {
+/** Reasons of the JSON-RPC layer's own refusals (before any method runs). */
+export const RPC_REASONS = ['PARSE_ERROR', 'INVALID_REQUEST', 'METHOD_NOT_FOUND'] as const;
+/** Every reason an error answer may name in `error.data` (or its ErrorInfo detail). */
+export type WireReason = ErrorReason | (typeof RPC_REASONS)[number];
+
+function reasonOfRpc(code: number): WireReason {
   return code === PARSE_ERROR ? 'PARSE_ERROR' : code === INVALID_REQUEST ? 'INVALID_REQUEST' : code === METHOD_NOT_FOUND ? 'METHOD_NOT_FOUND' : 'INTERNAL';
 }
 
