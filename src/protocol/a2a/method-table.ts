@@ -7,10 +7,10 @@ import { sessionCreate, sessionDelete, sessionList, sessionShow } from './method
 import { rpcDiscover } from './methods/discovery.methods.js';
 import { PLAN_METHODS } from './methods/plan.methods.js';
 import { namespaceList, namespaceMembers, namespaceShow } from './methods/namespace.methods.js';
-import { REGISTRIES, resourceTypeList, resourceTypeShow } from './methods/registry.methods.js';
+import { REGISTRY_METHODS, resourceTypeList, resourceTypeShow } from './methods/registry.methods.js';
 import { cancelTask, getTask, listTasks, subscribeToTask } from './methods/task.methods.js';
 
-/** Every method the server serves. Absent here means -32601. */
+/** Every method the server serves: each contract bound to the facade. Absent here means -32601. */
 export const METHODS: readonly MethodDef[] = [
   sendMessage,
   sendStreamingMessage,
@@ -29,14 +29,13 @@ export const METHODS: readonly MethodDef[] = [
   sessionList,
   sessionShow,
   sessionDelete,
-  ...Object.values(REGISTRIES).flatMap((r) => [r.list, r.show, r.add, r.update, r.remove]),
+  ...Object.values(REGISTRY_METHODS).flatMap((r) => [r.list, r.show, r.add, r.update, r.remove]),
   resourceTypeList,
   resourceTypeShow,
   namespaceList,
   namespaceShow,
   namespaceMembers,
-  // The plan lifecycle came with extension version 1.1.
-  ...PLAN_METHODS.map((m) => ({ ...m, since: '1.1' as const })),
+  ...PLAN_METHODS,
   rpcDiscover,
 ] as MethodDef[];
 
