@@ -145,7 +145,7 @@ export class PlanService implements ContextOwner {
     // Only a finished run of this apply speaks for its outcome (an earlier attempt's error may linger).
     if (wait && result.task?.status.state === 'TASK_STATE_FAILED' && after.error && (after.error.kind === 'conflict' || after.error.kind === 'dirty')) {
       throw new AppError('PLAN_ERROR', `Plan ${planId} was not applied: ${after.error.message}`, {
-        details: { planId, reason: after.error.kind, files: after.error.files ?? [], taskId: result.taskId },
+        details: { planId, kind: after.error.kind, files: after.error.files ?? [], taskId: result.taskId },
         hint: after.error.hint,
       });
     }

@@ -66,14 +66,17 @@ function build(
   fields: FieldViolation[],
 ): JsonRpcErrorObject {
   if (surface === 'a2a-v1') {
-    const metadata: Record<string, string> = { type, correlationId };
+    const metadata: Record<string, string> = {};
     for (const [k, v] of Object.entries(details)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v);
+    // The error's own fields come last: a detail never hides what the error is.
+    Object.assign(metadata, { type, correlationId });
     if (hint) metadata['hint'] = hint;
     const data: unknown[] = [{ '@type': ERROR_INFO, reason, domain: 'a2a-protocol.org', metadata }];
     if (fields.length > 0) data.push({ '@type': BAD_REQUEST, fieldViolations: fields });
     return { code, message, data };
   }
-  const data: Record<string, unknown> = { type, reason, correlationId, ...details };
+  // The error's own fields come last: a detail never hides what the error is (clients key on `reason`).
+  const data: Record<string, unknown> = { ...details, type, reason, correlationId };
   if (hint) data['hint'] = hint;
   if (fields.length > 0) data['fieldViolations'] = fields;
   return { code, message, data };
