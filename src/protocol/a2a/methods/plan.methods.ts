@@ -17,5 +17,3 @@ export const planApprove = bindUnary(c.planApprove, (f, p, ctx) => f.plans.appro
 export const planReject = bindUnary(c.planReject, (f, p, ctx) => f.plans.reject(p.planId, p, ctx.principal));
 export const planRollback = bindUnary(c.planRollback, (f, p, ctx) => f.plans.rollback(p.checkpointId, ctx.principal, p.planId));
 export const planList = bindUnary(c.planList, (f, p, ctx) => f.plans.list(p, ctx.principal));
-
-export const PLAN_METHODS = [planUse, planExecute, planApply, planCancel, planStatus, planTree, planExplain, planCorrect, planDiff, planArtifacts, planPrompt, planApprove, planReject, planRollback, planList] as const;

@@ -1,6 +1,6 @@
-import type { RegistryKind } from '../../../domain/registry/entities.js';
+import { REGISTRY_KINDS, type RegistryKind } from '../../../domain/registry/entities.js';
 import * as c from '../contracts/registry.contract.js';
-import { bindUnary, type UnaryMethod } from '../method.js';
+import { bindUnary, type MethodDef, type UnaryMethod } from '../method.js';
 
 type Bound<C> = C extends { kind: 'unary'; params: infer P extends import('zod').ZodType; result: infer R extends import('zod').ZodType } ? UnaryMethod<P, R> : never;
 /** One registry's five contracts, bound to the registry service. */
@@ -17,15 +17,8 @@ function registryMethods(kind: RegistryKind): RegistryMethods {
   };
 }
 
-/** The six registries' rows, by kind. */
-export const REGISTRY_METHODS: Record<RegistryKind, RegistryMethods> = {
-  actor: registryMethods('actor'),
-  tool: registryMethods('tool'),
-  skill: registryMethods('skill'),
-  resource: registryMethods('resource'),
-  project: registryMethods('project'),
-  action: registryMethods('action'),
-};
+/** The six registries' rows. */
+export const REGISTRY_METHODS: MethodDef[] = REGISTRY_KINDS.flatMap((kind) => Object.values(registryMethods(kind)));
 
 export const resourceTypeList = bindUnary(c.resourceTypeList, async () => ({ types: c.RESOURCE_TYPE_INFO.map((t) => ({ ...t, fields: [...t.fields] })) }));
 
