@@ -66,17 +66,19 @@ function build(
   fields: FieldViolation[],
 ): JsonRpcErrorObject {
   if (surface === 'a2a-v1') {
-    const metadata: Record<string, string> = {};
+    // A detail never hides what the error is (type); a correlation id in the details is the one
+    // the failure was logged under, and wins.
+    const metadata: Record<string, string> = { correlationId };
     for (const [k, v] of Object.entries(details)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v);
-    // The error's own fields come last: a detail never hides what the error is.
-    Object.assign(metadata, { type, correlationId });
+    metadata['type'] = type;
     if (hint) metadata['hint'] = hint;
     const data: unknown[] = [{ '@type': ERROR_INFO, reason, domain: 'a2a-protocol.org', metadata }];
     if (fields.length > 0) data.push({ '@type': BAD_REQUEST, fieldViolations: fields });
     return { code, message, data };
   }
-  // The error's own fields come last: a detail never hides what the error is (clients key on `reason`).
-  const data: Record<string, unknown> = { ...details, type, reason, correlationId };
+  // A detail never hides what the error is (clients key on `reason`); a correlation id in the
+  // details is the one the failure was logged under, and wins.
+  const data: Record<string, unknown> = { correlationId, ...details, type, reason };
   if (hint) data['hint'] = hint;
   if (fields.length > 0) data['fieldViolations'] = fields;
   return { code, message, data };
