@@ -46,6 +46,13 @@ module.exports = {
       to: { path: '^src/protocol/(server|transports/server)' },
     },
     {
+      name: 'client-is-free-of-the-application',
+      comment: 'The exported client knows the methods by their contracts (names, schemas, permission); nothing of the server side, however indirectly.',
+      severity: 'error',
+      from: { path: '^src/protocol/client/' },
+      to: { path: '^src/application/', reachable: true },
+    },
+    {
       name: 'nothing-imports-the-composition-root',
       severity: 'error',
       from: { pathNot: '^src/main/' },

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { METHODS } from '../../src/protocol/client/index.js';
+import { CONTRACTS } from '../../src/protocol/client/index.js';
 import { buildMethodTable } from '../../src/protocol/a2a/method-table.js';
 import { normalize, startHarness, TRANSPORTS, type Harness, type TransportName } from '../support/harness.js';
 import { a2aSuite } from './a2a.suite.js';
@@ -84,7 +84,7 @@ describe('across transports', () => {
 
   it('exercises every method of the table on every transport', () => {
     for (const [t, seen] of called) {
-      const missing = METHODS.map((m) => m.name).filter((n) => !seen.has(n));
+      const missing = CONTRACTS.map((m) => m.name).filter((n) => !seen.has(n));
       assert.deepEqual(missing, [], `methods without a contract test over ${t}`);
     }
   });

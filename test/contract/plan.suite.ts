@@ -30,6 +30,7 @@ import {
   resourceRegistry,
   sendMessage,
   sessionCreate,
+  type ResultOf,
 } from '../../src/protocol/client/index.js';
 import { rpcError } from './a2a.suite.js';
 import { makeRepo } from './registry.suite.js';
@@ -91,7 +92,7 @@ export function planSuite(ctx: SuiteContext): void {
     assert.deepEqual(arts.files.map((f) => [f['path'], f['change']]), [['greeting.txt', 'edited'], ['notes/Ada.txt', 'written']]);
     const status = await client.call(planStatus, { planId: id });
     assert.deepEqual(status.progress, { stepsDone: 3, stepsTotal: 3 });
-    assert.ok((status['checkpoints'] as unknown[]).length >= 3);
+    assert.ok(status.checkpoints.length >= 3);
     const applied = await client.call(planApply, { planId: id, yes: true });
     assert.equal(applied.plan.state, 'applied');
     assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello Ada\n');
@@ -99,7 +100,7 @@ export function planSuite(ctx: SuiteContext): void {
     assert.equal(git(repo, 'log', '-1', '--format=%s'), 'Greet Ada');
     assert.doesNotMatch(git(repo, 'branch', '--list'), /cleveragents\/plan-/, 'the plan branch is gone');
     await rpcError(client.call(planExecute, { planId: id }), -32004, 'BusinessRuleViolation');
-    await rpcError(client.call(planRollback, { checkpointId: (status['checkpoints'] as Array<{ id: string }>)[0]?.id ?? '' }), -32004, 'BusinessRuleViolation');
+    await rpcError(client.call(planRollback, { checkpointId: status.checkpoints[0]?.id ?? '' }), -32004, 'BusinessRuleViolation');
     const afterDiff = await client.call(planDiff, { planId: id });
     assert.match(afterDiff.unified, /\+hello Ada/, 'the diff stays readable after apply');
     ctx.record('plan-lifecycle', { diff: diff.stats, arts: arts.files.length, state: applied.plan.state });
@@ -123,7 +124,7 @@ export function planSuite(ctx: SuiteContext): void {
     const id = (await use('Cy')).plan.planId;
     await client.call(planExecute, { planId: id, wait: true });
     const status = await client.call(planStatus, { planId: id });
-    const cps = status['checkpoints'] as Array<{ id: string; label: string; stepIndex: number }>;
+    const cps = status.checkpoints;
     const first = cps.find((c) => c.label === 'after-step:1');
     assert.ok(first, JSON.stringify(cps));
     const rolled = await client.call(planRollback, { checkpointId: first.id });
@@ -143,15 +144,17 @@ export function planSuite(ctx: SuiteContext): void {
     const id = (await use('Dee')).plan.planId;
     await client.call(planExecute, { planId: id, wait: true });
     const tree = await client.call(planTree, { planId: id });
-    const steps = (tree.decisions[0] as { children: Array<{ id: string; stepIndex: number }> }).children;
+    const steps = tree.decisions[0]?.children ?? [];
     const second = steps.find((s) => s.stepIndex === 1);
     assert.ok(second);
     const dry = await client.call(planCorrect, { decisionId: second.id, mode: 'revert', guidance: 'write the note elsewhere', dryRun: true });
-    assert.equal((dry['wouldSupersede'] as string[]).length, 2);
+    assert.ok('dryRun' in dry, 'a dry run answers with a preview');
+    assert.equal(dry.wouldSupersede.length, 2);
     assert.equal((await client.call(planStatus, { planId: id })).attempt, 1, 'a dry run changes nothing');
     const reverted = await client.call(planCorrect, { decisionId: second.id, mode: 'revert', guidance: 'write the note elsewhere' });
-    assert.equal(reverted['attempt'], 2);
-    assert.deepEqual(reverted['superseded'], dry['wouldSupersede']);
+    assert.ok('superseded' in reverted, 'a correction answers with what it superseded');
+    assert.equal(reverted.attempt, 2);
+    assert.deepEqual(reverted.superseded, dry.wouldSupersede);
     const st = await client.call(planStatus, { planId: id });
     assert.equal(st.state, 'queued');
     assert.deepEqual(st.progress, { stepsDone: 1, stepsTotal: 3 });
@@ -159,7 +162,7 @@ export function planSuite(ctx: SuiteContext): void {
     const flat = JSON.stringify(full.decisions);
     assert.match(flat, /"superseded":true/);
     const explained = await client.call(planExplain, { decisionId: second.id });
-    assert.equal((explained['decision'] as { superseded: boolean }).superseded, true);
+    assert.equal(explained.decision.superseded, true);
     const appended = await client.call(planCorrect, { decisionId: steps[0]?.id ?? '', mode: 'append', guidance: 'keep the greeting short' });
     assert.equal(appended['attempt'], 3);
     await rpcError(client.call(planCorrect, { decisionId: second.id, mode: 'revert', guidance: 'again' }), -32004, 'BusinessRuleViolation');
@@ -246,9 +249,9 @@ export function planSuite(ctx: SuiteContext): void {
     assert.equal(`${st.phase}/${st.state}`, 'execute/complete');
     assert.equal(st['waiting'], undefined);
     await rpcError(client.call(planReject, { planId: id }), -32004, 'BusinessRuleViolation');
-    type Node = { type: string; question: string; chosen: unknown; rationale: string; children: Node[] };
+    type Node = ResultOf<typeof planTree>['decisions'][number];
     const flat = (nodes: Node[]): Node[] => nodes.flatMap((n) => [n, ...flat(n.children)]);
-    const approvals = flat((await client.call(planTree, { planId: id })).decisions as unknown as Node[])
+    const approvals = flat((await client.call(planTree, { planId: id })).decisions)
       .filter((d) => d.type === 'approval')
       .map((d) => [d.question, d.chosen, d.rationale]);
     assert.deepEqual(approvals, [
@@ -310,7 +313,7 @@ export function planSuite(ctx: SuiteContext): void {
     assert.equal(ex.task?.status.state, 'TASK_STATE_FAILED');
     const st = await client.call(planStatus, { planId: id });
     assert.equal(st.state, 'constrained');
-    assert.equal((st['error'] as { kind: string }).kind, 'budget');
+    assert.equal(st.error?.kind, 'budget');
     assert.equal((await client.call(planDiff, { planId: id })).stats.files, 1, 'the first step is kept');
     const more = await client.call(planExecute, { planId: id, wait: true, maxToolCalls: 10 });
     assert.equal(more.plan.state, 'complete');

@@ -11,7 +11,7 @@ import {
   A2AClient,
   actionRegistry,
   actorRegistry,
-  METHODS,
+  CONTRACTS,
   namespaceList,
   namespaceMembers,
   namespaceShow,
@@ -257,7 +257,7 @@ export function registrySuite(ctx: SuiteContext): void {
   it('publishes an OpenRPC document with a schema for every method', async () => {
     const doc = (await client.call(rpcDiscover, {})) as unknown as { openrpc: string; methods: Array<{ name: string; params: unknown[]; result: { schema: unknown } }> };
     assert.equal(doc.openrpc, '1.3.2');
-    assert.deepEqual(doc.methods.map((m) => m.name).sort(), METHODS.map((m) => m.name).sort());
+    assert.deepEqual(doc.methods.map((m) => m.name).sort(), CONTRACTS.map((m) => m.name).sort());
     assert.ok(doc.methods.every((m) => Array.isArray(m.params) && m.result.schema));
   });
 }

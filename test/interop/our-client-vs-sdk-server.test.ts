@@ -19,7 +19,7 @@ import {
   sendMessage,
   sendStreamingMessage,
   subscribeToTask,
-  type MethodDef,
+  type MethodContract,
   type StreamResponse,
   type Task,
 } from '../../src/protocol/client/index.js';
@@ -38,7 +38,7 @@ const userMessage = (text: string, extra: { taskId?: string; contextId?: string 
 const textOf = (parts: Array<{ text?: string | undefined }> | undefined): string => (parts ?? []).map((p) => p.text ?? '').join('');
 
 /** The value conforms to what our method row promises its callers. */
-function conforms(method: MethodDef, value: unknown): void {
+function conforms(method: MethodContract, value: unknown): void {
   const r = (method.result as z.ZodType).safeParse(value);
   assert.ok(r.success, `${method.name} result does not match our schema: ${r.success ? '' : JSON.stringify(r.error.issues).slice(0, 800)}\n${JSON.stringify(value).slice(0, 800)}`);
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Command } from 'commander';
-import { METHODS } from '../../src/protocol/client/index.js';
+import { CONTRACTS } from '../../src/protocol/client/index.js';
 import { buildProgram } from '../../src/presentation/cli/index.js';
 import { COMMAND_METHODS, NO_COMMAND_EXPECTED, SERVER_COMMANDS } from '../../src/presentation/cli/command-methods.js';
 
@@ -10,7 +10,7 @@ const leaves = (c: Command, prefix: string[] = []): string[] =>
 
 describe('the CLI and the method table', () => {
   const commands = leaves(buildProgram({ version: 'test', serve: async () => 0 })).filter((c) => c !== '');
-  const methods = new Set(METHODS.map((m) => m.name));
+  const methods = new Set(CONTRACTS.map((m) => m.name));
 
   it('maps every command to the methods it calls, and only to methods that exist', () => {
     for (const c of commands) {

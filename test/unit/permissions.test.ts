@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { LOCAL_PRINCIPAL, type Principal } from '../../src/application/index.js';
 import { isWrite, roleGrants, ROLES, PERMISSIONS } from '../../src/domain/permissions.js';
 import { buildApp, type App } from '../../src/main/app.js';
-import { A2AClient, A2AClientError, METHODS, actionRegistry, getTask, planApprove, planExecute, planStatus, planUse, projectRegistry, resourceRegistry, sendMessage } from '../../src/protocol/client/index.js';
+import { A2AClient, A2AClientError, CONTRACTS, actionRegistry, getTask, planApprove, planExecute, planStatus, planUse, projectRegistry, resourceRegistry, sendMessage } from '../../src/protocol/client/index.js';
 import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.transport.js';
 import { A2A_FORBIDDEN } from '../../src/protocol/jsonrpc/codes.js';
 import { initRepo } from '../support/git.js';
@@ -49,7 +49,7 @@ describe('permissions from the method table', () => {
   });
 
   it('a viewer gets FORBIDDEN on every write method of the table, and nothing changes', async () => {
-    const writes = METHODS.filter((m) => isWrite(m.permission));
+    const writes = CONTRACTS.filter((m) => isWrite(m.permission));
     assert.ok(writes.length >= 15, `the table has write methods (${writes.length})`);
     for (const m of writes) {
       const r = await call(VIEWER, m.name, {});
@@ -63,7 +63,7 @@ describe('permissions from the method table', () => {
   });
 
   it('a viewer passes authorization on every read method', async () => {
-    const reads = METHODS.filter((m) => !isWrite(m.permission));
+    const reads = CONTRACTS.filter((m) => !isWrite(m.permission));
     assert.ok(reads.length >= 15, `the table has read methods (${reads.length})`);
     for (const m of reads) {
       const r = await call(VIEWER, m.name, {});

@@ -1,33 +1,9 @@
 import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../domain/plan/plan.js';
-import { allowedOperations, type PlanOperation } from '../../domain/plan/plan.js';
+import { allowedOperations } from '../../domain/plan/plan.js';
+import type { ArtifactRow, DecisionNode, FileChange, PlanStatus } from '../../domain/plan/plan-views.js';
 
-export type PlanStatus = {
-  planId: string;
-  name: string;
-  action: string;
-  projects: string[];
-  arguments: Plan['arguments'];
-  description: string;
-  definitionOfDone: string;
-  automationProfile: Plan['automationProfile'];
-  phase: Plan['phase'];
-  state: Plan['state'];
-  running: boolean;
-  attempt: number;
-  progress: { stepsDone: number; stepsTotal: number };
-  timing: { createdAt: string; updatedAt: string; elapsedMs: number };
-  counts: { decisions: number; activeDecisions: number; toolCalls: number; checkpoints: number };
-  usage: Plan['usage'];
-  budget: { maxToolCalls: number; maxWallSeconds: number };
-  error?: Plan['error'];
-  waiting?: Plan['waiting'];
-  tasks: Plan['tasks'];
-  contextId: string;
-  sandboxes: Plan['sandboxes'];
-  checkpoints: Array<{ id: string; label: string; stepIndex: number; createdAt: string }>;
-  applied?: Plan['applied'];
-  allowed: PlanOperation[];
-};
+export type { PlanStatus };
+
 
 export function statusOf(p: Plan, decisions: Decision[], calls: ToolCallRecord[], checkpoints: Checkpoint[], running: boolean): PlanStatus {
   const out: PlanStatus = {
@@ -60,8 +36,6 @@ export function statusOf(p: Plan, decisions: Decision[], calls: ToolCallRecord[]
   return out;
 }
 
-export type DecisionNode = Decision & { children: DecisionNode[] };
-
 /** Decisions as a tree (roots first, children in order); superseded ones only when asked. */
 export function decisionTree(all: Decision[], showSuperseded: boolean): DecisionNode[] {
   const kept = all.filter((d) => showSuperseded || !d.superseded);
@@ -75,15 +49,13 @@ export function decisionTree(all: Decision[], showSuperseded: boolean): Decision
   return roots;
 }
 
-type DiffFile = { path: string; status: string; additions: number; deletions: number; size: number; binary: boolean };
-
 /** Per changed file: what the plan did to it (written, edited, deleted), its size and +/-. */
-export function artifactsOf(sandboxes: Array<{ resource: string; files: DiffFile[] }>, calls: ToolCallRecord[]): Array<Record<string, unknown>> {
-  const out = [];
+export function artifactsOf(sandboxes: Array<{ resource: string; files: FileChange[] }>, calls: ToolCallRecord[]): ArtifactRow[] {
+  const out: ArtifactRow[] = [];
   for (const sb of sandboxes) {
     for (const f of sb.files) {
       const touching = calls.filter((c) => c.ok && c.resource === sb.resource && c.filesTouched.includes(f.path));
-      const kind = f.status === 'deleted' ? 'deleted' : f.status === 'added' || touching.some((c) => c.tool.endsWith('/write-file')) ? 'written' : 'edited';
+      const kind: ArtifactRow['change'] = f.status === 'deleted' ? 'deleted' : f.status === 'added' || touching.some((c) => c.tool.endsWith('/write-file')) ? 'written' : 'edited';
       out.push({ resource: sb.resource, path: f.path, change: kind, status: f.status, size: f.size, additions: f.additions, deletions: f.deletions, binary: f.binary, tools: [...new Set(touching.map((c) => c.tool))] });
     }
   }

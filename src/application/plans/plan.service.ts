@@ -11,6 +11,7 @@ import type { RegistryService } from '../registry/registry.service.js';
 import type { ContextOwner, OwnedRun, TaskService } from '../tasks/task.service.js';
 import { resolveArguments } from './arguments.js';
 import type { PlanEngine } from './plan-engine.js';
+import { StoredDiff, type Correction, type DecisionExplanation, type PlanArtifacts, type PlanDiff, type PlanTree } from '../../domain/plan/plan-views.js';
 import { artifactsOf, decisionTree, statusOf, type PlanStatus } from './plan-views.js';
 
 export interface UseInput {
@@ -145,7 +146,7 @@ export class PlanService implements ContextOwner {
     // Only a finished run of this apply speaks for its outcome (an earlier attempt's error may linger).
     if (wait && result.task?.status.state === 'TASK_STATE_FAILED' && after.error && (after.error.kind === 'conflict' || after.error.kind === 'dirty')) {
       throw new AppError('PLAN_ERROR', `Plan ${planId} was not applied: ${after.error.message}`, {
-        details: { planId, reason: after.error.kind, files: after.error.files ?? [], taskId: result.taskId },
+        details: { planId, kind: after.error.kind, files: after.error.files ?? [], taskId: result.taskId },
         hint: after.error.hint,
       });
     }
@@ -174,12 +175,12 @@ export class PlanService implements ContextOwner {
     return statusOf(plan, await this.deps.plans.decisions(planId), await this.deps.plans.toolCalls(planId), await this.deps.plans.checkpoints(planId), this.deps.engine.isRunning(planId));
   }
 
-  async tree(planId: string, showSuperseded: boolean, principal: Principal): Promise<{ planId: string; attempt: number; decisions: ReturnType<typeof decisionTree> }> {
+  async tree(planId: string, showSuperseded: boolean, principal: Principal): Promise<PlanTree> {
     const plan = await this.get(planId, principal);
     return { planId, attempt: plan.attempt, decisions: decisionTree(await this.deps.plans.decisions(planId), showSuperseded) };
   }
 
-  async explain(decisionId: string, principal: Principal, planId?: string): Promise<Record<string, unknown>> {
+  async explain(decisionId: string, principal: Principal, planId?: string): Promise<DecisionExplanation> {
     const { plan, decision, all } = await this.findDecision(decisionId, principal, planId);
     const calls = (await this.deps.plans.toolCalls(plan.id)).filter((c) => c.decisionId === decision.id);
     const checkpoint = (await this.deps.plans.checkpoints(plan.id)).find((c) => c.decisionId === decision.id);
@@ -193,7 +194,7 @@ export class PlanService implements ContextOwner {
     };
   }
 
-  async correct(input: CorrectInput, principal: Principal, planId?: string): Promise<Record<string, unknown>> {
+  async correct(input: CorrectInput, principal: Principal, planId?: string): Promise<Correction> {
     const { plan, decision, all } = await this.findDecision(input.decisionId, principal, planId);
     this.assertIdle(plan, 'correct');
     assertAllowed(plan, 'correct');
@@ -231,7 +232,7 @@ export class PlanService implements ContextOwner {
     return { planId: plan.id, mode: 'revert', attempt: plan.attempt, superseded: affected.map((d) => d.id), added: [guidance.id, ...made.map((d) => d.id)], restoredCheckpoint: restoreTo?.id, resumeAtStep: from + 1 };
   }
 
-  async diff(planId: string, principal: Principal): Promise<Record<string, unknown>> {
+  async diff(planId: string, principal: Principal): Promise<PlanDiff> {
     const plan = await this.get(planId, principal);
     if (plan.sandboxes.length) {
       const diffs = await this.deps.engine.diffs(plan);
@@ -243,8 +244,8 @@ export class PlanService implements ContextOwner {
     return { planId, source: 'none', unified: '', stats: { files: 0, additions: 0, deletions: 0 }, sandboxes: [] };
   }
 
-  async artifacts(planId: string, principal: Principal): Promise<Record<string, unknown>> {
-    const diff = (await this.diff(planId, principal)) as { sandboxes: Array<{ resource: string; files: Array<{ path: string; status: string; additions: number; deletions: number; size: number; binary: boolean }> }> };
+  async artifacts(planId: string, principal: Principal): Promise<PlanArtifacts> {
+    const diff = await this.diff(planId, principal);
     return { planId, files: artifactsOf(diff.sandboxes, await this.deps.plans.toolCalls(planId)) };
   }
 
@@ -399,14 +400,14 @@ export class PlanService implements ContextOwner {
   }
 
   /** The diff artifact the execute task stored (after apply the sandbox is gone). */
-  private async storedDiff(plan: Plan, principal: Principal): Promise<Record<string, unknown> | undefined> {
+  private async storedDiff(plan: Plan, principal: Principal): Promise<(StoredDiff & { unified: string }) | undefined> {
     if (!plan.tasks.execute) return undefined;
     const task = await this.deps.tasks.get(plan.tasks.execute, 0, principal).catch(() => undefined);
     const artifact = task?.artifacts?.find((a) => a.artifactId === 'diff');
     if (!artifact) return undefined;
     const unified = artifact.parts.find((p) => p.text !== undefined)?.text ?? '';
-    const data = (artifact.parts.find((p) => p.data !== undefined)?.data ?? {}) as Record<string, unknown>;
-    return { unified, ...data };
+    const data = StoredDiff.safeParse(artifact.parts.find((p) => p.data !== undefined)?.data);
+    return { unified, ...(data.success ? data.data : { stats: { files: 0, additions: 0, deletions: 0 }, sandboxes: [] }) };
   }
 
   /**

@@ -118,7 +118,8 @@ export const ToolCallRecord = z.object({
 export type ToolCallRecord = z.infer<typeof ToolCallRecord>;
 
 /** What may be asked of a plan, and in which phases/states. */
-export type PlanOperation = 'execute' | 'apply' | 'correct' | 'rollback' | 'prompt' | 'approve' | 'reject' | 'cancel';
+export const PLAN_OPERATIONS = ['execute', 'apply', 'correct', 'rollback', 'prompt', 'approve', 'reject', 'cancel'] as const;
+export type PlanOperation = (typeof PLAN_OPERATIONS)[number];
 
 const ALLOWED: Record<PlanOperation, (p: Plan) => boolean> = {
   execute: (p) =>

@@ -1,8 +1,8 @@
-import { A2AClientError, A2ATransportError } from '../../protocol/client/index.js';
+import { A2AClientError, A2ATransportError, type WireReason } from '../../protocol/client/index.js';
 
 /**
- * Why a command ended, and the process exit code for each reason: the one total table of the
- * CLI. A new reason without a code does not compile.
+ * Why a command ended, and the process exit code of each: with {@link BY_WIRE_REASON} (every
+ * reason an agent's error may name → one of these), a new reason without a code does not compile.
  */
 export type ExitReason =
   | 'OK'
@@ -47,29 +47,39 @@ export const EXIT_CODES: Record<ExitReason, number> = {
   INTERRUPTED: 130,
 };
 
-/** The agent's error types (`error.data.type`) and the exit reason of each. */
-const BY_ERROR_TYPE: Record<string, ExitReason> = {
-  TaskNotFoundError: 'NOT_FOUND',
-  ResourceNotFoundError: 'NOT_FOUND',
-  AuthenticationError: 'AUTH',
-  AuthorizationError: 'AUTH',
-  TaskNotCancelableError: 'INVALID_STATE',
-  UnsupportedOperationError: 'INVALID_STATE',
-  BusinessRuleViolation: 'INVALID_STATE',
-  PushNotificationNotSupportedError: 'INVALID_STATE',
-  ExtendedAgentCardNotConfiguredError: 'INVALID_STATE',
-  DuplicateEntityError: 'INVALID_STATE',
-  RevisionConflictError: 'INVALID_STATE',
-  EntityInUseError: 'INVALID_STATE',
-  PlanError: 'PLAN_ERROR',
-  BudgetExceededError: 'BUDGET_EXCEEDED',
-  MethodNotFoundError: 'INVALID_STATE',
-  ValidationError: 'INVALID_PARAMS',
-  ContentTypeNotSupportedError: 'INVALID_PARAMS',
-  VersionNotSupportedError: 'VERSION_NOT_SUPPORTED',
-  A2aVersionMismatchError: 'VERSION_NOT_SUPPORTED',
-  ExtensionSupportRequiredError: 'VERSION_NOT_SUPPORTED',
+/**
+ * The exit reason of each reason an agent's error may name (`error.data.reason`): total, so a
+ * new reason on the wire without an exit reason here does not compile.
+ */
+const BY_WIRE_REASON: Record<WireReason, ExitReason> = {
+  NOT_FOUND: 'NOT_FOUND',
+  TASK_NOT_FOUND: 'NOT_FOUND',
+  UNAUTHENTICATED: 'AUTH',
+  FORBIDDEN: 'AUTH',
+  TASK_NOT_CANCELABLE: 'INVALID_STATE',
+  UNSUPPORTED_OPERATION: 'INVALID_STATE',
+  INVALID_STATE: 'INVALID_STATE',
+  PUSH_NOT_SUPPORTED: 'INVALID_STATE',
+  EXTENDED_CARD_NOT_CONFIGURED: 'INVALID_STATE',
+  ALREADY_EXISTS: 'INVALID_STATE',
+  REVISION_CONFLICT: 'INVALID_STATE',
+  IN_USE: 'INVALID_STATE',
+  METHOD_NOT_FOUND: 'INVALID_STATE',
+  PLAN_ERROR: 'PLAN_ERROR',
+  BUDGET_EXCEEDED: 'BUDGET_EXCEEDED',
+  INVALID_PARAMS: 'INVALID_PARAMS',
+  CONTENT_TYPE_NOT_SUPPORTED: 'INVALID_PARAMS',
+  VERSION_NOT_SUPPORTED: 'VERSION_NOT_SUPPORTED',
+  VERSION_MISMATCH: 'VERSION_NOT_SUPPORTED',
+  EXTENSION_REQUIRED: 'VERSION_NOT_SUPPORTED',
+  INVALID_AGENT_RESPONSE: 'INTERNAL',
+  UNAVAILABLE: 'INTERNAL',
+  INTERNAL: 'INTERNAL',
+  PARSE_ERROR: 'INTERNAL',
+  INVALID_REQUEST: 'INTERNAL',
 };
+
+const isWireReason = (r: string | undefined): r is WireReason => r !== undefined && Object.hasOwn(BY_WIRE_REASON, r);
 
 const INVALID_PARAMS_CODE = -32602;
 const METHOD_NOT_FOUND_CODE = -32601;
@@ -78,8 +88,8 @@ const METHOD_NOT_FOUND_CODE = -32601;
 export function exitReasonOf(err: unknown): ExitReason {
   if (err instanceof A2ATransportError) return 'UNREACHABLE';
   if (err instanceof A2AClientError) {
-    const byType = BY_ERROR_TYPE[err.type];
-    if (byType) return byType;
+    if (isWireReason(err.reason)) return BY_WIRE_REASON[err.reason];
+    // An answer that names no reason we know (another agent, a proxy): judged by status and code.
     if (err.httpStatus === 401 || err.httpStatus === 403) return 'AUTH';
     if (err.code === INVALID_PARAMS_CODE) return 'INVALID_PARAMS';
     if (err.code === METHOD_NOT_FOUND_CODE) return 'INVALID_STATE';

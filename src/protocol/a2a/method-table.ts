@@ -1,44 +1,39 @@
+import { CONTRACTS } from './contracts/index.js';
 import type { MethodDef } from './method.js';
-import { getExtendedAgentCard } from './methods/card.methods.js';
-import { diagnosticsRun, healthCheck } from './methods/health.methods.js';
-import { sendMessage, sendStreamingMessage } from './methods/message.methods.js';
-import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from './methods/push.methods.js';
-import { sessionCreate, sessionDelete, sessionList, sessionShow } from './methods/session.methods.js';
-import { rpcDiscover } from './methods/discovery.methods.js';
-import { PLAN_METHODS } from './methods/plan.methods.js';
-import { namespaceList, namespaceMembers, namespaceShow } from './methods/namespace.methods.js';
-import { REGISTRIES, resourceTypeList, resourceTypeShow } from './methods/registry.methods.js';
-import { cancelTask, getTask, listTasks, subscribeToTask } from './methods/task.methods.js';
+import * as card from './methods/card.methods.js';
+import * as discovery from './methods/discovery.methods.js';
+import * as health from './methods/health.methods.js';
+import * as message from './methods/message.methods.js';
+import * as namespace from './methods/namespace.methods.js';
+import * as plan from './methods/plan.methods.js';
+import * as push from './methods/push.methods.js';
+import * as registry from './methods/registry.methods.js';
+import * as session from './methods/session.methods.js';
+import * as task from './methods/task.methods.js';
 
-/** Every method the server serves. Absent here means -32601. */
-export const METHODS: readonly MethodDef[] = [
-  sendMessage,
-  sendStreamingMessage,
-  getTask,
-  listTasks,
-  cancelTask,
-  subscribeToTask,
-  createPushConfig,
-  getPushConfig,
-  listPushConfigs,
-  deletePushConfig,
-  getExtendedAgentCard,
-  healthCheck,
-  diagnosticsRun,
-  sessionCreate,
-  sessionList,
-  sessionShow,
-  sessionDelete,
-  ...Object.values(REGISTRIES).flatMap((r) => [r.list, r.show, r.add, r.update, r.remove]),
-  resourceTypeList,
-  resourceTypeShow,
-  namespaceList,
-  namespaceShow,
-  namespaceMembers,
-  // The plan lifecycle came with extension version 1.1.
-  ...PLAN_METHODS.map((m) => ({ ...m, since: '1.1' as const })),
-  rpcDiscover,
-] as MethodDef[];
+const isBound = (v: unknown): v is MethodDef => typeof v === 'object' && v !== null && typeof (v as { name?: unknown }).name === 'string' && typeof (v as { call?: unknown }).call === 'function';
+
+/** What the methods/ modules export: rows bound to the facade (alone or in lists), by name. */
+function boundRows(): Map<string, MethodDef> {
+  const modules: ReadonlyArray<Record<string, unknown>> = [card, discovery, health, message, namespace, plan, push, registry, session, task];
+  const rows = modules.flatMap((mod) => Object.values(mod).flatMap((v) => (Array.isArray(v) ? (v as unknown[]) : [v]))).filter(isBound);
+  return new Map(rows.map((m) => [m.name, m]));
+}
+
+/** Every contract bound: a contract without a binding, or a binding without a contract, stops the start. */
+function bindAll(): MethodDef[] {
+  const bound = boundRows();
+  const out = CONTRACTS.map((c) => {
+    const m = bound.get(c.name);
+    if (!m) throw new Error(`the contract of ${c.name} has no binding in methods/`);
+    return m;
+  });
+  if (bound.size !== out.length) throw new Error(`methods/ binds ${bound.size - out.length} row(s) that no contract lists`);
+  return out;
+}
+
+/** Every method the server serves, in the contracts' order. Absent here means -32601. */
+export const METHODS: readonly MethodDef[] = bindAll();
 
 export interface MethodLookup {
   /** Method rows by every name v1.0 callers may use (canonical names and the seed's aliases). */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { MethodDef, StreamMethod, UnaryMethod } from '../a2a/method.js';
+import type { MethodContract, StreamContract, UnaryContract } from '../a2a/contract.js';
 import { HttpClientTransport, type HttpTransportOptions } from './http.transport.js';
 import { StdioClientTransport, type StdioTransportOptions } from './stdio.transport.js';
 import type { ClientTransport, RequestOptions } from './transport.js';
@@ -11,7 +11,7 @@ export interface TypedStreamEvent<T> {
 
 /**
  * The typed A2A client: the same interface over stdio, HTTP or in-memory. Calls are made with the
- * method table's rows, so params and results are typed from the same schemas the server checks.
+ * methods' contracts, so params and results are typed from the same schemas the server checks.
  *
  * ```ts
  * const client = await A2AClient.local();
@@ -32,12 +32,12 @@ export class A2AClient {
     return new A2AClient(new HttpClientTransport(opts));
   }
 
-  async call<P extends z.ZodType, R extends z.ZodType>(method: UnaryMethod<P, R>, params: z.input<P>, opts?: RequestOptions): Promise<z.output<R>> {
+  async call<P extends z.ZodType, R extends z.ZodType>(method: UnaryContract<P, R>, params: z.input<P>, opts?: RequestOptions): Promise<z.output<R>> {
     return (await this.transport.request(method.name, params, opts)) as z.output<R>;
   }
 
   async *stream<P extends z.ZodType, R extends z.ZodType>(
-    method: StreamMethod<P, R>,
+    method: StreamContract<P, R>,
     params: z.input<P>,
     opts?: RequestOptions,
   ): AsyncIterable<TypedStreamEvent<z.output<R>>> {
@@ -45,7 +45,7 @@ export class A2AClient {
   }
 
   /** Any method by name (for generic tools; prefer `call`). */
-  raw(method: MethodDef | string, params: unknown, opts?: RequestOptions): Promise<unknown> {
+  raw(method: MethodContract | string, params: unknown, opts?: RequestOptions): Promise<unknown> {
     return this.transport.request(typeof method === 'string' ? method : method.name, params, opts);
   }
 

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Channel } from '../../domain/async-channel.js';
+import { STDIO_METHODS, type StreamEventParams } from '../a2a/stdio-binding.js';
+import { EXTENSION_URI } from '../a2a/versions.js';
 import type { JsonRpcErrorObject } from '../jsonrpc/envelope.js';
 import { createLineFramer, frame } from '../jsonrpc/framing.js';
 import { A2AClientError, A2ATransportError } from './client-error.js';
@@ -85,9 +87,9 @@ export class StdioClientTransport implements ClientTransport {
     });
     const t = new StdioClientTransport(child);
     try {
-      t.init = (await t.request('initialize', {
+      t.init = (await t.request(STDIO_METHODS.initialize, {
         protocolVersion: opts.protocolVersion ?? '1.0',
-        extensions: ['urn:cleveragents:extensions:v1'],
+        extensions: [EXTENSION_URI],
         clientInfo: opts.clientInfo ?? { name: 'cleveragents-client' },
       })) as InitializeResult;
     } catch (err) {
@@ -120,7 +122,7 @@ export class StdioClientTransport implements ClientTransport {
       // Leaving the loop early cancels the request on the agent's side.
       if (id !== undefined && this.pending.has(id)) {
         this.pending.delete(id);
-        this.notify('$/cancelRequest', { id });
+        this.notify(STDIO_METHODS.cancel, { id });
       }
     });
     id = this.send(method, params, { resolve: () => events.end(), reject: (e) => events.fail(e), events }, opts.signal);
@@ -155,7 +157,7 @@ export class StdioClientTransport implements ClientTransport {
     }
     const onAbort = (): void => {
       if (!this.pending.delete(id)) return;
-      this.notify('$/cancelRequest', { id });
+      this.notify(STDIO_METHODS.cancel, { id });
       p.reject(signal?.reason ?? new Error('aborted'));
     };
     // The listener goes when the request settles, so a long-lived signal does not collect them.
@@ -174,13 +176,13 @@ export class StdioClientTransport implements ClientTransport {
   }
 
   private onLine(line: string): void {
-    let msg: { id?: unknown; method?: string; params?: { requestId?: unknown; seq?: number; event?: unknown }; result?: unknown; error?: JsonRpcErrorObject };
+    let msg: { id?: unknown; method?: string; params?: Partial<StreamEventParams>; result?: unknown; error?: JsonRpcErrorObject };
     try {
       msg = JSON.parse(line) as typeof msg;
     } catch {
       return; // not protocol: ignore rather than die (stdout is protocol-only on our side)
     }
-    if (msg.method === '_cleveragents/stream/event' && msg.params) {
+    if (msg.method === STDIO_METHODS.streamEvent && msg.params) {
       const p = this.pending.get(Number(msg.params.requestId));
       p?.events?.push({ seq: msg.params.seq ?? 0, result: msg.params.event });
       return;

@@ -45,7 +45,12 @@ export function toErrorObject(err: unknown, surface: ErrorSurface, correlationId
   return build(INTERNAL_ERROR, 'Internal error', 'InternalError', 'INTERNAL', surface, correlationId, {}, `report correlation id ${correlationId} to the operator`, []);
 }
 
-function reasonOfRpc(code: number): string {
+/** Reasons of the JSON-RPC layer's own refusals (before any method runs). */
+export const RPC_REASONS = ['PARSE_ERROR', 'INVALID_REQUEST', 'METHOD_NOT_FOUND'] as const;
+/** Every reason an error answer may name in `error.data` (or its ErrorInfo detail). */
+export type WireReason = ErrorReason | (typeof RPC_REASONS)[number];
+
+function reasonOfRpc(code: number): WireReason {
   return code === PARSE_ERROR ? 'PARSE_ERROR' : code === INVALID_REQUEST ? 'INVALID_REQUEST' : code === METHOD_NOT_FOUND ? 'METHOD_NOT_FOUND' : 'INTERNAL';
 }
 
@@ -61,14 +66,19 @@ function build(
   fields: FieldViolation[],
 ): JsonRpcErrorObject {
   if (surface === 'a2a-v1') {
-    const metadata: Record<string, string> = { type, correlationId };
+    // A detail never hides what the error is (type); a correlation id in the details is the one
+    // the failure was logged under, and wins.
+    const metadata: Record<string, string> = { correlationId };
     for (const [k, v] of Object.entries(details)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v);
+    metadata['type'] = type;
     if (hint) metadata['hint'] = hint;
     const data: unknown[] = [{ '@type': ERROR_INFO, reason, domain: 'a2a-protocol.org', metadata }];
     if (fields.length > 0) data.push({ '@type': BAD_REQUEST, fieldViolations: fields });
     return { code, message, data };
   }
-  const data: Record<string, unknown> = { type, reason, correlationId, ...details };
+  // A detail never hides what the error is (clients key on `reason`); a correlation id in the
+  // details is the one the failure was logged under, and wins.
+  const data: Record<string, unknown> = { correlationId, ...details, type, reason };
   if (hint) data['hint'] = hint;
   if (fields.length > 0) data['fieldViolations'] = fields;
   return { code, message, data };

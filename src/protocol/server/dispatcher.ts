@@ -69,9 +69,7 @@ export class Dispatcher {
     const notification = request.id === undefined;
 
     const { v1, v03 } = this.opts.table;
-    // The spec reads a missing version as 0.3; names only v1.0 has imply 1.0.
-    const version: ProtocolVersion = meta.version ?? (v03.has(request.method) ? '0.3' : '1.0');
-    const method = (version === '1.0' ? v1 : v03).get(request.method);
+    const { version, method } = this.lookup(request.method, meta.version);
     const surface: ErrorSurface = method?.surface === 'extension' ? 'extension' : version === '1.0' ? 'a2a-v1' : 'a2a-v03';
     try {
       if (!method) {
@@ -119,6 +117,23 @@ export class Dispatcher {
       if (notification) return { kind: 'notification' };
       return this.failure(id, err, surface, correlationId);
     }
+  }
+
+  /**
+   * Whether a message asks for a streaming method (its row says so): a transport that frames
+   * streams its own way (SSE) answers even the stream's errors in that framing.
+   */
+  isStreamingRequest(message: unknown, version: ProtocolVersion | undefined): boolean {
+    const name = (message as { method?: unknown } | null)?.method;
+    return typeof name === 'string' && this.lookup(name, version).method?.kind === 'stream';
+  }
+
+  /** The row a name reaches in the version the caller stated (or, stating none, implied). */
+  private lookup(name: string, stated: ProtocolVersion | undefined): { version: ProtocolVersion; method: MethodDef | undefined } {
+    const { v1, v03 } = this.opts.table;
+    // The spec reads a missing version as 0.3; names only v1.0 has imply 1.0.
+    const version: ProtocolVersion = stated ?? (v03.has(name) ? '0.3' : '1.0');
+    return { version, method: (version === '1.0' ? v1 : v03).get(name) };
   }
 
   private parseParams(method: MethodDef, codec: MethodDef['v03'], raw: unknown): unknown {

@@ -139,7 +139,7 @@ export class A2aHttpServer {
     try {
       version = parseVersion(header(req, 'a2a-version') ?? url.searchParams.get('A2A-Version'));
     } catch (err) {
-      return this.sendJson(res, 400, rpcError(null, err, 'a2a-v1'));
+      return this.sendJson(res, statusForError(err), rpcError(null, err, 'a2a-v1'));
     }
     const { card, etag } = this.opts.card.publicCard(version);
     res.setHeader('etag', etag);
@@ -187,7 +187,7 @@ export class A2aHttpServer {
       rec.method = methodOf(body);
       // Nothing runs without a valid token; the method name only picks the error's dialect.
       res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
-      return this.sendJson(res, 401, rpcError(idOf(body), err, authSurface(body, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))));
+      return this.sendJson(res, statusForError(err), rpcError(idOf(body), err, authSurface(body, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))));
     }
     rec.principal = principal.id;
     if (type !== JSON_TYPE && type !== 'application/a2a+json') {
@@ -259,7 +259,7 @@ export class A2aHttpServer {
       res.end();
       return;
     }
-    const wantsStream = isStreamingRequest(parsed) || outcome.kind === 'stream';
+    const wantsStream = outcome.kind === 'stream' || this.opts.dispatcher.isStreamingRequest(parsed, version);
     if (outcome.kind === 'response') {
       // Errors of streaming methods go out as an SSE event when the client asked for a stream.
       if (wantsStream && 'error' in outcome.response && acceptsSse(req)) return this.sendSse(res, [{ seq: 0, response: outcome.response }], signal());
@@ -345,11 +345,6 @@ function acceptsSse(req: IncomingMessage): boolean {
   return (header(req, 'accept') ?? '').includes('text/event-stream');
 }
 
-const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/subscribe', 'tasks/resubscribe']);
-function isStreamingRequest(msg: unknown): boolean {
-  return typeof msg === 'object' && msg !== null && STREAMING.has((msg as { method?: unknown }).method as string);
-}
-
 /** Extension methods answer auth failures in the platform taxonomy; everything else as A2A does. */
 function authSurface(body: Buffer, version: string | null | undefined): ErrorSurface {
   try {
@@ -383,4 +378,5 @@ function rpcError(id: string | number | null, err: unknown, surface: ErrorSurfac
   return { jsonrpc: '2.0', id, error: toErrorObject(err, surface, newCorrelationId()) };
 }
 
-export const statusForError = (err: unknown): number => (isAppError(err) ? HTTP_STATUS[err.reason] : 500);
+/** The HTTP status of an error that stops a request before JSON-RPC answers it: the total table decides. */
+const statusForError = (err: unknown): number => (isAppError(err) ? HTTP_STATUS[err.reason] : 500);

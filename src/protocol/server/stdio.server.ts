@@ -1,8 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
-import { z } from 'zod';
 import { LOCAL_PRINCIPAL, type Logger, type Principal } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
+import { InitializeParams, STDIO_METHODS, type StreamEventParams } from '../a2a/stdio-binding.js';
 import { EXTENSION_URI, parseExtensionVersion, parseVersion, SUPPORTED_VERSIONS, type ProtocolVersion } from '../a2a/versions.js';
 import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, parseError, toErrorObject, validationError } from '../jsonrpc/errors.js';
@@ -10,18 +10,6 @@ import { createLineFramer, frame } from '../jsonrpc/framing.js';
 import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
 import type { Dispatcher } from './dispatcher.js';
 
-/** Methods of the stdio binding itself (not A2A operations, so not in the method table). */
-export const STDIO_INITIALIZE = 'initialize';
-export const STDIO_CANCEL = '$/cancelRequest';
-export const STDIO_STREAM_EVENT = '_cleveragents/stream/event';
-
-const InitializeParams = z.object({
-  protocolVersion: z.string().optional(),
-  extensions: z.array(z.string()).optional(),
-  /** The extension minor version wanted (default: the current one). */
-  extensionVersion: z.string().optional(),
-  clientInfo: z.object({ name: z.string(), version: z.string().optional() }).optional(),
-});
 
 export interface StdioServerOptions {
   dispatcher: Dispatcher;
@@ -106,11 +94,11 @@ export class A2aStdioServer {
       return this.write({ jsonrpc: '2.0', id: null, error: toErrorObject(invalidRequest('batch requests are not supported'), 'extension', newCorrelationId()) });
     }
     const env = checkEnvelope(msg);
-    if (env.ok && env.request.method === STDIO_CANCEL) return this.cancel(env.request.params);
-    if (env.ok && env.request.method === STDIO_INITIALIZE) return this.initialize(env.request.id ?? null, env.request.params);
+    if (env.ok && env.request.method === STDIO_METHODS.cancel) return this.cancel(env.request.params);
+    if (env.ok && env.request.method === STDIO_METHODS.initialize) return this.initialize(env.request.id ?? null, env.request.params);
     if (env.ok && this.version === undefined) {
       if (env.request.id === undefined) return;
-      return this.fail(env.request.id, invalidRequest(`send ${STDIO_INITIALIZE} first (the handshake negotiates the protocol version)`));
+      return this.fail(env.request.id, invalidRequest(`send ${STDIO_METHODS.initialize} first (the handshake negotiates the protocol version)`));
     }
     const key = env.ok && env.request.id !== undefined ? keyOf(env.request.id) : undefined;
     const abort = new LazyAbort();
@@ -142,7 +130,7 @@ export class A2aStdioServer {
         }
         count++;
         lastSeq = ev.seq;
-        this.write({ jsonrpc: '2.0', method: STDIO_STREAM_EVENT, params: { requestId: outcome.id, seq: ev.seq, event: ev.response.result } });
+        this.write({ jsonrpc: '2.0', method: STDIO_METHODS.streamEvent, params: { requestId: outcome.id, seq: ev.seq, event: ev.response.result } satisfies StreamEventParams });
       }
       if (abort.aborted) {
         rec.outcome = 'cancelled';

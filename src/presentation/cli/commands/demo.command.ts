@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
 import { planApply, planDiff, planExecute, planUse, projectRegistry, resourceRegistry, type A2AClient } from '../../../protocol/client/index.js';
 import { UsageError } from '../exit-codes.js';
-import { renderDiff, renderStat, type DiffFile, type DiffStats } from '../render/plan.js';
+import { renderDiff, renderStat } from '../render/plan.js';
 import type { Ui } from '../render/ui.js';
 import type { Outcome, RunContext, Runner } from '../runner.js';
 import { createSampleRepo, currentBranch, git, userRepo } from '../support/demo-repo.js';
@@ -75,8 +75,8 @@ async function demo(ctx: RunContext, opts: DemoOptions): Promise<Outcome> {
     const diff = await client.call(planDiff, { planId }, { signal: ctx.signal });
     data['diff'] = { unified: diff.unified, stats: diff.stats };
     ui.out(renderDiff(diff.unified, ui.mode));
-    const files = ((diff['sandboxes'] ?? []) as Array<{ files: DiffFile[] }>).flatMap((s) => s.files);
-    ui.out(`${ui.rich ? '\n' : ''}${renderStat(files, diff.stats as DiffStats, ui.mode)}`);
+    const files = diff.sandboxes.flatMap((s) => s.files);
+    ui.out(`${ui.rich ? '\n' : ''}${renderStat(files, diff.stats, ui.mode)}`);
 
     heading(ui, 6, 'Apply it (--yes): one commit on your branch');
     const apply = await runPhase(ctx, client, () => client.call(planApply, { planId, yes: true, wait: true }, { signal: ctx.signal }), { yes: true });

@@ -17,7 +17,7 @@ import {
   planUse,
 } from '../../../protocol/client/index.js';
 import { qualify, whenText } from '../render/definition.js';
-import { phaseState, renderArtifacts, renderDiff, renderPlanStatus, renderStat, renderTree, type ArtifactRow, type Decision, type DiffFile, type DiffStats, type PlanStatus } from '../render/plan.js';
+import { phaseState, renderArtifacts, renderDiff, renderPlanStatus, renderStat, renderTree, type PlanStatus } from '../render/plan.js';
 import { renderCorrection, renderExplain } from '../render/plan-decision.js';
 import { renderFields, renderTable } from '../render/table.js';
 import type { Runner } from '../runner.js';
@@ -160,7 +160,7 @@ export function registerPlan(program: Command, runner: Runner): void {
         const client = await ctx.client();
         const s = await client.call(planCancel, { planId: id, ...(opts.reason ? { reason: opts.reason } : {}) }, { signal: ctx.signal });
         const { ui } = ctx;
-        const sandboxes = (s['sandboxes'] ?? []) as Array<{ resource: string; root: string }>;
+        const sandboxes = s.sandboxes;
         if (ui.rich) {
           ui.out(`Cancelled plan ${s.planId} ${phaseState(s, ui.pal)}\n`);
           for (const b of sandboxes) ui.out(ui.pal.dim(`  sandbox kept for inspection: ${b.root}\n`));
@@ -194,7 +194,7 @@ export function registerPlan(program: Command, runner: Runner): void {
         const t = await client.call(planTree, { planId: id, ...(opts.showSuperseded ? { showSuperseded: true } : {}) }, { signal: ctx.signal });
         const { ui } = ctx;
         if (ui.rich) ui.out(`${ui.pal.bold('Decisions')} of plan ${t.planId} ${ui.pal.dim(`(attempt ${t.attempt})`)}\n`);
-        ui.out(renderTree(t.decisions as unknown as Decision[], ui.mode));
+        ui.out(renderTree(t.decisions, ui.mode));
         ui.info(`explain one: agents plan explain <decision-id> · correct it: agents plan correct <decision-id> --mode revert|append --guidance "…"`);
         return { data: t };
       }),
@@ -241,10 +241,10 @@ export function registerPlan(program: Command, runner: Runner): void {
         const client = await ctx.client();
         const d = await client.call(planDiff, { planId: id }, { signal: ctx.signal });
         const { ui } = ctx;
-        const files = ((d['sandboxes'] ?? []) as Array<{ files: DiffFile[] }>).flatMap((s) => s.files);
+        const files = d.sandboxes.flatMap((s) => s.files);
         if (!opts.stat) ui.out(renderDiff(d.unified, ui.mode));
         if (d.stats.files === 0) ui.info(d.source === 'none' ? 'no changes yet: the plan has not executed' : 'no changes');
-        else ui.out(`${opts.stat || !ui.rich ? '' : '\n'}${renderStat(files, d.stats as DiffStats, ui.mode)}`);
+        else ui.out(`${opts.stat || !ui.rich ? '' : '\n'}${renderStat(files, d.stats, ui.mode)}`);
         if (d.source !== 'sandbox' && d.source !== 'none') ui.info(`(the diff as executed; the sandbox is gone${d.source === 'applied' ? ' since the apply' : ''})`);
         return { data: d };
       }),
@@ -258,7 +258,7 @@ export function registerPlan(program: Command, runner: Runner): void {
       runner.run(cmd, 'plan artifacts', async (ctx) => {
         const client = await ctx.client();
         const r = await client.call(planArtifacts, { planId: id }, { signal: ctx.signal });
-        const rows = r.files as unknown as ArtifactRow[];
+        const rows = r.files;
         if (rows.length === 0) ctx.ui.info('no changed files');
         else ctx.ui.out(renderArtifacts(rows, ctx.ui));
         return { data: r };
@@ -305,7 +305,7 @@ export function registerPlan(program: Command, runner: Runner): void {
         };
         const r = await client.call(planList, params, { signal: ctx.signal });
         const { ui } = ctx;
-        const updated = (p: PlanStatus): string => whenText(((p['timing'] as { updatedAt?: string } | undefined)?.updatedAt ?? ''), ui.rich);
+        const updated = (p: PlanStatus): string => whenText(p.timing.updatedAt, ui.rich);
         if (r.plans.length === 0) ui.info('no plans: start one with agents plan use <action> <project>');
         else
           ui.out(

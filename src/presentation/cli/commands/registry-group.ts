@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { REGISTRIES, type RegistryKind, type RegistryMethods, type ResultOf } from '../../../protocol/client/index.js';
+import { REGISTRIES, type RegistryKind, type RegistryContracts, type ResultOf } from '../../../protocol/client/index.js';
 import { UsageError } from '../exit-codes.js';
 import { plural, qualify, renderYaml, shortHash, whenText } from '../render/definition.js';
 import { renderFields, renderTable, type Column } from '../render/table.js';
@@ -9,9 +9,9 @@ import type { Ui } from '../render/ui.js';
 import type { Outcome, RunContext, Runner } from '../runner.js';
 import { intOption } from '../support/options.js';
 
-export type Entity = ResultOf<RegistryMethods['list']>['items'][number];
-export type ShownEntity = ResultOf<RegistryMethods['show']>;
-type Page = ResultOf<RegistryMethods['list']>;
+export type Entity = ResultOf<RegistryContracts['list']>['items'][number];
+export type ShownEntity = ResultOf<RegistryContracts['show']>;
+type Page = ResultOf<RegistryContracts['list']>;
 export type FieldLine = readonly [string, string | undefined];
 
 /** What differs between the six registries: list columns, the facts `show` adds, the add command. */

@@ -1,59 +1,17 @@
-import type { planStatus, ResultOf } from '../../../protocol/client/index.js';
+import type { planArtifacts, planDiff, planStatus, planTree, ResultOf } from '../../../protocol/client/index.js';
 import type { Palette } from './colors.js';
 import { plural, whenText } from './definition.js';
 import { oneLine, renderFields, renderTable } from './table.js';
 import type { Ui } from './ui.js';
 
-/** What `plan status` returns (the schema is loose: the service adds timing, usage, checkpoints, …). */
+/** What `plan status` returns. */
 export type PlanStatus = ResultOf<typeof planStatus>;
-
-interface Checkpoint {
-  id: string;
-  label: string;
-  stepIndex: number;
-  createdAt: string;
-}
-interface Sandbox {
-  resource: string;
-  root: string;
-  branch?: string;
-}
-interface PlanErrorInfo {
-  kind: string;
-  message: string;
-  hint?: string;
-  files?: string[];
-}
-export interface DiffFile {
-  path: string;
-  status: string;
-  additions: number;
-  deletions: number;
-  size?: number;
-  binary?: boolean;
-}
-export interface DiffStats {
-  files: number;
-  additions: number;
-  deletions: number;
-}
-
-export interface Decision {
-  id: string;
-  parentId?: string;
-  type: string;
-  question: string;
-  chosen: unknown;
-  rationale?: string;
-  confidence?: number;
-  superseded: boolean;
-  attempt: number;
-  stepIndex?: number;
-  createdAt?: string;
-  context?: Record<string, unknown>;
-  alternatives?: unknown[];
-  children?: Decision[];
-}
+/** One node of `plan tree` (a decision and the decisions under it). */
+export type Decision = ResultOf<typeof planTree>['decisions'][number];
+type PlanDiff = ResultOf<typeof planDiff>;
+export type DiffFile = PlanDiff['sandboxes'][number]['files'][number];
+export type DiffStats = PlanDiff['stats'];
+export type ArtifactRow = ResultOf<typeof planArtifacts>['files'][number];
 
 type Mode = { rich: boolean; pal: Palette };
 
@@ -89,26 +47,18 @@ export const argsText = (args: Record<string, unknown>): string =>
 /** Everything `plan status` knows, for people. */
 export function renderPlanStatus(s: PlanStatus, ui: Ui): string {
   const rich = ui.rich;
-  const checkpoints = (s['checkpoints'] ?? []) as Checkpoint[];
-  const sandboxes = (s['sandboxes'] ?? []) as Sandbox[];
-  const error = s['error'] as PlanErrorInfo | undefined;
-  const waiting = s['waiting'] as { kind: string; taskId: string } | undefined;
-  const usage = s['usage'] as { toolCalls: number; wallMs: number } | undefined;
-  const budget = s['budget'] as { maxToolCalls: number; maxWallSeconds: number } | undefined;
-  const applied = s['applied'] as { at: string; commits: Array<{ resource: string; commit?: string; files: string[] }> } | undefined;
-  const tasks = (s['tasks'] ?? {}) as Record<string, string | undefined>;
-  const timing = s['timing'] as { createdAt: string; updatedAt: string } | undefined;
+  const { checkpoints, sandboxes, error, waiting, usage, budget, applied, tasks, timing } = s;
   const fields: Array<readonly [string, string | undefined]> = [
     ['name', s.name],
     ['action', s.action],
     ['projects', s.projects.join(', ')],
-    ['description', String(s['description'] ?? '')],
-    ['done when', String(s['definitionOfDone'] ?? '')],
-    ['profile', String(s['automationProfile'] ?? '')],
+    ['description', s.description],
+    ['done when', s.definitionOfDone],
+    ['profile', s.automationProfile],
     ['attempt', String(s.attempt)],
     ['progress', `${s.progress.stepsDone}/${s.progress.stepsTotal} steps`],
     ['running', rich ? (s.running ? 'yes' : undefined) : String(s.running)],
-    ['usage', usage ? `${plural(usage.toolCalls, 'tool call')}, ${seconds(usage.wallMs)}${budget ? ` (budget ${budget.maxToolCalls} tool calls, ${budget.maxWallSeconds} s)` : ''}` : undefined],
+    ['usage', `${plural(usage.toolCalls, 'tool call')}, ${seconds(usage.wallMs)} (budget ${budget.maxToolCalls} tool calls, ${budget.maxWallSeconds} s)`],
     ['error', error ? `${error.message}${rich && error.hint ? `\n${ui.pal.dim(`hint: ${error.hint}`)}` : ''}` : undefined],
     ...(!rich && error?.hint ? [['error hint', error.hint] as const] : []),
     ...(error?.files ?? []).map((f) => ['error file', f] as const),
@@ -117,8 +67,8 @@ export function renderPlanStatus(s: PlanStatus, ui: Ui): string {
     ...checkpoints.map((c) => ['checkpoint', rich ? `${c.id}  ${c.label} ${ui.pal.dim(`(step ${c.stepIndex}, ${whenText(c.createdAt, true)})`)}` : `${c.id} ${c.label} ${c.stepIndex}`] as const),
     ...(applied?.commits ?? []).map((c) => ['applied', `${c.resource}: ${c.commit ? `commit ${rich ? c.commit.slice(0, 12) : c.commit}` : 'no commit'} (${plural(c.files.length, 'file')})`] as const),
     ...Object.entries(tasks).map(([phase, id]) => [`${phase} task`, id] as const),
-    ['created', timing ? whenText(timing.createdAt, rich) : undefined],
-    ['updated', timing ? whenText(timing.updatedAt, rich) : undefined],
+    ['created', whenText(timing.createdAt, rich)],
+    ['updated', whenText(timing.updatedAt, rich)],
     ['allowed', s.allowed.length ? s.allowed.join(', ') : rich ? 'nothing (the plan is finished)' : ''],
   ];
   if (!rich) return renderFields([['plan', s.planId], ['phase', s.phase], ['state', s.state], ...fields], ui.mode);
@@ -138,7 +88,7 @@ export function renderTree(roots: Decision[], mode: Mode): string {
     } else {
       out.push([d.id, String(depth), d.type, String(d.attempt), state, oneLine(d.question), oneLine(chosenText(d.chosen))].join('\t'));
     }
-    for (const c of d.children ?? []) walk(c, depth + 1);
+    for (const c of d.children) walk(c, depth + 1);
   };
   for (const r of roots) walk(r, 0);
   return out.length ? `${out.join('\n')}\n` : '';
@@ -174,16 +124,6 @@ export function renderStat(files: DiffFile[], stats: DiffStats, mode: Mode): str
   const w = Math.max(0, ...files.map((f) => f.path.length));
   const lines = files.map((f) => ` ${f.path.padEnd(w)} | ${pal.green(`+${f.additions}`)} ${pal.red(`-${f.deletions}`)}${f.status !== 'modified' ? pal.dim(` (${f.status})`) : ''}`);
   return `${[...lines, ` ${total}`].join('\n')}\n`;
-}
-
-export interface ArtifactRow {
-  resource: string;
-  path: string;
-  change: string;
-  size: number;
-  additions: number;
-  deletions: number;
-  binary?: boolean;
 }
 
 export function renderArtifacts(rows: ArtifactRow[], ui: Ui): string {

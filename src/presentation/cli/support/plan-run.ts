@@ -1,4 +1,4 @@
-import { planStatus, planTree, type A2AClient, type Task } from '../../../protocol/client/index.js';
+import { StoredDiff, planStatus, planTree, type A2AClient, type planUse, type ResultOf, type Task } from '../../../protocol/client/index.js';
 import { plural } from '../render/definition.js';
 import { chosenText, phaseState, type Decision, type DiffStats, type PlanStatus } from '../render/plan.js';
 import { renderFields } from '../render/table.js';
@@ -7,11 +7,7 @@ import type { Outcome, RunContext } from '../runner.js';
 import { followPlanTask, runError, type FollowResult } from './plan-follow.js';
 
 /** What the run methods (use, execute, apply, prompt, approve, reject) return. */
-export interface RunStart {
-  plan: PlanStatus;
-  taskId: string;
-  task?: Task | undefined;
-}
+export type RunStart = ResultOf<typeof planUse>;
 
 /**
  * A plan that already waits for the approval this command would ask for (a tool call for
@@ -19,7 +15,7 @@ export interface RunStart {
  */
 export async function waitingRun(ctx: RunContext, client: A2AClient, planId: string, kind: 'tool-approval' | 'apply-approval'): Promise<RunStart | undefined> {
   const s = await client.call(planStatus, { planId }, { signal: ctx.signal });
-  const w = s['waiting'] as { kind: string; taskId: string } | undefined;
+  const w = s.waiting;
   if (w?.kind !== kind) return undefined;
   ctx.ui.info(`plan ${planId} waits for an answer on task ${w.taskId}: answering it`);
   return { plan: s, taskId: w.taskId };
@@ -28,7 +24,7 @@ export async function waitingRun(ctx: RunContext, client: A2AClient, planId: str
 /** The command that makes sense next, from what the plan allows. */
 export function nextCommands(s: PlanStatus): string[] {
   const id = s.planId;
-  if (s['waiting']) return [`agents plan approve ${id}`, `agents plan reject ${id} --guidance "…"`, `agents plan status ${id}`];
+  if (s.waiting) return [`agents plan approve ${id}`, `agents plan reject ${id} --guidance "…"`, `agents plan status ${id}`];
   if (s.state === 'applied') return [`agents plan status ${id}`, `agents plan tree ${id}`];
   const out: string[] = [];
   if (s.phase === 'execute' && s.state === 'complete') out.push(`agents plan diff ${id}`, `agents plan apply ${id}`);
@@ -42,14 +38,14 @@ export function nextCommands(s: PlanStatus): string[] {
 /** The diff stats an execute task published in its `diff` artifact. */
 export function diffStatsOf(task: Task | undefined): DiffStats | undefined {
   const a = task?.artifacts?.find((x) => x.artifactId === 'diff');
-  const data = a?.parts.find((p) => p.data !== undefined)?.data as { stats?: DiffStats } | undefined;
-  return data?.stats;
+  const data = StoredDiff.safeParse(a?.parts.find((p) => p.data !== undefined)?.data);
+  return data.success ? data.data.stats : undefined;
 }
 
 /** The end of a run for people: where the plan is, what changed, what to do next. */
 export function renderRunSummary(s: PlanStatus, task: Task | undefined, ui: Ui): string {
   const stats = diffStatsOf(task);
-  const applied = (s['applied'] as { commits: Array<{ resource: string; commit?: string; files: string[] }> } | undefined)?.commits ?? [];
+  const applied = s.applied?.commits ?? [];
   const fields: Array<readonly [string, string | undefined]> = [
     ['steps', `${s.progress.stepsDone}/${s.progress.stepsTotal}`],
     ['changed', stats ? `${plural(stats.files, 'file')} (+${stats.additions} -${stats.deletions})` : undefined],
@@ -66,18 +62,18 @@ export async function stepDecisions(ctx: RunContext, client: A2AClient, planId: 
   const out: Decision[] = [];
   const walk = (d: Decision): void => {
     if (d.type === 'step') out.push(d);
-    for (const c of d.children ?? []) walk(c);
+    for (const c of d.children) walk(c);
   };
-  for (const d of tree.decisions as unknown as Decision[]) walk(d);
+  for (const d of tree.decisions) walk(d);
   return out.sort((a, b) => (a.stepIndex ?? 0) - (b.stepIndex ?? 0));
 }
 
 /** The plan as `use` leaves it: what it will do, step by step. */
 export function renderStrategy(s: PlanStatus, steps: Decision[], ui: Ui): string {
   const fields: Array<readonly [string, string | undefined]> = [
-    ['description', String(s['description'] ?? '')],
-    ['done when', String(s['definitionOfDone'] ?? '')],
-    ['profile', String(s['automationProfile'] ?? '')],
+    ['description', s.description],
+    ['done when', s.definitionOfDone],
+    ['profile', s.automationProfile],
     ...steps.map((d) => [ui.rich ? `step ${(d.stepIndex ?? 0) + 1}` : 'step', ui.rich ? `${chosenText(d.chosen)} ${ui.pal.dim(`(decision ${d.id})`)}` : `${(d.stepIndex ?? 0) + 1} ${d.id} ${chosenText(d.chosen)}`] as const),
     ['next', nextCommands(s).join(ui.rich ? '  ·  ' : ' ; ')],
   ];

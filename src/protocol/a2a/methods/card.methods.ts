@@ -1,29 +1,6 @@
 import { z } from 'zod';
-import { defineMethod } from '../method.js';
+import { bindUnary } from '../method.js';
+import * as c from '../contracts/card.contract.js';
 
-/** The Agent Card's shape, loosely: the card itself is generated, not accepted. */
-export const AgentCardSchema = z
-  .object({
-    name: z.string(),
-    description: z.string(),
-    version: z.string(),
-    supportedInterfaces: z.array(z.object({ url: z.string(), protocolBinding: z.string(), protocolVersion: z.string() }).loose()),
-    capabilities: z.object({}).loose(),
-    skills: z.array(z.object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) }).loose()),
-    defaultInputModes: z.array(z.string()),
-    defaultOutputModes: z.array(z.string()),
-  })
-  .loose();
-
-export const getExtendedAgentCard = defineMethod({
-  name: 'GetExtendedAgentCard',
-  proto: 'GetExtendedAgentCardRequest',
-  aliases: ['getExtendedAgentCard'],
-  surface: 'a2a',
-  summary: 'The authenticated Agent Card: who you are and the JSON Schema of every method.',
-  permission: 'card:read',
-  params: z.object({ tenant: z.string().optional() }),
-  result: AgentCardSchema,
-  v03: { name: 'agent/getAuthenticatedExtendedCard', params: z.object({}).loose(), decode: () => ({}), encode: (c: unknown) => c },
-  call: async (_facade, _p, ctx) => ctx.card.extendedCard(ctx.principal, ctx.version) as z.input<typeof AgentCardSchema>,
-});
+/** The card contracts bound to the facade (the contracts, for clients too, are in contracts/card.contract.ts). */
+export const getExtendedAgentCard = bindUnary(c.getExtendedAgentCard, async (_facade, _p, ctx) => ctx.card.extendedCard(ctx.principal, ctx.version) as z.input<typeof c.AgentCardSchema>);

@@ -1,67 +1,13 @@
 import { z } from 'zod';
-import { Message, Metadata, StreamResponse, Task, TaskPushNotificationConfig } from '../../../domain/a2a.model.js';
 import type { SendInput } from '../../../application/index.js';
-import { defineMethod, defineStream } from '../method.js';
-import { messageFromV03, pushConfigFromV03, sendResultToV03, streamResponseToV03, V03MessageSendParams } from '../v03.codec.js';
-
-export const SendMessageConfiguration = z.object({
-  acceptedOutputModes: z.array(z.string()).optional(),
-  taskPushNotificationConfig: TaskPushNotificationConfig.optional(),
-  historyLength: z.number().int().nonnegative('must be >= 0').optional(),
-  returnImmediately: z.boolean().optional(),
-});
-
-export const SendMessageRequest = z.object({
-  tenant: z.string().optional(),
-  message: Message,
-  configuration: SendMessageConfiguration.optional(),
-  metadata: Metadata.optional(),
-});
-export type SendMessageRequest = z.infer<typeof SendMessageRequest>;
-
-export const SendMessageResponse = z.union([z.object({ task: Task }).strict(), z.object({ message: Message }).strict()]);
-
-function decodeV03Send(p: z.infer<typeof V03MessageSendParams>): SendMessageRequest {
-  const out: SendMessageRequest = { message: messageFromV03(p.message) };
-  const c = p.configuration;
-  if (c) {
-    out.configuration = { returnImmediately: c.blocking === false };
-    if (c.historyLength !== undefined) out.configuration.historyLength = c.historyLength;
-    if (c.acceptedOutputModes) out.configuration.acceptedOutputModes = c.acceptedOutputModes;
-    if (c.pushNotificationConfig) out.configuration.taskPushNotificationConfig = pushConfigFromV03('', c.pushNotificationConfig);
-  }
-  if (p.metadata) out.metadata = p.metadata;
-  return out;
-}
+import { bindStream, bindUnary } from '../method.js';
+import * as c from '../contracts/message.contract.js';
 
 /** A send request as the task service takes it (the tenant is checked by the dispatcher). */
-export function toSendInput(p: SendMessageRequest): SendInput {
+export function toSendInput(p: z.output<typeof c.SendMessageRequest>): SendInput {
   return { message: p.message, configuration: p.configuration, metadata: p.metadata };
 }
 
-export const sendMessage = defineMethod({
-  name: 'SendMessage',
-  proto: 'SendMessageRequest',
-  aliases: ['message/send'],
-  surface: 'a2a',
-  summary: 'Send a message to the agent; returns the task it started (or a direct message).',
-  permission: 'task:write',
-  params: SendMessageRequest,
-  result: SendMessageResponse,
-  v03: { name: 'message/send', params: V03MessageSendParams, decode: decodeV03Send, encode: sendResultToV03 },
-  // An inline taskPushNotificationConfig is registered by the task service with the task's creation.
-  call: (facade, p, ctx) => facade.tasks.send(toSendInput(p), ctx.principal),
-});
-
-export const sendStreamingMessage = defineStream({
-  name: 'SendStreamingMessage',
-  proto: 'SendMessageRequest',
-  aliases: ['message/stream'],
-  surface: 'a2a',
-  summary: 'Send a message and stream the task: the task first, then its status and artifact updates.',
-  permission: 'task:write',
-  params: SendMessageRequest,
-  result: StreamResponse,
-  v03: { name: 'message/stream', params: V03MessageSendParams, decode: decodeV03Send, encode: streamResponseToV03 },
-  call: (facade, p, ctx) => facade.tasks.stream(toSendInput(p), ctx.principal),
-});
+/** The message contracts bound to the facade (the contracts, for clients too, are in contracts/message.contract.ts). */
+export const sendMessage = bindUnary(c.sendMessage, (facade, p, ctx) => facade.tasks.send(toSendInput(p), ctx.principal));
+export const sendStreamingMessage = bindStream(c.sendStreamingMessage, (facade, p, ctx) => facade.tasks.stream(toSendInput(p), ctx.principal));

@@ -1,37 +1,7 @@
-import { z } from 'zod';
-import { REGISTRY_KINDS } from '../../../domain/registry/entities.js';
-import { NamespaceName } from '../../../domain/registry/names.js';
-import { defineMethod } from '../method.js';
+import { bindUnary } from '../method.js';
+import * as c from '../contracts/namespace.contract.js';
 
-const Role = z.enum(['owner', 'admin', 'member', 'viewer']);
-const NamespaceSummary = z.object({ name: z.string(), owner: z.string(), role: Role, createdAt: z.string(), builtin: z.boolean() });
-
-export const namespaceList = defineMethod({
-  name: '_cleveragents/namespace/list',
-  surface: 'extension',
-  summary: 'The namespaces you belong to (and builtin, which everyone may read), with your role.',
-  permission: 'registry:read',
-  params: z.object({}).strict(),
-  result: z.object({ namespaces: z.array(NamespaceSummary) }),
-  call: (f, _p, ctx) => f.namespaces.list(ctx.principal),
-});
-
-export const namespaceShow = defineMethod({
-  name: '_cleveragents/namespace/show',
-  surface: 'extension',
-  summary: 'One namespace: owner, your role, member count and how many entities of each kind it holds.',
-  permission: 'registry:read',
-  params: z.object({ name: NamespaceName }).strict(),
-  result: NamespaceSummary.extend({ memberCount: z.number().int(), entities: z.partialRecord(z.enum(REGISTRY_KINDS), z.number().int()) }),
-  call: (f, p, ctx) => f.namespaces.show(p.name, ctx.principal),
-});
-
-export const namespaceMembers = defineMethod({
-  name: '_cleveragents/namespace/members',
-  surface: 'extension',
-  summary: "A namespace's members and their roles.",
-  permission: 'registry:read',
-  params: z.object({ name: NamespaceName }).strict(),
-  result: z.object({ namespace: z.string(), members: z.array(z.object({ principal: z.string(), role: Role, addedAt: z.string() })) }),
-  call: (f, p, ctx) => f.namespaces.members(p.name, ctx.principal),
-});
+/** The namespace contracts bound to the facade (the contracts, for clients too, are in contracts/namespace.contract.ts). */
+export const namespaceList = bindUnary(c.namespaceList, (f, _p, ctx) => f.namespaces.list(ctx.principal));
+export const namespaceShow = bindUnary(c.namespaceShow, (f, p, ctx) => f.namespaces.show(p.name, ctx.principal));
+export const namespaceMembers = bindUnary(c.namespaceMembers, (f, p, ctx) => f.namespaces.members(p.name, ctx.principal));

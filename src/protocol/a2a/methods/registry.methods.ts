@@ -1,181 +1,28 @@
-import { z } from 'zod';
-import { REGISTRY_KINDS, PLURAL, RESOURCE_TYPES, type RegistryKind } from '../../../domain/registry/entities.js';
-import { EntityName, NamespaceName } from '../../../domain/registry/names.js';
-import { defineMethod, type UnaryMethod } from '../method.js';
+import { REGISTRY_KINDS, type RegistryKind } from '../../../domain/registry/entities.js';
+import * as c from '../contracts/registry.contract.js';
+import { bindUnary, type MethodDef, type UnaryMethod } from '../method.js';
 
-const SourceInput = z
-  .object({
-    text: z.string().max(1024 * 1024, 'is at most 1 MiB'),
-    filename: z.string().max(255).optional(),
-    baseDir: z.string().max(4096).optional(),
-  })
-  .strict();
+type Bound<C> = C extends { kind: 'unary'; params: infer P extends import('zod').ZodType; result: infer R extends import('zod').ZodType } ? UnaryMethod<P, R> : never;
+/** One registry's five contracts, bound to the registry service. */
+export type RegistryMethods = { [K in keyof c.RegistryContracts]: Bound<c.RegistryContracts[K]> };
 
-/** A definition as an object, or as the text of a YAML/JSON file (for located errors). */
-const DefinitionFields = {
-  definition: z.record(z.string(), z.unknown()).optional(),
-  source: SourceInput.optional(),
-};
-const exactlyOne = (p: { definition?: unknown; source?: unknown }): boolean => (p.definition === undefined) !== (p.source === undefined);
-const ONE_MSG = { message: 'give exactly one of definition or source', path: ['definition'] };
-
-export const RegistryEntitySchema = z.object({
-  kind: z.enum(REGISTRY_KINDS),
-  name: z.string(),
-  namespace: z.string(),
-  revision: z.number().int().positive(),
-  contentHash: z.string(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  builtin: z.boolean(),
-  definition: z.record(z.string(), z.unknown()),
-});
-
-export const RegistryListParams = z
-  .object({
-    namespace: NamespaceName.optional(),
-    nameRegex: z.string().max(200, 'is at most 200 characters').optional(),
-    type: z.string().max(100).optional(),
-    pageSize: z.number().int().min(1, 'must be between 1 and 500').max(500, 'must be between 1 and 500').optional(),
-    pageToken: z.string().max(400).optional(),
-  })
-  .strict();
-
-export const RegistryListResult = z.object({
-  items: z.array(RegistryEntitySchema),
-  nextPageToken: z.string(),
-  totalSize: z.number().int(),
-  summary: z.object({ byNamespace: z.record(z.string(), z.number()), byType: z.record(z.string(), z.number()) }),
-});
-
-const Referrer = z.object({ kind: z.enum(REGISTRY_KINDS), name: z.string() });
-
-export const RegistryShowResult = RegistryEntitySchema.extend({ derived: z.record(z.string(), z.unknown()) });
-export const RegistryUpdateResult = RegistryEntitySchema.extend({ unchanged: z.boolean() });
-export const RegistryRemoveResult = z.object({ removed: z.literal(true), kind: z.enum(REGISTRY_KINDS), name: z.string(), danglingReferrers: z.array(Referrer) });
-
-export interface RegistryMethods {
-  list: UnaryMethod<typeof RegistryListParams, typeof RegistryListResult>;
-  show: UnaryMethod<z.ZodType<{ name: string }, { name: string }>, typeof RegistryShowResult>;
-  add: UnaryMethod<z.ZodType, typeof RegistryEntitySchema>;
-  update: UnaryMethod<z.ZodType, typeof RegistryUpdateResult>;
-  remove: UnaryMethod<z.ZodType, typeof RegistryRemoveResult>;
-}
-
-/** The five rows of one registry: `_cleveragents/registry/<plural>/{list,show,add,update,remove}`. */
 function registryMethods(kind: RegistryKind): RegistryMethods {
-  const base = `_cleveragents/registry/${PLURAL[kind]}`;
-  const typeNote = kind === 'resource' ? ' (`type` filters on the resource type)' : kind === 'tool' ? ' (`type` filters on the source)' : kind === 'actor' ? ' (`type` filters on the provider)' : '';
+  const rows = c.REGISTRIES[kind];
   return {
-    list: defineMethod({
-      name: `${base}/list`,
-      surface: 'extension',
-      summary: `List ${PLURAL[kind]}: filter by namespace, a name regular expression${typeNote}; paged, with a summary.`,
-      permission: 'registry:read',
-      params: RegistryListParams,
-      result: RegistryListResult,
-      call: (f, p, ctx) => f.registry.list(kind, p, ctx.principal),
-    }),
-    show: defineMethod({
-      name: `${base}/show`,
-      surface: 'extension',
-      summary: `Show one ${kind}: its definition, revision, hash and derived facts.`,
-      permission: 'registry:read',
-      params: z.object({ name: EntityName }).strict(),
-      result: RegistryShowResult,
-      call: (f, p, ctx) => f.registry.show(kind, p.name, ctx.principal),
-    }),
-    add: defineMethod({
-      name: `${base}/add`,
-      surface: 'extension',
-      summary: `Register a ${kind} from a definition (object, or YAML/JSON text for errors with file and line).`,
-      permission: 'registry:write',
-      params: z.object(DefinitionFields).strict().refine(exactlyOne, ONE_MSG),
-      result: RegistryEntitySchema,
-      call: (f, p, ctx) => f.registry.add(kind, p, ctx.principal),
-    }),
-    update: defineMethod({
-      name: `${base}/update`,
-      surface: 'extension',
-      summary: `Replace a ${kind}'s definition; refuses a stale expectedRevision.`,
-      permission: 'registry:write',
-      params: z
-        .object({ name: EntityName, expectedRevision: z.number().int().positive().optional(), ...DefinitionFields })
-        .strict()
-        .refine(exactlyOne, ONE_MSG),
-      result: RegistryUpdateResult,
-      call: (f, p, ctx) => f.registry.update(kind, p.name, p, p.expectedRevision, ctx.principal),
-    }),
-    remove: defineMethod({
-      name: `${base}/remove`,
-      surface: 'extension',
-      summary: `Remove a ${kind}; refuses one that others refer to unless force is set.`,
-      permission: 'registry:write',
-      params: z.object({ name: EntityName, force: z.boolean().optional() }).strict(),
-      result: RegistryRemoveResult,
-      call: (f, p, ctx) => f.registry.remove(kind, p.name, p.force ?? false, ctx.principal),
-    }),
+    list: bindUnary(rows.list, (f, p, ctx) => f.registry.list(kind, p, ctx.principal)),
+    show: bindUnary(rows.show, (f, p, ctx) => f.registry.show(kind, p.name, ctx.principal)),
+    add: bindUnary(rows.add, (f, p, ctx) => f.registry.add(kind, p, ctx.principal)),
+    update: bindUnary(rows.update, (f, p, ctx) => f.registry.update(kind, p.name, p, p.expectedRevision, ctx.principal)),
+    remove: bindUnary(rows.remove, (f, p, ctx) => f.registry.remove(kind, p.name, p.force ?? false, ctx.principal)),
   };
 }
 
-export const actorRegistry = registryMethods('actor');
-export const toolRegistry = registryMethods('tool');
-export const skillRegistry = registryMethods('skill');
-export const resourceRegistry = registryMethods('resource');
-export const projectRegistry = registryMethods('project');
-export const actionRegistry = registryMethods('action');
+/** The six registries' rows. */
+export const REGISTRY_METHODS: MethodDef[] = REGISTRY_KINDS.flatMap((kind) => Object.values(registryMethods(kind)));
 
-export const REGISTRIES: Record<RegistryKind, RegistryMethods> = {
-  actor: actorRegistry,
-  tool: toolRegistry,
-  skill: skillRegistry,
-  resource: resourceRegistry,
-  project: projectRegistry,
-  action: actionRegistry,
-};
+export const resourceTypeList = bindUnary(c.resourceTypeList, async () => ({ types: c.RESOURCE_TYPE_INFO.map((t) => ({ ...t, fields: [...t.fields] })) }));
 
-/** The flags each resource type takes (what `agents resource add <type>` accepts). */
-export const RESOURCE_TYPE_INFO = [
-  {
-    type: 'git-checkout',
-    description: 'A git work tree; plans run in a worktree of it on their own branch and merge back on apply.',
-    fields: [
-      { name: 'path', flag: '--path', required: true, description: 'the work tree (must exist and be inside a git repository)' },
-      { name: 'branch', flag: '--branch', required: false, description: 'the branch plans start from and merge into (must exist)' },
-    ],
-  },
-  {
-    type: 'fs-directory',
-    description: 'A plain directory; plans run in a copy of it.',
-    fields: [{ name: 'path', flag: '--path', required: true, description: 'the directory (must exist)' }],
-  },
-] as const satisfies ReadonlyArray<{ type: (typeof RESOURCE_TYPES)[number]; description: string; fields: ReadonlyArray<{ name: string; flag: string; required: boolean; description: string }> }>;
-
-const ResourceTypeInfo = z.object({
-  type: z.enum(RESOURCE_TYPES),
-  description: z.string(),
-  fields: z.array(z.object({ name: z.string(), flag: z.string(), required: z.boolean(), description: z.string() })),
-});
-
-export const resourceTypeList = defineMethod({
-  name: '_cleveragents/registry/resource-types/list',
-  surface: 'extension',
-  summary: 'The resource types and the fields (flags) each takes.',
-  permission: 'registry:read',
-  params: z.object({}).strict(),
-  result: z.object({ types: z.array(ResourceTypeInfo) }),
-  call: async () => ({ types: RESOURCE_TYPE_INFO.map((t) => ({ ...t, fields: [...t.fields] })) }),
-});
-
-export const resourceTypeShow = defineMethod({
-  name: '_cleveragents/registry/resource-types/show',
-  surface: 'extension',
-  summary: 'One resource type and the fields (flags) it takes.',
-  permission: 'registry:read',
-  params: z.object({ type: z.enum(RESOURCE_TYPES) }).strict(),
-  result: ResourceTypeInfo,
-  call: async (_f, p) => {
-    const t = RESOURCE_TYPE_INFO.find((x) => x.type === p.type);
-    return { ...(t ?? RESOURCE_TYPE_INFO[0]), fields: [...(t ?? RESOURCE_TYPE_INFO[0]).fields] };
-  },
+export const resourceTypeShow = bindUnary(c.resourceTypeShow, async (_f, p) => {
+  const t = c.RESOURCE_TYPE_INFO.find((x) => x.type === p.type) ?? c.RESOURCE_TYPE_INFO[0];
+  return { ...t, fields: [...t.fields] };
 });

@@ -1,70 +1,8 @@
-import { z } from 'zod';
-import { Task } from '../../../domain/a2a.model.js';
-import { ActorName, Session } from '../../../domain/session.js';
-import { defineMethod } from '../method.js';
+import { bindUnary } from '../method.js';
+import * as c from '../contracts/session.contract.js';
 
-const SessionId = z.string().min(1, 'is required').max(128, 'is at most 128 characters');
-
-export const SessionCreateParams = z
-  .object({
-    actor: ActorName.optional(),
-    title: z.string().min(1, 'must not be empty').max(200, 'is at most 200 characters').optional(),
-  })
-  .strict();
-
-export const SessionListParams = z
-  .object({
-    pageSize: z.number().int().min(1, 'must be between 1 and 100').max(100, 'must be between 1 and 100').optional(),
-    pageToken: z.string().optional(),
-  })
-  .strict();
-
-export const SessionListResult = z.object({ sessions: z.array(Session), nextPageToken: z.string(), totalSize: z.number().int() });
-
-export const SessionShowParams = z
-  .object({ sessionId: SessionId, turns: z.number().int().min(1).max(1000, 'is at most 1000').optional() })
-  .strict();
-export const SessionShowResult = z.object({ session: Session, tasks: z.array(Task) });
-
-export const SessionDeleteParams = z.object({ sessionId: SessionId }).strict();
-export const SessionDeleteResult = z.object({ deleted: z.literal(true), tasksDeleted: z.number().int().nonnegative() });
-
-export const sessionCreate = defineMethod({
-  name: '_cleveragents/session/create',
-  surface: 'extension',
-  summary: 'Start a chat session with an actor (default: the server default actor).',
-  permission: 'session:write',
-  params: SessionCreateParams,
-  result: Session,
-  call: (facade, p, ctx) => facade.sessions.create(p, ctx.principal),
-});
-
-export const sessionList = defineMethod({
-  name: '_cleveragents/session/list',
-  surface: 'extension',
-  summary: 'List your chat sessions, most recently active first.',
-  permission: 'session:read',
-  params: SessionListParams,
-  result: SessionListResult,
-  call: (facade, p, ctx) => facade.sessions.list(ctx.principal, p.pageSize ?? 50, p.pageToken),
-});
-
-export const sessionShow = defineMethod({
-  name: '_cleveragents/session/show',
-  surface: 'extension',
-  summary: 'A session and its turns (tasks with their history and artifacts), oldest first.',
-  permission: 'session:read',
-  params: SessionShowParams,
-  result: SessionShowResult,
-  call: (facade, p, ctx) => facade.sessions.show(p.sessionId, ctx.principal, p.turns ?? 100),
-});
-
-export const sessionDelete = defineMethod({
-  name: '_cleveragents/session/delete',
-  surface: 'extension',
-  summary: 'Delete a session and its tasks; running turns are cancelled first.',
-  permission: 'session:write',
-  params: SessionDeleteParams,
-  result: SessionDeleteResult,
-  call: (facade, p, ctx) => facade.deleteSession(p.sessionId, ctx.principal),
-});
+/** The session contracts bound to the facade (the contracts, for clients too, are in contracts/session.contract.ts). */
+export const sessionCreate = bindUnary(c.sessionCreate, (facade, p, ctx) => facade.sessions.create(p, ctx.principal));
+export const sessionList = bindUnary(c.sessionList, (facade, p, ctx) => facade.sessions.list(ctx.principal, p.pageSize ?? 50, p.pageToken));
+export const sessionShow = bindUnary(c.sessionShow, (facade, p, ctx) => facade.sessions.show(p.sessionId, ctx.principal, p.turns ?? 100));
+export const sessionDelete = bindUnary(c.sessionDelete, (facade, p, ctx) => facade.deleteSession(p.sessionId, ctx.principal));

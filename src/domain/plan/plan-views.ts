@@ -1,0 +1,128 @@
+/**
+ * What the plan operations answer (the read views of a plan). The method table's result schemas
+ * are these, and the application and every client take their types from them.
+ */
+import { z } from 'zod';
+import { Task } from '../a2a.model.js';
+import { Checkpoint, Decision, Plan, PLAN_OPERATIONS, PlanError, SandboxRef, ToolCallRecord, Waiting } from './plan.js';
+
+export const DiffStats = z.object({ files: z.number().int(), additions: z.number().int(), deletions: z.number().int() });
+export type DiffStats = z.infer<typeof DiffStats>;
+
+export const FileChange = z.object({
+  path: z.string(),
+  status: z.enum(['added', 'modified', 'deleted', 'renamed']),
+  additions: z.number().int(),
+  deletions: z.number().int(),
+  size: z.number().int(),
+  binary: z.boolean(),
+});
+export type FileChange = z.infer<typeof FileChange>;
+
+export const PlanStatus = z.object({
+  planId: z.string(),
+  name: z.string(),
+  action: z.string(),
+  projects: z.array(z.string()),
+  arguments: Plan.shape.arguments,
+  description: z.string(),
+  definitionOfDone: z.string(),
+  automationProfile: Plan.shape.automationProfile,
+  phase: Plan.shape.phase,
+  state: Plan.shape.state,
+  running: z.boolean(),
+  attempt: z.number().int(),
+  progress: z.object({ stepsDone: z.number().int(), stepsTotal: z.number().int() }),
+  timing: z.object({ createdAt: z.string(), updatedAt: z.string(), elapsedMs: z.number() }),
+  counts: z.object({ decisions: z.number().int(), activeDecisions: z.number().int(), toolCalls: z.number().int(), checkpoints: z.number().int() }),
+  usage: Plan.shape.usage,
+  budget: z.object({ maxToolCalls: z.number().int(), maxWallSeconds: z.number().int() }),
+  error: PlanError.optional(),
+  waiting: Waiting.optional(),
+  tasks: Plan.shape.tasks,
+  contextId: z.string(),
+  sandboxes: z.array(SandboxRef),
+  checkpoints: z.array(Checkpoint.pick({ id: true, label: true, stepIndex: true, createdAt: true })),
+  applied: Plan.shape.applied,
+  allowed: z.array(z.enum(PLAN_OPERATIONS)),
+});
+export type PlanStatus = z.infer<typeof PlanStatus>;
+
+/** A phase started (or answered): the plan's status and the task the phase runs on. */
+export const PlanRun = z.object({ plan: PlanStatus, taskId: z.string(), task: Task.optional() });
+export type PlanRun = z.infer<typeof PlanRun>;
+
+export const DecisionNode = Decision.extend({
+  get children(): z.ZodArray<typeof DecisionNode> {
+    return z.array(DecisionNode);
+  },
+});
+export type DecisionNode = z.infer<typeof DecisionNode>;
+
+export const PlanTree = z.object({ planId: z.string(), attempt: z.number().int(), decisions: z.array(DecisionNode) });
+export type PlanTree = z.infer<typeof PlanTree>;
+
+export const DecisionExplanation = z.object({
+  planId: z.string(),
+  decision: Decision,
+  parent: Decision.optional(),
+  children: z.array(Decision),
+  toolCalls: z.array(ToolCallRecord),
+  checkpointAfter: Checkpoint.optional(),
+});
+export type DecisionExplanation = z.infer<typeof DecisionExplanation>;
+
+const CorrectMode = z.enum(['revert', 'append']);
+/** `correct --dry-run`: what a correction would do, with nothing changed. */
+export const CorrectionPreview = z.object({
+  planId: z.string(),
+  mode: CorrectMode,
+  dryRun: z.literal(true),
+  attempt: z.number().int(),
+  wouldSupersede: z.array(z.string()),
+  wouldAdd: z.string().optional(),
+  wouldRestoreCheckpoint: z.string().optional(),
+  wouldResumeAtStep: z.number().int().optional(),
+});
+/** A correction made: the decisions it superseded and added, and where execute resumes. */
+export const CorrectionDone = z.object({
+  planId: z.string(),
+  mode: CorrectMode,
+  attempt: z.number().int(),
+  superseded: z.array(z.string()),
+  added: z.array(z.string()),
+  restoredCheckpoint: z.string().optional(),
+  resumeAtStep: z.number().int().optional(),
+});
+export const Correction = z.union([CorrectionPreview, CorrectionDone]);
+export type Correction = z.infer<typeof Correction>;
+
+/** One sandbox's share of a plan's changes. */
+export const SandboxChanges = z.object({ resource: z.string(), files: z.array(FileChange), stats: DiffStats });
+/** What the execute phase stores in its `diff` artifact's data part. */
+export const StoredDiff = z.object({ stats: DiffStats, sandboxes: z.array(SandboxChanges) });
+export type StoredDiff = z.infer<typeof StoredDiff>;
+
+export const PlanDiff = StoredDiff.extend({
+  planId: z.string(),
+  /** Where the changes were read: the live sandbox, the execute task's artifact, or nowhere yet. */
+  source: z.enum(['sandbox', 'applied', 'execute-task', 'none']),
+  unified: z.string(),
+});
+export type PlanDiff = z.infer<typeof PlanDiff>;
+
+export const ArtifactRow = z.object({
+  resource: z.string(),
+  path: z.string(),
+  change: z.enum(['written', 'edited', 'deleted']),
+  status: FileChange.shape.status,
+  size: z.number().int(),
+  additions: z.number().int(),
+  deletions: z.number().int(),
+  binary: z.boolean(),
+  tools: z.array(z.string()),
+});
+export type ArtifactRow = z.infer<typeof ArtifactRow>;
+
+export const PlanArtifacts = z.object({ planId: z.string(), files: z.array(ArtifactRow) });
+export type PlanArtifacts = z.infer<typeof PlanArtifacts>;

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { defineContract } from '../contract.js';
+
+/** The Agent Card's shape, loosely: the card itself is generated, not accepted. */
+export const AgentCardSchema = z
+  .object({
+    name: z.string(),
+    description: z.string(),
+    version: z.string(),
+    supportedInterfaces: z.array(z.object({ url: z.string(), protocolBinding: z.string(), protocolVersion: z.string() }).loose()),
+    capabilities: z.object({}).loose(),
+    skills: z.array(z.object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) }).loose()),
+    defaultInputModes: z.array(z.string()),
+    defaultOutputModes: z.array(z.string()),
+  })
+  .loose();
+
+export const getExtendedAgentCard = defineContract({
+  name: 'GetExtendedAgentCard',
+  proto: 'GetExtendedAgentCardRequest',
+  aliases: ['getExtendedAgentCard'],
+  surface: 'a2a',
+  summary: 'The authenticated Agent Card: who you are and the JSON Schema of every method.',
+  permission: 'card:read',
+  params: z.object({ tenant: z.string().optional() }),
+  result: AgentCardSchema,
+  v03: { name: 'agent/getAuthenticatedExtendedCard', params: z.object({}).loose(), decode: () => ({}), encode: (c: unknown) => c },
+});

@@ -1,0 +1,40 @@
+import type { MethodContract } from '../contract.js';
+import { getExtendedAgentCard } from './card.contract.js';
+import { rpcDiscover } from './discovery.contract.js';
+import { diagnosticsRun, healthCheck } from './health.contract.js';
+import { sendMessage, sendStreamingMessage } from './message.contract.js';
+import { namespaceList, namespaceMembers, namespaceShow } from './namespace.contract.js';
+import { PLAN_CONTRACTS } from './plan.contract.js';
+import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from './push.contract.js';
+import { REGISTRIES, resourceTypeList, resourceTypeShow } from './registry.contract.js';
+import { sessionCreate, sessionDelete, sessionList, sessionShow } from './session.contract.js';
+import { cancelTask, getTask, listTasks, subscribeToTask } from './task.contract.js';
+
+/** Every method's contract, in the table's order (the server binds each one: see method-table.ts). */
+export const CONTRACTS: readonly MethodContract[] = [
+  sendMessage,
+  sendStreamingMessage,
+  getTask,
+  listTasks,
+  cancelTask,
+  subscribeToTask,
+  createPushConfig,
+  getPushConfig,
+  listPushConfigs,
+  deletePushConfig,
+  getExtendedAgentCard,
+  healthCheck,
+  diagnosticsRun,
+  sessionCreate,
+  sessionList,
+  sessionShow,
+  sessionDelete,
+  ...Object.values(REGISTRIES).flatMap((r) => [r.list, r.show, r.add, r.update, r.remove]),
+  resourceTypeList,
+  resourceTypeShow,
+  namespaceList,
+  namespaceShow,
+  namespaceMembers,
+  ...PLAN_CONTRACTS,
+  rpcDiscover,
+] as MethodContract[];

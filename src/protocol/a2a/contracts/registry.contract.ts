@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import { REGISTRY_KINDS, PLURAL, RESOURCE_TYPES, type RegistryKind } from '../../../domain/registry/entities.js';
+import { EntityName, NamespaceName } from '../../../domain/registry/names.js';
+import { defineContract, type UnaryContract } from '../contract.js';
+
+const SourceInput = z
+  .object({
+    text: z.string().max(1024 * 1024, 'is at most 1 MiB'),
+    filename: z.string().max(255).optional(),
+    baseDir: z.string().max(4096).optional(),
+  })
+  .strict();
+
+/** A definition as an object, or as the text of a YAML/JSON file (for located errors). */
+const DefinitionFields = {
+  definition: z.record(z.string(), z.unknown()).optional(),
+  source: SourceInput.optional(),
+};
+const exactlyOne = (p: { definition?: unknown; source?: unknown }): boolean => (p.definition === undefined) !== (p.source === undefined);
+const ONE_MSG = { message: 'give exactly one of definition or source', path: ['definition'] };
+
+export const RegistryEntitySchema = z.object({
+  kind: z.enum(REGISTRY_KINDS),
+  name: z.string(),
+  namespace: z.string(),
+  revision: z.number().int().positive(),
+  contentHash: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  builtin: z.boolean(),
+  definition: z.record(z.string(), z.unknown()),
+});
+
+export const RegistryListParams = z
+  .object({
+    namespace: NamespaceName.optional(),
+    nameRegex: z.string().max(200, 'is at most 200 characters').optional(),
+    type: z.string().max(100).optional(),
+    pageSize: z.number().int().min(1, 'must be between 1 and 500').max(500, 'must be between 1 and 500').optional(),
+    pageToken: z.string().max(400).optional(),
+  })
+  .strict();
+
+export const RegistryListResult = z.object({
+  items: z.array(RegistryEntitySchema),
+  nextPageToken: z.string(),
+  totalSize: z.number().int(),
+  summary: z.object({ byNamespace: z.record(z.string(), z.number()), byType: z.record(z.string(), z.number()) }),
+});
+
+const Referrer = z.object({ kind: z.enum(REGISTRY_KINDS), name: z.string() });
+
+export const RegistryShowResult = RegistryEntitySchema.extend({ derived: z.record(z.string(), z.unknown()) });
+export const RegistryUpdateResult = RegistryEntitySchema.extend({ unchanged: z.boolean() });
+export const RegistryRemoveResult = z.object({ removed: z.literal(true), kind: z.enum(REGISTRY_KINDS), name: z.string(), danglingReferrers: z.array(Referrer) });
+
+const AddParams = z.object(DefinitionFields).strict().refine(exactlyOne, ONE_MSG);
+const UpdateParams = z
+  .object({ name: EntityName, expectedRevision: z.number().int().positive().optional(), ...DefinitionFields })
+  .strict()
+  .refine(exactlyOne, ONE_MSG);
+const ShowParams = z.object({ name: EntityName }).strict();
+const RemoveParams = z.object({ name: EntityName, force: z.boolean().optional() }).strict();
+
+export interface RegistryContracts {
+  list: UnaryContract<typeof RegistryListParams, typeof RegistryListResult>;
+  show: UnaryContract<typeof ShowParams, typeof RegistryShowResult>;
+  add: UnaryContract<typeof AddParams, typeof RegistryEntitySchema>;
+  update: UnaryContract<typeof UpdateParams, typeof RegistryUpdateResult>;
+  remove: UnaryContract<typeof RemoveParams, typeof RegistryRemoveResult>;
+}
+
+/** The five rows of one registry: `_cleveragents/registry/<plural>/{list,show,add,update,remove}`. */
+function registryContracts(kind: RegistryKind): RegistryContracts {
+  const base = `_cleveragents/registry/${PLURAL[kind]}`;
+  const typeNote = kind === 'resource' ? ' (`type` filters on the resource type)' : kind === 'tool' ? ' (`type` filters on the source)' : kind === 'actor' ? ' (`type` filters on the provider)' : '';
+  return {
+    list: defineContract({
+      name: `${base}/list`,
+      surface: 'extension',
+      summary: `List ${PLURAL[kind]}: filter by namespace, a name regular expression${typeNote}; paged, with a summary.`,
+      permission: 'registry:read',
+      params: RegistryListParams,
+      result: RegistryListResult,
+    }),
+    show: defineContract({
+      name: `${base}/show`,
+      surface: 'extension',
+      summary: `Show one ${kind}: its definition, revision, hash and derived facts.`,
+      permission: 'registry:read',
+      params: ShowParams,
+      result: RegistryShowResult,
+    }),
+    add: defineContract({
+      name: `${base}/add`,
+      surface: 'extension',
+      summary: `Register a ${kind} from a definition (object, or YAML/JSON text for errors with file and line).`,
+      permission: 'registry:write',
+      params: AddParams,
+      result: RegistryEntitySchema,
+    }),
+    update: defineContract({
+      name: `${base}/update`,
+      surface: 'extension',
+      summary: `Replace a ${kind}'s definition; refuses a stale expectedRevision.`,
+      permission: 'registry:write',
+      params: UpdateParams,
+      result: RegistryUpdateResult,
+    }),
+    remove: defineContract({
+      name: `${base}/remove`,
+      surface: 'extension',
+      summary: `Remove a ${kind}; refuses one that others refer to unless force is set.`,
+      permission: 'registry:write',
+      params: RemoveParams,
+      result: RegistryRemoveResult,
+    }),
+  };
+}
+
+export const actorRegistry = registryContracts('actor');
+export const toolRegistry = registryContracts('tool');
+export const skillRegistry = registryContracts('skill');
+export const resourceRegistry = registryContracts('resource');
+export const projectRegistry = registryContracts('project');
+export const actionRegistry = registryContracts('action');
+
+export const REGISTRIES: Record<RegistryKind, RegistryContracts> = {
+  actor: actorRegistry,
+  tool: toolRegistry,
+  skill: skillRegistry,
+  resource: resourceRegistry,
+  project: projectRegistry,
+  action: actionRegistry,
+};
+
+/** The flags each resource type takes (what `agents resource add <type>` accepts). */
+export const RESOURCE_TYPE_INFO = [
+  {
+    type: 'git-checkout',
+    description: 'A git work tree; plans run in a worktree of it on their own branch and merge back on apply.',
+    fields: [
+      { name: 'path', flag: '--path', required: true, description: 'the work tree (must exist and be inside a git repository)' },
+      { name: 'branch', flag: '--branch', required: false, description: 'the branch plans start from and merge into (must exist)' },
+    ],
+  },
+  {
+    type: 'fs-directory',
+    description: 'A plain directory; plans run in a copy of it.',
+    fields: [{ name: 'path', flag: '--path', required: true, description: 'the directory (must exist)' }],
+  },
+] as const satisfies ReadonlyArray<{ type: (typeof RESOURCE_TYPES)[number]; description: string; fields: ReadonlyArray<{ name: string; flag: string; required: boolean; description: string }> }>;
+
+const ResourceTypeInfo = z.object({
+  type: z.enum(RESOURCE_TYPES),
+  description: z.string(),
+  fields: z.array(z.object({ name: z.string(), flag: z.string(), required: z.boolean(), description: z.string() })),
+});
+
+export const resourceTypeList = defineContract({
+  name: '_cleveragents/registry/resource-types/list',
+  surface: 'extension',
+  summary: 'The resource types and the fields (flags) each takes.',
+  permission: 'registry:read',
+  params: z.object({}).strict(),
+  result: z.object({ types: z.array(ResourceTypeInfo) }),
+});
+
+export const resourceTypeShow = defineContract({
+  name: '_cleveragents/registry/resource-types/show',
+  surface: 'extension',
+  summary: 'One resource type and the fields (flags) it takes.',
+  permission: 'registry:read',
+  params: z.object({ type: z.enum(RESOURCE_TYPES) }).strict(),
+  result: ResourceTypeInfo,
+});
