@@ -109,7 +109,7 @@ const REPLACE = ['--arg', 'pattern=colour', '--arg', 'replacement=color', '--arg
 async function use(t: Target, action: string, project: string, extra: string[] = []): Promise<string> {
   const data = await json(t, ['plan', 'use', action, project, ...extra]);
   assert.match(data.plan.planId, ULID);
-  assert.equal(`${data.plan.phase}/${data.plan.state}`, 'strategize/complete');
+  assert.equal(`${data.plan.phase}/${data.plan.state}`, 'strategize/complete', JSON.stringify(data.plan.error));
   return data.plan.planId as string;
 }
 

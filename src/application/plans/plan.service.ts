@@ -64,6 +64,9 @@ const CONTEXT_PREFIX = 'plan-';
  * answer to an approval request — by a method or a message on the waiting task — comes through
  * here (onInput), which checks the owner, the task and the state before the run continues.
  */
+/** How long a processing plan whose phase task is not stored is taken to be starting up elsewhere. */
+const MISSING_TASK_GRACE_MS = 60_000;
+
 export class PlanService implements ContextOwner {
   private readonly now: () => Date;
 
@@ -416,13 +419,17 @@ export class PlanService implements ContextOwner {
    * or it is gone), becomes errored with an `interrupted` error saying how to resume. Works on the
    * stored plan only, whatever started the phase. Returns the ids of the plans settled.
    */
-  async settleInterrupted(isStranded: (taskId: string) => Promise<boolean>): Promise<string[]> {
+  async settleInterrupted(isStranded: (taskId: string) => Promise<boolean | 'missing'>, graceMs = MISSING_TASK_GRACE_MS): Promise<string[]> {
     const settled: string[] = [];
     for (const stored of await this.deps.plans.listByState('processing')) {
       // A plan waiting for the user's answer waits for no process.
       if (this.deps.engine.isRunning(stored.id) || stored.waiting) continue;
       const taskId = stored.tasks[stored.phase];
-      if (taskId && !(await isStranded(taskId))) continue;
+      const stranded = taskId ? await isStranded(taskId) : 'missing';
+      if (stranded === false) continue;
+      // A phase whose task is not stored (yet): another process may be starting it right now
+      // (local mode runs one agent per CLI call over one database). Only an old one is stranded.
+      if (stranded === 'missing' && this.now().getTime() - Date.parse(stored.updatedAt) < graceMs) continue;
       const plan = (await this.deps.plans.get(stored.id)) ?? stored;
       if (plan.state !== 'processing' || this.deps.engine.isRunning(plan.id)) continue;
       const resume: Record<typeof plan.phase, { hint: string; recoverable: boolean }> = {

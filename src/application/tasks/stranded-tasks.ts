@@ -39,11 +39,15 @@ export class StrandedTasks {
     return settled;
   }
 
-  /** True when no live process runs the task any more (or it is gone): what it left behind is nobody's. */
-  async isStranded(taskId: string, isLive: (runnerId: string | null) => Promise<boolean>): Promise<boolean> {
+  /**
+   * True when no live process runs the task any more: what it left behind is nobody's. 'missing'
+   * when no such task is stored — it may be a task another process is about to store.
+   */
+  async isStranded(taskId: string, isLive: (runnerId: string | null) => Promise<boolean>): Promise<boolean | 'missing'> {
     if ((this.deps.live.get(taskId)?.running ?? 0) > 0) return false;
     const stored = await this.deps.tasks.get(taskId);
-    return !stored || !(await isLive(stored.runnerId ?? null));
+    if (!stored) return 'missing';
+    return !(await isLive(stored.runnerId ?? null));
   }
 
   /** Aborts the task and ends it FAILED when `applies` to its state; returns whether it did. */

@@ -269,8 +269,8 @@ export class TaskService {
     return this.stranded.settle(isLive, text);
   }
 
-  /** True when no live process runs the task any more (or it is gone): what it left behind is nobody's. */
-  isStranded(taskId: string, isLive: (runnerId: string | null) => Promise<boolean>): Promise<boolean> {
+  /** True when no live process runs the task any more; 'missing' when no such task is stored. */
+  isStranded(taskId: string, isLive: (runnerId: string | null) => Promise<boolean>): Promise<boolean | 'missing'> {
     return this.stranded.isStranded(taskId, isLive);
   }
 

@@ -51,4 +51,14 @@ describe('PlanService.settleInterrupted', () => {
     assert.equal(store.get('live')?.state, 'processing');
     assert.equal(store.get('waits')?.state, 'processing');
   });
+
+  it('leaves a plan whose phase task is not stored yet while it is recent (another process may be starting it), and settles an old one', async () => {
+    const { svc, store } = service([
+      plan('starting', 'strategize', 'processing', { updatedAt: '2026-02-01T23:59:50.000Z' }),
+      plan('old', 'strategize', 'processing', { updatedAt: '2026-02-01T23:00:00.000Z' }),
+    ]);
+    assert.deepEqual(await svc.settleInterrupted(async () => 'missing'), ['old']);
+    assert.equal(store.get('starting')?.state, 'processing');
+    assert.equal(`${store.get('old')?.phase}/${store.get('old')?.state}`, 'strategize/errored');
+  });
 });
