@@ -170,13 +170,12 @@ export class A2aHttpServer {
     const wait = this.throttle?.retryAfter(client) ?? 0;
     if (wait > 0) {
       // Too many wrong tokens from this client: refused without looking at this one.
-      rec.method = methodOf(body);
       res.setHeader('retry-after', String(wait));
       const err = new AppError('UNAUTHENTICATED', `Too many failed authentication attempts from this client; retry in ${wait} s`, {
         details: { retryAfterSeconds: wait },
         hint: 'check the token; further attempts are refused until the wait is over',
       });
-      return this.sendJson(res, 429, rpcError(idOf(body), err, authSurface(body, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))));
+      return this.refuseCaller(req, res, url, rec, body, 429, err);
     }
     try {
       principal = this.opts.auth.authenticate(authorization);
@@ -184,10 +183,8 @@ export class A2aHttpServer {
     } catch (err) {
       // Only presented credentials count as a guess; a request without any is just refused.
       if (authorization !== undefined) this.throttle?.failed(client);
-      rec.method = methodOf(body);
-      // Nothing runs without a valid token; the method name only picks the error's dialect.
       res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
-      return this.sendJson(res, statusForError(err), rpcError(idOf(body), err, authSurface(body, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))));
+      return this.refuseCaller(req, res, url, rec, body, statusForError(err), err);
     }
     rec.principal = principal.id;
     if (type !== JSON_TYPE && type !== 'application/a2a+json') {
@@ -199,7 +196,7 @@ export class A2aHttpServer {
     try {
       version = parseVersion(header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'));
     } catch (err) {
-      return this.sendJson(res, 200, rpcError(idOf(body), err, 'a2a-v1'));
+      return this.sendJson(res, 200, rpcError(peek(body).id, err, 'a2a-v1'));
     }
     const surface: ErrorSurface = version === '1.0' ? 'a2a-v1' : 'extension';
     try {
@@ -322,6 +319,16 @@ export class A2aHttpServer {
     });
   }
 
+  /**
+   * Answers a request refused before it is authenticated. Nothing runs without a valid token; the
+   * method name only picks the error's dialect (and names the request in the access log).
+   */
+  private refuseCaller(req: IncomingMessage, res: ServerResponse, url: URL | undefined, rec: AccessRecord, body: Buffer, status: number, err: unknown): void {
+    const { id, method } = peek(body);
+    rec.method = method?.slice(0, 200);
+    this.sendJson(res, status, rpcError(id, err, authSurface(method, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))));
+  }
+
   private noteAnswer(res: ServerResponse, response: JsonRpcResponse): void {
     const rec = (res as Tracked)[ACCESS];
     if (rec) noteResponse(rec, response);
@@ -346,31 +353,20 @@ function acceptsSse(req: IncomingMessage): boolean {
 }
 
 /** Extension methods answer auth failures in the platform taxonomy; everything else as A2A does. */
-function authSurface(body: Buffer, version: string | null | undefined): ErrorSurface {
-  try {
-    const method = (JSON.parse(body.toString('utf8')) as { method?: unknown }).method;
-    if (typeof method === 'string' && method.startsWith('_cleveragents/')) return 'extension';
-  } catch {
-    // unreadable: answer as A2A
-  }
+function authSurface(method: string | undefined, version: string | null | undefined): ErrorSurface {
+  if (method?.startsWith('_cleveragents/')) return 'extension';
   return version?.trim().startsWith('1.') ? 'a2a-v1' : 'a2a-v03';
 }
 
-function methodOf(body: Buffer): string | undefined {
+/** The id and method of a body not yet (or not) parsed as a request: read once, for an early answer. */
+function peek(body: Buffer): { id: string | number | null; method: string | undefined } {
   try {
-    const m = (JSON.parse(body.toString('utf8')) as { method?: unknown }).method;
-    return typeof m === 'string' ? m.slice(0, 200) : undefined;
+    const msg = JSON.parse(body.toString('utf8')) as { id?: unknown; method?: unknown } | null;
+    const id = msg?.id;
+    const method = msg?.method;
+    return { id: typeof id === 'string' || typeof id === 'number' ? id : null, method: typeof method === 'string' ? method : undefined };
   } catch {
-    return undefined;
-  }
-}
-
-function idOf(body: Buffer): string | number | null {
-  try {
-    const v = (JSON.parse(body.toString('utf8')) as { id?: unknown }).id;
-    return typeof v === 'string' || typeof v === 'number' ? v : null;
-  } catch {
-    return null;
+    return { id: null, method: undefined };
   }
 }
 
