@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LIMIT_SETTINGS, type PayloadLimits } from '../domain/limits.js';
 import type { Logger } from '../application/index.js';
 import type { ServeOptions } from '../presentation/cli/index.js';
+import { StartupError } from './startup-errors.js';
 
 const MINIMUM: Record<keyof PayloadLimits, number> = { maxJsonDepth: 2, maxParts: 1, maxPartBytes: 1, maxMessageBytes: 1, maxMetadataKeys: 0 };
 
@@ -9,19 +10,23 @@ const MINIMUM: Record<keyof PayloadLimits, number> = { maxJsonDepth: 2, maxParts
 export function resolveLimits(opts: ServeOptions, env: NodeJS.ProcessEnv = process.env): Partial<PayloadLimits> {
   const out: Partial<PayloadLimits> = {};
   for (const key of Object.keys(LIMIT_SETTINGS) as Array<keyof PayloadLimits>) {
-    const value = opts[key] ?? envInt(LIMIT_SETTINGS[key].env, MINIMUM[key], env);
+    const value = opts[key] ?? envInt(LIMIT_SETTINGS[key].env, MINIMUM[key], Number.MAX_SAFE_INTEGER, env);
     if (value !== undefined) out[key] = value;
   }
   return out;
 }
 
-/** A whole-number environment setting, or undefined when unset; anything else stops the start. */
-export function envInt(name: string, min: number, env: NodeJS.ProcessEnv = process.env): number | undefined {
+/**
+ * A whole-number environment setting in [min, max], or undefined when unset; anything else stops
+ * the start with one clear line (see startup-errors.ts).
+ */
+export function envInt(name: string, min: number, max = Number.MAX_SAFE_INTEGER, env: NodeJS.ProcessEnv = process.env): number | undefined {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min) {
-    throw new Error(`${name} must be a whole number of at least ${min} (got ${JSON.stringify(raw)})`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `between ${min} and ${max}`;
+    throw new StartupError(`${name} must be a whole number ${range} (got ${JSON.stringify(raw.slice(0, 40))})`, `set ${name} to a whole number${min === 0 ? ' (0 turns it off)' : ''}, or unset it`);
   }
   return n;
 }

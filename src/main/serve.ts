@@ -71,7 +71,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   const retention = startup(ctx, () => retentionPolicy(opts));
   const limits = startup(ctx, () => resolveLimits(opts));
   const maxBodyBytes = startup(ctx, () => opts.maxBodyBytes ?? envInt('CLEVERAGENTS_MAX_BODY_BYTES', 1));
-  const authFailures = startup(ctx, () => envCount('CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE', 1_000_000) ?? 10);
+  const authFailures = startup(ctx, () => envInt('CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE', 0, 1_000_000) ?? 10);
   const given = opts.token ?? process.env['CLEVERAGENTS_SERVER_TOKEN'];
   if (given !== undefined) startup(ctx, () => checkToken(given, opts.token !== undefined ? '--token' : 'CLEVERAGENTS_SERVER_TOKEN'));
   const { token, file, generated } = startup(ctx, () => resolveToken(given, dataDir));
@@ -153,18 +153,10 @@ function startSweeper(app: App, policy: RetentionPolicy | undefined): () => void
 
 /** `--retention-days` / `--retention-max-tasks`, else their environment variables; undefined: retention off. */
 function retentionPolicy(opts: ServeOptions): RetentionPolicy | undefined {
-  const days = opts.retentionDays ?? envCount('CLEVERAGENTS_RETENTION_DAYS', 36500) ?? DEFAULT_RETENTION_DAYS;
-  const maxTasks = opts.retentionMaxTasks ?? envCount('CLEVERAGENTS_RETENTION_MAX_TASKS', Number.MAX_SAFE_INTEGER) ?? 0;
+  const days = opts.retentionDays ?? envInt('CLEVERAGENTS_RETENTION_DAYS', 0, 36500) ?? DEFAULT_RETENTION_DAYS;
+  const maxTasks = opts.retentionMaxTasks ?? envInt('CLEVERAGENTS_RETENTION_MAX_TASKS', 0) ?? 0;
   if (days === 0 && maxTasks === 0) return undefined;
   return { ...(days > 0 ? { maxAgeDays: days } : {}), ...(maxTasks > 0 ? { maxTasks } : {}) };
-}
-
-function envCount(name: string, max: number): number | undefined {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const n = Number(raw.trim());
-  if (!/^\d+$/.test(raw.trim()) || n > max) throw new StartupError(`${name} must be a whole number between 0 and ${max} (got ${JSON.stringify(raw.slice(0, 40))})`, `set ${name} to a whole number (0 turns it off)`);
-  return n;
 }
 
 /** The public base URL: absolute http(s), no query, fragment or credentials; no trailing slash. */
