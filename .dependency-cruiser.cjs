@@ -47,7 +47,8 @@ module.exports = {
     },
     {
       name: 'client-is-free-of-the-application',
-      comment: 'The exported client knows the methods by their contracts (names, schemas, permission); nothing of the server side, however indirectly.',
+      comment:
+        'The exported client knows the methods by their contracts (names, schemas, permission); nothing of the server side, however indirectly.',
       severity: 'error',
       from: { path: '^src/protocol/client/' },
       to: { path: '^src/application/', reachable: true },

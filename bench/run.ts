@@ -60,11 +60,22 @@ async function main(): Promise<number> {
   process.stdout.write(`\n${text}`);
   const missed = report.figures.filter((f) => f.met === false);
   if (failed) process.stdout.write('\nsome workloads FAILED (see above); their figures are missing\n');
-  process.stdout.write(missed.length === 0 ? '\nno target missed among the figures above\n' : `\ntargets missed: ${missed.map((f) => `${f.workload} — ${f.metric}`).join('; ')}\n`);
+  process.stdout.write(
+    missed.length === 0
+      ? '\nno target missed among the figures above\n'
+      : `\ntargets missed: ${missed.map((f) => `${f.workload} — ${f.metric}`).join('; ')}\n`,
+  );
   const dir = join(DIST, 'bench');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'last-run.txt'), text);
-  writeFileSync(join(dir, 'last-run.json'), JSON.stringify({ config: { ...cfg, only: cfg.only ? [...cfg.only] : undefined }, figures: report.figures }, null, 2));
+  writeFileSync(
+    join(dir, 'last-run.json'),
+    JSON.stringify(
+      { config: { ...cfg, only: cfg.only ? [...cfg.only] : undefined }, figures: report.figures },
+      null,
+      2,
+    ),
+  );
   return failed ? 1 : 0;
 }
 

@@ -42,7 +42,8 @@ export function subscribeRequest(port: number, id: string): Buffer {
 
 /** The JSON-RPC result of a 200 response, or a BenchError saying what was wrong. */
 export function resultOf(res: RawResponse, what: string): Record<string, unknown> {
-  if (res.status !== 200) throw new BenchError(`${what}: HTTP ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`);
+  if (res.status !== 200)
+    throw new BenchError(`${what}: HTTP ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`);
   const env = JSON.parse(res.body.toString('utf8')) as RpcEnvelope;
   if (env.jsonrpc !== '2.0' || env.result === undefined || typeof env.result !== 'object') {
     throw new BenchError(`${what}: not a JSON-RPC result: ${res.body.toString('utf8').slice(0, 300)}`);
@@ -50,16 +51,26 @@ export function resultOf(res: RawResponse, what: string): Record<string, unknown
   return env.result;
 }
 
-type TaskJson = { id?: unknown; status?: { state?: unknown }; artifacts?: Array<{ parts?: Array<{ text?: unknown }> }> };
+type TaskJson = {
+  id?: unknown;
+  status?: { state?: unknown };
+  artifacts?: Array<{ parts?: Array<{ text?: unknown }> }>;
+};
 
-const artifactText = (t: TaskJson): string => (t.artifacts ?? []).flatMap((a) => a.parts ?? []).map((p) => (typeof p.text === 'string' ? p.text : '')).join('');
+const artifactText = (t: TaskJson): string =>
+  (t.artifacts ?? [])
+    .flatMap((a) => a.parts ?? [])
+    .map((p) => (typeof p.text === 'string' ? p.text : ''))
+    .join('');
 
 /** A completed echo task whose answer restates `text`; returns its id. */
 export function checkEchoTask(task: TaskJson, text: string, what: string): string {
   if (typeof task.id !== 'string' || task.id.length === 0) throw new BenchError(`${what}: task without id`);
-  if (task.status?.state !== 'TASK_STATE_COMPLETED') throw new BenchError(`${what}: task ${task.id} is ${String(task.status?.state)}, not completed`);
+  if (task.status?.state !== 'TASK_STATE_COMPLETED')
+    throw new BenchError(`${what}: task ${task.id} is ${String(task.status?.state)}, not completed`);
   const got = artifactText(task);
-  if (got !== `You said: ${text}`) throw new BenchError(`${what}: answer ${JSON.stringify(got.slice(0, 80))} does not restate the message`);
+  if (got !== `You said: ${text}`)
+    throw new BenchError(`${what}: answer ${JSON.stringify(got.slice(0, 80))} does not restate the message`);
   return task.id;
 }
 
@@ -117,6 +128,7 @@ export async function runStream(conn: RawConnection, req: Buffer, n: number): Pr
   if (!firstPayload || !('task' in firstPayload)) throw new BenchError('stream: the first event is not the task');
   if (artifacts !== n) throw new BenchError(`stream: expected ${n} artifact events, got ${artifacts}`);
   const st = (last?.['statusUpdate'] as { status?: { state?: string } } | undefined)?.status?.state;
-  if (st !== 'TASK_STATE_COMPLETED') throw new BenchError(`stream: the last event is not a completed status (${JSON.stringify(last).slice(0, 200)})`);
+  if (st !== 'TASK_STATE_COMPLETED')
+    throw new BenchError(`stream: the last event is not a completed status (${JSON.stringify(last).slice(0, 200)})`);
   return { events, artifactEvents: artifacts, firstEventMs: first, totalMs };
 }

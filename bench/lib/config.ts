@@ -26,7 +26,8 @@ export function parseArgs(argv: string[]): BenchConfig {
   const onlyArg = argv.find((a) => a.startsWith('--only='));
   const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : undefined;
   for (const w of only ?? []) {
-    if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`unknown workload ${w}; choose from ${WORKLOADS.join(', ')}`);
+    if (!(WORKLOADS as readonly string[]).includes(w))
+      throw new Error(`unknown workload ${w}; choose from ${WORKLOADS.join(', ')}`);
   }
   const sizesArg = argv.find((a) => a.startsWith('--scale='));
   return {
@@ -40,7 +41,11 @@ export function parseArgs(argv: string[]): BenchConfig {
     streamSizes: [10, 100, 1000],
     streamConnections: 16,
     sseSubscriptions: 10_000,
-    scaleSizes: sizesArg ? sizesArg.slice('--scale='.length).split(',').map(Number) : quick ? [1_000, 100_000] : [1_000, 100_000, 1_000_000],
+    scaleSizes: sizesArg
+      ? sizesArg.slice('--scale='.length).split(',').map(Number)
+      : quick
+        ? [1_000, 100_000]
+        : [1_000, 100_000, 1_000_000],
     cliRuns: quick ? 5 : 11,
     only,
   };

@@ -174,7 +174,8 @@ export class SseParser {
       let data: string | undefined;
       let id: string | undefined;
       for (const line of block.split('\n')) {
-        if (line.startsWith('data:')) data = (data === undefined ? '' : `${data}\n`) + line.slice(line.charAt(5) === ' ' ? 6 : 5);
+        if (line.startsWith('data:'))
+          data = (data === undefined ? '' : `${data}\n`) + line.slice(line.charAt(5) === ' ' ? 6 : 5);
         else if (line.startsWith('id:')) id = line.slice(3).trim();
       }
       if (data !== undefined) this.onEvent(data, id);

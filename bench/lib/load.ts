@@ -63,7 +63,11 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 }
 
 /** Runs `fn` for each item with at most `limit` running at once. */
-export async function pool<T>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+export async function pool<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, i: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(limit, items.length) }, async () => {

@@ -26,7 +26,12 @@ export function setupPinning(): Pinning {
   }
   const probe = spawnSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' });
   if (probe.error || probe.status !== 0) {
-    pinning = { enabled: false, serverCore: 0, clientCore: 1, note: 'taskset unavailable: processes float over the cores' };
+    pinning = {
+      enabled: false,
+      serverCore: 0,
+      clientCore: 1,
+      note: 'taskset unavailable: processes float over the cores',
+    };
     return pinning;
   }
   const self = spawnSync('taskset', ['-pc', '1', String(process.pid)], { stdio: 'ignore' });
@@ -34,7 +39,10 @@ export function setupPinning(): Pinning {
     enabled: true,
     serverCore: 0,
     clientCore: 1,
-    note: self.status === 0 ? 'servers on core 0, load generator on core 1 (taskset)' : 'servers on core 0 (taskset); could not pin the load generator',
+    note:
+      self.status === 0
+        ? 'servers on core 0, load generator on core 1 (taskset)'
+        : 'servers on core 0 (taskset); could not pin the load generator',
   };
   return pinning;
 }
@@ -61,8 +69,13 @@ export interface StartSpec {
 /** Starts a node server pinned to the server core; resolves once it has printed its port. */
 export function startServer(spec: StartSpec): Promise<Server> {
   const p = setupPinning();
-  const [cmd, args] = p.enabled ? ['taskset', ['-c', String(p.serverCore), process.execPath, ...spec.args]] : [process.execPath, spec.args];
-  const child = spawn(cmd as string, args as string[], { env: spec.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [cmd, args] = p.enabled
+    ? ['taskset', ['-c', String(p.serverCore), process.execPath, ...spec.args]]
+    : [process.execPath, spec.args];
+  const child = spawn(cmd as string, args as string[], {
+    env: spec.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   return new Promise((resolve, reject) => {

@@ -29,7 +29,8 @@ const OWNER = 'local';
 const TASKS_PER_CONTEXT = 10;
 const BASE_MS = Date.parse('2025-01-01T00:00:00.000Z');
 
-const schemaTag = (): string => createHash('sha256').update(Object.keys(MIGRATIONS).join(',')).digest('hex').slice(0, 12);
+const schemaTag = (): string =>
+  createHash('sha256').update(Object.keys(MIGRATIONS).join(',')).digest('hex').slice(0, 12);
 
 export function seedRoot(): string {
   return join(tmpdir(), 'cleveragents-bench-seed', schemaTag());
@@ -46,7 +47,12 @@ function snapshot(id: string, contextId: string, at: string): string {
       {
         artifactId: 'response',
         name: 'response',
-        parts: [{ text: 'You said: Hello agent, ' }, { text: 'please restate this ' }, { text: 'short benchmark ' }, { text: 'message.' }],
+        parts: [
+          { text: 'You said: Hello agent, ' },
+          { text: 'please restate this ' },
+          { text: 'short benchmark ' },
+          { text: 'message.' },
+        ],
       },
     ],
   });
@@ -56,7 +62,11 @@ export async function seed(count: number, log: (s: string) => void): Promise<See
   const dir = join(seedRoot(), `tasks-${count}`);
   const metaFile = join(dir, 'seed.json');
   if (existsSync(metaFile)) {
-    return { ...(JSON.parse(readFileSync(metaFile, 'utf8')) as Omit<Seeded, 'seededNow' | 'seedMs'>), seededNow: false, seedMs: 0 };
+    return {
+      ...(JSON.parse(readFileSync(metaFile, 'utf8')) as Omit<Seeded, 'seededNow' | 'seedMs'>),
+      seededNow: false,
+      seedMs: 0,
+    };
   }
   const t0 = performance.now();
   log(`seeding ${count.toLocaleString('en-US')} tasks into ${dir} (once; reused by later runs)`);

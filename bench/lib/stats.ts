@@ -18,7 +18,16 @@ export function median(values: readonly number[]): number {
 export function fmt(x: number, unit = ''): string {
   if (!Number.isFinite(x)) return 'n/a';
   const a = Math.abs(x);
-  const s = a >= 1000 ? Math.round(x).toLocaleString('en-US') : a >= 100 ? x.toFixed(0) : a >= 10 ? x.toFixed(1) : a >= 1 ? x.toFixed(2) : x.toFixed(3);
+  const s =
+    a >= 1000
+      ? Math.round(x).toLocaleString('en-US')
+      : a >= 100
+        ? x.toFixed(0)
+        : a >= 10
+          ? x.toFixed(1)
+          : a >= 1
+            ? x.toFixed(2)
+            : x.toFixed(3);
   return unit ? `${s} ${unit}` : s;
 }
 
@@ -30,6 +39,7 @@ export function ratio(ours: number, base: number): string {
 /** Renders rows as an aligned plain-text table. */
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  const line = (cells: string[]): string =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }

@@ -14,6 +14,9 @@ export class BenchStreamActor implements Actor {
   async handle(turn: ActorTurn): Promise<void> {
     const text = turn.message.parts.map((p) => p.text ?? '').join('\n');
     const n = streamCount(text);
-    await streamAnswer(turn, n === undefined ? echoChunks(`You said: ${text}`) : Array.from({ length: n }, (_, i) => chunkTextOf(i)));
+    await streamAnswer(
+      turn,
+      n === undefined ? echoChunks(`You said: ${text}`) : Array.from({ length: n }, (_, i) => chunkTextOf(i)),
+    );
   }
 }

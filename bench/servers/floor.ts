@@ -48,20 +48,36 @@ function handle(_req: IncomingMessage, res: ServerResponse, rpc: Json): void {
       tasks.set(taskId, task);
       sse(res);
       let seq = 0;
-      const event = (result: unknown): void => void res.write(`id: ${seq++}\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result })}\n\n`);
+      const event = (result: unknown): void =>
+        void res.write(`id: ${seq++}\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result })}\n\n`);
       event({ task });
-      event({ statusUpdate: { taskId, contextId, status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() } } });
+      event({
+        statusUpdate: {
+          taskId,
+          contextId,
+          status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() },
+        },
+      });
       for (let i = 0; i < n; i++) {
         const artifact = { artifactId: 'response', name: 'response', parts: [{ text: chunkTextOf(i) }] };
         event({ artifactUpdate: { taskId, contextId, artifact, append: i > 0, lastChunk: i === n - 1 } });
       }
-      event({ statusUpdate: { taskId, contextId, status: { state: 'TASK_STATE_COMPLETED', timestamp: new Date().toISOString() } } });
+      event({
+        statusUpdate: {
+          taskId,
+          contextId,
+          status: { state: 'TASK_STATE_COMPLETED', timestamp: new Date().toISOString() },
+        },
+      });
       res.end();
       return;
     }
     case 'SubscribeToTask': {
       // An idle subscription: the task's state once, then the connection stays open.
-      const task = tasks.get(params['id'] as string) ?? { ...newTask({ message: { parts: [{ text: '' }] } }), id: params['id'] };
+      const task = tasks.get(params['id'] as string) ?? {
+        ...newTask({ message: { parts: [{ text: '' }] } }),
+        id: params['id'],
+      };
       sse(res);
       res.write(`id: 0\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { task } })}\n\n`);
       return;
@@ -85,7 +101,10 @@ function newTask(params: Json): Json {
 
 function textOf(params: Json): string {
   const parts = ((params['message'] as Json | undefined)?.['parts'] ?? []) as Json[];
-  return parts.map((p) => p['text']).filter((t) => typeof t === 'string').join('\n');
+  return parts
+    .map((p) => p['text'])
+    .filter((t) => typeof t === 'string')
+    .join('\n');
 }
 
 function sse(res: ServerResponse): void {
@@ -95,7 +114,10 @@ function sse(res: ServerResponse): void {
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 

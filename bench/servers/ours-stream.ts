@@ -15,7 +15,12 @@ import { BenchStreamActor } from './bench-stream.actor.js';
 
 const [dataDir, token] = process.argv.slice(2) as [string, string];
 const logger = createLogger('info');
-const app = await buildApp({ dataDir, logger, defaultActor: 'builtin/echo', card: { endpoint: 'http://127.0.0.1/a2a', auth: 'bearer' } });
+const app = await buildApp({
+  dataDir,
+  logger,
+  defaultActor: 'builtin/echo',
+  card: { endpoint: 'http://127.0.0.1/a2a', auth: 'bearer' },
+});
 // The catalog resolves `provider: builtin` actors through its model map (registry-actor.catalog.ts);
 // replacing `echo` there is the one seam that does not need a change to the composition root.
 const byModel = (app.facade.actors as unknown as { byModel?: unknown }).byModel;

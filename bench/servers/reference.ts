@@ -8,13 +8,29 @@
  * Usage: node reference.js  → prints `listening on 127.0.0.1:<port>`.
  */
 import { AgentCard, Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+import {
+  AgentEvent,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from '@a2a-js/sdk/server';
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import express from 'express';
 import { BENCH_TOKEN, chunkTextOf, echoChunks, streamCount } from './workload.js';
 
-const textPart = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: '' });
-const status = (state: TaskState) => ({ state, message: undefined as Message | undefined, timestamp: new Date().toISOString() });
+const textPart = (value: string): Part => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: '',
+});
+const status = (state: TaskState) => ({
+  state,
+  message: undefined as Message | undefined,
+  timestamp: new Date().toISOString(),
+});
 
 class BenchExecutor implements AgentExecutor {
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -30,27 +46,51 @@ class BenchExecutor implements AgentExecutor {
       metadata: undefined,
     };
     bus.publish(AgentEvent.task(task));
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(TaskState.TASK_STATE_WORKING), metadata: undefined }));
+    bus.publish(
+      AgentEvent.statusUpdate({ taskId, contextId, status: status(TaskState.TASK_STATE_WORKING), metadata: undefined }),
+    );
     const n = streamCount(text);
-    const chunks = n === undefined ? echoChunks(`You said: ${text}`) : Array.from({ length: n }, (_, i) => chunkTextOf(i));
+    const chunks =
+      n === undefined ? echoChunks(`You said: ${text}`) : Array.from({ length: n }, (_, i) => chunkTextOf(i));
     for (let i = 0; i < chunks.length; i++) {
       bus.publish(
         AgentEvent.artifactUpdate({
           taskId,
           contextId,
-          artifact: { artifactId: 'response', name: 'response', description: '', parts: [textPart(chunks[i] ?? '')], metadata: undefined, extensions: [] },
+          artifact: {
+            artifactId: 'response',
+            name: 'response',
+            description: '',
+            parts: [textPart(chunks[i] ?? '')],
+            metadata: undefined,
+            extensions: [],
+          },
           append: i > 0,
           lastChunk: i === chunks.length - 1,
           metadata: undefined,
         }),
       );
     }
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(TaskState.TASK_STATE_COMPLETED), metadata: undefined }));
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: status(TaskState.TASK_STATE_COMPLETED),
+        metadata: undefined,
+      }),
+    );
     bus.finished();
   }
 
   async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId: '', status: status(TaskState.TASK_STATE_CANCELED), metadata: undefined }));
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId: '',
+        status: status(TaskState.TASK_STATE_CANCELED),
+        metadata: undefined,
+      }),
+    );
     bus.finished();
   }
 }

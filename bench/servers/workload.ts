@@ -16,7 +16,8 @@ export function streamCount(text: string | undefined): number | undefined {
 }
 
 /** The text of artifact chunk `i` of a streamed answer (about 64 bytes, like a few LLM tokens). */
-export const chunkTextOf = (i: number): string => `chunk ${String(i).padStart(5, '0')} of a streamed answer, padded to a token-ish size. `;
+export const chunkTextOf = (i: number): string =>
+  `chunk ${String(i).padStart(5, '0')} of a streamed answer, padded to a token-ish size. `;
 
 /** The same split as builtin/echo: about `n` chunks on word boundaries, keeping every character. */
 export function echoChunks(text: string, n = 4): string[] {

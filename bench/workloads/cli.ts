@@ -24,7 +24,11 @@ function hyperfine(cfg: BenchConfig, health: string[]): { node: number; health: 
   if (probe.error || probe.status !== 0) return undefined;
   const out = join(tempDir('hyperfine'), 'out.json');
   const q = (a: string[]): string => [process.execPath, ...a].map((s) => `'${s}'`).join(' ');
-  const r = spawnSync('hyperfine', ['-N', '--warmup', '2', '--runs', String(cfg.cliRuns), '--export-json', out, q(['-e', '0']), q(health)], { stdio: 'ignore', timeout: 120_000 });
+  const r = spawnSync(
+    'hyperfine',
+    ['-N', '--warmup', '2', '--runs', String(cfg.cliRuns), '--export-json', out, q(['-e', '0']), q(health)],
+    { stdio: 'ignore', timeout: 120_000 },
+  );
   if (r.status !== 0) return undefined;
   const res = (JSON.parse(readFileSync(out, 'utf8')) as { results: Array<{ median: number }> }).results;
   return { node: (res[0]?.median ?? Number.NaN) * 1000, health: (res[1]?.median ?? Number.NaN) * 1000 };
@@ -56,7 +60,15 @@ export async function cliWorkload(cfg: BenchConfig, report: Report, log: (s: str
       how = `${cfg.cliRuns} alternating spawns`;
     }
     log(`agents health: ${agents.toFixed(0)} ms, node -e 0: ${node.toFixed(0)} ms (${how})`);
-    report.add({ workload: 'CLI', metric: `\`agents health\` local, wall (${how})`, unit: 'ms', ours: agents, floor: node, target: '<= 5x node -e 0', met: agents <= 5 * node });
+    report.add({
+      workload: 'CLI',
+      metric: `\`agents health\` local, wall (${how})`,
+      unit: 'ms',
+      ours: agents,
+      floor: node,
+      target: '<= 5x node -e 0',
+      met: agents <= 5 * node,
+    });
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -17,7 +17,8 @@ type Op = 'get' | 'list-first' | 'list-deep';
 const OPS: Op[] = ['get', 'list-first', 'list-deep'];
 
 /** The page token our server issues for a position (base64url of [updatedAt, id]; white-box). */
-const tokenFor = (p: { updatedAt: string; id: string }): string => Buffer.from(JSON.stringify([p.updatedAt, p.id]), 'utf8').toString('base64url');
+const tokenFor = (p: { updatedAt: string; id: string }): string =>
+  Buffer.from(JSON.stringify([p.updatedAt, p.id]), 'utf8').toString('base64url');
 
 async function latency(server: Server, s: Seeded, op: Op, count: number, ms: number): Promise<number> {
   const c = await RawConnection.open(server.port);
@@ -29,7 +30,10 @@ async function latency(server: Server, s: Seeded, op: Op, count: number, ms: num
       const req =
         op === 'get'
           ? getTaskRequest(server.port, id)
-          : listTasksRequest(server.port, op === 'list-first' ? { pageSize: 50 } : { pageSize: 50, pageToken: tokenFor(s.deep) });
+          : listTasksRequest(
+              server.port,
+              op === 'list-first' ? { pageSize: 50 } : { pageSize: 50, pageToken: tokenFor(s.deep) },
+            );
       const t0 = performance.now();
       const res = await c.request(req);
       times.push(performance.now() - t0);
@@ -40,14 +44,19 @@ async function latency(server: Server, s: Seeded, op: Op, count: number, ms: num
       } else {
         const tasks = result['tasks'] as Array<{ id: string }>;
         if (tasks.length !== 50) throw new BenchError(`ListTasks: ${tasks.length} tasks on a page of 50`);
-        if (result['totalSize'] !== s.count) throw new BenchError(`ListTasks: totalSize ${String(result['totalSize'])}, stored ${s.count}`);
-        if (op === 'list-deep' && tasks[0]?.id !== s.deep.nextId) throw new BenchError(`ListTasks deep page starts at ${tasks[0]?.id}, expected ${s.deep.nextId}`);
+        if (result['totalSize'] !== s.count)
+          throw new BenchError(`ListTasks: totalSize ${String(result['totalSize'])}, stored ${s.count}`);
+        if (op === 'list-deep' && tasks[0]?.id !== s.deep.nextId)
+          throw new BenchError(`ListTasks deep page starts at ${tasks[0]?.id}, expected ${s.deep.nextId}`);
       }
     }
   } finally {
     c.close();
   }
-  return percentile(times.sort((a, b) => a - b), 0.5);
+  return percentile(
+    times.sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 export async function scaleWorkload(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {
@@ -57,15 +66,21 @@ export async function scaleWorkload(cfg: BenchConfig, report: Report, log: (s: s
   try {
     for (const s of seeded) servers.push(await startOurs(s.dataDir));
     const per = cfg.quick ? 100 : 300;
-    for (let i = 0; i < servers.length; i++) for (const op of OPS) await latency(servers[i] as Server, seeded[i] as Seeded, op, 30, 5_000);
+    for (let i = 0; i < servers.length; i++)
+      for (const op of OPS) await latency(servers[i] as Server, seeded[i] as Seeded, op, 30, 5_000);
     const runs = seeded.map(() => ({ get: [] as number[], 'list-first': [] as number[], 'list-deep': [] as number[] }));
     for (let round = 0; round < cfg.rounds; round++) {
       for (let k = 0; k < servers.length; k++) {
         const i = (k + round) % servers.length;
-        for (const op of OPS) runs[i]?.[op].push(await latency(servers[i] as Server, seeded[i] as Seeded, op, per, cfg.windowMs * 2));
+        for (const op of OPS)
+          runs[i]?.[op].push(await latency(servers[i] as Server, seeded[i] as Seeded, op, per, cfg.windowMs * 2));
       }
     }
-    const label: Record<Op, string> = { get: 'GetTask', 'list-first': 'ListTasks first page', 'list-deep': 'ListTasks page at 90%' };
+    const label: Record<Op, string> = {
+      get: 'GetTask',
+      'list-first': 'ListTasks first page',
+      'list-deep': 'ListTasks page at 90%',
+    };
     for (const op of OPS) {
       const p50s = runs.map((r) => median(r[op]));
       seeded.forEach((s, i) => {
@@ -76,7 +91,9 @@ export async function scaleWorkload(cfg: BenchConfig, report: Report, log: (s: s
           metric: `${label[op]} p50, 1 in flight`,
           unit: 'ms',
           ours: p50s[i] as number,
-          target: last ? `<= 1.5x the ${seeded[0]?.count.toLocaleString('en-US')} figure (${ratioToSmallest.toFixed(2)}x)` : undefined,
+          target: last
+            ? `<= 1.5x the ${seeded[0]?.count.toLocaleString('en-US')} figure (${ratioToSmallest.toFixed(2)}x)`
+            : undefined,
           met: last ? ratioToSmallest <= 1.5 : undefined,
         });
       });

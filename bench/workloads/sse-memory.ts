@@ -25,10 +25,16 @@ async function workingTasks(server: Server, count: number): Promise<string[]> {
     maxRequests: count,
     maxMs: 120_000,
     request: () =>
-      postBytes(server.port, '/a2a', HEADERS, rpcBody('SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hold' }] } })),
+      postBytes(
+        server.port,
+        '/a2a',
+        HEADERS,
+        rpcBody('SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hold' }] } }),
+      ),
     validate: (res) => {
       const task = resultOf(res, 'SendMessage')['task'] as { id?: string; status?: { state?: string } } | undefined;
-      if (!task?.id || task.status?.state !== 'TASK_STATE_WORKING') throw new BenchError(`expected a working task: ${JSON.stringify(task).slice(0, 200)}`);
+      if (!task?.id || task.status?.state !== 'TASK_STATE_WORKING')
+        throw new BenchError(`expected a working task: ${JSON.stringify(task).slice(0, 200)}`);
       ids.push(task.id);
     },
   });
@@ -48,7 +54,8 @@ async function subscribeAll(server: Server, ids: string[]): Promise<RawConnectio
         if (seen) return;
         seen = true;
         const env = JSON.parse(data) as { result?: { task?: { id?: string } } };
-        if (env.result?.task?.id !== id) reject(new BenchError(`subscription to ${id} began with ${data.slice(0, 200)}`));
+        if (env.result?.task?.id !== id)
+          reject(new BenchError(`subscription to ${id} began with ${data.slice(0, 200)}`));
         else resolve();
       });
       c.request(subscribeRequest(server.port, id), { onData: (p) => parser.push(p) }).then(
@@ -62,7 +69,10 @@ async function subscribeAll(server: Server, ids: string[]): Promise<RawConnectio
   return conns;
 }
 
-async function holdStreams(server: Server, ids: string[]): Promise<{ before: number; during: number; idleCpuPct: number }> {
+async function holdStreams(
+  server: Server,
+  ids: string[],
+): Promise<{ before: number; during: number; idleCpuPct: number }> {
   const before = rssMb(server.pid);
   const conns = await subscribeAll(server, ids);
   // Let the server settle (timers armed, buffers flushed) before reading its memory, then see
@@ -87,7 +97,9 @@ export async function sseMemoryWorkload(cfg: BenchConfig, report: Report, log: (
     const ids = await workingTasks(ours, n);
     const o = await holdStreams(ours, ids);
     const f = await holdStreams(floor, ids);
-    log(`SSE x${n}: ours ${o.before.toFixed(0)} → ${o.during.toFixed(0)} MB, floor ${f.before.toFixed(0)} → ${f.during.toFixed(0)} MB`);
+    log(
+      `SSE x${n}: ours ${o.before.toFixed(0)} → ${o.during.toFixed(0)} MB, floor ${f.before.toFixed(0)} → ${f.during.toFixed(0)} MB`,
+    );
     report.add({
       workload: 'memory',
       metric: `RSS with ${n.toLocaleString('en-US')} idle SSE streams`,
@@ -97,8 +109,20 @@ export async function sseMemoryWorkload(cfg: BenchConfig, report: Report, log: (
       target: '<= 300 MB',
       met: o.during <= 300,
     });
-    report.add({ workload: 'memory', metric: `RSS added by ${n.toLocaleString('en-US')} idle SSE streams`, unit: 'MB', ours: o.during - o.before, floor: f.during - f.before });
-    report.add({ workload: 'memory', metric: `server CPU while ${n.toLocaleString('en-US')} SSE streams idle`, unit: '%', ours: o.idleCpuPct, floor: f.idleCpuPct });
+    report.add({
+      workload: 'memory',
+      metric: `RSS added by ${n.toLocaleString('en-US')} idle SSE streams`,
+      unit: 'MB',
+      ours: o.during - o.before,
+      floor: f.during - f.before,
+    });
+    report.add({
+      workload: 'memory',
+      metric: `server CPU while ${n.toLocaleString('en-US')} SSE streams idle`,
+      unit: '%',
+      ours: o.idleCpuPct,
+      floor: f.idleCpuPct,
+    });
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
   }

@@ -62,7 +62,12 @@ function spawnPinned(args: string[]): ChildProcess {
     : spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'] });
 }
 
-async function roundTrips(peer: NdjsonPeer, ids: string[], inFlight: number, ms: number): Promise<{ rps: number; cpuPerCallUs: number }> {
+async function roundTrips(
+  peer: NdjsonPeer,
+  ids: string[],
+  inFlight: number,
+  ms: number,
+): Promise<{ rps: number; cpuPerCallUs: number }> {
   let done = 0;
   const deadline = performance.now() + ms;
   const c0 = cpuMs(peer.child.pid as number);
@@ -91,7 +96,9 @@ export async function stdioWorkload(cfg: BenchConfig, report: Report, log: (s: s
     if (!init.result) throw new BenchError(`stdio initialize failed: ${JSON.stringify(init)}`);
     const ids: string[] = [];
     for (let i = 0; i < 200; i++) {
-      const r = await ours.call('SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: SEND_TEXT }] } });
+      const r = await ours.call('SendMessage', {
+        message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: SEND_TEXT }] },
+      });
       ids.push(checkEchoTask((r.result?.['task'] ?? {}) as Record<string, unknown>, SEND_TEXT, 'stdio SendMessage'));
     }
     // The echo answers with one of our tasks, so both reply with the same bytes per call.
@@ -128,7 +135,13 @@ export async function stdioWorkload(cfg: BenchConfig, report: Report, log: (s: s
         target: inFlight === 32 ? '>= 0.5x echo' : undefined,
         met: inFlight === 32 ? ours50 >= 0.5 * echo50 : undefined,
       });
-      report.add({ workload: `stdio GetTask, ${inFlight} in flight`, metric: 'child CPU / call', unit: 'µs', ours: median(oc), floor: median(ec) });
+      report.add({
+        workload: `stdio GetTask, ${inFlight} in flight`,
+        metric: 'child CPU / call',
+        unit: 'µs',
+        ours: median(oc),
+        floor: median(ec),
+      });
     }
   } finally {
     ours.child.stdin?.end();

@@ -60,7 +60,10 @@ async function firstEvent(server: Server, n: number, count: number, ms: number):
   } finally {
     c.close();
   }
-  return percentile(times.sort((a, b) => a - b), 0.5);
+  return percentile(
+    times.sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 export async function streamingWorkload(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {
@@ -79,7 +82,11 @@ export async function streamingWorkload(cfg: BenchConfig, report: Report, log: (
         for (const w of order) runs[w].push(await window(servers[w], n, cfg.streamConnections, cfg.windowMs, 100_000));
       }
       const med = (w: Who, k: keyof Window): number => median(runs[w].map((r) => r[k]));
-      const eps = { ours: med('ours', 'eventsPerSec'), reference: med('reference', 'eventsPerSec'), floor: med('floor', 'eventsPerSec') };
+      const eps = {
+        ours: med('ours', 'eventsPerSec'),
+        reference: med('reference', 'eventsPerSec'),
+        floor: med('floor', 'eventsPerSec'),
+      };
       log(`stream n=${n}: ${WHO.map((w) => `${w} ${eps[w].toFixed(0)} events/s`).join(', ')}`);
       report.add({
         workload: `SendStreamingMessage n=${n}`,
@@ -89,7 +96,11 @@ export async function streamingWorkload(cfg: BenchConfig, report: Report, log: (
         target: '>= 10x reference',
         met: eps.ours >= 10 * eps.reference,
       });
-      const cpu = { ours: med('ours', 'cpuPerEventUs'), reference: med('reference', 'cpuPerEventUs'), floor: med('floor', 'cpuPerEventUs') };
+      const cpu = {
+        ours: med('ours', 'cpuPerEventUs'),
+        reference: med('reference', 'cpuPerEventUs'),
+        floor: med('floor', 'cpuPerEventUs'),
+      };
       for (const w of WHO) cpuByN[w].push(cpu[w]);
       report.add({ workload: `SendStreamingMessage n=${n}`, metric: 'server CPU / event', unit: 'µs', ...cpu });
     }
@@ -116,7 +127,14 @@ export async function streamingWorkload(cfg: BenchConfig, report: Report, log: (
       for (const w of order) ttfe[w].push(await firstEvent(servers[w], 100, cfg.quick ? 30 : 100, cfg.windowMs * 2));
     }
     const t = { ours: median(ttfe.ours), reference: median(ttfe.reference), floor: median(ttfe.floor) };
-    report.add({ workload: 'SendStreamingMessage n=100', metric: 'time to first event p50, 1 in flight', unit: 'ms', ...t, target: '<= 3x floor', met: t.ours <= 3 * t.floor });
+    report.add({
+      workload: 'SendStreamingMessage n=100',
+      metric: 'time to first event p50, 1 in flight',
+      unit: 'ms',
+      ...t,
+      target: '<= 3x floor',
+      met: t.ours <= 3 * t.floor,
+    });
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.stop()));
   }

@@ -20,7 +20,14 @@ const WHO: Who[] = ['ours', 'reference', 'floor'];
 /** Ids of tasks each server stored (from validated SendMessage answers), for GetTask. */
 const ids: Record<Who, string[]> = { ours: [], reference: [], floor: [] };
 
-async function measure(server: Server, cfg: BenchConfig, ms: number, kind: 'send' | 'get', who: Who, connections = cfg.connections): Promise<Measured> {
+async function measure(
+  server: Server,
+  cfg: BenchConfig,
+  ms: number,
+  kind: 'send' | 'get',
+  who: Who,
+  connections = cfg.connections,
+): Promise<Measured> {
   const pool = ids[who];
   const keep = (id: string): void => {
     if (pool.length < 5_000) pool.push(id);
@@ -31,8 +38,10 @@ async function measure(server: Server, cfg: BenchConfig, ms: number, kind: 'send
     connections,
     maxRequests: cfg.maxRequests,
     maxMs: ms,
-    request: (i) => (kind === 'send' ? sendMessageRequest(server.port) : getTaskRequest(server.port, pool[i % pool.length] as string)),
-    validate: (res, i) => (kind === 'send' ? keep(checkSendResult(res)) : checkGetResult(res, pool[i % pool.length] as string)),
+    request: (i) =>
+      kind === 'send' ? sendMessageRequest(server.port) : getTaskRequest(server.port, pool[i % pool.length] as string),
+    validate: (res, i) =>
+      kind === 'send' ? keep(checkSendResult(res)) : checkGetResult(res, pool[i % pool.length] as string),
   });
   const cpu = cpuMs(server.pid) - c0;
   return { ...r, cpuPerReqUs: (cpu * 1000) / r.requests };
@@ -50,20 +59,27 @@ export async function unaryWorkload(cfg: BenchConfig, report: Report, log: (s: s
       // Latency and CPU at the reference concurrency; throughput at each server's best of a few
       // concurrencies (group commit gains from more requests in flight, the reference does not).
       const levels = [cfg.connections, ...cfg.peakConnections.filter((c) => c !== cfg.connections)];
-      const byLevel = new Map(levels.map((c) => [c, { ours: [], reference: [], floor: [] } as Record<Who, Measured[]>]));
+      const byLevel = new Map(
+        levels.map((c) => [c, { ours: [], reference: [], floor: [] } as Record<Who, Measured[]>]),
+      );
       for (let round = 0; round < cfg.rounds; round++) {
         // Alternate the order so no server always runs first (or right after another's GC).
         const order = WHO.map((_, i) => WHO[(i + round) % WHO.length] as Who);
-        for (const c of levels) for (const w of order) byLevel.get(c)?.[w].push(await measure(servers[w], cfg, cfg.windowMs, kind, w, c));
+        for (const c of levels)
+          for (const w of order) byLevel.get(c)?.[w].push(await measure(servers[w], cfg, cfg.windowMs, kind, w, c));
       }
       const runs = byLevel.get(cfg.connections) as Record<Who, Measured[]>;
       const med = (w: Who, k: keyof Measured): number => median(runs[w].map((r) => r[k]));
       const peak = (w: Who): { rps: number; at: number } =>
-        levels.map((c) => ({ rps: median((byLevel.get(c) as Record<Who, Measured[]>)[w].map((r) => r.rps)), at: c })).reduce((a, b) => (b.rps > a.rps ? b : a));
+        levels
+          .map((c) => ({ rps: median((byLevel.get(c) as Record<Who, Measured[]>)[w].map((r) => r.rps)), at: c }))
+          .reduce((a, b) => (b.rps > a.rps ? b : a));
       const name = kind === 'send' ? 'SendMessage' : 'GetTask';
-      log(`${name}: ${WHO.map((w) => `${w} ${med(w, 'rps').toFixed(0)} req/s`).join(', ')} (client CPU ${(
-        (median(runs.floor.map((r) => r.clientCpuMs / r.elapsedMs)) * 100)
-      ).toFixed(0)}% during the floor)`);
+      log(
+        `${name}: ${WHO.map((w) => `${w} ${med(w, 'rps').toFixed(0)} req/s`).join(', ')} (client CPU ${(
+          median(runs.floor.map((r) => r.clientCpuMs / r.elapsedMs)) * 100
+        ).toFixed(0)}% during the floor)`,
+      );
       const best = { ours: peak('ours'), reference: peak('reference'), floor: peak('floor') };
       const rps = { ours: best.ours.rps, reference: best.reference.rps, floor: best.floor.rps };
       log(`${name} peak: ${WHO.map((w) => `${w} ${best[w].rps.toFixed(0)} req/s @${best[w].at}`).join(', ')}`);
@@ -80,7 +96,14 @@ export async function unaryWorkload(cfg: BenchConfig, report: Report, log: (s: s
         ['p99Ms', 'latency p99', 'ms'],
         ['cpuPerReqUs', 'server CPU / request', 'µs'],
       ] as const) {
-        report.add({ workload: name, metric: `${metric} @${cfg.connections} conns`, unit, ours: med('ours', k), reference: med('reference', k), floor: med('floor', k) });
+        report.add({
+          workload: name,
+          metric: `${metric} @${cfg.connections} conns`,
+          unit,
+          ours: med('ours', k),
+          reference: med('reference', k),
+          floor: med('floor', k),
+        });
       }
     }
 

@@ -5,7 +5,17 @@ export { LOCAL_PRINCIPAL, namespacesOf } from './ports/principal.js';
 export type { Actor, ActorCatalog, ActorTurn } from './ports/actor.port.js';
 export type { Logger } from './ports/logger.port.js';
 export { silentLogger } from './ports/logger.port.js';
-export type { TaskRepository, StoredTask, TaskListQuery, TaskPage, TaskCursor, TaskExpiry, MessageKey, MessageKeyHit, RunningTask } from './ports/task.repository.port.js';
+export type {
+  TaskRepository,
+  StoredTask,
+  TaskListQuery,
+  TaskPage,
+  TaskCursor,
+  TaskExpiry,
+  MessageKey,
+  MessageKeyHit,
+  RunningTask,
+} from './ports/task.repository.port.js';
 export type { SessionRepository, SessionPage, SessionCursor } from './ports/session.repository.port.js';
 export type { PushConfigRepository, StoredPushConfig } from './ports/push-config.repository.port.js';
 export type { WebhookSender } from './ports/webhook.port.js';
@@ -13,7 +23,16 @@ export type { RunnerRegistry } from './ports/runner.port.js';
 export type { PushOutbox, OutboxEntry, OutboxTarget } from './ports/push-outbox.port.js';
 export { settleStrandedWork, type StrandedWorkReport } from './tasks/stranded-work.js';
 export type { PlanRepository, PlanListQuery, PlanRecords } from './ports/plan.repository.port.js';
-export type { SandboxInfo, SandboxManager, SandboxDiff, FileChange, ApplyOutcome, ToolRunner, ToolCallRequest, ToolCallResult } from './ports/sandbox.port.js';
+export type {
+  SandboxInfo,
+  SandboxManager,
+  SandboxDiff,
+  FileChange,
+  ApplyOutcome,
+  ToolRunner,
+  ToolCallRequest,
+  ToolCallResult,
+} from './ports/sandbox.port.js';
 export type { SystemProbe, DiagnosticCheck, CheckStatus } from './ports/system.port.js';
 export type { StreamItem, SendInput, SendResult, ListInput, ListResult } from './tasks/task.service.js';
 export type { HealthReport, DiagnosticsReport } from './system/health.service.js';
@@ -31,6 +50,11 @@ export type {
   PathFacts,
   ResourceInspector,
 } from './ports/registry.repository.port.js';
-export type { DefinitionInput, ListInput as RegistryListInput, ListOutput as RegistryListOutput, ShownEntity } from './registry/registry.service.js';
+export type {
+  DefinitionInput,
+  ListInput as RegistryListInput,
+  ListOutput as RegistryListOutput,
+  ShownEntity,
+} from './registry/registry.service.js';
 export type { NamespaceSummary, NamespaceDetail } from './registry/namespace.service.js';
 export { RetentionService, type RetentionPolicy, type SweepResult } from './system/retention.service.js';

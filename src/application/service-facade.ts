@@ -76,14 +76,32 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     builtins: { actor: BUILTIN_ACTOR_DEFINITIONS, tool: BUILTIN_TOOLS, action: BUILTIN_ACTIONS },
     builtinModels: [...deps.actorsByModel.keys()],
   });
-  const engine = new PlanEngine({ plans: deps.plans, registry, sandboxes: deps.sandboxes, tools: deps.tools, logger: deps.logger, commandTimeoutMs: deps.commandTimeoutMs });
+  const engine = new PlanEngine({
+    plans: deps.plans,
+    registry,
+    sandboxes: deps.sandboxes,
+    tools: deps.tools,
+    logger: deps.logger,
+    commandTimeoutMs: deps.commandTimeoutMs,
+  });
   const actors = new RegistryActorCatalog(registry, deps.actorsByModel);
-  const sessions = new SessionService({ sessions: deps.sessions, tasks: deps.tasks, actors, defaultActor: deps.defaultActor });
+  const sessions = new SessionService({
+    sessions: deps.sessions,
+    tasks: deps.tasks,
+    actors,
+    defaultActor: deps.defaultActor,
+  });
   const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger, limits: deps.limits });
   let notifier: PushNotifier | undefined;
   const push = new PushConfigService(deps.pushConfigs, tasks, (taskId) => notifier?.invalidate(taskId));
   tasks.acceptInlinePush(push);
-  notifier = new PushNotifier((taskId) => push.forDelivery(taskId), deps.pushOutbox, deps.webhooks, deps.logger, deps.push);
+  notifier = new PushNotifier(
+    (taskId) => push.forDelivery(taskId),
+    deps.pushOutbox,
+    deps.webhooks,
+    deps.logger,
+    deps.push,
+  );
   const n = notifier;
   tasks.tapRecording((taskId, item) => n.recording(taskId, item));
   tasks.tap((task, _owner, item) => n.notify(task, item));
@@ -101,7 +119,12 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     registry,
     namespaces,
     plans,
-    retention: new RetentionService({ tasks: deps.tasks, sessions: deps.sessions, isLive: (id) => tasks.isLive(id), logger: deps.logger }),
+    retention: new RetentionService({
+      tasks: deps.tasks,
+      sessions: deps.sessions,
+      isLive: (id) => tasks.isLive(id),
+      logger: deps.logger,
+    }),
     async deleteSession(id, principal) {
       await sessions.get(id, principal);
       const tasksDeleted = await tasks.purgeContext(id);

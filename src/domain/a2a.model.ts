@@ -16,7 +16,14 @@ const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9
 export function parseTimestamp(s: string): number {
   const m = rfc3339.exec(s);
   if (!m) return Number.NaN;
-  const [y, mo, d, h, mi, sec] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, sec] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
   if (mo < 1 || mo > 12 || d < 1 || d > days || h > 23 || mi > 59 || sec > 59) return Number.NaN;
   let offset = 0;
@@ -184,7 +191,10 @@ export const TaskPushNotificationConfig = z.object({
   tenant: z.string().optional(),
   id: z.string().optional(),
   taskId: z.string().optional(),
-  url: z.string().url('must be an absolute http(s) URL').refine((u) => /^https?:\/\//i.test(u), 'must use http or https'),
+  url: z
+    .string()
+    .url('must be an absolute http(s) URL')
+    .refine((u) => /^https?:\/\//i.test(u), 'must use http or https'),
   token: z.string().optional(),
   authentication: AuthenticationInfo.optional(),
 });

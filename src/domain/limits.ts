@@ -75,7 +75,11 @@ interface MessageLike {
  * Checks a message a client sends (and the request's metadata) against the limits; throws an
  * INVALID_PARAMS error naming the first limit passed and the field that passed it.
  */
-export function checkMessageLimits(message: MessageLike, requestMetadata: Record<string, unknown> | undefined, limits: PayloadLimits): void {
+export function checkMessageLimits(
+  message: MessageLike,
+  requestMetadata: Record<string, unknown> | undefined,
+  limits: PayloadLimits,
+): void {
   if (message.parts.length > limits.maxParts) {
     throw limitError('maxParts', limits.maxParts, 'message.parts', `has ${message.parts.length} parts`);
   }
@@ -85,10 +89,12 @@ export function checkMessageLimits(message: MessageLike, requestMetadata: Record
   message.parts.forEach((p, i) => {
     checkKeys(p.metadata, `message.parts.${i}.metadata`, limits);
     const size = partBytes(p);
-    if (size > limits.maxPartBytes) throw limitError('maxPartBytes', limits.maxPartBytes, `message.parts.${i}`, `is ${size} bytes`);
+    if (size > limits.maxPartBytes)
+      throw limitError('maxPartBytes', limits.maxPartBytes, `message.parts.${i}`, `is ${size} bytes`);
     total += size;
   });
-  if (total > limits.maxMessageBytes) throw limitError('maxMessageBytes', limits.maxMessageBytes, 'message', `is ${total} bytes`);
+  if (total > limits.maxMessageBytes)
+    throw limitError('maxMessageBytes', limits.maxMessageBytes, 'message', `is ${total} bytes`);
 }
 
 function checkKeys(metadata: Record<string, unknown> | undefined, field: string, limits: PayloadLimits): void {
@@ -99,7 +105,13 @@ function checkKeys(metadata: Record<string, unknown> | undefined, field: string,
 
 function partBytes(p: PartLike): number {
   return (
-    utf8Bytes(p.text) + utf8Bytes(p.raw) + utf8Bytes(p.url) + utf8Bytes(p.filename) + utf8Bytes(p.mediaType) + jsonBytes(p.data) + jsonBytes(p.metadata)
+    utf8Bytes(p.text) +
+    utf8Bytes(p.raw) +
+    utf8Bytes(p.url) +
+    utf8Bytes(p.filename) +
+    utf8Bytes(p.mediaType) +
+    jsonBytes(p.data) +
+    jsonBytes(p.metadata)
   );
 }
 

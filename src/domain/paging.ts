@@ -24,7 +24,8 @@ export function encodePageToken(c: PageCursor): string {
 export function decodePageToken(token: string): PageCursor {
   try {
     const v: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') return { key: v[0], id: v[1] };
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string')
+      return { key: v[0], id: v[1] };
   } catch {
     // reported below
   }
@@ -43,7 +44,11 @@ export function nextPageToken<T>(page: readonly T[], more: boolean, cursorOf: (i
  * A page of a list held in memory, sorted by (key, id) in `order`: the `pageSize` items strictly
  * after the token's position (so an item removed between two calls loses nobody their place).
  */
-export function pageOf<T>(sorted: readonly T[], cursorOf: (item: T) => PageCursor, opts: { pageToken?: string | undefined; pageSize: number; order: 'asc' | 'desc' }): Page<T> {
+export function pageOf<T>(
+  sorted: readonly T[],
+  cursorOf: (item: T) => PageCursor,
+  opts: { pageToken?: string | undefined; pageSize: number; order: 'asc' | 'desc' },
+): Page<T> {
   const after = opts.pageToken ? decodePageToken(opts.pageToken) : undefined;
   const sign = opts.order === 'asc' ? 1 : -1;
   const start = after === undefined ? 0 : sorted.findIndex((item) => sign * compareCursors(cursorOf(item), after) > 0);

@@ -8,14 +8,26 @@ export {
   type Params,
   type Statement,
 } from './persistence/database.js';
-export { backfillTaskCounts, createMigrator, migrateToLatest, migrationStatus, MIGRATIONS, type MigrationStatus } from './persistence/migrations.js';
+export {
+  backfillTaskCounts,
+  createMigrator,
+  migrateToLatest,
+  migrationStatus,
+  MIGRATIONS,
+  type MigrationStatus,
+} from './persistence/migrations.js';
 export { SqliteTaskRepository } from './persistence/sqlite-task.repository.js';
 export { SqliteRunnerRegistry } from './persistence/sqlite-runner.registry.js';
 export { SqliteSessionRepository } from './persistence/sqlite-session.repository.js';
 export { SqlitePushConfigRepository } from './persistence/sqlite-push-config.repository.js';
 export { SqlitePushOutboxRepository } from './persistence/sqlite-push-outbox.repository.js';
 export { SqliteSystemProbe, type SqliteSystemProbeOptions } from './system/sqlite-system.probe.js';
-export { HttpWebhookSender, WebhookRefusedError, isBlockedAddress, type HttpWebhookSenderOptions } from './push/http-webhook.sender.js';
+export {
+  HttpWebhookSender,
+  WebhookRefusedError,
+  isBlockedAddress,
+  type HttpWebhookSenderOptions,
+} from './push/http-webhook.sender.js';
 export { SqliteRegistryRepository, SqliteNamespaceRepository } from './persistence/sqlite-registry.repository.js';
 export { FsResourceInspector } from './system/fs-resource.inspector.js';
 export { SqlitePlanRepository } from './persistence/sqlite-plan.repository.js';

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import pino from 'pino';
-import { builtinActorsByModel, createServiceFacade, settleStrandedWork, type Logger, type ServiceFacade } from '../application/index.js';
+import {
+  builtinActorsByModel,
+  createServiceFacade,
+  settleStrandedWork,
+  type Logger,
+  type ServiceFacade,
+} from '../application/index.js';
 import {
   BuiltinToolRunner,
   FsResourceInspector,
@@ -62,7 +68,8 @@ export interface App {
 }
 
 /** The status message of a turn still running when a graceful stop's deadline passed. */
-const SHUTDOWN_TEXT = 'Interrupted: the server shut down before this task finished; send the message again (with a new messageId) to retry';
+const SHUTDOWN_TEXT =
+  'Interrupted: the server shut down before this task finished; send the message again (with a new messageId) to retry';
 
 /** Structured logs go to stderr: stdout belongs to the protocol in stdio mode. */
 export function createLogger(level: string): Logger {
@@ -99,7 +106,13 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     sandboxes: new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes') }),
     tools: new BuiltinToolRunner(),
     webhooks: new HttpWebhookSender({ allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS') }),
-    probe: new SqliteSystemProbe({ db, dataDir: opts.dataDir, dbFile: file, version: VERSION, tokenFile: opts.tokenFile }),
+    probe: new SqliteSystemProbe({
+      db,
+      dataDir: opts.dataDir,
+      dbFile: file,
+      version: VERSION,
+      tokenFile: opts.tokenFile,
+    }),
     actorsByModel,
     logger,
     version: VERSION,
@@ -120,7 +133,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const card = new AgentCardProvider(
     {
       name: 'CleverAgents',
-      description: 'An agent platform: chat sessions with actors, tasks you can follow, cancel and subscribe to, over A2A.',
+      description:
+        'An agent platform: chat sessions with actors, tasks you can follow, cancel and subscribe to, over A2A.',
       version: VERSION,
       pushNotifications: true,
       ...opts.card,
@@ -148,7 +162,14 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       await facade.tasks.drainTurns(deadlineMs, SHUTDOWN_TEXT);
       await settleStrandedWork(stranded, { text: SHUTDOWN_TEXT, treatSelfAsGone: true });
     })().catch((err: unknown) => logger.error({ err }, 'settling running work at shutdown failed')));
-  const dispatcher = new Dispatcher({ facade, card, table, logger, validateResults: opts.validateResults ?? process.env['CLEVERAGENTS_VALIDATE_RESULTS'] === '1', maxJsonDepth: limits.maxJsonDepth });
+  const dispatcher = new Dispatcher({
+    facade,
+    card,
+    table,
+    logger,
+    validateResults: opts.validateResults ?? process.env['CLEVERAGENTS_VALIDATE_RESULTS'] === '1',
+    maxJsonDepth: limits.maxJsonDepth,
+  });
   return {
     facade,
     dispatcher,

@@ -4,7 +4,13 @@ import type { Logger } from '../application/index.js';
 import type { ServeOptions } from '../presentation/cli/index.js';
 import { StartupError } from './startup-errors.js';
 
-const MINIMUM: Record<keyof PayloadLimits, number> = { maxJsonDepth: 2, maxParts: 1, maxPartBytes: 1, maxMessageBytes: 1, maxMetadataKeys: 0 };
+const MINIMUM: Record<keyof PayloadLimits, number> = {
+  maxJsonDepth: 2,
+  maxParts: 1,
+  maxPartBytes: 1,
+  maxMessageBytes: 1,
+  maxMetadataKeys: 0,
+};
 
 /** The payload limits of `agents serve`: its flags, else the environment; the rest are the defaults. */
 export function resolveLimits(opts: ServeOptions, env: NodeJS.ProcessEnv = process.env): Partial<PayloadLimits> {
@@ -20,13 +26,21 @@ export function resolveLimits(opts: ServeOptions, env: NodeJS.ProcessEnv = proce
  * A whole-number environment setting in [min, max], or undefined when unset; anything else stops
  * the start with one clear line (see startup-errors.ts).
  */
-export function envInt(name: string, min: number, max = Number.MAX_SAFE_INTEGER, env: NodeJS.ProcessEnv = process.env): number | undefined {
+export function envInt(
+  name: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+  env: NodeJS.ProcessEnv = process.env,
+): number | undefined {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return undefined;
   const n = Number(raw);
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
     const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `between ${min} and ${max}`;
-    throw new StartupError(`${name} must be a whole number ${range} (got ${JSON.stringify(raw.slice(0, 40))})`, `set ${name} to a whole number${min === 0 ? ' (0 turns it off)' : ''}, or unset it`);
+    throw new StartupError(
+      `${name} must be a whole number ${range} (got ${JSON.stringify(raw.slice(0, 40))})`,
+      `set ${name} to a whole number${min === 0 ? ' (0 turns it off)' : ''}, or unset it`,
+    );
   }
   return n;
 }
@@ -42,7 +56,10 @@ export function installBackstop(logger: Logger): void {
   if (installed) return;
   installed = true;
   process.on('unhandledRejection', (reason) => {
-    logger.error({ err: reason, correlationId: randomUUID() }, 'unhandled rejection (contained; please report this as a bug)');
+    logger.error(
+      { err: reason, correlationId: randomUUID() },
+      'unhandled rejection (contained; please report this as a bug)',
+    );
   });
   process.on('uncaughtException', (err) => {
     logger.error({ err, correlationId: randomUUID() }, 'uncaught exception (contained; please report this as a bug)');

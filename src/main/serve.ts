@@ -35,7 +35,15 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
   const ctx: StartupContext = { dataDir, dbFile: databaseFile(dataDir) };
   const retention = startup(ctx, () => retentionPolicy(opts));
   const limits = startup(ctx, () => resolveLimits(opts));
-  const app = await startupAsync(ctx, () => buildApp({ dataDir, logger, defaultActor: opts.defaultActor, limits, card: { endpoint: 'stdio://local', auth: 'none' } }));
+  const app = await startupAsync(ctx, () =>
+    buildApp({
+      dataDir,
+      logger,
+      defaultActor: opts.defaultActor,
+      limits,
+      card: { endpoint: 'stdio://local', auth: 'none' },
+    }),
+  );
   const stopSweeper = startSweeper(app, retention);
   const server = new A2aStdioServer({
     dispatcher: app.dispatcher,
@@ -73,7 +81,8 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   const maxBodyBytes = startup(ctx, () => opts.maxBodyBytes ?? envInt('CLEVERAGENTS_MAX_BODY_BYTES', 1));
   const authFailures = startup(ctx, () => envInt('CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE', 0, 1_000_000) ?? 10);
   const given = opts.token ?? process.env['CLEVERAGENTS_SERVER_TOKEN'];
-  if (given !== undefined) startup(ctx, () => checkToken(given, opts.token !== undefined ? '--token' : 'CLEVERAGENTS_SERVER_TOKEN'));
+  if (given !== undefined)
+    startup(ctx, () => checkToken(given, opts.token !== undefined ? '--token' : 'CLEVERAGENTS_SERVER_TOKEN'));
   const { token, file, generated } = startup(ctx, () => resolveToken(given, dataDir));
   const base = `http://${host.includes(':') ? `[${host}]` : host}`;
   const app = await startupAsync(ctx, () =>
@@ -107,11 +116,15 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   if (!publicUrl) app.card.setEndpoint(endpoint);
   const stopSweeper = startSweeper(app, retention);
   if (generated) {
-    process.stderr.write(`Generated a server token (stored in ${file}, mode 600). Use it as: Authorization: Bearer ${token}\n`);
+    process.stderr.write(
+      `Generated a server token (stored in ${file}, mode 600). Use it as: Authorization: Bearer ${token}\n`,
+    );
   } else if (file) {
     process.stderr.write(`Using the server token stored in ${file}\n`);
   }
-  process.stderr.write(`listening on ${base}:${addr.port} (JSON-RPC at ${endpoint}, Agent Card at ${base}:${addr.port}/.well-known/agent-card.json)\n`);
+  process.stderr.write(
+    `listening on ${base}:${addr.port} (JSON-RPC at ${endpoint}, Agent Card at ${base}:${addr.port}/.well-known/agent-card.json)\n`,
+  );
   if (publicUrl) process.stderr.write(`public URL ${publicUrl} (the Agent Card points clients at ${publicUrl}/a2a)\n`);
 
   await new Promise<void>((resolve) => {
@@ -125,7 +138,10 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   stopSweeper();
   // Running turns may finish within the drain deadline (their blocked senders get the answer)
   // while the server stops taking requests; what still runs then ends FAILED.
-  await Promise.all([server.close(HTTP_GRACE_MS), app.drain(Number(process.env['CLEVERAGENTS_DRAIN_MS']) || HTTP_GRACE_MS - 1_000)]);
+  await Promise.all([
+    server.close(HTTP_GRACE_MS),
+    app.drain(Number(process.env['CLEVERAGENTS_DRAIN_MS']) || HTTP_GRACE_MS - 1_000),
+  ]);
   await app.close();
   process.exit(0);
 }
@@ -166,10 +182,21 @@ export function parsePublicUrl(raw: string | undefined): string | undefined {
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new StartupError(`the public URL ${JSON.stringify(raw.slice(0, 200))} is not an absolute URL`, 'pass --public-url https://agents.example.com (the address clients use, e.g. your proxy)');
+    throw new StartupError(
+      `the public URL ${JSON.stringify(raw.slice(0, 200))} is not an absolute URL`,
+      'pass --public-url https://agents.example.com (the address clients use, e.g. your proxy)',
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new StartupError(`the public URL must use http or https (got ${url.protocol})`, 'pass --public-url https://agents.example.com');
-  if (url.username || url.password || url.search || url.hash) throw new StartupError('the public URL must not carry credentials, a query or a fragment', 'pass the base URL only, e.g. --public-url https://agents.example.com/team');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new StartupError(
+      `the public URL must use http or https (got ${url.protocol})`,
+      'pass --public-url https://agents.example.com',
+    );
+  if (url.username || url.password || url.search || url.hash)
+    throw new StartupError(
+      'the public URL must not carry credentials, a query or a fragment',
+      'pass the base URL only, e.g. --public-url https://agents.example.com/team',
+    );
   return url.href.replace(/\/+$/, '');
 }
 
@@ -180,17 +207,27 @@ function checkToken(token: string, source: string): void {
       `use a longer random token (e.g. openssl rand -base64 32), or omit ${source} to have one generated`,
     );
   }
-  if (/\s/.test(token)) throw new StartupError(`the server token from ${source} contains white space`, 'use a token without spaces or line breaks');
+  if (/\s/.test(token))
+    throw new StartupError(
+      `the server token from ${source} contains white space`,
+      'use a token without spaces or line breaks',
+    );
 }
 
 /** The given token, else the stored token, else a new one (0600 file). */
-function resolveToken(given: string | undefined, dataDir: string): { token: string; file?: string; generated: boolean } {
+function resolveToken(
+  given: string | undefined,
+  dataDir: string,
+): { token: string; file?: string; generated: boolean } {
   if (given) return { token: given, generated: false };
   const file = tokenFile(dataDir);
   if (existsSync(file)) {
     const token = readFileSync(file, 'utf8').trim();
     if (token.length < MIN_TOKEN_LENGTH || /\s/.test(token)) {
-      throw new StartupError(`the stored server token in ${file} is unusable (empty, too short or with white space)`, 'delete the file to have a new token generated, or pass --token');
+      throw new StartupError(
+        `the stored server token in ${file} is unusable (empty, too short or with white space)`,
+        'delete the file to have a new token generated, or pass --token',
+      );
     }
     return { token, file, generated: false };
   }

@@ -32,41 +32,78 @@ export function describeStartupError(err: unknown, ctx: StartupContext): Startup
   if (syscall === 'listen' || syscall === 'bind' || code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL') {
     switch (code) {
       case 'EADDRINUSE':
-        return new StartupError(`cannot listen on ${where}: the port is already in use`, 'stop the other server on that port, or choose another one with --port (0 picks a free port)');
+        return new StartupError(
+          `cannot listen on ${where}: the port is already in use`,
+          'stop the other server on that port, or choose another one with --port (0 picks a free port)',
+        );
       case 'EACCES':
       case 'EPERM':
-        return new StartupError(`cannot listen on ${where}: permission denied`, 'ports below 1024 need privileges; use --port 1024 or higher');
+        return new StartupError(
+          `cannot listen on ${where}: permission denied`,
+          'ports below 1024 need privileges; use --port 1024 or higher',
+        );
       case 'EADDRNOTAVAIL':
-        return new StartupError(`cannot listen on ${where}: ${ctx.host ?? 'the host'} is not an address of this machine`, 'use --host 127.0.0.1 (this machine only), 0.0.0.0 (every interface) or one of its addresses');
+        return new StartupError(
+          `cannot listen on ${where}: ${ctx.host ?? 'the host'} is not an address of this machine`,
+          'use --host 127.0.0.1 (this machine only), 0.0.0.0 (every interface) or one of its addresses',
+        );
       default:
         return new StartupError(`cannot listen on ${where}: ${code ?? 'unknown error'}`, 'check --host and --port');
     }
   }
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') {
-    return new StartupError(`cannot listen on ${where}: the host name ${ctx.host ?? ''} does not resolve`, 'use --host 127.0.0.1, 0.0.0.0 or an address of this machine');
+    return new StartupError(
+      `cannot listen on ${where}: the host name ${ctx.host ?? ''} does not resolve`,
+      'use --host 127.0.0.1, 0.0.0.0 or an address of this machine',
+    );
   }
   const path = (err as NodeJS.ErrnoException | undefined)?.path ?? ctx.dataDir;
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-    return new StartupError(`the data directory cannot be written: ${path} (${code === 'EROFS' ? 'read-only file system' : 'permission denied'})`, 'choose a writable directory with --data-dir or CLEVERAGENTS_DATA_DIR, or fix its permissions');
+    return new StartupError(
+      `the data directory cannot be written: ${path} (${code === 'EROFS' ? 'read-only file system' : 'permission denied'})`,
+      'choose a writable directory with --data-dir or CLEVERAGENTS_DATA_DIR, or fix its permissions',
+    );
   }
   if (code === 'ENOTDIR' || code === 'EEXIST') {
-    return new StartupError(`the data directory is not a directory: ${path}`, 'point --data-dir or CLEVERAGENTS_DATA_DIR at a directory');
+    return new StartupError(
+      `the data directory is not a directory: ${path}`,
+      'point --data-dir or CLEVERAGENTS_DATA_DIR at a directory',
+    );
   }
   if (code === 'ENOSPC') {
-    return new StartupError(`the data directory's disk is full: ${ctx.dataDir}`, 'free some space, or choose another --data-dir');
+    return new StartupError(
+      `the data directory's disk is full: ${ctx.dataDir}`,
+      'free some space, or choose another --data-dir',
+    );
   }
   const message = err instanceof Error ? err.message : String(err);
-  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT' || /file is not a database|database disk image is malformed/i.test(message)) {
-    return new StartupError(`the database ${ctx.dbFile ?? ctx.dataDir} is corrupt or not a CleverAgents database`, 'move it aside (the server then starts with an empty store) or restore a backup');
+  if (
+    code === 'SQLITE_NOTADB' ||
+    code === 'SQLITE_CORRUPT' ||
+    /file is not a database|database disk image is malformed/i.test(message)
+  ) {
+    return new StartupError(
+      `the database ${ctx.dbFile ?? ctx.dataDir} is corrupt or not a CleverAgents database`,
+      'move it aside (the server then starts with an empty store) or restore a backup',
+    );
   }
   if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_PERM') {
-    return new StartupError(`the database ${ctx.dbFile ?? ctx.dataDir} cannot be opened for writing`, 'check that the data directory and the database file are writable by this user');
+    return new StartupError(
+      `the database ${ctx.dbFile ?? ctx.dataDir} cannot be opened for writing`,
+      'check that the data directory and the database file are writable by this user',
+    );
   }
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
-    return new StartupError(`the database ${ctx.dbFile ?? ctx.dataDir} is locked by another process`, 'wait for the other process, or use another --data-dir');
+    return new StartupError(
+      `the database ${ctx.dbFile ?? ctx.dataDir} is locked by another process`,
+      'wait for the other process, or use another --data-dir',
+    );
   }
   if (/database migration/i.test(message)) {
-    return new StartupError(`the database ${ctx.dbFile ?? ctx.dataDir} cannot be upgraded: ${firstLine(message)}`, 'a newer CleverAgents may have written it; upgrade, or use another --data-dir');
+    return new StartupError(
+      `the database ${ctx.dbFile ?? ctx.dataDir} cannot be upgraded: ${firstLine(message)}`,
+      'a newer CleverAgents may have written it; upgrade, or use another --data-dir',
+    );
   }
   return new StartupError(`the server could not start: ${firstLine(message)}`, 'run again with --verbose for details');
 }

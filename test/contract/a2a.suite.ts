@@ -28,7 +28,6 @@ import {
 import type { Harness } from '../support/harness.js';
 import type { SuiteContext } from './suite-context.js';
 
-
 export const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({
   messageId: (extra['messageId'] as string | undefined) ?? randomUUID(),
   role: 'ROLE_USER' as const,
@@ -49,7 +48,9 @@ export async function rpcError(p: Promise<unknown>, code: number, type: string):
   assert.fail(`expected error ${code} ${type}`);
 }
 
-export async function collect(it: AsyncIterable<{ seq: number; event: StreamResponse }>): Promise<Array<{ seq: number; event: StreamResponse }>> {
+export async function collect(
+  it: AsyncIterable<{ seq: number; event: StreamResponse }>,
+): Promise<Array<{ seq: number; event: StreamResponse }>> {
   const out = [];
   for await (const e of it) out.push(e);
   return out;
@@ -84,12 +85,19 @@ export function a2aSuite(ctx: SuiteContext): void {
   });
 
   it('honours historyLength 0 by omitting history', async () => {
-    const r = taskOf(await client.call(sendMessage, { message: userMessage('no history please'), configuration: { historyLength: 0 } }));
+    const r = taskOf(
+      await client.call(sendMessage, {
+        message: userMessage('no history please'),
+        configuration: { historyLength: 0 },
+      }),
+    );
     assert.equal(r.history, undefined);
   });
 
   it('returns at once with returnImmediately and the task completes in the background', async () => {
-    const r = taskOf(await client.call(sendMessage, { message: userMessage('later'), configuration: { returnImmediately: true } }));
+    const r = taskOf(
+      await client.call(sendMessage, { message: userMessage('later'), configuration: { returnImmediately: true } }),
+    );
     assert.ok(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED'].includes(r.status.state));
     for (let i = 0; i < 100; i++) {
       const t = await client.call(getTask, { id: r.id });
@@ -100,21 +108,30 @@ export function a2aSuite(ctx: SuiteContext): void {
   });
 
   it('streams the task first, then status and artifact updates in causal order', async () => {
-    const events = await collect(client.stream(sendStreamingMessage, { message: userMessage('stream this text please') }));
+    const events = await collect(
+      client.stream(sendStreamingMessage, { message: userMessage('stream this text please') }),
+    );
     const kinds = events.map((e) => kindOf(e.event));
     assert.equal(kinds[0], 'task');
     assert.equal(kinds.at(-1), 'statusUpdate');
     const last = events.at(-1)?.event as { statusUpdate: { status: { state: string } } };
     assert.equal(last.statusUpdate.status.state, 'TASK_STATE_COMPLETED');
     const seqs = events.map((e) => e.seq);
-    assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), 'sequence numbers increase');
+    assert.deepEqual(
+      seqs,
+      [...seqs].sort((a, b) => a - b),
+      'sequence numbers increase',
+    );
     const chunks = events.flatMap((e) => ('artifactUpdate' in e.event ? [e.event.artifactUpdate] : []));
     assert.ok(chunks.length >= 2, 'several chunks');
     assert.equal(chunks[0]?.append, false);
     assert.ok(chunks.slice(1).every((c) => c.append === true));
     assert.equal(chunks.at(-1)?.lastChunk, true);
     assert.equal(chunks.map((c) => c.artifact.parts[0]?.text).join(''), 'You said: stream this text please');
-    record('stream', events.map((e) => e.event));
+    record(
+      'stream',
+      events.map((e) => e.event),
+    );
   });
 
   it('keeps a conversation in one context and lists its turns in the session', async () => {
@@ -126,7 +143,10 @@ export function a2aSuite(ctx: SuiteContext): void {
     assert.notEqual(a.id, b.id);
     const shown = await client.call(sessionShow, { sessionId: s.id });
     assert.equal(shown.session.taskCount, 2);
-    assert.deepEqual(shown.tasks.map((t) => t.id), [a.id, b.id]);
+    assert.deepEqual(
+      shown.tasks.map((t) => t.id),
+      [a.id, b.id],
+    );
     record('session-show', shown);
   });
 
@@ -146,12 +166,30 @@ export function a2aSuite(ctx: SuiteContext): void {
   it('rejects invalid params with -32602 naming the field', async () => {
     const e1 = await rpcError(client.call(getTask, { id: 'x', historyLength: -1 }), -32602, 'ValidationError');
     assert.equal(e1.fieldViolations[0]?.field, 'historyLength');
-    const e2 = await rpcError(client.call(sendMessage, { message: { messageId: 'm', role: 'ROLE_USER', parts: [] } }), -32602, 'ValidationError');
+    const e2 = await rpcError(
+      client.call(sendMessage, { message: { messageId: 'm', role: 'ROLE_USER', parts: [] } }),
+      -32602,
+      'ValidationError',
+    );
     assert.equal(e2.fieldViolations[0]?.field, 'message.parts');
-    const e3 = await rpcError(client.call(sendMessage, { message: { messageId: 'm', role: 'ROLE_SYSTEM' as 'ROLE_USER', parts: [{ text: 'x' }] } }), -32602, 'ValidationError');
+    const e3 = await rpcError(
+      client.call(sendMessage, {
+        message: { messageId: 'm', role: 'ROLE_SYSTEM' as 'ROLE_USER', parts: [{ text: 'x' }] },
+      }),
+      -32602,
+      'ValidationError',
+    );
     assert.equal(e3.fieldViolations[0]?.field, 'message.role');
-    await rpcError(client.call(sendMessage, { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'a', data: 1 }] } }), -32602, 'ValidationError');
-    await rpcError(client.call(sendMessage, { message: { messageId: '', role: 'ROLE_USER', parts: [{ text: 'a' }] } }), -32602, 'ValidationError');
+    await rpcError(
+      client.call(sendMessage, { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'a', data: 1 }] } }),
+      -32602,
+      'ValidationError',
+    );
+    await rpcError(
+      client.call(sendMessage, { message: { messageId: '', role: 'ROLE_USER', parts: [{ text: 'a' }] } }),
+      -32602,
+      'ValidationError',
+    );
     await rpcError(client.raw('GetTask', {}), -32602, 'ValidationError');
     await rpcError(client.raw('GetTask', { id: 42 }), -32602, 'ValidationError');
     await rpcError(client.raw('SendMessage', [1, 2]), -32602, 'ValidationError');
@@ -161,15 +199,25 @@ export function a2aSuite(ctx: SuiteContext): void {
   it('lists tasks newest first with cursor paging and filters', async () => {
     const s = await client.call(sessionCreate, {});
     const ids: string[] = [];
-    for (const text of ['one', 'two', 'three']) ids.push(taskOf(await client.call(sendMessage, { message: userMessage(text, { contextId: s.id }) })).id);
+    for (const text of ['one', 'two', 'three'])
+      ids.push(taskOf(await client.call(sendMessage, { message: userMessage(text, { contextId: s.id }) })).id);
     const p1 = await client.call(listTasks, { contextId: s.id, pageSize: 2 });
     assert.equal(p1.pageSize, 2);
     assert.equal(p1.totalSize, 3);
     assert.notEqual(p1.nextPageToken, '');
-    assert.deepEqual(p1.tasks.map((t) => t.id), [ids[2], ids[1]]);
-    assert.ok(p1.tasks.every((t) => !('artifacts' in t)), 'artifacts omitted by default');
+    assert.deepEqual(
+      p1.tasks.map((t) => t.id),
+      [ids[2], ids[1]],
+    );
+    assert.ok(
+      p1.tasks.every((t) => !('artifacts' in t)),
+      'artifacts omitted by default',
+    );
     const p2 = await client.call(listTasks, { contextId: s.id, pageSize: 2, pageToken: p1.nextPageToken });
-    assert.deepEqual(p2.tasks.map((t) => t.id), [ids[0]]);
+    assert.deepEqual(
+      p2.tasks.map((t) => t.id),
+      [ids[0]],
+    );
     assert.equal(p2.nextPageToken, '');
     assert.equal(p2.pageSize, 1);
     const withArtifacts = await client.call(listTasks, { contextId: s.id, includeArtifacts: true, historyLength: 0 });
@@ -188,13 +236,19 @@ export function a2aSuite(ctx: SuiteContext): void {
   });
 
   it('cancels a working task, and refuses to cancel it twice', async () => {
-    const t = taskOf(await client.call(sendMessage, { message: userMessage('stay working', { contextId: conformance }) }));
+    const t = taskOf(
+      await client.call(sendMessage, { message: userMessage('stay working', { contextId: conformance }) }),
+    );
     assert.equal(t.status.state, 'TASK_STATE_WORKING');
     const c = await client.call(cancelTask, { id: t.id });
     assert.equal(c.status.state, 'TASK_STATE_CANCELED');
     assert.equal((await client.call(getTask, { id: t.id })).status.state, 'TASK_STATE_CANCELED');
     await rpcError(client.call(cancelTask, { id: t.id }), -32002, 'TaskNotCancelableError');
-    await rpcError(client.call(sendMessage, { message: userMessage('more', { taskId: t.id }) }), -32004, 'UnsupportedOperationError');
+    await rpcError(
+      client.call(sendMessage, { message: userMessage('more', { taskId: t.id }) }),
+      -32004,
+      'UnsupportedOperationError',
+    );
     record('cancel', c);
   });
 
@@ -217,24 +271,36 @@ export function a2aSuite(ctx: SuiteContext): void {
   });
 
   it('runs the multi-turn input-required flow', async () => {
-    const t = taskOf(await client.call(sendMessage, { message: userMessage('need input', { contextId: conformance, messageId: `tck-input-required-${randomUUID()}` }) }));
+    const t = taskOf(
+      await client.call(sendMessage, {
+        message: userMessage('need input', { contextId: conformance, messageId: `tck-input-required-${randomUUID()}` }),
+      }),
+    );
     assert.equal(t.status.state, 'TASK_STATE_INPUT_REQUIRED');
     assert.ok(t.status.message?.parts[0]?.text);
     const done = taskOf(await client.call(sendMessage, { message: userMessage('here you go', { taskId: t.id }) }));
     assert.equal(done.id, t.id);
     assert.equal(done.status.state, 'TASK_STATE_COMPLETED');
     assert.ok((done.history ?? []).some((m) => m.parts[0]?.text === 'here you go'));
-    await rpcError(client.call(sendMessage, { message: userMessage('x', { taskId: t.id, contextId: 'other-context' }) }), -32602, 'ValidationError');
+    await rpcError(
+      client.call(sendMessage, { message: userMessage('x', { taskId: t.id, contextId: 'other-context' }) }),
+      -32602,
+      'ValidationError',
+    );
     record('input-required', done);
   });
 
   it('follows the TCK behaviours selected by messageId', async () => {
-    const send = (prefix: string) => client.call(sendMessage, { message: userMessage('tck', { contextId: conformance, messageId: `${prefix}-${randomUUID()}` }) });
+    const send = (prefix: string) =>
+      client.call(sendMessage, {
+        message: userMessage('tck', { contextId: conformance, messageId: `${prefix}-${randomUUID()}` }),
+      });
     const direct = await send('tck-message-response');
     assert.ok('message' in direct);
     assert.equal(direct.message.role, 'ROLE_AGENT');
     const states: Record<string, string> = {};
-    for (const p of ['tck-complete-task', 'tck-reject-task', 'tck-task-failure', 'tck-auth-required']) states[p] = taskOf(await send(p)).status.state;
+    for (const p of ['tck-complete-task', 'tck-reject-task', 'tck-task-failure', 'tck-auth-required'])
+      states[p] = taskOf(await send(p)).status.state;
     assert.deepEqual(states, {
       'tck-complete-task': 'TASK_STATE_COMPLETED',
       'tck-reject-task': 'TASK_STATE_REJECTED',
@@ -246,13 +312,22 @@ export function a2aSuite(ctx: SuiteContext): void {
 
   it('stores, lists and deletes push notification configs', async () => {
     const t = taskOf(await client.call(sendMessage, { message: userMessage('push') }));
-    const created = await client.call(createPushConfig, { taskId: t.id, url: 'https://hooks.example.com/a2a', token: 'tok', authentication: { scheme: 'Bearer', credentials: 'secret' } });
+    const created = await client.call(createPushConfig, {
+      taskId: t.id,
+      url: 'https://hooks.example.com/a2a',
+      token: 'tok',
+      authentication: { scheme: 'Bearer', credentials: 'secret' },
+    });
     assert.ok(created.id);
     assert.equal(created.taskId, t.id);
     const got = await client.call(getPushConfig, { taskId: t.id, id: created.id ?? '' });
     assert.equal(got.url, 'https://hooks.example.com/a2a');
     assert.equal(got.authentication?.credentials, undefined, 'credentials are never returned');
-    const named = await client.call(createPushConfig, { taskId: t.id, id: 'second', url: 'https://hooks.example.com/b' });
+    const named = await client.call(createPushConfig, {
+      taskId: t.id,
+      id: 'second',
+      url: 'https://hooks.example.com/b',
+    });
     assert.equal(named.id, 'second');
     const list = await client.call(listPushConfigs, { taskId: t.id });
     assert.equal(list.configs.length, 2);
@@ -260,15 +335,27 @@ export function a2aSuite(ctx: SuiteContext): void {
     assert.deepEqual(await client.call(deletePushConfig, { taskId: t.id, id: 'second' }), {});
     assert.deepEqual(await client.call(deletePushConfig, { taskId: t.id, id: 'second' }), {}, 'delete is idempotent');
     await rpcError(client.call(getPushConfig, { taskId: t.id, id: 'second' }), -32001, 'TaskNotFoundError');
-    await rpcError(client.call(createPushConfig, { taskId: 'missing', url: 'https://hooks.example.com/x' }), -32001, 'TaskNotFoundError');
+    await rpcError(
+      client.call(createPushConfig, { taskId: 'missing', url: 'https://hooks.example.com/x' }),
+      -32001,
+      'TaskNotFoundError',
+    );
     await rpcError(client.call(createPushConfig, { taskId: t.id, url: 'not a url' }), -32602, 'ValidationError');
-    await rpcError(client.call(createPushConfig, { taskId: t.id, url: 'ftp://example.com/x' }), -32602, 'ValidationError');
+    await rpcError(
+      client.call(createPushConfig, { taskId: t.id, url: 'ftp://example.com/x' }),
+      -32602,
+      'ValidationError',
+    );
     record('push', { created, got, list: list.configs.length });
   });
 
   it('returns the extended agent card with method schemas', async () => {
     const card = await client.call(getExtendedAgentCard, {});
-    const ext = (card.capabilities as { extensions: Array<{ uri: string; params: { methodSchemas: Record<string, unknown>; methods: string[] } }> }).extensions[0];
+    const ext = (
+      card.capabilities as {
+        extensions: Array<{ uri: string; params: { methodSchemas: Record<string, unknown>; methods: string[] } }>;
+      }
+    ).extensions[0];
     assert.equal(ext?.uri, 'urn:cleveragents:extensions:v1');
     assert.ok(ext?.params.methodSchemas['SendMessage']);
     assert.ok(ext?.params.methods.includes('_cleveragents/session/create'));
@@ -300,7 +387,10 @@ export function a2aSuite(ctx: SuiteContext): void {
     assert.equal(first.sessions.length, 1);
     assert.notEqual(first.nextPageToken, '');
     const second = await client.call(sessionList, { pageSize: 1, pageToken: first.nextPageToken });
-    assert.deepEqual(second.sessions.map((x) => x.id), list.sessions.slice(1, 2).map((x) => x.id));
+    assert.deepEqual(
+      second.sessions.map((x) => x.id),
+      list.sessions.slice(1, 2).map((x) => x.id),
+    );
     await rpcError(client.call(sessionList, { pageToken: 'not-a-token' }), -32602, 'ValidationError');
     assert.deepEqual(await client.call(sessionDelete, { sessionId: s.id }), { deleted: true, tasksDeleted: 1 });
     await rpcError(client.call(sessionShow, { sessionId: s.id }), -32001, 'ResourceNotFoundError');
@@ -330,25 +420,50 @@ export function a2aSuite(ctx: SuiteContext): void {
 
   it('serves A2A v0.3 clients with v0.3 names and shapes', async () => {
     const old = await h.connect('0.3');
-    const task = (await old.raw('message/send', { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'old times' }] } })) as Record<string, unknown>;
+    const task = (await old.raw('message/send', {
+      message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'old times' }] },
+    })) as Record<string, unknown>;
     assert.equal(task['kind'], 'task');
     assert.equal((task['status'] as { state: string }).state, 'completed');
     const got = (await old.raw('tasks/get', { id: task['id'], historyLength: 1 })) as Record<string, unknown>;
     assert.equal(((got['history'] as unknown[]) ?? []).length, 1);
     const events: Array<Record<string, unknown>> = [];
-    for await (const e of old.transport.stream('message/stream', { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'old stream' }] } })) {
+    for await (const e of old.transport.stream('message/stream', {
+      message: {
+        kind: 'message',
+        messageId: randomUUID(),
+        role: 'user',
+        parts: [{ kind: 'text', text: 'old stream' }],
+      },
+    })) {
       events.push(e.result as Record<string, unknown>);
     }
-    assert.deepEqual(events.map((e) => e['kind']).filter((k, i, a) => a.indexOf(k) === i), ['task', 'status-update', 'artifact-update']);
+    assert.deepEqual(
+      events.map((e) => e['kind']).filter((k, i, a) => a.indexOf(k) === i),
+      ['task', 'status-update', 'artifact-update'],
+    );
     assert.equal(events.at(-1)?.['final'], true);
     const err = await rpcError(old.raw('tasks/get', { id: 'missing' }), -32001, 'TaskNotFoundError');
     assert.equal(typeof err.data, 'object');
-    await rpcError(old.raw('SendMessage', { message: userMessage('v1 name on a v0.3 connection') }), -32601, 'MethodNotFoundError');
-    const set = (await old.raw('tasks/pushNotificationConfig/set', { taskId: task['id'], pushNotificationConfig: { url: 'https://hooks.example.com/old' } })) as { pushNotificationConfig: { id: string } };
+    await rpcError(
+      old.raw('SendMessage', { message: userMessage('v1 name on a v0.3 connection') }),
+      -32601,
+      'MethodNotFoundError',
+    );
+    const set = (await old.raw('tasks/pushNotificationConfig/set', {
+      taskId: task['id'],
+      pushNotificationConfig: { url: 'https://hooks.example.com/old' },
+    })) as { pushNotificationConfig: { id: string } };
     assert.equal(set.pushNotificationConfig.id, task['id']);
     const listed = (await old.raw('tasks/pushNotificationConfig/list', { id: task['id'] })) as unknown[];
     assert.equal(listed.length, 1);
-    assert.equal(await old.raw('tasks/pushNotificationConfig/delete', { id: task['id'], pushNotificationConfigId: set.pushNotificationConfig.id }), null);
+    assert.equal(
+      await old.raw('tasks/pushNotificationConfig/delete', {
+        id: task['id'],
+        pushNotificationConfigId: set.pushNotificationConfig.id,
+      }),
+      null,
+    );
     record('v03', { task, events });
     if (old !== client) await old.close();
   });

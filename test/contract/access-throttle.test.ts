@@ -64,7 +64,11 @@ describe('HTTP: auth throttle and access log', () => {
   const post = (body: unknown, token: string | undefined) =>
     fetch(`${server.baseUrl}/a2a`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        'a2a-version': '1.0',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
       body: JSON.stringify(body),
     });
   const accessLines = (): Array<Record<string, unknown>> =>
@@ -78,15 +82,23 @@ describe('HTTP: auth throttle and access log', () => {
   it('logs one line per request with method, principal, outcome, status, duration and the correlation id the client saw', async () => {
     const ok = await post({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} }, TOKEN);
     assert.equal(ok.status, 200);
-    const missing = (await (await post({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'no-such-task' } }, TOKEN)).json()) as { error: { code: number; data: Array<{ metadata?: { correlationId?: string } }> | { correlationId?: string } } };
+    const missing = (await (
+      await post({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'no-such-task' } }, TOKEN)
+    ).json()) as {
+      error: { code: number; data: Array<{ metadata?: { correlationId?: string } }> | { correlationId?: string } };
+    };
     const data = missing.error.data;
     const cid = Array.isArray(data) ? data.map((d) => d.metadata?.correlationId).find(Boolean) : data.correlationId;
     assert.ok(cid, `a correlation id in error.data: ${JSON.stringify(missing)}`);
     // The line is written once the answer is out: wait for it on the server's stderr.
-    const lines = await eventually(async () => {
-      const l = accessLines();
-      return l.some((r) => r['method'] === 'GetTask') ? l : undefined;
-    }, 5000, 'the access log lines');
+    const lines = await eventually(
+      async () => {
+        const l = accessLines();
+        return l.some((r) => r['method'] === 'GetTask') ? l : undefined;
+      },
+      5000,
+      'the access log lines',
+    );
     const okLine = lines.find((r) => r['method'] === 'ListTasks');
     assert.ok(okLine, server.stderr());
     assert.equal(okLine['level'], 30, 'info level');
@@ -104,8 +116,14 @@ describe('HTTP: auth throttle and access log', () => {
 
   it('answers 429 with Retry-After and a JSON-RPC error after too many wrong tokens, without checking the token', async () => {
     // A request without credentials is refused but is not a guess.
-    for (let i = 0; i < 8; i++) assert.equal((await post({ jsonrpc: '2.0', id: i, method: 'ListTasks' }, undefined)).status, 401);
-    for (let i = 0; i < 5; i++) assert.equal((await post({ jsonrpc: '2.0', id: i, method: 'ListTasks' }, 'wrong-token-wrong-token')).status, 401, `failure ${i + 1}`);
+    for (let i = 0; i < 8; i++)
+      assert.equal((await post({ jsonrpc: '2.0', id: i, method: 'ListTasks' }, undefined)).status, 401);
+    for (let i = 0; i < 5; i++)
+      assert.equal(
+        (await post({ jsonrpc: '2.0', id: i, method: 'ListTasks' }, 'wrong-token-wrong-token')).status,
+        401,
+        `failure ${i + 1}`,
+      );
     const limited = await post({ jsonrpc: '2.0', id: 99, method: 'ListTasks' }, 'wrong-token-wrong-token');
     assert.equal(limited.status, 429);
     const wait = Number(limited.headers.get('retry-after'));
@@ -116,7 +134,11 @@ describe('HTTP: auth throttle and access log', () => {
     assert.match(body.error.message, /Too many failed authentication attempts/);
     // Even the right token is not looked at while the client is throttled.
     assert.equal((await post({ jsonrpc: '2.0', id: 100, method: 'ListTasks' }, TOKEN)).status, 429);
-    const line = await eventually(async () => accessLines().find((r) => r['status'] === 429), 5000, 'the 429 access line');
+    const line = await eventually(
+      async () => accessLines().find((r) => r['status'] === 429),
+      5000,
+      'the 429 access line',
+    );
     assert.ok(line, 'the refusal is logged');
     assert.equal(line['principal'], undefined);
     // The server is otherwise fine.
@@ -127,25 +149,48 @@ describe('HTTP: auth throttle and access log', () => {
 describe('stdio: access log', () => {
   let app: App;
   before(async () => {
-    app = await buildApp({ dataDir: mkdtempSync(join(tmpdir(), 'ca-stdio-log-')), inMemory: true, card: { endpoint: 'stdio://local', auth: 'none' } });
+    app = await buildApp({
+      dataDir: mkdtempSync(join(tmpdir(), 'ca-stdio-log-')),
+      inMemory: true,
+      card: { endpoint: 'stdio://local', auth: 'none' },
+    });
   });
   after(async () => app.close());
 
   it('logs one line per request through the logger (stderr), and writes only protocol to stdout', async () => {
     const records: Array<Record<string, unknown>> = [];
-    const logger: Logger = { debug() {}, warn() {}, error() {}, info: (o, msg) => void (msg === 'request' && records.push({ ...(o as Record<string, unknown>) })) };
+    const logger: Logger = {
+      debug() {},
+      warn() {},
+      error() {},
+      info: (o, msg) => void (msg === 'request' && records.push({ ...(o as Record<string, unknown>) })),
+    };
     const input = new PassThrough();
     const output = new PassThrough();
     let out = '';
     output.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    const server = new A2aStdioServer({ dispatcher: app.dispatcher, card: app.card, logger, serverInfo: { name: 't', version: '0' }, input, output, principal: LOCAL_PRINCIPAL });
+    const server = new A2aStdioServer({
+      dispatcher: app.dispatcher,
+      card: app.card,
+      logger,
+      serverInfo: { name: 't', version: '0' },
+      input,
+      output,
+      principal: LOCAL_PRINCIPAL,
+    });
     input.write('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"1.0"}}\n');
     input.write('{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}\n');
     input.write('{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"nope"}}\n');
     input.end();
     await server.done;
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { id: number; error?: { code: number; data: unknown } });
-    assert.ok(lines.every((l) => 'id' in l), 'only JSON-RPC on stdout');
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: number; error?: { code: number; data: unknown } });
+    assert.ok(
+      lines.every((l) => 'id' in l),
+      'only JSON-RPC on stdout',
+    );
     const err = lines.find((l) => l.id === 2)?.error;
     assert.ok(err);
     assert.equal(records.length, 2);
@@ -156,6 +201,9 @@ describe('stdio: access log', () => {
         ['stdio', 'GetTask', 'local', err.code],
       ],
     );
-    assert.ok(JSON.stringify(err.data).includes(String(records[1]?.['correlationId'])), 'the correlation id the client saw');
+    assert.ok(
+      JSON.stringify(err.data).includes(String(records[1]?.['correlationId'])),
+      'the correlation id the client saw',
+    );
   });
 });

@@ -19,12 +19,18 @@ describe('ProtoJSON field names and RFC 3339 timestamps', () => {
   let app: App;
   let rpc: InMemoryClientTransport;
   before(async () => {
-    app = await buildApp({ dataDir: tempDir(), inMemory: true, validateResults: true, card: { endpoint: 'memory://', auth: 'none' } });
+    app = await buildApp({
+      dataDir: tempDir(),
+      inMemory: true,
+      validateResults: true,
+      card: { endpoint: 'memory://', auth: 'none' },
+    });
     rpc = new InMemoryClientTransport(app.dispatcher, () => app.card.publicCard('1.0').card, LOCAL_PRINCIPAL, '1.0');
   });
   after(async () => app.close());
 
-  const send = async (params: unknown): Promise<TaskLike> => ((await rpc.request('SendMessage', params)) as { task: TaskLike }).task;
+  const send = async (params: unknown): Promise<TaskLike> =>
+    ((await rpc.request('SendMessage', params)) as { task: TaskLike }).task;
 
   it('accepts a SendMessage written with proto names at every level', async () => {
     const task = await send({
@@ -32,19 +38,36 @@ describe('ProtoJSON field names and RFC 3339 timestamps', () => {
       configuration: { accepted_output_modes: ['text/plain'], history_length: 5, return_immediately: false },
     });
     assert.equal(task.status.state, 'TASK_STATE_COMPLETED');
-    const again = await send({ message: { message_id: 'proto-names-2', context_id: task.contextId, role: 'ROLE_USER', parts: [{ text: 'again' }] } });
+    const again = await send({
+      message: {
+        message_id: 'proto-names-2',
+        context_id: task.contextId,
+        role: 'ROLE_USER',
+        parts: [{ text: 'again' }],
+      },
+    });
     assert.equal(again.contextId, task.contextId, 'context_id was read');
   });
 
   it('reads GetTaskPushNotificationConfig {task_id, id} (was -32602) and answers with JSON names', async () => {
     const task = await send({ message: { messageId: 'proto-push', role: 'ROLE_USER', parts: [{ text: 'x' }] } });
-    const created = (await rpc.request('CreateTaskPushNotificationConfig', { task_id: task.id, id: 'hook', url: 'https://hooks.example.com/p', authentication: { scheme: 'Bearer', credentials: 's' } })) as Record<string, unknown>;
+    const created = (await rpc.request('CreateTaskPushNotificationConfig', {
+      task_id: task.id,
+      id: 'hook',
+      url: 'https://hooks.example.com/p',
+      authentication: { scheme: 'Bearer', credentials: 's' },
+    })) as Record<string, unknown>;
     assert.equal(created['taskId'], task.id);
-    const got = (await rpc.request('GetTaskPushNotificationConfig', { task_id: task.id, id: 'hook' })) as Record<string, unknown>;
+    const got = (await rpc.request('GetTaskPushNotificationConfig', { task_id: task.id, id: 'hook' })) as Record<
+      string,
+      unknown
+    >;
     assert.equal(got['taskId'], task.id);
     assert.equal(got['id'], 'hook');
     assert.ok(!('task_id' in got));
-    const list = (await rpc.request('ListTaskPushNotificationConfigs', { task_id: task.id, page_size: 10 })) as { configs: unknown[] };
+    const list = (await rpc.request('ListTaskPushNotificationConfigs', { task_id: task.id, page_size: 10 })) as {
+      configs: unknown[];
+    };
     assert.equal(list.configs.length, 1);
     assert.deepEqual(await rpc.request('DeleteTaskPushNotificationConfig', { task_id: task.id, id: 'hook' }), {});
   });
@@ -53,8 +76,16 @@ describe('ProtoJSON field names and RFC 3339 timestamps', () => {
     const task = await send({ message: { messageId: 'proto-list', role: 'ROLE_USER', parts: [{ text: 'x' }] } });
     const got = (await rpc.request('GetTask', { id: task.id, history_length: 0 })) as { history?: unknown[] };
     assert.equal(got.history?.length ?? 0, 0);
-    const list = (await rpc.request('ListTasks', { context_id: task.contextId, page_size: 1, include_artifacts: false, status_timestamp_after: '2000-01-01T00:00:00.000000+00:00' })) as { tasks: TaskLike[]; pageSize: number };
-    assert.deepEqual(list.tasks.map((t) => t.id), [task.id]);
+    const list = (await rpc.request('ListTasks', {
+      context_id: task.contextId,
+      page_size: 1,
+      include_artifacts: false,
+      status_timestamp_after: '2000-01-01T00:00:00.000000+00:00',
+    })) as { tasks: TaskLike[]; pageSize: number };
+    assert.deepEqual(
+      list.tasks.map((t) => t.id),
+      [task.id],
+    );
     assert.equal(list.pageSize, 1);
   });
 
@@ -78,7 +109,11 @@ describe('ProtoJSON field names and RFC 3339 timestamps', () => {
       return `${d}${extra}${sign}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
     };
     const ids = async (after: string): Promise<string[]> =>
-      ((await rpc.request('ListTasks', { contextId: task.contextId, statusTimestampAfter: after })) as { tasks: TaskLike[] }).tasks.map((t) => t.id);
+      (
+        (await rpc.request('ListTasks', { contextId: task.contextId, statusTimestampAfter: after })) as {
+          tasks: TaskLike[];
+        }
+      ).tasks.map((t) => t.id);
     // The same instant written at +05:30 with microseconds: the task's own timestamp is "at or after".
     assert.deepEqual(await ids(iso(ms, 330, '000')), [task.id]);
     // One microsecond later, written at -08:00: the task is before it.
@@ -91,18 +126,36 @@ describe('ProtoJSON field names and RFC 3339 timestamps', () => {
 describe('extension versions', () => {
   let app: App;
   before(async () => {
-    app = await buildApp({ dataDir: tempDir(), inMemory: true, validateResults: true, card: { endpoint: 'memory://', auth: 'none' } });
+    app = await buildApp({
+      dataDir: tempDir(),
+      inMemory: true,
+      validateResults: true,
+      card: { endpoint: 'memory://', auth: 'none' },
+    });
   });
   after(async () => app.close());
 
-  const call = async (method: string, extensionVersion?: string): Promise<{ result?: unknown; error?: { code: number; message: string; data?: { type?: string } } }> => {
-    const out = await app.dispatcher.dispatch({ jsonrpc: '2.0', id: 1, method, params: {} }, { principal: LOCAL_PRINCIPAL, version: '1.0', signal: new AbortController().signal, extensionVersion });
+  const call = async (
+    method: string,
+    extensionVersion?: string,
+  ): Promise<{ result?: unknown; error?: { code: number; message: string; data?: { type?: string } } }> => {
+    const out = await app.dispatcher.dispatch(
+      { jsonrpc: '2.0', id: 1, method, params: {} },
+      { principal: LOCAL_PRINCIPAL, version: '1.0', signal: new AbortController().signal, extensionVersion },
+    );
     assert.equal(out.kind, 'response');
     return (out as { response: { result?: unknown; error?: { code: number; message: string } } }).response;
   };
 
   it('declares the versions it serves, newest first, and what each added', () => {
-    const card = app.card.publicCard('1.0').card as { capabilities: { extensions: Array<{ uri: string; params: { version: string; versions: string[]; methods: string[]; addedIn: Record<string, string[]> } }> } };
+    const card = app.card.publicCard('1.0').card as {
+      capabilities: {
+        extensions: Array<{
+          uri: string;
+          params: { version: string; versions: string[]; methods: string[]; addedIn: Record<string, string[]> };
+        }>;
+      };
+    };
     const ext = card.capabilities.extensions.find((e) => e.uri === 'urn:cleveragents:extensions:v1');
     assert.ok(ext);
     assert.deepEqual(ext.params.versions, ['1.1', '1.0']);
@@ -139,17 +192,35 @@ describe('extension versions over stdio', () => {
   after(async () => app.close());
 
   /** Runs a handshake asking for `extensionVersion`, then the given methods; returns every answer by id. */
-  async function session(extensionVersion: string, methods: string[]): Promise<Map<number, { result?: Record<string, unknown>; error?: { code: number } }>> {
+  async function session(
+    extensionVersion: string,
+    methods: string[],
+  ): Promise<Map<number, { result?: Record<string, unknown>; error?: { code: number } }>> {
     const input = new PassThrough();
     const output = new PassThrough();
     let out = '';
     output.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    const server = new A2aStdioServer({ dispatcher: app.dispatcher, card: app.card, logger: silentLogger, serverInfo: { name: 't', version: '0' }, input, output });
-    input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '1.0', extensions: ['urn:cleveragents:extensions:v1'], extensionVersion } })}\n`);
+    const server = new A2aStdioServer({
+      dispatcher: app.dispatcher,
+      card: app.card,
+      logger: silentLogger,
+      serverInfo: { name: 't', version: '0' },
+      input,
+      output,
+    });
+    input.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '1.0', extensions: ['urn:cleveragents:extensions:v1'], extensionVersion } })}\n`,
+    );
     methods.forEach((m, i) => input.write(`${JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: m, params: {} })}\n`));
     input.end();
     await server.done;
-    return new Map(out.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result?: Record<string, unknown>; error?: { code: number } }).map((r) => [r.id, r] as const));
+    return new Map(
+      out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { id: number; result?: Record<string, unknown>; error?: { code: number } })
+        .map((r) => [r.id, r] as const),
+    );
   }
 
   it('activates the version asked for in initialize and serves it', async () => {

@@ -48,7 +48,9 @@ for (const transport of TRANSPORTS) {
       const connect = raw.connect;
       h = {
         ...raw,
-        client: Object.assign(Object.create(Object.getPrototypeOf(raw.client)), raw.client, { transport: recording(raw.client.transport, seen) }),
+        client: Object.assign(Object.create(Object.getPrototypeOf(raw.client)), raw.client, {
+          transport: recording(raw.client.transport, seen),
+        }),
         connect: async (v) => {
           const c = await connect(v);
           return Object.assign(Object.create(Object.getPrototypeOf(c)), c, { transport: recording(c.transport, seen) });
@@ -78,7 +80,12 @@ describe('across transports', () => {
     for (const [name, byTransport] of results) {
       assert.equal(byTransport.size, TRANSPORTS.length, `${name} ran on every transport`);
       const [first, ...rest] = TRANSPORTS;
-      for (const t of rest) assert.deepEqual(byTransport.get(t), byTransport.get(first as TransportName), `${name}: ${t} differs from ${first}`);
+      for (const t of rest)
+        assert.deepEqual(
+          byTransport.get(t),
+          byTransport.get(first as TransportName),
+          `${name}: ${t} differs from ${first}`,
+        );
     }
   });
 

@@ -36,7 +36,8 @@ const call = async (app: App, method: string, params: unknown): Promise<any> => 
 const sendText = (app: App, text: string): Promise<any> =>
   call(app, 'SendMessage', { message: { messageId: `m-${++n}`, role: 'ROLE_USER', parts: [{ text }] } });
 const reasonOf = (res: any): string | undefined => res.error?.data?.[0]?.reason ?? res.error?.data?.reason;
-const correlationOf = (res: any): string | undefined => res.error?.data?.[0]?.metadata?.correlationId ?? res.error?.data?.correlationId;
+const correlationOf = (res: any): string | undefined =>
+  res.error?.data?.[0]?.metadata?.correlationId ?? res.error?.data?.correlationId;
 
 /** The failure every hit request must show: UNAVAILABLE, a message naming the cause, nothing internal. */
 function assertStorageFailure(res: any, cause: RegExp): string {
@@ -55,7 +56,12 @@ describe('storage faults, in process', () => {
   const logs: Logged[] = [];
   before(async () => {
     dir = tempDir();
-    app = await buildApp({ dataDir: dir, logger: capturingLogger(logs), busyTimeoutMs: 50, card: { endpoint: 'memory://', auth: 'none' } });
+    app = await buildApp({
+      dataDir: dir,
+      logger: capturingLogger(logs),
+      busyTimeoutMs: 50,
+      card: { endpoint: 'memory://', auth: 'none' },
+    });
   });
   after(async () => {
     await app.close();
@@ -95,7 +101,12 @@ describe('storage faults, in process', () => {
       assertStorageFailure(await sendText(app, 'while locked'), /locked/);
       // A stream hit by the same fault answers with the same error, not a hang or a reset.
       const out = await app.dispatcher.dispatch(
-        { jsonrpc: '2.0', id: 'st', method: 'SendStreamingMessage', params: { message: { messageId: 'st-1', role: 'ROLE_USER', parts: [{ text: 'stream while locked' }] } } },
+        {
+          jsonrpc: '2.0',
+          id: 'st',
+          method: 'SendStreamingMessage',
+          params: { message: { messageId: 'st-1', role: 'ROLE_USER', parts: [{ text: 'stream while locked' }] } },
+        },
         meta,
       );
       assert.equal(out.kind, 'response');
@@ -139,50 +150,66 @@ describe('a full disk, over HTTP', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('fails the writes with a clear error, keeps serving, and recovers once space is freed', { skip: mounted ? false : 'needs root to mount a tmpfs' }, async () => {
-    const dataDir = join(mnt, 'data');
-    const server = await startHttpServer({ dataDir });
-    const post = async (body: unknown): Promise<any> =>
-      (await fetch(`${server.baseUrl}/a2a`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'a2a-version': '1.0' }, body: JSON.stringify(body) })).json();
-    const send = (text: string): Promise<any> => post({ jsonrpc: '2.0', id: text, method: 'SendMessage', params: { message: { messageId: `m-${text}`, role: 'ROLE_USER', parts: [{ text }] } } });
-    try {
-      assert.equal((await send('first')).result.task.status.state, 'TASK_STATE_COMPLETED');
-      // Fill the disk to the last byte.
-      const filler = join(mnt, 'filler');
-      const fd = openSync(filler, 'w');
-      const block = Buffer.alloc(64 * 1024, 1);
+  it(
+    'fails the writes with a clear error, keeps serving, and recovers once space is freed',
+    { skip: mounted ? false : 'needs root to mount a tmpfs' },
+    async () => {
+      const dataDir = join(mnt, 'data');
+      const server = await startHttpServer({ dataDir });
+      const post = async (body: unknown): Promise<any> =>
+        (
+          await fetch(`${server.baseUrl}/a2a`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'a2a-version': '1.0' },
+            body: JSON.stringify(body),
+          })
+        ).json();
+      const send = (text: string): Promise<any> =>
+        post({
+          jsonrpc: '2.0',
+          id: text,
+          method: 'SendMessage',
+          params: { message: { messageId: `m-${text}`, role: 'ROLE_USER', parts: [{ text }] } },
+        });
       try {
-        for (;;) writeSync(fd, block);
-      } catch {
-        for (;;) {
-          try {
-            writeSync(fd, Buffer.alloc(512, 1));
-          } catch {
-            break;
+        assert.equal((await send('first')).result.task.status.state, 'TASK_STATE_COMPLETED');
+        // Fill the disk to the last byte.
+        const filler = join(mnt, 'filler');
+        const fd = openSync(filler, 'w');
+        const block = Buffer.alloc(64 * 1024, 1);
+        try {
+          for (;;) writeSync(fd, block);
+        } catch {
+          for (;;) {
+            try {
+              writeSync(fd, Buffer.alloc(512, 1));
+            } catch {
+              break;
+            }
           }
+        } finally {
+          closeSync(fd);
         }
+        let failed: any;
+        // SQLite may still fit a small write in pages it already has: write until the disk refuses.
+        for (let i = 0; i < 50 && !failed; i++) {
+          const res = await send(`full-${i}-${'x'.repeat(20_000)}`);
+          if (res.error) failed = res;
+        }
+        assert.ok(failed, 'the disk refused a write');
+        assertStorageFailure(failed, /disk is full|cannot be read or written/);
+        assert.equal((await fetch(`${server.baseUrl}/health`)).status, 200, 'still serving');
+        const listed = await post({ jsonrpc: '2.0', id: 'l', method: 'ListTasks', params: {} });
+        assert.ok(listed.result.totalSize >= 1, 'reads still work');
+        rmSync(filler);
+        const again = await send('after');
+        assert.equal(again.result?.task?.status?.state, 'TASK_STATE_COMPLETED', JSON.stringify(again).slice(0, 500));
+        assert.match(server.stderr(), /storage failed/);
       } finally {
-        closeSync(fd);
+        await server.stop();
       }
-      let failed: any;
-      // SQLite may still fit a small write in pages it already has: write until the disk refuses.
-      for (let i = 0; i < 50 && !failed; i++) {
-        const res = await send(`full-${i}-${'x'.repeat(20_000)}`);
-        if (res.error) failed = res;
-      }
-      assert.ok(failed, 'the disk refused a write');
-      assertStorageFailure(failed, /disk is full|cannot be read or written/);
-      assert.equal((await fetch(`${server.baseUrl}/health`)).status, 200, 'still serving');
-      const listed = await post({ jsonrpc: '2.0', id: 'l', method: 'ListTasks', params: {} });
-      assert.ok(listed.result.totalSize >= 1, 'reads still work');
-      rmSync(filler);
-      const again = await send('after');
-      assert.equal(again.result?.task?.status?.state, 'TASK_STATE_COMPLETED', JSON.stringify(again).slice(0, 500));
-      assert.match(server.stderr(), /storage failed/);
-    } finally {
-      await server.stop();
-    }
-  });
+    },
+  );
 });
 
 describe('SIGKILL in the middle of a write burst', () => {
@@ -191,7 +218,11 @@ describe('SIGKILL in the middle of a write burst', () => {
     let server = await startHttpServer({ dataDir });
     const acked: Array<{ id: string; text: string }> = [];
     const post = (base: string, body: unknown): Promise<any> =>
-      fetch(`${base}/a2a`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'a2a-version': '1.0' }, body: JSON.stringify(body) }).then((r) => r.json());
+      fetch(`${base}/a2a`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'a2a-version': '1.0' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json());
     try {
       const base = server.baseUrl;
       let killed = false;
@@ -199,7 +230,12 @@ describe('SIGKILL in the middle of a write burst', () => {
         for (let i = 0; i < 200 && !killed; i++) {
           const text = `burst ${w}-${i}`;
           try {
-            const res = await post(base, { jsonrpc: '2.0', id: text, method: 'SendMessage', params: { message: { messageId: `b-${w}-${i}`, role: 'ROLE_USER', parts: [{ text }] } } });
+            const res = await post(base, {
+              jsonrpc: '2.0',
+              id: text,
+              method: 'SendMessage',
+              params: { message: { messageId: `b-${w}-${i}`, role: 'ROLE_USER', parts: [{ text }] } },
+            });
             if (res.result?.task) acked.push({ id: res.result.task.id, text });
           } catch {
             return; // the server is gone
@@ -216,7 +252,11 @@ describe('SIGKILL in the middle of a write burst', () => {
       server = await startHttpServer({ dataDir });
       for (const { id, text } of acked) {
         const got = await post(server.baseUrl, { jsonrpc: '2.0', id, method: 'GetTask', params: { id } });
-        assert.equal(got.result?.status?.state, 'TASK_STATE_COMPLETED', `task ${id} (${text}) after restart: ${JSON.stringify(got).slice(0, 200)}`);
+        assert.equal(
+          got.result?.status?.state,
+          'TASK_STATE_COMPLETED',
+          `task ${id} (${text}) after restart: ${JSON.stringify(got).slice(0, 200)}`,
+        );
         const texts = (got.result.history ?? []).flatMap((m: any) => m.parts.map((p: any) => p.text ?? ''));
         assert.ok(texts.includes(text), `the message of ${id} survived`);
         const answer = (got.result.artifacts ?? []).flatMap((a: any) => a.parts.map((p: any) => p.text ?? '')).join('');

@@ -15,7 +15,8 @@ const rpc = async (body: unknown, headers: Record<string, string> = auth): Promi
   const res = await post(typeof body === 'string' ? body : JSON.stringify(body), headers);
   return { status: res.status, json: await res.json() };
 };
-const dataType = (json: any): string => (Array.isArray(json.error?.data) ? json.error.data[0].metadata.type : json.error?.data?.type);
+const dataType = (json: any): string =>
+  Array.isArray(json.error?.data) ? json.error.data[0].metadata.type : json.error?.data?.type;
 
 describe('hostile input over HTTP', () => {
   before(async () => {
@@ -36,18 +37,32 @@ describe('hostile input over HTTP', () => {
     // A standard operation: a custom code, not one of the A2A task codes (-32002 is TaskNotCancelable).
     assert.equal(json.error.code, -32040);
     assert.equal(json.error.data.type, 'AuthenticationError');
-    const v1 = (await (await post('{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"x"}}', { 'content-type': 'application/json', 'a2a-version': '1.0' })).json()) as any;
+    const v1 = (await (
+      await post('{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"x"}}', {
+        'content-type': 'application/json',
+        'a2a-version': '1.0',
+      })
+    ).json()) as any;
     assert.equal(v1.id, 2);
     assert.equal(v1.error.code, -32040);
     assert.equal(v1.error.data[0].reason, 'UNAUTHENTICATED');
     // An extension method: the platform taxonomy's -32002.
-    const ext = (await (await post('{"jsonrpc":"2.0","id":3,"method":"_cleveragents/health/check"}', { 'content-type': 'application/json' })).json()) as any;
+    const ext = (await (
+      await post('{"jsonrpc":"2.0","id":3,"method":"_cleveragents/health/check"}', {
+        'content-type': 'application/json',
+      })
+    ).json()) as any;
     assert.equal(ext.error.code, -32002);
     assert.equal(ext.error.data.type, 'AuthenticationError');
   });
 
   it('refuses a wrong token and a malformed Authorization header', async () => {
-    for (const authorization of ['Bearer wrong-token-wrong-token', 'Basic dXNlcjpwYXNz', `Bearer ${TOKEN} extra`, 'Bearer']) {
+    for (const authorization of [
+      'Bearer wrong-token-wrong-token',
+      'Basic dXNlcjpwYXNz',
+      `Bearer ${TOKEN} extra`,
+      'Bearer',
+    ]) {
       const res = await post('{"jsonrpc":"2.0","id":1,"method":"ListTasks"}', { ...auth, authorization });
       assert.equal(res.status, 401, authorization);
     }
@@ -87,17 +102,32 @@ describe('hostile input over HTTP', () => {
   it('refuses hostile identifiers without touching anything', async () => {
     const hostile = ['../../etc/passwd', 'a b', "x'; DROP TABLE tasks;--", 'x'.repeat(500)];
     for (const contextId of hostile) {
-      const { json } = await rpc({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }], contextId } } });
+      const { json } = await rpc({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x' }], contextId } },
+      });
       assert.equal(json.error?.code, -32602, contextId);
     }
     const list = await rpc({ jsonrpc: '2.0', id: 2, method: 'ListTasks', params: {} });
     assert.equal(list.json.result.totalSize, 0, 'nothing was created');
-    const show = await rpc({ jsonrpc: '2.0', id: 3, method: '_cleveragents/session/show', params: { sessionId: 'y'.repeat(1000) } });
+    const show = await rpc({
+      jsonrpc: '2.0',
+      id: 3,
+      method: '_cleveragents/session/show',
+      params: { sessionId: 'y'.repeat(1000) },
+    });
     assert.equal(show.json.error.code, -32602);
   });
 
   it('refuses an oversized body with 413', async () => {
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x'.repeat(100_000) }] } } });
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SendMessage',
+      params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'x'.repeat(100_000) }] } },
+    });
     const res = await post(big);
     assert.equal(res.status, 413);
     const json: any = await res.json();
@@ -117,17 +147,39 @@ describe('hostile input over HTTP', () => {
     assert.equal(v9.json.error.code, -32009);
     assert.equal(dataType(v9.json), 'VersionNotSupportedError');
     const { 'a2a-version': _, ...noVersion } = auth;
-    const res = await fetch(`${base}/a2a?A2A-Version=1.0`, { method: 'POST', headers: noVersion, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'message/send', params: { message: { messageId: 'q', role: 'ROLE_USER', parts: [{ text: 'query version' }] } } }) });
+    const res = await fetch(`${base}/a2a?A2A-Version=1.0`, {
+      method: 'POST',
+      headers: noVersion,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'message/send',
+        params: { message: { messageId: 'q', role: 'ROLE_USER', parts: [{ text: 'query version' }] } },
+      }),
+    });
     const json: any = await res.json();
     assert.equal(json.result.task.status.state, 'TASK_STATE_COMPLETED');
     assert.equal(res.headers.get('a2a-version'), '1.0');
-    const old = await rpc({ jsonrpc: '2.0', id: 3, method: 'message/send', params: { message: { kind: 'message', messageId: 'o', role: 'user', parts: [{ kind: 'text', text: 'no header' }] } } }, noVersion);
+    const old = await rpc(
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'message/send',
+        params: {
+          message: { kind: 'message', messageId: 'o', role: 'user', parts: [{ kind: 'text', text: 'no header' }] },
+        },
+      },
+      noVersion,
+    );
     assert.equal(old.json.result.kind, 'task');
     assert.equal(old.json.result.status.state, 'completed');
   });
 
   it('sends errors of streaming methods as an SSE event', async () => {
-    const res = await post(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'SubscribeToTask', params: { id: 'missing' } }), { ...auth, accept: 'text/event-stream' });
+    const res = await post(
+      JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'SubscribeToTask', params: { id: 'missing' } }),
+      { ...auth, accept: 'text/event-stream' },
+    );
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
     const text = await res.text();
@@ -137,16 +189,34 @@ describe('hostile input over HTTP', () => {
   });
 
   it('streams SSE events with ids that resume after Last-Event-ID', async () => {
-    const res = await post(JSON.stringify({ jsonrpc: '2.0', id: 'st', method: 'SendStreamingMessage', params: { message: { messageId: 's', role: 'ROLE_USER', parts: [{ text: 'resume me later please' }] } } }), { ...auth, accept: 'text/event-stream' });
+    const res = await post(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'st',
+        method: 'SendStreamingMessage',
+        params: { message: { messageId: 's', role: 'ROLE_USER', parts: [{ text: 'resume me later please' }] } },
+      }),
+      { ...auth, accept: 'text/event-stream' },
+    );
     const text = await res.text();
     const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
     const events = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1] ?? '{}'));
-    assert.deepEqual(ids, ids.map((_, i) => i));
+    assert.deepEqual(
+      ids,
+      ids.map((_, i) => i),
+    );
     const taskId = events[0].result.task.id;
-    const resumed = await post(JSON.stringify({ jsonrpc: '2.0', id: 'r', method: 'SubscribeToTask', params: { id: taskId } }), { ...auth, accept: 'text/event-stream', 'last-event-id': '2' });
+    const resumed = await post(
+      JSON.stringify({ jsonrpc: '2.0', id: 'r', method: 'SubscribeToTask', params: { id: taskId } }),
+      { ...auth, accept: 'text/event-stream', 'last-event-id': '2' },
+    );
     const rtext = await resumed.text();
     const rids = [...rtext.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
-    assert.deepEqual(rids, ids.filter((i) => i > 2), 'exactly the events after 2, no duplicates');
+    assert.deepEqual(
+      rids,
+      ids.filter((i) => i > 2),
+      'exactly the events after 2, no duplicates',
+    );
   });
 
   it('serves the Agent Card at both paths with an ETag, and answers If-None-Match with 304', async () => {
@@ -159,7 +229,9 @@ describe('hostile input over HTTP', () => {
     assert.deepEqual(await b.json(), card);
     assert.equal(card.securitySchemes.bearer.httpAuthSecurityScheme.scheme, 'Bearer');
     assert.equal(card.supportedInterfaces[0].url, `${base}/a2a`);
-    const again = await fetch(`${base}/.well-known/agent-card.json`, { headers: { 'a2a-version': '1.0', 'if-none-match': etag } });
+    const again = await fetch(`${base}/.well-known/agent-card.json`, {
+      headers: { 'a2a-version': '1.0', 'if-none-match': etag },
+    });
     assert.equal(again.status, 304);
     const legacy: any = await (await fetch(`${base}/.well-known/agent-card.json`)).json();
     assert.equal(legacy.url, `${base}/a2a`);

@@ -35,7 +35,9 @@ describe('hostile input over stdio', () => {
     agent.send('this is not json');
     agent.send('{"unterminated": ');
     await agent.waitFor((m) => m.error?.code === -32700);
-    agent.send('{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"1.0","clientInfo":{"name":"raw"}}}');
+    agent.send(
+      '{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"1.0","clientInfo":{"name":"raw"}}}',
+    );
     const init = await agent.waitFor((m) => m.id === 'init');
     assert.equal(init.result.protocolVersion, '1.0');
     assert.equal(init.result.agentCard.name, 'CleverAgents');
@@ -49,11 +51,16 @@ describe('hostile input over stdio', () => {
     assert.equal((await agent.waitFor((m) => m.id === 'm')).error.code, -32601);
     assert.equal((await agent.waitFor((m) => m.id === 'p')).error.code, -32602);
     assert.equal((await agent.waitFor((m) => m.id === 'e')).error.code, -32600);
-    assert.ok(agent.lines.some((m) => m.id === null && m.error?.code === -32600), 'batch refused');
+    assert.ok(
+      agent.lines.some((m) => m.id === null && m.error?.code === -32600),
+      'batch refused',
+    );
   });
 
   it('streams events as notifications, then one final response; $/cancelRequest stops a stream', async () => {
-    agent.send('{"jsonrpc":"2.0","id":"send","method":"SendMessage","params":{"message":{"messageId":"w","role":"ROLE_USER","parts":[{"text":"stay"}]}}}');
+    agent.send(
+      '{"jsonrpc":"2.0","id":"send","method":"SendMessage","params":{"message":{"messageId":"w","role":"ROLE_USER","parts":[{"text":"stay"}]}}}',
+    );
     const sent = await agent.waitFor((m) => m.id === 'send');
     const taskId = sent.result.task.id;
     agent.send(JSON.stringify({ jsonrpc: '2.0', id: 'sub', method: 'SubscribeToTask', params: { id: taskId } }));

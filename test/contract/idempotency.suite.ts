@@ -6,7 +6,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { before, it } from 'node:test';
-import { A2AClient, listTasks, sendMessage, sendStreamingMessage, sessionCreate, getTask } from '../../src/protocol/client/index.js';
+import {
+  A2AClient,
+  listTasks,
+  sendMessage,
+  sendStreamingMessage,
+  sessionCreate,
+  getTask,
+} from '../../src/protocol/client/index.js';
 import type { Harness } from '../support/harness.js';
 import { collect, kindOf, rpcError, taskOf, userMessage } from './a2a.suite.js';
 import type { SuiteContext } from './suite-context.js';
@@ -40,9 +47,21 @@ export function idempotencySuite(ctx: SuiteContext): void {
     const messageId = randomUUID();
     const first = taskOf(await client.call(sendMessage, { message: userMessage('original', { messageId }) }));
     const count = await total();
-    const err = await rpcError(client.call(sendMessage, { message: userMessage('something else', { messageId }) }), -32602, 'ValidationError');
+    const err = await rpcError(
+      client.call(sendMessage, { message: userMessage('something else', { messageId }) }),
+      -32602,
+      'ValidationError',
+    );
     assert.match(err.message, /already used with different content/);
-    await rpcError(collect(client.stream(sendStreamingMessage, { message: userMessage('original', { messageId, contextId: first.contextId }) })), -32602, 'ValidationError');
+    await rpcError(
+      collect(
+        client.stream(sendStreamingMessage, {
+          message: userMessage('original', { messageId, contextId: first.contextId }),
+        }),
+      ),
+      -32602,
+      'ValidationError',
+    );
     assert.equal(await total(), count);
     assert.deepEqual(await client.call(getTask, { id: first.id }), first);
   });
@@ -56,7 +75,11 @@ export function idempotencySuite(ctx: SuiteContext): void {
     const settled = taskOf(await client.call(sendMessage, { message }));
     assert.equal(settled.id, started.id);
     assert.equal(settled.status.state, 'TASK_STATE_COMPLETED');
-    assert.equal((await client.call(listTasks, { contextId: conformance, pageSize: 100 })).tasks.filter((t) => t.id === started.id).length, 1);
+    assert.equal(
+      (await client.call(listTasks, { contextId: conformance, pageSize: 100 })).tasks.filter((t) => t.id === started.id)
+        .length,
+      1,
+    );
   });
 
   it('answers a blocking resend at once when the actor ended its turn leaving the task working, as the first send did', async () => {
@@ -67,11 +90,18 @@ export function idempotencySuite(ctx: SuiteContext): void {
     assert.equal(again.id, first.id);
     assert.equal(again.status.state, 'TASK_STATE_WORKING');
     const streamed = await collect(client.stream(sendStreamingMessage, { message }));
-    assert.deepEqual(streamed.map((e) => kindOf(e.event)), ['task'], 'the task as it stands, and the stream ends');
+    assert.deepEqual(
+      streamed.map((e) => kindOf(e.event)),
+      ['task'],
+      'the task as it stands, and the stream ends',
+    );
   });
 
   it('re-streams a resent SendStreamingMessage from the stored task instead of starting a second turn', async () => {
-    const message = userMessage('stream once', { messageId: `tck-complete-task-${randomUUID()}`, contextId: conformance });
+    const message = userMessage('stream once', {
+      messageId: `tck-complete-task-${randomUUID()}`,
+      contextId: conformance,
+    });
     const first = await collect(client.stream(sendStreamingMessage, { message }));
     const firstTask = first[0]?.event;
     assert.ok(firstTask && 'task' in firstTask);
@@ -95,7 +125,11 @@ export function idempotencySuite(ctx: SuiteContext): void {
   });
 
   it('is idempotent for a follow-up on an existing task too', async () => {
-    const t = taskOf(await client.call(sendMessage, { message: userMessage('need input', { messageId: `tck-input-required-${randomUUID()}`, contextId: conformance }) }));
+    const t = taskOf(
+      await client.call(sendMessage, {
+        message: userMessage('need input', { messageId: `tck-input-required-${randomUUID()}`, contextId: conformance }),
+      }),
+    );
     assert.equal(t.status.state, 'TASK_STATE_INPUT_REQUIRED');
     const answer = userMessage('here it is', { taskId: t.id });
     const done = taskOf(await client.call(sendMessage, { message: answer }));
@@ -103,7 +137,15 @@ export function idempotencySuite(ctx: SuiteContext): void {
     // A completed task accepts no further messages, but a resend of the same answer is no new message.
     const again = taskOf(await client.call(sendMessage, { message: answer }));
     assert.equal(again.id, t.id);
-    assert.equal(again.history?.filter((m) => m.messageId === answer.messageId).length, 1, 'the answer is in the history once');
-    await rpcError(client.call(sendMessage, { message: { ...answer, parts: [{ text: 'changed my mind' }] } }), -32602, 'ValidationError');
+    assert.equal(
+      again.history?.filter((m) => m.messageId === answer.messageId).length,
+      1,
+      'the answer is in the history once',
+    );
+    await rpcError(
+      client.call(sendMessage, { message: { ...answer, parts: [{ text: 'changed my mind' }] } }),
+      -32602,
+      'ValidationError',
+    );
   });
 }

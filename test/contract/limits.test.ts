@@ -17,18 +17,38 @@ const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application
 const deep = (n: number): string => '['.repeat(n) + ']'.repeat(n);
 const send = (id: number | string, data: string): string =>
   `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"SendMessage","params":{"message":{"messageId":"m-${id}","role":"ROLE_USER","parts":[{"data":${data}}]}}}`;
-const message = (parts: unknown[], extra: Record<string, unknown> = {}): unknown => ({ messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts, ...extra });
+const message = (parts: unknown[], extra: Record<string, unknown> = {}): unknown => ({
+  messageId: `m-${Math.random()}`,
+  role: 'ROLE_USER',
+  parts,
+  ...extra,
+});
 const info = (json: any): any => json.error?.data?.[0]?.metadata ?? json.error?.data;
 
-async function post(base: string, body: string, h: Record<string, string> = headers): Promise<{ status: number; json: any }> {
+async function post(
+  base: string,
+  body: string,
+  h: Record<string, string> = headers,
+): Promise<{ status: number; json: any }> {
   const res = await fetch(`${base}/a2a`, { method: 'POST', headers: h, body });
   return { status: res.status, json: await res.json() };
 }
 
 async function roundTrip(base: string): Promise<void> {
-  const sent = await post(base, JSON.stringify({ jsonrpc: '2.0', id: 'rt', method: 'SendMessage', params: { message: message([{ text: 'still there?' }]) } }));
+  const sent = await post(
+    base,
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'rt',
+      method: 'SendMessage',
+      params: { message: message([{ text: 'still there?' }]) },
+    }),
+  );
   assert.equal(sent.json.result?.task?.status?.state, 'TASK_STATE_COMPLETED', JSON.stringify(sent.json));
-  const got = await post(base, JSON.stringify({ jsonrpc: '2.0', id: 'g', method: 'GetTask', params: { id: sent.json.result.task.id } }));
+  const got = await post(
+    base,
+    JSON.stringify({ jsonrpc: '2.0', id: 'g', method: 'GetTask', params: { id: sent.json.result.task.id } }),
+  );
   assert.equal(got.json.result.id, sent.json.result.task.id);
 }
 
@@ -45,7 +65,10 @@ describe('a request nested 10,000 levels deep', () => {
       assert.equal(info(json).limit, 'maxJsonDepth');
       assert.equal((await fetch(`${server.baseUrl}/health`)).status, 200);
       await roundTrip(server.baseUrl);
-      const list = await post(server.baseUrl, JSON.stringify({ jsonrpc: '2.0', id: 'l', method: 'ListTasks', params: {} }));
+      const list = await post(
+        server.baseUrl,
+        JSON.stringify({ jsonrpc: '2.0', id: 'l', method: 'ListTasks', params: {} }),
+      );
       assert.equal(list.json.result.totalSize, 1, 'only the round trip was stored');
     } finally {
       await server.stop();
@@ -76,7 +99,12 @@ describe('a request nested 10,000 levels deep', () => {
     const onRejection = (reason: unknown): void => void escaped.push(reason);
     process.on('unhandledRejection', onRejection);
     const dir = tempDir();
-    const app = await buildApp({ dataDir: dir, inMemory: true, limits: { maxJsonDepth: 1_000_000 }, card: { endpoint: 'memory://', auth: 'none' } });
+    const app = await buildApp({
+      dataDir: dir,
+      inMemory: true,
+      limits: { maxJsonDepth: 1_000_000 },
+      card: { endpoint: 'memory://', auth: 'none' },
+    });
     try {
       const meta = { principal: LOCAL_PRINCIPAL, version: '1.0' as const, signal: new AbortController().signal };
       // Deep enough that serialising it overflows the stack wherever the store does it.
@@ -118,16 +146,52 @@ describe('payload limits', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const keys = (n: number): Record<string, number> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+  const keys = (n: number): Record<string, number> =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
   const cases: Array<[string, unknown, string, string]> = [
-    ['too many parts', { message: message([{ text: 'a' }, { text: 'b' }, { text: 'c' }, { text: 'd' }]) }, 'maxParts', 'message.parts'],
+    [
+      'too many parts',
+      { message: message([{ text: 'a' }, { text: 'b' }, { text: 'c' }, { text: 'd' }]) },
+      'maxParts',
+      'message.parts',
+    ],
     ['a part too large', { message: message([{ text: 'x'.repeat(1001) }]) }, 'maxPartBytes', 'message.parts.0'],
-    ['a data part too large', { message: message([{ text: 'a' }, { data: { blob: 'é'.repeat(600) } }]) }, 'maxPartBytes', 'message.parts.1'],
-    ['a message too large', { message: message([{ text: 'x'.repeat(900) }, { text: 'y'.repeat(900) }, { text: 'z'.repeat(900) }]) }, 'maxMessageBytes', 'message'],
-    ['message metadata with too many keys', { message: message([{ text: 'a' }], { metadata: keys(5) }) }, 'maxMetadataKeys', 'message.metadata'],
-    ['part metadata with too many keys', { message: message([{ text: 'a', metadata: keys(5) }]) }, 'maxMetadataKeys', 'message.parts.0.metadata'],
-    ['request metadata with too many keys', { message: message([{ text: 'a' }]), metadata: keys(5) }, 'maxMetadataKeys', 'metadata'],
-    ['nesting past the configured depth', { message: message([{ data: JSON.parse(deep(8)) }]) }, 'maxJsonDepth', '(request)'],
+    [
+      'a data part too large',
+      { message: message([{ text: 'a' }, { data: { blob: 'é'.repeat(600) } }]) },
+      'maxPartBytes',
+      'message.parts.1',
+    ],
+    [
+      'a message too large',
+      { message: message([{ text: 'x'.repeat(900) }, { text: 'y'.repeat(900) }, { text: 'z'.repeat(900) }]) },
+      'maxMessageBytes',
+      'message',
+    ],
+    [
+      'message metadata with too many keys',
+      { message: message([{ text: 'a' }], { metadata: keys(5) }) },
+      'maxMetadataKeys',
+      'message.metadata',
+    ],
+    [
+      'part metadata with too many keys',
+      { message: message([{ text: 'a', metadata: keys(5) }]) },
+      'maxMetadataKeys',
+      'message.parts.0.metadata',
+    ],
+    [
+      'request metadata with too many keys',
+      { message: message([{ text: 'a' }]), metadata: keys(5) },
+      'maxMetadataKeys',
+      'metadata',
+    ],
+    [
+      'nesting past the configured depth',
+      { message: message([{ data: JSON.parse(deep(8)) }]) },
+      'maxJsonDepth',
+      '(request)',
+    ],
   ];
 
   it('refuses each with -32602 naming the limit and the field, and stores nothing', async () => {
@@ -142,19 +206,45 @@ describe('payload limits', () => {
     }
     const v03 = await post(
       server.baseUrl,
-      JSON.stringify({ jsonrpc: '2.0', id: 'old', method: 'message/send', params: { message: { kind: 'message', messageId: 'o', role: 'user', parts: [1, 2, 3, 4].map((n) => ({ kind: 'text', text: String(n) })) } } }),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'old',
+        method: 'message/send',
+        params: {
+          message: {
+            kind: 'message',
+            messageId: 'o',
+            role: 'user',
+            parts: [1, 2, 3, 4].map((n) => ({ kind: 'text', text: String(n) })),
+          },
+        },
+      }),
       { ...headers, 'a2a-version': '0.3' },
     );
     assert.equal(v03.json.error.code, -32602, 'v0.3 clients get the same limits');
-    const list = await post(server.baseUrl, JSON.stringify({ jsonrpc: '2.0', id: 'l', method: 'ListTasks', params: {} }));
+    const list = await post(
+      server.baseUrl,
+      JSON.stringify({ jsonrpc: '2.0', id: 'l', method: 'ListTasks', params: {} }),
+    );
     assert.equal(list.json.result.totalSize, 0, 'no task was stored');
-    const sessions = await post(server.baseUrl, JSON.stringify({ jsonrpc: '2.0', id: 's', method: '_cleveragents/session/list', params: {} }));
+    const sessions = await post(
+      server.baseUrl,
+      JSON.stringify({ jsonrpc: '2.0', id: 's', method: '_cleveragents/session/list', params: {} }),
+    );
     assert.equal(sessions.json.result.sessions.length, 0, 'no session was stored');
   });
 
   it('accepts a message right at the limits', async () => {
-    const params = { message: message([{ text: 'x'.repeat(700) }, { text: 'y'.repeat(700) }, { data: { a: [1, 2] } }], { metadata: keys(4) }), metadata: keys(4) };
-    const { json } = await post(server.baseUrl, JSON.stringify({ jsonrpc: '2.0', id: 'ok', method: 'SendMessage', params }));
+    const params = {
+      message: message([{ text: 'x'.repeat(700) }, { text: 'y'.repeat(700) }, { data: { a: [1, 2] } }], {
+        metadata: keys(4),
+      }),
+      metadata: keys(4),
+    };
+    const { json } = await post(
+      server.baseUrl,
+      JSON.stringify({ jsonrpc: '2.0', id: 'ok', method: 'SendMessage', params }),
+    );
     assert.equal(json.result?.task?.status?.state, 'TASK_STATE_COMPLETED', JSON.stringify(json).slice(0, 300));
   });
 });
@@ -174,13 +264,22 @@ describe('a body over the limit', () => {
   /** Uploads `total` bytes in 64 KiB chunks with node:http, as a client that does not wait for an answer. */
   const upload = (total: number, announce: boolean): Promise<{ status: number; body: string }> =>
     new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: server.port, method: 'POST', path: '/a2a', headers: { ...headers, ...(announce ? { 'content-length': String(total) } : {}) } }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        res.on('error', reject);
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          method: 'POST',
+          path: '/a2a',
+          headers: { ...headers, ...(announce ? { 'content-length': String(total) } : {}) },
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       const chunk = Buffer.alloc(64 * 1024, 0x20);
       let sent = 0;
@@ -205,14 +304,20 @@ describe('a body over the limit', () => {
   });
 
   it('is answered 413 to fetch too', async () => {
-    const res = await fetch(`${server.baseUrl}/a2a`, { method: 'POST', headers, body: Buffer.alloc(3 * 1024 * 1024, 0x20) });
+    const res = await fetch(`${server.baseUrl}/a2a`, {
+      method: 'POST',
+      headers,
+      body: Buffer.alloc(3 * 1024 * 1024, 0x20),
+    });
     assert.equal(res.status, 413);
     assert.equal(((await res.json()) as any).error.code, -32600);
   });
 
   it('is refused before it is sent when the client asks Expect: 100-continue', async () => {
     const ex = await rawHttp(server.port, {
-      chunks: [`POST /a2a HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\ncontent-type: application/json\r\ncontent-length: 5000000\r\nexpect: 100-continue\r\n\r\n`],
+      chunks: [
+        `POST /a2a HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\ncontent-type: application/json\r\ncontent-length: 5000000\r\nexpect: 100-continue\r\n\r\n`,
+      ],
       end: false,
     });
     assert.equal(ex.responses[0]?.status, 413);
@@ -221,7 +326,8 @@ describe('a body over the limit', () => {
 
   it('answers a lying Content-Length: a body shorter than announced gets 400, a longer one cannot smuggle a request', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} });
-    const head = (len: number): string => `POST /a2a HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\ncontent-type: application/json\r\na2a-version: 1.0\r\ncontent-length: ${len}\r\n\r\n`;
+    const head = (len: number): string =>
+      `POST /a2a HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\ncontent-type: application/json\r\na2a-version: 1.0\r\ncontent-length: ${len}\r\n\r\n`;
     const short = await rawHttp(server.port, { chunks: [head(body.length + 50), body] });
     assert.equal(short.responses.length, 1, JSON.stringify(short));
     assert.equal(short.responses[0]?.status, 400);

@@ -36,7 +36,8 @@ import { rpcError } from './a2a.suite.js';
 import { makeRepo } from './registry.suite.js';
 import type { SuiteContext } from './suite-context.js';
 
-const git = (dir: string, ...args: string[]): string => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
+const git = (dir: string, ...args: string[]): string =>
+  execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
 
 export function planSuite(ctx: SuiteContext): void {
   let client: A2AClient;
@@ -49,8 +50,12 @@ export function planSuite(ctx: SuiteContext): void {
     writeFileSync(join(repo, 'greeting.txt'), 'hello world\n');
     git(repo, 'add', '.');
     git(repo, '-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'greeting');
-    await client.call(resourceRegistry.add, { definition: { name: 'local/plan-repo', type: 'git-checkout', path: repo, branch: 'main' } });
-    await client.call(projectRegistry.add, { definition: { name: 'local/plan-project', resources: ['local/plan-repo'] } });
+    await client.call(resourceRegistry.add, {
+      definition: { name: 'local/plan-repo', type: 'git-checkout', path: repo, branch: 'main' },
+    });
+    await client.call(projectRegistry.add, {
+      definition: { name: 'local/plan-project', resources: ['local/plan-repo'] },
+    });
     await client.call(actionRegistry.add, {
       definition: {
         name: 'local/greet',
@@ -67,7 +72,8 @@ export function planSuite(ctx: SuiteContext): void {
   });
   after(() => rmSync(work, { recursive: true, force: true }));
 
-  const use = (who: string, extra: Record<string, unknown> = {}) => client.call(planUse, { action: 'local/greet', projects: ['local/plan-project'], arguments: { who }, ...extra });
+  const use = (who: string, extra: Record<string, unknown> = {}) =>
+    client.call(planUse, { action: 'local/greet', projects: ['local/plan-project'], arguments: { who }, ...extra });
 
   it('runs use → execute → diff → artifacts → apply on a real repository', async () => {
     const headBefore = git(repo, 'rev-parse', 'HEAD');
@@ -83,13 +89,23 @@ export function planSuite(ctx: SuiteContext): void {
     assert.equal(ex.task?.status.state, 'TASK_STATE_COMPLETED');
     assert.equal(ex.plan.phase, 'execute');
     assert.equal(ex.plan.state, 'complete');
-    assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello world\n', 'the user tree is untouched before apply');
+    assert.equal(
+      readFileSync(join(repo, 'greeting.txt'), 'utf8'),
+      'hello world\n',
+      'the user tree is untouched before apply',
+    );
     assert.equal(git(repo, 'status', '--porcelain'), '');
     const diff = await client.call(planDiff, { planId: id });
     assert.match(diff.unified, /-hello world\n\+hello Ada/);
     assert.deepEqual(diff.stats, { files: 2, additions: 2, deletions: 1 });
     const arts = await client.call(planArtifacts, { planId: id });
-    assert.deepEqual(arts.files.map((f) => [f['path'], f['change']]), [['greeting.txt', 'edited'], ['notes/Ada.txt', 'written']]);
+    assert.deepEqual(
+      arts.files.map((f) => [f['path'], f['change']]),
+      [
+        ['greeting.txt', 'edited'],
+        ['notes/Ada.txt', 'written'],
+      ],
+    );
     const status = await client.call(planStatus, { planId: id });
     assert.deepEqual(status.progress, { stepsDone: 3, stepsTotal: 3 });
     assert.ok(status.checkpoints.length >= 3);
@@ -100,7 +116,11 @@ export function planSuite(ctx: SuiteContext): void {
     assert.equal(git(repo, 'log', '-1', '--format=%s'), 'Greet Ada');
     assert.doesNotMatch(git(repo, 'branch', '--list'), /cleveragents\/plan-/, 'the plan branch is gone');
     await rpcError(client.call(planExecute, { planId: id }), -32004, 'BusinessRuleViolation');
-    await rpcError(client.call(planRollback, { checkpointId: status.checkpoints[0]?.id ?? '' }), -32004, 'BusinessRuleViolation');
+    await rpcError(
+      client.call(planRollback, { checkpointId: status.checkpoints[0]?.id ?? '' }),
+      -32004,
+      'BusinessRuleViolation',
+    );
     const afterDiff = await client.call(planDiff, { planId: id });
     assert.match(afterDiff.unified, /\+hello Ada/, 'the diff stays readable after apply');
     ctx.record('plan-lifecycle', { diff: diff.stats, arts: arts.files.length, state: applied.plan.state });
@@ -109,12 +129,40 @@ export function planSuite(ctx: SuiteContext): void {
 
   it('refuses illegal transitions, bad arguments and unknown ids', async () => {
     const used = await use('Bob');
-    const err = await rpcError(client.call(planApply, { planId: used.plan.planId, yes: true }), -32004, 'BusinessRuleViolation');
+    const err = await rpcError(
+      client.call(planApply, { planId: used.plan.planId, yes: true }),
+      -32004,
+      'BusinessRuleViolation',
+    );
     assert.match(err.message, /strategize\/complete/);
-    await rpcError(client.call(planUse, { action: 'local/greet', projects: ['local/plan-project'], arguments: {} }), -32602, 'ValidationError');
-    await rpcError(client.call(planUse, { action: 'local/greet', projects: ['local/plan-project'], arguments: { who: 'x', times: 'many' } }), -32602, 'ValidationError');
-    await rpcError(client.call(planUse, { action: 'local/greet', projects: ['local/plan-project'], arguments: { who: 'x', colour: 'red' } }), -32602, 'ValidationError');
-    await rpcError(client.call(planUse, { action: 'local/nothing', projects: ['local/plan-project'] }), -32001, 'ResourceNotFoundError');
+    await rpcError(
+      client.call(planUse, { action: 'local/greet', projects: ['local/plan-project'], arguments: {} }),
+      -32602,
+      'ValidationError',
+    );
+    await rpcError(
+      client.call(planUse, {
+        action: 'local/greet',
+        projects: ['local/plan-project'],
+        arguments: { who: 'x', times: 'many' },
+      }),
+      -32602,
+      'ValidationError',
+    );
+    await rpcError(
+      client.call(planUse, {
+        action: 'local/greet',
+        projects: ['local/plan-project'],
+        arguments: { who: 'x', colour: 'red' },
+      }),
+      -32602,
+      'ValidationError',
+    );
+    await rpcError(
+      client.call(planUse, { action: 'local/nothing', projects: ['local/plan-project'] }),
+      -32001,
+      'ResourceNotFoundError',
+    );
     await rpcError(client.call(planStatus, { planId: '01ARZ3NDEKTSV4RRFFQ69G5FAV' }), -32001, 'ResourceNotFoundError');
     await rpcError(client.call(planStatus, { planId: '../etc' }), -32602, 'ValidationError');
     await client.call(planCancel, { planId: used.plan.planId, reason: 'not needed' });
@@ -137,7 +185,11 @@ export function planSuite(ctx: SuiteContext): void {
     assert.equal(again.plan.state, 'complete');
     assert.equal((await client.call(planDiff, { planId: id })).stats.files, 2);
     await client.call(planCancel, { planId: id });
-    await rpcError(client.call(planRollback, { checkpointId: '01ARZ3NDEKTSV4RRFFQ69G5FAV' }), -32001, 'ResourceNotFoundError');
+    await rpcError(
+      client.call(planRollback, { checkpointId: '01ARZ3NDEKTSV4RRFFQ69G5FAV' }),
+      -32001,
+      'ResourceNotFoundError',
+    );
   });
 
   it('corrects a decision by reverting (re-strategize) or appending guidance', async () => {
@@ -147,11 +199,20 @@ export function planSuite(ctx: SuiteContext): void {
     const steps = tree.decisions[0]?.children ?? [];
     const second = steps.find((s) => s.stepIndex === 1);
     assert.ok(second);
-    const dry = await client.call(planCorrect, { decisionId: second.id, mode: 'revert', guidance: 'write the note elsewhere', dryRun: true });
+    const dry = await client.call(planCorrect, {
+      decisionId: second.id,
+      mode: 'revert',
+      guidance: 'write the note elsewhere',
+      dryRun: true,
+    });
     assert.ok('dryRun' in dry, 'a dry run answers with a preview');
     assert.equal(dry.wouldSupersede.length, 2);
     assert.equal((await client.call(planStatus, { planId: id })).attempt, 1, 'a dry run changes nothing');
-    const reverted = await client.call(planCorrect, { decisionId: second.id, mode: 'revert', guidance: 'write the note elsewhere' });
+    const reverted = await client.call(planCorrect, {
+      decisionId: second.id,
+      mode: 'revert',
+      guidance: 'write the note elsewhere',
+    });
     assert.ok('superseded' in reverted, 'a correction answers with what it superseded');
     assert.equal(reverted.attempt, 2);
     assert.deepEqual(reverted.superseded, dry.wouldSupersede);
@@ -163,9 +224,17 @@ export function planSuite(ctx: SuiteContext): void {
     assert.match(flat, /"superseded":true/);
     const explained = await client.call(planExplain, { decisionId: second.id });
     assert.equal(explained.decision.superseded, true);
-    const appended = await client.call(planCorrect, { decisionId: steps[0]?.id ?? '', mode: 'append', guidance: 'keep the greeting short' });
+    const appended = await client.call(planCorrect, {
+      decisionId: steps[0]?.id ?? '',
+      mode: 'append',
+      guidance: 'keep the greeting short',
+    });
     assert.equal(appended['attempt'], 3);
-    await rpcError(client.call(planCorrect, { decisionId: second.id, mode: 'revert', guidance: 'again' }), -32004, 'BusinessRuleViolation');
+    await rpcError(
+      client.call(planCorrect, { decisionId: second.id, mode: 'revert', guidance: 'again' }),
+      -32004,
+      'BusinessRuleViolation',
+    );
     const done = await client.call(planExecute, { planId: id, wait: true });
     assert.equal(done.plan.state, 'complete');
     await client.call(planCancel, { planId: id });
@@ -175,21 +244,36 @@ export function planSuite(ctx: SuiteContext): void {
     const id = (await use('Eve', { automationProfile: 'manual' })).plan.planId;
     const ex = await client.call(planExecute, { planId: id, wait: true });
     assert.equal(ex.task?.status.state, 'TASK_STATE_INPUT_REQUIRED');
-    const request = ex.task?.status.message?.parts.find((p) => p.data !== undefined)?.data as { approvalRequest: { tool: string; preview: string } };
+    const request = ex.task?.status.message?.parts.find((p) => p.data !== undefined)?.data as {
+      approvalRequest: { tool: string; preview: string };
+    };
     assert.equal(request.approvalRequest.tool, 'builtin/edit-file');
     assert.match(request.approvalRequest.preview, /\+Eve/);
     await rpcError(client.call(planExecute, { planId: id }), -32004, 'BusinessRuleViolation');
     // approve step 1 on the same task
-    const r1 = await client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: ex.taskId, parts: [{ data: { approval: { decision: 'approve' } } }] } });
+    const r1 = await client.call(sendMessage, {
+      message: {
+        messageId: randomUUID(),
+        role: 'ROLE_USER',
+        taskId: ex.taskId,
+        parts: [{ data: { approval: { decision: 'approve' } } }],
+      },
+    });
     assert.ok('task' in r1);
     assert.equal(r1.task.id, ex.taskId);
     assert.equal(r1.task.status.state, 'TASK_STATE_INPUT_REQUIRED', 'step 2 asks too');
     // reject step 2 in plain words
-    const r2 = await client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: ex.taskId, parts: [{ text: 'no' }] } });
+    const r2 = await client.call(sendMessage, {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: ex.taskId, parts: [{ text: 'no' }] },
+    });
     assert.ok('task' in r2);
     assert.equal(r2.task.status.state, 'TASK_STATE_COMPLETED');
     const arts = await client.call(planArtifacts, { planId: id });
-    assert.deepEqual(arts.files.map((f) => f['path']), ['greeting.txt'], 'the rejected write did not happen');
+    assert.deepEqual(
+      arts.files.map((f) => f['path']),
+      ['greeting.txt'],
+      'the rejected write did not happen',
+    );
     // Guidance on the waiting apply never approves it: "go ahead" is not a clear yes.
     const ap = await client.call(planApply, { planId: id });
     assert.equal(ap.task?.status.state, 'TASK_STATE_INPUT_REQUIRED');
@@ -218,13 +302,27 @@ export function planSuite(ctx: SuiteContext): void {
     const historyBefore = (await client.call(getTask, { id: ex.taskId })).history?.length;
     // An answer that is none says which answers are valid, and is not stored.
     const bad = await rpcError(
-      client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: ex.taskId, parts: [{ data: { approval: { decision: 'maybe' } } }] } }),
+      client.call(sendMessage, {
+        message: {
+          messageId: randomUUID(),
+          role: 'ROLE_USER',
+          taskId: ex.taskId,
+          parts: [{ data: { approval: { decision: 'maybe' } } }],
+        },
+      }),
       -32602,
       'ValidationError',
     );
     assert.match(bad.message, /Valid answers: approve \(yes/);
     const approveWithGuidance = await rpcError(
-      client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: ex.taskId, parts: [{ data: { approval: { decision: 'approve', guidance: 'but do it differently' } } }] } }),
+      client.call(sendMessage, {
+        message: {
+          messageId: randomUUID(),
+          role: 'ROLE_USER',
+          taskId: ex.taskId,
+          parts: [{ data: { approval: { decision: 'approve', guidance: 'but do it differently' } } }],
+        },
+      }),
       -32602,
       'ValidationError',
     );
@@ -239,7 +337,11 @@ export function planSuite(ctx: SuiteContext): void {
     const step2 = await client.call(planApprove, { planId: id });
     assert.equal(step2.task?.status.state, 'TASK_STATE_COMPLETED');
     const arts = await client.call(planArtifacts, { planId: id });
-    assert.deepEqual(arts.files.map((f) => f['path']), ['notes/Hal.txt'], 'the rejected edit did not happen, the approved write did');
+    assert.deepEqual(
+      arts.files.map((f) => f['path']),
+      ['notes/Hal.txt'],
+      'the rejected edit did not happen, the approved write did',
+    );
     // Reject the apply with guidance: the plan stays ready to apply, the project untouched.
     const ap = await client.call(planApply, { planId: id });
     const rejected = await client.call(planReject, { planId: id, guidance: 'not before the release' });
@@ -260,10 +362,15 @@ export function planSuite(ctx: SuiteContext): void {
       ['Apply the changes to the project?', 'reject', 'not before the release'],
     ]);
     await client.call(planCancel, { planId: id });
-    ctx.record('plan-answers', { no: no.task?.status.state, approved: step2.task?.status.state, rejected: rejected.task?.status.state, files: arts.files.length });
+    ctx.record('plan-answers', {
+      no: no.task?.status.state,
+      approved: step2.task?.status.state,
+      rejected: rejected.task?.status.state,
+      files: arts.files.length,
+    });
   });
 
-  it('no message runs a plan: builtin/planner is no actor, and a plan\'s context takes no chat', async () => {
+  it("no message runs a plan: builtin/planner is no actor, and a plan's context takes no chat", async () => {
     const used = await use('Ivy');
     const id = used.plan.planId;
     const contextId = used.task?.contextId ?? '';
@@ -271,16 +378,36 @@ export function planSuite(ctx: SuiteContext): void {
     const head = git(repo, 'rev-parse', 'HEAD');
     await rpcError(client.call(sessionCreate, { actor: 'builtin/planner' }), -32001, 'ResourceNotFoundError');
     // nor can one be registered: no built-in model runs plans
-    const model = await rpcError(client.call(actorRegistry.add, { definition: { name: 'local/my-planner', provider: 'builtin', model: 'planner' } }), -32602, 'ValidationError');
+    const model = await rpcError(
+      client.call(actorRegistry.add, {
+        definition: { name: 'local/my-planner', provider: 'builtin', model: 'planner' },
+      }),
+      -32602,
+      'ValidationError',
+    );
     assert.match(model.message + JSON.stringify(model.data), /a builtin actor runs one of: echo, conformance/);
     const command = { data: { planCommand: { op: 'apply', planId: id, yes: true } } };
-    const refused = await rpcError(client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', contextId, parts: [command] } }), -32004, 'UnsupportedOperationError');
+    const refused = await rpcError(
+      client.call(sendMessage, {
+        message: { messageId: randomUUID(), role: 'ROLE_USER', contextId, parts: [command] },
+      }),
+      -32004,
+      'UnsupportedOperationError',
+    );
     assert.match(refused.message, /belongs to a plan and takes no chat messages/);
     // Elsewhere the command is just data for the chat actor.
-    const chat = await client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [command] } });
+    const chat = await client.call(sendMessage, {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [command] },
+    });
     assert.notEqual('task' in chat ? chat.task.contextId : chat.message.contextId, contextId);
     // An answer on a plan task that waits for none is refused too (its strategize task is done).
-    await rpcError(client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: used.taskId, parts: [{ text: 'yes' }] } }), -32004, 'UnsupportedOperationError');
+    await rpcError(
+      client.call(sendMessage, {
+        message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: used.taskId, parts: [{ text: 'yes' }] },
+      }),
+      -32004,
+      'UnsupportedOperationError',
+    );
     const st = await client.call(planStatus, { planId: id });
     assert.equal(`${st.phase}/${st.state}`, 'strategize/complete', 'the plan never moved');
     assert.equal(git(repo, 'rev-parse', 'HEAD'), head);
@@ -332,18 +459,29 @@ export function planSuite(ctx: SuiteContext): void {
       assert.deepEqual(p.counts, st.counts, `counts of ${p.planId}`);
       assert.deepEqual(p.checkpoints, st.checkpoints, `checkpoints of ${p.planId}`);
     }
-    const counts = applied.plans[0]?.counts as { decisions: number; checkpoints: number; toolCalls: number } | undefined;
-    assert.ok(counts && counts.decisions > 0 && counts.checkpoints > 0 && counts.toolCalls > 0, 'an applied plan has decisions, tool calls and checkpoints');
+    const counts = applied.plans[0]?.counts as
+      { decisions: number; checkpoints: number; toolCalls: number } | undefined;
+    assert.ok(
+      counts && counts.decisions > 0 && counts.checkpoints > 0 && counts.toolCalls > 0,
+      'an applied plan has decisions, tool calls and checkpoints',
+    );
     // Paging one at a time visits every plan once, newest first, as one big page does.
     const seen: string[] = [];
     let token = '';
     for (let i = 0; i <= all.totalSize; i++) {
-      const page = await client.call(planList, { project: 'local/plan-project', pageSize: 1, ...(token ? { pageToken: token } : {}) });
+      const page = await client.call(planList, {
+        project: 'local/plan-project',
+        pageSize: 1,
+        ...(token ? { pageToken: token } : {}),
+      });
       seen.push(...page.plans.map((p) => p.planId));
       token = page.nextPageToken;
       if (!token) break;
     }
-    assert.deepEqual(seen, all.plans.map((p) => p.planId));
+    assert.deepEqual(
+      seen,
+      all.plans.map((p) => p.planId),
+    );
     const named = await client.call(planList, { nameRegex: '^greet on ', pageSize: 2 });
     assert.equal(named.plans.length, 2);
     assert.notEqual(named.nextPageToken, '');

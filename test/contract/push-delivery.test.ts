@@ -58,9 +58,16 @@ describe('push notification delivery', () => {
 
   it('posts each later event of the task as a StreamResponse, retrying a refused delivery', async () => {
     const client = A2AClient.remote({ url: server.baseUrl, token: TOKEN });
-    const r = await client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'stay' }] } });
+    const r = await client.call(sendMessage, {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'stay' }] },
+    });
     assert.ok('task' in r);
-    await client.call(createPushConfig, { taskId: r.task.id, url: hookUrl, token: 'verify-me', authentication: { scheme: 'Bearer', credentials: 'receiver-secret' } });
+    await client.call(createPushConfig, {
+      taskId: r.task.id,
+      url: hookUrl,
+      token: 'verify-me',
+      authentication: { scheme: 'Bearer', credentials: 'receiver-secret' },
+    });
     failNext = 1;
     await client.call(cancelTask, { id: r.task.id });
     const got = await eventually(async () => (received.length >= 1 ? received : undefined), 8000, 'a webhook delivery');
@@ -73,7 +80,9 @@ describe('push notification delivery', () => {
   it('never delivers to a loopback address that is not allowlisted', async () => {
     const before = received.length;
     const client = A2AClient.remote({ url: blockedServer.baseUrl, token: TOKEN });
-    const r = await client.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'stay' }] } });
+    const r = await client.call(sendMessage, {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'stay' }] },
+    });
     assert.ok('task' in r);
     await client.call(createPushConfig, { taskId: r.task.id, url: hookUrl });
     await client.call(cancelTask, { id: r.task.id });
@@ -82,30 +91,47 @@ describe('push notification delivery', () => {
   });
 
   const statesFor = (taskId: string): string[] =>
-    received.filter((r) => (r.body.statusUpdate ?? r.body.artifactUpdate)?.taskId === taskId).map((r) => r.body.statusUpdate?.status.state ?? 'artifact');
+    received
+      .filter((r) => (r.body.statusUpdate ?? r.body.artifactUpdate)?.taskId === taskId)
+      .map((r) => r.body.statusUpdate?.status.state ?? 'artifact');
 
   it('delivers every event of a blocking SendMessage to the config given inline with it', async () => {
     // Fails on the main before the fix: the config was registered after the task had finished.
     const client = A2AClient.remote({ url: server.baseUrl, token: TOKEN });
     const r = await client.call(sendMessage, {
-      message: { messageId: `tck-complete-task-${randomUUID()}`, role: 'ROLE_USER', parts: [{ text: 'tell the hook' }] },
+      message: {
+        messageId: `tck-complete-task-${randomUUID()}`,
+        role: 'ROLE_USER',
+        parts: [{ text: 'tell the hook' }],
+      },
       configuration: { taskPushNotificationConfig: { url: hookUrl, token: 'inline-token' } },
     });
     assert.ok('task' in r);
     assert.equal(r.task.status.state, 'TASK_STATE_COMPLETED');
-    const states = await eventually(async () => {
-      const s = statesFor(r.task.id);
-      return s.includes('TASK_STATE_COMPLETED') ? s : undefined;
-    }, 8000, 'the inline webhook deliveries');
+    const states = await eventually(
+      async () => {
+        const s = statesFor(r.task.id);
+        return s.includes('TASK_STATE_COMPLETED') ? s : undefined;
+      },
+      8000,
+      'the inline webhook deliveries',
+    );
     assert.deepEqual(states, ['TASK_STATE_WORKING', 'artifact', 'TASK_STATE_COMPLETED'], 'every event, in order');
-    assert.ok(received.filter((x) => x.body.statusUpdate?.taskId === r.task.id).every((x) => x.headers['x-a2a-notification-token'] === 'inline-token'));
+    assert.ok(
+      received
+        .filter((x) => x.body.statusUpdate?.taskId === r.task.id)
+        .every((x) => x.headers['x-a2a-notification-token'] === 'inline-token'),
+    );
   });
 
   it('refuses an invalid inline config before anything is stored', async () => {
     const client = A2AClient.remote({ url: server.baseUrl, token: TOKEN });
     const messageId = randomUUID();
     await assert.rejects(
-      client.call(sendMessage, { message: { messageId, role: 'ROLE_USER', parts: [{ text: 'x' }] }, configuration: { taskPushNotificationConfig: { url: hookUrl, id: 'bad id!' } } }),
+      client.call(sendMessage, {
+        message: { messageId, role: 'ROLE_USER', parts: [{ text: 'x' }] },
+        configuration: { taskPushNotificationConfig: { url: hookUrl, id: 'bad id!' } },
+      }),
       (err: Error & { code?: number }) => err.code === -32602 && /config id/.test(err.message),
     );
     // Nothing was stored under that message: the same id with a valid config now starts the task.
@@ -126,7 +152,11 @@ describe('push notification delivery', () => {
       };
       receiver.on('request', counting);
       const r = await client.call(sendMessage, {
-        message: { messageId: `tck-long-running-${randomUUID()}`, role: 'ROLE_USER', parts: [{ text: 'deliver later' }] },
+        message: {
+          messageId: `tck-long-running-${randomUUID()}`,
+          role: 'ROLE_USER',
+          parts: [{ text: 'deliver later' }],
+        },
         configuration: { taskPushNotificationConfig: { url: hookUrl } },
       });
       assert.ok('task' in r);
@@ -141,16 +171,26 @@ describe('push notification delivery', () => {
       killed = await startHttpServer({ dataDir, defaultActor: 'builtin/conformance', env });
       client = A2AClient.remote({ url: killed.baseUrl, token: TOKEN });
       const task = await client.call(getTask, { id: r.task.id });
-      const states = await eventually(async () => {
-        const s = statesFor(r.task.id);
-        return s.includes('TASK_STATE_COMPLETED') ? s : undefined;
-      }, 20_000, 'the pending deliveries after the restart').catch((err: unknown) => {
+      const states = await eventually(
+        async () => {
+          const s = statesFor(r.task.id);
+          return s.includes('TASK_STATE_COMPLETED') ? s : undefined;
+        },
+        20_000,
+        'the pending deliveries after the restart',
+      ).catch((err: unknown) => {
         // What arrived and what the servers said, to tell a lost entry from a slow one.
-        process.stderr.write(`received: ${statesFor(r.task.id).join(',')}\nfirst server log:\n${firstLog}\nserver log:\n${killed.stderr()}\n`);
+        process.stderr.write(
+          `received: ${statesFor(r.task.id).join(',')}\nfirst server log:\n${firstLog}\nserver log:\n${killed.stderr()}\n`,
+        );
         throw err;
       });
       // tck-long-running: a start message and five progress messages, the result, completed.
-      assert.deepEqual(states, [...Array<string>(6).fill('TASK_STATE_WORKING'), 'artifact', 'TASK_STATE_COMPLETED'], 'every event, once, in order');
+      assert.deepEqual(
+        states,
+        [...Array<string>(6).fill('TASK_STATE_WORKING'), 'artifact', 'TASK_STATE_COMPLETED'],
+        'every event, once, in order',
+      );
       assert.equal(task.status.state, 'TASK_STATE_COMPLETED');
     } finally {
       failAll = undefined;

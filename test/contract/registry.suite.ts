@@ -54,16 +54,40 @@ export function registrySuite(ctx: SuiteContext): void {
   it('lists the built-in tools and actors, with real schemas, and refuses to change them', async () => {
     const tools = await client.call(toolRegistry.list, { namespace: 'builtin' });
     const names = tools.items.map((t) => t.name);
-    for (const n of ['builtin/read-file', 'builtin/write-file', 'builtin/edit-file', 'builtin/list-files', 'builtin/search-files', 'builtin/replace-in-files', 'builtin/run-command', 'builtin/git-status', 'builtin/git-diff']) assert.ok(names.includes(n), n);
+    for (const n of [
+      'builtin/read-file',
+      'builtin/write-file',
+      'builtin/edit-file',
+      'builtin/list-files',
+      'builtin/search-files',
+      'builtin/replace-in-files',
+      'builtin/run-command',
+      'builtin/git-status',
+      'builtin/git-diff',
+    ])
+      assert.ok(names.includes(n), n);
     const read = await client.call(toolRegistry.show, { name: 'builtin/read-file' });
     assert.equal(read.derived['readOnly'], true);
     assert.equal((read.definition['inputSchema'] as { type: string }).type, 'object');
     const actors = await client.call(actorRegistry.list, { namespace: 'builtin' });
-    assert.deepEqual(actors.items.map((a) => a.name), ['builtin/conformance', 'builtin/echo']);
+    assert.deepEqual(
+      actors.items.map((a) => a.name),
+      ['builtin/conformance', 'builtin/echo'],
+    );
     const actions = await client.call(actionRegistry.list, { namespace: 'builtin' });
-    assert.deepEqual(actions.items.map((a) => a.name), ['builtin/replace', 'builtin/run-command']);
+    assert.deepEqual(
+      actions.items.map((a) => a.name),
+      ['builtin/replace', 'builtin/run-command'],
+    );
     await rpcError(client.call(toolRegistry.remove, { name: 'builtin/read-file' }), -32003, 'AuthorizationError');
-    await rpcError(client.call(actorRegistry.update, { name: 'builtin/echo', definition: { name: 'builtin/echo', provider: 'builtin', model: 'echo' } }), -32003, 'AuthorizationError');
+    await rpcError(
+      client.call(actorRegistry.update, {
+        name: 'builtin/echo',
+        definition: { name: 'builtin/echo', provider: 'builtin', model: 'echo' },
+      }),
+      -32003,
+      'AuthorizationError',
+    );
     ctx.record('registry-builtins', { tools: names, actors: actors.items.map((a) => a.name) });
   });
 
@@ -85,7 +109,11 @@ export function registrySuite(ctx: SuiteContext): void {
       const shown = await client.call(reg.show, { name: e.name });
       assert.deepEqual(shown.definition, expected, `${file} reads back as written`);
       // The resource's path (and so its hash) is a per-run temp dir.
-      added.push(file === 'api.resource.yaml' ? { ...e, contentHash: '<hash>', definition: { ...e.definition, path: '<work>/api' } } : e);
+      added.push(
+        file === 'api.resource.yaml'
+          ? { ...e, contentHash: '<hash>', definition: { ...e.definition, path: '<work>/api' } }
+          : e,
+      );
     }
     ctx.record('registry-added', added);
   });
@@ -93,14 +121,19 @@ export function registrySuite(ctx: SuiteContext): void {
   it('derives facts: flattened skill tools, project paths, actor usage, tool referrers', async () => {
     const skill = await client.call(skillRegistry.show, { name: 'local/shell' });
     const tools = skill.derived['tools'] as Array<{ name: string; readOnly: boolean; writes: boolean }>;
-    assert.deepEqual(tools.map((t) => [t.name, t.readOnly, t.writes]), [
-      ['builtin/run-command', false, true],
-      ['builtin/list-files', true, false],
-      ['local/prettier', false, true],
-    ]);
+    assert.deepEqual(
+      tools.map((t) => [t.name, t.readOnly, t.writes]),
+      [
+        ['builtin/run-command', false, true],
+        ['builtin/list-files', true, false],
+        ['local/prettier', false, true],
+      ],
+    );
     assert.deepEqual(skill.derived['mcpServers'], ['filesystem']);
     const project = await client.call(projectRegistry.show, { name: 'local/api' });
-    assert.deepEqual(project.derived['resources'], [{ name: 'local/api', type: 'git-checkout', path: join(work, 'api'), exists: true }]);
+    assert.deepEqual(project.derived['resources'], [
+      { name: 'local/api', type: 'git-checkout', path: join(work, 'api'), exists: true },
+    ]);
     const actor = await client.call(actorRegistry.show, { name: 'local/reviewer' });
     assert.equal(actor.derived['provider'], 'openai-compatible');
     assert.equal(actor.derived['runnable'], false);
@@ -117,15 +150,30 @@ export function registrySuite(ctx: SuiteContext): void {
   it('reports every problem of an invalid file at once, with file and line, and writes nothing', async () => {
     const before = (await client.call(actorRegistry.list, {})).totalSize;
     const err = await rpcError(client.call(actorRegistry.add, source('broken.actor.yaml')), -32602, 'ValidationError');
-    const byField = new Map(err.fieldViolations.map((f) => [f.field, f as { field: string; line?: number; file?: string }]));
-    for (const [field, line] of [['name', 1], ['provider', 2], ['model', 3], ['temperature', 4], ['maxTokens', 5], ['skills[0]', 8]] as const) {
+    const byField = new Map(
+      err.fieldViolations.map((f) => [f.field, f as { field: string; line?: number; file?: string }]),
+    );
+    for (const [field, line] of [
+      ['name', 1],
+      ['provider', 2],
+      ['model', 3],
+      ['temperature', 4],
+      ['maxTokens', 5],
+      ['skills[0]', 8],
+    ] as const) {
       assert.equal(byField.get(field)?.line, line, `${field} on line ${line}: ${JSON.stringify(err.fieldViolations)}`);
       assert.equal(byField.get(field)?.file, 'broken.actor.yaml');
     }
     assert.equal(byField.get('colour')?.line, 6, 'the unknown key is reported where it is written');
     assert.match(err.message, /broken\.actor\.yaml:4: temperature/);
     assert.equal((await client.call(actorRegistry.list, {})).totalSize, before);
-    const syntax = await rpcError(client.call(toolRegistry.add, { source: { text: 'name: local/x\nname: local/y\n  bad: [', filename: 'dup.yaml' } }), -32602, 'ValidationError');
+    const syntax = await rpcError(
+      client.call(toolRegistry.add, {
+        source: { text: 'name: local/x\nname: local/y\n  bad: [', filename: 'dup.yaml' },
+      }),
+      -32602,
+      'ValidationError',
+    );
     assert.ok(syntax.fieldViolations.length > 0, 'a syntax error names where it is');
     assert.ok(syntax.fieldViolations.every((f) => f.field === '(syntax)'));
     ctx.record('registry-invalid', err.fieldViolations);
@@ -136,38 +184,102 @@ export function registrySuite(ctx: SuiteContext): void {
     await rpcError(client.call(actorRegistry.show, { name: 'Local/Reviewer' }), -32602, 'ValidationError');
     await rpcError(client.call(actorRegistry.show, { name: '../../etc/passwd' }), -32602, 'ValidationError');
     await rpcError(client.call(actorRegistry.show, { name: 'local/nobody' }), -32001, 'ResourceNotFoundError');
-    const notGit = await rpcError(client.call(resourceRegistry.add, { definition: { name: 'local/plain', type: 'git-checkout', path: join(work, 'plain') } }), -32602, 'ValidationError');
+    const notGit = await rpcError(
+      client.call(resourceRegistry.add, {
+        definition: { name: 'local/plain', type: 'git-checkout', path: join(work, 'plain') },
+      }),
+      -32602,
+      'ValidationError',
+    );
     assert.match(notGit.message, /not a git work tree/);
-    const missing = await rpcError(client.call(resourceRegistry.add, { definition: { name: 'local/gone', type: 'fs-directory', path: join(work, 'nope') } }), -32602, 'ValidationError');
+    const missing = await rpcError(
+      client.call(resourceRegistry.add, {
+        definition: { name: 'local/gone', type: 'fs-directory', path: join(work, 'nope') },
+      }),
+      -32602,
+      'ValidationError',
+    );
     assert.match(missing.message, /does not exist/);
-    const branch = await rpcError(client.call(resourceRegistry.add, { definition: { name: 'local/api2', type: 'git-checkout', path: join(work, 'api'), branch: 'nope' } }), -32602, 'ValidationError');
+    const branch = await rpcError(
+      client.call(resourceRegistry.add, {
+        definition: { name: 'local/api2', type: 'git-checkout', path: join(work, 'api'), branch: 'nope' },
+      }),
+      -32602,
+      'ValidationError',
+    );
     assert.match(branch.message, /branch nope does not exist/);
-    await rpcError(client.call(resourceRegistry.add, { definition: { name: 'local/rel', type: 'fs-directory', path: 'relative/dir' } }), -32602, 'ValidationError');
-    await rpcError(client.raw(resourceRegistry.add.name, { definition: {}, source: { text: '' } }), -32602, 'ValidationError');
-    await rpcError(client.call(resourceRegistry.add, { definition: { name: 'other/x', type: 'fs-directory', path: join(work, 'plain') } }), -32003, 'AuthorizationError');
-    const ok = await client.call(resourceRegistry.add, { definition: { name: 'plain', type: 'fs-directory', path: join(work, 'plain') } });
+    await rpcError(
+      client.call(resourceRegistry.add, {
+        definition: { name: 'local/rel', type: 'fs-directory', path: 'relative/dir' },
+      }),
+      -32602,
+      'ValidationError',
+    );
+    await rpcError(
+      client.raw(resourceRegistry.add.name, { definition: {}, source: { text: '' } }),
+      -32602,
+      'ValidationError',
+    );
+    await rpcError(
+      client.call(resourceRegistry.add, {
+        definition: { name: 'other/x', type: 'fs-directory', path: join(work, 'plain') },
+      }),
+      -32003,
+      'AuthorizationError',
+    );
+    const ok = await client.call(resourceRegistry.add, {
+      definition: { name: 'plain', type: 'fs-directory', path: join(work, 'plain') },
+    });
     assert.equal(ok.name, 'local/plain', 'a bare name lands in local/');
   });
 
   it('updates with optimistic concurrency and refuses a stale revision without writing', async () => {
     const def = parse(fixture('reviewer.actor.yaml')) as Record<string, unknown>;
-    const same = await client.call(actorRegistry.update, { name: 'local/reviewer', definition: def, expectedRevision: 1 });
+    const same = await client.call(actorRegistry.update, {
+      name: 'local/reviewer',
+      definition: def,
+      expectedRevision: 1,
+    });
     assert.equal(same.unchanged, true);
     assert.equal(same.revision, 1);
-    const v2 = await client.call(actorRegistry.update, { name: 'local/reviewer', definition: { ...def, temperature: 0.5 }, expectedRevision: 1 });
+    const v2 = await client.call(actorRegistry.update, {
+      name: 'local/reviewer',
+      definition: { ...def, temperature: 0.5 },
+      expectedRevision: 1,
+    });
     assert.equal(v2.revision, 2);
     assert.equal(v2.unchanged, false);
-    const stale = await rpcError(client.call(actorRegistry.update, { name: 'local/reviewer', definition: { ...def, temperature: 0.9 }, expectedRevision: 1 }), -32004, 'RevisionConflictError');
+    const stale = await rpcError(
+      client.call(actorRegistry.update, {
+        name: 'local/reviewer',
+        definition: { ...def, temperature: 0.9 },
+        expectedRevision: 1,
+      }),
+      -32004,
+      'RevisionConflictError',
+    );
     assert.match(stale.message, /revision 2, not 1/);
     const now = await client.call(actorRegistry.show, { name: 'local/reviewer' });
     assert.equal(now.revision, 2);
     assert.equal(now.definition['temperature'], 0.5);
-    await rpcError(client.call(actorRegistry.update, { name: 'local/reviewer', definition: { ...def, name: 'local/renamed' } }), -32602, 'ValidationError');
-    await rpcError(client.call(actorRegistry.update, { name: 'local/nobody', definition: def }), -32001, 'ResourceNotFoundError');
+    await rpcError(
+      client.call(actorRegistry.update, { name: 'local/reviewer', definition: { ...def, name: 'local/renamed' } }),
+      -32602,
+      'ValidationError',
+    );
+    await rpcError(
+      client.call(actorRegistry.update, { name: 'local/nobody', definition: def }),
+      -32001,
+      'ResourceNotFoundError',
+    );
   });
 
   it('refuses to remove an entity in use, naming its referrers; --force is explicit', async () => {
-    const inUse = await rpcError(client.call(resourceRegistry.remove, { name: 'local/api' }), -32004, 'EntityInUseError');
+    const inUse = await rpcError(
+      client.call(resourceRegistry.remove, { name: 'local/api' }),
+      -32004,
+      'EntityInUseError',
+    );
     assert.match(inUse.message, /project local\/api/);
     assert.ok((await client.call(resourceRegistry.show, { name: 'local/api' })).name, 'still there');
     const forced = await client.call(resourceRegistry.remove, { name: 'local/api', force: true });
@@ -186,13 +298,22 @@ export function registrySuite(ctx: SuiteContext): void {
     assert.deepEqual(all.summary.byNamespace, { builtin: builtins, local: 1 });
     assert.equal(all.summary.byType['command'], 1);
     const commands = await client.call(toolRegistry.list, { type: 'command' });
-    assert.deepEqual(commands.items.map((t) => t.name), ['local/prettier']);
+    assert.deepEqual(
+      commands.items.map((t) => t.name),
+      ['local/prettier'],
+    );
     const re = await client.call(toolRegistry.list, { nameRegex: '-file$' });
-    assert.deepEqual(re.items.map((t) => t.name), ['builtin/edit-file', 'builtin/read-file', 'builtin/write-file']);
+    assert.deepEqual(
+      re.items.map((t) => t.name),
+      ['builtin/edit-file', 'builtin/read-file', 'builtin/write-file'],
+    );
     const p1 = await client.call(toolRegistry.list, { pageSize: 4 });
     const p2 = await client.call(toolRegistry.list, { pageSize: 4, pageToken: p1.nextPageToken });
     const p3 = await client.call(toolRegistry.list, { pageSize: 4, pageToken: p2.nextPageToken });
-    assert.deepEqual([...p1.items, ...p2.items, ...p3.items].map((t) => t.name), all.items.map((t) => t.name));
+    assert.deepEqual(
+      [...p1.items, ...p2.items, ...p3.items].map((t) => t.name),
+      all.items.map((t) => t.name),
+    );
     assert.equal(p3.nextPageToken, '');
     assert.equal((await client.call(toolRegistry.list, { namespace: 'local' })).totalSize, 1);
     assert.equal((await client.call(toolRegistry.list, { namespace: 'someone-else' })).totalSize, 0);
@@ -203,49 +324,99 @@ export function registrySuite(ctx: SuiteContext): void {
 
   it('describes resource types and the flags each takes', async () => {
     const types = await client.call(resourceTypeList, {});
-    assert.deepEqual(types.types.map((t) => t.type), ['git-checkout', 'fs-directory']);
+    assert.deepEqual(
+      types.types.map((t) => t.type),
+      ['git-checkout', 'fs-directory'],
+    );
     const git = await client.call(resourceTypeShow, { type: 'git-checkout' });
-    assert.deepEqual(git.fields.map((f) => f.flag), ['--path', '--branch']);
+    assert.deepEqual(
+      git.fields.map((f) => f.flag),
+      ['--path', '--branch'],
+    );
     await rpcError(client.raw(resourceTypeShow.name, { type: 'svn' }), -32602, 'ValidationError');
   });
 
   it('shows namespaces and members; a foreign namespace is not found', async () => {
     const list = await client.call(namespaceList, {});
-    assert.deepEqual(list.namespaces.map((n) => [n.name, n.role]), [['local', 'owner'], ['builtin', 'viewer']]);
+    assert.deepEqual(
+      list.namespaces.map((n) => [n.name, n.role]),
+      [
+        ['local', 'owner'],
+        ['builtin', 'viewer'],
+      ],
+    );
     const local = await client.call(namespaceShow, { name: 'local' });
     assert.equal(local.owner, 'local');
     assert.ok((local.entities.tool ?? 0) >= 1);
     const members = await client.call(namespaceMembers, { name: 'local' });
-    assert.deepEqual(members.members.map((m) => [m.principal, m.role]), [['local', 'owner']]);
+    assert.deepEqual(
+      members.members.map((m) => [m.principal, m.role]),
+      [['local', 'owner']],
+    );
     await rpcError(client.call(namespaceShow, { name: 'team-x' }), -32001, 'ResourceNotFoundError');
     await rpcError(client.call(namespaceMembers, { name: 'team-x' }), -32001, 'ResourceNotFoundError');
     await rpcError(client.call(namespaceShow, { name: 'Bad Name' }), -32602, 'ValidationError');
-    ctx.record('namespaces', { list, local: { ...local, createdAt: '<t>' }, members: members.members.map((m) => m.role) });
+    ctx.record('namespaces', {
+      list,
+      local: { ...local, createdAt: '<t>' },
+      members: members.members.map((m) => m.role),
+    });
   });
 
   it('chats with a provider: builtin actor from the registry, and refuses one that cannot chat', async () => {
-    await client.call(actorRegistry.add, { definition: { name: 'local/parrot', provider: 'builtin', model: 'echo', description: 'echo under another name' } });
+    await client.call(actorRegistry.add, {
+      definition: { name: 'local/parrot', provider: 'builtin', model: 'echo', description: 'echo under another name' },
+    });
     const s = await client.call(sessionCreate, { actor: 'local/parrot' });
     assert.equal(s.actor, 'local/parrot');
     await rpcError(client.call(sessionCreate, { actor: 'local/reviewer' }), -32004, 'BusinessRuleViolation');
-    await rpcError(client.call(actorRegistry.add, { definition: { name: 'local/bad', provider: 'builtin', model: 'gpt-9' } }), -32602, 'ValidationError');
+    await rpcError(
+      client.call(actorRegistry.add, { definition: { name: 'local/bad', provider: 'builtin', model: 'gpt-9' } }),
+      -32602,
+      'ValidationError',
+    );
   });
 
   it('runs add, list, show, update and remove on every registry', async () => {
     const defs = [
       [actorRegistry, { name: 'local/cycle-actor', provider: 'builtin', model: 'echo' }],
-      [toolRegistry, { name: 'local/cycle-tool', source: 'command', command: { program: 'true' }, inputSchema: { type: 'object' }, readOnly: true, writes: false }],
+      [
+        toolRegistry,
+        {
+          name: 'local/cycle-tool',
+          source: 'command',
+          command: { program: 'true' },
+          inputSchema: { type: 'object' },
+          readOnly: true,
+          writes: false,
+        },
+      ],
       [skillRegistry, { name: 'local/cycle-skill', tools: ['builtin/read-file', 'local/cycle-tool'] }],
       [resourceRegistry, { name: 'local/cycle-resource', type: 'fs-directory', path: join(work, 'plain') }],
       [projectRegistry, { name: 'local/cycle-project', resources: ['local/cycle-resource'] }],
-      [actionRegistry, { name: 'local/cycle-action', descriptionTemplate: 'do it', definitionOfDone: 'done', steps: [{ tool: 'local/cycle-tool' }] }],
+      [
+        actionRegistry,
+        {
+          name: 'local/cycle-action',
+          descriptionTemplate: 'do it',
+          definitionOfDone: 'done',
+          steps: [{ tool: 'local/cycle-tool' }],
+        },
+      ],
     ] as const;
     for (const [reg, def] of defs) {
       assert.equal((await client.call(reg.add, { definition: def })).revision, 1);
       const listed = await client.call(reg.list, { nameRegex: '^local/cycle-' });
-      assert.deepEqual(listed.items.map((e) => e.name), [def.name]);
+      assert.deepEqual(
+        listed.items.map((e) => e.name),
+        [def.name],
+      );
       assert.equal((await client.call(reg.show, { name: def.name })).definition['name'], def.name);
-      const updated = await client.call(reg.update, { name: def.name, definition: { ...def, description: 'second revision' }, expectedRevision: 1 });
+      const updated = await client.call(reg.update, {
+        name: def.name,
+        definition: { ...def, description: 'second revision' },
+        expectedRevision: 1,
+      });
       assert.equal(updated.revision, 2);
     }
     for (const [reg, def] of [...defs].reverse()) {
@@ -255,7 +426,10 @@ export function registrySuite(ctx: SuiteContext): void {
   });
 
   it('publishes an OpenRPC document with a schema for every method', async () => {
-    const doc = (await client.call(rpcDiscover, {})) as unknown as { openrpc: string; methods: Array<{ name: string; params: unknown[]; result: { schema: unknown } }> };
+    const doc = (await client.call(rpcDiscover, {})) as unknown as {
+      openrpc: string;
+      methods: Array<{ name: string; params: unknown[]; result: { schema: unknown } }>;
+    };
     assert.equal(doc.openrpc, '1.3.2');
     assert.deepEqual(doc.methods.map((m) => m.name).sort(), CONTRACTS.map((m) => m.name).sort());
     assert.ok(doc.methods.every((m) => Array.isArray(m.params) && m.result.schema));

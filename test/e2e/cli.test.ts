@@ -30,8 +30,14 @@ interface Envelope {
 
 /** The environment of every CLI run: isolated state and config, nothing inherited that changes the mode. */
 function cliEnv(dataDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, CLEVERAGENTS_DATA_DIR: dataDir, XDG_CONFIG_HOME: join(ROOT, 'no-config'), NO_COLOR: '1' };
-  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR']) delete env[k];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CLEVERAGENTS_DATA_DIR: dataDir,
+    XDG_CONFIG_HOME: join(ROOT, 'no-config'),
+    NO_COLOR: '1',
+  };
+  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR'])
+    delete env[k];
   return { ...env, ...extra };
 }
 
@@ -43,7 +49,10 @@ interface RunOptions {
 }
 
 function start(args: string[], opts: RunOptions): ChildProcess {
-  return spawn(process.execPath, [BIN, ...args], { env: cliEnv(opts.dataDir, opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [BIN, ...args], {
+    env: cliEnv(opts.dataDir, opts.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }
 
 function finish(child: ChildProcess, opts: RunOptions, onStdout?: (all: string) => void): Promise<Result> {
@@ -71,14 +80,25 @@ async function runJson(args: string[], opts: RunOptions): Promise<{ env: Envelop
 }
 
 /** Starts a long-lived CLI command and resolves once its stdout matches `ready`. */
-function startUntil(args: string[], opts: RunOptions, ready: RegExp): { result: Promise<Result>; ready: Promise<void>; child: ChildProcess } {
+function startUntil(
+  args: string[],
+  opts: RunOptions,
+  ready: RegExp,
+): { result: Promise<Result>; ready: Promise<void>; child: ChildProcess } {
   const child = start(args, opts);
   let signal!: () => void;
   const readyP = new Promise<void>((resolve) => (signal = resolve));
   const result = finish(child, opts, (all) => {
     if (ready.test(all)) signal();
   });
-  return { result, ready: Promise.race([readyP, result.then((r) => Promise.reject(new Error(`ended before ready: ${JSON.stringify(r)}`)))]), child };
+  return {
+    result,
+    ready: Promise.race([
+      readyP,
+      result.then((r) => Promise.reject(new Error(`ended before ready: ${JSON.stringify(r)}`))),
+    ]),
+    child,
+  };
 }
 
 const artifactText = (task: { artifacts?: Array<{ parts: Array<{ text?: string }> }> }): string =>
@@ -185,7 +205,10 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
     const listed = await run(['task', 'list', '--context', task.contextId, '--status', 'working'], o);
     assert.equal(listed.code, 0);
     assert.deepEqual(
-      listed.stdout.trim().split('\n').map((l) => l.split('\t').slice(0, 3)),
+      listed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t').slice(0, 3)),
       [[task.id, 'working', task.contextId]],
     );
 
@@ -220,7 +243,13 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
     const lines = res.stdout.split('\n');
     const session = /^session: (\S+)$/.exec(lines[0] ?? '')?.[1];
     assert.ok(session, res.stdout);
-    assert.deepEqual(lines.slice(1), ['> first line', 'You said: first line', '> second line', 'You said: second line', '']);
+    assert.deepEqual(lines.slice(1), [
+      '> first line',
+      'You said: first line',
+      '> second line',
+      'You said: second line',
+      '',
+    ]);
 
     const shown = await runJson(['session', 'show', session], o);
     assert.deepEqual(
@@ -230,11 +259,17 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
   });
 
   it('chat stops at /exit and keeps the session id in its json envelope', async () => {
-    const { env, res } = await runJson(['chat', '--actor', 'builtin/echo'], { ...o, input: 'only this\n/exit\nnever sent\n' });
+    const { env, res } = await runJson(['chat', '--actor', 'builtin/echo'], {
+      ...o,
+      input: 'only this\n/exit\nnever sent\n',
+    });
     assert.equal(res.code, 0, res.stderr);
     assertEnvelopeShape(env, 'chat', 0);
     assert.match(env.data.session.id, /^[0-9A-Z]{26}$/);
-    assert.deepEqual(env.data.turns.map((t: { input: string }) => t.input), ['only this']);
+    assert.deepEqual(
+      env.data.turns.map((t: { input: string }) => t.input),
+      ['only this'],
+    );
     assert.equal(artifactText(env.data.turns[0].task), 'You said: only this');
   });
 
@@ -342,7 +377,10 @@ describe('agents CLI, server mode (HTTP to agents serve)', { concurrency: 4 }, (
   after(() => server.stop());
 
   it('send and send --stream reach the server', async () => {
-    const [plain, streamed] = await Promise.all([run(remote('send', 'over http'), o), run(remote('send', '--stream', 'over sse'), o)]);
+    const [plain, streamed] = await Promise.all([
+      run(remote('send', 'over http'), o),
+      run(remote('send', '--stream', 'over sse'), o),
+    ]);
     assert.equal(plain.code, 0, plain.stderr);
     assert.equal(plain.stdout, 'You said: over http\n');
     assert.equal(streamed.code, 0, streamed.stderr);
@@ -357,7 +395,10 @@ describe('agents CLI, server mode (HTTP to agents serve)', { concurrency: 4 }, (
   });
 
   it('health works with the server URL and token from the environment', async () => {
-    const { env, res } = await runJson(['health'], { ...o, env: { CLEVERAGENTS_SERVER_URL: url, CLEVERAGENTS_SERVER_TOKEN: TOKEN } });
+    const { env, res } = await runJson(['health'], {
+      ...o,
+      env: { CLEVERAGENTS_SERVER_URL: url, CLEVERAGENTS_SERVER_TOKEN: TOKEN },
+    });
     assert.equal(res.code, 0, res.stderr);
     assert.equal(env.data.status, 'ok');
   });

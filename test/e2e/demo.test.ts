@@ -19,12 +19,22 @@ type Result = CliResult;
 
 function run(args: string[]): Promise<Result> {
   // TMPDIR: the sample repositories go under ROOT, removed with it.
-  const env: NodeJS.ProcessEnv = { ...process.env, CLEVERAGENTS_DATA_DIR: DATA, XDG_CONFIG_HOME: join(ROOT, 'no-config'), NO_COLOR: '1', TMPDIR: ROOT };
-  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR']) delete env[k];
-  return collect(spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }), { timeoutMs: 60_000 });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CLEVERAGENTS_DATA_DIR: DATA,
+    XDG_CONFIG_HOME: join(ROOT, 'no-config'),
+    NO_COLOR: '1',
+    TMPDIR: ROOT,
+  };
+  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR'])
+    delete env[k];
+  return collect(spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }), {
+    timeoutMs: 60_000,
+  });
 }
 
-const git = (repo: string, ...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trimEnd();
+const git = (repo: string, ...args: string[]): string =>
+  execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trimEnd();
 
 after(() => rmSync(ROOT, { recursive: true, force: true }));
 
@@ -47,8 +57,14 @@ describe('agents demo', { concurrency: 3 }, () => {
     const commit = /^commit ([0-9a-f]{40})$/m.exec(out)?.[1];
     assert.ok(commit, out);
     assert.match(out, new RegExp(`^look further: agents plan status ${planId} ; agents plan tree ${planId}`, 'm'));
-    const order = ['# 3. Plan', '# 4. Execute', '# 5. The diff', '# 6. Apply', '# 7. Where it landed'].map((h) => out.indexOf(h));
-    assert.deepEqual([...order].sort((a, b) => a - b), order, 'the steps come in order');
+    const order = ['# 3. Plan', '# 4. Execute', '# 5. The diff', '# 6. Apply', '# 7. Where it landed'].map((h) =>
+      out.indexOf(h),
+    );
+    assert.deepEqual(
+      [...order].sort((a, b) => a - b),
+      order,
+      'the steps come in order',
+    );
     assert.ok(order.every((i) => i >= 0));
 
     // The sample repository has the change committed, on its branch, and nothing else pending.
@@ -76,7 +92,10 @@ describe('agents demo', { concurrency: 3 }, () => {
       assert.equal(existsSync(e.data.repo), false, 'the sample repository is removed');
     }
     assert.notEqual(ea.data.resource, eb.data.resource);
-    const resources = JSON.parse((await run(['--format', 'json', 'resource', 'list', '--name', `^(${ea.data.resource}|${eb.data.resource})$`])).stdout);
+    const resources = JSON.parse(
+      (await run(['--format', 'json', 'resource', 'list', '--name', `^(${ea.data.resource}|${eb.data.resource})$`]))
+        .stdout,
+    );
     assert.equal(resources.data.totalSize, 0, 'the registrations are removed');
   });
 
@@ -92,7 +111,17 @@ describe('agents demo', { concurrency: 3 }, () => {
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /with --repo, give --pattern, --replacement and --glob/);
 
-    const res = await run(['demo', '--repo', repo, '--pattern', 'favourite', '--replacement', 'favorite', '--glob', 'lib/**/*.js']);
+    const res = await run([
+      'demo',
+      '--repo',
+      repo,
+      '--pattern',
+      'favourite',
+      '--replacement',
+      'favorite',
+      '--glob',
+      'lib/**/*.js',
+    ]);
     assert.equal(res.code, 0, `${res.stdout}\n${res.stderr}`);
     assert.match(res.stdout, new RegExp(`^# 1\\. Your repository\\n${repo} \\(branch trunk\\)$`, 'm'));
     assert.equal(readFileSync(join(repo, 'lib', 'x.js'), 'utf8'), 'const favorite = 1;\n');

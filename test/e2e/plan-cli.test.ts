@@ -24,8 +24,14 @@ const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 type Result = CliResult;
 
 function cliEnv(dataDir: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, CLEVERAGENTS_DATA_DIR: dataDir, XDG_CONFIG_HOME: join(ROOT, 'no-config'), NO_COLOR: '1' };
-  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR']) delete env[k];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CLEVERAGENTS_DATA_DIR: dataDir,
+    XDG_CONFIG_HOME: join(ROOT, 'no-config'),
+    NO_COLOR: '1',
+  };
+  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR'])
+    delete env[k];
   return env;
 }
 
@@ -35,7 +41,11 @@ interface Target {
   server?: () => string;
 }
 
-function start(t: Target, args: string[], onStdout?: (all: string) => void): { child: ChildProcess; result: Promise<Result> } {
+function start(
+  t: Target,
+  args: string[],
+  onStdout?: (all: string) => void,
+): { child: ChildProcess; result: Promise<Result> } {
   const full = t.server ? ['--server', t.server(), '--token', TOKEN, ...args] : args;
   const child = spawn(process.execPath, [BIN, ...full], { env: cliEnv(t.dataDir), stdio: ['ignore', 'pipe', 'pipe'] });
   const result = collect(child, { timeoutMs: 60_000, ...(onStdout ? { onStdout } : {}) });
@@ -52,7 +62,11 @@ async function json(t: Target, args: string[], expectCode = 0): Promise<any> {
   } catch {
     throw new Error(`not one JSON envelope (exit ${res.code}):\n${res.stdout}\n${res.stderr}`);
   }
-  assert.equal(res.code, expectCode, `agents ${args.join(' ')} → ${res.code}: ${JSON.stringify(env.data?.error ?? env.data).slice(0, 2000)}`);
+  assert.equal(
+    res.code,
+    expectCode,
+    `agents ${args.join(' ')} → ${res.code}: ${JSON.stringify(env.data?.error ?? env.data).slice(0, 2000)}`,
+  );
   return env.data;
 }
 
@@ -62,7 +76,8 @@ function expectCode(res: Result, code: number, what: string): void {
 
 // ---- repositories ---------------------------------------------------------------------------
 
-const git = (repo: string, ...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trimEnd();
+const git = (repo: string, ...args: string[]): string =>
+  execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trimEnd();
 
 /** A git repository on branch main with one commit: two TypeScript files that say colour. */
 function makeRepo(name: string): string {
@@ -100,7 +115,11 @@ function snapshot(repo: string): Record<string, string> {
 
 /** Registers `local/<name>` as a git-checkout resource and a project of it. */
 async function register(t: Target, name: string, repo: string): Promise<void> {
-  expectCode(await run(t, ['resource', 'add', 'git-checkout', name, '--path', repo, '--branch', 'main']), 0, 'resource add');
+  expectCode(
+    await run(t, ['resource', 'add', 'git-checkout', name, '--path', repo, '--branch', 'main']),
+    0,
+    'resource add',
+  );
   expectCode(await run(t, ['project', 'create', name, '--resource', name]), 0, 'project create');
 }
 
@@ -213,7 +232,11 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.match(exec.stdout, new RegExp(`^next: agents plan diff ${id} ; agents plan apply ${id}$`, 'm'));
     assert.deepEqual(snapshot(repo), before, 'execute changed nothing the user can see');
 
-    const [diff, artifacts, stat] = await Promise.all([run(local, ['plan', 'diff', id]), run(local, ['plan', 'artifacts', id]), run(local, ['plan', 'diff', id, '--stat'])]);
+    const [diff, artifacts, stat] = await Promise.all([
+      run(local, ['plan', 'diff', id]),
+      run(local, ['plan', 'artifacts', id]),
+      run(local, ['plan', 'diff', id, '--stat']),
+    ]);
     expectCode(diff, 0, 'diff');
     assert.match(diff.stdout, /^diff --git a\/src\/a\.ts b\/src\/a\.ts$/m);
     assert.match(diff.stdout, /^-const colour = 1;$/m);
@@ -222,7 +245,10 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.match(diff.stdout, /^total\t2\t\+3\t-3$/m);
     assert.equal(stat.stdout, 'src/a.ts\tmodified\t+2\t-2\nsrc/b.ts\tmodified\t+1\t-1\ntotal\t2\t+3\t-3\n');
     assert.deepEqual(
-      artifacts.stdout.trim().split('\n').map((l) => l.split('\t')),
+      artifacts.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')),
       [
         ['src/a.ts', 'edited', String('const color = 1;\nexport { color };\n'.length), '+2', '-2'],
         ['src/b.ts', 'edited', String('export const color2 = 2;\n'.length), '+1', '-1'],
@@ -291,7 +317,10 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     expectCode(rb, 0, 'rollback');
     assert.match(rb.stdout, /^state: queued$/m);
     assert.match(rb.stdout, /^steps: 1\/2$/m);
-    assert.deepEqual((await json(local, ['plan', 'diff', id])).sandboxes[0].files.map((f: { path: string }) => f.path), ['first.txt']);
+    assert.deepEqual(
+      (await json(local, ['plan', 'diff', id])).sandboxes[0].files.map((f: { path: string }) => f.path),
+      ['first.txt'],
+    );
     const resumed = await run(local, ['plan', 'execute', id]);
     expectCode(resumed, 0, 'execute after rollback');
     assert.match(resumed.stdout, /^Resuming execute at step 2$/m);
@@ -302,10 +331,27 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     // Revert the second step: superseded, re-strategized with the guidance; the attempt goes up.
     const tree = await json(local, ['plan', 'tree', id]);
     const step2 = tree.decisions[0].children.find((d: { stepIndex?: number }) => d.stepIndex === 1);
-    const dry = await json(local, ['plan', 'correct', step2.id, '--mode', 'revert', '--guidance', 'write it again', '--dry-run']);
+    const dry = await json(local, [
+      'plan',
+      'correct',
+      step2.id,
+      '--mode',
+      'revert',
+      '--guidance',
+      'write it again',
+      '--dry-run',
+    ]);
     assert.deepEqual(dry.wouldSupersede, [step2.id]);
     assert.equal(dry.attempt, 1);
-    const reverted = await json(local, ['plan', 'correct', step2.id, '--mode', 'revert', '--guidance', 'write it again']);
+    const reverted = await json(local, [
+      'plan',
+      'correct',
+      step2.id,
+      '--mode',
+      'revert',
+      '--guidance',
+      'write it again',
+    ]);
     assert.equal(reverted.attempt, 2);
     assert.deepEqual(reverted.superseded, [step2.id]);
     const [withSuperseded, plainTree, activeOnly] = await Promise.all([
@@ -317,13 +363,27 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.equal(old.superseded, true);
     assert.match(plainTree.stdout, new RegExp(`^${step2.id}\\t1\\tstep\\t1\\tsuperseded\\tStep 2 of 2`, 'm'));
     assert.match(plainTree.stdout, /^[0-9A-Z]{26}\t1\tguidance\t2\tactive\tCorrection \(revert\)/m);
-    assert.doesNotMatch(activeOnly.stdout, new RegExp(`^${step2.id}\t`, 'm'), 'superseded decisions only with --show-superseded');
+    assert.doesNotMatch(
+      activeOnly.stdout,
+      new RegExp(`^${step2.id}\t`, 'm'),
+      'superseded decisions only with --show-superseded',
+    );
     const again = await run(local, ['plan', 'execute', id]);
     expectCode(again, 0, 'execute after the revert');
     assert.match(again.stdout, /^Step 2\/2: builtin\/write-file/m);
 
-    const newStep2 = (await json(local, ['plan', 'tree', id])).decisions[0].children.find((d: { type: string; stepIndex?: number }) => d.type === 'step' && d.stepIndex === 1);
-    const appended = await run(local, ['plan', 'correct', newStep2.id, '--mode', 'append', '--guidance', 'keep it short']);
+    const newStep2 = (await json(local, ['plan', 'tree', id])).decisions[0].children.find(
+      (d: { type: string; stepIndex?: number }) => d.type === 'step' && d.stepIndex === 1,
+    );
+    const appended = await run(local, [
+      'plan',
+      'correct',
+      newStep2.id,
+      '--mode',
+      'append',
+      '--guidance',
+      'keep it short',
+    ]);
     expectCode(appended, 0, 'correct --mode append');
     assert.match(appended.stdout, /^mode: append$/m);
     assert.match(appended.stdout, /^attempt: 3$/m);
@@ -366,11 +426,18 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.match(early.stderr, /^state: complete$/m);
     assert.match(early.stderr, /^allowed: execute, /m);
 
-    const [waitYes, waitNo, waitPromptNo] = await Promise.all([run(local, ['plan', 'execute', yes]), run(local, ['plan', 'execute', no]), run(local, ['plan', 'execute', promptNo])]);
+    const [waitYes, waitNo, waitPromptNo] = await Promise.all([
+      run(local, ['plan', 'execute', yes]),
+      run(local, ['plan', 'execute', no]),
+      run(local, ['plan', 'execute', promptNo]),
+    ]);
     for (const w of [waitYes, waitNo, waitPromptNo]) {
       expectCode(w, 5, 'execute that needs an approval');
       assert.match(w.stdout, /^Approve step 1\/1: builtin\/replace-in-files /m);
-      assert.match(w.stderr, /needs approval for step 1\/1: builtin\/replace-in-files; run again with --yes, use --automation-profile auto, or answer with agents plan approve \S+ or agents plan reject /);
+      assert.match(
+        w.stderr,
+        /needs approval for step 1\/1: builtin\/replace-in-files; run again with --yes, use --automation-profile auto, or answer with agents plan approve \S+ or agents plan reject /,
+      );
     }
     const [sYes, sNo] = await Promise.all([status(local, yes), status(local, no)]);
     assert.equal(sYes.waiting.kind, 'tool-approval');
@@ -449,7 +516,12 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
   it('cancel during a slow command: execute ends promptly, the plan is cancelled, the command is gone', async () => {
     const repo = makeRepo('cancel');
     await register(remote, 'cancel', repo);
-    const id = await use(remote, 'builtin/run-command', 'cancel', ['--arg', 'command=sleep 29.25', '--automation-profile', 'auto']);
+    const id = await use(remote, 'builtin/run-command', 'cancel', [
+      '--arg',
+      'command=sleep 29.25',
+      '--automation-profile',
+      'auto',
+    ]);
     let ready!: () => void;
     const stepShown = new Promise<void>((r) => (ready = r));
     const exec = start(remote, ['plan', 'execute', id], (out) => {
@@ -475,19 +547,34 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
     const repo = makeRepo('http-approvals');
     await register(remote, 'http-approvals', repo);
     const manual = [...REPLACE, '--automation-profile', 'manual'];
-    const [yes, no, auto] = await Promise.all([use(remote, 'builtin/replace', 'http-approvals', manual), use(remote, 'builtin/replace', 'http-approvals', manual), use(remote, 'builtin/replace', 'http-approvals', manual)]);
-    const [waitYes, waitNo, auto1] = await Promise.all([run(remote, ['plan', 'execute', yes]), run(remote, ['plan', 'execute', no]), run(remote, ['plan', 'execute', auto, '--yes'])]);
+    const [yes, no, auto] = await Promise.all([
+      use(remote, 'builtin/replace', 'http-approvals', manual),
+      use(remote, 'builtin/replace', 'http-approvals', manual),
+      use(remote, 'builtin/replace', 'http-approvals', manual),
+    ]);
+    const [waitYes, waitNo, auto1] = await Promise.all([
+      run(remote, ['plan', 'execute', yes]),
+      run(remote, ['plan', 'execute', no]),
+      run(remote, ['plan', 'execute', auto, '--yes']),
+    ]);
     expectCode(waitYes, 5, 'execute waiting for approval');
     expectCode(waitNo, 5, 'execute waiting for approval');
     assert.match(waitYes.stderr, /needs approval for step 1\/1/);
     expectCode(auto1, 0, 'execute --yes');
     const sNo = await status(remote, no);
     assert.equal(sNo.waiting.kind, 'tool-approval');
-    const [approved, rejected] = await Promise.all([run(remote, ['plan', 'approve', yes]), run(remote, ['send', '--task', sNo.waiting.taskId, 'no'])]);
+    const [approved, rejected] = await Promise.all([
+      run(remote, ['plan', 'approve', yes]),
+      run(remote, ['send', '--task', sNo.waiting.taskId, 'no']),
+    ]);
     expectCode(approved, 0, 'approve');
     assert.match(approved.stdout, /^state: complete$/m);
     expectCode(rejected, 0, 'send --task no');
-    const [dYes, dNo, dAuto] = await Promise.all([json(remote, ['plan', 'diff', yes]), json(remote, ['plan', 'diff', no]), json(remote, ['plan', 'diff', auto])]);
+    const [dYes, dNo, dAuto] = await Promise.all([
+      json(remote, ['plan', 'diff', yes]),
+      json(remote, ['plan', 'diff', no]),
+      json(remote, ['plan', 'diff', auto]),
+    ]);
     assert.equal(dYes.stats.files, 2);
     assert.equal(dNo.stats.files, 0);
     assert.equal(dAuto.stats.files, 2);
@@ -532,7 +619,10 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
       assert.match(resumed.stdout, /^Step 2\/2: builtin\/write-file path=out\.txt/m);
       assert.match(resumed.stdout, /^state: complete$/m);
       const diff = await json(t, ['plan', 'diff', id]);
-      assert.deepEqual(diff.sandboxes[0].files.map((f: { path: string }) => f.path), ['out.txt']);
+      assert.deepEqual(
+        diff.sandboxes[0].files.map((f: { path: string }) => f.path),
+        ['out.txt'],
+      );
     } finally {
       await killable.stop();
     }

@@ -22,9 +22,18 @@ const DATA = join(ROOT, 'data');
 type Result = CliResult;
 
 function run(args: string[], opts: { cwd?: string } = {}): Promise<Result> {
-  const env: NodeJS.ProcessEnv = { ...process.env, CLEVERAGENTS_DATA_DIR: DATA, XDG_CONFIG_HOME: join(ROOT, 'no-config'), NO_COLOR: '1' };
-  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR']) delete env[k];
-  return collect(spawn(process.execPath, [BIN, ...args], { env, cwd: opts.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] }), { timeoutMs: 30_000 });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CLEVERAGENTS_DATA_DIR: DATA,
+    XDG_CONFIG_HOME: join(ROOT, 'no-config'),
+    NO_COLOR: '1',
+  };
+  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR'])
+    delete env[k];
+  return collect(
+    spawn(process.execPath, [BIN, ...args], { env, cwd: opts.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] }),
+    { timeoutMs: 30_000 },
+  );
 }
 
 /** `agents --format json …`: the envelope's data, after checking the exit code. */
@@ -58,7 +67,8 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
     // The fixtures next to a git repository `api` (the resource's `path: ./api`), on branch main.
     mkdirSync(join(DEFS, 'api'), { recursive: true });
     for (const f of readdirSync(FIXTURES)) copyFileSync(join(FIXTURES, f), join(DEFS, f));
-    const git = (...args: string[]): void => void execFileSync('git', args, { cwd: join(DEFS, 'api'), stdio: 'ignore' });
+    const git = (...args: string[]): void =>
+      void execFileSync('git', args, { cwd: join(DEFS, 'api'), stdio: 'ignore' });
     git('-c', 'init.defaultBranch=main', 'init', '-q');
     git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'init');
     // Each add is its own process (and agent): the later ones see what the earlier ones stored.
@@ -81,9 +91,16 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
       assert.ok(Date.parse(e.createdAt) > 0 && e.createdAt === e.updatedAt);
     });
     const [tool, skill, actor, resource, project, action] = shown;
-    assert.deepEqual(tool.derived.usedBy.map((r: { kind: string; name: string }) => `${r.kind} ${r.name}`).sort(), ['action local/rename-symbol', 'skill local/shell']);
+    assert.deepEqual(tool.derived.usedBy.map((r: { kind: string; name: string }) => `${r.kind} ${r.name}`).sort(), [
+      'action local/rename-symbol',
+      'skill local/shell',
+    ]);
     assert.deepEqual(
-      skill.derived.tools.map((t: { name: string; readOnly: boolean; writes: boolean }) => [t.name, t.readOnly, t.writes]),
+      skill.derived.tools.map((t: { name: string; readOnly: boolean; writes: boolean }) => [
+        t.name,
+        t.readOnly,
+        t.writes,
+      ]),
       [
         ['builtin/run-command', false, true],
         ['builtin/list-files', true, false],
@@ -94,7 +111,9 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
     assert.deepEqual(actor.derived.skills, ['local/shell']);
     assert.equal(resource.derived.gitWorkTree, true);
     assert.equal(resource.derived.currentBranch, 'main');
-    assert.deepEqual(project.derived.resources, [{ name: 'local/api', type: 'git-checkout', path: join(DEFS, 'api'), exists: true }]);
+    assert.deepEqual(project.derived.resources, [
+      { name: 'local/api', type: 'git-checkout', path: join(DEFS, 'api'), exists: true },
+    ]);
     assert.equal(action.derived.steps, 2);
   });
 
@@ -111,14 +130,29 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
     const res = await run(['actor', 'add', '--config', join(DEFS, 'broken.actor.yaml')]);
     assert.equal(res.code, 7);
     assert.equal(res.stdout, '');
-    for (const line of [/^broken\.actor\.yaml:1: name: must be namespace\/name/m, /^broken\.actor\.yaml:2: provider: /m, /^broken\.actor\.yaml:3: model: is required$/m, /^broken\.actor\.yaml:4: temperature: must be between 0 and 2$/m, /^broken\.actor\.yaml:5: maxTokens: must be positive$/m, /^broken\.actor\.yaml:8: skills\[0\]: no skill named local\/nope/m]) {
+    for (const line of [
+      /^broken\.actor\.yaml:1: name: must be namespace\/name/m,
+      /^broken\.actor\.yaml:2: provider: /m,
+      /^broken\.actor\.yaml:3: model: is required$/m,
+      /^broken\.actor\.yaml:4: temperature: must be between 0 and 2$/m,
+      /^broken\.actor\.yaml:5: maxTokens: must be positive$/m,
+      /^broken\.actor\.yaml:8: skills\[0\]: no skill named local\/nope/m,
+    ]) {
       assert.match(res.stderr, line);
     }
     assert.match(res.stderr, /^error: broken\.actor\.yaml has 7 problems \(ValidationError\)$/m);
     const data = await json(['actor', 'add', '--config', join(DEFS, 'broken.actor.yaml')], 7);
-    assert.ok(data.error.fields.some((f: { file: string; line: number; field: string }) => f.file === 'broken.actor.yaml' && f.line === 4 && f.field === 'temperature'));
+    assert.ok(
+      data.error.fields.some(
+        (f: { file: string; line: number; field: string }) =>
+          f.file === 'broken.actor.yaml' && f.line === 4 && f.field === 'temperature',
+      ),
+    );
     const actors = await json(['actor', 'list', '--namespace', 'local']);
-    assert.deepEqual(actors.items.map((a: { name: string }) => a.name), ['local/reviewer']);
+    assert.deepEqual(
+      actors.items.map((a: { name: string }) => a.name),
+      ['local/reviewer'],
+    );
   });
 
   it('a missing file is a usage error; a duplicate or a stale revision is invalid state (5)', async () => {
@@ -126,7 +160,15 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
       run(['tool', 'add', '--config', join(DEFS, 'nope.yaml')]),
       run(['tool', 'add', '--config', join(DEFS, 'prettier.tool.yaml')]),
       run(['actor', 'update', 'reviewer', '--config', join(DEFS, 'reviewer.actor.yaml'), '--expected-revision', '7']),
-      run(['actor', 'update', 'local/reviewer', '--config', join(DEFS, 'reviewer.actor.yaml'), '--expected-revision', '1']),
+      run([
+        'actor',
+        'update',
+        'local/reviewer',
+        '--config',
+        join(DEFS, 'reviewer.actor.yaml'),
+        '--expected-revision',
+        '1',
+      ]),
     ]);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /cannot read .*nope\.yaml: no such file/);
@@ -140,15 +182,42 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
   });
 
   it('resource add from flags (path resolved against the cwd), project create, remove in use (5), --force', async () => {
-    const added = await run(['resource', 'add', 'git-checkout', 'web', '--path', './api', '--branch', 'main', '--description', 'from flags'], { cwd: DEFS });
+    const added = await run(
+      ['resource', 'add', 'git-checkout', 'web', '--path', './api', '--branch', 'main', '--description', 'from flags'],
+      { cwd: DEFS },
+    );
     assert.equal(added.code, 0, added.stderr);
     assert.equal(added.stdout, 'added\tresource\tlocal/web\t1\n');
-    const created = await run(['project', 'create', 'web', '--resource', 'web', '--automation-profile', 'auto', '--description', 'the web app']);
+    const created = await run([
+      'project',
+      'create',
+      'web',
+      '--resource',
+      'web',
+      '--automation-profile',
+      'auto',
+      '--description',
+      'the web app',
+    ]);
     assert.equal(created.code, 0, created.stderr);
     assert.equal(created.stdout, 'added\tproject\tlocal/web\t1\n');
-    const [resource, project] = await Promise.all([json(['resource', 'show', 'web']), json(['project', 'show', 'local/web'])]);
-    assert.deepEqual(resource.definition, { name: 'local/web', type: 'git-checkout', path: join(DEFS, 'api'), branch: 'main', description: 'from flags' });
-    assert.deepEqual(project.definition, { name: 'local/web', resources: ['local/web'], description: 'the web app', settings: { automationProfile: 'auto' } });
+    const [resource, project] = await Promise.all([
+      json(['resource', 'show', 'web']),
+      json(['project', 'show', 'local/web']),
+    ]);
+    assert.deepEqual(resource.definition, {
+      name: 'local/web',
+      type: 'git-checkout',
+      path: join(DEFS, 'api'),
+      branch: 'main',
+      description: 'from flags',
+    });
+    assert.deepEqual(project.definition, {
+      name: 'local/web',
+      resources: ['local/web'],
+      description: 'the web app',
+      settings: { automationProfile: 'auto' },
+    });
 
     const inUse = await run(['resource', 'remove', 'web']);
     assert.equal(inUse.code, 5);
@@ -183,14 +252,30 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
       json(['tool', 'list', '--all', '--page-size', '3']),
     ]);
     assert.equal(plain.code, 0, plain.stderr);
-    assert.ok(plain.stdout.split('\n').includes('local/reviewer\t1\topenai-compatible\tqwen2.5-coder:14b\tReviews a change for correctness and style'), plain.stdout);
+    assert.ok(
+      plain.stdout
+        .split('\n')
+        .includes(
+          'local/reviewer\t1\topenai-compatible\tqwen2.5-coder:14b\tReviews a change for correctness and style',
+        ),
+      plain.stdout,
+    );
     assert.ok(plain.stdout.split('\n').some((l) => l.startsWith('builtin/echo\t1\tbuiltin\techo\t')));
-    assert.match(plain.stderr, /^summary: 3 actors · by namespace: builtin 2, local 1 · by provider: builtin 2, openai-compatible 1$/m);
+    assert.match(
+      plain.stderr,
+      /^summary: 3 actors · by namespace: builtin 2, local 1 · by provider: builtin 2, openai-compatible 1$/m,
+    );
     assert.match(rich.stdout, /^NAME +REV +SOURCE +ACCESS +DESCRIPTION$/m);
     assert.match(rich.stdout, /^builtin\/read-file +1 +builtin +read-only +Read a text file/m);
     assert.match(rich.stdout, /^9 tools · by namespace: builtin 9 · by source: builtin 9$/m);
-    assert.deepEqual(typed.items.map((t: { name: string }) => t.name), ['local/prettier']);
-    assert.deepEqual(regex.items.map((a: { name: string }) => a.name), ['builtin/replace', 'builtin/run-command']);
+    assert.deepEqual(
+      typed.items.map((t: { name: string }) => t.name),
+      ['local/prettier'],
+    );
+    assert.deepEqual(
+      regex.items.map((a: { name: string }) => a.name),
+      ['builtin/replace', 'builtin/run-command'],
+    );
     assert.equal(all.items.length, all.totalSize);
     assert.equal(all.items.length, 10);
     assert.equal(all.nextPageToken, '');
@@ -205,7 +290,10 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
       json(['resource', 'type', 'show', 'git-checkout']),
     ]);
     assert.equal(list.code, 0, list.stderr);
-    const rows = list.stdout.trim().split('\n').map((l) => l.split('\t').slice(0, 3));
+    const rows = list.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t').slice(0, 3));
     assert.deepEqual(rows, [
       ['local', 'owner', 'local'],
       ['builtin', 'viewer', 'system'],
@@ -215,6 +303,9 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
     assert.equal(members.members[0].role, 'owner');
     assert.match(types.stdout, /^git-checkout\t--path \[--branch\]\tA git work tree/m);
     assert.match(types.stdout, /^fs-directory\t--path\t/m);
-    assert.deepEqual(type.fields.map((f: { flag: string }) => f.flag), ['--path', '--branch']);
+    assert.deepEqual(
+      type.fields.map((f: { flag: string }) => f.flag),
+      ['--path', '--branch'],
+    );
   });
 });

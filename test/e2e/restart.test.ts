@@ -19,7 +19,12 @@ import {
 } from '../../src/protocol/client/index.js';
 import { eventually, startHttpServer, tempDir, TOKEN } from '../support/harness.js';
 
-const msg = (text: string, extra: Record<string, unknown> = {}) => ({ messageId: randomUUID(), role: 'ROLE_USER' as const, parts: [{ text }], ...extra });
+const msg = (text: string, extra: Record<string, unknown> = {}) => ({
+  messageId: randomUUID(),
+  role: 'ROLE_USER' as const,
+  parts: [{ text }],
+  ...extra,
+});
 
 describe('restart', () => {
   const dir = tempDir();
@@ -41,7 +46,10 @@ describe('restart', () => {
       assert.deepEqual(await client.call(getTask, { id: before.id }), before);
       const shown = await client.call(sessionShow, { sessionId: s.id });
       assert.equal(shown.session.title, 'survives');
-      assert.deepEqual(shown.tasks.map((t) => t.id), [before.id]);
+      assert.deepEqual(
+        shown.tasks.map((t) => t.id),
+        [before.id],
+      );
       assert.equal((await client.call(listPushConfigs, { taskId: before.id })).configs.length, 1);
       const list = await client.call(listTasks, { contextId: s.id });
       assert.equal(list.totalSize, 1);
@@ -57,7 +65,9 @@ describe('restart', () => {
     const seen: unknown[] = [];
     let task: Task | undefined;
     let lastSeq = 0;
-    const stream = client.stream(sendStreamingMessage, { message: msg('long', { messageId: `tck-long-running-${randomUUID()}` }) });
+    const stream = client.stream(sendStreamingMessage, {
+      message: msg('long', { messageId: `tck-long-running-${randomUUID()}` }),
+    });
     for await (const { seq, event } of stream) {
       seen.push(event);
       lastSeq = seq;
@@ -73,13 +83,19 @@ describe('restart', () => {
       const after = await client.call(getTask, { id: task.id });
       assert.equal(after.status.state, 'TASK_STATE_FAILED');
       assert.match(after.status.message?.parts[0]?.text ?? '', /server restarted/);
-      assert.ok((after.history ?? []).length >= 3, 'the user message, the progress messages and the final one survived');
+      assert.ok(
+        (after.history ?? []).length >= 3,
+        'the user message, the progress messages and the final one survived',
+      );
       const resumed: Array<{ seq: number; event: StreamResponse }> = [];
       for await (const e of client.stream(subscribeToTask, { id: task.id }, { lastEventSeq: lastSeq })) resumed.push(e);
       const final = resumed.at(-1)?.event;
       assert.ok(final && 'statusUpdate' in final, 'the final status event');
       assert.equal(final.statusUpdate.status.state, 'TASK_STATE_FAILED');
-      assert.ok(resumed.every((e) => e.seq > lastSeq), 'nothing seen before is repeated');
+      assert.ok(
+        resumed.every((e) => e.seq > lastSeq),
+        'nothing seen before is repeated',
+      );
     } finally {
       await server.stop();
     }
@@ -90,8 +106,17 @@ describe('restart', () => {
     let client = A2AClient.remote({ url: fast.baseUrl, token: TOKEN });
     const s = await client.call(sessionCreate, { actor: 'builtin/conformance' });
     // About a second of work (5 steps of 200 ms), well inside the default drain deadline.
-    const blocked = client.call(sendMessage, { message: msg('finish me', { messageId: `tck-long-running-${randomUUID()}`, contextId: s.id }) });
-    await eventually(async () => ((await client.call(listTasks, { contextId: s.id, status: 'TASK_STATE_WORKING' })).totalSize > 0 ? true : undefined), 5000, 'the turn to start');
+    const blocked = client.call(sendMessage, {
+      message: msg('finish me', { messageId: `tck-long-running-${randomUUID()}`, contextId: s.id }),
+    });
+    await eventually(
+      async () =>
+        (await client.call(listTasks, { contextId: s.id, status: 'TASK_STATE_WORKING' })).totalSize > 0
+          ? true
+          : undefined,
+      5000,
+      'the turn to start',
+    );
     const stopped = fast.stop('SIGTERM');
     const answer = await blocked;
     assert.ok('task' in answer);
@@ -102,7 +127,10 @@ describe('restart', () => {
     const env = { ...process.env, CLEVERAGENTS_CONFORMANCE_STEP_MS: '3000', CLEVERAGENTS_DRAIN_MS: '1000' };
     let server = await startHttpServer({ dataDir: dir, defaultActor: 'builtin/conformance', env });
     client = A2AClient.remote({ url: server.baseUrl, token: TOKEN });
-    const r = await client.call(sendMessage, { message: msg('too slow', { messageId: `tck-long-running-${randomUUID()}` }), configuration: { returnImmediately: true } });
+    const r = await client.call(sendMessage, {
+      message: msg('too slow', { messageId: `tck-long-running-${randomUUID()}` }),
+      configuration: { returnImmediately: true },
+    });
     assert.ok('task' in r);
     assert.equal(await server.stop('SIGTERM'), 0);
     server = await startHttpServer({ dataDir: dir, defaultActor: 'builtin/conformance' });
@@ -120,17 +148,24 @@ describe('restart', () => {
     const env = { ...process.env, CLEVERAGENTS_CONFORMANCE_STEP_MS: '600' };
     const a = await startHttpServer({ dataDir: dir, defaultActor: 'builtin/conformance', env });
     const clientA = A2AClient.remote({ url: a.baseUrl, token: TOKEN });
-    const r = await clientA.call(sendMessage, { message: msg('mine', { messageId: `tck-long-running-${randomUUID()}` }), configuration: { returnImmediately: true } });
+    const r = await clientA.call(sendMessage, {
+      message: msg('mine', { messageId: `tck-long-running-${randomUUID()}` }),
+      configuration: { returnImmediately: true },
+    });
     assert.ok('task' in r);
     // A second process starts (as every local CLI call does) while the first one runs the turn.
     const b = await startHttpServer({ dataDir: dir, defaultActor: 'builtin/conformance' });
     const clientB = A2AClient.remote({ url: b.baseUrl, token: TOKEN });
     try {
       assert.notEqual((await clientB.call(getTask, { id: r.task.id })).status.state, 'TASK_STATE_FAILED');
-      const done = await eventually(async () => {
-        const t = await clientB.call(getTask, { id: r.task.id });
-        return t.status.state === 'TASK_STATE_WORKING' || t.status.state === 'TASK_STATE_SUBMITTED' ? undefined : t;
-      }, 15_000, 'the task to finish');
+      const done = await eventually(
+        async () => {
+          const t = await clientB.call(getTask, { id: r.task.id });
+          return t.status.state === 'TASK_STATE_WORKING' || t.status.state === 'TASK_STATE_SUBMITTED' ? undefined : t;
+        },
+        15_000,
+        'the task to finish',
+      );
       assert.equal(done.status.state, 'TASK_STATE_COMPLETED', 'the live process finished it');
     } finally {
       await b.stop();

@@ -18,7 +18,15 @@ const GOOD_TOKEN = 'startup-token-0123456789abcdef';
 
 function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const e: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: join(ROOT, 'no-config'), NO_COLOR: '1' };
-  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_DATA_DIR', 'CLEVERAGENTS_PUBLIC_URL', 'CLEVERAGENTS_RETENTION_DAYS', 'CLEVERAGENTS_DEFAULT_ACTOR']) delete e[k];
+  for (const k of [
+    'CLEVERAGENTS_SERVER_URL',
+    'CLEVERAGENTS_SERVER_TOKEN',
+    'CLEVERAGENTS_DATA_DIR',
+    'CLEVERAGENTS_PUBLIC_URL',
+    'CLEVERAGENTS_RETENTION_DAYS',
+    'CLEVERAGENTS_DEFAULT_ACTOR',
+  ])
+    delete e[k];
   return { ...e, ...extra };
 }
 
@@ -46,7 +54,9 @@ describe('agents serve start-up errors', { concurrency: 4 }, () => {
   let busyPort: number;
   before(async () => {
     blocker = createServer();
-    busyPort = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)));
+    busyPort = await new Promise<number>((resolve) =>
+      blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)),
+    );
   });
   after(() => {
     blocker.close();
@@ -55,14 +65,25 @@ describe('agents serve start-up errors', { concurrency: 4 }, () => {
   const dir = (name: string): string => mkdtempSync(join(ROOT, `${name}-`));
 
   it('a token that is too short (was a stack trace)', async () => {
-    assertOneLine(await serve(['serve', '--port', '0', '--token', 'abc', '--data-dir', dir('short')]), /token from --token is too short.*at least 16/);
-    assertOneLine(await serve(['serve', '--port', '0', '--data-dir', dir('short-env')], { CLEVERAGENTS_SERVER_TOKEN: 'abc' }), /CLEVERAGENTS_SERVER_TOKEN is too short/);
+    assertOneLine(
+      await serve(['serve', '--port', '0', '--token', 'abc', '--data-dir', dir('short')]),
+      /token from --token is too short.*at least 16/,
+    );
+    assertOneLine(
+      await serve(['serve', '--port', '0', '--data-dir', dir('short-env')], { CLEVERAGENTS_SERVER_TOKEN: 'abc' }),
+      /CLEVERAGENTS_SERVER_TOKEN is too short/,
+    );
   });
 
   it('under --format json: the envelope on stdout, exit 2', async () => {
     const r = await serve(['--format', 'json', 'serve', '--port', '0', '--token', 'abc', '--data-dir', dir('json')]);
     assert.equal(r.code, 2);
-    const envl = JSON.parse(r.stdout) as { command: string; status: string; exitCode: number; data: { error: { type: string; message: string; hint: string } } };
+    const envl = JSON.parse(r.stdout) as {
+      command: string;
+      status: string;
+      exitCode: number;
+      data: { error: { type: string; message: string; hint: string } };
+    };
     assert.equal(envl.command, 'serve');
     assert.equal(envl.status, 'error');
     assert.equal(envl.exitCode, 2);
@@ -73,17 +94,39 @@ describe('agents serve start-up errors', { concurrency: 4 }, () => {
   });
 
   it('a port already in use (was a stack trace)', async () => {
-    assertOneLine(await serve(['serve', '--port', String(busyPort), '--token', GOOD_TOKEN, '--data-dir', dir('busy')]), new RegExp(`127\\.0\\.0\\.1:${busyPort}: the port is already in use`));
+    assertOneLine(
+      await serve(['serve', '--port', String(busyPort), '--token', GOOD_TOKEN, '--data-dir', dir('busy')]),
+      new RegExp(`127\\.0\\.0\\.1:${busyPort}: the port is already in use`),
+    );
   });
 
   it('a host that does not resolve', async () => {
-    assertOneLine(await serve(['serve', '--host', 'no-such-host.invalid', '--port', '0', '--token', GOOD_TOKEN, '--data-dir', dir('host')]), /no-such-host\.invalid/);
+    assertOneLine(
+      await serve([
+        'serve',
+        '--host',
+        'no-such-host.invalid',
+        '--port',
+        '0',
+        '--token',
+        GOOD_TOKEN,
+        '--data-dir',
+        dir('host'),
+      ]),
+      /no-such-host\.invalid/,
+    );
   });
 
   it('a corrupt database, over HTTP and over stdio (stdout stays clean for the protocol)', async () => {
     const d = dir('corrupt');
-    writeFileSync(join(d, 'cleveragents.db'), 'this is not a database at all, just some text long enough to be looked at\n'.repeat(20));
-    assertOneLine(await serve(['serve', '--port', '0', '--token', GOOD_TOKEN, '--data-dir', d]), /corrupt or not a CleverAgents database/);
+    writeFileSync(
+      join(d, 'cleveragents.db'),
+      'this is not a database at all, just some text long enough to be looked at\n'.repeat(20),
+    );
+    assertOneLine(
+      await serve(['serve', '--port', '0', '--token', GOOD_TOKEN, '--data-dir', d]),
+      /corrupt or not a CleverAgents database/,
+    );
     const stdio = await serve(['--format', 'json', 'serve', '--stdio', '--data-dir', d]);
     assert.equal(stdio.code, 2);
     assert.equal(stdio.stdout, '', 'nothing but protocol on stdout');
@@ -94,16 +137,50 @@ describe('agents serve start-up errors', { concurrency: 4 }, () => {
   it('a data directory that is not a directory', async () => {
     const d = dir('notdir');
     writeFileSync(join(d, 'file'), 'x');
-    assertOneLine(await serve(['serve', '--port', '0', '--token', GOOD_TOKEN, '--data-dir', join(d, 'file', 'state')]), /data directory is not a directory/);
+    assertOneLine(
+      await serve(['serve', '--port', '0', '--token', GOOD_TOKEN, '--data-dir', join(d, 'file', 'state')]),
+      /data directory is not a directory/,
+    );
   });
 
   it('an unknown default actor', async () => {
-    assertOneLine(await serve(['serve', '--port', '0', '--token', GOOD_TOKEN, '--data-dir', dir('actor'), '--default-actor', 'nope/missing']), /default actor nope\/missing cannot be used/);
+    assertOneLine(
+      await serve([
+        'serve',
+        '--port',
+        '0',
+        '--token',
+        GOOD_TOKEN,
+        '--data-dir',
+        dir('actor'),
+        '--default-actor',
+        'nope/missing',
+      ]),
+      /default actor nope\/missing cannot be used/,
+    );
   });
 
   it('bad values: public URL, retention from the environment, a flag', async () => {
-    assertOneLine(await serve(['serve', '--port', '0', '--token', GOOD_TOKEN, '--data-dir', dir('url'), '--public-url', 'ftp://example.com']), /public URL must use http or https/);
-    assertOneLine(await serve(['serve', '--port', '0', '--token', GOOD_TOKEN, '--data-dir', dir('ret')], { CLEVERAGENTS_RETENTION_DAYS: 'soon' }), /CLEVERAGENTS_RETENTION_DAYS must be a whole number/);
+    assertOneLine(
+      await serve([
+        'serve',
+        '--port',
+        '0',
+        '--token',
+        GOOD_TOKEN,
+        '--data-dir',
+        dir('url'),
+        '--public-url',
+        'ftp://example.com',
+      ]),
+      /public URL must use http or https/,
+    );
+    assertOneLine(
+      await serve(['serve', '--port', '0', '--token', GOOD_TOKEN, '--data-dir', dir('ret')], {
+        CLEVERAGENTS_RETENTION_DAYS: 'soon',
+      }),
+      /CLEVERAGENTS_RETENTION_DAYS must be a whole number/,
+    );
     const flag = await serve(['serve', '--port', '0', '--token', GOOD_TOKEN, '--retention-days', '-1']);
     assert.equal(flag.code, 2);
     assert.doesNotMatch(flag.stderr, STACK_FRAME);
@@ -113,13 +190,27 @@ describe('agents serve start-up errors', { concurrency: 4 }, () => {
 describe('agents serve --public-url', () => {
   it('puts the public URL in the Agent Card, declares bearer auth, and leaks no bind address, path or token hint', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'agents-public-url-'));
-    const server = await startHttpServer({ dataDir, env: env(), args: ['--public-url', 'https://agents.example.com/team/'] });
+    const server = await startHttpServer({
+      dataDir,
+      env: env(),
+      args: ['--public-url', 'https://agents.example.com/team/'],
+    });
     try {
       for (const version of ['1.0', undefined]) {
-        const res = await fetch(`${server.baseUrl}/.well-known/agent-card.json`, { headers: version ? { 'A2A-Version': version } : {} });
+        const res = await fetch(`${server.baseUrl}/.well-known/agent-card.json`, {
+          headers: version ? { 'A2A-Version': version } : {},
+        });
         const text = await res.text();
-        const card = JSON.parse(text) as { supportedInterfaces: Array<{ url: string }>; securitySchemes: Record<string, unknown>; securityRequirements?: unknown[]; url?: string };
-        assert.ok(card.supportedInterfaces.every((i) => i.url === 'https://agents.example.com/team/a2a'), text);
+        const card = JSON.parse(text) as {
+          supportedInterfaces: Array<{ url: string }>;
+          securitySchemes: Record<string, unknown>;
+          securityRequirements?: unknown[];
+          url?: string;
+        };
+        assert.ok(
+          card.supportedInterfaces.every((i) => i.url === 'https://agents.example.com/team/a2a'),
+          text,
+        );
         if (!version) assert.equal(card.url, 'https://agents.example.com/team/a2a');
         assert.ok(card.securitySchemes['bearer'], 'bearer scheme declared');
         assert.doesNotMatch(text, /127\.0\.0\.1|localhost/, 'no bind address');
@@ -129,7 +220,13 @@ describe('agents serve --public-url', () => {
       // The served extension version is echoed to a client that activates the extension.
       const rpc = await fetch(`${server.baseUrl}/a2a`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, 'A2A-Version': '1.0', 'A2A-Extensions': 'urn:cleveragents:extensions:v1', 'CleverAgents-Extension-Version': '1.0' },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${TOKEN}`,
+          'A2A-Version': '1.0',
+          'A2A-Extensions': 'urn:cleveragents:extensions:v1',
+          'CleverAgents-Extension-Version': '1.0',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: '_cleveragents/health/check', params: {} }),
       });
       assert.equal(rpc.headers.get('cleveragents-extension-version'), '1.0');

@@ -56,14 +56,15 @@ function checkRpc(msg: any, c: FuzzCase, refused: boolean): void {
   if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) bad('not a JSON-RPC object');
   if (msg.jsonrpc !== '2.0') bad('jsonrpc is not "2.0"');
   if (!('id' in msg)) bad('no id');
-  if (('result' in msg) === ('error' in msg)) bad('needs exactly one of result and error');
+  if ('result' in msg === 'error' in msg) bad('needs exactly one of result and error');
   if ('error' in msg) {
     if (!Number.isInteger(msg.error?.code) || typeof msg.error?.message !== 'string') bad('a malformed error object');
     const reason = Array.isArray(msg.error.data) ? msg.error.data[0]?.reason : msg.error.data?.reason;
     // An internal error on client input is a defect the server did not contain.
     if (reason === 'INTERNAL') bad('an internal error');
   }
-  if (c.expectId !== undefined && msg.id !== null && msg.id !== c.expectId) bad(`answered with id ${JSON.stringify(msg.id)} instead of ${c.expectId}`);
+  if (c.expectId !== undefined && msg.id !== null && msg.id !== c.expectId)
+    bad(`answered with id ${JSON.stringify(msg.id)} instead of ${c.expectId}`);
   if (refused && 'result' in msg) bad('accepted a request that must be refused');
 }
 
@@ -71,7 +72,8 @@ const HTTP_STATUSES = new Set([200, 204, 400, 401, 404, 405, 408, 413, 415, 431]
 
 function checkHttpAnswer(status: number, contentType: string, text: string, c: FuzzCase, refused: boolean): void {
   noLeak(text, c);
-  if (!HTTP_STATUSES.has(status)) throw new FuzzFailure(`${c.label}: unexpected HTTP status ${status}: ${text.slice(0, 300)}`);
+  if (!HTTP_STATUSES.has(status))
+    throw new FuzzFailure(`${c.label}: unexpected HTTP status ${status}: ${text.slice(0, 300)}`);
   if (status === 204) {
     if (refused && c.expectId !== undefined) throw new FuzzFailure(`${c.label}: a refused request answered 204`);
     return;
@@ -90,7 +92,8 @@ function checkHttpAnswer(status: number, contentType: string, text: string, c: F
     }
     return;
   }
-  if (!contentType.startsWith('application/json')) throw new FuzzFailure(`${c.label}: status ${status} with content type ${contentType || 'none'}`);
+  if (!contentType.startsWith('application/json'))
+    throw new FuzzFailure(`${c.label}: status ${status} with content type ${contentType || 'none'}`);
   let body: any;
   try {
     body = JSON.parse(text);
@@ -98,8 +101,10 @@ function checkHttpAnswer(status: number, contentType: string, text: string, c: F
     throw new FuzzFailure(`${c.label}: status ${status} with a body that is not JSON: ${text.slice(0, 300)}`);
   }
   if (status === 200) checkRpc(body, c, refused);
-  else if (typeof body !== 'object' || body === null) throw new FuzzFailure(`${c.label}: HTTP ${status} without a JSON object body`);
-  if (refused && status === 200 && !('error' in body)) throw new FuzzFailure(`${c.label}: accepted a request that must be refused`);
+  else if (typeof body !== 'object' || body === null)
+    throw new FuzzFailure(`${c.label}: HTTP ${status} without a JSON object body`);
+  if (refused && status === 200 && !('error' in body))
+    throw new FuzzFailure(`${c.label}: accepted a request that must be refused`);
 }
 
 // ---- HTTP ----------------------------------------------------------------------------------
@@ -148,13 +153,21 @@ async function httpJson(base: string, body: unknown): Promise<any> {
   return res.json();
 }
 
-async function alive(call: (method: string, params: unknown) => Promise<any>, health: () => Promise<boolean>, where: string): Promise<void> {
+async function alive(
+  call: (method: string, params: unknown) => Promise<any>,
+  health: () => Promise<boolean>,
+  where: string,
+): Promise<void> {
   if (!(await health())) throw new FuzzFailure(`${where}: the server is not healthy`);
-  const sent = await call('SendMessage', { message: { messageId: `alive-${Math.random()}`, role: 'ROLE_USER', parts: [{ text: 'still alive?' }] } });
+  const sent = await call('SendMessage', {
+    message: { messageId: `alive-${Math.random()}`, role: 'ROLE_USER', parts: [{ text: 'still alive?' }] },
+  });
   const task = sent.result?.task;
-  if (task?.status?.state !== 'TASK_STATE_COMPLETED') throw new FuzzFailure(`${where}: the round trip failed: ${JSON.stringify(sent).slice(0, 400)}`);
+  if (task?.status?.state !== 'TASK_STATE_COMPLETED')
+    throw new FuzzFailure(`${where}: the round trip failed: ${JSON.stringify(sent).slice(0, 400)}`);
   const got = await call('GetTask', { id: task.id });
-  if (got.result?.id !== task.id) throw new FuzzFailure(`${where}: GetTask after the round trip failed: ${JSON.stringify(got).slice(0, 400)}`);
+  if (got.result?.id !== task.id)
+    throw new FuzzFailure(`${where}: GetTask after the round trip failed: ${JSON.stringify(got).slice(0, 400)}`);
 }
 
 interface Stored {
@@ -184,12 +197,17 @@ export async function fuzzHttp(server: { baseUrl: string; port: number }, opts: 
   const r = new Rng(opts.seed);
   const batchSize = opts.batchSize ?? 100;
   const stats: FuzzStats = { cases: 0, batches: 0, refused: 0, answered: {} };
-  const call = (method: string, params: unknown): Promise<any> => httpJson(server.baseUrl, { jsonrpc: '2.0', id: 'probe', method, params });
+  const call = (method: string, params: unknown): Promise<any> =>
+    httpJson(server.baseUrl, { jsonrpc: '2.0', id: 'probe', method, params });
   const health = async (): Promise<boolean> => (await fetch(`${server.baseUrl}/health`)).status === 200;
   for (let done = 0; done < opts.count; done += batchSize) {
     const refused = stats.batches % 2 === 0;
     const n = Math.min(batchSize, opts.count - done);
-    const cases = Array.from({ length: n }, () => (refused ? refusedCase(r, { http: true, maxBody: opts.maxBody ?? 1024 * 1024, token: TOKEN }) : wildCase(r, { http: true })));
+    const cases = Array.from({ length: n }, () =>
+      refused
+        ? refusedCase(r, { http: true, maxBody: opts.maxBody ?? 1024 * 1024, token: TOKEN })
+        : wildCase(r, { http: true }),
+    );
     const before = refused ? await stored(call) : undefined;
     await pool(cases, opts.concurrency ?? 4, async (c, i) => {
       try {
@@ -197,7 +215,9 @@ export async function fuzzHttp(server: { baseUrl: string; port: number }, opts: 
         stats.answered[outcome] = (stats.answered[outcome] ?? 0) + 1;
       } catch (err) {
         const why = err instanceof FuzzFailure ? err.message : `${c.label}: ${(err as Error).message}`;
-        throw new FuzzFailure(`seed ${opts.seed}, case ${done + i}: ${why}\n  request: ${c.body.slice(0, 400)}${c.raw ? `\n  raw: ${JSON.stringify(c.raw).slice(0, 400)}` : ''}`);
+        throw new FuzzFailure(
+          `seed ${opts.seed}, case ${done + i}: ${why}\n  request: ${c.body.slice(0, 400)}${c.raw ? `\n  raw: ${JSON.stringify(c.raw).slice(0, 400)}` : ''}`,
+        );
       }
     });
     stats.cases += n;
@@ -206,7 +226,9 @@ export async function fuzzHttp(server: { baseUrl: string; port: number }, opts: 
       stats.refused += n;
       const after = await stored(call);
       if (after.tasks !== before.tasks || after.sessions !== before.sessions) {
-        throw new FuzzFailure(`seed ${opts.seed}, batch ${stats.batches}: refused requests changed what is stored: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
+        throw new FuzzFailure(
+          `seed ${opts.seed}, batch ${stats.batches}: refused requests changed what is stored: ${JSON.stringify(before)} → ${JSON.stringify(after)}`,
+        );
       }
     }
     await alive(call, health, `seed ${opts.seed}, after batch ${stats.batches} (cases ${done}–${done + n - 1})`);
@@ -227,7 +249,11 @@ export async function fuzzStdio(agent: RawStdioAgent, opts: FuzzOptions): Promis
   for (let done = 0; done < opts.count; done += batchSize) {
     const refused = stats.batches % 2 === 0;
     const n = Math.min(batchSize, opts.count - done);
-    const cases = Array.from({ length: n }, () => (refused ? refusedCase(r, { http: false, maxBody: opts.maxBody ?? 1024 * 1024, token: TOKEN }) : wildCase(r, { http: false })));
+    const cases = Array.from({ length: n }, () =>
+      refused
+        ? refusedCase(r, { http: false, maxBody: opts.maxBody ?? 1024 * 1024, token: TOKEN })
+        : wildCase(r, { http: false }),
+    );
     const before = refused ? await stored(call) : undefined;
     const from = agent.lines.length;
     for (const c of cases) {
@@ -244,7 +270,9 @@ export async function fuzzStdio(agent: RawStdioAgent, opts: FuzzOptions): Promis
       try {
         answer = await agent.waitFor((m) => m.id === c.expectId && ('result' in m || 'error' in m), 15_000);
       } catch (err) {
-        throw new FuzzFailure(`${where}: ${c.label}: no answer: ${(err as Error).message}\n  request: ${c.body.slice(0, 400)}`);
+        throw new FuzzFailure(
+          `${where}: ${c.label}: no answer: ${(err as Error).message}\n  request: ${c.body.slice(0, 400)}`,
+        );
       }
       try {
         checkRpc(answer, c, refused);
@@ -257,14 +285,17 @@ export async function fuzzStdio(agent: RawStdioAgent, opts: FuzzOptions): Promis
     if (before) {
       const after = await stored(call);
       if (after.tasks !== before.tasks || after.sessions !== before.sessions) {
-        throw new FuzzFailure(`${where}: refused requests changed what is stored: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
+        throw new FuzzFailure(
+          `${where}: refused requests changed what is stored: ${JSON.stringify(before)} → ${JSON.stringify(after)}`,
+        );
       }
     }
     await alive(call, async () => agent.alive, where);
     // Everything written during the batch: JSON-RPC responses or stream events, nothing leaked.
     for (const line of agent.lines.slice(from)) {
       const c: FuzzCase = { label: `${where}: a line the agent wrote`, body: '' };
-      if (line.unparsable !== undefined) throw new FuzzFailure(`${c.label} is not JSON: ${String(line.unparsable).slice(0, 300)}`);
+      if (line.unparsable !== undefined)
+        throw new FuzzFailure(`${c.label} is not JSON: ${String(line.unparsable).slice(0, 300)}`);
       noLeak(JSON.stringify(line), c);
       if (line.method === '_cleveragents/stream/event') continue;
       checkRpc(line, c, false);

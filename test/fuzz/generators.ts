@@ -63,7 +63,18 @@ export const HOSTILE_STRINGS: readonly string[] = [
 
 const PROTO_KEYS = ['__proto__', 'constructor', 'prototype'] as const;
 /** Numbers written as JSON text: some only exist as text (1e309 parses to Infinity). */
-const NUMERIC_EDGES = ['1e309', '-1e309', '-0', '0', '1.5', '-1', '9007199254740993', '18446744073709551616', '1e-400', '123456789012345678901234567890'];
+const NUMERIC_EDGES = [
+  '1e309',
+  '-1e309',
+  '-0',
+  '0',
+  '1.5',
+  '-1',
+  '9007199254740993',
+  '18446744073709551616',
+  '1e-400',
+  '123456789012345678901234567890',
+];
 
 /** A JSON value with `0xFFFF…` markers for raw numeric text (so 1e309 survives as written). */
 export function jsonValue(r: Rng, depth = 0): unknown {
@@ -80,7 +91,12 @@ export function jsonValue(r: Rng, depth = 0): unknown {
     case 4:
     case 5: {
       const o: Record<string, unknown> = {};
-      for (let i = r.int(4); i > 0; i--) setKey(o, r.bool(0.3) ? r.pick(PROTO_KEYS) : r.pick(['a', 'text', 'id', 'data', 'kind', r.pick(HOSTILE_STRINGS)]), jsonValue(r, depth + 1));
+      for (let i = r.int(4); i > 0; i--)
+        setKey(
+          o,
+          r.bool(0.3) ? r.pick(PROTO_KEYS) : r.pick(['a', 'text', 'id', 'data', 'kind', r.pick(HOSTILE_STRINGS)]),
+          jsonValue(r, depth + 1),
+        );
       return o;
     }
     case 6:
@@ -141,94 +157,237 @@ function validSend(r: Rng, id: string, streaming = r.bool(0.3)): Record<string, 
   };
 }
 
-type Mutation = (r: Rng, req: Record<string, any>, ctx: { http: boolean; maxBody: number }) => Partial<FuzzCase> & { text?: string; breaksId?: boolean };
+type Mutation = (
+  r: Rng,
+  req: Record<string, any>,
+  ctx: { http: boolean; maxBody: number },
+) => Partial<FuzzCase> & { text?: string; breaksId?: boolean };
 
 /** Each of these must make the server refuse the request before it stores anything. */
 const FATAL: ReadonlyArray<[string, Mutation]> = [
-  ['truncated JSON', (r, req) => {
-    const t = JSON.stringify(req);
-    return { text: t.slice(0, 1 + r.int(t.length - 1)), breaksId: true };
-  }],
-  ['not JSON', (r) => ({ text: r.pick(['', 'null', 'nul', '{', '}', '[', '"\\ud800', "{'a':1}", '{"a":1,}', '\ufeff{}', 'NaN', '1e309', '{"jsonrpc":"2.0"']), breaksId: true })],
-  ['jsonrpc wrong', (r, req) => {
-    const v = r.pick(['1.0', '2', 2, null, '']);
-    if (r.bool(0.2)) delete req['jsonrpc'];
-    else req['jsonrpc'] = v;
-    return {};
-  }],
-  ['method wrong', (r, req) => {
-    req['method'] = r.pick([42, '', null, ['SendMessage'], { m: 1 }, 'DropTables', 'sendmessage', 'SendMessage ', '_cleveragents/nope', '../SendMessage', '__proto__', 'constructor']);
-    return {};
-  }],
-  ['id wrong', (r, req) => {
-    req['id'] = r.pick([{ x: 1 }, [1], true, nested(5)]);
-    return { breaksId: true };
-  }],
-  ['params wrong type', (r, req) => {
-    req['params'] = r.pick(['str', 5, true, [req['params']]]);
-    return {};
-  }],
-  ['role wrong', (r, req) => {
-    req['params'].message.role = r.pick(['ROLE_AGENT', 'user', 'agent', 5, null, '', 'ROLE_UNSPECIFIED']);
-    return {};
-  }],
-  ['parts wrong', (r, req) => {
-    req['params'].message.parts = r.pick([[], 'text', null, [{}], [{ text: 'a', data: 1 }], [{ text: 5 }], [{ raw: '!!notbase64!!' }], [{ url: 'not a url' }], [null]]);
-    return {};
-  }],
-  ['messageId wrong', (r, req) => {
-    req['params'].message.messageId = r.pick(['', 5, null, ['x']]);
-    return {};
-  }],
-  ['message missing', (_r, req) => {
-    delete req['params'].message;
-    return {};
-  }],
-  ['deep nesting', (r, req) => {
-    const deep = nested(65 + r.int(r.bool(0.2) ? 20_000 : 500));
-    const at = r.int(5);
-    const m = req['params'].message;
-    if (at === 0) m.parts[0] = { data: deep };
-    else if (at === 1) m.metadata = { x: deep };
-    else if (at === 2) req['params'].metadata = { deep };
-    else if (at === 3) m.parts.push({ data: { a: { b: deep } } });
-    else req['params'].configuration = { acceptedOutputModes: deep };
-    return {};
-  }],
-  ['too many parts', (r, req) => {
-    req['params'].message.parts = Array.from({ length: 101 + r.int(50) }, (_, i) => ({ text: `p${i}` }));
-    return {};
-  }],
-  ['too many metadata keys', (r, req) => {
-    const meta = Object.fromEntries(Array.from({ length: 65 + r.int(50) }, (_, i) => [`k${i}`, i]));
-    if (r.bool()) req['params'].message.metadata = meta;
-    else if (r.bool()) req['params'].metadata = meta;
-    else req['params'].message.parts[0].metadata = meta;
-    return {};
-  }],
-  ['historyLength wrong', (r, req) => {
-    req['params'].configuration = { historyLength: rawNumber(r.pick(['1e309', '-1', '1.5', '-1e309'])) };
-    return {};
-  }],
-  ['contextId traversal', (r, req) => {
-    req['params'].message.contextId = r.pick(['../../etc/passwd', 'a b', "x'; DROP TABLE tasks;--", 'x'.repeat(500), '\u0000', '/abs/path']);
-    return {};
-  }],
-  ['taskId unknown or hostile', (r, req) => {
-    req['params'].message.taskId = r.pick(['../../etc/passwd', 'missing-task', '\ud800', '01ARZ3NDEKTSV4RRFFQ69G5FAV', 'x'.repeat(500)]);
-    return {};
-  }],
-  ['version unsupported', (r) => ({ headers: { 'a2a-version': r.pick(['9.9', 'abc', '0.2', '1.0.0.0', '2.0', 'x1']) } })],
-  ['no or bad token', (r) => ({ headers: { authorization: r.pick([undefined, 'Bearer', 'Bearer wrong-token-0123456789', 'Basic dXNlcjpwYXNz', 'bearer', 'Bearer  x', 'Token abc']) } })],
-  ['content type wrong', (r) => ({ headers: { 'content-type': r.pick([undefined, 'text/plain', 'application/jsonx', 'application/x-www-form-urlencoded', 'multipart/form-data', '']) } })],
-  ['body too large', (_r, req, ctx) => {
-    req['params'].message.parts[0].text = 'x'.repeat(ctx.maxBody + 10);
-    return {};
-  }],
-  ['part too large', (_r, req) => {
-    req['params'].message.parts[0].text = 'y'.repeat(1024 * 1024 + 1);
-    return {};
-  }],
+  [
+    'truncated JSON',
+    (r, req) => {
+      const t = JSON.stringify(req);
+      return { text: t.slice(0, 1 + r.int(t.length - 1)), breaksId: true };
+    },
+  ],
+  [
+    'not JSON',
+    (r) => ({
+      text: r.pick([
+        '',
+        'null',
+        'nul',
+        '{',
+        '}',
+        '[',
+        '"\\ud800',
+        "{'a':1}",
+        '{"a":1,}',
+        '\ufeff{}',
+        'NaN',
+        '1e309',
+        '{"jsonrpc":"2.0"',
+      ]),
+      breaksId: true,
+    }),
+  ],
+  [
+    'jsonrpc wrong',
+    (r, req) => {
+      const v = r.pick(['1.0', '2', 2, null, '']);
+      if (r.bool(0.2)) delete req['jsonrpc'];
+      else req['jsonrpc'] = v;
+      return {};
+    },
+  ],
+  [
+    'method wrong',
+    (r, req) => {
+      req['method'] = r.pick([
+        42,
+        '',
+        null,
+        ['SendMessage'],
+        { m: 1 },
+        'DropTables',
+        'sendmessage',
+        'SendMessage ',
+        '_cleveragents/nope',
+        '../SendMessage',
+        '__proto__',
+        'constructor',
+      ]);
+      return {};
+    },
+  ],
+  [
+    'id wrong',
+    (r, req) => {
+      req['id'] = r.pick([{ x: 1 }, [1], true, nested(5)]);
+      return { breaksId: true };
+    },
+  ],
+  [
+    'params wrong type',
+    (r, req) => {
+      req['params'] = r.pick(['str', 5, true, [req['params']]]);
+      return {};
+    },
+  ],
+  [
+    'role wrong',
+    (r, req) => {
+      req['params'].message.role = r.pick(['ROLE_AGENT', 'user', 'agent', 5, null, '', 'ROLE_UNSPECIFIED']);
+      return {};
+    },
+  ],
+  [
+    'parts wrong',
+    (r, req) => {
+      req['params'].message.parts = r.pick([
+        [],
+        'text',
+        null,
+        [{}],
+        [{ text: 'a', data: 1 }],
+        [{ text: 5 }],
+        [{ raw: '!!notbase64!!' }],
+        [{ url: 'not a url' }],
+        [null],
+      ]);
+      return {};
+    },
+  ],
+  [
+    'messageId wrong',
+    (r, req) => {
+      req['params'].message.messageId = r.pick(['', 5, null, ['x']]);
+      return {};
+    },
+  ],
+  [
+    'message missing',
+    (_r, req) => {
+      delete req['params'].message;
+      return {};
+    },
+  ],
+  [
+    'deep nesting',
+    (r, req) => {
+      const deep = nested(65 + r.int(r.bool(0.2) ? 20_000 : 500));
+      const at = r.int(5);
+      const m = req['params'].message;
+      if (at === 0) m.parts[0] = { data: deep };
+      else if (at === 1) m.metadata = { x: deep };
+      else if (at === 2) req['params'].metadata = { deep };
+      else if (at === 3) m.parts.push({ data: { a: { b: deep } } });
+      else req['params'].configuration = { acceptedOutputModes: deep };
+      return {};
+    },
+  ],
+  [
+    'too many parts',
+    (r, req) => {
+      req['params'].message.parts = Array.from({ length: 101 + r.int(50) }, (_, i) => ({ text: `p${i}` }));
+      return {};
+    },
+  ],
+  [
+    'too many metadata keys',
+    (r, req) => {
+      const meta = Object.fromEntries(Array.from({ length: 65 + r.int(50) }, (_, i) => [`k${i}`, i]));
+      if (r.bool()) req['params'].message.metadata = meta;
+      else if (r.bool()) req['params'].metadata = meta;
+      else req['params'].message.parts[0].metadata = meta;
+      return {};
+    },
+  ],
+  [
+    'historyLength wrong',
+    (r, req) => {
+      req['params'].configuration = { historyLength: rawNumber(r.pick(['1e309', '-1', '1.5', '-1e309'])) };
+      return {};
+    },
+  ],
+  [
+    'contextId traversal',
+    (r, req) => {
+      req['params'].message.contextId = r.pick([
+        '../../etc/passwd',
+        'a b',
+        "x'; DROP TABLE tasks;--",
+        'x'.repeat(500),
+        '\u0000',
+        '/abs/path',
+      ]);
+      return {};
+    },
+  ],
+  [
+    'taskId unknown or hostile',
+    (r, req) => {
+      req['params'].message.taskId = r.pick([
+        '../../etc/passwd',
+        'missing-task',
+        '\ud800',
+        '01ARZ3NDEKTSV4RRFFQ69G5FAV',
+        'x'.repeat(500),
+      ]);
+      return {};
+    },
+  ],
+  [
+    'version unsupported',
+    (r) => ({ headers: { 'a2a-version': r.pick(['9.9', 'abc', '0.2', '1.0.0.0', '2.0', 'x1']) } }),
+  ],
+  [
+    'no or bad token',
+    (r) => ({
+      headers: {
+        authorization: r.pick([
+          undefined,
+          'Bearer',
+          'Bearer wrong-token-0123456789',
+          'Basic dXNlcjpwYXNz',
+          'bearer',
+          'Bearer  x',
+          'Token abc',
+        ]),
+      },
+    }),
+  ],
+  [
+    'content type wrong',
+    (r) => ({
+      headers: {
+        'content-type': r.pick([
+          undefined,
+          'text/plain',
+          'application/jsonx',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data',
+          '',
+        ]),
+      },
+    }),
+  ],
+  [
+    'body too large',
+    (_r, req, ctx) => {
+      req['params'].message.parts[0].text = 'x'.repeat(ctx.maxBody + 10);
+      return {};
+    },
+  ],
+  [
+    'part too large',
+    (_r, req) => {
+      req['params'].message.parts[0].text = 'y'.repeat(1024 * 1024 + 1);
+      return {};
+    },
+  ],
 ];
 
 /** HTTP-only refusals, on a raw socket: nothing here may store anything either. */
@@ -238,19 +397,44 @@ function rawFatal(r: Rng, token: string, body: string): FuzzCase {
   const k = r.int(12);
   switch (k) {
     case 0:
-      return { label: 'raw: bad request line', body, raw: [r.pick(['GARBAGE\r\n\r\n', 'POST\r\n\r\n', 'POST /a2a HTTP/9.9\r\n\r\n', 'POST /a2a\u0000 HTTP/1.1\r\n\r\n', '\r\n\r\n\r\n', 'GET / HTTP/1.1\r\nbad header\r\n\r\n'])] };
+      return {
+        label: 'raw: bad request line',
+        body,
+        raw: [
+          r.pick([
+            'GARBAGE\r\n\r\n',
+            'POST\r\n\r\n',
+            'POST /a2a HTTP/9.9\r\n\r\n',
+            'POST /a2a\u0000 HTTP/1.1\r\n\r\n',
+            '\r\n\r\n\r\n',
+            'GET / HTTP/1.1\r\nbad header\r\n\r\n',
+          ]),
+        ],
+      };
     case 1:
       return {
         label: 'raw: broken chunked encoding',
         body,
-        raw: [`POST /a2a HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`, r.pick(['zz\r\nabc\r\n0\r\n\r\n', '5\r\nabc\r\n0\r\n\r\n', '3\r\n{"a\r\n', 'ffffffffffffffffff\r\n'])],
+        raw: [
+          `POST /a2a HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`,
+          r.pick(['zz\r\nabc\r\n0\r\n\r\n', '5\r\nabc\r\n0\r\n\r\n', '3\r\n{"a\r\n', 'ffffffffffffffffff\r\n']),
+        ],
       };
     case 2:
-      return { label: 'raw: body shorter than Content-Length, then half-closed', body, raw: [head('', Buffer.byteLength(body) + 1 + r.int(100)), body.slice(0, r.int(body.length))] };
+      return {
+        label: 'raw: body shorter than Content-Length, then half-closed',
+        body,
+        raw: [head('', Buffer.byteLength(body) + 1 + r.int(100)), body.slice(0, r.int(body.length))],
+      };
     case 3:
       return { label: 'raw: early close in the headers', body, raw: [head('').slice(0, 1 + r.int(60))], abort: true };
     case 4:
-      return { label: 'raw: early close in the body', body, raw: [head(''), body.slice(0, r.int(body.length))], abort: true };
+      return {
+        label: 'raw: early close in the body',
+        body,
+        raw: [head(''), body.slice(0, r.int(body.length))],
+        abort: true,
+      };
     case 5: {
       // A slow client: the request in a few pieces with pauses (bounded: well under a second).
       const text = head('') + body.slice(0, body.length - 1);
@@ -258,17 +442,41 @@ function rawFatal(r: Rng, token: string, body: string): FuzzCase {
       return { label: 'raw: slow, truncated body', body, raw: [text.slice(0, cut), 20 + r.int(60), text.slice(cut)] };
     }
     case 6:
-      return { label: 'raw: both Content-Length and chunked', body, raw: [head('transfer-encoding: chunked\r\n'), body] };
+      return {
+        label: 'raw: both Content-Length and chunked',
+        body,
+        raw: [head('transfer-encoding: chunked\r\n'), body],
+      };
     case 7:
-      return { label: 'raw: duplicate Content-Length', body, raw: [head(`content-length: ${Buffer.byteLength(body) + 5}\r\n`), body] };
+      return {
+        label: 'raw: duplicate Content-Length',
+        body,
+        raw: [head(`content-length: ${Buffer.byteLength(body) + 5}\r\n`), body],
+      };
     case 8:
-      return { label: 'raw: huge header', body, raw: [`POST /a2a HTTP/1.1\r\nhost: x\r\nx-big: ${'h'.repeat(20_000 + r.int(60_000))}\r\n\r\n`] };
+      return {
+        label: 'raw: huge header',
+        body,
+        raw: [`POST /a2a HTTP/1.1\r\nhost: x\r\nx-big: ${'h'.repeat(20_000 + r.int(60_000))}\r\n\r\n`],
+      };
     case 9:
       return { label: 'raw: announced too large', body, raw: [head('', 5_000_000 + r.int(1e8)), body] };
     case 10:
-      return { label: 'raw: no token, HTTP/1.0', body, raw: [`POST /a2a HTTP/1.0\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`] };
+      return {
+        label: 'raw: no token, HTTP/1.0',
+        body,
+        raw: [
+          `POST /a2a HTTP/1.0\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        ],
+      };
     default:
-      return { label: 'raw: wrong method on the endpoint', body, raw: [`${r.pick(['PUT', 'DELETE', 'PATCH', 'GET', 'OPTIONS', 'TRACE'])} /a2a HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`] };
+      return {
+        label: 'raw: wrong method on the endpoint',
+        body,
+        raw: [
+          `${r.pick(['PUT', 'DELETE', 'PATCH', 'GET', 'OPTIONS', 'TRACE'])} /a2a HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`,
+        ],
+      };
   }
 }
 
@@ -277,7 +485,10 @@ export function refusedCase(r: Rng, ctx: { http: boolean; maxBody: number; token
   const id = freshId();
   const req = validSend(r, id);
   if (ctx.http && r.int(6) === 0) return rawFatal(r, ctx.token, JSON.stringify(req));
-  const options = FATAL.filter(([name]) => ctx.http || !['version unsupported', 'no or bad token', 'content type wrong', 'body too large'].includes(name));
+  const options = FATAL.filter(
+    ([name]) =>
+      ctx.http || !['version unsupported', 'no or bad token', 'content type wrong', 'body too large'].includes(name),
+  );
   const [label, mutate] = r.pick(options);
   const out = mutate(r, req, ctx);
   const body = out.text ?? toJson(req);
@@ -329,13 +540,27 @@ function protoObject(r: Rng): Record<string, unknown> {
 function wildParams(r: Rng, method: string): unknown {
   const s = (): unknown => (r.bool(0.7) ? r.pick(HOSTILE_STRINGS) : jsonValue(r));
   if (/Send|message\//.test(method)) {
-    const part = r.pick([{ text: s() }, { data: jsonValue(r) }, { url: s() }, { raw: s() }, { text: 'ok', metadata: protoObject(r) }]);
-    const message: Record<string, unknown> = { messageId: r.bool(0.9) ? `w-${r.int(1e9)}` : s(), role: r.bool(0.9) ? 'ROLE_USER' : s(), parts: [part] };
+    const part = r.pick([
+      { text: s() },
+      { data: jsonValue(r) },
+      { url: s() },
+      { raw: s() },
+      { text: 'ok', metadata: protoObject(r) },
+    ]);
+    const message: Record<string, unknown> = {
+      messageId: r.bool(0.9) ? `w-${r.int(1e9)}` : s(),
+      role: r.bool(0.9) ? 'ROLE_USER' : s(),
+      parts: [part],
+    };
     if (r.bool(0.2)) setKey(message, r.pick(PROTO_KEYS), { polluted: true });
     if (r.bool(0.1)) message['contextId'] = s();
     if (r.bool(0.1)) message['kind'] = 'message';
     const p: Record<string, unknown> = { message };
-    if (r.bool(0.2)) p['configuration'] = { historyLength: r.bool() ? rawNumber(r.pick(NUMERIC_EDGES)) : s(), returnImmediately: r.bool() };
+    if (r.bool(0.2))
+      p['configuration'] = {
+        historyLength: r.bool() ? rawNumber(r.pick(NUMERIC_EDGES)) : s(),
+        returnImmediately: r.bool(),
+      };
     if (r.bool(0.1)) p['metadata'] = protoObject(r);
     return p;
   }
@@ -343,7 +568,8 @@ function wildParams(r: Rng, method: string): unknown {
   if (/plan\/(status|tree)/.test(method)) return { planId: s() };
   if (/registry|namespace/.test(method)) return r.bool() ? { name: s() } : jsonValue(r);
   if (/Push|pushNotification/.test(method)) return { taskId: s(), id: s(), task_id: s(), url: s() };
-  if (/Task|tasks\//.test(method)) return r.bool(0.8) ? { id: s(), historyLength: rawNumber(r.pick(NUMERIC_EDGES)) } : jsonValue(r);
+  if (/Task|tasks\//.test(method))
+    return r.bool(0.8) ? { id: s(), historyLength: rawNumber(r.pick(NUMERIC_EDGES)) } : jsonValue(r);
   return r.bool() ? {} : jsonValue(r);
 }
 
@@ -356,7 +582,17 @@ export function wildCase(r: Rng, ctx: { http: boolean }): FuzzCase {
   const c: FuzzCase = { label: `wild: ${method}`, body: toJson(req) };
   if (req['id'] !== undefined) c.expectId = id;
   if (ctx.http) {
-    if (r.bool(0.15)) c.headers = { 'a2a-version': r.pick(['0.3', '1.0', undefined, ' 1.0 ', '1']), 'content-type': r.pick(['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/a2a+json']), accept: r.pick([undefined, 'text/event-stream', '*/*']) } as Record<string, string | undefined>;
+    if (r.bool(0.15))
+      c.headers = {
+        'a2a-version': r.pick(['0.3', '1.0', undefined, ' 1.0 ', '1']),
+        'content-type': r.pick([
+          'application/json',
+          'application/json; charset=utf-8',
+          'APPLICATION/JSON',
+          'application/a2a+json',
+        ]),
+        accept: r.pick([undefined, 'text/event-stream', '*/*']),
+      } as Record<string, string | undefined>;
     if (/Stream|stream|Subscribe|subscribe/.test(method) && r.bool(0.4)) c.abortStream = true;
   }
   return c;

@@ -10,7 +10,12 @@ import { RawStdioAgent } from '../support/raw-agent.js';
 
 const log = (line: string): void => void process.stderr.write(`\r${line}   `);
 
-async function main(values: { count: string; seed?: string | undefined; transport: string; batch: string }, count: number, seed: number, batchSize: number): Promise<number> {
+async function main(
+  values: { count: string; seed?: string | undefined; transport: string; batch: string },
+  count: number,
+  seed: number,
+  batchSize: number,
+): Promise<number> {
   process.stderr.write(`fuzz: seed ${seed}, ${count} cases per transport (${values.transport})\n`);
   const started = Date.now();
   if (values.transport !== 'stdio') {
@@ -18,7 +23,9 @@ async function main(values: { count: string; seed?: string | undefined; transpor
     const server = await startHttpServer({ dataDir: dir });
     try {
       const stats = await fuzzHttp(server, { seed, count, batchSize, log });
-      process.stderr.write(`\nhttp: ${stats.cases} cases in ${stats.batches} batches; answers ${JSON.stringify(stats.answered)}\n`);
+      process.stderr.write(
+        `\nhttp: ${stats.cases} cases in ${stats.batches} batches; answers ${JSON.stringify(stats.answered)}\n`,
+      );
     } finally {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -30,7 +37,9 @@ async function main(values: { count: string; seed?: string | undefined; transpor
     try {
       await agent.initialize();
       const stats = await fuzzStdio(agent, { seed: seed + 1, count, batchSize, log });
-      process.stderr.write(`\nstdio: ${stats.cases} cases in ${stats.batches} batches; answers ${JSON.stringify(stats.answered)}\n`);
+      process.stderr.write(
+        `\nstdio: ${stats.cases} cases in ${stats.batches} batches; answers ${JSON.stringify(stats.answered)}\n`,
+      );
     } finally {
       await agent.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -39,7 +48,6 @@ async function main(values: { count: string; seed?: string | undefined; transpor
   process.stderr.write(`fuzz: done in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${seed})\n`);
   return 0;
 }
-
 
 function cli(): void {
   const { values } = parseArgs({
@@ -53,7 +61,13 @@ function cli(): void {
   const count = Number(values.count);
   const seed = values.seed !== undefined ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
   const batchSize = Number(values.batch);
-  if (!Number.isSafeInteger(count) || count < 1 || !Number.isSafeInteger(seed) || !Number.isSafeInteger(batchSize) || batchSize < 1) {
+  if (
+    !Number.isSafeInteger(count) ||
+    count < 1 ||
+    !Number.isSafeInteger(seed) ||
+    !Number.isSafeInteger(batchSize) ||
+    batchSize < 1
+  ) {
     process.stderr.write('usage: npm run fuzz -- [--count N] [--seed N] [--transport http|stdio|both] [--batch N]\n');
     process.exit(2);
   }

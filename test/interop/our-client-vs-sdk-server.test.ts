@@ -35,12 +35,16 @@ const userMessage = (text: string, extra: { taskId?: string; contextId?: string 
   parts: [{ text }],
   ...extra,
 });
-const textOf = (parts: Array<{ text?: string | undefined }> | undefined): string => (parts ?? []).map((p) => p.text ?? '').join('');
+const textOf = (parts: Array<{ text?: string | undefined }> | undefined): string =>
+  (parts ?? []).map((p) => p.text ?? '').join('');
 
 /** The value conforms to what our method row promises its callers. */
 function conforms(method: MethodContract, value: unknown): void {
   const r = (method.result as z.ZodType).safeParse(value);
-  assert.ok(r.success, `${method.name} result does not match our schema: ${r.success ? '' : JSON.stringify(r.error.issues).slice(0, 800)}\n${JSON.stringify(value).slice(0, 800)}`);
+  assert.ok(
+    r.success,
+    `${method.name} result does not match our schema: ${r.success ? '' : JSON.stringify(r.error.issues).slice(0, 800)}\n${JSON.stringify(value).slice(0, 800)}`,
+  );
 }
 
 function taskOf(r: { task: Task } | { message: unknown }): Task {
@@ -76,23 +80,41 @@ describe('CleverAgents client → plain @a2a-js/sdk 1.3 server', { timeout: 60_0
   test('agentCard() reads the SDK server’s card from the well-known path', async () => {
     const card = await withTimeout(client.agentCard(), CALL_MS, 'agentCard');
     assert.equal(card['name'], 'SDK reference agent');
-    const ifaces = card['supportedInterfaces'] as Array<{ url: string; protocolBinding: string; protocolVersion: string }>;
-    assert.deepEqual(ifaces.map((i) => [i.url, i.protocolBinding, i.protocolVersion]), [[sdk.rpcUrl, 'JSONRPC', '1.0']]);
+    const ifaces = card['supportedInterfaces'] as Array<{
+      url: string;
+      protocolBinding: string;
+      protocolVersion: string;
+    }>;
+    assert.deepEqual(
+      ifaces.map((i) => [i.url, i.protocolBinding, i.protocolVersion]),
+      [[sdk.rpcUrl, 'JSONRPC', '1.0']],
+    );
     assert.equal((card['capabilities'] as { streaming?: boolean }).streaming, true);
   });
 
   test('call(sendMessage) gets the completed task with its artifact', async () => {
-    const res = await withTimeout(client.call(sendMessage, { message: userMessage('hello sdk') }), CALL_MS, 'SendMessage');
+    const res = await withTimeout(
+      client.call(sendMessage, { message: userMessage('hello sdk') }),
+      CALL_MS,
+      'SendMessage',
+    );
     conforms(sendMessage, res);
     const task = taskOf(res);
     assert.equal(task.status.state, 'TASK_STATE_COMPLETED');
     assert.equal(textOf(task.artifacts?.[0]?.parts), 'Echo: hello sdk');
     assert.equal(textOf(task.status.message?.parts), 'done');
-    assert.ok(task.history?.some((m) => m.role === 'ROLE_USER' && textOf(m.parts) === 'hello sdk'), JSON.stringify(task.history));
+    assert.ok(
+      task.history?.some((m) => m.role === 'ROLE_USER' && textOf(m.parts) === 'hello sdk'),
+      JSON.stringify(task.history),
+    );
   });
 
   test('call(sendMessage) gets a direct Message reply', async () => {
-    const res = await withTimeout(client.call(sendMessage, { message: userMessage('direct line') }), CALL_MS, 'SendMessage (direct)');
+    const res = await withTimeout(
+      client.call(sendMessage, { message: userMessage('direct line') }),
+      CALL_MS,
+      'SendMessage (direct)',
+    );
     conforms(sendMessage, res);
     assert.ok('message' in res, JSON.stringify(res));
     assert.equal(res.message.role, 'ROLE_AGENT');
@@ -100,7 +122,10 @@ describe('CleverAgents client → plain @a2a-js/sdk 1.3 server', { timeout: 60_0
   });
 
   test('stream(sendStreamingMessage): task, WORKING, artifact, COMPLETED — in that order, then the stream ends', async () => {
-    const events = await collect(client.stream(sendStreamingMessage, { message: userMessage('stream it') }), { timeoutMs: STREAM_MS, what: 'SendStreamingMessage' });
+    const events = await collect(client.stream(sendStreamingMessage, { message: userMessage('stream it') }), {
+      timeoutMs: STREAM_MS,
+      what: 'SendStreamingMessage',
+    });
     for (const { event } of events) conforms(sendStreamingMessage, event);
     const shape = events.map(({ event }) => describeEvent(event));
     assert.deepEqual(shape, ['task', 'status:TASK_STATE_WORKING', 'artifact:result', 'status:TASK_STATE_COMPLETED']);
@@ -113,21 +138,35 @@ describe('CleverAgents client → plain @a2a-js/sdk 1.3 server', { timeout: 60_0
   });
 
   test('call(getTask) reads the task back, honouring historyLength', async () => {
-    const sent = taskOf(await withTimeout(client.call(sendMessage, { message: userMessage('read me back') }), CALL_MS, 'SendMessage'));
+    const sent = taskOf(
+      await withTimeout(client.call(sendMessage, { message: userMessage('read me back') }), CALL_MS, 'SendMessage'),
+    );
     const task = await withTimeout(client.call(getTask, { id: sent.id }), CALL_MS, 'GetTask');
     conforms(getTask, task);
     assert.equal(task.id, sent.id);
     assert.equal(task.contextId, sent.contextId);
     assert.equal(task.status.state, 'TASK_STATE_COMPLETED');
     assert.equal(textOf(task.artifacts?.[0]?.parts), 'Echo: read me back');
-    const none = await withTimeout(client.call(getTask, { id: sent.id, historyLength: 0 }), CALL_MS, 'GetTask historyLength=0');
+    const none = await withTimeout(
+      client.call(getTask, { id: sent.id, historyLength: 0 }),
+      CALL_MS,
+      'GetTask historyLength=0',
+    );
     conforms(getTask, none);
     assert.equal(none.history?.length ?? 0, 0);
   });
 
   test('call(listTasks) lists the tasks of a context', async () => {
-    const a = taskOf(await withTimeout(client.call(sendMessage, { message: userMessage('list a') }), CALL_MS, 'SendMessage'));
-    const b = taskOf(await withTimeout(client.call(sendMessage, { message: userMessage('list b', { contextId: a.contextId }) }), CALL_MS, 'SendMessage'));
+    const a = taskOf(
+      await withTimeout(client.call(sendMessage, { message: userMessage('list a') }), CALL_MS, 'SendMessage'),
+    );
+    const b = taskOf(
+      await withTimeout(
+        client.call(sendMessage, { message: userMessage('list b', { contextId: a.contextId }) }),
+        CALL_MS,
+        'SendMessage',
+      ),
+    );
     const page = await withTimeout(client.call(listTasks, { contextId: a.contextId }), CALL_MS, 'ListTasks');
     conforms(listTasks, page);
     assert.deepEqual(page.tasks.map((t) => t.id).sort(), [a.id, b.id].sort());
@@ -139,12 +178,17 @@ describe('CleverAgents client → plain @a2a-js/sdk 1.3 server', { timeout: 60_0
     conforms(cancelTask, canceled);
     assert.equal(canceled.id, task.id);
     assert.equal(canceled.status.state, 'TASK_STATE_CANCELED');
-    const done = taskOf(await withTimeout(client.call(sendMessage, { message: userMessage('quick') }), CALL_MS, 'SendMessage'));
-    await assert.rejects(withTimeout(client.call(cancelTask, { id: done.id }), CALL_MS, 'CancelTask completed'), (err: unknown) => {
-      assert.ok(err instanceof A2AClientError, String(err));
-      assert.equal(err.code, -32002);
-      return true;
-    });
+    const done = taskOf(
+      await withTimeout(client.call(sendMessage, { message: userMessage('quick') }), CALL_MS, 'SendMessage'),
+    );
+    await assert.rejects(
+      withTimeout(client.call(cancelTask, { id: done.id }), CALL_MS, 'CancelTask completed'),
+      (err: unknown) => {
+        assert.ok(err instanceof A2AClientError, String(err));
+        assert.equal(err.code, -32002);
+        return true;
+      },
+    );
   });
 
   test('stream(subscribeToTask) on a working task: the task first, then the cancellation ends the stream', async () => {
@@ -167,34 +211,59 @@ describe('CleverAgents client → plain @a2a-js/sdk 1.3 server', { timeout: 60_0
     const task = await slowTask();
     try {
       const url = 'https://push.example.com/sdk-server/webhook';
-      const created = await withTimeout(client.call(createPushConfig, { taskId: task.id, id: 'ours-1', url, token: 't0k' }), CALL_MS, 'CreateTaskPushNotificationConfig');
+      const created = await withTimeout(
+        client.call(createPushConfig, { taskId: task.id, id: 'ours-1', url, token: 't0k' }),
+        CALL_MS,
+        'CreateTaskPushNotificationConfig',
+      );
       conforms(createPushConfig, created);
       assert.equal(created.id, 'ours-1');
       assert.equal(created.url, url);
-      const got = await withTimeout(client.call(getPushConfig, { taskId: task.id, id: 'ours-1' }), CALL_MS, 'GetTaskPushNotificationConfig');
+      const got = await withTimeout(
+        client.call(getPushConfig, { taskId: task.id, id: 'ours-1' }),
+        CALL_MS,
+        'GetTaskPushNotificationConfig',
+      );
       conforms(getPushConfig, got);
       assert.equal(got.url, url);
-      const list = await withTimeout(client.call(listPushConfigs, { taskId: task.id }), CALL_MS, 'ListTaskPushNotificationConfigs');
+      const list = await withTimeout(
+        client.call(listPushConfigs, { taskId: task.id }),
+        CALL_MS,
+        'ListTaskPushNotificationConfigs',
+      );
       assert.deepEqual(
         list.configs.map((x) => x.id),
         ['ours-1'],
       );
-      const deleted = await withTimeout(client.call(deletePushConfig, { taskId: task.id, id: 'ours-1' }), CALL_MS, 'DeleteTaskPushNotificationConfig');
+      const deleted = await withTimeout(
+        client.call(deletePushConfig, { taskId: task.id, id: 'ours-1' }),
+        CALL_MS,
+        'DeleteTaskPushNotificationConfig',
+      );
       conforms(deletePushConfig, deleted ?? {});
-      const after = await withTimeout(client.call(listPushConfigs, { taskId: task.id }), CALL_MS, 'ListTaskPushNotificationConfigs');
+      const after = await withTimeout(
+        client.call(listPushConfigs, { taskId: task.id }),
+        CALL_MS,
+        'ListTaskPushNotificationConfigs',
+      );
       assert.deepEqual(after.configs ?? [], []);
     } finally {
-      await withTimeout(client.call(cancelTask, { id: task.id }), CALL_MS, 'CancelTask (clean-up)').catch(() => undefined);
+      await withTimeout(client.call(cancelTask, { id: task.id }), CALL_MS, 'CancelTask (clean-up)').catch(
+        () => undefined,
+      );
     }
   });
 
   test('an unknown task id is an A2AClientError with code -32001 and reason TASK_NOT_FOUND', async () => {
-    await assert.rejects(withTimeout(client.call(getTask, { id: 'no-such-task-on-sdk' }), CALL_MS, 'GetTask unknown'), (err: unknown) => {
-      assert.ok(err instanceof A2AClientError, `expected A2AClientError, got ${String(err)}`);
-      assert.equal(err.code, -32001);
-      assert.equal(err.reason, 'TASK_NOT_FOUND');
-      return true;
-    });
+    await assert.rejects(
+      withTimeout(client.call(getTask, { id: 'no-such-task-on-sdk' }), CALL_MS, 'GetTask unknown'),
+      (err: unknown) => {
+        assert.ok(err instanceof A2AClientError, `expected A2AClientError, got ${String(err)}`);
+        assert.equal(err.code, -32001);
+        assert.equal(err.reason, 'TASK_NOT_FOUND');
+        return true;
+      },
+    );
   });
 });
 

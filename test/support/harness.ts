@@ -15,7 +15,8 @@ import { LOCAL_PRINCIPAL } from '../../src/application/index.js';
 
 export type TransportName = 'memory' | 'stdio' | 'http';
 /** All three by default; CA_TRANSPORTS=memory,http narrows a local run. */
-export const TRANSPORTS: readonly TransportName[] = (process.env['CA_TRANSPORTS']?.split(',') as TransportName[] | undefined) ?? ['memory', 'stdio', 'http'];
+export const TRANSPORTS: readonly TransportName[] = (process.env['CA_TRANSPORTS']?.split(',') as
+  TransportName[] | undefined) ?? ['memory', 'stdio', 'http'];
 
 /** The built CLI entry point. */
 export const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
@@ -50,25 +51,66 @@ export async function startHarness(name: TransportName, opts: StartOptions = {})
   };
   const env = { ...process.env, CLEVERAGENTS_VALIDATE_RESULTS: '1', ...opts.env };
   if (name === 'memory') {
-    const app = await buildApp({ dataDir, inMemory: true, defaultActor: opts.defaultActor, validateResults: true, card: { endpoint: 'memory://', auth: 'none' } });
-    const connect = async (version: ProtocolVersion): Promise<A2AClient> => new A2AClient(memoryTransport(app, version));
-    return { name, dataDir, client: await connect('1.0'), connect, close: async () => { await app.close(); cleanup(); } };
+    const app = await buildApp({
+      dataDir,
+      inMemory: true,
+      defaultActor: opts.defaultActor,
+      validateResults: true,
+      card: { endpoint: 'memory://', auth: 'none' },
+    });
+    const connect = async (version: ProtocolVersion): Promise<A2AClient> =>
+      new A2AClient(memoryTransport(app, version));
+    return {
+      name,
+      dataDir,
+      client: await connect('1.0'),
+      connect,
+      close: async () => {
+        await app.close();
+        cleanup();
+      },
+    };
   }
   if (name === 'stdio') {
     const extraArgs = ['--data-dir', dataDir, ...(opts.defaultActor ? ['--default-actor', opts.defaultActor] : [])];
     const clients: A2AClient[] = [];
     const connect = async (version: ProtocolVersion): Promise<A2AClient> => {
-      const c = new A2AClient(await StdioClientTransport.connect({ args: [BIN, 'serve', '--stdio', ...extraArgs], env, protocolVersion: version }));
+      const c = new A2AClient(
+        await StdioClientTransport.connect({
+          args: [BIN, 'serve', '--stdio', ...extraArgs],
+          env,
+          protocolVersion: version,
+        }),
+      );
       clients.push(c);
       return c;
     };
     const client = await connect('1.0');
-    return { name, dataDir, client, connect, close: async () => { await Promise.all(clients.map((c) => c.close())); cleanup(); } };
+    return {
+      name,
+      dataDir,
+      client,
+      connect,
+      close: async () => {
+        await Promise.all(clients.map((c) => c.close()));
+        cleanup();
+      },
+    };
   }
   const server = await startHttpServer({ dataDir, defaultActor: opts.defaultActor, env });
   const connect = async (version: ProtocolVersion): Promise<A2AClient> =>
     new A2AClient(new HttpClientTransport({ url: server.baseUrl, token: TOKEN, protocolVersion: version }));
-  return { name, dataDir, baseUrl: server.baseUrl, client: await connect('1.0'), connect, close: async () => { await server.stop(); cleanup(); } };
+  return {
+    name,
+    dataDir,
+    baseUrl: server.baseUrl,
+    client: await connect('1.0'),
+    connect,
+    close: async () => {
+      await server.stop();
+      cleanup();
+    },
+  };
 }
 
 function memoryTransport(app: App, version: ProtocolVersion): InMemoryClientTransport {
@@ -84,9 +126,25 @@ export interface HttpServerProcess {
 }
 
 /** Starts `agents serve` on a free loopback port and waits for its "listening on" line. */
-export async function startHttpServer(opts: { dataDir: string; defaultActor?: string | undefined; env?: NodeJS.ProcessEnv; args?: string[]; token?: string | null }): Promise<HttpServerProcess> {
+export async function startHttpServer(opts: {
+  dataDir: string;
+  defaultActor?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  args?: string[];
+  token?: string | null;
+}): Promise<HttpServerProcess> {
   const token = opts.token === undefined ? TOKEN : opts.token;
-  const args = [BIN, 'serve', '--port', '0', '--data-dir', opts.dataDir, ...(token ? ['--token', token] : []), ...(opts.defaultActor ? ['--default-actor', opts.defaultActor] : []), ...(opts.args ?? [])];
+  const args = [
+    BIN,
+    'serve',
+    '--port',
+    '0',
+    '--data-dir',
+    opts.dataDir,
+    ...(token ? ['--token', token] : []),
+    ...(opts.defaultActor ? ['--default-actor', opts.defaultActor] : []),
+    ...(opts.args ?? []),
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env });
   let err = '';
   child.stderr?.on('data', (c: Buffer) => (err += c.toString('utf8')));
@@ -142,10 +200,12 @@ export function normalize(value: unknown): unknown {
       }
       if (/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(v)) return '<time>';
       if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(v)) return '<uuid>';
-      return v.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>').replace(/[0-9A-HJKMNP-TV-Z]{26}/g, (m) => {
-        if (!ids.has(m)) ids.set(m, `<id${ids.size}>`);
-        return ids.get(m) ?? m;
-      });
+      return v
+        .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
+        .replace(/[0-9A-HJKMNP-TV-Z]{26}/g, (m) => {
+          if (!ids.has(m)) ids.set(m, `<id${ids.size}>`);
+          return ids.get(m) ?? m;
+        });
     }
     if (Array.isArray(v)) return v.map(walk);
     if (v && typeof v === 'object') {

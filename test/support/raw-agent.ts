@@ -60,8 +60,12 @@ export class RawStdioAgent {
     for (;;) {
       const hit = this.lines.find(pred);
       if (hit) return hit;
-      if (!this.alive) throw new Error(`the agent exited (${this.child.exitCode ?? this.child.signalCode}):\n${this.stderr.join('').slice(-2000)}`);
-      if (Date.now() > end) throw new Error(`no matching message; last lines ${JSON.stringify(this.lines.slice(-5)).slice(0, 1000)}`);
+      if (!this.alive)
+        throw new Error(
+          `the agent exited (${this.child.exitCode ?? this.child.signalCode}):\n${this.stderr.join('').slice(-2000)}`,
+        );
+      if (Date.now() > end)
+        throw new Error(`no matching message; last lines ${JSON.stringify(this.lines.slice(-5)).slice(0, 1000)}`);
       await new Promise<void>((r) => {
         this.waiters.push(r);
         setTimeout(r, 50).unref();

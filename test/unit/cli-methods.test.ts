@@ -19,7 +19,8 @@ describe('the CLI and the method table', () => {
       assert.ok(called && called.length > 0, `command "${c}" calls no method`);
       for (const m of called) assert.ok(methods.has(m), `command "${c}" names unknown method ${m}`);
     }
-    for (const c of Object.keys(COMMAND_METHODS)) assert.ok(commands.includes(c), `COMMAND_METHODS lists "${c}", which is not a command`);
+    for (const c of Object.keys(COMMAND_METHODS))
+      assert.ok(commands.includes(c), `COMMAND_METHODS lists "${c}", which is not a command`);
   });
 
   it('has a command for every method a person would call, and says why for the rest', () => {

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyEvent, isInterrupted, isTerminal, Part, TaskPushNotificationConfig, Timestamp, type Task } from '../../src/domain/a2a.model.js';
+import {
+  applyEvent,
+  isInterrupted,
+  isTerminal,
+  Part,
+  TaskPushNotificationConfig,
+  Timestamp,
+  type Task,
+} from '../../src/domain/a2a.model.js';
 import { Channel } from '../../src/domain/async-channel.js';
 import { chunkText } from '../../src/application/actors/echo.actor.js';
 
@@ -16,12 +24,28 @@ describe('applyEvent', () => {
   const base = (): Task => ({ id: 't', contextId: 'c', status: { state: 'TASK_STATE_WORKING' } });
   it('appends chunks to an artifact and replaces one that is sent again without append', () => {
     const t = base();
-    applyEvent(t, { seq: 1, kind: 'artifact', event: { taskId: 't', contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'x' }] } } });
-    applyEvent(t, { seq: 2, kind: 'artifact', event: { taskId: 't', contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'y' }] }, append: true } });
+    applyEvent(t, {
+      seq: 1,
+      kind: 'artifact',
+      event: { taskId: 't', contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'x' }] } },
+    });
+    applyEvent(t, {
+      seq: 2,
+      kind: 'artifact',
+      event: { taskId: 't', contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'y' }] }, append: true },
+    });
     assert.deepEqual(t.artifacts?.[0]?.parts, [{ text: 'x' }, { text: 'y' }]);
-    applyEvent(t, { seq: 3, kind: 'artifact', event: { taskId: 't', contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'z' }] } } });
+    applyEvent(t, {
+      seq: 3,
+      kind: 'artifact',
+      event: { taskId: 't', contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'z' }] } },
+    });
     assert.deepEqual(t.artifacts?.[0]?.parts, [{ text: 'z' }]);
-    applyEvent(t, { seq: 4, kind: 'status', event: { taskId: 't', contextId: 'c', status: { state: 'TASK_STATE_COMPLETED' } } });
+    applyEvent(t, {
+      seq: 4,
+      kind: 'status',
+      event: { taskId: 't', contextId: 'c', status: { state: 'TASK_STATE_COMPLETED' } },
+    });
     assert.equal(t.status.state, 'TASK_STATE_COMPLETED');
   });
   it('does not let a later change to the event alter the task', () => {

@@ -38,12 +38,33 @@ describe('payload limits', () => {
   it('names the limit a message passes', () => {
     const limits = { ...DEFAULT_LIMITS, maxParts: 2, maxPartBytes: 10, maxMessageBytes: 15, maxMetadataKeys: 1 };
     const m = (parts: unknown[], metadata?: Record<string, unknown>) => ({ parts: parts as never[], metadata });
-    assert.equal(limitOf(() => checkMessageLimits(m([{ text: 'a' }, { text: 'b' }]), undefined, limits)), undefined);
-    assert.equal(limitOf(() => checkMessageLimits(m([{ text: 'a' }, { text: 'b' }, { text: 'c' }]), undefined, limits)), 'maxParts');
-    assert.equal(limitOf(() => checkMessageLimits(m([{ text: 'x'.repeat(11) }]), undefined, limits)), 'maxPartBytes');
-    assert.equal(limitOf(() => checkMessageLimits(m([{ text: 'x'.repeat(9) }, { text: 'y'.repeat(9) }]), undefined, limits)), 'maxMessageBytes');
-    assert.equal(limitOf(() => checkMessageLimits(m([{ text: 'a' }], { a: 1, b: 2 }), undefined, limits)), 'maxMetadataKeys');
-    assert.equal(limitOf(() => checkMessageLimits(m([{ text: 'a' }]), { a: 1, b: 2 }, limits)), 'maxMetadataKeys');
-    assert.equal(limitOf(() => checkMessageLimits(m([{ text: 'a', metadata: { a: 1, b: 2 } }]), undefined, limits)), 'maxMetadataKeys');
+    assert.equal(
+      limitOf(() => checkMessageLimits(m([{ text: 'a' }, { text: 'b' }]), undefined, limits)),
+      undefined,
+    );
+    assert.equal(
+      limitOf(() => checkMessageLimits(m([{ text: 'a' }, { text: 'b' }, { text: 'c' }]), undefined, limits)),
+      'maxParts',
+    );
+    assert.equal(
+      limitOf(() => checkMessageLimits(m([{ text: 'x'.repeat(11) }]), undefined, limits)),
+      'maxPartBytes',
+    );
+    assert.equal(
+      limitOf(() => checkMessageLimits(m([{ text: 'x'.repeat(9) }, { text: 'y'.repeat(9) }]), undefined, limits)),
+      'maxMessageBytes',
+    );
+    assert.equal(
+      limitOf(() => checkMessageLimits(m([{ text: 'a' }], { a: 1, b: 2 }), undefined, limits)),
+      'maxMetadataKeys',
+    );
+    assert.equal(
+      limitOf(() => checkMessageLimits(m([{ text: 'a' }]), { a: 1, b: 2 }, limits)),
+      'maxMetadataKeys',
+    );
+    assert.equal(
+      limitOf(() => checkMessageLimits(m([{ text: 'a', metadata: { a: 1, b: 2 } }]), undefined, limits)),
+      'maxMetadataKeys',
+    );
   });
 });

@@ -12,7 +12,20 @@ import { after, before, describe, it } from 'node:test';
 import { LOCAL_PRINCIPAL, type Principal } from '../../src/application/index.js';
 import { isWrite, roleGrants, ROLES, PERMISSIONS } from '../../src/domain/permissions.js';
 import { buildApp, type App } from '../../src/main/app.js';
-import { A2AClient, A2AClientError, CONTRACTS, actionRegistry, getTask, planApprove, planExecute, planStatus, planUse, projectRegistry, resourceRegistry, sendMessage } from '../../src/protocol/client/index.js';
+import {
+  A2AClient,
+  A2AClientError,
+  CONTRACTS,
+  actionRegistry,
+  getTask,
+  planApprove,
+  planExecute,
+  planStatus,
+  planUse,
+  projectRegistry,
+  resourceRegistry,
+  sendMessage,
+} from '../../src/protocol/client/index.js';
 import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.transport.js';
 import { A2A_FORBIDDEN } from '../../src/protocol/jsonrpc/codes.js';
 import { initRepo } from '../support/git.js';
@@ -30,7 +43,12 @@ describe('permissions from the method table', () => {
   let dir: string;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ca-perm-'));
-    app = await buildApp({ dataDir: dir, inMemory: true, validateResults: true, card: { endpoint: 'memory://', auth: 'none' } });
+    app = await buildApp({
+      dataDir: dir,
+      inMemory: true,
+      validateResults: true,
+      card: { endpoint: 'memory://', auth: 'none' },
+    });
   });
   after(async () => {
     await app.close();
@@ -38,14 +56,19 @@ describe('permissions from the method table', () => {
   });
 
   const call = async (principal: Principal, method: string, params: unknown = {}): Promise<RpcAnswer> => {
-    const out = await app.dispatcher.dispatch({ jsonrpc: '2.0', id: 1, method, params }, { principal, version: '1.0', signal: new AbortController().signal });
+    const out = await app.dispatcher.dispatch(
+      { jsonrpc: '2.0', id: 1, method, params },
+      { principal, version: '1.0', signal: new AbortController().signal },
+    );
     assert.equal(out.kind, 'response', `${method} answers at once when refused`);
     return (out as { response: RpcAnswer }).response;
   };
-  const client = (principal: Principal): A2AClient => new A2AClient(new InMemoryClientTransport(app.dispatcher, () => ({}), principal, '1.0'));
+  const client = (principal: Principal): A2AClient =>
+    new A2AClient(new InMemoryClientTransport(app.dispatcher, () => ({}), principal, '1.0'));
 
   it('the role table: owner, admin and member write; a viewer only reads', () => {
-    for (const role of ROLES) for (const p of PERMISSIONS) assert.equal(roleGrants(role, p), role !== 'viewer' || !isWrite(p), `${role} ${p}`);
+    for (const role of ROLES)
+      for (const p of PERMISSIONS) assert.equal(roleGrants(role, p), role !== 'viewer' || !isWrite(p), `${role} ${p}`);
   });
 
   it('a viewer gets FORBIDDEN on every write method of the table, and nothing changes', async () => {
@@ -55,7 +78,10 @@ describe('permissions from the method table', () => {
       const r = await call(VIEWER, m.name, {});
       assert.ok(r.error, `${m.name} refused`);
       assert.equal(r.error.code, m.surface === 'extension' ? -32003 : A2A_FORBIDDEN, `${m.name}: ${r.error.message}`);
-      assert.match(r.error.message, new RegExp(`needs permission ${m.permission}, and your role \\(viewer\\) does not grant it`));
+      assert.match(
+        r.error.message,
+        new RegExp(`needs permission ${m.permission}, and your role \\(viewer\\) does not grant it`),
+      );
     }
     const sessions = await call(VIEWER, '_cleveragents/session/list', {});
     assert.deepEqual((sessions.result as { sessions: unknown[] }).sessions, [], 'no refused write created a session');
@@ -71,27 +97,48 @@ describe('permissions from the method table', () => {
       assert.notEqual(r.error?.code, A2A_FORBIDDEN, `${m.name}: ${r.error?.message}`);
     }
     // and they work
-    assert.ok(((await call(VIEWER, '_cleveragents/registry/actors/list', {})).result as { items: unknown[] }).items.length >= 2);
+    assert.ok(
+      ((await call(VIEWER, '_cleveragents/registry/actors/list', {})).result as { items: unknown[] }).items.length >= 2,
+    );
     assert.deepEqual(((await call(VIEWER, '_cleveragents/plan/list', {})).result as { plans: unknown[] }).plans, []);
     assert.deepEqual(((await call(VIEWER, 'ListTasks', {})).result as { tasks: unknown[] }).tasks, []);
   });
 
   it('the local user holds every permission in local/', async () => {
-    const r = await call(LOCAL_PRINCIPAL, 'SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] } });
+    const r = await call(LOCAL_PRINCIPAL, 'SendMessage', {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+    });
     assert.ok(r.result, JSON.stringify(r.error));
-    const tenant = await call(LOCAL_PRINCIPAL, 'SendMessage', { tenant: 'local', message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] } });
+    const tenant = await call(LOCAL_PRINCIPAL, 'SendMessage', {
+      tenant: 'local',
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+    });
     assert.ok(tenant.result, JSON.stringify(tenant.error));
   });
 
   it('a foreign namespace (tenant) looks like a missing one', async () => {
-    const foreign = await call(LOCAL_PRINCIPAL, 'SendMessage', { tenant: 'team', message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] } });
-    const missing = await call(LOCAL_PRINCIPAL, 'SendMessage', { tenant: 'no-such-ns', message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] } });
+    const foreign = await call(LOCAL_PRINCIPAL, 'SendMessage', {
+      tenant: 'team',
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+    });
+    const missing = await call(LOCAL_PRINCIPAL, 'SendMessage', {
+      tenant: 'no-such-ns',
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+    });
     assert.equal(foreign.error?.code, -32001);
     assert.equal(foreign.error?.message, 'Namespace team was not found');
     assert.equal(missing.error?.message, 'Namespace no-such-ns was not found');
     // a viewer of team reads there, but may not write there
     assert.ok((await call(VIEWER, 'ListTasks', { tenant: 'team' })).result);
-    assert.equal((await call(VIEWER, 'SendMessage', { tenant: 'team', message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] } })).error?.code, A2A_FORBIDDEN);
+    assert.equal(
+      (
+        await call(VIEWER, 'SendMessage', {
+          tenant: 'team',
+          message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+        })
+      ).error?.code,
+      A2A_FORBIDDEN,
+    );
     // registry entities of a foreign namespace stay invisible
     const shown = await call(VIEWER, '_cleveragents/registry/actors/show', { name: 'local/whatever' });
     assert.equal(shown.error?.code, -32001);
@@ -102,15 +149,43 @@ describe('permissions from the method table', () => {
     const other = client(STRANGER);
     const repo = join(dir, 'repo');
     initRepo(repo, { 'a.txt': 'one\n' });
-    await owner.call(resourceRegistry.add, { definition: { name: 'local/perm-repo', type: 'git-checkout', path: repo, branch: 'main' } });
-    await owner.call(projectRegistry.add, { definition: { name: 'local/perm-project', resources: ['local/perm-repo'] } });
-    await owner.call(actionRegistry.add, { definition: { name: 'local/perm-write', descriptionTemplate: 'write', definitionOfDone: 'written', steps: [{ id: 'w', tool: 'builtin/write-file', args: { path: 'a.txt', content: 'two\n' } }] } });
-    const used = await owner.call(planUse, { action: 'local/perm-write', projects: ['local/perm-project'], automationProfile: 'manual' });
+    await owner.call(resourceRegistry.add, {
+      definition: { name: 'local/perm-repo', type: 'git-checkout', path: repo, branch: 'main' },
+    });
+    await owner.call(projectRegistry.add, {
+      definition: { name: 'local/perm-project', resources: ['local/perm-repo'] },
+    });
+    await owner.call(actionRegistry.add, {
+      definition: {
+        name: 'local/perm-write',
+        descriptionTemplate: 'write',
+        definitionOfDone: 'written',
+        steps: [{ id: 'w', tool: 'builtin/write-file', args: { path: 'a.txt', content: 'two\n' } }],
+      },
+    });
+    const used = await owner.call(planUse, {
+      action: 'local/perm-write',
+      projects: ['local/perm-project'],
+      automationProfile: 'manual',
+    });
     const ex = await owner.call(planExecute, { planId: used.plan.planId, wait: true });
     assert.equal(ex.task?.status.state, 'TASK_STATE_INPUT_REQUIRED');
     // Another principal — even an owner of its own local/ — sees neither the task nor the plan.
-    await assert.rejects(other.call(sendMessage, { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: ex.taskId, parts: [{ data: { approval: { decision: 'approve' } } }] } }), (e: unknown) => e instanceof A2AClientError && e.code === -32001);
-    await assert.rejects(other.call(planApprove, { planId: used.plan.planId }), (e: unknown) => e instanceof A2AClientError && e.code === -32001 && /Plan .* was not found/.test(e.message));
+    await assert.rejects(
+      other.call(sendMessage, {
+        message: {
+          messageId: randomUUID(),
+          role: 'ROLE_USER',
+          taskId: ex.taskId,
+          parts: [{ data: { approval: { decision: 'approve' } } }],
+        },
+      }),
+      (e: unknown) => e instanceof A2AClientError && e.code === -32001,
+    );
+    await assert.rejects(
+      other.call(planApprove, { planId: used.plan.planId }),
+      (e: unknown) => e instanceof A2AClientError && e.code === -32001 && /Plan .* was not found/.test(e.message),
+    );
     const st = await owner.call(planStatus, { planId: used.plan.planId });
     assert.equal((st['waiting'] as { taskId: string }).taskId, ex.taskId, 'still waiting');
     assert.equal((await owner.call(getTask, { id: ex.taskId })).status.state, 'TASK_STATE_INPUT_REQUIRED');

@@ -18,12 +18,25 @@ describe('answers to a plan reach PlanService, and only on the waiting task', ()
   let dir: string;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ca-answers-'));
-    app = await buildApp({ dataDir: dir, inMemory: true, validateResults: true, card: { endpoint: 'memory://', auth: 'none' } });
+    app = await buildApp({
+      dataDir: dir,
+      inMemory: true,
+      validateResults: true,
+      card: { endpoint: 'memory://', auth: 'none' },
+    });
     const repo = join(dir, 'repo');
     initRepo(repo, { 'a.txt': 'one\n' });
     const r = app.facade.registry;
-    await r.add('resource', { definition: { name: 'local/ans-repo', type: 'git-checkout', path: repo, branch: 'main' } }, LOCAL_PRINCIPAL);
-    await r.add('project', { definition: { name: 'local/ans-project', resources: ['local/ans-repo'] } }, LOCAL_PRINCIPAL);
+    await r.add(
+      'resource',
+      { definition: { name: 'local/ans-repo', type: 'git-checkout', path: repo, branch: 'main' } },
+      LOCAL_PRINCIPAL,
+    );
+    await r.add(
+      'project',
+      { definition: { name: 'local/ans-project', resources: ['local/ans-repo'] } },
+      LOCAL_PRINCIPAL,
+    );
     await r.add(
       'action',
       {
@@ -47,7 +60,10 @@ describe('answers to a plan reach PlanService, and only on the waiting task', ()
 
   const waitingPlan = async (): Promise<{ planId: string; taskId: string; contextId: string }> => {
     const plans = app.facade.plans;
-    const used = await plans.use({ action: 'local/ans-two', projects: ['local/ans-project'], automationProfile: 'manual' }, LOCAL_PRINCIPAL);
+    const used = await plans.use(
+      { action: 'local/ans-two', projects: ['local/ans-project'], automationProfile: 'manual' },
+      LOCAL_PRINCIPAL,
+    );
     const ex = await plans.execute(used.plan.planId, { wait: true }, LOCAL_PRINCIPAL);
     assert.equal(ex.task?.status.state, 'TASK_STATE_INPUT_REQUIRED');
     return { planId: used.plan.planId, taskId: ex.taskId, contextId: used.plan.contextId };
@@ -55,11 +71,18 @@ describe('answers to a plan reach PlanService, and only on the waiting task', ()
 
   it('refuses an answer on another task of the plan, naming the task that waits', async () => {
     const { planId, taskId, contextId } = await waitingPlan();
-    const other = { id: '01ARZ3NDEKTSV4RRFFQ69G5FAV', contextId, status: { state: 'TASK_STATE_INPUT_REQUIRED' as const } };
+    const other = {
+      id: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
+      contextId,
+      status: { state: 'TASK_STATE_INPUT_REQUIRED' as const },
+    };
     const message = { messageId: randomUUID(), role: 'ROLE_USER' as const, parts: [{ text: 'yes' }] };
     await assert.rejects(
       app.facade.plans.onInput(other, message, LOCAL_PRINCIPAL),
-      (e: unknown) => e instanceof AppError && e.reason === 'INVALID_STATE' && e.message.includes(`plan ${planId} waits on task ${taskId}`),
+      (e: unknown) =>
+        e instanceof AppError &&
+        e.reason === 'INVALID_STATE' &&
+        e.message.includes(`plan ${planId} waits on task ${taskId}`),
     );
     assert.equal((await app.facade.plans.status(planId, LOCAL_PRINCIPAL)).waiting?.taskId, taskId, 'still waiting');
     await app.facade.plans.cancel(planId, undefined, LOCAL_PRINCIPAL);
@@ -79,10 +102,16 @@ describe('answers to a plan reach PlanService, and only on the waiting task', ()
     assert.equal(task.status.state, 'TASK_STATE_FAILED');
     assert.match(task.status.message?.parts[0]?.text ?? '', /rolled back to checkpoint/);
     await assert.rejects(
-      app.facade.tasks.send({ message: { messageId: randomUUID(), role: 'ROLE_USER', taskId, parts: [{ text: 'yes' }] } }, LOCAL_PRINCIPAL),
+      app.facade.tasks.send(
+        { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId, parts: [{ text: 'yes' }] } },
+        LOCAL_PRINCIPAL,
+      ),
       (e: unknown) => e instanceof AppError && e.reason === 'UNSUPPORTED_OPERATION',
     );
-    await assert.rejects(plans.approve(planId, {}, LOCAL_PRINCIPAL), (e: unknown) => e instanceof AppError && e.reason === 'INVALID_STATE');
+    await assert.rejects(
+      plans.approve(planId, {}, LOCAL_PRINCIPAL),
+      (e: unknown) => e instanceof AppError && e.reason === 'INVALID_STATE',
+    );
     await plans.cancel(planId, undefined, LOCAL_PRINCIPAL);
   });
 });

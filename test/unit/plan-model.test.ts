@@ -51,7 +51,10 @@ function plan(phase: Plan['phase'], state: Plan['state'], extra: Partial<Plan> =
 
 const refused = (fn: () => void, p: Plan, pattern: RegExp): void => {
   const before = JSON.stringify(p);
-  assert.throws(fn, (err: unknown) => err instanceof AppError && err.reason === 'INVALID_STATE' && pattern.test(err.message));
+  assert.throws(
+    fn,
+    (err: unknown) => err instanceof AppError && err.reason === 'INVALID_STATE' && pattern.test(err.message),
+  );
   assert.equal(JSON.stringify(p), before, 'a refused transition changes nothing');
 };
 
@@ -76,7 +79,11 @@ describe('the plan state machine', () => {
   it('refuses illegal transitions, naming both ends, and changes nothing', () => {
     // The bypass of defect 3: an apply on a plan that never executed.
     const fresh = plan('strategize', 'complete');
-    refused(() => markApplied(fresh, { at: '', commits: [] }), fresh, /cannot go from strategize\/complete to apply\/applied/);
+    refused(
+      () => markApplied(fresh, { at: '', commits: [] }),
+      fresh,
+      /cannot go from strategize\/complete to apply\/applied/,
+    );
     refused(() => startPhase(fresh, 'apply'), fresh, /strategize\/complete to apply\/processing/);
     refused(() => awaitAnswer(fresh, { kind: 'apply-approval', taskId: 't', request: {} }), fresh, /to apply\/queued/);
     const applied = plan('apply', 'applied');
@@ -86,7 +93,11 @@ describe('the plan state machine', () => {
     refused(() => startPhase(cancelled, 'execute'), cancelled, /execute\/cancelled to execute\/processing/);
     refused(() => completePhase(cancelled), cancelled, /execute\/cancelled to execute\/complete/);
     const queued = plan('strategize', 'queued');
-    refused(() => failPhase(queued, 'execute', { kind: 'tool', message: 'x', recoverable: true }), queued, /to execute\/errored/);
+    refused(
+      () => failPhase(queued, 'execute', { kind: 'tool', message: 'x', recoverable: true }),
+      queued,
+      /to execute\/errored/,
+    );
     const done = plan('execute', 'complete');
     refused(() => declineApply(done), done, /execute\/complete to execute\/complete/);
     assert.equal(canMove('apply/processing', 'strategize/processing'), false, 'no correction while applying');
@@ -120,18 +131,26 @@ describe('the plan state machine', () => {
 
 describe('the approval answer parser (one for every path)', () => {
   it('a clear yes approves; a clear no rejects', () => {
-    for (const t of ['yes', 'Y', 'approve', 'OK', ' yes. ']) assert.deepEqual(parseApprovalAnswer({ text: t }), { decision: 'approve' }, t);
-    for (const t of ['no', 'N', 'reject', 'No!', 'rejected']) assert.deepEqual(parseApprovalAnswer({ text: t }), { decision: 'reject' }, t);
+    for (const t of ['yes', 'Y', 'approve', 'OK', ' yes. '])
+      assert.deepEqual(parseApprovalAnswer({ text: t }), { decision: 'approve' }, t);
+    for (const t of ['no', 'N', 'reject', 'No!', 'rejected'])
+      assert.deepEqual(parseApprovalAnswer({ text: t }), { decision: 'reject' }, t);
   });
 
   it('guidance never approves: it is a rejection with that guidance', () => {
     assert.deepEqual(parseApprovalAnswer({ text: 'go ahead' }), { decision: 'reject', guidance: 'go ahead' });
-    assert.deepEqual(parseApprovalAnswer({ text: 'yes but rename it first' }), { decision: 'reject', guidance: 'yes but rename it first' });
+    assert.deepEqual(parseApprovalAnswer({ text: 'yes but rename it first' }), {
+      decision: 'reject',
+      guidance: 'yes but rename it first',
+    });
   });
 
   it('reads the structured answer, which wins over text', () => {
     assert.deepEqual(parseApprovalAnswer({ text: 'no', approval: { decision: 'approve' } }), { decision: 'approve' });
-    assert.deepEqual(parseApprovalAnswer({ approval: { decision: 'reject', guidance: ' later ' } }), { decision: 'reject', guidance: 'later' });
+    assert.deepEqual(parseApprovalAnswer({ approval: { decision: 'reject', guidance: ' later ' } }), {
+      decision: 'reject',
+      guidance: 'later',
+    });
   });
 
   it('refuses what is no answer, listing the valid answers', () => {
@@ -146,7 +165,11 @@ describe('the approval answer parser (one for every path)', () => {
     for (const [input, why] of cases) {
       assert.throws(
         () => parseApprovalAnswer(input),
-        (err: unknown) => err instanceof AppError && err.reason === 'INVALID_PARAMS' && why.test(err.message) && /Valid answers: approve \(yes/.test(err.message),
+        (err: unknown) =>
+          err instanceof AppError &&
+          err.reason === 'INVALID_PARAMS' &&
+          why.test(err.message) &&
+          /Valid answers: approve \(yes/.test(err.message),
         JSON.stringify(input),
       );
     }

@@ -15,7 +15,8 @@ function protoMessages(): Map<string, Map<string, string>> {
   const re = /^message (\w+) \{([\s\S]*?)^\}/gm;
   for (const m of PROTO.matchAll(re)) {
     const fields = new Map<string, string>();
-    for (const f of (m[2] ?? '').matchAll(/^\s*(?:repeated |optional )?([\w.]+(?:<[^>]+>)?) (\w+) = \d+/gm)) fields.set(f[2] ?? '', f[1] ?? '');
+    for (const f of (m[2] ?? '').matchAll(/^\s*(?:repeated |optional )?([\w.]+(?:<[^>]+>)?) (\w+) = \d+/gm))
+      fields.set(f[2] ?? '', f[1] ?? '');
     out.set(m[1] ?? '', fields);
   }
   return out;
@@ -30,7 +31,8 @@ describe('proto field names', () => {
       assert.deepEqual(Object.keys(fields).sort(), [...p.keys()].sort(), name);
       for (const [field, child] of Object.entries(fields)) {
         const type: string = p.get(field) ?? '';
-        const isMessage: boolean = /^[A-Z]/.test(type) && !type.startsWith('google.') && !['TaskState', 'Role'].includes(type);
+        const isMessage: boolean =
+          /^[A-Z]/.test(type) && !type.startsWith('google.') && !['TaskState', 'Role'].includes(type);
         assert.equal(child, isMessage ? type : null, `${name}.${field} (${type})`);
       }
     }
@@ -57,14 +59,21 @@ describe('proto field names', () => {
         context_id: 'c1',
         reference_task_ids: ['t0'],
         role: 'ROLE_USER',
-        parts: [{ text: 'hi', media_type: 'text/plain' }, { data: { snake_key: 1 }, metadata: { my_key: 2 } }],
+        parts: [
+          { text: 'hi', media_type: 'text/plain' },
+          { data: { snake_key: 1 }, metadata: { my_key: 2 } },
+        ],
         metadata: { keep_me: true },
       },
       configuration: {
         accepted_output_modes: ['text/plain'],
         return_immediately: true,
         history_length: 2,
-        task_push_notification_config: { url: 'https://example.com/h', task_id: 't', authentication: { scheme: 'Bearer', credentials: 'x' } },
+        task_push_notification_config: {
+          url: 'https://example.com/h',
+          task_id: 't',
+          authentication: { scheme: 'Bearer', credentials: 'x' },
+        },
       },
     };
     assert.deepEqual(normaliseProtoNames('SendMessageRequest', input), {
@@ -73,14 +82,21 @@ describe('proto field names', () => {
         contextId: 'c1',
         referenceTaskIds: ['t0'],
         role: 'ROLE_USER',
-        parts: [{ text: 'hi', mediaType: 'text/plain' }, { data: { snake_key: 1 }, metadata: { my_key: 2 } }],
+        parts: [
+          { text: 'hi', mediaType: 'text/plain' },
+          { data: { snake_key: 1 }, metadata: { my_key: 2 } },
+        ],
         metadata: { keep_me: true },
       },
       configuration: {
         acceptedOutputModes: ['text/plain'],
         returnImmediately: true,
         historyLength: 2,
-        taskPushNotificationConfig: { url: 'https://example.com/h', taskId: 't', authentication: { scheme: 'Bearer', credentials: 'x' } },
+        taskPushNotificationConfig: {
+          url: 'https://example.com/h',
+          taskId: 't',
+          authentication: { scheme: 'Bearer', credentials: 'x' },
+        },
       },
     });
   });
@@ -91,13 +107,19 @@ describe('proto field names', () => {
   });
 
   it('accepts both spellings with the same value, and refuses them with different values', () => {
-    assert.deepEqual(normaliseProtoNames('GetTaskPushNotificationConfigRequest', { task_id: 't', taskId: 't', id: 'c' }), { taskId: 't', id: 'c' });
+    assert.deepEqual(
+      normaliseProtoNames('GetTaskPushNotificationConfigRequest', { task_id: 't', taskId: 't', id: 'c' }),
+      { taskId: 't', id: 'c' },
+    );
     assert.throws(
       () => normaliseProtoNames('ListTasksRequest', { page_size: 5, pageSize: 6 }),
       (e: unknown) => e instanceof AppError && e.reason === 'INVALID_PARAMS' && e.fields[0]?.field === 'pageSize',
     );
     assert.throws(
-      () => normaliseProtoNames('SendMessageRequest', { message: { parts: [{ media_type: 'a' }, { mediaType: 'b', media_type: 'c' }] } }),
+      () =>
+        normaliseProtoNames('SendMessageRequest', {
+          message: { parts: [{ media_type: 'a' }, { mediaType: 'b', media_type: 'c' }] },
+        }),
       (e: unknown) => e instanceof AppError && e.fields[0]?.field === 'message.parts.1.mediaType',
     );
   });
@@ -105,12 +127,27 @@ describe('proto field names', () => {
 
 describe('RFC 3339 timestamps', () => {
   it('accepts any offset and 0 to 9 fractional digits', () => {
-    for (const s of ['2026-12-01T08:10:00Z', '2026-12-01T08:10:00.1Z', '2026-12-01T08:10:00.123456+00:00', '2026-12-01T08:10:00.123456789-05:30', '2026-12-01t08:10:00z', '2026-12-01T23:30:00+14:00']) {
+    for (const s of [
+      '2026-12-01T08:10:00Z',
+      '2026-12-01T08:10:00.1Z',
+      '2026-12-01T08:10:00.123456+00:00',
+      '2026-12-01T08:10:00.123456789-05:30',
+      '2026-12-01t08:10:00z',
+      '2026-12-01T23:30:00+14:00',
+    ]) {
       assert.ok(Timestamp.safeParse(s).success, s);
     }
   });
   it('refuses what is not a real RFC 3339 instant', () => {
-    for (const s of ['2026-02-31T00:00:00Z', '2026-12-01T24:00:00Z', '2026-12-01T08:10:00', '2026-12-01 08:10:00Z', '2026-12-01T08:10:00.1234567890Z', '2026-12-01T08:10:00+24:00', 'yesterday']) {
+    for (const s of [
+      '2026-02-31T00:00:00Z',
+      '2026-12-01T24:00:00Z',
+      '2026-12-01T08:10:00',
+      '2026-12-01 08:10:00Z',
+      '2026-12-01T08:10:00.1234567890Z',
+      '2026-12-01T08:10:00+24:00',
+      'yesterday',
+    ]) {
       assert.ok(!Timestamp.safeParse(s).success, s);
     }
   });

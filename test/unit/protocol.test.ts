@@ -4,7 +4,13 @@ import { z } from 'zod';
 import { AppError, ERROR_REASONS } from '../../src/domain/errors.js';
 import { buildMethodTable, METHODS } from '../../src/protocol/a2a/method-table.js';
 import { defineMethod } from '../../src/protocol/a2a/method.js';
-import { messageFromV03, messageToV03, stateFromV03, stateToV03, streamResponseToV03 } from '../../src/protocol/a2a/v03.codec.js';
+import {
+  messageFromV03,
+  messageToV03,
+  stateFromV03,
+  stateToV03,
+  streamResponseToV03,
+} from '../../src/protocol/a2a/v03.codec.js';
 import { parseVersion } from '../../src/protocol/a2a/versions.js';
 import { A2A_CODES, EXTENSION_CODES, HTTP_STATUS } from '../../src/protocol/jsonrpc/codes.js';
 import { checkEnvelope } from '../../src/protocol/jsonrpc/envelope.js';
@@ -14,19 +20,71 @@ import { TASK_STATES } from '../../src/domain/a2a.model.js';
 
 describe('method table', () => {
   it('refuses a name claimed twice', () => {
-    const a = defineMethod({ name: 'x/one', aliases: ['dup'], surface: 'extension', summary: '', permission: 'system:read', params: z.object({}), result: z.object({}), call: async () => ({}) });
-    const b = defineMethod({ name: 'dup', surface: 'extension', summary: '', permission: 'system:read', params: z.object({}), result: z.object({}), call: async () => ({}) });
+    const a = defineMethod({
+      name: 'x/one',
+      aliases: ['dup'],
+      surface: 'extension',
+      summary: '',
+      permission: 'system:read',
+      params: z.object({}),
+      result: z.object({}),
+      call: async () => ({}),
+    });
+    const b = defineMethod({
+      name: 'dup',
+      surface: 'extension',
+      summary: '',
+      permission: 'system:read',
+      params: z.object({}),
+      result: z.object({}),
+      call: async () => ({}),
+    });
     assert.throws(() => buildMethodTable([a, b]), /claimed by both/);
   });
   it('serves every standard operation under its v1.0 name, the seed name and (where v0.3 had it) the v0.3 name', () => {
     const t = buildMethodTable();
-    for (const name of ['SendMessage', 'SendStreamingMessage', 'GetTask', 'ListTasks', 'CancelTask', 'SubscribeToTask', 'CreateTaskPushNotificationConfig', 'GetTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs', 'DeleteTaskPushNotificationConfig', 'GetExtendedAgentCard']) {
+    for (const name of [
+      'SendMessage',
+      'SendStreamingMessage',
+      'GetTask',
+      'ListTasks',
+      'CancelTask',
+      'SubscribeToTask',
+      'CreateTaskPushNotificationConfig',
+      'GetTaskPushNotificationConfig',
+      'ListTaskPushNotificationConfigs',
+      'DeleteTaskPushNotificationConfig',
+      'GetExtendedAgentCard',
+    ]) {
       assert.ok(t.v1.has(name), name);
     }
-    for (const name of ['message/send', 'message/stream', 'tasks/get', 'tasks/list', 'tasks/cancel', 'tasks/subscribe', 'pushNotificationConfig/create', 'pushNotificationConfig/get', 'pushNotificationConfig/list', 'pushNotificationConfig/delete', 'getExtendedAgentCard']) {
+    for (const name of [
+      'message/send',
+      'message/stream',
+      'tasks/get',
+      'tasks/list',
+      'tasks/cancel',
+      'tasks/subscribe',
+      'pushNotificationConfig/create',
+      'pushNotificationConfig/get',
+      'pushNotificationConfig/list',
+      'pushNotificationConfig/delete',
+      'getExtendedAgentCard',
+    ]) {
       assert.ok(t.v1.has(name), name);
     }
-    for (const name of ['message/send', 'message/stream', 'tasks/get', 'tasks/cancel', 'tasks/resubscribe', 'tasks/pushNotificationConfig/set', 'tasks/pushNotificationConfig/get', 'tasks/pushNotificationConfig/list', 'tasks/pushNotificationConfig/delete', 'agent/getAuthenticatedExtendedCard']) {
+    for (const name of [
+      'message/send',
+      'message/stream',
+      'tasks/get',
+      'tasks/cancel',
+      'tasks/resubscribe',
+      'tasks/pushNotificationConfig/set',
+      'tasks/pushNotificationConfig/get',
+      'tasks/pushNotificationConfig/list',
+      'tasks/pushNotificationConfig/delete',
+      'agent/getAuthenticatedExtendedCard',
+    ]) {
       assert.ok(t.v03.has(name), name);
     }
   });
@@ -69,7 +127,16 @@ describe('envelope', () => {
   it('accepts a well-formed request and flags each malformation', () => {
     assert.ok(checkEnvelope({ jsonrpc: '2.0', id: 1, method: 'X' }).ok);
     assert.ok(checkEnvelope({ jsonrpc: '2.0', method: 'X' }).ok, 'a notification');
-    for (const bad of [null, 1, 'x', [], { jsonrpc: '2.0', id: 1 }, { jsonrpc: '2.0', id: 1, method: '' }, { jsonrpc: '2.0', id: true, method: 'X' }, { jsonrpc: '2.0', id: 1, method: 'X', params: 3 }]) {
+    for (const bad of [
+      null,
+      1,
+      'x',
+      [],
+      { jsonrpc: '2.0', id: 1 },
+      { jsonrpc: '2.0', id: 1, method: '' },
+      { jsonrpc: '2.0', id: true, method: 'X' },
+      { jsonrpc: '2.0', id: 1, method: 'X', params: 3 },
+    ]) {
       assert.equal(checkEnvelope(bad).ok, false, JSON.stringify(bad));
     }
   });
@@ -89,13 +156,19 @@ describe('versions', () => {
 
 describe('v0.3 codec', () => {
   it('round-trips messages and states', () => {
-    const m = { messageId: 'm', role: 'ROLE_USER' as const, parts: [{ text: 'hi' }, { data: { a: 1 } }, { url: 'https://x/y', mediaType: 'text/plain', filename: 'y' }], contextId: 'c' };
+    const m = {
+      messageId: 'm',
+      role: 'ROLE_USER' as const,
+      parts: [{ text: 'hi' }, { data: { a: 1 } }, { url: 'https://x/y', mediaType: 'text/plain', filename: 'y' }],
+      contextId: 'c',
+    };
     assert.deepEqual(messageFromV03(messageToV03(m) as Parameters<typeof messageFromV03>[0]), m);
     for (const s of TASK_STATES) assert.equal(stateFromV03(stateToV03(s)), s);
     assert.equal(stateToV03('TASK_STATE_INPUT_REQUIRED'), 'input-required');
   });
   it('marks final status updates', () => {
-    const ev = (state: (typeof TASK_STATES)[number]) => streamResponseToV03({ statusUpdate: { taskId: 't', contextId: 'c', status: { state } } });
+    const ev = (state: (typeof TASK_STATES)[number]) =>
+      streamResponseToV03({ statusUpdate: { taskId: 't', contextId: 'c', status: { state } } });
     assert.equal(ev('TASK_STATE_WORKING')['final'], false);
     assert.equal(ev('TASK_STATE_COMPLETED')['final'], true);
     assert.equal(ev('TASK_STATE_INPUT_REQUIRED')['final'], true);
@@ -106,7 +179,11 @@ describe('line framing', () => {
   it('splits lines across chunks and reports oversized ones without losing the next', () => {
     const lines: string[] = [];
     const over: number[] = [];
-    const f = createLineFramer((l) => lines.push(l), (n) => over.push(n), 10);
+    const f = createLineFramer(
+      (l) => lines.push(l),
+      (n) => over.push(n),
+      10,
+    );
     f.push(Buffer.from('{"a":1}\n{"b"'));
     f.push(Buffer.from(':2}\r\n'));
     f.push(Buffer.from('xxxxxxxxxxxxxxxxxxxx'));

@@ -53,7 +53,10 @@ export class ConformanceActor implements Actor {
     switch (behaviour) {
       case 'tck-complete-task':
         await turn.status('TASK_STATE_WORKING');
-        await turn.artifact({ artifactId: 'result', name: 'result', parts: [{ text: 'Task completed successfully' }] }, { lastChunk: true });
+        await turn.artifact(
+          { artifactId: 'result', name: 'result', parts: [{ text: 'Task completed successfully' }] },
+          { lastChunk: true },
+        );
         return turn.status('TASK_STATE_COMPLETED', 'Task completed');
       case 'tck-input-required':
         await turn.status('TASK_STATE_WORKING');
@@ -77,7 +80,10 @@ export class ConformanceActor implements Actor {
   private async followUp(turn: ActorTurn, behaviour: Behaviour): Promise<void> {
     if (behaviour === 'tck-input-required' || behaviour === 'tck-auth-required') {
       await turn.status('TASK_STATE_WORKING');
-      await turn.artifact({ artifactId: 'result', name: 'result', parts: [{ text: 'Input received; task completed' }] }, { lastChunk: true });
+      await turn.artifact(
+        { artifactId: 'result', name: 'result', parts: [{ text: 'Input received; task completed' }] },
+        { lastChunk: true },
+      );
       return turn.status('TASK_STATE_COMPLETED', 'Task completed');
     }
     return turn.status('TASK_STATE_WORKING', 'Follow-up message received');
@@ -90,7 +96,10 @@ export class ConformanceActor implements Actor {
       if (turn.signal.aborted) return;
       await turn.status('TASK_STATE_WORKING', `Progress ${i}/${this.steps}`);
     }
-    await turn.artifact({ artifactId: 'result', name: 'result', parts: [{ text: 'Long-running task completed' }] }, { lastChunk: true });
+    await turn.artifact(
+      { artifactId: 'result', name: 'result', parts: [{ text: 'Long-running task completed' }] },
+      { lastChunk: true },
+    );
     await turn.status('TASK_STATE_COMPLETED', 'Task completed');
   }
 }

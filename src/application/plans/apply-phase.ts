@@ -9,17 +9,30 @@ export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHand
   plan.error = undefined;
   if (!yes && plan.automationProfile !== 'auto') {
     const diffs = await wb.diffs(plan);
-    const request = { kind: 'apply', planId: plan.id, stats: totalStats(diffs), files: diffs.flatMap((x) => x.diff.files.map((f) => `${f.status} ${f.path}`)), options: ['approve', 'reject'] };
+    const request = {
+      kind: 'apply',
+      planId: plan.id,
+      stats: totalStats(diffs),
+      files: diffs.flatMap((x) => x.diff.files.map((f) => `${f.status} ${f.path}`)),
+      options: ['approve', 'reject'],
+    };
     awaitAnswer(plan, { kind: 'apply-approval', taskId: turn.task.id, request });
     await wb.save(plan);
-    return turn.status('TASK_STATE_INPUT_REQUIRED', `Apply ${request.stats.files} changed file(s) to the project? (approve / reject)`, { data: { approvalRequest: request }, ...wb.meta(plan) });
+    return turn.status(
+      'TASK_STATE_INPUT_REQUIRED',
+      `Apply ${request.stats.files} changed file(s) to the project? (approve / reject)`,
+      { data: { approvalRequest: request }, ...wb.meta(plan) },
+    );
   }
   startPhase(plan, 'apply');
   await wb.save(plan);
   await turn.status('TASK_STATE_WORKING', 'Applying the changes to the project', wb.meta(plan));
   const applied: NonNullable<Plan['applied']>['commits'] = [];
   for (const sb of plan.sandboxes) {
-    const outcome = await sandboxes.apply(sb, `${plan.description}\n\nApplied by CleverAgents plan ${plan.id} (${plan.action}).`);
+    const outcome = await sandboxes.apply(
+      sb,
+      `${plan.description}\n\nApplied by CleverAgents plan ${plan.id} (${plan.action}).`,
+    );
     if (!outcome.ok) {
       return wb.fail(plan, turn, 'apply', {
         kind: outcome.reason,
@@ -33,9 +46,14 @@ export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       });
     }
     applied.push({ resource: sb.resource, commit: outcome.commit, files: outcome.files });
-    await turn.status('TASK_STATE_WORKING', `Applied to ${sb.resource}${outcome.commit ? `: commit ${outcome.commit.slice(0, 12)}` : ''} (${outcome.files.length} file${outcome.files.length === 1 ? '' : 's'})`, wb.meta(plan));
+    await turn.status(
+      'TASK_STATE_WORKING',
+      `Applied to ${sb.resource}${outcome.commit ? `: commit ${outcome.commit.slice(0, 12)}` : ''} (${outcome.files.length} file${outcome.files.length === 1 ? '' : 's'})`,
+      wb.meta(plan),
+    );
   }
-  for (const sb of plan.sandboxes) await sandboxes.remove(sb).catch((err: unknown) => logger.warn({ err, planId: plan.id }, 'sandbox cleanup failed'));
+  for (const sb of plan.sandboxes)
+    await sandboxes.remove(sb).catch((err: unknown) => logger.warn({ err, planId: plan.id }, 'sandbox cleanup failed'));
   markApplied(plan, { at: wb.now().toISOString(), commits: applied });
   await wb.save(plan);
   await turn.status('TASK_STATE_COMPLETED', `Plan ${plan.id} applied`, wb.meta(plan));

@@ -13,18 +13,29 @@ export function resolveArguments(action: ActionDefinition, given: Record<string,
   const out: Record<string, ArgValue> = {};
   const problems: FieldViolation[] = [];
   for (const name of Object.keys(given)) {
-    if (!(name in specs)) problems.push({ field: `arguments.${name}`, description: `is not an argument of ${action.name} (it takes: ${Object.keys(specs).join(', ') || 'none'})` });
+    if (!(name in specs))
+      problems.push({
+        field: `arguments.${name}`,
+        description: `is not an argument of ${action.name} (it takes: ${Object.keys(specs).join(', ') || 'none'})`,
+      });
   }
   for (const [name, spec] of Object.entries(specs)) {
     const raw = given[name];
     if (raw === undefined) {
       if (spec.default !== undefined) out[name] = spec.default;
-      else if (spec.required !== false) problems.push({ field: `arguments.${name}`, description: `is required${spec.description ? ` (${spec.description})` : ''}` });
+      else if (spec.required !== false)
+        problems.push({
+          field: `arguments.${name}`,
+          description: `is required${spec.description ? ` (${spec.description})` : ''}`,
+        });
       continue;
     }
     const v = coerce(raw, spec.type);
     if (v === undefined) {
-      problems.push({ field: `arguments.${name}`, description: `must be ${spec.type === 'integer' ? 'an integer' : `a ${spec.type}`} (got ${JSON.stringify(raw)})` });
+      problems.push({
+        field: `arguments.${name}`,
+        description: `must be ${spec.type === 'integer' ? 'an integer' : `a ${spec.type}`} (got ${JSON.stringify(raw)})`,
+      });
       continue;
     }
     if (spec.enum && !spec.enum.includes(v as string | number)) {
@@ -34,10 +45,14 @@ export function resolveArguments(action: ActionDefinition, given: Record<string,
     out[name] = v;
   }
   if (problems.length > 0) {
-    throw new AppError('INVALID_PARAMS', `Invalid arguments for ${action.name}: ${problems.map((p) => `${p.field} ${p.description}`).join('; ')}`, {
-      fields: problems,
-      hint: `see the action's arguments with \`agents action show ${action.name}\``,
-    });
+    throw new AppError(
+      'INVALID_PARAMS',
+      `Invalid arguments for ${action.name}: ${problems.map((p) => `${p.field} ${p.description}`).join('; ')}`,
+      {
+        fields: problems,
+        hint: `see the action's arguments with \`agents action show ${action.name}\``,
+      },
+    );
   }
   return out;
 }
@@ -45,7 +60,11 @@ export function resolveArguments(action: ActionDefinition, given: Record<string,
 function coerce(raw: unknown, type: 'string' | 'number' | 'integer' | 'boolean'): ArgValue | undefined {
   switch (type) {
     case 'string':
-      return typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : undefined;
+      return typeof raw === 'string'
+        ? raw
+        : typeof raw === 'number' || typeof raw === 'boolean'
+          ? String(raw)
+          : undefined;
     case 'boolean':
       if (typeof raw === 'boolean') return raw;
       if (raw === 'true' || raw === 'yes' || raw === '1') return true;

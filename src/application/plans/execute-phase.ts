@@ -15,7 +15,11 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
   startPhase(plan, 'execute');
   plan.tasks.execute = turn.task.id;
   await wb.save(plan);
-  await turn.status('TASK_STATE_WORKING', resuming ? `Resuming execute at step ${plan.cursor + 1}` : 'Executing in a sandbox', wb.meta(plan));
+  await turn.status(
+    'TASK_STATE_WORKING',
+    resuming ? `Resuming execute at step ${plan.cursor + 1}` : 'Executing in a sandbox',
+    wb.meta(plan),
+  );
   const started = Date.now();
   const wall = plan.usage.wallMs;
   const tick = async (): Promise<void> => {
@@ -26,7 +30,11 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     for (const r of await wb.resources(plan)) {
       const sb = await wb.deps.sandboxes.create(plan.id, r);
       plan.sandboxes.push(sb);
-      await turn.status('TASK_STATE_WORKING', `Sandbox for ${r.name}: ${sb.root}${sb.branch ? ` (branch ${sb.branch})` : ''}`, wb.meta(plan));
+      await turn.status(
+        'TASK_STATE_WORKING',
+        `Sandbox for ${r.name}: ${sb.root}${sb.branch ? ` (branch ${sb.branch})` : ''}`,
+        wb.meta(plan),
+      );
     }
     const cp = await wb.checkpoint(plan, 'before-execute', 0);
     await turn.status('TASK_STATE_WORKING', `Checkpoint ${cp.id} before execute`, wb.meta(plan, { checkpoint: cp.id }));
@@ -35,34 +43,88 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     if (last) {
       await wb.restore(plan, last);
       plan.cursor = last.stepIndex;
-      await turn.status('TASK_STATE_WORKING', `Restored checkpoint ${last.id} (${last.label})`, wb.meta(plan, { checkpoint: last.id }));
+      await turn.status(
+        'TASK_STATE_WORKING',
+        `Restored checkpoint ${last.id} (${last.label})`,
+        wb.meta(plan, { checkpoint: last.id }),
+      );
     }
   }
   await wb.save(plan);
 
   const decisions = await wb.deps.plans.decisions(plan.id);
   const sandbox = plan.sandboxes[0];
-  if (!sandbox) return wb.fail(plan, turn, 'execute', { kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
+  if (!sandbox)
+    return wb.fail(plan, turn, 'execute', { kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
   for (let i = plan.cursor; i < plan.stepsTotal; i++) {
     const d = decisions.find((x) => x.type === 'step' && x.stepIndex === i && !x.superseded);
-    if (!d) return wb.fail(plan, turn, 'execute', { kind: 'strategy', message: `no decision for step ${i + 1}`, recoverable: true, hint: `re-strategize with agents plan correct` });
+    if (!d)
+      return wb.fail(plan, turn, 'execute', {
+        kind: 'strategy',
+        message: `no decision for step ${i + 1}`,
+        recoverable: true,
+        hint: `re-strategize with agents plan correct`,
+      });
     const { tool: toolName, args } = d.chosen as { tool: string; args: Record<string, unknown> };
     const tool = (await wb.deps.registry.lookup('tool', toolName))?.definition as ToolDefinition | undefined;
-    if (!tool) return wb.fail(plan, turn, 'execute', { kind: 'tool', message: `tool ${toolName} no longer exists`, recoverable: true });
+    if (!tool)
+      return wb.fail(plan, turn, 'execute', {
+        kind: 'tool',
+        message: `tool ${toolName} no longer exists`,
+        recoverable: true,
+      });
     await tick();
     if (plan.usage.toolCalls >= plan.budget.maxToolCalls) {
-      return wb.fail(plan, turn, 'execute', { kind: 'budget', message: `budget exceeded: ${plan.usage.toolCalls} of ${plan.budget.maxToolCalls} tool calls used`, recoverable: true, hint: 'raise it with agents plan execute --max-tool-calls N' }, 'constrained');
+      return wb.fail(
+        plan,
+        turn,
+        'execute',
+        {
+          kind: 'budget',
+          message: `budget exceeded: ${plan.usage.toolCalls} of ${plan.budget.maxToolCalls} tool calls used`,
+          recoverable: true,
+          hint: 'raise it with agents plan execute --max-tool-calls N',
+        },
+        'constrained',
+      );
     }
     if (plan.usage.wallMs >= plan.budget.maxWallMs) {
-      return wb.fail(plan, turn, 'execute', { kind: 'budget', message: `budget exceeded: ${Math.round(plan.usage.wallMs / 1000)} s of ${Math.round(plan.budget.maxWallMs / 1000)} s wall time used`, recoverable: true, hint: 'raise it with agents plan execute --max-wall-seconds N' }, 'constrained');
+      return wb.fail(
+        plan,
+        turn,
+        'execute',
+        {
+          kind: 'budget',
+          message: `budget exceeded: ${Math.round(plan.usage.wallMs / 1000)} s of ${Math.round(plan.budget.maxWallMs / 1000)} s wall time used`,
+          recoverable: true,
+          hint: 'raise it with agents plan execute --max-wall-seconds N',
+        },
+        'constrained',
+      );
     }
     // An answer recorded for this step in this attempt (answer() records it before resuming).
-    const answered = decisions.filter((x) => x.type === 'approval' && x.parentId === d.id && x.attempt === plan.attempt).at(-1);
+    const answered = decisions
+      .filter((x) => x.type === 'approval' && x.parentId === d.id && x.attempt === plan.attempt)
+      .at(-1);
     if (tool.writes && plan.automationProfile === 'manual' && !yes && !answered) {
-      const request = { kind: 'tool-call', planId: plan.id, decisionId: d.id, step: i + 1, of: plan.stepsTotal, tool: toolName, args, preview: previewOf(toolName, args), options: ['approve', 'reject', 'reject-with-guidance'] };
+      const request = {
+        kind: 'tool-call',
+        planId: plan.id,
+        decisionId: d.id,
+        step: i + 1,
+        of: plan.stepsTotal,
+        tool: toolName,
+        args,
+        preview: previewOf(toolName, args),
+        options: ['approve', 'reject', 'reject-with-guidance'],
+      };
       awaitAnswer(plan, { kind: 'tool-approval', taskId: turn.task.id, decisionId: d.id, request });
       await wb.save(plan);
-      return turn.status('TASK_STATE_INPUT_REQUIRED', `Approve step ${i + 1}/${plan.stepsTotal}: ${toolName} ${argSummary(args)}? (approve / reject / reject with guidance)`, { data: { approvalRequest: request }, ...wb.meta(plan) });
+      return turn.status(
+        'TASK_STATE_INPUT_REQUIRED',
+        `Approve step ${i + 1}/${plan.stepsTotal}: ${toolName} ${argSummary(args)}? (approve / reject / reject with guidance)`,
+        { data: { approvalRequest: request }, ...wb.meta(plan) },
+      );
     }
     if (answered?.chosen === 'reject') {
       plan.cursor = i + 1;
@@ -70,10 +132,20 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       await turn.status('TASK_STATE_WORKING', `Step ${i + 1}/${plan.stepsTotal} skipped: rejected`, wb.meta(plan));
       continue;
     }
-    await turn.status('TASK_STATE_WORKING', `Step ${i + 1}/${plan.stepsTotal}: ${toolName} ${argSummary(args)}`, wb.meta(plan, { step: i + 1 }));
+    await turn.status(
+      'TASK_STATE_WORKING',
+      `Step ${i + 1}/${plan.stepsTotal}: ${toolName} ${argSummary(args)}`,
+      wb.meta(plan, { step: i + 1 }),
+    );
     const t0 = Date.now();
     const remaining = Math.max(1000, plan.budget.maxWallMs - plan.usage.wallMs);
-    const result = await wb.deps.tools.run({ tool, args: normalizeArgs(toolName, args), sandbox, signal: turn.signal, timeoutMs: Math.min(wb.deps.commandTimeoutMs ?? 300_000, remaining) });
+    const result = await wb.deps.tools.run({
+      tool,
+      args: normalizeArgs(toolName, args),
+      sandbox,
+      signal: turn.signal,
+      timeoutMs: Math.min(wb.deps.commandTimeoutMs ?? 300_000, remaining),
+    });
     plan.usage.toolCalls++;
     await tick();
     const call: ToolCallRecord = {
@@ -99,9 +171,17 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       call.checkpointId = cp.id;
     }
     await wb.deps.plans.putToolCall(call);
-    await turn.artifact({ artifactId: 'execution-log', name: 'execution log', parts: [{ data: call, mediaType: 'application/json' }] }, { append: true });
+    await turn.artifact(
+      { artifactId: 'execution-log', name: 'execution log', parts: [{ data: call, mediaType: 'application/json' }] },
+      { append: true },
+    );
     if (!result.ok) {
-      return wb.fail(plan, turn, 'execute', { kind: 'tool', message: `step ${i + 1} (${toolName}) failed: ${result.summary}`, recoverable: true, hint: `correct the plan (agents plan correct ${d.id} …) or fix the cause and run agents plan execute ${plan.id} to resume` });
+      return wb.fail(plan, turn, 'execute', {
+        kind: 'tool',
+        message: `step ${i + 1} (${toolName}) failed: ${result.summary}`,
+        recoverable: true,
+        hint: `correct the plan (agents plan correct ${d.id} …) or fix the cause and run agents plan execute ${plan.id} to resume`,
+      });
     }
     plan.cursor = i + 1;
     await wb.save(plan);
@@ -119,11 +199,21 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     name: 'diff',
     parts: [
       { text: diffs.map((x) => x.diff.unified).join(''), mediaType: 'text/x-diff' },
-      { data: { stats, sandboxes: diffs.map((x) => ({ resource: x.resource, files: x.diff.files, stats: x.diff.stats })) }, mediaType: 'application/json' },
+      {
+        data: {
+          stats,
+          sandboxes: diffs.map((x) => ({ resource: x.resource, files: x.diff.files, stats: x.diff.stats })),
+        },
+        mediaType: 'application/json',
+      },
     ],
   });
   completePhase(plan);
   await tick();
   await wb.save(plan);
-  await turn.status('TASK_STATE_COMPLETED', `Executed ${plan.stepsTotal} step${plan.stepsTotal === 1 ? '' : 's'}: ${stats.files} file${stats.files === 1 ? '' : 's'} changed (+${stats.additions} −${stats.deletions}). Next: agents plan diff ${plan.id}, then agents plan apply ${plan.id}`, wb.meta(plan));
+  await turn.status(
+    'TASK_STATE_COMPLETED',
+    `Executed ${plan.stepsTotal} step${plan.stepsTotal === 1 ? '' : 's'}: ${stats.files} file${stats.files === 1 ? '' : 's'} changed (+${stats.additions} −${stats.deletions}). Next: agents plan diff ${plan.id}, then agents plan apply ${plan.id}`,
+    wb.meta(plan),
+  );
 }

@@ -62,12 +62,18 @@ export class PlanEngine {
    * Continues a run that waits for the user with their answer, on the task that waits (the plan
    * service has checked the owner and the state; the plan model checks the task again here).
    */
-  async answer(planId: string, answer: ApprovalAnswer, task: TaskHandle, request: Pick<Waiting, 'kind' | 'decisionId'>): Promise<void> {
+  async answer(
+    planId: string,
+    answer: ApprovalAnswer,
+    task: TaskHandle,
+    request: Pick<Waiting, 'kind' | 'decisionId'>,
+  ): Promise<void> {
     await this.hold(planId, task, async (plan) => {
       // Two answers accepted at once: the first continued the run; the second answers a request
       // that is gone (the same task may already wait for the next one), so it answers nothing.
       const now = plan.waiting;
-      if (!now || now.taskId !== task.task.id || now.kind !== request.kind || now.decisionId !== request.decisionId) return;
+      if (!now || now.taskId !== task.task.id || now.kind !== request.kind || now.decisionId !== request.decisionId)
+        return;
       const waiting = takeAnswer(plan, task.task.id);
       await this.wb.record(plan, {
         type: 'approval',
@@ -81,7 +87,11 @@ export class PlanEngine {
         if (answer.decision === 'reject') {
           declineApply(plan);
           await this.wb.save(plan);
-          return task.status('TASK_STATE_CANCELED', `Apply declined${answer.guidance ? ` (${answer.guidance})` : ''}; the plan stays ready to apply`, this.wb.meta(plan));
+          return task.status(
+            'TASK_STATE_CANCELED',
+            `Apply declined${answer.guidance ? ` (${answer.guidance})` : ''}; the plan stays ready to apply`,
+            this.wb.meta(plan),
+          );
         }
         return applyChanges(this.wb, plan, task, true);
       }
@@ -126,7 +136,12 @@ export class PlanEngine {
         const { logger } = this.wb.deps;
         if (refused) logger.warn({ err, planId }, 'plan run refused a transition');
         else logger.error({ err, planId }, 'plan run failed');
-        const error: PlanError = { kind: 'internal', message: err instanceof Error ? err.message : String(err), recoverable: true, hint: `run agents plan execute ${planId} to resume from the last checkpoint` };
+        const error: PlanError = {
+          kind: 'internal',
+          message: err instanceof Error ? err.message : String(err),
+          recoverable: true,
+          hint: `run agents plan execute ${planId} to resume from the last checkpoint`,
+        };
         // A refused transition changed nothing: the plan stays as it is; anything else stops the phase.
         if (!refused && plan.state === 'processing') {
           failPhase(plan, plan.phase, error);

@@ -4,8 +4,13 @@ import type { ArtifactRow, DecisionNode, FileChange, PlanStatus } from '../../do
 
 export type { PlanStatus };
 
-
-export function statusOf(p: Plan, decisions: Decision[], calls: ToolCallRecord[], checkpoints: Checkpoint[], running: boolean): PlanStatus {
+export function statusOf(
+  p: Plan,
+  decisions: Decision[],
+  calls: ToolCallRecord[],
+  checkpoints: Checkpoint[],
+  running: boolean,
+): PlanStatus {
   const out: PlanStatus = {
     planId: p.id,
     name: p.name,
@@ -20,8 +25,17 @@ export function statusOf(p: Plan, decisions: Decision[], calls: ToolCallRecord[]
     running,
     attempt: p.attempt,
     progress: { stepsDone: p.cursor, stepsTotal: p.stepsTotal },
-    timing: { createdAt: p.createdAt, updatedAt: p.updatedAt, elapsedMs: Date.parse(p.updatedAt) - Date.parse(p.createdAt) },
-    counts: { decisions: decisions.length, activeDecisions: decisions.filter((d) => !d.superseded).length, toolCalls: calls.length, checkpoints: checkpoints.length },
+    timing: {
+      createdAt: p.createdAt,
+      updatedAt: p.updatedAt,
+      elapsedMs: Date.parse(p.updatedAt) - Date.parse(p.createdAt),
+    },
+    counts: {
+      decisions: decisions.length,
+      activeDecisions: decisions.filter((d) => !d.superseded).length,
+      toolCalls: calls.length,
+      checkpoints: checkpoints.length,
+    },
     usage: p.usage,
     budget: { maxToolCalls: p.budget.maxToolCalls, maxWallSeconds: Math.round(p.budget.maxWallMs / 1000) },
     tasks: p.tasks,
@@ -50,13 +64,31 @@ export function decisionTree(all: Decision[], showSuperseded: boolean): Decision
 }
 
 /** Per changed file: what the plan did to it (written, edited, deleted), its size and +/-. */
-export function artifactsOf(sandboxes: Array<{ resource: string; files: FileChange[] }>, calls: ToolCallRecord[]): ArtifactRow[] {
+export function artifactsOf(
+  sandboxes: Array<{ resource: string; files: FileChange[] }>,
+  calls: ToolCallRecord[],
+): ArtifactRow[] {
   const out: ArtifactRow[] = [];
   for (const sb of sandboxes) {
     for (const f of sb.files) {
       const touching = calls.filter((c) => c.ok && c.resource === sb.resource && c.filesTouched.includes(f.path));
-      const kind: ArtifactRow['change'] = f.status === 'deleted' ? 'deleted' : f.status === 'added' || touching.some((c) => c.tool.endsWith('/write-file')) ? 'written' : 'edited';
-      out.push({ resource: sb.resource, path: f.path, change: kind, status: f.status, size: f.size, additions: f.additions, deletions: f.deletions, binary: f.binary, tools: [...new Set(touching.map((c) => c.tool))] });
+      const kind: ArtifactRow['change'] =
+        f.status === 'deleted'
+          ? 'deleted'
+          : f.status === 'added' || touching.some((c) => c.tool.endsWith('/write-file'))
+            ? 'written'
+            : 'edited';
+      out.push({
+        resource: sb.resource,
+        path: f.path,
+        change: kind,
+        status: f.status,
+        size: f.size,
+        additions: f.additions,
+        deletions: f.deletions,
+        binary: f.binary,
+        tools: [...new Set(touching.map((c) => c.tool))],
+      });
     }
   }
   return out;

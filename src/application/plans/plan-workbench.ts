@@ -45,7 +45,14 @@ export class PlanWorkbench {
   async checkpoint(plan: Plan, label: string, stepIndex: number, decisionId?: string): Promise<Checkpoint> {
     const commits: Record<string, string> = {};
     for (const sb of plan.sandboxes) commits[sb.resource] = await this.deps.sandboxes.checkpoint(sb, label);
-    const cp: Checkpoint = { id: newId(), planId: plan.id, label, commits, stepIndex, createdAt: this.now().toISOString() };
+    const cp: Checkpoint = {
+      id: newId(),
+      planId: plan.id,
+      label,
+      commits,
+      stepIndex,
+      createdAt: this.now().toISOString(),
+    };
     if (decisionId) cp.decisionId = decisionId;
     await this.deps.plans.putCheckpoint(cp);
     return cp;
@@ -60,11 +67,19 @@ export class PlanWorkbench {
 
   async diffs(plan: Plan): Promise<Array<{ resource: string; diff: SandboxDiff }>> {
     const out = [];
-    for (const sb of plan.sandboxes) out.push({ resource: sb.resource, diff: await this.deps.sandboxes.diff(sb as SandboxInfo) });
+    for (const sb of plan.sandboxes)
+      out.push({ resource: sb.resource, diff: await this.deps.sandboxes.diff(sb as SandboxInfo) });
     return out;
   }
 
-  async record(plan: Plan, d: Omit<Decision, 'id' | 'planId' | 'attempt' | 'createdAt' | 'superseded' | 'confidence' | 'alternatives' | 'context'> & Partial<Pick<Decision, 'confidence' | 'alternatives' | 'context'>>): Promise<Decision> {
+  async record(
+    plan: Plan,
+    d: Omit<
+      Decision,
+      'id' | 'planId' | 'attempt' | 'createdAt' | 'superseded' | 'confidence' | 'alternatives' | 'context'
+    > &
+      Partial<Pick<Decision, 'confidence' | 'alternatives' | 'context'>>,
+  ): Promise<Decision> {
     const decision: Decision = {
       alternatives: [],
       confidence: 1,
@@ -81,7 +96,19 @@ export class PlanWorkbench {
   }
 
   meta(plan: Plan, extra: Record<string, unknown> = {}): { metadata: Record<string, unknown> } {
-    return { metadata: { [PLAN_META]: { planId: plan.id, phase: plan.phase, state: plan.state, attempt: plan.attempt, stepsDone: plan.cursor, stepsTotal: plan.stepsTotal, ...extra } } };
+    return {
+      metadata: {
+        [PLAN_META]: {
+          planId: plan.id,
+          phase: plan.phase,
+          state: plan.state,
+          attempt: plan.attempt,
+          stepsDone: plan.cursor,
+          stepsTotal: plan.stepsTotal,
+          ...extra,
+        },
+      },
+    };
   }
 
   async action(plan: Plan): Promise<ActionDefinition> {
@@ -103,14 +130,34 @@ export class PlanWorkbench {
   }
 
   /** Stops the phase: saves the plan as failed (or constrained), reports it on the task, and throws PlanStopped. */
-  async fail(plan: Plan, turn: TaskHandle | undefined, phase: Phase, error: PlanError, state: 'errored' | 'constrained' = 'errored'): Promise<never> {
+  async fail(
+    plan: Plan,
+    turn: TaskHandle | undefined,
+    phase: Phase,
+    error: PlanError,
+    state: 'errored' | 'constrained' = 'errored',
+  ): Promise<never> {
     failPhase(plan, phase, error, state);
     await this.save(plan);
-    await turn?.status('TASK_STATE_FAILED', error.message + (error.hint ? `\nHint: ${error.hint}` : ''), { data: { planError: error }, ...this.meta(plan) });
+    await turn?.status('TASK_STATE_FAILED', error.message + (error.hint ? `\nHint: ${error.hint}` : ''), {
+      data: { planError: error },
+      ...this.meta(plan),
+    });
     throw new PlanStopped(error.message);
   }
 }
 
-export function totalStats(diffs: Array<{ diff: SandboxDiff }>): { files: number; additions: number; deletions: number } {
-  return diffs.reduce((acc, d) => ({ files: acc.files + d.diff.stats.files, additions: acc.additions + d.diff.stats.additions, deletions: acc.deletions + d.diff.stats.deletions }), { files: 0, additions: 0, deletions: 0 });
+export function totalStats(diffs: Array<{ diff: SandboxDiff }>): {
+  files: number;
+  additions: number;
+  deletions: number;
+} {
+  return diffs.reduce(
+    (acc, d) => ({
+      files: acc.files + d.diff.stats.files,
+      additions: acc.additions + d.diff.stats.additions,
+      deletions: acc.deletions + d.diff.stats.deletions,
+    }),
+    { files: 0, additions: 0, deletions: 0 },
+  );
 }

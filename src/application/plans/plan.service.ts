@@ -3,7 +3,20 @@ import { newId } from '../../domain/ids.js';
 import { pageOf } from '../../domain/paging.js';
 import type { Message, Task } from '../../domain/a2a.model.js';
 import { parseApprovalAnswer, type ApprovalAnswer } from '../../domain/plan/approval.js';
-import { assertAllowed, cancelPlan, failPhase, isAllowed, renderTemplate, requeueExecute, type AutomationProfile, type Decision, type Phase, type PhaseState, type Plan, type PlanOperation } from '../../domain/plan/plan.js';
+import {
+  assertAllowed,
+  cancelPlan,
+  failPhase,
+  isAllowed,
+  renderTemplate,
+  requeueExecute,
+  type AutomationProfile,
+  type Decision,
+  type Phase,
+  type PhaseState,
+  type Plan,
+  type PlanOperation,
+} from '../../domain/plan/plan.js';
 import type { ActionDefinition, ProjectDefinition } from '../../domain/registry/entities.js';
 import type { Principal } from '../ports/principal.js';
 import type { PlanRepository } from '../ports/plan.repository.port.js';
@@ -11,7 +24,14 @@ import type { RegistryService } from '../registry/registry.service.js';
 import type { ContextOwner, OwnedRun, TaskService } from '../tasks/task.service.js';
 import { resolveArguments } from './arguments.js';
 import type { PlanEngine } from './plan-engine.js';
-import { StoredDiff, type Correction, type DecisionExplanation, type PlanArtifacts, type PlanDiff, type PlanTree } from '../../domain/plan/plan-views.js';
+import {
+  StoredDiff,
+  type Correction,
+  type DecisionExplanation,
+  type PlanArtifacts,
+  type PlanDiff,
+  type PlanTree,
+} from '../../domain/plan/plan-views.js';
 import { artifactsOf, decisionTree, statusOf, type PlanStatus } from './plan-views.js';
 
 export interface UseInput {
@@ -78,19 +98,31 @@ export class PlanService implements ContextOwner {
     const action = await this.deps.registry.show('action', input.action, principal);
     const def = action.definition as unknown as ActionDefinition;
     if (!def.steps?.length) {
-      throw new AppError('INVALID_STATE', `Action ${action.name} declares no steps; only deterministic (stepped) actions can be planned in this release`, {
-        details: { action: action.name },
-        hint: 'add steps to the action, or use builtin/replace or builtin/run-command',
-      });
+      throw new AppError(
+        'INVALID_STATE',
+        `Action ${action.name} declares no steps; only deterministic (stepped) actions can be planned in this release`,
+        {
+          details: { action: action.name },
+          hint: 'add steps to the action, or use builtin/replace or builtin/run-command',
+        },
+      );
     }
-    if (input.projects.length === 0) throw new AppError('INVALID_PARAMS', 'A plan needs at least one project', { fields: [{ field: 'projects', description: 'name at least one project' }] });
+    if (input.projects.length === 0)
+      throw new AppError('INVALID_PARAMS', 'A plan needs at least one project', {
+        fields: [{ field: 'projects', description: 'name at least one project' }],
+      });
     let profile: AutomationProfile | undefined = input.automationProfile;
     for (const name of input.projects) {
       const p = await this.deps.registry.show('project', name, principal);
       const project = p.definition as unknown as ProjectDefinition;
       profile ??= project.settings?.automationProfile;
       for (const r of p.derived['resources'] as Array<{ name: string; exists: boolean; missing?: boolean }>) {
-        if (!r.exists) throw new AppError('INVALID_STATE', `Resource ${r.name} of project ${name} ${r.missing ? 'is not registered' : 'has no directory on disk'}`, { hint: `see agents project show ${name}` });
+        if (!r.exists)
+          throw new AppError(
+            'INVALID_STATE',
+            `Resource ${r.name} of project ${name} ${r.missing ? 'is not registered' : 'has no directory on disk'}`,
+            { hint: `see agents project show ${name}` },
+          );
       }
     }
     const args = resolveArguments(def, input.arguments ?? {});
@@ -120,34 +152,64 @@ export class PlanService implements ContextOwner {
       sandboxes: [],
     };
     await this.deps.plans.create(plan);
-    return this.runOn(plan, 'strategize', principal, input.wait ?? true, (task) => this.deps.engine.strategizeOn(plan.id, task));
+    return this.runOn(plan, 'strategize', principal, input.wait ?? true, (task) =>
+      this.deps.engine.strategizeOn(plan.id, task),
+    );
   }
 
-  async execute(planId: string, opts: { wait?: boolean | undefined; yes?: boolean | undefined; maxToolCalls?: number | undefined; maxWallSeconds?: number | undefined }, principal: Principal): Promise<RunResult> {
+  async execute(
+    planId: string,
+    opts: {
+      wait?: boolean | undefined;
+      yes?: boolean | undefined;
+      maxToolCalls?: number | undefined;
+      maxWallSeconds?: number | undefined;
+    },
+    principal: Principal,
+  ): Promise<RunResult> {
     const plan = await this.get(planId, principal);
     this.assertIdle(plan, 'execute');
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'execute');
     if (plan.state === 'processing' && plan.phase === 'execute' && plan.tasks.execute) {
       // Nothing runs it any more: the agent stopped mid-run. Close that task and resume.
-      await this.deps.tasks.fail(plan.tasks.execute, 'Interrupted: the agent stopped while this ran; resumed from the last checkpoint in a new task', principal).catch(() => {});
+      await this.deps.tasks
+        .fail(
+          plan.tasks.execute,
+          'Interrupted: the agent stopped while this ran; resumed from the last checkpoint in a new task',
+          principal,
+        )
+        .catch(() => {});
     }
     if (opts.maxToolCalls) plan.budget.maxToolCalls = opts.maxToolCalls;
     if (opts.maxWallSeconds) plan.budget.maxWallMs = opts.maxWallSeconds * 1000;
     await this.deps.engine.save(plan);
-    return this.runOn(plan, 'execute', principal, opts.wait ?? false, (task) => this.deps.engine.execute(planId, task, { yes: opts.yes ?? false }));
+    return this.runOn(plan, 'execute', principal, opts.wait ?? false, (task) =>
+      this.deps.engine.execute(planId, task, { yes: opts.yes ?? false }),
+    );
   }
 
-  async apply(planId: string, opts: { yes?: boolean | undefined; wait?: boolean | undefined }, principal: Principal): Promise<RunResult> {
+  async apply(
+    planId: string,
+    opts: { yes?: boolean | undefined; wait?: boolean | undefined },
+    principal: Principal,
+  ): Promise<RunResult> {
     const plan = await this.get(planId, principal);
     this.assertIdle(plan, 'apply');
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'apply');
     const wait = opts.wait ?? true;
-    const result = await this.runOn(plan, 'apply', principal, wait, (task) => this.deps.engine.apply(planId, task, { yes: opts.yes ?? false }));
+    const result = await this.runOn(plan, 'apply', principal, wait, (task) =>
+      this.deps.engine.apply(planId, task, { yes: opts.yes ?? false }),
+    );
     const after = result.plan;
     // Only a finished run of this apply speaks for its outcome (an earlier attempt's error may linger).
-    if (wait && result.task?.status.state === 'TASK_STATE_FAILED' && after.error && (after.error.kind === 'conflict' || after.error.kind === 'dirty')) {
+    if (
+      wait &&
+      result.task?.status.state === 'TASK_STATE_FAILED' &&
+      after.error &&
+      (after.error.kind === 'conflict' || after.error.kind === 'dirty')
+    ) {
       throw new AppError('PLAN_ERROR', `Plan ${planId} was not applied: ${after.error.message}`, {
         details: { planId, kind: after.error.kind, files: after.error.files ?? [], taskId: result.taskId },
         hint: after.error.hint,
@@ -165,7 +227,8 @@ export class PlanService implements ContextOwner {
       try {
         await this.deps.tasks.cancel(current, principal);
       } catch (err) {
-        if (!(err instanceof AppError && (err.reason === 'TASK_NOT_CANCELABLE' || err.reason === 'TASK_NOT_FOUND'))) throw err;
+        if (!(err instanceof AppError && (err.reason === 'TASK_NOT_CANCELABLE' || err.reason === 'TASK_NOT_FOUND')))
+          throw err;
       }
     }
     cancelPlan(plan, reason);
@@ -175,12 +238,22 @@ export class PlanService implements ContextOwner {
 
   async status(planId: string, principal: Principal): Promise<PlanStatus> {
     const plan = await this.get(planId, principal);
-    return statusOf(plan, await this.deps.plans.decisions(planId), await this.deps.plans.toolCalls(planId), await this.deps.plans.checkpoints(planId), this.deps.engine.isRunning(planId));
+    return statusOf(
+      plan,
+      await this.deps.plans.decisions(planId),
+      await this.deps.plans.toolCalls(planId),
+      await this.deps.plans.checkpoints(planId),
+      this.deps.engine.isRunning(planId),
+    );
   }
 
   async tree(planId: string, showSuperseded: boolean, principal: Principal): Promise<PlanTree> {
     const plan = await this.get(planId, principal);
-    return { planId, attempt: plan.attempt, decisions: decisionTree(await this.deps.plans.decisions(planId), showSuperseded) };
+    return {
+      planId,
+      attempt: plan.attempt,
+      decisions: decisionTree(await this.deps.plans.decisions(planId), showSuperseded),
+    };
   }
 
   async explain(decisionId: string, principal: Principal, planId?: string): Promise<DecisionExplanation> {
@@ -201,14 +274,42 @@ export class PlanService implements ContextOwner {
     const { plan, decision, all } = await this.findDecision(input.decisionId, principal, planId);
     this.assertIdle(plan, 'correct');
     assertAllowed(plan, 'correct');
-    if (decision.superseded) throw new AppError('INVALID_STATE', `Decision ${decision.id} is already superseded`, { hint: `see the current tree with agents plan tree ${plan.id}` });
+    if (decision.superseded)
+      throw new AppError('INVALID_STATE', `Decision ${decision.id} is already superseded`, {
+        hint: `see the current tree with agents plan tree ${plan.id}`,
+      });
     const from = decision.type === 'step' ? (decision.stepIndex ?? 0) : 0;
-    const affected = input.mode === 'append' ? [] : all.filter((d) => !d.superseded && (d.id === decision.id || (d.type !== 'strategy' && (d.stepIndex ?? stepOfParent(all, d)) >= from) || (decision.type === 'strategy' && d.type !== 'guidance')));
+    const affected =
+      input.mode === 'append'
+        ? []
+        : all.filter(
+            (d) =>
+              !d.superseded &&
+              (d.id === decision.id ||
+                (d.type !== 'strategy' && (d.stepIndex ?? stepOfParent(all, d)) >= from) ||
+                (decision.type === 'strategy' && d.type !== 'guidance')),
+          );
     const checkpoints = await this.deps.plans.checkpoints(plan.id);
     const restoreTo = plan.sandboxes.length ? checkpoints.filter((c) => c.stepIndex <= from).at(-1) : undefined;
     if (input.dryRun) {
-      if (input.mode === 'append') return { planId: plan.id, mode: 'append', dryRun: true, attempt: plan.attempt, wouldSupersede: [], wouldAdd: 'one guidance decision' };
-      return { planId: plan.id, mode: input.mode, dryRun: true, attempt: plan.attempt, wouldSupersede: affected.map((d) => d.id), wouldRestoreCheckpoint: restoreTo?.id, wouldResumeAtStep: from + 1 };
+      if (input.mode === 'append')
+        return {
+          planId: plan.id,
+          mode: 'append',
+          dryRun: true,
+          attempt: plan.attempt,
+          wouldSupersede: [],
+          wouldAdd: 'one guidance decision',
+        };
+      return {
+        planId: plan.id,
+        mode: input.mode,
+        dryRun: true,
+        attempt: plan.attempt,
+        wouldSupersede: affected.map((d) => d.id),
+        wouldRestoreCheckpoint: restoreTo?.id,
+        wouldResumeAtStep: from + 1,
+      };
     }
     plan.attempt++;
     const guidance = await this.deps.engine.record(plan, {
@@ -228,19 +329,50 @@ export class PlanService implements ContextOwner {
     if (restoreTo) await this.deps.engine.restore(plan, restoreTo);
     plan.cursor = Math.min(plan.cursor, from);
     plan.error = undefined;
-    const made = await this.deps.engine.strategize(plan, undefined, decision.type === 'strategy' ? 0 : from, input.guidance);
+    const made = await this.deps.engine.strategize(
+      plan,
+      undefined,
+      decision.type === 'strategy' ? 0 : from,
+      input.guidance,
+    );
     if (plan.sandboxes.length) requeueExecute(plan);
     await this.deps.engine.save(plan);
-    await this.closeWaiting(waiting, plan, 'The request this task waited for was superseded by a correction of the plan', principal);
-    return { planId: plan.id, mode: 'revert', attempt: plan.attempt, superseded: affected.map((d) => d.id), added: [guidance.id, ...made.map((d) => d.id)], restoredCheckpoint: restoreTo?.id, resumeAtStep: from + 1 };
+    await this.closeWaiting(
+      waiting,
+      plan,
+      'The request this task waited for was superseded by a correction of the plan',
+      principal,
+    );
+    return {
+      planId: plan.id,
+      mode: 'revert',
+      attempt: plan.attempt,
+      superseded: affected.map((d) => d.id),
+      added: [guidance.id, ...made.map((d) => d.id)],
+      restoredCheckpoint: restoreTo?.id,
+      resumeAtStep: from + 1,
+    };
   }
 
   async diff(planId: string, principal: Principal): Promise<PlanDiff> {
     const plan = await this.get(planId, principal);
     if (plan.sandboxes.length) {
       const diffs = await this.deps.engine.diffs(plan);
-      const stats = diffs.reduce((a, d) => ({ files: a.files + d.diff.stats.files, additions: a.additions + d.diff.stats.additions, deletions: a.deletions + d.diff.stats.deletions }), { files: 0, additions: 0, deletions: 0 });
-      return { planId, source: 'sandbox', unified: diffs.map((d) => d.diff.unified).join(''), stats, sandboxes: diffs.map((d) => ({ resource: d.resource, files: d.diff.files, stats: d.diff.stats })) };
+      const stats = diffs.reduce(
+        (a, d) => ({
+          files: a.files + d.diff.stats.files,
+          additions: a.additions + d.diff.stats.additions,
+          deletions: a.deletions + d.diff.stats.deletions,
+        }),
+        { files: 0, additions: 0, deletions: 0 },
+      );
+      return {
+        planId,
+        source: 'sandbox',
+        unified: diffs.map((d) => d.diff.unified).join(''),
+        stats,
+        sandboxes: diffs.map((d) => ({ resource: d.resource, files: d.diff.files, stats: d.diff.stats })),
+      };
     }
     const stored = await this.storedDiff(plan, principal);
     if (stored) return { planId, source: plan.applied ? 'applied' : 'execute-task', ...stored };
@@ -261,7 +393,13 @@ export class PlanService implements ContextOwner {
     assertAllowed(plan, 'prompt');
     if (plan.waiting) return this.answer(plan, parseApprovalAnswer({ text: guidance }), principal, true);
     this.assertIdle(plan, 'prompt');
-    await this.deps.engine.record(plan, { type: 'guidance', question: 'Guidance from the user', chosen: guidance, rationale: guidance, context: { phase: plan.phase, state: plan.state, error: plan.error } });
+    await this.deps.engine.record(plan, {
+      type: 'guidance',
+      question: 'Guidance from the user',
+      chosen: guidance,
+      rationale: guidance,
+      context: { phase: plan.phase, state: plan.state, error: plan.error },
+    });
     if (plan.phase === 'apply') return this.apply(planId, {}, principal);
     return this.execute(planId, {}, principal);
   }
@@ -274,11 +412,20 @@ export class PlanService implements ContextOwner {
   }
 
   /** Rejects what the plan waits for (with guidance: what to do instead), and continues the run. */
-  async reject(planId: string, opts: { guidance?: string | undefined; wait?: boolean | undefined }, principal: Principal): Promise<RunResult> {
+  async reject(
+    planId: string,
+    opts: { guidance?: string | undefined; wait?: boolean | undefined },
+    principal: Principal,
+  ): Promise<RunResult> {
     const plan = await this.get(planId, principal);
     assertAllowed(plan, 'reject');
     const guidance = opts.guidance?.trim();
-    return this.answer(plan, guidance ? { decision: 'reject', guidance } : { decision: 'reject' }, principal, opts.wait ?? true);
+    return this.answer(
+      plan,
+      guidance ? { decision: 'reject', guidance } : { decision: 'reject' },
+      principal,
+      opts.wait ?? true,
+    );
   }
 
   // ---- the plan's context, as TaskService sees it (ContextOwner) ----------------------------------
@@ -298,10 +445,16 @@ export class PlanService implements ContextOwner {
     const plan = await this.get(task.contextId.slice(CONTEXT_PREFIX.length), principal);
     this.assertIdle(plan, 'prompt');
     if (plan.waiting?.taskId !== task.id) {
-      throw new AppError('INVALID_STATE', plan.waiting ? `Task ${task.id} does not wait for an answer: plan ${plan.id} waits on task ${plan.waiting.taskId}` : `Task ${task.id} does not wait for an answer: plan ${plan.id} is ${plan.phase}/${plan.state}`, {
-        details: { planId: plan.id, taskId: task.id, phase: plan.phase, state: plan.state },
-        hint: `see agents plan status ${plan.id}`,
-      });
+      throw new AppError(
+        'INVALID_STATE',
+        plan.waiting
+          ? `Task ${task.id} does not wait for an answer: plan ${plan.id} waits on task ${plan.waiting.taskId}`
+          : `Task ${task.id} does not wait for an answer: plan ${plan.id} is ${plan.phase}/${plan.state}`,
+        {
+          details: { planId: plan.id, taskId: task.id, phase: plan.phase, state: plan.state },
+          hint: `see agents plan status ${plan.id}`,
+        },
+      );
     }
     assertAllowed(plan, 'approve');
     const answer = parseApprovalAnswer(answerParts(message));
@@ -314,32 +467,55 @@ export class PlanService implements ContextOwner {
     this.assertIdle(plan, 'rollback');
     assertAllowed(plan, 'rollback');
     const cp = (await this.deps.plans.checkpoints(plan.id)).find((c) => c.id === checkpointId);
-    if (!cp) throw new AppError('NOT_FOUND', `Checkpoint ${checkpointId} is not a checkpoint of plan ${plan.id}`, { hint: `see them with agents plan status ${plan.id}` });
+    if (!cp)
+      throw new AppError('NOT_FOUND', `Checkpoint ${checkpointId} is not a checkpoint of plan ${plan.id}`, {
+        hint: `see them with agents plan status ${plan.id}`,
+      });
     const waiting = plan.waiting;
     requeueExecute(plan);
     await this.deps.engine.restore(plan, cp);
     plan.cursor = cp.stepIndex;
     await this.deps.engine.save(plan);
-    await this.closeWaiting(waiting, plan, `The request this task waited for is gone: the plan was rolled back to checkpoint ${cp.id}`, principal);
+    await this.closeWaiting(
+      waiting,
+      plan,
+      `The request this task waited for is gone: the plan was rolled back to checkpoint ${cp.id}`,
+      principal,
+    );
     return this.status(plan.id, principal);
   }
 
-  async list(input: PlanListInput, principal: Principal): Promise<{ plans: PlanStatus[]; nextPageToken: string; totalSize: number }> {
+  async list(
+    input: PlanListInput,
+    principal: Principal,
+  ): Promise<{ plans: PlanStatus[]; nextPageToken: string; totalSize: number }> {
     let regex: RegExp | undefined;
     try {
       regex = input.nameRegex ? new RegExp(input.nameRegex) : undefined;
     } catch (err) {
-      throw new AppError('INVALID_PARAMS', `nameRegex is not a valid regular expression: ${(err as Error).message}`, { fields: [{ field: 'nameRegex', description: 'must be a JavaScript regular expression' }] });
+      throw new AppError('INVALID_PARAMS', `nameRegex is not a valid regular expression: ${(err as Error).message}`, {
+        fields: [{ field: 'nameRegex', description: 'must be a JavaScript regular expression' }],
+      });
     }
-    const all = (await this.deps.plans.list({ owner: principal.id, phase: input.phase, state: input.state, action: input.action })).filter(
-      (p) => (!input.project || p.projects.includes(input.project)) && (!regex || regex.test(p.name)),
-    );
+    const all = (
+      await this.deps.plans.list({ owner: principal.id, phase: input.phase, state: input.state, action: input.action })
+    ).filter((p) => (!input.project || p.projects.includes(input.project)) && (!regex || regex.test(p.name)));
     // The repository lists newest first: (createdAt, id) descending.
-    const page = pageOf(all, (p) => ({ key: p.createdAt, id: p.id }), { pageToken: input.pageToken, pageSize: input.pageSize ?? 50, order: 'desc' });
+    const page = pageOf(all, (p) => ({ key: p.createdAt, id: p.id }), {
+      pageToken: input.pageToken,
+      pageSize: input.pageSize ?? 50,
+      order: 'desc',
+    });
     const records = await this.deps.plans.recordsOf(page.items.map((p) => p.id));
     const plans = page.items.map((p) => {
       const r = records.get(p.id);
-      return statusOf(p, r?.decisions ?? [], r?.toolCalls ?? [], r?.checkpoints ?? [], this.deps.engine.isRunning(p.id));
+      return statusOf(
+        p,
+        r?.decisions ?? [],
+        r?.toolCalls ?? [],
+        r?.checkpoints ?? [],
+        this.deps.engine.isRunning(p.id),
+      );
     });
     return { plans, nextPageToken: page.nextPageToken, totalSize: all.length };
   }
@@ -353,8 +529,18 @@ export class PlanService implements ContextOwner {
   }
 
   /** Runs one phase as a new task of the plan's context, reporting on it. */
-  private async runOn(plan: Plan, op: 'strategize' | 'execute' | 'apply', principal: Principal, wait: boolean, run: OwnedRun): Promise<RunResult> {
-    const task = await this.deps.tasks.startOwnedTask({ contextId: plan.contextId, text: `${op} plan ${plan.id}`, wait }, principal, run);
+  private async runOn(
+    plan: Plan,
+    op: 'strategize' | 'execute' | 'apply',
+    principal: Principal,
+    wait: boolean,
+    run: OwnedRun,
+  ): Promise<RunResult> {
+    const task = await this.deps.tasks.startOwnedTask(
+      { contextId: plan.contextId, text: `${op} plan ${plan.id}`, wait },
+      principal,
+      run,
+    );
     return { plan: await this.status(plan.id, principal), taskId: task.id, task };
   }
 
@@ -365,41 +551,76 @@ export class PlanService implements ContextOwner {
   private async answer(plan: Plan, answer: ApprovalAnswer, principal: Principal, wait: boolean): Promise<RunResult> {
     const taskId = plan.waiting?.taskId ?? '';
     const text = answer.decision === 'approve' ? 'approve' : answer.guidance ? `reject: ${answer.guidance}` : 'reject';
-    const message: Message = { messageId: newId(), role: 'ROLE_USER', taskId, parts: [{ text }, { data: { approval: answer }, mediaType: 'application/json' }] };
-    const r = await this.deps.tasks.send({ message, configuration: { returnImmediately: !wait, historyLength: 0 } }, principal);
+    const message: Message = {
+      messageId: newId(),
+      role: 'ROLE_USER',
+      taskId,
+      parts: [{ text }, { data: { approval: answer }, mediaType: 'application/json' }],
+    };
+    const r = await this.deps.tasks.send(
+      { message, configuration: { returnImmediately: !wait, historyLength: 0 } },
+      principal,
+    );
     return { plan: await this.status(plan.id, principal), taskId, task: 'task' in r ? r.task : undefined };
   }
 
   private async get(planId: string, principal: Principal): Promise<Plan> {
     const plan = await this.deps.engine.load(planId);
-    if (!plan || plan.owner !== principal.id) throw new AppError('NOT_FOUND', `Plan ${planId} was not found`, { details: { entity: 'plan', id: planId }, hint: 'list your plans with `agents plan list`' });
+    if (!plan || plan.owner !== principal.id)
+      throw new AppError('NOT_FOUND', `Plan ${planId} was not found`, {
+        details: { entity: 'plan', id: planId },
+        hint: 'list your plans with `agents plan list`',
+      });
     return plan;
   }
 
   private assertIdle(plan: Plan, op: PlanOperation): void {
     if (this.deps.engine.isRunning(plan.id)) {
-      throw new AppError('INVALID_STATE', `Plan ${plan.id} is running (${plan.phase}/${plan.state}); ${op} must wait until it stops`, {
-        details: { planId: plan.id, phase: plan.phase, state: plan.state, operation: op, allowed: isAllowed(plan, 'cancel') ? ['cancel', 'status'] : ['status'] },
-        hint: `follow it with agents task watch ${plan.tasks[plan.phase] ?? ''}, or cancel it`,
-      });
+      throw new AppError(
+        'INVALID_STATE',
+        `Plan ${plan.id} is running (${plan.phase}/${plan.state}); ${op} must wait until it stops`,
+        {
+          details: {
+            planId: plan.id,
+            phase: plan.phase,
+            state: plan.state,
+            operation: op,
+            allowed: isAllowed(plan, 'cancel') ? ['cancel', 'status'] : ['status'],
+          },
+          hint: `follow it with agents task watch ${plan.tasks[plan.phase] ?? ''}, or cancel it`,
+        },
+      );
     }
   }
 
-  private async findDecision(decisionId: string, principal: Principal, planId?: string): Promise<{ plan: Plan; decision: Decision; all: Decision[] }> {
-    const candidates = planId ? [await this.get(planId, principal)] : await this.deps.plans.list({ owner: principal.id });
+  private async findDecision(
+    decisionId: string,
+    principal: Principal,
+    planId?: string,
+  ): Promise<{ plan: Plan; decision: Decision; all: Decision[] }> {
+    const candidates = planId
+      ? [await this.get(planId, principal)]
+      : await this.deps.plans.list({ owner: principal.id });
     for (const plan of candidates) {
       const all = await this.deps.plans.decisions(plan.id);
       const decision = all.find((d) => d.id === decisionId);
       if (decision) return { plan: (await this.deps.engine.load(plan.id)) ?? plan, decision, all };
     }
-    throw new AppError('NOT_FOUND', `Decision ${decisionId} was not found`, { details: { entity: 'decision', id: decisionId }, hint: 'see decisions with `agents plan tree <plan-id>`' });
+    throw new AppError('NOT_FOUND', `Decision ${decisionId} was not found`, {
+      details: { entity: 'decision', id: decisionId },
+      hint: 'see decisions with `agents plan tree <plan-id>`',
+    });
   }
 
   private async planOfCheckpoint(checkpointId: string, principal: Principal): Promise<Plan> {
     for (const plan of await this.deps.plans.list({ owner: principal.id })) {
-      if ((await this.deps.plans.checkpoints(plan.id)).some((c) => c.id === checkpointId)) return (await this.deps.engine.load(plan.id)) ?? plan;
+      if ((await this.deps.plans.checkpoints(plan.id)).some((c) => c.id === checkpointId))
+        return (await this.deps.engine.load(plan.id)) ?? plan;
     }
-    throw new AppError('NOT_FOUND', `Checkpoint ${checkpointId} was not found`, { details: { entity: 'checkpoint', id: checkpointId }, hint: 'checkpoints are listed by `agents plan status <plan-id>`' });
+    throw new AppError('NOT_FOUND', `Checkpoint ${checkpointId} was not found`, {
+      details: { entity: 'checkpoint', id: checkpointId },
+      hint: 'checkpoints are listed by `agents plan status <plan-id>`',
+    });
   }
 
   /** The diff artifact the execute task stored (after apply the sandbox is gone). */
@@ -410,7 +631,10 @@ export class PlanService implements ContextOwner {
     if (!artifact) return undefined;
     const unified = artifact.parts.find((p) => p.text !== undefined)?.text ?? '';
     const data = StoredDiff.safeParse(artifact.parts.find((p) => p.data !== undefined)?.data);
-    return { unified, ...(data.success ? data.data : { stats: { files: 0, additions: 0, deletions: 0 }, sandboxes: [] }) };
+    return {
+      unified,
+      ...(data.success ? data.data : { stats: { files: 0, additions: 0, deletions: 0 }, sandboxes: [] }),
+    };
   }
 
   /**
@@ -419,7 +643,10 @@ export class PlanService implements ContextOwner {
    * or it is gone), becomes errored with an `interrupted` error saying how to resume. Works on the
    * stored plan only, whatever started the phase. Returns the ids of the plans settled.
    */
-  async settleInterrupted(isStranded: (taskId: string) => Promise<boolean | 'missing'>, graceMs = MISSING_TASK_GRACE_MS): Promise<string[]> {
+  async settleInterrupted(
+    isStranded: (taskId: string) => Promise<boolean | 'missing'>,
+    graceMs = MISSING_TASK_GRACE_MS,
+  ): Promise<string[]> {
     const settled: string[] = [];
     for (const stored of await this.deps.plans.listByState('processing')) {
       // A plan waiting for the user's answer waits for no process.
@@ -433,11 +660,18 @@ export class PlanService implements ContextOwner {
       const plan = (await this.deps.plans.get(stored.id)) ?? stored;
       if (plan.state !== 'processing' || this.deps.engine.isRunning(plan.id)) continue;
       const resume: Record<typeof plan.phase, { hint: string; recoverable: boolean }> = {
-        strategize: { hint: `strategize is read-only: start it again with agents plan use ${plan.action} ${plan.projects.join(' ')}`, recoverable: false },
+        strategize: {
+          hint: `strategize is read-only: start it again with agents plan use ${plan.action} ${plan.projects.join(' ')}`,
+          recoverable: false,
+        },
         execute: { hint: `agents plan execute ${plan.id} resumes from the last checkpoint`, recoverable: true },
         apply: { hint: `agents plan apply ${plan.id} tries the apply again`, recoverable: true },
       };
-      failPhase(plan, plan.phase, { kind: 'interrupted', message: `the server restarted while the ${plan.phase} phase ran`, ...resume[plan.phase] });
+      failPhase(plan, plan.phase, {
+        kind: 'interrupted',
+        message: `the server restarted while the ${plan.phase} phase ran`,
+        ...resume[plan.phase],
+      });
       plan.updatedAt = this.now().toISOString();
       await this.deps.plans.save(plan);
       settled.push(plan.id);
@@ -448,7 +682,13 @@ export class PlanService implements ContextOwner {
 
 /** The parts of a message an answer is read from: its text, and an `approval` data object. */
 function answerParts(m: Message): { text: string; approval?: unknown } {
-  const approval = m.parts.map((p) => (p.data && typeof p.data === 'object' && !Array.isArray(p.data) ? (p.data as Record<string, unknown>)['approval'] : undefined)).find((v) => v !== undefined);
+  const approval = m.parts
+    .map((p) =>
+      p.data && typeof p.data === 'object' && !Array.isArray(p.data)
+        ? (p.data as Record<string, unknown>)['approval']
+        : undefined,
+    )
+    .find((v) => v !== undefined);
   const text = m.parts.map((p) => p.text ?? '').join(' ');
   return approval === undefined ? { text } : { text, approval };
 }
@@ -460,7 +700,13 @@ function stepOfParent(all: Decision[], d: Decision): number {
 
 function waitingError(plan: Plan): AppError {
   return new AppError('INVALID_STATE', `Plan ${plan.id} waits for your answer on task ${plan.waiting?.taskId}`, {
-    details: { planId: plan.id, phase: plan.phase, state: plan.state, waiting: plan.waiting?.kind, allowed: ['approve', 'reject', 'prompt', 'cancel', 'status'] },
+    details: {
+      planId: plan.id,
+      phase: plan.phase,
+      state: plan.state,
+      waiting: plan.waiting?.kind,
+      allowed: ['approve', 'reject', 'prompt', 'cancel', 'status'],
+    },
     hint: `answer it (agents plan approve ${plan.id}, agents plan reject ${plan.id} --guidance "…", or message/send on the task), or cancel the plan`,
   });
 }

@@ -4,7 +4,13 @@ import type { ToolDefinition } from '../../domain/registry/entities.js';
 import type { PlanWorkbench, TaskHandle } from './plan-workbench.js';
 
 /** The strategize phase: records one decision per declared step of the action (from `fromStep` on). */
-export async function strategize(wb: PlanWorkbench, plan: Plan, turn: TaskHandle | undefined, fromStep: number, guidance?: string): Promise<Decision[]> {
+export async function strategize(
+  wb: PlanWorkbench,
+  plan: Plan,
+  turn: TaskHandle | undefined,
+  fromStep: number,
+  guidance?: string,
+): Promise<Decision[]> {
   const action = await wb.action(plan);
   startPhase(plan, 'strategize');
   if (turn) plan.tasks.strategize = turn.task.id;
@@ -31,7 +37,12 @@ export async function strategize(wb: PlanWorkbench, plan: Plan, turn: TaskHandle
     if (!step) continue;
     const tool = await wb.deps.registry.lookup('tool', step.tool);
     if (!tool) {
-      return wb.fail(plan, turn, 'strategize', { kind: 'strategy', message: `step ${i + 1} names tool ${step.tool}, which does not exist`, recoverable: false, hint: 'fix the action definition' });
+      return wb.fail(plan, turn, 'strategize', {
+        kind: 'strategy',
+        message: `step ${i + 1} names tool ${step.tool}, which does not exist`,
+        recoverable: false,
+        hint: 'fix the action definition',
+      });
     }
     const args = renderTemplate(step.args ?? {}, plan.arguments) as Record<string, unknown>;
     made.push(
@@ -46,11 +57,19 @@ export async function strategize(wb: PlanWorkbench, plan: Plan, turn: TaskHandle
       }),
     );
   }
-  for (const d of made) await turn?.artifact({ artifactId: 'decisions', name: 'decisions', parts: [{ data: d, mediaType: 'application/json' }] }, { append: true });
+  for (const d of made)
+    await turn?.artifact(
+      { artifactId: 'decisions', name: 'decisions', parts: [{ data: d, mediaType: 'application/json' }] },
+      { append: true },
+    );
   plan.stepsTotal = steps.length;
   completePhase(plan);
   await wb.save(plan);
-  await turn?.status('TASK_STATE_COMPLETED', `Strategy ready: ${steps.length} step${steps.length === 1 ? '' : 's'}. Next: agents plan execute ${plan.id}`, wb.meta(plan));
+  await turn?.status(
+    'TASK_STATE_COMPLETED',
+    `Strategy ready: ${steps.length} step${steps.length === 1 ? '' : 's'}. Next: agents plan execute ${plan.id}`,
+    wb.meta(plan),
+  );
   return made;
 }
 

@@ -22,9 +22,19 @@ export function previewOf(tool: string, args: Record<string, unknown>): string {
   const path = String(args['path'] ?? '');
   if (tool.endsWith('/write-file')) {
     const content = String(args['content'] ?? '');
-    return [`+++ ${path}`, ...content.split('\n').slice(0, 40).map((l) => `+${l}`)].join('\n');
+    return [
+      `+++ ${path}`,
+      ...content
+        .split('\n')
+        .slice(0, 40)
+        .map((l) => `+${l}`),
+    ].join('\n');
   }
-  if (tool.endsWith('/edit-file')) return [`--- ${path}`, `+++ ${path}`, `-${String(args['find'] ?? '')}`, `+${String(args['replace'] ?? '')}`].join('\n');
-  if (tool.endsWith('/run-command')) return `$ ${typeof args['command'] === 'string' ? args['command'] : [args['program'], ...((args['args'] as unknown[]) ?? [])].join(' ')}`;
+  if (tool.endsWith('/edit-file'))
+    return [`--- ${path}`, `+++ ${path}`, `-${String(args['find'] ?? '')}`, `+${String(args['replace'] ?? '')}`].join(
+      '\n',
+    );
+  if (tool.endsWith('/run-command'))
+    return `$ ${typeof args['command'] === 'string' ? args['command'] : [args['program'], ...((args['args'] as unknown[]) ?? [])].join(' ')}`;
   return JSON.stringify(args, null, 2);
 }

@@ -9,7 +9,11 @@ export interface Principal {
 }
 
 /** The local user owns `local/`, so holds every permission there. */
-export const LOCAL_PRINCIPAL: Principal = Object.freeze({ id: 'local', kind: 'local', roles: Object.freeze({ local: 'owner' }) });
+export const LOCAL_PRINCIPAL: Principal = Object.freeze({
+  id: 'local',
+  kind: 'local',
+  roles: Object.freeze({ local: 'owner' }),
+});
 
 /** The namespaces a principal belongs to. */
 export function namespacesOf(principal: Principal): string[] {

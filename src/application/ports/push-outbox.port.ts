@@ -26,13 +26,22 @@ export interface OutboxTarget {
  */
 export interface PushOutbox {
   /** Queues deliveries for this process's runner (one write, in the current group commit). */
-  enqueue(entries: ReadonlyArray<Pick<OutboxEntry, 'taskId' | 'configId' | 'seq' | 'payload'>>, at: string): Promise<void>;
+  enqueue(
+    entries: ReadonlyArray<Pick<OutboxEntry, 'taskId' | 'configId' | 'seq' | 'payload'>>,
+    at: string,
+  ): Promise<void>;
   /** The config's first pending delivery (lowest seq). */
   next(target: OutboxTarget): Promise<OutboxEntry | undefined>;
   /** Removes a delivery (delivered, refused for good, or given up). */
   remove(target: OutboxTarget, seq: number): Promise<void>;
   /** Records a failed attempt and when to try again. */
-  retryLater(target: OutboxTarget, seq: number, attempts: number, nextAttemptAt: string, lastError: string): Promise<void>;
+  retryLater(
+    target: OutboxTarget,
+    seq: number,
+    attempts: number,
+    nextAttemptAt: string,
+    lastError: string,
+  ): Promise<void>;
   /** Removes every pending delivery of a config (it was deleted). */
   removeTarget(target: OutboxTarget): Promise<void>;
   /**

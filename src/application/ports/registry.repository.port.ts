@@ -22,7 +22,12 @@ export interface RegistryRepository {
   /** Inserts a new entity; ALREADY_EXISTS when the name is taken. */
   insert(entity: RegistryEntity, refs: readonly Reference[], typeField: string | null): Promise<void>;
   /** Replaces the entity if its stored revision is still `expectedRevision`; false otherwise. */
-  replace(entity: RegistryEntity, expectedRevision: number, refs: readonly Reference[], typeField: string | null): Promise<boolean>;
+  replace(
+    entity: RegistryEntity,
+    expectedRevision: number,
+    refs: readonly Reference[],
+    typeField: string | null,
+  ): Promise<boolean>;
   delete(kind: RegistryKind, name: string): Promise<boolean>;
   /** Entities whose definitions refer to this one. */
   referrers(kind: RegistryKind, name: string): Promise<Referrer[]>;

@@ -189,7 +189,9 @@ export class PushNotifier {
       return;
     }
     target.pump = this.pump(target)
-      .catch((err: unknown) => this.logger.error({ err, taskId: key.taskId, configId: key.configId }, 'push delivery loop failed'))
+      .catch((err: unknown) =>
+        this.logger.error({ err, taskId: key.taskId, configId: key.configId }, 'push delivery loop failed'),
+      )
       .finally(() => {
         target.pump = undefined;
         if (target.again && !this.stopped) this.kick(key);
@@ -223,12 +225,21 @@ export class PushNotifier {
         const attempts = entry.attempts + 1;
         const permanent = (err as { permanent?: unknown } | null)?.permanent === true;
         if (permanent || attempts >= this.maxAttempts) {
-          this.logger.warn({ err, url: config.url, configId: key.configId, taskId: key.taskId, seq: entry.seq, attempts }, permanent ? 'push notification refused' : 'push notification given up');
+          this.logger.warn(
+            { err, url: config.url, configId: key.configId, taskId: key.taskId, seq: entry.seq, attempts },
+            permanent ? 'push notification refused' : 'push notification given up',
+          );
           await this.outbox.remove(key, entry.seq);
           continue;
         }
         const delay = this.backoff[Math.min(attempts - 1, this.backoff.length - 1)] ?? 1000;
-        await this.outbox.retryLater(key, entry.seq, attempts, new Date(this.now() + delay).toISOString(), err instanceof Error ? err.message : String(err));
+        await this.outbox.retryLater(
+          key,
+          entry.seq,
+          attempts,
+          new Date(this.now() + delay).toISOString(),
+          err instanceof Error ? err.message : String(err),
+        );
       }
     }
   }

@@ -32,7 +32,9 @@ export function parseDefinitionSource(text: string, filename = '<definition>'): 
   if (problems.length > 0) throw definitionError(filename, problems);
   const value: unknown = doc.toJS({ maxAliasCount: 50 });
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw definitionError(filename, [{ field: '(document)', description: 'a definition is a mapping of fields (name: …, …)', file: filename, line: 1 }]);
+    throw definitionError(filename, [
+      { field: '(document)', description: 'a definition is a mapping of fields (name: …, …)', file: filename, line: 1 },
+    ]);
   }
   const lineOf = (path: ReadonlyArray<PropertyKey>): number | undefined => {
     let node: unknown = doc.contents;
@@ -56,7 +58,11 @@ export function parseDefinitionSource(text: string, filename = '<definition>'): 
 
 /** One error carrying every problem of a definition, each with its file and line. */
 export function definitionError(filename: string, problems: FieldViolation[]): AppError {
-  const lines = problems.map((p) => `  ${p.file ?? filename}${p.line ? `:${p.line}` : ''}: ${p.field}: ${p.description}`);
+  const lines = problems.map(
+    (p) => `  ${p.file ?? filename}${p.line ? `:${p.line}` : ''}: ${p.field}: ${p.description}`,
+  );
   const n = problems.length;
-  return new AppError('INVALID_PARAMS', `${filename} has ${n} problem${n === 1 ? '' : 's'}:\n${lines.join('\n')}`, { fields: problems });
+  return new AppError('INVALID_PARAMS', `${filename} has ${n} problem${n === 1 ? '' : 's'}:\n${lines.join('\n')}`, {
+    fields: problems,
+  });
 }

@@ -69,14 +69,22 @@ export async function deriveFacts(e: RegistryEntity, ctx: DeriveContext): Promis
     }
     case 'action': {
       const a = e.definition as ActionDefinition;
-      const args = Object.entries(a.arguments ?? {}).map(([name, spec]) => ({ name, type: spec.type, required: spec.required ?? spec.default === undefined, default: spec.default }));
+      const args = Object.entries(a.arguments ?? {}).map(([name, spec]) => ({
+        name,
+        type: spec.type,
+        required: spec.required ?? spec.default === undefined,
+        default: spec.default,
+      }));
       return { arguments: args, steps: (a.steps ?? []).length, deterministic: (a.steps ?? []).length > 0, usedBy };
     }
   }
 }
 
 /** The skill's tools, through included skills (cycle-safe), with their readOnly/writes facts. */
-async function flattenSkill(root: SkillDefinition, ctx: DeriveContext): Promise<{ tools: FlatTool[]; mcpServers: string[] }> {
+async function flattenSkill(
+  root: SkillDefinition,
+  ctx: DeriveContext,
+): Promise<{ tools: FlatTool[]; mcpServers: string[] }> {
   const tools = new Map<string, FlatTool>();
   const mcp = new Set<string>();
   const seen = new Set<string>();
@@ -87,7 +95,12 @@ async function flattenSkill(root: SkillDefinition, ctx: DeriveContext): Promise<
       if (tools.has(name)) continue;
       const t = await ctx.lookup('tool', name);
       const d = t?.definition as ToolDefinition | undefined;
-      tools.set(name, d ? { name, readOnly: d.readOnly, writes: d.writes, via } : { name, readOnly: false, writes: false, via, missing: true });
+      tools.set(
+        name,
+        d
+          ? { name, readOnly: d.readOnly, writes: d.writes, via }
+          : { name, readOnly: false, writes: false, via, missing: true },
+      );
     }
     for (const server of s.mcpServers ?? []) mcp.add(server.name);
     for (const inc of s.includes ?? []) {

@@ -38,7 +38,9 @@ export class NamespaceService {
   /** Refuses unless the principal may write entities in the namespace. */
   async assertWritable(namespace: string, principal: Principal): Promise<void> {
     if (namespace === BUILTIN_NAMESPACE) {
-      throw new AppError('FORBIDDEN', 'builtin/ entities ship with CleverAgents and cannot be changed', { hint: 'use your own namespace, e.g. local/' });
+      throw new AppError('FORBIDDEN', 'builtin/ entities ship with CleverAgents and cannot be changed', {
+        hint: 'use your own namespace, e.g. local/',
+      });
     }
     const role = await this.repo.roleOf(namespace, principal.id);
     if (!role || !WRITE_ROLES.has(role)) {
@@ -84,9 +86,18 @@ export class NamespaceService {
 }
 
 function builtinNamespace(): NamespaceSummary {
-  return { name: BUILTIN_NAMESPACE, owner: 'system', role: 'viewer', createdAt: '2026-01-01T00:00:00.000Z', builtin: true };
+  return {
+    name: BUILTIN_NAMESPACE,
+    owner: 'system',
+    role: 'viewer',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    builtin: true,
+  };
 }
 
 function notFound(name: string): AppError {
-  return new AppError('NOT_FOUND', `Namespace ${name} was not found`, { details: { entity: 'namespace', name }, hint: 'see your namespaces with `agents namespace list`' });
+  return new AppError('NOT_FOUND', `Namespace ${name} was not found`, {
+    details: { entity: 'namespace', name },
+    hint: 'see your namespaces with `agents namespace list`',
+  });
 }

@@ -19,10 +19,14 @@ export class RegistryActorCatalog implements ActorCatalog {
     const d = entity.definition as ActorDefinition;
     const actor = d.provider === 'builtin' ? this.byModel.get(d.model) : undefined;
     if (!actor) {
-      throw new AppError('INVALID_STATE', `Actor ${name} uses provider ${d.provider}, which cannot hold a chat in this release`, {
-        details: { entity: 'actor', name, provider: d.provider },
-        hint: 'chat with a provider: builtin actor (e.g. builtin/echo); LLM providers come in a later release',
-      });
+      throw new AppError(
+        'INVALID_STATE',
+        `Actor ${name} uses provider ${d.provider}, which cannot hold a chat in this release`,
+        {
+          details: { entity: 'actor', name, provider: d.provider },
+          hint: 'chat with a provider: builtin actor (e.g. builtin/echo); LLM providers come in a later release',
+        },
+      );
     }
     return actor;
   }

@@ -112,9 +112,12 @@ export class RegistryService {
     const stored = namespaces.length === 0 ? [] : await this.deps.repo.list({ kind, namespaces, type: q.type });
     const field = TYPE_FIELD[kind];
     const builtins = [...this.builtins.values()].filter(
-      (e) => e.kind === kind && namespaces.includes(e.namespace) && (q.type === undefined || typeOf(e, field) === q.type),
+      (e) =>
+        e.kind === kind && namespaces.includes(e.namespace) && (q.type === undefined || typeOf(e, field) === q.type),
     );
-    const all = [...builtins, ...stored].filter((e) => !regex || regex.test(e.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const all = [...builtins, ...stored]
+      .filter((e) => !regex || regex.test(e.name))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const summary = { byNamespace: {} as Record<string, number>, byType: {} as Record<string, number> };
     for (const e of all) {
       summary.byNamespace[e.namespace] = (summary.byNamespace[e.namespace] ?? 0) + 1;
@@ -122,7 +125,11 @@ export class RegistryService {
       if (t !== undefined) summary.byType[t] = (summary.byType[t] ?? 0) + 1;
     }
     // Names are unique within a kind: the name is both the sort key and the id of a position.
-    const page = pageOf(all, (e) => ({ key: e.name, id: e.name }), { pageToken: q.pageToken, pageSize: q.pageSize ?? 50, order: 'asc' });
+    const page = pageOf(all, (e) => ({ key: e.name, id: e.name }), {
+      pageToken: q.pageToken,
+      pageSize: q.pageSize ?? 50,
+      order: 'asc',
+    });
     return { items: page.items, nextPageToken: page.nextPageToken, totalSize: all.length, summary };
   }
 
@@ -167,14 +174,27 @@ export class RegistryService {
     return entity;
   }
 
-  async update(kind: RegistryKind, name: string, input: DefinitionInput, expectedRevision: number | undefined, principal: Principal): Promise<RegistryEntity & { unchanged: boolean }> {
+  async update(
+    kind: RegistryKind,
+    name: string,
+    input: DefinitionInput,
+    expectedRevision: number | undefined,
+    principal: Principal,
+  ): Promise<RegistryEntity & { unchanged: boolean }> {
     const current = await this.visible(kind, name, principal);
     if (current.builtin) throw builtinRefused(kind, name);
     const { definition, refs } = await this.prepare(kind, input, principal, name);
-    if (expectedRevision !== undefined && expectedRevision !== current.revision) throw staleRevision(kind, name, expectedRevision, current.revision);
+    if (expectedRevision !== undefined && expectedRevision !== current.revision)
+      throw staleRevision(kind, name, expectedRevision, current.revision);
     const hash = contentHash(definition);
     if (hash === current.contentHash) return { ...current, unchanged: true };
-    const next: RegistryEntity = { ...current, definition, contentHash: hash, revision: current.revision + 1, updatedAt: this.now().toISOString() };
+    const next: RegistryEntity = {
+      ...current,
+      definition,
+      contentHash: hash,
+      revision: current.revision + 1,
+      updatedAt: this.now().toISOString(),
+    };
     if (!(await this.deps.repo.replace(next, current.revision, refs, typeOf(next, TYPE_FIELD[kind]) ?? null))) {
       const latest = await this.deps.repo.get(kind, name);
       throw staleRevision(kind, name, current.revision, latest?.revision ?? current.revision);
@@ -182,7 +202,12 @@ export class RegistryService {
     return { ...next, unchanged: false };
   }
 
-  async remove(kind: RegistryKind, name: string, force: boolean, principal: Principal): Promise<{ removed: true; kind: RegistryKind; name: string; danglingReferrers: Referrer[] }> {
+  async remove(
+    kind: RegistryKind,
+    name: string,
+    force: boolean,
+    principal: Principal,
+  ): Promise<{ removed: true; kind: RegistryKind; name: string; danglingReferrers: Referrer[] }> {
     const current = await this.visible(kind, name, principal);
     if (current.builtin) throw builtinRefused(kind, name);
     await this.deps.namespaces.assertWritable(current.namespace, principal);
@@ -202,19 +227,33 @@ export class RegistryService {
   private async visible(kind: RegistryKind, name: string, principal: Principal): Promise<RegistryEntity> {
     const e = await this.lookup(kind, name);
     if (!e || !(await this.deps.namespaces.readable(principal)).includes(e.namespace)) {
-      throw new AppError('NOT_FOUND', `No ${kind} named ${name}`, { details: { entity: kind, name }, hint: `see the available ones with \`agents ${kind} list\`` });
+      throw new AppError('NOT_FOUND', `No ${kind} named ${name}`, {
+        details: { entity: kind, name },
+        hint: `see the available ones with \`agents ${kind} list\``,
+      });
     }
     return e;
   }
 
   /** Parses, validates (schema, write access, references, the file system) and reports every problem at once. */
-  private async prepare(kind: RegistryKind, input: DefinitionInput, principal: Principal, expectedName?: string): Promise<{ definition: Definition; refs: Reference[] }> {
+  private async prepare(
+    kind: RegistryKind,
+    input: DefinitionInput,
+    principal: Principal,
+    expectedName?: string,
+  ): Promise<{ definition: Definition; refs: Reference[] }> {
     const parsed = input.source
       ? parseDefinitionSource(input.source.text, input.source.filename ?? `<${kind} definition>`)
       : { value: input.definition ?? {}, lineOf: () => undefined, filename: `<${kind} definition>` };
     const raw = structuredClone(parsed.value) as Record<string, unknown>;
     const baseDir = input.source?.baseDir;
-    if (kind === 'resource' && typeof raw['path'] === 'string' && !isAbsolute(raw['path']) && baseDir && isAbsolute(baseDir)) {
+    if (
+      kind === 'resource' &&
+      typeof raw['path'] === 'string' &&
+      !isAbsolute(raw['path']) &&
+      baseDir &&
+      isAbsolute(baseDir)
+    ) {
       raw['path'] = resolve(baseDir, raw['path']);
     }
     const at = (path: ReadonlyArray<PropertyKey>, description: string): FieldViolation => {
@@ -228,14 +267,23 @@ export class RegistryService {
       ? []
       : result.error.issues.flatMap((i) =>
           // An unknown key is reported where it is written, one problem per key.
-          i.code === 'unrecognized_keys' ? i.keys.map((k) => at([...i.path, k], `is not a field of ${kind === 'actor' || kind === 'action' ? 'an' : 'a'} ${kind} definition`)) : [at(i.path, i.message)],
+          i.code === 'unrecognized_keys'
+            ? i.keys.map((k) =>
+                at(
+                  [...i.path, k],
+                  `is not a field of ${kind === 'actor' || kind === 'action' ? 'an' : 'a'} ${kind} definition`,
+                ),
+              )
+            : [at(i.path, i.message)],
         );
     // References are checked even when other fields are wrong, so one run reports everything.
     const definition = (result.success ? result.data : raw) as Definition;
     const name = typeof definition.name === 'string' ? definition.name : '';
     if (result.success) {
       if (expectedName !== undefined && name !== expectedName) {
-        problems.push(at(['name'], `is ${name}, but this updates ${expectedName} (entities cannot be renamed: remove and add)`));
+        problems.push(
+          at(['name'], `is ${name}, but this updates ${expectedName} (entities cannot be renamed: remove and add)`),
+        );
       }
       await this.deps.namespaces.assertWritable(namespaceOf(name), principal);
     }
@@ -247,7 +295,8 @@ export class RegistryService {
         continue;
       }
       const target = await this.lookup(ref.kind, ref.name);
-      if (!target || !readable.includes(target.namespace)) problems.push(at(ref.path, `no ${ref.kind} named ${ref.name} (see \`agents ${ref.kind} list\`)`));
+      if (!target || !readable.includes(target.namespace))
+        problems.push(at(ref.path, `no ${ref.kind} named ${ref.name} (see \`agents ${ref.kind} list\`)`));
     }
     if (!result.success) throw definitionError(parsed.filename, sortByLine(problems));
     problems.push(...(await this.checkKind(kind, definition, at)));
@@ -255,15 +304,21 @@ export class RegistryService {
     return { definition, refs };
   }
 
-  private async checkKind(kind: RegistryKind, d: Definition, at: (p: ReadonlyArray<PropertyKey>, m: string) => FieldViolation): Promise<FieldViolation[]> {
+  private async checkKind(
+    kind: RegistryKind,
+    d: Definition,
+    at: (p: ReadonlyArray<PropertyKey>, m: string) => FieldViolation,
+  ): Promise<FieldViolation[]> {
     const out: FieldViolation[] = [];
     if (kind === 'resource' && 'path' in d && 'type' in d) {
       const branch = d.type === 'git-checkout' ? d.branch : undefined;
       const facts = await this.deps.inspector.inspect(d.path, branch);
       if (!facts.exists) out.push(at(['path'], `${d.path} does not exist`));
       else if (!facts.isDirectory) out.push(at(['path'], `${d.path} is not a directory`));
-      else if (d.type === 'git-checkout' && !facts.gitWorkTree) out.push(at(['path'], `${d.path} is not a git work tree (run \`git init\` there, or use type fs-directory)`));
-      else if (branch && facts.branchExists === false) out.push(at(['branch'], `branch ${branch} does not exist in ${d.path}`));
+      else if (d.type === 'git-checkout' && !facts.gitWorkTree)
+        out.push(at(['path'], `${d.path} is not a git work tree (run \`git init\` there, or use type fs-directory)`));
+      else if (branch && facts.branchExists === false)
+        out.push(at(['branch'], `branch ${branch} does not exist in ${d.path}`));
     }
     if (kind === 'actor' && 'provider' in d && d.provider === 'builtin' && !this.deps.builtinModels.includes(d.model)) {
       out.push(at(['model'], `a builtin actor runs one of: ${this.deps.builtinModels.join(', ')}`));
@@ -275,13 +330,16 @@ export class RegistryService {
 /** References of a definition that may not have passed validation: only well-formed names count. */
 function safeReferences(kind: RegistryKind, d: Definition): Reference[] {
   try {
-    return referencesOf(kind, d).filter((r) => typeof r.name === 'string' && /^[a-z][a-z0-9_-]*\/[a-z][a-z0-9_-]*$/.test(r.name));
+    return referencesOf(kind, d).filter(
+      (r) => typeof r.name === 'string' && /^[a-z][a-z0-9_-]*\/[a-z][a-z0-9_-]*$/.test(r.name),
+    );
   } catch {
     return [];
   }
 }
 
-const sortByLine = (p: FieldViolation[]): FieldViolation[] => [...p].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
+const sortByLine = (p: FieldViolation[]): FieldViolation[] =>
+  [...p].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
 
 function typeOf(e: RegistryEntity, field: string | undefined): string | undefined {
   if (!field) return undefined;
@@ -292,23 +350,45 @@ function typeOf(e: RegistryEntity, field: string | undefined): string | undefine
 /** sha256 of the definition's canonical JSON (keys sorted), so equal content has equal hashes. */
 export function contentHash(d: unknown): string {
   const canon = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canon) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])])) : v;
-  return `sha256:${createHash('sha256').update(JSON.stringify(canon(d))).digest('hex')}`;
+    Array.isArray(v)
+      ? v.map(canon)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, canon((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return `sha256:${createHash('sha256')
+    .update(JSON.stringify(canon(d)))
+    .digest('hex')}`;
 }
 
 function fieldPath(path: ReadonlyArray<PropertyKey>): string {
-  return path.reduce<string>((acc, k) => (typeof k === 'number' ? `${acc}[${k}]` : acc ? `${acc}.${String(k)}` : String(k)), '') || '(definition)';
+  return (
+    path.reduce<string>(
+      (acc, k) => (typeof k === 'number' ? `${acc}[${k}]` : acc ? `${acc}.${String(k)}` : String(k)),
+      '',
+    ) || '(definition)'
+  );
 }
 
 function builtinRefused(kind: RegistryKind, name: string): AppError {
-  return new AppError('FORBIDDEN', `${kind} ${name} is built in and cannot be changed or removed`, { details: { entity: kind, name }, hint: `define your own ${kind} in local/ instead` });
+  return new AppError('FORBIDDEN', `${kind} ${name} is built in and cannot be changed or removed`, {
+    details: { entity: kind, name },
+    hint: `define your own ${kind} in local/ instead`,
+  });
 }
 
 function staleRevision(kind: RegistryKind, name: string, expected: number, actual: number): AppError {
-  return new AppError('REVISION_CONFLICT', `${kind} ${name} is at revision ${actual}, not ${expected}; nothing was written`, {
-    details: { entity: kind, name, expectedRevision: expected, revision: actual },
-    hint: `read it again with \`agents ${kind} show ${name}\` and retry with --expected-revision ${actual}`,
-  });
+  return new AppError(
+    'REVISION_CONFLICT',
+    `${kind} ${name} is at revision ${actual}, not ${expected}; nothing was written`,
+    {
+      details: { entity: kind, name, expectedRevision: expected, revision: actual },
+      hint: `read it again with \`agents ${kind} show ${name}\` and retry with --expected-revision ${actual}`,
+    },
+  );
 }
 
 export { PLURAL };

@@ -52,7 +52,10 @@ export class SessionService {
    * caller can store its task in the same commit, and must await `stored` before answering. A
    * client-chosen id may race another creator, so that row is stored before this returns.
    */
-  async resolveForMessage(contextId: string | undefined, principal: Principal): Promise<{ session: Session; stored: Promise<void> }> {
+  async resolveForMessage(
+    contextId: string | undefined,
+    principal: Principal,
+  ): Promise<{ session: Session; stored: Promise<void> }> {
     if (contextId === undefined || contextId === '') return this.open({}, principal, newId());
     const existing = await this.deps.sessions.get(contextId);
     if (existing) {
@@ -60,15 +63,25 @@ export class SessionService {
       return { session: existing, stored: Promise.resolve() };
     }
     if (!SAFE_ID.test(contextId)) {
-      throw new AppError('INVALID_PARAMS', 'message.contextId must be 1-128 characters of letters, digits and . _ : @ -', {
-        fields: [{ field: 'message.contextId', description: 'letters, digits and . _ : @ - only, at most 128 characters' }],
-      });
+      throw new AppError(
+        'INVALID_PARAMS',
+        'message.contextId must be 1-128 characters of letters, digits and . _ : @ -',
+        {
+          fields: [
+            { field: 'message.contextId', description: 'letters, digits and . _ : @ - only, at most 128 characters' },
+          ],
+        },
+      );
     }
     return { session: await this.create({}, principal, contextId), stored: Promise.resolve() };
   }
 
   /** Checks and builds a session and queues its row; `stored` settles when the row is stored. */
-  private async open(input: CreateSessionInput, principal: Principal, id: string): Promise<{ session: Session; stored: Promise<void> }> {
+  private async open(
+    input: CreateSessionInput,
+    principal: Principal,
+    id: string,
+  ): Promise<{ session: Session; stored: Promise<void> }> {
     const actor = input.actor ?? this.deps.defaultActor;
     if (!(await this.deps.actors.resolve(actor))) {
       throw new AppError('NOT_FOUND', `No actor named ${actor}`, {
@@ -101,9 +114,21 @@ export class SessionService {
     return { session, tasks: stored.map((s) => viewTask(s.task, { includeArtifacts: true })) };
   }
 
-  async list(principal: Principal, pageSize: number, pageToken?: string): Promise<{ sessions: Session[]; nextPageToken: string; totalSize: number }> {
-    const page = await this.deps.sessions.list(principal.id, pageSize, pageToken ? decodeUpdateCursor(pageToken) : undefined);
-    return { sessions: page.sessions, nextPageToken: page.next ? encodeUpdateCursor(page.next) : '', totalSize: page.total };
+  async list(
+    principal: Principal,
+    pageSize: number,
+    pageToken?: string,
+  ): Promise<{ sessions: Session[]; nextPageToken: string; totalSize: number }> {
+    const page = await this.deps.sessions.list(
+      principal.id,
+      pageSize,
+      pageToken ? decodeUpdateCursor(pageToken) : undefined,
+    );
+    return {
+      sessions: page.sessions,
+      nextPageToken: page.next ? encodeUpdateCursor(page.next) : '',
+      totalSize: page.total,
+    };
   }
 
   async delete(id: string): Promise<void> {
@@ -128,6 +153,8 @@ function sessionNotFound(id: string): AppError {
 
 function unknownContext(id: string): AppError {
   return new AppError('INVALID_PARAMS', `contextId ${id} is not available`, {
-    fields: [{ field: 'message.contextId', description: 'refers to a context you cannot use; omit it to start a new one' }],
+    fields: [
+      { field: 'message.contextId', description: 'refers to a context you cannot use; omit it to start a new one' },
+    ],
   });
 }

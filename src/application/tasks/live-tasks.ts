@@ -29,7 +29,9 @@ export interface LiveTask {
 }
 
 export function toItem(ev: TaskEvent): StreamItem {
-  return ev.kind === 'status' ? { seq: ev.seq, payload: { statusUpdate: ev.event } } : { seq: ev.seq, payload: { artifactUpdate: ev.event } };
+  return ev.kind === 'status'
+    ? { seq: ev.seq, payload: { statusUpdate: ev.event } }
+    : { seq: ev.seq, payload: { artifactUpdate: ev.event } };
 }
 
 /**

@@ -89,7 +89,8 @@ export class MessageIntake {
   /** The task a message key names (after a concurrent send of the same message won the race). */
   async keyedTask(input: SendInput, principal: Principal): Promise<string> {
     const hit = await this.deps.tasks.findMessageKey(principal.id, input.message.messageId);
-    if (!hit) throw new AppError('INTERNAL', `message ${input.message.messageId} is recorded as sent but its task is missing`);
+    if (!hit)
+      throw new AppError('INTERNAL', `message ${input.message.messageId} is recorded as sent but its task is missing`);
     if (hit.hash !== messageFingerprint(input.message)) throw messageIdReused(input.message.messageId);
     return hit.taskId;
   }
@@ -142,7 +143,12 @@ export class MessageIntake {
   }
 
   /** A message on an existing task: stored in its history (with its key) before the turn runs. */
-  private async acceptFollowUp(input: SendInput, taskId: string, principal: Principal, key: MessageKey): Promise<Accepted> {
+  private async acceptFollowUp(
+    input: SendInput,
+    taskId: string,
+    principal: Principal,
+    key: MessageKey,
+  ): Promise<Accepted> {
     const incoming = input.message;
     const registry = this.deps.live;
     const inlinePush = input.configuration?.taskPushNotificationConfig;
@@ -150,18 +156,28 @@ export class MessageIntake {
     const task = live.task;
     if (incoming.contextId && incoming.contextId !== task.contextId) {
       registry.release(live);
-      throw new AppError('INVALID_PARAMS', `message.contextId ${incoming.contextId} does not match task ${task.id}'s context ${task.contextId}`, {
-        fields: [{ field: 'message.contextId', description: 'must match the context of the referenced task' }],
-      });
+      throw new AppError(
+        'INVALID_PARAMS',
+        `message.contextId ${incoming.contextId} does not match task ${task.id}'s context ${task.contextId}`,
+        {
+          fields: [{ field: 'message.contextId', description: 'must match the context of the referenced task' }],
+        },
+      );
     }
     if (isTerminal(task.status.state)) {
       registry.release(live);
-      throw new AppError('UNSUPPORTED_OPERATION', `Task ${task.id} is ${stateWord(task.status.state)} and accepts no further messages`, {
-        details: { taskId: task.id, state: task.status.state },
-        hint: 'send a new message without taskId to start a new task in the same context',
-      });
+      throw new AppError(
+        'UNSUPPORTED_OPERATION',
+        `Task ${task.id} is ${stateWord(task.status.state)} and accepts no further messages`,
+        {
+          details: { taskId: task.id, state: task.status.state },
+          hint: 'send a new message without taskId to start a new task in the same context',
+        },
+      );
     }
-    const actor = (await this.deps.owned.inputFor(live, incoming, principal)) ?? (await this.actorFor((await this.deps.sessions.find(task.contextId))?.actor));
+    const actor =
+      (await this.deps.owned.inputFor(live, incoming, principal)) ??
+      (await this.actorFor((await this.deps.sessions.find(task.contextId))?.actor));
     const message: Message = { ...incoming, taskId: task.id, contextId: task.contextId };
     let storePush: (() => Promise<void>) | undefined;
     try {
@@ -196,14 +212,20 @@ export class MessageIntake {
   }
 
   private preparePush(taskId: string, config: TaskPushNotificationConfig, principal: Principal): () => Promise<void> {
-    if (!this.inlinePush) throw new AppError('PUSH_NOT_SUPPORTED', 'Push notifications are not supported by this agent');
+    if (!this.inlinePush)
+      throw new AppError('PUSH_NOT_SUPPORTED', 'Push notifications are not supported by this agent');
     return this.inlinePush.prepare(taskId, config, principal);
   }
 
   private async actorFor(name: string | undefined): Promise<Actor> {
     const { actors, sessions } = this.deps;
     const actor = await actors.resolve(name ?? sessions.defaultActor);
-    if (!actor) throw new AppError('INVALID_STATE', `The actor ${name ?? sessions.defaultActor} of this session no longer exists`, { hint: 'start a new session with `agents session create --actor …`' });
+    if (!actor)
+      throw new AppError(
+        'INVALID_STATE',
+        `The actor ${name ?? sessions.defaultActor} of this session no longer exists`,
+        { hint: 'start a new session with `agents session create --actor …`' },
+      );
     return actor;
   }
 }

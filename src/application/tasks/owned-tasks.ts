@@ -30,11 +30,26 @@ export class OwnedTasks {
   }
 
   /** See TaskService.startOwnedTask. */
-  async start(input: { contextId: string; text: string; wait: boolean }, principal: Principal, run: OwnedRun): Promise<Task> {
+  async start(
+    input: { contextId: string; text: string; wait: boolean },
+    principal: Principal,
+    run: OwnedRun,
+  ): Promise<Task> {
     const { live: registry, turns } = this.deps;
     const taskId = newId();
-    const message: Message = { messageId: newId(), role: 'ROLE_USER', contextId: input.contextId, taskId, parts: [{ text: input.text }] };
-    const task: Task = { id: taskId, contextId: input.contextId, status: { state: 'TASK_STATE_SUBMITTED', timestamp: this.deps.now().toISOString() }, history: [message] };
+    const message: Message = {
+      messageId: newId(),
+      role: 'ROLE_USER',
+      contextId: input.contextId,
+      taskId,
+      parts: [{ text: input.text }],
+    };
+    const task: Task = {
+      id: taskId,
+      contextId: input.contextId,
+      status: { state: 'TASK_STATE_SUBMITTED', timestamp: this.deps.now().toISOString() },
+      history: [message],
+    };
     const created = this.deps.tasks.create(task, principal.id);
     const live = registry.register(task, principal.id, 0);
     live.chain = created;
@@ -55,7 +70,8 @@ export class OwnedTasks {
   async inputFor(live: LiveTask, message: Message, principal: Principal): Promise<Actor | undefined> {
     try {
       for (const owner of this.owners) {
-        if (await owner.ownerOf(live.task.contextId)) return ownedActor(await owner.onInput(live.task, message, principal));
+        if (await owner.ownerOf(live.task.contextId))
+          return ownedActor(await owner.onInput(live.task, message, principal));
       }
       return undefined;
     } catch (err) {
@@ -70,10 +86,14 @@ export class OwnedTasks {
     for (const owner of this.owners) {
       const what = await owner.ownerOf(contextId);
       if (what) {
-        throw new AppError('UNSUPPORTED_OPERATION', `Context ${contextId} belongs to ${what} and takes no chat messages`, {
-          details: { contextId },
-          hint: 'answer a waiting request with message/send on its task (taskId), or use the agents plan commands',
-        });
+        throw new AppError(
+          'UNSUPPORTED_OPERATION',
+          `Context ${contextId} belongs to ${what} and takes no chat messages`,
+          {
+            details: { contextId },
+            hint: 'answer a waiting request with message/send on its task (taskId), or use the agents plan commands',
+          },
+        );
       }
     }
   }

@@ -17,7 +17,12 @@ export class SendReplay {
     const live = await this.live.acquire(taskId, principal);
     try {
       const st = live.task.status.state;
-      if (input.configuration?.returnImmediately !== true && !isTerminal(st) && !isInterrupted(st) && (await this.turnRuns(live))) {
+      if (
+        input.configuration?.returnImmediately !== true &&
+        !isTerminal(st) &&
+        !isInterrupted(st) &&
+        (await this.turnRuns(live))
+      ) {
         const settled = this.live.waitSettled(live);
         // Run by another process (local mode): its events come through the log.
         if (live.running === 0) this.live.follow(live);
@@ -35,7 +40,10 @@ export class SendReplay {
     const st = live.task.status.state;
     const runs = !isTerminal(st) && !isInterrupted(st) && (await this.turnRuns(live));
     const ch = this.live.openChannel(live, { closeOnInterrupt: true, closeOnTurnEnd: live.running > 0 });
-    ch.push({ seq: live.seq, payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) } });
+    ch.push({
+      seq: live.seq,
+      payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) },
+    });
     if (!runs) ch.end();
     else if (live.running === 0) this.live.follow(live);
     return ch;

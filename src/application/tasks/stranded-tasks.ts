@@ -29,7 +29,12 @@ export class StrandedTasks {
       if (await isLive(t.runnerId)) continue;
       try {
         // The platform acts for the task's owner here.
-        const stranded = await this.failIf(t.id, { id: t.owner, kind: 'token', roles: {} }, text, (st, running) => !isTerminal(st) && !isInterrupted(st) && running === 0);
+        const stranded = await this.failIf(
+          t.id,
+          { id: t.owner, kind: 'token', roles: {} },
+          text,
+          (st, running) => !isTerminal(st) && !isInterrupted(st) && running === 0,
+        );
         if (stranded) settled.push(t.id);
       } catch (err) {
         // E.g. another process settled it at the same moment (its event took the sequence number).
@@ -43,7 +48,10 @@ export class StrandedTasks {
    * True when no live process runs the task any more: what it left behind is nobody's. 'missing'
    * when no such task is stored — it may be a task another process is about to store.
    */
-  async isStranded(taskId: string, isLive: (runnerId: string | null) => Promise<boolean>): Promise<boolean | 'missing'> {
+  async isStranded(
+    taskId: string,
+    isLive: (runnerId: string | null) => Promise<boolean>,
+  ): Promise<boolean | 'missing'> {
     if ((this.deps.live.get(taskId)?.running ?? 0) > 0) return false;
     const stored = await this.deps.tasks.get(taskId);
     if (!stored) return 'missing';
@@ -51,7 +59,12 @@ export class StrandedTasks {
   }
 
   /** Aborts the task and ends it FAILED when `applies` to its state; returns whether it did. */
-  private async failIf(id: string, owner: Principal, text: string, applies: (state: TaskState, running: number) => boolean): Promise<boolean> {
+  private async failIf(
+    id: string,
+    owner: Principal,
+    text: string,
+    applies: (state: TaskState, running: number) => boolean,
+  ): Promise<boolean> {
     const { live: registry, recorder } = this.deps;
     const live = await registry.acquire(id, owner);
     try {

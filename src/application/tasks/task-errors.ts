@@ -3,7 +3,10 @@ import { AppError } from '../../domain/errors.js';
 import type { Principal } from '../ports/principal.js';
 
 export function taskNotFound(id: string): AppError {
-  return new AppError('TASK_NOT_FOUND', `Task ${id} was not found`, { details: { taskId: id }, hint: 'list your tasks with ListTasks (agents task list)' });
+  return new AppError('TASK_NOT_FOUND', `Task ${id} was not found`, {
+    details: { taskId: id },
+    hint: 'list your tasks with ListTasks (agents task list)',
+  });
 }
 
 /** Another principal's task is indistinguishable from a missing one. */
@@ -12,10 +15,19 @@ export function assertOwner(owner: string, principal: Principal, id: string): vo
 }
 
 export function messageIdReused(messageId: string): AppError {
-  return new AppError('INVALID_PARAMS', `messageId ${messageId} was already used with different content; a retry must resend the same message, a new message needs a new messageId`, {
-    fields: [{ field: 'message.messageId', description: 'already used for a message with different parts, metadata, contextId or taskId' }],
-    details: { messageId },
-  });
+  return new AppError(
+    'INVALID_PARAMS',
+    `messageId ${messageId} was already used with different content; a retry must resend the same message, a new message needs a new messageId`,
+    {
+      fields: [
+        {
+          field: 'message.messageId',
+          description: 'already used for a message with different parts, metadata, contextId or taskId',
+        },
+      ],
+      details: { messageId },
+    },
+  );
 }
 
 /** Another send stored the same message key first (the key's unique index refused this one). */

@@ -1,4 +1,13 @@
-import { applyEvent, isInterrupted, isTerminal, type Artifact, type Message, type Task, type TaskEvent, type TaskState } from '../../domain/a2a.model.js';
+import {
+  applyEvent,
+  isInterrupted,
+  isTerminal,
+  type Artifact,
+  type Message,
+  type Task,
+  type TaskEvent,
+  type TaskState,
+} from '../../domain/a2a.model.js';
 import { newId } from '../../domain/ids.js';
 import type { ArtifactOptions, StatusExtra } from '../ports/actor.port.js';
 import type { Logger } from '../ports/logger.port.js';
@@ -97,7 +106,9 @@ export class TaskEventRecorder {
     // (history or a settled turn), not with every progress state.
     const appended = this.deps.tasks.append(live.task.id, ev, snapshot);
     for (const t of this.recordingTaps) t(live.task.id, item);
-    const stored: Promise<unknown> = snapshot ? Promise.all([appended, this.deps.sessions.recordActivity(live.task.contextId, status?.timestamp ?? '')]) : appended;
+    const stored: Promise<unknown> = snapshot
+      ? Promise.all([appended, this.deps.sessions.recordActivity(live.task.contextId, status?.timestamp ?? '')])
+      : appended;
     stored.catch(() => {}); // observed through the chain below
     live.backlog++;
     live.chain = live.chain

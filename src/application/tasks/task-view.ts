@@ -17,7 +17,8 @@ export function viewTask(task: Task, opts: ViewOptions = {}): Task {
   const out: Task = { id: task.id, contextId: task.contextId, status: copyOf(task.status) };
   const artifacts = task.artifacts ?? [];
   // ProtoJSON omits an empty repeated field, except where the caller explicitly asked for it.
-  if (opts.includeArtifacts === true || (opts.includeArtifacts === undefined && artifacts.length > 0)) out.artifacts = copyOf(artifacts);
+  if (opts.includeArtifacts === true || (opts.includeArtifacts === undefined && artifacts.length > 0))
+    out.artifacts = copyOf(artifacts);
   const h = opts.historyLength;
   if (task.history && task.history.length > 0 && h !== 0) {
     const kept = h === undefined ? task.history : task.history.slice(-h);
@@ -42,7 +43,8 @@ function deepCopy<T>(value: T): T {
   for (const key of Object.keys(value)) {
     const v = deepCopy((value as Record<string, unknown>)[key]);
     // A "__proto__" key (JSON.parse makes it an own property) must stay data, not a prototype.
-    if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
     else out[key] = v;
   }
   return out as T;

@@ -16,10 +16,30 @@ import { StrandedTasks } from './stranded-tasks.js';
 import { assertOwner, isMessageKeyTaken, stateWord, taskNotFound } from './task-errors.js';
 import { TaskEventRecorder } from './task-event-recorder.js';
 import { viewTask } from './task-view.js';
-import type { ContextOwner, InlinePushRegistrar, ListInput, ListResult, OwnedRun, SendInput, SendResult, StreamItem, TaskEventTap } from './task.types.js';
+import type {
+  ContextOwner,
+  InlinePushRegistrar,
+  ListInput,
+  ListResult,
+  OwnedRun,
+  SendInput,
+  SendResult,
+  StreamItem,
+  TaskEventTap,
+} from './task.types.js';
 import { TurnRunner } from './turn-runner.js';
 
-export type { ContextOwner, InlinePushRegistrar, ListInput, ListResult, OwnedRun, SendInput, SendResult, StreamItem, TaskEventTap } from './task.types.js';
+export type {
+  ContextOwner,
+  InlinePushRegistrar,
+  ListInput,
+  ListResult,
+  OwnedRun,
+  SendInput,
+  SendResult,
+  StreamItem,
+  TaskEventTap,
+} from './task.types.js';
 
 export interface TaskServiceDeps {
   tasks: TaskRepository;
@@ -105,7 +125,8 @@ export class TaskService {
       await created;
     } catch (err) {
       // Another process stored the same message first: answer from its task.
-      if (isMessageKeyTaken(err)) return this.replay.send(await this.intake.keyedTask(input, principal), input, principal);
+      if (isMessageKeyTaken(err))
+        return this.replay.send(await this.intake.keyedTask(input, principal), input, principal);
       throw err;
     }
     if (input.configuration?.returnImmediately !== true) await settled;
@@ -133,14 +154,18 @@ export class TaskService {
     if ('replay' in accepted) return this.replay.stream(accepted.replay, input, principal);
     const { live, actor, message, isFollowUp, created } = accepted;
     const ch = this.live.openChannel(live, { closeOnInterrupt: true, closeOnTurnEnd: true });
-    ch.push({ seq: live.seq, payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) } });
+    ch.push({
+      seq: live.seq,
+      payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) },
+    });
     this.turns.start(live, actor, message, isFollowUp);
     // Nobody reads the stream before the task row is stored.
     try {
       await created;
     } catch (err) {
       ch.return();
-      if (isMessageKeyTaken(err)) return this.replay.stream(await this.intake.keyedTask(input, principal), input, principal);
+      if (isMessageKeyTaken(err))
+        return this.replay.stream(await this.intake.keyedTask(input, principal), input, principal);
       throw err;
     }
     return ch;
@@ -171,7 +196,11 @@ export class TaskService {
     });
     const tasks = page.tasks.map((s) => {
       const live = this.live.get(s.task.id)?.task;
-      return viewTask(live ?? s.task, { historyLength: input.historyLength, includeArtifacts: input.includeArtifacts ?? false, copy: live !== undefined });
+      return viewTask(live ?? s.task, {
+        historyLength: input.historyLength,
+        includeArtifacts: input.includeArtifacts ?? false,
+        copy: live !== undefined,
+      });
     });
     return {
       tasks,
@@ -185,9 +214,13 @@ export class TaskService {
     const live = await this.live.acquire(id, principal);
     try {
       if (isTerminal(live.task.status.state)) {
-        throw new AppError('TASK_NOT_CANCELABLE', `Task ${id} is already ${stateWord(live.task.status.state)} and cannot be canceled`, {
-          details: { taskId: id, state: live.task.status.state },
-        });
+        throw new AppError(
+          'TASK_NOT_CANCELABLE',
+          `Task ${id} is already ${stateWord(live.task.status.state)} and cannot be canceled`,
+          {
+            details: { taskId: id, state: live.task.status.state },
+          },
+        );
       }
       live.abort.abort(new AppError('INVALID_STATE', 'task canceled'));
       await this.recorder.status(live, 'TASK_STATE_CANCELED', undefined, true);
@@ -203,10 +236,14 @@ export class TaskService {
     const terminal = isTerminal(live.task.status.state);
     if (terminal && afterSeq === undefined) {
       this.live.release(live);
-      throw new AppError('UNSUPPORTED_OPERATION', `Task ${id} is ${stateWord(live.task.status.state)}; a finished task cannot be subscribed to`, {
-        details: { taskId: id, state: live.task.status.state },
-        hint: 'use GetTask to read its final state',
-      });
+      throw new AppError(
+        'UNSUPPORTED_OPERATION',
+        `Task ${id} is ${stateWord(live.task.status.state)}; a finished task cannot be subscribed to`,
+        {
+          details: { taskId: id, state: live.task.status.state },
+          hint: 'use GetTask to read its final state',
+        },
+      );
     }
     const ch = this.live.openChannel(live, { closeOnInterrupt: false, closeOnTurnEnd: false });
     if (live.running === 0 && !terminal) this.live.follow(live);
@@ -229,7 +266,17 @@ export class TaskService {
     for (const live of this.live.all()) {
       if (live.task.contextId !== contextId) continue;
       live.abort.abort();
-      for (const l of live.listeners) l({ seq: live.seq, payload: { statusUpdate: { taskId: live.task.id, contextId, status: { state: 'TASK_STATE_CANCELED', timestamp: this.now().toISOString() } } } });
+      for (const l of live.listeners)
+        l({
+          seq: live.seq,
+          payload: {
+            statusUpdate: {
+              taskId: live.task.id,
+              contextId,
+              status: { state: 'TASK_STATE_CANCELED', timestamp: this.now().toISOString() },
+            },
+          },
+        });
       live.listeners.clear();
       this.live.drop(live);
       await live.chain.catch(() => {});
@@ -249,7 +296,11 @@ export class TaskService {
    * event recording, ordering and containment as an actor turn; no session, no actor. Returns the
    * task once stored (with `wait`, once it is settled: terminal, interrupted or the turn ended).
    */
-  startOwnedTask(input: { contextId: string; text: string; wait: boolean }, principal: Principal, run: OwnedRun): Promise<Task> {
+  startOwnedTask(
+    input: { contextId: string; text: string; wait: boolean },
+    principal: Principal,
+    run: OwnedRun,
+  ): Promise<Task> {
     return this.owned.start(input, principal, run);
   }
 

@@ -43,7 +43,9 @@ export class TurnRunner {
           if (live.abort.signal.aborted || live.failure !== undefined) return;
           logger.error({ err, taskId: live.task.id, actor: actor.name }, 'actor failed');
           // A failure to store this is the chain's, reported below.
-          await recorder.status(live, 'TASK_STATE_FAILED', `The actor ${actor.name} failed: ${errorText(err)}`).catch(() => {});
+          await recorder
+            .status(live, 'TASK_STATE_FAILED', `The actor ${actor.name} failed: ${errorText(err)}`)
+            .catch(() => {});
         }
       })
       .catch((err: unknown) => logger.error({ err, taskId: live.task.id }, 'actor turn failed'))
@@ -56,7 +58,9 @@ export class TurnRunner {
         });
         // Left open by its actor and no other turn queued: nothing runs it now (see settleStranded).
         if (live.running === 1 && isRunningState(live.task.status.state)) {
-          await this.deps.tasks.endTurn(live.task.id).catch((err: unknown) => logger.warn({ err, taskId: live.task.id }, 'recording the end of a turn failed'));
+          await this.deps.tasks
+            .endTurn(live.task.id)
+            .catch((err: unknown) => logger.warn({ err, taskId: live.task.id }, 'recording the end of a turn failed'));
         }
         live.running--;
         for (const w of [...live.turnEndWaiters]) w();
@@ -87,7 +91,11 @@ export class TurnRunner {
     const left = running();
     for (const live of left) {
       live.abort.abort(new AppError('UNAVAILABLE', text));
-      await this.deps.recorder.status(live, 'TASK_STATE_FAILED', text, true).catch((err: unknown) => this.deps.logger.error({ err, taskId: live.task.id }, 'settling a task at shutdown failed'));
+      await this.deps.recorder
+        .status(live, 'TASK_STATE_FAILED', text, true)
+        .catch((err: unknown) =>
+          this.deps.logger.error({ err, taskId: live.task.id }, 'settling a task at shutdown failed'),
+        );
     }
     return left.length;
   }

@@ -34,21 +34,37 @@ export function parseApprovalAnswer(input: { text?: string | undefined; approval
 }
 
 function fromData(value: unknown): ApprovalAnswer {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw invalid('approval must be an object {decision, guidance?}', 'approval');
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw invalid('approval must be an object {decision, guidance?}', 'approval');
   const { decision, guidance, ...rest } = value as Record<string, unknown>;
   const extra = Object.keys(rest);
-  if (extra.length) throw invalid(`approval has unknown field${extra.length === 1 ? '' : 's'} ${extra.join(', ')}`, `approval.${extra[0]}`);
-  if (decision !== 'approve' && decision !== 'reject') throw invalid(`approval.decision must be "approve" or "reject", not ${JSON.stringify(decision) ?? 'missing'}`, 'approval.decision');
-  if (guidance !== undefined && typeof guidance !== 'string') throw invalid('approval.guidance must be a string', 'approval.guidance');
+  if (extra.length)
+    throw invalid(
+      `approval has unknown field${extra.length === 1 ? '' : 's'} ${extra.join(', ')}`,
+      `approval.${extra[0]}`,
+    );
+  if (decision !== 'approve' && decision !== 'reject')
+    throw invalid(
+      `approval.decision must be "approve" or "reject", not ${JSON.stringify(decision) ?? 'missing'}`,
+      'approval.decision',
+    );
+  if (guidance !== undefined && typeof guidance !== 'string')
+    throw invalid('approval.guidance must be a string', 'approval.guidance');
   const g = guidance?.trim();
-  if (g && g.length > MAX_GUIDANCE) throw invalid(`guidance is at most ${MAX_GUIDANCE} characters`, 'approval.guidance');
-  if (decision === 'approve' && g) throw invalid('guidance comes with a rejection: approve without guidance, or reject with it', 'approval.guidance');
+  if (g && g.length > MAX_GUIDANCE)
+    throw invalid(`guidance is at most ${MAX_GUIDANCE} characters`, 'approval.guidance');
+  if (decision === 'approve' && g)
+    throw invalid('guidance comes with a rejection: approve without guidance, or reject with it', 'approval.guidance');
   return g ? { decision, guidance: g } : { decision };
 }
 
 function invalid(problem: string, field: string): AppError {
-  return new AppError('INVALID_PARAMS', `Not a valid answer to the approval request: ${problem}. Valid answers: ${VALID_ANSWERS}`, {
-    fields: [{ field, description: problem }],
-    hint: 'answer with agents plan approve <plan-id> or agents plan reject <plan-id> [--guidance TEXT]',
-  });
+  return new AppError(
+    'INVALID_PARAMS',
+    `Not a valid answer to the approval request: ${problem}. Valid answers: ${VALID_ANSWERS}`,
+    {
+      fields: [{ field, description: problem }],
+      hint: 'answer with agents plan approve <plan-id> or agents plan reject <plan-id> [--guidance TEXT]',
+    },
+  );
 }

@@ -37,7 +37,10 @@ export function splitCommandLine(line: string): string[] {
       inWord = true;
     }
   }
-  if (quote) throw new AppError('INVALID_PARAMS', `unterminated ${quote} quote in the command line`, { fields: [{ field: 'command', description: 'close every quote' }] });
+  if (quote)
+    throw new AppError('INVALID_PARAMS', `unterminated ${quote} quote in the command line`, {
+      fields: [{ field: 'command', description: 'close every quote' }],
+    });
   if (inWord) words.push(word);
   return words;
 }

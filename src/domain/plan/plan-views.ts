@@ -6,7 +6,11 @@ import { z } from 'zod';
 import { Task } from '../a2a.model.js';
 import { Checkpoint, Decision, Plan, PLAN_OPERATIONS, PlanError, SandboxRef, ToolCallRecord, Waiting } from './plan.js';
 
-export const DiffStats = z.object({ files: z.number().int(), additions: z.number().int(), deletions: z.number().int() });
+export const DiffStats = z.object({
+  files: z.number().int(),
+  additions: z.number().int(),
+  deletions: z.number().int(),
+});
 export type DiffStats = z.infer<typeof DiffStats>;
 
 export const FileChange = z.object({
@@ -34,7 +38,12 @@ export const PlanStatus = z.object({
   attempt: z.number().int(),
   progress: z.object({ stepsDone: z.number().int(), stepsTotal: z.number().int() }),
   timing: z.object({ createdAt: z.string(), updatedAt: z.string(), elapsedMs: z.number() }),
-  counts: z.object({ decisions: z.number().int(), activeDecisions: z.number().int(), toolCalls: z.number().int(), checkpoints: z.number().int() }),
+  counts: z.object({
+    decisions: z.number().int(),
+    activeDecisions: z.number().int(),
+    toolCalls: z.number().int(),
+    checkpoints: z.number().int(),
+  }),
   usage: Plan.shape.usage,
   budget: z.object({ maxToolCalls: z.number().int(), maxWallSeconds: z.number().int() }),
   error: PlanError.optional(),

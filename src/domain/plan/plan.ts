@@ -8,7 +8,15 @@ import { AppError } from '../errors.js';
 
 export const PHASES = ['strategize', 'execute', 'apply'] as const;
 export type Phase = (typeof PHASES)[number];
-export const PHASE_STATES = ['queued', 'processing', 'complete', 'errored', 'constrained', 'cancelled', 'applied'] as const;
+export const PHASE_STATES = [
+  'queued',
+  'processing',
+  'complete',
+  'errored',
+  'constrained',
+  'cancelled',
+  'applied',
+] as const;
 export type PhaseState = (typeof PHASE_STATES)[number];
 export const AUTOMATION_PROFILES = ['manual', 'trusted', 'auto'] as const;
 export type AutomationProfile = (typeof AUTOMATION_PROFILES)[number];
@@ -58,14 +66,24 @@ export const Plan = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   budget: z.object({ maxToolCalls: z.number().int().positive(), maxWallMs: z.number().int().positive() }),
-  usage: z.object({ toolCalls: z.number().int().nonnegative(), wallMs: z.number().int().nonnegative(), tokens: z.number().int().nonnegative(), costUsd: z.number().nonnegative() }),
+  usage: z.object({
+    toolCalls: z.number().int().nonnegative(),
+    wallMs: z.number().int().nonnegative(),
+    tokens: z.number().int().nonnegative(),
+    costUsd: z.number().nonnegative(),
+  }),
   /** Index of the next step to execute. */
   cursor: z.number().int().nonnegative(),
   stepsTotal: z.number().int().nonnegative(),
   sandboxes: z.array(SandboxRef),
   error: PlanError.optional(),
   waiting: Waiting.optional(),
-  applied: z.object({ at: z.string(), commits: z.array(z.object({ resource: z.string(), commit: z.string().optional(), files: z.array(z.string()) })) }).optional(),
+  applied: z
+    .object({
+      at: z.string(),
+      commits: z.array(z.object({ resource: z.string(), commit: z.string().optional(), files: z.array(z.string()) })),
+    })
+    .optional(),
 });
 export type Plan = z.infer<typeof Plan>;
 
@@ -118,15 +136,27 @@ export const ToolCallRecord = z.object({
 export type ToolCallRecord = z.infer<typeof ToolCallRecord>;
 
 /** What may be asked of a plan, and in which phases/states. */
-export const PLAN_OPERATIONS = ['execute', 'apply', 'correct', 'rollback', 'prompt', 'approve', 'reject', 'cancel'] as const;
+export const PLAN_OPERATIONS = [
+  'execute',
+  'apply',
+  'correct',
+  'rollback',
+  'prompt',
+  'approve',
+  'reject',
+  'cancel',
+] as const;
 export type PlanOperation = (typeof PLAN_OPERATIONS)[number];
 
 const ALLOWED: Record<PlanOperation, (p: Plan) => boolean> = {
   execute: (p) =>
     (p.phase === 'strategize' && p.state === 'complete') ||
     (p.phase === 'execute' && ['queued', 'errored', 'constrained', 'processing'].includes(p.state)),
-  apply: (p) => (p.phase === 'execute' && p.state === 'complete') || (p.phase === 'apply' && ['errored', 'queued', 'processing'].includes(p.state)),
-  correct: (p) => p.state !== 'applied' && p.state !== 'cancelled' && !(p.phase === 'apply' && p.state === 'processing'),
+  apply: (p) =>
+    (p.phase === 'execute' && p.state === 'complete') ||
+    (p.phase === 'apply' && ['errored', 'queued', 'processing'].includes(p.state)),
+  correct: (p) =>
+    p.state !== 'applied' && p.state !== 'cancelled' && !(p.phase === 'apply' && p.state === 'processing'),
   rollback: (p) => p.state !== 'applied' && p.state !== 'cancelled' && p.sandboxes.length > 0,
   prompt: (p) => p.state === 'errored' || p.state === 'constrained' || p.waiting !== undefined,
   approve: (p) => p.waiting !== undefined && !isFinished(p),
@@ -149,10 +179,14 @@ const WHAT: Record<PlanOperation, string> = {
 export function assertAllowed(p: Plan, op: PlanOperation): void {
   if (ALLOWED[op](p)) return;
   const now = allowedOperations(p);
-  throw new AppError('INVALID_STATE', `Plan ${p.id} is ${p.phase}/${p.state}${p.waiting ? ` (waiting for ${p.waiting.kind})` : ''}: ${WHAT[op]}`, {
-    details: { planId: p.id, phase: p.phase, state: p.state, operation: op, allowed: now },
-    hint: now.length ? `allowed now: ${now.join(', ')}` : 'nothing more can be done with this plan',
-  });
+  throw new AppError(
+    'INVALID_STATE',
+    `Plan ${p.id} is ${p.phase}/${p.state}${p.waiting ? ` (waiting for ${p.waiting.kind})` : ''}: ${WHAT[op]}`,
+    {
+      details: { planId: p.id, phase: p.phase, state: p.state, operation: op, allowed: now },
+      hint: now.length ? `allowed now: ${now.join(', ')}` : 'nothing more can be done with this plan',
+    },
+  );
 }
 
 export function isAllowed(p: Plan, op: PlanOperation): boolean {
@@ -202,7 +236,8 @@ export function isFinished(p: Plan): boolean {
 /** Whether the table lets a plan move from one phase/state to another (cancel: from anything unfinished). */
 export function canMove(from: PhaseStatus, to: PhaseStatus): boolean {
   const [, state] = from.split('/') as [Phase, PhaseState];
-  if (to.endsWith('/cancelled')) return state !== 'applied' && state !== 'cancelled' && to.split('/')[0] === from.split('/')[0];
+  if (to.endsWith('/cancelled'))
+    return state !== 'applied' && state !== 'cancelled' && to.split('/')[0] === from.split('/')[0];
   return TRANSITIONS[from]?.includes(to) ?? false;
 }
 
@@ -248,10 +283,23 @@ export function awaitAnswer(p: Plan, waiting: Waiting): void {
 export function takeAnswer(p: Plan, taskId: string): Waiting {
   const w = p.waiting;
   if (!w || w.taskId !== taskId || isFinished(p)) {
-    throw new AppError('INVALID_STATE', w ? `Plan ${p.id} waits for an answer on task ${w.taskId}, not on task ${taskId}` : `Plan ${p.id} (${p.phase}/${p.state}) waits for no answer`, {
-      details: { planId: p.id, phase: p.phase, state: p.state, taskId, waitingTaskId: w?.taskId ?? null, allowed: allowedOperations(p) },
-      hint: `see agents plan status ${p.id}`,
-    });
+    throw new AppError(
+      'INVALID_STATE',
+      w
+        ? `Plan ${p.id} waits for an answer on task ${w.taskId}, not on task ${taskId}`
+        : `Plan ${p.id} (${p.phase}/${p.state}) waits for no answer`,
+      {
+        details: {
+          planId: p.id,
+          phase: p.phase,
+          state: p.state,
+          taskId,
+          waitingTaskId: w?.taskId ?? null,
+          allowed: allowedOperations(p),
+        },
+        hint: `see agents plan status ${p.id}`,
+      },
+    );
   }
   p.waiting = undefined;
   return w;
@@ -295,6 +343,7 @@ export function renderTemplate(value: unknown, args: Record<string, unknown>): u
     return value.replace(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g, (_, k: string) => String(args[k] ?? ''));
   }
   if (Array.isArray(value)) return value.map((v) => renderTemplate(v, args));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderTemplate(v, args)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderTemplate(v, args)]));
   return value;
 }

@@ -14,7 +14,9 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     name: 'builtin/read-file',
     description: 'Read a text file (optionally a line range).',
     source: 'builtin',
-    inputSchema: obj({ path, startLine: { type: 'integer', minimum: 1 }, endLine: { type: 'integer', minimum: 1 } }, ['path']),
+    inputSchema: obj({ path, startLine: { type: 'integer', minimum: 1 }, endLine: { type: 'integer', minimum: 1 } }, [
+      'path',
+    ]),
     readOnly: true,
     writes: false,
   },
@@ -31,7 +33,10 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     name: 'builtin/edit-file',
     description: 'Replace exact text in a file (every occurrence, or the only one when expectOne).',
     source: 'builtin',
-    inputSchema: obj({ path, find: { type: 'string', minLength: 1 }, replace: { type: 'string' }, expectOne: { type: 'boolean' } }, ['path', 'find', 'replace']),
+    inputSchema: obj(
+      { path, find: { type: 'string', minLength: 1 }, replace: { type: 'string' }, expectOne: { type: 'boolean' } },
+      ['path', 'find', 'replace'],
+    ),
     readOnly: false,
     writes: true,
     checkpoint: true,
@@ -40,7 +45,14 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     name: 'builtin/list-files',
     description: 'List files under a directory, filtered by glob patterns.',
     source: 'builtin',
-    inputSchema: obj({ path, include: { type: 'array', items: { type: 'string' } }, exclude: { type: 'array', items: { type: 'string' } } }, []),
+    inputSchema: obj(
+      {
+        path,
+        include: { type: 'array', items: { type: 'string' } },
+        exclude: { type: 'array', items: { type: 'string' } },
+      },
+      [],
+    ),
     readOnly: true,
     writes: false,
   },
@@ -48,7 +60,15 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     name: 'builtin/search-files',
     description: 'Search file contents with a regular expression.',
     source: 'builtin',
-    inputSchema: obj({ pattern: { type: 'string', minLength: 1 }, path, include: { type: 'array', items: { type: 'string' } }, maxResults: { type: 'integer', minimum: 1, maximum: 10000 } }, ['pattern']),
+    inputSchema: obj(
+      {
+        pattern: { type: 'string', minLength: 1 },
+        path,
+        include: { type: 'array', items: { type: 'string' } },
+        maxResults: { type: 'integer', minimum: 1, maximum: 10000 },
+      },
+      ['pattern'],
+    ),
     readOnly: true,
     writes: false,
   },
@@ -72,7 +92,8 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
   },
   {
     name: 'builtin/run-command',
-    description: 'Run a command (no shell) inside the sandbox, with a time limit. `command` is a command line split into words like a shell would, but never run by one.',
+    description:
+      'Run a command (no shell) inside the sandbox, with a time limit. `command` is a command line split into words like a shell would, but never run by one.',
     source: 'builtin',
     inputSchema: obj(
       {
@@ -118,22 +139,41 @@ export const BUILTIN_ACTIONS: readonly ActionDefinition[] = [
     },
     descriptionTemplate: 'Replace /{{pattern}}/ with "{{replacement}}" in {{glob}}',
     definitionOfDone: 'No match of /{{pattern}}/ remains in {{glob}}',
-    steps: [{ id: 'replace', description: 'replace across the matched files', tool: 'builtin/replace-in-files', args: { pattern: '{{pattern}}', replacement: '{{replacement}}', include: ['{{glob}}'], flags: '{{flags}}' } }],
+    steps: [
+      {
+        id: 'replace',
+        description: 'replace across the matched files',
+        tool: 'builtin/replace-in-files',
+        args: { pattern: '{{pattern}}', replacement: '{{replacement}}', include: ['{{glob}}'], flags: '{{flags}}' },
+      },
+    ],
   },
   {
     name: 'builtin/run-command',
-    description: 'Run a command (a formatter, a codemod, a generator) in the sandbox and capture what it changed, to review, apply or roll back.',
+    description:
+      'Run a command (a formatter, a codemod, a generator) in the sandbox and capture what it changed, to review, apply or roll back.',
     arguments: {
-      command: { type: 'string', required: true, description: 'the command line (split like a shell would, never run by one)' },
+      command: {
+        type: 'string',
+        required: true,
+        description: 'the command line (split like a shell would, never run by one)',
+      },
     },
     descriptionTemplate: 'Run `{{command}}` in the sandbox',
     definitionOfDone: '`{{command}}` exits 0 and its changes are ready to review',
-    steps: [{ id: 'run', description: 'run the command', tool: 'builtin/run-command', args: { command: '{{command}}' } }],
+    steps: [
+      { id: 'run', description: 'run the command', tool: 'builtin/run-command', args: { command: '{{command}}' } },
+    ],
   },
 ];
 
 export const BUILTIN_ACTOR_DEFINITIONS: readonly ActorDefinition[] = [
-  { name: 'builtin/echo', description: 'Restates each message, streamed in chunks; needs no LLM and no network.', provider: 'builtin', model: 'echo' },
+  {
+    name: 'builtin/echo',
+    description: 'Restates each message, streamed in chunks; needs no LLM and no network.',
+    provider: 'builtin',
+    model: 'echo',
+  },
   {
     name: 'builtin/conformance',
     description: 'Behaves as the A2A TCK reference agent (messageId prefixes tck-*), for conformance kits.',

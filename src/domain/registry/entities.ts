@@ -19,12 +19,17 @@ export const PLURAL: Record<RegistryKind, string> = {
 
 const Description = z.string().max(2000, 'is at most 2000 characters');
 const Ref = EntityName;
-const AbsolutePath = z.string().min(1).refine((p) => p.startsWith('/'), 'must be an absolute path');
+const AbsolutePath = z
+  .string()
+  .min(1)
+  .refine((p) => p.startsWith('/'), 'must be an absolute path');
 
 /** A JSON Schema document (checked for shape, not re-validated as a meta-schema). */
-const JsonSchemaObject = z.looseObject({ type: z.string().optional() }).refine((s) => s.type === undefined || s.type === 'object', {
-  message: 'a tool input schema must describe an object ("type": "object")',
-});
+const JsonSchemaObject = z
+  .looseObject({ type: z.string().optional() })
+  .refine((s) => s.type === undefined || s.type === 'object', {
+    message: 'a tool input schema must describe an object ("type": "object")',
+  });
 
 export const ActorDefinition = z
   .object({
@@ -33,7 +38,10 @@ export const ActorDefinition = z
     provider: z.enum(['openai-compatible', 'anthropic', 'builtin']),
     model: z.string().min(1, 'is required').max(200),
     baseUrl: z.string().url('must be an absolute URL').optional(),
-    apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name').optional(),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name')
+      .optional(),
     systemPrompt: z.string().max(100_000).optional(),
     temperature: z.number().min(0, 'must be between 0 and 2').max(2, 'must be between 0 and 2').optional(),
     maxTokens: z.number().int('must be an integer').positive('must be positive').optional(),
@@ -65,9 +73,12 @@ export const ToolDefinition = z
   })
   .strict()
   .superRefine((t, ctx) => {
-    if (t.readOnly && t.writes) ctx.addIssue({ code: 'custom', path: ['writes'], message: 'a read-only tool cannot write' });
-    if (t.source === 'command' && !t.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'a command tool needs command.program' });
-    if (t.source !== 'command' && t.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'only source: command takes a command' });
+    if (t.readOnly && t.writes)
+      ctx.addIssue({ code: 'custom', path: ['writes'], message: 'a read-only tool cannot write' });
+    if (t.source === 'command' && !t.command)
+      ctx.addIssue({ code: 'custom', path: ['command'], message: 'a command tool needs command.program' });
+    if (t.source !== 'command' && t.command)
+      ctx.addIssue({ code: 'custom', path: ['command'], message: 'only source: command takes a command' });
   });
 export type ToolDefinition = z.infer<typeof ToolDefinition>;
 
@@ -100,10 +111,20 @@ export const ResourceDefinition = z.discriminatedUnion('type', [
       description: Description.optional(),
       type: z.literal('git-checkout'),
       path: AbsolutePath,
-      branch: z.string().regex(/^[A-Za-z0-9._/-]+$/, 'must be a branch name').optional(),
+      branch: z
+        .string()
+        .regex(/^[A-Za-z0-9._/-]+$/, 'must be a branch name')
+        .optional(),
     })
     .strict(),
-  z.object({ name: EntityName, description: Description.optional(), type: z.literal('fs-directory'), path: AbsolutePath }).strict(),
+  z
+    .object({
+      name: EntityName,
+      description: Description.optional(),
+      type: z.literal('fs-directory'),
+      path: AbsolutePath,
+    })
+    .strict(),
 ]);
 export type ResourceDefinition = z.infer<typeof ResourceDefinition>;
 
@@ -117,7 +138,10 @@ export const ProjectDefinition = z
         strategyActor: Ref.optional(),
         executionActor: Ref.optional(),
         automationProfile: z.enum(['manual', 'trusted', 'auto']).optional(),
-        context: z.object({ include: z.array(z.string()).optional(), exclude: z.array(z.string()).optional() }).strict().optional(),
+        context: z
+          .object({ include: z.array(z.string()).optional(), exclude: z.array(z.string()).optional() })
+          .strict()
+          .optional(),
       })
       .strict()
       .optional(),
@@ -131,19 +155,30 @@ const ArgumentSpec = z
     description: z.string().optional(),
     default: z.union([z.string(), z.number(), z.boolean()]).optional(),
     required: z.boolean().optional(),
-    enum: z.array(z.union([z.string(), z.number()])).min(1).optional(),
+    enum: z
+      .array(z.union([z.string(), z.number()]))
+      .min(1)
+      .optional(),
   })
   .strict()
   .superRefine((a, ctx) => {
     const d = a.default;
     if (d === undefined) return;
-    const ok = a.type === 'string' ? typeof d === 'string' : a.type === 'boolean' ? typeof d === 'boolean' : typeof d === 'number' && (a.type === 'number' || Number.isInteger(d));
+    const ok =
+      a.type === 'string'
+        ? typeof d === 'string'
+        : a.type === 'boolean'
+          ? typeof d === 'boolean'
+          : typeof d === 'number' && (a.type === 'number' || Number.isInteger(d));
     if (!ok) ctx.addIssue({ code: 'custom', path: ['default'], message: `must be a ${a.type}` });
   });
 
 export const ActionStep = z
   .object({
-    id: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be lowercase letters, digits, - and _').optional(),
+    id: z
+      .string()
+      .regex(/^[a-z][a-z0-9_-]*$/, 'must be lowercase letters, digits, - and _')
+      .optional(),
     description: z.string().optional(),
     tool: Ref,
     args: z.record(z.string(), z.unknown()).optional(),
@@ -154,7 +189,9 @@ export const ActionDefinition = z
   .object({
     name: EntityName,
     description: Description.optional(),
-    arguments: z.record(z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'argument names are identifiers'), ArgumentSpec).optional(),
+    arguments: z
+      .record(z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, 'argument names are identifiers'), ArgumentSpec)
+      .optional(),
     descriptionTemplate: z.string().min(1, 'is required'),
     definitionOfDone: z.string().min(1, 'is required'),
     strategyActor: Ref.optional(),
@@ -167,7 +204,8 @@ export const ActionDefinition = z
     const declared = new Set(Object.keys(a.arguments ?? {}));
     const check = (text: string, path: (string | number)[]): void => {
       for (const m of text.matchAll(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g)) {
-        if (!declared.has(m[1] ?? '')) ctx.addIssue({ code: 'custom', path, message: `uses {{${m[1]}}}, which is not a declared argument` });
+        if (!declared.has(m[1] ?? ''))
+          ctx.addIssue({ code: 'custom', path, message: `uses {{${m[1]}}}, which is not a declared argument` });
       }
     };
     check(a.descriptionTemplate, ['descriptionTemplate']);
@@ -185,7 +223,8 @@ export const DEFINITION_SCHEMAS = {
   action: ActionDefinition,
 } as const;
 
-export type Definition = ActorDefinition | ToolDefinition | SkillDefinition | ResourceDefinition | ProjectDefinition | ActionDefinition;
+export type Definition =
+  ActorDefinition | ToolDefinition | SkillDefinition | ResourceDefinition | ProjectDefinition | ActionDefinition;
 
 /** A reference from one entity to another, with where it is written. */
 export interface Reference {

@@ -16,8 +16,14 @@ export const BUILTIN_NAMESPACE = 'builtin';
 export const EntityName = z
   .string()
   .transform((s) => (BARE.test(s) ? `${DEFAULT_NAMESPACE}/${s}` : s))
-  .pipe(z.string().regex(NAME, 'must be namespace/name: lowercase letters, digits, - and _, each part starting with a letter'));
+  .pipe(
+    z
+      .string()
+      .regex(NAME, 'must be namespace/name: lowercase letters, digits, - and _, each part starting with a letter'),
+  );
 
-export const NamespaceName = z.string().regex(new RegExp(`^${SEGMENT}$`), 'must be lowercase letters, digits, - and _, starting with a letter');
+export const NamespaceName = z
+  .string()
+  .regex(new RegExp(`^${SEGMENT}$`), 'must be lowercase letters, digits, - and _, starting with a letter');
 
 export const namespaceOf = (name: string): string => name.slice(0, name.indexOf('/'));

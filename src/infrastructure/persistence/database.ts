@@ -204,9 +204,16 @@ export class SqliteDatabase {
     // 250 ms instead of 0.7 ms at 1M tasks). `optimize` re-analyses only tables that changed a lot;
     // SQLite recommends running it at open (0x10002) and periodically on long-lived connections.
     sqlite.pragma('analysis_limit = 1000');
-    this.optimizer = setInterval(() => void this.exclusive(() => this.sqlite.pragma('optimize')).catch(() => {}), OPTIMIZE_EVERY_MS);
+    this.optimizer = setInterval(
+      () => void this.exclusive(() => this.sqlite.pragma('optimize')).catch(() => {}),
+      OPTIMIZE_EVERY_MS,
+    );
     this.optimizer.unref();
-    this.writes = new GroupCommit(sqlite, (fn) => this.exclusive(fn), (err) => this.failures.map(err));
+    this.writes = new GroupCommit(
+      sqlite,
+      (fn) => this.exclusive(fn),
+      (err) => this.failures.map(err),
+    );
   }
 
   /** Compiles a query built with {@link param} placeholders once; every bound value must be a placeholder. */
@@ -246,7 +253,11 @@ export class SqliteDatabase {
   exclusive<T>(fn: () => T): Promise<T> {
     const lock = this.lock;
     const fail = (err: unknown): Promise<never> => Promise.reject(this.failures.map(err));
-    if (!lock) return this.kysely.connection().execute(async () => fn()).catch(fail);
+    if (!lock)
+      return this.kysely
+        .connection()
+        .execute(async () => fn())
+        .catch(fail);
     if (lock.tryAcquire()) {
       // Free: run now, without a round trip through the event loop.
       try {
@@ -257,13 +268,16 @@ export class SqliteDatabase {
         lock.release();
       }
     }
-    return lock.acquire().then(() => {
-      try {
-        return fn();
-      } finally {
-        lock.release();
-      }
-    }).catch(fail);
+    return lock
+      .acquire()
+      .then(() => {
+        try {
+          return fn();
+        } finally {
+          lock.release();
+        }
+      })
+      .catch(fail);
   }
 
   /**
@@ -336,7 +350,9 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<SqliteDat
     sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
     const lock = new ConnectionLock();
     const failures = new StorageFailures(opts.logger ?? silentLogger);
-    const kysely = new Kysely<DB>({ dialect: new LockedSqliteDialect({ database: sqlite }, lock, (err) => failures.map(err)) });
+    const kysely = new Kysely<DB>({
+      dialect: new LockedSqliteDialect({ database: sqlite }, lock, (err) => failures.map(err)),
+    });
     const db = new SqliteDatabase(opts.file, sqlite, kysely, lock, failures);
     try {
       await migrate(db);
@@ -383,7 +399,8 @@ function prepareFile(file: string): void {
  */
 function isCanonicalInstant(v: string): boolean {
   if (v.length !== 24 || v.charCodeAt(4) !== 45 || v.charCodeAt(7) !== 45 || v.charCodeAt(10) !== 84) return false;
-  if (v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58 || v.charCodeAt(19) !== 46 || v.charCodeAt(23) !== 90) return false;
+  if (v.charCodeAt(13) !== 58 || v.charCodeAt(16) !== 58 || v.charCodeAt(19) !== 46 || v.charCodeAt(23) !== 90)
+    return false;
   for (const i of DIGITS) {
     const c = v.charCodeAt(i);
     if (c < 48 || c > 57) return false;

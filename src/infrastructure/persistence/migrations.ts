@@ -40,7 +40,11 @@ const m0001_initial: Migration = {
       .addColumn('snapshot', 'text', (c) => c.notNull())
       .execute();
     // ListTasks: every filter combination starts with the owner and pages on (updated_at, id).
-    await db.schema.createIndex('tasks_owner_updated').on('tasks').columns(['owner', 'updated_at desc', 'id desc']).execute();
+    await db.schema
+      .createIndex('tasks_owner_updated')
+      .on('tasks')
+      .columns(['owner', 'updated_at desc', 'id desc'])
+      .execute();
     await db.schema
       .createIndex('tasks_owner_context_updated')
       .on('tasks')
@@ -96,7 +100,11 @@ const m0002_registries: Migration = {
       .addColumn('definition', 'text', (c) => c.notNull())
       .addPrimaryKeyConstraint('registry_entities_pk', ['kind', 'name'])
       .execute();
-    await db.schema.createIndex('registry_entities_kind_ns_name').on('registry_entities').columns(['kind', 'namespace', 'name']).execute();
+    await db.schema
+      .createIndex('registry_entities_kind_ns_name')
+      .on('registry_entities')
+      .columns(['kind', 'namespace', 'name'])
+      .execute();
 
     await db.schema
       .createTable('registry_refs')
@@ -121,14 +129,23 @@ const m0002_registries: Migration = {
       .addColumn('role', 'text', (c) => c.notNull())
       .addColumn('added_at', 'text', (c) => c.notNull())
       .addPrimaryKeyConstraint('namespace_members_pk', ['namespace', 'principal'])
-      .addForeignKeyConstraint('namespace_members_ns_fk', ['namespace'], 'namespaces', ['name'], (fk) => fk.onDelete('cascade'))
+      .addForeignKeyConstraint('namespace_members_ns_fk', ['namespace'], 'namespaces', ['name'], (fk) =>
+        fk.onDelete('cascade'),
+      )
       .execute();
-    await db.schema.createIndex('namespace_members_principal').on('namespace_members').columns(['principal', 'namespace']).execute();
+    await db.schema
+      .createIndex('namespace_members_principal')
+      .on('namespace_members')
+      .columns(['principal', 'namespace'])
+      .execute();
 
     // `local` belongs to the local user (the principal of local mode and of the server token).
     const at = new Date().toISOString();
     await db.insertInto('namespaces').values({ name: 'local', owner: 'local', created_at: at }).execute();
-    await db.insertInto('namespace_members').values({ namespace: 'local', principal: 'local', role: 'owner', added_at: at }).execute();
+    await db
+      .insertInto('namespace_members')
+      .values({ namespace: 'local', principal: 'local', role: 'owner', added_at: at })
+      .execute();
   },
   async down(db: AnyDb) {
     for (const table of ['namespace_members', 'namespaces', 'registry_refs', 'registry_entities']) {
@@ -150,7 +167,11 @@ const m0003_plans: Migration = {
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .addColumn('doc', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('plans_owner_created').on('plans').columns(['owner', 'created_at desc', 'id desc']).execute();
+    await db.schema
+      .createIndex('plans_owner_created')
+      .on('plans')
+      .columns(['owner', 'created_at desc', 'id desc'])
+      .execute();
 
     // Decisions, checkpoints and tool calls of a plan, in the order they happened.
     await db.schema
@@ -261,7 +282,11 @@ const m0006_push_outbox: Migration = {
       .addPrimaryKeyConstraint('push_outbox_pk', ['task_id', 'config_id', 'seq'])
       .addForeignKeyConstraint('push_outbox_task_fk', ['task_id'], 'tasks', ['id'], (fk) => fk.onDelete('cascade'))
       .execute();
-    await db.schema.createIndex('push_outbox_runner').on('push_outbox').columns(['runner_id', 'task_id', 'config_id']).execute();
+    await db.schema
+      .createIndex('push_outbox_runner')
+      .on('push_outbox')
+      .columns(['runner_id', 'task_id', 'config_id'])
+      .execute();
   },
   async down(db: AnyDb) {
     await db.schema.dropTable('push_outbox').ifExists().execute();
@@ -274,12 +299,22 @@ export async function backfillTaskCounts(db: AnyDb): Promise<void> {
   await db
     .insertInto('task_counts')
     .columns(['owner', 'context_id', 'n'])
-    .expression(db.selectFrom('tasks').select(['owner', sql.lit('').as('context_id'), (eb) => eb.fn.countAll().as('n')]).groupBy('owner'))
+    .expression(
+      db
+        .selectFrom('tasks')
+        .select(['owner', sql.lit('').as('context_id'), (eb) => eb.fn.countAll().as('n')])
+        .groupBy('owner'),
+    )
     .execute();
   await db
     .insertInto('task_counts')
     .columns(['owner', 'context_id', 'n'])
-    .expression(db.selectFrom('tasks').select(['owner', 'context_id', (eb) => eb.fn.countAll().as('n')]).groupBy(['owner', 'context_id']))
+    .expression(
+      db
+        .selectFrom('tasks')
+        .select(['owner', 'context_id', (eb) => eb.fn.countAll().as('n')])
+        .groupBy(['owner', 'context_id']),
+    )
     .execute();
 }
 
@@ -287,7 +322,9 @@ const m0007_retention: Migration = {
   async up(db: AnyDb) {
     // Retention walks finished tasks oldest first; a partial index holds only those (they are
     // written once when they finish, so it costs the hot path nothing).
-    await sql`CREATE INDEX tasks_terminal_updated ON tasks (updated_at, id) WHERE state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')`.execute(db);
+    await sql`CREATE INDEX tasks_terminal_updated ON tasks (updated_at, id) WHERE state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')`.execute(
+      db,
+    );
   },
   async down(db: AnyDb) {
     await db.schema.dropIndex('tasks_terminal_updated').ifExists().execute();

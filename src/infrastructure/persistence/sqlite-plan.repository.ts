@@ -56,9 +56,16 @@ export class SqlitePlanRepository implements PlanRepository {
   }
 
   async recordsOf(planIds: readonly string[]): Promise<Map<string, PlanRecords>> {
-    const out = new Map<string, PlanRecords>(planIds.map((id) => [id, { decisions: [], checkpoints: [], toolCalls: [] }]));
+    const out = new Map<string, PlanRecords>(
+      planIds.map((id) => [id, { decisions: [], checkpoints: [], toolCalls: [] }]),
+    );
     if (planIds.length === 0) return out;
-    const rows = await this.db.kysely.selectFrom('plan_records').select(['kind', 'plan_id', 'doc']).where('plan_id', 'in', [...planIds]).orderBy('id').execute();
+    const rows = await this.db.kysely
+      .selectFrom('plan_records')
+      .select(['kind', 'plan_id', 'doc'])
+      .where('plan_id', 'in', [...planIds])
+      .orderBy('id')
+      .execute();
     for (const r of rows) {
       const records = out.get(r.plan_id);
       if (!records) continue;
@@ -71,7 +78,12 @@ export class SqlitePlanRepository implements PlanRepository {
   }
 
   async listByState(state: PhaseState): Promise<Plan[]> {
-    const rows = await this.db.kysely.selectFrom('plans').select('doc').where('state', '=', state).orderBy('id').execute();
+    const rows = await this.db.kysely
+      .selectFrom('plans')
+      .select('doc')
+      .where('state', '=', state)
+      .orderBy('id')
+      .execute();
     return rows.map((r) => JSON.parse(r.doc) as Plan);
   }
 
@@ -84,11 +96,26 @@ export class SqlitePlanRepository implements PlanRepository {
   }
 
   private async records<T>(kind: RecordKind, planId: string): Promise<T[]> {
-    const rows = await this.db.kysely.selectFrom('plan_records').select('doc').where('plan_id', '=', planId).where('kind', '=', kind).orderBy('id').execute();
+    const rows = await this.db.kysely
+      .selectFrom('plan_records')
+      .select('doc')
+      .where('plan_id', '=', planId)
+      .where('kind', '=', kind)
+      .orderBy('id')
+      .execute();
     return rows.map((r) => JSON.parse(r.doc) as T);
   }
 }
 
 function toRow(p: Plan) {
-  return { id: p.id, owner: p.owner, action: p.action, phase: p.phase, state: p.state, created_at: p.createdAt, updated_at: p.updatedAt, doc: JSON.stringify(p) };
+  return {
+    id: p.id,
+    owner: p.owner,
+    action: p.action,
+    phase: p.phase,
+    state: p.state,
+    created_at: p.createdAt,
+    updated_at: p.updatedAt,
+    doc: JSON.stringify(p),
+  };
 }

@@ -16,7 +16,9 @@ export class SqlitePushConfigRepository implements PushConfigRepository {
         k
           .insertInto('push_configs')
           .values({ task_id: taskId, id, config: param('config') })
-          .onConflict((oc) => oc.columns(['task_id', 'id']).doUpdateSet((eb) => ({ config: eb.ref('excluded.config') }))),
+          .onConflict((oc) =>
+            oc.columns(['task_id', 'id']).doUpdateSet((eb) => ({ config: eb.ref('excluded.config') })),
+          ),
       ),
       get: db.prepare(k.selectFrom('push_configs').select('config').where('task_id', '=', taskId).where('id', '=', id)),
       list: db.prepare(k.selectFrom('push_configs').select('config').where('task_id', '=', taskId).orderBy('id')),
@@ -32,7 +34,9 @@ export class SqlitePushConfigRepository implements PushConfigRepository {
       await this.db.write(() => this.q.upsert.run(params));
     } catch (err) {
       if (isConstraintError(err, 'FOREIGNKEY')) {
-        throw new AppError('TASK_NOT_FOUND', `Task ${config.taskId} was not found`, { details: { taskId: config.taskId } });
+        throw new AppError('TASK_NOT_FOUND', `Task ${config.taskId} was not found`, {
+          details: { taskId: config.taskId },
+        });
       }
       throw err;
     }

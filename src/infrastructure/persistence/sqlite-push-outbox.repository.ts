@@ -20,10 +20,27 @@ export class SqlitePushOutboxRepository implements PushOutbox {
       insert: db.prepare(
         k
           .insertInto('push_outbox')
-          .values({ task_id: taskId, config_id: configId, seq, payload: param('payload'), attempts: sql.lit(0), next_attempt_at: param('at'), runner_id: param('runnerId'), created_at: param('at') })
+          .values({
+            task_id: taskId,
+            config_id: configId,
+            seq,
+            payload: param('payload'),
+            attempts: sql.lit(0),
+            next_attempt_at: param('at'),
+            runner_id: param('runnerId'),
+            created_at: param('at'),
+          })
           .onConflict((oc) => oc.columns(['task_id', 'config_id', 'seq']).doNothing()),
       ),
-      next: db.prepare<{ task_id: string; config_id: string; seq: number; payload: string; attempts: number; next_attempt_at: string; last_error: string | null }>(
+      next: db.prepare<{
+        task_id: string;
+        config_id: string;
+        seq: number;
+        payload: string;
+        attempts: number;
+        next_attempt_at: string;
+        last_error: string | null;
+      }>(
         k
           .selectFrom('push_outbox')
           .select(['task_id', 'config_id', 'seq', 'payload', 'attempts', 'next_attempt_at', 'last_error'])
@@ -32,7 +49,13 @@ export class SqlitePushOutboxRepository implements PushOutbox {
           .orderBy('seq')
           .limit(sql.lit(1)),
       ),
-      remove: db.prepare(k.deleteFrom('push_outbox').where('task_id', '=', taskId).where('config_id', '=', configId).where('seq', '=', seq)),
+      remove: db.prepare(
+        k
+          .deleteFrom('push_outbox')
+          .where('task_id', '=', taskId)
+          .where('config_id', '=', configId)
+          .where('seq', '=', seq),
+      ),
       retry: db.prepare(
         k
           .updateTable('push_outbox')
@@ -41,12 +64,30 @@ export class SqlitePushOutboxRepository implements PushOutbox {
           .where('config_id', '=', configId)
           .where('seq', '=', seq),
       ),
-      removeTarget: db.prepare(k.deleteFrom('push_outbox').where('task_id', '=', taskId).where('config_id', '=', configId)),
+      removeTarget: db.prepare(
+        k.deleteFrom('push_outbox').where('task_id', '=', taskId).where('config_id', '=', configId),
+      ),
       runners: db.prepare(k.selectFrom('push_outbox').select('runner_id').distinct()),
       // Taken over entries are due at once: the downtime has usually outlasted their backoff.
-      takeOver: db.prepare(k.updateTable('push_outbox').set({ runner_id: param('self'), next_attempt_at: param('at') }).where('runner_id', '=', param<string>('from'))),
-      takeOverUnowned: db.prepare(k.updateTable('push_outbox').set({ runner_id: param('self'), next_attempt_at: param('at') }).where('runner_id', 'is', sql.lit(null))),
-      mine: db.prepare(k.selectFrom('push_outbox').select(['task_id', 'config_id']).distinct().where('runner_id', '=', param<string>('self'))),
+      takeOver: db.prepare(
+        k
+          .updateTable('push_outbox')
+          .set({ runner_id: param('self'), next_attempt_at: param('at') })
+          .where('runner_id', '=', param<string>('from')),
+      ),
+      takeOverUnowned: db.prepare(
+        k
+          .updateTable('push_outbox')
+          .set({ runner_id: param('self'), next_attempt_at: param('at') })
+          .where('runner_id', 'is', sql.lit(null)),
+      ),
+      mine: db.prepare(
+        k
+          .selectFrom('push_outbox')
+          .select(['task_id', 'config_id'])
+          .distinct()
+          .where('runner_id', '=', param<string>('self')),
+      ),
     };
     const q = this.q;
     this.insertAll = db.sqlite.transaction((rows: Array<Record<string, unknown>>) => {
@@ -54,9 +95,19 @@ export class SqlitePushOutboxRepository implements PushOutbox {
     });
   }
 
-  async enqueue(entries: ReadonlyArray<Pick<OutboxEntry, 'taskId' | 'configId' | 'seq' | 'payload'>>, at: string): Promise<void> {
+  async enqueue(
+    entries: ReadonlyArray<Pick<OutboxEntry, 'taskId' | 'configId' | 'seq' | 'payload'>>,
+    at: string,
+  ): Promise<void> {
     if (entries.length === 0) return;
-    const rows = entries.map((e) => ({ taskId: e.taskId, configId: e.configId, seq: e.seq, payload: e.payload, at, runnerId: this.runnerId }));
+    const rows = entries.map((e) => ({
+      taskId: e.taskId,
+      configId: e.configId,
+      seq: e.seq,
+      payload: e.payload,
+      at,
+      runnerId: this.runnerId,
+    }));
     // One insert needs no savepoint; several are made atomic together (a nested transaction).
     const [only] = rows;
     await this.db.write(() => (rows.length === 1 && only ? this.q.insert.run(only) : this.insertAll(rows)));
@@ -81,8 +132,23 @@ export class SqlitePushOutboxRepository implements PushOutbox {
     await this.db.write(() => this.q.remove.run({ taskId: t.taskId, configId: t.configId, seq }));
   }
 
-  async retryLater(t: OutboxTarget, seq: number, attempts: number, nextAttemptAt: string, lastError: string): Promise<void> {
-    await this.db.write(() => this.q.retry.run({ taskId: t.taskId, configId: t.configId, seq, attempts, at: nextAttemptAt, error: lastError.slice(0, 1000) }));
+  async retryLater(
+    t: OutboxTarget,
+    seq: number,
+    attempts: number,
+    nextAttemptAt: string,
+    lastError: string,
+  ): Promise<void> {
+    await this.db.write(() =>
+      this.q.retry.run({
+        taskId: t.taskId,
+        configId: t.configId,
+        seq,
+        attempts,
+        at: nextAttemptAt,
+        error: lastError.slice(0, 1000),
+      }),
+    );
   }
 
   async removeTarget(t: OutboxTarget): Promise<void> {

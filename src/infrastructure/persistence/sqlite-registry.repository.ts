@@ -1,6 +1,14 @@
 import { AppError } from '../../domain/errors.js';
 import type { Definition, Reference, RegistryEntity, RegistryKind } from '../../domain/registry/entities.js';
-import type { Member, NamespaceRecord, NamespaceRepository, Referrer, RegistryListQuery, RegistryRepository, Role } from '../../application/index.js';
+import type {
+  Member,
+  NamespaceRecord,
+  NamespaceRepository,
+  Referrer,
+  RegistryListQuery,
+  RegistryRepository,
+  Role,
+} from '../../application/index.js';
 import { isConstraintError, type RegistryEntitiesTable, type SqliteDatabase } from './database.js';
 
 /** Registry entities and their references, in SQLite (through Kysely; not a hot path). */
@@ -8,13 +16,22 @@ export class SqliteRegistryRepository implements RegistryRepository {
   constructor(private readonly db: SqliteDatabase) {}
 
   async get(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> {
-    const row = await this.db.kysely.selectFrom('registry_entities').selectAll().where('kind', '=', kind).where('name', '=', name).executeTakeFirst();
+    const row = await this.db.kysely
+      .selectFrom('registry_entities')
+      .selectAll()
+      .where('kind', '=', kind)
+      .where('name', '=', name)
+      .executeTakeFirst();
     return row && toEntity(row);
   }
 
   async list(q: RegistryListQuery): Promise<RegistryEntity[]> {
     if (q.namespaces.length === 0) return [];
-    let query = this.db.kysely.selectFrom('registry_entities').selectAll().where('kind', '=', q.kind).where('namespace', 'in', [...q.namespaces]);
+    let query = this.db.kysely
+      .selectFrom('registry_entities')
+      .selectAll()
+      .where('kind', '=', q.kind)
+      .where('namespace', 'in', [...q.namespaces]);
     if (q.type !== undefined) query = query.where('type_field', '=', q.type);
     return (await query.orderBy('name').execute()).map(toEntity);
   }
@@ -27,13 +44,20 @@ export class SqliteRegistryRepository implements RegistryRepository {
       });
     } catch (err) {
       if (isConstraintError(err, 'PRIMARYKEY')) {
-        throw new AppError('ALREADY_EXISTS', `A ${e.kind} named ${e.name} already exists`, { details: { entity: e.kind, name: e.name } });
+        throw new AppError('ALREADY_EXISTS', `A ${e.kind} named ${e.name} already exists`, {
+          details: { entity: e.kind, name: e.name },
+        });
       }
       throw err;
     }
   }
 
-  async replace(e: RegistryEntity, expectedRevision: number, refs: readonly Reference[], typeField: string | null): Promise<boolean> {
+  async replace(
+    e: RegistryEntity,
+    expectedRevision: number,
+    refs: readonly Reference[],
+    typeField: string | null,
+  ): Promise<boolean> {
     return this.db.kysely.transaction().execute(async (tx) => {
       const res = await tx
         .updateTable('registry_entities')
@@ -52,7 +76,11 @@ export class SqliteRegistryRepository implements RegistryRepository {
   async delete(kind: RegistryKind, name: string): Promise<boolean> {
     return this.db.kysely.transaction().execute(async (tx) => {
       await tx.deleteFrom('registry_refs').where('from_kind', '=', kind).where('from_name', '=', name).execute();
-      const res = await tx.deleteFrom('registry_entities').where('kind', '=', kind).where('name', '=', name).executeTakeFirst();
+      const res = await tx
+        .deleteFrom('registry_entities')
+        .where('kind', '=', kind)
+        .where('name', '=', name)
+        .executeTakeFirst();
       return Number(res.numDeletedRows) > 0;
     });
   }
@@ -101,12 +129,22 @@ export class SqliteNamespaceRepository implements NamespaceRepository {
   }
 
   async members(name: string): Promise<Member[]> {
-    const rows = await this.db.kysely.selectFrom('namespace_members').selectAll().where('namespace', '=', name).orderBy('principal').execute();
+    const rows = await this.db.kysely
+      .selectFrom('namespace_members')
+      .selectAll()
+      .where('namespace', '=', name)
+      .orderBy('principal')
+      .execute();
     return rows.map((r) => ({ principal: r.principal, role: r.role as Role, addedAt: r.added_at }));
   }
 
   async roleOf(name: string, principal: string): Promise<Role | undefined> {
-    const r = await this.db.kysely.selectFrom('namespace_members').select('role').where('namespace', '=', name).where('principal', '=', principal).executeTakeFirst();
+    const r = await this.db.kysely
+      .selectFrom('namespace_members')
+      .select('role')
+      .where('namespace', '=', name)
+      .where('principal', '=', principal)
+      .executeTakeFirst();
     return r?.role as Role | undefined;
   }
 }
@@ -118,7 +156,9 @@ async function insertRefs(tx: Tx, e: RegistryEntity, refs: readonly Reference[])
   if (unique.size === 0) return;
   await tx
     .insertInto('registry_refs')
-    .values([...unique.values()].map((r) => ({ from_kind: e.kind, from_name: e.name, to_kind: r.kind, to_name: r.name })))
+    .values(
+      [...unique.values()].map((r) => ({ from_kind: e.kind, from_name: e.name, to_kind: r.kind, to_name: r.name })),
+    )
     .execute();
 }
 

@@ -43,9 +43,16 @@ export class SqliteRunnerRegistry implements RunnerRegistry {
     const id = param<string>('id');
     this.q = {
       insert: db.prepare(
-        k.insertInto('runners').values({ id, pid: param('pid'), host: param('host'), started_at: param('at'), heartbeat_at: param('at') }),
+        k
+          .insertInto('runners')
+          .values({ id, pid: param('pid'), host: param('host'), started_at: param('at'), heartbeat_at: param('at') }),
       ),
-      renew: db.prepare(k.updateTable('runners').set({ heartbeat_at: param('at') }).where('id', '=', id)),
+      renew: db.prepare(
+        k
+          .updateTable('runners')
+          .set({ heartbeat_at: param('at') })
+          .where('id', '=', id),
+      ),
       get: db.prepare(k.selectFrom('runners').select(['pid', 'host', 'heartbeat_at']).where('id', '=', id)),
       all: db.prepare(k.selectFrom('runners').select('id')),
       remove: db.prepare(k.deleteFrom('runners').where('id', '=', id)),
@@ -93,7 +100,8 @@ export class SqliteRunnerRegistry implements RunnerRegistry {
       const at = new Date(this.now()).toISOString();
       const changed = await this.db.write(() => this.q.renew.run({ id: this.self, at }));
       // Pruned by another process that took us for dead (e.g. after a long pause): take it again.
-      if (changed === 0) await this.db.write(() => this.q.insert.run({ id: this.self, pid: this.pid, host: this.host, at }));
+      if (changed === 0)
+        await this.db.write(() => this.q.insert.run({ id: this.self, pid: this.pid, host: this.host, at }));
     } catch (err) {
       this.opts.logger.warn({ err }, 'renewing the runner lease failed');
     }

@@ -72,7 +72,9 @@ export class SqliteSessionRepository implements SessionRepository {
       await this.db.write(() => this.q.insert.run(params));
     } catch (err) {
       if (isConstraintError(err, 'PRIMARYKEY')) {
-        throw new AppError('ALREADY_EXISTS', `Session ${session.id} already exists`, { details: { entity: 'session', id: session.id } });
+        throw new AppError('ALREADY_EXISTS', `Session ${session.id} already exists`, {
+          details: { entity: 'session', id: session.id },
+        });
       }
       throw err;
     }
@@ -100,7 +102,11 @@ export class SqliteSessionRepository implements SessionRepository {
         ]),
       );
     }
-    const pageQuery = page.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(n + 1).compile();
+    const pageQuery = page
+      .orderBy('updated_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(n + 1)
+      .compile();
     return this.db.exclusive(() =>
       this.db.sqlite.transaction(() => {
         const total = this.db.all(count)[0]?.n ?? 0;
@@ -119,7 +125,9 @@ export class SqliteSessionRepository implements SessionRepository {
     // An unusable timestamp still counts the tasks: the activity happened, only its time is unknown.
     const instant = Number.isNaN(Date.parse(at)) ? undefined : toIsoInstant(at, 'at');
     await this.db.write(() =>
-      instant === undefined ? this.q.addTasks.run({ id, added: addedTasks }) : this.q.touch.run({ id, at: instant, added: addedTasks }),
+      instant === undefined
+        ? this.q.addTasks.run({ id, added: addedTasks })
+        : this.q.touch.run({ id, at: instant, added: addedTasks }),
     );
   }
 

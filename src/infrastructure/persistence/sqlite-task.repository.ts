@@ -2,7 +2,16 @@ import type { Task, TaskEvent } from '../../domain/a2a.model.js';
 import { applyEvent, isTerminal, TASK_STATES } from '../../domain/a2a.model.js';
 import { AppError } from '../../domain/errors.js';
 import { sql } from 'kysely';
-import type { MessageKey, MessageKeyHit, RunningTask, StoredTask, TaskExpiry, TaskListQuery, TaskPage, TaskRepository } from '../../application/index.js';
+import type {
+  MessageKey,
+  MessageKeyHit,
+  RunningTask,
+  StoredTask,
+  TaskExpiry,
+  TaskListQuery,
+  TaskPage,
+  TaskRepository,
+} from '../../application/index.js';
 import { isConstraintError, param, toIsoInstant, type SqliteDatabase } from './database.js';
 
 interface TaskRow {
@@ -67,9 +76,16 @@ export class SqliteTaskRepository implements TaskRepository {
         }),
       ),
       insertKey: db.prepare(
-        k.insertInto('message_keys').values({ owner: param('owner'), message_id: param('messageId'), task_id: id, hash: param('hash') }),
+        k
+          .insertInto('message_keys')
+          .values({ owner: param('owner'), message_id: param('messageId'), task_id: id, hash: param('hash') }),
       ),
-      deleteKey: db.prepare(k.deleteFrom('message_keys').where('owner', '=', param<string>('owner')).where('message_id', '=', param<string>('messageId'))),
+      deleteKey: db.prepare(
+        k
+          .deleteFrom('message_keys')
+          .where('owner', '=', param<string>('owner'))
+          .where('message_id', '=', param<string>('messageId')),
+      ),
       // One statement (one read) for both places a key lives: a task's first message, or a follow-up.
       selectKey: db.prepare(
         k
@@ -78,7 +94,11 @@ export class SqliteTaskRepository implements TaskRepository {
           .where('owner', '=', param<string>('owner'))
           .where('message_id', '=', param<string>('messageId'))
           .unionAll(
-            k.selectFrom('message_keys').select(['task_id', 'hash']).where('owner', '=', param<string>('owner')).where('message_id', '=', param<string>('messageId')),
+            k
+              .selectFrom('message_keys')
+              .select(['task_id', 'hash'])
+              .where('owner', '=', param<string>('owner'))
+              .where('message_id', '=', param<string>('messageId')),
           ),
       ),
       // Per owner, through tasks_owner_state_updated (literal states, so the plan is fixed).
@@ -91,24 +111,50 @@ export class SqliteTaskRepository implements TaskRepository {
           .where('state', 'in', [sql.lit('TASK_STATE_SUBMITTED'), sql.lit('TASK_STATE_WORKING')])
           .where(sql.ref('runner_id'), 'is not', sql.lit(null)),
       ),
-      endTurn: db.prepare(k.updateTable('tasks').set({ runner_id: sql.lit(null) }).where('id', '=', id).where('runner_id', '=', param<string>('runnerId'))),
+      endTurn: db.prepare(
+        k
+          .updateTable('tasks')
+          .set({ runner_id: sql.lit(null) })
+          .where('id', '=', id)
+          .where('runner_id', '=', param<string>('runnerId')),
+      ),
       claimSnapshot: db.prepare(
         k
           .updateTable('tasks')
-          .set({ state: param('state'), updated_at: param('updatedAt'), seq: param('seq'), snapshot: param('snapshot'), runner_id: param('runnerId') })
+          .set({
+            state: param('state'),
+            updated_at: param('updatedAt'),
+            seq: param('seq'),
+            snapshot: param('snapshot'),
+            runner_id: param('runnerId'),
+          })
           .where('id', '=', id),
       ),
       insertEvent: db.prepare(
-        k.insertInto('task_events').values({ task_id: id, seq: param('seq'), kind: param('kind'), payload: param('payload') }),
+        k
+          .insertInto('task_events')
+          .values({ task_id: id, seq: param('seq'), kind: param('kind'), payload: param('payload') }),
       ),
-      deleteEvent: db.prepare(k.deleteFrom('task_events').where('task_id', '=', id).where('seq', '=', param<number>('seq'))),
+      deleteEvent: db.prepare(
+        k.deleteFrom('task_events').where('task_id', '=', id).where('seq', '=', param<number>('seq')),
+      ),
       writeSnapshot: db.prepare(
         k
           .updateTable('tasks')
-          .set({ state: param('state'), updated_at: param('updatedAt'), seq: param('seq'), snapshot: param('snapshot') })
+          .set({
+            state: param('state'),
+            updated_at: param('updatedAt'),
+            seq: param('seq'),
+            snapshot: param('snapshot'),
+          })
           .where('id', '=', id),
       ),
-      writeStatus: db.prepare(k.updateTable('tasks').set({ state: param('state'), updated_at: param('updatedAt') }).where('id', '=', id)),
+      writeStatus: db.prepare(
+        k
+          .updateTable('tasks')
+          .set({ state: param('state'), updated_at: param('updatedAt') })
+          .where('id', '=', id),
+      ),
       selectTask: db.prepare(k.selectFrom('tasks').select(TASK_COLUMNS).where('id', '=', id)),
       eventsAfter: db.prepare(
         k
@@ -133,10 +179,18 @@ export class SqliteTaskRepository implements TaskRepository {
         k
           .insertInto('task_counts')
           .values({ owner: param('owner'), context_id: param('scope'), n: param('added') })
-          .onConflict((oc) => oc.columns(['owner', 'context_id']).doUpdateSet((eb) => ({ n: eb('task_counts.n', '+', eb.ref('excluded.n')) }))),
+          .onConflict((oc) =>
+            oc
+              .columns(['owner', 'context_id'])
+              .doUpdateSet((eb) => ({ n: eb('task_counts.n', '+', eb.ref('excluded.n')) })),
+          ),
       ),
       countOf: db.prepare(
-        k.selectFrom('task_counts').select('n').where('owner', '=', param<string>('owner')).where('context_id', '=', param<string>('scope')),
+        k
+          .selectFrom('task_counts')
+          .select('n')
+          .where('owner', '=', param<string>('owner'))
+          .where('context_id', '=', param<string>('scope')),
       ),
       ownersInContext: db.prepare(
         k
@@ -145,7 +199,12 @@ export class SqliteTaskRepository implements TaskRepository {
           .where('context_id', '=', param<string>('contextId'))
           .groupBy('owner'),
       ),
-      dropCount: db.prepare(k.deleteFrom('task_counts').where('owner', '=', param<string>('owner')).where('context_id', '=', param<string>('scope'))),
+      dropCount: db.prepare(
+        k
+          .deleteFrom('task_counts')
+          .where('owner', '=', param<string>('owner'))
+          .where('context_id', '=', param<string>('scope')),
+      ),
       countContext: db.prepare(
         k
           .selectFrom('tasks')
@@ -156,22 +215,30 @@ export class SqliteTaskRepository implements TaskRepository {
       deletePushConfigs: db.prepare(
         k
           .deleteFrom('push_configs')
-          .where('task_id', 'in', (eb) => eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId'))),
+          .where('task_id', 'in', (eb) =>
+            eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId')),
+          ),
       ),
       deleteKeys: db.prepare(
         k
           .deleteFrom('message_keys')
-          .where('task_id', 'in', (eb) => eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId'))),
+          .where('task_id', 'in', (eb) =>
+            eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId')),
+          ),
       ),
       deleteOutbox: db.prepare(
         k
           .deleteFrom('push_outbox')
-          .where('task_id', 'in', (eb) => eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId'))),
+          .where('task_id', 'in', (eb) =>
+            eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId')),
+          ),
       ),
       deleteEvents: db.prepare(
         k
           .deleteFrom('task_events')
-          .where('task_id', 'in', (eb) => eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId'))),
+          .where('task_id', 'in', (eb) =>
+            eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId')),
+          ),
       ),
       deleteTasks: db.prepare(k.deleteFrom('tasks').where('context_id', '=', param<string>('contextId'))),
     };
@@ -191,7 +258,9 @@ export class SqliteTaskRepository implements TaskRepository {
     };
     // The task row carries its message key, under a unique index: its insert is the statement that
     // can conflict (a concurrent send of the same message), and then nothing else has run.
-    this.createWithCounts = (p: { owner: string; contextId: string; messageId: string | null } & Record<string, unknown>): void => {
+    this.createWithCounts = (
+      p: { owner: string; contextId: string; messageId: string | null } & Record<string, unknown>,
+    ): void => {
       try {
         q.insertTask.run(p);
       } catch (err) {
@@ -264,7 +333,12 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   async append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void> {
-    const params: Record<string, unknown> = { id: taskId, seq: event.seq, kind: event.kind, payload: JSON.stringify(event.event) };
+    const params: Record<string, unknown> = {
+      id: taskId,
+      seq: event.seq,
+      kind: event.kind,
+      payload: JSON.stringify(event.event),
+    };
     // A status event moves the listing columns even without a snapshot (get folds it back in);
     // a snapshot replaces the stored task whatever the event, and the columns follow it.
     const status = snapshot?.status ?? (event.kind === 'status' ? event.event.status : undefined);
@@ -280,7 +354,9 @@ export class SqliteTaskRepository implements TaskRepository {
     } catch (err) {
       if (isConstraintError(err, 'FOREIGNKEY')) throw taskNotFound(taskId);
       if (isConstraintError(err, 'PRIMARYKEY')) {
-        throw new AppError('INVALID_STATE', `Task ${taskId} already has an event with seq ${event.seq}`, { details: { taskId, seq: event.seq } });
+        throw new AppError('INVALID_STATE', `Task ${taskId} already has an event with seq ${event.seq}`, {
+          details: { taskId, seq: event.seq },
+        });
       }
       throw err;
     }
@@ -350,11 +426,17 @@ export class SqliteTaskRepository implements TaskRepository {
         ]),
       );
     }
-    const pageQuery = page.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit + 1).compile();
+    const pageQuery = page
+      .orderBy('updated_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .compile();
 
     return this.db.exclusive(() =>
       this.db.sqlite.transaction(() => {
-        const total = count ? (this.db.all(count)[0]?.n ?? 0) : (this.q.countOf.get({ owner: query.owner, scope: query.contextId ?? '' })?.n ?? 0);
+        const total = count
+          ? (this.db.all(count)[0]?.n ?? 0)
+          : (this.q.countOf.get({ owner: query.owner, scope: query.contextId ?? '' })?.n ?? 0);
         const rows = this.db.all(pageQuery);
         const more = rows.length > limit;
         const kept = more ? rows.slice(0, limit) : rows;
@@ -384,10 +466,12 @@ export class SqliteTaskRepository implements TaskRepository {
       const chosen = new Map<string, ExpiredRow>();
       // Live tasks are skipped, so ask for a few more than the limit.
       const want = limit + 16;
-      if (before !== undefined) for (const r of x.olderThan.all({ before, limit: want }) as ExpiredRow[]) chosen.set(r.id, r);
+      if (before !== undefined)
+        for (const r of x.olderThan.all({ before, limit: want }) as ExpiredRow[]) chosen.set(r.id, r);
       if (expiry.keep !== undefined) {
         const excess = (x.countTerminal.get() as { n: number }).n - Math.max(0, expiry.keep);
-        if (excess > 0) for (const r of x.oldest.all({ limit: Math.min(excess, want) }) as ExpiredRow[]) chosen.set(r.id, r);
+        if (excess > 0)
+          for (const r of x.oldest.all({ limit: Math.min(excess, want) }) as ExpiredRow[]) chosen.set(r.id, r);
       }
       let deleted = 0;
       for (const r of chosen.values()) {
@@ -418,7 +502,12 @@ export class SqliteTaskRepository implements TaskRepository {
   async listByContext(contextId: string, limit: number): Promise<StoredTask[]> {
     const n = Math.max(0, Math.floor(limit));
     return this.db.exclusive(() =>
-      this.db.sqlite.transaction(() => this.q.byContext.all({ contextId, limit: n }).reverse().map((r) => this.materialise(r)))(),
+      this.db.sqlite.transaction(() =>
+        this.q.byContext
+          .all({ contextId, limit: n })
+          .reverse()
+          .map((r) => this.materialise(r)),
+      )(),
     );
   }
 
@@ -447,7 +536,8 @@ const TERMINAL_SQL = TASK_STATES.filter(isTerminal)
   .map((s) => `'${s}'`)
   .join(', ');
 /** A plan's chat context holds its tasks: they stay while the plan exists. */
-const NOT_A_PLAN_TASK = "context_id NOT IN (SELECT json_extract(doc, '$.contextId') FROM plans WHERE json_extract(doc, '$.contextId') IS NOT NULL)";
+const NOT_A_PLAN_TASK =
+  "context_id NOT IN (SELECT json_extract(doc, '$.contextId') FROM plans WHERE json_extract(doc, '$.contextId') IS NOT NULL)";
 
 /** Retention's statements (raw SQL: a partial index and a JSON path Kysely would only wrap). */
 function expiryStatements(db: SqliteDatabase) {
@@ -457,7 +547,9 @@ function expiryStatements(db: SqliteDatabase) {
       `SELECT id, owner, context_id FROM tasks WHERE state IN (${TERMINAL_SQL}) AND updated_at < @before AND ${NOT_A_PLAN_TASK} ORDER BY updated_at, id LIMIT @limit`,
     ),
     countTerminal: s.prepare(`SELECT count(*) AS n FROM tasks WHERE state IN (${TERMINAL_SQL}) AND ${NOT_A_PLAN_TASK}`),
-    oldest: s.prepare(`SELECT id, owner, context_id FROM tasks WHERE state IN (${TERMINAL_SQL}) AND ${NOT_A_PLAN_TASK} ORDER BY updated_at, id LIMIT @limit`),
+    oldest: s.prepare(
+      `SELECT id, owner, context_id FROM tasks WHERE state IN (${TERMINAL_SQL}) AND ${NOT_A_PLAN_TASK} ORDER BY updated_at, id LIMIT @limit`,
+    ),
     deletePush: s.prepare('DELETE FROM push_configs WHERE task_id = @id'),
     deleteEvents: s.prepare('DELETE FROM task_events WHERE task_id = @id'),
     deleteTask: s.prepare(`DELETE FROM tasks WHERE id = @id AND state IN (${TERMINAL_SQL})`),

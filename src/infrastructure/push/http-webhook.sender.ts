@@ -112,7 +112,9 @@ export class HttpWebhookSender implements WebhookSender {
     try {
       addresses = net.isIP(host) ? [host] : await this.lookup(host);
     } catch (err) {
-      throw new Error(`webhook host ${host} could not be resolved: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(
+        `webhook host ${host} could not be resolved: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     if (addresses.length === 0) throw new Error(`webhook host ${host} has no addresses`);
     const blocked = addresses.find(isBlockedAddress);

@@ -4,7 +4,21 @@
  * file held at copy time, so apply can tell which files the user changed since.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, copyFile, lstat, mkdir, readFile, readdir, readlink, rename, rm, rmdir, symlink, unlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  lstat,
+  mkdir,
+  readFile,
+  readdir,
+  readlink,
+  rename,
+  rm,
+  rmdir,
+  symlink,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import type { ApplyOutcome, SandboxInfo } from '../../application/index.js';
 import { git, gitOut, snapshotTree } from './git.js';
@@ -71,7 +85,9 @@ async function entryOf(file: string): Promise<Entry | 'dir' | 'other' | undefine
   if (st.isSymbolicLink()) return { type: 'symlink', target: await readlink(file) };
   if (st.isDirectory()) return 'dir';
   if (!st.isFile()) return 'other';
-  const sha256 = createHash('sha256').update(await readFile(file)).digest('hex');
+  const sha256 = createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
   return { type: 'file', sha256, exec: (st.mode & 0o100) !== 0 };
 }
 
@@ -102,7 +118,11 @@ export async function applyCopySandbox(sandbox: SandboxInfo): Promise<ApplyOutco
   const conflicts: string[] = [];
   for (const f of files) {
     const base = Object.prototype.hasOwnProperty.call(manifest, f) ? manifest[f] : undefined;
-    if (!same(await entryOf(path.join(sandbox.source, f)), base) || !(await parentsAreDirectories(sandbox.source, f, deleted))) conflicts.push(f);
+    if (
+      !same(await entryOf(path.join(sandbox.source, f)), base) ||
+      !(await parentsAreDirectories(sandbox.source, f, deleted))
+    )
+      conflicts.push(f);
   }
   if (conflicts.length > 0) {
     return {

@@ -42,8 +42,14 @@ export class GitSandboxManager implements SandboxManager {
       throw new Error(`resource ${resource.name}: ${resource.path} does not exist`);
     });
     const intended = await realish(this.#configured);
-    if (inside(source, intended) || intended === source || (resource.type === 'fs-directory' && inside(intended, source))) {
-      throw new Error(`the sandbox directory ${intended} and the resource ${source} overlap; choose a data directory outside it`);
+    if (
+      inside(source, intended) ||
+      intended === source ||
+      (resource.type === 'fs-directory' && inside(intended, source))
+    ) {
+      throw new Error(
+        `the sandbox directory ${intended} and the resource ${source} overlap; choose a data directory outside it`,
+      );
     }
     const base = await this.#root();
     const dir = path.join(base, planId, slug(resource.name));
@@ -51,7 +57,9 @@ export class GitSandboxManager implements SandboxManager {
       const existing = await readInfo(dir);
       if (existing) {
         if (existing.resource !== resource.name || existing.kind !== kindOf(resource) || existing.source !== source) {
-          throw new Error(`the sandbox ${dir} belongs to another resource (${existing.resource} at ${existing.source})`);
+          throw new Error(
+            `the sandbox ${dir} belongs to another resource (${existing.resource} at ${existing.source})`,
+          );
         }
         if (await exists(path.join(dir, '.git'))) return existing;
         if (existing.kind === 'git-worktree') {
@@ -65,7 +73,9 @@ export class GitSandboxManager implements SandboxManager {
       }
       await rm(dir, { recursive: true, force: true });
       await mkdir(path.dirname(dir), { recursive: true });
-      return resource.type === 'git-checkout' ? this.#createWorktree(planId, resource, source, dir) : this.#createCopy(resource, source, dir);
+      return resource.type === 'git-checkout'
+        ? this.#createWorktree(planId, resource, source, dir)
+        : this.#createCopy(resource, source, dir);
     });
   }
 
@@ -73,7 +83,11 @@ export class GitSandboxManager implements SandboxManager {
     const root = await this.#own(sandbox);
     const o = { confine: true, identity: true };
     await git(root, ['add', '-A', ...(sandbox.kind === 'copy' ? ['-f'] : []), '--', '.'], o);
-    await git(root, ['commit', '-q', '--allow-empty', '--no-verify', '-m', `checkpoint: ${label.replace(/\0/g, '')}`], o);
+    await git(
+      root,
+      ['commit', '-q', '--allow-empty', '--no-verify', '-m', `checkpoint: ${label.replace(/\0/g, '')}`],
+      o,
+    );
     return gitOut(root, ['rev-parse', 'HEAD'], o);
   }
 
@@ -85,7 +99,8 @@ export class GitSandboxManager implements SandboxManager {
       throw new Error(`no checkpoint ${commit} in the sandbox ${root}`);
     });
     const ancestor = await git(root, ['merge-base', '--is-ancestor', sandbox.baseCommit, sha], { ...o, okCodes: [1] });
-    if (ancestor.code !== 0) throw new Error(`${commit} is not a checkpoint of the sandbox ${root} (it does not descend from its base)`);
+    if (ancestor.code !== 0)
+      throw new Error(`${commit} is not a checkpoint of the sandbox ${root} (it does not descend from its base)`);
     await git(root, ['reset', '-q', '--hard', sha], o);
     await git(root, ['clean', '-q', '-ffdx'], o);
   }
@@ -114,16 +129,22 @@ export class GitSandboxManager implements SandboxManager {
     const root = await this.#own(sandbox);
     if (sandbox.kind === 'git-worktree') {
       const branch = sandbox.branch;
-      if (!branch?.startsWith(BRANCH_PREFIX)) throw new Error(`refusing to delete branch ${String(branch)}: not a plan branch`);
+      if (!branch?.startsWith(BRANCH_PREFIX))
+        throw new Error(`refusing to delete branch ${String(branch)}: not a plan branch`);
       const repo = await stat(sandbox.source).then(
         (s) => s.isDirectory(),
         () => false,
       );
       if (repo) {
-        await git(sandbox.source, ['worktree', 'remove', '--force', '--force', root], { confine: true }).catch(() => undefined);
+        await git(sandbox.source, ['worktree', 'remove', '--force', '--force', root], { confine: true }).catch(
+          () => undefined,
+        );
         await rm(root, { recursive: true, force: true });
         await git(sandbox.source, ['worktree', 'prune'], { confine: true });
-        const has = await git(sandbox.source, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], { confine: true, okCodes: [1] });
+        const has = await git(sandbox.source, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], {
+          confine: true,
+          okCodes: [1],
+        });
         if (has.code === 0) await git(sandbox.source, ['branch', '-D', branch], { confine: true });
       }
     }
@@ -132,18 +153,41 @@ export class GitSandboxManager implements SandboxManager {
     await rmdir(path.dirname(root)).catch(() => undefined);
   }
 
-  async #createWorktree(planId: string, resource: Extract<ResourceDefinition, { type: 'git-checkout' }>, source: string, dir: string): Promise<SandboxInfo> {
+  async #createWorktree(
+    planId: string,
+    resource: Extract<ResourceDefinition, { type: 'git-checkout' }>,
+    source: string,
+    dir: string,
+  ): Promise<SandboxInfo> {
     const top = await gitOut(source, ['rev-parse', '--show-toplevel']).catch(() => {
       throw new Error(`resource ${resource.name}: ${source} is not a git work tree`);
     });
-    if (top !== source) throw new Error(`resource ${resource.name}: ${source} is inside the git work tree ${top}; register the top of the work tree`);
+    if (top !== source)
+      throw new Error(
+        `resource ${resource.name}: ${source} is inside the git work tree ${top}; register the top of the work tree`,
+      );
     const ro = { confine: true, env: { GIT_OPTIONAL_LOCKS: '0' } };
-    const targetBranch = resource.branch ?? (await git(source, ['symbolic-ref', '-q', '--short', 'HEAD'], { ...ro, okCodes: [1] })).stdout.trim();
-    if (!targetBranch) throw new Error(`resource ${resource.name}: ${source} has a detached HEAD; set the resource's branch`);
-    const baseCommit = await gitOut(source, ['rev-parse', '--verify', '-q', `refs/heads/${targetBranch}^{commit}`], ro).catch(() => {
+    const targetBranch =
+      resource.branch ??
+      (await git(source, ['symbolic-ref', '-q', '--short', 'HEAD'], { ...ro, okCodes: [1] })).stdout.trim();
+    if (!targetBranch)
+      throw new Error(`resource ${resource.name}: ${source} has a detached HEAD; set the resource's branch`);
+    const baseCommit = await gitOut(
+      source,
+      ['rev-parse', '--verify', '-q', `refs/heads/${targetBranch}^{commit}`],
+      ro,
+    ).catch(() => {
       throw new Error(`resource ${resource.name}: branch ${targetBranch} has no commits in ${source}`);
     });
-    const info: SandboxInfo = { resource: resource.name, kind: 'git-worktree', root: dir, source, branch: `${BRANCH_PREFIX}${planId}`, baseCommit, targetBranch };
+    const info: SandboxInfo = {
+      resource: resource.name,
+      kind: 'git-worktree',
+      root: dir,
+      source,
+      branch: `${BRANCH_PREFIX}${planId}`,
+      baseCommit,
+      targetBranch,
+    };
     // The info goes first: after a crash between the two steps, create finds it and adds the worktree.
     await writeInfo(info);
     try {
@@ -159,13 +203,24 @@ export class GitSandboxManager implements SandboxManager {
     const o = { confine: true };
     const branch = info.branch ?? '';
     await git(info.source, ['worktree', 'prune'], o);
-    const has = (await git(info.source, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], { ...o, okCodes: [1] })).code === 0;
-    if (has && fresh) throw new Error(`branch ${branch} already exists in ${info.source}; delete it or remove the plan's sandbox`);
+    const has =
+      (await git(info.source, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], { ...o, okCodes: [1] })).code ===
+      0;
+    if (has && fresh)
+      throw new Error(`branch ${branch} already exists in ${info.source}; delete it or remove the plan's sandbox`);
     await rm(info.root, { recursive: true, force: true });
-    await git(info.source, ['worktree', 'add', '-q', ...(has ? [info.root, branch] : ['-b', branch, info.root, info.baseCommit])], o);
+    await git(
+      info.source,
+      ['worktree', 'add', '-q', ...(has ? [info.root, branch] : ['-b', branch, info.root, info.baseCommit])],
+      o,
+    );
   }
 
-  async #createCopy(resource: Extract<ResourceDefinition, { type: 'fs-directory' }>, source: string, dir: string): Promise<SandboxInfo> {
+  async #createCopy(
+    resource: Extract<ResourceDefinition, { type: 'fs-directory' }>,
+    source: string,
+    dir: string,
+  ): Promise<SandboxInfo> {
     if (!(await stat(source)).isDirectory()) throw new Error(`resource ${resource.name}: ${source} is not a directory`);
     try {
       const baseCommit = await createCopySandbox(source, dir, `copy of ${source}`);
@@ -211,10 +266,11 @@ const inside = (parent: string, child: string): boolean => {
   return rel !== '' && rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
 };
 
-const exists = (p: string): Promise<boolean> => lstat(p).then(
-  () => true,
-  () => false,
-);
+const exists = (p: string): Promise<boolean> =>
+  lstat(p).then(
+    () => true,
+    () => false,
+  );
 
 /** The real path of `p`, which may not exist yet: its nearest existing ancestor resolved, the rest appended. */
 async function realish(p: string): Promise<string> {

@@ -11,7 +11,16 @@ import path from 'node:path';
 /** The identity of every commit CleverAgents makes (checkpoints, sandbox bases, applies). */
 export const COMMIT_IDENTITY = { name: 'CleverAgents', email: 'plans@cleveragents.invalid' } as const;
 
-const BASE_CONFIG = ['-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgsign=false', '-c', 'core.quotePath=false', '-c', 'color.ui=false'];
+const BASE_CONFIG = [
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'commit.gpgsign=false',
+  '-c',
+  'core.quotePath=false',
+  '-c',
+  'color.ui=false',
+];
 const DEFAULT_TIMEOUT_MS = 120_000;
 const MAX_BUFFER = 256 * 1024 * 1024;
 
@@ -62,15 +71,28 @@ export function git(dir: string, args: readonly string[], opts: GitOptions = {})
     env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = COMMIT_IDENTITY.email;
   }
   Object.assign(env, opts.env);
-  const identity = opts.identity ? ['-c', `user.name=${COMMIT_IDENTITY.name}`, '-c', `user.email=${COMMIT_IDENTITY.email}`] : [];
+  const identity = opts.identity
+    ? ['-c', `user.name=${COMMIT_IDENTITY.name}`, '-c', `user.email=${COMMIT_IDENTITY.email}`]
+    : [];
   const full = ['-C', dir, ...BASE_CONFIG, ...identity, ...args];
   return new Promise((resolve, reject) => {
-    const child = execFile('git', full, { env, timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxBuffer: MAX_BUFFER, encoding: 'utf8', killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
-      if (!err) return resolve({ stdout, stderr, code: 0 });
-      const code = typeof err.code === 'number' ? err.code : null;
-      if (code !== null && opts.okCodes?.includes(code)) return resolve({ stdout, stderr, code });
-      reject(new GitError(args, err.killed ? `timed out or killed` : (err.code ?? null), stderr || err.message));
-    });
+    const child = execFile(
+      'git',
+      full,
+      {
+        env,
+        timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        maxBuffer: MAX_BUFFER,
+        encoding: 'utf8',
+        killSignal: 'SIGKILL',
+      },
+      (err, stdout, stderr) => {
+        if (!err) return resolve({ stdout, stderr, code: 0 });
+        const code = typeof err.code === 'number' ? err.code : null;
+        if (code !== null && opts.okCodes?.includes(code)) return resolve({ stdout, stderr, code });
+        reject(new GitError(args, err.killed ? `timed out or killed` : (err.code ?? null), stderr || err.message));
+      },
+    );
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(opts.input ?? '');
   });

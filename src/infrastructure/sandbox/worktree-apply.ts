@@ -24,7 +24,12 @@ export async function applyWorktreeSandbox(sandbox: SandboxInfo, message: string
 
   const current = (await git(src, ['symbolic-ref', '-q', '--short', 'HEAD'], { ...ro, okCodes: [1] })).stdout.trim();
   if (current !== target) {
-    return dirty([], current ? `${src} is on branch ${current}; check out ${target} to apply` : `${src} has a detached HEAD; check out ${target} to apply`);
+    return dirty(
+      [],
+      current
+        ? `${src} is on branch ${current}; check out ${target} to apply`
+        : `${src} has a detached HEAD; check out ${target} to apply`,
+    );
   }
   const targetTip = await gitOut(src, ['rev-parse', '--verify', `refs/heads/${target}^{commit}`], ro);
   const planTip = await gitOut(src, ['rev-parse', '--verify', `refs/heads/${planBranch}^{commit}`], ro);
@@ -36,20 +41,34 @@ export async function applyWorktreeSandbox(sandbox: SandboxInfo, message: string
 
   const dirtyFiles = await dirtyPaths(src, planFiles);
   if (dirtyFiles.length > 0) {
-    return dirty(dirtyFiles, `files the plan changed have local changes in ${src}: ${dirtyFiles.join(', ')}; commit or stash them first`);
+    return dirty(
+      dirtyFiles,
+      `files the plan changed have local changes in ${src}: ${dirtyFiles.join(', ')}; commit or stash them first`,
+    );
   }
 
-  const merge = await git(src, ['merge-tree', '--write-tree', '-z', '--name-only', targetTip, planTip], { ...ro, okCodes: [1] });
+  const merge = await git(src, ['merge-tree', '--write-tree', '-z', '--name-only', targetTip, planTip], {
+    ...ro,
+    okCodes: [1],
+  });
   const fields = merge.stdout.split('\0');
   const tree = fields[0] ?? '';
   if (merge.code === 1) {
     const end = fields.indexOf('', 1);
     const files = [...new Set(fields.slice(1, end === -1 ? undefined : end))];
-    return { ok: false, reason: 'conflict', files, message: `the plan's changes conflict with ${target} in: ${files.join(', ')}` };
+    return {
+      ok: false,
+      reason: 'conflict',
+      files,
+      message: `the plan's changes conflict with ${target} in: ${files.join(', ')}`,
+    };
   }
   if (tree === (await gitOut(src, ['rev-parse', `${targetTip}^{tree}`], ro))) return { ok: true, files: [] };
 
-  const commit = await gitOut(src, ['commit-tree', '--no-gpg-sign', tree, '-p', targetTip, '-m', message], { ...o, identity: true });
+  const commit = await gitOut(src, ['commit-tree', '--no-gpg-sign', tree, '-p', targetTip, '-m', message], {
+    ...o,
+    identity: true,
+  });
   const files = await changedPaths(src, targetTip, commit);
   // From here on we write. A stale stat cache would make read-tree think clean files are dirty.
   await git(src, ['update-index', '-q', '--refresh'], { ...o, okCodes: [1] });
@@ -61,7 +80,11 @@ export async function applyWorktreeSandbox(sandbox: SandboxInfo, message: string
     throw e;
   }
   try {
-    await git(src, ['update-ref', '-m', 'cleveragents: apply plan (squash)', `refs/heads/${target}`, commit, targetTip], o);
+    await git(
+      src,
+      ['update-ref', '-m', 'cleveragents: apply plan (squash)', `refs/heads/${target}`, commit, targetTip],
+      o,
+    );
   } catch (e) {
     // Someone moved the branch meanwhile: put the work tree and index back and report.
     await git(src, ['read-tree', '-m', '-u', commit, targetTip], o);
@@ -82,7 +105,17 @@ async function dirtyPaths(repo: string, paths: readonly string[]): Promise<strin
     const chunk = paths.slice(i, i + STATUS_CHUNK);
     const out = await gitOut(
       repo,
-      ['--literal-pathspecs', 'status', '--porcelain=v1', '-z', '--no-renames', '--untracked-files=all', '--ignored=matching', '--', ...chunk],
+      [
+        '--literal-pathspecs',
+        'status',
+        '--porcelain=v1',
+        '-z',
+        '--no-renames',
+        '--untracked-files=all',
+        '--ignored=matching',
+        '--',
+        ...chunk,
+      ],
       { confine: true, env: { GIT_OPTIONAL_LOCKS: '0' } },
     );
     for (const entry of splitNul(out)) found.add(entry.slice(3));

@@ -13,15 +13,24 @@ export class FsResourceInspector implements ResourceInspector {
     if (!s.isDirectory()) return { exists: true, isDirectory: false, gitWorkTree: false };
     const inside = await git(path, ['rev-parse', '--is-inside-work-tree']);
     if (inside !== 'true') return { exists: true, isDirectory: true, gitWorkTree: false };
-    const facts: PathFacts = { exists: true, isDirectory: true, gitWorkTree: true, currentBranch: (await git(path, ['symbolic-ref', '--short', '-q', 'HEAD'])) || undefined };
-    if (branch !== undefined) facts.branchExists = (await git(path, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`])) !== undefined;
+    const facts: PathFacts = {
+      exists: true,
+      isDirectory: true,
+      gitWorkTree: true,
+      currentBranch: (await git(path, ['symbolic-ref', '--short', '-q', 'HEAD'])) || undefined,
+    };
+    if (branch !== undefined)
+      facts.branchExists = (await git(path, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`])) !== undefined;
     return facts;
   }
 }
 
 async function git(cwd: string, args: string[]): Promise<string | undefined> {
   try {
-    const { stdout } = await run('git', ['-C', cwd, ...args], { timeout: 10_000, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+    const { stdout } = await run('git', ['-C', cwd, ...args], {
+      timeout: 10_000,
+      env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+    });
     return stdout.trim();
   } catch {
     return undefined;

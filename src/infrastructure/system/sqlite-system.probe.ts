@@ -38,7 +38,11 @@ export class SqliteSystemProbe implements SystemProbe {
     const { dataDir, dbFile, tokenFile } = this.opts;
     const out: DiagnosticCheck[] = [];
     // Each check is isolated: one that throws is reported as failed and the others still run.
-    const run = async (name: string, category: DiagnosticCheck['category'], fn: () => Check | Promise<Check>): Promise<void> => {
+    const run = async (
+      name: string,
+      category: DiagnosticCheck['category'],
+      fn: () => Check | Promise<Check>,
+    ): Promise<void> => {
       let result: Check;
       try {
         result = await fn();
@@ -58,7 +62,10 @@ export class SqliteSystemProbe implements SystemProbe {
     await run('database size', 'storage', () => databaseSize(dbFile));
     await run('free disk space', 'disk', async () => diskStatus(await freeBytes(dataDir), dataDir));
     await run('node version', 'versions', () => nodeVersion(process.versions.node));
-    await run('sqlite version', 'versions', () => ({ status: 'ok', detail: `SQLite ${this.pragmaValue('select sqlite_version() as v')}` }));
+    await run('sqlite version', 'versions', () => ({
+      status: 'ok',
+      detail: `SQLite ${this.pragmaValue('select sqlite_version() as v')}`,
+    }));
     await run('cleveragents version', 'versions', () => ({ status: 'ok', detail: this.opts.version }));
     await run('data directory', 'configuration', () => dataDirStatus(dataDir));
     if (tokenFile !== undefined) await run('token file', 'configuration', () => tokenFileStatus(tokenFile));
@@ -89,8 +96,13 @@ export class SqliteSystemProbe implements SystemProbe {
 
   private async migrations(): Promise<Check> {
     const { applied, pending } = await migrationStatus(this.opts.db.kysely);
-    if (pending.length === 0) return { status: 'ok', detail: `${applied.length} applied, latest ${applied.at(-1) ?? 'none'}` };
-    return { status: 'fail', detail: `pending: ${pending.join(', ')}`, hint: 'restart the server: migrations run at start-up' };
+    if (pending.length === 0)
+      return { status: 'ok', detail: `${applied.length} applied, latest ${applied.at(-1) ?? 'none'}` };
+    return {
+      status: 'fail',
+      detail: `pending: ${pending.join(', ')}`,
+      hint: 'restart the server: migrations run at start-up',
+    };
   }
 
   private pragmaValue(query: string): string {
@@ -101,7 +113,8 @@ export class SqliteSystemProbe implements SystemProbe {
 /** Classifies free space at the data directory. */
 export function diskStatus(free: number, dir: string): Check {
   const detail = `${formatBytes(free)} free at ${dir}`;
-  if (free < DISK_FAIL_BYTES) return { status: 'fail', detail, hint: 'free disk space: writes to the database will fail' };
+  if (free < DISK_FAIL_BYTES)
+    return { status: 'fail', detail, hint: 'free disk space: writes to the database will fail' };
   if (free < DISK_WARN_BYTES) return { status: 'warn', detail, hint: 'free disk space soon: less than 1 GiB left' };
   return { status: 'ok', detail };
 }
@@ -110,7 +123,11 @@ export function diskStatus(free: number, dir: string): Check {
 export function nodeVersion(version: string): Check {
   const major = Number(version.split('.')[0]);
   if (major >= MIN_NODE_MAJOR) return { status: 'ok', detail: `Node.js ${version}` };
-  return { status: 'fail', detail: `Node.js ${version} is too old`, hint: `install Node.js ${MIN_NODE_MAJOR} or later` };
+  return {
+    status: 'fail',
+    detail: `Node.js ${version} is too old`,
+    hint: `install Node.js ${MIN_NODE_MAJOR} or later`,
+  };
 }
 
 async function freeBytes(dir: string): Promise<number> {
@@ -149,7 +166,11 @@ async function dataDirStatus(dir: string): Promise<Check> {
 async function tokenFileStatus(file: string): Promise<Check> {
   const st = await fs.promises.stat(file).catch(() => undefined);
   if (!st) {
-    return { status: 'warn', detail: `${file} does not exist`, hint: `write a random token to it, then chmod 600 ${file}` };
+    return {
+      status: 'warn',
+      detail: `${file} does not exist`,
+      hint: `write a random token to it, then chmod 600 ${file}`,
+    };
   }
   if (!st.isFile()) return { status: 'fail', detail: `${file} is not a regular file` };
   // POSIX modes do not describe access on Windows.

@@ -27,15 +27,22 @@ const BUILTINS: Readonly<Record<string, BuiltinTool>> = {
  */
 export class BuiltinToolRunner implements ToolRunner {
   async run(req: ToolCallRequest): Promise<ToolCallResult> {
-    const ctx: ToolContext = { sandbox: req.sandbox, args: req.args ?? {}, signal: req.signal, timeoutMs: req.timeoutMs };
+    const ctx: ToolContext = {
+      sandbox: req.sandbox,
+      args: req.args ?? {},
+      signal: req.signal,
+      timeoutMs: req.timeoutMs,
+    };
     try {
       if (req.signal.aborted) return failed(`${req.tool.name}: cancelled before it started`);
       if (req.tool.source === 'command') return await commandTool(ctx, req.tool);
-      const impl = req.tool.source === 'builtin' && Object.hasOwn(BUILTINS, req.tool.name) ? BUILTINS[req.tool.name] : undefined;
+      const impl =
+        req.tool.source === 'builtin' && Object.hasOwn(BUILTINS, req.tool.name) ? BUILTINS[req.tool.name] : undefined;
       if (!impl) return failed(`${req.tool.name}: not a tool this runner knows (source ${req.tool.source})`);
       return await impl(ctx);
     } catch (e) {
-      if (e instanceof PathRefusedError || e instanceof ToolFailure) return failed(e.message, e instanceof ToolFailure ? e.output : '');
+      if (e instanceof PathRefusedError || e instanceof ToolFailure)
+        return failed(e.message, e instanceof ToolFailure ? e.output : '');
       return failed(`${req.tool.name} failed: ${(e as Error).message}`);
     }
   }

@@ -19,7 +19,8 @@ export async function runCommandTool(ctx: ToolContext): Promise<ToolCallResult> 
   const argv = strings(args, 'args') ?? [];
   const cwdArg = str(args, 'cwd', true);
   const cwd = await resolveInSandbox(sandbox.root, cwdArg ?? '.');
-  if (!(await stat(cwd.real).catch(() => undefined))?.isDirectory()) throw new ToolFailure(`cwd ${cwd.rel || '.'} is not a directory`);
+  if (!(await stat(cwd.real).catch(() => undefined))?.isDirectory())
+    throw new ToolFailure(`cwd ${cwd.rel || '.'} is not a directory`);
   const asked = int(args, 'timeoutMs', 1, 3_600_000);
   const timeoutMs = asked === undefined ? ctx.timeoutMs : Math.min(asked, ctx.timeoutMs);
   return runInSandbox(ctx, program, argv, cwd.real, timeoutMs);
@@ -39,7 +40,13 @@ export async function commandTool(ctx: ToolContext, tool: ToolDefinition): Promi
   const extra = strings(ctx.args, 'args') ?? [];
   const paths: string[] = [];
   for (const p of strings(ctx.args, 'paths') ?? []) paths.push(await pathArgument(ctx.sandbox.root, p, tool.writes));
-  return runInSandbox(ctx, command.program, [...(command.args ?? []), ...extra, ...paths], ctx.sandbox.root, command.timeoutMs ?? ctx.timeoutMs);
+  return runInSandbox(
+    ctx,
+    command.program,
+    [...(command.args ?? []), ...extra, ...paths],
+    ctx.sandbox.root,
+    command.timeoutMs ?? ctx.timeoutMs,
+  );
 }
 
 async function pathArgument(root: string, p: string, write: boolean): Promise<string> {
@@ -54,7 +61,13 @@ async function pathArgument(root: string, p: string, write: boolean): Promise<st
  * work tree taken before and after (content, not timestamps: a file rewritten with the same bytes
  * was not touched; one changed again after an earlier change was).
  */
-async function runInSandbox(ctx: ToolContext, program: string, argv: string[], cwd: string, timeoutMs: number): Promise<ToolCallResult> {
+async function runInSandbox(
+  ctx: ToolContext,
+  program: string,
+  argv: string[],
+  cwd: string,
+  timeoutMs: number,
+): Promise<ToolCallResult> {
   const { sandbox, signal } = ctx;
   const force = sandbox.kind === 'copy';
   const before = await snapshotTree(sandbox.root, force);
@@ -68,18 +81,45 @@ async function runInSandbox(ctx: ToolContext, program: string, argv: string[], c
   }
   const shown = [program, ...argv].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
   const output = r.output + note;
-  const touched = filesTouched.length > 0 ? `; ${filesTouched.length} file${filesTouched.length === 1 ? '' : 's'} changed` : '';
-  if (r.spawnError !== undefined) return { ok: false, summary: `cannot run ${program}: ${r.spawnError}`, output, filesTouched, exitCode: null };
+  const touched =
+    filesTouched.length > 0 ? `; ${filesTouched.length} file${filesTouched.length === 1 ? '' : 's'} changed` : '';
+  if (r.spawnError !== undefined)
+    return { ok: false, summary: `cannot run ${program}: ${r.spawnError}`, output, filesTouched, exitCode: null };
   if (r.aborted) return { ok: false, summary: `${shown}: cancelled${touched}`, output, filesTouched, exitCode: null };
-  if (r.timedOut) return { ok: false, summary: `${shown}: killed after the ${timeoutMs} ms time limit${touched}`, output, filesTouched, exitCode: null };
-  if (r.exitCode === null) return { ok: false, summary: `${shown}: killed by ${r.signal ?? 'a signal'}${touched}`, output, filesTouched, exitCode: null };
-  return { ok: r.exitCode === 0, summary: `${shown}: exit ${r.exitCode}${touched}`, output, filesTouched, exitCode: r.exitCode };
+  if (r.timedOut)
+    return {
+      ok: false,
+      summary: `${shown}: killed after the ${timeoutMs} ms time limit${touched}`,
+      output,
+      filesTouched,
+      exitCode: null,
+    };
+  if (r.exitCode === null)
+    return {
+      ok: false,
+      summary: `${shown}: killed by ${r.signal ?? 'a signal'}${touched}`,
+      output,
+      filesTouched,
+      exitCode: null,
+    };
+  return {
+    ok: r.exitCode === 0,
+    summary: `${shown}: exit ${r.exitCode}${touched}`,
+    output,
+    filesTouched,
+    exitCode: r.exitCode,
+  };
 }
 
 export async function gitStatusTool({ sandbox }: ToolContext): Promise<ToolCallResult> {
   const out = await gitOut(sandbox.root, ['status', '--porcelain=v1', '--untracked-files=all'], { confine: true });
   const n = out === '' ? 0 : out.split('\n').length;
-  return ok(n === 0 ? 'no changes since the last checkpoint' : `${n} path${n === 1 ? '' : 's'} changed since the last checkpoint`, out);
+  return ok(
+    n === 0
+      ? 'no changes since the last checkpoint'
+      : `${n} path${n === 1 ? '' : 's'} changed since the last checkpoint`,
+    out,
+  );
 }
 
 /** The sandbox against its base: the whole work tree, or (staged) what is in its index. */
@@ -90,7 +130,12 @@ export async function gitDiffTool({ sandbox, args }: ToolContext): Promise<ToolC
     paths.push(lexicalRel(sandbox.root, p) || '.');
   }
   const staged = bool(args, 'staged') ?? false;
-  const to = staged ? await gitOut(sandbox.root, ['write-tree'], { confine: true }) : await snapshotTree(sandbox.root, sandbox.kind === 'copy');
+  const to = staged
+    ? await gitOut(sandbox.root, ['write-tree'], { confine: true })
+    : await snapshotTree(sandbox.root, sandbox.kind === 'copy');
   const d = await diffTrees(sandbox.root, sandbox.baseCommit, to, paths);
-  return ok(`${d.stats.files} file${d.stats.files === 1 ? '' : 's'} changed, +${d.stats.additions} −${d.stats.deletions}`, d.unified);
+  return ok(
+    `${d.stats.files} file${d.stats.files === 1 ? '' : 's'} changed, +${d.stats.additions} −${d.stats.deletions}`,
+    d.unified,
+  );
 }

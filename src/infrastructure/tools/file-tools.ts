@@ -5,7 +5,18 @@ import path from 'node:path';
 import type { ToolCallResult } from '../../application/index.js';
 import { compileFilter } from './glob.js';
 import { resolveInSandbox, type ResolvedPath } from './path-guard.js';
-import { bool, int, isBinary, ok, str, strings, ToolFailure, walkFiles, type ToolContext, type WalkEntry } from './tool-support.js';
+import {
+  bool,
+  int,
+  isBinary,
+  ok,
+  str,
+  strings,
+  ToolFailure,
+  walkFiles,
+  type ToolContext,
+  type WalkEntry,
+} from './tool-support.js';
 
 /** Files larger than this are not read, edited or searched. */
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -17,15 +28,23 @@ export async function readFileTool({ sandbox, args }: ToolContext): Promise<Tool
   const target = await resolveInSandbox(sandbox.root, str(args, 'path'));
   const startLine = int(args, 'startLine', 1);
   const endLine = int(args, 'endLine', 1);
-  if (startLine !== undefined && endLine !== undefined && endLine < startLine) throw new ToolFailure('endLine must not be before startLine');
+  if (startLine !== undefined && endLine !== undefined && endLine < startLine)
+    throw new ToolFailure('endLine must not be before startLine');
   const text = await readText(target);
   // Lines with their terminators, so a range reads back exactly as it is in the file.
   const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
-  if (startLine === undefined && endLine === undefined) return ok(`read ${target.rel} (${lines.length} lines)`, text, [], MAX_FILE_BYTES);
+  if (startLine === undefined && endLine === undefined)
+    return ok(`read ${target.rel} (${lines.length} lines)`, text, [], MAX_FILE_BYTES);
   const from = startLine ?? 1;
   const to = Math.min(endLine ?? lines.length, lines.length);
-  if (from > lines.length) throw new ToolFailure(`startLine ${from} is past the end of ${target.rel} (${lines.length} lines)`);
-  return ok(`read ${target.rel} lines ${from}–${to} of ${lines.length}`, lines.slice(from - 1, to).join(''), [], MAX_FILE_BYTES);
+  if (from > lines.length)
+    throw new ToolFailure(`startLine ${from} is past the end of ${target.rel} (${lines.length} lines)`);
+  return ok(
+    `read ${target.rel} lines ${from}–${to} of ${lines.length}`,
+    lines.slice(from - 1, to).join(''),
+    [],
+    MAX_FILE_BYTES,
+  );
 }
 
 export async function writeFileTool({ sandbox, args }: ToolContext): Promise<ToolCallResult> {
@@ -52,7 +71,8 @@ export async function editFileTool({ sandbox, args }: ToolContext): Promise<Tool
   const parts = text.split(find);
   const count = parts.length - 1;
   if (count === 0) throw new ToolFailure(`the text to find does not occur in ${target.rel}`);
-  if (expectOne && count !== 1) throw new ToolFailure(`the text to find occurs ${count} times in ${target.rel}; expected exactly one`);
+  if (expectOne && count !== 1)
+    throw new ToolFailure(`the text to find occurs ${count} times in ${target.rel}; expected exactly one`);
   const next = parts.join(replace);
   if (next === text) return ok(`${target.rel} unchanged (the replacement equals the text found)`, '', []);
   await writeNoFollow(target.real, Buffer.from(next, 'utf8'));
@@ -105,11 +125,16 @@ export async function searchFilesTool({ sandbox, args, signal }: ToolContext): P
         break;
       }
       filesHit.add(f.rel);
-      hits.push(`${prefix}${f.rel}:${i + 1}: ${line.length > MAX_LINE_SHOWN ? `${line.slice(0, MAX_LINE_SHOWN)}…` : line}`);
+      hits.push(
+        `${prefix}${f.rel}:${i + 1}: ${line.length > MAX_LINE_SHOWN ? `${line.slice(0, MAX_LINE_SHOWN)}…` : line}`,
+      );
     }
     if (hits.length >= maxResults && truncated) break;
   }
-  return ok(`${hits.length} match${hits.length === 1 ? '' : 'es'} in ${filesHit.size} file${filesHit.size === 1 ? '' : 's'}${truncated ? ' (truncated)' : ''}`, hits.join('\n'));
+  return ok(
+    `${hits.length} match${hits.length === 1 ? '' : 'es'} in ${filesHit.size} file${filesHit.size === 1 ? '' : 's'}${truncated ? ' (truncated)' : ''}`,
+    hits.join('\n'),
+  );
 }
 
 /**
@@ -117,7 +142,11 @@ export async function searchFilesTool({ sandbox, args, signal }: ToolContext): P
  * target is either outside — refused — or listed under its own path), as are files over 5 MB and
  * binary files.
  */
-export async function* textFiles(files: readonly WalkEntry[], filter: (rel: string) => boolean, signal: AbortSignal): AsyncIterable<{ file: WalkEntry; text: string }> {
+export async function* textFiles(
+  files: readonly WalkEntry[],
+  filter: (rel: string) => boolean,
+  signal: AbortSignal,
+): AsyncIterable<{ file: WalkEntry; text: string }> {
   for (const f of files) {
     if (signal.aborted) throw new ToolFailure('cancelled');
     if (f.symlink || !filter(f.rel)) continue;
@@ -139,7 +168,8 @@ async function readText(p: ResolvedPath): Promise<string> {
   const st = await stat(p.real).catch(() => undefined);
   if (!st) throw new ToolFailure(`${p.rel} does not exist`);
   if (!st.isFile()) throw new ToolFailure(`${p.rel} is not a file`);
-  if (st.size > MAX_FILE_BYTES) throw new ToolFailure(`${p.rel} is ${st.size} bytes; files over ${MAX_FILE_BYTES} bytes are refused`);
+  if (st.size > MAX_FILE_BYTES)
+    throw new ToolFailure(`${p.rel} is ${st.size} bytes; files over ${MAX_FILE_BYTES} bytes are refused`);
   const buf = await readFile(p.real);
   if (isBinary(buf)) throw new ToolFailure(`${p.rel} is a binary file`);
   return buf.toString('utf8');

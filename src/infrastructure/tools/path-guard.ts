@@ -29,13 +29,18 @@ const MAX_LINKS = 40;
  * any parent) that lead outside, and — when `write` — anything inside a `.git` directory or the
  * `.git` file itself.
  */
-export async function resolveInSandbox(root: string, p: unknown, opts: { write?: boolean } = {}): Promise<ResolvedPath> {
+export async function resolveInSandbox(
+  root: string,
+  p: unknown,
+  opts: { write?: boolean } = {},
+): Promise<ResolvedPath> {
   if (typeof p !== 'string') throw new PathRefusedError('path must be a string');
   const shown = JSON.stringify(p);
   if (p.includes('\0')) throw new PathRefusedError(`path ${shown} escapes the sandbox (it contains a NUL byte)`);
   const realRoot = await realpath(root);
   const lexical = path.resolve(root, p);
-  if (!within(path.resolve(root), lexical) && !within(realRoot, lexical)) throw new PathRefusedError(`path ${shown} escapes the sandbox`);
+  if (!within(path.resolve(root), lexical) && !within(realRoot, lexical))
+    throw new PathRefusedError(`path ${shown} escapes the sandbox`);
   const inGit = (rel: string): boolean => rel.split(/[\\/]/).some((seg) => seg.toLowerCase() === '.git');
   const refuseGit = (): never => {
     throw new PathRefusedError(`path ${shown} is inside .git; writes there are refused`);
@@ -43,7 +48,10 @@ export async function resolveInSandbox(root: string, p: unknown, opts: { write?:
   if (opts.write && inGit(path.relative(path.resolve(root), lexical))) refuseGit();
   let real: string;
   try {
-    real = await realLoose(within(path.resolve(root), lexical) ? path.join(realRoot, path.relative(path.resolve(root), lexical)) : lexical, 0);
+    real = await realLoose(
+      within(path.resolve(root), lexical) ? path.join(realRoot, path.relative(path.resolve(root), lexical)) : lexical,
+      0,
+    );
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw new PathRefusedError(`path ${shown} escapes the sandbox (too many symlinks)`);

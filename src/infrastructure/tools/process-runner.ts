@@ -36,7 +36,12 @@ export interface ProcessResult {
 function commandEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (!/^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE|PREFIX|CEILING_DIRECTORIES)$/.test(k)) env[k] = v;
+    if (
+      !/^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|COMMON_DIR|NAMESPACE|PREFIX|CEILING_DIRECTORIES)$/.test(
+        k,
+      )
+    )
+      env[k] = v;
   }
   env.GIT_TERMINAL_PROMPT = '0';
   return env;
@@ -44,13 +49,26 @@ function commandEnv(): NodeJS.ProcessEnv {
 
 export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
   const out = new CappedOutput(MAX_OUTPUT_BYTES);
-  if (req.signal.aborted) return Promise.resolve({ exitCode: null, signal: null, timedOut: false, aborted: true, output: '', truncated: false });
+  if (req.signal.aborted)
+    return Promise.resolve({
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      aborted: true,
+      output: '',
+      truncated: false,
+    });
   return new Promise((resolve) => {
     let timedOut = false;
     let aborted = false;
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
-    const child = spawn(req.program, [...req.args], { cwd: req.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: commandEnv() });
+    const child = spawn(req.program, [...req.args], {
+      cwd: req.cwd,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: commandEnv(),
+    });
     const killGroup = (sig: NodeJS.Signals): void => {
       if (child.pid === undefined) return;
       try {

@@ -37,5 +37,9 @@ export async function replaceInFilesTool(ctx: ToolContext): Promise<ToolCallResu
     replacements += n;
   }
   const files = touched.length;
-  return ok(`replaced ${replacements} match${replacements === 1 ? '' : 'es'} of /${pattern}/ in ${files} file${files === 1 ? '' : 's'}`, touched.join('\n'), touched);
+  return ok(
+    `replaced ${replacements} match${replacements === 1 ? '' : 'es'} of /${pattern}/ in ${files} file${files === 1 ? '' : 's'}`,
+    touched.join('\n'),
+    touched,
+  );
 }

@@ -24,18 +24,31 @@ export interface ToolContext {
 
 export const MAX_TEXT_OUTPUT = 1024 * 1024;
 
-export const ok = (summary: string, output = '', filesTouched: string[] = [], maxOutput = MAX_TEXT_OUTPUT): ToolCallResult => ({
+export const ok = (
+  summary: string,
+  output = '',
+  filesTouched: string[] = [],
+  maxOutput = MAX_TEXT_OUTPUT,
+): ToolCallResult => ({
   ok: true,
   summary,
   output: cap(output, maxOutput),
   filesTouched,
 });
-export const failed = (summary: string, output = ''): ToolCallResult => ({ ok: false, summary, output: cap(output), filesTouched: [] });
+export const failed = (summary: string, output = ''): ToolCallResult => ({
+  ok: false,
+  summary,
+  output: cap(output),
+  filesTouched: [],
+});
 
 /** Truncates text to `max` bytes (at a character boundary), saying so. */
 export function cap(text: string, max = MAX_TEXT_OUTPUT): string {
   if (Buffer.byteLength(text) <= max) return text;
-  return `${Buffer.from(text).subarray(0, max).toString('utf8').replace(/\uFFFD$/, '')}\n… [truncated at ${max} bytes]`;
+  return `${Buffer.from(text)
+    .subarray(0, max)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '')}\n… [truncated at ${max} bytes]`;
 }
 
 export function str(args: Record<string, unknown>, name: string): string;
@@ -47,10 +60,16 @@ export function str(args: Record<string, unknown>, name: string, optional = fals
   return v;
 }
 
-export function int(args: Record<string, unknown>, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+export function int(
+  args: Record<string, unknown>,
+  name: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   const v = args[name];
   if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new ToolFailure(`argument ${name} must be an integer between ${min} and ${max}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+    throw new ToolFailure(`argument ${name} must be an integer between ${min} and ${max}`);
   return v;
 }
 
@@ -64,7 +83,8 @@ export function bool(args: Record<string, unknown>, name: string): boolean | und
 export function strings(args: Record<string, unknown>, name: string): string[] | undefined {
   const v = args[name];
   if (v === undefined) return undefined;
-  if (!Array.isArray(v) || !v.every((x): x is string => typeof x === 'string')) throw new ToolFailure(`argument ${name} must be an array of strings`);
+  if (!Array.isArray(v) || !v.every((x): x is string => typeof x === 'string'))
+    throw new ToolFailure(`argument ${name} must be an array of strings`);
   return v;
 }
 
@@ -83,11 +103,17 @@ export interface WalkEntry {
  * The files under `dir` (regular files and symlinks, which are not followed), skipping `.git`,
  * sorted, at most `limit` entries visited.
  */
-export async function walkFiles(dir: string, limit: number, signal: AbortSignal): Promise<{ files: WalkEntry[]; truncated: boolean }> {
+export async function walkFiles(
+  dir: string,
+  limit: number,
+  signal: AbortSignal,
+): Promise<{ files: WalkEntry[]; truncated: boolean }> {
   const files: WalkEntry[] = [];
   let visited = 0;
   const visit = async (abs: string, rel: string): Promise<boolean> => {
-    const entries = (await readdir(abs, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const entries = (await readdir(abs, { withFileTypes: true })).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
     for (const e of entries) {
       if (signal.aborted || ++visited > limit) return false;
       if (e.name === '.git') continue;
@@ -95,7 +121,8 @@ export async function walkFiles(dir: string, limit: number, signal: AbortSignal)
       const childRel = rel === '' ? e.name : `${rel}/${e.name}`;
       if (e.isDirectory()) {
         if (!(await visit(childAbs, childRel))) return false;
-      } else if (e.isFile() || e.isSymbolicLink()) files.push({ abs: childAbs, rel: childRel, symlink: e.isSymbolicLink() });
+      } else if (e.isFile() || e.isSymbolicLink())
+        files.push({ abs: childAbs, rel: childRel, symlink: e.isSymbolicLink() });
     }
     return true;
   };

@@ -45,7 +45,25 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   'task list': names(listTasks),
   'task cancel': names(cancelTask),
   'task watch': names(subscribeToTask, getTask),
-  ...Object.fromEntries(['use', 'execute', 'apply', 'prompt', 'approve', 'reject', 'cancel', 'status', 'tree', 'explain', 'correct', 'diff', 'artifacts', 'rollback', 'list'].map((v) => [`plan ${v}`, [plan(v)]])),
+  ...Object.fromEntries(
+    [
+      'use',
+      'execute',
+      'apply',
+      'prompt',
+      'approve',
+      'reject',
+      'cancel',
+      'status',
+      'tree',
+      'explain',
+      'correct',
+      'diff',
+      'artifacts',
+      'rollback',
+      'list',
+    ].map((v) => [`plan ${v}`, [plan(v)]]),
+  ),
   ...registryCommands,
   'resource type list': names(resourceTypeList),
   'resource type show': names(resourceTypeShow),
@@ -55,7 +73,13 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   card: names(getExtendedAgentCard),
   health: names(healthCheck),
   diagnostics: names(diagnosticsRun),
-  demo: [...names(REGISTRIES.resource.add, REGISTRIES.project.add), plan('use'), plan('execute'), plan('diff'), plan('apply')],
+  demo: [
+    ...names(REGISTRIES.resource.add, REGISTRIES.project.add),
+    plan('use'),
+    plan('execute'),
+    plan('diff'),
+    plan('apply'),
+  ],
 };
 
 /** Commands that are not a client of a method: `serve` is the server itself. */
@@ -69,4 +93,3 @@ export const NO_COMMAND_EXPECTED: Readonly<Record<string, string>> = {
   DeleteTaskPushNotificationConfig: 'webhooks are registered by the programs that receive them',
   'rpc.discover': 'the OpenRPC document is for tools (also at GET /openrpc.json)',
 };
-

@@ -13,7 +13,8 @@ export interface FileConfig {
 }
 
 /** How to reach the agent: spawn one over stdio, or talk HTTP to a server. */
-export type Connection = { kind: 'local'; dataDir?: string; verbose: boolean } | { kind: 'server'; url: string; token?: string };
+export type Connection =
+  { kind: 'local'; dataDir?: string; verbose: boolean } | { kind: 'server'; url: string; token?: string };
 
 /** The global flags, as commander parsed them. */
 export interface GlobalFlags {
@@ -46,10 +47,14 @@ export function loadConfig(path: string): FileConfig {
   try {
     doc = parse(text);
   } catch (err) {
-    throw new UsageError(`the config file ${path} is not valid YAML: ${(err as Error).message}`, 'fix or remove the file');
+    throw new UsageError(
+      `the config file ${path} is not valid YAML: ${(err as Error).message}`,
+      'fix or remove the file',
+    );
   }
   if (doc === null || doc === undefined) return {};
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new UsageError(`the config file ${path} must be a mapping (server, token, format)`);
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw new UsageError(`the config file ${path} must be a mapping (server, token, format)`);
   const d = doc as Record<string, unknown>;
   const out: FileConfig = {};
   for (const key of ['server', 'token'] as const) {
@@ -59,21 +64,28 @@ export function loadConfig(path: string): FileConfig {
     out[key] = v;
   }
   if (d['format'] !== undefined && d['format'] !== null) {
-    if (!isOutputFormat(d['format'])) throw new UsageError(`${path}: format: must be one of ${OUTPUT_FORMATS.join(', ')}`);
+    if (!isOutputFormat(d['format']))
+      throw new UsageError(`${path}: format: must be one of ${OUTPUT_FORMATS.join(', ')}`);
     out.format = d['format'];
   }
   return out;
 }
 
 /** The output format: flag, then CLEVERAGENTS_FORMAT, then the config, then rich on a terminal and plain otherwise. */
-export function resolveFormat(flag: string | undefined, env: NodeJS.ProcessEnv, file: FileConfig, stdoutIsTTY: boolean): OutputFormat {
+export function resolveFormat(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  file: FileConfig,
+  stdoutIsTTY: boolean,
+): OutputFormat {
   const fromEnv = env['CLEVERAGENTS_FORMAT'];
   if (flag !== undefined) {
     if (!isOutputFormat(flag)) throw new UsageError(`--format must be one of ${OUTPUT_FORMATS.join(', ')}`);
     return flag;
   }
   if (fromEnv) {
-    if (!isOutputFormat(fromEnv)) throw new UsageError(`CLEVERAGENTS_FORMAT must be one of ${OUTPUT_FORMATS.join(', ')}`);
+    if (!isOutputFormat(fromEnv))
+      throw new UsageError(`CLEVERAGENTS_FORMAT must be one of ${OUTPUT_FORMATS.join(', ')}`);
     return fromEnv;
   }
   return file.format ?? (stdoutIsTTY ? 'rich' : 'plain');
@@ -92,9 +104,13 @@ export function resolveConnection(flags: GlobalFlags, env: NodeJS.ProcessEnv, fi
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`the server URL ${JSON.stringify(url)} is not a URL`, 'use e.g. --server http://127.0.0.1:8080');
+    throw new UsageError(
+      `the server URL ${JSON.stringify(url)} is not a URL`,
+      'use e.g. --server http://127.0.0.1:8080',
+    );
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`the server URL must use http or https, not ${parsed.protocol}`);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new UsageError(`the server URL must use http or https, not ${parsed.protocol}`);
   const token = flags.token ?? (env['CLEVERAGENTS_SERVER_TOKEN'] || undefined) ?? file.token;
   const c: Connection = { kind: 'server', url };
   if (token) c.token = token;

@@ -6,7 +6,8 @@ import type { Connection } from './config.js';
  * for error messages, or shown with --verbose); server mode talks HTTP. The caller closes it.
  */
 export async function connect(conn: Connection, clientVersion: string, env: NodeJS.ProcessEnv): Promise<A2AClient> {
-  if (conn.kind === 'server') return A2AClient.remote(conn.token ? { url: conn.url, token: conn.token } : { url: conn.url });
+  if (conn.kind === 'server')
+    return A2AClient.remote(conn.token ? { url: conn.url, token: conn.token } : { url: conn.url });
   const extraArgs: string[] = [];
   if (conn.dataDir) extraArgs.push('--data-dir', conn.dataDir);
   if (conn.verbose) extraArgs.push('--verbose');

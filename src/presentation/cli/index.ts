@@ -50,15 +50,29 @@ export async function runCli(argv: string[], host: CliHost, io: CliIo = processI
 }
 
 /** The whole command tree (exported for the test that checks every command against the method table). */
-export function buildProgram(host: CliHost, runner: Runner = new Runner(host.version, processIo()), io: CliIo = processIo()): Command {
+export function buildProgram(
+  host: CliHost,
+  runner: Runner = new Runner(host.version, processIo()),
+  io: CliIo = processIo(),
+): Command {
   const program = new Command('agents')
-    .description('CleverAgents: talk to an agent over A2A — a local one (spawned over stdio) or a server (--server URL)')
+    .description(
+      'CleverAgents: talk to an agent over A2A — a local one (spawned over stdio) or a server (--server URL)',
+    )
     .version(host.version, '-V, --version', 'print the version')
-    .addOption(new Option('--format <format>', 'output format: rich (default on a terminal), plain (default otherwise), json or yaml').choices(OUTPUT_FORMATS))
+    .addOption(
+      new Option(
+        '--format <format>',
+        'output format: rich (default on a terminal), plain (default otherwise), json or yaml',
+      ).choices(OUTPUT_FORMATS),
+    )
     .option('--no-color', 'no colours in rich output (NO_COLOR works too)')
     .option('--server <url>', 'use the agent server at this URL (env CLEVERAGENTS_SERVER_URL, config `server`)')
     .option('--local', 'use a local agent even when a server is configured')
-    .option('--token <token>', 'server bearer token (env CLEVERAGENTS_SERVER_TOKEN, config `token`); for serve, the token to require')
+    .option(
+      '--token <token>',
+      'server bearer token (env CLEVERAGENTS_SERVER_TOKEN, config `token`); for serve, the token to require',
+    )
     .option('--data-dir <dir>', "the local agent's state directory (env CLEVERAGENTS_DATA_DIR)")
     .option('--verbose', "show the local agent's log on stderr")
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })

@@ -3,7 +3,14 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { A2ATransportError, type A2AClient } from '../../protocol/client/index.js';
-import { configPath, loadConfig, resolveConnection, resolveFormat, type Connection, type GlobalFlags } from './config.js';
+import {
+  configPath,
+  loadConfig,
+  resolveConnection,
+  resolveFormat,
+  type Connection,
+  type GlobalFlags,
+} from './config.js';
 import { connect } from './connect.js';
 import { EXIT_CODES, exitReasonOf, type ExitReason } from './exit-codes.js';
 import { buildEnvelope, serializeEnvelope, type EnvelopeMessage } from './render/envelope.js';
@@ -50,7 +57,11 @@ export class Runner {
     const flags = cmd.optsWithGlobals<GlobalFlags>();
     const env = this.io.env;
     const tty = this.io.stdout.isTTY === true;
-    let ui = new Ui(isOutputFormat(flags.format) ? flags.format : tty ? 'rich' : 'plain', this.io, flags.color === false);
+    let ui = new Ui(
+      isOutputFormat(flags.format) ? flags.format : tty ? 'rich' : 'plain',
+      this.io,
+      flags.color === false,
+    );
     const ac = new AbortController();
     // Every request of a command listens to this one signal (a plan run makes dozens).
     setMaxListeners(0, ac.signal);
@@ -90,7 +101,8 @@ export class Runner {
     }
 
     // Ctrl-C also reaches a local agent (same process group): its death can be seen before our signal.
-    if (failure && !ac.signal.aborted && failure.err instanceof A2ATransportError && target.kind === 'local') await delay(100);
+    if (failure && !ac.signal.aborted && failure.err instanceof A2ATransportError && target.kind === 'local')
+      await delay(100);
     let reason: ExitReason = outcome?.exit ?? 'OK';
     let data = outcome?.data;
     if (ac.signal.aborted) reason = 'INTERRUPTED';
@@ -105,7 +117,12 @@ export class Runner {
       if (ui.human) ui.rawErr(renderError(report, reason, { rich: ui.rich, pal: ui.errPal }));
     }
     if (!ui.human) {
-      this.io.stdout.write(serializeEnvelope(buildEnvelope(name, code, data, startedAt, performance.now() - t0, messages), ui.format as 'json' | 'yaml'));
+      this.io.stdout.write(
+        serializeEnvelope(
+          buildEnvelope(name, code, data, startedAt, performance.now() - t0, messages),
+          ui.format as 'json' | 'yaml',
+        ),
+      );
     }
     this.exitCode = code;
   }
@@ -116,7 +133,11 @@ export class Runner {
    */
   serveFailed(cmd: Command, err: unknown, stdoutIsProtocol: boolean): void {
     const flags = cmd.optsWithGlobals<GlobalFlags>();
-    const format: OutputFormat = isOutputFormat(flags.format) ? flags.format : this.io.stderr.isTTY === true ? 'rich' : 'plain';
+    const format: OutputFormat = isOutputFormat(flags.format)
+      ? flags.format
+      : this.io.stderr.isTTY === true
+        ? 'rich'
+        : 'plain';
     const ui = new Ui(format, this.io, flags.color === false);
     const reason = exitReasonOf(err);
     const report = reportOf(err, reason, { kind: 'local' });
@@ -126,7 +147,10 @@ export class Runner {
     } else {
       const messages: EnvelopeMessage[] = [{ level: 'error', text: report.message }];
       if (report.hint) messages.push({ level: 'hint', text: report.hint });
-      const text = serializeEnvelope(buildEnvelope('serve', code, { error: report }, new Date(), 0, messages), format as 'json' | 'yaml');
+      const text = serializeEnvelope(
+        buildEnvelope('serve', code, { error: report }, new Date(), 0, messages),
+        format as 'json' | 'yaml',
+      );
       (stdoutIsProtocol ? this.io.stderr : this.io.stdout).write(text);
     }
     this.exitCode = code;
@@ -137,7 +161,14 @@ export class Runner {
     this.exitCode = EXIT_CODES.USAGE;
     const format = formatFromArgv(args);
     if (format !== 'json' && format !== 'yaml') return;
-    const env = buildEnvelope(commandPath(program, args), EXIT_CODES.USAGE, { error: { message, type: 'UsageError' } }, new Date(), 0, [{ level: 'error', text: message }]);
+    const env = buildEnvelope(
+      commandPath(program, args),
+      EXIT_CODES.USAGE,
+      { error: { message, type: 'UsageError' } },
+      new Date(),
+      0,
+      [{ level: 'error', text: message }],
+    );
     this.io.stdout.write(serializeEnvelope(env, format));
   }
 }

@@ -29,7 +29,10 @@ const SKILLS = [
     description:
       'Apply an action to projects: strategize a decision tree, execute tool calls in a git-worktree sandbox with checkpoints and approvals, review the diff, apply it as one commit; correct, roll back, cancel.',
     tags: ['plans', 'code-changes', 'sandbox', 'git'],
-    examples: ['agents plan use builtin/replace local/api --arg pattern=colour --arg replacement=color', 'agents plan execute <plan-id>'],
+    examples: [
+      'agents plan use builtin/replace local/api --arg pattern=colour --arg replacement=color',
+      'agents plan execute <plan-id>',
+    ],
   },
   {
     id: 'chat',
@@ -47,7 +50,8 @@ const SKILLS = [
   {
     id: 'registries',
     name: 'Registries and namespaces',
-    description: 'Define actors, tools, skills, resources, projects and actions from YAML or JSON: validated with file and line, namespaced, revisioned, reference-checked.',
+    description:
+      'Define actors, tools, skills, resources, projects and actions from YAML or JSON: validated with file and line, namespaced, revisioned, reference-checked.',
     tags: ['registry', 'namespaces', 'configuration'],
     examples: ['agents actor add --config reviewer.yaml', 'agents resource add git-checkout local/api --path ./api'],
   },
@@ -105,13 +109,32 @@ export class AgentCardProvider {
     const caps = base['capabilities'] as Card;
     const ext = (caps['extensions'] as Card[])[0] as Card;
     this.extendedSchemas ??= Object.fromEntries(
-      this.methods.map((m) => [m.name, { summary: m.summary, kind: m.kind, permission: m.permission, params: z.toJSONSchema(m.params, { io: 'input', unrepresentable: 'any' }), result: z.toJSONSchema(m.result, { unrepresentable: 'any' }) }]),
+      this.methods.map((m) => [
+        m.name,
+        {
+          summary: m.summary,
+          kind: m.kind,
+          permission: m.permission,
+          params: z.toJSONSchema(m.params, { io: 'input', unrepresentable: 'any' }),
+          result: z.toJSONSchema(m.result, { unrepresentable: 'any' }),
+        },
+      ]),
     );
     const card: Card = {
       ...base,
       capabilities: {
         ...caps,
-        extensions: [{ ...ext, params: { ...(ext['params'] as Card), principal: principal.id, namespaces: namespacesOf(principal), methodSchemas: this.extendedSchemas } }],
+        extensions: [
+          {
+            ...ext,
+            params: {
+              ...(ext['params'] as Card),
+              principal: principal.id,
+              namespaces: namespacesOf(principal),
+              methodSchemas: this.extendedSchemas,
+            },
+          },
+        ],
       },
     };
     return version === '0.3' ? { ...card, ...this.v03Fields() } : card;
@@ -142,7 +165,12 @@ export class AgentCardProvider {
             required: false,
             // `versions`: the minor versions served, newest first; ask for one with the
             // CleverAgents-Extension-Version header (stdio: initialize's extensionVersion).
-            params: { version: EXTENSION_VERSION, versions: [...EXTENSION_VERSIONS], methods: extension.map((m) => m.name), addedIn },
+            params: {
+              version: EXTENSION_VERSION,
+              versions: [...EXTENSION_VERSIONS],
+              methods: extension.map((m) => m.name),
+              addedIn,
+            },
           },
         ],
       },
@@ -153,7 +181,12 @@ export class AgentCardProvider {
     if (o.documentationUrl) card['documentationUrl'] = o.documentationUrl;
     if (o.auth === 'bearer') {
       card['securitySchemes'] = {
-        bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', description: 'A bearer token issued by the operator of this server.' } },
+        bearer: {
+          httpAuthSecurityScheme: {
+            scheme: 'Bearer',
+            description: 'A bearer token issued by the operator of this server.',
+          },
+        },
       };
       card['securityRequirements'] = [{ schemes: { bearer: { list: [] } } }];
     }
@@ -171,7 +204,13 @@ export class AgentCardProvider {
       supportsAuthenticatedExtendedCard: true,
     };
     if (o.auth === 'bearer') {
-      fields['securitySchemes'] = { bearer: { type: 'http', scheme: 'bearer', description: 'A bearer token issued by the operator of this server.' } };
+      fields['securitySchemes'] = {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A bearer token issued by the operator of this server.',
+        },
+      };
       fields['security'] = [{ bearer: [] }];
     }
     return fields;

@@ -37,24 +37,35 @@ interface ContractBase<P extends z.ZodType, R extends z.ZodType> {
  * A method's contract: its names, schemas and permission — all a client needs, and nothing of
  * the server's (the server binds each contract to the facade in `methods/`).
  */
-export interface UnaryContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> extends ContractBase<P, R> {
+export interface UnaryContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> extends ContractBase<
+  P,
+  R
+> {
   kind: 'unary';
 }
 
 /** A streaming method's contract (SSE over HTTP, notifications over stdio); `result` is one event. */
-export interface StreamContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> extends ContractBase<P, R> {
+export interface StreamContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> extends ContractBase<
+  P,
+  R
+> {
   kind: 'stream';
 }
 
-export type MethodContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> = UnaryContract<P, R> | StreamContract<P, R>;
+export type MethodContract<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> =
+  UnaryContract<P, R> | StreamContract<P, R>;
 
 /** The contract of a unary method. */
-export function defineContract<P extends z.ZodType, R extends z.ZodType>(def: Omit<UnaryContract<P, R>, 'kind'>): UnaryContract<P, R> {
+export function defineContract<P extends z.ZodType, R extends z.ZodType>(
+  def: Omit<UnaryContract<P, R>, 'kind'>,
+): UnaryContract<P, R> {
   return { ...def, kind: 'unary' };
 }
 
 /** The contract of a streaming method. */
-export function defineStreamContract<P extends z.ZodType, R extends z.ZodType>(def: Omit<StreamContract<P, R>, 'kind'>): StreamContract<P, R> {
+export function defineStreamContract<P extends z.ZodType, R extends z.ZodType>(
+  def: Omit<StreamContract<P, R>, 'kind'>,
+): StreamContract<P, R> {
   return { ...def, kind: 'stream' };
 }
 

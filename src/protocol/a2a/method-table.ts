@@ -11,12 +11,29 @@ import * as registry from './methods/registry.methods.js';
 import * as session from './methods/session.methods.js';
 import * as task from './methods/task.methods.js';
 
-const isBound = (v: unknown): v is MethodDef => typeof v === 'object' && v !== null && typeof (v as { name?: unknown }).name === 'string' && typeof (v as { call?: unknown }).call === 'function';
+const isBound = (v: unknown): v is MethodDef =>
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as { name?: unknown }).name === 'string' &&
+  typeof (v as { call?: unknown }).call === 'function';
 
 /** What the methods/ modules export: rows bound to the facade (alone or in lists), by name. */
 function boundRows(): Map<string, MethodDef> {
-  const modules: ReadonlyArray<Record<string, unknown>> = [card, discovery, health, message, namespace, plan, push, registry, session, task];
-  const rows = modules.flatMap((mod) => Object.values(mod).flatMap((v) => (Array.isArray(v) ? (v as unknown[]) : [v]))).filter(isBound);
+  const modules: ReadonlyArray<Record<string, unknown>> = [
+    card,
+    discovery,
+    health,
+    message,
+    namespace,
+    plan,
+    push,
+    registry,
+    session,
+    task,
+  ];
+  const rows = modules
+    .flatMap((mod) => Object.values(mod).flatMap((v) => (Array.isArray(v) ? (v as unknown[]) : [v])))
+    .filter(isBound);
   return new Map(rows.map((m) => [m.name, m]));
 }
 
@@ -28,7 +45,8 @@ function bindAll(): MethodDef[] {
     if (!m) throw new Error(`the contract of ${c.name} has no binding in methods/`);
     return m;
   });
-  if (bound.size !== out.length) throw new Error(`methods/ binds ${bound.size - out.length} row(s) that no contract lists`);
+  if (bound.size !== out.length)
+    throw new Error(`methods/ binds ${bound.size - out.length} row(s) that no contract lists`);
   return out;
 }
 

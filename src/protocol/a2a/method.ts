@@ -23,34 +23,51 @@ export interface CallContext {
 }
 
 /** A contract bound to the facade: one row of the server's method table (unary). */
-export interface UnaryMethod<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> extends UnaryContract<P, R> {
+export interface UnaryMethod<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> extends UnaryContract<
+  P,
+  R
+> {
   call(facade: ServiceFacade, params: z.output<P>, ctx: CallContext): Promise<z.input<R>>;
 }
 
 /** A streaming contract bound to the facade. */
-export interface StreamMethod<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> extends StreamContract<P, R> {
+export interface StreamMethod<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> extends StreamContract<
+  P,
+  R
+> {
   call(facade: ServiceFacade, params: z.output<P>, ctx: CallContext): Promise<AsyncIterable<StreamItem>>;
 }
 
-export type MethodDef<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> = UnaryMethod<P, R> | StreamMethod<P, R>;
+export type MethodDef<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> =
+  UnaryMethod<P, R> | StreamMethod<P, R>;
 
 /** Binds a unary contract to what serves it. */
-export function bindUnary<P extends z.ZodType, R extends z.ZodType>(contract: UnaryContract<P, R>, call: UnaryMethod<P, R>['call']): UnaryMethod<P, R> {
+export function bindUnary<P extends z.ZodType, R extends z.ZodType>(
+  contract: UnaryContract<P, R>,
+  call: UnaryMethod<P, R>['call'],
+): UnaryMethod<P, R> {
   return { ...contract, call };
 }
 
 /** Binds a streaming contract to what serves it. */
-export function bindStream<P extends z.ZodType, R extends z.ZodType>(contract: StreamContract<P, R>, call: StreamMethod<P, R>['call']): StreamMethod<P, R> {
+export function bindStream<P extends z.ZodType, R extends z.ZodType>(
+  contract: StreamContract<P, R>,
+  call: StreamMethod<P, R>['call'],
+): StreamMethod<P, R> {
   return { ...contract, call };
 }
 
 /** A contract and its binding at once (for tests and one-off rows). */
-export function defineMethod<P extends z.ZodType, R extends z.ZodType>(def: Omit<UnaryMethod<P, R>, 'kind'>): UnaryMethod<P, R> {
+export function defineMethod<P extends z.ZodType, R extends z.ZodType>(
+  def: Omit<UnaryMethod<P, R>, 'kind'>,
+): UnaryMethod<P, R> {
   return { ...def, kind: 'unary' };
 }
 
 /** A streaming contract and its binding at once (for tests and one-off rows). */
-export function defineStream<P extends z.ZodType, R extends z.ZodType>(def: Omit<StreamMethod<P, R>, 'kind'>): StreamMethod<P, R> {
+export function defineStream<P extends z.ZodType, R extends z.ZodType>(
+  def: Omit<StreamMethod<P, R>, 'kind'>,
+): StreamMethod<P, R> {
   return { ...def, kind: 'stream' };
 }
 

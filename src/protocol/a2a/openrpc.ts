@@ -13,7 +13,8 @@ export function buildOpenRpc(methods: readonly MethodDef[], info: { version: str
     info: {
       title: 'CleverAgents A2A JSON-RPC',
       version: info.version,
-      description: 'Standard A2A v1.0 operations and the _cleveragents/ extension methods (urn:cleveragents:extensions:v1).',
+      description:
+        'Standard A2A v1.0 operations and the _cleveragents/ extension methods (urn:cleveragents:extensions:v1).',
     },
     servers: [{ name: 'agent', url: info.endpoint }],
     methods: methods.map((m) => {
@@ -25,7 +26,10 @@ export function buildOpenRpc(methods: readonly MethodDef[], info: { version: str
         summary: m.summary,
         paramStructure: 'by-name',
         params: Object.entries(properties).map(([name, schema]) => ({ name, required: required.has(name), schema })),
-        result: { name: m.kind === 'stream' ? 'event' : 'result', schema: z.toJSONSchema(m.result, { unrepresentable: 'any' }) },
+        result: {
+          name: m.kind === 'stream' ? 'event' : 'result',
+          schema: z.toJSONSchema(m.result, { unrepresentable: 'any' }),
+        },
         'x-permission': m.permission,
         'x-surface': m.surface,
       };

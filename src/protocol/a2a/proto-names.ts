@@ -30,7 +30,14 @@ export const PROTO_REQUEST_MESSAGES = {
     reference_task_ids: null,
   },
   Part: { text: null, raw: null, url: null, data: null, metadata: null, filename: null, media_type: null },
-  TaskPushNotificationConfig: { tenant: null, id: null, task_id: null, url: null, token: null, authentication: 'AuthenticationInfo' },
+  TaskPushNotificationConfig: {
+    tenant: null,
+    id: null,
+    task_id: null,
+    url: null,
+    token: null,
+    authentication: 'AuthenticationInfo',
+  },
   AuthenticationInfo: { scheme: null, credentials: null },
   GetTaskRequest: { tenant: null, id: null, history_length: null },
   ListTasksRequest: {
@@ -77,7 +84,8 @@ for (const [name, fields] of Object.entries(PROTO_REQUEST_MESSAGES) as [string, 
   }
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The params with every proto field name replaced by its JSON name. Returns the input itself when
@@ -118,9 +126,13 @@ function normalise(type: Compiled, value: unknown, path: string): unknown {
     }
     if (Object.hasOwn(value, json) && !sameValue(child ? normalise(child, value[json], '') : value[json], nv)) {
       const field = path ? `${path}.${json}` : json;
-      throw new AppError('INVALID_PARAMS', `Invalid parameters: ${field}: given twice, as ${key} and as ${json}, with different values`, {
-        fields: [{ field, description: `given as both ${key} and ${json} with different values; send one` }],
-      });
+      throw new AppError(
+        'INVALID_PARAMS',
+        `Invalid parameters: ${field}: given twice, as ${key} and as ${json}, with different values`,
+        {
+          fields: [{ field, description: `given as both ${key} and ${json} with different values; send one` }],
+        },
+      );
     }
     delete out[key];
     // The JSON name's own value wins (already normalised when it is visited, if it needs it).

@@ -18,14 +18,28 @@ import {
 
 const Meta = z.record(z.string(), z.unknown());
 
-export const V03_STATES = ['submitted', 'working', 'input-required', 'completed', 'canceled', 'failed', 'rejected', 'auth-required'] as const;
+export const V03_STATES = [
+  'submitted',
+  'working',
+  'input-required',
+  'completed',
+  'canceled',
+  'failed',
+  'rejected',
+  'auth-required',
+] as const;
 export const V03State = z.enum(V03_STATES);
 
 export const stateToV03 = (s: TaskState): string => s.replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
 export const stateFromV03 = (s: string): TaskState => `TASK_STATE_${s.toUpperCase().replace('-', '_')}` as TaskState;
 
 const V03File = z
-  .object({ bytes: z.string().optional(), uri: z.string().optional(), mimeType: z.string().optional(), name: z.string().optional() })
+  .object({
+    bytes: z.string().optional(),
+    uri: z.string().optional(),
+    mimeType: z.string().optional(),
+    name: z.string().optional(),
+  })
   .refine((f) => (f.bytes === undefined) !== (f.uri === undefined), 'a file needs exactly one of bytes or uri');
 
 export const V03Part = z.discriminatedUnion('kind', [
@@ -69,11 +83,26 @@ export const V03MessageSendParams = z.object({
   metadata: Meta.optional(),
 });
 
-export const V03TaskQuery = z.object({ id: z.string().min(1, 'is required'), historyLength: z.number().int().nonnegative().optional(), metadata: Meta.optional() });
+export const V03TaskQuery = z.object({
+  id: z.string().min(1, 'is required'),
+  historyLength: z.number().int().nonnegative().optional(),
+  metadata: Meta.optional(),
+});
 export const V03TaskId = z.object({ id: z.string().min(1, 'is required'), metadata: Meta.optional() });
-export const V03TaskPushConfig = z.object({ taskId: z.string().min(1, 'is required'), pushNotificationConfig: V03PushConfig });
-export const V03GetPushConfig = z.object({ id: z.string().min(1, 'is required'), pushNotificationConfigId: z.string().optional(), metadata: Meta.optional() });
-export const V03DeletePushConfig = z.object({ id: z.string().min(1, 'is required'), pushNotificationConfigId: z.string().min(1, 'is required'), metadata: Meta.optional() });
+export const V03TaskPushConfig = z.object({
+  taskId: z.string().min(1, 'is required'),
+  pushNotificationConfig: V03PushConfig,
+});
+export const V03GetPushConfig = z.object({
+  id: z.string().min(1, 'is required'),
+  pushNotificationConfigId: z.string().optional(),
+  metadata: Meta.optional(),
+});
+export const V03DeletePushConfig = z.object({
+  id: z.string().min(1, 'is required'),
+  pushNotificationConfigId: z.string().min(1, 'is required'),
+  metadata: Meta.optional(),
+});
 
 // ---- v0.3 -> v1.0 -------------------------------------------------------------------------
 
@@ -95,7 +124,11 @@ export function partFromV03(p: V03Part): Part {
 }
 
 export function messageFromV03(m: V03Message): Message {
-  const out: Message = { messageId: m.messageId, role: m.role === 'user' ? 'ROLE_USER' : 'ROLE_AGENT', parts: m.parts.map(partFromV03) };
+  const out: Message = {
+    messageId: m.messageId,
+    role: m.role === 'user' ? 'ROLE_USER' : 'ROLE_AGENT',
+    parts: m.parts.map(partFromV03),
+  };
   if (m.contextId) out.contextId = m.contextId;
   if (m.taskId) out.taskId = m.taskId;
   if (m.metadata) out.metadata = m.metadata;
@@ -137,7 +170,8 @@ export function messageToV03(m: Message): Record<string, unknown> {
     role: m.role === 'ROLE_USER' ? 'user' : 'agent',
     parts: m.parts.map(partToV03),
   };
-  for (const k of ['contextId', 'taskId', 'metadata', 'extensions', 'referenceTaskIds'] as const) if (m[k] !== undefined) out[k] = m[k];
+  for (const k of ['contextId', 'taskId', 'metadata', 'extensions', 'referenceTaskIds'] as const)
+    if (m[k] !== undefined) out[k] = m[k];
   return out;
 }
 
@@ -155,7 +189,12 @@ function artifactToV03(a: Artifact): Record<string, unknown> {
 }
 
 export function taskToV03(t: Task): Record<string, unknown> {
-  const out: Record<string, unknown> = { kind: 'task', id: t.id, contextId: t.contextId, status: statusToV03(t.status) };
+  const out: Record<string, unknown> = {
+    kind: 'task',
+    id: t.id,
+    contextId: t.contextId,
+    status: statusToV03(t.status),
+  };
   if (t.artifacts) out['artifacts'] = t.artifacts.map(artifactToV03);
   if (t.history) out['history'] = t.history.map(messageToV03);
   if (t.metadata) out['metadata'] = t.metadata;
@@ -182,7 +221,12 @@ export function streamResponseToV03(r: StreamResponse): Record<string, unknown> 
     return out;
   }
   const e = r.artifactUpdate;
-  const out: Record<string, unknown> = { kind: 'artifact-update', taskId: e.taskId, contextId: e.contextId, artifact: artifactToV03(e.artifact) };
+  const out: Record<string, unknown> = {
+    kind: 'artifact-update',
+    taskId: e.taskId,
+    contextId: e.contextId,
+    artifact: artifactToV03(e.artifact),
+  };
   if (e.append !== undefined) out['append'] = e.append;
   if (e.lastChunk !== undefined) out['lastChunk'] = e.lastChunk;
   if (e.metadata) out['metadata'] = e.metadata;

@@ -29,10 +29,14 @@ export function parseExtensionVersion(raw: string | null | undefined): Extension
   const m = /^\s*v?(\d+)\.(\d+)(?:\.\d+)?\s*$/.exec(raw);
   const mm = m ? `${Number(m[1])}.${Number(m[2])}` : raw.trim().slice(0, 20);
   if ((EXTENSION_VERSIONS as readonly string[]).includes(mm)) return mm as ExtensionVersion;
-  throw new AppError('VERSION_MISMATCH', `Extension ${EXTENSION_URI} version ${mm} is not served; this server serves ${EXTENSION_VERSIONS.join(' and ')}`, {
-    details: { extension: EXTENSION_URI, requested: mm, served: [...EXTENSION_VERSIONS] },
-    hint: `send ${EXTENSION_VERSION_HEADER}: ${EXTENSION_VERSION} (or omit it for the current version)`,
-  });
+  throw new AppError(
+    'VERSION_MISMATCH',
+    `Extension ${EXTENSION_URI} version ${mm} is not served; this server serves ${EXTENSION_VERSIONS.join(' and ')}`,
+    {
+      details: { extension: EXTENSION_URI, requested: mm, served: [...EXTENSION_VERSIONS] },
+      hint: `send ${EXTENSION_VERSION_HEADER}: ${EXTENSION_VERSION} (or omit it for the current version)`,
+    },
+  );
 }
 
 /** Whether a method added in `since` exists in extension version `v`. */
@@ -50,8 +54,12 @@ export function parseVersion(raw: string | null | undefined): ProtocolVersion | 
   const m = /^\s*(\d+)\.(\d+)(?:\.\d+)?\s*$/.exec(raw);
   const mm = m ? `${Number(m[1])}.${Number(m[2])}` : raw.trim();
   if ((SUPPORTED_VERSIONS as readonly string[]).includes(mm)) return mm as ProtocolVersion;
-  throw new AppError('VERSION_NOT_SUPPORTED', `A2A version ${raw.trim()} is not supported; this server speaks ${SUPPORTED_VERSIONS.join(' and ')}`, {
-    details: { requested: raw.trim(), supported: [...SUPPORTED_VERSIONS] },
-    hint: 'send A2A-Version: 1.0',
-  });
+  throw new AppError(
+    'VERSION_NOT_SUPPORTED',
+    `A2A version ${raw.trim()} is not supported; this server speaks ${SUPPORTED_VERSIONS.join(' and ')}`,
+    {
+      details: { requested: raw.trim(), supported: [...SUPPORTED_VERSIONS] },
+      hint: 'send A2A-Version: 1.0',
+    },
+  );
 }

@@ -43,11 +43,23 @@ export class A2ATransportError extends Error {
   }
 }
 
-function readInfo(data: unknown): { type?: string; reason?: string; hint?: string; correlationId?: string; fields: FieldViolationInfo[] } {
+function readInfo(data: unknown): {
+  type?: string;
+  reason?: string;
+  hint?: string;
+  correlationId?: string;
+  fields: FieldViolationInfo[];
+} {
   const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
   if (Array.isArray(data)) {
-    const info = data.find((d) => typeof d === 'object' && d !== null && String((d as Record<string, unknown>)['@type']).endsWith('ErrorInfo')) as Record<string, unknown> | undefined;
-    const bad = data.find((d) => typeof d === 'object' && d !== null && String((d as Record<string, unknown>)['@type']).endsWith('BadRequest')) as Record<string, unknown> | undefined;
+    const info = data.find(
+      (d) =>
+        typeof d === 'object' && d !== null && String((d as Record<string, unknown>)['@type']).endsWith('ErrorInfo'),
+    ) as Record<string, unknown> | undefined;
+    const bad = data.find(
+      (d) =>
+        typeof d === 'object' && d !== null && String((d as Record<string, unknown>)['@type']).endsWith('BadRequest'),
+    ) as Record<string, unknown> | undefined;
     const meta = (info?.['metadata'] ?? {}) as Record<string, unknown>;
     return {
       type: str(meta['type']),

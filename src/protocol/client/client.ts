@@ -32,7 +32,11 @@ export class A2AClient {
     return new A2AClient(new HttpClientTransport(opts));
   }
 
-  async call<P extends z.ZodType, R extends z.ZodType>(method: UnaryContract<P, R>, params: z.input<P>, opts?: RequestOptions): Promise<z.output<R>> {
+  async call<P extends z.ZodType, R extends z.ZodType>(
+    method: UnaryContract<P, R>,
+    params: z.input<P>,
+    opts?: RequestOptions,
+  ): Promise<z.output<R>> {
     return (await this.transport.request(method.name, params, opts)) as z.output<R>;
   }
 
@@ -41,7 +45,8 @@ export class A2AClient {
     params: z.input<P>,
     opts?: RequestOptions,
   ): AsyncIterable<TypedStreamEvent<z.output<R>>> {
-    for await (const ev of this.transport.stream(method.name, params, opts)) yield { seq: ev.seq, event: ev.result as z.output<R> };
+    for await (const ev of this.transport.stream(method.name, params, opts))
+      yield { seq: ev.seq, event: ev.result as z.output<R> };
   }
 
   /** Any method by name (for generic tools; prefer `call`). */

@@ -55,7 +55,9 @@ export class HttpClientTransport implements ClientTransport {
   }
 
   async agentCard(): Promise<Record<string, unknown>> {
-    const res = await this.send(new URL('/.well-known/agent-card.json', this.base), { headers: { 'A2A-Version': this.version } });
+    const res = await this.send(new URL('/.well-known/agent-card.json', this.base), {
+      headers: { 'A2A-Version': this.version },
+    });
     if (!res.ok) throw new A2ATransportError(`could not read the Agent Card: HTTP ${res.status}`);
     return (await res.json()) as Record<string, unknown>;
   }
@@ -70,7 +72,11 @@ export class HttpClientTransport implements ClientTransport {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept, 'A2A-Version': this.version };
     if (this.opts.token) headers['authorization'] = `Bearer ${this.opts.token}`;
     if (opts.lastEventSeq !== undefined) headers['last-event-id'] = String(opts.lastEventSeq);
-    const init: RequestInit = { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params }) };
+    const init: RequestInit = {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params }),
+    };
     if (opts.signal) init.signal = opts.signal;
     return this.send(this.endpoint, init);
   }
@@ -80,7 +86,9 @@ export class HttpClientTransport implements ClientTransport {
       return await this.fetch(url, init);
     } catch (cause) {
       if (cause instanceof Error && cause.name === 'AbortError') throw cause;
-      throw new A2ATransportError(`cannot reach the agent server at ${this.base.origin}: ${describe(cause)}`, { cause });
+      throw new A2ATransportError(`cannot reach the agent server at ${this.base.origin}: ${describe(cause)}`, {
+        cause,
+      });
     }
   }
 }

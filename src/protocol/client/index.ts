@@ -16,7 +16,17 @@ export { getExtendedAgentCard } from '../a2a/contracts/card.contract.js';
 export { healthCheck, diagnosticsRun } from '../a2a/contracts/health.contract.js';
 export { sessionCreate, sessionList, sessionShow, sessionDelete } from '../a2a/contracts/session.contract.js';
 export { CONTRACTS } from '../a2a/contracts/index.js';
-export { REGISTRIES, actorRegistry, toolRegistry, skillRegistry, resourceRegistry, projectRegistry, actionRegistry, resourceTypeList, resourceTypeShow } from '../a2a/contracts/registry.contract.js';
+export {
+  REGISTRIES,
+  actorRegistry,
+  toolRegistry,
+  skillRegistry,
+  resourceRegistry,
+  projectRegistry,
+  actionRegistry,
+  resourceTypeList,
+  resourceTypeShow,
+} from '../a2a/contracts/registry.contract.js';
 export type { RegistryContracts } from '../a2a/contracts/registry.contract.js';
 export { namespaceList, namespaceShow, namespaceMembers } from '../a2a/contracts/namespace.contract.js';
 export { rpcDiscover } from '../a2a/contracts/discovery.contract.js';
@@ -40,7 +50,16 @@ export {
 } from '../a2a/contracts/plan.contract.js';
 export { REGISTRY_KINDS, PLURAL, type RegistryKind } from '../../domain/registry/entities.js';
 export type { MethodContract, UnaryContract, StreamContract, ParamsOf, ResultOf } from '../a2a/contract.js';
-export type { Task, Message, Part, Artifact, TaskState, StreamResponse, TaskStatusUpdateEvent, TaskArtifactUpdateEvent } from '../../domain/a2a.model.js';
+export type {
+  Task,
+  Message,
+  Part,
+  Artifact,
+  TaskState,
+  StreamResponse,
+  TaskStatusUpdateEvent,
+  TaskArtifactUpdateEvent,
+} from '../../domain/a2a.model.js';
 export type { Session } from '../../domain/session.js';
 /** What an execute task's `diff` artifact carries in its data part. */
 export { StoredDiff } from '../../domain/plan/plan-views.js';

@@ -161,11 +161,17 @@ export class StdioClientTransport implements ClientTransport {
       p.reject(signal?.reason ?? new Error('aborted'));
     };
     // The listener goes when the request settles, so a long-lived signal does not collect them.
-    const settle = <T>(fn: (v: T) => void) => (v: T): void => {
-      signal?.removeEventListener('abort', onAbort);
-      fn(v);
-    };
-    this.pending.set(id, { resolve: settle(p.resolve), reject: settle(p.reject), ...(p.events ? { events: p.events } : {}) });
+    const settle =
+      <T>(fn: (v: T) => void) =>
+      (v: T): void => {
+        signal?.removeEventListener('abort', onAbort);
+        fn(v);
+      };
+    this.pending.set(id, {
+      resolve: settle(p.resolve),
+      reject: settle(p.reject),
+      ...(p.events ? { events: p.events } : {}),
+    });
     signal?.addEventListener('abort', onAbort, { once: true });
     this.child.stdin?.write(frame({ jsonrpc: '2.0', id, method, params }));
     return id;
@@ -176,7 +182,13 @@ export class StdioClientTransport implements ClientTransport {
   }
 
   private onLine(line: string): void {
-    let msg: { id?: unknown; method?: string; params?: Partial<StreamEventParams>; result?: unknown; error?: JsonRpcErrorObject };
+    let msg: {
+      id?: unknown;
+      method?: string;
+      params?: Partial<StreamEventParams>;
+      result?: unknown;
+      error?: JsonRpcErrorObject;
+    };
     try {
       msg = JSON.parse(line) as typeof msg;
     } catch {

@@ -15,8 +15,7 @@ export interface JsonRpcErrorObject {
 }
 
 export type JsonRpcResponse =
-  | { jsonrpc: '2.0'; id: JsonRpcId; result: unknown }
-  | { jsonrpc: '2.0'; id: JsonRpcId; error: JsonRpcErrorObject };
+  { jsonrpc: '2.0'; id: JsonRpcId; result: unknown } | { jsonrpc: '2.0'; id: JsonRpcId; error: JsonRpcErrorObject };
 
 export interface JsonRpcNotification {
   jsonrpc: '2.0';
@@ -32,7 +31,11 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function checkEnvelope(msg: unknown): EnvelopeCheck {
   if (!isObject(msg)) return { ok: false, id: null, problem: 'a request must be a JSON object' };
   const rawId = msg['id'];
-  const idOk = rawId === undefined || rawId === null || typeof rawId === 'string' || (typeof rawId === 'number' && Number.isFinite(rawId));
+  const idOk =
+    rawId === undefined ||
+    rawId === null ||
+    typeof rawId === 'string' ||
+    (typeof rawId === 'number' && Number.isFinite(rawId));
   const id: JsonRpcId = idOk && rawId !== undefined ? (rawId as JsonRpcId) : null;
   if (msg['jsonrpc'] !== '2.0') return { ok: false, id, problem: 'jsonrpc must be "2.0"' };
   if (!idOk) return { ok: false, id: null, problem: 'id must be a string, a number or null' };

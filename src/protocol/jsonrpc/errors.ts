@@ -19,11 +19,26 @@ export class RpcError extends Error {
 }
 
 export const parseError = (detail: string): RpcError =>
-  new RpcError(PARSE_ERROR, `Invalid JSON payload: ${detail}`, 'JSONParseError', 'send one JSON-RPC 2.0 request object as UTF-8 JSON');
+  new RpcError(
+    PARSE_ERROR,
+    `Invalid JSON payload: ${detail}`,
+    'JSONParseError',
+    'send one JSON-RPC 2.0 request object as UTF-8 JSON',
+  );
 export const invalidRequest = (detail: string): RpcError =>
-  new RpcError(INVALID_REQUEST, `Invalid request: ${detail}`, 'InvalidRequestError', 'a request is {"jsonrpc":"2.0","id":1,"method":"…","params":{…}}');
+  new RpcError(
+    INVALID_REQUEST,
+    `Invalid request: ${detail}`,
+    'InvalidRequestError',
+    'a request is {"jsonrpc":"2.0","id":1,"method":"…","params":{…}}',
+  );
 export const methodNotFound = (method: string, hint?: string): RpcError =>
-  new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`, 'MethodNotFoundError', hint ?? 'the Agent Card lists the methods this server serves');
+  new RpcError(
+    METHOD_NOT_FOUND,
+    `Method not found: ${method}`,
+    'MethodNotFoundError',
+    hint ?? 'the Agent Card lists the methods this server serves',
+  );
 
 export const newCorrelationId = (): string => randomUUID();
 
@@ -40,9 +55,29 @@ export function toErrorObject(err: unknown, surface: ErrorSurface, correlationId
   }
   if (isAppError(err)) {
     const codes = surface === 'extension' ? EXTENSION_CODES : A2A_CODES;
-    return build(codes[err.reason], err.message, ERROR_TYPE_NAMES[err.reason], err.reason, surface, correlationId, err.details, err.hint, err.fields);
+    return build(
+      codes[err.reason],
+      err.message,
+      ERROR_TYPE_NAMES[err.reason],
+      err.reason,
+      surface,
+      correlationId,
+      err.details,
+      err.hint,
+      err.fields,
+    );
   }
-  return build(INTERNAL_ERROR, 'Internal error', 'InternalError', 'INTERNAL', surface, correlationId, {}, `report correlation id ${correlationId} to the operator`, []);
+  return build(
+    INTERNAL_ERROR,
+    'Internal error',
+    'InternalError',
+    'INTERNAL',
+    surface,
+    correlationId,
+    {},
+    `report correlation id ${correlationId} to the operator`,
+    [],
+  );
 }
 
 /** Reasons of the JSON-RPC layer's own refusals (before any method runs). */
@@ -51,7 +86,13 @@ export const RPC_REASONS = ['PARSE_ERROR', 'INVALID_REQUEST', 'METHOD_NOT_FOUND'
 export type WireReason = ErrorReason | (typeof RPC_REASONS)[number];
 
 function reasonOfRpc(code: number): WireReason {
-  return code === PARSE_ERROR ? 'PARSE_ERROR' : code === INVALID_REQUEST ? 'INVALID_REQUEST' : code === METHOD_NOT_FOUND ? 'METHOD_NOT_FOUND' : 'INTERNAL';
+  return code === PARSE_ERROR
+    ? 'PARSE_ERROR'
+    : code === INVALID_REQUEST
+      ? 'INVALID_REQUEST'
+      : code === METHOD_NOT_FOUND
+        ? 'METHOD_NOT_FOUND'
+        : 'INTERNAL';
 }
 
 function build(
@@ -85,7 +126,10 @@ function build(
 }
 
 /** Turns zod issues into a validation error naming every failing field. */
-export function validationError(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>, prefix = ''): AppError {
+export function validationError(
+  issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>,
+  prefix = '',
+): AppError {
   const fields: FieldViolation[] = issues.map((i) => ({
     field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(params)',
     description: i.message,

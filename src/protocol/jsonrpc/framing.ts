@@ -9,7 +9,11 @@ export interface LineFramer {
   flush(): void;
 }
 
-export function createLineFramer(onLine: (line: string) => void, onOversize: (bytes: number) => void, maxLineBytes: number): LineFramer {
+export function createLineFramer(
+  onLine: (line: string) => void,
+  onOversize: (bytes: number) => void,
+  maxLineBytes: number,
+): LineFramer {
   let parts: Buffer[] = [];
   let size = 0;
   let skipping = false;

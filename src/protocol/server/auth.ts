@@ -24,7 +24,8 @@ export class BearerTokenAuthenticator implements Authenticator {
     token: string,
     private readonly principal: Principal,
   ) {
-    if (token.length < MIN_TOKEN_LENGTH) throw new Error(`the server token must be at least ${MIN_TOKEN_LENGTH} characters`);
+    if (token.length < MIN_TOKEN_LENGTH)
+      throw new Error(`the server token must be at least ${MIN_TOKEN_LENGTH} characters`);
     this.expected = digest(token);
   }
 

@@ -9,22 +9,36 @@ import type { MethodDef } from '../a2a/method.js';
  * namespace), otherwise any namespace the caller belongs to (services check the namespace of each
  * entity they touch). A namespace the caller does not belong to looks like one that does not exist.
  */
-export function authorize(principal: Principal, method: Pick<MethodDef, 'name' | 'permission'>, rawParams: unknown): void {
+export function authorize(
+  principal: Principal,
+  method: Pick<MethodDef, 'name' | 'permission'>,
+  rawParams: unknown,
+): void {
   const tenant = tenantOf(rawParams);
   let roles: Role[];
   if (tenant !== undefined) {
     const role = principal.roles[tenant];
-    if (!role) throw new AppError('NOT_FOUND', `Namespace ${tenant} was not found`, { details: { entity: 'namespace', name: tenant }, hint: 'see your namespaces with `agents namespace list`' });
+    if (!role)
+      throw new AppError('NOT_FOUND', `Namespace ${tenant} was not found`, {
+        details: { entity: 'namespace', name: tenant },
+        hint: 'see your namespaces with `agents namespace list`',
+      });
     roles = [role];
   } else {
     roles = Object.values(principal.roles);
   }
   if (roles.some((r) => roleGrants(r, method.permission))) return;
-  const held = roles.length ? `your role (${[...new Set(roles)].join(', ')}) does not grant it` : 'you belong to no namespace';
-  throw new AppError('FORBIDDEN', `You may not call ${method.name}: it needs permission ${method.permission}, and ${held}`, {
-    details: { permission: method.permission, ...(tenant !== undefined ? { namespace: tenant } : {}) },
-    hint: 'ask an owner or admin of the namespace for the member role',
-  });
+  const held = roles.length
+    ? `your role (${[...new Set(roles)].join(', ')}) does not grant it`
+    : 'you belong to no namespace';
+  throw new AppError(
+    'FORBIDDEN',
+    `You may not call ${method.name}: it needs permission ${method.permission}, and ${held}`,
+    {
+      details: { permission: method.permission, ...(tenant !== undefined ? { namespace: tenant } : {}) },
+      hint: 'ask an owner or admin of the namespace for the member role',
+    },
+  );
 }
 
 /** The request's tenant, when it names one (an empty string is the default: no tenant). */

@@ -8,7 +8,15 @@ import type { MethodLookup } from '../a2a/method-table.js';
 import { normaliseProtoNames } from '../a2a/proto-names.js';
 import { EXTENSION_VERSION_HEADER, parseExtensionVersion, servedIn, type ProtocolVersion } from '../a2a/versions.js';
 import { checkEnvelope, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
-import { invalidRequest, methodNotFound, newCorrelationId, RpcError, toErrorObject, validationError, type ErrorSurface } from '../jsonrpc/errors.js';
+import {
+  invalidRequest,
+  methodNotFound,
+  newCorrelationId,
+  RpcError,
+  toErrorObject,
+  validationError,
+  type ErrorSurface,
+} from '../jsonrpc/errors.js';
 import { authorize } from './authorize.js';
 
 export interface RequestMeta {
@@ -63,20 +71,29 @@ export class Dispatcher {
   async dispatch(message: unknown, meta: RequestMeta): Promise<DispatchOutcome> {
     const correlationId = newCorrelationId();
     const env = checkEnvelope(message);
-    if (!env.ok) return this.failure(env.id, invalidRequest(env.problem), meta.version === '1.0' ? 'a2a-v1' : 'extension', correlationId);
+    if (!env.ok)
+      return this.failure(
+        env.id,
+        invalidRequest(env.problem),
+        meta.version === '1.0' ? 'a2a-v1' : 'extension',
+        correlationId,
+      );
     const { request } = env;
     const id = request.id ?? null;
     const notification = request.id === undefined;
 
     const { v1, v03 } = this.opts.table;
     const { version, method } = this.lookup(request.method, meta.version);
-    const surface: ErrorSurface = method?.surface === 'extension' ? 'extension' : version === '1.0' ? 'a2a-v1' : 'a2a-v03';
+    const surface: ErrorSurface =
+      method?.surface === 'extension' ? 'extension' : version === '1.0' ? 'a2a-v1' : 'a2a-v03';
     try {
       if (!method) {
         const other = (version === '1.0' ? v03 : v1).get(request.method);
         throw methodNotFound(
           request.method,
-          other ? `${request.method} is an A2A ${version === '1.0' ? '0.3' : '1.0'} name; send A2A-Version: ${version === '1.0' ? '0.3' : '1.0'} or use ${other.name}` : undefined,
+          other
+            ? `${request.method} is an A2A ${version === '1.0' ? '0.3' : '1.0'} name; send A2A-Version: ${version === '1.0' ? '0.3' : '1.0'} or use ${other.name}`
+            : undefined,
         );
       }
       // Before anything walks the params (validation, storage, serialisation recurse): a request
@@ -86,7 +103,10 @@ export class Dispatcher {
       if (method.surface === 'extension') {
         const ext = parseExtensionVersion(meta.extensionVersion);
         if (!servedIn(method.since, ext)) {
-          throw methodNotFound(request.method, `${request.method} was added in extension version ${method.since}; send ${EXTENSION_VERSION_HEADER}: ${method.since}`);
+          throw methodNotFound(
+            request.method,
+            `${request.method} was added in extension version ${method.since}; send ${EXTENSION_VERSION_HEADER}: ${method.since}`,
+          );
         }
       }
       const codec = version === '0.3' && method.surface === 'a2a' ? method.v03 : undefined;
@@ -107,7 +127,12 @@ export class Dispatcher {
       if (method.kind === 'stream') {
         const items = await method.call(this.opts.facade, params, ctx);
         if (notification) return { kind: 'notification' };
-        return { kind: 'stream', id, events: this.streamEvents(id, items, method, encode, surface, meta.signal), correlationId };
+        return {
+          kind: 'stream',
+          id,
+          events: this.streamEvents(id, items, method, encode, surface, meta.signal),
+          correlationId,
+        };
       }
       const result = await method.call(this.opts.facade, params, ctx);
       if (notification) return { kind: 'notification' };
@@ -129,7 +154,10 @@ export class Dispatcher {
   }
 
   /** The row a name reaches in the version the caller stated (or, stating none, implied). */
-  private lookup(name: string, stated: ProtocolVersion | undefined): { version: ProtocolVersion; method: MethodDef | undefined } {
+  private lookup(
+    name: string,
+    stated: ProtocolVersion | undefined,
+  ): { version: ProtocolVersion; method: MethodDef | undefined } {
     const { v1, v03 } = this.opts.table;
     // The spec reads a missing version as 0.3; names only v1.0 has imply 1.0.
     const version: ProtocolVersion = stated ?? (v03.has(name) ? '0.3' : '1.0');
@@ -137,7 +165,10 @@ export class Dispatcher {
   }
 
   private parseParams(method: MethodDef, codec: MethodDef['v03'], raw: unknown): unknown {
-    if (Array.isArray(raw)) throw new AppError('INVALID_PARAMS', 'Invalid parameters: params must be an object (by-name), not an array', { fields: [{ field: '(params)', description: 'must be an object' }] });
+    if (Array.isArray(raw))
+      throw new AppError('INVALID_PARAMS', 'Invalid parameters: params must be an object (by-name), not an array', {
+        fields: [{ field: '(params)', description: 'must be an object' }],
+      });
     const input = raw ?? {};
     if (codec) {
       const parsed = codec.params.safeParse(input);
@@ -161,26 +192,38 @@ export class Dispatcher {
     signal: AbortSignal,
   ): AsyncIterable<StreamEvent> {
     const check = this.opts.validateResults && surface !== 'a2a-v03';
-    return new ResponseStream(id, items[Symbol.asyncIterator](), signal, (payload) => {
-      if (check) this.checkResult(method, payload);
-      return encode(payload);
-    }, (err) => {
-      const correlationId = newCorrelationId();
-      this.log(err, correlationId);
-      return toErrorObject(err, surface, correlationId);
-    });
+    return new ResponseStream(
+      id,
+      items[Symbol.asyncIterator](),
+      signal,
+      (payload) => {
+        if (check) this.checkResult(method, payload);
+        return encode(payload);
+      },
+      (err) => {
+        const correlationId = newCorrelationId();
+        this.log(err, correlationId);
+        return toErrorObject(err, surface, correlationId);
+      },
+    );
   }
 
   private checkResult(method: MethodDef, result: unknown): void {
     const r = (method.result as z.ZodType).safeParse(result);
     if (!r.success) {
-      throw new Error(`result of ${method.name} does not match its schema: ${JSON.stringify(r.error.issues).slice(0, 500)}`);
+      throw new Error(
+        `result of ${method.name} does not match its schema: ${JSON.stringify(r.error.issues).slice(0, 500)}`,
+      );
     }
   }
 
   private failure(id: JsonRpcId, err: unknown, surface: ErrorSurface, correlationId: string): DispatchOutcome {
     this.log(err, correlationId);
-    return { kind: 'response', response: { jsonrpc: '2.0', id, error: toErrorObject(err, surface, correlationId) }, correlationId };
+    return {
+      kind: 'response',
+      response: { jsonrpc: '2.0', id, error: toErrorObject(err, surface, correlationId) },
+      correlationId,
+    };
   }
 
   private log(err: unknown, correlationId: string): void {
@@ -228,7 +271,10 @@ class ResponseStream implements AsyncIterableIterator<StreamEvent> {
         return DONE;
       }
       this.seq = next.value.seq;
-      return { done: false, value: { seq: this.seq, response: { jsonrpc: '2.0', id: this.id, result: this.encode(next.value.payload) } } };
+      return {
+        done: false,
+        value: { seq: this.seq, response: { jsonrpc: '2.0', id: this.id, result: this.encode(next.value.payload) } },
+      };
     } catch (err) {
       const error = this.failure(err);
       await this.close();

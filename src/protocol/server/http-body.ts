@@ -83,24 +83,44 @@ export function drain(req: IncomingMessage, maxBytes: number, maxMs: number): Pr
 
 export const writable = (res: ServerResponse): boolean => !res.destroyed && !res.writableEnded;
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Content Too Large', 431: 'Request Header Fields Too Large' };
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  413: 'Content Too Large',
+  431: 'Request Header Fields Too Large',
+};
 
 /**
  * A request Node's parser refused (a bad request line or header, broken chunked encoding, a
  * timeout): answered with a JSON error, like everything else this server says, then closed.
  */
 export function malformedRequest(err: NodeJS.ErrnoException, socket: Duplex): void {
-  const inProgress = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  const inProgress =
+    (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
   if (err.code === 'ECONNRESET' || !socket.writable || inProgress) {
     socket.destroy();
     return;
   }
   const status =
-    err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 413 : 400;
-  const what = status === 408 ? 'the request was not received in time' : status === 431 ? 'the request headers are too large' : 'malformed HTTP request';
-  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: toErrorObject(invalidRequest(what), 'extension', newCorrelationId()) });
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 431
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 408
+        : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+          ? 413
+          : 400;
+  const what =
+    status === 408
+      ? 'the request was not received in time'
+      : status === 431
+        ? 'the request headers are too large'
+        : 'malformed HTTP request';
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: null,
+    error: toErrorObject(invalidRequest(what), 'extension', newCorrelationId()),
+  });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
-

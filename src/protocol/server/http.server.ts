@@ -3,7 +3,13 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../application/index.js';
 import { AppError, isAppError } from '../../domain/errors.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
-import { EXTENSION_URI, EXTENSION_VERSION_HEADER, parseExtensionVersion, parseVersion, type ProtocolVersion } from '../a2a/versions.js';
+import {
+  EXTENSION_URI,
+  EXTENSION_VERSION_HEADER,
+  parseExtensionVersion,
+  parseVersion,
+  type ProtocolVersion,
+} from '../a2a/versions.js';
 import { HTTP_STATUS } from '../jsonrpc/codes.js';
 import type { JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, parseError, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.js';
@@ -59,7 +65,8 @@ export class A2aHttpServer {
       this.route(req, res).catch((err: unknown) => {
         const correlationId = newCorrelationId();
         opts.logger.error({ err, correlationId }, 'http handler failed');
-        if (!res.headersSent && writable(res)) this.sendJson(res, 500, { jsonrpc: '2.0', id: null, error: toErrorObject(err, 'extension', correlationId) });
+        if (!res.headersSent && writable(res))
+          this.sendJson(res, 500, { jsonrpc: '2.0', id: null, error: toErrorObject(err, 'extension', correlationId) });
         else res.destroy();
       });
     };
@@ -107,9 +114,11 @@ export class A2aHttpServer {
     const url = raw === '/a2a' || raw === '/' ? undefined : new URL(raw, 'http://localhost');
     const path = url ? url.pathname : raw;
     if (req.method === 'GET' || req.method === 'HEAD') {
-      if (url && (path === '/.well-known/agent-card.json' || path === '/.well-known/agent.json')) return this.serveCard(req, res, url);
+      if (url && (path === '/.well-known/agent-card.json' || path === '/.well-known/agent.json'))
+        return this.serveCard(req, res, url);
       if (path === '/openrpc.json') return this.sendJson(res, 200, this.opts.card.openRpc(), req.method === 'HEAD');
-      if (path === '/health') return this.sendJson(res, this.closing ? 503 : 200, { status: this.closing ? 'shutting-down' : 'ok' });
+      if (path === '/health')
+        return this.sendJson(res, this.closing ? 503 : 200, { status: this.closing ? 'shutting-down' : 'ok' });
       if (path === '/ready') {
         // A readiness probe that fails (storage down) means not ready, not a server error.
         const ready = !this.closing && (this.opts.ready ? await this.opts.ready().catch(() => false) : true);
@@ -119,10 +128,22 @@ export class A2aHttpServer {
     if (path === '/a2a' || path === '/') {
       if (req.method !== 'POST') {
         res.setHeader('allow', 'POST');
-        return this.sendJson(res, 405, rpcError(null, invalidRequest(`use POST for JSON-RPC (got ${req.method ?? '?'})`), 'extension'));
+        return this.sendJson(
+          res,
+          405,
+          rpcError(null, invalidRequest(`use POST for JSON-RPC (got ${req.method ?? '?'})`), 'extension'),
+        );
       }
       const started = performance.now();
-      const rec: AccessRecord = { transport: 'http', method: undefined, principal: undefined, outcome: 'ok', status: 200, ms: 0, correlationId: undefined };
+      const rec: AccessRecord = {
+        transport: 'http',
+        method: undefined,
+        principal: undefined,
+        outcome: 'ok',
+        status: 200,
+        ms: 0,
+        correlationId: undefined,
+      };
       (res as Tracked)[ACCESS] = rec;
       try {
         return await this.serveRpc(req, res, url, rec);
@@ -131,7 +152,10 @@ export class A2aHttpServer {
         logAccess(this.opts.logger, rec, started);
       }
     }
-    return this.sendJson(res, 404, { error: 'not found', hint: 'JSON-RPC is served at POST /a2a; the Agent Card at /.well-known/agent-card.json' });
+    return this.sendJson(res, 404, {
+      error: 'not found',
+      hint: 'JSON-RPC is served at POST /a2a; the Agent Card at /.well-known/agent-card.json',
+    });
   }
 
   private serveCard(req: IncomingMessage, res: ServerResponse, url: URL): void {
@@ -153,7 +177,12 @@ export class A2aHttpServer {
     this.sendJson(res, 200, card, req.method === 'HEAD');
   }
 
-  private async serveRpc(req: IncomingMessage, res: ServerResponse, url: URL | undefined, rec: AccessRecord): Promise<void> {
+  private async serveRpc(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL | undefined,
+    rec: AccessRecord,
+  ): Promise<void> {
     const type = (header(req, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase();
     const declared = Number(header(req, 'content-length') ?? '0');
     if (declared > this.maxBody) return this.tooLarge(req, res);
@@ -162,7 +191,11 @@ export class A2aHttpServer {
     if (body === 'incomplete') {
       // The client stopped before sending what its Content-Length announced.
       if (writable(res)) res.setHeader('connection', 'close');
-      return this.sendJson(res, 400, rpcError(null, invalidRequest('the request body ended before its Content-Length'), 'extension'));
+      return this.sendJson(
+        res,
+        400,
+        rpcError(null, invalidRequest('the request body ended before its Content-Length'), 'extension'),
+      );
     }
     let principal;
     const client = req.socket.remoteAddress ?? '';
@@ -171,10 +204,14 @@ export class A2aHttpServer {
     if (wait > 0) {
       // Too many wrong tokens from this client: refused without looking at this one.
       res.setHeader('retry-after', String(wait));
-      const err = new AppError('UNAUTHENTICATED', `Too many failed authentication attempts from this client; retry in ${wait} s`, {
-        details: { retryAfterSeconds: wait },
-        hint: 'check the token; further attempts are refused until the wait is over',
-      });
+      const err = new AppError(
+        'UNAUTHENTICATED',
+        `Too many failed authentication attempts from this client; retry in ${wait} s`,
+        {
+          details: { retryAfterSeconds: wait },
+          hint: 'check the token; further attempts are refused until the wait is over',
+        },
+      );
       return this.refuseCaller(req, res, url, rec, body, 429, err);
     }
     try {
@@ -188,7 +225,11 @@ export class A2aHttpServer {
     }
     rec.principal = principal.id;
     if (type !== JSON_TYPE && type !== 'application/a2a+json') {
-      return this.sendJson(res, 415, rpcError(null, invalidRequest(`Content-Type must be application/json (got ${type || 'none'})`), 'extension'));
+      return this.sendJson(
+        res,
+        415,
+        rpcError(null, invalidRequest(`Content-Type must be application/json (got ${type || 'none'})`), 'extension'),
+      );
     }
 
     let version: ProtocolVersion | undefined;
@@ -202,10 +243,18 @@ export class A2aHttpServer {
     try {
       parsed = JSON.parse(body.toString('utf8'));
     } catch (err) {
-      return this.sendJson(res, 200, rpcError(null, parseError(err instanceof Error ? err.message : 'unreadable'), surface));
+      return this.sendJson(
+        res,
+        200,
+        rpcError(null, parseError(err instanceof Error ? err.message : 'unreadable'), surface),
+      );
     }
     if (Array.isArray(parsed)) {
-      return this.sendJson(res, 200, rpcError(null, invalidRequest('batch requests are not supported; send one request per call'), surface));
+      return this.sendJson(
+        res,
+        200,
+        rpcError(null, invalidRequest('batch requests are not supported; send one request per call'), surface),
+      );
     }
     const m = (parsed as { method?: unknown } | null)?.method;
     if (typeof m === 'string') rec.method = m;
@@ -259,14 +308,25 @@ export class A2aHttpServer {
     const wantsStream = outcome.kind === 'stream' || this.opts.dispatcher.isStreamingRequest(parsed, version);
     if (outcome.kind === 'response') {
       // Errors of streaming methods go out as an SSE event when the client asked for a stream.
-      if (wantsStream && 'error' in outcome.response && acceptsSse(req)) return this.sendSse(res, [{ seq: 0, response: outcome.response }], signal());
+      if (wantsStream && 'error' in outcome.response && acceptsSse(req))
+        return this.sendSse(res, [{ seq: 0, response: outcome.response }], signal());
       return this.sendJson(res, 200, outcome.response);
     }
     return this.sendSse(res, outcome.events, signal());
   }
 
-  private async sendSse(res: ServerResponse, events: AsyncIterable<{ seq: number; response: JsonRpcResponse }> | Iterable<{ seq: number; response: JsonRpcResponse }>, signal: AbortSignal): Promise<void> {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  private async sendSse(
+    res: ServerResponse,
+    events:
+      AsyncIterable<{ seq: number; response: JsonRpcResponse }> | Iterable<{ seq: number; response: JsonRpcResponse }>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
     res.flushHeaders();
     this.streams.add(res);
     this.heartbeat ??= setInterval(() => this.pingStreams(), this.heartbeatMs).unref();
@@ -280,7 +340,11 @@ export class A2aHttpServer {
           // An event that cannot be serialised ends the stream with an error the client can read.
           const correlationId = newCorrelationId();
           this.opts.logger.error({ err, correlationId }, 'stream event could not be sent');
-          const failed: JsonRpcResponse = { jsonrpc: '2.0', id: ev.response.id, error: toErrorObject(err, 'extension', correlationId) };
+          const failed: JsonRpcResponse = {
+            jsonrpc: '2.0',
+            id: ev.response.id,
+            error: toErrorObject(err, 'extension', correlationId),
+          };
           this.noteAnswer(res, failed);
           res.write(`id: ${ev.seq}\ndata: ${JSON.stringify(failed)}\n\n`);
           break;
@@ -310,8 +374,14 @@ export class A2aHttpServer {
    */
   private tooLarge(req: IncomingMessage, res: ServerResponse): void {
     if (!writable(res)) return;
-    const text = JSON.stringify(rpcError(null, invalidRequest(`request body exceeds the limit of ${this.maxBody} bytes`), 'extension'));
-    res.writeHead(413, { 'content-type': `${JSON_TYPE}; charset=utf-8`, 'content-length': Buffer.byteLength(text), connection: 'close' });
+    const text = JSON.stringify(
+      rpcError(null, invalidRequest(`request body exceeds the limit of ${this.maxBody} bytes`), 'extension'),
+    );
+    res.writeHead(413, {
+      'content-type': `${JSON_TYPE}; charset=utf-8`,
+      'content-length': Buffer.byteLength(text),
+      connection: 'close',
+    });
     res.write(text);
     void drain(req, DRAIN_BYTES, DRAIN_MS).then((complete) => {
       res.end();
@@ -323,10 +393,22 @@ export class A2aHttpServer {
    * Answers a request refused before it is authenticated. Nothing runs without a valid token; the
    * method name only picks the error's dialect (and names the request in the access log).
    */
-  private refuseCaller(req: IncomingMessage, res: ServerResponse, url: URL | undefined, rec: AccessRecord, body: Buffer, status: number, err: unknown): void {
+  private refuseCaller(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL | undefined,
+    rec: AccessRecord,
+    body: Buffer,
+    status: number,
+    err: unknown,
+  ): void {
     const { id, method } = peek(body);
     rec.method = method?.slice(0, 200);
-    this.sendJson(res, status, rpcError(id, err, authSurface(method, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))));
+    this.sendJson(
+      res,
+      status,
+      rpcError(id, err, authSurface(method, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))),
+    );
   }
 
   private noteAnswer(res: ServerResponse, response: JsonRpcResponse): void {
@@ -336,7 +418,8 @@ export class A2aHttpServer {
 
   private sendJson(res: ServerResponse, status: number, body: unknown, headOnly = false): void {
     if (!writable(res)) return;
-    if (status !== 200 || (body as { error?: unknown } | null)?.error !== undefined) this.noteAnswer(res, body as JsonRpcResponse);
+    if (status !== 200 || (body as { error?: unknown } | null)?.error !== undefined)
+      this.noteAnswer(res, body as JsonRpcResponse);
     const text = JSON.stringify(body);
     res.writeHead(status, { 'content-type': `${JSON_TYPE}; charset=utf-8`, 'content-length': Buffer.byteLength(text) });
     res.end(headOnly ? undefined : text);
@@ -364,7 +447,10 @@ function peek(body: Buffer): { id: string | number | null; method: string | unde
     const msg = JSON.parse(body.toString('utf8')) as { id?: unknown; method?: unknown } | null;
     const id = msg?.id;
     const method = msg?.method;
-    return { id: typeof id === 'string' || typeof id === 'number' ? id : null, method: typeof method === 'string' ? method : undefined };
+    return {
+      id: typeof id === 'string' || typeof id === 'number' ? id : null,
+      method: typeof method === 'string' ? method : undefined,
+    };
   } catch {
     return { id: null, method: undefined };
   }

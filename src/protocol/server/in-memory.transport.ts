@@ -23,7 +23,10 @@ export class InMemoryClientTransport implements ClientTransport {
       { principal: this.principal, version: this.version, signal: opts.signal ?? new AbortController().signal },
     );
     if (out.kind !== 'response') throw new Error(`${method} is a streaming method; use stream()`);
-    const res = JSON.parse(JSON.stringify(out.response)) as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+    const res = JSON.parse(JSON.stringify(out.response)) as {
+      result?: unknown;
+      error?: { code: number; message: string; data?: unknown };
+    };
     if (res.error) throw new A2AClientError(res.error);
     return res.result;
   }
@@ -31,21 +34,29 @@ export class InMemoryClientTransport implements ClientTransport {
   async *stream(method: string, params: unknown, opts: RequestOptions = {}): AsyncIterable<ClientStreamEvent> {
     const abort = new AbortController();
     opts.signal?.addEventListener('abort', () => abort.abort(), { once: true });
-    const out = await this.dispatcher.dispatch(JSON.parse(JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params })), {
-      principal: this.principal,
-      version: this.version,
-      signal: abort.signal,
-      lastEventSeq: opts.lastEventSeq,
-    });
+    const out = await this.dispatcher.dispatch(
+      JSON.parse(JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method, params })),
+      {
+        principal: this.principal,
+        version: this.version,
+        signal: abort.signal,
+        lastEventSeq: opts.lastEventSeq,
+      },
+    );
     if (out.kind === 'response') {
-      const res = JSON.parse(JSON.stringify(out.response)) as { error?: { code: number; message: string; data?: unknown } };
+      const res = JSON.parse(JSON.stringify(out.response)) as {
+        error?: { code: number; message: string; data?: unknown };
+      };
       if (res.error) throw new A2AClientError(res.error);
       throw new Error(`${method} is not a streaming method`);
     }
     if (out.kind !== 'stream') return;
     try {
       for await (const ev of out.events) {
-        const res = JSON.parse(JSON.stringify(ev.response)) as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+        const res = JSON.parse(JSON.stringify(ev.response)) as {
+          result?: unknown;
+          error?: { code: number; message: string; data?: unknown };
+        };
         if (res.error) throw new A2AClientError(res.error);
         yield { seq: ev.seq, result: res.result };
       }

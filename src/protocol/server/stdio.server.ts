@@ -3,13 +3,18 @@ import { LOCAL_PRINCIPAL, type Logger, type Principal } from '../../application/
 import { AppError } from '../../domain/errors.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
 import { InitializeParams, STDIO_METHODS, type StreamEventParams } from '../a2a/stdio-binding.js';
-import { EXTENSION_URI, parseExtensionVersion, parseVersion, SUPPORTED_VERSIONS, type ProtocolVersion } from '../a2a/versions.js';
+import {
+  EXTENSION_URI,
+  parseExtensionVersion,
+  parseVersion,
+  SUPPORTED_VERSIONS,
+  type ProtocolVersion,
+} from '../a2a/versions.js';
 import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, parseError, toErrorObject, validationError } from '../jsonrpc/errors.js';
 import { createLineFramer, frame } from '../jsonrpc/framing.js';
 import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
 import type { Dispatcher } from './dispatcher.js';
-
 
 export interface StdioServerOptions {
   dispatcher: Dispatcher;
@@ -41,7 +46,16 @@ export class A2aStdioServer {
     this.principal = opts.principal ?? LOCAL_PRINCIPAL;
     const framer = createLineFramer(
       (line) => this.track(this.onLine(line)),
-      (bytes) => this.write({ jsonrpc: '2.0', id: null, error: toErrorObject(invalidRequest(`message of ${bytes} bytes exceeds the ${this.maxLine} byte limit`), 'extension', newCorrelationId()) }),
+      (bytes) =>
+        this.write({
+          jsonrpc: '2.0',
+          id: null,
+          error: toErrorObject(
+            invalidRequest(`message of ${bytes} bytes exceeds the ${this.maxLine} byte limit`),
+            'extension',
+            newCorrelationId(),
+          ),
+        }),
       this.maxLine,
     );
     // The client closing its end of our output (EPIPE) is a departure, not a crash.
@@ -88,23 +102,46 @@ export class A2aStdioServer {
     try {
       msg = JSON.parse(line);
     } catch (err) {
-      return this.write({ jsonrpc: '2.0', id: null, error: toErrorObject(parseError(err instanceof Error ? err.message : 'unreadable'), 'extension', newCorrelationId()) });
+      return this.write({
+        jsonrpc: '2.0',
+        id: null,
+        error: toErrorObject(
+          parseError(err instanceof Error ? err.message : 'unreadable'),
+          'extension',
+          newCorrelationId(),
+        ),
+      });
     }
     if (Array.isArray(msg)) {
-      return this.write({ jsonrpc: '2.0', id: null, error: toErrorObject(invalidRequest('batch requests are not supported'), 'extension', newCorrelationId()) });
+      return this.write({
+        jsonrpc: '2.0',
+        id: null,
+        error: toErrorObject(invalidRequest('batch requests are not supported'), 'extension', newCorrelationId()),
+      });
     }
     const env = checkEnvelope(msg);
     if (env.ok && env.request.method === STDIO_METHODS.cancel) return this.cancel(env.request.params);
-    if (env.ok && env.request.method === STDIO_METHODS.initialize) return this.initialize(env.request.id ?? null, env.request.params);
+    if (env.ok && env.request.method === STDIO_METHODS.initialize)
+      return this.initialize(env.request.id ?? null, env.request.params);
     if (env.ok && this.version === undefined) {
       if (env.request.id === undefined) return;
-      return this.fail(env.request.id, invalidRequest(`send ${STDIO_METHODS.initialize} first (the handshake negotiates the protocol version)`));
+      return this.fail(
+        env.request.id,
+        invalidRequest(`send ${STDIO_METHODS.initialize} first (the handshake negotiates the protocol version)`),
+      );
     }
     const key = env.ok && env.request.id !== undefined ? keyOf(env.request.id) : undefined;
     const abort = new LazyAbort();
     if (key !== undefined) this.inflight.set(key, abort);
     const started = performance.now();
-    const rec: AccessRecord = { transport: 'stdio', method: env.ok ? env.request.method : undefined, principal: this.principal.id, outcome: 'ok', ms: 0, correlationId: undefined };
+    const rec: AccessRecord = {
+      transport: 'stdio',
+      method: env.ok ? env.request.method : undefined,
+      principal: this.principal.id,
+      outcome: 'ok',
+      ms: 0,
+      correlationId: undefined,
+    };
     try {
       const outcome = await this.opts.dispatcher.dispatch(msg, {
         principal: this.principal,
@@ -130,11 +167,18 @@ export class A2aStdioServer {
         }
         count++;
         lastSeq = ev.seq;
-        this.write({ jsonrpc: '2.0', method: STDIO_METHODS.streamEvent, params: { requestId: outcome.id, seq: ev.seq, event: ev.response.result } satisfies StreamEventParams });
+        this.write({
+          jsonrpc: '2.0',
+          method: STDIO_METHODS.streamEvent,
+          params: { requestId: outcome.id, seq: ev.seq, event: ev.response.result } satisfies StreamEventParams,
+        });
       }
       if (abort.aborted) {
         rec.outcome = 'cancelled';
-        return this.fail(outcome.id, new AppError('UNSUPPORTED_OPERATION', 'request cancelled by the client', { details: { cancelled: true } }));
+        return this.fail(
+          outcome.id,
+          new AppError('UNSUPPORTED_OPERATION', 'request cancelled by the client', { details: { cancelled: true } }),
+        );
       }
       this.write({ jsonrpc: '2.0', id: outcome.id, result: { done: true, events: count, lastSeq } });
     } finally {

@@ -84,7 +84,9 @@ export async function startCleverAgents(opts: StartOptions = {}): Promise<Runnin
     launcher = 'serve.js';
     if ('failed' in attempt) {
       rmSync(dataDir, { recursive: true, force: true });
-      throw new Error(`could not start the CleverAgents server.\n--- bin.js serve ---\n${first}\n--- serve.js ---\n${attempt.failed}`);
+      throw new Error(
+        `could not start the CleverAgents server.\n--- bin.js serve ---\n${first}\n--- serve.js ---\n${attempt.failed}`,
+      );
     }
   }
   const { child, url, stderr } = attempt;
@@ -130,7 +132,9 @@ function launch(args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Prom
       const m = /listening on (http:\/\/[^\s]+?:\d+)/.exec(stderr.join(''));
       if (m?.[1]) finish({ child, url: m[1], stderr });
     });
-    child.once('exit', (code, signal) => finish({ failed: `exited (${signal ?? `code ${code}`}) before listening\n${stderr.join('')}${out}` }));
+    child.once('exit', (code, signal) =>
+      finish({ failed: `exited (${signal ?? `code ${code}`}) before listening\n${stderr.join('')}${out}` }),
+    );
     child.once('error', (err) => finish({ failed: `spawn failed: ${err.message}` }));
   });
 }
@@ -189,7 +193,11 @@ export async function collect<T>(stream: AsyncIterable<T>, opts: CollectOptions<
   try {
     for (;;) {
       const left = deadline - Date.now();
-      const next = await withTimeout(it.next(), Math.max(1, left), `${opts.what ?? 'stream'} (got ${events.length} events: ${preview(events)})`);
+      const next = await withTimeout(
+        it.next(),
+        Math.max(1, left),
+        `${opts.what ?? 'stream'} (got ${events.length} events: ${preview(events)})`,
+      );
       if (next.done) return events;
       events.push(next.value);
       opts.onEvent?.(next.value, events);
@@ -205,7 +213,9 @@ export async function collect<T>(stream: AsyncIterable<T>, opts: CollectOptions<
 }
 
 function preview(events: unknown[]): string {
-  const s = JSON.stringify(events, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v instanceof Uint8Array ? '<bytes>' : v));
+  const s = JSON.stringify(events, (_k, v: unknown) =>
+    typeof v === 'bigint' ? String(v) : v instanceof Uint8Array ? '<bytes>' : v,
+  );
   return s.length > 1500 ? `${s.slice(0, 1500)}…` : s;
 }
 
@@ -227,7 +237,10 @@ export interface WireExchange {
  * A fetch that records every exchange (request, status, raw body) so tests can check the bytes
  * a server sent, not only what an SDK made of them.
  */
-export function recordingFetch(base: typeof fetch = globalThis.fetch): { fetch: typeof fetch; exchanges: WireExchange[] } {
+export function recordingFetch(base: typeof fetch = globalThis.fetch): {
+  fetch: typeof fetch;
+  exchanges: WireExchange[];
+} {
   const exchanges: WireExchange[] = [];
   const tap = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const res = await base(input, init);
@@ -237,7 +250,10 @@ export function recordingFetch(base: typeof fetch = globalThis.fetch): { fetch: 
     } catch {
       requestBody = init?.body;
     }
-    const method = typeof requestBody === 'object' && requestBody !== null ? (requestBody as { method?: unknown }).method : undefined;
+    const method =
+      typeof requestBody === 'object' && requestBody !== null
+        ? (requestBody as { method?: unknown }).method
+        : undefined;
     exchanges.push({
       url: String(input instanceof Request ? input.url : input),
       method: typeof method === 'string' ? method : undefined,
@@ -285,8 +301,14 @@ export async function rpc(
   method: string,
   params: unknown,
   opts: { version?: string | undefined; token?: string | undefined } = {},
-): Promise<{ status: number; body: { jsonrpc: string; id: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } } }> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${opts.token ?? server.token}` };
+): Promise<{
+  status: number;
+  body: { jsonrpc: string; id: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+}> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    authorization: `Bearer ${opts.token ?? server.token}`,
+  };
   if (opts.version !== undefined) headers['a2a-version'] = opts.version;
   const res = await withTimeout(
     fetch(server.rpcUrl, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) }),

@@ -30,7 +30,8 @@ export interface SdkServer {
 }
 
 const now = (): string => new Date().toISOString();
-const textOf = (parts: Part[]): string => parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+const textOf = (parts: Part[]): string =>
+  parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
 
 class ReferenceExecutor implements AgentExecutor {
   private readonly waiting = new Map<string, () => void>();
@@ -40,17 +41,39 @@ class ReferenceExecutor implements AgentExecutor {
     const { taskId, contextId } = ctx;
     const text = textOf(ctx.userMessage.parts);
     if (text.startsWith('direct')) {
-      bus.publish(AgentEvent.message(Message.fromJSON({ messageId: randomUUID(), role: 'ROLE_AGENT', contextId, parts: [{ text: `Direct: ${text}` }] })));
+      bus.publish(
+        AgentEvent.message(
+          Message.fromJSON({
+            messageId: randomUUID(),
+            role: 'ROLE_AGENT',
+            contextId,
+            parts: [{ text: `Direct: ${text}` }],
+          }),
+        ),
+      );
       return;
     }
     if (!ctx.task) {
       bus.publish(
         AgentEvent.task(
-          Task.fromJSON({ id: taskId, contextId, status: { state: 'TASK_STATE_SUBMITTED', timestamp: now() }, history: [Message.toJSON(ctx.userMessage)] }),
+          Task.fromJSON({
+            id: taskId,
+            contextId,
+            status: { state: 'TASK_STATE_SUBMITTED', timestamp: now() },
+            history: [Message.toJSON(ctx.userMessage)],
+          }),
         ),
       );
     }
-    bus.publish(AgentEvent.statusUpdate(TaskStatusUpdateEvent.fromJSON({ taskId, contextId, status: { state: 'TASK_STATE_WORKING', timestamp: now() } })));
+    bus.publish(
+      AgentEvent.statusUpdate(
+        TaskStatusUpdateEvent.fromJSON({
+          taskId,
+          contextId,
+          status: { state: 'TASK_STATE_WORKING', timestamp: now() },
+        }),
+      ),
+    );
     if (text.startsWith('slow')) {
       this.contexts.set(taskId, contextId);
       await new Promise<void>((resolve) => this.waiting.set(taskId, resolve));
@@ -58,7 +81,12 @@ class ReferenceExecutor implements AgentExecutor {
     }
     bus.publish(
       AgentEvent.artifactUpdate(
-        TaskArtifactUpdateEvent.fromJSON({ taskId, contextId, artifact: { artifactId: 'result', name: 'result', parts: [{ text: `Echo: ${text}` }] }, lastChunk: true }),
+        TaskArtifactUpdateEvent.fromJSON({
+          taskId,
+          contextId,
+          artifact: { artifactId: 'result', name: 'result', parts: [{ text: `Echo: ${text}` }] },
+          lastChunk: true,
+        }),
       ),
     );
     bus.publish(
@@ -66,7 +94,11 @@ class ReferenceExecutor implements AgentExecutor {
         TaskStatusUpdateEvent.fromJSON({
           taskId,
           contextId,
-          status: { state: 'TASK_STATE_COMPLETED', timestamp: now(), message: { messageId: randomUUID(), role: 'ROLE_AGENT', taskId, contextId, parts: [{ text: 'done' }] } },
+          status: {
+            state: 'TASK_STATE_COMPLETED',
+            timestamp: now(),
+            message: { messageId: randomUUID(), role: 'ROLE_AGENT', taskId, contextId, parts: [{ text: 'done' }] },
+          },
         }),
       ),
     );
@@ -77,7 +109,15 @@ class ReferenceExecutor implements AgentExecutor {
     this.waiting.delete(taskId);
     const contextId = this.contexts.get(taskId) ?? '';
     this.contexts.delete(taskId);
-    bus.publish(AgentEvent.statusUpdate(TaskStatusUpdateEvent.fromJSON({ taskId, contextId, status: { state: 'TASK_STATE_CANCELED', timestamp: now() } })));
+    bus.publish(
+      AgentEvent.statusUpdate(
+        TaskStatusUpdateEvent.fromJSON({
+          taskId,
+          contextId,
+          status: { state: 'TASK_STATE_CANCELED', timestamp: now() },
+        }),
+      ),
+    );
     resume?.();
   }
 
@@ -108,7 +148,13 @@ export async function startSdkServer(): Promise<SdkServer> {
     skills: [{ id: 'echo', name: 'Echo', description: 'Echoes the message back as an artifact.', tags: ['echo'] }],
   });
   const executor = new ReferenceExecutor();
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor, undefined, new InMemoryPushNotificationStore());
+  const handler = new DefaultRequestHandler(
+    card,
+    new InMemoryTaskStore(),
+    executor,
+    undefined,
+    new InMemoryPushNotificationStore(),
+  );
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }));
   app.use('/a2a', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
 

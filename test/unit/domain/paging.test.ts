@@ -1,9 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AppError } from '../../../src/domain/errors.js';
-import { decodePageToken, decodeUpdateCursor, encodePageToken, encodeUpdateCursor, pageOf, type PageCursor } from '../../../src/domain/paging.js';
+import {
+  decodePageToken,
+  decodeUpdateCursor,
+  encodePageToken,
+  encodeUpdateCursor,
+  pageOf,
+  type PageCursor,
+} from '../../../src/domain/paging.js';
 
-const refusedToken = (err: unknown): boolean => err instanceof AppError && err.reason === 'INVALID_PARAMS' && err.fields?.[0]?.field === 'pageToken';
+const refusedToken = (err: unknown): boolean =>
+  err instanceof AppError && err.reason === 'INVALID_PARAMS' && err.fields?.[0]?.field === 'pageToken';
 
 describe('page tokens', () => {
   it('round-trips a cursor through an opaque base64url token', () => {
@@ -11,12 +19,22 @@ describe('page tokens', () => {
     const token = encodePageToken(c);
     assert.match(token, /^[A-Za-z0-9_-]+$/);
     assert.deepEqual(decodePageToken(token), c);
-    assert.deepEqual(decodeUpdateCursor(encodeUpdateCursor({ updatedAt: c.key, id: c.id })), { updatedAt: c.key, id: c.id });
+    assert.deepEqual(decodeUpdateCursor(encodeUpdateCursor({ updatedAt: c.key, id: c.id })), {
+      updatedAt: c.key,
+      id: c.id,
+    });
   });
 
   it('refuses a token this server did not issue, naming the field', () => {
     const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v), 'utf8').toString('base64url');
-    for (const token of ['not-a-token', '!!', b64(['only-one']), b64([1, 'x']), b64({ key: 'a', id: 'b' }), Buffer.from('local/tool', 'utf8').toString('base64url')]) {
+    for (const token of [
+      'not-a-token',
+      '!!',
+      b64(['only-one']),
+      b64([1, 'x']),
+      b64({ key: 'a', id: 'b' }),
+      Buffer.from('local/tool', 'utf8').toString('base64url'),
+    ]) {
       assert.throws(() => decodePageToken(token), refusedToken, token);
     }
   });
@@ -54,16 +72,28 @@ describe('pageOf', () => {
 
   it('continues after the position, even when the last item returned was removed meanwhile', () => {
     const first = pageOf(items, cursorOf, { pageSize: 2, order: 'desc' });
-    assert.deepEqual(first.items.map((x) => x.id), ['a', 'c']);
+    assert.deepEqual(
+      first.items.map((x) => x.id),
+      ['a', 'c'],
+    );
     const without = items.filter((x) => x.id !== 'c');
-    assert.deepEqual(pageOf(without, cursorOf, { pageToken: first.nextPageToken, pageSize: 2, order: 'desc' }).items.map((x) => x.id), ['b', 'z']);
+    assert.deepEqual(
+      pageOf(without, cursorOf, { pageToken: first.nextPageToken, pageSize: 2, order: 'desc' }).items.map((x) => x.id),
+      ['b', 'z'],
+    );
   });
 
   it('pages ascending lists too', () => {
     const asc = [...items].reverse();
     const first = pageOf(asc, cursorOf, { pageSize: 2, order: 'asc' });
-    assert.deepEqual(first.items.map((x) => x.id), ['z', 'b']);
-    assert.deepEqual(pageOf(asc, cursorOf, { pageToken: first.nextPageToken, pageSize: 2, order: 'asc' }).items.map((x) => x.id), ['c', 'a']);
+    assert.deepEqual(
+      first.items.map((x) => x.id),
+      ['z', 'b'],
+    );
+    assert.deepEqual(
+      pageOf(asc, cursorOf, { pageToken: first.nextPageToken, pageSize: 2, order: 'asc' }).items.map((x) => x.id),
+      ['c', 'a'],
+    );
   });
 
   it('refuses a foreign token before returning anything', () => {

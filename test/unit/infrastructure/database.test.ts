@@ -57,7 +57,10 @@ describe('openDatabase', () => {
     const second = await openDatabase({ file });
     try {
       assert.deepEqual(await new SqliteSessionRepository(second).get('s1'), session('s1'));
-      const applied = await second.kysely.selectFrom('kysely_migration' as never).selectAll().execute();
+      const applied = await second.kysely
+        .selectFrom('kysely_migration' as never)
+        .selectAll()
+        .execute();
       assert.equal(applied.length, Object.keys(MIGRATIONS).length);
     } finally {
       await second.close();
@@ -67,7 +70,9 @@ describe('openDatabase', () => {
   it('refuses a database written by a newer version', async () => {
     const file = path.join(dir, 'agents.db');
     const db = await openDatabase({ file });
-    db.sqlite.prepare('insert into kysely_migration (name, timestamp) values (?, ?)').run('0999_future', new Date().toISOString());
+    db.sqlite
+      .prepare('insert into kysely_migration (name, timestamp) values (?, ?)')
+      .run('0999_future', new Date().toISOString());
     await db.close();
     await assert.rejects(openDatabase({ file }), /0999_future.*newer version/);
   });
@@ -102,7 +107,10 @@ describe('SqliteDatabase', () => {
   });
 
   it('refuses to prepare a query with a literal bound value', () => {
-    assert.throws(() => db.prepare(db.kysely.selectFrom('sessions').select('id').where('id', '=', 's1')), /binds a literal value/);
+    assert.throws(
+      () => db.prepare(db.kysely.selectFrom('sessions').select('id').where('id', '=', 's1')),
+      /binds a literal value/,
+    );
   });
 
   it('keeps repository writes out of a Kysely transaction that is still open', async () => {
@@ -112,7 +120,10 @@ describe('SqliteDatabase', () => {
     const held = new Promise<void>((r) => (release = r));
     const inside = new Promise<void>((r) => (opened = r));
     const trx = db.kysely.transaction().execute(async (t) => {
-      await t.insertInto('sessions').values({ ...toRow(session('in-trx')) }).execute();
+      await t
+        .insertInto('sessions')
+        .values({ ...toRow(session('in-trx')) })
+        .execute();
       opened();
       await held;
       throw new Error('roll back');
@@ -130,5 +141,13 @@ describe('SqliteDatabase', () => {
 });
 
 function toRow(s: ReturnType<typeof session>) {
-  return { id: s.id, owner: s.owner, actor: s.actor, title: null, created_at: s.createdAt, updated_at: s.updatedAt, task_count: s.taskCount };
+  return {
+    id: s.id,
+    owner: s.owner,
+    actor: s.actor,
+    title: null,
+    created_at: s.createdAt,
+    updated_at: s.updatedAt,
+    task_count: s.taskCount,
+  };
 }

@@ -68,7 +68,22 @@ describe('HttpWebhookSender guard', () => {
   });
 
   it('classifies addresses', () => {
-    for (const a of ['127.0.0.1', '10.255.0.1', '172.31.255.255', '192.168.3.4', '169.254.1.1', '100.64.0.1', '0.0.0.0', '::1', '::', 'fc00::1', 'fe80::abcd', '::ffff:10.0.0.1', '::ffff:7f00:1', 'not-an-ip']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.255.0.1',
+      '172.31.255.255',
+      '192.168.3.4',
+      '169.254.1.1',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fc00::1',
+      'fe80::abcd',
+      '::ffff:10.0.0.1',
+      '::ffff:7f00:1',
+      'not-an-ip',
+    ]) {
       assert.equal(isBlockedAddress(a), true, a);
     }
     for (const a of ['8.8.8.8', '172.32.0.1', '192.169.0.1', '2001:4860:4860::8888', '::ffff:8.8.8.8']) {
@@ -104,7 +119,12 @@ describe('HttpWebhookSender delivery', () => {
   it('POSTs the body and headers to an allowed local receiver', async () => {
     hits.length = 0;
     status = 204;
-    await allowed.send(`${base}/hook?x=1`, { 'content-type': 'application/json', 'x-a2a-notification-token': 'tok' }, '{"ok":true}', signal());
+    await allowed.send(
+      `${base}/hook?x=1`,
+      { 'content-type': 'application/json', 'x-a2a-notification-token': 'tok' },
+      '{"ok":true}',
+      signal(),
+    );
     assert.equal(hits.length, 1);
     assert.equal(hits[0]?.method, 'POST');
     assert.equal(hits[0]?.url, '/hook?x=1');
@@ -128,6 +148,9 @@ describe('HttpWebhookSender delivery', () => {
     hits.length = 0;
     status = 307;
     await assert.rejects(allowed.send(`${base}/hook`, {}, '{}', signal()), /redirect.*HTTP 307/);
-    assert.deepEqual(hits.map((h) => h.url), ['/hook']);
+    assert.deepEqual(
+      hits.map((h) => h.url),
+      ['/hook'],
+    );
   });
 });

@@ -28,27 +28,47 @@ describe('retention', () => {
   afterEach(async () => app.close());
 
   const send = async (text: string, extra: Record<string, unknown> = {}): Promise<TaskLike> =>
-    ((await rpc.request('SendMessage', { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra } })) as { task: TaskLike }).task;
-  const service = (daysLater: number, isLive: (id: string) => boolean = (id) => app.facade.tasks.isLive(id), repo: TaskRepository = tasks) =>
+    (
+      (await rpc.request('SendMessage', {
+        message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra },
+      })) as { task: TaskLike }
+    ).task;
+  const service = (
+    daysLater: number,
+    isLive: (id: string) => boolean = (id) => app.facade.tasks.isLive(id),
+    repo: TaskRepository = tasks,
+  ) =>
     new RetentionService({ tasks: repo, sessions, isLive, logger, now: () => new Date(Date.now() + daysLater * DAY) });
-  const count = (sql: string, ...args: unknown[]): number => (app.db.sqlite.prepare(sql).get(...args) as { n: number }).n;
-  const list = async (params: Record<string, unknown> = {}) => (await rpc.request('ListTasks', params)) as { tasks: TaskLike[]; totalSize: number };
+  const count = (sql: string, ...args: unknown[]): number =>
+    (app.db.sqlite.prepare(sql).get(...args) as { n: number }).n;
+  const list = async (params: Record<string, unknown> = {}) =>
+    (await rpc.request('ListTasks', params)) as { tasks: TaskLike[]; totalSize: number };
 
   it('deletes finished tasks, their events and idle sessions past the age; keeps unfinished work and its session', async () => {
     const a = await send('one');
     const b = await send('two', { contextId: a.contextId });
-    const sessionId = (await rpc.request('_cleveragents/session/create', { actor: 'builtin/conformance' }) as { id: string }).id;
+    const sessionId = (
+      (await rpc.request('_cleveragents/session/create', { actor: 'builtin/conformance' })) as { id: string }
+    ).id;
     const working = await send('stays working', { contextId: sessionId });
     assert.equal(working.status.state, 'TASK_STATE_WORKING');
     assert.ok(count('SELECT count(*) AS n FROM task_events WHERE task_id = ?', a.id) > 0, 'a has events');
 
-    assert.deepEqual(await service(0).sweep({ maxAgeDays: 30 }), { tasksDeleted: 0, sessionsDeleted: 0 }, 'nothing is old yet');
+    assert.deepEqual(
+      await service(0).sweep({ maxAgeDays: 30 }),
+      { tasksDeleted: 0, sessionsDeleted: 0 },
+      'nothing is old yet',
+    );
     const r = await service(31).sweep({ maxAgeDays: 30 });
     assert.deepEqual(r, { tasksDeleted: 2, sessionsDeleted: 1 });
 
     assert.equal(await tasks.get(a.id), undefined);
     assert.equal(await tasks.get(b.id), undefined);
-    assert.equal(count('SELECT count(*) AS n FROM task_events WHERE task_id IN (?, ?)', a.id, b.id), 0, 'event logs deleted');
+    assert.equal(
+      count('SELECT count(*) AS n FROM task_events WHERE task_id IN (?, ?)', a.id, b.id),
+      0,
+      'event logs deleted',
+    );
     assert.equal(await sessions.get(a.contextId), undefined, 'the idle empty session went');
     assert.ok(await tasks.get(working.id), 'a non-terminal task stays');
     assert.ok(await sessions.get(sessionId), 'its session stays');
@@ -70,7 +90,11 @@ describe('retention', () => {
     assert.equal(r.tasksDeleted, 3);
     const left = await list();
     assert.equal(left.totalSize, 2);
-    assert.deepEqual(new Set(left.tasks.map((t) => t.id)), new Set(made.slice(3).map((t) => t.id)), 'the newest two are kept');
+    assert.deepEqual(
+      new Set(left.tasks.map((t) => t.id)),
+      new Set(made.slice(3).map((t) => t.id)),
+      'the newest two are kept',
+    );
     assert.equal((await list({ contextId: first.contextId })).totalSize, 2);
     assert.equal(count('SELECT count(*) AS n FROM tasks'), 2);
   });
@@ -80,7 +104,11 @@ describe('retention', () => {
     const planTask = await send('a plan turn');
     const doc = JSON.stringify({ id: 'plan-1', contextId: planTask.contextId });
     const at = new Date().toISOString();
-    app.db.sqlite.prepare('INSERT INTO plans (id, owner, action, phase, state, created_at, updated_at, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run('plan-1', 'local', 'builtin/replace', 'strategize', 'complete', at, at, doc);
+    app.db.sqlite
+      .prepare(
+        'INSERT INTO plans (id, owner, action, phase, state, created_at, updated_at, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run('plan-1', 'local', 'builtin/replace', 'strategize', 'complete', at, at, doc);
     const r = await service(31, (id) => id === live.id).sweep({ maxAgeDays: 30, maxTasks: 1 });
     assert.equal(r.tasksDeleted, 0);
     assert.ok(await tasks.get(live.id));
@@ -100,7 +128,10 @@ describe('retention', () => {
     await send('x');
     let fail = true;
     const flaky: TaskRepository = Object.create(tasks, {
-      deleteExpired: { value: (e: Parameters<TaskRepository['deleteExpired']>[0]) => (fail ? Promise.reject(new Error('disk I/O error')) : tasks.deleteExpired(e)) },
+      deleteExpired: {
+        value: (e: Parameters<TaskRepository['deleteExpired']>[0]) =>
+          fail ? Promise.reject(new Error('disk I/O error')) : tasks.deleteExpired(e),
+      },
     }) as TaskRepository;
     const svc = service(31, () => false, flaky);
     assert.equal(await svc.sweepContained({ maxAgeDays: 30 }), undefined);
@@ -111,7 +142,9 @@ describe('retention', () => {
 
   it('uses the partial index for the oldest finished tasks', () => {
     const plan = app.db.sqlite
-      .prepare("EXPLAIN QUERY PLAN SELECT id FROM tasks WHERE state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED') AND updated_at < ? ORDER BY updated_at, id LIMIT 10")
+      .prepare(
+        "EXPLAIN QUERY PLAN SELECT id FROM tasks WHERE state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED') AND updated_at < ? ORDER BY updated_at, id LIMIT 10",
+      )
       .all('2030-01-01T00:00:00.000Z') as Array<{ detail: string }>;
     assert.match(plan.map((p) => p.detail).join('\n'), /tasks_terminal_updated/);
   });

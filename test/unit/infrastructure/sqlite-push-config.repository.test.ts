@@ -19,7 +19,10 @@ describe('SqlitePushConfigRepository', () => {
     repo = new SqlitePushConfigRepository(db);
     const tasks = new SqliteTaskRepository(db);
     for (const id of ['t1', 't2']) {
-      await tasks.create({ id, contextId: 'c', status: { state: 'TASK_STATE_WORKING', timestamp: '2026-03-01T10:00:00.000Z' } }, 'alice');
+      await tasks.create(
+        { id, contextId: 'c', status: { state: 'TASK_STATE_WORKING', timestamp: '2026-03-01T10:00:00.000Z' } },
+        'alice',
+      );
     }
   });
   afterEach(() => db.close());
@@ -49,7 +52,10 @@ describe('SqlitePushConfigRepository', () => {
     await repo.put({ id: 'b', taskId: 't1', url: 'https://b.example.com/' });
     await repo.put({ id: 'a', taskId: 't1', url: 'https://a.example.com/' });
     await repo.put({ id: 'a', taskId: 't2', url: 'https://x.example.com/' });
-    assert.deepEqual((await repo.list('t1')).map((c) => c.url), ['https://a.example.com/', 'https://b.example.com/']);
+    assert.deepEqual(
+      (await repo.list('t1')).map((c) => c.url),
+      ['https://a.example.com/', 'https://b.example.com/'],
+    );
     assert.deepEqual(await repo.list('t9'), []);
   });
 
@@ -59,7 +65,10 @@ describe('SqlitePushConfigRepository', () => {
     await repo.put({ id: 'p3', taskId: 't2', url: 'https://c.example.com/' });
     assert.equal(await repo.delete('t1', 'p1'), true);
     assert.equal(await repo.delete('t1', 'p1'), false);
-    assert.deepEqual((await repo.list('t1')).map((c) => c.id), ['p2']);
+    assert.deepEqual(
+      (await repo.list('t1')).map((c) => c.id),
+      ['p2'],
+    );
     await repo.deleteByTask('t1');
     assert.deepEqual(await repo.list('t1'), []);
     assert.equal((await repo.list('t2')).length, 1);

@@ -56,7 +56,10 @@ describe('SqliteSessionRepository', () => {
       assert.deepEqual(seen, ['0', 'd', 'c', 'b', 'a'], `limit ${limit}`);
     }
     assert.equal((await repo.list('alice', 5)).next, undefined);
-    assert.deepEqual((await repo.list('bob', 10)).sessions.map((s) => s.id), ['z']);
+    assert.deepEqual(
+      (await repo.list('bob', 10)).sessions.map((s) => s.id),
+      ['z'],
+    );
   });
 
   it('touch moves updatedAt forward only and adds to the task count', async () => {
@@ -71,7 +74,10 @@ describe('SqliteSessionRepository', () => {
     await repo.create(session('old', 'alice', 1));
     await repo.create(session('new', 'alice', 2));
     await repo.touch('old', at(3), 0);
-    assert.deepEqual((await repo.list('alice', 10)).sessions.map((s) => s.id), ['old', 'new']);
+    assert.deepEqual(
+      (await repo.list('alice', 10)).sessions.map((s) => s.id),
+      ['old', 'new'],
+    );
   });
 
   it('touch ignores a missing session and still counts tasks without a usable time', async () => {

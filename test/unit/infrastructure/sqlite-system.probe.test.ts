@@ -33,14 +33,26 @@ describe('SqliteSystemProbe', () => {
     await probe.ping();
     const checks = await probe.checks();
     assert.deepEqual(new Set(checks.map((c) => c.category)), new Set(['storage', 'disk', 'versions', 'configuration']));
-    for (const name of ['database reachable', 'database integrity', 'journal mode', 'schema migrations', 'database size', 'node version', 'sqlite version', 'data directory']) {
+    for (const name of [
+      'database reachable',
+      'database integrity',
+      'journal mode',
+      'schema migrations',
+      'database size',
+      'node version',
+      'sqlite version',
+      'data directory',
+    ]) {
       assert.equal(byName(checks, name).status, 'ok', `${name}: ${byName(checks, name).detail}`);
     }
     assert.match(byName(checks, 'schema migrations').detail, new RegExp(Object.keys(MIGRATIONS).at(-1) ?? '0001'));
     assert.match(byName(checks, 'sqlite version').detail, /^SQLite 3\.\d+/);
     assert.equal(byName(checks, 'cleveragents version').detail, '1.2.3');
     assert.match(byName(checks, 'free disk space').detail, /free at/);
-    assert.equal(checks.some((c) => c.name === 'token file'), false);
+    assert.equal(
+      checks.some((c) => c.name === 'token file'),
+      false,
+    );
   });
 
   it('fails the data directory check when the directory is missing', async () => {
@@ -50,21 +62,28 @@ describe('SqliteSystemProbe', () => {
     assert.equal(byName(checks, 'free disk space').status, 'fail');
   });
 
-  it('warns about a token file others can read, with the chmod hint', { skip: process.platform === 'win32' }, async () => {
-    const token = path.join(dir, 'token');
-    fs.writeFileSync(token, 'secret', { mode: 0o644 });
-    fs.chmodSync(token, 0o644);
-    const probe = new SqliteSystemProbe({ db, dataDir: dir, dbFile: file, version: '1', tokenFile: token });
-    const open = byName(await probe.checks(), 'token file');
-    assert.equal(open.status, 'warn');
-    assert.equal(open.hint, `chmod 600 ${token}`);
-    fs.chmodSync(token, 0o600);
-    assert.equal(byName(await probe.checks(), 'token file').status, 'ok');
-  });
+  it(
+    'warns about a token file others can read, with the chmod hint',
+    { skip: process.platform === 'win32' },
+    async () => {
+      const token = path.join(dir, 'token');
+      fs.writeFileSync(token, 'secret', { mode: 0o644 });
+      fs.chmodSync(token, 0o644);
+      const probe = new SqliteSystemProbe({ db, dataDir: dir, dbFile: file, version: '1', tokenFile: token });
+      const open = byName(await probe.checks(), 'token file');
+      assert.equal(open.status, 'warn');
+      assert.equal(open.hint, `chmod 600 ${token}`);
+      fs.chmodSync(token, 0o600);
+      assert.equal(byName(await probe.checks(), 'token file').status, 'ok');
+    },
+  );
 
   it('warns about a configured token file that does not exist', async () => {
     const token = path.join(dir, 'absent');
-    const c = byName(await new SqliteSystemProbe({ db, dataDir: dir, dbFile: file, version: '1', tokenFile: token }).checks(), 'token file');
+    const c = byName(
+      await new SqliteSystemProbe({ db, dataDir: dir, dbFile: file, version: '1', tokenFile: token }).checks(),
+      'token file',
+    );
     assert.equal(c.status, 'warn');
     assert.match(c.hint ?? '', /chmod 600/);
   });
@@ -82,7 +101,10 @@ describe('SqliteSystemProbe', () => {
     const mem = await openDatabase({ file: ':memory:' });
     try {
       const checks = await new SqliteSystemProbe({ db: mem, dataDir: dir, dbFile: ':memory:', version: '1' }).checks();
-      assert.deepEqual(checks.filter((c) => c.category === 'storage' && c.status !== 'ok'), []);
+      assert.deepEqual(
+        checks.filter((c) => c.category === 'storage' && c.status !== 'ok'),
+        [],
+      );
     } finally {
       await mem.close();
     }

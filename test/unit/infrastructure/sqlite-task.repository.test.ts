@@ -28,7 +28,11 @@ function statusEvent(t: Task, seq: number, state: TaskState, timestamp: string):
 }
 
 function chunk(t: Task, seq: number, text: string, append = true): TaskEvent {
-  return { seq, kind: 'artifact', event: { taskId: t.id, contextId: t.contextId, artifact: { artifactId: 'out', parts: [{ text }] }, append } };
+  return {
+    seq,
+    kind: 'artifact',
+    event: { taskId: t.id, contextId: t.contextId, artifact: { artifactId: 'out', parts: [{ text }] }, append },
+  };
 }
 
 /** What the task service does on a status event: fold it into the task and store the result. */
@@ -73,7 +77,10 @@ describe('SqliteTaskRepository', () => {
     assert.deepEqual(got?.task.artifacts, [{ artifactId: 'out', parts: [{ text: 'Hel' }, { text: 'lo' }] }]);
     // The status event moved the listing columns with the snapshot.
     const page = await repo.list({ owner: 'alice', state: 'TASK_STATE_WORKING', updatedSince: at(1), limit: 5 });
-    assert.deepEqual(page.tasks.map((s) => s.task.id), ['t1']);
+    assert.deepEqual(
+      page.tasks.map((s) => s.task.id),
+      ['t1'],
+    );
   });
 
   it('does not fold events twice once a status event has stored a newer snapshot', async () => {
@@ -81,7 +88,10 @@ describe('SqliteTaskRepository', () => {
     await repo.create(t, 'alice');
     await repo.append('t1', chunk(t, 1, 'A', false));
     await repo.append('t1', chunk(t, 2, 'B'));
-    const done: Task = { ...withStatus(t, 'TASK_STATE_COMPLETED', at(5)), artifacts: [{ artifactId: 'out', parts: [{ text: 'A' }, { text: 'B' }] }] };
+    const done: Task = {
+      ...withStatus(t, 'TASK_STATE_COMPLETED', at(5)),
+      artifacts: [{ artifactId: 'out', parts: [{ text: 'A' }, { text: 'B' }] }],
+    };
     await repo.append('t1', statusEvent(t, 3, 'TASK_STATE_COMPLETED', at(5)), done);
     const got = await repo.get('t1');
     assert.equal(got?.seq, 3);
@@ -96,7 +106,10 @@ describe('SqliteTaskRepository', () => {
     assert.equal(got?.task.status.state, 'TASK_STATE_FAILED');
     assert.equal(got?.seq, 1);
     const page = await repo.list({ owner: 'alice', state: 'TASK_STATE_FAILED', limit: 10 });
-    assert.deepEqual(page.tasks.map((s) => s.task.id), ['t1']);
+    assert.deepEqual(
+      page.tasks.map((s) => s.task.id),
+      ['t1'],
+    );
   });
 
   it('refuses events for an unknown task and a repeated sequence number', async () => {
@@ -114,31 +127,48 @@ describe('SqliteTaskRepository', () => {
     await repo.append('t1', chunk(t, 1, 'a', false));
     await repo.append('t1', statusEvent(t, 2, 'TASK_STATE_WORKING', at(1)), withStatus(t, 'TASK_STATE_WORKING', at(1)));
     await repo.append('t1', chunk(t, 3, 'b'));
-    assert.deepEqual(await repo.eventsAfter('t1', 0), [chunk(t, 1, 'a', false), statusEvent(t, 2, 'TASK_STATE_WORKING', at(1)), chunk(t, 3, 'b')]);
-    assert.deepEqual((await repo.eventsAfter('t1', 2)).map((e) => e.seq), [3]);
+    assert.deepEqual(await repo.eventsAfter('t1', 0), [
+      chunk(t, 1, 'a', false),
+      statusEvent(t, 2, 'TASK_STATE_WORKING', at(1)),
+      chunk(t, 3, 'b'),
+    ]);
+    assert.deepEqual(
+      (await repo.eventsAfter('t1', 2)).map((e) => e.seq),
+      [3],
+    );
     assert.deepEqual(await repo.eventsAfter('unknown', 0), []);
   });
 
   it('rewrites the snapshot with saveSnapshot and refuses an unknown task', async () => {
     const t = task('t1', 'c1');
     await repo.create(t, 'alice');
-    const more: Task = { ...t, history: [...(t.history ?? []), { messageId: 'm2', role: 'ROLE_USER', parts: [{ text: 'again' }] }] };
+    const more: Task = {
+      ...t,
+      history: [...(t.history ?? []), { messageId: 'm2', role: 'ROLE_USER', parts: [{ text: 'again' }] }],
+    };
     await repo.saveSnapshot(more, 0);
-    assert.deepEqual((await repo.get('t1'))?.task.history?.map((m) => m.messageId), ['m-t1', 'm2']);
+    assert.deepEqual(
+      (await repo.get('t1'))?.task.history?.map((m) => m.messageId),
+      ['m-t1', 'm2'],
+    );
     await assert.rejects(repo.saveSnapshot(task('zz', 'c1'), 0), reason('TASK_NOT_FOUND'));
   });
 
   describe('list', () => {
     beforeEach(async () => {
       // t1..t5 share one status time; a6 is newer but sorts first by id; t7 is someone else's.
-      for (const id of ['t1', 't2', 't3', 't4', 't5']) await repo.create(task(id, id <= 't2' ? 'c1' : 'c2', 'TASK_STATE_WORKING', at(10)), 'alice');
+      for (const id of ['t1', 't2', 't3', 't4', 't5'])
+        await repo.create(task(id, id <= 't2' ? 'c1' : 'c2', 'TASK_STATE_WORKING', at(10)), 'alice');
       await repo.create(task('a6', 'c1', 'TASK_STATE_COMPLETED', at(20)), 'alice');
       await repo.create(task('t7', 'c1', 'TASK_STATE_WORKING', at(30)), 'bob');
     });
 
     it('lists newest first, ties broken by id descending', async () => {
       const page = await repo.list({ owner: 'alice', limit: 10 });
-      assert.deepEqual(page.tasks.map((s) => s.task.id), ['a6', 't5', 't4', 't3', 't2', 't1']);
+      assert.deepEqual(
+        page.tasks.map((s) => s.task.id),
+        ['a6', 't5', 't4', 't3', 't2', 't1'],
+      );
       assert.equal(page.total, 6);
       assert.equal(page.next, undefined);
     });
@@ -179,7 +209,10 @@ describe('SqliteTaskRepository', () => {
     });
 
     it('refuses an updatedSince that is not a timestamp', async () => {
-      await assert.rejects(repo.list({ owner: 'alice', limit: 10, updatedSince: 'yesterday' }), reason('INVALID_PARAMS'));
+      await assert.rejects(
+        repo.list({ owner: 'alice', limit: 10, updatedSince: 'yesterday' }),
+        reason('INVALID_PARAMS'),
+      );
     });
 
     it('returns listed tasks with events after their snapshot folded in', async () => {
@@ -194,7 +227,11 @@ describe('SqliteTaskRepository', () => {
 
   it('deletes a context with its events and push configs, leaving other contexts alone', async () => {
     const push = new SqlitePushConfigRepository(db);
-    for (const [id, ctx] of [['a1', 'ca'], ['a2', 'ca'], ['b1', 'cb']] as const) {
+    for (const [id, ctx] of [
+      ['a1', 'ca'],
+      ['a2', 'ca'],
+      ['b1', 'cb'],
+    ] as const) {
       const t = task(id, ctx);
       await repo.create(t, 'alice');
       await repo.append(id, chunk(t, 1, 'x', false));
@@ -216,8 +253,14 @@ describe('SqliteTaskRepository', () => {
   it('lists the newest turns of a context, oldest first', async () => {
     for (let i = 1; i <= 4; i++) await repo.create(task(`t${i}`, 'c1', 'TASK_STATE_COMPLETED', at(i)), 'alice');
     await repo.create(task('x', 'c2'), 'alice');
-    assert.deepEqual((await repo.listByContext('c1', 3)).map((s) => s.task.id), ['t2', 't3', 't4']);
-    assert.deepEqual((await repo.listByContext('c1', 10)).map((s) => s.task.id), ['t1', 't2', 't3', 't4']);
+    assert.deepEqual(
+      (await repo.listByContext('c1', 3)).map((s) => s.task.id),
+      ['t2', 't3', 't4'],
+    );
+    assert.deepEqual(
+      (await repo.listByContext('c1', 10)).map((s) => s.task.id),
+      ['t1', 't2', 't3', 't4'],
+    );
   });
 });
 

@@ -39,7 +39,11 @@ describe('GitSandboxManager with an fs-directory resource', () => {
     assert.equal(fs.readlinkSync(path.join(sb.root, 'link')), 'notes.txt');
     assert.equal(exists(path.join(sb.root, '.git/junk')), false);
     assert.equal(git(sb.root, 'rev-parse', 'HEAD'), sb.baseCommit);
-    assert.equal(git(sb.root, 'status', '--porcelain', '--ignored'), '', 'everything, ignored files included, is in the base');
+    assert.equal(
+      git(sb.root, 'status', '--porcelain', '--ignored'),
+      '',
+      'everything, ignored files included, is in the base',
+    );
     assert.ok(exists(path.join(sb.root, '.git', 'cleveragents-base.json')));
     assert.deepEqual(await manager.create('P1', resource), sb);
   });
@@ -81,7 +85,11 @@ describe('GitSandboxManager with an fs-directory resource', () => {
       assert.equal(exists(path.join(dir, 'gone.txt')), false);
       assert.equal(fs.statSync(path.join(dir, 'docs/guide.md')).mode & 0o777, 0o755);
       assert.equal(read(dir, 'unrelated.txt'), 'the user may change other files\n');
-      assert.deepEqual(fs.readdirSync(dir).filter((n) => n.includes('cleveragents')), [], 'no temporary files left');
+      assert.deepEqual(
+        fs.readdirSync(dir).filter((n) => n.includes('cleveragents')),
+        [],
+        'no temporary files left',
+      );
     });
 
     for (const [what, change] of [
@@ -120,7 +128,10 @@ describe('GitSandboxManager with an fs-directory resource', () => {
 
   it('refuses a data directory inside the resource, or the resource inside the data directory, leaving no trace', async () => {
     const before = fingerprint(dir);
-    await assert.rejects(new GitSandboxManager({ root: path.join(dir, 'state', 'sandboxes') }).create('P1', resource), /overlap/);
+    await assert.rejects(
+      new GitSandboxManager({ root: path.join(dir, 'state', 'sandboxes') }).create('P1', resource),
+      /overlap/,
+    );
     assert.equal(fingerprint(dir), before);
     await assert.rejects(new GitSandboxManager({ root: path.dirname(dir) }).create('P1', resource), /overlap/);
   });

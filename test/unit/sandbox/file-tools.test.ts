@@ -21,18 +21,33 @@ describe('file tools', () => {
   before(async () => {
     repo = makeRepo();
     data = tmpDir('data');
-    sb = await new GitSandboxManager({ root: path.join(data, 'sandboxes') }).create('P1', { name: 'local/app', type: 'git-checkout', path: repo });
+    sb = await new GitSandboxManager({ root: path.join(data, 'sandboxes') }).create('P1', {
+      name: 'local/app',
+      type: 'git-checkout',
+      path: repo,
+    });
   });
   after(() => rmrf(repo, data));
 
   it('read-file reads a whole file or a line range', async () => {
-    assert.deepEqual(await call('read-file', { path: 'a.txt' }), { ok: true, summary: 'read a.txt (3 lines)', output: 'one\ntwo\nthree\n', filesTouched: [] });
+    assert.deepEqual(await call('read-file', { path: 'a.txt' }), {
+      ok: true,
+      summary: 'read a.txt (3 lines)',
+      output: 'one\ntwo\nthree\n',
+      filesTouched: [],
+    });
     const r = await call('read-file', { path: 'a.txt', startLine: 2, endLine: 3 });
     assert.equal(r.output, 'two\nthree\n');
     assert.equal(r.summary, 'read a.txt lines 2–3 of 3');
-    assert.match((await call('read-file', { path: 'a.txt', startLine: 9 })).summary, /startLine 9 is past the end of a\.txt \(3 lines\)/);
+    assert.match(
+      (await call('read-file', { path: 'a.txt', startLine: 9 })).summary,
+      /startLine 9 is past the end of a\.txt \(3 lines\)/,
+    );
     assert.equal((await call('read-file', { path: 'a.txt', startLine: 3 })).output, 'three\n');
-    assert.match((await call('read-file', { path: 'a.txt', startLine: 3, endLine: 1 })).summary, /endLine must not be before startLine/);
+    assert.match(
+      (await call('read-file', { path: 'a.txt', startLine: 3, endLine: 1 })).summary,
+      /endLine must not be before startLine/,
+    );
     assert.match((await call('read-file', { path: 'missing.txt' })).summary, /missing\.txt does not exist/);
     assert.match((await call('read-file', { path: 'src' })).summary, /src is not a file/);
   });
@@ -50,7 +65,12 @@ describe('file tools', () => {
 
   it('write-file creates directories and reports the file; an identical write touches nothing', async () => {
     const r = await call('write-file', { path: 'deep/er/new.txt', content: 'hello\n' });
-    assert.deepEqual(r, { ok: true, summary: 'created deep/er/new.txt (6 bytes)', output: '', filesTouched: ['deep/er/new.txt'] });
+    assert.deepEqual(r, {
+      ok: true,
+      summary: 'created deep/er/new.txt (6 bytes)',
+      output: '',
+      filesTouched: ['deep/er/new.txt'],
+    });
     assert.equal(read(sb.root, 'deep/er/new.txt'), 'hello\n');
     assert.deepEqual((await call('write-file', { path: 'deep/er/new.txt', content: 'hello\n' })).filesTouched, []);
     const over = await call('write-file', { path: 'deep/er/new.txt', content: 'bye\n' });
@@ -65,14 +85,23 @@ describe('file tools', () => {
     assert.equal(many.ok, false);
     assert.match(many.summary, /occurs 2 times in e\.txt; expected exactly one/);
     assert.equal(read(sb.root, 'e.txt'), 'foo bar foo\n');
-    assert.match((await call('edit-file', { path: 'e.txt', find: 'nope', replace: 'x' })).summary, /does not occur in e\.txt/);
+    assert.match(
+      (await call('edit-file', { path: 'e.txt', find: 'nope', replace: 'x' })).summary,
+      /does not occur in e\.txt/,
+    );
     const all = await call('edit-file', { path: 'e.txt', find: 'foo', replace: '$&$1' });
     assert.deepEqual(all, { ok: true, summary: 'edited e.txt: 2 replacements', output: '', filesTouched: ['e.txt'] });
     assert.equal(read(sb.root, 'e.txt'), '$&$1 bar $&$1\n', 'the replacement is literal text');
     const one = await call('edit-file', { path: 'e.txt', find: 'bar', replace: 'BAR', expectOne: true });
     assert.equal(one.summary, 'edited e.txt: 1 replacement');
-    assert.match((await call('edit-file', { path: 'e.txt', find: '', replace: 'x' })).summary, /find must not be empty/);
-    assert.match((await call('edit-file', { path: 'gone.txt', find: 'a', replace: 'b' })).summary, /gone\.txt does not exist/);
+    assert.match(
+      (await call('edit-file', { path: 'e.txt', find: '', replace: 'x' })).summary,
+      /find must not be empty/,
+    );
+    assert.match(
+      (await call('edit-file', { path: 'gone.txt', find: 'a', replace: 'b' })).summary,
+      /gone\.txt does not exist/,
+    );
   });
 
   it('list-files lists files under a directory with include and exclude globs, never .git', async () => {
@@ -85,8 +114,14 @@ describe('file tools', () => {
     const ts = await call('list-files', { path: 'src', include: ['*.ts'], exclude: ['*.test.ts'] });
     assert.equal(ts.output, 'src/b.ts\nsrc/lib/util.ts');
     assert.equal(ts.summary, '2 files');
-    assert.equal((await call('list-files', { path: 'src', include: ['lib/**'] })).output, 'src/lib/util.test.ts\nsrc/lib/util.ts');
-    assert.equal((await call('list-files', { include: ['src/**/*.{md,ts}'], exclude: ['**/lib/**'] })).output, 'src/b.ts\nsrc/readme.md');
+    assert.equal(
+      (await call('list-files', { path: 'src', include: ['lib/**'] })).output,
+      'src/lib/util.test.ts\nsrc/lib/util.ts',
+    );
+    assert.equal(
+      (await call('list-files', { include: ['src/**/*.{md,ts}'], exclude: ['**/lib/**'] })).output,
+      'src/b.ts\nsrc/readme.md',
+    );
     assert.match((await call('list-files', { path: 'a.txt' })).summary, /a\.txt is not a directory/);
   });
 
@@ -114,8 +149,20 @@ describe('file tools', () => {
   });
 
   it('fails for tools it does not run', async () => {
-    const mcp: ToolDefinition = { name: 'local/remote', source: 'mcp:srv', inputSchema: { type: 'object' }, readOnly: true, writes: false };
-    const r = await runner.run({ tool: mcp, args: {}, sandbox: sb, signal: new AbortController().signal, timeoutMs: 1000 });
+    const mcp: ToolDefinition = {
+      name: 'local/remote',
+      source: 'mcp:srv',
+      inputSchema: { type: 'object' },
+      readOnly: true,
+      writes: false,
+    };
+    const r = await runner.run({
+      tool: mcp,
+      args: {},
+      sandbox: sb,
+      signal: new AbortController().signal,
+      timeoutMs: 1000,
+    });
     assert.equal(r.ok, false);
     assert.match(r.summary, /not a tool this runner knows/);
     assert.equal(exists(path.join(sb.root, 'nothing')), false);

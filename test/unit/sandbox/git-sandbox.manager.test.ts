@@ -72,10 +72,16 @@ describe('GitSandboxManager with a git-checkout resource', () => {
   });
 
   it('refuses a path inside a work tree, ids that are not plan ids, and a data directory inside the repository', async () => {
-    await assert.rejects(manager.create('P1', { ...resource, path: path.join(repo, 'src') }), /is inside the git work tree/);
+    await assert.rejects(
+      manager.create('P1', { ...resource, path: path.join(repo, 'src') }),
+      /is inside the git work tree/,
+    );
     await assert.rejects(manager.create('../evil', resource), /invalid plan id/);
     const before = fingerprint(repo);
-    await assert.rejects(new GitSandboxManager({ root: path.join(repo, '.cache', 'sandboxes') }).create('P1', resource), /overlap/);
+    await assert.rejects(
+      new GitSandboxManager({ root: path.join(repo, '.cache', 'sandboxes') }).create('P1', resource),
+      /overlap/,
+    );
     assert.equal(fingerprint(repo), before);
   });
 
@@ -84,7 +90,10 @@ describe('GitSandboxManager with a git-checkout resource', () => {
     write(sb.root, 'a.txt', 'one\nchanged\nthree\n');
     const first = await manager.checkpoint(sb, 'first');
     assert.equal(git(sb.root, 'rev-parse', 'HEAD'), first);
-    assert.equal(git(sb.root, 'log', '-1', '--format=%an <%ae>|%cn <%ce>|%s'), 'CleverAgents <plans@cleveragents.invalid>|CleverAgents <plans@cleveragents.invalid>|checkpoint: first');
+    assert.equal(
+      git(sb.root, 'log', '-1', '--format=%an <%ae>|%cn <%ce>|%s'),
+      'CleverAgents <plans@cleveragents.invalid>|CleverAgents <plans@cleveragents.invalid>|checkpoint: first',
+    );
     assert.equal(git(repo, 'rev-parse', 'cleveragents/plan-P1'), first, 'the checkpoint is on the plan branch');
 
     write(sb.root, 'a.txt', 'later\n');
@@ -96,7 +105,8 @@ describe('GitSandboxManager with a git-checkout resource', () => {
     await manager.restore(sb, first);
     assert.equal(git(sb.root, 'rev-parse', 'HEAD'), first);
     assert.equal(read(sb.root, 'a.txt'), 'one\nchanged\nthree\n');
-    for (const gone of ['more.txt', 'scratch/tmp.txt', 'build/ignored.js']) assert.equal(exists(path.join(sb.root, gone)), false, gone);
+    for (const gone of ['more.txt', 'scratch/tmp.txt', 'build/ignored.js'])
+      assert.equal(exists(path.join(sb.root, gone)), false, gone);
     assert.equal(git(sb.root, 'status', '--porcelain', '--ignored'), '');
 
     await manager.restore(sb, second);
@@ -124,12 +134,44 @@ describe('GitSandboxManager with a git-checkout resource', () => {
 
     const d = await manager.diff(sb);
 
-    assert.equal(git(sb.root, 'status', '--porcelain', '--untracked-files=all'), statusBefore, 'diff changed nothing in the sandbox');
+    assert.equal(
+      git(sb.root, 'status', '--porcelain', '--untracked-files=all'),
+      statusBefore,
+      'diff changed nothing in the sandbox',
+    );
     const byPath = Object.fromEntries(d.files.map((f) => [f.path, f]));
-    assert.deepEqual(byPath['a.txt'], { path: 'a.txt', status: 'modified', additions: 2, deletions: 1, size: 17, binary: false });
-    assert.deepEqual(byPath['c.txt'], { path: 'c.txt', status: 'deleted', additions: 0, deletions: 1, size: 0, binary: false });
-    assert.deepEqual(byPath['new/file.txt'], { path: 'new/file.txt', status: 'added', additions: 2, deletions: 0, size: 4, binary: false });
-    assert.deepEqual(byPath['img.bin'], { path: 'img.bin', status: 'added', additions: 0, deletions: 0, size: 6, binary: true });
+    assert.deepEqual(byPath['a.txt'], {
+      path: 'a.txt',
+      status: 'modified',
+      additions: 2,
+      deletions: 1,
+      size: 17,
+      binary: false,
+    });
+    assert.deepEqual(byPath['c.txt'], {
+      path: 'c.txt',
+      status: 'deleted',
+      additions: 0,
+      deletions: 1,
+      size: 0,
+      binary: false,
+    });
+    assert.deepEqual(byPath['new/file.txt'], {
+      path: 'new/file.txt',
+      status: 'added',
+      additions: 2,
+      deletions: 0,
+      size: 4,
+      binary: false,
+    });
+    assert.deepEqual(byPath['img.bin'], {
+      path: 'img.bin',
+      status: 'added',
+      additions: 0,
+      deletions: 0,
+      size: 6,
+      binary: true,
+    });
     assert.deepEqual(d.stats, { files: 4, additions: 4, deletions: 2 });
     assert.match(d.unified, /^diff --git a\/a\.txt b\/a\.txt$/m);
     assert.match(d.unified, /^\+four$/m);
@@ -140,7 +182,9 @@ describe('GitSandboxManager with a git-checkout resource', () => {
     const sb = await manager.create('P1', resource);
     fs.renameSync(path.join(sb.root, 'src/b.ts'), path.join(sb.root, 'src/renamed.ts'));
     const d = await manager.diff(sb);
-    assert.deepEqual(d.files, [{ path: 'src/renamed.ts', status: 'renamed', additions: 0, deletions: 0, size: 20, binary: false }]);
+    assert.deepEqual(d.files, [
+      { path: 'src/renamed.ts', status: 'renamed', additions: 0, deletions: 0, size: 20, binary: false },
+    ]);
   });
 
   describe('apply', () => {
@@ -179,7 +223,11 @@ describe('GitSandboxManager with a git-checkout resource', () => {
       assert.equal(read(repo, 'c.txt'), 'user commit\n');
       assert.equal(read(repo, '.gitignore'), 'build/\n# unstaged\n', 'unrelated unstaged change kept');
       assert.equal(exists(path.join(repo, 'src/b.ts')), false);
-      assert.equal(git(repo, 'diff', '--cached', '--name-only'), 'staged.txt', 'unrelated staged change still staged, not committed');
+      assert.equal(
+        git(repo, 'diff', '--cached', '--name-only'),
+        'staged.txt',
+        'unrelated staged change still staged, not committed',
+      );
       assert.equal(git(repo, 'show', '--name-only', '--format=', 'HEAD'), 'a.txt\nadded.txt\nsrc/b.ts\nsrc/c.ts');
     });
 
@@ -190,7 +238,12 @@ describe('GitSandboxManager with a git-checkout resource', () => {
 
       const out = await manager.apply(sb, 'apply');
 
-      assert.deepEqual(out.ok ? out : { ...out, message: '' }, { ok: false, reason: 'conflict', files: ['a.txt'], message: '' });
+      assert.deepEqual(out.ok ? out : { ...out, message: '' }, {
+        ok: false,
+        reason: 'conflict',
+        files: ['a.txt'],
+        message: '',
+      });
       assert.match(out.ok ? '' : out.message, /conflict with main in: a\.txt/);
       assert.equal(fingerprint(repo), before);
     });

@@ -107,13 +107,26 @@ for (const kind of ['git-checkout', 'fs-directory'] as const) {
 
     for (const [name, [t, argsFor]] of Object.entries(WRITERS)) {
       it(`${name}: refuses writes into .git`, async () => {
-        const gitBefore = kind === 'git-checkout' ? fs.readFileSync(path.join(sb.root, '.git'), 'utf8') : fingerprint(path.join(sb.root, '.git'));
-        for (const p of ['.git', '.git/config', '.git/hooks/pre-commit', 'sub/.git/x', '.GIT/config', './src/../.git/HEAD']) {
+        const gitBefore =
+          kind === 'git-checkout'
+            ? fs.readFileSync(path.join(sb.root, '.git'), 'utf8')
+            : fingerprint(path.join(sb.root, '.git'));
+        for (const p of [
+          '.git',
+          '.git/config',
+          '.git/hooks/pre-commit',
+          'sub/.git/x',
+          '.GIT/config',
+          './src/../.git/HEAD',
+        ]) {
           const r = await run(t, argsFor(p));
           assert.equal(r.ok, false, `${name} ${p}`);
           assert.match(r.summary, /inside \.git/, `${name} ${p}`);
         }
-        const gitAfter = kind === 'git-checkout' ? fs.readFileSync(path.join(sb.root, '.git'), 'utf8') : fingerprint(path.join(sb.root, '.git'));
+        const gitAfter =
+          kind === 'git-checkout'
+            ? fs.readFileSync(path.join(sb.root, '.git'), 'utf8')
+            : fingerprint(path.join(sb.root, '.git'));
         assert.equal(gitAfter, gitBefore);
       });
     }

@@ -22,7 +22,8 @@ describe('builtin/replace-in-files', () => {
   writeFileSync(join(outside, 'victim.ts'), 'colour\n');
   symlinkSync(join(outside, 'victim.ts'), join(root, 'src/link.ts'));
   const sandbox = { resource: 'local/x', kind: 'copy' as const, root, source: root, baseCommit: 'x' };
-  const run = (args: Record<string, unknown>) => new BuiltinToolRunner().run({ tool: tool!, args, sandbox, signal: new AbortController().signal, timeoutMs: 5000 });
+  const run = (args: Record<string, unknown>) =>
+    new BuiltinToolRunner().run({ tool: tool!, args, sandbox, signal: new AbortController().signal, timeoutMs: 5000 });
 
   it('replaces every match in the files of the glob, with groups, and reports the files touched', async () => {
     const r = await run({ pattern: 'colou?r(\\w*)', replacement: 'color$1', include: ['src/**/*.ts'] });
@@ -31,7 +32,11 @@ describe('builtin/replace-in-files', () => {
     assert.equal(readFileSync(join(root, 'src/a.ts'), 'utf8'), 'const color = 1; // color\n');
     assert.equal(readFileSync(join(root, 'src/deep/b.ts'), 'utf8'), 'colorful(color)\n');
     assert.equal(readFileSync(join(root, 'README.md'), 'utf8'), 'colour stays here\n', 'outside the glob');
-    assert.equal(readFileSync(join(outside, 'victim.ts'), 'utf8'), 'colour\n', 'a symlink out of the sandbox is not followed');
+    assert.equal(
+      readFileSync(join(outside, 'victim.ts'), 'utf8'),
+      'colour\n',
+      'a symlink out of the sandbox is not followed',
+    );
     assert.match(r.summary, /4 matches .* 2 files/);
   });
 

@@ -38,13 +38,26 @@ describe('run-command and command tools', () => {
   let data: string;
   let sb: SandboxInfo;
   const runner = new BuiltinToolRunner();
-  const run = (args: Record<string, unknown>, opts: { timeoutMs?: number; signal?: AbortSignal; tool?: ToolDefinition } = {}): Promise<ToolCallResult> =>
-    runner.run({ tool: opts.tool ?? runCommand, args, sandbox: sb, signal: opts.signal ?? new AbortController().signal, timeoutMs: opts.timeoutMs ?? 20_000 });
+  const run = (
+    args: Record<string, unknown>,
+    opts: { timeoutMs?: number; signal?: AbortSignal; tool?: ToolDefinition } = {},
+  ): Promise<ToolCallResult> =>
+    runner.run({
+      tool: opts.tool ?? runCommand,
+      args,
+      sandbox: sb,
+      signal: opts.signal ?? new AbortController().signal,
+      timeoutMs: opts.timeoutMs ?? 20_000,
+    });
 
   before(async () => {
     repo = makeRepo();
     data = tmpDir('data');
-    sb = await new GitSandboxManager({ root: path.join(data, 'sandboxes') }).create('P1', { name: 'local/app', type: 'git-checkout', path: repo });
+    sb = await new GitSandboxManager({ root: path.join(data, 'sandboxes') }).create('P1', {
+      name: 'local/app',
+      type: 'git-checkout',
+      path: repo,
+    });
   });
   after(() => rmrf(repo, data));
 
@@ -64,7 +77,13 @@ describe('run-command and command tools', () => {
   it('reports exactly the files a command changed, by content', async () => {
     write(sb.root, 'c.txt', 'changed before the command\n');
     write(sb.root, 'same.txt', 'same\n');
-    const r = await run({ program: 'sh', args: ['-c', 'echo x > new.txt; echo y >> a.txt; rm src/b.ts; echo again >> c.txt; echo same > same.txt; mkdir -p d/e && echo z > d/e/f.txt'] });
+    const r = await run({
+      program: 'sh',
+      args: [
+        '-c',
+        'echo x > new.txt; echo y >> a.txt; rm src/b.ts; echo again >> c.txt; echo same > same.txt; mkdir -p d/e && echo z > d/e/f.txt',
+      ],
+    });
     assert.equal(r.ok, true, r.summary);
     assert.equal(r.exitCode, 0);
     assert.deepEqual(r.filesTouched, ['a.txt', 'c.txt', 'd/e/f.txt', 'new.txt', 'src/b.ts']);
@@ -133,7 +152,10 @@ describe('run-command and command tools', () => {
   });
 
   it('caps the output at about 1 MB, keeping the head and the tail', async () => {
-    const r = await run({ program: 'sh', args: ['-c', 'echo START; head -c 3000000 /dev/zero | tr "\\0" x; echo; echo END'] });
+    const r = await run({
+      program: 'sh',
+      args: ['-c', 'echo START; head -c 3000000 /dev/zero | tr "\\0" x; echo; echo END'],
+    });
     assert.equal(r.ok, true);
     assert.ok(Buffer.byteLength(r.output) <= 1024 * 1024 + 100, `${Buffer.byteLength(r.output)} bytes`);
     assert.match(r.output, /^START\n/);
@@ -150,7 +172,10 @@ describe('run-command and command tools', () => {
 
   it('rejects bad arguments', async () => {
     assert.match((await run({})).summary, /argument program must be a string/);
-    assert.match((await run({ program: 'true', args: 'not an array' })).summary, /argument args must be an array of strings/);
+    assert.match(
+      (await run({ program: 'true', args: 'not an array' })).summary,
+      /argument args must be an array of strings/,
+    );
     assert.match((await run({ program: 'true', cwd: 'a.txt' })).summary, /cwd a\.txt is not a directory/);
   });
 

@@ -19,9 +19,21 @@ export function registerAction(program: Command, runner: Runner): void {
       const args = (e.derived['arguments'] ?? []) as ArgumentFact[];
       const steps = Number(e.derived['steps'] ?? 0);
       return [
-        ...args.map((a) => ['argument', `${a.name}: ${a.type}${a.required ? ', required' : ''}${a.default !== undefined ? `, default ${JSON.stringify(a.default)}` : ''}`] as const),
+        ...args.map(
+          (a) =>
+            [
+              'argument',
+              `${a.name}: ${a.type}${a.required ? ', required' : ''}${a.default !== undefined ? `, default ${JSON.stringify(a.default)}` : ''}`,
+            ] as const,
+        ),
         ['steps', `${steps}${e.derived['deterministic'] ? ' (run by the built-in deterministic actor)' : ''}`],
-        ['use it', `agents plan use ${e.name} <project>${args.filter((a) => a.required).map((a) => ` --arg ${a.name}=…`).join('')}`],
+        [
+          'use it',
+          `agents plan use ${e.name} <project>${args
+            .filter((a) => a.required)
+            .map((a) => ` --arg ${a.name}=…`)
+            .join('')}`,
+        ],
         ...usedBy(e.derived),
       ];
     },

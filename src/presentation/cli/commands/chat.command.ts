@@ -24,12 +24,18 @@ interface ChatTurn {
 async function chat(ctx: RunContext, opts: { session?: string; actor?: string }): Promise<Outcome> {
   const { ui } = ctx;
   const client = await ctx.client();
-  const session = (await targetSession(client, opts, ctx.signal)) ?? (await client.call(sessionCreate, {}, { signal: ctx.signal }));
-  if (ui.rich) ui.out(`${ui.pal.bold('Session')} ${session.id} ${ui.pal.dim(`· ${session.actor} · /exit or Ctrl-D to leave`)}\n`);
+  const session =
+    (await targetSession(client, opts, ctx.signal)) ?? (await client.call(sessionCreate, {}, { signal: ctx.signal }));
+  if (ui.rich)
+    ui.out(`${ui.pal.bold('Session')} ${session.id} ${ui.pal.dim(`· ${session.actor} · /exit or Ctrl-D to leave`)}\n`);
   else ui.out(`session: ${session.id}\n`);
 
   const interactive = ctx.io.stdin.isTTY === true && ui.human;
-  const rl = createInterface({ input: ctx.io.stdin, terminal: interactive, ...(interactive ? { output: ctx.io.stdout } : {}) });
+  const rl = createInterface({
+    input: ctx.io.stdin,
+    terminal: interactive,
+    ...(interactive ? { output: ctx.io.stdout } : {}),
+  });
   rl.setPrompt(ui.pal.bold('you › '));
   rl.on('SIGINT', () => {
     ctx.interrupt();
@@ -57,7 +63,8 @@ async function chat(ctx: RunContext, opts: { session?: string; actor?: string })
       turns.push(turn);
       try {
         const message = userMessage(line, { contextId: session.id, taskId: waitingTask });
-        for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: ctx.signal })) printer.push(seq, event);
+        for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: ctx.signal }))
+          printer.push(seq, event);
         printer.end();
       } catch (err) {
         printer.end();
@@ -84,8 +91,12 @@ async function chat(ctx: RunContext, opts: { session?: string; actor?: string })
 export function registerChat(program: Command, runner: Runner): void {
   program
     .command('chat')
-    .description('Talk with the agent, answers streamed; reads lines from stdin (a terminal or a pipe); /exit or EOF ends')
+    .description(
+      'Talk with the agent, answers streamed; reads lines from stdin (a terminal or a pipe); /exit or EOF ends',
+    )
     .option('--session <id>', 'continue this session')
     .option('--actor <name>', 'start a new session with this actor')
-    .action((opts: { session?: string; actor?: string }, cmd: Command) => runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)));
+    .action((opts: { session?: string; actor?: string }, cmd: Command) =>
+      runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)),
+    );
 }

@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
-import { planApply, planDiff, planExecute, planUse, projectRegistry, resourceRegistry, type A2AClient } from '../../../protocol/client/index.js';
+import {
+  planApply,
+  planDiff,
+  planExecute,
+  planUse,
+  projectRegistry,
+  resourceRegistry,
+  type A2AClient,
+} from '../../../protocol/client/index.js';
 import { UsageError } from '../exit-codes.js';
 import { renderDiff, renderStat } from '../render/plan.js';
 import type { Ui } from '../render/ui.js';
@@ -33,41 +41,94 @@ function heading(ui: Ui, n: number, text: string): void {
 async function demo(ctx: RunContext, opts: DemoOptions): Promise<Outcome> {
   const { ui } = ctx;
   const fromFlags = [opts.pattern, opts.replacement, opts.glob];
-  if (opts.repo && fromFlags.some((v) => v === undefined)) throw new UsageError('with --repo, give --pattern, --replacement and --glob (what to replace, with what, in which files)', 'e.g. agents demo --repo . --pattern colour --replacement color --glob "src/**/*.ts"');
-  if (!opts.repo && fromFlags.some((v) => v !== undefined)) throw new UsageError('--pattern, --replacement and --glob go with --repo (the sample repository has its own)');
+  if (opts.repo && fromFlags.some((v) => v === undefined))
+    throw new UsageError(
+      'with --repo, give --pattern, --replacement and --glob (what to replace, with what, in which files)',
+      'e.g. agents demo --repo . --pattern colour --replacement color --glob "src/**/*.ts"',
+    );
+  if (!opts.repo && fromFlags.some((v) => v !== undefined))
+    throw new UsageError('--pattern, --replacement and --glob go with --repo (the sample repository has its own)');
 
   const sample = opts.repo ? undefined : createSampleRepo();
-  const { repo, branch } = sample ? { repo: sample.repo, branch: currentBranch(sample.repo) } : userRepo(opts.repo ?? '.');
-  const args = opts.repo ? { pattern: opts.pattern ?? '', replacement: opts.replacement ?? '', glob: opts.glob ?? '' } : SAMPLE_ARGS;
+  const { repo, branch } = sample
+    ? { repo: sample.repo, branch: currentBranch(sample.repo) }
+    : userRepo(opts.repo ?? '.');
+  const args = opts.repo
+    ? { pattern: opts.pattern ?? '', replacement: opts.replacement ?? '', glob: opts.glob ?? '' }
+    : SAMPLE_ARGS;
   const id = randomBytes(4).toString('hex').slice(0, 6);
   const name = `local/demo-${id}`;
-  const data: Record<string, unknown> = { repo, branch, resource: name, project: name, action: DEMO_ACTION, arguments: args };
+  const data: Record<string, unknown> = {
+    repo,
+    branch,
+    resource: name,
+    project: name,
+    action: DEMO_ACTION,
+    arguments: args,
+  };
   const client = await ctx.client();
   let registered = 0;
   let ok = false;
 
-  if (ui.rich) ui.out(`${ui.pal.bold('CleverAgents demo')}: a real plan, end to end, every step an A2A call to the agent\n`);
+  if (ui.rich)
+    ui.out(`${ui.pal.bold('CleverAgents demo')}: a real plan, end to end, every step an A2A call to the agent\n`);
   try {
     heading(ui, 1, sample ? 'A sample git repository' : 'Your repository');
     ui.out(`${repo} (branch ${branch})\n`);
     ui.out(`${git(repo, ['log', '--oneline', '-1'])}\n`);
 
     heading(ui, 2, 'Register it: a resource and a project');
-    await client.call(resourceRegistry.add, { definition: { name, type: 'git-checkout', path: repo, branch, description: `agents demo ${id}` } }, { signal: ctx.signal });
+    await client.call(
+      resourceRegistry.add,
+      { definition: { name, type: 'git-checkout', path: repo, branch, description: `agents demo ${id}` } },
+      { signal: ctx.signal },
+    );
     registered = 1;
-    await client.call(projectRegistry.add, { definition: { name, resources: [name], description: `agents demo ${id}`, settings: { automationProfile: 'trusted' } } }, { signal: ctx.signal });
+    await client.call(
+      projectRegistry.add,
+      {
+        definition: {
+          name,
+          resources: [name],
+          description: `agents demo ${id}`,
+          settings: { automationProfile: 'trusted' },
+        },
+      },
+      { signal: ctx.signal },
+    );
     registered = 2;
     ui.out(`resource ${name} (git-checkout ${repo}, branch ${branch})\nproject  ${name}\n`);
 
-    heading(ui, 3, `Plan: ${DEMO_ACTION} ${Object.entries(args).map(([k, v]) => `--arg ${k}=${v}`).join(' ')}`);
-    const use = await runPhase(ctx, client, () => client.call(planUse, { action: DEMO_ACTION, projects: [name], arguments: args, wait: false }, { signal: ctx.signal }), { yes: false });
+    heading(
+      ui,
+      3,
+      `Plan: ${DEMO_ACTION} ${Object.entries(args)
+        .map(([k, v]) => `--arg ${k}=${v}`)
+        .join(' ')}`,
+    );
+    const use = await runPhase(
+      ctx,
+      client,
+      () =>
+        client.call(
+          planUse,
+          { action: DEMO_ACTION, projects: [name], arguments: args, wait: false },
+          { signal: ctx.signal },
+        ),
+      { yes: false },
+    );
     const planId = use.status.planId;
     data['planId'] = planId;
     if (use.error) return failed(data, use);
     ui.out(renderStrategy(use.status, await stepDecisions(ctx, client, planId), ui));
 
     heading(ui, 4, 'Execute it in a sandbox (a git worktree: your working tree is not touched)');
-    const exec = await runPhase(ctx, client, () => client.call(planExecute, { planId, wait: false }, { signal: ctx.signal }), { yes: false });
+    const exec = await runPhase(
+      ctx,
+      client,
+      () => client.call(planExecute, { planId, wait: false }, { signal: ctx.signal }),
+      { yes: false },
+    );
     data['execute'] = exec.status;
     if (exec.error) return failed(data, exec);
 
@@ -79,7 +140,12 @@ async function demo(ctx: RunContext, opts: DemoOptions): Promise<Outcome> {
     ui.out(`${ui.rich ? '\n' : ''}${renderStat(files, diff.stats, ui.mode)}`);
 
     heading(ui, 6, 'Apply it (--yes): one commit on your branch');
-    const apply = await runPhase(ctx, client, () => client.call(planApply, { planId, yes: true, wait: true }, { signal: ctx.signal }), { yes: true });
+    const apply = await runPhase(
+      ctx,
+      client,
+      () => client.call(planApply, { planId, yes: true, wait: true }, { signal: ctx.signal }),
+      { yes: true },
+    );
     data['apply'] = apply.status;
     if (apply.error) return failed(data, apply);
 
@@ -88,8 +154,17 @@ async function demo(ctx: RunContext, opts: DemoOptions): Promise<Outcome> {
     data['commit'] = commit;
     ui.out(`${git(repo, ['log', '-1', '--stat', '--format=commit %H%nAuthor: %an <%ae>%nDate:   %ad%n%n    %s'])}\n`);
 
-    const more = [`agents plan status ${planId}`, `agents plan tree ${planId}`, `agents plan diff ${planId}`, `agents plan artifacts ${planId}`];
-    ui.out(ui.rich ? `\n${ui.pal.green('✓')} Done. Look further: ${more.join('  ·  ')}\n` : `\nlook further: ${more.join(' ; ')}\n`);
+    const more = [
+      `agents plan status ${planId}`,
+      `agents plan tree ${planId}`,
+      `agents plan diff ${planId}`,
+      `agents plan artifacts ${planId}`,
+    ];
+    ui.out(
+      ui.rich
+        ? `\n${ui.pal.green('✓')} Done. Look further: ${more.join('  ·  ')}\n`
+        : `\nlook further: ${more.join(' ; ')}\n`,
+    );
     ok = true;
     return { data };
   } finally {
@@ -110,10 +185,25 @@ function failed(data: Record<string, unknown>, run: PhaseRun): Outcome {
  * Without --keep, a successful demo removes what it created (the registrations and the sample
  * repository; never your repository). A failed one leaves everything for inspection.
  */
-async function cleanUp(ctx: RunContext, client: A2AClient, s: { ok: boolean; keep: boolean; registered: number; name: string; sample: { root: string; repo: string } | undefined; data: Record<string, unknown> }): Promise<void> {
+async function cleanUp(
+  ctx: RunContext,
+  client: A2AClient,
+  s: {
+    ok: boolean;
+    keep: boolean;
+    registered: number;
+    name: string;
+    sample: { root: string; repo: string } | undefined;
+    data: Record<string, unknown>;
+  },
+): Promise<void> {
   const { ui } = ctx;
   if (!s.ok || s.keep) {
-    if (s.registered > 0) note(ui, `kept: resource${s.registered > 1 ? ' and project' : ''} ${s.name}${s.sample ? `, the sample repository ${s.sample.repo}` : ''}`);
+    if (s.registered > 0)
+      note(
+        ui,
+        `kept: resource${s.registered > 1 ? ' and project' : ''} ${s.name}${s.sample ? `, the sample repository ${s.sample.repo}` : ''}`,
+      );
     s.data['kept'] = true;
     return;
   }
@@ -132,7 +222,9 @@ async function cleanUp(ctx: RunContext, client: A2AClient, s: { ok: boolean; kee
 export function registerDemo(program: Command, runner: Runner): void {
   program
     .command('demo')
-    .description('Run a real plan end to end — register a repository, plan use → execute → diff → apply — and show what a user sees')
+    .description(
+      'Run a real plan end to end — register a repository, plan use → execute → diff → apply — and show what a user sees',
+    )
     .option('--repo <path>', 'use your git repository (its checked-out branch gets the commit) instead of a sample one')
     .option('--pattern <regex>', 'with --repo: the regular expression to replace')
     .option('--replacement <text>', 'with --repo: what to replace it with ($1… for groups)')

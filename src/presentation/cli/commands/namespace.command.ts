@@ -6,7 +6,9 @@ import type { Runner } from '../runner.js';
 
 /** `agents namespace list|show|members`: where entities live and who may change them. */
 export function registerNamespace(program: Command, runner: Runner): void {
-  const ns = program.command('namespace').description('Namespaces: where registry entities live, and who may change them');
+  const ns = program
+    .command('namespace')
+    .description('Namespaces: where registry entities live, and who may change them');
 
   ns.command('list')
     .description('List the namespaces you belong to (and builtin), with your role')
@@ -47,7 +49,11 @@ export function registerNamespace(program: Command, runner: Runner): void {
           ['members', String(n.memberCount)],
           ...Object.entries(n.entities).map(([kind, count]) => [`${kind}s`, String(count)] as const),
         ] as const;
-        ui.out(ui.rich ? `${ui.pal.bold('Namespace')} ${n.name}\n${renderFields(fields, ui.mode)}` : renderFields([['name', n.name], ...fields], ui.mode));
+        ui.out(
+          ui.rich
+            ? `${ui.pal.bold('Namespace')} ${n.name}\n${renderFields(fields, ui.mode)}`
+            : renderFields([['name', n.name], ...fields], ui.mode),
+        );
         return { data: n };
       }),
     );
@@ -60,7 +66,10 @@ export function registerNamespace(program: Command, runner: Runner): void {
         const client = await ctx.client();
         const r = await client.call(namespaceMembers, { name }, { signal: ctx.signal });
         const { ui } = ctx;
-        if (r.members.length === 0) ui.info(`${r.namespace} has no members${r.namespace === 'builtin' ? ' (everyone may read it; no one changes it)' : ''}`);
+        if (r.members.length === 0)
+          ui.info(
+            `${r.namespace} has no members${r.namespace === 'builtin' ? ' (everyone may read it; no one changes it)' : ''}`,
+          );
         else
           ui.out(
             renderTable(

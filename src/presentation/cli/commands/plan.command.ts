@@ -17,12 +17,29 @@ import {
   planUse,
 } from '../../../protocol/client/index.js';
 import { qualify, whenText } from '../render/definition.js';
-import { phaseState, renderArtifacts, renderDiff, renderPlanStatus, renderStat, renderTree, type PlanStatus } from '../render/plan.js';
+import {
+  phaseState,
+  renderArtifacts,
+  renderDiff,
+  renderPlanStatus,
+  renderStat,
+  renderTree,
+  type PlanStatus,
+} from '../render/plan.js';
 import { renderCorrection, renderExplain } from '../render/plan-decision.js';
 import { renderFields, renderTable } from '../render/table.js';
 import type { Runner } from '../runner.js';
 import { intOption } from '../support/options.js';
-import { nextCommands, renderRunSummary, renderStrategy, runOutcome, runPhase, stepDecisions, waitingRun, type RunStart } from '../support/plan-run.js';
+import {
+  nextCommands,
+  renderRunSummary,
+  renderStrategy,
+  runOutcome,
+  runPhase,
+  stepDecisions,
+  waitingRun,
+  type RunStart,
+} from '../support/plan-run.js';
 
 const PHASES = ['strategize', 'execute', 'apply'] as const;
 const STATES = ['queued', 'processing', 'complete', 'errored', 'constrained', 'cancelled', 'applied'] as const;
@@ -45,11 +62,15 @@ const budgetOf = (o: Budget): Budget => ({
 });
 
 const withBudget = (c: Command): Command =>
-  c.option('--max-tool-calls <n>', 'budget: most tool calls the plan may make', intOption(1, 100_000)).option('--max-wall-seconds <n>', 'budget: most wall-clock seconds', intOption(1, 7 * 24 * 3600));
+  c
+    .option('--max-tool-calls <n>', 'budget: most tool calls the plan may make', intOption(1, 100_000))
+    .option('--max-wall-seconds <n>', 'budget: most wall-clock seconds', intOption(1, 7 * 24 * 3600));
 
 /** `agents plan …`: strategize → execute in a sandbox → apply, with live progress and approvals. */
 export function registerPlan(program: Command, runner: Runner): void {
-  const plan = program.command('plan').description('Plans: an action applied to projects — strategize, execute in a sandbox, apply');
+  const plan = program
+    .command('plan')
+    .description('Plans: an action applied to projects — strategize, execute in a sandbox, apply');
 
   withBudget(
     plan
@@ -57,17 +78,37 @@ export function registerPlan(program: Command, runner: Runner): void {
       .description('Create a plan from an action and projects, and strategize it (prints the plan id and its steps)')
       .argument('<action>', 'the action (e.g. builtin/replace; see agents action list)')
       .argument('<projects...>', 'the projects it works on')
-      .option('--arg <name=value>', "an argument of the action (repeat for several; see agents action show)", argPair)
-      .addOption(new Option('--automation-profile <profile>', 'what needs your approval: manual (every write and the apply), trusted (the apply; default), auto (nothing)').choices(PROFILES)),
-  ).action((action: string, projects: string[], opts: Budget & { arg?: Record<string, string>; automationProfile?: (typeof PROFILES)[number] }, cmd: Command) =>
-    runner.run(cmd, 'plan use', async (ctx) => {
-      const client = await ctx.client();
-      const params = { action: qualify(action), projects: projects.map(qualify), wait: false, ...(opts.arg ? { arguments: opts.arg } : {}), ...(opts.automationProfile ? { automationProfile: opts.automationProfile } : {}), ...budgetOf(opts) };
-      const run = await runPhase(ctx, client, () => client.call(planUse, params, { signal: ctx.signal }), { yes: false });
-      const steps = run.error ? [] : await stepDecisions(ctx, client, run.status.planId);
-      ctx.ui.out(renderStrategy(run.status, steps, ctx.ui));
-      return runOutcome(run, { decisions: steps });
-    }),
+      .option('--arg <name=value>', 'an argument of the action (repeat for several; see agents action show)', argPair)
+      .addOption(
+        new Option(
+          '--automation-profile <profile>',
+          'what needs your approval: manual (every write and the apply), trusted (the apply; default), auto (nothing)',
+        ).choices(PROFILES),
+      ),
+  ).action(
+    (
+      action: string,
+      projects: string[],
+      opts: Budget & { arg?: Record<string, string>; automationProfile?: (typeof PROFILES)[number] },
+      cmd: Command,
+    ) =>
+      runner.run(cmd, 'plan use', async (ctx) => {
+        const client = await ctx.client();
+        const params = {
+          action: qualify(action),
+          projects: projects.map(qualify),
+          wait: false,
+          ...(opts.arg ? { arguments: opts.arg } : {}),
+          ...(opts.automationProfile ? { automationProfile: opts.automationProfile } : {}),
+          ...budgetOf(opts),
+        };
+        const run = await runPhase(ctx, client, () => client.call(planUse, params, { signal: ctx.signal }), {
+          yes: false,
+        });
+        const steps = run.error ? [] : await stepDecisions(ctx, client, run.status.planId);
+        ctx.ui.out(renderStrategy(run.status, steps, ctx.ui));
+        return runOutcome(run, { decisions: steps });
+      }),
   );
 
   withBudget(
@@ -80,7 +121,12 @@ export function registerPlan(program: Command, runner: Runner): void {
     runner.run(cmd, 'plan execute', async (ctx) => {
       const client = await ctx.client();
       const start = async (): Promise<RunStart> =>
-        (await waitingRun(ctx, client, id, 'tool-approval')) ?? client.call(planExecute, { planId: id, wait: false, ...(opts.yes ? { yes: true } : {}), ...budgetOf(opts) }, { signal: ctx.signal });
+        (await waitingRun(ctx, client, id, 'tool-approval')) ??
+        client.call(
+          planExecute,
+          { planId: id, wait: false, ...(opts.yes ? { yes: true } : {}), ...budgetOf(opts) },
+          { signal: ctx.signal },
+        );
       const run = await runPhase(ctx, client, start, { yes: opts.yes === true });
       ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
       return runOutcome(run);
@@ -98,7 +144,13 @@ export function registerPlan(program: Command, runner: Runner): void {
         // wait: true — the agent reports a conflict as a PlanError only once the apply has settled
         // (with wait: false it may report the error of an earlier attempt); apply is quick, and its
         // progress lines are printed from the task right after.
-        const start = async (): Promise<RunStart> => (await waitingRun(ctx, client, id, 'apply-approval')) ?? client.call(planApply, { planId: id, wait: true, ...(opts.yes ? { yes: true } : {}) }, { signal: ctx.signal });
+        const start = async (): Promise<RunStart> =>
+          (await waitingRun(ctx, client, id, 'apply-approval')) ??
+          client.call(
+            planApply,
+            { planId: id, wait: true, ...(opts.yes ? { yes: true } : {}) },
+            { signal: ctx.signal },
+          );
         const run = await runPhase(ctx, client, start, { yes: opts.yes === true });
         ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
         return runOutcome(run);
@@ -113,7 +165,12 @@ export function registerPlan(program: Command, runner: Runner): void {
     .action((id: string, opts: { yes?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan approve', async (ctx) => {
         const client = await ctx.client();
-        const run = await runPhase(ctx, client, () => client.call(planApprove, { planId: id, wait: false }, { signal: ctx.signal }), { yes: opts.yes === true });
+        const run = await runPhase(
+          ctx,
+          client,
+          () => client.call(planApprove, { planId: id, wait: false }, { signal: ctx.signal }),
+          { yes: opts.yes === true },
+        );
         ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
         return runOutcome(run);
       }),
@@ -121,7 +178,9 @@ export function registerPlan(program: Command, runner: Runner): void {
 
   plan
     .command('reject')
-    .description('Reject what the plan waits for: a rejected tool call is skipped, a rejected apply leaves the plan ready to apply')
+    .description(
+      'Reject what the plan waits for: a rejected tool call is skipped, a rejected apply leaves the plan ready to apply',
+    )
     .argument('<id>', 'the plan id')
     .option('--guidance <text>', 'what to do instead (kept with the decision)')
     .option('--yes', 'approve whatever else the run asks')
@@ -129,7 +188,9 @@ export function registerPlan(program: Command, runner: Runner): void {
       runner.run(cmd, 'plan reject', async (ctx) => {
         const client = await ctx.client();
         const params = { planId: id, wait: false, ...(opts.guidance?.trim() ? { guidance: opts.guidance } : {}) };
-        const run = await runPhase(ctx, client, () => client.call(planReject, params, { signal: ctx.signal }), { yes: opts.yes === true });
+        const run = await runPhase(ctx, client, () => client.call(planReject, params, { signal: ctx.signal }), {
+          yes: opts.yes === true,
+        });
         ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
         return runOutcome(run);
       }),
@@ -137,14 +198,21 @@ export function registerPlan(program: Command, runner: Runner): void {
 
   plan
     .command('prompt')
-    .description('Give guidance to a plan that errored, and follow it on; on a waiting approval a clear yes approves, any other text rejects with it as guidance')
+    .description(
+      'Give guidance to a plan that errored, and follow it on; on a waiting approval a clear yes approves, any other text rejects with it as guidance',
+    )
     .argument('<id>', 'the plan id')
     .argument('<guidance...>', 'what to tell it')
     .option('--yes', 'approve whatever else the run asks')
     .action((id: string, words: string[], opts: { yes?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan prompt', async (ctx) => {
         const client = await ctx.client();
-        const run = await runPhase(ctx, client, () => client.call(planPrompt, { planId: id, guidance: words.join(' ') }, { signal: ctx.signal }), { yes: opts.yes === true });
+        const run = await runPhase(
+          ctx,
+          client,
+          () => client.call(planPrompt, { planId: id, guidance: words.join(' ') }, { signal: ctx.signal }),
+          { yes: opts.yes === true },
+        );
         ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
         return runOutcome(run);
       }),
@@ -158,13 +226,28 @@ export function registerPlan(program: Command, runner: Runner): void {
     .action((id: string, opts: { reason?: string }, cmd: Command) =>
       runner.run(cmd, 'plan cancel', async (ctx) => {
         const client = await ctx.client();
-        const s = await client.call(planCancel, { planId: id, ...(opts.reason ? { reason: opts.reason } : {}) }, { signal: ctx.signal });
+        const s = await client.call(
+          planCancel,
+          { planId: id, ...(opts.reason ? { reason: opts.reason } : {}) },
+          { signal: ctx.signal },
+        );
         const { ui } = ctx;
         const sandboxes = s.sandboxes;
         if (ui.rich) {
           ui.out(`Cancelled plan ${s.planId} ${phaseState(s, ui.pal)}\n`);
           for (const b of sandboxes) ui.out(ui.pal.dim(`  sandbox kept for inspection: ${b.root}\n`));
-        } else ui.out(renderFields([['plan', s.planId], ['phase', s.phase], ['state', s.state], ...sandboxes.map((b) => ['sandbox', b.root] as const)], ui.mode));
+        } else
+          ui.out(
+            renderFields(
+              [
+                ['plan', s.planId],
+                ['phase', s.phase],
+                ['state', s.state],
+                ...sandboxes.map((b) => ['sandbox', b.root] as const),
+              ],
+              ui.mode,
+            ),
+          );
         return { data: s };
       }),
     );
@@ -191,11 +274,18 @@ export function registerPlan(program: Command, runner: Runner): void {
     .action((id: string, opts: { showSuperseded?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan tree', async (ctx) => {
         const client = await ctx.client();
-        const t = await client.call(planTree, { planId: id, ...(opts.showSuperseded ? { showSuperseded: true } : {}) }, { signal: ctx.signal });
+        const t = await client.call(
+          planTree,
+          { planId: id, ...(opts.showSuperseded ? { showSuperseded: true } : {}) },
+          { signal: ctx.signal },
+        );
         const { ui } = ctx;
-        if (ui.rich) ui.out(`${ui.pal.bold('Decisions')} of plan ${t.planId} ${ui.pal.dim(`(attempt ${t.attempt})`)}\n`);
+        if (ui.rich)
+          ui.out(`${ui.pal.bold('Decisions')} of plan ${t.planId} ${ui.pal.dim(`(attempt ${t.attempt})`)}\n`);
         ui.out(renderTree(t.decisions, ui.mode));
-        ui.info(`explain one: agents plan explain <decision-id> · correct it: agents plan correct <decision-id> --mode revert|append --guidance "…"`);
+        ui.info(
+          `explain one: agents plan explain <decision-id> · correct it: agents plan correct <decision-id> --mode revert|append --guidance "…"`,
+        );
         return { data: t };
       }),
     );
@@ -208,7 +298,11 @@ export function registerPlan(program: Command, runner: Runner): void {
     .action((decisionId: string, opts: { plan?: string }, cmd: Command) =>
       runner.run(cmd, 'plan explain', async (ctx) => {
         const client = await ctx.client();
-        const r = await client.call(planExplain, { decisionId, ...(opts.plan ? { planId: opts.plan } : {}) }, { signal: ctx.signal });
+        const r = await client.call(
+          planExplain,
+          { decisionId, ...(opts.plan ? { planId: opts.plan } : {}) },
+          { signal: ctx.signal },
+        );
         ctx.ui.out(renderExplain(r, ctx.ui));
         return { data: r };
       }),
@@ -216,19 +310,36 @@ export function registerPlan(program: Command, runner: Runner): void {
 
   plan
     .command('correct')
-    .description('Correct a decision: revert (supersede it and what follows, roll back, re-strategize) or append guidance')
+    .description(
+      'Correct a decision: revert (supersede it and what follows, roll back, re-strategize) or append guidance',
+    )
     .argument('<decision-id>', 'the decision (from agents plan tree)')
     .addOption(new Option('--mode <mode>', 'revert or append').choices(['revert', 'append']).makeOptionMandatory())
     .requiredOption('--guidance <text>', 'what to do differently')
     .option('--dry-run', 'only report what would be invalidated')
     .option('--plan <id>', 'the plan it belongs to (faster)')
-    .action((decisionId: string, opts: { mode: 'revert' | 'append'; guidance: string; dryRun?: boolean; plan?: string }, cmd: Command) =>
-      runner.run(cmd, 'plan correct', async (ctx) => {
-        const client = await ctx.client();
-        const r = await client.call(planCorrect, { decisionId, mode: opts.mode, guidance: opts.guidance, ...(opts.dryRun ? { dryRun: true } : {}), ...(opts.plan ? { planId: opts.plan } : {}) }, { signal: ctx.signal });
-        ctx.ui.out(renderCorrection(r, ctx.ui));
-        return { data: r };
-      }),
+    .action(
+      (
+        decisionId: string,
+        opts: { mode: 'revert' | 'append'; guidance: string; dryRun?: boolean; plan?: string },
+        cmd: Command,
+      ) =>
+        runner.run(cmd, 'plan correct', async (ctx) => {
+          const client = await ctx.client();
+          const r = await client.call(
+            planCorrect,
+            {
+              decisionId,
+              mode: opts.mode,
+              guidance: opts.guidance,
+              ...(opts.dryRun ? { dryRun: true } : {}),
+              ...(opts.plan ? { planId: opts.plan } : {}),
+            },
+            { signal: ctx.signal },
+          );
+          ctx.ui.out(renderCorrection(r, ctx.ui));
+          return { data: r };
+        }),
     );
 
   plan
@@ -243,9 +354,11 @@ export function registerPlan(program: Command, runner: Runner): void {
         const { ui } = ctx;
         const files = d.sandboxes.flatMap((s) => s.files);
         if (!opts.stat) ui.out(renderDiff(d.unified, ui.mode));
-        if (d.stats.files === 0) ui.info(d.source === 'none' ? 'no changes yet: the plan has not executed' : 'no changes');
+        if (d.stats.files === 0)
+          ui.info(d.source === 'none' ? 'no changes yet: the plan has not executed' : 'no changes');
         else ui.out(`${opts.stat || !ui.rich ? '' : '\n'}${renderStat(files, d.stats, ui.mode)}`);
-        if (d.source !== 'sandbox' && d.source !== 'none') ui.info(`(the diff as executed; the sandbox is gone${d.source === 'applied' ? ' since the apply' : ''})`);
+        if (d.source !== 'sandbox' && d.source !== 'none')
+          ui.info(`(the diff as executed; the sandbox is gone${d.source === 'applied' ? ' since the apply' : ''})`);
         return { data: d };
       }),
     );
@@ -273,10 +386,29 @@ export function registerPlan(program: Command, runner: Runner): void {
     .action((checkpointId: string, opts: { plan?: string }, cmd: Command) =>
       runner.run(cmd, 'plan rollback', async (ctx) => {
         const client = await ctx.client();
-        const s = await client.call(planRollback, { checkpointId, ...(opts.plan ? { planId: opts.plan } : {}) }, { signal: ctx.signal });
+        const s = await client.call(
+          planRollback,
+          { checkpointId, ...(opts.plan ? { planId: opts.plan } : {}) },
+          { signal: ctx.signal },
+        );
         const { ui } = ctx;
-        if (ui.rich) ui.out(`Rolled back plan ${s.planId} to checkpoint ${checkpointId} ${phaseState(s, ui.pal)}\n  ${ui.pal.dim(`resume with: agents plan execute ${s.planId} (at step ${s.progress.stepsDone + 1}/${s.progress.stepsTotal})`)}\n`);
-        else ui.out(renderFields([['plan', s.planId], ['checkpoint', checkpointId], ['phase', s.phase], ['state', s.state], ['steps', `${s.progress.stepsDone}/${s.progress.stepsTotal}`]], ui.mode));
+        if (ui.rich)
+          ui.out(
+            `Rolled back plan ${s.planId} to checkpoint ${checkpointId} ${phaseState(s, ui.pal)}\n  ${ui.pal.dim(`resume with: agents plan execute ${s.planId} (at step ${s.progress.stepsDone + 1}/${s.progress.stepsTotal})`)}\n`,
+          );
+        else
+          ui.out(
+            renderFields(
+              [
+                ['plan', s.planId],
+                ['checkpoint', checkpointId],
+                ['phase', s.phase],
+                ['state', s.state],
+                ['steps', `${s.progress.stepsDone}/${s.progress.stepsTotal}`],
+              ],
+              ui.mode,
+            ),
+          );
         return { data: s };
       }),
     );
@@ -291,40 +423,56 @@ export function registerPlan(program: Command, runner: Runner): void {
     .option('--name <regex>', 'only plans whose name matches')
     .option('--page-size <n>', 'plans per page (1-500)', intOption(1, 500))
     .option('--page-token <token>', 'the page to show (from a previous list)')
-    .action((opts: { phase?: (typeof PHASES)[number]; state?: (typeof STATES)[number]; project?: string; action?: string; name?: string; pageSize?: number; pageToken?: string }, cmd: Command) =>
-      runner.run(cmd, 'plan list', async (ctx) => {
-        const client = await ctx.client();
-        const params = {
-          ...(opts.phase ? { phase: opts.phase } : {}),
-          ...(opts.state ? { state: opts.state } : {}),
-          ...(opts.project ? { project: qualify(opts.project) } : {}),
-          ...(opts.action ? { action: qualify(opts.action) } : {}),
-          ...(opts.name ? { nameRegex: opts.name } : {}),
-          ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
-          ...(opts.pageToken ? { pageToken: opts.pageToken } : {}),
-        };
-        const r = await client.call(planList, params, { signal: ctx.signal });
-        const { ui } = ctx;
-        const updated = (p: PlanStatus): string => whenText(p.timing.updatedAt, ui.rich);
-        if (r.plans.length === 0) ui.info('no plans: start one with agents plan use <action> <project>');
-        else
-          ui.out(
-            renderTable(
-              r.plans,
-              [
-                { header: 'ID', value: (p) => p.planId },
-                { header: 'PHASE/STATE', value: (p) => `${p.phase}/${p.state}`, style: (_s, p) => phaseState(p, ui.pal) },
-                { header: 'STEPS', value: (p) => `${p.progress.stepsDone}/${p.progress.stepsTotal}` },
-                { header: 'ACTION', value: (p) => p.action },
-                { header: 'PROJECTS', value: (p) => p.projects.join(',') },
-                { header: 'UPDATED', value: updated },
-                { header: 'NAME', value: (p) => p.name },
-              ],
-              ui.mode,
-            ),
-          );
-        if (r.nextPageToken) ui.info(`${r.totalSize} plans; next page: --page-token ${r.nextPageToken}`);
-        return { data: r };
-      }),
+    .action(
+      (
+        opts: {
+          phase?: (typeof PHASES)[number];
+          state?: (typeof STATES)[number];
+          project?: string;
+          action?: string;
+          name?: string;
+          pageSize?: number;
+          pageToken?: string;
+        },
+        cmd: Command,
+      ) =>
+        runner.run(cmd, 'plan list', async (ctx) => {
+          const client = await ctx.client();
+          const params = {
+            ...(opts.phase ? { phase: opts.phase } : {}),
+            ...(opts.state ? { state: opts.state } : {}),
+            ...(opts.project ? { project: qualify(opts.project) } : {}),
+            ...(opts.action ? { action: qualify(opts.action) } : {}),
+            ...(opts.name ? { nameRegex: opts.name } : {}),
+            ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
+            ...(opts.pageToken ? { pageToken: opts.pageToken } : {}),
+          };
+          const r = await client.call(planList, params, { signal: ctx.signal });
+          const { ui } = ctx;
+          const updated = (p: PlanStatus): string => whenText(p.timing.updatedAt, ui.rich);
+          if (r.plans.length === 0) ui.info('no plans: start one with agents plan use <action> <project>');
+          else
+            ui.out(
+              renderTable(
+                r.plans,
+                [
+                  { header: 'ID', value: (p) => p.planId },
+                  {
+                    header: 'PHASE/STATE',
+                    value: (p) => `${p.phase}/${p.state}`,
+                    style: (_s, p) => phaseState(p, ui.pal),
+                  },
+                  { header: 'STEPS', value: (p) => `${p.progress.stepsDone}/${p.progress.stepsTotal}` },
+                  { header: 'ACTION', value: (p) => p.action },
+                  { header: 'PROJECTS', value: (p) => p.projects.join(',') },
+                  { header: 'UPDATED', value: updated },
+                  { header: 'NAME', value: (p) => p.name },
+                ],
+                ui.mode,
+              ),
+            );
+          if (r.nextPageToken) ui.info(`${r.totalSize} plans; next page: --page-token ${r.nextPageToken}`);
+          return { data: r };
+        }),
     );
 }

@@ -29,16 +29,30 @@ function registerAdd(group: Command, runner: Runner): void {
     .argument('[name]', 'namespace/name (a bare name means local/<name>)')
     .option('--config <file>', 'the definition file (instead of a name and flags)')
     .option('--resource <name>', 'a resource of the project (repeat for several)', collect)
-    .addOption(new Option('--automation-profile <profile>', "what needs a person's approval in its plans").choices(['manual', 'trusted', 'auto']))
+    .addOption(
+      new Option('--automation-profile <profile>', "what needs a person's approval in its plans").choices([
+        'manual',
+        'trusted',
+        'auto',
+      ]),
+    )
     .option('--description <text>', 'what it is')
     .action((name: string | undefined, opts: AddOptions, cmd: Command) =>
       runner.run(cmd, 'project add', async (ctx) => {
         if (opts.config) {
-          if (name || opts.resource || opts.automationProfile || opts.description) throw new UsageError('--config takes the whole definition from the file: give no name or other flags with it');
+          if (name || opts.resource || opts.automationProfile || opts.description)
+            throw new UsageError(
+              '--config takes the whole definition from the file: give no name or other flags with it',
+            );
           return addEntity(ctx, 'project', { source: readSource(opts.config) });
         }
-        if (!name) throw new UsageError('give the project name (agents project create api --resource api), or --config FILE');
-        if (!opts.resource?.length) throw new UsageError('--resource is required (at least one)', 'see the registered resources with agents resource list');
+        if (!name)
+          throw new UsageError('give the project name (agents project create api --resource api), or --config FILE');
+        if (!opts.resource?.length)
+          throw new UsageError(
+            '--resource is required (at least one)',
+            'see the registered resources with agents resource list',
+          );
         const definition: Record<string, unknown> = { name: qualify(name), resources: opts.resource.map(qualify) };
         if (opts.description) definition['description'] = opts.description;
         if (opts.automationProfile) definition['settings'] = { automationProfile: opts.automationProfile };
@@ -56,7 +70,15 @@ export function registerProject(program: Command, runner: Runner): void {
     facts: (e): FieldLine[] => {
       const resources = (e.derived['resources'] ?? []) as ResourceFact[];
       return [
-        ...resources.map((r) => ['resource', r.missing ? `${r.name}  NOT REGISTERED` : `${r.name}  ${r.type ?? ''}  ${r.path ?? ''}  ${r.exists ? 'exists' : 'MISSING'}`] as const),
+        ...resources.map(
+          (r) =>
+            [
+              'resource',
+              r.missing
+                ? `${r.name}  NOT REGISTERED`
+                : `${r.name}  ${r.type ?? ''}  ${r.path ?? ''}  ${r.exists ? 'exists' : 'MISSING'}`,
+            ] as const,
+        ),
         ...usedBy(e.derived),
       ];
     },

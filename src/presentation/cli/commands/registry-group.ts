@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { REGISTRIES, type RegistryKind, type RegistryContracts, type ResultOf } from '../../../protocol/client/index.js';
+import {
+  REGISTRIES,
+  type RegistryKind,
+  type RegistryContracts,
+  type ResultOf,
+} from '../../../protocol/client/index.js';
 import { UsageError } from '../exit-codes.js';
 import { plural, qualify, renderYaml, shortHash, whenText } from '../render/definition.js';
 import { renderFields, renderTable, type Column } from '../render/table.js';
@@ -28,7 +33,8 @@ export interface KindSpec {
   add?(group: Command, runner: Runner): void;
 }
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+const str = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
 export const defOf = (e: Entity): Record<string, unknown> => e.definition;
 export const yesNo = (v: unknown): string => (v === true ? 'yes' : v === false ? 'no' : '');
 
@@ -46,17 +52,27 @@ export function readSource(file: string): { text: string; filename: string; base
     text = readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(`cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`, 'give the path of a YAML or JSON definition file');
+    throw new UsageError(
+      `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+      'give the path of a YAML or JSON definition file',
+    );
   }
   return { text, filename: basename(path), baseDir: dirname(path) };
 }
 
 /** Registers a definition (from a file or from flags) and prints what was added. */
-export async function addEntity(ctx: RunContext, kind: RegistryKind, params: { source: ReturnType<typeof readSource> } | { definition: Record<string, unknown> }): Promise<Outcome> {
+export async function addEntity(
+  ctx: RunContext,
+  kind: RegistryKind,
+  params: { source: ReturnType<typeof readSource> } | { definition: Record<string, unknown> },
+): Promise<Outcome> {
   const client = await ctx.client();
   const e = await client.call(REGISTRIES[kind].add, params, { signal: ctx.signal });
   const { ui } = ctx;
-  if (ui.rich) ui.out(`Added ${kind} ${ui.pal.bold(e.name)} ${ui.pal.dim(`revision ${e.revision} · ${shortHash(e.contentHash)}`)}\n`);
+  if (ui.rich)
+    ui.out(
+      `Added ${kind} ${ui.pal.bold(e.name)} ${ui.pal.dim(`revision ${e.revision} · ${shortHash(e.contentHash)}`)}\n`,
+    );
   else ui.out(`added\t${kind}\t${e.name}\t${e.revision}\n`);
   ui.info(`see it with: agents ${kind} show ${e.name}`);
   return { data: e };
@@ -72,7 +88,8 @@ function renderShown(e: ShownEntity, spec: KindSpec, ui: Ui): string {
   ];
   const facts = spec.facts(e, ui);
   const definition = renderYaml(e.definition, ui.mode);
-  if (!ui.rich) return `${renderFields([['kind', e.kind], ['name', e.name], ...head, ...facts], ui.mode)}definition:\n${definition}`;
+  if (!ui.rich)
+    return `${renderFields([['kind', e.kind], ['name', e.name], ...head, ...facts], ui.mode)}definition:\n${definition}`;
   const title = `${ui.pal.bold(`${e.kind[0]?.toUpperCase()}${e.kind.slice(1)}`)} ${e.name}\n`;
   return `${title}${renderFields(head, ui.mode)}${ui.pal.bold('definition')}\n${definition}${facts.length ? `${ui.pal.bold('facts')}\n${renderFields(facts, ui.mode)}` : ''}`;
 }
@@ -99,7 +116,8 @@ interface ListOptions {
 
 async function list(ctx: RunContext, spec: KindSpec, opts: ListOptions): Promise<Outcome> {
   if (opts.type && !spec.typeFilter) throw new UsageError(`--type does not apply to ${spec.kind}s`);
-  if (opts.all && opts.pageToken) throw new UsageError('--all reads every page: it cannot be combined with --page-token');
+  if (opts.all && opts.pageToken)
+    throw new UsageError('--all reads every page: it cannot be combined with --page-token');
   const client = await ctx.client();
   const query = {
     ...(opts.namespace ? { namespace: opts.namespace } : {}),
@@ -107,10 +125,18 @@ async function list(ctx: RunContext, spec: KindSpec, opts: ListOptions): Promise
     ...(opts.type ? { type: opts.type } : {}),
     ...(opts.pageSize ? { pageSize: opts.pageSize } : opts.all ? { pageSize: 500 } : {}),
   };
-  let page = await client.call(REGISTRIES[spec.kind].list, { ...query, ...(opts.pageToken ? { pageToken: opts.pageToken } : {}) }, { signal: ctx.signal });
+  let page = await client.call(
+    REGISTRIES[spec.kind].list,
+    { ...query, ...(opts.pageToken ? { pageToken: opts.pageToken } : {}) },
+    { signal: ctx.signal },
+  );
   const items = [...page.items];
   while (opts.all && page.nextPageToken) {
-    page = await client.call(REGISTRIES[spec.kind].list, { ...query, pageToken: page.nextPageToken }, { signal: ctx.signal });
+    page = await client.call(
+      REGISTRIES[spec.kind].list,
+      { ...query, pageToken: page.nextPageToken },
+      { signal: ctx.signal },
+    );
     items.push(...page.items);
   }
   const { ui } = ctx;
@@ -143,7 +169,9 @@ export function registerRegistryGroup(program: Command, runner: Runner, spec: Ki
       .command('add')
       .description(`Register a ${kind} from a YAML or JSON definition file`)
       .requiredOption('--config <file>', 'the definition file')
-      .action((opts: { config: string }, cmd: Command) => runner.run(cmd, `${kind} add`, (ctx) => addEntity(ctx, kind, { source: readSource(opts.config) })));
+      .action((opts: { config: string }, cmd: Command) =>
+        runner.run(cmd, `${kind} add`, (ctx) => addEntity(ctx, kind, { source: readSource(opts.config) })),
+      );
   }
 
   group
@@ -180,9 +208,22 @@ export function registerRegistryGroup(program: Command, runner: Runner, spec: Ki
       runner.run(cmd, `${kind} update`, async (ctx) => {
         const source = readSource(opts.config);
         const client = await ctx.client();
-        const e = await client.call(methods.update, { name: qualify(name), source, ...(opts.expectedRevision !== undefined ? { expectedRevision: opts.expectedRevision } : {}) }, { signal: ctx.signal });
+        const e = await client.call(
+          methods.update,
+          {
+            name: qualify(name),
+            source,
+            ...(opts.expectedRevision !== undefined ? { expectedRevision: opts.expectedRevision } : {}),
+          },
+          { signal: ctx.signal },
+        );
         const { ui } = ctx;
-        if (ui.rich) ui.out(e.unchanged ? `${kind} ${ui.pal.bold(e.name)} is unchanged ${ui.pal.dim(`(revision ${e.revision})`)}\n` : `Updated ${kind} ${ui.pal.bold(e.name)} to revision ${e.revision}\n`);
+        if (ui.rich)
+          ui.out(
+            e.unchanged
+              ? `${kind} ${ui.pal.bold(e.name)} is unchanged ${ui.pal.dim(`(revision ${e.revision})`)}\n`
+              : `Updated ${kind} ${ui.pal.bold(e.name)} to revision ${e.revision}\n`,
+          );
         else ui.out(`${e.unchanged ? 'unchanged' : 'updated'}\t${kind}\t${e.name}\t${e.revision}\n`);
         return { data: e };
       }),
@@ -196,7 +237,11 @@ export function registerRegistryGroup(program: Command, runner: Runner, spec: Ki
     .action((name: string, opts: { force?: boolean }, cmd: Command) =>
       runner.run(cmd, `${kind} remove`, async (ctx) => {
         const client = await ctx.client();
-        const r = await client.call(methods.remove, { name: qualify(name), ...(opts.force ? { force: true } : {}) }, { signal: ctx.signal });
+        const r = await client.call(
+          methods.remove,
+          { name: qualify(name), ...(opts.force ? { force: true } : {}) },
+          { signal: ctx.signal },
+        );
         const { ui } = ctx;
         ui.out(ui.rich ? `Removed ${kind} ${ui.pal.bold(r.name)}\n` : `removed\t${kind}\t${r.name}\n`);
         for (const ref of r.danglingReferrers) ui.warn(`${ref.kind} ${ref.name} still refers to ${kind} ${r.name}`);

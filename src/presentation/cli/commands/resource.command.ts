@@ -5,7 +5,15 @@ import { UsageError } from '../exit-codes.js';
 import { qualify } from '../render/definition.js';
 import { renderFields, renderTable } from '../render/table.js';
 import type { Runner } from '../runner.js';
-import { addEntity, defOf, readSource, registerRegistryGroup, usedBy, yesNo, type FieldLine } from './registry-group.js';
+import {
+  addEntity,
+  defOf,
+  readSource,
+  registerRegistryGroup,
+  usedBy,
+  yesNo,
+  type FieldLine,
+} from './registry-group.js';
 
 interface AddOptions {
   config?: string;
@@ -19,7 +27,9 @@ const RESOURCE_TYPES = ['git-checkout', 'fs-directory'] as const;
 function registerAdd(group: Command, runner: Runner): void {
   group
     .command('add')
-    .description('Register a resource: from flags (agents resource add git-checkout api --path ./api) or a file (--config)')
+    .description(
+      'Register a resource: from flags (agents resource add git-checkout api --path ./api) or a file (--config)',
+    )
     .argument('[type]', `the resource type (${RESOURCE_TYPES.join(', ')}; see agents resource type list)`)
     .argument('[name]', 'namespace/name (a bare name means local/<name>)')
     .option('--config <file>', 'the definition file (instead of type, name and flags)')
@@ -29,12 +39,23 @@ function registerAdd(group: Command, runner: Runner): void {
     .action((type: string | undefined, name: string | undefined, opts: AddOptions, cmd: Command) =>
       runner.run(cmd, 'resource add', async (ctx) => {
         if (opts.config) {
-          if (type || name || opts.path || opts.branch || opts.description) throw new UsageError('--config takes the whole definition from the file: give no type, name or other flags with it');
+          if (type || name || opts.path || opts.branch || opts.description)
+            throw new UsageError(
+              '--config takes the whole definition from the file: give no type, name or other flags with it',
+            );
           return addEntity(ctx, 'resource', { source: readSource(opts.config) });
         }
-        if (!type || !name) throw new UsageError('give the type and the name (agents resource add git-checkout api --path ./api), or --config FILE');
-        if (!opts.path) throw new UsageError('--path is required', 'the directory the resource is (see agents resource type show ' + type + ')');
-        if (opts.branch && type !== 'git-checkout') throw new UsageError('--branch applies to git-checkout resources only');
+        if (!type || !name)
+          throw new UsageError(
+            'give the type and the name (agents resource add git-checkout api --path ./api), or --config FILE',
+          );
+        if (!opts.path)
+          throw new UsageError(
+            '--path is required',
+            'the directory the resource is (see agents resource type show ' + type + ')',
+          );
+        if (opts.branch && type !== 'git-checkout')
+          throw new UsageError('--branch applies to git-checkout resources only');
         const definition: Record<string, unknown> = { name: qualify(name), type, path: resolve(opts.path) };
         if (opts.branch) definition['branch'] = opts.branch;
         if (opts.description) definition['description'] = opts.description;
@@ -74,10 +95,19 @@ function registerTypes(group: Command, runner: Runner): void {
     .action((type: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'resource type show', async (ctx) => {
         const client = await ctx.client();
-        const t = await client.call(resourceTypeShow, { type: type as (typeof RESOURCE_TYPES)[number] }, { signal: ctx.signal });
+        const t = await client.call(
+          resourceTypeShow,
+          { type: type as (typeof RESOURCE_TYPES)[number] },
+          { signal: ctx.signal },
+        );
         const { ui } = ctx;
-        const flags: FieldLine[] = t.fields.map((f) => [f.flag, `${f.required ? 'required' : 'optional'}: ${f.description}`] as const);
-        if (ui.rich) ui.out(`${ui.pal.bold('Resource type')} ${t.type}\n  ${t.description}\n${renderFields(flags, ui.mode)}  ${ui.pal.dim(`agents resource add ${t.type} <name> ${t.fields.map((f) => (f.required ? `${f.flag} …` : `[${f.flag} …]`)).join(' ')}`)}\n`);
+        const flags: FieldLine[] = t.fields.map(
+          (f) => [f.flag, `${f.required ? 'required' : 'optional'}: ${f.description}`] as const,
+        );
+        if (ui.rich)
+          ui.out(
+            `${ui.pal.bold('Resource type')} ${t.type}\n  ${t.description}\n${renderFields(flags, ui.mode)}  ${ui.pal.dim(`agents resource add ${t.type} <name> ${t.fields.map((f) => (f.required ? `${f.flag} …` : `[${f.flag} …]`)).join(' ')}`)}\n`,
+          );
         else ui.out(renderFields([['type', t.type], ['description', t.description], ...flags], ui.mode));
         return { data: t };
       }),
@@ -101,7 +131,13 @@ export function registerResource(program: Command, runner: Runner): void {
       return [
         ['exists', yesNo(d['exists'])],
         ['directory', yesNo(d['isDirectory'])],
-        ...(git ? ([['git work tree', yesNo(d['gitWorkTree'])], ['current branch', String(d['currentBranch'] ?? '')], ['branch exists', yesNo(d['branchExists'])]] as FieldLine[]) : []),
+        ...(git
+          ? ([
+              ['git work tree', yesNo(d['gitWorkTree'])],
+              ['current branch', String(d['currentBranch'] ?? '')],
+              ['branch exists', yesNo(d['branchExists'])],
+            ] as FieldLine[])
+          : []),
         ...usedBy(d),
       ];
     },

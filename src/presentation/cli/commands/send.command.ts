@@ -18,7 +18,8 @@ interface SendOptions {
 
 async function send(ctx: RunContext, text: string, opts: SendOptions): Promise<Outcome> {
   if (opts.stream && !opts.wait) throw new UsageError('--no-wait cannot be combined with --stream');
-  if (opts.task && (opts.session || opts.actor)) throw new UsageError('--task continues an existing task: it cannot be combined with --session or --actor');
+  if (opts.task && (opts.session || opts.actor))
+    throw new UsageError('--task continues an existing task: it cannot be combined with --session or --actor');
   if (text === '-') text = await readAll(ctx.io.stdin);
   if (text.trim() === '') throw new UsageError('the message is empty');
   const client = await ctx.client();
@@ -28,7 +29,8 @@ async function send(ctx: RunContext, text: string, opts: SendOptions): Promise<O
 
   if (opts.stream) {
     const printer = new StreamPrinter(ui, 'answer');
-    for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: ctx.signal })) printer.push(seq, event);
+    for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: ctx.signal }))
+      printer.push(seq, event);
     printer.end();
     if (printer.events.length === 0) throw new Error('the agent ended the stream without sending anything');
     reportTaskEnd(ui, printer.task);
@@ -37,7 +39,11 @@ async function send(ctx: RunContext, text: string, opts: SendOptions): Promise<O
     return { data, exit: exitForTask(printer.task) };
   }
 
-  const result = await client.call(sendMessage, { message, ...(opts.wait ? {} : { configuration: { returnImmediately: true } }) }, { signal: ctx.signal });
+  const result = await client.call(
+    sendMessage,
+    { message, ...(opts.wait ? {} : { configuration: { returnImmediately: true } }) },
+    { signal: ctx.signal },
+  );
   if ('message' in result) {
     ui.out(`${messageText(result.message) ?? ''}\n`);
     return { data: result };
@@ -69,5 +75,7 @@ export function registerSend(program: Command, runner: Runner): void {
     .option('--actor <name>', 'start a new session with this actor (builtin/echo, builtin/conformance, …)')
     .option('--task <id>', 'answer a task that waits for input (continues it)')
     .option('--no-wait', 'return as soon as the agent accepted the task')
-    .action((words: string[], opts: SendOptions, cmd: Command) => runner.run(cmd, 'send', (ctx) => send(ctx, words.join(' '), opts)));
+    .action((words: string[], opts: SendOptions, cmd: Command) =>
+      runner.run(cmd, 'send', (ctx) => send(ctx, words.join(' '), opts)),
+    );
 }

@@ -41,16 +41,46 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0: any free port)', intOption(0, 65535), 8080)
     .option('--default-actor <name>', 'the actor of sessions created without one (default builtin/echo)')
-    .option('--max-body-bytes <n>', 'largest request body accepted (env CLEVERAGENTS_MAX_BODY_BYTES; default 1048576)', intOption(1))
-    .option('--max-json-depth <n>', 'deepest nesting of a request (env CLEVERAGENTS_MAX_JSON_DEPTH; default 64)', intOption(2))
+    .option(
+      '--max-body-bytes <n>',
+      'largest request body accepted (env CLEVERAGENTS_MAX_BODY_BYTES; default 1048576)',
+      intOption(1),
+    )
+    .option(
+      '--max-json-depth <n>',
+      'deepest nesting of a request (env CLEVERAGENTS_MAX_JSON_DEPTH; default 64)',
+      intOption(2),
+    )
     .option('--max-parts <n>', 'parts in one message (env CLEVERAGENTS_MAX_PARTS; default 100)', intOption(1))
     .option('--max-part-bytes <n>', 'size of one part (env CLEVERAGENTS_MAX_PART_BYTES; default 1048576)', intOption(1))
-    .option('--max-message-bytes <n>', 'size of one message (env CLEVERAGENTS_MAX_MESSAGE_BYTES; default 4194304)', intOption(1))
-    .option('--max-metadata-keys <n>', 'keys in one metadata object (env CLEVERAGENTS_MAX_METADATA_KEYS; default 64)', intOption(0))
-    .option('--public-url <url>', 'the URL clients use to reach this server, e.g. behind a proxy (env CLEVERAGENTS_PUBLIC_URL)')
-    .option('--retention-days <days>', 'delete finished tasks and idle sessions older than this (env CLEVERAGENTS_RETENTION_DAYS; default 30, 0 keeps everything)', intOption(0, 36500))
-    .option('--retention-max-tasks <n>', 'keep at most this many finished tasks (env CLEVERAGENTS_RETENTION_MAX_TASKS; default 0: no limit)', intOption(0))
-    .addHelpText('after', '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.\nStart-up problems (a bad token, a port in use, an unwritable data dir, …) exit with code 2.')
+    .option(
+      '--max-message-bytes <n>',
+      'size of one message (env CLEVERAGENTS_MAX_MESSAGE_BYTES; default 4194304)',
+      intOption(1),
+    )
+    .option(
+      '--max-metadata-keys <n>',
+      'keys in one metadata object (env CLEVERAGENTS_MAX_METADATA_KEYS; default 64)',
+      intOption(0),
+    )
+    .option(
+      '--public-url <url>',
+      'the URL clients use to reach this server, e.g. behind a proxy (env CLEVERAGENTS_PUBLIC_URL)',
+    )
+    .option(
+      '--retention-days <days>',
+      'delete finished tasks and idle sessions older than this (env CLEVERAGENTS_RETENTION_DAYS; default 30, 0 keeps everything)',
+      intOption(0, 36500),
+    )
+    .option(
+      '--retention-max-tasks <n>',
+      'keep at most this many finished tasks (env CLEVERAGENTS_RETENTION_MAX_TASKS; default 0: no limit)',
+      intOption(0),
+    )
+    .addHelpText(
+      'after',
+      '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.\nStart-up problems (a bad token, a port in use, an unwritable data dir, …) exit with code 2.',
+    )
     .action(async (_opts: unknown, cmd: Command) => {
       const f = cmd.optsWithGlobals<ServeFlags>();
       const opts: ServeOptions = { stdio: f.stdio === true, host: f.host, port: f.port, verbose: f.verbose === true };

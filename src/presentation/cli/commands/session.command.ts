@@ -1,5 +1,12 @@
 import type { Command } from 'commander';
-import { sessionCreate, sessionDelete, sessionList, sessionShow, type A2AClient, type Session } from '../../../protocol/client/index.js';
+import {
+  sessionCreate,
+  sessionDelete,
+  sessionList,
+  sessionShow,
+  type A2AClient,
+  type Session,
+} from '../../../protocol/client/index.js';
 import { UsageError } from '../exit-codes.js';
 import { oneLine, renderFields, renderTable, type Column } from '../render/table.js';
 import { artifactsText, messageText, partsText, shortTime, stateWord, styleState } from '../render/task.js';
@@ -11,8 +18,13 @@ import { intOption } from '../support/options.js';
  * The session a message goes to: `--session` (checked, so a typo is "not found" rather than a new
  * empty session), a new one with `--actor`, or none (the agent starts one with its default actor).
  */
-export async function targetSession(client: A2AClient, opts: { session?: string; actor?: string }, signal: AbortSignal): Promise<Session | undefined> {
-  if (opts.session && opts.actor) throw new UsageError('--session and --actor cannot be combined', 'a session keeps the actor it was created with');
+export async function targetSession(
+  client: A2AClient,
+  opts: { session?: string; actor?: string },
+  signal: AbortSignal,
+): Promise<Session | undefined> {
+  if (opts.session && opts.actor)
+    throw new UsageError('--session and --actor cannot be combined', 'a session keeps the actor it was created with');
   if (opts.session) return (await client.call(sessionShow, { sessionId: opts.session, turns: 1 }, { signal })).session;
   if (opts.actor) return client.call(sessionCreate, { actor: opts.actor }, { signal });
   return undefined;
@@ -49,7 +61,11 @@ export function registerSession(program: Command, runner: Runner): void {
     .action((opts: { actor?: string; title?: string }, cmd: Command) =>
       runner.run(cmd, 'session create', async (ctx) => {
         const client = await ctx.client();
-        const s = await client.call(sessionCreate, { ...(opts.actor ? { actor: opts.actor } : {}), ...(opts.title ? { title: opts.title } : {}) }, { signal: ctx.signal });
+        const s = await client.call(
+          sessionCreate,
+          { ...(opts.actor ? { actor: opts.actor } : {}), ...(opts.title ? { title: opts.title } : {}) },
+          { signal: ctx.signal },
+        );
         ctx.ui.out(renderSession(s, ctx.ui));
         ctx.ui.info(`send into it with: agents send --session ${s.id} "…" (or agents chat --session ${s.id})`);
         return { data: { session: s } };
@@ -64,10 +80,22 @@ export function registerSession(program: Command, runner: Runner): void {
     .action((opts: { pageSize?: number; pageToken?: string }, cmd: Command) =>
       runner.run(cmd, 'session list', async (ctx) => {
         const client = await ctx.client();
-        const page = await client.call(sessionList, { ...(opts.pageSize ? { pageSize: opts.pageSize } : {}), ...(opts.pageToken ? { pageToken: opts.pageToken } : {}) }, { signal: ctx.signal });
+        const page = await client.call(
+          sessionList,
+          {
+            ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
+            ...(opts.pageToken ? { pageToken: opts.pageToken } : {}),
+          },
+          { signal: ctx.signal },
+        );
         const { ui } = ctx;
-        const columns = ui.rich ? SESSION_COLUMNS.map((c) => (c.header === 'UPDATED' ? { ...c, value: (s: Session) => shortTime(s.updatedAt) } : c)) : SESSION_COLUMNS;
-        if (page.sessions.length === 0) ui.info('no sessions yet: start one with `agents session create` or `agents chat`');
+        const columns = ui.rich
+          ? SESSION_COLUMNS.map((c) =>
+              c.header === 'UPDATED' ? { ...c, value: (s: Session) => shortTime(s.updatedAt) } : c,
+            )
+          : SESSION_COLUMNS;
+        if (page.sessions.length === 0)
+          ui.info('no sessions yet: start one with `agents session create` or `agents chat`');
         else ui.out(renderTable(page.sessions, columns, ui.mode));
         if (page.nextPageToken) ui.info(`${page.totalSize} sessions; next page: --page-token ${page.nextPageToken}`);
         return { data: page };
@@ -82,15 +110,23 @@ export function registerSession(program: Command, runner: Runner): void {
     .action((id: string, opts: { turns?: number }, cmd: Command) =>
       runner.run(cmd, 'session show', async (ctx) => {
         const client = await ctx.client();
-        const detail = await client.call(sessionShow, { sessionId: id, ...(opts.turns ? { turns: opts.turns } : {}) }, { signal: ctx.signal });
+        const detail = await client.call(
+          sessionShow,
+          { sessionId: id, ...(opts.turns ? { turns: opts.turns } : {}) },
+          { signal: ctx.signal },
+        );
         const { ui } = ctx;
         ui.out(renderSession(detail.session, ui));
         for (const t of detail.tasks) {
           const asked = partsText(t.history?.find((m) => m.role === 'ROLE_USER')?.parts ?? []);
           const answer = artifactsText(t.artifacts) || messageText(t.status.message) || '';
           if (ui.rich) {
-            ui.out(`\n${ui.pal.dim(shortTime(t.status.timestamp))} ${styleState(t.status.state, ui.pal)} ${ui.pal.dim(t.id)}\n`);
-            ui.out(`  ${ui.pal.bold('you')}    ${asked}\n  ${ui.pal.bold('agent')}  ${answer.replace(/\n/g, '\n         ')}\n`);
+            ui.out(
+              `\n${ui.pal.dim(shortTime(t.status.timestamp))} ${styleState(t.status.state, ui.pal)} ${ui.pal.dim(t.id)}\n`,
+            );
+            ui.out(
+              `  ${ui.pal.bold('you')}    ${asked}\n  ${ui.pal.bold('agent')}  ${answer.replace(/\n/g, '\n         ')}\n`,
+            );
           } else {
             ui.out(`turn\t${t.id}\t${stateWord(t.status.state)}\t${oneLine(asked)}\t${oneLine(answer)}\n`);
           }
@@ -108,7 +144,11 @@ export function registerSession(program: Command, runner: Runner): void {
         const client = await ctx.client();
         const res = await client.call(sessionDelete, { sessionId: id }, { signal: ctx.signal });
         const n = res.tasksDeleted;
-        ctx.ui.out(ctx.ui.rich ? `Deleted session ${id} ${ctx.ui.pal.dim(`(${n} task${n === 1 ? '' : 's'})`)}\n` : `deleted\t${id}\t${n}\n`);
+        ctx.ui.out(
+          ctx.ui.rich
+            ? `Deleted session ${id} ${ctx.ui.pal.dim(`(${n} task${n === 1 ? '' : 's'})`)}\n`
+            : `deleted\t${id}\t${n}\n`,
+        );
         return { data: { sessionId: id, ...res } };
       }),
     );

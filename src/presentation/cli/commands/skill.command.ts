@@ -18,13 +18,23 @@ export function registerSkill(program: Command, runner: Runner): void {
     description: 'Skills: bundles of tools and MCP servers, with instructions',
     columns: [
       { header: 'TOOLS', value: (e) => String(((defOf(e)['tools'] as unknown[] | undefined) ?? []).length) },
-      { header: 'MCP', value: (e) => ((defOf(e)['mcpServers'] as Array<{ name: string }> | undefined) ?? []).map((s) => s.name).join(',') },
+      {
+        header: 'MCP',
+        value: (e) =>
+          ((defOf(e)['mcpServers'] as Array<{ name: string }> | undefined) ?? []).map((s) => s.name).join(','),
+      },
     ],
     facts: (e): FieldLine[] => {
       const tools = (e.derived['tools'] ?? []) as FlatTool[];
       const mcp = (e.derived['mcpServers'] ?? []) as string[];
       return [
-        ...tools.map((t) => ['tool', `${t.name}  ${t.missing ? 'MISSING' : `${accessOf(t)} (readOnly=${t.readOnly}, writes=${t.writes})`}  via ${t.via}`] as const),
+        ...tools.map(
+          (t) =>
+            [
+              'tool',
+              `${t.name}  ${t.missing ? 'MISSING' : `${accessOf(t)} (readOnly=${t.readOnly}, writes=${t.writes})`}  via ${t.via}`,
+            ] as const,
+        ),
         ...mcp.map((m) => ['mcp server', m] as const),
         ...usedBy(e.derived),
       ];

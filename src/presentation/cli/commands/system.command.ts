@@ -7,7 +7,8 @@ import type { Runner } from '../runner.js';
 
 type Check = ResultOf<typeof diagnosticsRun>['checks'][number];
 
-const styleStatus = (s: string, pal: Palette): string => (s === 'ok' ? pal.green(s) : s === 'warn' || s === 'degraded' ? pal.yellow(s) : pal.red(s));
+const styleStatus = (s: string, pal: Palette): string =>
+  s === 'ok' ? pal.green(s) : s === 'warn' || s === 'degraded' ? pal.yellow(s) : pal.red(s);
 
 function renderCard(card: Record<string, unknown>, ui: Ui): string {
   const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -17,7 +18,9 @@ function renderCard(card: Record<string, unknown>, ui: Ui): string {
     .filter(([, v]) => v === true)
     .map(([k]) => k);
   const extensions = list(caps['extensions']).map((e) => str(e['uri']) ?? '');
-  const interfaces = list(card['supportedInterfaces']).map((i) => `${str(i['protocolBinding']) ?? '?'} ${str(i['protocolVersion']) ?? ''} ${str(i['url']) ?? ''}`.trim());
+  const interfaces = list(card['supportedInterfaces']).map((i) =>
+    `${str(i['protocolBinding']) ?? '?'} ${str(i['protocolVersion']) ?? ''} ${str(i['url']) ?? ''}`.trim(),
+  );
   const skills = list(card['skills']).map((s) => str(s['id']) ?? str(s['name']) ?? '');
   const provider = card['provider'] as Record<string, unknown> | undefined;
   const fields: Array<readonly [string, string | undefined]> = [
@@ -37,7 +40,10 @@ const CHECK_COLUMNS = (ui: Ui): Column<Check>[] => [
   { header: 'STATUS', value: (c) => c.status, style: (s, c) => (ui.rich ? styleStatus(c.status, ui.pal) : s) },
   { header: 'CATEGORY', value: (c) => c.category },
   { header: 'CHECK', value: (c) => c.name },
-  { header: 'DETAIL', value: (c) => (ui.rich && c.hint && c.status !== 'ok' ? `${c.detail} — hint: ${c.hint}` : c.detail) },
+  {
+    header: 'DETAIL',
+    value: (c) => (ui.rich && c.hint && c.status !== 'ok' ? `${c.detail} — hint: ${c.hint}` : c.detail),
+  },
   ...(ui.rich ? [] : [{ header: 'HINT', value: (c: Check) => c.hint ?? '' }]),
 ];
 
@@ -49,7 +55,9 @@ export function registerSystem(program: Command, runner: Runner): void {
     .action((opts: { extended?: boolean }, cmd: Command) =>
       runner.run(cmd, 'card', async (ctx) => {
         const client = await ctx.client();
-        const card = opts.extended ? await client.call(getExtendedAgentCard, {}, { signal: ctx.signal }) : await client.agentCard();
+        const card = opts.extended
+          ? await client.call(getExtendedAgentCard, {}, { signal: ctx.signal })
+          : await client.agentCard();
         ctx.ui.out(renderCard(card, ctx.ui));
         return { data: { card } };
       }),
@@ -69,8 +77,21 @@ export function registerSystem(program: Command, runner: Runner): void {
           ['storage', h.storage],
           ['live tasks', String(h.liveTasks)],
         ];
-        if (ui.rich) ui.out(`${ui.pal.bold('Health')} ${styleStatus(h.status, ui.pal)}\n${renderFields(fields, ui.mode)}`);
-        else ui.out(renderFields([['status', h.status], ['version', h.version], ['uptime-seconds', String(h.uptimeSeconds)], ['storage', h.storage], ['live-tasks', String(h.liveTasks)]], ui.mode));
+        if (ui.rich)
+          ui.out(`${ui.pal.bold('Health')} ${styleStatus(h.status, ui.pal)}\n${renderFields(fields, ui.mode)}`);
+        else
+          ui.out(
+            renderFields(
+              [
+                ['status', h.status],
+                ['version', h.version],
+                ['uptime-seconds', String(h.uptimeSeconds)],
+                ['storage', h.storage],
+                ['live-tasks', String(h.liveTasks)],
+              ],
+              ui.mode,
+            ),
+          );
         return { data: h, exit: h.status === 'ok' ? 'OK' : 'INTERNAL' };
       }),
     );
@@ -85,7 +106,10 @@ export function registerSystem(program: Command, runner: Runner): void {
         const { ui } = ctx;
         ui.out(renderTable(d.checks, CHECK_COLUMNS(ui), ui.mode));
         const { ok, warn, fail } = d.summary;
-        if (ui.rich) ui.out(`\n${styleStatus(d.status, ui.pal)} ${ui.pal.dim(`${ok} ok, ${warn} warning${warn === 1 ? '' : 's'}, ${fail} failed`)}\n`);
+        if (ui.rich)
+          ui.out(
+            `\n${styleStatus(d.status, ui.pal)} ${ui.pal.dim(`${ok} ok, ${warn} warning${warn === 1 ? '' : 's'}, ${fail} failed`)}\n`,
+          );
         return { data: d, exit: d.checks.some((c) => c.status === 'fail') ? 'INTERNAL' : 'OK' };
       }),
     );

@@ -1,5 +1,12 @@
 import { Option, type Command } from 'commander';
-import { A2AClientError, cancelTask, getTask, listTasks, subscribeToTask, type Task } from '../../../protocol/client/index.js';
+import {
+  A2AClientError,
+  cancelTask,
+  getTask,
+  listTasks,
+  subscribeToTask,
+  type Task,
+} from '../../../protocol/client/index.js';
 import type { Palette } from '../render/colors.js';
 import { StreamPrinter } from '../render/stream.js';
 import { renderTable, type Column } from '../render/table.js';
@@ -10,7 +17,11 @@ import { exitForTask } from '../support/task-outcome.js';
 
 const taskColumns = (rich: boolean, pal: Palette): Column<Task>[] => [
   { header: 'ID', value: (t) => t.id },
-  { header: 'STATE', value: (t) => stateWord(t.status.state), style: (s, t) => (rich ? styleState(t.status.state, pal) : s) },
+  {
+    header: 'STATE',
+    value: (t) => stateWord(t.status.state),
+    style: (s, t) => (rich ? styleState(t.status.state, pal) : s),
+  },
   { header: 'CONTEXT', value: (t) => t.contextId },
   { header: 'UPDATED', value: (t) => (rich ? shortTime(t.status.timestamp) : (t.status.timestamp ?? '')) },
   { header: 'STATUS', value: (t) => messageText(t.status.message) ?? '' },
@@ -34,7 +45,11 @@ export function registerTask(program: Command, runner: Runner): void {
     .action((id: string, opts: { history?: number }, cmd: Command) =>
       runner.run(cmd, 'task get', async (ctx) => {
         const client = await ctx.client();
-        const t = await client.call(getTask, { id, ...(opts.history !== undefined ? { historyLength: opts.history } : {}) }, { signal: ctx.signal });
+        const t = await client.call(
+          getTask,
+          { id, ...(opts.history !== undefined ? { historyLength: opts.history } : {}) },
+          { signal: ctx.signal },
+        );
         ctx.ui.out(renderTask(t, ctx.ui.mode));
         return { data: { task: t } };
       }),
@@ -87,9 +102,15 @@ export function registerTask(program: Command, runner: Runner): void {
         const client = await ctx.client();
         const printer = new StreamPrinter(ctx.ui, 'events');
         try {
-          for await (const { seq, event } of client.stream(subscribeToTask, { id }, { signal: ctx.signal })) printer.push(seq, event);
+          for await (const { seq, event } of client.stream(subscribeToTask, { id }, { signal: ctx.signal }))
+            printer.push(seq, event);
         } catch (err) {
-          if (!(err instanceof A2AClientError && err.type === 'UnsupportedOperationError' && printer.events.length === 0)) throw err;
+          if (!(
+            err instanceof A2AClientError &&
+            err.type === 'UnsupportedOperationError' &&
+            printer.events.length === 0
+          ))
+            throw err;
         }
         if (printer.events.length === 0 && !ctx.signal.aborted) {
           // A finished task cannot be subscribed to (the agent says so, or sends nothing): its

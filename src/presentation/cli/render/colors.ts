@@ -29,7 +29,17 @@ const ON: Palette = {
 };
 
 const id = (s: string): string => s;
-const OFF: Palette = { enabled: false, bold: id, dim: id, red: id, green: id, yellow: id, blue: id, cyan: id, magenta: id };
+const OFF: Palette = {
+  enabled: false,
+  bold: id,
+  dim: id,
+  red: id,
+  green: id,
+  yellow: id,
+  blue: id,
+  cyan: id,
+  magenta: id,
+};
 
 export interface ColorInputs {
   /** `--no-color` was given. */

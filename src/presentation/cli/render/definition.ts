@@ -10,12 +10,22 @@ export function renderYaml(value: unknown, mode: { rich: boolean; pal: Palette }
   if (text === '' || text === '{}' || text === '[]') return '';
   return `${text
     .split('\n')
-    .map((line) => indent + (mode.rich ? line.replace(/^(\s*(?:- )?)([^\s:#][^:]*?):(\s|$)/, (_, lead: string, key: string, rest: string) => `${lead}${mode.pal.cyan(key)}:${rest}`) : line))
+    .map(
+      (line) =>
+        indent +
+        (mode.rich
+          ? line.replace(
+              /^(\s*(?:- )?)([^\s:#][^:]*?):(\s|$)/,
+              (_, lead: string, key: string, rest: string) => `${lead}${mode.pal.cyan(key)}:${rest}`,
+            )
+          : line),
+    )
     .join('\n')}\n`;
 }
 
 /** `2026-01-01T00:00:00.000Z` → `2026-01-01 00:00:00` for rich output; untouched in plain. */
-export const whenText = (ts: string, rich: boolean): string => (rich ? ts.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : ts);
+export const whenText = (ts: string, rich: boolean): string =>
+  rich ? ts.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : ts;
 
 /** `local/api` for a bare `api`: names without a namespace are in `local/`. */
 export const qualify = (name: string): string => (/^[^/\s]+$/.test(name) ? `local/${name}` : name);

@@ -18,7 +18,14 @@ export interface Envelope {
   messages: EnvelopeMessage[];
 }
 
-export function buildEnvelope(command: string, exitCode: number, data: unknown, startedAt: Date, durationMs: number, messages: EnvelopeMessage[]): Envelope {
+export function buildEnvelope(
+  command: string,
+  exitCode: number,
+  data: unknown,
+  startedAt: Date,
+  durationMs: number,
+  messages: EnvelopeMessage[],
+): Envelope {
   return {
     command,
     status: exitCode === 0 ? 'ok' : 'error',

@@ -49,7 +49,9 @@ export function reportOf(err: unknown, reason: ExitReason, target: Target): Erro
     if (err.fieldViolations.length > 0) r.fields = err.fieldViolations;
     if (err.httpStatus !== undefined && err.httpStatus >= 400) r.httpStatus = err.httpStatus;
     if (typeof err.data === 'object' && err.data !== null && !Array.isArray(err.data)) {
-      const details = Object.fromEntries(Object.entries(err.data as Record<string, unknown>).filter(([k]) => !KNOWN_DATA_KEYS.has(k)));
+      const details = Object.fromEntries(
+        Object.entries(err.data as Record<string, unknown>).filter(([k]) => !KNOWN_DATA_KEYS.has(k)),
+      );
       if (Object.keys(details).length > 0) r.details = details;
     }
   } else if (err instanceof CliError) {
@@ -81,23 +83,33 @@ export function renderError(r: ErrorReport, reason: ExitReason, mode: { rich: bo
   const { pal } = mode;
   if (reason === 'INTERRUPTED') return `${mode.rich ? pal.yellow('interrupted') : 'interrupted'}\n`;
   const lines: string[] = [];
-  const kind = r.type !== 'Error' && r.type !== 'UsageError' && r.type !== 'StartupError' && r.type !== 'Interrupted' ? ` (${r.type})` : '';
+  const kind =
+    r.type !== 'Error' && r.type !== 'UsageError' && r.type !== 'StartupError' && r.type !== 'Interrupted'
+      ? ` (${r.type})`
+      : '';
   const isFile = (f: FieldProblem): boolean => f.file !== undefined && !f.file.startsWith('<');
   const located = (r.fields ?? []).some((f) => f.file !== undefined);
   // A definition file's problems are listed one per line below: the message's own copy is cut.
   const message = located ? (r.message.split('\n')[0] ?? r.message).replace(/:$/, '') : r.message;
-  lines.push(mode.rich ? `${pal.red(pal.bold('error'))} ${message}${kind && pal.dim(kind)}` : `error: ${message}${kind}`);
+  lines.push(
+    mode.rich ? `${pal.red(pal.bold('error'))} ${message}${kind && pal.dim(kind)}` : `error: ${message}${kind}`,
+  );
   for (const f of r.fields ?? []) {
     if (isFile(f)) {
       const where = `${f.file}${f.line !== undefined ? `:${f.line}` : ''}`;
-      lines.push(mode.rich ? `  ${pal.dim(`${where}:`)} ${pal.yellow(f.field)}: ${f.description}` : `${where}: ${f.field}: ${f.description}`);
+      lines.push(
+        mode.rich
+          ? `  ${pal.dim(`${where}:`)} ${pal.yellow(f.field)}: ${f.description}`
+          : `${where}: ${f.field}: ${f.description}`,
+      );
     } else {
       lines.push(mode.rich ? `  ${pal.yellow(f.field)}: ${f.description}` : `field: ${f.field}: ${f.description}`);
     }
   }
   for (const [k, v] of detailLines(r.details)) lines.push(mode.rich ? `  ${pal.dim(`${k}:`)} ${v}` : `${k}: ${v}`);
   if (r.hint) lines.push(mode.rich ? `  ${pal.cyan('hint')}: ${r.hint}` : `hint: ${r.hint}`);
-  if (r.correlationId && reason === 'INTERNAL') lines.push(mode.rich ? `  ${pal.dim(`correlation id: ${r.correlationId}`)}` : `correlation-id: ${r.correlationId}`);
+  if (r.correlationId && reason === 'INTERNAL')
+    lines.push(mode.rich ? `  ${pal.dim(`correlation id: ${r.correlationId}`)}` : `correlation-id: ${r.correlationId}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -107,14 +119,17 @@ function detailLines(d: Record<string, unknown> | undefined): Array<[string, str
   const out: Array<[string, string]> = [];
   const referrers = d['referrers'];
   if (Array.isArray(referrers)) {
-    for (const ref of referrers as Array<{ kind?: unknown; name?: unknown }>) out.push(['used by', `${String(ref.kind)} ${String(ref.name)}`]);
+    for (const ref of referrers as Array<{ kind?: unknown; name?: unknown }>)
+      out.push(['used by', `${String(ref.kind)} ${String(ref.name)}`]);
   }
   const files = d['files'];
   if (Array.isArray(files)) for (const f of files) out.push(['file', String(f)]);
   if (typeof d['phase'] === 'string') out.push(['phase', d['phase']]);
   if (typeof d['state'] === 'string') out.push(['state', d['state']]);
   if (typeof d['waiting'] === 'string') out.push(['waiting for', d['waiting']]);
-  if (Array.isArray(d['allowed'])) out.push(['allowed', (d['allowed'] as unknown[]).length ? (d['allowed'] as unknown[]).join(', ') : 'nothing']);
-  if (typeof d['expectedRevision'] === 'number' && typeof d['revision'] === 'number') out.push(['revision', `${d['revision']} (you expected ${d['expectedRevision']})`]);
+  if (Array.isArray(d['allowed']))
+    out.push(['allowed', (d['allowed'] as unknown[]).length ? (d['allowed'] as unknown[]).join(', ') : 'nothing']);
+  if (typeof d['expectedRevision'] === 'number' && typeof d['revision'] === 'number')
+    out.push(['revision', `${d['revision']} (you expected ${d['expectedRevision']})`]);
   return out;
 }

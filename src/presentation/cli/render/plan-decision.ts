@@ -8,7 +8,14 @@ export function renderExplain(r: Record<string, unknown>, ui: Ui): string {
   const d = r['decision'] as Decision;
   const parent = r['parent'] as Decision | undefined;
   const children = (r['children'] ?? []) as Decision[];
-  const calls = (r['toolCalls'] ?? []) as Array<{ tool: string; ok: boolean; summary: string; durationMs: number; filesTouched: string[]; checkpointId?: string }>;
+  const calls = (r['toolCalls'] ?? []) as Array<{
+    tool: string;
+    ok: boolean;
+    summary: string;
+    durationMs: number;
+    filesTouched: string[];
+    checkpointId?: string;
+  }>;
   const cp = r['checkpointAfter'] as { id: string; label: string } | undefined;
   const fields: Array<readonly [string, string | undefined]> = [
     ['plan', String(r['planId'] ?? '')],
@@ -21,7 +28,13 @@ export function renderExplain(r: Record<string, unknown>, ui: Ui): string {
     ['superseded', ui.rich ? (d.superseded ? 'yes' : undefined) : String(d.superseded)],
     ['parent', parent ? `${parent.id} ${parent.question}` : undefined],
     ...children.map((c) => ['child', `${c.id} ${c.type}: ${c.question}`] as const),
-    ...calls.map((c) => ['tool call', `${c.tool} ${c.ok ? 'ok' : 'FAILED'}: ${c.summary} (${c.durationMs} ms)${c.filesTouched.length ? ` — ${c.filesTouched.join(', ')}` : ''}`] as const),
+    ...calls.map(
+      (c) =>
+        [
+          'tool call',
+          `${c.tool} ${c.ok ? 'ok' : 'FAILED'}: ${c.summary} (${c.durationMs} ms)${c.filesTouched.length ? ` — ${c.filesTouched.join(', ')}` : ''}`,
+        ] as const,
+    ),
     ['checkpoint', cp ? `${cp.id} ${cp.label}` : undefined],
   ];
   const context = d.context && Object.keys(d.context).length ? d.context : undefined;
@@ -42,7 +55,9 @@ export function renderCorrection(r: Record<string, unknown>, ui: Ui): string {
       ['would restore', r['wouldRestoreCheckpoint'] ? String(r['wouldRestoreCheckpoint']) : undefined],
       ['would resume at step', r['wouldResumeAtStep'] !== undefined ? String(r['wouldResumeAtStep']) : undefined],
     ];
-    return ui.rich ? `${ui.pal.bold('Dry run')}: nothing changed in plan ${planId}\n${renderFields(fields, ui.mode)}` : renderFields([['plan', planId], ['dry-run', 'true'], ...fields], ui.mode);
+    return ui.rich
+      ? `${ui.pal.bold('Dry run')}: nothing changed in plan ${planId}\n${renderFields(fields, ui.mode)}`
+      : renderFields([['plan', planId], ['dry-run', 'true'], ...fields], ui.mode);
   }
   const fields: Array<readonly [string, string | undefined]> = [
     ['mode', String(r['mode'])],
@@ -53,5 +68,7 @@ export function renderCorrection(r: Record<string, unknown>, ui: Ui): string {
     ['resume at step', r['resumeAtStep'] !== undefined ? String(r['resumeAtStep']) : undefined],
     ['next', r['mode'] === 'revert' ? `agents plan execute ${planId}` : `agents plan tree ${planId}`],
   ];
-  return ui.rich ? `${ui.pal.bold('Corrected')} plan ${planId}\n${renderFields(fields, ui.mode)}` : renderFields([['plan', planId], ...fields], ui.mode);
+  return ui.rich
+    ? `${ui.pal.bold('Corrected')} plan ${planId}\n${renderFields(fields, ui.mode)}`
+    : renderFields([['plan', planId], ...fields], ui.mode);
 }

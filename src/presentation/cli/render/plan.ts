@@ -58,14 +58,34 @@ export function renderPlanStatus(s: PlanStatus, ui: Ui): string {
     ['attempt', String(s.attempt)],
     ['progress', `${s.progress.stepsDone}/${s.progress.stepsTotal} steps`],
     ['running', rich ? (s.running ? 'yes' : undefined) : String(s.running)],
-    ['usage', `${plural(usage.toolCalls, 'tool call')}, ${seconds(usage.wallMs)} (budget ${budget.maxToolCalls} tool calls, ${budget.maxWallSeconds} s)`],
-    ['error', error ? `${error.message}${rich && error.hint ? `\n${ui.pal.dim(`hint: ${error.hint}`)}` : ''}` : undefined],
+    [
+      'usage',
+      `${plural(usage.toolCalls, 'tool call')}, ${seconds(usage.wallMs)} (budget ${budget.maxToolCalls} tool calls, ${budget.maxWallSeconds} s)`,
+    ],
+    [
+      'error',
+      error ? `${error.message}${rich && error.hint ? `\n${ui.pal.dim(`hint: ${error.hint}`)}` : ''}` : undefined,
+    ],
     ...(!rich && error?.hint ? [['error hint', error.hint] as const] : []),
     ...(error?.files ?? []).map((f) => ['error file', f] as const),
     ['waiting', waiting ? `${waiting.kind} on task ${waiting.taskId}` : undefined],
     ...sandboxes.map((b) => ['sandbox', `${b.resource}: ${b.root}${b.branch ? ` (branch ${b.branch})` : ''}`] as const),
-    ...checkpoints.map((c) => ['checkpoint', rich ? `${c.id}  ${c.label} ${ui.pal.dim(`(step ${c.stepIndex}, ${whenText(c.createdAt, true)})`)}` : `${c.id} ${c.label} ${c.stepIndex}`] as const),
-    ...(applied?.commits ?? []).map((c) => ['applied', `${c.resource}: ${c.commit ? `commit ${rich ? c.commit.slice(0, 12) : c.commit}` : 'no commit'} (${plural(c.files.length, 'file')})`] as const),
+    ...checkpoints.map(
+      (c) =>
+        [
+          'checkpoint',
+          rich
+            ? `${c.id}  ${c.label} ${ui.pal.dim(`(step ${c.stepIndex}, ${whenText(c.createdAt, true)})`)}`
+            : `${c.id} ${c.label} ${c.stepIndex}`,
+        ] as const,
+    ),
+    ...(applied?.commits ?? []).map(
+      (c) =>
+        [
+          'applied',
+          `${c.resource}: ${c.commit ? `commit ${rich ? c.commit.slice(0, 12) : c.commit}` : 'no commit'} (${plural(c.files.length, 'file')})`,
+        ] as const,
+    ),
     ...Object.entries(tasks).map(([phase, id]) => [`${phase} task`, id] as const),
     ['created', whenText(timing.createdAt, rich)],
     ['updated', whenText(timing.updatedAt, rich)],
@@ -83,10 +103,22 @@ export function renderTree(roots: Decision[], mode: Mode): string {
     if (mode.rich) {
       const pal = mode.pal;
       const text = `${'  '.repeat(depth)}${depth ? '└ ' : ''}${pal.bold(d.type)} ${d.question} ${pal.dim('→')} ${chosenText(d.chosen)}`;
-      const meta = pal.dim(`  ${d.id} · attempt ${d.attempt}${d.confidence !== undefined && d.confidence < 1 ? ` · confidence ${d.confidence}` : ''}`);
+      const meta = pal.dim(
+        `  ${d.id} · attempt ${d.attempt}${d.confidence !== undefined && d.confidence < 1 ? ` · confidence ${d.confidence}` : ''}`,
+      );
       out.push(d.superseded ? `${pal.dim(`${text} (superseded)`)}${meta}` : `${text}${meta}`);
     } else {
-      out.push([d.id, String(depth), d.type, String(d.attempt), state, oneLine(d.question), oneLine(chosenText(d.chosen))].join('\t'));
+      out.push(
+        [
+          d.id,
+          String(depth),
+          d.type,
+          String(d.attempt),
+          state,
+          oneLine(d.question),
+          oneLine(chosenText(d.chosen)),
+        ].join('\t'),
+      );
     }
     for (const c of d.children) walk(c, depth + 1);
   };
@@ -119,22 +151,38 @@ export function renderDiff(unified: string, mode: Mode): string {
 /** Per-file stats and the total, like `git diff --stat`. */
 export function renderStat(files: DiffFile[], stats: DiffStats, mode: Mode): string {
   const total = `${plural(stats.files, 'file')} changed, ${plural(stats.additions, 'insertion')}(+), ${plural(stats.deletions, 'deletion')}(-)`;
-  if (!mode.rich) return `${files.map((f) => `${f.path}\t${f.status}\t+${f.additions}\t-${f.deletions}\n`).join('')}total\t${stats.files}\t+${stats.additions}\t-${stats.deletions}\n`;
+  if (!mode.rich)
+    return `${files.map((f) => `${f.path}\t${f.status}\t+${f.additions}\t-${f.deletions}\n`).join('')}total\t${stats.files}\t+${stats.additions}\t-${stats.deletions}\n`;
   const { pal } = mode;
   const w = Math.max(0, ...files.map((f) => f.path.length));
-  const lines = files.map((f) => ` ${f.path.padEnd(w)} | ${pal.green(`+${f.additions}`)} ${pal.red(`-${f.deletions}`)}${f.status !== 'modified' ? pal.dim(` (${f.status})`) : ''}`);
+  const lines = files.map(
+    (f) =>
+      ` ${f.path.padEnd(w)} | ${pal.green(`+${f.additions}`)} ${pal.red(`-${f.deletions}`)}${f.status !== 'modified' ? pal.dim(` (${f.status})`) : ''}`,
+  );
   return `${[...lines, ` ${total}`].join('\n')}\n`;
 }
 
 export function renderArtifacts(rows: ArtifactRow[], ui: Ui): string {
-  const size = (n: number): string => (!ui.rich ? String(n) : n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`);
+  const size = (n: number): string =>
+    !ui.rich
+      ? String(n)
+      : n < 1024
+        ? `${n} B`
+        : n < 1024 * 1024
+          ? `${(n / 1024).toFixed(1)} KiB`
+          : `${(n / 1048576).toFixed(1)} MiB`;
   const multi = new Set(rows.map((r) => r.resource)).size > 1;
   return renderTable(
     rows,
     [
       ...(multi ? [{ header: 'RESOURCE', value: (r: ArtifactRow) => r.resource }] : []),
       { header: 'PATH', value: (r) => r.path, style: (s) => ui.pal.bold(s) },
-      { header: 'CHANGE', value: (r) => r.change, style: (s, r) => (r.change === 'deleted' ? ui.pal.red(s) : r.change === 'written' ? ui.pal.green(s) : ui.pal.yellow(s)) },
+      {
+        header: 'CHANGE',
+        value: (r) => r.change,
+        style: (s, r) =>
+          r.change === 'deleted' ? ui.pal.red(s) : r.change === 'written' ? ui.pal.green(s) : ui.pal.yellow(s),
+      },
       { header: 'SIZE', value: (r) => (r.binary && ui.rich ? `${size(r.size)} (binary)` : size(r.size)) },
       { header: '+', value: (r) => `+${r.additions}`, style: (s) => ui.pal.green(s) },
       { header: '-', value: (r) => `-${r.deletions}`, style: (s) => ui.pal.red(s) },

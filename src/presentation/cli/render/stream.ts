@@ -65,7 +65,8 @@ export class StreamPrinter {
     if ('task' in ev) {
       const t = ev.task;
       if (plainEvents) return ui.out(`${seq}\ttask\t${t.id}\t${stateWord(t.status.state)}\n`);
-      if (this.style === 'events') ui.err(`${ui.errPal.dim(`watching task ${t.id} (${stateWord(t.status.state)}); Ctrl-C stops watching`)}\n`);
+      if (this.style === 'events')
+        ui.err(`${ui.errPal.dim(`watching task ${t.id} (${stateWord(t.status.state)}); Ctrl-C stops watching`)}\n`);
       return;
     }
     const { state, message, timestamp } = ev.statusUpdate.status;
@@ -73,7 +74,9 @@ export class StreamPrinter {
     if (plainEvents) return ui.out(`${seq}\tstatus\t${stateWord(state)}\t${JSON.stringify(text ?? '')}\n`);
     if (this.style === 'events') {
       this.end();
-      return ui.out(`${ui.pal.dim(shortTime(timestamp).slice(11))} ${styleState(state, ui.pal)}${text ? `  ${text}` : ''}\n`);
+      return ui.out(
+        `${ui.pal.dim(shortTime(timestamp).slice(11))} ${styleState(state, ui.pal)}${text ? `  ${text}` : ''}\n`,
+      );
     }
     if (ui.rich && text) {
       this.end();

@@ -12,7 +12,11 @@ export interface Column<T> {
  * Rich: aligned columns under a bold header, the last column cut to the terminal width.
  * Plain: one tab-separated line per row, no header, no styling — stable for grep, cut and awk.
  */
-export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[], mode: { rich: boolean; pal: Palette; width?: number | undefined }): string {
+export function renderTable<T>(
+  rows: readonly T[],
+  columns: readonly Column<T>[],
+  mode: { rich: boolean; pal: Palette; width?: number | undefined },
+): string {
   const cells = rows.map((r) => columns.map((c) => oneLine(c.value(r))));
   if (!mode.rich) return cells.map((line) => `${line.join('\t')}\n`).join('');
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((line) => (line[i] ?? '').length)));
@@ -29,7 +33,12 @@ export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[]
       })
       .join('')
       .trimEnd();
-  const lines = [fmt(columns.map((c) => c.header), (t) => mode.pal.bold(t))];
+  const lines = [
+    fmt(
+      columns.map((c) => c.header),
+      (t) => mode.pal.bold(t),
+    ),
+  ];
   cells.forEach((line, r) => {
     const row = rows[r] as T;
     lines.push(fmt(line, (t, i) => columns[i]?.style?.(t, row) ?? t));
@@ -38,12 +47,17 @@ export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[]
 }
 
 /** Key/value lines: `key: value` (plain) or aligned dim keys (rich). Empty values are left out. */
-export function renderFields(fields: ReadonlyArray<readonly [string, string | undefined]>, mode: { rich: boolean; pal: Palette; indent?: string }): string {
+export function renderFields(
+  fields: ReadonlyArray<readonly [string, string | undefined]>,
+  mode: { rich: boolean; pal: Palette; indent?: string },
+): string {
   const shown = fields.filter((f): f is readonly [string, string] => f[1] !== undefined && f[1] !== '');
   if (!mode.rich) return shown.map(([k, v]) => `${k}: ${oneLine(v)}\n`).join('');
   const w = Math.max(0, ...shown.map(([k]) => k.length));
   const indent = mode.indent ?? '  ';
-  return shown.map(([k, v]) => `${indent}${mode.pal.dim(k.padEnd(w))}  ${v.replace(/\n/g, `\n${indent}${' '.repeat(w + 2)}`)}\n`).join('');
+  return shown
+    .map(([k, v]) => `${indent}${mode.pal.dim(k.padEnd(w))}  ${v.replace(/\n/g, `\n${indent}${' '.repeat(w + 2)}`)}\n`)
+    .join('');
 }
 
 /** Newlines and tabs would break one-record-per-line output. */

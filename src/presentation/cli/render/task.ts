@@ -3,7 +3,11 @@ import type { Palette } from './colors.js';
 import { renderFields } from './table.js';
 
 /** `TASK_STATE_INPUT_REQUIRED` → `input-required`: the word people type and read. */
-export const stateWord = (s: TaskState | string): string => s.replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, '-');
+export const stateWord = (s: TaskState | string): string =>
+  s
+    .replace(/^TASK_STATE_/, '')
+    .toLowerCase()
+    .replace(/_/g, '-');
 
 /** The states a user can filter by, as words, and the wire enum of each. */
 export const STATE_WORDS: Record<string, TaskState> = {
@@ -24,7 +28,8 @@ export const isTerminalState = (s: string): boolean => TERMINAL.has(s);
 /** Failed, rejected or canceled: the commands that wait for a task exit non-zero on these. */
 export const isUnsuccessfulState = (s: string): boolean => UNSUCCESSFUL.has(s);
 /** The task waits for the user (input- or auth-required). */
-export const isInterruptedState = (s: string): boolean => s === 'TASK_STATE_INPUT_REQUIRED' || s === 'TASK_STATE_AUTH_REQUIRED';
+export const isInterruptedState = (s: string): boolean =>
+  s === 'TASK_STATE_INPUT_REQUIRED' || s === 'TASK_STATE_AUTH_REQUIRED';
 
 export function styleState(s: string, pal: Palette): string {
   const word = stateWord(s);
@@ -85,10 +90,14 @@ export function renderTask(task: Task, mode: { rich: boolean; pal: Palette }): s
     ['updated', mode.rich ? shortTime(task.status.timestamp) : task.status.timestamp],
     ['status', messageText(task.status.message)],
   ];
-  for (const a of task.artifacts ?? []) fields.push([mode.rich ? (a.name ?? a.artifactId) : `artifact.${a.artifactId}`, partsText(a.parts)]);
+  for (const a of task.artifacts ?? [])
+    fields.push([mode.rich ? (a.name ?? a.artifactId) : `artifact.${a.artifactId}`, partsText(a.parts)]);
   if (history.length > 0) {
     if (mode.rich) fields.push(['history', `${history.length} message${history.length === 1 ? '' : 's'}`]);
-    else history.forEach((m, i) => fields.push([`history.${i}.${m.role === 'ROLE_USER' ? 'user' : 'agent'}`, partsText(m.parts)]));
+    else
+      history.forEach((m, i) =>
+        fields.push([`history.${i}.${m.role === 'ROLE_USER' ? 'user' : 'agent'}`, partsText(m.parts)]),
+      );
   }
   if (!mode.rich) return renderFields([['id', task.id], ['state', stateWord(task.status.state)], ...fields], mode);
   const head = `${pal.bold('Task')} ${task.id}  ${styleState(task.status.state, pal)}\n`;

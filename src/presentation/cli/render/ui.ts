@@ -78,7 +78,11 @@ export class Ui {
   private note(level: MessageLevel, text: string, show: boolean): void {
     this.messages.push({ level, text });
     if (!this.human || !show) return;
-    const line = !this.rich ? `${level}: ${text}` : level === 'warn' ? this.errPal.yellow(`warning: ${text}`) : this.errPal.dim(text);
+    const line = !this.rich
+      ? `${level}: ${text}`
+      : level === 'warn'
+        ? this.errPal.yellow(`warning: ${text}`)
+        : this.errPal.dim(text);
     this.io.stderr.write(`${line}\n`);
   }
 }

@@ -7,16 +7,23 @@ import { UsageError } from '../exit-codes.js';
 /** Runs git in `cwd` and returns its output (trimmed); a missing git or a failure is a usage error. */
 export function git(cwd: string, args: string[]): string {
   try {
-    return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }).trimEnd();
+    return execFileSync('git', args, {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+    }).trimEnd();
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code === 'ENOENT') throw new UsageError('the demo needs git, and git was not found', 'install git and run agents demo again');
+    if (e.code === 'ENOENT')
+      throw new UsageError('the demo needs git, and git was not found', 'install git and run agents demo again');
     throw new UsageError(`git ${args.join(' ')} failed in ${cwd}: ${(e.stderr ?? e.message).trim().split('\n')[0]}`);
   }
 }
 
 const SAMPLE_FILES: Record<string, string> = {
-  'README.md': '# Palette demo\n\nA tiny app whose source spells colour the British way. The plan changes `src/**/*.ts` only,\nso this colour stays as it is.\n',
+  'README.md':
+    '# Palette demo\n\nA tiny app whose source spells colour the British way. The plan changes `src/**/*.ts` only,\nso this colour stays as it is.\n',
   'src/palette.ts': [
     '// The colour palette of the app.',
     "export const colours = { primary: '#3366ff', accent: '#ff9933', muted: '#888888' };",
@@ -71,6 +78,9 @@ export function currentBranch(repo: string): string {
   try {
     return git(repo, ['symbolic-ref', '--short', 'HEAD']);
   } catch {
-    throw new UsageError(`${repo} has no branch checked out (detached HEAD)`, 'check out the branch the result should land on');
+    throw new UsageError(
+      `${repo} has no branch checked out (detached HEAD)`,
+      'check out the branch the result should land on',
+    );
   }
 }

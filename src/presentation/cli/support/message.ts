@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Message } from '../../../protocol/client/index.js';
 
 /** A fresh user message in A2A v1.0 form. */
-export function userMessage(text: string, ids: { contextId?: string | undefined; taskId?: string | undefined } = {}): Message {
+export function userMessage(
+  text: string,
+  ids: { contextId?: string | undefined; taskId?: string | undefined } = {},
+): Message {
   return {
     messageId: randomUUID(),
     role: 'ROLE_USER',

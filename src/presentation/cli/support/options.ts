@@ -6,6 +6,9 @@ export const intOption =
   (value: string): number => {
     if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError('must be a whole number');
     const n = Number(value);
-    if (n < min || n > max) throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `must be at least ${min}` : `must be between ${min} and ${max}`);
+    if (n < min || n > max)
+      throw new InvalidArgumentError(
+        max === Number.MAX_SAFE_INTEGER ? `must be at least ${min}` : `must be between ${min} and ${max}`,
+      );
     return n;
   };

@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline/promises';
 import { setTimeout as delay } from 'node:timers/promises';
-import { A2AClientError, getTask, sendMessage, subscribeToTask, type A2AClient, type Message, type StreamResponse, type Task } from '../../../protocol/client/index.js';
+import {
+  A2AClientError,
+  getTask,
+  sendMessage,
+  subscribeToTask,
+  type A2AClient,
+  type Message,
+  type StreamResponse,
+  type Task,
+} from '../../../protocol/client/index.js';
 import { CliError } from '../exit-codes.js';
 import { renderDiff } from '../render/plan.js';
 import type { StreamedEvent } from '../render/stream.js';
@@ -45,12 +54,15 @@ export interface FollowResult {
 }
 
 const dataOf = (m: Message | undefined, key: string): unknown =>
-  m?.parts.map((p) => (p.data && typeof p.data === 'object' ? (p.data as Record<string, unknown>)[key] : undefined)).find((v) => v !== undefined);
+  m?.parts
+    .map((p) => (p.data && typeof p.data === 'object' ? (p.data as Record<string, unknown>)[key] : undefined))
+    .find((v) => v !== undefined);
 const textOf = (m: Message | undefined): string => (m?.parts ?? []).map((p) => p.text ?? '').join('');
 
 /** What the approval is for, in a few words: `step 1/2: builtin/write-file` or `apply (2 files)`. */
 export function approvalWhat(r: ApprovalRequest): string {
-  if (r.kind === 'apply') return `apply (${r.stats ? `${r.stats.files} file${r.stats.files === 1 ? '' : 's'}` : 'the changes'})`;
+  if (r.kind === 'apply')
+    return `apply (${r.stats ? `${r.stats.files} file${r.stats.files === 1 ? '' : 's'}` : 'the changes'})`;
   return `step ${r.step ?? '?'}${r.of ? `/${r.of}` : ''}: ${r.tool ?? 'a tool call'}`;
 }
 
@@ -60,7 +72,12 @@ export function approvalWhat(r: ApprovalRequest): string {
  * --yes, by asking on a terminal, or not at all (then it stops and says how to answer).
  * Local mode's agent lives only as long as this process, so callers follow before closing.
  */
-export async function followPlanTask(ctx: RunContext, client: A2AClient, taskId: string, opts: FollowOptions): Promise<FollowResult> {
+export async function followPlanTask(
+  ctx: RunContext,
+  client: A2AClient,
+  taskId: string,
+  opts: FollowOptions,
+): Promise<FollowResult> {
   const { ui } = ctx;
   const result: FollowResult = { task: undefined, events: [], approvals: [] };
   const printed = new Set<string>();
@@ -88,7 +105,8 @@ export async function followPlanTask(ctx: RunContext, client: A2AClient, taskId:
       for (const m of history.slice(0, lastUser + 1)) printed.add(m.messageId);
       firstView = false;
     }
-    for (const m of history) if (m.role === 'ROLE_AGENT') printMessage(m, m === t.status.message ? t.status.state : 'TASK_STATE_WORKING');
+    for (const m of history)
+      if (m.role === 'ROLE_AGENT') printMessage(m, m === t.status.message ? t.status.state : 'TASK_STATE_WORKING');
   };
 
   /** Answers an input-required status if it is an approval request not answered yet; false when it cannot be answered here. */
@@ -110,7 +128,10 @@ export async function followPlanTask(ctx: RunContext, client: A2AClient, taskId:
     result.approvals.push({ request, answer });
     await client.call(
       sendMessage,
-      { message: { messageId: randomUUID(), role: 'ROLE_USER', taskId, parts: [{ data: { approval: answer } }] }, configuration: { returnImmediately: true } },
+      {
+        message: { messageId: randomUUID(), role: 'ROLE_USER', taskId, parts: [{ data: { approval: answer } }] },
+        configuration: { returnImmediately: true },
+      },
       { signal: ctx.signal },
     );
     return true;
@@ -131,7 +152,8 @@ export async function followPlanTask(ctx: RunContext, client: A2AClient, taskId:
         if ('task' in event) printHistory(event.task);
         else if ('artifactUpdate' in event) detail += artifactDetail(event, ui);
         else if (status?.message) printMessage(status.message, status.state);
-        else if (status && isTerminalState(status.state)) ui.out(`${styleLine(`Stopped: ${stateWord(status.state)}`, status.state, ui)}\n`);
+        else if (status && isTerminalState(status.state))
+          ui.out(`${styleLine(`Stopped: ${stateWord(status.state)}`, status.state, ui)}\n`);
         if (!status) continue;
         if (status.state === 'TASK_STATE_INPUT_REQUIRED' && !(await handleInput(status))) return result;
         if (isTerminalState(status.state)) {
@@ -169,7 +191,8 @@ export async function followPlanTask(ctx: RunContext, client: A2AClient, taskId:
   }
 }
 
-const statusOf = (ev: StreamResponse): Task['status'] | undefined => ('statusUpdate' in ev ? ev.statusUpdate.status : 'task' in ev ? ev.task.status : undefined);
+const statusOf = (ev: StreamResponse): Task['status'] | undefined =>
+  'statusUpdate' in ev ? ev.statusUpdate.status : 'task' in ev ? ev.task.status : undefined;
 
 function styleLine(text: string, state: string, ui: Ui): string {
   if (!ui.rich) return text;
@@ -193,7 +216,10 @@ function artifactDetail(ev: Extract<StreamResponse, { artifactUpdate: unknown }>
     const call = p.data as { filesTouched?: string[]; exitCode?: number | null } | undefined;
     if (!call) continue;
     const files = call.filesTouched ?? [];
-    const bits = [files.length ? `files: ${files.join(', ')}` : 'no files changed', ...(call.exitCode !== undefined && call.exitCode !== null ? [`exit ${call.exitCode}`] : [])];
+    const bits = [
+      files.length ? `files: ${files.join(', ')}` : 'no files changed',
+      ...(call.exitCode !== undefined && call.exitCode !== null ? [`exit ${call.exitCode}`] : []),
+    ];
     out += `${ui.pal.dim(`    ${bits.join(' · ')}`)}\n`;
   }
   return out;
@@ -216,7 +242,9 @@ async function decide(ctx: RunContext, r: ApprovalRequest, opts: FollowOptions):
   });
   try {
     for (;;) {
-      const a = (await rl.question(ui.pal.bold('Approve? [y]es / [n]o / [g]uidance '), { signal: ctx.signal })).trim().toLowerCase();
+      const a = (await rl.question(ui.pal.bold('Approve? [y]es / [n]o / [g]uidance '), { signal: ctx.signal }))
+        .trim()
+        .toLowerCase();
       if (a === 'y' || a === 'yes') return { decision: 'approve' };
       if (a === 'n' || a === 'no') return { decision: 'reject' };
       if (a === 'g' || a === 'guidance') {
@@ -257,14 +285,37 @@ export function runError(planId: string, r: FollowResult): CliError | undefined 
   if (!state || state === 'TASK_STATE_COMPLETED') return undefined;
   const last = r.approvals.at(-1);
   if (state === 'TASK_STATE_CANCELED' && last?.request.kind === 'apply' && last.answer.decision === 'reject') {
-    return new CliError(`apply declined: plan ${planId} was not applied and stays ready to apply`, 'TASK_UNSUCCESSFUL', 'ApplyDeclined', `apply it later with agents plan apply ${planId}`, { planId });
+    return new CliError(
+      `apply declined: plan ${planId} was not applied and stays ready to apply`,
+      'TASK_UNSUCCESSFUL',
+      'ApplyDeclined',
+      `apply it later with agents plan apply ${planId}`,
+      { planId },
+    );
   }
   const pe = r.planError;
   if (pe?.kind === 'conflict' || pe?.kind === 'dirty') {
-    return new CliError(`Plan ${planId} was not applied: ${pe.message}`, 'PLAN_ERROR', 'PlanError', pe.hint, { planId, reason: pe.kind, files: pe.files ?? [] });
+    return new CliError(`Plan ${planId} was not applied: ${pe.message}`, 'PLAN_ERROR', 'PlanError', pe.hint, {
+      planId,
+      reason: pe.kind,
+      files: pe.files ?? [],
+    });
   }
-  if (pe?.kind === 'budget') return new CliError(`Plan ${planId} stopped: ${pe.message}`, 'BUDGET_EXCEEDED', 'BudgetExceededError', pe.hint, { planId });
-  if (pe) return new CliError(`Plan ${planId} stopped: ${pe.message}`, 'TASK_UNSUCCESSFUL', 'PlanError', pe.hint, { planId, reason: pe.kind });
+  if (pe?.kind === 'budget')
+    return new CliError(`Plan ${planId} stopped: ${pe.message}`, 'BUDGET_EXCEEDED', 'BudgetExceededError', pe.hint, {
+      planId,
+    });
+  if (pe)
+    return new CliError(`Plan ${planId} stopped: ${pe.message}`, 'TASK_UNSUCCESSFUL', 'PlanError', pe.hint, {
+      planId,
+      reason: pe.kind,
+    });
   const why = textOf(r.task?.status.message);
-  return new CliError(`Plan ${planId}: task ${r.task?.id ?? ''} ended ${stateWord(state)}${why ? `: ${why.split('\n')[0]}` : ''}`, 'TASK_UNSUCCESSFUL', 'TaskUnsuccessful', `see agents plan status ${planId}`, { planId });
+  return new CliError(
+    `Plan ${planId}: task ${r.task?.id ?? ''} ended ${stateWord(state)}${why ? `: ${why.split('\n')[0]}` : ''}`,
+    'TASK_UNSUCCESSFUL',
+    'TaskUnsuccessful',
+    `see agents plan status ${planId}`,
+    { planId },
+  );
 }

@@ -1,4 +1,12 @@
-import { StoredDiff, planStatus, planTree, type A2AClient, type planUse, type ResultOf, type Task } from '../../../protocol/client/index.js';
+import {
+  StoredDiff,
+  planStatus,
+  planTree,
+  type A2AClient,
+  type planUse,
+  type ResultOf,
+  type Task,
+} from '../../../protocol/client/index.js';
 import { plural } from '../render/definition.js';
 import { chosenText, phaseState, type Decision, type DiffStats, type PlanStatus } from '../render/plan.js';
 import { renderFields } from '../render/table.js';
@@ -13,7 +21,12 @@ export type RunStart = ResultOf<typeof planUse>;
  * A plan that already waits for the approval this command would ask for (a tool call for
  * execute, the apply for apply) is resumed by answering on its task, not started again.
  */
-export async function waitingRun(ctx: RunContext, client: A2AClient, planId: string, kind: 'tool-approval' | 'apply-approval'): Promise<RunStart | undefined> {
+export async function waitingRun(
+  ctx: RunContext,
+  client: A2AClient,
+  planId: string,
+  kind: 'tool-approval' | 'apply-approval',
+): Promise<RunStart | undefined> {
   const s = await client.call(planStatus, { planId }, { signal: ctx.signal });
   const w = s.waiting;
   if (w?.kind !== kind) return undefined;
@@ -24,13 +37,15 @@ export async function waitingRun(ctx: RunContext, client: A2AClient, planId: str
 /** The command that makes sense next, from what the plan allows. */
 export function nextCommands(s: PlanStatus): string[] {
   const id = s.planId;
-  if (s.waiting) return [`agents plan approve ${id}`, `agents plan reject ${id} --guidance "…"`, `agents plan status ${id}`];
+  if (s.waiting)
+    return [`agents plan approve ${id}`, `agents plan reject ${id} --guidance "…"`, `agents plan status ${id}`];
   if (s.state === 'applied') return [`agents plan status ${id}`, `agents plan tree ${id}`];
   const out: string[] = [];
   if (s.phase === 'execute' && s.state === 'complete') out.push(`agents plan diff ${id}`, `agents plan apply ${id}`);
   else if (s.allowed.includes('execute')) out.push(`agents plan execute ${id}`);
   else if (s.allowed.includes('apply')) out.push(`agents plan apply ${id}`);
-  if ((s.state === 'errored' || s.state === 'constrained') && s.allowed.includes('prompt')) out.push(`agents plan prompt ${id} "…"`);
+  if ((s.state === 'errored' || s.state === 'constrained') && s.allowed.includes('prompt'))
+    out.push(`agents plan prompt ${id} "…"`);
   if (out.length === 0) out.push(`agents plan status ${id}`);
   return out;
 }
@@ -49,7 +64,9 @@ export function renderRunSummary(s: PlanStatus, task: Task | undefined, ui: Ui):
   const fields: Array<readonly [string, string | undefined]> = [
     ['steps', `${s.progress.stepsDone}/${s.progress.stepsTotal}`],
     ['changed', stats ? `${plural(stats.files, 'file')} (+${stats.additions} -${stats.deletions})` : undefined],
-    ...applied.map((c) => ['commit', `${c.resource}: ${c.commit ?? 'none'} (${plural(c.files.length, 'file')})`] as const),
+    ...applied.map(
+      (c) => ['commit', `${c.resource}: ${c.commit ?? 'none'} (${plural(c.files.length, 'file')})`] as const,
+    ),
     ['next', nextCommands(s).join(ui.rich ? '  ·  ' : ' ; ')],
   ];
   if (!ui.rich) return renderFields([['plan', s.planId], ['phase', s.phase], ['state', s.state], ...fields], ui.mode);
@@ -74,7 +91,15 @@ export function renderStrategy(s: PlanStatus, steps: Decision[], ui: Ui): string
     ['description', s.description],
     ['done when', s.definitionOfDone],
     ['profile', s.automationProfile],
-    ...steps.map((d) => [ui.rich ? `step ${(d.stepIndex ?? 0) + 1}` : 'step', ui.rich ? `${chosenText(d.chosen)} ${ui.pal.dim(`(decision ${d.id})`)}` : `${(d.stepIndex ?? 0) + 1} ${d.id} ${chosenText(d.chosen)}`] as const),
+    ...steps.map(
+      (d) =>
+        [
+          ui.rich ? `step ${(d.stepIndex ?? 0) + 1}` : 'step',
+          ui.rich
+            ? `${chosenText(d.chosen)} ${ui.pal.dim(`(decision ${d.id})`)}`
+            : `${(d.stepIndex ?? 0) + 1} ${d.id} ${chosenText(d.chosen)}`,
+        ] as const,
+    ),
     ['next', nextCommands(s).join(ui.rich ? '  ·  ' : ' ; ')],
   ];
   if (!ui.rich) return renderFields([['plan', s.planId], ['phase', s.phase], ['state', s.state], ...fields], ui.mode);
@@ -92,7 +117,12 @@ export interface PhaseRun {
  * Starts a phase (the method is called with wait: false), follows its task live to the end —
  * answering approvals as allowed — and reads the plan's status afterwards.
  */
-export async function runPhase(ctx: RunContext, client: A2AClient, start: () => Promise<RunStart>, opts: { yes: boolean }): Promise<PhaseRun> {
+export async function runPhase(
+  ctx: RunContext,
+  client: A2AClient,
+  start: () => Promise<RunStart>,
+  opts: { yes: boolean },
+): Promise<PhaseRun> {
   const started = await start();
   const planId = started.plan.planId;
   const follow = await followPlanTask(ctx, client, started.taskId, { planId, yes: opts.yes });
@@ -105,6 +135,13 @@ export async function runPhase(ctx: RunContext, client: A2AClient, start: () => 
 
 /** The envelope of a run command: the plan, its task and every event (and the error, if any). */
 export function runOutcome(run: PhaseRun, extra: Record<string, unknown> = {}): Outcome {
-  const data = { plan: run.status, taskId: run.taskId, task: run.follow.task ?? null, approvals: run.follow.approvals, events: run.follow.events, ...extra };
+  const data = {
+    plan: run.status,
+    taskId: run.taskId,
+    task: run.follow.task ?? null,
+    approvals: run.follow.approvals,
+    events: run.follow.events,
+    ...extra,
+  };
   return run.error ? { data, error: run.error } : { data };
 }

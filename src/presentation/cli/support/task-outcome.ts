@@ -4,7 +4,8 @@ import { isInterruptedState, isUnsuccessfulState, messageText, stateWord, styleS
 import type { Ui } from '../render/ui.js';
 
 /** How a command that waited for a task ends: non-zero when the task failed, was rejected or canceled. */
-export const exitForTask = (task: Task | undefined): ExitReason | undefined => (task && isUnsuccessfulState(task.status.state) ? 'TASK_UNSUCCESSFUL' : undefined);
+export const exitForTask = (task: Task | undefined): ExitReason | undefined =>
+  task && isUnsuccessfulState(task.status.state) ? 'TASK_UNSUCCESSFUL' : undefined;
 
 /** After the answer: the task and its state (stderr, rich); what to do next when the agent waits. */
 export function reportTaskEnd(ui: Ui, task: Task | undefined): void {
@@ -12,7 +13,9 @@ export function reportTaskEnd(ui: Ui, task: Task | undefined): void {
   const state = task.status.state;
   const why = messageText(task.status.message);
   if (ui.rich) {
-    ui.err(`${ui.errPal.dim(`task ${task.id} · `)}${styleState(state, ui.errPal)}${ui.errPal.dim(` · session ${task.contextId}`)}${why && state !== 'TASK_STATE_COMPLETED' ? ui.errPal.dim(` · ${why}`) : ''}\n`);
+    ui.err(
+      `${ui.errPal.dim(`task ${task.id} · `)}${styleState(state, ui.errPal)}${ui.errPal.dim(` · session ${task.contextId}`)}${why && state !== 'TASK_STATE_COMPLETED' ? ui.errPal.dim(` · ${why}`) : ''}\n`,
+    );
   } else if (state !== 'TASK_STATE_COMPLETED') {
     ui.err(`task ${task.id} ${stateWord(state)}${why ? `: ${why}` : ''}\n`);
   }

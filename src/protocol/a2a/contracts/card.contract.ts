@@ -7,9 +7,13 @@ export const AgentCardSchema = z
     name: z.string(),
     description: z.string(),
     version: z.string(),
-    supportedInterfaces: z.array(z.object({ url: z.string(), protocolBinding: z.string(), protocolVersion: z.string() }).loose()),
+    supportedInterfaces: z.array(
+      z.object({ url: z.string(), protocolBinding: z.string(), protocolVersion: z.string() }).loose(),
+    ),
     capabilities: z.object({}).loose(),
-    skills: z.array(z.object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) }).loose()),
+    skills: z.array(
+      z.object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) }).loose(),
+    ),
     defaultInputModes: z.array(z.string()),
     defaultOutputModes: z.array(z.string()),
   })
@@ -24,5 +28,10 @@ export const getExtendedAgentCard = defineContract({
   permission: 'card:read',
   params: z.object({ tenant: z.string().optional() }),
   result: AgentCardSchema,
-  v03: { name: 'agent/getAuthenticatedExtendedCard', params: z.object({}).loose(), decode: () => ({}), encode: (c: unknown) => c },
+  v03: {
+    name: 'agent/getAuthenticatedExtendedCard',
+    params: z.object({}).loose(),
+    decode: () => ({}),
+    encode: (c: unknown) => c,
+  },
 });

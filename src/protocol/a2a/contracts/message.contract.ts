@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { Message, Metadata, StreamResponse, Task, TaskPushNotificationConfig } from '../../../domain/a2a.model.js';
 import { defineContract, defineStreamContract } from '../contract.js';
-import { messageFromV03, pushConfigFromV03, sendResultToV03, streamResponseToV03, V03MessageSendParams } from '../v03.codec.js';
+import {
+  messageFromV03,
+  pushConfigFromV03,
+  sendResultToV03,
+  streamResponseToV03,
+  V03MessageSendParams,
+} from '../v03.codec.js';
 
 export const SendMessageConfiguration = z.object({
   acceptedOutputModes: z.array(z.string()).optional(),
@@ -18,7 +24,10 @@ export const SendMessageRequest = z.object({
 });
 export type SendMessageRequest = z.infer<typeof SendMessageRequest>;
 
-export const SendMessageResponse = z.union([z.object({ task: Task }).strict(), z.object({ message: Message }).strict()]);
+export const SendMessageResponse = z.union([
+  z.object({ task: Task }).strict(),
+  z.object({ message: Message }).strict(),
+]);
 
 function decodeV03Send(p: z.infer<typeof V03MessageSendParams>): SendMessageRequest {
   const out: SendMessageRequest = { message: messageFromV03(p.message) };
@@ -27,7 +36,8 @@ function decodeV03Send(p: z.infer<typeof V03MessageSendParams>): SendMessageRequ
     out.configuration = { returnImmediately: c.blocking === false };
     if (c.historyLength !== undefined) out.configuration.historyLength = c.historyLength;
     if (c.acceptedOutputModes) out.configuration.acceptedOutputModes = c.acceptedOutputModes;
-    if (c.pushNotificationConfig) out.configuration.taskPushNotificationConfig = pushConfigFromV03('', c.pushNotificationConfig);
+    if (c.pushNotificationConfig)
+      out.configuration.taskPushNotificationConfig = pushConfigFromV03('', c.pushNotificationConfig);
   }
   if (p.metadata) out.metadata = p.metadata;
   return out;

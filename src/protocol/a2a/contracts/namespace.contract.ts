@@ -4,7 +4,13 @@ import { NamespaceName } from '../../../domain/registry/names.js';
 import { defineContract } from '../contract.js';
 
 const Role = z.enum(['owner', 'admin', 'member', 'viewer']);
-const NamespaceSummary = z.object({ name: z.string(), owner: z.string(), role: Role, createdAt: z.string(), builtin: z.boolean() });
+const NamespaceSummary = z.object({
+  name: z.string(),
+  owner: z.string(),
+  role: Role,
+  createdAt: z.string(),
+  builtin: z.boolean(),
+});
 
 export const namespaceList = defineContract({
   name: '_cleveragents/namespace/list',
@@ -21,7 +27,10 @@ export const namespaceShow = defineContract({
   summary: 'One namespace: owner, your role, member count and how many entities of each kind it holds.',
   permission: 'registry:read',
   params: z.object({ name: NamespaceName }).strict(),
-  result: NamespaceSummary.extend({ memberCount: z.number().int(), entities: z.partialRecord(z.enum(REGISTRY_KINDS), z.number().int()) }),
+  result: NamespaceSummary.extend({
+    memberCount: z.number().int(),
+    entities: z.partialRecord(z.enum(REGISTRY_KINDS), z.number().int()),
+  }),
 });
 
 export const namespaceMembers = defineContract({
@@ -30,5 +39,8 @@ export const namespaceMembers = defineContract({
   summary: "A namespace's members and their roles.",
   permission: 'registry:read',
   params: z.object({ name: NamespaceName }).strict(),
-  result: z.object({ namespace: z.string(), members: z.array(z.object({ principal: z.string(), role: Role, addedAt: z.string() })) }),
+  result: z.object({
+    namespace: z.string(),
+    members: z.array(z.object({ principal: z.string(), role: Role, addedAt: z.string() })),
+  }),
 });

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { AUTOMATION_PROFILES, PHASE_STATES, PHASES } from '../../../domain/plan/plan.js';
-import { Correction, DecisionExplanation, PlanArtifacts, PlanDiff, PlanRun, PlanStatus, PlanTree } from '../../../domain/plan/plan-views.js';
+import {
+  Correction,
+  DecisionExplanation,
+  PlanArtifacts,
+  PlanDiff,
+  PlanRun,
+  PlanStatus,
+  PlanTree,
+} from '../../../domain/plan/plan-views.js';
 import { EntityName } from '../../../domain/registry/names.js';
 import { defineContract } from '../contract.js';
 
@@ -12,7 +20,12 @@ export const PlanStatusSchema = PlanStatus;
 
 const Budget = {
   maxToolCalls: z.number().int().min(1).max(100_000).optional(),
-  maxWallSeconds: z.number().int().min(1).max(7 * 24 * 3600).optional(),
+  maxWallSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .optional(),
 };
 
 // Every plan method came with extension version 1.1 (`since`).
@@ -49,7 +62,7 @@ export const planApply = defineContract({
   name: '_cleveragents/plan/apply',
   surface: 'extension',
   since: '1.1',
-  summary: "Merge the sandbox into the project; a conflict or dirty file stops with a plan error and changes nothing.",
+  summary: 'Merge the sandbox into the project; a conflict or dirty file stops with a plan error and changes nothing.',
   permission: 'plan:write',
   params: z.object({ planId: PlanId, yes: z.boolean().optional(), wait: z.boolean().optional() }).strict(),
   result: PlanRun,
@@ -102,7 +115,13 @@ export const planCorrect = defineContract({
   summary: 'Correct a decision: revert (supersede it and what follows, roll back, re-strategize) or append guidance.',
   permission: 'plan:write',
   params: z
-    .object({ decisionId: Ulid, planId: PlanId.optional(), mode: z.enum(['revert', 'append']), guidance: z.string().min(1, 'is required').max(10_000), dryRun: z.boolean().optional() })
+    .object({
+      decisionId: Ulid,
+      planId: PlanId.optional(),
+      mode: z.enum(['revert', 'append']),
+      guidance: z.string().min(1, 'is required').max(10_000),
+      dryRun: z.boolean().optional(),
+    })
     .strict(),
   result: Correction,
 });
@@ -131,7 +150,8 @@ export const planPrompt = defineContract({
   name: '_cleveragents/plan/prompt',
   surface: 'extension',
   since: '1.1',
-  summary: 'Give guidance to a plan that errored, and resume it; on a waiting approval, a clear yes approves and any other text rejects with that guidance.',
+  summary:
+    'Give guidance to a plan that errored, and resume it; on a waiting approval, a clear yes approves and any other text rejects with that guidance.',
   permission: 'plan:write',
   params: z.object({ planId: PlanId, guidance: z.string().min(1, 'is required').max(10_000) }).strict(),
   result: PlanRun,
@@ -151,9 +171,16 @@ export const planReject = defineContract({
   name: '_cleveragents/plan/reject',
   surface: 'extension',
   since: '1.1',
-  summary: 'Reject what the plan waits for, optionally with guidance (what to do instead); a rejected write does not happen.',
+  summary:
+    'Reject what the plan waits for, optionally with guidance (what to do instead); a rejected write does not happen.',
   permission: 'plan:write',
-  params: z.object({ planId: PlanId, guidance: z.string().trim().min(1, 'must not be empty').max(10_000).optional(), wait: z.boolean().optional() }).strict(),
+  params: z
+    .object({
+      planId: PlanId,
+      guidance: z.string().trim().min(1, 'must not be empty').max(10_000).optional(),
+      wait: z.boolean().optional(),
+    })
+    .strict(),
   result: PlanRun,
 });
 
@@ -187,4 +214,20 @@ export const planList = defineContract({
   result: z.object({ plans: z.array(PlanStatus), nextPageToken: z.string(), totalSize: z.number().int() }),
 });
 
-export const PLAN_CONTRACTS = [planUse, planExecute, planApply, planCancel, planStatus, planTree, planExplain, planCorrect, planDiff, planArtifacts, planPrompt, planApprove, planReject, planRollback, planList] as const;
+export const PLAN_CONTRACTS = [
+  planUse,
+  planExecute,
+  planApply,
+  planCancel,
+  planStatus,
+  planTree,
+  planExplain,
+  planCorrect,
+  planDiff,
+  planArtifacts,
+  planPrompt,
+  planApprove,
+  planReject,
+  planRollback,
+  planList,
+] as const;

@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { TaskPushNotificationConfig } from '../../../domain/a2a.model.js';
 import { defineContract } from '../contract.js';
-import { pushConfigFromV03, pushConfigToV03, V03DeletePushConfig, V03GetPushConfig, V03TaskId, V03TaskPushConfig } from '../v03.codec.js';
+import {
+  pushConfigFromV03,
+  pushConfigToV03,
+  V03DeletePushConfig,
+  V03GetPushConfig,
+  V03TaskId,
+  V03TaskPushConfig,
+} from '../v03.codec.js';
 
 const TaskRef = { tenant: z.string().optional(), taskId: z.string().min(1, 'is required') };
 
@@ -12,7 +19,10 @@ export const ListPushConfigsRequest = z.object({
   pageSize: z.number().int().min(0).optional(),
   pageToken: z.string().optional(),
 });
-export const ListPushConfigsResponse = z.object({ configs: z.array(TaskPushNotificationConfig), nextPageToken: z.string() });
+export const ListPushConfigsResponse = z.object({
+  configs: z.array(TaskPushNotificationConfig),
+  nextPageToken: z.string(),
+});
 
 export const createPushConfig = defineContract({
   name: 'CreateTaskPushNotificationConfig',
@@ -27,7 +37,10 @@ export const createPushConfig = defineContract({
     name: 'tasks/pushNotificationConfig/set',
     params: V03TaskPushConfig,
     // v0.3 servers named a config without an id after its task; keep that so get/delete by task id work.
-    decode: (p: z.infer<typeof V03TaskPushConfig>) => ({ ...pushConfigFromV03(p.taskId, p.pushNotificationConfig), id: p.pushNotificationConfig.id ?? p.taskId }),
+    decode: (p: z.infer<typeof V03TaskPushConfig>) => ({
+      ...pushConfigFromV03(p.taskId, p.pushNotificationConfig),
+      id: p.pushNotificationConfig.id ?? p.taskId,
+    }),
     encode: pushConfigToV03,
   },
 });

@@ -16,7 +16,8 @@ const DefinitionFields = {
   definition: z.record(z.string(), z.unknown()).optional(),
   source: SourceInput.optional(),
 };
-const exactlyOne = (p: { definition?: unknown; source?: unknown }): boolean => (p.definition === undefined) !== (p.source === undefined);
+const exactlyOne = (p: { definition?: unknown; source?: unknown }): boolean =>
+  (p.definition === undefined) !== (p.source === undefined);
 const ONE_MSG = { message: 'give exactly one of definition or source', path: ['definition'] };
 
 export const RegistryEntitySchema = z.object({
@@ -52,7 +53,12 @@ const Referrer = z.object({ kind: z.enum(REGISTRY_KINDS), name: z.string() });
 
 export const RegistryShowResult = RegistryEntitySchema.extend({ derived: z.record(z.string(), z.unknown()) });
 export const RegistryUpdateResult = RegistryEntitySchema.extend({ unchanged: z.boolean() });
-export const RegistryRemoveResult = z.object({ removed: z.literal(true), kind: z.enum(REGISTRY_KINDS), name: z.string(), danglingReferrers: z.array(Referrer) });
+export const RegistryRemoveResult = z.object({
+  removed: z.literal(true),
+  kind: z.enum(REGISTRY_KINDS),
+  name: z.string(),
+  danglingReferrers: z.array(Referrer),
+});
 
 const AddParams = z.object(DefinitionFields).strict().refine(exactlyOne, ONE_MSG);
 const UpdateParams = z
@@ -73,7 +79,14 @@ export interface RegistryContracts {
 /** The five rows of one registry: `_cleveragents/registry/<plural>/{list,show,add,update,remove}`. */
 function registryContracts(kind: RegistryKind): RegistryContracts {
   const base = `_cleveragents/registry/${PLURAL[kind]}`;
-  const typeNote = kind === 'resource' ? ' (`type` filters on the resource type)' : kind === 'tool' ? ' (`type` filters on the source)' : kind === 'actor' ? ' (`type` filters on the provider)' : '';
+  const typeNote =
+    kind === 'resource'
+      ? ' (`type` filters on the resource type)'
+      : kind === 'tool'
+        ? ' (`type` filters on the source)'
+        : kind === 'actor'
+          ? ' (`type` filters on the provider)'
+          : '';
   return {
     list: defineContract({
       name: `${base}/list`,
@@ -140,8 +153,18 @@ export const RESOURCE_TYPE_INFO = [
     type: 'git-checkout',
     description: 'A git work tree; plans run in a worktree of it on their own branch and merge back on apply.',
     fields: [
-      { name: 'path', flag: '--path', required: true, description: 'the work tree (must exist and be inside a git repository)' },
-      { name: 'branch', flag: '--branch', required: false, description: 'the branch plans start from and merge into (must exist)' },
+      {
+        name: 'path',
+        flag: '--path',
+        required: true,
+        description: 'the work tree (must exist and be inside a git repository)',
+      },
+      {
+        name: 'branch',
+        flag: '--branch',
+        required: false,
+        description: 'the branch plans start from and merge into (must exist)',
+      },
     ],
   },
   {
@@ -149,7 +172,11 @@ export const RESOURCE_TYPE_INFO = [
     description: 'A plain directory; plans run in a copy of it.',
     fields: [{ name: 'path', flag: '--path', required: true, description: 'the directory (must exist)' }],
   },
-] as const satisfies ReadonlyArray<{ type: (typeof RESOURCE_TYPES)[number]; description: string; fields: ReadonlyArray<{ name: string; flag: string; required: boolean; description: string }> }>;
+] as const satisfies ReadonlyArray<{
+  type: (typeof RESOURCE_TYPES)[number];
+  description: string;
+  fields: ReadonlyArray<{ name: string; flag: string; required: boolean; description: string }>;
+}>;
 
 const ResourceTypeInfo = z.object({
   type: z.enum(RESOURCE_TYPES),

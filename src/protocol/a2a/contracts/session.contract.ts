@@ -19,7 +19,11 @@ export const SessionListParams = z
   })
   .strict();
 
-export const SessionListResult = z.object({ sessions: z.array(Session), nextPageToken: z.string(), totalSize: z.number().int() });
+export const SessionListResult = z.object({
+  sessions: z.array(Session),
+  nextPageToken: z.string(),
+  totalSize: z.number().int(),
+});
 
 export const SessionShowParams = z
   .object({ sessionId: SessionId, turns: z.number().int().min(1).max(1000, 'is at most 1000').optional() })

@@ -8,13 +8,22 @@ const TimestampFilter = Timestamp.transform(toUtcTimestamp);
 
 const HistoryLength = z.number().int('must be an integer').nonnegative('must be >= 0');
 
-export const GetTaskRequest = z.object({ tenant: z.string().optional(), id: z.string().min(1, 'is required'), historyLength: HistoryLength.optional() });
+export const GetTaskRequest = z.object({
+  tenant: z.string().optional(),
+  id: z.string().min(1, 'is required'),
+  historyLength: HistoryLength.optional(),
+});
 
 export const ListTasksRequest = z.object({
   tenant: z.string().optional(),
   contextId: z.string().optional(),
   status: z.union([TaskState, z.literal('TASK_STATE_UNSPECIFIED')]).optional(),
-  pageSize: z.number().int('must be an integer').min(1, 'must be between 1 and 100').max(100, 'must be between 1 and 100').optional(),
+  pageSize: z
+    .number()
+    .int('must be an integer')
+    .min(1, 'must be between 1 and 100')
+    .max(100, 'must be between 1 and 100')
+    .optional(),
   pageToken: z.string().optional(),
   historyLength: HistoryLength.optional(),
   statusTimestampAfter: TimestampFilter.optional(),
@@ -28,7 +37,11 @@ export const ListTasksResponse = z.object({
   totalSize: z.number().int(),
 });
 
-export const CancelTaskRequest = z.object({ tenant: z.string().optional(), id: z.string().min(1, 'is required'), metadata: Metadata.optional() });
+export const CancelTaskRequest = z.object({
+  tenant: z.string().optional(),
+  id: z.string().min(1, 'is required'),
+  metadata: Metadata.optional(),
+});
 export const SubscribeToTaskRequest = z.object({ tenant: z.string().optional(), id: z.string().min(1, 'is required') });
 
 const V03ListTasks = z.object({
@@ -90,5 +103,10 @@ export const subscribeToTask = defineStreamContract({
   permission: 'task:read',
   params: SubscribeToTaskRequest,
   result: StreamResponse,
-  v03: { name: 'tasks/resubscribe', params: V03TaskId, decode: (p: z.infer<typeof V03TaskId>) => p, encode: streamResponseToV03 },
+  v03: {
+    name: 'tasks/resubscribe',
+    params: V03TaskId,
+    decode: (p: z.infer<typeof V03TaskId>) => p,
+    encode: streamResponseToV03,
+  },
 });

@@ -9,5 +9,9 @@ export function toSendInput(p: z.output<typeof c.SendMessageRequest>): SendInput
 }
 
 /** The message contracts bound to the facade (the contracts, for clients too, are in contracts/message.contract.ts). */
-export const sendMessage = bindUnary(c.sendMessage, (facade, p, ctx) => facade.tasks.send(toSendInput(p), ctx.principal));
-export const sendStreamingMessage = bindStream(c.sendStreamingMessage, (facade, p, ctx) => facade.tasks.stream(toSendInput(p), ctx.principal));
+export const sendMessage = bindUnary(c.sendMessage, (facade, p, ctx) =>
+  facade.tasks.send(toSendInput(p), ctx.principal),
+);
+export const sendStreamingMessage = bindStream(c.sendStreamingMessage, (facade, p, ctx) =>
+  facade.tasks.stream(toSendInput(p), ctx.principal),
+);

@@ -7,13 +7,19 @@ export const planExecute = bindUnary(c.planExecute, (f, p, ctx) => f.plans.execu
 export const planApply = bindUnary(c.planApply, (f, p, ctx) => f.plans.apply(p.planId, p, ctx.principal));
 export const planCancel = bindUnary(c.planCancel, (f, p, ctx) => f.plans.cancel(p.planId, p.reason, ctx.principal));
 export const planStatus = bindUnary(c.planStatus, (f, p, ctx) => f.plans.status(p.planId, ctx.principal));
-export const planTree = bindUnary(c.planTree, (f, p, ctx) => f.plans.tree(p.planId, p.showSuperseded ?? false, ctx.principal));
-export const planExplain = bindUnary(c.planExplain, (f, p, ctx) => f.plans.explain(p.decisionId, ctx.principal, p.planId));
+export const planTree = bindUnary(c.planTree, (f, p, ctx) =>
+  f.plans.tree(p.planId, p.showSuperseded ?? false, ctx.principal),
+);
+export const planExplain = bindUnary(c.planExplain, (f, p, ctx) =>
+  f.plans.explain(p.decisionId, ctx.principal, p.planId),
+);
 export const planCorrect = bindUnary(c.planCorrect, (f, p, ctx) => f.plans.correct(p, ctx.principal, p.planId));
 export const planDiff = bindUnary(c.planDiff, (f, p, ctx) => f.plans.diff(p.planId, ctx.principal));
 export const planArtifacts = bindUnary(c.planArtifacts, (f, p, ctx) => f.plans.artifacts(p.planId, ctx.principal));
 export const planPrompt = bindUnary(c.planPrompt, (f, p, ctx) => f.plans.prompt(p.planId, p.guidance, ctx.principal));
 export const planApprove = bindUnary(c.planApprove, (f, p, ctx) => f.plans.approve(p.planId, p, ctx.principal));
 export const planReject = bindUnary(c.planReject, (f, p, ctx) => f.plans.reject(p.planId, p, ctx.principal));
-export const planRollback = bindUnary(c.planRollback, (f, p, ctx) => f.plans.rollback(p.checkpointId, ctx.principal, p.planId));
+export const planRollback = bindUnary(c.planRollback, (f, p, ctx) =>
+  f.plans.rollback(p.checkpointId, ctx.principal, p.planId),
+);
 export const planList = bindUnary(c.planList, (f, p, ctx) => f.plans.list(p, ctx.principal));

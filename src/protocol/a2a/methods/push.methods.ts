@@ -2,9 +2,16 @@ import { bindUnary } from '../method.js';
 import * as c from '../contracts/push.contract.js';
 
 /** The push contracts bound to the facade (the contracts, for clients too, are in contracts/push.contract.ts). */
-export const createPushConfig = bindUnary(c.createPushConfig, (facade, p, ctx) => facade.push.create(p.taskId, p, ctx.principal));
-export const getPushConfig = bindUnary(c.getPushConfig, (facade, p, ctx) => facade.push.get(p.taskId, p.id, ctx.principal));
-export const listPushConfigs = bindUnary(c.listPushConfigs, async (facade, p, ctx) => ({ configs: await facade.push.list(p.taskId, ctx.principal), nextPageToken: '' }));
+export const createPushConfig = bindUnary(c.createPushConfig, (facade, p, ctx) =>
+  facade.push.create(p.taskId, p, ctx.principal),
+);
+export const getPushConfig = bindUnary(c.getPushConfig, (facade, p, ctx) =>
+  facade.push.get(p.taskId, p.id, ctx.principal),
+);
+export const listPushConfigs = bindUnary(c.listPushConfigs, async (facade, p, ctx) => ({
+  configs: await facade.push.list(p.taskId, ctx.principal),
+  nextPageToken: '',
+}));
 export const deletePushConfig = bindUnary(c.deletePushConfig, async (facade, p, ctx) => {
   await facade.push.delete(p.taskId, p.id, ctx.principal);
   return {};

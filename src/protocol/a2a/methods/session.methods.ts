@@ -3,6 +3,12 @@ import * as c from '../contracts/session.contract.js';
 
 /** The session contracts bound to the facade (the contracts, for clients too, are in contracts/session.contract.ts). */
 export const sessionCreate = bindUnary(c.sessionCreate, (facade, p, ctx) => facade.sessions.create(p, ctx.principal));
-export const sessionList = bindUnary(c.sessionList, (facade, p, ctx) => facade.sessions.list(ctx.principal, p.pageSize ?? 50, p.pageToken));
-export const sessionShow = bindUnary(c.sessionShow, (facade, p, ctx) => facade.sessions.show(p.sessionId, ctx.principal, p.turns ?? 100));
-export const sessionDelete = bindUnary(c.sessionDelete, (facade, p, ctx) => facade.deleteSession(p.sessionId, ctx.principal));
+export const sessionList = bindUnary(c.sessionList, (facade, p, ctx) =>
+  facade.sessions.list(ctx.principal, p.pageSize ?? 50, p.pageToken),
+);
+export const sessionShow = bindUnary(c.sessionShow, (facade, p, ctx) =>
+  facade.sessions.show(p.sessionId, ctx.principal, p.turns ?? 100),
+);
+export const sessionDelete = bindUnary(c.sessionDelete, (facade, p, ctx) =>
+  facade.deleteSession(p.sessionId, ctx.principal),
+);

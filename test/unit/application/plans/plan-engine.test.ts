@@ -7,7 +7,13 @@ import { describe, it } from 'node:test';
 import { PlanEngine } from '../../../../src/application/plans/plan-engine.js';
 import type { TaskHandle } from '../../../../src/application/plans/plan-workbench.js';
 import type { Logger, PlanRecords, PlanRepository } from '../../../../src/application/index.js';
-import type { SandboxDiff, SandboxInfo, SandboxManager, ToolCallRequest, ToolRunner } from '../../../../src/application/ports/sandbox.port.js';
+import type {
+  SandboxDiff,
+  SandboxInfo,
+  SandboxManager,
+  ToolCallRequest,
+  ToolRunner,
+} from '../../../../src/application/ports/sandbox.port.js';
 import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../../../src/domain/plan/plan.js';
 import type { RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.js';
 
@@ -38,7 +44,13 @@ function memoryPlans(): PlanRepository & { records: PlanRecords } {
   };
 }
 
-const tool = (name: string, writes: boolean) => ({ name, source: 'builtin', inputSchema: { type: 'object' }, readOnly: !writes, writes });
+const tool = (name: string, writes: boolean) => ({
+  name,
+  source: 'builtin',
+  inputSchema: { type: 'object' },
+  readOnly: !writes,
+  writes,
+});
 const DEFINITIONS: Record<string, unknown> = {
   'tool:local/write': tool('local/write', true),
   'tool:local/read': tool('local/read', false),
@@ -58,13 +70,29 @@ const DEFINITIONS: Record<string, unknown> = {
 const registry = {
   lookup: async (kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> => {
     const definition = DEFINITIONS[`${kind}:${name}`];
-    return definition === undefined ? undefined : ({ kind, name, namespace: 'local', revision: 1, contentHash: '', createdAt: '', updatedAt: '', builtin: false, definition } as RegistryEntity);
+    return definition === undefined
+      ? undefined
+      : ({
+          kind,
+          name,
+          namespace: 'local',
+          revision: 1,
+          contentHash: '',
+          createdAt: '',
+          updatedAt: '',
+          builtin: false,
+          definition,
+        } as RegistryEntity);
   },
 };
 
 /** A sandbox manager that records what it is asked; checkpoints are numbered commits. */
 function fakeSandboxes(): SandboxManager & { checkpoints: string[]; created: number } {
-  const diff: SandboxDiff = { unified: '', files: [{ path: 'a.txt', status: 'added', additions: 1, deletions: 0, size: 9, binary: false }], stats: { files: 1, additions: 1, deletions: 0 } };
+  const diff: SandboxDiff = {
+    unified: '',
+    files: [{ path: 'a.txt', status: 'added', additions: 1, deletions: 0, size: 9, binary: false }],
+    stats: { files: 1, additions: 1, deletions: 0 },
+  };
   const self = {
     checkpoints: [] as string[],
     created: 0,
@@ -92,7 +120,12 @@ function fakeTools(failOn?: number): ToolRunner & { calls: Array<{ tool: string;
     run: async (req: ToolCallRequest) => {
       calls.push({ tool: req.tool.name, args: req.args });
       const ok = calls.length !== failOn;
-      return { ok, summary: ok ? `ran ${req.tool.name}` : 'disk full', output: '', filesTouched: req.tool.writes ? [String(req.args['path'])] : [] };
+      return {
+        ok,
+        summary: ok ? `ran ${req.tool.name}` : 'disk full',
+        output: '',
+        filesTouched: req.tool.writes ? [String(req.args['path'])] : [],
+      };
     },
   };
 }
@@ -118,9 +151,28 @@ function handle(id: string): TaskHandle & { states: string[]; texts: string[]; a
 function newPlan(extra: Partial<Plan> = {}): Plan {
   const at = '2026-01-01T00:00:00.000Z';
   return {
-    id: 'p1', name: 'act on local/p', action: 'local/act', projects: ['local/p'], arguments: { who: 'Ada' }, description: 'greet Ada', definitionOfDone: 'greeted',
-    automationProfile: 'trusted', phase: 'strategize', state: 'queued', attempt: 1, contextId: 'plan-ctx', tasks: {}, owner: 'alice', createdAt: at, updatedAt: at,
-    budget: { maxToolCalls: 100, maxWallMs: 3_600_000 }, usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 }, cursor: 0, stepsTotal: 3, sandboxes: [], ...extra,
+    id: 'p1',
+    name: 'act on local/p',
+    action: 'local/act',
+    projects: ['local/p'],
+    arguments: { who: 'Ada' },
+    description: 'greet Ada',
+    definitionOfDone: 'greeted',
+    automationProfile: 'trusted',
+    phase: 'strategize',
+    state: 'queued',
+    attempt: 1,
+    contextId: 'plan-ctx',
+    tasks: {},
+    owner: 'alice',
+    createdAt: at,
+    updatedAt: at,
+    budget: { maxToolCalls: 100, maxWallMs: 3_600_000 },
+    usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
+    cursor: 0,
+    stepsTotal: 3,
+    sandboxes: [],
+    ...extra,
   };
 }
 
@@ -128,7 +180,14 @@ async function strategized(extra: Partial<Plan> = {}, failOn?: number) {
   const plans = memoryPlans();
   const sandboxes = fakeSandboxes();
   const tools = fakeTools(failOn);
-  const engine = new PlanEngine({ plans, registry, sandboxes, tools, logger, now: () => new Date('2026-01-02T00:00:00.000Z') });
+  const engine = new PlanEngine({
+    plans,
+    registry,
+    sandboxes,
+    tools,
+    logger,
+    now: () => new Date('2026-01-02T00:00:00.000Z'),
+  });
   await plans.create(newPlan(extra));
   const s = handle('t-strategize');
   await engine.strategizeOn('p1', s);
@@ -140,11 +199,14 @@ describe('PlanEngine with fake sandboxes and tools', () => {
   it('strategize records one decision per declared step, with its arguments rendered', async () => {
     const { plans } = await strategized();
     const steps = plans.records.decisions.filter((d) => d.type === 'step');
-    assert.deepEqual(steps.map((d) => d.chosen), [
-      { tool: 'local/write', args: { path: 'a.txt', content: 'hello Ada' } },
-      { tool: 'local/read', args: { path: 'a.txt' } },
-      { tool: 'local/write', args: { path: 'b.txt', content: 'bye' } },
-    ]);
+    assert.deepEqual(
+      steps.map((d) => d.chosen),
+      [
+        { tool: 'local/write', args: { path: 'a.txt', content: 'hello Ada' } },
+        { tool: 'local/read', args: { path: 'a.txt' } },
+        { tool: 'local/write', args: { path: 'b.txt', content: 'bye' } },
+      ],
+    );
     assert.equal(plans.records.decisions.filter((d) => d.type === 'strategy').length, 1);
   });
 
@@ -171,9 +233,15 @@ describe('PlanEngine with fake sandboxes and tools', () => {
     await engine.execute('p1', handle('t-execute'), { yes: false });
     assert.deepEqual(sandboxes.checkpoints, ['before-execute', 'after-step:1', 'after-step:3', 'before-apply']);
     const calls = plans.records.toolCalls;
-    assert.deepEqual(calls.map((c) => c.checkpointId !== undefined), [true, false, true]);
+    assert.deepEqual(
+      calls.map((c) => c.checkpointId !== undefined),
+      [true, false, true],
+    );
     const byId = new Map(plans.records.checkpoints.map((c) => [c.id, c]));
-    assert.deepEqual(calls.map((c) => (c.checkpointId ? byId.get(c.checkpointId)?.stepIndex : undefined)), [1, undefined, 3]);
+    assert.deepEqual(
+      calls.map((c) => (c.checkpointId ? byId.get(c.checkpointId)?.stepIndex : undefined)),
+      [1, undefined, 3],
+    );
   });
 
   it('stops as constrained when the tool-call budget is spent, keeping what was done', async () => {
@@ -199,7 +267,10 @@ describe('PlanEngine with fake sandboxes and tools', () => {
     const plan = await plans.get('p1');
     assert.equal(`${plan?.phase}/${plan?.state}`, 'execute/errored');
     assert.equal(plan?.error?.kind, 'tool');
-    assert.deepEqual(plans.records.toolCalls.map((c) => c.ok), [true, false]);
+    assert.deepEqual(
+      plans.records.toolCalls.map((c) => c.ok),
+      [true, false],
+    );
   });
 
   it('under the manual profile a write waits for approval and runs nothing', async () => {

@@ -6,22 +6,48 @@ import type { Phase, PhaseState, Plan } from '../../../../src/domain/plan/plan.j
 
 function plan(id: string, phase: Phase, state: PhaseState, extra: Partial<Plan> = {}): Plan {
   return {
-    id, name: id, action: 'local/act', projects: ['local/p'], arguments: {}, description: '', definitionOfDone: '', automationProfile: 'auto',
-    phase, state, attempt: 1, contextId: `plan-${id}`, tasks: { [phase]: `task-${id}` }, owner: 'local', createdAt: '2026-01-01T00:00:00.000Z',
-    updatedAt: '2026-01-01T00:00:00.000Z', budget: { maxToolCalls: 10, maxWallMs: 1000 }, usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
-    cursor: 1, stepsTotal: 2, sandboxes: [], ...extra,
+    id,
+    name: id,
+    action: 'local/act',
+    projects: ['local/p'],
+    arguments: {},
+    description: '',
+    definitionOfDone: '',
+    automationProfile: 'auto',
+    phase,
+    state,
+    attempt: 1,
+    contextId: `plan-${id}`,
+    tasks: { [phase]: `task-${id}` },
+    owner: 'local',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+    budget: { maxToolCalls: 10, maxWallMs: 1000 },
+    usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
+    cursor: 1,
+    stepsTotal: 2,
+    sandboxes: [],
+    ...extra,
   };
 }
 
 function service(plans: Plan[], running: Set<string> = new Set()) {
   const store = new Map(plans.map((p) => [p.id, structuredClone(p)]));
   const repo = {
-    listByState: async (s: PhaseState) => [...store.values()].filter((p) => p.state === s).map((p) => structuredClone(p)),
+    listByState: async (s: PhaseState) =>
+      [...store.values()].filter((p) => p.state === s).map((p) => structuredClone(p)),
     get: async (id: string) => structuredClone(store.get(id)),
     save: async (p: Plan) => void store.set(p.id, structuredClone(p)),
   };
   const engine = { isRunning: (id: string) => running.has(id) };
-  const svc = new PlanService({ plans: repo, engine, registry: {}, tasks: {}, sessions: {}, now: () => new Date('2026-02-02T00:00:00.000Z') } as never);
+  const svc = new PlanService({
+    plans: repo,
+    engine,
+    registry: {},
+    tasks: {},
+    sessions: {},
+    now: () => new Date('2026-02-02T00:00:00.000Z'),
+  } as never);
   return { svc, store };
 }
 
@@ -31,14 +57,24 @@ describe('PlanService.settleInterrupted', () => {
     assert.deepEqual((await svc.settleInterrupted(async () => true)).sort(), ['a', 'b']);
     const a = store.get('a');
     assert.equal(`${a?.phase}/${a?.state}`, 'execute/errored');
-    assert.deepEqual(a?.error, { kind: 'interrupted', message: 'the server restarted while the execute phase ran', recoverable: true, hint: 'agents plan execute a resumes from the last checkpoint' });
+    assert.deepEqual(a?.error, {
+      kind: 'interrupted',
+      message: 'the server restarted while the execute phase ran',
+      recoverable: true,
+      hint: 'agents plan execute a resumes from the last checkpoint',
+    });
     assert.equal(store.get('b')?.error?.hint, 'agents plan apply b tries the apply again');
     assert.equal(a?.updatedAt, '2026-02-02T00:00:00.000Z');
   });
 
   it('leaves alone a plan run by another live process, one run here, one waiting for an answer, and one not processing', async () => {
     const { svc, store } = service(
-      [plan('live', 'execute', 'processing'), plan('here', 'execute', 'processing'), plan('waits', 'execute', 'processing', { waiting: { kind: 'tool-approval', taskId: 't', request: {} } }), plan('done', 'execute', 'complete')],
+      [
+        plan('live', 'execute', 'processing'),
+        plan('here', 'execute', 'processing'),
+        plan('waits', 'execute', 'processing', { waiting: { kind: 'tool-approval', taskId: 't', request: {} } }),
+        plan('done', 'execute', 'complete'),
+      ],
       new Set(['here']),
     );
     const asked: string[] = [];

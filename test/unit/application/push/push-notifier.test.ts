@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PushNotifier } from '../../../../src/application/push/push-notifier.js';
-import { silentLogger, type OutboxEntry, type OutboxTarget, type PushOutbox, type StoredPushConfig, type WebhookSender } from '../../../../src/application/index.js';
+import {
+  silentLogger,
+  type OutboxEntry,
+  type OutboxTarget,
+  type PushOutbox,
+  type StoredPushConfig,
+  type WebhookSender,
+} from '../../../../src/application/index.js';
 import type { Task } from '../../../../src/domain/a2a.model.js';
 
 type Row = OutboxEntry & { runnerId: string | null };
@@ -11,9 +18,13 @@ type Row = OutboxEntry & { runnerId: string | null };
 class FakeOutbox implements PushOutbox {
   rows: Row[] = [];
   constructor(private readonly self: string) {}
-  async enqueue(entries: ReadonlyArray<Pick<OutboxEntry, 'taskId' | 'configId' | 'seq' | 'payload'>>, at: string): Promise<void> {
+  async enqueue(
+    entries: ReadonlyArray<Pick<OutboxEntry, 'taskId' | 'configId' | 'seq' | 'payload'>>,
+    at: string,
+  ): Promise<void> {
     for (const e of entries) {
-      if (!this.rows.some((r) => same(r, e) && r.seq === e.seq)) this.rows.push({ ...e, attempts: 0, nextAttemptAt: at, runnerId: this.self });
+      if (!this.rows.some((r) => same(r, e) && r.seq === e.seq))
+        this.rows.push({ ...e, attempts: 0, nextAttemptAt: at, runnerId: this.self });
     }
   }
   async next(t: OutboxTarget): Promise<OutboxEntry | undefined> {
@@ -22,7 +33,13 @@ class FakeOutbox implements PushOutbox {
   async remove(t: OutboxTarget, seq: number): Promise<void> {
     this.rows = this.rows.filter((r) => !(same(r, t) && r.seq === seq));
   }
-  async retryLater(t: OutboxTarget, seq: number, attempts: number, nextAttemptAt: string, lastError: string): Promise<void> {
+  async retryLater(
+    t: OutboxTarget,
+    seq: number,
+    attempts: number,
+    nextAttemptAt: string,
+    lastError: string,
+  ): Promise<void> {
     const r = this.rows.find((x) => same(x, t) && x.seq === seq);
     if (r) Object.assign(r, { attempts, nextAttemptAt, lastError });
   }
@@ -30,9 +47,13 @@ class FakeOutbox implements PushOutbox {
     this.rows = this.rows.filter((r) => !same(r, t));
   }
   async claim(isLive: (runnerId: string | null) => Promise<boolean>, at: string): Promise<OutboxTarget[]> {
-    for (const r of this.rows) if (r.runnerId !== this.self && !(await isLive(r.runnerId))) Object.assign(r, { runnerId: this.self, nextAttemptAt: at });
+    for (const r of this.rows)
+      if (r.runnerId !== this.self && !(await isLive(r.runnerId)))
+        Object.assign(r, { runnerId: this.self, nextAttemptAt: at });
     const mine = this.rows.filter((r) => r.runnerId === this.self);
-    return [...new Map(mine.map((r) => [`${r.taskId}/${r.configId}`, { taskId: r.taskId, configId: r.configId }])).values()];
+    return [
+      ...new Map(mine.map((r) => [`${r.taskId}/${r.configId}`, { taskId: r.taskId, configId: r.configId }])).values(),
+    ];
   }
 }
 
@@ -51,10 +72,17 @@ class FakeSender implements WebhookSender {
 
 const task = { id: 't1', contextId: 'c1', status: { state: 'TASK_STATE_WORKING' } } as Task;
 const config = (id: string, url = `https://hooks.example.com/${id}`): StoredPushConfig => ({ id, taskId: 't1', url });
-const payloadOf = (seq: number, state = 'TASK_STATE_WORKING') => ({ statusUpdate: { taskId: 't1', contextId: 'c1', status: { state }, metadata: { seq } } });
+const payloadOf = (seq: number, state = 'TASK_STATE_WORKING') => ({
+  statusUpdate: { taskId: 't1', contextId: 'c1', status: { state }, metadata: { seq } },
+});
 const event = (seq: number, state = 'TASK_STATE_WORKING') => ({ seq, payload: payloadOf(seq, state) }) as never;
 
-function notifier(outbox: PushOutbox, sender: WebhookSender, configs: StoredPushConfig[], opts: { maxAttempts?: number } = {}) {
+function notifier(
+  outbox: PushOutbox,
+  sender: WebhookSender,
+  configs: StoredPushConfig[],
+  opts: { maxAttempts?: number } = {},
+) {
   return new PushNotifier(async () => configs, outbox, sender, silentLogger, { backoffMs: [1, 2, 3], ...opts });
 }
 
@@ -77,7 +105,11 @@ describe('PushNotifier', () => {
     const n = notifier(outbox, sender, [config('a')]);
     for (const seq of [1, 2, 3]) n.notify(task, event(seq));
     await drained(n);
-    assert.deepEqual(sender.attempts.map((a) => a.seq), [1, 1, 1, 2, 3], 'event 1 retried until delivered, then 2 and 3');
+    assert.deepEqual(
+      sender.attempts.map((a) => a.seq),
+      [1, 1, 1, 2, 3],
+      'event 1 retried until delivered, then 2 and 3',
+    );
     assert.equal(n.failures('a'), 2);
     assert.deepEqual(outbox.rows, [], 'delivered entries are removed');
   });
@@ -108,11 +140,23 @@ describe('PushNotifier', () => {
     n.notify(task, event(1));
     await drained(n);
     n.recording('t1', event(2));
-    assert.deepEqual(outbox.rows.map((r) => r.seq), [2], 'queued before the event is reported stored');
-    assert.deepEqual(sender.attempts.map((a) => a.seq), [1], 'but not sent before');
+    assert.deepEqual(
+      outbox.rows.map((r) => r.seq),
+      [2],
+      'queued before the event is reported stored',
+    );
+    assert.deepEqual(
+      sender.attempts.map((a) => a.seq),
+      [1],
+      'but not sent before',
+    );
     n.notify(task, event(2));
     await drained(n);
-    assert.deepEqual(sender.attempts.map((a) => a.seq), [1, 2], 'sent once, not queued twice');
+    assert.deepEqual(
+      sender.attempts.map((a) => a.seq),
+      [1, 2],
+      'sent once, not queued twice',
+    );
     assert.deepEqual(outbox.rows, []);
   });
 
@@ -125,7 +169,11 @@ describe('PushNotifier', () => {
     n.notify(task, event(1));
     n.notify(task, event(2));
     await drained(n);
-    assert.deepEqual(sender.attempts.map((a) => a.seq), [1, 2], 'one attempt each');
+    assert.deepEqual(
+      sender.attempts.map((a) => a.seq),
+      [1, 2],
+      'one attempt each',
+    );
     assert.deepEqual(outbox.rows, []);
   });
 
@@ -138,7 +186,10 @@ describe('PushNotifier', () => {
     n.notify(task, event(1));
     n.notify(task, event(2));
     await drained(n);
-    assert.deepEqual(sender.attempts.map((a) => a.seq), [1, 1, 1, 2]);
+    assert.deepEqual(
+      sender.attempts.map((a) => a.seq),
+      [1, 1, 1, 2],
+    );
     assert.deepEqual(outbox.rows, []);
   });
 
@@ -146,20 +197,36 @@ describe('PushNotifier', () => {
     const outbox = new FakeOutbox('me');
     // Due in an hour (a long backoff): taken over, they are due at once.
     const later = new Date(Date.now() + 3_600_000).toISOString();
-    const row = (seq: number, runnerId: string, configId = 'a'): Row => ({ taskId: 't1', configId, seq, payload: JSON.stringify(payloadOf(seq)), attempts: 2, nextAttemptAt: later, runnerId });
+    const row = (seq: number, runnerId: string, configId = 'a'): Row => ({
+      taskId: 't1',
+      configId,
+      seq,
+      payload: JSON.stringify(payloadOf(seq)),
+      attempts: 2,
+      nextAttemptAt: later,
+      runnerId,
+    });
     outbox.rows = [row(2, 'dead'), row(1, 'dead'), row(5, 'alive', 'b')];
     const sender = new FakeSender();
     const n = notifier(outbox, sender, [config('a'), config('b')]);
     assert.equal(await n.resume(async (id) => id === 'alive'), 1);
     await drained(n);
-    assert.deepEqual(sender.attempts.map((a) => `${a.url.slice(-1)}${a.seq}`), ['a1', 'a2']);
-    assert.deepEqual(outbox.rows.map((r) => `${r.configId}${r.seq}:${r.runnerId}`), ['b5:alive']);
+    assert.deepEqual(
+      sender.attempts.map((a) => `${a.url.slice(-1)}${a.seq}`),
+      ['a1', 'a2'],
+    );
+    assert.deepEqual(
+      outbox.rows.map((r) => `${r.configId}${r.seq}:${r.runnerId}`),
+      ['b5:alive'],
+    );
   });
 
   it('drops what is pending for a config that was deleted', async () => {
     const outbox = new FakeOutbox('me');
     const at = new Date(0).toISOString();
-    outbox.rows = [{ taskId: 't1', configId: 'gone', seq: 1, payload: '{}', attempts: 0, nextAttemptAt: at, runnerId: null }];
+    outbox.rows = [
+      { taskId: 't1', configId: 'gone', seq: 1, payload: '{}', attempts: 0, nextAttemptAt: at, runnerId: null },
+    ];
     const sender = new FakeSender();
     const n = notifier(outbox, sender, [config('a')]);
     await n.resume(async () => false);
@@ -179,6 +246,9 @@ describe('PushNotifier', () => {
     for (let i = 0; i < 200 && sender.attempts.length === 0; i++) await new Promise((r) => setImmediate(r));
     await n.stop();
     assert.equal(sender.attempts.length, 1);
-    assert.deepEqual(outbox.rows.map((r) => [r.seq, r.attempts, r.lastError]), [[1, 1, 'HTTP 500']]);
+    assert.deepEqual(
+      outbox.rows.map((r) => [r.seq, r.attempts, r.lastError]),
+      [[1, 1, 'HTTP 500']],
+    );
   });
 });

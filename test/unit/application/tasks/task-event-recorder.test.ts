@@ -55,7 +55,12 @@ function heldStore() {
 function setup() {
   const store = heldStore();
   const live = new LiveTasks(store.repo, logger);
-  const recorder = new TaskEventRecorder({ tasks: store.repo, sessions: { recordActivity: async () => {} }, logger, now: () => new Date('2026-01-01T00:00:00.000Z') });
+  const recorder = new TaskEventRecorder({
+    tasks: store.repo,
+    sessions: { recordActivity: async () => {} },
+    logger,
+    now: () => new Date('2026-01-01T00:00:00.000Z'),
+  });
   const task = live.register({ id: 't1', contextId: 'c1', status: { state: 'TASK_STATE_SUBMITTED' } }, 'alice', 0);
   const delivered: number[] = [];
   task.listeners.add((item) => delivered.push(item.seq));
@@ -144,7 +149,10 @@ describe('TaskEventRecorder back-pressure', () => {
     }
     assert.equal(finished, true);
     assert.equal(returned, total);
-    assert.deepEqual(delivered, Array.from({ length: total }, (_, i) => i + 1));
+    assert.deepEqual(
+      delivered,
+      Array.from({ length: total }, (_, i) => i + 1),
+    );
   });
 });
 

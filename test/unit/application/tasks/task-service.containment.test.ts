@@ -10,19 +10,32 @@ import type { Actor, ActorCatalog, Logger, TaskRepository } from '../../../../sr
 import { builtinActorsByModel, LOCAL_PRINCIPAL } from '../../../../src/application/index.js';
 import { SessionService } from '../../../../src/application/sessions/session.service.js';
 import { TaskService } from '../../../../src/application/tasks/task.service.js';
-import { openDatabase, SqliteSessionRepository, SqliteTaskRepository, type SqliteDatabase } from '../../../../src/infrastructure/index.js';
+import {
+  openDatabase,
+  SqliteSessionRepository,
+  SqliteTaskRepository,
+  type SqliteDatabase,
+} from '../../../../src/infrastructure/index.js';
 
 type Method = 'create' | 'append' | 'saveSnapshot';
 
 /** The real repository, except that the next calls of `method` fail (from the `nth` one on). */
-function faulty(inner: TaskRepository): { repo: TaskRepository; fail(method: Method, nth: number, times?: number): void; heal(): void } {
+function faulty(inner: TaskRepository): {
+  repo: TaskRepository;
+  fail(method: Method, nth: number, times?: number): void;
+  heal(): void;
+} {
   let plan: { method: Method; nth: number; times: number } | undefined;
   let seen = 0;
   const wrap =
     (method: Method) =>
     (...args: unknown[]): Promise<void> => {
       if (plan?.method === method && ++seen >= plan.nth && plan.times-- > 0) {
-        return Promise.reject(new AppError('UNAVAILABLE', 'Storage is unavailable: the disk is full', { details: { correlationId: 'injected' } }));
+        return Promise.reject(
+          new AppError('UNAVAILABLE', 'Storage is unavailable: the disk is full', {
+            details: { correlationId: 'injected' },
+          }),
+        );
       }
       return (inner[method] as (...a: unknown[]) => Promise<void>).apply(inner, args);
     };
@@ -45,7 +58,9 @@ function faulty(inner: TaskRepository): { repo: TaskRepository; fail(method: Met
 const settle = async (): Promise<void> => {
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
 };
-const text = (t: string, extra: Record<string, unknown> = {}) => ({ message: { messageId: `m-${Math.random()}`, role: 'ROLE_USER' as const, parts: [{ text: t }], ...extra } });
+const text = (t: string, extra: Record<string, unknown> = {}) => ({
+  message: { messageId: `m-${Math.random()}`, role: 'ROLE_USER' as const, parts: [{ text: t }], ...extra },
+});
 
 describe('TaskService containment', () => {
   let db: SqliteDatabase;
@@ -54,7 +69,12 @@ describe('TaskService containment', () => {
   const logs: Array<{ obj: any; msg?: string | undefined }> = [];
   const escaped: unknown[] = [];
   const onRejection = (reason: unknown): void => void escaped.push(reason);
-  const logger: Logger = { debug() {}, info() {}, warn: (obj, msg) => void logs.push({ obj, msg }), error: (obj, msg) => void logs.push({ obj, msg }) };
+  const logger: Logger = {
+    debug() {},
+    info() {},
+    warn: (obj, msg) => void logs.push({ obj, msg }),
+    error: (obj, msg) => void logs.push({ obj, msg }),
+  };
 
   before(async () => {
     db = await openDatabase({ file: ':memory:' });
@@ -68,9 +88,18 @@ describe('TaskService containment', () => {
       description: 'asks once, then completes',
       handle: (turn) => turn.status(turn.isFollowUp ? 'TASK_STATE_COMPLETED' : 'TASK_STATE_INPUT_REQUIRED', 'say more'),
     };
-    const pick: Actor = { name: 'test/pick', description: 'echo or asker', handle: (turn) => (/^ask/.test(turn.task.history?.[0]?.parts[0]?.text ?? '') ? asker : echo).handle(turn) };
+    const pick: Actor = {
+      name: 'test/pick',
+      description: 'echo or asker',
+      handle: (turn) => (/^ask/.test(turn.task.history?.[0]?.parts[0]?.text ?? '') ? asker : echo).handle(turn),
+    };
     const actors: ActorCatalog = { resolve: async () => pick, names: () => ['builtin/echo'] };
-    const sessions = new SessionService({ sessions: new SqliteSessionRepository(db), tasks: inner, actors, defaultActor: 'builtin/echo' });
+    const sessions = new SessionService({
+      sessions: new SqliteSessionRepository(db),
+      tasks: inner,
+      actors,
+      defaultActor: 'builtin/echo',
+    });
     tasks = new TaskService({ tasks: store.repo, sessions, actors, logger });
   });
   after(async () => {
@@ -98,7 +127,11 @@ describe('TaskService containment', () => {
     assert.ok('task' in ok && ok.task.status.state === 'TASK_STATE_COMPLETED');
     await settle();
     assert.equal(tasks.liveCount, 0, 'the failed tasks are not held in memory');
-    assert.equal(logs.filter((l) => /storing the task failed/.test(l.msg ?? '')).length, 0, 'the store already logged it; the caller was answered');
+    assert.equal(
+      logs.filter((l) => /storing the task failed/.test(l.msg ?? '')).length,
+      0,
+      'the store already logged it; the caller was answered',
+    );
   });
 
   it('fails a blocking send whose events could not be stored, instead of reporting a state nobody can read back', async () => {
@@ -134,7 +167,11 @@ describe('TaskService containment', () => {
     store.heal();
     await settle();
     const got = await tasks.get(id, undefined, LOCAL_PRINCIPAL);
-    assert.equal(got.history?.some((m) => m.parts[0]?.text === 'again'), false, 'the unstored message is not reported');
+    assert.equal(
+      got.history?.some((m) => m.parts[0]?.text === 'again'),
+      false,
+      'the unstored message is not reported',
+    );
     assert.equal(got.status.state, 'TASK_STATE_INPUT_REQUIRED');
     // Once storage works, the same follow-up goes through.
     const done = await tasks.send(text('again', { taskId: id }), LOCAL_PRINCIPAL);

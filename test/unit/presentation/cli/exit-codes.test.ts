@@ -43,7 +43,11 @@ describe('CLI exit codes', () => {
   });
 
   it('exits by the reason even when the error type is one it does not know', () => {
-    const err = new A2AClientError({ code: -32004, message: 'in use', data: { type: 'SomeNewError', reason: 'IN_USE' } });
+    const err = new A2AClientError({
+      code: -32004,
+      message: 'in use',
+      data: { type: 'SomeNewError', reason: 'IN_USE' },
+    });
     assert.equal(exitReasonOf(err), 'INVALID_STATE');
   });
 
@@ -55,7 +59,13 @@ describe('CLI exit codes', () => {
 
   it('falls back to the HTTP status and the code for an answer that names no known reason', () => {
     assert.equal(exitReasonOf(new A2AClientError({ code: -32000, message: 'no' }, 401)), 'AUTH');
-    assert.equal(exitReasonOf(new A2AClientError({ code: -32602, message: 'bad', data: { reason: 'SOMETHING_ELSE' } })), 'INVALID_PARAMS');
-    assert.equal(exitReasonOf(new A2AClientError({ code: -32000, message: 'odd', data: { reason: 'toString' } })), 'INTERNAL');
+    assert.equal(
+      exitReasonOf(new A2AClientError({ code: -32602, message: 'bad', data: { reason: 'SOMETHING_ELSE' } })),
+      'INVALID_PARAMS',
+    );
+    assert.equal(
+      exitReasonOf(new A2AClientError({ code: -32000, message: 'odd', data: { reason: 'toString' } })),
+      'INTERNAL',
+    );
   });
 });
