@@ -17,7 +17,7 @@ import { stdioWorkload } from './workloads/stdio.js';
 import { streamingWorkload } from './workloads/streaming.js';
 import { unaryWorkload } from './workloads/unary.js';
 
-type Workload = (cfg: BenchConfig, report: Report, log: (s: string) => void) => Promise<void>;
+type Workload = (cfg: BenchConfig, report: Report, log: (s: string) => void) => void | Promise<void>;
 const RUNNERS: Record<(typeof WORKLOADS)[number], Workload[]> = {
   unary: [unaryWorkload],
   streaming: [streamingWorkload],

@@ -37,10 +37,10 @@ export interface AppOptions {
   dataDir: string;
   /** Use an in-memory database (tests). */
   inMemory?: boolean;
-  defaultActor?: string;
+  defaultActor?: string | undefined;
   logger?: Logger;
   card: Omit<AgentCardOptions, 'name' | 'description' | 'version' | 'pushNotifications'>;
-  tokenFile?: string;
+  tokenFile?: string | undefined;
   validateResults?: boolean;
   /** Hosts webhooks may target even when they resolve to loopback/private addresses. */
   pushAllowHosts?: readonly string[];

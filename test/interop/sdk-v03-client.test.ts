@@ -79,7 +79,7 @@ function ok<T>(res: { result: T } | JSONRPCErrorResponse): T {
 }
 function asTask(r: Task | Message): Task {
   assert.equal(r.kind, 'task', `expected a task: ${JSON.stringify(r)}`);
-  return r as Task;
+  return r;
 }
 const textOf = (parts: Part[] | undefined): string =>
   (parts ?? []).map((p) => (p.kind === 'text' ? p.text : '')).join('');
@@ -213,7 +213,7 @@ describe('@a2a-js/sdk 0.3.13 client → CleverAgents server', { timeout: 60_000 
     });
     await withTimeout(cancel ?? Promise.resolve(), CALL_MS, 'tasks/cancel during resubscribe');
     assert.equal(events[0]?.kind, 'task', `first: ${JSON.stringify(events[0])}`);
-    assert.equal((events[0] as Task).status.state, 'working');
+    assert.equal(events[0].status.state, 'working');
     const last = events.at(-1);
     assert.ok(last && isStatus(last), `last: ${JSON.stringify(last)}`);
     assert.equal(last.status.state, 'canceled');
@@ -256,7 +256,7 @@ describe('@a2a-js/sdk 0.3.13 client → CleverAgents server', { timeout: 60_000 
       ),
     );
     assert.equal(reply.kind, 'message');
-    const m = reply as Message;
+    const m = reply;
     assert.equal(m.role, 'agent');
     assert.equal(textOf(m.parts), 'Direct message response');
   });

@@ -18,7 +18,7 @@ export function builtinActorsByModel(opts: BuiltinActorOptions = {}): Map<string
 export function builtinActors(opts: BuiltinActorOptions = {}): ActorCatalog {
   const byName = new Map([...builtinActorsByModel(opts).values()].map((a) => [a.name, a]));
   return {
-    resolve: async (name) => byName.get(name),
+    resolve: (name) => Promise.resolve(byName.get(name)),
     names: () => [...byName.keys()],
   };
 }

@@ -22,7 +22,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
   );
   const started = Date.now();
   const wall = plan.usage.wallMs;
-  const tick = async (): Promise<void> => {
+  const tick = (): void => {
     plan.usage.wallMs = wall + (Date.now() - started);
   };
 
@@ -73,7 +73,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         message: `tool ${toolName} no longer exists`,
         recoverable: true,
       });
-    await tick();
+    tick();
     if (plan.usage.toolCalls >= plan.budget.maxToolCalls) {
       return wb.fail(
         plan,
@@ -147,7 +147,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       timeoutMs: Math.min(wb.deps.commandTimeoutMs ?? 300_000, remaining),
     });
     plan.usage.toolCalls++;
-    await tick();
+    tick();
     const call: ToolCallRecord = {
       id: newId(),
       planId: plan.id,
@@ -209,7 +209,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     ],
   });
   completePhase(plan);
-  await tick();
+  tick();
   await wb.save(plan);
   await turn.status(
     'TASK_STATE_COMPLETED',

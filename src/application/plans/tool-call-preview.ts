@@ -4,7 +4,7 @@ import { splitCommandLine } from '../../domain/plan/command-line.js';
 export function normalizeArgs(tool: string, args: Record<string, unknown>): Record<string, unknown> {
   if (!tool.endsWith('/run-command') || typeof args['command'] !== 'string') return args;
   const { command, ...rest } = args;
-  const [program, ...words] = splitCommandLine(command as string);
+  const [program, ...words] = splitCommandLine(command);
   return { ...rest, program: program ?? '', args: words };
 }
 
@@ -19,9 +19,10 @@ export function argSummary(args: Record<string, unknown>): string {
 
 /** What a write would do, for an approval request. */
 export function previewOf(tool: string, args: Record<string, unknown>): string {
-  const path = String(args['path'] ?? '');
+  const text = (v: unknown): string => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
+  const path = text(args['path']);
   if (tool.endsWith('/write-file')) {
-    const content = String(args['content'] ?? '');
+    const content = text(args['content']);
     return [
       `+++ ${path}`,
       ...content
@@ -31,9 +32,7 @@ export function previewOf(tool: string, args: Record<string, unknown>): string {
     ].join('\n');
   }
   if (tool.endsWith('/edit-file'))
-    return [`--- ${path}`, `+++ ${path}`, `-${String(args['find'] ?? '')}`, `+${String(args['replace'] ?? '')}`].join(
-      '\n',
-    );
+    return [`--- ${path}`, `+++ ${path}`, `-${text(args['find'])}`, `+${text(args['replace'])}`].join('\n');
   if (tool.endsWith('/run-command'))
     return `$ ${typeof args['command'] === 'string' ? args['command'] : [args['program'], ...((args['args'] as unknown[]) ?? [])].join(' ')}`;
   return JSON.stringify(args, null, 2);

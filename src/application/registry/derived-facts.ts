@@ -46,7 +46,7 @@ export async function deriveFacts(e: RegistryEntity, ctx: DeriveContext): Promis
       return { source: t.source, readOnly: t.readOnly, writes: t.writes, usedBy };
     }
     case 'skill':
-      return { ...(await flattenSkill(e.definition as SkillDefinition, ctx)), usedBy };
+      return { ...(await flattenSkill(e.definition, ctx)), usedBy };
     case 'resource': {
       const r = e.definition as ResourceDefinition;
       const facts = await ctx.inspector.inspect(r.path, r.type === 'git-checkout' ? r.branch : undefined);
@@ -105,7 +105,7 @@ async function flattenSkill(
     for (const server of s.mcpServers ?? []) mcp.add(server.name);
     for (const inc of s.includes ?? []) {
       const child = await ctx.lookup('skill', inc);
-      if (child) await walk(child.definition as SkillDefinition, `skill ${inc}`);
+      if (child) await walk(child.definition, `skill ${inc}`);
     }
   };
   await walk(root, 'direct');

@@ -77,7 +77,7 @@ export class MessageIntake {
         return { replay: hit.taskId };
       }
       const accepted = await this.accept(input, principal, key);
-      if ('created' in accepted && accepted.created) accepted.created.then(done, done);
+      if ('created' in accepted && accepted.created !== undefined) accepted.created.then(done, done);
       else done();
       return accepted;
     } catch (err) {

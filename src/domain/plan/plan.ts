@@ -340,7 +340,10 @@ export function renderTemplate(value: unknown, args: Record<string, unknown>): u
   if (typeof value === 'string') {
     const whole = /^\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}$/.exec(value);
     if (whole) return args[whole[1] ?? ''] ?? '';
-    return value.replace(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g, (_, k: string) => String(args[k] ?? ''));
+    return value.replace(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g, (_, k: string) => {
+      const v = args[k] ?? '';
+      return typeof v === 'string' ? v : JSON.stringify(v);
+    });
   }
   if (Array.isArray(value)) return value.map((v) => renderTemplate(v, args));
   if (value && typeof value === 'object')

@@ -36,7 +36,7 @@ export function checkEnvelope(msg: unknown): EnvelopeCheck {
     rawId === null ||
     typeof rawId === 'string' ||
     (typeof rawId === 'number' && Number.isFinite(rawId));
-  const id: JsonRpcId = idOk && rawId !== undefined ? (rawId as JsonRpcId) : null;
+  const id: JsonRpcId = idOk && rawId !== undefined ? rawId : null;
   if (msg['jsonrpc'] !== '2.0') return { ok: false, id, problem: 'jsonrpc must be "2.0"' };
   if (!idOk) return { ok: false, id: null, problem: 'id must be a string, a number or null' };
   if (typeof msg['method'] !== 'string' || msg['method'].length === 0) {

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BuiltinToolRunner, GitSandboxManager } from '../../../src/infrastructure/index.js';
 import type { SandboxInfo, ToolCallResult } from '../../../src/application/index.js';
-import type { ResourceDefinition, ToolDefinition } from '../../../src/domain/registry/entities.js';
+import type { ToolDefinition } from '../../../src/domain/registry/entities.js';
 import { BUILTIN_TOOLS } from '../../../src/domain/registry/builtins.js';
 import { exists, fingerprint, makeRepo, read, rmrf, tmpDir, write } from './fixtures/repos.js';
 
@@ -55,7 +55,7 @@ for (const kind of ['git-checkout', 'fs-directory'] as const) {
       write(outside, 'secret.txt', 'secret\n');
       write(outside, 'x', 'secret x\n');
       const manager = new GitSandboxManager({ root: path.join(data, 'sandboxes') });
-      sb = await manager.create('P1', { name: 'local/app', type: kind, path: repo } as ResourceDefinition);
+      sb = await manager.create('P1', { name: 'local/app', type: kind, path: repo });
       fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(sb.root, 'out-file'));
       fs.symlinkSync(outside, path.join(sb.root, 'out-dir'));
       fs.symlinkSync(path.join(outside, 'new.txt'), path.join(sb.root, 'dangling'));

@@ -28,11 +28,11 @@ function registryMethods(kind: RegistryKind): RegistryMethods {
 /** The six registries' rows. */
 export const REGISTRY_METHODS: MethodDef[] = REGISTRY_KINDS.flatMap((kind) => Object.values(registryMethods(kind)));
 
-export const resourceTypeList = bindUnary(c.resourceTypeList, async () => ({
-  types: c.RESOURCE_TYPE_INFO.map((t) => ({ ...t, fields: [...t.fields] })),
-}));
+export const resourceTypeList = bindUnary(c.resourceTypeList, () =>
+  Promise.resolve({ types: c.RESOURCE_TYPE_INFO.map((t) => ({ ...t, fields: [...t.fields] })) }),
+);
 
-export const resourceTypeShow = bindUnary(c.resourceTypeShow, async (_f, p) => {
+export const resourceTypeShow = bindUnary(c.resourceTypeShow, (_f, p) => {
   const t = c.RESOURCE_TYPE_INFO.find((x) => x.type === p.type) ?? c.RESOURCE_TYPE_INFO[0];
-  return { ...t, fields: [...t.fields] };
+  return Promise.resolve({ ...t, fields: [...t.fields] });
 });
