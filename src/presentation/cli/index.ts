@@ -19,6 +19,7 @@ import { registerSkill } from './commands/skill.command.js';
 import { registerSystem } from './commands/system.command.js';
 import { registerTask } from './commands/task.command.js';
 import { registerTool } from './commands/tool.command.js';
+import { COMMAND_METHODS } from './command-methods.js';
 import { EXIT_CODES } from './exit-codes.js';
 import { OUTPUT_FORMATS } from './render/format.js';
 import type { CliIo } from './render/ui.js';
@@ -36,7 +37,7 @@ export interface CliHost {
 
 /** Runs `agents` with `argv` (as `process.argv`: node, script, arguments…) and returns the exit code. */
 export async function runCli(argv: string[], host: CliHost, io: CliIo = processIo()): Promise<number> {
-  const runner = new Runner(host.version, io);
+  const runner = new Runner(host.version, io, COMMAND_METHODS);
   const program = buildProgram(host, runner, io);
   try {
     await program.parseAsync(argv);
@@ -52,7 +53,7 @@ export async function runCli(argv: string[], host: CliHost, io: CliIo = processI
 /** The whole command tree (exported for the test that checks every command against the method table). */
 export function buildProgram(
   host: CliHost,
-  runner: Runner = new Runner(host.version, processIo()),
+  runner: Runner = new Runner(host.version, processIo(), COMMAND_METHODS),
   io: CliIo = processIo(),
 ): Command {
   const program = new Command('agents')
