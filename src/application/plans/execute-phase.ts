@@ -143,7 +143,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       );
       return wb.fail(plan, turn, 'execute', {
         kind: 'policy',
-        message: `step ${i + 1} (${toolName}) was not run: denied by ${verdict.reason}`,
+        message: `step ${i + 1} (${toolName}) was not run: ${verdict.reason}`,
         recoverable: true,
         hint: `correct the step (agents plan correct ${d.id} …), or make a new plan under another automation profile (agents plan use … --automation-profile NAME)`,
       });

@@ -131,6 +131,8 @@ function describeRule(r: PolicyRule): string {
   return parts.join(', ');
 }
 
+const VERB: Record<PolicyDecision, string> = { allow: 'allows it', ask: 'asks first', deny: 'denies it' };
+
 /** Decides one tool call: a matching deny wins, else the first matching rule, else the default. */
 export function decideCall(profile: PolicyProfile, call: PolicyCall): PolicyVerdict {
   const matching = profile.rules.map((rule, index) => ({ rule, index })).filter((m) => ruleMatches(m.rule, call));
@@ -146,7 +148,7 @@ export function decideCall(profile: PolicyProfile, call: PolicyCall): PolicyVerd
     decision: rule.decision,
     profile: profile.profile,
     rule: { index, ...stripUndefined(rule) },
-    reason: `rule ${index + 1} of ${profile.profile} (${describeRule(rule)}): ${rule.decision}${rule.reason ? ` — ${rule.reason}` : ''}`,
+    reason: `rule ${index + 1} of ${profile.profile} (${describeRule(rule)}) ${VERB[rule.decision]}${rule.reason ? ` — ${rule.reason}` : ''}`,
   };
   return verdict;
 }

@@ -314,7 +314,7 @@ describe('PlanEngine under an automation profile', () => {
     assert.equal(t.states.at(-1), 'TASK_STATE_FAILED');
     assert.match(
       t.texts.at(-1) ?? '',
-      /step 1 \(local\/write\) was not run: denied by rule 2 of local\/strict .*no writes here/,
+      /step 1 \(local\/write\) was not run: rule 2 of local\/strict \(tool local\/write\) denies it — no writes here\n/,
     );
     const plan = await plans.get('p1');
     assert.equal(`${plan?.phase}/${plan?.state}`, 'execute/errored');
