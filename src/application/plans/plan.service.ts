@@ -10,14 +10,20 @@ import {
   isAllowed,
   renderTemplate,
   requeueExecute,
-  type AutomationProfile,
   type Decision,
   type Phase,
   type PhaseState,
   type Plan,
   type PlanOperation,
 } from '../../domain/plan/plan.js';
-import type { ActionDefinition, ProjectDefinition } from '../../domain/registry/entities.js';
+import type { PolicySnapshot } from '../../domain/plan/policy.js';
+import { DEFAULT_AUTOMATION_PROFILE } from '../../domain/registry/builtins.js';
+import {
+  profileEntityName,
+  type ActionDefinition,
+  type AutomationProfileDefinition,
+  type ProjectDefinition,
+} from '../../domain/registry/entities.js';
 import type { Principal } from '../ports/principal.js';
 import type { PlanRepository } from '../ports/plan.repository.port.js';
 import type { RegistryService } from '../registry/registry.service.js';
@@ -38,7 +44,8 @@ export interface UseInput {
   action: string;
   projects: string[];
   arguments?: Record<string, unknown> | undefined;
-  automationProfile?: AutomationProfile | undefined;
+  /** An automation profile entity (`manual`, `trusted`, `auto`: the built-ins). */
+  automationProfile?: string | undefined;
   maxToolCalls?: number | undefined;
   maxWallSeconds?: number | undefined;
   wait?: boolean | undefined;
@@ -111,7 +118,7 @@ export class PlanService implements ContextOwner {
       throw new AppError('INVALID_PARAMS', 'A plan needs at least one project', {
         fields: [{ field: 'projects', description: 'name at least one project' }],
       });
-    let profile: AutomationProfile | undefined = input.automationProfile;
+    let profile: string | undefined = input.automationProfile;
     for (const name of input.projects) {
       const p = await this.deps.registry.show('project', name, principal);
       const project = p.definition as unknown as ProjectDefinition;
@@ -126,8 +133,9 @@ export class PlanService implements ContextOwner {
       }
     }
     const args = resolveArguments(def, input.arguments ?? {});
-    const id = newId();
     const at = this.now().toISOString();
+    const policy = await this.snapshotProfile(profile ?? DEFAULT_AUTOMATION_PROFILE, at, principal);
+    const id = newId();
     const plan: Plan = {
       id,
       name: `${action.name.split('/')[1] ?? action.name} on ${input.projects.join(', ')}`,
@@ -136,7 +144,8 @@ export class PlanService implements ContextOwner {
       arguments: args,
       description: String(renderTemplate(def.descriptionTemplate, args)),
       definitionOfDone: String(renderTemplate(def.definitionOfDone, args)),
-      automationProfile: profile ?? 'trusted',
+      automationProfile: policy.profile,
+      policy,
       phase: 'strategize',
       state: 'queued',
       attempt: 1,
@@ -155,6 +164,21 @@ export class PlanService implements ContextOwner {
     return this.runOn(plan, 'strategize', principal, input.wait ?? true, (task) =>
       this.deps.engine.strategizeOn(plan.id, task),
     );
+  }
+
+  /** The profile's rules as they are now: the plan keeps this copy whatever happens to the profile later. */
+  private async snapshotProfile(ref: string, at: string, principal: Principal): Promise<PolicySnapshot> {
+    const e = await this.deps.registry.show('automation-profile', profileEntityName(ref), principal);
+    const d = e.definition as unknown as AutomationProfileDefinition;
+    return {
+      profile: e.name,
+      revision: e.revision,
+      contentHash: e.contentHash,
+      default: d.default,
+      applyApproval: d.applyApproval ?? true,
+      rules: d.rules ?? [],
+      takenAt: at,
+    };
   }
 
   async execute(

@@ -1,4 +1,5 @@
 import { splitCommandLine } from '../../domain/plan/command-line.js';
+import type { ToolDefinition } from '../../domain/registry/entities.js';
 
 /** `command: "prettier --write src"` for run-command becomes program + args (split, never shell-run). */
 export function normalizeArgs(tool: string, args: Record<string, unknown>): Record<string, unknown> {
@@ -6,6 +7,26 @@ export function normalizeArgs(tool: string, args: Record<string, unknown>): Reco
   const { command, ...rest } = args;
   const [program, ...words] = splitCommandLine(command);
   return { ...rest, program: program ?? '', args: words };
+}
+
+/**
+ * The program and arguments a call runs, for the policy (undefined: it runs no command). Mirrors
+ * how the tool runners build the command: run-command's program + args; a `command` tool's
+ * program and args, then the call's `args` and `paths`.
+ */
+export function commandOfCall(tool: ToolDefinition, normalized: Record<string, unknown>): string[] | undefined {
+  const strings = (v: unknown): string[] =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  if (tool.source === 'command' && tool.command)
+    return [
+      tool.command.program,
+      ...(tool.command.args ?? []),
+      ...strings(normalized['args']),
+      ...strings(normalized['paths']),
+    ];
+  if (tool.name.endsWith('/run-command') && typeof normalized['program'] === 'string')
+    return [normalized['program'], ...strings(normalized['args'])];
+  return undefined;
 }
 
 /** A tool call's arguments on one line (file contents left out), for status messages. */

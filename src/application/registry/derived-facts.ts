@@ -1,6 +1,7 @@
 import type {
   ActionDefinition,
   ActorDefinition,
+  AutomationProfileDefinition,
   ProjectDefinition,
   RegistryEntity,
   RegistryKind,
@@ -76,6 +77,10 @@ export async function deriveFacts(e: RegistryEntity, ctx: DeriveContext): Promis
         default: spec.default,
       }));
       return { arguments: args, steps: (a.steps ?? []).length, deterministic: (a.steps ?? []).length > 0, usedBy };
+    }
+    case 'automation-profile': {
+      const p = e.definition as AutomationProfileDefinition;
+      return { default: p.default, applyApproval: p.applyApproval ?? true, rules: (p.rules ?? []).length, usedBy };
     }
   }
 }

@@ -48,6 +48,7 @@ export const TYPE_FIELD: Record<RegistryKind, string | undefined> = {
   skill: undefined,
   project: undefined,
   action: undefined,
+  'automation-profile': undefined,
 };
 
 export interface RegistryServiceDeps {
@@ -269,10 +270,7 @@ export class RegistryService {
           // An unknown key is reported where it is written, one problem per key.
           i.code === 'unrecognized_keys'
             ? i.keys.map((k) =>
-                at(
-                  [...i.path, k],
-                  `is not a field of ${kind === 'actor' || kind === 'action' ? 'an' : 'a'} ${kind} definition`,
-                ),
+                at([...i.path, k], `is not a field of ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} definition`),
               )
             : [at(i.path, i.message)],
         );

@@ -5,6 +5,9 @@
  */
 import { z } from 'zod';
 import { AppError } from '../errors.js';
+import { BUILTIN_AUTOMATION_PROFILES } from '../registry/builtins.js';
+import { profileEntityName } from '../registry/entities.js';
+import { PolicySnapshot, PolicyVerdict } from './policy.js';
 
 export const PHASES = ['strategize', 'execute', 'apply'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -18,11 +21,9 @@ export const PHASE_STATES = [
   'applied',
 ] as const;
 export type PhaseState = (typeof PHASE_STATES)[number];
-export const AUTOMATION_PROFILES = ['manual', 'trusted', 'auto'] as const;
-export type AutomationProfile = (typeof AUTOMATION_PROFILES)[number];
 
 export const PlanError = z.object({
-  kind: z.enum(['budget', 'tool', 'conflict', 'dirty', 'interrupted', 'strategy', 'internal']),
+  kind: z.enum(['budget', 'tool', 'policy', 'conflict', 'dirty', 'interrupted', 'strategy', 'internal']),
   message: z.string(),
   recoverable: z.boolean(),
   hint: z.string().optional(),
@@ -56,7 +57,10 @@ export const Plan = z.object({
   arguments: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
   description: z.string(),
   definitionOfDone: z.string(),
-  automationProfile: z.enum(AUTOMATION_PROFILES),
+  /** The automation profile entity the plan was made with (plans made before profiles were entities: `manual` …). */
+  automationProfile: z.string(),
+  /** The profile's rules as they were at `use`: editing the profile later does not change the plan. */
+  policy: PolicySnapshot.optional(),
   phase: z.enum(PHASES),
   state: z.enum(PHASE_STATES),
   attempt: z.number().int().positive(),
@@ -132,8 +136,34 @@ export const ToolCallRecord = z.object({
   checkpointId: z.string().optional(),
   resource: z.string(),
   createdAt: z.string(),
+  /** Which rule of the plan's profile decided the call (or that its default did). */
+  policy: PolicyVerdict.optional(),
 });
 export type ToolCallRecord = z.infer<typeof ToolCallRecord>;
+
+/**
+ * The policy a plan runs under: its snapshot, or — for a plan stored before profiles were
+ * entities, which names a built-in by its short name — that built-in's rules.
+ */
+export function policyOf(p: Pick<Plan, 'automationProfile' | 'policy' | 'createdAt'>): PolicySnapshot {
+  if (p.policy) return p.policy;
+  const name = profileEntityName(p.automationProfile);
+  const builtin = BUILTIN_AUTOMATION_PROFILES.find((b) => b.name === name);
+  if (!builtin)
+    throw new AppError(
+      'INTERNAL',
+      `plan names automation profile ${p.automationProfile} but keeps no copy of its rules`,
+    );
+  return {
+    profile: builtin.name,
+    revision: 1,
+    contentHash: '',
+    default: builtin.default,
+    applyApproval: builtin.applyApproval ?? true,
+    rules: builtin.rules ?? [],
+    takenAt: p.createdAt,
+  };
+}
 
 /** What may be asked of a plan, and in which phases/states. */
 export const PLAN_OPERATIONS = [

@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { registerAction } from './commands/action.command.js';
+import { registerAutomationProfile } from './commands/automation-profile.command.js';
 import { registerActor } from './commands/actor.command.js';
 import { registerChat } from './commands/chat.command.js';
 import { registerDemo } from './commands/demo.command.js';
@@ -102,6 +103,7 @@ Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authenti
   registerResource(program, runner);
   registerProject(program, runner);
   registerAction(program, runner);
+  registerAutomationProfile(program, runner);
   registerNamespace(program, runner);
   registerSystem(program, runner);
   registerServe(program, (opts) => host.serve(opts), runner);

@@ -1,5 +1,6 @@
 import { renderYaml } from './definition.js';
 import { chosenText, type Decision } from './plan.js';
+import { verdictText, type VerdictLine } from './policy.js';
 import { renderFields } from './table.js';
 import type { Ui } from './ui.js';
 
@@ -15,6 +16,7 @@ export function renderExplain(r: Record<string, unknown>, ui: Ui): string {
     durationMs: number;
     filesTouched: string[];
     checkpointId?: string;
+    policy?: VerdictLine;
   }>;
   const cp = r['checkpointAfter'] as { id: string; label: string } | undefined;
   const fields: Array<readonly [string, string | undefined]> = [
@@ -28,13 +30,14 @@ export function renderExplain(r: Record<string, unknown>, ui: Ui): string {
     ['superseded', ui.rich ? (d.superseded ? 'yes' : undefined) : String(d.superseded)],
     ['parent', parent ? `${parent.id} ${parent.question}` : undefined],
     ...children.map((c) => ['child', `${c.id} ${c.type}: ${c.question}`] as const),
-    ...calls.map(
-      (c) =>
-        [
-          'tool call',
-          `${c.tool} ${c.ok ? 'ok' : 'FAILED'}: ${c.summary} (${c.durationMs} ms)${c.filesTouched.length ? ` — ${c.filesTouched.join(', ')}` : ''}`,
-        ] as const,
-    ),
+    // Each call, then what its automation profile decided about it.
+    ...calls.flatMap((c) => [
+      [
+        'tool call',
+        `${c.tool} ${c.ok ? 'ok' : 'FAILED'}: ${c.summary} (${c.durationMs} ms)${c.filesTouched.length ? ` — ${c.filesTouched.join(', ')}` : ''}`,
+      ] as const,
+      ...(c.policy ? [['policy', verdictText(c.policy)] as const] : []),
+    ]),
     ['checkpoint', cp ? `${cp.id} ${cp.label}` : undefined],
   ];
   const context = d.context && Object.keys(d.context).length ? d.context : undefined;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { AUTOMATION_PROFILES, PHASE_STATES, PHASES } from '../../../domain/plan/plan.js';
+import { PHASE_STATES, PHASES } from '../../../domain/plan/plan.js';
+import { ProfileRef } from '../../../domain/registry/entities.js';
 import {
   Correction,
   DecisionExplanation,
@@ -40,7 +41,7 @@ export const planUse = defineContract({
       action: EntityName,
       projects: z.array(EntityName).min(1, 'name at least one project'),
       arguments: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-      automationProfile: z.enum(AUTOMATION_PROFILES).optional(),
+      automationProfile: ProfileRef.optional(),
       wait: z.boolean().optional(),
       ...Budget,
     })

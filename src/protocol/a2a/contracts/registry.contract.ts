@@ -79,6 +79,8 @@ export interface RegistryContracts {
 /** The five rows of one registry: `_cleveragents/registry/<plural>/{list,show,add,update,remove}`. */
 function registryContracts(kind: RegistryKind): RegistryContracts {
   const base = `_cleveragents/registry/${PLURAL[kind]}`;
+  // Automation profiles became a registry in extension version 1.1, with the plan methods.
+  const since = kind === 'automation-profile' ? ({ since: '1.1' } as const) : {};
   const typeNote =
     kind === 'resource'
       ? ' (`type` filters on the resource type)'
@@ -90,6 +92,7 @@ function registryContracts(kind: RegistryKind): RegistryContracts {
   return {
     list: defineContract({
       name: `${base}/list`,
+      ...since,
       surface: 'extension',
       summary: `List ${PLURAL[kind]}: filter by namespace, a name regular expression${typeNote}; paged, with a summary.`,
       permission: 'registry:read',
@@ -98,6 +101,7 @@ function registryContracts(kind: RegistryKind): RegistryContracts {
     }),
     show: defineContract({
       name: `${base}/show`,
+      ...since,
       surface: 'extension',
       summary: `Show one ${kind}: its definition, revision, hash and derived facts.`,
       permission: 'registry:read',
@@ -106,6 +110,7 @@ function registryContracts(kind: RegistryKind): RegistryContracts {
     }),
     add: defineContract({
       name: `${base}/add`,
+      ...since,
       surface: 'extension',
       summary: `Register a ${kind} from a definition (object, or YAML/JSON text for errors with file and line).`,
       permission: 'registry:write',
@@ -114,6 +119,7 @@ function registryContracts(kind: RegistryKind): RegistryContracts {
     }),
     update: defineContract({
       name: `${base}/update`,
+      ...since,
       surface: 'extension',
       summary: `Replace a ${kind}'s definition; refuses a stale expectedRevision.`,
       permission: 'registry:write',
@@ -122,6 +128,7 @@ function registryContracts(kind: RegistryKind): RegistryContracts {
     }),
     remove: defineContract({
       name: `${base}/remove`,
+      ...since,
       surface: 'extension',
       summary: `Remove a ${kind}; refuses one that others refer to unless force is set.`,
       permission: 'registry:write',
@@ -137,6 +144,7 @@ export const skillRegistry = registryContracts('skill');
 export const resourceRegistry = registryContracts('resource');
 export const projectRegistry = registryContracts('project');
 export const actionRegistry = registryContracts('action');
+export const automationProfileRegistry = registryContracts('automation-profile');
 
 export const REGISTRIES: Record<RegistryKind, RegistryContracts> = {
   actor: actorRegistry,
@@ -145,6 +153,7 @@ export const REGISTRIES: Record<RegistryKind, RegistryContracts> = {
   resource: resourceRegistry,
   project: projectRegistry,
   action: actionRegistry,
+  'automation-profile': automationProfileRegistry,
 };
 
 /** The flags each resource type takes (what `agents resource add <type>` accepts). */
