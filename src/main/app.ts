@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import {
@@ -10,6 +11,7 @@ import {
 } from '../application/index.js';
 import {
   BuiltinToolRunner,
+  CommandConfinement,
   FsResourceInspector,
   GitSandboxManager,
   SqlitePlanRepository,
@@ -29,7 +31,8 @@ import { AgentCardProvider, type AgentCardOptions } from '../protocol/a2a/agent-
 import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.js';
 import { buildMethodTable } from '../protocol/a2a/method-table.js';
 import { Dispatcher } from '../protocol/server/dispatcher.js';
-import { databaseFile } from './paths.js';
+import { envInt } from './limits-config.js';
+import { configDir, databaseFile, tokenFile } from './paths.js';
 import { StartupError } from './startup-errors.js';
 import { VERSION } from './version.js';
 
@@ -51,6 +54,8 @@ export interface AppOptions {
   busyTimeoutMs?: number;
   /** How long a runner lease lasts without renewal (default 15 s; CLEVERAGENTS_RUNNER_LEASE_MS). */
   runnerLeaseMs?: number;
+  /** How commands are confined (default: the environment, see `commandConfinement`). */
+  confinement?: { mode?: 'bubblewrap' | 'none'; bwrapPath?: string };
 }
 
 export interface App {
@@ -80,6 +85,9 @@ export function createLogger(level: string): Logger {
 export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
   const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
+  const confinement = await commandConfinement(opts);
+  if (confinement.mode !== 'bubblewrap')
+    logger.warn({ confinement: confinement.describe() }, 'commands are not confined');
   const db = await openDatabase({ file, logger, busyTimeoutMs: opts.busyTimeoutMs });
   const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   // This process's lease: the tasks it runs carry its id, so others can tell what is stranded.
@@ -104,7 +112,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     inspector: new FsResourceInspector(),
     plans: new SqlitePlanRepository(db),
     sandboxes: new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes') }),
-    tools: new BuiltinToolRunner(),
+    tools: new BuiltinToolRunner({ confinement }),
     webhooks: new HttpWebhookSender({ allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS') }),
     probe: new SqliteSystemProbe({
       db,
@@ -187,6 +195,36 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       await db.close();
     },
   };
+}
+
+/**
+ * How every command for an actor or a plan runs: inside bubblewrap (probed once, here), or — only
+ * when the user says so with CLEVERAGENTS_CONFINEMENT=none — unconfined. CLEVERAGENTS_BWRAP names
+ * the program; the CLEVERAGENTS_COMMAND_* variables set the limits.
+ */
+async function commandConfinement(opts: AppOptions): Promise<CommandConfinement> {
+  const setting = opts.confinement?.mode ?? (process.env['CLEVERAGENTS_CONFINEMENT']?.trim() || 'bubblewrap');
+  if (setting !== 'bubblewrap' && setting !== 'none')
+    throw new StartupError(
+      `CLEVERAGENTS_CONFINEMENT must be bubblewrap or none (got ${JSON.stringify(setting.slice(0, 40))})`,
+      'unset it (commands run in bubblewrap), or set it to none to run commands unconfined',
+    );
+  const mib = (name: string): number | undefined => {
+    const n = envInt(name, 1, 1024 * 1024);
+    return n === undefined ? undefined : n * 1024 * 1024;
+  };
+  const limits = {
+    memoryBytes: mib('CLEVERAGENTS_COMMAND_MEMORY_MB'),
+    maxProcesses: envInt('CLEVERAGENTS_COMMAND_MAX_PROCESSES', 8, 1_000_000),
+    maxOutputBytes: mib('CLEVERAGENTS_COMMAND_MAX_OUTPUT_MB'),
+  };
+  return CommandConfinement.probe({
+    mode: setting,
+    bwrapPath: opts.confinement?.bwrapPath ?? (process.env['CLEVERAGENTS_BWRAP'] || undefined),
+    home: homedir(),
+    secrets: [configDir(), opts.dataDir, tokenFile(opts.dataDir), ...(opts.tokenFile ? [opts.tokenFile] : [])],
+    limits: Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
+  });
 }
 
 function envList(name: string): string[] {
