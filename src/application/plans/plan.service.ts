@@ -112,10 +112,13 @@ export class PlanService implements ContextOwner {
         fields: [{ field: 'projects', description: 'name at least one project' }],
       });
     let profile: AutomationProfile | undefined = input.automationProfile;
+    // A project's explicit setting beats the action's; one project saying none keeps it off.
+    const networks: Array<'none' | 'allow' | undefined> = [];
     for (const name of input.projects) {
       const p = await this.deps.registry.show('project', name, principal);
       const project = p.definition as unknown as ProjectDefinition;
       profile ??= project.settings?.automationProfile;
+      networks.push(project.settings?.network);
       for (const r of p.derived['resources'] as Array<{ name: string; exists: boolean; missing?: boolean }>) {
         if (!r.exists)
           throw new AppError(
@@ -150,6 +153,11 @@ export class PlanService implements ContextOwner {
       cursor: 0,
       stepsTotal: def.steps.length,
       sandboxes: [],
+      network: networks.includes('none')
+        ? 'none'
+        : networks.includes('allow') || def.network === 'allow'
+          ? 'allow'
+          : 'none',
     };
     await this.deps.plans.create(plan);
     return this.runOn(plan, 'strategize', principal, input.wait ?? true, (task) =>

@@ -20,6 +20,10 @@ export const PHASE_STATES = [
 export type PhaseState = (typeof PHASE_STATES)[number];
 export const AUTOMATION_PROFILES = ['manual', 'trusted', 'auto'] as const;
 export type AutomationProfile = (typeof AUTOMATION_PROFILES)[number];
+/** Whether a plan's commands may reach the network. */
+export const NetworkAccess = z.enum(['none', 'allow']);
+/** How commands ran: OS-confined, or unconfined because the user set `confinement: none`. */
+export const Confinement = z.enum(['confined', 'none']);
 
 export const PlanError = z.object({
   kind: z.enum(['budget', 'tool', 'conflict', 'dirty', 'interrupted', 'strategy', 'internal']),
@@ -76,6 +80,10 @@ export const Plan = z.object({
   cursor: z.number().int().nonnegative(),
   stepsTotal: z.number().int().nonnegative(),
   sandboxes: z.array(SandboxRef),
+  /** Decided at `use` from the project and action settings (absent on older plans: none). */
+  network: NetworkAccess.optional(),
+  /** How its commands run; `none` once any execute ran unconfined (it stays). */
+  confinement: Confinement.optional(),
   error: PlanError.optional(),
   waiting: Waiting.optional(),
   applied: z
@@ -131,6 +139,9 @@ export const ToolCallRecord = z.object({
   exitCode: z.number().int().nullable().optional(),
   checkpointId: z.string().optional(),
   resource: z.string(),
+  network: NetworkAccess.optional(),
+  /** For commands: how this one ran. */
+  confinement: Confinement.optional(),
   createdAt: z.string(),
 });
 export type ToolCallRecord = z.infer<typeof ToolCallRecord>;

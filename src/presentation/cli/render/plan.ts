@@ -44,6 +44,17 @@ export const argsText = (args: Record<string, unknown>): string =>
     })
     .join(' ');
 
+/** How the plan's commands run: network, and confinement (`none` stands out: the user turned it off). */
+export function commandLines(s: PlanStatus, ui: Ui): Array<readonly [string, string]> {
+  const network = s.network === 'allow' ? 'allowed' : 'none';
+  const lines: Array<readonly [string, string]> = [['network', network]];
+  if (s.confinement === 'none') {
+    const text = 'NONE — commands ran unconfined (CLEVERAGENTS_CONFINEMENT=none)';
+    lines.push(['confinement', ui.rich ? ui.pal.yellow(text) : text]);
+  } else if (s.confinement === 'confined') lines.push(['confinement', 'confined (bubblewrap)']);
+  return lines;
+}
+
 /** Everything `plan status` knows, for people. */
 export function renderPlanStatus(s: PlanStatus, ui: Ui): string {
   const rich = ui.rich;
@@ -55,6 +66,7 @@ export function renderPlanStatus(s: PlanStatus, ui: Ui): string {
     ['description', s.description],
     ['done when', s.definitionOfDone],
     ['profile', s.automationProfile],
+    ...commandLines(s, ui),
     ['attempt', String(s.attempt)],
     ['progress', `${s.progress.stepsDone}/${s.progress.stepsTotal} steps`],
     ['running', rich ? (s.running ? 'yes' : undefined) : String(s.running)],
