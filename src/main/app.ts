@@ -13,6 +13,7 @@ import {
   BuiltinToolRunner,
   CommandConfinement,
   FsResourceInspector,
+  type ConfinementSettings,
   GitSandboxManager,
   SqlitePlanRepository,
   HttpWebhookSender,
@@ -54,7 +55,7 @@ export interface AppOptions {
   busyTimeoutMs?: number;
   /** How long a runner lease lasts without renewal (default 15 s; CLEVERAGENTS_RUNNER_LEASE_MS). */
   runnerLeaseMs?: number;
-  /** How commands are confined (default: the environment, see `commandConfinement`). */
+  /** How commands are confined (default: the environment, see `confinementSettings`). */
   confinement?: { mode?: 'bubblewrap' | 'none'; bwrapPath?: string };
 }
 
@@ -85,10 +86,13 @@ export function createLogger(level: string): Logger {
 export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
   const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
-  const confinement = await commandConfinement(opts);
+  // Checked first (a bad setting changes nothing); probed while the database opens.
+  const probing = CommandConfinement.probe(confinementSettings(opts));
+  probing.catch(() => {});
+  const db = await openDatabase({ file, logger, busyTimeoutMs: opts.busyTimeoutMs });
+  const confinement = await probing;
   if (confinement.mode !== 'bubblewrap')
     logger.warn({ confinement: confinement.describe() }, 'commands are not confined');
-  const db = await openDatabase({ file, logger, busyTimeoutMs: opts.busyTimeoutMs });
   const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   // This process's lease: the tasks it runs carry its id, so others can tell what is stranded.
   const leaseMs = opts.runnerLeaseMs ?? (Number(process.env['CLEVERAGENTS_RUNNER_LEASE_MS']) || undefined);
@@ -202,7 +206,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
  * when the user says so with CLEVERAGENTS_CONFINEMENT=none — unconfined. CLEVERAGENTS_BWRAP names
  * the program; the CLEVERAGENTS_COMMAND_* variables set the limits.
  */
-async function commandConfinement(opts: AppOptions): Promise<CommandConfinement> {
+function confinementSettings(opts: AppOptions): ConfinementSettings {
   const setting = opts.confinement?.mode ?? (process.env['CLEVERAGENTS_CONFINEMENT']?.trim() || 'bubblewrap');
   if (setting !== 'bubblewrap' && setting !== 'none')
     throw new StartupError(
@@ -218,13 +222,13 @@ async function commandConfinement(opts: AppOptions): Promise<CommandConfinement>
     maxProcesses: envInt('CLEVERAGENTS_COMMAND_MAX_PROCESSES', 8, 1_000_000),
     maxOutputBytes: mib('CLEVERAGENTS_COMMAND_MAX_OUTPUT_MB'),
   };
-  return CommandConfinement.probe({
+  return {
     mode: setting,
     bwrapPath: opts.confinement?.bwrapPath ?? (process.env['CLEVERAGENTS_BWRAP'] || undefined),
     home: homedir(),
     secrets: [configDir(), opts.dataDir, tokenFile(opts.dataDir), ...(opts.tokenFile ? [opts.tokenFile] : [])],
     limits: Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
-  });
+  };
 }
 
 function envList(name: string): string[] {
