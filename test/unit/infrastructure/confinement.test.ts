@@ -269,6 +269,34 @@ describe('confined commands (bubblewrap)', () => {
     assert.ok(await waitUntil(() => processesWith(`sleep\u0000${marker}`).length === 0, 2000), 'sleepers left');
   });
 
+  it('a time limit kills the namespace: the summary says so, and nothing survives', async () => {
+    const marker = '34.5678';
+    const r = await sh(`(setsid sleep ${marker} &); sleep ${marker}`, { timeoutMs: 500 });
+    assert.match(r.summary, /killed after the 500 ms time limit/);
+    assert.ok(await waitUntil(() => processesWith(`sleep\u0000${marker}`).length === 0, 2000), 'sleepers left');
+  });
+
+  it('when the server dies, its confined commands die with it (--die-with-parent)', async () => {
+    const marker = '35.8765';
+    const script = [
+      `import { CommandConfinement } from ${JSON.stringify(new URL('../../../src/infrastructure/index.js', import.meta.url).href)};`,
+      `import { runConfined } from ${JSON.stringify(new URL('../../../src/infrastructure/tools/process-runner.js', import.meta.url).href)};`,
+      `const c = await CommandConfinement.probe({ mode: 'bubblewrap', home: ${JSON.stringify(home)}, secrets: [] });`,
+      `await runConfined(c, { program: 'sh', args: ['-c', '(setsid sleep ${marker} &); sleep ${marker}'], cwd: ${JSON.stringify(sb.root)}, sandboxRoot: ${JSON.stringify(sb.root)}, network: 'none' }, { timeoutMs: 60000, signal: new AbortController().signal });`,
+    ].join('\n');
+    const server = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+    try {
+      assert.ok(await waitUntil(() => processesWith(`sleep\u0000${marker}`).length >= 2, 10_000), 'never started');
+      server.kill('SIGKILL');
+      assert.ok(
+        await waitUntil(() => processesWith(`sleep\u0000${marker}`).length === 0, 3000),
+        'sleepers outlived the server',
+      );
+    } finally {
+      server.kill('SIGKILL');
+    }
+  });
+
   it('a program that does not exist is named', async () => {
     const r = await run({ program: 'no-such-program-cleveragents' });
     assert.equal(r.ok, false);
