@@ -8,6 +8,7 @@ import {
   cancelPlan,
   failPhase,
   isAllowed,
+  planNetwork,
   renderTemplate,
   requeueExecute,
   type AutomationProfile,
@@ -112,7 +113,6 @@ export class PlanService implements ContextOwner {
         fields: [{ field: 'projects', description: 'name at least one project' }],
       });
     let profile: AutomationProfile | undefined = input.automationProfile;
-    // A project's explicit setting beats the action's; one project saying none keeps it off.
     const networks: Array<'none' | 'allow' | undefined> = [];
     for (const name of input.projects) {
       const p = await this.deps.registry.show('project', name, principal);
@@ -153,11 +153,7 @@ export class PlanService implements ContextOwner {
       cursor: 0,
       stepsTotal: def.steps.length,
       sandboxes: [],
-      network: networks.includes('none')
-        ? 'none'
-        : networks.includes('allow') || def.network === 'allow'
-          ? 'allow'
-          : 'none',
+      network: planNetwork(networks, def.network),
     };
     await this.deps.plans.create(plan);
     return this.runOn(plan, 'strategize', principal, input.wait ?? true, (task) =>

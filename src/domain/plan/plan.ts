@@ -22,6 +22,17 @@ export const AUTOMATION_PROFILES = ['manual', 'trusted', 'auto'] as const;
 export type AutomationProfile = (typeof AUTOMATION_PROFILES)[number];
 /** Whether a plan's commands may reach the network. */
 export const NetworkAccess = z.enum(['none', 'allow']);
+export type NetworkAccess = z.infer<typeof NetworkAccess>;
+
+/**
+ * A plan's network: allowed when the action or one of its projects says `allow`, unless a project
+ * says `none` explicitly (a project's setting beats the action's); by default none.
+ */
+export function planNetwork(projects: ReadonlyArray<NetworkAccess | undefined>, action?: NetworkAccess): NetworkAccess {
+  if (projects.includes('none')) return 'none';
+  return projects.includes('allow') || action === 'allow' ? 'allow' : 'none';
+}
+
 /** How commands ran: OS-confined, or unconfined because the user set `confinement: none`. */
 export const Confinement = z.enum(['confined', 'none']);
 
