@@ -127,15 +127,18 @@ export class CommandConfinement {
    * every command gets; a missing program or a kernel that refuses gives mode `unavailable`.
    */
   static async probe(settings: ConfinementSettings): Promise<CommandConfinement> {
-    const bwrap = settings.bwrapPath ?? 'bwrap';
-    if (settings.mode === 'none') return new CommandConfinement('none', settings, { bwrap });
+    const searchPath = settings.serverEnv?.['PATH'] ?? process.env['PATH'] ?? DEFAULT_PATH;
+    const named = settings.bwrapPath ?? 'bwrap';
+    if (settings.mode === 'none') return new CommandConfinement('none', settings, { bwrap: named });
+    // Resolved once: commands are spawned with an empty environment, so no PATH lookup later.
+    const bwrap = named.includes('/') ? named : ((await which(named, searchPath)) ?? named);
     const probe = await run(bwrap, [
       ...['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'],
       ...['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session'],
       ...['--clearenv', 'true'],
     ]);
     if (!probe.ok) return new CommandConfinement('unavailable', settings, { bwrap }, probe.error);
-    const prlimit = await which('prlimit', settings.serverEnv?.['PATH'] ?? process.env['PATH'] ?? DEFAULT_PATH);
+    const prlimit = await which('prlimit', searchPath);
     const pids = await pidsCgroupRoot(settings.pidsCgroup === undefined ? '/sys/fs/cgroup/pids' : settings.pidsCgroup);
     return new CommandConfinement('bubblewrap', settings, { bwrap, prlimit, pids });
   }
