@@ -15,6 +15,13 @@ import { runConfined, runProcess } from '../../src/infrastructure/tools/process-
 
 export async function confineWorkload(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {
   const confinement = await CommandConfinement.probe({ mode: 'bubblewrap', home: homedir(), secrets: [] });
+  // The same without the pids cgroup: joining one is a cost of its own (cgroup v1 task migration).
+  const noCgroup = await CommandConfinement.probe({
+    mode: 'bubblewrap',
+    home: homedir(),
+    secrets: [],
+    pidsCgroup: null,
+  });
   if (confinement.mode !== 'bubblewrap') {
     report.note(`confined commands: not measured (${confinement.describe()})`);
     return;
@@ -27,10 +34,10 @@ export async function confineWorkload(cfg: BenchConfig, report: Report, log: (s:
     if (r.exitCode !== 0) throw new Error(`true exited ${r.exitCode}: ${r.output}`);
     return performance.now() - t0;
   };
-  const confined = async (): Promise<number> => {
+  const confined = async (c = confinement): Promise<number> => {
     const t0 = performance.now();
     const r = await runConfined(
-      confinement,
+      c,
       { program: 'true', args: [], cwd: root, sandboxRoot: root, network: 'none' },
       { timeoutMs: 10_000, signal },
     );
@@ -42,13 +49,28 @@ export async function confineWorkload(cfg: BenchConfig, report: Report, log: (s:
     await confined();
     const a: number[] = [];
     const b: number[] = [];
+    const c: number[] = [];
     const runs = cfg.quick ? 30 : 100;
     for (let i = 0; i < runs; i++) {
       a.push(await bare());
       b.push(await confined());
+      if (confinement.boundsProcesses) c.push(await confined(noCgroup));
     }
     const plain = median(a);
     const boxed = median(b);
+    if (confinement.boundsProcesses) {
+      const lean = median(c);
+      log(`without the pids cgroup: confined ${lean.toFixed(1)} ms (+${(lean - plain).toFixed(1)} ms)`);
+      report.add({
+        workload: 'confined commands',
+        metric: `the same without the pids cgroup (CLEVERAGENTS_COMMAND_MAX_PROCESSES=0; overhead +${(lean - plain).toFixed(1)} ms)`,
+        unit: 'ms',
+        ours: lean,
+        floor: plain,
+        target: '<= 30 ms overhead',
+        met: lean - plain <= 30,
+      });
+    }
     const overhead = boxed - plain;
     log(
       `true: bare ${plain.toFixed(1)} ms, confined ${boxed.toFixed(1)} ms (×${(boxed / plain).toFixed(1)}, +${overhead.toFixed(1)} ms; ${confinement.describe()})`,

@@ -219,7 +219,7 @@ function confinementSettings(opts: AppOptions): ConfinementSettings {
   };
   const limits = {
     memoryBytes: mib('CLEVERAGENTS_COMMAND_MEMORY_MB'),
-    maxProcesses: envInt('CLEVERAGENTS_COMMAND_MAX_PROCESSES', 8, 1_000_000),
+    maxProcesses: envInt('CLEVERAGENTS_COMMAND_MAX_PROCESSES', 0, 1_000_000),
     maxOutputBytes: mib('CLEVERAGENTS_COMMAND_MAX_OUTPUT_MB'),
   };
   return {

@@ -18,7 +18,7 @@ export type ConfinementMode = 'bubblewrap' | 'none' | 'unavailable';
 export interface CommandLimits {
   /** Address space of each process (RLIMIT_AS), in bytes. */
   memoryBytes: number;
-  /** Processes (and threads) alive at once in one command, where a pids cgroup can enforce it. */
+  /** Processes (and threads) alive at once in one command, where a pids cgroup can enforce it (0: no limit). */
   maxProcesses: number;
   /** Output (stdout + stderr) a command may produce before it is killed. */
   maxOutputBytes: number;
@@ -110,7 +110,7 @@ export class CommandConfinement {
   private constructor(
     readonly mode: ConfinementMode,
     private readonly settings: ConfinementSettings,
-    private readonly tools: { bwrap: string; prlimit?: string | undefined; pids?: string | undefined },
+    private readonly tools: { bwrap: string; pids?: string | undefined },
     /** Why bubblewrap cannot be used (mode `unavailable`). */
     readonly reason?: string,
   ) {
@@ -138,9 +138,12 @@ export class CommandConfinement {
       ...['--clearenv', 'true'],
     ]);
     if (!probe.ok) return new CommandConfinement('unavailable', settings, { bwrap }, probe.error);
-    const prlimit = await which('prlimit', searchPath);
-    const pids = await pidsCgroupRoot(settings.pidsCgroup === undefined ? '/sys/fs/cgroup/pids' : settings.pidsCgroup);
-    return new CommandConfinement('bubblewrap', settings, { bwrap, prlimit, pids });
+    // maxProcesses 0 turns the process-count limit off (joining a v1 cgroup costs ~15 ms a command).
+    const wantPids = (settings.limits?.maxProcesses ?? DEFAULT_COMMAND_LIMITS.maxProcesses) > 0;
+    const pids = wantPids
+      ? await pidsCgroupRoot(settings.pidsCgroup === undefined ? '/sys/fs/cgroup/pids' : settings.pidsCgroup)
+      : undefined;
+    return new CommandConfinement('bubblewrap', settings, { bwrap, pids });
   }
 
   /** Whether a process-count limit is enforced (a writable pids cgroup was found). */
@@ -179,30 +182,25 @@ export class CommandConfinement {
         cwd: inv.cwd,
         release: () => Promise.resolve({ processLimitHit: false }),
       };
-    const argv = [...(await this.bwrapArgs(inv)), '--', ...this.limitPrefix(), inv.program, ...inv.args];
+    const argv = [...(await this.bwrapArgs(inv)), '--', inv.program, ...inv.args];
     const cgroup = this.tools.pids ? await createPidsCgroup(this.tools.pids, this.limits.maxProcesses) : undefined;
-    if (!cgroup)
-      return {
-        program: this.tools.bwrap,
-        args: argv,
-        env: {},
-        cwd: inv.cwd,
-        release: () => Promise.resolve({ processLimitHit: false }),
-      };
-    // The shell joins the cgroup, then becomes bwrap: everything the command forks is counted.
+    // A shell sets RLIMIT_AS (inherited through bwrap by everything the command starts), joins the
+    // pids cgroup (so every fork is counted), then becomes bwrap: one exec fewer than prlimit inside.
+    const kib = Math.floor(this.limits.memoryBytes / 1024);
+    const join = cgroup ? 'echo $$ > "$1" || exit 125; ' : '';
     return {
       program: '/bin/sh',
       args: [
         '-c',
-        'echo $$ > "$1" || exit 125; shift; exec "$@"',
+        `ulimit -v ${kib} || exit 125; ${join}shift; exec "$@"`,
         'sh',
-        path.join(cgroup, 'cgroup.procs'),
+        cgroup ? path.join(cgroup, 'cgroup.procs') : '-',
         this.tools.bwrap,
         ...argv,
       ],
       env: {},
       cwd: inv.cwd,
-      release: () => releaseCgroup(cgroup),
+      release: () => (cgroup ? releaseCgroup(cgroup) : Promise.resolve({ processLimitHit: false })),
     };
   }
 
@@ -224,13 +222,6 @@ export class CommandConfinement {
     a.push('--die-with-parent', '--new-session', '--chdir', inv.cwd, '--clearenv');
     for (const [k, v] of Object.entries(this.environment(inv))) a.push('--setenv', k, v);
     return a;
-  }
-
-  /** RLIMIT_AS for everything the command starts (prlimit, else a shell's `ulimit -v`). */
-  private limitPrefix(): string[] {
-    const bytes = this.limits.memoryBytes;
-    if (this.tools.prlimit) return [this.tools.prlimit, `--as=${bytes}`, '--'];
-    return ['/bin/sh', '-c', `ulimit -v ${Math.floor(bytes / 1024)} && exec "$@"`, 'sh'];
   }
 
   /** The existing secrets to mask (real paths; ones inside the private /tmp are hidden already). */
