@@ -2,7 +2,7 @@ import { newId } from '../../domain/ids.js';
 import type { Plan, ToolCallRecord } from '../../domain/plan/plan.js';
 import { awaitAnswer, completePhase, policyOf, startPhase } from '../../domain/plan/plan.js';
 import { decideCall } from '../../domain/plan/policy.js';
-import type { ToolDefinition } from '../../domain/registry/entities.js';
+import type { ActionDefinition, ToolDefinition } from '../../domain/registry/entities.js';
 import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.js';
 import { argSummary, commandOfCall, normalizeArgs, previewOf } from './tool-call-preview.js';
 
@@ -54,6 +54,12 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
   }
   await wb.save(plan);
 
+  // Confinement `none` is recorded on the plan and stays (shown by plan status).
+  const how = wb.deps.tools.confinement;
+  if (how === 'none' || (how === 'confined' && plan.confinement === undefined)) plan.confinement = how;
+  const network = plan.network ?? 'none';
+  const actionEnv = ((await wb.deps.registry.lookup('action', plan.action))?.definition as ActionDefinition | undefined)
+    ?.env;
   const decisions = await wb.deps.plans.decisions(plan.id);
   const policy = policyOf(plan);
   const sandbox = plan.sandboxes[0];
@@ -192,6 +198,8 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       sandbox,
       signal: turn.signal,
       timeoutMs: Math.min(wb.deps.commandTimeoutMs ?? 300_000, remaining),
+      network,
+      env: actionEnv,
     });
     plan.usage.toolCalls++;
     tick();
@@ -207,6 +215,8 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       filesTouched: result.filesTouched,
       exitCode: result.exitCode ?? null,
       resource: sandbox.resource,
+      network,
+      ...(result.confinement ? { confinement: result.confinement } : {}),
       createdAt: wb.now().toISOString(),
       policy: verdict,
     };

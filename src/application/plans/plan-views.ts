@@ -45,6 +45,8 @@ export function statusOf(
     checkpoints: checkpoints.map((c) => ({ id: c.id, label: c.label, stepIndex: c.stepIndex, createdAt: c.createdAt })),
     allowed: running ? [] : allowedOperations(p),
   };
+  if (p.network) out.network = p.network;
+  if (p.confinement) out.confinement = p.confinement;
   if (p.error) out.error = p.error;
   if (p.waiting) out.waiting = p.waiting;
   if (p.applied) out.applied = p.applied;

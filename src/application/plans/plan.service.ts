@@ -8,6 +8,7 @@ import {
   cancelPlan,
   failPhase,
   isAllowed,
+  planNetwork,
   renderTemplate,
   requeueExecute,
   type Decision,
@@ -119,10 +120,12 @@ export class PlanService implements ContextOwner {
         fields: [{ field: 'projects', description: 'name at least one project' }],
       });
     let profile: string | undefined = input.automationProfile;
+    const networks: Array<'none' | 'allow' | undefined> = [];
     for (const name of input.projects) {
       const p = await this.deps.registry.show('project', name, principal);
       const project = p.definition as unknown as ProjectDefinition;
       profile ??= project.settings?.automationProfile;
+      networks.push(project.settings?.network);
       for (const r of p.derived['resources'] as Array<{ name: string; exists: boolean; missing?: boolean }>) {
         if (!r.exists)
           throw new AppError(
@@ -159,6 +162,7 @@ export class PlanService implements ContextOwner {
       cursor: 0,
       stepsTotal: def.steps.length,
       sandboxes: [],
+      network: planNetwork(networks, def.network),
     };
     await this.deps.plans.create(plan);
     return this.runOn(plan, 'strategize', principal, input.wait ?? true, (task) =>

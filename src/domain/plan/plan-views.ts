@@ -54,6 +54,8 @@ export const PlanStatus = z.object({
   tasks: Plan.shape.tasks,
   contextId: z.string(),
   sandboxes: z.array(SandboxRef),
+  network: Plan.shape.network,
+  confinement: Plan.shape.confinement,
   checkpoints: z.array(Checkpoint.pick({ id: true, label: true, stepIndex: true, createdAt: true })),
   applied: Plan.shape.applied,
   allowed: z.array(z.enum(PLAN_OPERATIONS)),

@@ -21,6 +21,21 @@ export const PHASE_STATES = [
   'applied',
 ] as const;
 export type PhaseState = (typeof PHASE_STATES)[number];
+/** Whether a plan's commands may reach the network. */
+export const NetworkAccess = z.enum(['none', 'allow']);
+export type NetworkAccess = z.infer<typeof NetworkAccess>;
+
+/**
+ * A plan's network: allowed when the action or one of its projects says `allow`, unless a project
+ * says `none` explicitly (a project's setting beats the action's); by default none.
+ */
+export function planNetwork(projects: ReadonlyArray<NetworkAccess | undefined>, action?: NetworkAccess): NetworkAccess {
+  if (projects.includes('none')) return 'none';
+  return projects.includes('allow') || action === 'allow' ? 'allow' : 'none';
+}
+
+/** How commands ran: OS-confined, or unconfined because the user set `confinement: none`. */
+export const Confinement = z.enum(['confined', 'none']);
 
 export const PlanError = z.object({
   kind: z.enum(['budget', 'tool', 'policy', 'conflict', 'dirty', 'interrupted', 'strategy', 'internal']),
@@ -80,6 +95,10 @@ export const Plan = z.object({
   cursor: z.number().int().nonnegative(),
   stepsTotal: z.number().int().nonnegative(),
   sandboxes: z.array(SandboxRef),
+  /** Decided at `use` from the project and action settings (absent on older plans: none). */
+  network: NetworkAccess.optional(),
+  /** How its commands run; `none` once any execute ran unconfined (it stays). */
+  confinement: Confinement.optional(),
   error: PlanError.optional(),
   waiting: Waiting.optional(),
   applied: z
@@ -135,6 +154,9 @@ export const ToolCallRecord = z.object({
   exitCode: z.number().int().nullable().optional(),
   checkpointId: z.string().optional(),
   resource: z.string(),
+  network: NetworkAccess.optional(),
+  /** For commands: how this one ran. */
+  confinement: Confinement.optional(),
   createdAt: z.string(),
   /** Which rule of the plan's profile decided the call (or that its default did). */
   policy: PolicyVerdict.optional(),

@@ -158,6 +158,8 @@ export const ProjectDefinition = z
         strategyActor: Ref.optional(),
         executionActor: Ref.optional(),
         automationProfile: ProfileRef.optional(),
+        /** Whether the plan's commands may reach the network (overrides the action's choice). */
+        network: z.enum(['none', 'allow']).optional(),
         context: z
           .object({ include: z.array(z.string()).optional(), exclude: z.array(z.string()).optional() })
           .strict()
@@ -218,6 +220,12 @@ export const ActionDefinition = z
     executionActor: Ref.optional(),
     invariants: z.array(z.string()).optional(),
     steps: z.array(ActionStep).optional(),
+    /** Whether its commands need the network (default none; a project's setting overrides it). */
+    network: z.enum(['none', 'allow']).optional(),
+    /** Variables its commands see (they never see the server's environment). */
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string())
+      .optional(),
   })
   .strict()
   .superRefine((a, ctx) => {

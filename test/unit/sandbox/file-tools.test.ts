@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { BuiltinToolRunner, GitSandboxManager } from '../../../src/infrastructure/index.js';
+import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../src/infrastructure/index.js';
 import type { SandboxInfo, ToolCallResult } from '../../../src/application/index.js';
 import type { ToolDefinition } from '../../../src/domain/registry/entities.js';
 import { BUILTIN_TOOLS } from '../../../src/domain/registry/builtins.js';
@@ -12,7 +12,7 @@ describe('file tools', () => {
   let repo: string;
   let data: string;
   let sb: SandboxInfo;
-  const runner = new BuiltinToolRunner();
+  const runner = new BuiltinToolRunner({ confinement: CommandConfinement.unconfined() });
   const call = (name: string, args: Record<string, unknown>): Promise<ToolCallResult> => {
     const tool = BUILTIN_TOOLS.find((t) => t.name === `builtin/${name}`) as ToolDefinition;
     return runner.run({ tool, args, sandbox: sb, signal: new AbortController().signal, timeoutMs: 10_000 });

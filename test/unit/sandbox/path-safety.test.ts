@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BuiltinToolRunner, GitSandboxManager } from '../../../src/infrastructure/index.js';
+import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../src/infrastructure/index.js';
 import type { SandboxInfo, ToolCallResult } from '../../../src/application/index.js';
 import type { ToolDefinition } from '../../../src/domain/registry/entities.js';
 import { BUILTIN_TOOLS } from '../../../src/domain/registry/builtins.js';
@@ -44,7 +44,7 @@ for (const kind of ['git-checkout', 'fs-directory'] as const) {
     let data: string;
     let outside: string;
     let sb: SandboxInfo;
-    const runner = new BuiltinToolRunner();
+    const runner = new BuiltinToolRunner({ confinement: CommandConfinement.unconfined() });
     const run = (t: ToolDefinition, args: Record<string, unknown>): Promise<ToolCallResult> =>
       runner.run({ tool: t, args, sandbox: sb, signal: new AbortController().signal, timeoutMs: 10_000 });
 

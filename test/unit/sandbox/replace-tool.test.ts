@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { BUILTIN_TOOLS } from '../../../src/domain/registry/builtins.js';
 import { BuiltinToolRunner } from '../../../src/infrastructure/tools/builtin-tool.runner.js';
+import { CommandConfinement } from '../../../src/infrastructure/tools/confinement.js';
 
 const tool = BUILTIN_TOOLS.find((t) => t.name === 'builtin/replace-in-files');
 
@@ -23,7 +24,13 @@ describe('builtin/replace-in-files', () => {
   symlinkSync(join(outside, 'victim.ts'), join(root, 'src/link.ts'));
   const sandbox = { resource: 'local/x', kind: 'copy' as const, root, source: root, baseCommit: 'x' };
   const run = (args: Record<string, unknown>) =>
-    new BuiltinToolRunner().run({ tool: tool!, args, sandbox, signal: new AbortController().signal, timeoutMs: 5000 });
+    new BuiltinToolRunner({ confinement: CommandConfinement.unconfined() }).run({
+      tool: tool!,
+      args,
+      sandbox,
+      signal: new AbortController().signal,
+      timeoutMs: 5000,
+    });
 
   it('replaces every match in the files of the glob, with groups, and reports the files touched', async () => {
     const r = await run({ pattern: 'colou?r(\\w*)', replacement: 'color$1', include: ['src/**/*.ts'] });

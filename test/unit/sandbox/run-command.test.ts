@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BuiltinToolRunner, GitSandboxManager } from '../../../src/infrastructure/index.js';
+import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../src/infrastructure/index.js';
 import type { SandboxInfo, ToolCallResult } from '../../../src/application/index.js';
 import type { ToolDefinition } from '../../../src/domain/registry/entities.js';
 import { BUILTIN_TOOLS } from '../../../src/domain/registry/builtins.js';
@@ -37,7 +37,7 @@ describe('run-command and command tools', () => {
   let repo: string;
   let data: string;
   let sb: SandboxInfo;
-  const runner = new BuiltinToolRunner();
+  const runner = new BuiltinToolRunner({ confinement: CommandConfinement.unconfined() });
   const run = (
     args: Record<string, unknown>,
     opts: { timeoutMs?: number; signal?: AbortSignal; tool?: ToolDefinition } = {},

@@ -8,7 +8,14 @@ import {
   type Task,
 } from '../../../protocol/client/index.js';
 import { plural } from '../render/definition.js';
-import { chosenText, phaseState, type Decision, type DiffStats, type PlanStatus } from '../render/plan.js';
+import {
+  chosenText,
+  commandLines,
+  phaseState,
+  type Decision,
+  type DiffStats,
+  type PlanStatus,
+} from '../render/plan.js';
 import { renderFields } from '../render/table.js';
 import type { Ui } from '../render/ui.js';
 import type { Outcome, RunContext } from '../runner.js';
@@ -94,6 +101,7 @@ export function renderStrategy(s: PlanStatus, steps: Decision[], ui: Ui): string
     ['description', s.description],
     ['done when', s.definitionOfDone],
     ['profile', s.automationProfile],
+    ...commandLines(s, ui),
     ...steps.map(
       (d) =>
         [
