@@ -8,9 +8,9 @@ import {
   TaskPushNotificationConfig,
   Timestamp,
   type Task,
-} from '../../src/domain/a2a.model.js';
-import { Channel } from '../../src/domain/async-channel.js';
-import { chunkText } from '../../src/application/actors/echo.actor.js';
+} from '../../../src/domain/a2a.model.js';
+import { Channel } from '../../../src/domain/async-channel.js';
+import { chunkText } from '../../../src/application/actors/echo.actor.js';
 
 describe('task states', () => {
   it('knows terminal and interrupted states', () => {

@@ -1,22 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { AppError, ERROR_REASONS } from '../../src/domain/errors.js';
-import { buildMethodTable, METHODS } from '../../src/protocol/a2a/method-table.js';
-import { defineMethod } from '../../src/protocol/a2a/method.js';
+import { AppError, ERROR_REASONS } from '../../../../src/domain/errors.js';
+import { buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-table.js';
+import { defineMethod } from '../../../../src/protocol/a2a/method.js';
 import {
   messageFromV03,
   messageToV03,
   stateFromV03,
   stateToV03,
   streamResponseToV03,
-} from '../../src/protocol/a2a/v03.codec.js';
-import { parseVersion } from '../../src/protocol/a2a/versions.js';
-import { A2A_CODES, EXTENSION_CODES, HTTP_STATUS } from '../../src/protocol/jsonrpc/codes.js';
-import { checkEnvelope } from '../../src/protocol/jsonrpc/envelope.js';
-import { toErrorObject } from '../../src/protocol/jsonrpc/errors.js';
-import { createLineFramer } from '../../src/protocol/jsonrpc/framing.js';
-import { TASK_STATES } from '../../src/domain/a2a.model.js';
+} from '../../../../src/protocol/a2a/v03.codec.js';
+import { parseVersion } from '../../../../src/protocol/a2a/versions.js';
+import { A2A_CODES, EXTENSION_CODES, HTTP_STATUS } from '../../../../src/protocol/jsonrpc/codes.js';
+import { checkEnvelope } from '../../../../src/protocol/jsonrpc/envelope.js';
+import { toErrorObject } from '../../../../src/protocol/jsonrpc/errors.js';
+import { createLineFramer } from '../../../../src/protocol/jsonrpc/framing.js';
+import { TASK_STATES } from '../../../../src/domain/a2a.model.js';
 
 describe('method table', () => {
   it('refuses a name claimed twice', () => {

@@ -9,9 +9,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, type Principal } from '../../src/application/index.js';
-import { isWrite, roleGrants, ROLES, PERMISSIONS } from '../../src/domain/permissions.js';
-import { buildApp, type App } from '../../src/main/app.js';
+import { LOCAL_PRINCIPAL, type Principal } from '../../../../src/application/index.js';
+import { isWrite, roleGrants, ROLES, PERMISSIONS } from '../../../../src/domain/permissions.js';
+import { buildApp, type App } from '../../../../src/main/app.js';
 import {
   A2AClient,
   A2AClientError,
@@ -25,10 +25,10 @@ import {
   projectRegistry,
   resourceRegistry,
   sendMessage,
-} from '../../src/protocol/client/index.js';
-import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.transport.js';
-import { A2A_FORBIDDEN } from '../../src/protocol/jsonrpc/codes.js';
-import { initRepo } from '../support/git.js';
+} from '../../../../src/protocol/client/index.js';
+import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.js';
+import { A2A_FORBIDDEN } from '../../../../src/protocol/jsonrpc/codes.js';
+import { initRepo } from '../../../support/git.js';
 
 const VIEWER: Principal = { id: 'vera', kind: 'token', roles: { team: 'viewer' } };
 const STRANGER: Principal = { id: 'mallory', kind: 'token', roles: { local: 'owner' } };

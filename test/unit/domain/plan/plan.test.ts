@@ -6,8 +6,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { AppError } from '../../src/domain/errors.js';
-import { parseApprovalAnswer } from '../../src/domain/plan/approval.js';
+import { AppError } from '../../../../src/domain/errors.js';
+import { parseApprovalAnswer } from '../../../../src/domain/plan/approval.js';
 import {
   awaitAnswer,
   canMove,
@@ -20,7 +20,7 @@ import {
   startPhase,
   takeAnswer,
   type Plan,
-} from '../../src/domain/plan/plan.js';
+} from '../../../../src/domain/plan/plan.js';
 
 function plan(phase: Plan['phase'], state: Plan['state'], extra: Partial<Plan> = {}): Plan {
   return {
@@ -113,7 +113,7 @@ describe('the plan state machine', () => {
   });
 
   it('is the only writer of phase and state: no application code assigns them', () => {
-    const root = fileURLToPath(new URL('../../../src/application', import.meta.url));
+    const root = fileURLToPath(new URL('../../../../../src/application', import.meta.url));
     const files: string[] = [];
     const walk = (d: string): void => {
       for (const f of readdirSync(d)) {
