@@ -6,11 +6,11 @@ import {
   isTerminal,
   Part,
   TaskPushNotificationConfig,
+  parseTimestamp,
   Timestamp,
+  toUtcTimestamp,
   type Task,
 } from '../../../src/domain/a2a.model.js';
-import { Channel } from '../../../src/domain/async-channel.js';
-import { chunkText } from '../../../src/application/actors/echo.actor.js';
 
 describe('task states', () => {
   it('knows terminal and interrupted states', () => {
@@ -79,55 +79,36 @@ describe('schemas', () => {
   });
 });
 
-describe('chunkText', () => {
-  it('splits on word boundaries and loses nothing', () => {
-    const text = 'the quick brown fox jumps over the lazy dog';
-    const chunks = chunkText(text, 4);
-    assert.ok(chunks.length >= 3 && chunks.length <= 5);
-    assert.equal(chunks.join(''), text);
-    assert.deepEqual(chunkText('', 4), ['']);
+describe('RFC 3339 timestamps', () => {
+  it('accepts any offset and 0 to 9 fractional digits', () => {
+    for (const s of [
+      '2026-12-01T08:10:00Z',
+      '2026-12-01T08:10:00.1Z',
+      '2026-12-01T08:10:00.123456+00:00',
+      '2026-12-01T08:10:00.123456789-05:30',
+      '2026-12-01t08:10:00z',
+      '2026-12-01T23:30:00+14:00',
+    ]) {
+      assert.ok(Timestamp.safeParse(s).success, s);
+    }
   });
-});
-
-describe('Channel', () => {
-  it('delivers pushed values in order, then ends, and runs its cleanup once', async () => {
-    let cleaned = 0;
-    const ch = new Channel<number>(() => cleaned++);
-    ch.push(1);
-    ch.push(2);
-    setTimeout(() => {
-      ch.push(3);
-      ch.end();
-      ch.end();
-    }, 5);
-    const got: number[] = [];
-    for await (const v of ch) got.push(v);
-    assert.deepEqual(got, [1, 2, 3]);
-    assert.equal(cleaned, 1);
+  it('refuses what is not a real RFC 3339 instant', () => {
+    for (const s of [
+      '2026-02-31T00:00:00Z',
+      '2026-12-01T24:00:00Z',
+      '2026-12-01T08:10:00',
+      '2026-12-01 08:10:00Z',
+      '2026-12-01T08:10:00.1234567890Z',
+      '2026-12-01T08:10:00+24:00',
+      'yesterday',
+    ]) {
+      assert.ok(!Timestamp.safeParse(s).success, s);
+    }
   });
-  it('raises a failure after the buffered values', async () => {
-    const ch = new Channel<number>();
-    ch.push(1);
-    ch.fail(new Error('boom'));
-    const got: number[] = [];
-    await assert.rejects(async () => {
-      for await (const v of ch) got.push(v);
-    }, /boom/);
-    assert.deepEqual(got, [1]);
-  });
-  it('raises a failure to a consumer already waiting', async () => {
-    const ch = new Channel<number>();
-    const pending = ch.next();
-    ch.fail(new Error('late boom'));
-    await assert.rejects(pending, /late boom/);
-    assert.deepEqual(await ch.next(), { value: undefined, done: true });
-  });
-  it('runs the cleanup when the consumer leaves early', async () => {
-    let cleaned = false;
-    const ch = new Channel<number>(() => (cleaned = true));
-    ch.push(1);
-    ch.push(2);
-    for await (const v of ch) if (v === 1) break;
-    assert.ok(cleaned);
+  it('normalises to UTC, rounding sub-millisecond digits up so that ">=" means at or after', () => {
+    assert.equal(toUtcTimestamp('2026-12-01T08:10:00.123456+00:00'), '2026-12-01T08:10:00.124Z');
+    assert.equal(toUtcTimestamp('2026-12-01T08:10:00.123-05:30'), '2026-12-01T13:40:00.123Z');
+    assert.equal(toUtcTimestamp('2026-12-01T00:30:00+01:00'), '2026-11-30T23:30:00.000Z');
+    assert.equal(parseTimestamp('2026-12-01T08:10:00.999999999Z'), Date.parse('2026-12-01T08:10:01.000Z'));
   });
 });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { z } from 'zod';
 import { CONTRACTS } from '../../../../src/protocol/a2a/contracts/index.js';
-import { METHODS } from '../../../../src/protocol/a2a/method-table.js';
+import { buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-table.js';
+import { defineMethod } from '../../../../src/protocol/a2a/method.js';
 
 describe('method table and contracts', () => {
   it('binds every contract exactly once, and nothing that is not a contract', () => {
@@ -13,5 +15,84 @@ describe('method table and contracts', () => {
       assert.equal(typeof call, 'function', m.name);
       assert.deepEqual(contract, c, `${m.name} is its contract plus a call`);
     });
+  });
+});
+
+describe('method table', () => {
+  it('refuses a name claimed twice', () => {
+    const a = defineMethod({
+      name: 'x/one',
+      aliases: ['dup'],
+      surface: 'extension',
+      summary: '',
+      permission: 'system:read',
+      params: z.object({}),
+      result: z.object({}),
+      call: async () => ({}),
+    });
+    const b = defineMethod({
+      name: 'dup',
+      surface: 'extension',
+      summary: '',
+      permission: 'system:read',
+      params: z.object({}),
+      result: z.object({}),
+      call: async () => ({}),
+    });
+    assert.throws(() => buildMethodTable([a, b]), /claimed by both/);
+  });
+  it('serves every standard operation under its v1.0 name, the seed name and (where v0.3 had it) the v0.3 name', () => {
+    const t = buildMethodTable();
+    for (const name of [
+      'SendMessage',
+      'SendStreamingMessage',
+      'GetTask',
+      'ListTasks',
+      'CancelTask',
+      'SubscribeToTask',
+      'CreateTaskPushNotificationConfig',
+      'GetTaskPushNotificationConfig',
+      'ListTaskPushNotificationConfigs',
+      'DeleteTaskPushNotificationConfig',
+      'GetExtendedAgentCard',
+    ]) {
+      assert.ok(t.v1.has(name), name);
+    }
+    for (const name of [
+      'message/send',
+      'message/stream',
+      'tasks/get',
+      'tasks/list',
+      'tasks/cancel',
+      'tasks/subscribe',
+      'pushNotificationConfig/create',
+      'pushNotificationConfig/get',
+      'pushNotificationConfig/list',
+      'pushNotificationConfig/delete',
+      'getExtendedAgentCard',
+    ]) {
+      assert.ok(t.v1.has(name), name);
+    }
+    for (const name of [
+      'message/send',
+      'message/stream',
+      'tasks/get',
+      'tasks/cancel',
+      'tasks/resubscribe',
+      'tasks/pushNotificationConfig/set',
+      'tasks/pushNotificationConfig/get',
+      'tasks/pushNotificationConfig/list',
+      'tasks/pushNotificationConfig/delete',
+      'agent/getAuthenticatedExtendedCard',
+    ]) {
+      assert.ok(t.v03.has(name), name);
+    }
+  });
+  it('gives every method a params and a result schema that export as JSON Schema', () => {
+    for (const m of METHODS) {
+      assert.ok(z.toJSONSchema(m.params, { io: 'input', unrepresentable: 'any' }), m.name);
+      assert.ok(z.toJSONSchema(m.result, { unrepresentable: 'any' }), m.name);
+      assert.ok(m.summary.length > 10, `${m.name} has a summary`);
+    }
   });
 });
