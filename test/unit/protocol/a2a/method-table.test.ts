@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { z } from 'zod';
 import { CONTRACTS } from '../../../../src/protocol/a2a/contracts/index.js';
 import { buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-table.js';
-import { defineMethod } from '../../../../src/protocol/a2a/method.js';
+import { defineContract } from '../../../../src/protocol/a2a/contract.js';
+import { bindUnary } from '../../../../src/protocol/a2a/method.js';
 
 describe('method table and contracts', () => {
   it('binds every contract exactly once, and nothing that is not a contract', () => {
@@ -18,25 +19,21 @@ describe('method table and contracts', () => {
 
 describe('method table', () => {
   it('refuses a name claimed twice', () => {
-    const a = defineMethod({
-      name: 'x/one',
-      aliases: ['dup'],
-      surface: 'extension',
-      summary: '',
-      permission: 'system:read',
-      params: z.object({}),
-      result: z.object({}),
-      call: () => Promise.resolve({}),
-    });
-    const b = defineMethod({
-      name: 'dup',
-      surface: 'extension',
-      summary: '',
-      permission: 'system:read',
-      params: z.object({}),
-      result: z.object({}),
-      call: () => Promise.resolve({}),
-    });
+    const row = (name: string, aliases: string[] = []) =>
+      bindUnary(
+        defineContract({
+          name,
+          aliases,
+          surface: 'extension',
+          summary: '',
+          permission: 'system:read',
+          params: z.object({}),
+          result: z.object({}),
+        }),
+        () => Promise.resolve({}),
+      );
+    const a = row('x/one', ['dup']);
+    const b = row('dup');
     assert.throws(() => buildMethodTable([a, b]), /claimed by both/);
   });
   it('serves every standard operation under its v1.0 name, the seed name and (where v0.3 had it) the v0.3 name', () => {
