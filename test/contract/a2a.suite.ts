@@ -94,6 +94,24 @@ export function a2aSuite(ctx: SuiteContext): void {
     assert.equal(r.history, undefined);
   });
 
+  it('refuses a send whose acceptedOutputModes leave out text/plain, and stores nothing', async () => {
+    const contextId = `modes-${randomUUID()}`;
+    const message = userMessage('answer in pictures', { contextId });
+    const err = await rpcError(
+      client.call(sendMessage, { message, configuration: { acceptedOutputModes: ['image/png', 'application/json'] } }),
+      -32005,
+      'ContentTypeNotSupportedError',
+    );
+    assert.match(err.message, /answers in text\/plain, which acceptedOutputModes \(image\/png, application\/json\)/);
+    await rpcError(client.call(sessionShow, { sessionId: contextId }), -32001, 'ResourceNotFoundError');
+    // The same message (its messageId unused) goes through with modes that include text.
+    const r = taskOf(
+      await client.call(sendMessage, { message, configuration: { acceptedOutputModes: ['text/*; charset=utf-8'] } }),
+    );
+    assert.equal(r.status.state, 'TASK_STATE_COMPLETED');
+    assert.equal(r.contextId, contextId);
+  });
+
   it('returns at once with returnImmediately and the task completes in the background', async () => {
     const r = taskOf(
       await client.call(sendMessage, { message: userMessage('later'), configuration: { returnImmediately: true } }),

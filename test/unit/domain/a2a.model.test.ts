@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  acceptsMediaType,
   applyEvent,
   isInterrupted,
   isTerminal,
@@ -110,5 +111,20 @@ describe('RFC 3339 timestamps', () => {
     assert.equal(toUtcTimestamp('2026-12-01T08:10:00.123-05:30'), '2026-12-01T13:40:00.123Z');
     assert.equal(toUtcTimestamp('2026-12-01T00:30:00+01:00'), '2026-11-30T23:30:00.000Z');
     assert.equal(parseTimestamp('2026-12-01T08:10:00.999999999Z'), Date.parse('2026-12-01T08:10:01.000Z'));
+  });
+});
+
+describe('acceptsMediaType', () => {
+  it('accepts anything without a list, and matches exact types, type/* and */* ranges ignoring parameters', () => {
+    assert.equal(acceptsMediaType(undefined, 'text/plain'), true);
+    assert.equal(acceptsMediaType([], 'text/plain'), true);
+    assert.equal(acceptsMediaType(['text/plain'], 'text/plain'), true);
+    assert.equal(acceptsMediaType([' Text/Plain ; charset=utf-8'], 'text/plain'), true);
+    assert.equal(acceptsMediaType(['image/png', 'text/*'], 'text/plain'), true);
+    assert.equal(acceptsMediaType(['*/*'], 'text/plain'), true);
+    assert.equal(acceptsMediaType(['text'], 'text/plain'), true, 'the bare type of early A2A examples');
+    assert.equal(acceptsMediaType(['image/png', 'application/json'], 'text/plain'), false);
+    assert.equal(acceptsMediaType(['text/html'], 'text/plain'), false);
+    assert.equal(acceptsMediaType(['application/*'], 'text/plain'), false);
   });
 });
