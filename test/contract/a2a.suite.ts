@@ -348,8 +348,21 @@ export function a2aSuite(ctx: SuiteContext): void {
     });
     assert.equal(named.id, 'second');
     const list = await client.call(listPushConfigs, { taskId: t.id });
-    assert.equal(list.configs.length, 2);
+    assert.deepEqual(
+      list.configs.map((x) => x.id),
+      [created.id, 'second'],
+      'ordered by id',
+    );
     assert.equal(list.nextPageToken, '');
+    const first = await client.call(listPushConfigs, { taskId: t.id, pageSize: 1 });
+    assert.deepEqual(
+      first.configs.map((x) => x.id),
+      [created.id],
+    );
+    assert.notEqual(first.nextPageToken, '');
+    const rest = await client.call(listPushConfigs, { taskId: t.id, pageSize: 1, pageToken: first.nextPageToken });
+    assert.deepEqual([rest.configs.map((x) => x.id), rest.nextPageToken], [['second'], '']);
+    await rpcError(client.call(listPushConfigs, { taskId: t.id, pageToken: 'not-a-token' }), -32602, 'ValidationError');
     assert.deepEqual(await client.call(deletePushConfig, { taskId: t.id, id: 'second' }), {});
     assert.deepEqual(await client.call(deletePushConfig, { taskId: t.id, id: 'second' }), {}, 'delete is idempotent');
     await rpcError(client.call(getPushConfig, { taskId: t.id, id: 'second' }), -32001, 'TaskNotFoundError');
