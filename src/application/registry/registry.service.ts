@@ -97,6 +97,10 @@ export class RegistryService {
   }
 
   async list(kind: RegistryKind, q: ListInput, principal: Principal): Promise<ListOutput> {
+    if (q.type !== undefined && TYPE_FIELD[kind] === undefined)
+      throw new AppError('INVALID_PARAMS', `type does not apply to ${kind}s: they have no type to filter on`, {
+        fields: [{ field: 'type', description: 'filters actors (provider), tools (source) and resources (type) only' }],
+      });
     let regex: RegExp | undefined;
     if (q.nameRegex !== undefined) {
       try {
