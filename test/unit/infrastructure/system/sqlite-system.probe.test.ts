@@ -3,9 +3,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { DiagnosticCheck } from '../../../src/application/index.js';
-import { MIGRATIONS, openDatabase, SqliteSystemProbe, type SqliteDatabase } from '../../../src/infrastructure/index.js';
-import { diskStatus, nodeVersion } from '../../../src/infrastructure/system/sqlite-system.probe.js';
+import type { DiagnosticCheck } from '../../../../src/application/index.js';
+import {
+  MIGRATIONS,
+  openDatabase,
+  SqliteSystemProbe,
+  type SqliteDatabase,
+} from '../../../../src/infrastructure/index.js';
+import { diskStatus, nodeVersion } from '../../../../src/infrastructure/system/sqlite-system.probe.js';
 
 const byName = (checks: DiagnosticCheck[], name: string): DiagnosticCheck => {
   const c = checks.find((x) => x.name === name);

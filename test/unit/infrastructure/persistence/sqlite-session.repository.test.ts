@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Session } from '../../../src/domain/session.js';
-import type { SessionCursor } from '../../../src/application/index.js';
-import { openDatabase, SqliteSessionRepository, type SqliteDatabase } from '../../../src/infrastructure/index.js';
+import type { Session } from '../../../../src/domain/session.js';
+import type { SessionCursor } from '../../../../src/application/index.js';
+import { openDatabase, SqliteSessionRepository, type SqliteDatabase } from '../../../../src/infrastructure/index.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString();

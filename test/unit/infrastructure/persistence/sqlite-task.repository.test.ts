@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Task, TaskEvent, TaskState } from '../../../src/domain/a2a.model.js';
+import type { Task, TaskEvent, TaskState } from '../../../../src/domain/a2a.model.js';
 import {
   openDatabase,
   SqlitePushConfigRepository,
   SqliteTaskRepository,
   type SqliteDatabase,
-} from '../../../src/infrastructure/index.js';
+} from '../../../../src/infrastructure/index.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString();

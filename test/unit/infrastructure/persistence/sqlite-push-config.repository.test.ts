@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { StoredPushConfig } from '../../../src/application/index.js';
+import type { StoredPushConfig } from '../../../../src/application/index.js';
 import {
   openDatabase,
   SqlitePushConfigRepository,
   SqliteTaskRepository,
   type SqliteDatabase,
-} from '../../../src/infrastructure/index.js';
+} from '../../../../src/infrastructure/index.js';
 
 const reason = (r: string) => (err: unknown) => (err as { reason?: string }).reason === r;
 

@@ -11,7 +11,7 @@ import {
   param,
   SqliteSessionRepository,
   type SqliteDatabase,
-} from '../../../src/infrastructure/index.js';
+} from '../../../../src/infrastructure/index.js';
 
 const session = (id: string) => ({
   id,

@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, RetentionService, type Logger, type TaskRepository } from '../../../src/application/index.js';
-import { SqliteSessionRepository, SqliteTaskRepository } from '../../../src/infrastructure/index.js';
-import { buildApp, type App } from '../../../src/main/app.js';
-import { InMemoryClientTransport } from '../../../src/protocol/server/in-memory.transport.js';
-import { tempDir } from '../../support/harness.js';
+import {
+  LOCAL_PRINCIPAL,
+  RetentionService,
+  type Logger,
+  type TaskRepository,
+} from '../../../../src/application/index.js';
+import { SqliteSessionRepository, SqliteTaskRepository } from '../../../../src/infrastructure/index.js';
+import { buildApp, type App } from '../../../../src/main/app.js';
+import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.js';
+import { tempDir } from '../../../support/harness.js';
 
 type TaskLike = { id: string; contextId: string; status: { state: string } };
 const DAY = 24 * 60 * 60_000;

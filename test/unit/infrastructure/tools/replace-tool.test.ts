@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { BUILTIN_TOOLS } from '../../../src/domain/registry/builtins.js';
-import { BuiltinToolRunner } from '../../../src/infrastructure/tools/builtin-tool.runner.js';
+import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.js';
+import { BuiltinToolRunner } from '../../../../src/infrastructure/tools/builtin-tool.runner.js';
 
 const tool = BUILTIN_TOOLS.find((t) => t.name === 'builtin/replace-in-files');
 

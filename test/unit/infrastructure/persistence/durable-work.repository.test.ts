@@ -1,15 +1,15 @@
 /** Message keys, runner leases and the push outbox in SQLite (migrations 0005 and 0006). */
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Task } from '../../../src/domain/a2a.model.js';
-import { silentLogger } from '../../../src/application/index.js';
+import type { Task } from '../../../../src/domain/a2a.model.js';
+import { silentLogger } from '../../../../src/application/index.js';
 import {
   openDatabase,
   SqlitePushOutboxRepository,
   SqliteRunnerRegistry,
   SqliteTaskRepository,
   type SqliteDatabase,
-} from '../../../src/infrastructure/index.js';
+} from '../../../../src/infrastructure/index.js';
 
 const task = (id: string, contextId = 'c1'): Task => ({
   id,
