@@ -1,4 +1,7 @@
-/** Plan recovery (plan-recovery.ts, through PlanService.settleInterrupted) over fakes: only plans no live process runs become resumable. */
+/**
+ * Plan recovery (plan-recovery.ts, through PlanService.settleInterrupted) over fakes: only plans
+ * no live process runs become resumable.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PlanService } from '../../../../src/application/plans/plan.service.js';
