@@ -41,7 +41,7 @@ export interface ListOutput {
 export type ShownEntity = RegistryEntity & { derived: Record<string, unknown> };
 
 /** The field of each kind that `list --type` filters on. */
-export const TYPE_FIELD: Record<RegistryKind, string | undefined> = {
+const TYPE_FIELD: Record<RegistryKind, string | undefined> = {
   actor: 'provider',
   tool: 'source',
   resource: 'type',
@@ -352,7 +352,7 @@ function typeOf(e: RegistryEntity, field: string | undefined): string | undefine
 }
 
 /** sha256 of the definition's canonical JSON (keys sorted), so equal content has equal hashes. */
-export function contentHash(d: unknown): string {
+function contentHash(d: unknown): string {
   const canon = (v: unknown): unknown =>
     Array.isArray(v)
       ? v.map(canon)

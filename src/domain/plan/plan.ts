@@ -231,7 +231,7 @@ const TRANSITIONS: Readonly<Partial<Record<PhaseStatus, readonly PhaseStatus[]>>
 const statusOfPlan = (p: Plan): PhaseStatus => `${p.phase}/${p.state}`;
 
 /** Applied or cancelled: nothing more happens to the plan. */
-export function isFinished(p: Plan): boolean {
+function isFinished(p: Plan): boolean {
   return p.state === 'applied' || p.state === 'cancelled';
 }
 

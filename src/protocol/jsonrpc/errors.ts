@@ -81,7 +81,7 @@ export function toErrorObject(err: unknown, surface: ErrorSurface, correlationId
 }
 
 /** Reasons of the JSON-RPC layer's own refusals (before any method runs). */
-export const RPC_REASONS = ['PARSE_ERROR', 'INVALID_REQUEST', 'METHOD_NOT_FOUND'] as const;
+const RPC_REASONS = ['PARSE_ERROR', 'INVALID_REQUEST', 'METHOD_NOT_FOUND'] as const;
 /** Every reason an error answer may name in `error.data` (or its ErrorInfo detail). */
 export type WireReason = ErrorReason | (typeof RPC_REASONS)[number];
 
