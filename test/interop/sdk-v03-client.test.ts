@@ -346,7 +346,7 @@ describe('@a2a-js/sdk 0.3.13 client → CleverAgents server', { timeout: 60_000 
     assert.ok('error' in res, `expected an error: ${JSON.stringify(res)}`);
     assert.equal(res.error.code, -32001);
     assert.equal(res.id, (e.wire.at(-1)?.requestBody as { id: unknown }).id);
-    assert.equal(typeof res.error.message, 'string');
+    assert.match(res.error.message, /no-such-task-v03 was not found/);
   });
 
   test('agent/getAuthenticatedExtendedCard answers a v0.3 caller with a v0.3 Agent Card', async () => {

@@ -41,7 +41,7 @@ export interface ListOutput {
 export type ShownEntity = RegistryEntity & { derived: Record<string, unknown> };
 
 /** The field of each kind that `list --type` filters on. */
-export const TYPE_FIELD: Record<RegistryKind, string | undefined> = {
+const TYPE_FIELD: Record<RegistryKind, string | undefined> = {
   actor: 'provider',
   tool: 'source',
   resource: 'type',
@@ -98,6 +98,10 @@ export class RegistryService {
   }
 
   async list(kind: RegistryKind, q: ListInput, principal: Principal): Promise<ListOutput> {
+    if (q.type !== undefined && TYPE_FIELD[kind] === undefined)
+      throw new AppError('INVALID_PARAMS', `type does not apply to ${kind}s: they have no type to filter on`, {
+        fields: [{ field: 'type', description: 'filters actors (provider), tools (source) and resources (type) only' }],
+      });
     let regex: RegExp | undefined;
     if (q.nameRegex !== undefined) {
       try {
@@ -346,7 +350,7 @@ function typeOf(e: RegistryEntity, field: string | undefined): string | undefine
 }
 
 /** sha256 of the definition's canonical JSON (keys sorted), so equal content has equal hashes. */
-export function contentHash(d: unknown): string {
+function contentHash(d: unknown): string {
   const canon = (v: unknown): unknown =>
     Array.isArray(v)
       ? v.map(canon)

@@ -1,7 +1,9 @@
 /**
  * Plans (DESIGN.md §4.3): an action applied to projects, in three phases — strategize (read-only,
  * builds a decision tree), execute (tools change files in a sandbox, with checkpoints), apply
- * (the changes land in the project). Every state change is checked here.
+ * (the changes land in the project). A plan's phase and state change only through the state machine
+ * below, which checks each move against one transition table and refuses an illegal one; the rest
+ * of a plan (cursor, attempt, budget, usage, sandboxes) is kept by the application's plan engine.
  */
 import { z } from 'zod';
 import { AppError } from '../errors.js';
@@ -281,7 +283,7 @@ const TRANSITIONS: Readonly<Partial<Record<PhaseStatus, readonly PhaseStatus[]>>
 const statusOfPlan = (p: Plan): PhaseStatus => `${p.phase}/${p.state}`;
 
 /** Applied or cancelled: nothing more happens to the plan. */
-export function isFinished(p: Plan): boolean {
+function isFinished(p: Plan): boolean {
   return p.state === 'applied' || p.state === 'cancelled';
 }
 

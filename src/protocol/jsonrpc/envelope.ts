@@ -17,12 +17,6 @@ export interface JsonRpcErrorObject {
 export type JsonRpcResponse =
   { jsonrpc: '2.0'; id: JsonRpcId; result: unknown } | { jsonrpc: '2.0'; id: JsonRpcId; error: JsonRpcErrorObject };
 
-export interface JsonRpcNotification {
-  jsonrpc: '2.0';
-  method: string;
-  params?: unknown;
-}
-
 export type EnvelopeCheck = { ok: true; request: JsonRpcRequest } | { ok: false; id: JsonRpcId; problem: string };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -51,5 +45,3 @@ export function checkEnvelope(msg: unknown): EnvelopeCheck {
   if (params !== undefined && params !== null) request.params = params;
   return { ok: true, request };
 }
-
-export const isNotification = (r: JsonRpcRequest): boolean => r.id === undefined;

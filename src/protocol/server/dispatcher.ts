@@ -63,10 +63,6 @@ export class Dispatcher {
     this.maxDepth = opts.maxJsonDepth ?? DEFAULT_LIMITS.maxJsonDepth;
   }
 
-  get table(): MethodLookup {
-    return this.opts.table;
-  }
-
   async dispatch(message: unknown, meta: RequestMeta): Promise<DispatchOutcome> {
     const correlationId = newCorrelationId();
     const env = checkEnvelope(message);

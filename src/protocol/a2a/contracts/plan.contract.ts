@@ -16,9 +16,6 @@ import { defineContract } from '../contract.js';
 const Ulid = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an id as printed by agents plan (26 characters)');
 const PlanId = Ulid;
 
-/** The plan status every plan row answers with (the schema lives with the domain's views). */
-export const PlanStatusSchema = PlanStatus;
-
 const Budget = {
   maxToolCalls: z.number().int().min(1).max(100_000).optional(),
   maxWallSeconds: z
