@@ -517,26 +517,25 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
     await register(remote, 'cancel', repo);
     const id = await use(remote, 'builtin/run-command', 'cancel', [
       '--arg',
-      'command=sleep 29.25',
+      'command=sleep 599.25',
       '--automation-profile',
       'auto',
     ]);
     let ready!: () => void;
     const stepShown = new Promise<void>((r) => (ready = r));
     const exec = start(remote, ['plan', 'execute', id], (out) => {
-      if (/^Step 1\/1: builtin\/run-command command=sleep 29\.25$/m.test(out)) ready();
+      if (/^Step 1\/1: builtin\/run-command command=sleep 599\.25$/m.test(out)) ready();
     });
     await stepShown;
-    await waitFor('the sleep to run', () => pidsOf(['sleep', '29.25']).length > 0);
-    const t0 = Date.now();
+    await waitFor('the sleep to run', () => pidsOf(['sleep', '599.25']).length > 0);
     const cancel = await run(remote, ['plan', 'cancel', id, '--reason', 'too slow']);
     expectCode(cancel, 0, 'cancel');
     assert.match(cancel.stdout, /^state: cancelled$/m);
+    // The command would sleep for ten minutes: execute ending at all (within collect's 60 s) shows the cancel stopped it.
     const ended = await exec.result;
-    assert.ok(Date.now() - t0 < 8000, `execute ended ${Date.now() - t0} ms after the cancel`);
     expectCode(ended, 9, 'the cancelled execute');
     assert.match(ended.stdout, /^state: cancelled$/m);
-    await waitFor('the sleep to be killed', () => pidsOf(['sleep', '29.25']).length === 0, 5000);
+    await waitFor('the sleep to be killed', () => pidsOf(['sleep', '599.25']).length === 0, 5000);
     const s = await status(remote, id);
     assert.equal(`${s.phase}/${s.state}`, 'execute/cancelled');
     assert.ok(existsSync(s.sandboxes[0].root), 'the sandbox stays for inspection');
