@@ -12,28 +12,19 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { collect, type CliResult } from '../support/cli.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
 
-const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-confine-e2e-'));
 const SERVER_TOKEN = 'e2e-confine-server-token-0123456789';
 const API_KEY = 'sk-e2e-confine-0123456789';
 
 function env(dataDir: string, extra: Record<string, string>): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = {
-    ...process.env,
-    CLEVERAGENTS_DATA_DIR: dataDir,
-    XDG_CONFIG_HOME: join(ROOT, 'no-config'),
-    NO_COLOR: '1',
+  // The server's secrets are in the agent's environment on purpose: no command may see them.
+  return cliEnv(dataDir, join(ROOT, 'no-config'), {
     CLEVERAGENTS_SERVER_TOKEN: SERVER_TOKEN,
     OPENAI_API_KEY: API_KEY,
     ...extra,
-  };
-  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR', 'CLEVERAGENTS_CONFINEMENT']) {
-    if (!(k in extra)) delete e[k];
-  }
-  return e;
+  });
 }
 
 function cli(dataDir: string, args: string[], extra: Record<string, string> = {}): Promise<CliResult> {

@@ -10,22 +10,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { collect, type CliResult } from '../support/cli.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
 
-const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-policy-e2e-'));
 const DATA = join(ROOT, 'data');
 
 function run(args: string[]): Promise<CliResult> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    CLEVERAGENTS_DATA_DIR: DATA,
-    XDG_CONFIG_HOME: join(ROOT, 'no-config'),
-    NO_COLOR: '1',
-  };
-  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR'])
-    delete env[k];
+  const env = cliEnv(DATA, join(ROOT, 'no-config'));
   const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   return collect(child, { timeoutMs: 60_000 });
 }

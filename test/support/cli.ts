@@ -27,7 +27,13 @@ export function cliEnv(dataDir: string, configHome: string, extra: NodeJS.Proces
     NO_COLOR: '1',
     [CALL_TRACE_ENV]: join(CLI_TRACE_DIR, `${process.pid}.tsv`),
   };
-  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR'])
+  for (const k of [
+    'CLEVERAGENTS_SERVER_URL',
+    'CLEVERAGENTS_SERVER_TOKEN',
+    'CLEVERAGENTS_FORMAT',
+    'CLEVERAGENTS_CONFINEMENT',
+    'FORCE_COLOR',
+  ])
     delete env[k];
   return { ...env, ...extra };
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { OutboxEntry, OutboxTarget, PushOutbox } from '../../application/index.js';
-import { param, type SqliteDatabase } from './database.js';
+import { param, type PushOutboxTable, type SqliteDatabase } from './database.js';
 
 /** The push outbox in SQLite (migration 0006); each entry is stamped with the runner that delivers it. */
 export class SqlitePushOutboxRepository implements PushOutbox {
@@ -32,15 +32,12 @@ export class SqlitePushOutboxRepository implements PushOutbox {
           })
           .onConflict((oc) => oc.columns(['task_id', 'config_id', 'seq']).doNothing()),
       ),
-      next: db.prepare<{
-        task_id: string;
-        config_id: string;
-        seq: number;
-        payload: string;
-        attempts: number;
-        next_attempt_at: string;
-        last_error: string | null;
-      }>(
+      next: db.prepare<
+        Pick<
+          PushOutboxTable,
+          'task_id' | 'config_id' | 'seq' | 'payload' | 'attempts' | 'next_attempt_at' | 'last_error'
+        >
+      >(
         k
           .selectFrom('push_outbox')
           .select(['task_id', 'config_id', 'seq', 'payload', 'attempts', 'next_attempt_at', 'last_error'])

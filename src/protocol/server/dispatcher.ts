@@ -11,6 +11,7 @@ import {
   invalidRequest,
   methodNotFound,
   newCorrelationId,
+  parseError,
   RpcError,
   toErrorObject,
   validationError,
@@ -51,16 +52,43 @@ export interface DispatcherOptions {
   maxJsonDepth?: number;
 }
 
+/** A message read from the wire: the parsed request, or the answer that refuses it. */
+export type ReadMessage = { ok: true; message: unknown } | { ok: false; response: JsonRpcResponse };
+
 /**
- * The JSON-RPC pipeline, in one place: envelope (-32600) → version → lookup (-32601) → authorize →
- * params (-32602) → call → encode → (optionally) result check → error mapping. Parsing the bytes
- * (-32700) and authenticating the caller belong to the transport, which knows both.
+ * The JSON-RPC pipeline, in one place: parse (-32700) and the batch rule ({@link read}) → envelope
+ * (-32600) → version → lookup (-32601) → authorize → params (-32602) → call → encode → (optionally)
+ * result check → error mapping. The transports only frame: they hand over a message's text and
+ * write back what comes out; authenticating the caller is theirs too (it is in the frame: a header).
  */
 export class Dispatcher {
   private readonly maxDepth: number;
 
   constructor(private readonly opts: DispatcherOptions) {
     this.maxDepth = opts.maxJsonDepth ?? DEFAULT_LIMITS.maxJsonDepth;
+  }
+
+  /**
+   * A message's text as a request: unparseable JSON is -32700, a batch (an array) is refused with
+   * -32600 — one request per message — both in the error format of `surface`.
+   */
+  read(text: string, surface: ErrorSurface): ReadMessage {
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch (err) {
+      return this.refusal(parseError(err instanceof Error ? err.message : 'unreadable'), surface);
+    }
+    if (Array.isArray(message))
+      return this.refusal(invalidRequest('batch requests are not supported; send one request per message'), surface);
+    return { ok: true, message };
+  }
+
+  private refusal(err: RpcError, surface: ErrorSurface): ReadMessage {
+    return {
+      ok: false,
+      response: { jsonrpc: '2.0', id: null, error: toErrorObject(err, surface, newCorrelationId()) },
+    };
   }
 
   async dispatch(message: unknown, meta: RequestMeta): Promise<DispatchOutcome> {

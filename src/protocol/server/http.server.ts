@@ -12,7 +12,7 @@ import {
 } from '../a2a/versions.js';
 import { HTTP_STATUS } from '../jsonrpc/codes.js';
 import type { JsonRpcResponse } from '../jsonrpc/envelope.js';
-import { invalidRequest, newCorrelationId, parseError, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.js';
+import { invalidRequest, newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.js';
 import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
 import { AuthThrottle, type Authenticator } from './auth.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -233,29 +233,15 @@ export class A2aHttpServer {
     }
 
     let version: ProtocolVersion | undefined;
-    let parsed: unknown;
     try {
       version = parseVersion(header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'));
     } catch (err) {
       return this.sendJson(res, 200, rpcError(peek(body).id, err, 'a2a-v1'));
     }
     const surface: ErrorSurface = version === '1.0' ? 'a2a-v1' : 'extension';
-    try {
-      parsed = JSON.parse(body.toString('utf8'));
-    } catch (err) {
-      return this.sendJson(
-        res,
-        200,
-        rpcError(null, parseError(err instanceof Error ? err.message : 'unreadable'), surface),
-      );
-    }
-    if (Array.isArray(parsed)) {
-      return this.sendJson(
-        res,
-        200,
-        rpcError(null, invalidRequest('batch requests are not supported; send one request per call'), surface),
-      );
-    }
+    const read = this.opts.dispatcher.read(body.toString('utf8'), surface);
+    if (!read.ok) return this.sendJson(res, 200, read.response);
+    const parsed = read.message;
     const m = (parsed as { method?: unknown } | null)?.method;
     if (typeof m === 'string') rec.method = m;
     res.setHeader('a2a-version', version ?? '0.3');

@@ -11,7 +11,7 @@ import {
   type ProtocolVersion,
 } from '../a2a/versions.js';
 import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
-import { invalidRequest, newCorrelationId, parseError, toErrorObject, validationError } from '../jsonrpc/errors.js';
+import { invalidRequest, newCorrelationId, toErrorObject, validationError } from '../jsonrpc/errors.js';
 import { createLineFramer, frame } from '../jsonrpc/framing.js';
 import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -98,27 +98,9 @@ export class A2aStdioServer {
   }
 
   private async onLine(line: string): Promise<void> {
-    let msg: unknown;
-    try {
-      msg = JSON.parse(line);
-    } catch (err) {
-      return this.write({
-        jsonrpc: '2.0',
-        id: null,
-        error: toErrorObject(
-          parseError(err instanceof Error ? err.message : 'unreadable'),
-          'extension',
-          newCorrelationId(),
-        ),
-      });
-    }
-    if (Array.isArray(msg)) {
-      return this.write({
-        jsonrpc: '2.0',
-        id: null,
-        error: toErrorObject(invalidRequest('batch requests are not supported'), 'extension', newCorrelationId()),
-      });
-    }
+    const read = this.opts.dispatcher.read(line, 'extension');
+    if (!read.ok) return this.write(read.response);
+    const msg = read.message;
     const env = checkEnvelope(msg);
     if (env.ok && env.request.method === STDIO_METHODS.cancel) return this.cancel(env.request.params);
     if (env.ok && env.request.method === STDIO_METHODS.initialize)

@@ -15,6 +15,7 @@ import type { SandboxInfo, ToolCallResult } from '../../../../src/application/in
 import type { ToolDefinition } from '../../../../src/domain/registry/entities.js';
 import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.js';
 import { git, read, rmrf, write } from '../fixtures/repos.js';
+import { waitUntil } from '../fixtures/processes.js';
 
 const runCommand = BUILTIN_TOOLS.find((t) => t.name === 'builtin/run-command') as ToolDefinition;
 const API_KEY = 'sk-test-0123456789-do-not-leak';
@@ -37,15 +38,6 @@ function processesWith(marker: string): number[] {
     }
   }
   return out;
-}
-
-async function waitUntil(cond: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return cond();
 }
 
 describe('confined commands (bubblewrap)', () => {

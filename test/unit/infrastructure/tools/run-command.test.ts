@@ -7,31 +7,11 @@ import type { SandboxInfo, ToolCallResult } from '../../../../src/application/in
 import type { ToolDefinition } from '../../../../src/domain/registry/entities.js';
 import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.js';
 import { makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.js';
+import { alive, waitUntil } from '../fixtures/processes.js';
 
 const runCommand = BUILTIN_TOOLS.find((t) => t.name === 'builtin/run-command') as ToolDefinition;
 
 /** Running (a zombie waiting for a slow init to reap it is not running). */
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return !fs.existsSync('/proc/self');
-  }
-};
-
-async function waitUntil(cond: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return cond();
-}
 
 describe('run-command and command tools', () => {
   let repo: string;

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-table.js';
 import { defineStreamContract } from '../../../../src/protocol/a2a/contract.js';
 import { bindStream } from '../../../../src/protocol/a2a/method.js';
-import { Dispatcher, type DispatcherOptions } from '../../../../src/protocol/server/dispatcher.js';
+import type { JsonRpcErrorObject } from '../../../../src/protocol/jsonrpc/envelope.js';
+import { Dispatcher, type DispatcherOptions, type ReadMessage } from '../../../../src/protocol/server/dispatcher.js';
 
 /** Only the table is read by isStreamingRequest; the rest of the options are never touched. */
 const dispatcherFor = (table: DispatcherOptions['table']): Dispatcher =>
@@ -48,5 +49,38 @@ describe('Dispatcher.isStreamingRequest', () => {
   it('is false for what is not a request for a known method', () => {
     for (const msg of [null, 42, [], {}, { method: 7 }, { method: 'NoSuchMethod' }])
       assert.equal(d.isStreamingRequest(msg, '1.0'), false, JSON.stringify(msg));
+  });
+});
+
+describe('Dispatcher.read', () => {
+  const d = dispatcherFor(buildMethodTable());
+  /** The error answer of a refused read. */
+  const refused = (r: ReadMessage): JsonRpcErrorObject & { id: unknown } => {
+    assert.equal(r.ok, false, 'refused');
+    if (r.ok || !('error' in r.response)) throw new Error('not an error answer');
+    return { ...r.response.error, id: r.response.id };
+  };
+
+  it('parses one request and hands it on as it was', () => {
+    const r = d.read('{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}', 'a2a-v1');
+    assert.deepEqual(r, { ok: true, message: { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 't' } } });
+  });
+
+  it('answers text that is not JSON with -32700, in the caller’s error format', () => {
+    for (const surface of ['a2a-v1', 'extension'] as const) {
+      const e = refused(d.read('{"jsonrpc": "2.0", "id": 1,', surface));
+      assert.equal(e.id, null);
+      assert.equal(e.code, -32700);
+      if (surface === 'a2a-v1') assert.ok(Array.isArray(e.data), 'v1.0 details are a list');
+      else assert.equal((e.data as { reason?: string }).reason, 'PARSE_ERROR');
+    }
+  });
+
+  it('refuses a batch (an array) with -32600, whatever it holds', () => {
+    for (const text of ['[]', '[{"jsonrpc":"2.0","id":1,"method":"GetTask"}]']) {
+      const e = refused(d.read(text, 'extension'));
+      assert.equal(e.code, -32600, text);
+      assert.match(e.message, /batch requests are not supported/);
+    }
   });
 });
