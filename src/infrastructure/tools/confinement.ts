@@ -138,7 +138,7 @@ export class CommandConfinement {
       ...['--clearenv', 'true'],
     ]);
     if (!probe.ok) return new CommandConfinement('unavailable', settings, { bwrap }, probe.error);
-    // maxProcesses 0 turns the process-count limit off (joining a v1 cgroup costs ~15 ms a command).
+    // maxProcesses 0 turns the process-count limit off (the pids cgroup costs ~15 ms a command).
     const wantPids = (settings.limits?.maxProcesses ?? DEFAULT_COMMAND_LIMITS.maxProcesses) > 0;
     const pids = wantPids
       ? await pidsCgroupRoot(settings.pidsCgroup === undefined ? '/sys/fs/cgroup/pids' : settings.pidsCgroup)
@@ -295,16 +295,22 @@ async function createPidsCgroup(parent: string, max: number): Promise<string | u
 async function releaseCgroup(dir: string): Promise<{ processLimitHit: boolean }> {
   const events = await readFile(path.join(dir, 'pids.events'), 'utf8').catch(() => '');
   const processLimitHit = Number(/^max (\d+)/m.exec(events)?.[1] ?? 0) > 0;
+  // The group stays busy for a moment after its last process exits: remove it in the background
+  // rather than make the command's answer wait (that wait was most of a confined command's overhead).
+  void removeWhenEmpty(dir);
+  return { processLimitHit };
+}
+
+async function removeWhenEmpty(dir: string): Promise<void> {
   for (let i = 0; i < 50; i++) {
     try {
       await rmdir(dir);
-      break;
+      return;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EBUSY') break;
-      await new Promise((r) => setTimeout(r, 20));
+      if ((e as NodeJS.ErrnoException).code !== 'EBUSY') return;
+      await new Promise((r) => setTimeout(r, i === 0 ? 5 : 20));
     }
   }
-  return { processLimitHit };
 }
 
 async function which(program: string, searchPath: string): Promise<string | undefined> {
