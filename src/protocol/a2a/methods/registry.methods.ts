@@ -7,7 +7,7 @@ import { bindUnary, type MethodDef, type UnaryMethod } from '../method.js';
 /**
  * Binds a row picked by a generic kind with its result seen as any zod type: TypeScript cannot
  * relate the service's per-kind types to a schema picked by a generic K. They are checked per
- * kind instead, at compile time and at run time, in test/unit/protocol/registry-results.test.ts
+ * kind instead, at compile time and at run time, in test/unit/protocol/a2a/contracts/registry.contract.test.ts
  * (and every result by the dispatcher's result check in tests).
  */
 const serve = <P extends z.ZodType>(
