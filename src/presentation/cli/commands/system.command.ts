@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { diagnosticsRun, getExtendedAgentCard, healthCheck, type ResultOf } from '../../../protocol/client/index.js';
-import { CliError } from '../exit-codes.js';
+import { readCard, renderCard } from '../render/card.js';
 import type { Palette } from '../render/colors.js';
 import { renderFields, renderTable, type Column } from '../render/table.js';
 import type { Ui } from '../render/ui.js';
@@ -10,37 +10,6 @@ type Check = ResultOf<typeof diagnosticsRun>['checks'][number];
 
 const styleStatus = (s: string, pal: Palette): string =>
   s === 'ok' ? pal.green(s) : s === 'warn' || s === 'degraded' ? pal.yellow(s) : pal.red(s);
-
-type AgentCard = ResultOf<typeof getExtendedAgentCard>;
-
-/** The card as the card contract types it; a card without that shape is the agent's error, not ours. */
-function readCard(raw: unknown): AgentCard {
-  const r = getExtendedAgentCard.result.safeParse(raw);
-  if (r.success) return r.data;
-  const problems = r.error.issues.map((i) => `${i.path.join('.') || '(card)'}: ${i.message}`).join('; ');
-  throw new CliError(`The agent's card is not an A2A Agent Card: ${problems}`, 'INTERNAL', 'InvalidAgentCard');
-}
-
-function renderCard(card: AgentCard, ui: Ui): string {
-  const caps = card.capabilities;
-  const capNames = Object.entries(caps)
-    .filter(([, v]) => v === true)
-    .map(([k]) => k);
-  const extensions = (caps.extensions ?? []).map((e) => e.uri);
-  const interfaces = card.supportedInterfaces.map((i) => `${i.protocolBinding} ${i.protocolVersion} ${i.url}`.trim());
-  const skills = card.skills.map((s) => s.id);
-  const fields: Array<readonly [string, string | undefined]> = [
-    ['version', card.version],
-    ['description', card.description],
-    ['provider', card.provider?.organization],
-    ['capabilities', capNames.join(', ')],
-    ['extensions', extensions.join(', ')],
-    ['interfaces', interfaces.join(ui.rich ? '\n' : ', ')],
-    ['skills', skills.join(', ')],
-  ];
-  if (!ui.rich) return renderFields([['name', card.name], ...fields], ui.mode);
-  return `${ui.pal.bold(card.name)}\n${renderFields(fields, ui.mode)}`;
-}
 
 const CHECK_COLUMNS = (ui: Ui): Column<Check>[] => [
   { header: 'STATUS', value: (c) => c.status, style: (s, c) => (ui.rich ? styleStatus(c.status, ui.pal) : s) },
