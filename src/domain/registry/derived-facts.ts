@@ -27,7 +27,7 @@ export const ActorFacts = z.object({
   model: z.string(),
   skills: z.array(z.string()),
   tools: z.array(z.string()),
-  /** Whether this agent can run it: a built-in deterministic actor it ships (LLM actors: not yet). */
+  /** Whether this agent can run it: only a built-in deterministic actor it ships can be run (an LLM actor cannot). */
   runnable: z.boolean(),
   usedBy: UsedBy,
 });
