@@ -76,7 +76,7 @@ export function checkEchoTask(task: TaskJson, text: string, what: string): strin
 
 export function checkSendResult(res: RawResponse, text = SEND_TEXT): string {
   const result = resultOf(res, 'SendMessage');
-  return checkEchoTask((result['task'] ?? {}) as TaskJson, text, 'SendMessage');
+  return checkEchoTask(result['task'] ?? {}, text, 'SendMessage');
 }
 
 export function checkGetResult(res: RawResponse, id: string, text = SEND_TEXT): void {
@@ -123,7 +123,7 @@ export async function runStream(conn: RawConnection, req: Buffer, n: number): Pr
   };
   const res = await conn.request(req, { onData: (piece) => parser.push(piece) });
   const totalMs = performance.now() - t0;
-  if (failure !== undefined) throw failure;
+  if (failure !== undefined) throw failure as unknown;
   if (res.status !== 200) throw new BenchError(`stream: HTTP ${res.status}`);
   if (!firstPayload || !('task' in firstPayload)) throw new BenchError('stream: the first event is not the task');
   if (artifacts !== n) throw new BenchError(`stream: expected ${n} artifact events, got ${artifacts}`);

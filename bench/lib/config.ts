@@ -19,7 +19,7 @@ export interface BenchConfig {
   only: Set<string> | undefined;
 }
 
-export const WORKLOADS = ['unary', 'streaming', 'stdio', 'memory', 'scale', 'cli'] as const;
+export const WORKLOADS = ['unary', 'streaming', 'stdio', 'memory', 'scale', 'cli', 'confine'] as const;
 
 export function parseArgs(argv: string[]): BenchConfig {
   const quick = argv.includes('--quick');

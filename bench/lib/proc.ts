@@ -72,7 +72,7 @@ export function startServer(spec: StartSpec): Promise<Server> {
   const [cmd, args] = p.enabled
     ? ['taskset', ['-c', String(p.serverCore), process.execPath, ...spec.args]]
     : [process.execPath, spec.args];
-  const child = spawn(cmd as string, args as string[], {
+  const child = spawn(cmd, args, {
     env: spec.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -33,7 +33,7 @@ const status = (state: TaskState) => ({
 });
 
 class BenchExecutor implements AgentExecutor {
-  async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
+  execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = ctx;
     const user = ctx.userMessage;
     const text = user.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('\n');
@@ -80,9 +80,10 @@ class BenchExecutor implements AgentExecutor {
       }),
     );
     bus.finished();
+    return Promise.resolve();
   }
 
-  async cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
+  cancelTask(taskId: string, bus: ExecutionEventBus): Promise<void> {
     bus.publish(
       AgentEvent.statusUpdate({
         taskId,
@@ -92,6 +93,7 @@ class BenchExecutor implements AgentExecutor {
       }),
     );
     bus.finished();
+    return Promise.resolve();
   }
 }
 

@@ -34,7 +34,7 @@ function hyperfine(cfg: BenchConfig, health: string[]): { node: number; health: 
   return { node: (res[0]?.median ?? Number.NaN) * 1000, health: (res[1]?.median ?? Number.NaN) * 1000 };
 }
 
-export async function cliWorkload(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {
+export function cliWorkload(cfg: BenchConfig, report: Report, log: (s: string) => void): void {
   const dataDir = tempDir('cli');
   const health = [BIN, 'health', '--data-dir', dataDir, '--format', 'plain'];
   try {

@@ -99,7 +99,7 @@ export async function stdioWorkload(cfg: BenchConfig, report: Report, log: (s: s
       const r = await ours.call('SendMessage', {
         message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: SEND_TEXT }] },
       });
-      ids.push(checkEchoTask((r.result?.['task'] ?? {}) as Record<string, unknown>, SEND_TEXT, 'stdio SendMessage'));
+      ids.push(checkEchoTask(r.result?.['task'] ?? {}, SEND_TEXT, 'stdio SendMessage'));
     }
     // The echo answers with one of our tasks, so both reply with the same bytes per call.
     const sample = await ours.call('GetTask', { id: ids[0] });

@@ -59,8 +59,8 @@ export async function unaryWorkload(cfg: BenchConfig, report: Report, log: (s: s
       // Latency and CPU at the reference concurrency; throughput at each server's best of a few
       // concurrencies (group commit gains from more requests in flight, the reference does not).
       const levels = [cfg.connections, ...cfg.peakConnections.filter((c) => c !== cfg.connections)];
-      const byLevel = new Map(
-        levels.map((c) => [c, { ours: [], reference: [], floor: [] } as Record<Who, Measured[]>]),
+      const byLevel = new Map<number, Record<Who, Measured[]>>(
+        levels.map((c) => [c, { ours: [], reference: [], floor: [] }]),
       );
       for (let round = 0; round < cfg.rounds; round++) {
         // Alternate the order so no server always runs first (or right after another's GC).

@@ -1,5 +1,5 @@
 /** The Application layer's public surface (its only barrel). */
-export { createServiceFacade, type FacadeDeps, type ServiceFacade } from './service-facade.js';
+export { createServiceFacade, type ServiceFacade } from './service-facade.js';
 export type { Principal } from './ports/principal.js';
 export { LOCAL_PRINCIPAL, namespacesOf } from './ports/principal.js';
 export type { Actor, ActorCatalog, ActorTurn } from './ports/actor.port.js';
@@ -10,7 +10,6 @@ export type {
   StoredTask,
   TaskListQuery,
   TaskPage,
-  TaskCursor,
   TaskExpiry,
   MessageKey,
   MessageKeyHit,
@@ -21,7 +20,7 @@ export type { PushConfigRepository, StoredPushConfig } from './ports/push-config
 export type { WebhookSender } from './ports/webhook.port.js';
 export type { RunnerRegistry } from './ports/runner.port.js';
 export type { PushOutbox, OutboxEntry, OutboxTarget } from './ports/push-outbox.port.js';
-export { settleStrandedWork, type StrandedWorkReport } from './tasks/stranded-work.js';
+export { settleStrandedWork } from './tasks/stranded-work.js';
 export type { PlanRepository, PlanListQuery, PlanRecords } from './ports/plan.repository.port.js';
 export type {
   SandboxInfo,
@@ -33,11 +32,9 @@ export type {
   ToolCallRequest,
   ToolCallResult,
 } from './ports/sandbox.port.js';
-export type { SystemProbe, DiagnosticCheck, CheckStatus } from './ports/system.port.js';
-export type { StreamItem, SendInput, SendResult, ListInput, ListResult } from './tasks/task.service.js';
-export type { HealthReport, DiagnosticsReport } from './system/health.service.js';
-export type { SessionDetail } from './sessions/session.service.js';
-export { builtinActors, builtinActorsByModel } from './actors/builtin-actors.js';
+export type { SystemProbe, DiagnosticCheck } from './ports/system.port.js';
+export type { StreamItem, SendInput } from './tasks/task.service.js';
+export { builtinActorsByModel } from './actors/builtin-actors.js';
 
 export type {
   RegistryRepository,
@@ -50,11 +47,4 @@ export type {
   PathFacts,
   ResourceInspector,
 } from './ports/registry.repository.port.js';
-export type {
-  DefinitionInput,
-  ListInput as RegistryListInput,
-  ListOutput as RegistryListOutput,
-  ShownEntity,
-} from './registry/registry.service.js';
-export type { NamespaceSummary, NamespaceDetail } from './registry/namespace.service.js';
-export { RetentionService, type RetentionPolicy, type SweepResult } from './system/retention.service.js';
+export { RetentionService, type RetentionPolicy } from './system/retention.service.js';

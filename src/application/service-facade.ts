@@ -1,4 +1,9 @@
-import { BUILTIN_ACTIONS, BUILTIN_ACTOR_DEFINITIONS, BUILTIN_TOOLS } from '../domain/registry/builtins.js';
+import {
+  BUILTIN_ACTIONS,
+  BUILTIN_ACTOR_DEFINITIONS,
+  BUILTIN_AUTOMATION_PROFILES,
+  BUILTIN_TOOLS,
+} from '../domain/registry/builtins.js';
 import { RetentionService } from './system/retention.service.js';
 import type { Actor, ActorCatalog } from './ports/actor.port.js';
 import type { Logger } from './ports/logger.port.js';
@@ -73,7 +78,12 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     repo: deps.registry,
     namespaces,
     inspector: deps.inspector,
-    builtins: { actor: BUILTIN_ACTOR_DEFINITIONS, tool: BUILTIN_TOOLS, action: BUILTIN_ACTIONS },
+    builtins: {
+      actor: BUILTIN_ACTOR_DEFINITIONS,
+      tool: BUILTIN_TOOLS,
+      action: BUILTIN_ACTIONS,
+      'automation-profile': BUILTIN_AUTOMATION_PROFILES,
+    },
     builtinModels: [...deps.actorsByModel.keys()],
   });
   const engine = new PlanEngine({

@@ -112,6 +112,21 @@ export const Part = z
   });
 export type Part = z.infer<typeof Part>;
 
+/**
+ * Whether a client's `acceptedOutputModes` (media types, `type/*` and `*\/*` ranges, a bare type; parameters
+ * such as `;charset=utf-8` do not matter) accept `mediaType`. No list, or an empty one, accepts
+ * anything: A2A leaves the output to the agent then.
+ */
+export function acceptsMediaType(accepted: readonly string[] | undefined, mediaType: string): boolean {
+  if (!accepted || accepted.length === 0) return true;
+  const [type] = mediaType.split('/');
+  return accepted.some((entry) => {
+    const range = (entry.split(';')[0] ?? '').trim().toLowerCase();
+    // A bare `text` is how early A2A examples named text output modes.
+    return range === '*/*' || range === mediaType || range === `${type}/*` || range === type;
+  });
+}
+
 export const Message = z.object({
   messageId: z.string().min(1, 'is required'),
   contextId: z.string().optional(),

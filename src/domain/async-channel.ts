@@ -6,7 +6,8 @@ export class Channel<T> implements AsyncIterableIterator<T> {
   private readonly buffer: T[] = [];
   private waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | undefined;
   private closed = false;
-  private failure: unknown;
+  /** Set by fail() while values are still buffered: raised once they are read. */
+  private failure: { error: unknown } | undefined;
   private cleaned = false;
 
   constructor(private readonly cleanup: () => void = () => {}) {}
@@ -47,7 +48,7 @@ export class Channel<T> implements AsyncIterableIterator<T> {
       w.reject(failure);
       return;
     }
-    this.failure = failure;
+    this.failure = { error: failure };
     this.end();
   }
 
@@ -58,7 +59,7 @@ export class Channel<T> implements AsyncIterableIterator<T> {
       if (this.failure !== undefined) {
         const f = this.failure;
         this.failure = undefined;
-        return Promise.reject(f);
+        return Promise.reject(f.error);
       }
       return Promise.resolve({ value: undefined, done: true });
     }

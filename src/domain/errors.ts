@@ -64,7 +64,7 @@ export const ERROR_TYPE_NAMES: Record<ErrorReason, string> = {
 
 export interface AppErrorOptions {
   details?: Record<string, unknown>;
-  hint?: string;
+  hint?: string | undefined;
   fields?: FieldViolation[];
   cause?: unknown;
 }

@@ -45,7 +45,7 @@ export function jsonDepthExceeds(value: unknown, max: number): boolean {
   while (stack.length > 0) {
     const { v, d } = stack.pop() as { v: object; d: number };
     if (d > max) return true;
-    const children = Array.isArray(v) ? v : Object.values(v);
+    const children: unknown[] = Array.isArray(v) ? (v as unknown[]) : Object.values(v);
     for (const c of children) if (typeof c === 'object' && c !== null) stack.push({ v: c, d: d + 1 });
   }
   return false;

@@ -35,7 +35,7 @@ export function decodePageToken(token: string): PageCursor {
 }
 
 /** The token a page continues after, or '' when it was the last one. */
-export function nextPageToken<T>(page: readonly T[], more: boolean, cursorOf: (item: T) => PageCursor): string {
+function nextPageToken<T>(page: readonly T[], more: boolean, cursorOf: (item: T) => PageCursor): string {
   const last = page[page.length - 1];
   return more && last !== undefined ? encodePageToken(cursorOf(last)) : '';
 }

@@ -24,7 +24,7 @@ export type Permission = (typeof PERMISSIONS)[number];
 const READ: readonly Permission[] = PERMISSIONS.filter((p) => p.endsWith(':read'));
 
 /** The permissions of each role in a namespace: a viewer reads; members and above also write. */
-export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {
+const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {
   owner: new Set(PERMISSIONS),
   admin: new Set(PERMISSIONS),
   member: new Set(PERMISSIONS),

@@ -1,9 +1,6 @@
 import { z } from 'zod';
 import { Timestamp } from './a2a.model.js';
 
-/** The built-in actors that need no LLM and no network. */
-export const BUILTIN_ACTORS = ['builtin/echo', 'builtin/conformance'] as const;
-
 export const ActorName = z
   .string()
   .regex(/^[a-z][a-z0-9_-]*\/[a-z][a-z0-9_-]*$/, 'must be namespace/name (lowercase letters, digits, - and _)');

@@ -34,3 +34,12 @@ export { SqlitePlanRepository } from './persistence/sqlite-plan.repository.js';
 export { GitSandboxManager, type GitSandboxManagerOptions } from './sandbox/git-sandbox.manager.js';
 export { GitError } from './sandbox/git.js';
 export { BuiltinToolRunner } from './tools/builtin-tool.runner.js';
+export {
+  CommandConfinement,
+  ConfinementUnavailableError,
+  DEFAULT_COMMAND_LIMITS,
+  INSTALL_HINT,
+  type CommandLimits,
+  type ConfinementSettings,
+  type NetworkAccess,
+} from './tools/confinement.js';

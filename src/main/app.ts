@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import {
@@ -10,7 +11,9 @@ import {
 } from '../application/index.js';
 import {
   BuiltinToolRunner,
+  CommandConfinement,
   FsResourceInspector,
+  type ConfinementSettings,
   GitSandboxManager,
   SqlitePlanRepository,
   HttpWebhookSender,
@@ -29,7 +32,8 @@ import { AgentCardProvider, type AgentCardOptions } from '../protocol/a2a/agent-
 import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.js';
 import { buildMethodTable } from '../protocol/a2a/method-table.js';
 import { Dispatcher } from '../protocol/server/dispatcher.js';
-import { databaseFile } from './paths.js';
+import { envInt } from './limits-config.js';
+import { configDir, databaseFile, tokenFile } from './paths.js';
 import { StartupError } from './startup-errors.js';
 import { VERSION } from './version.js';
 
@@ -37,10 +41,10 @@ export interface AppOptions {
   dataDir: string;
   /** Use an in-memory database (tests). */
   inMemory?: boolean;
-  defaultActor?: string;
+  defaultActor?: string | undefined;
   logger?: Logger;
   card: Omit<AgentCardOptions, 'name' | 'description' | 'version' | 'pushNotifications'>;
-  tokenFile?: string;
+  tokenFile?: string | undefined;
   validateResults?: boolean;
   /** Hosts webhooks may target even when they resolve to loopback/private addresses. */
   pushAllowHosts?: readonly string[];
@@ -51,6 +55,8 @@ export interface AppOptions {
   busyTimeoutMs?: number;
   /** How long a runner lease lasts without renewal (default 15 s; CLEVERAGENTS_RUNNER_LEASE_MS). */
   runnerLeaseMs?: number;
+  /** How commands are confined (default: the environment, see `confinementSettings`). */
+  confinement?: { mode?: 'bubblewrap' | 'none'; bwrapPath?: string };
 }
 
 export interface App {
@@ -80,7 +86,13 @@ export function createLogger(level: string): Logger {
 export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
   const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
+  // Checked first (a bad setting changes nothing); probed while the database opens.
+  const probing = CommandConfinement.probe(confinementSettings(opts));
+  probing.catch(() => {});
   const db = await openDatabase({ file, logger, busyTimeoutMs: opts.busyTimeoutMs });
+  const confinement = await probing;
+  if (confinement.mode !== 'bubblewrap')
+    logger.warn({ confinement: confinement.describe() }, 'commands are not confined');
   const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   // This process's lease: the tasks it runs carry its id, so others can tell what is stranded.
   const leaseMs = opts.runnerLeaseMs ?? (Number(process.env['CLEVERAGENTS_RUNNER_LEASE_MS']) || undefined);
@@ -104,7 +116,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     inspector: new FsResourceInspector(),
     plans: new SqlitePlanRepository(db),
     sandboxes: new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes') }),
-    tools: new BuiltinToolRunner(),
+    tools: new BuiltinToolRunner({ confinement }),
     webhooks: new HttpWebhookSender({ allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS') }),
     probe: new SqliteSystemProbe({
       db,
@@ -186,6 +198,36 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       await runners.stop().catch((err: unknown) => logger.warn({ err }, 'giving up the runner lease failed'));
       await db.close();
     },
+  };
+}
+
+/**
+ * How every command for an actor or a plan runs: inside bubblewrap (probed once, here), or — only
+ * when the user says so with CLEVERAGENTS_CONFINEMENT=none — unconfined. CLEVERAGENTS_BWRAP names
+ * the program; the CLEVERAGENTS_COMMAND_* variables set the limits.
+ */
+function confinementSettings(opts: AppOptions): ConfinementSettings {
+  const setting = opts.confinement?.mode ?? (process.env['CLEVERAGENTS_CONFINEMENT']?.trim() || 'bubblewrap');
+  if (setting !== 'bubblewrap' && setting !== 'none')
+    throw new StartupError(
+      `CLEVERAGENTS_CONFINEMENT must be bubblewrap or none (got ${JSON.stringify(setting.slice(0, 40))})`,
+      'unset it (commands run in bubblewrap), or set it to none to run commands unconfined',
+    );
+  const mib = (name: string): number | undefined => {
+    const n = envInt(name, 1, 1024 * 1024);
+    return n === undefined ? undefined : n * 1024 * 1024;
+  };
+  const limits = {
+    memoryBytes: mib('CLEVERAGENTS_COMMAND_MEMORY_MB'),
+    maxProcesses: envInt('CLEVERAGENTS_COMMAND_MAX_PROCESSES', 0, 1_000_000),
+    maxOutputBytes: mib('CLEVERAGENTS_COMMAND_MAX_OUTPUT_MB'),
+  };
+  return {
+    mode: setting,
+    bwrapPath: opts.confinement?.bwrapPath ?? (process.env['CLEVERAGENTS_BWRAP'] || undefined),
+    home: homedir(),
+    secrets: [configDir(), opts.dataDir, tokenFile(opts.dataDir), ...(opts.tokenFile ? [opts.tokenFile] : [])],
+    limits: Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
   };
 }
 

@@ -15,3 +15,9 @@ export function resolveDataDir(flag?: string): string {
 
 export const databaseFile = (dataDir: string): string => join(dataDir, 'cleveragents.db');
 export const tokenFile = (dataDir: string): string => join(dataDir, 'server-token');
+
+/** The CLI's configuration directory (`$XDG_CONFIG_HOME/cleveragents`, default `~/.config/cleveragents`). */
+export function configDir(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env['XDG_CONFIG_HOME'];
+  return join(xdg && xdg.startsWith('/') ? xdg : join(env['HOME'] || homedir(), '.config'), 'cleveragents');
+}

@@ -176,7 +176,7 @@ function retentionPolicy(opts: ServeOptions): RetentionPolicy | undefined {
 }
 
 /** The public base URL: absolute http(s), no query, fragment or credentials; no trailing slash. */
-export function parsePublicUrl(raw: string | undefined): string | undefined {
+function parsePublicUrl(raw: string | undefined): string | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
   let url: URL;
   try {

@@ -94,6 +94,24 @@ export function a2aSuite(ctx: SuiteContext): void {
     assert.equal(r.history, undefined);
   });
 
+  it('refuses a send whose acceptedOutputModes leave out text/plain, and stores nothing', async () => {
+    const contextId = `modes-${randomUUID()}`;
+    const message = userMessage('answer in pictures', { contextId });
+    const err = await rpcError(
+      client.call(sendMessage, { message, configuration: { acceptedOutputModes: ['image/png', 'application/json'] } }),
+      -32005,
+      'ContentTypeNotSupportedError',
+    );
+    assert.match(err.message, /answers in text\/plain, which acceptedOutputModes \(image\/png, application\/json\)/);
+    await rpcError(client.call(sessionShow, { sessionId: contextId }), -32001, 'ResourceNotFoundError');
+    // The same message (its messageId unused) goes through with modes that include text.
+    const r = taskOf(
+      await client.call(sendMessage, { message, configuration: { acceptedOutputModes: ['text/*; charset=utf-8'] } }),
+    );
+    assert.equal(r.status.state, 'TASK_STATE_COMPLETED');
+    assert.equal(r.contextId, contextId);
+  });
+
   it('returns at once with returnImmediately and the task completes in the background', async () => {
     const r = taskOf(
       await client.call(sendMessage, { message: userMessage('later'), configuration: { returnImmediately: true } }),
@@ -330,8 +348,21 @@ export function a2aSuite(ctx: SuiteContext): void {
     });
     assert.equal(named.id, 'second');
     const list = await client.call(listPushConfigs, { taskId: t.id });
-    assert.equal(list.configs.length, 2);
+    assert.deepEqual(
+      list.configs.map((x) => x.id),
+      [created.id, 'second'],
+      'ordered by id',
+    );
     assert.equal(list.nextPageToken, '');
+    const first = await client.call(listPushConfigs, { taskId: t.id, pageSize: 1 });
+    assert.deepEqual(
+      first.configs.map((x) => x.id),
+      [created.id],
+    );
+    assert.notEqual(first.nextPageToken, '');
+    const rest = await client.call(listPushConfigs, { taskId: t.id, pageSize: 1, pageToken: first.nextPageToken });
+    assert.deepEqual([rest.configs.map((x) => x.id), rest.nextPageToken], [['second'], '']);
+    await rpcError(client.call(listPushConfigs, { taskId: t.id, pageToken: 'not-a-token' }), -32602, 'ValidationError');
     assert.deepEqual(await client.call(deletePushConfig, { taskId: t.id, id: 'second' }), {});
     assert.deepEqual(await client.call(deletePushConfig, { taskId: t.id, id: 'second' }), {}, 'delete is idempotent');
     await rpcError(client.call(getPushConfig, { taskId: t.id, id: 'second' }), -32001, 'TaskNotFoundError');

@@ -92,9 +92,9 @@ describe('HTTP: auth throttle and access log', () => {
     assert.ok(cid, `a correlation id in error.data: ${JSON.stringify(missing)}`);
     // The line is written once the answer is out: wait for it on the server's stderr.
     const lines = await eventually(
-      async () => {
+      () => {
         const l = accessLines();
-        return l.some((r) => r['method'] === 'GetTask') ? l : undefined;
+        return Promise.resolve(l.some((r) => r['method'] === 'GetTask') ? l : undefined);
       },
       5000,
       'the access log lines',
@@ -135,11 +135,10 @@ describe('HTTP: auth throttle and access log', () => {
     // Even the right token is not looked at while the client is throttled.
     assert.equal((await post({ jsonrpc: '2.0', id: 100, method: 'ListTasks' }, TOKEN)).status, 429);
     const line = await eventually(
-      async () => accessLines().find((r) => r['status'] === 429),
+      () => Promise.resolve(accessLines().find((r) => r['status'] === 429)),
       5000,
-      'the 429 access line',
+      'the 429 access line (the refusal is logged)',
     );
-    assert.ok(line, 'the refusal is logged');
     assert.equal(line['principal'], undefined);
     // The server is otherwise fine.
     assert.equal((await fetch(`${server.baseUrl}/health`)).status, 200);

@@ -76,6 +76,7 @@ describe('hostile input over stdio', () => {
   });
 
   it('writes nothing but JSON-RPC to stdout', () => {
+    assert.ok(agent.rawLines.length > 0, 'the agent wrote its answers');
     for (const line of agent.rawLines) {
       const m = JSON.parse(line);
       assert.equal(m.jsonrpc, '2.0');

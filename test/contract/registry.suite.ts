@@ -11,6 +11,7 @@ import {
   A2AClient,
   actionRegistry,
   actorRegistry,
+  automationProfileRegistry,
   CONTRACTS,
   namespaceList,
   namespaceMembers,
@@ -395,7 +396,18 @@ export function registrySuite(ctx: SuiteContext): void {
       ],
       [skillRegistry, { name: 'local/cycle-skill', tools: ['builtin/read-file', 'local/cycle-tool'] }],
       [resourceRegistry, { name: 'local/cycle-resource', type: 'fs-directory', path: join(work, 'plain') }],
-      [projectRegistry, { name: 'local/cycle-project', resources: ['local/cycle-resource'] }],
+      [
+        automationProfileRegistry,
+        { name: 'local/cycle-profile', default: 'ask', rules: [{ command: 'npm test', decision: 'allow' }] },
+      ],
+      [
+        projectRegistry,
+        {
+          name: 'local/cycle-project',
+          resources: ['local/cycle-resource'],
+          settings: { automationProfile: 'local/cycle-profile' },
+        },
+      ],
       [
         actionRegistry,
         {
@@ -427,6 +439,107 @@ export function registrySuite(ctx: SuiteContext): void {
       assert.equal((await client.call(rows.remove, { name: def.name })).removed, true);
       assert.equal((await client.call(rows.list, { nameRegex: '^local/cycle-' })).totalSize, 0);
     }
+  });
+
+  it('automation profiles: built-ins as before, located errors, a project refers to one, remove refused while used', async () => {
+    const builtins = await client.call(automationProfileRegistry.list, { namespace: 'builtin' });
+    assert.deepEqual(
+      builtins.items.map((e) => [e.name, e.definition['default'], e.definition['applyApproval']]),
+      [
+        ['builtin/auto', 'allow', false],
+        ['builtin/manual', 'ask', true],
+        ['builtin/trusted', 'allow', true],
+      ],
+    );
+    const text = [
+      'name: local/guarded',
+      'default: allow',
+      'rules:',
+      '  - command: "rm -rf *"',
+      '    decision: deny',
+      '  - command: "git *"',
+      '    decision: perhaps',
+      '  - reason: matches everything',
+      '    decision: ask',
+      'colour: red',
+      '',
+    ].join('\n');
+    const bad = await rpcError(
+      client.call(automationProfileRegistry.add, { source: { text, filename: 'guarded.yaml' } }),
+      -32602,
+      'ValidationError',
+    );
+    assert.deepEqual(
+      bad.fieldViolations.map((f) => [f.field, (f as { line?: number }).line, f.description]),
+      [
+        ['rules[1].decision', 7, 'must be allow, ask or deny'],
+        ['rules[2].decision', 9, 'a rule matches on tool, command or writes (for every call, set the profile default)'],
+        ['colour', 10, 'is not a field of an automation-profile definition'],
+      ],
+    );
+    await rpcError(
+      client.call(automationProfileRegistry.show, { name: 'local/guarded' }),
+      -32001,
+      'ResourceNotFoundError',
+    );
+    const good = text
+      .replace('perhaps', 'ask')
+      .replace('  - reason: matches everything\n    decision: ask\n', '')
+      .replace('colour: red\n', '');
+    assert.equal(
+      (await client.call(automationProfileRegistry.add, { source: { text: good, filename: 'guarded.yaml' } })).revision,
+      1,
+    );
+    await client.call(resourceRegistry.add, {
+      definition: { name: 'local/guarded-r', type: 'fs-directory', path: join(work, 'plain') },
+    });
+    const noSuch = await rpcError(
+      client.call(projectRegistry.add, {
+        definition: {
+          name: 'local/guarded-p',
+          resources: ['local/guarded-r'],
+          settings: { automationProfile: 'local/nope' },
+        },
+      }),
+      -32602,
+      'ValidationError',
+    );
+    assert.match(noSuch.message, /settings\.automationProfile: no automation-profile named local\/nope/);
+    await client.call(projectRegistry.add, {
+      definition: {
+        name: 'local/guarded-p',
+        resources: ['local/guarded-r'],
+        settings: { automationProfile: 'guarded' },
+      },
+    });
+    const shown = await client.call(automationProfileRegistry.show, { name: 'local/guarded' });
+    assert.deepEqual(shown.derived, {
+      default: 'allow',
+      applyApproval: true,
+      rules: 2,
+      usedBy: [{ kind: 'project', name: 'local/guarded-p' }],
+    });
+    const inUse = await rpcError(
+      client.call(automationProfileRegistry.remove, { name: 'local/guarded' }),
+      -32004,
+      'EntityInUseError',
+    );
+    assert.match(inUse.message, /automation-profile local\/guarded is used by project local\/guarded-p/);
+    // A built-in named by its short name is a reference too.
+    await client.call(projectRegistry.update, {
+      name: 'local/guarded-p',
+      definition: {
+        name: 'local/guarded-p',
+        resources: ['local/guarded-r'],
+        settings: { automationProfile: 'manual' },
+      },
+    });
+    const manual = await client.call(automationProfileRegistry.show, { name: 'builtin/manual' });
+    assert.deepEqual(manual.derived['usedBy'], [{ kind: 'project', name: 'local/guarded-p' }]);
+    assert.equal((await client.call(automationProfileRegistry.remove, { name: 'local/guarded' })).removed, true);
+    await client.call(projectRegistry.remove, { name: 'local/guarded-p' });
+    await client.call(resourceRegistry.remove, { name: 'local/guarded-r' });
+    ctx.record('automation-profile-invalid', bad.fieldViolations);
   });
 
   it('publishes an OpenRPC document with a schema for every method', async () => {

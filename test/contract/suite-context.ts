@@ -4,5 +4,5 @@ import type { Harness, TransportName } from '../support/harness.js';
 export interface SuiteContext {
   transport: TransportName;
   harness(): Harness;
-  record(name: string, value: unknown): void;
+  record: (name: string, value: unknown) => void;
 }

@@ -3,15 +3,13 @@
  * defaults through A2A over stdio, and leaves its result committed in the repository.
  */
 import assert from 'node:assert/strict';
-import { collect, type CliResult } from '../support/cli.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
-const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-demo-e2e-'));
 const DATA = join(ROOT, 'data');
 
@@ -19,15 +17,7 @@ type Result = CliResult;
 
 function run(args: string[]): Promise<Result> {
   // TMPDIR: the sample repositories go under ROOT, removed with it.
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    CLEVERAGENTS_DATA_DIR: DATA,
-    XDG_CONFIG_HOME: join(ROOT, 'no-config'),
-    NO_COLOR: '1',
-    TMPDIR: ROOT,
-  };
-  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR'])
-    delete env[k];
+  const env = cliEnv(DATA, join(ROOT, 'no-config'), { TMPDIR: ROOT });
   return collect(spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }), {
     timeoutMs: 60_000,
   });

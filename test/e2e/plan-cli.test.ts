@@ -5,7 +5,7 @@
  * conflict, rollback, corrections, cancel, resume after kill -9, approvals answered yes and no.
  */
 import assert from 'node:assert/strict';
-import { collect, type CliResult } from '../support/cli.js';
+import { BIN, cliEnv as testCliEnv, collect, type CliResult } from '../support/cli.js';
 import { createHash } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,27 +13,15 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { startHttpServer } from '../support/harness.js';
 
-const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-plan-e2e-'));
 const TOKEN = 'e2e-plan-token-0123456789abcdefgh';
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 type Result = CliResult;
 
-function cliEnv(dataDir: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    CLEVERAGENTS_DATA_DIR: dataDir,
-    XDG_CONFIG_HOME: join(ROOT, 'no-config'),
-    NO_COLOR: '1',
-  };
-  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR'])
-    delete env[k];
-  return env;
-}
+const cliEnv = (dataDir: string): NodeJS.ProcessEnv => testCliEnv(dataDir, join(ROOT, 'no-config'));
 
 /** A CLI call: local mode on `dataDir`, or server mode when `server` is given. */
 interface Target {
@@ -138,7 +126,7 @@ async function waitFor<T>(what: string, fn: () => T | undefined | Promise<T | un
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
-    if (v !== undefined && v !== false) return v as T;
+    if (v !== undefined && v !== false) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await delay(50);
   }
@@ -354,6 +342,17 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     ]);
     assert.equal(reverted.attempt, 2);
     assert.deepEqual(reverted.superseded, [step2.id]);
+    const explained = await json(local, ['plan', 'explain', step2.id, '--plan', id]);
+    assert.equal(explained.planId, id);
+    assert.equal(explained.decision.id, step2.id);
+    assert.equal(explained.decision.superseded, true, 'the reverted step is superseded');
+    assert.ok(explained.toolCalls.length >= 1, 'the step made its tool call');
+    for (const c of explained.toolCalls) assert.equal(c.tool, 'builtin/write-file');
+    const listed = await json(local, ['plan', 'list', '--project', 'rollback']);
+    assert.equal(listed.plans.length, 1, 'plan list --project finds the plan');
+    assert.equal(listed.plans[0].planId, id);
+    assert.ok(listed.plans[0].counts.decisions >= 4, `plan list counts decisions: ${listed.plans[0].counts.decisions}`);
+    assert.ok(listed.plans[0].counts.checkpoints >= 2, 'plan list counts checkpoints');
     const [withSuperseded, plainTree, activeOnly] = await Promise.all([
       json(local, ['plan', 'tree', id, '--show-superseded']),
       run(local, ['plan', 'tree', id, '--show-superseded']),
@@ -518,26 +517,25 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
     await register(remote, 'cancel', repo);
     const id = await use(remote, 'builtin/run-command', 'cancel', [
       '--arg',
-      'command=sleep 29.25',
+      'command=sleep 599.25',
       '--automation-profile',
       'auto',
     ]);
     let ready!: () => void;
     const stepShown = new Promise<void>((r) => (ready = r));
     const exec = start(remote, ['plan', 'execute', id], (out) => {
-      if (/^Step 1\/1: builtin\/run-command command=sleep 29\.25$/m.test(out)) ready();
+      if (/^Step 1\/1: builtin\/run-command command=sleep 599\.25$/m.test(out)) ready();
     });
     await stepShown;
-    await waitFor('the sleep to run', () => pidsOf(['sleep', '29.25']).length > 0);
-    const t0 = Date.now();
+    await waitFor('the sleep to run', () => pidsOf(['sleep', '599.25']).length > 0);
     const cancel = await run(remote, ['plan', 'cancel', id, '--reason', 'too slow']);
     expectCode(cancel, 0, 'cancel');
     assert.match(cancel.stdout, /^state: cancelled$/m);
+    // The command would sleep for ten minutes: execute ending at all (within collect's 60 s) shows the cancel stopped it.
     const ended = await exec.result;
-    assert.ok(Date.now() - t0 < 8000, `execute ended ${Date.now() - t0} ms after the cancel`);
     expectCode(ended, 9, 'the cancelled execute');
     assert.match(ended.stdout, /^state: cancelled$/m);
-    await waitFor('the sleep to be killed', () => pidsOf(['sleep', '29.25']).length === 0, 5000);
+    await waitFor('the sleep to be killed', () => pidsOf(['sleep', '599.25']).length === 0, 5000);
     const s = await status(remote, id);
     assert.equal(`${s.phase}/${s.state}`, 'execute/cancelled');
     assert.ok(existsSync(s.sandboxes[0].root), 'the sandbox stays for inspection');

@@ -4,7 +4,7 @@
  * reads what an earlier process wrote), no TTY.
  */
 import assert from 'node:assert/strict';
-import { collect, type CliResult } from '../support/cli.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,6 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 
-const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/registry/', import.meta.url));
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-registry-e2e-'));
 const DEFS = join(ROOT, 'defs');
@@ -22,14 +21,7 @@ const DATA = join(ROOT, 'data');
 type Result = CliResult;
 
 function run(args: string[], opts: { cwd?: string } = {}): Promise<Result> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    CLEVERAGENTS_DATA_DIR: DATA,
-    XDG_CONFIG_HOME: join(ROOT, 'no-config'),
-    NO_COLOR: '1',
-  };
-  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR'])
-    delete env[k];
+  const env = cliEnv(DATA, join(ROOT, 'no-config'));
   return collect(
     spawn(process.execPath, [BIN, ...args], { env, cwd: opts.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] }),
     { timeoutMs: 30_000 },

@@ -207,8 +207,9 @@ describe('agents serve --public-url', () => {
           securityRequirements?: unknown[];
           url?: string;
         };
-        assert.ok(
-          card.supportedInterfaces.every((i) => i.url === 'https://agents.example.com/team/a2a'),
+        assert.deepEqual(
+          card.supportedInterfaces.map((i) => i.url),
+          ['https://agents.example.com/team/a2a', 'https://agents.example.com/team/a2a'],
           text,
         );
         if (!version) assert.equal(card.url, 'https://agents.example.com/team/a2a');

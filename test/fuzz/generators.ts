@@ -299,8 +299,9 @@ const FATAL: ReadonlyArray<[string, Mutation]> = [
     'too many metadata keys',
     (r, req) => {
       const meta = Object.fromEntries(Array.from({ length: 65 + r.int(50) }, (_, i) => [`k${i}`, i]));
-      if (r.bool()) req['params'].message.metadata = meta;
-      else if (r.bool()) req['params'].metadata = meta;
+      const where = r.int(3);
+      if (where === 0) req['params'].message.metadata = meta;
+      else if (where === 1) req['params'].metadata = meta;
       else req['params'].message.parts[0].metadata = meta;
       return {};
     },
@@ -493,7 +494,7 @@ export function refusedCase(r: Rng, ctx: { http: boolean; maxBody: number; token
   const out = mutate(r, req, ctx);
   const body = out.text ?? toJson(req);
   const c: FuzzCase = { label: `refused: ${label}`, body };
-  if (out.headers) c.headers = out.headers as Record<string, string | undefined>;
+  if (out.headers) c.headers = out.headers;
   if (!out.breaksId && out.text === undefined) c.expectId = id;
   return c;
 }
@@ -592,7 +593,7 @@ export function wildCase(r: Rng, ctx: { http: boolean }): FuzzCase {
           'application/a2a+json',
         ]),
         accept: r.pick([undefined, 'text/event-stream', '*/*']),
-      } as Record<string, string | undefined>;
+      };
     if (/Stream|stream|Subscribe|subscribe/.test(method) && r.bool(0.4)) c.abortStream = true;
   }
   return c;

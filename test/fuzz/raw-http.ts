@@ -47,7 +47,7 @@ export function rawHttp(port: number, opts: RawOptions): Promise<RawExchange> {
       finish();
     });
     socket.on('close', finish);
-    socket.on('connect', async () => {
+    const writeAll = async (): Promise<void> => {
       for (const c of opts.chunks) {
         if (finished) return;
         if (typeof c === 'number') await new Promise((r) => setTimeout(r, c));
@@ -55,7 +55,8 @@ export function rawHttp(port: number, opts: RawOptions): Promise<RawExchange> {
       }
       if (opts.abort) return finish();
       if (opts.end !== false) socket.end();
-    });
+    };
+    socket.on('connect', () => void writeAll());
   });
 }
 

@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { z } from 'zod';
 import {
   A2AClient,
   A2AClientError,
@@ -40,7 +39,7 @@ const textOf = (parts: Array<{ text?: string | undefined }> | undefined): string
 
 /** The value conforms to what our method row promises its callers. */
 function conforms(method: MethodContract, value: unknown): void {
-  const r = (method.result as z.ZodType).safeParse(value);
+  const r = method.result.safeParse(value);
   assert.ok(
     r.success,
     `${method.name} result does not match our schema: ${r.success ? '' : JSON.stringify(r.error.issues).slice(0, 800)}\n${JSON.stringify(value).slice(0, 800)}`,

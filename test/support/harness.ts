@@ -26,7 +26,7 @@ export interface Harness {
   name: TransportName;
   client: A2AClient;
   /** A second client speaking A2A v0.3. */
-  connect(version: ProtocolVersion): Promise<A2AClient>;
+  connect: (version: ProtocolVersion) => Promise<A2AClient>;
   dataDir: string;
   /** HTTP only: the server's base URL. */
   baseUrl?: string;

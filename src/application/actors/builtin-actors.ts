@@ -1,4 +1,4 @@
-import type { Actor, ActorCatalog } from '../ports/actor.port.js';
+import type { Actor } from '../ports/actor.port.js';
 import { ConformanceActor, type ConformanceOptions } from './conformance.actor.js';
 import { EchoActor } from './echo.actor.js';
 
@@ -12,13 +12,4 @@ export function builtinActorsByModel(opts: BuiltinActorOptions = {}): Map<string
     ['echo', new EchoActor()],
     ['conformance', new ConformanceActor(opts.conformance)],
   ]);
-}
-
-/** A catalog of just the built-in actors (`builtin/echo`, `builtin/conformance`). */
-export function builtinActors(opts: BuiltinActorOptions = {}): ActorCatalog {
-  const byName = new Map([...builtinActorsByModel(opts).values()].map((a) => [a.name, a]));
-  return {
-    resolve: async (name) => byName.get(name),
-    names: () => [...byName.keys()],
-  };
 }

@@ -1,13 +1,13 @@
 import type { Plan } from '../../domain/plan/plan.js';
-import { awaitAnswer, markApplied, startPhase } from '../../domain/plan/plan.js';
+import { awaitAnswer, markApplied, policyOf, startPhase } from '../../domain/plan/plan.js';
 import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.js';
 
-/** The apply phase: asks for approval first unless `yes` or the auto profile, then applies each sandbox into its project. */
+/** The apply phase: asks for approval first unless `yes` or the plan's profile skips it (`applyApproval: false`), then applies each sandbox into its project. */
 export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
   const { sandboxes, logger } = wb.deps;
   plan.tasks.apply = turn.task.id;
   plan.error = undefined;
-  if (!yes && plan.automationProfile !== 'auto') {
+  if (!yes && policyOf(plan).applyApproval) {
     const diffs = await wb.diffs(plan);
     const request = {
       kind: 'apply',

@@ -1,13 +1,15 @@
 import { newId } from '../../domain/ids.js';
 import type { Plan, ToolCallRecord } from '../../domain/plan/plan.js';
-import { awaitAnswer, completePhase, startPhase } from '../../domain/plan/plan.js';
-import type { ToolDefinition } from '../../domain/registry/entities.js';
+import { awaitAnswer, completePhase, policyOf, startPhase } from '../../domain/plan/plan.js';
+import { decideCall } from '../../domain/plan/policy.js';
+import type { ActionDefinition, ToolDefinition } from '../../domain/registry/entities.js';
 import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.js';
-import { argSummary, normalizeArgs, previewOf } from './tool-call-preview.js';
+import { argSummary, commandOfCall, normalizeArgs, previewOf } from './tool-call-preview.js';
 
 /**
  * The execute phase (run or resumed): creates the sandboxes, then runs each step's tool call in
- * them — asking for approval of writes under the manual profile, checkpointing after each write,
+ * them — each call decided first by the plan's policy (allow runs it, ask waits for an approval,
+ * deny fails the step without running it), checkpointing after each write,
  * stopping as constrained when the budget is spent — and ends with the diff as an artifact.
  */
 export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
@@ -22,7 +24,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
   );
   const started = Date.now();
   const wall = plan.usage.wallMs;
-  const tick = async (): Promise<void> => {
+  const tick = (): void => {
     plan.usage.wallMs = wall + (Date.now() - started);
   };
 
@@ -52,7 +54,14 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
   }
   await wb.save(plan);
 
+  // Confinement `none` is recorded on the plan and stays (shown by plan status).
+  const how = wb.deps.tools.confinement;
+  if (how === 'none' || (how === 'confined' && plan.confinement === undefined)) plan.confinement = how;
+  const network = plan.network ?? 'none';
+  const actionEnv = ((await wb.deps.registry.lookup('action', plan.action))?.definition as ActionDefinition | undefined)
+    ?.env;
   const decisions = await wb.deps.plans.decisions(plan.id);
+  const policy = policyOf(plan);
   const sandbox = plan.sandboxes[0];
   if (!sandbox)
     return wb.fail(plan, turn, 'execute', { kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
@@ -73,7 +82,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         message: `tool ${toolName} no longer exists`,
         recoverable: true,
       });
-    await tick();
+    tick();
     if (plan.usage.toolCalls >= plan.budget.maxToolCalls) {
       return wb.fail(
         plan,
@@ -102,11 +111,54 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         'constrained',
       );
     }
+    let normalized: Record<string, unknown> | undefined;
+    try {
+      normalized = normalizeArgs(toolName, args);
+    } catch {
+      normalized = undefined; // refused again below, where the call would run
+    }
+    const verdict = decideCall(policy, {
+      tool: toolName,
+      writes: tool.writes,
+      command: normalized && commandOfCall(tool, normalized),
+    });
+    if (verdict.decision === 'deny') {
+      const denied: ToolCallRecord = {
+        id: newId(),
+        planId: plan.id,
+        decisionId: d.id,
+        tool: toolName,
+        args,
+        ok: false,
+        summary: `denied by policy: ${verdict.reason}`,
+        durationMs: 0,
+        filesTouched: [],
+        exitCode: null,
+        resource: sandbox.resource,
+        createdAt: wb.now().toISOString(),
+        policy: verdict,
+      };
+      await wb.deps.plans.putToolCall(denied);
+      await turn.artifact(
+        {
+          artifactId: 'execution-log',
+          name: 'execution log',
+          parts: [{ data: denied, mediaType: 'application/json' }],
+        },
+        { append: true },
+      );
+      return wb.fail(plan, turn, 'execute', {
+        kind: 'policy',
+        message: `step ${i + 1} (${toolName}) was not run: ${verdict.reason}`,
+        recoverable: true,
+        hint: `correct the step (agents plan correct ${d.id} …), or make a new plan under another automation profile (agents plan use … --automation-profile NAME)`,
+      });
+    }
     // An answer recorded for this step in this attempt (answer() records it before resuming).
     const answered = decisions
       .filter((x) => x.type === 'approval' && x.parentId === d.id && x.attempt === plan.attempt)
       .at(-1);
-    if (tool.writes && plan.automationProfile === 'manual' && !yes && !answered) {
+    if (verdict.decision === 'ask' && !yes && !answered) {
       const request = {
         kind: 'tool-call',
         planId: plan.id,
@@ -116,6 +168,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         tool: toolName,
         args,
         preview: previewOf(toolName, args),
+        policy: verdict,
         options: ['approve', 'reject', 'reject-with-guidance'],
       };
       awaitAnswer(plan, { kind: 'tool-approval', taskId: turn.task.id, decisionId: d.id, request });
@@ -141,13 +194,15 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     const remaining = Math.max(1000, plan.budget.maxWallMs - plan.usage.wallMs);
     const result = await wb.deps.tools.run({
       tool,
-      args: normalizeArgs(toolName, args),
+      args: normalized ?? normalizeArgs(toolName, args),
       sandbox,
       signal: turn.signal,
       timeoutMs: Math.min(wb.deps.commandTimeoutMs ?? 300_000, remaining),
+      network,
+      env: actionEnv,
     });
     plan.usage.toolCalls++;
-    await tick();
+    tick();
     const call: ToolCallRecord = {
       id: newId(),
       planId: plan.id,
@@ -160,7 +215,10 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       filesTouched: result.filesTouched,
       exitCode: result.exitCode ?? null,
       resource: sandbox.resource,
+      network,
+      ...(result.confinement ? { confinement: result.confinement } : {}),
       createdAt: wb.now().toISOString(),
+      policy: verdict,
     };
     if (turn.signal.aborted) {
       await wb.deps.plans.putToolCall(call);
@@ -209,7 +267,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     ],
   });
   completePhase(plan);
-  await tick();
+  tick();
   await wb.save(plan);
   await turn.status(
     'TASK_STATE_COMPLETED',

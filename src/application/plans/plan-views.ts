@@ -1,5 +1,5 @@
 import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../domain/plan/plan.js';
-import { allowedOperations } from '../../domain/plan/plan.js';
+import { allowedOperations, policyOf } from '../../domain/plan/plan.js';
 import type { ArtifactRow, DecisionNode, FileChange, PlanStatus } from '../../domain/plan/plan-views.js';
 
 export type { PlanStatus };
@@ -20,6 +20,7 @@ export function statusOf(
     description: p.description,
     definitionOfDone: p.definitionOfDone,
     automationProfile: p.automationProfile,
+    policy: policyOf(p),
     phase: p.phase,
     state: p.state,
     running,
@@ -44,6 +45,8 @@ export function statusOf(
     checkpoints: checkpoints.map((c) => ({ id: c.id, label: c.label, stepIndex: c.stepIndex, createdAt: c.createdAt })),
     allowed: running ? [] : allowedOperations(p),
   };
+  if (p.network) out.network = p.network;
+  if (p.confinement) out.confinement = p.confinement;
   if (p.error) out.error = p.error;
   if (p.waiting) out.waiting = p.waiting;
   if (p.applied) out.applied = p.applied;

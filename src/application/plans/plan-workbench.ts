@@ -5,7 +5,7 @@ import type { ActionDefinition, ProjectDefinition, ResourceDefinition } from '..
 import type { ActorTurn } from '../ports/actor.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { PlanRepository } from '../ports/plan.repository.port.js';
-import type { SandboxDiff, SandboxInfo, SandboxManager, ToolRunner } from '../ports/sandbox.port.js';
+import type { SandboxDiff, SandboxManager, ToolRunner } from '../ports/sandbox.port.js';
 import type { RegistryService } from '../registry/registry.service.js';
 
 /**
@@ -21,7 +21,7 @@ export interface PlanEngineDeps {
   tools: ToolRunner;
   logger: Logger;
   now?: () => Date;
-  commandTimeoutMs?: number;
+  commandTimeoutMs?: number | undefined;
 }
 
 export const PLAN_META = 'urn:cleveragents:plan';
@@ -67,8 +67,7 @@ export class PlanWorkbench {
 
   async diffs(plan: Plan): Promise<Array<{ resource: string; diff: SandboxDiff }>> {
     const out = [];
-    for (const sb of plan.sandboxes)
-      out.push({ resource: sb.resource, diff: await this.deps.sandboxes.diff(sb as SandboxInfo) });
+    for (const sb of plan.sandboxes) out.push({ resource: sb.resource, diff: await this.deps.sandboxes.diff(sb) });
     return out;
   }
 

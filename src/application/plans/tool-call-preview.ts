@@ -1,11 +1,32 @@
 import { splitCommandLine } from '../../domain/plan/command-line.js';
+import type { ToolDefinition } from '../../domain/registry/entities.js';
 
 /** `command: "prettier --write src"` for run-command becomes program + args (split, never shell-run). */
 export function normalizeArgs(tool: string, args: Record<string, unknown>): Record<string, unknown> {
   if (!tool.endsWith('/run-command') || typeof args['command'] !== 'string') return args;
   const { command, ...rest } = args;
-  const [program, ...words] = splitCommandLine(command as string);
+  const [program, ...words] = splitCommandLine(command);
   return { ...rest, program: program ?? '', args: words };
+}
+
+/**
+ * The program and arguments a call runs, for the policy (undefined: it runs no command). Mirrors
+ * how the tool runners build the command: run-command's program + args; a `command` tool's
+ * program and args, then the call's `args` and `paths`.
+ */
+export function commandOfCall(tool: ToolDefinition, normalized: Record<string, unknown>): string[] | undefined {
+  const strings = (v: unknown): string[] =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  if (tool.source === 'command' && tool.command)
+    return [
+      tool.command.program,
+      ...(tool.command.args ?? []),
+      ...strings(normalized['args']),
+      ...strings(normalized['paths']),
+    ];
+  if (tool.name.endsWith('/run-command') && typeof normalized['program'] === 'string')
+    return [normalized['program'], ...strings(normalized['args'])];
+  return undefined;
 }
 
 /** A tool call's arguments on one line (file contents left out), for status messages. */
@@ -19,9 +40,10 @@ export function argSummary(args: Record<string, unknown>): string {
 
 /** What a write would do, for an approval request. */
 export function previewOf(tool: string, args: Record<string, unknown>): string {
-  const path = String(args['path'] ?? '');
+  const text = (v: unknown): string => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
+  const path = text(args['path']);
   if (tool.endsWith('/write-file')) {
-    const content = String(args['content'] ?? '');
+    const content = text(args['content']);
     return [
       `+++ ${path}`,
       ...content
@@ -31,9 +53,7 @@ export function previewOf(tool: string, args: Record<string, unknown>): string {
     ].join('\n');
   }
   if (tool.endsWith('/edit-file'))
-    return [`--- ${path}`, `+++ ${path}`, `-${String(args['find'] ?? '')}`, `+${String(args['replace'] ?? '')}`].join(
-      '\n',
-    );
+    return [`--- ${path}`, `+++ ${path}`, `-${text(args['find'])}`, `+${text(args['replace'])}`].join('\n');
   if (tool.endsWith('/run-command'))
     return `$ ${typeof args['command'] === 'string' ? args['command'] : [args['program'], ...((args['args'] as unknown[]) ?? [])].join(' ')}`;
   return JSON.stringify(args, null, 2);

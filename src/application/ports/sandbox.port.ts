@@ -71,6 +71,10 @@ export interface ToolCallRequest {
   signal: AbortSignal;
   /** Time limit for commands (ms). */
   timeoutMs: number;
+  /** Whether commands may reach the network (default none). */
+  network?: 'none' | 'allow' | undefined;
+  /** Variables the action declares for its commands (they never see the server's environment). */
+  env?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface ToolCallResult {
@@ -83,6 +87,8 @@ export interface ToolCallResult {
   filesTouched: string[];
   /** For commands: the exit code; null when killed. */
   exitCode?: number | null;
+  /** For commands: whether it ran OS-confined, or unconfined because the server says `confinement: none`. */
+  confinement?: 'confined' | 'none' | undefined;
 }
 
 /**
@@ -91,4 +97,9 @@ export interface ToolCallResult {
  */
 export interface ToolRunner {
   run(req: ToolCallRequest): Promise<ToolCallResult>;
+  /**
+   * How its commands are confined: `confined`, `none` (the user turned confinement off), or
+   * `unavailable` (required but impossible here: every command is refused).
+   */
+  readonly confinement?: 'confined' | 'none' | 'unavailable' | undefined;
 }

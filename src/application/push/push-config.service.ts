@@ -1,6 +1,7 @@
 import type { TaskPushNotificationConfig } from '../../domain/a2a.model.js';
 import { AppError } from '../../domain/errors.js';
 import { newId, SAFE_ID } from '../../domain/ids.js';
+import { pageOf } from '../../domain/paging.js';
 import type { Principal } from '../ports/principal.js';
 import type { PushConfigRepository, StoredPushConfig } from '../ports/push-config.repository.port.js';
 import type { InlinePushRegistrar, TaskService } from '../tasks/task.service.js';
@@ -50,9 +51,20 @@ export class PushConfigService implements InlinePushRegistrar {
     return redact(c);
   }
 
-  async list(taskId: string, principal: Principal): Promise<StoredPushConfig[]> {
+  /** A task's configs ordered by id, a page at a time (`pageSize` 0 or absent: all of them). */
+  async list(
+    taskId: string,
+    principal: Principal,
+    page: { pageSize?: number | undefined; pageToken?: string | undefined } = {},
+  ): Promise<{ configs: StoredPushConfig[]; nextPageToken: string }> {
     await this.tasks.get(taskId, 0, principal);
-    return (await this.repo.list(taskId)).map(redact);
+    const all = (await this.repo.list(taskId)).map(redact).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const { items, nextPageToken } = pageOf(all, (c) => ({ key: c.id, id: c.id }), {
+      pageToken: page.pageToken,
+      pageSize: page.pageSize || all.length,
+      order: 'asc',
+    });
+    return { configs: items, nextPageToken };
   }
 
   async delete(taskId: string, id: string, principal: Principal): Promise<void> {

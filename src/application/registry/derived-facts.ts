@@ -66,6 +66,12 @@ const DERIVERS: { [K in RegistryKind]: Deriver<K> } = {
     const steps = (a.steps ?? []).length;
     return { arguments: args, steps, deterministic: steps > 0, usedBy: ctx.usedBy };
   },
+  'automation-profile': (p, ctx) => ({
+    default: p.default,
+    applyApproval: p.applyApproval ?? true,
+    rules: (p.rules ?? []).length,
+    usedBy: ctx.usedBy,
+  }),
 };
 
 /** What `show` adds to a definition of kind K: facts computed from the registry and the machine. */

@@ -45,13 +45,14 @@ export type EntityOf<K extends RegistryKind> = RegistryEntity<DefinitionOf<K>> &
 export type ShownEntity<K extends RegistryKind = RegistryKind> = EntityOf<K> & { derived: DerivedFacts<K> };
 
 /** The field of each kind that `list --type` filters on. */
-export const TYPE_FIELD: Record<RegistryKind, string | undefined> = {
+const TYPE_FIELD: Record<RegistryKind, string | undefined> = {
   actor: 'provider',
   tool: 'source',
   resource: 'type',
   skill: undefined,
   project: undefined,
   action: undefined,
+  'automation-profile': undefined,
 };
 
 export interface RegistryServiceDeps {
@@ -101,6 +102,10 @@ export class RegistryService {
   }
 
   async list(kind: RegistryKind, q: ListInput, principal: Principal): Promise<ListOutput> {
+    if (q.type !== undefined && TYPE_FIELD[kind] === undefined)
+      throw new AppError('INVALID_PARAMS', `type does not apply to ${kind}s: they have no type to filter on`, {
+        fields: [{ field: 'type', description: 'filters actors (provider), tools (source) and resources (type) only' }],
+      });
     let regex: RegExp | undefined;
     if (q.nameRegex !== undefined) {
       try {
@@ -275,10 +280,7 @@ export class RegistryService {
           // An unknown key is reported where it is written, one problem per key.
           i.code === 'unrecognized_keys'
             ? i.keys.map((k) =>
-                at(
-                  [...i.path, k],
-                  `is not a field of ${kind === 'actor' || kind === 'action' ? 'an' : 'a'} ${kind} definition`,
-                ),
+                at([...i.path, k], `is not a field of ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} definition`),
               )
             : [at(i.path, i.message)],
         );
@@ -354,7 +356,7 @@ function typeOf(e: RegistryEntity, field: string | undefined): string | undefine
 }
 
 /** sha256 of the definition's canonical JSON (keys sorted), so equal content has equal hashes. */
-export function contentHash(d: unknown): string {
+function contentHash(d: unknown): string {
   const canon = (v: unknown): unknown =>
     Array.isArray(v)
       ? v.map(canon)

@@ -87,7 +87,12 @@ export class RetentionService {
     if (age === undefined && keep === undefined) return result;
     const before = age !== undefined ? new Date(this.now().getTime() - age * DAY_MS).toISOString() : undefined;
     for (let i = 0; i < MAX_BATCHES; i++) {
-      const n = await this.deps.tasks.deleteExpired({ before, keep, limit: BATCH, isLive: this.deps.isLive });
+      const n = await this.deps.tasks.deleteExpired({
+        before,
+        keep,
+        limit: BATCH,
+        isLive: (id) => this.deps.isLive(id),
+      });
       result.tasksDeleted += n;
       if (n < BATCH) break;
     }

@@ -19,7 +19,7 @@ export function messageFingerprint(m: Message): string {
 }
 
 /** JSON with object keys sorted at every level (undefined members dropped, as JSON.stringify does). */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
     const sorted: Record<string, unknown> = {};

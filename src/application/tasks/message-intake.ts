@@ -1,4 +1,10 @@
-import { isTerminal, type Message, type Task, type TaskPushNotificationConfig } from '../../domain/a2a.model.js';
+import {
+  acceptsMediaType,
+  isTerminal,
+  type Message,
+  type Task,
+  type TaskPushNotificationConfig,
+} from '../../domain/a2a.model.js';
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { checkMessageLimits, DEFAULT_LIMITS, type PayloadLimits } from '../../domain/limits.js';
@@ -11,6 +17,9 @@ import { messageFingerprint } from './message-fingerprint.js';
 import type { OwnedTasks } from './owned-tasks.js';
 import { isMessageKeyTaken, messageIdReused, stateWord } from './task-errors.js';
 import type { InlinePushRegistrar, SendInput } from './task.types.js';
+
+/** What every answer of this agent is written in (actors' replies and the status messages of a turn). */
+const ANSWER_MEDIA_TYPE = 'text/plain';
 
 /** What a send was accepted as: a direct reply, a retry of a message already sent, or a turn to run. */
 export type Accepted =
@@ -58,6 +67,22 @@ export class MessageIntake {
         fields: [{ field: 'message.role', description: 'must be ROLE_USER' }],
       });
     }
+    const accepted = input.configuration?.acceptedOutputModes;
+    if (!acceptsMediaType(accepted, ANSWER_MEDIA_TYPE)) {
+      throw new AppError(
+        'CONTENT_TYPE_NOT_SUPPORTED',
+        `This agent answers in ${ANSWER_MEDIA_TYPE}, which acceptedOutputModes (${(accepted ?? []).join(', ')}) does not accept`,
+        {
+          details: { accepted, answers: ANSWER_MEDIA_TYPE },
+          fields: [
+            {
+              field: 'configuration.acceptedOutputModes',
+              description: `include ${ANSWER_MEDIA_TYPE} (or text/*, */*), or leave it out`,
+            },
+          ],
+        },
+      );
+    }
     const key: MessageKey = { owner: principal.id, messageId: incoming.messageId, hash: messageFingerprint(incoming) };
     const claim = `${key.owner}\u0000${key.messageId}`;
     const before = this.claims.get(claim);
@@ -77,7 +102,7 @@ export class MessageIntake {
         return { replay: hit.taskId };
       }
       const accepted = await this.accept(input, principal, key);
-      if ('created' in accepted && accepted.created) accepted.created.then(done, done);
+      if ('created' in accepted && accepted.created !== undefined) accepted.created.then(done, done);
       else done();
       return accepted;
     } catch (err) {

@@ -9,7 +9,7 @@ export interface StrandedWorkReport {
 }
 
 /** The status message of a turn that a stopped process left running. */
-export const RESTARTED_TEXT =
+const RESTARTED_TEXT =
   'Interrupted: the server restarted (or the agent process running this task stopped) before this task finished; send the message again (with a new messageId) to retry';
 
 /**

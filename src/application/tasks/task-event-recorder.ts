@@ -81,6 +81,7 @@ export class TaskEventRecorder {
     if (live.failure !== undefined) {
       // The turn reports the failure when it ends (TurnRunner); this event's rejection is that same one.
       recorded.catch(() => {});
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the turn's failure, as it was caught.
       return Promise.reject(live.failure);
     }
     if (live.backlog < MAX_UNSTORED_EVENTS) {

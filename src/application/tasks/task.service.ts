@@ -135,7 +135,7 @@ export class TaskService {
       // a reader (or a restart) will not find.
       live.failureReported = true;
       this.live.release(live);
-      throw live.failure;
+      throw live.failure as unknown;
     }
     const result = { task: viewTask(live.task, { historyLength: history }) };
     this.live.release(live);
@@ -163,7 +163,7 @@ export class TaskService {
     try {
       await created;
     } catch (err) {
-      ch.return();
+      void ch.return();
       if (isMessageKeyTaken(err))
         return this.replay.stream(await this.intake.keyedTask(input, principal), input, principal);
       throw err;

@@ -12,7 +12,7 @@ export interface ApprovalAnswer {
 }
 
 /** What an answer may be, for error messages and approval requests. */
-export const VALID_ANSWERS =
+const VALID_ANSWERS =
   'approve (yes, y, approve, approved, ok), reject (no, n, reject, rejected), or a sentence of guidance (a rejection with guidance); as data: {"approval":{"decision":"approve"}} or {"approval":{"decision":"reject","guidance":"…"}}';
 
 const YES = /^(y|yes|approve|approved|ok|okay)[.!]?$/i;

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { Task } from '../a2a.model.js';
 import { Checkpoint, Decision, Plan, PLAN_OPERATIONS, PlanError, SandboxRef, ToolCallRecord, Waiting } from './plan.js';
+import { PolicySnapshot } from './policy.js';
 
 export const DiffStats = z.object({
   files: z.number().int(),
@@ -32,6 +33,8 @@ export const PlanStatus = z.object({
   description: z.string(),
   definitionOfDone: z.string(),
   automationProfile: Plan.shape.automationProfile,
+  /** The profile's rules as copied at `use` (what decides the plan's calls, whatever the profile says now). */
+  policy: PolicySnapshot,
   phase: Plan.shape.phase,
   state: Plan.shape.state,
   running: z.boolean(),
@@ -51,6 +54,8 @@ export const PlanStatus = z.object({
   tasks: Plan.shape.tasks,
   contextId: z.string(),
   sandboxes: z.array(SandboxRef),
+  network: Plan.shape.network,
+  confinement: Plan.shape.confinement,
   checkpoints: z.array(Checkpoint.pick({ id: true, label: true, stepIndex: true, createdAt: true })),
   applied: Plan.shape.applied,
   allowed: z.array(z.enum(PLAN_OPERATIONS)),

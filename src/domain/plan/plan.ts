@@ -1,10 +1,15 @@
 /**
  * Plans (DESIGN.md §4.3): an action applied to projects, in three phases — strategize (read-only,
  * builds a decision tree), execute (tools change files in a sandbox, with checkpoints), apply
- * (the changes land in the project). Every state change is checked here.
+ * (the changes land in the project). A plan's phase and state change only through the state machine
+ * below, which checks each move against one transition table and refuses an illegal one; the rest
+ * of a plan (cursor, attempt, budget, usage, sandboxes) is kept by the application's plan engine.
  */
 import { z } from 'zod';
 import { AppError } from '../errors.js';
+import { BUILTIN_AUTOMATION_PROFILES } from '../registry/builtins.js';
+import { profileEntityName } from '../registry/entities.js';
+import { PolicySnapshot, PolicyVerdict } from './policy.js';
 
 export const PHASES = ['strategize', 'execute', 'apply'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -18,11 +23,24 @@ export const PHASE_STATES = [
   'applied',
 ] as const;
 export type PhaseState = (typeof PHASE_STATES)[number];
-export const AUTOMATION_PROFILES = ['manual', 'trusted', 'auto'] as const;
-export type AutomationProfile = (typeof AUTOMATION_PROFILES)[number];
+/** Whether a plan's commands may reach the network. */
+export const NetworkAccess = z.enum(['none', 'allow']);
+export type NetworkAccess = z.infer<typeof NetworkAccess>;
+
+/**
+ * A plan's network: allowed when the action or one of its projects says `allow`, unless a project
+ * says `none` explicitly (a project's setting beats the action's); by default none.
+ */
+export function planNetwork(projects: ReadonlyArray<NetworkAccess | undefined>, action?: NetworkAccess): NetworkAccess {
+  if (projects.includes('none')) return 'none';
+  return projects.includes('allow') || action === 'allow' ? 'allow' : 'none';
+}
+
+/** How commands ran: OS-confined, or unconfined because the user set `confinement: none`. */
+export const Confinement = z.enum(['confined', 'none']);
 
 export const PlanError = z.object({
-  kind: z.enum(['budget', 'tool', 'conflict', 'dirty', 'interrupted', 'strategy', 'internal']),
+  kind: z.enum(['budget', 'tool', 'policy', 'conflict', 'dirty', 'interrupted', 'strategy', 'internal']),
   message: z.string(),
   recoverable: z.boolean(),
   hint: z.string().optional(),
@@ -56,7 +74,10 @@ export const Plan = z.object({
   arguments: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
   description: z.string(),
   definitionOfDone: z.string(),
-  automationProfile: z.enum(AUTOMATION_PROFILES),
+  /** The automation profile entity the plan was made with (plans made before profiles were entities: `manual` …). */
+  automationProfile: z.string(),
+  /** The profile's rules as they were at `use`: editing the profile later does not change the plan. */
+  policy: PolicySnapshot.optional(),
   phase: z.enum(PHASES),
   state: z.enum(PHASE_STATES),
   attempt: z.number().int().positive(),
@@ -76,6 +97,10 @@ export const Plan = z.object({
   cursor: z.number().int().nonnegative(),
   stepsTotal: z.number().int().nonnegative(),
   sandboxes: z.array(SandboxRef),
+  /** Decided at `use` from the project and action settings (absent on older plans: none). */
+  network: NetworkAccess.optional(),
+  /** How its commands run; `none` once any execute ran unconfined (it stays). */
+  confinement: Confinement.optional(),
   error: PlanError.optional(),
   waiting: Waiting.optional(),
   applied: z
@@ -131,9 +156,38 @@ export const ToolCallRecord = z.object({
   exitCode: z.number().int().nullable().optional(),
   checkpointId: z.string().optional(),
   resource: z.string(),
+  network: NetworkAccess.optional(),
+  /** For commands: how this one ran. */
+  confinement: Confinement.optional(),
   createdAt: z.string(),
+  /** Which rule of the plan's profile decided the call (or that its default did). */
+  policy: PolicyVerdict.optional(),
 });
 export type ToolCallRecord = z.infer<typeof ToolCallRecord>;
+
+/**
+ * The policy a plan runs under: its snapshot, or — for a plan stored before profiles were
+ * entities, which names a built-in by its short name — that built-in's rules.
+ */
+export function policyOf(p: Pick<Plan, 'automationProfile' | 'policy' | 'createdAt'>): PolicySnapshot {
+  if (p.policy) return p.policy;
+  const name = profileEntityName(p.automationProfile);
+  const builtin = BUILTIN_AUTOMATION_PROFILES.find((b) => b.name === name);
+  if (!builtin)
+    throw new AppError(
+      'INTERNAL',
+      `plan names automation profile ${p.automationProfile} but keeps no copy of its rules`,
+    );
+  return {
+    profile: builtin.name,
+    revision: 1,
+    contentHash: '',
+    default: builtin.default,
+    applyApproval: builtin.applyApproval ?? true,
+    rules: builtin.rules ?? [],
+    takenAt: p.createdAt,
+  };
+}
 
 /** What may be asked of a plan, and in which phases/states. */
 export const PLAN_OPERATIONS = [
@@ -229,7 +283,7 @@ const TRANSITIONS: Readonly<Partial<Record<PhaseStatus, readonly PhaseStatus[]>>
 const statusOfPlan = (p: Plan): PhaseStatus => `${p.phase}/${p.state}`;
 
 /** Applied or cancelled: nothing more happens to the plan. */
-export function isFinished(p: Plan): boolean {
+function isFinished(p: Plan): boolean {
   return p.state === 'applied' || p.state === 'cancelled';
 }
 
@@ -340,7 +394,10 @@ export function renderTemplate(value: unknown, args: Record<string, unknown>): u
   if (typeof value === 'string') {
     const whole = /^\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}$/.exec(value);
     if (whole) return args[whole[1] ?? ''] ?? '';
-    return value.replace(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g, (_, k: string) => String(args[k] ?? ''));
+    return value.replace(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g, (_, k: string) => {
+      const v = args[k] ?? '';
+      return typeof v === 'string' ? v : JSON.stringify(v);
+    });
   }
   if (Array.isArray(value)) return value.map((v) => renderTemplate(v, args));
   if (value && typeof value === 'object')

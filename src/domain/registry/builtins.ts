@@ -1,5 +1,5 @@
 /** Entities that ship with CleverAgents: listed with the rest, changed and removed by no one. */
-import type { ActionDefinition, ActorDefinition, ToolDefinition } from './entities.js';
+import type { ActionDefinition, ActorDefinition, AutomationProfileDefinition, ToolDefinition } from './entities.js';
 
 const obj = (properties: Record<string, unknown>, required: string[]): Record<string, unknown> => ({
   type: 'object',
@@ -181,3 +181,35 @@ export const BUILTIN_ACTOR_DEFINITIONS: readonly ActorDefinition[] = [
     model: 'conformance',
   },
 ];
+
+/**
+ * The three profiles plans had before profiles were entities, with the same behaviour: `manual`
+ * asks before every call of a tool that writes (calls of other tools run) and before the apply;
+ * `trusted` runs every call and asks before the apply; `auto` asks nothing.
+ */
+export const BUILTIN_AUTOMATION_PROFILES: readonly AutomationProfileDefinition[] = [
+  {
+    name: 'builtin/manual',
+    description: 'Approve every call of a tool that writes, and the apply.',
+    default: 'ask',
+    applyApproval: true,
+    rules: [{ writes: false, decision: 'allow', reason: 'a tool that writes nothing needs no approval' }],
+  },
+  {
+    name: 'builtin/trusted',
+    description: 'Execute freely; the apply needs approval (the default).',
+    default: 'allow',
+    applyApproval: true,
+    rules: [],
+  },
+  {
+    name: 'builtin/auto',
+    description: 'Execute and apply without asking.',
+    default: 'allow',
+    applyApproval: false,
+    rules: [],
+  },
+];
+
+/** The profile a plan gets when neither the request nor its projects name one. */
+export const DEFAULT_AUTOMATION_PROFILE = 'builtin/trusted';

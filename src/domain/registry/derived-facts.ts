@@ -8,6 +8,7 @@ import { z } from 'zod';
 import {
   ActionDefinition,
   ActorDefinition,
+  AutomationProfileDefinition,
   REGISTRY_KINDS,
   RESOURCE_TYPES,
   ToolDefinition,
@@ -98,6 +99,14 @@ export const ActionFacts = z.object({
   usedBy: UsedBy,
 });
 
+export const AutomationProfileFacts = z.object({
+  default: AutomationProfileDefinition.shape.default,
+  /** Whether apply asks a person first (unless set otherwise, it does). */
+  applyApproval: z.boolean(),
+  rules: z.number().int().nonnegative(),
+  usedBy: UsedBy,
+});
+
 /** The derived facts of each kind. */
 export const DERIVED_FACT_SCHEMAS = {
   actor: ActorFacts,
@@ -106,6 +115,7 @@ export const DERIVED_FACT_SCHEMAS = {
   resource: ResourceFacts,
   project: ProjectFacts,
   action: ActionFacts,
+  'automation-profile': AutomationProfileFacts,
 } as const satisfies Record<RegistryKind, z.ZodType>;
 
 /** The derived facts of a kind's `show`. */

@@ -4,9 +4,18 @@
  * still in use and name its referrers.
  */
 import { z } from 'zod';
+import { POLICY_DECISIONS, PolicyRule } from '../plan/policy.js';
 import { EntityName } from './names.js';
 
-export const REGISTRY_KINDS = ['actor', 'tool', 'skill', 'resource', 'project', 'action'] as const;
+export const REGISTRY_KINDS = [
+  'actor',
+  'tool',
+  'skill',
+  'resource',
+  'project',
+  'action',
+  'automation-profile',
+] as const;
 export type RegistryKind = (typeof REGISTRY_KINDS)[number];
 export const PLURAL: Record<RegistryKind, string> = {
   actor: 'actors',
@@ -15,6 +24,7 @@ export const PLURAL: Record<RegistryKind, string> = {
   resource: 'resources',
   project: 'projects',
   action: 'actions',
+  'automation-profile': 'automation-profiles',
 };
 
 const Description = z.string().max(2000, 'is at most 2000 characters');
@@ -128,6 +138,16 @@ export const ResourceDefinition = z.discriminatedUnion('type', [
 ]);
 export type ResourceDefinition = z.infer<typeof ResourceDefinition>;
 
+/** The built-in profiles' short names: `manual` means `builtin/manual` wherever a profile is named. */
+export const BUILTIN_PROFILE_NAMES = ['manual', 'trusted', 'auto'] as const;
+/** A profile named in a project or a plan: a built-in's short name, or namespace/name (bare: local/). */
+export const ProfileRef = z.union([z.enum(BUILTIN_PROFILE_NAMES), EntityName]);
+
+/** The automation profile entity a reference names (`manual` → `builtin/manual`). */
+export function profileEntityName(ref: string): string {
+  return (BUILTIN_PROFILE_NAMES as readonly string[]).includes(ref) ? `builtin/${ref}` : ref;
+}
+
 export const ProjectDefinition = z
   .object({
     name: EntityName,
@@ -137,7 +157,9 @@ export const ProjectDefinition = z
       .object({
         strategyActor: Ref.optional(),
         executionActor: Ref.optional(),
-        automationProfile: z.enum(['manual', 'trusted', 'auto']).optional(),
+        automationProfile: ProfileRef.optional(),
+        /** Whether the plan's commands may reach the network (overrides the action's choice). */
+        network: z.enum(['none', 'allow']).optional(),
         context: z
           .object({ include: z.array(z.string()).optional(), exclude: z.array(z.string()).optional() })
           .strict()
@@ -198,6 +220,12 @@ export const ActionDefinition = z
     executionActor: Ref.optional(),
     invariants: z.array(z.string()).optional(),
     steps: z.array(ActionStep).optional(),
+    /** Whether its commands need the network (default none; a project's setting overrides it). */
+    network: z.enum(['none', 'allow']).optional(),
+    /** Variables its commands see (they never see the server's environment). */
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string())
+      .optional(),
   })
   .strict()
   .superRefine((a, ctx) => {
@@ -214,6 +242,18 @@ export const ActionDefinition = z
   });
 export type ActionDefinition = z.infer<typeof ActionDefinition>;
 
+/** What a plan's tool calls may do without a person, and whether its apply asks (see domain/plan/policy.ts). */
+export const AutomationProfileDefinition = z
+  .object({
+    name: EntityName,
+    description: Description.optional(),
+    default: z.enum(POLICY_DECISIONS, { message: 'must be allow, ask or deny' }),
+    applyApproval: z.boolean().optional(),
+    rules: z.array(PolicyRule).max(200, 'at most 200 rules').optional(),
+  })
+  .strict();
+export type AutomationProfileDefinition = z.infer<typeof AutomationProfileDefinition>;
+
 export const DEFINITION_SCHEMAS = {
   actor: ActorDefinition,
   tool: ToolDefinition,
@@ -221,10 +261,17 @@ export const DEFINITION_SCHEMAS = {
   resource: ResourceDefinition,
   project: ProjectDefinition,
   action: ActionDefinition,
+  'automation-profile': AutomationProfileDefinition,
 } as const;
 
 export type Definition =
-  ActorDefinition | ToolDefinition | SkillDefinition | ResourceDefinition | ProjectDefinition | ActionDefinition;
+  | ActorDefinition
+  | ToolDefinition
+  | SkillDefinition
+  | ResourceDefinition
+  | ProjectDefinition
+  | ActionDefinition
+  | AutomationProfileDefinition;
 
 /** A reference from one entity to another, with where it is written. */
 export interface Reference {
@@ -259,6 +306,9 @@ export function referencesOf(kind: RegistryKind, d: Definition): Reference[] {
       add('resource', p.resources, 'resources');
       one('actor', p.settings?.strategyActor, ['settings', 'strategyActor']);
       one('actor', p.settings?.executionActor, ['settings', 'executionActor']);
+      const profile = p.settings?.automationProfile;
+      if (typeof profile === 'string')
+        one('automation-profile', profileEntityName(profile), ['settings', 'automationProfile']);
       break;
     }
     case 'action': {

@@ -241,7 +241,7 @@ export class SqliteDatabase {
 
   /** Runs a query compiled at call time (e.g. with optional filters), reusing its prepared statement. */
   all<R>(compiled: CompiledQuery<R>): R[] {
-    return this.statement(compiled.sql).all(compiled.parameters as unknown[]) as R[];
+    return this.statement(compiled.sql).all(compiled.parameters) as R[];
   }
 
   /**
@@ -256,7 +256,7 @@ export class SqliteDatabase {
     if (!lock)
       return this.kysely
         .connection()
-        .execute(async () => fn())
+        .execute(() => new Promise<T>((done) => done(fn())))
         .catch(fail);
     if (lock.tryAcquire()) {
       // Free: run now, without a round trip through the event loop.

@@ -44,7 +44,7 @@ export class GroupCommit {
   /** Queues `fn` for the next group commit. */
   add<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.pending.push({ fn, resolve: resolve, reject });
       if (this.pending.length === 1) setImmediate(() => void this.flush());
     });
   }

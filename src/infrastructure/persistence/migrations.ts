@@ -342,7 +342,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0007_retention': m0007_retention,
 };
 
-const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };
+const provider: MigrationProvider = { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) };
 
 /** The migrator over our in-code migrations (Kysely keeps the applied list in `kysely_migration`). */
 export function createMigrator(db: AnyDb): Migrator {
@@ -354,7 +354,7 @@ export async function migrateToLatest(db: AnyDb): Promise<void> {
   const { error, results } = await createMigrator(db).migrateToLatest();
   if (error === undefined) return;
   const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = error instanceof Error ? error.message : typeof error === 'string' ? error : 'unknown error';
   // Kysely refuses a database that has migrations this code does not know: a newer version wrote it.
   const hint = /missing/i.test(reason) ? ' (the database was written by a newer version of CleverAgents)' : '';
   throw new Error(`database migration ${failed ?? ''} failed: ${reason}${hint}`.replace('  ', ' '), { cause: error });

@@ -5,7 +5,7 @@ import { param, type SqliteDatabase } from './database.js';
 export interface SqliteRunnerRegistryOptions {
   id: string;
   /** A lease not renewed for this long is expired (its process is taken for dead). */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
   logger: Logger;
   pid?: number;
   host?: string;

@@ -559,7 +559,7 @@ function expiryStatements(db: SqliteDatabase) {
 
 function toEvent(row: EventRow): TaskEvent {
   // The kind column is written only from TaskEvent.kind, so the pairing below holds.
-  return { seq: row.seq, kind: row.kind, event: JSON.parse(row.payload) } as TaskEvent;
+  return { seq: row.seq, kind: row.kind, event: JSON.parse(row.payload) as unknown } as TaskEvent;
 }
 
 /** The message key is already stored: another send of the same message created its task first. */

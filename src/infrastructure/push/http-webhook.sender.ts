@@ -114,6 +114,7 @@ export class HttpWebhookSender implements WebhookSender {
     } catch (err) {
       throw new Error(
         `webhook host ${host} could not be resolved: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
       );
     }
     if (addresses.length === 0) throw new Error(`webhook host ${host} has no addresses`);

@@ -7,9 +7,9 @@ import { migrationStatus } from '../persistence/migrations.js';
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 /** Below this much free space the data directory gets a warning. */
-export const DISK_WARN_BYTES = 1 * GiB;
+const DISK_WARN_BYTES = 1 * GiB;
 /** Below this much free space SQLite writes (and WAL checkpoints) are about to fail. */
-export const DISK_FAIL_BYTES = 100 * MiB;
+const DISK_FAIL_BYTES = 100 * MiB;
 const MIN_NODE_MAJOR = 20;
 
 export interface SqliteSystemProbeOptions {

@@ -1,4 +1,5 @@
 import type { ToolCallRequest, ToolCallResult, ToolRunner } from '../../application/index.js';
+import type { CommandConfinement } from './confinement.js';
 import { commandTool, gitDiffTool, gitStatusTool, runCommandTool } from './command-tools.js';
 import { editFileTool, listFilesTool, readFileTool, searchFilesTool, writeFileTool } from './file-tools.js';
 import { PathRefusedError } from './path-guard.js';
@@ -26,12 +27,23 @@ const BUILTINS: Readonly<Record<string, BuiltinTool>> = {
  * error all come back as `ok: false` with a one-line summary (and nothing touched when refused).
  */
 export class BuiltinToolRunner implements ToolRunner {
+  /** `confinement` decides how every command runs (the composition root probes it once). */
+  constructor(private readonly opts: { confinement: CommandConfinement }) {}
+
+  get confinement(): ToolRunner['confinement'] {
+    const m = this.opts.confinement.mode;
+    return m === 'bubblewrap' ? 'confined' : m;
+  }
+
   async run(req: ToolCallRequest): Promise<ToolCallResult> {
     const ctx: ToolContext = {
       sandbox: req.sandbox,
       args: req.args ?? {},
       signal: req.signal,
       timeoutMs: req.timeoutMs,
+      confinement: this.opts.confinement,
+      network: req.network ?? 'none',
+      env: req.env,
     };
     try {
       if (req.signal.aborted) return failed(`${req.tool.name}: cancelled before it started`);

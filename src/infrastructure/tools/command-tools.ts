@@ -5,7 +5,7 @@ import type { ToolDefinition } from '../../domain/registry/entities.js';
 import { gitOut, snapshotTree } from '../sandbox/git.js';
 import { changedPaths, diffTrees } from '../sandbox/sandbox-diff.js';
 import { lexicalRel, resolveInSandbox } from './path-guard.js';
-import { runProcess } from './process-runner.js';
+import { runConfined } from './process-runner.js';
 import { bool, int, ok, str, strings, ToolFailure, type ToolContext } from './tool-support.js';
 
 /**
@@ -68,10 +68,14 @@ async function runInSandbox(
   cwd: string,
   timeoutMs: number,
 ): Promise<ToolCallResult> {
-  const { sandbox, signal } = ctx;
+  const { sandbox, signal, confinement } = ctx;
   const force = sandbox.kind === 'copy';
   const before = await snapshotTree(sandbox.root, force);
-  const r = await runProcess({ program, args: argv, cwd, timeoutMs, signal });
+  const r = await runConfined(
+    confinement,
+    { program, args: argv, cwd, sandboxRoot: sandbox.root, network: ctx.network, env: ctx.env },
+    { timeoutMs, signal },
+  );
   let filesTouched: string[] = [];
   let note = '';
   try {
@@ -83,33 +87,41 @@ async function runInSandbox(
   const output = r.output + note;
   const touched =
     filesTouched.length > 0 ? `; ${filesTouched.length} file${filesTouched.length === 1 ? '' : 's'} changed` : '';
-  if (r.spawnError !== undefined)
-    return { ok: false, summary: `cannot run ${program}: ${r.spawnError}`, output, filesTouched, exitCode: null };
-  if (r.aborted) return { ok: false, summary: `${shown}: cancelled${touched}`, output, filesTouched, exitCode: null };
-  if (r.timedOut)
-    return {
-      ok: false,
-      summary: `${shown}: killed after the ${timeoutMs} ms time limit${touched}`,
-      output,
-      filesTouched,
-      exitCode: null,
-    };
-  if (r.exitCode === null)
-    return {
-      ok: false,
-      summary: `${shown}: killed by ${r.signal ?? 'a signal'}${touched}`,
-      output,
-      filesTouched,
-      exitCode: null,
-    };
+  const how = confinement.mode === 'bubblewrap' ? ('confined' as const) : ('none' as const);
+  const fail = (summary: string): ToolCallResult => ({
+    ok: false,
+    summary,
+    output,
+    filesTouched,
+    exitCode: null,
+    confinement: how,
+  });
+  if (r.spawnError !== undefined) return fail(`cannot run ${program}: ${r.spawnError}`);
+  if (r.aborted) return fail(`${shown}: cancelled${touched}`);
+  if (r.timedOut) return fail(`${shown}: killed after the ${timeoutMs} ms time limit${touched}`);
+  if (r.outputLimited)
+    return fail(`${shown}: killed at the output limit (${mib(confinement.limits.maxOutputBytes)} of output)${touched}`);
+  if (r.exitCode === null) return fail(`${shown}: killed by ${r.signal ?? 'a signal'}${touched}`);
+  const limits = [
+    r.processLimitHit ? `the process limit (${confinement.limits.maxProcesses} processes) was reached` : '',
+    r.exitCode !== 0 && how === 'confined' && OUT_OF_MEMORY.test(r.output)
+      ? `the memory limit (${mib(confinement.limits.memoryBytes)} of address space) was reached`
+      : '',
+  ].filter(Boolean);
   return {
     ok: r.exitCode === 0,
-    summary: `${shown}: exit ${r.exitCode}${touched}`,
+    summary: `${shown}: exit ${r.exitCode}${limits.length ? ` (${limits.join('; ')})` : ''}${touched}`,
     output,
     filesTouched,
     exitCode: r.exitCode,
+    confinement: how,
   };
 }
+
+const mib = (bytes: number): string => `${Math.round(bytes / 1024 / 1024)} MiB`;
+/** How programs say an allocation failed (RLIMIT_AS makes it fail; nothing reports it otherwise). */
+const OUT_OF_MEMORY =
+  /Cannot allocate memory|MemoryError|out of memory|std::bad_alloc|memory exhausted|Failed to reserve|allocation failed/i;
 
 export async function gitStatusTool({ sandbox }: ToolContext): Promise<ToolCallResult> {
   const out = await gitOut(sandbox.root, ['status', '--porcelain=v1', '--untracked-files=all'], { confine: true });

@@ -1,9 +1,16 @@
 /**
  * Runs a program (no shell) in its own process group, so a timeout or an abort kills everything it
  * started, not just the direct child. Output (stdout and stderr interleaved as they arrive) is
- * capped: the first and the last half megabyte are kept.
+ * capped: the first and the last half megabyte are kept, and a program that goes on past the
+ * output limit is killed.
  */
 import { spawn } from 'node:child_process';
+import {
+  ConfinementUnavailableError,
+  resolveProgram,
+  type CommandConfinement,
+  type CommandInvocation,
+} from './confinement.js';
 
 export const MAX_OUTPUT_BYTES = 1024 * 1024;
 /** After SIGTERM, the group has this long to exit before SIGKILL. */
@@ -17,6 +24,10 @@ export interface ProcessRequest {
   cwd: string;
   timeoutMs: number;
   signal: AbortSignal;
+  /** The whole environment of the program (default: ours, minus variables that redirect git). */
+  env?: Record<string, string>;
+  /** Output (both streams) after which the program is killed (default: no limit). */
+  maxOutputBytes?: number;
 }
 
 export interface ProcessResult {
@@ -26,6 +37,8 @@ export interface ProcessResult {
   signal: NodeJS.Signals | null;
   timedOut: boolean;
   aborted: boolean;
+  /** Killed because it produced more than `maxOutputBytes`. */
+  outputLimited: boolean;
   output: string;
   truncated: boolean;
   /** Set when the program could not be started (e.g. ENOENT). */
@@ -55,19 +68,22 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
       signal: null,
       timedOut: false,
       aborted: true,
+      outputLimited: false,
       output: '',
       truncated: false,
     });
   return new Promise((resolve) => {
     let timedOut = false;
     let aborted = false;
+    let outputLimited = false;
+    let produced = 0;
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
     const child = spawn(req.program, [...req.args], {
       cwd: req.cwd,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: commandEnv(),
+      env: req.env ?? commandEnv(),
     });
     const killGroup = (sig: NodeJS.Signals): void => {
       if (child.pid === undefined) return;
@@ -92,24 +108,34 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
         stop();
       }, req.timeoutMs),
     );
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => out.push(b));
+    const onData = (b: Buffer): void => {
+      out.push(b);
+      produced += b.length;
+      if (req.maxOutputBytes !== undefined && produced > req.maxOutputBytes && !outputLimited) {
+        outputLimited = true;
+        killGroup('SIGKILL');
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
 
-    const finish = (r: Omit<ProcessResult, 'output' | 'truncated' | 'timedOut' | 'aborted'>): void => {
+    const finish = (
+      r: Omit<ProcessResult, 'output' | 'truncated' | 'timedOut' | 'aborted' | 'outputLimited'>,
+    ): void => {
       if (settled) return;
       settled = true;
       for (const t of timers) clearTimeout(t);
       req.signal.removeEventListener('abort', onAbort);
       child.stdout.destroy();
       child.stderr.destroy();
-      resolve({ ...r, timedOut, aborted, output: out.text(), truncated: out.truncated });
+      resolve({ ...r, timedOut, aborted, outputLimited, output: out.text(), truncated: out.truncated });
     };
     child.on('error', (e) => finish({ exitCode: null, signal: null, spawnError: e.message }));
     child.on('exit', (code, sig) => {
       // Whatever the program left running in its group (a background job) goes with it.
       killGroup('SIGKILL');
       let closed = false;
-      const done = (): void => finish({ exitCode: timedOut || aborted ? null : code, signal: sig });
+      const done = (): void => finish({ exitCode: timedOut || aborted || outputLimited ? null : code, signal: sig });
       child.on('close', () => {
         closed = true;
         done();
@@ -117,6 +143,50 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
       timers.push(setTimeout(() => closed || done(), DRAIN_MS));
     });
   });
+}
+
+export interface ConfinedResult extends ProcessResult {
+  /** The process-count limit stopped a fork (only where a pids cgroup enforces it). */
+  processLimitHit: boolean;
+}
+
+/**
+ * Runs one command the way `confinement` says (refusing it, with the reason and how to install
+ * bubblewrap, when confinement is required but unavailable), under its output limit.
+ */
+export async function runConfined(
+  confinement: CommandConfinement,
+  inv: CommandInvocation,
+  opts: { timeoutMs: number; signal: AbortSignal },
+): Promise<ConfinedResult> {
+  const none = { exitCode: null, signal: null, timedOut: false, aborted: false, outputLimited: false, output: '' };
+  if (confinement.mode === 'unavailable')
+    return {
+      ...none,
+      truncated: false,
+      processLimitHit: false,
+      spawnError: new ConfinementUnavailableError(confinement.reason ?? '').message,
+    };
+  // A missing program is named as such (inside bwrap it would be a bare exit status).
+  if (confinement.mode === 'bubblewrap' && !(await resolveProgram(inv.program, inv.cwd, confinement.environment(inv))))
+    return { ...none, truncated: false, processLimitHit: false, spawnError: `spawn ${inv.program} ENOENT` };
+  const cmd = await confinement.prepare(inv);
+  let released: { processLimitHit: boolean };
+  let r: ProcessResult;
+  try {
+    r = await runProcess({
+      program: cmd.program,
+      args: cmd.args,
+      cwd: cmd.cwd,
+      env: cmd.env,
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      maxOutputBytes: confinement.limits.maxOutputBytes,
+    });
+  } finally {
+    released = await cmd.release();
+  }
+  return { ...r, processLimitHit: released.processLimitHit };
 }
 
 /** Keeps the head and the tail of a stream within a byte budget. */

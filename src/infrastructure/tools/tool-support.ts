@@ -2,6 +2,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { SandboxInfo, ToolCallResult } from '../../application/index.js';
+import type { CommandConfinement, NetworkAccess } from './confinement.js';
 
 /** A tool call that cannot go on; its message becomes the result's summary. */
 export class ToolFailure extends Error {
@@ -20,6 +21,10 @@ export interface ToolContext {
   args: Record<string, unknown>;
   signal: AbortSignal;
   timeoutMs: number;
+  /** How commands run. */
+  confinement: CommandConfinement;
+  network: NetworkAccess;
+  env?: Readonly<Record<string, string>> | undefined;
 }
 
 export const MAX_TEXT_OUTPUT = 1024 * 1024;

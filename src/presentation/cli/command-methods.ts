@@ -1,7 +1,11 @@
 /**
- * Which A2A methods each CLI command calls. Every command is a thin renderer over these calls; a
- * test checks this table against the command tree and the method table, so a command without a
- * method (or a method users would expect a command for, without one) fails the build.
+ * Which A2A methods each CLI command calls. Every command is a thin renderer over these calls, and
+ * this table is binding: a command's client refuses any method its row does not list
+ * (declared-client.ts), and the end-to-end suites record every call each command makes and check
+ * the table against it (test/support/cli-trace-check.ts). A test also checks the table against the
+ * command tree and the method table, so a command without a method (or a method users would expect
+ * a command for, without one) fails the build. Helpers that call methods for several commands
+ * export their lists (FOLLOW_CALLS, PHASE_CALLS) next to the code that makes the calls.
  */
 import {
   cancelTask,
@@ -13,6 +17,21 @@ import {
   namespaceList,
   namespaceMembers,
   namespaceShow,
+  planApply,
+  planApprove,
+  planArtifacts,
+  planCancel,
+  planCorrect,
+  planDiff,
+  planExecute,
+  planExplain,
+  planList,
+  planPrompt,
+  planReject,
+  planRollback,
+  planStatus,
+  planTree,
+  planUse,
   REGISTRIES,
   resourceTypeList,
   resourceTypeShow,
@@ -24,9 +43,9 @@ import {
   sessionShow,
   subscribeToTask,
 } from '../../protocol/client/index.js';
+import { PHASE_CALLS } from './support/plan-run.js';
 
-const names = (...rows: ReadonlyArray<{ name: string }>): string[] => rows.map((r) => r.name);
-const plan = (verb: string): string => `_cleveragents/plan/${verb}`;
+const names = (...rows: ReadonlyArray<{ name: string }>): string[] => [...new Set(rows.map((r) => r.name))];
 
 const registryCommands = Object.fromEntries(
   Object.entries(REGISTRIES).flatMap(([kind, rows]) =>
@@ -45,25 +64,22 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   'task list': names(listTasks),
   'task cancel': names(cancelTask),
   'task watch': names(subscribeToTask, getTask),
-  ...Object.fromEntries(
-    [
-      'use',
-      'execute',
-      'apply',
-      'prompt',
-      'approve',
-      'reject',
-      'cancel',
-      'status',
-      'tree',
-      'explain',
-      'correct',
-      'diff',
-      'artifacts',
-      'rollback',
-      'list',
-    ].map((v) => [`plan ${v}`, [plan(v)]]),
-  ),
+  // The phase commands start a phase, then follow its task (answering approvals) and show the plan.
+  'plan use': names(planUse, ...PHASE_CALLS, planTree),
+  'plan execute': names(planExecute, ...PHASE_CALLS),
+  'plan apply': names(planApply, ...PHASE_CALLS),
+  'plan approve': names(planApprove, ...PHASE_CALLS),
+  'plan reject': names(planReject, ...PHASE_CALLS),
+  'plan prompt': names(planPrompt, ...PHASE_CALLS),
+  'plan cancel': names(planCancel),
+  'plan status': names(planStatus),
+  'plan tree': names(planTree),
+  'plan explain': names(planExplain),
+  'plan correct': names(planCorrect),
+  'plan diff': names(planDiff),
+  'plan artifacts': names(planArtifacts),
+  'plan rollback': names(planRollback),
+  'plan list': names(planList),
   ...registryCommands,
   'resource type list': names(resourceTypeList),
   'resource type show': names(resourceTypeShow),
@@ -73,13 +89,19 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   card: names(getExtendedAgentCard),
   health: names(healthCheck),
   diagnostics: names(diagnosticsRun),
-  demo: [
-    ...names(REGISTRIES.resource.add, REGISTRIES.project.add),
-    plan('use'),
-    plan('execute'),
-    plan('diff'),
-    plan('apply'),
-  ],
+  // The demo registers a sample resource and project (and removes them unless --keep), then runs a plan.
+  demo: names(
+    REGISTRIES.resource.add,
+    REGISTRIES.project.add,
+    REGISTRIES.resource.remove,
+    REGISTRIES.project.remove,
+    planUse,
+    planExecute,
+    planDiff,
+    planApply,
+    ...PHASE_CALLS,
+    planTree,
+  ),
 };
 
 /** Commands that are not a client of a method: `serve` is the server itself. */

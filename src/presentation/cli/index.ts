@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { registerAction } from './commands/action.command.js';
+import { registerAutomationProfile } from './commands/automation-profile.command.js';
 import { registerActor } from './commands/actor.command.js';
 import { registerChat } from './commands/chat.command.js';
 import { registerDemo } from './commands/demo.command.js';
@@ -19,6 +20,7 @@ import { registerSkill } from './commands/skill.command.js';
 import { registerSystem } from './commands/system.command.js';
 import { registerTask } from './commands/task.command.js';
 import { registerTool } from './commands/tool.command.js';
+import { COMMAND_METHODS } from './command-methods.js';
 import { EXIT_CODES } from './exit-codes.js';
 import { OUTPUT_FORMATS } from './render/format.js';
 import type { CliIo } from './render/ui.js';
@@ -36,7 +38,7 @@ export interface CliHost {
 
 /** Runs `agents` with `argv` (as `process.argv`: node, script, arguments…) and returns the exit code. */
 export async function runCli(argv: string[], host: CliHost, io: CliIo = processIo()): Promise<number> {
-  const runner = new Runner(host.version, io);
+  const runner = new Runner(host.version, io, COMMAND_METHODS);
   const program = buildProgram(host, runner, io);
   try {
     await program.parseAsync(argv);
@@ -52,7 +54,7 @@ export async function runCli(argv: string[], host: CliHost, io: CliIo = processI
 /** The whole command tree (exported for the test that checks every command against the method table). */
 export function buildProgram(
   host: CliHost,
-  runner: Runner = new Runner(host.version, processIo()),
+  runner: Runner = new Runner(host.version, processIo(), COMMAND_METHODS),
   io: CliIo = processIo(),
 ): Command {
   const program = new Command('agents')
@@ -101,6 +103,7 @@ Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authenti
   registerResource(program, runner);
   registerProject(program, runner);
   registerAction(program, runner);
+  registerAutomationProfile(program, runner);
   registerNamespace(program, runner);
   registerSystem(program, runner);
   registerServe(program, (opts) => host.serve(opts), runner);

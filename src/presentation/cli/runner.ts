@@ -12,6 +12,7 @@ import {
   type GlobalFlags,
 } from './config.js';
 import { connect } from './connect.js';
+import { declaredClient } from './declared-client.js';
 import { EXIT_CODES, exitReasonOf, type ExitReason } from './exit-codes.js';
 import { buildEnvelope, serializeEnvelope, type EnvelopeMessage } from './render/envelope.js';
 import { renderError, reportOf, type Target } from './render/error.js';
@@ -32,7 +33,7 @@ export interface RunContext {
 /** A command's result: the envelope's data, and why it ends (OK unless said otherwise). */
 export interface Outcome {
   data: unknown;
-  exit?: ExitReason;
+  exit?: ExitReason | undefined;
   /** The command failed after gathering data worth keeping: reported like a thrown error, with `data`. */
   error?: unknown;
 }
@@ -49,6 +50,8 @@ export class Runner {
   constructor(
     readonly version: string,
     readonly io: CliIo,
+    /** What each command may call (COMMAND_METHODS): its client refuses anything else. */
+    readonly calls: Readonly<Record<string, readonly string[]>>,
   ) {}
 
   async run(cmd: Command, name: string, fn: CommandFn): Promise<void> {
@@ -88,7 +91,10 @@ export class Runner {
         ui,
         io: this.io,
         signal: ac.signal,
-        client: () => (pending ??= connect(conn, this.version, env)),
+        client: () =>
+          (pending ??= connect(conn, this.version, env).then((c) =>
+            declaredClient(name, this.calls[name] ?? [], c, env),
+          )),
         interrupt: () => ac.abort(),
       };
       outcome = await fn(ctx);

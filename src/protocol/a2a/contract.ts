@@ -11,8 +11,8 @@ export interface V03Codec {
   /** The v0.3 wire name, when it differs from every name of the row. */
   name?: string;
   params: z.ZodType;
-  decode(params: never): unknown;
-  encode(result: never): unknown;
+  decode: (params: never) => unknown;
+  encode: (result: never) => unknown;
 }
 
 interface ContractBase<P extends z.ZodType, R extends z.ZodType> {

@@ -57,18 +57,4 @@ export function bindStream<P extends z.ZodType, R extends z.ZodType>(
   return { ...contract, call };
 }
 
-/** A contract and its binding at once (for tests and one-off rows). */
-export function defineMethod<P extends z.ZodType, R extends z.ZodType>(
-  def: Omit<UnaryMethod<P, R>, 'kind'>,
-): UnaryMethod<P, R> {
-  return { ...def, kind: 'unary' };
-}
-
-/** A streaming contract and its binding at once (for tests and one-off rows). */
-export function defineStream<P extends z.ZodType, R extends z.ZodType>(
-  def: Omit<StreamMethod<P, R>, 'kind'>,
-): StreamMethod<P, R> {
-  return { ...def, kind: 'stream' };
-}
-
 export type { ParamsOf, ResultOf } from './contract.js';

@@ -9,7 +9,7 @@ import { AppError } from '../../domain/errors.js';
  * The table is the request side of the normative a2a.proto (v1.0), field for field: each message
  * lists its fields' proto names and, for fields that hold another message, that message's name.
  * `google.protobuf.Struct`/`Value` fields (metadata, a data part) hold the caller's own keys and are
- * never rewritten. test/unit/proto-names.test.ts checks the table against the proto.
+ * never rewritten. test/unit/protocol/a2a/proto-names.test.ts checks the table against the proto.
  */
 export const PROTO_REQUEST_MESSAGES = {
   SendMessageRequest: { tenant: null, message: 'Message', configuration: 'SendMessageConfiguration', metadata: null },

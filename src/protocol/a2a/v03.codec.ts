@@ -18,7 +18,7 @@ import {
 
 const Meta = z.record(z.string(), z.unknown());
 
-export const V03_STATES = [
+const V03_STATES = [
   'submitted',
   'working',
   'input-required',
@@ -106,7 +106,7 @@ export const V03DeletePushConfig = z.object({
 
 // ---- v0.3 -> v1.0 -------------------------------------------------------------------------
 
-export function partFromV03(p: V03Part): Part {
+function partFromV03(p: V03Part): Part {
   const out: Part =
     p.kind === 'text'
       ? { text: p.text }
@@ -150,7 +150,7 @@ export function pushConfigFromV03(taskId: string, c: V03PushConfig): TaskPushNot
 
 // ---- v1.0 -> v0.3 -------------------------------------------------------------------------
 
-export function partToV03(p: Part): Record<string, unknown> {
+function partToV03(p: Part): Record<string, unknown> {
   const meta = p.metadata ? { metadata: p.metadata } : {};
   if (p.text !== undefined) return { kind: 'text', text: p.text, ...meta };
   if (p.data !== undefined) {

@@ -2,7 +2,6 @@ import { AppError } from '../../domain/errors.js';
 
 export const SUPPORTED_VERSIONS = ['1.0', '0.3'] as const;
 export type ProtocolVersion = (typeof SUPPORTED_VERSIONS)[number];
-export const CURRENT_VERSION: ProtocolVersion = '1.0';
 
 /**
  * Our extension: one URI (a breaking change would take a new one), additive minor versions. The

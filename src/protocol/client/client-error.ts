@@ -44,10 +44,10 @@ export class A2ATransportError extends Error {
 }
 
 function readInfo(data: unknown): {
-  type?: string;
-  reason?: string;
-  hint?: string;
-  correlationId?: string;
+  type: string | undefined;
+  reason: string | undefined;
+  hint: string | undefined;
+  correlationId: string | undefined;
   fields: FieldViolationInfo[];
 } {
   const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -79,5 +79,5 @@ function readInfo(data: unknown): {
       fields: Array.isArray(d['fieldViolations']) ? (d['fieldViolations'] as FieldViolationInfo[]) : [],
     };
   }
-  return { fields: [] };
+  return { type: undefined, reason: undefined, hint: undefined, correlationId: undefined, fields: [] };
 }

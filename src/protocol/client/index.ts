@@ -24,6 +24,7 @@ export {
   resourceRegistry,
   projectRegistry,
   actionRegistry,
+  automationProfileRegistry,
   resourceTypeList,
   resourceTypeShow,
 } from '../a2a/contracts/registry.contract.js';

@@ -31,8 +31,8 @@ export interface InitializeResult {
 }
 
 interface Pending {
-  resolve(v: unknown): void;
-  reject(e: unknown): void;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
   events?: Channel<ClientStreamEvent>;
 }
 
@@ -129,9 +129,9 @@ export class StdioClientTransport implements ClientTransport {
     return events;
   }
 
-  async agentCard(): Promise<Record<string, unknown>> {
-    if (!this.init) throw new A2ATransportError('not initialized');
-    return this.init.agentCard;
+  agentCard(): Promise<Record<string, unknown>> {
+    if (!this.init) return Promise.reject(new A2ATransportError('not initialized'));
+    return Promise.resolve(this.init.agentCard);
   }
 
   /** Closes stdin, then escalates: SIGTERM after 3 s, SIGKILL after 2 s more. */

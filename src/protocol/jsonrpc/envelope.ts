@@ -17,12 +17,6 @@ export interface JsonRpcErrorObject {
 export type JsonRpcResponse =
   { jsonrpc: '2.0'; id: JsonRpcId; result: unknown } | { jsonrpc: '2.0'; id: JsonRpcId; error: JsonRpcErrorObject };
 
-export interface JsonRpcNotification {
-  jsonrpc: '2.0';
-  method: string;
-  params?: unknown;
-}
-
 export type EnvelopeCheck = { ok: true; request: JsonRpcRequest } | { ok: false; id: JsonRpcId; problem: string };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -36,7 +30,7 @@ export function checkEnvelope(msg: unknown): EnvelopeCheck {
     rawId === null ||
     typeof rawId === 'string' ||
     (typeof rawId === 'number' && Number.isFinite(rawId));
-  const id: JsonRpcId = idOk && rawId !== undefined ? (rawId as JsonRpcId) : null;
+  const id: JsonRpcId = idOk && rawId !== undefined ? rawId : null;
   if (msg['jsonrpc'] !== '2.0') return { ok: false, id, problem: 'jsonrpc must be "2.0"' };
   if (!idOk) return { ok: false, id: null, problem: 'id must be a string, a number or null' };
   if (typeof msg['method'] !== 'string' || msg['method'].length === 0) {
@@ -51,5 +45,3 @@ export function checkEnvelope(msg: unknown): EnvelopeCheck {
   if (params !== undefined && params !== null) request.params = params;
   return { ok: true, request };
 }
-
-export const isNotification = (r: JsonRpcRequest): boolean => r.id === undefined;

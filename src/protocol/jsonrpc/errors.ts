@@ -80,10 +80,9 @@ export function toErrorObject(err: unknown, surface: ErrorSurface, correlationId
   );
 }
 
-/** Reasons of the JSON-RPC layer's own refusals (before any method runs). */
-export const RPC_REASONS = ['PARSE_ERROR', 'INVALID_REQUEST', 'METHOD_NOT_FOUND'] as const;
-/** Every reason an error answer may name in `error.data` (or its ErrorInfo detail). */
-export type WireReason = ErrorReason | (typeof RPC_REASONS)[number];
+/** Every reason an error answer may name in `error.data` (or its ErrorInfo detail): the JSON-RPC
+ * layer's own refusals (before any method runs) and the application's. */
+export type WireReason = ErrorReason | 'PARSE_ERROR' | 'INVALID_REQUEST' | 'METHOD_NOT_FOUND';
 
 function reasonOfRpc(code: number): WireReason {
   return code === PARSE_ERROR

@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import type { Logger, Principal, ServiceFacade } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 import { DEFAULT_LIMITS, depthError, jsonDepthExceeds } from '../../domain/limits.js';
@@ -62,10 +61,6 @@ export class Dispatcher {
 
   constructor(private readonly opts: DispatcherOptions) {
     this.maxDepth = opts.maxJsonDepth ?? DEFAULT_LIMITS.maxJsonDepth;
-  }
-
-  get table(): MethodLookup {
-    return this.opts.table;
   }
 
   async dispatch(message: unknown, meta: RequestMeta): Promise<DispatchOutcome> {
@@ -209,7 +204,7 @@ export class Dispatcher {
   }
 
   private checkResult(method: MethodDef, result: unknown): void {
-    const r = (method.result as z.ZodType).safeParse(result);
+    const r = method.result.safeParse(result);
     if (!r.success) {
       throw new Error(
         `result of ${method.name} does not match its schema: ${JSON.stringify(r.error.issues).slice(0, 500)}`,

@@ -23,7 +23,7 @@ export interface HttpServerOptions {
   card: AgentCardProvider;
   auth: Authenticator;
   logger: Logger;
-  maxBodyBytes?: number;
+  maxBodyBytes?: number | undefined;
   /** Time allowed to receive a whole request. */
   requestTimeoutMs?: number;
   heartbeatMs?: number;

@@ -65,8 +65,8 @@ export class InMemoryClientTransport implements ClientTransport {
     }
   }
 
-  async agentCard(): Promise<Record<string, unknown>> {
-    return this.cardOf();
+  agentCard(): Promise<Record<string, unknown>> {
+    return Promise.resolve(this.cardOf());
   }
 
   async close(): Promise<void> {}

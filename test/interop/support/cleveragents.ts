@@ -268,16 +268,16 @@ export function recordingFetch(base: typeof fetch = globalThis.fetch): {
     });
     return res;
   };
-  return { fetch: tap as typeof fetch, exchanges };
+  return { fetch: tap, exchanges };
 }
 
 /** A fetch that adds `Authorization: Bearer <token>` to every request. */
 export function bearerFetch(token: string, base: typeof fetch = globalThis.fetch): typeof fetch {
-  return ((input: string | URL | Request, init?: RequestInit) => {
+  return (input: string | URL | Request, init?: RequestInit) => {
     const headers = new Headers(init?.headers);
     headers.set('authorization', `Bearer ${token}`);
     return base(input, { ...init, headers });
-  }) as typeof fetch;
+  };
 }
 
 /** The JSON objects of an SSE body's `data:` lines, with their `id:` (if any). */

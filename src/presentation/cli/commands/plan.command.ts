@@ -43,7 +43,6 @@ import {
 
 const PHASES = ['strategize', 'execute', 'apply'] as const;
 const STATES = ['queued', 'processing', 'complete', 'errored', 'constrained', 'cancelled', 'applied'] as const;
-const PROFILES = ['manual', 'trusted', 'auto'] as const;
 
 /** `--arg k=v`, repeatable, into an object. */
 function argPair(value: string, previous: Record<string, string> = {}): Record<string, string> {
@@ -79,17 +78,15 @@ export function registerPlan(program: Command, runner: Runner): void {
       .argument('<action>', 'the action (e.g. builtin/replace; see agents action list)')
       .argument('<projects...>', 'the projects it works on')
       .option('--arg <name=value>', 'an argument of the action (repeat for several; see agents action show)', argPair)
-      .addOption(
-        new Option(
-          '--automation-profile <profile>',
-          'what needs your approval: manual (every write and the apply), trusted (the apply; default), auto (nothing)',
-        ).choices(PROFILES),
+      .option(
+        '--automation-profile <profile>',
+        'the automation profile whose rules decide each tool call (see agents automation-profile list): manual (every write and the apply), trusted (the apply; default), auto (nothing), or your own; its rules are copied into the plan now',
       ),
   ).action(
     (
       action: string,
       projects: string[],
-      opts: Budget & { arg?: Record<string, string>; automationProfile?: (typeof PROFILES)[number] },
+      opts: Budget & { arg?: Record<string, string>; automationProfile?: string },
       cmd: Command,
     ) =>
       runner.run(cmd, 'plan use', async (ctx) => {

@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { qualify } from '../render/definition.js';
 import type { Runner } from '../runner.js';
@@ -21,12 +21,9 @@ function registerAdd(group: Command, runner: Runner): void {
     .argument('[name]', 'namespace/name (a bare name means local/<name>)')
     .option('--config <file>', 'the definition file (instead of a name and flags)')
     .option('--resource <name>', 'a resource of the project (repeat for several)', collect)
-    .addOption(
-      new Option('--automation-profile <profile>', "what needs a person's approval in its plans").choices([
-        'manual',
-        'trusted',
-        'auto',
-      ]),
+    .option(
+      '--automation-profile <profile>',
+      'the automation profile of its plans: manual, trusted, auto or your own (see agents automation-profile list)',
     )
     .option('--description <text>', 'what it is')
     .action((name: string | undefined, opts: AddOptions, cmd: Command) =>

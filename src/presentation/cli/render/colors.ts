@@ -63,6 +63,7 @@ export function colorEnabled({ disabled, isTTY, env }: ColorInputs): boolean {
 
 export const palette = (enabled: boolean): Palette => (enabled ? ON : OFF);
 
+// eslint-disable-next-line no-control-regex -- ANSI styles begin with the ESC control character.
 const ANSI = /\u001b\[[0-9;]*m/g;
 
 /** The width of a string as a terminal shows it (ANSI styles take no room). */

@@ -1,6 +1,7 @@
 import type { planCorrect, planExplain, ResultOf } from '../../../protocol/client/index.js';
 import { renderYaml } from './definition.js';
 import { chosenText } from './plan.js';
+import { verdictText } from './policy.js';
 import { renderFields } from './table.js';
 import type { Ui } from './ui.js';
 
@@ -18,13 +19,14 @@ export function renderExplain(r: ResultOf<typeof planExplain>, ui: Ui): string {
     ['superseded', ui.rich ? (d.superseded ? 'yes' : undefined) : String(d.superseded)],
     ['parent', parent ? `${parent.id} ${parent.question}` : undefined],
     ...children.map((c) => ['child', `${c.id} ${c.type}: ${c.question}`] as const),
-    ...calls.map(
-      (c) =>
-        [
-          'tool call',
-          `${c.tool} ${c.ok ? 'ok' : 'FAILED'}: ${c.summary} (${c.durationMs} ms)${c.filesTouched.length ? ` — ${c.filesTouched.join(', ')}` : ''}`,
-        ] as const,
-    ),
+    // Each call, then what its automation profile decided about it.
+    ...calls.flatMap((c) => [
+      [
+        'tool call',
+        `${c.tool} ${c.ok ? 'ok' : 'FAILED'}: ${c.summary} (${c.durationMs} ms)${c.filesTouched.length ? ` — ${c.filesTouched.join(', ')}` : ''}`,
+      ] as const,
+      ...(c.policy ? [['policy', verdictText(c.policy)] as const] : []),
+    ]),
     ['checkpoint', cp ? `${cp.id} ${cp.label}` : undefined],
   ];
   const context = Object.keys(d.context).length ? d.context : undefined;

@@ -1,6 +1,7 @@
 import type { planArtifacts, planDiff, planStatus, planTree, ResultOf } from '../../../protocol/client/index.js';
 import type { Palette } from './colors.js';
 import { plural, whenText } from './definition.js';
+import { ruleText } from './policy.js';
 import { oneLine, renderFields, renderTable } from './table.js';
 import type { Ui } from './ui.js';
 
@@ -44,6 +45,24 @@ export const argsText = (args: Record<string, unknown>): string =>
     })
     .join(' ');
 
+/** The plan's profile and that its rules are the copy taken at `use`. */
+export function profileText(s: Pick<PlanStatus, 'automationProfile' | 'policy'>): string {
+  const p = s.policy;
+  const rev = p.contentHash ? `, revision ${p.revision}` : '';
+  return `${s.automationProfile} (rules as of plan use${rev}: default ${p.default}, ${plural(p.rules.length, 'rule')}, apply ${p.applyApproval ? 'asks' : 'without asking'}; later edits of the profile do not apply to this plan)`;
+}
+
+/** How the plan's commands run: network, and confinement (`none` stands out: the user turned it off). */
+export function commandLines(s: PlanStatus, ui: Ui): Array<readonly [string, string]> {
+  const network = s.network === 'allow' ? 'allowed' : 'none';
+  const lines: Array<readonly [string, string]> = [['network', network]];
+  if (s.confinement === 'none') {
+    const text = 'NONE — commands ran unconfined (CLEVERAGENTS_CONFINEMENT=none)';
+    lines.push(['confinement', ui.rich ? ui.pal.yellow(text) : text]);
+  } else if (s.confinement === 'confined') lines.push(['confinement', 'confined (bubblewrap)']);
+  return lines;
+}
+
 /** Everything `plan status` knows, for people. */
 export function renderPlanStatus(s: PlanStatus, ui: Ui): string {
   const rich = ui.rich;
@@ -54,7 +73,9 @@ export function renderPlanStatus(s: PlanStatus, ui: Ui): string {
     ['projects', s.projects.join(', ')],
     ['description', s.description],
     ['done when', s.definitionOfDone],
-    ['profile', s.automationProfile],
+    ['profile', profileText(s)],
+    ...s.policy.rules.map((r, i) => [`policy rule ${i + 1}`, ruleText(r)] as const),
+    ...commandLines(s, ui),
     ['attempt', String(s.attempt)],
     ['progress', `${s.progress.stepsDone}/${s.progress.stepsTotal} steps`],
     ['running', rich ? (s.running ? 'yes' : undefined) : String(s.running)],

@@ -3,7 +3,7 @@ import type { Palette } from './colors.js';
 import { renderFields } from './table.js';
 
 /** `TASK_STATE_INPUT_REQUIRED` → `input-required`: the word people type and read. */
-export const stateWord = (s: TaskState | string): string =>
+export const stateWord = (s: string): string =>
   s
     .replace(/^TASK_STATE_/, '')
     .toLowerCase()

@@ -59,6 +59,9 @@ const dataOf = (m: Message | undefined, key: string): unknown =>
     .find((v) => v !== undefined);
 const textOf = (m: Message | undefined): string => (m?.parts ?? []).map((p) => p.text ?? '').join('');
 
+/** The methods following a plan's task may call (see COMMAND_METHODS). */
+export const FOLLOW_CALLS = [subscribeToTask, getTask, sendMessage] as const;
+
 /** What the approval is for, in a few words: `step 1/2: builtin/write-file` or `apply (2 files)`. */
 export function approvalWhat(r: ApprovalRequest): string {
   if (r.kind === 'apply')

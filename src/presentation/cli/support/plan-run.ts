@@ -8,14 +8,24 @@ import {
   type Task,
 } from '../../../protocol/client/index.js';
 import { plural } from '../render/definition.js';
-import { chosenText, phaseState, type Decision, type DiffStats, type PlanStatus } from '../render/plan.js';
+import {
+  chosenText,
+  commandLines,
+  phaseState,
+  type Decision,
+  type DiffStats,
+  type PlanStatus,
+} from '../render/plan.js';
 import { renderFields } from '../render/table.js';
 import type { Ui } from '../render/ui.js';
 import type { Outcome, RunContext } from '../runner.js';
-import { followPlanTask, runError, type FollowResult } from './plan-follow.js';
+import { FOLLOW_CALLS, followPlanTask, runError, type FollowResult } from './plan-follow.js';
 
 /** What the run methods (use, execute, apply, prompt, approve, reject) return. */
 export type RunStart = ResultOf<typeof planUse>;
+
+/** The methods a phase command may call besides its own (runPhase, waitingRun): following the task, the plan's status. */
+export const PHASE_CALLS = [...FOLLOW_CALLS, planStatus] as const;
 
 /**
  * A plan that already waits for the approval this command would ask for (a tool call for
@@ -91,6 +101,7 @@ export function renderStrategy(s: PlanStatus, steps: Decision[], ui: Ui): string
     ['description', s.description],
     ['done when', s.definitionOfDone],
     ['profile', s.automationProfile],
+    ...commandLines(s, ui),
     ...steps.map(
       (d) =>
         [

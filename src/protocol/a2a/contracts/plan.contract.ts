@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { AUTOMATION_PROFILES, PHASE_STATES, PHASES } from '../../../domain/plan/plan.js';
+import { PHASE_STATES, PHASES } from '../../../domain/plan/plan.js';
+import { ProfileRef } from '../../../domain/registry/entities.js';
 import {
   Correction,
   DecisionExplanation,
@@ -14,9 +15,6 @@ import { defineContract } from '../contract.js';
 
 const Ulid = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an id as printed by agents plan (26 characters)');
 const PlanId = Ulid;
-
-/** The plan status every plan row answers with (the schema lives with the domain's views). */
-export const PlanStatusSchema = PlanStatus;
 
 const Budget = {
   maxToolCalls: z.number().int().min(1).max(100_000).optional(),
@@ -40,7 +38,7 @@ export const planUse = defineContract({
       action: EntityName,
       projects: z.array(EntityName).min(1, 'name at least one project'),
       arguments: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-      automationProfile: z.enum(AUTOMATION_PROFILES).optional(),
+      automationProfile: ProfileRef.optional(),
       wait: z.boolean().optional(),
       ...Budget,
     })

@@ -87,6 +87,7 @@ export const REGISTRY_RESULTS = {
   resource: resultSchemas('resource'),
   project: resultSchemas('project'),
   action: resultSchemas('action'),
+  'automation-profile': resultSchemas('automation-profile'),
 } satisfies { [K in RegistryKind]: ReturnType<typeof resultSchemas<K>> };
 type Results = typeof REGISTRY_RESULTS;
 /**
@@ -124,6 +125,8 @@ export interface RegistryContracts<K extends RegistryKind = RegistryKind> {
 function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K> {
   const results = REGISTRY_RESULTS[kind];
   const base = `_cleveragents/registry/${PLURAL[kind]}`;
+  // Automation profiles became a registry in extension version 1.1, with the plan methods.
+  const since = kind === 'automation-profile' ? ({ since: '1.1' } as const) : {};
   const typeNote =
     kind === 'resource'
       ? ' (`type` filters on the resource type)'
@@ -135,6 +138,7 @@ function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K
   return {
     list: defineContract({
       name: `${base}/list`,
+      ...since,
       surface: 'extension',
       summary: `List ${PLURAL[kind]}: filter by namespace, a name regular expression${typeNote}; paged, with a summary.`,
       permission: 'registry:read',
@@ -143,6 +147,7 @@ function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K
     }),
     show: defineContract({
       name: `${base}/show`,
+      ...since,
       surface: 'extension',
       summary: `Show one ${kind}: its definition, revision, hash and derived facts.`,
       permission: 'registry:read',
@@ -151,6 +156,7 @@ function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K
     }),
     add: defineContract({
       name: `${base}/add`,
+      ...since,
       surface: 'extension',
       summary: `Register a ${kind} from a definition (object, or YAML/JSON text for errors with file and line).`,
       permission: 'registry:write',
@@ -159,6 +165,7 @@ function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K
     }),
     update: defineContract({
       name: `${base}/update`,
+      ...since,
       surface: 'extension',
       summary: `Replace a ${kind}'s definition; refuses a stale expectedRevision.`,
       permission: 'registry:write',
@@ -167,6 +174,7 @@ function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K
     }),
     remove: defineContract({
       name: `${base}/remove`,
+      ...since,
       surface: 'extension',
       summary: `Remove a ${kind}; refuses one that others refer to unless force is set.`,
       permission: 'registry:write',
@@ -182,6 +190,7 @@ export const skillRegistry = registryContracts('skill');
 export const resourceRegistry = registryContracts('resource');
 export const projectRegistry = registryContracts('project');
 export const actionRegistry = registryContracts('action');
+export const automationProfileRegistry = registryContracts('automation-profile');
 
 /** Every registry's rows by kind; `REGISTRIES[kind]` for a generic kind is `RegistryContracts<kind>`. */
 export const REGISTRIES: { [K in RegistryKind]: RegistryContracts<K> } = {
@@ -191,6 +200,7 @@ export const REGISTRIES: { [K in RegistryKind]: RegistryContracts<K> } = {
   resource: resourceRegistry,
   project: projectRegistry,
   action: actionRegistry,
+  'automation-profile': automationProfileRegistry,
 };
 
 /** The flags each resource type takes (what `agents resource add <type>` accepts). */

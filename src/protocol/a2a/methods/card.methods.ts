@@ -3,7 +3,6 @@ import { bindUnary } from '../method.js';
 import * as c from '../contracts/card.contract.js';
 
 /** The card contracts bound to the facade (the contracts, for clients too, are in contracts/card.contract.ts). */
-export const getExtendedAgentCard = bindUnary(
-  c.getExtendedAgentCard,
-  async (_facade, _p, ctx) => ctx.card.extendedCard(ctx.principal, ctx.version) as z.input<typeof c.AgentCardSchema>,
+export const getExtendedAgentCard = bindUnary(c.getExtendedAgentCard, (_facade, _p, ctx) =>
+  Promise.resolve(ctx.card.extendedCard(ctx.principal, ctx.version) as z.input<typeof c.AgentCardSchema>),
 );

@@ -2,8 +2,8 @@ import { bindUnary } from '../method.js';
 import * as c from '../contracts/discovery.contract.js';
 
 /** The discovery contracts bound to the facade (the contracts, for clients too, are in contracts/discovery.contract.ts). */
-export const rpcDiscover = bindUnary(
-  c.rpcDiscover,
-  async (_f, _p, ctx) =>
+export const rpcDiscover = bindUnary(c.rpcDiscover, (_f, _p, ctx) =>
+  Promise.resolve(
     ctx.card.openRpc() as { openrpc: string; info: Record<string, unknown>; methods: Array<{ name: string }> },
+  ),
 );

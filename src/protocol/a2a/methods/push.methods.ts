@@ -8,10 +8,9 @@ export const createPushConfig = bindUnary(c.createPushConfig, (facade, p, ctx) =
 export const getPushConfig = bindUnary(c.getPushConfig, (facade, p, ctx) =>
   facade.push.get(p.taskId, p.id, ctx.principal),
 );
-export const listPushConfigs = bindUnary(c.listPushConfigs, async (facade, p, ctx) => ({
-  configs: await facade.push.list(p.taskId, ctx.principal),
-  nextPageToken: '',
-}));
+export const listPushConfigs = bindUnary(c.listPushConfigs, (facade, p, ctx) =>
+  facade.push.list(p.taskId, ctx.principal, p),
+);
 export const deletePushConfig = bindUnary(c.deletePushConfig, async (facade, p, ctx) => {
   await facade.push.delete(p.taskId, p.id, ctx.principal);
   return {};

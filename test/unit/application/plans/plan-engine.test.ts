@@ -15,6 +15,7 @@ import type {
   ToolRunner,
 } from '../../../../src/application/ports/sandbox.port.js';
 import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../../../src/domain/plan/plan.js';
+import type { PolicySnapshot } from '../../../../src/domain/plan/policy.js';
 import type { RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.js';
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -282,5 +283,81 @@ describe('PlanEngine with fake sandboxes and tools', () => {
     const plan = await plans.get('p1');
     assert.equal(plan?.waiting?.kind, 'tool-approval');
     assert.equal(plan?.waiting?.taskId, 't-execute');
+  });
+});
+
+/** A plan that keeps these rules (as `use` would have copied them from a profile). */
+const underPolicy = (rules: PolicySnapshot['rules'], dflt: PolicySnapshot['default'] = 'allow'): Partial<Plan> => ({
+  automationProfile: 'local/strict',
+  policy: {
+    profile: 'local/strict',
+    revision: 1,
+    contentHash: 'sha256:x',
+    default: dflt,
+    applyApproval: true,
+    rules,
+    takenAt: '2026-01-01T00:00:00.000Z',
+  },
+});
+
+describe('PlanEngine under an automation profile', () => {
+  it('a denied call does not run: the step fails with the rule and its reason, recorded as a failed tool call', async () => {
+    const { plans, tools, engine } = await strategized(
+      underPolicy([
+        { tool: 'local/*', decision: 'allow' },
+        { tool: 'local/write', decision: 'deny', reason: 'no writes here' },
+      ]),
+    );
+    const t = handle('t-execute');
+    await engine.execute('p1', t, { yes: true });
+    assert.equal(tools.calls.length, 0, 'deny wins over the earlier allow, and over --yes');
+    assert.equal(t.states.at(-1), 'TASK_STATE_FAILED');
+    assert.match(
+      t.texts.at(-1) ?? '',
+      /step 1 \(local\/write\) was not run: rule 2 of local\/strict \(tool local\/write\) denies it — no writes here\n/,
+    );
+    const plan = await plans.get('p1');
+    assert.equal(`${plan?.phase}/${plan?.state}`, 'execute/errored');
+    assert.equal(plan?.error?.kind, 'policy');
+    assert.equal(plan?.cursor, 0);
+    const [call] = plans.records.toolCalls;
+    assert.equal(plans.records.toolCalls.length, 1);
+    assert.equal(call?.ok, false);
+    assert.deepEqual(call?.filesTouched, []);
+    assert.match(call?.summary ?? '', /^denied by policy: rule 2 of local\/strict/);
+    assert.deepEqual(call?.policy?.rule, { index: 1, tool: 'local/write', reason: 'no writes here' });
+    assert.equal(call?.policy?.decision, 'deny');
+  });
+
+  it('an ask rule makes an allow-by-default profile ask for that one call, naming the rule', async () => {
+    const { plans, tools, engine } = await strategized(underPolicy([{ tool: 'local/read', decision: 'ask' }]));
+    const t = handle('t-execute');
+    await engine.execute('p1', t, { yes: false });
+    assert.deepEqual(
+      tools.calls.map((c) => c.tool),
+      ['local/write'],
+      'step 1 ran, step 2 waits',
+    );
+    assert.equal(t.states.at(-1), 'TASK_STATE_INPUT_REQUIRED');
+    const plan = await plans.get('p1');
+    assert.equal(plan?.waiting?.kind, 'tool-approval');
+    const verdict = plan?.waiting?.request['policy'] as { decision: string; rule?: { index: number } } | undefined;
+    assert.equal(verdict?.decision, 'ask');
+    assert.equal(verdict?.rule?.index, 0);
+    assert.equal(plans.records.toolCalls[0]?.policy?.decision, 'allow');
+    assert.equal(plans.records.toolCalls[0]?.policy?.rule, undefined, 'the default decided step 1');
+  });
+
+  it('records the deciding verdict on every call that ran', async () => {
+    const { plans, engine } = await strategized(underPolicy([{ writes: false, decision: 'allow', reason: 'reads' }]));
+    await engine.execute('p1', handle('t-execute'), { yes: false });
+    assert.deepEqual(
+      plans.records.toolCalls.map((c) => [c.policy?.decision, c.policy?.rule?.index]),
+      [
+        ['allow', undefined],
+        ['allow', 0],
+        ['allow', undefined],
+      ],
+    );
   });
 });

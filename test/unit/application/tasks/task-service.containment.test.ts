@@ -40,9 +40,9 @@ function faulty(inner: TaskRepository): {
       return (inner[method] as (...a: unknown[]) => Promise<void>).apply(inner, args);
     };
   const repo: TaskRepository = Object.create(inner) as TaskRepository;
-  repo.create = wrap('create') as TaskRepository['create'];
-  repo.append = wrap('append') as TaskRepository['append'];
-  repo.saveSnapshot = wrap('saveSnapshot') as TaskRepository['saveSnapshot'];
+  repo.create = wrap('create');
+  repo.append = wrap('append');
+  repo.saveSnapshot = wrap('saveSnapshot');
   return {
     repo,
     fail(method, nth, times = Infinity) {

@@ -42,3 +42,22 @@ describe('toErrorObject with a logged failure', () => {
     assert.equal(info?.metadata['correlationId'], 'logged-1');
   });
 });
+
+describe('toErrorObject on the surfaces', () => {
+  it('never leaks the text of an unexpected error', () => {
+    const e = toErrorObject(new Error('SELECT * FROM secrets failed at /home/x'), 'extension', 'cid');
+    assert.equal(e.code, -32603);
+    assert.equal(e.message, 'Internal error');
+    assert.doesNotMatch(JSON.stringify(e), /SELECT|home/);
+    assert.equal((e.data as { correlationId: string }).correlationId, 'cid');
+  });
+  it('uses typed error details for A2A v1.0 and a flat object for extensions', () => {
+    const err = new AppError('TASK_NOT_FOUND', 'Task x was not found', { details: { taskId: 'x' } });
+    const v1 = toErrorObject(err, 'a2a-v1', 'c1');
+    assert.equal(v1.code, -32001);
+    assert.ok(Array.isArray(v1.data));
+    const ext = toErrorObject(new AppError('ALREADY_EXISTS', 'dup'), 'extension', 'c2');
+    assert.equal(ext.code, -32005);
+    assert.equal((ext.data as { type: string }).type, 'DuplicateEntityError');
+  });
+});

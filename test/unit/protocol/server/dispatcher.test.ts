@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
 import { buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-table.js';
-import { defineStream } from '../../../../src/protocol/a2a/method.js';
+import { defineStreamContract } from '../../../../src/protocol/a2a/contract.js';
+import { bindStream } from '../../../../src/protocol/a2a/method.js';
 import { Dispatcher, type DispatcherOptions } from '../../../../src/protocol/server/dispatcher.js';
 
 /** Only the table is read by isStreamingRequest; the rest of the options are never touched. */
@@ -28,15 +29,17 @@ describe('Dispatcher.isStreamingRequest', () => {
   });
 
   it('follows a new streaming row without any list elsewhere', () => {
-    const watch = defineStream({
-      name: '_cleveragents/x/watch',
-      surface: 'extension',
-      summary: '',
-      permission: 'system:read',
-      params: z.object({}),
-      result: z.object({}),
-      call: async () => (async function* () {})(),
-    });
+    const watch = bindStream(
+      defineStreamContract({
+        name: '_cleveragents/x/watch',
+        surface: 'extension',
+        summary: '',
+        permission: 'system:read',
+        params: z.object({}),
+        result: z.object({}),
+      }),
+      () => Promise.resolve((async function* () {})()),
+    );
     const extended = dispatcherFor(buildMethodTable([...METHODS, watch]));
     assert.equal(extended.isStreamingRequest({ method: '_cleveragents/x/watch' }, '1.0'), true);
     assert.equal(d.isStreamingRequest({ method: '_cleveragents/x/watch' }, '1.0'), false);

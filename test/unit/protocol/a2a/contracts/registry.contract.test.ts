@@ -135,6 +135,14 @@ const DEFINITIONS: Array<[RegistryKind, Record<string, unknown>]> = [
       steps: [{ tool: 'local/prettier', args: { paths: ['{{glob}}'] } }],
     },
   ],
+  [
+    'automation-profile',
+    {
+      name: 'local/careful',
+      default: 'ask',
+      rules: [{ command: 'rm *', decision: 'deny', reason: 'never delete' }],
+    },
+  ],
 ];
 
 /** What the service serves for each kind, typed per kind. */
@@ -152,6 +160,7 @@ const NAMES: Record<RegistryKind, string> = {
   resource: 'local/api',
   project: 'local/api',
   action: 'local/format',
+  'automation-profile': 'local/careful',
 };
 
 /** A JSON copy, as a client receives it. */
@@ -176,6 +185,7 @@ describe('registry result schemas', () => {
       resource: await show('resource'),
       project: await show('project'),
       action: await show('action'),
+      'automation-profile': await show('automation-profile'),
     });
   });
 

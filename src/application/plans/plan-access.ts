@@ -1,0 +1,94 @@
+import { AppError } from '../../domain/errors.js';
+import { isAllowed, type Decision, type Plan, type PlanOperation } from '../../domain/plan/plan.js';
+import type { Principal } from '../ports/principal.js';
+import type { PlanServiceDeps } from './plan.types.js';
+
+/** A plan's A2A context: its tasks (one per phase run) live there, and nothing else does. */
+export const CONTEXT_PREFIX = 'plan-';
+
+/** The id of the plan a context id names, or undefined when it names no plan's context. */
+export function planIdOfContext(contextId: string): string | undefined {
+  return contextId.startsWith(CONTEXT_PREFIX) ? contextId.slice(CONTEXT_PREFIX.length) : undefined;
+}
+
+/**
+ * Finds the caller's plan (someone else's plan is not found, never forbidden: its id tells nothing)
+ * and the guards every operation shares: a running plan and a plan that waits for an answer refuse
+ * what must wait. What the plan's phase and state allow is the domain's (`assertAllowed`).
+ */
+export class PlanAccess {
+  constructor(private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine'>) {}
+
+  async get(planId: string, principal: Principal): Promise<Plan> {
+    const plan = await this.deps.engine.load(planId);
+    if (!plan || plan.owner !== principal.id)
+      throw new AppError('NOT_FOUND', `Plan ${planId} was not found`, {
+        details: { entity: 'plan', id: planId },
+        hint: 'list your plans with `agents plan list`',
+      });
+    return plan;
+  }
+
+  assertIdle(plan: Plan, op: PlanOperation): void {
+    if (this.deps.engine.isRunning(plan.id)) {
+      throw new AppError(
+        'INVALID_STATE',
+        `Plan ${plan.id} is running (${plan.phase}/${plan.state}); ${op} must wait until it stops`,
+        {
+          details: {
+            planId: plan.id,
+            phase: plan.phase,
+            state: plan.state,
+            operation: op,
+            allowed: isAllowed(plan, 'cancel') ? ['cancel', 'status'] : ['status'],
+          },
+          hint: `follow it with agents task watch ${plan.tasks[plan.phase] ?? ''}, or cancel it`,
+        },
+      );
+    }
+  }
+
+  async findDecision(
+    decisionId: string,
+    principal: Principal,
+    planId?: string,
+  ): Promise<{ plan: Plan; decision: Decision; all: Decision[] }> {
+    const candidates = planId
+      ? [await this.get(planId, principal)]
+      : await this.deps.plans.list({ owner: principal.id });
+    for (const plan of candidates) {
+      const all = await this.deps.plans.decisions(plan.id);
+      const decision = all.find((d) => d.id === decisionId);
+      if (decision) return { plan: (await this.deps.engine.load(plan.id)) ?? plan, decision, all };
+    }
+    throw new AppError('NOT_FOUND', `Decision ${decisionId} was not found`, {
+      details: { entity: 'decision', id: decisionId },
+      hint: 'see decisions with `agents plan tree <plan-id>`',
+    });
+  }
+
+  async planOfCheckpoint(checkpointId: string, principal: Principal): Promise<Plan> {
+    for (const plan of await this.deps.plans.list({ owner: principal.id })) {
+      if ((await this.deps.plans.checkpoints(plan.id)).some((c) => c.id === checkpointId))
+        return (await this.deps.engine.load(plan.id)) ?? plan;
+    }
+    throw new AppError('NOT_FOUND', `Checkpoint ${checkpointId} was not found`, {
+      details: { entity: 'checkpoint', id: checkpointId },
+      hint: 'checkpoints are listed by `agents plan status <plan-id>`',
+    });
+  }
+}
+
+/** The refusal of a command that must wait until the plan's pending question is answered. */
+export function waitingError(plan: Plan): AppError {
+  return new AppError('INVALID_STATE', `Plan ${plan.id} waits for your answer on task ${plan.waiting?.taskId}`, {
+    details: {
+      planId: plan.id,
+      phase: plan.phase,
+      state: plan.state,
+      waiting: plan.waiting?.kind,
+      allowed: ['approve', 'reject', 'prompt', 'cancel', 'status'],
+    },
+    hint: `answer it (agents plan approve ${plan.id}, agents plan reject ${plan.id} --guidance "…", or message/send on the task), or cancel the plan`,
+  });
+}

@@ -1,0 +1,123 @@
+import { AppError } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import type { Message, Task } from '../../domain/a2a.model.js';
+import { parseApprovalAnswer, type ApprovalAnswer } from '../../domain/plan/approval.js';
+import { assertAllowed, type Plan } from '../../domain/plan/plan.js';
+import type { Principal } from '../ports/principal.js';
+import type { ContextOwner, OwnedRun } from '../tasks/task.service.js';
+import { planIdOfContext, type PlanAccess } from './plan-access.js';
+import type { PlanQueries } from './plan-queries.js';
+import type { PlanServiceDeps, RunResult } from './plan.types.js';
+
+/**
+ * Answers to what a plan waits for (a tool call's or the apply's approval). Every answer — from
+ * approve, reject or prompt, or a message a client sends on the waiting task — is a message on that
+ * task, so it takes one way in (onInput, the plan's side of TaskService's ContextOwner), which
+ * checks the owner, the task and the state before the run continues, and is kept in the task's
+ * history. A request the plan no longer waits for has its task ended (closeWaiting).
+ */
+export class PlanAnswers implements ContextOwner {
+  constructor(
+    private readonly deps: Pick<PlanServiceDeps, 'engine' | 'tasks'>,
+    private readonly access: PlanAccess,
+    private readonly queries: PlanQueries,
+  ) {}
+
+  /** Approves what the plan waits for (a tool call, or the apply), and continues the run. */
+  async approve(planId: string, opts: { wait?: boolean | undefined }, principal: Principal): Promise<RunResult> {
+    const plan = await this.access.get(planId, principal);
+    assertAllowed(plan, 'approve');
+    return this.answer(plan, { decision: 'approve' }, principal, opts.wait ?? true);
+  }
+
+  /** Rejects what the plan waits for (with guidance: what to do instead), and continues the run. */
+  async reject(
+    planId: string,
+    opts: { guidance?: string | undefined; wait?: boolean | undefined },
+    principal: Principal,
+  ): Promise<RunResult> {
+    const plan = await this.access.get(planId, principal);
+    assertAllowed(plan, 'reject');
+    const guidance = opts.guidance?.trim();
+    return this.answer(
+      plan,
+      guidance ? { decision: 'reject', guidance } : { decision: 'reject' },
+      principal,
+      opts.wait ?? true,
+    );
+  }
+
+  /**
+   * Answers the waiting request with a message on its task, so that every answer — from a method
+   * or sent by a client — takes the same way in (onInput) and is kept in the task's history.
+   */
+  async answer(plan: Plan, answer: ApprovalAnswer, principal: Principal, wait: boolean): Promise<RunResult> {
+    const taskId = plan.waiting?.taskId ?? '';
+    const text = answer.decision === 'approve' ? 'approve' : answer.guidance ? `reject: ${answer.guidance}` : 'reject';
+    const message: Message = {
+      messageId: newId(),
+      role: 'ROLE_USER',
+      taskId,
+      parts: [{ text }, { data: { approval: answer }, mediaType: 'application/json' }],
+    };
+    const r = await this.deps.tasks.send(
+      { message, configuration: { returnImmediately: !wait, historyLength: 0 } },
+      principal,
+    );
+    return { plan: await this.queries.status(plan.id, principal), taskId, task: 'task' in r ? r.task : undefined };
+  }
+
+  /** Ends the task of a request the plan no longer waits for, so that its subscribers see the end. */
+  async closeWaiting(waiting: Plan['waiting'], plan: Plan, why: string, principal: Principal): Promise<void> {
+    if (!waiting || plan.waiting?.taskId === waiting.taskId) return;
+    await this.deps.tasks.fail(waiting.taskId, why, principal).catch(() => {});
+  }
+
+  // ---- the plan's context, as TaskService sees it (ContextOwner) ----------------------------------
+
+  async ownerOf(contextId: string): Promise<string | undefined> {
+    const planId = planIdOfContext(contextId);
+    if (planId === undefined) return undefined;
+    const plan = await this.deps.engine.load(planId);
+    return plan?.contextId === contextId ? 'a plan' : undefined;
+  }
+
+  /**
+   * A message on one of a plan's tasks: only an answer to the approval this very task waits for,
+   * from the plan's owner, while the plan's state allows it. Anything else is refused and stored
+   * nowhere. The answer is read by the one parser (parseApprovalAnswer).
+   */
+  async onInput(task: Readonly<Task>, message: Message, principal: Principal): Promise<OwnedRun> {
+    const plan = await this.access.get(planIdOfContext(task.contextId) ?? '', principal);
+    this.access.assertIdle(plan, 'prompt');
+    if (plan.waiting?.taskId !== task.id) {
+      throw new AppError(
+        'INVALID_STATE',
+        plan.waiting
+          ? `Task ${task.id} does not wait for an answer: plan ${plan.id} waits on task ${plan.waiting.taskId}`
+          : `Task ${task.id} does not wait for an answer: plan ${plan.id} is ${plan.phase}/${plan.state}`,
+        {
+          details: { planId: plan.id, taskId: task.id, phase: plan.phase, state: plan.state },
+          hint: `see agents plan status ${plan.id}`,
+        },
+      );
+    }
+    assertAllowed(plan, 'approve');
+    const answer = parseApprovalAnswer(answerParts(message));
+    const request = { kind: plan.waiting.kind, decisionId: plan.waiting.decisionId };
+    return (handle) => this.deps.engine.answer(plan.id, answer, handle, request);
+  }
+}
+
+/** The parts of a message an answer is read from: its text, and an `approval` data object. */
+function answerParts(m: Message): { text: string; approval?: unknown } {
+  const approval = m.parts
+    .map((p) =>
+      p.data && typeof p.data === 'object' && !Array.isArray(p.data)
+        ? (p.data as Record<string, unknown>)['approval']
+        : undefined,
+    )
+    .find((v) => v !== undefined);
+  const text = m.parts.map((p) => p.text ?? '').join(' ');
+  return approval === undefined ? { text } : { text, approval };
+}

@@ -1,0 +1,135 @@
+import { AppError } from '../../domain/errors.js';
+import { pageOf } from '../../domain/paging.js';
+import type { Plan } from '../../domain/plan/plan.js';
+import {
+  StoredDiff,
+  type DecisionExplanation,
+  type PlanArtifacts,
+  type PlanDiff,
+  type PlanTree,
+} from '../../domain/plan/plan-views.js';
+import type { Principal } from '../ports/principal.js';
+import type { PlanAccess } from './plan-access.js';
+import { artifactsOf, decisionTree, statusOf, type PlanStatus } from './plan-views.js';
+import type { PlanListInput, PlanServiceDeps } from './plan.types.js';
+
+/** The read side of plans: status, tree, explanations, diffs, artifacts and the list. Changes nothing. */
+export class PlanQueries {
+  constructor(
+    private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks'>,
+    private readonly access: PlanAccess,
+  ) {}
+
+  async status(planId: string, principal: Principal): Promise<PlanStatus> {
+    const plan = await this.access.get(planId, principal);
+    return statusOf(
+      plan,
+      await this.deps.plans.decisions(planId),
+      await this.deps.plans.toolCalls(planId),
+      await this.deps.plans.checkpoints(planId),
+      this.deps.engine.isRunning(planId),
+    );
+  }
+
+  async tree(planId: string, showSuperseded: boolean, principal: Principal): Promise<PlanTree> {
+    const plan = await this.access.get(planId, principal);
+    return {
+      planId,
+      attempt: plan.attempt,
+      decisions: decisionTree(await this.deps.plans.decisions(planId), showSuperseded),
+    };
+  }
+
+  async explain(decisionId: string, principal: Principal, planId?: string): Promise<DecisionExplanation> {
+    const { plan, decision, all } = await this.access.findDecision(decisionId, principal, planId);
+    const calls = (await this.deps.plans.toolCalls(plan.id)).filter((c) => c.decisionId === decision.id);
+    const checkpoint = (await this.deps.plans.checkpoints(plan.id)).find((c) => c.decisionId === decision.id);
+    return {
+      planId: plan.id,
+      decision,
+      parent: all.find((d) => d.id === decision.parentId),
+      children: all.filter((d) => d.parentId === decision.id),
+      toolCalls: calls,
+      checkpointAfter: checkpoint,
+    };
+  }
+
+  async diff(planId: string, principal: Principal): Promise<PlanDiff> {
+    const plan = await this.access.get(planId, principal);
+    if (plan.sandboxes.length) {
+      const diffs = await this.deps.engine.diffs(plan);
+      const stats = diffs.reduce(
+        (a, d) => ({
+          files: a.files + d.diff.stats.files,
+          additions: a.additions + d.diff.stats.additions,
+          deletions: a.deletions + d.diff.stats.deletions,
+        }),
+        { files: 0, additions: 0, deletions: 0 },
+      );
+      return {
+        planId,
+        source: 'sandbox',
+        unified: diffs.map((d) => d.diff.unified).join(''),
+        stats,
+        sandboxes: diffs.map((d) => ({ resource: d.resource, files: d.diff.files, stats: d.diff.stats })),
+      };
+    }
+    const stored = await this.storedDiff(plan, principal);
+    if (stored) return { planId, source: plan.applied ? 'applied' : 'execute-task', ...stored };
+    return { planId, source: 'none', unified: '', stats: { files: 0, additions: 0, deletions: 0 }, sandboxes: [] };
+  }
+
+  async artifacts(planId: string, principal: Principal): Promise<PlanArtifacts> {
+    const diff = await this.diff(planId, principal);
+    return { planId, files: artifactsOf(diff.sandboxes, await this.deps.plans.toolCalls(planId)) };
+  }
+
+  async list(
+    input: PlanListInput,
+    principal: Principal,
+  ): Promise<{ plans: PlanStatus[]; nextPageToken: string; totalSize: number }> {
+    let regex: RegExp | undefined;
+    try {
+      regex = input.nameRegex ? new RegExp(input.nameRegex) : undefined;
+    } catch (err) {
+      throw new AppError('INVALID_PARAMS', `nameRegex is not a valid regular expression: ${(err as Error).message}`, {
+        fields: [{ field: 'nameRegex', description: 'must be a JavaScript regular expression' }],
+      });
+    }
+    const all = (
+      await this.deps.plans.list({ owner: principal.id, phase: input.phase, state: input.state, action: input.action })
+    ).filter((p) => (!input.project || p.projects.includes(input.project)) && (!regex || regex.test(p.name)));
+    // The repository lists newest first: (createdAt, id) descending.
+    const page = pageOf(all, (p) => ({ key: p.createdAt, id: p.id }), {
+      pageToken: input.pageToken,
+      pageSize: input.pageSize ?? 50,
+      order: 'desc',
+    });
+    const records = await this.deps.plans.recordsOf(page.items.map((p) => p.id));
+    const plans = page.items.map((p) => {
+      const r = records.get(p.id);
+      return statusOf(
+        p,
+        r?.decisions ?? [],
+        r?.toolCalls ?? [],
+        r?.checkpoints ?? [],
+        this.deps.engine.isRunning(p.id),
+      );
+    });
+    return { plans, nextPageToken: page.nextPageToken, totalSize: all.length };
+  }
+
+  /** The diff artifact the execute task stored (after apply the sandbox is gone). */
+  private async storedDiff(plan: Plan, principal: Principal): Promise<(StoredDiff & { unified: string }) | undefined> {
+    if (!plan.tasks.execute) return undefined;
+    const task = await this.deps.tasks.get(plan.tasks.execute, 0, principal).catch(() => undefined);
+    const artifact = task?.artifacts?.find((a) => a.artifactId === 'diff');
+    if (!artifact) return undefined;
+    const unified = artifact.parts.find((p) => p.text !== undefined)?.text ?? '';
+    const data = StoredDiff.safeParse(artifact.parts.find((p) => p.data !== undefined)?.data);
+    return {
+      unified,
+      ...(data.success ? data.data : { stats: { files: 0, additions: 0, deletions: 0 }, sandboxes: [] }),
+    };
+  }
+}

@@ -1,0 +1,39 @@
+import type { Task } from '../../domain/a2a.model.js';
+import type { Phase, PhaseState } from '../../domain/plan/plan.js';
+import type { PlanRepository } from '../ports/plan.repository.port.js';
+import type { RegistryService } from '../registry/registry.service.js';
+import type { TaskService } from '../tasks/task.service.js';
+import type { PlanEngine } from './plan-engine.js';
+import type { PlanStatus } from './plan-views.js';
+
+/** What a command that starts (or continues) a phase run answers: the plan, and the run's task. */
+export interface RunResult {
+  plan: PlanStatus;
+  taskId: string;
+  task?: Task | undefined;
+}
+
+export interface CorrectInput {
+  decisionId: string;
+  mode: 'revert' | 'append';
+  guidance: string;
+  dryRun?: boolean | undefined;
+}
+
+export interface PlanListInput {
+  phase?: Phase | undefined;
+  state?: PhaseState | undefined;
+  project?: string | undefined;
+  action?: string | undefined;
+  nameRegex?: string | undefined;
+  pageSize?: number | undefined;
+  pageToken?: string | undefined;
+}
+
+export interface PlanServiceDeps {
+  plans: PlanRepository;
+  registry: RegistryService;
+  tasks: TaskService;
+  engine: PlanEngine;
+  now?: () => Date;
+}

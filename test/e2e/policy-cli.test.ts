@@ -1,0 +1,242 @@
+/**
+ * End to end: automation profiles as a registry through the built `agents` CLI (local mode, an
+ * agent over stdio per call) — a deny rule stops a command before it runs, an ask rule makes an
+ * allow-by-default profile ask for one command, plans keep the rules they started with, bad
+ * profile files get located errors, and a profile a project uses cannot be removed.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { collect, type CliResult } from '../support/cli.js';
+
+const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
+const ROOT = mkdtempSync(join(tmpdir(), 'agents-policy-e2e-'));
+const DATA = join(ROOT, 'data');
+
+function run(args: string[]): Promise<CliResult> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CLEVERAGENTS_DATA_DIR: DATA,
+    XDG_CONFIG_HOME: join(ROOT, 'no-config'),
+    NO_COLOR: '1',
+  };
+  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_FORMAT', 'FORCE_COLOR'])
+    delete env[k];
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return collect(child, { timeoutMs: 60_000 });
+}
+
+function expectCode(res: CliResult, code: number, what: string): void {
+  assert.equal(res.code, code, `${what}: exit ${res.code}\nstdout: ${res.stdout}\nstderr: ${res.stderr}`);
+}
+
+async function json(args: string[], code = 0): Promise<any> {
+  const res = await run(['--format', 'json', ...args]);
+  expectCode(res, code, `agents ${args.join(' ')}`);
+  return (JSON.parse(res.stdout) as { data: any }).data;
+}
+
+const file = (name: string, text: string): string => {
+  const p = join(ROOT, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+const git = (repo: string, ...args: string[]): string =>
+  execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trimEnd();
+
+function makeRepo(name: string): string {
+  const repo = join(ROOT, 'repos', name);
+  mkdirSync(join(repo, 'src'), { recursive: true });
+  writeFileSync(join(repo, 'src', 'a.ts'), 'export const a = 1;\n');
+  git(repo, '-c', 'init.defaultBranch=main', 'init', '-q');
+  git(repo, 'config', 'user.name', 'e2e');
+  git(repo, 'config', 'user.email', 'e2e@example.invalid');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'init');
+  return repo;
+}
+
+async function register(name: string, extra: string[] = []): Promise<string> {
+  const repo = makeRepo(name);
+  expectCode(await run(['resource', 'add', 'git-checkout', name, '--path', repo, '--branch', 'main']), 0, 'resource');
+  expectCode(await run(['project', 'create', name, '--resource', name, ...extra]), 0, 'project create');
+  return repo;
+}
+
+async function use(action: string, project: string, extra: string[]): Promise<any> {
+  const data = await json(['plan', 'use', action, project, ...extra]);
+  assert.equal(`${data.plan.phase}/${data.plan.state}`, 'strategize/complete', JSON.stringify(data.plan.error));
+  return data.plan;
+}
+
+const NO_RM = `name: local/no-rm
+description: Everything runs, except deleting files
+default: allow
+rules:
+  - command: "rm *"
+    decision: deny
+    reason: plans never delete files
+`;
+
+const ASK_GIT = `name: local/ask-git
+description: Everything runs; git commands ask first
+default: allow
+applyApproval: true
+rules:
+  - tool: builtin/run-command
+    command: "git *"
+    decision: ask
+    reason: git can rewrite history
+`;
+
+const TOUCH_THEN_GIT = `name: local/touch-then-git
+descriptionTemplate: Make a file, then ask git
+definitionOfDone: made.txt exists
+steps:
+  - id: touch
+    tool: builtin/run-command
+    args: { command: "touch made.txt" }
+  - id: git
+    tool: builtin/run-command
+    args: { command: "git status --short" }
+`;
+
+after(() => rmSync(ROOT, { recursive: true, force: true }));
+
+describe('automation profiles through the CLI', { concurrency: 1 }, () => {
+  before(async () => {
+    expectCode(await run(['automation-profile', 'add', '--config', file('no-rm.yaml', NO_RM)]), 0, 'add no-rm');
+    expectCode(await run(['automation-profile', 'add', '--config', file('ask-git.yaml', ASK_GIT)]), 0, 'add ask');
+    expectCode(await run(['action', 'add', '--config', file('tg.action.yaml', TOUCH_THEN_GIT)]), 0, 'action');
+  });
+
+  it('lists the built-ins and shows a profile rule by rule', async () => {
+    const list = await run(['automation-profile', 'list']);
+    expectCode(list, 0, 'list');
+    for (const row of [
+      /^builtin\/auto\t1\tallow\tno approval\t0\t/m,
+      /^builtin\/manual\t1\task\tasks\t1\t/m,
+      /^builtin\/trusted\t1\tallow\tasks\t0\t/m,
+      /^local\/no-rm\t1\tallow\tasks\t1\t/m,
+    ])
+      assert.match(list.stdout, row);
+    const show = await run(['automation-profile', 'show', 'no-rm']);
+    expectCode(show, 0, 'show');
+    assert.match(show.stdout, /^rule 1: deny command "rm \*" — plans never delete files$/m);
+    assert.match(show.stdout, /^default: allow \(a call no rule matches\)$/m);
+  });
+
+  it('a deny rule: the command does not run, the step fails with the rule and reason, shown in status and explain', async () => {
+    const repo = await register('deny');
+    const plan = await use('builtin/run-command', 'deny', [
+      '--arg',
+      'command=rm src/a.ts',
+      '--automation-profile',
+      'no-rm',
+    ]);
+    assert.equal(plan.automationProfile, 'local/no-rm');
+    const exec = await run(['plan', 'execute', plan.planId]);
+    assert.notEqual(exec.code, 0, 'execute fails');
+    assert.match(
+      exec.stderr + exec.stdout,
+      /step 1 \(builtin\/run-command\) was not run: rule 1 of local\/no-rm \(command "rm \*"\) denies it — plans never delete files/,
+    );
+
+    const s = await json(['plan', 'status', plan.planId]);
+    assert.equal(`${s.phase}/${s.state}`, 'execute/errored');
+    assert.equal(s.error.kind, 'policy');
+    assert.match(s.error.message, /rule 1 of local\/no-rm \(command "rm \*"\) denies it — plans never delete files/);
+    assert.ok(existsSync(join(s.sandboxes[0].root, 'src', 'a.ts')), 'the file is still in the sandbox');
+    assert.equal((await json(['plan', 'diff', plan.planId])).stats.files, 0, 'nothing changed');
+    assert.equal(readFileSync(join(repo, 'src', 'a.ts'), 'utf8'), 'export const a = 1;\n');
+
+    const text = await run(['plan', 'status', plan.planId]);
+    assert.match(
+      text.stdout,
+      /^profile: local\/no-rm \(rules as of plan use, revision 1: default allow, 1 rule, apply asks; later edits of the profile do not apply to this plan\)$/m,
+    );
+    assert.match(text.stdout, /^policy rule 1: deny command "rm \*" — plans never delete files$/m);
+
+    const [step] = (await json(['plan', 'tree', plan.planId])).decisions[0].children;
+    const explained = await json(['plan', 'explain', step.id]);
+    assert.equal(explained.toolCalls.length, 1);
+    assert.equal(explained.toolCalls[0].ok, false);
+    assert.deepEqual(explained.toolCalls[0].policy.rule, {
+      index: 0,
+      command: 'rm *',
+      reason: 'plans never delete files',
+    });
+    const explainText = await run(['plan', 'explain', step.id]);
+    assert.match(
+      explainText.stdout,
+      /^policy: denied by rule 1 of local\/no-rm \(deny command "rm \*" — plans never delete files\)$/m,
+    );
+
+    // The plan keeps the rules it was made with: allowing rm in the profile changes nothing for it.
+    const relaxed = NO_RM.replace('decision: deny', 'decision: allow');
+    expectCode(
+      await run(['automation-profile', 'update', 'no-rm', '--config', file('no-rm2.yaml', relaxed)]),
+      0,
+      'update',
+    );
+    const again = await run(['plan', 'execute', plan.planId, '--yes']);
+    assert.notEqual(again.code, 0, 'still denied, also with --yes');
+    assert.ok(existsSync(join((await json(['plan', 'status', plan.planId])).sandboxes[0].root, 'src', 'a.ts')));
+    expectCode(await run(['automation-profile', 'update', 'no-rm', '--config', file('no-rm.yaml', NO_RM)]), 0, 'back');
+  });
+
+  it('an ask rule makes an allow-by-default profile ask for one command only', async () => {
+    await register('ask');
+    const plan = await use('local/touch-then-git', 'ask', ['--automation-profile', 'local/ask-git']);
+    const exec = await run(['plan', 'execute', plan.planId]);
+    expectCode(exec, 5, 'execute waits for the git step');
+    assert.match(exec.stdout, /^Approve step 2\/2: builtin\/run-command command=git status --short/m);
+    const s = await json(['plan', 'status', plan.planId]);
+    assert.equal(s.progress.stepsDone, 1, 'step 1 ran without asking');
+    assert.equal(s.waiting.request.policy.rule.index, 0);
+    assert.ok(existsSync(join(s.sandboxes[0].root, 'made.txt')));
+    expectCode(await run(['plan', 'approve', plan.planId]), 0, 'approve');
+    const done = await json(['plan', 'status', plan.planId]);
+    assert.equal(`${done.phase}/${done.state}`, 'execute/complete');
+  });
+
+  it('refuses a bad profile file with file:line errors and writes nothing', async () => {
+    const bad = file(
+      'bad.yaml',
+      'name: local/bad\ndefault: sometimes\nrules:\n  - command: "npm test"\n    decision: allow\n  - tool: "*"\n    decision: never\n',
+    );
+    const res = await run(['automation-profile', 'add', '--config', bad]);
+    expectCode(res, 7, 'add bad');
+    assert.match(res.stderr, /bad\.yaml:2: default: must be allow, ask or deny/);
+    assert.match(res.stderr, /bad\.yaml:7: rules\[1\]\.decision: must be allow, ask or deny/);
+    expectCode(await run(['automation-profile', 'show', 'bad']), 3, 'nothing was written');
+  });
+
+  it('a project names a profile: its plans use it, and the profile cannot be removed while the project does', async () => {
+    await register('uses', ['--automation-profile', 'no-rm']);
+    const plan = await use('builtin/run-command', 'uses', ['--arg', 'command=rm src/a.ts']);
+    assert.equal(plan.automationProfile, 'local/no-rm');
+    assert.equal(plan.policy.rules[0].decision, 'deny');
+    const refused = await run(['automation-profile', 'remove', 'no-rm']);
+    expectCode(refused, 5, 'remove in use');
+    assert.match(refused.stderr, /automation-profile local\/no-rm is used by project local\/uses/);
+    expectCode(await run(['automation-profile', 'show', 'no-rm']), 0, 'still there');
+    const unknown = await run([
+      'plan',
+      'use',
+      'builtin/run-command',
+      'uses',
+      '--arg',
+      'command=true',
+      '--automation-profile',
+      'nope',
+    ]);
+    expectCode(unknown, 3, 'an unknown profile');
+    assert.match(unknown.stderr, /No automation-profile named local\/nope/);
+  });
+});

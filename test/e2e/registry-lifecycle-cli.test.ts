@@ -1,0 +1,96 @@
+/**
+ * End to end: every registry verb of every kind through the built `agents` CLI — add, list, show,
+ * update (a changed definition gets the next revision; the same one is `unchanged`) and remove in
+ * the order references allow — a real subprocess (and local agent) per call, no TTY.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { BIN, cliEnv, collect } from '../support/cli.js';
+
+const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/registry/', import.meta.url));
+const ROOT = mkdtempSync(join(tmpdir(), 'agents-registry-lifecycle-'));
+const DEFS = join(ROOT, 'defs');
+const DATA = join(ROOT, 'data');
+
+/** The fixtures in the order their references need (removal goes the other way). */
+const KINDS = [
+  { file: 'prettier.tool.yaml', kind: 'tool', name: 'local/prettier' },
+  { file: 'shell.skill.yaml', kind: 'skill', name: 'local/shell' },
+  { file: 'reviewer.actor.yaml', kind: 'actor', name: 'local/reviewer' },
+  { file: 'api.resource.yaml', kind: 'resource', name: 'local/api' },
+  { file: 'api.project.yaml', kind: 'project', name: 'local/api' },
+  { file: 'rename.action.yaml', kind: 'action', name: 'local/rename-symbol' },
+] as const;
+
+async function json(args: string[], expectCode = 0): Promise<any> {
+  const res = await collect(
+    spawn(process.execPath, [BIN, '--format', 'json', ...args], {
+      env: cliEnv(DATA, join(ROOT, 'no-config')),
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+    { timeoutMs: 30_000 },
+  );
+  const env = JSON.parse(res.stdout) as { exitCode: number; data: any };
+  assert.equal(res.code, expectCode, `agents ${args.join(' ')}: ${res.stdout}${res.stderr}`);
+  assert.equal(env.exitCode, expectCode);
+  return env.data;
+}
+
+after(() => rmSync(ROOT, { recursive: true, force: true }));
+
+describe('every registry kind: add, list, show, update, remove through the CLI', () => {
+  before(() => {
+    mkdirSync(join(DEFS, 'api'), { recursive: true });
+    for (const f of readdirSync(FIXTURES)) copyFileSync(join(FIXTURES, f), join(DEFS, f));
+    const git = (...args: string[]): void =>
+      void execFileSync('git', args, { cwd: join(DEFS, 'api'), stdio: 'ignore' });
+    git('-c', 'init.defaultBranch=main', 'init', '-q');
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'init');
+  });
+
+  it('walks each kind through its whole life', async () => {
+    for (const k of KINDS) {
+      const added = await json([k.kind, 'add', '--config', join(DEFS, k.file)]);
+      assert.equal(added.name, k.name);
+      assert.equal(added.revision, 1);
+      const listed = await json([k.kind, 'list', '--namespace', 'local']);
+      assert.deepEqual(
+        listed.items.map((e: { name: string }) => e.name),
+        [k.name],
+        `${k.kind} list shows the one local ${k.kind}`,
+      );
+      assert.equal(listed.totalSize, 1);
+    }
+    for (const k of KINDS) {
+      const same = await json([k.kind, 'update', k.name, '--config', join(DEFS, k.file)]);
+      assert.equal(same.unchanged, true, `${k.kind} update with the same definition`);
+      assert.equal(same.revision, 1);
+      const edited = join(DEFS, `edited-${k.file}`);
+      writeFileSync(
+        edited,
+        readFileSync(join(DEFS, k.file), 'utf8').replace(/^description: .*$/m, `description: edited ${k.kind}`),
+      );
+      const updated = await json([k.kind, 'update', k.name, '--config', edited, '--expected-revision', '1']);
+      assert.equal(updated.unchanged, false);
+      assert.equal(updated.revision, 2, `${k.kind} update gives revision 2`);
+      const shown = await json([k.kind, 'show', k.name]);
+      assert.equal(shown.definition.description, `edited ${k.kind}`);
+      assert.equal(shown.revision, 2);
+    }
+    // A skill is still used by the actor: refused, nothing removed.
+    await json(['skill', 'remove', 'local/shell'], 5);
+    assert.equal((await json(['skill', 'show', 'local/shell'])).revision, 2);
+    for (const k of [...KINDS].reverse()) {
+      const removed = await json([k.kind, 'remove', k.name]);
+      assert.equal(removed.removed, true, `${k.kind} remove`);
+      assert.deepEqual(removed.danglingReferrers, []);
+      await json([k.kind, 'show', k.name], 3);
+    }
+  });
+});

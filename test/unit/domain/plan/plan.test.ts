@@ -1,0 +1,129 @@
+/**
+ * The plan model's state machine (issue #8, defect 5): the only writer of a plan's phase and state.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import { AppError } from '../../../../src/domain/errors.js';
+import {
+  awaitAnswer,
+  canMove,
+  cancelPlan,
+  completePhase,
+  declineApply,
+  failPhase,
+  markApplied,
+  requeueExecute,
+  startPhase,
+  takeAnswer,
+  type Plan,
+} from '../../../../src/domain/plan/plan.js';
+
+function plan(phase: Plan['phase'], state: Plan['state'], extra: Partial<Plan> = {}): Plan {
+  return {
+    id: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
+    name: 'p',
+    action: 'local/a',
+    projects: ['local/p'],
+    arguments: {},
+    description: '',
+    definitionOfDone: '',
+    automationProfile: 'manual',
+    phase,
+    state,
+    attempt: 1,
+    contextId: 'plan-01ARZ3NDEKTSV4RRFFQ69G5FAV',
+    tasks: {},
+    owner: 'local',
+    createdAt: '2026-12-01T00:00:00.000Z',
+    updatedAt: '2026-12-01T00:00:00.000Z',
+    budget: { maxToolCalls: 10, maxWallMs: 1000 },
+    usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
+    cursor: 0,
+    stepsTotal: 1,
+    sandboxes: [],
+    ...extra,
+  };
+}
+
+const refused = (fn: () => void, p: Plan, pattern: RegExp): void => {
+  const before = JSON.stringify(p);
+  assert.throws(
+    fn,
+    (err: unknown) => err instanceof AppError && err.reason === 'INVALID_STATE' && pattern.test(err.message),
+  );
+  assert.equal(JSON.stringify(p), before, 'a refused transition changes nothing');
+};
+
+describe('the plan state machine', () => {
+  it('walks the lifecycle through its functions', () => {
+    const p = plan('strategize', 'queued');
+    startPhase(p, 'strategize');
+    completePhase(p);
+    startPhase(p, 'execute');
+    awaitAnswer(p, { kind: 'tool-approval', taskId: 't1', request: {} });
+    assert.equal(`${p.phase}/${p.state}`, 'execute/processing');
+    assert.equal(takeAnswer(p, 't1').kind, 'tool-approval');
+    completePhase(p);
+    awaitAnswer(p, { kind: 'apply-approval', taskId: 't2', request: {} });
+    assert.equal(`${p.phase}/${p.state}`, 'apply/queued');
+    takeAnswer(p, 't2');
+    startPhase(p, 'apply');
+    markApplied(p, { at: '2026-12-01T00:00:00.000Z', commits: [] });
+    assert.equal(`${p.phase}/${p.state}`, 'apply/applied');
+  });
+
+  it('refuses illegal transitions, naming both ends, and changes nothing', () => {
+    // The bypass of defect 3: an apply on a plan that never executed.
+    const fresh = plan('strategize', 'complete');
+    refused(
+      () => markApplied(fresh, { at: '', commits: [] }),
+      fresh,
+      /cannot go from strategize\/complete to apply\/applied/,
+    );
+    refused(() => startPhase(fresh, 'apply'), fresh, /strategize\/complete to apply\/processing/);
+    refused(() => awaitAnswer(fresh, { kind: 'apply-approval', taskId: 't', request: {} }), fresh, /to apply\/queued/);
+    const applied = plan('apply', 'applied');
+    refused(() => requeueExecute(applied), applied, /apply\/applied to execute\/queued/);
+    refused(() => cancelPlan(applied, 'late'), applied, /apply\/applied to apply\/cancelled/);
+    const cancelled = plan('execute', 'cancelled');
+    refused(() => startPhase(cancelled, 'execute'), cancelled, /execute\/cancelled to execute\/processing/);
+    refused(() => completePhase(cancelled), cancelled, /execute\/cancelled to execute\/complete/);
+    const queued = plan('strategize', 'queued');
+    refused(
+      () => failPhase(queued, 'execute', { kind: 'tool', message: 'x', recoverable: true }),
+      queued,
+      /to execute\/errored/,
+    );
+    const done = plan('execute', 'complete');
+    refused(() => declineApply(done), done, /execute\/complete to execute\/complete/);
+    assert.equal(canMove('apply/processing', 'strategize/processing'), false, 'no correction while applying');
+    assert.equal(canMove('execute/errored', 'execute/cancelled'), true);
+  });
+
+  it('takes an answer only on the task that waits, and only once', () => {
+    const p = plan('execute', 'processing');
+    awaitAnswer(p, { kind: 'tool-approval', taskId: 't1', request: {} });
+    refused(() => takeAnswer(p, 'other'), p, /waits for an answer on task t1, not on task other/);
+    takeAnswer(p, 't1');
+    refused(() => takeAnswer(p, 't1'), p, /waits for no answer/);
+  });
+
+  it('is the only writer of phase and state: no application code assigns them', () => {
+    const root = fileURLToPath(new URL('../../../../../src/application', import.meta.url));
+    const files: string[] = [];
+    const walk = (d: string): void => {
+      for (const f of readdirSync(d)) {
+        const full = join(d, f);
+        if (statSync(full).isDirectory()) walk(full);
+        else if (f.endsWith('.ts')) files.push(full);
+      }
+    };
+    walk(root);
+    assert.ok(files.length > 10, `read the application sources under ${root}`);
+    const offenders = files.filter((f) => /\.(phase|state)\s*=[^=]/.test(readFileSync(f, 'utf8')));
+    assert.deepEqual(offenders, []);
+  });
+});
