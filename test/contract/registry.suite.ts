@@ -24,6 +24,7 @@ import {
   sessionCreate,
   skillRegistry,
   toolRegistry,
+  type RegistryContracts,
 } from '../../src/protocol/client/index.js';
 import { rpcError } from './a2a.suite.js';
 import type { SuiteContext } from './suite-context.js';
@@ -102,12 +103,13 @@ export function registrySuite(ctx: SuiteContext): void {
       [projectRegistry, 'api.project.yaml'],
       [actionRegistry, 'rename.action.yaml'],
     ] as const) {
-      const e = await client.call(reg.add, source(file));
+      const rows: RegistryContracts = reg;
+      const e = await client.call(rows.add, source(file));
       assert.equal(e.revision, 1);
       assert.match(e.contentHash, /^sha256:[0-9a-f]{64}$/);
       const expected = parse(fixture(file)) as Record<string, unknown>;
       if (file === 'api.resource.yaml') expected['path'] = join(work, 'api');
-      const shown = await client.call(reg.show, { name: e.name });
+      const shown = await client.call(rows.show, { name: e.name });
       assert.deepEqual(shown.definition, expected, `${file} reads back as written`);
       // The resource's path (and so its hash) is a per-run temp dir.
       added.push(
@@ -417,14 +419,15 @@ export function registrySuite(ctx: SuiteContext): void {
       ],
     ] as const;
     for (const [reg, def] of defs) {
-      assert.equal((await client.call(reg.add, { definition: def })).revision, 1);
-      const listed = await client.call(reg.list, { nameRegex: '^local/cycle-' });
+      const rows: RegistryContracts = reg;
+      assert.equal((await client.call(rows.add, { definition: def })).revision, 1);
+      const listed = await client.call(rows.list, { nameRegex: '^local/cycle-' });
       assert.deepEqual(
         listed.items.map((e) => e.name),
         [def.name],
       );
-      assert.equal((await client.call(reg.show, { name: def.name })).definition['name'], def.name);
-      const updated = await client.call(reg.update, {
+      assert.equal((await client.call(rows.show, { name: def.name })).definition.name, def.name);
+      const updated = await client.call(rows.update, {
         name: def.name,
         definition: { ...def, description: 'second revision' },
         expectedRevision: 1,
@@ -432,8 +435,9 @@ export function registrySuite(ctx: SuiteContext): void {
       assert.equal(updated.revision, 2);
     }
     for (const [reg, def] of [...defs].reverse()) {
-      assert.equal((await client.call(reg.remove, { name: def.name })).removed, true);
-      assert.equal((await client.call(reg.list, { nameRegex: '^local/cycle-' })).totalSize, 0);
+      const rows: RegistryContracts = reg;
+      assert.equal((await client.call(rows.remove, { name: def.name })).removed, true);
+      assert.equal((await client.call(rows.list, { nameRegex: '^local/cycle-' })).totalSize, 0);
     }
   });
 

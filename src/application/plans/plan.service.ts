@@ -19,12 +19,7 @@ import type {
 } from '../../domain/plan/plan-views.js';
 import type { PolicySnapshot } from '../../domain/plan/policy.js';
 import { DEFAULT_AUTOMATION_PROFILE } from '../../domain/registry/builtins.js';
-import {
-  profileEntityName,
-  type ActionDefinition,
-  type AutomationProfileDefinition,
-  type ProjectDefinition,
-} from '../../domain/registry/entities.js';
+import { profileEntityName } from '../../domain/registry/entities.js';
 import type { Principal } from '../ports/principal.js';
 import type { ContextOwner, OwnedRun } from '../tasks/task.service.js';
 import { resolveArguments } from './arguments.js';
@@ -74,7 +69,7 @@ export class PlanService implements ContextOwner {
 
   async use(input: UseInput, principal: Principal): Promise<RunResult> {
     const action = await this.deps.registry.show('action', input.action, principal);
-    const def = action.definition as unknown as ActionDefinition;
+    const def = action.definition;
     if (!def.steps?.length) {
       throw new AppError(
         'INVALID_STATE',
@@ -93,14 +88,14 @@ export class PlanService implements ContextOwner {
     const networks: Array<'none' | 'allow' | undefined> = [];
     for (const name of input.projects) {
       const p = await this.deps.registry.show('project', name, principal);
-      const project = p.definition as unknown as ProjectDefinition;
+      const project = p.definition;
       profile ??= project.settings?.automationProfile;
       networks.push(project.settings?.network);
-      for (const r of p.derived['resources'] as Array<{ name: string; exists: boolean; missing?: boolean }>) {
+      for (const r of p.derived.resources) {
         if (!r.exists)
           throw new AppError(
             'INVALID_STATE',
-            `Resource ${r.name} of project ${name} ${r.missing ? 'is not registered' : 'has no directory on disk'}`,
+            `Resource ${r.name} of project ${name} ${'missing' in r ? 'is not registered' : 'has no directory on disk'}`,
             { hint: `see agents project show ${name}` },
           );
       }
@@ -143,7 +138,7 @@ export class PlanService implements ContextOwner {
   /** The profile's rules as they are now: the plan keeps this copy whatever happens to the profile later. */
   private async snapshotProfile(ref: string, at: string, principal: Principal): Promise<PolicySnapshot> {
     const e = await this.deps.registry.show('automation-profile', profileEntityName(ref), principal);
-    const d = e.definition as unknown as AutomationProfileDefinition;
+    const d = e.definition;
     return {
       profile: e.name,
       revision: e.revision,

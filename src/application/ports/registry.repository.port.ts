@@ -1,4 +1,5 @@
 import type { Role } from '../../domain/permissions.js';
+import type { PathFacts, Referrer } from '../../domain/registry/derived-facts.js';
 import type { Reference, RegistryEntity, RegistryKind } from '../../domain/registry/entities.js';
 
 export interface RegistryListQuery {
@@ -9,10 +10,7 @@ export interface RegistryListQuery {
   type?: string | undefined;
 }
 
-export interface Referrer {
-  kind: RegistryKind;
-  name: string;
-}
+export type { Referrer } from '../../domain/registry/derived-facts.js';
 
 /** Stored registry entities and the references between them. */
 export interface RegistryRepository {
@@ -57,14 +55,7 @@ export interface NamespaceRepository {
 }
 
 /** What the file system says about a resource's path (on the machine the agent runs on). */
-export interface PathFacts {
-  exists: boolean;
-  isDirectory: boolean;
-  gitWorkTree: boolean;
-  currentBranch?: string | undefined;
-  /** Whether the branch asked about exists in the repository. */
-  branchExists?: boolean | undefined;
-}
+export type { PathFacts } from '../../domain/registry/derived-facts.js';
 
 export interface ResourceInspector {
   inspect(path: string, branch?: string): Promise<PathFacts>;

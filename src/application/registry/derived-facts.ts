@@ -1,15 +1,18 @@
 import type {
-  ActionDefinition,
-  ActorDefinition,
-  AutomationProfileDefinition,
-  ProjectDefinition,
+  DefinitionOf,
+  DerivedFacts,
+  ProjectResource,
+  Referrer,
+  SkillTool,
+} from '../../domain/registry/derived-facts.js';
+import type {
   RegistryEntity,
   RegistryKind,
   ResourceDefinition,
   SkillDefinition,
   ToolDefinition,
 } from '../../domain/registry/entities.js';
-import type { Referrer, ResourceInspector } from '../ports/registry.repository.port.js';
+import type { ResourceInspector } from '../ports/registry.repository.port.js';
 
 export interface DeriveContext {
   usedBy: Referrer[];
@@ -18,79 +21,74 @@ export interface DeriveContext {
   builtinModels: readonly string[];
 }
 
-export interface FlatTool {
-  name: string;
-  readOnly: boolean;
-  writes: boolean;
-  /** How the skill gets it: directly, through an included skill, or from an MCP server. */
-  via: string;
-  missing?: boolean;
-}
+type Deriver<K extends RegistryKind> = (
+  definition: DefinitionOf<K>,
+  ctx: DeriveContext,
+) => DerivedFacts<K> | Promise<DerivedFacts<K>>;
 
-/** What `show` adds to a definition: facts computed from the registry and the machine. */
-export async function deriveFacts(e: RegistryEntity, ctx: DeriveContext): Promise<Record<string, unknown>> {
-  const usedBy = ctx.usedBy;
-  switch (e.kind) {
-    case 'actor': {
-      const a = e.definition as ActorDefinition;
-      return {
-        provider: a.provider,
-        model: a.model,
-        skills: a.skills ?? [],
-        tools: a.tools ?? [],
-        runnable: a.provider === 'builtin' && ctx.builtinModels.includes(a.model),
-        usedBy,
-      };
-    }
-    case 'tool': {
-      const t = e.definition as ToolDefinition;
-      return { source: t.source, readOnly: t.readOnly, writes: t.writes, usedBy };
-    }
-    case 'skill':
-      return { ...(await flattenSkill(e.definition, ctx)), usedBy };
-    case 'resource': {
-      const r = e.definition as ResourceDefinition;
-      const facts = await ctx.inspector.inspect(r.path, r.type === 'git-checkout' ? r.branch : undefined);
-      return { ...facts, usedBy };
-    }
-    case 'project': {
-      const p = e.definition as ProjectDefinition;
-      const resources = [];
-      for (const name of p.resources) {
-        const r = await ctx.lookup('resource', name);
-        if (!r) {
-          resources.push({ name, missing: true, exists: false });
-          continue;
-        }
-        const d = r.definition as ResourceDefinition;
-        const facts = await ctx.inspector.inspect(d.path);
-        resources.push({ name, type: d.type, path: d.path, exists: facts.exists && facts.isDirectory });
+/** Each kind's facts; a new kind without an entry does not compile. */
+const DERIVERS: { [K in RegistryKind]: Deriver<K> } = {
+  actor: (a, ctx) => ({
+    provider: a.provider,
+    model: a.model,
+    skills: a.skills ?? [],
+    tools: a.tools ?? [],
+    runnable: a.provider === 'builtin' && ctx.builtinModels.includes(a.model),
+    usedBy: ctx.usedBy,
+  }),
+  tool: (t, ctx) => ({ source: t.source, readOnly: t.readOnly, writes: t.writes, usedBy: ctx.usedBy }),
+  skill: async (s, ctx) => ({ ...(await flattenSkill(s, ctx)), usedBy: ctx.usedBy }),
+  resource: async (r, ctx) => ({
+    ...(await ctx.inspector.inspect(r.path, r.type === 'git-checkout' ? r.branch : undefined)),
+    usedBy: ctx.usedBy,
+  }),
+  project: async (p, ctx) => {
+    const resources: ProjectResource[] = [];
+    for (const name of p.resources) {
+      const r = await ctx.lookup('resource', name);
+      if (!r) {
+        resources.push({ name, missing: true, exists: false });
+        continue;
       }
-      return { resources, usedBy };
+      const d = r.definition as ResourceDefinition;
+      const facts = await ctx.inspector.inspect(d.path);
+      resources.push({ name, type: d.type, path: d.path, exists: facts.exists && facts.isDirectory });
     }
-    case 'action': {
-      const a = e.definition as ActionDefinition;
-      const args = Object.entries(a.arguments ?? {}).map(([name, spec]) => ({
-        name,
-        type: spec.type,
-        required: spec.required ?? spec.default === undefined,
-        default: spec.default,
-      }));
-      return { arguments: args, steps: (a.steps ?? []).length, deterministic: (a.steps ?? []).length > 0, usedBy };
-    }
-    case 'automation-profile': {
-      const p = e.definition as AutomationProfileDefinition;
-      return { default: p.default, applyApproval: p.applyApproval ?? true, rules: (p.rules ?? []).length, usedBy };
-    }
-  }
+    return { resources, usedBy: ctx.usedBy };
+  },
+  action: (a, ctx) => {
+    const args = Object.entries(a.arguments ?? {}).map(([name, spec]) => ({
+      name,
+      type: spec.type,
+      required: spec.required ?? spec.default === undefined,
+      ...(spec.default !== undefined ? { default: spec.default } : {}),
+    }));
+    const steps = (a.steps ?? []).length;
+    return { arguments: args, steps, deterministic: steps > 0, usedBy: ctx.usedBy };
+  },
+  'automation-profile': (p, ctx) => ({
+    default: p.default,
+    applyApproval: p.applyApproval ?? true,
+    rules: (p.rules ?? []).length,
+    usedBy: ctx.usedBy,
+  }),
+};
+
+/** What `show` adds to a definition of kind K: facts computed from the registry and the machine. */
+export function deriveFacts<K extends RegistryKind>(
+  kind: K,
+  definition: DefinitionOf<K>,
+  ctx: DeriveContext,
+): Promise<DerivedFacts<K>> {
+  return Promise.resolve(DERIVERS[kind](definition, ctx));
 }
 
 /** The skill's tools, through included skills (cycle-safe), with their readOnly/writes facts. */
 async function flattenSkill(
   root: SkillDefinition,
   ctx: DeriveContext,
-): Promise<{ tools: FlatTool[]; mcpServers: string[] }> {
-  const tools = new Map<string, FlatTool>();
+): Promise<{ tools: SkillTool[]; mcpServers: string[] }> {
+  const tools = new Map<string, SkillTool>();
   const mcp = new Set<string>();
   const seen = new Set<string>();
   const walk = async (s: SkillDefinition, via: string): Promise<void> => {

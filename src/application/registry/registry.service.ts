@@ -11,6 +11,7 @@ import {
   type RegistryKind,
 } from '../../domain/registry/entities.js';
 import { pageOf } from '../../domain/paging.js';
+import type { DefinitionOf, DerivedFacts } from '../../domain/registry/derived-facts.js';
 import { namespaceOf } from '../../domain/registry/names.js';
 import type { Principal } from '../ports/principal.js';
 import type { Referrer, RegistryRepository, ResourceInspector } from '../ports/registry.repository.port.js';
@@ -38,7 +39,10 @@ export interface ListOutput {
   summary: { byNamespace: Record<string, number>; byType: Record<string, number> };
 }
 
-export type ShownEntity = RegistryEntity & { derived: Record<string, unknown> };
+/** A stored entity of kind K: its definition is that kind's. */
+export type EntityOf<K extends RegistryKind> = RegistryEntity<DefinitionOf<K>> & { kind: K };
+/** What `show` returns for kind K: the entity and that kind's derived facts. */
+export type ShownEntity<K extends RegistryKind = RegistryKind> = EntityOf<K> & { derived: DerivedFacts<K> };
 
 /** The field of each kind that `list --type` filters on. */
 const TYPE_FIELD: Record<RegistryKind, string | undefined> = {
@@ -138,10 +142,10 @@ export class RegistryService {
     return { items: page.items, nextPageToken: page.nextPageToken, totalSize: all.length, summary };
   }
 
-  async show(kind: RegistryKind, name: string, principal: Principal): Promise<ShownEntity> {
+  async show<K extends RegistryKind>(kind: K, name: string, principal: Principal): Promise<ShownEntity<K>> {
     const entity = await this.visible(kind, name, principal);
     const usedBy = await this.deps.repo.referrers(kind, name);
-    const derived = await deriveFacts(entity, {
+    const derived = await deriveFacts(kind, entity.definition, {
       usedBy,
       lookup: (k, n) => this.lookup(k, n),
       inspector: this.deps.inspector,
@@ -229,7 +233,7 @@ export class RegistryService {
   }
 
   /** The entity if the caller may read it; otherwise "not found", whether or not it exists. */
-  private async visible(kind: RegistryKind, name: string, principal: Principal): Promise<RegistryEntity> {
+  private async visible<K extends RegistryKind>(kind: K, name: string, principal: Principal): Promise<EntityOf<K>> {
     const e = await this.lookup(kind, name);
     if (!e || !(await this.deps.namespaces.readable(principal)).includes(e.namespace)) {
       throw new AppError('NOT_FOUND', `No ${kind} named ${name}`, {
@@ -237,7 +241,9 @@ export class RegistryService {
         hint: `see the available ones with \`agents ${kind} list\``,
       });
     }
-    return e;
+    // Entities are stored and looked up by kind, and only a definition that passed that kind's
+    // schema is stored: the definition is K's.
+    return e as EntityOf<K>;
   }
 
   /** Parses, validates (schema, write access, references, the file system) and reports every problem at once. */

@@ -28,7 +28,12 @@ export {
   resourceTypeList,
   resourceTypeShow,
 } from '../a2a/contracts/registry.contract.js';
-export type { RegistryContracts } from '../a2a/contracts/registry.contract.js';
+export type {
+  RegistryContracts,
+  RegistryEntityOf,
+  RegistryPageOf,
+  RegistryShownOf,
+} from '../a2a/contracts/registry.contract.js';
 export { namespaceList, namespaceShow, namespaceMembers } from '../a2a/contracts/namespace.contract.js';
 export { rpcDiscover } from '../a2a/contracts/discovery.contract.js';
 export {

@@ -1,23 +1,15 @@
 import type { Command } from 'commander';
 import type { Runner } from '../runner.js';
-import { defOf, registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
-
-interface ArgumentFact {
-  name: string;
-  type: string;
-  required: boolean;
-  default?: unknown;
-}
+import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
 
 /** `agents action …`: what a plan does — arguments, templates, actors, steps. */
 export function registerAction(program: Command, runner: Runner): void {
   registerRegistryGroup(program, runner, {
     kind: 'action',
     description: 'Actions: what a plan does (arguments, definition of done, actors, declared steps)',
-    columns: [{ header: 'STEPS', value: (e) => String(((defOf(e)['steps'] as unknown[] | undefined) ?? []).length) }],
+    columns: [{ header: 'STEPS', value: (e) => String((e.definition.steps ?? []).length) }],
     facts: (e): FieldLine[] => {
-      const args = (e.derived['arguments'] ?? []) as ArgumentFact[];
-      const steps = Number(e.derived['steps'] ?? 0);
+      const { arguments: args, steps, deterministic } = e.derived;
       return [
         ...args.map(
           (a) =>
@@ -26,7 +18,7 @@ export function registerAction(program: Command, runner: Runner): void {
               `${a.name}: ${a.type}${a.required ? ', required' : ''}${a.default !== undefined ? `, default ${JSON.stringify(a.default)}` : ''}`,
             ] as const,
         ),
-        ['steps', `${steps}${e.derived['deterministic'] ? ' (run by the built-in deterministic actor)' : ''}`],
+        ['steps', `${steps}${deterministic ? ' (run by the built-in deterministic actor)' : ''}`],
         [
           'use it',
           `agents plan use ${e.name} <project>${args

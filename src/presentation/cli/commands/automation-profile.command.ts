@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
-import { ruleText, type RuleLine } from '../render/policy.js';
+import { ruleText } from '../render/policy.js';
 import type { Runner } from '../runner.js';
-import { defOf, registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
-
-const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
 
 /** `agents automation-profile …`: what a plan's tool calls may do without a person, rule by rule. */
 export function registerAutomationProfile(program: Command, runner: Runner): void {
@@ -12,15 +10,15 @@ export function registerAutomationProfile(program: Command, runner: Runner): voi
     description:
       'Automation profiles: allow / ask / deny rules per tool and command pattern for plans, and whether apply asks',
     columns: [
-      { header: 'DEFAULT', value: (e) => text(defOf(e)['default']) },
-      { header: 'APPLY', value: (e) => (defOf(e)['applyApproval'] === false ? 'no approval' : 'asks') },
-      { header: 'RULES', value: (e) => String(((defOf(e)['rules'] as unknown[] | undefined) ?? []).length) },
+      { header: 'DEFAULT', value: (e) => e.definition.default },
+      { header: 'APPLY', value: (e) => (e.definition.applyApproval === false ? 'no approval' : 'asks') },
+      { header: 'RULES', value: (e) => String((e.definition.rules ?? []).length) },
     ],
     facts: (e): FieldLine[] => {
-      const rules = (defOf(e)['rules'] ?? []) as RuleLine[];
+      const rules = e.definition.rules ?? [];
       return [
-        ['default', `${text(e.derived['default'])} (a call no rule matches)`],
-        ['apply', e.derived['applyApproval'] === false ? 'applies without asking' : 'asks before applying'],
+        ['default', `${e.derived.default} (a call no rule matches)`],
+        ['apply', e.derived.applyApproval ? 'asks before applying' : 'applies without asking'],
         ...rules.map((r, i) => [`rule ${i + 1}`, ruleText(r)] as const),
         ['use it', `agents plan use <action> <project> --automation-profile ${e.name}`],
         ...usedBy(e.derived),

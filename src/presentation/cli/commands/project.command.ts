@@ -2,21 +2,13 @@ import type { Command } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { qualify } from '../render/definition.js';
 import type { Runner } from '../runner.js';
-import { addEntity, defOf, readSource, registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
+import { addEntity, readSource, registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
 
 interface AddOptions {
   config?: string;
   resource?: string[];
   automationProfile?: string;
   description?: string;
-}
-
-interface ResourceFact {
-  name: string;
-  type?: string;
-  path?: string;
-  exists: boolean;
-  missing?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -63,22 +55,19 @@ export function registerProject(program: Command, runner: Runner): void {
   registerRegistryGroup(program, runner, {
     kind: 'project',
     description: 'Projects: the resources a plan changes together, and their settings',
-    columns: [{ header: 'RESOURCES', value: (e) => ((defOf(e)['resources'] as string[] | undefined) ?? []).join(',') }],
-    facts: (e): FieldLine[] => {
-      const resources = (e.derived['resources'] ?? []) as ResourceFact[];
-      return [
-        ...resources.map(
-          (r) =>
-            [
-              'resource',
-              r.missing
-                ? `${r.name}  NOT REGISTERED`
-                : `${r.name}  ${r.type ?? ''}  ${r.path ?? ''}  ${r.exists ? 'exists' : 'MISSING'}`,
-            ] as const,
-        ),
-        ...usedBy(e.derived),
-      ];
-    },
+    columns: [{ header: 'RESOURCES', value: (e) => e.definition.resources.join(',') }],
+    facts: (e): FieldLine[] => [
+      ...e.derived.resources.map(
+        (r) =>
+          [
+            'resource',
+            'missing' in r
+              ? `${r.name}  NOT REGISTERED`
+              : `${r.name}  ${r.type}  ${r.path}  ${r.exists ? 'exists' : 'MISSING'}`,
+          ] as const,
+      ),
+      ...usedBy(e.derived),
+    ],
     add: registerAdd,
   });
 }

@@ -3,9 +3,10 @@ import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
   REGISTRIES,
+  type RegistryEntityOf,
   type RegistryKind,
-  type RegistryContracts,
-  type ResultOf,
+  type RegistryPageOf,
+  type RegistryShownOf,
 } from '../../../protocol/client/index.js';
 import { UsageError } from '../exit-codes.js';
 import { plural, qualify, renderYaml, shortHash, whenText } from '../render/definition.js';
@@ -14,33 +15,27 @@ import type { Ui } from '../render/ui.js';
 import type { Outcome, RunContext, Runner } from '../runner.js';
 import { intOption } from '../support/options.js';
 
-export type Entity = ResultOf<RegistryContracts['list']>['items'][number];
-export type ShownEntity = ResultOf<RegistryContracts['show']>;
-type Page = ResultOf<RegistryContracts['list']>;
 export type FieldLine = readonly [string, string | undefined];
 
 /** What differs between the six registries: list columns, the facts `show` adds, the add command. */
-export interface KindSpec {
-  kind: RegistryKind;
+export interface KindSpec<K extends RegistryKind> {
+  kind: K;
   description: string;
   /** What `list --type` filters on for this kind (provider, source, resource type). */
   typeFilter?: string;
   /** Columns between REV and DESCRIPTION in `list`. */
-  columns: Column<Entity>[];
+  columns: Column<RegistryEntityOf<K>>[];
   /** The derived facts of `show`, as field lines (a key may repeat, one line per item). */
-  facts(e: ShownEntity, ui: Ui): FieldLine[];
+  facts(e: RegistryShownOf<K>, ui: Ui): FieldLine[];
   /** Registers `add` itself (for kinds that also take flags); default: `add --config FILE`. */
   add?(group: Command, runner: Runner): void;
 }
 
-const str = (v: unknown): string =>
-  typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
-export const defOf = (e: Entity): Record<string, unknown> => e.definition;
-export const yesNo = (v: unknown): string => (v === true ? 'yes' : v === false ? 'no' : '');
+export const yesNo = (v: boolean | undefined): string => (v === true ? 'yes' : v === false ? 'no' : '');
 
 /** `used by` lines from a show's derived facts. */
-export function usedBy(derived: Record<string, unknown>): FieldLine[] {
-  const refs = (derived['usedBy'] ?? []) as Array<{ kind: string; name: string }>;
+export function usedBy(derived: { usedBy: ReadonlyArray<{ kind: string; name: string }> }): FieldLine[] {
+  const refs = derived.usedBy;
   return refs.length ? refs.map((r) => ['used by', `${r.kind} ${r.name}`] as const) : [['used by', 'nothing']];
 }
 
@@ -61,9 +56,9 @@ export function readSource(file: string): { text: string; filename: string; base
 }
 
 /** Registers a definition (from a file or from flags) and prints what was added. */
-export async function addEntity(
+export async function addEntity<K extends RegistryKind>(
   ctx: RunContext,
-  kind: RegistryKind,
+  kind: K,
   params: { source: ReturnType<typeof readSource> } | { definition: Record<string, unknown> },
 ): Promise<Outcome> {
   const client = await ctx.client();
@@ -78,7 +73,7 @@ export async function addEntity(
   return { data: e };
 }
 
-function renderShown(e: ShownEntity, spec: KindSpec, ui: Ui): string {
+function renderShown<K extends RegistryKind>(e: RegistryShownOf<K>, spec: KindSpec<K>, ui: Ui): string {
   const head: FieldLine[] = [
     ['revision', String(e.revision)],
     ['hash', ui.rich ? shortHash(e.contentHash) : e.contentHash],
@@ -94,7 +89,7 @@ function renderShown(e: ShownEntity, spec: KindSpec, ui: Ui): string {
   return `${title}${renderFields(head, ui.mode)}${ui.pal.bold('definition')}\n${definition}${facts.length ? `${ui.pal.bold('facts')}\n${renderFields(facts, ui.mode)}` : ''}`;
 }
 
-function summaryText(kind: RegistryKind, page: Page, typeFilter: string | undefined): string {
+function summaryText(kind: RegistryKind, page: RegistryPageOf<RegistryKind>, typeFilter: string | undefined): string {
   const by = (rec: Record<string, number>): string =>
     Object.entries(rec)
       .map(([k, n]) => `${k} ${n}`)
@@ -114,7 +109,7 @@ interface ListOptions {
   all?: boolean;
 }
 
-async function list(ctx: RunContext, spec: KindSpec, opts: ListOptions): Promise<Outcome> {
+async function list<K extends RegistryKind>(ctx: RunContext, spec: KindSpec<K>, opts: ListOptions): Promise<Outcome> {
   if (opts.type && !spec.typeFilter) throw new UsageError(`--type does not apply to ${spec.kind}s`);
   if (opts.all && opts.pageToken)
     throw new UsageError('--all reads every page: it cannot be combined with --page-token');
@@ -140,11 +135,11 @@ async function list(ctx: RunContext, spec: KindSpec, opts: ListOptions): Promise
     items.push(...page.items);
   }
   const { ui } = ctx;
-  const columns: Column<Entity>[] = [
+  const columns: Column<RegistryEntityOf<K>>[] = [
     { header: 'NAME', value: (e) => e.name, style: (s, e) => (e.builtin ? ui.pal.dim(s) : ui.pal.bold(s)) },
     { header: 'REV', value: (e) => String(e.revision) },
     ...spec.columns,
-    { header: 'DESCRIPTION', value: (e) => str(defOf(e)['description']) },
+    { header: 'DESCRIPTION', value: (e) => e.definition.description ?? '' },
   ];
   if (items.length === 0) ui.info(`no ${spec.kind}s match: add one with \`agents ${spec.kind} add --config FILE\``);
   else ui.out(renderTable(items, columns, ui.mode));
@@ -158,7 +153,11 @@ async function list(ctx: RunContext, spec: KindSpec, opts: ListOptions): Promise
 }
 
 /** `agents <kind> add|list|show|update|remove`. Returns the group, for kind-specific additions. */
-export function registerRegistryGroup(program: Command, runner: Runner, spec: KindSpec): Command {
+export function registerRegistryGroup<K extends RegistryKind>(
+  program: Command,
+  runner: Runner,
+  spec: KindSpec<K>,
+): Command {
   const { kind } = spec;
   const methods = REGISTRIES[kind];
   const group = program.command(kind).description(spec.description);

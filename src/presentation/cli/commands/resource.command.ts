@@ -5,15 +5,7 @@ import { UsageError } from '../exit-codes.js';
 import { qualify } from '../render/definition.js';
 import { renderFields, renderTable } from '../render/table.js';
 import type { Runner } from '../runner.js';
-import {
-  addEntity,
-  defOf,
-  readSource,
-  registerRegistryGroup,
-  usedBy,
-  yesNo,
-  type FieldLine,
-} from './registry-group.js';
+import { addEntity, readSource, registerRegistryGroup, usedBy, yesNo, type FieldLine } from './registry-group.js';
 
 interface AddOptions {
   config?: string;
@@ -121,25 +113,21 @@ export function registerResource(program: Command, runner: Runner): void {
     description: 'Resources: the git checkouts and directories plans work on',
     typeFilter: 'type',
     columns: [
-      { header: 'TYPE', value: (e) => String(defOf(e)['type'] ?? '') },
-      { header: 'PATH', value: (e) => String(defOf(e)['path'] ?? '') },
-      { header: 'BRANCH', value: (e) => String(defOf(e)['branch'] ?? '') },
+      { header: 'TYPE', value: (e) => e.definition.type },
+      { header: 'PATH', value: (e) => e.definition.path },
+      { header: 'BRANCH', value: (e) => (e.definition.type === 'git-checkout' ? (e.definition.branch ?? '') : '') },
     ],
     facts: (e): FieldLine[] => {
       const d = e.derived;
-      const git = e.definition['type'] === 'git-checkout';
-      return [
-        ['exists', yesNo(d['exists'])],
-        ['directory', yesNo(d['isDirectory'])],
-        ...(git
-          ? ([
-              ['git work tree', yesNo(d['gitWorkTree'])],
-              ['current branch', String(d['currentBranch'] ?? '')],
-              ['branch exists', yesNo(d['branchExists'])],
-            ] as FieldLine[])
-          : []),
-        ...usedBy(d),
-      ];
+      const git: FieldLine[] =
+        e.definition.type === 'git-checkout'
+          ? [
+              ['git work tree', yesNo(d.gitWorkTree)],
+              ['current branch', d.currentBranch ?? ''],
+              ['branch exists', yesNo(d.branchExists)],
+            ]
+          : [];
+      return [['exists', yesNo(d.exists)], ['directory', yesNo(d.isDirectory)], ...git, ...usedBy(d)];
     },
     add: registerAdd,
   });

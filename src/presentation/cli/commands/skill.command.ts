@@ -1,15 +1,7 @@
 import type { Command } from 'commander';
 import type { Runner } from '../runner.js';
 import { accessOf } from './tool.command.js';
-import { defOf, registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
-
-interface FlatTool {
-  name: string;
-  readOnly: boolean;
-  writes: boolean;
-  via: string;
-  missing?: boolean;
-}
+import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
 
 /** `agents skill …`: bundles of tools (and MCP servers) with instructions. */
 export function registerSkill(program: Command, runner: Runner): void {
@@ -17,16 +9,11 @@ export function registerSkill(program: Command, runner: Runner): void {
     kind: 'skill',
     description: 'Skills: bundles of tools and MCP servers, with instructions',
     columns: [
-      { header: 'TOOLS', value: (e) => String(((defOf(e)['tools'] as unknown[] | undefined) ?? []).length) },
-      {
-        header: 'MCP',
-        value: (e) =>
-          ((defOf(e)['mcpServers'] as Array<{ name: string }> | undefined) ?? []).map((s) => s.name).join(','),
-      },
+      { header: 'TOOLS', value: (e) => String((e.definition.tools ?? []).length) },
+      { header: 'MCP', value: (e) => (e.definition.mcpServers ?? []).map((s) => s.name).join(',') },
     ],
     facts: (e): FieldLine[] => {
-      const tools = (e.derived['tools'] ?? []) as FlatTool[];
-      const mcp = (e.derived['mcpServers'] ?? []) as string[];
+      const { tools, mcpServers } = e.derived;
       return [
         ...tools.map(
           (t) =>
@@ -35,7 +22,7 @@ export function registerSkill(program: Command, runner: Runner): void {
               `${t.name}  ${t.missing ? 'MISSING' : `${accessOf(t)} (readOnly=${t.readOnly}, writes=${t.writes})`}  via ${t.via}`,
             ] as const,
         ),
-        ...mcp.map((m) => ['mcp server', m] as const),
+        ...mcpServers.map((m) => ['mcp server', m] as const),
         ...usedBy(e.derived),
       ];
     },

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { diagnosticsRun, getExtendedAgentCard, healthCheck, type ResultOf } from '../../../protocol/client/index.js';
+import { readCard, renderCard } from '../render/card.js';
 import type { Palette } from '../render/colors.js';
 import { renderFields, renderTable, type Column } from '../render/table.js';
 import type { Ui } from '../render/ui.js';
@@ -9,32 +10,6 @@ type Check = ResultOf<typeof diagnosticsRun>['checks'][number];
 
 const styleStatus = (s: string, pal: Palette): string =>
   s === 'ok' ? pal.green(s) : s === 'warn' || s === 'degraded' ? pal.yellow(s) : pal.red(s);
-
-function renderCard(card: Record<string, unknown>, ui: Ui): string {
-  const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-  const list = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? (v as Record<string, unknown>[]) : []);
-  const caps = (card['capabilities'] ?? {}) as Record<string, unknown>;
-  const capNames = Object.entries(caps)
-    .filter(([, v]) => v === true)
-    .map(([k]) => k);
-  const extensions = list(caps['extensions']).map((e) => str(e['uri']) ?? '');
-  const interfaces = list(card['supportedInterfaces']).map((i) =>
-    `${str(i['protocolBinding']) ?? '?'} ${str(i['protocolVersion']) ?? ''} ${str(i['url']) ?? ''}`.trim(),
-  );
-  const skills = list(card['skills']).map((s) => str(s['id']) ?? str(s['name']) ?? '');
-  const provider = card['provider'] as Record<string, unknown> | undefined;
-  const fields: Array<readonly [string, string | undefined]> = [
-    ['version', str(card['version'])],
-    ['description', str(card['description'])],
-    ['provider', provider ? str(provider['organization']) : undefined],
-    ['capabilities', capNames.join(', ')],
-    ['extensions', extensions.join(', ')],
-    ['interfaces', interfaces.join(ui.rich ? '\n' : ', ')],
-    ['skills', skills.join(', ')],
-  ];
-  if (!ui.rich) return renderFields([['name', str(card['name'])], ...fields], ui.mode);
-  return `${ui.pal.bold(str(card['name']) ?? 'Agent')}\n${renderFields(fields, ui.mode)}`;
-}
 
 const CHECK_COLUMNS = (ui: Ui): Column<Check>[] => [
   { header: 'STATUS', value: (c) => c.status, style: (s, c) => (ui.rich ? styleStatus(c.status, ui.pal) : s) },
@@ -58,7 +33,7 @@ export function registerSystem(program: Command, runner: Runner): void {
         const card = opts.extended
           ? await client.call(getExtendedAgentCard, {}, { signal: ctx.signal })
           : await client.agentCard();
-        ctx.ui.out(renderCard(card, ctx.ui));
+        ctx.ui.out(renderCard(readCard(card), ctx.ui));
         return { data: { card } };
       }),
     );

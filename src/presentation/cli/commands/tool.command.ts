@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import type { Runner } from '../runner.js';
-import { defOf, registerRegistryGroup, usedBy } from './registry-group.js';
+import { registerRegistryGroup, usedBy } from './registry-group.js';
 
 /** read-only, writes, or neither (a tool with side effects outside files). */
-export const accessOf = (t: { readOnly?: unknown; writes?: unknown }): string =>
-  t.readOnly === true ? 'read-only' : t.writes === true ? 'writes' : 'side effects';
+export const accessOf = (t: { readOnly: boolean; writes: boolean }): string =>
+  t.readOnly ? 'read-only' : t.writes ? 'writes' : 'side effects';
 
 /** `agents tool …`: what actors may call (built-in, a command, or an MCP server's). */
 export function registerTool(program: Command, runner: Runner): void {
@@ -13,13 +13,9 @@ export function registerTool(program: Command, runner: Runner): void {
     description: 'Tools: what actors may call — builtin/…, commands, MCP servers',
     typeFilter: 'source',
     columns: [
-      { header: 'SOURCE', value: (e) => String(defOf(e)['source'] ?? '') },
-      { header: 'ACCESS', value: (e) => accessOf(defOf(e)) },
+      { header: 'SOURCE', value: (e) => e.definition.source },
+      { header: 'ACCESS', value: (e) => accessOf(e.definition) },
     ],
-    facts: (e) => [
-      ['source', String(e.derived['source'] ?? '')],
-      ['access', accessOf(e.derived)],
-      ...usedBy(e.derived),
-    ],
+    facts: (e) => [['source', e.derived.source], ['access', accessOf(e.derived)], ...usedBy(e.derived)],
   });
 }

@@ -1,31 +1,20 @@
+import type { planCorrect, planExplain, ResultOf } from '../../../protocol/client/index.js';
 import { renderYaml } from './definition.js';
-import { chosenText, type Decision } from './plan.js';
-import { verdictText, type VerdictLine } from './policy.js';
+import { chosenText } from './plan.js';
+import { verdictText } from './policy.js';
 import { renderFields } from './table.js';
 import type { Ui } from './ui.js';
 
 /** One decision for `plan explain`: what, why, its context, tool calls and checkpoint. */
-export function renderExplain(r: Record<string, unknown>, ui: Ui): string {
-  const d = r['decision'] as Decision;
-  const parent = r['parent'] as Decision | undefined;
-  const children = (r['children'] ?? []) as Decision[];
-  const calls = (r['toolCalls'] ?? []) as Array<{
-    tool: string;
-    ok: boolean;
-    summary: string;
-    durationMs: number;
-    filesTouched: string[];
-    checkpointId?: string;
-    policy?: VerdictLine;
-  }>;
-  const cp = r['checkpointAfter'] as { id: string; label: string } | undefined;
+export function renderExplain(r: ResultOf<typeof planExplain>, ui: Ui): string {
+  const { decision: d, parent, children, toolCalls: calls, checkpointAfter: cp } = r;
   const fields: Array<readonly [string, string | undefined]> = [
-    ['plan', String(r['planId'] ?? '')],
+    ['plan', r.planId],
     ['type', d.type],
     ['question', d.question],
     ['chosen', chosenText(d.chosen)],
     ['rationale', d.rationale],
-    ['confidence', d.confidence !== undefined ? String(d.confidence) : undefined],
+    ['confidence', String(d.confidence)],
     ['attempt', String(d.attempt)],
     ['superseded', ui.rich ? (d.superseded ? 'yes' : undefined) : String(d.superseded)],
     ['parent', parent ? `${parent.id} ${parent.question}` : undefined],
@@ -40,36 +29,36 @@ export function renderExplain(r: Record<string, unknown>, ui: Ui): string {
     ]),
     ['checkpoint', cp ? `${cp.id} ${cp.label}` : undefined],
   ];
-  const context = d.context && Object.keys(d.context).length ? d.context : undefined;
-  const alternatives = d.alternatives?.length ? d.alternatives : undefined;
+  const context = Object.keys(d.context).length ? d.context : undefined;
+  const alternatives = d.alternatives.length ? d.alternatives : undefined;
   const tail = `${context ? `${ui.rich ? ui.pal.bold('context') : 'context:'}\n${renderYaml(context, ui.mode)}` : ''}${alternatives ? `${ui.rich ? ui.pal.bold('alternatives') : 'alternatives:'}\n${renderYaml(alternatives, ui.mode)}` : ''}`;
   if (!ui.rich) return `${renderFields([['decision', d.id], ...fields], ui.mode)}${tail}`;
   return `${ui.pal.bold('Decision')} ${d.id}\n${renderFields(fields, ui.mode)}${tail}`;
 }
 
 /** What `plan correct` did (or, with --dry-run, would do). */
-export function renderCorrection(r: Record<string, unknown>, ui: Ui): string {
-  const ids = (k: string): string[] => ((r[k] ?? []) as string[]).filter(Boolean);
-  const planId = String(r['planId'] ?? '');
-  if (r['dryRun']) {
+export function renderCorrection(r: ResultOf<typeof planCorrect>, ui: Ui): string {
+  const ids = (list: string[]): string[] => list.filter(Boolean);
+  const { planId } = r;
+  if ('dryRun' in r) {
     const fields: Array<readonly [string, string | undefined]> = [
-      ['mode', String(r['mode'])],
-      ...ids('wouldSupersede').map((id) => ['would supersede', id] as const),
-      ['would restore', r['wouldRestoreCheckpoint'] ? String(r['wouldRestoreCheckpoint']) : undefined],
-      ['would resume at step', r['wouldResumeAtStep'] !== undefined ? String(r['wouldResumeAtStep']) : undefined],
+      ['mode', r.mode],
+      ...ids(r.wouldSupersede).map((id) => ['would supersede', id] as const),
+      ['would restore', r.wouldRestoreCheckpoint || undefined],
+      ['would resume at step', r.wouldResumeAtStep !== undefined ? String(r.wouldResumeAtStep) : undefined],
     ];
     return ui.rich
       ? `${ui.pal.bold('Dry run')}: nothing changed in plan ${planId}\n${renderFields(fields, ui.mode)}`
       : renderFields([['plan', planId], ['dry-run', 'true'], ...fields], ui.mode);
   }
   const fields: Array<readonly [string, string | undefined]> = [
-    ['mode', String(r['mode'])],
-    ['attempt', String(r['attempt'])],
-    ...ids('superseded').map((id) => ['superseded', id] as const),
-    ...ids('added').map((id) => ['added', id] as const),
-    ['restored', r['restoredCheckpoint'] ? String(r['restoredCheckpoint']) : undefined],
-    ['resume at step', r['resumeAtStep'] !== undefined ? String(r['resumeAtStep']) : undefined],
-    ['next', r['mode'] === 'revert' ? `agents plan execute ${planId}` : `agents plan tree ${planId}`],
+    ['mode', r.mode],
+    ['attempt', String(r.attempt)],
+    ...ids(r.superseded).map((id) => ['superseded', id] as const),
+    ...ids(r.added).map((id) => ['added', id] as const),
+    ['restored', r.restoredCheckpoint || undefined],
+    ['resume at step', r.resumeAtStep !== undefined ? String(r.resumeAtStep) : undefined],
+    ['next', r.mode === 'revert' ? `agents plan execute ${planId}` : `agents plan tree ${planId}`],
   ];
   return ui.rich
     ? `${ui.pal.bold('Corrected')} plan ${planId}\n${renderFields(fields, ui.mode)}`

@@ -10,7 +10,26 @@ export const AgentCardSchema = z
     supportedInterfaces: z.array(
       z.object({ url: z.string(), protocolBinding: z.string(), protocolVersion: z.string() }).loose(),
     ),
-    capabilities: z.object({}).loose(),
+    provider: z.object({ organization: z.string(), url: z.string() }).loose().optional(),
+    capabilities: z
+      .object({
+        streaming: z.boolean().optional(),
+        pushNotifications: z.boolean().optional(),
+        extendedAgentCard: z.boolean().optional(),
+        extensions: z
+          .array(
+            z
+              .object({
+                uri: z.string(),
+                description: z.string().optional(),
+                required: z.boolean().optional(),
+                params: z.record(z.string(), z.unknown()).optional(),
+              })
+              .loose(),
+          )
+          .optional(),
+      })
+      .loose(),
     skills: z.array(
       z.object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) }).loose(),
     ),

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { REGISTRY_KINDS, PLURAL, RESOURCE_TYPES, type RegistryKind } from '../../../domain/registry/entities.js';
+import { DERIVED_FACT_SCHEMAS, Referrer } from '../../../domain/registry/derived-facts.js';
+import {
+  DEFINITION_SCHEMAS,
+  PLURAL,
+  REGISTRY_KINDS,
+  RESOURCE_TYPES,
+  type RegistryKind,
+} from '../../../domain/registry/entities.js';
 import { EntityName, NamespaceName } from '../../../domain/registry/names.js';
 import { defineContract, type UnaryContract } from '../contract.js';
 
@@ -20,18 +27,6 @@ const exactlyOne = (p: { definition?: unknown; source?: unknown }): boolean =>
   (p.definition === undefined) !== (p.source === undefined);
 const ONE_MSG = { message: 'give exactly one of definition or source', path: ['definition'] };
 
-export const RegistryEntitySchema = z.object({
-  kind: z.enum(REGISTRY_KINDS),
-  name: z.string(),
-  namespace: z.string(),
-  revision: z.number().int().positive(),
-  contentHash: z.string(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  builtin: z.boolean(),
-  definition: z.record(z.string(), z.unknown()),
-});
-
 export const RegistryListParams = z
   .object({
     namespace: NamespaceName.optional(),
@@ -42,23 +37,72 @@ export const RegistryListParams = z
   })
   .strict();
 
-export const RegistryListResult = z.object({
-  items: z.array(RegistryEntitySchema),
-  nextPageToken: z.string(),
-  totalSize: z.number().int(),
-  summary: z.object({ byNamespace: z.record(z.string(), z.number()), byType: z.record(z.string(), z.number()) }),
+const ListSummary = z.object({
+  byNamespace: z.record(z.string(), z.number()),
+  byType: z.record(z.string(), z.number()),
 });
 
-const Referrer = z.object({ kind: z.enum(REGISTRY_KINDS), name: z.string() });
-
-export const RegistryShowResult = RegistryEntitySchema.extend({ derived: z.record(z.string(), z.unknown()) });
-export const RegistryUpdateResult = RegistryEntitySchema.extend({ unchanged: z.boolean() });
 export const RegistryRemoveResult = z.object({
   removed: z.literal(true),
   kind: z.enum(REGISTRY_KINDS),
   name: z.string(),
   danglingReferrers: z.array(Referrer),
 });
+
+/**
+ * One kind's result schemas: the stored entity with that kind's definition schema (what `add`
+ * returns), a page of them (`list`), the entity with that kind's derived facts (`show`), and
+ * `update`'s.
+ */
+function resultSchemas<K extends RegistryKind>(kind: K) {
+  const entity = z.object({
+    kind: z.literal(kind),
+    name: z.string(),
+    namespace: z.string(),
+    revision: z.number().int().positive(),
+    contentHash: z.string(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    builtin: z.boolean(),
+    definition: DEFINITION_SCHEMAS[kind],
+  });
+  return {
+    entity,
+    list: z.object({
+      items: z.array(entity),
+      nextPageToken: z.string(),
+      totalSize: z.number().int(),
+      summary: ListSummary,
+    }),
+    show: entity.extend({ derived: DERIVED_FACT_SCHEMAS[kind] }),
+    update: entity.extend({ unchanged: z.boolean() }),
+  };
+}
+
+/** Each kind's result schemas, written out per kind so that each keeps its own types. */
+export const REGISTRY_RESULTS = {
+  actor: resultSchemas('actor'),
+  tool: resultSchemas('tool'),
+  skill: resultSchemas('skill'),
+  resource: resultSchemas('resource'),
+  project: resultSchemas('project'),
+  action: resultSchemas('action'),
+  'automation-profile': resultSchemas('automation-profile'),
+} satisfies { [K in RegistryKind]: ReturnType<typeof resultSchemas<K>> };
+type Results = typeof REGISTRY_RESULTS;
+/**
+ * Kind K's result schema for one method. (`& z.ZodType` changes nothing for a known kind; for a
+ * generic K it tells TypeScript that the schema picked is a zod type, which it cannot see on its
+ * own, so that generic code such as the CLI's registry group keeps K's types through a call.)
+ */
+type ResultSchema<K extends RegistryKind, M extends keyof Results[RegistryKind]> = Results[K][M] & z.ZodType;
+
+/** A stored entity of kind K, as `add` and `list` return it. */
+export type RegistryEntityOf<K extends RegistryKind> = z.output<ResultSchema<K, 'entity'>>;
+/** One page of kind K's `list`. */
+export type RegistryPageOf<K extends RegistryKind> = z.output<ResultSchema<K, 'list'>>;
+/** What kind K's `show` returns: the entity and its derived facts. */
+export type RegistryShownOf<K extends RegistryKind> = z.output<ResultSchema<K, 'show'>>;
 
 const AddParams = z.object(DefinitionFields).strict().refine(exactlyOne, ONE_MSG);
 const UpdateParams = z
@@ -68,16 +112,18 @@ const UpdateParams = z
 const ShowParams = z.object({ name: EntityName }).strict();
 const RemoveParams = z.object({ name: EntityName, force: z.boolean().optional() }).strict();
 
-export interface RegistryContracts {
-  list: UnaryContract<typeof RegistryListParams, typeof RegistryListResult>;
-  show: UnaryContract<typeof ShowParams, typeof RegistryShowResult>;
-  add: UnaryContract<typeof AddParams, typeof RegistryEntitySchema>;
-  update: UnaryContract<typeof UpdateParams, typeof RegistryUpdateResult>;
+/** The five rows of kind K's registry, typed with K's definition and derived facts. */
+export interface RegistryContracts<K extends RegistryKind = RegistryKind> {
+  list: UnaryContract<typeof RegistryListParams, ResultSchema<K, 'list'>>;
+  show: UnaryContract<typeof ShowParams, ResultSchema<K, 'show'>>;
+  add: UnaryContract<typeof AddParams, ResultSchema<K, 'entity'>>;
+  update: UnaryContract<typeof UpdateParams, ResultSchema<K, 'update'>>;
   remove: UnaryContract<typeof RemoveParams, typeof RegistryRemoveResult>;
 }
 
 /** The five rows of one registry: `_cleveragents/registry/<plural>/{list,show,add,update,remove}`. */
-function registryContracts(kind: RegistryKind): RegistryContracts {
+function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K> {
+  const results = REGISTRY_RESULTS[kind];
   const base = `_cleveragents/registry/${PLURAL[kind]}`;
   // Automation profiles became a registry in extension version 1.1, with the plan methods.
   const since = kind === 'automation-profile' ? ({ since: '1.1' } as const) : {};
@@ -97,7 +143,7 @@ function registryContracts(kind: RegistryKind): RegistryContracts {
       summary: `List ${PLURAL[kind]}: filter by namespace, a name regular expression${typeNote}; paged, with a summary.`,
       permission: 'registry:read',
       params: RegistryListParams,
-      result: RegistryListResult,
+      result: results.list,
     }),
     show: defineContract({
       name: `${base}/show`,
@@ -106,7 +152,7 @@ function registryContracts(kind: RegistryKind): RegistryContracts {
       summary: `Show one ${kind}: its definition, revision, hash and derived facts.`,
       permission: 'registry:read',
       params: ShowParams,
-      result: RegistryShowResult,
+      result: results.show,
     }),
     add: defineContract({
       name: `${base}/add`,
@@ -115,7 +161,7 @@ function registryContracts(kind: RegistryKind): RegistryContracts {
       summary: `Register a ${kind} from a definition (object, or YAML/JSON text for errors with file and line).`,
       permission: 'registry:write',
       params: AddParams,
-      result: RegistryEntitySchema,
+      result: results.entity,
     }),
     update: defineContract({
       name: `${base}/update`,
@@ -124,7 +170,7 @@ function registryContracts(kind: RegistryKind): RegistryContracts {
       summary: `Replace a ${kind}'s definition; refuses a stale expectedRevision.`,
       permission: 'registry:write',
       params: UpdateParams,
-      result: RegistryUpdateResult,
+      result: results.update,
     }),
     remove: defineContract({
       name: `${base}/remove`,
@@ -146,7 +192,8 @@ export const projectRegistry = registryContracts('project');
 export const actionRegistry = registryContracts('action');
 export const automationProfileRegistry = registryContracts('automation-profile');
 
-export const REGISTRIES: Record<RegistryKind, RegistryContracts> = {
+/** Every registry's rows by kind; `REGISTRIES[kind]` for a generic kind is `RegistryContracts<kind>`. */
+export const REGISTRIES: { [K in RegistryKind]: RegistryContracts<K> } = {
   actor: actorRegistry,
   tool: toolRegistry,
   skill: skillRegistry,

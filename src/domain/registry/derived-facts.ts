@@ -1,0 +1,124 @@
+/**
+ * What `show` adds to a stored definition, per kind: facts computed from the registry (who uses
+ * it, the tools a skill reaches) and from the machine (does a resource's path exist). The method
+ * table's show results are built from these schemas, and the application and every client take
+ * their types from them.
+ */
+import { z } from 'zod';
+import {
+  ActionDefinition,
+  ActorDefinition,
+  AutomationProfileDefinition,
+  REGISTRY_KINDS,
+  RESOURCE_TYPES,
+  ToolDefinition,
+  type DEFINITION_SCHEMAS,
+  type RegistryKind,
+} from './entities.js';
+
+/** An entity whose definition refers to another. */
+export const Referrer = z.object({ kind: z.enum(REGISTRY_KINDS), name: z.string() });
+export type Referrer = z.infer<typeof Referrer>;
+
+/** The entities that refer to this one (`remove` refuses while there are any, unless forced). */
+const UsedBy = z.array(Referrer);
+
+export const ActorFacts = z.object({
+  provider: ActorDefinition.shape.provider,
+  model: z.string(),
+  skills: z.array(z.string()),
+  tools: z.array(z.string()),
+  /** Whether this agent can run it: only a built-in deterministic actor it ships can be run (an LLM actor cannot). */
+  runnable: z.boolean(),
+  usedBy: UsedBy,
+});
+
+export const ToolFacts = z.object({
+  source: ToolDefinition.shape.source,
+  readOnly: z.boolean(),
+  writes: z.boolean(),
+  usedBy: UsedBy,
+});
+
+/** One tool a skill gives, directly or through an included skill. */
+export const SkillTool = z.object({
+  name: z.string(),
+  readOnly: z.boolean(),
+  writes: z.boolean(),
+  /** How the skill gets it: `direct`, or `skill <name>` for an included skill. */
+  via: z.string(),
+  /** The tool is not registered (its readOnly/writes are then false). */
+  missing: z.boolean().optional(),
+});
+export type SkillTool = z.infer<typeof SkillTool>;
+
+export const SkillFacts = z.object({
+  /** The skill's tools through its included skills (each once, first path wins). */
+  tools: z.array(SkillTool),
+  mcpServers: z.array(z.string()),
+  usedBy: UsedBy,
+});
+
+/** What the file system says about a path (on the machine the agent runs on). */
+export const PathFacts = z.object({
+  exists: z.boolean(),
+  isDirectory: z.boolean(),
+  gitWorkTree: z.boolean(),
+  currentBranch: z.string().optional(),
+  /** Whether the branch asked about exists in the repository. */
+  branchExists: z.boolean().optional(),
+});
+export type PathFacts = z.infer<typeof PathFacts>;
+
+export const ResourceFacts = PathFacts.extend({ usedBy: UsedBy });
+
+/** One resource of a project: registered (with whether its directory exists), or not. */
+export const ProjectResource = z.union([
+  z.object({ name: z.string(), type: z.enum(RESOURCE_TYPES), path: z.string(), exists: z.boolean() }),
+  z.object({ name: z.string(), missing: z.literal(true), exists: z.literal(false) }),
+]);
+export type ProjectResource = z.infer<typeof ProjectResource>;
+
+export const ProjectFacts = z.object({ resources: z.array(ProjectResource), usedBy: UsedBy });
+
+const ArgumentSpec = ActionDefinition.shape.arguments.unwrap().valueType.shape;
+/** One argument of an action, as `plan use --arg` takes it. */
+export const ActionArgument = z.object({
+  name: z.string(),
+  type: ArgumentSpec.type,
+  /** Required when it is marked so, or has no default. */
+  required: z.boolean(),
+  default: ArgumentSpec.default,
+});
+
+export const ActionFacts = z.object({
+  arguments: z.array(ActionArgument),
+  steps: z.number().int().nonnegative(),
+  /** Declared steps: the built-in deterministic actor runs it. */
+  deterministic: z.boolean(),
+  usedBy: UsedBy,
+});
+
+export const AutomationProfileFacts = z.object({
+  default: AutomationProfileDefinition.shape.default,
+  /** Whether apply asks a person first (unless set otherwise, it does). */
+  applyApproval: z.boolean(),
+  rules: z.number().int().nonnegative(),
+  usedBy: UsedBy,
+});
+
+/** The derived facts of each kind. */
+export const DERIVED_FACT_SCHEMAS = {
+  actor: ActorFacts,
+  tool: ToolFacts,
+  skill: SkillFacts,
+  resource: ResourceFacts,
+  project: ProjectFacts,
+  action: ActionFacts,
+  'automation-profile': AutomationProfileFacts,
+} as const satisfies Record<RegistryKind, z.ZodType>;
+
+/** The derived facts of a kind's `show`. */
+export type DerivedFacts<K extends RegistryKind> = z.output<(typeof DERIVED_FACT_SCHEMAS)[K]>;
+/** A kind's definition (as validated and stored). */
+export type DefinitionOf<K extends RegistryKind> = z.output<(typeof DEFINITION_SCHEMAS)[K]>;
