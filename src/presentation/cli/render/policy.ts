@@ -1,19 +1,10 @@
 /** Policy rules and the verdicts they gave, on one line each (profile show, plan status, plan explain). */
+import type { planExplain, planStatus, ResultOf } from '../../../protocol/client/index.js';
 
-export interface RuleLine {
-  tool?: string | undefined;
-  command?: string | undefined;
-  writes?: boolean | undefined;
-  decision: string;
-  reason?: string | undefined;
-}
-
-export interface VerdictLine {
-  decision: string;
-  profile: string;
-  rule?: (Omit<RuleLine, 'decision'> & { index: number }) | undefined;
-  reason: string;
-}
+/** A rule as the plan status shows the plan's copy of its profile (the same shape a profile's definition has). */
+export type RuleLine = ResultOf<typeof planStatus>['policy']['rules'][number];
+/** What decided one tool call, as plan explain reports it. */
+export type VerdictLine = NonNullable<ResultOf<typeof planExplain>['toolCalls'][number]['policy']>;
 
 /** One rule: `deny command "rm -rf *" — never delete trees`. */
 export function ruleText(r: RuleLine): string {
