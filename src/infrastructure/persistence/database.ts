@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, type Compilable, type CompiledQuery } from 'kysely';
+import { Kysely, sql, type Compilable, type CompiledQuery, type RawBuilder, type SqlBool } from 'kysely';
 import { AppError } from '../../domain/errors.js';
 import { silentLogger, type Logger } from '../../application/index.js';
 import { ConnectionLock, LockedSqliteDialect } from './connection-lock.js';
@@ -176,6 +176,15 @@ const PARAM_PREFIX = '\u0000param:';
  */
 export function param<T>(name: string): T {
   return (PARAM_PREFIX + name) as unknown as T;
+}
+
+/**
+ * Keyset paging, newest first: the rows that come after `after` in (updated_at desc, id desc)
+ * order, for a query over one table that has both columns. Written out rather than as a row value
+ * so every engine turns it into an index range.
+ */
+export function olderThan(after: { updatedAt: string; id: string }): RawBuilder<SqlBool> {
+  return sql<SqlBool>`updated_at <= ${after.updatedAt} and (updated_at < ${after.updatedAt} or id < ${after.id})`;
 }
 
 /** Prepared statements of queries compiled per call (a small, fixed set of SQL shapes). */

@@ -1,7 +1,14 @@
 import { AppError } from '../../domain/errors.js';
 import type { Session } from '../../domain/session.js';
 import type { SessionCursor, SessionPage, SessionRepository } from '../../application/index.js';
-import { isConstraintError, param, toIsoInstant, type SessionsTable, type SqliteDatabase } from './database.js';
+import {
+  isConstraintError,
+  olderThan,
+  param,
+  toIsoInstant,
+  type SessionsTable,
+  type SqliteDatabase,
+} from './database.js';
 
 const COLUMNS = ['id', 'owner', 'actor', 'title', 'created_at', 'updated_at', 'task_count'] as const;
 
@@ -94,14 +101,7 @@ export class SqliteSessionRepository implements SessionRepository {
       .where('owner', '=', owner)
       .compile();
     let page = k.selectFrom('sessions').select(COLUMNS).where('owner', '=', owner);
-    if (after) {
-      page = page.where((eb) =>
-        eb.and([
-          eb('updated_at', '<=', after.updatedAt),
-          eb.or([eb('updated_at', '<', after.updatedAt), eb('id', '<', after.id)]),
-        ]),
-      );
-    }
+    if (after) page = page.where(olderThan(after));
     const pageQuery = page
       .orderBy('updated_at', 'desc')
       .orderBy('id', 'desc')

@@ -12,7 +12,7 @@ import type {
   TaskPage,
   TaskRepository,
 } from '../../application/index.js';
-import { isConstraintError, param, toIsoInstant, type SqliteDatabase } from './database.js';
+import { isConstraintError, olderThan, param, toIsoInstant, type SqliteDatabase } from './database.js';
 
 interface TaskRow {
   id: string;
@@ -212,33 +212,14 @@ export class SqliteTaskRepository implements TaskRepository {
           .where('context_id', '=', param<string>('contextId')),
       ),
       // Children first, so deletion does not depend on ON DELETE CASCADE being enforced.
-      deletePushConfigs: db.prepare(
-        k
-          .deleteFrom('push_configs')
-          .where('task_id', 'in', (eb) =>
-            eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId')),
-          ),
-      ),
-      deleteKeys: db.prepare(
-        k
-          .deleteFrom('message_keys')
-          .where('task_id', 'in', (eb) =>
-            eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId')),
-          ),
-      ),
-      deleteOutbox: db.prepare(
-        k
-          .deleteFrom('push_outbox')
-          .where('task_id', 'in', (eb) =>
-            eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId')),
-          ),
-      ),
-      deleteEvents: db.prepare(
-        k
-          .deleteFrom('task_events')
-          .where('task_id', 'in', (eb) =>
-            eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId')),
-          ),
+      deleteChildren: (['push_configs', 'message_keys', 'push_outbox', 'task_events'] as const).map((table) =>
+        db.prepare(
+          k
+            .deleteFrom(table)
+            .where('task_id', 'in', (eb) =>
+              eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId')),
+            ),
+        ),
       ),
       deleteTasks: db.prepare(k.deleteFrom('tasks').where('context_id', '=', param<string>('contextId'))),
     };
@@ -289,10 +270,7 @@ export class SqliteTaskRepository implements TaskRepository {
         q.bumpCount.run({ owner, scope: '', added: -n });
         q.dropCount.run({ owner, scope: contextId });
       }
-      q.deletePushConfigs.run({ contextId });
-      q.deleteKeys.run({ contextId });
-      q.deleteOutbox.run({ contextId });
-      q.deleteEvents.run({ contextId });
+      for (const children of q.deleteChildren) children.run({ contextId });
       return q.deleteTasks.run({ contextId });
     });
     this.expire = expiryStatements(db);
@@ -417,15 +395,7 @@ export class SqliteTaskRepository implements TaskRepository {
     const count = maintained ? undefined : filtered.select((eb) => eb.fn.countAll<number>().as('n')).compile();
     let page = filtered.select(TASK_COLUMNS);
     const after = query.after;
-    if (after) {
-      // Written out rather than as a row value so every engine turns it into an index range.
-      page = page.where((eb) =>
-        eb.and([
-          eb('updated_at', '<=', after.updatedAt),
-          eb.or([eb('updated_at', '<', after.updatedAt), eb('id', '<', after.id)]),
-        ]),
-      );
-    }
+    if (after) page = page.where(olderThan(after));
     const pageQuery = page
       .orderBy('updated_at', 'desc')
       .orderBy('id', 'desc')

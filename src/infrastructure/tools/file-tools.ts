@@ -108,15 +108,8 @@ export async function searchFilesTool({ sandbox, args, signal }: ToolContext): P
   const hits: string[] = [];
   const filesHit = new Set<string>();
   let truncated = walk.truncated;
-  for (const f of walk.files) {
-    if (signal.aborted) throw new ToolFailure('cancelled');
-    // Symlinks are skipped: their target is either outside (refused) or listed under its own path.
-    if (f.symlink || !filter(f.rel)) continue;
-    const st = await stat(f.abs);
-    if (st.size > MAX_FILE_BYTES) continue;
-    const buf = await readFile(f.abs);
-    if (isBinary(buf)) continue;
-    const lines = buf.toString('utf8').split('\n');
+  for await (const { file: f, text } of textFiles(walk.files, filter, signal)) {
+    const lines = text.split('\n');
     for (let i = 0; i < lines.length; i++) {
       const line = (lines[i] ?? '').replace(/\r$/, '');
       if (!re.test(line)) continue;
