@@ -124,6 +124,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       dbFile: file,
       version: VERSION,
       tokenFile: opts.tokenFile,
+      confinement,
     }),
     actorsByModel,
     logger,

@@ -282,6 +282,9 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
     assert.ok(env.data.checks.every((c: { status: string }) => c.status !== 'fail'));
     const plain = await run(['diagnostics'], o);
     assert.match(plain.stdout, /^ok\tstorage\tdatabase reachable\t/m);
+    const confinement = env.data.checks.find((c: { name: string }) => c.name === 'command confinement');
+    assert.ok(confinement, 'diagnostics reports how commands run');
+    assert.match(confinement.detail, /^bubblewrap \(/);
   });
 
   it('an unknown task id exits 3: reason and hint on stderr, error envelope in json', async () => {

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { DiagnosticCheck, SystemProbe } from '../../application/index.js';
 import type { SqliteDatabase } from '../persistence/database.js';
 import { migrationStatus } from '../persistence/migrations.js';
+import type { CommandConfinement } from '../tools/confinement.js';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -22,6 +23,8 @@ export interface SqliteSystemProbeOptions {
   version: string;
   /** The server's bearer-token file, when one is configured. */
   tokenFile?: string | undefined;
+  /** How commands run (bubblewrap, none, or unavailable), when the server runs commands. */
+  confinement?: Pick<CommandConfinement, 'check'> | undefined;
 }
 
 type Check = Omit<DiagnosticCheck, 'name' | 'category'>;
@@ -69,6 +72,8 @@ export class SqliteSystemProbe implements SystemProbe {
     await run('cleveragents version', 'versions', () => ({ status: 'ok', detail: this.opts.version }));
     await run('data directory', 'configuration', () => dataDirStatus(dataDir));
     if (tokenFile !== undefined) await run('token file', 'configuration', () => tokenFileStatus(tokenFile));
+    const { confinement } = this.opts;
+    if (confinement) await run('command confinement', 'configuration', () => confinement.check());
     return out;
   }
 

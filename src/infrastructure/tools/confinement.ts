@@ -158,6 +158,21 @@ export class CommandConfinement {
     return `bubblewrap (${this.tools.bwrap}); process limit ${this.boundsProcesses ? 'by a pids cgroup' : 'not enforced (no writable pids cgroup)'}`;
   }
 
+  /** How commands will run, as a diagnostics check: unusable bubblewrap fails, running unconfined warns. */
+  check(): { status: 'ok' | 'warn' | 'fail'; detail: string; hint?: string } {
+    if (this.mode === 'unavailable')
+      return { status: 'fail', detail: `commands are refused: ${this.describe()}`, hint: INSTALL_HINT };
+    if (this.mode === 'none')
+      return { status: 'warn', detail: this.describe(), hint: 'unset CLEVERAGENTS_CONFINEMENT to confine commands' };
+    if (!this.boundsProcesses)
+      return {
+        status: 'warn',
+        detail: `${this.describe()}: a runaway fork is stopped only by the time limit`,
+        hint: 'run where /sys/fs/cgroup/pids is writable (cgroup v1) to bound process counts',
+      };
+    return { status: 'ok', detail: this.describe() };
+  }
+
   /** The environment of a command: the allowlist, HOME, what the action declares. */
   environment(inv: Pick<CommandInvocation, 'env'>): Record<string, string> {
     const server = this.settings.serverEnv ?? process.env;

@@ -313,6 +313,9 @@ describe('confined commands (bubblewrap)', () => {
     );
     assert.match(r.summary, /CLEVERAGENTS_CONFINEMENT=none/);
     assert.equal(fs.existsSync(path.join(sb.root, 'ran.txt')), false);
+    const check = missing.check();
+    assert.equal(check.status, 'fail', 'diagnostics fails the confinement check');
+    assert.match(check.hint ?? '', /apt-get install bubblewrap/);
   });
 
   it('confinement: none runs commands unconfined and says so, still with the allowlisted environment', async () => {
@@ -330,5 +333,7 @@ describe('confined commands (bubblewrap)', () => {
     assert.equal(r.confinement, 'none');
     assert.ok(!r.output.includes(API_KEY));
     assert.ok(r.output.includes(SERVER_TOKEN), 'unconfined, the file is readable');
+    assert.equal(none.check().status, 'warn', 'diagnostics warns that commands run unconfined');
+    assert.equal(confinement.check().status, confinement.boundsProcesses ? 'ok' : 'warn');
   });
 });
