@@ -74,7 +74,14 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         recoverable: true,
         hint: `re-strategize with agents plan correct`,
       });
-    const { tool: toolName, args } = d.chosen as { tool: string; args: Record<string, unknown> };
+    if (typeof d.chosen === 'string')
+      return wb.fail(plan, turn, 'execute', {
+        kind: 'strategy',
+        message: `step ${i + 1} decides no tool call`,
+        recoverable: true,
+        hint: `re-strategize with agents plan correct`,
+      });
+    const { tool: toolName, args } = d.chosen;
     const tool = (await wb.deps.registry.lookup('tool', toolName))?.definition as ToolDefinition | undefined;
     if (!tool)
       return wb.fail(plan, turn, 'execute', {

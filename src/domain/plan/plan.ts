@@ -112,13 +112,18 @@ export const Plan = z.object({
 });
 export type Plan = z.infer<typeof Plan>;
 
+/** What a step decides: the tool call it makes. */
+export const ToolChoice = z.object({ tool: z.string(), args: z.record(z.string(), z.unknown()) });
+export type ToolChoice = z.infer<typeof ToolChoice>;
+
 export const Decision = z.object({
   id: z.string(),
   planId: z.string(),
   parentId: z.string().optional(),
   type: z.enum(['strategy', 'step', 'guidance', 'approval']),
   question: z.string(),
-  chosen: z.unknown(),
+  /** A step's tool call; for the other types, the choice in words (an answer, a guidance). */
+  chosen: z.union([z.string(), ToolChoice]),
   alternatives: z.array(z.unknown()),
   confidence: z.number().min(0).max(1),
   rationale: z.string(),

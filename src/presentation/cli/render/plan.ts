@@ -28,13 +28,9 @@ export function phaseState(p: { phase: string; state: string }, pal: Palette): s
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 
 /** A tool call or decision choice in one line: `builtin/edit-file path=a.ts find=x`. */
-export function chosenText(chosen: unknown): string {
+export function chosenText(chosen: Decision['chosen']): string {
   if (typeof chosen === 'string') return chosen;
-  if (chosen && typeof chosen === 'object' && 'tool' in chosen) {
-    const { tool, args } = chosen as { tool: string; args?: Record<string, unknown> };
-    return `${tool} ${argsText(args ?? {})}`.trim();
-  }
-  return JSON.stringify(chosen);
+  return `${chosen.tool} ${argsText(chosen.args)}`.trim();
 }
 
 export const argsText = (args: Record<string, unknown>): string =>
