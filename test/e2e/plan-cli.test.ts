@@ -6,9 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { BIN, cliEnv as testCliEnv, collect, type CliResult } from '../support/cli.js';
+import { initRepo } from '../support/git.js';
 import { createHash } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -70,15 +71,11 @@ const git = (repo: string, ...args: string[]): string =>
 /** A git repository on branch main with one commit: two TypeScript files that say colour. */
 function makeRepo(name: string): string {
   const repo = join(ROOT, 'repos', name);
-  mkdirSync(join(repo, 'src'), { recursive: true });
-  writeFileSync(join(repo, 'src', 'a.ts'), 'const colour = 1;\nexport { colour };\n');
-  writeFileSync(join(repo, 'src', 'b.ts'), 'export const colour2 = 2;\n');
-  writeFileSync(join(repo, 'README.md'), '# colour\n');
-  git(repo, '-c', 'init.defaultBranch=main', 'init', '-q');
-  git(repo, 'config', 'user.name', 'e2e');
-  git(repo, 'config', 'user.email', 'e2e@example.invalid');
-  git(repo, 'add', '-A');
-  git(repo, 'commit', '-q', '-m', 'init');
+  initRepo(repo, {
+    'src/a.ts': 'const colour = 1;\nexport { colour };\n',
+    'src/b.ts': 'export const colour2 = 2;\n',
+    'README.md': '# colour\n',
+  });
   return repo;
 }
 

@@ -6,13 +6,14 @@
  * works and is shown.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
+import { initRepo } from '../support/git.js';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-confine-e2e-'));
 const SERVER_TOKEN = 'e2e-confine-server-token-0123456789';
@@ -46,14 +47,7 @@ async function json(dataDir: string, args: string[], extra: Record<string, strin
 
 function makeRepo(name: string): string {
   const repo = join(ROOT, 'repos', name);
-  mkdirSync(repo, { recursive: true });
-  writeFileSync(join(repo, 'README.md'), '# hello\n');
-  const git = (...a: string[]): string => execFileSync('git', a, { cwd: repo, encoding: 'utf8' });
-  git('-c', 'init.defaultBranch=main', 'init', '-q');
-  git('config', 'user.name', 'e2e');
-  git('config', 'user.email', 'e2e@example.invalid');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'init');
+  initRepo(repo, { 'README.md': '# hello\n' });
   return repo;
 }
 

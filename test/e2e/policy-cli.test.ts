@@ -5,12 +5,13 @@
  * profile files get located errors, and a profile a project uses cannot be removed.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
+import { initRepo } from '../support/git.js';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-policy-e2e-'));
 const DATA = join(ROOT, 'data');
@@ -37,18 +38,9 @@ const file = (name: string, text: string): string => {
   return p;
 };
 
-const git = (repo: string, ...args: string[]): string =>
-  execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trimEnd();
-
 function makeRepo(name: string): string {
   const repo = join(ROOT, 'repos', name);
-  mkdirSync(join(repo, 'src'), { recursive: true });
-  writeFileSync(join(repo, 'src', 'a.ts'), 'export const a = 1;\n');
-  git(repo, '-c', 'init.defaultBranch=main', 'init', '-q');
-  git(repo, 'config', 'user.name', 'e2e');
-  git(repo, 'config', 'user.email', 'e2e@example.invalid');
-  git(repo, 'add', '-A');
-  git(repo, 'commit', '-q', '-m', 'init');
+  initRepo(repo, { 'src/a.ts': 'export const a = 1;\n' });
   return repo;
 }
 

@@ -5,15 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
-import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyRegistryFixtures, REGISTRY_FIXTURES } from '../support/registry-fixtures.js';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 
-const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/registry/', import.meta.url));
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-registry-e2e-'));
 const DEFS = join(ROOT, 'defs');
 const DATA = join(ROOT, 'data');
@@ -42,27 +41,14 @@ async function json(args: string[], expectCode = 0): Promise<any> {
   return env.data;
 }
 
-/** The fixture files in the order their references need, with the kind and name of each. */
-const FIXTURE_SET = [
-  { file: 'prettier.tool.yaml', kind: 'tool', name: 'local/prettier' },
-  { file: 'shell.skill.yaml', kind: 'skill', name: 'local/shell' },
-  { file: 'reviewer.actor.yaml', kind: 'actor', name: 'local/reviewer' },
-  { file: 'api.resource.yaml', kind: 'resource', name: 'local/api' },
-  { file: 'api.project.yaml', kind: 'project', name: 'local/api' },
-  { file: 'rename.action.yaml', kind: 'action', name: 'local/rename-symbol' },
-] as const;
+const FIXTURE_SET = REGISTRY_FIXTURES;
 
 after(() => rmSync(ROOT, { recursive: true, force: true }));
 
 describe('agents registries (actor, tool, skill, resource, project, action), local mode', { concurrency: 4 }, () => {
   before(async () => {
     // The fixtures next to a git repository `api` (the resource's `path: ./api`), on branch main.
-    mkdirSync(join(DEFS, 'api'), { recursive: true });
-    for (const f of readdirSync(FIXTURES)) copyFileSync(join(FIXTURES, f), join(DEFS, f));
-    const git = (...args: string[]): void =>
-      void execFileSync('git', args, { cwd: join(DEFS, 'api'), stdio: 'ignore' });
-    git('-c', 'init.defaultBranch=main', 'init', '-q');
-    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'init');
+    copyRegistryFixtures(DEFS);
     // Each add is its own process (and agent): the later ones see what the earlier ones stored.
     for (const f of FIXTURE_SET) {
       const res = await run([f.kind, 'add', '--config', join(DEFS, f.file)]);

@@ -4,28 +4,20 @@
  * the order references allow — a real subprocess (and local agent) per call, no TTY.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { BIN, cliEnv, collect } from '../support/cli.js';
+import { copyRegistryFixtures, REGISTRY_FIXTURES } from '../support/registry-fixtures.js';
 
-const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/registry/', import.meta.url));
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-registry-lifecycle-'));
 const DEFS = join(ROOT, 'defs');
 const DATA = join(ROOT, 'data');
 
-/** The fixtures in the order their references need (removal goes the other way). */
-const KINDS = [
-  { file: 'prettier.tool.yaml', kind: 'tool', name: 'local/prettier' },
-  { file: 'shell.skill.yaml', kind: 'skill', name: 'local/shell' },
-  { file: 'reviewer.actor.yaml', kind: 'actor', name: 'local/reviewer' },
-  { file: 'api.resource.yaml', kind: 'resource', name: 'local/api' },
-  { file: 'api.project.yaml', kind: 'project', name: 'local/api' },
-  { file: 'rename.action.yaml', kind: 'action', name: 'local/rename-symbol' },
-] as const;
+/** Removal goes the other way. */
+const KINDS = REGISTRY_FIXTURES;
 
 async function json(args: string[], expectCode = 0): Promise<any> {
   const res = await collect(
@@ -45,14 +37,7 @@ async function json(args: string[], expectCode = 0): Promise<any> {
 after(() => rmSync(ROOT, { recursive: true, force: true }));
 
 describe('every registry kind: add, list, show, update, remove through the CLI', () => {
-  before(() => {
-    mkdirSync(join(DEFS, 'api'), { recursive: true });
-    for (const f of readdirSync(FIXTURES)) copyFileSync(join(FIXTURES, f), join(DEFS, f));
-    const git = (...args: string[]): void =>
-      void execFileSync('git', args, { cwd: join(DEFS, 'api'), stdio: 'ignore' });
-    git('-c', 'init.defaultBranch=main', 'init', '-q');
-    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'init');
-  });
+  before(() => copyRegistryFixtures(DEFS));
 
   it('walks each kind through its whole life', async () => {
     for (const k of KINDS) {
