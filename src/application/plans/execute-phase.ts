@@ -62,6 +62,14 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     ?.env;
   const decisions = await wb.deps.plans.decisions(plan.id);
   const policy = policyOf(plan);
+  /** A tool call is stored, then appended to the execution log the task's readers follow. */
+  const record = async (call: ToolCallRecord): Promise<void> => {
+    await wb.deps.plans.putToolCall(call);
+    await turn.artifact(
+      { artifactId: 'execution-log', name: 'execution log', parts: [{ data: call, mediaType: 'application/json' }] },
+      { append: true },
+    );
+  };
   const sandbox = plan.sandboxes[0];
   if (!sandbox)
     return wb.fail(plan, turn, 'execute', { kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
@@ -145,15 +153,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         createdAt: wb.now().toISOString(),
         policy: verdict,
       };
-      await wb.deps.plans.putToolCall(denied);
-      await turn.artifact(
-        {
-          artifactId: 'execution-log',
-          name: 'execution log',
-          parts: [{ data: denied, mediaType: 'application/json' }],
-        },
-        { append: true },
-      );
+      await record(denied);
       return wb.fail(plan, turn, 'execute', {
         kind: 'policy',
         message: `step ${i + 1} (${toolName}) was not run: ${verdict.reason}`,
@@ -235,11 +235,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       const cp = await wb.checkpoint(plan, `after-step:${i + 1}`, i + 1, d.id);
       call.checkpointId = cp.id;
     }
-    await wb.deps.plans.putToolCall(call);
-    await turn.artifact(
-      { artifactId: 'execution-log', name: 'execution log', parts: [{ data: call, mediaType: 'application/json' }] },
-      { append: true },
-    );
+    await record(call);
     if (!result.ok) {
       return wb.fail(plan, turn, 'execute', {
         kind: 'tool',

@@ -197,7 +197,7 @@ export class CommandConfinement {
         cwd: inv.cwd,
         release: () => Promise.resolve({ processLimitHit: false }),
       };
-    const argv = [...(await this.bwrapArgs(inv)), '--', inv.program, ...inv.args];
+    const argv = [...(await this.bwrapArgs(inv, env)), '--', inv.program, ...inv.args];
     const cgroup = this.tools.pids ? await createPidsCgroup(this.tools.pids, this.limits.maxProcesses) : undefined;
     // A shell sets RLIMIT_AS (inherited through bwrap by everything the command starts), joins the
     // pids cgroup (so every fork is counted), then becomes bwrap: one exec fewer than prlimit inside.
@@ -219,8 +219,8 @@ export class CommandConfinement {
     };
   }
 
-  /** bwrap's options for one command; later mounts go on top of earlier ones. */
-  private async bwrapArgs(inv: CommandInvocation): Promise<string[]> {
+  /** bwrap's options for one command (`env`: its environment); later mounts go on top of earlier ones. */
+  private async bwrapArgs(inv: CommandInvocation, env: Record<string, string>): Promise<string[]> {
     const a = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--dir', SANDBOX_HOME];
     for (const p of await this.secretPaths()) {
       const st = await stat(p).catch(() => undefined);
@@ -235,7 +235,7 @@ export class CommandConfinement {
     a.push('--unshare-pid', '--unshare-ipc', '--unshare-uts');
     if (inv.network !== 'allow') a.push('--unshare-net');
     a.push('--die-with-parent', '--new-session', '--chdir', inv.cwd, '--clearenv');
-    for (const [k, v] of Object.entries(this.environment(inv))) a.push('--setenv', k, v);
+    for (const [k, v] of Object.entries(env)) a.push('--setenv', k, v);
     return a;
   }
 
