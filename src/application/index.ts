@@ -48,3 +48,23 @@ export type {
   ResourceInspector,
 } from './ports/registry.repository.port.js';
 export { RetentionService, type RetentionPolicy } from './system/retention.service.js';
+export {
+  ProviderFailure,
+  PROVIDER_FAILURES,
+  type ApiKeys,
+  type ApiKeyStatus,
+  type EndpointCheck,
+  type FinishReason,
+  type LanguageModels,
+  type ModelEvent,
+  type ModelMessage,
+  type ModelRequest,
+  type ModelTool,
+  type ModelToolCall,
+  type ModelToolResult,
+  type ModelUsage,
+  type ProviderFailureKind,
+  type SchemaValidator,
+  type TokenCounter,
+} from './ports/language-model.port.js';
+export { McpUnavailable, type McpCallResult, type McpHub, type McpToolInfo } from './ports/mcp.port.js';

@@ -41,25 +41,99 @@ const JsonSchemaObject = z
     message: 'a tool input schema must describe an object ("type": "object")',
   });
 
+/** The providers an actor may name: LLM endpoints, or the built-in deterministic actors. */
+export const ACTOR_PROVIDERS = ['openai-compatible', 'openai', 'anthropic', 'builtin'] as const;
+export type ActorProvider = (typeof ACTOR_PROVIDERS)[number];
+
+/** What an LLM actor uses when its definition leaves a field out. */
+export const LLM_ACTOR_DEFAULTS = {
+  /** Tokens the model sees at most (prompt and answer); a model's real window is usually larger. */
+  contextWindow: 8192,
+  /** Tokens an answer may have when the actor sets no maxTokens. */
+  maxTokens: 2048,
+  timeoutSeconds: 120,
+  maxRetries: 2,
+  maxToolSteps: 20,
+} as const;
+
+/** The endpoint a provider uses when the actor names no baseUrl. */
+export const DEFAULT_BASE_URLS: Readonly<Partial<Record<ActorProvider, string>>> = {
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com/v1',
+};
+
 export const ActorDefinition = z
   .object({
     name: EntityName,
     description: Description.optional(),
-    provider: z.enum(['openai-compatible', 'anthropic', 'builtin']),
+    provider: z.enum(ACTOR_PROVIDERS, { message: `must be one of ${ACTOR_PROVIDERS.join(', ')}` }),
     model: z.string().min(1, 'is required').max(200),
-    baseUrl: z.string().url('must be an absolute URL').optional(),
+    baseUrl: z
+      .string()
+      .url('must be an absolute URL')
+      .refine((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL')
+      .optional(),
+    /** The environment variable holding the API key (of the server process). */
     apiKeyEnv: z
       .string()
       .regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name')
       .optional(),
+    /** A file holding the API key; it must be readable by its owner only (mode 0600 or 0400). */
+    apiKeyFile: AbsolutePath.optional(),
     systemPrompt: z.string().max(100_000).optional(),
     temperature: z.number().min(0, 'must be between 0 and 2').max(2, 'must be between 0 and 2').optional(),
     maxTokens: z.number().int('must be an integer').positive('must be positive').optional(),
+    /** The model's context window in tokens: the history sent is trimmed to fit it. */
+    contextWindow: z
+      .number()
+      .int('must be an integer')
+      .min(256, 'must be at least 256')
+      .max(10_000_000, 'is at most 10000000')
+      .optional(),
+    timeoutSeconds: z.number().positive('must be positive').max(3600, 'is at most 3600').optional(),
+    maxRetries: z
+      .number()
+      .int('must be an integer')
+      .min(0, 'must be between 0 and 10')
+      .max(10, 'must be between 0 and 10')
+      .optional(),
+    maxToolSteps: z
+      .number()
+      .int('must be an integer')
+      .min(1, 'must be between 1 and 1000')
+      .max(1000, 'must be between 1 and 1000')
+      .optional(),
+    /** Prices per million tokens (in `currency`, default USD), for the cost of each turn. */
+    prices: z
+      .object({
+        inputPerMillion: z.number().nonnegative('must not be negative'),
+        outputPerMillion: z.number().nonnegative('must not be negative'),
+        currency: z
+          .string()
+          .regex(/^[A-Z]{3}$/, 'must be a currency code such as USD')
+          .optional(),
+      })
+      .strict()
+      .optional(),
     skills: z.array(Ref).optional(),
     tools: z.array(Ref).optional(),
     unsafe: z.boolean().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((a, ctx) => {
+    if (a.provider === 'openai-compatible' && a.baseUrl === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['baseUrl'],
+        message: 'an openai-compatible actor needs baseUrl (e.g. http://127.0.0.1:11434/v1 for Ollama)',
+      });
+    if (a.apiKeyEnv !== undefined && a.apiKeyFile !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['apiKeyFile'], message: 'give apiKeyEnv or apiKeyFile, not both' });
+    if (a.provider === 'builtin')
+      for (const f of ['baseUrl', 'apiKeyEnv', 'apiKeyFile', 'prices'] as const)
+        if (a[f] !== undefined)
+          ctx.addIssue({ code: 'custom', path: [f], message: 'a builtin actor calls no endpoint: leave it out' });
+  });
 export type ActorDefinition = z.infer<typeof ActorDefinition>;
 
 export const TOOL_SOURCE = /^(builtin|command|mcp:[a-z][a-z0-9_-]*)$/;
@@ -76,6 +150,8 @@ export const ToolDefinition = z
       })
       .strict()
       .optional(),
+    /** source mcp:<server>: the server's name of the tool (default: the last segment of name). */
+    mcpTool: z.string().min(1).max(200).optional(),
     inputSchema: JsonSchemaObject,
     readOnly: z.boolean(),
     writes: z.boolean(),
@@ -89,17 +165,53 @@ export const ToolDefinition = z
       ctx.addIssue({ code: 'custom', path: ['command'], message: 'a command tool needs command.program' });
     if (t.source !== 'command' && t.command)
       ctx.addIssue({ code: 'custom', path: ['command'], message: 'only source: command takes a command' });
+    if (t.mcpTool !== undefined && !t.source.startsWith('mcp:'))
+      ctx.addIssue({ code: 'custom', path: ['mcpTool'], message: 'only source: mcp:<server> takes mcpTool' });
   });
 export type ToolDefinition = z.infer<typeof ToolDefinition>;
 
-export const McpServer = z
-  .object({
-    name: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be lowercase letters, digits, - and _'),
-    command: z.string().min(1),
-    args: z.array(z.string()).optional(),
-    env: z.record(z.string(), z.string()).optional(),
-  })
-  .strict();
+const McpServerName = z.string().regex(/^[a-z][a-z0-9_-]*$/, 'must be lowercase letters, digits, - and _');
+const McpTimeouts = {
+  /** How long connecting (and listing its tools) may take, in seconds (default 20). */
+  connectTimeoutSeconds: z.number().positive().max(600, 'is at most 600').optional(),
+  /** How long one tool call may take, in seconds (default 60). */
+  callTimeoutSeconds: z.number().positive().max(3600, 'is at most 3600').optional(),
+};
+
+/**
+ * An MCP server a skill brings: a program spoken to over stdio (`command`), or a streamable-HTTP
+ * endpoint (`url`). Its tools are offered as `mcp:<name>/<tool>`.
+ */
+export const McpServer = z.union(
+  [
+    z
+      .object({
+        name: McpServerName,
+        command: z.string().min(1),
+        args: z.array(z.string()).optional(),
+        /** Variables the server sees besides a minimal PATH/HOME (never the agent's own environment). */
+        env: z.record(z.string(), z.string()).optional(),
+        /** Its working directory (absolute; default: the agent's). */
+        cwd: AbsolutePath.optional(),
+        ...McpTimeouts,
+      })
+      .strict(),
+    z
+      .object({
+        name: McpServerName,
+        url: z
+          .string()
+          .url('must be an absolute URL')
+          .refine((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL'),
+        /** HTTP headers sent with every request (e.g. an Authorization header). */
+        headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name'), z.string()).optional(),
+        ...McpTimeouts,
+      })
+      .strict(),
+  ],
+  { message: 'an MCP server needs command (stdio) or url (streamable HTTP), with name' },
+);
+export type McpServer = z.infer<typeof McpServer>;
 
 export const SkillDefinition = z
   .object({
