@@ -127,9 +127,9 @@ export interface ApiKeys {
   resolve(actor: ActorDefinition): Promise<ApiKeyStatus>;
 }
 
-/** Counts tokens as models do (an encoding close to the provider's). */
+/** Counts tokens as models do (an encoding close to the provider's); loads its tables on first use. */
 export interface TokenCounter {
-  count(text: string): number;
+  count(text: string): Promise<number>;
 }
 
 /** Validates a value against a JSON Schema; returns the problems (empty: valid). */
