@@ -68,3 +68,4 @@ export {
   type TokenCounter,
 } from './ports/language-model.port.js';
 export { McpUnavailable, type McpCallResult, type McpHub, type McpToolInfo } from './ports/mcp.port.js';
+export type { PendingCalls, Transcript, TranscriptStore } from './ports/transcript.port.js';

@@ -28,6 +28,13 @@ import { SessionService } from './sessions/session.service.js';
 import { HealthService } from './system/health.service.js';
 import { TaskService } from './tasks/task.service.js';
 import type { PayloadLimits } from '../domain/limits.js';
+import type { ApiKeys, LanguageModels, SchemaValidator, TokenCounter } from './ports/language-model.port.js';
+import type { McpHub } from './ports/mcp.port.js';
+import type { TranscriptStore } from './ports/transcript.port.js';
+import { ChatToolbox } from './actors/llm/chat-toolbox.js';
+import { LlmActor } from './actors/llm/llm.actor.js';
+import { actorChecks } from './actors/llm/actor-checks.js';
+import type { ActorDefinition } from '../domain/registry/entities.js';
 
 export interface FacadeDeps {
   tasks: TaskRepository;
@@ -53,6 +60,18 @@ export interface FacadeDeps {
   push?: PushNotifierOptions;
   /** What a client may send (defaults: DEFAULT_LIMITS). */
   limits?: PayloadLimits;
+  /** LLM providers and MCP servers (absent: LLM actors are refused). */
+  llm?: LlmDeps;
+}
+
+/** What LLM actors need besides the stores the facade already has. */
+export interface LlmDeps {
+  models: LanguageModels;
+  keys: ApiKeys;
+  tokens: TokenCounter;
+  validator: SchemaValidator;
+  mcp: McpHub;
+  transcripts: TranscriptStore;
 }
 
 /** The Application layer's single entry point: everything a protocol endpoint may call. */
@@ -85,6 +104,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       'automation-profile': BUILTIN_AUTOMATION_PROFILES,
     },
     builtinModels: [...deps.actorsByModel.keys()],
+    llm: deps.llm && { keys: deps.llm.keys, mcp: deps.llm.mcp },
   });
   const engine = new PlanEngine({
     plans: deps.plans,
@@ -94,12 +114,39 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     logger: deps.logger,
     commandTimeoutMs: deps.commandTimeoutMs,
   });
-  const actors = new RegistryActorCatalog(registry, deps.actorsByModel);
-  const sessions = new SessionService({
+  let sessions: SessionService | undefined;
+  const llm = deps.llm;
+  const reg = registry;
+  const toolbox =
+    llm &&
+    new ChatToolbox({
+      lookup: (k, n) => reg.lookup(k, n),
+      tools: deps.tools,
+      mcp: llm.mcp,
+      commandTimeoutMs: deps.commandTimeoutMs ?? 300_000,
+    });
+  const actors = new RegistryActorCatalog(
+    registry,
+    deps.actorsByModel,
+    llm &&
+      toolbox &&
+      ((name, def) =>
+        new LlmActor(name, def, {
+          ...llm,
+          toolbox,
+          turnsOf: (contextId, limit) => deps.tasks.listByContext(contextId, limit),
+          session: (id) => sessions?.find(id) ?? Promise.resolve(undefined),
+          logger: deps.logger,
+        })),
+  );
+  sessions = new SessionService({
     sessions: deps.sessions,
     tasks: deps.tasks,
     actors,
     defaultActor: deps.defaultActor,
+    checkEntity: async (kind, name, principal) => {
+      await reg.show(kind, name, principal);
+    },
   });
   const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger, limits: deps.limits });
   let notifier: PushNotifier | undefined;
@@ -115,7 +162,20 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   const n = notifier;
   tasks.tapRecording((taskId, item) => n.recording(taskId, item));
   tasks.tap((task, _owner, item) => n.notify(task, item));
-  const health = new HealthService(deps.probe, deps.version, () => tasks.liveCount);
+  const health = new HealthService(
+    deps.probe,
+    deps.version,
+    () => tasks.liveCount,
+    llm &&
+      (async (principal) => {
+        const page = await reg.list('actor', { pageSize: 500 }, principal);
+        return actorChecks(
+          page.items.map((e) => ({ name: e.name, definition: e.definition as ActorDefinition })),
+          llm.models,
+          llm.keys,
+        );
+      }),
+  );
   // Plans run their phases on tasks of their own contexts: no actor runs there, nobody chats there.
   const plans = new PlanService({ plans: deps.plans, registry, tasks, engine });
   tasks.addContextOwner(plans);

@@ -11,6 +11,10 @@ export const Session = z.object({
   owner: z.string(),
   actor: ActorName,
   title: z.string().optional(),
+  /** The project whose resources the session's tools work on (none: the actor has no files). */
+  project: ActorName.optional(),
+  /** Skills the session adds to its actor's (e.g. `agents actor run --skill`). */
+  skills: z.array(ActorName).optional(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   taskCount: z.number().int().nonnegative(),

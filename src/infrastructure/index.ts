@@ -43,3 +43,4 @@ export {
   type ConfinementSettings,
   type NetworkAccess,
 } from './tools/confinement.js';
+export { SqliteTranscriptStore } from './persistence/sqlite-transcript.store.js';

@@ -9,6 +9,12 @@ export interface ArtifactOptions {
 export interface StatusExtra {
   data?: unknown;
   metadata?: Record<string, unknown>;
+  /**
+   * Merged into the task's own metadata (kept with it, e.g. a turn's token usage) and sent with
+   * this event's metadata. Give it with a status that settles the task or adds a message, so the
+   * stored task has it.
+   */
+  taskMetadata?: Record<string, unknown>;
 }
 
 /** One turn of an actor on a task: the message that started it and ways to report progress. */

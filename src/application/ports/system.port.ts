@@ -2,7 +2,7 @@ export type CheckStatus = 'ok' | 'warn' | 'fail';
 
 export interface DiagnosticCheck {
   name: string;
-  category: 'storage' | 'disk' | 'versions' | 'configuration';
+  category: 'storage' | 'disk' | 'versions' | 'configuration' | 'actors';
   status: CheckStatus;
   detail: string;
   hint?: string | undefined;

@@ -1,6 +1,7 @@
 import type {
   DefinitionOf,
   DerivedFacts,
+  McpToolFact,
   ProjectResource,
   Referrer,
   SkillTool,
@@ -12,13 +13,19 @@ import type {
   SkillDefinition,
   ToolDefinition,
 } from '../../domain/registry/entities.js';
+import { DEFAULT_BASE_URLS, type McpServer } from '../../domain/registry/entities.js';
 import type { ResourceInspector } from '../ports/registry.repository.port.js';
+import type { ApiKeys } from '../ports/language-model.port.js';
+import type { McpHub } from '../ports/mcp.port.js';
+import { McpUnavailable } from '../ports/mcp.port.js';
 
 export interface DeriveContext {
   usedBy: Referrer[];
   lookup(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined>;
   inspector: ResourceInspector;
   builtinModels: readonly string[];
+  /** Present when this agent runs LLM actors: their keys and MCP servers. */
+  llm?: { keys: ApiKeys; mcp: McpHub } | undefined;
 }
 
 type Deriver<K extends RegistryKind> = (
@@ -28,16 +35,31 @@ type Deriver<K extends RegistryKind> = (
 
 /** Each kind's facts; a new kind without an entry does not compile. */
 const DERIVERS: { [K in RegistryKind]: Deriver<K> } = {
-  actor: (a, ctx) => ({
-    provider: a.provider,
-    model: a.model,
-    skills: a.skills ?? [],
-    tools: a.tools ?? [],
-    runnable: a.provider === 'builtin' && ctx.builtinModels.includes(a.model),
-    usedBy: ctx.usedBy,
-  }),
+  actor: async (a, ctx) => {
+    const base = {
+      provider: a.provider,
+      model: a.model,
+      skills: a.skills ?? [],
+      tools: a.tools ?? [],
+      usedBy: ctx.usedBy,
+    };
+    if (a.provider === 'builtin') return { ...base, runnable: ctx.builtinModels.includes(a.model) };
+    const endpoint = a.baseUrl ?? DEFAULT_BASE_URLS[a.provider] ?? '';
+    if (!ctx.llm) return { ...base, runnable: false, endpoint };
+    const k = await ctx.llm.keys.resolve(a);
+    const key = k.present
+      ? { present: true, source: k.source }
+      : { present: false, ...(k.source ? { source: k.source } : {}), problem: k.problem };
+    // No key named: a local endpoint (Ollama, llama.cpp) may need none.
+    const needsKey = a.apiKeyEnv !== undefined || a.apiKeyFile !== undefined;
+    return { ...base, runnable: !needsKey || k.present, endpoint, key };
+  },
   tool: (t, ctx) => ({ source: t.source, readOnly: t.readOnly, writes: t.writes, usedBy: ctx.usedBy }),
-  skill: async (s, ctx) => ({ ...(await flattenSkill(s, ctx)), usedBy: ctx.usedBy }),
+  skill: async (s, ctx) => {
+    const flat = await flattenSkill(s, ctx);
+    const { servers, ...rest } = flat;
+    return { ...rest, ...(await discoverMcp(servers, ctx)), usedBy: ctx.usedBy };
+  },
   resource: async (r, ctx) => ({
     ...(await ctx.inspector.inspect(r.path, r.type === 'git-checkout' ? r.branch : undefined)),
     usedBy: ctx.usedBy,
@@ -87,9 +109,9 @@ export function deriveFacts<K extends RegistryKind>(
 async function flattenSkill(
   root: SkillDefinition,
   ctx: DeriveContext,
-): Promise<{ tools: SkillTool[]; mcpServers: string[] }> {
+): Promise<{ tools: SkillTool[]; mcpServers: string[]; servers: McpServer[] }> {
   const tools = new Map<string, SkillTool>();
-  const mcp = new Set<string>();
+  const mcp = new Map<string, McpServer>();
   const seen = new Set<string>();
   const walk = async (s: SkillDefinition, via: string): Promise<void> => {
     if (seen.has(s.name)) return;
@@ -105,12 +127,41 @@ async function flattenSkill(
           : { name, readOnly: false, writes: false, via, missing: true },
       );
     }
-    for (const server of s.mcpServers ?? []) mcp.add(server.name);
+    for (const server of s.mcpServers ?? []) if (!mcp.has(server.name)) mcp.set(server.name, server);
     for (const inc of s.includes ?? []) {
       const child = await ctx.lookup('skill', inc);
       if (child) await walk(child.definition, `skill ${inc}`);
     }
   };
   await walk(root, 'direct');
-  return { tools: [...tools.values()], mcpServers: [...mcp] };
+  return { tools: [...tools.values()], mcpServers: [...mcp.keys()], servers: [...mcp.values()] };
+}
+
+/** Asks each MCP server for its tools (connecting to it); a server that cannot be asked is a problem. */
+async function discoverMcp(
+  servers: readonly McpServer[],
+  ctx: DeriveContext,
+): Promise<{ mcpTools: McpToolFact[]; mcpProblems: string[] }> {
+  const mcpTools: McpToolFact[] = [];
+  const mcpProblems: string[] = [];
+  if (servers.length === 0) return { mcpTools, mcpProblems };
+  if (!ctx.llm) return { mcpTools, mcpProblems: ['this agent does not connect to MCP servers'] };
+  const signal = new AbortController().signal;
+  for (const server of servers) {
+    try {
+      for (const t of await ctx.llm.mcp.listTools(server, signal))
+        mcpTools.push({
+          name: `mcp:${server.name}/${t.name}`,
+          server: server.name,
+          description: t.description,
+          readOnly: t.readOnly,
+          inputSchema: t.inputSchema,
+        });
+    } catch (err) {
+      mcpProblems.push(
+        err instanceof McpUnavailable ? `${err.message} (${err.hint})` : `${server.name}: ${(err as Error).message}`,
+      );
+    }
+  }
+  return { mcpTools, mcpProblems };
 }

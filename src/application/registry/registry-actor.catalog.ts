@@ -3,28 +3,38 @@ import type { ActorDefinition } from '../../domain/registry/entities.js';
 import type { Actor, ActorCatalog } from '../ports/actor.port.js';
 import type { RegistryService } from './registry.service.js';
 
+/** Makes the actor of an LLM definition (absent: this agent has no LLM providers wired). */
+export type LlmActorFactory = (name: string, definition: ActorDefinition) => Actor;
+
 /**
  * Actors as the registry defines them: `builtin/…` and any `provider: builtin` actor run the
- * deterministic built-ins; LLM providers are registered and shown, but cannot chat yet.
+ * deterministic built-ins; the LLM providers run through the LLM actor.
  */
 export class RegistryActorCatalog implements ActorCatalog {
   constructor(
     private readonly registry: RegistryService,
     private readonly byModel: ReadonlyMap<string, Actor>,
+    private readonly llm?: LlmActorFactory,
   ) {}
 
   async resolve(name: string): Promise<Actor | undefined> {
     const entity = await this.registry.lookup('actor', name);
     if (!entity) return undefined;
     const d = entity.definition as ActorDefinition;
+    if (d.provider !== 'builtin' && this.llm) return this.llm(entity.name, d);
     const actor = d.provider === 'builtin' ? this.byModel.get(d.model) : undefined;
     if (!actor) {
       throw new AppError(
         'INVALID_STATE',
-        `Actor ${name} uses provider ${d.provider}, which cannot hold a chat in this release`,
+        d.provider === 'builtin'
+          ? `Actor ${name} names the built-in model ${d.model}, which this agent does not have`
+          : `Actor ${name} uses provider ${d.provider}, and this agent runs no LLM providers`,
         {
           details: { entity: 'actor', name, provider: d.provider },
-          hint: 'chat with a provider: builtin actor (e.g. builtin/echo); LLM providers come in a later release',
+          hint:
+            d.provider === 'builtin'
+              ? `built-in models: ${[...this.byModel.keys()].join(', ')}`
+              : 'chat with a provider: builtin actor (e.g. builtin/echo)',
         },
       );
     }

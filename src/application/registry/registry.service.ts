@@ -1,3 +1,5 @@
+import type { ApiKeys } from '../ports/language-model.port.js';
+import type { McpHub } from '../ports/mcp.port.js';
 import { createHash } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 import { AppError, type FieldViolation } from '../../domain/errors.js';
@@ -62,6 +64,8 @@ export interface RegistryServiceDeps {
   builtins: Partial<Record<RegistryKind, readonly Definition[]>>;
   /** Models a `provider: builtin` actor may name (the deterministic actors that can run). */
   builtinModels: readonly string[];
+  /** LLM actors' keys and MCP servers, for what `show` says of actors and skills. */
+  llm?: { keys: ApiKeys; mcp: McpHub } | undefined;
   now?: () => Date;
 }
 
@@ -150,6 +154,7 @@ export class RegistryService {
       lookup: (k, n) => this.lookup(k, n),
       inspector: this.deps.inspector,
       builtinModels: this.deps.builtinModels,
+      llm: this.deps.llm,
     });
     return { ...entity, derived };
   }

@@ -12,7 +12,14 @@ import { viewTask } from '../tasks/task-view.js';
 export interface CreateSessionInput {
   actor?: string | undefined;
   title?: string | undefined;
+  /** The project the session's tools work on. */
+  project?: string | undefined;
+  /** Skills added to the actor's for this session. */
+  skills?: string[] | undefined;
 }
+
+/** Checks that a principal may use registry entities (the session's project and skills). */
+export type EntityCheck = (kind: 'project' | 'skill', name: string, principal: Principal) => Promise<void>;
 
 export interface SessionDetail {
   session: Session;
@@ -25,6 +32,8 @@ export interface SessionServiceDeps {
   tasks: TaskRepository;
   actors: ActorCatalog;
   defaultActor: string;
+  /** Refuses a project or skill the principal cannot read (NOT_FOUND). */
+  checkEntity?: EntityCheck;
   now?: () => Date;
 }
 
@@ -89,9 +98,14 @@ export class SessionService {
         hint: `available actors: ${this.deps.actors.names().join(', ')}`,
       });
     }
+    const check = this.deps.checkEntity;
+    if (check && input.project !== undefined) await check('project', input.project, principal);
+    if (check) for (const s of input.skills ?? []) await check('skill', s, principal);
     const at = this.now().toISOString();
     const session: Session = { id, owner: principal.id, actor, createdAt: at, updatedAt: at, taskCount: 0 };
     if (input.title !== undefined) session.title = input.title;
+    if (input.project !== undefined) session.project = input.project;
+    if (input.skills !== undefined && input.skills.length > 0) session.skills = [...new Set(input.skills)];
     const stored = this.deps.sessions.create(session);
     stored.catch(() => {}); // the caller awaits it
     return { session, stored };

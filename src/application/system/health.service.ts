@@ -1,4 +1,8 @@
+import type { Principal } from '../ports/principal.js';
 import type { DiagnosticCheck, SystemProbe } from '../ports/system.port.js';
+
+/** Checks that depend on who asks (e.g. the actors they can see). */
+export type PrincipalChecks = (principal: Principal) => Promise<DiagnosticCheck[]>;
 
 export interface HealthReport {
   status: 'ok' | 'degraded';
@@ -22,6 +26,7 @@ export class HealthService {
     private readonly probe: SystemProbe,
     private readonly version: string,
     private readonly liveTasks: () => number,
+    private readonly more?: PrincipalChecks,
   ) {}
 
   async check(): Promise<HealthReport> {
@@ -40,8 +45,9 @@ export class HealthService {
     };
   }
 
-  async diagnose(): Promise<DiagnosticsReport> {
+  async diagnose(principal?: Principal): Promise<DiagnosticsReport> {
     const checks = await this.probe.checks();
+    if (this.more && principal) checks.push(...(await this.more(principal)));
     const summary = { ok: 0, warn: 0, fail: 0 };
     for (const c of checks) summary[c.status]++;
     const status = summary.fail > 0 ? 'fail' : summary.warn > 0 ? 'warn' : 'ok';

@@ -62,7 +62,10 @@ export class TaskEventRecorder {
       (live.task.history ??= []).push(message);
     }
     const event: TaskEvent = { seq: ++live.seq, kind: 'status', event: { taskId, contextId, status } };
-    if (extra.metadata) event.event.metadata = extra.metadata;
+    if (extra.taskMetadata) {
+      live.task.metadata = { ...live.task.metadata, ...extra.taskMetadata };
+      event.event.metadata = { ...extra.metadata, ...extra.taskMetadata };
+    } else if (extra.metadata) event.event.metadata = extra.metadata;
     return this.record(live, event);
   }
 

@@ -28,8 +28,18 @@ export const ActorFacts = z.object({
   model: z.string(),
   skills: z.array(z.string()),
   tools: z.array(z.string()),
-  /** Whether this agent can run it: only a built-in deterministic actor it ships can be run (an LLM actor cannot). */
+  /** Whether this agent can run it: a built-in model it ships, or an LLM provider it speaks. */
   runnable: z.boolean(),
+  /** LLM actors: the endpoint requests go to. */
+  endpoint: z.string().optional(),
+  /** LLM actors: where the API key comes from and whether it is there (never the key itself). */
+  key: z
+    .object({
+      present: z.boolean(),
+      source: z.string().optional(),
+      problem: z.string().optional(),
+    })
+    .optional(),
   usedBy: UsedBy,
 });
 
@@ -52,10 +62,25 @@ export const SkillTool = z.object({
 });
 export type SkillTool = z.infer<typeof SkillTool>;
 
+/** A tool an MCP server of a skill lists, as the actor is offered it. */
+export const McpToolFact = z.object({
+  /** `mcp:<server>/<tool>`. */
+  name: z.string(),
+  server: z.string(),
+  description: z.string(),
+  readOnly: z.boolean(),
+  inputSchema: z.record(z.string(), z.unknown()),
+});
+export type McpToolFact = z.infer<typeof McpToolFact>;
+
 export const SkillFacts = z.object({
   /** The skill's tools through its included skills (each once, first path wins). */
   tools: z.array(SkillTool),
   mcpServers: z.array(z.string()),
+  /** What its MCP servers list (they are connected to find out). */
+  mcpTools: z.array(McpToolFact),
+  /** MCP servers that could not be asked, and why. */
+  mcpProblems: z.array(z.string()),
   usedBy: UsedBy,
 });
 

@@ -12,6 +12,7 @@ import { migrateToLatest } from './migrations.js';
 /** The stored schema, as Kysely sees it (column names are the SQL ones). */
 export interface DB {
   sessions: SessionsTable;
+  turn_transcripts: TurnTranscriptsTable;
   tasks: TasksTable;
   task_events: TaskEventsTable;
   task_counts: TaskCountsTable;
@@ -116,6 +117,16 @@ export interface SessionsTable {
   created_at: string;
   updated_at: string;
   task_count: number;
+  project: string | null;
+  /** JSON array of skill names, or null. */
+  skills: string | null;
+}
+
+export interface TurnTranscriptsTable {
+  task_id: string;
+  context_id: string;
+  doc: string;
+  updated_at: string;
 }
 
 export interface TasksTable {

@@ -331,6 +331,29 @@ const m0007_retention: Migration = {
   },
 };
 
+const m0008_chat: Migration = {
+  async up(db: AnyDb) {
+    // A session may be bound to a project (its tools work there) and bring skills of its own.
+    await db.schema.alterTable('sessions').addColumn('project', 'text').execute();
+    await db.schema.alterTable('sessions').addColumn('skills', 'text').execute();
+    // What an LLM turn said to its model and heard back (tool calls and results), so a later turn
+    // sees it and a turn waiting for an approval can go on in another process.
+    await db.schema
+      .createTable('turn_transcripts')
+      .addColumn('task_id', 'text', (c) => c.primaryKey().references('tasks.id').onDelete('cascade'))
+      .addColumn('context_id', 'text', (c) => c.notNull())
+      .addColumn('doc', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('turn_transcripts_context').on('turn_transcripts').columns(['context_id']).execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('turn_transcripts').ifExists().execute();
+    await db.schema.alterTable('sessions').dropColumn('skills').execute();
+    await db.schema.alterTable('sessions').dropColumn('project').execute();
+  },
+};
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
@@ -340,6 +363,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0005_message_keys_and_runners': m0005_message_keys_and_runners,
   '0006_push_outbox': m0006_push_outbox,
   '0007_retention': m0007_retention,
+  '0008_chat': m0008_chat,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) };

@@ -10,7 +10,17 @@ import {
   type SqliteDatabase,
 } from './database.js';
 
-const COLUMNS = ['id', 'owner', 'actor', 'title', 'created_at', 'updated_at', 'task_count'] as const;
+const COLUMNS = [
+  'id',
+  'owner',
+  'actor',
+  'title',
+  'created_at',
+  'updated_at',
+  'task_count',
+  'project',
+  'skills',
+] as const;
 
 /** Chat sessions in SQLite, listed newest activity first. */
 export class SqliteSessionRepository implements SessionRepository {
@@ -30,6 +40,8 @@ export class SqliteSessionRepository implements SessionRepository {
           created_at: param('createdAt'),
           updated_at: param('updatedAt'),
           task_count: param('taskCount'),
+          project: param('project'),
+          skills: param('skills'),
         }),
       ),
       select: db.prepare(k.selectFrom('sessions').select(COLUMNS).where('id', '=', id)),
@@ -74,6 +86,8 @@ export class SqliteSessionRepository implements SessionRepository {
       createdAt: toIsoInstant(session.createdAt, 'session.createdAt'),
       updatedAt: toIsoInstant(session.updatedAt, 'session.updatedAt'),
       taskCount: session.taskCount,
+      project: session.project ?? null,
+      skills: session.skills ? JSON.stringify(session.skills) : null,
     };
     try {
       await this.db.write(() => this.q.insert.run(params));
@@ -148,5 +162,7 @@ function toSession(row: SessionRow): Session {
     taskCount: row.task_count,
   };
   if (row.title !== null) s.title = row.title;
+  if (row.project !== null) s.project = row.project;
+  if (row.skills !== null) s.skills = JSON.parse(row.skills) as string[];
   return s;
 }

@@ -212,14 +212,15 @@ export class SqliteTaskRepository implements TaskRepository {
           .where('context_id', '=', param<string>('contextId')),
       ),
       // Children first, so deletion does not depend on ON DELETE CASCADE being enforced.
-      deleteChildren: (['push_configs', 'message_keys', 'push_outbox', 'task_events'] as const).map((table) =>
-        db.prepare(
-          k
-            .deleteFrom(table)
-            .where('task_id', 'in', (eb) =>
-              eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId')),
-            ),
-        ),
+      deleteChildren: (['push_configs', 'message_keys', 'push_outbox', 'task_events', 'turn_transcripts'] as const).map(
+        (table) =>
+          db.prepare(
+            k
+              .deleteFrom(table)
+              .where('task_id', 'in', (eb) =>
+                eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId')),
+              ),
+          ),
       ),
       deleteTasks: db.prepare(k.deleteFrom('tasks').where('context_id', '=', param<string>('contextId'))),
     };
@@ -462,6 +463,7 @@ export class SqliteTaskRepository implements TaskRepository {
     const x = this.expire;
     x.deletePush.run({ id: r.id });
     x.deleteEvents.run({ id: r.id });
+    x.deleteTranscript.run({ id: r.id });
     if (x.deleteTask.run({ id: r.id }).changes === 0) return;
     this.q.bumpCount.run({ owner: r.owner, scope: '', added: -1 });
     this.q.bumpCount.run({ owner: r.owner, scope: r.context_id, added: -1 });
@@ -522,6 +524,7 @@ function expiryStatements(db: SqliteDatabase) {
     ),
     deletePush: s.prepare('DELETE FROM push_configs WHERE task_id = @id'),
     deleteEvents: s.prepare('DELETE FROM task_events WHERE task_id = @id'),
+    deleteTranscript: s.prepare('DELETE FROM turn_transcripts WHERE task_id = @id'),
     deleteTask: s.prepare(`DELETE FROM tasks WHERE id = @id AND state IN (${TERMINAL_SQL})`),
     dropEmptyCount: s.prepare('DELETE FROM task_counts WHERE owner = @owner AND context_id = @scope AND n <= 0'),
   };

@@ -56,6 +56,7 @@ const registryCommands = Object.fromEntries(
 export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   send: names(sendMessage, sendStreamingMessage, sessionCreate, sessionShow),
   chat: names(sendStreamingMessage, sessionCreate, sessionShow),
+  'actor run': names(sessionCreate, sendStreamingMessage, sessionDelete),
   'session create': names(sessionCreate),
   'session list': names(sessionList),
   'session show': names(sessionShow),
@@ -81,6 +82,8 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   'plan rollback': names(planRollback),
   'plan list': names(planList),
   ...registryCommands,
+  // --mcp asks every skill with MCP servers for what they list.
+  'tool list': names(REGISTRIES.tool.list, REGISTRIES.skill.list, REGISTRIES.skill.show),
   'resource type list': names(resourceTypeList),
   'resource type show': names(resourceTypeShow),
   'namespace list': names(namespaceList),

@@ -1,10 +1,54 @@
 import type { Command } from 'commander';
-import type { Runner } from '../runner.js';
+import { sendStreamingMessage, sessionCreate, sessionDelete } from '../../../protocol/client/index.js';
+import { UsageError } from '../exit-codes.js';
+import { StreamPrinter } from '../render/stream.js';
+import type { Outcome, RunContext, Runner } from '../runner.js';
+import { userMessage } from '../support/message.js';
+import { reportTaskEnd, exitForTask } from '../support/task-outcome.js';
 import { registerRegistryGroup, usedBy, yesNo, type FieldLine } from './registry-group.js';
+import { collect, sessionParams } from './session.command.js';
+
+interface RunOptions {
+  skill?: string[];
+  project?: string;
+  keepSession?: boolean;
+}
+
+/** One streamed turn with an actor, in a session of its own that is deleted after (unless kept). */
+async function runActor(ctx: RunContext, actor: string, prompt: string, opts: RunOptions): Promise<Outcome> {
+  if (prompt.trim() === '') throw new UsageError('the prompt is empty');
+  const client = await ctx.client();
+  const name = actor.includes('/') ? actor : `local/${actor}`;
+  const session = await client.call(
+    sessionCreate,
+    sessionParams({ actor: name, ...opts, title: `actor run ${name}` }),
+    { signal: ctx.signal },
+  );
+  const printer = new StreamPrinter(ctx.ui, 'answer');
+  try {
+    const message = userMessage(prompt, { contextId: session.id });
+    for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: ctx.signal }))
+      printer.push(seq, event);
+    printer.end();
+  } finally {
+    printer.end();
+    // The turn is over (or was interrupted): the session goes, unless asked to keep it.
+    if (!opts.keepSession)
+      await client.call(sessionDelete, { sessionId: session.id }).catch((err: unknown) => {
+        ctx.ui.warn(`could not delete the session ${session.id}: ${(err as Error).message}`);
+      });
+  }
+  reportTaskEnd(ctx.ui, printer.task);
+  if (opts.keepSession) ctx.ui.info(`kept the session: agents chat --session ${session.id}`);
+  return {
+    data: { session: opts.keepSession ? session : null, task: printer.task ?? null, events: printer.events },
+    exit: exitForTask(printer.task),
+  };
+}
 
 /** `agents actor …`: who does the work (an LLM endpoint, or a built-in deterministic actor). */
 export function registerActor(program: Command, runner: Runner): void {
-  registerRegistryGroup(program, runner, {
+  const group = registerRegistryGroup(program, runner, {
     kind: 'actor',
     description: 'Actors: the models (or built-in deterministic actors) that strategize and execute',
     typeFilter: 'provider',
@@ -17,6 +61,10 @@ export function registerActor(program: Command, runner: Runner): void {
       return [
         ['provider', d.provider],
         ['model', d.model],
+        ...(d.endpoint ? [['endpoint', d.endpoint] as const] : []),
+        ...(d.key
+          ? [['api key', d.key.present ? `present (${d.key.source})` : `missing: ${d.key.problem}`] as const]
+          : []),
         ['runnable', yesNo(d.runnable)],
         ...d.skills.map((s) => ['skill', s] as const),
         ...d.tools.map((t) => ['tool', t] as const),
@@ -24,4 +72,15 @@ export function registerActor(program: Command, runner: Runner): void {
       ];
     },
   });
+  group
+    .command('run')
+    .description('One streamed turn with an actor (no session is kept unless --keep-session)')
+    .argument('<actor>', 'the actor (namespace/name; a bare name means local/)')
+    .argument('<prompt...>', 'what to ask')
+    .option('--skill <name>', 'add a skill to the actor for this turn (repeatable)', collect)
+    .option('--project <name>', "the project whose files the actor's tools work on")
+    .option('--keep-session', 'keep the session, to go on with agents chat --session')
+    .action((actor: string, words: string[], opts: RunOptions, cmd: Command) =>
+      runner.run(cmd, 'actor run', (ctx) => runActor(ctx, actor, words.join(' '), opts)),
+    );
 }

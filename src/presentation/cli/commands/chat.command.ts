@@ -4,11 +4,11 @@ import { A2AClientError, sendStreamingMessage, sessionCreate, type Task } from '
 import { exitReasonOf } from '../exit-codes.js';
 import { renderError, reportOf, type ErrorReport } from '../render/error.js';
 import { StreamPrinter, type StreamedEvent } from '../render/stream.js';
-import { isInterruptedState } from '../render/task.js';
+import { isInterruptedState, usageLine, usageOf } from '../render/task.js';
 import type { Outcome, RunContext, Runner } from '../runner.js';
 import { userMessage } from '../support/message.js';
 import { reportTaskEnd } from '../support/task-outcome.js';
-import { targetSession } from './session.command.js';
+import { collect, targetSession, type SessionChoice } from './session.command.js';
 
 interface ChatTurn {
   input: string;
@@ -21,7 +21,7 @@ interface ChatTurn {
  * An interactive, streamed conversation in one session: one line in, the answer streamed out.
  * Works with piped stdin too (each line is a turn). `/exit` or end of input leaves.
  */
-async function chat(ctx: RunContext, opts: { session?: string; actor?: string }): Promise<Outcome> {
+async function chat(ctx: RunContext, opts: SessionChoice): Promise<Outcome> {
   const { ui } = ctx;
   const client = await ctx.client();
   const session =
@@ -77,6 +77,10 @@ async function chat(ctx: RunContext, opts: { session?: string; actor?: string })
       if (printer.events.length === 0 && !turn.error) ui.warn('the agent ended this turn without answering');
       turn.task = printer.task ?? null;
       if (printer.task && printer.task.status.state !== 'TASK_STATE_COMPLETED') reportTaskEnd(ui, printer.task);
+      else {
+        const usage = usageOf(printer.task);
+        if (usage && ui.rich) ui.err(`${ui.errPal.dim(usageLine(usage))}\n`);
+      }
       waitingTask = printer.task && isInterruptedState(printer.task.status.state) ? printer.task.id : undefined;
       if (interactive) rl.prompt();
     }
@@ -96,7 +100,7 @@ export function registerChat(program: Command, runner: Runner): void {
     )
     .option('--session <id>', 'continue this session')
     .option('--actor <name>', 'start a new session with this actor')
-    .action((opts: { session?: string; actor?: string }, cmd: Command) =>
-      runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)),
-    );
+    .option('--project <name>', "start a new session whose tools work on this project's files")
+    .option('--skill <name>', 'start a new session with this skill added to the actor (repeatable)', collect)
+    .action((opts: SessionChoice, cmd: Command) => runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)));
 }

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import {
   REGISTRIES,
+  type A2AClient,
   type RegistryEntityOf,
   type RegistryKind,
   type RegistryPageOf,
@@ -29,6 +30,13 @@ export interface KindSpec<K extends RegistryKind> {
   facts(e: RegistryShownOf<K>, ui: Ui): FieldLine[];
   /** Registers `add` itself (for kinds that also take flags); default: `add --config FILE`. */
   add?(group: Command, runner: Runner): void;
+  /** A flag of `list` that adds a section after the table (its data goes under `data.extra`). */
+  listExtra?: {
+    /** A boolean flag, e.g. `--mcp`. */
+    flag: `--${string}`;
+    description: string;
+    run(ctx: RunContext, client: A2AClient): Promise<unknown>;
+  };
 }
 
 export const yesNo = (v: boolean | undefined): string => (v === true ? 'yes' : v === false ? 'no' : '');
@@ -101,6 +109,7 @@ function summaryText(kind: RegistryKind, page: RegistryPageOf<RegistryKind>, typ
 }
 
 interface ListOptions {
+  extra?: boolean;
   namespace?: string;
   name?: string;
   type?: string;
@@ -148,7 +157,10 @@ async function list<K extends RegistryKind>(ctx: RunContext, spec: KindSpec<K>, 
   if (ui.rich) ui.out(`\n${ui.pal.dim(summary)}\n`);
   else ui.err(`summary: ${summary}\n`);
   if (page.nextPageToken && !opts.all) ui.info(`more: --page-token ${page.nextPageToken} (or --all)`);
-  const data = opts.all ? { items, nextPageToken: '', totalSize: page.totalSize, summary: page.summary } : { ...page };
+  const data: Record<string, unknown> = opts.all
+    ? { items, nextPageToken: '', totalSize: page.totalSize, summary: page.summary }
+    : { ...page };
+  if (opts.extra && spec.listExtra) data['extra'] = await spec.listExtra.run(ctx, client);
   return { data };
 }
 
@@ -173,7 +185,7 @@ export function registerRegistryGroup<K extends RegistryKind>(
       );
   }
 
-  group
+  const listCommand = group
     .command('list')
     .description(`List ${kind}s (built-in ones included), with a summary`)
     .option('--namespace <ns>', 'only this namespace (local, builtin, …)')
@@ -181,8 +193,13 @@ export function registerRegistryGroup<K extends RegistryKind>(
     .option('--type <value>', spec.typeFilter ? `only this ${spec.typeFilter}` : '(does not apply)')
     .option('--page-size <n>', 'entries per page (1-500)', intOption(1, 500))
     .option('--page-token <token>', 'the page to show (from a previous list)')
-    .option('--all', 'read every page')
-    .action((opts: ListOptions, cmd: Command) => runner.run(cmd, `${kind} list`, (ctx) => list(ctx, spec, opts)));
+    .option('--all', 'read every page');
+  const extra = spec.listExtra;
+  if (extra) listCommand.option(extra.flag, extra.description);
+  listCommand.action((opts: ListOptions & Record<string, unknown>, cmd: Command) => {
+    const wanted = extra !== undefined && opts[new Option(extra.flag).attributeName()] === true;
+    return runner.run(cmd, `${kind} list`, (ctx) => list(ctx, spec, { ...opts, extra: wanted }));
+  });
 
   group
     .command('show')

@@ -5,21 +5,21 @@ import { StreamPrinter } from '../render/stream.js';
 import { artifactsText, messageText, renderTask } from '../render/task.js';
 import type { Outcome, RunContext, Runner } from '../runner.js';
 import { userMessage } from '../support/message.js';
-import { targetSession } from './session.command.js';
+import { collect, targetSession, type SessionChoice } from './session.command.js';
 import { exitForTask, reportTaskEnd } from '../support/task-outcome.js';
 
-interface SendOptions {
+interface SendOptions extends SessionChoice {
   stream?: boolean;
-  session?: string;
-  actor?: string;
   task?: string;
   wait: boolean;
 }
 
 async function send(ctx: RunContext, text: string, opts: SendOptions): Promise<Outcome> {
   if (opts.stream && !opts.wait) throw new UsageError('--no-wait cannot be combined with --stream');
-  if (opts.task && (opts.session || opts.actor))
-    throw new UsageError('--task continues an existing task: it cannot be combined with --session or --actor');
+  if (opts.task && (opts.session || opts.actor || opts.project || opts.skill?.length))
+    throw new UsageError(
+      '--task continues an existing task: it cannot be combined with --session, --actor, --project or --skill',
+    );
   if (text === '-') text = await readAll(ctx.io.stdin);
   if (text.trim() === '') throw new UsageError('the message is empty');
   const client = await ctx.client();
@@ -72,7 +72,9 @@ export function registerSend(program: Command, runner: Runner): void {
     .argument('<text...>', 'the message')
     .option('--stream', 'print the answer as it is produced (SendStreamingMessage)')
     .option('--session <id>', 'send into this session')
-    .option('--actor <name>', 'start a new session with this actor (builtin/echo, builtin/conformance, …)')
+    .option('--actor <name>', 'start a new session with this actor (builtin/echo, local/my-llm, …)')
+    .option('--project <name>', "start a new session whose tools work on this project's files")
+    .option('--skill <name>', 'start a new session with this skill added to the actor (repeatable)', collect)
     .option('--task <id>', 'answer a task that waits for input (continues it)')
     .option('--no-wait', 'return as soon as the agent accepted the task')
     .action((words: string[], opts: SendOptions, cmd: Command) =>

@@ -9,7 +9,18 @@ import {
 } from '../../../protocol/client/index.js';
 import { UsageError } from '../exit-codes.js';
 import { oneLine, renderFields, renderTable, type Column } from '../render/table.js';
-import { artifactsText, messageText, partsText, shortTime, stateWord, styleState } from '../render/task.js';
+import {
+  artifactsText,
+  messageText,
+  partsText,
+  shortTime,
+  stateWord,
+  styleState,
+  toolCallLine,
+  toolCallOf,
+  usageLine,
+  usageOf,
+} from '../render/task.js';
 import type { Ui } from '../render/ui.js';
 import type { Runner } from '../runner.js';
 import { intOption } from '../support/options.js';
@@ -18,22 +29,57 @@ import { intOption } from '../support/options.js';
  * The session a message goes to: `--session` (checked, so a typo is "not found" rather than a new
  * empty session), a new one with `--actor`, or none (the agent starts one with its default actor).
  */
+/** What a command may say about the session it talks into. */
+export interface SessionChoice {
+  session?: string;
+  actor?: string;
+  project?: string;
+  skill?: string[];
+}
+
 export async function targetSession(
   client: A2AClient,
-  opts: { session?: string; actor?: string },
+  opts: SessionChoice,
   signal: AbortSignal,
 ): Promise<Session | undefined> {
-  if (opts.session && opts.actor)
-    throw new UsageError('--session and --actor cannot be combined', 'a session keeps the actor it was created with');
+  const fresh = opts.actor !== undefined || opts.project !== undefined || (opts.skill?.length ?? 0) > 0;
+  if (opts.session && fresh)
+    throw new UsageError(
+      '--session cannot be combined with --actor, --project or --skill',
+      'a session keeps the actor, project and skills it was created with',
+    );
   if (opts.session) return (await client.call(sessionShow, { sessionId: opts.session, turns: 1 }, { signal })).session;
-  if (opts.actor) return client.call(sessionCreate, { actor: opts.actor }, { signal });
+  if (fresh) return client.call(sessionCreate, sessionParams(opts), { signal });
   return undefined;
 }
+
+/** The sessionCreate params of --actor/--project/--skill. */
+export function sessionParams(opts: SessionChoice & { title?: string }): {
+  actor?: string;
+  project?: string;
+  skills?: string[];
+  title?: string;
+} {
+  return {
+    ...(opts.actor ? { actor: opts.actor } : {}),
+    ...(opts.project ? { project: qualified(opts.project) } : {}),
+    ...(opts.skill?.length ? { skills: opts.skill.map(qualified) } : {}),
+    ...(opts.title ? { title: opts.title } : {}),
+  };
+}
+
+/** A bare name means local/<name>, as everywhere else in the CLI. */
+const qualified = (name: string): string => (name.includes('/') ? name : `local/${name}`);
+
+/** Repeatable option values. */
+export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 function renderSession(s: Session, ui: Ui): string {
   const fields: Array<readonly [string, string | undefined]> = [
     ['actor', s.actor],
     ['title', s.title],
+    ['project', s.project],
+    ['skills', s.skills?.join(', ')],
     ['turns', String(s.taskCount)],
     ['created', ui.rich ? shortTime(s.createdAt) : s.createdAt],
     ['updated', ui.rich ? shortTime(s.updatedAt) : s.updatedAt],
@@ -58,14 +104,12 @@ export function registerSession(program: Command, runner: Runner): void {
     .description('Start a session with an actor')
     .option('--actor <name>', 'the actor that answers (default: the agent default, builtin/echo)')
     .option('--title <text>', 'a title for the session')
-    .action((opts: { actor?: string; title?: string }, cmd: Command) =>
+    .option('--project <name>', "the project whose files the session's tools work on")
+    .option('--skill <name>', 'add a skill to the actor for this session (repeatable)', collect)
+    .action((opts: SessionChoice & { title?: string }, cmd: Command) =>
       runner.run(cmd, 'session create', async (ctx) => {
         const client = await ctx.client();
-        const s = await client.call(
-          sessionCreate,
-          { ...(opts.actor ? { actor: opts.actor } : {}), ...(opts.title ? { title: opts.title } : {}) },
-          { signal: ctx.signal },
-        );
+        const s = await client.call(sessionCreate, sessionParams(opts), { signal: ctx.signal });
         ctx.ui.out(renderSession(s, ctx.ui));
         ctx.ui.info(`send into it with: agents send --session ${s.id} "…" (or agents chat --session ${s.id})`);
         return { data: { session: s } };
@@ -127,8 +171,17 @@ export function registerSession(program: Command, runner: Runner): void {
             ui.out(
               `  ${ui.pal.bold('you')}    ${asked}\n  ${ui.pal.bold('agent')}  ${answer.replace(/\n/g, '\n         ')}\n`,
             );
+            for (const a of t.artifacts ?? []) {
+              const call = toolCallOf(a);
+              if (call) ui.out(`         ${ui.pal.dim(toolCallLine(call))}\n`);
+            }
+            const usage = usageOf(t);
+            if (usage) ui.out(`  ${ui.pal.dim(`usage  ${usageLine(usage)}`)}\n`);
           } else {
-            ui.out(`turn\t${t.id}\t${stateWord(t.status.state)}\t${oneLine(asked)}\t${oneLine(answer)}\n`);
+            const usage = usageOf(t);
+            ui.out(
+              `turn\t${t.id}\t${stateWord(t.status.state)}\t${oneLine(asked)}\t${oneLine(answer)}${usage ? `\t${usage.inputTokens}\t${usage.outputTokens}` : ''}\n`,
+            );
           }
         }
         return { data: detail };

@@ -13,7 +13,7 @@ export function registerSkill(program: Command, runner: Runner): void {
       { header: 'MCP', value: (e) => (e.definition.mcpServers ?? []).map((s) => s.name).join(',') },
     ],
     facts: (e): FieldLine[] => {
-      const { tools, mcpServers } = e.derived;
+      const { tools, mcpServers, mcpTools, mcpProblems } = e.derived;
       return [
         ...tools.map(
           (t) =>
@@ -23,6 +23,10 @@ export function registerSkill(program: Command, runner: Runner): void {
             ] as const,
         ),
         ...mcpServers.map((m) => ['mcp server', m] as const),
+        ...mcpTools.map(
+          (t) => ['mcp tool', `${t.name}  ${t.readOnly ? 'read-only' : 'may write'}  ${t.description}`] as const,
+        ),
+        ...mcpProblems.map((p) => ['mcp problem', p] as const),
         ...usedBy(e.derived),
       ];
     },

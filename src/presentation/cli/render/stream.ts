@@ -1,5 +1,14 @@
 import type { Message, StreamResponse, Task } from '../../../protocol/client/index.js';
-import { foldEvent, messageText, partsText, shortTime, stateWord, styleState } from './task.js';
+import {
+  foldEvent,
+  messageText,
+  partsText,
+  shortTime,
+  stateWord,
+  styleState,
+  toolCallLine,
+  toolCallOf,
+} from './task.js';
 import type { Ui } from './ui.js';
 
 export interface StreamedEvent {
@@ -47,6 +56,14 @@ export class StreamPrinter {
     const plainEvents = this.style === 'events' && !ui.rich;
     if ('artifactUpdate' in ev) {
       const { artifact, append } = ev.artifactUpdate;
+      const call = toolCallOf(artifact);
+      if (call && !plainEvents) {
+        // Tool calls are remarks about the answer, not part of it: stderr in answer style.
+        this.end();
+        const line = toolCallLine(call);
+        if (this.style === 'events') return ui.out(`${line}\n`);
+        return ui.err(`${ui.rich ? ui.errPal.dim(`  ${line}`) : `tool: ${line}`}\n`);
+      }
       const text = partsText(artifact.parts);
       if (plainEvents) return ui.out(`${seq}\tartifact\t${artifact.artifactId}\t${JSON.stringify(text)}\n`);
       if (this.lineOpen && (artifact.artifactId !== this.lastArtifact || !append)) this.end();

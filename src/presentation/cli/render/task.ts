@@ -53,9 +53,73 @@ export function partsText(parts: readonly Part[]): string {
 
 export const messageText = (m: Message | undefined): string | undefined => (m ? partsText(m.parts) : undefined);
 
-/** All the agent's answer: every artifact's text, one artifact per paragraph. */
+/** All the agent's answer: every artifact's text, one artifact per paragraph (tool calls left out). */
 export const artifactsText = (artifacts: readonly Artifact[] | undefined): string =>
-  (artifacts ?? []).map((a) => partsText(a.parts)).join('\n');
+  (artifacts ?? [])
+    .filter((a) => !isToolCallArtifact(a))
+    .map((a) => partsText(a.parts))
+    .join('\n');
+
+/** An LLM actor's tool call, as it reports it: a `tool-call` artifact with one data part. */
+export interface ToolCallView {
+  tool: string;
+  arguments?: unknown;
+  state: string;
+  ok?: boolean;
+  summary?: string;
+  durationMs?: number;
+}
+
+export const isToolCallArtifact = (a: Artifact): boolean => a.name === 'tool-call';
+
+export function toolCallOf(a: Artifact): ToolCallView | undefined {
+  if (!isToolCallArtifact(a)) return undefined;
+  const d = a.parts[0]?.data;
+  if (!d || typeof d !== 'object' || typeof (d as { tool?: unknown }).tool !== 'string') return undefined;
+  return d as ToolCallView;
+}
+
+/** A tool call on one line: `→ builtin/read-file path=a.txt` while it runs, `✓`/`✗` with its summary after. */
+export function toolCallLine(c: ToolCallView): string {
+  const args =
+    c.arguments && typeof c.arguments === 'object'
+      ? Object.entries(c.arguments as Record<string, unknown>)
+          .filter(([k]) => k !== 'content')
+          .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+          .join(' ')
+      : typeof c.arguments === 'string'
+        ? c.arguments
+        : '';
+  const shown = args.length > 100 ? `${args.slice(0, 97)}…` : args;
+  if (c.state === 'running') return `→ ${c.tool}${shown ? ` ${shown}` : ''}`;
+  const mark = c.ok ? '✓' : '✗';
+  const ms = c.durationMs !== undefined ? ` (${c.durationMs} ms)` : '';
+  return `${mark} ${c.tool} ${c.state}${ms}${c.summary ? `: ${c.summary}` : ''}`;
+}
+
+/** Token usage an LLM turn keeps on its task (`metadata.usage`). */
+export interface UsageView {
+  model?: string;
+  inputTokens: number;
+  outputTokens: number;
+  steps?: number;
+  toolCalls?: number;
+  cost?: { amount: number; currency: string };
+}
+
+export function usageOf(task: Task | undefined): UsageView | undefined {
+  const u = task?.metadata?.['usage'];
+  if (!u || typeof u !== 'object') return undefined;
+  const v = u as Partial<UsageView>;
+  return typeof v.inputTokens === 'number' && typeof v.outputTokens === 'number' ? (v as UsageView) : undefined;
+}
+
+/** `812 in / 96 out tokens · 2 tool calls · 0.0012 USD`. */
+export function usageLine(u: UsageView): string {
+  const calls = u.toolCalls ? ` · ${u.toolCalls} tool call${u.toolCalls === 1 ? '' : 's'}` : '';
+  const cost = u.cost ? ` · ${u.cost.amount.toFixed(4)} ${u.cost.currency}` : '';
+  return `${u.inputTokens} in / ${u.outputTokens} out tokens${calls}${cost}`;
+}
 
 /** The time of the task's last status change, `YYYY-MM-DD HH:MM:SS` (UTC), for tables. */
 export const shortTime = (ts: string | undefined): string => (ts ? ts.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : '');

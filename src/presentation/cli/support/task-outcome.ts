@@ -1,6 +1,14 @@
 import type { Task } from '../../../protocol/client/index.js';
 import type { ExitReason } from '../exit-codes.js';
-import { isInterruptedState, isUnsuccessfulState, messageText, stateWord, styleState } from '../render/task.js';
+import {
+  isInterruptedState,
+  isUnsuccessfulState,
+  messageText,
+  stateWord,
+  styleState,
+  usageLine,
+  usageOf,
+} from '../render/task.js';
 import type { Ui } from '../render/ui.js';
 
 /** How a command that waited for a task ends: non-zero when the task failed, was rejected or canceled. */
@@ -19,5 +27,7 @@ export function reportTaskEnd(ui: Ui, task: Task | undefined): void {
   } else if (state !== 'TASK_STATE_COMPLETED') {
     ui.err(`task ${task.id} ${stateWord(state)}${why ? `: ${why}` : ''}\n`);
   }
+  const usage = usageOf(task);
+  if (usage && ui.rich) ui.err(`${ui.errPal.dim(usageLine(usage))}\n`);
   if (isInterruptedState(state)) ui.info(`the agent waits for you: agents send --task ${task.id} "…"`);
 }

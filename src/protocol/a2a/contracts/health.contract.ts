@@ -11,7 +11,7 @@ export const HealthResult = z.object({
 
 export const DiagnosticCheckSchema = z.object({
   name: z.string(),
-  category: z.enum(['storage', 'disk', 'versions', 'configuration']),
+  category: z.enum(['storage', 'disk', 'versions', 'configuration', 'actors']),
   status: z.enum(['ok', 'warn', 'fail']),
   detail: z.string(),
   hint: z.string().optional(),
@@ -35,7 +35,8 @@ export const healthCheck = defineContract({
 export const diagnosticsRun = defineContract({
   name: '_cleveragents/diagnostics/run',
   surface: 'extension',
-  summary: 'Examine storage, disk, versions and configuration; each check has a status and a hint.',
+  summary:
+    "Examine storage, disk, versions, configuration and each LLM actor's endpoint and key; each check has a status and a hint.",
   permission: 'system:read',
   params: z.object({}).strict(),
   result: DiagnosticsResult,

@@ -9,6 +9,8 @@ export const SessionCreateParams = z
   .object({
     actor: ActorName.optional(),
     title: z.string().min(1, 'must not be empty').max(200, 'is at most 200 characters').optional(),
+    project: ActorName.optional(),
+    skills: z.array(ActorName).max(50, 'at most 50 skills').optional(),
   })
   .strict();
 

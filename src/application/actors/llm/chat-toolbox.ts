@@ -1,0 +1,288 @@
+/**
+ * The tools an LLM actor may call in a chat turn: its own tools and its skills' (through included
+ * skills), the tools its skills' MCP servers list, each with the JSON Schema the model is given,
+ * whether it only reads, and how it runs. File and command tools work on the project the session
+ * is bound to, never outside its resource; without a project they are not offered.
+ */
+import type { PolicyProfile } from '../../../domain/plan/policy.js';
+import {
+  profileEntityName,
+  type ActorDefinition,
+  type AutomationProfileDefinition,
+  type McpServer,
+  type ProjectDefinition,
+  type ResourceDefinition,
+  type SkillDefinition,
+  type ToolDefinition,
+} from '../../../domain/registry/entities.js';
+import type { Session } from '../../../domain/session.js';
+import type { McpHub } from '../../ports/mcp.port.js';
+import { McpUnavailable } from '../../ports/mcp.port.js';
+import type { RegistryEntity, RegistryKind } from '../../../domain/registry/entities.js';
+import type { SandboxInfo, ToolRunner } from '../../ports/sandbox.port.js';
+import { commandOfCall, normalizeArgs } from '../../plans/tool-call-preview.js';
+
+/** What a tool call gave back. */
+export interface ToolOutcome {
+  ok: boolean;
+  summary: string;
+  output: string;
+  filesTouched?: string[] | undefined;
+}
+
+export interface ChatTool {
+  /** Its name for users and policies: `builtin/read-file`, `local/fmt`, `mcp:files/read_file`. */
+  ref: string;
+  /** Its name for the model (`^[a-zA-Z0-9_-]{1,64}$`). */
+  modelName: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  readOnly: boolean;
+  writes: boolean;
+  /** The command line a call runs, for policy rules on commands (undefined: none). */
+  commandOf(args: Record<string, unknown>): string[] | undefined;
+  run(args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutcome>;
+}
+
+/** Where a session's file and command tools work. */
+export interface ChatWorkspace {
+  project: string;
+  resource: string;
+  root: string;
+}
+
+export interface ChatToolSet {
+  tools: ChatTool[];
+  byModelName: ReadonlyMap<string, ChatTool>;
+  /** What the turn could not offer and why (an MCP server down, no project for file tools…). */
+  problems: string[];
+  /** The skills' instructions, in order. */
+  instructions: string[];
+  workspace?: ChatWorkspace | undefined;
+  /** Decides the calls of tools that are not read-only. */
+  profile: PolicyProfile;
+}
+
+export interface ChatToolboxDeps {
+  lookup(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined>;
+  tools: ToolRunner;
+  mcp: McpHub;
+  /** Time limit of a command (ms). */
+  commandTimeoutMs: number;
+}
+
+/** The profile of a chat whose project names none: calls of tools that may write are asked first. */
+export const CHAT_DEFAULT_PROFILE = 'builtin/manual';
+
+export class ChatToolbox {
+  constructor(private readonly deps: ChatToolboxDeps) {}
+
+  async assemble(actor: ActorDefinition, session: Session, signal: AbortSignal): Promise<ChatToolSet> {
+    const problems: string[] = [];
+    const { toolNames, servers, instructions } = await this.skillsOf(actor, session, problems);
+    const project = session.project ? await this.deps.lookup('project', session.project) : undefined;
+    if (session.project && !project) problems.push(`the session's project ${session.project} no longer exists`);
+    const projectDef = project?.definition as ProjectDefinition | undefined;
+    const workspace = projectDef ? await this.workspaceOf(projectDef, problems) : undefined;
+    const profile = await this.profileOf(projectDef);
+
+    const tools: ChatTool[] = [];
+    const names = new Set<string>();
+    const add = (t: Omit<ChatTool, 'modelName'>): void => {
+      if (tools.some((x) => x.ref === t.ref)) return;
+      tools.push({ ...t, modelName: uniqueModelName(t.ref, names) });
+    };
+    const listed = new Map<string, Awaited<ReturnType<McpHub['listTools']>> | undefined>();
+    const listOf = async (server: McpServer): Promise<Awaited<ReturnType<McpHub['listTools']>> | undefined> => {
+      if (listed.has(server.name)) return listed.get(server.name);
+      let result: Awaited<ReturnType<McpHub['listTools']>> | undefined;
+      try {
+        result = await this.deps.mcp.listTools(server, signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        problems.push(
+          err instanceof McpUnavailable
+            ? `${err.message} (${err.hint})`
+            : `MCP server ${server.name} failed: ${(err as Error).message}`,
+        );
+      }
+      listed.set(server.name, result);
+      return result;
+    };
+
+    for (const name of toolNames) {
+      const entity = await this.deps.lookup('tool', name);
+      if (!entity) {
+        problems.push(`tool ${name} is not registered`);
+        continue;
+      }
+      const def = entity.definition as ToolDefinition;
+      if (def.source.startsWith('mcp:')) {
+        const serverName = def.source.slice(4);
+        const server = servers.get(serverName);
+        if (!server) {
+          problems.push(`tool ${name} uses MCP server ${serverName}, which none of the actor's skills declares`);
+          continue;
+        }
+        const remote = def.mcpTool ?? name.slice(name.indexOf('/') + 1);
+        const list = await listOf(server);
+        if (list && !list.some((t) => t.name === remote)) {
+          problems.push(`tool ${name}: MCP server ${serverName} has no tool ${remote}`);
+          continue;
+        }
+        if (!list) continue;
+        add(this.mcpTool(server, remote, name, def.description ?? '', def.inputSchema, def.readOnly, def.writes));
+        continue;
+      }
+      if (!workspace) {
+        problems.push(`tool ${name} works on a project's files: bind the session to a project (--project) to use it`);
+        continue;
+      }
+      add(this.localTool(def, workspace, projectDef?.settings?.network ?? 'none'));
+    }
+    for (const server of servers.values()) {
+      const list = await listOf(server);
+      for (const t of list ?? [])
+        add(
+          this.mcpTool(
+            server,
+            t.name,
+            `mcp:${server.name}/${t.name}`,
+            t.description,
+            t.inputSchema,
+            t.readOnly,
+            !t.readOnly,
+          ),
+        );
+    }
+    return {
+      tools,
+      byModelName: new Map(tools.map((t) => [t.modelName, t])),
+      problems,
+      instructions,
+      workspace,
+      profile,
+    };
+  }
+
+  /** The actor's and the session's skills, through included skills: tools, MCP servers, instructions. */
+  private async skillsOf(
+    actor: ActorDefinition,
+    session: Session,
+    problems: string[],
+  ): Promise<{ toolNames: string[]; servers: Map<string, McpServer>; instructions: string[] }> {
+    const toolNames = [...(actor.tools ?? [])];
+    const servers = new Map<string, McpServer>();
+    const instructions: string[] = [];
+    const seen = new Set<string>();
+    const walk = async (name: string): Promise<void> => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      const entity = await this.deps.lookup('skill', name);
+      if (!entity) {
+        problems.push(`skill ${name} is not registered`);
+        return;
+      }
+      const s = entity.definition as SkillDefinition;
+      if (s.instructions) instructions.push(s.instructions);
+      for (const t of s.tools ?? []) if (!toolNames.includes(t)) toolNames.push(t);
+      for (const m of s.mcpServers ?? []) {
+        const had = servers.get(m.name);
+        if (had && JSON.stringify(had) !== JSON.stringify(m))
+          problems.push(`MCP server ${m.name} is declared differently by two skills; skill ${name}'s is not used`);
+        else servers.set(m.name, m);
+      }
+      for (const inc of s.includes ?? []) await walk(inc);
+    };
+    for (const s of [...(actor.skills ?? []), ...(session.skills ?? [])]) await walk(s);
+    return { toolNames, servers, instructions };
+  }
+
+  private async workspaceOf(project: ProjectDefinition, problems: string[]): Promise<ChatWorkspace | undefined> {
+    const [first, ...rest] = project.resources;
+    if (!first) return undefined;
+    const r = await this.deps.lookup('resource', first);
+    if (!r) {
+      problems.push(`resource ${first} of project ${project.name} is not registered`);
+      return undefined;
+    }
+    if (rest.length > 0)
+      problems.push(`project ${project.name} has ${project.resources.length} resources: chat tools work on ${first}`);
+    const d = r.definition as ResourceDefinition;
+    return { project: project.name, resource: first, root: d.path };
+  }
+
+  private async profileOf(project: ProjectDefinition | undefined): Promise<PolicyProfile> {
+    const name = profileEntityName(project?.settings?.automationProfile ?? CHAT_DEFAULT_PROFILE);
+    const entity = await this.deps.lookup('automation-profile', name);
+    const def = entity?.definition as AutomationProfileDefinition | undefined;
+    // A profile removed since the project named it: ask for everything that may write.
+    if (!def) return { profile: name, default: 'ask', rules: [] };
+    return { profile: name, default: def.default, rules: def.rules ?? [] };
+  }
+
+  private localTool(def: ToolDefinition, ws: ChatWorkspace, network: 'none' | 'allow'): Omit<ChatTool, 'modelName'> {
+    const sandbox: SandboxInfo = {
+      resource: ws.resource,
+      // Chat works in the user's directory itself: no checkpoint repository of its own.
+      kind: 'git-worktree',
+      root: ws.root,
+      source: ws.root,
+      baseCommit: 'HEAD',
+    };
+    const { tools, commandTimeoutMs } = this.deps;
+    return {
+      ref: def.name,
+      description: def.description ?? def.name,
+      inputSchema: def.inputSchema,
+      readOnly: def.readOnly,
+      writes: def.writes,
+      commandOf: (args) => commandOfCall(def, normalizeArgs(def.name, args)),
+      run: async (args, signal) => {
+        const r = await tools.run({
+          tool: def,
+          args: normalizeArgs(def.name, args),
+          sandbox,
+          signal,
+          timeoutMs: commandTimeoutMs,
+          network,
+        });
+        return { ok: r.ok, summary: r.summary, output: r.output, filesTouched: r.filesTouched };
+      },
+    };
+  }
+
+  private mcpTool(
+    server: McpServer,
+    remote: string,
+    ref: string,
+    description: string,
+    inputSchema: Record<string, unknown>,
+    readOnly: boolean,
+    writes: boolean,
+  ): Omit<ChatTool, 'modelName'> {
+    const { mcp } = this.deps;
+    return {
+      ref,
+      description: description || ref,
+      inputSchema,
+      readOnly,
+      writes,
+      commandOf: () => undefined,
+      run: (args, signal) => mcp.callTool(server, remote, args, signal),
+    };
+  }
+}
+
+/** `builtin/read-file` → `builtin__read-file`, `mcp:files/read_file` → `mcp_files__read_file`, unique, ≤ 64. */
+export function uniqueModelName(ref: string, taken: Set<string>): string {
+  const base =
+    ref
+      .replace(/\//g, '__')
+      .replace(/[^a-zA-Z0-9_-]/g, '_')
+      .slice(0, 60) || 'tool';
+  let name = base;
+  for (let i = 2; taken.has(name); i++) name = `${base}_${i}`;
+  taken.add(name);
+  return name;
+}

@@ -1,0 +1,558 @@
+/**
+ * An actor that thinks: an LLM behind a provider, with the tool-calling loop. One turn sends the
+ * session's history (trimmed to the model's window) and the actor's tools, streams the answer as
+ * `response` artifact chunks as tokens arrive, runs the tool calls the model makes (validated
+ * against their schemas; read-only tools at once, the others as the automation profile decides —
+ * asking through input-required), feeds the results back, and goes on up to maxToolSteps. Token
+ * usage and cost are kept on the task. Cancelling the task aborts the request and the tool.
+ */
+import { textOf, type Message, type TaskState } from '../../../domain/a2a.model.js';
+import { parseApprovalAnswer, type ApprovalAnswer } from '../../../domain/plan/approval.js';
+import { decideCall, type PolicyVerdict } from '../../../domain/plan/policy.js';
+import { LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../../domain/registry/entities.js';
+import type { Session } from '../../../domain/session.js';
+import { AppError } from '../../../domain/errors.js';
+import type { Actor, ActorTurn } from '../../ports/actor.port.js';
+import {
+  ProviderFailure,
+  type ApiKeys,
+  type LanguageModels,
+  type ModelMessage,
+  type ModelTool,
+  type ModelToolCall,
+  type ModelToolResult,
+  type ModelUsage,
+  type SchemaValidator,
+  type TokenCounter,
+} from '../../ports/language-model.port.js';
+import type { Logger } from '../../ports/logger.port.js';
+import type { StoredTask } from '../../ports/task.repository.port.js';
+import type { Transcript, TranscriptStore } from '../../ports/transcript.port.js';
+import { argSummary, previewOf } from '../../plans/tool-call-preview.js';
+import type { ChatTool, ChatToolbox, ChatToolSet } from './chat-toolbox.js';
+import { fitToWindow, MessageTokens, priorTurn } from './history.js';
+
+export interface LlmActorDeps {
+  models: LanguageModels;
+  keys: ApiKeys;
+  tokens: TokenCounter;
+  validator: SchemaValidator;
+  toolbox: ChatToolbox;
+  transcripts: TranscriptStore;
+  /** The session's earlier turns. */
+  turnsOf(contextId: string, limit: number): Promise<StoredTask[]>;
+  session(id: string): Promise<Session | undefined>;
+  logger: Logger;
+}
+
+/** How much of a tool's output the model is given (characters). */
+export const MAX_RESULT_FOR_MODEL = 32_000;
+/** Steps in a row whose every call was malformed before the turn gives up. */
+export const MAX_MALFORMED_STEPS = 3;
+/** Earlier turns read for the history (the window trims further). */
+const HISTORY_TURNS = 200;
+
+export class LlmActor implements Actor {
+  readonly description: string;
+
+  constructor(
+    readonly name: string,
+    private readonly def: ActorDefinition,
+    private readonly deps: LlmActorDeps,
+  ) {
+    this.description = def.description ?? `${def.provider} model ${def.model}`;
+  }
+
+  async handle(turn: ActorTurn): Promise<void> {
+    await new LlmTurn(this.name, this.def, this.deps, turn).run();
+  }
+}
+
+/** Usage as kept on the task (`metadata.usage`). */
+export interface TurnUsage {
+  provider: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  steps: number;
+  toolCalls: number;
+  cost?: { amount: number; currency: string } | undefined;
+}
+
+class LlmTurn {
+  private readonly tokens: MessageTokens;
+  private readonly signal: AbortSignal;
+  private transcript!: Transcript;
+  private tools!: ChatToolSet;
+  private apiKey: string | undefined;
+  private responseOpen: boolean;
+  private toolArtifacts = 0;
+  private malformedSteps = 0;
+
+  constructor(
+    private readonly actorName: string,
+    private readonly def: ActorDefinition,
+    private readonly deps: LlmActorDeps,
+    private readonly turn: ActorTurn,
+  ) {
+    this.tokens = new MessageTokens(deps.tokens);
+    this.signal = turn.signal;
+    this.responseOpen = (turn.task.artifacts ?? []).some((a) => a.artifactId === 'response');
+    this.toolArtifacts = (turn.task.artifacts ?? []).filter((a) => a.name === 'tool-call').length;
+  }
+
+  async run(): Promise<void> {
+    try {
+      await this.turn.status('TASK_STATE_WORKING');
+      const key = await this.deps.keys.resolve(this.def);
+      if (key.present) this.apiKey = key.key;
+      else if (this.def.apiKeyEnv !== undefined || this.def.apiKeyFile !== undefined)
+        return await this.fail(
+          `No API key for ${this.actorName}: ${key.problem}`,
+          this.def.apiKeyEnv
+            ? `set ${this.def.apiKeyEnv} in the environment of the agent (the server process), then send again`
+            : `write the key to ${this.def.apiKeyFile} (chmod 600), then send again`,
+          { kind: 'auth' },
+        );
+      const session = await this.deps.session(this.turn.task.contextId);
+      this.tools = await this.deps.toolbox.assemble(
+        this.def,
+        session ?? {
+          id: this.turn.task.contextId,
+          owner: '',
+          actor: this.actorName,
+          createdAt: '',
+          updatedAt: '',
+          taskCount: 0,
+        },
+        this.signal,
+      );
+      const earlier = await this.transcriptOrNew();
+      if (earlier === 'answered') return;
+      await this.loop();
+    } catch (err) {
+      if (this.signal.aborted) return;
+      if (err instanceof ProviderFailure)
+        return this.fail(err.message, err.hint, { kind: err.kind, ...(err.status ? { status: err.status } : {}) });
+      throw err;
+    }
+  }
+
+  /** The transcript to go on with: a new one, or (a follow-up) the task's own with the answer applied. */
+  private async transcriptOrNew(): Promise<'go' | 'answered'> {
+    const { task, message, isFollowUp } = this.turn;
+    const stored = isFollowUp ? await this.deps.transcripts.get(task.id) : undefined;
+    if (!stored) {
+      this.transcript = {
+        messages: [{ role: 'user', text: textOf(message.parts) }],
+        steps: 0,
+        usage: { inputTokens: 0, outputTokens: 0 },
+        toolCalls: 0,
+      };
+      return 'go';
+    }
+    this.transcript = stored;
+    if (!stored.pending) {
+      stored.messages.push({ role: 'user', text: textOf(message.parts) });
+      return 'go';
+    }
+    let answer: ApprovalAnswer;
+    try {
+      answer = parseApprovalAnswer(answerOf(message));
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      // Not an answer: ask again, saying what an answer looks like.
+      await this.askApproval(err.message);
+      return 'answered';
+    }
+    const pending = stored.pending;
+    const call = pending.calls[pending.next];
+    if (call) {
+      if (answer.decision === 'approve') {
+        const tool = this.tools.byModelName.get(call.name);
+        const args = parseArgs(call.arguments);
+        pending.results.push(
+          tool && args.ok
+            ? await this.runTool(call, tool, args.value, undefined)
+            : { id: call.id, name: call.name, output: 'the tool is no longer available', isError: true },
+        );
+      } else {
+        const said = answer.guidance ? ` They said: ${answer.guidance}` : '';
+        pending.results.push({
+          id: call.id,
+          name: call.name,
+          output: `The user declined this call; it did not run.${said}`,
+          isError: true,
+        });
+        await this.toolEvent(call, this.toolRef(call), parseArgs(call.arguments).value, {
+          state: 'declined',
+          ok: false,
+          summary: `declined by the user${answer.guidance ? `: ${answer.guidance}` : ''}`,
+        });
+      }
+      pending.next++;
+    }
+    return 'go';
+  }
+
+  private async loop(): Promise<void> {
+    const maxSteps = this.def.maxToolSteps ?? LLM_ACTOR_DEFAULTS.maxToolSteps;
+    const history = await this.history();
+    const offered: ModelTool[] = this.tools.tools.map((t) => ({
+      name: t.modelName,
+      description: t.description,
+      inputSchema: t.inputSchema,
+    }));
+    const system = this.systemPrompt();
+    const fixed = (system ? await this.deps.tokens.count(system) : 0) + (await this.tokens.ofTools(offered));
+    const window = this.def.contextWindow ?? LLM_ACTOR_DEFAULTS.contextWindow;
+    const reserve = Math.min(this.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens, Math.floor(window / 2));
+
+    for (;;) {
+      if (this.transcript.pending) {
+        const waiting = await this.settleCalls();
+        if (waiting) return;
+      }
+      if (this.transcript.steps >= maxSteps)
+        return this.fail(
+          `${this.actorName} stopped after ${maxSteps} model steps with tool calls still coming (maxToolSteps)`,
+          `raise maxToolSteps of ${this.actorName}, or ask for something smaller`,
+          { kind: 'tool-step-limit' },
+        );
+      const fitted = await fitToWindow(this.tokens, window - reserve, fixed, history, this.transcript.messages);
+      if (!fitted)
+        return this.fail(
+          `This turn does not fit ${this.actorName}'s context window: its messages and tool results need more than the ${window - reserve} tokens left after ${reserve} reserved for the answer (contextWindow ${window})`,
+          'raise contextWindow (if the model has a larger window), lower maxTokens, or start a new session',
+          { kind: 'context-window' },
+        );
+      const step = await this.step(system, fitted.messages, offered);
+      this.transcript.steps++;
+      this.transcript.messages.push({
+        role: 'assistant',
+        text: step.text,
+        ...(step.calls.length ? { toolCalls: step.calls } : {}),
+      });
+      if (step.calls.length === 0) {
+        await this.deps.transcripts.save(this.turn.task.id, this.turn.task.contextId, this.transcript);
+        return this.complete(step.reason === 'length' ? 'length' : undefined);
+      }
+      this.transcript.pending = { calls: step.calls, results: [], next: 0 };
+    }
+  }
+
+  /** One model step: text streamed out as it comes, the tool calls collected. */
+  private async step(
+    system: string,
+    messages: ModelMessage[],
+    tools: ModelTool[],
+  ): Promise<{ text: string; calls: ModelToolCall[]; reason: string }> {
+    let text = '';
+    const calls: ModelToolCall[] = [];
+    let reason = 'other';
+    let usage: ModelUsage | undefined;
+    const events = this.deps.models.stream({
+      actor: this.def,
+      apiKey: this.apiKey,
+      system: system || undefined,
+      messages,
+      tools,
+      signal: this.signal,
+    });
+    for await (const ev of events) {
+      if (ev.type === 'text') {
+        if (ev.delta === '') continue;
+        // A new step's words start on a new paragraph of the same answer.
+        const delta = text === '' && this.responseOpen && this.transcript.steps > 0 ? `\n\n${ev.delta}` : ev.delta;
+        text += ev.delta;
+        await this.turn.artifact(
+          { artifactId: 'response', name: 'response', parts: [{ text: delta }] },
+          { append: this.responseOpen },
+        );
+        this.responseOpen = true;
+      } else if (ev.type === 'tool-call') calls.push(ev.call);
+      else {
+        reason = ev.reason;
+        usage = ev.usage;
+      }
+    }
+    if (usage) {
+      this.transcript.usage.inputTokens += usage.inputTokens;
+      this.transcript.usage.outputTokens += usage.outputTokens;
+    }
+    return { text, calls, reason };
+  }
+
+  /**
+   * Runs the pending calls in order: malformed or unknown ones are told to the model, denied ones
+   * too; read-only and allowed ones run; the first that needs a person stops the turn in
+   * input-required (true). When all are settled their results join the transcript.
+   */
+  private async settleCalls(): Promise<boolean> {
+    const pending = this.transcript.pending;
+    if (!pending) return false;
+    let malformed = 0;
+    for (; pending.next < pending.calls.length; pending.next++) {
+      if (this.signal.aborted) throw new ProviderFailure('cancelled', 'cancelled', '');
+      const call = pending.calls[pending.next] as ModelToolCall;
+      const tool = this.tools.byModelName.get(call.name);
+      const args = parseArgs(call.arguments);
+      const refused = (output: string): void => {
+        malformed++;
+        pending.results.push({ id: call.id, name: call.name, output, isError: true });
+      };
+      if (!tool) {
+        refused(
+          `There is no tool named ${call.name}. Tools you can call: ${[...this.tools.byModelName.keys()].join(', ') || 'none'}.`,
+        );
+        continue;
+      }
+      if (!args.ok) {
+        refused(`The arguments are not valid JSON (${args.problem}); call ${call.name} again with a JSON object.`);
+        await this.toolEvent(call, tool.ref, call.arguments, { state: 'invalid', ok: false, summary: args.problem });
+        continue;
+      }
+      const problems = this.deps.validator.validate(tool.inputSchema, args.value);
+      if (problems.length > 0) {
+        refused(`The arguments do not match the tool's input schema: ${problems.slice(0, 10).join('; ')}.`);
+        await this.toolEvent(call, tool.ref, args.value, {
+          state: 'invalid',
+          ok: false,
+          summary: problems.slice(0, 3).join('; '),
+        });
+        continue;
+      }
+      const verdict = this.decide(tool, args.value);
+      if (verdict.decision === 'deny') {
+        pending.results.push({
+          id: call.id,
+          name: call.name,
+          output: `Not allowed: ${verdict.reason}. Do not try this call again.`,
+          isError: true,
+        });
+        await this.toolEvent(call, tool.ref, args.value, { state: 'denied', ok: false, summary: verdict.reason });
+        continue;
+      }
+      if (verdict.decision === 'ask') {
+        await this.deps.transcripts.save(this.turn.task.id, this.turn.task.contextId, this.transcript);
+        await this.askApproval(undefined, { call, tool, args: args.value, verdict });
+        return true;
+      }
+      pending.results.push(await this.runTool(call, tool, args.value, verdict));
+    }
+    // Every call of this step was refused: the model may be stuck writing bad calls.
+    this.malformedSteps = malformed === pending.calls.length ? this.malformedSteps + 1 : 0;
+    this.transcript.messages.push({ role: 'tool', results: pending.results });
+    this.transcript.pending = undefined;
+    if (this.malformedSteps >= MAX_MALFORMED_STEPS) {
+      const last = pending.results[pending.results.length - 1]?.output ?? '';
+      await this.fail(
+        `${this.actorName} made only invalid tool calls ${MAX_MALFORMED_STEPS} steps in a row; the last: ${last}`,
+        'the model may not handle tools well: try another model, or fewer tools',
+        { kind: 'invalid-tool-calls' },
+      );
+      return true;
+    }
+    return false;
+  }
+
+  /** The policy's verdict; a read-only tool runs unless a rule denies it. */
+  private decide(tool: ChatTool, args: Record<string, unknown>): PolicyVerdict {
+    const verdict = decideCall(this.tools.profile, {
+      tool: tool.ref,
+      // A tool not known to only read may write: it is asked about as one that does.
+      writes: tool.writes || !tool.readOnly,
+      command: tool.commandOf(args),
+    });
+    if (tool.readOnly && verdict.decision === 'ask')
+      return { ...verdict, decision: 'allow', reason: `${tool.ref} only reads` };
+    return verdict;
+  }
+
+  private async runTool(
+    call: ModelToolCall,
+    tool: ChatTool,
+    args: Record<string, unknown>,
+    verdict: PolicyVerdict | undefined,
+  ): Promise<ModelToolResult> {
+    const artifactId = await this.toolEvent(call, tool.ref, args, { state: 'running' });
+    const t0 = Date.now();
+    let outcome;
+    try {
+      outcome = await tool.run(args, this.signal);
+    } catch (err) {
+      if (this.signal.aborted) throw err;
+      outcome = { ok: false, summary: `${tool.ref} failed: ${(err as Error).message}`, output: '' };
+    }
+    if (this.signal.aborted) throw new ProviderFailure('cancelled', 'cancelled', '');
+    this.transcript.toolCalls++;
+    await this.toolEvent(
+      call,
+      tool.ref,
+      args,
+      {
+        state: outcome.ok ? 'done' : 'failed',
+        ok: outcome.ok,
+        summary: outcome.summary,
+        durationMs: Date.now() - t0,
+        ...(outcome.filesTouched?.length ? { filesTouched: outcome.filesTouched } : {}),
+        ...(verdict ? { policy: verdict.reason } : {}),
+      },
+      artifactId,
+    );
+    const body = outcome.output || outcome.summary;
+    const output = outcome.ok ? body : `${outcome.summary}${outcome.output ? `\n${outcome.output}` : ''}`;
+    return { id: call.id, name: call.name, output: capForModel(output), isError: !outcome.ok };
+  }
+
+  /** A tool call as clients see it: a `tool-call` artifact (a data part), replaced as it progresses. */
+  private async toolEvent(
+    call: ModelToolCall,
+    ref: string,
+    args: unknown,
+    fields: Record<string, unknown>,
+    artifactId?: string,
+  ): Promise<string> {
+    const id = artifactId ?? `tool-call-${++this.toolArtifacts}`;
+    await this.turn.artifact({
+      artifactId: id,
+      name: 'tool-call',
+      parts: [{ data: { tool: ref, callId: call.id, arguments: args, ...fields }, mediaType: 'application/json' }],
+      metadata: { kind: 'tool-call' },
+    });
+    return id;
+  }
+
+  private async askApproval(
+    problem: string | undefined,
+    asking?: { call: ModelToolCall; tool: ChatTool; args: Record<string, unknown>; verdict: PolicyVerdict },
+  ): Promise<void> {
+    const pending = this.transcript.pending;
+    const call = asking?.call ?? pending?.calls[pending.next];
+    if (!call) return;
+    const tool = asking?.tool ?? this.tools.byModelName.get(call.name);
+    const args = asking?.args ?? (parseArgs(call.arguments).value as Record<string, unknown>);
+    const ref = tool?.ref ?? call.name;
+    const request = {
+      kind: 'tool-call',
+      tool: ref,
+      args,
+      preview: previewOf(ref, args),
+      ...(asking ? { policy: asking.verdict } : {}),
+      options: ['approve', 'reject', 'reject-with-guidance'],
+    };
+    const question = `Allow ${ref} ${argSummary(args)}? (yes / no / a sentence of guidance)`;
+    await this.turn.status('TASK_STATE_INPUT_REQUIRED', problem ? `${problem}\n${question}` : question, {
+      data: { approvalRequest: request },
+      taskMetadata: { usage: this.usage() },
+    });
+  }
+
+  private toolRef(call: ModelToolCall): string {
+    return this.tools.byModelName.get(call.name)?.ref ?? call.name;
+  }
+
+  /** Earlier turns of the session, oldest first, as model messages. */
+  private async history(): Promise<ModelMessage[][]> {
+    const { task } = this.turn;
+    const stored = (await this.deps.turnsOf(task.contextId, HISTORY_TURNS)).filter((s) => s.task.id !== task.id);
+    const transcripts = await this.deps.transcripts.forContext(
+      task.contextId,
+      stored.map((s) => s.task.id),
+    );
+    return stored.map((s) => priorTurn(s.task, transcripts.get(s.task.id))).filter((m) => m.length > 0);
+  }
+
+  private systemPrompt(): string {
+    const parts = [this.def.systemPrompt ?? '', ...this.tools.instructions];
+    const ws = this.tools.workspace;
+    if (ws)
+      parts.push(
+        `You work on the project ${ws.project}: file paths are relative to the root of its resource ${ws.resource}.`,
+      );
+    if (this.tools.problems.length > 0) parts.push(`Unavailable in this turn: ${this.tools.problems.join('; ')}.`);
+    return parts.filter((p) => p.trim() !== '').join('\n\n');
+  }
+
+  private usage(): TurnUsage {
+    const u = this.transcript.usage;
+    const out: TurnUsage = {
+      provider: this.def.provider,
+      model: this.def.model,
+      inputTokens: u.inputTokens,
+      outputTokens: u.outputTokens,
+      steps: this.transcript.steps,
+      toolCalls: this.transcript.toolCalls,
+    };
+    const p = this.def.prices;
+    if (p)
+      out.cost = {
+        amount: round6((u.inputTokens * p.inputPerMillion + u.outputTokens * p.outputPerMillion) / 1_000_000),
+        currency: p.currency ?? 'USD',
+      };
+    return out;
+  }
+
+  private async complete(note: 'length' | undefined): Promise<void> {
+    if (this.responseOpen)
+      await this.turn.artifact(
+        { artifactId: 'response', name: 'response', parts: [{ text: '' }] },
+        { append: true, lastChunk: true },
+      );
+    else
+      await this.turn.artifact(
+        { artifactId: 'response', name: 'response', parts: [{ text: '' }] },
+        { lastChunk: true },
+      );
+    const text =
+      note === 'length'
+        ? `The answer was cut at maxTokens (${this.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens} tokens)`
+        : undefined;
+    await this.end('TASK_STATE_COMPLETED', text);
+  }
+
+  private async fail(message: string, hint: string, error: Record<string, unknown>): Promise<void> {
+    if (this.signal.aborted) return;
+    await this.end('TASK_STATE_FAILED', `${message}. ${hint.charAt(0).toUpperCase()}${hint.slice(1)}.`, {
+      error: { ...error, message, hint },
+    });
+  }
+
+  private async end(state: TaskState, text?: string, data?: unknown): Promise<void> {
+    const extra = { taskMetadata: { usage: this.usage(), ...this.problemsMeta() }, ...(data ? { data } : {}) };
+    await this.turn.status(state, text, extra);
+  }
+
+  private problemsMeta(): Record<string, unknown> {
+    return this.tools?.problems.length ? { toolProblems: this.tools.problems } : {};
+  }
+}
+
+/** The answer's text and its `approval` data part, if any. */
+function answerOf(m: Message): { text?: string; approval?: unknown } {
+  const data = m.parts.find(
+    (p) => p.data !== undefined && typeof p.data === 'object' && p.data !== null && 'approval' in p.data,
+  )?.data as { approval?: unknown } | undefined;
+  return data ? { approval: data.approval } : { text: textOf(m.parts) };
+}
+
+function parseArgs(
+  text: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; value: string; problem: string } {
+  const raw = text.trim() === '' ? '{}' : text;
+  try {
+    const v: unknown = JSON.parse(raw);
+    if (v === null || typeof v !== 'object' || Array.isArray(v))
+      return { ok: false, value: text, problem: 'the arguments must be a JSON object' };
+    return { ok: true, value: v as Record<string, unknown> };
+  } catch (err) {
+    return { ok: false, value: text, problem: (err as Error).message };
+  }
+}
+
+function capForModel(s: string): string {
+  if (s.length <= MAX_RESULT_FOR_MODEL) return s;
+  return `${s.slice(0, MAX_RESULT_FOR_MODEL)}\n… [${s.length - MAX_RESULT_FOR_MODEL} more characters not shown]`;
+}
+
+const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;
