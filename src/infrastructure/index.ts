@@ -43,3 +43,7 @@ export {
   type ConfinementSettings,
   type NetworkAccess,
 } from './tools/confinement.js';
+export { AiSdkLanguageModels, type AiSdkLanguageModelsOptions } from './llm/ai-sdk.models.js';
+export { EnvFileApiKeys, type EnvFileApiKeysOptions } from './llm/api-keys.js';
+export { GptTokenCounter } from './llm/token-counter.js';
+export { AjvSchemaValidator } from './llm/schema-validator.js';

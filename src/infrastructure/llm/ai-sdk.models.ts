@@ -1,0 +1,584 @@
+/**
+ * LanguageModels through the Vercel AI SDK's provider packages: `@ai-sdk/openai-compatible` for the
+ * `openai-compatible` and `openai` providers (/chat/completions), `@ai-sdk/anthropic` for
+ * `anthropic` (/messages). One model step is the provider model's `doStream` (the SDK's provider
+ * spec, v3), not `streamText`: it streams each delta as it is read, hands over a tool call's
+ * arguments as the raw text the model wrote (streamText parses and repairs them), runs no tools and
+ * does no retries of its own, so retries, Retry-After and the timeouts are this adapter's.
+ *
+ * The SDK packages are loaded with `import()` on first use: a process that runs no LLM actor never
+ * loads them.
+ */
+import type { createAnthropic } from '@ai-sdk/anthropic';
+import { DEFAULT_BASE_URLS, LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../domain/registry/entities.js';
+import {
+  ProviderFailure,
+  type EndpointCheck,
+  type FinishReason,
+  type LanguageModels,
+  type ModelEvent,
+  type ModelMessage,
+  type ModelRequest,
+  type ProviderFailureKind,
+} from '../../application/index.js';
+
+type ProviderModel = ReturnType<ReturnType<typeof createAnthropic>['languageModel']>;
+type CallOptions = Parameters<ProviderModel['doStream']>[0];
+type StreamPart = Awaited<ReturnType<ProviderModel['doStream']>>['stream'] extends ReadableStream<infer P> ? P : never;
+type Prompt = CallOptions['prompt'];
+
+export interface AiSdkLanguageModelsOptions {
+  /** The fetch the providers use (tests only; default the global fetch). */
+  fetch?: typeof fetch;
+  /** The first retry's wait (doubled for each next one) when the endpoint names none. Default 1000. */
+  retryBaseMs?: number;
+}
+
+/** Waits longer than this are never waited: the step fails and says when to try again. */
+const MAX_RETRY_WAIT_MS = 60_000;
+const CHECK_TIMEOUT_MS = 5_000;
+
+const CONTEXT_WINDOW =
+  /context_length_exceeded|maximum context length|context length|context window|context size|prompt is too long|prompt too long|too many tokens|exceeds the (?:available )?context|n_ctx|input is too long/i;
+
+/** Why an attempt stopped, as seen by the attempt (the caller's abort, our timer, or the endpoint). */
+class AttemptState {
+  readonly controller = new AbortController();
+  timedOut = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly outer: AbortSignal,
+  ) {
+    if (outer.aborted) this.controller.abort();
+    else outer.addEventListener('abort', this.onOuterAbort, { once: true });
+  }
+
+  private readonly onOuterAbort = () => this.controller.abort();
+
+  /** (Re)starts the wait for the next thing from the endpoint. */
+  arm(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.controller.abort();
+    }, this.timeoutMs);
+  }
+
+  /** Rejects as soon as the attempt is aborted (whatever `p` does). */
+  race<T>(pl: PromiseLike<T>): Promise<T> {
+    const p = Promise.resolve(pl);
+    const signal = this.controller.signal;
+    if (signal.aborted) {
+      p.catch(() => undefined);
+      return Promise.reject(new AttemptAborted());
+    }
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(new AttemptAborted());
+      signal.addEventListener('abort', onAbort, { once: true });
+      p.then(
+        (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (e: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.outer.removeEventListener('abort', this.onOuterAbort);
+    this.controller.abort();
+  }
+}
+
+class AttemptAborted extends Error {}
+
+/** A failure with what retrying needs to know. */
+interface Classified {
+  failure: ProviderFailure;
+  retryable: boolean;
+  /** The wait the endpoint asked for (Retry-After / retry-after-ms), in ms. */
+  retryAfterMs?: number | undefined;
+}
+
+export class AiSdkLanguageModels implements LanguageModels {
+  private readonly fetchImpl: typeof fetch | undefined;
+  private readonly retryBaseMs: number;
+
+  constructor(options: AiSdkLanguageModelsOptions = {}) {
+    this.fetchImpl = options.fetch;
+    this.retryBaseMs = options.retryBaseMs ?? 1000;
+  }
+
+  async *stream(req: ModelRequest): AsyncGenerator<ModelEvent> {
+    try {
+      yield* this.step(req);
+    } catch (err) {
+      throw redact(err, req.apiKey);
+    }
+  }
+
+  private async *step(req: ModelRequest): AsyncGenerator<ModelEvent> {
+    const actor = req.actor;
+    const timeoutMs = (actor.timeoutSeconds ?? LLM_ACTOR_DEFAULTS.timeoutSeconds) * 1000;
+    const maxRetries = actor.maxRetries ?? LLM_ACTOR_DEFAULTS.maxRetries;
+    const deadline = Date.now() + timeoutMs;
+    const baseUrl = baseUrlOf(actor);
+    if (req.signal.aborted) throw cancelled();
+    const model = await this.model(actor, req.apiKey);
+    const options = callOptions(req);
+
+    for (let attempt = 0; ; attempt++) {
+      if (req.signal.aborted) throw cancelled();
+      const state = new AttemptState(timeoutMs, req.signal);
+      let yielded = false;
+      try {
+        state.arm();
+        const { stream } = await state.race(model.doStream({ ...options, abortSignal: state.controller.signal }));
+        const reader = stream.getReader();
+        try {
+          let finish: ModelEvent | undefined;
+          for (;;) {
+            state.arm();
+            const { done, value } = await state.race(reader.read());
+            if (done) break;
+            const event = toEvent(value, actor);
+            if (event === undefined) continue;
+            if (event.type === 'finish') finish = event;
+            else {
+              yielded = true;
+              yield event;
+            }
+          }
+          if (finish === undefined)
+            throw new ProviderFailure(
+              'protocol',
+              `the answer of ${baseUrl} ended without a finish`,
+              'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
+            );
+          yield finish;
+          return;
+        } finally {
+          reader.cancel().catch(() => undefined);
+        }
+      } catch (err) {
+        if (req.signal.aborted) throw cancelled();
+        const c = classify(err, state, actor, baseUrl, timeoutMs);
+        if (yielded || !c.retryable || attempt >= maxRetries) throw c.failure;
+        const wait = c.retryAfterMs ?? this.retryBaseMs * 2 ** attempt;
+        const left = deadline - Date.now();
+        if (wait > MAX_RETRY_WAIT_MS || wait > left) throw tooLong(c, wait);
+        await sleep(wait, req.signal);
+      } finally {
+        state.dispose();
+      }
+    }
+  }
+
+  async check(actor: ActorDefinition, apiKey: string | undefined, signal: AbortSignal): Promise<EndpointCheck> {
+    const baseUrl = baseUrlOf(actor);
+    const url = `${baseUrl.replace(/\/+$/, '')}/models`;
+    const headers: Record<string, string> =
+      actor.provider === 'anthropic'
+        ? { 'anthropic-version': '2023-06-01', ...(apiKey ? { 'x-api-key': apiKey } : {}) }
+        : apiKey
+          ? { authorization: `Bearer ${apiKey}` }
+          : {};
+    const timeout = AbortSignal.timeout(CHECK_TIMEOUT_MS);
+    let res: Response;
+    try {
+      res = await (this.fetchImpl ?? fetch)(url, { headers, signal: AbortSignal.any([signal, timeout]) });
+    } catch (err) {
+      if (signal.aborted) return { ok: false, detail: 'the check was cancelled' };
+      if (timeout.aborted)
+        return { ok: false, detail: `${baseUrl} did not answer within 5 s`, hint: 'is the server running and reachable?' };
+      return { ok: false, detail: `cannot reach ${baseUrl}: ${networkReason(err)}`, hint: 'is the server running?' };
+    }
+    const text = await res.text().catch(() => '');
+    if (res.status === 401 || res.status === 403)
+      return { ok: false, detail: `${baseUrl} refused the API key (${res.status})`, hint: keyHint(actor) };
+    if (!res.ok)
+      return {
+        ok: false,
+        detail: `${url} answered ${res.status}${providerMessage(text) ? `: ${providerMessage(text)}` : ''}`,
+        hint: 'check baseUrl (it usually ends in /v1)',
+      };
+    let ids: string[];
+    try {
+      const data = (JSON.parse(text) as { data?: unknown }).data;
+      if (!Array.isArray(data)) throw new Error('no data');
+      ids = data.map((m) => (m as { id?: unknown }).id).filter((id): id is string => typeof id === 'string');
+    } catch {
+      return { ok: false, detail: `${url} answered, but not with a list of models`, hint: 'check baseUrl' };
+    }
+    if (ids.includes(actor.model)) return { ok: true, detail: `${baseUrl} answers; model ${actor.model} is listed` };
+    return {
+      ok: false,
+      detail: `${baseUrl} answers; model ${actor.model} is not in its list of ${ids.length} models`,
+      hint: `check the model name (agents actor show ${actor.name})${ids.length ? `; listed: ${ids.slice(0, 5).join(', ')}` : ''}`,
+    };
+  }
+
+  private async model(actor: ActorDefinition, apiKey: string | undefined): Promise<ProviderModel> {
+    const baseURL = baseUrlOf(actor);
+    const fetchOpt = this.fetchImpl ? { fetch: this.fetchImpl } : {};
+    if (actor.provider === 'anthropic') {
+      const { createAnthropic } = await import('@ai-sdk/anthropic');
+      // An empty key sends an empty x-api-key (the SDK would read $ANTHROPIC_API_KEY otherwise).
+      return createAnthropic({ baseURL, apiKey: apiKey ?? '', ...fetchOpt }).languageModel(actor.model);
+    }
+    if (actor.provider === 'openai' || actor.provider === 'openai-compatible') {
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+      return createOpenAICompatible({
+        name: actor.provider,
+        baseURL,
+        ...(apiKey ? { apiKey } : {}),
+        includeUsage: true,
+        ...fetchOpt,
+      }).chatModel(actor.model);
+    }
+    throw new ProviderFailure(
+      'bad-request',
+      `actor ${actor.name} has provider ${actor.provider}, which calls no endpoint`,
+      'use openai, openai-compatible or anthropic',
+    );
+  }
+}
+
+function baseUrlOf(actor: ActorDefinition): string {
+  return (actor.baseUrl ?? DEFAULT_BASE_URLS[actor.provider] ?? '').replace(/\/+$/, '');
+}
+
+function callOptions(req: ModelRequest): Omit<CallOptions, 'abortSignal'> {
+  const prompt: Prompt = [];
+  if (req.system !== undefined && req.system !== '') prompt.push({ role: 'system', content: req.system });
+  for (const m of req.messages) prompt.push(toPromptMessage(m));
+  const options: Omit<CallOptions, 'abortSignal'> = {
+    prompt,
+    maxOutputTokens: req.actor.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens,
+  };
+  if (req.actor.temperature !== undefined) options.temperature = req.actor.temperature;
+  if (req.tools.length > 0) {
+    options.tools = req.tools.map((t) => ({
+      type: 'function' as const,
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema,
+    }));
+    options.toolChoice = { type: 'auto' };
+  }
+  return options;
+}
+
+function toPromptMessage(m: ModelMessage): Prompt[number] {
+  switch (m.role) {
+    case 'user':
+      return { role: 'user', content: [{ type: 'text', text: m.text }] };
+    case 'assistant': {
+      const content: Extract<Prompt[number], { role: 'assistant' }>['content'] = [];
+      if (m.text !== '') content.push({ type: 'text', text: m.text });
+      for (const c of m.toolCalls ?? [])
+        content.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: parseArguments(c.arguments) });
+      return { role: 'assistant', content };
+    }
+    case 'tool':
+      return {
+        role: 'tool',
+        content: m.results.map((r) => ({
+          type: 'tool-result' as const,
+          toolCallId: r.id,
+          toolName: r.name,
+          output: r.isError ? { type: 'error-text' as const, value: r.output } : { type: 'text' as const, value: r.output },
+        })),
+      };
+  }
+}
+
+/** A past call's arguments as an object (providers take an object back; malformed ones become {}). */
+function parseArguments(text: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+const FINISH: Record<string, FinishReason> = {
+  stop: 'stop',
+  length: 'length',
+  'tool-calls': 'tool-calls',
+  'content-filter': 'content-filter',
+};
+
+function toEvent(part: StreamPart, actor: ActorDefinition): ModelEvent | undefined {
+  switch (part.type) {
+    case 'text-delta':
+      return part.delta === '' ? undefined : { type: 'text', delta: part.delta };
+    case 'tool-call':
+      return { type: 'tool-call', call: { id: part.toolCallId, name: part.toolName, arguments: part.input } };
+    case 'finish':
+      return {
+        type: 'finish',
+        reason: FINISH[part.finishReason.unified] ?? 'other',
+        usage: {
+          inputTokens: part.usage.inputTokens.total ?? 0,
+          outputTokens: part.usage.outputTokens.total ?? 0,
+        },
+      };
+    case 'error':
+      throw streamError(part.error, actor);
+    default:
+      return undefined;
+  }
+}
+
+/** An error the endpoint sent inside the stream (Anthropic `event: error`, an OpenAI error chunk, an unreadable chunk). */
+function streamError(error: unknown, actor: ActorDefinition): ProviderFailure {
+  const e = (error ?? {}) as { type?: unknown; code?: unknown; message?: unknown; name?: unknown };
+  const type = typeof e.type === 'string' ? e.type : typeof e.code === 'string' ? e.code : '';
+  const message = typeof e.message === 'string' ? e.message : String(error);
+  if (error instanceof Error && /JSONParseError|TypeValidationError|InvalidResponseDataError/.test(error.name))
+    return new ProviderFailure(
+      'protocol',
+      `the endpoint sent an unreadable answer: ${short(message)}`,
+      'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
+    );
+  const kind: ProviderFailureKind = /overloaded|server_error|api_error/.test(type)
+    ? 'server'
+    : /rate_limit/.test(type)
+      ? 'rate-limit'
+      : CONTEXT_WINDOW.test(message)
+        ? 'context-window'
+        : /authentication|permission/.test(type)
+          ? 'auth'
+          : type === ''
+            ? 'protocol'
+            : 'bad-request';
+  return new ProviderFailure(
+    kind,
+    `the endpoint failed mid-answer: ${short(message)}${type ? ` (${type})` : ''}`,
+    kind === 'context-window' ? contextHint(actor) : 'try again; if it persists, check the provider status',
+  );
+}
+
+function classify(
+  err: unknown,
+  state: AttemptState,
+  actor: ActorDefinition,
+  baseUrl: string,
+  timeoutMs: number,
+): Classified {
+  if (err instanceof ProviderFailure) return { failure: err, retryable: false };
+  if (state.timedOut)
+    return {
+      failure: new ProviderFailure(
+        'timeout',
+        `${baseUrl} sent nothing for ${timeoutMs / 1000} s (model ${actor.model})`,
+        `try again, or raise timeoutSeconds of ${actor.name}`,
+      ),
+      retryable: false,
+    };
+  const e = err as {
+    name?: unknown;
+    statusCode?: unknown;
+    responseHeaders?: Record<string, string>;
+    responseBody?: unknown;
+    message?: unknown;
+  };
+  const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  if (status === undefined) {
+    if (e.name === 'AI_LoadAPIKeyError')
+      return { failure: new ProviderFailure('auth', 'no API key was given', keyHint(actor)), retryable: false };
+    const reason = networkReason(err);
+    return {
+      failure: new ProviderFailure(
+        'network',
+        `cannot reach ${baseUrl}: ${reason}`,
+        reason === 'connection cut' ? 'try again' : 'is the server running?',
+      ),
+      retryable: true,
+    };
+  }
+  const body = typeof e.responseBody === 'string' ? e.responseBody : '';
+  const said = providerMessage(body) ?? (typeof e.message === 'string' ? e.message : '');
+  const retryAfterMs = retryAfter(e.responseHeaders ?? {});
+  const with_ = said ? `: ${short(said)}` : '';
+  if (status === 401 || status === 403)
+    return {
+      failure: new ProviderFailure('auth', `the endpoint refused the API key (${status})`, keyHint(actor), status),
+      retryable: false,
+    };
+  if (status === 429)
+    return {
+      failure: new ProviderFailure(
+        'rate-limit',
+        `the endpoint is rate-limiting requests (429)${with_}`,
+        'wait a little and try again, or lower the request rate',
+        status,
+      ),
+      retryable: true,
+      retryAfterMs,
+    };
+  if (status >= 500)
+    return {
+      failure: new ProviderFailure(
+        'server',
+        `the endpoint failed (${status})${with_}`,
+        'try again later; if it persists, check the provider status',
+        status,
+      ),
+      retryable: true,
+      retryAfterMs,
+    };
+  if (CONTEXT_WINDOW.test(body) || CONTEXT_WINDOW.test(said) || status === 413)
+    return {
+      failure: new ProviderFailure(
+        'context-window',
+        `the prompt does not fit the context window of ${actor.model} (${status})${with_}`,
+        contextHint(actor),
+        status,
+      ),
+      retryable: false,
+    };
+  if (status === 404)
+    return {
+      failure: new ProviderFailure(
+        'model-not-found',
+        `model ${actor.model} was not found at ${baseUrl} (404)${with_}`,
+        `check the model name and baseUrl (agents actor show ${actor.name})`,
+        status,
+      ),
+      retryable: false,
+    };
+  return {
+    failure: new ProviderFailure(
+      'bad-request',
+      `the endpoint refused the request (${status})${with_}`,
+      `check the actor's settings (agents actor show ${actor.name})`,
+      status,
+    ),
+    retryable: false,
+  };
+}
+
+/** The provider's own message in an error body (OpenAI and Anthropic: error.message; some servers: message / error). */
+function providerMessage(body: string): string | undefined {
+  if (body === '') return undefined;
+  try {
+    const j = JSON.parse(body) as { error?: unknown; message?: unknown; detail?: unknown };
+    if (j.error && typeof j.error === 'object') {
+      const m = (j.error as { message?: unknown }).message;
+      if (typeof m === 'string') return m;
+    }
+    if (typeof j.error === 'string') return j.error;
+    if (typeof j.message === 'string') return j.message;
+    if (typeof j.detail === 'string') return j.detail;
+  } catch {
+    // not JSON: the text itself
+  }
+  return short(body);
+}
+
+/** Retry-After (seconds or an HTTP date) or retry-after-ms, in ms. */
+export function retryAfter(headers: Record<string, string>, now = Date.now()): number | undefined {
+  const h: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) h[k.toLowerCase()] = v;
+  const ms = h['retry-after-ms'];
+  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.ceil(Number(ms));
+  const ra = h['retry-after'];
+  if (ra === undefined) return undefined;
+  if (/^\d+(\.\d+)?$/.test(ra.trim())) return Math.ceil(Number(ra) * 1000);
+  const date = Date.parse(ra);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function tooLong(c: Classified, wait: number): ProviderFailure {
+  const f = c.failure;
+  const after = `try again in ${Math.ceil(wait / 1000)} s`;
+  return new ProviderFailure(
+    f.kind === 'network' ? 'network' : f.kind === 'server' ? 'server' : 'rate-limit',
+    `${f.message}; the endpoint asks to wait ${Math.ceil(wait / 1000)} s, longer than this step may take`,
+    after,
+    f.status,
+  );
+}
+
+const NETWORK_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found (DNS)',
+  ECONNRESET: 'connection reset',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  EPIPE: 'connection cut',
+  UND_ERR_SOCKET: 'connection cut',
+  CERT_HAS_EXPIRED: 'its TLS certificate has expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'its TLS certificate is self-signed',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its TLS certificate cannot be verified',
+};
+
+function networkReason(err: unknown): string {
+  for (let e: unknown = err, i = 0; e && i < 6; e = (e as { cause?: unknown }).cause, i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_CODES[code]) return NETWORK_CODES[code];
+    const errors = (e as { errors?: unknown }).errors;
+    if (Array.isArray(errors))
+      for (const x of errors) {
+        const c = (x as { code?: unknown }).code;
+        if (typeof c === 'string' && NETWORK_CODES[c]) return NETWORK_CODES[c];
+      }
+    if (e instanceof TypeError && e.message === 'terminated') return 'connection cut';
+  }
+  const m = err instanceof Error ? err.message : String(err);
+  return short(m.replace(/^Cannot connect to API: /, ''));
+}
+
+function keyHint(actor: ActorDefinition): string {
+  if (actor.apiKeyEnv) return `check the key in $${actor.apiKeyEnv} (apiKeyEnv of ${actor.name})`;
+  if (actor.apiKeyFile) return `check the key in ${actor.apiKeyFile} (apiKeyFile of ${actor.name})`;
+  return `${actor.name} has no apiKeyEnv or apiKeyFile: set one (agents actor show ${actor.name})`;
+}
+
+function contextHint(actor: ActorDefinition): string {
+  return `lower contextWindow of ${actor.name} to the model's real window, or start a new session`;
+}
+
+/** A provider may echo the key (OpenAI: "Incorrect API key provided: sk-..."): it never leaves in a failure. */
+function redact(err: unknown, key: string | undefined): unknown {
+  if (!(err instanceof ProviderFailure)) return err;
+  if (!key || key.length < 4 || (!err.message.includes(key) && !err.hint.includes(key))) return err;
+  const clean = (s: string) => s.split(key).join('[key]');
+  return new ProviderFailure(err.kind, clean(err.message), clean(err.hint), err.status);
+}
+
+function cancelled(): ProviderFailure {
+  return new ProviderFailure('cancelled', 'the model step was cancelled', 'nothing to do');
+}
+
+function short(s: string): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > 300 ? `${one.slice(0, 297)}...` : one;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(cancelled());
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(cancelled());
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
