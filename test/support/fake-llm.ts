@@ -112,7 +112,10 @@ interface Dialect {
 
 interface Frame {
   text: string;
+  /** A text or tool-argument delta. */
   content: boolean;
+  /** The first of the frames that close the answer (finish, usage, stop). */
+  closing?: boolean;
 }
 
 const sse = (data: unknown): string => `data: ${JSON.stringify(data)}\n\n`;
@@ -129,7 +132,9 @@ function split(s: string, n: number): string[] {
 const openAiDialect: Dialect = {
   generationPath: '/v1/chat/completions',
   keyOf: (req) => /^Bearer (.*)$/.exec(req.headers.authorization ?? '')?.[1],
-  errorBody: (e) => ({ error: { message: e.message, type: e.type ?? 'invalid_request_error', param: null, code: e.code ?? null } }),
+  errorBody: (e) => ({
+    error: { message: e.message, type: e.type ?? 'invalid_request_error', param: null, code: e.code ?? null },
+  }),
   authError: {
     status: 401,
     code: 'invalid_api_key',
@@ -141,7 +146,12 @@ const openAiDialect: Dialect = {
     data: ids.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake' })),
   }),
   frames(reply, body) {
-    const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1700000000, model: String(body.model) };
+    const base = {
+      id: 'chatcmpl-fake',
+      object: 'chat.completion.chunk',
+      created: 1700000000,
+      model: String(body.model),
+    };
     const chunk = (delta: unknown, finish: string | null = null) =>
       sse({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
     const frames: Frame[] = [{ text: chunk({ role: 'assistant', content: '' }), content: false }];
@@ -153,10 +163,11 @@ const openAiDialect: Dialect = {
         text: chunk({ tool_calls: [{ index, id, type: 'function', function: { name: call.name, arguments: '' } }] }),
         content: false,
       });
-      for (const p of parts) frames.push({ text: chunk({ tool_calls: [{ index, function: { arguments: p } }] }), content: true });
+      for (const p of parts)
+        frames.push({ text: chunk({ tool_calls: [{ index, function: { arguments: p } }] }), content: true });
     });
     const finish = reply.finish ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop');
-    frames.push({ text: chunk({}, finish), content: false });
+    frames.push({ text: chunk({}, finish), content: false, closing: true });
     const opts = body.stream_options as { include_usage?: boolean } | undefined;
     if (opts?.include_usage && reply.usage)
       frames.push({
@@ -260,6 +271,7 @@ const anthropicDialect: Dialect = {
         usage: { output_tokens: usage.output },
       }),
       content: false,
+      closing: true,
     });
     frames.push({ text: sseEvent('message_stop', { type: 'message_stop' }), content: false });
     return frames;
@@ -296,14 +308,23 @@ async function startFake(dialect: Dialect, options: FakeLlmOptions): Promise<Fak
       return res.end(JSON.stringify(dialect.modelsBody(models)));
     }
     if (req.method !== 'POST' || pathname !== dialect.generationPath)
-      return sendError(res, { status: 404, type: 'not_found_error', message: `fake: no route ${req.method} ${pathname}` });
+      return sendError(res, {
+        status: 404,
+        type: 'not_found_error',
+        message: `fake: no route ${req.method} ${pathname}`,
+      });
     const body = rec.body as Record<string, unknown> | undefined;
     if (body === undefined || typeof body !== 'object')
       return sendError(res, { status: 400, type: 'invalid_request_error', message: 'fake: the body is not JSON' });
     if (body.stream !== true)
-      return sendError(res, { status: 400, type: 'invalid_request_error', message: 'fake: only stream: true is served' });
+      return sendError(res, {
+        status: 400,
+        type: 'invalid_request_error',
+        message: 'fake: only stream: true is served',
+      });
     const reply = queue.shift() ?? responder?.(rec);
-    if (reply === undefined) return sendError(res, { status: 500, type: 'server_error', message: 'fake: no scripted reply left' });
+    if (reply === undefined)
+      return sendError(res, { status: 500, type: 'server_error', message: 'fake: no scripted reply left' });
     if ('error' in reply) return sendError(res, reply.error);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     res.flushHeaders();
@@ -374,23 +395,38 @@ async function writeStream(
   body: Record<string, unknown>,
 ): Promise<void> {
   const frames = dialect.frames(reply, body);
-  const holdAfter = reply.gate ? (reply.holdAfter ?? 1) : -1;
-  const errorAfter = reply.streamError ? (reply.errorAfter ?? 0) : -1;
-  let sent = 0;
-  const gone = () => res.destroyed || res.writableEnded;
-  for (const frame of frames) {
-    if (frame.content) {
-      if (sent === reply.stallAfter) return; // stays open until the client or close() ends it
-      if (sent === reply.cutAfter) return void res.destroy();
-      if (sent === errorAfter && reply.streamError) return void res.end(dialect.streamErrorFrame(reply.streamError));
-      if (sent === holdAfter && reply.gate) await reply.gate;
-      if (reply.delayMs) await sleep(reply.delayMs);
-      sent++;
+  // Where "after n content chunks" falls: before the frame that follows the n-th content chunk
+  // (n = 0: before the first content chunk, or before the closing frames when there is none).
+  const at = (n: number | undefined): number => {
+    if (n === undefined) return -1;
+    let seen = 0;
+    for (let i = 0; i < frames.length; i++) {
+      const f = frames[i] as Frame;
+      if (seen === n && (f.content || f.closing)) return i;
+      if (f.content) seen++;
+      if (seen === n && n > 0) return i + 1;
     }
+    return frames.length;
+  };
+  const stall = at(reply.stallAfter);
+  const cut = at(reply.cutAfter);
+  const error = reply.streamError ? at(reply.errorAfter ?? 0) : -1;
+  const hold = reply.gate ? at(reply.holdAfter ?? 1) : -1;
+  const gone = () => res.destroyed || res.writableEnded;
+  for (let i = 0; i <= frames.length; i++) {
+    if (i === stall) return; // stays open until the client or close() ends it
+    if (i === cut) {
+      // end the socket after what was written is flushed: the chunked body stops short
+      res.socket?.end();
+      return;
+    }
+    if (i === error && reply.streamError) return void res.end(dialect.streamErrorFrame(reply.streamError));
+    if (i === hold && reply.gate) await reply.gate;
+    const frame = frames[i];
+    if (frame === undefined) break;
+    if (frame.content && reply.delayMs) await sleep(reply.delayMs);
     if (gone()) return;
     if (!res.write(frame.text)) await new Promise<void>((r) => res.once('drain', r).once('close', r));
   }
-  if (gone()) return;
-  if (sent === errorAfter && reply.streamError) return void res.end(dialect.streamErrorFrame(reply.streamError));
-  res.end(dialect.doneFrame ?? '');
+  if (!gone()) res.end(dialect.doneFrame ?? '');
 }

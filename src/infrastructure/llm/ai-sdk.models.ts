@@ -197,7 +197,11 @@ export class AiSdkLanguageModels implements LanguageModels {
     } catch (err) {
       if (signal.aborted) return { ok: false, detail: 'the check was cancelled' };
       if (timeout.aborted)
-        return { ok: false, detail: `${baseUrl} did not answer within 5 s`, hint: 'is the server running and reachable?' };
+        return {
+          ok: false,
+          detail: `${baseUrl} did not answer within 5 s`,
+          hint: 'is the server running and reachable?',
+        };
       return { ok: false, detail: `cannot reach ${baseUrl}: ${networkReason(err)}`, hint: 'is the server running?' };
     }
     const text = await res.text().catch(() => '');
@@ -294,7 +298,9 @@ function toPromptMessage(m: ModelMessage): Prompt[number] {
           type: 'tool-result' as const,
           toolCallId: r.id,
           toolName: r.name,
-          output: r.isError ? { type: 'error-text' as const, value: r.output } : { type: 'text' as const, value: r.output },
+          output: r.isError
+            ? { type: 'error-text' as const, value: r.output }
+            : { type: 'text' as const, value: r.output },
         })),
       };
   }
@@ -393,10 +399,19 @@ function classify(
     message?: unknown;
   };
   const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
-  if (status === undefined) {
+  if (status === undefined || (status >= 200 && status < 300)) {
     if (e.name === 'AI_LoadAPIKeyError')
       return { failure: new ProviderFailure('auth', 'no API key was given', keyHint(actor)), retryable: false };
     const reason = networkReason(err);
+    if (status !== undefined && reason !== 'connection cut')
+      return {
+        failure: new ProviderFailure(
+          'protocol',
+          `the answer of ${baseUrl} could not be read: ${reason}`,
+          'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
+        ),
+        retryable: false,
+      };
     return {
       failure: new ProviderFailure(
         'network',
@@ -535,9 +550,14 @@ function networkReason(err: unknown): string {
         const c = (x as { code?: unknown }).code;
         if (typeof c === 'string' && NETWORK_CODES[c]) return NETWORK_CODES[c];
       }
-    if (e instanceof TypeError && e.message === 'terminated') return 'connection cut';
+    if (e instanceof Error && /^(terminated|other side closed)$/i.test(e.message)) return 'connection cut';
   }
-  const m = err instanceof Error ? err.message : String(err);
+  // no known code: the innermost cause says most ("fetch failed" wraps e.g. "bad port")
+  let inner: unknown = err;
+  for (let i = 0; i < 6 && (inner as { cause?: unknown } | undefined)?.cause instanceof Error; i++)
+    inner = (inner as { cause: unknown }).cause;
+  const m = inner instanceof Error ? inner.message : String(inner);
+  if (m === 'bad port') return 'the port is one fetch refuses to use (bad port)';
   return short(m.replace(/^Cannot connect to API: /, ''));
 }
 

@@ -54,8 +54,7 @@ async function readKeyFile(path: string): Promise<ApiKeyStatus> {
       return absent(
         `the key file ${path} is readable by others (mode ${(st.mode & 0o777).toString(8)}): run chmod 600 ${path}`,
       );
-    if (st.size > MAX_KEY_FILE_BYTES)
-      return absent(`the key file ${path} is larger than 16 KiB: it is not a key file`);
+    if (st.size > MAX_KEY_FILE_BYTES) return absent(`the key file ${path} is larger than 16 KiB: it is not a key file`);
     const buf = Buffer.alloc(MAX_KEY_FILE_BYTES + 1);
     const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
     if (bytesRead > MAX_KEY_FILE_BYTES)
