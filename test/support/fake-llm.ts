@@ -65,6 +65,8 @@ export interface RecordedRequest {
   headers: http.IncomingHttpHeaders;
   /** The parsed JSON body (undefined when none or unreadable). */
   body: unknown;
+  /** When the request arrived (Date.now()). */
+  receivedAt: number;
   /** The client disconnected before the fake finished its answer. */
   aborted: boolean;
   /** Resolves when the connection of this request is closed (either side). */
@@ -338,6 +340,7 @@ async function startFake(dialect: Dialect, options: FakeLlmOptions): Promise<Fak
       method: req.method ?? '',
       path: req.url ?? '',
       headers: req.headers,
+      receivedAt: Date.now(),
       body: undefined,
       aborted: false,
       closed: new Promise<void>((resolve) =>
@@ -386,6 +389,17 @@ async function startFake(dialect: Dialect, options: FakeLlmOptions): Promise<Fak
   };
 }
 
+/** The next 'drain' (or the end of the connection), leaving no listener behind. */
+function drained(res: http.ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
+}
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 async function writeStream(
@@ -426,7 +440,7 @@ async function writeStream(
     if (frame === undefined) break;
     if (frame.content && reply.delayMs) await sleep(reply.delayMs);
     if (gone()) return;
-    if (!res.write(frame.text)) await new Promise<void>((r) => res.once('drain', r).once('close', r));
+    if (!res.write(frame.text)) await drained(res);
   }
   if (!gone()) res.end(dialect.doneFrame ?? '');
 }

@@ -131,7 +131,14 @@ export class AiSdkLanguageModels implements LanguageModels {
     const deadline = Date.now() + timeoutMs;
     const baseUrl = baseUrlOf(actor);
     if (req.signal.aborted) throw cancelled();
-    const model = await this.model(actor, req.apiKey);
+    const model = await this.model(actor, req.apiKey).catch((err: unknown) => {
+      if (err instanceof ProviderFailure) throw err;
+      throw new ProviderFailure(
+        'protocol',
+        `the ${actor.provider} provider library could not be loaded: ${short(String(err))}`,
+        'reinstall cleveragents (its dependencies are incomplete)',
+      );
+    });
     const options = callOptions(req);
 
     for (let attempt = 0; ; attempt++) {
@@ -244,6 +251,8 @@ export class AiSdkLanguageModels implements LanguageModels {
         baseURL,
         ...(apiKey ? { apiKey } : {}),
         includeUsage: true,
+        // OpenAI itself refuses max_tokens for its reasoning models; compatible servers may not know the new name
+        ...(actor.provider === 'openai' ? { transformRequestBody: toMaxCompletionTokens } : {}),
         ...fetchOpt,
       }).chatModel(actor.model);
     }
@@ -253,6 +262,11 @@ export class AiSdkLanguageModels implements LanguageModels {
       'use openai, openai-compatible or anthropic',
     );
   }
+}
+
+function toMaxCompletionTokens(body: Record<string, unknown>): Record<string, unknown> {
+  const { max_tokens, ...rest } = body;
+  return max_tokens === undefined ? body : { ...rest, max_completion_tokens: max_tokens };
 }
 
 function baseUrlOf(actor: ActorDefinition): string {

@@ -244,7 +244,10 @@ for (const { provider, start } of PROVIDERS) {
       const { events, error } = await collect(request(f, provider));
       assert.equal(error, undefined);
       assert.deepEqual(texts(events), ['after the wait']);
+      const [a, b] = f.generations;
       assert.equal(f.generations.length, 2);
+      // the wait was the endpoint's 1 s, not the 10 ms backoff (a lower bound: never flaky)
+      assert.ok(b!.receivedAt - a!.receivedAt >= 950, `retried after ${b!.receivedAt - a!.receivedAt} ms`);
     });
 
     it('a 429 beyond the retries is rate-limit', async (t) => {
@@ -391,6 +394,21 @@ for (const { provider, start } of PROVIDERS) {
       assert.match(error?.message ?? '', /connection cut/);
     });
 
+    it('a consumer that stops reading early aborts the HTTP request', { timeout: 15_000 }, async (t) => {
+      const f = await fake(t);
+      const gate = createGate();
+      t.after(() => gate.release());
+      f.push({ text: ['first', 'second'], gate: gate.promise });
+      for await (const e of models.stream(request(f, provider))) {
+        assert.deepEqual(e, { type: 'text', delta: 'first' });
+        break;
+      }
+      const rec = f.generations[0];
+      assert.ok(rec);
+      await rec.closed;
+      assert.equal(rec.aborted, true);
+    });
+
     it('check(): ok when the model is listed', async (t) => {
       const f = await fake(t, { expectKey: KEY, models: ['other', 'fake-model'] });
       const r = await models.check(request(f, provider).actor, KEY, AbortSignal.timeout(5000));
@@ -472,6 +490,48 @@ describe('AiSdkLanguageModels, provider specifics', () => {
     t.after(() => f.close());
     const e = await failure(request(f, 'openai', {}, { maxRetries: 0 }), 'server');
     assert.match(e.message, /fake: no scripted reply left/);
+  });
+
+  it('provider openai sends max_completion_tokens (OpenAI refuses max_tokens for its reasoning models)', async (t) => {
+    const f = await startFakeOpenAI();
+    t.after(() => f.close());
+    f.push({ text: ['ok'] });
+    await collect(request(f, 'openai', {}, { maxTokens: 77 }));
+    const body = f.generations[0]?.body as any;
+    assert.equal(body.max_completion_tokens, 77);
+    assert.equal(body.max_tokens, undefined);
+  });
+
+  it('recognises the context-window wording of vLLM, llama.cpp and Ollama', async (t) => {
+    const f = await startFakeOpenAI();
+    t.after(() => f.close());
+    const wordings = [
+      "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
+      'the request exceeds the available context size, try increasing it',
+      'prompt too long; exceeded max context length by 12 tokens',
+    ];
+    for (const message of wordings) {
+      f.push({ error: { status: 400, type: 'invalid_request_error', message } });
+      await failure(request(f, 'openai-compatible'), 'context-window');
+    }
+  });
+
+  it('the fake: reply(fn) answers from the request once the FIFO is empty; non-stream requests are refused', async (t) => {
+    const f = await startFakeOpenAI();
+    t.after(() => f.close());
+    f.push({ text: ['from the FIFO'] });
+    f.reply((rec) => ({ text: [`echo ${(rec.body as any).messages.at(-1).content}`], delayMs: 1 }));
+    const first = await collect(request(f, 'openai'));
+    assert.deepEqual(texts(first.events), ['from the FIFO']);
+    const second = await collect(request(f, 'openai', { messages: [{ role: 'user', text: 'ping' }] }));
+    assert.deepEqual(texts(second.events), ['echo ping']);
+    const res = await fetch(`${f.url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [] }),
+    });
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as any).error.message, 'fake: only stream: true is served');
   });
 
   it('reads Retry-After as seconds or an HTTP date, and retry-after-ms', () => {
