@@ -66,6 +66,11 @@ class AttemptState {
     }, this.timeoutMs);
   }
 
+  /** Stops the wait: the consumer's own time between events is not the endpoint's. */
+  disarm(): void {
+    clearTimeout(this.timer);
+  }
+
   /** Rejects as soon as the attempt is aborted (whatever `p` does). */
   race<T>(pl: PromiseLike<T>): Promise<T> {
     const p = Promise.resolve(pl);
@@ -148,12 +153,14 @@ export class AiSdkLanguageModels implements LanguageModels {
       try {
         state.arm();
         const { stream } = await state.race(model.doStream({ ...options, abortSignal: state.controller.signal }));
+        state.disarm();
         const reader = stream.getReader();
         try {
           let finish: ModelEvent | undefined;
           for (;;) {
             state.arm();
             const { done, value } = await state.race(reader.read());
+            state.disarm();
             if (done) break;
             const event = toEvent(value, actor);
             if (event === undefined) continue;
@@ -395,7 +402,9 @@ function classify(
   baseUrl: string,
   timeoutMs: number,
 ): Classified {
-  if (err instanceof ProviderFailure) return { failure: err, retryable: false };
+  // an error event in the stream: worth another attempt when it says overloaded or rate-limited
+  if (err instanceof ProviderFailure)
+    return { failure: err, retryable: err.kind === 'server' || err.kind === 'rate-limit' };
   if (state.timedOut)
     return {
       failure: new ProviderFailure(

@@ -385,6 +385,26 @@ for (const { provider, start } of PROVIDERS) {
       assert.equal(f.generations.length, 1);
     });
 
+    it('an overloaded error event before anything streamed is retried', async (t) => {
+      const f = await fake(t);
+      f.push({ streamError: { type: 'overloaded_error', message: 'Overloaded' } }, { text: ['second try'] });
+      const { events, error } = await collect(request(f, provider));
+      assert.equal(error, undefined);
+      assert.deepEqual(texts(events), ['second try']);
+      assert.equal(f.generations.length, 2);
+    });
+
+    it('a consumer slower than timeoutSeconds between events is not a timeout', { timeout: 15_000 }, async (t) => {
+      const f = await fake(t);
+      f.push({ text: ['a', 'b', 'c'] });
+      const events: ModelEvent[] = [];
+      for await (const e of models.stream(request(f, provider, {}, { timeoutSeconds: 0.2 }))) {
+        events.push(e);
+        if (events.length === 1) await new Promise((r) => setTimeout(r, 400));
+      }
+      assert.deepEqual(texts(events), ['a', 'b', 'c']);
+    });
+
     it('a connection cut mid-stream is network', async (t) => {
       const f = await fake(t);
       f.push({ text: ['a', 'b', 'c'], cutAfter: 2 });
