@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AiSdkLanguageModels } from '../../../../src/infrastructure/index.js';
-import { retryAfter } from '../../../../src/infrastructure/llm/ai-sdk.models.js';
+import { retryAfter } from '../../../../src/infrastructure/llm/provider-failures.js';
 import {
   ProviderFailure,
   type ModelEvent,
