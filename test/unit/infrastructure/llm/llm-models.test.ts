@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { AiSdkLanguageModels } from '../../../../src/infrastructure/index.js';
 import { retryAfter } from '../../../../src/infrastructure/llm/provider-failures.js';
@@ -552,6 +553,19 @@ describe('AiSdkLanguageModels, provider specifics', () => {
     });
     assert.equal(res.status, 400);
     assert.equal(((await res.json()) as any).error.message, 'fake: only stream: true is served');
+  });
+
+  it('loads no SDK package statically (a process without LLM actors never loads them)', async () => {
+    const dir = new URL('../../../../src/infrastructure/llm/', import.meta.url);
+    for (const file of ['ai-sdk.models.js', 'provider-failures.js', 'token-counter.js']) {
+      const js = await readFile(new URL(file, dir), 'utf8');
+      const statics = [...js.matchAll(/^import\s[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]);
+      assert.deepEqual(
+        statics.filter((s) => !s?.startsWith('.')),
+        [],
+        `${file} imports ${statics.join(', ')}`,
+      );
+    }
   });
 
   it('reads Retry-After as seconds or an HTTP date, and retry-after-ms', () => {
