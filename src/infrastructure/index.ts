@@ -44,3 +44,7 @@ export {
   type NetworkAccess,
 } from './tools/confinement.js';
 export { SqliteTranscriptStore } from './persistence/sqlite-transcript.store.js';
+export { AiSdkLanguageModels, type AiSdkLanguageModelsOptions } from './llm/ai-sdk.models.js';
+export { EnvFileApiKeys, type EnvFileApiKeysOptions } from './llm/api-keys.js';
+export { GptTokenCounter } from './llm/token-counter.js';
+export { AjvSchemaValidator } from './llm/schema-validator.js';

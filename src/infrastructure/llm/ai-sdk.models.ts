@@ -1,0 +1,381 @@
+/**
+ * LanguageModels through the Vercel AI SDK's provider packages: `@ai-sdk/openai-compatible` for the
+ * `openai-compatible` and `openai` providers (/chat/completions), `@ai-sdk/anthropic` for
+ * `anthropic` (/messages). One model step is the provider model's `doStream` (the SDK's provider
+ * spec, v3), not `streamText`: it streams each delta as it is read, hands over a tool call's
+ * arguments as the raw text the model wrote (streamText parses and repairs them), runs no tools and
+ * does no retries of its own, so retries, Retry-After and the timeouts are this adapter's.
+ *
+ * The SDK packages are loaded with `import()` on first use: a process that runs no LLM actor never
+ * loads them.
+ */
+import type { createAnthropic } from '@ai-sdk/anthropic';
+import { DEFAULT_BASE_URLS, LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../domain/registry/entities.js';
+import {
+  ProviderFailure,
+  type EndpointCheck,
+  type FinishReason,
+  type LanguageModels,
+  type ModelEvent,
+  type ModelMessage,
+  type ModelRequest,
+} from '../../application/index.js';
+import {
+  cancelled,
+  classify,
+  keyHint,
+  networkReason,
+  providerMessage,
+  redact,
+  short,
+  streamError,
+  tooLong,
+} from './provider-failures.js';
+
+type ProviderModel = ReturnType<ReturnType<typeof createAnthropic>['languageModel']>;
+type CallOptions = Parameters<ProviderModel['doStream']>[0];
+type StreamPart = Awaited<ReturnType<ProviderModel['doStream']>>['stream'] extends ReadableStream<infer P> ? P : never;
+type Prompt = CallOptions['prompt'];
+
+export interface AiSdkLanguageModelsOptions {
+  /** The fetch the providers use (tests only; default the global fetch). */
+  fetch?: typeof fetch;
+  /** The first retry's wait (doubled for each next one) when the endpoint names none. Default 1000. */
+  retryBaseMs?: number;
+}
+
+/** Waits longer than this are never waited: the step fails and says when to try again. */
+const MAX_RETRY_WAIT_MS = 60_000;
+const CHECK_TIMEOUT_MS = 5_000;
+
+/** Why an attempt stopped, as seen by the attempt (the caller's abort, our timer, or the endpoint). */
+class AttemptState {
+  readonly controller = new AbortController();
+  timedOut = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly outer: AbortSignal,
+  ) {
+    if (outer.aborted) this.controller.abort();
+    else outer.addEventListener('abort', this.onOuterAbort, { once: true });
+  }
+
+  private readonly onOuterAbort = () => this.controller.abort();
+
+  /** (Re)starts the wait for the next thing from the endpoint. */
+  arm(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.controller.abort();
+    }, this.timeoutMs);
+  }
+
+  /** Stops the wait: the consumer's own time between events is not the endpoint's. */
+  disarm(): void {
+    clearTimeout(this.timer);
+  }
+
+  /** Rejects as soon as the attempt is aborted (whatever `p` does). */
+  race<T>(pl: PromiseLike<T>): Promise<T> {
+    const p = Promise.resolve(pl);
+    const signal = this.controller.signal;
+    if (signal.aborted) {
+      p.catch(() => undefined);
+      return Promise.reject(new AttemptAborted());
+    }
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(new AttemptAborted());
+      signal.addEventListener('abort', onAbort, { once: true });
+      p.then(
+        (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (e: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.outer.removeEventListener('abort', this.onOuterAbort);
+    this.controller.abort();
+  }
+}
+
+class AttemptAborted extends Error {}
+
+export class AiSdkLanguageModels implements LanguageModels {
+  private readonly fetchImpl: typeof fetch | undefined;
+  private readonly retryBaseMs: number;
+
+  constructor(options: AiSdkLanguageModelsOptions = {}) {
+    this.fetchImpl = options.fetch;
+    this.retryBaseMs = options.retryBaseMs ?? 1000;
+  }
+
+  async *stream(req: ModelRequest): AsyncGenerator<ModelEvent> {
+    try {
+      yield* this.step(req);
+    } catch (err) {
+      throw redact(err, req.apiKey);
+    }
+  }
+
+  private async *step(req: ModelRequest): AsyncGenerator<ModelEvent> {
+    const actor = req.actor;
+    const timeoutMs = (actor.timeoutSeconds ?? LLM_ACTOR_DEFAULTS.timeoutSeconds) * 1000;
+    const maxRetries = actor.maxRetries ?? LLM_ACTOR_DEFAULTS.maxRetries;
+    const deadline = Date.now() + timeoutMs;
+    const baseUrl = baseUrlOf(actor);
+    if (req.signal.aborted) throw cancelled();
+    const model = await this.model(actor, req.apiKey).catch((err: unknown) => {
+      if (err instanceof ProviderFailure) throw err;
+      throw new ProviderFailure(
+        'protocol',
+        `the ${actor.provider} provider library could not be loaded: ${short(String(err))}`,
+        'reinstall cleveragents (its dependencies are incomplete)',
+      );
+    });
+    const options = callOptions(req);
+
+    for (let attempt = 0; ; attempt++) {
+      if (req.signal.aborted) throw cancelled();
+      const state = new AttemptState(timeoutMs, req.signal);
+      let yielded = false;
+      try {
+        state.arm();
+        const { stream } = await state.race(model.doStream({ ...options, abortSignal: state.controller.signal }));
+        state.disarm();
+        const reader = stream.getReader();
+        try {
+          let finish: ModelEvent | undefined;
+          for (;;) {
+            state.arm();
+            const { done, value } = await state.race(reader.read());
+            state.disarm();
+            if (done) break;
+            const event = toEvent(value, actor);
+            if (event === undefined) continue;
+            if (event.type === 'finish') finish = event;
+            else {
+              yielded = true;
+              yield event;
+            }
+          }
+          if (finish === undefined)
+            throw new ProviderFailure(
+              'protocol',
+              `the answer of ${baseUrl} ended without a finish`,
+              'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
+            );
+          yield finish;
+          return;
+        } finally {
+          reader.cancel().catch(() => undefined);
+        }
+      } catch (err) {
+        if (req.signal.aborted) throw cancelled();
+        const c = classify(err, state.timedOut, actor, baseUrl, timeoutMs);
+        if (yielded || !c.retryable || attempt >= maxRetries) throw c.failure;
+        const wait = c.retryAfterMs ?? this.retryBaseMs * 2 ** attempt;
+        const left = deadline - Date.now();
+        if (wait > MAX_RETRY_WAIT_MS || wait > left) throw tooLong(c, wait);
+        await sleep(wait, req.signal);
+      } finally {
+        state.dispose();
+      }
+    }
+  }
+
+  async check(actor: ActorDefinition, apiKey: string | undefined, signal: AbortSignal): Promise<EndpointCheck> {
+    const baseUrl = baseUrlOf(actor);
+    const url = `${baseUrl.replace(/\/+$/, '')}/models`;
+    const headers: Record<string, string> =
+      actor.provider === 'anthropic'
+        ? { 'anthropic-version': '2023-06-01', ...(apiKey ? { 'x-api-key': apiKey } : {}) }
+        : apiKey
+          ? { authorization: `Bearer ${apiKey}` }
+          : {};
+    const timeout = AbortSignal.timeout(CHECK_TIMEOUT_MS);
+    let res: Response;
+    try {
+      res = await (this.fetchImpl ?? fetch)(url, { headers, signal: AbortSignal.any([signal, timeout]) });
+    } catch (err) {
+      if (signal.aborted) return { ok: false, detail: 'the check was cancelled' };
+      if (timeout.aborted)
+        return {
+          ok: false,
+          detail: `${baseUrl} did not answer within 5 s`,
+          hint: 'is the server running and reachable?',
+        };
+      return { ok: false, detail: `cannot reach ${baseUrl}: ${networkReason(err)}`, hint: 'is the server running?' };
+    }
+    const text = await res.text().catch(() => '');
+    if (res.status === 401 || res.status === 403)
+      return { ok: false, detail: `${baseUrl} refused the API key (${res.status})`, hint: keyHint(actor) };
+    if (!res.ok)
+      return {
+        ok: false,
+        detail: `${url} answered ${res.status}${providerMessage(text) ? `: ${providerMessage(text)}` : ''}`,
+        hint: 'check baseUrl (it usually ends in /v1)',
+      };
+    let ids: string[];
+    try {
+      const data = (JSON.parse(text) as { data?: unknown }).data;
+      if (!Array.isArray(data)) throw new Error('no data');
+      ids = data.map((m) => (m as { id?: unknown }).id).filter((id): id is string => typeof id === 'string');
+    } catch {
+      return { ok: false, detail: `${url} answered, but not with a list of models`, hint: 'check baseUrl' };
+    }
+    if (ids.includes(actor.model)) return { ok: true, detail: `${baseUrl} answers; model ${actor.model} is listed` };
+    return {
+      ok: false,
+      detail: `${baseUrl} answers; model ${actor.model} is not in its list of ${ids.length} models`,
+      hint: `check the model name (agents actor show ${actor.name})${ids.length ? `; listed: ${ids.slice(0, 5).join(', ')}` : ''}`,
+    };
+  }
+
+  private async model(actor: ActorDefinition, apiKey: string | undefined): Promise<ProviderModel> {
+    const baseURL = baseUrlOf(actor);
+    const fetchOpt = this.fetchImpl ? { fetch: this.fetchImpl } : {};
+    if (actor.provider === 'anthropic') {
+      const { createAnthropic } = await import('@ai-sdk/anthropic');
+      // An empty key sends an empty x-api-key (the SDK would read $ANTHROPIC_API_KEY otherwise).
+      return createAnthropic({ baseURL, apiKey: apiKey ?? '', ...fetchOpt }).languageModel(actor.model);
+    }
+    if (actor.provider === 'openai' || actor.provider === 'openai-compatible') {
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+      return createOpenAICompatible({
+        name: actor.provider,
+        baseURL,
+        ...(apiKey ? { apiKey } : {}),
+        includeUsage: true,
+        // OpenAI itself refuses max_tokens for its reasoning models; compatible servers may not know the new name
+        ...(actor.provider === 'openai' ? { transformRequestBody: toMaxCompletionTokens } : {}),
+        ...fetchOpt,
+      }).chatModel(actor.model);
+    }
+    throw new ProviderFailure(
+      'bad-request',
+      `actor ${actor.name} has provider ${actor.provider}, which calls no endpoint`,
+      'use openai, openai-compatible or anthropic',
+    );
+  }
+}
+
+function toMaxCompletionTokens(body: Record<string, unknown>): Record<string, unknown> {
+  const { max_tokens, ...rest } = body;
+  return max_tokens === undefined ? body : { ...rest, max_completion_tokens: max_tokens };
+}
+
+function baseUrlOf(actor: ActorDefinition): string {
+  return (actor.baseUrl ?? DEFAULT_BASE_URLS[actor.provider] ?? '').replace(/\/+$/, '');
+}
+
+function callOptions(req: ModelRequest): Omit<CallOptions, 'abortSignal'> {
+  const prompt: Prompt = [];
+  if (req.system !== undefined && req.system !== '') prompt.push({ role: 'system', content: req.system });
+  for (const m of req.messages) prompt.push(toPromptMessage(m));
+  const options: Omit<CallOptions, 'abortSignal'> = {
+    prompt,
+    maxOutputTokens: req.actor.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens,
+  };
+  if (req.actor.temperature !== undefined) options.temperature = req.actor.temperature;
+  if (req.tools.length > 0) {
+    options.tools = req.tools.map((t) => ({
+      type: 'function' as const,
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema,
+    }));
+    options.toolChoice = { type: 'auto' };
+  }
+  return options;
+}
+
+function toPromptMessage(m: ModelMessage): Prompt[number] {
+  switch (m.role) {
+    case 'user':
+      return { role: 'user', content: [{ type: 'text', text: m.text }] };
+    case 'assistant': {
+      const content: Extract<Prompt[number], { role: 'assistant' }>['content'] = [];
+      if (m.text !== '') content.push({ type: 'text', text: m.text });
+      for (const c of m.toolCalls ?? [])
+        content.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: parseArguments(c.arguments) });
+      return { role: 'assistant', content };
+    }
+    case 'tool':
+      return {
+        role: 'tool',
+        content: m.results.map((r) => ({
+          type: 'tool-result' as const,
+          toolCallId: r.id,
+          toolName: r.name,
+          output: r.isError
+            ? { type: 'error-text' as const, value: r.output }
+            : { type: 'text' as const, value: r.output },
+        })),
+      };
+  }
+}
+
+/** A past call's arguments as an object (providers take an object back; malformed ones become {}). */
+function parseArguments(text: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+const FINISH: Record<string, FinishReason> = {
+  stop: 'stop',
+  length: 'length',
+  'tool-calls': 'tool-calls',
+  'content-filter': 'content-filter',
+};
+
+function toEvent(part: StreamPart, actor: ActorDefinition): ModelEvent | undefined {
+  switch (part.type) {
+    case 'text-delta':
+      return part.delta === '' ? undefined : { type: 'text', delta: part.delta };
+    case 'tool-call':
+      return { type: 'tool-call', call: { id: part.toolCallId, name: part.toolName, arguments: part.input } };
+    case 'finish':
+      return {
+        type: 'finish',
+        reason: FINISH[part.finishReason.unified] ?? 'other',
+        usage: {
+          inputTokens: part.usage.inputTokens.total ?? 0,
+          outputTokens: part.usage.outputTokens.total ?? 0,
+        },
+      };
+    case 'error':
+      throw streamError(part.error, actor);
+    default:
+      return undefined;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(cancelled());
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(cancelled());
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
