@@ -10,8 +10,14 @@ import {
   type ServiceFacade,
 } from '../application/index.js';
 import {
+  AiSdkLanguageModels,
+  AjvSchemaValidator,
   BuiltinToolRunner,
   CommandConfinement,
+  EnvFileApiKeys,
+  GptTokenCounter,
+  SdkMcpHub,
+  SqliteTranscriptStore,
   FsResourceInspector,
   type ConfinementSettings,
   GitSandboxManager,
@@ -57,6 +63,10 @@ export interface AppOptions {
   runnerLeaseMs?: number;
   /** How commands are confined (default: the environment, see `confinementSettings`). */
   confinement?: { mode?: 'bubblewrap' | 'none'; bwrapPath?: string };
+  /** Where actors' API keys come from (default: this process's environment). */
+  env?: NodeJS.ProcessEnv;
+  /** First wait before an LLM request is retried (ms; default 1000). */
+  llmRetryBaseMs?: number;
 }
 
 export interface App {
@@ -106,6 +116,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const stepMs = opts.conformanceStepMs ?? (Number(process.env['CLEVERAGENTS_CONFORMANCE_STEP_MS']) || undefined);
   const actorsByModel = builtinActorsByModel({ conformance: stepMs !== undefined ? { stepMs } : {} });
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
+  // MCP servers start when a tool is first needed; every one is stopped at close().
+  const mcp = new SdkMcpHub({ logger });
+  const retryBaseMs = opts.llmRetryBaseMs ?? envInt('CLEVERAGENTS_LLM_RETRY_BASE_MS', 0, 60_000);
   const facade = createServiceFacade({
     tasks: new SqliteTaskRepository(db, { runnerId: runners.self }),
     sessions: new SqliteSessionRepository(db),
@@ -131,11 +144,20 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     version: VERSION,
     defaultActor,
     limits,
+    llm: {
+      models: new AiSdkLanguageModels(retryBaseMs !== undefined ? { retryBaseMs } : {}),
+      keys: new EnvFileApiKeys({ env: opts.env ?? process.env }),
+      tokens: new GptTokenCounter(),
+      validator: new AjvSchemaValidator(),
+      mcp,
+      transcripts: new SqliteTranscriptStore(db),
+    },
   });
   try {
     if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);
   } catch (err) {
     await runners.stop().catch(() => {});
+    await mcp.close().catch(() => {});
     await db.close();
     throw new StartupError(
       `the default actor ${defaultActor} cannot be used: ${(err as Error).message}`,
@@ -196,6 +218,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       const grace = (ms: number): Promise<unknown> => new Promise((r) => setTimeout(r, ms).unref());
       await Promise.race([facade.notifier.drain(), grace(2000)]);
       await Promise.race([facade.notifier.stop(), grace(1000)]);
+      await mcp.close().catch((err: unknown) => logger.warn({ err }, 'stopping the MCP servers failed'));
       await runners.stop().catch((err: unknown) => logger.warn({ err }, 'giving up the runner lease failed'));
       await db.close();
     },
