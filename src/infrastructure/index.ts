@@ -43,3 +43,4 @@ export {
   type ConfinementSettings,
   type NetworkAccess,
 } from './tools/confinement.js';
+export { SdkMcpHub, type SdkMcpHubOptions } from './mcp/sdk-mcp.hub.js';
