@@ -58,8 +58,8 @@ export interface OpenOptions {
   connectTimeoutMs: number;
   /** Aborted when the hub closes: an open still under way gives up. */
   hubSignal: AbortSignal;
-  /** Called once when the connection ends by itself (a crash, a lost HTTP session). */
-  onLost: () => void;
+  /** Called once when the connection ends by itself (a crash, a lost HTTP session); the hub then stops it. */
+  onLost: (conn: McpConnection) => void;
 }
 
 /**
@@ -93,7 +93,10 @@ export class McpConnection {
   private readonly calls = new Set<AbortController>();
   private child: ChildProcess | undefined;
   private exit: ExitInfo | undefined;
-  private httpError: string | undefined;
+  /** The transport error that ended the connection (HTTP), or the last one seen (stdio). */
+  private transportError: string | undefined;
+  /** Set when the connection ended while its child still ran (it is stopped then): why. */
+  private brokenBy: string | undefined;
   private stderr = '';
   private ready = false;
   private lost = false;
@@ -186,11 +189,13 @@ export class McpConnection {
       this.lose();
     };
     t.onerror = (err: Error) => {
-      this.options.logger.debug({ server: this.server.name, err: redact(err.message, this.secrets) }, 'mcp transport');
+      const message = redact(err.message, this.secrets);
+      this.options.logger.debug({ server: this.server.name, err: message }, 'mcp transport');
+      if (this.lost || this.stopping) return;
+      this.transportError = message;
       if (!('pid' in t) && httpConnectionFailed(err)) {
-        this.httpError ??= redact(err.message, this.secrets);
+        this.brokenBy = `the connection to ${this.label} failed: ${message}`;
         this.lose();
-        void t.close().catch(() => {});
       }
     };
     this.client.onerror = (err: Error) =>
@@ -221,8 +226,11 @@ export class McpConnection {
   private lose(): void {
     if (!this.ready || this.lost || this.stopping) return;
     this.lost = true;
+    // A stdio transport that closed on its own while the child runs (unreadable output): say so, not "exited".
+    if (this.child && this.exit === undefined && this.child.exitCode === null)
+      this.brokenBy ??= `${this.label} broke the connection: ${this.transportError ?? 'its stdio closed'}`;
     for (const call of this.calls) call.abort(new Halt('lost'));
-    this.options.onLost();
+    this.options.onLost(this);
     void tick().then(() =>
       this.options.logger.warn({ server: this.server.name, reason: this.lostReason().short }, 'mcp server lost'),
     );
@@ -230,10 +238,7 @@ export class McpConnection {
 
   /** Why the connection ended: one line (the last stderr line), and the whole story (the stderr tail). */
   private lostReason(): { short: string; detail: string } {
-    if (this.httpError !== undefined) {
-      const text = `the connection to ${this.label} failed: ${this.httpError}`;
-      return { short: firstLine(text), detail: text };
-    }
+    if (this.brokenBy !== undefined) return { short: firstLine(this.brokenBy), detail: this.brokenBy };
     const tail = redact(this.stderr.trim(), this.secrets);
     const lastLine = tail.split('\n').pop() ?? '';
     const head = `${this.label} ${exitText(this.exit)}`;
@@ -271,6 +276,11 @@ export class McpConnection {
     }
     if (generation === this.generation) this.tools = tools;
     return tools;
+  }
+
+  /** Whether calls can go through this connection (it has not ended nor been stopped). */
+  get usable(): boolean {
+    return !this.lost && this.stopping === undefined;
   }
 
   /** Calls a tool; every failure comes back as ok:false. */

@@ -28,6 +28,8 @@ export class SdkMcpHub implements McpHub {
   private readonly connectTimeoutMs: number;
   private readonly callTimeoutMs: number;
   private readonly connections = new Map<string, Promise<McpConnection>>();
+  /** Connections that ended by themselves, still being stopped (close() waits for them). */
+  private readonly retiring = new Set<Promise<void>>();
   private readonly closed = new AbortController();
   private closing: Promise<void> | undefined;
 
@@ -83,14 +85,13 @@ export class SdkMcpHub implements McpHub {
     this.closed.abort(new Halt('closed'));
     const all = [...this.connections.values()];
     this.connections.clear();
-    await Promise.all(
-      all.map((p) =>
-        p.then(
-          (conn) => conn.stop(),
-          () => {},
-        ),
+    const stops = all.map((p) =>
+      p.then(
+        (conn) => conn.stop(),
+        () => {},
       ),
     );
+    await Promise.all([...stops, ...this.retiring]);
   }
 
   private connectTimeout(server: McpServer): number {
@@ -99,30 +100,42 @@ export class SdkMcpHub implements McpHub {
 
   /** The server's live connection, opened when there is none (one open at a time per definition). */
   private async connection(server: McpServer, signal: AbortSignal): Promise<McpConnection> {
-    if (this.closed.signal.aborted) throw connectFailure(server, { kind: 'closed' });
     const key = stableJson(server);
-    let pending = this.connections.get(key);
-    if (!pending) {
-      const forget = (): void => {
-        if (this.connections.get(key) === opening) this.connections.delete(key);
-      };
-      const opening: Promise<McpConnection> = McpConnection.open(server, {
-        logger: this.logger,
-        connectTimeoutMs: this.connectTimeout(server),
-        hubSignal: this.closed.signal,
-        onLost: forget,
-      });
-      // A failed open is forgotten, so the next use tries again.
-      opening.catch(forget);
-      this.connections.set(key, opening);
-      pending = opening;
+    // A connection that ended between its open and this use is replaced once.
+    for (let attempt = 0; ; attempt++) {
+      if (this.closed.signal.aborted) throw connectFailure(server, { kind: 'closed' });
+      const pending = this.connections.get(key) ?? this.open(key, server);
+      let conn: McpConnection;
+      try {
+        conn = await raceAbort(pending, signal);
+      } catch (err) {
+        if (err instanceof McpUnavailable) throw err;
+        throw this.unavailable(server, err, signal);
+      }
+      if (conn.usable || attempt > 0) return conn;
+      if (this.connections.get(key) === pending) this.connections.delete(key);
     }
-    try {
-      return await raceAbort(pending, signal);
-    } catch (err) {
-      if (err instanceof McpUnavailable) throw err;
-      throw this.unavailable(server, err, signal);
-    }
+  }
+
+  private open(key: string, server: McpServer): Promise<McpConnection> {
+    const forget = (): void => {
+      if (this.connections.get(key) === opening) this.connections.delete(key);
+    };
+    const opening: Promise<McpConnection> = McpConnection.open(server, {
+      logger: this.logger,
+      connectTimeoutMs: this.connectTimeout(server),
+      hubSignal: this.closed.signal,
+      onLost: (conn) => {
+        forget();
+        const stopping = conn.stop();
+        this.retiring.add(stopping);
+        void stopping.finally(() => this.retiring.delete(stopping));
+      },
+    });
+    // A failed open is forgotten, so the next use tries again.
+    opening.catch(forget);
+    this.connections.set(key, opening);
+    return opening;
   }
 
   private unavailable(server: McpServer, err: unknown, signal: AbortSignal): McpUnavailable {

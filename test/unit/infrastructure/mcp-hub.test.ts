@@ -451,3 +451,17 @@ describe('SdkMcpHub over streamable HTTP (the fixture server)', SAFETY, () => {
     );
   });
 });
+
+describe('SdkMcpHub start-up cost', () => {
+  it('imports the MCP SDK only when a server is first used (no static import in its modules)', () => {
+    const dir = fileURLToPath(new URL('../../../src/infrastructure/mcp/', import.meta.url));
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.js'));
+    assert.ok(files.includes('sdk-mcp.hub.js') && files.includes('mcp-connection.js'));
+    for (const f of files) {
+      const code = fs.readFileSync(path.join(dir, f), 'utf8');
+      assert.doesNotMatch(code, /^\s*import\s[^(]*['"]@modelcontextprotocol\//m, f);
+      assert.doesNotMatch(code, /^\s*export\s.*\sfrom\s+['"]@modelcontextprotocol\//m, f);
+    }
+    assert.match(fs.readFileSync(path.join(dir, 'mcp-connection.js'), 'utf8'), /import\('@modelcontextprotocol\/sdk/);
+  });
+});
