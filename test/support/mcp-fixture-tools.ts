@@ -96,6 +96,11 @@ export function createFixtureServer(ctx: FixtureContext): McpServer {
     { description: 'An environment variable of the server, or (unset).', inputSchema: { name: z.string() } },
     ({ name }) => text(process.env[name] ?? '(unset)'),
   );
+  server.registerTool(
+    'log',
+    { description: 'Writes its text to stderr.', inputSchema: { text: z.string() } },
+    ({ text: t }) => (process.stderr.write(`${t}\n`), text('logged')),
+  );
   server.registerTool('pid', { description: "The server's process id.", annotations: readOnly }, () =>
     text(String(process.pid)),
   );

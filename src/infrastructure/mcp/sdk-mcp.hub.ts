@@ -12,7 +12,7 @@ import {
 } from '../../application/index.js';
 import type { McpServer } from '../../domain/registry/entities.js';
 import { McpConnection } from './mcp-connection.js';
-import { failedCall, redact, stableJson } from './mcp-result.js';
+import { failedCall, firstLine, redact, stableJson } from './mcp-result.js';
 import { connectFailure, Halt, raceAbort, secretsOf } from './mcp-support.js';
 
 export interface SdkMcpHubOptions {
@@ -69,7 +69,11 @@ export class SdkMcpHub implements McpHub {
     } catch (err) {
       if (signal.aborted) return failedCall(label, 'cancelled');
       const why = err instanceof McpUnavailable ? err : this.unavailable(server, err, signal);
-      return { ok: false, summary: `${label} failed: ${why.message}`, output: `${why.message}\n(${why.hint})` };
+      return {
+        ok: false,
+        summary: `${label} failed: ${firstLine(why.message)}`,
+        output: `${why.message}\n(${why.hint})`,
+      };
     }
     const callTimeout = server.callTimeoutSeconds !== undefined ? server.callTimeoutSeconds * 1000 : this.callTimeoutMs;
     return conn.call(tool, args, signal, callTimeout);

@@ -206,6 +206,19 @@ describe('SdkMcpHub over stdio (the fixture server)', SAFETY, () => {
     assert.equal(alive(second), true);
   });
 
+  it('keeps only the last 4 KB of stderr, and never shows a secret env value', async () => {
+    const secret = 'tok-very-secret-value';
+    const logging = stdio('fx', { env: { ROLE: 'stderr', API_TOKEN: secret } });
+    assert.equal((await hub.callTool(logging, 'log', { text: 'y'.repeat(10_000) }, never())).ok, true);
+    assert.equal((await hub.callTool(logging, 'log', { text: `the token is ${secret}` }, never())).ok, true);
+    const crash = await hub.callTool(logging, 'crash', {}, never());
+    assert.equal(crash.ok, false);
+    assert.match(crash.output, /exited with code 1: y+\nthe token is \[redacted\]\nboom\n/);
+    assert.ok(!crash.output.includes(secret) && !crash.summary.includes(secret));
+    const tail = crash.output.slice(crash.output.indexOf(': y') + 2, crash.output.indexOf('\n(mcp server'));
+    assert.ok(tail.length <= 4096 && tail.length > 4000, String(tail.length));
+  });
+
   it('pages through a long tool list', async () => {
     const tools = await hub.listTools(stdio('many', { env: { FIXTURE_MODE: 'many' } }), never());
     assert.equal(tools.length, MANY_TOOLS);
