@@ -48,3 +48,4 @@ export { AiSdkLanguageModels, type AiSdkLanguageModelsOptions } from './llm/ai-s
 export { EnvFileApiKeys, type EnvFileApiKeysOptions } from './llm/api-keys.js';
 export { GptTokenCounter } from './llm/token-counter.js';
 export { AjvSchemaValidator } from './llm/schema-validator.js';
+export { SdkMcpHub, type SdkMcpHubOptions } from './mcp/sdk-mcp.hub.js';
