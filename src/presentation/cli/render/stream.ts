@@ -2,6 +2,7 @@ import type { Message, StreamResponse, Task } from '../../../protocol/client/ind
 import {
   foldEvent,
   messageText,
+  messageWords,
   partsText,
   shortTime,
   stateWord,
@@ -95,9 +96,10 @@ export class StreamPrinter {
         `${ui.pal.dim(shortTime(timestamp).slice(11))} ${styleState(state, ui.pal)}${text ? `  ${text}` : ''}\n`,
       );
     }
-    if (ui.rich && text) {
+    const words = messageWords(message);
+    if (ui.rich && words) {
       this.end();
-      ui.err(`${ui.errPal.dim(`· ${stateWord(state)}: ${text}`)}\n`);
+      ui.err(`${ui.errPal.dim(`· ${stateWord(state)}: ${words}`)}\n`);
     }
   }
 }

@@ -53,6 +53,10 @@ export function partsText(parts: readonly Part[]): string {
 
 export const messageText = (m: Message | undefined): string | undefined => (m ? partsText(m.parts) : undefined);
 
+/** Only the words of a message (its data parts, e.g. an approval request, left out). */
+export const messageWords = (m: Message | undefined): string | undefined =>
+  m ? partsText(m.parts.filter((p) => p.text !== undefined)) || undefined : undefined;
+
 /** All the agent's answer: every artifact's text, one artifact per paragraph (tool calls left out). */
 export const artifactsText = (artifacts: readonly Artifact[] | undefined): string =>
   (artifacts ?? [])
@@ -133,6 +137,9 @@ export function foldEvent(task: Task | undefined, ev: StreamResponse): Task | un
   if (!task) return task;
   if ('statusUpdate' in ev) {
     task.status = ev.statusUpdate.status;
+    // What the agent keeps on the task comes with the event that settles it (e.g. token usage).
+    const usage = ev.statusUpdate.metadata?.['usage'];
+    if (usage !== undefined) task.metadata = { ...task.metadata, usage };
     if (ev.statusUpdate.status.message) (task.history ??= []).push(ev.statusUpdate.status.message);
   } else if ('artifactUpdate' in ev) {
     const { artifact, append } = ev.artifactUpdate;

@@ -3,7 +3,7 @@ import type { ExitReason } from '../exit-codes.js';
 import {
   isInterruptedState,
   isUnsuccessfulState,
-  messageText,
+  messageWords,
   stateWord,
   styleState,
   usageLine,
@@ -19,7 +19,7 @@ export const exitForTask = (task: Task | undefined): ExitReason | undefined =>
 export function reportTaskEnd(ui: Ui, task: Task | undefined): void {
   if (!task) return;
   const state = task.status.state;
-  const why = messageText(task.status.message);
+  const why = messageWords(task.status.message);
   if (ui.rich) {
     ui.err(
       `${ui.errPal.dim(`task ${task.id} · `)}${styleState(state, ui.errPal)}${ui.errPal.dim(` · session ${task.contextId}`)}${why && state !== 'TASK_STATE_COMPLETED' ? ui.errPal.dim(` · ${why}`) : ''}\n`,
