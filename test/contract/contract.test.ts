@@ -12,7 +12,12 @@ import { a2aSuite } from './a2a.suite.js';
 import { registrySuite } from './registry.suite.js';
 import { planSuite } from './plan.suite.js';
 import { idempotencySuite } from './idempotency.suite.js';
+import { LLM_TEST_KEY, llmSuite } from './llm.suite.js';
 import type { ClientTransport } from '../../src/protocol/client/index.js';
+
+// LLM actors read their keys from the agent's environment (the stdio and HTTP agents inherit it).
+process.env['LLM_TEST_KEY'] = LLM_TEST_KEY;
+process.env['LLM_WRONG_KEY'] = 'sk-wrong-key-000';
 
 const results = new Map<string, Map<TransportName, unknown>>();
 const called = new Map<TransportName, Set<string>>();
@@ -70,6 +75,7 @@ for (const transport of TRANSPORTS) {
     describe('registries', () => registrySuite(ctx));
     describe('plans', () => planSuite(ctx));
     describe('idempotent sends', () => idempotencySuite(ctx));
+    describe('chat with LLM actors', () => llmSuite(ctx));
   });
 }
 

@@ -366,13 +366,15 @@ export function registrySuite(ctx: SuiteContext): void {
     });
   });
 
-  it('chats with a provider: builtin actor from the registry, and refuses one that cannot chat', async () => {
+  it('opens sessions with registered actors, built-in models and LLM providers alike', async () => {
     await client.call(actorRegistry.add, {
       definition: { name: 'local/parrot', provider: 'builtin', model: 'echo', description: 'echo under another name' },
     });
     const s = await client.call(sessionCreate, { actor: 'local/parrot' });
     assert.equal(s.actor, 'local/parrot');
-    await rpcError(client.call(sessionCreate, { actor: 'local/reviewer' }), -32004, 'BusinessRuleViolation');
+    // An LLM actor holds a chat too (its turns say when its key or endpoint is missing).
+    assert.equal((await client.call(sessionCreate, { actor: 'local/reviewer' })).actor, 'local/reviewer');
+    await rpcError(client.call(sessionCreate, { actor: 'local/nobody' }), -32001, 'ResourceNotFoundError');
     await rpcError(
       client.call(actorRegistry.add, { definition: { name: 'local/bad', provider: 'builtin', model: 'gpt-9' } }),
       -32602,

@@ -82,7 +82,8 @@ export interface TurnUsage {
 class LlmTurn {
   private readonly tokens: MessageTokens;
   private readonly signal: AbortSignal;
-  private transcript!: Transcript;
+  /** Empty until the turn knows what it goes on with (see transcriptOrNew). */
+  private transcript: Transcript = { messages: [], steps: 0, usage: { inputTokens: 0, outputTokens: 0 }, toolCalls: 0 };
   private tools!: ChatToolSet;
   private apiKey: string | undefined;
   private responseOpen: boolean;

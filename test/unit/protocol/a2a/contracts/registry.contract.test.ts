@@ -255,8 +255,12 @@ describe('registry result schemas', () => {
 
   it("refuses another kind's derived facts, definition or kind", () => {
     const skill = wire(shown.skill);
-    // An actor's facts (its skills and tool names, whether it runs) name no MCP servers.
-    assert.deepEqual(refusals('skill', { ...skill, derived: wire(shown.actor.derived) }), ['derived.mcpServers']);
+    // An actor's facts (its skills and tool names, whether it runs) name no MCP servers or their tools.
+    assert.deepEqual(refusals('skill', { ...skill, derived: wire(shown.actor.derived) }), [
+      'derived.mcpServers',
+      'derived.mcpTools',
+      'derived.mcpProblems',
+    ]);
     // A tool's facts are no project's: no resources.
     assert.deepEqual(refusals('project', { ...wire(shown.project), derived: wire(shown.tool.derived) }), [
       'derived.resources',
