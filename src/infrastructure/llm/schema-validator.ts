@@ -2,15 +2,27 @@
  * JSON Schema validation of tool arguments with ajv 8. Compiled validators are cached by the
  * schema's JSON (a tool's schema is compiled once), in a bounded cache.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv as AjvType, ErrorObject, ValidateFunction } from 'ajv';
 import type { SchemaValidator } from '../../application/index.js';
+
+/** ajv takes ~100 ms to load: only an agent whose LLM actor calls a tool pays for it (at its first call). */
+const load = (): typeof AjvType => (createRequire(import.meta.url)('ajv') as { Ajv: typeof AjvType }).Ajv;
 
 const CACHE_LIMIT = 256;
 
 type Compiled = { ok: true; validate: ValidateFunction } | { ok: false; problem: string };
 
 export class AjvSchemaValidator implements SchemaValidator {
-  private readonly ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+  private ajvInstance: AjvType | undefined;
+
+  private get ajv(): AjvType {
+    if (!this.ajvInstance) {
+      const Ajv = load();
+      this.ajvInstance = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+    }
+    return this.ajvInstance;
+  }
   private readonly cache = new Map<string, Compiled>();
 
   validate(schema: Record<string, unknown>, value: unknown): string[] {
