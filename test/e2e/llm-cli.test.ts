@@ -196,6 +196,26 @@ describe('agents with an LLM actor (local mode)', () => {
     assert.equal((await json(['session', 'list'], data)).totalSize, before + 1);
   });
 
+  it('task cancel from another terminal ends a streaming answer there (each runs its own agent)', async () => {
+    // Chunks keep coming: the streaming agent learns of the cancel at its next one.
+    fake.push({ text: Array.from({ length: 60 }, (_, i) => `w${i} `), delayMs: 150 });
+    let cancelled: Promise<CliResult> | undefined;
+    const res = await run(['send', '--actor', 'local/gpt', '--stream', 'talk'], data, {
+      onStdout: (all) => {
+        if (cancelled || !all.includes('w0')) return;
+        cancelled = (async () => {
+          const tasks = await json(['task', 'list', '--status', 'working'], data);
+          return run(['task', 'cancel', tasks.tasks[0].id as string], data);
+        })();
+      },
+    });
+    assert.ok(cancelled, 'the first chunk arrived');
+    assert.equal((await cancelled).code, 0);
+    assert.equal(res.code, 9, `a canceled task exits 9: ${res.stderr}`);
+    assert.doesNotMatch(res.stderr, /BusinessRuleViolation|already has an event/);
+    assert.doesNotMatch(res.stdout, /w59/, 'the answer stopped');
+  });
+
   it('diagnostics checks each LLM actor: endpoint and key', async () => {
     const res = await run(['--format', 'plain', 'diagnostics'], data);
     assert.match(res.stdout, /^ok\tactors\tactor local\/gpt\t.*model fake-model is listed/m);

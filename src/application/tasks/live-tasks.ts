@@ -21,6 +21,8 @@ export interface LiveTask {
   failure?: unknown;
   /** The failure has been answered to a caller or logged: it is not logged again. */
   failureReported?: boolean;
+  /** Another process finished the task (e.g. a cancel from another CLI) while a turn ran here. */
+  overtaken?: boolean;
   /** Actor turns, one after another. */
   turns: Promise<void>;
   running: number;

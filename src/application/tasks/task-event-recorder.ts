@@ -8,6 +8,7 @@ import {
   type TaskEvent,
   type TaskState,
 } from '../../domain/a2a.model.js';
+import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import type { ArtifactOptions, StatusExtra } from '../ports/actor.port.js';
 import type { Logger } from '../ports/logger.port.js';
@@ -20,7 +21,7 @@ import type { StreamItem, TaskEventTap } from './task.types.js';
 export const MAX_UNSTORED_EVENTS = 64;
 
 export interface TaskEventRecorderDeps {
-  tasks: Pick<TaskRepository, 'append'>;
+  tasks: Pick<TaskRepository, 'append' | 'get'>;
   sessions: { recordActivity(contextId: string, at: string): Promise<unknown> };
   logger: Logger;
   now: () => Date;
@@ -132,10 +133,41 @@ export class TaskEventRecorder {
         },
         (err: unknown) => {
           live.backlog--;
+          if (isSeqTaken(err)) return this.yieldTo(live, err);
           live.failure ??= err;
           throw err;
         },
       );
     return live.chain;
   }
+
+  /**
+   * Another process wrote this task's next event (local mode: `agents task cancel` in another
+   * terminal runs its own agent). When it finished the task, the turn here stops quietly and its
+   * listeners get the stored final status; anything else is a failure as before.
+   */
+  private async yieldTo(live: LiveTask, err: unknown): Promise<void> {
+    if (live.overtaken) return;
+    const stored = await this.deps.tasks.get(live.task.id);
+    if (!stored || !isTerminal(stored.task.status.state)) {
+      live.failure ??= err;
+      throw err;
+    }
+    live.overtaken = true;
+    const { id: taskId, contextId } = live.task;
+    Object.assign(live.task, stored.task);
+    live.seq = Math.max(live.seq, stored.seq);
+    live.abort.abort(new AppError('INVALID_STATE', `task ${taskId} was finished by another process`));
+    const item: StreamItem = {
+      seq: stored.seq,
+      payload: { statusUpdate: { taskId, contextId, status: stored.task.status } },
+    };
+    for (const l of [...live.listeners]) l(item);
+    this.deps.logger.info({ taskId, state: stored.task.status.state }, 'task finished by another process');
+  }
+}
+
+/** The store refused an event because its sequence number is taken: someone else wrote it. */
+function isSeqTaken(err: unknown): boolean {
+  return err instanceof AppError && err.reason === 'INVALID_STATE' && typeof err.details['seq'] === 'number';
 }

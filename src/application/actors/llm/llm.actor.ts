@@ -514,7 +514,9 @@ class LlmTurn {
 
   private async fail(message: string, hint: string, error: Record<string, unknown>): Promise<void> {
     if (this.signal.aborted) return;
-    await this.end('TASK_STATE_FAILED', `${message}. ${hint.charAt(0).toUpperCase()}${hint.slice(1)}.`, {
+    const sentence = (t: string): string => (/[.!?]$/.test(t) ? t : `${t}.`);
+    const said = `${sentence(message)} ${sentence(`${hint.charAt(0).toUpperCase()}${hint.slice(1)}`)}`;
+    await this.end('TASK_STATE_FAILED', said, {
       error: { ...error, message, hint },
     });
   }

@@ -8,6 +8,17 @@ import { reportTaskEnd, exitForTask } from '../support/task-outcome.js';
 import { registerRegistryGroup, usedBy, yesNo, type FieldLine } from './registry-group.js';
 import { collect, sessionParams } from './session.command.js';
 
+/** Where the key comes from and whether it is there; an endpoint that needs none (Ollama) says so. */
+function keyLine(
+  def: { apiKeyEnv?: string | undefined; apiKeyFile?: string | undefined },
+  key: { present: boolean; source?: string | undefined; problem?: string | undefined },
+): string {
+  if (key.present) return `present (${key.source ?? ''})`;
+  if (def.apiKeyEnv === undefined && def.apiKeyFile === undefined)
+    return 'none configured (requests go without a key; set apiKeyEnv or apiKeyFile if the endpoint needs one)';
+  return `missing: ${key.problem ?? ''}`;
+}
+
 interface RunOptions {
   skill?: string[];
   project?: string;
@@ -62,9 +73,7 @@ export function registerActor(program: Command, runner: Runner): void {
         ['provider', d.provider],
         ['model', d.model],
         ...(d.endpoint ? [['endpoint', d.endpoint] as const] : []),
-        ...(d.key
-          ? [['api key', d.key.present ? `present (${d.key.source})` : `missing: ${d.key.problem}`] as const]
-          : []),
+        ...(d.key ? [['api key', keyLine(e.definition, d.key)] as const] : []),
         ['runnable', yesNo(d.runnable)],
         ...d.skills.map((s) => ['skill', s] as const),
         ...d.tools.map((t) => ['tool', t] as const),

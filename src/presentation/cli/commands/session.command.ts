@@ -11,7 +11,7 @@ import { UsageError } from '../exit-codes.js';
 import { oneLine, renderFields, renderTable, type Column } from '../render/table.js';
 import {
   artifactsText,
-  messageText,
+  messageWords,
   partsText,
   shortTime,
   stateWord,
@@ -61,7 +61,7 @@ export function sessionParams(opts: SessionChoice & { title?: string }): {
   title?: string;
 } {
   return {
-    ...(opts.actor ? { actor: opts.actor } : {}),
+    ...(opts.actor ? { actor: qualified(opts.actor) } : {}),
     ...(opts.project ? { project: qualified(opts.project) } : {}),
     ...(opts.skill?.length ? { skills: opts.skill.map(qualified) } : {}),
     ...(opts.title ? { title: opts.title } : {}),
@@ -163,7 +163,7 @@ export function registerSession(program: Command, runner: Runner): void {
         ui.out(renderSession(detail.session, ui));
         for (const t of detail.tasks) {
           const asked = partsText(t.history?.find((m) => m.role === 'ROLE_USER')?.parts ?? []);
-          const answer = artifactsText(t.artifacts) || messageText(t.status.message) || '';
+          const answer = artifactsText(t.artifacts) || messageWords(t.status.message) || '';
           if (ui.rich) {
             ui.out(
               `\n${ui.pal.dim(shortTime(t.status.timestamp))} ${styleState(t.status.state, ui.pal)} ${ui.pal.dim(t.id)}\n`,

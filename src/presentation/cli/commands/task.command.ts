@@ -10,7 +10,7 @@ import {
 import type { Palette } from '../render/colors.js';
 import { StreamPrinter } from '../render/stream.js';
 import { renderTable, type Column } from '../render/table.js';
-import { messageText, renderTask, shortTime, STATE_WORDS, stateWord, styleState } from '../render/task.js';
+import { messageWords, renderTask, shortTime, STATE_WORDS, stateWord, styleState } from '../render/task.js';
 import type { Runner } from '../runner.js';
 import { intOption } from '../support/options.js';
 import { exitForTask } from '../support/task-outcome.js';
@@ -24,7 +24,7 @@ const taskColumns = (rich: boolean, pal: Palette): Column<Task>[] => [
   },
   { header: 'CONTEXT', value: (t) => t.contextId },
   { header: 'UPDATED', value: (t) => (rich ? shortTime(t.status.timestamp) : (t.status.timestamp ?? '')) },
-  { header: 'STATUS', value: (t) => messageText(t.status.message) ?? '' },
+  { header: 'STATUS', value: (t) => messageWords(t.status.message) ?? '' },
 ];
 
 interface ListOptions {

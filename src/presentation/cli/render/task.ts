@@ -159,7 +159,7 @@ export function renderTask(task: Task, mode: { rich: boolean; pal: Palette }): s
   const fields: Array<readonly [string, string | undefined]> = [
     ['context', task.contextId],
     ['updated', mode.rich ? shortTime(task.status.timestamp) : task.status.timestamp],
-    ['status', messageText(task.status.message)],
+    ['status', messageWords(task.status.message)],
   ];
   for (const a of task.artifacts ?? [])
     fields.push([mode.rich ? (a.name ?? a.artifactId) : `artifact.${a.artifactId}`, partsText(a.parts)]);
