@@ -54,6 +54,8 @@ const MAX_CACHED_MODELS = 64;
 class AttemptState {
   readonly controller = new AbortController();
   timedOut = false;
+  /** The endpoint's answer was read to its end: nothing is left to abort. */
+  finished = false;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -107,7 +109,8 @@ class AttemptState {
   dispose(): void {
     clearTimeout(this.timer);
     this.outer.removeEventListener('abort', this.onOuterAbort);
-    this.controller.abort();
+    // Aborting a finished request only costs (an AbortError and undici's teardown, every step).
+    if (!this.finished) this.controller.abort();
   }
 }
 
@@ -167,7 +170,10 @@ export class AiSdkLanguageModels implements LanguageModels {
             state.arm();
             const { done, value } = await state.race(reader.read());
             state.disarm();
-            if (done) break;
+            if (done) {
+              state.finished = true;
+              break;
+            }
             const event = toEvent(value, actor);
             if (event === undefined) continue;
             if (event.type === 'finish') finish = event;

@@ -81,3 +81,26 @@ describe('AiSdkLanguageModels keeps provider models for reuse', () => {
     assert.equal(cached(models), 3);
   });
 });
+
+describe('AiSdkLanguageModels after a step read to its end', () => {
+  it('leaves the finished request alone (no abort per step), and still aborts one left early', async (t) => {
+    const fake = await startFakeOpenAI();
+    t.after(() => fake.close());
+    fake.reply(() => ({ text: ['one', 'two'] }));
+    const signals: AbortSignal[] = [];
+    const spy: typeof fetch = (input, init) => {
+      if (init?.signal) signals.push(init.signal);
+      return fetch(input, init);
+    };
+    const models = new AiSdkLanguageModels({ fetch: spy });
+    assert.ok(Array.isArray(await run(models, request(fake, undefined))));
+    assert.equal(signals.length, 1);
+    assert.equal(signals[0]?.aborted, false, 'a finished request is not aborted');
+
+    const it = models.stream(request(fake, undefined))[Symbol.asyncIterator]();
+    await it.next();
+    await it.return?.(undefined);
+    assert.equal(signals.length, 2);
+    assert.equal(signals[1]?.aborted, true, 'a request left before its end is aborted');
+  });
+});
