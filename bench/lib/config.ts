@@ -16,10 +16,15 @@ export interface BenchConfig {
   sseSubscriptions: number;
   scaleSizes: number[];
   cliRuns: number;
+  /** LLM workload: chunks of the streamed answer, the fake provider's gap between them (ms). */
+  llmChunks: number;
+  llmGapMs: number;
+  /** LLM workload: model steps with a tool call in the tool-loop turn. */
+  llmToolSteps: number;
   only: Set<string> | undefined;
 }
 
-export const WORKLOADS = ['unary', 'streaming', 'stdio', 'memory', 'scale', 'cli', 'confine'] as const;
+export const WORKLOADS = ['unary', 'streaming', 'stdio', 'memory', 'scale', 'cli', 'confine', 'llm'] as const;
 
 export function parseArgs(argv: string[]): BenchConfig {
   const quick = argv.includes('--quick');
@@ -47,6 +52,9 @@ export function parseArgs(argv: string[]): BenchConfig {
         ? [1_000, 100_000]
         : [1_000, 100_000, 1_000_000],
     cliRuns: quick ? 5 : 11,
+    llmChunks: quick ? 500 : 2_000,
+    llmGapMs: 1,
+    llmToolSteps: 100,
     only,
   };
 }

@@ -47,11 +47,15 @@ export interface AiSdkLanguageModelsOptions {
 /** Waits longer than this are never waited: the step fails and says when to try again. */
 const MAX_RETRY_WAIT_MS = 60_000;
 const CHECK_TIMEOUT_MS = 5_000;
+/** Provider models kept for reuse (provider × endpoint × model, with the last key); the oldest goes first. */
+const MAX_CACHED_MODELS = 64;
 
 /** Why an attempt stopped, as seen by the attempt (the caller's abort, our timer, or the endpoint). */
 class AttemptState {
   readonly controller = new AbortController();
   timedOut = false;
+  /** The endpoint's answer was read to its end: nothing is left to abort. */
+  finished = false;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -105,7 +109,8 @@ class AttemptState {
   dispose(): void {
     clearTimeout(this.timer);
     this.outer.removeEventListener('abort', this.onOuterAbort);
-    this.controller.abort();
+    // Aborting a finished request only costs (an AbortError and undici's teardown, every step).
+    if (!this.finished) this.controller.abort();
   }
 }
 
@@ -114,6 +119,11 @@ class AttemptAborted extends Error {}
 export class AiSdkLanguageModels implements LanguageModels {
   private readonly fetchImpl: typeof fetch | undefined;
   private readonly retryBaseMs: number;
+  /**
+   * Provider models by what they are made of: building one costs the SDK's response schemas (zod,
+   * compiled again on their first use) — about a millisecond, which a tool loop paid every step.
+   */
+  private readonly models = new Map<string, { apiKey: string | undefined; model: Promise<ProviderModel> }>();
 
   constructor(options: AiSdkLanguageModelsOptions = {}) {
     this.fetchImpl = options.fetch;
@@ -160,7 +170,10 @@ export class AiSdkLanguageModels implements LanguageModels {
             state.arm();
             const { done, value } = await state.race(reader.read());
             state.disarm();
-            if (done) break;
+            if (done) {
+              state.finished = true;
+              break;
+            }
             const event = toEvent(value, actor);
             if (event === undefined) continue;
             if (event.type === 'finish') finish = event;
@@ -242,7 +255,25 @@ export class AiSdkLanguageModels implements LanguageModels {
     };
   }
 
-  private async model(actor: ActorDefinition, apiKey: string | undefined): Promise<ProviderModel> {
+  /** The provider model of an actor, made once per endpoint, model and key. */
+  private model(actor: ActorDefinition, apiKey: string | undefined): Promise<ProviderModel> {
+    // The key is compared, never part of the map's key (no string of ours ever holds it).
+    const id = JSON.stringify([actor.provider, baseUrlOf(actor), actor.model]);
+    const hit = this.models.get(id);
+    if (hit && hit.apiKey === apiKey) return hit.model;
+    const model = this.makeModel(actor, apiKey);
+    this.models.delete(id);
+    if (this.models.size >= MAX_CACHED_MODELS) this.models.delete(this.models.keys().next().value as string);
+    const entry = { apiKey, model };
+    this.models.set(id, entry);
+    // A failure (the library could not be loaded) is not kept: the next step tries again.
+    model.catch(() => {
+      if (this.models.get(id) === entry) this.models.delete(id);
+    });
+    return model;
+  }
+
+  private async makeModel(actor: ActorDefinition, apiKey: string | undefined): Promise<ProviderModel> {
     const baseURL = baseUrlOf(actor);
     const fetchOpt = this.fetchImpl ? { fetch: this.fetchImpl } : {};
     if (actor.provider === 'anthropic') {
