@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
@@ -22,6 +21,7 @@ import {
 } from '../../src/protocol/client/index.js';
 import { startFakeOpenAI, type FakeLlm, type FakeReply } from '../support/fake-llm.js';
 import { startHarness, tempDir, type Harness } from '../support/harness.js';
+import { freePort } from '../support/ports.js';
 import { addActor, LLM_TEST_KEY, statusText, streamTurn, toolCalls, type Turn } from './llm.suite.js';
 import { makeRepo } from './registry.suite.js';
 
@@ -34,15 +34,6 @@ const FIXTURE = fileURLToPath(new URL('../support/mcp-fixture-server.js', import
 type Body = { messages: Array<{ role: string; content?: unknown; tool_call_id?: string }> };
 const lastBody = (f: FakeLlm): Body => f.generations.at(-1)?.body as Body;
 const toolResults = (b: Body): string[] => b.messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 describe('chat with an LLM actor, in depth', () => {
   let h: Harness;
@@ -158,7 +149,7 @@ describe('chat with an LLM actor, in depth', () => {
     });
 
     it('an endpoint nobody listens on is a network failure naming it', async () => {
-      const url = `http://127.0.0.1:${await closedPort()}/v1`;
+      const url = `http://127.0.0.1:${await freePort()}/v1`;
       const a = await actor({ baseUrl: url, maxRetries: 0 });
       const t = await turn(a, 'hi');
       assert.equal(t.task.status.state, 'TASK_STATE_FAILED');

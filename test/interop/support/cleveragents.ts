@@ -5,10 +5,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../support/ports.js';
+
+export { freePort };
 
 /** dist/ (this file compiles to dist/test/interop/support/cleveragents.js). */
 const DIST = fileURLToPath(new URL('../../../', import.meta.url));
@@ -36,20 +38,6 @@ export interface StartOptions {
   /** The port to listen on: `0` (default) lets the server choose; `'free'` picks one first and passes it. */
   port?: number | 'free';
   startTimeoutMs?: number;
-}
-
-/** A port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.unref();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts `agents serve` on 127.0.0.1 with a fresh data dir and token. */

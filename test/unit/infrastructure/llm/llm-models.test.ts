@@ -1,4 +1,5 @@
 import { describe, it } from 'node:test';
+import { freePort } from '../../../support/ports.js';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -72,14 +73,8 @@ async function failure(req: ModelRequest, kind: ProviderFailureKind, m = models)
   return error;
 }
 
-/** A URL nothing listens on (a port just closed; port 1 would be fetch's "bad port"). */
-async function closedPortUrl(): Promise<string> {
-  const closed = http.createServer();
-  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-  const port = (closed.address() as AddressInfo).port;
-  await new Promise<void>((r) => closed.close(() => r()));
-  return `http://127.0.0.1:${port}/v1`;
-}
+/** A URL nothing listens on. */
+const closedPortUrl = async (): Promise<string> => `http://127.0.0.1:${await freePort()}/v1`;
 
 const texts = (events: ModelEvent[]) => events.flatMap((e) => (e.type === 'text' ? [e.delta] : []));
 
