@@ -144,8 +144,9 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     tasks: deps.tasks,
     actors,
     defaultActor: deps.defaultActor,
+    // Visibility only: show would connect to a skill's MCP servers to list their tools.
     checkEntity: async (kind, name, principal) => {
-      await reg.show(kind, name, principal);
+      await reg.visible(kind, name, principal);
     },
   });
   const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger, limits: deps.limits });

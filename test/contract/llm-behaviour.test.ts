@@ -16,6 +16,7 @@ import {
   projectRegistry,
   resourceRegistry,
   sessionCreate,
+  sessionList,
   skillRegistry,
   type A2AClient,
 } from '../../src/protocol/client/index.js';
@@ -23,6 +24,7 @@ import { startFakeOpenAI, type FakeLlm, type FakeReply } from '../support/fake-l
 import { startHarness, tempDir, type Harness } from '../support/harness.js';
 import { freePort } from '../support/ports.js';
 import { addActor, LLM_TEST_KEY, statusText, streamTurn, toolCalls, type Turn } from './llm.suite.js';
+import { rpcError } from './a2a.suite.js';
 import { makeRepo } from './registry.suite.js';
 
 process.env['LLM_TEST_KEY'] = LLM_TEST_KEY;
@@ -107,6 +109,14 @@ describe('chat with an LLM actor, in depth', () => {
   });
 
   describe('failures a user meets', () => {
+    it('a session cannot name a project or skill that is not there, and none is created', async () => {
+      const a = await actor();
+      const before = (await client.call(sessionList, {})).totalSize;
+      await rpcError(client.call(sessionCreate, { actor: a, project: 'local/nope' }), -32001, 'ResourceNotFoundError');
+      await rpcError(client.call(sessionCreate, { actor: a, skills: ['local/nope'] }), -32001, 'ResourceNotFoundError');
+      assert.equal((await client.call(sessionList, {})).totalSize, before);
+    });
+
     it('a missing key fails before any request, naming the variable', async () => {
       const a = await actor({ apiKeyEnv: 'LLM_KEY_NOT_SET' });
       const sent = fake.generations.length;

@@ -238,7 +238,8 @@ export class RegistryService {
   }
 
   /** The entity if the caller may read it; otherwise "not found", whether or not it exists. */
-  private async visible<K extends RegistryKind>(kind: K, name: string, principal: Principal): Promise<EntityOf<K>> {
+  /** An entity the principal may read, without the derived facts (NOT_FOUND otherwise). */
+  async visible<K extends RegistryKind>(kind: K, name: string, principal: Principal): Promise<EntityOf<K>> {
     const e = await this.lookup(kind, name);
     if (!e || !(await this.deps.namespaces.readable(principal)).includes(e.namespace)) {
       throw new AppError('NOT_FOUND', `No ${kind} named ${name}`, {
