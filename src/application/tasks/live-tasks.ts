@@ -23,6 +23,8 @@ export interface LiveTask {
   failureReported?: boolean;
   /** Another process finished the task (e.g. a cancel from another CLI) while a turn ran here. */
   overtaken?: boolean;
+  /** How often a status of this process was written again after another process's events. */
+  rebases?: number;
   /** Actor turns, one after another. */
   turns: Promise<void>;
   running: number;

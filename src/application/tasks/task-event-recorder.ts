@@ -121,19 +121,11 @@ export class TaskEventRecorder {
       .then(
         () => {
           live.backlog--;
-          for (const l of [...live.listeners]) l(item);
-          for (const t of this.taps) {
-            // An observer's failure (e.g. push delivery) is its own, not the task's.
-            try {
-              t(live.task, live.owner, item);
-            } catch (err) {
-              this.deps.logger.error({ err, taskId: live.task.id }, 'task event observer failed');
-            }
-          }
+          this.deliver(live, item);
         },
         (err: unknown) => {
           live.backlog--;
-          if (isSeqTaken(err)) return this.yieldTo(live, err);
+          if (isSeqTaken(err)) return this.yieldTo(live, ev, err);
           live.failure ??= err;
           throw err;
         },
@@ -141,29 +133,59 @@ export class TaskEventRecorder {
     return live.chain;
   }
 
+  /** Hands a stored event to the task's listeners and the taps. */
+  private deliver(live: LiveTask, item: StreamItem): void {
+    for (const l of [...live.listeners]) l(item);
+    for (const t of this.taps) {
+      // An observer's failure (e.g. push delivery) is its own, not the task's.
+      try {
+        t(live.task, live.owner, item);
+      } catch (err) {
+        this.deps.logger.error({ err, taskId: live.task.id }, 'task event observer failed');
+      }
+    }
+  }
+
   /**
-   * Another process wrote this task's next event (local mode: `agents task cancel` in another
-   * terminal runs its own agent). When it finished the task, the turn here stops quietly and its
-   * listeners get the stored final status; anything else is a failure as before.
+   * Another process wrote this task's next event (local mode: each CLI call runs its own agent).
+   * When it finished the task, a turn here stops quietly and its listeners get the stored final
+   * status. When no turn runs here (e.g. this process only cancels), this status is written again
+   * after the other's events. Anything else is a failure as before.
    */
-  private async yieldTo(live: LiveTask, err: unknown): Promise<void> {
+  private async yieldTo(live: LiveTask, ev: TaskEvent, err: unknown): Promise<void> {
     if (live.overtaken) return;
     const stored = await this.deps.tasks.get(live.task.id);
-    if (!stored || !isTerminal(stored.task.status.state)) {
-      live.failure ??= err;
-      throw err;
-    }
-    live.overtaken = true;
     const { id: taskId, contextId } = live.task;
-    Object.assign(live.task, stored.task);
-    live.seq = Math.max(live.seq, stored.seq);
-    live.abort.abort(new AppError('INVALID_STATE', `task ${taskId} was finished by another process`));
-    const item: StreamItem = {
-      seq: stored.seq,
-      payload: { statusUpdate: { taskId, contextId, status: stored.task.status } },
-    };
-    for (const l of [...live.listeners]) l(item);
-    this.deps.logger.info({ taskId, state: stored.task.status.state }, 'task finished by another process');
+    if (stored && isTerminal(stored.task.status.state)) {
+      live.overtaken = true;
+      Object.assign(live.task, stored.task);
+      live.seq = Math.max(live.seq, stored.seq);
+      live.abort.abort(new AppError('INVALID_STATE', `task ${taskId} was finished by another process`));
+      const item: StreamItem = {
+        seq: stored.seq,
+        payload: { statusUpdate: { taskId, contextId, status: stored.task.status } },
+      };
+      for (const l of [...live.listeners]) l(item);
+      this.deps.logger.info({ taskId, state: stored.task.status.state }, 'task finished by another process');
+      return;
+    }
+    if (stored && live.running === 0 && ev.kind === 'status' && (live.rebases = (live.rebases ?? 0) + 1) <= 5) {
+      Object.assign(live.task, stored.task);
+      live.seq = stored.seq;
+      const again: TaskEvent = { seq: ++live.seq, kind: 'status', event: ev.event };
+      applyEvent(live.task, again);
+      try {
+        await this.deps.tasks.append(taskId, again, viewTask(live.task, { copy: false }));
+      } catch (e) {
+        if (isSeqTaken(e)) return this.yieldTo(live, again, e);
+        live.failure ??= e;
+        throw e;
+      }
+      this.deliver(live, toItem(again));
+      return;
+    }
+    live.failure ??= err;
+    throw err;
   }
 }
 
