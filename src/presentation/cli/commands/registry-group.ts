@@ -39,6 +39,9 @@ export interface KindSpec<K extends RegistryKind> {
   };
 }
 
+/** `a tool`, `an actor`, `an automation-profile`. */
+const article = (word: string): string => (/^[aeiou]/.test(word) ? 'an' : 'a');
+
 export const yesNo = (v: boolean | undefined): string => (v === true ? 'yes' : v === false ? 'no' : '');
 
 /** `used by` lines from a show's derived facts. */
@@ -178,7 +181,7 @@ export function registerRegistryGroup<K extends RegistryKind>(
   else {
     group
       .command('add')
-      .description(`Register a ${kind} from a YAML or JSON definition file`)
+      .description(`Register ${article(kind)} ${kind} from a YAML or JSON definition file`)
       .requiredOption('--config <file>', 'the definition file')
       .action((opts: { config: string }, cmd: Command) =>
         runner.run(cmd, `${kind} add`, (ctx) => addEntity(ctx, kind, { source: readSource(opts.config) })),
@@ -203,7 +206,7 @@ export function registerRegistryGroup<K extends RegistryKind>(
 
   group
     .command('show')
-    .description(`Show a ${kind}: definition, revision, hash, timestamps and derived facts`)
+    .description(`Show ${article(kind)} ${kind}: definition, revision, hash, timestamps and derived facts`)
     .argument('<name>', 'namespace/name (a bare name means local/<name>)')
     .action((name: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, `${kind} show`, async (ctx) => {
@@ -216,7 +219,7 @@ export function registerRegistryGroup<K extends RegistryKind>(
 
   group
     .command('update')
-    .description(`Replace a ${kind}'s definition from a file (refuses a stale --expected-revision)`)
+    .description(`Replace ${article(kind)} ${kind}'s definition from a file (refuses a stale --expected-revision)`)
     .argument('<name>', 'namespace/name (a bare name means local/<name>)')
     .requiredOption('--config <file>', 'the new definition file')
     .option('--expected-revision <n>', 'refuse unless the stored revision is this one', intOption(1))
@@ -247,7 +250,7 @@ export function registerRegistryGroup<K extends RegistryKind>(
 
   group
     .command('remove')
-    .description(`Remove a ${kind}; refused while others refer to it, unless --force`)
+    .description(`Remove ${article(kind)} ${kind}; refused while others refer to it, unless --force`)
     .argument('<name>', 'namespace/name (a bare name means local/<name>)')
     .option('--force', 'remove it even if others refer to it (their references dangle)')
     .action((name: string, opts: { force?: boolean }, cmd: Command) =>
