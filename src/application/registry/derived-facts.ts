@@ -13,7 +13,7 @@ import type {
   SkillDefinition,
   ToolDefinition,
 } from '../../domain/registry/entities.js';
-import { DEFAULT_BASE_URLS, type McpServer } from '../../domain/registry/entities.js';
+import { actorEndpoint, namesApiKey, type McpServer } from '../../domain/registry/entities.js';
 import type { ResourceInspector } from '../ports/registry.repository.port.js';
 import type { ApiKeys } from '../ports/language-model.port.js';
 import type { McpHub } from '../ports/mcp.port.js';
@@ -44,15 +44,14 @@ const DERIVERS: { [K in RegistryKind]: Deriver<K> } = {
       usedBy: ctx.usedBy,
     };
     if (a.provider === 'builtin') return { ...base, runnable: ctx.builtinModels.includes(a.model) };
-    const endpoint = a.baseUrl ?? DEFAULT_BASE_URLS[a.provider] ?? '';
+    const endpoint = actorEndpoint(a);
     if (!ctx.llm) return { ...base, runnable: false, endpoint };
     const k = await ctx.llm.keys.resolve(a);
     const key = k.present
       ? { present: true, source: k.source }
       : { present: false, ...(k.source ? { source: k.source } : {}), problem: k.problem };
     // No key named: a local endpoint (Ollama, llama.cpp) may need none.
-    const needsKey = a.apiKeyEnv !== undefined || a.apiKeyFile !== undefined;
-    return { ...base, runnable: !needsKey || k.present, endpoint, key };
+    return { ...base, runnable: !namesApiKey(a) || k.present, endpoint, key };
   },
   tool: (t, ctx) => ({ source: t.source, readOnly: t.readOnly, writes: t.writes, usedBy: ctx.usedBy }),
   skill: async (s, ctx) => {

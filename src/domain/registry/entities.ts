@@ -62,6 +62,14 @@ export const DEFAULT_BASE_URLS: Readonly<Partial<Record<ActorProvider, string>>>
   anthropic: 'https://api.anthropic.com/v1',
 };
 
+/** Where an LLM actor's requests go: its baseUrl, or its provider's default ('' for builtin). */
+export const actorEndpoint = (a: Pick<ActorDefinition, 'provider' | 'baseUrl'>): string =>
+  a.baseUrl ?? DEFAULT_BASE_URLS[a.provider] ?? '';
+
+/** Whether the actor names a key (a local endpoint such as Ollama may need none). */
+export const namesApiKey = (a: Pick<ActorDefinition, 'apiKeyEnv' | 'apiKeyFile'>): boolean =>
+  a.apiKeyEnv !== undefined || a.apiKeyFile !== undefined;
+
 export const ActorDefinition = z
   .object({
     name: EntityName,

@@ -10,7 +10,7 @@
  * loads them.
  */
 import type { createAnthropic } from '@ai-sdk/anthropic';
-import { DEFAULT_BASE_URLS, LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../domain/registry/entities.js';
+import { actorEndpoint, LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../domain/registry/entities.js';
 import {
   ProviderFailure,
   type EndpointCheck,
@@ -307,7 +307,7 @@ function toMaxCompletionTokens(body: Record<string, unknown>): Record<string, un
 }
 
 function baseUrlOf(actor: ActorDefinition): string {
-  return (actor.baseUrl ?? DEFAULT_BASE_URLS[actor.provider] ?? '').replace(/\/+$/, '');
+  return actorEndpoint(actor).replace(/\/+$/, '');
 }
 
 function callOptions(req: ModelRequest): Omit<CallOptions, 'abortSignal'> {

@@ -1,5 +1,4 @@
-import type { ActorDefinition } from '../../../domain/registry/entities.js';
-import { DEFAULT_BASE_URLS } from '../../../domain/registry/entities.js';
+import { actorEndpoint, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.js';
 import type { ApiKeys, LanguageModels } from '../../ports/language-model.port.js';
 import type { DiagnosticCheck } from '../../ports/system.port.js';
 
@@ -25,10 +24,9 @@ export async function actorChecks(
         detail,
         ...(hint ? { hint } : {}),
       });
-      const endpoint = d.baseUrl ?? DEFAULT_BASE_URLS[d.provider] ?? '';
+      const endpoint = actorEndpoint(d);
       const key = await keys.resolve(d);
-      const needsKey = d.apiKeyEnv !== undefined || d.apiKeyFile !== undefined;
-      if (needsKey && !key.present)
+      if (namesApiKey(d) && !key.present)
         return check(
           'fail',
           `${d.provider} ${d.model} at ${endpoint}: no API key (${key.problem})`,

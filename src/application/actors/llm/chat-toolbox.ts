@@ -16,7 +16,7 @@ import {
   type ToolDefinition,
 } from '../../../domain/registry/entities.js';
 import type { Session } from '../../../domain/session.js';
-import type { McpHub } from '../../ports/mcp.port.js';
+import type { McpHub, McpToolInfo } from '../../ports/mcp.port.js';
 import { McpUnavailable } from '../../ports/mcp.port.js';
 import type { RegistryEntity, RegistryKind } from '../../../domain/registry/entities.js';
 import type { SandboxInfo, ToolRunner } from '../../ports/sandbox.port.js';
@@ -77,11 +77,17 @@ export const CHAT_DEFAULT_PROFILE = 'builtin/manual';
 export class ChatToolbox {
   constructor(private readonly deps: ChatToolboxDeps) {}
 
-  async assemble(actor: ActorDefinition, session: Session, signal: AbortSignal): Promise<ChatToolSet> {
+  /** The tools of a turn: the actor's, and the session's project and skills (when it has them). */
+  async assemble(
+    actor: ActorDefinition,
+    session: Pick<Session, 'project' | 'skills'> | undefined,
+    signal: AbortSignal,
+  ): Promise<ChatToolSet> {
     const problems: string[] = [];
     const { toolNames, servers, instructions } = await this.skillsOf(actor, session, problems);
-    const project = session.project ? await this.deps.lookup('project', session.project) : undefined;
-    if (session.project && !project) problems.push(`the session's project ${session.project} no longer exists`);
+    const bound = session?.project;
+    const project = bound ? await this.deps.lookup('project', bound) : undefined;
+    if (bound && !project) problems.push(`the session's project ${bound} no longer exists`);
     const projectDef = project?.definition as ProjectDefinition | undefined;
     const workspace = projectDef ? await this.workspaceOf(projectDef, problems) : undefined;
     const profile = await this.profileOf(projectDef);
@@ -92,10 +98,10 @@ export class ChatToolbox {
       if (tools.some((x) => x.ref === t.ref)) return;
       tools.push({ ...t, modelName: uniqueModelName(t.ref, names) });
     };
-    const listed = new Map<string, Awaited<ReturnType<McpHub['listTools']>> | undefined>();
-    const listOf = async (server: McpServer): Promise<Awaited<ReturnType<McpHub['listTools']>> | undefined> => {
+    const listed = new Map<string, McpToolInfo[] | undefined>();
+    const listOf = async (server: McpServer): Promise<McpToolInfo[] | undefined> => {
       if (listed.has(server.name)) return listed.get(server.name);
-      let result: Awaited<ReturnType<McpHub['listTools']>> | undefined;
+      let result: McpToolInfo[] | undefined;
       try {
         result = await this.deps.mcp.listTools(server, signal);
       } catch (err) {
@@ -168,7 +174,7 @@ export class ChatToolbox {
   /** The actor's and the session's skills, through included skills: tools, MCP servers, instructions. */
   private async skillsOf(
     actor: ActorDefinition,
-    session: Session,
+    session: Pick<Session, 'skills'> | undefined,
     problems: string[],
   ): Promise<{ toolNames: string[]; servers: Map<string, McpServer>; instructions: string[] }> {
     const toolNames = [...(actor.tools ?? [])];
@@ -194,7 +200,7 @@ export class ChatToolbox {
       }
       for (const inc of s.includes ?? []) await walk(inc);
     };
-    for (const s of [...(actor.skills ?? []), ...(session.skills ?? [])]) await walk(s);
+    for (const s of [...(actor.skills ?? []), ...(session?.skills ?? [])]) await walk(s);
     return { toolNames, servers, instructions };
   }
 

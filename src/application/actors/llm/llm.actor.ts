@@ -9,7 +9,7 @@
 import { textOf, type Message, type TaskState } from '../../../domain/a2a.model.js';
 import { parseApprovalAnswer, type ApprovalAnswer } from '../../../domain/plan/approval.js';
 import { decideCall, type PolicyVerdict } from '../../../domain/plan/policy.js';
-import { LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../../domain/registry/entities.js';
+import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.js';
 import type { Session } from '../../../domain/session.js';
 import { AppError } from '../../../domain/errors.js';
 import type { Actor, ActorTurn } from '../../ports/actor.port.js';
@@ -107,7 +107,7 @@ class LlmTurn {
       await this.turn.status('TASK_STATE_WORKING');
       const key = await this.deps.keys.resolve(this.def);
       if (key.present) this.apiKey = key.key;
-      else if (this.def.apiKeyEnv !== undefined || this.def.apiKeyFile !== undefined)
+      else if (namesApiKey(this.def))
         return await this.fail(
           `No API key for ${this.actorName}: ${key.problem}`,
           this.def.apiKeyEnv
@@ -116,18 +116,7 @@ class LlmTurn {
           { kind: 'auth' },
         );
       const session = await this.deps.session(this.turn.task.contextId);
-      this.tools = await this.deps.toolbox.assemble(
-        this.def,
-        session ?? {
-          id: this.turn.task.contextId,
-          owner: '',
-          actor: this.actorName,
-          createdAt: '',
-          updatedAt: '',
-          taskCount: 0,
-        },
-        this.signal,
-      );
+      this.tools = await this.deps.toolbox.assemble(this.def, session, this.signal);
       const earlier = await this.transcriptOrNew();
       if (earlier === 'answered') return;
       await this.loop();
@@ -495,16 +484,11 @@ class LlmTurn {
   }
 
   private async complete(note: 'length' | undefined): Promise<void> {
-    if (this.responseOpen)
-      await this.turn.artifact(
-        { artifactId: 'response', name: 'response', parts: [{ text: '' }] },
-        { append: true, lastChunk: true },
-      );
-    else
-      await this.turn.artifact(
-        { artifactId: 'response', name: 'response', parts: [{ text: '' }] },
-        { lastChunk: true },
-      );
+    // The answer's last chunk (empty: when the model finished, its words were already sent).
+    await this.turn.artifact(
+      { artifactId: 'response', name: 'response', parts: [{ text: '' }] },
+      { append: this.responseOpen, lastChunk: true },
+    );
     const text =
       note === 'length'
         ? `The answer was cut at maxTokens (${this.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens} tokens)`

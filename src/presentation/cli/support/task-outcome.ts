@@ -15,6 +15,12 @@ import type { Ui } from '../render/ui.js';
 export const exitForTask = (task: Task | undefined): ExitReason | undefined =>
   task && isUnsuccessfulState(task.status.state) ? 'TASK_UNSUCCESSFUL' : undefined;
 
+/** An LLM turn's token usage and cost, on stderr (rich output only). */
+export function reportUsage(ui: Ui, task: Task | undefined): void {
+  const usage = usageOf(task);
+  if (usage && ui.rich) ui.err(`${ui.errPal.dim(usageLine(usage))}\n`);
+}
+
 /** After the answer: the task and its state (stderr, rich); what to do next when the agent waits. */
 export function reportTaskEnd(ui: Ui, task: Task | undefined): void {
   if (!task) return;
@@ -27,7 +33,6 @@ export function reportTaskEnd(ui: Ui, task: Task | undefined): void {
   } else if (state !== 'TASK_STATE_COMPLETED') {
     ui.err(`task ${task.id} ${stateWord(state)}${why ? `: ${why}` : ''}\n`);
   }
-  const usage = usageOf(task);
-  if (usage && ui.rich) ui.err(`${ui.errPal.dim(usageLine(usage))}\n`);
+  reportUsage(ui, task);
   if (isInterruptedState(state)) ui.info(`the agent waits for you: agents send --task ${task.id} "…"`);
 }
