@@ -197,8 +197,10 @@ describe('agents with an LLM actor (local mode)', () => {
   });
 
   it('task cancel from another terminal ends a streaming answer there (each runs its own agent)', async () => {
-    // Chunks keep coming: the streaming agent learns of the cancel at its next one.
-    fake.push({ text: Array.from({ length: 60 }, (_, i) => `w${i} `), delayMs: 150 });
+    // The provider holds the answer after its first chunk until the cancel is recorded; the
+    // streaming agent learns of it at the next chunk.
+    const gate = createGate();
+    fake.push({ text: Array.from({ length: 60 }, (_, i) => `w${i} `), gate: gate.promise, holdAfter: 1, delayMs: 20 });
     let cancelled: Promise<CliResult> | undefined;
     const res = await run(['send', '--actor', 'local/gpt', '--stream', 'talk'], data, {
       onStdout: (all) => {
@@ -206,11 +208,12 @@ describe('agents with an LLM actor (local mode)', () => {
         cancelled = (async () => {
           const tasks = await json(['task', 'list', '--status', 'working'], data);
           return run(['task', 'cancel', tasks.tasks[0].id as string], data);
-        })();
+        })().finally(gate.release);
       },
     });
     assert.ok(cancelled, 'the first chunk arrived');
-    assert.equal((await cancelled).code, 0);
+    const cancel = await cancelled;
+    assert.equal(cancel.code, 0, `task cancel: ${cancel.stdout}${cancel.stderr}`);
     assert.equal(res.code, 9, `a canceled task exits 9: ${res.stderr}`);
     assert.doesNotMatch(res.stderr, /BusinessRuleViolation|already has an event/);
     assert.doesNotMatch(res.stdout, /w59/, 'the answer stopped');
