@@ -4,6 +4,7 @@
  * still in use and name its referrers.
  */
 import { z } from 'zod';
+import { ProjectContextSettings } from '../context/context.js';
 import { POLICY_DECISIONS, PolicyRule } from '../plan/policy.js';
 import { EntityName } from './names.js';
 
@@ -280,10 +281,8 @@ export const ProjectDefinition = z
         automationProfile: ProfileRef.optional(),
         /** Whether the plan's commands may reach the network (overrides the action's choice). */
         network: z.enum(['none', 'allow']).optional(),
-        context: z
-          .object({ include: z.array(z.string()).optional(), exclude: z.array(z.string()).optional() })
-          .strict()
-          .optional(),
+        /** What its plans' and chats' actors see (domain/context/context.ts). */
+        context: ProjectContextSettings.optional(),
       })
       .strict()
       .optional(),

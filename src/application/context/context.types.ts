@@ -1,0 +1,154 @@
+/**
+ * The context service's contract (DESIGN.md §4.5): what `_cleveragents/context/{show,set,inspect,simulate}`
+ * answer, and what the plan and chat actors get from `assemble`. Implemented by ContextService
+ * (context.service.ts); the protocol and the CLI depend on these types only.
+ */
+import type {
+  ContextView,
+  ContextViewSettings,
+  EffectiveContextSettings,
+  Ranking,
+} from '../../domain/context/context.js';
+
+/** Where an effective value came from. */
+export type SettingSource = 'builtin' | `view:${ContextView}`;
+
+export interface ContextShowInput {
+  project: string;
+  /** One view; absent: all four. */
+  view?: ContextView | undefined;
+}
+
+export interface ViewSettingsShown {
+  view: ContextView;
+  settings: EffectiveContextSettings;
+  /** For each field of `settings`, where its value came from. */
+  sources: Record<keyof EffectiveContextSettings, SettingSource>;
+}
+
+export interface ContextShowResult {
+  project: string;
+  /** The project's revision (pass it as expectedRevision to `set`). */
+  revision: number;
+  views: ViewSettingsShown[];
+}
+
+export interface ContextSetInput {
+  project: string;
+  view: ContextView;
+  /** The fields to set; a field given as null is cleared (the view inherits it again). */
+  settings: { [K in keyof ContextViewSettings]?: ContextViewSettings[K] | null };
+  /** Refused (STALE_REVISION) when the project moved on. */
+  expectedRevision?: number | undefined;
+}
+
+/** What to assemble for: a plan (its goal, projects, decisions) or a goal on a project. */
+export interface ContextQuery {
+  project: string;
+  view?: ContextView | undefined;
+  /** A plan of the caller's: its goal, its decisions so far, and the plan's project. */
+  planId?: string | undefined;
+  goal?: string | undefined;
+  /** Tokens of file text; overrides the view's budget. */
+  budget?: number | undefined;
+}
+
+export type ExclusionReason =
+  | 'excluded-glob'
+  | 'not-included'
+  | 'binary'
+  | 'max-file-size'
+  | 'max-files'
+  | 'max-total-size'
+  | 'token-budget'
+  | 'unreadable';
+
+export interface RankedFile {
+  resource: string;
+  /** Relative to the resource's root, `/`-separated. */
+  path: string;
+  bytes: number;
+  /** Exact (inspect, assemble) or estimated from the size (simulate). */
+  tokens: number;
+  score: number;
+  /** Each strategy's contribution to the score, with its reason ("goal term 'date' in path"). */
+  why: Array<{ strategy: Ranking; score: number; reason: string }>;
+  included: boolean;
+  excludedBy?: ExclusionReason | undefined;
+}
+
+export interface ContextBudget {
+  /** The model's window the budget comes from (the view's actor, or the default). */
+  modelWindow: number;
+  reserves: { system: number; history: number; answer: number };
+  /** Tokens of file text allowed. */
+  available: number;
+  source: 'override' | 'view' | 'window';
+  used: number;
+}
+
+export interface ContextInspection {
+  project: string;
+  view: ContextView;
+  goal: string;
+  planId?: string | undefined;
+  settings: EffectiveContextSettings;
+  budget: ContextBudget;
+  /** Files considered (after .gitignore), per resource. */
+  inventory: Array<{ resource: string; files: number; bytes: number }>;
+  /** The ranked candidates: included ones first, then the best of those cut (at most 200 listed). */
+  files: RankedFile[];
+  /** How many files each limit cut. */
+  cut: Partial<Record<ExclusionReason, number>>;
+  totals: { included: number; includedTokens: number; includedBytes: number; excluded: number };
+  /** A hash of what is included (paths and contents): the snapshot reference decisions keep. */
+  snapshot: string;
+  /** simulate: true (nothing was read for real; tokens are estimates). */
+  dryRun: boolean;
+}
+
+/** What an actor is given: the inspection, and the text of each included file. */
+export interface AssembledContext extends ContextInspection {
+  fragments: Array<{ resource: string; path: string; tokens: number; text: string }>;
+}
+
+/** A reference to the context an actor saw, as a decision keeps it. */
+export interface ContextSnapshotRef {
+  snapshot: string;
+  view: ContextView;
+  project: string;
+  files: Array<{ resource: string; path: string; tokens: number; score: number }>;
+  tokens: number;
+  budget: number;
+}
+
+export function snapshotRef(c: ContextInspection): ContextSnapshotRef {
+  return {
+    snapshot: c.snapshot,
+    view: c.view,
+    project: c.project,
+    files: c.files
+      .filter((f) => f.included)
+      .map((f) => ({ resource: f.resource, path: f.path, tokens: f.tokens, score: f.score })),
+    tokens: c.totals.includedTokens,
+    budget: c.budget.available,
+  };
+}
+
+/**
+ * What the plan engine and the chat toolbox need of the context service (no principal: the caller
+ * has checked access to the plan or the session already).
+ */
+export interface ContextProvider {
+  assemble(input: {
+    project: string;
+    view: ContextView;
+    goal: string;
+    /** Paths and words of the decisions so far (the `decisions` ranking). */
+    decisions?: string[] | undefined;
+    /** The actor's window (default LLM_ACTOR_DEFAULTS.contextWindow) and answer reserve. */
+    modelWindow?: number | undefined;
+    answerReserve?: number | undefined;
+    signal?: AbortSignal | undefined;
+  }): Promise<AssembledContext>;
+}
