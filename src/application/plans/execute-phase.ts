@@ -4,6 +4,7 @@ import { awaitAnswer, completePhase, policyOf, startPhase } from '../../domain/p
 import { decideCall } from '../../domain/plan/policy.js';
 import type { ActionDefinition, ToolDefinition } from '../../domain/registry/entities.js';
 import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.js';
+import { executeWithActor } from './llm/execute-llm.js';
 import { argSummary, commandOfCall, normalizeArgs, previewOf } from './tool-call-preview.js';
 
 /**
@@ -13,6 +14,8 @@ import { argSummary, commandOfCall, normalizeArgs, previewOf } from './tool-call
  * stopping as constrained when the budget is spent — and ends with the diff as an artifact.
  */
 export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
+  // A plan from a goal: its execution actor carries out the strategy (llm/execute-llm.ts).
+  if (plan.actors) return executeWithActor(wb, plan, turn, yes);
   const resuming = plan.phase === 'execute';
   startPhase(plan, 'execute');
   plan.tasks.execute = turn.task.id;

@@ -7,6 +7,7 @@ import type { Logger } from '../ports/logger.port.js';
 import type { PlanRepository } from '../ports/plan.repository.port.js';
 import type { SandboxDiff, SandboxManager, ToolRunner } from '../ports/sandbox.port.js';
 import type { RegistryService } from '../registry/registry.service.js';
+import type { PlanLlmDeps } from './llm/plan-model.js';
 
 /**
  * The A2A task a run reports on: its status and artifact events, and the signal that cancels it.
@@ -22,6 +23,8 @@ export interface PlanEngineDeps {
   logger: Logger;
   now?: () => Date;
   commandTimeoutMs?: number | undefined;
+  /** LLM providers and the context service (absent: plans from a goal are refused). */
+  llm?: PlanLlmDeps | undefined;
 }
 
 export const PLAN_META = 'urn:cleveragents:plan';

@@ -40,7 +40,7 @@ export function planNetwork(projects: ReadonlyArray<NetworkAccess | undefined>, 
 export const Confinement = z.enum(['confined', 'none']);
 
 export const PlanError = z.object({
-  kind: z.enum(['budget', 'tool', 'policy', 'conflict', 'dirty', 'interrupted', 'strategy', 'internal']),
+  kind: z.enum(['budget', 'tool', 'policy', 'conflict', 'dirty', 'interrupted', 'strategy', 'actor', 'internal']),
   message: z.string(),
   recoverable: z.boolean(),
   hint: z.string().optional(),
@@ -66,6 +66,37 @@ export const Waiting = z.object({
 });
 export type Waiting = z.infer<typeof Waiting>;
 
+/** The LLM actors of a plan from a goal, and where each choice came from (flag, action, project). */
+export const PlanActors = z.object({
+  strategy: z.string(),
+  execution: z.string(),
+  source: z.object({ strategy: z.string(), execution: z.string() }),
+});
+export type PlanActors = z.infer<typeof PlanActors>;
+
+export const PlanInvariant = z.object({
+  text: z.string(),
+  source: z.enum(['action', 'project', 'global']),
+  /** The action or project that declares it (absent: the global set). */
+  from: z.string().optional(),
+});
+export type PlanInvariant = z.infer<typeof PlanInvariant>;
+
+/** Whether the plan met its definition of done, decided at the end of execute. */
+export const PlanDone = z.object({
+  met: z.boolean(),
+  /** `verify`: the verify command's exit status decided; `assessment`: the execution actor's own. */
+  by: z.enum(['verify', 'assessment', 'steps']),
+  verify: z
+    .object({ command: z.string(), exitCode: z.number().int().nullable(), ok: z.boolean(), summary: z.string() })
+    .optional(),
+  /** The execution actor's assessment, in its words. */
+  assessment: z.string().optional(),
+  decisionId: z.string().optional(),
+  at: z.string(),
+});
+export type PlanDone = z.infer<typeof PlanDone>;
+
 export const Plan = z.object({
   id: z.string(),
   name: z.string(),
@@ -86,7 +117,14 @@ export const Plan = z.object({
   owner: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
-  budget: z.object({ maxToolCalls: z.number().int().positive(), maxWallMs: z.number().int().positive() }),
+  budget: z.object({
+    maxToolCalls: z.number().int().positive(),
+    maxWallMs: z.number().int().positive(),
+    /** Tokens (input + output) the plan's actors may use (absent: no limit). */
+    maxTokens: z.number().int().positive().optional(),
+    /** Cost in the actors' price currency (absent: no limit; needs the actors' `prices`). */
+    maxCost: z.number().positive().optional(),
+  }),
   usage: z.object({
     toolCalls: z.number().int().nonnegative(),
     wallMs: z.number().int().nonnegative(),
@@ -101,6 +139,13 @@ export const Plan = z.object({
   network: NetworkAccess.optional(),
   /** How its commands run; `none` once any execute ran unconfined (it stays). */
   confinement: Confinement.optional(),
+  /** Absent: the action's declared steps are followed (the built-in deterministic actor). */
+  actors: PlanActors.optional(),
+  /** The action's, the project's and the global invariants, frozen at `use`. */
+  invariants: z.array(PlanInvariant).optional(),
+  /** The verify command (the project's, else the action's), frozen at `use`. */
+  verify: z.object({ command: z.string(), timeoutSeconds: z.number().int().optional(), source: z.string() }).optional(),
+  done: PlanDone.optional(),
   error: PlanError.optional(),
   waiting: Waiting.optional(),
   applied: z
@@ -120,7 +165,12 @@ export const Decision = z.object({
   id: z.string(),
   planId: z.string(),
   parentId: z.string().optional(),
-  type: z.enum(['strategy', 'step', 'guidance', 'approval']),
+  /**
+   * strategy: the root (how to reach the goal); step: a declared step's tool call; choice: a decision an
+   * LLM strategy actor made; guidance: the user's; approval: an answer; assessment: whether the work met
+   * the definition of done.
+   */
+  type: z.enum(['strategy', 'step', 'choice', 'guidance', 'approval', 'assessment']),
   question: z.string(),
   /** A step's tool call; for the other types, the choice in words (an answer, a guidance). */
   chosen: z.union([z.string(), ToolChoice]),
@@ -408,4 +458,31 @@ export function renderTemplate(value: unknown, args: Record<string, unknown>): u
   if (value && typeof value === 'object')
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderTemplate(v, args)]));
   return value;
+}
+
+/**
+ * The first budget the plan has spent (tool calls, wall time, tokens, cost), as the error that
+ * stops it `constrained`; undefined while every budget has room. `flag` names the option that
+ * raises it.
+ */
+export function budgetExceeded(p: Pick<Plan, 'budget' | 'usage' | 'id'>): PlanError | undefined {
+  const { budget: b, usage: u } = p;
+  const over = (what: string, flag: string): PlanError => ({
+    kind: 'budget',
+    message: `budget exceeded: ${what}`,
+    recoverable: true,
+    hint: `raise it with agents plan execute ${p.id} ${flag}; everything done so far is kept`,
+  });
+  if (u.toolCalls >= b.maxToolCalls)
+    return over(`${u.toolCalls} of ${b.maxToolCalls} tool calls used`, '--max-tool-calls N');
+  if (u.wallMs >= b.maxWallMs)
+    return over(
+      `${Math.round(u.wallMs / 1000)} s of ${Math.round(b.maxWallMs / 1000)} s wall time used`,
+      '--max-wall-seconds N',
+    );
+  if (b.maxTokens !== undefined && u.tokens >= b.maxTokens)
+    return over(`${u.tokens} of ${b.maxTokens} tokens used`, '--max-tokens N');
+  if (b.maxCost !== undefined && u.costUsd >= b.maxCost)
+    return over(`${u.costUsd.toFixed(4)} of ${b.maxCost} cost used`, '--max-cost N');
+  return undefined;
 }

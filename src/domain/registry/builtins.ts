@@ -165,6 +165,17 @@ export const BUILTIN_ACTIONS: readonly ActionDefinition[] = [
       { id: 'run', description: 'run the command', tool: 'builtin/run-command', args: { command: '{{command}}' } },
     ],
   },
+  {
+    name: 'builtin/goal',
+    description:
+      'Reach a goal stated in words: an LLM strategy actor plans it (read-only), an LLM execution actor carries it out in the sandbox.',
+    arguments: {
+      goal: { type: 'string', required: true, description: 'what the plan should achieve, in words' },
+    },
+    descriptionTemplate: '{{goal}}',
+    definitionOfDone:
+      "{{goal}}; the project's verify command (when it has one) exits 0, and every invariant still holds",
+  },
 ];
 
 export const BUILTIN_ACTOR_DEFINITIONS: readonly ActorDefinition[] = [
@@ -213,3 +224,13 @@ export const BUILTIN_AUTOMATION_PROFILES: readonly AutomationProfileDefinition[]
 
 /** The profile a plan gets when neither the request nor its projects name one. */
 export const DEFAULT_AUTOMATION_PROFILE = 'builtin/trusted';
+
+/**
+ * Rules every plan keeps, whatever its action or project: given to its actors with the action's and
+ * the project's own.
+ */
+export const GLOBAL_INVARIANTS: readonly string[] = [
+  "Change only files inside the plan's sandbox; never reach outside the project.",
+  'Do not delete, skip or weaken tests to make a check pass.',
+  'Never write secrets (keys, tokens, passwords) into files or command lines.',
+];

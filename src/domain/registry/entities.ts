@@ -269,6 +269,18 @@ export function profileEntityName(ref: string): string {
   return (BUILTIN_PROFILE_NAMES as readonly string[]).includes(ref) ? `builtin/${ref}` : ref;
 }
 
+const Invariant = z.string().trim().min(1, 'must not be empty').max(1000, 'at most 1000 characters');
+
+/** A command run in a plan's sandbox at the end of execute: exit 0 means the definition of done is met. */
+export const VerifyCommand = z
+  .object({
+    /** A command line, split like a shell would (never run by one): `npm test`. */
+    command: z.string().trim().min(1, 'must not be empty').max(2000),
+    timeoutSeconds: z.number().int().min(1).max(3600).optional(),
+  })
+  .strict();
+export type VerifyCommand = z.infer<typeof VerifyCommand>;
+
 export const ProjectDefinition = z
   .object({
     name: EntityName,
@@ -283,6 +295,10 @@ export const ProjectDefinition = z
         network: z.enum(['none', 'allow']).optional(),
         /** What its plans' and chats' actors see (domain/context/context.ts). */
         context: ProjectContextSettings.optional(),
+        /** Rules every plan on the project must keep (given to its actors). */
+        invariants: z.array(Invariant).max(50, 'at most 50 invariants').optional(),
+        /** The command that checks a plan's work (its exit status is the definition of done). */
+        verify: VerifyCommand.optional(),
       })
       .strict()
       .optional(),
@@ -337,7 +353,9 @@ export const ActionDefinition = z
     definitionOfDone: z.string().min(1, 'is required'),
     strategyActor: Ref.optional(),
     executionActor: Ref.optional(),
-    invariants: z.array(z.string()).optional(),
+    invariants: z.array(Invariant).max(50, 'at most 50 invariants').optional(),
+    /** The command that checks a plan's work (a project's verify takes precedence). */
+    verify: VerifyCommand.optional(),
     steps: z.array(ActionStep).optional(),
     /** Whether its commands need the network (default none; a project's setting overrides it). */
     network: z.enum(['none', 'allow']).optional(),

@@ -31,6 +31,7 @@ import type { Transcript, TranscriptStore } from '../../ports/transcript.port.js
 import { argSummary, previewOf } from '../../plans/tool-call-preview.js';
 import type { ChatTool, ChatToolbox, ChatToolSet } from './chat-toolbox.js';
 import { fitToWindow, MessageTokens, priorTurn } from './history.js';
+import { capForModel, costOf, parseArgs } from './tool-args.js';
 
 export interface LlmActorDeps {
   models: LanguageModels;
@@ -45,8 +46,6 @@ export interface LlmActorDeps {
   logger: Logger;
 }
 
-/** How much of a tool's output the model is given (characters). */
-export const MAX_RESULT_FOR_MODEL = 32_000;
 /** Steps in a row whose every call was malformed before the turn gives up. */
 export const MAX_MALFORMED_STEPS = 3;
 /** Earlier turns read for the history (the window trims further). */
@@ -474,12 +473,8 @@ class LlmTurn {
       steps: this.transcript.steps,
       toolCalls: this.transcript.toolCalls,
     };
-    const p = this.def.prices;
-    if (p)
-      out.cost = {
-        amount: round6((u.inputTokens * p.inputPerMillion + u.outputTokens * p.outputPerMillion) / 1_000_000),
-        currency: p.currency ?? 'USD',
-      };
+    const cost = costOf(this.def.prices, u);
+    if (cost) out.cost = cost;
     return out;
   }
 
@@ -522,24 +517,3 @@ function answerOf(m: Message): { text?: string; approval?: unknown } {
   )?.data as { approval?: unknown } | undefined;
   return data ? { approval: data.approval } : { text: textOf(m.parts) };
 }
-
-function parseArgs(
-  text: string,
-): { ok: true; value: Record<string, unknown> } | { ok: false; value: string; problem: string } {
-  const raw = text.trim() === '' ? '{}' : text;
-  try {
-    const v: unknown = JSON.parse(raw);
-    if (v === null || typeof v !== 'object' || Array.isArray(v))
-      return { ok: false, value: text, problem: 'the arguments must be a JSON object' };
-    return { ok: true, value: v as Record<string, unknown> };
-  } catch (err) {
-    return { ok: false, value: text, problem: (err as Error).message };
-  }
-}
-
-function capForModel(s: string): string {
-  if (s.length <= MAX_RESULT_FOR_MODEL) return s;
-  return `${s.slice(0, MAX_RESULT_FOR_MODEL)}\n… [${s.length - MAX_RESULT_FOR_MODEL} more characters not shown]`;
-}
-
-const round6 = (n: number): number => Math.round(n * 1e6) / 1e6;

@@ -1,0 +1,215 @@
+/**
+ * What the LLM phases of a plan share: the plan's actor (its definition and key), one streamed model
+ * step with the plan's usage and cost counted, and the tools an actor may call in the plan — the
+ * built-in file tools plus the actor's own command tools, each run by the ToolRunner inside the
+ * plan's sandbox (or, read-only, in the project's directory while strategizing).
+ */
+import type { Plan, PlanError } from '../../../domain/plan/plan.js';
+import {
+  LLM_ACTOR_DEFAULTS,
+  namesApiKey,
+  type ActorDefinition,
+  type ToolDefinition,
+} from '../../../domain/registry/entities.js';
+import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.js';
+import type { ContextProvider } from '../../context/context.types.js';
+import {
+  ProviderFailure,
+  type ApiKeys,
+  type FinishReason,
+  type LanguageModels,
+  type ModelMessage,
+  type ModelTool,
+  type ModelToolCall,
+  type SchemaValidator,
+  type TokenCounter,
+} from '../../ports/language-model.port.js';
+import { uniqueModelName } from '../../actors/llm/chat-toolbox.js';
+import { costOf } from '../../actors/llm/tool-args.js';
+
+/** What plans need to run LLM actors (absent from the engine: plans from a goal are refused). */
+export interface PlanLlmDeps {
+  models: LanguageModels;
+  keys: ApiKeys;
+  tokens: TokenCounter;
+  validator: SchemaValidator;
+  context: ContextProvider;
+}
+
+/** A failure of the plan's actor, as the plan error that stops the phase. */
+export class PlanActorFailure extends Error {
+  constructor(readonly error: PlanError) {
+    super(error.message);
+    this.name = 'PlanActorFailure';
+  }
+}
+
+export interface StepResult {
+  text: string;
+  calls: ModelToolCall[];
+  reason: FinishReason;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+/** A plan's LLM actor: one model step at a time, each step's tokens and cost added to the plan's usage. */
+export class PlanModel {
+  private constructor(
+    readonly name: string,
+    readonly def: ActorDefinition,
+    private readonly apiKey: string | undefined,
+    private readonly deps: PlanLlmDeps,
+  ) {}
+
+  /** The actor named `name`, with its key; a missing actor, a built-in one or a missing key is a PlanActorFailure. */
+  static async open(
+    name: string,
+    lookup: (name: string) => Promise<ActorDefinition | undefined>,
+    deps: PlanLlmDeps,
+  ): Promise<PlanModel> {
+    const def = await lookup(name);
+    if (!def)
+      throw new PlanActorFailure({
+        kind: 'actor',
+        message: `actor ${name} no longer exists`,
+        recoverable: true,
+        hint: 'register it again (agents actor add), or make a new plan with --actor NAME',
+      });
+    if (def.provider === 'builtin')
+      throw new PlanActorFailure({
+        kind: 'actor',
+        message: `actor ${name} is a built-in deterministic actor: it cannot plan or carry out a goal`,
+        recoverable: false,
+        hint: 'choose an LLM actor (provider openai-compatible, openai or anthropic) with --actor NAME',
+      });
+    const key = await deps.keys.resolve(def);
+    if (!key.present && namesApiKey(def))
+      throw new PlanActorFailure({
+        kind: 'actor',
+        message: `No API key for ${name}: ${key.problem}`,
+        recoverable: true,
+        hint: def.apiKeyEnv
+          ? `set ${def.apiKeyEnv} in the environment of the agent, then run the phase again`
+          : `write the key to ${def.apiKeyFile} (chmod 600), then run the phase again`,
+      });
+    return new PlanModel(name, def, key.present ? key.key : undefined, deps);
+  }
+
+  get contextWindow(): number {
+    return this.def.contextWindow ?? LLM_ACTOR_DEFAULTS.contextWindow;
+  }
+
+  get maxTokens(): number {
+    return this.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens;
+  }
+
+  /**
+   * One model step, streamed (`onText` gets each delta as it arrives); its usage and cost are added
+   * to the plan's. A provider failure becomes a PlanActorFailure (cancelled: rethrown as it is).
+   */
+  async step(
+    plan: Plan,
+    req: {
+      system: string;
+      messages: ModelMessage[];
+      tools: ModelTool[];
+      signal: AbortSignal;
+      onText?: ((delta: string) => Promise<void>) | undefined;
+    },
+  ): Promise<StepResult> {
+    let text = '';
+    const calls: ModelToolCall[] = [];
+    let reason: FinishReason = 'other';
+    let usage = { inputTokens: 0, outputTokens: 0 };
+    try {
+      for await (const ev of this.deps.models.stream({
+        actor: this.def,
+        apiKey: this.apiKey,
+        system: req.system || undefined,
+        messages: req.messages,
+        tools: req.tools,
+        signal: req.signal,
+      })) {
+        if (ev.type === 'text') {
+          if (ev.delta === '') continue;
+          text += ev.delta;
+          await req.onText?.(ev.delta);
+        } else if (ev.type === 'tool-call') calls.push(ev.call);
+        else {
+          reason = ev.reason;
+          usage = ev.usage;
+        }
+      }
+    } catch (err) {
+      if (err instanceof ProviderFailure && err.kind !== 'cancelled')
+        throw new PlanActorFailure({
+          kind: 'actor',
+          message: `${this.name} failed: ${err.message}`,
+          recoverable: true,
+          hint: `${err.hint}; then run the phase again`,
+        });
+      throw err;
+    }
+    plan.usage.tokens += usage.inputTokens + usage.outputTokens;
+    const cost = costOf(this.def.prices, usage);
+    if (cost) plan.usage.costUsd = Math.round((plan.usage.costUsd + cost.amount) * 1e6) / 1e6;
+    return { text, calls, reason, usage };
+  }
+
+  validate(schema: Record<string, unknown>, value: unknown): string[] {
+    return this.deps.validator.validate(schema, value);
+  }
+}
+
+/** A tool a plan's actor may call: its definition and its name for the model. */
+export interface PlanTool {
+  ref: string;
+  modelName: string;
+  def: ToolDefinition;
+}
+
+export interface PlanToolSet {
+  tools: PlanTool[];
+  offered: ModelTool[];
+  byModelName: ReadonlyMap<string, PlanTool>;
+  /** Tools the actor names that a plan cannot offer, and why. */
+  problems: string[];
+}
+
+/** The built-in tools every plan actor gets (the strategy actor only the read-only ones). */
+const PLAN_BUILTINS = BUILTIN_TOOLS.filter((t) => t.name !== 'builtin/replace-in-files');
+
+/**
+ * The tools of a plan's actor: the built-in file, search, command and git tools, and the actor's
+ * own `command` tools (MCP tools are not offered to plans: their effects cannot be checkpointed).
+ * `readOnly`: only the tools that only read (strategize).
+ */
+export async function planToolsOf(
+  actor: ActorDefinition,
+  lookup: (name: string) => Promise<ToolDefinition | undefined>,
+  readOnly: boolean,
+): Promise<PlanToolSet> {
+  const problems: string[] = [];
+  const defs: ToolDefinition[] = [...PLAN_BUILTINS];
+  for (const name of actor.tools ?? []) {
+    if (defs.some((d) => d.name === name)) continue;
+    const def = await lookup(name);
+    if (!def) problems.push(`tool ${name} is not registered`);
+    else if (def.source.startsWith('mcp:'))
+      problems.push(`tool ${name} is an MCP tool: plans offer only built-in and command tools`);
+    else defs.push(def);
+  }
+  const taken = new Set<string>();
+  const tools = defs
+    .filter((d) => !readOnly || d.readOnly)
+    .map((def) => ({ ref: def.name, modelName: uniqueModelName(def.name, taken), def }));
+  return {
+    tools,
+    offered: tools.map((t) => ({
+      name: t.modelName,
+      description: t.def.description ?? t.ref,
+      inputSchema: t.def.inputSchema,
+    })),
+    byModelName: new Map(tools.map((t) => [t.modelName, t])),
+    problems,
+  };
+}
