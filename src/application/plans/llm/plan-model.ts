@@ -24,6 +24,7 @@ import {
   type SchemaValidator,
   type TokenCounter,
 } from '../../ports/language-model.port.js';
+import type { TranscriptStore } from '../../ports/transcript.port.js';
 import { uniqueModelName } from '../../actors/llm/chat-toolbox.js';
 import { costOf } from '../../actors/llm/tool-args.js';
 
@@ -34,6 +35,8 @@ export interface PlanLlmDeps {
   tokens: TokenCounter;
   validator: SchemaValidator;
   context: ContextProvider;
+  /** Where an execution waiting for an approval keeps its conversation (by the execute task's id). */
+  transcripts: TranscriptStore;
 }
 
 /** A failure of the plan's actor, as the plan error that stops the phase. */
