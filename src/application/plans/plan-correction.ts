@@ -1,23 +1,30 @@
 import { AppError } from '../../domain/errors.js';
-import { assertAllowed, requeueExecute, type Decision } from '../../domain/plan/plan.js';
+import { assertAllowed, requeueExecute, type Decision, type Plan } from '../../domain/plan/plan.js';
 import type { Correction } from '../../domain/plan/plan-views.js';
 import type { Principal } from '../ports/principal.js';
+import type { Replan } from './llm/strategize-llm.js';
 import type { PlanAccess } from './plan-access.js';
 import type { PlanAnswers } from './plan-answers.js';
-import type { CorrectInput, PlanServiceDeps } from './plan.types.js';
+import type { CorrectInput, PlanServiceDeps, RunResult } from './plan.types.js';
+
+/** Runs a re-plan of a plan from a goal on a new strategize task, and waits for it. */
+export type RunReplan = (plan: Plan, replan: Replan, principal: Principal) => Promise<RunResult>;
 
 /**
  * Corrections of a plan's decision tree (`plan correct`): `append` adds the user's guidance under a
- * decision and changes nothing else; `revert` supersedes the decision and everything after it,
- * restores the sandbox to the checkpoint before it, and strategizes again from there with the
- * guidance (a plan with a sandbox goes back to execute/queued, to run again from that step). A dry
- * run says what would happen and changes nothing.
+ * decision (a plan from a goal gives it to its execution actor for the rest of the run); `revert`
+ * supersedes the decision and everything after it, restores the sandbox to the checkpoint before
+ * it, and strategizes again from there with the guidance — a plan from a goal asks its strategy
+ * actor to decide again following the guidance; a stepped action records the guidance but its
+ * fixed steps stay what they are. A plan with a sandbox goes back to execute/queued. A dry run says
+ * what would happen and changes nothing.
  */
 export class PlanCorrections {
   constructor(
     private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine'>,
     private readonly access: PlanAccess,
     private readonly answers: PlanAnswers,
+    private readonly runReplan: RunReplan,
   ) {}
 
   async correct(input: CorrectInput, principal: Principal, planId?: string): Promise<Correction> {
@@ -28,6 +35,8 @@ export class PlanCorrections {
       throw new AppError('INVALID_STATE', `Decision ${decision.id} is already superseded`, {
         hint: `see the current tree with agents plan tree ${plan.id}`,
       });
+    if (plan.actors) return this.correctGoal(plan, decision, all, input, principal);
+    const note = `Action ${plan.action} declares its steps: the guidance is recorded, but it cannot change fixed steps`;
     const from = decision.type === 'step' ? (decision.stepIndex ?? 0) : 0;
     const affected =
       input.mode === 'append'
@@ -50,6 +59,7 @@ export class PlanCorrections {
           attempt: plan.attempt,
           wouldSupersede: [],
           wouldAdd: 'one guidance decision',
+          note,
         };
       return {
         planId: plan.id,
@@ -59,20 +69,14 @@ export class PlanCorrections {
         wouldSupersede: affected.map((d) => d.id),
         wouldRestoreCheckpoint: restoreTo?.id,
         wouldResumeAtStep: from + 1,
+        note,
       };
     }
     plan.attempt++;
-    const guidance = await this.deps.engine.record(plan, {
-      type: 'guidance',
-      parentId: input.mode === 'append' ? decision.id : decision.parentId,
-      question: `Correction (${input.mode}) of ${decision.id}`,
-      chosen: input.guidance,
-      rationale: input.guidance,
-      context: { corrects: decision.id, mode: input.mode },
-    });
+    const guidance = await this.guidance(plan, decision, input);
     if (input.mode === 'append') {
       await this.deps.engine.save(plan);
-      return { planId: plan.id, mode: 'append', attempt: plan.attempt, added: [guidance.id], superseded: [] };
+      return { planId: plan.id, mode: 'append', attempt: plan.attempt, added: [guidance.id], superseded: [], note };
     }
     const waiting = plan.waiting;
     for (const d of affected) await this.deps.plans.putDecision({ ...d, superseded: true });
@@ -101,7 +105,109 @@ export class PlanCorrections {
       added: [guidance.id, ...made.map((d) => d.id)],
       restoredCheckpoint: restoreTo?.id,
       resumeAtStep: from + 1,
+      note,
     };
+  }
+
+  /**
+   * A plan from a goal: `append` keeps the guidance for the execution actor; `revert` supersedes the
+   * decision, the choices after it and any assessment, restores the sandbox to before execute, and
+   * has the strategy actor decide again from there following the guidance.
+   */
+  private async correctGoal(
+    plan: Plan,
+    decision: Decision,
+    all: Decision[],
+    input: CorrectInput,
+    principal: Principal,
+  ): Promise<Correction> {
+    if (input.mode === 'revert' && decision.type !== 'strategy' && decision.type !== 'choice')
+      throw new AppError(
+        'INVALID_PARAMS',
+        `Decision ${decision.id} is a ${decision.type}: only the strategy and its choices can be reverted`,
+        {
+          fields: [{ field: 'decisionId', description: 'a strategy or choice decision (see agents plan tree)' }],
+          hint: `give guidance for the rest of the run with --mode append, or revert a choice: agents plan tree ${plan.id}`,
+        },
+      );
+    const live = all.filter((d) => !d.superseded);
+    const from = decision.type === 'strategy' ? 0 : (decision.stepIndex ?? 0);
+    const affected =
+      input.mode === 'append'
+        ? []
+        : live.filter(
+            (d) =>
+              d.id === decision.id ||
+              d.type === 'assessment' ||
+              (d.type === 'choice' && (d.stepIndex ?? 0) >= from) ||
+              (decision.type === 'strategy' && d.type === 'strategy'),
+          );
+    const kept = live.filter((d) => !affected.includes(d) && (d.type === 'strategy' || d.type === 'choice'));
+    const checkpoints = await this.deps.plans.checkpoints(plan.id);
+    // The work was done from the whole strategy: a re-plan starts execute again from its beginning.
+    const restoreTo = plan.sandboxes.length ? checkpoints.find((c) => c.label === 'before-execute') : undefined;
+    if (input.dryRun)
+      return {
+        planId: plan.id,
+        mode: input.mode,
+        dryRun: true,
+        attempt: plan.attempt,
+        wouldSupersede: affected.map((d) => d.id),
+        wouldAdd:
+          input.mode === 'append'
+            ? 'one guidance decision, given to the execution actor for the rest of the run'
+            : `one guidance decision, then the strategy actor decides again from decision ${from + 1} on`,
+        ...(input.mode === 'revert' && restoreTo ? { wouldRestoreCheckpoint: restoreTo.id } : {}),
+      };
+    plan.attempt++;
+    const guidance = await this.guidance(plan, decision, input);
+    if (input.mode === 'append') {
+      await this.deps.engine.save(plan);
+      return { planId: plan.id, mode: 'append', attempt: plan.attempt, added: [guidance.id], superseded: [] };
+    }
+    const waiting = plan.waiting;
+    plan.waiting = undefined;
+    for (const d of affected) await this.deps.plans.putDecision({ ...d, superseded: true });
+    if (restoreTo) await this.deps.engine.restore(plan, restoreTo);
+    plan.cursor = 0;
+    plan.error = undefined;
+    plan.done = undefined;
+    await this.deps.engine.save(plan);
+    await this.answers.closeWaiting(
+      waiting,
+      plan,
+      'The request this task waited for was superseded by a correction of the plan',
+      principal,
+    );
+    const run = await this.runReplan(
+      plan,
+      { kept, fromIndex: from, guidance: input.guidance, corrected: decision },
+      principal,
+    );
+    const after = await this.deps.plans.decisions(plan.id);
+    const added = after.filter(
+      (d) => !d.superseded && d.attempt === plan.attempt && (d.type === 'strategy' || d.type === 'choice'),
+    );
+    return {
+      planId: plan.id,
+      mode: 'revert',
+      attempt: plan.attempt,
+      superseded: affected.map((d) => d.id),
+      added: [guidance.id, ...added.map((d) => d.id)],
+      ...(restoreTo ? { restoredCheckpoint: restoreTo.id } : {}),
+      taskId: run.taskId,
+    };
+  }
+
+  private guidance(plan: Plan, decision: Decision, input: CorrectInput): Promise<Decision> {
+    return this.deps.engine.record(plan, {
+      type: 'guidance',
+      parentId: input.mode === 'append' ? decision.id : decision.parentId,
+      question: `Correction (${input.mode}) of ${decision.id}`,
+      chosen: input.guidance,
+      rationale: input.guidance,
+      context: { corrects: decision.id, mode: input.mode },
+    });
   }
 }
 

@@ -1,12 +1,13 @@
 import type { ApprovalAnswer } from '../../domain/plan/approval.js';
 import type { Checkpoint, Decision, Plan, PlanError, Waiting } from '../../domain/plan/plan.js';
-import { declineApply, failPhase, takeAnswer } from '../../domain/plan/plan.js';
+import { declineApply, failPhase, requeueExecute, takeAnswer } from '../../domain/plan/plan.js';
 import { AppError } from '../../domain/errors.js';
 import type { SandboxDiff } from '../ports/sandbox.port.js';
 import { applyChanges } from './apply-phase.js';
 import { executeSteps } from './execute-phase.js';
 import { PlanStopped, PlanWorkbench, type PlanEngineDeps, type TaskHandle } from './plan-workbench.js';
 import { strategize } from './strategize-phase.js';
+import { strategizeWithActor, type Replan } from './llm/strategize-llm.js';
 
 export { PLAN_META, type PlanEngineDeps, type TaskHandle } from './plan-workbench.js';
 
@@ -35,6 +36,11 @@ export class PlanEngine {
     return this.open.get(id) ?? (await this.wb.deps.plans.get(id));
   }
 
+  /** Whether plans from a goal can run here (LLM providers and the context service are wired). */
+  get runsActors(): boolean {
+    return this.wb.deps.llm !== undefined;
+  }
+
   isRunning(id: string): boolean {
     return this.running.has(id);
   }
@@ -45,7 +51,9 @@ export class PlanEngine {
 
   /** Strategizes a new plan on its task. */
   async strategizeOn(planId: string, task: TaskHandle): Promise<void> {
-    await this.hold(planId, task, async (plan) => strategize(this.wb, plan, task, 0));
+    await this.hold(planId, task, async (plan) =>
+      plan.actors ? strategizeWithActor(this.wb, plan, task, task.signal) : strategize(this.wb, plan, task, 0),
+    );
   }
 
   /** Runs (or resumes) the execute phase on its task. */
@@ -96,6 +104,18 @@ export class PlanEngine {
         return applyChanges(this.wb, plan, task, true);
       }
       return executeSteps(this.wb, plan, task, false);
+    });
+  }
+
+  /** Re-plans a plan from a goal from a corrected decision, with the user's guidance, on its task. */
+  async replan(planId: string, task: TaskHandle, replan: Replan): Promise<void> {
+    await this.hold(planId, task, async (plan) => {
+      await strategizeWithActor(this.wb, plan, task, task.signal, replan);
+      // A plan that had a sandbox runs execute again from the checkpoint the correction restored.
+      if (plan.sandboxes.length && plan.phase === 'strategize' && plan.state === 'complete') {
+        requeueExecute(plan);
+        await this.wb.save(plan);
+      }
     });
   }
 

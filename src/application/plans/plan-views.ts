@@ -38,7 +38,12 @@ export function statusOf(
       checkpoints: checkpoints.length,
     },
     usage: p.usage,
-    budget: { maxToolCalls: p.budget.maxToolCalls, maxWallSeconds: Math.round(p.budget.maxWallMs / 1000) },
+    budget: {
+      maxToolCalls: p.budget.maxToolCalls,
+      maxWallSeconds: Math.round(p.budget.maxWallMs / 1000),
+      ...(p.budget.maxTokens ? { maxTokens: p.budget.maxTokens } : {}),
+      ...(p.budget.maxCost ? { maxCost: p.budget.maxCost } : {}),
+    },
     tasks: p.tasks,
     contextId: p.contextId,
     sandboxes: p.sandboxes,
@@ -50,6 +55,10 @@ export function statusOf(
   if (p.error) out.error = p.error;
   if (p.waiting) out.waiting = p.waiting;
   if (p.applied) out.applied = p.applied;
+  if (p.actors) out.actors = p.actors;
+  if (p.invariants) out.invariants = p.invariants;
+  if (p.verify) out.verify = p.verify;
+  if (p.done) out.done = p.done;
   return out;
 }
 

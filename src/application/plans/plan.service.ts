@@ -9,6 +9,8 @@ import {
   renderTemplate,
   requeueExecute,
   type Plan,
+  type PlanActors,
+  type PlanInvariant,
 } from '../../domain/plan/plan.js';
 import type {
   Correction,
@@ -18,8 +20,8 @@ import type {
   PlanTree,
 } from '../../domain/plan/plan-views.js';
 import type { PolicySnapshot } from '../../domain/plan/policy.js';
-import { DEFAULT_AUTOMATION_PROFILE } from '../../domain/registry/builtins.js';
-import { profileEntityName } from '../../domain/registry/entities.js';
+import { DEFAULT_AUTOMATION_PROFILE, GLOBAL_INVARIANTS } from '../../domain/registry/builtins.js';
+import { profileEntityName, type ActionDefinition, type ProjectDefinition } from '../../domain/registry/entities.js';
 import type { Principal } from '../ports/principal.js';
 import type { ContextOwner, OwnedRun } from '../tasks/task.service.js';
 import { resolveArguments } from './arguments.js';
@@ -33,14 +35,68 @@ import type { CorrectInput, PlanListInput, PlanServiceDeps, RunResult } from './
 
 export type { CorrectInput, PlanListInput, PlanServiceDeps, RunResult } from './plan.types.js';
 
+/** The action of `plan use --goal`. */
+export const GOAL_ACTION = 'builtin/goal';
+
+/** The global invariants, then the action's, then each project's, in that order. */
+function invariantsOf(
+  action: string,
+  def: ActionDefinition,
+  names: string[],
+  projects: ProjectDefinition[],
+): PlanInvariant[] {
+  return [
+    ...GLOBAL_INVARIANTS.map((text) => ({ text, source: 'global' as const })),
+    ...(def.invariants ?? []).map((text) => ({ text, source: 'action' as const, from: action })),
+    ...projects.flatMap((p, i) =>
+      (p.settings?.invariants ?? []).map((text) => ({ text, source: 'project' as const, from: names[i] ?? p.name })),
+    ),
+  ];
+}
+
+/** The verify command: the first project's that has one, else the action's. */
+function verifyOf(
+  action: string,
+  def: ActionDefinition,
+  names: string[],
+  projects: ProjectDefinition[],
+): Plan['verify'] {
+  for (const [i, p] of projects.entries()) {
+    const v = p.settings?.verify;
+    if (v)
+      return {
+        command: v.command,
+        ...(v.timeoutSeconds ? { timeoutSeconds: v.timeoutSeconds } : {}),
+        source: `project ${names[i] ?? p.name}`,
+      };
+  }
+  const v = def.verify;
+  return v
+    ? {
+        command: v.command,
+        ...(v.timeoutSeconds ? { timeoutSeconds: v.timeoutSeconds } : {}),
+        source: `action ${action}`,
+      }
+    : undefined;
+}
+
 export interface UseInput {
-  action: string;
+  /** Absent with a goal: builtin/goal. */
+  action?: string | undefined;
+  /** The `goal` argument of builtin/goal (or of any action that declares one). */
+  goal?: string | undefined;
   projects: string[];
   arguments?: Record<string, unknown> | undefined;
   /** An automation profile entity (`manual`, `trusted`, `auto`: the built-ins). */
   automationProfile?: string | undefined;
   maxToolCalls?: number | undefined;
   maxWallSeconds?: number | undefined;
+  maxTokens?: number | undefined;
+  maxCost?: number | undefined;
+  /** Both actors of a plan from a goal (an action without steps). */
+  actor?: string | undefined;
+  strategyActor?: string | undefined;
+  executionActor?: string | undefined;
   wait?: boolean | undefined;
 }
 
@@ -64,31 +120,30 @@ export class PlanService implements ContextOwner {
     this.access = new PlanAccess(deps);
     this.queries = new PlanQueries(deps, this.access);
     this.answers = new PlanAnswers(deps, this.access, this.queries);
-    this.corrections = new PlanCorrections(deps, this.access, this.answers);
+    this.corrections = new PlanCorrections(deps, this.access, this.answers, (plan, replan, principal) =>
+      this.runOn(plan, 'strategize', principal, true, (task) => this.deps.engine.replan(plan.id, task, replan)),
+    );
   }
 
   async use(input: UseInput, principal: Principal): Promise<RunResult> {
-    const action = await this.deps.registry.show('action', input.action, principal);
+    const actionName = input.action ?? (input.goal !== undefined ? GOAL_ACTION : undefined);
+    if (!actionName)
+      throw new AppError('INVALID_PARAMS', 'A plan needs an action, or a goal', {
+        fields: [{ field: 'action', description: 'name an action, or give a goal (builtin/goal)' }],
+      });
+    const action = await this.deps.registry.show('action', actionName, principal);
     const def = action.definition;
-    if (!def.steps?.length) {
-      throw new AppError(
-        'INVALID_STATE',
-        `Action ${action.name} declares no steps; only deterministic (stepped) actions can be planned in this release`,
-        {
-          details: { action: action.name },
-          hint: 'add steps to the action, or use builtin/replace or builtin/run-command',
-        },
-      );
-    }
     if (input.projects.length === 0)
       throw new AppError('INVALID_PARAMS', 'A plan needs at least one project', {
         fields: [{ field: 'projects', description: 'name at least one project' }],
       });
     let profile: string | undefined = input.automationProfile;
     const networks: Array<'none' | 'allow' | undefined> = [];
+    const projects: ProjectDefinition[] = [];
     for (const name of input.projects) {
       const p = await this.deps.registry.show('project', name, principal);
       const project = p.definition;
+      projects.push(project);
       profile ??= project.settings?.automationProfile;
       networks.push(project.settings?.network);
       for (const r of p.derived.resources) {
@@ -100,10 +155,30 @@ export class PlanService implements ContextOwner {
           );
       }
     }
-    const args = resolveArguments(def, input.arguments ?? {});
+    const stepped = (def.steps?.length ?? 0) > 0;
+    const actors = stepped ? undefined : await this.chooseActors(action.name, def, projects, input, principal);
+    if (stepped && (input.actor ?? input.strategyActor ?? input.executionActor))
+      throw new AppError(
+        'INVALID_PARAMS',
+        `Action ${action.name} declares steps: they run as declared, without actors`,
+        {
+          fields: [{ field: 'actor', description: 'only for actions without steps (builtin/goal)' }],
+          hint: 'leave --actor out, or plan a goal: agents plan use --goal "…" PROJECT --actor NAME',
+        },
+      );
+    const given = { ...(input.arguments ?? {}) };
+    if (input.goal !== undefined) {
+      if (!def.arguments?.['goal'])
+        throw new AppError('INVALID_PARAMS', `Action ${action.name} takes no goal argument`, {
+          fields: [{ field: 'goal', description: `use builtin/goal, or pass the action's own arguments` }],
+        });
+      given['goal'] = input.goal;
+    }
+    const args = resolveArguments(def, given);
     const at = this.now().toISOString();
     const policy = await this.snapshotProfile(profile ?? DEFAULT_AUTOMATION_PROFILE, at, principal);
     const id = newId();
+    const verify = verifyOf(action.name, def, input.projects, projects);
     const plan: Plan = {
       id,
       name: `${action.name.split('/')[1] ?? action.name} on ${input.projects.join(', ')}`,
@@ -122,17 +197,85 @@ export class PlanService implements ContextOwner {
       owner: principal.id,
       createdAt: at,
       updatedAt: at,
-      budget: { maxToolCalls: input.maxToolCalls ?? 100, maxWallMs: (input.maxWallSeconds ?? 1800) * 1000 },
+      budget: {
+        maxToolCalls: input.maxToolCalls ?? 100,
+        maxWallMs: (input.maxWallSeconds ?? 1800) * 1000,
+        ...(input.maxTokens ? { maxTokens: input.maxTokens } : {}),
+        ...(input.maxCost ? { maxCost: input.maxCost } : {}),
+      },
       usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
       cursor: 0,
-      stepsTotal: def.steps.length,
+      stepsTotal: def.steps?.length ?? 0,
       sandboxes: [],
       network: planNetwork(networks, def.network),
+      ...(actors ? { actors } : {}),
+      invariants: invariantsOf(action.name, def, input.projects, projects),
+      ...(verify ? { verify } : {}),
     };
     await this.deps.plans.create(plan);
     return this.runOn(plan, 'strategize', principal, input.wait ?? true, (task) =>
       this.deps.engine.strategizeOn(plan.id, task),
     );
+  }
+
+  /**
+   * The actors of a plan without declared steps, each chosen in this order: the flag (`actor` for
+   * both), the action's, the project's. Each must be an LLM actor the caller may read.
+   */
+  private async chooseActors(
+    action: string,
+    def: ActionDefinition,
+    projects: ProjectDefinition[],
+    input: UseInput,
+    principal: Principal,
+  ): Promise<PlanActors> {
+    if (!this.deps.engine.runsActors)
+      throw new AppError('INVALID_STATE', `Action ${action} declares no steps, and this agent runs no LLM actors`, {
+        hint: 'plan an action with declared steps (builtin/replace, builtin/run-command), or run an agent with LLM providers',
+      });
+    const pick = (role: 'strategy' | 'execution'): { name: string; source: string } | undefined => {
+      const flag = role === 'strategy' ? input.strategyActor : input.executionActor;
+      if (flag) return { name: flag, source: `--${role}-actor` };
+      if (input.actor) return { name: input.actor, source: '--actor' };
+      const fromAction = role === 'strategy' ? def.strategyActor : def.executionActor;
+      if (fromAction) return { name: fromAction, source: `action ${action}` };
+      for (const p of projects) {
+        const fromProject = role === 'strategy' ? p.settings?.strategyActor : p.settings?.executionActor;
+        if (fromProject) return { name: fromProject, source: `project ${p.name}` };
+      }
+      return undefined;
+    };
+    const strategy = pick('strategy');
+    const execution = pick('execution');
+    if (!strategy || !execution) {
+      const missing = [!strategy ? 'a strategy actor' : '', !execution ? 'an execution actor' : '']
+        .filter(Boolean)
+        .join(' and ');
+      throw new AppError('INVALID_PARAMS', `Action ${action} declares no steps: the plan needs ${missing}`, {
+        fields: [{ field: 'actor', description: 'name an LLM actor' }],
+        hint: "choose one with --actor NAME (both), --strategy-actor / --execution-actor, or set strategyActor and executionActor on the action or in the project's settings",
+      });
+    }
+    for (const [role, c] of [
+      ['strategy', strategy],
+      ['execution', execution],
+    ] as const) {
+      const e = await this.deps.registry.visible('actor', c.name, principal);
+      if (e.definition.provider === 'builtin')
+        throw new AppError(
+          'INVALID_PARAMS',
+          `Actor ${c.name} (the ${role} actor, from ${c.source}) is a built-in deterministic actor: it cannot plan or carry out a goal`,
+          {
+            fields: [{ field: `${role}Actor`, description: 'an LLM actor (openai-compatible, openai, anthropic)' }],
+            hint: 'see the LLM actors with agents actor list --type openai-compatible',
+          },
+        );
+    }
+    return {
+      strategy: strategy.name,
+      execution: execution.name,
+      source: { strategy: strategy.source, execution: execution.source },
+    };
   }
 
   /** The profile's rules as they are now: the plan keeps this copy whatever happens to the profile later. */
@@ -157,6 +300,8 @@ export class PlanService implements ContextOwner {
       yes?: boolean | undefined;
       maxToolCalls?: number | undefined;
       maxWallSeconds?: number | undefined;
+      maxTokens?: number | undefined;
+      maxCost?: number | undefined;
     },
     principal: Principal,
   ): Promise<RunResult> {
@@ -176,6 +321,8 @@ export class PlanService implements ContextOwner {
     }
     if (opts.maxToolCalls) plan.budget.maxToolCalls = opts.maxToolCalls;
     if (opts.maxWallSeconds) plan.budget.maxWallMs = opts.maxWallSeconds * 1000;
+    if (opts.maxTokens) plan.budget.maxTokens = opts.maxTokens;
+    if (opts.maxCost) plan.budget.maxCost = opts.maxCost;
     await this.deps.engine.save(plan);
     return this.runOn(plan, 'execute', principal, opts.wait ?? false, (task) =>
       this.deps.engine.execute(planId, task, { yes: opts.yes ?? false }),
@@ -271,6 +418,16 @@ export class PlanService implements ContextOwner {
       context: { phase: plan.phase, state: plan.state, error: plan.error },
     });
     if (plan.phase === 'apply') return this.apply(planId, {}, principal);
+    if (plan.phase === 'strategize' && plan.actors) {
+      // The strategy actor failed (off the schema, a provider error): it strategizes again with the guidance.
+      const live = (await this.deps.plans.decisions(plan.id)).filter(
+        (d) => !d.superseded && (d.type === 'strategy' || d.type === 'choice'),
+      );
+      const fromIndex = live.filter((d) => d.type === 'choice').length;
+      return this.runOn(plan, 'strategize', principal, true, (task) =>
+        this.deps.engine.replan(plan.id, task, { kept: live, fromIndex, guidance }),
+      );
+    }
     return this.execute(planId, {}, principal);
   }
 

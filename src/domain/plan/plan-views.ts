@@ -48,7 +48,16 @@ export const PlanStatus = z.object({
     checkpoints: z.number().int(),
   }),
   usage: Plan.shape.usage,
-  budget: z.object({ maxToolCalls: z.number().int(), maxWallSeconds: z.number().int() }),
+  budget: z.object({
+    maxToolCalls: z.number().int(),
+    maxWallSeconds: z.number().int(),
+    maxTokens: z.number().int().optional(),
+    maxCost: z.number().optional(),
+  }),
+  actors: Plan.shape.actors,
+  invariants: Plan.shape.invariants,
+  verify: Plan.shape.verify,
+  done: Plan.shape.done,
   error: PlanError.optional(),
   waiting: Waiting.optional(),
   tasks: Plan.shape.tasks,
@@ -97,6 +106,7 @@ export const CorrectionPreview = z.object({
   wouldAdd: z.string().optional(),
   wouldRestoreCheckpoint: z.string().optional(),
   wouldResumeAtStep: z.number().int().optional(),
+  note: z.string().optional(),
 });
 /** A correction made: the decisions it superseded and added, and where execute resumes. */
 export const CorrectionDone = z.object({
@@ -107,6 +117,10 @@ export const CorrectionDone = z.object({
   added: z.array(z.string()),
   restoredCheckpoint: z.string().optional(),
   resumeAtStep: z.number().int().optional(),
+  /** A plan from a goal: the task the strategy actor re-planned on. */
+  taskId: z.string().optional(),
+  /** What the correction could not do (a stepped action's fixed steps), in words. */
+  note: z.string().optional(),
 });
 export const Correction = z.union([CorrectionPreview, CorrectionDone]);
 export type Correction = z.infer<typeof Correction>;

@@ -16,6 +16,7 @@ import {
   planTree,
   planUse,
 } from '../../../protocol/client/index.js';
+import { UsageError } from '../exit-codes.js';
 import { qualify, whenText } from '../render/definition.js';
 import {
   phaseState,
@@ -54,8 +55,12 @@ function argPair(value: string, previous: Record<string, string> = {}): Record<s
 interface Budget {
   maxToolCalls?: number;
   maxWallSeconds?: number;
+  maxTokens?: number;
+  maxCost?: number;
 }
 const budgetOf = (o: Budget): Budget => ({
+  ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
+  ...(o.maxCost !== undefined ? { maxCost: o.maxCost } : {}),
   ...(o.maxToolCalls !== undefined ? { maxToolCalls: o.maxToolCalls } : {}),
   ...(o.maxWallSeconds !== undefined ? { maxWallSeconds: o.maxWallSeconds } : {}),
 });
@@ -63,7 +68,21 @@ const budgetOf = (o: Budget): Budget => ({
 const withBudget = (c: Command): Command =>
   c
     .option('--max-tool-calls <n>', 'budget: most tool calls the plan may make', intOption(1, 100_000))
-    .option('--max-wall-seconds <n>', 'budget: most wall-clock seconds', intOption(1, 7 * 24 * 3600));
+    .option('--max-wall-seconds <n>', 'budget: most wall-clock seconds', intOption(1, 7 * 24 * 3600))
+    .option(
+      '--max-tokens <n>',
+      "budget: most tokens (input + output) the plan's actors may use",
+      intOption(1, 1_000_000_000),
+    )
+    .option('--max-cost <amount>', "budget: most cost, at the actors' prices (e.g. 0.50)", costOption);
+
+/** A positive amount of money. */
+function costOption(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(n > 0) || n > 1_000_000)
+    throw new InvalidArgumentError('must be a positive amount such as 0.50');
+  return n;
+}
 
 /** `agents plan …`: strategize → execute in a sandbox → apply, with live progress and approvals. */
 export function registerPlan(program: Command, runner: Runner): void {
@@ -74,9 +93,20 @@ export function registerPlan(program: Command, runner: Runner): void {
   withBudget(
     plan
       .command('use')
-      .description('Create a plan from an action and projects, and strategize it (prints the plan id and its steps)')
-      .argument('<action>', 'the action (e.g. builtin/replace; see agents action list)')
-      .argument('<projects...>', 'the projects it works on')
+      .description(
+        'Create a plan from an action (or a goal) and projects, and strategize it (prints the plan id and its steps or decisions)',
+      )
+      .argument(
+        '<names...>',
+        'the action (e.g. builtin/replace; see agents action list), then the projects it works on; with --goal only the projects',
+      )
+      .option('--goal <text>', 'plan a goal in words (the action builtin/goal): LLM actors strategize and carry it out')
+      .option('--actor <name>', 'the LLM actor that strategizes and executes (an action without steps)')
+      .option(
+        '--strategy-actor <name>',
+        'the LLM actor that strategizes (overrides --actor, the action and the project)',
+      )
+      .option('--execution-actor <name>', 'the LLM actor that executes (overrides --actor, the action and the project)')
       .option('--arg <name=value>', 'an argument of the action (repeat for several; see agents action show)', argPair)
       .option(
         '--automation-profile <profile>',
@@ -84,17 +114,37 @@ export function registerPlan(program: Command, runner: Runner): void {
       ),
   ).action(
     (
-      action: string,
-      projects: string[],
-      opts: Budget & { arg?: Record<string, string>; automationProfile?: string },
+      names: string[],
+      opts: Budget & {
+        arg?: Record<string, string>;
+        automationProfile?: string;
+        goal?: string;
+        actor?: string;
+        strategyActor?: string;
+        executionActor?: string;
+      },
       cmd: Command,
     ) =>
       runner.run(cmd, 'plan use', async (ctx) => {
         const client = await ctx.client();
+        const [first, ...rest] = names;
+        // With a goal every name is a project; otherwise the first is the action.
+        const action = opts.goal === undefined ? first : undefined;
+        const projects = opts.goal === undefined ? rest : names;
+        if (projects.length === 0)
+          throw new UsageError(
+            opts.goal === undefined
+              ? 'plan use: name the action, then at least one project (or plan a goal: --goal "…" PROJECT)'
+              : 'plan use --goal: name at least one project',
+          );
         const params = {
-          action: qualify(action),
+          ...(action ? { action: qualify(action) } : {}),
           projects: projects.map(qualify),
           wait: false,
+          ...(opts.goal !== undefined ? { goal: opts.goal } : {}),
+          ...(opts.actor ? { actor: qualify(opts.actor) } : {}),
+          ...(opts.strategyActor ? { strategyActor: qualify(opts.strategyActor) } : {}),
+          ...(opts.executionActor ? { executionActor: qualify(opts.executionActor) } : {}),
           ...(opts.arg ? { arguments: opts.arg } : {}),
           ...(opts.automationProfile ? { automationProfile: opts.automationProfile } : {}),
           ...budgetOf(opts),
@@ -292,7 +342,8 @@ export function registerPlan(program: Command, runner: Runner): void {
     .description('One decision: what was decided and why, its context, tool calls and checkpoint')
     .argument('<decision-id>', 'a decision id (from agents plan tree)')
     .option('--plan <id>', 'the plan it belongs to (faster)')
-    .action((decisionId: string, opts: { plan?: string }, cmd: Command) =>
+    .option('--show-context', 'list every file of the context the actor saw (path, tokens, score)')
+    .action((decisionId: string, opts: { plan?: string; showContext?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan explain', async (ctx) => {
         const client = await ctx.client();
         const r = await client.call(
@@ -300,7 +351,7 @@ export function registerPlan(program: Command, runner: Runner): void {
           { decisionId, ...(opts.plan ? { planId: opts.plan } : {}) },
           { signal: ctx.signal },
         );
-        ctx.ui.out(renderExplain(r, ctx.ui));
+        ctx.ui.out(renderExplain(r, ctx.ui, opts.showContext ?? false));
         return { data: r };
       }),
     );

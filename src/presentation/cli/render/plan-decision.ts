@@ -6,7 +6,32 @@ import { renderFields } from './table.js';
 import type { Ui } from './ui.js';
 
 /** One decision for `plan explain`: what, why, its context, tool calls and checkpoint. */
-export function renderExplain(r: ResultOf<typeof planExplain>, ui: Ui): string {
+/** A context snapshot reference as a decision keeps it (ContextSnapshotRef). */
+interface SnapshotRef {
+  snapshot: string;
+  view: string;
+  project: string;
+  files: Array<{ resource: string; path: string; tokens: number; score: number }>;
+  tokens: number;
+  budget: number;
+}
+
+function snapshotOf(context: Record<string, unknown>): SnapshotRef | undefined {
+  const s = context['snapshot'] as Partial<SnapshotRef> | undefined;
+  return s && typeof s.snapshot === 'string' && Array.isArray(s.files) ? (s as SnapshotRef) : undefined;
+}
+
+/** An alternative an actor weighed: `{option, reason}`, or whatever a stepped decision kept. */
+function alternativeText(a: unknown): string {
+  if (a && typeof a === 'object' && 'option' in a) {
+    const { option, reason } = a as { option: unknown; reason?: unknown };
+    const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+    return `${text(option)}${reason ? ` — not chosen: ${text(reason)}` : ''}`;
+  }
+  return typeof a === 'string' ? a : JSON.stringify(a);
+}
+
+export function renderExplain(r: ResultOf<typeof planExplain>, ui: Ui, showContext = false): string {
   const { decision: d, parent, children, toolCalls: calls, checkpointAfter: cp } = r;
   const fields: Array<readonly [string, string | undefined]> = [
     ['plan', r.planId],
@@ -28,10 +53,23 @@ export function renderExplain(r: ResultOf<typeof planExplain>, ui: Ui): string {
       ...(c.policy ? [['policy', verdictText(c.policy)] as const] : []),
     ]),
     ['checkpoint', cp ? `${cp.id} ${cp.label}` : undefined],
+    ...d.alternatives.map((a, i) => [`alternative ${i + 1}`, alternativeText(a)] as const),
   ];
-  const context = Object.keys(d.context).length ? d.context : undefined;
-  const alternatives = d.alternatives.length ? d.alternatives : undefined;
-  const tail = `${context ? `${ui.rich ? ui.pal.bold('context') : 'context:'}\n${renderYaml(context, ui.mode)}` : ''}${alternatives ? `${ui.rich ? ui.pal.bold('alternatives') : 'alternatives:'}\n${renderYaml(alternatives, ui.mode)}` : ''}`;
+  const snap = snapshotOf(d.context);
+  if (snap)
+    fields.push([
+      'context seen',
+      `snapshot ${snap.snapshot.slice(0, 12)}: ${snap.files.length} files of project ${snap.project}, ${snap.tokens} of ${snap.budget} tokens (view ${snap.view})${showContext ? '' : ' — --show-context lists them'}`,
+    ]);
+  if (snap && showContext)
+    fields.push(
+      ...snap.files.map(
+        (f) => ['context file', `${f.path} (${f.resource}, ${f.tokens} tokens, score ${f.score})`] as const,
+      ),
+    );
+  const { snapshot: _seen, ...rest } = d.context;
+  const context = Object.keys(rest).length ? rest : undefined;
+  const tail = context ? `${ui.rich ? ui.pal.bold('context') : 'context:'}\n${renderYaml(context, ui.mode)}` : '';
   if (!ui.rich) return `${renderFields([['decision', d.id], ...fields], ui.mode)}${tail}`;
   return `${ui.pal.bold('Decision')} ${d.id}\n${renderFields(fields, ui.mode)}${tail}`;
 }
@@ -46,6 +84,8 @@ export function renderCorrection(r: ResultOf<typeof planCorrect>, ui: Ui): strin
       ...ids(r.wouldSupersede).map((id) => ['would supersede', id] as const),
       ['would restore', r.wouldRestoreCheckpoint || undefined],
       ['would resume at step', r.wouldResumeAtStep !== undefined ? String(r.wouldResumeAtStep) : undefined],
+      ['would add', r.wouldAdd],
+      ['note', r.note],
     ];
     return ui.rich
       ? `${ui.pal.bold('Dry run')}: nothing changed in plan ${planId}\n${renderFields(fields, ui.mode)}`
@@ -58,7 +98,12 @@ export function renderCorrection(r: ResultOf<typeof planCorrect>, ui: Ui): strin
     ...ids(r.added).map((id) => ['added', id] as const),
     ['restored', r.restoredCheckpoint || undefined],
     ['resume at step', r.resumeAtStep !== undefined ? String(r.resumeAtStep) : undefined],
-    ['next', r.mode === 'revert' ? `agents plan execute ${planId}` : `agents plan tree ${planId}`],
+    ['re-planned on task', r.taskId],
+    ['note', r.note],
+    [
+      'next',
+      r.mode === 'revert' ? `agents plan tree ${planId} ; agents plan execute ${planId}` : `agents plan tree ${planId}`,
+    ],
   ];
   return ui.rich
     ? `${ui.pal.bold('Corrected')} plan ${planId}\n${renderFields(fields, ui.mode)}`

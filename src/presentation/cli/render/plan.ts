@@ -62,7 +62,7 @@ export function commandLines(s: PlanStatus, ui: Ui): Array<readonly [string, str
 /** Everything `plan status` knows, for people. */
 export function renderPlanStatus(s: PlanStatus, ui: Ui): string {
   const rich = ui.rich;
-  const { checkpoints, sandboxes, error, waiting, usage, budget, applied, tasks, timing } = s;
+  const { checkpoints, sandboxes, error, waiting, applied, tasks, timing } = s;
   const fields: Array<readonly [string, string | undefined]> = [
     ['name', s.name],
     ['action', s.action],
@@ -75,10 +75,18 @@ export function renderPlanStatus(s: PlanStatus, ui: Ui): string {
     ['attempt', String(s.attempt)],
     ['progress', `${s.progress.stepsDone}/${s.progress.stepsTotal} steps`],
     ['running', rich ? (s.running ? 'yes' : undefined) : String(s.running)],
-    [
-      'usage',
-      `${plural(usage.toolCalls, 'tool call')}, ${seconds(usage.wallMs)} (budget ${budget.maxToolCalls} tool calls, ${budget.maxWallSeconds} s)`,
-    ],
+    ...(s.actors
+      ? ([
+          ['strategy actor', `${s.actors.strategy} (from ${s.actors.source.strategy})`],
+          ['execution actor', `${s.actors.execution} (from ${s.actors.source.execution})`],
+        ] as const)
+      : []),
+    ...(s.actors
+      ? (s.invariants ?? []).map((i) => ['invariant', `${i.text} (${i.source}${i.from ? ` ${i.from}` : ''})`] as const)
+      : []),
+    ['verify', s.verify ? `${s.verify.command} (from ${s.verify.source})` : undefined],
+    ['done', doneText(s, ui)],
+    ['usage', usageText(s)],
     [
       'error',
       error ? `${error.message}${rich && error.hint ? `\n${ui.pal.dim(`hint: ${error.hint}`)}` : ''}` : undefined,
@@ -110,6 +118,30 @@ export function renderPlanStatus(s: PlanStatus, ui: Ui): string {
   ];
   if (!rich) return renderFields([['plan', s.planId], ['phase', s.phase], ['state', s.state], ...fields], ui.mode);
   return `${ui.pal.bold('Plan')} ${s.planId}  ${phaseState(s, ui.pal)}\n${renderFields(fields, ui.mode)}`;
+}
+
+/** Usage against every budget the plan has. */
+export function usageText(s: Pick<PlanStatus, 'usage' | 'budget'>): string {
+  const { usage: u, budget: b } = s;
+  const parts = [
+    `${plural(u.toolCalls, 'tool call')} of ${b.maxToolCalls}`,
+    `${seconds(u.wallMs)} of ${b.maxWallSeconds} s`,
+    `${u.tokens} tokens${b.maxTokens ? ` of ${b.maxTokens}` : ''}`,
+  ];
+  if (u.costUsd > 0 || b.maxCost) parts.push(`cost ${u.costUsd.toFixed(4)}${b.maxCost ? ` of ${b.maxCost}` : ''}`);
+  return parts.join(', ');
+}
+
+/** Whether the plan met its definition of done (said before anyone applies it). */
+export function doneText(s: Pick<PlanStatus, 'done'>, ui: Ui): string | undefined {
+  const d = s.done;
+  if (!d) return undefined;
+  const how =
+    d.by === 'verify' && d.verify
+      ? `verify \`${d.verify.command}\` ${d.verify.ok ? 'passed' : `failed (exit ${d.verify.exitCode ?? 'killed'})`}`
+      : `the execution actor's assessment${d.assessment ? `: ${oneLine(d.assessment).slice(0, 200)}` : ''}`;
+  const text = d.met ? `met — ${how}` : `NOT met — ${how}`;
+  return ui.rich ? (d.met ? ui.pal.green(text) : ui.pal.yellow(text)) : text;
 }
 
 /** The decision tree: indented in rich mode; one tab-separated line per decision in plain mode. */

@@ -88,7 +88,7 @@ export async function stepDecisions(ctx: RunContext, client: A2AClient, planId: 
   const tree = await client.call(planTree, { planId }, { signal: ctx.signal });
   const out: Decision[] = [];
   const walk = (d: Decision): void => {
-    if (d.type === 'step') out.push(d);
+    if (d.type === 'step' || d.type === 'choice') out.push(d);
     for (const c of d.children) walk(c);
   };
   for (const d of tree.decisions) walk(d);
@@ -102,15 +102,17 @@ export function renderStrategy(s: PlanStatus, steps: Decision[], ui: Ui): string
     ['done when', s.definitionOfDone],
     ['profile', s.automationProfile],
     ...commandLines(s, ui),
-    ...steps.map(
-      (d) =>
-        [
-          ui.rich ? `step ${(d.stepIndex ?? 0) + 1}` : 'step',
-          ui.rich
-            ? `${chosenText(d.chosen)} ${ui.pal.dim(`(decision ${d.id})`)}`
-            : `${(d.stepIndex ?? 0) + 1} ${d.id} ${chosenText(d.chosen)}`,
-        ] as const,
-    ),
+    ...(s.actors ? ([['actors', `strategy ${s.actors.strategy}, execution ${s.actors.execution}`]] as const) : []),
+    ...steps.map((d) => {
+      const label = d.type === 'choice' ? 'decision' : 'step';
+      const what = d.type === 'choice' ? `${d.question} → ${chosenText(d.chosen)}` : chosenText(d.chosen);
+      return [
+        ui.rich ? `${label} ${(d.stepIndex ?? 0) + 1}` : label,
+        ui.rich
+          ? `${what} ${ui.pal.dim(`(${d.type === 'choice' ? `confidence ${d.confidence}, ` : ''}decision ${d.id})`)}`
+          : `${(d.stepIndex ?? 0) + 1} ${d.id} ${what}`,
+      ] as const;
+    }),
     ['next', nextCommands(s).join(ui.rich ? '  ·  ' : ' ; ')],
   ];
   if (!ui.rich) return renderFields([['plan', s.planId], ['phase', s.phase], ['state', s.state], ...fields], ui.mode);

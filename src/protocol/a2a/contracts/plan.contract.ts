@@ -18,6 +18,8 @@ const PlanId = Ulid;
 
 const Budget = {
   maxToolCalls: z.number().int().min(1).max(100_000).optional(),
+  maxTokens: z.number().int().min(1).max(1_000_000_000).optional(),
+  maxCost: z.number().positive().max(1_000_000).optional(),
   maxWallSeconds: z
     .number()
     .int()
@@ -31,11 +33,16 @@ export const planUse = defineContract({
   name: '_cleveragents/plan/use',
   surface: 'extension',
   since: '1.1',
-  summary: 'Create a plan from an action and projects (arguments checked against the action) and strategize it.',
+  summary:
+    'Create a plan from an action (or a goal: builtin/goal) and projects (arguments checked against the action) and strategize it.',
   permission: 'plan:write',
   params: z
     .object({
-      action: EntityName,
+      action: EntityName.optional(),
+      goal: z.string().trim().min(1, 'must not be empty').max(8000).optional(),
+      actor: EntityName.optional(),
+      strategyActor: EntityName.optional(),
+      executionActor: EntityName.optional(),
       projects: z.array(EntityName).min(1, 'name at least one project'),
       arguments: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
       automationProfile: ProfileRef.optional(),
