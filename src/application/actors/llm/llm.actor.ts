@@ -13,6 +13,7 @@ import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../
 import type { Session } from '../../../domain/session.js';
 import { AppError } from '../../../domain/errors.js';
 import type { Actor, ActorTurn } from '../../ports/actor.port.js';
+import type { ContextProvider } from '../../context/context.types.js';
 import {
   ProviderFailure,
   type ApiKeys,
@@ -44,6 +45,8 @@ export interface LlmActorDeps {
   turnsOf(contextId: string, limit: number): Promise<StoredTask[]>;
   session(id: string): Promise<Session | undefined>;
   logger: Logger;
+  /** What a project-bound chat's actor sees of the project (the context service, view `default`). */
+  context?: ContextProvider | undefined;
 }
 
 /** Steps in a row whose every call was malformed before the turn gives up. */
@@ -88,6 +91,7 @@ class LlmTurn {
   private responseOpen: boolean;
   private toolArtifacts = 0;
   private malformedSteps = 0;
+  private project: string | undefined;
 
   constructor(
     private readonly actorName: string,
@@ -115,6 +119,7 @@ class LlmTurn {
           { kind: 'auth' },
         );
       const session = await this.deps.session(this.turn.task.contextId);
+      this.project = session?.project;
       this.tools = await this.deps.toolbox.assemble(this.def, session, this.signal);
       const earlier = await this.transcriptOrNew();
       if (earlier === 'answered') return;
@@ -192,7 +197,7 @@ class LlmTurn {
       description: t.description,
       inputSchema: t.inputSchema,
     }));
-    const system = this.systemPrompt();
+    const system = [this.systemPrompt(), await this.projectContext()].filter((p) => p !== '').join('\n\n');
     const fixed = (system ? await this.deps.tokens.count(system) : 0) + (await this.tokens.ofTools(offered));
     const window = this.def.contextWindow ?? LLM_ACTOR_DEFAULTS.contextWindow;
     const reserve = Math.min(this.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens, Math.floor(window / 2));
@@ -450,6 +455,36 @@ class LlmTurn {
       stored.map((s) => s.task.id),
     );
     return stored.map((s) => priorTurn(s.task, transcripts.get(s.task.id))).filter((m) => m.length > 0);
+  }
+
+  /**
+   * The files of the session's project the context service selects for this message (view
+   * `default`), as text for the system prompt; empty without a project or a context service. A
+   * failure to assemble is told to the model and logged, and the turn goes on without files.
+   */
+  private async projectContext(): Promise<string> {
+    const project = this.project;
+    const context = this.deps.context;
+    if (!project || !context) return '';
+    try {
+      const c = await context.assemble({
+        project,
+        view: 'default',
+        goal: textOf(this.turn.message.parts),
+        modelWindow: this.def.contextWindow ?? LLM_ACTOR_DEFAULTS.contextWindow,
+        answerReserve: this.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens,
+        signal: this.signal,
+      });
+      if (c.fragments.length === 0) return '';
+      return [
+        `Files of project ${project} selected for this message by the context service (${c.fragments.length}, ${c.totals.includedTokens} tokens):`,
+        ...c.fragments.map((f) => `--- ${f.path} ---\n${f.text}`),
+      ].join('\n\n');
+    } catch (err) {
+      if (this.signal.aborted) throw err;
+      this.deps.logger.warn({ err, project }, 'the context of a chat turn could not be assembled');
+      return `The files of project ${project} could not be selected for this turn: ${(err as Error).message}.`;
+    }
   }
 
   private systemPrompt(): string {
