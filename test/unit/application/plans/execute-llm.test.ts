@@ -110,6 +110,8 @@ async function setup(
     budget?: Partial<Plan['budget']>;
     key?: string;
     maxToolSteps?: number;
+    verifyCommand?: string;
+    policy?: Plan['policy'];
   } = {},
 ): Promise<Setup> {
   const repo = makeRepo();
@@ -187,6 +189,7 @@ async function setup(
     description: 'fix the failing date parsing test',
     definitionOfDone: 'the date parsing test passes',
     automationProfile: opts.profile ?? 'builtin/trusted',
+    ...(opts.policy ? { policy: opts.policy } : {}),
     phase: 'strategize',
     state: 'complete',
     attempt: 1,
@@ -210,7 +213,9 @@ async function setup(
       { text: 'Keep the public API of src/date.js', source: 'project', from: 'local/api' },
       { text: 'Do not delete, skip or weaken tests to make a check pass.', source: 'global' },
     ],
-    ...(opts.verify === false ? {} : { verify: { command: VERIFY, timeoutSeconds: 20, source: 'project local/api' } }),
+    ...(opts.verify === false
+      ? {}
+      : { verify: { command: opts.verifyCommand ?? VERIFY, timeoutSeconds: 20, source: 'project local/api' } }),
   };
   await plans.create(plan);
   const root = await engine.record(plan, {
@@ -590,6 +595,123 @@ describe('the execute phase of a plan from a goal', () => {
     assert.equal(`${plan.phase}/${plan.state}`, 'execute/errored');
     assert.match(plan.error?.message ?? '', /took 2 model steps without finishing/);
     assert.match(plan.error?.hint ?? '', /agents plan execute P1 to go on in a fresh conversation/);
+  });
+
+  it('with --yes, a write under builtin/manual runs without asking', async (t) => {
+    const s = await setup(t, { profile: 'builtin/manual', verify: false });
+    s.fake.push(call('builtin__write-file', { path: 'a.txt', content: 'yes\n' }), finish(true, 'wrote it'));
+    const h = await s.handle('T1');
+    await s.engine.execute('P1', h, { yes: true });
+    assert.equal(h.states.at(-1), 'TASK_STATE_COMPLETED', h.texts.join('\n'));
+    assert.ok(!h.states.includes('TASK_STATE_INPUT_REQUIRED'));
+    assert.equal(read((await s.load()).sandboxes[0]?.root ?? '', 'a.txt'), 'yes\n');
+  });
+
+  it("a call the plan's profile denies is told to the model and logged, and the run goes on", async (t) => {
+    const s = await setup(t, {
+      verify: false,
+      policy: {
+        profile: 'local/strict',
+        revision: 1,
+        contentHash: '',
+        default: 'allow',
+        applyApproval: true,
+        rules: [{ tool: 'builtin/run-command', decision: 'deny', reason: 'no commands in this project' }],
+        takenAt: new Date().toISOString(),
+      },
+    });
+    s.fake.push(
+      call('builtin__run-command', { command: 'rm -rf src' }),
+      call('builtin__write-file', { path: 'a.txt', content: 'ok\n' }),
+      finish(true, 'wrote a.txt without commands'),
+    );
+    const h = await s.handle('T1');
+    await s.engine.execute('P1', h, { yes: false });
+    assert.equal(h.states.at(-1), 'TASK_STATE_COMPLETED', h.texts.join('\n'));
+    assert.match(
+      toolResults(s.fake.generations[1])[0] ?? '',
+      /^Not allowed by the plan's automation profile: .*no commands in this project/,
+    );
+    const calls = await s.plans.toolCalls('P1');
+    assert.deepEqual(
+      calls.map((c) => [c.tool, c.ok, c.policy?.decision]),
+      [
+        ['builtin/run-command', false, 'deny'],
+        ['builtin/write-file', true, 'allow'],
+      ],
+    );
+    assert.match(calls[0]?.summary ?? '', /^denied by policy: /);
+    const plan = await s.load();
+    assert.equal(fs.existsSync(path.join(plan.sandboxes[0]?.root ?? '', 'src', 'date.js')), true, 'nothing ran');
+    assert.equal(plan.usage.toolCalls, 1);
+  });
+
+  it("what the verify command changes is not kept in the plan's work", async (t) => {
+    const s = await setup(t, { verifyCommand: 'sh -c "echo report > coverage.txt"' });
+    s.fake.push(call('builtin__edit-file', EDIT), finish(true, 'fixed'));
+    const h = await s.handle('T1');
+    await s.engine.execute('P1', h, { yes: false });
+    assert.equal(h.states.at(-1), 'TASK_STATE_COMPLETED', h.texts.join('\n'));
+    const plan = await s.load();
+    assert.equal(plan.done?.met, true);
+    assert.equal(fs.existsSync(path.join(plan.sandboxes[0]?.root ?? '', 'coverage.txt')), false);
+    const diff = h.artifacts.find((a) => a.artifactId === 'diff')?.parts[0]?.text ?? '';
+    assert.doesNotMatch(diff, /coverage\.txt/);
+    assert.match(diff, /fixed/);
+  });
+
+  it('after a conflicted rebase, a resumed run keeps the conflict markers and asks first to resolve them, with the guidance since', async (t) => {
+    const s = await setup(t, { verify: false, budget: { maxToolCalls: 1 } });
+    s.fake.push(call('builtin__edit-file', EDIT));
+    const h = await s.handle('T1');
+    await s.engine.execute('P1', h, { yes: false });
+    let plan = await s.load();
+    assert.equal(plan.state, 'constrained');
+    // As a conflicted rebase leaves it (the rebase itself is not this phase's).
+    const root = plan.sandboxes[0]?.root ?? '';
+    const markers =
+      "<<<<<<< HEAD\nexport const parse = (s) => s.split('.');\n=======\nexport const parse = (s) => s.split('-') /* fixed */;\n>>>>>>> plan\n";
+    fs.writeFileSync(path.join(root, 'src', 'date.js'), markers);
+    plan.state = 'errored';
+    plan.budget.maxToolCalls = 50;
+    plan.error = {
+      kind: 'conflict',
+      message: 'rebasing onto main conflicted',
+      recoverable: true,
+      files: ['src/date.js'],
+    };
+    await s.plans.save(plan);
+    await s.engine.record(plan, {
+      type: 'guidance',
+      question: 'Guidance from the user',
+      chosen: 'keep the dash separator',
+      rationale: 'keep the dash separator',
+    });
+    s.fake.push(
+      call('builtin__read-file', { path: 'src/date.js' }),
+      call('builtin__write-file', {
+        path: 'src/date.js',
+        content: "export const parse = (s) => s.split('-') /* fixed */;\n",
+      }),
+      finish(true, 'resolved'),
+    );
+    const h2 = await s.handle('T2');
+    await s.engine.execute('P1', h2, { yes: false });
+    assert.equal(h2.states.at(-1), 'TASK_STATE_COMPLETED', h2.texts.join('\n'));
+    const resumed = s.fake.generations.length - 3;
+    const opening = contentOf(messagesOf(s.fake.generations[resumed])[1]);
+    assert.match(opening, /resolve the conflict markers \(<<<<<<<, =======, >>>>>>>\) in that file/);
+    assert.match(opening, /conflicts in src\/date\.js/);
+    assert.match(opening, /Since then the user said:\n- keep the dash separator/);
+    assert.match(
+      toolResults(s.fake.generations[resumed + 1])[0] ?? '',
+      /<<<<<<< HEAD/,
+      'the markers were not reset away',
+    );
+    assert.ok(systemOf(s.fake.generations[resumed]).includes('- keep the dash separator'));
+    plan = await s.load();
+    assert.equal(plan.done?.met, true);
+    assert.equal(read(root, 'src/date.js'), "export const parse = (s) => s.split('-') /* fixed */;\n");
   });
 
   it('cancelling mid-stream aborts the request and stops the run', async (t) => {
