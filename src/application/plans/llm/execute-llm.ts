@@ -61,6 +61,8 @@ export interface ExecutionTranscript extends Transcript {
   snapshot?: ContextSnapshotRef | undefined;
   /** Steps in a row whose every call was refused. */
   malformedSteps: number;
+  /** The actor called finish in the step whose calls are pending. */
+  finishing?: FinishArgs | undefined;
 }
 
 const RUN_COMMAND = BUILTIN_TOOLS.find((t) => t.name === 'builtin/run-command') as ToolDefinition;
@@ -101,6 +103,8 @@ export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: Task
   const previousError = plan.error;
   const resumed = plan.phase === 'execute' && !answering;
   startPhase(plan, 'execute');
+  // A run decides the definition of done anew when it finishes.
+  if (!answering) plan.done = undefined;
   plan.tasks.execute = turn.task.id;
   await wb.save(plan);
   await turn.status(
@@ -135,7 +139,6 @@ class ExecutionRun {
   private commands!: Awaited<ReturnType<typeof commandSettings>>;
   private transcript!: ExecutionTranscript;
   private answer: CallAnswer | undefined;
-  private finishing: FinishArgs | undefined;
   private textOpen = false;
   private textThisStep = false;
 
@@ -261,8 +264,9 @@ class ExecutionRun {
     const freshRun = `run agents plan execute ${plan.id} to go on in a fresh conversation (everything done so far is kept)`;
     for (;;) {
       if (this.transcript.pending && (await this.settle()) === 'waiting') return;
-      if (this.finishing) return this.finish(this.finishing);
-      this.checkBudget();
+      if (this.transcript.finishing) return this.finish(this.transcript.finishing);
+      // The tool-call budget is checked before each call: a model that has used them all may still finish.
+      this.checkBudget({ modelStep: true });
       if (this.transcript.steps >= maxSteps)
         return this.stop({
           kind: 'actor',
@@ -343,7 +347,7 @@ class ExecutionRun {
           continue;
         }
         const v = args.value as { done: boolean; assessment: string; confidence?: number };
-        this.finishing = { done: v.done, assessment: v.assessment, confidence: v.confidence };
+        this.transcript.finishing = { done: v.done, assessment: v.assessment, confidence: v.confidence };
         pending.results.push({
           id: call.id,
           name: call.name,
@@ -608,9 +612,14 @@ class ExecutionRun {
   }
 
   /** Stops `constrained` (everything kept) when a budget is spent. */
-  private checkBudget(): void {
+  private checkBudget(opts: { modelStep?: boolean } = {}): void {
     this.tick();
-    const over = budgetExceeded(this.plan);
+    const { id, budget, usage } = this.plan;
+    const over = budgetExceeded(
+      opts.modelStep
+        ? { id, budget, usage: { ...usage, toolCalls: Math.min(usage.toolCalls, budget.maxToolCalls - 1) } }
+        : this.plan,
+    );
     if (over) throw new PlanActorFailure(over);
   }
 
@@ -621,6 +630,7 @@ class ExecutionRun {
   private async finish(f: FinishArgs): Promise<void> {
     const { plan, wb } = this;
     await this.closeText();
+    await this.keepTranscript();
     const verify = plan.verify ? await this.verify(plan.verify) : undefined;
     const met = verify ? verify.ok : f.done === true;
     const verifyWords = verify
@@ -709,6 +719,15 @@ class ExecutionRun {
     return { command: v.command, exitCode, ok, summary: result.summary };
   }
 
+  /** The conversation as it ended (nothing pending: an answer can no longer continue it). */
+  private async keepTranscript(): Promise<void> {
+    // Unset until the run knows its conversation (it may stop before).
+    const t = this.transcript as ExecutionTranscript | undefined;
+    if (!t) return;
+    const ended: ExecutionTranscript = { ...t, pending: undefined, finishing: undefined };
+    await this.llm.transcripts.save(this.turn.task.id, this.plan.contextId, ended);
+  }
+
   private async closeText(): Promise<void> {
     if (!this.textOpen) return;
     this.textOpen = false;
@@ -728,6 +747,7 @@ class ExecutionRun {
     if (plan.sandboxes.length && plan.phase === 'execute' && plan.state === 'processing')
       await wb.checkpoint(plan, state, plan.cursor).catch(() => undefined);
     await this.closeText().catch(() => undefined);
+    await this.keepTranscript().catch(() => undefined);
     this.tick();
     return wb.fail(plan, this.turn, 'execute', error, state);
   }

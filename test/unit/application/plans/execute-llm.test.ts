@@ -501,6 +501,25 @@ describe('the execute phase of a plan from a goal', () => {
     assert.ok(messagesOf(last).some((m) => m['role'] === 'user' && contentOf(m).includes('Carry out the strategy')));
   });
 
+  it('a finish in the same step as a call that waits for approval ends the run once the call is answered', async (t) => {
+    const s = await setup(t, { profile: 'builtin/manual', verify: false });
+    s.fake.push({
+      toolCalls: [
+        { id: 'call_f', name: 'finish', arguments: JSON.stringify({ done: true, assessment: 'wrote a.txt' }) },
+        { id: 'call_w', name: 'builtin__write-file', arguments: JSON.stringify({ path: 'a.txt', content: 'a\n' }) },
+      ],
+    });
+    const h = await s.handle('T1');
+    await s.engine.execute('P1', h, { yes: false });
+    assert.equal(h.states.at(-1), 'TASK_STATE_INPUT_REQUIRED', h.texts.join('\n'));
+    await s.engine.answer('P1', { decision: 'approve' }, h, { kind: 'tool-approval', decisionId: s.root.id });
+    assert.equal(h.states.at(-1), 'TASK_STATE_COMPLETED', h.texts.join('\n'));
+    assert.equal(s.fake.generations.length, 1, 'no further model step');
+    const plan = await s.load();
+    assert.deepEqual([plan.done?.met, plan.done?.assessment], [true, 'wrote a.txt']);
+    assert.equal(read(plan.sandboxes[0]?.root ?? '', 'a.txt'), 'a\n');
+  });
+
   it('a token budget overrun stops the plan constrained with the work kept; resuming with a raised budget finishes it', async (t) => {
     const s = await setup(t, { budget: { maxTokens: 60 }, verify: false });
     s.fake.push(
@@ -533,6 +552,15 @@ describe('the execute phase of a plan from a goal', () => {
     assert.match(opening, /resumes earlier work: the sandbox already holds the work so far/);
     assert.match(opening, /\+kept/);
     assert.match(opening, /The previous run stopped: budget exceeded: 80 of 60 tokens used/);
+  });
+
+  it('a model that has used every tool call of the budget may still finish', async (t) => {
+    const s = await setup(t, { verify: false, budget: { maxToolCalls: 1 } });
+    s.fake.push(call('builtin__edit-file', EDIT), finish(true, 'one edit was enough'));
+    const h = await s.handle('T1');
+    await s.engine.execute('P1', h, { yes: false });
+    assert.equal(h.states.at(-1), 'TASK_STATE_COMPLETED', h.texts.join('\n'));
+    assert.equal((await s.load()).usage.toolCalls, 1);
   });
 
   it('tells the model when its arguments are off-schema, and the next call works', async (t) => {
@@ -662,11 +690,12 @@ describe('the execute phase of a plan from a goal', () => {
 
   it('after a conflicted rebase, a resumed run keeps the conflict markers and asks first to resolve them, with the guidance since', async (t) => {
     const s = await setup(t, { verify: false, budget: { maxToolCalls: 1 } });
-    s.fake.push(call('builtin__edit-file', EDIT));
+    s.fake.push(call('builtin__edit-file', EDIT), call('builtin__git-status', {}));
     const h = await s.handle('T1');
     await s.engine.execute('P1', h, { yes: false });
     let plan = await s.load();
     assert.equal(plan.state, 'constrained');
+    assert.match(plan.error?.message ?? '', /1 of 1 tool calls used/);
     // As a conflicted rebase leaves it (the rebase itself is not this phase's).
     const root = plan.sandboxes[0]?.root ?? '';
     const markers =
