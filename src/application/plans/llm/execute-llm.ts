@@ -86,13 +86,15 @@ interface CallAnswer {
 export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
   const llm = wb.deps.llm;
   const actors = plan.actors;
-  if (!llm || !actors)
+  if (!llm || !actors) {
+    startPhase(plan, 'execute');
     return wb.fail(plan, turn, 'execute', {
       kind: 'actor',
       message: 'this server has no LLM providers: a plan from a goal cannot be executed here',
       recoverable: true,
       hint: 'run it on a server started with LLM support, then agents plan execute again',
     });
+  }
   const stored = (await llm.transcripts.get(turn.task.id)) as ExecutionTranscript | undefined;
   // Called again on the waiting task, after `answer` recorded the approval.
   const answering =

@@ -112,6 +112,7 @@ async function setup(
     maxToolSteps?: number;
     verifyCommand?: string;
     policy?: Plan['policy'];
+    noLlm?: boolean;
   } = {},
 ): Promise<Setup> {
   const repo = makeRepo();
@@ -170,14 +171,16 @@ async function setup(
     tools: new BuiltinToolRunner({ confinement: CommandConfinement.unconfined() }),
     logger,
     commandTimeoutMs: 20_000,
-    llm: {
-      models: new AiSdkLanguageModels({ retryBaseMs: 10 }),
-      keys: new EnvFileApiKeys({ env: { EXEC_KEY: opts.key ?? KEY } }),
-      tokens: new GptTokenCounter(),
-      validator: new AjvSchemaValidator(),
-      context: stubContext([]),
-      transcripts,
-    },
+    llm: opts.noLlm
+      ? undefined
+      : {
+          models: new AiSdkLanguageModels({ retryBaseMs: 10 }),
+          keys: new EnvFileApiKeys({ env: { EXEC_KEY: opts.key ?? KEY } }),
+          tokens: new GptTokenCounter(),
+          validator: new AjvSchemaValidator(),
+          context: stubContext([]),
+          transcripts,
+        },
   });
   const at = new Date().toISOString();
   const plan: Plan = {
@@ -741,6 +744,17 @@ describe('the execute phase of a plan from a goal', () => {
     plan = await s.load();
     assert.equal(plan.done?.met, true);
     assert.equal(read(root, 'src/date.js'), "export const parse = (s) => s.split('-') /* fixed */;\n");
+  });
+
+  it('a server without LLM providers refuses to execute a plan from a goal, with a hint', async (t) => {
+    const s = await setup(t, { noLlm: true });
+    const h = await s.handle('T1');
+    await s.engine.execute('P1', h, { yes: false });
+    const plan = await s.load();
+    assert.equal(`${plan.phase}/${plan.state}`, 'execute/errored');
+    assert.equal(plan.error?.kind, 'actor');
+    assert.match(h.texts.at(-1) ?? '', /no LLM providers[\s\S]*Hint: /);
+    assert.equal(s.fake.generations.length, 0);
   });
 
   it('cancelling mid-stream aborts the request and stops the run', async (t) => {
