@@ -2,8 +2,16 @@ import { newId } from '../../domain/ids.js';
 import type { Plan, ToolCallRecord } from '../../domain/plan/plan.js';
 import { awaitAnswer, completePhase, policyOf, startPhase } from '../../domain/plan/plan.js';
 import { decideCall } from '../../domain/plan/policy.js';
-import type { ActionDefinition, ToolDefinition } from '../../domain/registry/entities.js';
-import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.js';
+import type { ToolDefinition } from '../../domain/registry/entities.js';
+import type { PlanWorkbench, TaskHandle } from './plan-workbench.js';
+import {
+  callRecorder,
+  changedFiles,
+  commandSettings,
+  diffArtifact,
+  prepareSandboxes,
+  wallClock,
+} from './execute-shared.js';
 import { executeWithActor } from './llm/execute-llm.js';
 import { argSummary, commandOfCall, normalizeArgs, previewOf } from './tool-call-preview.js';
 
@@ -25,54 +33,12 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     resuming ? `Resuming execute at step ${plan.cursor + 1}` : 'Executing in a sandbox',
     wb.meta(plan),
   );
-  const started = Date.now();
-  const wall = plan.usage.wallMs;
-  const tick = (): void => {
-    plan.usage.wallMs = wall + (Date.now() - started);
-  };
-
-  if (plan.sandboxes.length === 0) {
-    for (const r of await wb.resources(plan)) {
-      const sb = await wb.deps.sandboxes.create(plan.id, r);
-      plan.sandboxes.push(sb);
-      await turn.status(
-        'TASK_STATE_WORKING',
-        `Sandbox for ${r.name}: ${sb.root}${sb.branch ? ` (branch ${sb.branch})` : ''}`,
-        wb.meta(plan),
-      );
-    }
-    const cp = await wb.checkpoint(plan, 'before-execute', 0);
-    await turn.status('TASK_STATE_WORKING', `Checkpoint ${cp.id} before execute`, wb.meta(plan, { checkpoint: cp.id }));
-  } else if (resuming) {
-    const last = (await wb.deps.plans.checkpoints(plan.id)).filter((c) => c.stepIndex <= plan.cursor).at(-1);
-    if (last) {
-      await wb.restore(plan, last);
-      plan.cursor = last.stepIndex;
-      await turn.status(
-        'TASK_STATE_WORKING',
-        `Restored checkpoint ${last.id} (${last.label})`,
-        wb.meta(plan, { checkpoint: last.id }),
-      );
-    }
-  }
-  await wb.save(plan);
-
-  // Confinement `none` is recorded on the plan and stays (shown by plan status).
-  const how = wb.deps.tools.confinement;
-  if (how === 'none' || (how === 'confined' && plan.confinement === undefined)) plan.confinement = how;
-  const network = plan.network ?? 'none';
-  const actionEnv = ((await wb.deps.registry.lookup('action', plan.action))?.definition as ActionDefinition | undefined)
-    ?.env;
+  const tick = wallClock(plan);
+  await prepareSandboxes(wb, plan, turn, { restore: resuming });
+  const { network, env: actionEnv } = await commandSettings(wb, plan);
   const decisions = await wb.deps.plans.decisions(plan.id);
   const policy = policyOf(plan);
-  /** A tool call is stored, then appended to the execution log the task's readers follow. */
-  const record = async (call: ToolCallRecord): Promise<void> => {
-    await wb.deps.plans.putToolCall(call);
-    await turn.artifact(
-      { artifactId: 'execution-log', name: 'execution log', parts: [{ data: call, mediaType: 'application/json' }] },
-      { append: true },
-    );
-  };
+  const record = callRecorder(wb, turn);
   const sandbox = plan.sandboxes[0];
   if (!sandbox)
     return wb.fail(plan, turn, 'execute', { kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
@@ -256,28 +222,13 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     );
   }
   await wb.checkpoint(plan, 'before-apply', plan.stepsTotal);
-  const diffs = await wb.diffs(plan);
-  const stats = totalStats(diffs);
-  await turn.artifact({
-    artifactId: 'diff',
-    name: 'diff',
-    parts: [
-      { text: diffs.map((x) => x.diff.unified).join(''), mediaType: 'text/x-diff' },
-      {
-        data: {
-          stats,
-          sandboxes: diffs.map((x) => ({ resource: x.resource, files: x.diff.files, stats: x.diff.stats })),
-        },
-        mediaType: 'application/json',
-      },
-    ],
-  });
+  const stats = await diffArtifact(wb, plan, turn);
   completePhase(plan);
   tick();
   await wb.save(plan);
   await turn.status(
     'TASK_STATE_COMPLETED',
-    `Executed ${plan.stepsTotal} step${plan.stepsTotal === 1 ? '' : 's'}: ${stats.files} file${stats.files === 1 ? '' : 's'} changed (+${stats.additions} −${stats.deletions}). Next: agents plan diff ${plan.id}, then agents plan apply ${plan.id}`,
+    `Executed ${plan.stepsTotal} step${plan.stepsTotal === 1 ? '' : 's'}: ${changedFiles(stats)}. Next: agents plan diff ${plan.id}, then agents plan apply ${plan.id}`,
     wb.meta(plan),
   );
 }

@@ -1,11 +1,779 @@
-import type { Plan } from '../../../domain/plan/plan.js';
+/**
+ * The execute phase of a plan from a goal: the plan's execution actor carries out the strategy in
+ * the sandbox with a tool-calling loop. Every call is validated against its schema (a malformed or
+ * unknown one is told to the model), decided by the plan's policy (deny: told; ask: the run waits
+ * for an approval, its conversation kept in the transcript store), run in the sandbox, recorded and —
+ * when it wrote — checkpointed. Budgets are checked before every model step and every tool call.
+ * When the actor calls `finish` (or stops calling tools), the verify command runs, the assessment is
+ * recorded as a decision, and `plan.done` says whether the definition of done was met.
+ */
+import { newId } from '../../../domain/ids.js';
+import type { Decision, Plan, PlanError, ToolCallRecord } from '../../../domain/plan/plan.js';
+import { awaitAnswer, budgetExceeded, completePhase, policyOf, startPhase } from '../../../domain/plan/plan.js';
+import { decideCall, type PolicySnapshot, type PolicyVerdict } from '../../../domain/plan/policy.js';
+import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.js';
+import { LLM_ACTOR_DEFAULTS, type ActorDefinition, type ToolDefinition } from '../../../domain/registry/entities.js';
+import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.js';
+import {
+  ProviderFailure,
+  type ModelTool,
+  type ModelToolCall,
+  type ModelToolResult,
+} from '../../ports/language-model.port.js';
+import type { SandboxInfo, ToolCallResult } from '../../ports/sandbox.port.js';
+import type { Transcript } from '../../ports/transcript.port.js';
+import { fitToWindow, MessageTokens } from '../../actors/llm/history.js';
+import { MAX_MALFORMED_STEPS } from '../../actors/llm/llm.actor.js';
+import { capForModel, parseArgs } from '../../actors/llm/tool-args.js';
+import {
+  callRecorder,
+  changedFiles,
+  commandSettings,
+  diffArtifact,
+  prepareSandboxes,
+  wallClock,
+} from '../execute-shared.js';
 import type { PlanWorkbench, TaskHandle } from '../plan-workbench.js';
+import { argSummary, commandOfCall, normalizeArgs, previewOf } from '../tool-call-preview.js';
+import {
+  decisionTerms,
+  executionSystemPrompt,
+  FINISH_SCHEMA,
+  FINISH_TOOL,
+  guidanceOf,
+  openingMessage,
+  type FinishArgs,
+} from './execution-prompt.js';
+import {
+  PlanActorFailure,
+  PlanModel,
+  planToolsOf,
+  type PlanLlmDeps,
+  type PlanTool,
+  type PlanToolSet,
+} from './plan-model.js';
 
-/** The execute phase of a plan from a goal (being written: see the brief plan-llm-exec). */
-export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, _yes: boolean): Promise<void> {
-  return wb.fail(plan, turn, 'execute', {
-    kind: 'internal',
-    message: 'executing a plan from a goal is not available yet',
-    recoverable: false,
-  });
+/** An execution's conversation as kept in the transcript store while it waits for an approval. */
+export interface ExecutionTranscript extends Transcript {
+  /** The system prompt of this conversation: an answered approval goes on with the same one. */
+  system: string;
+  /** The context the actor was given. */
+  snapshot?: ContextSnapshotRef | undefined;
+  /** Steps in a row whose every call was refused. */
+  malformedSteps: number;
+  /** The actor called finish in the step whose calls are pending. */
+  finishing?: FinishArgs | undefined;
+}
+
+const RUN_COMMAND = BUILTIN_TOOLS.find((t) => t.name === 'builtin/run-command') as ToolDefinition;
+const DEFAULT_COMMAND_MS = 300_000;
+
+const FINISH_OFFERED: ModelTool = {
+  name: FINISH_TOOL,
+  description:
+    'End the work: say whether the definition of done is met, with your assessment (and a confidence from 0 to 1). The verify command, if any, runs after this.',
+  inputSchema: FINISH_SCHEMA,
+};
+
+/** The answer an approval gave to the waiting call. */
+interface CallAnswer {
+  callId: string;
+  decision: 'approve' | 'reject';
+  guidance?: string | undefined;
+}
+
+/** The execute phase of a plan whose `actors` are set (see executeSteps). */
+export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
+  const llm = wb.deps.llm;
+  const actors = plan.actors;
+  if (!llm || !actors) {
+    startPhase(plan, 'execute');
+    return wb.fail(plan, turn, 'execute', {
+      kind: 'actor',
+      message: 'this server has no LLM providers: a plan from a goal cannot be executed here',
+      recoverable: true,
+      hint: 'run it on a server started with LLM support, then agents plan execute again',
+    });
+  }
+  const stored = (await llm.transcripts.get(turn.task.id)) as ExecutionTranscript | undefined;
+  // Called again on the waiting task, after `answer` recorded the approval.
+  const answering =
+    plan.phase === 'execute' &&
+    plan.state === 'processing' &&
+    stored?.pending !== undefined &&
+    typeof stored.system === 'string';
+  const previousError = plan.error;
+  const resumed = plan.phase === 'execute' && !answering;
+  startPhase(plan, 'execute');
+  // A run decides the definition of done anew when it finishes.
+  if (!answering) plan.done = undefined;
+  plan.tasks.execute = turn.task.id;
+  await wb.save(plan);
+  await turn.status(
+    'TASK_STATE_WORKING',
+    answering
+      ? 'Continuing after the answer'
+      : resumed
+        ? `Resuming execute with ${actors.execution} in a fresh conversation`
+        : `Executing with ${actors.execution} in a sandbox`,
+    wb.meta(plan),
+  );
+  const run = new ExecutionRun(wb, llm, plan, turn, yes, actors.execution);
+  try {
+    await run.start({ stored: answering ? stored : undefined, resumed, previousError });
+  } catch (err) {
+    if (turn.signal.aborted) return;
+    if (err instanceof PlanActorFailure)
+      return run.stop(err.error, err.error.kind === 'budget' ? 'constrained' : 'errored');
+    throw err;
+  }
+}
+
+class ExecutionRun {
+  private readonly tick: () => void;
+  private readonly record: (call: ToolCallRecord) => Promise<void>;
+  private readonly policy: PolicySnapshot;
+  private readonly signal: AbortSignal;
+  private model!: PlanModel;
+  private tools!: PlanToolSet;
+  private root!: Decision;
+  private sandbox!: SandboxInfo;
+  private commands!: Awaited<ReturnType<typeof commandSettings>>;
+  private transcript!: ExecutionTranscript;
+  private answer: CallAnswer | undefined;
+  private textOpen = false;
+  private textThisStep = false;
+
+  constructor(
+    private readonly wb: PlanWorkbench,
+    private readonly llm: PlanLlmDeps,
+    private readonly plan: Plan,
+    private readonly turn: TaskHandle,
+    private readonly yes: boolean,
+    private readonly actorName: string,
+  ) {
+    this.tick = wallClock(plan);
+    this.record = callRecorder(wb, turn);
+    this.policy = policyOf(plan);
+    this.signal = turn.signal;
+  }
+
+  async start(opts: {
+    stored: ExecutionTranscript | undefined;
+    resumed: boolean;
+    previousError: PlanError | undefined;
+  }): Promise<void> {
+    const { wb, plan } = this;
+    // A conflicted rebase left its markers in the sandbox for the actor to resolve: nothing is reset.
+    if (!opts.stored)
+      await prepareSandboxes(wb, plan, this.turn, { restore: opts.resumed && opts.previousError?.kind !== 'conflict' });
+    const sandbox = plan.sandboxes[0];
+    if (!sandbox) return this.stop({ kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
+    this.sandbox = sandbox;
+    this.commands = await commandSettings(wb, plan);
+    const decisions = await wb.deps.plans.decisions(plan.id);
+    const root = decisions.find((d) => d.type === 'strategy' && !d.superseded);
+    if (!root)
+      return this.stop({
+        kind: 'strategy',
+        message: 'the plan has no strategy to carry out',
+        recoverable: true,
+        hint: `strategize it again with agents plan correct <decision> --mode revert, or make a new plan`,
+      });
+    this.root = root;
+    this.model = await PlanModel.open(
+      this.actorName,
+      async (n) => (await wb.deps.registry.lookup('actor', n))?.definition as ActorDefinition | undefined,
+      this.llm,
+    );
+    this.tools = await planToolsOf(
+      this.model.def,
+      async (n) => (await wb.deps.registry.lookup('tool', n))?.definition as ToolDefinition | undefined,
+      false,
+    );
+    if (opts.stored) {
+      this.transcript = opts.stored;
+      this.answer = answerFor(decisions, root.id, plan.attempt, opts.stored);
+    } else {
+      const context = await this.context(decisions);
+      const diff = opts.resumed ? (await wb.diffs(plan)).map((d) => d.diff.unified).join('') : undefined;
+      const checkpoints = await wb.deps.plans.checkpoints(plan.id);
+      const since = checkpoints.at(-1)?.createdAt ?? '';
+      this.transcript = {
+        messages: [
+          {
+            role: 'user',
+            text: openingMessage({
+              resumed: opts.resumed,
+              diff,
+              previousError: opts.previousError,
+              guidanceSince: opts.resumed ? guidanceOf(decisions).filter((d) => d.createdAt >= since) : [],
+            }),
+          },
+        ],
+        steps: 0,
+        usage: { inputTokens: 0, outputTokens: 0 },
+        toolCalls: 0,
+        system: executionSystemPrompt({
+          plan,
+          decisions,
+          context,
+          actorPrompt: this.model.def.systemPrompt,
+          toolProblems: this.tools.problems,
+        }),
+        snapshot: context ? snapshotRef(context) : undefined,
+        malformedSteps: 0,
+      };
+    }
+    await this.loop();
+  }
+
+  /** What the context service gives the actor for this goal (in the execute view). */
+  private async context(decisions: Decision[]): Promise<AssembledContext | undefined> {
+    const project = this.plan.projects[0];
+    if (!project) return undefined;
+    try {
+      return await this.llm.context.assemble({
+        project,
+        view: 'execute',
+        goal: this.plan.description,
+        decisions: decisionTerms(decisions),
+        modelWindow: this.model.contextWindow,
+        answerReserve: this.model.maxTokens,
+        signal: this.signal,
+      });
+    } catch (err) {
+      if (this.signal.aborted) throw err;
+      const hint = (err as { hint?: unknown }).hint;
+      return this.stop({
+        kind: 'internal',
+        message: `the context for the execution actor could not be assembled: ${(err as Error).message}`,
+        recoverable: true,
+        hint: typeof hint === 'string' ? hint : `fix the cause, then run agents plan execute ${this.plan.id}`,
+      });
+    }
+  }
+
+  private async loop(): Promise<void> {
+    const { plan, model } = this;
+    const maxSteps = model.def.maxToolSteps ?? LLM_ACTOR_DEFAULTS.maxToolSteps;
+    const offered = [...this.tools.offered, FINISH_OFFERED];
+    const tokens = new MessageTokens(this.llm.tokens);
+    const system = this.transcript.system;
+    const fixed = (await this.llm.tokens.count(system)) + (await tokens.ofTools(offered));
+    const window = model.contextWindow;
+    const reserve = Math.min(model.maxTokens, Math.floor(window / 2));
+    const freshRun = `run agents plan execute ${plan.id} to go on in a fresh conversation (everything done so far is kept)`;
+    for (;;) {
+      if (this.transcript.pending && (await this.settle()) === 'waiting') return;
+      if (this.transcript.finishing) return this.finish(this.transcript.finishing);
+      // The tool-call budget is checked before each call: a model that has used them all may still finish.
+      this.checkBudget({ modelStep: true });
+      if (this.transcript.steps >= maxSteps)
+        return this.stop({
+          kind: 'actor',
+          message: `${this.actorName} took ${maxSteps} model steps without finishing (its maxToolSteps)`,
+          recoverable: true,
+          hint: `${freshRun}, or raise maxToolSteps of ${this.actorName}`,
+        });
+      const fitted = await fitToWindow(tokens, window - reserve, fixed, [], this.transcript.messages);
+      if (!fitted)
+        return this.stop({
+          kind: 'actor',
+          message: `the conversation no longer fits ${this.actorName}'s context window (${window - reserve} tokens after ${reserve} reserved for the answer)`,
+          recoverable: true,
+          hint: `${freshRun}, or raise contextWindow of ${this.actorName} if the model has a larger window`,
+        });
+      this.textThisStep = false;
+      const step = await model.step(plan, {
+        system,
+        messages: this.transcript.messages,
+        tools: offered,
+        signal: this.signal,
+        onText: (delta) => this.stream(delta),
+      });
+      this.transcript.steps++;
+      this.transcript.usage.inputTokens += step.usage.inputTokens;
+      this.transcript.usage.outputTokens += step.usage.outputTokens;
+      this.transcript.messages.push({
+        role: 'assistant',
+        text: step.text,
+        ...(step.calls.length ? { toolCalls: step.calls } : {}),
+      });
+      this.tick();
+      await this.wb.save(plan);
+      if (step.calls.length === 0)
+        return this.finish({ assessment: step.text.trim() || 'the actor stopped without an assessment' });
+      this.transcript.pending = { calls: step.calls, results: [], next: 0 };
+    }
+  }
+
+  /** The model's words, streamed as the `execution` text artifact (a new step starts a new paragraph). */
+  private async stream(delta: string): Promise<void> {
+    const text = this.textOpen && !this.textThisStep ? `\n\n${delta}` : delta;
+    this.textThisStep = true;
+    this.textOpen = true;
+    await this.turn.artifact(
+      { artifactId: 'execution', name: 'execution', parts: [{ text }], metadata: { actor: this.actorName } },
+      { append: true },
+    );
+  }
+
+  /**
+   * Settles the pending calls in order: refused (unknown, malformed, off-schema) and denied ones are
+   * told to the model; the first that needs a person stops the run waiting ('waiting'); the others run.
+   */
+  private async settle(): Promise<'settled' | 'waiting'> {
+    const pending = this.transcript.pending;
+    if (!pending) return 'settled';
+    let refused = 0;
+    for (; pending.next < pending.calls.length; pending.next++) {
+      if (this.signal.aborted) throw new ProviderFailure('cancelled', 'cancelled', '');
+      const call = pending.calls[pending.next] as ModelToolCall;
+      const refuse = async (output: string, args: Record<string, unknown>, tool?: PlanTool): Promise<void> => {
+        refused++;
+        pending.results.push({ id: call.id, name: call.name, output, isError: true });
+        await this.log({ call, ref: tool?.ref ?? call.name, args, ok: false, summary: `not run: ${output}` });
+      };
+      const args = parseArgs(call.arguments);
+      if (call.name === FINISH_TOOL) {
+        const problems = args.ok ? this.model.validate(FINISH_SCHEMA, args.value) : [args.problem];
+        if (problems.length) {
+          refused++;
+          pending.results.push({
+            id: call.id,
+            name: call.name,
+            output: `The arguments of ${FINISH_TOOL} are not valid: ${problems.slice(0, 10).join('; ')}. Call it again with {"done": true|false, "assessment": "…"}.`,
+            isError: true,
+          });
+          continue;
+        }
+        const v = args.value as { done: boolean; assessment: string; confidence?: number };
+        this.transcript.finishing = { done: v.done, assessment: v.assessment, confidence: v.confidence };
+        pending.results.push({
+          id: call.id,
+          name: call.name,
+          output: 'Noted: the run ends after this step; the verify command (if any) runs now.',
+          isError: false,
+        });
+        continue;
+      }
+      const tool = this.tools.byModelName.get(call.name);
+      if (!tool) {
+        await refuse(
+          `There is no tool named ${call.name}. Tools you can call: ${[...this.tools.byModelName.keys(), FINISH_TOOL].join(', ')}.`,
+          args.ok ? args.value : { arguments: call.arguments },
+        );
+        continue;
+      }
+      if (!args.ok) {
+        await refuse(
+          `The arguments are not valid JSON (${args.problem}); call ${call.name} again with a JSON object.`,
+          { arguments: call.arguments },
+          tool,
+        );
+        continue;
+      }
+      const problems = this.model.validate(tool.def.inputSchema, args.value);
+      if (problems.length) {
+        await refuse(
+          `The arguments do not match the tool's input schema: ${problems.slice(0, 10).join('; ')}.`,
+          args.value,
+          tool,
+        );
+        continue;
+      }
+      let normalized: Record<string, unknown>;
+      try {
+        normalized = normalizeArgs(tool.ref, args.value);
+      } catch (err) {
+        await refuse(`The command line cannot be read: ${(err as Error).message}.`, args.value, tool);
+        continue;
+      }
+      const verdict = this.decide(tool, normalized);
+      if (verdict.decision === 'deny') {
+        pending.results.push({
+          id: call.id,
+          name: call.name,
+          output: `Not allowed by the plan's automation profile: ${verdict.reason}. Do not try this call again.`,
+          isError: true,
+        });
+        await this.log({
+          call,
+          ref: tool.ref,
+          args: args.value,
+          ok: false,
+          summary: `denied by policy: ${verdict.reason}`,
+          policy: verdict,
+        });
+        continue;
+      }
+      const answer = this.answer?.callId === call.id ? this.answer : undefined;
+      if (answer?.decision === 'reject') {
+        this.answer = undefined;
+        const said = answer.guidance ? ` They said: ${answer.guidance}` : '';
+        pending.results.push({
+          id: call.id,
+          name: call.name,
+          output: `The user rejected this call; it did not run.${said}`,
+          isError: true,
+        });
+        await this.log({
+          call,
+          ref: tool.ref,
+          args: args.value,
+          ok: false,
+          summary: `rejected by the user${answer.guidance ? `: ${answer.guidance}` : ''}`,
+          policy: verdict,
+        });
+        await this.turn.status(
+          'TASK_STATE_WORKING',
+          `  ✗ ${tool.ref} rejected${answer.guidance ? `: ${answer.guidance}` : ''}`,
+          this.wb.meta(this.plan),
+        );
+        continue;
+      }
+      this.checkBudget();
+      if (verdict.decision === 'ask' && !this.yes && !answer) {
+        await this.ask(call, tool, args.value, verdict);
+        return 'waiting';
+      }
+      this.answer = undefined;
+      pending.results.push(await this.run(call, tool, args.value, normalized, verdict));
+    }
+    // Every call of this step was refused: the model may be stuck writing bad calls.
+    this.transcript.malformedSteps = refused === pending.calls.length ? this.transcript.malformedSteps + 1 : 0;
+    this.transcript.messages.push({ role: 'tool', results: pending.results });
+    this.transcript.pending = undefined;
+    if (this.transcript.malformedSteps >= MAX_MALFORMED_STEPS) {
+      const last = pending.results.at(-1)?.output ?? '';
+      return this.stop({
+        kind: 'actor',
+        message: `${this.actorName} made only invalid tool calls ${MAX_MALFORMED_STEPS} steps in a row; the last: ${last}`,
+        recoverable: true,
+        hint: `the model may not handle tools well: make a new plan with another execution actor, or run agents plan execute ${this.plan.id} to try again`,
+      });
+    }
+    return 'settled';
+  }
+
+  /** The policy's verdict; a read-only tool runs unless a rule denies it. */
+  private decide(tool: PlanTool, normalized: Record<string, unknown>): PolicyVerdict {
+    const verdict = decideCall(this.policy, {
+      tool: tool.ref,
+      // A tool not known to only read may write: it is asked about as one that does.
+      writes: tool.def.writes || !tool.def.readOnly,
+      command: commandOfCall(tool.def, normalized),
+    });
+    if (tool.def.readOnly && verdict.decision === 'ask')
+      return { ...verdict, decision: 'allow', reason: `${tool.ref} only reads` };
+    return verdict;
+  }
+
+  /** Stops the run waiting for the user's answer on this task, its conversation saved to go on with. */
+  private async ask(
+    call: ModelToolCall,
+    tool: PlanTool,
+    args: Record<string, unknown>,
+    verdict: PolicyVerdict,
+  ): Promise<void> {
+    const { plan, wb } = this;
+    await this.llm.transcripts.save(this.turn.task.id, plan.contextId, this.transcript);
+    const step = plan.usage.toolCalls + 1;
+    const request = {
+      kind: 'tool-call',
+      planId: plan.id,
+      decisionId: this.root.id,
+      callId: call.id,
+      step,
+      tool: tool.ref,
+      args,
+      preview: previewOf(tool.ref, args),
+      policy: verdict,
+      options: ['approve', 'reject', 'reject-with-guidance'],
+    };
+    awaitAnswer(plan, { kind: 'tool-approval', taskId: this.turn.task.id, decisionId: this.root.id, request });
+    this.tick();
+    await wb.save(plan);
+    await this.turn.status(
+      'TASK_STATE_INPUT_REQUIRED',
+      `Approve step ${step}: ${tool.ref} ${argSummary(args)}? (approve / reject / reject with guidance)`,
+      { data: { approvalRequest: request }, ...wb.meta(plan, { step }) },
+    );
+  }
+
+  /** Runs one call in the sandbox: recorded, counted, checkpointed when it wrote, reported on the task. */
+  private async run(
+    call: ModelToolCall,
+    tool: PlanTool,
+    args: Record<string, unknown>,
+    normalized: Record<string, unknown>,
+    verdict: PolicyVerdict,
+  ): Promise<ModelToolResult> {
+    const { plan, wb } = this;
+    const step = plan.usage.toolCalls + 1;
+    await this.turn.status(
+      'TASK_STATE_WORKING',
+      `Step ${step}: ${tool.ref} ${argSummary(args)}`,
+      wb.meta(plan, { step }),
+    );
+    const t0 = Date.now();
+    const result = await this.runTool(tool.def, normalized, (wb.deps.commandTimeoutMs ?? DEFAULT_COMMAND_MS) / 1000);
+    plan.usage.toolCalls++;
+    this.transcript.toolCalls++;
+    this.tick();
+    const rec = this.callRecord(tool.ref, args, result, Date.now() - t0, verdict);
+    if (this.signal.aborted) {
+      await wb.deps.plans.putToolCall(rec);
+      throw new ProviderFailure('cancelled', 'cancelled', '');
+    }
+    if (result.ok && tool.def.writes) {
+      plan.cursor++;
+      const cp = await wb.checkpoint(plan, `after-call:${plan.cursor}`, plan.cursor, this.root.id);
+      rec.checkpointId = cp.id;
+    }
+    await this.record(rec);
+    await wb.save(plan);
+    await this.turn.status(
+      'TASK_STATE_WORKING',
+      `  ${result.ok ? '✓' : '✗'} ${result.summary} (${rec.durationMs} ms)${rec.checkpointId ? `, checkpoint ${rec.checkpointId}` : ''}`,
+      wb.meta(plan, { step, toolCall: rec.id, checkpoint: rec.checkpointId }),
+    );
+    const body = result.output || result.summary;
+    const output = result.ok ? body : `${result.summary}${result.output ? `\n${result.output}` : ''}`;
+    return { id: call.id, name: call.name, output: capForModel(output), isError: !result.ok };
+  }
+
+  private async runTool(
+    def: ToolDefinition,
+    args: Record<string, unknown>,
+    timeoutSeconds: number,
+  ): Promise<ToolCallResult> {
+    const remaining = Math.max(1000, this.plan.budget.maxWallMs - this.plan.usage.wallMs);
+    try {
+      return await this.wb.deps.tools.run({
+        tool: def,
+        args,
+        sandbox: this.sandbox,
+        signal: this.signal,
+        timeoutMs: Math.min(timeoutSeconds * 1000, remaining),
+        network: this.commands.network,
+        env: this.commands.env,
+      });
+    } catch (err) {
+      if (this.signal.aborted) throw err;
+      return { ok: false, summary: `${def.name} failed: ${(err as Error).message}`, output: '', filesTouched: [] };
+    }
+  }
+
+  private callRecord(
+    ref: string,
+    args: Record<string, unknown>,
+    result: ToolCallResult,
+    durationMs: number,
+    verdict: PolicyVerdict | undefined,
+  ): ToolCallRecord {
+    const aborted = this.signal.aborted;
+    return {
+      id: newId(),
+      planId: this.plan.id,
+      decisionId: this.root.id,
+      tool: ref,
+      args,
+      ok: result.ok && !aborted,
+      summary: aborted ? 'cancelled' : result.summary,
+      durationMs,
+      filesTouched: result.filesTouched,
+      exitCode: result.exitCode ?? null,
+      resource: this.sandbox.resource,
+      network: this.commands.network,
+      ...(result.confinement ? { confinement: result.confinement } : {}),
+      createdAt: this.wb.now().toISOString(),
+      ...(verdict ? { policy: verdict } : {}),
+    };
+  }
+
+  /** A call that did not run (refused, denied or rejected), in the execution log. */
+  private async log(c: {
+    call: ModelToolCall;
+    ref: string;
+    args: Record<string, unknown>;
+    ok: false;
+    summary: string;
+    policy?: PolicyVerdict | undefined;
+  }): Promise<void> {
+    await this.record(
+      this.callRecord(
+        c.ref,
+        c.args,
+        { ok: false, summary: c.summary, output: '', filesTouched: [], exitCode: null },
+        0,
+        c.policy,
+      ),
+    );
+  }
+
+  /** Stops `constrained` (everything kept) when a budget is spent. */
+  private checkBudget(opts: { modelStep?: boolean } = {}): void {
+    this.tick();
+    const { id, budget, usage } = this.plan;
+    const over = budgetExceeded(
+      opts.modelStep
+        ? { id, budget, usage: { ...usage, toolCalls: Math.min(usage.toolCalls, budget.maxToolCalls - 1) } }
+        : this.plan,
+    );
+    if (over) throw new PlanActorFailure(over);
+  }
+
+  /**
+   * Ends the work: runs the verify command, records the assessment, sets `plan.done`, and completes
+   * the phase with the diff — saying plainly when the definition of done was not met.
+   */
+  private async finish(f: FinishArgs): Promise<void> {
+    const { plan, wb } = this;
+    await this.closeText();
+    await this.keepTranscript();
+    const verify = plan.verify ? await this.verify(plan.verify) : undefined;
+    const met = verify ? verify.ok : f.done === true;
+    const verifyWords = verify
+      ? `verify \`${verify.command}\` ${verify.exitCode === 0 ? 'exited 0' : verify.exitCode === null ? `did not finish (${verify.summary})` : `exited ${verify.exitCode}`}`
+      : undefined;
+    const said =
+      f.done === undefined
+        ? 'the actor stopped without calling finish'
+        : `the actor says it is ${f.done ? '' : 'not '}done`;
+    const decision = await wb.record(plan, {
+      type: 'assessment',
+      parentId: this.root.id,
+      question: 'Is the definition of done met?',
+      chosen: met ? 'met' : 'not met',
+      alternatives: [met ? 'not met' : 'met'],
+      confidence: f.confidence ?? (verify ? 1 : 0.5),
+      rationale: [f.assessment, `${said}${verifyWords ? `; ${verifyWords}` : ''}`].join('\n'),
+      context: {
+        by: verify ? 'verify' : 'assessment',
+        actorDone: f.done ?? null,
+        ...(this.transcript.snapshot ? { snapshot: this.transcript.snapshot } : {}),
+        ...(verify ? { verify } : {}),
+      },
+    });
+    plan.done = {
+      met,
+      by: verify ? 'verify' : 'assessment',
+      ...(verify ? { verify } : {}),
+      assessment: f.assessment,
+      decisionId: decision.id,
+      at: wb.now().toISOString(),
+    };
+    await this.turn.artifact(
+      { artifactId: 'decisions', name: 'decisions', parts: [{ data: decision, mediaType: 'application/json' }] },
+      { append: true },
+    );
+    await wb.checkpoint(plan, 'before-apply', plan.cursor, decision.id);
+    const stats = await diffArtifact(wb, plan, this.turn);
+    completePhase(plan);
+    this.tick();
+    await wb.save(plan);
+    const calls = plan.usage.toolCalls;
+    const outcome = met
+      ? `definition of done met${verifyWords ? ` (${verifyWords})` : ''}`
+      : `definition of done NOT met: ${verifyWords ?? said}`;
+    await this.turn.status(
+      'TASK_STATE_COMPLETED',
+      `Executed ${calls} tool call${calls === 1 ? '' : 's'}: ${changedFiles(stats)}; ${outcome}. Next: agents plan diff ${plan.id}, then ${met ? `agents plan apply ${plan.id}` : `correct the plan (agents plan correct ${decision.id} --guidance …) or apply it as it is`}`,
+      wb.meta(plan, { done: plan.done }),
+    );
+  }
+
+  /** Runs the plan's verify command in the sandbox; what it changed is not kept in the plan's work. */
+  private async verify(v: NonNullable<Plan['verify']>): Promise<NonNullable<Plan['done']>['verify']> {
+    const { plan, wb } = this;
+    await this.turn.status('TASK_STATE_WORKING', `Verifying: ${v.command}`, wb.meta(plan));
+    const before = await wb.checkpoint(plan, 'before-verify', plan.cursor, this.root.id);
+    const args = { command: v.command };
+    const t0 = Date.now();
+    let result: ToolCallResult;
+    try {
+      result = await this.runTool(
+        RUN_COMMAND,
+        normalizeArgs(RUN_COMMAND.name, args),
+        v.timeoutSeconds ?? (wb.deps.commandTimeoutMs ?? DEFAULT_COMMAND_MS) / 1000,
+      );
+    } catch (err) {
+      if (this.signal.aborted) throw err;
+      result = { ok: false, summary: `cannot run it: ${(err as Error).message}`, output: '', filesTouched: [] };
+    }
+    this.tick();
+    const rec = this.callRecord(RUN_COMMAND.name, { ...args, verify: true }, result, Date.now() - t0, undefined);
+    if (this.signal.aborted) {
+      await wb.deps.plans.putToolCall(rec);
+      throw new ProviderFailure('cancelled', 'cancelled', '');
+    }
+    await this.record(rec);
+    if (result.filesTouched.length) await wb.restore(plan, before);
+    const exitCode = result.exitCode ?? null;
+    const ok = result.ok && exitCode === 0;
+    await this.turn.status(
+      'TASK_STATE_WORKING',
+      `  ${ok ? '✓' : '✗'} verify: ${result.summary} (${rec.durationMs} ms)`,
+      wb.meta(plan, { toolCall: rec.id }),
+    );
+    return { command: v.command, exitCode, ok, summary: result.summary };
+  }
+
+  /** The conversation as it ended (nothing pending: an answer can no longer continue it). */
+  private async keepTranscript(): Promise<void> {
+    // Unset until the run knows its conversation (it may stop before).
+    const t = this.transcript as ExecutionTranscript | undefined;
+    if (!t) return;
+    const ended: ExecutionTranscript = { ...t, pending: undefined, finishing: undefined };
+    await this.llm.transcripts.save(this.turn.task.id, this.plan.contextId, ended);
+  }
+
+  private async closeText(): Promise<void> {
+    if (!this.textOpen) return;
+    this.textOpen = false;
+    await this.turn.artifact(
+      { artifactId: 'execution', name: 'execution', parts: [{ text: '' }] },
+      { append: true, lastChunk: true },
+    );
+  }
+
+  /**
+   * Stops the phase (errored, or constrained for a budget) after a checkpoint of the work so far,
+   * so that a resumed run starts from everything done.
+   */
+  async stop(error: PlanError, state: 'errored' | 'constrained' = 'errored'): Promise<never> {
+    if (this.signal.aborted) throw new ProviderFailure('cancelled', 'cancelled', '');
+    const { plan, wb } = this;
+    if (plan.sandboxes.length && plan.phase === 'execute' && plan.state === 'processing')
+      await wb.checkpoint(plan, state, plan.cursor).catch(() => undefined);
+    await this.closeText().catch(() => undefined);
+    await this.keepTranscript().catch(() => undefined);
+    this.tick();
+    return wb.fail(plan, this.turn, 'execute', error, state);
+  }
+}
+
+/** The answer `answer` recorded for the call the transcript waits on (undefined: none; it is asked again). */
+function answerFor(
+  decisions: readonly Decision[],
+  rootId: string,
+  attempt: number,
+  t: ExecutionTranscript,
+): CallAnswer | undefined {
+  const call = t.pending?.calls[t.pending.next];
+  if (!call) return undefined;
+  const d = decisions
+    .filter(
+      (x) =>
+        x.type === 'approval' &&
+        x.parentId === rootId &&
+        x.attempt === attempt &&
+        (x.context['request'] as { callId?: unknown } | undefined)?.callId === call.id,
+    )
+    .at(-1);
+  if (!d || (d.chosen !== 'approve' && d.chosen !== 'reject')) return undefined;
+  const guidance = d.context['guidance'];
+  return { callId: call.id, decision: d.chosen, guidance: typeof guidance === 'string' ? guidance : undefined };
 }

@@ -1,0 +1,109 @@
+/**
+ * What both execute paths share — the declared steps (execute-phase.ts) and a plan from a goal
+ * (llm/execute-llm.ts): the sandboxes and their first checkpoint, how commands run, the wall clock,
+ * recording a tool call, and the diff artifact the phase ends with.
+ */
+import type { Plan, ToolCallRecord } from '../../domain/plan/plan.js';
+import type { ActionDefinition } from '../../domain/registry/entities.js';
+import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.js';
+
+/**
+ * The plan's sandboxes: created (with a `before-execute` checkpoint) on the first run; on a resumed
+ * run (`restore`), reset to the last checkpoint at or before the cursor, which the cursor then takes.
+ */
+export async function prepareSandboxes(
+  wb: PlanWorkbench,
+  plan: Plan,
+  turn: TaskHandle,
+  opts: { restore: boolean },
+): Promise<void> {
+  if (plan.sandboxes.length === 0) {
+    for (const r of await wb.resources(plan)) {
+      const sb = await wb.deps.sandboxes.create(plan.id, r);
+      plan.sandboxes.push(sb);
+      await turn.status(
+        'TASK_STATE_WORKING',
+        `Sandbox for ${r.name}: ${sb.root}${sb.branch ? ` (branch ${sb.branch})` : ''}`,
+        wb.meta(plan),
+      );
+    }
+    const cp = await wb.checkpoint(plan, 'before-execute', 0);
+    await turn.status('TASK_STATE_WORKING', `Checkpoint ${cp.id} before execute`, wb.meta(plan, { checkpoint: cp.id }));
+  } else if (opts.restore) {
+    const last = (await wb.deps.plans.checkpoints(plan.id)).filter((c) => c.stepIndex <= plan.cursor).at(-1);
+    if (last) {
+      await wb.restore(plan, last);
+      plan.cursor = last.stepIndex;
+      await turn.status(
+        'TASK_STATE_WORKING',
+        `Restored checkpoint ${last.id} (${last.label})`,
+        wb.meta(plan, { checkpoint: last.id }),
+      );
+    }
+  }
+  await wb.save(plan);
+}
+
+/**
+ * How the plan's commands run: its network, and the variables its action declares. Confinement
+ * `none` is recorded on the plan and stays (shown by plan status).
+ */
+export async function commandSettings(
+  wb: PlanWorkbench,
+  plan: Plan,
+): Promise<{ network: 'none' | 'allow'; env: Readonly<Record<string, string>> | undefined }> {
+  const how = wb.deps.tools.confinement;
+  if (how === 'none' || (how === 'confined' && plan.confinement === undefined)) plan.confinement = how;
+  const action = (await wb.deps.registry.lookup('action', plan.action))?.definition as ActionDefinition | undefined;
+  return { network: plan.network ?? 'none', env: action?.env };
+}
+
+/** Keeps `plan.usage.wallMs` up to date: the time used before this run plus this run's. */
+export function wallClock(plan: Plan): () => void {
+  const started = Date.now();
+  const wall = plan.usage.wallMs;
+  return () => {
+    plan.usage.wallMs = wall + (Date.now() - started);
+  };
+}
+
+/** A tool call is stored, then appended to the execution log the task's readers follow. */
+export function callRecorder(wb: PlanWorkbench, turn: TaskHandle): (call: ToolCallRecord) => Promise<void> {
+  return async (call) => {
+    await wb.deps.plans.putToolCall(call);
+    await turn.artifact(
+      { artifactId: 'execution-log', name: 'execution log', parts: [{ data: call, mediaType: 'application/json' }] },
+      { append: true },
+    );
+  };
+}
+
+/** The sandboxes' changes as the `diff` artifact; returns their totals. */
+export async function diffArtifact(
+  wb: PlanWorkbench,
+  plan: Plan,
+  turn: TaskHandle,
+): Promise<{ files: number; additions: number; deletions: number }> {
+  const diffs = await wb.diffs(plan);
+  const stats = totalStats(diffs);
+  await turn.artifact({
+    artifactId: 'diff',
+    name: 'diff',
+    parts: [
+      { text: diffs.map((x) => x.diff.unified).join(''), mediaType: 'text/x-diff' },
+      {
+        data: {
+          stats,
+          sandboxes: diffs.map((x) => ({ resource: x.resource, files: x.diff.files, stats: x.diff.stats })),
+        },
+        mediaType: 'application/json',
+      },
+    ],
+  });
+  return stats;
+}
+
+/** `3 files changed (+10 −2)`. */
+export function changedFiles(stats: { files: number; additions: number; deletions: number }): string {
+  return `${stats.files} file${stats.files === 1 ? '' : 's'} changed (+${stats.additions} −${stats.deletions})`;
+}
