@@ -104,7 +104,9 @@ export class PlanAnswers implements ContextOwner {
     }
     assertAllowed(plan, 'approve');
     const answer = parseApprovalAnswer(answerParts(message));
-    const request = { kind: plan.waiting.kind, decisionId: plan.waiting.decisionId };
+    const w = plan.waiting;
+    // A goal plan's calls all wait under its strategy decision: the call id tells them apart.
+    const request = { kind: w.kind, decisionId: w.decisionId, callId: w.request['callId'] };
     return (handle) => this.deps.engine.answer(plan.id, answer, handle, request);
   }
 }

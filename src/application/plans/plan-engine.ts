@@ -74,13 +74,19 @@ export class PlanEngine {
     planId: string,
     answer: ApprovalAnswer,
     task: TaskHandle,
-    request: Pick<Waiting, 'kind' | 'decisionId'>,
+    request: Pick<Waiting, 'kind' | 'decisionId'> & { callId?: unknown },
   ): Promise<void> {
     await this.hold(planId, task, async (plan) => {
       // Two answers accepted at once: the first continued the run; the second answers a request
       // that is gone (the same task may already wait for the next one), so it answers nothing.
       const now = plan.waiting;
-      if (!now || now.taskId !== task.task.id || now.kind !== request.kind || now.decisionId !== request.decisionId)
+      if (
+        !now ||
+        now.taskId !== task.task.id ||
+        now.kind !== request.kind ||
+        now.decisionId !== request.decisionId ||
+        now.request['callId'] !== request.callId
+      )
         return;
       const waiting = takeAnswer(plan, task.task.id);
       await this.wb.record(plan, {

@@ -88,6 +88,7 @@ export async function followPlanTask(
   let firstView = true;
   // A tool call's details arrive just before the progress line that reports it: they go under it.
   let detail = '';
+  let words = '';
 
   const printMessage = (m: Message, state: string): void => {
     if (printed.has(m.messageId)) return;
@@ -153,9 +154,15 @@ export async function followPlanTask(
         result.task = foldEvent(result.task, event);
         const status = statusOf(event);
         if ('task' in event) printHistory(event.task);
-        else if ('artifactUpdate' in event) detail += artifactDetail(event, ui);
-        else if (status?.message) printMessage(status.message, status.state);
-        else if (status && isTerminalState(status.state))
+        else if ('artifactUpdate' in event) {
+          detail += artifactDetail(event, ui);
+          words += actorWords(event, ui);
+        } else if (status?.message) {
+          // What the execution actor said before this line, as one dim paragraph.
+          if (words.trim()) ui.out(`${ui.pal.dim(words.trim())}\n`);
+          words = '';
+          printMessage(status.message, status.state);
+        } else if (status && isTerminalState(status.state))
           ui.out(`${styleLine(`Stopped: ${stateWord(status.state)}`, status.state, ui)}\n`);
         if (!status) continue;
         if (status.state === 'TASK_STATE_INPUT_REQUIRED' && !(await handleInput(status))) return result;
@@ -207,6 +214,13 @@ function styleLine(text: string, state: string, ui: Ui): string {
   if (/^\s*✓/.test(text)) return text.replace('✓', pal.green('✓'));
   if (/^(Checkpoint|Restored checkpoint|Sandbox for)/.test(text)) return pal.dim(text);
   return text;
+}
+
+/** Rich mode: the words a goal plan's execution actor streams (its `execution` artifact). */
+function actorWords(ev: Extract<StreamResponse, { artifactUpdate: unknown }>, ui: Ui): string {
+  const { artifact } = ev.artifactUpdate;
+  if (!ui.rich || artifact.artifactId !== 'execution') return '';
+  return artifact.parts.map((p) => p.text ?? '').join('');
 }
 
 /** Rich mode: what each tool call touched (from the execution log), to print under its progress line. */
