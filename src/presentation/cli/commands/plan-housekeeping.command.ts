@@ -130,7 +130,11 @@ export function registerPlanHousekeeping(plan: Command, runner: Runner): void {
         const { ui } = ctx;
         const verb = r.dryRun ? 'would delete' : 'deleted';
         const rows = [
-          ...r.removed.map((p) => ({ ...p, what: verb, why: `${plural(p.sandboxes.length, 'sandbox')}` })),
+          ...r.removed.map((p) => ({
+            ...p,
+            what: verb,
+            why: `${p.sandboxes.length} sandbox${p.sandboxes.length === 1 ? '' : 'es'}`,
+          })),
           ...r.kept.map((p) => ({ ...p, what: 'kept', why: p.reason })),
         ];
         if (rows.length === 0) ui.info(`no ${r.states.join(' or ')} plans older than the limit: nothing to prune`);
