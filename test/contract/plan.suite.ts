@@ -523,6 +523,16 @@ export function planSuite(ctx: SuiteContext): void {
         'the diff holds only the plan changes',
       );
       assert.equal((await client.call(planRebase, { planId: id })).outcome, 'up-to-date');
+      // A checkpoint from before the rebase is on the old base: restoring it is refused, changing nothing.
+      const before = r.plan.checkpoints.find((c) => c.label === 'before-execute');
+      assert.ok(before);
+      const old = await rpcError(
+        client.call(planRollback, { checkpointId: before.id, planId: id }),
+        -32004,
+        'BusinessRuleViolation',
+      );
+      assert.match(String((old.data as { hint?: string }).hint), /before agents plan rebase/);
+      assert.equal(`${(await client.call(planStatus, { planId: id })).state}`, 'complete');
       const applied = await client.call(planApply, { planId: id, yes: true });
       assert.equal(applied.plan.state, 'applied');
       assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello Kim\n');

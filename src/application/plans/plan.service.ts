@@ -253,7 +253,17 @@ export class PlanService implements ContextOwner {
       });
     const waiting = plan.waiting;
     requeueExecute(plan);
-    await this.deps.engine.restore(plan, cp);
+    await this.deps.engine.restore(plan, cp).catch((err: unknown) => {
+      // A checkpoint from before a rebase sits on the old base: restoring it would undo the user's commits.
+      throw new AppError(
+        'INVALID_STATE',
+        `Checkpoint ${cp.id} (${cp.label}) cannot be restored: ${err instanceof Error ? err.message : String(err)}`,
+        {
+          details: { planId: plan.id, checkpointId: cp.id },
+          hint: `a checkpoint taken before agents plan rebase is on the old base; roll back to after-rebase or a later one (agents plan status ${plan.id})`,
+        },
+      );
+    });
     plan.cursor = cp.stepIndex;
     await this.deps.engine.save(plan);
     await this.answers.closeWaiting(
