@@ -209,9 +209,12 @@ export const PLAN_OPERATIONS = [
 export type PlanOperation = (typeof PLAN_OPERATIONS)[number];
 
 const ALLOWED: Record<PlanOperation, (p: Plan) => boolean> = {
+  // Not on a rebase conflict: resuming would restore the checkpoint with the markers and complete.
   execute: (p) =>
     (p.phase === 'strategize' && p.state === 'complete') ||
-    (p.phase === 'execute' && ['queued', 'errored', 'constrained', 'processing'].includes(p.state)),
+    (p.phase === 'execute' &&
+      ['queued', 'errored', 'constrained', 'processing'].includes(p.state) &&
+      !isRebaseConflict(p)),
   apply: (p) =>
     (p.phase === 'execute' && p.state === 'complete') ||
     (p.phase === 'apply' && ['errored', 'queued', 'processing'].includes(p.state)),
@@ -231,7 +234,8 @@ const ALLOWED: Record<PlanOperation, (p: Plan) => boolean> = {
 };
 
 const WHAT: Record<PlanOperation, string> = {
-  execute: 'execute needs a completed strategize, or an execute that errored, hit a constraint or was interrupted',
+  execute:
+    'execute needs a completed strategize, or an execute that errored, hit a constraint or was interrupted (and no rebase conflict left to resolve)',
   apply: 'apply needs a completed execute (or an apply that errored)',
   correct: 'correct works until the plan is applied or cancelled',
   rollback: 'rollback needs a sandbox and a plan not yet applied or cancelled',

@@ -58,6 +58,7 @@ describe('rebase in the plan state machine', () => {
     assert.ok(isAllowed(plan('apply', 'errored'), 'rebase'));
     assert.ok(isAllowed(plan('apply', 'constrained'), 'rebase'));
     assert.ok(isAllowed(plan('execute', 'errored', { error: CONFLICT }), 'rebase'));
+    assert.ok(isAllowed(plan('execute', 'errored', { error: { ...CONFLICT, kind: 'tool' } }), 'execute'));
     assert.ok(allowedOperations(plan('apply', 'errored')).includes('rebase'));
     for (const p of [
       plan('execute', 'complete', { sandboxes: [] }),
@@ -101,6 +102,7 @@ describe('rebase in the plan state machine', () => {
       assert.deepEqual(p.error, CONFLICT);
       assert.ok(isAllowed(p, 'prompt'), 'the execution actor can be asked to resolve it');
       assert.equal(isAllowed(p, 'apply'), false, 'a plan with conflict markers cannot be applied');
+      assert.equal(isAllowed(p, 'execute'), false, 'nor executed to completion with its markers');
       markRebased(p);
       assert.equal(`${p.phase}/${p.state}`, 'execute/complete');
       assert.equal(p.error, undefined);
