@@ -28,6 +28,7 @@ export type {
   SandboxDiff,
   FileChange,
   ApplyOutcome,
+  RebaseOutcome,
   ToolRunner,
   ToolCallRequest,
   ToolCallResult,

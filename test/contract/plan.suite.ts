@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import {
   A2AClient,
   actionRegistry,
@@ -16,11 +16,14 @@ import {
   planArtifacts,
   planCancel,
   planCorrect,
+  planDelete,
   planDiff,
   planExecute,
   planExplain,
   planList,
   planPrompt,
+  planPrune,
+  planRebase,
   planReject,
   planRollback,
   planStatus,
@@ -488,5 +491,138 @@ export function planSuite(ctx: SuiteContext): void {
     await rpcError(client.call(planList, { nameRegex: '[' }), -32602, 'ValidationError');
     await rpcError(client.call(planList, { pageToken: all.plans[0]?.planId ?? 'x' }), -32602, 'ValidationError');
     ctx.record('plan-list', { applied: applied.plans.map((p) => p.state) });
+  });
+  describe('housekeeping: a moved base, delete, prune, cancel --clean', () => {
+    const userCommit = (file: string, content: string): void => {
+      writeFileSync(join(repo, file), content);
+      git(repo, 'add', '.');
+      git(repo, '-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', `user: ${file}`);
+    };
+    const planBranch = (id: string): string => git(repo, 'branch', '--list', `cleveragents/plan-${id}`);
+    const worktrees = (): string => git(repo, 'worktree', 'list', '--porcelain');
+
+    it('rebases onto a moved branch cleanly: the plan stays appliable and applies both changes', async () => {
+      const start = git(repo, 'rev-parse', 'HEAD');
+      const id = (await use('Kim')).plan.planId;
+      await client.call(planExecute, { planId: id, wait: true });
+      userCommit('other.txt', 'the user was busy\n');
+      const moved = git(repo, 'rev-parse', 'HEAD');
+      const r = await client.call(planRebase, { planId: id });
+      assert.equal(r.outcome, 'rebased');
+      assert.deepEqual(
+        r.sandboxes.map((s) => [s.outcome, s.onto, s.targetBranch]),
+        [['rebased', moved, 'main']],
+      );
+      assert.equal(`${r.plan.phase}/${r.plan.state}`, 'execute/complete');
+      assert.ok(r.plan.checkpoints.some((c) => c.id === r.checkpointId && c.label === 'after-rebase'));
+      assert.equal(r.plan.sandboxes[0]?.baseCommit, moved);
+      const diff = await client.call(planDiff, { planId: id });
+      assert.deepEqual(
+        diff.sandboxes[0]?.files.map((f) => f.path),
+        ['greeting.txt', 'notes/Kim.txt'],
+        'the diff holds only the plan changes',
+      );
+      assert.equal((await client.call(planRebase, { planId: id })).outcome, 'up-to-date');
+      // A checkpoint from before the rebase is on the old base: restoring it is refused, changing nothing.
+      const before = r.plan.checkpoints.find((c) => c.label === 'before-execute');
+      assert.ok(before);
+      const old = await rpcError(
+        client.call(planRollback, { checkpointId: before.id, planId: id }),
+        -32004,
+        'BusinessRuleViolation',
+      );
+      assert.match(String((old.data as { hint?: string }).hint), /before agents plan rebase/);
+      assert.equal(`${(await client.call(planStatus, { planId: id })).state}`, 'complete');
+      const applied = await client.call(planApply, { planId: id, yes: true });
+      assert.equal(applied.plan.state, 'applied');
+      assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello Kim\n');
+      assert.equal(readFileSync(join(repo, 'other.txt'), 'utf8'), 'the user was busy\n');
+      assert.equal(git(repo, 'rev-parse', 'HEAD~1'), moved);
+      assert.equal(planBranch(id), '');
+      ctx.record('plan-rebase-clean', { outcome: r.outcome, files: diff.stats.files });
+      git(repo, 'reset', '-q', '--hard', start);
+    });
+
+    it('a conflicting move: apply names plan rebase; rebase errors with the files; --continue only once the markers are gone', async () => {
+      const start = git(repo, 'rev-parse', 'HEAD');
+      const id = (await use('Lou')).plan.planId;
+      await client.call(planExecute, { planId: id, wait: true });
+      userCommit('greeting.txt', 'hello there\n');
+      const atApply = await rpcError(client.call(planApply, { planId: id, yes: true }), -32008, 'PlanError');
+      assert.match(String((atApply.data as { hint?: string }).hint), new RegExp(`agents plan rebase ${id}`));
+
+      const conflict = await rpcError(client.call(planRebase, { planId: id }), -32008, 'PlanError');
+      const data = conflict.data as { files: string[]; kind: string; hint: string };
+      assert.deepEqual(data.files, ['greeting.txt']);
+      assert.equal(data.kind, 'conflict');
+      assert.match(data.hint, /--continue/);
+      assert.match(data.hint, new RegExp(`agents plan prompt ${id}`));
+      const st = await client.call(planStatus, { planId: id });
+      assert.equal(`${st.phase}/${st.state}`, 'execute/errored');
+      assert.equal(st.error?.kind, 'conflict');
+      assert.deepEqual(st.error?.files, ['greeting.txt']);
+      assert.ok(st.allowed.includes('prompt'));
+      assert.equal(st.allowed.includes('apply'), false);
+      const root = st.sandboxes[0]?.root ?? '';
+      assert.match(readFileSync(join(root, 'greeting.txt'), 'utf8'), /^<<<<<<< main\n/m);
+      assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello there\n', 'the user tree is untouched');
+
+      const early = await rpcError(client.call(planRebase, { planId: id, continue: true }), -32008, 'PlanError');
+      assert.match(early.message, /conflict markers remain in greeting\.txt/);
+      writeFileSync(join(root, 'greeting.txt'), 'hello there, Lou\n');
+      const resolved = await client.call(planRebase, { planId: id, continue: true });
+      assert.equal(resolved.outcome, 'resolved');
+      assert.equal(`${resolved.plan.phase}/${resolved.plan.state}`, 'execute/complete');
+      const applied = await client.call(planApply, { planId: id, yes: true });
+      assert.equal(applied.plan.state, 'applied');
+      assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello there, Lou\n');
+      ctx.record('plan-rebase-conflict', { files: data.files, outcome: resolved.outcome });
+      git(repo, 'reset', '-q', '--hard', start);
+    });
+
+    it('delete refuses unapplied work without force, then removes the plan, its worktree and branch', async () => {
+      const id = (await use('Mo')).plan.planId;
+      await client.call(planExecute, { planId: id, wait: true });
+      const root = (await client.call(planStatus, { planId: id })).sandboxes[0]?.root ?? '';
+      const refused = await rpcError(client.call(planDelete, { planId: id }), -32004, 'BusinessRuleViolation');
+      assert.match(refused.message, /never applied: 2 files/);
+      assert.match(String((refused.data as { hint?: string }).hint), /--force/);
+      assert.notEqual(planBranch(id), '', 'nothing was removed');
+      const r = await client.call(planDelete, { planId: id, force: true });
+      assert.equal(r.deleted, true);
+      assert.equal(r.discarded?.files, 2);
+      assert.equal(planBranch(id), '');
+      assert.doesNotMatch(worktrees(), new RegExp(id));
+      assert.equal(existsSync(root), false);
+      await rpcError(client.call(planStatus, { planId: id }), -32001, 'ResourceNotFoundError');
+      await rpcError(client.call(planDelete, { planId: id }), -32001, 'ResourceNotFoundError');
+    });
+
+    it('cancel --clean removes the sandbox and keeps the plan; prune removes what matches and keeps unapplied work', async () => {
+      const id = (await use('Nia')).plan.planId;
+      await client.call(planExecute, { planId: id, wait: true });
+      const cancelled = await client.call(planCancel, { planId: id, clean: true });
+      assert.equal(cancelled.state, 'cancelled');
+      assert.deepEqual(cancelled.sandboxes, []);
+      assert.equal(planBranch(id), '');
+      assert.doesNotMatch(worktrees(), new RegExp(id));
+
+      const fresh = await client.call(planPrune, {});
+      assert.deepEqual(fresh.removed, [], 'by default only plans older than 7 days');
+      const dry = await client.call(planPrune, { olderThanSeconds: 0, states: ['cancelled'], dryRun: true });
+      assert.ok(dry.removed.some((p) => p.planId === id));
+      assert.equal((await client.call(planStatus, { planId: id })).state, 'cancelled', 'a dry run removes nothing');
+      const kept = dry.kept.find((p) => /never applied/.test(p.reason));
+      assert.ok(kept, 'earlier tests left cancelled plans with changes');
+
+      const r = await client.call(planPrune, { olderThanSeconds: 0, states: ['cancelled'] });
+      assert.ok(r.removed.some((p) => p.planId === id));
+      assert.ok(r.kept.some((p) => p.planId === kept.planId));
+      await rpcError(client.call(planStatus, { planId: id }), -32001, 'ResourceNotFoundError');
+      assert.notEqual(planBranch(kept.planId), '', 'unapplied work stays');
+      for (const p of r.removed) assert.equal(planBranch(p.planId), '');
+      await rpcError(client.call(planPrune, { states: [] }), -32602, 'ValidationError');
+      ctx.record('plan-prune', { dryRun: dry.dryRun, states: r.states });
+    });
   });
 }

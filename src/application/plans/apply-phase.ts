@@ -42,7 +42,9 @@ export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         hint:
           outcome.reason === 'dirty'
             ? `commit or stash your changes to ${outcome.files.join(', ')} (or check out ${sb.targetBranch ?? 'the target branch'}), then run agents plan apply ${plan.id}`
-            : `the project changed the same lines since the plan started: resolve by hand, or roll back / correct the plan and apply again`,
+            : sb.kind === 'git-worktree'
+              ? `${sb.targetBranch ?? 'the target branch'} moved and changed the same lines since the plan started: run agents plan rebase ${plan.id} to bring the plan onto it (then resolve any conflicts), and apply again`
+              : `the directory changed the same files since the plan started: resolve by hand, or roll back / correct the plan and apply again`,
       });
     }
     applied.push({ resource: sb.resource, commit: outcome.commit, files: outcome.files });

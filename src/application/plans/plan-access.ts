@@ -29,7 +29,7 @@ export class PlanAccess {
     return plan;
   }
 
-  assertIdle(plan: Plan, op: PlanOperation): void {
+  assertIdle(plan: Plan, op: PlanOperation | 'delete'): void {
     if (this.deps.engine.isRunning(plan.id)) {
       throw new AppError(
         'INVALID_STATE',

@@ -2,7 +2,7 @@ import type { ApprovalAnswer } from '../../domain/plan/approval.js';
 import type { Checkpoint, Decision, Plan, PlanError, Waiting } from '../../domain/plan/plan.js';
 import { declineApply, failPhase, requeueExecute, takeAnswer } from '../../domain/plan/plan.js';
 import { AppError } from '../../domain/errors.js';
-import type { SandboxDiff } from '../ports/sandbox.port.js';
+import type { SandboxDiff, SandboxManager } from '../ports/sandbox.port.js';
 import { applyChanges } from './apply-phase.js';
 import { executeSteps } from './execute-phase.js';
 import { PlanStopped, PlanWorkbench, type PlanEngineDeps, type TaskHandle } from './plan-workbench.js';
@@ -142,6 +142,15 @@ export class PlanEngine {
 
   record(plan: Plan, d: Parameters<PlanWorkbench['record']>[1]): Promise<Decision> {
     return this.wb.record(plan, d);
+  }
+
+  checkpoint(plan: Plan, label: string, stepIndex: number): Promise<Checkpoint> {
+    return this.wb.checkpoint(plan, label, stepIndex);
+  }
+
+  /** The sandbox manager the phases use (rebase and clean-up work on the same sandboxes). */
+  get sandboxes(): SandboxManager {
+    return this.wb.deps.sandboxes;
   }
 
   /** Runs `fn` holding the plan: its in-memory copy is the one every reader sees until the run ends. */

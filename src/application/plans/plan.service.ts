@@ -12,6 +12,7 @@ import {
   type PlanActors,
   type PlanInvariant,
 } from '../../domain/plan/plan.js';
+import type { PlanDeletion, PlanPrune, PlanRebase } from '../../domain/plan/housekeeping-views.js';
 import type {
   Correction,
   DecisionExplanation,
@@ -28,6 +29,7 @@ import { resolveArguments } from './arguments.js';
 import { CONTEXT_PREFIX, PlanAccess, waitingError } from './plan-access.js';
 import { PlanAnswers } from './plan-answers.js';
 import { PlanCorrections } from './plan-correction.js';
+import { PlanHousekeeping, type PruneInput } from './plan-housekeeping.js';
 import { PlanQueries } from './plan-queries.js';
 import { settleInterruptedPlans, MISSING_TASK_GRACE_MS } from './plan-recovery.js';
 import type { PlanStatus } from './plan-views.js';
@@ -114,6 +116,7 @@ export class PlanService implements ContextOwner {
   private readonly queries: PlanQueries;
   private readonly answers: PlanAnswers;
   private readonly corrections: PlanCorrections;
+  private readonly housekeeping: PlanHousekeeping;
 
   constructor(private readonly deps: PlanServiceDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -123,6 +126,7 @@ export class PlanService implements ContextOwner {
     this.corrections = new PlanCorrections(deps, this.access, this.answers, (plan, replan, principal) =>
       this.runOn(plan, 'strategize', principal, true, (task) => this.deps.engine.replan(plan.id, task, replan)),
     );
+    this.housekeeping = new PlanHousekeeping(deps, this.access, this.queries);
   }
 
   async use(input: UseInput, principal: Principal): Promise<RunResult> {
@@ -358,7 +362,13 @@ export class PlanService implements ContextOwner {
     return result;
   }
 
-  async cancel(planId: string, reason: string | undefined, principal: Principal): Promise<PlanStatus> {
+  /** Cancels; with `clean`, the plan's sandboxes and branches are removed too (the plan record stays). */
+  async cancel(
+    planId: string,
+    reason: string | undefined,
+    principal: Principal,
+    opts: { clean?: boolean | undefined } = {},
+  ): Promise<PlanStatus> {
     const plan = await this.access.get(planId, principal);
     assertAllowed(plan, 'cancel');
     const current = plan.tasks[plan.phase];
@@ -373,6 +383,7 @@ export class PlanService implements ContextOwner {
     }
     cancelPlan(plan, reason);
     await this.deps.engine.save(plan);
+    if (opts.clean) await this.housekeeping.clean(plan);
     return this.queries.status(planId, principal);
   }
 
@@ -389,7 +400,17 @@ export class PlanService implements ContextOwner {
       });
     const waiting = plan.waiting;
     requeueExecute(plan);
-    await this.deps.engine.restore(plan, cp);
+    await this.deps.engine.restore(plan, cp).catch((err: unknown) => {
+      // A checkpoint from before a rebase sits on the old base: restoring it would undo the user's commits.
+      throw new AppError(
+        'INVALID_STATE',
+        `Checkpoint ${cp.id} (${cp.label}) cannot be restored: ${err instanceof Error ? err.message : String(err)}`,
+        {
+          details: { planId: plan.id, checkpointId: cp.id },
+          hint: `a checkpoint taken before agents plan rebase is on the old base; roll back to after-rebase or a later one (agents plan status ${plan.id})`,
+        },
+      );
+    });
     plan.cursor = cp.stepIndex;
     await this.deps.engine.save(plan);
     await this.answers.closeWaiting(
@@ -447,6 +468,23 @@ export class PlanService implements ContextOwner {
 
   correct(input: CorrectInput, principal: Principal, planId?: string): Promise<Correction> {
     return this.corrections.correct(input, principal, planId);
+  }
+
+  // ---- housekeeping (PlanHousekeeping) ------------------------------------------------------------
+
+  /** Rebases the plan's sandboxes onto the current head of their target branch (`continue`: after resolving conflicts). */
+  rebase(planId: string, opts: { continue?: boolean | undefined }, principal: Principal): Promise<PlanRebase> {
+    return this.housekeeping.rebase(planId, opts, principal);
+  }
+
+  /** Deletes the plan with its sandboxes and branches (unapplied changes only with `force`). */
+  delete(planId: string, opts: { force?: boolean | undefined }, principal: Principal): Promise<PlanDeletion> {
+    return this.housekeeping.delete(planId, opts, principal);
+  }
+
+  /** Deletes the caller's plans that match (default: applied and cancelled, older than 7 days). */
+  prune(input: PruneInput, principal: Principal): Promise<PlanPrune> {
+    return this.housekeeping.prune(input, principal);
   }
 
   // ---- the read side (PlanQueries) -----------------------------------------------------------------

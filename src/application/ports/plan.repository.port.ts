@@ -19,6 +19,8 @@ export interface PlanRepository {
   create(plan: Plan): Promise<void>;
   get(id: string): Promise<Plan | undefined>;
   save(plan: Plan): Promise<void>;
+  /** Deletes the plan and all its records (decisions, checkpoints, tool calls); false when there was none. */
+  delete(id: string): Promise<boolean>;
   /** The owner's plans matching the filters, newest first. */
   list(query: PlanListQuery): Promise<Plan[]>;
   putDecision(d: Decision): Promise<void>;

@@ -40,6 +40,16 @@ export type ApplyOutcome =
   | { ok: false; reason: 'conflict' | 'dirty'; files: string[]; message: string };
 
 /**
+ * A sandbox brought onto the current head of its target branch. `sandbox` is the sandbox as it now
+ * is (its `baseCommit` is that head), in both outcomes: on a conflict the sandbox holds the plan's
+ * changes on the new head with conflict markers in `files`, committed, and no rebase in progress.
+ */
+export type RebaseOutcome =
+  /** `moved: false`: the target branch had not moved; `files`: what the plan changes on the new base. */
+  | { ok: true; moved: boolean; sandbox: SandboxInfo; files: string[] }
+  | { ok: false; reason: 'conflict'; sandbox: SandboxInfo; files: string[]; message: string };
+
+/**
  * Creates and manages plan sandboxes. Nothing here writes to the user's working tree except
  * `apply`, and `apply` writes nothing when it refuses.
  */
@@ -60,8 +70,19 @@ export interface SandboxManager {
    * them since the sandbox was made).
    */
   apply(sandbox: SandboxInfo, message: string): Promise<ApplyOutcome>;
-  /** Removes the sandbox (worktree and branch, or the copy). */
+  /**
+   * Removes the sandbox: a worktree, its branch and git's record of the worktree (so neither
+   * `git worktree list` nor `git branch` shows it), or the copy. Removing one that is gone is no error.
+   */
   remove(sandbox: SandboxInfo): Promise<void>;
+  /**
+   * git-worktree: rebases the plan's changes (pending work first committed as a checkpoint) onto the
+   * current head of the target branch in the user's repository; nothing in the user's work tree,
+   * index or branches other than the plan's changes. A copy sandbox is refused (not a git checkout).
+   */
+  rebase(sandbox: SandboxInfo): Promise<RebaseOutcome>;
+  /** Of `files` (paths relative to the sandbox root), those that still hold conflict markers. */
+  unresolved(sandbox: SandboxInfo, files: readonly string[]): Promise<string[]>;
 }
 
 export interface ToolCallRequest {

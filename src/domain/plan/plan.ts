@@ -254,13 +254,18 @@ export const PLAN_OPERATIONS = [
   'approve',
   'reject',
   'cancel',
+  'rebase',
 ] as const;
 export type PlanOperation = (typeof PLAN_OPERATIONS)[number];
 
 const ALLOWED: Record<PlanOperation, (p: Plan) => boolean> = {
+  // Not on a rebase conflict: resuming would restore the checkpoint with the markers and complete.
   execute: (p) =>
     (p.phase === 'strategize' && p.state === 'complete') ||
-    (p.phase === 'execute' && ['queued', 'errored', 'constrained', 'processing'].includes(p.state)),
+    (p.phase === 'execute' &&
+      ['queued', 'errored', 'constrained', 'processing'].includes(p.state) &&
+      // A rebase conflict: a goal plan's execution actor resolves it; a stepped plan needs a person.
+      (!isRebaseConflict(p) || p.actors !== undefined)),
   apply: (p) =>
     (p.phase === 'execute' && p.state === 'complete') ||
     (p.phase === 'apply' && ['errored', 'queued', 'processing'].includes(p.state)),
@@ -271,10 +276,17 @@ const ALLOWED: Record<PlanOperation, (p: Plan) => boolean> = {
   approve: (p) => p.waiting !== undefined && !isFinished(p),
   reject: (p) => p.waiting !== undefined && !isFinished(p),
   cancel: (p) => p.state !== 'applied' && p.state !== 'cancelled',
+  rebase: (p) =>
+    p.sandboxes.length > 0 &&
+    p.waiting === undefined &&
+    ((p.phase === 'execute' && p.state === 'complete') ||
+      (p.phase === 'apply' && (p.state === 'errored' || p.state === 'constrained')) ||
+      isRebaseConflict(p)),
 };
 
 const WHAT: Record<PlanOperation, string> = {
-  execute: 'execute needs a completed strategize, or an execute that errored, hit a constraint or was interrupted',
+  execute:
+    'execute needs a completed strategize, or an execute that errored, hit a constraint or was interrupted (and no rebase conflict left to resolve)',
   apply: 'apply needs a completed execute (or an apply that errored)',
   correct: 'correct works until the plan is applied or cancelled',
   rollback: 'rollback needs a sandbox and a plan not yet applied or cancelled',
@@ -282,6 +294,7 @@ const WHAT: Record<PlanOperation, string> = {
   approve: 'approve needs a plan that waits for an approval',
   reject: 'reject needs a plan that waits for an approval',
   cancel: 'cancel works until the plan is applied or cancelled',
+  rebase: 'rebase needs a sandbox and a plan that finished executing (or whose apply or rebase failed)',
 };
 
 /** Refuses an operation the plan's phase and state do not allow, naming both and what is allowed. */
@@ -325,14 +338,17 @@ const TRANSITIONS: Readonly<Partial<Record<PhaseStatus, readonly PhaseStatus[]>>
   'strategize/constrained': ['strategize/processing'],
   'execute/queued': ['execute/processing', ...REWORK],
   'execute/processing': ['execute/processing', 'execute/complete', 'execute/errored', 'execute/constrained', ...REWORK],
-  'execute/complete': ['apply/queued', 'apply/processing', ...REWORK],
-  'execute/errored': ['execute/processing', ...REWORK],
+  // execute/complete → execute/errored: a rebase onto the moved target branch conflicted.
+  'execute/complete': ['apply/queued', 'apply/processing', 'execute/errored', ...REWORK],
+  // → execute/complete: the rebase conflict was resolved; → execute/errored: a rebase conflicted again.
+  'execute/errored': ['execute/processing', 'execute/complete', 'execute/errored', ...REWORK],
   'execute/constrained': ['execute/processing', ...REWORK],
   // apply/queued: waiting for the approval; declining it goes back to execute/complete.
   'apply/queued': ['apply/queued', 'apply/processing', 'execute/complete', ...REWORK],
   'apply/processing': ['apply/processing', 'apply/queued', 'apply/applied', 'apply/errored', 'execute/queued'],
-  'apply/errored': ['apply/queued', 'apply/processing', ...REWORK],
-  'apply/constrained': ['apply/queued', 'apply/processing', ...REWORK],
+  // A failed apply, rebased: clean → ready to apply again (execute/complete); conflicted → execute/errored.
+  'apply/errored': ['apply/queued', 'apply/processing', 'execute/complete', 'execute/errored', ...REWORK],
+  'apply/constrained': ['apply/queued', 'apply/processing', 'execute/complete', 'execute/errored', ...REWORK],
 };
 
 const statusOfPlan = (p: Plan): PhaseStatus => `${p.phase}/${p.state}`;
@@ -432,6 +448,32 @@ export function requeueExecute(p: Plan): void {
   move(p, 'execute', 'queued');
   p.error = undefined;
   p.waiting = undefined;
+}
+
+/**
+ * Whether the plan stopped on a rebase that conflicted: execute/errored, kind `conflict` (the
+ * sandbox holds the plan's changes on the new base, with conflict markers in `error.files`).
+ */
+export function isRebaseConflict(p: Plan): boolean {
+  return p.phase === 'execute' && p.state === 'errored' && p.error?.kind === 'conflict';
+}
+
+/**
+ * The sandboxes are on the target branch's current head (a clean rebase, or its conflicts resolved):
+ * a plan whose apply failed, or whose rebase conflicted, is ready to apply again; any other plan
+ * stays where it is.
+ */
+export function markRebased(p: Plan): void {
+  if (p.phase === 'apply' || isRebaseConflict(p)) {
+    move(p, 'execute', 'complete');
+    p.error = undefined;
+  }
+}
+
+/** The rebase conflicted: the plan stops errored until the conflicts are resolved (by hand or by the actor). */
+export function markRebaseConflict(p: Plan, error: PlanError): void {
+  move(p, 'execute', 'errored');
+  p.error = error;
 }
 
 /** Stops the plan for good (the sandbox stays for inspection). */

@@ -22,6 +22,14 @@ export class SqlitePlanRepository implements PlanRepository {
     await this.db.kysely.updateTable('plans').set(rest).where('id', '=', id).execute();
   }
 
+  async delete(id: string): Promise<boolean> {
+    return this.db.kysely.transaction().execute(async (tx) => {
+      await tx.deleteFrom('plan_records').where('plan_id', '=', id).execute();
+      const r = await tx.deleteFrom('plans').where('id', '=', id).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    });
+  }
+
   async list(q: PlanListQuery): Promise<Plan[]> {
     let query = this.db.kysely.selectFrom('plans').select('doc').where('owner', '=', q.owner);
     if (q.phase) query = query.where('phase', '=', q.phase);

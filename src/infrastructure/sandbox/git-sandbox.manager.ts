@@ -1,11 +1,12 @@
 import { lstat, mkdir, readFile, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ApplyOutcome, SandboxDiff, SandboxInfo, SandboxManager } from '../../application/index.js';
+import type { ApplyOutcome, RebaseOutcome, SandboxDiff, SandboxInfo, SandboxManager } from '../../application/index.js';
 import type { ResourceDefinition } from '../../domain/registry/entities.js';
 import { applyCopySandbox, createCopySandbox } from './copy-sandbox.js';
 import { git, gitOut, KeyedLock, snapshotTree } from './git.js';
 import { diffTrees } from './sandbox-diff.js';
 import { applyWorktreeSandbox } from './worktree-apply.js';
+import { rebaseWorktreeSandbox, unresolvedFiles } from './worktree-rebase.js';
 
 const PLAN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 const BRANCH_PREFIX = 'cleveragents/plan-';
@@ -123,6 +124,30 @@ export class GitSandboxManager implements SandboxManager {
       if (pending !== '') await this.checkpoint(sandbox, 'before apply');
       return applyWorktreeSandbox(sandbox, message);
     });
+  }
+
+  /**
+   * Pending work is first committed as a checkpoint "before rebase"; the new base is written to the
+   * sandbox's info (so `create` hands out the rebased sandbox). Serialised with applies to the repository.
+   */
+  async rebase(sandbox: SandboxInfo): Promise<RebaseOutcome> {
+    const root = await this.#own(sandbox);
+    if (sandbox.kind !== 'git-worktree')
+      throw new Error(`the sandbox of ${sandbox.resource} is a copy, not a git checkout: nothing to rebase`);
+    return this.#repoLocks.run(sandbox.source, async () => {
+      if (!(await exists(path.join(root, '.git'))))
+        throw new Error(`the sandbox ${root} is gone: nothing to rebase (see agents plan status)`);
+      const outcome = await rebaseWorktreeSandbox(sandbox, root, async () => {
+        const pending = await gitOut(root, ['status', '--porcelain', '--untracked-files=all'], { confine: true });
+        if (pending !== '') await this.checkpoint(sandbox, 'before rebase');
+      });
+      if (outcome.sandbox.baseCommit !== sandbox.baseCommit) await writeInfo(outcome.sandbox);
+      return outcome;
+    });
+  }
+
+  async unresolved(sandbox: SandboxInfo, files: readonly string[]): Promise<string[]> {
+    return unresolvedFiles(await this.#own(sandbox), files);
   }
 
   async remove(sandbox: SandboxInfo): Promise<void> {

@@ -54,6 +54,12 @@ export {
   planList,
   PLAN_CONTRACTS,
 } from '../a2a/contracts/plan.contract.js';
+export {
+  planRebase,
+  planDelete,
+  planPrune,
+  PLAN_HOUSEKEEPING_CONTRACTS,
+} from '../a2a/contracts/plan-housekeeping.contract.js';
 export { REGISTRY_KINDS, PLURAL, type RegistryKind } from '../../domain/registry/entities.js';
 export type { MethodContract, UnaryContract, StreamContract, ParamsOf, ResultOf } from '../a2a/contract.js';
 export type {

@@ -633,6 +633,19 @@ class ExecutionRun {
     const { plan, wb } = this;
     await this.closeText();
     await this.keepTranscript();
+    // Conflict markers (a rebase's, left for the actor) must be gone before the work is done.
+    const changed = (await wb.diffs(plan)).flatMap((d) =>
+      d.diff.files.filter((f) => f.status !== 'deleted').map((f) => f.path),
+    );
+    const marked = await wb.deps.sandboxes.unresolved(this.sandbox, changed);
+    if (marked.length > 0)
+      return this.stop({
+        kind: 'conflict',
+        message: `conflict markers remain in ${marked.join(', ')}`,
+        recoverable: true,
+        files: marked,
+        hint: `resolve them by hand in ${this.sandbox.root} and run agents plan rebase ${plan.id} --continue, or give the actor guidance: agents plan prompt ${plan.id} "…"`,
+      });
     const verify = plan.verify ? await this.verify(plan.verify) : undefined;
     const met = verify ? verify.ok : f.done === true;
     const verifyWords = verify

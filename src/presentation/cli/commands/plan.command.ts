@@ -30,6 +30,7 @@ import {
 import { renderCorrection, renderExplain } from '../render/plan-decision.js';
 import { renderFields, renderTable } from '../render/table.js';
 import type { Runner } from '../runner.js';
+import { registerPlanHousekeeping } from './plan-housekeeping.command.js';
 import { intOption } from '../support/options.js';
 import {
   nextCommands,
@@ -267,15 +268,16 @@ export function registerPlan(program: Command, runner: Runner): void {
 
   plan
     .command('cancel')
-    .description('Stop a plan (a running command is killed); its sandbox stays for inspection')
+    .description('Stop a plan (a running command is killed); its sandbox stays for inspection unless --clean')
     .argument('<id>', 'the plan id')
     .option('--reason <text>', 'why (kept with the plan)')
-    .action((id: string, opts: { reason?: string }, cmd: Command) =>
+    .option('--clean', "also remove the plan's sandboxes and branches (the plan's record stays)")
+    .action((id: string, opts: { reason?: string; clean?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan cancel', async (ctx) => {
         const client = await ctx.client();
         const s = await client.call(
           planCancel,
-          { planId: id, ...(opts.reason ? { reason: opts.reason } : {}) },
+          { planId: id, ...(opts.reason ? { reason: opts.reason } : {}), ...(opts.clean ? { clean: true } : {}) },
           { signal: ctx.signal },
         );
         const { ui } = ctx;
@@ -283,7 +285,20 @@ export function registerPlan(program: Command, runner: Runner): void {
         if (ui.rich) {
           ui.out(`Cancelled plan ${s.planId} ${phaseState(s, ui.pal)}\n`);
           for (const b of sandboxes) ui.out(ui.pal.dim(`  sandbox kept for inspection: ${b.root}\n`));
-        } else
+          if (opts.clean) ui.out(ui.pal.dim('  sandboxes and branches removed\n'));
+        } else if (opts.clean)
+          ui.out(
+            renderFields(
+              [
+                ['plan', s.planId],
+                ['phase', s.phase],
+                ['state', s.state],
+                ['sandboxes', 'removed'],
+              ],
+              ui.mode,
+            ),
+          );
+        else
           ui.out(
             renderFields(
               [
@@ -523,4 +538,6 @@ export function registerPlan(program: Command, runner: Runner): void {
           return { data: r };
         }),
     );
+
+  registerPlanHousekeeping(plan, runner);
 }

@@ -12,3 +12,13 @@ export const intOption =
       );
     return n;
   };
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
+
+/** A commander parser for a duration — `30m`, `12h`, `7d` (also `s`, `w`; `0` alone) — in seconds. */
+export function durationOption(value: string): number {
+  const m = /^(\d{1,9})([smhdw])$/.exec(value.trim());
+  if (value.trim() === '0') return 0;
+  if (!m) throw new InvalidArgumentError('must be a number and a unit: 30m, 12h, 7d (s, m, h, d, w)');
+  return Number(m[1]) * (DURATION_UNITS[m[2] ?? 's'] ?? 1);
+}

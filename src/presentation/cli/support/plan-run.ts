@@ -51,7 +51,13 @@ export function nextCommands(s: PlanStatus): string[] {
     return [`agents plan approve ${id}`, `agents plan reject ${id} --guidance "…"`, `agents plan status ${id}`];
   if (s.state === 'applied') return [`agents plan status ${id}`, `agents plan tree ${id}`];
   const out: string[] = [];
+  // A conflict with the moved target branch: rebase (after a failed apply), or finish the rebase
+  // (nothing to execute or apply until its conflicts are resolved).
+  const rebaseConflict = s.error?.kind === 'conflict' && s.phase === 'execute';
+  if (s.error?.kind === 'conflict' && s.allowed.includes('rebase'))
+    out.push(rebaseConflict ? `agents plan rebase ${id} --continue` : `agents plan rebase ${id}`);
   if (s.phase === 'execute' && s.state === 'complete') out.push(`agents plan diff ${id}`, `agents plan apply ${id}`);
+  else if (rebaseConflict) out.push(`agents plan diff ${id}`);
   else if (s.allowed.includes('execute')) out.push(`agents plan execute ${id}`);
   else if (s.allowed.includes('apply')) out.push(`agents plan apply ${id}`);
   if ((s.state === 'errored' || s.state === 'constrained') && s.allowed.includes('prompt'))

@@ -5,6 +5,7 @@ import { diagnosticsRun, healthCheck } from './health.contract.js';
 import { sendMessage, sendStreamingMessage } from './message.contract.js';
 import { namespaceList, namespaceMembers, namespaceShow } from './namespace.contract.js';
 import { PLAN_CONTRACTS } from './plan.contract.js';
+import { PLAN_HOUSEKEEPING_CONTRACTS } from './plan-housekeeping.contract.js';
 import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from './push.contract.js';
 import { REGISTRIES, resourceTypeList, resourceTypeShow } from './registry.contract.js';
 import { sessionCreate, sessionDelete, sessionList, sessionShow } from './session.contract.js';
@@ -36,5 +37,6 @@ export const CONTRACTS: readonly MethodContract[] = [
   namespaceShow,
   namespaceMembers,
   ...PLAN_CONTRACTS,
+  ...PLAN_HOUSEKEEPING_CONTRACTS,
   rpcDiscover,
 ] as MethodContract[];

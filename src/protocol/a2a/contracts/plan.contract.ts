@@ -77,9 +77,10 @@ export const planCancel = defineContract({
   name: '_cleveragents/plan/cancel',
   surface: 'extension',
   since: '1.1',
-  summary: 'Stop a plan promptly (a running command is killed); the sandbox stays for inspection.',
+  summary:
+    'Stop a plan promptly (a running command is killed); the sandbox stays for inspection, unless clean (1.2) removes it and its branch.',
   permission: 'plan:write',
-  params: z.object({ planId: PlanId, reason: z.string().max(2000).optional() }).strict(),
+  params: z.object({ planId: PlanId, reason: z.string().max(2000).optional(), clean: z.boolean().optional() }).strict(),
   result: PlanStatus,
 });
 

@@ -1,11 +1,14 @@
 import { bindUnary } from '../method.js';
 import * as c from '../contracts/plan.contract.js';
+import * as h from '../contracts/plan-housekeeping.contract.js';
 
 /** The plan contracts bound to the facade (the contracts, for clients too, are in contracts/plan.contract.ts). */
 export const planUse = bindUnary(c.planUse, (f, p, ctx) => f.plans.use(p, ctx.principal));
 export const planExecute = bindUnary(c.planExecute, (f, p, ctx) => f.plans.execute(p.planId, p, ctx.principal));
 export const planApply = bindUnary(c.planApply, (f, p, ctx) => f.plans.apply(p.planId, p, ctx.principal));
-export const planCancel = bindUnary(c.planCancel, (f, p, ctx) => f.plans.cancel(p.planId, p.reason, ctx.principal));
+export const planCancel = bindUnary(c.planCancel, (f, p, ctx) =>
+  f.plans.cancel(p.planId, p.reason, ctx.principal, { clean: p.clean }),
+);
 export const planStatus = bindUnary(c.planStatus, (f, p, ctx) => f.plans.status(p.planId, ctx.principal));
 export const planTree = bindUnary(c.planTree, (f, p, ctx) =>
   f.plans.tree(p.planId, p.showSuperseded ?? false, ctx.principal),
@@ -23,3 +26,6 @@ export const planRollback = bindUnary(c.planRollback, (f, p, ctx) =>
   f.plans.rollback(p.checkpointId, ctx.principal, p.planId),
 );
 export const planList = bindUnary(c.planList, (f, p, ctx) => f.plans.list(p, ctx.principal));
+export const planRebase = bindUnary(h.planRebase, (f, p, ctx) => f.plans.rebase(p.planId, p, ctx.principal));
+export const planDelete = bindUnary(h.planDelete, (f, p, ctx) => f.plans.delete(p.planId, p, ctx.principal));
+export const planPrune = bindUnary(h.planPrune, (f, p, ctx) => f.plans.prune(p, ctx.principal));

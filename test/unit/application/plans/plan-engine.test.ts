@@ -33,6 +33,7 @@ function memoryPlans(): PlanRepository & { records: PlanRecords } {
     create: async (p) => void plans.set(p.id, structuredClone(p)),
     get: async (id) => structuredClone(plans.get(id)),
     save: async (p) => void plans.set(p.id, structuredClone(p)),
+    delete: async (id) => plans.delete(id),
     list: async () => [...plans.values()].map((p) => structuredClone(p)),
     putDecision: async (d: Decision) => upsert(records.decisions, d),
     decisions: async (id) => structuredClone(records.decisions.filter((d) => d.planId === id)),
@@ -109,6 +110,8 @@ function fakeSandboxes(): SandboxManager & { checkpoints: string[]; created: num
     diff: async () => diff,
     apply: async () => ({ ok: true as const, commit: 'abc', files: ['a.txt'] }),
     remove: async () => {},
+    rebase: async (sb: SandboxInfo) => ({ ok: true as const, moved: false, sandbox: sb, files: [] }),
+    unresolved: async () => [],
   };
   return self;
 }
