@@ -468,10 +468,8 @@ describe('the execute phase of a plan from a goal', () => {
         ? call('builtin__write-file', { path: 'other.txt', content: 'second\n' }, 'call_w2')
         : { error: { status: 400, message: 'unexpected request' } },
     );
-    await s.engine.answer('P1', { decision: 'reject', guidance: 'write it to other.txt instead' }, h, {
-      kind: 'tool-approval',
-      decisionId: s.root.id,
-    });
+    const first = { kind: 'tool-approval' as const, decisionId: s.root.id, callId: plan.waiting?.request['callId'] };
+    await s.engine.answer('P1', { decision: 'reject', guidance: 'write it to other.txt instead' }, h, first);
     assert.equal(h.states.at(-1), 'TASK_STATE_INPUT_REQUIRED', h.texts.join('\n'));
     plan = await s.load();
     assert.equal(plan.waiting?.request['callId'], 'call_w2');
@@ -479,9 +477,22 @@ describe('the execute phase of a plan from a goal', () => {
     const rejected = (await s.plans.toolCalls('P1')).find((c) => c.tool === 'builtin/write-file');
     assert.deepEqual([rejected?.ok, rejected?.summary], [false, 'rejected by the user: write it to other.txt instead']);
 
+    // A second answer to the first call (sent at the same time as the first) answers nothing.
+    await s.engine.answer('P1', { decision: 'approve' }, h, first);
+    assert.equal(
+      (await s.load()).waiting?.request['callId'],
+      'call_w2',
+      'the answer to call_w1 did not approve call_w2',
+    );
+    assert.equal(fs.existsSync(path.join(sandboxRoot, 'other.txt')), false);
+
     // Approve: the write runs and the run goes on to its end.
     s.fake.reply(() => finish(true, 'wrote other.txt'));
-    await s.engine.answer('P1', { decision: 'approve' }, h, { kind: 'tool-approval', decisionId: s.root.id });
+    await s.engine.answer('P1', { decision: 'approve' }, h, {
+      kind: 'tool-approval',
+      decisionId: s.root.id,
+      callId: 'call_w2',
+    });
     assert.equal(h.states.at(-1), 'TASK_STATE_COMPLETED', h.texts.join('\n'));
     assert.equal(read(sandboxRoot, 'other.txt'), 'second\n');
     plan = await s.load();
@@ -515,7 +526,11 @@ describe('the execute phase of a plan from a goal', () => {
     const h = await s.handle('T1');
     await s.engine.execute('P1', h, { yes: false });
     assert.equal(h.states.at(-1), 'TASK_STATE_INPUT_REQUIRED', h.texts.join('\n'));
-    await s.engine.answer('P1', { decision: 'approve' }, h, { kind: 'tool-approval', decisionId: s.root.id });
+    await s.engine.answer('P1', { decision: 'approve' }, h, {
+      kind: 'tool-approval',
+      decisionId: s.root.id,
+      callId: 'call_w',
+    });
     assert.equal(h.states.at(-1), 'TASK_STATE_COMPLETED', h.texts.join('\n'));
     assert.equal(s.fake.generations.length, 1, 'no further model step');
     const plan = await s.load();
