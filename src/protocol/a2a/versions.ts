@@ -4,15 +4,19 @@ export const SUPPORTED_VERSIONS = ['1.0', '0.3'] as const;
 export type ProtocolVersion = (typeof SUPPORTED_VERSIONS)[number];
 
 /**
- * Our extension: one URI (a breaking change would take a new one), additive minor versions. The
- * server serves the current minor and the one before it, newest first:
+ * Our extension: one URI (a breaking change would take a new one), additive minor versions, newest
+ * first:
+ * - 1.2 adds the context service (`_cleveragents/context/…`);
  * - 1.1 adds the plan lifecycle (`_cleveragents/plan/…`);
  * - 1.0 is sessions, registries, namespaces, health and diagnostics, discovery.
  */
 export const EXTENSION_URI = 'urn:cleveragents:extensions:v1';
-export const EXTENSION_VERSIONS = ['1.1', '1.0'] as const;
-export type ExtensionVersion = (typeof EXTENSION_VERSIONS)[number];
-export const EXTENSION_VERSION: ExtensionVersion = EXTENSION_VERSIONS[0];
+export const EXTENSION_HISTORY = ['1.2', '1.1', '1.0'] as const;
+/** A minor version of the extension's history (what a method's `since` names). */
+export type ExtensionVersion = (typeof EXTENSION_HISTORY)[number];
+/** What the server serves: the current minor and the one before it (DESIGN.md §3.7). */
+export const EXTENSION_VERSIONS: readonly ExtensionVersion[] = EXTENSION_HISTORY.slice(0, 2);
+export const EXTENSION_VERSION: ExtensionVersion = EXTENSION_HISTORY[0];
 /**
  * How a client asks for a minor version: this HTTP header (or, over stdio, `extensionVersion` in
  * `initialize`). Absent means the current one. The server echoes the version it served.
@@ -40,7 +44,7 @@ export function parseExtensionVersion(raw: string | null | undefined): Extension
 
 /** Whether a method added in `since` exists in extension version `v`. */
 export function servedIn(since: ExtensionVersion | undefined, v: ExtensionVersion): boolean {
-  return EXTENSION_VERSIONS.indexOf(v) <= EXTENSION_VERSIONS.indexOf(since ?? '1.0');
+  return EXTENSION_HISTORY.indexOf(v) <= EXTENSION_HISTORY.indexOf(since ?? '1.0');
 }
 
 /**
