@@ -44,6 +44,7 @@ const IGNORED: Record<string, string> = { 'dist/out.js': 'console.log(1);\n', 'd
 const TEXT_FILES = ['.gitignore', 'README.md', 'docs/guide.md', 'src/date.ts', 'src/util.ts'];
 
 const GOAL = 'fix the date parsing in parseDate';
+const BUDGET = 50_000;
 const byPath = (i: Inspection) => new Map(i.files.map((f) => [f.path, f]));
 const included = (i: Inspection): string[] =>
   i.files
@@ -80,11 +81,17 @@ export function contextSuite(ctx: SuiteContext): void {
     await client.call(resourceRegistry.add, {
       definition: { name: 'local/ctx-api-repo', type: 'git-checkout', path: repo, branch: 'main' },
     });
-    await client.call(projectRegistry.add, { definition: { name: project, resources: ['local/ctx-api-repo'] } });
+    // A token budget of its own: the default model window (8192) leaves nothing after the default reserves.
+    await client.call(projectRegistry.add, {
+      definition: { name: project, resources: ['local/ctx-api-repo'], settings: { context: { tokenBudget: BUDGET } } },
+    });
+    await client.call(projectRegistry.add, {
+      definition: { name: 'local/ctx-bare', resources: ['local/ctx-api-repo'] },
+    });
   });
   after(() => rmSync(work, { recursive: true, force: true }));
 
-  it('shows the built-in defaults for every view of a project that sets nothing, with their source', async () => {
+  it('shows the effective settings of every view, each with its source', async () => {
     const shown = await client.call(contextShow, { project: 'ctx-api' });
     assert.equal(shown.project, project, 'a bare name is in local/');
     assert.equal(shown.revision, 1);
@@ -93,11 +100,18 @@ export function contextSuite(ctx: SuiteContext): void {
       ['default', 'strategize', 'execute', 'apply'],
     );
     for (const v of shown.views) {
-      assert.deepEqual(v.settings, JSON.parse(JSON.stringify(CONTEXT_DEFAULTS)), v.view);
+      assert.deepEqual(v.settings, { ...JSON.parse(JSON.stringify(CONTEXT_DEFAULTS)), tokenBudget: BUDGET }, v.view);
+      const { tokenBudget, ...rest } = v.sources;
+      assert.equal(tokenBudget, 'view:default', `${v.view} inherits the default view's budget`);
       assert.ok(
-        Object.values(v.sources).every((s) => s === 'builtin'),
+        Object.values(rest).every((s) => s === 'builtin'),
         `${v.view}: ${JSON.stringify(v.sources)}`,
       );
+    }
+    const bare = await client.call(contextShow, { project: 'local/ctx-bare' });
+    for (const v of bare.views) {
+      assert.deepEqual(v.settings, JSON.parse(JSON.stringify(CONTEXT_DEFAULTS)), v.view);
+      assert.ok(Object.values(v.sources).every((s) => s === 'builtin'));
     }
     const one = await client.call(contextShow, { project, view: 'execute' });
     assert.deepEqual(
@@ -133,7 +147,12 @@ export function contextSuite(ctx: SuiteContext): void {
     );
     const date = files.get('src/date.ts');
     assert.ok(date && date.score > (files.get('src/util.ts')?.score ?? 0), 'date.ts outranks util.ts');
-    assert.ok(date?.why.some((w) => w.strategy === 'goal-match' && w.score > 0 && /date/i.test(w.reason)));
+    assert.ok(date?.why.some((w) => w.strategy === 'goal-match' && w.score > 0 && /dat/i.test(w.reason)));
+    assert.equal(
+      date?.score,
+      date?.why.reduce((a, w) => a + w.score, 0),
+      'the score is the sum of what each strategy gave',
+    );
     for (const f of i.files.filter((x) => x.included)) assert.ok(f.tokens > 0, `${f.path} has tokens`);
     assert.equal(
       i.totals.includedTokens,
@@ -144,11 +163,8 @@ export function contextSuite(ctx: SuiteContext): void {
       i.files.filter((f) => f.included).reduce((a, f) => a + f.bytes, 0),
     );
     assert.equal(i.budget.used, i.totals.includedTokens);
-    assert.equal(i.budget.source, 'window');
-    assert.equal(
-      i.budget.available,
-      i.budget.modelWindow - i.budget.reserves.system - i.budget.reserves.history - i.budget.reserves.answer,
-    );
+    assert.equal(i.budget.source, 'view');
+    assert.equal(i.budget.available, BUDGET);
     const again = await client.call(contextInspect, { project, goal: GOAL });
     assert.equal(again.snapshot, i.snapshot, 'the same tree and goal give the same snapshot');
     assert.deepEqual(summary(again), summary(i));
@@ -189,6 +205,16 @@ export function contextSuite(ctx: SuiteContext): void {
     ctx.record('context-simulate', summary(s));
   });
 
+  it('without a budget of its own, the budget is the model window minus the reserves', async () => {
+    const i = await client.call(contextSimulate, { project: 'local/ctx-bare', goal: GOAL });
+    const b = i.budget;
+    assert.equal(b.source, 'window');
+    assert.deepEqual(b.reserves, CONTEXT_DEFAULTS.reserves);
+    assert.equal(b.available, Math.max(0, b.modelWindow - b.reserves.system - b.reserves.history - b.reserves.answer));
+    assert.ok(i.files.every((f) => f.included || f.excludedBy !== undefined));
+    ctx.record('context-window', b);
+  });
+
   it('sets a view (revisioned), inherits it down the views, clears it with null, and refuses a stale revision', async () => {
     const set = await client.call(contextSet, {
       project,
@@ -206,7 +232,7 @@ export function contextSuite(ctx: SuiteContext): void {
       assert.equal(v.sources.maxFileSize, 'builtin');
     }
     const stored = await client.call(projectRegistry.show, { name: project });
-    assert.deepEqual(stored.definition.settings?.context, { maxFiles: 2, exclude: ['docs/**'] });
+    assert.deepEqual(stored.definition.settings?.context, { tokenBudget: BUDGET, maxFiles: 2, exclude: ['docs/**'] });
 
     const stale = await rpcError(
       client.call(contextSet, { project, view: 'execute', settings: { maxFiles: 9 }, expectedRevision: 1 }),
@@ -234,11 +260,15 @@ export function contextSuite(ctx: SuiteContext): void {
     const d = await client.call(contextInspect, { project, goal: GOAL });
     assert.equal(d.totals.included, 2);
     assert.ok(included(d).includes('src/date.ts'));
-    assert.equal(byPath(d).get('docs/guide.md')?.excludedBy, 'excluded-glob');
+    // A file the globs leave out is counted, not listed.
+    assert.ok(!byPath(d).has('docs/guide.md'));
+    assert.equal(d.cut['excluded-glob'], 1);
     assert.equal(d.cut['max-files'], TEXT_FILES.length - 1 - 2, 'max-files cut the rest of the candidates');
     const e = await client.call(contextInspect, { project, goal: GOAL, view: 'execute' });
     assert.deepEqual(included(e), ['src/date.ts']);
-    assert.equal(byPath(e).get('README.md')?.excludedBy, 'not-included');
+    assert.ok(!byPath(e).has('README.md'));
+    // Outside src/**: .gitignore, README.md, docs/guide.md (excluded too), big.txt, logo.png.
+    assert.equal((e.cut['not-included'] ?? 0) + (e.cut['excluded-glob'] ?? 0), 5);
     assert.equal(byPath(e).get('src/util.ts')?.excludedBy, 'max-files');
 
     const cleared = await client.call(contextSet, {
