@@ -49,6 +49,8 @@ describe('agents project context, local mode', () => {
     writeFileSync(join(repo, 'debug.log'), 'ignored\n');
     ok(await run(['resource', 'add', 'git-checkout', 'api-repo', '--path', repo, '--branch', 'main']), 'resource add');
     ok(await run(['project', 'add', 'api', '--resource', 'api-repo']), 'project add');
+    // A budget of its own: the default model window (8192) leaves nothing after the default reserves.
+    ok(await run(['project', 'context', 'set', 'api', '--view', 'default', '--token-budget', '50000']), 'budget');
   });
 
   it('show: the effective settings per view and where each came from, one tab-separated line each', async () => {
@@ -57,12 +59,12 @@ describe('agents project context, local mode', () => {
     assert.equal(lines.length, 4 * 8, 'four views, eight settings');
     assert.ok(lines.includes('default\tmaxFileSize\t262144\tbuiltin'), res.stdout);
     assert.ok(lines.includes('apply\tmaxFiles\t400\tbuiltin'), res.stdout);
-    assert.ok(lines.includes('execute\ttokenBudget\twindow\tbuiltin'), res.stdout);
+    assert.ok(lines.includes('execute\ttokenBudget\t50000\tview:default'), res.stdout);
     const rich = ok(
       await run(['--format', 'rich', 'project', 'context', 'show', 'api', '--view', 'strategize']),
       'rich',
     );
-    assert.match(rich.stdout, /^Context of local\/api \(revision 1\)$/m);
+    assert.match(rich.stdout, /^Context of local\/api \(revision 2\)$/m);
     assert.match(rich.stdout, /^VIEW\s+SETTING\s+VALUE\s+FROM$/m);
     assert.match(rich.stdout, /^strategize\s+maxFileSize\s+256\.0 KiB\s+builtin$/m);
     assert.match(rich.stdout, /^strategize\s+maxTotalSize\s+4\.0 MiB\s+builtin$/m);
@@ -87,7 +89,7 @@ describe('agents project context, local mode', () => {
       ]),
       'set',
     );
-    assert.equal(res.stdout, 'set\tlocal/api\tdefault\t2\n');
+    assert.equal(res.stdout, 'set\tlocal/api\tdefault\t3\n');
     const shown = ok(await run(['project', 'context', 'show', 'api', '--view', 'execute']), 'show');
     assert.ok(shown.stdout.split('\n').includes('execute\tmaxFiles\t3\tview:default'), shown.stdout);
     assert.ok(shown.stdout.split('\n').includes('execute\tmaxFileSize\t65536\tview:default'), shown.stdout);
@@ -101,10 +103,10 @@ describe('agents project context, local mode', () => {
       '--max-files',
       '9',
       '--expected-revision',
-      '1',
+      '2',
     ]);
     ok(stale, 'stale set', 5);
-    assert.match(stale.stderr, /revision 2, not 1/);
+    assert.match(stale.stderr, /revision 3, not 2/);
     const rich = ok(
       await run([
         '--format',
@@ -124,7 +126,7 @@ describe('agents project context, local mode', () => {
     );
     assert.match(
       rich.stdout,
-      /^Set the execute view of local\/api: include src\/\*\*; maxFileSize cleared \(now 64\.0 KiB from view:default\) \(revision 3\)$/m,
+      /^Set the execute view of local\/api: include src\/\*\*; maxFileSize cleared \(now 64\.0 KiB from view:default\) \(revision 4\)$/m,
     );
     const bad = await run(['project', 'context', 'set', 'api', '--view', 'default', '--ranking', 'magic']);
     ok(bad, 'bad ranking', 7);
@@ -151,10 +153,11 @@ describe('agents project context, local mode', () => {
     assert.match(
       out,
       new RegExp(
-        `^  budget\\s+${data.budget.used.toLocaleString('en-US')} of ${data.budget.available.toLocaleString('en-US')} tokens used \\(window [\\d,]+ − system 2,000 − history 8,000 − answer 4,096\\)$`,
+        `^  budget\\s+${data.budget.used.toLocaleString('en-US')} of 50,000 tokens used \\(the default view's tokenBudget\\)$`,
         'm',
       ),
     );
+    assert.match(out, /^ {2}included\s+4 files, [\d,]+ tokens, \d+ B$/m);
     assert.match(out, /^ {2}cut\s+binary 1, max-file-size 1$/m);
     assert.match(out, /^FILE\s+SIZE\s+TOKENS\s+SCORE\s+STATUS\s+WHY$/m);
     const date = data.files.find((f: { path: string }) => f.path === 'src/date.ts');
