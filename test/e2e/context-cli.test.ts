@@ -214,7 +214,7 @@ describe('agents project context, local mode', () => {
       'simulate',
     );
     assert.match(rich.stdout, /^Context of local\/api · view execute$/m);
-    assert.match(rich.stdout, /tokens used \(asked for \(--budget\)\)$/m);
+    assert.match(rich.stdout, /tokens used \(set by --budget\)$/m);
     assert.match(rich.stdout, /^src\/date\.ts\s+\d+ B\s+~\d+\s/m, 'tokens are estimates');
     assert.match(rich.stdout, /\nSimulation complete \(dry run: nothing was assembled\)\n$/);
     const plain = ok(await run(['project', 'context', 'simulate', 'api', '--goal', GOAL]), 'plain simulate');

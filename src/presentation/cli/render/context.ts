@@ -96,7 +96,7 @@ export function budgetText(i: Inspection, rich: boolean): string {
   const b = i.budget;
   const from =
     b.source === 'override'
-      ? 'asked for (--budget)'
+      ? 'set by --budget'
       : b.source === 'view'
         ? `the ${i.view} view's tokenBudget`
         : `window ${count(b.modelWindow, rich)} − system ${count(b.reserves.system, rich)} − history ${count(b.reserves.history, rich)} − answer ${count(b.reserves.answer, rich)}`;

@@ -113,7 +113,7 @@ describe('agents project context rendering', () => {
       ui('rich'),
     );
     assert.match(text, /^src\/date\.ts\s+1\.5 KiB\s+~1,234\s/m);
-    assert.match(text, /tokens used \(asked for \(--budget\)\)$/m);
+    assert.match(text, /tokens used \(set by --budget\)$/m);
   });
 
   it('plain: key: value lines, then one tab-separated line per file', () => {
