@@ -70,3 +70,12 @@ export {
 } from './ports/language-model.port.js';
 export { McpUnavailable, type McpCallResult, type McpHub, type McpToolInfo } from './ports/mcp.port.js';
 export type { PendingCalls, Transcript, TranscriptStore } from './ports/transcript.port.js';
+export type {
+  FileInventory,
+  FileListing,
+  FileRead,
+  GitRecency,
+  GlobVerdict,
+  InventoryEntry,
+} from './ports/file-inventory.port.js';
+export { ContextService, type ContextPlan, type ContextServiceDeps } from './context/context.service.js';

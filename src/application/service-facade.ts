@@ -35,6 +35,8 @@ import { ChatToolbox } from './actors/llm/chat-toolbox.js';
 import { LlmActor } from './actors/llm/llm.actor.js';
 import { actorChecks } from './actors/llm/actor-checks.js';
 import type { ActorDefinition } from '../domain/registry/entities.js';
+import { ContextService } from './context/context.service.js';
+import type { FileInventory } from './ports/file-inventory.port.js';
 
 export interface FacadeDeps {
   tasks: TaskRepository;
@@ -62,6 +64,8 @@ export interface FacadeDeps {
   limits?: PayloadLimits;
   /** LLM providers and MCP servers (absent: LLM actors are refused). */
   llm?: LlmDeps;
+  /** What the context service reads files with, and counts their tokens with. */
+  context: { inventory: FileInventory; tokens: TokenCounter };
 }
 
 /** What LLM actors need besides the stores the facade already has. */
@@ -86,6 +90,8 @@ export interface ServiceFacade {
   readonly namespaces: NamespaceService;
   readonly plans: PlanService;
   readonly retention: RetentionService;
+  /** What an actor sees of a project's files (`_cleveragents/context/…`). */
+  readonly context: ContextService;
   /** Deletes a session with its tasks (running ones are cancelled first). */
   deleteSession(id: string, principal: Principal): Promise<{ deleted: true; tasksDeleted: number }>;
 }
@@ -180,6 +186,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   // Plans run their phases on tasks of their own contexts: no actor runs there, nobody chats there.
   const plans = new PlanService({ plans: deps.plans, registry, tasks, engine });
   tasks.addContextOwner(plans);
+  const context = new ContextService({ registry, inventory: deps.context.inventory, tokens: deps.context.tokens });
   return {
     tasks,
     sessions,
@@ -190,6 +197,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     registry,
     namespaces,
     plans,
+    context,
     retention: new RetentionService({
       tasks: deps.tasks,
       sessions: deps.sessions,

@@ -49,3 +49,4 @@ export { EnvFileApiKeys, type EnvFileApiKeysOptions } from './llm/api-keys.js';
 export { GptTokenCounter } from './llm/token-counter.js';
 export { AjvSchemaValidator } from './llm/schema-validator.js';
 export { SdkMcpHub, type SdkMcpHubOptions } from './mcp/sdk-mcp.hub.js';
+export { FsFileInventory, type FsFileInventoryOptions } from './context/fs-file.inventory.js';

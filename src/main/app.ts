@@ -15,6 +15,7 @@ import {
   BuiltinToolRunner,
   CommandConfinement,
   EnvFileApiKeys,
+  FsFileInventory,
   GptTokenCounter,
   SdkMcpHub,
   SqliteTranscriptStore,
@@ -119,6 +120,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // MCP servers start when a tool is first needed; every one is stopped at close().
   const mcp = new SdkMcpHub({ logger });
   const retryBaseMs = opts.llmRetryBaseMs ?? envInt('CLEVERAGENTS_LLM_RETRY_BASE_MS', 0, 60_000);
+  const tokens = new GptTokenCounter();
   const facade = createServiceFacade({
     tasks: new SqliteTaskRepository(db, { runnerId: runners.self }),
     sessions: new SqliteSessionRepository(db),
@@ -147,11 +149,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     llm: {
       models: new AiSdkLanguageModels(retryBaseMs !== undefined ? { retryBaseMs } : {}),
       keys: new EnvFileApiKeys({ env: opts.env ?? process.env }),
-      tokens: new GptTokenCounter(),
+      tokens,
       validator: new AjvSchemaValidator(),
       mcp,
       transcripts: new SqliteTranscriptStore(db),
     },
+    context: { inventory: new FsFileInventory(), tokens },
   });
   try {
     if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);

@@ -158,23 +158,27 @@ describe('extension versions', () => {
     };
     const ext = card.capabilities.extensions.find((e) => e.uri === 'urn:cleveragents:extensions:v1');
     assert.ok(ext);
-    assert.deepEqual(ext.params.versions, ['1.1', '1.0']);
-    assert.equal(ext.params.version, '1.1');
+    assert.deepEqual(ext.params.versions, ['1.2', '1.1']);
+    assert.equal(ext.params.version, '1.2');
+    assert.ok(ext.params.addedIn['1.2']?.includes('_cleveragents/context/show'));
     assert.ok(ext.params.addedIn['1.1']?.includes('_cleveragents/plan/list'));
+    assert.ok(!ext.params.addedIn['1.1']?.includes('_cleveragents/context/show'));
     assert.ok(!ext.params.addedIn['1.1']?.includes('_cleveragents/health/check'));
   });
 
-  it('serves 1.1 by default and when asked, and 1.0 without the methods 1.1 added', async () => {
+  it('serves 1.2 by default and when asked, and 1.1 without the methods 1.2 added', async () => {
     assert.ok((await call('_cleveragents/plan/list')).result);
+    assert.ok((await call('_cleveragents/plan/list', '1.2')).result);
     assert.ok((await call('_cleveragents/plan/list', '1.1')).result);
-    assert.ok((await call('_cleveragents/health/check', '1.0')).result);
-    const old = await call('_cleveragents/plan/list', '1.0');
+    assert.ok((await call('_cleveragents/health/check', '1.1')).result);
+    const old = await call('_cleveragents/context/show', '1.1');
     assert.equal(old.error?.code, -32601);
-    assert.match(old.error?.message ?? '', /plan\/list/);
+    assert.match(old.error?.message ?? '', /context\/show/);
   });
 
   it('refuses a version it does not serve with -32007 (no fallback), and leaves standard methods alone', async () => {
-    for (const v of ['1.2', '2.0', 'banana']) {
+    // 1.0 is two minors back: no longer served.
+    for (const v of ['1.0', '1.3', '2.0', 'banana']) {
       const r = await call('_cleveragents/health/check', v);
       assert.equal(r.error?.code, -32007, v);
       assert.equal(r.error?.data?.type, 'A2aVersionMismatchError');
@@ -224,11 +228,11 @@ describe('extension versions over stdio', () => {
   }
 
   it('activates the version asked for in initialize and serves it', async () => {
-    const r = await session('1.0', ['_cleveragents/health/check', '_cleveragents/plan/list']);
-    assert.equal(r.get(0)?.result?.['extensionVersion'], '1.0');
+    const r = await session('1.1', ['_cleveragents/health/check', '_cleveragents/context/show']);
+    assert.equal(r.get(0)?.result?.['extensionVersion'], '1.1');
     assert.deepEqual(r.get(0)?.result?.['extensions'], ['urn:cleveragents:extensions:v1']);
     assert.ok(r.get(1)?.result);
-    assert.equal(r.get(2)?.error?.code, -32601, 'plan methods came with 1.1');
+    assert.equal(r.get(2)?.error?.code, -32601, 'context methods came with 1.2');
   });
 
   it('does not activate a version it does not serve, and its methods answer -32007', async () => {

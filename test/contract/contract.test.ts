@@ -11,6 +11,7 @@ import { normalize, startHarness, TRANSPORTS, type Harness, type TransportName }
 import { a2aSuite } from './a2a.suite.js';
 import { registrySuite } from './registry.suite.js';
 import { planSuite } from './plan.suite.js';
+import { contextSuite } from './context.suite.js';
 import { idempotencySuite } from './idempotency.suite.js';
 import { LLM_TEST_KEY, llmSuite } from './llm.suite.js';
 import type { ClientTransport } from '../../src/protocol/client/index.js';
@@ -74,6 +75,7 @@ for (const transport of TRANSPORTS) {
     describe('A2A spine', () => a2aSuite(ctx));
     describe('registries', () => registrySuite(ctx));
     describe('plans', () => planSuite(ctx));
+    describe('context', () => contextSuite(ctx));
     describe('idempotent sends', () => idempotencySuite(ctx));
     describe('chat with LLM actors', () => llmSuite(ctx));
   });

@@ -9,6 +9,10 @@
  */
 import {
   cancelTask,
+  contextInspect,
+  contextSet,
+  contextShow,
+  contextSimulate,
   diagnosticsRun,
   getExtendedAgentCard,
   getTask,
@@ -88,6 +92,11 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   'plan rollback': names(planRollback),
   'plan list': names(planList),
   ...registryCommands,
+  // `show` without a project prints the built-in defaults without a call.
+  'project context show': names(contextShow),
+  'project context set': names(contextSet),
+  'project context inspect': names(contextInspect),
+  'project context simulate': names(contextSimulate),
   // --mcp asks every skill with MCP servers for what they list.
   'tool list': names(REGISTRIES.tool.list, REGISTRIES.skill.list, REGISTRIES.skill.show),
   'resource type list': names(resourceTypeList),

@@ -1,6 +1,7 @@
 import { CONTRACTS } from './contracts/index.js';
 import type { MethodDef } from './method.js';
 import * as card from './methods/card.methods.js';
+import * as context from './methods/context.methods.js';
 import * as discovery from './methods/discovery.methods.js';
 import * as health from './methods/health.methods.js';
 import * as message from './methods/message.methods.js';
@@ -21,6 +22,7 @@ const isBound = (v: unknown): v is MethodDef =>
 function boundRows(): Map<string, MethodDef> {
   const modules: ReadonlyArray<Record<string, unknown>> = [
     card,
+    context,
     discovery,
     health,
     message,

@@ -60,6 +60,14 @@ export {
   planPrune,
   PLAN_HOUSEKEEPING_CONTRACTS,
 } from '../a2a/contracts/plan-housekeeping.contract.js';
+export {
+  contextShow,
+  contextSet,
+  contextInspect,
+  contextSimulate,
+  CONTEXT_CONTRACTS,
+} from '../a2a/contracts/context.contract.js';
+export { CONTEXT_VIEWS, RANKINGS, CONTEXT_DEFAULTS, type ContextView } from '../../domain/context/context.js';
 export { REGISTRY_KINDS, PLURAL, type RegistryKind } from '../../domain/registry/entities.js';
 export type { MethodContract, UnaryContract, StreamContract, ParamsOf, ResultOf } from '../a2a/contract.js';
 export type {

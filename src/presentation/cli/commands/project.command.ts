@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../exit-codes.js';
 import { qualify } from '../render/definition.js';
 import type { Runner } from '../runner.js';
+import { registerProjectContext } from './context.command.js';
 import { addEntity, readSource, registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
 
 interface AddOptions {
@@ -52,7 +53,7 @@ function registerAdd(group: Command, runner: Runner): void {
 
 /** `agents project …`: one or more resources that plans change together. */
 export function registerProject(program: Command, runner: Runner): void {
-  registerRegistryGroup(program, runner, {
+  const group = registerRegistryGroup(program, runner, {
     kind: 'project',
     description: 'Projects: the resources a plan changes together, and their settings',
     columns: [{ header: 'RESOURCES', value: (e) => e.definition.resources.join(',') }],
@@ -70,4 +71,5 @@ export function registerProject(program: Command, runner: Runner): void {
     ],
     add: registerAdd,
   });
+  registerProjectContext(group, runner);
 }

@@ -1,5 +1,6 @@
 import type { MethodContract } from '../contract.js';
 import { getExtendedAgentCard } from './card.contract.js';
+import { CONTEXT_CONTRACTS } from './context.contract.js';
 import { rpcDiscover } from './discovery.contract.js';
 import { diagnosticsRun, healthCheck } from './health.contract.js';
 import { sendMessage, sendStreamingMessage } from './message.contract.js';
@@ -38,5 +39,6 @@ export const CONTRACTS: readonly MethodContract[] = [
   namespaceMembers,
   ...PLAN_CONTRACTS,
   ...PLAN_HOUSEKEEPING_CONTRACTS,
+  ...CONTEXT_CONTRACTS,
   rpcDiscover,
 ] as MethodContract[];

@@ -1,0 +1,315 @@
+/**
+ * The context service (DESIGN.md §4.5): a project's context settings per view (`show`, `set`,
+ * revisioned through the registry), and what an actor sees (`inspect`, `simulate`, `assemble`):
+ * the files of every resource of the project, ranked, cut by the view's limits. See
+ * context-ranking.ts for the scores, context-assembly.ts for the limits and the caches.
+ */
+import {
+  CONTEXT_VIEWS,
+  VIEW_PARENT,
+  type ContextView,
+  type EffectiveContextSettings,
+  type ProjectContextSettings,
+} from '../../domain/context/context.js';
+import { AppError } from '../../domain/errors.js';
+import { LLM_ACTOR_DEFAULTS, type ProjectDefinition, type ResourceDefinition } from '../../domain/registry/entities.js';
+import type { FileInventory } from '../ports/file-inventory.port.js';
+import type { TokenCounter } from '../ports/language-model.port.js';
+import type { Principal } from '../ports/principal.js';
+import type { RegistryService } from '../registry/registry.service.js';
+import { Assembler, ContentCache } from './context-assembly.js';
+import { listingIndex, STATUS, type Pool } from './context-ranking.js';
+import { hasBinaryExtension } from './context-terms.js';
+import { applySet, effectiveSettings, ownSettings } from './context-settings.js';
+import type {
+  AssembledContext,
+  ContextBudget,
+  ContextInspection,
+  ContextProvider,
+  ContextQuery,
+  ContextSetInput,
+  ContextShowInput,
+  ContextShowResult,
+} from './context.types.js';
+
+/** What the service needs of a plan: its goal, its projects, its decisions so far. */
+export interface ContextPlan {
+  projects: readonly string[];
+  description: string;
+  /** `goal` (the built-in goal action's argument) is the goal when present; else the description. */
+  arguments: Readonly<Record<string, unknown>>;
+  decisions?: ReadonlyArray<{ question: string; chosen: unknown; rationale: string; superseded?: boolean }> | undefined;
+}
+
+export interface ContextServiceDeps {
+  registry: Pick<RegistryService, 'visible' | 'update' | 'lookup'>;
+  inventory: FileInventory;
+  tokens: TokenCounter;
+  /** The caller's plans (NOT_FOUND for one that is not theirs); without it a `planId` query is refused. */
+  plans?: { get(planId: string, principal: Principal): Promise<ContextPlan> } | undefined;
+  /** Characters of file text kept between assemblies with their token counts (default 64 Mi). */
+  contentCacheChars?: number | undefined;
+}
+
+interface Target {
+  project: ProjectDefinition;
+  view: ContextView;
+  goal: string;
+  decisions: readonly string[];
+  planId?: string | undefined;
+  budget?: number | undefined;
+  modelWindow?: number | undefined;
+  answerReserve?: number | undefined;
+}
+
+export class ContextService implements ContextProvider {
+  private readonly assembler: Assembler;
+
+  constructor(private readonly deps: ContextServiceDeps) {
+    this.assembler = new Assembler(
+      deps.inventory,
+      deps.tokens,
+      new ContentCache(deps.contentCacheChars ?? 64 * 1024 * 1024),
+    );
+  }
+
+  async show(input: ContextShowInput, principal: Principal): Promise<ContextShowResult> {
+    const view = input.view === undefined ? undefined : checkView(input.view);
+    const p = await this.deps.registry.visible('project', input.project, principal);
+    const ctx = p.definition.settings?.context;
+    return {
+      project: p.name,
+      revision: p.revision,
+      views: (view ? [view] : [...CONTEXT_VIEWS]).map((v) => effectiveSettings(ctx, v)),
+    };
+  }
+
+  /** Writes the view's fields (null clears one) as a new revision of the project; answers with that view's effective settings. */
+  async set(input: ContextSetInput, principal: Principal): Promise<ContextShowResult> {
+    const view = checkView(input.view);
+    const p = await this.deps.registry.visible('project', input.project, principal);
+    const next = applySet(p.definition.settings?.context, { view, settings: input.settings ?? {} });
+    // The globs must compile as the inventory compiles them; located in the caller's terms.
+    const own = ownSettings(next, view);
+    try {
+      this.deps.inventory.globFilter(own.include ?? [], own.exclude ?? []);
+    } catch (err) {
+      if (err instanceof AppError)
+        throw new AppError(err.reason, `${err.message}; nothing was written`, {
+          fields: err.fields.map((f) => ({ ...f, field: `settings.${f.field}` })),
+          hint: err.hint,
+        });
+      throw err;
+    }
+    const definition = structuredClone(p.definition);
+    const settings = { ...(definition.settings ?? {}) };
+    if (next) settings.context = next;
+    else delete settings.context;
+    if (Object.keys(settings).length > 0) definition.settings = settings;
+    else delete definition.settings;
+    const updated = await this.deps.registry.update(
+      'project',
+      p.name,
+      { definition },
+      input.expectedRevision,
+      principal,
+    );
+    return { project: p.name, revision: updated.revision, views: [effectiveSettings(next, view)] };
+  }
+
+  /** What is in the context for a plan or a goal, and why: files read and tokens counted for real. */
+  async inspect(query: ContextQuery, principal: Principal): Promise<ContextInspection> {
+    const target = await this.target(query, principal);
+    const { fragments: _f, ...inspection } = await this.run(target, { dryRun: false, wantText: false });
+    return inspection;
+  }
+
+  /** A dry run: nothing is read, tokens are estimated from sizes (4 bytes a token). */
+  async simulate(query: ContextQuery, principal: Principal): Promise<ContextInspection> {
+    const target = await this.target(query, principal);
+    const { fragments: _f, ...inspection } = await this.run(target, { dryRun: true, wantText: false });
+    return inspection;
+  }
+
+  async assemble(input: Parameters<ContextProvider['assemble']>[0]): Promise<AssembledContext> {
+    const e = await this.deps.registry.lookup('project', input.project);
+    if (e?.kind !== 'project')
+      throw new AppError('NOT_FOUND', `No project named ${input.project}`, {
+        details: { entity: 'project', name: input.project },
+      });
+    return this.run(
+      {
+        project: e.definition as ProjectDefinition,
+        view: checkView(input.view),
+        goal: input.goal,
+        decisions: input.decisions ?? [],
+        modelWindow: input.modelWindow,
+        answerReserve: input.answerReserve,
+      },
+      { dryRun: false, wantText: true, signal: input.signal },
+    );
+  }
+
+  private async target(q: ContextQuery, principal: Principal): Promise<Target> {
+    const view = checkView(q.view ?? 'default');
+    if (q.budget !== undefined && (!Number.isInteger(q.budget) || q.budget < 0))
+      throw new AppError('INVALID_PARAMS', 'budget must be a whole number of tokens, 0 or more', {
+        fields: [{ field: 'budget', description: 'must be an integer >= 0' }],
+      });
+    const p = await this.deps.registry.visible('project', q.project, principal);
+    let goal = q.goal ?? '';
+    let decisions: string[] = [];
+    if (q.planId !== undefined) {
+      if (!this.deps.plans)
+        throw new AppError('UNAVAILABLE', 'This server cannot look plans up for the context service', {
+          hint: 'give --goal instead of a plan',
+        });
+      const plan = await this.deps.plans.get(q.planId, principal);
+      if (!plan.projects.includes(p.name))
+        throw new AppError('INVALID_PARAMS', `Plan ${q.planId} is not on project ${p.name}`, {
+          fields: [{ field: 'planId', description: `is a plan on ${plan.projects.join(', ')}` }],
+        });
+      const argGoal = plan.arguments['goal'];
+      if (q.goal === undefined) goal = typeof argGoal === 'string' && argGoal !== '' ? argGoal : plan.description;
+      decisions = (plan.decisions ?? [])
+        .filter((d) => d.superseded !== true)
+        .map((d) =>
+          [d.question, typeof d.chosen === 'string' ? d.chosen : JSON.stringify(d.chosen), d.rationale].join('\n'),
+        );
+    }
+    const target: Target = { project: p.definition, view, goal, decisions, planId: q.planId, budget: q.budget };
+    const actor = await this.viewActor(p.definition, view);
+    if (actor) {
+      target.modelWindow = actor.contextWindow;
+      target.answerReserve = actor.maxTokens;
+    }
+    return target;
+  }
+
+  /** The window and answer size of the actor the view is for (strategy actor for strategize/default, execution actor otherwise). */
+  private async viewActor(
+    project: ProjectDefinition,
+    view: ContextView,
+  ): Promise<{ contextWindow?: number | undefined; maxTokens?: number | undefined } | undefined> {
+    const s = project.settings;
+    const name =
+      view === 'execute' || view === 'apply'
+        ? (s?.executionActor ?? s?.strategyActor)
+        : (s?.strategyActor ?? s?.executionActor);
+    if (name === undefined) return undefined;
+    const e = await this.deps.registry.lookup('actor', name);
+    if (e?.kind !== 'actor') return undefined;
+    const d = e.definition as { contextWindow?: number; maxTokens?: number };
+    return { contextWindow: d.contextWindow, maxTokens: d.maxTokens };
+  }
+
+  private async run(
+    t: Target,
+    mode: { dryRun: boolean; wantText: boolean; signal?: AbortSignal | undefined },
+  ): Promise<AssembledContext> {
+    const ctx = t.project.settings?.context;
+    const { settings } = effectiveSettings(ctx, t.view);
+    const pools = await this.pools(t.project, settings, mode.signal);
+    const budget = budgetOf(ctx, t, settings);
+    const out = await this.assembler.assemble({
+      pools,
+      settings,
+      goal: t.goal,
+      decisions: t.decisions,
+      available: budget.available,
+      dryRun: mode.dryRun,
+      wantText: mode.wantText,
+      signal: mode.signal,
+    });
+    return {
+      project: t.project.name,
+      view: t.view,
+      goal: t.goal,
+      ...(t.planId !== undefined ? { planId: t.planId } : {}),
+      settings,
+      budget: { ...budget, used: out.totals.includedTokens },
+      inventory: pools.map((p) => ({
+        resource: p.resource,
+        files: p.listing.files.length,
+        bytes: p.listing.files.reduce((n, f) => n + f.bytes, 0),
+      })),
+      files: out.files,
+      cut: out.cut,
+      totals: out.totals,
+      snapshot: out.snapshot,
+      dryRun: mode.dryRun,
+      fragments: out.fragments,
+    };
+  }
+
+  private async pools(project: ProjectDefinition, s: EffectiveContextSettings, signal?: AbortSignal): Promise<Pool[]> {
+    const names = [...new Set(project.resources)].sort();
+    const pools: Pool[] = [];
+    let offset = 0;
+    const filterKey = JSON.stringify([s.include, s.exclude]);
+    for (const name of names) {
+      const e = await this.deps.registry.lookup('resource', name);
+      if (e?.kind !== 'resource')
+        throw new AppError('INVALID_STATE', `Project ${project.name} names resource ${name}, which does not exist`, {
+          details: { project: project.name, resource: name },
+          hint: `add the resource again, or change the project's resources with \`agents project update ${project.name}\``,
+        });
+      const root = (e.definition as ResourceDefinition).path;
+      const listing = await this.deps.inventory.list(root, signal);
+      signal?.throwIfAborted();
+      const index = listingIndex(listing.files);
+      let status = index.filters.get(filterKey);
+      if (!status) {
+        const verdict = this.deps.inventory.globFilter(s.include, s.exclude);
+        status = new Uint8Array(listing.files.length);
+        for (let i = 0; i < listing.files.length; i++) {
+          const v = verdict((listing.files[i] as { path: string }).path);
+          status[i] =
+            v === 'not-included'
+              ? STATUS.notIncluded
+              : v === 'excluded'
+                ? STATUS.excluded
+                : hasBinaryExtension((listing.files[i] as { path: string }).path)
+                  ? STATUS.binary
+                  : STATUS.candidate;
+        }
+        index.filters.set(filterKey, status);
+      }
+      const recency = s.ranking.includes('recency') ? await this.deps.inventory.recency(root) : undefined;
+      pools.push({ resource: name, root, listing, index, status, offset, recency });
+      offset += listing.files.length;
+    }
+    return pools;
+  }
+}
+
+/**
+ * Tokens of file text allowed: the query's budget, else the view's tokenBudget, else the model's
+ * window minus the reserves. The answer reserve is the view's when a view sets it, else the
+ * actor's answer size (maxTokens), else the built-in one.
+ */
+function budgetOf(
+  ctx: ProjectContextSettings | undefined,
+  t: Target,
+  s: EffectiveContextSettings,
+): Omit<ContextBudget, 'used'> {
+  let viewSetsAnswer = false;
+  for (let v: ContextView | undefined = t.view; v !== undefined; v = VIEW_PARENT[v])
+    if (ownSettings(ctx, v).reserves?.answer !== undefined) viewSetsAnswer = true;
+  const reserves = {
+    ...s.reserves,
+    answer: viewSetsAnswer ? s.reserves.answer : (t.answerReserve ?? s.reserves.answer),
+  };
+  const modelWindow = t.modelWindow ?? LLM_ACTOR_DEFAULTS.contextWindow;
+  if (t.budget !== undefined) return { modelWindow, reserves, available: t.budget, source: 'override' };
+  if (s.tokenBudget !== undefined) return { modelWindow, reserves, available: s.tokenBudget, source: 'view' };
+  const available = Math.max(0, modelWindow - reserves.system - reserves.history - reserves.answer);
+  return { modelWindow, reserves, available, source: 'window' };
+}
+
+function checkView(view: string): ContextView {
+  if ((CONTEXT_VIEWS as readonly string[]).includes(view)) return view as ContextView;
+  throw new AppError('INVALID_PARAMS', `There is no context view ${JSON.stringify(view)}`, {
+    fields: [{ field: 'view', description: `must be one of ${CONTEXT_VIEWS.join(', ')}` }],
+  });
+}

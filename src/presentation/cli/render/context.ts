@@ -1,0 +1,181 @@
+import type { contextInspect, contextShow, ResultOf } from '../../../protocol/client/index.js';
+import { plural } from './definition.js';
+import { renderFields, renderTable } from './table.js';
+import type { Ui } from './ui.js';
+
+export type ContextShown = ResultOf<typeof contextShow>;
+export type ViewShown = ContextShown['views'][number];
+export type Inspection = ResultOf<typeof contextInspect>;
+type Settings = ViewShown['settings'];
+type RankedFile = Inspection['files'][number];
+
+/** Bytes for people: `512 B`, `1.5 KiB`, `4.0 MiB`. */
+export function bytesText(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 * 1024 * 1024) return `${(n / 1048576).toFixed(1)} MiB`;
+  return `${(n / 1073741824).toFixed(1)} GiB`;
+}
+
+/** `12,345` for people, `12345` in plain output. */
+const count = (n: number, rich: boolean): string => (rich ? n.toLocaleString('en-US') : String(n));
+
+/** The settings fields in the order `show` prints them (and `set` takes them). */
+export const SETTING_FIELDS = [
+  'include',
+  'exclude',
+  'maxFileSize',
+  'maxTotalSize',
+  'maxFiles',
+  'tokenBudget',
+  'reserves',
+  'ranking',
+] as const satisfies ReadonlyArray<keyof Settings>;
+export type SettingField = (typeof SETTING_FIELDS)[number];
+
+/** One setting's value: sizes in KiB/MiB and lists comma-separated for people; raw numbers in plain output. */
+export function settingText(s: Settings, field: SettingField, rich: boolean): string {
+  switch (field) {
+    case 'include':
+    case 'exclude':
+      return s[field].length ? s[field].join(', ') : rich ? '(none)' : '';
+    case 'maxFileSize':
+    case 'maxTotalSize':
+      return rich ? bytesText(s[field]) : String(s[field]);
+    case 'maxFiles':
+      return count(s.maxFiles, rich);
+    case 'tokenBudget':
+      return s.tokenBudget !== undefined
+        ? count(s.tokenBudget, rich)
+        : rich
+          ? "the model's window minus the reserves"
+          : 'window';
+    case 'reserves':
+      return `system ${count(s.reserves.system, rich)}, history ${count(s.reserves.history, rich)}, answer ${count(s.reserves.answer, rich)}`;
+    case 'ranking':
+      return s.ranking.length ? s.ranking.join(', ') : rich ? '(none)' : '';
+  }
+}
+
+/**
+ * `show`: one row per view and field with its value and where it came from. Rich: a table under
+ * a title; plain: `view field value source`, tab-separated.
+ */
+export function renderContextShown(r: { project?: string; revision?: number; views: ViewShown[] }, ui: Ui): string {
+  const rows = r.views.flatMap((v) => SETTING_FIELDS.map((field) => ({ v, field })));
+  const table = renderTable(
+    rows,
+    [
+      { header: 'VIEW', value: (x) => x.v.view, style: (s) => ui.pal.bold(s) },
+      { header: 'SETTING', value: (x) => x.field },
+      { header: 'VALUE', value: (x) => settingText(x.v.settings, x.field, ui.rich) },
+      {
+        header: 'FROM',
+        value: (x) => x.v.sources[x.field],
+        style: (s, x) => (x.v.sources[x.field] === 'builtin' ? ui.pal.dim(s) : ui.pal.cyan(s)),
+      },
+    ],
+    ui.mode,
+  );
+  if (!ui.rich) return table;
+  const title =
+    r.project !== undefined
+      ? `${ui.pal.bold('Context')} of ${r.project} ${ui.pal.dim(`(revision ${r.revision})`)}`
+      : `${ui.pal.bold('Context')} defaults (every project starts from these)`;
+  return `${title}\n${table}`;
+}
+
+const STATUS_WORD = (f: RankedFile): string => (f.included ? 'included' : (f.excludedBy ?? 'excluded'));
+
+/** A file's score contributions: `goal-match +2.00 goal term 'date' in path; recency +0.50 …`. */
+export const whyText = (f: RankedFile): string =>
+  f.why.map((w) => `${w.strategy} ${w.score >= 0 ? '+' : ''}${w.score.toFixed(2)} ${w.reason}`).join('; ');
+
+/** The budget line: what is allowed, where it came from, what is used. */
+export function budgetText(i: Inspection, rich: boolean): string {
+  const b = i.budget;
+  const from =
+    b.source === 'override'
+      ? 'set by --budget'
+      : b.source === 'view'
+        ? `the ${i.view} view's tokenBudget`
+        : `window ${count(b.modelWindow, rich)} − system ${count(b.reserves.system, rich)} − history ${count(b.reserves.history, rich)} − answer ${count(b.reserves.answer, rich)}`;
+  return `${count(b.used, rich)} of ${count(b.available, rich)} tokens used (${from})`;
+}
+
+/** What each limit cut, in the order of the pipeline: `binary 1, max-file-size 1, token-budget 4`. */
+export function cutText(cut: Inspection['cut']): string {
+  const order = [
+    'not-included',
+    'excluded-glob',
+    'binary',
+    'unreadable',
+    'max-file-size',
+    'max-files',
+    'max-total-size',
+    'token-budget',
+  ] as const;
+  return order
+    .filter((k) => (cut[k] ?? 0) > 0)
+    .map((k) => `${k} ${cut[k]}`)
+    .join(', ');
+}
+
+/**
+ * `inspect` and `simulate`: the summary (budget, inventory, totals, what each limit cut) and one
+ * row per ranked file — included ones first — with size, tokens, score, status and why.
+ */
+export function renderInspection(i: Inspection, ui: Ui): string {
+  const rich = ui.rich;
+  const est = i.dryRun && rich ? '~' : '';
+  const t = i.totals;
+  const fields: Array<readonly [string, string | undefined]> = [
+    ['goal', i.goal || undefined],
+    ['plan', i.planId],
+    ['budget', budgetText(i, rich)],
+    ...i.inventory.map(
+      (r) =>
+        [
+          'inventory',
+          `${r.resource}: ${plural(r.files, 'file')}, ${rich ? bytesText(r.bytes) : `${r.bytes} bytes`}`,
+        ] as const,
+    ),
+    [
+      'included',
+      `${plural(t.included, 'file')}, ${est}${count(t.includedTokens, rich)} tokens, ${rich ? bytesText(t.includedBytes) : `${t.includedBytes} bytes`}`,
+    ],
+    ['excluded', plural(t.excluded, 'file')],
+    ['cut', cutText(i.cut) || (rich ? 'nothing' : '')],
+    ['snapshot', i.snapshot],
+  ];
+  const multi = new Set(i.files.map((f) => f.resource)).size > 1;
+  const table = i.files.length
+    ? renderTable(
+        i.files,
+        [
+          ...(multi ? [{ header: 'RESOURCE', value: (f: RankedFile) => f.resource }] : []),
+          { header: 'FILE', value: (f) => f.path, style: (s, f) => (f.included ? ui.pal.bold(s) : ui.pal.dim(s)) },
+          { header: 'SIZE', value: (f) => (rich ? bytesText(f.bytes) : String(f.bytes)) },
+          { header: 'TOKENS', value: (f) => `${est}${count(f.tokens, rich)}` },
+          { header: 'SCORE', value: (f) => f.score.toFixed(2) },
+          {
+            header: 'STATUS',
+            value: STATUS_WORD,
+            style: (s, f) => (f.included ? ui.pal.green(s) : ui.pal.yellow(s)),
+          },
+          { header: 'WHY', value: whyText },
+        ],
+        ui.mode,
+      )
+    : '';
+  if (!rich)
+    return `${renderFields([['project', i.project], ['view', i.view], ['dry run', String(i.dryRun)], ...fields], ui.mode)}${table}`;
+  const title = `${ui.pal.bold('Context')} of ${i.project} ${ui.pal.dim(`· view ${i.view}`)}`;
+  const listed =
+    i.files.length < t.included + t.excluded
+      ? ui.pal.dim(
+          `(${i.files.length} of ${t.included + t.excluded} files listed: the included ones, then the best cut)\n`,
+        )
+      : '';
+  return `${title}\n${renderFields(fields, ui.mode)}${table ? `\n${table}${listed}` : ''}`;
+}

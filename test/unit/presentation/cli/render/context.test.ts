@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { describe, it } from 'node:test';
+import { InvalidArgumentError } from 'commander';
+import { settingsFromFlags, sizeOption } from '../../../../../src/presentation/cli/commands/context.command.js';
+import { UsageError } from '../../../../../src/presentation/cli/exit-codes.js';
+import {
+  bytesText,
+  cutText,
+  renderInspection,
+  type Inspection,
+} from '../../../../../src/presentation/cli/render/context.js';
+import { Ui } from '../../../../../src/presentation/cli/render/ui.js';
+
+const ui = (format: 'plain' | 'rich'): Ui =>
+  new Ui(format, { stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough(), env: {} }, true);
+
+const INSPECTION: Inspection = {
+  project: 'local/api',
+  view: 'execute',
+  goal: 'fix the date parsing',
+  settings: {
+    include: ['**'],
+    exclude: [],
+    maxFileSize: 262144,
+    maxTotalSize: 4194304,
+    maxFiles: 400,
+    reserves: { system: 2000, history: 8000, answer: 4096 },
+    ranking: ['goal-match', 'recency'],
+  },
+  budget: {
+    modelWindow: 32768,
+    reserves: { system: 2000, history: 8000, answer: 4096 },
+    available: 18672,
+    source: 'window',
+    used: 1234,
+  },
+  inventory: [{ resource: 'local/api-repo', files: 4, bytes: 322_000 }],
+  files: [
+    {
+      resource: 'local/api-repo',
+      path: 'src/date.ts',
+      bytes: 1536,
+      tokens: 1234,
+      score: 3.5,
+      why: [
+        { strategy: 'goal-match', score: 3, reason: "goal term 'date' in path" },
+        { strategy: 'recency', score: 0.5, reason: 'changed in the last commit' },
+      ],
+      included: true,
+    },
+    {
+      resource: 'local/api-repo',
+      path: 'big.txt',
+      bytes: 320_000,
+      tokens: 0,
+      score: 0,
+      why: [],
+      included: false,
+      excludedBy: 'max-file-size',
+    },
+    {
+      resource: 'local/api-repo',
+      path: 'logo.png',
+      bytes: 8,
+      tokens: 0,
+      score: 0,
+      why: [],
+      included: false,
+      excludedBy: 'binary',
+    },
+  ],
+  cut: { 'max-file-size': 1, binary: 1, 'token-budget': 0 },
+  totals: { included: 1, includedTokens: 1234, includedBytes: 1536, excluded: 3 },
+  snapshot: 'sha256:abc',
+  dryRun: false,
+};
+
+describe('agents project context rendering', () => {
+  it('prints sizes in B, KiB and MiB', () => {
+    assert.equal(bytesText(512), '512 B');
+    assert.equal(bytesText(1536), '1.5 KiB');
+    assert.equal(bytesText(4 * 1048576), '4.0 MiB');
+  });
+
+  it('says what each limit cut, in pipeline order, leaving out what cut nothing', () => {
+    assert.equal(cutText(INSPECTION.cut), 'binary 1, max-file-size 1');
+    assert.equal(cutText({}), '');
+  });
+
+  it('rich: the budget with where it comes from, the totals, the cuts, and a row per file with why', () => {
+    const text = renderInspection(INSPECTION, ui('rich'));
+    assert.match(text, /^Context of local\/api · view execute$/m);
+    assert.match(
+      text,
+      /^ {2}budget\s+1,234 of 18,672 tokens used \(window 32,768 − system 2,000 − history 8,000 − answer 4,096\)$/m,
+    );
+    assert.match(text, /^ {2}inventory\s+local\/api-repo: 4 files, 314\.5 KiB$/m);
+    assert.match(text, /^ {2}included\s+1 file, 1,234 tokens, 1\.5 KiB$/m);
+    assert.match(text, /^ {2}cut\s+binary 1, max-file-size 1$/m);
+    assert.match(
+      text,
+      /^src\/date\.ts\s+1\.5 KiB\s+1,234\s+3\.50\s+included\s+goal-match \+3\.00 goal term 'date' in path; recency \+0\.50 changed in the last commit$/m,
+    );
+    assert.match(text, /^big\.txt\s+312\.5 KiB\s+0\s+0\.00\s+max-file-size$/m);
+    assert.match(text, /^logo\.png\s+8 B\s+0\s+0\.00\s+binary$/m);
+    assert.match(text, /3 of 4 files listed/);
+  });
+
+  it('rich: a dry run marks its tokens as estimates', () => {
+    const text = renderInspection(
+      { ...INSPECTION, dryRun: true, budget: { ...INSPECTION.budget, source: 'override' } },
+      ui('rich'),
+    );
+    assert.match(text, /^src\/date\.ts\s+1\.5 KiB\s+~1,234\s/m);
+    assert.match(text, /tokens used \(set by --budget\)$/m);
+  });
+
+  it('plain: key: value lines, then one tab-separated line per file', () => {
+    const text = renderInspection(INSPECTION, ui('plain'));
+    assert.match(text, /^project: local\/api$/m);
+    assert.match(text, /^dry run: false$/m);
+    assert.match(text, /^budget: 1234 of 18672 tokens used/m);
+    assert.match(text, /^src\/date\.ts\t1536\t1234\t3\.50\tincluded\tgoal-match \+3\.00 /m);
+    assert.match(text, /^big\.txt\t320000\t0\t0\.00\tmax-file-size\t$/m);
+  });
+});
+
+describe('agents project context set flags', () => {
+  it('reads sizes in bytes, KiB and MiB', () => {
+    assert.equal(sizeOption('4096'), 4096);
+    assert.equal(sizeOption('256KiB'), 262144);
+    assert.equal(sizeOption('256k'), 262144);
+    assert.equal(sizeOption('4MiB'), 4194304);
+    for (const bad of ['0', '-1', '1.5k', '3 GB', 'big'])
+      assert.throws(() => sizeOption(bad), InvalidArgumentError, bad);
+  });
+
+  it('turns flags into settings, --clear into nulls, and refuses a clash or nothing', () => {
+    assert.deepEqual(
+      settingsFromFlags({
+        include: ['src/**'],
+        maxFiles: 3,
+        ranking: 'goal-match, recency',
+        clear: ['token-budget', 'exclude'],
+      }),
+      { include: ['src/**'], maxFiles: 3, ranking: ['goal-match', 'recency'], tokenBudget: null, exclude: null },
+    );
+    assert.deepEqual(settingsFromFlags({ clear: ['maxTotalSize'] }), { maxTotalSize: null });
+    assert.throws(() => settingsFromFlags({ maxFiles: 3, clear: ['max-files'] }), UsageError);
+    assert.throws(() => settingsFromFlags({ clear: ['colour'] }), /not a context setting/);
+    assert.throws(() => settingsFromFlags({}), /nothing to set/);
+  });
+});
