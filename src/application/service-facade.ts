@@ -112,6 +112,20 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     builtinModels: [...deps.actorsByModel.keys()],
     llm: deps.llm && { keys: deps.llm.keys, mcp: deps.llm.mcp },
   });
+  let plans: PlanService | undefined;
+  // What every actor sees of a project: plans' strategy and execution actors, project-bound chats.
+  const context = new ContextService({
+    registry,
+    inventory: deps.context.inventory,
+    tokens: deps.context.tokens,
+    plans: {
+      async get(planId, principal) {
+        if (!plans) throw new Error('the plan service is not ready');
+        const status = await plans.status(planId, principal);
+        return { ...status, decisions: await deps.plans.decisions(planId) };
+      },
+    },
+  });
   const engine = new PlanEngine({
     plans: deps.plans,
     registry,
@@ -119,6 +133,14 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     tools: deps.tools,
     logger: deps.logger,
     commandTimeoutMs: deps.commandTimeoutMs,
+    llm: deps.llm && {
+      models: deps.llm.models,
+      keys: deps.llm.keys,
+      tokens: deps.llm.tokens,
+      validator: deps.llm.validator,
+      transcripts: deps.llm.transcripts,
+      context,
+    },
   });
   let sessions: SessionService | undefined;
   const llm = deps.llm;
@@ -143,6 +165,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
           turnsOf: (contextId, limit) => deps.tasks.listByContext(contextId, limit),
           session: (id) => sessions?.find(id) ?? Promise.resolve(undefined),
           logger: deps.logger,
+          context,
         })),
   );
   sessions = new SessionService({
@@ -184,9 +207,8 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       }),
   );
   // Plans run their phases on tasks of their own contexts: no actor runs there, nobody chats there.
-  const plans = new PlanService({ plans: deps.plans, registry, tasks, engine });
+  plans = new PlanService({ plans: deps.plans, registry, tasks, engine });
   tasks.addContextOwner(plans);
-  const context = new ContextService({ registry, inventory: deps.context.inventory, tokens: deps.context.tokens });
   return {
     tasks,
     sessions,

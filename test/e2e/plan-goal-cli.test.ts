@@ -80,6 +80,8 @@ const call = (name: string, args: unknown, id = `call_${Math.random().toString(3
 function strategy(req: RecordedRequest): FakeReply {
   const guided = /Date\.UTC/.test(allText(req));
   if (toolTurns(req) === 0 && !guided) return call('builtin__read-file', { path: 'src/date.js' });
+  // A re-plan is asked for the decisions from the corrected one on: only the second.
+  const replan = /Decide again from the corrected decision on/.test(allText(req));
   const second = guided
     ? {
         question: 'How to build the date?',
@@ -100,18 +102,17 @@ function strategy(req: RecordedRequest): FakeReply {
     rationale: 'the test fails because the month is off by one',
     confidence: 0.85,
     alternatives: [{ option: 'rewrite the parser with a library', reason: 'too large for a one-line bug' }],
-    decisions: [
-      {
-        question: 'Which file holds the bug?',
-        chosen: 'src/date.js',
-        alternatives: [{ option: 'test.js', reason: 'the test states the right expectation' }],
-        confidence: 0.95,
-        rationale: 'parseDate is defined there and builds the Date.',
-      },
-      second,
-    ],
+    decisions: [...(replan ? [] : [first]), second],
   });
 }
+
+const first = {
+  question: 'Which file holds the bug?',
+  chosen: 'src/date.js',
+  alternatives: [{ option: 'test.js', reason: 'the test states the right expectation' }],
+  confidence: 0.95,
+  rationale: 'parseDate is defined there and builds the Date.',
+};
 
 /** The execution: read the file, edit it as the strategy says, finish. */
 function execution(req: RecordedRequest): FakeReply {
@@ -201,8 +202,8 @@ describe('a plan from a goal (local mode)', () => {
     ]);
     planId = /^plan: (\S+)$/m.exec(res.stdout)?.[1] ?? '';
     assert.ok(planId, res.stdout);
-    assert.match(res.stdout, /^decision\t1 \S+ Which file holds the bug\? → src\/date\.js$/m);
-    assert.match(res.stdout, /^decision\t2 \S+ How to build the date\? → subtract one from the month/m);
+    assert.match(res.stdout, /^decision: 1 \S+ Which file holds the bug\? → src\/date\.js$/m);
+    assert.match(res.stdout, /^decision: 2 \S+ How to build the date\? → subtract one from the month/m);
     const system = JSON.stringify(bodyOf(fake.generations.at(-1) as RecordedRequest).messages[0]);
     assert.match(system, /Keep the public API of parseDate/, 'the invariant is given to the strategy actor');
     assert.match(system, /test\.js/, 'the verify command is named');
@@ -319,7 +320,8 @@ describe('a plan from a goal (local mode)', () => {
     assert.equal(fake.generations.length - before, 3, 'the first answer and two retries');
     const retry = JSON.stringify(bodyOf(fake.generations.at(-1) as RecordedRequest).messages);
     assert.match(retry, /does not follow the schema/);
-    const id = /plan (\w{26})/.exec(res.stdout + res.stderr)?.[1] ?? '';
+    const id = /^plan: (\w{26})$/m.exec(res.stdout)?.[1] ?? '';
+    assert.ok(id, `the plan id is printed:\n${res.stdout}\n${res.stderr}`);
     const status = await json(['plan', 'status', id]);
     assert.equal(status.state, 'errored');
     assert.equal(status.error.kind, 'strategy');

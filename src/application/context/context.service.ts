@@ -288,19 +288,28 @@ export class ContextService implements ContextProvider {
  * window minus the reserves. The answer reserve is the view's when a view sets it, else the
  * actor's answer size (maxTokens), else the built-in one.
  */
+/** The most of a model's window each built-in reserve takes (a view's own reserve is taken as it is). */
+export const DEFAULT_RESERVE_SHARE = { system: 0.1, history: 0.25, answer: 0.25 } as const;
+
 function budgetOf(
   ctx: ProjectContextSettings | undefined,
   t: Target,
   s: EffectiveContextSettings,
 ): Omit<ContextBudget, 'used'> {
-  let viewSetsAnswer = false;
-  for (let v: ContextView | undefined = t.view; v !== undefined; v = VIEW_PARENT[v])
-    if (ownSettings(ctx, v).reserves?.answer !== undefined) viewSetsAnswer = true;
-  const reserves = {
-    ...s.reserves,
-    answer: viewSetsAnswer ? s.reserves.answer : (t.answerReserve ?? s.reserves.answer),
+  const viewSets = (k: keyof EffectiveContextSettings['reserves']): boolean => {
+    for (let v: ContextView | undefined = t.view; v !== undefined; v = VIEW_PARENT[v])
+      if (ownSettings(ctx, v).reserves?.[k] !== undefined) return true;
+    return false;
   };
   const modelWindow = t.modelWindow ?? LLM_ACTOR_DEFAULTS.contextWindow;
+  // A reserve no view sets is the built-in one, but never more than its share of a small window.
+  const share = (k: keyof EffectiveContextSettings['reserves'], value: number, part: number): number =>
+    viewSets(k) ? s.reserves[k] : Math.min(value, Math.floor(modelWindow * part));
+  const reserves = {
+    system: share('system', s.reserves.system, DEFAULT_RESERVE_SHARE.system),
+    history: share('history', s.reserves.history, DEFAULT_RESERVE_SHARE.history),
+    answer: share('answer', t.answerReserve ?? s.reserves.answer, DEFAULT_RESERVE_SHARE.answer),
+  };
   if (t.budget !== undefined) return { modelWindow, reserves, available: t.budget, source: 'override' };
   if (s.tokenBudget !== undefined) return { modelWindow, reserves, available: s.tokenBudget, source: 'view' };
   const available = Math.max(0, modelWindow - reserves.system - reserves.history - reserves.answer);

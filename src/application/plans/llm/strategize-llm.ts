@@ -174,7 +174,12 @@ async function recordStrategy(
     }));
   if (!existingRoot) made.push(root);
   const from = replan?.fromIndex ?? 0;
-  for (const [i, d] of a.decisions.entries()) {
+  // A model that repeats the decisions that stand (asked for the new ones only) does not duplicate them.
+  const standing = new Set(
+    (replan?.kept ?? []).filter((d) => d.type === 'choice').map((d) => `${d.question}\n${chosenOf(d)}`),
+  );
+  const fresh = a.decisions.filter((d) => !standing.has(`${d.question}\n${d.chosen}`));
+  for (const [i, d] of fresh.entries()) {
     made.push(
       await wb.record(plan, {
         type: 'choice',

@@ -59,7 +59,7 @@ export function renderExplain(r: ResultOf<typeof planExplain>, ui: Ui, showConte
   if (snap)
     fields.push([
       'context seen',
-      `snapshot ${snap.snapshot.slice(0, 12)}: ${snap.files.length} files of project ${snap.project}, ${snap.tokens} of ${snap.budget} tokens (view ${snap.view})${showContext ? '' : ' — --show-context lists them'}`,
+      `snapshot ${snap.snapshot.replace(/^sha256:/, '').slice(0, 12)}: ${snap.files.length} files of project ${snap.project}, ${snap.tokens} of ${snap.budget} tokens (view ${snap.view})${showContext ? '' : ' — --show-context lists them'}`,
     ]);
   if (snap && showContext)
     fields.push(
