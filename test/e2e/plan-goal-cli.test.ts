@@ -247,7 +247,7 @@ describe('a plan from a goal (local mode)', () => {
     assert.equal(status.done.by, 'verify');
     assert.equal(status.done.verify.exitCode, 0);
     const diff = await ok(['plan', 'diff', planId]);
-    assert.match(diff.stdout, /^\+  return new Date\(y, m - 1, d\);$/m);
+    assert.match(diff.stdout, /^\+ {2}return new Date\(y, m - 1, d\);$/m);
     assert.equal(readFileSync(join(repo, 'src/date.js'), 'utf8'), BUGGY, 'nothing changed in the project before apply');
     await ok(['plan', 'apply', planId, '--yes']);
     assert.match(readFileSync(join(repo, 'src/date.js'), 'utf8'), /new Date\(y, m - 1, d\)/);
@@ -289,8 +289,8 @@ describe('a plan from a goal (local mode)', () => {
     assert.equal(status.state, 'queued');
     await ok(['plan', 'execute', id]);
     const diff = await ok(['plan', 'diff', id]);
-    assert.match(diff.stdout, /^\+  return new Date\(Date\.UTC\(y, m - 1, d\)\);$/m);
-    assert.doesNotMatch(diff.stdout, /^\+  return new Date\(y, m - 1, d\);$/m);
+    assert.match(diff.stdout, /^\+ {2}return new Date\(Date\.UTC\(y, m - 1, d\)\);$/m);
+    assert.doesNotMatch(diff.stdout, /^\+ {2}return new Date\(y, m - 1, d\);$/m);
   });
 
   it('a stepped action says plainly that guidance cannot change its fixed steps', async () => {
