@@ -51,13 +51,16 @@ export function goalTerms(goal: string): string[] {
 /** The stems of a path's file name (extension dropped) and of its directories. */
 export function pathStems(path: string): { name: string[]; dirs: string[] } {
   const slash = path.lastIndexOf('/');
-  const base = path.slice(slash + 1);
+  return { name: nameStems(path.slice(slash + 1)), dirs: slash < 0 ? [] : dirStems(path.slice(0, slash)) };
+}
+
+export function nameStems(base: string): string[] {
   const dot = base.lastIndexOf('.');
-  const name = dot > 0 ? base.slice(0, dot) : base;
-  return {
-    name: [...new Set(words(name).map(stem))],
-    dirs: slash < 0 ? [] : [...new Set(words(path.slice(0, slash)).map(stem))],
-  };
+  return [...new Set(words(dot > 0 ? base.slice(0, dot) : base).map(stem))];
+}
+
+export function dirStems(dir: string): string[] {
+  return [...new Set(words(dir).map(stem))];
 }
 
 /** How often a stem starts a word in the text (at most `cap`). */
@@ -134,6 +137,7 @@ export const BINARY_EXTENSIONS = new Set(
 
 export function hasBinaryExtension(path: string): boolean {
   const dot = path.lastIndexOf('.');
-  if (dot <= path.lastIndexOf('/') + 1 || dot === path.length - 1) return false; // no extension, or a dot-file
-  return BINARY_EXTENSIONS.has(path.slice(dot + 1).toLowerCase());
+  if (dot <= path.lastIndexOf('/') + 1 || path.length - dot > 9) return false; // no extension, a dot-file, or a long one
+  const ext = path.slice(dot + 1);
+  return BINARY_EXTENSIONS.has(ext) || (/[A-Z]/.test(ext) && BINARY_EXTENSIONS.has(ext.toLowerCase()));
 }

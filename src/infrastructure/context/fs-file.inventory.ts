@@ -57,7 +57,6 @@ interface Entry {
   checks: Check[];
   truncated: boolean;
   git: GitRoot | undefined;
-  recency?: GitRecency | undefined;
 }
 
 /** How many bytes at the start of a file are searched for a NUL (git's own heuristic looks at 8000). */
@@ -66,6 +65,7 @@ const BINARY_PROBE = 8000;
 export class FsFileInventory implements FileInventory {
   private readonly cache = new Map<string, Entry>();
   private readonly inflight = new Map<string, Promise<Entry>>();
+  private readonly recencies = new Map<string, { git: GitRoot; recency: GitRecency }>();
   private readonly maxRoots: number;
   private readonly maxCachedFiles: number;
   private readonly maxFilesPerRoot: number;
@@ -142,23 +142,30 @@ export class FsFileInventory implements FileInventory {
     }
   }
 
+  /** Needs no listing (it may run while one is made); kept per root, reused while HEAD stays. */
   async recency(root: string): Promise<GitRecency | undefined> {
     const key = path.resolve(root);
-    const entry = this.cache.get(key) ?? (await this.build(key));
-    if (entry.git === undefined) return undefined;
-    const known = entry.recency;
-    if (known && readHead(entry.git) === known.head) return known;
-    const head = await headOf(key, entry.git);
+    const known = this.recencies.get(key);
+    if (known && readHead(known.git) === known.recency.head) return known.recency;
+    const g = await gitRootOf(key);
+    if (g === undefined) return undefined;
+    const head = await headOf(key, g);
     if (head === undefined) return undefined;
-    if (known?.head === head) return known;
+    if (known?.recency.head === head) return known.recency;
     let recent;
     try {
       recent = await recentPaths(key);
     } catch {
       return undefined; // no history to rank by (e.g. a shallow clone's missing objects)
     }
-    entry.recency = { head, commits: recent.commits, paths: recent.paths };
-    return entry.recency;
+    const recency: GitRecency = { head, commits: recent.commits, paths: recent.paths };
+    this.recencies.delete(key);
+    this.recencies.set(key, { git: g, recency });
+    for (const k of this.recencies.keys()) {
+      if (this.recencies.size <= this.maxRoots) break;
+      this.recencies.delete(k);
+    }
+    return recency;
   }
 
   globFilter(include: readonly string[], exclude: readonly string[]): (path: string) => GlobVerdict {
