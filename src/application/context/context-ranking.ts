@@ -81,7 +81,7 @@ function termFiles(idx: ListingIndex, term: string): { name: number[]; dirs: num
   const lower = (idx.lower ??= idx.files.map((f) => f.path.toLowerCase()));
   const hit = { name: [] as number[], dirs: [] as number[] };
   // A stem is a prefix of a word, and a word a part of the lower-cased path: a cheap first test.
-  const dirs = (idx.dirStems ??= new Map());
+  const dirs = (idx.dirStems ??= new Map<string, string[]>());
   for (let i = 0; i < lower.length; i++) {
     if (!(lower[i] as string).includes(term)) continue;
     const path = (idx.files[i] as InventoryEntry).path;

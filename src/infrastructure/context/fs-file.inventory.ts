@@ -4,7 +4,7 @@
  * rules (./ignore-walk.ts).
  *
  * Caching. The listings of the last `maxRoots` roots (default 8, and at most `maxCachedFiles`
- * entries together, default 1,000,000 — about 120 bytes each) are kept, least recently used
+ * entries together, default 1,000,000 — about 160 bytes each, path included) are kept, least recently used
  * evicted first. A cached listing is revalidated by stat alone, without starting git:
  * - git: the index (mtime, size), `.git/info/exclude`, every `.gitignore` listed, and the mtime of
  *   every directory holding a listed file (and their parents up to the root);
@@ -18,13 +18,13 @@
  *   reads or counts it, so what an actor sees is always current; only a file that was cut before
  *   that point (for its old size, or because the limits were full) keeps its old size, and the
  *   per-resource byte total can be off by the edits' difference. Such a file was not shown anyway.
- * - a new file in a directory that holds no listed file (only ignored ones, e.g. a `build/` with a
- *   `!build/keep.txt` rule added later counts as a `.gitignore` change and is seen; a file created
- *   in an untracked directory whose every other file is ignored is not) until something else
- *   changes: such directories are not stat'ed, to keep revalidation proportional to what is listed.
+ * - a new file in a directory that holds no listed file (an untracked directory whose files were
+ *   all ignored) until something else changes: only directories holding listed files are
+ *   stat'ed, to keep revalidation proportional to what is listed. (A `.gitignore` change that
+ *   un-ignores such files is seen: the `.gitignore` files are watched.)
  * - changes to the global excludes file (`core.excludesFile`), which is not watched.
  * - a file added to a directory in the instant between `git ls-files` reading it and the stat
- *   that records its mtime (a window of milliseconds on the first listing only).
+ *   that records its mtime (a window of milliseconds, once per new listing).
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
