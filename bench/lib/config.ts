@@ -24,7 +24,17 @@ export interface BenchConfig {
   only: Set<string> | undefined;
 }
 
-export const WORKLOADS = ['unary', 'streaming', 'stdio', 'memory', 'scale', 'cli', 'confine', 'llm'] as const;
+export const WORKLOADS = [
+  'unary',
+  'streaming',
+  'stdio',
+  'memory',
+  'scale',
+  'cli',
+  'confine',
+  'llm',
+  'context',
+] as const;
 
 export function parseArgs(argv: string[]): BenchConfig {
   const quick = argv.includes('--quick');

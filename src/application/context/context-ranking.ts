@@ -15,12 +15,13 @@
 import type { Ranking } from '../../domain/context/context.js';
 import type { FileListing, GitRecency, InventoryEntry } from '../ports/file-inventory.port.js';
 import {
+  dirStems,
   goalTerms,
   joinRelative,
+  nameStems,
   moduleCandidates,
   namedRefs,
   occurrences,
-  pathStems,
   type NamedRef,
 } from './context-terms.js';
 
@@ -50,6 +51,8 @@ export interface ListingIndex {
   lower: string[] | undefined;
   terms: Map<string, { name: number[]; dirs: number[] }>;
   byBasename: Map<string, number[]> | undefined;
+  /** The stems of each directory's words, as terms are looked up. */
+  dirStems: Map<string, string[]> | undefined;
   /** Candidate status per glob filter key (see Pool.status). */
   filters: Map<string, Uint8Array>;
 }
@@ -59,7 +62,14 @@ const INDEXES = new WeakMap<readonly InventoryEntry[], ListingIndex>();
 export function listingIndex(files: readonly InventoryEntry[]): ListingIndex {
   const known = INDEXES.get(files);
   if (known) return known;
-  const idx: ListingIndex = { files, lower: undefined, terms: new Map(), byBasename: undefined, filters: new Map() };
+  const idx: ListingIndex = {
+    files,
+    lower: undefined,
+    terms: new Map(),
+    byBasename: undefined,
+    dirStems: undefined,
+    filters: new Map(),
+  };
   INDEXES.set(files, idx);
   return idx;
 }
@@ -71,11 +81,20 @@ function termFiles(idx: ListingIndex, term: string): { name: number[]; dirs: num
   const lower = (idx.lower ??= idx.files.map((f) => f.path.toLowerCase()));
   const hit = { name: [] as number[], dirs: [] as number[] };
   // A stem is a prefix of a word, and a word a part of the lower-cased path: a cheap first test.
+  const dirs = (idx.dirStems ??= new Map<string, string[]>());
   for (let i = 0; i < lower.length; i++) {
     if (!(lower[i] as string).includes(term)) continue;
-    const stems = pathStems((idx.files[i] as InventoryEntry).path);
-    if (stems.name.includes(term)) hit.name.push(i);
-    else if (stems.dirs.includes(term)) hit.dirs.push(i);
+    const path = (idx.files[i] as InventoryEntry).path;
+    const slash = path.lastIndexOf('/');
+    if (nameStems(path.slice(slash + 1)).includes(term)) {
+      hit.name.push(i);
+      continue;
+    }
+    if (slash < 0) continue;
+    const dir = path.slice(0, slash);
+    let stems = dirs.get(dir);
+    if (stems === undefined) dirs.set(dir, (stems = dirStems(dir)));
+    if (stems.includes(term)) hit.dirs.push(i);
   }
   if (idx.terms.size > 1_000) idx.terms.clear();
   idx.terms.set(term, hit);

@@ -51,13 +51,16 @@ export function goalTerms(goal: string): string[] {
 /** The stems of a path's file name (extension dropped) and of its directories. */
 export function pathStems(path: string): { name: string[]; dirs: string[] } {
   const slash = path.lastIndexOf('/');
-  const base = path.slice(slash + 1);
+  return { name: nameStems(path.slice(slash + 1)), dirs: slash < 0 ? [] : dirStems(path.slice(0, slash)) };
+}
+
+export function nameStems(base: string): string[] {
   const dot = base.lastIndexOf('.');
-  const name = dot > 0 ? base.slice(0, dot) : base;
-  return {
-    name: [...new Set(words(name).map(stem))],
-    dirs: slash < 0 ? [] : [...new Set(words(path.slice(0, slash)).map(stem))],
-  };
+  return [...new Set(words(dot > 0 ? base.slice(0, dot) : base).map(stem))];
+}
+
+export function dirStems(dir: string): string[] {
+  return [...new Set(words(dir).map(stem))];
 }
 
 /** How often a stem starts a word in the text (at most `cap`). */
@@ -73,7 +76,11 @@ export function occurrences(lowerText: string, stemmed: string, cap: number): nu
 const IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s+|@import\s+)["'`]([^"'`\n]{1,300})["'`]/g;
 const PY_IMPORT = /^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))/gm;
 const INCLUDE = /^[ \t]*#[ \t]*include[ \t]+"([^"\n]{1,300})"/gm;
-const PATH_LIKE = /(?<![\w/.-])((?:\.{1,2}\/)?(?:[\w@-][\w.@-]*\/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])/g;
+// Bounded repetitions: a long run of dots and word characters (minified code, data) cannot make it backtrack for long.
+const PATH_LIKE =
+  /(?<![\w/.-])((?:\.{1,2}\/)?(?:[\w@-][\w.@-]{0,100}\/){0,16}[\w-][\w.-]{0,100}\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/-])/g;
+/** Only the start of a long text is searched for names. */
+const SCANNED = 128 * 1024;
 
 export interface NamedRef {
   /** As written (`./date.js`, `src/parse.ts`, `pkg.mod`). */
@@ -82,7 +89,7 @@ export interface NamedRef {
   kind: 'import' | 'python' | 'path';
 }
 
-/** The files a text names, at most `cap` distinct ones. */
+/** The files a text names (in its first 128 KiB), at most `cap` distinct ones. */
 export function namedRefs(text: string, cap = 200): NamedRef[] {
   const seen = new Set<string>();
   const out: NamedRef[] = [];
@@ -91,10 +98,11 @@ export function namedRefs(text: string, cap = 200): NamedRef[] {
     seen.add(`${kind}:${spec}`);
     out.push({ spec, kind });
   };
-  for (const m of text.matchAll(IMPORT)) add(m[1], 'import');
-  for (const m of text.matchAll(INCLUDE)) add(m[1], 'import');
-  for (const m of text.matchAll(PY_IMPORT)) add(m[1] ?? m[2], 'python');
-  for (const m of text.matchAll(PATH_LIKE)) add(m[1], 'path');
+  const head = text.length > SCANNED ? text.slice(0, SCANNED) : text;
+  for (const m of head.matchAll(IMPORT)) add(m[1], 'import');
+  for (const m of head.matchAll(INCLUDE)) add(m[1], 'import');
+  for (const m of head.matchAll(PY_IMPORT)) add(m[1] ?? m[2], 'python');
+  for (const m of head.matchAll(PATH_LIKE)) add(m[1], 'path');
   return out;
 }
 
@@ -134,6 +142,7 @@ export const BINARY_EXTENSIONS = new Set(
 
 export function hasBinaryExtension(path: string): boolean {
   const dot = path.lastIndexOf('.');
-  if (dot <= path.lastIndexOf('/') + 1 || dot === path.length - 1) return false; // no extension, or a dot-file
-  return BINARY_EXTENSIONS.has(path.slice(dot + 1).toLowerCase());
+  if (dot <= path.lastIndexOf('/') + 1 || path.length - dot > 9) return false; // no extension, a dot-file, or a long one
+  const ext = path.slice(dot + 1);
+  return BINARY_EXTENSIONS.has(ext) || (/[A-Z]/.test(ext) && BINARY_EXTENSIONS.has(ext.toLowerCase()));
 }

@@ -255,12 +255,17 @@ export class ContextService implements ContextProvider {
           hint: `add the resource again, or change the project's resources with \`agents project update ${project.name}\``,
         });
       const root = (e.definition as ResourceDefinition).path;
-      const listing = await this.deps.inventory.list(root, signal);
+      // History is read by its own git process while the listing is made.
+      const [listing, recency] = await Promise.all([
+        this.deps.inventory.list(root, signal),
+        s.ranking.includes('recency') ? this.deps.inventory.recency(root) : undefined,
+      ]);
       signal?.throwIfAborted();
       const index = listingIndex(listing.files);
       let status = index.filters.get(filterKey);
       if (!status) {
-        const verdict = this.deps.inventory.globFilter(s.include, s.exclude);
+        const everything = s.exclude.length === 0 && s.include.every((g) => g === '**');
+        const verdict = everything ? () => 'included' : this.deps.inventory.globFilter(s.include, s.exclude);
         status = new Uint8Array(listing.files.length);
         for (let i = 0; i < listing.files.length; i++) {
           const v = verdict((listing.files[i] as { path: string }).path);
@@ -275,7 +280,6 @@ export class ContextService implements ContextProvider {
         }
         index.filters.set(filterKey, status);
       }
-      const recency = s.ranking.includes('recency') ? await this.deps.inventory.recency(root) : undefined;
       pools.push({ resource: name, root, listing, index, status, offset, recency });
       offset += listing.files.length;
     }

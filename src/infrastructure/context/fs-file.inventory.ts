@@ -4,7 +4,7 @@
  * rules (./ignore-walk.ts).
  *
  * Caching. The listings of the last `maxRoots` roots (default 8, and at most `maxCachedFiles`
- * entries together, default 1,000,000 — about 120 bytes each) are kept, least recently used
+ * entries together, default 1,000,000 — about 160 bytes each, path included) are kept, least recently used
  * evicted first. A cached listing is revalidated by stat alone, without starting git:
  * - git: the index (mtime, size), `.git/info/exclude`, every `.gitignore` listed, and the mtime of
  *   every directory holding a listed file (and their parents up to the root);
@@ -18,13 +18,13 @@
  *   reads or counts it, so what an actor sees is always current; only a file that was cut before
  *   that point (for its old size, or because the limits were full) keeps its old size, and the
  *   per-resource byte total can be off by the edits' difference. Such a file was not shown anyway.
- * - a new file in a directory that holds no listed file (only ignored ones, e.g. a `build/` with a
- *   `!build/keep.txt` rule added later counts as a `.gitignore` change and is seen; a file created
- *   in an untracked directory whose every other file is ignored is not) until something else
- *   changes: such directories are not stat'ed, to keep revalidation proportional to what is listed.
+ * - a new file in a directory that holds no listed file (an untracked directory whose files were
+ *   all ignored) until something else changes: only directories holding listed files are
+ *   stat'ed, to keep revalidation proportional to what is listed. (A `.gitignore` change that
+ *   un-ignores such files is seen: the `.gitignore` files are watched.)
  * - changes to the global excludes file (`core.excludesFile`), which is not watched.
  * - a file added to a directory in the instant between `git ls-files` reading it and the stat
- *   that records its mtime (a window of milliseconds on the first listing only).
+ *   that records its mtime (a window of milliseconds, once per new listing).
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
@@ -57,7 +57,6 @@ interface Entry {
   checks: Check[];
   truncated: boolean;
   git: GitRoot | undefined;
-  recency?: GitRecency | undefined;
 }
 
 /** How many bytes at the start of a file are searched for a NUL (git's own heuristic looks at 8000). */
@@ -66,6 +65,7 @@ const BINARY_PROBE = 8000;
 export class FsFileInventory implements FileInventory {
   private readonly cache = new Map<string, Entry>();
   private readonly inflight = new Map<string, Promise<Entry>>();
+  private readonly recencies = new Map<string, { git: GitRoot; recency: GitRecency }>();
   private readonly maxRoots: number;
   private readonly maxCachedFiles: number;
   private readonly maxFilesPerRoot: number;
@@ -142,23 +142,30 @@ export class FsFileInventory implements FileInventory {
     }
   }
 
+  /** Needs no listing (it may run while one is made); kept per root, reused while HEAD stays. */
   async recency(root: string): Promise<GitRecency | undefined> {
     const key = path.resolve(root);
-    const entry = this.cache.get(key) ?? (await this.build(key));
-    if (entry.git === undefined) return undefined;
-    const known = entry.recency;
-    if (known && readHead(entry.git) === known.head) return known;
-    const head = await headOf(key, entry.git);
+    const known = this.recencies.get(key);
+    if (known && readHead(known.git) === known.recency.head) return known.recency;
+    const g = await gitRootOf(key);
+    if (g === undefined) return undefined;
+    const head = await headOf(key, g);
     if (head === undefined) return undefined;
-    if (known?.head === head) return known;
+    if (known?.recency.head === head) return known.recency;
     let recent;
     try {
       recent = await recentPaths(key);
     } catch {
       return undefined; // no history to rank by (e.g. a shallow clone's missing objects)
     }
-    entry.recency = { head, commits: recent.commits, paths: recent.paths };
-    return entry.recency;
+    const recency: GitRecency = { head, commits: recent.commits, paths: recent.paths };
+    this.recencies.delete(key);
+    this.recencies.set(key, { git: g, recency });
+    for (const k of this.recencies.keys()) {
+      if (this.recencies.size <= this.maxRoots) break;
+      this.recencies.delete(k);
+    }
+    return recency;
   }
 
   globFilter(include: readonly string[], exclude: readonly string[]): (path: string) => GlobVerdict {

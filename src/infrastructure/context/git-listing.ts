@@ -4,7 +4,7 @@
  * for what the last commits touched. HEAD is read from the files under the git directory, so a
  * cache can tell whether history moved without starting git.
  */
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { git, gitOut, splitNul } from '../sandbox/git.js';
 
@@ -22,6 +22,18 @@ export interface GitRoot {
 
 /** The git directory of the checkout `root` is in, or undefined when it is in none. */
 export async function gitRootOf(root: string): Promise<GitRoot | undefined> {
+  // The usual layouts without starting git: `.git` a directory, or a linked worktree's `gitdir:` file.
+  const dotGit = path.join(root, '.git');
+  const st = lstatSync(dotGit, { throwIfNoEntry: false });
+  if (st?.isDirectory() && lstatSync(path.join(dotGit, 'HEAD'), { throwIfNoEntry: false })?.isFile())
+    return { gitDir: dotGit, commonDir: dotGit };
+  const linked = st?.isFile() ? /^gitdir: (.+)$/m.exec(readText(dotGit) ?? '')?.[1]?.trim() : undefined;
+  if (linked !== undefined) {
+    const gitDir = path.resolve(root, linked);
+    const common = readText(path.join(gitDir, 'commondir'))?.trim();
+    if (lstatSync(path.join(gitDir, 'HEAD'), { throwIfNoEntry: false })?.isFile())
+      return { gitDir, commonDir: common ? path.resolve(gitDir, common) : gitDir };
+  }
   try {
     const out = await gitOut(root, ['rev-parse', '--absolute-git-dir', '--git-common-dir'], { timeoutMs: 30_000 });
     const [gitDir, common] = out.split('\n');
@@ -88,9 +100,11 @@ export async function recentPaths(root: string): Promise<{ commits: number; path
   const paths = new Map<string, number>();
   let commit = -1;
   let touched: string[] = [];
+  let bulk = false;
   const flush = (): void => {
-    if (touched.length <= BULK_COMMIT_FILES) for (const p of touched) if (!paths.has(p)) paths.set(p, commit);
+    if (!bulk) for (const p of touched) if (!paths.has(p)) paths.set(p, commit);
     touched = [];
+    bulk = false;
   };
   for (const field of splitNul(stdout)) {
     if (field.startsWith('\x01')) {
@@ -98,8 +112,11 @@ export async function recentPaths(root: string): Promise<{ commits: number; path
       commit++;
       continue;
     }
+    if (commit < 0 || bulk) continue;
     const p = field.replace(/^\n/, '');
-    if (p !== '' && commit >= 0) touched.push(p);
+    if (p === '') continue;
+    touched.push(p);
+    if (touched.length > BULK_COMMIT_FILES) bulk = true;
   }
   flush();
   return { commits: commit + 1, paths };

@@ -98,7 +98,12 @@ export async function walk(root: string, maxFiles: number, signal?: AbortSignal)
 function ignored(rules: readonly Rules[], p: string, isDir: boolean): boolean {
   for (let i = rules.length - 1; i >= 0; i--) {
     const r = rules[i] as Rules;
-    const t = r.ig.test(p.slice(r.base.length) + (isDir ? '/' : ''));
+    let t;
+    try {
+      t = r.ig.test(p.slice(r.base.length) + (isDir ? '/' : ''));
+    } catch {
+      continue; // a name the package would refuse as a path: no rule of this file applies (rather than a failed walk)
+    }
     if (t.ignored) return true;
     if (t.unignored) return false;
   }

@@ -296,6 +296,64 @@ describe('ContextService.simulate and assemble', () => {
   });
 });
 
+describe('ContextService caches', () => {
+  it('a second inspection of an unchanged tree reads and counts nothing again; an edited file is read again', async () => {
+    const real = new FsFileInventory();
+    const reads: string[] = [];
+    const inventory: FileInventory = {
+      list: (r, sig) => real.list(r, sig),
+      restat: (r, p) => real.restat(r, p),
+      recency: (r) => real.recency(r),
+      globFilter: (i, e) => real.globFilter(i, e),
+      read: (r, p, m) => {
+        reads.push(p);
+        return real.read(r, p, m);
+      },
+    };
+    let counted = 0;
+    const { registry } = await registryWith(repo, CONTEXT);
+    const svc = new ContextService({
+      registry,
+      inventory,
+      tokens: { count: (t) => ((counted += 1), wordTokens.count(t)) },
+    });
+    const q = { project: 'local/api', goal: GOAL, budget: 1000 };
+    const first = await svc.inspect(q, LOCAL_PRINCIPAL);
+    assert.equal(counted, 5, 'the five included files');
+    assert.deepEqual(reads.sort(), [
+      '.gitignore',
+      'src/date/pad.ts',
+      'src/date/parse-date.ts',
+      'src/server.ts',
+      'test/parse-date.test.ts',
+    ]);
+    reads.length = 0;
+    counted = 0;
+    const second = await svc.inspect(q, LOCAL_PRINCIPAL);
+    assert.deepEqual([reads, counted], [[], 0]);
+    assert.deepEqual(second, first);
+    const file = join(repo, 'src/date/pad.ts');
+    writeFileSync(file, 'export const pad = 1;\n');
+    try {
+      const third = await svc.inspect(q, LOCAL_PRINCIPAL);
+      assert.deepEqual([reads, counted], [['src/date/pad.ts'], 1]);
+      assert.equal(third.files.find((f) => f.path === 'src/date/pad.ts')?.tokens, 5);
+    } finally {
+      git('checkout', '--', 'src/date/pad.ts');
+    }
+  });
+
+  it('assemble stops with the abort reason when its signal is aborted', async () => {
+    const { svc } = await service();
+    const ac = new AbortController();
+    ac.abort(new Error('stopped by the test'));
+    await assert.rejects(
+      svc.assemble({ project: 'local/api', view: 'execute', goal: GOAL, signal: ac.signal }),
+      /stopped by the test/,
+    );
+  });
+});
+
 describe('ContextService.show and set', () => {
   it('shows each view’s effective settings and where each value came from', async () => {
     const { svc } = await service({

@@ -160,11 +160,12 @@ describe('FsFileInventory in a plain directory', () => {
       'pkg/sub/secret.txt': 's',
       'pkg/ok.txt': 'ok',
       '.git/config': 'not a repository, but never listed',
+      '...': 'an odd but legal name',
     });
     const inv = new FsFileInventory();
     const l = await inv.list(root);
     assert.equal(l.source, 'walk');
-    assert.deepEqual(paths(l), ['.gitignore', 'a.txt', 'pkg/.gitignore', 'pkg/keep.log', 'pkg/ok.txt']);
+    assert.deepEqual(paths(l), ['...', '.gitignore', 'a.txt', 'pkg/.gitignore', 'pkg/keep.log', 'pkg/ok.txt']);
     assert.equal(await inv.recency(root), undefined);
   });
 
