@@ -205,11 +205,18 @@ export function contextSuite(ctx: SuiteContext): void {
     ctx.record('context-simulate', summary(s));
   });
 
-  it('without a budget of its own, the budget is the model window minus the reserves', async () => {
+  it('without a budget of its own, the budget is the model window minus the reserves (each at most its share of the window)', async () => {
     const i = await client.call(contextSimulate, { project: 'local/ctx-bare', goal: GOAL });
     const b = i.budget;
     assert.equal(b.source, 'window');
-    assert.deepEqual(b.reserves, CONTEXT_DEFAULTS.reserves);
+    const d = CONTEXT_DEFAULTS.reserves;
+    const w = b.modelWindow;
+    assert.deepEqual(b.reserves, {
+      system: Math.min(d.system, Math.floor(w * 0.1)),
+      history: Math.min(d.history, Math.floor(w * 0.25)),
+      answer: Math.min(d.answer, Math.floor(w * 0.25)),
+    });
+    assert.ok(b.available > 0, 'a model with the default window still sees files');
     assert.equal(b.available, Math.max(0, b.modelWindow - b.reserves.system - b.reserves.history - b.reserves.answer));
     assert.ok(i.files.every((f) => f.included || f.excludedBy !== undefined));
     ctx.record('context-window', b);

@@ -79,7 +79,7 @@ export function registrySuite(ctx: SuiteContext): void {
     const actions = await client.call(actionRegistry.list, { namespace: 'builtin' });
     assert.deepEqual(
       actions.items.map((a) => a.name),
-      ['builtin/replace', 'builtin/run-command'],
+      ['builtin/goal', 'builtin/replace', 'builtin/run-command'],
     );
     await rpcError(client.call(toolRegistry.remove, { name: 'builtin/read-file' }), -32003, 'AuthorizationError');
     await rpcError(

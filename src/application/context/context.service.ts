@@ -312,7 +312,11 @@ function budgetOf(
   const reserves = {
     system: share('system', s.reserves.system, DEFAULT_RESERVE_SHARE.system),
     history: share('history', s.reserves.history, DEFAULT_RESERVE_SHARE.history),
-    answer: share('answer', t.answerReserve ?? s.reserves.answer, DEFAULT_RESERVE_SHARE.answer),
+    // The actor's own maxTokens is its answer reserve as it is.
+    answer:
+      t.answerReserve !== undefined && !viewSets('answer')
+        ? t.answerReserve
+        : share('answer', s.reserves.answer, DEFAULT_RESERVE_SHARE.answer),
   };
   if (t.budget !== undefined) return { modelWindow, reserves, available: t.budget, source: 'override' };
   if (s.tokenBudget !== undefined) return { modelWindow, reserves, available: s.tokenBudget, source: 'view' };

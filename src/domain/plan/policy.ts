@@ -161,3 +161,22 @@ function stripUndefined(r: PolicyRule): Omit<NonNullable<PolicyVerdict['rule']>,
   if (r.reason !== undefined) out.reason = r.reason;
   return out;
 }
+
+/**
+ * A tool-calling loop's verdict on a model's call (chat turns, goal plans): the profile's, where a
+ * tool not known to only read is asked about as one that writes, and a read-only tool is never
+ * asked about (a rule may still deny it).
+ */
+export function decideToolCall(
+  profile: PolicyProfile,
+  call: { tool: string; readOnly: boolean; writes: boolean; command: string[] | undefined },
+): PolicyVerdict {
+  const verdict = decideCall(profile, {
+    tool: call.tool,
+    writes: call.writes || !call.readOnly,
+    command: call.command,
+  });
+  if (call.readOnly && verdict.decision === 'ask')
+    return { ...verdict, decision: 'allow', reason: `${call.tool} only reads` };
+  return verdict;
+}

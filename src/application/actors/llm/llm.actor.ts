@@ -8,7 +8,7 @@
  */
 import { textOf, type Message, type TaskState } from '../../../domain/a2a.model.js';
 import { parseApprovalAnswer, type ApprovalAnswer } from '../../../domain/plan/approval.js';
-import { decideCall, type PolicyVerdict } from '../../../domain/plan/policy.js';
+import { decideToolCall, type PolicyVerdict } from '../../../domain/plan/policy.js';
 import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.js';
 import type { Session } from '../../../domain/session.js';
 import { AppError } from '../../../domain/errors.js';
@@ -352,15 +352,12 @@ class LlmTurn {
 
   /** The policy's verdict; a read-only tool runs unless a rule denies it. */
   private decide(tool: ChatTool, args: Record<string, unknown>): PolicyVerdict {
-    const verdict = decideCall(this.tools.profile, {
+    return decideToolCall(this.tools.profile, {
       tool: tool.ref,
-      // A tool not known to only read may write: it is asked about as one that does.
-      writes: tool.writes || !tool.readOnly,
+      readOnly: tool.readOnly,
+      writes: tool.writes,
       command: tool.commandOf(args),
     });
-    if (tool.readOnly && verdict.decision === 'ask')
-      return { ...verdict, decision: 'allow', reason: `${tool.ref} only reads` };
-    return verdict;
   }
 
   private async runTool(

@@ -10,7 +10,7 @@
 import { newId } from '../../../domain/ids.js';
 import type { Decision, Plan, PlanError, ToolCallRecord } from '../../../domain/plan/plan.js';
 import { awaitAnswer, budgetExceeded, completePhase, policyOf, startPhase } from '../../../domain/plan/plan.js';
-import { decideCall, type PolicySnapshot, type PolicyVerdict } from '../../../domain/plan/policy.js';
+import { decideToolCall, type PolicySnapshot, type PolicyVerdict } from '../../../domain/plan/policy.js';
 import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.js';
 import { LLM_ACTOR_DEFAULTS, type ActorDefinition, type ToolDefinition } from '../../../domain/registry/entities.js';
 import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.js';
@@ -459,15 +459,12 @@ class ExecutionRun {
 
   /** The policy's verdict; a read-only tool runs unless a rule denies it. */
   private decide(tool: PlanTool, normalized: Record<string, unknown>): PolicyVerdict {
-    const verdict = decideCall(this.policy, {
+    return decideToolCall(this.policy, {
       tool: tool.ref,
-      // A tool not known to only read may write: it is asked about as one that does.
-      writes: tool.def.writes || !tool.def.readOnly,
+      readOnly: tool.def.readOnly,
+      writes: tool.def.writes,
       command: commandOfCall(tool.def, normalized),
     });
-    if (tool.def.readOnly && verdict.decision === 'ask')
-      return { ...verdict, decision: 'allow', reason: `${tool.ref} only reads` };
-    return verdict;
   }
 
   /** Stops the run waiting for the user's answer on this task, its conversation saved to go on with. */

@@ -5,6 +5,7 @@
  */
 import type { Decision, Plan, PlanError } from '../../../domain/plan/plan.js';
 import type { AssembledContext } from '../../context/context.types.js';
+import { goalBrief } from './plan-prompt.js';
 
 /** How much of the sandbox's diff a resumed run is shown (characters). */
 export const MAX_RESUME_DIFF = 12_000;
@@ -63,19 +64,8 @@ export function executionSystemPrompt(input: {
       `Carry out the strategy below with your tools. When the work is done, or cannot be done, call ${FINISH_TOOL} with done (whether the definition of done is met), your assessment and your confidence.`,
     ].join(' '),
   );
-  parts.push(`Goal: ${plan.description}\nDefinition of done: ${plan.definitionOfDone}`);
-  const invariants = plan.invariants ?? [];
-  if (invariants.length)
-    parts.push(
-      [
-        'Invariants (each must still hold when you finish):',
-        ...invariants.map((i) => `- ${i.text} (${i.source}${i.from ? ` ${i.from}` : ''})`),
-      ].join('\n'),
-    );
-  if (plan.verify)
-    parts.push(
-      `Verify command: \`${plan.verify.command}\` (from ${plan.verify.source}). It will be run when you finish, and its exit status decides whether the definition of done is met; you may run it yourself (builtin/run-command) before you finish.`,
-    );
+  parts.push(goalBrief(plan));
+  if (plan.verify) parts.push('You may run the verify command yourself (builtin/run-command) before you finish.');
   const strategy = strategyOf(decisions);
   if (strategy.length)
     parts.push(

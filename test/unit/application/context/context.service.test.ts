@@ -105,7 +105,8 @@ describe('ContextService.inspect', () => {
     );
     assert.deepEqual(c.budget, {
       modelWindow: 8192,
-      reserves: { system: 2000, history: 8000, answer: 4096 },
+      // The built-in reserves, each at most its share of the default 8192-token window.
+      reserves: { system: 819, history: 2048, answer: 2048 },
       available: 1000,
       source: 'override',
       used: 44,
@@ -174,7 +175,7 @@ describe('ContextService.inspect', () => {
     assert.deepEqual([c.budget.source, c.budget.available], ['view', 300]);
     const { svc: bare } = await service({ reserves: { history: 1000 } });
     const w = await bare.inspect({ project: 'local/api', goal: GOAL }, LOCAL_PRINCIPAL);
-    assert.deepEqual([w.budget.source, w.budget.available], ['window', 8192 - 2000 - 1000 - 4096]);
+    assert.deepEqual([w.budget.source, w.budget.available], ['window', 8192 - 819 - 1000 - 2048]);
   });
 
   it('changes the snapshot when an included file changes, not otherwise', async () => {
