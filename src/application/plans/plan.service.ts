@@ -255,7 +255,8 @@ export class PlanService implements ContextOwner {
       const missing = [!strategy ? 'a strategy actor' : '', !execution ? 'an execution actor' : '']
         .filter(Boolean)
         .join(' and ');
-      throw new AppError('INVALID_PARAMS', `Action ${action} declares no steps: the plan needs ${missing}`, {
+      const what = action === GOAL_ACTION ? 'A plan from a goal' : `Action ${action} declares no steps: the plan`;
+      throw new AppError('INVALID_PARAMS', `${what} needs ${missing}`, {
         fields: [{ field: 'actor', description: 'name an LLM actor' }],
         hint: "choose one with --actor NAME (both), --strategy-actor / --execution-actor, or set strategyActor and executionActor on the action or in the project's settings",
       });
