@@ -152,3 +152,16 @@ export interface ContextProvider {
     signal?: AbortSignal | undefined;
   }): Promise<AssembledContext>;
 }
+
+/**
+ * The files of an assembled context as an actor reads them: a heading, then each file's text under
+ * its path (empty when nothing was selected). `purpose`: what they were selected for.
+ */
+export function fragmentsText(c: AssembledContext, purpose: string): string {
+  if (c.fragments.length === 0) return '';
+  const total = c.inventory.reduce((n, r) => n + r.files, 0);
+  return [
+    `Files of project ${c.project} the context service selected ${purpose} (${c.fragments.length} of ${total}, ${c.totals.includedTokens} tokens):`,
+    ...c.fragments.map((f) => `--- ${f.path} ---\n${f.text}`),
+  ].join('\n\n');
+}

@@ -13,7 +13,7 @@ import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../
 import type { Session } from '../../../domain/session.js';
 import { AppError } from '../../../domain/errors.js';
 import type { Actor, ActorTurn } from '../../ports/actor.port.js';
-import type { ContextProvider } from '../../context/context.types.js';
+import { fragmentsText, type ContextProvider } from '../../context/context.types.js';
 import {
   ProviderFailure,
   type ApiKeys,
@@ -472,11 +472,7 @@ class LlmTurn {
         answerReserve: this.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens,
         signal: this.signal,
       });
-      if (c.fragments.length === 0) return '';
-      return [
-        `Files of project ${project} selected for this message by the context service (${c.fragments.length}, ${c.totals.includedTokens} tokens):`,
-        ...c.fragments.map((f) => `--- ${f.path} ---\n${f.text}`),
-      ].join('\n\n');
+      return fragmentsText(c, 'for this message');
     } catch (err) {
       if (this.signal.aborted) throw err;
       this.deps.logger.warn({ err, project }, 'the context of a chat turn could not be assembled');

@@ -4,7 +4,7 @@
  * and the first message of a conversation (a fresh run, or one that resumes earlier work).
  */
 import type { Decision, Plan, PlanError } from '../../../domain/plan/plan.js';
-import type { AssembledContext } from '../../context/context.types.js';
+import { fragmentsText, type AssembledContext } from '../../context/context.types.js';
 import { goalBrief } from './plan-prompt.js';
 
 /** How much of the sandbox's diff a resumed run is shown (characters). */
@@ -85,13 +85,7 @@ export function executionSystemPrompt(input: {
       ].join('\n'),
     );
   if (input.toolProblems.length) parts.push(`Unavailable in this plan: ${input.toolProblems.join('; ')}.`);
-  if (context?.fragments.length)
-    parts.push(
-      [
-        `Context: ${context.fragments.length} file${context.fragments.length === 1 ? '' : 's'} of the project, chosen for this goal (read others with your tools):`,
-        ...context.fragments.map((f) => `--- ${f.path} ---\n${f.text}`),
-      ].join('\n'),
-    );
+  if (context?.fragments.length) parts.push(fragmentsText(context, 'for this goal (read others with your tools)'));
   return parts.join('\n\n');
 }
 

@@ -11,7 +11,12 @@
 import type { Decision, Plan } from '../../../domain/plan/plan.js';
 import { budgetExceeded, completePhase, startPhase } from '../../../domain/plan/plan.js';
 import type { ActorDefinition, ResourceDefinition, ToolDefinition } from '../../../domain/registry/entities.js';
-import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.js';
+import {
+  fragmentsText,
+  snapshotRef,
+  type AssembledContext,
+  type ContextSnapshotRef,
+} from '../../context/context.types.js';
 import type { ModelMessage, ModelTool, ModelToolResult } from '../../ports/language-model.port.js';
 import type { SandboxInfo } from '../../ports/sandbox.port.js';
 import { capForModel, parseArgs } from '../../actors/llm/tool-args.js';
@@ -393,11 +398,9 @@ class StrategyRun {
   }
 }
 
-/** The context as the actor reads it: each fragment under its path. */
-export function contextText(c: AssembledContext): string {
-  if (c.fragments.length === 0) return `The context service selected no files of project ${c.project}.`;
-  const head = `Files of project ${c.project} selected for you (${c.fragments.length} of ${c.inventory.reduce((n, r) => n + r.files, 0)}, ${c.totals.includedTokens} tokens):`;
-  return [head, ...c.fragments.map((f) => `--- ${f.path} ---\n${f.text}`)].join('\n\n');
+/** The context as the strategy actor reads it. */
+function contextText(c: AssembledContext): string {
+  return fragmentsText(c, 'for you') || `The context service selected no files of project ${c.project}.`;
 }
 
 /** A JSON object in a text answer (bare, or in a ```json fence). */
