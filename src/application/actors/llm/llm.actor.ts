@@ -32,7 +32,7 @@ import type { Transcript, TranscriptStore } from '../../ports/transcript.port.js
 import { argSummary, previewOf } from '../../plans/tool-call-preview.js';
 import type { ChatTool, ChatToolbox, ChatToolSet } from './chat-toolbox.js';
 import { fitToWindow, MessageTokens, priorTurn } from './history.js';
-import { capForModel, costOf, parseArgs } from './tool-args.js';
+import { costOf, parseArgs, resultForModel } from './tool-args.js';
 
 export interface LlmActorDeps {
   models: LanguageModels;
@@ -391,9 +391,7 @@ class LlmTurn {
       },
       artifactId,
     );
-    const body = outcome.output || outcome.summary;
-    const output = outcome.ok ? body : `${outcome.summary}${outcome.output ? `\n${outcome.output}` : ''}`;
-    return { id: call.id, name: call.name, output: capForModel(output), isError: !outcome.ok };
+    return resultForModel(call, outcome);
   }
 
   /** A tool call as clients see it: a `tool-call` artifact (a data part), replaced as it progresses. */

@@ -24,6 +24,20 @@ export function capForModel(s: string): string {
   return `${s.slice(0, MAX_RESULT_FOR_MODEL)}\n… [${s.length - MAX_RESULT_FOR_MODEL} more characters not shown]`;
 }
 
+/**
+ * What the model is told of a tool call that ran: its output (or, empty, its summary); for a failed
+ * one the summary first, then any output — capped (capForModel). `id`/`name` answer the model's call.
+ */
+export function resultForModel(
+  call: { id: string; name: string },
+  outcome: { ok: boolean; summary: string; output: string },
+): { id: string; name: string; output: string; isError: boolean } {
+  const text = outcome.ok
+    ? outcome.output || outcome.summary
+    : `${outcome.summary}${outcome.output ? `\n${outcome.output}` : ''}`;
+  return { id: call.id, name: call.name, output: capForModel(text), isError: !outcome.ok };
+}
+
 /** The cost of a number of tokens at an actor's prices (undefined: it has none). */
 export function costOf(
   prices: { inputPerMillion: number; outputPerMillion: number; currency?: string | undefined } | undefined,

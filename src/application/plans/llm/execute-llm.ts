@@ -24,7 +24,7 @@ import type { SandboxInfo, ToolCallResult } from '../../ports/sandbox.port.js';
 import type { Transcript } from '../../ports/transcript.port.js';
 import { fitToWindow, MessageTokens } from '../../actors/llm/history.js';
 import { MAX_MALFORMED_STEPS } from '../../actors/llm/llm.actor.js';
-import { capForModel, parseArgs } from '../../actors/llm/tool-args.js';
+import { parseArgs, resultForModel } from '../../actors/llm/tool-args.js';
 import {
   callRecorder,
   changedFiles,
@@ -536,9 +536,7 @@ class ExecutionRun {
       `  ${result.ok ? '✓' : '✗'} ${result.summary} (${rec.durationMs} ms)${rec.checkpointId ? `, checkpoint ${rec.checkpointId}` : ''}`,
       wb.meta(plan, { step, toolCall: rec.id, checkpoint: rec.checkpointId }),
     );
-    const body = result.output || result.summary;
-    const output = result.ok ? body : `${result.summary}${result.output ? `\n${result.output}` : ''}`;
-    return { id: call.id, name: call.name, output: capForModel(output), isError: !result.ok };
+    return resultForModel(call, result);
   }
 
   private async runTool(

@@ -19,7 +19,7 @@ import {
 } from '../../context/context.types.js';
 import type { ModelMessage, ModelTool, ModelToolResult } from '../../ports/language-model.port.js';
 import type { SandboxInfo } from '../../ports/sandbox.port.js';
-import { capForModel, parseArgs } from '../../actors/llm/tool-args.js';
+import { parseArgs, resultForModel } from '../../actors/llm/tool-args.js';
 import { argSummary, normalizeArgs } from '../tool-call-preview.js';
 import type { PlanWorkbench, TaskHandle } from '../plan-workbench.js';
 import { PlanActorFailure, PlanModel, planToolsOf, type PlanLlmDeps } from './plan-model.js';
@@ -393,8 +393,7 @@ class StrategyRun {
       timeoutMs: this.wb.deps.commandTimeoutMs ?? 300_000,
       network: 'none',
     });
-    const body = r.ok ? r.output || r.summary : `${r.summary}${r.output ? `\n${r.output}` : ''}`;
-    return { id: call.id, name: call.name, output: capForModel(body), isError: !r.ok };
+    return resultForModel(call, r);
   }
 }
 
