@@ -63,23 +63,13 @@ function verifyOf(
   names: string[],
   projects: ProjectDefinition[],
 ): Plan['verify'] {
-  for (const [i, p] of projects.entries()) {
-    const v = p.settings?.verify;
-    if (v)
-      return {
-        command: v.command,
-        ...(v.timeoutSeconds ? { timeoutSeconds: v.timeoutSeconds } : {}),
-        source: `project ${names[i] ?? p.name}`,
-      };
-  }
-  const v = def.verify;
-  return v
-    ? {
-        command: v.command,
-        ...(v.timeoutSeconds ? { timeoutSeconds: v.timeoutSeconds } : {}),
-        source: `action ${action}`,
-      }
-    : undefined;
+  const i = projects.findIndex((p) => p.settings?.verify);
+  const project = projects[i];
+  const [v, source] = project?.settings?.verify
+    ? [project.settings.verify, `project ${names[i] ?? project.name}`]
+    : [def.verify, `action ${action}`];
+  if (!v) return undefined;
+  return { command: v.command, ...(v.timeoutSeconds ? { timeoutSeconds: v.timeoutSeconds } : {}), source };
 }
 
 export interface UseInput {
