@@ -121,8 +121,9 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     plans: {
       async get(planId, principal) {
         if (!plans) throw new Error('the plan service is not ready');
-        const status = await plans.status(planId, principal);
-        return { ...status, decisions: await deps.plans.decisions(planId) };
+        // The plan and its decisions only: its status would read every record of it.
+        const plan = await plans.get(planId, principal);
+        return { ...plan, decisions: await deps.plans.decisions(planId) };
       },
     },
   });

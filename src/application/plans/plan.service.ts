@@ -480,6 +480,11 @@ export class PlanService implements ContextOwner {
 
   // ---- the read side (PlanQueries) -----------------------------------------------------------------
 
+  /** The caller's plan as stored (NOT_FOUND for one that is not theirs), for other services. */
+  get(planId: string, principal: Principal): Promise<Plan> {
+    return this.access.get(planId, principal);
+  }
+
   status(planId: string, principal: Principal): Promise<PlanStatus> {
     return this.queries.status(planId, principal);
   }
