@@ -422,6 +422,9 @@ export class PlanService implements ContextOwner {
     assertAllowed(plan, 'prompt');
     if (plan.waiting) return this.answers.answer(plan, parseApprovalAnswer({ text: guidance }), principal, true);
     this.access.assertIdle(plan, 'prompt');
+    // What runs next with the guidance must be allowed before the guidance is recorded: a refusal changes nothing.
+    const next = plan.phase === 'apply' ? 'apply' : plan.phase === 'strategize' && plan.actors ? undefined : 'execute';
+    if (next) assertAllowed(plan, next);
     await this.deps.engine.record(plan, {
       type: 'guidance',
       question: 'Guidance from the user',
