@@ -32,7 +32,7 @@ if (!(byModel instanceof Map) || !byModel.has('echo')) {
 const server = new A2aHttpServer({
   dispatcher: app.dispatcher,
   card: app.card,
-  auth: new BearerTokenAuthenticator(token, { ...LOCAL_PRINCIPAL, kind: 'token' }),
+  auth: new BearerTokenAuthenticator(token, { ...LOCAL_PRINCIPAL, kind: 'key' }),
   logger,
 });
 const addr = await server.listen(0, '127.0.0.1');

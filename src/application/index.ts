@@ -1,7 +1,7 @@
 /** The Application layer's public surface (its only barrel). */
 export { createServiceFacade, type ServiceFacade } from './service-facade.js';
 export type { Principal } from './ports/principal.js';
-export { LOCAL_PRINCIPAL, namespacesOf } from './ports/principal.js';
+export { LOCAL_PRINCIPAL, makePrincipal, namespacesOf, systemPrincipalFor } from './ports/principal.js';
 export type { Actor, ActorCatalog, ActorTurn } from './ports/actor.port.js';
 export type { Logger } from './ports/logger.port.js';
 export { silentLogger } from './ports/logger.port.js';
@@ -79,3 +79,19 @@ export type {
   InventoryEntry,
 } from './ports/file-inventory.port.js';
 export { ContextService, type ContextPlan, type ContextServiceDeps } from './context/context.service.js';
+export { AuditService, type AuditEntry, type AuditListInput } from './accounts/audit.service.js';
+export {
+  AUDIT_EVENTS,
+  type AuditEvent,
+  type AuditEventKind,
+  type AuditLog,
+  type AuditQuery,
+} from './ports/audit.port.js';
+export type {
+  AccountRepository,
+  ApiKeyRecord,
+  KeyHasher,
+  KeyLookup,
+  UserRecord,
+} from './ports/account.repository.port.js';
+export type { JwtVerifier, VerifiedToken } from './ports/jwt-verifier.port.js';

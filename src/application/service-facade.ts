@@ -36,6 +36,8 @@ import { LlmActor } from './actors/llm/llm.actor.js';
 import { actorChecks } from './actors/llm/actor-checks.js';
 import type { ActorDefinition } from '../domain/registry/entities.js';
 import { ContextService } from './context/context.service.js';
+import { AuditService } from './accounts/audit.service.js';
+import type { AuditLog } from './ports/audit.port.js';
 import type { FileInventory } from './ports/file-inventory.port.js';
 
 export interface FacadeDeps {
@@ -66,6 +68,8 @@ export interface FacadeDeps {
   llm?: LlmDeps;
   /** What the context service reads files with, and counts their tokens with. */
   context: { inventory: FileInventory; tokens: TokenCounter };
+  /** The persistent audit log of security-relevant events. */
+  audit: AuditLog;
 }
 
 /** What LLM actors need besides the stores the facade already has. */
@@ -92,6 +96,8 @@ export interface ServiceFacade {
   readonly retention: RetentionService;
   /** What an actor sees of a project's files (`_cleveragents/context/…`). */
   readonly context: ContextService;
+  /** Security-relevant events: logins, keys, roles, refused requests. */
+  readonly audit: AuditService;
   /** Deletes a session with its tasks (running ones are cancelled first). */
   deleteSession(id: string, principal: Principal): Promise<{ deleted: true; tasksDeleted: number }>;
 }
@@ -221,6 +227,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     namespaces,
     plans,
     context,
+    audit: new AuditService(deps.audit, deps.logger),
     retention: new RetentionService({
       tasks: deps.tasks,
       sessions: deps.sessions,

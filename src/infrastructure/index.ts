@@ -50,3 +50,4 @@ export { GptTokenCounter } from './llm/token-counter.js';
 export { AjvSchemaValidator } from './llm/schema-validator.js';
 export { SdkMcpHub, type SdkMcpHubOptions } from './mcp/sdk-mcp.hub.js';
 export { FsFileInventory, type FsFileInventoryOptions } from './context/fs-file.inventory.js';
+export { SqliteAuditLog } from './persistence/sqlite-audit.log.js';

@@ -19,6 +19,7 @@ import {
   GptTokenCounter,
   SdkMcpHub,
   SqliteTranscriptStore,
+  SqliteAuditLog,
   FsResourceInspector,
   type ConfinementSettings,
   GitSandboxManager,
@@ -155,6 +156,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       transcripts: new SqliteTranscriptStore(db),
     },
     context: { inventory: new FsFileInventory(), tokens },
+    audit: new SqliteAuditLog(db),
   });
   try {
     if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);

@@ -98,7 +98,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   const server = new A2aHttpServer({
     dispatcher: app.dispatcher,
     card: app.card,
-    auth: new BearerTokenAuthenticator(token, { ...LOCAL_PRINCIPAL, kind: 'token' }),
+    auth: new BearerTokenAuthenticator(token, { ...LOCAL_PRINCIPAL, kind: 'key' }),
     logger,
     maxBodyBytes: maxBodyBytes,
     authThrottle: authFailures > 0 ? new AuthThrottle({ maxFailures: authFailures, windowMs: 60_000 }) : null,

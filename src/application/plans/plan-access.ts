@@ -21,7 +21,7 @@ export class PlanAccess {
 
   async get(planId: string, principal: Principal): Promise<Plan> {
     const plan = await this.deps.engine.load(planId);
-    if (!plan || plan.owner !== principal.id)
+    if (!plan || plan.owner !== principal.namespace)
       throw new AppError('NOT_FOUND', `Plan ${planId} was not found`, {
         details: { entity: 'plan', id: planId },
         hint: 'list your plans with `agents plan list`',
@@ -55,7 +55,7 @@ export class PlanAccess {
   ): Promise<{ plan: Plan; decision: Decision; all: Decision[] }> {
     const candidates = planId
       ? [await this.get(planId, principal)]
-      : await this.deps.plans.list({ owner: principal.id });
+      : await this.deps.plans.list({ owner: principal.namespace });
     for (const plan of candidates) {
       const all = await this.deps.plans.decisions(plan.id);
       const decision = all.find((d) => d.id === decisionId);
@@ -68,7 +68,7 @@ export class PlanAccess {
   }
 
   async planOfCheckpoint(checkpointId: string, principal: Principal): Promise<Plan> {
-    for (const plan of await this.deps.plans.list({ owner: principal.id })) {
+    for (const plan of await this.deps.plans.list({ owner: principal.namespace })) {
       if ((await this.deps.plans.checkpoints(plan.id)).some((c) => c.id === checkpointId))
         return (await this.deps.engine.load(plan.id)) ?? plan;
     }

@@ -203,7 +203,7 @@ export class PlanHousekeeping {
     const olderThanSeconds = input.olderThanSeconds ?? DEFAULT_PRUNE_AGE_SECONDS;
     const states = input.states?.length ? [...new Set(input.states)] : [...DEFAULT_PRUNE_STATES];
     const cutoff = this.now().getTime() - olderThanSeconds * 1000;
-    const matching = (await this.deps.plans.list({ owner: principal.id })).filter(
+    const matching = (await this.deps.plans.list({ owner: principal.namespace })).filter(
       (p) => states.includes(p.state) && Date.parse(p.updatedAt) <= cutoff,
     );
     const removed: PrunedPlan[] = [];

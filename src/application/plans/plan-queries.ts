@@ -97,7 +97,12 @@ export class PlanQueries {
       });
     }
     const all = (
-      await this.deps.plans.list({ owner: principal.id, phase: input.phase, state: input.state, action: input.action })
+      await this.deps.plans.list({
+        owner: principal.namespace,
+        phase: input.phase,
+        state: input.state,
+        action: input.action,
+      })
     ).filter((p) => (!input.project || p.projects.includes(input.project)) && (!regex || regex.test(p.name)));
     // The repository lists newest first: (createdAt, id) descending.
     const page = pageOf(all, (p) => ({ key: p.createdAt, id: p.id }), {

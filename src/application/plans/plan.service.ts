@@ -188,7 +188,7 @@ export class PlanService implements ContextOwner {
       attempt: 1,
       contextId: `${CONTEXT_PREFIX}${id}`,
       tasks: {},
-      owner: principal.id,
+      owner: principal.namespace,
       createdAt: at,
       updatedAt: at,
       budget: {

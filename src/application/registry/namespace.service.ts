@@ -32,7 +32,7 @@ export class NamespaceService {
 
   /** Namespaces whose entities the principal may read. */
   async readable(principal: Principal): Promise<string[]> {
-    return [...(await this.repo.forPrincipal(principal.id)).map((n) => n.name), BUILTIN_NAMESPACE];
+    return [...Object.keys(principal.roles), BUILTIN_NAMESPACE];
   }
 
   /** Refuses unless the principal may write entities in the namespace. */
@@ -42,7 +42,7 @@ export class NamespaceService {
         hint: 'use your own namespace, e.g. local/',
       });
     }
-    const role = await this.repo.roleOf(namespace, principal.id);
+    const role = principal.roles[namespace];
     if (!role || !WRITE_ROLES.has(role)) {
       throw new AppError('FORBIDDEN', `You may not write to namespace ${namespace}`, {
         details: { namespace, role: role ?? null },

@@ -68,7 +68,7 @@ export class SessionService {
     if (contextId === undefined || contextId === '') return this.open({}, principal, newId());
     const existing = await this.deps.sessions.get(contextId);
     if (existing) {
-      if (existing.owner !== principal.id) throw unknownContext(contextId);
+      if (existing.owner !== principal.namespace) throw unknownContext(contextId);
       return { session: existing, stored: Promise.resolve() };
     }
     if (!SAFE_ID.test(contextId)) {
@@ -102,7 +102,7 @@ export class SessionService {
     if (check && input.project !== undefined) await check('project', input.project, principal);
     if (check) for (const s of input.skills ?? []) await check('skill', s, principal);
     const at = this.now().toISOString();
-    const session: Session = { id, owner: principal.id, actor, createdAt: at, updatedAt: at, taskCount: 0 };
+    const session: Session = { id, owner: principal.namespace, actor, createdAt: at, updatedAt: at, taskCount: 0 };
     if (input.title !== undefined) session.title = input.title;
     if (input.project !== undefined) session.project = input.project;
     if (input.skills !== undefined && input.skills.length > 0) session.skills = [...new Set(input.skills)];
@@ -118,7 +118,7 @@ export class SessionService {
 
   async get(id: string, principal: Principal): Promise<Session> {
     const s = await this.deps.sessions.get(id);
-    if (!s || s.owner !== principal.id) throw sessionNotFound(id);
+    if (!s || s.owner !== principal.namespace) throw sessionNotFound(id);
     return s;
   }
 
@@ -134,7 +134,7 @@ export class SessionService {
     pageToken?: string,
   ): Promise<{ sessions: Session[]; nextPageToken: string; totalSize: number }> {
     const page = await this.deps.sessions.list(
-      principal.id,
+      principal.namespace,
       pageSize,
       pageToken ? decodeUpdateCursor(pageToken) : undefined,
     );

@@ -83,7 +83,11 @@ export class MessageIntake {
         },
       );
     }
-    const key: MessageKey = { owner: principal.id, messageId: incoming.messageId, hash: messageFingerprint(incoming) };
+    const key: MessageKey = {
+      owner: principal.namespace,
+      messageId: incoming.messageId,
+      hash: messageFingerprint(incoming),
+    };
     const claim = `${key.owner}\u0000${key.messageId}`;
     const before = this.claims.get(claim);
     let release!: () => void;
@@ -113,7 +117,7 @@ export class MessageIntake {
 
   /** The task a message key names (after a concurrent send of the same message won the race). */
   async keyedTask(input: SendInput, principal: Principal): Promise<string> {
-    const hit = await this.deps.tasks.findMessageKey(principal.id, input.message.messageId);
+    const hit = await this.deps.tasks.findMessageKey(principal.namespace, input.message.messageId);
     if (!hit)
       throw new AppError('INTERNAL', `message ${input.message.messageId} is recorded as sent but its task is missing`);
     if (hit.hash !== messageFingerprint(input.message)) throw messageIdReused(input.message.messageId);
@@ -152,11 +156,11 @@ export class MessageIntake {
     // after they are stored (`created`).
     const created = Promise.all([
       sessionStored,
-      tasks.create(task, principal.id, key),
+      tasks.create(task, principal.namespace, key),
       sessions.recordTask(session.id, task.status.timestamp ?? this.deps.now().toISOString()),
       storePush?.(),
     ]).then(() => undefined);
-    const live = registry.register(task, principal.id, 0);
+    const live = registry.register(task, principal.namespace, 0);
     live.chain = created;
     created.catch(() => {
       // The caller of send/stream gets this failure (and the dispatcher logs it).

@@ -50,8 +50,8 @@ export class OwnedTasks {
       status: { state: 'TASK_STATE_SUBMITTED', timestamp: this.deps.now().toISOString() },
       history: [message],
     };
-    const created = this.deps.tasks.create(task, principal.id);
-    const live = registry.register(task, principal.id, 0);
+    const created = this.deps.tasks.create(task, principal.namespace);
+    const live = registry.register(task, principal.namespace, 0);
     live.chain = created;
     created.catch(() => {
       live.abort.abort();

@@ -1,6 +1,6 @@
 import { isInterrupted, isTerminal, type TaskState } from '../../domain/a2a.model.js';
 import type { Logger } from '../ports/logger.port.js';
-import type { Principal } from '../ports/principal.js';
+import { systemPrincipalFor, type Principal } from '../ports/principal.js';
 import type { TaskRepository } from '../ports/task.repository.port.js';
 import type { LiveTasks } from './live-tasks.js';
 import type { TaskEventRecorder } from './task-event-recorder.js';
@@ -31,7 +31,7 @@ export class StrandedTasks {
         // The platform acts for the task's owner here.
         const stranded = await this.failIf(
           t.id,
-          { id: t.owner, kind: 'token', roles: {} },
+          systemPrincipalFor(t.owner),
           text,
           (st, running) => !isTerminal(st) && !isInterrupted(st) && running === 0,
         );

@@ -11,7 +11,7 @@ export function taskNotFound(id: string): AppError {
 
 /** Another principal's task is indistinguishable from a missing one. */
 export function assertOwner(owner: string, principal: Principal, id: string): void {
-  if (owner !== principal.id) throw taskNotFound(id);
+  if (owner !== principal.namespace) throw taskNotFound(id);
 }
 
 export function messageIdReused(messageId: string): AppError {

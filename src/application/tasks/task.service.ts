@@ -187,7 +187,7 @@ export class TaskService {
   async list(input: ListInput, principal: Principal): Promise<ListResult> {
     const limit = input.pageSize ?? DEFAULT_PAGE_SIZE;
     const page = await this.deps.tasks.list({
-      owner: principal.id,
+      owner: principal.namespace,
       contextId: input.contextId,
       state: input.status,
       updatedSince: input.statusTimestampAfter,

@@ -26,6 +26,10 @@ export interface DB {
   message_keys: MessageKeysTable;
   runners: RunnersTable;
   push_outbox: PushOutboxTable;
+  users: UsersTable;
+  api_keys: ApiKeysTable;
+  audit_events: AuditEventsTable;
+  sync_state: SyncStateTable;
 }
 
 /** Idempotency keys of follow-up messages (migration 0005; a task's first message is keyed on its row). */
@@ -107,6 +111,56 @@ export interface NamespaceMembersTable {
   principal: string;
   role: string;
   added_at: string;
+}
+
+/** Server-mode accounts (migration 0009); local mode has none (its one user is `local`). */
+export interface UsersTable {
+  name: string;
+  display_name: string | null;
+  /** 1: a server administrator. */
+  admin: number;
+  default_namespace: string;
+  /** `issuer|subject` of a user the OIDC issuer vouches for; null for users made by an admin. */
+  external_id: string | null;
+  created_at: string;
+  disabled_at: string | null;
+}
+
+/** API keys: a lookup id and a slow hash of the secret (migration 0009). */
+export interface ApiKeysTable {
+  id: string;
+  user_name: string;
+  name: string;
+  hash: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+/** Security-relevant events (migration 0009). `id` is a ULID, so ids sort by time. */
+export interface AuditEventsTable {
+  id: string;
+  at: string;
+  event: string;
+  principal: string | null;
+  credential: string | null;
+  namespace: string | null;
+  target: string | null;
+  outcome: string;
+  /** JSON object, or null. */
+  details: string | null;
+  client: string | null;
+}
+
+/** What a local store last saw of each entity on the server it syncs with (migration 0009). */
+export interface SyncStateTable {
+  remote: string;
+  kind: string;
+  name: string;
+  revision: number;
+  content_hash: string;
+  synced_at: string;
 }
 
 export interface SessionsTable {

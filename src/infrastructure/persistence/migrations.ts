@@ -354,6 +354,65 @@ const m0008_chat: Migration = {
   },
 };
 
+const m0009_accounts: Migration = {
+  async up(db: AnyDb) {
+    // Server mode's users and their API keys; the admin is made on a server's first start.
+    await db.schema
+      .createTable('users')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('display_name', 'text')
+      .addColumn('admin', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('default_namespace', 'text', (c) => c.notNull())
+      .addColumn('external_id', 'text', (c) => c.unique())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('disabled_at', 'text')
+      .execute();
+    await db.schema
+      .createTable('api_keys')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('user_name', 'text', (c) => c.notNull().references('users.name').onDelete('cascade'))
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('hash', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('expires_at', 'text')
+      .addColumn('revoked_at', 'text')
+      .addColumn('last_used_at', 'text')
+      .execute();
+    await db.schema.createIndex('api_keys_user').on('api_keys').columns(['user_name', 'created_at']).execute();
+    await db.schema
+      .createTable('audit_events')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('at', 'text', (c) => c.notNull())
+      .addColumn('event', 'text', (c) => c.notNull())
+      .addColumn('principal', 'text')
+      .addColumn('credential', 'text')
+      .addColumn('namespace', 'text')
+      .addColumn('target', 'text')
+      .addColumn('outcome', 'text', (c) => c.notNull())
+      .addColumn('details', 'text')
+      .addColumn('client', 'text')
+      .execute();
+    await db.schema.createIndex('audit_events_principal').on('audit_events').columns(['principal', 'id']).execute();
+    await db.schema.createIndex('audit_events_namespace').on('audit_events').columns(['namespace', 'id']).execute();
+    // A local store's view of the server it syncs with: the revision and hash last pulled or pushed.
+    await db.schema
+      .createTable('sync_state')
+      .addColumn('remote', 'text', (c) => c.notNull())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('revision', 'integer', (c) => c.notNull())
+      .addColumn('content_hash', 'text', (c) => c.notNull())
+      .addColumn('synced_at', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('sync_state_pk', ['remote', 'kind', 'name'])
+      .execute();
+  },
+  async down(db: AnyDb) {
+    for (const table of ['sync_state', 'audit_events', 'api_keys', 'users']) {
+      await db.schema.dropTable(table).ifExists().execute();
+    }
+  },
+};
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
@@ -364,6 +423,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0006_push_outbox': m0006_push_outbox,
   '0007_retention': m0007_retention,
   '0008_chat': m0008_chat,
+  '0009_accounts': m0009_accounts,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) };

@@ -9,6 +9,8 @@ import { isOutputFormat, OUTPUT_FORMATS, type OutputFormat } from './render/form
 export interface FileConfig {
   server?: string;
   token?: string;
+  /** The namespace requests act in (sent as the A2A tenant). */
+  namespace?: string;
   format?: OutputFormat;
 }
 
@@ -23,6 +25,7 @@ export interface GlobalFlags {
   server?: string;
   local?: boolean;
   token?: string;
+  namespace?: string;
   dataDir?: string;
   verbose?: boolean;
 }
@@ -54,10 +57,10 @@ export function loadConfig(path: string): FileConfig {
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc))
-    throw new UsageError(`the config file ${path} must be a mapping (server, token, format)`);
+    throw new UsageError(`the config file ${path} must be a mapping (server, token, namespace, format)`);
   const d = doc as Record<string, unknown>;
   const out: FileConfig = {};
-  for (const key of ['server', 'token'] as const) {
+  for (const key of ['server', 'token', 'namespace'] as const) {
     const v = d[key];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'string') throw new UsageError(`${path}: ${key}: must be a string`);
@@ -115,4 +118,18 @@ export function resolveConnection(flags: GlobalFlags, env: NodeJS.ProcessEnv, fi
   const c: Connection = { kind: 'server', url };
   if (token) c.token = token;
   return c;
+}
+
+const NAMESPACE = /^[a-z][a-z0-9_-]{0,62}$/;
+
+/** The namespace requests act in: --namespace, then CLEVERAGENTS_NAMESPACE, then the config; undefined: the caller's default. */
+export function resolveNamespace(flags: GlobalFlags, env: NodeJS.ProcessEnv, file: FileConfig): string | undefined {
+  const ns = flags.namespace ?? (env['CLEVERAGENTS_NAMESPACE'] || undefined) ?? file.namespace;
+  if (ns === undefined || ns === '') return undefined;
+  if (!NAMESPACE.test(ns))
+    throw new UsageError(
+      `the namespace ${JSON.stringify(ns.slice(0, 80))} is not a namespace name`,
+      'use lowercase letters, digits, - and _, starting with a letter (see `agents namespace list`)',
+    );
+  return ns;
 }

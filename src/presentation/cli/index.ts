@@ -75,6 +75,10 @@ export function buildProgram(
       '--token <token>',
       'server bearer token (env CLEVERAGENTS_SERVER_TOKEN, config `token`); for serve, the token to require',
     )
+    .option(
+      '--namespace <ns>',
+      'the namespace commands act in, sent as the A2A tenant (env CLEVERAGENTS_NAMESPACE, config `namespace`); default: your own',
+    )
     .option('--data-dir <dir>', "the local agent's state directory (env CLEVERAGENTS_DATA_DIR)")
     .option('--verbose', "show the local agent's log on stderr")
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
@@ -83,7 +87,7 @@ export function buildProgram(
     .addHelpText(
       'after',
       `
-Config file: $XDG_CONFIG_HOME/cleveragents/config.yaml (keys: server, token, format); flags beat env beat config.
+Config file: $XDG_CONFIG_HOME/cleveragents/config.yaml (keys: server, token, namespace, format); flags beat env beat config.
 
 Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authentication, 5 invalid state,
 6 agent unreachable, 7 invalid params, 8 version not supported, 9 task failed/rejected/canceled,

@@ -9,6 +9,7 @@ import {
   resolveConnection,
   resolveFormat,
   type Connection,
+  resolveNamespace,
   type GlobalFlags,
 } from './config.js';
 import { connect } from './connect.js';
@@ -83,6 +84,7 @@ export class Runner {
       const file = loadConfig(configPath(env));
       ui = new Ui(resolveFormat(flags.format, env, file, tty), this.io, flags.color === false);
       const conn: Connection = resolveConnection(flags, env, file);
+      const namespace = resolveNamespace(flags, env, file);
       if (conn.kind === 'server') {
         target = { kind: 'server', url: conn.url };
         if (flags.dataDir) ui.warn('--data-dir is ignored in server mode (the server owns its storage)');
@@ -92,9 +94,10 @@ export class Runner {
         io: this.io,
         signal: ac.signal,
         client: () =>
-          (pending ??= connect(conn, this.version, env).then((c) =>
-            declaredClient(name, this.calls[name] ?? [], c, env),
-          )),
+          (pending ??= connect(conn, this.version, env).then((c) => {
+            c.tenant = namespace;
+            return declaredClient(name, this.calls[name] ?? [], c, env);
+          })),
         interrupt: () => ac.abort(),
       };
       outcome = await fn(ctx);

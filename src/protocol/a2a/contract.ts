@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import type { Permission } from '../../domain/permissions.js';
+import type { MethodScope, Permission } from '../../domain/permissions.js';
 import type { ProtoMessageName } from './proto-names.js';
 import type { ExtensionVersion } from './versions.js';
 
 /** What a method needs the caller to be allowed to do (the role table is in domain/permissions). */
-export type { Permission };
+export type { MethodScope, Permission };
 
 /** How a standard method looks to a v0.3 peer. */
 export interface V03Codec {
@@ -23,6 +23,12 @@ interface ContractBase<P extends z.ZodType, R extends z.ZodType> {
   surface: 'a2a' | 'extension';
   summary: string;
   permission: Permission;
+  /**
+   * Where a namespace-level method acts, so which role the dispatcher checks (default `tenant`:
+   * the request's tenant, else the caller's default namespace). Ignored for caller- and
+   * server-level permissions.
+   */
+  scope?: MethodScope;
   params: P;
   /** For unary methods the response; for streams the schema of one event. */
   result: R;

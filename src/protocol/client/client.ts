@@ -20,7 +20,19 @@ export interface TypedStreamEvent<T> {
  * ```
  */
 export class A2AClient {
+  /**
+   * The namespace every request acts in (sent as `tenant` unless a call names its own); undefined:
+   * the caller's default namespace.
+   */
+  tenant: string | undefined;
+
   constructor(readonly transport: ClientTransport) {}
+
+  private withTenant(params: unknown): unknown {
+    if (this.tenant === undefined || params === null || typeof params !== 'object' || Array.isArray(params))
+      return params;
+    return 'tenant' in params ? params : { ...params, tenant: this.tenant };
+  }
 
   /** Local mode: spawns `agents serve --stdio` and speaks over its pipes. */
   static async local(opts: StdioTransportOptions = {}): Promise<A2AClient> {
@@ -37,7 +49,7 @@ export class A2AClient {
     params: z.input<P>,
     opts?: RequestOptions,
   ): Promise<z.output<R>> {
-    return (await this.transport.request(method.name, params, opts)) as z.output<R>;
+    return (await this.transport.request(method.name, this.withTenant(params), opts)) as z.output<R>;
   }
 
   async *stream<P extends z.ZodType, R extends z.ZodType>(
@@ -45,13 +57,13 @@ export class A2AClient {
     params: z.input<P>,
     opts?: RequestOptions,
   ): AsyncIterable<TypedStreamEvent<z.output<R>>> {
-    for await (const ev of this.transport.stream(method.name, params, opts))
+    for await (const ev of this.transport.stream(method.name, this.withTenant(params), opts))
       yield { seq: ev.seq, event: ev.result as z.output<R> };
   }
 
   /** Any method by name (for generic tools; prefer `call`). */
   raw(method: MethodContract | string, params: unknown, opts?: RequestOptions): Promise<unknown> {
-    return this.transport.request(typeof method === 'string' ? method : method.name, params, opts);
+    return this.transport.request(typeof method === 'string' ? method : method.name, this.withTenant(params), opts);
   }
 
   agentCard(): Promise<Record<string, unknown>> {

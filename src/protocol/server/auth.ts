@@ -2,9 +2,17 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import type { Principal } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 
-/** Turns request credentials into a principal, or refuses them. */
+/** What a request presents: its Authorization header (Bearer …) and/or X-API-Key header. */
+export interface Credentials {
+  authorization?: string | undefined;
+  apiKey?: string | undefined;
+  /** The client's address (for the audit log and throttling). */
+  client: string;
+}
+
+/** Turns request credentials into a principal, or refuses them (AppError UNAUTHENTICATED). */
 export interface Authenticator {
-  authenticate(authorization: string | undefined): Principal;
+  authenticate(credentials: Credentials): Promise<Principal>;
 }
 
 /** The shortest server token accepted (a shorter one is refused at start-up). */
@@ -29,7 +37,15 @@ export class BearerTokenAuthenticator implements Authenticator {
     this.expected = digest(token);
   }
 
-  authenticate(authorization: string | undefined): Principal {
+  authenticate({ authorization }: Credentials): Promise<Principal> {
+    try {
+      return Promise.resolve(this.check(authorization));
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  private check(authorization: string | undefined): Principal {
     if (!authorization) {
       throw new AppError('UNAUTHENTICATED', 'Authentication required: send Authorization: Bearer <token>', {
         hint: 'the token is in CLEVERAGENTS_SERVER_TOKEN or the file `agents serve` printed on first start',

@@ -28,6 +28,8 @@ export interface RequestMeta {
   lastEventSeq?: number | undefined;
   /** The extension version the caller asked for (raw; undefined: the current one). */
   extensionVersion?: string | undefined;
+  /** The client's address, for the audit log (HTTP). */
+  client?: string | undefined;
 }
 
 export interface StreamEvent {
@@ -122,7 +124,7 @@ export class Dispatcher {
       // Before anything walks the params (validation, storage, serialisation recurse): a request
       // nested thousands deep overflowed the stack of the first recursive reader.
       if (jsonDepthExceeds(request.params, this.maxDepth - 1)) throw depthError(this.maxDepth);
-      authorize(meta.principal, method, request.params);
+      const principal = this.authorize(meta, method, request.params);
       if (method.surface === 'extension') {
         const ext = parseExtensionVersion(meta.extensionVersion);
         if (!servedIn(method.since, ext)) {
@@ -133,9 +135,9 @@ export class Dispatcher {
         }
       }
       const codec = version === '0.3' && method.surface === 'a2a' ? method.v03 : undefined;
-      const params = this.parseParams(method, codec, request.params);
+      const params = this.parseParams(method, codec, withoutTenant(method, request.params));
       const ctx: CallContext = {
-        principal: meta.principal,
+        principal,
         version,
         // Read through: a transport may make the signal only when it is asked for.
         get signal() {
@@ -164,6 +166,32 @@ export class Dispatcher {
     } catch (err) {
       if (notification) return { kind: 'notification' };
       return this.failure(id, err, surface, correlationId);
+    }
+  }
+
+  /** The authorize step; a refusal is written to the audit log (without waiting for it). */
+  private authorize(meta: RequestMeta, method: MethodDef, params: unknown): Principal {
+    try {
+      return authorize(meta.principal, method, params);
+    } catch (err) {
+      if (err instanceof AppError && (err.reason === 'FORBIDDEN' || err.reason === 'NOT_FOUND')) {
+        const details = (err.details ?? {}) as Record<string, unknown>;
+        void this.opts.facade.audit.record({
+          event: 'request.refused',
+          by: meta.principal,
+          outcome: 'refused',
+          target: method.name,
+          namespace:
+            typeof details['namespace'] === 'string'
+              ? details['namespace']
+              : typeof details['name'] === 'string'
+                ? details['name']
+                : undefined,
+          details: { reason: err.reason, permission: method.permission },
+          client: meta.client,
+        });
+      }
+      throw err;
     }
   }
 
@@ -254,6 +282,17 @@ export class Dispatcher {
     if (err instanceof RpcError) return;
     this.opts.logger.error({ err, correlationId }, 'request failed');
   }
+}
+
+/**
+ * Every method takes a `tenant` (the namespace it acts in): standard ones declare it in their
+ * params; for extension methods it is the authorize step's alone, taken off before validation.
+ */
+function withoutTenant(method: MethodDef, raw: unknown): unknown {
+  if (method.surface !== 'extension' || !raw || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  if (!('tenant' in raw)) return raw;
+  const { tenant: _tenant, ...rest } = raw as Record<string, unknown>;
+  return rest;
 }
 
 const DONE: IteratorResult<StreamEvent> = { done: true, value: undefined };

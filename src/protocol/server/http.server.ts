@@ -215,7 +215,7 @@ export class A2aHttpServer {
       return this.refuseCaller(req, res, url, rec, body, 429, err);
     }
     try {
-      principal = this.opts.auth.authenticate(authorization);
+      principal = await this.opts.auth.authenticate({ authorization, apiKey: header(req, 'x-api-key'), client });
       this.throttle?.succeeded(client);
     } catch (err) {
       // Only presented credentials count as a guess; a request without any is just refused.
@@ -284,6 +284,7 @@ export class A2aHttpServer {
       },
       lastEventSeq,
       extensionVersion,
+      client,
     });
     if (outcome.kind !== 'notification') rec.correlationId = outcome.correlationId;
     if (outcome.kind === 'notification') {

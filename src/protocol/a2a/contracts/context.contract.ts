@@ -3,6 +3,8 @@ import { CONTEXT_VIEWS, ContextViewSettings, RANKINGS } from '../../../domain/co
 import { EntityName } from '../../../domain/registry/names.js';
 import { defineContract } from '../contract.js';
 
+/** Each method acts in the namespace of the project it names. */
+const BY_PROJECT = { param: 'project', form: 'entity' } as const;
 const Ulid = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an id as printed by agents plan (26 characters)');
 const View = z.enum(CONTEXT_VIEWS, { error: `must be one of ${CONTEXT_VIEWS.join(', ')}` });
 const Goal = z.string().min(1, 'is required').max(4000, 'is at most 4000 characters');
@@ -110,6 +112,7 @@ export const contextShow = defineContract({
   since: '1.2',
   summary: "A project's effective context settings per view, and where each value came from.",
   permission: 'registry:read',
+  scope: BY_PROJECT,
   params: z.object({ project: EntityName, view: View.optional() }).strict(),
   result: ContextShowResult,
 });
@@ -120,6 +123,7 @@ export const contextSet = defineContract({
   since: '1.2',
   summary: "Set (or clear, with null) fields of one view's context settings; a new project revision.",
   permission: 'registry:write',
+  scope: BY_PROJECT,
   params: z
     .object({
       project: EntityName,
@@ -137,6 +141,7 @@ export const contextInspect = defineContract({
   since: '1.2',
   summary: 'What is in the context for a plan or a goal, and why: score, tokens, what each limit cut.',
   permission: 'registry:read',
+  scope: BY_PROJECT,
   params: z
     .object({
       project: EntityName,
@@ -159,6 +164,7 @@ export const contextSimulate = defineContract({
   since: '1.2',
   summary: 'A dry run of inspect for a goal: nothing is assembled for real, tokens are estimated.',
   permission: 'registry:read',
+  scope: BY_PROJECT,
   params: z.object({ project: EntityName, goal: Goal, view: View.optional(), budget: Budget.optional() }).strict(),
   result: ContextInspection,
 });

@@ -37,7 +37,7 @@ export const diagnosticsRun = defineContract({
   surface: 'extension',
   summary:
     "Examine storage, disk, versions, configuration and each LLM actor's endpoint and key; each check has a status and a hint.",
-  permission: 'system:read',
+  permission: 'server:admin',
   params: z.object({}).strict(),
   result: DiagnosticsResult,
 });

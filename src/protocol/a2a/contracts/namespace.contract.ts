@@ -16,7 +16,7 @@ export const namespaceList = defineContract({
   name: '_cleveragents/namespace/list',
   surface: 'extension',
   summary: 'The namespaces you belong to (and builtin, which everyone may read), with your role.',
-  permission: 'registry:read',
+  permission: 'account:self',
   params: z.object({}).strict(),
   result: z.object({ namespaces: z.array(NamespaceSummary) }),
 });
@@ -26,6 +26,7 @@ export const namespaceShow = defineContract({
   surface: 'extension',
   summary: 'One namespace: owner, your role, member count and how many entities of each kind it holds.',
   permission: 'registry:read',
+  scope: { param: 'name', form: 'namespace' },
   params: z.object({ name: NamespaceName }).strict(),
   result: NamespaceSummary.extend({
     memberCount: z.number().int(),
@@ -38,6 +39,7 @@ export const namespaceMembers = defineContract({
   surface: 'extension',
   summary: "A namespace's members and their roles.",
   permission: 'registry:read',
+  scope: { param: 'name', form: 'namespace' },
   params: z.object({ name: NamespaceName }).strict(),
   result: z.object({
     namespace: z.string(),

@@ -109,6 +109,8 @@ const UpdateParams = z
   .object({ name: EntityName, expectedRevision: z.number().int().positive().optional(), ...DefinitionFields })
   .strict()
   .refine(exactlyOne, ONE_MSG);
+/** Show, update and remove act in the namespace of the entity they name. */
+const BY_NAME = { param: 'name', form: 'entity' } as const;
 const ShowParams = z.object({ name: EntityName }).strict();
 const RemoveParams = z.object({ name: EntityName, force: z.boolean().optional() }).strict();
 
@@ -142,6 +144,7 @@ function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K
       surface: 'extension',
       summary: `List ${PLURAL[kind]}: filter by namespace, a name regular expression${typeNote}; paged, with a summary.`,
       permission: 'registry:read',
+      scope: 'any',
       params: RegistryListParams,
       result: results.list,
     }),
@@ -151,6 +154,7 @@ function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K
       surface: 'extension',
       summary: `Show one ${kind}: its definition, revision, hash and derived facts.`,
       permission: 'registry:read',
+      scope: BY_NAME,
       params: ShowParams,
       result: results.show,
     }),
@@ -160,6 +164,7 @@ function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K
       surface: 'extension',
       summary: `Register a ${kind} from a definition (object, or YAML/JSON text for errors with file and line).`,
       permission: 'registry:write',
+      scope: 'any',
       params: AddParams,
       result: results.entity,
     }),
@@ -169,6 +174,7 @@ function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K
       surface: 'extension',
       summary: `Replace a ${kind}'s definition; refuses a stale expectedRevision.`,
       permission: 'registry:write',
+      scope: BY_NAME,
       params: UpdateParams,
       result: results.update,
     }),
@@ -178,6 +184,7 @@ function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K
       surface: 'extension',
       summary: `Remove a ${kind}; refuses one that others refer to unless force is set.`,
       permission: 'registry:write',
+      scope: BY_NAME,
       params: RemoveParams,
       result: RegistryRemoveResult,
     }),
@@ -244,7 +251,7 @@ export const resourceTypeList = defineContract({
   name: '_cleveragents/registry/resource-types/list',
   surface: 'extension',
   summary: 'The resource types and the fields (flags) each takes.',
-  permission: 'registry:read',
+  permission: 'card:read',
   params: z.object({}).strict(),
   result: z.object({ types: z.array(ResourceTypeInfo) }),
 });
@@ -253,7 +260,7 @@ export const resourceTypeShow = defineContract({
   name: '_cleveragents/registry/resource-types/show',
   surface: 'extension',
   summary: 'One resource type and the fields (flags) it takes.',
-  permission: 'registry:read',
+  permission: 'card:read',
   params: z.object({ type: z.enum(RESOURCE_TYPES) }).strict(),
   result: ResourceTypeInfo,
 });

@@ -4,9 +4,9 @@ import { bindStream, bindUnary } from '../method.js';
 import * as c from '../contracts/message.contract.js';
 
 /**
- * A send request as the task service takes it. The tenant goes no further: the dispatcher's
- * authorize step checks the caller's role in it, and nothing else reads it — a task belongs to its
- * caller, not to a namespace, so a tenant does not change where the task lives or who sees it.
+ * A send request as the task service takes it. The tenant goes no further as a field: the
+ * dispatcher's authorize step checks the caller's role in it and makes it the namespace the call
+ * acts in (`principal.namespace`), which is where the task lives and who sees it.
  */
 export function toSendInput(p: z.output<typeof c.SendMessageRequest>): SendInput {
   return { message: p.message, configuration: p.configuration, metadata: p.metadata };

@@ -11,7 +11,7 @@ import { PlanEngine } from '../../../../src/application/plans/plan-engine.js';
 import { PlanHousekeeping } from '../../../../src/application/plans/plan-housekeeping.js';
 import { PlanQueries } from '../../../../src/application/plans/plan-queries.js';
 import type { PlanServiceDeps } from '../../../../src/application/plans/plan.types.js';
-import type { Principal, SandboxInfo } from '../../../../src/application/index.js';
+import { makePrincipal, type Principal, type SandboxInfo } from '../../../../src/application/index.js';
 import { silentLogger } from '../../../../src/application/index.js';
 import { AppError } from '../../../../src/domain/errors.js';
 import type { Plan } from '../../../../src/domain/plan/plan.js';
@@ -24,8 +24,8 @@ import {
 } from '../../../../src/infrastructure/index.js';
 import { exists, git, makeRepo, read, rmrf, tmpDir, write } from '../../infrastructure/fixtures/repos.js';
 
-const ALICE: Principal = { id: 'alice', kind: 'token', roles: {} };
-const BOB: Principal = { id: 'bob', kind: 'token', roles: {} };
+const ALICE: Principal = makePrincipal({ id: 'alice', roles: { alice: 'owner' } });
+const BOB: Principal = makePrincipal({ id: 'bob', roles: { bob: 'owner' } });
 const NOW = new Date('2026-12-20T00:00:00.000Z');
 const DAY = 86_400_000;
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, type Principal } from '../../../../src/application/index.js';
+import { LOCAL_PRINCIPAL, makePrincipal, type Principal } from '../../../../src/application/index.js';
 import { buildApp, type App } from '../../../../src/main/app.js';
 import {
   A2AClient,
@@ -23,7 +23,7 @@ import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memo
 import { initRepo } from '../../../support/git.js';
 
 /** Someone with a role in `team` only. */
-const STRANGER: Principal = { id: 'vera', kind: 'token', roles: { team: 'owner' } };
+const STRANGER: Principal = makePrincipal({ id: 'vera', roles: { team: 'owner' } });
 
 async function failure(p: Promise<unknown>): Promise<A2AClientError> {
   try {
