@@ -31,12 +31,21 @@ export class NamespaceService {
   ) {}
 
   /** Namespaces whose entities the principal may read. */
-  async readable(principal: Principal): Promise<string[]> {
-    return [...Object.keys(principal.roles), BUILTIN_NAMESPACE];
+  readable(principal: Principal): Promise<string[]> {
+    return Promise.resolve([...Object.keys(principal.roles), BUILTIN_NAMESPACE]);
   }
 
   /** Refuses unless the principal may write entities in the namespace. */
-  async assertWritable(namespace: string, principal: Principal): Promise<void> {
+  assertWritable(namespace: string, principal: Principal): Promise<void> {
+    try {
+      this.checkWritable(namespace, principal);
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  private checkWritable(namespace: string, principal: Principal): void {
     if (namespace === BUILTIN_NAMESPACE) {
       throw new AppError('FORBIDDEN', 'builtin/ entities ship with CleverAgents and cannot be changed', {
         hint: 'use your own namespace, e.g. local/',

@@ -41,7 +41,7 @@ export class BearerTokenAuthenticator implements Authenticator {
     try {
       return Promise.resolve(this.check(authorization));
     } catch (err) {
-      return Promise.reject(err as Error);
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
   }
 

@@ -27,9 +27,9 @@ export function authorize(
 ): Principal {
   const tenant = tenantOf(rawParams);
   const level = permissionLevel(method.permission);
-  if (level === 'caller') return tenant === undefined ? principal : inTenant(principal, tenant, method);
+  if (level === 'caller') return tenant === undefined ? principal : inTenant(principal, tenant);
   if (level === 'server') {
-    if (principal.admin) return tenant === undefined ? principal : inTenant(principal, tenant, method);
+    if (principal.admin) return tenant === undefined ? principal : inTenant(principal, tenant);
     throw new AppError('FORBIDDEN', `You may not call ${method.name}: it is for server administrators`, {
       details: { permission: method.permission },
       hint: 'ask a server administrator (see `agents whoami`)',
@@ -52,7 +52,7 @@ export function authorize(
   // A parameter names the namespace; without one (params validation refuses it) the caller must
   // still hold the permission somewhere.
   const named = namedNamespace(rawParams, scope);
-  const at = tenant !== undefined ? inTenant(principal, tenant, method) : principal;
+  const at = tenant !== undefined ? inTenant(principal, tenant) : principal;
   if (named === undefined) {
     grantedSomewhere(principal, method);
     return at;
@@ -73,7 +73,7 @@ function grantedSomewhere(principal: Principal, method: Pick<MethodDef, 'name' |
 }
 
 /** A tenant on a method that does not act in one namespace: still only one of the caller's. */
-function inTenant(principal: Principal, tenant: string, method: Pick<MethodDef, 'name' | 'permission'>): Principal {
+function inTenant(principal: Principal, tenant: string): Principal {
   if (!principal.roles[tenant]) throw namespaceNotFound(tenant);
   return tenant === principal.namespace ? principal : { ...principal, namespace: tenant };
 }

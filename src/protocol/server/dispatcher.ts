@@ -175,7 +175,7 @@ export class Dispatcher {
       return authorize(meta.principal, method, params);
     } catch (err) {
       if (err instanceof AppError && (err.reason === 'FORBIDDEN' || err.reason === 'NOT_FOUND')) {
-        const details = (err.details ?? {}) as Record<string, unknown>;
+        const details = err.details;
         void this.opts.facade.audit.record({
           event: 'request.refused',
           by: meta.principal,
