@@ -52,7 +52,8 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
     serverInfo: { name: 'cleveragents', version: VERSION },
     input: process.stdin,
     output: process.stdout,
-    principal: LOCAL_PRINCIPAL,
+    // The local user's namespaces are read per request: sync and `namespace create` add to them.
+    principal: () => app.facade.namespaces.localPrincipal(),
   });
   const stop = (): void => {
     process.stdin.destroy();

@@ -52,6 +52,10 @@ export interface NamespaceRepository {
   get(name: string): Promise<NamespaceRecord | undefined>;
   members(name: string): Promise<Member[]>;
   roleOf(name: string, principal: string): Promise<Role | undefined>;
+  /** Creates the namespace with its first member, the owner, in one transaction (false: it exists). */
+  create(name: string, owner: string, at: string): Promise<boolean>;
+  /** Adds a member or changes the role of one. */
+  setMember(name: string, principal: string, role: Role, at: string): Promise<void>;
 }
 
 /** What the file system says about a resource's path (on the machine the agent runs on). */

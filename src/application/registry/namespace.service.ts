@@ -1,6 +1,6 @@
 import { AppError } from '../../domain/errors.js';
 import { BUILTIN_NAMESPACE } from '../../domain/registry/names.js';
-import type { Principal } from '../ports/principal.js';
+import { LOCAL_PRINCIPAL, type Principal } from '../ports/principal.js';
 import type { Member, NamespaceRepository, RegistryRepository, Role } from '../ports/registry.repository.port.js';
 import type { RegistryKind } from '../../domain/registry/entities.js';
 
@@ -29,6 +29,17 @@ export class NamespaceService {
     private readonly registry: RegistryRepository,
     private readonly builtinCounts: () => Partial<Record<RegistryKind, number>>,
   ) {}
+
+  /**
+   * The local user as the store knows them: `local/` and every namespace they were made a member
+   * of here (e.g. the namespaces sync brought from a server). Asked per request, so a change shows
+   * at once.
+   */
+  async localPrincipal(): Promise<Principal> {
+    const roles: Record<string, Role> = {};
+    for (const n of await this.repo.forPrincipal(LOCAL_PRINCIPAL.id)) roles[n.name] = n.role;
+    return { ...LOCAL_PRINCIPAL, roles: { ...roles, ...LOCAL_PRINCIPAL.roles } };
+  }
 
   /** Namespaces whose entities the principal may read. */
   readable(principal: Principal): Promise<string[]> {

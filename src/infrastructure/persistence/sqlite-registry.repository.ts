@@ -147,6 +147,30 @@ export class SqliteNamespaceRepository implements NamespaceRepository {
       .executeTakeFirst();
     return r?.role as Role | undefined;
   }
+
+  async create(name: string, owner: string, at: string): Promise<boolean> {
+    return this.db.kysely.transaction().execute(async (tx) => {
+      const res = await tx
+        .insertInto('namespaces')
+        .values({ name, owner, created_at: at })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .executeTakeFirst();
+      if (Number(res.numInsertedOrUpdatedRows ?? 0) !== 1) return false;
+      await tx
+        .insertInto('namespace_members')
+        .values({ namespace: name, principal: owner, role: 'owner', added_at: at })
+        .execute();
+      return true;
+    });
+  }
+
+  async setMember(name: string, principal: string, role: Role, at: string): Promise<void> {
+    await this.db.kysely
+      .insertInto('namespace_members')
+      .values({ namespace: name, principal, role, added_at: at })
+      .onConflict((oc) => oc.columns(['namespace', 'principal']).doUpdateSet({ role }))
+      .execute();
+  }
 }
 
 type Tx = Parameters<Parameters<ReturnType<SqliteDatabase['kysely']['transaction']>['execute']>[0]>[0];

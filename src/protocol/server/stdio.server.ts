@@ -23,7 +23,8 @@ export interface StdioServerOptions {
   serverInfo: { name: string; version: string };
   input: Readable;
   output: Writable;
-  principal?: Principal;
+  /** Who every request comes from (default: the local user); a function is asked per request. */
+  principal?: Principal | (() => Promise<Principal>);
   maxLineBytes?: number;
 }
 
@@ -39,7 +40,7 @@ export class A2aStdioServer {
   private readonly pending = new Set<Promise<void>>();
   private ended = false;
   private corked = false;
-  private readonly principal: Principal;
+  private readonly principal: Principal | (() => Promise<Principal>);
   readonly done: Promise<void>;
 
   constructor(private readonly opts: StdioServerOptions) {
@@ -119,14 +120,16 @@ export class A2aStdioServer {
     const rec: AccessRecord = {
       transport: 'stdio',
       method: env.ok ? env.request.method : undefined,
-      principal: this.principal.id,
+      principal: typeof this.principal === 'function' ? undefined : this.principal.id,
       outcome: 'ok',
       ms: 0,
       correlationId: undefined,
     };
     try {
+      const principal = typeof this.principal === 'function' ? await this.principal() : this.principal;
+      rec.principal = principal.id;
       const outcome = await this.opts.dispatcher.dispatch(msg, {
-        principal: this.principal,
+        principal,
         version: this.version,
         get signal() {
           return abort.signal;

@@ -55,6 +55,8 @@ const namespaces: NamespaceRepository = {
   get: (name) => Promise.resolve(name === 'local' ? LOCAL : undefined),
   members: (): Promise<Member[]> => Promise.resolve([]),
   roleOf: (name, id) => Promise.resolve(name === 'local' && id === 'local' ? OWNER : undefined),
+  create: () => Promise.reject(new Error('not in this fake')),
+  setMember: () => Promise.reject(new Error('not in this fake')),
 };
 const inspector: ResourceInspector = {
   inspect: () => Promise.resolve({ exists: true, isDirectory: true, gitWorkTree: true, currentBranch: 'main' }),

@@ -77,6 +77,8 @@ const namespaces: NamespaceRepository = {
   get: (name) => Promise.resolve(name === 'local' ? LOCAL : undefined),
   members: (): Promise<Member[]> => Promise.resolve([]),
   roleOf: (name, id) => Promise.resolve(name === 'local' && id === 'local' ? OWNER : undefined),
+  create: () => Promise.reject(new Error('not in this fake')),
+  setMember: () => Promise.reject(new Error('not in this fake')),
 };
 /** Every path is a git work tree on `main`. */
 const inspector: ResourceInspector = {
