@@ -25,7 +25,7 @@ export interface GlobalFlags {
   server?: string;
   local?: boolean;
   token?: string;
-  namespace?: string;
+  tenant?: string;
   dataDir?: string;
   verbose?: boolean;
 }
@@ -122,9 +122,9 @@ export function resolveConnection(flags: GlobalFlags, env: NodeJS.ProcessEnv, fi
 
 const NAMESPACE = /^[a-z][a-z0-9_-]{0,62}$/;
 
-/** The namespace requests act in: --namespace, then CLEVERAGENTS_NAMESPACE, then the config; undefined: the caller's default. */
+/** The namespace requests act in: --tenant, then CLEVERAGENTS_NAMESPACE, then the config; undefined: the caller's default. */
 export function resolveNamespace(flags: GlobalFlags, env: NodeJS.ProcessEnv, file: FileConfig): string | undefined {
-  const ns = flags.namespace ?? (env['CLEVERAGENTS_NAMESPACE'] || undefined) ?? file.namespace;
+  const ns = flags.tenant ?? (env['CLEVERAGENTS_NAMESPACE'] || undefined) ?? file.namespace;
   if (ns === undefined || ns === '') return undefined;
   if (!NAMESPACE.test(ns))
     throw new UsageError(

@@ -76,7 +76,7 @@ export function buildProgram(
       'server bearer token (env CLEVERAGENTS_SERVER_TOKEN, config `token`); for serve, the token to require',
     )
     .option(
-      '--namespace <ns>',
+      '--tenant <namespace>',
       'the namespace commands act in, sent as the A2A tenant (env CLEVERAGENTS_NAMESPACE, config `namespace`); default: your own',
     )
     .option('--data-dir <dir>', "the local agent's state directory (env CLEVERAGENTS_DATA_DIR)")

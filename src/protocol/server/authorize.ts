@@ -62,6 +62,9 @@ export function authorize(
     if (!roleGrants('viewer', method.permission)) builtinIsReadOnly(method);
     return at;
   }
+  // An entity in a namespace the caller does not belong to: the service answers as it does for
+  // a missing entity (it sees only the caller's namespaces), so neither can be told apart.
+  if (scope.form === 'entity' && !principal.roles[named]) return at;
   check(principal, method, named, true);
   return at;
 }
