@@ -51,3 +51,12 @@ export { AjvSchemaValidator } from './llm/schema-validator.js';
 export { SdkMcpHub, type SdkMcpHubOptions } from './mcp/sdk-mcp.hub.js';
 export { FsFileInventory, type FsFileInventoryOptions } from './context/fs-file.inventory.js';
 export { SqliteAuditLog } from './persistence/sqlite-audit.log.js';
+export {
+  JoseJwtVerifier,
+  discoverOidc,
+  normaliseUsername,
+  rolesFromClaim,
+  tokenIdOf,
+  type JoseJwtVerifierOptions,
+  type OidcDiscovery,
+} from './auth/jose-jwt.verifier.js';
