@@ -59,6 +59,8 @@ export interface FakeOidc {
   tokenEndpoint: string;
   /** How many times the JWKS was fetched. */
   jwksFetches(): number;
+  /** Every form body the device authorization endpoint received. */
+  deviceRequests: Array<Record<string, string>>;
   /** Every form body the token endpoint received. */
   tokenRequests: Array<Record<string, string>>;
   /** The current key's kid. */
@@ -100,6 +102,7 @@ export async function startFakeOidc(options: FakeOidcOptions = {}): Promise<Fake
   const byDeviceCode = new Map<string, DeviceGrant>();
   const refreshTokens = new Map<string, JWTPayload>();
   const tokenRequests: Array<Record<string, string>> = [];
+  const deviceRequests: Array<Record<string, string>> = [];
   const waiters: Array<() => void> = [];
   const sockets = new Set<Socket>();
   let issuer = '';
@@ -191,6 +194,7 @@ export async function startFakeOidc(options: FakeOidcOptions = {}): Promise<Fake
       }
       if (req.method === 'POST' && path === '/device') {
         const form = await readForm(req);
+        deviceRequests.push(form);
         const clientId = form['client_id'] ?? '';
         if (!clientId || (options.clientIds && !options.clientIds.includes(clientId)))
           return send(res, 401, { error: 'invalid_client' });
@@ -242,6 +246,7 @@ export async function startFakeOidc(options: FakeOidcOptions = {}): Promise<Fake
     tokenEndpoint: `${issuer}/token`,
     jwksFetches: () => jwksFetches,
     tokenRequests,
+    deviceRequests,
     kid: () => (keys[keys.length - 1] as KeyPair).kid,
     issue: sign,
     async rotate(opts = {}) {
