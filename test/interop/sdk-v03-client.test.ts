@@ -122,9 +122,15 @@ describe('@a2a-js/sdk 0.3.13 client → CleverAgents server', { timeout: 60_000 
     assert.deepEqual(e.card.securitySchemes?.['bearer'], {
       type: 'http',
       scheme: 'bearer',
-      description: 'A bearer token issued by the operator of this server.',
+      description: 'An API key of this server (or its server token) as a bearer token.',
     });
-    assert.deepEqual(e.card.security, [{ bearer: [] }]);
+    assert.deepEqual(e.card.securitySchemes?.['apiKey'], {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-API-Key',
+      description: 'An API key of this server (or its server token) in the X-API-Key header.',
+    });
+    assert.deepEqual(e.card.security, [{ apiKey: [] }, { bearer: [] }]);
     const cardReq = e.wire.find((x) => x.url.endsWith('/.well-known/agent-card.json'));
     assert.equal(cardReq?.requestHeaders.get('a2a-version'), null, 'a v0.3 client names no version');
   });

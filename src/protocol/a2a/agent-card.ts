@@ -14,13 +14,40 @@ export interface AgentCardOptions {
    * proxy the bind address is not what clients reach), else `http://host:port/a2a`; `stdio:` locally.
    */
   endpoint: string;
-  /** Server mode declares bearer auth; local (stdio) mode needs none. */
+  /** Server mode declares an API key (X-API-Key or bearer); local (stdio) mode needs none. */
   auth: 'bearer' | 'none';
+  /** Server mode with an OpenID Connect issuer: also the oauth2 scheme (device code flow). */
+  oidc?: CardOidc | undefined;
   pushNotifications: boolean;
   documentationUrl?: string;
 }
 
+/** What the card says of the OIDC issuer; the device endpoints once discovery has read them. */
+export interface CardOidc {
+  issuer: string;
+  /** The OAuth client id the CLI's device login uses. */
+  clientId?: string | undefined;
+  /** The discovery document's URL (the oauth2 scheme's oauth2MetadataUrl). */
+  metadataUrl: string;
+  deviceAuthorizationUrl?: string | undefined;
+  tokenUrl?: string | undefined;
+}
+
 type Card = Record<string, unknown>;
+
+const API_KEY_HEADER = 'X-API-Key';
+const API_KEY_TEXT = `An API key of this server (or its server token) in the ${API_KEY_HEADER} header.`;
+const BEARER_TEXT = 'An API key of this server (or its server token) as a bearer token.';
+const BEARER_OIDC_TEXT =
+  'An API key of this server (or its server token), or an access token (JWT) from the OpenID Connect issuer, as a bearer token.';
+const OAUTH_TEXT = 'Log in at the OpenID Connect issuer with the device code flow (agents login --device).';
+/** The scopes the device login may ask for. */
+const OAUTH_SCOPES = {
+  openid: 'Sign in with OpenID Connect',
+  profile: 'Your user name',
+  offline_access: 'Stay logged in (a refresh token)',
+};
+const REQUIRED_SCOPES = ['openid'];
 
 const SKILLS = [
   {
@@ -83,6 +110,12 @@ export class AgentCardProvider {
     this.opts.endpoint = endpoint;
     this.cache.clear();
     this.openRpcDoc = undefined;
+  }
+
+  /** The issuer's endpoints, once discovery (retried after a failed start) has read them. */
+  setOidc(oidc: CardOidc): void {
+    this.opts.oidc = oidc;
+    this.cache.clear();
   }
 
   /** The OpenRPC document of every served method. */
@@ -170,6 +203,14 @@ export class AgentCardProvider {
               versions: [...EXTENSION_VERSIONS],
               methods: extension.map((m) => m.name),
               addedIn,
+              ...(o.auth === 'bearer' && o.oidc
+                ? {
+                    auth: {
+                      issuer: o.oidc.issuer,
+                      ...(o.oidc.clientId ? { oauthClientId: o.oidc.clientId } : {}),
+                    },
+                  }
+                : {}),
             },
           },
         ],
@@ -180,15 +221,28 @@ export class AgentCardProvider {
     };
     if (o.documentationUrl) card['documentationUrl'] = o.documentationUrl;
     if (o.auth === 'bearer') {
-      card['securitySchemes'] = {
-        bearer: {
-          httpAuthSecurityScheme: {
-            scheme: 'Bearer',
-            description: 'A bearer token issued by the operator of this server.',
-          },
-        },
+      const schemes: Card = {
+        apiKey: { apiKeySecurityScheme: { description: API_KEY_TEXT, location: 'header', name: API_KEY_HEADER } },
+        bearer: { httpAuthSecurityScheme: { description: o.oidc ? BEARER_OIDC_TEXT : BEARER_TEXT, scheme: 'Bearer' } },
       };
-      card['securityRequirements'] = [{ schemes: { bearer: { list: [] } } }];
+      const requirements: Card[] = [{ schemes: { apiKey: { list: [] } } }, { schemes: { bearer: { list: [] } } }];
+      if (o.oidc) {
+        const { deviceAuthorizationUrl, tokenUrl } = o.oidc;
+        schemes['oauth2'] = {
+          oauth2SecurityScheme: {
+            description: OAUTH_TEXT,
+            // Until discovery has read the device endpoints, clients find them at the metadata URL.
+            flows:
+              deviceAuthorizationUrl && tokenUrl
+                ? { deviceCode: { deviceAuthorizationUrl, tokenUrl, scopes: OAUTH_SCOPES } }
+                : {},
+            oauth2MetadataUrl: o.oidc.metadataUrl,
+          },
+        };
+        requirements.push({ schemes: { oauth2: { list: REQUIRED_SCOPES } } });
+      }
+      card['securitySchemes'] = schemes;
+      card['securityRequirements'] = requirements;
     }
     return card;
   }
@@ -204,14 +258,23 @@ export class AgentCardProvider {
       supportsAuthenticatedExtendedCard: true,
     };
     if (o.auth === 'bearer') {
-      fields['securitySchemes'] = {
-        bearer: {
-          type: 'http',
-          scheme: 'bearer',
-          description: 'A bearer token issued by the operator of this server.',
-        },
+      const schemes: Card = {
+        apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER, description: API_KEY_TEXT },
+        bearer: { type: 'http', scheme: 'bearer', description: o.oidc ? BEARER_OIDC_TEXT : BEARER_TEXT },
       };
-      fields['security'] = [{ bearer: [] }];
+      const security: Card[] = [{ apiKey: [] }, { bearer: [] }];
+      if (o.oidc) {
+        // v0.3 has no device code flow: its clients read the endpoints from the metadata URL.
+        schemes['oauth2'] = {
+          type: 'oauth2',
+          description: OAUTH_TEXT,
+          flows: {},
+          oauth2MetadataUrl: o.oidc.metadataUrl,
+        };
+        security.push({ oauth2: REQUIRED_SCOPES });
+      }
+      fields['securitySchemes'] = schemes;
+      fields['security'] = security;
     }
     return fields;
   }
