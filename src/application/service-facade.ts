@@ -38,6 +38,7 @@ import type { ActorDefinition } from '../domain/registry/entities.js';
 import { ContextService } from './context/context.service.js';
 import { AuditService } from './accounts/audit.service.js';
 import type { AuditLog } from './ports/audit.port.js';
+import type { JwtVerifier } from './ports/jwt-verifier.port.js';
 import type { FileInventory } from './ports/file-inventory.port.js';
 
 export interface FacadeDeps {
@@ -70,6 +71,8 @@ export interface FacadeDeps {
   context: { inventory: FileInventory; tokens: TokenCounter };
   /** The persistent audit log of security-relevant events. */
   audit: AuditLog;
+  /** Verifies bearer JWTs of the configured OIDC issuer (absent: no OIDC, JWTs are refused). */
+  jwt?: JwtVerifier | undefined;
 }
 
 /** What LLM actors need besides the stores the facade already has. */

@@ -55,6 +55,7 @@ export {
   JoseJwtVerifier,
   discoverOidc,
   normaliseUsername,
+  oidcMetadataUrl,
   rolesFromClaim,
   tokenIdOf,
   type JoseJwtVerifierOptions,

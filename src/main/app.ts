@@ -6,6 +6,7 @@ import {
   builtinActorsByModel,
   createServiceFacade,
   settleStrandedWork,
+  type JwtVerifier,
   type Logger,
   type ServiceFacade,
 } from '../application/index.js';
@@ -35,8 +36,12 @@ import {
   SqliteSystemProbe,
   SqliteTaskRepository,
   type SqliteDatabase,
+  discoverOidc,
+  JoseJwtVerifier,
+  oidcMetadataUrl,
+  type OidcDiscovery,
 } from '../infrastructure/index.js';
-import { AgentCardProvider, type AgentCardOptions } from '../protocol/a2a/agent-card.js';
+import { AgentCardProvider, type AgentCardOptions, type CardOidc } from '../protocol/a2a/agent-card.js';
 import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.js';
 import { buildMethodTable } from '../protocol/a2a/method-table.js';
 import { Dispatcher } from '../protocol/server/dispatcher.js';
@@ -69,6 +74,26 @@ export interface AppOptions {
   env?: NodeJS.ProcessEnv;
   /** First wait before an LLM request is retried (ms; default 1000). */
   llmRetryBaseMs?: number;
+  /** Server mode: accept JWTs of this OpenID Connect issuer and declare its device login on the card. */
+  oidc?: OidcOptions | undefined;
+}
+
+/** The OIDC settings of `agents serve` (flags or CLEVERAGENTS_OIDC_*). */
+export interface OidcOptions {
+  issuer: string;
+  audience: string;
+  /** The OAuth client id the CLI's device login uses (announced on the card). */
+  clientId?: string | undefined;
+  /** The claim naming the user (default preferred_username, then sub). */
+  userClaim?: string | undefined;
+  /** The claim carrying namespace roles. */
+  rolesClaim?: string | undefined;
+  /** How long discovery may take at start (ms; default 3000). */
+  discoveryTimeoutMs?: number | undefined;
+  /** How long to wait before discovery is tried again after a failure (ms; default 30 s). */
+  discoveryRetryMs?: number | undefined;
+  /** JWKS refetch cooldown for an unknown kid (ms; default 30 s). */
+  jwksCooldownMs?: number | undefined;
 }
 
 export interface App {
@@ -77,6 +102,8 @@ export interface App {
   card: AgentCardProvider;
   db: SqliteDatabase;
   logger: Logger;
+  /** The JWT verifier of the configured OIDC issuer (absent without OIDC): AuthService's `deps.jwt`. */
+  jwt?: JwtVerifier | undefined;
   /**
    * A graceful stop's first step: running turns may finish for up to `deadlineMs`, then those
    * left end FAILED ("the server shut down"). close() does it too, without waiting.
@@ -98,6 +125,8 @@ export function createLogger(level: string): Logger {
 export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
   const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
+  // Discovery runs while the database opens; a failure does not stop the start (retried later).
+  const discovering = opts.oidc ? tryDiscovery(opts.oidc, logger) : Promise.resolve(undefined);
   // Checked first (a bad setting changes nothing); probed while the database opens.
   const probing = CommandConfinement.probe(confinementSettings(opts));
   probing.catch(() => {});
@@ -122,6 +151,19 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const mcp = new SdkMcpHub({ logger });
   const retryBaseMs = opts.llmRetryBaseMs ?? envInt('CLEVERAGENTS_LLM_RETRY_BASE_MS', 0, 60_000);
   const tokens = new GptTokenCounter();
+  const oidc = opts.oidc;
+  const discovered = await discovering;
+  const jwt = oidc
+    ? new JoseJwtVerifier({
+        issuer: oidc.issuer,
+        audience: oidc.audience,
+        // Without discovery the verifier reads it on first use (and again after a failure).
+        jwksUri: discovered?.jwksUri,
+        userClaim: oidc.userClaim,
+        rolesClaim: oidc.rolesClaim,
+        cooldownMs: oidc.jwksCooldownMs,
+      })
+    : undefined;
   const facade = createServiceFacade({
     tasks: new SqliteTaskRepository(db, { runnerId: runners.self }),
     sessions: new SqliteSessionRepository(db),
@@ -157,6 +199,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
     context: { inventory: new FsFileInventory(), tokens },
     audit: new SqliteAuditLog(db),
+    jwt,
   });
   try {
     if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);
@@ -178,9 +221,29 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       version: VERSION,
       pushNotifications: true,
       ...opts.card,
+      ...(oidc ? { oidc: cardOidc(oidc, discovered) } : {}),
     },
     table.all,
   );
+  // The card's device endpoints come once the issuer answers discovery.
+  let retryDiscovery: NodeJS.Timeout | undefined;
+  let closing = false;
+  if (oidc && !discovered) {
+    const retry = (): void => {
+      if (closing) return;
+      retryDiscovery = setTimeout(() => {
+        void tryDiscovery(oidc, logger).then((d) => {
+          if (closing) return;
+          if (d) {
+            card.setOidc(cardOidc(oidc, d));
+            logger.info({ issuer: oidc.issuer }, 'OIDC discovery succeeded');
+          } else retry();
+        });
+      }, oidc.discoveryRetryMs ?? 30_000);
+      retryDiscovery.unref();
+    };
+    retry();
+  }
   // Before serving: what a stopped process left running is settled, so nobody waits on it.
   const stranded = { tasks: facade.tasks, plans: facade.plans, runners, logger };
   await settleStrandedWork(stranded);
@@ -216,8 +279,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     card,
     db,
     logger,
+    jwt,
     drain,
     async close() {
+      closing = true;
+      clearTimeout(retryDiscovery);
       await drain(0);
       // What is not delivered by then stays in the outbox for the next start.
       const grace = (ms: number): Promise<unknown> => new Promise((r) => setTimeout(r, ms).unref());
@@ -227,6 +293,29 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       await runners.stop().catch((err: unknown) => logger.warn({ err }, 'giving up the runner lease failed'));
       await db.close();
     },
+  };
+}
+
+/** The issuer's discovery document, or undefined (logged as a warning) when it cannot be read now. */
+async function tryDiscovery(oidc: OidcOptions, logger: Logger): Promise<OidcDiscovery | undefined> {
+  try {
+    return await discoverOidc(oidc.issuer, { timeoutMs: oidc.discoveryTimeoutMs ?? 3_000 });
+  } catch (err) {
+    logger.warn(
+      { issuer: oidc.issuer, err: (err as Error).message },
+      'OIDC discovery failed: JWTs are verified once the issuer answers (API keys work meanwhile)',
+    );
+    return undefined;
+  }
+}
+
+function cardOidc(oidc: OidcOptions, d: OidcDiscovery | undefined): CardOidc {
+  return {
+    issuer: oidc.issuer,
+    clientId: oidc.clientId,
+    metadataUrl: d?.metadataUrl ?? oidcMetadataUrl(oidc.issuer),
+    deviceAuthorizationUrl: d?.deviceAuthorizationEndpoint,
+    tokenUrl: d?.tokenEndpoint,
   };
 }
 

@@ -5,7 +5,7 @@ import { LOCAL_PRINCIPAL, type RetentionPolicy } from '../application/index.js';
 import { AuthThrottle, BearerTokenAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.js';
 import { A2aHttpServer } from '../protocol/server/http.server.js';
 import { A2aStdioServer } from '../protocol/server/stdio.server.js';
-import { buildApp, createLogger, type App } from './app.js';
+import { buildApp, createLogger, type App, type OidcOptions } from './app.js';
 import { envInt, installBackstop, resolveLimits } from './limits-config.js';
 import { databaseFile, resolveDataDir, tokenFile } from './paths.js';
 import { describeStartupError, StartupError, type StartupContext } from './startup-errors.js';
@@ -81,6 +81,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   const limits = startup(ctx, () => resolveLimits(opts));
   const maxBodyBytes = startup(ctx, () => opts.maxBodyBytes ?? envInt('CLEVERAGENTS_MAX_BODY_BYTES', 1));
   const authFailures = startup(ctx, () => envInt('CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE', 0, 1_000_000) ?? 10);
+  const oidc = startup(ctx, () => oidcOptions(opts));
   const given = opts.token ?? process.env['CLEVERAGENTS_SERVER_TOKEN'];
   if (given !== undefined)
     startup(ctx, () => checkToken(given, opts.token !== undefined ? '--token' : 'CLEVERAGENTS_SERVER_TOKEN'));
@@ -93,6 +94,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
       defaultActor: opts.defaultActor,
       tokenFile: file,
       limits,
+      oidc,
       card: { endpoint: publicUrl ? `${publicUrl}/a2a` : `${base}:${opts.port}/a2a`, auth: 'bearer' },
     }),
   );
@@ -123,6 +125,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   } else if (file) {
     process.stderr.write(`Using the server token stored in ${file}\n`);
   }
+  if (oidc) process.stderr.write(`accepting JWTs of ${oidc.issuer} for audience ${oidc.audience}\n`);
   process.stderr.write(
     `listening on ${base}:${addr.port} (JSON-RPC at ${endpoint}, Agent Card at ${base}:${addr.port}/.well-known/agent-card.json)\n`,
   );
@@ -174,6 +177,77 @@ function retentionPolicy(opts: ServeOptions): RetentionPolicy | undefined {
   const maxTasks = opts.retentionMaxTasks ?? envInt('CLEVERAGENTS_RETENTION_MAX_TASKS', 0) ?? 0;
   if (days === 0 && maxTasks === 0) return undefined;
   return { ...(days > 0 ? { maxAgeDays: days } : {}), ...(maxTasks > 0 ? { maxTasks } : {}) };
+}
+
+/**
+ * `--oidc-*` flags, else CLEVERAGENTS_OIDC_*; undefined without an issuer. The issuer is an https
+ * URL (http only on a loopback address); an issuer needs an audience, and the other settings an issuer.
+ */
+export function oidcOptions(opts: ServeOptions, env: NodeJS.ProcessEnv = process.env): OidcOptions | undefined {
+  const pick = (flag: string | undefined, name: string): string | undefined => {
+    const v = (flag ?? env[`CLEVERAGENTS_OIDC_${name}`])?.trim();
+    return v === '' ? undefined : v;
+  };
+  const issuer = pick(opts.oidcIssuer, 'ISSUER');
+  const audience = pick(opts.oidcAudience, 'AUDIENCE');
+  const clientId = pick(opts.oidcClientId, 'CLIENT_ID');
+  const userClaim = pick(opts.oidcUserClaim, 'USER_CLAIM');
+  const rolesClaim = pick(opts.oidcRolesClaim, 'ROLES_CLAIM');
+  if (!issuer) {
+    const stray = [
+      [audience, '--oidc-audience'],
+      [clientId, '--oidc-client-id'],
+      [userClaim, '--oidc-user-claim'],
+      [rolesClaim, '--oidc-roles-claim'],
+    ].find(([v]) => v !== undefined);
+    if (stray)
+      throw new StartupError(
+        `${stray[1]} (or its CLEVERAGENTS_OIDC_* variable) is set but no OIDC issuer is`,
+        'pass --oidc-issuer https://login.example.com/realms/team (or CLEVERAGENTS_OIDC_ISSUER), or drop the OIDC settings',
+      );
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new StartupError(
+      `the OIDC issuer ${JSON.stringify(issuer.slice(0, 200))} is not an absolute URL`,
+      'pass --oidc-issuer https://login.example.com/realms/team (exactly the iss of its tokens)',
+    );
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback))
+    throw new StartupError(
+      `the OIDC issuer must use https (got ${url.protocol}//${url.host})`,
+      'pass the https URL of the issuer (http is accepted only on a loopback address)',
+    );
+  if (url.username || url.password || url.search || url.hash)
+    throw new StartupError(
+      'the OIDC issuer must not carry credentials, a query or a fragment',
+      'pass the issuer URL exactly as its tokens name it (iss)',
+    );
+  if (!audience)
+    throw new StartupError(
+      'an OIDC issuer is configured without an audience',
+      'pass --oidc-audience <aud> (or CLEVERAGENTS_OIDC_AUDIENCE): the aud this server requires in every JWT',
+    );
+  for (const [v, flag] of [
+    [userClaim, '--oidc-user-claim'],
+    [rolesClaim, '--oidc-roles-claim'],
+    [clientId, '--oidc-client-id'],
+    [audience, '--oidc-audience'],
+  ] as const)
+    if (v !== undefined && (/\s/.test(v) || v.length > 200))
+      throw new StartupError(`${flag} must be one word of at most 200 characters`, `check the value of ${flag}`);
+  return {
+    issuer,
+    audience,
+    ...(clientId ? { clientId } : {}),
+    ...(userClaim ? { userClaim } : {}),
+    ...(rolesClaim ? { rolesClaim } : {}),
+    discoveryTimeoutMs: envInt('CLEVERAGENTS_OIDC_DISCOVERY_TIMEOUT_MS', 1, 60_000, env),
+  };
 }
 
 /** The public base URL: absolute http(s), no query, fragment or credentials; no trailing slash. */

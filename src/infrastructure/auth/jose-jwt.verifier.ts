@@ -96,12 +96,15 @@ export const tokenIdOf = (token: string): string => createHash('sha256').update(
 
 const trimSlash = (url: string): string => url.replace(/\/+$/, '');
 
+/** Where an issuer's OpenID Connect discovery document is. */
+export const oidcMetadataUrl = (issuer: string): string => `${trimSlash(issuer)}/.well-known/openid-configuration`;
+
 /**
  * Reads `<issuer>/.well-known/openid-configuration`. Throws AppError('UNAVAILABLE') when the
  * issuer cannot be reached or answers something that is not a discovery document for it.
  */
 export async function discoverOidc(issuer: string, opts: { timeoutMs?: number } = {}): Promise<OidcDiscovery> {
-  const metadataUrl = `${trimSlash(issuer)}/.well-known/openid-configuration`;
+  const metadataUrl = oidcMetadataUrl(issuer);
   const hint = `check that the OIDC issuer ${issuer} is reachable from this server and serves ${metadataUrl}`;
   let doc: Record<string, unknown>;
   try {

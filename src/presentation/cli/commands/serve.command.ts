@@ -25,7 +25,15 @@ export interface ServeOptions {
   retentionDays?: number;
   /** Keep at most this many terminal tasks (0: no limit). */
   retentionMaxTasks?: number;
+  /** OpenID Connect (flags; the composition root adds CLEVERAGENTS_OIDC_*): accept the issuer's JWTs. */
+  oidcIssuer?: string;
+  oidcAudience?: string;
+  oidcClientId?: string;
+  oidcUserClaim?: string;
+  oidcRolesClaim?: string;
 }
+
+const OIDC_FLAGS = ['oidcIssuer', 'oidcAudience', 'oidcClientId', 'oidcUserClaim', 'oidcRolesClaim'] as const;
 
 const LIMIT_FLAGS = ['maxJsonDepth', 'maxParts', 'maxPartBytes', 'maxMessageBytes', 'maxMetadataKeys'] as const;
 
@@ -77,6 +85,23 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
       'keep at most this many finished tasks (env CLEVERAGENTS_RETENTION_MAX_TASKS; default 0: no limit)',
       intOption(0),
     )
+    .option(
+      '--oidc-issuer <url>',
+      'accept JWTs of this OpenID Connect issuer and offer device login (env CLEVERAGENTS_OIDC_ISSUER; needs --oidc-audience)',
+    )
+    .option('--oidc-audience <aud>', 'the audience (aud) every JWT must carry (env CLEVERAGENTS_OIDC_AUDIENCE)')
+    .option(
+      '--oidc-client-id <id>',
+      'the OAuth client id `agents login --device` uses, announced on the Agent Card (env CLEVERAGENTS_OIDC_CLIENT_ID)',
+    )
+    .option(
+      '--oidc-user-claim <claim>',
+      'the claim naming the user (env CLEVERAGENTS_OIDC_USER_CLAIM; default preferred_username, then sub)',
+    )
+    .option(
+      '--oidc-roles-claim <claim>',
+      'the claim carrying namespace roles, {"ns": "role"} or ["ns:role", …] (env CLEVERAGENTS_OIDC_ROLES_CLAIM; default none)',
+    )
     .addHelpText(
       'after',
       '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.\nStart-up problems (a bad token, a port in use, an unwritable data dir, …) exit with code 2.',
@@ -92,6 +117,7 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
       if (f.publicUrl !== undefined) opts.publicUrl = f.publicUrl;
       if (f.retentionDays !== undefined) opts.retentionDays = f.retentionDays;
       if (f.retentionMaxTasks !== undefined) opts.retentionMaxTasks = f.retentionMaxTasks;
+      for (const k of OIDC_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
       try {
         runner.exitCode = await serve(opts);
       } catch (err) {
