@@ -16,6 +16,8 @@ import { spawn } from 'node:child_process';
 import { collect } from '../support/cli.js';
 import { BIN, eventually, startHttpServer, tempDir } from '../support/harness.js';
 import { startFakeOidc, type FakeOidc } from '../support/fake-oidc.js';
+import { deviceLogin } from '../../src/presentation/cli/support/device-flow.js';
+import { JoseJwtVerifier } from '../../src/infrastructure/index.js';
 
 const base: ServeOptions = { stdio: false, host: '127.0.0.1', port: 0, verbose: false };
 
@@ -219,5 +221,22 @@ describe('agents serve with OIDC', () => {
     assert.equal(v03.securitySchemes.oauth2.type, 'oauth2');
     assert.equal(v03.securitySchemes.oauth2.oauth2MetadataUrl, `${fake.issuer}/.well-known/openid-configuration`);
     assert.deepEqual(v03.security, [{ apiKey: [] }, { bearer: [] }, { oauth2: ['openid'] }]);
+    // The CLI's device login works from either served card, and yields a token the server's verifier accepts.
+    const prev = process.env['CLEVERAGENTS_DEVICE_POLL_MS'];
+    process.env['CLEVERAGENTS_DEVICE_POLL_MS'] = '2';
+    t.after(() => {
+      if (prev === undefined) delete process.env['CLEVERAGENTS_DEVICE_POLL_MS'];
+      else process.env['CLEVERAGENTS_DEVICE_POLL_MS'] = prev;
+    });
+    const verifier = new JoseJwtVerifier({ issuer: fake.issuer, audience: fake.audience });
+    for (const [i, card] of [v1, v03].entries()) {
+      const ctl = new AbortController();
+      t.after(() => ctl.abort());
+      const login = deviceLogin({ card, print: () => {}, signal: ctl.signal });
+      fake.approve(await fake.waitForGrant(i), { sub: `s${i}`, preferred_username: `user${i}` });
+      const result = await login;
+      assert.equal(result.clientId, 'agents-cli');
+      assert.equal((await verifier.verify(result.accessToken)).username, `user${i}`);
+    }
   });
 });
