@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: CleverAgents' A2A server against the `@a2a-js/sdk` reference stack and a bare
  * node:http floor, measured in the same run (see docs/performance.md). `--quick` for a short run,
- * `--only=unary,streaming,stdio,memory,scale,cli,confine,llm,context` for some workloads, `--scale=1000,100000` for
+ * `--only=unary,streaming,stdio,memory,scale,cli,confine,llm,context,auth` for some workloads, `--scale=1000,100000` for
  * other store sizes. Every server listens on 127.0.0.1 only; every loop is bounded in count and time.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { parseArgs, WORKLOADS, type BenchConfig } from './lib/config.js';
 import { machineLoad, setupPinning } from './lib/proc.js';
 import { Report } from './lib/report.js';
 import { DIST } from './lib/servers.js';
+import { authWorkload } from './workloads/auth.js';
 import { cliWorkload } from './workloads/cli.js';
 import { confineWorkload } from './workloads/confine.js';
 import { contextWorkload } from './workloads/context.js';
@@ -31,6 +32,7 @@ const RUNNERS: Record<(typeof WORKLOADS)[number], Workload[]> = {
   confine: [confineWorkload],
   llm: [llmWorkload],
   context: [contextWorkload],
+  auth: [authWorkload],
 };
 
 async function main(): Promise<number> {

@@ -18,13 +18,22 @@ export function rpcBody(method: string, params: unknown, id: number | string = 1
   return JSON.stringify({ jsonrpc: '2.0', id, method, params });
 }
 
-export function sendMessageRequest(port: number, text = SEND_TEXT, extra: Record<string, unknown> = {}): Buffer {
+/** The headers of a request that authenticates with `token` (default: the bench's server token). */
+const headersFor = (token: string | undefined): Record<string, string> =>
+  token === undefined ? HEADERS : { ...HEADERS, Authorization: `Bearer ${token}` };
+
+export function sendMessageRequest(
+  port: number,
+  text = SEND_TEXT,
+  extra: Record<string, unknown> = {},
+  token?: string,
+): Buffer {
   const params = { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] }, ...extra };
-  return postBytes(port, '/a2a', HEADERS, rpcBody('SendMessage', params));
+  return postBytes(port, '/a2a', headersFor(token), rpcBody('SendMessage', params));
 }
 
-export function getTaskRequest(port: number, id: string): Buffer {
-  return postBytes(port, '/a2a', HEADERS, rpcBody('GetTask', { id }));
+export function getTaskRequest(port: number, id: string, token?: string): Buffer {
+  return postBytes(port, '/a2a', headersFor(token), rpcBody('GetTask', { id }));
 }
 
 export function listTasksRequest(port: number, params: Record<string, unknown>): Buffer {

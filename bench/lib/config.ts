@@ -34,6 +34,7 @@ export const WORKLOADS = [
   'confine',
   'llm',
   'context',
+  'auth',
 ] as const;
 
 export function parseArgs(argv: string[]): BenchConfig {

@@ -28,6 +28,20 @@ export function startOursStream(dataDir: string): Promise<Server> {
   return startServer({ name: 'ours', args: [script('ours-stream.js'), dataDir, BENCH_TOKEN], portPattern: LISTENING });
 }
 
+/** Our server with the single shared token of before accounts (the auth workload's baseline). */
+export function startOursSingleToken(dataDir: string): Promise<Server> {
+  return startServer({ name: 'single-token', args: [script('single-token.js'), dataDir, BENCH_TOKEN], portPattern: LISTENING });
+}
+
+/** `agents serve` with an OIDC issuer (and API keys, as always). */
+export function startOursWithOidc(dataDir: string, issuer: string, audience: string): Promise<Server> {
+  const args = [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--token', BENCH_TOKEN, '--data-dir', dataDir];
+  args.push('--oidc-issuer', issuer, '--oidc-audience', audience);
+  const env = { ...process.env };
+  delete env['CLEVERAGENTS_VALIDATE_RESULTS'];
+  return startServer({ name: 'ours', args, env, portPattern: LISTENING, timeoutMs: 120_000 });
+}
+
 export function startReference(): Promise<Server> {
   return startServer({ name: 'reference', args: [script('reference.js')], portPattern: LISTENING });
 }
