@@ -30,7 +30,11 @@ export function startOursStream(dataDir: string): Promise<Server> {
 
 /** Our server with the single shared token of before accounts (the auth workload's baseline). */
 export function startOursSingleToken(dataDir: string): Promise<Server> {
-  return startServer({ name: 'single-token', args: [script('single-token.js'), dataDir, BENCH_TOKEN], portPattern: LISTENING });
+  return startServer({
+    name: 'single-token',
+    args: [script('single-token.js'), dataDir, BENCH_TOKEN],
+    portPattern: LISTENING,
+  });
 }
 
 /** `agents serve` with an OIDC issuer (and API keys, as always). */
