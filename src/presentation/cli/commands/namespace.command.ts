@@ -119,7 +119,7 @@ export function registerNamespace(program: Command, runner: Runner): void {
         const n = await client.call(namespaceCreate, { name }, { signal: ctx.signal });
         const { ui } = ctx;
         if (ui.rich) {
-          ui.out(`Created namespace ${n.name} (you are its owner)`);
+          ui.out(`Created namespace ${n.name} (you are its owner)\n`);
           ui.info(`add entities as ${n.name}/<name>, e.g. agents actor add ${n.name}/reviewer …`);
         } else
           ui.out(
@@ -159,7 +159,7 @@ export function registerNamespace(program: Command, runner: Runner): void {
           tasks && plural(tasks, 'task'),
           plans && plural(plans, 'plan'),
         ].filter((x): x is string => typeof x === 'string');
-        if (ui.rich) ui.out(`Deleted namespace ${r.name}${removed.length ? ` with ${removed.join(', ')}` : ''}`);
+        if (ui.rich) ui.out(`Deleted namespace ${r.name}${removed.length ? ` with ${removed.join(', ')}` : ''}\n`);
         else
           ui.out(
             renderFields(
@@ -233,7 +233,7 @@ function membershipOut(
   r: { namespace: string; user: string; role?: string | undefined; previous?: string | undefined },
   sentence: string,
 ): void {
-  if (ui.rich) ui.out(sentence);
+  if (ui.rich) ui.out(`${sentence}\n`);
   else
     ui.out(
       renderFields(
