@@ -43,6 +43,7 @@ export type {
   Referrer,
   NamespaceRepository,
   NamespaceRecord,
+  NamespaceContents,
   Member,
   Role,
   PathFacts,

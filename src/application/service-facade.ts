@@ -18,10 +18,10 @@ import type { SessionRepository } from './ports/session.repository.port.js';
 import type { SystemProbe } from './ports/system.port.js';
 import type { TaskRepository } from './ports/task.repository.port.js';
 import type { WebhookSender } from './ports/webhook.port.js';
-import type { Principal } from './ports/principal.js';
+import { systemPrincipalFor, type Principal } from './ports/principal.js';
 import { PushConfigService } from './push/push-config.service.js';
 import { PushNotifier, type PushNotifierOptions } from './push/push-notifier.js';
-import { NamespaceService } from './registry/namespace.service.js';
+import { NamespaceService, type UserDirectory } from './registry/namespace.service.js';
 import { RegistryActorCatalog } from './registry/registry-actor.catalog.js';
 import { RegistryService } from './registry/registry.service.js';
 import { SessionService } from './sessions/session.service.js';
@@ -73,6 +73,8 @@ export interface FacadeDeps {
   audit: AuditLog;
   /** Verifies bearer JWTs of the configured OIDC issuer (absent: no OIDC, JWTs are refused). */
   jwt?: JwtVerifier | undefined;
+  /** Server mode: the accounts namespace members are chosen from (absent in local mode: no other users). */
+  users?: UserDirectory | undefined;
 }
 
 /** What LLM actors need besides the stores the facade already has. */
@@ -107,7 +109,36 @@ export interface ServiceFacade {
 
 export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   let registry: RegistryService | undefined;
-  const namespaces = new NamespaceService(deps.namespaces, deps.registry, () => registry?.builtinCounts() ?? {});
+  const audit = new AuditService(deps.audit, deps.logger);
+  let plans: PlanService | undefined;
+  let engine: PlanEngine | undefined;
+  let deleteSession: ServiceFacade['deleteSession'] | undefined;
+  const namespaces = new NamespaceService(deps.namespaces, deps.registry, () => registry?.builtinCounts() ?? {}, {
+    users: deps.users,
+    audit,
+    work: {
+      async runningPlans(namespace) {
+        const running = engine?.isRunning.bind(engine);
+        return running ? (await deps.plans.list({ owner: namespace })).filter((p) => running(p.id)).length : 0;
+      },
+      // Plans with their sandboxes and branches, sessions with their tasks (running ones cancelled).
+      async clear(namespace) {
+        const principal = systemPrincipalFor(namespace);
+        for (const p of await deps.plans.list({ owner: namespace }))
+          await plans?.delete(p.id, { force: true }, principal);
+        const seen = new Set<string>();
+        for (;;) {
+          const page = await deps.sessions.list(namespace, 100);
+          const fresh = page.sessions.filter((s) => !seen.has(s.id));
+          if (fresh.length === 0 || !deleteSession) break;
+          for (const session of fresh) {
+            seen.add(session.id);
+            await deleteSession(session.id, principal);
+          }
+        }
+      },
+    },
+  });
   registry = new RegistryService({
     repo: deps.registry,
     namespaces,
@@ -121,7 +152,6 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     builtinModels: [...deps.actorsByModel.keys()],
     llm: deps.llm && { keys: deps.llm.keys, mcp: deps.llm.mcp },
   });
-  let plans: PlanService | undefined;
   // What every actor sees of a project: plans' strategy and execution actors, project-bound chats.
   const context = new ContextService({
     registry,
@@ -136,7 +166,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       },
     },
   });
-  const engine = new PlanEngine({
+  engine = new PlanEngine({
     plans: deps.plans,
     registry,
     sandboxes: deps.sandboxes,
@@ -219,6 +249,12 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   // Plans run their phases on tasks of their own contexts: no actor runs there, nobody chats there.
   plans = new PlanService({ plans: deps.plans, registry, tasks, engine });
   tasks.addContextOwner(plans);
+  deleteSession = async (id, principal) => {
+    await sessions.get(id, principal);
+    const tasksDeleted = await tasks.purgeContext(id);
+    await sessions.delete(id);
+    return { deleted: true, tasksDeleted };
+  };
   return {
     tasks,
     sessions,
@@ -230,18 +266,13 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     namespaces,
     plans,
     context,
-    audit: new AuditService(deps.audit, deps.logger),
+    audit,
     retention: new RetentionService({
       tasks: deps.tasks,
       sessions: deps.sessions,
       isLive: (id) => tasks.isLive(id),
       logger: deps.logger,
     }),
-    async deleteSession(id, principal) {
-      await sessions.get(id, principal);
-      const tasksDeleted = await tasks.purgeContext(id);
-      await sessions.delete(id);
-      return { deleted: true, tasksDeleted };
-    },
+    deleteSession,
   };
 }

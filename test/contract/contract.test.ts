@@ -14,6 +14,7 @@ import { planSuite } from './plan.suite.js';
 import { contextSuite } from './context.suite.js';
 import { idempotencySuite } from './idempotency.suite.js';
 import { LLM_TEST_KEY, llmSuite } from './llm.suite.js';
+import { namespaceSuite } from './namespace.suite.js';
 import type { ClientTransport } from '../../src/protocol/client/index.js';
 
 // LLM actors read their keys from the agent's environment (the stdio and HTTP agents inherit it).
@@ -78,6 +79,7 @@ for (const transport of TRANSPORTS) {
     describe('context', () => contextSuite(ctx));
     describe('idempotent sends', () => idempotencySuite(ctx));
     describe('chat with LLM actors', () => llmSuite(ctx));
+    describe('namespace management', () => namespaceSuite(ctx));
   });
 }
 

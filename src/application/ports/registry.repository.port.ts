@@ -56,6 +56,25 @@ export interface NamespaceRepository {
   create(name: string, owner: string, at: string): Promise<boolean>;
   /** Adds a member or changes the role of one. */
   setMember(name: string, principal: string, role: Role, at: string): Promise<void>;
+  /** Removes a member (false: it was not one). */
+  removeMember(name: string, principal: string): Promise<boolean>;
+  /** What the namespace holds: registry entities, sessions, tasks and plans (all its own). */
+  contents(name: string): Promise<NamespaceContents>;
+  /** The users whose default namespace it is (server mode; none in local mode). */
+  defaultFor(name: string): Promise<string[]>;
+  /**
+   * Deletes the namespace with everything still in it, in one transaction: its registry entities
+   * (and their references), sessions, tasks, plans and memberships. What was deleted.
+   */
+  purge(name: string): Promise<NamespaceContents>;
+}
+
+/** How much a namespace holds. */
+export interface NamespaceContents {
+  entities: number;
+  sessions: number;
+  tasks: number;
+  plans: number;
 }
 
 /** What the file system says about a resource's path (on the machine the agent runs on). */

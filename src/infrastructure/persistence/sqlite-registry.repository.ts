@@ -2,6 +2,7 @@ import { AppError } from '../../domain/errors.js';
 import type { Definition, Reference, RegistryEntity, RegistryKind } from '../../domain/registry/entities.js';
 import type {
   Member,
+  NamespaceContents,
   NamespaceRecord,
   NamespaceRepository,
   Referrer,
@@ -171,6 +172,79 @@ export class SqliteNamespaceRepository implements NamespaceRepository {
       .onConflict((oc) => oc.columns(['namespace', 'principal']).doUpdateSet({ role }))
       .execute();
   }
+
+  async removeMember(name: string, principal: string): Promise<boolean> {
+    const res = await this.db.kysely
+      .deleteFrom('namespace_members')
+      .where('namespace', '=', name)
+      .where('principal', '=', principal)
+      .executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+
+  async contents(name: string): Promise<NamespaceContents> {
+    return countContents(this.db.kysely, name);
+  }
+
+  async defaultFor(name: string): Promise<string[]> {
+    const rows = await this.db.kysely
+      .selectFrom('users')
+      .select('name')
+      .where('default_namespace', '=', name)
+      .orderBy('name')
+      .execute();
+    return rows.map((r) => r.name);
+  }
+
+  async purge(name: string): Promise<NamespaceContents> {
+    return this.db.kysely.transaction().execute(async (tx) => {
+      const counted = await countContents(tx, name);
+      // Tasks take their events, push configs, outbox rows, idempotency keys and transcripts
+      // with them; plans their records; the namespace its memberships (foreign keys cascade).
+      await tx
+        .deleteFrom('registry_refs')
+        .where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('registry_entities as e')
+              .select('e.name')
+              .whereRef('e.kind', '=', 'registry_refs.from_kind')
+              .whereRef('e.name', '=', 'registry_refs.from_name')
+              .where('e.namespace', '=', name),
+          ),
+        )
+        .execute();
+      await tx.deleteFrom('registry_entities').where('namespace', '=', name).execute();
+      await tx.deleteFrom('tasks').where('owner', '=', name).execute();
+      await tx.deleteFrom('task_counts').where('owner', '=', name).execute();
+      await tx.deleteFrom('message_keys').where('owner', '=', name).execute();
+      await tx.deleteFrom('sessions').where('owner', '=', name).execute();
+      await tx.deleteFrom('plans').where('owner', '=', name).execute();
+      await tx.deleteFrom('namespace_members').where('namespace', '=', name).execute();
+      await tx.deleteFrom('namespaces').where('name', '=', name).execute();
+      return counted;
+    });
+  }
+}
+
+async function countContents(q: SqliteDatabase['kysely'] | Tx, name: string): Promise<NamespaceContents> {
+  const count = async (
+    table: 'registry_entities' | 'sessions' | 'tasks' | 'plans',
+    column: 'namespace' | 'owner',
+  ): Promise<number> => {
+    const r = await q
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where(column, '=', name)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  };
+  return {
+    entities: await count('registry_entities', 'namespace'),
+    sessions: await count('sessions', 'owner'),
+    tasks: await count('tasks', 'owner'),
+    plans: await count('plans', 'owner'),
+  };
 }
 
 type Tx = Parameters<Parameters<ReturnType<SqliteDatabase['kysely']['transaction']>['execute']>[0]>[0];

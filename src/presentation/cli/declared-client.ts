@@ -46,5 +46,7 @@ export function declaredClient(
     agentCard: () => t.agentCard(),
     close: () => t.close(),
   };
-  return new A2AClient(transport);
+  const out = new A2AClient(transport);
+  out.tenant = client.tenant;
+  return out;
 }

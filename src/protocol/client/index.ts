@@ -34,7 +34,17 @@ export type {
   RegistryPageOf,
   RegistryShownOf,
 } from '../a2a/contracts/registry.contract.js';
-export { namespaceList, namespaceShow, namespaceMembers } from '../a2a/contracts/namespace.contract.js';
+export {
+  namespaceList,
+  namespaceShow,
+  namespaceMembers,
+  namespaceCreate,
+  namespaceDelete,
+  namespaceAddMember,
+  namespaceRemoveMember,
+  namespaceSetRole,
+  NAMESPACE_MANAGEMENT_CONTRACTS,
+} from '../a2a/contracts/namespace.contract.js';
 export { rpcDiscover } from '../a2a/contracts/discovery.contract.js';
 export {
   planUse,

@@ -1,10 +1,34 @@
-import type { Command } from 'commander';
-import { namespaceList, namespaceMembers, namespaceShow } from '../../../protocol/client/index.js';
+import { InvalidArgumentError, type Command } from 'commander';
+import {
+  namespaceAddMember,
+  namespaceCreate,
+  namespaceDelete,
+  namespaceList,
+  namespaceMembers,
+  namespaceRemoveMember,
+  namespaceSetRole,
+  namespaceShow,
+} from '../../../protocol/client/index.js';
 import { whenText } from '../render/definition.js';
 import { renderFields, renderTable } from '../render/table.js';
 import type { Runner } from '../runner.js';
 
-/** `agents namespace list|show|members`: where entities live and who may change them. */
+const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
+type Role = (typeof ROLES)[number];
+
+function roleArg(value: string): Role {
+  if ((ROLES as readonly string[]).includes(value)) return value as Role;
+  throw new InvalidArgumentError(`must be a role: ${ROLES.join(', ')}`);
+}
+
+function plural(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * `agents namespace list|show|members|create|delete|add-member|remove-member|set-role`: where
+ * entities live and who may change them.
+ */
 export function registerNamespace(program: Command, runner: Runner): void {
   const ns = program
     .command('namespace')
@@ -84,5 +108,142 @@ export function registerNamespace(program: Command, runner: Runner): void {
           );
         return { data: r };
       }),
+    );
+
+  ns.command('create')
+    .description('Create a namespace; you become its owner')
+    .argument('<name>', 'the namespace: lowercase letters, digits, - and _, starting with a letter')
+    .action((name: string, _opts: unknown, cmd: Command) =>
+      runner.run(cmd, 'namespace create', async (ctx) => {
+        const client = await ctx.client();
+        const n = await client.call(namespaceCreate, { name }, { signal: ctx.signal });
+        const { ui } = ctx;
+        if (ui.rich) {
+          ui.out(`Created namespace ${n.name} (you are its owner)\n`);
+          ui.info(`add entities as ${n.name}/<name>, e.g. agents actor add ${n.name}/reviewer …`);
+        } else
+          ui.out(
+            renderFields(
+              [
+                ['name', n.name],
+                ['owner', n.owner],
+                ['role', n.role],
+                ['created', n.createdAt],
+              ],
+              ui.mode,
+            ),
+          );
+        return { data: n };
+      }),
+    );
+
+  ns.command('delete')
+    .description(
+      'Delete a namespace you own (refused while it holds registry entities, sessions, tasks or plans, unless --force)',
+    )
+    .argument('<name>', 'the namespace')
+    .option('--force', 'also delete everything in it: registry entities, sessions with their tasks, plans')
+    .action((name: string, opts: { force?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'namespace delete', async (ctx) => {
+        const client = await ctx.client();
+        const r = await client.call(
+          namespaceDelete,
+          { name, ...(opts.force ? { force: true } : {}) },
+          { signal: ctx.signal },
+        );
+        const { ui } = ctx;
+        const { entities, sessions, tasks, plans } = r.removed;
+        const removed = [
+          entities && plural(entities, 'registry entity').replace('entitys', 'entities'),
+          sessions && plural(sessions, 'session'),
+          tasks && plural(tasks, 'task'),
+          plans && plural(plans, 'plan'),
+        ].filter((x): x is string => typeof x === 'string');
+        if (ui.rich) ui.out(`Deleted namespace ${r.name}${removed.length ? ` with ${removed.join(', ')}` : ''}\n`);
+        else
+          ui.out(
+            renderFields(
+              [
+                ['name', r.name],
+                ['deleted', 'yes'],
+                ['entities', String(entities)],
+                ['sessions', String(sessions)],
+                ['tasks', String(tasks)],
+                ['plans', String(plans)],
+              ],
+              ui.mode,
+            ),
+          );
+        return { data: r };
+      }),
+    );
+
+  ns.command('add-member')
+    .description('Add a user to a namespace with a role (only an owner grants owner)')
+    .argument('<namespace>', 'the namespace')
+    .argument('<user>', 'the user')
+    .requiredOption('--role <role>', `the role: ${ROLES.join(', ')}`, roleArg)
+    .action((namespace: string, user: string, opts: { role: Role }, cmd: Command) =>
+      runner.run(cmd, 'namespace add-member', async (ctx) => {
+        const client = await ctx.client();
+        const r = await client.call(namespaceAddMember, { namespace, user, role: opts.role }, { signal: ctx.signal });
+        membershipOut(ctx.ui, r, `Added ${r.user} to ${r.namespace} as ${r.role ?? opts.role}`);
+        return { data: r };
+      }),
+    );
+
+  ns.command('remove-member')
+    .description('Remove a member from a namespace (never its last owner)')
+    .argument('<namespace>', 'the namespace')
+    .argument('<user>', 'the member')
+    .action((namespace: string, user: string, _opts: unknown, cmd: Command) =>
+      runner.run(cmd, 'namespace remove-member', async (ctx) => {
+        const client = await ctx.client();
+        const r = await client.call(namespaceRemoveMember, { namespace, user }, { signal: ctx.signal });
+        membershipOut(ctx.ui, r, `Removed ${r.user} from ${r.namespace} (was ${r.previous ?? 'a member'})`);
+        return { data: r };
+      }),
+    );
+
+  ns.command('set-role')
+    .description("Change a member's role (only an owner grants or takes away owner; the last owner stays one)")
+    .argument('<namespace>', 'the namespace')
+    .argument('<user>', 'the member')
+    .argument('<role>', `the new role: ${ROLES.join(', ')}`, roleArg)
+    .action((namespace: string, user: string, role: Role, _opts: unknown, cmd: Command) =>
+      runner.run(cmd, 'namespace set-role', async (ctx) => {
+        const client = await ctx.client();
+        const r = await client.call(namespaceSetRole, { namespace, user, role }, { signal: ctx.signal });
+        membershipOut(
+          ctx.ui,
+          r,
+          r.previous === r.role
+            ? `${r.user} already has role ${role} in ${r.namespace}`
+            : `${r.user} is now ${role} in ${r.namespace} (was ${r.previous ?? 'none'})`,
+        );
+        return { data: r };
+      }),
+    );
+}
+
+type Ui = Parameters<Parameters<Runner['run']>[2]>[0]['ui'];
+
+function membershipOut(
+  ui: Ui,
+  r: { namespace: string; user: string; role?: string | undefined; previous?: string | undefined },
+  sentence: string,
+): void {
+  if (ui.rich) ui.out(`${sentence}\n`);
+  else
+    ui.out(
+      renderFields(
+        [
+          ['namespace', r.namespace],
+          ['user', r.user],
+          ['role', r.role],
+          ['previous', r.previous],
+        ],
+        ui.mode,
+      ),
     );
 }

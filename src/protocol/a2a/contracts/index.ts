@@ -4,7 +4,12 @@ import { CONTEXT_CONTRACTS } from './context.contract.js';
 import { rpcDiscover } from './discovery.contract.js';
 import { diagnosticsRun, healthCheck } from './health.contract.js';
 import { sendMessage, sendStreamingMessage } from './message.contract.js';
-import { namespaceList, namespaceMembers, namespaceShow } from './namespace.contract.js';
+import {
+  NAMESPACE_MANAGEMENT_CONTRACTS,
+  namespaceList,
+  namespaceMembers,
+  namespaceShow,
+} from './namespace.contract.js';
 import { PLAN_CONTRACTS } from './plan.contract.js';
 import { PLAN_HOUSEKEEPING_CONTRACTS } from './plan-housekeeping.contract.js';
 import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from './push.contract.js';
@@ -37,6 +42,7 @@ export const CONTRACTS: readonly MethodContract[] = [
   namespaceList,
   namespaceShow,
   namespaceMembers,
+  ...NAMESPACE_MANAGEMENT_CONTRACTS,
   ...PLAN_CONTRACTS,
   ...PLAN_HOUSEKEEPING_CONTRACTS,
   ...CONTEXT_CONTRACTS,

@@ -46,3 +46,84 @@ export const namespaceMembers = defineContract({
     members: z.array(z.object({ principal: z.string(), role: Role, addedAt: z.string() })),
   }),
 });
+
+// Namespace management came with extension version 1.3 (teams).
+const ByNamespace = { param: 'namespace', form: 'namespace' } as const;
+const UserName = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,62}$/, 'must be a user name: lowercase letters, digits, - and _, starting with a letter');
+const Contents = z.object({
+  entities: z.number().int(),
+  sessions: z.number().int(),
+  tasks: z.number().int(),
+  plans: z.number().int(),
+});
+const MembershipChange = z.object({
+  namespace: z.string(),
+  user: z.string(),
+  role: Role.optional(),
+  previous: Role.optional(),
+});
+
+export const namespaceCreate = defineContract({
+  name: '_cleveragents/namespace/create',
+  surface: 'extension',
+  since: '1.3',
+  summary: 'Create a namespace; you become its owner (reserved: builtin, local, system, internal, admin, root).',
+  permission: 'account:self',
+  params: z.object({ name: NamespaceName }).strict(),
+  result: NamespaceSummary,
+});
+
+export const namespaceDelete = defineContract({
+  name: '_cleveragents/namespace/delete',
+  surface: 'extension',
+  since: '1.3',
+  summary:
+    "Delete a namespace you own; one holding registry entities, sessions, tasks or plans only with force, which deletes them too (never local, a user's default namespace, or one with a running plan).",
+  permission: 'namespace:delete',
+  scope: { param: 'name', form: 'namespace' },
+  params: z.object({ name: NamespaceName, force: z.boolean().optional() }).strict(),
+  result: z.object({ name: z.string(), deleted: z.literal(true), removed: Contents }),
+});
+
+export const namespaceAddMember = defineContract({
+  name: '_cleveragents/namespace/add-member',
+  surface: 'extension',
+  since: '1.3',
+  summary: 'Add a user to a namespace with a role (only an owner grants owner).',
+  permission: 'namespace:manage',
+  scope: ByNamespace,
+  params: z.object({ namespace: NamespaceName, user: UserName, role: Role }).strict(),
+  result: MembershipChange,
+});
+
+export const namespaceRemoveMember = defineContract({
+  name: '_cleveragents/namespace/remove-member',
+  surface: 'extension',
+  since: '1.3',
+  summary: 'Remove a member from a namespace (only an owner removes an owner; never the last one).',
+  permission: 'namespace:manage',
+  scope: ByNamespace,
+  params: z.object({ namespace: NamespaceName, user: UserName }).strict(),
+  result: MembershipChange,
+});
+
+export const namespaceSetRole = defineContract({
+  name: '_cleveragents/namespace/set-role',
+  surface: 'extension',
+  since: '1.3',
+  summary: "Change a member's role (only an owner grants or takes away owner; the last owner stays one).",
+  permission: 'namespace:manage',
+  scope: ByNamespace,
+  params: z.object({ namespace: NamespaceName, user: UserName, role: Role }).strict(),
+  result: MembershipChange,
+});
+
+export const NAMESPACE_MANAGEMENT_CONTRACTS = [
+  namespaceCreate,
+  namespaceDelete,
+  namespaceAddMember,
+  namespaceRemoveMember,
+  namespaceSetRole,
+] as const;

@@ -7,3 +7,16 @@ export const namespaceShow = bindUnary(c.namespaceShow, (f, p, ctx) => f.namespa
 export const namespaceMembers = bindUnary(c.namespaceMembers, (f, p, ctx) =>
   f.namespaces.members(p.name, ctx.principal),
 );
+export const namespaceCreate = bindUnary(c.namespaceCreate, (f, p, ctx) => f.namespaces.create(p.name, ctx.principal));
+export const namespaceDelete = bindUnary(c.namespaceDelete, (f, p, ctx) =>
+  f.namespaces.delete(p.name, { force: p.force }, ctx.principal),
+);
+export const namespaceAddMember = bindUnary(c.namespaceAddMember, (f, p, ctx) =>
+  f.namespaces.addMember(p.namespace, p.user, p.role, ctx.principal),
+);
+export const namespaceRemoveMember = bindUnary(c.namespaceRemoveMember, (f, p, ctx) =>
+  f.namespaces.removeMember(p.namespace, p.user, ctx.principal),
+);
+export const namespaceSetRole = bindUnary(c.namespaceSetRole, (f, p, ctx) =>
+  f.namespaces.setRole(p.namespace, p.user, p.role, ctx.principal),
+);

@@ -57,6 +57,10 @@ const namespaces: NamespaceRepository = {
   roleOf: (name, id) => Promise.resolve(name === 'local' && id === 'local' ? OWNER : undefined),
   create: () => Promise.reject(new Error('not in this fake')),
   setMember: () => Promise.reject(new Error('not in this fake')),
+  removeMember: () => Promise.reject(new Error('not in this fake')),
+  contents: () => Promise.reject(new Error('not in this fake')),
+  defaultFor: () => Promise.reject(new Error('not in this fake')),
+  purge: () => Promise.reject(new Error('not in this fake')),
 };
 const inspector: ResourceInspector = {
   inspect: () => Promise.resolve({ exists: true, isDirectory: true, gitWorkTree: true, currentBranch: 'main' }),

@@ -79,6 +79,10 @@ const namespaces: NamespaceRepository = {
   roleOf: (name, id) => Promise.resolve(name === 'local' && id === 'local' ? OWNER : undefined),
   create: () => Promise.reject(new Error('not in this fake')),
   setMember: () => Promise.reject(new Error('not in this fake')),
+  removeMember: () => Promise.reject(new Error('not in this fake')),
+  contents: () => Promise.reject(new Error('not in this fake')),
+  defaultFor: () => Promise.reject(new Error('not in this fake')),
+  purge: () => Promise.reject(new Error('not in this fake')),
 };
 /** Every path is a git work tree on `main`. */
 const inspector: ResourceInspector = {

@@ -1,0 +1,87 @@
+/**
+ * Contract cases of namespace management (extension 1.3), over every transport: create, and the
+ * refusals that do not depend on how the transport authenticates (local mode: no other users;
+ * `local` is never deleted and keeps its last owner).
+ */
+import assert from 'node:assert/strict';
+import { before, it } from 'node:test';
+import {
+  A2AClient,
+  A2AClientError,
+  namespaceAddMember,
+  namespaceCreate,
+  namespaceDelete,
+  namespaceRemoveMember,
+  namespaceSetRole,
+} from '../../src/protocol/client/index.js';
+import type { SuiteContext } from './suite-context.js';
+
+async function refused(p: Promise<unknown>, type: string, message: RegExp): Promise<{ type: string; message: string }> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof A2AClientError, `expected an A2AClientError, got ${String(err)}`);
+    assert.equal(err.type, type, `type (${err.message})`);
+    assert.match(err.message, message);
+    return { type: err.type, message: err.message };
+  }
+  assert.fail(`expected ${type}`);
+}
+
+export function namespaceSuite(ctx: SuiteContext): void {
+  let client: A2AClient;
+  before(() => {
+    client = ctx.harness().client;
+  });
+
+  it('creates a namespace owned by the caller; refuses one taken or reserved', async () => {
+    const created = await client.call(namespaceCreate, { name: 'contract-team' });
+    assert.deepEqual(
+      [created.name, created.owner, created.role, created.builtin],
+      ['contract-team', 'local', 'owner', false],
+    );
+    const taken = await refused(
+      client.call(namespaceCreate, { name: 'contract-team' }),
+      'DuplicateEntityError',
+      /Namespace contract-team already exists/,
+    );
+    const reserved = await refused(client.call(namespaceCreate, { name: 'root' }), 'ValidationError', /reserved/);
+    await refused(client.call(namespaceCreate, { name: 'Bad Name' }), 'ValidationError', /name/);
+    ctx.record('namespace create', { owner: created.owner, role: created.role, taken, reserved });
+  });
+
+  it('never deletes local; local mode adds no members and keeps the last owner', async () => {
+    const local = await refused(
+      client.call(namespaceDelete, { name: 'local', force: true }),
+      'AuthorizationError',
+      /Namespace local cannot be deleted/,
+    );
+    const add = await refused(
+      client.call(namespaceAddMember, { namespace: 'local', user: 'bob', role: 'member' }),
+      'UnsupportedOperationError',
+      /local mode has no other users/,
+    );
+    const demote = await refused(
+      client.call(namespaceSetRole, { namespace: 'local', user: 'local', role: 'viewer' }),
+      'BusinessRuleViolation',
+      /local is the last owner of local and cannot be demoted/,
+    );
+    const remove = await refused(
+      client.call(namespaceRemoveMember, { namespace: 'local', user: 'local' }),
+      'BusinessRuleViolation',
+      /cannot be removed/,
+    );
+    await refused(
+      client.call(namespaceSetRole, { namespace: 'local', user: 'nobody', role: 'viewer' }),
+      'ResourceNotFoundError',
+      /nobody is not a member of local/,
+    );
+    // A namespace the caller is not in is not found, exactly as a missing one.
+    const missing = await refused(
+      client.call(namespaceDelete, { name: 'nowhere' }),
+      'ResourceNotFoundError',
+      /^Namespace nowhere was not found$/,
+    );
+    ctx.record('namespace refusals', { local, add, demote, remove, missing });
+  });
+}
