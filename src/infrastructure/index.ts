@@ -51,3 +51,5 @@ export { AjvSchemaValidator } from './llm/schema-validator.js';
 export { SdkMcpHub, type SdkMcpHubOptions } from './mcp/sdk-mcp.hub.js';
 export { FsFileInventory, type FsFileInventoryOptions } from './context/fs-file.inventory.js';
 export { SqliteAuditLog } from './persistence/sqlite-audit.log.js';
+export { SqliteSyncStateStore } from './persistence/sqlite-sync-state.store.js';
+export { FileRemoteConnectionStore } from './persistence/file-remote-connection.store.js';
