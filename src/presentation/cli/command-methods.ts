@@ -49,6 +49,12 @@ import {
   sessionList,
   sessionShow,
   subscribeToTask,
+  syncConnect,
+  syncConnection,
+  syncDisconnect,
+  syncPull,
+  syncPush,
+  syncStatus,
 } from '../../protocol/client/index.js';
 import { PHASE_CALLS } from './support/plan-run.js';
 
@@ -104,6 +110,13 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   'namespace list': names(namespaceList),
   'namespace show': names(namespaceShow),
   'namespace members': names(namespaceMembers),
+  // Sync runs in the local agent (which talks to the server): these always use the local agent.
+  'sync status': names(syncStatus),
+  'sync pull': names(syncPull),
+  'sync push': names(syncPush),
+  'server connect': names(syncConnect),
+  'server disconnect': names(syncDisconnect),
+  'server status': names(syncConnection),
   card: names(getExtendedAgentCard),
   health: names(healthCheck),
   diagnostics: names(diagnosticsRun),
