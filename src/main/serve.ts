@@ -57,14 +57,14 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
   });
   // Connected to a server with auto-pull on: pull now if the last pull is older than the interval,
   // then every interval while this agent lives (errors are logged; the timer never keeps it alive).
-  const stopAutoPull = app.facade.sync.startAutoPull();
+  const autoPull = app.facade.sync.startAutoPull();
   const stop = (): void => {
     process.stdin.destroy();
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   await server.done;
-  stopAutoPull();
+  autoPull.stop();
   stopSweeper();
   // The client is gone (or asked us to stop): running turns get a short while, under the 3 s
   // the client waits before SIGTERM.

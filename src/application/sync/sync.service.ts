@@ -139,7 +139,7 @@ interface Snapshot {
 }
 
 const NOT_LOCAL = (): AppError =>
-  new AppError('FORBIDDEN', 'sync runs in a local setup, not on a server', {
+  new AppError('UNSUPPORTED_OPERATION', 'sync runs in a local setup, not on a server', {
     hint: 'on your machine: agents server connect URL, then agents sync status',
   });
 
@@ -421,9 +421,10 @@ export class SyncService {
 
   /**
    * Pulls (never forced) now if the last pull is older than the interval, then every interval
-   * while the process lives. Errors are logged, never thrown. Returns a stop function.
+   * while the process lives (an unref'd timer). Errors are logged, never thrown. `first` settles
+   * when the check at start is done.
    */
-  startAutoPull(): () => void {
+  startAutoPull(): { stop: () => void; first: Promise<void> } {
     let timer: NodeJS.Timeout | undefined;
     let stopped = false;
     const run = async (): Promise<void> => {
@@ -439,14 +440,17 @@ export class SyncService {
         }
       }
       if (!stopped) {
-        timer = setTimeout(() => void run(), c.autoPullSeconds * 1000);
+        timer = setTimeout(() => void run().catch(() => {}), c.autoPullSeconds * 1000);
         timer.unref();
       }
     };
-    void run().catch((err: unknown) => this.deps.logger.warn({ err: messageOf(err) }, 'auto-pull failed'));
-    return () => {
-      stopped = true;
-      if (timer) clearTimeout(timer);
+    const first = run().catch((err: unknown) => this.deps.logger.warn({ err: messageOf(err) }, 'auto-pull failed'));
+    return {
+      first,
+      stop: () => {
+        stopped = true;
+        if (timer) clearTimeout(timer);
+      },
     };
   }
 
@@ -482,7 +486,7 @@ export class SyncService {
             const s = server.get(name);
             const l = mine.get(name);
             const base = bases.get(`${kind}:${name}`);
-            const same = !!s && !!l && sameDefinition(kind, l.definition as Record<string, unknown>, s.definition);
+            const same = !!s && !!l && sameDefinition(kind, l.definition, s.definition);
             rows.push({
               local: l,
               server: s,
