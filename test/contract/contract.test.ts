@@ -12,6 +12,7 @@ import { a2aSuite } from './a2a.suite.js';
 import { registrySuite } from './registry.suite.js';
 import { planSuite } from './plan.suite.js';
 import { contextSuite } from './context.suite.js';
+import { syncSuite } from './sync.suite.js';
 import { idempotencySuite } from './idempotency.suite.js';
 import { LLM_TEST_KEY, llmSuite } from './llm.suite.js';
 import type { ClientTransport } from '../../src/protocol/client/index.js';
@@ -78,6 +79,7 @@ for (const transport of TRANSPORTS) {
     describe('context', () => contextSuite(ctx));
     describe('idempotent sends', () => idempotencySuite(ctx));
     describe('chat with LLM actors', () => llmSuite(ctx));
+    describe('sync', () => syncSuite(ctx));
   });
 }
 
