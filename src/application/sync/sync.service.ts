@@ -161,6 +161,8 @@ const LOCAL_STAYS = (): AppError =>
  */
 export class SyncService {
   private readonly now: () => Date;
+  /** Pulls and pushes of this process run one after the other (an auto-pull and a request's pull never race). */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: SyncDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -267,13 +269,15 @@ export class SyncService {
   }
 
   /** Writes what the server has newer here; refuses conflicts unless forced (then reports them). */
-  async pull(input: PullInput, principal: Principal): Promise<SyncResult> {
-    const snap = await this.snapshot(input.namespaces, principal);
-    try {
-      return await this.doPull(snap, input);
-    } finally {
-      await snap.remote.close().catch(() => {});
-    }
+  pull(input: PullInput, principal: Principal): Promise<SyncResult> {
+    return this.exclusive(async () => {
+      const snap = await this.snapshot(input.namespaces, principal);
+      try {
+        return await this.doPull(snap, input);
+      } finally {
+        await snap.remote.close().catch(() => {});
+      }
+    });
   }
 
   private async doPull(snap: Snapshot, input: PullInput): Promise<SyncResult> {
@@ -348,13 +352,21 @@ export class SyncService {
   }
 
   /** Writes what changed here to the server where the user may write; conflicts refused unless forced. */
-  async push(input: SyncInput, principal: Principal): Promise<SyncResult> {
-    const snap = await this.snapshot(input.namespaces, principal);
-    try {
-      return await this.doPush(snap, input);
-    } finally {
-      await snap.remote.close().catch(() => {});
-    }
+  push(input: SyncInput, principal: Principal): Promise<SyncResult> {
+    return this.exclusive(async () => {
+      const snap = await this.snapshot(input.namespaces, principal);
+      try {
+        return await this.doPush(snap, input);
+      } finally {
+        await snap.remote.close().catch(() => {});
+      }
+    });
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   private async doPush(snap: Snapshot, input: SyncInput): Promise<SyncResult> {

@@ -347,3 +347,13 @@ describe('SyncService', () => {
     failing.stop();
   });
 });
+
+describe('SyncService pulls one at a time', () => {
+  it('two pulls at once (an auto-pull and a request) write each entity once, neither fails', async () => {
+    server.put('tool', tool('team/p1', 'v1'));
+    server.put('tool', tool('team/p2', 'v1'));
+    const [a, b] = await Promise.all([sync.pull({}, LOCAL_PRINCIPAL), sync.pull({}, LOCAL_PRINCIPAL)]);
+    assert.deepEqual([...a.failed, ...b.failed], []);
+    assert.equal(a.written.length + b.written.length, 2);
+  });
+});
