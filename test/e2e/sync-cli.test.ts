@@ -31,7 +31,7 @@ let http: A2aHttpServer | undefined;
 function run(dataDir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return collect(
     spawn(process.execPath, [BIN, ...args], {
-      env: cliEnv(dataDir, join(ROOT, 'no-config'), env),
+      env: cliEnv(dataDir, join(ROOT, 'no-config'), { ...env }),
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
@@ -128,6 +128,22 @@ describe('agents sync between two machines and a server', { concurrency: false }
     assert.equal(st.connected, true);
     assert.equal(st.url, url);
     assert.equal(st.token, undefined, 'the token is never shown');
+  });
+
+  it('connect takes the key `agents login` stored for the server when no token is given', async () => {
+    const C = join(ROOT, 'machine-c');
+    const configHome = join(ROOT, 'config-c');
+    mkdirSync(join(configHome, 'cleveragents'), { recursive: true });
+    writeFileSync(
+      join(configHome, 'cleveragents', 'credentials.json'),
+      JSON.stringify({ servers: { [url]: { kind: 'key', token: KEY, user: 'alice' } } }),
+    );
+    const r = await json(C, ['server', 'connect', `${url}/`, '--auto-pull-seconds', '0'], 0, {
+      XDG_CONFIG_HOME: configHome,
+    });
+    assert.equal(r.user, 'alice');
+    const none = await json(C, ['server', 'connect', url], 2, { XDG_CONFIG_HOME: join(ROOT, 'config-none') });
+    assert.match(none.error.message, /a token is required/);
   });
 
   it('pushes a new entity from A, pulls it on B; local/ never leaves the machine', async () => {

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Option, type Command } from 'commander';
 import type { z } from 'zod';
 import {
@@ -9,6 +11,7 @@ import {
   syncStatus,
   type SyncResult,
 } from '../../../protocol/client/index.js';
+import { configPath } from '../config.js';
 import { UsageError } from '../exit-codes.js';
 import { renderFields, renderTable } from '../render/table.js';
 import type { Ui } from '../render/ui.js';
@@ -22,6 +25,23 @@ const seconds = (v: string): number => {
   if (!/^\d+$/.test(v)) throw new UsageError(`--auto-pull-seconds must be a whole number of seconds (got ${v})`);
   return Number(v);
 };
+
+/**
+ * The key `agents login` stored for this server, if any: `credentials.json` next to config.yaml,
+ * `{servers: {[url]: {token}}}` (the accounts branch's credentials.ts writes it; at merge this can
+ * become `loadCredentials(credentialsPath(env)).servers[serverKey(url)]?.token`). Unreadable: none.
+ */
+function storedToken(env: NodeJS.ProcessEnv, url: string): string | undefined {
+  try {
+    const doc = JSON.parse(readFileSync(join(dirname(configPath(env)), 'credentials.json'), 'utf8')) as {
+      servers?: Record<string, { token?: unknown } | undefined>;
+    };
+    const token = doc.servers?.[url.replace(/\/+$/, '')]?.token;
+    return typeof token === 'string' && token !== '' ? token : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** `--map name=/path` flags as a record; a malformed one is a usage error. */
 function parseMaps(maps: readonly string[] | undefined): Record<string, string> | undefined {
@@ -143,7 +163,7 @@ export function registerServer(program: Command, runner: Runner): void {
     .command('connect')
     .description('Connect this local setup to a server (checked by asking it who you are)')
     .argument('<url>', 'the server, e.g. https://agents.example.com')
-    .option('--token <key>', 'your API key there (else CLEVERAGENTS_SERVER_TOKEN)')
+    .option('--token <key>', 'your API key there (else CLEVERAGENTS_SERVER_TOKEN, else the key `agents login` stored)')
     .option('--namespace <name>', 'sync only this namespace (default: every one you belong to there)')
     .addOption(
       new Option('--auto-pull-seconds <s>', 'pull every so many seconds while the local agent runs (0: off)')
@@ -158,11 +178,12 @@ export function registerServer(program: Command, runner: Runner): void {
           const token =
             cmd.optsWithGlobals<{ token?: string }>().token ??
             opts.token ??
-            (ctx.io.env['CLEVERAGENTS_SERVER_TOKEN'] || undefined);
+            (ctx.io.env['CLEVERAGENTS_SERVER_TOKEN'] || undefined) ??
+            storedToken(ctx.io.env, url);
           if (!token)
             throw new UsageError(
               'a token is required to connect',
-              'pass --token KEY, or set CLEVERAGENTS_SERVER_TOKEN (an admin creates keys with `agents key create`)',
+              'pass --token KEY, set CLEVERAGENTS_SERVER_TOKEN, or log in first (`agents login --server URL`)',
             );
           const client = await ctx.client();
           const r = await client.call(
