@@ -53,7 +53,7 @@ export const syncConnect = defineContract({
   params: z
     .object({
       url: ServerUrl,
-      token: z.string().min(1, 'is required').max(4096),
+      token: z.string().min(1, 'is required').max(16_384, 'is at most 16 KiB'),
       namespace: NamespaceName.optional(),
       autoPullSeconds: Int.min(0, 'must be 0 (off) or more seconds')
         .max(7 * 24 * 3600, 'must be at most a week')
