@@ -96,3 +96,20 @@ export type {
   UserRecord,
 } from './ports/account.repository.port.js';
 export type { JwtVerifier, VerifiedToken } from './ports/jwt-verifier.port.js';
+export type {
+  RemoteConnection,
+  RemoteConnectionStore,
+  RemoteEntity,
+  RemoteWriteResult,
+  SyncBase,
+  SyncRemote,
+  SyncRemoteFactory,
+  SyncStateStore,
+} from './ports/sync.port.js';
+export {
+  SyncService,
+  syncStateOf,
+  type SyncDeps,
+  type SyncEntityState,
+  type SyncEntityStatus,
+} from './sync/sync.service.js';

@@ -1,3 +1,4 @@
+import { AppError } from '../domain/errors.js';
 import {
   BUILTIN_ACTIONS,
   BUILTIN_ACTOR_DEFINITIONS,
@@ -40,6 +41,8 @@ import { AuditService } from './accounts/audit.service.js';
 import type { AuditLog } from './ports/audit.port.js';
 import type { JwtVerifier } from './ports/jwt-verifier.port.js';
 import type { FileInventory } from './ports/file-inventory.port.js';
+import type { RemoteConnectionStore, SyncRemoteFactory, SyncStateStore } from './ports/sync.port.js';
+import { SyncService } from './sync/sync.service.js';
 
 export interface FacadeDeps {
   tasks: TaskRepository;
@@ -75,6 +78,8 @@ export interface FacadeDeps {
   jwt?: JwtVerifier | undefined;
   /** Server mode: the accounts namespace members are chosen from (absent in local mode: no other users). */
   users?: UserDirectory | undefined;
+  /** Sync with a server (a local setup): the sync_state table, the connection record, and the server client. */
+  sync?: { state: SyncStateStore; connection: RemoteConnectionStore; remotes: SyncRemoteFactory };
 }
 
 /** What LLM actors need besides the stores the facade already has. */
@@ -103,9 +108,26 @@ export interface ServiceFacade {
   readonly context: ContextService;
   /** Security-relevant events: logins, keys, roles, refused requests. */
   readonly audit: AuditService;
+  /** Sync of shared registry definitions between this local store and a server. */
+  readonly sync: SyncService;
   /** Deletes a session with its tasks (running ones are cancelled first). */
   deleteSession(id: string, principal: Principal): Promise<{ deleted: true; tasksDeleted: number }>;
 }
+
+/** Without sync stores (tests, servers): not connected, and connecting is refused. */
+const NO_SYNC: NonNullable<FacadeDeps['sync']> = {
+  state: { list: () => Promise.resolve([]), put: () => Promise.resolve(), clear: () => Promise.resolve(0) },
+  connection: {
+    get: () => Promise.resolve(undefined),
+    set: () => Promise.reject(new AppError('UNSUPPORTED_OPERATION', 'this agent keeps no sync connection')),
+    clear: () => Promise.resolve(false),
+  },
+  remotes: () => {
+    throw new AppError('UNSUPPORTED_OPERATION', 'this agent cannot reach a server', {
+      hint: 'sync runs in a local setup: agents server connect URL',
+    });
+  },
+};
 
 export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   let registry: RegistryService | undefined;
@@ -267,6 +289,14 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     plans,
     context,
     audit,
+    sync: new SyncService({
+      registry,
+      namespaces,
+      namespaceRepo: deps.namespaces,
+      inspector: deps.inspector,
+      logger: deps.logger,
+      ...(deps.sync ?? NO_SYNC),
+    }),
     retention: new RetentionService({
       tasks: deps.tasks,
       sessions: deps.sessions,

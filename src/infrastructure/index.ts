@@ -61,3 +61,5 @@ export {
   type JoseJwtVerifierOptions,
   type OidcDiscovery,
 } from './auth/jose-jwt.verifier.js';
+export { SqliteSyncStateStore } from './persistence/sqlite-sync-state.store.js';
+export { FileRemoteConnectionStore } from './persistence/file-remote-connection.store.js';

@@ -21,6 +21,8 @@ import {
   SdkMcpHub,
   SqliteTranscriptStore,
   SqliteAuditLog,
+  SqliteSyncStateStore,
+  FileRemoteConnectionStore,
   FsResourceInspector,
   type ConfinementSettings,
   GitSandboxManager,
@@ -48,6 +50,7 @@ import { Dispatcher } from '../protocol/server/dispatcher.js';
 import { envInt } from './limits-config.js';
 import { configDir, databaseFile, tokenFile } from './paths.js';
 import { StartupError } from './startup-errors.js';
+import { httpSyncRemote } from './sync-remote.js';
 import { VERSION } from './version.js';
 
 export interface AppOptions {
@@ -200,6 +203,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     context: { inventory: new FsFileInventory(), tokens },
     audit: new SqliteAuditLog(db),
     jwt,
+    // A local setup syncs with the server `agents server connect` named (a server refuses sync).
+    sync: {
+      state: new SqliteSyncStateStore(db),
+      connection: new FileRemoteConnectionStore(opts.dataDir),
+      remotes: httpSyncRemote,
+    },
   });
   try {
     if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);

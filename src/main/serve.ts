@@ -55,12 +55,16 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
     // The local user's namespaces are read per request: sync and `namespace create` add to them.
     principal: () => app.facade.namespaces.localPrincipal(),
   });
+  // Connected to a server with auto-pull on: pull now if the last pull is older than the interval,
+  // then every interval while this agent lives (errors are logged; the timer never keeps it alive).
+  const autoPull = app.facade.sync.startAutoPull();
   const stop = (): void => {
     process.stdin.destroy();
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   await server.done;
+  autoPull.stop();
   stopSweeper();
   // The client is gone (or asked us to stop): running turns get a short while, under the 3 s
   // the client waits before SIGTERM.

@@ -12,6 +12,7 @@ import { a2aSuite } from './a2a.suite.js';
 import { registrySuite } from './registry.suite.js';
 import { planSuite } from './plan.suite.js';
 import { contextSuite } from './context.suite.js';
+import { syncSuite } from './sync.suite.js';
 import { idempotencySuite } from './idempotency.suite.js';
 import { LLM_TEST_KEY, llmSuite } from './llm.suite.js';
 import { namespaceSuite } from './namespace.suite.js';
@@ -80,6 +81,7 @@ for (const transport of TRANSPORTS) {
     describe('idempotent sends', () => idempotencySuite(ctx));
     describe('chat with LLM actors', () => llmSuite(ctx));
     describe('namespace management', () => namespaceSuite(ctx));
+    describe('sync', () => syncSuite(ctx));
   });
 }
 

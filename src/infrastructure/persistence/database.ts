@@ -161,6 +161,8 @@ export interface SyncStateTable {
   revision: number;
   content_hash: string;
   synced_at: string;
+  /** Migration 0010. */
+  local_hash: string;
 }
 
 export interface SessionsTable {

@@ -413,6 +413,20 @@ const m0009_accounts: Migration = {
   },
 };
 
+const m0010_sync: Migration = {
+  async up(db: AnyDb) {
+    // The local content hash at the last sync: a resource mapped to a path of this machine differs
+    // from the server's definition without being a local change.
+    await db.schema
+      .alterTable('sync_state')
+      .addColumn('local_hash', 'text', (c) => c.notNull().defaultTo(''))
+      .execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('sync_state').dropColumn('local_hash').execute();
+  },
+};
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
@@ -424,6 +438,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0007_retention': m0007_retention,
   '0008_chat': m0008_chat,
   '0009_accounts': m0009_accounts,
+  '0010_sync': m0010_sync,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) };

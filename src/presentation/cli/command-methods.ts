@@ -54,6 +54,12 @@ import {
   sessionList,
   sessionShow,
   subscribeToTask,
+  syncConnect,
+  syncConnection,
+  syncDisconnect,
+  syncPull,
+  syncPush,
+  syncStatus,
 } from '../../protocol/client/index.js';
 import { PHASE_CALLS } from './support/plan-run.js';
 
@@ -114,6 +120,13 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   'namespace add-member': names(namespaceAddMember),
   'namespace remove-member': names(namespaceRemoveMember),
   'namespace set-role': names(namespaceSetRole),
+  // Sync runs in the local agent (which talks to the server): these always use the local agent.
+  'sync status': names(syncStatus),
+  'sync pull': names(syncPull),
+  'sync push': names(syncPush),
+  'server connect': names(syncConnect),
+  'server disconnect': names(syncDisconnect),
+  'server status': names(syncConnection),
   card: names(getExtendedAgentCard),
   health: names(healthCheck),
   diagnostics: names(diagnosticsRun),

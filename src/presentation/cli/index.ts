@@ -17,6 +17,7 @@ import { registerSend } from './commands/send.command.js';
 import { registerServe, type ServeOptions } from './commands/serve.command.js';
 import { registerSession } from './commands/session.command.js';
 import { registerSkill } from './commands/skill.command.js';
+import { registerSync, registerServer } from './commands/sync.command.js';
 import { registerSystem } from './commands/system.command.js';
 import { registerTask } from './commands/task.command.js';
 import { registerTool } from './commands/tool.command.js';
@@ -109,6 +110,8 @@ Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authenti
   registerAction(program, runner);
   registerAutomationProfile(program, runner);
   registerNamespace(program, runner);
+  registerSync(program, runner);
+  registerServer(program, runner);
   registerSystem(program, runner);
   registerServe(program, (opts) => host.serve(opts), runner);
   return program;

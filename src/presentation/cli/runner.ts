@@ -55,7 +55,11 @@ export class Runner {
     readonly calls: Readonly<Record<string, readonly string[]>>,
   ) {}
 
-  async run(cmd: Command, name: string, fn: CommandFn): Promise<void> {
+  /**
+   * `opts.local`: the command talks to the local agent even when a server is configured (sync and
+   * `agents server …` run in the local agent, which talks to the server itself); no tenant is sent.
+   */
+  async run(cmd: Command, name: string, fn: CommandFn, opts: { local?: boolean } = {}): Promise<void> {
     const startedAt = new Date();
     const t0 = performance.now();
     const flags = cmd.optsWithGlobals<GlobalFlags>();
@@ -83,8 +87,14 @@ export class Runner {
     try {
       const file = loadConfig(configPath(env));
       ui = new Ui(resolveFormat(flags.format, env, file, tty), this.io, flags.color === false);
-      const conn: Connection = resolveConnection(flags, env, file);
-      const namespace = resolveNamespace(flags, env, file);
+      const conn: Connection = opts.local
+        ? resolveConnection(
+            { local: true, ...(flags.dataDir ? { dataDir: flags.dataDir } : {}), verbose: flags.verbose === true },
+            env,
+            file,
+          )
+        : resolveConnection(flags, env, file);
+      const namespace = opts.local ? undefined : resolveNamespace(flags, env, file);
       if (conn.kind === 'server') {
         target = { kind: 'server', url: conn.url };
         if (flags.dataDir) ui.warn('--data-dir is ignored in server mode (the server owns its storage)');

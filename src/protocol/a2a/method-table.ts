@@ -10,6 +10,7 @@ import * as plan from './methods/plan.methods.js';
 import * as push from './methods/push.methods.js';
 import * as registry from './methods/registry.methods.js';
 import * as session from './methods/session.methods.js';
+import * as sync from './methods/sync.methods.js';
 import * as task from './methods/task.methods.js';
 
 const isBound = (v: unknown): v is MethodDef =>
@@ -31,6 +32,7 @@ function boundRows(): Map<string, MethodDef> {
     push,
     registry,
     session,
+    sync,
     task,
   ];
   const rows = modules

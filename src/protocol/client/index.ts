@@ -93,3 +93,12 @@ export type {
 export type { Session } from '../../domain/session.js';
 /** What an execute task's `diff` artifact carries in its data part. */
 export { StoredDiff } from '../../domain/plan/plan-views.js';
+export {
+  syncConnect,
+  syncDisconnect,
+  syncConnection,
+  syncStatus,
+  syncPull,
+  syncPush,
+  SyncResult,
+} from '../a2a/contracts/sync.contract.js';

@@ -15,6 +15,7 @@ import { PLAN_HOUSEKEEPING_CONTRACTS } from './plan-housekeeping.contract.js';
 import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from './push.contract.js';
 import { REGISTRIES, resourceTypeList, resourceTypeShow } from './registry.contract.js';
 import { sessionCreate, sessionDelete, sessionList, sessionShow } from './session.contract.js';
+import { SYNC_CONTRACTS } from './sync.contract.js';
 import { cancelTask, getTask, listTasks, subscribeToTask } from './task.contract.js';
 
 /** Every method's contract, in the table's order (the server binds each one: see method-table.ts). */
@@ -46,5 +47,6 @@ export const CONTRACTS: readonly MethodContract[] = [
   ...PLAN_CONTRACTS,
   ...PLAN_HOUSEKEEPING_CONTRACTS,
   ...CONTEXT_CONTRACTS,
+  ...SYNC_CONTRACTS,
   rpcDiscover,
 ] as MethodContract[];
