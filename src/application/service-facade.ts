@@ -38,6 +38,9 @@ import type { ActorDefinition } from '../domain/registry/entities.js';
 import { ContextService } from './context/context.service.js';
 import { AuditService } from './accounts/audit.service.js';
 import type { AuditLog } from './ports/audit.port.js';
+import { AuthService } from './accounts/auth.service.js';
+import type { AccountRepository, KeyHasher } from './ports/account.repository.port.js';
+import type { JwtVerifier } from './ports/jwt-verifier.port.js';
 import type { FileInventory } from './ports/file-inventory.port.js';
 
 export interface FacadeDeps {
@@ -70,6 +73,8 @@ export interface FacadeDeps {
   context: { inventory: FileInventory; tokens: TokenCounter };
   /** The persistent audit log of security-relevant events. */
   audit: AuditLog;
+  /** Server-mode users and API keys; `jwt` verifies OIDC bearer tokens (absent: API keys only). */
+  accounts: { repo: AccountRepository; hasher: KeyHasher; jwt?: JwtVerifier | undefined };
 }
 
 /** What LLM actors need besides the stores the facade already has. */
@@ -98,6 +103,8 @@ export interface ServiceFacade {
   readonly context: ContextService;
   /** Security-relevant events: logins, keys, roles, refused requests. */
   readonly audit: AuditService;
+  /** Server-mode users, API keys and authentication (whoami, keys, users). */
+  readonly accounts: AuthService;
   /** Deletes a session with its tasks (running ones are cancelled first). */
   deleteSession(id: string, principal: Principal): Promise<{ deleted: true; tasksDeleted: number }>;
 }
@@ -216,6 +223,15 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   // Plans run their phases on tasks of their own contexts: no actor runs there, nobody chats there.
   plans = new PlanService({ plans: deps.plans, registry, tasks, engine });
   tasks.addContextOwner(plans);
+  const audit = new AuditService(deps.audit, deps.logger);
+  const accounts = new AuthService({
+    accounts: deps.accounts.repo,
+    hasher: deps.accounts.hasher,
+    jwt: deps.accounts.jwt,
+    namespaces: deps.namespaces,
+    audit,
+    logger: deps.logger,
+  });
   return {
     tasks,
     sessions,
@@ -227,7 +243,8 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     namespaces,
     plans,
     context,
-    audit: new AuditService(deps.audit, deps.logger),
+    audit,
+    accounts,
     retention: new RetentionService({
       tasks: deps.tasks,
       sessions: deps.sessions,

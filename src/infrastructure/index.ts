@@ -51,3 +51,5 @@ export { AjvSchemaValidator } from './llm/schema-validator.js';
 export { SdkMcpHub, type SdkMcpHubOptions } from './mcp/sdk-mcp.hub.js';
 export { FsFileInventory, type FsFileInventoryOptions } from './context/fs-file.inventory.js';
 export { SqliteAuditLog } from './persistence/sqlite-audit.log.js';
+export { SqliteAccountRepository } from './persistence/sqlite-account.repository.js';
+export { ScryptKeyHasher, type ScryptKeyHasherOptions } from './auth/scrypt-key.hasher.js';

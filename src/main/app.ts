@@ -6,6 +6,7 @@ import {
   builtinActorsByModel,
   createServiceFacade,
   settleStrandedWork,
+  type JwtVerifier,
   type Logger,
   type ServiceFacade,
 } from '../application/index.js';
@@ -20,6 +21,8 @@ import {
   SdkMcpHub,
   SqliteTranscriptStore,
   SqliteAuditLog,
+  SqliteAccountRepository,
+  ScryptKeyHasher,
   FsResourceInspector,
   type ConfinementSettings,
   GitSandboxManager,
@@ -69,6 +72,8 @@ export interface AppOptions {
   env?: NodeJS.ProcessEnv;
   /** First wait before an LLM request is retried (ms; default 1000). */
   llmRetryBaseMs?: number;
+  /** Verifies OIDC bearer JWTs (absent: the server accepts API keys only). */
+  jwt?: JwtVerifier | undefined;
 }
 
 export interface App {
@@ -157,6 +162,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
     context: { inventory: new FsFileInventory(), tokens },
     audit: new SqliteAuditLog(db),
+    accounts: { repo: new SqliteAccountRepository(db), hasher: new ScryptKeyHasher(), jwt: opts.jwt },
   });
   try {
     if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);

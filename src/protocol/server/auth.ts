@@ -1,5 +1,5 @@
 import { hash, timingSafeEqual } from 'node:crypto';
-import type { Principal } from '../../application/index.js';
+import type { Principal, ServiceFacade } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 
 /** What a request presents: its Authorization header (Bearer …) and/or X-API-Key header. */
@@ -58,6 +58,28 @@ export class BearerTokenAuthenticator implements Authenticator {
       });
     }
     return this.principal;
+  }
+}
+
+/**
+ * Server mode's authenticator: the Authorization bearer (an API key, a JWT or the server token) or
+ * the X-API-Key header, checked by the accounts service (`facade.accounts.authenticate`).
+ */
+export class FacadeAuthenticator implements Authenticator {
+  constructor(private readonly accounts: Pick<ServiceFacade['accounts'], 'authenticate'>) {}
+
+  async authenticate({ authorization, apiKey, client }: Credentials): Promise<Principal> {
+    let bearer: string | undefined;
+    if (authorization !== undefined && authorization !== '') {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+      if (!m)
+        throw new AppError('UNAUTHENTICATED', 'Authentication failed: the Authorization header must be Bearer <key>', {
+          hint: 'send Authorization: Bearer <API key>, or X-API-Key: <API key>',
+        });
+      bearer = m[1];
+    }
+    const key = apiKey?.trim();
+    return this.accounts.authenticate({ bearer, apiKey: key === '' ? undefined : key, client });
   }
 }
 
