@@ -397,7 +397,7 @@ async function readKey(io: CliIo, signal: AbortSignal): Promise<string> {
   if (stdin.isTTY !== true) {
     let text = '';
     for await (const chunk of stdin) {
-      text += typeof chunk === 'string' ? chunk : (chunk).toString('utf8');
+      text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
       if (text.length > 64 * 1024) break;
     }
     return text.split('\n')[0] ?? '';
