@@ -38,9 +38,9 @@ import type { ActorDefinition } from '../domain/registry/entities.js';
 import { ContextService } from './context/context.service.js';
 import { AuditService } from './accounts/audit.service.js';
 import type { AuditLog } from './ports/audit.port.js';
+import type { JwtVerifier } from './ports/jwt-verifier.port.js';
 import { AuthService } from './accounts/auth.service.js';
 import type { AccountRepository, KeyHasher } from './ports/account.repository.port.js';
-import type { JwtVerifier } from './ports/jwt-verifier.port.js';
 import type { FileInventory } from './ports/file-inventory.port.js';
 
 export interface FacadeDeps {
@@ -73,8 +73,10 @@ export interface FacadeDeps {
   context: { inventory: FileInventory; tokens: TokenCounter };
   /** The persistent audit log of security-relevant events. */
   audit: AuditLog;
-  /** Server-mode users and API keys; `jwt` verifies OIDC bearer tokens (absent: API keys only). */
-  accounts: { repo: AccountRepository; hasher: KeyHasher; jwt?: JwtVerifier | undefined };
+  /** Verifies bearer JWTs of the configured OIDC issuer (absent: no OIDC, JWTs are refused). */
+  jwt?: JwtVerifier | undefined;
+  /** Server-mode users and API keys (with the slow hash of their secrets). */
+  accounts: { repo: AccountRepository; hasher: KeyHasher };
 }
 
 /** What LLM actors need besides the stores the facade already has. */
@@ -227,7 +229,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   const accounts = new AuthService({
     accounts: deps.accounts.repo,
     hasher: deps.accounts.hasher,
-    jwt: deps.accounts.jwt,
+    jwt: deps.jwt,
     namespaces: deps.namespaces,
     audit,
     logger: deps.logger,

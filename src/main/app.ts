@@ -6,7 +6,6 @@ import {
   builtinActorsByModel,
   createServiceFacade,
   settleStrandedWork,
-  type JwtVerifier,
   type Logger,
   type ServiceFacade,
 } from '../application/index.js';
@@ -72,8 +71,6 @@ export interface AppOptions {
   env?: NodeJS.ProcessEnv;
   /** First wait before an LLM request is retried (ms; default 1000). */
   llmRetryBaseMs?: number;
-  /** Verifies OIDC bearer JWTs (absent: the server accepts API keys only). */
-  jwt?: JwtVerifier | undefined;
 }
 
 export interface App {
@@ -162,7 +159,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
     context: { inventory: new FsFileInventory(), tokens },
     audit: new SqliteAuditLog(db),
-    accounts: { repo: new SqliteAccountRepository(db), hasher: new ScryptKeyHasher(), jwt: opts.jwt },
+    accounts: { repo: new SqliteAccountRepository(db), hasher: new ScryptKeyHasher() },
   });
   try {
     if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);
