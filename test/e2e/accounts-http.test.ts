@@ -159,4 +159,13 @@ describe('API keys over HTTP', () => {
     assert.ok(refused.events.every((e) => e.event === 'auth.refused' && e.outcome === 'refused'));
     assert.ok(refused.events.some((e) => (e.details as { reason?: string } | undefined)?.reason === 'revoked'));
   });
+
+  // Last: it throttles this client for the rest of the window.
+  it('wrong X-API-Key guesses are throttled like wrong bearer tokens', async () => {
+    const guess = 'ca_zzzzzzzzzzzz_' + 'B'.repeat(43);
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await rpc(server.baseUrl, { 'x-api-key': guess })).status);
+    assert.deepEqual(statuses.slice(0, 10), Array(10).fill(401));
+    assert.equal(statuses[10], 429, 'the eleventh guess is refused without being checked');
+  });
 });
