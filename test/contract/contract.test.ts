@@ -12,6 +12,7 @@ import { a2aSuite } from './a2a.suite.js';
 import { registrySuite } from './registry.suite.js';
 import { planSuite } from './plan.suite.js';
 import { contextSuite } from './context.suite.js';
+import { accountSuite } from './account.suite.js';
 import { idempotencySuite } from './idempotency.suite.js';
 import { LLM_TEST_KEY, llmSuite } from './llm.suite.js';
 import type { ClientTransport } from '../../src/protocol/client/index.js';
@@ -76,6 +77,7 @@ for (const transport of TRANSPORTS) {
     describe('registries', () => registrySuite(ctx));
     describe('plans', () => planSuite(ctx));
     describe('context', () => contextSuite(ctx));
+    describe('accounts', () => accountSuite(ctx));
     describe('idempotent sends', () => idempotencySuite(ctx));
     describe('chat with LLM actors', () => llmSuite(ctx));
   });
