@@ -105,6 +105,10 @@ describe('API keys over HTTP', () => {
     assert.match(messageOf(unknown), /unknown or wrong key/);
     const none = await rpc(server.baseUrl, {});
     assert.equal(none.status, 401);
+    assert.match(messageOf(none), /Authentication required/);
+    const basic = await rpc(server.baseUrl, { authorization: 'Basic YWRtaW46cGFzcw==' });
+    assert.equal(basic.status, 401);
+    assert.match(messageOf(basic), /must be Bearer/);
   });
 
   it('a revoked key stops on the next request', async () => {
