@@ -7,9 +7,9 @@
  *
  * Usage: node ours-stream.js <dataDir> <token>  → prints `listening on 127.0.0.1:<port>`.
  */
-import { LOCAL_PRINCIPAL, type Actor } from '../../src/application/index.js';
+import type { Actor } from '../../src/application/index.js';
 import { buildApp, createLogger } from '../../src/main/app.js';
-import { BearerTokenAuthenticator } from '../../src/protocol/server/auth.js';
+import { FacadeAuthenticator } from '../../src/protocol/server/auth.js';
 import { A2aHttpServer } from '../../src/protocol/server/http.server.js';
 import { BenchStreamActor } from './bench-stream.actor.js';
 
@@ -29,10 +29,12 @@ if (!(byModel instanceof Map) || !byModel.has('echo')) {
 }
 (byModel as Map<string, Actor>).set('echo', new BenchStreamActor());
 
+// As `agents serve` does: the token is the administrator's key.
+await app.facade.accounts.ensureServerToken(token);
 const server = new A2aHttpServer({
   dispatcher: app.dispatcher,
   card: app.card,
-  auth: new BearerTokenAuthenticator(token, { ...LOCAL_PRINCIPAL, kind: 'key' }),
+  auth: new FacadeAuthenticator(app.facade.accounts),
   logger,
 });
 const addr = await server.listen(0, '127.0.0.1');

@@ -82,6 +82,19 @@ export type {
 export { ContextService, type ContextPlan, type ContextServiceDeps } from './context/context.service.js';
 export { AuditService, type AuditEntry, type AuditListInput } from './accounts/audit.service.js';
 export {
+  AuthService,
+  BOOTSTRAP_ADMIN,
+  RESERVED_USER_NAMES,
+  SERVER_TOKEN_KEY_NAME,
+  serverTokenId,
+  type AuthInput,
+  type AuthServiceDeps,
+  type KeyView,
+  type NewKey,
+  type UserView,
+  type WhoAmI,
+} from './accounts/auth.service.js';
+export {
   AUDIT_EVENTS,
   type AuditEvent,
   type AuditEventKind,

@@ -40,6 +40,8 @@ import { ContextService } from './context/context.service.js';
 import { AuditService } from './accounts/audit.service.js';
 import type { AuditLog } from './ports/audit.port.js';
 import type { JwtVerifier } from './ports/jwt-verifier.port.js';
+import { AuthService } from './accounts/auth.service.js';
+import type { AccountRepository, KeyHasher } from './ports/account.repository.port.js';
 import type { FileInventory } from './ports/file-inventory.port.js';
 import type { RemoteConnectionStore, SyncRemoteFactory, SyncStateStore } from './ports/sync.port.js';
 import { SyncService } from './sync/sync.service.js';
@@ -80,6 +82,8 @@ export interface FacadeDeps {
   users?: UserDirectory | undefined;
   /** Sync with a server (a local setup): the sync_state table, the connection record, and the server client. */
   sync?: { state: SyncStateStore; connection: RemoteConnectionStore; remotes: SyncRemoteFactory };
+  /** Server-mode users and API keys (with the slow hash of their secrets). */
+  accounts: { repo: AccountRepository; hasher: KeyHasher };
 }
 
 /** What LLM actors need besides the stores the facade already has. */
@@ -110,6 +114,8 @@ export interface ServiceFacade {
   readonly audit: AuditService;
   /** Sync of shared registry definitions between this local store and a server. */
   readonly sync: SyncService;
+  /** Server-mode users, API keys and authentication (whoami, keys, users). */
+  readonly accounts: AuthService;
   /** Deletes a session with its tasks (running ones are cancelled first). */
   deleteSession(id: string, principal: Principal): Promise<{ deleted: true; tasksDeleted: number }>;
 }
@@ -277,6 +283,14 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     await sessions.delete(id);
     return { deleted: true, tasksDeleted };
   };
+  const accounts = new AuthService({
+    accounts: deps.accounts.repo,
+    hasher: deps.accounts.hasher,
+    jwt: deps.jwt,
+    namespaces: deps.namespaces,
+    audit,
+    logger: deps.logger,
+  });
   return {
     tasks,
     sessions,
@@ -297,6 +311,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       logger: deps.logger,
       ...(deps.sync ?? NO_SYNC),
     }),
+    accounts,
     retention: new RetentionService({
       tasks: deps.tasks,
       sessions: deps.sessions,

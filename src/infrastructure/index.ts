@@ -63,3 +63,5 @@ export {
 } from './auth/jose-jwt.verifier.js';
 export { SqliteSyncStateStore } from './persistence/sqlite-sync-state.store.js';
 export { FileRemoteConnectionStore } from './persistence/file-remote-connection.store.js';
+export { SqliteAccountRepository } from './persistence/sqlite-account.repository.js';
+export { ScryptKeyHasher, type ScryptKeyHasherOptions } from './auth/scrypt-key.hasher.js';

@@ -23,6 +23,8 @@ import {
   SqliteAuditLog,
   SqliteSyncStateStore,
   FileRemoteConnectionStore,
+  SqliteAccountRepository,
+  ScryptKeyHasher,
   FsResourceInspector,
   type ConfinementSettings,
   GitSandboxManager,
@@ -167,6 +169,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         cooldownMs: oidc.jwksCooldownMs,
       })
     : undefined;
+  const accounts = new SqliteAccountRepository(db);
   const facade = createServiceFacade({
     tasks: new SqliteTaskRepository(db, { runnerId: runners.self }),
     sessions: new SqliteSessionRepository(db),
@@ -209,6 +212,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       connection: new FileRemoteConnectionStore(opts.dataDir),
       remotes: httpSyncRemote,
     },
+    accounts: { repo: accounts, hasher: new ScryptKeyHasher() },
+    // Server mode: namespace members are chosen among its users (local mode has one user).
+    ...(opts.card.auth === 'bearer'
+      ? { users: { exists: async (n: string) => (await accounts.getUser(n)) !== undefined } }
+      : {}),
   });
   try {
     if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);

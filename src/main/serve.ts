@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ServeOptions } from '../presentation/cli/index.js';
-import { LOCAL_PRINCIPAL, type RetentionPolicy } from '../application/index.js';
-import { AuthThrottle, BearerTokenAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.js';
+import type { RetentionPolicy } from '../application/index.js';
+import { AuthThrottle, FacadeAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.js';
 import { A2aHttpServer } from '../protocol/server/http.server.js';
 import { A2aStdioServer } from '../protocol/server/stdio.server.js';
 import { buildApp, createLogger, type App, type OidcOptions } from './app.js';
@@ -102,10 +102,18 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
       card: { endpoint: publicUrl ? `${publicUrl}/a2a` : `${base}:${opts.port}/a2a`, auth: 'bearer' },
     }),
   );
+  // The server token is the administrator's key (the first start makes the administrator).
+  let admin: { user: string; created: boolean };
+  try {
+    admin = await app.facade.accounts.ensureServerToken(token);
+  } catch (err) {
+    await app.close();
+    throw describeStartupError(err, ctx);
+  }
   const server = new A2aHttpServer({
     dispatcher: app.dispatcher,
     card: app.card,
-    auth: new BearerTokenAuthenticator(token, { ...LOCAL_PRINCIPAL, kind: 'key' }),
+    auth: new FacadeAuthenticator(app.facade.accounts),
     logger,
     maxBodyBytes: maxBodyBytes,
     authThrottle: authFailures > 0 ? new AuthThrottle({ maxFailures: authFailures, windowMs: 60_000 }) : null,
@@ -130,6 +138,11 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
     process.stderr.write(`Using the server token stored in ${file}\n`);
   }
   if (oidc) process.stderr.write(`accepting JWTs of ${oidc.issuer} for audience ${oidc.audience}\n`);
+  process.stderr.write(
+    admin.created
+      ? `Created the administrator ${admin.user} (an owner of local/); the server token is their key. Make keys for others with: agents user add <name>\n`
+      : `The server token is the key of administrator ${admin.user}\n`,
+  );
   process.stderr.write(
     `listening on ${base}:${addr.port} (JSON-RPC at ${endpoint}, Agent Card at ${base}:${addr.port}/.well-known/agent-card.json)\n`,
   );

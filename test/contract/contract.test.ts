@@ -13,6 +13,7 @@ import { registrySuite } from './registry.suite.js';
 import { planSuite } from './plan.suite.js';
 import { contextSuite } from './context.suite.js';
 import { syncSuite } from './sync.suite.js';
+import { accountSuite } from './account.suite.js';
 import { idempotencySuite } from './idempotency.suite.js';
 import { LLM_TEST_KEY, llmSuite } from './llm.suite.js';
 import { namespaceSuite } from './namespace.suite.js';
@@ -78,6 +79,7 @@ for (const transport of TRANSPORTS) {
     describe('registries', () => registrySuite(ctx));
     describe('plans', () => planSuite(ctx));
     describe('context', () => contextSuite(ctx));
+    describe('accounts', () => accountSuite(ctx));
     describe('idempotent sends', () => idempotencySuite(ctx));
     describe('chat with LLM actors', () => llmSuite(ctx));
     describe('namespace management', () => namespaceSuite(ctx));

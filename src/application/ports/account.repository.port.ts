@@ -43,8 +43,12 @@ export interface AccountRepository {
   getUser(name: string): Promise<UserRecord | undefined>;
   userByExternalId(externalId: string): Promise<UserRecord | undefined>;
   listUsers(): Promise<UserRecord[]>;
-  /** Creates the user, its default namespace (unless it exists) and its owner membership there, in one transaction. */
-  createUser(user: UserRecord): Promise<void>;
+  /**
+   * Creates the user, its default namespace (unless it exists) and its owner membership there, in
+   * one transaction. Refuses (ALREADY_EXISTS) a taken name, or a default namespace that belongs to
+   * someone else unless `joinExisting` (the bootstrap admin joins `local/` as an owner).
+   */
+  createUser(user: UserRecord, opts?: { joinExisting?: boolean }): Promise<void>;
   setDisabled(name: string, at: string | undefined): Promise<void>;
   /** The user's roles from their namespace memberships. */
   rolesOf(name: string): Promise<Record<string, Role>>;

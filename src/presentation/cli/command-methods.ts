@@ -8,6 +8,7 @@
  * export their lists (FOLLOW_CALLS, PHASE_CALLS) next to the code that makes the calls.
  */
 import {
+  auditList,
   cancelTask,
   contextInspect,
   contextSet,
@@ -17,6 +18,9 @@ import {
   getExtendedAgentCard,
   getTask,
   healthCheck,
+  keyCreate,
+  keyList,
+  keyRevoke,
   listTasks,
   namespaceAddMember,
   namespaceCreate,
@@ -60,6 +64,11 @@ import {
   syncPull,
   syncPush,
   syncStatus,
+  userAdd,
+  userDisable,
+  userEnable,
+  userList,
+  whoami,
 } from '../../protocol/client/index.js';
 import { PHASE_CALLS } from './support/plan-run.js';
 
@@ -127,6 +136,17 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   'server connect': names(syncConnect),
   'server disconnect': names(syncDisconnect),
   'server status': names(syncConnection),
+  whoami: names(whoami),
+  'key create': names(keyCreate),
+  'key list': names(keyList),
+  'key revoke': names(keyRevoke),
+  'user add': names(userAdd),
+  'user list': names(userList),
+  'user disable': names(userDisable),
+  'user enable': names(userEnable),
+  'audit list': names(auditList),
+  // Verifies the key (or the device-flow token) before storing it.
+  login: names(whoami),
   card: names(getExtendedAgentCard),
   health: names(healthCheck),
   diagnostics: names(diagnosticsRun),
@@ -145,8 +165,8 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   ),
 };
 
-/** Commands that are not a client of a method: `serve` is the server itself. */
-export const SERVER_COMMANDS: readonly string[] = ['serve'];
+/** Commands that are not a client of a method: `serve` is the server itself; `logout` only forgets a stored login. */
+export const SERVER_COMMANDS: readonly string[] = ['serve', 'logout'];
 
 /** Methods meant for programs rather than a person at a terminal, with why. */
 export const NO_COMMAND_EXPECTED: Readonly<Record<string, string>> = {

@@ -16,7 +16,20 @@ export interface FileConfig {
 
 /** How to reach the agent: spawn one over stdio, or talk HTTP to a server. */
 export type Connection =
-  { kind: 'local'; dataDir?: string; verbose: boolean } | { kind: 'server'; url: string; token?: string };
+  | { kind: 'local'; dataDir?: string; verbose: boolean }
+  | {
+      kind: 'server';
+      url: string;
+      token?: string;
+      /** The token came from `agents login`'s credential store (under this server key). */
+      stored?: string;
+    };
+
+/** What `agents login` stored: the current server and a token per server (credentials.ts). */
+export interface StoredLogins {
+  current?: string;
+  servers: Readonly<Record<string, { token: string }>>;
+}
 
 /** The global flags, as commander parsed them. */
 export interface GlobalFlags {
@@ -94,10 +107,20 @@ export function resolveFormat(
   return file.format ?? (stdoutIsTTY ? 'rich' : 'plain');
 }
 
-/** Local unless a server URL is given; for each setting the flag beats the environment beats the config file. */
-export function resolveConnection(flags: GlobalFlags, env: NodeJS.ProcessEnv, file: FileConfig): Connection {
+/**
+ * Local unless a server URL is given; for each setting the flag beats the environment beats the
+ * config file beats what `agents login` stored (its current server; the token stored for the URL).
+ */
+export function resolveConnection(
+  flags: GlobalFlags,
+  env: NodeJS.ProcessEnv,
+  file: FileConfig,
+  logins: StoredLogins = { servers: {} },
+): Connection {
   if (flags.local && flags.server) throw new UsageError('--local and --server cannot be combined');
-  const url = flags.local ? undefined : (flags.server ?? (env['CLEVERAGENTS_SERVER_URL'] || undefined) ?? file.server);
+  const url = flags.local
+    ? undefined
+    : (flags.server ?? (env['CLEVERAGENTS_SERVER_URL'] || undefined) ?? file.server ?? logins.current);
   if (url === undefined || url === '') {
     const c: Connection = { kind: 'local', verbose: flags.verbose === true };
     if (flags.dataDir) c.dataDir = resolve(flags.dataDir);
@@ -117,6 +140,14 @@ export function resolveConnection(flags: GlobalFlags, env: NodeJS.ProcessEnv, fi
   const token = flags.token ?? (env['CLEVERAGENTS_SERVER_TOKEN'] || undefined) ?? file.token;
   const c: Connection = { kind: 'server', url };
   if (token) c.token = token;
+  else {
+    const key = url.replace(/\/+$/, '');
+    const stored = logins.servers[key]?.token;
+    if (stored) {
+      c.token = stored;
+      c.stored = key;
+    }
+  }
   return c;
 }
 

@@ -13,6 +13,7 @@ import {
   type GlobalFlags,
 } from './config.js';
 import { connect } from './connect.js';
+import { credentialsPath, loadCredentials, refreshIfExpired } from './credentials.js';
 import { declaredClient } from './declared-client.js';
 import { EXIT_CODES, exitReasonOf, type ExitReason } from './exit-codes.js';
 import { buildEnvelope, serializeEnvelope, type EnvelopeMessage } from './render/envelope.js';
@@ -27,6 +28,8 @@ export interface RunContext {
   /** Aborted on Ctrl-C: pass it to every request so the agent stops the work. */
   readonly signal: AbortSignal;
   client(): Promise<A2AClient>;
+  /** A client of another server or with another token (`agents login` verifying a key); closed after the command. */
+  connectTo(url: string, token: string): Promise<A2AClient>;
   /** Cancels the command as Ctrl-C does (for when readline catches the key itself). */
   interrupt(): void;
 }
@@ -82,18 +85,25 @@ export class Runner {
 
     let target: Target = { kind: 'local' };
     let pending: Promise<A2AClient> | undefined;
+    const extra: Array<Promise<A2AClient>> = [];
     let outcome: Outcome | undefined;
     let failure: { err: unknown } | undefined;
     try {
       const file = loadConfig(configPath(env));
       ui = new Ui(resolveFormat(flags.format, env, file, tty), this.io, flags.color === false);
-      const conn: Connection = opts.local
+      const credFile = credentialsPath(env);
+      const logins = loadCredentials(credFile);
+      let conn: Connection = opts.local
         ? resolveConnection(
             { local: true, ...(flags.dataDir ? { dataDir: flags.dataDir } : {}), verbose: flags.verbose === true },
             env,
             file,
+            logins,
           )
-        : resolveConnection(flags, env, file);
+        : resolveConnection(flags, env, file, logins);
+      // A stored OAuth login whose access token has expired is refreshed first.
+      if (conn.kind === 'server' && conn.stored !== undefined)
+        conn = { ...conn, token: await refreshIfExpired(credFile, logins, conn.stored) };
       const namespace = opts.local ? undefined : resolveNamespace(flags, env, file);
       if (conn.kind === 'server') {
         target = { kind: 'server', url: conn.url };
@@ -108,6 +118,13 @@ export class Runner {
             c.tenant = namespace;
             return declaredClient(name, this.calls[name] ?? [], c, env);
           })),
+        connectTo: (url, token) => {
+          const c = connect({ kind: 'server', url, token }, this.version, env).then((cl) =>
+            declaredClient(name, this.calls[name] ?? [], cl, env),
+          );
+          extra.push(c);
+          return c;
+        },
         interrupt: () => ac.abort(),
       };
       outcome = await fn(ctx);
@@ -116,6 +133,7 @@ export class Runner {
       failure = { err };
     } finally {
       if (pending) await pending.then((c) => c.close()).catch(() => undefined);
+      for (const c of extra) await c.then((cl) => cl.close()).catch(() => undefined);
       process.off('SIGINT', onSigint);
     }
 

@@ -163,7 +163,9 @@ export class AgentCardProvider {
             params: {
               ...(ext['params'] as Card),
               principal: principal.id,
+              admin: principal.admin,
               namespaces: namespacesOf(principal),
+              roles: { ...principal.roles },
               methodSchemas: this.extendedSchemas,
             },
           },

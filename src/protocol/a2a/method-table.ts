@@ -1,5 +1,6 @@
 import { CONTRACTS } from './contracts/index.js';
 import type { MethodDef } from './method.js';
+import * as account from './methods/account.methods.js';
 import * as card from './methods/card.methods.js';
 import * as context from './methods/context.methods.js';
 import * as discovery from './methods/discovery.methods.js';
@@ -22,6 +23,7 @@ const isBound = (v: unknown): v is MethodDef =>
 /** What the methods/ modules export: rows bound to the facade (alone or in lists), by name. */
 function boundRows(): Map<string, MethodDef> {
   const modules: ReadonlyArray<Record<string, unknown>> = [
+    account,
     card,
     context,
     discovery,

@@ -47,6 +47,18 @@ export {
 } from '../a2a/contracts/namespace.contract.js';
 export { rpcDiscover } from '../a2a/contracts/discovery.contract.js';
 export {
+  whoami,
+  userAdd,
+  userList,
+  userDisable,
+  userEnable,
+  keyCreate,
+  keyList,
+  keyRevoke,
+  auditList,
+  ACCOUNT_CONTRACTS,
+} from '../a2a/contracts/account.contract.js';
+export {
   planUse,
   planExecute,
   planApply,

@@ -1,5 +1,4 @@
-import { hash, timingSafeEqual } from 'node:crypto';
-import type { Principal } from '../../application/index.js';
+import type { Principal, ServiceFacade } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 
 /** What a request presents: its Authorization header (Bearer …) and/or X-API-Key header. */
@@ -18,46 +17,25 @@ export interface Authenticator {
 /** The shortest server token accepted (a shorter one is refused at start-up). */
 export const MIN_TOKEN_LENGTH = 16;
 
-// The one-shot hash costs a fraction of createHash()'s object setup, on every request.
-const digest = (s: string): Buffer => hash('sha256', s, 'buffer');
-
 /**
- * The server token: one bearer token that stands for the machine's owner. Compared in constant
- * time. Full multi-user auth (API keys, JWT) plugs in behind the same interface.
+ * Server mode's authenticator: the Authorization bearer (an API key, a JWT or the server token) or
+ * the X-API-Key header, checked by the accounts service (`facade.accounts.authenticate`).
  */
-export class BearerTokenAuthenticator implements Authenticator {
-  private readonly expected: Buffer;
+export class FacadeAuthenticator implements Authenticator {
+  constructor(private readonly accounts: Pick<ServiceFacade['accounts'], 'authenticate'>) {}
 
-  constructor(
-    token: string,
-    private readonly principal: Principal,
-  ) {
-    if (token.length < MIN_TOKEN_LENGTH)
-      throw new Error(`the server token must be at least ${MIN_TOKEN_LENGTH} characters`);
-    this.expected = digest(token);
-  }
-
-  authenticate({ authorization }: Credentials): Promise<Principal> {
-    try {
-      return Promise.resolve(this.check(authorization));
-    } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  async authenticate({ authorization, apiKey, client }: Credentials): Promise<Principal> {
+    let bearer: string | undefined;
+    if (authorization !== undefined && authorization !== '') {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+      if (!m)
+        throw new AppError('UNAUTHENTICATED', 'Authentication failed: the Authorization header must be Bearer <key>', {
+          hint: 'send Authorization: Bearer <API key>, or X-API-Key: <API key>',
+        });
+      bearer = m[1];
     }
-  }
-
-  private check(authorization: string | undefined): Principal {
-    if (!authorization) {
-      throw new AppError('UNAUTHENTICATED', 'Authentication required: send Authorization: Bearer <token>', {
-        hint: 'the token is in CLEVERAGENTS_SERVER_TOKEN or the file `agents serve` printed on first start',
-      });
-    }
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (!m || !timingSafeEqual(digest(m[1] ?? ''), this.expected)) {
-      throw new AppError('UNAUTHENTICATED', 'Authentication failed: the bearer token is not valid', {
-        hint: 'check the token you passed with --token or CLEVERAGENTS_SERVER_TOKEN',
-      });
-    }
-    return this.principal;
+    const key = apiKey?.trim();
+    return this.accounts.authenticate({ bearer, apiKey: key === '' ? undefined : key, client });
   }
 }
 

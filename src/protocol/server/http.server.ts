@@ -214,12 +214,14 @@ export class A2aHttpServer {
       );
       return this.refuseCaller(req, res, url, rec, body, 429, err);
     }
+    const apiKey = header(req, 'x-api-key');
     try {
-      principal = await this.opts.auth.authenticate({ authorization, apiKey: header(req, 'x-api-key'), client });
+      principal = await this.opts.auth.authenticate({ authorization, apiKey, client });
       this.throttle?.succeeded(client);
     } catch (err) {
-      // Only presented credentials count as a guess; a request without any is just refused.
-      if (authorization !== undefined) this.throttle?.failed(client);
+      // Only presented credentials count as a guess (a bearer token or an X-API-Key); a request
+      // without any is just refused.
+      if (authorization !== undefined || apiKey !== undefined) this.throttle?.failed(client);
       res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
       return this.refuseCaller(req, res, url, rec, body, statusForError(err), err);
     }

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { Option, type Command } from 'commander';
 import type { z } from 'zod';
 import {
@@ -11,7 +9,7 @@ import {
   syncStatus,
   type SyncResult,
 } from '../../../protocol/client/index.js';
-import { configPath } from '../config.js';
+import { credentialsPath, loadCredentials, serverKey } from '../credentials.js';
 import { UsageError } from '../exit-codes.js';
 import { renderFields, renderTable } from '../render/table.js';
 import type { Ui } from '../render/ui.js';
@@ -33,11 +31,8 @@ const seconds = (v: string): number => {
  */
 function storedToken(env: NodeJS.ProcessEnv, url: string): string | undefined {
   try {
-    const doc = JSON.parse(readFileSync(join(dirname(configPath(env)), 'credentials.json'), 'utf8')) as {
-      servers?: Record<string, { token?: unknown } | undefined>;
-    };
-    const token = doc.servers?.[url.replace(/\/+$/, '')]?.token;
-    return typeof token === 'string' && token !== '' ? token : undefined;
+    const token = loadCredentials(credentialsPath(env)).servers[serverKey(url)]?.token;
+    return token !== undefined && token !== '' ? token : undefined;
   } catch {
     return undefined;
   }

@@ -1,4 +1,5 @@
 import type { MethodContract } from '../contract.js';
+import { ACCOUNT_CONTRACTS } from './account.contract.js';
 import { getExtendedAgentCard } from './card.contract.js';
 import { CONTEXT_CONTRACTS } from './context.contract.js';
 import { rpcDiscover } from './discovery.contract.js';
@@ -48,5 +49,6 @@ export const CONTRACTS: readonly MethodContract[] = [
   ...PLAN_HOUSEKEEPING_CONTRACTS,
   ...CONTEXT_CONTRACTS,
   ...SYNC_CONTRACTS,
+  ...ACCOUNT_CONTRACTS,
   rpcDiscover,
 ] as MethodContract[];

@@ -1,0 +1,608 @@
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../../domain/errors.js';
+import type { Role } from '../../domain/permissions.js';
+import type { AccountRepository, ApiKeyRecord, KeyHasher, UserRecord } from '../ports/account.repository.port.js';
+import type { JwtVerifier } from '../ports/jwt-verifier.port.js';
+import type { Logger } from '../ports/logger.port.js';
+import { makePrincipal, type Principal } from '../ports/principal.js';
+import type { NamespaceRepository } from '../ports/registry.repository.port.js';
+import type { AuditEntry } from './audit.service.js';
+
+/** What a request presents: a bearer token (API key, JWT or the server token) and/or an X-API-Key. */
+export interface AuthInput {
+  bearer?: string | undefined;
+  apiKey?: string | undefined;
+  /** The client's address (audit log). */
+  client: string;
+}
+
+/** A key as the owner may see it: never its hash. */
+export interface KeyView {
+  id: string;
+  name: string;
+  user: string;
+  createdAt: string;
+  expiresAt?: string | undefined;
+  revokedAt?: string | undefined;
+  lastUsedAt?: string | undefined;
+}
+
+/** A key just made: the secret is shown this once. */
+export interface NewKey {
+  id: string;
+  key: string;
+  name: string;
+  user: string;
+  expiresAt?: string | undefined;
+}
+
+export interface UserView {
+  name: string;
+  displayName?: string | undefined;
+  admin: boolean;
+  defaultNamespace: string;
+  createdAt: string;
+  disabledAt?: string | undefined;
+  externalId?: string | undefined;
+}
+
+export interface WhoAmI {
+  user: string;
+  displayName?: string | undefined;
+  admin: boolean;
+  kind: Principal['kind'];
+  credential?: string | undefined;
+  defaultNamespace: string;
+  namespace: string;
+  namespaces: Array<{ name: string; role: Role }>;
+}
+
+export interface AuthServiceDeps {
+  accounts: AccountRepository;
+  hasher: KeyHasher;
+  namespaces: Pick<NamespaceRepository, 'get'>;
+  audit: { record(entry: AuditEntry): Promise<void> };
+  logger: Logger;
+  /** Verifies bearer JWTs (absent: the server accepts API keys only). */
+  jwt?: JwtVerifier | undefined;
+  now?: () => number;
+  /** Verified keys remembered (default 10,000): the slow hash runs once per key per process. */
+  cacheSize?: number;
+}
+
+/** `ca_<12 lowercase letters/digits: the lookup id>_<43 base64url characters: the secret>`. */
+const API_KEY = /^(ca_[a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
+const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+const SEGMENT = /^[a-z][a-z0-9_-]{0,62}$/;
+const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+/** Names no user may have (the bootstrap admin is the one `admin`). */
+export const RESERVED_USER_NAMES: readonly string[] = ['builtin', 'local', 'system', 'internal', 'admin', 'root'];
+/** The bootstrap administrator, made on a server's first start. */
+export const BOOTSTRAP_ADMIN = 'admin';
+export const SERVER_TOKEN_KEY_NAME = 'server-token';
+const TOUCH_EVERY_MS = 60_000;
+const MAX_KEY_DAYS = 3650;
+const LOCAL_MODE_HINT = 'run `agents serve` for a server, then `agents login --server URL`';
+
+const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+/** The lookup id of a legacy server token (any other string presented as a bearer token). */
+export function serverTokenId(token: string): string {
+  return `st_${sha256(token).toString('hex').slice(0, 16)}`;
+}
+
+/** A bounded map that forgets its oldest entries first. */
+class Bounded<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(k: string): V | undefined {
+    return this.map.get(k);
+  }
+  set(k: string, v: V): void {
+    this.map.delete(k);
+    this.map.set(k, v);
+    while (this.map.size > this.max) {
+      const oldest = this.map.keys().next();
+      if (oldest.done) break;
+      this.map.delete(oldest.value);
+    }
+  }
+  delete(k: string): void {
+    this.map.delete(k);
+  }
+  has(k: string): boolean {
+    return this.map.has(k);
+  }
+}
+
+function unauthenticated(message: string, hint: string, reason: string): AppError {
+  return new AppError('UNAUTHENTICATED', `Authentication failed: ${message}`, { hint, details: { reason } });
+}
+
+/**
+ * Server-mode accounts (`facade.accounts`): turns credentials into principals, and manages users
+ * and their API keys. A key's row is read on every request, so revoking it, its expiry or its
+ * user being disabled takes effect on the next request; only the slow hash is cached.
+ */
+export class AuthService {
+  private readonly verified: Bounded<{ stored: string; digest: Buffer }>;
+  private readonly loggedIn: Bounded<true>;
+  private readonly touched: Bounded<number>;
+  private readonly now: () => number;
+
+  readonly users: {
+    add(
+      input: { name: string; displayName?: string | undefined; admin?: boolean | undefined },
+      by: Principal,
+    ): Promise<{ user: UserView; key: NewKey }>;
+    list(by: Principal): Promise<{ users: UserView[] }>;
+    disable(name: string, by: Principal): Promise<UserView>;
+    enable(name: string, by: Principal): Promise<UserView>;
+  };
+
+  readonly keys: {
+    create(
+      input: {
+        name: string;
+        expiresInDays?: number | undefined;
+        expiresAt?: string | undefined;
+        user?: string | undefined;
+      },
+      by: Principal,
+    ): Promise<NewKey>;
+    list(input: { user?: string | undefined }, by: Principal): Promise<{ keys: KeyView[] }>;
+    revoke(id: string, by: Principal): Promise<KeyView>;
+  };
+
+  constructor(private readonly deps: AuthServiceDeps) {
+    const size = deps.cacheSize ?? 10_000;
+    this.verified = new Bounded(size);
+    this.loggedIn = new Bounded(size);
+    this.touched = new Bounded(size);
+    this.now = deps.now ?? Date.now;
+    this.users = {
+      add: (input, by) => this.addUser(input, by),
+      list: (by) => this.listUsers(by),
+      disable: (name, by) => this.setDisabled(name, true, by),
+      enable: (name, by) => this.setDisabled(name, false, by),
+    };
+    this.keys = {
+      create: (input, by) => this.createKey(input, by),
+      list: (input, by) => this.listKeys(input, by),
+      revoke: (id, by) => this.revokeKey(id, by),
+    };
+  }
+
+  /** The principal the credentials stand for, or AppError UNAUTHENTICATED saying why not. */
+  async authenticate(input: AuthInput): Promise<Principal> {
+    const presented = input.apiKey ?? input.bearer;
+    try {
+      if (presented === undefined || presented === '')
+        throw new AppError(
+          'UNAUTHENTICATED',
+          'Authentication required: send Authorization: Bearer <API key> (or X-API-Key: <API key>)',
+          {
+            hint: 'log in with `agents login --server URL`, or pass --token; an administrator makes keys with `agents key create`',
+            details: { reason: 'missing' },
+          },
+        );
+      const principal =
+        input.apiKey === undefined && JWT.test(presented)
+          ? await this.fromJwt(presented)
+          : await this.fromKey(presented);
+      if (principal.credential !== undefined && !this.loggedIn.has(principal.credential)) {
+        this.loggedIn.set(principal.credential, true);
+        await this.deps.audit.record({ event: 'auth.login', by: principal, outcome: 'ok', client: input.client });
+      }
+      return principal;
+    } catch (err) {
+      const reason =
+        err instanceof AppError
+          ? typeof err.details['reason'] === 'string'
+            ? err.details['reason']
+            : err.message
+          : 'error';
+      await this.deps.audit.record({
+        event: 'auth.refused',
+        outcome: 'refused',
+        client: input.client,
+        ...(err instanceof AppError && typeof err.details['credential'] === 'string'
+          ? { credential: err.details['credential'] }
+          : {}),
+        ...(err instanceof AppError && typeof err.details['user'] === 'string'
+          ? { principal: err.details['user'] }
+          : {}),
+        details: { reason, ...(err instanceof AppError ? { message: err.message } : {}) },
+      });
+      if (err instanceof AppError) throw err;
+      this.deps.logger.error({ err }, 'authenticating a request failed');
+      throw new AppError('UNAVAILABLE', 'Authentication is unavailable: the account store could not be read', {
+        hint: 'try again; the server log has the cause',
+      });
+    }
+  }
+
+  private async fromKey(presented: string): Promise<Principal> {
+    const m = API_KEY.exec(presented);
+    const id = m ? m[1]! : serverTokenId(presented);
+    const secret = m ? m[2]! : presented;
+    const found = await this.deps.accounts.lookupKey(id);
+    const wrong = unauthenticated(
+      'the API key is not valid (unknown or wrong key)',
+      'check the key you passed with --token, CLEVERAGENTS_SERVER_TOKEN or `agents login`; see your keys with `agents key list`',
+      'unknown or wrong key',
+    );
+    if (!found) throw wrong;
+    if (!(await this.secretMatches(found.key, secret))) throw wrong;
+    const { key, user, roles } = found;
+    const who = { credential: key.id, user: user.name };
+    if (key.revokedAt !== undefined)
+      throw new AppError(
+        'UNAUTHENTICATED',
+        `Authentication failed: the API key ${key.id} was revoked at ${key.revokedAt}`,
+        {
+          hint: 'make a new key with `agents key create` (or ask an administrator)',
+          details: { reason: 'revoked', ...who },
+        },
+      );
+    if (key.expiresAt !== undefined && Date.parse(key.expiresAt) <= this.now())
+      throw new AppError(
+        'UNAUTHENTICATED',
+        `Authentication failed: the API key ${key.id} expired at ${key.expiresAt}`,
+        {
+          hint: 'make a new key with `agents key create` (or ask an administrator)',
+          details: { reason: 'expired', ...who },
+        },
+      );
+    if (user.disabledAt !== undefined) throw disabled(user, key.id);
+    this.touch(key.id);
+    return makePrincipal({
+      id: user.name,
+      kind: 'key',
+      roles,
+      admin: user.admin,
+      defaultNamespace: user.defaultNamespace,
+      credential: key.id,
+    });
+  }
+
+  /** The slow hash once per key per process; afterwards a SHA-256 of the secret is compared. */
+  private async secretMatches(key: ApiKeyRecord, secret: string): Promise<boolean> {
+    const digest = sha256(secret);
+    const cached = this.verified.get(key.id);
+    if (cached && cached.stored === key.hash) return timingSafeEqual(cached.digest, digest);
+    if (!(await this.deps.hasher.verify(secret, key.hash))) return false;
+    this.verified.set(key.id, { stored: key.hash, digest });
+    return true;
+  }
+
+  private touch(id: string): void {
+    const now = this.now();
+    const last = this.touched.get(id);
+    if (last !== undefined && now - last < TOUCH_EVERY_MS) return;
+    this.touched.set(id, now);
+    this.deps.accounts
+      .touchKey(id, new Date(now).toISOString())
+      .catch((err: unknown) => this.deps.logger.warn({ err, key: id }, 'recording when a key was used failed'));
+  }
+
+  private async fromJwt(token: string): Promise<Principal> {
+    const jwt = this.deps.jwt;
+    if (!jwt)
+      throw unauthenticated(
+        'this server accepts API keys only (no OIDC issuer is configured)',
+        'use an API key (`agents key create`), or ask the administrator to configure OIDC',
+        'jwt not accepted',
+      );
+    const t = await jwt.verify(token);
+    const externalId = `${t.issuer}|${t.subject}`;
+    const user =
+      (await this.deps.accounts.userByExternalId(externalId)) ?? (await this.jitUser(t.username, externalId));
+    if (user.disabledAt !== undefined) throw disabled(user, t.tokenId);
+    const roles: Record<string, Role> = { ...(await this.deps.accounts.rolesOf(user.name)) };
+    for (const [ns, role] of Object.entries(t.roles ?? {}))
+      if (SEGMENT.test(ns) && (await this.deps.namespaces.get(ns))) roles[ns] = role;
+    return makePrincipal({
+      id: user.name,
+      kind: 'jwt',
+      roles,
+      admin: user.admin,
+      defaultNamespace: user.defaultNamespace,
+      credential: t.tokenId,
+    });
+  }
+
+  /** A user the issuer vouches for, made on first sight: their name, else name-2, name-3, … */
+  private async jitUser(username: string, externalId: string): Promise<UserRecord> {
+    const base = SEGMENT.test(username) ? username.slice(0, 56) : undefined;
+    if (!base)
+      throw unauthenticated(
+        `the token's user name ${JSON.stringify(username.slice(0, 80))} cannot name a user`,
+        'ask the administrator to map a user claim of lowercase letters, digits, - and _',
+        'bad user name',
+      );
+    for (let n = 1; n <= 100; n++) {
+      const name = n === 1 ? base : `${base}-${n}`;
+      if (RESERVED_USER_NAMES.includes(name) || (await this.deps.accounts.getUser(name))) continue;
+      const user: UserRecord = { name, admin: false, defaultNamespace: name, externalId, createdAt: this.iso() };
+      try {
+        await this.deps.accounts.createUser(user);
+      } catch (err) {
+        if (!(err instanceof AppError && err.reason === 'ALREADY_EXISTS')) throw err;
+        // Made by a concurrent first request of the same person: theirs is the one.
+        const same = await this.deps.accounts.userByExternalId(externalId);
+        if (same) return same;
+        continue;
+      }
+      await this.deps.audit.record({
+        event: 'user.created',
+        principal: name,
+        target: name,
+        namespace: name,
+        outcome: 'ok',
+        details: { externalId, via: 'jwt' },
+      });
+      return user;
+    }
+    throw unauthenticated(`no free user name for ${base}`, 'ask an administrator', 'no user name');
+  }
+
+  /**
+   * On every start: the first start makes the administrator `admin` (an owner of `local/`); then
+   * the server token becomes admin's key `server-token` (the previous one is replaced).
+   */
+  async ensureServerToken(token: string): Promise<{ user: string; created: boolean }> {
+    let created = false;
+    let admin = await this.deps.accounts.getUser(BOOTSTRAP_ADMIN);
+    if (!admin && (await this.deps.accounts.countUsers()) === 0) {
+      admin = { name: BOOTSTRAP_ADMIN, admin: true, defaultNamespace: 'local', createdAt: this.iso() };
+      await this.deps.accounts.createUser(admin, { joinExisting: true });
+      created = true;
+      await this.deps.audit.record({
+        event: 'user.created',
+        principal: BOOTSTRAP_ADMIN,
+        target: BOOTSTRAP_ADMIN,
+        outcome: 'ok',
+        details: { admin: true, via: 'first start' },
+      });
+    }
+    admin ??= (await this.deps.accounts.listUsers()).find((u) => u.admin && u.disabledAt === undefined);
+    if (!admin) throw new Error('no administrator to hold the server token (every administrator is disabled)');
+    const id = serverTokenId(token);
+    const existing = await this.deps.accounts.getKey(id);
+    if (!existing || existing.user !== admin.name || existing.revokedAt !== undefined)
+      await this.deps.accounts.replaceKey({
+        id,
+        user: admin.name,
+        name: SERVER_TOKEN_KEY_NAME,
+        hash: await this.deps.hasher.hash(token),
+        createdAt: this.iso(),
+      });
+    return { user: admin.name, created };
+  }
+
+  /** Who the caller is, where the request acts, and their namespaces. */
+  async whoami(principal: Principal): Promise<WhoAmI> {
+    const user =
+      principal.kind === 'key' || principal.kind === 'jwt' ? await this.deps.accounts.getUser(principal.id) : undefined;
+    return {
+      user: principal.id,
+      ...(user?.displayName !== undefined ? { displayName: user.displayName } : {}),
+      admin: principal.admin,
+      kind: principal.kind,
+      ...(principal.credential !== undefined ? { credential: principal.credential } : {}),
+      defaultNamespace: principal.defaultNamespace,
+      namespace: principal.namespace,
+      namespaces: Object.entries(principal.roles)
+        .map(([name, role]) => ({ name, role }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+    };
+  }
+
+  private async addUser(
+    input: { name: string; displayName?: string | undefined; admin?: boolean | undefined },
+    by: Principal,
+  ): Promise<{ user: UserView; key: NewKey }> {
+    requireServerAdmin(by, 'add users');
+    checkUserName(input.name);
+    const user: UserRecord = {
+      name: input.name,
+      admin: input.admin === true,
+      defaultNamespace: input.name,
+      createdAt: this.iso(),
+      ...(input.displayName !== undefined ? { displayName: input.displayName } : {}),
+    };
+    await this.deps.accounts.createUser(user);
+    await this.deps.audit.record({
+      event: 'user.created',
+      by,
+      target: user.name,
+      namespace: user.name,
+      outcome: 'ok',
+      details: { admin: user.admin },
+    });
+    const key = await this.makeKey(user.name, 'default', undefined, by);
+    return { user: userView(user), key };
+  }
+
+  private async listUsers(by: Principal): Promise<{ users: UserView[] }> {
+    requireServerAdmin(by, 'list users');
+    return { users: (await this.deps.accounts.listUsers()).map(userView) };
+  }
+
+  private async setDisabled(name: string, disable: boolean, by: Principal): Promise<UserView> {
+    requireServerAdmin(by, disable ? 'disable users' : 'enable users');
+    if (name === by.id)
+      throw new AppError('INVALID_STATE', `You cannot ${disable ? 'disable' : 'enable'} yourself`, {
+        hint: 'ask another administrator',
+      });
+    const user = await this.deps.accounts.getUser(name);
+    if (!user)
+      throw new AppError('NOT_FOUND', `User ${name} was not found`, {
+        details: { entity: 'user', name },
+        hint: 'see the users with `agents user list`',
+      });
+    const at = disable ? (user.disabledAt ?? this.iso()) : undefined;
+    if ((user.disabledAt !== undefined) !== disable) {
+      await this.deps.accounts.setDisabled(name, at);
+      await this.deps.audit.record({
+        event: disable ? 'user.disabled' : 'user.enabled',
+        by,
+        target: name,
+        outcome: 'ok',
+      });
+    }
+    const { disabledAt: _, ...rest } = user;
+    return userView(at !== undefined ? { ...rest, disabledAt: at } : rest);
+  }
+
+  private async createKey(
+    input: {
+      name: string;
+      expiresInDays?: number | undefined;
+      expiresAt?: string | undefined;
+      user?: string | undefined;
+    },
+    by: Principal,
+  ): Promise<NewKey> {
+    requireServerMode(by);
+    const owner = input.user ?? by.id;
+    if (owner !== by.id) {
+      requireServerAdmin(by, "make other users' keys");
+      if (!(await this.deps.accounts.getUser(owner)))
+        throw new AppError('NOT_FOUND', `User ${owner} was not found`, {
+          details: { entity: 'user', name: owner },
+          hint: 'see the users with `agents user list`',
+        });
+    }
+    if (input.expiresInDays !== undefined && input.expiresAt !== undefined)
+      throw new AppError('INVALID_PARAMS', 'Give expiresInDays or expiresAt, not both', {
+        fields: [{ field: 'expiresAt', description: 'cannot be combined with expiresInDays' }],
+      });
+    let expiresAt: string | undefined;
+    if (input.expiresInDays !== undefined) {
+      if (!Number.isInteger(input.expiresInDays) || input.expiresInDays < 1 || input.expiresInDays > MAX_KEY_DAYS)
+        throw new AppError('INVALID_PARAMS', `expiresInDays must be a whole number from 1 to ${MAX_KEY_DAYS}`, {
+          fields: [{ field: 'expiresInDays', description: `1 to ${MAX_KEY_DAYS}` }],
+        });
+      expiresAt = new Date(this.now() + input.expiresInDays * 86_400_000).toISOString();
+    } else if (input.expiresAt !== undefined) {
+      const t = Date.parse(input.expiresAt);
+      if (Number.isNaN(t) || t <= this.now())
+        throw new AppError('INVALID_PARAMS', 'expiresAt must be an instant in the future', {
+          fields: [{ field: 'expiresAt', description: 'an ISO 8601 instant in the future' }],
+        });
+      expiresAt = new Date(t).toISOString();
+    }
+    return this.makeKey(owner, input.name, expiresAt, by);
+  }
+
+  private async makeKey(user: string, name: string, expiresAt: string | undefined, by: Principal): Promise<NewKey> {
+    let id = '';
+    for (let i = 0; i < 12; i++) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)];
+    id = `ca_${id}`;
+    const secret = randomBytes(32).toString('base64url');
+    const key = `${id}_${secret}`;
+    const record: ApiKeyRecord = {
+      id,
+      user,
+      name,
+      hash: await this.deps.hasher.hash(secret),
+      createdAt: this.iso(),
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+    };
+    await this.deps.accounts.createKey(record);
+    await this.deps.audit.record({
+      event: 'key.created',
+      by,
+      target: id,
+      outcome: 'ok',
+      details: { user, name, ...(expiresAt !== undefined ? { expiresAt } : {}) },
+    });
+    return { id, key, name, user, ...(expiresAt !== undefined ? { expiresAt } : {}) };
+  }
+
+  private async listKeys(input: { user?: string | undefined }, by: Principal): Promise<{ keys: KeyView[] }> {
+    requireServerMode(by);
+    const user = input.user ?? by.id;
+    if (user !== by.id) requireServerAdmin(by, "list other users' keys");
+    return { keys: (await this.deps.accounts.listKeys(user)).map(keyView) };
+  }
+
+  private async revokeKey(id: string, by: Principal): Promise<KeyView> {
+    requireServerMode(by);
+    const key = await this.deps.accounts.getKey(id);
+    // Someone else's key looks exactly like a missing one (unless you are an administrator).
+    if (!key || (key.user !== by.id && !by.admin))
+      throw new AppError('NOT_FOUND', `API key ${id} was not found`, {
+        details: { entity: 'key', name: id },
+        hint: 'see your keys with `agents key list`',
+      });
+    if (key.revokedAt !== undefined) return keyView(key);
+    const at = this.iso();
+    await this.deps.accounts.revokeKey(id, at);
+    this.verified.delete(id);
+    await this.deps.audit.record({ event: 'key.revoked', by, target: id, outcome: 'ok', details: { user: key.user } });
+    return keyView({ ...key, revokedAt: at });
+  }
+
+  private iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+}
+
+function disabled(user: UserRecord, credential: string): AppError {
+  return new AppError('UNAUTHENTICATED', `Authentication failed: user ${user.name} is disabled`, {
+    hint: 'ask a server administrator to enable the user (`agents user enable`)',
+    details: { reason: 'user disabled', credential, user: user.name },
+  });
+}
+
+function requireServerMode(by: Principal): void {
+  if (by.kind === 'local')
+    throw new AppError(
+      'UNSUPPORTED_OPERATION',
+      'local mode has one user and no keys; run `agents serve` for a server',
+      { hint: LOCAL_MODE_HINT },
+    );
+}
+
+function requireServerAdmin(by: Principal, what: string): void {
+  requireServerMode(by);
+  if (!by.admin)
+    throw new AppError('FORBIDDEN', `Only server administrators may ${what}`, {
+      hint: 'ask a server administrator (see `agents whoami`)',
+    });
+}
+
+/** User names follow the namespace-name rules (the user's namespace is named after them). */
+export function checkUserName(name: string): void {
+  if (!SEGMENT.test(name))
+    throw new AppError('INVALID_PARAMS', `The user name ${JSON.stringify(name.slice(0, 80))} is not valid`, {
+      fields: [
+        { field: 'name', description: 'lowercase letters, digits, - and _, starting with a letter (at most 63)' },
+      ],
+    });
+  if (RESERVED_USER_NAMES.includes(name))
+    throw new AppError('INVALID_PARAMS', `The user name ${name} is reserved`, {
+      fields: [{ field: 'name', description: `not one of ${RESERVED_USER_NAMES.join(', ')}` }],
+      hint: 'pick another name',
+    });
+}
+
+function userView(u: UserRecord): UserView {
+  return {
+    name: u.name,
+    admin: u.admin,
+    defaultNamespace: u.defaultNamespace,
+    createdAt: u.createdAt,
+    ...(u.displayName !== undefined ? { displayName: u.displayName } : {}),
+    ...(u.disabledAt !== undefined ? { disabledAt: u.disabledAt } : {}),
+    ...(u.externalId !== undefined ? { externalId: u.externalId } : {}),
+  };
+}
+
+function keyView(k: ApiKeyRecord): KeyView {
+  const { hash: _hash, ...rest } = k;
+  return rest;
+}

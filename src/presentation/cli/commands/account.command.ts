@@ -1,0 +1,432 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import {
+  auditList,
+  keyCreate,
+  keyList,
+  keyRevoke,
+  userAdd,
+  userDisable,
+  userEnable,
+  userList,
+  whoami,
+} from '../../../protocol/client/index.js';
+import { configPath, loadConfig, type GlobalFlags } from '../config.js';
+import {
+  credentialsPath,
+  expiryMs,
+  loadCredentials,
+  saveCredentials,
+  serverKey,
+  type StoredCredential,
+} from '../credentials.js';
+import { UsageError } from '../exit-codes.js';
+import { whenText } from '../render/definition.js';
+import { renderFields, renderTable } from '../render/table.js';
+import type { CliIo } from '../render/ui.js';
+import type { RunContext, Runner } from '../runner.js';
+import { deviceLogin } from '../support/device-flow.js';
+import { intOption } from '../support/options.js';
+
+/** `agents whoami|key|user|audit|login|logout`: accounts, API keys and the audit log (server mode). */
+export function registerAccount(program: Command, runner: Runner): void {
+  program
+    .command('whoami')
+    .description('Show who you are: your user, how you authenticated, and your namespaces with your role')
+    .action((_opts: unknown, cmd: Command) =>
+      runner.run(cmd, 'whoami', async (ctx) => {
+        const client = await ctx.client();
+        const me = await client.call(whoami, {}, { signal: ctx.signal });
+        const { ui } = ctx;
+        ui.out(
+          renderFields(
+            [
+              ['user', me.user],
+              ['name', me.displayName],
+              ['admin', ui.rich ? (me.admin ? 'yes' : undefined) : String(me.admin)],
+              ['via', me.kind],
+              ['credential', me.credential],
+              ['default', me.defaultNamespace],
+              ['acting in', me.namespace],
+              ['namespaces', me.namespaces.map((n) => `${n.name} (${n.role})`).join(', ')],
+            ],
+            ui.mode,
+          ),
+        );
+        return { data: me };
+      }),
+    );
+
+  registerKey(program, runner);
+  registerUser(program, runner);
+  registerAudit(program, runner);
+  registerLogin(program, runner);
+}
+
+function registerKey(program: Command, runner: Runner): void {
+  const key = program.command('key').description('API keys: make, list and revoke them (server mode)');
+  key
+    .command('create')
+    .description('Make an API key (shown once); administrators may make one for another user')
+    .argument('<name>', 'what the key is for, e.g. ci or laptop')
+    .option('--expires-in-days <n>', 'the key stops working after this many days', intOption(1, 3650))
+    .option('--expires-at <instant>', 'the key stops working at this ISO 8601 instant')
+    .option('--user <name>', "another user's key (server administrators)")
+    .action((name: string, opts: { expiresInDays?: number; expiresAt?: string; user?: string }, cmd: Command) =>
+      runner.run(cmd, 'key create', async (ctx) => {
+        if (opts.expiresInDays !== undefined && opts.expiresAt !== undefined)
+          throw new UsageError('--expires-in-days and --expires-at cannot be combined');
+        const client = await ctx.client();
+        const k = await client.call(
+          keyCreate,
+          {
+            name,
+            ...(opts.expiresInDays !== undefined ? { expiresInDays: opts.expiresInDays } : {}),
+            ...(opts.expiresAt !== undefined ? { expiresAt: opts.expiresAt } : {}),
+            ...(opts.user !== undefined ? { user: opts.user } : {}),
+          },
+          { signal: ctx.signal },
+        );
+        showNewKey(ctx, k);
+        return { data: k };
+      }),
+    );
+  key
+    .command('list')
+    .description('List your API keys (administrators: --user for another user); never their secrets')
+    .option('--user <name>', "another user's keys (server administrators)")
+    .action((opts: { user?: string }, cmd: Command) =>
+      runner.run(cmd, 'key list', async (ctx) => {
+        const client = await ctx.client();
+        const r = await client.call(keyList, opts.user !== undefined ? { user: opts.user } : {}, {
+          signal: ctx.signal,
+        });
+        const { ui } = ctx;
+        if (r.keys.length === 0) ui.info('no API keys');
+        else
+          ui.out(
+            renderTable(
+              r.keys,
+              [
+                { header: 'ID', value: (k) => k.id, style: (s) => ui.pal.bold(s) },
+                { header: 'NAME', value: (k) => k.name },
+                { header: 'USER', value: (k) => k.user },
+                { header: 'CREATED', value: (k) => whenText(k.createdAt, ui.rich) },
+                { header: 'EXPIRES', value: (k) => (k.expiresAt ? whenText(k.expiresAt, ui.rich) : '-') },
+                { header: 'LAST USED', value: (k) => (k.lastUsedAt ? whenText(k.lastUsedAt, ui.rich) : '-') },
+                { header: 'STATE', value: (k) => keyState(k) },
+              ],
+              ui.mode,
+            ),
+          );
+        return { data: r };
+      }),
+    );
+  key
+    .command('revoke')
+    .description('Revoke an API key: it is refused from the next request on')
+    .argument('<id>', 'the key id, as `agents key list` prints it (ca_…)')
+    .action((id: string, _opts: unknown, cmd: Command) =>
+      runner.run(cmd, 'key revoke', async (ctx) => {
+        const client = await ctx.client();
+        const k = await client.call(keyRevoke, { id }, { signal: ctx.signal });
+        ctx.ui.info(`revoked ${k.id} (${k.name}, of ${k.user})`);
+        return { data: k };
+      }),
+    );
+}
+
+function keyState(k: { revokedAt?: string | undefined; expiresAt?: string | undefined }): string {
+  if (k.revokedAt) return 'revoked';
+  if (k.expiresAt && Date.parse(k.expiresAt) <= Date.now()) return 'expired';
+  return 'active';
+}
+
+function showNewKey(
+  ctx: RunContext,
+  k: { id: string; key: string; name: string; user: string; expiresAt?: string | undefined },
+): void {
+  const { ui } = ctx;
+  ui.out(
+    renderFields(
+      [
+        ['id', k.id],
+        ['name', k.name],
+        ['user', k.user],
+        ['expires', k.expiresAt],
+        ['key', k.key],
+      ],
+      ui.mode,
+    ),
+  );
+  ui.info('the key is shown this once: store it now (e.g. `agents login --server URL`)');
+}
+
+function registerUser(program: Command, runner: Runner): void {
+  const user = program.command('user').description('Users of a server (server administrators)');
+  user
+    .command('add')
+    .description('Add a user: their own namespace is made with them, and a first API key (shown once)')
+    .argument('<name>', 'the user name: lowercase letters, digits, - and _')
+    .option('--display-name <text>', 'a display name')
+    .option('--admin', 'make the user a server administrator')
+    .action((name: string, opts: { displayName?: string; admin?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'user add', async (ctx) => {
+        const client = await ctx.client();
+        const r = await client.call(
+          userAdd,
+          {
+            name,
+            ...(opts.displayName !== undefined ? { displayName: opts.displayName } : {}),
+            ...(opts.admin ? { admin: true } : {}),
+          },
+          { signal: ctx.signal },
+        );
+        ctx.ui.info(
+          `added user ${r.user.name} (namespace ${r.user.defaultNamespace}/)${r.user.admin ? ', an administrator' : ''}`,
+        );
+        showNewKey(ctx, r.key);
+        return { data: r };
+      }),
+    );
+  user
+    .command('list')
+    .description('List the users of the server')
+    .action((_opts: unknown, cmd: Command) =>
+      runner.run(cmd, 'user list', async (ctx) => {
+        const client = await ctx.client();
+        const r = await client.call(userList, {}, { signal: ctx.signal });
+        const { ui } = ctx;
+        ui.out(
+          renderTable(
+            r.users,
+            [
+              { header: 'NAME', value: (u) => u.name, style: (s) => ui.pal.bold(s) },
+              { header: 'DISPLAY NAME', value: (u) => u.displayName ?? '-' },
+              { header: 'ADMIN', value: (u) => (u.admin ? 'yes' : 'no') },
+              { header: 'NAMESPACE', value: (u) => u.defaultNamespace },
+              { header: 'STATE', value: (u) => (u.disabledAt ? 'disabled' : 'active') },
+              { header: 'CREATED', value: (u) => whenText(u.createdAt, ui.rich) },
+            ],
+            ui.mode,
+          ),
+        );
+        return { data: r };
+      }),
+    );
+  for (const [verb, contract, done] of [
+    ['disable', userDisable, 'disabled'],
+    ['enable', userEnable, 'enabled'],
+  ] as const)
+    user
+      .command(verb)
+      .description(
+        verb === 'disable'
+          ? "Disable a user: every one of the user's keys and tokens is refused from the next request on"
+          : 'Enable a disabled user again',
+      )
+      .argument('<name>', 'the user')
+      .action((name: string, _opts: unknown, cmd: Command) =>
+        runner.run(cmd, `user ${verb}`, async (ctx) => {
+          const client = await ctx.client();
+          const u = await client.call(contract, { name }, { signal: ctx.signal });
+          ctx.ui.info(`${done} user ${u.name}`);
+          return { data: u };
+        }),
+      );
+}
+
+function registerAudit(program: Command, runner: Runner): void {
+  const audit = program.command('audit').description('The audit log (server administrators)');
+  audit
+    .command('list')
+    .description('List audit events, newest first: logins, refusals, users, keys, members')
+    .option('--event <kind>', 'only this event, e.g. auth.refused, key.created')
+    .option('--principal <user>', "only this user's events")
+    .option('--namespace <name>', 'only events in this namespace')
+    .option('--since <instant>', 'only events at or after this ISO 8601 instant')
+    .option('--before <id>', 'events older than this id (the next page, as printed)')
+    .option('--limit <n>', 'at most this many events (default 100)', intOption(1, 1000))
+    .action(
+      (
+        opts: {
+          event?: string;
+          principal?: string;
+          namespace?: string;
+          since?: string;
+          before?: string;
+          limit?: number;
+        },
+        cmd: Command,
+      ) =>
+        runner.run(cmd, 'audit list', async (ctx) => {
+          const client = await ctx.client();
+          const params = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
+          const r = await client.call(auditList, params, { signal: ctx.signal });
+          const { ui } = ctx;
+          if (r.events.length === 0) ui.info('no audit events');
+          else
+            ui.out(
+              renderTable(
+                r.events,
+                [
+                  { header: 'AT', value: (e) => whenText(e.at, ui.rich) },
+                  { header: 'EVENT', value: (e) => e.event, style: (s) => ui.pal.bold(s) },
+                  { header: 'OUTCOME', value: (e) => e.outcome },
+                  { header: 'PRINCIPAL', value: (e) => e.principal ?? '-' },
+                  { header: 'TARGET', value: (e) => e.target ?? '-' },
+                  { header: 'NAMESPACE', value: (e) => e.namespace ?? '-' },
+                  { header: 'CLIENT', value: (e) => e.client ?? '-' },
+                  {
+                    header: 'DETAILS',
+                    value: (e) => (e.details ? JSON.stringify(e.details).slice(0, 120) : '-'),
+                  },
+                ],
+                ui.mode,
+              ),
+            );
+          if (r.next) ui.info(`more: agents audit list --before ${r.next}`);
+          return { data: r };
+        }),
+    );
+}
+
+function registerLogin(program: Command, runner: Runner): void {
+  program
+    .command('login')
+    .description(
+      'Log in to a server: --server URL with an API key (--token, stdin, or a hidden prompt) or --device (OAuth); verified with whoami, stored, and made current',
+    )
+    .option('--device', "log in in a browser with the server's OIDC issuer (device flow)")
+    .addOption(new Option('--client-id <id>', 'the OAuth client id for --device (default: from the Agent Card)'))
+    .option('--scope <scopes>', 'OAuth scopes for --device')
+    .action((opts: { device?: boolean; clientId?: string; scope?: string }, cmd: Command) =>
+      runner.run(cmd, 'login', async (ctx) => {
+        const flags = cmd.optsWithGlobals<GlobalFlags>();
+        const env = ctx.io.env;
+        const url = flags.server ?? (env['CLEVERAGENTS_SERVER_URL'] || undefined) ?? loadConfig(configPath(env)).server;
+        if (!url)
+          throw new UsageError(
+            'which server? pass --server URL',
+            'e.g. agents login --server https://agents.example.com',
+          );
+        let parsed: URL;
+        try {
+          parsed = new URL(url);
+        } catch {
+          throw new UsageError(
+            `the server URL ${JSON.stringify(url)} is not a URL`,
+            'use e.g. --server http://127.0.0.1:8080',
+          );
+        }
+        if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+          throw new UsageError(`the server URL must use http or https, not ${parsed.protocol}`);
+        const key = serverKey(url);
+        let cred: Omit<StoredCredential, 'user'>;
+        if (opts.device) {
+          if (flags.token !== undefined) throw new UsageError('--device and --token cannot be combined');
+          const card = await fetchCard(key, ctx.signal);
+          const r = await deviceLogin({
+            card,
+            ...(opts.clientId !== undefined ? { clientId: opts.clientId } : {}),
+            ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
+            print: (line) => ctx.ui.err(line),
+            signal: ctx.signal,
+          });
+          cred = {
+            kind: 'oauth',
+            token: r.accessToken,
+            tokenUrl: r.tokenUrl,
+            clientId: r.clientId,
+            ...(r.refreshToken !== undefined ? { refreshToken: r.refreshToken } : {}),
+            ...(r.expiresAt !== undefined ? { expiresAt: expiryMs(r.expiresAt) } : {}),
+          };
+        } else {
+          const token = (flags.token ?? (await readKey(ctx.io, ctx.signal))).trim();
+          if (token === '')
+            throw new UsageError('no key given', 'pass --token KEY, pipe it on stdin, or type it when asked');
+          cred = { kind: 'key', token };
+        }
+        const client = await ctx.connectTo(key, cred.token);
+        const me = await client.call(whoami, {}, { signal: ctx.signal });
+        const file = credentialsPath(env);
+        const store = loadCredentials(file);
+        store.servers[key] = { ...cred, user: me.user };
+        store.current = key;
+        saveCredentials(file, store);
+        ctx.ui.info(`logged in to ${key} as ${me.user}${me.admin ? ' (administrator)' : ''}; stored in ${file}`);
+        return { data: { server: key, user: me.user, admin: me.admin, kind: cred.kind, file } };
+      }),
+    );
+  program
+    .command('logout')
+    .description('Forget the stored login for --server URL (default: the current one)')
+    .action((_opts: unknown, cmd: Command) =>
+      runner.run(cmd, 'logout', (ctx) => {
+        const flags = cmd.optsWithGlobals<GlobalFlags>();
+        const file = credentialsPath(ctx.io.env);
+        const store = loadCredentials(file);
+        const key = flags.server !== undefined ? serverKey(flags.server) : store.current;
+        if (key === undefined || !store.servers[key]) {
+          ctx.ui.info(key === undefined ? 'not logged in' : `not logged in to ${key}`);
+          return Promise.resolve({ data: { loggedOut: false } });
+        }
+        delete store.servers[key];
+        if (store.current === key) delete store.current;
+        saveCredentials(file, store);
+        ctx.ui.info(`logged out of ${key}`);
+        return Promise.resolve({ data: { loggedOut: true, server: key } });
+      }),
+    );
+}
+
+async function fetchCard(base: string, signal: AbortSignal): Promise<Record<string, unknown>> {
+  let res: Response;
+  try {
+    res = await fetch(`${base}/.well-known/agent-card.json`, { signal });
+  } catch (err) {
+    throw new UsageError(`cannot reach ${base}: ${(err as Error).message}`, 'check the server URL');
+  }
+  if (!res.ok) throw new UsageError(`${base} has no Agent Card (HTTP ${res.status})`, 'check the server URL');
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/** The key from stdin when it is not a terminal; else asked for without echo. */
+async function readKey(io: CliIo, signal: AbortSignal): Promise<string> {
+  const stdin = io.stdin;
+  if (stdin.isTTY !== true) {
+    let text = '';
+    for await (const chunk of stdin) {
+      text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+      if (text.length > 64 * 1024) break;
+    }
+    return text.split('\n')[0] ?? '';
+  }
+  io.stderr.write('API key: ');
+  const tty = stdin as NodeJS.ReadStream;
+  return new Promise<string>((resolve, reject) => {
+    let value = '';
+    const done = (err?: Error): void => {
+      tty.setRawMode(false);
+      tty.off('data', onData);
+      signal.removeEventListener('abort', onAbort);
+      tty.pause();
+      io.stderr.write('\n');
+      if (err) reject(err);
+      else resolve(value);
+    };
+    const onAbort = (): void => done(new UsageError('cancelled'));
+    const onData = (buf: Buffer): void => {
+      for (const ch of buf.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') return done();
+        if (ch === '\u0003') return done(new UsageError('cancelled'));
+        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    signal.addEventListener('abort', onAbort);
+    tty.setRawMode(true);
+    tty.resume();
+    tty.on('data', onData);
+  });
+}

@@ -1,0 +1,239 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import {
+  AuthService,
+  LOCAL_PRINCIPAL,
+  serverTokenId,
+  type AuditEntry,
+  type JwtVerifier,
+  type KeyHasher,
+  type Principal,
+  type VerifiedToken,
+} from '../../../../src/application/index.js';
+import { AppError } from '../../../../src/domain/errors.js';
+import {
+  openDatabase,
+  ScryptKeyHasher,
+  SqliteAccountRepository,
+  SqliteNamespaceRepository,
+  type SqliteDatabase,
+} from '../../../../src/infrastructure/index.js';
+
+const SERVER_TOKEN = 'the-server-token-0123456789';
+const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as never;
+
+/** Counts the slow verifications. */
+class CountingHasher implements KeyHasher {
+  verifies = 0;
+  private readonly inner = new ScryptKeyHasher({ N: 2 ** 10 });
+  hash(s: string): Promise<string> {
+    return this.inner.hash(s);
+  }
+  verify(s: string, stored: string): Promise<boolean> {
+    this.verifies++;
+    return this.inner.verify(s, stored);
+  }
+}
+
+class FakeJwt implements JwtVerifier {
+  tokens = new Map<string, VerifiedToken | string>();
+  verify(token: string): Promise<VerifiedToken> {
+    const t = this.tokens.get(token);
+    if (t === undefined || typeof t === 'string')
+      return Promise.reject(new AppError('UNAUTHENTICATED', `Authentication failed: ${t ?? 'the token is not valid'}`));
+    return Promise.resolve(t);
+  }
+}
+
+const rejectsWith = (re: RegExp) => (err: unknown) => {
+  assert.ok(err instanceof AppError, String(err));
+  assert.equal(err.reason, 'UNAUTHENTICATED');
+  assert.match(err.message, re);
+  return true;
+};
+
+describe('AuthService', () => {
+  let db: SqliteDatabase;
+  let hasher: CountingHasher;
+  let audit: AuditEntry[];
+  let now: number;
+  let jwt: FakeJwt;
+  let namespaces: SqliteNamespaceRepository;
+  let repo: SqliteAccountRepository;
+  const make = (withJwt = true): AuthService =>
+    new AuthService({
+      accounts: repo,
+      hasher,
+      namespaces,
+      audit: { record: (e) => Promise.resolve(void audit.push(e)) },
+      logger: silent,
+      now: () => now,
+      ...(withJwt ? { jwt } : {}),
+    });
+  let auth: AuthService;
+  let admin: Principal;
+
+  beforeEach(async () => {
+    db = await openDatabase({ file: ':memory:' });
+    repo = new SqliteAccountRepository(db);
+    namespaces = new SqliteNamespaceRepository(db);
+    hasher = new CountingHasher();
+    audit = [];
+    now = Date.parse('2026-03-01T10:00:00.000Z');
+    jwt = new FakeJwt();
+    auth = make();
+    await auth.ensureServerToken(SERVER_TOKEN);
+    admin = await auth.authenticate({ bearer: SERVER_TOKEN, client: 'c' });
+  });
+  afterEach(() => db.close());
+
+  it('the first start makes admin (owner of local/) and registers the server token; later starts do not', async () => {
+    assert.equal(admin.id, 'admin');
+    assert.equal(admin.admin, true);
+    assert.equal(admin.credential, serverTokenId(SERVER_TOKEN));
+    assert.deepEqual(admin.roles, { local: 'owner' });
+    assert.equal(admin.defaultNamespace, 'local');
+    assert.deepEqual(await auth.ensureServerToken(SERVER_TOKEN), { user: 'admin', created: false });
+    // A new token replaces the old one.
+    await auth.ensureServerToken('another-server-token-abcdef');
+    await assert.rejects(auth.authenticate({ bearer: SERVER_TOKEN, client: 'c' }), rejectsWith(/unknown or wrong key/));
+    assert.equal((await auth.authenticate({ bearer: 'another-server-token-abcdef', client: 'c' })).id, 'admin');
+  });
+
+  it('verifies the slow hash once per key, but reads the key every time: revocation is at once', async () => {
+    const k = await auth.keys.create({ name: 'ci' }, admin);
+    const before = hasher.verifies;
+    for (let i = 0; i < 3; i++) assert.equal((await auth.authenticate({ apiKey: k.key, client: 'c' })).id, 'admin');
+    assert.equal(hasher.verifies - before, 1, 'one slow verification for three requests');
+    await repo.revokeKey(k.id, new Date(now).toISOString());
+    await assert.rejects(auth.authenticate({ apiKey: k.key, client: 'c' }), rejectsWith(/was revoked at/));
+    // A wrong secret for a cached id still fails.
+    const wrong = `${k.id}_${'A'.repeat(43)}`;
+    await assert.rejects(auth.authenticate({ bearer: wrong, client: 'c' }), rejectsWith(/unknown or wrong key/));
+  });
+
+  it('expiry and disabled users are refused with their reason; every refusal is audited', async () => {
+    const { user, key } = await auth.users.add({ name: 'alice' }, admin);
+    assert.equal(user.defaultNamespace, 'alice');
+    const alice = await auth.authenticate({ bearer: key.key, client: '10.0.0.1' });
+    assert.deepEqual(alice.roles, { alice: 'owner' });
+    const soon = await auth.keys.create({ name: 'soon', expiresInDays: 1 }, alice);
+    now += 2 * 86_400_000;
+    await assert.rejects(auth.authenticate({ bearer: soon.key, client: 'c' }), rejectsWith(/expired at/));
+    await auth.users.disable('alice', admin);
+    await assert.rejects(
+      auth.authenticate({ bearer: key.key, client: '10.0.0.1' }),
+      rejectsWith(/user alice is disabled/),
+    );
+    await assert.rejects(auth.authenticate({ client: 'c' }), rejectsWith(/Authentication required/));
+    const refused = audit.filter((e) => e.event === 'auth.refused');
+    assert.deepEqual(
+      refused.map((e) => (e.details as { reason: string }).reason),
+      ['expired', 'user disabled', 'missing'],
+    );
+    assert.equal(refused[1]?.client, '10.0.0.1');
+    assert.equal(refused[1]?.principal, 'alice');
+  });
+
+  it('audits a login once per credential, and records use at most once a minute', async () => {
+    const k = await auth.keys.create({ name: 'ci' }, admin);
+    const logins = (): number => audit.filter((e) => e.event === 'auth.login' && e.by?.credential === k.id).length;
+    await auth.authenticate({ bearer: k.key, client: 'c' });
+    await auth.authenticate({ bearer: k.key, client: 'c' });
+    assert.equal(logins(), 1);
+    await new Promise((r) => setImmediate(r));
+    const first = (await repo.getKey(k.id))?.lastUsedAt;
+    assert.equal(first, new Date(now).toISOString());
+    now += 30_000;
+    await auth.authenticate({ bearer: k.key, client: 'c' });
+    await new Promise((r) => setImmediate(r));
+    assert.equal((await repo.getKey(k.id))?.lastUsedAt, first, 'not again within the minute');
+    now += 31_000;
+    await auth.authenticate({ bearer: k.key, client: 'c' });
+    await new Promise((r) => setImmediate(r));
+    assert.equal((await repo.getKey(k.id))?.lastUsedAt, new Date(now).toISOString());
+  });
+
+  it('JWTs: refused without a verifier; the verifier says why; a new subject is made a user on first sight', async () => {
+    const noJwt = make(false);
+    await assert.rejects(noJwt.authenticate({ bearer: 'a.b.c', client: 'c' }), rejectsWith(/accepts API keys only/));
+    jwt.tokens.set('e.x.p', 'the token has expired');
+    await assert.rejects(auth.authenticate({ bearer: 'e.x.p', client: 'c' }), rejectsWith(/the token has expired/));
+
+    await namespaces.create('team', 'admin', new Date(now).toISOString());
+    const tok = (sub: string, roles?: VerifiedToken['roles']): VerifiedToken => ({
+      issuer: 'https://idp',
+      subject: sub,
+      username: 'carol',
+      tokenId: `jwt-${sub}`,
+      ...(roles ? { roles } : {}),
+    });
+    jwt.tokens.set('h.p.1', tok('1', { team: 'member', ghost: 'owner' }));
+    jwt.tokens.set('h.p.2', tok('2'));
+    const carol = await auth.authenticate({ bearer: 'h.p.1', client: 'c' });
+    assert.equal(carol.id, 'carol');
+    assert.equal(carol.kind, 'jwt');
+    assert.equal(carol.credential, 'jwt-1');
+    assert.deepEqual(carol.roles, { carol: 'owner', team: 'member' }, 'token roles only for namespaces that exist');
+    assert.equal((await auth.authenticate({ bearer: 'h.p.1', client: 'c' })).id, 'carol', 'the same user next time');
+    const other = await auth.authenticate({ bearer: 'h.p.2', client: 'c' });
+    assert.equal(other.id, 'carol-2', 'the name is taken by another subject');
+    assert.deepEqual(
+      audit.filter((e) => e.event === 'user.created').map((e) => e.target),
+      ['admin', 'carol', 'carol-2'],
+    );
+    await auth.users.disable('carol', admin);
+    await assert.rejects(auth.authenticate({ bearer: 'h.p.1', client: 'c' }), rejectsWith(/user carol is disabled/));
+  });
+
+  it('users: administrators only, name rules, reserved names, not yourself', async () => {
+    const { key } = await auth.users.add({ name: 'alice' }, admin);
+    const alice = await auth.authenticate({ bearer: key.key, client: 'c' });
+    await assert.rejects(auth.users.add({ name: 'bob' }, alice), /server administrators/);
+    await assert.rejects(auth.users.list(alice), /server administrators/);
+    for (const name of ['root', 'builtin', 'local', 'system', 'internal', 'admin'])
+      await assert.rejects(auth.users.add({ name }, admin), /reserved/);
+    await assert.rejects(auth.users.add({ name: 'Bad Name' }, admin), /not valid/);
+    await assert.rejects(auth.users.disable('admin', admin), /cannot disable yourself/);
+    await assert.rejects(auth.users.disable('nobody', admin), /User nobody was not found/);
+    assert.deepEqual(
+      (await auth.users.list(admin)).users.map((u) => u.name),
+      ['admin', 'alice'],
+    );
+  });
+
+  it("keys: yours, or anyone's for administrators; someone else's key looks missing; no hashes", async () => {
+    const { key } = await auth.users.add({ name: 'alice' }, admin);
+    const alice = await auth.authenticate({ bearer: key.key, client: 'c' });
+    const adminKey = await auth.keys.create({ name: 'ops' }, admin);
+    await assert.rejects(auth.keys.revoke(adminKey.id, alice), /was not found/);
+    await assert.rejects(auth.keys.create({ name: 'x', user: 'admin' }, alice), /server administrators/);
+    await assert.rejects(auth.keys.list({ user: 'admin' }, alice), /server administrators/);
+    const forAlice = await auth.keys.create({ name: 'made-for-alice', user: 'alice' }, admin);
+    assert.equal(forAlice.user, 'alice');
+    const mine = await auth.keys.list({}, alice);
+    assert.deepEqual(mine.keys.map((k) => k.name).sort(), ['default', 'made-for-alice']);
+    assert.ok(mine.keys.every((k) => !('hash' in k)));
+    const revoked = await auth.keys.revoke(forAlice.id, admin);
+    assert.ok(revoked.revokedAt);
+    await assert.rejects(auth.keys.create({ name: 'x', expiresAt: '2000-01-01T00:00:00Z' }, alice), /in the future/);
+    assert.deepEqual(
+      audit.filter((e) => e.event === 'key.revoked').map((e) => e.target),
+      [forAlice.id],
+    );
+  });
+
+  it('local mode: whoami answers the local user; keys and users are refused clearly', async () => {
+    const me = await auth.whoami(LOCAL_PRINCIPAL);
+    assert.equal(me.user, 'local');
+    assert.equal(me.kind, 'local');
+    assert.deepEqual(me.namespaces, [{ name: 'local', role: 'owner' }]);
+    for (const p of [
+      auth.keys.create({ name: 'x' }, LOCAL_PRINCIPAL),
+      auth.keys.list({}, LOCAL_PRINCIPAL),
+      auth.users.add({ name: 'bob' }, LOCAL_PRINCIPAL),
+      auth.users.list(LOCAL_PRINCIPAL),
+    ])
+      await assert.rejects(p, /local mode has one user and no keys; run `agents serve` for a server/);
+  });
+});

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { resolveConnection } from '../../../../src/presentation/cli/config.js';
+import {
+  credentialsPath,
+  expiryMs,
+  loadCredentials,
+  refreshIfExpired,
+  saveCredentials,
+  type CredentialStore,
+} from '../../../../src/presentation/cli/credentials.js';
+
+describe('the credential store', () => {
+  const root = mkdtempSync(join(tmpdir(), 'ca-creds-'));
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('lives next to config.yaml; written 0600 in a 0700 directory; read back', () => {
+    const path = credentialsPath({ XDG_CONFIG_HOME: root });
+    assert.equal(path, join(root, 'cleveragents', 'credentials.json'));
+    assert.deepEqual(loadCredentials(path), { servers: {} }, 'missing: empty');
+    const store: CredentialStore = {
+      current: 'http://a',
+      servers: { 'http://a': { kind: 'key', token: 'ca_x', user: 'alice' } },
+    };
+    saveCredentials(path, store);
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.equal(statSync(join(root, 'cleveragents')).mode & 0o777, 0o700);
+    assert.deepEqual(loadCredentials(path), store);
+    writeFileSync(path, '{nope');
+    assert.throws(() => loadCredentials(path), /not valid JSON/);
+  });
+
+  it('the connection: flag > env > config > the current login; the token stored for the URL last', () => {
+    const logins = { current: 'http://current', servers: { 'http://current': { token: 'stored-key' } } };
+    const c = resolveConnection({}, {}, {}, logins);
+    assert.deepEqual(c, { kind: 'server', url: 'http://current', token: 'stored-key', stored: 'http://current' });
+    assert.deepEqual(resolveConnection({ local: true }, {}, {}, logins), { kind: 'local', verbose: false });
+    assert.deepEqual(resolveConnection({ server: 'http://other' }, {}, {}, logins), {
+      kind: 'server',
+      url: 'http://other',
+    });
+    assert.deepEqual(resolveConnection({}, { CLEVERAGENTS_SERVER_TOKEN: 'env' }, {}, logins), {
+      kind: 'server',
+      url: 'http://current',
+      token: 'env',
+    });
+    assert.equal(resolveConnection({}, {}, { server: 'http://cfg' }, logins).kind, 'server');
+    assert.deepEqual(resolveConnection({}, {}, {}), { kind: 'local', verbose: false });
+  });
+
+  it('oauth: an unexpired token is used as stored; an expired one without a refresh token asks to log in again', async () => {
+    const path = join(root, 'o.json');
+    const now = 1_000_000_000_000;
+    const store: CredentialStore = {
+      servers: {
+        'http://fresh': { kind: 'oauth', token: 'fresh', expiresAt: now + 3_600_000, user: 'u' },
+        'http://stale': { kind: 'oauth', token: 'stale', expiresAt: now - 1, user: 'u' },
+      },
+    };
+    assert.equal(await refreshIfExpired(path, store, 'http://fresh', () => now), 'fresh');
+    await assert.rejects(
+      refreshIfExpired(path, store, 'http://stale', () => now),
+      /has expired/,
+    );
+    assert.equal(expiryMs(1_700_000_000), 1_700_000_000_000, 'seconds are read as seconds');
+    assert.equal(expiryMs(1_700_000_000_000), 1_700_000_000_000);
+    assert.throws(() => readFileSync(path), /ENOENT/, 'nothing written');
+  });
+});
