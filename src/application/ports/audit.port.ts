@@ -13,7 +13,6 @@ export const AUDIT_EVENTS = [
   'member.added',
   'member.removed',
   'member.role-changed',
-  'sync.pushed',
 ] as const;
 export type AuditEventKind = (typeof AUDIT_EVENTS)[number];
 
