@@ -31,7 +31,7 @@ async function rpc(port: number, token: string, method: string, params: unknown)
 
 /** The first string in a value that looks like one of our API keys. */
 function findKey(v: unknown): string | undefined {
-  if (typeof v === 'string') return v.startsWith('ca_') ? v : undefined;
+  if (typeof v === 'string') return /^ca_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/.test(v) ? v : undefined;
   if (v && typeof v === 'object')
     return Object.values(v)
       .map(findKey)

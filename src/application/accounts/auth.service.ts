@@ -28,6 +28,14 @@ export interface KeyView {
 }
 
 /** A key just made: the secret is shown this once. */
+/** What `key create` takes: a name, an optional expiry, and (administrators) whose key it is. */
+export interface NewKeyInput {
+  name: string;
+  expiresInDays?: number | undefined;
+  expiresAt?: string | undefined;
+  user?: string | undefined;
+}
+
 export interface NewKey {
   id: string;
   key: string;
@@ -141,15 +149,7 @@ export class AuthService {
   };
 
   readonly keys: {
-    create(
-      input: {
-        name: string;
-        expiresInDays?: number | undefined;
-        expiresAt?: string | undefined;
-        user?: string | undefined;
-      },
-      by: Principal,
-    ): Promise<NewKey>;
+    create(input: NewKeyInput, by: Principal): Promise<NewKey>;
     list(input: { user?: string | undefined }, by: Principal): Promise<{ keys: KeyView[] }>;
     revoke(id: string, by: Principal): Promise<KeyView>;
   };
@@ -456,15 +456,7 @@ export class AuthService {
     return userView(at !== undefined ? { ...rest, disabledAt: at } : rest);
   }
 
-  private async createKey(
-    input: {
-      name: string;
-      expiresInDays?: number | undefined;
-      expiresAt?: string | undefined;
-      user?: string | undefined;
-    },
-    by: Principal,
-  ): Promise<NewKey> {
+  private async createKey(input: NewKeyInput, by: Principal): Promise<NewKey> {
     requireServerMode(by);
     const owner = input.user ?? by.id;
     if (owner !== by.id) {

@@ -126,17 +126,7 @@ export function resolveConnection(
     if (flags.dataDir) c.dataDir = resolve(flags.dataDir);
     return c;
   }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UsageError(
-      `the server URL ${JSON.stringify(url)} is not a URL`,
-      'use e.g. --server http://127.0.0.1:8080',
-    );
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new UsageError(`the server URL must use http or https, not ${parsed.protocol}`);
+  checkServerUrl(url);
   const token = flags.token ?? (env['CLEVERAGENTS_SERVER_TOKEN'] || undefined) ?? file.token;
   const c: Connection = { kind: 'server', url };
   if (token) c.token = token;
@@ -163,4 +153,19 @@ export function resolveNamespace(flags: GlobalFlags, env: NodeJS.ProcessEnv, fil
       'use lowercase letters, digits, - and _, starting with a letter (see `agents namespace list`)',
     );
   return ns;
+}
+
+/** Refuses a server URL that is not an absolute http(s) URL. */
+export function checkServerUrl(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(
+      `the server URL ${JSON.stringify(url)} is not a URL`,
+      'use e.g. --server http://127.0.0.1:8080',
+    );
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new UsageError(`the server URL must use http or https, not ${parsed.protocol}`);
 }

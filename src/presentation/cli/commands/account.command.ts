@@ -11,7 +11,7 @@ import {
   userList,
   whoami,
 } from '../../../protocol/client/index.js';
-import { configPath, loadConfig, type GlobalFlags } from '../config.js';
+import { checkServerUrl, configPath, loadConfig, type GlobalFlags } from '../config.js';
 import {
   credentialsPath,
   expiryMs,
@@ -310,17 +310,7 @@ function registerLogin(program: Command, runner: Runner): void {
             'which server? pass --server URL',
             'e.g. agents login --server https://agents.example.com',
           );
-        let parsed: URL;
-        try {
-          parsed = new URL(url);
-        } catch {
-          throw new UsageError(
-            `the server URL ${JSON.stringify(url)} is not a URL`,
-            'use e.g. --server http://127.0.0.1:8080',
-          );
-        }
-        if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-          throw new UsageError(`the server URL must use http or https, not ${parsed.protocol}`);
+        checkServerUrl(url);
         const key = serverKey(url);
         let cred: Omit<StoredCredential, 'user'>;
         if (opts.device) {
