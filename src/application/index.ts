@@ -1,7 +1,7 @@
 /** The Application layer's public surface (its only barrel). */
 export { createServiceFacade, type ServiceFacade } from './service-facade.js';
 export type { Principal } from './ports/principal.js';
-export { LOCAL_PRINCIPAL, makePrincipal, namespacesOf, systemPrincipalFor } from './ports/principal.js';
+export { LOCAL_PRINCIPAL, makePrincipal, namespacesOf, roleIn, systemPrincipalFor } from './ports/principal.js';
 export type { Actor, ActorCatalog, ActorTurn } from './ports/actor.port.js';
 export type { Logger } from './ports/logger.port.js';
 export { silentLogger } from './ports/logger.port.js';

@@ -64,6 +64,14 @@ export function systemPrincipalFor(namespace: string): Principal {
   };
 }
 
+/**
+ * The principal's role in a namespace, if any. Own properties only: a namespace named like an
+ * Object.prototype member (`constructor`, `toString`) is not a role.
+ */
+export function roleIn(principal: Pick<Principal, 'roles'>, namespace: string): Role | undefined {
+  return Object.hasOwn(principal.roles, namespace) ? principal.roles[namespace] : undefined;
+}
+
 /** The namespaces a principal belongs to. */
 export function namespacesOf(principal: Principal): string[] {
   return Object.keys(principal.roles);

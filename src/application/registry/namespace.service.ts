@@ -2,7 +2,7 @@ import { AppError } from '../../domain/errors.js';
 import { mayAssign } from '../../domain/permissions.js';
 import { BUILTIN_NAMESPACE } from '../../domain/registry/names.js';
 import type { AuditEntry } from '../accounts/audit.service.js';
-import { LOCAL_PRINCIPAL, type Principal } from '../ports/principal.js';
+import { LOCAL_PRINCIPAL, roleIn, type Principal } from '../ports/principal.js';
 import type {
   Member,
   NamespaceContents,
@@ -127,7 +127,7 @@ export class NamespaceService {
         hint: 'use your own namespace, e.g. local/',
       });
     }
-    const role = principal.roles[namespace];
+    const role = roleIn(principal, namespace);
     if (!role || !WRITE_ROLES.has(role)) {
       throw new AppError('FORBIDDEN', `You may not write to namespace ${namespace}`, {
         details: { namespace, role: role ?? null },
@@ -286,7 +286,7 @@ export class NamespaceService {
 
   /** The caller's role in one of their namespaces, and its row; missing and foreign look alike. */
   private async mine(name: string, principal: Principal): Promise<{ role: Role; ns: NamespaceRecord }> {
-    const role = principal.roles[name];
+    const role = roleIn(principal, name);
     const ns = role && (await this.repo.get(name));
     if (!role || !ns) throw notFound(name);
     return { role, ns };

@@ -1,11 +1,52 @@
 import type { AccountRepository, ApiKeyRecord, KeyLookup, UserRecord } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 import type { Role } from '../../domain/permissions.js';
-import type { ApiKeysTable, SqliteDatabase, UsersTable } from './database.js';
+import { param, type ApiKeysTable, type SqliteDatabase, type UsersTable } from './database.js';
 
-/** Users and API keys in SQLite (migration 0009); memberships are namespace_members rows. */
+/**
+ * Users and API keys in SQLite (migration 0009); memberships are namespace_members rows. What
+ * every authenticated request reads (a key with its user, a user by external id, the roles) is
+ * compiled once: building the query each time cost more than running it.
+ */
 export class SqliteAccountRepository implements AccountRepository {
-  constructor(private readonly db: SqliteDatabase) {}
+  private readonly q;
+
+  constructor(private readonly db: SqliteDatabase) {
+    const k = db.kysely;
+    this.q = {
+      key: db.prepare(
+        k
+          .selectFrom('api_keys as k')
+          .innerJoin('users as u', 'u.name', 'k.user_name')
+          .select([
+            'k.id',
+            'k.user_name',
+            'k.name as key_name',
+            'k.hash',
+            'k.created_at as key_created_at',
+            'k.expires_at',
+            'k.revoked_at',
+            'k.last_used_at',
+            'u.name',
+            'u.display_name',
+            'u.admin',
+            'u.default_namespace',
+            'u.external_id',
+            'u.created_at',
+            'u.disabled_at',
+          ])
+          .where('k.id', '=', param<string>('id')),
+      ),
+      roles: db.prepare(
+        k
+          .selectFrom('namespace_members')
+          .select(['namespace', 'role'])
+          .where('principal', '=', param<string>('name'))
+          .orderBy('namespace'),
+      ),
+      external: db.prepare(k.selectFrom('users').selectAll().where('external_id', '=', param<string>('externalId'))),
+    };
+  }
 
   async countUsers(): Promise<number> {
     const r = await this.db.kysely
@@ -21,11 +62,7 @@ export class SqliteAccountRepository implements AccountRepository {
   }
 
   async userByExternalId(externalId: string): Promise<UserRecord | undefined> {
-    const r = await this.db.kysely
-      .selectFrom('users')
-      .selectAll()
-      .where('external_id', '=', externalId)
-      .executeTakeFirst();
+    const r = await this.db.exclusive(() => this.q.external.get({ externalId }));
     return r && toUser(r);
   }
 
@@ -107,39 +144,16 @@ export class SqliteAccountRepository implements AccountRepository {
   }
 
   async rolesOf(name: string): Promise<Record<string, Role>> {
-    const rows = await this.db.kysely
-      .selectFrom('namespace_members')
-      .select(['namespace', 'role'])
-      .where('principal', '=', name)
-      .orderBy('namespace')
-      .execute();
+    const rows = await this.db.exclusive(() => this.q.roles.all({ name }));
     return Object.fromEntries(rows.map((r) => [r.namespace, r.role as Role]));
   }
 
   /** Two indexed reads: the key with its user (primary keys), then the user's memberships. */
   async lookupKey(id: string): Promise<KeyLookup | undefined> {
-    const r = await this.db.kysely
-      .selectFrom('api_keys as k')
-      .innerJoin('users as u', 'u.name', 'k.user_name')
-      .select([
-        'k.id',
-        'k.user_name',
-        'k.name as key_name',
-        'k.hash',
-        'k.created_at as key_created_at',
-        'k.expires_at',
-        'k.revoked_at',
-        'k.last_used_at',
-        'u.name',
-        'u.display_name',
-        'u.admin',
-        'u.default_namespace',
-        'u.external_id',
-        'u.created_at',
-        'u.disabled_at',
-      ])
-      .where('k.id', '=', id)
-      .executeTakeFirst();
+    const [r, rows] = await this.db.exclusive(() => {
+      const found = this.q.key.get({ id });
+      return [found, found ? this.q.roles.all({ name: found.name }) : []] as const;
+    });
     if (!r) return undefined;
     const key = toKey({
       id: r.id,
@@ -152,7 +166,7 @@ export class SqliteAccountRepository implements AccountRepository {
       last_used_at: r.last_used_at,
     });
     const user = toUser(r);
-    return { key, user, roles: await this.rolesOf(user.name) };
+    return { key, user, roles: Object.fromEntries(rows.map((m) => [m.namespace, m.role as Role])) };
   }
 
   async createKey(key: ApiKeyRecord): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Principal } from '../../application/index.js';
+import { roleIn, type Principal } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 import { permissionLevel, roleGrants, type MethodScope, type Role } from '../../domain/permissions.js';
 import { BUILTIN_NAMESPACE } from '../../domain/registry/names.js';
@@ -64,7 +64,7 @@ export function authorize(
   }
   // An entity in a namespace the caller does not belong to: the service answers as it does for
   // a missing entity (it sees only the caller's namespaces), so neither can be told apart.
-  if (scope.form === 'entity' && !principal.roles[named]) return at;
+  if (scope.form === 'entity' && !roleIn(principal, named)) return at;
   check(principal, method, named, true);
   return at;
 }
@@ -77,7 +77,7 @@ function grantedSomewhere(principal: Principal, method: Pick<MethodDef, 'name' |
 
 /** A tenant on a method that does not act in one namespace: still only one of the caller's. */
 function inTenant(principal: Principal, tenant: string): Principal {
-  if (!principal.roles[tenant]) throw namespaceNotFound(tenant);
+  if (!roleIn(principal, tenant)) throw namespaceNotFound(tenant);
   return tenant === principal.namespace ? principal : { ...principal, namespace: tenant };
 }
 
@@ -88,7 +88,7 @@ function check(
   namespace: string,
   named: boolean,
 ): Role {
-  const role = principal.roles[namespace];
+  const role = roleIn(principal, namespace);
   if (!role) {
     if (named) throw namespaceNotFound(namespace);
     throw new AppError('FORBIDDEN', `You may not call ${method.name}: you belong to no namespace`, {
