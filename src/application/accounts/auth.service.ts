@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto
 import { AppError } from '../../domain/errors.js';
 import type { Role } from '../../domain/permissions.js';
 import type { AccountRepository, ApiKeyRecord, KeyHasher, UserRecord } from '../ports/account.repository.port.js';
-import type { JwtVerifier } from '../ports/jwt-verifier.port.js';
+import type { JwtVerifier, VerifiedToken } from '../ports/jwt-verifier.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import { makePrincipal, type Principal } from '../ports/principal.js';
 import type { NamespaceRepository } from '../ports/registry.repository.port.js';
@@ -135,6 +135,8 @@ function unauthenticated(message: string, hint: string, reason: string): AppErro
 export class AuthService {
   private readonly verified: Bounded<{ stored: string; digest: Buffer }>;
   private readonly loggedIn: Bounded<true>;
+  /** JWTs already verified, until they expire: the signature is checked once per token per process. */
+  private readonly jwts: Bounded<VerifiedToken>;
   private readonly touched: Bounded<number>;
   private readonly now: () => number;
 
@@ -158,6 +160,7 @@ export class AuthService {
     const size = deps.cacheSize ?? 10_000;
     this.verified = new Bounded(size);
     this.loggedIn = new Bounded(size);
+    this.jwts = new Bounded(size);
     this.touched = new Bounded(size);
     this.now = deps.now ?? Date.now;
     this.users = {
@@ -294,7 +297,7 @@ export class AuthService {
         'use an API key (`agents key create`), or ask the administrator to configure OIDC',
         'jwt not accepted',
       );
-    const t = await jwt.verify(token);
+    const t = await this.verifiedJwt(jwt, token);
     const externalId = `${t.issuer}|${t.subject}`;
     const user =
       (await this.deps.accounts.userByExternalId(externalId)) ?? (await this.jitUser(t.username, externalId));
@@ -310,6 +313,18 @@ export class AuthService {
       defaultNamespace: user.defaultNamespace,
       credential: t.tokenId,
     });
+  }
+
+  /**
+   * A token's claims, verified once per process while it is valid: its signature cannot change,
+   * and its expiry is checked on every use (the user and their roles are read every request).
+   */
+  private async verifiedJwt(jwt: JwtVerifier, token: string): Promise<VerifiedToken> {
+    const cached = this.jwts.get(token);
+    if (cached && cached.expiresAt !== undefined && cached.expiresAt * 1000 > this.now()) return cached;
+    const t = await jwt.verify(token);
+    if (t.expiresAt !== undefined) this.jwts.set(token, t);
+    return t;
   }
 
   /** A user the issuer vouches for, made on first sight: their name, else name-2, name-3, … */

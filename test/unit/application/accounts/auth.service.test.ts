@@ -37,7 +37,9 @@ class CountingHasher implements KeyHasher {
 
 class FakeJwt implements JwtVerifier {
   tokens = new Map<string, VerifiedToken | string>();
+  calls = 0;
   verify(token: string): Promise<VerifiedToken> {
+    this.calls++;
     const t = this.tokens.get(token);
     if (t === undefined || typeof t === 'string')
       return Promise.reject(new AppError('UNAUTHENTICATED', `Authentication failed: ${t ?? 'the token is not valid'}`));
@@ -184,6 +186,23 @@ describe('AuthService', () => {
     );
     await auth.users.disable('carol', admin);
     await assert.rejects(auth.authenticate({ bearer: 'h.p.1', client: 'c' }), rejectsWith(/user carol is disabled/));
+  });
+
+  it('a JWT is verified once while it is valid; past its expiry it is verified again', async () => {
+    const exp = Math.floor(now / 1000) + 60;
+    jwt.tokens.set('c.a.1', {
+      issuer: 'https://idp',
+      subject: 'd',
+      username: 'dora',
+      tokenId: 'jwt-d',
+      expiresAt: exp,
+    });
+    for (let i = 0; i < 3; i++) assert.equal((await auth.authenticate({ bearer: 'c.a.1', client: 'c' })).id, 'dora');
+    assert.equal(jwt.calls, 1, 'one signature check for three requests');
+    now += 61_000;
+    jwt.tokens.set('c.a.1', 'the token has expired');
+    await assert.rejects(auth.authenticate({ bearer: 'c.a.1', client: 'c' }), rejectsWith(/the token has expired/));
+    assert.equal(jwt.calls, 2);
   });
 
   it('users: administrators only, name rules, reserved names, not yourself', async () => {
