@@ -65,6 +65,16 @@ export function namespaceSuite(ctx: SuiteContext): void {
         'ResourceNotFoundError',
         /bob/,
       );
+      await refused(
+        client.call(namespaceSetRole, { namespace: 'local', user: 'nobody', role: 'viewer' }),
+        'ResourceNotFoundError',
+        /nobody is not a member of local/,
+      );
+      await refused(
+        client.call(namespaceRemoveMember, { namespace: 'local', user: 'nobody' }),
+        'ResourceNotFoundError',
+        /nobody/,
+      );
     } else {
       await refused(
         client.call(namespaceAddMember, { namespace: 'local', user: 'bob', role: 'member' }),
