@@ -126,3 +126,4 @@ export {
   type SyncEntityState,
   type SyncEntityStatus,
 } from './sync/sync.service.js';
+export { namespaceNotFound } from './registry/namespace.service.js';

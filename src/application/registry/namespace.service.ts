@@ -288,7 +288,7 @@ export class NamespaceService {
   private async mine(name: string, principal: Principal): Promise<{ role: Role; ns: NamespaceRecord }> {
     const role = roleIn(principal, name);
     const ns = role && (await this.repo.get(name));
-    if (!role || !ns) throw notFound(name);
+    if (!role || !ns) throw namespaceNotFound(name);
     return { role, ns };
   }
 
@@ -386,7 +386,11 @@ function builtinNamespace(): NamespaceSummary {
   };
 }
 
-function notFound(name: string): AppError {
+/**
+ * The one answer for a namespace that does not exist and one the caller does not belong to (the
+ * dispatcher's authorize step gives it too): the same code, message, details and hint.
+ */
+export function namespaceNotFound(name: string): AppError {
   return new AppError('NOT_FOUND', `Namespace ${name} was not found`, {
     details: { entity: 'namespace', name },
     hint: 'see your namespaces with `agents namespace list`',

@@ -1,4 +1,5 @@
-import { roleIn, type Principal } from '../../application/index.js';
+import { namespaceNotFound, roleIn, type Principal } from '../../application/index.js';
+
 import { AppError } from '../../domain/errors.js';
 import { permissionLevel, roleGrants, type MethodScope, type Role } from '../../domain/permissions.js';
 import { BUILTIN_NAMESPACE } from '../../domain/registry/names.js';
@@ -121,17 +122,6 @@ function builtinIsReadOnly(method: Pick<MethodDef, 'permission'>): never {
   throw new AppError('FORBIDDEN', 'builtin/ entities ship with CleverAgents and cannot be changed', {
     details: { permission: method.permission, namespace: BUILTIN_NAMESPACE },
     hint: 'use your own namespace, e.g. local/',
-  });
-}
-
-/**
- * The one answer for a namespace that does not exist and one the caller does not belong to: the
- * same code, message, details and hint, so that neither can be told from the other.
- */
-export function namespaceNotFound(name: string): AppError {
-  return new AppError('NOT_FOUND', `Namespace ${name} was not found`, {
-    details: { entity: 'namespace', name },
-    hint: 'see your namespaces with `agents namespace list`',
   });
 }
 
