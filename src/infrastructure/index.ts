@@ -21,7 +21,9 @@ export { SqliteRunnerRegistry } from './persistence/sqlite-runner.registry.js';
 export { SqliteSessionRepository } from './persistence/sqlite-session.repository.js';
 export { SqlitePushConfigRepository } from './persistence/sqlite-push-config.repository.js';
 export { SqlitePushOutboxRepository } from './persistence/sqlite-push-outbox.repository.js';
-export { SqliteSystemProbe, type SqliteSystemProbeOptions } from './system/sqlite-system.probe.js';
+export { HostSystemProbe, type SystemProbeOptions, type ProbedStorage } from './system/system.probe.js';
+export type { Storage, StorageOptions, LeasedRunnerRegistry } from './persistence/storage.js';
+export { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from './persistence/sqlite-storage.js';
 export {
   HttpWebhookSender,
   WebhookRefusedError,
@@ -65,3 +67,12 @@ export { SqliteSyncStateStore } from './persistence/sqlite-sync-state.store.js';
 export { FileRemoteConnectionStore } from './persistence/file-remote-connection.store.js';
 export { SqliteAccountRepository } from './persistence/sqlite-account.repository.js';
 export { ScryptKeyHasher, type ScryptKeyHasherOptions } from './auth/scrypt-key.hasher.js';
+export {
+  openPgDatabase,
+  PgDatabase,
+  isPostgresUrl,
+  redactUrl,
+  isPgConstraintError,
+  type OpenPgDatabaseOptions,
+  type PoolStats,
+} from './persistence/postgres/pg-database.js';

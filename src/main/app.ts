@@ -19,27 +19,15 @@ import {
   FsFileInventory,
   GptTokenCounter,
   SdkMcpHub,
-  SqliteTranscriptStore,
-  SqliteAuditLog,
-  SqliteSyncStateStore,
   FileRemoteConnectionStore,
-  SqliteAccountRepository,
   ScryptKeyHasher,
   FsResourceInspector,
   type ConfinementSettings,
   GitSandboxManager,
-  SqlitePlanRepository,
   HttpWebhookSender,
-  openDatabase,
-  SqlitePushConfigRepository,
-  SqlitePushOutboxRepository,
-  SqliteNamespaceRepository,
-  SqliteRegistryRepository,
-  SqliteSessionRepository,
-  SqliteRunnerRegistry,
-  SqliteSystemProbe,
-  SqliteTaskRepository,
-  type SqliteDatabase,
+  HostSystemProbe,
+  openSqliteStorage,
+  type Storage,
   discoverOidc,
   JoseJwtVerifier,
   oidcMetadataUrl,
@@ -73,6 +61,13 @@ export interface AppOptions {
   busyTimeoutMs?: number;
   /** How long a runner lease lasts without renewal (default 15 s; CLEVERAGENTS_RUNNER_LEASE_MS). */
   runnerLeaseMs?: number;
+  /**
+   * A PostgreSQL URL (`postgres://…`): every store lives there and several instances may share it
+   * (CLEVERAGENTS_DATABASE_URL). Without it the embedded SQLite file in the data directory is used.
+   */
+  databaseUrl?: string | undefined;
+  /** PostgreSQL connections per instance (default 10; CLEVERAGENTS_DATABASE_POOL). */
+  databasePoolSize?: number | undefined;
   /** How commands are confined (default: the environment, see `confinementSettings`). */
   confinement?: { mode?: 'bubblewrap' | 'none'; bwrapPath?: string };
   /** Where actors' API keys come from (default: this process's environment). */
@@ -105,7 +100,8 @@ export interface App {
   facade: ServiceFacade;
   dispatcher: Dispatcher;
   card: AgentCardProvider;
-  db: SqliteDatabase;
+  /** Where everything is stored (SQLite by default; PostgreSQL with a database URL). */
+  storage: Storage;
   logger: Logger;
   /** The JWT verifier of the configured OIDC issuer (absent without OIDC): AuthService's `deps.jwt`. */
   jwt?: JwtVerifier | undefined;
@@ -126,6 +122,23 @@ export function createLogger(level: string): Logger {
   return pino({ level, base: { pid: process.pid } }, pino.destination({ fd: 2, sync: true }));
 }
 
+/** Opens the configured storage: PostgreSQL when a database URL is given, else the SQLite file. */
+async function openStorage(
+  opts: AppOptions & { file: string; logger: Logger; leaseMs: number | undefined },
+): Promise<Storage> {
+  const runnerId = randomUUID();
+  if (opts.databaseUrl) {
+    throw new StartupError('PostgreSQL storage is not available yet', 'leave out --database-url to use SQLite');
+  }
+  return openSqliteStorage({
+    file: opts.file,
+    logger: opts.logger,
+    busyTimeoutMs: opts.busyTimeoutMs,
+    runnerId,
+    leaseMs: opts.leaseMs,
+  });
+}
+
 /** The composition root: the only place that knows every layer. */
 export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
@@ -135,18 +148,21 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // Checked first (a bad setting changes nothing); probed while the database opens.
   const probing = CommandConfinement.probe(confinementSettings(opts));
   probing.catch(() => {});
-  const db = await openDatabase({ file, logger, busyTimeoutMs: opts.busyTimeoutMs });
-  const confinement = await probing;
+  const leaseMs = opts.runnerLeaseMs ?? (Number(process.env['CLEVERAGENTS_RUNNER_LEASE_MS']) || undefined);
+  // This process's lease: the tasks it runs carry its id, so others can tell what is stranded.
+  const storage = await openStorage({ ...opts, file, logger, leaseMs });
+  const confinement = await probing.catch(async (err: unknown) => {
+    await storage.close();
+    throw err;
+  });
   if (confinement.mode !== 'bubblewrap')
     logger.warn({ confinement: confinement.describe() }, 'commands are not confined');
   const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
-  // This process's lease: the tasks it runs carry its id, so others can tell what is stranded.
-  const leaseMs = opts.runnerLeaseMs ?? (Number(process.env['CLEVERAGENTS_RUNNER_LEASE_MS']) || undefined);
-  const runners = new SqliteRunnerRegistry(db, { id: randomUUID(), logger, leaseMs });
+  const runners = storage.runners;
   try {
     await runners.start();
   } catch (err) {
-    await db.close();
+    await storage.close();
     throw err;
   }
   const stepMs = opts.conformanceStepMs ?? (Number(process.env['CLEVERAGENTS_CONFORMANCE_STEP_MS']) || undefined);
@@ -169,23 +185,22 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         cooldownMs: oidc.jwksCooldownMs,
       })
     : undefined;
-  const accounts = new SqliteAccountRepository(db);
+  const accounts = storage.accounts;
   const facade = createServiceFacade({
-    tasks: new SqliteTaskRepository(db, { runnerId: runners.self }),
-    sessions: new SqliteSessionRepository(db),
-    pushConfigs: new SqlitePushConfigRepository(db),
-    pushOutbox: new SqlitePushOutboxRepository(db, runners.self),
-    registry: new SqliteRegistryRepository(db),
-    namespaces: new SqliteNamespaceRepository(db),
+    tasks: storage.tasks,
+    sessions: storage.sessions,
+    pushConfigs: storage.pushConfigs,
+    pushOutbox: storage.pushOutbox,
+    registry: storage.registry,
+    namespaces: storage.namespaces,
     inspector: new FsResourceInspector(),
-    plans: new SqlitePlanRepository(db),
+    plans: storage.plans,
     sandboxes: new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes') }),
     tools: new BuiltinToolRunner({ confinement }),
     webhooks: new HttpWebhookSender({ allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS') }),
-    probe: new SqliteSystemProbe({
-      db,
+    probe: new HostSystemProbe({
+      storage,
       dataDir: opts.dataDir,
-      dbFile: file,
       version: VERSION,
       tokenFile: opts.tokenFile,
       confinement,
@@ -201,14 +216,14 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       tokens,
       validator: new AjvSchemaValidator(),
       mcp,
-      transcripts: new SqliteTranscriptStore(db),
+      transcripts: storage.transcripts,
     },
     context: { inventory: new FsFileInventory(), tokens },
-    audit: new SqliteAuditLog(db),
+    audit: storage.audit,
     jwt,
     // A local setup syncs with the server `agents server connect` named (a server refuses sync).
     sync: {
-      state: new SqliteSyncStateStore(db),
+      state: storage.syncState,
       connection: new FileRemoteConnectionStore(opts.dataDir),
       remotes: httpSyncRemote,
     },
@@ -223,7 +238,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   } catch (err) {
     await runners.stop().catch(() => {});
     await mcp.close().catch(() => {});
-    await db.close();
+    await storage.close();
     throw new StartupError(
       `the default actor ${defaultActor} cannot be used: ${(err as Error).message}`,
       `pass --default-actor (or CLEVERAGENTS_DEFAULT_ACTOR) naming an actor; built-in actors: ${facade.actors.names().join(', ')}`,
@@ -294,7 +309,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     facade,
     dispatcher,
     card,
-    db,
+    storage,
     logger,
     jwt,
     drain,
@@ -308,7 +323,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       await Promise.race([facade.notifier.stop(), grace(1000)]);
       await mcp.close().catch((err: unknown) => logger.warn({ err }, 'stopping the MCP servers failed'));
       await runners.stop().catch((err: unknown) => logger.warn({ err }, 'giving up the runner lease failed'));
-      await db.close();
+      await storage.close();
     },
   };
 }

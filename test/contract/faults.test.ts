@@ -4,6 +4,7 @@
  * with the correlation id the caller sees); everything else keeps working, and once the fault goes
  * the server works again without a restart; nothing acknowledged is lost to a kill.
  */
+import { sqliteOf } from '../support/sqlite-of.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, openSync, writeSync, closeSync } from 'node:fs';
@@ -73,7 +74,7 @@ describe('storage faults, in process', () => {
     assert.equal(first.result.task.status.state, 'TASK_STATE_COMPLETED');
     // As root, chmod does not stop a process that has the file open: query_only makes SQLite
     // refuse every write with the very error a read-only file gives (SQLITE_READONLY).
-    app.db.sqlite.pragma('query_only = 1');
+    sqliteOf(app).sqlite.pragma('query_only = 1');
     try {
       const failed = await sendText(app, 'while read-only');
       const id = assertStorageFailure(failed, /read-only/);
@@ -86,7 +87,7 @@ describe('storage faults, in process', () => {
       assert.equal(got.result.status.state, 'TASK_STATE_COMPLETED', 'reads still work');
       assert.equal((await call(app, 'ListTasks', {})).result.totalSize, 1, 'nothing half-stored');
     } finally {
-      app.db.sqlite.pragma('query_only = 0');
+      sqliteOf(app).sqlite.pragma('query_only = 0');
     }
     const again = await sendText(app, 'after');
     assert.equal(again.result?.task?.status?.state, 'TASK_STATE_COMPLETED', JSON.stringify(again));

@@ -4,6 +4,7 @@
  * the server over HTTP. The server is built in-process (the same app `agents serve` builds) with an
  * authenticator that maps the test key to a user who owns `team` and views `docs` there.
  */
+import { sqliteOf } from '../support/sqlite-of.js';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -69,7 +70,7 @@ before(async () => {
   mkdirSync(SERVER_REPO, { recursive: true });
   mkdirSync(B_REPO, { recursive: true });
   app = await buildApp({ dataDir: SERVER_DATA, card: { endpoint: 'http://127.0.0.1/a2a', auth: 'bearer' } });
-  const namespaces = new SqliteNamespaceRepository(app.db);
+  const namespaces = new SqliteNamespaceRepository(sqliteOf(app));
   const at = new Date().toISOString();
   await namespaces.create('team', 'alice', at);
   await namespaces.create('docs', 'bob', at);

@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 /*
  * Migrations are written with Kysely's schema builder only, so the same list runs on SQLite and on
@@ -427,6 +427,30 @@ const m0010_sync: Migration = {
   },
 };
 
+/** True when the migration runs on PostgreSQL (the few steps that must differ ask). */
+function onPostgres(db: AnyDb): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+const m0011_postgres_collation: Migration = {
+  async up(db: AnyDb) {
+    // SQLite compares text byte by byte; PostgreSQL by the database's locale, which may ignore case
+    // and punctuation. Keys, names, timestamps and paging cursors must compare the same on both
+    // engines, so on PostgreSQL every text column of ours uses the byte-order "C" collation.
+    if (!onPostgres(db)) return;
+    const cols = await sql<{ table_name: string; column_name: string }>`
+      select table_name, column_name from information_schema.columns
+      where table_schema = current_schema() and data_type = 'text' and table_name not like 'kysely_%'
+      order by table_name, column_name`.execute(db);
+    for (const { table_name, column_name } of cols.rows) {
+      await sql`alter table ${sql.table(table_name)} alter column ${sql.ref(column_name)} type text collate "C"`.execute(
+        db,
+      );
+    }
+  },
+  async down() {},
+};
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
@@ -439,6 +463,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0008_chat': m0008_chat,
   '0009_accounts': m0009_accounts,
   '0010_sync': m0010_sync,
+  '0011_postgres_collation': m0011_postgres_collation,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) };

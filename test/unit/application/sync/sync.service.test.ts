@@ -2,6 +2,7 @@
  * SyncService's decisions over a real local store (in-memory database) and a fake server: where an
  * entity stands, what pull and push write, what they refuse, and auto-pull.
  */
+import { sqliteOf } from '../../../support/sqlite-of.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -111,7 +112,7 @@ beforeEach(async () => {
   sync = new SyncService({
     registry: app.facade.registry,
     namespaces: app.facade.namespaces,
-    namespaceRepo: new SqliteNamespaceRepository(app.db),
+    namespaceRepo: new SqliteNamespaceRepository(sqliteOf(app)),
     inspector: new FsResourceInspector(),
     logger: silentLogger,
     now: () => now,

@@ -1,3 +1,4 @@
+import { sqliteOf } from '../../../support/sqlite-of.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -26,8 +27,8 @@ describe('retention', () => {
   beforeEach(async () => {
     app = await buildApp({ dataDir: tempDir(), inMemory: true, card: { endpoint: 'memory://', auth: 'none' } });
     rpc = new InMemoryClientTransport(app.dispatcher, () => ({}), LOCAL_PRINCIPAL, '1.0');
-    tasks = new SqliteTaskRepository(app.db);
-    sessions = new SqliteSessionRepository(app.db);
+    tasks = new SqliteTaskRepository(sqliteOf(app));
+    sessions = new SqliteSessionRepository(sqliteOf(app));
     errors.length = 0;
   });
   afterEach(async () => app.close());
@@ -45,7 +46,11 @@ describe('retention', () => {
   ) =>
     new RetentionService({ tasks: repo, sessions, isLive, logger, now: () => new Date(Date.now() + daysLater * DAY) });
   const count = (sql: string, ...args: unknown[]): number =>
-    (app.db.sqlite.prepare(sql).get(...args) as { n: number }).n;
+    (
+      sqliteOf(app)
+        .sqlite.prepare(sql)
+        .get(...args) as { n: number }
+    ).n;
   const list = async (params: Record<string, unknown> = {}) =>
     (await rpc.request('ListTasks', params)) as { tasks: TaskLike[]; totalSize: number };
 
@@ -109,8 +114,8 @@ describe('retention', () => {
     const planTask = await send('a plan turn');
     const doc = JSON.stringify({ id: 'plan-1', contextId: planTask.contextId });
     const at = new Date().toISOString();
-    app.db.sqlite
-      .prepare(
+    sqliteOf(app)
+      .sqlite.prepare(
         'INSERT INTO plans (id, owner, action, phase, state, created_at, updated_at, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       )
       .run('plan-1', 'local', 'builtin/replace', 'strategize', 'complete', at, at, doc);
@@ -120,7 +125,7 @@ describe('retention', () => {
     assert.ok(await tasks.get(planTask.id));
     assert.ok(await sessions.get(planTask.contextId), "the plan's session stays");
     // Once the plan is gone its tasks may go.
-    app.db.sqlite.prepare('DELETE FROM plans WHERE id = ?').run('plan-1');
+    sqliteOf(app).sqlite.prepare('DELETE FROM plans WHERE id = ?').run('plan-1');
     assert.equal((await service(31, (id) => id === live.id).sweep({ maxAgeDays: 30 })).tasksDeleted, 1);
   });
 
@@ -146,8 +151,8 @@ describe('retention', () => {
   });
 
   it('uses the partial index for the oldest finished tasks', () => {
-    const plan = app.db.sqlite
-      .prepare(
+    const plan = sqliteOf(app)
+      .sqlite.prepare(
         "EXPLAIN QUERY PLAN SELECT id FROM tasks WHERE state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED') AND updated_at < ? ORDER BY updated_at, id LIMIT 10",
       )
       .all('2030-01-01T00:00:00.000Z') as Array<{ detail: string }>;

@@ -6,11 +6,22 @@ import path from 'node:path';
 import type { DiagnosticCheck } from '../../../../src/application/index.js';
 import {
   MIGRATIONS,
+  HostSystemProbe,
   openDatabase,
-  SqliteSystemProbe,
   type SqliteDatabase,
 } from '../../../../src/infrastructure/index.js';
-import { diskStatus, nodeVersion } from '../../../../src/infrastructure/system/sqlite-system.probe.js';
+import { diskStatus, nodeVersion, sqliteStorageChecks } from '../../../../src/infrastructure/system/system.probe.js';
+
+/** The probe of an embedded deployment: SQLite storage checks plus the host's. */
+function sqliteProbe(o: { db: SqliteDatabase; dataDir: string; dbFile: string; version: string; tokenFile?: string }) {
+  const storage = {
+    ping: async () => {
+      o.db.sqlite.prepare('select 1').get();
+    },
+    checks: () => sqliteStorageChecks(o.db, o.dbFile),
+  };
+  return new HostSystemProbe({ storage, dataDir: o.dataDir, version: o.version, tokenFile: o.tokenFile });
+}
 
 const byName = (checks: DiagnosticCheck[], name: string): DiagnosticCheck => {
   const c = checks.find((x) => x.name === name);
@@ -18,7 +29,7 @@ const byName = (checks: DiagnosticCheck[], name: string): DiagnosticCheck => {
   return c;
 };
 
-describe('SqliteSystemProbe', () => {
+describe('HostSystemProbe over SQLite', () => {
   let dir: string;
   let file: string;
   let db: SqliteDatabase;
@@ -34,7 +45,7 @@ describe('SqliteSystemProbe', () => {
   });
 
   it('reports healthy storage, versions and configuration for a fresh data directory', async () => {
-    const probe = new SqliteSystemProbe({ db, dataDir: dir, dbFile: file, version: '1.2.3' });
+    const probe = sqliteProbe({ db, dataDir: dir, dbFile: file, version: '1.2.3' });
     await probe.ping();
     const checks = await probe.checks();
     assert.deepEqual(new Set(checks.map((c) => c.category)), new Set(['storage', 'disk', 'versions', 'configuration']));
@@ -62,7 +73,7 @@ describe('SqliteSystemProbe', () => {
 
   it('fails the data directory check when the directory is missing', async () => {
     const missing = path.join(dir, 'nope');
-    const checks = await new SqliteSystemProbe({ db, dataDir: missing, dbFile: file, version: '1' }).checks();
+    const checks = await sqliteProbe({ db, dataDir: missing, dbFile: file, version: '1' }).checks();
     assert.equal(byName(checks, 'data directory').status, 'fail');
     assert.equal(byName(checks, 'free disk space').status, 'fail');
   });
@@ -74,7 +85,7 @@ describe('SqliteSystemProbe', () => {
       const token = path.join(dir, 'token');
       fs.writeFileSync(token, 'secret', { mode: 0o644 });
       fs.chmodSync(token, 0o644);
-      const probe = new SqliteSystemProbe({ db, dataDir: dir, dbFile: file, version: '1', tokenFile: token });
+      const probe = sqliteProbe({ db, dataDir: dir, dbFile: file, version: '1', tokenFile: token });
       const open = byName(await probe.checks(), 'token file');
       assert.equal(open.status, 'warn');
       assert.equal(open.hint, `chmod 600 ${token}`);
@@ -86,7 +97,7 @@ describe('SqliteSystemProbe', () => {
   it('warns about a configured token file that does not exist', async () => {
     const token = path.join(dir, 'absent');
     const c = byName(
-      await new SqliteSystemProbe({ db, dataDir: dir, dbFile: file, version: '1', tokenFile: token }).checks(),
+      await sqliteProbe({ db, dataDir: dir, dbFile: file, version: '1', tokenFile: token }).checks(),
       'token file',
     );
     assert.equal(c.status, 'warn');
@@ -94,7 +105,7 @@ describe('SqliteSystemProbe', () => {
   });
 
   it('fails storage checks instead of throwing once the database is closed', async () => {
-    const probe = new SqliteSystemProbe({ db, dataDir: dir, dbFile: file, version: '1' });
+    const probe = sqliteProbe({ db, dataDir: dir, dbFile: file, version: '1' });
     await db.close();
     await assert.rejects(probe.ping());
     const checks = await probe.checks();
@@ -105,7 +116,7 @@ describe('SqliteSystemProbe', () => {
   it('reports an in-memory database without failing its file checks', async () => {
     const mem = await openDatabase({ file: ':memory:' });
     try {
-      const checks = await new SqliteSystemProbe({ db: mem, dataDir: dir, dbFile: ':memory:', version: '1' }).checks();
+      const checks = await sqliteProbe({ db: mem, dataDir: dir, dbFile: ':memory:', version: '1' }).checks();
       assert.deepEqual(
         checks.filter((c) => c.category === 'storage' && c.status !== 'ok'),
         [],

@@ -1,0 +1,294 @@
+import { randomUUID } from 'node:crypto';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import { AppError } from '../../../domain/errors.js';
+import { silentLogger, type Logger } from '../../../application/index.js';
+import type { DB } from '../database.js';
+import { migrateToLatest } from '../migrations.js';
+
+/*
+ * PostgreSQL storage: the same schema (one migration list) and the same Kysely query builder as
+ * SQLite, over a `pg` connection pool. Several server instances share one database: what one
+ * writes, the others learn through LISTEN/NOTIFY (a wake-up only; the tables stay the source of
+ * truth), and work held by an instance is held under a lease (runners table).
+ */
+
+// Counts and sums come back as strings (int8); every stored integer column of ours is int4, which
+// `pg` returns as a number already. Parse int8 too: our counts never pass 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export interface OpenPgDatabaseOptions {
+  /** `postgres://user:password@host:port/database` (or `postgresql://`; `?host=/socket/dir` for a unix socket). */
+  url: string;
+  logger?: Logger | undefined;
+  /** Connections in the pool (default 10; CLEVERAGENTS_DATABASE_POOL). */
+  poolSize?: number | undefined;
+  /** How long a query may wait for a free connection before failing (default 10 s). */
+  connectTimeoutMs?: number | undefined;
+  /** Application name shown in pg_stat_activity (default "cleveragents"). */
+  applicationName?: string | undefined;
+}
+
+/** A handler of NOTIFY payloads on one channel. */
+export type NotifyHandler = (payload: string) => void;
+
+/** What `diagnostics` reports of the pool. */
+export interface PoolStats {
+  size: number;
+  max: number;
+  idle: number;
+  waiting: number;
+}
+
+/** An open PostgreSQL database: Kysely over a pool, a listener connection, and failure mapping. */
+export class PgDatabase {
+  readonly engine = 'postgresql' as const;
+  private closed = false;
+  private listener: pg.Client | undefined;
+  private listening: Promise<pg.Client> | undefined;
+  private readonly handlers = new Map<string, Set<NotifyHandler>>();
+  private reconnect: NodeJS.Timeout | undefined;
+
+  constructor(
+    /** The URL without its password (for logs and diagnostics). */
+    readonly displayUrl: string,
+    private readonly url: string,
+    readonly pool: pg.Pool,
+    readonly kysely: Kysely<DB>,
+    readonly maxConnections: number,
+    readonly failures: PgStorageFailures,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Runs `fn` in one transaction (READ COMMITTED); storage failures become UNAVAILABLE. */
+  async transaction<T>(fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+    try {
+      return await this.kysely.transaction().execute(fn);
+    } catch (err) {
+      throw this.failures.map(err);
+    }
+  }
+
+  /** Runs `fn` against the pool; storage failures become UNAVAILABLE. */
+  async run<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+    try {
+      return await fn(this.kysely);
+    } catch (err) {
+      throw this.failures.map(err);
+    }
+  }
+
+  poolStats(): PoolStats {
+    return {
+      size: this.pool.totalCount,
+      max: this.maxConnections,
+      idle: this.pool.idleCount,
+      waiting: this.pool.waitingCount,
+    };
+  }
+
+  /**
+   * Calls `handler` with the payload of every NOTIFY on `channel` (from any instance, this one
+   * included) until the returned function is called. One dedicated connection listens for all
+   * channels; when it drops it is opened again (handlers then get an empty payload: "look again",
+   * since notifications sent meanwhile are lost).
+   */
+  async listen(channel: string, handler: NotifyHandler): Promise<() => Promise<void>> {
+    assertChannel(channel);
+    let set = this.handlers.get(channel);
+    const first = !set;
+    if (!set) this.handlers.set(channel, (set = new Set()));
+    set.add(handler);
+    if (first) {
+      const client = await this.listenerClient();
+      await client.query(`LISTEN ${channel}`);
+    }
+    return async () => {
+      const s = this.handlers.get(channel);
+      if (!s?.delete(handler) || s.size > 0) return;
+      this.handlers.delete(channel);
+      if (this.listener && !this.closed) await this.listener.query(`UNLISTEN ${channel}`).catch(() => {});
+    };
+  }
+
+  /** Sends a notification (delivered when the current transaction, if any, commits). */
+  async notify(channel: string, payload: string, db: Kysely<DB> = this.kysely): Promise<void> {
+    assertChannel(channel);
+    await sql`select pg_notify(${channel}, ${payload})`.execute(db);
+  }
+
+  /** The server's version string, e.g. "PostgreSQL 15.18". */
+  async serverVersion(): Promise<string> {
+    const r = await sql<{ v: string }>`select current_setting('server_version') as v`.execute(this.kysely);
+    return `PostgreSQL ${r.rows[0]?.v ?? '?'}`;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.reconnect);
+    this.handlers.clear();
+    const listener = this.listener;
+    this.listener = undefined;
+    if (listener) await listener.end().catch(() => {});
+    await this.kysely.destroy();
+  }
+
+  private listenerClient(): Promise<pg.Client> {
+    if (this.listener) return Promise.resolve(this.listener);
+    return (this.listening ??= (async () => {
+      const client = new pg.Client({ connectionString: this.url, application_name: 'cleveragents-listen' });
+      client.on('notification', (msg) => {
+        for (const h of [...(this.handlers.get(msg.channel) ?? [])]) {
+          try {
+            h(msg.payload ?? '');
+          } catch (err) {
+            this.logger.error({ err, channel: msg.channel }, 'a notification handler failed');
+          }
+        }
+      });
+      client.on('error', (err) => {
+        this.logger.warn({ err: err.message }, 'the PostgreSQL listener connection failed; reconnecting');
+        if (this.listener === client) this.listener = undefined;
+        void client.end().catch(() => {});
+        this.scheduleRelisten();
+      });
+      try {
+        await client.connect();
+      } catch (err) {
+        this.listening = undefined;
+        throw this.failures.map(err);
+      }
+      this.listener = client;
+      this.listening = undefined;
+      return client;
+    })());
+  }
+
+  private scheduleRelisten(): void {
+    if (this.closed || this.reconnect) return;
+    this.reconnect = setTimeout(() => {
+      this.reconnect = undefined;
+      if (this.closed) return;
+      void (async () => {
+        try {
+          const client = await this.listenerClient();
+          for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
+          // Notifications sent while nobody listened are lost: every handler looks again.
+          for (const set of this.handlers.values()) for (const h of set) h('');
+        } catch {
+          this.scheduleRelisten();
+        }
+      })();
+    }, 500);
+    this.reconnect.unref();
+  }
+}
+
+/** Channel names are ours (never user input), but LISTEN cannot take a parameter: keep them plain. */
+function assertChannel(channel: string): void {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`bad notification channel name: ${channel}`);
+}
+
+/** The URL with its password replaced by `***`. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres://(unparseable URL)';
+  }
+}
+
+/** True for a `postgres:` or `postgresql:` URL. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}
+
+/** Opens the pool, checks the server answers, and brings the schema up to date (once across instances). */
+export async function openPgDatabase(opts: OpenPgDatabaseOptions): Promise<PgDatabase> {
+  const logger = opts.logger ?? silentLogger;
+  const max = opts.poolSize ?? 10;
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+    idleTimeoutMillis: 30_000,
+    application_name: opts.applicationName ?? 'cleveragents',
+  });
+  // An idle client's error (the server restarted) must not end the process: the pool drops it.
+  pool.on('error', (err) => logger.warn({ err: err.message }, 'an idle PostgreSQL connection failed'));
+  const failures = new PgStorageFailures(logger);
+  const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new PgDatabase(redactUrl(opts.url), opts.url, pool, kysely, max, failures, logger);
+  try {
+    await sql`select 1`.execute(kysely);
+    await migrate(kysely);
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw failures.map(err);
+  }
+  return db;
+}
+
+/**
+ * Kysely's migrator serialises concurrent runs through its lock table; an advisory lock around
+ * the whole run also keeps a second instance from reading a half-migrated schema.
+ */
+async function migrate(kysely: Kysely<DB>): Promise<void> {
+  await kysely.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(7263540011)`.execute(conn);
+    try {
+      await migrateToLatest(conn);
+    } finally {
+      await sql`select pg_advisory_unlock(7263540011)`.execute(conn);
+    }
+  });
+}
+
+/** True for a PostgreSQL constraint violation: `unique` (23505) or `foreign` (23503). */
+export function isPgConstraintError(err: unknown, kind: 'unique' | 'foreign'): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === (kind === 'unique' ? '23505' : '23503');
+}
+
+/** SQLSTATE classes and socket errors that mean the storage failed, not the statement. */
+function pgProblem(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') {
+    const msg = err instanceof Error ? err.message : '';
+    if (/timeout exceeded when trying to connect|Connection terminated/i.test(msg))
+      return 'the database server cannot be reached';
+    return undefined;
+  }
+  if (/^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|ENOENT|EPIPE)$/.test(code))
+    return 'the database server cannot be reached';
+  if (code.startsWith('08')) return 'the connection to the database server failed';
+  if (code === '57P01' || code === '57P02' || code === '57P03')
+    return 'the database server is shutting down or starting';
+  if (code === '53100') return 'the database server disk is full';
+  if (code.startsWith('53')) return 'the database server is out of resources';
+  if (code === '25006') return 'the database is read-only';
+  if (code === '28P01' || code === '28000') return 'the database refused the credentials';
+  if (code === '3D000') return 'the database does not exist';
+  return undefined;
+}
+
+/** As StorageFailures for SQLite: one UNAVAILABLE error per failure, logged once with a correlation id. */
+export class PgStorageFailures {
+  constructor(private readonly logger: Logger) {}
+
+  map(err: unknown): unknown {
+    if (err instanceof AppError) return err;
+    const problem = pgProblem(err);
+    if (!problem) return err;
+    const correlationId = randomUUID();
+    this.logger.error({ err, correlationId }, `storage failed: ${problem}`);
+    return new AppError('UNAVAILABLE', `Storage is unavailable: ${problem}; nothing was changed by this request`, {
+      details: { correlationId },
+      hint: `retry once the storage problem is fixed; the server log has the cause under correlation id ${correlationId}`,
+      cause: err,
+    });
+  }
+}

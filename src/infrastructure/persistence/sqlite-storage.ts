@@ -1,0 +1,54 @@
+import type { DiagnosticCheck } from '../../application/index.js';
+import { openDatabase, type SqliteDatabase } from './database.js';
+import { SqliteAccountRepository } from './sqlite-account.repository.js';
+import { SqliteAuditLog } from './sqlite-audit.log.js';
+import { SqlitePlanRepository } from './sqlite-plan.repository.js';
+import { SqlitePushConfigRepository } from './sqlite-push-config.repository.js';
+import { SqlitePushOutboxRepository } from './sqlite-push-outbox.repository.js';
+import { SqliteNamespaceRepository, SqliteRegistryRepository } from './sqlite-registry.repository.js';
+import { SqliteRunnerRegistry } from './sqlite-runner.registry.js';
+import { SqliteSessionRepository } from './sqlite-session.repository.js';
+import { SqliteSyncStateStore } from './sqlite-sync-state.store.js';
+import { SqliteTaskRepository } from './sqlite-task.repository.js';
+import { SqliteTranscriptStore } from './sqlite-transcript.store.js';
+import { sqliteStorageChecks } from '../system/system.probe.js';
+import type { Storage, StorageOptions } from './storage.js';
+
+export interface SqliteStorageOptions extends StorageOptions {
+  /** The database file, or `:memory:`. */
+  file: string;
+  busyTimeoutMs?: number | undefined;
+}
+
+/** The embedded default: every store in one SQLite file. */
+export interface SqliteStorage extends Storage {
+  readonly engine: 'sqlite';
+  readonly db: SqliteDatabase;
+}
+
+export async function openSqliteStorage(opts: SqliteStorageOptions): Promise<SqliteStorage> {
+  const db = await openDatabase({ file: opts.file, logger: opts.logger, busyTimeoutMs: opts.busyTimeoutMs });
+  const runners = new SqliteRunnerRegistry(db, { id: opts.runnerId, logger: opts.logger, leaseMs: opts.leaseMs });
+  return {
+    engine: 'sqlite',
+    location: opts.file,
+    db,
+    tasks: new SqliteTaskRepository(db, { runnerId: runners.self }),
+    sessions: new SqliteSessionRepository(db),
+    pushConfigs: new SqlitePushConfigRepository(db),
+    pushOutbox: new SqlitePushOutboxRepository(db, runners.self),
+    registry: new SqliteRegistryRepository(db),
+    namespaces: new SqliteNamespaceRepository(db),
+    plans: new SqlitePlanRepository(db),
+    transcripts: new SqliteTranscriptStore(db),
+    audit: new SqliteAuditLog(db),
+    syncState: new SqliteSyncStateStore(db),
+    accounts: new SqliteAccountRepository(db),
+    runners,
+    ping: async () => {
+      await db.exclusive(() => db.sqlite.prepare('select 1').get());
+    },
+    checks: (): Promise<DiagnosticCheck[]> => sqliteStorageChecks(db, opts.file),
+    close: () => db.close(),
+  };
+}

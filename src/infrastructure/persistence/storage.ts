@@ -1,0 +1,62 @@
+import type {
+  AccountRepository,
+  AuditLog,
+  DiagnosticCheck,
+  Logger,
+  NamespaceRepository,
+  PlanRepository,
+  PushConfigRepository,
+  PushOutbox,
+  RegistryRepository,
+  RunnerRegistry,
+  SessionRepository,
+  SyncStateStore,
+  TaskRepository,
+  TranscriptStore,
+} from '../../application/index.js';
+
+/** A runner registry whose lease this process holds (SQLite or PostgreSQL `runners` table). */
+export interface LeasedRunnerRegistry extends RunnerRegistry {
+  /** Takes the lease and renews it until stop(). */
+  start(): Promise<void>;
+  /** Gives the lease up (what this process still runs is then anyone's to settle). */
+  stop(): Promise<void>;
+  /** Deletes the rows of dead runners (their work is settled first). */
+  prune(): Promise<number>;
+}
+
+/**
+ * Every store of the platform on one engine: the embedded SQLite file (the default) or a shared
+ * PostgreSQL database (server mode, one or more instances). The composition root opens one and
+ * hands its parts to the services; nothing above this layer knows which engine it is.
+ */
+export interface Storage {
+  readonly engine: 'sqlite' | 'postgresql';
+  /** Where the data lives, for logs and diagnostics (a file path, or the URL without its password). */
+  readonly location: string;
+  tasks: TaskRepository;
+  sessions: SessionRepository;
+  pushConfigs: PushConfigRepository;
+  pushOutbox: PushOutbox;
+  registry: RegistryRepository;
+  namespaces: NamespaceRepository;
+  plans: PlanRepository;
+  transcripts: TranscriptStore;
+  audit: AuditLog;
+  syncState: SyncStateStore;
+  accounts: AccountRepository;
+  runners: LeasedRunnerRegistry;
+  /** A quick liveness probe; throws when storage is unusable. */
+  ping(): Promise<void>;
+  /** The storage part of `agents diagnostics`: engine, version, migrations, integrity, pool. */
+  checks(): Promise<DiagnosticCheck[]>;
+  close(): Promise<void>;
+}
+
+export interface StorageOptions {
+  logger: Logger;
+  /** This process's runner id (its lease). */
+  runnerId: string;
+  /** How long a runner lease lasts without renewal. */
+  leaseMs?: number | undefined;
+}
