@@ -107,6 +107,14 @@ export interface TaskRepository {
    * data_version), so followers of the log read it only then. Optional: without it they always read.
    */
   logVersion?(): Promise<unknown>;
+  /**
+   * Calls `handler` soon after any process sharing the store (this one included) commits events
+   * of a task, with the task id, the newest stored seq and the runner (process lease) that wrote
+   * them. A task id of '' means "look at every followed task again" (notifications may have been
+   * lost, e.g. the listening connection dropped). Returns the way to stop. Optional: without it
+   * followers poll ({@link logVersion}). PostgreSQL: LISTEN/NOTIFY, delivered on commit.
+   */
+  watch?(handler: (taskId: string, seq: number, runnerId: string) => void): Promise<() => Promise<void>>;
   list(query: TaskListQuery): Promise<TaskPage>;
   /** Deletes every task of a context with their events; returns how many tasks went. */
   deleteByContext(contextId: string): Promise<number>;
