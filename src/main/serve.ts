@@ -5,11 +5,48 @@ import type { RetentionPolicy } from '../application/index.js';
 import { AuthThrottle, FacadeAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.js';
 import { A2aHttpServer } from '../protocol/server/http.server.js';
 import { A2aStdioServer } from '../protocol/server/stdio.server.js';
+import { isPostgresUrl, redactUrl } from '../infrastructure/index.js';
 import { buildApp, createLogger, type App, type OidcOptions } from './app.js';
 import { envInt, installBackstop, resolveLimits } from './limits-config.js';
 import { databaseFile, resolveDataDir, tokenFile } from './paths.js';
 import { describeStartupError, StartupError, type StartupContext } from './startup-errors.js';
 import { VERSION } from './version.js';
+
+/**
+ * Where the data lives: `--database-url` / CLEVERAGENTS_DATABASE_URL names a PostgreSQL database
+ * (checked here: a bad URL changes nothing); without one, the SQLite file in the data directory.
+ */
+export function databaseOptions(
+  opts: Pick<ServeOptions, 'databaseUrl' | 'databasePool'>,
+  env: NodeJS.ProcessEnv = process.env,
+): { databaseUrl?: string; databasePoolSize?: number } {
+  const flag = opts.databaseUrl !== undefined;
+  const url = (opts.databaseUrl ?? env['CLEVERAGENTS_DATABASE_URL'] ?? '').trim();
+  const what = flag ? '--database-url' : 'CLEVERAGENTS_DATABASE_URL';
+  const pool = opts.databasePool ?? envInt('CLEVERAGENTS_DATABASE_POOL', 1, 1000);
+  if (url === '') {
+    if (opts.databasePool !== undefined)
+      throw new StartupError(
+        '--database-pool is set but no PostgreSQL database is',
+        'pass --database-url postgres://…',
+      );
+    return {};
+  }
+  if (!isPostgresUrl(url))
+    throw new StartupError(
+      `${what} must be a PostgreSQL URL (postgres://… or postgresql://…), got ${JSON.stringify(redactUrl(url).slice(0, 200))}`,
+      'pass --database-url postgres://user:password@host:5432/cleveragents, or leave it out to use SQLite',
+    );
+  try {
+    new URL(url);
+  } catch {
+    throw new StartupError(
+      `${what} is not a valid URL`,
+      'write it as postgres://user:password@host:5432/db (percent-encode special characters in the password)',
+    );
+  }
+  return { databaseUrl: url, ...(pool !== undefined ? { databasePoolSize: pool } : {}) };
+}
 
 /** Retention defaults (README, Configuration): 30 days, no count limit, a sweep every hour. */
 const DEFAULT_RETENTION_DAYS = 30;
@@ -35,12 +72,15 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
   const ctx: StartupContext = { dataDir, dbFile: databaseFile(dataDir) };
   const retention = startup(ctx, () => retentionPolicy(opts));
   const limits = startup(ctx, () => resolveLimits(opts));
+  const database = startup(ctx, () => databaseOptions(opts));
+  if (database.databaseUrl) ctx.databaseUrl = redactUrl(database.databaseUrl);
   const app = await startupAsync(ctx, () =>
     buildApp({
       dataDir,
       logger,
       defaultActor: opts.defaultActor,
       limits,
+      ...database,
       card: { endpoint: 'stdio://local', auth: 'none' },
     }),
   );
@@ -86,6 +126,8 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   const maxBodyBytes = startup(ctx, () => opts.maxBodyBytes ?? envInt('CLEVERAGENTS_MAX_BODY_BYTES', 1));
   const authFailures = startup(ctx, () => envInt('CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE', 0, 1_000_000) ?? 10);
   const oidc = startup(ctx, () => oidcOptions(opts));
+  const database = startup(ctx, () => databaseOptions(opts));
+  if (database.databaseUrl) ctx.databaseUrl = redactUrl(database.databaseUrl);
   const given = opts.token ?? process.env['CLEVERAGENTS_SERVER_TOKEN'];
   if (given !== undefined)
     startup(ctx, () => checkToken(given, opts.token !== undefined ? '--token' : 'CLEVERAGENTS_SERVER_TOKEN'));
@@ -99,6 +141,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
       tokenFile: file,
       limits,
       oidc,
+      ...database,
       card: { endpoint: publicUrl ? `${publicUrl}/a2a` : `${base}:${opts.port}/a2a`, auth: 'bearer' },
     }),
   );

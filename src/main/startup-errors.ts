@@ -1,4 +1,5 @@
 import { UsageError } from '../presentation/cli/index.js';
+import { AppError } from '../domain/errors.js';
 
 /** What was being started when a start-up step failed (for the message). */
 export interface StartupContext {
@@ -6,6 +7,8 @@ export interface StartupContext {
   port?: number;
   dataDir: string;
   dbFile?: string;
+  /** The PostgreSQL URL without its password, when the data lives there. */
+  databaseUrl?: string;
 }
 
 /** A start-up problem that is already one clear line with a hint. */
@@ -77,6 +80,19 @@ export function describeStartupError(err: unknown, ctx: StartupContext): Startup
     );
   }
   const message = err instanceof Error ? err.message : String(err);
+  if (ctx.databaseUrl && err instanceof AppError && err.reason === 'UNAVAILABLE') {
+    const problem = /Storage is unavailable: ([^;]*)/.exec(message)?.[1] ?? firstLine(message);
+    return new StartupError(
+      `the PostgreSQL database ${ctx.databaseUrl} cannot be used: ${problem}`,
+      'check that the server runs and that the URL, user, password and database name are right (--database-url or CLEVERAGENTS_DATABASE_URL)',
+    );
+  }
+  if (ctx.databaseUrl && /database migration/i.test(message)) {
+    return new StartupError(
+      `the PostgreSQL database ${ctx.databaseUrl} cannot be upgraded: ${firstLine(message)}`,
+      'a newer CleverAgents may have written it; upgrade every instance, or use another database',
+    );
+  }
   if (
     code === 'SQLITE_NOTADB' ||
     code === 'SQLITE_CORRUPT' ||

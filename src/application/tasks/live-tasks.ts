@@ -118,24 +118,39 @@ export class LiveTasks {
   }
 
   /**
-   * Local mode runs one agent per CLI call over the same database: a task watched here may be run
-   * by another process. Until a turn runs here, new events are read from the log and delivered.
+   * Another process (local mode: one agent per CLI call; server mode: another instance) may write
+   * a task watched here. Until a turn runs here, new events are read from the log and delivered.
+   * While a turn runs here the log is watched too: when another process finished the task (a
+   * CancelTask that reached another instance), `onOvertaken` stops the turn at once rather than at
+   * its next event.
    */
-  follow(live: LiveTask): void {
-    this.follower.follow(live.task.id, {
-      after: () => live.seq,
-      apply: (events) => {
-        for (const ev of events) {
-          if (ev.seq <= live.seq || live.running > 0) continue;
-          applyEvent(live.task, ev);
-          live.seq = ev.seq;
-          const item = toItem(ev);
-          for (const l of [...live.listeners]) l(item);
-        }
-        return !isTerminal(live.task.status.state) && live.listeners.size > 0;
+  follow(live: LiveTask, opts: { readNow?: boolean } = {}): void {
+    this.follower.follow(
+      live.task.id,
+      {
+        after: () => live.seq,
+        apply: (events) => {
+          for (const ev of events) {
+            if (ev.seq <= live.seq) continue;
+            if (live.running > 0) {
+              if (ev.kind === 'status' && isTerminal(ev.event.status.state) && !live.overtaken)
+                this.onOvertaken?.(live);
+              continue;
+            }
+            applyEvent(live.task, ev);
+            live.seq = ev.seq;
+            const item = toItem(ev);
+            for (const l of [...live.listeners]) l(item);
+          }
+          return !isTerminal(live.task.status.state) && (live.listeners.size > 0 || live.running > 0);
+        },
       },
-    });
+      opts.readNow ?? true,
+    );
   }
+
+  /** What to do when another process finished a task whose turn runs here (see follow()). */
+  onOvertaken: ((live: LiveTask) => void) | undefined;
 
   unfollow(live: LiveTask): void {
     this.follower.unfollow(live.task.id);

@@ -12,7 +12,7 @@ import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import type { ArtifactOptions, StatusExtra } from '../ports/actor.port.js';
 import type { Logger } from '../ports/logger.port.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
+import type { StoredTask, TaskRepository } from '../ports/task.repository.port.js';
 import { toItem, type LiveTask } from './live-tasks.js';
 import { viewTask } from './task-view.js';
 import type { StreamItem, TaskEventTap } from './task.types.js';
@@ -147,6 +147,31 @@ export class TaskEventRecorder {
   }
 
   /**
+   * Another process finished the task while a turn runs here (seen by the log follower or at the
+   * next event's store): the turn stops quietly and its listeners get the stored final status.
+   */
+  async overtaken(live: LiveTask): Promise<void> {
+    if (live.overtaken) return;
+    const stored = await this.deps.tasks.get(live.task.id);
+    if (stored && isTerminal(stored.task.status.state)) this.adoptEnd(live, stored);
+  }
+
+  private adoptEnd(live: LiveTask, stored: StoredTask): void {
+    if (live.overtaken) return;
+    const { id: taskId, contextId } = live.task;
+    live.overtaken = true;
+    Object.assign(live.task, stored.task);
+    live.seq = Math.max(live.seq, stored.seq);
+    live.abort.abort(new AppError('INVALID_STATE', `task ${taskId} was finished by another process`));
+    const item: StreamItem = {
+      seq: stored.seq,
+      payload: { statusUpdate: { taskId, contextId, status: stored.task.status } },
+    };
+    for (const l of [...live.listeners]) l(item);
+    this.deps.logger.info({ taskId, state: stored.task.status.state }, 'task finished by another process');
+  }
+
+  /**
    * Another process wrote this task's next event (local mode: each CLI call runs its own agent).
    * When it finished the task, a turn here stops quietly and its listeners get the stored final
    * status. When no turn runs here (e.g. this process only cancels), this status is written again
@@ -155,20 +180,8 @@ export class TaskEventRecorder {
   private async yieldTo(live: LiveTask, ev: TaskEvent, err: unknown): Promise<void> {
     if (live.overtaken) return;
     const stored = await this.deps.tasks.get(live.task.id);
-    const { id: taskId, contextId } = live.task;
-    if (stored && isTerminal(stored.task.status.state)) {
-      live.overtaken = true;
-      Object.assign(live.task, stored.task);
-      live.seq = Math.max(live.seq, stored.seq);
-      live.abort.abort(new AppError('INVALID_STATE', `task ${taskId} was finished by another process`));
-      const item: StreamItem = {
-        seq: stored.seq,
-        payload: { statusUpdate: { taskId, contextId, status: stored.task.status } },
-      };
-      for (const l of [...live.listeners]) l(item);
-      this.deps.logger.info({ taskId, state: stored.task.status.state }, 'task finished by another process');
-      return;
-    }
+    if (stored && isTerminal(stored.task.status.state)) return this.adoptEnd(live, stored);
+    const { id: taskId } = live.task;
     if (stored && live.running === 0 && ev.kind === 'status' && (live.rebases = (live.rebases ?? 0) + 1) <= 5) {
       Object.assign(live.task, stored.task);
       live.seq = stored.seq;

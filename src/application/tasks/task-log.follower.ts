@@ -11,10 +11,12 @@ export interface FollowedTask {
 }
 
 /**
- * Follows tasks that another process (a second local agent) may be running: one timer for all of
- * them, and the log is read only when the store says someone else committed since the last look
- * ({@link TaskRepository.logVersion}) — or once for a task just followed. Thousands of idle
- * subscriptions then cost one cheap check per tick instead of a query per task per tick.
+ * Follows tasks that another process (a second local agent, another server instance) may write:
+ * one timer for all of them, and the log is read only when the store says someone else committed
+ * since the last look ({@link TaskRepository.logVersion}) — or once for a task just followed.
+ * Thousands of idle subscriptions then cost one cheap check per tick instead of a query per task
+ * per tick. A store that can tell which task changed ({@link TaskRepository.watch}, PostgreSQL)
+ * wakes the follower at once for that task, and no polling is needed.
  */
 export class TaskLogFollower {
   private readonly followed = new Map<string, FollowedTask>();
@@ -23,6 +25,9 @@ export class TaskLogFollower {
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
   private seenVersion: unknown;
+  /** Subscribed to the store's notifications (when it has them). */
+  private watching: Promise<unknown> | undefined;
+  private soon = false;
 
   constructor(
     private readonly tasks: TaskRepository,
@@ -30,13 +35,49 @@ export class TaskLogFollower {
     private readonly everyMs = 200,
   ) {}
 
-  follow(taskId: string, task: FollowedTask): void {
+  /** Follows a task; `readNow` (default) reads its log once at the next tick whatever changed. */
+  follow(taskId: string, task: FollowedTask, readNow = true): void {
     this.followed.set(taskId, task);
-    this.fresh.add(taskId);
+    if (readNow) this.fresh.add(taskId);
+    if (this.tasks.watch) {
+      this.watching ??= this.tasks
+        .watch((id, seq) => this.notified(id, seq))
+        .catch((err: unknown) => {
+          this.logger.warn({ err }, 'watching the task log failed; following by polling');
+          this.watching = undefined;
+        });
+      if (readNow) this.tickSoon();
+      return;
+    }
     if (!this.timer) {
       this.timer = setInterval(() => void this.tick(), this.everyMs);
       this.timer.unref();
     }
+  }
+
+  /** The store committed events of a task (or '' : of any task, look at all again). */
+  private notified(taskId: string, seq: number): void {
+    if (taskId === '') {
+      for (const id of this.followed.keys()) this.fresh.add(id);
+    } else {
+      const task = this.followed.get(taskId);
+      // Our own writes come back too: they are already applied.
+      if (!task || seq <= task.after()) return;
+      this.fresh.add(taskId);
+    }
+    this.tickSoon();
+  }
+
+  private tickSoon(): void {
+    if (this.soon) return;
+    this.soon = true;
+    setImmediate(() => {
+      this.soon = false;
+      void this.tick().then(() => {
+        // Woken while the last tick ran: read again.
+        if (this.fresh.size > 0 && !this.soon) this.tickSoon();
+      });
+    });
   }
 
   unfollow(taskId: string): void {
@@ -53,8 +94,9 @@ export class TaskLogFollower {
     if (this.busy) return;
     this.busy = true;
     try {
-      const version = this.tasks.logVersion ? await this.tasks.logVersion() : undefined;
-      const changed = version === undefined || version !== this.seenVersion;
+      const watched = this.tasks.watch !== undefined;
+      const version = !watched && this.tasks.logVersion ? await this.tasks.logVersion() : undefined;
+      const changed = !watched && (version === undefined || version !== this.seenVersion);
       this.seenVersion = version;
       const ids = changed ? [...this.followed.keys()] : [...this.fresh];
       this.fresh.clear();

@@ -73,6 +73,10 @@ export class TaskService {
     const now = (this.now = deps.now ?? (() => new Date()));
     const live = (this.live = new LiveTasks(tasks, logger));
     const recorder = (this.recorder = new TaskEventRecorder({ tasks, sessions, logger, now }));
+    live.onOvertaken = (l) =>
+      void recorder
+        .overtaken(l)
+        .catch((err: unknown) => logger.warn({ err, taskId: l.task.id }, 'reading a task finished elsewhere failed'));
     const turns = (this.turns = new TurnRunner({ tasks, live, recorder, logger }));
     const owned = (this.owned = new OwnedTasks({ tasks, live, turns, now }));
     this.intake = new MessageIntake({ tasks, sessions, actors: deps.actors, live, owned, now, limits: deps.limits });

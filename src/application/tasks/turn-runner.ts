@@ -24,8 +24,9 @@ export class TurnRunner {
 
   start(live: LiveTask, actor: Actor, message: Message, isFollowUp: boolean): void {
     const { recorder, logger } = this.deps;
-    this.deps.live.unfollow(live);
     live.running++;
+    // Watched while it runs: a cancel written by another process stops it promptly.
+    this.deps.live.follow(live, { readNow: false });
     const turn: ActorTurn = {
       task: live.task,
       message,

@@ -1,3 +1,5 @@
+import { AppError } from '../../domain/errors.js';
+import { hostname } from 'node:os';
 import { lstat, mkdir, readFile, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ApplyOutcome, RebaseOutcome, SandboxDiff, SandboxInfo, SandboxManager } from '../../application/index.js';
@@ -151,7 +153,7 @@ export class GitSandboxManager implements SandboxManager {
   }
 
   async remove(sandbox: SandboxInfo): Promise<void> {
-    const root = await this.#own(sandbox);
+    const root = await this.#own(sandbox, false);
     if (sandbox.kind === 'git-worktree') {
       const branch = sandbox.branch;
       if (!branch?.startsWith(BRANCH_PREFIX))
@@ -268,16 +270,33 @@ export class GitSandboxManager implements SandboxManager {
    * The sandbox's root, after checking it is one of ours (`<root>/<planId>/<resource>`): nothing
    * outside our root is ever reset, cleaned or deleted, whatever SandboxInfo we are handed.
    */
-  async #own(sandbox: SandboxInfo): Promise<string> {
+  async #own(sandbox: SandboxInfo, mustExist = true): Promise<string> {
     const root = path.resolve(sandbox.root);
     const base = await this.#root();
     const ok = [base, this.#configured].some((b) => {
       const rel = path.relative(b, root).split(path.sep);
       return inside(b, root) && rel.length === 2 && rel.every((s) => s !== '' && s !== '.' && s !== '..');
     });
-    if (!ok) throw new Error(`${root} is not a sandbox of this manager (${base})`);
+    // Several server instances share one database: a plan made on one is worked on by any, so
+    // every instance must see the same sandbox directory at the same path.
+    if (!ok)
+      throw new Error(
+        `${root} is not a sandbox of this manager (${base}); instances on one database must all use the same data directory path`,
+      );
+    if (mustExist && !(await exists(root))) throw unreachable(root, this.#configured);
     return root;
   }
+}
+
+function unreachable(root: string, base: string): AppError {
+  return new AppError(
+    'UNAVAILABLE',
+    `The plan's sandbox ${root} is not reachable from this instance (${hostname()}), whose sandbox directory is ${base}`,
+    {
+      details: { sandbox: root, sandboxDirectory: base, host: hostname() },
+      hint: 'every instance on one database must mount the same data directory (--data-dir) at the same path; see the README, "Several instances"',
+    },
+  );
 }
 
 const kindOf = (r: ResourceDefinition): SandboxInfo['kind'] => (r.type === 'git-checkout' ? 'git-worktree' : 'copy');

@@ -31,6 +31,10 @@ export interface ServeOptions {
   oidcClientId?: string;
   oidcUserClaim?: string;
   oidcRolesClaim?: string;
+  /** PostgreSQL URL: store everything there (several instances may share it). */
+  databaseUrl?: string;
+  /** PostgreSQL connections per instance. */
+  databasePool?: number;
 }
 
 const OIDC_FLAGS = ['oidcIssuer', 'oidcAudience', 'oidcClientId', 'oidcUserClaim', 'oidcRolesClaim'] as const;
@@ -102,6 +106,15 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
       '--oidc-roles-claim <claim>',
       'the claim carrying namespace roles, {"ns": "role"} or ["ns:role", …] (env CLEVERAGENTS_OIDC_ROLES_CLAIM; default none)',
     )
+    .option(
+      '--database-url <url>',
+      'store everything in PostgreSQL, postgres://user:password@host:5432/db (env CLEVERAGENTS_DATABASE_URL; default: SQLite in the data dir)',
+    )
+    .option(
+      '--database-pool <n>',
+      'PostgreSQL connections of this instance (env CLEVERAGENTS_DATABASE_POOL; default 10)',
+      intOption(1, 1000),
+    )
     .addHelpText(
       'after',
       '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.\nStart-up problems (a bad token, a port in use, an unwritable data dir, …) exit with code 2.',
@@ -118,6 +131,8 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
       if (f.retentionDays !== undefined) opts.retentionDays = f.retentionDays;
       if (f.retentionMaxTasks !== undefined) opts.retentionMaxTasks = f.retentionMaxTasks;
       for (const k of OIDC_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
+      if (f.databaseUrl !== undefined) opts.databaseUrl = f.databaseUrl;
+      if (f.databasePool !== undefined) opts.databasePool = f.databasePool;
       try {
         runner.exitCode = await serve(opts);
       } catch (err) {

@@ -311,4 +311,15 @@ describe('GitSandboxManager with a git-checkout resource', () => {
     await assert.rejects(manager.remove({ ...sb, branch: 'main' }), /not a plan branch/);
     assert.equal(git(repo, 'rev-parse', '--abbrev-ref', 'HEAD'), 'main');
   });
+
+  it("says clearly when a plan's sandbox is not reachable here (another instance made it on a volume not mounted here)", async () => {
+    const sb = await manager.create('P1', resource);
+    const elsewhere = { ...sb, root: sb.root.replace(/P1/, 'P2') };
+    await assert.rejects(manager.diff(elsewhere), (err: Error & { reason?: string; hint?: string }) => {
+      assert.equal(err.reason, 'UNAVAILABLE');
+      assert.match(err.message, /sandbox .*P2.* is not reachable from this instance/);
+      assert.match(err.hint ?? '', /same data directory/);
+      return true;
+    });
+  });
 });
