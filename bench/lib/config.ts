@@ -35,6 +35,7 @@ export const WORKLOADS = [
   'llm',
   'context',
   'auth',
+  'postgres',
 ] as const;
 
 export function parseArgs(argv: string[]): BenchConfig {

@@ -15,17 +15,22 @@ const LISTENING = /listening on (?:http:\/\/)?127\.0\.0\.1:(\d+)/;
 export const tempDir = (tag: string): string => mkdtempSync(join(tmpdir(), `ca-bench-${tag}-`));
 
 /** `agents serve` over HTTP, as an operator runs it (logs at the default level). */
-export function startOurs(dataDir: string, defaultActor?: string): Promise<Server> {
+export function startOurs(dataDir: string, defaultActor?: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<Server> {
   const args = [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--token', BENCH_TOKEN, '--data-dir', dataDir];
   if (defaultActor) args.push('--default-actor', defaultActor);
-  const env = { ...process.env };
+  const env = { ...process.env, ...extraEnv };
   delete env['CLEVERAGENTS_VALIDATE_RESULTS'];
   return startServer({ name: 'ours', args, env, portPattern: LISTENING, timeoutMs: 120_000 });
 }
 
 /** Our server with the bench streaming actor as default (see servers/ours-stream.ts). */
-export function startOursStream(dataDir: string): Promise<Server> {
-  return startServer({ name: 'ours', args: [script('ours-stream.js'), dataDir, BENCH_TOKEN], portPattern: LISTENING });
+export function startOursStream(dataDir: string, extraEnv?: NodeJS.ProcessEnv): Promise<Server> {
+  return startServer({
+    name: 'ours',
+    args: [script('ours-stream.js'), dataDir, BENCH_TOKEN],
+    portPattern: LISTENING,
+    ...(extraEnv ? { env: { ...process.env, ...extraEnv } } : {}),
+  });
 }
 
 /** Our server with the single shared token of before accounts (the auth workload's baseline). */

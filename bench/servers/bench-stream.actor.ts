@@ -13,6 +13,20 @@ export class BenchStreamActor implements Actor {
 
   async handle(turn: ActorTurn): Promise<void> {
     const text = turn.message.parts.map((p) => p.text ?? '').join('\n');
+    // `paced:<n>:<ms>`: n chunks, one every ms (the cross-instance delay: a client of another
+    // instance subscribes while they come).
+    const paced = /^paced:(\d{1,4}):(\d{1,4})$/.exec(text);
+    if (paced) {
+      await turn.status('TASK_STATE_WORKING');
+      for (let i = 0; i < Number(paced[1]); i++) {
+        await new Promise((r) => setTimeout(r, Number(paced[2])));
+        await turn.artifact(
+          { artifactId: 'paced', parts: [{ text: chunkTextOf(i) }] },
+          { append: i > 0, lastChunk: i === Number(paced[1]) - 1 },
+        );
+      }
+      return turn.status('TASK_STATE_COMPLETED');
+    }
     const n = streamCount(text);
     await streamAnswer(
       turn,

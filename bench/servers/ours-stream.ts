@@ -18,6 +18,8 @@ const logger = createLogger('info');
 const app = await buildApp({
   dataDir,
   logger,
+  // The postgres workload runs it on PostgreSQL too (and as two instances of one database).
+  databaseUrl: process.env['CLEVERAGENTS_DATABASE_URL'] || undefined,
   defaultActor: 'builtin/echo',
   card: { endpoint: 'http://127.0.0.1/a2a', auth: 'bearer' },
 });

@@ -18,13 +18,29 @@ import { idempotencySuite } from './idempotency.suite.js';
 import { LLM_TEST_KEY, llmSuite } from './llm.suite.js';
 import { namespaceSuite } from './namespace.suite.js';
 import type { ClientTransport } from '../../src/protocol/client/index.js';
+import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.js';
 
 // LLM actors read their keys from the agent's environment (the stdio and HTTP agents inherit it).
 process.env['LLM_TEST_KEY'] = LLM_TEST_KEY;
 process.env['LLM_WRONG_KEY'] = 'sk-wrong-key-000';
 
-const results = new Map<string, Map<TransportName, unknown>>();
-const called = new Map<TransportName, Set<string>>();
+/**
+ * Every transport on the embedded SQLite default, and HTTP once more on PostgreSQL (`http-pg`,
+ * when CA_TEST_PG_URL names a server — always in CI): the same suites, the same results.
+ */
+interface Run {
+  key: string;
+  transport: TransportName;
+  postgres: boolean;
+}
+const RUNS: Run[] = [
+  ...TRANSPORTS.map((t) => ({ key: t, transport: t, postgres: false })),
+  ...(pgSkip() === false && TRANSPORTS.includes('http')
+    ? [{ key: 'http-pg', transport: 'http' as const, postgres: true }]
+    : []),
+];
+const results = new Map<string, Map<string, unknown>>();
+const called = new Map<string, Set<string>>();
 const table = buildMethodTable();
 
 /** Records the canonical name of every method a transport is asked to call. */
@@ -47,13 +63,15 @@ function recording(t: ClientTransport, into: Set<string>): ClientTransport {
   });
 }
 
-for (const transport of TRANSPORTS) {
-  describe(`contract over ${transport}`, () => {
+for (const { key, transport, postgres } of RUNS) {
+  describe(`contract over ${transport}${postgres ? ' on PostgreSQL' : ''}`, () => {
     let h: Harness;
+    let db: PgTestDatabase | undefined;
     const seen = new Set<string>();
-    called.set(transport, seen);
+    called.set(key, seen);
     before(async () => {
-      const raw = await startHarness(transport);
+      db = postgres ? await createPgDatabase('ca_contract') : undefined;
+      const raw = await startHarness(transport, db ? { env: { CLEVERAGENTS_DATABASE_URL: db.url } } : {});
       h = {
         ...raw,
         client: Object.assign(Object.create(Object.getPrototypeOf(raw.client)), raw.client, {
@@ -65,14 +83,17 @@ for (const transport of TRANSPORTS) {
         },
       };
     });
-    after(() => h?.close());
+    after(async () => {
+      await h?.close();
+      await db?.drop();
+    });
     const ctx = {
       transport,
       harness: () => h,
       record: (name: string, value: unknown) => {
         let m = results.get(name);
         if (!m) results.set(name, (m = new Map()));
-        m.set(transport, normalize(value));
+        m.set(key, normalize(value));
       },
     };
     describe('A2A spine', () => a2aSuite(ctx));
@@ -91,19 +112,15 @@ describe('across transports', () => {
   it('gives the same results over every transport', () => {
     assert.ok(results.size > 10, 'the suites recorded their results');
     for (const [name, byTransport] of results) {
-      assert.equal(byTransport.size, TRANSPORTS.length, `${name} ran on every transport`);
-      const [first, ...rest] = TRANSPORTS;
+      assert.equal(byTransport.size, RUNS.length, `${name} ran on every transport`);
+      const [first, ...rest] = RUNS.map((r) => r.key);
       for (const t of rest)
-        assert.deepEqual(
-          byTransport.get(t),
-          byTransport.get(first as TransportName),
-          `${name}: ${t} differs from ${first}`,
-        );
+        assert.deepEqual(byTransport.get(t), byTransport.get(first ?? ''), `${name}: ${t} differs from ${first}`);
     }
   });
 
   it('exercises every method of the table on every transport', () => {
-    assert.deepEqual([...called.keys()].sort(), [...TRANSPORTS].sort(), 'every transport recorded its calls');
+    assert.deepEqual([...called.keys()].sort(), RUNS.map((r) => r.key).sort(), 'every transport recorded its calls');
     for (const [t, seen] of called) {
       const missing = CONTRACTS.map((m) => m.name).filter((n) => !seen.has(n));
       assert.deepEqual(missing, [], `methods without a contract test over ${t}`);

@@ -1,0 +1,275 @@
+/**
+ * PostgreSQL against the embedded SQLite default, in the same run (alternating rounds): SendMessage
+ * and GetTask throughput, streaming events/s, and the cross-instance event delay — an event stored
+ * by instance A, received by a client subscribed on instance B of the same database (p50/p99;
+ * target p50 ≤ 5 ms). Needs a PostgreSQL server: CA_BENCH_PG_URL or CA_TEST_PG_URL (an admin URL;
+ * `source .ci/postgres.sh` starts a throwaway one); without it the workload says so and is skipped.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import {
+  checkGetResult,
+  checkSendResult,
+  getTaskRequest,
+  runStream,
+  sendMessageRequest,
+  streamRequest,
+} from '../lib/a2a.js';
+import type { BenchConfig } from '../lib/config.js';
+import { RawConnection } from '../lib/http-client.js';
+import { runLoad, type LoadResult } from '../lib/load.js';
+import type { Server } from '../lib/proc.js';
+import type { Report } from '../lib/report.js';
+import { startOurs, startOursStream, tempDir } from '../lib/servers.js';
+import { median, percentile } from '../lib/stats.js';
+import { BENCH_TOKEN, streamText } from '../servers/workload.js';
+
+type Engine = 'SQLite' | 'PostgreSQL';
+const ENGINES: Engine[] = ['SQLite', 'PostgreSQL'];
+
+async function admin(url: string, statement: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(statement);
+  } finally {
+    await c.end();
+  }
+}
+
+export async function postgresWorkload(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {
+  const adminUrl = process.env['CA_BENCH_PG_URL'] || process.env['CA_TEST_PG_URL'];
+  if (!adminUrl) {
+    log('skipped: no PostgreSQL (set CA_BENCH_PG_URL or CA_TEST_PG_URL; `source .ci/postgres.sh` starts one)');
+    return;
+  }
+  const name = `ca_bench_${randomBytes(4).toString('hex')}`;
+  await admin(adminUrl, `CREATE DATABASE ${name}`);
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  const dbUrl = u.toString();
+  const pgEnv = { CLEVERAGENTS_DATABASE_URL: dbUrl };
+  const servers: Server[] = [];
+  try {
+    const ours: Record<Engine, Server> = {
+      SQLite: await startOurs(tempDir('pg-sqlite')),
+      PostgreSQL: await startOurs(tempDir('pg-pg'), undefined, pgEnv),
+    };
+    servers.push(ours.SQLite, ours.PostgreSQL);
+    await unary(cfg, report, log, ours);
+    const streaming: Record<Engine, Server> = {
+      SQLite: await startOursStream(tempDir('pg-stream-sqlite')),
+      PostgreSQL: await startOursStream(tempDir('pg-stream-pg'), pgEnv),
+    };
+    servers.push(streaming.SQLite, streaming.PostgreSQL);
+    await stream(cfg, report, log, streaming);
+    // A second instance on the same database: the cross-instance delay.
+    const b = await startOursStream(tempDir('pg-stream-b'), pgEnv);
+    servers.push(b);
+    await crossInstance(cfg, report, log, streaming.PostgreSQL, b);
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+    await admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+  }
+}
+
+async function unary(
+  cfg: BenchConfig,
+  report: Report,
+  log: (s: string) => void,
+  ours: Record<Engine, Server>,
+): Promise<void> {
+  const ids: Record<Engine, string[]> = { SQLite: [], PostgreSQL: [] };
+  const measure = (e: Engine, kind: 'send' | 'get', ms: number): Promise<LoadResult> => {
+    const server = ours[e];
+    const pool = ids[e];
+    return runLoad({
+      port: server.port,
+      connections: cfg.connections,
+      maxRequests: cfg.maxRequests,
+      maxMs: ms,
+      request: (i) =>
+        kind === 'send'
+          ? sendMessageRequest(server.port)
+          : getTaskRequest(server.port, pool[i % pool.length] as string),
+      validate: (res, i) => {
+        if (kind === 'get') return checkGetResult(res, pool[i % pool.length] as string);
+        const id = checkSendResult(res);
+        if (pool.length < 5_000) pool.push(id);
+      },
+    });
+  };
+  for (const e of ENGINES) await measure(e, 'send', cfg.warmupMs);
+  for (const kind of ['send', 'get'] as const) {
+    const runs: Record<Engine, LoadResult[]> = { SQLite: [], PostgreSQL: [] };
+    for (let round = 0; round < cfg.rounds; round++) {
+      const order = round % 2 === 0 ? ENGINES : [...ENGINES].reverse();
+      for (const e of order) runs[e].push(await measure(e, kind, cfg.windowMs));
+    }
+    const label = kind === 'send' ? 'SendMessage' : 'GetTask';
+    const rps = (e: Engine): number => median(runs[e].map((r) => r.rps));
+    const p50 = (e: Engine): number => median(runs[e].map((r) => r.p50Ms));
+    log(`${label}: SQLite ${rps('SQLite').toFixed(0)} req/s, PostgreSQL ${rps('PostgreSQL').toFixed(0)} req/s`);
+    report.add({
+      workload: `${label} on PostgreSQL`,
+      metric: `throughput @${cfg.connections} conns (reference column: SQLite)`,
+      unit: 'req/s',
+      ours: rps('PostgreSQL'),
+      reference: rps('SQLite'),
+    });
+    report.add({
+      workload: `${label} on PostgreSQL`,
+      metric: `latency p50 @${cfg.connections} conns (reference column: SQLite)`,
+      unit: 'ms',
+      ours: p50('PostgreSQL'),
+      reference: p50('SQLite'),
+    });
+  }
+}
+
+async function stream(
+  cfg: BenchConfig,
+  report: Report,
+  log: (s: string) => void,
+  servers: Record<Engine, Server>,
+): Promise<void> {
+  const n = 100;
+  const window = async (server: Server, ms: number): Promise<number> => {
+    const conns = await Promise.all(Array.from({ length: 4 }, () => RawConnection.open(server.port)));
+    let events = 0;
+    const t0 = performance.now();
+    try {
+      await Promise.all(
+        conns.map(async (c) => {
+          for (let i = 0; i < 200 && performance.now() < t0 + ms; i++) {
+            const outcome = await runStream(c, streamRequest(server.port, streamText(n)), n);
+            events += outcome.events;
+          }
+        }),
+      );
+    } finally {
+      for (const c of conns) c.close();
+    }
+    return (events / (performance.now() - t0)) * 1000;
+  };
+  for (const e of ENGINES) await window(servers[e], cfg.warmupMs);
+  const runs: Record<Engine, number[]> = { SQLite: [], PostgreSQL: [] };
+  for (let round = 0; round < cfg.rounds; round++) {
+    const order = round % 2 === 0 ? ENGINES : [...ENGINES].reverse();
+    for (const e of order) runs[e].push(await window(servers[e], cfg.windowMs));
+  }
+  const eps = (e: Engine): number => median(runs[e]);
+  log(
+    `streaming (${n} events): SQLite ${eps('SQLite').toFixed(0)} events/s, PostgreSQL ${eps('PostgreSQL').toFixed(0)}`,
+  );
+  report.add({
+    workload: `streaming ${n} events on PostgreSQL`,
+    metric: 'events/s @4 streams (reference column: SQLite)',
+    unit: 'events/s',
+    ours: eps('PostgreSQL'),
+    reference: eps('SQLite'),
+  });
+}
+
+/** Arrival times (ms, this process's clock) of a stream's events by SSE id. */
+async function arrivals(
+  port: number,
+  method: string,
+  params: unknown,
+  onFirst?: (task: string) => void,
+): Promise<Map<number, number>> {
+  const at = new Map<number, number>();
+  const res = await fetch(`http://127.0.0.1:${port}/a2a`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      authorization: `Bearer ${BENCH_TOKEN}`,
+      'a2a-version': '1.0',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  if (!res.body) throw new Error(`bench: ${method} answered without a body`);
+  const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    const now = performance.now();
+    buf += decoder.decode(value, { stream: true });
+    let cut: number;
+    while ((cut = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, cut);
+      buf = buf.slice(cut + 2);
+      const id = Number(/^id: (\d+)$/m.exec(block)?.[1] ?? NaN);
+      if (!Number.isNaN(id) && !at.has(id)) at.set(id, now);
+      if (onFirst && at.size === 1) {
+        const data = JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? '{}') as { result?: { task?: { id?: string } } };
+        if (data.result?.task?.id) onFirst(data.result.task.id);
+      }
+    }
+  }
+  return at;
+}
+
+async function crossInstance(
+  cfg: BenchConfig,
+  report: Report,
+  log: (s: string) => void,
+  a: Server,
+  b: Server,
+): Promise<void> {
+  const delays: number[] = [];
+  const tasks = cfg.quick ? 4 : 10;
+  const chunks = 40;
+  for (let t = 0; t < tasks; t++) {
+    let subscribed: Promise<Map<number, number>> | undefined;
+    const started = new Promise<void>((resolve) => {
+      const onA = arrivals(
+        a.port,
+        'SendStreamingMessage',
+        {
+          message: {
+            messageId: `paced-${t}-${Date.now()}`,
+            role: 'ROLE_USER',
+            parts: [{ text: `paced:${chunks}:10` }],
+          },
+        },
+        (taskId) => {
+          subscribed = arrivals(b.port, 'SubscribeToTask', { id: taskId });
+          resolve();
+        },
+      );
+      void onA.then((m) => (fromA = m));
+    });
+    let fromA: Map<number, number> | undefined;
+    await started;
+    const fromB = await subscribed!;
+    while (!fromA) await new Promise((r) => setTimeout(r, 5));
+    // Events both saw live (B's first event is its snapshot): B's arrival minus A's.
+    const first = Math.min(...fromB.keys());
+    for (const [id, tb] of fromB) {
+      const ta = fromA.get(id);
+      if (id > first && ta !== undefined) delays.push(tb - ta);
+    }
+  }
+  delays.sort((x, y) => x - y);
+  const p50 = percentile(delays, 50);
+  const p99 = percentile(delays, 99);
+  log(`cross-instance delay over ${delays.length} events: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`);
+  report.add({
+    workload: 'cross-instance event delay (PostgreSQL, A stores → client of B)',
+    metric: 'p50',
+    unit: 'ms',
+    ours: p50,
+    target: '<= 5 ms',
+    met: p50 <= 5,
+  });
+  report.add({
+    workload: 'cross-instance event delay (PostgreSQL, A stores → client of B)',
+    metric: 'p99',
+    unit: 'ms',
+    ours: p99,
+  });
+}

@@ -1,0 +1,270 @@
+/**
+ * Several `agents serve` instances on one PostgreSQL database (issue #12): any instance answers any
+ * request. A client streaming from B sees the events of a task that A runs, in order, with no gap
+ * and no duplicate (checked against the event log); a cancel sent to B stops A's turn at once; when
+ * A is killed mid-turn, B settles its task within the lease; a bounded load spread across three
+ * instances loses and duplicates no event.
+ */
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.js';
+import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.js';
+
+const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'a2a-version': '1.0' };
+
+interface SseEvent {
+  id: number;
+  data: any;
+}
+
+/** Posts a streaming JSON-RPC call and yields its SSE events as they arrive. */
+async function* sse(
+  base: string,
+  method: string,
+  params: unknown,
+  extra: Record<string, string> = {},
+): AsyncGenerator<SseEvent, void> {
+  const res = await fetch(`${base}/a2a`, {
+    method: 'POST',
+    headers: { ...headers, accept: 'text/event-stream', ...extra },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  assert.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf += decoder.decode(value, { stream: true });
+      let cut: number;
+      while ((cut = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        const id = /^id: (\d+)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (data !== undefined) yield { id: Number(id ?? -1), data: JSON.parse(data) };
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
+
+async function rpc(base: string, method: string, params: unknown): Promise<any> {
+  const res = await fetch(`${base}/a2a`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const json: any = await res.json();
+  if (json.error) throw new Error(`${method}: ${JSON.stringify(json.error)}`);
+  return json.result;
+}
+
+/** The task id of a stream's first event (its task snapshot). */
+function taskOf(first: IteratorResult<SseEvent, void>): string {
+  assert.ok(!first.done && first.value, 'the stream sent its task first');
+  return String(first.value.data.result.task.id);
+}
+
+const stateOf = (e: SseEvent): string | undefined =>
+  e.data.result?.statusUpdate?.status?.state ?? e.data.result?.task?.status?.state;
+const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
+
+/** Reads a stream until its terminal event (or its end); the first event's task id comes along. */
+async function collect(events: AsyncGenerator<SseEvent>): Promise<{ taskId: string; events: SseEvent[] }> {
+  const out: SseEvent[] = [];
+  let taskId = '';
+  for await (const e of events) {
+    out.push(e);
+    taskId ||= e.data.result?.task?.id ?? e.data.result?.statusUpdate?.taskId ?? '';
+    if (TERMINAL.has(stateOf(e) ?? '')) break;
+  }
+  return { taskId, events: out };
+}
+
+const message = (messageId: string, text = 'work on it') => ({
+  message: { messageId, role: 'ROLE_USER', parts: [{ text }] },
+});
+
+interface Cluster {
+  db: PgTestDatabase;
+  dataDir: string;
+  instances: HttpServerProcess[];
+  log(taskId: string): Promise<Array<{ seq: number; kind: string; payload: unknown }>>;
+  close(): Promise<void>;
+}
+
+/** Starts `n` instances on one fresh database, sharing one data directory (the sandboxes' volume). */
+async function cluster(n: number, env: NodeJS.ProcessEnv): Promise<Cluster> {
+  const db = await createPgDatabase('ca_multi');
+  const dataDir = tempDir('ca-multi-');
+  const instances: HttpServerProcess[] = [];
+  const common = {
+    ...process.env,
+    CLEVERAGENTS_DATABASE_URL: db.url,
+    CLEVERAGENTS_RUNNER_LEASE_MS: '1500',
+    ...env,
+  };
+  // The first instance migrates the database; the others then start together.
+  instances.push(await startHttpServer({ dataDir, defaultActor: 'builtin/conformance', env: common }));
+  instances.push(
+    ...(await Promise.all(
+      Array.from({ length: n - 1 }, () =>
+        startHttpServer({ dataDir, defaultActor: 'builtin/conformance', env: common }),
+      ),
+    )),
+  );
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  return {
+    db,
+    dataDir,
+    instances,
+    async log(taskId) {
+      const r = await client.query<{ seq: number; kind: string; payload: string }>(
+        'select seq, kind, payload from task_events where task_id = $1 order by seq',
+        [taskId],
+      );
+      return r.rows.map((row) => ({ seq: row.seq, kind: row.kind, payload: JSON.parse(row.payload) as unknown }));
+    },
+    async close() {
+      await client.end().catch(() => {});
+      await Promise.all(instances.map((i) => i.stop().catch(() => null)));
+      await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The events a subscriber got after its snapshot, as (seq, payload) — to compare with the log. */
+function afterSnapshot(events: SseEvent[]): Array<{ seq: number; update: unknown }> {
+  return events
+    .filter((e) => e.data.result?.statusUpdate || e.data.result?.artifactUpdate)
+    .map((e) => ({ seq: e.id, update: e.data.result.statusUpdate ?? e.data.result.artifactUpdate }));
+}
+
+describe('several instances on one PostgreSQL database', { skip: pgSkip() }, () => {
+  describe('streaming and load (three instances)', () => {
+    let c: Cluster;
+    before(async () => {
+      c = await cluster(3, { CLEVERAGENTS_CONFORMANCE_STEP_MS: '150' });
+    });
+    after(() => c?.close());
+
+    it('a client of B receives the events of a task running on A in order, with no gap and no duplicate', async () => {
+      const [a, b] = c.instances as [HttpServerProcess, HttpServerProcess];
+      const started = sse(a.baseUrl, 'SendStreamingMessage', message('tck-long-running-1'));
+      const first = await started.next();
+      const taskId = taskOf(first);
+      const onB = collect(sse(b.baseUrl, 'SubscribeToTask', { id: taskId }));
+      const onA = collect(started);
+      const [fromB, fromA] = await Promise.all([onB, onA]);
+      assert.equal(stateOf(fromB.events.at(-1)!), 'TASK_STATE_COMPLETED');
+      const log = await c.log(taskId);
+      const seen = afterSnapshot(fromB.events);
+      const snapshotSeq = fromB.events[0]!.id;
+      assert.ok(seen.length >= 3, `B saw ${seen.length} events live`);
+      // Exactly the logged events after the snapshot B started from, in order.
+      assert.deepEqual(
+        seen.map((e) => e.seq),
+        log.filter((e) => e.seq > snapshotSeq).map((e) => e.seq),
+      );
+      for (const e of seen) assert.deepEqual(e.update, log.find((l) => l.seq === e.seq)?.payload);
+      // A's own client got the whole log too.
+      assert.deepEqual(
+        afterSnapshot(fromA.events).map((e) => e.seq),
+        log.filter((e) => e.seq > fromA.events[0]!.id).map((e) => e.seq),
+      );
+      // And GetTask on the third instance reads the same final task.
+      const got = await rpc(c.instances[2]!.baseUrl, 'GetTask', { id: taskId });
+      assert.equal(got.status.state, 'TASK_STATE_COMPLETED');
+    });
+
+    it('the same messageId sent to two instances at once starts one task', async () => {
+      const [a, b] = c.instances as [HttpServerProcess, HttpServerProcess];
+      const m = message('tck-complete-task-idem', 'once only');
+      const [x, y] = await Promise.all([rpc(a.baseUrl, 'SendMessage', m), rpc(b.baseUrl, 'SendMessage', m)]);
+      assert.equal(x.task.id, y.task.id);
+    });
+
+    it('a bounded load across three instances loses and duplicates no event', async () => {
+      const N = 18;
+      const runs = await Promise.all(
+        Array.from({ length: N }, async (_, i) => {
+          const home = c.instances[i % 3]!;
+          const other = c.instances[(i + 1) % 3]!;
+          const started = sse(home.baseUrl, 'SendStreamingMessage', message(`tck-long-running-load-${i}`));
+          const first = await started.next();
+          const taskId = taskOf(first);
+          const [watched, own] = await Promise.all([
+            collect(sse(other.baseUrl, 'SubscribeToTask', { id: taskId })),
+            collect(started),
+          ]);
+          return { taskId, watched, own };
+        }),
+      );
+      for (const { taskId, watched } of runs) {
+        const log = await c.log(taskId);
+        assert.deepEqual(
+          log.map((e) => e.seq),
+          log.map((_, i) => i + 1),
+          'the log itself has no gap',
+        );
+        const seen = afterSnapshot(watched.events).map((e) => e.seq);
+        assert.deepEqual(seen, [...new Set(seen)], 'no duplicate');
+        assert.deepEqual(
+          seen,
+          log.filter((e) => e.seq > watched.events[0]!.id).map((e) => e.seq),
+          'no gap',
+        );
+        assert.equal(stateOf(watched.events.at(-1)!), 'TASK_STATE_COMPLETED');
+      }
+    });
+  });
+
+  describe('cancel and failure (two instances, turns that would run a minute)', () => {
+    let c: Cluster;
+    before(async () => {
+      c = await cluster(2, { CLEVERAGENTS_CONFORMANCE_STEP_MS: '60000' });
+    });
+    after(() => c?.close());
+
+    it('CancelTask on B stops the turn running on A at once: A’s stream ends canceled', async () => {
+      const [a, b] = c.instances as [HttpServerProcess, HttpServerProcess];
+      const started = sse(a.baseUrl, 'SendStreamingMessage', message('tck-long-running-cancel'));
+      const first = await started.next();
+      const taskId = taskOf(first);
+      const rest = collect(started);
+      const canceled = await rpc(b.baseUrl, 'CancelTask', { id: taskId });
+      assert.equal(canceled.status.state, 'TASK_STATE_CANCELED');
+      // The actor's next step is a minute away: A's stream ends now only because A saw the cancel.
+      const { events } = await rest;
+      assert.equal(stateOf(events.at(-1)!), 'TASK_STATE_CANCELED');
+      const log = await c.log(taskId);
+      assert.equal((log.at(-1)?.payload as any).status.state, 'TASK_STATE_CANCELED');
+      assert.equal((await rpc(a.baseUrl, 'GetTask', { id: taskId })).status.state, 'TASK_STATE_CANCELED');
+    });
+
+    it('when A is killed mid-turn, B settles the task within the lease and its subscriber gets the final event', async () => {
+      const [a, b] = c.instances as [HttpServerProcess, HttpServerProcess];
+      const started = sse(a.baseUrl, 'SendStreamingMessage', message('tck-long-running-kill'));
+      const first = await started.next();
+      const taskId = taskOf(first);
+      const onB = collect(sse(b.baseUrl, 'SubscribeToTask', { id: taskId }));
+      // Wait until B's subscription is open (its snapshot arrives) before killing A.
+      await new Promise((r) => setTimeout(r, 300));
+      a.child.kill('SIGKILL');
+      await started.return(undefined).catch(() => {});
+      const { events } = await onB;
+      const last = events.at(-1)!;
+      assert.equal(stateOf(last), 'TASK_STATE_FAILED');
+      assert.match(JSON.stringify(last.data), /restarted|stopped/);
+      assert.equal((await rpc(b.baseUrl, 'GetTask', { id: taskId })).status.state, 'TASK_STATE_FAILED');
+    });
+  });
+});
