@@ -4,13 +4,25 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { silentLogger } from '../../../../src/application/index.js';
 import { SqliteRunnerRegistry } from '../../../../src/infrastructure/index.js';
 import { PgRunnerRegistry } from '../../../../src/infrastructure/persistence/postgres/pg-runner.registry.js';
-import type { RunnerRegistryOptions } from '../../../../src/infrastructure/persistence/runner-leases.js';
+import type { RunnerLeases, RunnerRegistryOptions } from '../../../../src/infrastructure/persistence/runner-leases.js';
 import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
 
 function registryOf(opened: OpenedEngine, opts: RunnerRegistryOptions): SqliteRunnerRegistry | PgRunnerRegistry {
   if (opened.pg) return new PgRunnerRegistry(opened.pg, opts);
   if (!opened.sqlite) throw new Error('no database');
   return new SqliteRunnerRegistry(opened.sqlite, opts);
+}
+
+/** Makes `r` pause between reading the leases and pruning them (while another runner renews). */
+function pauseWhilePruning(r: RunnerLeases, pause: () => Promise<void>): void {
+  const list = (r as unknown as { listLeases: () => Promise<unknown[]> }).listLeases.bind(r);
+  Object.assign(r, {
+    listLeases: async () => {
+      const rows = await list();
+      await pause();
+      return rows;
+    },
+  });
 }
 
 for (const engine of ENGINES) {
@@ -70,6 +82,22 @@ for (const engine of ENGINES) {
         await me.renew();
         assert.deepEqual(await ids(), ['me', 'peer'], 'the renewal inserted the row again');
         assert.equal(await peer.isLive('me'), true);
+      } finally {
+        await me.stop();
+        await peer.stop();
+      }
+    });
+
+    it('a prune keeps a lease renewed after it was judged dead', async () => {
+      const me = registry('me', { host: 'here' });
+      const peer = registry('peer', { host: 'there' });
+      await me.start();
+      await peer.start();
+      try {
+        now += 20_000;
+        pauseWhilePruning(peer, () => me.renew());
+        assert.equal(await peer.prune(), 0, 'me renewed between the read and the delete');
+        assert.deepEqual(await ids(), ['me', 'peer']);
       } finally {
         await me.stop();
         await peer.stop();
