@@ -32,10 +32,11 @@ export interface SystemProbeOptions {
   extra?: (() => Promise<DiagnosticCheck[]>) | undefined;
 }
 
-type Check = Omit<DiagnosticCheck, 'name' | 'category'>;
+/** A check's outcome, before its name and category are added. */
+export type Check = Omit<DiagnosticCheck, 'name' | 'category'>;
 
 /** Runs one check: one that throws is reported as failed and the others still run. */
-async function runCheck(
+export async function runCheck(
   out: DiagnosticCheck[],
   name: string,
   category: DiagnosticCheck['category'],
@@ -211,7 +212,7 @@ async function tokenFileStatus(file: string): Promise<Check> {
   return { status: 'ok', detail: `${file} exists with mode ${mode.toString(8).padStart(4, '0')}` };
 }
 
-function formatBytes(n: number): string {
+export function formatBytes(n: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let v = n;
   let i = 0;

@@ -1,12 +1,10 @@
-/** Message keys, runner leases and the push outbox in SQLite (migrations 0005 and 0006). */
+/** Message keys and the push outbox in SQLite (migrations 0005 and 0006); runner leases: runner.registry.test.ts. */
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Task } from '../../../../src/domain/a2a.model.js';
-import { silentLogger } from '../../../../src/application/index.js';
 import {
   openDatabase,
   SqlitePushOutboxRepository,
-  SqliteRunnerRegistry,
   SqliteTaskRepository,
   type SqliteDatabase,
 } from '../../../../src/infrastructure/index.js';
@@ -64,47 +62,6 @@ describe('durable work in SQLite', () => {
       ['t1'],
     );
     assert.equal((await repo.get('t1'))?.runnerId, 'r1');
-  });
-
-  it('tells a live runner from one whose process is gone or whose lease expired', async () => {
-    let now = Date.parse('2026-03-01T10:00:00.000Z');
-    const clock = () => now;
-    const me = new SqliteRunnerRegistry(db, { id: 'me', logger: silentLogger, leaseMs: 10_000, now: clock });
-    const other = new SqliteRunnerRegistry(db, {
-      id: 'other',
-      logger: silentLogger,
-      leaseMs: 10_000,
-      now: clock,
-      pid: process.ppid,
-    });
-    const dead = new SqliteRunnerRegistry(db, {
-      id: 'dead',
-      logger: silentLogger,
-      leaseMs: 10_000,
-      now: clock,
-      pid: 2 ** 22 + 12345,
-    });
-    const remote = new SqliteRunnerRegistry(db, {
-      id: 'remote',
-      logger: silentLogger,
-      leaseMs: 10_000,
-      now: clock,
-      host: 'elsewhere',
-    });
-    for (const r of [me, other, dead, remote]) await r.start();
-    try {
-      assert.equal(await me.isLive('me'), true);
-      assert.equal(await me.isLive('other'), true, 'another live process on this host');
-      assert.equal(await me.isLive('dead'), false, 'its pid no longer exists');
-      assert.equal(await me.isLive('remote'), true, 'another host: the lease decides');
-      assert.equal(await me.isLive('never-registered'), false);
-      assert.equal(await me.isLive(null), false);
-      now += 20_000;
-      assert.equal(await me.isLive('remote'), false, 'an expired lease');
-      assert.equal(await me.prune(), 3, 'other, dead and remote have stale leases now');
-    } finally {
-      for (const r of [me, other, dead, remote]) await r.stop();
-    }
   });
 
   it('keeps outbox entries in seq order per config, records failed attempts and hands a dead runner’s entries over', async () => {

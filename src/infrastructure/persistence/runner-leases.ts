@@ -1,0 +1,127 @@
+import { hostname } from 'node:os';
+import type { Logger } from '../../application/index.js';
+import type { LeasedRunnerRegistry } from './storage.js';
+
+export interface RunnerRegistryOptions {
+  id: string;
+  /** A lease not renewed for this long is expired (its process is taken for dead). */
+  leaseMs?: number | undefined;
+  logger: Logger;
+  pid?: number;
+  host?: string;
+  now?: () => number;
+}
+
+export const DEFAULT_LEASE_MS = 15_000;
+
+/** A lease as stored (the `runners` table, migration 0005). */
+export interface LeaseRow {
+  pid: number;
+  host: string;
+  heartbeat_at: string;
+}
+
+/** A new lease row: started and renewed now. */
+export interface NewLease extends LeaseRow {
+  id: string;
+  started_at: string;
+}
+
+/**
+ * Runner leases in the `runners` table, on either engine (the subclass stores the rows). A runner
+ * is dead when its row is gone (a clean stop deletes it), when its lease has expired, or — on this
+ * host — at once when its process no longer exists (`kill(pid, 0)`), so a restart after SIGKILL
+ * need not wait for the lease. A pid equal to ours under another runner id is a previous
+ * incarnation (containers reuse pid 1).
+ */
+export abstract class RunnerLeases implements LeasedRunnerRegistry {
+  readonly self: string;
+  readonly leaseMs: number;
+  private readonly pid: number;
+  private readonly host: string;
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly opts: RunnerRegistryOptions) {
+    this.self = opts.id;
+    this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+    this.pid = opts.pid ?? process.pid;
+    this.host = opts.host ?? hostname();
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Stores a new lease (the id is not taken). */
+  protected abstract insertLease(row: NewLease): Promise<void>;
+  /** Sets the heartbeat of a lease; returns how many rows changed (0: the row is gone). */
+  protected abstract renewLease(id: string, at: string): Promise<number>;
+  protected abstract getLease(id: string): Promise<LeaseRow | undefined>;
+  /** Every lease row. */
+  protected abstract listLeases(): Promise<(LeaseRow & { id: string })[]>;
+  /** Deletes a lease; with `heartbeatAt`, only if it was not renewed since (another process may have). */
+  protected abstract removeLease(id: string, heartbeatAt?: string): Promise<number>;
+
+  /** Takes the lease and renews it every third of its length until {@link stop}. */
+  async start(): Promise<void> {
+    await this.insertLease(this.newLease());
+    this.timer = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    this.timer.unref();
+  }
+
+  async isLive(runnerId: string | null | undefined): Promise<boolean> {
+    if (!runnerId) return false;
+    if (runnerId === this.self) return this.timer !== undefined;
+    const row = await this.getLease(runnerId);
+    return row !== undefined && this.rowIsLive(row);
+  }
+
+  /** Deletes the rows of runners that are dead (housekeeping; their tasks are settled first). */
+  async prune(): Promise<number> {
+    let n = 0;
+    for (const row of await this.listLeases()) {
+      if (row.id !== this.self && !this.rowIsLive(row)) n += await this.removeLease(row.id, row.heartbeat_at);
+    }
+    return n;
+  }
+
+  /** Gives the lease up: what this process still runs is then anyone's to settle. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.removeLease(this.self);
+  }
+
+  /** Renews the lease now (the timer calls this); a row pruned meanwhile is taken again. */
+  async renew(): Promise<void> {
+    try {
+      const lease = this.newLease();
+      const changed = await this.renewLease(this.self, lease.heartbeat_at);
+      // Pruned by another process that took us for dead (e.g. after a long pause): take it again.
+      if (changed === 0) await this.insertLease(lease);
+    } catch (err) {
+      this.opts.logger.warn({ err }, 'renewing the runner lease failed');
+    }
+  }
+
+  private newLease(): NewLease {
+    const at = new Date(this.now()).toISOString();
+    return { id: this.self, pid: this.pid, host: this.host, started_at: at, heartbeat_at: at };
+  }
+
+  private rowIsLive(row: LeaseRow): boolean {
+    if (row.host === this.host) {
+      if (row.pid === this.pid) return false;
+      if (!processExists(row.pid)) return false;
+    }
+    return this.now() - Date.parse(row.heartbeat_at) <= this.leaseMs;
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, under another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
