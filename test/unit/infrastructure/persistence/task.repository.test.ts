@@ -552,6 +552,10 @@ for (const engine of ENGINES)
           await repo.append('t 1', chunk(t, 2, 'y'));
           await expect(4);
           assert.deepEqual(seen, ['t 1 0 r1', 't 1 1 r1', 't 1 1 r1', 't 1 2 r1']);
+          // An empty payload (the listener reconnected) is "look at every task again".
+          await opened.pg?.notify('ca_task_events', '');
+          await expect(5);
+          assert.equal(seen[4], taskNotice('', 0, ''));
         } finally {
           await stop?.();
           await b.close();
