@@ -1,6 +1,4 @@
 import type { Task, TaskEvent } from '../../domain/a2a.model.js';
-import { applyEvent, isTerminal, TASK_STATES } from '../../domain/a2a.model.js';
-import { AppError } from '../../domain/errors.js';
 import { sql } from 'kysely';
 import type {
   MessageKey,
@@ -12,24 +10,31 @@ import type {
   TaskPage,
   TaskRepository,
 } from '../../application/index.js';
-import { isConstraintError, olderThan, param, toIsoInstant, type SqliteDatabase } from './database.js';
-
-interface TaskRow {
-  id: string;
-  owner: string;
-  updated_at: string;
-  seq: number;
-  snapshot: string;
-  runner_id: string | null;
-}
-
-interface EventRow {
-  seq: number;
-  kind: string;
-  payload: string;
-}
-
-const TASK_COLUMNS = ['id', 'owner', 'updated_at', 'seq', 'snapshot', 'runner_id'] as const;
+import { isConstraintError, param, type SqliteDatabase } from './database.js';
+import {
+  appendValues,
+  byContextQuery,
+  countContextQuery,
+  countOfQuery,
+  eventsAfterQuery,
+  expiryPlan,
+  listQueries,
+  messageKeyQuery,
+  messageKeyTaken,
+  newTaskValues,
+  pickExpired,
+  seqTaken,
+  snapshotValues,
+  TASK_COLUMNS,
+  taskExists,
+  taskNotFound,
+  TERMINAL_STATES,
+  toStoredTask,
+  toTaskPage,
+  toEvent,
+  type ExpiredRow,
+  type TaskRow,
+} from './rows/task.rows.js';
 
 export interface SqliteTaskRepositoryOptions {
   /** The runner (process lease) this process runs turns under; stored with the tasks it runs. */
@@ -86,21 +91,7 @@ export class SqliteTaskRepository implements TaskRepository {
           .where('owner', '=', param<string>('owner'))
           .where('message_id', '=', param<string>('messageId')),
       ),
-      // One statement (one read) for both places a key lives: a task's first message, or a follow-up.
-      selectKey: db.prepare(
-        k
-          .selectFrom('tasks')
-          .select(['id as task_id', 'message_hash as hash'])
-          .where('owner', '=', param<string>('owner'))
-          .where('message_id', '=', param<string>('messageId'))
-          .unionAll(
-            k
-              .selectFrom('message_keys')
-              .select(['task_id', 'hash'])
-              .where('owner', '=', param<string>('owner'))
-              .where('message_id', '=', param<string>('messageId')),
-          ),
-      ),
+      selectKey: db.prepare(messageKeyQuery(k, param('owner'), param('messageId'))),
       // Per owner, through tasks_owner_state_updated (literal states, so the plan is fixed).
       owners: db.prepare(k.selectFrom('task_counts').select('owner').where('context_id', '=', sql.lit(''))),
       running: db.prepare(
@@ -156,24 +147,8 @@ export class SqliteTaskRepository implements TaskRepository {
           .where('id', '=', id),
       ),
       selectTask: db.prepare(k.selectFrom('tasks').select(TASK_COLUMNS).where('id', '=', id)),
-      eventsAfter: db.prepare(
-        k
-          .selectFrom('task_events')
-          .select(['seq', 'kind', 'payload'])
-          .where('task_id', '=', id)
-          .where('seq', '>', param<number>('afterSeq'))
-          .orderBy('seq'),
-      ),
-      // The newest turns of a context; the caller reverses them to oldest first.
-      byContext: db.prepare(
-        k
-          .selectFrom('tasks')
-          .select(TASK_COLUMNS)
-          .where('context_id', '=', param<string>('contextId'))
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(param<number>('limit')),
-      ),
+      eventsAfter: db.prepare(eventsAfterQuery(k, id, param('afterSeq'))),
+      byContext: db.prepare(byContextQuery(k, param('contextId'), param('limit'))),
       // The maintained counts (migration 0004): context_id '' is the owner's total.
       bumpCount: db.prepare(
         k
@@ -185,13 +160,7 @@ export class SqliteTaskRepository implements TaskRepository {
               .doUpdateSet((eb) => ({ n: eb('task_counts.n', '+', eb.ref('excluded.n')) })),
           ),
       ),
-      countOf: db.prepare(
-        k
-          .selectFrom('task_counts')
-          .select('n')
-          .where('owner', '=', param<string>('owner'))
-          .where('context_id', '=', param<string>('scope')),
-      ),
+      countOf: db.prepare(countOfQuery(k, param('owner'), param('scope'))),
       ownersInContext: db.prepare(
         k
           .selectFrom('tasks')
@@ -205,12 +174,7 @@ export class SqliteTaskRepository implements TaskRepository {
           .where('owner', '=', param<string>('owner'))
           .where('context_id', '=', param<string>('scope')),
       ),
-      countContext: db.prepare(
-        k
-          .selectFrom('tasks')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('context_id', '=', param<string>('contextId')),
-      ),
+      countContext: db.prepare(countContextQuery(k, param('contextId'))),
       // Children first, so deletion does not depend on ON DELETE CASCADE being enforced.
       deleteChildren: (['push_configs', 'message_keys', 'push_outbox', 'task_events', 'turn_transcripts'] as const).map(
         (table) =>
@@ -257,6 +221,7 @@ export class SqliteTaskRepository implements TaskRepository {
         q.insertKey.run({ ...key, id: taskId });
       } catch (err) {
         if (isConstraintError(err, 'PRIMARYKEY')) throw messageKeyTaken(key.messageId);
+        if (isConstraintError(err, 'FOREIGNKEY')) throw taskNotFound(taskId);
         throw err;
       }
     };
@@ -283,26 +248,11 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   async create(task: Task, owner: string, key?: MessageKey): Promise<void> {
-    const at = toIsoInstant(task.status.timestamp ?? new Date().toISOString(), 'task.status.timestamp');
-    const params = {
-      id: task.id,
-      contextId: task.contextId,
-      owner,
-      state: task.status.state,
-      createdAt: at,
-      updatedAt: at,
-      seq: 0,
-      snapshot: JSON.stringify(task),
-      runnerId: this.runnerId,
-      messageId: key?.messageId ?? null,
-      hash: key?.hash ?? null,
-    };
+    const params = newTaskValues(task, owner, key, this.runnerId);
     try {
       await this.db.write(() => this.createWithCounts(params));
     } catch (err) {
-      if (isConstraintError(err, 'PRIMARYKEY')) {
-        throw new AppError('ALREADY_EXISTS', `Task ${task.id} already exists`, { details: { taskId: task.id } });
-      }
+      if (isConstraintError(err, 'PRIMARYKEY')) throw taskExists(task.id);
       throw err;
     }
   }
@@ -312,31 +262,16 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   async append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void> {
-    const params: Record<string, unknown> = {
-      id: taskId,
-      seq: event.seq,
-      kind: event.kind,
-      payload: JSON.stringify(event.event),
-    };
-    // A status event moves the listing columns even without a snapshot (get folds it back in);
-    // a snapshot replaces the stored task whatever the event, and the columns follow it.
-    const status = snapshot?.status ?? (event.kind === 'status' ? event.event.status : undefined);
-    if (status) {
-      params.state = status.state;
-      params.updatedAt = toIsoInstant(status.timestamp ?? new Date().toISOString(), 'status.timestamp');
-    }
-    if (snapshot) params.snapshot = JSON.stringify(snapshot);
+    const params = appendValues(taskId, event, snapshot);
     try {
       await this.db.write(() =>
-        status ? this.appendWithTask(params, snapshot !== undefined) : this.q.insertEvent.run(params),
+        params.state !== undefined
+          ? this.appendWithTask({ ...params }, snapshot !== undefined)
+          : this.q.insertEvent.run({ ...params }),
       );
     } catch (err) {
       if (isConstraintError(err, 'FOREIGNKEY')) throw taskNotFound(taskId);
-      if (isConstraintError(err, 'PRIMARYKEY')) {
-        throw new AppError('INVALID_STATE', `Task ${taskId} already has an event with seq ${event.seq}`, {
-          details: { taskId, seq: event.seq },
-        });
-      }
+      if (isConstraintError(err, 'PRIMARYKEY')) throw seqTaken(taskId, event.seq);
       throw err;
     }
   }
@@ -361,14 +296,7 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   async saveSnapshot(task: Task, seq: number, key?: MessageKey): Promise<void> {
-    const params = {
-      id: task.id,
-      state: task.status.state,
-      updatedAt: toIsoInstant(task.status.timestamp ?? new Date().toISOString(), 'task.status.timestamp'),
-      seq,
-      snapshot: JSON.stringify(task),
-      runnerId: this.runnerId,
-    };
+    const params = snapshotValues(task, seq, this.runnerId);
     const changed = await this.db.write(() => this.claimSnapshot(params, key));
     if (changed === 0) throw taskNotFound(task.id);
   }
@@ -383,38 +311,13 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   async list(query: TaskListQuery): Promise<TaskPage> {
-    const limit = Math.max(0, Math.floor(query.limit));
-    const k = this.db.kysely;
-    let filtered = k.selectFrom('tasks').where('owner', '=', query.owner);
-    if (query.contextId !== undefined) filtered = filtered.where('context_id', '=', query.contextId);
-    if (query.state !== undefined) filtered = filtered.where('state', '=', query.state);
-    if (query.updatedSince !== undefined) {
-      filtered = filtered.where('updated_at', '>=', toIsoInstant(query.updatedSince, 'updatedSince'));
-    }
-    // The owner's total and a context's total are kept up to date; other filters count rows.
-    const maintained = query.state === undefined && query.updatedSince === undefined && query.contextId !== '';
-    const count = maintained ? undefined : filtered.select((eb) => eb.fn.countAll<number>().as('n')).compile();
-    let page = filtered.select(TASK_COLUMNS);
-    const after = query.after;
-    if (after) page = page.where(olderThan(after));
-    const pageQuery = page
-      .orderBy('updated_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit + 1)
-      .compile();
-
+    const { limit, count, page } = listQueries(this.db.kysely, query);
+    const countQuery = count.compile();
+    const pageQuery = page.compile();
     return this.db.exclusive(() =>
       this.db.sqlite.transaction(() => {
-        const total = count
-          ? (this.db.all(count)[0]?.n ?? 0)
-          : (this.q.countOf.get({ owner: query.owner, scope: query.contextId ?? '' })?.n ?? 0);
-        const rows = this.db.all(pageQuery);
-        const more = rows.length > limit;
-        const kept = more ? rows.slice(0, limit) : rows;
-        const last = kept[kept.length - 1];
-        const result: TaskPage = { tasks: kept.map((r) => this.materialise(r)), total };
-        if (more && last) result.next = { updatedAt: last.updated_at, id: last.id };
-        return result;
+        const total = this.db.all(countQuery)[0]?.n ?? 0;
+        return toTaskPage(this.db.all(pageQuery), limit, total, (r) => this.materialise(r));
       })(),
     );
   }
@@ -429,29 +332,20 @@ export class SqliteTaskRepository implements TaskRepository {
 
   async deleteExpired(expiry: TaskExpiry): Promise<number> {
     const x = this.expire;
-    const limit = Math.max(0, Math.floor(expiry.limit));
-    if (limit === 0 || (expiry.before === undefined && expiry.keep === undefined)) return 0;
-    const before = expiry.before === undefined ? undefined : toIsoInstant(expiry.before, 'before');
+    const plan = expiryPlan(expiry);
+    if (!plan) return 0;
+    const { before, keep, want } = plan;
     // One transaction: what is chosen is what is deleted, and a task cannot turn live in between.
     return this.db.write(() => {
-      const chosen = new Map<string, ExpiredRow>();
-      // Live tasks are skipped, so ask for a few more than the limit.
-      const want = limit + 16;
-      if (before !== undefined)
-        for (const r of x.olderThan.all({ before, limit: want }) as ExpiredRow[]) chosen.set(r.id, r);
-      if (expiry.keep !== undefined) {
-        const excess = (x.countTerminal.get() as { n: number }).n - Math.max(0, expiry.keep);
-        if (excess > 0)
-          for (const r of x.oldest.all({ limit: Math.min(excess, want) }) as ExpiredRow[]) chosen.set(r.id, r);
+      const candidates: ExpiredRow[][] = [];
+      if (before !== undefined) candidates.push(x.olderThan.all({ before, limit: want }) as ExpiredRow[]);
+      if (keep !== undefined) {
+        const excess = (x.countTerminal.get() as { n: number }).n - keep;
+        if (excess > 0) candidates.push(x.oldest.all({ limit: Math.min(excess, want) }) as ExpiredRow[]);
       }
-      let deleted = 0;
-      for (const r of chosen.values()) {
-        if (deleted >= limit) break;
-        if (expiry.isLive(r.id)) continue;
-        this.removeTask(r);
-        deleted++;
-      }
-      return deleted;
+      const picked = pickExpired(candidates, plan.limit, (id) => expiry.isLive(id));
+      for (const r of picked) this.removeTask(r);
+      return picked.length;
     });
   }
 
@@ -485,28 +379,11 @@ export class SqliteTaskRepository implements TaskRepository {
 
   /** The snapshot with every event logged after it folded in (what a crash left unsnapshotted). */
   private materialise(row: TaskRow): StoredTask {
-    const task = JSON.parse(row.snapshot) as Task;
-    let seq = row.seq;
-    for (const ev of this.q.eventsAfter.all({ id: row.id, afterSeq: row.seq })) {
-      const event = toEvent(ev);
-      applyEvent(task, event);
-      seq = event.seq;
-    }
-    const stored: StoredTask = { task, owner: row.owner, seq };
-    if (row.runner_id !== null) stored.runnerId = row.runner_id;
-    return stored;
+    return toStoredTask(row, this.q.eventsAfter.all({ id: row.id, afterSeq: row.seq }));
   }
 }
 
-interface ExpiredRow {
-  id: string;
-  owner: string;
-  context_id: string;
-}
-
-const TERMINAL_SQL = TASK_STATES.filter(isTerminal)
-  .map((s) => `'${s}'`)
-  .join(', ');
+const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
 /** A plan's chat context holds its tasks: they stay while the plan exists. */
 const NOT_A_PLAN_TASK =
   "context_id NOT IN (SELECT json_extract(doc, '$.contextId') FROM plans WHERE json_extract(doc, '$.contextId') IS NOT NULL)";
@@ -528,18 +405,4 @@ function expiryStatements(db: SqliteDatabase) {
     deleteTask: s.prepare(`DELETE FROM tasks WHERE id = @id AND state IN (${TERMINAL_SQL})`),
     dropEmptyCount: s.prepare('DELETE FROM task_counts WHERE owner = @owner AND context_id = @scope AND n <= 0'),
   };
-}
-
-function toEvent(row: EventRow): TaskEvent {
-  // The kind column is written only from TaskEvent.kind, so the pairing below holds.
-  return { seq: row.seq, kind: row.kind, event: JSON.parse(row.payload) as unknown } as TaskEvent;
-}
-
-/** The message key is already stored: another send of the same message created its task first. */
-function messageKeyTaken(messageId: string): AppError {
-  return new AppError('ALREADY_EXISTS', `Message ${messageId} was already sent`, { details: { messageId } });
-}
-
-function taskNotFound(id: string): AppError {
-  return new AppError('TASK_NOT_FOUND', `Task ${id} was not found`, { details: { taskId: id } });
 }

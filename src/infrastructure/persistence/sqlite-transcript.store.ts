@@ -1,5 +1,11 @@
 import type { Transcript, TranscriptStore } from '../../application/index.js';
 import { param, type SqliteDatabase } from './database.js';
+import {
+  contextTranscriptsQuery,
+  pickTranscripts,
+  transcriptQuery,
+  upsertTranscriptQuery,
+} from './rows/transcript.rows.js';
 
 /** LLM turn transcripts in SQLite, one row per task (deleted with the task). */
 export class SqliteTranscriptStore implements TranscriptStore {
@@ -8,28 +14,16 @@ export class SqliteTranscriptStore implements TranscriptStore {
   constructor(private readonly db: SqliteDatabase) {
     const k = db.kysely;
     this.q = {
-      select: db.prepare(k.selectFrom('turn_transcripts').select('doc').where('task_id', '=', param<string>('taskId'))),
+      select: db.prepare(transcriptQuery(k, param('taskId'))),
       upsert: db.prepare(
-        k
-          .insertInto('turn_transcripts')
-          .values({
-            task_id: param('taskId'),
-            context_id: param('contextId'),
-            doc: param('doc'),
-            updated_at: param('at'),
-          })
-          .onConflict((oc) =>
-            oc
-              .column('task_id')
-              .doUpdateSet((eb) => ({ doc: eb.ref('excluded.doc'), updated_at: eb.ref('excluded.updated_at') })),
-          ),
+        upsertTranscriptQuery(k, {
+          taskId: param('taskId'),
+          contextId: param('contextId'),
+          doc: param('doc'),
+          at: param('at'),
+        }),
       ),
-      byContext: db.prepare(
-        k
-          .selectFrom('turn_transcripts')
-          .select(['task_id', 'doc'])
-          .where('context_id', '=', param<string>('contextId')),
-      ),
+      byContext: db.prepare(contextTranscriptsQuery(k, param('contextId'))),
     };
   }
 
@@ -44,10 +38,7 @@ export class SqliteTranscriptStore implements TranscriptStore {
   }
 
   async forContext(contextId: string, taskIds: readonly string[]): Promise<Map<string, Transcript>> {
-    const wanted = new Set(taskIds);
     const rows = await this.db.exclusive(() => this.q.byContext.all({ contextId }));
-    const out = new Map<string, Transcript>();
-    for (const r of rows) if (wanted.has(r.task_id)) out.set(r.task_id, JSON.parse(r.doc) as Transcript);
-    return out;
+    return pickTranscripts(rows, taskIds);
   }
 }

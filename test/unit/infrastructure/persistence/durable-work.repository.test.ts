@@ -1,4 +1,4 @@
-/** Message keys and the push outbox in SQLite (migrations 0005 and 0006); runner leases: runner.registry.test.ts. */
+/** The push outbox in SQLite (migration 0006); message keys: task.repository.test.ts; runner leases: runner.registry.test.ts. */
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Task } from '../../../../src/domain/a2a.model.js';
@@ -14,7 +14,6 @@ const task = (id: string, contextId = 'c1'): Task => ({
   contextId,
   status: { state: 'TASK_STATE_SUBMITTED', timestamp: '2026-03-01T10:00:00.000Z' },
 });
-const key = (messageId: string, hash = 'h1') => ({ owner: 'alice', messageId, hash });
 
 describe('durable work in SQLite', () => {
   let db: SqliteDatabase;
@@ -22,47 +21,6 @@ describe('durable work in SQLite', () => {
     db = await openDatabase({ file: ':memory:' });
   });
   afterEach(() => db.close());
-
-  it('stores a message key with its task, refuses a second task for the same key, and deletes it with the task', async () => {
-    const repo = new SqliteTaskRepository(db, { runnerId: 'r1' });
-    await repo.create(task('t1'), 'alice', key('m1'));
-    assert.deepEqual(await repo.findMessageKey('alice', 'm1'), { taskId: 't1', hash: 'h1' });
-    assert.equal(await repo.findMessageKey('bob', 'm1'), undefined, 'keys are per principal');
-    // Two sends racing: the loser stores nothing at all.
-    await assert.rejects(
-      repo.create(task('t2'), 'alice', key('m1')),
-      (err: { reason?: string; details?: Record<string, unknown> }) =>
-        err.reason === 'ALREADY_EXISTS' && err.details?.['messageId'] === 'm1',
-    );
-    assert.equal(await repo.get('t2'), undefined);
-    assert.equal(await repo.countByContext('c1'), 1);
-    // A follow-up's key goes with the snapshot write.
-    await repo.saveSnapshot(task('t1'), 0, key('m2'));
-    assert.equal((await repo.findMessageKey('alice', 'm2'))?.taskId, 't1');
-    await assert.rejects(
-      repo.saveSnapshot(task('t1'), 0, key('m2')),
-      (err: { reason?: string }) => err.reason === 'ALREADY_EXISTS',
-    );
-    await repo.deleteByContext('c1');
-    assert.equal(await repo.findMessageKey('alice', 'm1'), undefined);
-    assert.equal(await repo.findMessageKey('alice', 'm2'), undefined);
-  });
-
-  it('lists running turns with their runner; a turn that ended leaves its open task unowned', async () => {
-    const repo = new SqliteTaskRepository(db, { runnerId: 'r1' });
-    await repo.create(task('t1'), 'alice');
-    await repo.create(task('t2'), 'alice');
-    assert.deepEqual((await repo.listRunning()).map((t) => [t.id, t.runnerId]).sort(), [
-      ['t1', 'r1'],
-      ['t2', 'r1'],
-    ]);
-    await repo.endTurn('t2');
-    assert.deepEqual(
-      (await repo.listRunning()).map((t) => t.id),
-      ['t1'],
-    );
-    assert.equal((await repo.get('t1'))?.runnerId, 'r1');
-  });
 
   it('keeps outbox entries in seq order per config, records failed attempts and hands a dead runner’s entries over', async () => {
     const tasks = new SqliteTaskRepository(db, { runnerId: 'old' });

@@ -1,0 +1,351 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Task, TaskEvent } from '../../../domain/a2a.model.js';
+import type {
+  MessageKey,
+  MessageKeyHit,
+  RunningTask,
+  StoredTask,
+  TaskExpiry,
+  TaskListQuery,
+  TaskPage,
+  TaskRepository,
+} from '../../../application/index.js';
+import type { DB } from '../database.js';
+import {
+  appendValues,
+  byContextQuery,
+  countContextQuery,
+  eventsAfterQuery,
+  expiryPlan,
+  listQueries,
+  messageKeyQuery,
+  messageKeyTaken,
+  newTaskValues,
+  pickExpired,
+  seqTaken,
+  snapshotValues,
+  TASK_COLUMNS,
+  taskExists,
+  taskNotFound,
+  TERMINAL_STATES,
+  toEvent,
+  toStoredTask,
+  toTaskPage,
+  type EventRow,
+  type ExpiredRow,
+  type TaskRow,
+} from '../rows/task.rows.js';
+import { isPgConstraintError, type PgDatabase } from './pg-database.js';
+
+/** The NOTIFY channel of committed task events: payload `<taskId> <seq> <runnerId>`. */
+export const TASK_EVENTS_CHANNEL = 'ca_task_events';
+
+export interface PgTaskRepositoryOptions {
+  /** The runner (process lease) this instance runs turns under; stored with the tasks it runs. */
+  runnerId: string;
+}
+
+/** The payload of a task-events notification. */
+export function taskNotice(taskId: string, seq: number, runnerId: string): string {
+  return `${taskId} ${seq} ${runnerId}`;
+}
+
+/** Parses {@link taskNotice} (the task id may hold spaces: seq and runner are the last two words). */
+export function parseTaskNotice(payload: string): { taskId: string; seq: number; runnerId: string } | undefined {
+  const r = payload.lastIndexOf(' ');
+  const s = r < 0 ? -1 : payload.lastIndexOf(' ', r - 1);
+  if (s < 0) return undefined;
+  const seq = Number(payload.slice(s + 1, r));
+  if (!Number.isSafeInteger(seq)) return undefined;
+  return { taskId: payload.slice(0, s), seq, runnerId: payload.slice(r + 1) };
+}
+
+/** A task row with the events logged after its snapshot, as [seq, kind, payload] (one round trip). */
+type RowWithEvents = TaskRow & { events: [number, string, string][] };
+
+/** The events after a row's snapshot, aggregated in the row's own statement (one read snapshot). */
+const EVENTS_AFTER_SNAPSHOT = sql<[number, string, string][]>`(
+  select coalesce(json_agg(json_build_array(e.seq, e.kind, e.payload) order by e.seq), '[]'::json)
+  from task_events e where e.task_id = tasks.id and e.seq > tasks.seq)`.as('events');
+
+const TERMINAL = sql.join(TERMINAL_STATES.map((s) => sql.lit(s)));
+/** A plan's chat context holds its tasks: they stay while the plan exists. */
+const NOT_A_PLAN_TASK = sql`context_id not in (
+  select doc::jsonb ->> 'contextId' from plans where doc::jsonb ->> 'contextId' is not null)`;
+
+/**
+ * Tasks in PostgreSQL, shared by every instance on the database. Each write is one statement
+ * (data-modifying CTEs: the event, the snapshot and the notification in one round trip, atomic
+ * without BEGIN/COMMIT), or one transaction with row locks where it reads before it writes.
+ * Writes of one task run in call order (a promise chain per task); different tasks run
+ * concurrently on the pool. Every committed event is announced with NOTIFY (see {@link watch}).
+ */
+export class PgTaskRepository implements TaskRepository {
+  private readonly runnerId: string;
+  /** The last write queued per task (never rejects): the next one starts after it. */
+  private readonly tails = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly db: PgDatabase,
+    opts: PgTaskRepositoryOptions,
+  ) {
+    this.runnerId = opts.runnerId;
+  }
+
+  async create(task: Task, owner: string, key?: MessageKey): Promise<void> {
+    const v = newTaskValues(task, owner, key, this.runnerId);
+    // The owner's total and the context's count, in key order (as every writer of task_counts locks them).
+    const counts =
+      v.contextId === '' ? sql`(${v.owner}, '', 2)` : sql`(${v.owner}, '', 1), (${v.owner}, ${v.contextId}, 1)`;
+    try {
+      await this.inOrder(task.id, (k) =>
+        sql`with t as (
+            insert into tasks (id, context_id, owner, state, created_at, updated_at, seq, snapshot, runner_id, message_id, message_hash)
+            values (${v.id}, ${v.contextId}, ${v.owner}, ${v.state}, ${v.createdAt}, ${v.updatedAt}, 0, ${v.snapshot},
+                    ${v.runnerId}, ${v.messageId}, ${v.hash})
+            returning id),
+          c as (
+            insert into task_counts (owner, context_id, n) values ${counts}
+            on conflict (owner, context_id) do update set n = task_counts.n + excluded.n)
+          select pg_notify(${TASK_EVENTS_CHANNEL}, ${taskNotice(task.id, 0, this.runnerId)}) from t`.execute(k),
+      );
+    } catch (err) {
+      if (isPgConstraintError(err, 'unique')) {
+        const constraint = (err as { constraint?: unknown }).constraint;
+        if (key && constraint === 'tasks_owner_message') throw messageKeyTaken(key.messageId);
+        throw taskExists(task.id);
+      }
+      throw err;
+    }
+  }
+
+  async get(id: string): Promise<StoredTask | undefined> {
+    const row = await this.db.run((k) =>
+      k.selectFrom('tasks').select(TASK_COLUMNS).select(EVENTS_AFTER_SNAPSHOT).where('id', '=', id).executeTakeFirst(),
+    );
+    return row && materialise(row);
+  }
+
+  async append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void> {
+    const v = appendValues(taskId, event, snapshot);
+    const insert = sql`insert into task_events (task_id, seq, kind, payload)
+      values (${v.id}, ${v.seq}, ${v.kind}, ${v.payload}) returning seq`;
+    let update: RawBuilder<unknown> | undefined;
+    if (v.snapshot !== undefined) {
+      update = sql`update tasks set state = ${v.state}, updated_at = ${v.updatedAt}, seq = ${v.seq},
+        snapshot = ${v.snapshot} where id = ${v.id}`;
+    } else if (v.state !== undefined) {
+      update = sql`update tasks set state = ${v.state}, updated_at = ${v.updatedAt} where id = ${v.id}`;
+    }
+    // The task's row cannot go missing under the event's foreign key, so the update always lands.
+    const rest = update ? sql`, u as (${update})` : sql``;
+    const notice = taskNotice(taskId, event.seq, this.runnerId);
+    try {
+      await this.inOrder(taskId, (k) =>
+        sql`with e as (${insert})${rest} select pg_notify(${TASK_EVENTS_CHANNEL}, ${notice}) from e`.execute(k),
+      );
+    } catch (err) {
+      if (isPgConstraintError(err, 'foreign')) throw taskNotFound(taskId);
+      if (isPgConstraintError(err, 'unique')) throw seqTaken(taskId, event.seq);
+      throw err;
+    }
+  }
+
+  async findMessageKey(owner: string, messageId: string): Promise<MessageKeyHit | undefined> {
+    const row = await this.db.run((k) => messageKeyQuery(k, owner, messageId).executeTakeFirst());
+    // message_hash is set whenever message_id is, and only rows with a message_id match.
+    return row && { taskId: row.task_id, hash: row.hash ?? '' };
+  }
+
+  /** Per owner through tasks_owner_state_updated (runner_id has no index: it would cost every send). */
+  async listRunning(): Promise<RunningTask[]> {
+    const rows = await this.db.run((k) =>
+      sql<{ id: string; owner: string; runner_id: string }>`
+        select t.id, t.owner, t.runner_id from task_counts c cross join lateral (
+          select id, owner, runner_id from tasks
+          where tasks.owner = c.owner and state in ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')
+            and runner_id is not null) t
+        where c.context_id = ''`.execute(k),
+    );
+    return rows.rows.map((r) => ({ id: r.id, owner: r.owner, runnerId: r.runner_id }));
+  }
+
+  async endTurn(taskId: string): Promise<void> {
+    await this.inOrder(taskId, (k) =>
+      k
+        .updateTable('tasks')
+        .set({ runner_id: null })
+        .where('id', '=', taskId)
+        .where('runner_id', '=', this.runnerId)
+        .execute(),
+    );
+  }
+
+  async saveSnapshot(task: Task, seq: number, key?: MessageKey): Promise<void> {
+    const v = snapshotValues(task, seq, this.runnerId);
+    // The follow-up's key is inserted only when the task row was there to update.
+    const insertKey = key
+      ? sql`, k as (insert into message_keys (owner, message_id, task_id, hash)
+          select ${key.owner}, ${key.messageId}, id, ${key.hash} from u)`
+      : sql``;
+    let found: number;
+    try {
+      found = await this.inOrder(task.id, async (k) => {
+        const r = await sql`with u as (
+            update tasks set state = ${v.state}, updated_at = ${v.updatedAt}, seq = ${v.seq}, snapshot = ${v.snapshot},
+              runner_id = ${v.runnerId} where id = ${v.id} returning id)${insertKey}
+          select pg_notify(${TASK_EVENTS_CHANNEL}, ${taskNotice(task.id, seq, this.runnerId)}) from u`.execute(k);
+        return r.rows.length;
+      });
+    } catch (err) {
+      if (key && isPgConstraintError(err, 'unique')) throw messageKeyTaken(key.messageId);
+      throw err;
+    }
+    if (found === 0) throw taskNotFound(task.id);
+  }
+
+  async eventsAfter(taskId: string, afterSeq: number): Promise<TaskEvent[]> {
+    const rows = await this.db.run((k) => eventsAfterQuery(k, taskId, afterSeq).execute());
+    return rows.map(toEvent);
+  }
+
+  async watch(handler: (taskId: string, seq: number, runnerId: string) => void): Promise<() => Promise<void>> {
+    return this.db.listen(TASK_EVENTS_CHANNEL, (payload) => {
+      if (payload === '') return handler('', 0, '');
+      const notice = parseTaskNotice(payload);
+      if (notice) handler(notice.taskId, notice.seq, notice.runnerId);
+    });
+  }
+
+  async list(query: TaskListQuery): Promise<TaskPage> {
+    const { limit, count, page } = listQueries(this.db.kysely, query);
+    // One snapshot for the total and the page, as SQLite's read transaction gives.
+    return this.db.run((k) =>
+      k
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .execute(async (trx) => {
+          const total = (await trx.executeQuery(count.compile())).rows[0]?.n ?? 0;
+          const rows = (await trx.executeQuery(page.select(EVENTS_AFTER_SNAPSHOT).compile())).rows;
+          return toTaskPage(rows, limit, total, materialise);
+        }),
+    );
+  }
+
+  async deleteByContext(contextId: string): Promise<number> {
+    return this.db.transaction(async (trx) => {
+      // The delete locks the rows: a concurrent delete of the context waits, then finds them gone.
+      // Events, push configs, keys, outbox entries and transcripts go by their foreign keys.
+      const gone = await trx
+        .deleteFrom('tasks')
+        .where('context_id', '=', contextId)
+        .returning(['id', 'owner', 'context_id'])
+        .execute();
+      await uncount(trx, gone);
+      return gone.length;
+    });
+  }
+
+  async countByContext(contextId: string): Promise<number> {
+    const row = await this.db.run((k) => countContextQuery(k, contextId).executeTakeFirst());
+    return row?.n ?? 0;
+  }
+
+  /**
+   * Several instances may sweep at once: each locks the rows it chose (`for update skip locked`),
+   * so no task is deleted or uncounted twice, and a task being written waits for the sweep.
+   */
+  async deleteExpired(expiry: TaskExpiry): Promise<number> {
+    const plan = expiryPlan(expiry);
+    if (!plan) return 0;
+    const { before, keep, want } = plan;
+    return this.db.transaction(async (trx) => {
+      const candidates: ExpiredRow[][] = [];
+      const choose = (where: RawBuilder<unknown>, n: number) =>
+        sql<ExpiredRow>`select id, owner, context_id from tasks
+          where state in (${TERMINAL}) and ${where} and ${NOT_A_PLAN_TASK}
+          order by updated_at, id limit ${n} for update skip locked`.execute(trx);
+      if (before !== undefined) candidates.push((await choose(sql`updated_at < ${before}`, want)).rows);
+      if (keep !== undefined) {
+        const counted = await sql<{ n: number }>`select count(*) as n from tasks
+          where state in (${TERMINAL}) and ${NOT_A_PLAN_TASK}`.execute(trx);
+        const excess = (counted.rows[0]?.n ?? 0) - keep;
+        if (excess > 0) candidates.push((await choose(sql`true`, Math.min(excess, want))).rows);
+      }
+      const picked = pickExpired(candidates, plan.limit, (id) => expiry.isLive(id));
+      if (picked.length === 0) return 0;
+      const gone = await trx
+        .deleteFrom('tasks')
+        .where(
+          'id',
+          'in',
+          picked.map((r) => r.id),
+        )
+        .where('state', 'in', TERMINAL_STATES)
+        .returning(['id', 'owner', 'context_id'])
+        .execute();
+      await uncount(trx, gone);
+      return gone.length;
+    });
+  }
+
+  /** The newest `limit` tasks of a context, returned oldest first (the last turns of a chat). */
+  async listByContext(contextId: string, limit: number): Promise<StoredTask[]> {
+    const n = Math.max(0, Math.floor(limit));
+    const rows = await this.db.run((k) => byContextQuery(k, contextId, n).select(EVENTS_AFTER_SNAPSHOT).execute());
+    return rows.reverse().map(materialise);
+  }
+
+  /**
+   * Runs a write of one task after the earlier writes of that task settle (call order), with
+   * storage failures mapped. The chain never holds a rejection: each caller gets its own.
+   */
+  private inOrder<T>(taskId: string, write: (k: Kysely<DB>) => Promise<T>): Promise<T> {
+    const run = () => this.db.run(write);
+    const prev = this.tails.get(taskId);
+    const result = prev ? prev.then(run) : run();
+    const tail = result.then(
+      () => {},
+      () => {},
+    );
+    this.tails.set(taskId, tail);
+    void tail.then(() => {
+      if (this.tails.get(taskId) === tail) this.tails.delete(taskId);
+    });
+    return result;
+  }
+}
+
+function materialise(row: RowWithEvents): StoredTask {
+  return toStoredTask(
+    row,
+    row.events.map(([seq, kind, payload]): EventRow => ({ seq, kind, payload })),
+  );
+}
+
+/**
+ * Takes deleted tasks out of the maintained counts (the owner's total and the context's; an
+ * emptied context's row goes). The count rows are locked in key order first, the order in which
+ * create locks them, so concurrent creates and deletes cannot deadlock.
+ */
+async function uncount(trx: Kysely<DB>, gone: readonly ExpiredRow[]): Promise<void> {
+  const by = new Map<string, { owner: string; scope: string; n: number }>();
+  for (const r of gone) {
+    for (const scope of ['', r.context_id]) {
+      const id = JSON.stringify([r.owner, scope]);
+      const entry = by.get(id) ?? { owner: r.owner, scope, n: 0 };
+      entry.n++;
+      by.set(id, entry);
+    }
+  }
+  if (by.size === 0) return;
+  const rows = [...by.values()];
+  const deltas = sql`unnest(${rows.map((r) => r.owner)}::text[], ${rows.map((r) => r.scope)}::text[],
+    ${rows.map((r) => r.n)}::int[]) as d(owner, scope, n)`;
+  await sql`select 1 from task_counts c join ${deltas} on c.owner = d.owner and c.context_id = d.scope
+    order by c.owner, c.context_id for update of c`.execute(trx);
+  await sql`update task_counts c set n = c.n - d.n from ${deltas}
+    where c.owner = d.owner and c.context_id = d.scope`.execute(trx);
+  await sql`delete from task_counts c using ${deltas}
+    where c.owner = d.owner and c.context_id = d.scope and c.context_id <> '' and c.n <= 0`.execute(trx);
+}
