@@ -181,6 +181,13 @@ export class PgBossPushScheduler implements PushScheduler {
     const client = await this.pool.connect();
     let locked = false;
     let broken = false;
+    // The connection may fail while it only holds the lock (no query of ours to reject): that
+    // must not end the process. The lock is gone with it; the unlock below then fails.
+    const onError = (err: Error): void => {
+      broken = true;
+      this.logger.warn({ err: err.message, ...target }, 'the connection holding a push target lock failed');
+    };
+    client.on('error', onError);
     try {
       const r = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as ok', [
         LOCK_CLASS,
@@ -212,6 +219,7 @@ export class PgBossPushScheduler implements PushScheduler {
           broken = true;
         }
       }
+      client.off('error', onError);
       client.release(broken);
     }
   }
