@@ -5,24 +5,13 @@ import type { PushOutbox } from '../../../../src/application/index.js';
 import { SqlitePushOutboxRepository } from '../../../../src/infrastructure/index.js';
 import { PgPushOutboxRepository } from '../../../../src/infrastructure/persistence/postgres/pg-push-outbox.repository.js';
 import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
+import { taskRow } from '../../../support/task-rows.js';
 
 const at = '2026-03-01T10:00:00.000Z';
 
 /** A task row (entries reference their task), written directly: the task repository is not under test here. */
 async function seedTask(e: OpenedEngine, id: string): Promise<void> {
-  const row = {
-    id,
-    context_id: 'c1',
-    owner: 'alice',
-    state: 'TASK_STATE_SUBMITTED',
-    created_at: at,
-    updated_at: at,
-    seq: 0,
-    snapshot: '{}',
-    runner_id: null,
-    message_id: null,
-    message_hash: null,
-  };
+  const row = taskRow(id, at);
   if (e.pg) await e.pg.kysely.insertInto('tasks').values(row).execute();
   else
     e.sqlite?.sqlite

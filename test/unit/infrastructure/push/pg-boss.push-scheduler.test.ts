@@ -17,6 +17,7 @@ import { openPgDatabase, type PgDatabase } from '../../../../src/infrastructure/
 import { PgPushOutboxRepository } from '../../../../src/infrastructure/persistence/postgres/pg-push-outbox.repository.js';
 import { PgBossPushScheduler } from '../../../../src/infrastructure/push/pg-boss.push-scheduler.js';
 import { createPgDatabase, pgSkip, type PgTestDatabase } from '../../../support/postgres.js';
+import { taskRow } from '../../../support/task-rows.js';
 
 interface Instance {
   name: string;
@@ -25,7 +26,6 @@ interface Instance {
   notifier: PushNotifier;
 }
 
-const at = new Date(0).toISOString();
 const taskOf = (id: string): Task => ({ id, contextId: 'c1', status: { state: 'TASK_STATE_WORKING' } });
 const event = (taskId: string, seq: number) =>
   ({
@@ -139,23 +139,21 @@ describe('push deliveries across two instances (pg-boss)', { skip: pgSkip() }, (
 
   async function addTask(id: string, configIds: string[]): Promise<void> {
     const [first] = instances;
-    await first!.db.kysely
-      .insertInto('tasks')
-      .values({
-        id,
-        context_id: 'c1',
-        owner: 'alice',
-        state: 'TASK_STATE_WORKING',
-        created_at: at,
-        updated_at: at,
-        seq: 0,
-        snapshot: '{}',
-        runner_id: null,
-        message_id: null,
-        message_hash: null,
-      })
-      .execute();
+    await first!.db.kysely.insertInto('tasks').values(taskRow(id)).execute();
     configs[id] = configIds.map((c) => ({ id: c, taskId: id, url: `${base}/${id}/${c}` }));
+  }
+
+  /** Ends every database connection of an instance (its pools reconnect when asked; a lock held on one is gone). */
+  async function dropConnections(name: string): Promise<void> {
+    const admin = new pg.Client({ connectionString: made.url });
+    await admin.connect();
+    try {
+      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [
+        `ca-push-${name}`,
+      ]);
+    } finally {
+      await admin.end();
+    }
   }
 
   const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
@@ -208,15 +206,7 @@ describe('push deliveries across two instances (pg-boss)', { skip: pgSkip() }, (
     deadName = dead.name;
     // The instance dies: it takes no more jobs, and its connections (with the target's lock) are gone.
     await dead.scheduler.stopFetching();
-    const admin = new pg.Client({ connectionString: made.url });
-    await admin.connect();
-    try {
-      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [
-        `ca-push-${dead.name}`,
-      ]);
-    } finally {
-      await admin.end();
-    }
+    await dropConnections(dead.name);
     await until('the deliveries after the take-over', allDelivered(['t4/k'], 6));
     assert.deepEqual(delivered.get('t4/k'), range(6), 'every event once, in order (3 by the survivor)');
     assert.equal(attempts.get('t4/k/3'), 2, 'the dead instance’s attempt (never answered) and the survivor’s');
@@ -233,15 +223,7 @@ describe('push deliveries across two instances (pg-boss)', { skip: pgSkip() }, (
     assert.equal(caller.get('t5/k'), survivor.name, 'only one instance is left to take it');
     // This time the instance delivering is not killed: its connections are, mid-attempt, so the
     // job's lock is lost and the job ends unanswered; pg-boss retries it.
-    const admin = new pg.Client({ connectionString: made.url });
-    await admin.connect();
-    try {
-      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [
-        `ca-push-${survivor.name}`,
-      ]);
-    } finally {
-      await admin.end();
-    }
+    await dropConnections(survivor.name);
     await until('the delivery after the retry', allDelivered(['t5/k'], 1));
     assert.deepEqual(delivered.get('t5/k'), [1]);
   });
