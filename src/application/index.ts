@@ -20,6 +20,7 @@ export type { PushConfigRepository, StoredPushConfig } from './ports/push-config
 export type { WebhookSender } from './ports/webhook.port.js';
 export type { RunnerRegistry } from './ports/runner.port.js';
 export type { PushOutbox, OutboxEntry, OutboxTarget } from './ports/push-outbox.port.js';
+export type { PushScheduler, PushDrain, PushDrainResult } from './ports/push-scheduler.port.js';
 export { settleStrandedWork } from './tasks/stranded-work.js';
 export type { PlanRepository, PlanListQuery, PlanRecords } from './ports/plan.repository.port.js';
 export type {

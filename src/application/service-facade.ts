@@ -10,6 +10,7 @@ import type { Actor, ActorCatalog } from './ports/actor.port.js';
 import type { Logger } from './ports/logger.port.js';
 import type { PushConfigRepository } from './ports/push-config.repository.port.js';
 import type { PushOutbox } from './ports/push-outbox.port.js';
+import type { PushScheduler } from './ports/push-scheduler.port.js';
 import type { NamespaceRepository, RegistryRepository, ResourceInspector } from './ports/registry.repository.port.js';
 import type { PlanRepository } from './ports/plan.repository.port.js';
 import type { SandboxManager, ToolRunner } from './ports/sandbox.port.js';
@@ -68,6 +69,8 @@ export interface FacadeDeps {
   version: string;
   defaultActor: string;
   push?: PushNotifierOptions;
+  /** Where push deliveries are drained (default: in this process; several instances: PgBossPushScheduler). */
+  pushScheduler?: PushScheduler | undefined;
   /** What a client may send (defaults: DEFAULT_LIMITS). */
   limits?: PayloadLimits;
   /** LLM providers and MCP servers (absent: LLM actors are refused). */
@@ -250,13 +253,10 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   let notifier: PushNotifier | undefined;
   const push = new PushConfigService(deps.pushConfigs, tasks, (taskId) => notifier?.invalidate(taskId));
   tasks.acceptInlinePush(push);
-  notifier = new PushNotifier(
-    (taskId) => push.forDelivery(taskId),
-    deps.pushOutbox,
-    deps.webhooks,
-    deps.logger,
-    deps.push,
-  );
+  notifier = new PushNotifier((taskId) => push.forDelivery(taskId), deps.pushOutbox, deps.webhooks, deps.logger, {
+    ...deps.push,
+    scheduler: deps.pushScheduler ?? deps.push?.scheduler,
+  });
   const n = notifier;
   tasks.tapRecording((taskId, item) => n.recording(taskId, item));
   tasks.tap((task, _owner, item) => n.notify(task, item));

@@ -2,8 +2,10 @@ import { isTerminal, type Task } from '../../domain/a2a.model.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { StoredPushConfig } from '../ports/push-config.repository.port.js';
 import type { OutboxTarget, PushOutbox } from '../ports/push-outbox.port.js';
+import type { PushDrainResult, PushScheduler } from '../ports/push-scheduler.port.js';
 import type { WebhookSender } from '../ports/webhook.port.js';
 import type { StreamItem } from '../tasks/task.service.js';
+import { InProcessPushScheduler } from './in-process-push-scheduler.js';
 
 export interface PushNotifierOptions {
   /** Delay before the n-th retry (the last entry repeats); default 0.2 s, 1 s, 3 s, 10 s, 30 s, 60 s. */
@@ -12,17 +14,11 @@ export interface PushNotifierOptions {
   maxAttempts?: number;
   timeoutMs?: number;
   now?: () => number;
-}
-
-interface Target {
-  key: OutboxTarget;
-  /** The delivery loop, while it runs. */
-  pump?: Promise<void> | undefined;
-  /** Set when entries were queued while the loop ran: it looks again before it stops. */
-  again: boolean;
-  failures: number;
-  /** Wakes the loop from a backoff wait (at stop). */
-  wake?: (() => void) | undefined;
+  /**
+   * When and where targets are drained (default: a loop per target in this process). With
+   * several server instances on one database, a shared queue (PgBossPushScheduler).
+   */
+  scheduler?: PushScheduler | undefined;
 }
 
 /**
@@ -30,7 +26,8 @@ interface Target {
  * webhook, through a durable outbox: an event is queued (stored) for each config, then attempted;
  * a delivered entry is removed, a failed one retried with backoff (each failure counted), a
  * refused target (SSRF guard) dropped at once. After a restart {@link resume} takes up what was
- * pending. The payload is the A2A StreamResponse (§4.3.3).
+ * pending. The payload is the A2A StreamResponse (§4.3.3). Which process drains a target, and
+ * when, is the {@link PushScheduler}'s: one drain per target at a time.
  *
  * An event is queued in its own group commit when the task's configs are already loaded (every
  * event after a task's first); otherwise in the commit after it, so a crash between the two can
@@ -40,7 +37,9 @@ export class PushNotifier {
   private readonly configs = new Map<string, Promise<StoredPushConfig[]>>();
   /** The same configs once loaded, so later events need no promise. */
   private readonly loaded = new Map<string, StoredPushConfig[]>();
-  private readonly targets = new Map<string, Target>();
+  /** Failed attempts per target (only targets that failed; for diagnostics and tests). */
+  private readonly failed = new Map<string, { configId: string; n: number }>();
+  private readonly scheduler: PushScheduler;
   /** Events queued while being stored (see recording()), until their stored notification comes. */
   private readonly early = new Map<string, { list: StoredPushConfig[]; queued: Promise<boolean> }>();
   private readonly backoff: readonly number[];
@@ -62,6 +61,8 @@ export class PushNotifier {
     this.maxAttempts = opts.maxAttempts ?? 12;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.now = opts.now ?? Date.now;
+    this.scheduler = opts.scheduler ?? new InProcessPushScheduler(logger, this.now);
+    this.scheduler.start((target, until) => this.drainTarget(target, until));
   }
 
   /** Forget cached configs of a task (after create or delete). */
@@ -124,32 +125,36 @@ export class PushNotifier {
    */
   async resume(isLive: (runnerId: string | null) => Promise<boolean>): Promise<number> {
     const pending = await this.outbox.claim(isLive, new Date(this.now()).toISOString());
-    for (const key of pending) this.kick(key);
+    if (!this.stopped) await this.scheduler.resumeAll(pending);
     return pending.length;
   }
 
   /** Failure count per config id (for diagnostics and tests). */
   failures(configId: string): number {
     let n = 0;
-    for (const t of this.targets.values()) if (t.key.configId === configId) n += t.failures;
+    for (const f of this.failed.values()) if (f.configId === configId) n += f.n;
     return n;
   }
 
-  /** Waits until what is queued so far has been attempted and no delivery loop is busy (retries included). */
+  /**
+   * Waits until what is queued so far has been handed to the scheduler and no delivery of this
+   * process is busy (retries included; with a shared queue, another instance may still deliver).
+   */
   async drain(): Promise<void> {
     for (;;) {
-      const busy = [...this.queueing, ...[...this.targets.values()].flatMap((t) => (t.pump ? [t.pump] : []))];
-      if (busy.length === 0) return;
-      await Promise.allSettled(busy);
+      if (this.queueing.size === 0) {
+        await this.scheduler.idle();
+        if (this.queueing.size === 0) return;
+      }
+      await Promise.allSettled([...this.queueing]);
     }
   }
 
-  /** Stops the delivery loops (pending entries stay in the outbox for the next start). */
+  /** Stops delivering (pending entries stay in the outbox for the next start, or another instance). */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const t of this.targets.values()) t.wake?.();
     await Promise.allSettled([...this.queueing]);
-    await Promise.allSettled([...this.targets.values()].flatMap((t) => (t.pump ? [t.pump] : [])));
+    await this.scheduler.stop();
   }
 
   private fanOut(taskId: string, list: StoredPushConfig[], item: StreamItem): void {
@@ -176,52 +181,34 @@ export class PushNotifier {
   }
 
   private kick(key: OutboxTarget): void {
-    if (this.stopped) return;
-    const id = `${key.taskId}\u0000${key.configId}`;
-    let t = this.targets.get(id);
-    if (!t) {
-      t = { key, again: false, failures: 0 };
-      this.targets.set(id, t);
-    }
-    const target = t;
-    if (target.pump) {
-      target.again = true;
-      return;
-    }
-    target.pump = this.pump(target)
-      .catch((err: unknown) =>
-        this.logger.error({ err, taskId: key.taskId, configId: key.configId }, 'push delivery loop failed'),
-      )
-      .finally(() => {
-        target.pump = undefined;
-        if (target.again && !this.stopped) this.kick(key);
-        // Idle with nothing counted: forget it (a map entry per webhook ever seen would grow).
-        else if (target.failures === 0 && this.targets.get(id) === target) this.targets.delete(id);
-      });
+    if (!this.stopped) this.track(this.scheduler.wake(key));
   }
 
-  /** Delivers a config's entries one at a time, in seq order, until none is left. */
-  private async pump(target: Target): Promise<void> {
-    const { key } = target;
+  /**
+   * Delivers a target's due entries one at a time, in seq order, until none is left or the next
+   * is not due (its time is returned); past `until` (or once stopped) it returns "more, now".
+   */
+  private async drainTarget(key: OutboxTarget, until?: number): Promise<PushDrainResult> {
+    let configs: StoredPushConfig[] | undefined;
     for (;;) {
-      target.again = false;
-      if (this.stopped) return;
+      if (this.stopped || (until !== undefined && this.now() >= until))
+        return { notBefore: new Date(this.now()).toISOString() };
       const entry = await this.outbox.next(key);
-      if (!entry) return;
-      const wait = Date.parse(entry.nextAttemptAt) - this.now();
-      if (wait > 0) await this.sleep(target, wait);
-      if (this.stopped) return;
-      const config = (this.loaded.get(key.taskId) ?? (await this.load(key.taskId))).find((c) => c.id === key.configId);
+      if (!entry) return {};
+      if (Date.parse(entry.nextAttemptAt) > this.now()) return { notBefore: entry.nextAttemptAt };
+      // Loaded once per drain when this process has not cached them (another instance queued the event).
+      const list = this.loaded.get(key.taskId) ?? (configs ??= await this.load(key.taskId));
+      const config = list.find((c) => c.id === key.configId);
       if (!config) {
         // The config was deleted: what it still had pending goes with it.
         await this.outbox.removeTarget(key);
-        return;
+        return {};
       }
       try {
         await this.sender.send(config.url, headersOf(config), entry.payload, AbortSignal.timeout(this.timeoutMs));
         await this.outbox.remove(key, entry.seq);
       } catch (err) {
-        target.failures++;
+        this.countFailure(key);
         const attempts = entry.attempts + 1;
         const permanent = (err as { permanent?: unknown } | null)?.permanent === true;
         if (permanent || attempts >= this.maxAttempts) {
@@ -244,17 +231,11 @@ export class PushNotifier {
     }
   }
 
-  private sleep(target: Target, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      function done(): void {
-        clearTimeout(timer);
-        target.wake = undefined;
-        resolve();
-      }
-      target.wake = done;
-    });
+  private countFailure(key: OutboxTarget): void {
+    const id = `${key.taskId}\u0000${key.configId}`;
+    const f = this.failed.get(id);
+    if (f) f.n++;
+    else this.failed.set(id, { configId: key.configId, n: 1 });
   }
 
   private track(p: Promise<void>): void {

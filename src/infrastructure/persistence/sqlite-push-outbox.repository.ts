@@ -1,6 +1,18 @@
-import { sql } from 'kysely';
 import type { OutboxEntry, OutboxTarget, PushOutbox } from '../../application/index.js';
-import { param, type PushOutboxTable, type SqliteDatabase } from './database.js';
+import { param, type SqliteDatabase } from './database.js';
+import {
+  insertOutboxEntry,
+  LAST_ERROR_MAX,
+  nextOutboxEntry,
+  outboxRunners,
+  outboxTargetsOf,
+  removeOutboxEntry,
+  removeOutboxTarget,
+  retryOutboxEntry,
+  takeOverOutbox,
+  toOutboxEntry,
+  type OutboxRow,
+} from './rows/push-outbox.rows.js';
 
 /** The push outbox in SQLite (migration 0006); each entry is stamped with the runner that delivers it. */
 export class SqlitePushOutboxRepository implements PushOutbox {
@@ -15,76 +27,29 @@ export class SqlitePushOutboxRepository implements PushOutbox {
     const taskId = param<string>('taskId');
     const configId = param<string>('configId');
     const seq = param<number>('seq');
+    const self = param<string>('self');
+    const at = param<string>('at');
     this.q = {
-      // A re-queued event (the same seq) keeps its first entry and its attempt count.
       insert: db.prepare(
-        k
-          .insertInto('push_outbox')
-          .values({
-            task_id: taskId,
-            config_id: configId,
-            seq,
-            payload: param('payload'),
-            attempts: sql.lit(0),
-            next_attempt_at: param('at'),
-            runner_id: param('runnerId'),
-            created_at: param('at'),
-          })
-          .onConflict((oc) => oc.columns(['task_id', 'config_id', 'seq']).doNothing()),
+        insertOutboxEntry(k, {
+          taskId,
+          configId,
+          seq,
+          payload: param('payload'),
+          at,
+          runnerId: param('runnerId'),
+        }),
       ),
-      next: db.prepare<
-        Pick<
-          PushOutboxTable,
-          'task_id' | 'config_id' | 'seq' | 'payload' | 'attempts' | 'next_attempt_at' | 'last_error'
-        >
-      >(
-        k
-          .selectFrom('push_outbox')
-          .select(['task_id', 'config_id', 'seq', 'payload', 'attempts', 'next_attempt_at', 'last_error'])
-          .where('task_id', '=', taskId)
-          .where('config_id', '=', configId)
-          .orderBy('seq')
-          .limit(sql.lit(1)),
-      ),
-      remove: db.prepare(
-        k
-          .deleteFrom('push_outbox')
-          .where('task_id', '=', taskId)
-          .where('config_id', '=', configId)
-          .where('seq', '=', seq),
-      ),
+      next: db.prepare<OutboxRow>(nextOutboxEntry(k, taskId, configId)),
+      remove: db.prepare(removeOutboxEntry(k, taskId, configId, seq)),
       retry: db.prepare(
-        k
-          .updateTable('push_outbox')
-          .set({ attempts: param('attempts'), next_attempt_at: param('at'), last_error: param('error') })
-          .where('task_id', '=', taskId)
-          .where('config_id', '=', configId)
-          .where('seq', '=', seq),
+        retryOutboxEntry(k, { taskId, configId, seq, attempts: param('attempts'), at, error: param('error') }),
       ),
-      removeTarget: db.prepare(
-        k.deleteFrom('push_outbox').where('task_id', '=', taskId).where('config_id', '=', configId),
-      ),
-      runners: db.prepare(k.selectFrom('push_outbox').select('runner_id').distinct()),
-      // Taken over entries are due at once: the downtime has usually outlasted their backoff.
-      takeOver: db.prepare(
-        k
-          .updateTable('push_outbox')
-          .set({ runner_id: param('self'), next_attempt_at: param('at') })
-          .where('runner_id', '=', param<string>('from')),
-      ),
-      takeOverUnowned: db.prepare(
-        k
-          .updateTable('push_outbox')
-          .set({ runner_id: param('self'), next_attempt_at: param('at') })
-          .where('runner_id', 'is', sql.lit(null)),
-      ),
-      mine: db.prepare(
-        k
-          .selectFrom('push_outbox')
-          .select(['task_id', 'config_id'])
-          .distinct()
-          .where('runner_id', '=', param<string>('self')),
-      ),
+      removeTarget: db.prepare(removeOutboxTarget(k, taskId, configId)),
+      runners: db.prepare(outboxRunners(k)),
+      takeOver: db.prepare(takeOverOutbox(k, self, param<string>('from'), at)),
+      takeOverUnowned: db.prepare(takeOverOutbox(k, self, null, at)),
+      mine: db.prepare(outboxTargetsOf(k, self)),
     };
     const q = this.q;
     this.insertAll = db.sqlite.transaction((rows: Array<Record<string, unknown>>) => {
@@ -112,17 +77,7 @@ export class SqlitePushOutboxRepository implements PushOutbox {
 
   async next(t: OutboxTarget): Promise<OutboxEntry | undefined> {
     const row = await this.db.exclusive(() => this.q.next.get({ taskId: t.taskId, configId: t.configId }));
-    return (
-      row && {
-        taskId: row.task_id,
-        configId: row.config_id,
-        seq: row.seq,
-        payload: row.payload,
-        attempts: row.attempts,
-        nextAttemptAt: row.next_attempt_at,
-        lastError: row.last_error,
-      }
-    );
+    return row && toOutboxEntry(row);
   }
 
   async remove(t: OutboxTarget, seq: number): Promise<void> {
@@ -143,7 +98,7 @@ export class SqlitePushOutboxRepository implements PushOutbox {
         seq,
         attempts,
         at: nextAttemptAt,
-        error: lastError.slice(0, 1000),
+        error: lastError.slice(0, LAST_ERROR_MAX),
       }),
     );
   }
