@@ -106,9 +106,7 @@ export function deleteIdleSessions(k: Kysely<DB>, before: string, limit: number,
       .selectFrom('sessions as s')
       .select('s.id')
       .where('s.updated_at', '<', before)
-      .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom('tasks as t').select('t.id').whereRef('t.context_id', '=', 's.id'))),
-      )
+      .where((w) => w.not(w.exists(w.selectFrom('tasks as t').select('t.id').whereRef('t.context_id', '=', 's.id'))))
       .where('s.id', 'not in', eb.selectFrom('plans').select(contextId.as('c')).where(contextId, 'is not', null))
       .orderBy('s.updated_at')
       .limit(limit);

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { NamespaceRepository, RegistryRepository } from '../../../../src/application/index.js';
-import type { Definition, Reference, RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.js';
+import type { Reference, RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.js';
 import { SqliteNamespaceRepository, SqliteRegistryRepository } from '../../../../src/infrastructure/index.js';
 import {
   PgNamespaceRepository,
@@ -18,13 +18,13 @@ function entity(kind: RegistryKind, name: string, extra: Partial<RegistryEntity>
   return {
     kind,
     name,
-    namespace: name.split('/')[0]!,
+    namespace: name.split('/')[0] ?? name,
     revision: 1,
     contentHash: `hash-${name}`,
     createdAt: AT,
     updatedAt: AT,
     builtin: false,
-    definition: { name, description: `the ${kind} ${name}` } as unknown as Definition,
+    definition: { name, description: `the ${kind} ${name}` },
     ...extra,
   };
 }
