@@ -1,45 +1,10 @@
-import type { SyncBase, SyncStateStore } from '../../application/index.js';
-import type { RegistryKind } from '../../domain/registry/entities.js';
 import type { SqliteDatabase } from './database.js';
+import { SyncStateTableStore } from './rows/sync-state.store.js';
+import { sqliteRunner } from './rows/sql-runner.js';
 
-/** The sync_state table: what a local store and a server agreed on per entity. */
-export class SqliteSyncStateStore implements SyncStateStore {
-  constructor(private readonly db: SqliteDatabase) {}
-
-  async list(remote: string): Promise<SyncBase[]> {
-    const rows = await this.db.kysely
-      .selectFrom('sync_state')
-      .selectAll()
-      .where('remote', '=', remote)
-      .orderBy('kind')
-      .orderBy('name')
-      .execute();
-    return rows.map((r) => ({
-      kind: r.kind as RegistryKind,
-      name: r.name,
-      revision: r.revision,
-      contentHash: r.content_hash,
-      localHash: r.local_hash,
-      syncedAt: r.synced_at,
-    }));
-  }
-
-  async put(remote: string, b: SyncBase): Promise<void> {
-    const row = {
-      revision: b.revision,
-      content_hash: b.contentHash,
-      local_hash: b.localHash,
-      synced_at: b.syncedAt,
-    };
-    await this.db.kysely
-      .insertInto('sync_state')
-      .values({ remote, kind: b.kind, name: b.name, ...row })
-      .onConflict((oc) => oc.columns(['remote', 'kind', 'name']).doUpdateSet(row))
-      .execute();
-  }
-
-  async clear(remote: string): Promise<number> {
-    const r = await this.db.kysely.deleteFrom('sync_state').where('remote', '=', remote).executeTakeFirst();
-    return Number(r.numDeletedRows);
+/** The sync_state table in SQLite. */
+export class SqliteSyncStateStore extends SyncStateTableStore {
+  constructor(db: SqliteDatabase) {
+    super(sqliteRunner(db));
   }
 }

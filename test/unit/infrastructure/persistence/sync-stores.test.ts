@@ -1,12 +1,11 @@
-/** The sync stores: remote.json (private, atomic, a broken one refused clearly) and the sync_state table. */
+/** The sync connection store: remote.json (private, atomic, a broken one refused clearly). */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { silentLogger } from '../../../../src/application/index.js';
 import { AppError } from '../../../../src/domain/errors.js';
-import { FileRemoteConnectionStore, openDatabase, SqliteSyncStateStore } from '../../../../src/infrastructure/index.js';
+import { FileRemoteConnectionStore } from '../../../../src/infrastructure/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sync-stores-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,30 +31,5 @@ describe('FileRemoteConnectionStore', () => {
       () => store.get(),
       (e: AppError) => e.reason === 'INVALID_STATE' && /agents server disconnect/.test(e.hint ?? ''),
     );
-  });
-});
-
-describe('SqliteSyncStateStore', () => {
-  it('keeps one base per remote, kind and name (a later put replaces it)', async () => {
-    const db = await openDatabase({ file: ':memory:', logger: silentLogger });
-    try {
-      const s = new SqliteSyncStateStore(db);
-      const base = {
-        kind: 'tool' as const,
-        name: 'team/a',
-        revision: 1,
-        contentHash: 'h1',
-        localHash: 'l1',
-        syncedAt: 't1',
-      };
-      await s.put('http://a', base);
-      await s.put('http://a', { ...base, revision: 2, contentHash: 'h2', syncedAt: 't2' });
-      await s.put('http://b', base);
-      assert.deepEqual(await s.list('http://a'), [{ ...base, revision: 2, contentHash: 'h2', syncedAt: 't2' }]);
-      assert.equal(await s.clear('http://b'), 1);
-      assert.deepEqual(await s.list('http://b'), []);
-    } finally {
-      await db.close();
-    }
   });
 });

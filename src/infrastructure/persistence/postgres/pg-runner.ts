@@ -1,0 +1,12 @@
+import type { SqlRunner } from '../rows/sql-runner.js';
+import { isPgConstraintError, type PgDatabase } from './pg-database.js';
+
+/** The PostgreSQL runner: the pool, with storage failures mapped to UNAVAILABLE. */
+export function pgRunner(db: PgDatabase): SqlRunner {
+  return {
+    engine: 'postgresql',
+    run: (fn) => db.run(fn),
+    transaction: (fn) => db.transaction(fn),
+    isConstraint: isPgConstraintError,
+  };
+}

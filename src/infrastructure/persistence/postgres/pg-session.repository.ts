@@ -1,0 +1,74 @@
+import { sql } from 'kysely';
+import type { Session } from '../../../domain/session.js';
+import type { SessionCursor, SessionPage, SessionRepository } from '../../../application/index.js';
+import { toIsoInstant } from '../database.js';
+import {
+  activityInstant,
+  addSessionTasks,
+  deleteIdleSessions,
+  deleteSession,
+  insertSession,
+  listSessions,
+  pageLimit,
+  selectSession,
+  sessionExists,
+  sessionRow,
+  toSession,
+  toSessionPage,
+  touchSession,
+} from '../rows/session.rows.js';
+import { isPgConstraintError, type PgDatabase } from './pg-database.js';
+
+/**
+ * Chat sessions in PostgreSQL, listed newest activity first. Activity (touch) is one conditional
+ * update, so instances counting tasks into one session at once never lose a count.
+ */
+export class PgSessionRepository implements SessionRepository {
+  constructor(private readonly db: PgDatabase) {}
+
+  async create(session: Session): Promise<void> {
+    const row = sessionRow(session);
+    try {
+      await this.db.run((k) => insertSession(k, row).execute());
+    } catch (err) {
+      if (isPgConstraintError(err, 'unique')) throw sessionExists(session.id);
+      throw err;
+    }
+  }
+
+  async get(id: string): Promise<Session | undefined> {
+    const row = await this.db.run((k) => selectSession(k, id).executeTakeFirst());
+    return row && toSession(row);
+  }
+
+  async list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage> {
+    const n = pageLimit(limit);
+    return this.db.transaction(async (trx) => {
+      // The total and the page from one snapshot, as SQLite's one read transaction gives.
+      await sql`set transaction isolation level repeatable read`.execute(trx);
+      const { count, page } = listSessions(trx, owner, n, after);
+      const total = (await count.executeTakeFirst())?.n ?? 0;
+      return toSessionPage(await page.execute(), n, total);
+    });
+  }
+
+  /** Bumps `updatedAt` (never backwards) and the task count; a missing session is not an error. */
+  async touch(id: string, at: string, addedTasks: number): Promise<void> {
+    const instant = activityInstant(at);
+    await this.db.run((k) =>
+      (instant === undefined ? addSessionTasks(k, id, addedTasks) : touchSession(k, id, instant, addedTasks)).execute(),
+    );
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const r = await this.db.run((k) => deleteSession(k, id).executeTakeFirst());
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  async deleteIdle(before: string, limit: number): Promise<number> {
+    const instant = toIsoInstant(before, 'before');
+    const n = pageLimit(limit);
+    const r = await this.db.run((k) => deleteIdleSessions(k, instant, n, 'postgresql').executeTakeFirst());
+    return Number(r.numDeletedRows);
+  }
+}

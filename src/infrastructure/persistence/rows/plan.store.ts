@@ -1,0 +1,134 @@
+import type { Checkpoint, Decision, PhaseState, Plan, ToolCallRecord } from '../../../domain/plan/plan.js';
+import type { PlanListQuery, PlanRecords, PlanRepository } from '../../../application/index.js';
+import type { SqlRunner } from './sql-runner.js';
+
+type RecordKind = 'decision' | 'checkpoint' | 'toolcall';
+
+/** Plans as JSON documents with their filterable columns; records in one table, ordered by ULID. */
+export class PlanStore implements PlanRepository {
+  constructor(private readonly db: SqlRunner) {}
+
+  async create(plan: Plan): Promise<void> {
+    await this.db.run((k) => k.insertInto('plans').values(toRow(plan)).execute());
+  }
+
+  async get(id: string): Promise<Plan | undefined> {
+    const row = await this.db.run((k) => k.selectFrom('plans').select('doc').where('id', '=', id).executeTakeFirst());
+    return row && (JSON.parse(row.doc) as Plan);
+  }
+
+  async save(plan: Plan): Promise<void> {
+    const { id, ...rest } = toRow(plan);
+    await this.db.run((k) => k.updateTable('plans').set(rest).where('id', '=', id).execute());
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await tx.deleteFrom('plan_records').where('plan_id', '=', id).execute();
+      const r = await tx.deleteFrom('plans').where('id', '=', id).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    });
+  }
+
+  async list(q: PlanListQuery): Promise<Plan[]> {
+    const rows = await this.db.run((k) => {
+      let query = k.selectFrom('plans').select('doc').where('owner', '=', q.owner);
+      if (q.phase) query = query.where('phase', '=', q.phase);
+      if (q.state) query = query.where('state', '=', q.state);
+      if (q.action) query = query.where('action', '=', q.action);
+      return query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    });
+    return rows.map((r) => JSON.parse(r.doc) as Plan);
+  }
+
+  putDecision(d: Decision): Promise<void> {
+    return this.put('decision', d.id, d.planId, d.createdAt, d);
+  }
+
+  decisions(planId: string): Promise<Decision[]> {
+    return this.records<Decision>('decision', planId);
+  }
+
+  putCheckpoint(c: Checkpoint): Promise<void> {
+    return this.put('checkpoint', c.id, c.planId, c.createdAt, c);
+  }
+
+  checkpoints(planId: string): Promise<Checkpoint[]> {
+    return this.records<Checkpoint>('checkpoint', planId);
+  }
+
+  putToolCall(t: ToolCallRecord): Promise<void> {
+    return this.put('toolcall', t.id, t.planId, t.createdAt, t);
+  }
+
+  toolCalls(planId: string): Promise<ToolCallRecord[]> {
+    return this.records<ToolCallRecord>('toolcall', planId);
+  }
+
+  async recordsOf(planIds: readonly string[]): Promise<Map<string, PlanRecords>> {
+    const out = new Map<string, PlanRecords>(
+      planIds.map((id) => [id, { decisions: [], checkpoints: [], toolCalls: [] }]),
+    );
+    if (planIds.length === 0) return out;
+    const rows = await this.db.run((k) =>
+      k
+        .selectFrom('plan_records')
+        .select(['kind', 'plan_id', 'doc'])
+        .where('plan_id', 'in', [...planIds])
+        .orderBy('id')
+        .execute(),
+    );
+    for (const r of rows) {
+      const records = out.get(r.plan_id);
+      if (!records) continue;
+      const doc: unknown = JSON.parse(r.doc);
+      if (r.kind === 'decision') records.decisions.push(doc as Decision);
+      else if (r.kind === 'checkpoint') records.checkpoints.push(doc as Checkpoint);
+      else records.toolCalls.push(doc as ToolCallRecord);
+    }
+    return out;
+  }
+
+  async listByState(state: PhaseState): Promise<Plan[]> {
+    const rows = await this.db.run((k) =>
+      k.selectFrom('plans').select('doc').where('state', '=', state).orderBy('id').execute(),
+    );
+    return rows.map((r) => JSON.parse(r.doc) as Plan);
+  }
+
+  private async put(kind: RecordKind, id: string, planId: string, createdAt: string, doc: unknown): Promise<void> {
+    await this.db.run((k) =>
+      k
+        .insertInto('plan_records')
+        .values({ kind, id, plan_id: planId, created_at: createdAt, doc: JSON.stringify(doc) })
+        .onConflict((oc) => oc.columns(['kind', 'id']).doUpdateSet({ doc: JSON.stringify(doc) }))
+        .execute(),
+    );
+  }
+
+  private async records<T>(kind: RecordKind, planId: string): Promise<T[]> {
+    const rows = await this.db.run((k) =>
+      k
+        .selectFrom('plan_records')
+        .select('doc')
+        .where('plan_id', '=', planId)
+        .where('kind', '=', kind)
+        .orderBy('id')
+        .execute(),
+    );
+    return rows.map((r) => JSON.parse(r.doc) as T);
+  }
+}
+
+function toRow(p: Plan) {
+  return {
+    id: p.id,
+    owner: p.owner,
+    action: p.action,
+    phase: p.phase,
+    state: p.state,
+    created_at: p.createdAt,
+    updated_at: p.updatedAt,
+    doc: JSON.stringify(p),
+  };
+}

@@ -1,0 +1,169 @@
+/** The plan repository on both engines: plans as documents with filterable columns, and their records. */
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { PlanRepository } from '../../../../src/application/index.js';
+import type {
+  Checkpoint,
+  Decision,
+  Phase,
+  PhaseState,
+  Plan,
+  ToolCallRecord,
+} from '../../../../src/domain/plan/plan.js';
+import { SqlitePlanRepository } from '../../../../src/infrastructure/index.js';
+import { PgPlanRepository } from '../../../../src/infrastructure/persistence/postgres/pg-plan.repository.js';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
+
+const at = (s: number): string => new Date(Date.parse('2026-03-01T10:00:00.000Z') + s * 1000).toISOString();
+
+function plan(id: string, created: number, extra: Partial<Plan> = {}): Plan {
+  const phase: Phase = extra.phase ?? 'strategize';
+  const state: PhaseState = extra.state ?? 'queued';
+  return {
+    id,
+    name: id,
+    action: 'local/act',
+    projects: ['local/p'],
+    arguments: { n: 1, dry: true },
+    description: '',
+    definitionOfDone: '',
+    automationProfile: 'auto',
+    phase,
+    state,
+    attempt: 1,
+    contextId: `plan-${id}`,
+    tasks: {},
+    owner: 'alice',
+    createdAt: at(created),
+    updatedAt: at(created),
+    budget: { maxToolCalls: 10, maxWallMs: 1000 },
+    usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
+    cursor: 0,
+    stepsTotal: 2,
+    sandboxes: [],
+    ...extra,
+  };
+}
+
+function decision(id: string, planId: string, rationale = 'r'): Decision {
+  return {
+    id,
+    planId,
+    type: 'step',
+    question: 'q',
+    chosen: { tool: 'write', args: { path: 'a' } },
+    alternatives: [],
+    confidence: 0.5,
+    rationale,
+    context: {},
+    superseded: false,
+    attempt: 1,
+    createdAt: at(1),
+  };
+}
+
+function checkpoint(id: string, planId: string): Checkpoint {
+  return { id, planId, label: 'l', commits: { 'local/r': 'abc' }, stepIndex: 1, createdAt: at(2) };
+}
+
+function toolCall(id: string, planId: string): ToolCallRecord {
+  return {
+    id,
+    planId,
+    decisionId: 'd1',
+    tool: 'write',
+    args: {},
+    ok: true,
+    summary: 's',
+    durationMs: 3,
+    filesTouched: ['a'],
+    resource: 'local/r',
+    createdAt: at(3),
+  };
+}
+
+for (const engine of ENGINES)
+  describe(`plan repository on ${engine.name}`, { skip: engine.skip() }, () => {
+    let db: OpenedEngine;
+    let repo: PlanRepository;
+
+    beforeEach(async () => {
+      db = await engine.open();
+      repo = db.pg ? new PgPlanRepository(db.pg) : new SqlitePlanRepository(db.sqlite!);
+    });
+    afterEach(() => db.close());
+
+    it('stores a plan whole and saves its changes', async () => {
+      const p = plan('p1', 0);
+      await repo.create(p);
+      assert.deepEqual(await repo.get('p1'), p);
+      assert.equal(await repo.get('p2'), undefined);
+      const next: Plan = { ...p, phase: 'execute', state: 'processing', cursor: 1, updatedAt: at(9) };
+      await repo.save(next);
+      assert.deepEqual(await repo.get('p1'), next);
+      // The filterable columns follow the document.
+      assert.deepEqual(
+        (await repo.list({ owner: 'alice', phase: 'execute', state: 'processing' })).map((x) => x.id),
+        ['p1'],
+      );
+      assert.deepEqual(await repo.list({ owner: 'alice', phase: 'strategize' }), []);
+    });
+
+    it('lists an owner’s plans newest first, by phase, state and action', async () => {
+      await repo.create(plan('a', 1));
+      await repo.create(plan('b', 2, { phase: 'execute', state: 'complete' }));
+      await repo.create(plan('c', 2, { action: 'local/other' }));
+      await repo.create(plan('d', 3, { owner: 'bob' }));
+      const ids = async (q: Parameters<PlanRepository['list']>[0]) => (await repo.list(q)).map((p) => p.id);
+      // Equal creation times: the larger id first.
+      assert.deepEqual(await ids({ owner: 'alice' }), ['c', 'b', 'a']);
+      assert.deepEqual(await ids({ owner: 'alice', phase: 'strategize' }), ['c', 'a']);
+      assert.deepEqual(await ids({ owner: 'alice', state: 'complete' }), ['b']);
+      assert.deepEqual(await ids({ owner: 'alice', action: 'local/other' }), ['c']);
+      assert.deepEqual(await ids({ owner: 'bob' }), ['d']);
+      assert.deepEqual(
+        (await repo.listByState('queued')).map((p) => p.id),
+        ['a', 'c', 'd'],
+      );
+    });
+
+    it('keeps decisions, checkpoints and tool calls per plan in id order; a put again replaces', async () => {
+      await repo.create(plan('p1', 0));
+      await repo.create(plan('p2', 0));
+      await repo.putDecision(decision('d2', 'p1'));
+      await repo.putDecision(decision('d1', 'p1'));
+      await repo.putDecision(decision('d1', 'p1', 'revised'));
+      await repo.putDecision(decision('d3', 'p2'));
+      await repo.putCheckpoint(checkpoint('c1', 'p1'));
+      await repo.putToolCall(toolCall('t1', 'p1'));
+      assert.deepEqual(await repo.decisions('p1'), [decision('d1', 'p1', 'revised'), decision('d2', 'p1')]);
+      assert.deepEqual(await repo.checkpoints('p1'), [checkpoint('c1', 'p1')]);
+      assert.deepEqual(await repo.toolCalls('p1'), [toolCall('t1', 'p1')]);
+      assert.deepEqual(await repo.checkpoints('p2'), []);
+      const all = await repo.recordsOf(['p1', 'p2', 'p9']);
+      assert.deepEqual([...all.keys()], ['p1', 'p2', 'p9']);
+      assert.deepEqual(all.get('p1'), {
+        decisions: [decision('d1', 'p1', 'revised'), decision('d2', 'p1')],
+        checkpoints: [checkpoint('c1', 'p1')],
+        toolCalls: [toolCall('t1', 'p1')],
+      });
+      assert.deepEqual(all.get('p2'), { decisions: [decision('d3', 'p2')], checkpoints: [], toolCalls: [] });
+      assert.deepEqual(all.get('p9'), { decisions: [], checkpoints: [], toolCalls: [] });
+      assert.deepEqual((await repo.recordsOf([])).size, 0);
+    });
+
+    it('deletes a plan with all its records', async () => {
+      await repo.create(plan('p1', 0));
+      await repo.create(plan('p2', 0));
+      await repo.putDecision(decision('d1', 'p1'));
+      await repo.putCheckpoint(checkpoint('c1', 'p1'));
+      await repo.putToolCall(toolCall('t1', 'p1'));
+      await repo.putDecision(decision('d2', 'p2'));
+      assert.equal(await repo.delete('p1'), true);
+      assert.equal(await repo.delete('p1'), false);
+      assert.equal(await repo.get('p1'), undefined);
+      const left = await repo.recordsOf(['p1', 'p2']);
+      assert.deepEqual(left.get('p1'), { decisions: [], checkpoints: [], toolCalls: [] });
+      assert.equal(left.get('p2')?.decisions.length, 1);
+    });
+  });

@@ -1,0 +1,79 @@
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { PushConfigRepository, StoredPushConfig } from '../../../../src/application/index.js';
+import { SqlitePushConfigRepository } from '../../../../src/infrastructure/index.js';
+import { PgPushConfigRepository } from '../../../../src/infrastructure/persistence/postgres/pg-push-config.repository.js';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
+import { insertTaskRow, kyselyOf } from '../../../support/rows.js';
+
+const reason = (r: string) => (err: unknown) => (err as { reason?: string }).reason === r;
+
+for (const engine of ENGINES)
+  describe(`push config repository on ${engine.name}`, { skip: engine.skip() }, () => {
+    let db: OpenedEngine;
+    let repo: PushConfigRepository;
+
+    beforeEach(async () => {
+      db = await engine.open();
+      repo = db.pg ? new PgPushConfigRepository(db.pg) : new SqlitePushConfigRepository(db.sqlite!);
+      for (const id of ['t1', 't2']) await insertTaskRow(db, id);
+    });
+    afterEach(() => db.close());
+
+    const secret: StoredPushConfig = {
+      id: 'p1',
+      taskId: 't1',
+      url: 'https://hooks.example.com/a2a',
+      token: 'tok',
+      authentication: { scheme: 'Bearer', credentials: 's3cret' },
+    };
+
+    it('stores a config whole, credentials included, and returns it by task and id', async () => {
+      await repo.put(secret);
+      assert.deepEqual(await repo.get('t1', 'p1'), secret);
+      assert.equal(await repo.get('t2', 'p1'), undefined);
+      assert.equal(await repo.get('t1', 'p2'), undefined);
+    });
+
+    it('replaces a config put again under the same id', async () => {
+      await repo.put(secret);
+      await repo.put({ id: 'p1', taskId: 't1', url: 'https://other.example.com/' });
+      assert.deepEqual(await repo.list('t1'), [{ id: 'p1', taskId: 't1', url: 'https://other.example.com/' }]);
+    });
+
+    it('lists a task’s configs only', async () => {
+      await repo.put({ id: 'b', taskId: 't1', url: 'https://b.example.com/' });
+      await repo.put({ id: 'a', taskId: 't1', url: 'https://a.example.com/' });
+      await repo.put({ id: 'a', taskId: 't2', url: 'https://x.example.com/' });
+      assert.deepEqual(
+        (await repo.list('t1')).map((c) => c.url),
+        ['https://a.example.com/', 'https://b.example.com/'],
+      );
+      assert.deepEqual(await repo.list('t9'), []);
+    });
+
+    it('deletes one config, then all of a task', async () => {
+      await repo.put(secret);
+      await repo.put({ id: 'p2', taskId: 't1', url: 'https://b.example.com/' });
+      await repo.put({ id: 'p3', taskId: 't2', url: 'https://c.example.com/' });
+      assert.equal(await repo.delete('t1', 'p1'), true);
+      assert.equal(await repo.delete('t1', 'p1'), false);
+      assert.deepEqual(
+        (await repo.list('t1')).map((c) => c.id),
+        ['p2'],
+      );
+      await repo.deleteByTask('t1');
+      assert.deepEqual(await repo.list('t1'), []);
+      assert.equal((await repo.list('t2')).length, 1);
+    });
+
+    it('refuses a config for a task that does not exist', async () => {
+      await assert.rejects(repo.put({ ...secret, taskId: 'nope' }), reason('TASK_NOT_FOUND'));
+    });
+
+    it('a task’s configs go with the task', async () => {
+      await repo.put(secret);
+      await kyselyOf(db).deleteFrom('tasks').where('id', '=', 't1').execute();
+      assert.deepEqual(await repo.list('t1'), []);
+    });
+  });
