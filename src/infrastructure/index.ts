@@ -76,3 +76,4 @@ export {
   type OpenPgDatabaseOptions,
   type PoolStats,
 } from './persistence/postgres/pg-database.js';
+export { openPgStorage, type PgStorage, type PgStorageOptions } from './persistence/postgres/pg-storage.js';

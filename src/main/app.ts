@@ -27,6 +27,7 @@ import {
   HttpWebhookSender,
   HostSystemProbe,
   openSqliteStorage,
+  openPgStorage,
   type Storage,
   discoverOidc,
   JoseJwtVerifier,
@@ -128,7 +129,13 @@ async function openStorage(
 ): Promise<Storage> {
   const runnerId = randomUUID();
   if (opts.databaseUrl) {
-    throw new StartupError('PostgreSQL storage is not available yet', 'leave out --database-url to use SQLite');
+    return openPgStorage({
+      url: opts.databaseUrl,
+      poolSize: opts.databasePoolSize,
+      logger: opts.logger,
+      runnerId,
+      leaseMs: opts.leaseMs,
+    });
   }
   return openSqliteStorage({
     file: opts.file,
@@ -191,6 +198,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     sessions: storage.sessions,
     pushConfigs: storage.pushConfigs,
     pushOutbox: storage.pushOutbox,
+    pushScheduler: storage.pushScheduler,
     registry: storage.registry,
     namespaces: storage.namespaces,
     inspector: new FsResourceInspector(),

@@ -45,16 +45,17 @@ export function accountSuite(ctx: SuiteContext): void {
 
   it('users and keys: refused in local mode; made, listed, disabled and revoked on a server', async () => {
     if (local) {
-      for (const p of [
-        client.call(userAdd, { name: 'erin' }),
-        client.call(userList, {}),
-        client.call(userDisable, { name: 'erin' }),
-        client.call(userEnable, { name: 'erin' }),
-        client.call(keyCreate, { name: 'ci' }),
-        client.call(keyList, {}),
-        client.call(keyRevoke, { id: 'ca_aaaaaaaaaaaa' }),
+      // One call at a time: a refusal must not arrive before anyone awaits it.
+      for (const call of [
+        () => client.call(userAdd, { name: 'erin' }),
+        () => client.call(userList, {}),
+        () => client.call(userDisable, { name: 'erin' }),
+        () => client.call(userEnable, { name: 'erin' }),
+        () => client.call(keyCreate, { name: 'ci' }),
+        () => client.call(keyList, {}),
+        () => client.call(keyRevoke, { id: 'ca_aaaaaaaaaaaa' }),
       ]) {
-        const err = await rpcError(p, -32004, 'UnsupportedOperationError');
+        const err = await rpcError(call(), -32004, 'UnsupportedOperationError');
         assert.match(err.message, /local mode has one user and no keys; run `agents serve` for a server/);
       }
       return;

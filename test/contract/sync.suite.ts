@@ -35,15 +35,16 @@ export function syncSuite(ctx: SuiteContext): void {
     async () => {
       const c = ctx.harness().client;
       if (!local) {
-        for (const p of [
-          c.call(syncConnection, {}),
-          c.call(syncStatus, {}),
-          c.call(syncPull, {}),
-          c.call(syncPush, {}),
-          c.call(syncDisconnect, {}),
-          c.call(syncConnect, { url: 'http://127.0.0.1:1', token: 'k' }),
+        // One call at a time: a refusal must not arrive before anyone awaits it.
+        for (const call of [
+          () => c.call(syncConnection, {}),
+          () => c.call(syncStatus, {}),
+          () => c.call(syncPull, {}),
+          () => c.call(syncPush, {}),
+          () => c.call(syncDisconnect, {}),
+          () => c.call(syncConnect, { url: 'http://127.0.0.1:1', token: 'k' }),
         ]) {
-          const e = await reasonOf(p);
+          const e = await reasonOf(call());
           assert.equal(e.reason, 'UNSUPPORTED_OPERATION', e.message);
           assert.match(e.message, /sync runs in a local setup/);
           assert.match(e.hint ?? '', /agents server connect URL/);
@@ -51,12 +52,12 @@ export function syncSuite(ctx: SuiteContext): void {
         return;
       }
       assert.deepEqual(await c.call(syncConnection, {}), { connected: false });
-      for (const p of [
-        c.call(syncStatus, {}),
-        c.call(syncPull, { dryRun: true }),
-        c.call(syncPush, { force: false }),
+      for (const call of [
+        () => c.call(syncStatus, {}),
+        () => c.call(syncPull, { dryRun: true }),
+        () => c.call(syncPush, { force: false }),
       ]) {
-        const e = await reasonOf(p);
+        const e = await reasonOf(call());
         assert.equal(e.reason, 'INVALID_STATE', e.message);
         assert.match(e.hint ?? '', /agents server connect URL/);
       }

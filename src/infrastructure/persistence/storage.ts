@@ -7,6 +7,7 @@ import type {
   PlanRepository,
   PushConfigRepository,
   PushOutbox,
+  PushScheduler,
   RegistryRepository,
   RunnerRegistry,
   SessionRepository,
@@ -46,6 +47,8 @@ export interface Storage {
   syncState: SyncStateStore;
   accounts: AccountRepository;
   runners: LeasedRunnerRegistry;
+  /** When push deliveries are drained (PostgreSQL: a shared queue; absent: in this process). */
+  pushScheduler?: PushScheduler | undefined;
   /** A quick liveness probe; throws when storage is unusable. */
   ping(): Promise<void>;
   /** The storage part of `agents diagnostics`: engine, version, migrations, integrity, pool. */
