@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../src/infrastructure/persistence/database.js';
 import type { OpenedEngine } from './engines.js';
+import { taskRow } from './task-rows.js';
 
 export function kyselyOf(e: OpenedEngine): Kysely<DB> {
   const k = e.pg?.kysely ?? e.sqlite?.kysely;
@@ -14,22 +15,9 @@ export function kyselyOf(e: OpenedEngine): Kysely<DB> {
 
 /** A working task (its snapshot is a stub) in a context. */
 export async function insertTaskRow(e: OpenedEngine, id: string, contextId = 'c', owner = 'alice'): Promise<void> {
-  const at = '2026-03-01T10:00:00.000Z';
   await kyselyOf(e)
     .insertInto('tasks')
-    .values({
-      id,
-      context_id: contextId,
-      owner,
-      state: 'TASK_STATE_WORKING',
-      created_at: at,
-      updated_at: at,
-      seq: 0,
-      snapshot: '{}',
-      runner_id: null,
-      message_id: null,
-      message_hash: null,
-    })
+    .values({ ...taskRow(id), context_id: contextId, owner })
     .execute();
 }
 
