@@ -255,8 +255,8 @@ async function crossInstance(
     }
   }
   delays.sort((x, y) => x - y);
-  const p50 = percentile(delays, 50);
-  const p99 = percentile(delays, 99);
+  const p50 = percentile(delays, 0.5);
+  const p99 = percentile(delays, 0.99);
   log(`cross-instance delay over ${delays.length} events: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`);
   report.add({
     workload: 'cross-instance event delay (PostgreSQL, A stores → client of B)',
