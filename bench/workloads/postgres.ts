@@ -5,8 +5,6 @@
  * target p50 ≤ 5 ms). Needs a PostgreSQL server: CA_BENCH_PG_URL or CA_TEST_PG_URL (an admin URL;
  * `source .ci/postgres.sh` starts a throwaway one); without it the workload says so and is skipped.
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import {
   checkGetResult,
   checkSendResult,
@@ -23,19 +21,11 @@ import type { Report } from '../lib/report.js';
 import { startOurs, startOursStream, tempDir } from '../lib/servers.js';
 import { median, percentile } from '../lib/stats.js';
 import { BENCH_TOKEN, streamText } from '../servers/workload.js';
+import { readSse } from '../../src/protocol/client/sse.js';
+import { createPgDatabase } from '../../test/support/postgres.js';
 
 type Engine = 'SQLite' | 'PostgreSQL';
 const ENGINES: Engine[] = ['SQLite', 'PostgreSQL'];
-
-async function admin(url: string, statement: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(statement);
-  } finally {
-    await c.end();
-  }
-}
 
 export async function postgresWorkload(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {
   const adminUrl = process.env['CA_BENCH_PG_URL'] || process.env['CA_TEST_PG_URL'];
@@ -43,12 +33,8 @@ export async function postgresWorkload(cfg: BenchConfig, report: Report, log: (s
     log('skipped: no PostgreSQL (set CA_BENCH_PG_URL or CA_TEST_PG_URL; `source .ci/postgres.sh` starts one)');
     return;
   }
-  const name = `ca_bench_${randomBytes(4).toString('hex')}`;
-  await admin(adminUrl, `CREATE DATABASE ${name}`);
-  const u = new URL(adminUrl);
-  u.pathname = `/${name}`;
-  const dbUrl = u.toString();
-  const pgEnv = { CLEVERAGENTS_DATABASE_URL: dbUrl };
+  const made = await createPgDatabase('ca_bench', adminUrl);
+  const pgEnv = { CLEVERAGENTS_DATABASE_URL: made.url };
   const servers: Server[] = [];
   try {
     const ours: Record<Engine, Server> = {
@@ -69,7 +55,7 @@ export async function postgresWorkload(cfg: BenchConfig, report: Report, log: (s
     await crossInstance(cfg, report, log, streaming.PostgreSQL, b);
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
-    await admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+    await made.drop().catch(() => {});
   }
 }
 
@@ -190,24 +176,14 @@ async function arrivals(
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   if (!res.body) throw new Error(`bench: ${method} answered without a body`);
-  const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
+  // Events are yielded as their chunk is read: the time taken is the arrival time.
+  for await (const ev of readSse(res.body)) {
     const now = performance.now();
-    buf += decoder.decode(value, { stream: true });
-    let cut: number;
-    while ((cut = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, cut);
-      buf = buf.slice(cut + 2);
-      const id = Number(/^id: (\d+)$/m.exec(block)?.[1] ?? NaN);
-      if (!Number.isNaN(id) && !at.has(id)) at.set(id, now);
-      if (onFirst && at.size === 1) {
-        const data = JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? '{}') as { result?: { task?: { id?: string } } };
-        if (data.result?.task?.id) onFirst(data.result.task.id);
-      }
+    const id = Number(ev.id ?? NaN);
+    if (!Number.isNaN(id) && !at.has(id)) at.set(id, now);
+    if (onFirst && at.size === 1) {
+      const data = JSON.parse(ev.data) as { result?: { task?: { id?: string } } };
+      if (data.result?.task?.id) onFirst(data.result.task.id);
     }
   }
   return at;

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
+import { readSse } from '../../src/protocol/client/sse.js';
 import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.js';
 import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.js';
 
@@ -32,26 +33,8 @@ async function* sse(
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   assert.equal(res.status, 200);
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buf += decoder.decode(value, { stream: true });
-      let cut: number;
-      while ((cut = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, cut);
-        buf = buf.slice(cut + 2);
-        const id = /^id: (\d+)$/m.exec(block)?.[1];
-        const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (data !== undefined) yield { id: Number(id ?? -1), data: JSON.parse(data) };
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
+  assert.ok(res.body);
+  for await (const ev of readSse(res.body)) yield { id: Number(ev.id ?? -1), data: JSON.parse(ev.data) };
 }
 
 async function rpc(base: string, method: string, params: unknown): Promise<any> {

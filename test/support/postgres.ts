@@ -37,19 +37,19 @@ export function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
-/** Creates an empty database for one test file (or one test). */
-export async function createPgDatabase(prefix = 'ca_t'): Promise<PgTestDatabase> {
-  if (!PG_ADMIN_URL) throw new Error(pgSkip() || 'no PostgreSQL');
+/** Creates an empty database for one test file (or one test; the bench passes its own admin URL). */
+export async function createPgDatabase(prefix = 'ca_t', adminUrl = PG_ADMIN_URL): Promise<PgTestDatabase> {
+  if (!adminUrl) throw new Error(pgSkip() || 'no PostgreSQL');
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
+  await admin(adminUrl, `CREATE DATABASE ${name}`);
   return {
-    url: withDatabase(PG_ADMIN_URL, name),
-    drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    url: withDatabase(adminUrl, name),
+    drop: () => admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
 
-async function admin(statement: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+async function admin(adminUrl: string, statement: string): Promise<void> {
+  const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();
   try {
     await c.query(statement);
