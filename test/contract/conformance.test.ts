@@ -158,8 +158,8 @@ describe('extension versions', () => {
     };
     const ext = card.capabilities.extensions.find((e) => e.uri === 'urn:cleveragents:extensions:v1');
     assert.ok(ext);
-    assert.deepEqual(ext.params.versions, ['1.3', '1.2']);
-    assert.equal(ext.params.version, '1.3');
+    assert.deepEqual(ext.params.versions, ['1.4', '1.3']);
+    assert.equal(ext.params.version, '1.4');
     assert.ok(ext.params.addedIn['1.3']?.includes('_cleveragents/whoami'));
     assert.ok(ext.params.addedIn['1.3']?.includes('_cleveragents/sync/pull'));
     assert.ok(ext.params.addedIn['1.2']?.includes('_cleveragents/context/show'));
@@ -169,19 +169,16 @@ describe('extension versions', () => {
     assert.ok(!ext.params.addedIn['1.1']?.includes('_cleveragents/health/check'));
   });
 
-  it('serves 1.3 by default and when asked, and 1.2 without the methods 1.3 added', async () => {
+  it('serves 1.4 by default, 1.3 when asked, and no longer 1.2 (two minors back)', async () => {
     assert.ok((await call('_cleveragents/whoami')).result);
+    assert.ok((await call('_cleveragents/whoami', '1.4')).result);
     assert.ok((await call('_cleveragents/whoami', '1.3')).result);
-    assert.ok((await call('_cleveragents/plan/list', '1.2')).result);
-    assert.ok((await call('_cleveragents/health/check', '1.2')).result);
-    const old = await call('_cleveragents/whoami', '1.2');
-    assert.equal(old.error?.code, -32601);
-    assert.match(old.error?.message ?? '', /whoami/);
+    assert.ok((await call('_cleveragents/plan/list', '1.3')).result);
   });
 
   it('refuses a version it does not serve with -32007 (no fallback), and leaves standard methods alone', async () => {
-    // 1.1 is two minors back: no longer served.
-    for (const v of ['1.1', '1.0', '1.4', '2.0', 'banana']) {
+    // 1.2 is two minors back: no longer served.
+    for (const v of ['1.2', '1.1', '1.0', '1.5', '2.0', 'banana']) {
       const r = await call('_cleveragents/health/check', v);
       assert.equal(r.error?.code, -32007, v);
       assert.equal(r.error?.data?.type, 'A2aVersionMismatchError');
@@ -231,11 +228,11 @@ describe('extension versions over stdio', () => {
   }
 
   it('activates the version asked for in initialize and serves it', async () => {
-    const r = await session('1.2', ['_cleveragents/health/check', '_cleveragents/whoami']);
-    assert.equal(r.get(0)?.result?.['extensionVersion'], '1.2');
+    const r = await session('1.3', ['_cleveragents/health/check', '_cleveragents/whoami']);
+    assert.equal(r.get(0)?.result?.['extensionVersion'], '1.3');
     assert.deepEqual(r.get(0)?.result?.['extensions'], ['urn:cleveragents:extensions:v1']);
     assert.ok(r.get(1)?.result);
-    assert.equal(r.get(2)?.error?.code, -32601, 'whoami came with 1.3');
+    assert.ok(r.get(2)?.result, 'whoami came with 1.3');
   });
 
   it('does not activate a version it does not serve, and its methods answer -32007', async () => {
