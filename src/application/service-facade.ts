@@ -27,6 +27,7 @@ import { NamespaceService, type UserDirectory } from './registry/namespace.servi
 import { RegistryActorCatalog } from './registry/registry-actor.catalog.js';
 import { RegistryService } from './registry/registry.service.js';
 import { SessionService } from './sessions/session.service.js';
+import { CompactionService } from './sessions/compaction.service.js';
 import { HealthService } from './system/health.service.js';
 import { TaskService } from './tasks/task.service.js';
 import type { PayloadLimits } from '../domain/limits.js';
@@ -103,6 +104,8 @@ export interface LlmDeps {
 export interface ServiceFacade {
   readonly tasks: TaskService;
   readonly sessions: SessionService;
+  /** Long sessions: their older turns summarised (automatically by LLM turns, or on demand). */
+  readonly compaction: CompactionService;
   readonly push: PushConfigService;
   readonly notifier: PushNotifier;
   readonly health: HealthService;
@@ -224,6 +227,17 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       mcp: llm.mcp,
       commandTimeoutMs: deps.commandTimeoutMs ?? 300_000,
     });
+  const compaction = new CompactionService({
+    tasks: deps.tasks,
+    llm: llm && { models: llm.models, keys: llm.keys, tokens: llm.tokens, transcripts: llm.transcripts },
+    actor: async (name) => (await reg.lookup('actor', name))?.definition as ActorDefinition | undefined,
+    session: (id, principal) => {
+      if (!sessions) throw new Error('the session service is not ready');
+      return sessions.get(id, principal);
+    },
+    recordTask: (id, at) => deps.sessions.touch(id, at, 1),
+    logger: deps.logger,
+  });
   const actors = new RegistryActorCatalog(
     registry,
     deps.actorsByModel,
@@ -237,6 +251,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
           session: (id) => sessions?.find(id) ?? Promise.resolve(undefined),
           logger: deps.logger,
           context,
+          compaction,
         })),
   );
   sessions = new SessionService({
@@ -294,6 +309,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   return {
     tasks,
     sessions,
+    compaction,
     push,
     notifier: n,
     health,

@@ -57,6 +57,9 @@ export const LLM_ACTOR_DEFAULTS = {
   maxToolSteps: 20,
 } as const;
 
+/** What an actor's `compaction` uses when it leaves a field out. */
+export const COMPACTION_DEFAULTS = { threshold: 0.75, keepTurns: 2, enabled: true } as const;
+
 /** The endpoint a provider uses when the actor names no baseUrl. */
 export const DEFAULT_BASE_URLS: Readonly<Partial<Record<ActorProvider, string>>> = {
   openai: 'https://api.openai.com/v1',
@@ -127,6 +130,28 @@ export const ActorDefinition = z
     skills: z.array(Ref).optional(),
     tools: z.array(Ref).optional(),
     unsafe: z.boolean().optional(),
+    /** When a session's earlier turns are summarised so it stays within the window (see COMPACTION_DEFAULTS). */
+    compaction: z
+      .object({
+        /** The fraction of contextWindow the earlier turns may fill before they are compacted. */
+        threshold: z
+          .number()
+          .min(0.1, 'must be between 0.1 and 0.95')
+          .max(0.95, 'must be between 0.1 and 0.95')
+          .optional(),
+        /** The newest turns kept verbatim. */
+        keepTurns: z
+          .number()
+          .int('must be an integer')
+          .min(0, 'must be between 0 and 50')
+          .max(50, 'must be between 0 and 50')
+          .optional(),
+        /** The LLM actor that writes the summary (default: this actor). */
+        summarizer: Ref.optional(),
+        enabled: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((a, ctx) => {
@@ -430,6 +455,7 @@ export function referencesOf(kind: RegistryKind, d: Definition): Reference[] {
       const a = d as ActorDefinition;
       add('skill', a.skills, 'skills');
       add('tool', a.tools, 'tools');
+      one('actor', a.compaction?.summarizer, ['compaction', 'summarizer']);
       break;
     }
     case 'skill': {

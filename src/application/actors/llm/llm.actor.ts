@@ -31,7 +31,9 @@ import type { StoredTask } from '../../ports/task.repository.port.js';
 import type { Transcript, TranscriptStore } from '../../ports/transcript.port.js';
 import { argSummary, previewOf } from '../../plans/tool-call-preview.js';
 import type { ChatTool, ChatToolbox, ChatToolSet } from './chat-toolbox.js';
-import { fitToWindow, MessageTokens, priorTurn } from './history.js';
+import { fitToWindow, MessageTokens } from './history.js';
+import { compactionSection, sessionHistory, type SessionHistory } from '../../sessions/compaction.js';
+import type { CompactionService } from '../../sessions/compaction.service.js';
 import { costOf, parseArgs, resultForModel } from './tool-args.js';
 
 export interface LlmActorDeps {
@@ -47,6 +49,8 @@ export interface LlmActorDeps {
   logger: Logger;
   /** What a project-bound chat's actor sees of the project (the context service, view `default`). */
   context?: ContextProvider | undefined;
+  /** Compacts the session's earlier turns when they near the window (absent: never). */
+  compaction?: CompactionService | undefined;
 }
 
 /** Steps in a row whose every call was malformed before the turn gives up. */
@@ -92,6 +96,9 @@ class LlmTurn {
   private toolArtifacts = 0;
   private malformedSteps = 0;
   private project: string | undefined;
+  private session: Session | undefined;
+  /** The compaction whose summary this turn's prompt carries (`metadata.context.compaction`). */
+  private compaction: SessionHistory['compaction'];
 
   constructor(
     private readonly actorName: string,
@@ -119,6 +126,7 @@ class LlmTurn {
           { kind: 'auth' },
         );
       const session = await this.deps.session(this.turn.task.contextId);
+      this.session = session;
       this.project = session?.project;
       this.tools = await this.deps.toolbox.assemble(this.def, session, this.signal);
       const earlier = await this.transcriptOrNew();
@@ -191,13 +199,15 @@ class LlmTurn {
 
   private async loop(): Promise<void> {
     const maxSteps = this.def.maxToolSteps ?? LLM_ACTOR_DEFAULTS.maxToolSteps;
-    const history = await this.history();
+    const history = (await this.history()).turns.map((t) => t.messages).filter((m) => m.length > 0);
     const offered: ModelTool[] = this.tools.tools.map((t) => ({
       name: t.modelName,
       description: t.description,
       inputSchema: t.inputSchema,
     }));
-    const system = [this.systemPrompt(), await this.projectContext()].filter((p) => p !== '').join('\n\n');
+    const system = [this.systemPrompt(), this.compactionPrompt(), await this.projectContext()]
+      .filter((p) => p !== '')
+      .join('\n\n');
     const fixed = (system ? await this.deps.tokens.count(system) : 0) + (await this.tokens.ofTools(offered));
     const window = this.def.contextWindow ?? LLM_ACTOR_DEFAULTS.contextWindow;
     const reserve = Math.min(this.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens, Math.floor(window / 2));
@@ -433,7 +443,7 @@ class LlmTurn {
     const question = `Allow ${ref} ${argSummary(args)}? (yes / no / a sentence of guidance)`;
     await this.turn.status('TASK_STATE_INPUT_REQUIRED', problem ? `${problem}\n${question}` : question, {
       data: { approvalRequest: request },
-      taskMetadata: { usage: this.usage() },
+      taskMetadata: { usage: this.usage(), ...this.contextMeta() },
     });
   }
 
@@ -441,15 +451,36 @@ class LlmTurn {
     return this.tools.byModelName.get(call.name)?.ref ?? call.name;
   }
 
-  /** Earlier turns of the session, oldest first, as model messages. */
-  private async history(): Promise<ModelMessage[][]> {
+  /**
+   * Earlier turns of the session, oldest first: the newest compaction's summary in place of the
+   * turns it covers, after compacting them first when they fill more than the actor's threshold.
+   */
+  private async history(): Promise<SessionHistory> {
     const { task } = this.turn;
     const stored = (await this.deps.turnsOf(task.contextId, HISTORY_TURNS)).filter((s) => s.task.id !== task.id);
     const transcripts = await this.deps.transcripts.forContext(
       task.contextId,
       stored.map((s) => s.task.id),
     );
-    return stored.map((s) => priorTurn(s.task, transcripts.get(s.task.id))).filter((m) => m.length > 0);
+    let history = sessionHistory(stored, transcripts);
+    const compaction = this.deps.compaction;
+    if (compaction && this.session)
+      history =
+        (await compaction.compactIfDue({
+          actorName: this.actorName,
+          def: this.def,
+          session: this.session,
+          history,
+          tokens: this.tokens,
+          signal: this.signal,
+        })) ?? history;
+    this.compaction = history.compaction;
+    return history;
+  }
+
+  /** What the system prompt says of the summary standing in for the oldest turns (empty: none). */
+  private compactionPrompt(): string {
+    return compactionSection(this.compaction);
   }
 
   /**
@@ -527,8 +558,17 @@ class LlmTurn {
   }
 
   private async end(state: TaskState, text?: string, data?: unknown): Promise<void> {
-    const extra = { taskMetadata: { usage: this.usage(), ...this.problemsMeta() }, ...(data ? { data } : {}) };
+    const extra = {
+      taskMetadata: { usage: this.usage(), ...this.problemsMeta(), ...this.contextMeta() },
+      ...(data ? { data } : {}),
+    };
     await this.turn.status(state, text, extra);
+  }
+
+  /** `metadata.context.compaction`: the compaction whose summary the prompt carried. */
+  private contextMeta(): Record<string, unknown> {
+    const c = this.compaction;
+    return c ? { context: { compaction: { taskId: c.taskId, covers: c.covers } } } : {};
   }
 
   private problemsMeta(): Record<string, unknown> {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import {
+  sessionCompact,
   sessionCreate,
   sessionDelete,
   sessionList,
@@ -22,6 +23,7 @@ import {
   usageOf,
 } from '../render/task.js';
 import type { Ui } from '../render/ui.js';
+import { compactionLine, compactionOf, usedCompactionOf } from '../render/compaction.js';
 import type { Runner } from '../runner.js';
 import { intOption } from '../support/options.js';
 
@@ -162,6 +164,15 @@ export function registerSession(program: Command, runner: Runner): void {
         const { ui } = ctx;
         ui.out(renderSession(detail.session, ui));
         for (const t of detail.tasks) {
+          const compaction = compactionOf(t);
+          if (compaction) {
+            ui.out(
+              ui.rich
+                ? `\n${ui.pal.dim(shortTime(t.status.timestamp))} ${ui.pal.bold(compactionLine(compaction))} ${ui.pal.dim(t.id)}\n  ${ui.pal.bold('summary')}  ${compaction.summary.replace(/\n/g, '\n           ')}\n`
+                : `compaction\t${t.id}\t${compaction.turns}\t${oneLine(compaction.summary)}\n`,
+            );
+            continue;
+          }
           const asked = partsText(t.history?.find((m) => m.role === 'ROLE_USER')?.parts ?? []);
           const answer = artifactsText(t.artifacts) || messageWords(t.status.message) || '';
           if (ui.rich) {
@@ -177,6 +188,11 @@ export function registerSession(program: Command, runner: Runner): void {
             }
             const usage = usageOf(t);
             if (usage) ui.out(`  ${ui.pal.dim(`usage  ${usageLine(usage)}`)}\n`);
+            const used = usedCompactionOf(t);
+            if (used)
+              ui.out(
+                `  ${ui.pal.dim(`context  the summary of ${used.covers.length} earlier turns (compaction ${used.taskId})`)}\n`,
+              );
           } else {
             const usage = usageOf(t);
             ui.out(
@@ -185,6 +201,35 @@ export function registerSession(program: Command, runner: Runner): void {
           }
         }
         return { data: detail };
+      }),
+    );
+
+  session
+    .command('compact')
+    .description("Summarise a session's older turns now (they stay readable; the summary stands in for them)")
+    .argument('<id>', 'the session id')
+    .option(
+      '--keep <n>',
+      "the newest turns kept as they are (0-50; default the actor's compaction.keepTurns, 2)",
+      intOption(0, 50),
+    )
+    .action((id: string, opts: { keep?: number }, cmd: Command) =>
+      runner.run(cmd, 'session compact', async (ctx) => {
+        const client = await ctx.client();
+        const res = await client.call(
+          sessionCompact,
+          { sessionId: id, ...(opts.keep !== undefined ? { keepTurns: opts.keep } : {}) },
+          { signal: ctx.signal },
+        );
+        const { ui } = ctx;
+        const c = compactionOf(res.task);
+        const n = res.compacted;
+        if (ui.rich) {
+          ui.out(
+            `Compacted ${n} turn${n === 1 ? '' : 's'} of session ${id} ${ui.pal.dim(`(task ${res.task.id})`)}\n${ui.pal.dim(c ? compactionLine(c) : '')}\n\n${c?.summary ?? ''}\n`,
+          );
+        } else ui.out(`compacted\t${id}\t${res.task.id}\t${n}\t${c?.turns ?? n}\n`);
+        return { data: res };
       }),
     );
 

@@ -35,6 +35,24 @@ export const SessionShowResult = z.object({ session: Session, tasks: z.array(Tas
 export const SessionDeleteParams = z.object({ sessionId: SessionId }).strict();
 export const SessionDeleteResult = z.object({ deleted: z.literal(true), tasksDeleted: z.number().int().nonnegative() });
 
+export const SessionCompactParams = z
+  .object({
+    sessionId: SessionId,
+    keepTurns: z
+      .number()
+      .int('must be an integer')
+      .min(0, 'must be between 0 and 50')
+      .max(50, 'must be between 0 and 50')
+      .optional(),
+  })
+  .strict();
+export const SessionCompactResult = z.object({
+  /** The compaction task: completed, `metadata.cleveragents.kind` 'compaction', the `summary` artifact. */
+  task: Task,
+  /** Turns newly summarised. */
+  compacted: z.number().int().positive(),
+});
+
 export const sessionCreate = defineContract({
   name: '_cleveragents/session/create',
   surface: 'extension',
@@ -69,4 +87,15 @@ export const sessionDelete = defineContract({
   permission: 'session:write',
   params: SessionDeleteParams,
   result: SessionDeleteResult,
+});
+
+export const sessionCompact = defineContract({
+  name: '_cleveragents/session/compact',
+  surface: 'extension',
+  since: '1.4',
+  summary:
+    "Summarise a session's older turns now (keeping the newest keepTurns; default the actor's compaction.keepTurns): the summary becomes a compaction task of the session and stands in for those turns in the next ones; the turns themselves stay.",
+  permission: 'session:write',
+  params: SessionCompactParams,
+  result: SessionCompactResult,
 });

@@ -12,3 +12,6 @@ export const sessionShow = bindUnary(c.sessionShow, (facade, p, ctx) =>
 export const sessionDelete = bindUnary(c.sessionDelete, (facade, p, ctx) =>
   facade.deleteSession(p.sessionId, ctx.principal),
 );
+export const sessionCompact = bindUnary(c.sessionCompact, (facade, p, ctx) =>
+  facade.compaction.compact(p.sessionId, ctx.principal, { keepTurns: p.keepTurns, signal: ctx.signal }),
+);
