@@ -14,7 +14,9 @@ import {
   projectRegistry,
   resourceRegistry,
   sendStreamingMessage,
+  sessionCompact,
   sessionCreate,
+  sessionShow,
   type A2AClient,
   type StreamResponse,
   type Task,
@@ -266,5 +268,36 @@ export function llmSuite(ctx: SuiteContext): void {
     };
     const result = body.messages.flatMap((m) => m.content).find((c) => c.type === 'tool_result');
     assert.match(JSON.stringify(result), /the answer is 42/);
+  });
+
+  it("compacts a session's older turns on demand: the next turn is sent the summary in their place", async () => {
+    const session = await client.call(sessionCreate, { actor: 'local/gpt' });
+    for (const [q, a] of [
+      ['what is the capital of France?', 'Paris.'],
+      ['and of Italy?', 'Rome.'],
+    ]) {
+      openai.push({ text: [a as string] });
+      await streamTurn(client, q as string, { contextId: session.id });
+    }
+    openai.push({ text: ['The user asked for capitals: France is Paris.'], usage: { input: 30, output: 9 } });
+    const res = await client.call(sessionCompact, { sessionId: session.id, keepTurns: 1 });
+    assert.equal(res.compacted, 1);
+    const meta = res.task.metadata?.['cleveragents'] as { kind: string; covers: string[]; turns: number };
+    assert.equal(meta.kind, 'compaction');
+    assert.equal(meta.turns, 1);
+    const shown = await client.call(sessionShow, { sessionId: session.id });
+    assert.deepEqual(
+      shown.tasks.map((t) => t.id),
+      [...meta.covers, shown.tasks[1]?.id, res.task.id],
+    );
+    ctx.record('session/compact', { compacted: res.compacted, state: res.task.status.state, turns: meta.turns });
+    openai.push({ text: ['Berlin.'] });
+    await streamTurn(client, 'and Germany?', { contextId: session.id });
+    const body = openai.generations.at(-1)?.body as { messages: Array<{ role: string; content: unknown }> };
+    assert.match(String(body.messages[0]?.content), /France is Paris\./);
+    assert.deepEqual(
+      body.messages.slice(1).map((m) => m.content),
+      ['and of Italy?', 'Rome.', 'and Germany?'],
+    );
   });
 }
