@@ -256,7 +256,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(await compactions(s.id), []);
     });
 
-    it('a summariser that fails leaves the turn to go on without a compaction', async () => {
+    it('a summariser that fails leaves the turn to go on without a compaction; on demand it is the answer', async () => {
       const a = await actor({ compaction: { threshold: 0.1, keepTurns: 0 } });
       const s = await client.call(sessionCreate, { actor: a });
       await say(s.id, 'first', ...long('kept'));
@@ -264,6 +264,15 @@ for (const engine of ENGINES) {
       const task = await say(s.id, 'second', 'still answered');
       assert.equal(task.metadata?.['context'], undefined);
       assert.match(textOf(bodyOf(fake, fake.generations.length - 1)), /kept/, 'the turn sent the history as it is');
+      assert.deepEqual(await compactions(s.id), []);
+      // On demand the failure is the answer, saying which summariser failed and why.
+      fake.push({ error: { status: 400, message: 'still off' } });
+      const err = await rpcError(
+        client.call(sessionCompact, { sessionId: s.id, keepTurns: 0 }),
+        -32603,
+        'ServiceUnavailableError',
+      );
+      assert.match(err.message, new RegExp(`The summariser ${a} failed: .*still off`));
       assert.deepEqual(await compactions(s.id), []);
     });
   });
