@@ -316,11 +316,13 @@ describe('chat with an LLM actor, in depth', () => {
     });
 
     it('older turns are left out, oldest first, when the history outgrows the window', async () => {
-      const a = await actor({ contextWindow: 600, maxTokens: 100 });
+      // Without compaction (which would summarise them first: test/contract/compaction.test.ts).
+      const a = await actor({ contextWindow: 600, maxTokens: 100, compaction: { enabled: false } });
       const s = await client.call(sessionCreate, { actor: a });
       for (let i = 0; i < 6; i++) {
         fake.push({ text: [`answer ${i} `.repeat(20)] });
-        await streamTurn(client, `question ${i} `.repeat(20), { contextId: s.id });
+        const turn = await streamTurn(client, `question ${i} `.repeat(20), { contextId: s.id });
+        assert.equal(turn.task.status.state, 'TASK_STATE_COMPLETED', statusText(turn.task));
       }
       const body = lastBody(fake);
       const users = body.messages.filter((m) => m.role === 'user').map((m) => String(m.content));
