@@ -120,7 +120,12 @@ export class CompactionService {
   ): Promise<CompactResult> {
     const session = await this.deps.session(sessionId, principal);
     const def = await this.deps.actor(session.actor);
-    if (!def || def.provider === 'builtin' || !this.deps.llm)
+    if (!def)
+      throw new AppError('INVALID_STATE', `The actor ${session.actor} of session ${sessionId} no longer exists`, {
+        details: { sessionId, actor: session.actor },
+        hint: 'register it again (agents actor add) to compact this session',
+      });
+    if (def.provider === 'builtin')
       throw new AppError(
         'INVALID_STATE',
         `Session ${sessionId} talks to ${session.actor}, which is not an LLM actor: only an LLM actor's sessions are compacted`,
@@ -130,6 +135,10 @@ export class CompactionService {
         },
       );
     const llm = this.deps.llm;
+    if (!llm)
+      throw new AppError('INVALID_STATE', 'This agent runs no LLM providers: there is no model to write a summary', {
+        details: { sessionId },
+      });
     const stored = await this.deps.tasks.listByContext(sessionId, HISTORY_TURNS);
     const transcripts = await llm.transcripts.forContext(
       sessionId,
