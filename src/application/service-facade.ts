@@ -237,6 +237,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
           session: (id) => sessions?.find(id) ?? Promise.resolve(undefined),
           logger: deps.logger,
           context,
+          lookupActor: async (n) => (await reg.lookup('actor', n))?.definition as ActorDefinition | undefined,
         })),
   );
   sessions = new SessionService({

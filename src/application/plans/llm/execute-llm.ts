@@ -185,6 +185,8 @@ class ExecutionRun {
       this.actorName,
       async (n) => (await wb.deps.registry.lookup('actor', n))?.definition as ActorDefinition | undefined,
       this.llm,
+      async (fallbacks, text) =>
+        this.turn.status('TASK_STATE_WORKING', text, { ...wb.meta(plan), taskMetadata: { fallbacks } }),
     );
     this.tools = await planToolsOf(
       this.model.def,

@@ -222,6 +222,8 @@ class StrategyRun {
       actorName,
       async (n) => (await wb.deps.registry.lookup('actor', n))?.definition as ActorDefinition | undefined,
       this.llm,
+      async (fallbacks, text) =>
+        this.turn?.status('TASK_STATE_WORKING', text, { ...wb.meta(plan), taskMetadata: { fallbacks } }),
     );
     const tools = await planToolsOf(
       this.model.def,
