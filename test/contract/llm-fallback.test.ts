@@ -5,12 +5,22 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { actorRegistry, sessionCreate, type A2AClient, type Task } from '../../src/protocol/client/index.js';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  actorRegistry,
+  projectRegistry,
+  resourceRegistry,
+  sessionCreate,
+  type A2AClient,
+  type Task,
+} from '../../src/protocol/client/index.js';
 import { startFakeAnthropic, startFakeOpenAI, type FakeLlm, type FakeReply } from '../support/fake-llm.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { startHarness, tempDir, type Harness } from '../support/harness.js';
 import { freePort } from '../support/ports.js';
 import { addActor, LLM_TEST_KEY, statusText, streamTurn, type Turn } from './llm.suite.js';
 import { rpcError } from './a2a.suite.js';
+import { makeRepo } from './registry.suite.js';
 
 process.env['LLM_TEST_KEY'] = LLM_TEST_KEY;
 process.env['LLM_WRONG_KEY'] = 'sk-not-the-right-one';
@@ -28,6 +38,8 @@ describe('an LLM actor falls back to its fallbacks', () => {
   let first: FakeLlm;
   let second: FakeLlm;
   let claude: FakeLlm;
+  let work: string;
+  let repo: string;
   let n = 0;
 
   /** An actor on `fake` (model `model`), registered; returns its name. */
@@ -45,8 +57,8 @@ describe('an LLM actor falls back to its fallbacks', () => {
     return name;
   }
 
-  async function turn(name: string, text: string): Promise<Turn> {
-    const s = await client.call(sessionCreate, { actor: name });
+  async function turn(name: string, text: string, project?: string): Promise<Turn> {
+    const s = await client.call(sessionCreate, { actor: name, ...(project ? { project } : {}) });
     return streamTurn(client, text, { contextId: s.id });
   }
 
@@ -56,11 +68,16 @@ describe('an LLM actor falls back to its fallbacks', () => {
     first = await startFakeOpenAI({ expectKey: LLM_TEST_KEY, models: ['model-one'] });
     second = await startFakeOpenAI({ expectKey: LLM_TEST_KEY, models: ['model-two'] });
     claude = await startFakeAnthropic({ expectKey: LLM_TEST_KEY, models: ['claude-fake'] });
+    work = tempDir('ca-llm-fallback-');
+    repo = makeRepo(join(work, 'repo'));
+    await client.call(resourceRegistry.add, { definition: { name: 'local/fb', type: 'git-checkout', path: repo } });
+    await client.call(projectRegistry.add, { definition: { name: 'local/fb', resources: ['local/fb'] } });
   });
 
   after(async () => {
     await h?.close();
     await Promise.all([first?.close(), second?.close(), claude?.close()]);
+    rmSync(work, { recursive: true, force: true });
   });
 
   it('a 429 from the first model goes to the second: it gets the same request, the task says who answered and why', async () => {
@@ -76,7 +93,14 @@ describe('an LLM actor falls back to its fallbacks', () => {
     assert.equal(req.model, 'model-two');
     assert.match(JSON.stringify(req.messages.at(-1)), /which model are you\?/);
     assert.deepEqual(fallbacks(t.task), [
-      { actor: a, model: 'model-one', kind: 'rate-limit', status: 429, message: fallbacks(t.task)[0]?.['message'], next: b },
+      {
+        actor: a,
+        model: 'model-one',
+        kind: 'rate-limit',
+        status: 429,
+        message: fallbacks(t.task)[0]?.['message'],
+        next: b,
+      },
     ]);
     assert.match(String(fallbacks(t.task)[0]?.['message']), /rate-limiting requests \(429\): slow down/);
     const u = usage(t.task);
@@ -86,7 +110,10 @@ describe('an LLM actor falls back to its fallbacks', () => {
     // The tokens are the fallback's, at the fallback's prices (the first actor has none).
     assert.deepEqual(u['cost'], { amount: 0.009, currency: 'USD' });
     const said = (t.task.history ?? []).map((m) => m.parts.map((p) => p.text ?? '').join(''));
-    assert.ok(said.some((s) => s === `${a} failed (rate limited (429)): ${b} answers instead`), said.join(' | '));
+    assert.ok(
+      said.some((s) => s === `${a} failed (rate limited (429)): ${b} answers instead`),
+      said.join(' | '),
+    );
   });
 
   it('a 5xx, a timeout, a missing model and an unreachable endpoint fall back too', async () => {
@@ -123,6 +150,27 @@ describe('an LLM actor falls back to its fallbacks', () => {
     assert.equal(first.generations.length - toFirst, 1, 'the first model was asked once');
     assert.equal(second.generations.length - toSecond, 2, 'both steps went to the fallback');
     assert.equal(usage(t.task)['steps'], 2);
+  });
+
+  it('a turn that fell back and waited for an approval goes on with the fallback, its records kept', async () => {
+    const b = await actor(second, 'model-two');
+    const a = await actor(first, 'model-one', { fallbacks: [b], tools: ['builtin/write-file'] });
+    first.push(rateLimited);
+    second.push({ toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"fb.txt","content":"two\\n"}' }] });
+    const t = await turn(a, 'write fb.txt', 'local/fb');
+    assert.equal(t.task.status.state, 'TASK_STATE_INPUT_REQUIRED', statusText(t.task));
+    assert.equal(existsSync(join(repo, 'fb.txt')), false);
+    second.push({ text: ['written by two'] });
+    const toFirst = first.generations.length;
+    const answered = await streamTurn(client, 'yes', { contextId: t.task.contextId, taskId: t.task.id });
+    assert.equal(answered.task.status.state, 'TASK_STATE_COMPLETED', statusText(answered.task));
+    assert.equal(readFileSync(join(repo, 'fb.txt'), 'utf8'), 'two\n');
+    assert.equal(first.generations.length, toFirst, 'the first model was not asked again');
+    assert.equal(usage(answered.task)['actor'], b);
+    assert.deepEqual(
+      fallbacks(answered.task).map((r) => [r['actor'], r['next']]),
+      [[a, b]],
+    );
   });
 
   it('no fallback once the answer has started streaming', async () => {
@@ -164,10 +212,11 @@ describe('an LLM actor falls back to its fallbacks', () => {
     assert.equal(usage(t.task)['model'], 'claude-fake');
   });
 
-  it('a built-in or missing fallback is skipped and recorded; when every one fails the turn says so', async () => {
+  it('a built-in, missing or keyless fallback is skipped and recorded; when every one fails the turn says so', async () => {
     const gone = await actor(second, 'model-two');
+    const keyless = await actor(second, 'model-two', { apiKeyEnv: 'LLM_KEY_NOT_SET' });
     const b = await actor(second, 'model-two');
-    const a = await actor(first, 'model-one', { fallbacks: ['builtin/echo', gone, b] });
+    const a = await actor(first, 'model-one', { fallbacks: ['builtin/echo', gone, keyless, b] });
     await client.call(actorRegistry.remove, { name: gone, force: true });
     first.push(rateLimited);
     second.push(rateLimited);
@@ -179,11 +228,13 @@ describe('an LLM actor falls back to its fallbacks', () => {
         [a, 'rate-limit', b],
         ['builtin/echo', 'skipped', b],
         [gone, 'skipped', b],
+        [keyless, 'skipped', b],
         [b, 'rate-limit', null],
       ],
     );
     assert.match(String(fallbacks(t.task)[1]?.['message']), /built-in actor/);
     assert.match(String(fallbacks(t.task)[2]?.['message']), /there is no actor/);
+    assert.match(String(fallbacks(t.task)[3]?.['message']), /no API key for local\/f\d+: LLM_KEY_NOT_SET is not set/);
     assert.match(statusText(t.task), /no fallback answered: local\/f\d+: rate limited \(429\), builtin\/echo: skipped/);
   });
 
