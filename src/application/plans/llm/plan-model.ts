@@ -56,8 +56,13 @@ export interface StepResult {
   usage: { inputTokens: number; outputTokens: number };
 }
 
-/** Told when a step fell back: every fallback record so far and a sentence saying who answers now. */
-export type PlanFallbackReport = (records: FallbackRecord[], text: string) => Promise<void>;
+/** How a phase hears of fallbacks, and what an earlier part of its task recorded (its task's `metadata.fallbacks`). */
+export interface PlanFallbacks {
+  /** Told when a step fell back: every fallback record so far and a sentence saying who answers now. */
+  report: (records: FallbackRecord[], text: string) => Promise<void>;
+  /** The records of the phase's task so far: the phase goes on with the fallback that answered. */
+  earlier?: readonly FallbackRecord[] | undefined;
+}
 
 /**
  * A plan's LLM actor: one model step at a time, each step's tokens and cost added to the plan's
@@ -72,7 +77,7 @@ export class PlanModel {
     apiKey: string | undefined,
     private readonly deps: PlanLlmDeps,
     lookup: (name: string) => Promise<ActorDefinition | undefined>,
-    onFallback: PlanFallbackReport | undefined,
+    onFallback: PlanFallbacks['report'] | undefined,
   ) {
     this.candidates = new ModelCandidates(
       { name, def, apiKey },
@@ -85,7 +90,7 @@ export class PlanModel {
     name: string,
     lookup: (name: string) => Promise<ActorDefinition | undefined>,
     deps: PlanLlmDeps,
-    onFallback?: PlanFallbackReport,
+    fallbacks?: PlanFallbacks,
   ): Promise<PlanModel> {
     const def = await lookup(name);
     if (!def)
@@ -112,7 +117,9 @@ export class PlanModel {
           ? `set ${def.apiKeyEnv} in the environment of the agent, then run the phase again`
           : `write the key to ${def.apiKeyFile} (chmod 600), then run the phase again`,
       });
-    return new PlanModel(name, def, key.present ? key.key : undefined, deps, lookup, onFallback);
+    const model = new PlanModel(name, def, key.present ? key.key : undefined, deps, lookup, fallbacks?.report);
+    await model.candidates.resume(fallbacks?.earlier ?? []);
+    return model;
   }
 
   get contextWindow(): number {

@@ -53,9 +53,11 @@ describe('a plan phase falls back', () => {
 
   it('a 429 of the plan actor goes to its fallback, reported to the phase, counted at its prices', async () => {
     const told: Array<{ records: FallbackRecord[]; text: string }> = [];
-    const model = await PlanModel.open('local/one', lookup, deps, (records, text) => {
-      told.push({ records: structuredClone(records), text });
-      return Promise.resolve();
+    const model = await PlanModel.open('local/one', lookup, deps, {
+      report: (records, text) => {
+        told.push({ records: structuredClone(records), text });
+        return Promise.resolve();
+      },
     });
     one.push({ error: { status: 429, code: 'rate_limit_exceeded', message: 'slow down' } });
     two.push({ text: ['the plan'], usage: { input: 10, output: 5 } });
@@ -81,6 +83,24 @@ describe('a plan phase falls back', () => {
     const before = one.generations.length;
     assert.equal((await model.step(p, { ...step, signal: new AbortController().signal })).text, 'again');
     assert.equal(one.generations.length, before);
+  });
+
+  it('a phase resumed on its task (after an approval) goes on with the fallback that answered it', async () => {
+    const earlier: FallbackRecord[] = [
+      {
+        actor: 'local/one',
+        model: 'one-model',
+        kind: 'rate-limit',
+        status: 429,
+        message: 'slow down',
+        next: 'local/two',
+      },
+    ];
+    const model = await PlanModel.open('local/one', lookup, deps, { report: () => Promise.resolve(), earlier });
+    two.push({ text: ['resumed'] });
+    const before = one.generations.length;
+    assert.equal((await model.step(plan(), { ...step, signal: new AbortController().signal })).text, 'resumed');
+    assert.equal(one.generations.length, before, 'the first model was not asked');
   });
 
   it('when every model fails, the phase stops saying which failed and why', async () => {
