@@ -249,16 +249,25 @@ describe('an LLM actor falls back to its fallbacks', () => {
       -32602,
       'ValidationError',
     );
-    await rpcError(
+    const twice = await rpcError(
       client.call(actorRegistry.add, { definition: { name: 'local/bad2', ...base, fallbacks: [b, b] } }),
       -32602,
       'ValidationError',
     );
-    const six = Array.from({ length: 6 }, () => b);
+    assert.match(JSON.stringify(twice.data), /names an actor twice/);
     await rpcError(
+      client.call(actorRegistry.add, {
+        definition: { name: 'local/bad4', provider: 'builtin', model: 'echo', fallbacks: [b] },
+      }),
+      -32602,
+      'ValidationError',
+    );
+    const six = await Promise.all(Array.from({ length: 6 }, () => actor(second, 'model-two')));
+    const tooMany = await rpcError(
       client.call(actorRegistry.add, { definition: { name: 'local/bad3', ...base, fallbacks: six } }),
       -32602,
       'ValidationError',
     );
+    assert.match(JSON.stringify(tooMany.data), /lists at most 5 actors/);
   });
 });
