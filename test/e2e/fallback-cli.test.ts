@@ -101,12 +101,16 @@ describe('fallbacks through the CLI (local mode)', () => {
     );
   });
 
-  it('chat: the line after the answer names the fallback', async () => {
+  it('chat: the line after the answer names the fallback, and session show keeps it', async () => {
     first.push(rateLimited);
     second.push({ text: ['hello from two'] });
     const res = await ok(['chat', '--actor', 'local/first'], data, 'hi\n/exit\n');
     assert.match(res.stdout, /hello from two/);
     assert.match(res.stderr, ANSWERED);
+    const sessions = await json(['session', 'list'], data);
+    const shown = await ok(['--format', 'rich', 'session', 'show', sessions.sessions[0].id as string], data);
+    assert.match(shown.stdout, /hello from two/);
+    assert.match(shown.stdout, ANSWERED);
   });
 
   it('an actor used as a fallback cannot be removed', async () => {

@@ -11,6 +11,7 @@ import { UsageError } from '../exit-codes.js';
 import { oneLine, renderFields, renderTable, type Column } from '../render/table.js';
 import {
   artifactsText,
+  fallbackOf,
   messageWords,
   partsText,
   shortTime,
@@ -177,6 +178,8 @@ export function registerSession(program: Command, runner: Runner): void {
             }
             const usage = usageOf(t);
             if (usage) ui.out(`  ${ui.pal.dim(`usage  ${usageLine(usage)}`)}\n`);
+            const fellBack = fallbackOf(t);
+            if (fellBack) ui.out(`  ${ui.pal.dim(fellBack)}\n`);
           } else {
             const usage = usageOf(t);
             ui.out(
