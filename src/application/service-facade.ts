@@ -252,6 +252,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
           logger: deps.logger,
           context,
           compaction,
+          lookupActor: async (n) => (await reg.lookup('actor', n))?.definition as ActorDefinition | undefined,
         })),
   );
   sessions = new SessionService({

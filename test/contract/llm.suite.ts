@@ -141,6 +141,7 @@ export function llmSuite(ctx: SuiteContext): void {
     assert.equal(turn.chunks.join(''), 'Hello there');
     assert.equal(turn.task.status.state, 'TASK_STATE_COMPLETED');
     assert.deepEqual(turn.task.metadata?.['usage'], {
+      actor: 'local/gpt',
       provider: 'openai-compatible',
       model: 'fake-model',
       inputTokens: 11,

@@ -74,6 +74,9 @@ export const actorEndpoint = (a: Pick<ActorDefinition, 'provider' | 'baseUrl'>):
 export const namesApiKey = (a: Pick<ActorDefinition, 'apiKeyEnv' | 'apiKeyFile'>): boolean =>
   a.apiKeyEnv !== undefined || a.apiKeyFile !== undefined;
 
+/** Fallback actors an actor may list. */
+export const MAX_FALLBACKS = 5;
+
 export const ActorDefinition = z
   .object({
     name: EntityName,
@@ -152,6 +155,12 @@ export const ActorDefinition = z
       })
       .strict()
       .optional(),
+    /** Actors whose models answer, in order, when this one's fails (rate limit, 5xx, timeout, network, 404 model). */
+    fallbacks: z
+      .array(Ref)
+      .max(MAX_FALLBACKS, `lists at most ${MAX_FALLBACKS} actors`)
+      .refine((f) => new Set(f).size === f.length, 'names an actor twice')
+      .optional(),
   })
   .strict()
   .superRefine((a, ctx) => {
@@ -164,7 +173,7 @@ export const ActorDefinition = z
     if (a.apiKeyEnv !== undefined && a.apiKeyFile !== undefined)
       ctx.addIssue({ code: 'custom', path: ['apiKeyFile'], message: 'give apiKeyEnv or apiKeyFile, not both' });
     if (a.provider === 'builtin')
-      for (const f of ['baseUrl', 'apiKeyEnv', 'apiKeyFile', 'prices'] as const)
+      for (const f of ['baseUrl', 'apiKeyEnv', 'apiKeyFile', 'prices', 'fallbacks'] as const)
         if (a[f] !== undefined)
           ctx.addIssue({ code: 'custom', path: [f], message: 'a builtin actor calls no endpoint: leave it out' });
   });
@@ -456,6 +465,7 @@ export function referencesOf(kind: RegistryKind, d: Definition): Reference[] {
       add('skill', a.skills, 'skills');
       add('tool', a.tools, 'tools');
       one('actor', a.compaction?.summarizer, ['compaction', 'summarizer']);
+      add('actor', a.fallbacks, 'fallbacks');
       break;
     }
     case 'skill': {

@@ -97,6 +97,7 @@ export {
 } from '../a2a/contracts/context.contract.js';
 export { CONTEXT_VIEWS, RANKINGS, CONTEXT_DEFAULTS, type ContextView } from '../../domain/context/context.js';
 export { REGISTRY_KINDS, PLURAL, type RegistryKind } from '../../domain/registry/entities.js';
+export { fallbackLine, fallbacksOf, type FallbackRecord } from '../../domain/registry/fallbacks.js';
 export type { MethodContract, UnaryContract, StreamContract, ParamsOf, ResultOf } from '../a2a/contract.js';
 export type {
   Task,

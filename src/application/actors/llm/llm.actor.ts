@@ -10,6 +10,7 @@ import { textOf, type Message, type TaskState } from '../../../domain/a2a.model.
 import { parseApprovalAnswer, type ApprovalAnswer } from '../../../domain/plan/approval.js';
 import { decideToolCall, type PolicyVerdict } from '../../../domain/plan/policy.js';
 import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.js';
+import { fallbacksOf } from '../../../domain/registry/fallbacks.js';
 import type { Session } from '../../../domain/session.js';
 import { AppError } from '../../../domain/errors.js';
 import type { Actor, ActorTurn } from '../../ports/actor.port.js';
@@ -34,6 +35,7 @@ import type { ChatTool, ChatToolbox, ChatToolSet } from './chat-toolbox.js';
 import { fitToWindow, MessageTokens } from './history.js';
 import { compactionSection, sessionHistory, type SessionHistory } from '../../sessions/compaction.js';
 import type { CompactionService } from '../../sessions/compaction.service.js';
+import { ModelCandidates } from './model-candidates.js';
 import { costOf, parseArgs, resultForModel } from './tool-args.js';
 
 export interface LlmActorDeps {
@@ -51,6 +53,8 @@ export interface LlmActorDeps {
   context?: ContextProvider | undefined;
   /** Compacts the session's earlier turns when they near the window (absent: never). */
   compaction?: CompactionService | undefined;
+  /** An actor's definition by name: the actor's `fallbacks` (absent: fallbacks are skipped as missing). */
+  lookupActor?: ((name: string) => Promise<ActorDefinition | undefined>) | undefined;
 }
 
 /** Steps in a row whose every call was malformed before the turn gives up. */
@@ -76,6 +80,8 @@ export class LlmActor implements Actor {
 
 /** Usage as kept on the task (`metadata.usage`). */
 export interface TurnUsage {
+  /** The actor whose model answered (a fallback's, after a fallback). */
+  actor: string;
   provider: string;
   model: string;
   inputTokens: number;
@@ -99,6 +105,8 @@ class LlmTurn {
   private session: Session | undefined;
   /** The compaction whose summary this turn's prompt carries (`metadata.context.compaction`). */
   private compaction: SessionHistory['compaction'];
+  /** The actor's model and its fallbacks (set once the key is known). */
+  private candidates: ModelCandidates | undefined;
 
   constructor(
     private readonly actorName: string,
@@ -117,6 +125,7 @@ class LlmTurn {
       await this.turn.status('TASK_STATE_WORKING');
       const key = await this.deps.keys.resolve(this.def);
       if (key.present) this.apiKey = key.key;
+      if (key.present || !namesApiKey(this.def)) await this.openCandidates();
       else if (namesApiKey(this.def))
         return await this.fail(
           `No API key for ${this.actorName}: ${key.problem}`,
@@ -255,9 +264,7 @@ class LlmTurn {
     const calls: ModelToolCall[] = [];
     let reason = 'other';
     let usage: ModelUsage | undefined;
-    const events = this.deps.models.stream({
-      actor: this.def,
-      apiKey: this.apiKey,
+    const events = (this.candidates as ModelCandidates).stream({
       system: system || undefined,
       messages,
       tools,
@@ -520,17 +527,34 @@ class LlmTurn {
     return parts.filter((p) => p.trim() !== '').join('\n\n');
   }
 
+  /** The model and fallbacks of the turn, going on where an earlier part of the task left off. */
+  private async openCandidates(): Promise<void> {
+    const lookup = this.deps.lookupActor ?? (() => Promise.resolve(undefined));
+    this.candidates = new ModelCandidates(
+      { name: this.actorName, def: this.def, apiKey: this.apiKey },
+      {
+        models: this.deps.models,
+        keys: this.deps.keys,
+        lookup,
+        onFallback: (fallbacks, text) => this.turn.status('TASK_STATE_WORKING', text, { taskMetadata: { fallbacks } }),
+      },
+    );
+    await this.candidates.resume(fallbacksOf(this.turn.task.metadata));
+  }
+
   private usage(): TurnUsage {
     const u = this.transcript.usage;
+    const answering = this.candidates?.current ?? { name: this.actorName, def: this.def };
     const out: TurnUsage = {
-      provider: this.def.provider,
-      model: this.def.model,
+      actor: answering.name,
+      provider: answering.def.provider,
+      model: answering.def.model,
       inputTokens: u.inputTokens,
       outputTokens: u.outputTokens,
       steps: this.transcript.steps,
       toolCalls: this.transcript.toolCalls,
     };
-    const cost = costOf(this.def.prices, u);
+    const cost = this.candidates ? this.candidates.cost(u) : costOf(this.def.prices, u);
     if (cost) out.cost = cost;
     return out;
   }
@@ -572,7 +596,11 @@ class LlmTurn {
   }
 
   private problemsMeta(): Record<string, unknown> {
-    return this.tools?.problems.length ? { toolProblems: this.tools.problems } : {};
+    const fallbacks = this.candidates?.fallbacks ?? [];
+    return {
+      ...(this.tools?.problems.length ? { toolProblems: this.tools.problems } : {}),
+      ...(fallbacks.length ? { fallbacks } : {}),
+    };
   }
 }
 

@@ -13,6 +13,7 @@ import { awaitAnswer, budgetExceeded, completePhase, policyOf, startPhase } from
 import { decideToolCall, type PolicySnapshot, type PolicyVerdict } from '../../../domain/plan/policy.js';
 import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.js';
 import { LLM_ACTOR_DEFAULTS, type ActorDefinition, type ToolDefinition } from '../../../domain/registry/entities.js';
+import { fallbacksOf } from '../../../domain/registry/fallbacks.js';
 import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.js';
 import {
   ProviderFailure,
@@ -185,6 +186,11 @@ class ExecutionRun {
       this.actorName,
       async (n) => (await wb.deps.registry.lookup('actor', n))?.definition as ActorDefinition | undefined,
       this.llm,
+      {
+        report: (fallbacks, text) =>
+          this.turn.status('TASK_STATE_WORKING', text, { ...wb.meta(plan), taskMetadata: { fallbacks } }),
+        earlier: fallbacksOf(this.turn.task.metadata),
+      },
     );
     this.tools = await planToolsOf(
       this.model.def,

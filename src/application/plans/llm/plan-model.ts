@@ -27,6 +27,8 @@ import {
 import type { TranscriptStore } from '../../ports/transcript.port.js';
 import { uniqueModelName } from '../../actors/llm/chat-toolbox.js';
 import { costOf } from '../../actors/llm/tool-args.js';
+import { ModelCandidates } from '../../actors/llm/model-candidates.js';
+import type { FallbackRecord } from '../../../domain/registry/fallbacks.js';
 
 /** What plans need to run LLM actors (absent from the engine: plans from a goal are refused). */
 export interface PlanLlmDeps {
@@ -54,20 +56,41 @@ export interface StepResult {
   usage: { inputTokens: number; outputTokens: number };
 }
 
-/** A plan's LLM actor: one model step at a time, each step's tokens and cost added to the plan's usage. */
+/** How a phase hears of fallbacks, and what an earlier part of its task recorded (its task's `metadata.fallbacks`). */
+export interface PlanFallbacks {
+  /** Told when a step fell back: every fallback record so far and a sentence saying who answers now. */
+  report: (records: FallbackRecord[], text: string) => Promise<void>;
+  /** The records of the phase's task so far: the phase goes on with the fallback that answered. */
+  earlier?: readonly FallbackRecord[] | undefined;
+}
+
+/**
+ * A plan's LLM actor: one model step at a time, each step's tokens and cost added to the plan's
+ * usage; a step its model fails goes to the actor's fallbacks (ModelCandidates), reported as it happens.
+ */
 export class PlanModel {
+  private readonly candidates: ModelCandidates;
+
   private constructor(
     readonly name: string,
     readonly def: ActorDefinition,
-    private readonly apiKey: string | undefined,
+    apiKey: string | undefined,
     private readonly deps: PlanLlmDeps,
-  ) {}
+    lookup: (name: string) => Promise<ActorDefinition | undefined>,
+    onFallback: PlanFallbacks['report'] | undefined,
+  ) {
+    this.candidates = new ModelCandidates(
+      { name, def, apiKey },
+      { models: deps.models, keys: deps.keys, lookup, onFallback },
+    );
+  }
 
   /** The actor named `name`, with its key; a missing actor, a built-in one or a missing key is a PlanActorFailure. */
   static async open(
     name: string,
     lookup: (name: string) => Promise<ActorDefinition | undefined>,
     deps: PlanLlmDeps,
+    fallbacks?: PlanFallbacks,
   ): Promise<PlanModel> {
     const def = await lookup(name);
     if (!def)
@@ -94,7 +117,9 @@ export class PlanModel {
           ? `set ${def.apiKeyEnv} in the environment of the agent, then run the phase again`
           : `write the key to ${def.apiKeyFile} (chmod 600), then run the phase again`,
       });
-    return new PlanModel(name, def, key.present ? key.key : undefined, deps);
+    const model = new PlanModel(name, def, key.present ? key.key : undefined, deps, lookup, fallbacks?.report);
+    await model.candidates.resume(fallbacks?.earlier ?? []);
+    return model;
   }
 
   get contextWindow(): number {
@@ -124,9 +149,7 @@ export class PlanModel {
     let reason: FinishReason = 'other';
     let usage = { inputTokens: 0, outputTokens: 0 };
     try {
-      for await (const ev of this.deps.models.stream({
-        actor: this.def,
-        apiKey: this.apiKey,
+      for await (const ev of this.candidates.stream({
         system: req.system || undefined,
         messages: req.messages,
         tools: req.tools,
@@ -153,7 +176,8 @@ export class PlanModel {
       throw err;
     }
     plan.usage.tokens += usage.inputTokens + usage.outputTokens;
-    const cost = costOf(this.def.prices, usage);
+    // The prices of the model that answered (a fallback's, after a fallback).
+    const cost = costOf(this.candidates.current.def.prices, usage);
     if (cost) plan.usage.costUsd = Math.round((plan.usage.costUsd + cost.amount) * 1e6) / 1e6;
     return { text, calls, reason, usage };
   }

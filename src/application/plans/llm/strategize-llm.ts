@@ -11,6 +11,7 @@
 import type { Decision, Plan } from '../../../domain/plan/plan.js';
 import { budgetExceeded, completePhase, startPhase } from '../../../domain/plan/plan.js';
 import type { ActorDefinition, ResourceDefinition, ToolDefinition } from '../../../domain/registry/entities.js';
+import { fallbacksOf } from '../../../domain/registry/fallbacks.js';
 import {
   fragmentsText,
   snapshotRef,
@@ -222,6 +223,11 @@ class StrategyRun {
       actorName,
       async (n) => (await wb.deps.registry.lookup('actor', n))?.definition as ActorDefinition | undefined,
       this.llm,
+      {
+        report: async (fallbacks, text) =>
+          this.turn?.status('TASK_STATE_WORKING', text, { ...wb.meta(plan), taskMetadata: { fallbacks } }),
+        earlier: fallbacksOf(this.turn?.task.metadata),
+      },
     );
     const tools = await planToolsOf(
       this.model.def,

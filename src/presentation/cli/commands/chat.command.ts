@@ -7,7 +7,7 @@ import { StreamPrinter, type StreamedEvent } from '../render/stream.js';
 import { isInterruptedState } from '../render/task.js';
 import type { Outcome, RunContext, Runner } from '../runner.js';
 import { userMessage } from '../support/message.js';
-import { reportTaskEnd, reportUsage } from '../support/task-outcome.js';
+import { reportFallback, reportTaskEnd, reportUsage } from '../support/task-outcome.js';
 import { collect, targetSession, type SessionChoice } from './session.command.js';
 
 interface ChatTurn {
@@ -77,7 +77,10 @@ async function chat(ctx: RunContext, opts: SessionChoice): Promise<Outcome> {
       if (printer.events.length === 0 && !turn.error) ui.warn('the agent ended this turn without answering');
       turn.task = printer.task ?? null;
       if (printer.task && printer.task.status.state !== 'TASK_STATE_COMPLETED') reportTaskEnd(ui, printer.task);
-      else reportUsage(ui, printer.task);
+      else {
+        reportUsage(ui, printer.task);
+        reportFallback(ui, printer.task);
+      }
       waitingTask = printer.task && isInterruptedState(printer.task.status.state) ? printer.task.id : undefined;
       if (interactive) rl.prompt();
     }

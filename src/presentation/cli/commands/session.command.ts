@@ -12,6 +12,7 @@ import { UsageError } from '../exit-codes.js';
 import { oneLine, renderFields, renderTable, type Column } from '../render/table.js';
 import {
   artifactsText,
+  fallbackOf,
   messageWords,
   partsText,
   shortTime,
@@ -193,6 +194,8 @@ export function registerSession(program: Command, runner: Runner): void {
               ui.out(
                 `  ${ui.pal.dim(`context  the summary of ${used.covers.length} earlier turns (compaction ${used.taskId})`)}\n`,
               );
+            const fellBack = fallbackOf(t);
+            if (fellBack) ui.out(`  ${ui.pal.dim(fellBack)}\n`);
           } else {
             const usage = usageOf(t);
             ui.out(

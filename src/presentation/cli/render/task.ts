@@ -1,4 +1,13 @@
-import type { Artifact, Message, Part, StreamResponse, Task, TaskState } from '../../../protocol/client/index.js';
+import {
+  fallbackLine,
+  fallbacksOf,
+  type Artifact,
+  type Message,
+  type Part,
+  type StreamResponse,
+  type Task,
+  type TaskState,
+} from '../../../protocol/client/index.js';
 import type { Palette } from './colors.js';
 import { renderFields } from './table.js';
 
@@ -103,6 +112,7 @@ export function toolCallLine(c: ToolCallView): string {
 
 /** Token usage an LLM turn keeps on its task (`metadata.usage`). */
 export interface UsageView {
+  actor?: string;
   model?: string;
   inputTokens: number;
   outputTokens: number;
@@ -125,6 +135,11 @@ export function usageLine(u: UsageView): string {
   return `${u.inputTokens} in / ${u.outputTokens} out tokens${calls}${cost}`;
 }
 
+/** `answered by local/b after local/a: rate limited (429)` when the turn fell back; undefined otherwise. */
+export function fallbackOf(task: Task | undefined): string | undefined {
+  return fallbackLine(fallbacksOf(task?.metadata), task?.status.state === 'TASK_STATE_COMPLETED');
+}
+
 /** The time of the task's last status change, `YYYY-MM-DD HH:MM:SS` (UTC), for tables. */
 export const shortTime = (ts: string | undefined): string => (ts ? ts.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : '');
 
@@ -138,8 +153,10 @@ export function foldEvent(task: Task | undefined, ev: StreamResponse): Task | un
   if ('statusUpdate' in ev) {
     task.status = ev.statusUpdate.status;
     // What the agent keeps on the task comes with the event that settles it (e.g. token usage).
-    const usage = ev.statusUpdate.metadata?.['usage'];
-    if (usage !== undefined) task.metadata = { ...task.metadata, usage };
+    for (const key of ['usage', 'fallbacks']) {
+      const kept = ev.statusUpdate.metadata?.[key];
+      if (kept !== undefined) task.metadata = { ...task.metadata, [key]: kept };
+    }
     if (ev.statusUpdate.status.message) (task.history ??= []).push(ev.statusUpdate.status.message);
   } else if ('artifactUpdate' in ev) {
     const { artifact, append } = ev.artifactUpdate;
@@ -160,6 +177,7 @@ export function renderTask(task: Task, mode: { rich: boolean; pal: Palette }): s
     ['context', task.contextId],
     ['updated', mode.rich ? shortTime(task.status.timestamp) : task.status.timestamp],
     ['status', messageWords(task.status.message)],
+    ['fallback', fallbackOf(task)],
   ];
   for (const a of task.artifacts ?? [])
     fields.push([mode.rich ? (a.name ?? a.artifactId) : `artifact.${a.artifactId}`, partsText(a.parts)]);

@@ -2,6 +2,7 @@ import type { Task } from '../../../protocol/client/index.js';
 import type { ExitReason } from '../exit-codes.js';
 import {
   isInterruptedState,
+  fallbackOf,
   isUnsuccessfulState,
   messageWords,
   stateWord,
@@ -21,6 +22,12 @@ export function reportUsage(ui: Ui, task: Task | undefined): void {
   if (usage && ui.rich) ui.err(`${ui.errPal.dim(usageLine(usage))}\n`);
 }
 
+/** Which model answered after which failed, on stderr (rich and plain): the answer came from a fallback. */
+export function reportFallback(ui: Ui, task: Task | undefined): void {
+  const line = fallbackOf(task);
+  if (line) ui.err(ui.rich ? `${ui.errPal.dim(line)}\n` : `fallback: ${line}\n`);
+}
+
 /** After the answer: the task and its state (stderr, rich); what to do next when the agent waits. */
 export function reportTaskEnd(ui: Ui, task: Task | undefined): void {
   if (!task) return;
@@ -34,5 +41,6 @@ export function reportTaskEnd(ui: Ui, task: Task | undefined): void {
     ui.err(`task ${task.id} ${stateWord(state)}${why ? `: ${why}` : ''}\n`);
   }
   reportUsage(ui, task);
+  reportFallback(ui, task);
   if (isInterruptedState(state)) ui.info(`the agent waits for you: agents send --task ${task.id} "…"`);
 }
