@@ -152,6 +152,25 @@ describe('an LLM actor falls back to its fallbacks', () => {
     assert.equal(usage(t.task)['steps'], 2);
   });
 
+  it('a turn that falls back mid-way costs each model its own prices', async () => {
+    const b = await actor(second, 'model-two', { prices: { inputPerMillion: 2000, outputPerMillion: 0 } });
+    const a = await actor(first, 'model-one', {
+      fallbacks: [b],
+      prices: { inputPerMillion: 1000, outputPerMillion: 0 },
+    });
+    first.push(
+      { toolCalls: [{ name: 'no_such_tool', arguments: '{}' }], usage: { input: 10, output: 0 } },
+      rateLimited,
+    );
+    second.push({ text: ['done'], usage: { input: 10, output: 0 } });
+    const t = await turn(a, 'go');
+    assert.equal(t.task.status.state, 'TASK_STATE_COMPLETED', statusText(t.task));
+    assert.equal(usage(t.task)['actor'], b);
+    assert.equal(usage(t.task)['inputTokens'], 20);
+    // 10 tokens at 1000/M (the actor's step) + 10 at 2000/M (the fallback's).
+    assert.deepEqual(usage(t.task)['cost'], { amount: 0.03, currency: 'USD' });
+  });
+
   it('a turn that fell back and waited for an approval goes on with the fallback, its records kept', async () => {
     const b = await actor(second, 'model-two');
     const a = await actor(first, 'model-one', { fallbacks: [b], tools: ['builtin/write-file'] });

@@ -157,8 +157,9 @@ export class ModelCandidates {
     );
     if (!found) return false;
     this.answering = found;
+    // A copy: the event keeps the records as they were when it was sent.
     await this.deps.onFallback?.(
-      this.fallbacks,
+      this.fallbacks.map((r) => ({ ...r })),
       `${failed.name} failed (${fallbackReason({ kind: err.kind, status: err.status })}): ${found.name} answers instead`,
     );
     return true;
