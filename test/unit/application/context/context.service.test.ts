@@ -374,6 +374,7 @@ describe('ContextService.show and set', () => {
       tokenBudget: undefined,
       reserves: { system: 2000, history: 5, answer: 4096 },
       ranking: ['goal-match', 'recency', 'references', 'decisions'],
+      instructions: { files: [], maxFileSize: 16_384, maxTokens: 4_000, enabled: true },
     });
     assert.deepEqual(v?.sources, {
       include: 'builtin',
@@ -384,6 +385,7 @@ describe('ContextService.show and set', () => {
       tokenBudget: 'builtin',
       reserves: 'view:strategize',
       ranking: 'builtin',
+      instructions: 'builtin',
     });
     const all = await svc.show({ project: 'local/api' }, LOCAL_PRINCIPAL);
     assert.deepEqual(
