@@ -309,12 +309,14 @@ export class ContextService implements ContextProvider {
     const first = await instr.select([], available, mode.signal);
     let out = await files(available - first.used);
     const inPlay = (o: AssemblyOutcome): RankedFile[] => o.files.filter((f) => f.included);
-    let chosen = await instr.select(inPlay(out), available - out.totals.includedTokens, mode.signal);
+    const ranked = inPlay(out);
+    let chosen = await instr.select(ranked, available - out.totals.includedTokens, mode.signal);
     if (chosen.considered > first.considered) {
-      const wanted = await instr.select(inPlay(out), available, mode.signal);
+      const wanted = await instr.select(ranked, available, mode.signal);
       if (chosen.used < wanted.used) {
+        // The best files' folders stay in play even when the files chosen with room for them differ.
         out = await files(available - wanted.used);
-        chosen = await instr.select(inPlay(out), available - out.totals.includedTokens, mode.signal);
+        chosen = await instr.select([...ranked, ...inPlay(out)], available - out.totals.includedTokens, mode.signal);
       }
     }
     return { out, instructions: chosen };
