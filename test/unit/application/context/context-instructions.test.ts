@@ -20,7 +20,7 @@ import {
 import { AppError } from '../../../../src/domain/errors.js';
 import { FsFileInventory } from '../../../../src/infrastructure/index.js';
 import { initRepo } from '../../../support/git.js';
-import { registryWith, wordTokens } from './support.js';
+import { recordingInventory, registryWith, wordTokens } from './support.js';
 
 const FILES = {
   '.gitignore': 'build/\n',
@@ -286,16 +286,7 @@ describe('instruction files: caching and the snapshot', () => {
   it('a second assembly reads them again only when they changed; the snapshot follows their text', async () => {
     const real = new FsFileInventory();
     const reads: string[] = [];
-    const inventory: FileInventory = {
-      list: (r, s) => real.list(r, s),
-      restat: (r, p) => real.restat(r, p),
-      recency: (r) => real.recency(r),
-      globFilter: (i, e) => real.globFilter(i, e),
-      read: (r, p, m) => {
-        reads.push(p);
-        return real.read(r, p, m);
-      },
-    };
+    const inventory = recordingInventory(real, reads);
     const { svc } = await service(SRC_ONLY, inventory);
     const q = { project: 'local/api', view: 'default' as const, goal: 'parse dates' };
     const first: AssembledContext = await svc.assemble(q);
