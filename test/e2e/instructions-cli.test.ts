@@ -235,6 +235,17 @@ function suite(mode: Mode): void {
     assert.match(s, /=== src\/AGENTS\.md \(local\/api, folder of src\/date\.js\) ===/);
     assert.match(s, /=== docs\/ACTION\.md \(local\/api, named by action\) ===\nACTION-RULE/);
 
+    const tree = await json(mode, ['plan', 'tree', planId]);
+    const explained = await ok(mode, ['plan', 'explain', tree.decisions[0].children[0].id, '--show-context']);
+    assert.match(
+      explained.stdout,
+      /^context instruction: src\/AGENTS\.md \(local\/api, \d+ tokens, folder of src\/date\.js\)$/m,
+    );
+    assert.match(
+      explained.stdout,
+      /^context instruction: docs\/ACTION\.md \(local\/api, \d+ tokens, named by action\)$/m,
+    );
+
     const before = fake.generations.length;
     await ok(mode, ['plan', 'execute', planId]);
     const execute = fake.generations.slice(before).find((r) => toolNames(r).some((n) => /finish/.test(n)));

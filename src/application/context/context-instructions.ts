@@ -13,7 +13,8 @@
  * project's, then the folders' in reading order; a file that does not fit is left out (with its
  * reason) and the next one tried. A file larger than maxFileSize is cut to it (`truncated`).
  *
- * They are not candidates for the file part of the context (their text is given once).
+ * They are not candidates for the file part of the context (their text is given once), and the
+ * view's include/exclude globs, which choose those candidates, do not apply to them.
  */
 import { INSTRUCTION_FILE_NAMES, type EffectiveContextSettings } from '../../domain/context/context.js';
 import type { FileInventory, InventoryEntry } from '../ports/file-inventory.port.js';

@@ -156,12 +156,18 @@ export interface ContextSnapshotRef {
   view: ContextView;
   project: string;
   files: Array<{ resource: string; path: string; tokens: number; score: number }>;
+  /** The instruction files read (absent when none). */
+  instructions?: Array<{ resource: string; path: string; tokens: number; why: string }> | undefined;
   tokens: number;
   budget: number;
 }
 
 export function snapshotRef(c: ContextInspection): ContextSnapshotRef {
+  const instructions = c.instructions
+    .filter((f) => f.included)
+    .map((f) => ({ resource: f.resource, path: f.path, tokens: f.tokens, why: f.why }));
   return {
+    ...(instructions.length > 0 ? { instructions } : {}),
     snapshot: c.snapshot,
     view: c.view,
     project: c.project,
