@@ -338,6 +338,55 @@ export function contextSuite(ctx: SuiteContext): void {
     await rpcError(client.raw(contextShow.name, { project: 'Not A Name' }), -32602, 'ValidationError');
   });
 
+  it('lists the instruction files (root, the folder of a file in play) with tokens from the same budget, and refuses a named path outside the resource', async () => {
+    const repo = join(work, 'instructed');
+    initRepo(repo, {
+      'AGENTS.md': 'Run the tests before you finish.\n',
+      'src/AGENTS.md': 'Months are zero based.\n',
+      'src/date.ts': CONTEXT_FIXTURE['src/date.ts'] as string,
+      'docs/AGENTS.md': 'Docs only.\n',
+    });
+    await client.call(resourceRegistry.add, {
+      definition: { name: 'local/ctx-instructed-repo', type: 'git-checkout', path: repo, branch: 'main' },
+    });
+    await client.call(projectRegistry.add, {
+      definition: {
+        name: 'local/ctx-instructed',
+        resources: ['local/ctx-instructed-repo'],
+        settings: { context: { tokenBudget: BUDGET, include: ['src/**'] } },
+      },
+    });
+    const i = await client.call(contextInspect, { project: 'ctx-instructed', goal: GOAL });
+    assert.deepEqual(
+      i.instructions?.map((f) => [f.path, f.why, f.included, f.truncated]),
+      [
+        ['src/AGENTS.md', 'folder of src/date.ts', true, false],
+        ['AGENTS.md', 'root', true, false],
+      ],
+    );
+    for (const f of i.instructions ?? []) assert.ok(f.tokens > 0, f.path);
+    const tokens = (i.instructions ?? []).reduce((n, f) => n + f.tokens, 0);
+    assert.equal(i.budget.used, i.totals.includedTokens + tokens);
+    assert.deepEqual(included(i), ['src/date.ts'], 'instruction files are not files of the context');
+    const sim = await client.call(contextSimulate, { project: 'ctx-instructed', goal: GOAL });
+    assert.deepEqual(
+      sim.instructions?.map((f) => f.path),
+      ['src/AGENTS.md', 'AGENTS.md'],
+    );
+    const err = await rpcError(
+      client.call(projectRegistry.add, {
+        definition: {
+          name: 'local/ctx-escape',
+          resources: ['local/ctx-instructed-repo'],
+          settings: { context: { instructions: { files: ['../outside.md'] } } },
+        },
+      }),
+      -32602,
+      'ValidationError',
+    );
+    assert.match(err.message, /settings\.context\.instructions\.files\[0\]: must stay inside the resource \(no \.\.\)/);
+  });
+
   it("a project in another principal's namespace looks exactly like a missing one", async () => {
     const calls = (name: string) => [
       client.call(contextShow, { project: name }),

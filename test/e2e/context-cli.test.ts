@@ -56,7 +56,7 @@ describe('agents project context, local mode', () => {
   it('show: the effective settings per view and where each came from, one tab-separated line each', async () => {
     const res = ok(await run(['project', 'context', 'show', 'api']), 'show');
     const lines = res.stdout.trimEnd().split('\n');
-    assert.equal(lines.length, 4 * 8, 'four views, eight settings');
+    assert.equal(lines.length, 4 * 9, 'four views, nine settings');
     assert.ok(lines.includes('default\tmaxFileSize\t262144\tbuiltin'), res.stdout);
     assert.ok(lines.includes('apply\tmaxFiles\t400\tbuiltin'), res.stdout);
     assert.ok(lines.includes('execute\ttokenBudget\t50000\tview:default'), res.stdout);

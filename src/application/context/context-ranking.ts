@@ -130,8 +130,11 @@ function byBasename(idx: ListingIndex, base: string): number[] {
   return idx.byBasename.get(base) ?? [];
 }
 
-/** Candidate status: 0 a candidate, 1 matches no include, 2 matches an exclude, 3 a candidate with a binary extension. */
-export const STATUS = { candidate: 0, notIncluded: 1, excluded: 2, binary: 3 } as const;
+/**
+ * Candidate status: 0 a candidate, 1 matches no include, 2 matches an exclude, 3 a candidate with a
+ * binary extension, 4 an instruction file (given to the actor as instructions, never as a file).
+ */
+export const STATUS = { candidate: 0, notIncluded: 1, excluded: 2, binary: 3, instruction: 4 } as const;
 
 /** One resource's files in an assembly. */
 export interface Pool {

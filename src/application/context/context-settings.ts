@@ -48,6 +48,11 @@ export function effectiveSettings(ctx: ProjectContextSettings | undefined, view:
   for (const o of [...own].reverse()) if (o.s.reserves) Object.assign(settings.reserves, o.s.reserves);
   const nearest = own.find((o) => o.s.reserves !== undefined);
   if (nearest) sources.reserves = `view:${nearest.v}`;
+  // So do the instruction settings (a view may raise maxTokens only).
+  for (const o of [...own].reverse())
+    if (o.s.instructions) Object.assign(settings.instructions, structuredClone(o.s.instructions));
+  const nearestInstructions = own.find((o) => o.s.instructions !== undefined);
+  if (nearestInstructions) sources.instructions = `view:${nearestInstructions.v}`;
   return { view, settings, sources };
 }
 
@@ -64,6 +69,9 @@ export function applySet(
   const own: Record<string, unknown> = { ...ownSettings(ctx, input.view) };
   for (const [field, value] of Object.entries(patch)) {
     if (value === null) delete own[field];
+    else if (field === 'instructions' && isObject(value) && isObject(own[field]))
+      // Its fields are set one by one: setting maxTokens keeps the view's files.
+      own[field] = { ...own[field], ...value };
     else if (value !== undefined) own[field] = value;
   }
   const checked = ContextViewSettings.safeParse(own);
@@ -98,3 +106,5 @@ export function applySet(
   }
   return Object.keys(next).length > 0 ? ProjectContextSettings.parse(next) : undefined;
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -12,18 +12,26 @@ import {
   type ProjectContextSettings,
 } from '../../domain/context/context.js';
 import { AppError } from '../../domain/errors.js';
-import { LLM_ACTOR_DEFAULTS, type ProjectDefinition, type ResourceDefinition } from '../../domain/registry/entities.js';
+import {
+  LLM_ACTOR_DEFAULTS,
+  type ActionDefinition,
+  type ProjectDefinition,
+  type ResourceDefinition,
+} from '../../domain/registry/entities.js';
 import type { FileInventory } from '../ports/file-inventory.port.js';
 import type { TokenCounter } from '../ports/language-model.port.js';
 import type { Principal } from '../ports/principal.js';
 import type { RegistryService } from '../registry/registry.service.js';
-import { Assembler, ContentCache } from './context-assembly.js';
+import { createHash } from 'node:crypto';
+import { Assembler, ContentCache, type AssemblyOutcome } from './context-assembly.js';
+import { InstructionCache, Instructions, pathsNamed, type InstructionSelection } from './context-instructions.js';
 import { listingIndex, STATUS, type Pool } from './context-ranking.js';
 import { hasBinaryExtension } from './context-terms.js';
 import { applySet, effectiveSettings, ownSettings } from './context-settings.js';
 import type {
   AssembledContext,
   ContextBudget,
+  RankedFile,
   ContextInspection,
   ContextProvider,
   ContextQuery,
@@ -35,6 +43,8 @@ import type {
 /** What the service needs of a plan: its goal, its projects, its decisions so far. */
 export interface ContextPlan {
   projects: readonly string[];
+  /** The plan's action: the instruction files it names are read too. */
+  action?: string | undefined;
   description: string;
   /** `goal` (the built-in goal action's argument) is the goal when present; else the description. */
   arguments: Readonly<Record<string, unknown>>;
@@ -56,6 +66,8 @@ interface Target {
   view: ContextView;
   goal: string;
   decisions: readonly string[];
+  /** The instruction files the plan's action names. */
+  actionInstructions: readonly string[];
   planId?: string | undefined;
   budget?: number | undefined;
   modelWindow?: number | undefined;
@@ -64,6 +76,7 @@ interface Target {
 
 export class ContextService implements ContextProvider {
   private readonly assembler: Assembler;
+  private readonly instructionReads = new InstructionCache();
 
   constructor(private readonly deps: ContextServiceDeps) {
     this.assembler = new Assembler(
@@ -143,6 +156,7 @@ export class ContextService implements ContextProvider {
         view: checkView(input.view),
         goal: input.goal,
         decisions: input.decisions ?? [],
+        actionInstructions: await this.actionInstructions(input.action),
         modelWindow: input.modelWindow,
         answerReserve: input.answerReserve,
       },
@@ -159,6 +173,7 @@ export class ContextService implements ContextProvider {
     const p = await this.deps.registry.visible('project', q.project, principal);
     let goal = q.goal ?? '';
     let decisions: string[] = [];
+    let action: string | undefined;
     if (q.planId !== undefined) {
       if (!this.deps.plans)
         throw new AppError('UNAVAILABLE', 'This server cannot look plans up for the context service', {
@@ -169,6 +184,7 @@ export class ContextService implements ContextProvider {
         throw new AppError('INVALID_PARAMS', `Plan ${q.planId} is not on project ${p.name}`, {
           fields: [{ field: 'planId', description: `is a plan on ${plan.projects.join(', ')}` }],
         });
+      action = plan.action;
       const argGoal = plan.arguments['goal'];
       if (q.goal === undefined) goal = typeof argGoal === 'string' && argGoal !== '' ? argGoal : plan.description;
       decisions = (plan.decisions ?? [])
@@ -177,13 +193,28 @@ export class ContextService implements ContextProvider {
           [d.question, typeof d.chosen === 'string' ? d.chosen : JSON.stringify(d.chosen), d.rationale].join('\n'),
         );
     }
-    const target: Target = { project: p.definition, view, goal, decisions, planId: q.planId, budget: q.budget };
+    const target: Target = {
+      project: p.definition,
+      view,
+      goal,
+      decisions,
+      actionInstructions: await this.actionInstructions(action),
+      planId: q.planId,
+      budget: q.budget,
+    };
     const actor = await this.viewActor(p.definition, view);
     if (actor) {
       target.modelWindow = actor.contextWindow;
       target.answerReserve = actor.maxTokens;
     }
     return target;
+  }
+
+  /** The instruction files an action names (none for a missing one: the plan keeps going without them). */
+  private async actionInstructions(action: string | undefined): Promise<readonly string[]> {
+    if (action === undefined) return [];
+    const e = await this.deps.registry.lookup('action', action);
+    return e?.kind === 'action' ? ((e.definition as ActionDefinition).instructions ?? []) : [];
   }
 
   /** The window and answer size of the actor the view is for (strategy actor for strategize/default, execution actor otherwise). */
@@ -211,35 +242,84 @@ export class ContextService implements ContextProvider {
     const { settings } = effectiveSettings(ctx, t.view);
     const pools = await this.pools(t.project, settings, mode.signal);
     const budget = budgetOf(ctx, t, settings);
-    const out = await this.assembler.assemble({
-      pools,
-      settings,
-      goal: t.goal,
-      decisions: t.decisions,
-      available: budget.available,
-      dryRun: mode.dryRun,
-      wantText: mode.wantText,
-      signal: mode.signal,
-    });
+    const { out, instructions } = await this.fill(t, pools, settings, budget.available, mode);
     return {
       project: t.project.name,
       view: t.view,
       goal: t.goal,
       ...(t.planId !== undefined ? { planId: t.planId } : {}),
       settings,
-      budget: { ...budget, used: out.totals.includedTokens },
+      budget: { ...budget, used: out.totals.includedTokens + instructions.used },
       inventory: pools.map((p) => ({
         resource: p.resource,
         files: p.listing.files.length,
         bytes: p.listing.files.reduce((n, f) => n + f.bytes, 0),
       })),
+      instructions: instructions.files,
       files: out.files,
       cut: out.cut,
       totals: out.totals,
-      snapshot: out.snapshot,
+      snapshot: withInstructions(out.snapshot, instructions),
       dryRun: mode.dryRun,
+      instructionFragments: instructions.fragments,
       fragments: out.fragments,
     };
+  }
+
+  /**
+   * The instruction files and the files, from one budget. The instructions the goal and the
+   * decisions bring into play (and the roots' and named ones) are chosen first and the files fill
+   * what they leave; the folders' of the files then selected come next, in what the files leave.
+   * When those do not fit, the files are chosen again with room for them (once), and the
+   * instructions then fill what those files leave: together they never pass the budget.
+   */
+  private async fill(
+    t: Target,
+    pools: Pool[],
+    settings: EffectiveContextSettings,
+    available: number,
+    mode: { dryRun: boolean; wantText: boolean; signal?: AbortSignal | undefined },
+  ): Promise<{ out: AssemblyOutcome; instructions: InstructionSelection }> {
+    const files = (room: number): Promise<AssemblyOutcome> =>
+      this.assembler.assemble({
+        pools,
+        settings,
+        goal: t.goal,
+        decisions: t.decisions,
+        available: room,
+        dryRun: mode.dryRun,
+        wantText: mode.wantText,
+        signal: mode.signal,
+      });
+    if (!settings.instructions.enabled)
+      return { out: await files(available), instructions: { files: [], fragments: [], used: 0, considered: 0 } };
+    const instr = new Instructions(
+      {
+        pools,
+        settings: settings.instructions,
+        actionFiles: t.actionInstructions,
+        named: pathsNamed([t.goal, ...t.decisions]),
+        dryRun: mode.dryRun,
+      },
+      this.deps.inventory,
+      this.deps.tokens,
+      this.instructionReads,
+    );
+    instr.markPools();
+    const first = await instr.select([], available, mode.signal);
+    let out = await files(available - first.used);
+    const inPlay = (o: AssemblyOutcome): RankedFile[] => o.files.filter((f) => f.included);
+    const ranked = inPlay(out);
+    let chosen = await instr.select(ranked, available - out.totals.includedTokens, mode.signal);
+    if (chosen.considered > first.considered) {
+      const wanted = await instr.select(ranked, available, mode.signal);
+      if (chosen.used < wanted.used) {
+        // The best files' folders stay in play even when the files chosen with room for them differ.
+        out = await files(available - wanted.used);
+        chosen = await instr.select([...ranked, ...inPlay(out)], available - out.totals.includedTokens, mode.signal);
+      }
+    }
+    return { out, instructions: chosen };
   }
 
   private async pools(project: ProjectDefinition, s: EffectiveContextSettings, signal?: AbortSignal): Promise<Pool[]> {
@@ -322,6 +402,17 @@ function budgetOf(
   if (s.tokenBudget !== undefined) return { modelWindow, reserves, available: s.tokenBudget, source: 'view' };
   const available = Math.max(0, modelWindow - reserves.system - reserves.history - reserves.answer);
   return { modelWindow, reserves, available, source: 'window' };
+}
+
+/** The files' snapshot, and the included instruction files' (path, size, text) when there are any. */
+function withInstructions(snapshot: string, s: InstructionSelection): string {
+  const read = s.files.filter((f) => f.included);
+  if (read.length === 0) return snapshot;
+  const h = createHash('sha256').update(`${snapshot}\n`);
+  const texts = new Map(s.fragments.map((f) => [`${f.resource}\0${f.path}`, f.text]));
+  for (const f of read)
+    h.update(`${f.resource}\0${f.path}\0${f.bytes}\0${texts.get(`${f.resource}\0${f.path}`) ?? ''}\n`);
+  return `sha256:${h.digest('hex')}`;
 }
 
 function checkView(view: string): ContextView {

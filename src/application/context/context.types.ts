@@ -77,13 +77,36 @@ export interface RankedFile {
   excludedBy?: ExclusionReason | undefined;
 }
 
+/** Why an instruction file was left out: the instructions' token limit, the context's budget, or the file itself. */
+export type InstructionExclusion = 'max-tokens' | 'token-budget' | 'missing' | 'binary' | 'unreadable';
+
+/**
+ * An instruction file (AGENTS.md, CLEVERAGENTS.md, or one a project or an action names) and why it
+ * is read: `root`, `folder of <file in play>`, `named by project`, `named by action`.
+ */
+export interface InstructionFile {
+  resource: string;
+  /** Relative to the resource's root, `/`-separated. */
+  path: string;
+  /** The file's size (0 when missing). */
+  bytes: number;
+  /** Of the text given (cut to maxFileSize when truncated); estimated from the size in a dry run. */
+  tokens: number;
+  /** The file is larger than maxFileSize: only its first maxFileSize bytes are given. */
+  truncated: boolean;
+  why: string;
+  included: boolean;
+  excludedBy?: InstructionExclusion | undefined;
+}
+
 export interface ContextBudget {
   /** The model's window the budget comes from (the view's actor, or the default). */
   modelWindow: number;
   reserves: { system: number; history: number; answer: number };
-  /** Tokens of file text allowed. */
+  /** Tokens of file text allowed (instruction files and files together). */
   available: number;
   source: 'override' | 'view' | 'window';
+  /** By the instruction files and the files together. */
   used: number;
 }
 
@@ -96,6 +119,11 @@ export interface ContextInspection {
   budget: ContextBudget;
   /** Files considered (after .gitignore), per resource. */
   inventory: Array<{ resource: string; files: number; bytes: number }>;
+  /**
+   * The instruction files, in the order the actor reads them (nearest to the files in play first,
+   * then the roots, then those named by the project and by the action), then those left out.
+   */
+  instructions: InstructionFile[];
   /** The ranked candidates: included ones first, then the best of those cut (at most 200 listed). */
   files: RankedFile[];
   /** How many files each limit cut. */
@@ -107,8 +135,18 @@ export interface ContextInspection {
   dryRun: boolean;
 }
 
-/** What an actor is given: the inspection, and the text of each included file. */
+/** What an actor is given: the inspection, and the text of each included instruction file and file. */
 export interface AssembledContext extends ContextInspection {
+  /** The included instruction files' text, in `instructions` order. */
+  instructionFragments: Array<{
+    resource: string;
+    path: string;
+    tokens: number;
+    bytes: number;
+    truncated: boolean;
+    why: string;
+    text: string;
+  }>;
   fragments: Array<{ resource: string; path: string; tokens: number; text: string }>;
 }
 
@@ -118,12 +156,18 @@ export interface ContextSnapshotRef {
   view: ContextView;
   project: string;
   files: Array<{ resource: string; path: string; tokens: number; score: number }>;
+  /** The instruction files read (absent when none). */
+  instructions?: Array<{ resource: string; path: string; tokens: number; why: string }> | undefined;
   tokens: number;
   budget: number;
 }
 
 export function snapshotRef(c: ContextInspection): ContextSnapshotRef {
+  const instructions = c.instructions
+    .filter((f) => f.included)
+    .map((f) => ({ resource: f.resource, path: f.path, tokens: f.tokens, why: f.why }));
   return {
+    ...(instructions.length > 0 ? { instructions } : {}),
     snapshot: c.snapshot,
     view: c.view,
     project: c.project,
@@ -146,6 +190,8 @@ export interface ContextProvider {
     goal: string;
     /** Paths and words of the decisions so far (the `decisions` ranking). */
     decisions?: string[] | undefined;
+    /** The plan's action: the instruction files it names are read too. */
+    action?: string | undefined;
     /** The actor's window (default LLM_ACTOR_DEFAULTS.contextWindow) and answer reserve. */
     modelWindow?: number | undefined;
     answerReserve?: number | undefined;
@@ -154,14 +200,36 @@ export interface ContextProvider {
 }
 
 /**
- * The files of an assembled context as an actor reads them: a heading, then each file's text under
- * its path (empty when nothing was selected). `purpose`: what they were selected for.
+ * The instruction files of an assembled context as an actor reads them: a heading, then each
+ * file's text under its name and why it is read (empty when there are none).
+ */
+export function instructionsText(c: AssembledContext): string {
+  if (c.instructionFragments.length === 0) return '';
+  const tokens = c.instructionFragments.reduce((n, f) => n + f.tokens, 0);
+  return [
+    `Instructions for project ${c.project} from its instruction files (${c.instructionFragments.length}, ${tokens} tokens; the nearest to the files first). Follow them:`,
+    ...c.instructionFragments.map((f) => {
+      const cut = f.truncated ? `\n[truncated: only the first part of its ${f.bytes} bytes is shown]` : '';
+      return `=== ${f.path} (${f.resource}, ${f.why}) ===\n${f.text}${cut}`;
+    }),
+  ].join('\n\n');
+}
+
+/**
+ * What an assembled context gives an actor: its instruction files first, then the files under a
+ * heading, each file's text under its path (empty when there are neither). `purpose`: what the
+ * files were selected for.
  */
 export function fragmentsText(c: AssembledContext, purpose: string): string {
-  if (c.fragments.length === 0) return '';
-  const total = c.inventory.reduce((n, r) => n + r.files, 0);
-  return [
-    `Files of project ${c.project} the context service selected ${purpose} (${c.fragments.length} of ${total}, ${c.totals.includedTokens} tokens):`,
-    ...c.fragments.map((f) => `--- ${f.path} ---\n${f.text}`),
-  ].join('\n\n');
+  const parts = [instructionsText(c)];
+  if (c.fragments.length > 0) {
+    const total = c.inventory.reduce((n, r) => n + r.files, 0);
+    parts.push(
+      [
+        `Files of project ${c.project} the context service selected ${purpose} (${c.fragments.length} of ${total}, ${c.totals.includedTokens} tokens):`,
+        ...c.fragments.map((f) => `--- ${f.path} ---\n${f.text}`),
+      ].join('\n\n'),
+    );
+  }
+  return parts.filter((p) => p !== '').join('\n\n');
 }

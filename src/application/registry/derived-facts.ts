@@ -129,7 +129,7 @@ async function flattenSkill(
     for (const server of s.mcpServers ?? []) if (!mcp.has(server.name)) mcp.set(server.name, server);
     for (const inc of s.includes ?? []) {
       const child = await ctx.lookup('skill', inc);
-      if (child) await walk(child.definition, `skill ${inc}`);
+      if (child) await walk(child.definition as SkillDefinition, `skill ${inc}`);
     }
   };
   await walk(root, 'direct');

@@ -28,6 +28,40 @@ export type Ranking = (typeof RANKINGS)[number];
 const Glob = z.string().min(1).max(500);
 const Count = z.number().int().min(1);
 
+/** The file names read as instructions at a resource's root and in its folders, in this order within a folder. */
+export const INSTRUCTION_FILE_NAMES = ['AGENTS.md', 'CLEVERAGENTS.md'] as const;
+
+/**
+ * A file a project or an action names as instructions: relative to the root of a resource of the
+ * project, `/`-separated, never absolute and never climbing out (`..`).
+ */
+export const InstructionPath = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(500, 'is at most 500 characters')
+  .refine((p) => !p.startsWith('/') && !p.startsWith('\\') && !/^[A-Za-z]:/.test(p), {
+    message: 'must be relative to the resource root, not an absolute path',
+  })
+  .refine((p) => !p.split(/[\\/]/).includes('..'), {
+    message: 'must stay inside the resource (no ..)',
+  })
+  .refine((p) => !p.includes('\0'), { message: 'must not contain a NUL character' });
+
+/** Instruction files (AGENTS.md, CLEVERAGENTS.md, and the files named here) and their limits. */
+export const InstructionSettings = z
+  .object({
+    /** More files to read as instructions, relative to a resource's root. */
+    files: z.array(InstructionPath).max(50, 'at most 50 files').optional(),
+    /** Bytes: a larger file is cut to this size (and marked truncated). */
+    maxFileSize: Count.max(1024 * 1024).optional(),
+    /** Tokens of all instruction files together: files past it are left out. */
+    maxTokens: z.number().int().min(0).optional(),
+    /** false: no instruction file is read. */
+    enabled: z.boolean().optional(),
+  })
+  .strict();
+export type InstructionSettings = z.infer<typeof InstructionSettings>;
+
 export const ContextReserves = z
   .object({
     /** Tokens kept for the system prompt and the tool definitions. */
@@ -52,6 +86,7 @@ export const ContextViewSettings = z
     tokenBudget: Count.optional(),
     reserves: ContextReserves.optional(),
     ranking: z.array(z.enum(RANKINGS)).max(RANKINGS.length).optional(),
+    instructions: InstructionSettings.optional(),
   })
   .strict();
 export type ContextViewSettings = z.infer<typeof ContextViewSettings>;
@@ -80,6 +115,7 @@ export interface EffectiveContextSettings {
   tokenBudget: number | undefined;
   reserves: { system: number; history: number; answer: number };
   ranking: Ranking[];
+  instructions: { files: string[]; maxFileSize: number; maxTokens: number; enabled: boolean };
 }
 
 export const CONTEXT_DEFAULTS: EffectiveContextSettings = {
@@ -91,4 +127,5 @@ export const CONTEXT_DEFAULTS: EffectiveContextSettings = {
   tokenBudget: undefined,
   reserves: { system: 2_000, history: 8_000, answer: 4_096 },
   ranking: [...RANKINGS],
+  instructions: { files: [], maxFileSize: 16_384, maxTokens: 4_000, enabled: true },
 };

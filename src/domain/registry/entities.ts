@@ -4,7 +4,7 @@
  * still in use and name its referrers.
  */
 import { z } from 'zod';
-import { ProjectContextSettings } from '../context/context.js';
+import { InstructionPath, ProjectContextSettings } from '../context/context.js';
 import { POLICY_DECISIONS, PolicyRule } from '../plan/policy.js';
 import { EntityName } from './names.js';
 
@@ -397,6 +397,8 @@ export const ActionDefinition = z
     env: z
       .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string())
       .optional(),
+    /** Instruction files its plans' actors read too, relative to a resource root of the project. */
+    instructions: z.array(InstructionPath).max(50, 'at most 50 files').optional(),
   })
   .strict()
   .superRefine((a, ctx) => {

@@ -243,6 +243,7 @@ class ExecutionRun {
         project,
         view: 'execute',
         goal: this.plan.description,
+        action: this.plan.action,
         decisions: decisionTerms(decisions),
         modelWindow: this.model.contextWindow,
         answerReserve: this.model.maxTokens,

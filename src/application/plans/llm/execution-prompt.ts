@@ -85,7 +85,8 @@ export function executionSystemPrompt(input: {
       ].join('\n'),
     );
   if (input.toolProblems.length) parts.push(`Unavailable in this plan: ${input.toolProblems.join('; ')}.`);
-  if (context?.fragments.length) parts.push(fragmentsText(context, 'for this goal (read others with your tools)'));
+  if (context && (context.fragments.length > 0 || context.instructionFragments.length > 0))
+    parts.push(fragmentsText(context, 'for this goal (read others with your tools)'));
   return parts.join('\n\n');
 }
 

@@ -357,6 +357,7 @@ class StrategyRun {
         project,
         view: 'strategize',
         goal: this.plan.description,
+        action: this.plan.action,
         decisions,
         modelWindow: this.model.contextWindow,
         answerReserve: this.model.maxTokens,
@@ -405,7 +406,8 @@ class StrategyRun {
 
 /** The context as the strategy actor reads it. */
 function contextText(c: AssembledContext): string {
-  return fragmentsText(c, 'for you') || `The context service selected no files of project ${c.project}.`;
+  const none = c.fragments.length === 0 ? `The context service selected no files of project ${c.project}.` : '';
+  return [fragmentsText(c, 'for you'), none].filter((p) => p !== '').join('\n\n');
 }
 
 /** A JSON object in a text answer (bare, or in a ```json fence). */

@@ -74,6 +74,10 @@ interface SetOptions {
   maxFiles?: number;
   tokenBudget?: number;
   ranking?: string;
+  instructionsFile?: string[];
+  instructionsMaxFileSize?: number;
+  instructionsMaxTokens?: number;
+  instructions?: 'on' | 'off';
   clear?: string[];
   expectedRevision?: number;
 }
@@ -94,6 +98,12 @@ export function settingsFromFlags(o: Omit<SetOptions, 'view' | 'expectedRevision
       .split(',')
       .map((r) => r.trim())
       .filter((r) => r !== '');
+  const instructions: Record<string, unknown> = {};
+  if (o.instructionsFile) instructions['files'] = o.instructionsFile;
+  if (o.instructionsMaxFileSize !== undefined) instructions['maxFileSize'] = o.instructionsMaxFileSize;
+  if (o.instructionsMaxTokens !== undefined) instructions['maxTokens'] = o.instructionsMaxTokens;
+  if (o.instructions !== undefined) instructions['enabled'] = o.instructions === 'on';
+  if (Object.keys(instructions).length > 0) s['instructions'] = instructions;
   for (const name of o.clear ?? []) {
     const f = clearField(name);
     if (f in s) throw new UsageError(`--clear ${name}: it is also set by a flag; give one or the other`);
@@ -168,6 +178,26 @@ export function registerProjectContext(project: Command, runner: Runner): void {
       intOption(1),
     )
     .option('--ranking <list>', 'ranking strategies, comma-separated: goal-match, recency, references, decisions')
+    .option(
+      '--instructions-file <path>',
+      'a file read as instructions, relative to a resource root (repeat for several)',
+      collect,
+    )
+    .option(
+      '--instructions-max-file-size <size>',
+      'an instruction file larger than this is cut (default 16KiB)',
+      sizeOption,
+    )
+    .option(
+      '--instructions-max-tokens <tokens>',
+      'tokens of all instruction files together (default 4000)',
+      intOption(0),
+    )
+    .addOption(
+      new Option('--instructions <on|off>', 'read AGENTS.md, CLEVERAGENTS.md and the named files (default on)').choices(
+        ['on', 'off'],
+      ),
+    )
     .option('--clear <field...>', 'fields to clear: the view inherits them again (e.g. --clear max-files include)')
     .option('--expected-revision <n>', 'refuse unless the project is at this revision', intOption(1))
     .action((name: string, opts: SetOptions, cmd: Command) =>

@@ -8,6 +8,7 @@ export type ViewShown = ContextShown['views'][number];
 export type Inspection = ResultOf<typeof contextInspect>;
 type Settings = ViewShown['settings'];
 type RankedFile = Inspection['files'][number];
+type InstructionFile = NonNullable<Inspection['instructions']>[number];
 
 /** Bytes for people: `512 B`, `1.5 KiB`, `4.0 MiB`. */
 export function bytesText(n: number): string {
@@ -30,6 +31,7 @@ export const SETTING_FIELDS = [
   'tokenBudget',
   'reserves',
   'ranking',
+  'instructions',
 ] as const satisfies ReadonlyArray<keyof Settings>;
 export type SettingField = (typeof SETTING_FIELDS)[number];
 
@@ -54,6 +56,15 @@ export function settingText(s: Settings, field: SettingField, rich: boolean): st
       return `system ${count(s.reserves.system, rich)}, history ${count(s.reserves.history, rich)}, answer ${count(s.reserves.answer, rich)}`;
     case 'ranking':
       return s.ranking.length ? s.ranking.join(', ') : rich ? '(none)' : '';
+    case 'instructions': {
+      const i = s.instructions;
+      if (!i) return rich ? '(this agent reads no instruction files)' : '';
+      if (!rich)
+        return `enabled=${i.enabled} maxFileSize=${i.maxFileSize} maxTokens=${i.maxTokens} files=${i.files.join(',')}`;
+      if (!i.enabled) return 'off';
+      const named = i.files.length ? `, also ${i.files.join(', ')}` : '';
+      return `AGENTS.md, CLEVERAGENTS.md${named}; ${bytesText(i.maxFileSize)} a file, ${count(i.maxTokens, true)} tokens`;
+    }
   }
 }
 
@@ -71,8 +82,8 @@ export function renderContextShown(r: { project?: string; revision?: number; vie
       { header: 'VALUE', value: (x) => settingText(x.v.settings, x.field, ui.rich) },
       {
         header: 'FROM',
-        value: (x) => x.v.sources[x.field],
-        style: (s, x) => (x.v.sources[x.field] === 'builtin' ? ui.pal.dim(s) : ui.pal.cyan(s)),
+        value: (x) => x.v.sources[x.field] ?? 'builtin',
+        style: (s, x) => ((x.v.sources[x.field] ?? 'builtin') === 'builtin' ? ui.pal.dim(s) : ui.pal.cyan(s)),
       },
     ],
     ui.mode,
@@ -101,6 +112,21 @@ export function budgetText(i: Inspection, rich: boolean): string {
         ? `the ${i.view} view's tokenBudget`
         : `window ${count(b.modelWindow, rich)} − system ${count(b.reserves.system, rich)} − history ${count(b.reserves.history, rich)} − answer ${count(b.reserves.answer, rich)}`;
   return `${count(b.used, rich)} of ${count(b.available, rich)} tokens used (${from})`;
+}
+
+/** An instruction file's status: `included`, `included, truncated`, or why it was left out. */
+export const instructionStatus = (f: InstructionFile): string =>
+  f.included ? (f.truncated ? 'included, truncated' : 'included') : (f.excludedBy ?? 'left out');
+
+/** The instruction files in a line: `2 files, 120 tokens; 1 left out (max-tokens 1)`. */
+export function instructionsSummary(list: readonly InstructionFile[], rich: boolean): string {
+  const read = list.filter((f) => f.included);
+  const tokens = read.reduce((n, f) => n + f.tokens, 0);
+  const left = list.filter((f) => !f.included);
+  const why = new Map<string, number>();
+  for (const f of left) why.set(f.excludedBy ?? 'left out', (why.get(f.excludedBy ?? 'left out') ?? 0) + 1);
+  const reasons = [...why].map(([k, n]) => `${k} ${n}`).join(', ');
+  return `${plural(read.length, 'file')}, ${count(tokens, rich)} tokens${left.length ? `; ${left.length} left out (${reasons})` : ''}`;
 }
 
 /** What each limit cut, in the order of the pipeline: `binary 1, max-file-size 1, token-budget 4`. */
@@ -146,6 +172,17 @@ export function renderInspection(i: Inspection, ui: Ui): string {
     ],
     ['excluded', plural(t.excluded, 'file')],
     ['cut', cutText(i.cut) || (rich ? 'nothing' : '')],
+    ['instructions', i.instructions ? instructionsSummary(i.instructions, rich) : undefined],
+    // Plain output: a line per instruction file (rich: a table of them).
+    ...(rich
+      ? []
+      : (i.instructions ?? []).map(
+          (f) =>
+            [
+              'instruction',
+              `${f.path} (${f.resource}, ${f.bytes} bytes, ${est}${f.tokens} tokens, ${instructionStatus(f)}: ${f.why})`,
+            ] as const,
+        )),
     ['snapshot', i.snapshot],
   ];
   const multi = new Set(i.files.map((f) => f.resource)).size > 1;
@@ -171,11 +208,33 @@ export function renderInspection(i: Inspection, ui: Ui): string {
   if (!rich)
     return `${renderFields([['project', i.project], ['view', i.view], ['dry run', String(i.dryRun)], ...fields], ui.mode)}${table}`;
   const title = `${ui.pal.bold('Context')} of ${i.project} ${ui.pal.dim(`· view ${i.view}`)}`;
+  const instructions = i.instructions?.length
+    ? `\n${renderTable(
+        i.instructions,
+        [
+          ...(multi ? [{ header: 'RESOURCE', value: (f: InstructionFile) => f.resource }] : []),
+          {
+            header: 'INSTRUCTION FILE',
+            value: (f) => f.path,
+            style: (s, f) => (f.included ? ui.pal.bold(s) : ui.pal.dim(s)),
+          },
+          { header: 'SIZE', value: (f) => bytesText(f.bytes) },
+          { header: 'TOKENS', value: (f) => `${est}${count(f.tokens, rich)}` },
+          {
+            header: 'STATUS',
+            value: instructionStatus,
+            style: (s, f) => (f.included ? ui.pal.green(s) : ui.pal.yellow(s)),
+          },
+          { header: 'WHY', value: (f) => f.why },
+        ],
+        ui.mode,
+      )}`
+    : '';
   const listed =
     i.files.length < t.included + t.excluded
       ? ui.pal.dim(
           `(${i.files.length} of ${t.included + t.excluded} files listed: the included ones, then the best cut)\n`,
         )
       : '';
-  return `${title}\n${renderFields(fields, ui.mode)}${table ? `\n${table}${listed}` : ''}`;
+  return `${title}\n${renderFields(fields, ui.mode)}${instructions}${table ? `\n${table}${listed}` : ''}`;
 }

@@ -12,6 +12,7 @@ interface SnapshotRef {
   view: string;
   project: string;
   files: Array<{ resource: string; path: string; tokens: number; score: number }>;
+  instructions?: Array<{ resource: string; path: string; tokens: number; why: string }>;
   tokens: number;
   budget: number;
 }
@@ -63,6 +64,9 @@ export function renderExplain(r: ResultOf<typeof planExplain>, ui: Ui, showConte
     ]);
   if (snap && showContext)
     fields.push(
+      ...(snap.instructions ?? []).map(
+        (f) => ['context instruction', `${f.path} (${f.resource}, ${f.tokens} tokens, ${f.why})`] as const,
+      ),
       ...snap.files.map(
         (f) => ['context file', `${f.path} (${f.resource}, ${f.tokens} tokens, score ${f.score})`] as const,
       ),

@@ -26,6 +26,10 @@ const EffectiveSettings = z.object({
   tokenBudget: Int.optional(),
   reserves: z.object({ system: Int, history: Int, answer: Int }),
   ranking: z.array(Ranking),
+  /** Absent from agents before extension 1.4. */
+  instructions: z
+    .object({ files: z.array(z.string()), maxFileSize: Int, maxTokens: Int, enabled: z.boolean() })
+    .optional(),
 });
 
 const Source = z.union([z.literal('builtin'), z.templateLiteral(['view:', View])]);
@@ -38,6 +42,7 @@ const Sources = z.object({
   tokenBudget: Source,
   reserves: Source,
   ranking: Source,
+  instructions: Source.optional(),
 });
 
 export const ContextShowResult = z.object({
@@ -58,6 +63,7 @@ const SetSettings = z
     tokenBudget: S.tokenBudget.unwrap().nullable().optional(),
     reserves: S.reserves.unwrap().nullable().optional(),
     ranking: S.ranking.unwrap().nullable().optional(),
+    instructions: S.instructions.unwrap().nullable().optional(),
   })
   .strict();
 
@@ -84,6 +90,18 @@ const RankedFile = z.object({
   excludedBy: ExclusionReason.optional(),
 });
 
+/** An instruction file: why it is read (`root`, `folder of <file>`, `named by project|action`), or why it was left out. */
+const InstructionFile = z.object({
+  resource: z.string(),
+  path: z.string(),
+  bytes: Int,
+  tokens: Int,
+  truncated: z.boolean(),
+  why: z.string(),
+  included: z.boolean(),
+  excludedBy: z.enum(['max-tokens', 'token-budget', 'missing', 'binary', 'unreadable']).optional(),
+});
+
 export const ContextInspection = z.object({
   project: z.string(),
   view: View,
@@ -98,6 +116,8 @@ export const ContextInspection = z.object({
     used: Int,
   }),
   inventory: z.array(z.object({ resource: z.string(), files: Int, bytes: Int })),
+  /** Absent from agents before extension 1.4. */
+  instructions: z.array(InstructionFile).optional(),
   files: z.array(RankedFile),
   cut: z.partialRecord(ExclusionReason, Int),
   totals: z.object({ included: Int, includedTokens: Int, includedBytes: Int, excluded: Int }),

@@ -14,7 +14,7 @@ import type { ContextInspection } from '../../../../src/application/context/cont
 import { AppError } from '../../../../src/domain/errors.js';
 import { FsFileInventory } from '../../../../src/infrastructure/index.js';
 import { initRepo } from '../../../support/git.js';
-import { registryWith, wordTokens } from './support.js';
+import { recordingInventory, registryWith, wordTokens } from './support.js';
 
 const FILES = {
   '.gitignore': 'dist/\n*.log\n',
@@ -301,16 +301,7 @@ describe('ContextService caches', () => {
   it('a second inspection of an unchanged tree reads and counts nothing again; an edited file is read again', async () => {
     const real = new FsFileInventory();
     const reads: string[] = [];
-    const inventory: FileInventory = {
-      list: (r, sig) => real.list(r, sig),
-      restat: (r, p) => real.restat(r, p),
-      recency: (r) => real.recency(r),
-      globFilter: (i, e) => real.globFilter(i, e),
-      read: (r, p, m) => {
-        reads.push(p);
-        return real.read(r, p, m);
-      },
-    };
+    const inventory = recordingInventory(real, reads);
     let counted = 0;
     const { registry } = await registryWith(repo, CONTEXT);
     const svc = new ContextService({
@@ -374,6 +365,7 @@ describe('ContextService.show and set', () => {
       tokenBudget: undefined,
       reserves: { system: 2000, history: 5, answer: 4096 },
       ranking: ['goal-match', 'recency', 'references', 'decisions'],
+      instructions: { files: [], maxFileSize: 16_384, maxTokens: 4_000, enabled: true },
     });
     assert.deepEqual(v?.sources, {
       include: 'builtin',
@@ -384,6 +376,7 @@ describe('ContextService.show and set', () => {
       tokenBudget: 'builtin',
       reserves: 'view:strategize',
       ranking: 'builtin',
+      instructions: 'builtin',
     });
     const all = await svc.show({ project: 'local/api' }, LOCAL_PRINCIPAL);
     assert.deepEqual(

@@ -12,7 +12,7 @@ import type {
   ResourceInspector,
   Role,
 } from '../../../../src/application/index.js';
-import { LOCAL_PRINCIPAL } from '../../../../src/application/index.js';
+import { LOCAL_PRINCIPAL, type FileInventory } from '../../../../src/application/index.js';
 import { NamespaceService } from '../../../../src/application/registry/namespace.service.js';
 import { RegistryService } from '../../../../src/application/registry/registry.service.js';
 import type { Reference, RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.js';
@@ -117,3 +117,17 @@ export async function registryWith(
 export const wordTokens = {
   count: (t: string): Promise<number> => Promise.resolve((t.match(/\S+/g) ?? []).length),
 };
+
+/** A real inventory that records the path of every file it reads. */
+export function recordingInventory(real: FileInventory, reads: string[]): FileInventory {
+  return {
+    list: (r, sig) => real.list(r, sig),
+    restat: (r, p) => real.restat(r, p),
+    recency: (r) => real.recency(r),
+    globFilter: (i, e) => real.globFilter(i, e),
+    read: (r, p, m) => {
+      reads.push(p);
+      return real.read(r, p, m);
+    },
+  };
+}

@@ -80,6 +80,7 @@ function stubContext(asked: unknown[]): ContextProvider {
           used: 12,
         },
         inventory: [{ resource: 'local/app', files: 2, bytes: 100 }],
+        instructions: [],
         files: [
           {
             resource: 'local/app',
@@ -95,6 +96,7 @@ function stubContext(asked: unknown[]): ContextProvider {
         totals: { included: 1, includedTokens: 12, includedBytes: ORIGINAL.length, excluded: 1 },
         snapshot: 'snap-date-1',
         dryRun: false,
+        instructionFragments: [],
         fragments: [{ resource: 'local/app', path: 'src/date.js', tokens: 12, text: ORIGINAL }],
       };
       return ctx;

@@ -7,6 +7,8 @@ import { UsageError } from '../../../../../src/presentation/cli/exit-codes.js';
 import {
   bytesText,
   cutText,
+  instructionsSummary,
+  renderContextShown,
   renderInspection,
   type Inspection,
 } from '../../../../../src/presentation/cli/render/context.js';
@@ -126,6 +128,98 @@ describe('agents project context rendering', () => {
   });
 });
 
+const WITH_INSTRUCTIONS: Inspection = {
+  ...INSPECTION,
+  instructions: [
+    {
+      resource: 'local/api-repo',
+      path: 'src/AGENTS.md',
+      bytes: 300,
+      tokens: 70,
+      truncated: false,
+      why: 'folder of src/date.ts',
+      included: true,
+    },
+    {
+      resource: 'local/api-repo',
+      path: 'AGENTS.md',
+      bytes: 20000,
+      tokens: 4000,
+      truncated: true,
+      why: 'root',
+      included: true,
+    },
+    {
+      resource: 'local/api-repo',
+      path: 'docs/STYLE.md',
+      bytes: 900,
+      tokens: 200,
+      truncated: false,
+      why: 'named by project',
+      included: false,
+      excludedBy: 'max-tokens',
+    },
+  ],
+};
+
+describe('agents project context rendering of instruction files', () => {
+  it('rich: a summary line and a table of them (size, tokens, status, why) before the files', () => {
+    const text = renderInspection(WITH_INSTRUCTIONS, ui('rich'));
+    assert.match(text, /^ {2}instructions\s+2 files, 4,070 tokens; 1 left out \(max-tokens 1\)$/m);
+    assert.match(text, /^INSTRUCTION FILE\s+SIZE\s+TOKENS\s+STATUS\s+WHY$/m);
+    assert.match(text, /^src\/AGENTS\.md\s+300 B\s+70\s+included\s+folder of src\/date\.ts$/m);
+    assert.match(text, /^AGENTS\.md\s+19\.5 KiB\s+4,000\s+included, truncated\s+root$/m);
+    assert.match(text, /^docs\/STYLE\.md\s+900 B\s+200\s+max-tokens\s+named by project$/m);
+    assert.ok(text.indexOf('INSTRUCTION FILE') < text.indexOf('src/date.ts  '), 'before the files');
+  });
+
+  it('plain: one `instruction:` line each, with its tokens', () => {
+    const text = renderInspection(WITH_INSTRUCTIONS, ui('plain'));
+    assert.match(text, /^instructions: 2 files, 4070 tokens; 1 left out \(max-tokens 1\)$/m);
+    assert.match(
+      text,
+      /^instruction: src\/AGENTS\.md \(local\/api-repo, 300 bytes, 70 tokens, included: folder of src\/date\.ts\)$/m,
+    );
+    assert.match(
+      text,
+      /^instruction: docs\/STYLE\.md \(local\/api-repo, 900 bytes, 200 tokens, max-tokens: named by project\)$/m,
+    );
+    assert.equal(instructionsSummary([], false), '0 files, 0 tokens');
+  });
+
+  it('an agent without instruction files (no `instructions`) prints as before', () => {
+    const text = renderInspection(INSPECTION, ui('plain'));
+    assert.doesNotMatch(text, /instruction/);
+  });
+
+  it('show prints the instruction settings as one field', () => {
+    const settings = {
+      ...INSPECTION.settings,
+      instructions: { files: ['docs/STYLE.md'], maxFileSize: 16384, maxTokens: 4000, enabled: true },
+    };
+    const sources = {
+      include: 'builtin',
+      exclude: 'builtin',
+      maxFileSize: 'builtin',
+      maxTotalSize: 'builtin',
+      maxFiles: 'builtin',
+      tokenBudget: 'builtin',
+      reserves: 'builtin',
+      ranking: 'builtin',
+      instructions: 'view:default',
+    } as const;
+    const views = [{ view: 'default' as const, settings, sources }];
+    assert.match(
+      renderContextShown({ views }, ui('plain')),
+      /^default\tinstructions\tenabled=true maxFileSize=16384 maxTokens=4000 files=docs\/STYLE\.md\tview:default$/m,
+    );
+    assert.match(
+      renderContextShown({ views }, ui('rich')),
+      /^default\s+instructions\s+AGENTS\.md, CLEVERAGENTS\.md, also docs\/STYLE\.md; 16\.0 KiB a file, 4,000 tokens\s+view:default$/m,
+    );
+  });
+});
+
 describe('agents project context set flags', () => {
   it('reads sizes in bytes, KiB and MiB', () => {
     assert.equal(sizeOption('4096'), 4096);
@@ -147,6 +241,16 @@ describe('agents project context set flags', () => {
       { include: ['src/**'], maxFiles: 3, ranking: ['goal-match', 'recency'], tokenBudget: null, exclude: null },
     );
     assert.deepEqual(settingsFromFlags({ clear: ['maxTotalSize'] }), { maxTotalSize: null });
+    assert.deepEqual(
+      settingsFromFlags({
+        instructionsFile: ['docs/STYLE.md'],
+        instructionsMaxTokens: 100,
+        instructionsMaxFileSize: 2048,
+        instructions: 'off',
+      }),
+      { instructions: { files: ['docs/STYLE.md'], maxTokens: 100, maxFileSize: 2048, enabled: false } },
+    );
+    assert.deepEqual(settingsFromFlags({ clear: ['instructions'] }), { instructions: null });
     assert.throws(() => settingsFromFlags({ maxFiles: 3, clear: ['max-files'] }), UsageError);
     assert.throws(() => settingsFromFlags({ clear: ['colour'] }), /not a context setting/);
     assert.throws(() => settingsFromFlags({}), /nothing to set/);

@@ -26,6 +26,28 @@ const decision = (id: string, over: Record<string, unknown> = {}): Record<string
 });
 
 describe('plan explain and correct rendering', () => {
+  it('--show-context lists the instruction files the decision saw, then its files', () => {
+    const snapshot = {
+      snapshot: 'sha256:0123456789abcdef',
+      view: 'strategize',
+      project: 'local/api',
+      instructions: [{ resource: 'local/api', path: 'AGENTS.md', tokens: 12, why: 'root' }],
+      files: [{ resource: 'local/api', path: 'src/date.js', tokens: 30, score: 3 }],
+      tokens: 30,
+      budget: 1000,
+    };
+    const r = planExplain.result.parse({
+      planId: PLAN,
+      decision: decision('D1', { type: 'choice', context: { snapshot } }),
+      children: [],
+      toolCalls: [],
+    });
+    const text = renderExplain(r, plainUi(), true);
+    assert.match(text, /^context instruction: AGENTS\.md \(local\/api, 12 tokens, root\)$/m);
+    assert.ok(text.indexOf('context instruction:') < text.indexOf('context file: src/date.js'), text);
+    assert.doesNotMatch(renderExplain(r, plainUi(), false), /context instruction/);
+  });
+
   it('renders an explained decision from its result schema: parent, children, tool calls, checkpoint, context', () => {
     // Parsed by the row's schema, so the fixture is what a client really gets.
     const r = planExplain.result.parse({

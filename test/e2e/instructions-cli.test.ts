@@ -1,0 +1,286 @@
+/**
+ * End to end: instruction files (AGENTS.md, CLEVERAGENTS.md, files named by the project and by an
+ * action) through the built `agents` CLI, in local mode (each command runs its own agent over
+ * stdio) and against `agents serve` over HTTP. The model is the fake OpenAI-compatible server: what
+ * it was sent proves that an AGENTS.md changes a chat turn's request and a plan's strategize and
+ * execute requests; `agents project context inspect` lists the files with their token counts.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
+import { startFakeOpenAI, type FakeLlm, type FakeReply, type RecordedRequest } from '../support/fake-llm.js';
+import { initRepo } from '../support/git.js';
+import { startHttpServer, type HttpServerProcess } from '../support/harness.js';
+
+const ROOT = mkdtempSync(join(tmpdir(), 'agents-instructions-e2e-'));
+const KEY = 'sk-instructions-e2e-0123456789';
+const TOKEN = 'instructions-e2e-token-0123456789abcdef';
+
+let fake: FakeLlm;
+
+interface OpenAiBody {
+  tools?: Array<{ function: { name: string } }>;
+  messages: Array<{ role: string; content?: unknown }>;
+}
+const bodyOf = (req: RecordedRequest): OpenAiBody => req.body as OpenAiBody;
+const toolNames = (req: RecordedRequest): string[] => (bodyOf(req).tools ?? []).map((t) => t.function.name);
+const systemOf = (req: RecordedRequest | undefined): string => {
+  const m = req ? bodyOf(req).messages.find((x) => x.role === 'system') : undefined;
+  return typeof m?.content === 'string' ? m.content : JSON.stringify(m?.content ?? '');
+};
+const call = (name: string, args: unknown): FakeReply => ({
+  toolCalls: [{ id: `call_${Math.random().toString(36).slice(2, 10)}`, name, arguments: JSON.stringify(args) }],
+  usage: { input: 100, output: 20 },
+});
+
+/** Strategize: submit at once; execute: finish at once; a chat turn: a short answer. */
+function scripted(req: RecordedRequest): FakeReply {
+  const names = toolNames(req);
+  if (names.includes('submit_strategy'))
+    return call('submit_strategy', {
+      approach: 'change src/date.js',
+      rationale: 'the bug is there',
+      confidence: 0.8,
+      alternatives: [{ option: 'rewrite it', reason: 'too large' }],
+      decisions: [
+        {
+          question: 'Which file?',
+          chosen: 'src/date.js',
+          alternatives: [{ option: 'test.js', reason: 'it only checks' }],
+          confidence: 0.9,
+          rationale: 'parseDate is there',
+        },
+      ],
+    });
+  const finish = names.find((n) => /finish/.test(n));
+  if (finish) return call(finish, { done: true, assessment: 'nothing had to change', confidence: 0.9 });
+  return { text: ['noted'], usage: { input: 50, output: 2 } };
+}
+
+before(async () => {
+  fake = await startFakeOpenAI({ expectKey: KEY });
+  fake.reply(scripted);
+});
+
+after(async () => {
+  await fake?.close();
+  rmSync(ROOT, { recursive: true, force: true });
+});
+
+interface Mode {
+  name: string;
+  dataDir: string;
+  args: (...a: string[]) => string[];
+  start?: () => Promise<void>;
+  stop?: () => Promise<unknown>;
+}
+
+function run(mode: Mode, args: string[]): Promise<CliResult> {
+  const child = spawn(process.execPath, [BIN, ...mode.args(...args)], {
+    env: cliEnv(mode.dataDir, join(ROOT, 'no-config'), { INSTR_E2E_KEY: KEY }),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const result = collect(child, { timeoutMs: 60_000 });
+  child.stdin?.end('');
+  return result;
+}
+
+async function ok(mode: Mode, args: string[]): Promise<CliResult> {
+  const res = await run(mode, args);
+  assert.equal(res.code, 0, `agents ${args.join(' ')} exited ${res.code}:\n${res.stdout}\n${res.stderr}`);
+  return res;
+}
+
+async function json(mode: Mode, args: string[]): Promise<any> {
+  const res = await ok(mode, ['--format', 'json', ...args]);
+  return (JSON.parse(res.stdout) as { data: unknown }).data;
+}
+
+const file = (name: string, text: string): string => {
+  const p = join(ROOT, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+function suite(mode: Mode): void {
+  const repo = join(ROOT, `${mode.name}-repo`);
+  const goal = 'fix the month in src/date.js';
+
+  before(async () => {
+    initRepo(repo, {
+      'AGENTS.md': 'ROOT-RULE: keep every function pure.\n',
+      'src/AGENTS.md': 'SRC-RULE: months are zero based here.\n',
+      'src/date.js': 'exports.parseDate = (s) => new Date(s);\n',
+      'docs/AGENTS.md': 'DOCS-RULE: never read by this goal.\n',
+      'docs/STYLE.md': 'STYLE-RULE: short names.\n',
+      'docs/ACTION.md': 'ACTION-RULE: say what you changed.\n',
+      'test.js': "require('./src/date.js');\n",
+    });
+    await mode.start?.();
+    await ok(mode, [
+      'actor',
+      'add',
+      '--config',
+      file(
+        `${mode.name}-gpt.yaml`,
+        `name: local/gpt\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: INSTR_E2E_KEY\n`,
+      ),
+    ]);
+    await ok(mode, ['resource', 'add', 'git-checkout', 'local/api', '--path', repo]);
+    await ok(mode, [
+      'project',
+      'add',
+      '--config',
+      file(
+        `${mode.name}-api.project.yaml`,
+        'name: local/api\nresources: [local/api]\nsettings:\n  context:\n    include: ["src/**", "test.js"]\n    instructions: { files: [docs/STYLE.md], maxTokens: 2000 }\n',
+      ),
+    ]);
+    await ok(mode, [
+      'action',
+      'add',
+      '--config',
+      file(
+        `${mode.name}-fix.action.yaml`,
+        'name: local/fix\ndescriptionTemplate: "{{goal}}"\ndefinitionOfDone: the test passes\narguments: { goal: { type: string, required: true } }\ninstructions: [docs/ACTION.md]\n',
+      ),
+    ]);
+  });
+
+  after(() => mode.stop?.());
+
+  it('context inspect lists the instruction files with their token counts (plain, rich and json)', async () => {
+    const data = await json(mode, ['project', 'context', 'inspect', 'api', '--goal', goal]);
+    const listed = data.instructions.map((f: any) => [f.path, f.why, f.included]);
+    assert.deepEqual(listed, [
+      ['src/AGENTS.md', 'folder of src/date.js', true],
+      ['AGENTS.md', 'root', true],
+      ['docs/STYLE.md', 'named by project', true],
+    ]);
+    for (const f of data.instructions) assert.ok(f.tokens > 0 && f.bytes > 0, JSON.stringify(f));
+    const tokens = data.instructions.reduce((n: number, f: any) => n + (f.tokens as number), 0);
+    assert.equal(data.budget.used, data.totals.includedTokens + tokens, 'instructions count in the budget');
+    assert.ok(!data.files.some((f: any) => f.path.endsWith('AGENTS.md')));
+
+    const plain = await ok(mode, ['project', 'context', 'inspect', 'api', '--goal', goal]);
+    assert.match(plain.stdout, new RegExp(`^instructions: 3 files, ${tokens} tokens$`, 'm'));
+    const root = data.instructions[1];
+    assert.match(
+      plain.stdout,
+      new RegExp(
+        `^instruction: AGENTS\\.md \\(local/api, ${root.bytes} bytes, ${root.tokens} tokens, included: root\\)$`,
+        'm',
+      ),
+    );
+    const rich = await ok(mode, ['--format', 'rich', 'project', 'context', 'inspect', 'api', '--goal', goal]);
+    assert.match(rich.stdout, /^INSTRUCTION FILE\s+SIZE\s+TOKENS\s+STATUS\s+WHY$/m);
+    assert.match(
+      rich.stdout,
+      new RegExp(
+        `^src/AGENTS\\.md\\s+\\d+ B\\s+${data.instructions[0].tokens}\\s+included\\s+folder of src/date\\.js$`,
+        'm',
+      ),
+    );
+    assert.match(rich.stdout, /^ {2}instructions\s+3 files, \d+ tokens$/m);
+
+    const shown = await ok(mode, ['project', 'context', 'show', 'api', '--view', 'default']);
+    assert.ok(
+      shown.stdout
+        .split('\n')
+        .includes(
+          'default\tinstructions\tenabled=true maxFileSize=16384 maxTokens=2000 files=docs/STYLE.md\tview:default',
+        ),
+      shown.stdout,
+    );
+  });
+
+  it('a chat turn sends the instruction files before the files; changing AGENTS.md changes the request', async () => {
+    await ok(mode, ['send', '--actor', 'local/gpt', '--project', 'api', 'look at src/date.js']);
+    const system = systemOf(fake.generations.at(-1));
+    assert.match(system, /Instructions for project local\/api from its instruction files/);
+    assert.match(system, /=== AGENTS\.md \(local\/api, root\) ===\nROOT-RULE: keep every function pure\./);
+    assert.match(system, /=== src\/AGENTS\.md \(local\/api, folder of src\/date\.js\) ===\nSRC-RULE/);
+    assert.match(system, /STYLE-RULE/);
+    assert.doesNotMatch(system, /DOCS-RULE|ACTION-RULE/, 'not in play, not named for a chat');
+    assert.ok(system.indexOf('ROOT-RULE') < system.indexOf('--- src/date.js ---'), 'instructions before the files');
+
+    writeFileSync(join(repo, 'AGENTS.md'), 'ROOT-RULE-2: prefer small commits.\n');
+    await ok(mode, ['send', '--actor', 'local/gpt', '--project', 'api', 'and now?']);
+    const again = systemOf(fake.generations.at(-1));
+    assert.match(again, /ROOT-RULE-2: prefer small commits\./);
+    assert.doesNotMatch(again, /keep every function pure/);
+  });
+
+  it("a plan's strategize and execute requests carry them, and the action's named file", async () => {
+    const sent = fake.generations.length;
+    const res = await ok(mode, [
+      'plan',
+      'use',
+      'local/fix',
+      'local/api',
+      '--arg',
+      `goal=${goal}`,
+      '--actor',
+      'local/gpt',
+    ]);
+    const planId = /^plan: (\S+)$/m.exec(res.stdout)?.[1] ?? '';
+    assert.ok(planId, res.stdout);
+    const strategize = fake.generations.slice(sent).find((r) => toolNames(r).includes('submit_strategy'));
+    const s = systemOf(strategize);
+    assert.match(s, /ROOT-RULE-2/);
+    assert.match(s, /=== src\/AGENTS\.md \(local\/api, folder of src\/date\.js\) ===/);
+    assert.match(s, /=== docs\/ACTION\.md \(local\/api, named by action\) ===\nACTION-RULE/);
+
+    const tree = await json(mode, ['plan', 'tree', planId]);
+    const explained = await ok(mode, ['plan', 'explain', tree.decisions[0].children[0].id, '--show-context']);
+    assert.match(
+      explained.stdout,
+      /^context instruction: src\/AGENTS\.md \(local\/api, \d+ tokens, folder of src\/date\.js\)$/m,
+    );
+    assert.match(
+      explained.stdout,
+      /^context instruction: docs\/ACTION\.md \(local\/api, \d+ tokens, named by action\)$/m,
+    );
+
+    const before = fake.generations.length;
+    await ok(mode, ['plan', 'execute', planId]);
+    const execute = fake.generations.slice(before).find((r) => toolNames(r).some((n) => /finish/.test(n)));
+    const e = systemOf(execute);
+    assert.match(e, /ROOT-RULE-2/);
+    assert.match(e, /SRC-RULE/);
+    assert.match(e, /ACTION-RULE/);
+    assert.match(e, /STYLE-RULE/);
+
+    const inspected = await json(mode, ['project', 'context', 'inspect', 'api', '--plan', planId]);
+    assert.ok(
+      inspected.instructions.some((f: any) => f.path === 'docs/ACTION.md' && f.why === 'named by action'),
+      JSON.stringify(inspected.instructions),
+    );
+  });
+}
+
+describe('instruction files (local mode)', () => {
+  suite({ name: 'local', dataDir: join(ROOT, 'local'), args: (...a) => a });
+});
+
+describe('instruction files (server mode)', () => {
+  let server: HttpServerProcess | undefined;
+  const data = join(ROOT, 'server');
+  suite({
+    name: 'server',
+    dataDir: join(ROOT, 'server-client-data'),
+    args: (...a) => ['--server', server?.baseUrl ?? '', '--token', TOKEN, ...a],
+    start: async () => {
+      server = await startHttpServer({
+        dataDir: data,
+        token: TOKEN,
+        env: cliEnv(data, join(ROOT, 'no-config'), { INSTR_E2E_KEY: KEY }),
+      });
+    },
+    stop: async () => server?.stop(),
+  });
+});
