@@ -14,7 +14,14 @@ export { getTask, listTasks, cancelTask, subscribeToTask } from '../a2a/contract
 export { createPushConfig, getPushConfig, listPushConfigs, deletePushConfig } from '../a2a/contracts/push.contract.js';
 export { getExtendedAgentCard } from '../a2a/contracts/card.contract.js';
 export { healthCheck, diagnosticsRun } from '../a2a/contracts/health.contract.js';
-export { sessionCreate, sessionList, sessionShow, sessionDelete } from '../a2a/contracts/session.contract.js';
+export {
+  sessionCreate,
+  sessionList,
+  sessionShow,
+  sessionDelete,
+  sessionFork,
+  sessionResume,
+} from '../a2a/contracts/session.contract.js';
 export { CONTRACTS } from '../a2a/contracts/index.js';
 export {
   REGISTRIES,

@@ -12,3 +12,9 @@ export const sessionShow = bindUnary(c.sessionShow, (facade, p, ctx) =>
 export const sessionDelete = bindUnary(c.sessionDelete, (facade, p, ctx) =>
   facade.deleteSession(p.sessionId, ctx.principal),
 );
+export const sessionFork = bindUnary(c.sessionFork, (facade, p, ctx) =>
+  facade.sessions.fork(p.sessionId, { atTaskId: p.atTaskId, title: p.title }, ctx.principal),
+);
+export const sessionResume = bindUnary(c.sessionResume, (facade, p, ctx) =>
+  facade.sessions.resume(p.sessionId, ctx.principal, p.turns ?? 3),
+);
