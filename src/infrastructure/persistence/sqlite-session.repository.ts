@@ -65,7 +65,8 @@ export class SqliteSessionRepository implements SessionRepository {
     try {
       await this.db.write(() => store());
     } catch (err) {
-      if (isConstraintError(err, 'PRIMARYKEY')) throw sessionExists(session.id);
+      if (isConstraintError(err, 'PRIMARYKEY') && /sessions\.id/.test((err as Error).message))
+        throw sessionExists(session.id);
       throw err;
     }
   }

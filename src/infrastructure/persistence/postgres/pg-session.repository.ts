@@ -45,7 +45,8 @@ export class PgSessionRepository implements SessionRepository {
         for (const q of forkStatements(trx, rows)) await q.execute();
       });
     } catch (err) {
-      if (isPgConstraintError(err, 'unique')) throw sessionExists(session.id);
+      if (isPgConstraintError(err, 'unique') && (err as { constraint?: unknown }).constraint === 'sessions_pkey')
+        throw sessionExists(session.id);
       throw err;
     }
   }
