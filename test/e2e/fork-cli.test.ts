@@ -180,6 +180,20 @@ function journeys(mode: string, setup: () => Promise<Cli>): void {
     assert.equal(text.join(''), 'Hello');
     assert.equal(lines.at(-1).statusUpdate.status.state, 'TASK_STATE_COMPLETED');
 
+    // The exit codes are those without --events, and the lines still parse when the command fails.
+    fake.push({ error: { status: 400, message: 'bad request' } });
+    const failed = await c.run(['--format', 'json', 'send', '--actor', 'local/talker', '--events', 'fail']);
+    assert.equal(failed.code, 9, failed.stdout);
+    const failedLines = jsonLines(failed.stdout);
+    assert.equal(failedLines.at(-1).exitCode, 9);
+    assert.equal(failedLines.at(-2).statusUpdate.status.state, 'TASK_STATE_FAILED');
+    const missing = await c.run(['--format', 'json', 'send', '--session', 'no-such-session', '--events', 'hi']);
+    assert.equal(missing.code, 3);
+    assert.deepEqual(
+      jsonLines(missing.stdout).map((l) => l.exitCode),
+      [3],
+    );
+
     // Without --format json there is nothing to print them in.
     const plain = await c.run(['send', '--actor', 'local/talker', '--events', 'hi']);
     assert.equal(plain.code, 2);
