@@ -15,7 +15,7 @@ export type {
   MessageKeyHit,
   RunningTask,
 } from './ports/task.repository.port.js';
-export type { SessionRepository, SessionPage, SessionCursor } from './ports/session.repository.port.js';
+export type { SessionRepository, SessionPage, SessionCursor, ForkedTurn } from './ports/session.repository.port.js';
 export type { PushConfigRepository, StoredPushConfig } from './ports/push-config.repository.port.js';
 export type { WebhookSender } from './ports/webhook.port.js';
 export type { RunnerRegistry } from './ports/runner.port.js';

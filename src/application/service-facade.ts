@@ -258,6 +258,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   sessions = new SessionService({
     sessions: deps.sessions,
     tasks: deps.tasks,
+    transcripts: llm?.transcripts,
     actors,
     defaultActor: deps.defaultActor,
     // Visibility only: show would connect to a skill's MCP servers to list their tools.

@@ -18,5 +18,7 @@ export const Session = z.object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
   taskCount: z.number().int().nonnegative(),
+  /** The session this one was forked from, and the last of its turns copied (absent: none copied). */
+  forkedFrom: z.object({ sessionId: z.string(), taskId: z.string().optional() }).optional(),
 });
 export type Session = z.infer<typeof Session>;

@@ -19,6 +19,8 @@ import {
   sendStreamingMessage,
   sessionCreate,
   sessionDelete,
+  sessionFork,
+  sessionResume,
   sessionList,
   sessionShow,
   subscribeToTask,
@@ -432,6 +434,38 @@ export function a2aSuite(ctx: SuiteContext): void {
     await rpcError(client.call(sessionCreate, { actor: 'Not A Name' }), -32602, 'ValidationError');
     await rpcError(client.raw('_cleveragents/session/create', { colour: 'red' }), -32602, 'ValidationError');
     record('session', { s, bad: bad.message });
+  });
+
+  it('forks a session (all turns or up to one) and resumes the given or the latest one', async () => {
+    const s = await client.call(sessionCreate, { actor: 'builtin/echo', title: 'forked' });
+    const t1 = taskOf(await client.call(sendMessage, { message: userMessage('one', { contextId: s.id }) }));
+    const t2 = taskOf(await client.call(sendMessage, { message: userMessage('two', { contextId: s.id }) }));
+    const all = await client.call(sessionFork, { sessionId: s.id });
+    assert.deepEqual(all.forkedFrom, { sessionId: s.id, taskId: t2.id });
+    assert.equal(all.taskCount, 2);
+    const part = await client.call(sessionFork, { sessionId: s.id, atTaskId: t1.id, title: 'part' });
+    const shown = await client.call(sessionShow, { sessionId: part.id });
+    assert.deepEqual(
+      shown.tasks.map((t) => [t.contextId, t.artifacts?.[0]?.parts[0]?.text]),
+      [[part.id, t1.artifacts?.[0]?.parts[0]?.text]],
+    );
+    assert.notEqual(shown.tasks[0]?.id, t1.id);
+    assert.equal((await client.call(sessionShow, { sessionId: s.id })).tasks.length, 2, 'the original is untouched');
+    await rpcError(client.call(sessionFork, { sessionId: s.id, atTaskId: 'nope' }), -32602, 'ValidationError');
+    await rpcError(client.call(sessionFork, { sessionId: 'no-such-session' }), -32001, 'ResourceNotFoundError');
+    // The fork made last is the most recently active session.
+    const latest = await client.call(sessionResume, {});
+    assert.equal(latest.session.id, part.id);
+    const named = await client.call(sessionResume, { sessionId: s.id, turns: 1 });
+    assert.deepEqual(
+      named.tasks.map((t) => t.id),
+      [t2.id],
+    );
+    record('session-fork', {
+      all: { title: all.title, taskCount: all.taskCount },
+      part: { title: part.title, turns: shown.tasks.length },
+      resumed: named.tasks.length,
+    });
   });
 
   it('answers unknown methods with -32601', async () => {

@@ -1,5 +1,7 @@
+import type { Task } from '../../domain/a2a.model.js';
 import type { UpdateCursor } from '../../domain/paging.js';
 import type { Session } from '../../domain/session.js';
+import type { Transcript } from './transcript.port.js';
 
 /** A position in an owner's sessions, newest first. */
 export type SessionCursor = UpdateCursor;
@@ -11,8 +13,21 @@ export interface SessionPage {
   next?: SessionCursor | undefined;
 }
 
+/** A turn copied into a forked session: the task (ids already its own, terminal) and its transcript. */
+export interface ForkedTurn {
+  task: Task;
+  transcript?: Transcript | undefined;
+}
+
 export interface SessionRepository {
   create(session: Session): Promise<void>;
+  /**
+   * Stores a forked session with its copied turns (oldest first; owned by the session's owner,
+   * listed in this order) and their transcripts, in one transaction: the session is not visible
+   * until all of it is stored, and nothing is left if any of it fails. ALREADY_EXISTS when the
+   * session id is taken.
+   */
+  createFork(session: Session, turns: readonly ForkedTurn[]): Promise<void>;
   get(id: string): Promise<Session | undefined>;
   /** Continues strictly after `after` (newest first). */
   list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage>;

@@ -5,9 +5,11 @@ import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.js';
 import type { Session } from '../../domain/session.js';
 import type { ActorCatalog } from '../ports/actor.port.js';
 import type { Principal } from '../ports/principal.js';
-import type { SessionRepository } from '../ports/session.repository.port.js';
+import type { ForkedTurn, SessionRepository } from '../ports/session.repository.port.js';
 import type { TaskRepository } from '../ports/task.repository.port.js';
+import type { Transcript, TranscriptStore } from '../ports/transcript.port.js';
 import { viewTask } from '../tasks/task-view.js';
+import { forkTitle, MAX_FORK_TURNS, remapIds, turnsToCopy } from './session-fork.js';
 
 export interface CreateSessionInput {
   actor?: string | undefined;
@@ -27,9 +29,18 @@ export interface SessionDetail {
   tasks: Task[];
 }
 
+export interface ForkSessionInput {
+  /** The last turn copied (default: all of them). */
+  atTaskId?: string | undefined;
+  /** Default: the original's title, marked as a fork. */
+  title?: string | undefined;
+}
+
 export interface SessionServiceDeps {
   sessions: SessionRepository;
   tasks: TaskRepository;
+  /** LLM turn transcripts, copied into forks (absent: no LLM actors, no transcripts). */
+  transcripts?: TranscriptStore | undefined;
   actors: ActorCatalog;
   defaultActor: string;
   /** Refuses a project or skill the principal cannot read (NOT_FOUND). */
@@ -126,6 +137,69 @@ export class SessionService {
     const session = await this.get(id, principal);
     const stored = await this.deps.tasks.listByContext(id, turns);
     return { session, tasks: stored.map((s) => viewTask(s.task, { includeArtifacts: true })) };
+  }
+
+  /**
+   * A new session from the caller's session `id`: its turns up to and including `atTaskId`
+   * (default: all; every one finished) copied with new task ids — history, artifacts, metadata and
+   * transcripts — so the fork's next turn sees that history and nothing after it. The original is
+   * not changed; the copy is stored in one transaction.
+   */
+  async fork(id: string, input: ForkSessionInput, principal: Principal): Promise<Session> {
+    const source = await this.get(id, principal);
+    const count = await this.deps.tasks.countByContext(id);
+    if (count > MAX_FORK_TURNS) {
+      throw new AppError('INVALID_STATE', `Session ${id} has ${count} turns: a fork copies at most ${MAX_FORK_TURNS}`, {
+        details: { sessionId: id, turns: count, max: MAX_FORK_TURNS },
+      });
+    }
+    const copied = turnsToCopy(id, await this.deps.tasks.listByContext(id, count), input.atTaskId);
+    const forkId = newId();
+    const ids = new Map<string, string>([[id, forkId]]);
+    for (const t of copied) ids.set(t.id, newId());
+    const transcripts: Map<string, Transcript> =
+      this.deps.transcripts && copied.length > 0
+        ? await this.deps.transcripts.forContext(
+            id,
+            copied.map((t) => t.id),
+          )
+        : new Map<string, Transcript>();
+    const turns: ForkedTurn[] = copied.map((t) => {
+      const task = remapIds(t, ids);
+      task.metadata = { ...task.metadata, forkedFrom: { sessionId: id, taskId: t.id } };
+      const transcript = transcripts.get(t.id);
+      return transcript ? { task, transcript: remapIds(transcript, ids) } : { task };
+    });
+    const at = this.now().toISOString();
+    const last = copied.at(-1);
+    const session: Session = {
+      id: forkId,
+      owner: source.owner,
+      actor: source.actor,
+      createdAt: at,
+      updatedAt: at,
+      taskCount: turns.length,
+      forkedFrom: last ? { sessionId: id, taskId: last.id } : { sessionId: id },
+    };
+    const title = forkTitle(input.title, source.title);
+    if (title !== undefined) session.title = title;
+    if (source.project !== undefined) session.project = source.project;
+    if (source.skills !== undefined) session.skills = [...source.skills];
+    await this.deps.sessions.createFork(session, turns);
+    return session;
+  }
+
+  /** The session to go on with and its last `turns` turns: the given one, or the caller's most recently active. */
+  async resume(sessionId: string | undefined, principal: Principal, turns: number): Promise<SessionDetail> {
+    if (sessionId !== undefined) return this.show(sessionId, principal, turns);
+    const latest = (await this.deps.sessions.list(principal.namespace, 1)).sessions[0];
+    if (!latest) {
+      throw new AppError('NOT_FOUND', 'You have no session to resume', {
+        details: { entity: 'session' },
+        hint: 'start one with `agents chat`',
+      });
+    }
+    return this.show(latest.id, principal, turns);
   }
 
   async list(

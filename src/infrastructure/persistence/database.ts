@@ -176,6 +176,8 @@ export interface SessionsTable {
   project: string | null;
   /** JSON array of skill names, or null. */
   skills: string | null;
+  /** JSON `{sessionId, taskId?}` of the session this one was forked from, or null (migration 0012). */
+  forked_from: string | null;
 }
 
 export interface TurnTranscriptsTable {

@@ -451,6 +451,19 @@ const m0011_postgres_collation: Migration = {
   async down() {},
 };
 
+const m0012_session_forks: Migration = {
+  async up(db: AnyDb) {
+    // A forked session names the session (and the last turn) it was copied from.
+    await db.schema
+      .alterTable('sessions')
+      .addColumn('forked_from', onPostgres(db) ? sql`text collate "C"` : 'text')
+      .execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('sessions').dropColumn('forked_from').execute();
+  },
+};
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
@@ -464,6 +477,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0009_accounts': m0009_accounts,
   '0010_sync': m0010_sync,
   '0011_postgres_collation': m0011_postgres_collation,
+  '0012_session_forks': m0012_session_forks,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) };

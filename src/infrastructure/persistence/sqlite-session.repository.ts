@@ -1,5 +1,5 @@
 import type { Session } from '../../domain/session.js';
-import type { SessionCursor, SessionPage, SessionRepository } from '../../application/index.js';
+import type { ForkedTurn, SessionCursor, SessionPage, SessionRepository } from '../../application/index.js';
 import { isConstraintError, param, toIsoInstant, type SqliteDatabase } from './database.js';
 import {
   activityInstant,
@@ -18,6 +18,7 @@ import {
   touchSession,
   type SessionRow,
 } from './rows/session.rows.js';
+import { forkRows, forkStatements } from './rows/session-fork.rows.js';
 
 /** Chat sessions in SQLite, listed newest activity first. */
 export class SqliteSessionRepository implements SessionRepository {
@@ -50,6 +51,22 @@ export class SqliteSessionRepository implements SessionRepository {
       await this.db.write(() => this.q.insert.run(params));
     } catch (err) {
       if (isConstraintError(err, 'PRIMARYKEY')) throw sessionExists(session.id);
+      throw err;
+    }
+  }
+
+  /** One savepoint inside the group commit: all of the fork is stored, or none of it. */
+  async createFork(session: Session, turns: readonly ForkedTurn[]): Promise<void> {
+    const compiled = forkStatements(this.db.kysely, forkRows(session, turns, new Date())).map((q) => q.compile());
+    const sqlite = this.db.sqlite;
+    const store = sqlite.transaction(() => {
+      for (const q of compiled) sqlite.prepare(q.sql).run(q.parameters);
+    });
+    try {
+      await this.db.write(() => store());
+    } catch (err) {
+      if (isConstraintError(err, 'PRIMARYKEY') && /sessions\.id/.test((err as Error).message))
+        throw sessionExists(session.id);
       throw err;
     }
   }

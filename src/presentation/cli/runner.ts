@@ -20,6 +20,7 @@ import { buildEnvelope, serializeEnvelope, type EnvelopeMessage } from './render
 import { renderError, reportOf, type Target } from './render/error.js';
 import { isOutputFormat, type OutputFormat } from './render/format.js';
 import { Ui, type CliIo } from './render/ui.js';
+import { eventsWanted } from './support/events.js';
 
 /** What a command gets: its output, the client (connected on first use), and Ctrl-C. */
 export interface RunContext {
@@ -154,11 +155,12 @@ export class Runner {
       if (ui.human) ui.rawErr(renderError(report, reason, { rich: ui.rich, pal: ui.errPal }));
     }
     if (!ui.human) {
+      const envelope = buildEnvelope(name, code, data, startedAt, performance.now() - t0, messages);
+      // After --events lines, the envelope is the last line of the stream.
       this.io.stdout.write(
-        serializeEnvelope(
-          buildEnvelope(name, code, data, startedAt, performance.now() - t0, messages),
-          ui.format as 'json' | 'yaml',
-        ),
+        eventsWanted(flags, ui.format)
+          ? `${JSON.stringify(envelope)}\n`
+          : serializeEnvelope(envelope, ui.format as 'json' | 'yaml'),
       );
     }
     this.exitCode = code;

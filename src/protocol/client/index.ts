@@ -20,6 +20,8 @@ export {
   sessionShow,
   sessionDelete,
   sessionCompact,
+  sessionFork,
+  sessionResume,
 } from '../a2a/contracts/session.contract.js';
 export { CONTRACTS } from '../a2a/contracts/index.js';
 export {

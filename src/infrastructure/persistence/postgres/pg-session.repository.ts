@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Session } from '../../../domain/session.js';
-import type { SessionCursor, SessionPage, SessionRepository } from '../../../application/index.js';
+import type { ForkedTurn, SessionCursor, SessionPage, SessionRepository } from '../../../application/index.js';
 import { toIsoInstant } from '../database.js';
 import {
   activityInstant,
@@ -17,6 +17,7 @@ import {
   toSessionPage,
   touchSession,
 } from '../rows/session.rows.js';
+import { forkRows, forkStatements } from '../rows/session-fork.rows.js';
 import { isPgConstraintError, type PgDatabase } from './pg-database.js';
 
 /**
@@ -32,6 +33,20 @@ export class PgSessionRepository implements SessionRepository {
       await this.db.run((k) => insertSession(k, row).execute());
     } catch (err) {
       if (isPgConstraintError(err, 'unique')) throw sessionExists(session.id);
+      throw err;
+    }
+  }
+
+  /** One transaction: other instances see the fork whole or not at all. */
+  async createFork(session: Session, turns: readonly ForkedTurn[]): Promise<void> {
+    const rows = forkRows(session, turns, new Date());
+    try {
+      await this.db.transaction(async (trx) => {
+        for (const q of forkStatements(trx, rows)) await q.execute();
+      });
+    } catch (err) {
+      if (isPgConstraintError(err, 'unique') && (err as { constraint?: unknown }).constraint === 'sessions_pkey')
+        throw sessionExists(session.id);
       throw err;
     }
   }

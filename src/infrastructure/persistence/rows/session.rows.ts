@@ -19,6 +19,7 @@ export const SESSION_COLUMNS = [
   'task_count',
   'project',
   'skills',
+  'forked_from',
 ] as const;
 
 export type SessionRow = Pick<SessionsTable, (typeof SESSION_COLUMNS)[number]>;
@@ -35,6 +36,7 @@ export function toSession(row: SessionRow): Session {
   if (row.title !== null) s.title = row.title;
   if (row.project !== null) s.project = row.project;
   if (row.skills !== null) s.skills = JSON.parse(row.skills) as string[];
+  if (row.forked_from !== null) s.forkedFrom = JSON.parse(row.forked_from) as NonNullable<Session['forkedFrom']>;
   return s;
 }
 
@@ -50,6 +52,7 @@ export function sessionRow(session: Session): SessionRow {
     task_count: session.taskCount,
     project: session.project ?? null,
     skills: session.skills ? JSON.stringify(session.skills) : null,
+    forked_from: session.forkedFrom ? JSON.stringify(session.forkedFrom) : null,
   };
 }
 

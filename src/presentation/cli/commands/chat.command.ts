@@ -1,14 +1,31 @@
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
-import { A2AClientError, sendStreamingMessage, sessionCreate, type Task } from '../../../protocol/client/index.js';
+import {
+  A2AClientError,
+  sendStreamingMessage,
+  sessionCreate,
+  sessionResume,
+  type A2AClient,
+  type Session,
+  type Task,
+} from '../../../protocol/client/index.js';
 import { exitReasonOf } from '../exit-codes.js';
 import { renderError, reportOf, type ErrorReport } from '../render/error.js';
 import { StreamPrinter, type StreamedEvent } from '../render/stream.js';
-import { isInterruptedState } from '../render/task.js';
+import { oneLine } from '../render/table.js';
+import { artifactsText, isInterruptedState, messageWords, partsText, stateWord } from '../render/task.js';
+import type { Ui } from '../render/ui.js';
 import type { Outcome, RunContext, Runner } from '../runner.js';
 import { userMessage } from '../support/message.js';
 import { reportFallback, reportTaskEnd, reportUsage } from '../support/task-outcome.js';
-import { collect, targetSession, type SessionChoice } from './session.command.js';
+import { collect, freshSession, targetSession, type SessionChoice } from './session.command.js';
+
+interface ChatOptions extends SessionChoice {
+  resume?: boolean;
+}
+
+/** How many of a continued session's last turns the recap shows. */
+const RECAP_TURNS = 3;
 
 interface ChatTurn {
   input: string;
@@ -21,14 +38,16 @@ interface ChatTurn {
  * An interactive, streamed conversation in one session: one line in, the answer streamed out.
  * Works with piped stdin too (each line is a turn). `/exit` or end of input leaves.
  */
-async function chat(ctx: RunContext, opts: SessionChoice): Promise<Outcome> {
+async function chat(ctx: RunContext, opts: ChatOptions): Promise<Outcome> {
   const { ui } = ctx;
+  freshSession(opts, '--resume');
+  freshSession(opts, '--session');
   const client = await ctx.client();
-  const session =
-    (await targetSession(client, opts, ctx.signal)) ?? (await client.call(sessionCreate, {}, { signal: ctx.signal }));
+  const { session, recap } = await openSession(ctx, client, opts);
   if (ui.rich)
     ui.out(`${ui.pal.bold('Session')} ${session.id} ${ui.pal.dim(`· ${session.actor} · /exit or Ctrl-D to leave`)}\n`);
   else ui.out(`session: ${session.id}\n`);
+  printRecap(ui, session, recap);
 
   const interactive = ctx.io.stdin.isTTY === true && ui.human;
   const rl = createInterface({
@@ -46,7 +65,9 @@ async function chat(ctx: RunContext, opts: SessionChoice): Promise<Outcome> {
 
   const turns: ChatTurn[] = [];
   // A task that asked for input gets the next line as its answer (multi-turn, DESIGN.md §3.6).
-  let waitingTask: string | undefined;
+  // A continued session whose last turn waits for input: the first line answers it.
+  const lastTurn = recap.at(-1);
+  let waitingTask = lastTurn && isInterruptedState(lastTurn.status.state) ? lastTurn.id : undefined;
   try {
     if (interactive) rl.prompt();
     for await (const raw of rl) {
@@ -89,8 +110,48 @@ async function chat(ctx: RunContext, opts: SessionChoice): Promise<Outcome> {
     rl.close();
   }
   if (interactive) ui.out('\n');
-  return { data: { session, turns } };
+  return { data: { session, recap, turns } };
 }
+
+/** --resume (the last active session) or --session ID with its last turns; else the session to start. */
+async function openSession(
+  ctx: RunContext,
+  client: A2AClient,
+  opts: ChatOptions,
+): Promise<{ session: Session; recap: Task[] }> {
+  if (opts.resume === true || opts.session !== undefined) {
+    const r = await client.call(
+      sessionResume,
+      { ...(opts.session !== undefined ? { sessionId: opts.session } : {}), turns: RECAP_TURNS },
+      { signal: ctx.signal },
+    );
+    return { session: r.session, recap: r.tasks };
+  }
+  const session =
+    (await targetSession(client, opts, ctx.signal)) ?? (await client.call(sessionCreate, {}, { signal: ctx.signal }));
+  return { session, recap: [] };
+}
+
+/** The last turns of a continued session, shortly: what was asked and answered. */
+function printRecap(ui: Ui, session: Session, recap: readonly Task[]): void {
+  if (recap.length === 0) return;
+  const shown =
+    recap.length < session.taskCount ? `last ${recap.length} of ${session.taskCount} turns` : 'turns so far';
+  if (ui.rich) ui.out(`${ui.pal.dim(`${shown}:`)}\n`);
+  for (const t of recap) {
+    const asked = clip(partsText(t.history?.find((m) => m.role === 'ROLE_USER')?.parts ?? []));
+    const answer = clip(
+      artifactsText(t.artifacts) || messageWords(t.status.message) || `(${stateWord(t.status.state)})`,
+    );
+    if (ui.rich) ui.out(ui.pal.dim(`  you › ${asked}\n  agent › ${answer}\n`));
+    else ui.out(`recap\t${t.id}\t${stateWord(t.status.state)}\t${asked}\t${answer}\n`);
+  }
+}
+
+const clip = (text: string): string => {
+  const line = oneLine(text);
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+};
 
 export function registerChat(program: Command, runner: Runner): void {
   program
@@ -98,9 +159,10 @@ export function registerChat(program: Command, runner: Runner): void {
     .description(
       'Talk with the agent, answers streamed; reads lines from stdin (a terminal or a pipe); /exit or EOF ends',
     )
-    .option('--session <id>', 'continue this session')
+    .option('--session <id>', 'continue this session (its last turns are shown first)')
+    .option('--resume', 'continue your most recently active session (its last turns are shown first)')
     .option('--actor <name>', 'start a new session with this actor')
     .option('--project <name>', "start a new session whose tools work on this project's files")
     .option('--skill <name>', 'start a new session with this skill added to the actor (repeatable)', collect)
-    .action((opts: SessionChoice, cmd: Command) => runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)));
+    .action((opts: ChatOptions, cmd: Command) => runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)));
 }

@@ -31,6 +31,7 @@ import { renderCorrection, renderExplain } from '../render/plan-decision.js';
 import { renderFields, renderTable } from '../render/table.js';
 import type { Runner } from '../runner.js';
 import { registerPlanHousekeeping } from './plan-housekeeping.command.js';
+import { eventLines } from '../support/events.js';
 import { intOption } from '../support/options.js';
 import {
   nextCommands,
@@ -164,9 +165,14 @@ export function registerPlan(program: Command, runner: Runner): void {
       .command('execute')
       .description('Run the plan in a sandbox (or resume it from its last checkpoint), showing progress live')
       .argument('<id>', 'the plan id')
-      .option('--yes', 'approve every tool call this run would ask about'),
-  ).action((id: string, opts: Budget & { yes?: boolean }, cmd: Command) =>
+      .option('--yes', 'approve every tool call this run would ask about')
+      .option(
+        '--events',
+        'with --format json: one JSON line per event and phase change as it happens, then the result line',
+      ),
+  ).action((id: string, opts: Budget & { yes?: boolean; events?: boolean }, cmd: Command) =>
     runner.run(cmd, 'plan execute', async (ctx) => {
+      const events = eventLines(ctx, opts.events);
       const client = await ctx.client();
       const start = async (): Promise<RunStart> =>
         (await waitingRun(ctx, client, id, 'tool-approval')) ??
@@ -175,7 +181,7 @@ export function registerPlan(program: Command, runner: Runner): void {
           { planId: id, wait: false, ...(opts.yes ? { yes: true } : {}), ...budgetOf(opts) },
           { signal: ctx.signal },
         );
-      const run = await runPhase(ctx, client, start, { yes: opts.yes === true });
+      const run = await runPhase(ctx, client, start, { yes: opts.yes === true, events });
       ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
       return runOutcome(run);
     }),

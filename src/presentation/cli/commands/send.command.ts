@@ -4,18 +4,22 @@ import { UsageError } from '../exit-codes.js';
 import { StreamPrinter } from '../render/stream.js';
 import { artifactsText, messageText, renderTask } from '../render/task.js';
 import type { Outcome, RunContext, Runner } from '../runner.js';
+import { eventLines } from '../support/events.js';
 import { userMessage } from '../support/message.js';
 import { collect, targetSession, type SessionChoice } from './session.command.js';
 import { exitForTask, reportTaskEnd } from '../support/task-outcome.js';
 
 interface SendOptions extends SessionChoice {
   stream?: boolean;
+  events?: boolean;
   task?: string;
   wait: boolean;
 }
 
 async function send(ctx: RunContext, text: string, opts: SendOptions): Promise<Outcome> {
   if (opts.stream && !opts.wait) throw new UsageError('--no-wait cannot be combined with --stream');
+  if (opts.events && !opts.wait) throw new UsageError('--no-wait cannot be combined with --events');
+  const lines = eventLines(ctx, opts.events);
   if (opts.task && (opts.session || opts.actor || opts.project || opts.skill?.length))
     throw new UsageError(
       '--task continues an existing task: it cannot be combined with --session, --actor, --project or --skill',
@@ -27,10 +31,13 @@ async function send(ctx: RunContext, text: string, opts: SendOptions): Promise<O
   const message = userMessage(text, { contextId: session?.id, taskId: opts.task });
   const { ui } = ctx;
 
-  if (opts.stream) {
+  // --events streams too: each event is a line as it arrives.
+  if (opts.stream || lines) {
     const printer = new StreamPrinter(ui, 'answer');
-    for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: ctx.signal }))
+    for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: ctx.signal })) {
       printer.push(seq, event);
+      lines?.event(seq, event);
+    }
     printer.end();
     if (printer.events.length === 0) throw new Error('the agent ended the stream without sending anything');
     reportTaskEnd(ui, printer.task);
@@ -71,6 +78,7 @@ export function registerSend(program: Command, runner: Runner): void {
     .description('Send a message to the agent and print its answer (use - to read the message from stdin)')
     .argument('<text...>', 'the message')
     .option('--stream', 'print the answer as it is produced (SendStreamingMessage)')
+    .option('--events', 'with --format json: one JSON line per event as it happens, then the result line')
     .option('--session <id>', 'send into this session')
     .option('--actor <name>', 'start a new session with this actor (builtin/echo, local/my-llm, …)')
     .option('--project <name>', "start a new session whose tools work on this project's files")

@@ -3,6 +3,7 @@ import {
   sessionCompact,
   sessionCreate,
   sessionDelete,
+  sessionFork,
   sessionList,
   sessionShow,
   type A2AClient,
@@ -45,15 +46,22 @@ export async function targetSession(
   opts: SessionChoice,
   signal: AbortSignal,
 ): Promise<Session | undefined> {
-  const fresh = opts.actor !== undefined || opts.project !== undefined || (opts.skill?.length ?? 0) > 0;
-  if (opts.session && fresh)
-    throw new UsageError(
-      '--session cannot be combined with --actor, --project or --skill',
-      'a session keeps the actor, project and skills it was created with',
-    );
+  const fresh = freshSession(opts, '--session');
   if (opts.session) return (await client.call(sessionShow, { sessionId: opts.session, turns: 1 }, { signal })).session;
   if (fresh) return client.call(sessionCreate, sessionParams(opts), { signal });
   return undefined;
+}
+
+/** True when --actor/--project/--skill ask for a new session; refused with `flag` (an existing session) when that is set. */
+export function freshSession(opts: SessionChoice & { resume?: boolean }, flag: '--session' | '--resume'): boolean {
+  const fresh = opts.actor !== undefined || opts.project !== undefined || (opts.skill?.length ?? 0) > 0;
+  const existing = flag === '--session' ? opts.session !== undefined : opts.resume === true;
+  if (existing && fresh)
+    throw new UsageError(
+      `${flag} cannot be combined with --actor, --project or --skill`,
+      'a session keeps the actor, project and skills it was created with',
+    );
+  return fresh;
 }
 
 /** The sessionCreate params of --actor/--project/--skill. */
@@ -84,6 +92,10 @@ function renderSession(s: Session, ui: Ui): string {
     ['project', s.project],
     ['skills', s.skills?.join(', ')],
     ['turns', String(s.taskCount)],
+    [
+      'forked from',
+      s.forkedFrom && `${s.forkedFrom.sessionId}${s.forkedFrom.taskId ? ` at ${s.forkedFrom.taskId}` : ''}`,
+    ],
     ['created', ui.rich ? shortTime(s.createdAt) : s.createdAt],
     ['updated', ui.rich ? shortTime(s.updatedAt) : s.updatedAt],
   ];
@@ -233,6 +245,28 @@ export function registerSession(program: Command, runner: Runner): void {
           );
         } else ui.out(`compacted\t${id}\t${res.task.id}\t${n}\t${c?.turns ?? n}\n`);
         return { data: res };
+      }),
+    );
+
+  session
+    .command('fork')
+    .description(
+      "Start a new session from another's history (its turns up to --at, default all); the original is untouched",
+    )
+    .argument('<id>', 'the session to fork')
+    .option('--at <task-id>', 'the last turn to copy (default: every turn; all copied turns must be finished)')
+    .option('--title <text>', "the new session's title (default: the original's, marked as a fork)")
+    .action((id: string, opts: { at?: string; title?: string }, cmd: Command) =>
+      runner.run(cmd, 'session fork', async (ctx) => {
+        const client = await ctx.client();
+        const s = await client.call(
+          sessionFork,
+          { sessionId: id, ...(opts.at ? { atTaskId: opts.at } : {}), ...(opts.title ? { title: opts.title } : {}) },
+          { signal: ctx.signal },
+        );
+        ctx.ui.out(renderSession(s, ctx.ui));
+        ctx.ui.info(`continue it with: agents chat --session ${s.id} (or agents send --session ${s.id} "…")`);
+        return { data: { session: s } };
       }),
     );
 

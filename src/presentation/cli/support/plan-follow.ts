@@ -41,6 +41,8 @@ export interface FollowOptions {
   planId: string;
   /** Approve whatever the plan asks (--yes). */
   yes: boolean;
+  /** Called with every event of the task's stream as it arrives (--events). */
+  onEvent?: ((seq: number, event: StreamResponse) => void) | undefined;
 }
 
 export interface FollowResult {
@@ -151,6 +153,7 @@ export async function followPlanTask(
     try {
       for await (const { seq, event } of client.stream(subscribeToTask, { id: taskId }, { signal: sub.signal })) {
         result.events.push({ seq, event });
+        opts.onEvent?.(seq, event);
         result.task = foldEvent(result.task, event);
         const status = statusOf(event);
         if ('task' in event) printHistory(event.task);

@@ -5,6 +5,7 @@ import {
   type A2AClient,
   type planUse,
   type ResultOf,
+  type StreamResponse,
   type Task,
 } from '../../../protocol/client/index.js';
 import { plural } from '../render/definition.js';
@@ -19,6 +20,7 @@ import {
 import { renderFields } from '../render/table.js';
 import type { Ui } from '../render/ui.js';
 import type { Outcome, RunContext } from '../runner.js';
+import type { EventLines } from './events.js';
 import { FOLLOW_CALLS, followPlanTask, runError, type FollowResult } from './plan-follow.js';
 
 /** What the run methods (use, execute, apply, prompt, approve, reject) return. */
@@ -140,12 +142,19 @@ export async function runPhase(
   ctx: RunContext,
   client: A2AClient,
   start: () => Promise<RunStart>,
-  opts: { yes: boolean },
+  opts: { yes: boolean; events?: EventLines | undefined },
 ): Promise<PhaseRun> {
   const started = await start();
   const planId = started.plan.planId;
-  const follow = await followPlanTask(ctx, client, started.taskId, { planId, yes: opts.yes });
+  const lines = opts.events;
+  lines?.phase(started.plan);
+  const follow = await followPlanTask(ctx, client, started.taskId, {
+    planId,
+    yes: opts.yes,
+    ...(lines ? { onEvent: (seq: number, event: StreamResponse) => lines.event(seq, event) } : {}),
+  });
   const status = await client.call(planStatus, { planId }, { signal: ctx.signal });
+  lines?.phase(status);
   const run: PhaseRun = { follow, status, taskId: started.taskId };
   const err = runError(planId, follow);
   if (err) run.error = err;

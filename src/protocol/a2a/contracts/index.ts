@@ -15,7 +15,15 @@ import { PLAN_CONTRACTS } from './plan.contract.js';
 import { PLAN_HOUSEKEEPING_CONTRACTS } from './plan-housekeeping.contract.js';
 import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from './push.contract.js';
 import { REGISTRIES, resourceTypeList, resourceTypeShow } from './registry.contract.js';
-import { sessionCompact, sessionCreate, sessionDelete, sessionList, sessionShow } from './session.contract.js';
+import {
+  sessionCompact,
+  sessionCreate,
+  sessionDelete,
+  sessionFork,
+  sessionList,
+  sessionResume,
+  sessionShow,
+} from './session.contract.js';
 import { SYNC_CONTRACTS } from './sync.contract.js';
 import { cancelTask, getTask, listTasks, subscribeToTask } from './task.contract.js';
 
@@ -39,6 +47,8 @@ export const CONTRACTS: readonly MethodContract[] = [
   sessionShow,
   sessionDelete,
   sessionCompact,
+  sessionFork,
+  sessionResume,
   ...Object.values(REGISTRIES).flatMap((r) => [r.list, r.show, r.add, r.update, r.remove]),
   resourceTypeList,
   resourceTypeShow,

@@ -99,3 +99,40 @@ export const sessionCompact = defineContract({
   params: SessionCompactParams,
   result: SessionCompactResult,
 });
+
+// Resume and fork came with extension version 1.4.
+export const SessionForkParams = z
+  .object({
+    sessionId: SessionId,
+    atTaskId: z.string().min(1, 'is required').max(128, 'is at most 128 characters').optional(),
+    title: z.string().min(1, 'must not be empty').max(200, 'is at most 200 characters').optional(),
+  })
+  .strict();
+
+export const SessionResumeParams = z
+  .object({
+    sessionId: SessionId.optional(),
+    turns: z.number().int().min(1, 'must be between 1 and 100').max(100, 'must be between 1 and 100').optional(),
+  })
+  .strict();
+
+export const sessionFork = defineContract({
+  name: '_cleveragents/session/fork',
+  surface: 'extension',
+  since: '1.4',
+  summary:
+    "Start a new session from another's history: its turns up to atTaskId (default: all; all finished) copied with new ids; the original is untouched.",
+  permission: 'session:write',
+  params: SessionForkParams,
+  result: Session,
+});
+
+export const sessionResume = defineContract({
+  name: '_cleveragents/session/resume',
+  surface: 'extension',
+  since: '1.4',
+  summary: 'The session to continue (the given one, or your most recently active) and its last turns (default 3).',
+  permission: 'session:read',
+  params: SessionResumeParams,
+  result: SessionShowResult,
+});

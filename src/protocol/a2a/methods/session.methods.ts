@@ -15,3 +15,9 @@ export const sessionDelete = bindUnary(c.sessionDelete, (facade, p, ctx) =>
 export const sessionCompact = bindUnary(c.sessionCompact, (facade, p, ctx) =>
   facade.compaction.compact(p.sessionId, ctx.principal, { keepTurns: p.keepTurns, signal: ctx.signal }),
 );
+export const sessionFork = bindUnary(c.sessionFork, (facade, p, ctx) =>
+  facade.sessions.fork(p.sessionId, { atTaskId: p.atTaskId, title: p.title }, ctx.principal),
+);
+export const sessionResume = bindUnary(c.sessionResume, (facade, p, ctx) =>
+  facade.sessions.resume(p.sessionId, ctx.principal, p.turns ?? 3),
+);

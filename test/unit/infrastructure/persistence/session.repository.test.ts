@@ -1,9 +1,23 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Task } from '../../../../src/domain/a2a.model.js';
 import type { Session } from '../../../../src/domain/session.js';
-import type { SessionCursor, SessionRepository } from '../../../../src/application/index.js';
-import { SqliteSessionRepository } from '../../../../src/infrastructure/index.js';
+import type {
+  ForkedTurn,
+  SessionCursor,
+  SessionRepository,
+  TaskRepository,
+  Transcript,
+  TranscriptStore,
+} from '../../../../src/application/index.js';
+import {
+  SqliteSessionRepository,
+  SqliteTaskRepository,
+  SqliteTranscriptStore,
+} from '../../../../src/infrastructure/index.js';
 import { PgSessionRepository } from '../../../../src/infrastructure/persistence/postgres/pg-session.repository.js';
+import { PgTaskRepository } from '../../../../src/infrastructure/persistence/postgres/pg-task.repository.js';
+import { PgTranscriptStore } from '../../../../src/infrastructure/persistence/postgres/pg-transcript.store.js';
 import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
 import { insertPlanRow, insertTaskRow } from '../../../support/rows.js';
 
@@ -18,6 +32,34 @@ const reason = (r: string) => (err: unknown) => (err as { reason?: string }).rea
 
 function sessionsOf(e: OpenedEngine): SessionRepository {
   return e.pg ? new PgSessionRepository(e.pg) : new SqliteSessionRepository(e.sqlite!);
+}
+
+function tasksOf(e: OpenedEngine): TaskRepository {
+  return e.pg ? new PgTaskRepository(e.pg, { runnerId: 'r1' }) : new SqliteTaskRepository(e.sqlite!);
+}
+
+function transcriptsOf(e: OpenedEngine): TranscriptStore {
+  return e.pg ? new PgTranscriptStore(e.pg) : new SqliteTranscriptStore(e.sqlite!);
+}
+
+/** A finished turn of context `contextId`, its status time `s` seconds after T0. */
+function turn(id: string, contextId: string, s: number): Task {
+  return {
+    id,
+    contextId,
+    status: { state: 'TASK_STATE_COMPLETED', timestamp: at(s) },
+    history: [{ messageId: `m-${id}`, role: 'ROLE_USER', parts: [{ text: `asked ${id}` }], taskId: id, contextId }],
+    artifacts: [{ artifactId: 'answer', parts: [{ text: `answer ${id}` }] }],
+  };
+}
+
+function transcript(text: string): Transcript {
+  return {
+    messages: [{ role: 'user', text }],
+    steps: 1,
+    usage: { inputTokens: 1, outputTokens: 1 },
+    toolCalls: 0,
+  };
 }
 
 for (const engine of ENGINES)
@@ -136,5 +178,83 @@ for (const engine of ENGINES)
       assert.equal(await repo.deleteIdle(at(50), 10), 1);
       assert.equal(await repo.deleteIdle(at(50), 10), 0);
       assert.equal(await repo.get('c'), undefined);
+    });
+
+    describe('createFork', () => {
+      const fork = (id: string, n: number): Session => ({
+        ...session(id, 'alice', 30),
+        taskCount: n,
+        forkedFrom: { sessionId: 'src', taskId: 'old-2' },
+      });
+      const turns = (id: string): ForkedTurn[] => [
+        // Status times out of order: the listing follows the fork's order, not these.
+        { task: turn('f1', id, 20), transcript: transcript('one') },
+        { task: turn('f2', id, 10) },
+        { task: turn('f3', id, 15), transcript: transcript('three') },
+      ];
+
+      it('stores the session, its turns in order, their transcripts and counts, and where it came from', async () => {
+        const tasks = tasksOf(db);
+        await tasks.create(turn('other', 'elsewhere', 0), 'alice');
+        const made = fork('fk', 3);
+        await repo.createFork(made, turns('fk'));
+        assert.deepEqual(await repo.get('fk'), made);
+        const listed = await tasks.listByContext('fk', 10);
+        assert.deepEqual(
+          listed.map((t) => [t.task.id, t.owner, t.task.artifacts?.[0]?.parts[0]?.text]),
+          [
+            ['f1', 'alice', 'answer f1'],
+            ['f2', 'alice', 'answer f2'],
+            ['f3', 'alice', 'answer f3'],
+          ],
+        );
+        assert.deepEqual((await tasks.get('f2'))?.task, turn('f2', 'fk', 10));
+        assert.equal(await tasks.countByContext('fk'), 3);
+        // The maintained counts: the context's and the owner's total (the other task included).
+        assert.equal((await tasks.list({ owner: 'alice', contextId: 'fk', limit: 1 })).total, 3);
+        assert.equal((await tasks.list({ owner: 'alice', limit: 1 })).total, 4);
+        const kept = await transcriptsOf(db).forContext('fk', ['f1', 'f2', 'f3']);
+        assert.deepEqual([...kept.keys()].sort(), ['f1', 'f3']);
+        assert.deepEqual(kept.get('f3'), transcript('three'));
+      });
+
+      it('a later turn lists after the copies', async () => {
+        const tasks = tasksOf(db);
+        await repo.createFork(fork('fk', 3), turns('fk'));
+        await tasks.create(
+          { ...turn('next', 'fk', 0), status: { state: 'TASK_STATE_WORKING', timestamp: new Date().toISOString() } },
+          'alice',
+        );
+        assert.deepEqual(
+          (await tasks.listByContext('fk', 10)).map((t) => t.task.id),
+          ['f1', 'f2', 'f3', 'next'],
+        );
+      });
+
+      it('stores an empty fork', async () => {
+        const empty = { ...session('e', 'alice', 1), forkedFrom: { sessionId: 'src' } };
+        await repo.createFork(empty, []);
+        assert.deepEqual(await repo.get('e'), empty);
+        assert.equal(await tasksOf(db).countByContext('e'), 0);
+      });
+
+      it('refuses a taken session id and stores none of the turns', async () => {
+        await repo.create(session('fk'));
+        await assert.rejects(repo.createFork(fork('fk', 3), turns('fk')), reason('ALREADY_EXISTS'));
+        assert.equal(await tasksOf(db).countByContext('fk'), 0);
+        assert.equal(await tasksOf(db).get('f1'), undefined);
+        assert.deepEqual(await repo.get('fk'), session('fk'));
+      });
+
+      it('stores nothing when a turn cannot be stored (all or nothing)', async () => {
+        await insertTaskRow(db, 'f3', 'elsewhere');
+        await assert.rejects(repo.createFork(fork('fk', 3), turns('fk')));
+        assert.equal(await repo.get('fk'), undefined);
+        const tasks = tasksOf(db);
+        assert.equal(await tasks.countByContext('fk'), 0);
+        assert.equal(await tasks.get('f1'), undefined);
+        assert.equal((await tasks.list({ owner: 'alice', limit: 1 })).total, 0);
+        assert.equal((await transcriptsOf(db).forContext('fk', ['f1'])).size, 0);
+      });
     });
   });
