@@ -160,6 +160,9 @@ describe('extension versions', () => {
     assert.ok(ext);
     assert.deepEqual(ext.params.versions, ['1.4', '1.3']);
     assert.equal(ext.params.version, '1.4');
+    for (const m of ['fork', 'resume', 'compact'])
+      assert.ok(ext.params.addedIn['1.4']?.includes(`_cleveragents/session/${m}`), m);
+    assert.ok(!ext.params.addedIn['1.3']?.includes('_cleveragents/session/fork'));
     assert.ok(ext.params.addedIn['1.3']?.includes('_cleveragents/whoami'));
     assert.ok(ext.params.addedIn['1.3']?.includes('_cleveragents/sync/pull'));
     assert.ok(ext.params.addedIn['1.2']?.includes('_cleveragents/context/show'));
@@ -174,6 +177,9 @@ describe('extension versions', () => {
     assert.ok((await call('_cleveragents/whoami', '1.4')).result);
     assert.ok((await call('_cleveragents/whoami', '1.3')).result);
     assert.ok((await call('_cleveragents/plan/list', '1.3')).result);
+    const old = await call('_cleveragents/session/resume', '1.3');
+    assert.equal(old.error?.code, -32601, 'session/resume came with 1.4');
+    assert.match(old.error?.message ?? '', /session\/resume/);
   });
 
   it('refuses a version it does not serve with -32007 (no fallback), and leaves standard methods alone', async () => {
@@ -228,11 +234,16 @@ describe('extension versions over stdio', () => {
   }
 
   it('activates the version asked for in initialize and serves it', async () => {
-    const r = await session('1.3', ['_cleveragents/health/check', '_cleveragents/whoami']);
+    const r = await session('1.3', [
+      '_cleveragents/health/check',
+      '_cleveragents/whoami',
+      '_cleveragents/session/fork',
+    ]);
     assert.equal(r.get(0)?.result?.['extensionVersion'], '1.3');
     assert.deepEqual(r.get(0)?.result?.['extensions'], ['urn:cleveragents:extensions:v1']);
     assert.ok(r.get(1)?.result);
     assert.ok(r.get(2)?.result, 'whoami came with 1.3');
+    assert.equal(r.get(3)?.error?.code, -32601, 'session/fork came with 1.4');
   });
 
   it('does not activate a version it does not serve, and its methods answer -32007', async () => {
