@@ -141,6 +141,32 @@ function story(mode: string, cli: (args: string[]) => Promise<CliResult>): void 
     const usage = await cli(['session', 'compact', s, '--keep', '51']);
     assert.equal(usage.code, 2, usage.stderr);
   });
+
+  it('a fork of a compacted session sends the summary, not the turns it covers; chat recaps the compaction', async () => {
+    const s = (await json(['session', 'create', '--actor', actor])).session.id as string;
+    await send(s, 'gamma question', 'g1');
+    await send(s, 'delta question', 'd1');
+    fake.push({ text: ['SUMMARY-F of gamma and delta'] });
+    const compacted = await json(['session', 'compact', s, '--keep', '0']);
+    const fork = (await json(['session', 'fork', s])).session.id as string;
+    assert.notEqual(fork, s);
+    const at = fake.generations.length;
+    await send(fork, 'epsilon question', 'e1');
+    assert.match(said(at), /SUMMARY-F of gamma and delta/, "the fork's copy of the compaction stands in for its turns");
+    assert.doesNotMatch(
+      said(at),
+      /gamma question|delta question/,
+      'the covered turns (copied with new ids) are not sent',
+    );
+
+    const chat = await cli(['--format', 'plain', 'chat', '--session', s]);
+    assert.equal(chat.code, 0, chat.stderr);
+    assert.match(
+      chat.stdout,
+      new RegExp(`^recap\\t${compacted.task.id as string}\\tcompaction\\t\\tcompaction: 2 turns summarised`, 'm'),
+    );
+    assert.match(chat.stdout, /^recap\t\S+\tcompleted\tdelta question\td1$/m);
+  });
 }
 
 describe('agents session compact (local mode)', () => {

@@ -12,6 +12,7 @@ import {
 import { exitReasonOf } from '../exit-codes.js';
 import { renderError, reportOf, type ErrorReport } from '../render/error.js';
 import { StreamPrinter, type StreamedEvent } from '../render/stream.js';
+import { compactionLine, compactionOf } from '../render/compaction.js';
 import { oneLine } from '../render/table.js';
 import { artifactsText, isInterruptedState, messageWords, partsText, stateWord } from '../render/task.js';
 import type { Ui } from '../render/ui.js';
@@ -139,6 +140,13 @@ function printRecap(ui: Ui, session: Session, recap: readonly Task[]): void {
     recap.length < session.taskCount ? `last ${recap.length} of ${session.taskCount} turns` : 'turns so far';
   if (ui.rich) ui.out(`${ui.pal.dim(`${shown}:`)}\n`);
   for (const t of recap) {
+    const compaction = compactionOf(t);
+    if (compaction) {
+      // A compaction is no exchange: it says what it summarised.
+      if (ui.rich) ui.out(ui.pal.dim(`  ${compactionLine(compaction)}\n`));
+      else ui.out(`recap\t${t.id}\tcompaction\t\t${clip(compactionLine(compaction))}\n`);
+      continue;
+    }
     const asked = clip(partsText(t.history?.find((m) => m.role === 'ROLE_USER')?.parts ?? []));
     const answer = clip(
       artifactsText(t.artifacts) || messageWords(t.status.message) || `(${stateWord(t.status.state)})`,
