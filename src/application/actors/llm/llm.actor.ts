@@ -13,6 +13,8 @@ import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../
 import type { Session } from '../../../domain/session.js';
 import { AppError } from '../../../domain/errors.js';
 import type { Actor, ActorTurn } from '../../ports/actor.port.js';
+import { vetoText, type HookService } from '../../hooks/hook.service.js';
+import { toolCallHooks, type ToolCallHooks } from '../../hooks/tool-call-hooks.js';
 import { fragmentsText, type ContextProvider } from '../../context/context.types.js';
 import {
   ProviderFailure,
@@ -47,6 +49,8 @@ export interface LlmActorDeps {
   logger: Logger;
   /** What a project-bound chat's actor sees of the project (the context service, view `default`). */
   context?: ContextProvider | undefined;
+  /** The hooks run before and after each tool call (absent: none). */
+  hooks?: HookService | undefined;
 }
 
 /** Steps in a row whose every call was malformed before the turn gives up. */
@@ -92,6 +96,7 @@ class LlmTurn {
   private toolArtifacts = 0;
   private malformedSteps = 0;
   private project: string | undefined;
+  private hooks: ToolCallHooks | undefined;
 
   constructor(
     private readonly actorName: string,
@@ -121,6 +126,15 @@ class LlmTurn {
       const session = await this.deps.session(this.turn.task.contextId);
       this.project = session?.project;
       this.tools = await this.deps.toolbox.assemble(this.def, session, this.signal);
+      this.hooks = toolCallHooks(this.deps.hooks, {
+        task: this.turn.task,
+        signal: this.signal,
+        artifact: (a) => this.turn.artifact(a),
+        owner: session?.owner ?? this.turn.task.contextId,
+        project: this.project,
+        session: session?.id,
+        workdir: this.tools.workspace?.root,
+      });
       const earlier = await this.transcriptOrNew();
       if (earlier === 'answered') return;
       await this.loop();
@@ -366,6 +380,12 @@ class LlmTurn {
     args: Record<string, unknown>,
     verdict: PolicyVerdict | undefined,
   ): Promise<ModelToolResult> {
+    const veto = await this.hooks?.before(tool.ref, args);
+    if (veto) {
+      const text = vetoText(veto);
+      await this.toolEvent(call, tool.ref, args, { state: 'vetoed', ok: false, summary: text, hook: veto.hook });
+      return { id: call.id, name: call.name, output: text, isError: true };
+    }
     const artifactId = await this.toolEvent(call, tool.ref, args, { state: 'running' });
     const t0 = Date.now();
     let outcome;
@@ -377,6 +397,7 @@ class LlmTurn {
     }
     if (this.signal.aborted) throw new ProviderFailure('cancelled', 'cancelled', '');
     this.transcript.toolCalls++;
+    await this.hooks?.after(tool.ref, args, outcome);
     await this.toolEvent(
       call,
       tool.ref,
