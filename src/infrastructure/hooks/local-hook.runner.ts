@@ -51,7 +51,7 @@ export class LocalHookRunner implements HookRunner {
         { timeoutMs: inv.timeoutMs, signal: inv.signal, input: inv.payload, captureStdout: true },
       );
       const base = { answer: r.stdout ?? r.output, output: r.output };
-      const seconds = Math.round(inv.timeoutMs / 1000);
+      const seconds = inv.timeoutMs / 1000;
       if (r.spawnError !== undefined) return { ...base, failure: `it could not be started: ${r.spawnError}` };
       if (r.timedOut) return { ...base, failure: `it timed out after ${seconds} s` };
       if (r.aborted) return { ...base, failure: 'it was cancelled' };
@@ -95,8 +95,7 @@ export class LocalHookRunner implements HookRunner {
         };
       return { answer: body, output: body, status: res.status };
     } catch (err) {
-      if (timeout.aborted)
-        return { answer: '', output: '', failure: `it timed out after ${Math.round(inv.timeoutMs / 1000)} s` };
+      if (timeout.aborted) return { answer: '', output: '', failure: `it timed out after ${inv.timeoutMs / 1000} s` };
       if (inv.signal.aborted) return { answer: '', output: '', failure: 'it was cancelled' };
       const cause = (err as { cause?: { message?: string } }).cause?.message;
       return {
