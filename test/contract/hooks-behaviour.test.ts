@@ -255,7 +255,7 @@ describe('hooks', () => {
       const vetoed = await client.call(planApply, { planId: id, yes: true });
       assert.equal(vetoed.task?.status.state, 'TASK_STATE_FAILED');
       assert.match(
-        statusText(vetoed.task as Task),
+        statusText(vetoed.task),
         /^Vetoed by hook local\/freeze: the release is frozen; nothing was applied\nHint: /,
       );
       assert.equal(git(repo, 'rev-parse', 'HEAD'), head);
