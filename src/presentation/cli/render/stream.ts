@@ -8,6 +8,8 @@ import {
   stateWord,
   styleState,
   toolCallLine,
+  hookRunLine,
+  hookRunOf,
   toolCallOf,
 } from './task.js';
 import type { Ui } from './ui.js';
@@ -64,6 +66,13 @@ export class StreamPrinter {
         const line = toolCallLine(call);
         if (this.style === 'events') return ui.out(`${line}\n`);
         return ui.err(`${ui.rich ? ui.errPal.dim(`  ${line}`) : `tool: ${line}`}\n`);
+      }
+      const run = hookRunOf(artifact);
+      if (run && !plainEvents) {
+        this.end();
+        const line = hookRunLine(run);
+        if (this.style === 'events') return ui.out(`${line}\n`);
+        return ui.err(`${ui.rich ? ui.errPal.dim(`  ${line}`) : line}\n`);
       }
       const text = partsText(artifact.parts);
       if (plainEvents) return ui.out(`${seq}\tartifact\t${artifact.artifactId}\t${JSON.stringify(text)}\n`);
