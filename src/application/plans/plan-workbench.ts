@@ -40,7 +40,7 @@ export class PlanStopped extends Error {}
 export class PlanWorkbench {
   readonly now: () => Date;
   /** The plans a run holds: the task their phase changes are reported on, and the last phase seen. */
-  private readonly watched = new Map<string, { turn: TaskHandle; phase: Phase; state: Plan['state'] }>();
+  private readonly watched = new Map<string, { turn: TaskHandle; seen: Pick<Plan, 'phase' | 'state'> }>();
 
   constructor(readonly deps: PlanEngineDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -50,10 +50,9 @@ export class PlanWorkbench {
     plan.updatedAt = this.now().toISOString();
     await this.deps.plans.save(plan);
     const w = this.watched.get(plan.id);
-    if (w && (w.phase !== plan.phase || w.state !== plan.state)) {
-      const from = { phase: w.phase, state: w.state };
-      w.phase = plan.phase;
-      w.state = plan.state;
+    if (w && (w.seen.phase !== plan.phase || w.seen.state !== plan.state)) {
+      const from = w.seen;
+      w.seen = { phase: plan.phase, state: plan.state };
       await notifyPlanHooks(
         this.deps.hooks,
         'plan-phase',
@@ -67,7 +66,7 @@ export class PlanWorkbench {
 
   /** While a run holds the plan, each saved change of its phase or state fires the plan-phase hooks. */
   watchPhases(plan: Plan, turn: TaskHandle): () => void {
-    const w = { turn, phase: plan.phase, state: plan.state };
+    const w = { turn, seen: { phase: plan.phase, state: plan.state } };
     this.watched.set(plan.id, w);
     return () => {
       if (this.watched.get(plan.id) === w) this.watched.delete(plan.id);
