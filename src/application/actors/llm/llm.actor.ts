@@ -130,7 +130,7 @@ class LlmTurn {
         task: this.turn.task,
         signal: this.signal,
         artifact: (a) => this.turn.artifact(a),
-        owner: session?.owner ?? this.turn.task.contextId,
+        owner: session?.owner ?? '',
         project: this.project,
         session: session?.id,
         workdir: this.tools.workspace?.root,
