@@ -143,6 +143,9 @@ export class HookService {
       this.deps.logger.error({ err, hook: hook.name }, 'a hook could not be run');
       outcome = { answer: '', output: '', failure: `it could not be run: ${(err as Error).message}` };
     }
+    // Cancelled with its task: nothing more is recorded, and the caller (which stops on its
+    // aborted signal) must not go on as if the hook had answered.
+    if (ctx.signal.aborted) throw new Error(`hook ${hook.name} was cancelled with its task`);
     const decided = decideHook(event, outcome);
     const kept = truncateBytes(outcome.output);
     const run: HookRun = {

@@ -178,3 +178,37 @@ describe('the hook service', () => {
     assert.equal(payload.result.summary, 'done');
   });
 });
+
+describe('a cancelled task', () => {
+  it('stops its hooks: nothing is recorded and the event does not go on as answered', async () => {
+    const abort = new AbortController();
+    const artifacts: Artifact[] = [];
+    const service = new HookService({
+      hooksOf: () => Promise.resolve([def('local/a'), def('local/b')]),
+      projectNetwork: () => Promise.resolve(undefined),
+      runner: {
+        run: () => {
+          abort.abort();
+          return Promise.resolve({ answer: '', output: '', failure: 'it was cancelled' });
+        },
+      },
+      logger: silentLogger,
+    });
+    await assert.rejects(
+      service.fire(
+        'before-tool-call',
+        { tool: 't/x' },
+        {
+          namespace: 'local',
+          signal: abort.signal,
+          artifact: (a) => {
+            artifacts.push(a);
+            return Promise.resolve();
+          },
+        },
+      ),
+      /hook local\/a was cancelled with its task/,
+    );
+    assert.deepEqual(artifacts, []);
+  });
+});
