@@ -128,3 +128,5 @@ export {
   type SyncEntityStatus,
 } from './sync/sync.service.js';
 export { namespaceNotFound } from './registry/namespace.service.js';
+export type { HookInvocation, HookOutcome, HookRunner } from './ports/hook-runner.port.js';
+export { HookService, type HookContext, type HookRun, type HookVeto } from './hooks/hook.service.js';

@@ -47,6 +47,9 @@ import type { AccountRepository, KeyHasher } from './ports/account.repository.po
 import type { FileInventory } from './ports/file-inventory.port.js';
 import type { RemoteConnectionStore, SyncRemoteFactory, SyncStateStore } from './ports/sync.port.js';
 import { SyncService } from './sync/sync.service.js';
+import { HookService } from './hooks/hook.service.js';
+import type { HookRunner } from './ports/hook-runner.port.js';
+import type { HookDefinition, ProjectDefinition } from '../domain/registry/entities.js';
 
 export interface FacadeDeps {
   tasks: TaskRepository;
@@ -88,6 +91,8 @@ export interface FacadeDeps {
   sync?: { state: SyncStateStore; connection: RemoteConnectionStore; remotes: SyncRemoteFactory };
   /** Server-mode users and API keys (with the slow hash of their secrets). */
   accounts: { repo: AccountRepository; hasher: KeyHasher };
+  /** Runs hooks' commands and webhooks (absent: registered hooks do not run). */
+  hookRunner?: HookRunner | undefined;
 }
 
 /** What LLM actors need besides the stores the facade already has. */
@@ -186,6 +191,19 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     builtinModels: [...deps.actorsByModel.keys()],
     llm: deps.llm && { keys: deps.llm.keys, mcp: deps.llm.mcp },
   });
+  const hookRunner = deps.hookRunner;
+  const hooks =
+    hookRunner &&
+    new HookService({
+      hooksOf: async (namespace) =>
+        (await deps.registry.list({ kind: 'hook', namespaces: [namespace] })).map(
+          (e) => e.definition as HookDefinition,
+        ),
+      projectNetwork: async (name) =>
+        ((await deps.registry.get('project', name))?.definition as ProjectDefinition | undefined)?.settings?.network,
+      runner: hookRunner,
+      logger: deps.logger,
+    });
   // What every actor sees of a project: plans' strategy and execution actors, project-bound chats.
   const context = new ContextService({
     registry,
@@ -207,6 +225,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     tools: deps.tools,
     logger: deps.logger,
     commandTimeoutMs: deps.commandTimeoutMs,
+    hooks,
     llm: deps.llm && {
       models: deps.llm.models,
       keys: deps.llm.keys,
@@ -253,6 +272,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
           context,
           compaction,
           lookupActor: async (n) => (await reg.lookup('actor', n))?.definition as ActorDefinition | undefined,
+          hooks,
         })),
   );
   sessions = new SessionService({

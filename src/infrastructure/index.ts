@@ -77,3 +77,4 @@ export {
   type PoolStats,
 } from './persistence/postgres/pg-database.js';
 export { openPgStorage, type PgStorage, type PgStorageOptions } from './persistence/postgres/pg-storage.js';
+export { LocalHookRunner, type LocalHookRunnerOptions } from './hooks/local-hook.runner.js';

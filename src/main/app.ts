@@ -26,6 +26,7 @@ import {
   GitSandboxManager,
   HttpWebhookSender,
   HostSystemProbe,
+  LocalHookRunner,
   openSqliteStorage,
   openPgStorage,
   type Storage,
@@ -193,6 +194,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       })
     : undefined;
   const accounts = storage.accounts;
+  const webhooks = new HttpWebhookSender({
+    allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS'),
+  });
   const facade = createServiceFacade({
     tasks: storage.tasks,
     sessions: storage.sessions,
@@ -205,7 +209,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     plans: storage.plans,
     sandboxes: new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes') }),
     tools: new BuiltinToolRunner({ confinement }),
-    webhooks: new HttpWebhookSender({ allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS') }),
+    webhooks,
+    // Hook commands run confined like every command; hook webhooks pass the push webhooks' URL check.
+    hookRunner: new LocalHookRunner({ confinement, urlGuard: webhooks }),
     probe: new HostSystemProbe({
       storage,
       dataDir: opts.dataDir,

@@ -13,6 +13,7 @@ import {
   actorRegistry,
   automationProfileRegistry,
   CONTRACTS,
+  hookRegistry,
   namespaceList,
   namespaceMembers,
   namespaceShow,
@@ -549,6 +550,119 @@ export function registrySuite(ctx: SuiteContext): void {
     await client.call(projectRegistry.remove, { name: 'local/guarded-p' });
     await client.call(resourceRegistry.remove, { name: 'local/guarded-r' });
     ctx.record('automation-profile-invalid', bad.fieldViolations);
+  });
+
+  it('hooks: located errors, exactly one of command or webhook, a project refers to one, list by event, remove', async () => {
+    const text = [
+      'name: local/guard',
+      'event: before-tool-call',
+      'tools: [builtin/*]',
+      'command: { program: /bin/true }',
+      'webhook: { url: "ftp://example.com/x" }',
+      'timeoutSeconds: 900',
+      '',
+    ].join('\n');
+    const bad = await rpcError(
+      client.call(hookRegistry.add, { source: { text, filename: 'guard.yaml' } }),
+      -32602,
+      'ValidationError',
+    );
+    assert.deepEqual(
+      bad.fieldViolations.map((f) => [f.field, (f as { line?: number }).line, f.description]),
+      [
+        ['command', 4, 'give exactly one of command (a program to run) or webhook (a URL to POST to)'],
+        ['webhook.url', 5, 'must be an http:// or https:// URL'],
+        ['timeoutSeconds', 6, 'must be between 1 and 600'],
+      ],
+    );
+    const both = await rpcError(
+      client.call(hookRegistry.add, {
+        definition: {
+          name: 'local/guard',
+          event: 'after-apply',
+          tools: ['x/*'],
+          command: { program: '/bin/true' },
+          webhook: { url: 'https://example.com/h' },
+        },
+      }),
+      -32602,
+      'ValidationError',
+    );
+    assert.deepEqual(
+      both.fieldViolations.map((f) => [f.field, f.description]),
+      [
+        ['command', 'give exactly one of command (a program to run) or webhook (a URL to POST to)'],
+        ['tools', 'only before-tool-call and after-tool-call hooks take tools (this one is after-apply)'],
+      ],
+    );
+    const noSuch = await rpcError(
+      client.call(hookRegistry.add, {
+        definition: {
+          name: 'local/guard',
+          event: 'before-apply',
+          project: 'local/nope',
+          command: { program: '/bin/true' },
+        },
+      }),
+      -32602,
+      'ValidationError',
+    );
+    assert.match(noSuch.message, /project: no project named local\/nope/);
+    await client.call(resourceRegistry.add, {
+      definition: { name: 'local/hooked-r', type: 'fs-directory', path: join(work, 'plain') },
+    });
+    await client.call(projectRegistry.add, { definition: { name: 'local/hooked-p', resources: ['local/hooked-r'] } });
+    const added = await client.call(hookRegistry.add, {
+      definition: {
+        name: 'local/guard',
+        event: 'before-tool-call',
+        project: 'local/hooked-p',
+        tools: ['builtin/*'],
+        command: { program: '/bin/true', args: ['x'] },
+      },
+    });
+    assert.equal(added.revision, 1);
+    await client.call(hookRegistry.add, {
+      definition: {
+        name: 'local/notify',
+        event: 'after-apply',
+        webhook: { url: 'https://example.com/h?token=secret' },
+      },
+    });
+    const shown = await client.call(hookRegistry.show, { name: 'local/notify' });
+    assert.deepEqual(shown.derived, {
+      event: 'after-apply',
+      scope: 'global',
+      projectExists: true,
+      runs: 'webhook',
+      target: 'https://example.com',
+      tools: [],
+      timeoutSeconds: 10,
+      vetoes: false,
+      usedBy: [],
+    });
+    const byEvent = await client.call(hookRegistry.list, { type: 'before-tool-call' });
+    assert.deepEqual(
+      byEvent.items.map((e) => e.name),
+      ['local/guard'],
+    );
+    const inUse = await rpcError(
+      client.call(projectRegistry.remove, { name: 'local/hooked-p' }),
+      -32004,
+      'EntityInUseError',
+    );
+    assert.match(inUse.message, /project local\/hooked-p is used by hook local\/guard/);
+    const updated = await client.call(hookRegistry.update, {
+      name: 'local/guard',
+      definition: { ...added.definition, timeoutSeconds: 30 },
+      expectedRevision: 1,
+    });
+    assert.equal(updated.revision, 2);
+    for (const name of ['local/guard', 'local/notify'])
+      assert.equal((await client.call(hookRegistry.remove, { name })).removed, true);
+    await client.call(projectRegistry.remove, { name: 'local/hooked-p' });
+    await client.call(resourceRegistry.remove, { name: 'local/hooked-r' });
+    ctx.record('hook-invalid', bad.fieldViolations);
   });
 
   it('publishes an OpenRPC document with a schema for every method', async () => {

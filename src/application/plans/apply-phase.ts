@@ -1,6 +1,18 @@
 import type { Plan } from '../../domain/plan/plan.js';
 import { awaitAnswer, markApplied, policyOf, startPhase } from '../../domain/plan/plan.js';
 import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.js';
+import { vetoText } from '../hooks/hook.service.js';
+import { beforeApply, notifyPlanHooks } from '../hooks/plan-hooks.js';
+
+/** What a before-apply hook is told of the changes: the stats and the files, per resource. */
+async function applyFacts(wb: PlanWorkbench, plan: Plan): Promise<unknown[]> {
+  if (!wb.deps.hooks) return [];
+  return (await wb.diffs(plan)).map((d) => ({
+    resource: d.resource,
+    stats: d.diff.stats,
+    files: d.diff.files.map((f) => ({ status: f.status, path: f.path })),
+  }));
+}
 
 /** The apply phase: asks for approval first unless `yes` or the plan's profile skips it (`applyApproval: false`), then applies each sandbox into its project. */
 export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
@@ -26,6 +38,14 @@ export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHand
   }
   startPhase(plan, 'apply');
   await wb.save(plan);
+  const veto = await beforeApply(wb.deps.hooks, plan, turn, { changes: await applyFacts(wb, plan) });
+  if (veto)
+    return wb.fail(plan, turn, 'apply', {
+      kind: 'policy',
+      message: `${vetoText(veto)}; nothing was applied`,
+      recoverable: true,
+      hint: `see the hook's output with agents task show ${turn.task.id}; once it would allow it, run agents plan apply ${plan.id}`,
+    });
   await turn.status('TASK_STATE_WORKING', 'Applying the changes to the project', wb.meta(plan));
   const applied: NonNullable<Plan['applied']>['commits'] = [];
   for (const sb of plan.sandboxes) {
@@ -58,5 +78,6 @@ export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     await sandboxes.remove(sb).catch((err: unknown) => logger.warn({ err, planId: plan.id }, 'sandbox cleanup failed'));
   markApplied(plan, { at: wb.now().toISOString(), commits: applied });
   await wb.save(plan);
+  await notifyPlanHooks(wb.deps.hooks, 'after-apply', plan, turn, { applied: plan.applied }, logger);
   await turn.status('TASK_STATE_COMPLETED', `Plan ${plan.id} applied`, wb.meta(plan));
 }

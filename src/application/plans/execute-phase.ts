@@ -1,5 +1,7 @@
 import { newId } from '../../domain/ids.js';
 import type { Plan, ToolCallRecord } from '../../domain/plan/plan.js';
+import { vetoText } from '../hooks/hook.service.js';
+import { planToolCallHooks } from '../hooks/plan-hooks.js';
 import { awaitAnswer, completePhase, policyOf, startPhase } from '../../domain/plan/plan.js';
 import { decideCall } from '../../domain/plan/policy.js';
 import type { ToolDefinition } from '../../domain/registry/entities.js';
@@ -42,6 +44,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
   const sandbox = plan.sandboxes[0];
   if (!sandbox)
     return wb.fail(plan, turn, 'execute', { kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
+  const hooks = planToolCallHooks(wb.deps.hooks, plan, turn);
   for (let i = plan.cursor; i < plan.stepsTotal; i++) {
     const d = decisions.find((x) => x.type === 'step' && x.stepIndex === i && !x.superseded);
     if (!d)
@@ -106,23 +109,25 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       writes: tool.writes,
       command: normalized && commandOfCall(tool, normalized),
     });
-    if (verdict.decision === 'deny') {
-      const denied: ToolCallRecord = {
+    // A call that did not run, in the execution log.
+    const notRun = (summary: string): Promise<void> =>
+      record({
         id: newId(),
         planId: plan.id,
         decisionId: d.id,
         tool: toolName,
         args,
         ok: false,
-        summary: `denied by policy: ${verdict.reason}`,
+        summary,
         durationMs: 0,
         filesTouched: [],
         exitCode: null,
         resource: sandbox.resource,
         createdAt: wb.now().toISOString(),
         policy: verdict,
-      };
-      await record(denied);
+      });
+    if (verdict.decision === 'deny') {
+      await notRun(`denied by policy: ${verdict.reason}`);
       return wb.fail(plan, turn, 'execute', {
         kind: 'policy',
         message: `step ${i + 1} (${toolName}) was not run: ${verdict.reason}`,
@@ -166,6 +171,16 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       `Step ${i + 1}/${plan.stepsTotal}: ${toolName} ${argSummary(args)}`,
       wb.meta(plan, { step: i + 1 }),
     );
+    const veto = await hooks?.before(toolName, args);
+    if (veto) {
+      await notRun(vetoText(veto));
+      return wb.fail(plan, turn, 'execute', {
+        kind: 'policy',
+        message: `step ${i + 1} (${toolName}) was not run: ${vetoText(veto)}`,
+        recoverable: true,
+        hint: `see the hook's output with agents task show ${turn.task.id}; correct the step (agents plan correct ${d.id} …) or run agents plan execute ${plan.id} once the hook allows it`,
+      });
+    }
     const t0 = Date.now();
     const remaining = Math.max(1000, plan.budget.maxWallMs - plan.usage.wallMs);
     const result = await wb.deps.tools.run({
@@ -205,6 +220,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       call.checkpointId = cp.id;
     }
     await record(call);
+    await hooks?.after(toolName, args, result);
     if (!result.ok) {
       return wb.fail(plan, turn, 'execute', {
         kind: 'tool',

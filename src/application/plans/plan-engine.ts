@@ -162,6 +162,7 @@ export class PlanEngine {
     }
     this.open.set(planId, plan);
     this.running.add(planId);
+    const unwatch = this.wb.watchPhases(plan, turn);
     try {
       await fn(plan);
     } catch (err) {
@@ -185,6 +186,7 @@ export class PlanEngine {
         await turn.status('TASK_STATE_FAILED', `Plan error: ${error.message}`, this.wb.meta(plan));
       }
     } finally {
+      unwatch();
       this.running.delete(planId);
       this.open.delete(planId);
     }

@@ -8,6 +8,8 @@ import type { PlanRepository } from '../ports/plan.repository.port.js';
 import type { SandboxDiff, SandboxManager, ToolRunner } from '../ports/sandbox.port.js';
 import type { RegistryService } from '../registry/registry.service.js';
 import type { PlanLlmDeps } from './llm/plan-model.js';
+import type { HookService } from '../hooks/hook.service.js';
+import { notifyPlanHooks } from '../hooks/plan-hooks.js';
 
 /**
  * The A2A task a run reports on: its status and artifact events, and the signal that cancels it.
@@ -25,6 +27,8 @@ export interface PlanEngineDeps {
   commandTimeoutMs?: number | undefined;
   /** LLM providers and the context service (absent: plans from a goal are refused). */
   llm?: PlanLlmDeps | undefined;
+  /** The hooks run around tool calls, on phase changes and around apply (absent: none). */
+  hooks?: HookService | undefined;
 }
 
 export const PLAN_META = 'urn:cleveragents:plan';
@@ -35,6 +39,8 @@ export class PlanStopped extends Error {}
 /** What the phases share: saving the plan, its decisions and checkpoints, and reporting on its task. */
 export class PlanWorkbench {
   readonly now: () => Date;
+  /** The plans a run holds: the task their phase changes are reported on, and the last phase seen. */
+  private readonly watched = new Map<string, { turn: TaskHandle; seen: Pick<Plan, 'phase' | 'state'> }>();
 
   constructor(readonly deps: PlanEngineDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -43,6 +49,28 @@ export class PlanWorkbench {
   async save(plan: Plan): Promise<void> {
     plan.updatedAt = this.now().toISOString();
     await this.deps.plans.save(plan);
+    const w = this.watched.get(plan.id);
+    if (w && (w.seen.phase !== plan.phase || w.seen.state !== plan.state)) {
+      const from = w.seen;
+      w.seen = { phase: plan.phase, state: plan.state };
+      await notifyPlanHooks(
+        this.deps.hooks,
+        'plan-phase',
+        plan,
+        w.turn,
+        { phase: plan.phase, state: plan.state, from },
+        this.deps.logger,
+      );
+    }
+  }
+
+  /** While a run holds the plan, each saved change of its phase or state fires the plan-phase hooks. */
+  watchPhases(plan: Plan, turn: TaskHandle): () => void {
+    const w = { turn, seen: { phase: plan.phase, state: plan.state } };
+    this.watched.set(plan.id, w);
+    return () => {
+      if (this.watched.get(plan.id) === w) this.watched.delete(plan.id);
+    };
   }
 
   async checkpoint(plan: Plan, label: string, stepIndex: number, decisionId?: string): Promise<Checkpoint> {

@@ -14,6 +14,7 @@ import type {
   ToolDefinition,
 } from '../../domain/registry/entities.js';
 import { actorEndpoint, namesApiKey, type McpServer } from '../../domain/registry/entities.js';
+import { DEFAULT_HOOK_TIMEOUT_SECONDS, VETO_EVENTS } from '../../domain/registry/hook.js';
 import type { ResourceInspector } from '../ports/registry.repository.port.js';
 import type { ApiKeys } from '../ports/language-model.port.js';
 import type { McpHub } from '../ports/mcp.port.js';
@@ -93,6 +94,25 @@ const DERIVERS: { [K in RegistryKind]: Deriver<K> } = {
     rules: (p.rules ?? []).length,
     usedBy: ctx.usedBy,
   }),
+  hook: async (h, ctx) => ({
+    event: h.event,
+    scope: h.project ?? 'global',
+    projectExists: h.project === undefined || (await ctx.lookup('project', h.project)) !== undefined,
+    runs: h.command ? 'command' : 'webhook',
+    target: h.command ? h.command.program : originOf(h.webhook?.url ?? ''),
+    tools: h.tools ?? [],
+    timeoutSeconds: h.timeoutSeconds ?? DEFAULT_HOOK_TIMEOUT_SECONDS,
+    vetoes: VETO_EVENTS.has(h.event),
+    usedBy: ctx.usedBy,
+  }),
+};
+
+const originOf = (url: string): string => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
 };
 
 /** What `show` adds to a definition of kind K: facts computed from the registry and the machine. */

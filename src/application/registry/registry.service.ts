@@ -55,6 +55,7 @@ const TYPE_FIELD: Record<RegistryKind, string | undefined> = {
   project: undefined,
   action: undefined,
   'automation-profile': undefined,
+  hook: 'event',
 };
 
 export interface RegistryServiceDeps {

@@ -31,6 +31,7 @@ export const SYNC_KINDS: readonly RegistryKind[] = [
   'resource',
   'project',
   'action',
+  'hook',
 ];
 
 export type SyncEntityState = 'ahead' | 'behind' | 'conflict' | 'in-sync' | 'server-only' | 'local-only';

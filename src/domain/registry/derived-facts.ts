@@ -15,6 +15,7 @@ import {
   type DEFINITION_SCHEMAS,
   type RegistryKind,
 } from './entities.js';
+import { HOOK_EVENTS } from './hook.js';
 
 /** An entity whose definition refers to another. */
 export const Referrer = z.object({ kind: z.enum(REGISTRY_KINDS), name: z.string() });
@@ -132,6 +133,22 @@ export const AutomationProfileFacts = z.object({
   usedBy: UsedBy,
 });
 
+export const HookFacts = z.object({
+  event: z.enum(HOOK_EVENTS),
+  /** The project it runs for, or `global` (every project of its namespace and chats without one). */
+  scope: z.string(),
+  /** Whether the project it names is registered (a global hook: true). */
+  projectExists: z.boolean(),
+  runs: z.enum(['command', 'webhook']),
+  /** The program, or the webhook's origin (never its path, query or headers: they may hold secrets). */
+  target: z.string(),
+  tools: z.array(z.string()),
+  timeoutSeconds: z.number().int().positive(),
+  /** Whether it may veto what comes next (before-tool-call, before-apply). */
+  vetoes: z.boolean(),
+  usedBy: UsedBy,
+});
+
 /** The derived facts of each kind. */
 export const DERIVED_FACT_SCHEMAS = {
   actor: ActorFacts,
@@ -141,6 +158,7 @@ export const DERIVED_FACT_SCHEMAS = {
   project: ProjectFacts,
   action: ActionFacts,
   'automation-profile': AutomationProfileFacts,
+  hook: HookFacts,
 } as const satisfies Record<RegistryKind, z.ZodType>;
 
 /** The derived facts of a kind's `show`. */

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { InstructionPath, ProjectContextSettings } from '../context/context.js';
 import { POLICY_DECISIONS, PolicyRule } from '../plan/policy.js';
+import { HookDefinition } from './hook.js';
 import { EntityName } from './names.js';
 
 export const REGISTRY_KINDS = [
@@ -16,6 +17,7 @@ export const REGISTRY_KINDS = [
   'project',
   'action',
   'automation-profile',
+  'hook',
 ] as const;
 export type RegistryKind = (typeof REGISTRY_KINDS)[number];
 export const PLURAL: Record<RegistryKind, string> = {
@@ -26,6 +28,7 @@ export const PLURAL: Record<RegistryKind, string> = {
   project: 'projects',
   action: 'actions',
   'automation-profile': 'automation-profiles',
+  hook: 'hooks',
 };
 
 const Description = z.string().max(2000, 'is at most 2000 characters');
@@ -427,6 +430,8 @@ export const AutomationProfileDefinition = z
   .strict();
 export type AutomationProfileDefinition = z.infer<typeof AutomationProfileDefinition>;
 
+export { HookDefinition };
+
 export const DEFINITION_SCHEMAS = {
   actor: ActorDefinition,
   tool: ToolDefinition,
@@ -435,6 +440,7 @@ export const DEFINITION_SCHEMAS = {
   project: ProjectDefinition,
   action: ActionDefinition,
   'automation-profile': AutomationProfileDefinition,
+  hook: HookDefinition,
 } as const;
 
 export type Definition =
@@ -444,7 +450,8 @@ export type Definition =
   | ResourceDefinition
   | ProjectDefinition
   | ActionDefinition
-  | AutomationProfileDefinition;
+  | AutomationProfileDefinition
+  | HookDefinition;
 
 /** A reference from one entity to another, with where it is written. */
 export interface Reference {
@@ -493,6 +500,9 @@ export function referencesOf(kind: RegistryKind, d: Definition): Reference[] {
       a.steps?.forEach((s, i) => one('tool', s.tool, ['steps', i, 'tool']));
       break;
     }
+    case 'hook':
+      one('project', (d as HookDefinition).project, ['project']);
+      break;
     default:
       break;
   }

@@ -28,6 +28,10 @@ export interface ProcessRequest {
   env?: Record<string, string>;
   /** Output (both streams) after which the program is killed (default: no limit). */
   maxOutputBytes?: number;
+  /** Written to the program's stdin, which is then closed (default: no stdin). */
+  input?: string | undefined;
+  /** Also keep stdout on its own (`ProcessResult.stdout`, capped like `output`). */
+  captureStdout?: boolean | undefined;
 }
 
 export interface ProcessResult {
@@ -43,6 +47,8 @@ export interface ProcessResult {
   truncated: boolean;
   /** Set when the program could not be started (e.g. ENOENT). */
   spawnError?: string;
+  /** stdout alone, when the request asked for it. */
+  stdout?: string;
 }
 
 /** The environment of commands: ours, minus variables that would point git somewhere else. */
@@ -62,6 +68,7 @@ function commandEnv(): NodeJS.ProcessEnv {
 
 export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
   const out = new CappedOutput(MAX_OUTPUT_BYTES);
+  const stdoutOnly = req.captureStdout ? new CappedOutput(MAX_OUTPUT_BYTES) : undefined;
   if (req.signal.aborted)
     return Promise.resolve({
       exitCode: null,
@@ -82,9 +89,13 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
     const child = spawn(req.program, [...req.args], {
       cwd: req.cwd,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
       env: req.env ?? commandEnv(),
     });
+    // Without input stdin is at its end at once (as /dev/null would be). A program that exits
+    // without reading its input closes the pipe: not an error of ours.
+    child.stdin.on('error', () => {});
+    child.stdin.end(req.input ?? '');
     const killGroup = (sig: NodeJS.Signals): void => {
       if (child.pid === undefined) return;
       try {
@@ -116,7 +127,10 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
         killGroup('SIGKILL');
       }
     };
-    child.stdout.on('data', onData);
+    child.stdout.on('data', (b: Buffer) => {
+      stdoutOnly?.push(b);
+      onData(b);
+    });
     child.stderr.on('data', onData);
 
     const finish = (
@@ -128,7 +142,15 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
       req.signal.removeEventListener('abort', onAbort);
       child.stdout.destroy();
       child.stderr.destroy();
-      resolve({ ...r, timedOut, aborted, outputLimited, output: out.text(), truncated: out.truncated });
+      resolve({
+        ...r,
+        timedOut,
+        aborted,
+        outputLimited,
+        output: out.text(),
+        truncated: out.truncated,
+        ...(stdoutOnly ? { stdout: stdoutOnly.text() } : {}),
+      });
     };
     child.on('error', (e) => finish({ exitCode: null, signal: null, spawnError: e.message }));
     child.on('exit', (code, sig) => {
@@ -157,7 +179,7 @@ export interface ConfinedResult extends ProcessResult {
 export async function runConfined(
   confinement: CommandConfinement,
   inv: CommandInvocation,
-  opts: { timeoutMs: number; signal: AbortSignal },
+  opts: Pick<ProcessRequest, 'timeoutMs' | 'signal' | 'input' | 'captureStdout'>,
 ): Promise<ConfinedResult> {
   const none = { exitCode: null, signal: null, timedOut: false, aborted: false, outputLimited: false, output: '' };
   if (confinement.mode === 'unavailable')
@@ -182,6 +204,8 @@ export async function runConfined(
       timeoutMs: opts.timeoutMs,
       signal: opts.signal,
       maxOutputBytes: confinement.limits.maxOutputBytes,
+      input: opts.input,
+      captureStdout: opts.captureStdout,
     });
   } finally {
     released = await cmd.release();

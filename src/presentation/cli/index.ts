@@ -10,6 +10,7 @@ import { registerAutomationProfile } from './commands/automation-profile.command
 import { registerActor } from './commands/actor.command.js';
 import { registerChat } from './commands/chat.command.js';
 import { registerDemo } from './commands/demo.command.js';
+import { registerHook } from './commands/hook.command.js';
 import { registerNamespace } from './commands/namespace.command.js';
 import { registerPlan } from './commands/plan.command.js';
 import { registerProject } from './commands/project.command.js';
@@ -110,6 +111,7 @@ Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authenti
   registerProject(program, runner);
   registerAction(program, runner);
   registerAutomationProfile(program, runner);
+  registerHook(program, runner);
   registerNamespace(program, runner);
   registerSync(program, runner);
   registerServer(program, runner);

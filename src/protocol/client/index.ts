@@ -33,6 +33,7 @@ export {
   projectRegistry,
   actionRegistry,
   automationProfileRegistry,
+  hookRegistry,
   resourceTypeList,
   resourceTypeShow,
 } from '../a2a/contracts/registry.contract.js';

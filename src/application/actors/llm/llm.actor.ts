@@ -14,6 +14,8 @@ import { fallbacksOf } from '../../../domain/registry/fallbacks.js';
 import type { Session } from '../../../domain/session.js';
 import { AppError } from '../../../domain/errors.js';
 import type { Actor, ActorTurn } from '../../ports/actor.port.js';
+import { vetoText, type HookService } from '../../hooks/hook.service.js';
+import { toolCallHooks, type ToolCallHooks } from '../../hooks/tool-call-hooks.js';
 import { fragmentsText, type ContextProvider } from '../../context/context.types.js';
 import {
   ProviderFailure,
@@ -55,6 +57,8 @@ export interface LlmActorDeps {
   compaction?: CompactionService | undefined;
   /** An actor's definition by name: the actor's `fallbacks` (absent: fallbacks are skipped as missing). */
   lookupActor?: ((name: string) => Promise<ActorDefinition | undefined>) | undefined;
+  /** The hooks run before and after each tool call (absent: none). */
+  hooks?: HookService | undefined;
 }
 
 /** Steps in a row whose every call was malformed before the turn gives up. */
@@ -107,6 +111,7 @@ class LlmTurn {
   private compaction: SessionHistory['compaction'];
   /** The actor's model and its fallbacks (set once the key is known). */
   private candidates: ModelCandidates | undefined;
+  private hooks: ToolCallHooks | undefined;
 
   constructor(
     private readonly actorName: string,
@@ -138,6 +143,15 @@ class LlmTurn {
       this.session = session;
       this.project = session?.project;
       this.tools = await this.deps.toolbox.assemble(this.def, session, this.signal);
+      this.hooks = toolCallHooks(this.deps.hooks, {
+        task: this.turn.task,
+        signal: this.signal,
+        artifact: (a) => this.turn.artifact(a),
+        owner: session?.owner ?? '',
+        project: this.project,
+        session: session?.id,
+        workdir: this.tools.workspace?.root,
+      });
       const earlier = await this.transcriptOrNew();
       if (earlier === 'answered') return;
       await this.loop();
@@ -383,6 +397,12 @@ class LlmTurn {
     args: Record<string, unknown>,
     verdict: PolicyVerdict | undefined,
   ): Promise<ModelToolResult> {
+    const veto = await this.hooks?.before(tool.ref, args);
+    if (veto) {
+      const text = vetoText(veto);
+      await this.toolEvent(call, tool.ref, args, { state: 'vetoed', ok: false, summary: text, hook: veto.hook });
+      return { id: call.id, name: call.name, output: text, isError: true };
+    }
     const artifactId = await this.toolEvent(call, tool.ref, args, { state: 'running' });
     const t0 = Date.now();
     let outcome;
@@ -394,6 +414,7 @@ class LlmTurn {
     }
     if (this.signal.aborted) throw new ProviderFailure('cancelled', 'cancelled', '');
     this.transcript.toolCalls++;
+    await this.hooks?.after(tool.ref, args, outcome);
     await this.toolEvent(
       call,
       tool.ref,

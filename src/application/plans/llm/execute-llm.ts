@@ -35,6 +35,9 @@ import {
   wallClock,
 } from '../execute-shared.js';
 import type { PlanWorkbench, TaskHandle } from '../plan-workbench.js';
+import { vetoText } from '../../hooks/hook.service.js';
+import { planToolCallHooks } from '../../hooks/plan-hooks.js';
+import type { ToolCallHooks } from '../../hooks/tool-call-hooks.js';
 import { argSummary, commandOfCall, normalizeArgs, previewOf } from '../tool-call-preview.js';
 import {
   decisionTerms,
@@ -142,6 +145,7 @@ class ExecutionRun {
   private commands!: Awaited<ReturnType<typeof commandSettings>>;
   private transcript!: ExecutionTranscript;
   private answer: CallAnswer | undefined;
+  private hooks: ToolCallHooks | undefined;
   private textOpen = false;
   private textThisStep = false;
 
@@ -172,6 +176,7 @@ class ExecutionRun {
     if (!sandbox) return this.stop({ kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
     this.sandbox = sandbox;
     this.commands = await commandSettings(wb, plan);
+    this.hooks = planToolCallHooks(wb.deps.hooks, plan, this.turn);
     const decisions = await wb.deps.plans.decisions(plan.id);
     const root = decisions.find((d) => d.type === 'strategy' && !d.superseded);
     if (!root)
@@ -515,6 +520,11 @@ class ExecutionRun {
     verdict: PolicyVerdict,
   ): Promise<ModelToolResult> {
     const { plan, wb } = this;
+    const veto = await this.hooks?.before(tool.ref, args);
+    if (veto) {
+      await this.log({ call, ref: tool.ref, args, ok: false, summary: vetoText(veto), policy: verdict });
+      return { id: call.id, name: call.name, output: vetoText(veto), isError: true };
+    }
     const step = plan.usage.toolCalls + 1;
     await this.turn.status(
       'TASK_STATE_WORKING',
@@ -537,6 +547,7 @@ class ExecutionRun {
       rec.checkpointId = cp.id;
     }
     await this.record(rec);
+    await this.hooks?.after(tool.ref, args, result);
     await wb.save(plan);
     await this.turn.status(
       'TASK_STATE_WORKING',

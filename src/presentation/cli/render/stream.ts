@@ -8,6 +8,8 @@ import {
   stateWord,
   styleState,
   toolCallLine,
+  hookRunLine,
+  hookRunOf,
   toolCallOf,
 } from './task.js';
 import type { Ui } from './ui.js';
@@ -58,12 +60,13 @@ export class StreamPrinter {
     if ('artifactUpdate' in ev) {
       const { artifact, append } = ev.artifactUpdate;
       const call = toolCallOf(artifact);
-      if (call && !plainEvents) {
-        // Tool calls are remarks about the answer, not part of it: stderr in answer style.
+      const run = call ? undefined : hookRunOf(artifact);
+      if ((call || run) && !plainEvents) {
+        // Tool calls and hook runs are remarks about the answer, not part of it: stderr in answer style.
         this.end();
-        const line = toolCallLine(call);
+        const line = call ? toolCallLine(call) : run ? hookRunLine(run) : '';
         if (this.style === 'events') return ui.out(`${line}\n`);
-        return ui.err(`${ui.rich ? ui.errPal.dim(`  ${line}`) : `tool: ${line}`}\n`);
+        return ui.err(`${ui.rich ? ui.errPal.dim(`  ${line}`) : call ? `tool: ${line}` : line}\n`);
       }
       const text = partsText(artifact.parts);
       if (plainEvents) return ui.out(`${seq}\tartifact\t${artifact.artifactId}\t${JSON.stringify(text)}\n`);

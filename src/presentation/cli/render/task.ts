@@ -66,10 +66,10 @@ export const messageText = (m: Message | undefined): string | undefined => (m ? 
 export const messageWords = (m: Message | undefined): string | undefined =>
   m ? partsText(m.parts.filter((p) => p.text !== undefined)) || undefined : undefined;
 
-/** All the agent's answer: every artifact's text, one artifact per paragraph (tool calls left out). */
+/** All the agent's answer: every artifact's text, one artifact per paragraph (tool calls and hook runs left out). */
 export const artifactsText = (artifacts: readonly Artifact[] | undefined): string =>
   (artifacts ?? [])
-    .filter((a) => !isToolCallArtifact(a))
+    .filter((a) => !isToolCallArtifact(a) && !isHookArtifact(a))
     .map((a) => partsText(a.parts))
     .join('\n');
 
@@ -108,6 +108,31 @@ export function toolCallLine(c: ToolCallView): string {
   const mark = c.ok ? '✓' : '✗';
   const ms = c.durationMs !== undefined ? ` (${c.durationMs} ms)` : '';
   return `${mark} ${c.tool} ${c.state}${ms}${c.summary ? `: ${c.summary}` : ''}`;
+}
+
+/** A hook run kept on a task: a `hook` artifact with one data part. */
+export interface HookRunView {
+  hook: string;
+  event: string;
+  tool?: string;
+  decision: string;
+  reason?: string;
+  durationMs?: number;
+}
+
+export const isHookArtifact = (a: Artifact): boolean => a.name === 'hook';
+
+export function hookRunOf(a: Artifact): HookRunView | undefined {
+  if (!isHookArtifact(a)) return undefined;
+  const d = a.parts[0]?.data;
+  if (!d || typeof d !== 'object' || typeof (d as { hook?: unknown }).hook !== 'string') return undefined;
+  return d as HookRunView;
+}
+
+/** `hook local/guard before-tool-call builtin/write-file: deny (12 ms): not on Fridays`. */
+export function hookRunLine(r: HookRunView): string {
+  const ms = r.durationMs !== undefined ? ` (${r.durationMs} ms)` : '';
+  return `hook ${r.hook} ${r.event}${r.tool ? ` ${r.tool}` : ''}: ${r.decision}${ms}${r.reason ? `: ${r.reason}` : ''}`;
 }
 
 /** Token usage an LLM turn keeps on its task (`metadata.usage`). */

@@ -88,6 +88,7 @@ export const REGISTRY_RESULTS = {
   project: resultSchemas('project'),
   action: resultSchemas('action'),
   'automation-profile': resultSchemas('automation-profile'),
+  hook: resultSchemas('hook'),
 } satisfies { [K in RegistryKind]: ReturnType<typeof resultSchemas<K>> };
 type Results = typeof REGISTRY_RESULTS;
 /**
@@ -128,7 +129,9 @@ function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K
   const results = REGISTRY_RESULTS[kind];
   const base = `_cleveragents/registry/${PLURAL[kind]}`;
   // Automation profiles became a registry in extension version 1.1, with the plan methods.
-  const since = kind === 'automation-profile' ? ({ since: '1.1' } as const) : {};
+  // Hooks became one in 1.4 (issue #17).
+  const since =
+    kind === 'automation-profile' ? ({ since: '1.1' } as const) : kind === 'hook' ? ({ since: '1.4' } as const) : {};
   const typeNote =
     kind === 'resource'
       ? ' (`type` filters on the resource type)'
@@ -136,7 +139,9 @@ function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K
         ? ' (`type` filters on the source)'
         : kind === 'actor'
           ? ' (`type` filters on the provider)'
-          : '';
+          : kind === 'hook'
+            ? ' (`type` filters on the event)'
+            : '';
   return {
     list: defineContract({
       name: `${base}/list`,
@@ -198,6 +203,7 @@ export const resourceRegistry = registryContracts('resource');
 export const projectRegistry = registryContracts('project');
 export const actionRegistry = registryContracts('action');
 export const automationProfileRegistry = registryContracts('automation-profile');
+export const hookRegistry = registryContracts('hook');
 
 /** Every registry's rows by kind; `REGISTRIES[kind]` for a generic kind is `RegistryContracts<kind>`. */
 export const REGISTRIES: { [K in RegistryKind]: RegistryContracts<K> } = {
@@ -208,6 +214,7 @@ export const REGISTRIES: { [K in RegistryKind]: RegistryContracts<K> } = {
   project: projectRegistry,
   action: actionRegistry,
   'automation-profile': automationProfileRegistry,
+  hook: hookRegistry,
 };
 
 /** The flags each resource type takes (what `agents resource add <type>` accepts). */

@@ -10,7 +10,9 @@ import { describe, it, type TestContext } from 'node:test';
 import type { AssembledContext, ContextProvider } from '../../../../src/application/context/context.types.js';
 import { PlanEngine } from '../../../../src/application/plans/plan-engine.js';
 import type { TaskHandle } from '../../../../src/application/plans/plan-workbench.js';
-import type { Logger } from '../../../../src/application/index.js';
+import type { HookInvocation, HookOutcome, Logger } from '../../../../src/application/index.js';
+import { HookService } from '../../../../src/application/hooks/hook.service.js';
+import { HookDefinition } from '../../../../src/domain/registry/hook.js';
 import type { Artifact, TaskState } from '../../../../src/domain/a2a.model.js';
 import { CONTEXT_DEFAULTS } from '../../../../src/domain/context/context.js';
 import type { Decision, Plan } from '../../../../src/domain/plan/plan.js';
@@ -115,6 +117,7 @@ async function setup(
     verifyCommand?: string;
     policy?: Plan['policy'];
     noLlm?: boolean;
+    hooks?: HookService;
   } = {},
 ): Promise<Setup> {
   const repo = makeRepo();
@@ -173,6 +176,7 @@ async function setup(
     tools: new BuiltinToolRunner({ confinement: CommandConfinement.unconfined() }),
     logger,
     commandTimeoutMs: 20_000,
+    hooks: opts.hooks,
     llm: opts.noLlm
       ? undefined
       : {
@@ -692,6 +696,74 @@ describe('the execute phase of a plan from a goal', () => {
     const plan = await s.load();
     assert.equal(fs.existsSync(path.join(plan.sandboxes[0]?.root ?? '', 'src', 'date.js')), true, 'nothing ran');
     assert.equal(plan.usage.toolCalls, 1);
+  });
+
+  it('a before-tool-call hook vetoes a call: the model is told, the log says so, the run goes on; after hooks see the rest', async (t) => {
+    const seen: HookInvocation[] = [];
+    const hooks = new HookService({
+      hooksOf: () =>
+        Promise.resolve([
+          HookDefinition.parse({
+            name: 'local/no-commands',
+            event: 'before-tool-call',
+            project: 'local/api',
+            tools: ['builtin/run-*'],
+            command: { program: 'x' },
+          }),
+          HookDefinition.parse({ name: 'local/audit', event: 'after-tool-call', command: { program: 'x' } }),
+        ]),
+      projectNetwork: () => Promise.resolve(undefined),
+      runner: {
+        run: (inv): Promise<HookOutcome> => {
+          seen.push(inv);
+          return Promise.resolve(
+            inv.hook.name === 'local/no-commands'
+              ? { answer: '', output: 'no commands here', exitCode: 1 }
+              : { answer: '', output: 'noted', exitCode: 0 },
+          );
+        },
+      },
+      logger,
+    });
+    const s = await setup(t, { verify: false, hooks });
+    s.fake.push(
+      call('builtin__run-command', { command: 'rm -rf src' }),
+      call('builtin__write-file', { path: 'a.txt', content: 'ok\n' }),
+      finish(true, 'wrote a.txt without commands'),
+    );
+    const h = await s.handle('T1');
+    await s.engine.execute('P1', h, { yes: false });
+    assert.equal(h.states.at(-1), 'TASK_STATE_COMPLETED', h.texts.join('\n'));
+    assert.equal(toolResults(s.fake.generations[1])[0], 'Vetoed by hook local/no-commands: no commands here');
+    const calls = await s.plans.toolCalls('P1');
+    assert.deepEqual(
+      calls.map((c) => [c.tool, c.ok, c.summary.startsWith('Vetoed by hook local/no-commands')]),
+      [
+        ['builtin/run-command', false, true],
+        ['builtin/write-file', true, false],
+      ],
+    );
+    const plan = await s.load();
+    assert.equal(fs.existsSync(path.join(plan.sandboxes[0]?.root ?? '', 'src', 'date.js')), true, 'nothing ran');
+    assert.deepEqual(
+      seen.map((i) => [i.hook.name, (JSON.parse(i.payload) as { tool: string }).tool, i.workdir]),
+      [
+        ['local/no-commands', 'builtin/run-command', plan.sandboxes[0]?.root],
+        ['local/audit', 'builtin/write-file', plan.sandboxes[0]?.root],
+      ],
+    );
+    assert.deepEqual(
+      h.artifacts
+        .filter((a) => a.name === 'hook')
+        .map((a) => {
+          const d = a.parts[0]?.data as { hook: string; decision: string };
+          return [d.hook, d.decision];
+        }),
+      [
+        ['local/no-commands', 'deny'],
+        ['local/audit', 'ok'],
+      ],
+    );
   });
 
   it("what the verify command changes is not kept in the plan's work", async (t) => {

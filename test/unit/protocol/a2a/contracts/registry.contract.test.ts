@@ -149,6 +149,16 @@ const DEFINITIONS: Array<[RegistryKind, Record<string, unknown>]> = [
       rules: [{ command: 'rm *', decision: 'deny', reason: 'never delete' }],
     },
   ],
+  [
+    'hook',
+    {
+      name: 'local/guard',
+      event: 'before-tool-call',
+      project: 'local/api',
+      tools: ['builtin/*'],
+      command: { program: '/bin/true' },
+    },
+  ],
 ];
 
 /** What the service serves for each kind, typed per kind. */
@@ -167,6 +177,7 @@ const NAMES: Record<RegistryKind, string> = {
   project: 'local/api',
   action: 'local/format',
   'automation-profile': 'local/careful',
+  hook: 'local/guard',
 };
 
 /** A JSON copy, as a client receives it. */
@@ -192,6 +203,7 @@ describe('registry result schemas', () => {
       project: await show('project'),
       action: await show('action'),
       'automation-profile': await show('automation-profile'),
+      hook: await show('hook'),
     });
   });
 

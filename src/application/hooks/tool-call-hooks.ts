@@ -1,0 +1,69 @@
+/**
+ * The two hook points of a tool call, bound to where the call happens (a chat turn, a plan's
+ * execute phase): before it runs (a veto stops it; the actor is told why) and after it ran.
+ */
+import type { Artifact } from '../../domain/a2a.model.js';
+import { namespaceOf } from '../../domain/registry/names.js';
+import { truncateBytes } from '../../domain/registry/hook.js';
+import type { HookService, HookVeto } from './hook.service.js';
+
+/** How much of a tool's output an after-tool-call hook is given (bytes). */
+const RESULT_OUTPUT_BYTES = 64 * 1024;
+
+export interface ToolCallHooks {
+  /** Runs the before-tool-call hooks: a veto means the call must not run. */
+  before(tool: string, args: unknown): Promise<HookVeto | undefined>;
+  /** Runs the after-tool-call hooks with what the call gave back. */
+  after(tool: string, args: unknown, result: { ok: boolean; summary: string; output: string }): Promise<void>;
+}
+
+/** Where the calls happen: the task they are recorded on, and the project, session or plan. */
+export interface ToolCallSite {
+  task: { id: string };
+  /** The session owner's namespace: a chat without a project runs that namespace's global hooks. */
+  owner: string;
+  project?: string | undefined;
+  /** A plan's projects (its first is `project`). */
+  projects?: readonly string[] | undefined;
+  session?: string | undefined;
+  plan?: string | undefined;
+  /** The resource root (chat) or the sandbox (plan) a hook's command runs in. */
+  workdir?: string | undefined;
+  network?: 'none' | 'allow' | undefined;
+  signal: AbortSignal;
+  artifact(a: Artifact): Promise<void>;
+}
+
+/** The tool-call hooks of one site (undefined without a hook service: nothing to run). */
+export function toolCallHooks(hooks: HookService | undefined, site: ToolCallSite): ToolCallHooks | undefined {
+  if (!hooks) return undefined;
+  const ctx = {
+    namespace: site.project ? namespaceOf(site.project) : site.owner,
+    project: site.project,
+    projects: site.projects,
+    session: site.session,
+    plan: site.plan,
+    task: site.task.id,
+    workdir: site.workdir,
+    network: site.network,
+    signal: site.signal,
+    artifact: (a: Artifact) => site.artifact(a),
+  };
+  return {
+    async before(tool, args) {
+      return (await hooks.fire('before-tool-call', { tool, arguments: args }, ctx)).veto;
+    },
+    async after(tool, args, result) {
+      const output = truncateBytes(result.output, RESULT_OUTPUT_BYTES);
+      await hooks.fire(
+        'after-tool-call',
+        {
+          tool,
+          arguments: args,
+          result: { ok: result.ok, summary: result.summary, output: output.text, truncated: output.truncated },
+        },
+        ctx,
+      );
+    },
+  };
+}
