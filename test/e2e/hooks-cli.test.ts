@@ -104,6 +104,9 @@ function hookStory(mode: string, cli: () => (args: string[]) => Promise<CliResul
     );
     const byEvent = await run(['--format', 'json', 'hook', 'list', '--type', 'after-apply']);
     assert.equal((JSON.parse(byEvent.stdout) as { data: { totalSize: number } }).data.totalSize, 0);
+    const updated = await run(['hook', 'update', hook, '--config', config]);
+    assert.equal(updated.code, 0, updated.stderr);
+    assert.match(updated.stdout, new RegExp(`\\b${hook}\\b`));
     const shown = await run(['hook', 'show', hook]);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /^event: before-tool-call \(may veto\)$/m);
