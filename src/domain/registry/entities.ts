@@ -80,6 +80,13 @@ export const namesApiKey = (a: Pick<ActorDefinition, 'apiKeyEnv' | 'apiKeyFile'>
 /** Fallback actors an actor may list. */
 export const MAX_FALLBACKS = 5;
 
+/** How many of a session's newest turns a compaction keeps verbatim (an actor's setting, or `session compact --keep`). */
+export const KeepTurns = z
+  .number()
+  .int('must be an integer')
+  .min(0, 'must be between 0 and 50')
+  .max(50, 'must be between 0 and 50');
+
 export const ActorDefinition = z
   .object({
     name: EntityName,
@@ -146,12 +153,7 @@ export const ActorDefinition = z
           .max(0.95, 'must be between 0.1 and 0.95')
           .optional(),
         /** The newest turns kept verbatim. */
-        keepTurns: z
-          .number()
-          .int('must be an integer')
-          .min(0, 'must be between 0 and 50')
-          .max(50, 'must be between 0 and 50')
-          .optional(),
+        keepTurns: KeepTurns.optional(),
         /** The LLM actor that writes the summary (default: this actor). */
         summarizer: Ref.optional(),
         enabled: z.boolean().optional(),

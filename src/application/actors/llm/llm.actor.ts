@@ -131,7 +131,7 @@ class LlmTurn {
       const key = await this.deps.keys.resolve(this.def);
       if (key.present) this.apiKey = key.key;
       if (key.present || !namesApiKey(this.def)) await this.openCandidates();
-      else if (namesApiKey(this.def))
+      else
         return await this.fail(
           `No API key for ${this.actorName}: ${key.problem}`,
           this.def.apiKeyEnv

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Task } from '../../../domain/a2a.model.js';
 import { ActorName, Session } from '../../../domain/session.js';
+import { KeepTurns } from '../../../domain/registry/entities.js';
 import { defineContract } from '../contract.js';
 
 const SessionId = z.string().min(1, 'is required').max(128, 'is at most 128 characters');
@@ -38,12 +39,7 @@ export const SessionDeleteResult = z.object({ deleted: z.literal(true), tasksDel
 export const SessionCompactParams = z
   .object({
     sessionId: SessionId,
-    keepTurns: z
-      .number()
-      .int('must be an integer')
-      .min(0, 'must be between 0 and 50')
-      .max(50, 'must be between 0 and 50')
-      .optional(),
+    keepTurns: KeepTurns.optional(),
   })
   .strict();
 export const SessionCompactResult = z.object({
