@@ -1,6 +1,6 @@
 /**
  * Layer rules from DESIGN.md §2. `npm run test:arch` fails on any forbidden import.
- * presentation -> protocol (client side) only; protocol -> application, domain;
+ * presentation (every client) -> the protocol client (src/protocol/client/index.ts) only; protocol -> application, domain;
  * application -> domain; domain -> nothing of ours; infrastructure -> application, domain;
  * main (composition root) -> anything.
  */
@@ -44,6 +44,30 @@ module.exports = {
       severity: 'error',
       from: { path: layer('presentation') },
       to: { path: '^src/protocol/(server|transports/server)' },
+    },
+    {
+      name: 'clients-import-only-the-protocol-client',
+      comment:
+        'Every client (the CLI, the TUI, the ACP bridge, the VS Code extension) talks to the backend only through the typed A2A client: of our code outside the presentation layer it may import src/protocol/client/index.ts alone.',
+      severity: 'error',
+      from: { path: '^(src/presentation|clients/[^/]+/src)/' },
+      to: { path: '^src/', pathNot: '^src/(presentation/|protocol/client/index\\.ts$)' },
+    },
+    {
+      name: 'editor-clients-keep-to-their-own-code',
+      comment:
+        'The VS Code extension is a client of its own: it imports the protocol client, never the CLI, the TUI or the ACP bridge.',
+      severity: 'error',
+      from: { path: '^clients/' },
+      to: { path: '^src/presentation/' },
+    },
+    {
+      name: 'vscode-api-behind-the-adapter',
+      comment:
+        'Only the thin adapter touches the vscode API, so everything else is tested against a real stdio agent without VS Code.',
+      severity: 'error',
+      from: { path: '^clients/vscode/src/', pathNot: '^clients/vscode/src/adapter/' },
+      to: { path: '^vscode$', dependencyTypes: ['core', 'unknown', 'npm', 'npm-dev', 'type-only', 'undetermined'] },
     },
     {
       name: 'client-is-free-of-the-application',
