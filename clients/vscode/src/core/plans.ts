@@ -1,0 +1,289 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  planApply,
+  planApprove,
+  planCancel,
+  planDiff,
+  planExecute,
+  planList,
+  planReject,
+  planStatus,
+  planTree,
+  subscribeToTask,
+  type ResultOf,
+} from '../../../../src/protocol/client/index.js';
+import type { Connection } from './connection.js';
+import { applyPatch, hunkTexts, parseUnifiedDiff, type FilePatch } from './diff-texts.js';
+
+export type PlanStatus = ResultOf<typeof planStatus>;
+export type PlanRun = ResultOf<typeof planExecute>;
+type DecisionNode = ResultOf<typeof planTree>['decisions'][number];
+
+/**
+ * One row of the plans tree. `contextValue` says which item menus apply: the operations the plan
+ * allows now (`plan:approve:apply:cancel:`), so the menus' `when` clauses match on `:approve:`.
+ */
+export interface PlanTreeItem {
+  id: string;
+  label: string;
+  description: string;
+  tooltip: string;
+  kind: 'plan' | 'decision' | 'info';
+  planId: string;
+  contextValue: string;
+  icon: string;
+  collapsible: boolean;
+}
+
+/** Each changed file's two sides for the diff editor. */
+export interface FileDiffTexts {
+  path: string;
+  status: 'added' | 'modified' | 'deleted' | 'renamed';
+  original: string;
+  modified: string;
+  /** false: only the hunks could be shown (neither side's full text was readable). */
+  complete: boolean;
+  binary: boolean;
+}
+
+const RUNNING_STATES = new Set(['queued', 'processing']);
+
+/** Whether a plan is running now (a phase queued or processing). */
+export const isRunning = (p: PlanStatus): boolean => p.running || RUNNING_STATES.has(p.state);
+
+const ICONS: Record<string, string> = {
+  processing: 'sync~spin',
+  queued: 'clock',
+  complete: 'pass',
+  errored: 'error',
+  constrained: 'warning',
+  cancelled: 'circle-slash',
+  applied: 'check-all',
+};
+
+/** The plan as a tree row: name, then phase and state, and what it waits for. */
+export function planItem(p: PlanStatus): PlanTreeItem {
+  const waiting = p.waiting ? (p.waiting.kind === 'apply-approval' ? ' · waits: apply' : ' · waits: approval') : '';
+  const steps = p.progress.stepsTotal > 0 ? ` · ${p.progress.stepsDone}/${p.progress.stepsTotal}` : '';
+  const lines = [
+    `${p.name} (${p.planId})`,
+    `action ${p.action} · projects ${p.projects.join(', ')}`,
+    `phase ${p.phase}, ${p.state}${steps}`,
+    ...(p.error ? [`error: ${p.error.message}${p.error.hint ? ` — ${p.error.hint}` : ''}`] : []),
+    ...(p.allowed.length > 0 ? [`allowed: ${p.allowed.join(', ')}`] : []),
+  ];
+  return {
+    id: p.planId,
+    label: p.name,
+    description: `${p.phase} · ${p.state}${steps}${waiting}`,
+    tooltip: lines.join('\n'),
+    kind: 'plan',
+    planId: p.planId,
+    contextValue: `plan:${p.allowed.map((a) => `${a}:`).join('')}${p.phase === 'execute' || p.state === 'applied' ? 'diff:' : ''}`,
+    icon: p.waiting ? 'bell-dot' : (ICONS[p.state] ?? 'circle-outline'),
+    collapsible: true,
+  };
+}
+
+function decisionItem(d: DecisionNode): PlanTreeItem {
+  const chosen =
+    typeof d.chosen === 'string' ? d.chosen : `${d.chosen.tool} ${Object.keys(d.chosen.args ?? {}).join(' ')}`.trim();
+  return {
+    id: `${d.planId}/${d.id}`,
+    label: d.question,
+    description: `${d.type} · ${chosen}`,
+    tooltip: `${d.question}\n${chosen}\nconfidence ${Math.round(d.confidence * 100)}%${d.rationale ? `\n${d.rationale}` : ''}`,
+    kind: 'decision',
+    planId: d.planId,
+    contextValue: 'decision',
+    icon: d.type === 'step' ? 'debug-step-over' : d.type === 'approval' ? 'check' : 'lightbulb',
+    collapsible: d.children.length > 0,
+  };
+}
+
+/**
+ * The plans view's logic: the list and each plan's decision tree as rows, the plan operations,
+ * a plan's diff as per-file texts, and a follow of a phase's task that reports each change.
+ */
+export class PlansController {
+  private decisions = new Map<string, DecisionNode[]>();
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly conn: Connection) {}
+
+  /** Called when a plan may have changed (an operation ended, a followed task moved). */
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  async list(): Promise<PlanStatus[]> {
+    const r = await this.conn.with((c) => c.call(planList, { pageSize: 100 }));
+    return r.plans;
+  }
+
+  /** The rows under a row: plans at the top, then a plan's decision tree, level by level. */
+  async children(parent?: PlanTreeItem): Promise<PlanTreeItem[]> {
+    if (!parent) return (await this.list()).map(planItem);
+    if (parent.kind === 'plan') {
+      const tree = await this.conn.with((c) => c.call(planTree, { planId: parent.planId }));
+      this.decisions.set(parent.planId, tree.decisions);
+      if (tree.decisions.length === 0)
+        return [{ ...infoRow(parent.planId, 'no decisions yet'), id: `${parent.planId}/none` }];
+      return tree.decisions.map(decisionItem);
+    }
+    if (parent.kind === 'decision') {
+      const id = parent.id.slice(parent.planId.length + 1);
+      const found = findDecision(this.decisions.get(parent.planId) ?? [], id);
+      return (found?.children ?? []).map(decisionItem);
+    }
+    return [];
+  }
+
+  status(planId: string): Promise<PlanStatus> {
+    return this.conn.with((c) => c.call(planStatus, { planId }));
+  }
+
+  /** Runs (or resumes) the execute phase; the run goes on in the agent, followed until it settles. */
+  async execute(planId: string): Promise<PlanRun> {
+    return this.started(await this.conn.with((c) => c.call(planExecute, { planId, wait: false })));
+  }
+
+  /** Approves what the plan waits for (a tool call, or the apply), and follows its run on. */
+  async approve(planId: string): Promise<PlanRun> {
+    return this.started(await this.conn.with((c) => c.call(planApprove, { planId, wait: false })));
+  }
+
+  async reject(planId: string, guidance?: string): Promise<PlanRun> {
+    const g = guidance?.trim();
+    return this.started(
+      await this.conn.with((c) => c.call(planReject, { planId, wait: true, ...(g ? { guidance: g } : {}) })),
+    );
+  }
+
+  /** Merges the sandbox into the project (the user confirmed it, hence `yes`); waits for the commit. */
+  async apply(planId: string): Promise<PlanRun> {
+    return this.started(await this.conn.with((c) => c.call(planApply, { planId, yes: true, wait: true })));
+  }
+
+  async cancel(planId: string, reason?: string): Promise<PlanStatus> {
+    const r = await this.conn.with((c) => c.call(planCancel, { planId, ...(reason ? { reason } : {}) }));
+    this.changed();
+    return r;
+  }
+
+  /**
+   * The plan's changed files, each as its two full texts when one side can be read on this machine
+   * (the sandbox's file, else the project's), the other side rebuilt from the patch; otherwise
+   * the hunks alone (server mode, or a file that has changed since).
+   */
+  async diffTexts(planId: string): Promise<FileDiffTexts[]> {
+    const [diff, status] = await Promise.all([
+      this.conn.with((c) => c.call(planDiff, { planId })),
+      this.status(planId),
+    ]);
+    const patches = parseUnifiedDiff(diff.unified);
+    const files = diff.sandboxes.flatMap((s) => s.files.map((f) => ({ ...f, resource: s.resource })));
+    const roots = status.sandboxes.map((s) => ({ sandbox: s.root, source: s.source }));
+    const out: FileDiffTexts[] = [];
+    for (const patch of patches) {
+      const path = patch.newPath ?? patch.oldPath ?? '';
+      const meta = files.find((f) => f.path === path);
+      const status_ =
+        meta?.status ?? (patch.oldPath === undefined ? 'added' : patch.newPath === undefined ? 'deleted' : 'modified');
+      if (patch.binary) {
+        out.push({ path, status: status_, original: '', modified: '', complete: false, binary: true });
+        continue;
+      }
+      out.push({ path, status: status_, binary: false, ...(await sides(patch, roots, diff.source === 'applied')) });
+    }
+    return out;
+  }
+
+  /**
+   * Follows a phase's task until it settles or waits, telling listeners at each status change
+   * (the view refreshes, the status bar counts). Ends quietly if the stream breaks.
+   */
+  async follow(taskId: string): Promise<void> {
+    try {
+      const client = await this.conn.client();
+      for await (const { event } of client.stream(subscribeToTask, { id: taskId }))
+        if ('statusUpdate' in event || 'task' in event) this.changed();
+    } catch {
+      // A task that already ended cannot be subscribed to; the refresh below shows where it is.
+    }
+    this.changed();
+  }
+
+  private started(run: PlanRun): PlanRun {
+    this.changed();
+    if (run.plan.running) void this.follow(run.taskId);
+    return run;
+  }
+
+  private changed(): void {
+    for (const fn of this.listeners) fn();
+  }
+}
+
+function infoRow(planId: string, label: string): PlanTreeItem {
+  return {
+    id: `${planId}/info`,
+    label,
+    description: '',
+    tooltip: label,
+    kind: 'info',
+    planId,
+    contextValue: 'info',
+    icon: 'info',
+    collapsible: false,
+  };
+}
+
+function findDecision(nodes: readonly DecisionNode[], id: string): DecisionNode | undefined {
+  for (const n of nodes) {
+    if (n.id === id) return n;
+    const inner = findDecision(n.children, id);
+    if (inner) return inner;
+  }
+  return undefined;
+}
+
+const readText = async (path: string): Promise<string | undefined> => {
+  try {
+    return await readFile(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+};
+
+async function sides(
+  patch: FilePatch,
+  roots: Array<{ sandbox: string; source: string }>,
+  applied: boolean,
+): Promise<{ original: string; modified: string; complete: boolean }> {
+  // Before apply the sandbox holds the new side and the project the old; after apply, the project the new.
+  const newHomes = applied ? roots.map((r) => r.source) : roots.map((r) => r.sandbox);
+  const oldHomes = applied ? [] : roots.map((r) => r.source);
+  if (patch.newPath === undefined) {
+    for (const home of oldHomes) {
+      const original = await readText(join(home, patch.oldPath ?? ''));
+      if (original !== undefined && applyPatch(original, patch, true) === '')
+        return { original, modified: '', complete: true };
+    }
+  } else {
+    for (const home of newHomes) {
+      const modified = await readText(join(home, patch.newPath));
+      const original = modified === undefined ? undefined : applyPatch(modified, patch, false);
+      if (modified !== undefined && original !== undefined) return { original, modified, complete: true };
+    }
+    if (patch.oldPath !== undefined)
+      for (const home of oldHomes) {
+        const original = await readText(join(home, patch.oldPath));
+        const modified = original === undefined ? undefined : applyPatch(original, patch, true);
+        if (original !== undefined && modified !== undefined) return { original, modified, complete: true };
+      }
+  }
+  return { ...hunkTexts(patch), complete: false };
+}
