@@ -10,6 +10,7 @@ import {
   planReject,
   planStatus,
   planTree,
+  resourceRegistry,
   subscribeToTask,
   type ResultOf,
 } from '../../../../src/protocol/client/index.js';
@@ -185,7 +186,10 @@ export class PlansController {
     ]);
     const patches = parseUnifiedDiff(diff.unified);
     const files = diff.sandboxes.flatMap((s) => s.files.map((f) => ({ ...f, resource: s.resource })));
-    const roots = status.sandboxes.map((s) => ({ sandbox: s.root, source: s.source }));
+    const applied = diff.source === 'applied';
+    const roots = applied
+      ? await this.checkouts(diff.sandboxes.map((s) => s.resource))
+      : status.sandboxes.map((s) => ({ sandbox: s.root, source: s.source }));
     const out: FileDiffTexts[] = [];
     for (const patch of patches) {
       const path = patch.newPath ?? patch.oldPath ?? '';
@@ -196,7 +200,7 @@ export class PlansController {
         out.push({ path, status: status_, original: '', modified: '', complete: false, binary: true });
         continue;
       }
-      out.push({ path, status: status_, binary: false, ...(await sides(patch, roots, diff.source === 'applied')) });
+      out.push({ path, status: status_, binary: false, ...(await sides(patch, roots, applied)) });
     }
     return out;
   }
@@ -214,6 +218,17 @@ export class PlansController {
       // A task that already ended cannot be subscribed to; the refresh below shows where it is.
     }
     this.changed();
+  }
+
+  /** Where an applied plan's resources are checked out (its sandboxes are gone). */
+  private async checkouts(resources: string[]): Promise<Array<{ sandbox: string; source: string }>> {
+    const out: Array<{ sandbox: string; source: string }> = [];
+    for (const name of new Set(resources)) {
+      const shown = await this.conn.with((c) => c.call(resourceRegistry.show, { name })).catch(() => undefined);
+      const path = shown && 'path' in shown.definition ? shown.definition.path : undefined;
+      if (typeof path === 'string') out.push({ sandbox: path, source: path });
+    }
+    return out;
   }
 
   private started(run: PlanRun): PlanRun {

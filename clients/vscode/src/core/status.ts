@@ -33,8 +33,9 @@ export function statusBarView(conn: ConnectionState, plans: readonly PlanStatus[
       tooltip: `${conn.kind === 'exited' ? 'The agent stopped' : 'Cannot reach the agent'}: ${conn.error.message}${conn.error.hint ? `\n${conn.error.hint}` : ''}`,
       command,
     };
-  const running = plans.filter(isRunning);
-  const waiting = plans.filter((p) => p.waiting !== undefined && !isRunning(p));
+  // A plan that waits for an approval is not running: it needs the user, so it is counted apart.
+  const waiting = plans.filter((p) => p.waiting !== undefined);
+  const running = plans.filter((p) => isRunning(p) && p.waiting === undefined);
   if (running.length === 0 && waiting.length === 0)
     return { visible: false, alert: false, text: '', tooltip: '', command };
   const parts: string[] = [];
