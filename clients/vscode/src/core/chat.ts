@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  actorRegistry,
   cancelTask,
   sendStreamingMessage,
   sessionCreate,
@@ -113,6 +114,12 @@ export class ChatController {
   async sessions(): Promise<SessionInfo[]> {
     const r = await this.conn.with((c) => c.call(sessionList, { pageSize: 50 }));
     return r.sessions.map(info);
+  }
+
+  /** The actors a new session can talk to (for a picker): name and description. */
+  async actors(): Promise<Array<{ name: string; description: string }>> {
+    const r = await this.conn.with((c) => c.call(actorRegistry.list, { pageSize: 200 }));
+    return r.items.map((a) => ({ name: a.name, description: a.definition.description ?? '' }));
   }
 
   /** A new session (the actor's default when none is named); the view starts empty. */
