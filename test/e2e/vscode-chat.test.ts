@@ -18,6 +18,7 @@ import { agentCommand, Connection, type ConnectionState } from '../../clients/vs
 import { errorView } from '../../clients/vscode/src/core/errors.js';
 import { startFakeOpenAI, createGate, type FakeLlm } from '../support/fake-llm.js';
 import { initRepo } from '../support/git.js';
+import { startHttpServer, TOKEN } from '../support/harness.js';
 import { connect, localTarget, tempRoot } from '../support/vscode-core.js';
 
 const ROOT = tempRoot('agents-vscode-chat-');
@@ -294,5 +295,33 @@ describe('the extension core: chat', () => {
     assert.match(err.hint ?? '', /started again on the next request/);
     assert.ok(!chat.busy);
     await own.close();
+  });
+});
+
+describe('the extension core: server mode', () => {
+  it('connects with the token, chats with streaming, and a wrong token is refused with its hint', async () => {
+    const dataDir = join(ROOT, 'server');
+    const server = await startHttpServer({ dataDir, env: localTarget(dataDir).env ?? {} });
+    try {
+      const { conn: remote } = connect({ mode: 'remote', url: `${server.baseUrl}/`, token: TOKEN });
+      const events: ChatEvent[] = [];
+      const chat = new ChatController(remote, (e) => events.push(e));
+      await chat.newSession({ actor: 'builtin/echo' });
+      assert.equal(await chat.send('over http'), true);
+      assert.equal(texts(events), 'You said: over http');
+      assert.equal(remote.state.kind, 'connected');
+
+      const { conn: wrong } = connect({ mode: 'remote', url: server.baseUrl, token: 'not-the-token-0123456789abcdef' });
+      const states: ConnectionState[] = [];
+      wrong.onState((s) => states.push(s));
+      const refused: ChatEvent[] = [];
+      assert.equal(await new ChatController(wrong, (e) => refused.push(e)).send('hi'), false);
+      const err = refused.find((e) => e.type === 'error');
+      assert.ok(err && err.type === 'error', JSON.stringify(refused));
+      assert.match(err.message, /token|authenticat|key/i);
+      assert.equal(states.at(-1)?.kind, 'failed');
+    } finally {
+      await server.stop();
+    }
   });
 });
