@@ -18,7 +18,7 @@ import { agentCommand, Connection, type ConnectionState } from '../../clients/vs
 import { errorView } from '../../clients/vscode/src/core/errors.js';
 import { startFakeOpenAI, createGate, type FakeLlm } from '../support/fake-llm.js';
 import { initRepo } from '../support/git.js';
-import { startHttpServer, TOKEN } from '../support/harness.js';
+import { eventually, startHttpServer, TOKEN } from '../support/harness.js';
 import { connect, localTarget, tempRoot } from '../support/vscode-core.js';
 
 const ROOT = tempRoot('agents-vscode-chat-');
@@ -204,6 +204,28 @@ describe('the extension core: chat', () => {
     assert.equal(texts(events), 'Understood.');
     assert.equal(await chat.answer('approve'), false, 'nothing waits any more');
     assert.match(JSON.stringify(events.at(-1)), /nothing waits for an approval/);
+  });
+
+  it('cancel ends a running turn canceled, and the chat takes the next message', async () => {
+    fake.push({ hang: true }, { text: ['after the cancel'] });
+    const events: ChatEvent[] = [];
+    const chat = new ChatController(conn, (e) => events.push(e));
+    await chat.newSession({ actor: 'local/writer' });
+    const before = fake.requests.length;
+    const sending = chat.send('this will hang');
+    await eventually(async () => (fake.requests.length > before ? true : undefined), 10_000, 'the model request');
+    assert.equal(await chat.send('too early'), false, 'one turn at a time');
+    assert.match(JSON.stringify(events.at(-1)), /a turn is still running/);
+    assert.equal(await chat.cancel(), true);
+    await sending;
+    assert.ok(
+      events.some((e) => e.type === 'state' && e.state === 'canceled'),
+      JSON.stringify(events),
+    );
+    assert.ok(!chat.busy);
+    assert.equal(await chat.cancel(), false, 'nothing runs any more');
+    assert.equal(await chat.send('again'), true);
+    assert.equal(texts(events), 'after the cancel');
   });
 
   it('resume shows the last turns and goes on in the same session', async () => {

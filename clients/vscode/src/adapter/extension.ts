@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { COMMANDS, VIEWS, type CommandId } from '../core/commands.js';
 import { Connection } from '../core/connection.js';
-import { ConnectionError, errorView } from '../core/errors.js';
+import { ExtensionError, errorView } from '../core/errors.js';
 import { planItem, PlansController, type PlanStatus, type PlanTreeItem } from '../core/plans.js';
 import { ChatView } from './chat-view.js';
 import { DiffEditor } from './diff-editor.js';
@@ -142,7 +142,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       });
       if (token === undefined) return;
       if (token.trim() === '')
-        throw new ConnectionError('the token is empty', 'paste the key that agents key create printed');
+        throw new ExtensionError('the token is empty', 'paste the key that agents key create printed');
       await context.secrets.store(TOKEN_KEY, token.trim());
       await reconfigure();
     },

@@ -15,7 +15,7 @@ import {
   type TaskState,
 } from '../../../../src/protocol/client/index.js';
 import type { Connection } from './connection.js';
-import { ConnectionError, errorView } from './errors.js';
+import { ExtensionError, errorView } from './errors.js';
 
 /** What the chat view shows, one event at a time, in order (the webview renders these). */
 export type ChatEvent =
@@ -167,7 +167,7 @@ export class ChatController {
     return this.guard(async () => {
       this.refuseWhileBusy();
       if (!this.waiting?.approval)
-        throw new ConnectionError('nothing waits for an approval', 'an approval is asked for when a tool needs one');
+        throw new ExtensionError('nothing waits for an approval', 'an approval is asked for when a tool needs one');
       const g = guidance?.trim();
       const approval = { decision, ...(decision === 'reject' && g ? { guidance: g } : {}) };
       const said = decision === 'approve' ? 'approve' : g ? `reject: ${g}` : 'reject';
@@ -323,7 +323,7 @@ export class ChatController {
 
   private refuseWhileBusy(): void {
     if (this.running)
-      throw new ConnectionError('a turn is still running', 'wait for its answer, or cancel it (CleverAgents: Cancel)');
+      throw new ExtensionError('a turn is still running', 'wait for its answer, or cancel it (CleverAgents: Cancel)');
   }
 
   /** Runs an operation; a failure becomes an `error` event (false), so the view never sees a throw. */

@@ -1,5 +1,5 @@
 import { A2AClient, A2ATransportError, StdioClientTransport, whoami } from '../../../../src/protocol/client/index.js';
-import { ConnectionError, errorView, type ErrorView } from './errors.js';
+import { ExtensionError, errorView, type ErrorView } from './errors.js';
 
 /** Where the agent is: a local `agents serve --stdio` the extension spawns, or a server. */
 export type Target =
@@ -26,7 +26,7 @@ export type ConnectionState =
 /** The program and arguments that run the local agent on stdio. */
 export function agentCommand(t: Extract<Target, { mode: 'local' }>): { command: string; args: string[] } {
   const path = t.agentPath.trim();
-  if (path === '') throw new ConnectionError('cleveragents.agentPath is empty', 'set it to the agents program');
+  if (path === '') throw new ExtensionError('cleveragents.agentPath is empty', 'set it to the agents program');
   const serve = ['serve', '--stdio', ...(t.dataDir ? ['--data-dir', t.dataDir] : [])];
   // A bin script runs under node: the extension host's own executable is Electron, not Node.js.
   if (/\.(c|m)?js$/.test(path)) return { command: t.node ?? 'node', args: [path, ...serve] };
@@ -147,7 +147,7 @@ export class Connection {
     try {
       url = new URL(t.url);
     } catch {
-      throw new ConnectionError(`cleveragents.serverUrl is not a URL: ${t.url}`, 'for example http://127.0.0.1:8080');
+      throw new ExtensionError(`cleveragents.serverUrl is not a URL: ${t.url}`, 'for example http://127.0.0.1:8080');
     }
     const client = A2AClient.remote({ url: url.toString().replace(/\/$/, ''), ...(t.token ? { token: t.token } : {}) });
     // A call that needs the token proves the server and the token now, not at the first real use.

@@ -18,20 +18,20 @@ export function errorView(err: unknown): ErrorView {
     return err.hint ? { message, hint: err.hint } : { message };
   }
   if (err instanceof A2ATransportError) return { message: err.message, hint: transportHint(err.message) };
-  if (err instanceof ConnectionError)
+  if (err instanceof ExtensionError)
     return err.hint ? { message: err.message, hint: err.hint } : { message: err.message };
   if (err instanceof Error) return { message: err.message };
   return { message: String(err) };
 }
 
 /** A failure of the extension's own making (bad settings, nothing to act on), with its hint. */
-export class ConnectionError extends Error {
+export class ExtensionError extends Error {
   constructor(
     message: string,
     readonly hint?: string,
   ) {
     super(message);
-    this.name = 'ConnectionError';
+    this.name = 'ExtensionError';
   }
 }
 
