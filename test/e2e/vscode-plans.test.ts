@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { planUse, projectRegistry, resourceRegistry } from '../../src/protocol/client/index.js';
 import type { Connection } from '../../clients/vscode/src/core/connection.js';
 import { errorView } from '../../clients/vscode/src/core/errors.js';
-import { PlansController, type PlanStatus } from '../../clients/vscode/src/core/plans.js';
+import { argumentValue, PlansController, type PlanStatus } from '../../clients/vscode/src/core/plans.js';
 import { statusBarView } from '../../clients/vscode/src/core/status.js';
 import { initRepo } from '../support/git.js';
 import { eventually } from '../support/harness.js';
@@ -125,6 +125,30 @@ describe('the extension core: plans', () => {
     const after = await plans.diffTexts(planId);
     assert.equal(after[0]?.original, A, 'after apply, the old side is rebuilt from the project');
     assert.equal(after[0]?.complete, true);
+  });
+
+  it('a new plan from the pickers: the action with its arguments, the project; strategized and listed', async () => {
+    const replace = (await plans.actions()).find((a) => a.name === 'builtin/replace');
+    assert.ok(replace, 'builtin/replace is offered');
+    assert.deepEqual(replace.arguments.map((a) => a.name).sort(), ['flags', 'glob', 'pattern', 'replacement']);
+    assert.ok((await plans.projects()).some((p) => p.name === 'local/vsc'));
+    const run = await plans.use('builtin/replace', 'local/vsc', { pattern: 'colour', replacement: 'color' });
+    assert.equal(run.plan.phase, 'strategize');
+    assert.equal(run.plan.state, 'complete');
+    assert.ok((await plans.children()).some((r) => r.planId === run.plan.planId));
+    await assert.rejects(plans.use('builtin/replace', 'local/vsc', {}), /pattern/);
+  });
+
+  it('typed argument values: numbers, booleans, listed values, required and defaults', () => {
+    assert.deepEqual(argumentValue({ type: 'integer' }, ' 42 '), { value: 42 });
+    assert.deepEqual(argumentValue({ type: 'integer' }, '4.5'), { error: 'must be a whole number' });
+    assert.deepEqual(argumentValue({ type: 'number' }, 'x'), { error: 'must be a number' });
+    assert.deepEqual(argumentValue({ type: 'boolean' }, 'Yes'), { value: true });
+    assert.deepEqual(argumentValue({ type: 'boolean' }, 'maybe'), { error: 'must be true or false' });
+    assert.deepEqual(argumentValue({ type: 'string', enum: ['a', 'b'] }, 'c'), { error: 'must be one of a, b' });
+    assert.deepEqual(argumentValue({ type: 'string', required: true }, ''), { error: 'is required' });
+    assert.deepEqual(argumentValue({ type: 'string', required: true, default: 'd' }, ''), { value: undefined });
+    assert.deepEqual(argumentValue({ type: 'string' }, ''), { value: undefined });
   });
 
   it('reject with guidance: the step does not run and the plan has no changes', async () => {

@@ -124,6 +124,7 @@ export function installVscodeStub(
         return Promise.resolve(undefined);
       },
       showWarningMessage: () => Promise.resolve(undefined),
+      withProgress: (_o: unknown, task: () => Promise<unknown>) => task(),
       showErrorMessage: (m: string) => {
         rec.errors.push(m);
         return Promise.resolve(undefined);

@@ -2,7 +2,14 @@ import * as vscode from 'vscode';
 import { COMMANDS, VIEWS, type CommandId } from '../core/commands.js';
 import { Connection } from '../core/connection.js';
 import { ExtensionError, errorView } from '../core/errors.js';
-import { planItem, PlansController, type PlanStatus, type PlanTreeItem } from '../core/plans.js';
+import {
+  argumentValue,
+  planItem,
+  PlansController,
+  type ArgumentValue,
+  type PlanStatus,
+  type PlanTreeItem,
+} from '../core/plans.js';
 import { ChatView } from './chat-view.js';
 import { DiffEditor } from './diff-editor.js';
 import { PlansTree } from './plans-tree.js';
@@ -70,6 +77,51 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
     'cleveragents.cancelTurn': async () => {
       if (!(await chat.cancel())) void vscode.window.showInformationMessage('No chat turn is running.');
+    },
+    'cleveragents.newPlan': async () => {
+      const actions = await plans.actions();
+      const action = (
+        await vscode.window.showQuickPick(
+          actions.map((a) => ({ label: a.name, detail: a.description, action: a })),
+          { title: 'New plan: the action', matchOnDetail: true },
+        )
+      )?.action;
+      if (!action) return;
+      const projects = await plans.projects();
+      if (projects.length === 0)
+        throw new ExtensionError('no project is registered', 'add one with agents project create NAME --resource R');
+      const project = (
+        await vscode.window.showQuickPick(
+          projects.map((p) => ({ label: p.name, description: p.description })),
+          { title: `New plan (${action.name}): the project` },
+        )
+      )?.label;
+      if (!project) return;
+      const args: Record<string, ArgumentValue> = {};
+      for (const { name, spec } of action.arguments) {
+        const text = await vscode.window.showInputBox({
+          title: `New plan (${action.name}): ${name}`,
+          prompt: `${spec.description ?? name} (${spec.type}${spec.required ? ', required' : ''}${spec.enum ? `: ${spec.enum.join(' | ')}` : ''})`,
+          ...(spec.default !== undefined ? { placeHolder: `default: ${String(spec.default)}` } : {}),
+          ignoreFocusOut: true,
+          validateInput: (t) => {
+            const r = argumentValue(spec, t);
+            return 'error' in r ? `${name} ${r.error}` : undefined;
+          },
+        });
+        if (text === undefined) return;
+        const r = argumentValue(spec, text);
+        if ('value' in r && r.value !== undefined) args[name] = r.value;
+      }
+      const run = await vscode.window.withProgress({ location: { viewId: VIEWS.plans }, title: 'Strategizing…' }, () =>
+        plans.use(action.name, project, args),
+      );
+      const s = run.plan;
+      void vscode.window.showInformationMessage(
+        s.error
+          ? `Plan ${s.name}: ${s.error.message}${s.error.hint ? ` — ${s.error.hint}` : ''}`
+          : `Plan ${s.name} is ready (${s.progress.stepsTotal} step${s.progress.stepsTotal === 1 ? '' : 's'}): execute it from the plans view.`,
+      );
     },
     'cleveragents.refreshPlans': () => {
       tree.refresh();

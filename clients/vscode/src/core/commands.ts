@@ -6,6 +6,7 @@ export const COMMANDS = [
   { id: 'cleveragents.newChat', title: 'New Chat Session', icon: '$(add)' },
   { id: 'cleveragents.resumeChat', title: 'Resume Chat Session…', icon: '$(history)' },
   { id: 'cleveragents.cancelTurn', title: 'Cancel the Running Chat Turn', icon: '$(debug-stop)' },
+  { id: 'cleveragents.newPlan', title: 'New Plan from an Action…', icon: '$(add)' },
   { id: 'cleveragents.refreshPlans', title: 'Refresh Plans', icon: '$(refresh)' },
   { id: 'cleveragents.showPlanStatus', title: 'Show Plan Status', icon: '$(info)' },
   { id: 'cleveragents.executePlan', title: 'Execute Plan', icon: '$(play)' },

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  actionRegistry,
   planApply,
   planApprove,
   planCancel,
@@ -10,6 +11,8 @@ import {
   planReject,
   planStatus,
   planTree,
+  planUse,
+  projectRegistry,
   resourceRegistry,
   subscribeToTask,
   type ResultOf,
@@ -20,6 +23,41 @@ import { applyPatch, hunkTexts, parseUnifiedDiff, type FilePatch } from './diff-
 export type PlanStatus = ResultOf<typeof planStatus>;
 export type PlanRun = ResultOf<typeof planExecute>;
 type DecisionNode = ResultOf<typeof planTree>['decisions'][number];
+type ActionEntity = ResultOf<typeof actionRegistry.list>['items'][number];
+export type ArgumentSpec = NonNullable<ActionEntity['definition']['arguments']>[string];
+export type ArgumentValue = string | number | boolean;
+
+/** An action a plan can be made from, with the arguments it takes. */
+export interface ActionChoice {
+  name: string;
+  description: string;
+  arguments: Array<{ name: string; spec: ArgumentSpec }>;
+}
+
+/**
+ * What the user typed for an action's argument, as the value the action takes: a number, an
+ * integer, a boolean, one of its listed values; empty means its default (or nothing, if optional).
+ */
+export function argumentValue(
+  spec: ArgumentSpec,
+  text: string,
+): { value: ArgumentValue | undefined } | { error: string } {
+  const t = text.trim();
+  if (t === '') return spec.required && spec.default === undefined ? { error: 'is required' } : { value: undefined };
+  let value: ArgumentValue = t;
+  if (spec.type === 'number' || spec.type === 'integer') {
+    const n = Number(t);
+    if (!Number.isFinite(n)) return { error: 'must be a number' };
+    if (spec.type === 'integer' && !Number.isInteger(n)) return { error: 'must be a whole number' };
+    value = n;
+  } else if (spec.type === 'boolean') {
+    if (!/^(true|false|yes|no)$/i.test(t)) return { error: 'must be true or false' };
+    value = /^(true|yes)$/i.test(t);
+  }
+  if (spec.enum && !spec.enum.some((e) => e === value))
+    return { error: `must be one of ${spec.enum.map(String).join(', ')}` };
+  return { value };
+}
 
 /**
  * One row of the plans tree. `contextValue` says which item menus apply: the operations the plan
@@ -140,6 +178,29 @@ export class PlansController {
       return (found?.children ?? []).map(decisionItem);
     }
     return [];
+  }
+
+  /** The actions a plan can be made from (for a picker). */
+  async actions(): Promise<ActionChoice[]> {
+    const r = await this.conn.with((c) => c.call(actionRegistry.list, { pageSize: 200 }));
+    return r.items.map((a) => ({
+      name: a.name,
+      description: a.definition.description ?? a.definition.descriptionTemplate,
+      arguments: Object.entries(a.definition.arguments ?? {}).map(([name, spec]) => ({ name, spec })),
+    }));
+  }
+
+  /** The projects a plan can work on (for a picker). */
+  async projects(): Promise<Array<{ name: string; description: string }>> {
+    const r = await this.conn.with((c) => c.call(projectRegistry.list, { pageSize: 200 }));
+    return r.items.map((p) => ({ name: p.name, description: p.definition.description ?? '' }));
+  }
+
+  /** Makes a plan from an action on a project and strategizes it (read-only); execute comes next. */
+  async use(action: string, project: string, args: Record<string, ArgumentValue>): Promise<PlanRun> {
+    return this.started(
+      await this.conn.with((c) => c.call(planUse, { action, projects: [project], arguments: args, wait: true })),
+    );
   }
 
   status(planId: string): Promise<PlanStatus> {
