@@ -4,7 +4,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'docs/', 'test/fixtures/'] },
+  { ignores: ['dist/', 'node_modules/', 'docs/', 'test/fixtures/', 'clients/vscode/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -49,6 +49,14 @@ export default tseslint.config(
   {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
+  {
+    // The chat webview's script runs in the webview's browser context, not in Node.js.
+    files: ['clients/vscode/media/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: { acquireVsCodeApi: 'readonly', document: 'readonly', window: 'readonly' },
+    },
   },
   prettier,
 );

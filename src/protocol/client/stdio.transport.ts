@@ -18,6 +18,8 @@ export interface StdioTransportOptions {
   cwd?: string;
   /** What to do with the agent's log output (stderr). Default: keep the last lines for errors. */
   stderr?: 'inherit' | 'capture' | 'ignore';
+  /** Each line the agent logs (with `stderr: 'capture'`), for a client that shows the agent's log. */
+  onStderr?: (line: string) => void;
   protocolVersion?: string;
   clientInfo?: { name: string; version?: string };
 }
@@ -44,11 +46,14 @@ export class StdioClientTransport implements ClientTransport {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private readonly stderrTail: string[] = [];
-  private exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private readonly exitPromise: Promise<void>;
   private init: InitializeResult | undefined;
 
-  private constructor(private readonly child: ChildProcess) {
+  private constructor(
+    private readonly child: ChildProcess,
+    onStderr?: (line: string) => void,
+  ) {
     const framer = createLineFramer(
       (line) => this.onLine(line),
       () => this.failAll(new A2ATransportError('the agent sent a message over the size limit')),
@@ -56,19 +61,23 @@ export class StdioClientTransport implements ClientTransport {
     );
     child.stdout?.on('data', (c: Buffer) => framer.push(c));
     child.stderr?.on('data', (c: Buffer) => {
-      for (const line of c.toString('utf8').split('\n')) if (line.trim()) this.stderrTail.push(line);
+      for (const line of c.toString('utf8').split('\n'))
+        if (line.trim()) {
+          this.stderrTail.push(line);
+          onStderr?.(line);
+        }
       if (this.stderrTail.length > 20) this.stderrTail.splice(0, this.stderrTail.length - 20);
     });
     child.stdin?.on('error', () => {});
     this.exitPromise = new Promise((resolve) => {
       child.on('exit', (code, signal) => {
-        this.exited = { code, signal };
+        this.exitInfo = { code, signal };
         const tail = this.stderrTail.length ? `\n${this.stderrTail.slice(-5).join('\n')}` : '';
         this.failAll(new A2ATransportError(`the agent process exited (${signal ?? `code ${code}`})${tail}`));
         resolve();
       });
       child.on('error', (err) => {
-        this.exited = { code: null, signal: null };
+        this.exitInfo = { code: null, signal: null };
         this.failAll(new A2ATransportError(`could not start the agent process: ${err.message}`, { cause: err }));
         resolve();
       });
@@ -85,7 +94,7 @@ export class StdioClientTransport implements ClientTransport {
       env: opts.env ?? process.env,
       cwd: opts.cwd,
     });
-    const t = new StdioClientTransport(child);
+    const t = new StdioClientTransport(child, opts.onStderr);
     try {
       t.init = (await t.request(STDIO_METHODS.initialize, {
         protocolVersion: opts.protocolVersion ?? '1.0',
@@ -102,6 +111,14 @@ export class StdioClientTransport implements ClientTransport {
   /** What the agent said in the handshake. */
   get handshake(): InitializeResult | undefined {
     return this.init;
+  }
+
+  /**
+   * Settles when the agent process has gone (exited, killed, or never started), with how; a
+   * long-lived client uses it to notice a dead agent before its next call.
+   */
+  get exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    return this.exitPromise.then(() => this.exitInfo ?? { code: null, signal: null });
   }
 
   /** The agent subprocess's pid (for tests and diagnostics). */
@@ -136,7 +153,7 @@ export class StdioClientTransport implements ClientTransport {
 
   /** Closes stdin, then escalates: SIGTERM after 3 s, SIGKILL after 2 s more. */
   async close(): Promise<void> {
-    if (this.exited) return;
+    if (this.exitInfo) return;
     this.child.stdin?.end();
     const timer1 = setTimeout(() => this.child.kill('SIGTERM'), 3000);
     const timer2 = setTimeout(() => this.child.kill('SIGKILL'), 5000);
@@ -146,7 +163,7 @@ export class StdioClientTransport implements ClientTransport {
   }
 
   private send(method: string, params: unknown, p: Pending, signal?: AbortSignal): number | undefined {
-    if (this.exited) {
+    if (this.exitInfo) {
       p.reject(new A2ATransportError('the agent process has exited'));
       return undefined;
     }
@@ -178,7 +195,7 @@ export class StdioClientTransport implements ClientTransport {
   }
 
   private notify(method: string, params: unknown): void {
-    if (!this.exited) this.child.stdin?.write(frame({ jsonrpc: '2.0', method, params }));
+    if (!this.exitInfo) this.child.stdin?.write(frame({ jsonrpc: '2.0', method, params }));
   }
 
   private onLine(line: string): void {
