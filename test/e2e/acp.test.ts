@@ -152,6 +152,12 @@ async function register(dataDir: string, global: string[] = []): Promise<void> {
     `name: local/gpt\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: ACP_E2E_KEY\ntools: [builtin/read-file, builtin/write-file]\n`,
   );
   await agents([...global, 'actor', 'add', '--config', actor], dataDir);
+  const nokey = join(ROOT, 'nokey.yaml');
+  writeFileSync(
+    nokey,
+    `name: local/nokey\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: ACP_E2E_NOPE\n`,
+  );
+  await agents([...global, 'actor', 'add', '--config', nokey], dataDir);
   await agents([...global, 'resource', 'add', 'git-checkout', 'local/acp', '--path', repo], dataDir);
   await agents([...global, 'project', 'create', 'local/acp', '--resource', 'local/acp'], dataDir);
 }
@@ -387,6 +393,27 @@ describe('agents acp (local mode)', () => {
     assertOnlyFrames(editor);
   });
 
+  it("a failed turn is an ACP error with the turn's message, hint and kind", async () => {
+    const { sessionId: s } = await editor.conn.agent.request('session/new', {
+      cwd: ROOT,
+      mcpServers: [],
+      _meta: { cleveragents: { actor: 'local/nokey' } },
+    });
+    await assert.rejects(
+      editor.conn.agent.request('session/prompt', { sessionId: s, prompt: [{ type: 'text', text: 'hi' }] }),
+      (err: unknown) => {
+        assert.ok(err instanceof RequestError);
+        assert.equal(err.code, -32603);
+        assert.match(err.message, /No API key for local\/nokey/);
+        const data = err.data as { kind?: string; hint?: string; taskId?: string };
+        assert.equal(data.kind, 'auth');
+        assert.match(data.hint ?? '', /ACP_E2E_NOPE/);
+        assert.ok(data.taskId);
+        return true;
+      },
+    );
+  });
+
   it('session/load replays the turns (asked, answered, tool calls) in a new bridge', async () => {
     const other = startEditor([], data);
     try {
@@ -415,6 +442,14 @@ describe('agents acp (local mode)', () => {
     await initialize(e);
     assert.equal(await e.close(), 0);
     assert.equal(e.stderr(), '');
+  });
+
+  it('with --format json the envelope goes to stderr: stdout stays ACP only', async () => {
+    const e = startEditor(['--format', 'json'], data);
+    await initialize(e);
+    assert.equal(await e.close(), 0);
+    assertOnlyFrames(e);
+    assert.equal((JSON.parse(e.stderr()) as { command: string; exitCode: number }).command, 'acp');
   });
 });
 
