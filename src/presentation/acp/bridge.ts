@@ -174,6 +174,7 @@ export class AcpBridge {
     cx: AgentContext,
     signal: AbortSignal,
   ): Promise<PromptResponse> {
+    const client = await this.client();
     const s = this.sessions.get(params.sessionId);
     if (!s)
       throw new RequestError(-32002, `Session ${params.sessionId} is not open in this bridge`, {
@@ -187,7 +188,6 @@ export class AcpBridge {
       if (err instanceof UnsupportedContentError) throw RequestError.invalidParams(undefined, err.message);
       throw err;
     }
-    const client = await this.client();
     const run = new RunningPrompt(client);
     s.running = run;
     signal.addEventListener('abort', () => void run.cancel(), { once: true });
