@@ -182,6 +182,7 @@ describe('agents acp (local mode)', () => {
     assert.equal(init.agentInfo?.name, 'cleveragents');
     assert.match(init.agentInfo?.version ?? '', /^\d+\.\d+\.\d+/);
     assert.equal(init.agentCapabilities?.loadSession, true);
+    assert.deepEqual(init.agentCapabilities?.sessionCapabilities, { list: {}, delete: {} });
     assert.deepEqual(init.agentCapabilities?.promptCapabilities, { image: false, audio: false, embeddedContext: true });
     assert.deepEqual(init.authMethods, []);
     assert.equal((init._meta?.['cleveragents'] as { mode?: string }).mode, 'local');
@@ -435,6 +436,21 @@ describe('agents acp (local mode)', () => {
       assert.equal(await other.close(), 0);
     }
     assertOnlyFrames(other);
+  });
+
+  it('session/list lists the sessions of a folder; session/delete deletes one', async () => {
+    const listed = await editor.conn.agent.request('session/list', { cwd: repo });
+    const mine = listed.sessions.find((s) => s.sessionId === sessionId);
+    assert.equal(mine?.cwd, repo);
+    assert.equal(mine?.title, 'local/gpt · local/acp');
+    assert.ok(mine?.updatedAt);
+    const elsewhere = await editor.conn.agent.request('session/list', { cwd: ROOT });
+    assert.deepEqual(elsewhere.sessions, []);
+    const { sessionId: doomed } = await editor.conn.agent.request('session/new', { cwd: repo, mcpServers: [] });
+    await editor.conn.agent.request('session/delete', { sessionId: doomed });
+    const after = await editor.conn.agent.request('session/list', { cwd: repo });
+    assert.ok(!after.sessions.some((s) => s.sessionId === doomed));
+    assert.ok(after.sessions.some((s) => s.sessionId === sessionId));
   });
 
   it('exits cleanly when the editor closes stdin', async () => {

@@ -10,6 +10,8 @@ import {
   type AgentContext,
   type ContentBlock,
   type InitializeResponse,
+  type ListSessionsRequest,
+  type ListSessionsResponse,
   type LoadSessionRequest,
   type NewSessionRequest,
   type NewSessionResponse,
@@ -22,6 +24,8 @@ import {
   sendMessage,
   sendStreamingMessage,
   sessionCreate,
+  sessionDelete,
+  sessionList,
   sessionShow,
   type A2AClient,
   type Message,
@@ -32,6 +36,7 @@ import type { Target } from '../cli/render/error.js';
 import { answerOf, approvalPart, permissionOptions, StandingDecisions, type Decision } from './approval.js';
 import { toRequestError } from './errors.js';
 import { replayTurn } from './replay.js';
+import { listSessions } from './sessions.js';
 import { projectRootOf, workspaceOf, type SessionDefaults } from './workspace.js';
 import {
   promptCapabilitiesOf,
@@ -119,6 +124,10 @@ export class AcpBridge {
     const agentCapabilities: AgentCapabilities = {
       loadSession: methods.includes(sessionShow.name),
       promptCapabilities: this.prompts,
+      sessionCapabilities: {
+        ...(methods.includes(sessionList.name) ? { list: {} } : {}),
+        ...(methods.includes(sessionDelete.name) ? { delete: {} } : {}),
+      },
       // The backend's tools come from its registry (skills with MCP servers), not from the editor.
       mcpCapabilities: { http: false, sse: false },
     };
@@ -163,6 +172,19 @@ export class AcpBridge {
     const last = tasks.at(-1);
     if (last?.status.state === 'TASK_STATE_INPUT_REQUIRED') state.waiting = last.id;
     this.sessions.set(session.id, state);
+  }
+
+  async listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse> {
+    const client = await this.client();
+    return this.backend(() => listSessions(client, params));
+  }
+
+  /** Deletes the session and its turns in the backend (a running prompt is cancelled first). */
+  async deleteSession(sessionId: string): Promise<void> {
+    const client = await this.client();
+    await this.sessions.get(sessionId)?.running?.cancel();
+    await this.backend(() => client.call(sessionDelete, { sessionId }));
+    this.sessions.delete(sessionId);
   }
 
   async cancel(sessionId: string): Promise<void> {

@@ -20,6 +20,8 @@ export async function runAcp(io: AcpIo, opts: BridgeOptions, signal: AbortSignal
     .onRequest(methods.agent.initialize, () => bridge.initialize())
     .onRequest(methods.agent.session.new, ({ params }) => bridge.newSession(params))
     .onRequest(methods.agent.session.load, ({ params, client }) => bridge.loadSession(params, client))
+    .onRequest(methods.agent.session.list, ({ params }) => bridge.listSessions(params))
+    .onRequest(methods.agent.session.delete, ({ params }) => bridge.deleteSession(params.sessionId))
     .onRequest(methods.agent.session.prompt, ({ params, client, signal: s }) => bridge.prompt(params, client, s))
     .onNotification(methods.agent.session.cancel, ({ params }) => bridge.cancel(params.sessionId));
   const stream = ndJsonStream(

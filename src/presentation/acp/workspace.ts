@@ -57,7 +57,7 @@ export async function projectRootOf(client: A2AClient, project: string | undefin
 }
 
 /** Every project (by name, sorted) and the path of its first resource. */
-async function projectRoots(client: A2AClient): Promise<{ projects: string[]; roots: Map<string, string> }> {
+export async function projectRoots(client: A2AClient): Promise<{ projects: string[]; roots: Map<string, string> }> {
   const paths = new Map<string, string>();
   for (const r of await listAll(client, 'resource')) paths.set(r.name, r.definition.path);
   const roots = new Map<string, string>();
@@ -84,7 +84,8 @@ async function listAll<K extends 'resource' | 'project'>(client: A2AClient, kind
   return items.flat();
 }
 
-function canonical(p: string): string {
+/** A path as the file system resolves it (symlinks followed), so that two spellings of a folder compare equal. */
+export function canonical(p: string): string {
   try {
     return realpathSync(resolve(p));
   } catch {

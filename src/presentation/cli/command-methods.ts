@@ -150,11 +150,13 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   'user disable': names(userDisable),
   'user enable': names(userEnable),
   'audit list': names(auditList),
-  // The ACP bridge: a session per ACP session (its project found from the editor's cwd), turns streamed
-  // (or sent, to a backend that does not stream), approvals answered on the task, cancels.
+  // The ACP bridge: a session per ACP session (its project found from the editor's cwd; listed, loaded and
+  // deleted), turns streamed (or sent, to a backend that does not stream), approvals answered on the task, cancels.
   acp: names(
     sessionCreate,
     sessionShow,
+    sessionList,
+    sessionDelete,
     sendStreamingMessage,
     sendMessage,
     cancelTask,
