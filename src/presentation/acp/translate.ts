@@ -79,6 +79,8 @@ export class TurnTranslator {
   private readonly calls = new Map<string, { id: string; state: string }>();
   /** The tool call a permission was asked for: its artifact, once it comes, keeps this id. */
   private asked: { id: string; tool: string } | undefined;
+  /** The agent answered with a message of its own instead of a task. */
+  private answered = false;
 
   /** `root`: where the session's tools work (relative paths in tool calls are resolved against it). */
   constructor(private readonly root?: string) {}
@@ -95,7 +97,9 @@ export class TurnTranslator {
         return [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: `${words}\n` } }];
       return [];
     }
-    return 'message' in ev ? this.text(`message:${ev.message.messageId}`, partsText(ev.message.parts), false) : [];
+    if (!('message' in ev)) return [];
+    this.answered = true;
+    return this.text(`message:${ev.message.messageId}`, partsText(ev.message.parts), false);
   }
 
   /** The ACP tool call a permission request is about, announced as pending. */
@@ -117,7 +121,10 @@ export class TurnTranslator {
   /** How the turn ended, from the task as the stream left it. */
   end(): TurnEnd {
     const task = this.task;
-    if (!task) return { kind: 'failed', message: 'the agent ended the turn without answering' };
+    if (!task)
+      return this.answered
+        ? { kind: 'stop', stopReason: 'end_turn' }
+        : { kind: 'failed', message: 'the agent ended the turn without answering' };
     const { state, message } = task.status;
     const words = messageWords(message) ?? '';
     switch (state) {

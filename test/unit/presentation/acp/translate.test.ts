@@ -141,6 +141,14 @@ describe('TurnTranslator', () => {
     return tr.end();
   };
 
+  it('an answer without a task is a message chunk and ends the turn; no answer at all is a failure', () => {
+    const tr = new TurnTranslator();
+    const updates = tr.push({ message: { messageId: 'm1', role: 'ROLE_AGENT', parts: [{ text: 'direct' }] } });
+    assert.deepEqual(texts(updates), ['direct']);
+    assert.deepEqual(tr.end(), { kind: 'stop', stopReason: 'end_turn' });
+    assert.equal(new TurnTranslator().end().kind, 'failed');
+  });
+
   it('maps how the task ended to a stop reason', () => {
     assert.deepEqual(endOf([status('TASK_STATE_COMPLETED')]), { kind: 'stop', stopReason: 'end_turn' });
     assert.deepEqual(
