@@ -515,6 +515,21 @@ describe('agents acp (server mode)', () => {
     }
   });
 
+  it('a wrong token: the refusal is an authentication error with a hint', async () => {
+    const e = startEditor(['--server', server.baseUrl, '--token', 'not-the-token-0123456789abcdef'], data);
+    try {
+      await initialize(e).catch(() => undefined);
+      await assert.rejects(e.conn.agent.request('session/new', { cwd: repo, mcpServers: [] }), (err: unknown) => {
+        assert.ok(err instanceof RequestError);
+        assert.equal(err.code, -32000);
+        assert.ok((err.data as { hint?: string }).hint);
+        return true;
+      });
+    } finally {
+      assert.equal(await e.close(), 0);
+    }
+  });
+
   it('an unreachable server is reported to the request, and the bridge still exits cleanly', async () => {
     const e = startEditor(['--server', 'http://127.0.0.1:9', '--token', TOKEN], data);
     await assert.rejects(initialize(e), (err: unknown) => {
