@@ -460,6 +460,21 @@ describe('agents acp (local mode)', () => {
     assert.equal(e.stderr(), '');
   });
 
+  it('a local agent that cannot start is reported to the request, with its own words', async () => {
+    const notADir = join(ROOT, 'not-a-dir');
+    writeFileSync(notADir, '');
+    const e = startEditor(['--data-dir', join(notADir, 'data')], data);
+    await assert.rejects(initialize(e), (err: unknown) => {
+      assert.ok(err instanceof RequestError);
+      assert.match(err.message, /not reachable: the agent process exited/);
+      assert.match(err.message, /the data directory is not a directory/);
+      assert.match(String((err.data as { hint?: string }).hint), /--verbose/);
+      return true;
+    });
+    assert.equal(await e.close(), 0);
+    assertOnlyFrames(e);
+  });
+
   it('with --format json the envelope goes to stderr: stdout stays ACP only', async () => {
     const e = startEditor(['--format', 'json'], data);
     await initialize(e);
