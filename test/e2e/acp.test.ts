@@ -438,6 +438,31 @@ describe('agents acp (local mode)', () => {
     assertOnlyFrames(other);
   });
 
+  it('a loaded session that waits for an approval shows the question; the next prompt answers it', async () => {
+    fake.push({ toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"later.txt","content":"later"}' }] });
+    const asked = await agents(['send', '--actor', 'local/gpt', '--project', 'acp', 'write later.txt'], data);
+    assert.equal(asked.task.status.state, 'TASK_STATE_INPUT_REQUIRED');
+    const waiting = asked.task.contextId as string;
+    const other = startEditor([], data);
+    try {
+      await initialize(other);
+      await other.conn.agent.request('session/load', { sessionId: waiting, cwd: repo, mcpServers: [] });
+      assert.match(
+        textOf(updatesOf(other, waiting), 'agent_message_chunk'),
+        /Allow builtin\/write-file path=later\.txt\?/,
+      );
+      fake.push({ text: ['Written later.'] });
+      const res = await other.conn.agent.request('session/prompt', {
+        sessionId: waiting,
+        prompt: [{ type: 'text', text: 'yes' }],
+      });
+      assert.equal(res.stopReason, 'end_turn');
+      assert.equal(readFileSync(join(repo, 'later.txt'), 'utf8'), 'later');
+    } finally {
+      assert.equal(await other.close(), 0);
+    }
+  });
+
   it('session/list lists the sessions of a folder; session/delete deletes one', async () => {
     const listed = await editor.conn.agent.request('session/list', { cwd: repo });
     const mine = listed.sessions.find((s) => s.sessionId === sessionId);

@@ -33,6 +33,7 @@ import {
   type Session,
 } from '../../protocol/client/index.js';
 import type { Target } from '../cli/render/error.js';
+import { messageWords } from '../cli/render/task.js';
 import { answerOf, approvalPart, permissionOptions, StandingDecisions, type Decision } from './approval.js';
 import { toRequestError } from './errors.js';
 import { replayTurn } from './replay.js';
@@ -170,7 +171,16 @@ export class AcpBridge {
     const state: SessionState = { id: session.id, root, decisions: new StandingDecisions() };
     for (const task of tasks) for (const update of replayTurn(task, root)) await this.update(cx, session.id, update);
     const last = tasks.at(-1);
-    if (last?.status.state === 'TASK_STATE_INPUT_REQUIRED') state.waiting = last.id;
+    if (last?.status.state === 'TASK_STATE_INPUT_REQUIRED') {
+      // The question it waits on is shown, so that the next prompt reads as its answer.
+      state.waiting = last.id;
+      const question = messageWords(last.status.message);
+      if (question)
+        await this.update(cx, session.id, {
+          sessionUpdate: 'agent_message_chunk',
+          content: { type: 'text', text: question },
+        });
+    }
     this.sessions.set(session.id, state);
   }
 
