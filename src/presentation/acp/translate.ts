@@ -113,7 +113,7 @@ export class TurnTranslator {
       kind: toolKindOf(request.tool),
       status: 'pending',
       rawInput: request.args,
-      ...this.locations({ tool: request.tool, arguments: request.args, state: 'pending' }),
+      ...this.locations({ arguments: request.args }),
       ...(request.preview ? { content: [textContent(request.preview)] } : {}),
     };
   }
@@ -202,7 +202,8 @@ export class TurnTranslator {
       ];
     }
     const asked = this.asked?.tool === call.tool ? this.asked : undefined;
-    const id = asked?.id ?? call.callId ?? artifactId;
+    // The model's call ids repeat across steps with some providers; artifact ids are unique in a task.
+    const id = asked?.id ?? `${this.task?.id ?? 'turn'}/${artifactId}`;
     this.asked = asked ? undefined : this.asked;
     this.calls.set(artifactId, { id, state: call.state });
     const fields = {
@@ -220,9 +221,7 @@ export class TurnTranslator {
   }
 
   /** The files a call reads or changes, as absolute paths (an editor follows them). */
-  private locations(call: ToolCallView | (Omit<ToolCallView, 'state'> & { state: string })): {
-    locations?: ToolCallLocation[];
-  } {
+  private locations(call: Pick<ToolCallView, 'arguments' | 'filesTouched'>): { locations?: ToolCallLocation[] } {
     const paths = new Set<string>(call.filesTouched ?? []);
     const args = call.arguments;
     if (args && typeof args === 'object' && typeof (args as { path?: unknown }).path === 'string')

@@ -76,7 +76,6 @@ export const artifactsText = (artifacts: readonly Artifact[] | undefined): strin
 /** An LLM actor's tool call, as it reports it: a `tool-call` artifact with one data part. */
 export interface ToolCallView {
   tool: string;
-  callId?: string;
   arguments?: unknown;
   state: string;
   ok?: boolean;

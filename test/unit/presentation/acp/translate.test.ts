@@ -79,7 +79,7 @@ describe('TurnTranslator', () => {
     assert.deepEqual(calls, [
       {
         sessionUpdate: 'tool_call',
-        toolCallId: 'call_0',
+        toolCallId: 't1/tool-call-1',
         title: 'builtin/read-file path=a.txt',
         kind: 'read',
         status: 'in_progress',
@@ -88,7 +88,7 @@ describe('TurnTranslator', () => {
       },
       {
         sessionUpdate: 'tool_call_update',
-        toolCallId: 'call_0',
+        toolCallId: 't1/tool-call-1',
         status: 'completed',
         content: [{ type: 'content', content: { type: 'text', text: 'read a.txt (1 lines)' } }],
         locations: [{ path: '/repo/a.txt' }],
