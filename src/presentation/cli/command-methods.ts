@@ -150,6 +150,19 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   'user disable': names(userDisable),
   'user enable': names(userEnable),
   'audit list': names(auditList),
+  // The ACP bridge: a session per ACP session (its project found from the editor's cwd; listed, loaded and
+  // deleted), turns streamed (or sent, to a backend that does not stream), approvals answered on the task, cancels.
+  acp: names(
+    sessionCreate,
+    sessionShow,
+    sessionList,
+    sessionDelete,
+    sendStreamingMessage,
+    sendMessage,
+    cancelTask,
+    REGISTRIES.project.list,
+    REGISTRIES.resource.list,
+  ),
   // Verifies the key (or the device-flow token) before storing it.
   login: names(whoami),
   card: names(getExtendedAgentCard),

@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { registerAccount } from './commands/account.command.js';
+import { registerAcp } from './commands/acp.command.js';
 import { registerAction } from './commands/action.command.js';
 import { registerAutomationProfile } from './commands/automation-profile.command.js';
 import { registerActor } from './commands/actor.command.js';
@@ -117,6 +118,7 @@ Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authenti
   registerServer(program, runner);
   registerSystem(program, runner);
   registerAccount(program, runner);
+  registerAcp(program, runner);
   registerServe(program, (opts) => host.serve(opts), runner);
   return program;
 }

@@ -33,6 +33,8 @@ export interface RunContext {
   connectTo(url: string, token: string): Promise<A2AClient>;
   /** Cancels the command as Ctrl-C does (for when readline catches the key itself). */
   interrupt(): void;
+  /** The local agent or the server the client talks to (for hints about an unreachable one). */
+  readonly target: Target;
 }
 
 /** A command's result: the envelope's data, and why it ends (OK unless said otherwise). */
@@ -62,8 +64,14 @@ export class Runner {
   /**
    * `opts.local`: the command talks to the local agent even when a server is configured (sync and
    * `agents server …` run in the local agent, which talks to the server itself); no tenant is sent.
+   * `opts.protocolStdout`: stdout carries a protocol (`agents acp`), so a json/yaml envelope goes to stderr.
    */
-  async run(cmd: Command, name: string, fn: CommandFn, opts: { local?: boolean } = {}): Promise<void> {
+  async run(
+    cmd: Command,
+    name: string,
+    fn: CommandFn,
+    opts: { local?: boolean; protocolStdout?: boolean } = {},
+  ): Promise<void> {
     const startedAt = new Date();
     const t0 = performance.now();
     const flags = cmd.optsWithGlobals<GlobalFlags>();
@@ -127,6 +135,7 @@ export class Runner {
           return c;
         },
         interrupt: () => ac.abort(),
+        target,
       };
       outcome = await fn(ctx);
       if (outcome.error !== undefined) failure = { err: outcome.error };
@@ -157,7 +166,7 @@ export class Runner {
     if (!ui.human) {
       const envelope = buildEnvelope(name, code, data, startedAt, performance.now() - t0, messages);
       // After --events lines, the envelope is the last line of the stream.
-      this.io.stdout.write(
+      (opts.protocolStdout ? this.io.stderr : this.io.stdout).write(
         eventsWanted(flags, ui.format)
           ? `${JSON.stringify(envelope)}\n`
           : serializeEnvelope(envelope, ui.format as 'json' | 'yaml'),

@@ -81,6 +81,8 @@ export interface ToolCallView {
   ok?: boolean;
   summary?: string;
   durationMs?: number;
+  /** Paths (relative to the project's resource) the call changed. */
+  filesTouched?: string[];
 }
 
 export const isToolCallArtifact = (a: Artifact): boolean => a.name === 'tool-call';
@@ -92,8 +94,8 @@ export function toolCallOf(a: Artifact): ToolCallView | undefined {
   return d as ToolCallView;
 }
 
-/** A tool call on one line: `→ builtin/read-file path=a.txt` while it runs, `✓`/`✗` with its summary after. */
-export function toolCallLine(c: ToolCallView): string {
+/** What a tool call does, shortly: `builtin/read-file path=a.txt` (file contents left out). */
+export function toolCallTitle(c: Pick<ToolCallView, 'tool' | 'arguments'>): string {
   const args =
     c.arguments && typeof c.arguments === 'object'
       ? Object.entries(c.arguments as Record<string, unknown>)
@@ -104,7 +106,12 @@ export function toolCallLine(c: ToolCallView): string {
         ? c.arguments
         : '';
   const shown = args.length > 100 ? `${args.slice(0, 97)}…` : args;
-  if (c.state === 'running') return `→ ${c.tool}${shown ? ` ${shown}` : ''}`;
+  return `${c.tool}${shown ? ` ${shown}` : ''}`;
+}
+
+/** A tool call on one line: `→ builtin/read-file path=a.txt` while it runs, `✓`/`✗` with its summary after. */
+export function toolCallLine(c: ToolCallView): string {
+  if (c.state === 'running') return `→ ${toolCallTitle(c)}`;
   const mark = c.ok ? '✓' : '✗';
   const ms = c.durationMs !== undefined ? ` (${c.durationMs} ms)` : '';
   return `${mark} ${c.tool} ${c.state}${ms}${c.summary ? `: ${c.summary}` : ''}`;

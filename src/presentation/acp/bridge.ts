@@ -1,0 +1,367 @@
+/**
+ * The ACP agent: each ACP session is an A2A session (same id), each prompt an A2A turn streamed as
+ * `session/update`s; approvals become permission requests, `session/cancel` cancels the task.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  PROTOCOL_VERSION,
+  RequestError,
+  type AgentCapabilities,
+  type AgentContext,
+  type ContentBlock,
+  type InitializeResponse,
+  type ListSessionsRequest,
+  type ListSessionsResponse,
+  type LoadSessionRequest,
+  type NewSessionRequest,
+  type NewSessionResponse,
+  type PromptCapabilities,
+  type PromptResponse,
+  type SessionUpdate,
+} from '@agentclientprotocol/sdk';
+import {
+  cancelTask,
+  sendMessage,
+  sendStreamingMessage,
+  sessionCreate,
+  sessionDelete,
+  sessionList,
+  sessionShow,
+  type A2AClient,
+  type Message,
+  type Part,
+  type Session,
+} from '../../protocol/client/index.js';
+import type { Target } from '../cli/render/error.js';
+import { messageWords } from '../cli/render/task.js';
+import { answerOf, approvalPart, permissionOptions, StandingDecisions, type Decision } from './approval.js';
+import { toRequestError } from './errors.js';
+import { replayTurn } from './replay.js';
+import { listSessions } from './sessions.js';
+import { projectRootOf, workspaceOf, type SessionDefaults } from './workspace.js';
+import {
+  promptCapabilitiesOf,
+  promptParts,
+  TurnTranslator,
+  UnsupportedContentError,
+  type TurnEnd,
+} from './translate.js';
+
+export interface BridgeOptions {
+  /** The backend (connected once, on first use). */
+  connect(): Promise<A2AClient>;
+  version: string;
+  target: Target;
+  /** The command's --actor / --project / --skill: what a new session gets unless `_meta` says otherwise. */
+  defaults: SessionDefaults;
+  log: (line: string) => void;
+}
+
+/** The turns `session/load` replays (session/show's limit). */
+const LOAD_TURNS = 1000;
+
+interface SessionState {
+  readonly id: string;
+  /** Where the session's file tools work, for absolute paths in tool calls. */
+  readonly root: string | undefined;
+  readonly decisions: StandingDecisions;
+  /** A turn waiting for a text answer (a question that is not an approval): the next prompt answers it. */
+  waiting?: string | undefined;
+  running?: RunningPrompt | undefined;
+}
+
+/** The prompt a session is running: its task, once known, and how to cancel it. */
+class RunningPrompt {
+  /** Aborted when the prompt is cancelled (a pending permission request is withdrawn). */
+  readonly cancelling = new AbortController();
+  /** Aborted when the backend could not cancel the task: the stream is dropped instead. */
+  readonly drop = new AbortController();
+  private taskId: string | undefined;
+  private cancelled: Promise<void> | undefined;
+
+  constructor(private readonly client: A2AClient) {}
+
+  get isCancelled(): boolean {
+    return this.cancelling.signal.aborted;
+  }
+
+  /** The task the stream reports; a cancel asked for before it was known is sent now. */
+  started(taskId: string): void {
+    if (this.taskId === taskId) return;
+    this.taskId = taskId;
+    if (this.isCancelled) void this.cancelTask();
+  }
+
+  /** Cancels the A2A task (once); its stream then ends `canceled`. */
+  cancel(): Promise<void> {
+    this.cancelling.abort();
+    return this.taskId ? this.cancelTask() : Promise.resolve();
+  }
+
+  private cancelTask(): Promise<void> {
+    const id = this.taskId ?? '';
+    return (this.cancelled ??= this.client.call(cancelTask, { id }).then(
+      () => undefined,
+      () => this.drop.abort(),
+    ));
+  }
+}
+
+export class AcpBridge {
+  private readonly sessions = new Map<string, SessionState>();
+  private streaming = true;
+  private prompts: PromptCapabilities = { image: false, audio: false, embeddedContext: false };
+
+  constructor(private readonly opts: BridgeOptions) {}
+
+  /** The handshake: ACP v1 (the only version this bridge speaks), capabilities from the A2A Agent Card. */
+  async initialize(): Promise<InitializeResponse> {
+    const client = await this.client();
+    const card = await this.backend(() => client.agentCard());
+    const caps = (card['capabilities'] ?? {}) as { streaming?: boolean; extensions?: Array<{ params?: unknown }> };
+    this.streaming = caps.streaming === true;
+    this.prompts = promptCapabilitiesOf(card);
+    const methods = (caps.extensions?.[0]?.params as { methods?: string[] } | undefined)?.methods ?? [];
+    const agentCapabilities: AgentCapabilities = {
+      loadSession: methods.includes(sessionShow.name),
+      promptCapabilities: this.prompts,
+      sessionCapabilities: {
+        ...(methods.includes(sessionList.name) ? { list: {} } : {}),
+        ...(methods.includes(sessionDelete.name) ? { delete: {} } : {}),
+      },
+      // The backend's tools come from its registry (skills with MCP servers), not from the editor.
+      mcpCapabilities: { http: false, sse: false },
+    };
+    return {
+      protocolVersion: PROTOCOL_VERSION,
+      agentCapabilities,
+      agentInfo: { name: 'cleveragents', title: 'CleverAgents', version: this.opts.version },
+      // Locally there is nothing to log in to; a server's token comes from the CLI's configuration.
+      authMethods: [],
+      _meta: {
+        cleveragents: {
+          backend: { name: card['name'], version: card['version'] },
+          mode: this.opts.target.kind,
+          ...(this.opts.target.kind === 'server' ? { server: this.opts.target.url } : {}),
+        },
+      },
+    };
+  }
+
+  async newSession(params: NewSessionRequest): Promise<NewSessionResponse> {
+    if (params.mcpServers.length > 0)
+      this.opts.log(
+        `the editor's ${params.mcpServers.length} MCP server(s) are not used: give the actor a skill with mcpServers instead`,
+      );
+    const client = await this.client();
+    const ws = await this.backend(() => workspaceOf(client, params.cwd, this.opts.defaults, params._meta));
+    if (ws.matched) this.opts.log(`${params.cwd} is project ${ws.matched}`);
+    const session = await this.backend(() => client.call(sessionCreate, ws.params));
+    this.sessions.set(session.id, { id: session.id, root: ws.root, decisions: new StandingDecisions() });
+    return { sessionId: session.id, _meta: { cleveragents: { session: sessionMeta(session) } } };
+  }
+
+  /** Replays the session's turns (what was asked, answered and run), then it takes prompts. */
+  async loadSession(params: LoadSessionRequest, cx: AgentContext): Promise<void> {
+    const client = await this.client();
+    const { session, tasks } = await this.backend(() =>
+      client.call(sessionShow, { sessionId: params.sessionId, turns: LOAD_TURNS }),
+    );
+    const root = await this.backend(() => projectRootOf(client, session.project));
+    const state: SessionState = { id: session.id, root, decisions: new StandingDecisions() };
+    for (const task of tasks) for (const update of replayTurn(task, root)) await this.update(cx, session.id, update);
+    const last = tasks.at(-1);
+    if (last?.status.state === 'TASK_STATE_INPUT_REQUIRED') {
+      // The question it waits on is shown, so that the next prompt reads as its answer.
+      state.waiting = last.id;
+      const question = messageWords(last.status.message);
+      if (question)
+        await this.update(cx, session.id, {
+          sessionUpdate: 'agent_message_chunk',
+          content: { type: 'text', text: question },
+        });
+    }
+    this.sessions.set(session.id, state);
+  }
+
+  async listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse> {
+    const client = await this.client();
+    return this.backend(() => listSessions(client, params));
+  }
+
+  /** Deletes the session and its turns in the backend (a running prompt is cancelled first). */
+  async deleteSession(sessionId: string): Promise<void> {
+    const client = await this.client();
+    await this.sessions.get(sessionId)?.running?.cancel();
+    await this.backend(() => client.call(sessionDelete, { sessionId }));
+    this.sessions.delete(sessionId);
+  }
+
+  async cancel(sessionId: string): Promise<void> {
+    await this.sessions.get(sessionId)?.running?.cancel();
+  }
+
+  async prompt(
+    params: { sessionId: string; prompt: ContentBlock[] },
+    cx: AgentContext,
+    signal: AbortSignal,
+  ): Promise<PromptResponse> {
+    const client = await this.client();
+    const s = this.sessions.get(params.sessionId);
+    if (!s)
+      throw new RequestError(-32002, `Session ${params.sessionId} is not open in this bridge`, {
+        hint: 'start it with session/new, or open it with session/load',
+      });
+    if (s.running) throw RequestError.invalidRequest(undefined, 'a prompt is already running in this session');
+    let parts: Part[];
+    try {
+      parts = promptParts(params.prompt, this.prompts);
+    } catch (err) {
+      if (err instanceof UnsupportedContentError) throw RequestError.invalidParams(undefined, err.message);
+      throw err;
+    }
+    const run = new RunningPrompt(client);
+    s.running = run;
+    signal.addEventListener('abort', () => void run.cancel(), { once: true });
+    const tr = new TurnTranslator(s.root);
+    let message = this.message(s, parts, s.waiting);
+    s.waiting = undefined;
+    try {
+      for (;;) {
+        await this.turn(client, s, message, tr, run, cx);
+        if (run.isCancelled) return { stopReason: 'cancelled' };
+        const end: TurnEnd = tr.end();
+        if (end.kind === 'approval') {
+          const decision = await this.decide(s, end, tr, run, cx);
+          if (decision === undefined) {
+            // Not answered: the tool does not run, and the task ends canceled rather than waiting.
+            await run.cancel();
+            return { stopReason: 'cancelled' };
+          }
+          message = this.message(s, [approvalPart(decision)], end.taskId);
+          continue;
+        }
+        if (end.kind === 'question') {
+          await this.update(cx, s.id, {
+            sessionUpdate: 'agent_message_chunk',
+            content: { type: 'text', text: end.text },
+          });
+          s.waiting = end.taskId;
+          return { stopReason: 'end_turn', _meta: this.turnMeta(tr) };
+        }
+        if (end.kind === 'failed')
+          throw new RequestError(-32603, end.message, {
+            ...(end.hint ? { hint: end.hint } : {}),
+            ...(end.errorKind ? { kind: end.errorKind } : {}),
+            ...(tr.task ? { taskId: tr.task.id } : {}),
+          });
+        return { stopReason: end.stopReason, _meta: this.turnMeta(tr) };
+      }
+    } catch (err) {
+      if (run.isCancelled) return { stopReason: 'cancelled' };
+      throw toRequestError(err, this.opts.target);
+    } finally {
+      s.running = undefined;
+    }
+  }
+
+  /** One A2A send of the prompt (or of an approval), its events translated as they come. */
+  private async turn(
+    client: A2AClient,
+    s: SessionState,
+    message: Message,
+    tr: TurnTranslator,
+    run: RunningPrompt,
+    cx: AgentContext,
+  ): Promise<void> {
+    if (!this.streaming) {
+      const result = await client.call(sendMessage, { message }, { signal: run.drop.signal });
+      if ('task' in result) run.started(result.task.id);
+      for (const update of tr.push(result)) await this.update(cx, s.id, update);
+      return;
+    }
+    try {
+      for await (const { event } of client.stream(sendStreamingMessage, { message }, { signal: run.drop.signal })) {
+        for (const update of tr.push(event)) await this.update(cx, s.id, update);
+        if (tr.task) run.started(tr.task.id);
+      }
+    } catch (err) {
+      // Dropped after a cancel the backend could not honour: the prompt ends cancelled all the same.
+      if (!run.drop.signal.aborted) throw err;
+    }
+  }
+
+  /** The client's decision on an approval (or a standing one); undefined: the request was cancelled. */
+  private async decide(
+    s: SessionState,
+    end: TurnEnd & { kind: 'approval' },
+    tr: TurnTranslator,
+    run: RunningPrompt,
+    cx: AgentContext,
+  ): Promise<Decision | undefined> {
+    const standing = s.decisions.of(end.request.tool);
+    if (standing) {
+      this.opts.log(`${end.request.tool}: ${standing} (as chosen earlier in this session)`);
+      return standing;
+    }
+    const toolCall = tr.approvalCall(end.taskId, end.request);
+    await this.update(cx, s.id, toolCall);
+    const { sessionUpdate: _, ...call } = toolCall;
+    try {
+      const res = await cx.request(
+        'session/request_permission',
+        { sessionId: s.id, toolCall: call, options: permissionOptions(end.request.options) },
+        { cancellationSignal: run.cancelling.signal, stopWaitingOnCancel: true },
+      );
+      const answer = answerOf(res.outcome);
+      if ('cancelled' in answer || run.isCancelled) return undefined;
+      s.decisions.remember(end.request.tool, answer);
+      return answer.decision;
+    } catch (err) {
+      if (err instanceof RequestError && err.code === -32800) return undefined;
+      throw err;
+    }
+  }
+
+  private message(s: SessionState, parts: Part[], taskId: string | undefined): Message {
+    return {
+      messageId: randomUUID(),
+      role: 'ROLE_USER',
+      parts,
+      contextId: s.id,
+      ...(taskId ? { taskId } : {}),
+    };
+  }
+
+  /** What the prompt's result carries besides the stop reason: the A2A task and its token usage. */
+  private turnMeta(tr: TurnTranslator): Record<string, unknown> {
+    const task = tr.task;
+    if (!task) return {};
+    const usage = task.metadata?.['usage'];
+    return { cleveragents: { taskId: task.id, ...(usage !== undefined ? { usage } : {}) } };
+  }
+
+  private update(cx: AgentContext, sessionId: string, update: SessionUpdate): Promise<void> {
+    return cx.notify('session/update', { sessionId, update });
+  }
+
+  private client(): Promise<A2AClient> {
+    return this.backend(() => this.opts.connect());
+  }
+
+  /** Calls the backend; its errors become ACP errors with the message and hint. */
+  private async backend<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toRequestError(err, this.opts.target);
+    }
+  }
+}
+
+const sessionMeta = (s: Session): Record<string, unknown> => ({
+  id: s.id,
+  actor: s.actor,
+  ...(s.project ? { project: s.project } : {}),
+  ...(s.skills?.length ? { skills: s.skills } : {}),
+});

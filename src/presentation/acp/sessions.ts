@@ -1,0 +1,24 @@
+import type { ListSessionsRequest, ListSessionsResponse, SessionInfo } from '@agentclientprotocol/sdk';
+import { sessionList, type A2AClient } from '../../protocol/client/index.js';
+import { canonical, projectRoots } from './workspace.js';
+
+/**
+ * `session/list`: your sessions that work on a project, most recently active first, each with its
+ * project's folder as the cwd (a session without a project has no folder to report, so it is left
+ * out); `cwd` keeps the sessions of that folder. The cursor is the backend's page token.
+ */
+export async function listSessions(client: A2AClient, params: ListSessionsRequest): Promise<ListSessionsResponse> {
+  const { roots } = await projectRoots(client);
+  const page = await client.call(sessionList, {
+    pageSize: 100,
+    ...(params.cursor ? { pageToken: params.cursor } : {}),
+  });
+  const wanted = params.cwd ? canonical(params.cwd) : undefined;
+  const sessions: SessionInfo[] = [];
+  for (const s of page.sessions) {
+    const cwd = s.project ? roots.get(s.project) : undefined;
+    if (!cwd || (wanted !== undefined && canonical(cwd) !== wanted)) continue;
+    sessions.push({ sessionId: s.id, cwd, title: s.title ?? `${s.actor} · ${s.project}`, updatedAt: s.updatedAt });
+  }
+  return { sessions, ...(page.nextPageToken ? { nextCursor: page.nextPageToken } : {}) };
+}

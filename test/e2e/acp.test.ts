@@ -1,0 +1,584 @@
+/**
+ * End to end: the built `agents acp` driven as an editor drives it — the ACP SDK's client side over
+ * the child's stdio — against an LLM actor on the fake OpenAI server, in local mode and against
+ * `agents serve`.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import {
+  client as acpClient,
+  ndJsonStream,
+  RequestError,
+  type ClientConnection,
+  type RequestPermissionRequest,
+  type SessionNotification,
+  type SessionUpdate,
+} from '@agentclientprotocol/sdk';
+import { BIN, cliEnv, collect } from '../support/cli.js';
+import { createGate, startFakeOpenAI, type FakeLlm } from '../support/fake-llm.js';
+import { initRepo } from '../support/git.js';
+import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.js';
+
+const ROOT = mkdtempSync(join(tmpdir(), 'agents-acp-e2e-'));
+const KEY = 'sk-acp-0123456789abcdef';
+const TOKEN = 'acp-e2e-token-0123456789abcdefgh';
+const CONFIG = join(ROOT, 'no-config');
+
+let fake: FakeLlm;
+let repo: string;
+
+const env = (dataDir: string): NodeJS.ProcessEnv => cliEnv(dataDir, CONFIG, { ACP_E2E_KEY: KEY });
+
+/** Runs a one-shot `agents` command; returns its parsed --format json data. */
+async function agents(args: string[], dataDir: string): Promise<any> {
+  const child = spawn(process.execPath, [BIN, '--format', 'json', ...args], {
+    env: env(dataDir),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stdin.end();
+  const res = await collect(child, { timeoutMs: 30_000 });
+  assert.equal(res.code, 0, `agents ${args.join(' ')}: ${res.stdout}\n${res.stderr}`);
+  return (JSON.parse(res.stdout) as { data: unknown }).data;
+}
+
+type PermissionChoice = 'allow_once' | 'reject_once' | 'allow_always' | 'hold';
+
+/** A running `agents acp` and an ACP client connected to it, recording what it hears. */
+interface Editor {
+  child: ChildProcess;
+  conn: ClientConnection;
+  updates: SessionNotification[];
+  permissions: RequestPermissionRequest[];
+  /** How the next permission requests are answered (`hold`: not until the prompt is cancelled). */
+  choice: PermissionChoice;
+  stdout(): string;
+  stderr(): string;
+  /** Writes a raw line to the bridge's stdin (malformed input). */
+  raw(line: string): void;
+  /** Closes stdin and waits for the exit code. */
+  close(): Promise<number | null>;
+}
+
+function startEditor(args: string[], dataDir: string): Editor {
+  const child = spawn(process.execPath, [BIN, 'acp', ...args], { env: env(dataDir), stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+  const input = new ReadableStream<Uint8Array>({
+    start(controller) {
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString('utf8');
+        controller.enqueue(new Uint8Array(c));
+      });
+      child.stdout.on('end', () => controller.close());
+    },
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const editor: Editor = {
+    child,
+    updates: [],
+    permissions: [],
+    choice: 'allow_once',
+    conn: undefined as unknown as ClientConnection,
+    stdout: () => out,
+    stderr: () => err,
+    raw: (line) => void child.stdin.write(`${line}\n`),
+    close: async () => {
+      child.stdin.end();
+      const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await exited;
+      clearTimeout(t);
+      return code;
+    },
+  };
+  const app = acpClient({ name: 'acp-e2e' })
+    .onNotification('session/update', ({ params }) => void editor.updates.push(params))
+    .onRequest('session/request_permission', async ({ params, signal }) => {
+      editor.permissions.push(params);
+      if (editor.choice === 'hold')
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      if (signal.aborted || editor.choice === 'hold') return { outcome: { outcome: 'cancelled' } };
+      return { outcome: { outcome: 'selected', optionId: editor.choice } };
+    });
+  editor.conn = app.connect(
+    ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, input, {
+      maxMessageBytes: 8 * 1024 * 1024,
+    }),
+  );
+  return editor;
+}
+
+const initialize = (e: Editor) =>
+  e.conn.agent.request('initialize', {
+    protocolVersion: 1,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false } },
+    clientInfo: { name: 'acp-e2e', version: '1.0.0' },
+  });
+
+const updatesOf = (e: Editor, sessionId: string): SessionUpdate[] =>
+  e.updates.filter((u) => u.sessionId === sessionId).map((u) => u.update);
+
+const textOf = (updates: SessionUpdate[], kind: 'agent_message_chunk' | 'user_message_chunk'): string =>
+  updates.map((u) => (u.sessionUpdate === kind && u.content.type === 'text' ? u.content.text : '')).join('');
+
+/** Every line the bridge wrote to stdout is a JSON-RPC 2.0 message. */
+function assertOnlyFrames(e: Editor): void {
+  const lines = e.stdout().split('\n').filter(Boolean);
+  assert.ok(lines.length > 0);
+  for (const line of lines) assert.equal((JSON.parse(line) as { jsonrpc?: string }).jsonrpc, '2.0', line);
+}
+
+before(async () => {
+  fake = await startFakeOpenAI({ expectKey: KEY });
+  repo = join(ROOT, 'repo');
+  initRepo(repo, { 'notes.txt': 'the answer is 42\n' });
+});
+
+after(async () => {
+  await fake?.close();
+  rmSync(ROOT, { recursive: true, force: true });
+});
+
+/** Registers local/gpt (reads and writes files) and the project local/acp on `repo`. */
+async function register(dataDir: string, global: string[] = []): Promise<void> {
+  const actor = join(ROOT, 'gpt.yaml');
+  writeFileSync(
+    actor,
+    `name: local/gpt\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: ACP_E2E_KEY\ntools: [builtin/read-file, builtin/write-file]\n`,
+  );
+  await agents([...global, 'actor', 'add', '--config', actor], dataDir);
+  const nokey = join(ROOT, 'nokey.yaml');
+  writeFileSync(
+    nokey,
+    `name: local/nokey\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: ACP_E2E_NOPE\n`,
+  );
+  await agents([...global, 'actor', 'add', '--config', nokey], dataDir);
+  await agents([...global, 'resource', 'add', 'git-checkout', 'local/acp', '--path', repo], dataDir);
+  await agents([...global, 'project', 'create', 'local/acp', '--resource', 'local/acp'], dataDir);
+}
+
+describe('agents acp (local mode)', () => {
+  const data = join(ROOT, 'local');
+  let editor: Editor;
+  let sessionId: string;
+
+  before(async () => {
+    await register(data);
+    editor = startEditor(['--actor', 'local/gpt'], data);
+  });
+
+  after(async () => {
+    if (editor) await editor.close();
+  });
+
+  it('initialize: ACP v1, capabilities from the agent card, who it is, no authentication', async () => {
+    const init = await initialize(editor);
+    assert.equal(init.protocolVersion, 1);
+    assert.equal(init.agentInfo?.name, 'cleveragents');
+    assert.match(init.agentInfo?.version ?? '', /^\d+\.\d+\.\d+/);
+    assert.equal(init.agentCapabilities?.loadSession, true);
+    assert.deepEqual(init.agentCapabilities?.sessionCapabilities, { list: {}, delete: {} });
+    assert.deepEqual(init.agentCapabilities?.promptCapabilities, { image: false, audio: false, embeddedContext: true });
+    assert.deepEqual(init.authMethods, []);
+    assert.equal((init._meta?.['cleveragents'] as { mode?: string }).mode, 'local');
+  });
+
+  it('session/new in a registered project directory works on that project', async () => {
+    const res = await editor.conn.agent.request('session/new', { cwd: repo, mcpServers: [] });
+    sessionId = res.sessionId;
+    const meta = res._meta?.['cleveragents'] as { session: { id: string; actor: string; project?: string } };
+    assert.equal(meta.session.id, sessionId);
+    assert.equal(meta.session.actor, 'local/gpt');
+    assert.equal(meta.session.project, 'local/acp');
+    const shown = await agents(['session', 'show', sessionId], data);
+    assert.equal(shown.session.project, 'local/acp');
+  });
+
+  it('a prompt streams the answer and the tool call, and ends end_turn', async () => {
+    fake.push(
+      { toolCalls: [{ name: 'builtin__read-file', arguments: '{"path":"notes.txt"}' }] },
+      { text: ['It ', 'says ', '42.'], usage: { input: 30, output: 4 } },
+    );
+    const before = editor.updates.length;
+    const res = await editor.conn.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'what is in notes.txt?' }],
+    });
+    assert.equal(res.stopReason, 'end_turn');
+    const updates = editor.updates.slice(before).map((u) => u.update);
+    assert.equal(textOf(updates, 'agent_message_chunk'), 'It says 42.');
+    assert.ok(updates.filter((u) => u.sessionUpdate === 'agent_message_chunk').length >= 3, 'streamed in chunks');
+    const call = updates.find((u) => u.sessionUpdate === 'tool_call');
+    assert.ok(call && call.sessionUpdate === 'tool_call');
+    assert.equal(call.kind, 'read');
+    assert.equal(call.status, 'in_progress');
+    assert.equal(call.title, 'builtin/read-file path=notes.txt');
+    assert.deepEqual(call.rawInput, { path: 'notes.txt' });
+    assert.deepEqual(call.locations, [{ path: join(repo, 'notes.txt') }]);
+    const done = updates.find((u) => u.sessionUpdate === 'tool_call_update');
+    assert.ok(done && done.sessionUpdate === 'tool_call_update');
+    assert.equal(done.toolCallId, call.toolCallId);
+    assert.equal(done.status, 'completed');
+    assert.match(JSON.stringify(done.content), /read notes\.txt/);
+    const usage = (res._meta?.['cleveragents'] as { usage?: { outputTokens: number } }).usage;
+    assert.equal(usage?.outputTokens, 4);
+  });
+
+  it('a write asks permission; allow runs the tool and the prompt goes on', async () => {
+    fake.push(
+      { toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"yes.txt","content":"yes\\n"}' }] },
+      { text: ['Written.'] },
+    );
+    editor.choice = 'allow_once';
+    const before = editor.updates.length;
+    const asked = editor.permissions.length;
+    const res = await editor.conn.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'write yes.txt' }],
+    });
+    assert.equal(res.stopReason, 'end_turn');
+    const request = editor.permissions[asked];
+    assert.ok(request);
+    assert.equal(request.sessionId, sessionId);
+    assert.equal(request.toolCall.title, 'builtin/write-file path=yes.txt');
+    assert.equal(request.toolCall.kind, 'edit');
+    assert.deepEqual(
+      request.options.map((o) => o.kind),
+      ['allow_once', 'allow_always', 'reject_once', 'reject_always'],
+    );
+    assert.equal(readFileSync(join(repo, 'yes.txt'), 'utf8'), 'yes\n');
+    const updates = editor.updates.slice(before).map((u) => u.update);
+    assert.equal(textOf(updates, 'agent_message_chunk'), 'Written.');
+    const last = updates.filter((u) => u.sessionUpdate === 'tool_call_update').at(-1);
+    assert.ok(last && last.sessionUpdate === 'tool_call_update');
+    assert.equal(last.toolCallId, request.toolCall.toolCallId, 'the tool call the permission was about');
+    assert.equal(last.status, 'completed');
+  });
+
+  it('reject: the tool does not run and the model is told', async () => {
+    fake.push(
+      { toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"no.txt","content":"no"}' }] },
+      { text: ['Fine, not writing it.'] },
+    );
+    editor.choice = 'reject_once';
+    const before = editor.updates.length;
+    const res = await editor.conn.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'write no.txt' }],
+    });
+    assert.equal(res.stopReason, 'end_turn');
+    assert.equal(existsSync(join(repo, 'no.txt')), false);
+    const told = JSON.stringify((fake.generations.at(-1)?.body as { messages: unknown[] }).messages);
+    assert.match(told, /The user declined this call; it did not run/);
+    const updates = editor.updates.slice(before).map((u) => u.update);
+    assert.equal(textOf(updates, 'agent_message_chunk'), 'Fine, not writing it.');
+    const last = updates.filter((u) => u.sessionUpdate === 'tool_call_update').at(-1);
+    assert.ok(last && last.sessionUpdate === 'tool_call_update');
+    assert.equal(last.status, 'failed');
+  });
+
+  it('allow always: a later call of the same tool in the session is not asked again', async () => {
+    editor.choice = 'allow_always';
+    fake.push(
+      { toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"a.txt","content":"a"}' }] },
+      { text: ['a'] },
+    );
+    const asked = editor.permissions.length;
+    await editor.conn.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'write a' }] });
+    assert.equal(editor.permissions.length, asked + 1);
+    editor.choice = 'reject_once';
+    fake.push(
+      { toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"b.txt","content":"b"}' }] },
+      { text: ['b'] },
+    );
+    const res = await editor.conn.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'write b' }],
+    });
+    assert.equal(res.stopReason, 'end_turn');
+    assert.equal(editor.permissions.length, asked + 1, 'not asked the second time');
+    assert.equal(readFileSync(join(repo, 'b.txt'), 'utf8'), 'b');
+  });
+
+  it('session/cancel during a streamed answer: stopReason cancelled, the A2A task canceled', async () => {
+    const gate = createGate();
+    fake.push({ text: ['partial ', 'rest'], gate: gate.promise, holdAfter: 1 });
+    const before = editor.updates.length;
+    const pending = editor.conn.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'take your time' }],
+    });
+    await eventually(
+      async () =>
+        textOf(
+          editor.updates.slice(before).map((u) => u.update),
+          'agent_message_chunk',
+        )
+          ? true
+          : undefined,
+      15_000,
+      'the first chunk',
+    );
+    await editor.conn.agent.notify('session/cancel', { sessionId });
+    const res = await pending;
+    gate.release();
+    assert.equal(res.stopReason, 'cancelled');
+    const shown = await agents(['session', 'show', sessionId], data);
+    assert.equal(shown.tasks.at(-1).status.state, 'TASK_STATE_CANCELED');
+  });
+
+  it('session/cancel while a permission is pending: no tool runs, the prompt ends cancelled', async () => {
+    // write-file is allowed "always" in the first session: a new one asks again.
+    const fresh = (await editor.conn.agent.request('session/new', { cwd: repo, mcpServers: [] })).sessionId;
+    editor.choice = 'hold';
+    fake.push({ toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"held.txt","content":"x"}' }] });
+    const asked = editor.permissions.length;
+    const pending = editor.conn.agent.request('session/prompt', {
+      sessionId: fresh,
+      prompt: [{ type: 'text', text: 'write held.txt' }],
+    });
+    await eventually(async () => (editor.permissions.length > asked ? true : undefined), 15_000, 'the permission');
+    await editor.conn.agent.notify('session/cancel', { sessionId: fresh });
+    assert.equal((await pending).stopReason, 'cancelled');
+    assert.equal(existsSync(join(repo, 'held.txt')), false);
+    const shown = await agents(['session', 'show', fresh], data);
+    assert.equal(shown.tasks.at(-1).status.state, 'TASK_STATE_CANCELED');
+  });
+
+  it('a refused request is an ACP error with the message and hint; malformed input gets errors; the bridge lives on', async () => {
+    await assert.rejects(
+      editor.conn.agent.request('session/new', {
+        cwd: ROOT,
+        mcpServers: [],
+        _meta: { cleveragents: { actor: 'local/nope' } },
+      }),
+      (err: unknown) => {
+        assert.ok(err instanceof RequestError);
+        assert.equal(err.code, -32002);
+        assert.match(err.message, /local\/nope/);
+        return true;
+      },
+    );
+    editor.raw('this is not json');
+    editor.raw('{"jsonrpc":"2.0","id":"bad-1","method":"session/prompt","params":{"sessionId":7}}');
+    editor.raw('{"jsonrpc":"2.0","id":"bad-2","method":"session/prompt","params":{"sessionId":"nope","prompt":[]}}');
+    const answers = await eventually(
+      async () => {
+        const lines = editor
+          .stdout()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { id?: unknown; error?: { code: number; message: string } });
+        const bad1 = lines.find((l) => l.id === 'bad-1');
+        const bad2 = lines.find((l) => l.id === 'bad-2');
+        const parse = lines.find((l) => l.error?.code === -32700);
+        return bad1 && bad2 && parse ? { bad1, bad2 } : undefined;
+      },
+      10_000,
+      'the error answers',
+    );
+    assert.equal(answers.bad1.error?.code, -32602);
+    assert.equal(answers.bad2.error?.code, -32002);
+    assert.match(answers.bad2.error?.message ?? '', /not open/);
+    fake.push({ text: ['still here'] });
+    const res = await editor.conn.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'are you there?' }],
+    });
+    assert.equal(res.stopReason, 'end_turn');
+    assertOnlyFrames(editor);
+  });
+
+  it("a failed turn is an ACP error with the turn's message, hint and kind", async () => {
+    const { sessionId: s } = await editor.conn.agent.request('session/new', {
+      cwd: ROOT,
+      mcpServers: [],
+      _meta: { cleveragents: { actor: 'local/nokey' } },
+    });
+    await assert.rejects(
+      editor.conn.agent.request('session/prompt', { sessionId: s, prompt: [{ type: 'text', text: 'hi' }] }),
+      (err: unknown) => {
+        assert.ok(err instanceof RequestError);
+        assert.equal(err.code, -32603);
+        assert.match(err.message, /No API key for local\/nokey/);
+        const data = err.data as { kind?: string; hint?: string; taskId?: string };
+        assert.equal(data.kind, 'auth');
+        assert.match(data.hint ?? '', /ACP_E2E_NOPE/);
+        assert.ok(data.taskId);
+        return true;
+      },
+    );
+  });
+
+  it('session/load replays the turns (asked, answered, tool calls) in a new bridge', async () => {
+    const other = startEditor([], data);
+    try {
+      await initialize(other);
+      await other.conn.agent.request('session/load', { sessionId, cwd: repo, mcpServers: [] });
+      const updates = updatesOf(other, sessionId);
+      assert.match(textOf(updates, 'user_message_chunk'), /what is in notes\.txt\?/);
+      assert.match(textOf(updates, 'agent_message_chunk'), /It says 42\./);
+      const read = updates.find((u) => u.sessionUpdate === 'tool_call' && u.title.startsWith('builtin/read-file'));
+      assert.ok(read && read.sessionUpdate === 'tool_call');
+      assert.equal(read.status, 'completed');
+      fake.push({ text: ['loaded'] });
+      const res = await other.conn.agent.request('session/prompt', {
+        sessionId,
+        prompt: [{ type: 'text', text: 'and now?' }],
+      });
+      assert.equal(res.stopReason, 'end_turn');
+    } finally {
+      assert.equal(await other.close(), 0);
+    }
+    assertOnlyFrames(other);
+  });
+
+  it('a loaded session that waits for an approval shows the question; the next prompt answers it', async () => {
+    fake.push({ toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"later.txt","content":"later"}' }] });
+    const asked = await agents(['send', '--actor', 'local/gpt', '--project', 'acp', 'write later.txt'], data);
+    assert.equal(asked.task.status.state, 'TASK_STATE_INPUT_REQUIRED');
+    const waiting = asked.task.contextId as string;
+    const other = startEditor([], data);
+    try {
+      await initialize(other);
+      await other.conn.agent.request('session/load', { sessionId: waiting, cwd: repo, mcpServers: [] });
+      assert.match(
+        textOf(updatesOf(other, waiting), 'agent_message_chunk'),
+        /Allow builtin\/write-file path=later\.txt\?/,
+      );
+      fake.push({ text: ['Written later.'] });
+      const res = await other.conn.agent.request('session/prompt', {
+        sessionId: waiting,
+        prompt: [{ type: 'text', text: 'yes' }],
+      });
+      assert.equal(res.stopReason, 'end_turn');
+      assert.equal(readFileSync(join(repo, 'later.txt'), 'utf8'), 'later');
+    } finally {
+      assert.equal(await other.close(), 0);
+    }
+  });
+
+  it('session/list lists the sessions of a folder; session/delete deletes one', async () => {
+    const listed = await editor.conn.agent.request('session/list', { cwd: repo });
+    const mine = listed.sessions.find((s) => s.sessionId === sessionId);
+    assert.equal(mine?.cwd, repo);
+    assert.equal(mine?.title, 'local/gpt · local/acp');
+    assert.ok(mine?.updatedAt);
+    const elsewhere = await editor.conn.agent.request('session/list', { cwd: ROOT });
+    assert.deepEqual(elsewhere.sessions, []);
+    const { sessionId: doomed } = await editor.conn.agent.request('session/new', { cwd: repo, mcpServers: [] });
+    await editor.conn.agent.request('session/delete', { sessionId: doomed });
+    const after = await editor.conn.agent.request('session/list', { cwd: repo });
+    assert.ok(!after.sessions.some((s) => s.sessionId === doomed));
+    assert.ok(after.sessions.some((s) => s.sessionId === sessionId));
+  });
+
+  it('exits cleanly when the editor closes stdin', async () => {
+    const e = startEditor([], data);
+    await initialize(e);
+    assert.equal(await e.close(), 0);
+    assert.equal(e.stderr(), '');
+  });
+
+  it('a local agent that cannot start is reported to the request, with its own words', async () => {
+    const notADir = join(ROOT, 'not-a-dir');
+    writeFileSync(notADir, '');
+    const e = startEditor(['--data-dir', join(notADir, 'data')], data);
+    await assert.rejects(initialize(e), (err: unknown) => {
+      assert.ok(err instanceof RequestError);
+      assert.match(err.message, /not reachable: the agent process exited/);
+      assert.match(err.message, /the data directory is not a directory/);
+      assert.match(String((err.data as { hint?: string }).hint), /--verbose/);
+      return true;
+    });
+    assert.equal(await e.close(), 0);
+    assertOnlyFrames(e);
+  });
+
+  it('with --format json the envelope goes to stderr: stdout stays ACP only', async () => {
+    const e = startEditor(['--format', 'json'], data);
+    await initialize(e);
+    assert.equal(await e.close(), 0);
+    assertOnlyFrames(e);
+    assert.equal((JSON.parse(e.stderr()) as { command: string; exitCode: number }).command, 'acp');
+  });
+});
+
+describe('agents acp (server mode)', () => {
+  const data = join(ROOT, 'server');
+  let server: HttpServerProcess;
+  const global = (): string[] => ['--server', server.baseUrl, '--token', TOKEN];
+
+  before(async () => {
+    server = await startHttpServer({ dataDir: data, token: TOKEN, env: { ...process.env, ACP_E2E_KEY: KEY } });
+    await register(data, global());
+  });
+
+  after(async () => {
+    await server?.stop();
+  });
+
+  it('talks to the server: a session in the cwd project, a tool call approved, the answer streamed', async () => {
+    const e = startEditor([...global(), '--actor', 'gpt'], data);
+    try {
+      const init = await initialize(e);
+      const meta = init._meta?.['cleveragents'] as { mode: string; server: string };
+      assert.equal(meta.mode, 'server');
+      assert.equal(meta.server, server.baseUrl);
+      const { sessionId } = await e.conn.agent.request('session/new', { cwd: repo, mcpServers: [] });
+      fake.push(
+        { toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"server.txt","content":"s"}' }] },
+        { text: ['Done ', 'remotely.'] },
+      );
+      e.choice = 'allow_once';
+      const res = await e.conn.agent.request('session/prompt', {
+        sessionId,
+        prompt: [
+          { type: 'text', text: 'write server.txt, see ' },
+          { type: 'resource', resource: { uri: 'file:///spec.md', text: 'the spec' } },
+        ],
+      });
+      assert.equal(res.stopReason, 'end_turn');
+      assert.equal(textOf(updatesOf(e, sessionId), 'agent_message_chunk'), 'Done remotely.');
+      assert.equal(readFileSync(join(repo, 'server.txt'), 'utf8'), 's');
+      assert.equal(e.permissions.length, 1);
+      const sent = JSON.stringify((fake.generations.at(-2)?.body as { messages: unknown[] }).messages);
+      assert.match(sent, /Context from file:\/\/\/spec\.md/);
+      assertOnlyFrames(e);
+    } finally {
+      assert.equal(await e.close(), 0);
+    }
+  });
+
+  it('a wrong token: the refusal is an authentication error with a hint', async () => {
+    const e = startEditor(['--server', server.baseUrl, '--token', 'not-the-token-0123456789abcdef'], data);
+    try {
+      await initialize(e).catch(() => undefined);
+      await assert.rejects(e.conn.agent.request('session/new', { cwd: repo, mcpServers: [] }), (err: unknown) => {
+        assert.ok(err instanceof RequestError);
+        assert.equal(err.code, -32000);
+        assert.ok((err.data as { hint?: string }).hint);
+        return true;
+      });
+    } finally {
+      assert.equal(await e.close(), 0);
+    }
+  });
+
+  it('an unreachable server is reported to the request, and the bridge still exits cleanly', async () => {
+    const e = startEditor(['--server', 'http://127.0.0.1:9', '--token', TOKEN], data);
+    await assert.rejects(initialize(e), (err: unknown) => {
+      assert.ok(err instanceof RequestError);
+      assert.match(err.message, /not reachable/);
+      assert.match(String((err.data as { hint?: string }).hint), /agents serve/);
+      return true;
+    });
+    assert.equal(await e.close(), 0);
+    assertOnlyFrames(e);
+  });
+});
