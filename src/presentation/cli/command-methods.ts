@@ -74,6 +74,7 @@ import {
   whoami,
 } from '../../protocol/client/index.js';
 import { PHASE_CALLS } from './support/plan-run.js';
+import { PLAN_VIEW_CALLS } from '../tui/plan-controller.js';
 
 const names = (...rows: ReadonlyArray<{ name: string }>): string[] => [...new Set(rows.map((r) => r.name))];
 
@@ -86,6 +87,16 @@ const registryCommands = Object.fromEntries(
 export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   send: names(sendMessage, sendStreamingMessage, sessionCreate, sessionShow),
   chat: names(sendStreamingMessage, sessionCreate, sessionShow, sessionResume),
+  // The TUI's sessions list and chat, and its plans views (see tui/plan-controller.ts).
+  tui: names(
+    sessionList,
+    sessionCreate,
+    sessionDelete,
+    sessionResume,
+    sendStreamingMessage,
+    cancelTask,
+    ...PLAN_VIEW_CALLS,
+  ),
   'actor run': names(sessionCreate, sendStreamingMessage, sessionDelete),
   'session create': names(sessionCreate),
   'session list': names(sessionList),

@@ -24,6 +24,7 @@ import { registerSync, registerServer } from './commands/sync.command.js';
 import { registerSystem } from './commands/system.command.js';
 import { registerTask } from './commands/task.command.js';
 import { registerTool } from './commands/tool.command.js';
+import { registerTui } from './commands/tui.command.js';
 import { COMMAND_METHODS } from './command-methods.js';
 import { EXIT_CODES } from './exit-codes.js';
 import { OUTPUT_FORMATS } from './render/format.js';
@@ -101,6 +102,7 @@ Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authenti
 
   registerSend(program, runner);
   registerChat(program, runner);
+  registerTui(program, runner);
   registerSession(program, runner);
   registerTask(program, runner);
   registerPlan(program, runner);

@@ -176,24 +176,32 @@ export function renderTree(roots: Decision[], mode: Mode): string {
 }
 
 /** A unified diff, coloured in rich mode. */
+/** What a line of a unified diff is: a header, an added or removed line, a hunk header, or context. */
+export type DiffLineKind = 'head' | 'add' | 'del' | 'hunk' | 'context';
+
+export function diffLineKind(l: string): DiffLineKind {
+  if (l.startsWith('+++') || l.startsWith('---') || l.startsWith('diff ') || l.startsWith('index ')) return 'head';
+  if (l.startsWith('+')) return 'add';
+  if (l.startsWith('-')) return 'del';
+  if (l.startsWith('@@')) return 'hunk';
+  return 'context';
+}
+
 export function renderDiff(unified: string, mode: Mode): string {
   if (!unified) return '';
   const text = unified.endsWith('\n') ? unified : `${unified}\n`;
   if (!mode.rich || !mode.pal.enabled) return text;
   const { pal } = mode;
+  const style: Record<DiffLineKind, (l: string) => string> = {
+    head: (l) => pal.bold(l),
+    add: (l) => pal.green(l),
+    del: (l) => pal.red(l),
+    hunk: (l) => pal.cyan(l),
+    context: (l) => l,
+  };
   return text
     .split('\n')
-    .map((l) =>
-      l.startsWith('+++') || l.startsWith('---') || l.startsWith('diff ') || l.startsWith('index ')
-        ? pal.bold(l)
-        : l.startsWith('+')
-          ? pal.green(l)
-          : l.startsWith('-')
-            ? pal.red(l)
-            : l.startsWith('@@')
-              ? pal.cyan(l)
-              : l,
-    )
+    .map((l) => style[diffLineKind(l)](l))
     .join('\n');
 }
 

@@ -59,6 +59,9 @@ const dataOf = (m: Message | undefined, key: string): unknown =>
   m?.parts
     .map((p) => (p.data && typeof p.data === 'object' ? (p.data as Record<string, unknown>)[key] : undefined))
     .find((v) => v !== undefined);
+/** What a task waiting for input asks to approve (the `approvalRequest` data part of its status message), if anything. */
+export const approvalRequestOf = (m: Message | undefined): ApprovalRequest | undefined =>
+  dataOf(m, 'approvalRequest') as ApprovalRequest | undefined;
 const textOf = (m: Message | undefined): string => (m?.parts ?? []).map((p) => p.text ?? '').join('');
 
 /** The methods following a plan's task may call (see COMMAND_METHODS). */
@@ -120,7 +123,7 @@ export async function followPlanTask(
     const m = status.message;
     const key = m?.messageId ?? `${status.timestamp}`;
     if (answered.has(key)) return true;
-    const request = dataOf(m, 'approvalRequest') as ApprovalRequest | undefined;
+    const request = approvalRequestOf(m);
     if (!request) {
       result.unanswered = { kind: 'tool-call' };
       return false;

@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+import { UsageError } from '../exit-codes.js';
+import type { Runner } from '../runner.js';
+
+/** `agents tui`: the full-screen terminal UI (ink is loaded only when it runs). */
+export function registerTui(program: Command, runner: Runner): void {
+  program
+    .command('tui')
+    .description('A full-screen terminal UI: sessions and chat with streamed answers and approvals, plans live')
+    .option('--session <id>', 'open this session first (else the sessions list)')
+    .action((opts: { session?: string }, cmd: Command) =>
+      runner.run(cmd, 'tui', async (ctx) => {
+        if (ctx.io.stdin.isTTY !== true || ctx.io.stdout.isTTY !== true)
+          throw new UsageError(
+            'agents tui needs a terminal',
+            'use agents chat for pipes (it reads one message a line from stdin), or agents send "…"',
+          );
+        const { runTui } = await import('../../tui/index.js');
+        const client = await ctx.client();
+        const exit = await runTui(client, {
+          io: ctx.io,
+          target: ctx.target,
+          color: ctx.ui.pal.enabled,
+          signal: ctx.signal,
+          session: opts.session,
+        });
+        return { data: { exit: exit.reason }, exit: exit.reason, ...(exit.error ? { error: exit.error } : {}) };
+      }),
+    );
+}

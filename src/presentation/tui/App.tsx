@@ -1,0 +1,71 @@
+import { Box, useInput, useStdin, useStdout } from 'ink';
+import { useEffect, useState, useSyncExternalStore, type ReactNode } from 'react';
+import { ChatPane } from './ChatPane.js';
+import type { Tui } from './commands.js';
+import { Footer, InputLine, StatusLine } from './Bottom.js';
+import { Header } from './Header.js';
+import { HelpOverlay } from './HelpOverlay.js';
+import { handleKey, isF1 } from './keys.js';
+import { PlansList } from './PlansList.js';
+import { PlanView } from './PlanView.js';
+import { SessionsList } from './SessionsList.js';
+
+/** The terminal's size, followed as it is resized (SIGWINCH reaches the stream as `resize`). */
+export function useScreenSize(): { columns: number; rows: number } {
+  const { stdout } = useStdout();
+  const read = (): { columns: number; rows: number } => ({ columns: stdout.columns || 80, rows: stdout.rows || 24 });
+  const [size, setSize] = useState(read);
+  useEffect(() => {
+    const onResize = (): void => setSize(read());
+    stdout.on('resize', onResize);
+    return () => {
+      stdout.off('resize', onResize);
+    };
+  });
+  return size;
+}
+
+/** Lines the header, status, input and footer take. */
+const CHROME = 4;
+
+/** The whole screen: header, the view (or the help over it), status line, input line, footer. */
+export function App({ tui, where }: { tui: Tui; where: string }): ReactNode {
+  const state = useSyncExternalStore(tui.store.subscribe, tui.store.get);
+  const { columns, rows } = useScreenSize();
+  const width = Math.max(20, columns);
+  const body = Math.max(3, rows - CHROME);
+  useInput((input, key) => handleKey(tui, input, key, Math.max(1, body - 2)));
+  // useInput reports every function key as an empty input: F1 is told apart on the raw sequence.
+  const { internal_eventEmitter: raw } = useStdin();
+  useEffect(() => {
+    const onRaw = (data: string): void => {
+      if (isF1(data)) tui.store.dispatch({ type: 'help', open: !tui.store.get().help });
+    };
+    raw.on('input', onRaw);
+    return () => {
+      raw.off('input', onRaw);
+    };
+  }, [raw, tui]);
+  const view = state.help ? (
+    <HelpOverlay view={state.view} height={body} width={width} />
+  ) : state.view === 'sessions' ? (
+    <SessionsList state={state} height={body} width={width} />
+  ) : state.view === 'chat' ? (
+    <ChatPane state={state} height={body} width={width} />
+  ) : state.view === 'plans' ? (
+    <PlansList state={state} height={body} width={width} />
+  ) : (
+    <PlanView state={state} height={body} width={width} />
+  );
+  return (
+    <Box flexDirection="column" width={width} height={Math.max(rows, CHROME + 3)}>
+      <Header state={state} where={where} width={width} />
+      <Box flexDirection="column" height={body} overflow="hidden">
+        {view}
+      </Box>
+      <StatusLine state={state} width={width} />
+      <InputLine state={state} width={width} />
+      <Footer state={state} width={width} />
+    </Box>
+  );
+}

@@ -1,0 +1,31 @@
+import { Box } from 'ink';
+import type { ReactNode } from 'react';
+import { KEYS } from './keys.js';
+import { wrap, type Line } from './lines.js';
+import { SLASH_USAGE } from './slash.js';
+import type { View } from './state.js';
+import { Lines } from './theme.js';
+
+/** Every key of the view and every slash command. */
+export function helpLines(view: View, width: number): Line[] {
+  const keys = KEYS[view];
+  const kw = Math.max(...keys.map(([k]) => k.length));
+  const cw = Math.min(58, Math.max(...SLASH_USAGE.map(([c]) => c.length)));
+  return [
+    { text: `Keys (${view})`, tone: 'head' },
+    ...keys.flatMap(([k, what]) => wrap(`  ${k.padEnd(kw)}  ${what}`, width)),
+    { text: '' },
+    { text: 'Commands (type in the input line)', tone: 'head' },
+    ...SLASH_USAGE.flatMap(([c, what]) => wrap(`  ${c.padEnd(cw)}  ${what}`, width)),
+    { text: '' },
+    { text: 'Esc, q, ? or F1 closes this help', tone: 'meta' },
+  ];
+}
+
+export function HelpOverlay({ view, height, width }: { view: View; height: number; width: number }): ReactNode {
+  return (
+    <Box flexDirection="column" height={height}>
+      <Lines lines={helpLines(view, width).slice(0, height)} />
+    </Box>
+  );
+}

@@ -1,0 +1,157 @@
+import {
+  cancelTask,
+  sendStreamingMessage,
+  sessionCreate,
+  sessionDelete,
+  sessionList,
+  sessionResume,
+  type A2AClient,
+  type Message,
+  type Task,
+} from '../../protocol/client/index.js';
+import { qualify } from '../cli/render/definition.js';
+import { foldEvent, isInterruptedState, messageWords } from '../cli/render/task.js';
+import { userMessage } from '../cli/support/message.js';
+import { approvalRequestOf, type ApprovalAnswer } from '../cli/support/plan-follow.js';
+import type { Guard } from './guard.js';
+import type { SlashCommand } from './slash.js';
+import type { Store } from './store.js';
+
+/** How many of a session's last turns are shown when it is opened. */
+const RECAP_TURNS = 10;
+
+/** The sessions list and the chat: every call they make, and the streamed turns folded into the store. */
+export class ChatController {
+  private turnAbort: AbortController | undefined;
+  /** A task that waits for input without an approval request: the next line answers it. */
+  private waitingTask: string | undefined;
+  private seq = 0;
+
+  constructor(
+    private readonly client: A2AClient,
+    private readonly store: Store,
+    private readonly guard: Guard,
+  ) {}
+
+  loadSessions(): Promise<void> {
+    return this.guard.run('sessions', async () => {
+      const r = await this.client.call(sessionList, { pageSize: 100 });
+      this.store.dispatch({ type: 'sessions', sessions: r.sessions });
+    });
+  }
+
+  openSession(sessionId: string): Promise<void> {
+    return this.guard.run('session', async () => {
+      const r = await this.client.call(sessionResume, { sessionId, turns: RECAP_TURNS });
+      this.store.dispatch({ type: 'open-session', session: r.session, recap: r.tasks });
+      this.noteWaiting(r.tasks.at(-1));
+    });
+  }
+
+  newSession(cmd: Extract<SlashCommand, { name: 'new' }> | { name: 'new'; skills: string[] }): Promise<void> {
+    return this.guard.run('new session', async () => {
+      const c = cmd as { actor?: string; project?: string; skills: string[]; title?: string };
+      const session = await this.client.call(sessionCreate, {
+        ...(c.actor ? { actor: qualify(c.actor) } : {}),
+        ...(c.project ? { project: qualify(c.project) } : {}),
+        ...(c.skills.length ? { skills: c.skills.map(qualify) } : {}),
+        ...(c.title ? { title: c.title } : {}),
+      });
+      this.waitingTask = undefined;
+      this.store.dispatch({ type: 'open-session', session, recap: [] });
+      this.guard.info(`new session ${session.id} with ${session.actor}`);
+    });
+  }
+
+  deleteSession(session: { id: string }): Promise<void> {
+    return this.guard.run('delete', async () => {
+      const r = await this.client.call(sessionDelete, { sessionId: session.id });
+      this.store.dispatch({ type: 'confirm-delete', session: undefined });
+      this.guard.info(`deleted session ${session.id} (${r.tasksDeleted} turns)`);
+      if (this.store.get().session?.id === session.id) this.store.dispatch({ type: 'view', view: 'sessions' });
+      await this.loadSessions();
+    });
+  }
+
+  /** A line typed in the chat: a new turn, or the answer to the task that waits. */
+  async send(text: string): Promise<void> {
+    const s = this.store.get();
+    if (s.streaming) return this.guard.info('a turn is still streaming: Esc or Ctrl-C cancels it');
+    // A typed answer to an approval goes as text: the agent reads yes / no / guidance as it does from every client.
+    if (s.approval) return this.answer(text);
+    let session = s.session;
+    if (!session) {
+      await this.newSession({ name: 'new', skills: [] });
+      session = this.store.get().session;
+      if (!session) return;
+    }
+    const message = userMessage(text, { contextId: session.id, taskId: this.waitingTask });
+    const key = this.waitingTask ?? `turn-${++this.seq}`;
+    if (!this.waitingTask) this.store.dispatch({ type: 'turn-start', turn: { key, input: text } });
+    this.waitingTask = undefined;
+    await this.stream(key, message, this.store.get().turns.find((t) => t.key === key)?.task);
+  }
+
+  /** Answers the approval the chat waits for, on its task; the turn goes on where it stopped. */
+  async answer(answer: ApprovalAnswer | string): Promise<void> {
+    const a = this.store.get().approval;
+    if (!a) return this.guard.info('nothing waits for an approval');
+    this.store.dispatch({ type: 'approval', approval: undefined });
+    const ids = { contextId: a.contextId, taskId: a.taskId };
+    const message: Message =
+      typeof answer === 'string'
+        ? userMessage(answer, ids)
+        : { ...userMessage('', ids), parts: [{ data: { approval: answer } }] };
+    const turn = this.store.get().turns.find((t) => t.task?.id === a.taskId);
+    await this.stream(turn?.key ?? a.taskId, message, turn?.task);
+  }
+
+  /** Esc / Ctrl-C during a turn: cancels its task on the agent (CancelTask), so the agent stops too. */
+  async cancelTurn(): Promise<void> {
+    const s = this.store.get();
+    if (!s.streaming) return;
+    const task = s.turns.at(-1)?.task;
+    if (!task) {
+      this.turnAbort?.abort();
+      return;
+    }
+    await this.guard.run('cancel', () => this.client.call(cancelTask, { id: task.id }));
+  }
+
+  private async stream(key: string, message: Message, start: Task | undefined): Promise<void> {
+    const ac = new AbortController();
+    this.turnAbort = ac;
+    this.store.dispatch({ type: 'streaming', on: true });
+    let task = start ? structuredClone(start) : undefined;
+    try {
+      for await (const { event } of this.client.stream(sendStreamingMessage, { message }, { signal: ac.signal })) {
+        task = foldEvent(task, event);
+        if (task) this.store.dispatch({ type: 'turn-update', key, task });
+      }
+    } catch (err) {
+      if (!ac.signal.aborted) this.guard.report(err);
+    } finally {
+      this.turnAbort = undefined;
+      this.store.dispatch({ type: 'streaming', on: false });
+    }
+    this.noteWaiting(task);
+  }
+
+  /** A turn that stopped for the user: its approval prompt, or the next line as its answer. */
+  private noteWaiting(task: Task | undefined): void {
+    this.waitingTask = undefined;
+    if (!task || !isInterruptedState(task.status.state)) return;
+    const request = approvalRequestOf(task.status.message);
+    if (request)
+      this.store.dispatch({
+        type: 'approval',
+        approval: {
+          taskId: task.id,
+          contextId: task.contextId,
+          request,
+          question: messageWords(task.status.message) ?? `Allow ${request.tool ?? 'the tool call'}?`,
+        },
+      });
+    else this.waitingTask = task.id;
+  }
+}

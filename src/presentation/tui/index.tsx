@@ -1,0 +1,71 @@
+import { render } from 'ink';
+import type { A2AClient } from '../../protocol/client/index.js';
+import type { Target } from '../cli/render/error.js';
+import type { CliIo } from '../cli/render/ui.js';
+import { App } from './App.js';
+import { ChatController } from './chat-controller.js';
+import type { Tui } from './commands.js';
+import { Guard, type TuiExit } from './guard.js';
+import { PlanController } from './plan-controller.js';
+import { Store } from './store.js';
+import { ColorContext } from './theme.js';
+
+export { PLAN_VIEW_CALLS } from './plan-controller.js';
+export type { TuiExit } from './guard.js';
+
+export interface TuiOptions {
+  io: CliIo;
+  target: Target;
+  color: boolean;
+  /** Aborted when the process is told to stop (SIGINT from outside the terminal): the TUI leaves. */
+  signal: AbortSignal;
+  /** Open this session first (else the sessions list). */
+  session?: string | undefined;
+}
+
+// Alternate screen on/off, cursor shown: what a full-screen program leaves the terminal with.
+const ENTER = '\u001b[?1049h\u001b[H';
+const LEAVE = '\u001b[?25h\u001b[?1049l';
+
+/** Builds the TUI's state and controllers over a connected client (local or server, the same code). */
+export function createTui(client: A2AClient, target: Target): Tui {
+  const store = new Store();
+  const guard = new Guard(store, target);
+  return {
+    store,
+    guard,
+    chat: new ChatController(client, store, guard),
+    plans: new PlanController(client, store, guard),
+  };
+}
+
+/**
+ * Runs `agents tui` full-screen until the user leaves (or the local agent dies), then puts the
+ * terminal back as it was: main screen, cursor shown, raw mode off.
+ */
+export async function runTui(client: A2AClient, opts: TuiOptions): Promise<TuiExit> {
+  const tui = createTui(client, opts.target);
+  const stdout = opts.io.stdout as NodeJS.WriteStream;
+  stdout.write(ENTER);
+  const where = opts.target.kind === 'server' ? `server ${opts.target.url}` : 'local agent';
+  const app = render(
+    <ColorContext.Provider value={opts.color}>
+      <App tui={tui} where={where} />
+    </ColorContext.Provider>,
+    { stdout, stdin: opts.io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: true },
+  );
+  const onAbort = (): void => tui.guard.quit({ reason: 'INTERRUPTED' });
+  opts.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    if (opts.session) await tui.chat.openSession(opts.session);
+    else await tui.chat.loadSessions();
+    return await tui.guard.done;
+  } finally {
+    opts.signal.removeEventListener('abort', onAbort);
+    tui.plans.close();
+    await tui.chat.cancelTurn().catch(() => undefined);
+    app.unmount();
+    await app.waitUntilExit().catch(() => undefined);
+    stdout.write(LEAVE);
+  }
+}

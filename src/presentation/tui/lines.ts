@@ -1,0 +1,150 @@
+import { compactionLine, compactionOf } from '../cli/render/compaction.js';
+import type { ErrorReport } from '../cli/render/error.js';
+import { chosenText, diffLineKind } from '../cli/render/plan.js';
+import {
+  fallbackOf,
+  hookRunLine,
+  hookRunOf,
+  messageWords,
+  partsText,
+  stateWord,
+  toolCallLine,
+  toolCallOf,
+  usageLine,
+  usageOf,
+} from '../cli/render/task.js';
+import { approvalWhat, type ApprovalRequest } from '../cli/support/plan-follow.js';
+import { flattenTree, type PlanPane, type Turn } from './state.js';
+
+/** What a line is, for its colour (none under NO_COLOR: the words and marks carry the meaning). */
+export type Tone = 'user' | 'agent' | 'tool' | 'meta' | 'warn' | 'error' | 'ok' | 'add' | 'del' | 'hunk' | 'head';
+
+export interface Line {
+  text: string;
+  tone?: Tone | undefined;
+}
+
+/** Cuts text into lines of at most `width` columns (hard breaks kept, long lines wrapped). */
+export function wrap(text: string, width: number, tone?: Tone): Line[] {
+  const w = Math.max(1, width);
+  const out: Line[] = [];
+  for (const raw of text.replace(/\t/g, '  ').split('\n')) {
+    const chars = [...raw];
+    if (chars.length === 0) out.push({ text: '', tone });
+    for (let i = 0; i < chars.length; i += w) out.push({ text: chars.slice(i, i + w).join(''), tone });
+  }
+  return out;
+}
+
+/** One line cut to `width` columns, with `…` when cut. */
+export const truncate = (text: string, width: number): string => {
+  const chars = [...text];
+  return chars.length <= width ? text : `${chars.slice(0, Math.max(0, width - 1)).join('')}…`;
+};
+
+export const errorLines = (r: ErrorReport): string[] => [
+  `error: ${r.message}${r.type !== 'Error' && r.type !== 'UsageError' ? ` (${r.type})` : ''}`,
+  ...(r.fields ?? []).map((f) => `  ${f.field}: ${f.description}`),
+  ...(r.hint ? [`hint: ${r.hint}`] : []),
+];
+
+/** A turn for the chat pane: what was asked, the answer and tool calls in the order they came, then how it ended. */
+export function turnLines(turn: Turn, width: number): Line[] {
+  const out: Line[] = [];
+  const t = turn.task;
+  const compaction = t ? compactionOf(t) : undefined;
+  if (compaction) return wrap(compactionLine(compaction), width, 'meta');
+  const asked = turn.recap ? partsText(t?.history?.find((m) => m.role === 'ROLE_USER')?.parts ?? []) : turn.input;
+  out.push(...wrap(`you › ${asked}`, width, 'user'));
+  let answered = false;
+  for (const a of t?.artifacts ?? []) {
+    const call = toolCallOf(a);
+    const run = call ? undefined : hookRunOf(a);
+    if (call || run) {
+      const line = call ? toolCallLine(call) : run ? hookRunLine(run) : '';
+      const tone: Tone = call?.state === 'running' ? 'tool' : call && !call.ok ? 'warn' : 'tool';
+      out.push(...wrap(`  ${line}`, width, tone));
+      continue;
+    }
+    const text = partsText(a.parts);
+    if (!text) continue;
+    out.push(...wrap(`${answered ? '' : 'agent › '}${text}`, width, 'agent'));
+    answered = true;
+  }
+  if (t) {
+    const state = t.status.state;
+    const words = messageWords(t.status.message);
+    if (state === 'TASK_STATE_COMPLETED') {
+      const usage = usageOf(t);
+      if (usage) out.push(...wrap(`  ${usageLine(usage)}`, width, 'meta'));
+    } else if (state !== 'TASK_STATE_WORKING' && state !== 'TASK_STATE_SUBMITTED') {
+      const tone: Tone = state === 'TASK_STATE_INPUT_REQUIRED' ? 'warn' : 'error';
+      out.push(...wrap(`  ${stateWord(state)}${words ? `: ${words}` : ''}`, width, tone));
+    }
+    const fallback = fallbackOf(t);
+    if (fallback) out.push(...wrap(`  ${fallback}`, width, 'meta'));
+  }
+  if (turn.error) for (const l of errorLines(turn.error)) out.push(...wrap(`  ${l}`, width, 'error'));
+  return out;
+}
+
+/** The plan view without its diff: phase and state, what it waits for, the tree, the log, the checkpoints. */
+export function planLines(p: PlanPane, width: number, marker: boolean): Line[] {
+  const s = p.status;
+  if (!s) return [{ text: 'loading the plan…', tone: 'meta' }];
+  const out: Line[] = [];
+  const push = (text: string, tone?: Tone): void => void out.push(...wrap(text, width, tone));
+  push(
+    `Plan ${s.planId}  ${s.phase}/${s.state}${s.running ? ' (running)' : ''}  ${s.action} on ${s.projects.join(', ')}`,
+    'head',
+  );
+  push(
+    `steps ${s.progress.stepsDone}/${s.progress.stepsTotal} · attempt ${s.attempt} · allowed: ${s.allowed.join(', ') || 'nothing'}`,
+    'meta',
+  );
+  if (s.error) {
+    push(`error: ${s.error.message}`, 'error');
+    if (s.error.hint) push(`hint: ${s.error.hint}`, 'error');
+  }
+  if (s.waiting) {
+    // The plan keeps the request its task asked with.
+    const r = s.waiting.request as unknown as ApprovalRequest;
+    push(`Approval needed: ${approvalWhat(r)}  [y] approve · [n] reject · [g] reject with guidance`, 'warn');
+    if (typeof r.preview === 'string')
+      for (const l of r.preview.split('\n').slice(0, 12)) out.push(...diffLine(l, width));
+  }
+  push('Decisions', 'head');
+  const flat = flattenTree(p.decisions);
+  if (flat.length === 0) push('  (none yet)', 'meta');
+  flat.forEach(({ d, depth }, i) => {
+    const sel = i === p.selected;
+    const mark = sel ? (marker ? '›' : '>') : ' ';
+    const what = d.type === 'choice' ? `${d.question} → ${chosenText(d.chosen)}` : chosenText(d.chosen);
+    out.push({
+      text: truncate(`${mark} ${'  '.repeat(depth)}${d.type}: ${what}`, width),
+      tone: sel ? 'user' : undefined,
+    });
+  });
+  push('Execution log', 'head');
+  if (p.log.length === 0) push('  (no tool calls yet)', 'meta');
+  for (const c of p.log) {
+    const files = c.filesTouched.length ? ` [${c.filesTouched.join(', ')}]` : '';
+    push(`  ${c.ok ? '✓' : '✗'} ${c.tool}: ${c.summary}${files}`, c.ok ? 'ok' : 'error');
+  }
+  push('Checkpoints', 'head');
+  if (s.checkpoints.length === 0) push('  (none yet)', 'meta');
+  for (const c of s.checkpoints) push(`  ${c.id}  ${c.label} (after step ${c.stepIndex})`, 'meta');
+  return out;
+}
+
+/** A diff line, toned by what it is (+ added, - removed, @@ hunk, headers). */
+export function diffLine(l: string, width: number): Line[] {
+  const kind = diffLineKind(l);
+  return wrap(l, width, kind === 'context' ? undefined : kind);
+}
+
+export const diffLines = (unified: string | undefined, width: number): Line[] =>
+  (unified ?? '')
+    .replace(/\n$/, '')
+    .split('\n')
+    .flatMap((l) => diffLine(l, width));

@@ -1,0 +1,203 @@
+import {
+  getTask,
+  planApply,
+  planApprove,
+  planCancel,
+  planCorrect,
+  planDiff,
+  planExecute,
+  planList,
+  planReject,
+  planRollback,
+  planStatus,
+  planTree,
+  planUse,
+  type A2AClient,
+  type Task,
+} from '../../protocol/client/index.js';
+import { qualify } from '../cli/render/definition.js';
+import type { Guard } from './guard.js';
+import type { SlashCommand } from './slash.js';
+import { flattenTree, type LogEntry, type PlanStatus } from './state.js';
+import type { Store } from './store.js';
+
+/** How often a running plan is read again (a phase reports progress every step or so). */
+const POLL_MS = 700;
+
+/** Every method the plan views can call, for COMMAND_METHODS. */
+export const PLAN_VIEW_CALLS = [
+  planList,
+  planStatus,
+  planTree,
+  planDiff,
+  getTask,
+  planUse,
+  planExecute,
+  planApply,
+  planApprove,
+  planReject,
+  planRollback,
+  planCorrect,
+  planCancel,
+] as const;
+
+/** The plans list and the plan view: the calls they make, and a running plan followed by polling its status. */
+export class PlanController {
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly client: A2AClient,
+    private readonly store: Store,
+    private readonly guard: Guard,
+  ) {}
+
+  loadPlans(): Promise<void> {
+    return this.guard.run('plans', async () => {
+      const r = await this.client.call(planList, { pageSize: 100 });
+      this.store.dispatch({ type: 'plans', plans: r.plans });
+    });
+  }
+
+  async open(planId: string): Promise<void> {
+    this.store.dispatch({ type: 'open-plan', planId });
+    await this.refresh(planId);
+  }
+
+  private get planId(): string | undefined {
+    return this.store.get().plan.status?.planId;
+  }
+
+  /** Reads the plan again (status, tree, execution log, and the diff when shown); polls on while it runs. */
+  async refresh(planId = this.planId): Promise<void> {
+    if (!planId) return;
+    clearTimeout(this.timer);
+    const status = await this.guard.run('plan', () => this.client.call(planStatus, { planId }));
+    if (!status || this.closed) return;
+    const [tree, log] = await Promise.all([
+      this.guard.run('tree', () => this.client.call(planTree, { planId })),
+      this.executionLog(status),
+    ]);
+    this.store.dispatch({ type: 'plan-data', status, ...(tree ? { decisions: tree.decisions } : {}), log });
+    if (this.store.get().plan.showDiff) await this.loadDiff(true);
+    if (status.running && !this.closed && this.store.get().view === 'plan')
+      this.timer = setTimeout(() => void this.refresh(planId), POLL_MS);
+  }
+
+  private async executionLog(status: PlanStatus): Promise<LogEntry[]> {
+    const id = status.tasks.execute;
+    if (!id) return [];
+    const task = await this.guard.run('log', () => this.client.call(getTask, { id }));
+    return task ? logOf(task) : [];
+  }
+
+  private async loadDiff(show: boolean): Promise<void> {
+    const planId = this.planId;
+    if (!planId) return;
+    const d = await this.guard.run('diff', () => this.client.call(planDiff, { planId }));
+    if (!d) return;
+    this.store.dispatch({ type: 'diff', diff: d.unified, show });
+    if (show && d.stats.files === 0)
+      this.guard.info(d.source === 'none' ? 'no changes yet: the plan has not executed' : 'no changes');
+  }
+
+  toggleDiff(): Promise<void> {
+    const p = this.store.get().plan;
+    if (p.showDiff) {
+      this.store.dispatch({ type: 'diff', diff: p.diff, show: false });
+      return Promise.resolve();
+    }
+    return this.loadDiff(true);
+  }
+
+  /** `/plan use …`: creates the plan (it strategizes) and opens it. */
+  async use(cmd: Extract<SlashCommand, { name: 'plan-use' }>): Promise<void> {
+    const run = await this.guard.run('plan use', () =>
+      this.client.call(planUse, {
+        ...(cmd.action ? { action: qualify(cmd.action) } : {}),
+        ...(cmd.goal !== undefined ? { goal: cmd.goal } : {}),
+        projects: cmd.projects.map(qualify),
+        ...(Object.keys(cmd.args).length ? { arguments: cmd.args } : {}),
+        ...(cmd.profile ? { automationProfile: cmd.profile } : {}),
+        wait: false,
+      }),
+    );
+    if (!run) return;
+    this.guard.info(`plan ${run.plan.planId} created; it strategizes`);
+    await this.open(run.plan.planId);
+  }
+
+  /** A phase operation on the open plan, then the plan read again (and followed while it runs). */
+  private async act(what: string, fn: (planId: string, s: PlanStatus) => Promise<unknown>): Promise<void> {
+    const s = this.store.get().plan.status;
+    if (!s) return this.guard.info('open a plan first: /plans, or /plan <id>');
+    const done = await this.guard.run(what, () => fn(s.planId, s));
+    if (done !== undefined) this.guard.info(`${what}: ${s.planId}`);
+    await this.refresh(s.planId);
+  }
+
+  execute = (): Promise<void> =>
+    this.act('execute', (planId) => this.client.call(planExecute, { planId, wait: false }));
+  apply = (): Promise<void> => this.act('apply', (planId) => this.client.call(planApply, { planId, wait: false }));
+  cancel = (): Promise<void> => this.act('cancel', (planId) => this.client.call(planCancel, { planId }));
+
+  approve(): Promise<void> {
+    return this.act('approve', (planId, s) =>
+      s.waiting ? this.client.call(planApprove, { planId, wait: false }) : Promise.reject(nothingWaits(planId)),
+    );
+  }
+
+  reject(guidance?: string): Promise<void> {
+    return this.act('reject', (planId, s) =>
+      s.waiting
+        ? this.client.call(planReject, { planId, wait: false, ...(guidance?.trim() ? { guidance } : {}) })
+        : Promise.reject(nothingWaits(planId)),
+    );
+  }
+
+  /** To the checkpoint named, else the latest one. */
+  rollback(checkpoint?: string): Promise<void> {
+    return this.act('rollback', (planId, s) => {
+      const id = checkpoint ?? s.checkpoints.at(-1)?.id;
+      if (!id) return Promise.reject(new Error(`plan ${planId} has no checkpoint yet: it has not executed`));
+      return this.client.call(planRollback, { checkpointId: id, planId });
+    });
+  }
+
+  /** Corrects the decision selected in the tree. */
+  correct(guidance: string, mode: 'revert' | 'append'): Promise<void> {
+    return this.act('correct', async (planId) => {
+      const p = this.store.get().plan;
+      const d = flattenTree(p.decisions)[p.selected]?.d;
+      if (!d) throw new Error(`plan ${planId} has no decision to correct yet`);
+      const r = await this.client.call(planCorrect, { decisionId: d.id, mode, guidance, planId });
+      if ('note' in r && r.note) this.guard.info(r.note);
+      return r;
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+  }
+}
+
+const nothingWaits = (planId: string): Error => new Error(`plan ${planId} does not wait for an approval`);
+
+/** The execute task's tool calls, from its `execution-log` artifact (one data part per call). */
+export function logOf(task: Task): LogEntry[] {
+  const log = task.artifacts?.find((a) => a.artifactId === 'execution-log');
+  return (log?.parts ?? []).flatMap((p) => {
+    const c = p.data as Partial<LogEntry> | undefined;
+    if (!c || typeof c.tool !== 'string') return [];
+    return [
+      {
+        tool: c.tool,
+        ok: c.ok === true,
+        summary: c.summary ?? '',
+        filesTouched: c.filesTouched ?? [],
+        checkpointId: c.checkpointId,
+      },
+    ];
+  });
+}

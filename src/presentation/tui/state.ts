@@ -1,0 +1,212 @@
+import type { planStatus, planTree, ResultOf, Session, Task } from '../../protocol/client/index.js';
+import type { ErrorReport } from '../cli/render/error.js';
+import type { ApprovalRequest } from '../cli/support/plan-follow.js';
+
+export type View = 'sessions' | 'chat' | 'plans' | 'plan';
+export const VIEWS: readonly View[] = ['sessions', 'chat', 'plans', 'plan'];
+
+export type PlanStatus = ResultOf<typeof planStatus>;
+export type Decision = ResultOf<typeof planTree>['decisions'][number];
+
+/** A line in the status bar: what went wrong (with the agent's hint) or what just happened. */
+export type Notice = { level: 'info'; text: string } | { level: 'error'; report: ErrorReport };
+
+/** One exchange of the chat: what the user sent and the task that answers it, as folded so far. */
+export interface Turn {
+  key: string;
+  input: string;
+  task?: Task | undefined;
+  error?: ErrorReport | undefined;
+  /** Shown from the session's history when it was opened (not sent in this run). */
+  recap?: boolean;
+}
+
+/** An approval the chat waits for: on which task, and what the agent asks. */
+export interface PendingApproval {
+  taskId: string;
+  contextId: string;
+  request: ApprovalRequest;
+  question: string;
+}
+
+/** One tool call of a plan's execution log (the execute task's `execution-log` artifact). */
+export interface LogEntry {
+  tool: string;
+  ok: boolean;
+  summary: string;
+  filesTouched: string[];
+  checkpointId?: string | undefined;
+}
+
+export interface PlanPane {
+  status?: PlanStatus | undefined;
+  decisions: Decision[];
+  log: LogEntry[];
+  diff?: string | undefined;
+  showDiff: boolean;
+  /** First line of the diff on screen. */
+  scroll: number;
+  /** The decision `/correct` and the `c` key correct (index into the flattened active tree). */
+  selected: number;
+}
+
+/** What the input line is typing: a chat message or slash command, or an answer the view asked for. */
+export type InputMode = 'line' | 'guidance' | 'correct' | 'none';
+
+export interface TuiState {
+  view: View;
+  help: boolean;
+  sessions: Session[];
+  sessionIndex: number;
+  plans: PlanStatus[];
+  planIndex: number;
+  session?: Session | undefined;
+  turns: Turn[];
+  streaming: boolean;
+  approval?: PendingApproval | undefined;
+  plan: PlanPane;
+  input: string;
+  inputMode: InputMode;
+  /** The list's deletion waits for y / n. */
+  confirmDelete?: { id: string } | undefined;
+  notice?: Notice | undefined;
+  busy?: string | undefined;
+}
+
+export const initialState = (): TuiState => ({
+  view: 'sessions',
+  help: false,
+  sessions: [],
+  sessionIndex: 0,
+  plans: [],
+  planIndex: 0,
+  turns: [],
+  streaming: false,
+  plan: emptyPlan(),
+  input: '',
+  inputMode: 'none',
+});
+
+const emptyPlan = (): PlanPane => ({ decisions: [], log: [], showDiff: false, scroll: 0, selected: 0 });
+
+export type Action =
+  | { type: 'view'; view: View }
+  | { type: 'help'; open: boolean }
+  | { type: 'sessions'; sessions: Session[] }
+  | { type: 'select'; list: 'sessions' | 'plans'; delta: number }
+  | { type: 'plans'; plans: PlanStatus[] }
+  | { type: 'open-session'; session: Session; recap: Task[] }
+  | { type: 'turn-start'; turn: Turn }
+  | { type: 'turn-update'; key: string; task?: Task | undefined; error?: ErrorReport | undefined }
+  | { type: 'streaming'; on: boolean }
+  | { type: 'approval'; approval: PendingApproval | undefined }
+  | { type: 'open-plan'; planId: string }
+  | { type: 'plan-data'; status: PlanStatus; decisions?: Decision[]; log?: LogEntry[] }
+  | { type: 'diff'; diff: string | undefined; show: boolean }
+  | { type: 'scroll'; delta: number; max: number }
+  | { type: 'select-decision'; delta: number }
+  | { type: 'input'; text: string; mode?: InputMode }
+  | { type: 'confirm-delete'; session: { id: string } | undefined }
+  | { type: 'notice'; notice: Notice | undefined }
+  | { type: 'busy'; what: string | undefined };
+
+const clamp = (n: number, lo: number, hi: number): number => Math.max(lo, Math.min(hi, n));
+
+/** Every change of the TUI's state, in one place (the controller and the keys dispatch these). */
+export function reduce(s: TuiState, a: Action): TuiState {
+  switch (a.type) {
+    case 'view':
+      return { ...s, view: a.view, help: false, confirmDelete: undefined, inputMode: inputModeOf(a.view, s) };
+    case 'help':
+      return { ...s, help: a.open };
+    case 'sessions':
+      return { ...s, sessions: a.sessions, sessionIndex: clamp(s.sessionIndex, 0, Math.max(0, a.sessions.length - 1)) };
+    case 'plans':
+      return { ...s, plans: a.plans, planIndex: clamp(s.planIndex, 0, Math.max(0, a.plans.length - 1)) };
+    case 'select':
+      return a.list === 'sessions'
+        ? { ...s, sessionIndex: clamp(s.sessionIndex + a.delta, 0, Math.max(0, s.sessions.length - 1)) }
+        : { ...s, planIndex: clamp(s.planIndex + a.delta, 0, Math.max(0, s.plans.length - 1)) };
+    case 'open-session':
+      return {
+        ...s,
+        view: 'chat',
+        help: false,
+        session: a.session,
+        turns: a.recap.map((t) => ({ key: t.id, input: '', task: t, recap: true })),
+        approval: undefined,
+        streaming: false,
+        inputMode: 'line',
+        input: '',
+      };
+    case 'turn-start':
+      return { ...s, turns: [...s.turns, a.turn], streaming: true, approval: undefined };
+    case 'turn-update':
+      return {
+        ...s,
+        turns: s.turns.map((t) =>
+          t.key === a.key ? { ...t, ...(a.task ? { task: a.task } : {}), ...(a.error ? { error: a.error } : {}) } : t,
+        ),
+      };
+    case 'streaming':
+      return { ...s, streaming: a.on };
+    case 'approval':
+      return { ...s, approval: a.approval, inputMode: a.approval ? 'none' : s.view === 'chat' ? 'line' : s.inputMode };
+    case 'open-plan':
+      return {
+        ...s,
+        view: 'plan',
+        help: false,
+        plan: s.plan.status?.planId === a.planId ? s.plan : emptyPlan(),
+        inputMode: 'none',
+      };
+    case 'plan-data': {
+      if (s.plan.status && s.plan.status.planId !== a.status.planId && s.view === 'plan') return s;
+      const decisions = a.decisions ?? s.plan.decisions;
+      return {
+        ...s,
+        plan: {
+          ...s.plan,
+          status: a.status,
+          decisions,
+          log: a.log ?? s.plan.log,
+          selected: clamp(s.plan.selected, 0, Math.max(0, flattenTree(decisions).length - 1)),
+        },
+      };
+    }
+    case 'diff':
+      return { ...s, plan: { ...s.plan, diff: a.diff, showDiff: a.show, scroll: a.show ? s.plan.scroll : 0 } };
+    case 'scroll':
+      return { ...s, plan: { ...s.plan, scroll: clamp(s.plan.scroll + a.delta, 0, Math.max(0, a.max)) } };
+    case 'select-decision':
+      return {
+        ...s,
+        plan: {
+          ...s.plan,
+          selected: clamp(s.plan.selected + a.delta, 0, Math.max(0, flattenTree(s.plan.decisions).length - 1)),
+        },
+      };
+    case 'input':
+      return { ...s, input: a.text, ...(a.mode ? { inputMode: a.mode } : {}) };
+    case 'confirm-delete':
+      return { ...s, confirmDelete: a.session };
+    case 'notice':
+      return { ...s, notice: a.notice };
+    case 'busy':
+      return { ...s, busy: a.what };
+  }
+}
+
+/** The chat types into the line at once; elsewhere `/` opens it. */
+const inputModeOf = (view: View, s: TuiState): InputMode => (view === 'chat' && !s.approval ? 'line' : 'none');
+
+/** The tree as a list, depth-first, with each decision's depth (superseded ones are not in it). */
+export function flattenTree(decisions: readonly Decision[]): Array<{ d: Decision; depth: number }> {
+  const out: Array<{ d: Decision; depth: number }> = [];
+  const walk = (d: Decision, depth: number): void => {
+    out.push({ d, depth });
+    for (const c of d.children) walk(c, depth + 1);
+  };
+  for (const d of decisions) walk(d, 0);
+  return out;
+}
