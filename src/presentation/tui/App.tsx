@@ -47,7 +47,7 @@ export function App({ tui, where }: { tui: Tui; where: string }): ReactNode {
     };
   }, [raw, tui]);
   const view = state.help ? (
-    <HelpOverlay view={state.view} height={body} width={width} />
+    <HelpOverlay view={state.view} scroll={state.helpScroll} height={body} width={width} />
   ) : state.view === 'sessions' ? (
     <SessionsList state={state} height={body} width={width} />
   ) : state.view === 'chat' ? (

@@ -44,7 +44,12 @@ export function InputLine({ state, width }: { state: TuiState; width: number }):
 
 /** The keys of the view, as many as fit. */
 export function Footer({ state, width }: { state: TuiState; width: number }): ReactNode {
-  const keys = state.help ? [['Esc', 'close help'] as const] : KEYS[state.view];
+  const keys = state.help
+    ? ([
+        ['Esc', 'close help'],
+        ['↑/↓ PgUp/PgDn', 'scroll'],
+      ] as const)
+    : KEYS[state.view];
   const text = keys.map(([k, what]) => `${k} ${what}`).join(' · ');
   return (
     <Box height={1}>

@@ -18,14 +18,26 @@ export function helpLines(view: View, width: number): Line[] {
     { text: 'Commands (type in the input line)', tone: 'head' },
     ...SLASH_USAGE.flatMap(([c, what]) => wrap(`  ${c.padEnd(cw)}  ${what}`, width)),
     { text: '' },
-    { text: 'Esc, q, ? or F1 closes this help', tone: 'meta' },
+    { text: 'Esc, q, ? or F1 closes this help; ↑/↓ PgUp/PgDn scroll it', tone: 'meta' },
   ];
 }
 
-export function HelpOverlay({ view, height, width }: { view: View; height: number; width: number }): ReactNode {
+export function HelpOverlay({
+  view,
+  scroll,
+  height,
+  width,
+}: {
+  view: View;
+  scroll: number;
+  height: number;
+  width: number;
+}): ReactNode {
+  const all = helpLines(view, width);
+  const top = Math.max(0, Math.min(scroll, all.length - height));
   return (
     <Box flexDirection="column" height={height}>
-      <Lines lines={helpLines(view, width).slice(0, height)} />
+      <Lines lines={all.slice(top, top + height)} />
     </Box>
   );
 }

@@ -1,12 +1,11 @@
 import { Box } from 'ink';
-import { useContext, type ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import { diffLines, planLines, wrap } from './lines.js';
 import type { TuiState } from './state.js';
-import { ColorContext, Lines } from './theme.js';
+import { Lines } from './theme.js';
 
 /** A plan: its state, tree, log and checkpoints; or, with `d`, its diff, scrolled with the arrows. */
 export function PlanView({ state, height, width }: { state: TuiState; height: number; width: number }): ReactNode {
-  const color = useContext(ColorContext);
   const p = state.plan;
   if (p.showDiff) {
     const all = p.diff ? diffLines(p.diff, width) : wrap('no changes', width, 'meta');
@@ -19,7 +18,7 @@ export function PlanView({ state, height, width }: { state: TuiState; height: nu
       </Box>
     );
   }
-  const lines = planLines(p, width, color);
+  const lines = planLines(p, width);
   return (
     <Box flexDirection="column" height={height}>
       <Lines lines={lines.slice(0, height)} />

@@ -1,6 +1,10 @@
 import type { Key } from 'ink';
 import { go, nextView, runLine, type Tui } from './commands.js';
+import { SLASH_USAGE } from './slash.js';
 import type { View } from './state.js';
+
+/** Lines of the help overlay before wrapping (see HelpOverlay). */
+const helpLength = (view: View): number => KEYS[view].length + SLASH_USAGE.length + 5;
 
 /** The keys of each view, for the help overlay; the footer shows the first few. */
 export const KEYS: Record<View, ReadonlyArray<readonly [string, string]>> = {
@@ -59,6 +63,8 @@ export function handleKey(tui: Tui, input: string, key: Key, page: number): void
   const run = (p: Promise<void>): void => void p.catch((err: unknown) => guard.report(err));
   if (s.help) {
     if (key.escape || input === 'q' || input === '?') store.dispatch({ type: 'help', open: false });
+    const delta = key.upArrow ? -1 : key.downArrow ? 1 : key.pageUp ? -page : key.pageDown ? page : 0;
+    if (delta) store.dispatch({ type: 'help-scroll', delta, max: helpLength(s.view) - page });
     return;
   }
   const typing = s.inputMode !== 'none';
@@ -78,7 +84,9 @@ export function handleKey(tui: Tui, input: string, key: Key, page: number): void
     return guard.info('kept the session');
   }
   if (typing) return typed(tui, input, key, run);
-  if (input === '/') return store.dispatch({ type: 'input', text: '/', mode: 'line' });
+  // A pasted command comes as one chunk.
+  if (input.startsWith('/'))
+    return store.dispatch({ type: 'input', text: input.replace(/[\r\n]+$/, ''), mode: 'line' });
   if (key.tab) return run(nextView(tui));
   const approvalWaits = s.view === 'chat' ? s.approval !== undefined : s.view === 'plan' && !!s.plan.status?.waiting;
   if (approvalWaits) {

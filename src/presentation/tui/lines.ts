@@ -89,7 +89,7 @@ export function turnLines(turn: Turn, width: number): Line[] {
 }
 
 /** The plan view without its diff: phase and state, what it waits for, the tree, the log, the checkpoints. */
-export function planLines(p: PlanPane, width: number, marker: boolean): Line[] {
+export function planLines(p: PlanPane, width: number): Line[] {
   const s = p.status;
   if (!s) return [{ text: 'loading the plan…', tone: 'meta' }];
   const out: Line[] = [];
@@ -118,7 +118,7 @@ export function planLines(p: PlanPane, width: number, marker: boolean): Line[] {
   if (flat.length === 0) push('  (none yet)', 'meta');
   flat.forEach(({ d, depth }, i) => {
     const sel = i === p.selected;
-    const mark = sel ? (marker ? '›' : '>') : ' ';
+    const mark = sel ? '›' : ' ';
     const what = d.type === 'choice' ? `${d.question} → ${chosenText(d.chosen)}` : chosenText(d.chosen);
     out.push({
       text: truncate(`${mark} ${'  '.repeat(depth)}${d.type}: ${what}`, width),

@@ -56,6 +56,8 @@ export type InputMode = 'line' | 'guidance' | 'correct' | 'none';
 export interface TuiState {
   view: View;
   help: boolean;
+  /** First line of the help overlay on screen. */
+  helpScroll: number;
   sessions: Session[];
   sessionIndex: number;
   plans: PlanStatus[];
@@ -76,6 +78,7 @@ export interface TuiState {
 export const initialState = (): TuiState => ({
   view: 'sessions',
   help: false,
+  helpScroll: 0,
   sessions: [],
   sessionIndex: 0,
   plans: [],
@@ -92,6 +95,7 @@ const emptyPlan = (): PlanPane => ({ decisions: [], log: [], showDiff: false, sc
 export type Action =
   | { type: 'view'; view: View }
   | { type: 'help'; open: boolean }
+  | { type: 'help-scroll'; delta: number; max: number }
   | { type: 'sessions'; sessions: Session[] }
   | { type: 'select'; list: 'sessions' | 'plans'; delta: number }
   | { type: 'plans'; plans: PlanStatus[] }
@@ -118,7 +122,9 @@ export function reduce(s: TuiState, a: Action): TuiState {
     case 'view':
       return { ...s, view: a.view, help: false, confirmDelete: undefined, inputMode: inputModeOf(a.view, s) };
     case 'help':
-      return { ...s, help: a.open };
+      return { ...s, help: a.open, helpScroll: 0 };
+    case 'help-scroll':
+      return { ...s, helpScroll: clamp(s.helpScroll + a.delta, 0, Math.max(0, a.max)) };
     case 'sessions':
       return { ...s, sessions: a.sessions, sessionIndex: clamp(s.sessionIndex, 0, Math.max(0, a.sessions.length - 1)) };
     case 'plans':

@@ -1,0 +1,228 @@
+/**
+ * The TUI's screens against a real local agent (spawned `agents serve --stdio`) and the fake
+ * OpenAI server: what the chat pane, the approval prompt, the plan view and the help show, and
+ * what the keys send.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { render } from 'ink-testing-library';
+import { actorRegistry, projectRegistry, resourceRegistry, type A2AClient } from '../../src/protocol/client/index.js';
+import { App } from '../../src/presentation/tui/App.js';
+import { createTui } from '../../src/presentation/tui/index.js';
+import { ColorContext } from '../../src/presentation/tui/theme.js';
+import { createGate, startFakeOpenAI, type FakeLlm } from '../support/fake-llm.js';
+import { initRepo } from '../support/git.js';
+import { eventually, startHarness, tempDir, type Harness } from '../support/harness.js';
+
+const KEY = 'sk-tui-unit-0123456789';
+const ROOT = tempDir('ca-tui-unit-');
+let fake: FakeLlm;
+let h: Harness;
+let client: A2AClient;
+let repo: string;
+
+before(async () => {
+  fake = await startFakeOpenAI({ expectKey: KEY });
+  repo = join(ROOT, 'repo');
+  initRepo(repo, { 'notes.txt': 'the answer is 42\n', 'greeting.txt': 'hello world\n' });
+  h = await startHarness('stdio', { env: { TUI_KEY: KEY } });
+  client = h.client;
+  await client.call(actorRegistry.add, {
+    definition: {
+      name: 'local/writer',
+      provider: 'openai-compatible',
+      model: 'fake-model',
+      baseUrl: fake.url,
+      apiKeyEnv: 'TUI_KEY',
+      tools: ['builtin/read-file', 'builtin/write-file'],
+    },
+  });
+  await client.call(resourceRegistry.add, {
+    definition: { name: 'local/tui', type: 'git-checkout', path: repo, branch: 'main' },
+  });
+  await client.call(projectRegistry.add, { definition: { name: 'local/tui', resources: ['local/tui'] } });
+});
+
+after(async () => {
+  await h?.close();
+  await fake?.close();
+  rmSync(ROOT, { recursive: true, force: true });
+});
+
+interface Mounted {
+  frame: () => string;
+  type: (s: string) => void;
+  see: (re: RegExp, what?: string) => Promise<string>;
+  /** Types a line, waits until the input line shows it, then presses Enter. */
+  enter: (line: string) => Promise<void>;
+  done: () => void;
+}
+
+function mount(): Mounted {
+  const tui = createTui(client, { kind: 'local' });
+  const app = render(
+    <ColorContext.Provider value={false}>
+      <App tui={tui} where="local agent" />
+    </ColorContext.Provider>,
+  );
+  const frame = (): string => app.lastFrame() ?? '';
+  const see = (re: RegExp, what = String(re)): Promise<string> =>
+    eventually(() => Promise.resolve(re.test(frame()) ? frame() : undefined), 10_000, what).catch((err: Error) => {
+      throw new Error(`${err.message}; the screen:\n${frame()}`);
+    });
+  return {
+    frame,
+    type: (s) => app.stdin.write(s),
+    see,
+    enter: async (line) => {
+      app.stdin.write(line);
+      const tail = line.slice(-20).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      await see(new RegExp(`${tail}█`), `the typed line ${line}`);
+      app.stdin.write('\r');
+    },
+    done: () => {
+      tui.plans.close();
+      app.unmount();
+    },
+  };
+}
+
+describe('tui chat pane', () => {
+  it('streams the answer as it arrives and shows tool calls as they happen', async () => {
+    const ui = mount();
+    try {
+      await ui.see(/Sessions/);
+      await ui.enter('/new --actor writer --project tui');
+      await ui.see(/Chat · \S+ · local\/writer/);
+      const gate = createGate();
+      fake.push(
+        {
+          toolCalls: [{ name: 'builtin__read-file', arguments: '{"path":"notes.txt"}' }],
+          usage: { input: 20, output: 5 },
+        },
+        { text: ['It says ', '42.'], gate: gate.promise, holdAfter: 1, usage: { input: 30, output: 4 } },
+      );
+      await ui.enter('what is in notes.txt?');
+      const partial = await ui.see(/agent › It says\s*$/m, 'the first chunk');
+      assert.match(partial, /you › what is in notes\.txt\?/);
+      assert.match(partial, /✓ builtin\/read-file done \(\d+ ms\): read notes\.txt/);
+      assert.doesNotMatch(partial, /42\./, 'the rest is still held by the provider');
+      gate.release();
+      const done = await ui.see(/agent › It says 42\./);
+      assert.match(done, /50 in \/ 9 out tokens · 1 tool call/);
+    } finally {
+      ui.done();
+    }
+  });
+
+  it('asks for an approval in place: y runs the tool, g sends guidance and the tool does not run', async () => {
+    const ui = mount();
+    try {
+      await ui.see(/Sessions/);
+      await ui.enter('/new --actor writer --project tui');
+      await ui.see(/Chat/);
+      fake.push({ toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"yes.txt","content":"yes\\n"}' }] });
+      await ui.enter('write yes.txt');
+      const asked = await ui.see(/Approval needed/);
+      assert.match(asked, /Allow builtin\/write-file path=yes\.txt\?/);
+      assert.match(asked, /\[y\] approve · \[n\] reject · \[g\] reject with guidance/);
+      assert.equal(existsSync(join(repo, 'yes.txt')), false);
+      fake.push({ text: ['Written.'] });
+      ui.type('y');
+      await ui.see(/agent › Written\./);
+      assert.equal(readFileSync(join(repo, 'yes.txt'), 'utf8'), 'yes\n');
+      assert.doesNotMatch(ui.frame(), /Approval needed/);
+
+      fake.push({ toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"no.txt","content":"no"}' }] });
+      await ui.enter('write no.txt');
+      await ui.see(/Allow builtin\/write-file path=no\.txt\?/);
+      fake.push({ text: ['Fine, a note then.'] });
+      ui.type('g');
+      await ui.see(/guidance \(what to do instead\) ›/);
+      await ui.enter('write a note instead');
+      const after = await ui.see(/agent › Fine, a note then\./);
+      assert.match(after, /✗ builtin\/write-file declined/);
+      assert.equal(existsSync(join(repo, 'no.txt')), false);
+      const sent = JSON.stringify(fake.generations.at(-1)?.body);
+      assert.match(sent, /write a note instead/, 'the guidance reached the model with the declined call');
+    } finally {
+      ui.done();
+    }
+  });
+
+  it('Esc during a streamed turn cancels its task, and the app stays', async () => {
+    const ui = mount();
+    const gate = createGate();
+    try {
+      await ui.see(/Sessions/);
+      await ui.enter('/new --actor writer');
+      await ui.see(/Chat/);
+      fake.push({
+        text: Array.from({ length: 40 }, (_, i) => `w${i} `),
+        gate: gate.promise,
+        holdAfter: 1,
+        delayMs: 10,
+      });
+      await ui.enter('talk');
+      await ui.see(/agent › w0/);
+      ui.type('\u001b');
+      const canceled = await ui.see(/^\s+canceled/m, 'the canceled turn');
+      gate.release();
+      assert.doesNotMatch(canceled, /w39/);
+      assert.match(ui.frame(), /› █/, 'the input line is back');
+    } finally {
+      gate.release();
+      ui.done();
+    }
+  });
+});
+
+describe('tui plan view and help', () => {
+  it('makes a plan, executes it, and shows its tree, log, checkpoints and diff', async () => {
+    const ui = mount();
+    try {
+      await ui.see(/Sessions/);
+      await ui.enter('/plan use builtin/replace tui --arg pattern=world --arg replacement=there --arg glob=*.txt');
+      const made = await ui.see(/strategize\/complete/);
+      assert.match(made, /Decisions/);
+      assert.match(made, /› +strategy: /);
+      assert.match(made, /step: builtin\/\S+ .*pattern=world/);
+      ui.type('e');
+      const ran = await ui.see(/execute\/complete/);
+      assert.match(ran, /Execution log\n\s+✓ builtin\/\S+: .*\[greeting\.txt\]/);
+      assert.match(ran, /Checkpoints\n\s+\S+ {2}\S/);
+      ui.type('d');
+      const diff = await ui.see(/^\+hello there$/m);
+      assert.match(diff, /^-hello world$/m);
+      assert.match(diff, /diff of \S+ · lines 1-\d+ of \d+/);
+      ui.type('?');
+      const help = await ui.see(/Keys \(plan\)/);
+      assert.match(help, /e +execute/);
+      assert.match(help, /b +rollback to the latest checkpoint/);
+      ui.type('\u001b[6~');
+      await ui.see(/\/rollback \[checkpoint\] +restore the sandbox/, 'the commands, scrolled to');
+      ui.type('\u001b');
+      await ui.see(/diff of/);
+    } finally {
+      ui.done();
+    }
+  });
+
+  it('shows a refused command with its hint in the status line', async () => {
+    const ui = mount();
+    try {
+      await ui.see(/Sessions/);
+      await ui.enter('/plan 01ARZ3NDEKTSV4RRFFQ69G5FAV');
+      const shown = await ui.see(/error: .*not found/i);
+      assert.doesNotMatch(shown, /at .*\.js:\d+/, 'no stack trace');
+      await ui.enter('/frob');
+      await ui.see(
+        /error: unknown command \/frob \(UsageError\) · hint: type \/help for the commands|error: unknown command \/frob · hint: type \/help/,
+      );
+    } finally {
+      ui.done();
+    }
+  });
+});

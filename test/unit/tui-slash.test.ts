@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseSlash, words } from '../../src/presentation/tui/slash.js';
+
+describe('tui slash commands', () => {
+  it('keeps quoted words together', () => {
+    assert.deepEqual(words(`/plan use --goal "fix the tests" api`), ['/plan', 'use', '--goal', 'fix the tests', 'api']);
+  });
+
+  it('parses the commands a user types, with their arguments', () => {
+    assert.deepEqual(parseSlash('/new --actor local/gpt --project api --skill a --skill b'), {
+      ok: true,
+      cmd: { name: 'new', actor: 'local/gpt', project: 'api', skills: ['a', 'b'] },
+    });
+    assert.deepEqual(parseSlash('/session 01ABC'), { ok: true, cmd: { name: 'session', id: '01ABC' } });
+    assert.deepEqual(parseSlash('/plan 01P'), { ok: true, cmd: { name: 'plan', id: '01P' } });
+    assert.deepEqual(parseSlash('/plan use builtin/replace api --arg pattern=a --arg replacement=b=c'), {
+      ok: true,
+      cmd: {
+        name: 'plan-use',
+        action: 'builtin/replace',
+        projects: ['api'],
+        args: { pattern: 'a', replacement: 'b=c' },
+      },
+    });
+    assert.deepEqual(parseSlash('/plan use --goal "fix it" --project api --profile auto'), {
+      ok: true,
+      cmd: { name: 'plan-use', goal: 'fix it', projects: ['api'], args: {}, profile: 'auto' },
+    });
+    assert.deepEqual(parseSlash('/rollback 01CK'), { ok: true, cmd: { name: 'rollback', checkpoint: '01CK' } });
+    assert.deepEqual(parseSlash('/rollback'), { ok: true, cmd: { name: 'rollback' } });
+    assert.deepEqual(parseSlash('/correct --append use UTC'), {
+      ok: true,
+      cmd: { name: 'correct', text: 'use UTC', mode: 'append' },
+    });
+    assert.deepEqual(parseSlash('/correct use UTC'), {
+      ok: true,
+      cmd: { name: 'correct', text: 'use UTC', mode: 'revert' },
+    });
+    assert.deepEqual(parseSlash('/reject not that file'), {
+      ok: true,
+      cmd: { name: 'reject', guidance: 'not that file' },
+    });
+    assert.deepEqual(parseSlash('/EXIT'), { ok: true, cmd: { name: 'quit' } });
+    for (const name of ['execute', 'apply', 'cancel', 'diff', 'help', 'plans', 'sessions', 'refresh', 'approve'])
+      assert.deepEqual(parseSlash(`/${name}`), { ok: true, cmd: { name } });
+  });
+
+  it('says what is wrong with a command, and how it is used', () => {
+    assert.deepEqual(parseSlash('/frobnicate now'), {
+      ok: false,
+      message: 'unknown command /frobnicate',
+      hint: 'type /help for the commands',
+    });
+    const noId = parseSlash('/session');
+    assert.equal(noId.ok, false);
+    assert.ok(!noId.ok && noId.message === '/session needs one session id' && noId.hint === 'usage: /session <id>');
+    const extra = parseSlash('/execute now');
+    assert.ok(!extra.ok && extra.message === '/execute takes no arguments' && extra.hint === 'usage: /execute');
+    const noProject = parseSlash('/plan use builtin/replace');
+    assert.ok(!noProject.ok && noProject.message === '/plan use needs at least one project');
+    assert.match(noProject.hint ?? '', /usage: \/plan use <action> <project>…/);
+    const badArg = parseSlash('/plan use builtin/replace api --arg nothing');
+    assert.ok(!badArg.ok && badArg.message === '--arg nothing: must be name=value');
+    const badFlag = parseSlash('/new --model x');
+    assert.ok(!badFlag.ok && badFlag.message === 'unknown option --model');
+    const noValue = parseSlash('/new --actor');
+    assert.ok(!noValue.ok && noValue.message === '--actor needs a value');
+    const noText = parseSlash('/correct');
+    assert.ok(!noText.ok && /needs the guidance/.test(noText.message));
+  });
+});
