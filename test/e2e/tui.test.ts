@@ -219,6 +219,47 @@ describe('agents tui in a terminal (local mode)', () => {
   });
 });
 
+describe('agents tui when it cannot work', () => {
+  const data = join(ROOT, 'refusals');
+
+  it('refuses to start without a terminal, with the usage exit code', async () => {
+    const child = spawn(process.execPath, [BIN, 'tui'], {
+      env: cliEnv(data, join(ROOT, 'no-config')),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    child.stdin.end();
+    const res = await collect(child, { timeoutMs: 20_000 });
+    assert.equal(res.code, 2, res.stderr);
+    assert.match(res.stderr, /^error: agents tui needs a terminal$/m);
+    assert.match(res.stderr, /^hint: use agents chat for pipes/m);
+  });
+
+  it('reports a local agent that died, gives the terminal back and exits with the unreachable code', async () => {
+    startTui('dead', data, []);
+    await see('dead', /CleverAgents · Sessions/);
+    const shell = tmux('display-message', '-p', '-t', 'dead', '#{pane_pid}').trim();
+    const childrenOf = (pid: string): string[] =>
+      execFileSync('ps', ['-o', 'pid=', '--ppid', pid], { encoding: 'utf8' })
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean);
+    const [tuiPid] = childrenOf(shell);
+    assert.ok(tuiPid, 'the tui runs under the shell');
+    const [agentPid] = childrenOf(tuiPid);
+    assert.ok(agentPid, 'the local agent runs under the tui');
+    process.kill(Number(agentPid), 'SIGKILL');
+    tmux('send-keys', '-t', 'dead', 'r');
+    const after = await see('dead', /EXIT:\d+/);
+    assert.match(after, /EXIT:6/);
+    assert.match(
+      after,
+      /^error the agent process exited .*\n\s+hint: the local agent could not be started or stopped answering/m,
+    );
+    assert.doesNotMatch(after, /CleverAgents ·|\n\s+at /, 'the main screen, no stack trace');
+    assert.equal(tmux('display-message', '-p', '-t', 'dead', '#{alternate_on} #{cursor_flag}').trim(), '0 1');
+  });
+});
+
 describe('agents tui in a terminal (server mode)', () => {
   const data = join(ROOT, 'server');
   const clientData = join(ROOT, 'server-client');
