@@ -205,6 +205,45 @@ describe('tui plan view and help', () => {
       await ui.see(/\/rollback \[checkpoint\] +restore the sandbox/, 'the commands, scrolled to');
       ui.type('\u001b');
       await ui.see(/diff of/);
+      ui.type('d');
+      await ui.see(/Execution log/);
+      ui.type('a');
+      const asked = await ui.see(/Approval needed: apply \(1 file\) +\[y\] approve · \[n\] reject/);
+      assert.match(asked, /apply\/queued|apply\/processing|execute\/complete|apply\//);
+      ui.type('y');
+      await ui.see(/apply\/applied/);
+      assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello there\n');
+    } finally {
+      ui.done();
+    }
+  });
+
+  it('opens a session from the list with its last turns, and deletes one only after y', async () => {
+    const ui = mount();
+    try {
+      await ui.enter('/new --actor writer --title keepme');
+      await ui.see(/Chat/);
+      fake.push({ text: ['Kept answer.'] });
+      await ui.enter('remember this');
+      await ui.see(/agent › Kept answer\./);
+      await ui.enter('/sessions');
+      const list = await ui.see(/› \S+ +local\/writer +1 turns .*keepme/);
+      const id = /› (\S+)/.exec(list)?.[1] ?? '';
+      ui.type('\r');
+      const opened = await ui.see(/you › remember this\nagent › Kept answer\./);
+      assert.match(opened, new RegExp(`Chat · keepme · local/writer`));
+      await ui.enter('/sessions');
+      await ui.see(/› \S+ +local\/writer +1 turns .*keepme/);
+      ui.type('d');
+      await ui.see(new RegExp(`delete session ${id}\\? y deletes it, n keeps it`));
+      ui.type('n');
+      await ui.see(/kept the session/);
+      assert.match(ui.frame(), new RegExp(`^› ${id} `, 'm'));
+      ui.type('d');
+      await ui.see(/y deletes it/);
+      ui.type('y');
+      await ui.see(new RegExp(`deleted session ${id}`));
+      assert.doesNotMatch(ui.frame(), new RegExp(`^[› ] ${id} `, 'm'), 'gone from the list');
     } finally {
       ui.done();
     }
