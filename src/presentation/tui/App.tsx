@@ -21,7 +21,7 @@ export function useScreenSize(): { columns: number; rows: number } {
     return () => {
       stdout.off('resize', onResize);
     };
-  });
+  }, [stdout]);
   return size;
 }
 

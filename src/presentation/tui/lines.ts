@@ -1,4 +1,4 @@
-import { compactionLine, compactionOf } from '../cli/render/compaction.js';
+import { compactionLine, compactionOf, usedCompactionOf } from '../cli/render/compaction.js';
 import type { ErrorReport } from '../cli/render/error.js';
 import { chosenText, diffLineKind } from '../cli/render/plan.js';
 import {
@@ -77,10 +77,22 @@ export function turnLines(turn: Turn, width: number): Line[] {
     if (state === 'TASK_STATE_COMPLETED') {
       const usage = usageOf(t);
       if (usage) out.push(...wrap(`  ${usageLine(usage)}`, width, 'meta'));
-    } else if (state !== 'TASK_STATE_WORKING' && state !== 'TASK_STATE_SUBMITTED') {
+    } else if (state === 'TASK_STATE_WORKING' || state === 'TASK_STATE_SUBMITTED') {
+      // What the agent says it is doing (e.g. compacting the session's older turns), as the CLI prints it.
+      if (words) out.push(...wrap(`  · ${stateWord(state)}: ${words}`, width, 'meta'));
+    } else {
       const tone: Tone = state === 'TASK_STATE_INPUT_REQUIRED' ? 'warn' : 'error';
       out.push(...wrap(`  ${stateWord(state)}${words ? `: ${words}` : ''}`, width, tone));
     }
+    const used = usedCompactionOf(t);
+    if (used)
+      out.push(
+        ...wrap(
+          `  context: the summary of ${used.covers.length} earlier turns (compaction ${used.taskId})`,
+          width,
+          'meta',
+        ),
+      );
     const fallback = fallbackOf(t);
     if (fallback) out.push(...wrap(`  ${fallback}`, width, 'meta'));
   }
