@@ -42,7 +42,7 @@ export const KEYS: Record<View, ReadonlyArray<readonly [string, string]>> = {
     ['a', 'apply'],
     ['d', 'diff on/off'],
     ['c', 'correct the selected decision'],
-    ['b', 'rollback to the latest checkpoint'],
+    ['b', 'roll back one step (to the checkpoint before it)'],
     ['x', 'cancel the plan'],
     ['y/n/g', 'approve / reject / reject with guidance'],
     ['↑/↓ PgUp/PgDn', 'select a decision, or scroll the diff'],

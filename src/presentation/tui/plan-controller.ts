@@ -127,40 +127,61 @@ export class PlanController {
     await this.open(run.plan.planId);
   }
 
-  /** A phase operation on the open plan, then the plan read again (and followed while it runs). */
-  private async act(what: string, fn: (planId: string, s: PlanStatus) => Promise<unknown>): Promise<void> {
+  /**
+   * A phase operation on the open plan (`fn` answers what it did, for the status line), then the
+   * plan read again (and followed while it runs).
+   */
+  private async act(what: string, fn: (planId: string, s: PlanStatus) => Promise<string>): Promise<void> {
     const s = this.store.get().plan.status;
     if (!s) return this.guard.info('open a plan first: /plans, or /plan <id>');
     const done = await this.guard.run(what, () => fn(s.planId, s));
-    if (done !== undefined) this.guard.info(`${what}: ${s.planId}`);
+    if (done !== undefined) this.guard.info(done);
     await this.refresh(s.planId);
   }
 
   execute = (): Promise<void> =>
-    this.act('execute', (planId) => this.client.call(planExecute, { planId, wait: false }));
-  apply = (): Promise<void> => this.act('apply', (planId) => this.client.call(planApply, { planId, wait: false }));
-  cancel = (): Promise<void> => this.act('cancel', (planId) => this.client.call(planCancel, { planId }));
+    this.act('execute', async (planId) => {
+      await this.client.call(planExecute, { planId, wait: false });
+      return `executing plan ${planId} in its sandbox`;
+    });
+
+  apply = (): Promise<void> =>
+    this.act('apply', async (planId) => {
+      await this.client.call(planApply, { planId, wait: false });
+      return `applying plan ${planId}`;
+    });
+
+  cancel = (): Promise<void> =>
+    this.act('cancel', async (planId) => {
+      const r = await this.client.call(planCancel, { planId });
+      return `cancelled plan ${planId}${r.sandboxes.length ? `; sandbox kept for inspection: ${r.sandboxes.map((b) => b.root).join(', ')}` : ''}`;
+    });
 
   approve(): Promise<void> {
-    return this.act('approve', (planId, s) =>
-      s.waiting ? this.client.call(planApprove, { planId, wait: false }) : Promise.reject(nothingWaits(planId)),
-    );
+    return this.act('approve', async (planId, s) => {
+      if (!s.waiting) throw nothingWaits(planId);
+      await this.client.call(planApprove, { planId, wait: false });
+      return `approved: plan ${planId} goes on`;
+    });
   }
 
   reject(guidance?: string): Promise<void> {
-    return this.act('reject', (planId, s) =>
-      s.waiting
-        ? this.client.call(planReject, { planId, wait: false, ...(guidance?.trim() ? { guidance } : {}) })
-        : Promise.reject(nothingWaits(planId)),
-    );
+    return this.act('reject', async (planId, s) => {
+      if (!s.waiting) throw nothingWaits(planId);
+      await this.client.call(planReject, { planId, wait: false, ...(guidance?.trim() ? { guidance } : {}) });
+      return `rejected${guidance?.trim() ? ' with guidance' : ''}: plan ${planId} goes on without it`;
+    });
   }
 
-  /** To the checkpoint named, else the latest one. */
+  /** To the checkpoint named, else one step back: the latest checkpoint taken before the last step done. */
   rollback(checkpoint?: string): Promise<void> {
-    return this.act('rollback', (planId, s) => {
-      const id = checkpoint ?? s.checkpoints.at(-1)?.id;
-      if (!id) return Promise.reject(new Error(`plan ${planId} has no checkpoint yet: it has not executed`));
-      return this.client.call(planRollback, { checkpointId: id, planId });
+    return this.act('rollback', async (planId, s) => {
+      const back = s.checkpoints.filter((c) => c.stepIndex < s.progress.stepsDone).at(-1) ?? s.checkpoints.at(-1);
+      const id = checkpoint ?? back?.id;
+      if (!id) throw new Error(`plan ${planId} has no checkpoint yet: it has not executed`);
+      const r = await this.client.call(planRollback, { checkpointId: id, planId });
+      const label = s.checkpoints.find((c) => c.id === id)?.label ?? id;
+      return `rolled back to checkpoint ${label}; e resumes at step ${r.progress.stepsDone + 1}/${r.progress.stepsTotal}`;
     });
   }
 
@@ -171,8 +192,8 @@ export class PlanController {
       const d = flattenTree(p.decisions)[p.selected]?.d;
       if (!d) throw new Error(`plan ${planId} has no decision to correct yet`);
       const r = await this.client.call(planCorrect, { decisionId: d.id, mode, guidance, planId });
-      if ('note' in r && r.note) this.guard.info(r.note);
-      return r;
+      const note = 'note' in r && r.note ? `: ${r.note}` : '';
+      return `corrected decision ${d.id} (${mode}, attempt ${r.attempt})${note}`;
     });
   }
 

@@ -42,7 +42,7 @@ export const SLASH_USAGE: ReadonlyArray<readonly [string, string]> = [
   ['/execute', "run the open plan's execute phase (or resume it)"],
   ['/apply', "merge the open plan's changes into the project"],
   ['/approve · /reject [guidance]', 'answer what the plan or the chat waits for'],
-  ['/rollback [checkpoint]', 'restore the sandbox to a checkpoint (default: the latest)'],
+  ['/rollback [checkpoint]', 'restore the sandbox to a checkpoint (default: one step back)'],
   ['/correct [--append] <text>', 'correct the selected decision (revert and re-plan, or append guidance)'],
   ['/cancel', 'cancel the open plan'],
   ['/diff', "show or hide the open plan's diff"],
