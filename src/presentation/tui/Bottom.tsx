@@ -24,12 +24,15 @@ const PROMPTS = {
 
 /** The input line: a chat message, a slash command, or the guidance the view asked for. */
 export function InputLine({ state, width }: { state: TuiState; width: number }): ReactNode {
-  if (state.inputMode === 'none')
+  if (state.inputMode === 'none') {
+    const waits = state.view === 'chat' ? state.approval : state.view === 'plan' && state.plan.status?.waiting;
+    const hint = waits ? 'y approve · n reject · g reject with guidance · / types a command' : '/ types a command';
     return (
       <Box height={1}>
-        <Toned tone="meta">{truncate('/ types a command', width)}</Toned>
+        <Toned tone={waits ? 'warn' : 'meta'}>{truncate(hint, width)}</Toned>
       </Box>
     );
+  }
   const prompt = PROMPTS[state.inputMode];
   // The end of a long line stays visible, like a shell's.
   const room = Math.max(1, width - prompt.length - 1);

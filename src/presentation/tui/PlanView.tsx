@@ -19,9 +19,10 @@ export function PlanView({ state, height, width }: { state: TuiState; height: nu
     );
   }
   const lines = planLines(p, width);
+  const top = Math.max(0, Math.min(p.scroll, lines.length - height));
   return (
     <Box flexDirection="column" height={height}>
-      <Lines lines={lines.slice(0, height)} />
+      <Lines lines={lines.slice(top, top + height)} />
     </Box>
   );
 }

@@ -45,7 +45,8 @@ export const KEYS: Record<View, ReadonlyArray<readonly [string, string]>> = {
     ['b', 'roll back one step (to the checkpoint before it)'],
     ['x', 'cancel the plan'],
     ['y/n/g', 'approve / reject / reject with guidance'],
-    ['↑/↓ PgUp/PgDn', 'select a decision, or scroll the diff'],
+    ['↑/↓', 'select a decision, or scroll the diff'],
+    ['PgUp/PgDn', 'scroll the view or the diff'],
     ['r', 'refresh'],
     ['Esc/q', 'back to the plans'],
     ['/', 'command'],
@@ -130,7 +131,7 @@ function planKey(tui: Tui, input: string, key: Key, page: number, run: (p: Promi
   const { store, plans } = tui;
   const p = store.get().plan;
   // Wrapped lines can make the diff a little longer on screen; the view clamps what it shows.
-  const max = (p.diff ?? '').split('\n').length - page;
+  const max = p.showDiff ? (p.diff ?? '').split('\n').length - page : 10_000;
   const scroll = (delta: number): void => store.dispatch({ type: 'scroll', delta, max });
   if (key.upArrow || key.downArrow) {
     const delta = key.upArrow ? -1 : 1;

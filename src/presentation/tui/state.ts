@@ -44,7 +44,7 @@ export interface PlanPane {
   log: LogEntry[];
   diff?: string | undefined;
   showDiff: boolean;
-  /** First line of the diff on screen. */
+  /** First line on screen of the diff (or of the plan view, when the diff is off). */
   scroll: number;
   /** The decision `/correct` and the `c` key correct (index into the flattened active tree). */
   selected: number;
@@ -181,7 +181,10 @@ export function reduce(s: TuiState, a: Action): TuiState {
       };
     }
     case 'diff':
-      return { ...s, plan: { ...s.plan, diff: a.diff, showDiff: a.show, scroll: a.show ? s.plan.scroll : 0 } };
+      return {
+        ...s,
+        plan: { ...s.plan, diff: a.diff, showDiff: a.show, scroll: a.show === s.plan.showDiff ? s.plan.scroll : 0 },
+      };
     case 'scroll':
       return { ...s, plan: { ...s.plan, scroll: clamp(s.plan.scroll + a.delta, 0, Math.max(0, a.max)) } };
     case 'select-decision':
