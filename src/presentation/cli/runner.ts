@@ -28,8 +28,6 @@ export interface RunContext {
   readonly io: CliIo;
   /** Aborted on Ctrl-C: pass it to every request so the agent stops the work. */
   readonly signal: AbortSignal;
-  /** The local agent or the server the client talks to (for hints about an unreachable agent). */
-  readonly target: Target;
   client(): Promise<A2AClient>;
   /** A client of another server or with another token (`agents login` verifying a key); closed after the command. */
   connectTo(url: string, token: string): Promise<A2AClient>;
@@ -124,7 +122,6 @@ export class Runner {
         ui,
         io: this.io,
         signal: ac.signal,
-        target,
         client: () =>
           (pending ??= connect(conn, this.version, env).then((c) => {
             c.tenant = namespace;
