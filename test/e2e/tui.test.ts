@@ -215,6 +215,21 @@ describe('agents tui in a terminal (local mode)', () => {
     assert.match(narrow[0] ?? '', /^CleverAgents · Plan/);
     assert.match(narrow.join('\n'), /^\+hello there\s*$/m);
 
+    // Apply, approved in place; then the plans list, and the session again with its last turns.
+    tmux('send-keys', '-t', 'local', 'd');
+    await see('local', /Execution log/);
+    tmux('send-keys', '-t', 'local', 'a');
+    await see('local', /Approval needed: apply \(1 file\)/);
+    tmux('send-keys', '-t', 'local', 'y');
+    await see('local', /apply\/applied/);
+    assert.equal(readFileSync(join(repo, 'greeting.txt'), 'utf8'), 'hello there\n');
+    tmux('send-keys', '-t', 'local', 'Escape');
+    await see('local', /CleverAgents · Plans[^\n]*\n› \S+ +apply\/applied/);
+    await enter('local', '/sessions');
+    await see('local', /CleverAgents · Sessions[^\n]*\n› \S+ +local\/writer/);
+    tmux('send-keys', '-t', 'local', 'Enter');
+    await see('local', /you › hello\nagent › Hello from the fake model\./);
+
     await quit('local');
   });
 });
