@@ -116,6 +116,23 @@ describe('tui chat pane', () => {
     }
   });
 
+  it('takes a line and its Enter in one chunk (typed fast over SSH, or pasted) as that line sent', async () => {
+    const ui = mount();
+    try {
+      await ui.see(/Sessions/);
+      ui.type('/new --actor writer --project tui\r');
+      await ui.see(/Chat · \S+ · local\/writer/);
+      fake.push({ text: ['pasted, ', 'read.'], usage: { input: 8, output: 3 } });
+      ui.type('first half\nsecond half\r');
+      const seen = await ui.see(/agent › pasted, read\./);
+      assert.match(seen, /you › first half second half/);
+      const sent = fake.generations.at(-1)?.body as { messages: Array<{ role: string; content: unknown }> };
+      assert.deepEqual(sent.messages.at(-1), { role: 'user', content: 'first half second half' });
+    } finally {
+      ui.done();
+    }
+  });
+
   it('asks for an approval in place: y runs the tool, g sends guidance and the tool does not run', async () => {
     const ui = mount();
     try {

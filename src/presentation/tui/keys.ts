@@ -85,9 +85,11 @@ export function handleKey(tui: Tui, input: string, key: Key, page: number): void
     return guard.info('kept the session');
   }
   if (typing) return typed(tui, input, key, run);
-  // A pasted command comes as one chunk.
-  if (input.startsWith('/'))
-    return store.dispatch({ type: 'input', text: input.replace(/[\r\n]+$/, ''), mode: 'line' });
+  // A command typed fast or pasted comes as one chunk, with its Enter if it has one.
+  if (input.startsWith('/')) {
+    store.dispatch({ type: 'input', text: '', mode: 'line' });
+    return typed(tui, input, key, run);
+  }
   if (key.tab) return run(nextView(tui));
   const approvalWaits = s.view === 'chat' ? s.approval !== undefined : s.view === 'plan' && !!s.plan.status?.waiting;
   if (approvalWaits) {
@@ -153,7 +155,7 @@ function planKey(tui: Tui, input: string, key: Key, page: number, run: (p: Promi
 
 /** A key while the input line is open: editing, Enter to submit, Esc to leave it. */
 function typed(tui: Tui, input: string, key: Key, run: (p: Promise<void>) => void): void {
-  const { store, chat, plans } = tui;
+  const { store, chat } = tui;
   const s = store.get();
   const closeTo = s.view === 'chat' && !s.approval ? 'line' : 'none';
   if (key.escape) {
@@ -162,17 +164,29 @@ function typed(tui: Tui, input: string, key: Key, run: (p: Promise<void>) => voi
   }
   if (key.tab) return s.input === '' && s.inputMode === 'line' ? run(nextView(tui)) : undefined;
   if (key.backspace || key.delete) return store.dispatch({ type: 'input', text: [...s.input].slice(0, -1).join('') });
-  if (key.return) {
-    const text = s.input.trim();
-    store.dispatch({ type: 'input', text: '', mode: closeTo });
-    if (!text) return;
-    if (s.inputMode === 'guidance')
-      return run(s.view === 'chat' ? chat.answer({ decision: 'reject', guidance: text }) : plans.reject(text));
-    if (s.inputMode === 'correct') return run(plans.correct(text, 'revert'));
-    if (text.startsWith('/')) return run(runLine(tui, text));
-    if (s.view === 'chat') return run(chat.send(text));
-    return tui.guard.info('commands start with / (try /help)');
-  }
+  if (key.return) return submit(tui, s.input, closeTo, run);
   if (key.ctrl || key.meta || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow) return;
-  if (input) store.dispatch({ type: 'input', text: s.input + input.replace(/[\r\n]/g, ' ') });
+  if (!input) return;
+  // Keys typed faster than a frame (over SSH, or a paste) arrive as one chunk: a line break at its
+  // end is the Enter of that line; line breaks inside it are spaces (one message, one line).
+  const chunk = input.replace(/\r\n?/g, '\n');
+  const ended = chunk.endsWith('\n');
+  const text = s.input + chunk.replace(/\n+$/, '').replace(/\n/g, ' ');
+  if (ended) return submit(tui, text, closeTo, run);
+  store.dispatch({ type: 'input', text });
+}
+
+/** The input line submitted: an answer, a correction, a command or a chat message. */
+function submit(tui: Tui, line: string, closeTo: 'line' | 'none', run: (p: Promise<void>) => void): void {
+  const { store, chat, plans } = tui;
+  const s = store.get();
+  const text = line.trim();
+  store.dispatch({ type: 'input', text: '', mode: closeTo });
+  if (!text) return;
+  if (s.inputMode === 'guidance')
+    return run(s.view === 'chat' ? chat.answer({ decision: 'reject', guidance: text }) : plans.reject(text));
+  if (s.inputMode === 'correct') return run(plans.correct(text, 'revert'));
+  if (text.startsWith('/')) return run(runLine(tui, text));
+  if (s.view === 'chat') return run(chat.send(text));
+  return tui.guard.info('commands start with / (try /help)');
 }
