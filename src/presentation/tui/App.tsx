@@ -2,7 +2,7 @@ import { Box, useInput, useStdin, useStdout } from 'ink';
 import { useEffect, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { ChatPane } from './ChatPane.js';
 import type { Tui } from './commands.js';
-import { Footer, InputLine, StatusLine } from './Bottom.js';
+import { Footer, InputLine, StatusLine, statusRows } from './Bottom.js';
 import { Header } from './Header.js';
 import { HelpOverlay } from './HelpOverlay.js';
 import { handleKey, isF1 } from './keys.js';
@@ -25,15 +25,16 @@ export function useScreenSize(): { columns: number; rows: number } {
   return size;
 }
 
-/** Lines the header, status, input and footer take. */
-const CHROME = 4;
+/** Lines the header, input and footer take (the status line takes one to three more). */
+const CHROME = 3;
 
 /** The whole screen: header, the view (or the help over it), status line, input line, footer. */
 export function App({ tui, where }: { tui: Tui; where: string }): ReactNode {
   const state = useSyncExternalStore(tui.store.subscribe, tui.store.get);
   const { columns, rows } = useScreenSize();
   const width = Math.max(20, columns);
-  const body = Math.max(3, rows - CHROME);
+  const status = statusRows(state, width);
+  const body = Math.max(3, rows - CHROME - status.length);
   useInput((input, key) => handleKey(tui, input, key, Math.max(1, body - 2)));
   // useInput reports every function key as an empty input: F1 is told apart on the raw sequence.
   const { internal_eventEmitter: raw } = useStdin();
@@ -58,12 +59,12 @@ export function App({ tui, where }: { tui: Tui; where: string }): ReactNode {
     <PlanView state={state} height={body} width={width} />
   );
   return (
-    <Box flexDirection="column" width={width} height={Math.max(rows, CHROME + 3)}>
+    <Box flexDirection="column" width={width} height={Math.max(rows, CHROME + status.length + 3)}>
       <Header state={state} where={where} width={width} />
       <Box flexDirection="column" height={body} overflow="hidden">
         {view}
       </Box>
-      <StatusLine state={state} width={width} />
+      <StatusLine state={state} rows={status} />
       <InputLine state={state} width={width} />
       <Footer state={state} width={width} />
     </Box>

@@ -1,17 +1,32 @@
 import { Box } from 'ink';
 import type { ReactNode } from 'react';
 import { KEYS } from './keys.js';
-import { errorLines, truncate } from './lines.js';
+import { errorLines, truncate, wrap } from './lines.js';
 import type { TuiState } from './state.js';
 import { Toned } from './theme.js';
 
-/** The last message: an error with its hint (red), or what just happened. */
-export function StatusLine({ state, width }: { state: TuiState; width: number }): ReactNode {
+/** An error and its hint are read whole: the status line grows to this many rows for them. */
+const STATUS_ROWS = 3;
+
+/** The last message as the rows it takes: an error with its hint wrapped, anything else one row. */
+export function statusRows(state: TuiState, width: number): string[] {
   const n = state.notice;
-  const text = !n ? '' : n.level === 'info' ? n.text : errorLines(n.report).join(' · ');
+  if (!n) return [' '];
+  if (n.level === 'info') return [truncate(n.text, width)];
+  const rows = wrap(errorLines(n.report).join(' · '), width).map((l) => l.text);
+  if (rows.length <= STATUS_ROWS) return rows;
+  return [...rows.slice(0, STATUS_ROWS - 1), truncate(rows.slice(STATUS_ROWS - 1).join(''), width)];
+}
+
+/** The last message: an error with its hint (red), or what just happened. */
+export function StatusLine({ state, rows }: { state: TuiState; rows: string[] }): ReactNode {
   return (
-    <Box height={1}>
-      <Toned tone={n?.level === 'error' ? 'error' : 'meta'}>{truncate(text || ' ', width)}</Toned>
+    <Box height={rows.length} flexDirection="column">
+      {rows.map((row, i) => (
+        <Toned key={i} tone={state.notice?.level === 'error' ? 'error' : 'meta'}>
+          {row}
+        </Toned>
+      ))}
     </Box>
   );
 }
