@@ -20,7 +20,13 @@ import {
   type SessionUpdate,
 } from '@agentclientprotocol/sdk';
 import { BIN, cliEnv, collect } from '../support/cli.js';
-import { createGate, startFakeOpenAI, type FakeLlm } from '../support/fake-llm.js';
+import {
+  createGate,
+  startFakeOpenAI,
+  type FakeLlm,
+  type FakeReply,
+  type RecordedRequest,
+} from '../support/fake-llm.js';
 import { initRepo } from '../support/git.js';
 import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.js';
 
@@ -506,6 +512,231 @@ describe('agents acp (local mode)', () => {
     assert.equal(await e.close(), 0);
     assertOnlyFrames(e);
     assert.equal((JSON.parse(e.stderr()) as { command: string; exitCode: number }).command, 'acp');
+  });
+});
+
+// ---- plans from the editor: slash commands, plan entries, approvals, diff, apply ----------------
+
+const BUGGY =
+  "exports.parseDate = (s) => {\n  const [y, m, d] = s.split('-').map(Number);\n  return new Date(y, m, d);\n};\n";
+const FIXED = BUGGY.replace('new Date(y, m, d)', 'new Date(y, m - 1, d)');
+
+/** A model that plans (reads the file, submits two decisions) and executes (reads, edits, finishes). */
+function planModel(req: RecordedRequest): FakeReply {
+  const body = req.body as { tools?: Array<{ function: { name: string } }>; messages: Array<{ role: string }> };
+  const tools = (body.tools ?? []).map((t) => t.function.name);
+  const turns = body.messages.filter((m) => m.role === 'tool').length;
+  const call = (name: string, args: unknown): FakeReply => ({
+    toolCalls: [{ id: `call_${name.length}_${turns}`, name, arguments: JSON.stringify(args) }],
+  });
+  if (tools.includes('submit_strategy')) {
+    if (turns === 0) return call('builtin__read-file', { path: 'src/date.js' });
+    return call('submit_strategy', {
+      approach: 'fix the month offset in src/date.js',
+      rationale: 'months start at 0',
+      confidence: 0.9,
+      alternatives: [],
+      decisions: [
+        {
+          question: 'Which file holds the bug?',
+          chosen: 'src/date.js',
+          alternatives: [],
+          confidence: 0.9,
+          rationale: 'parseDate is there',
+        },
+        {
+          question: 'How to build the date?',
+          chosen: 'new Date(y, m - 1, d)',
+          alternatives: [],
+          confidence: 0.9,
+          rationale: 'zero-based months',
+        },
+      ],
+    });
+  }
+  if (turns === 0) return call('builtin__read-file', { path: 'src/date.js' });
+  if (turns === 1)
+    return call('builtin__edit-file', {
+      path: 'src/date.js',
+      find: 'new Date(y, m, d)',
+      replace: 'new Date(y, m - 1, d)',
+    });
+  return call(tools.find((n) => /finish/.test(n)) ?? 'finish', { done: true, assessment: 'fixed', confidence: 0.9 });
+}
+
+describe('agents acp: plans from slash commands (local mode)', () => {
+  const data = join(ROOT, 'plans');
+  const planRepo = join(ROOT, 'plan-repo');
+  let llm: FakeLlm;
+  let git: (...args: string[]) => string;
+  let editor: Editor;
+  let sessionId: string;
+
+  const prompt = async (text: string, id = sessionId) => {
+    const before = editor.updates.length;
+    const res = await editor.conn.agent.request('session/prompt', { sessionId: id, prompt: [{ type: 'text', text }] });
+    const updates = editor.updates
+      .slice(before)
+      .filter((u) => u.sessionId === id)
+      .map((u) => u.update);
+    return { res, updates, said: textOf(updates, 'agent_message_chunk') };
+  };
+  const plans = (updates: SessionUpdate[]) => updates.flatMap((u) => (u.sessionUpdate === 'plan' ? [u.entries] : []));
+
+  before(async () => {
+    llm = await startFakeOpenAI({ expectKey: KEY });
+    llm.reply(planModel);
+    git = initRepo(planRepo, { 'src/date.js': BUGGY, 'README.md': '# dates\n' });
+    const actor = join(ROOT, 'planner.yaml');
+    writeFileSync(
+      actor,
+      `name: local/planner\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${llm.url}\napiKeyEnv: ACP_E2E_KEY\n`,
+    );
+    await agents(['actor', 'add', '--config', actor], data);
+    await agents(['resource', 'add', 'git-checkout', 'local/dates', '--path', planRepo], data);
+    const project = join(ROOT, 'dates.project.yaml');
+    // builtin/manual: every write of the execution asks, so an approval comes up while it runs.
+    writeFileSync(
+      project,
+      'name: local/dates\nresources: [local/dates]\nsettings:\n  automationProfile: builtin/manual\n',
+    );
+    await agents(['project', 'add', '--config', project], data);
+    editor = startEditor(['--actor', 'local/planner'], data);
+    await initialize(editor);
+  });
+
+  after(async () => {
+    if (editor) await editor.close();
+    await llm?.close();
+  });
+
+  it('session/new advertises the slash commands', async () => {
+    sessionId = (await editor.conn.agent.request('session/new', { cwd: planRepo, mcpServers: [] })).sessionId;
+    const cmds = await eventually(
+      async () => {
+        const u = updatesOf(editor, sessionId).find((x) => x.sessionUpdate === 'available_commands_update');
+        return u?.sessionUpdate === 'available_commands_update' ? u.availableCommands : undefined;
+      },
+      10_000,
+      'available_commands_update',
+    );
+    assert.deepEqual(
+      cmds.map((c) => c.name),
+      ['plan', 'execute', 'diff', 'apply', 'cancel'],
+    );
+    assert.ok(cmds.find((c) => c.name === 'plan')?.input?.hint);
+  });
+
+  it('an unknown slash command says which commands exist, and nothing goes to the actor', async () => {
+    const asked = llm.generations.length;
+    const { res, said } = await prompt('/frobnicate now');
+    assert.equal(res.stopReason, 'end_turn');
+    assert.match(
+      said,
+      /\/frobnicate is not a command here\. The commands are: \/plan <goal>, \/execute, \/diff, \/apply, \/cancel/,
+    );
+    assert.equal(llm.generations.length, asked);
+  });
+
+  it('/plan in a session without a project is refused with a clear message; /execute without a plan too', async () => {
+    const other = (await editor.conn.agent.request('session/new', { cwd: ROOT, mcpServers: [] })).sessionId;
+    const planned = await prompt('/plan fix it', other);
+    assert.equal(planned.res.stopReason, 'end_turn');
+    assert.match(planned.said, /\/plan needs a project, and this session has none/);
+    const executed = await prompt('/execute', other);
+    assert.match(executed.said, /There is no plan in this session yet: start one with \/plan <goal>/);
+  });
+
+  it('/plan <goal> strategizes: the decisions stream as pending plan entries', async () => {
+    const { res, updates, said } = await prompt('/plan fix the failing date parsing test');
+    assert.equal(res.stopReason, 'end_turn');
+    const entries = plans(updates).at(-1);
+    assert.deepEqual(entries, [
+      { content: 'Which file holds the bug? → src/date.js', priority: 'medium', status: 'pending' },
+      { content: 'How to build the date? → new Date(y, m - 1, d)', priority: 'medium', status: 'pending' },
+    ]);
+    assert.match(said, /Plan \S+: strategize\/\w+/);
+    assert.match(said, /is ready: \/execute runs it in a sandbox/);
+    assert.equal(readFileSync(join(planRepo, 'src/date.js'), 'utf8'), BUGGY);
+  });
+
+  it('/execute: the write asks permission, allowed it runs; the entries move to completed', async () => {
+    editor.choice = 'allow_once';
+    const asked = editor.permissions.length;
+    const { res, updates, said } = await prompt('/execute');
+    assert.equal(res.stopReason, 'end_turn', said);
+    const permission = editor.permissions.slice(asked).find((p) => p.sessionId === sessionId);
+    assert.match(permission?.toolCall.title ?? '', /allow step \d+: builtin\/edit-file\?/);
+    assert.deepEqual(
+      permission?.options.map((o) => o.kind),
+      ['allow_once', 'reject_once'],
+    );
+    const seen = plans(updates);
+    assert.ok(
+      seen.some((e) => e.some((x) => x.status === 'in_progress')),
+      'an entry was in progress',
+    );
+    assert.deepEqual(
+      seen.at(-1)?.map((e) => e.status),
+      ['completed', 'completed'],
+    );
+    assert.match(said, /Plan \S+: execute\/\w+/);
+    assert.match(said, /executed: 1 file changed \(\+1 -1\)/);
+    assert.equal(readFileSync(join(planRepo, 'src/date.js'), 'utf8'), BUGGY, 'the project is untouched before apply');
+  });
+
+  it('/diff: a tool call with diff content whose old and new text are the change', async () => {
+    const { res, updates } = await prompt('/diff');
+    assert.equal(res.stopReason, 'end_turn');
+    const call = updates.find((u) => u.sessionUpdate === 'tool_call');
+    assert.ok(call?.sessionUpdate === 'tool_call');
+    assert.equal(call.status, 'completed');
+    assert.deepEqual(call.content, [
+      { type: 'diff', path: join(planRepo, 'src/date.js'), oldText: BUGGY, newText: FIXED },
+    ]);
+  });
+
+  it('/apply rejected changes nothing; allowed, the commit lands in the project', async () => {
+    const head = git('rev-parse', 'HEAD');
+    editor.choice = 'reject_once';
+    const rejected = await prompt('/apply');
+    assert.equal(rejected.res.stopReason, 'end_turn');
+    assert.match(rejected.said, /Not applied: plan \S+ stays ready to apply/);
+    assert.equal(git('rev-parse', 'HEAD'), head);
+    assert.equal(readFileSync(join(planRepo, 'src/date.js'), 'utf8'), BUGGY);
+
+    editor.choice = 'allow_once';
+    const asked = editor.permissions.length;
+    const applied = await prompt('/apply');
+    assert.equal(applied.res.stopReason, 'end_turn', applied.said);
+    assert.match(editor.permissions[asked]?.toolCall.title ?? '', /^Apply plan \S+ to local\/dates$/);
+    const commit = git('rev-parse', 'HEAD');
+    assert.notEqual(commit, head);
+    assert.match(applied.said, new RegExp(`applied — local/dates: commit ${commit.slice(0, 7)}\\w* \\(1 file\\)`));
+    assert.equal(readFileSync(join(planRepo, 'src/date.js'), 'utf8'), FIXED);
+    git('reset', '-q', '--hard', head);
+  });
+
+  it('session/cancel while a plan waits for an approval: the plan is cancelled, the prompt ends cancelled', async () => {
+    await prompt('/plan fix the date parsing once more');
+    editor.choice = 'hold';
+    const asked = editor.permissions.length;
+    const running = prompt('/execute');
+    await eventually(async () => (editor.permissions.length > asked ? true : undefined), 30_000, 'the approval');
+    await editor.conn.agent.notify('session/cancel', { sessionId });
+    const { res } = await running;
+    assert.equal(res.stopReason, 'cancelled');
+    const planId = (res._meta?.['cleveragents'] as { planId: string }).planId;
+    const status = await eventually(
+      async () => {
+        const s = await agents(['plan', 'status', planId], data);
+        return s.state === 'cancelled' ? s : undefined;
+      },
+      10_000,
+      'the plan cancelled',
+    );
+    assert.equal(status.state, 'cancelled');
+    assert.equal(readFileSync(join(planRepo, 'src/date.js'), 'utf8'), BUGGY);
   });
 });
 

@@ -16,8 +16,11 @@ import {
   type NewSessionRequest,
   type NewSessionResponse,
   type PromptCapabilities,
+  type PermissionOption,
   type PromptResponse,
+  type RequestPermissionOutcome,
   type SessionUpdate,
+  type ToolCallUpdate,
 } from '@agentclientprotocol/sdk';
 import {
   cancelTask,
@@ -36,6 +39,8 @@ import type { Target } from '../cli/render/error.js';
 import { messageWords } from '../cli/render/task.js';
 import { answerOf, approvalPart, permissionOptions, StandingDecisions, type Decision } from './approval.js';
 import { toRequestError } from './errors.js';
+import { AVAILABLE_COMMANDS, slashCommandOf, unknownCommandText, type SlashCommand } from './plan-updates.js';
+import { PlanCommands, type PlanSession } from './plans.js';
 import { replayTurn } from './replay.js';
 import { listSessions } from './sessions.js';
 import { projectRootOf, workspaceOf, type SessionDefaults } from './workspace.js';
@@ -60,7 +65,7 @@ export interface BridgeOptions {
 /** The turns `session/load` replays (session/show's limit). */
 const LOAD_TURNS = 1000;
 
-interface SessionState {
+interface SessionState extends PlanSession {
   readonly id: string;
   /** Where the session's file tools work, for absolute paths in tool calls. */
   readonly root: string | undefined;
@@ -78,6 +83,8 @@ class RunningPrompt {
   readonly drop = new AbortController();
   private taskId: string | undefined;
   private cancelled: Promise<void> | undefined;
+  /** How a running plan phase is cancelled (plan/cancel) instead of its task. */
+  private cancelPlan: (() => Promise<unknown>) | undefined;
 
   constructor(private readonly client: A2AClient) {}
 
@@ -92,9 +99,21 @@ class RunningPrompt {
     if (this.isCancelled) void this.cancelTask();
   }
 
-  /** Cancels the A2A task (once); its stream then ends `canceled`. */
+  /** A plan phase runs: a cancel cancels the plan. */
+  cancelBy(cancel: () => Promise<unknown>): void {
+    this.cancelPlan = cancel;
+    if (this.isCancelled) void this.cancel();
+  }
+
+  /** Cancels the A2A task, or the plan (once); its stream then ends `canceled`. */
   cancel(): Promise<void> {
     this.cancelling.abort();
+    const plan = this.cancelPlan;
+    if (plan)
+      return (this.cancelled ??= plan().then(
+        () => undefined,
+        () => this.drop.abort(),
+      ));
     return this.taskId ? this.cancelTask() : Promise.resolve();
   }
 
@@ -157,7 +176,7 @@ export class AcpBridge {
     const ws = await this.backend(() => workspaceOf(client, params.cwd, this.opts.defaults, params._meta));
     if (ws.matched) this.opts.log(`${params.cwd} is project ${ws.matched}`);
     const session = await this.backend(() => client.call(sessionCreate, ws.params));
-    this.sessions.set(session.id, { id: session.id, root: ws.root, decisions: new StandingDecisions() });
+    this.sessions.set(session.id, { ...planSession(session, ws.root), decisions: new StandingDecisions() });
     return { sessionId: session.id, _meta: { cleveragents: { session: sessionMeta(session) } } };
   }
 
@@ -168,7 +187,7 @@ export class AcpBridge {
       client.call(sessionShow, { sessionId: params.sessionId, turns: LOAD_TURNS }),
     );
     const root = await this.backend(() => projectRootOf(client, session.project));
-    const state: SessionState = { id: session.id, root, decisions: new StandingDecisions() };
+    const state: SessionState = { ...planSession(session, root), decisions: new StandingDecisions() };
     for (const task of tasks) for (const update of replayTurn(task, root)) await this.update(cx, session.id, update);
     const last = tasks.at(-1);
     if (last?.status.state === 'TASK_STATE_INPUT_REQUIRED') {
@@ -182,6 +201,14 @@ export class AcpBridge {
         });
     }
     this.sessions.set(session.id, state);
+  }
+
+  /** The slash commands the session takes (sent once the editor knows the session). */
+  async announceCommands(sessionId: string, cx: AgentContext): Promise<void> {
+    await this.update(cx, sessionId, {
+      sessionUpdate: 'available_commands_update',
+      availableCommands: [...AVAILABLE_COMMANDS],
+    });
   }
 
   async listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse> {
@@ -213,6 +240,8 @@ export class AcpBridge {
         hint: 'start it with session/new, or open it with session/load',
       });
     if (s.running) throw RequestError.invalidRequest(undefined, 'a prompt is already running in this session');
+    const command = slashCommandOf(promptText(params.prompt));
+    if (command) return this.command(client, s, command, cx, signal);
     let parts: Part[];
     try {
       parts = promptParts(params.prompt, this.prompts);
@@ -265,6 +294,46 @@ export class AcpBridge {
     }
   }
 
+  /** A slash command: a plan operation through the plan methods, or a message naming the commands there are. */
+  private async command(
+    client: A2AClient,
+    s: SessionState,
+    command: NonNullable<SlashCommand>,
+    cx: AgentContext,
+    signal: AbortSignal,
+  ): Promise<PromptResponse> {
+    if (command.kind === 'unknown') {
+      await this.update(cx, s.id, {
+        sessionUpdate: 'agent_message_chunk',
+        content: { type: 'text', text: unknownCommandText(command.name) },
+      });
+      return { stopReason: 'end_turn' };
+    }
+    const run = new RunningPrompt(client);
+    s.running = run;
+    signal.addEventListener('abort', () => void run.cancel(), { once: true });
+    const plans = new PlanCommands(s, {
+      client,
+      cancelling: run.cancelling.signal,
+      drop: run.drop.signal,
+      update: (u) => this.update(cx, s.id, u),
+      permission: (toolCall, options) => this.permission(s, toolCall, options, run, cx),
+      onCancel: (cancel) => run.cancelBy(cancel),
+    });
+    try {
+      const stopReason = await plans.run(command.name, command.arg);
+      return {
+        stopReason: run.isCancelled ? 'cancelled' : stopReason,
+        ...(s.planId ? { _meta: { cleveragents: { planId: s.planId } } } : {}),
+      };
+    } catch (err) {
+      if (run.isCancelled) return { stopReason: 'cancelled' };
+      throw toRequestError(err, this.opts.target);
+    } finally {
+      s.running = undefined;
+    }
+  }
+
   /** One A2A send of the prompt (or of an approval), its events translated as they come. */
   private async turn(
     client: A2AClient,
@@ -307,16 +376,29 @@ export class AcpBridge {
     const toolCall = tr.approvalCall(end.taskId, end.request);
     await this.update(cx, s.id, toolCall);
     const { sessionUpdate: _, ...call } = toolCall;
+    const outcome = await this.permission(s, call, permissionOptions(end.request.options), run, cx);
+    if (!outcome) return undefined;
+    const answer = answerOf(outcome);
+    if ('cancelled' in answer || run.isCancelled) return undefined;
+    s.decisions.remember(end.request.tool, answer);
+    return answer.decision;
+  }
+
+  /** Asks the editor's permission; undefined when the prompt was cancelled while it asked. */
+  private async permission(
+    s: SessionState,
+    toolCall: ToolCallUpdate,
+    options: PermissionOption[],
+    run: RunningPrompt,
+    cx: AgentContext,
+  ): Promise<RequestPermissionOutcome | undefined> {
     try {
       const res = await cx.request(
         'session/request_permission',
-        { sessionId: s.id, toolCall: call, options: permissionOptions(end.request.options) },
+        { sessionId: s.id, toolCall, options },
         { cancellationSignal: run.cancelling.signal, stopWaitingOnCancel: true },
       );
-      const answer = answerOf(res.outcome);
-      if ('cancelled' in answer || run.isCancelled) return undefined;
-      s.decisions.remember(end.request.tool, answer);
-      return answer.decision;
+      return res.outcome;
     } catch (err) {
       if (err instanceof RequestError && err.code === -32800) return undefined;
       throw err;
@@ -358,6 +440,16 @@ export class AcpBridge {
     }
   }
 }
+
+const planSession = (session: Session, root: string | undefined): PlanSession => ({
+  id: session.id,
+  root,
+  project: session.project,
+  actor: session.actor,
+});
+
+/** The prompt's words (its text blocks), to tell a slash command from a chat turn. */
+const promptText = (prompt: ContentBlock[]): string => prompt.map((b) => (b.type === 'text' ? b.text : '')).join('');
 
 const sessionMeta = (s: Session): Record<string, unknown> => ({
   id: s.id,

@@ -18,8 +18,16 @@ export async function runAcp(io: AcpIo, opts: BridgeOptions, signal: AbortSignal
   const bridge = new AcpBridge(opts);
   const app = agent({ name: 'cleveragents' })
     .onRequest(methods.agent.initialize, () => bridge.initialize())
-    .onRequest(methods.agent.session.new, ({ params }) => bridge.newSession(params))
-    .onRequest(methods.agent.session.load, ({ params, client }) => bridge.loadSession(params, client))
+    .onRequest(methods.agent.session.new, async ({ params, client }) => {
+      const res = await bridge.newSession(params);
+      afterResponse(() => bridge.announceCommands(res.sessionId, client));
+      return res;
+    })
+    .onRequest(methods.agent.session.load, async ({ params, client }) => {
+      await bridge.loadSession(params, client);
+      afterResponse(() => bridge.announceCommands(params.sessionId, client));
+      return {};
+    })
     .onRequest(methods.agent.session.list, ({ params }) => bridge.listSessions(params))
     .onRequest(methods.agent.session.delete, ({ params }) => bridge.deleteSession(params.sessionId))
     .onRequest(methods.agent.session.prompt, ({ params, client, signal: s }) => bridge.prompt(params, client, s))
@@ -36,4 +44,9 @@ export async function runAcp(io: AcpIo, opts: BridgeOptions, signal: AbortSignal
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** Runs `send` once the response being returned is on its way (the editor knows the session then). */
+function afterResponse(send: () => Promise<void>): void {
+  setImmediate(() => void send().catch(() => undefined));
 }

@@ -162,7 +162,8 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   'user enable': names(userEnable),
   'audit list': names(auditList),
   // The ACP bridge: a session per ACP session (its project found from the editor's cwd; listed, loaded and
-  // deleted), turns streamed (or sent, to a backend that does not stream), approvals answered on the task, cancels.
+  // deleted), turns streamed (or sent, to a backend that does not stream), approvals answered on the task, cancels;
+  // its slash commands run plans (from a goal, executed, diffed, applied, cancelled), following their tasks.
   acp: names(
     sessionCreate,
     sessionShow,
@@ -173,6 +174,17 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
     cancelTask,
     REGISTRIES.project.list,
     REGISTRIES.resource.list,
+    planUse,
+    planExecute,
+    planDiff,
+    planApply,
+    planApprove,
+    planReject,
+    planCancel,
+    planStatus,
+    planTree,
+    subscribeToTask,
+    getTask,
   ),
   // Verifies the key (or the device-flow token) before storing it.
   login: names(whoami),

@@ -120,7 +120,7 @@ async function demo(ctx: RunContext, opts: DemoOptions): Promise<Outcome> {
     const planId = use.status.planId;
     data['planId'] = planId;
     if (use.error) return failed(data, use);
-    ui.out(renderStrategy(use.status, await stepDecisions(ctx, client, planId), ui));
+    ui.out(renderStrategy(use.status, await stepDecisions(client, planId, ctx.signal), ui));
 
     heading(ui, 4, 'Execute it in a sandbox (a git worktree: your working tree is not touched)');
     const exec = await runPhase(

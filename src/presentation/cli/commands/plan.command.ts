@@ -154,7 +154,7 @@ export function registerPlan(program: Command, runner: Runner): void {
         const run = await runPhase(ctx, client, () => client.call(planUse, params, { signal: ctx.signal }), {
           yes: false,
         });
-        const steps = run.error ? [] : await stepDecisions(ctx, client, run.status.planId);
+        const steps = run.error ? [] : await stepDecisions(client, run.status.planId, ctx.signal);
         ctx.ui.out(renderStrategy(run.status, steps, ctx.ui));
         return runOutcome(run, { decisions: steps });
       }),

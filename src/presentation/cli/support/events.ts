@@ -8,6 +8,8 @@ export interface PlanPhase {
   planId: string;
   phase: string;
   state: string;
+  /** How far the phase got (execute: the steps or tool calls done), when the message says. */
+  stepsDone?: number;
 }
 
 /**
@@ -56,6 +58,7 @@ export function eventsWanted(flags: object, format: string): boolean {
   return (flags as { events?: unknown }).events === true && format === 'json';
 }
 
+/** The plan's phase and state a progress message of a plan task carries, if it is one. */
 function phaseOf(event: StreamResponse): PlanPhase | undefined {
   const message =
     'statusUpdate' in event
@@ -63,8 +66,18 @@ function phaseOf(event: StreamResponse): PlanPhase | undefined {
       : 'task' in event
         ? event.task.status.message
         : undefined;
-  const meta = message?.metadata?.[PLAN_META] as Partial<PlanPhase> | undefined;
+  return planPhaseIn(message?.metadata);
+}
+
+/** The plan's phase, state and progress in a plan task's metadata (of a status event, or of its message). */
+export function planPhaseIn(metadata: Record<string, unknown> | undefined): PlanPhase | undefined {
+  const meta = metadata?.[PLAN_META] as Partial<PlanPhase> | undefined;
   if (typeof meta?.planId !== 'string' || typeof meta.phase !== 'string' || typeof meta.state !== 'string')
     return undefined;
-  return { planId: meta.planId, phase: meta.phase, state: meta.state };
+  return {
+    planId: meta.planId,
+    phase: meta.phase,
+    state: meta.state,
+    ...(typeof meta.stepsDone === 'number' ? { stepsDone: meta.stepsDone } : {}),
+  };
 }

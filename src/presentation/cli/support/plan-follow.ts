@@ -55,7 +55,8 @@ export interface FollowResult {
   unanswered?: ApprovalRequest;
 }
 
-const dataOf = (m: Message | undefined, key: string): unknown =>
+/** The value under `key` in a data part of the message. */
+export const dataOf = (m: Message | undefined, key: string): unknown =>
   m?.parts
     .map((p) => (p.data && typeof p.data === 'object' ? (p.data as Record<string, unknown>)[key] : undefined))
     .find((v) => v !== undefined);
@@ -146,32 +147,76 @@ export async function followPlanTask(
     return true;
   };
 
+  await watchTask(client, taskId, ctx.signal, {
+    event: (seq, event, status) => {
+      result.events.push({ seq, event });
+      opts.onEvent?.(seq, event);
+      result.task = foldEvent(result.task, event);
+      if ('task' in event) printHistory(event.task);
+      else if ('artifactUpdate' in event) {
+        detail += artifactDetail(event, ui);
+        words += actorWords(event, ui);
+      } else if (status?.message) {
+        // What the execution actor said before this line, as one dim paragraph.
+        if (words.trim()) ui.out(`${ui.pal.dim(words.trim())}\n`);
+        words = '';
+        printMessage(status.message, status.state);
+      } else if (status && isTerminalState(status.state))
+        ui.out(`${styleLine(`Stopped: ${stateWord(status.state)}`, status.state, ui)}\n`);
+    },
+    streamEnded: () => {
+      ui.out(detail);
+      detail = '';
+    },
+    snapshot: (t) => {
+      printHistory(t);
+      result.task = t;
+    },
+    input: handleInput,
+    lost: (err) =>
+      new CliError(
+        `lost the connection to the agent while following plan ${opts.planId}: ${err instanceof Error ? err.message : String(err)}`,
+        'UNREACHABLE',
+        'ConnectionLost',
+        `once the agent is back, agents plan status ${opts.planId} shows where it stopped; agents plan execute ${opts.planId} resumes from the last checkpoint`,
+        { planId: opts.planId, taskId },
+      ),
+  });
+  return result;
+}
+
+/** What a follower of a task does with what the task reports. */
+export interface TaskWatcher {
+  /** Every event of the task's stream, as it arrives (with its status, if it carries one). */
+  event(seq: number, event: StreamResponse, status: Task['status'] | undefined): void | Promise<void>;
+  /** The stream ended (the task ended, or the connection closed at an interruption). */
+  streamEnded?(): void;
+  /** The task as read after its stream ended early. */
+  snapshot(task: Task): void | Promise<void>;
+  /** The task waits for input: true once answered (following goes on), false to stop following. */
+  input(status: Task['status']): Promise<boolean>;
+  /** The error to throw when the connection to the agent is lost. */
+  lost(err: unknown): Error;
+}
+
+/**
+ * Follows a task to its end (or to an input it does not answer): its stream, resubscribed when it
+ * ends early, with the task read in between. Shared by the CLI's plan commands and the ACP bridge.
+ */
+export async function watchTask(client: A2AClient, taskId: string, signal: AbortSignal, w: TaskWatcher): Promise<void> {
   for (;;) {
     let ended = false;
     // Leaving a subscription early must close it: over HTTP only an abort ends the SSE request
     // (the client does not cancel the body when the loop stops), and it would keep us alive.
     const sub = new AbortController();
     const stop = (): void => sub.abort();
-    ctx.signal.addEventListener('abort', stop, { once: true });
+    signal.addEventListener('abort', stop, { once: true });
     try {
       for await (const { seq, event } of client.stream(subscribeToTask, { id: taskId }, { signal: sub.signal })) {
-        result.events.push({ seq, event });
-        opts.onEvent?.(seq, event);
-        result.task = foldEvent(result.task, event);
         const status = statusOf(event);
-        if ('task' in event) printHistory(event.task);
-        else if ('artifactUpdate' in event) {
-          detail += artifactDetail(event, ui);
-          words += actorWords(event, ui);
-        } else if (status?.message) {
-          // What the execution actor said before this line, as one dim paragraph.
-          if (words.trim()) ui.out(`${ui.pal.dim(words.trim())}\n`);
-          words = '';
-          printMessage(status.message, status.state);
-        } else if (status && isTerminalState(status.state))
-          ui.out(`${styleLine(`Stopped: ${stateWord(status.state)}`, status.state, ui)}\n`);
+        await w.event(seq, event, status);
         if (!status) continue;
-        if (status.state === 'TASK_STATE_INPUT_REQUIRED' && !(await handleInput(status))) return result;
+        if (status.state === 'TASK_STATE_INPUT_REQUIRED' && !(await w.input(status))) return;
         if (isTerminalState(status.state)) {
           ended = true;
           break;
@@ -180,30 +225,20 @@ export async function followPlanTask(
     } catch (err) {
       // A task that ended before we subscribed cannot be subscribed to: its history has it all.
       if (err instanceof A2AClientError && err.type === 'UnsupportedOperationError') {
-        // handled below
-      } else if (!(err instanceof A2AClientError) && !ctx.signal.aborted) {
-        throw new CliError(
-          `lost the connection to the agent while following plan ${opts.planId}: ${err instanceof Error ? err.message : String(err)}`,
-          'UNREACHABLE',
-          'ConnectionLost',
-          `once the agent is back, agents plan status ${opts.planId} shows where it stopped; agents plan execute ${opts.planId} resumes from the last checkpoint`,
-          { planId: opts.planId, taskId },
-        );
-      } else throw err;
+        // read below
+      } else if (!(err instanceof A2AClientError) && !signal.aborted) throw w.lost(err);
+      else throw err;
     } finally {
-      ctx.signal.removeEventListener('abort', stop);
+      signal.removeEventListener('abort', stop);
       sub.abort();
     }
-    ui.out(detail);
-    detail = '';
-    if (ended) return result;
-    // The stream ended early (the task had finished, or the connection closed at an interruption).
-    const t = await client.call(getTask, { id: taskId }, { signal: ctx.signal });
-    printHistory(t);
-    result.task = t;
-    if (isTerminalState(t.status.state)) return result;
-    if (t.status.state === 'TASK_STATE_INPUT_REQUIRED' && !(await handleInput(t.status))) return result;
-    await delay(200, undefined, { signal: ctx.signal }); // then subscribe again, without hammering
+    w.streamEnded?.();
+    if (ended) return;
+    const t = await client.call(getTask, { id: taskId }, { signal });
+    await w.snapshot(t);
+    if (isTerminalState(t.status.state)) return;
+    if (t.status.state === 'TASK_STATE_INPUT_REQUIRED' && !(await w.input(t.status))) return;
+    await delay(200, undefined, { signal }); // then subscribe again, without hammering
   }
 }
 

@@ -92,8 +92,8 @@ export function renderRunSummary(s: PlanStatus, task: Task | undefined, ui: Ui):
 }
 
 /** The steps a strategize decided on, in order (active decisions only). */
-export async function stepDecisions(ctx: RunContext, client: A2AClient, planId: string): Promise<Decision[]> {
-  const tree = await client.call(planTree, { planId }, { signal: ctx.signal });
+export async function stepDecisions(client: A2AClient, planId: string, signal: AbortSignal): Promise<Decision[]> {
+  const tree = await client.call(planTree, { planId }, { signal });
   const out: Decision[] = [];
   const walk = (d: Decision): void => {
     if (d.type === 'step' || d.type === 'choice') out.push(d);

@@ -1,0 +1,328 @@
+/**
+ * The slash commands of an ACP session: plan operations through the plan methods (never a message
+ * to the actor). A phase is followed as the CLI follows it (watchTask): its decisions become ACP
+ * plan entries whose status follows the execution, its phase changes short message lines, its
+ * approvals permission requests answered with plan/approve or plan/reject.
+ */
+import { readFileSync } from 'node:fs';
+import type {
+  PermissionOption,
+  RequestPermissionOutcome,
+  SessionUpdate,
+  StopReason,
+  ToolCall,
+  ToolCallUpdate,
+} from '@agentclientprotocol/sdk';
+import {
+  planApply,
+  planApprove,
+  planCancel,
+  planDiff,
+  planExecute,
+  planReject,
+  planStatus,
+  planUse,
+  type A2AClient,
+  type Message,
+  type Task,
+} from '../../protocol/client/index.js';
+import { plural } from '../cli/render/definition.js';
+import { foldEvent } from '../cli/render/task.js';
+import type { PlanStatus } from '../cli/render/plan.js';
+import { planPhaseIn, type PlanPhase } from '../cli/support/events.js';
+import {
+  approvalWhat,
+  dataOf,
+  runError,
+  watchTask,
+  type ApprovalRequest,
+  type FollowResult,
+} from '../cli/support/plan-follow.js';
+import { diffStatsOf, stepDecisions, type RunStart } from '../cli/support/plan-run.js';
+import { answerOf, permissionOptions, type Decision } from './approval.js';
+import { diffContent, entryText, parseUnified, PlanEntries, type PlanCommandName } from './plan-updates.js';
+
+/** What a session keeps of its plan between prompts. */
+export interface PlanSession {
+  readonly id: string;
+  readonly root: string | undefined;
+  readonly project: string | undefined;
+  readonly actor: string | undefined;
+  planId?: string | undefined;
+  entries?: PlanEntries | undefined;
+}
+
+/** How a plan command talks to the editor and the backend, for one prompt. */
+export interface PlanIo {
+  client: A2AClient;
+  /** Aborted when the prompt is cancelled (withdraws a pending permission request). */
+  cancelling: AbortSignal;
+  /** Aborted when a cancel could not reach the backend: following stops. */
+  drop: AbortSignal;
+  update(u: SessionUpdate): Promise<void>;
+  /** Asks the editor; undefined when the request was cancelled. */
+  permission(call: ToolCallUpdate, options: PermissionOption[]): Promise<RequestPermissionOutcome | undefined>;
+  /** Cancels the prompt's running phase with `cancel` (session/cancel). */
+  onCancel(cancel: () => Promise<unknown>): void;
+}
+
+/** Plan approvals are answered one at a time: "always" is for chat tools, not for a plan's steps. */
+const ONCE = permissionOptions(['approve', 'reject']).filter(
+  (o) => o.kind === 'allow_once' || o.kind === 'reject_once',
+);
+
+export class PlanCommands {
+  constructor(
+    private readonly s: PlanSession,
+    private readonly io: PlanIo,
+  ) {}
+
+  async run(name: PlanCommandName, arg: string): Promise<StopReason> {
+    if (name === 'plan') return this.plan(arg);
+    const planId = arg || this.s.planId;
+    if (!planId) {
+      await this.say(
+        `There is no plan in this session yet: start one with /plan <goal> (or name one: /${name} PLAN_ID).`,
+      );
+      return 'end_turn';
+    }
+    if (planId !== this.s.planId) {
+      this.s.planId = planId;
+      this.s.entries = undefined;
+    }
+    if (name === 'execute') return this.execute(planId);
+    if (name === 'diff') return this.diff(planId);
+    if (name === 'apply') return this.apply(planId);
+    const status = await this.io.client.call(planCancel, { planId });
+    await this.say(`Plan ${planId}: ${status.phase}/${status.state}.`);
+    return 'end_turn';
+  }
+
+  private async plan(goal: string): Promise<StopReason> {
+    if (!this.s.project) {
+      await this.say(
+        "/plan needs a project, and this session has none: open the editor in a registered project's folder (agents project add), or start the bridge with agents acp --project NAME.",
+      );
+      return 'end_turn';
+    }
+    if (!goal) {
+      await this.say('/plan needs a goal: /plan fix the failing date test');
+      return 'end_turn';
+    }
+    const started = await this.io.client.call(planUse, {
+      goal,
+      projects: [this.s.project],
+      ...(this.s.actor ? { actor: this.s.actor } : {}),
+      wait: false,
+    });
+    this.s.planId = started.plan.planId;
+    this.s.entries = undefined;
+    const run = await this.phase(started);
+    if (run.stop !== 'end_turn' || run.failed) return run.stop;
+    await this.showEntries(run.status.planId);
+    await this.say(`Plan ${run.status.planId} is ready: /execute runs it in a sandbox.`);
+    return 'end_turn';
+  }
+
+  private async execute(planId: string): Promise<StopReason> {
+    if (!this.s.entries) await this.showEntries(planId);
+    const run = await this.phase(await this.io.client.call(planExecute, { planId, wait: false }));
+    if (run.stop !== 'end_turn' || run.failed) return run.stop;
+    const stats = diffStatsOf(run.task);
+    const changed = stats ? `${plural(stats.files, 'file')} changed (+${stats.additions} -${stats.deletions})` : '';
+    await this.say(
+      `Plan ${planId} executed${changed ? `: ${changed}` : ''}. /diff shows the changes, /apply applies them to the project.`,
+    );
+    return 'end_turn';
+  }
+
+  /** The plan's diff as a completed tool call: ACP diff content per file (the unified diff where texts cannot be built). */
+  private async diff(planId: string): Promise<StopReason> {
+    const d = await this.io.client.call(planDiff, { planId });
+    if (d.source === 'none' || d.stats.files === 0) {
+      await this.say(`Plan ${planId} has no changes yet${d.source === 'none' ? ': /execute it first' : ''}.`);
+      return 'end_turn';
+    }
+    // Paths are relative to their resource: only a one-resource plan's are known to be under the session's folder.
+    const root = d.sandboxes.length === 1 ? this.s.root : undefined;
+    const content = diffContent(parseUnified(d.unified), root, readText);
+    await this.io.update({
+      sessionUpdate: 'tool_call',
+      toolCallId: `plan-diff-${planId}-${Date.now()}`,
+      title: `Changes of plan ${planId}: ${plural(d.stats.files, 'file')} (+${d.stats.additions} -${d.stats.deletions})`,
+      kind: 'read',
+      status: 'completed',
+      content,
+      locations: content.flatMap((c) => (c.type === 'diff' ? [{ path: c.path }] : [])),
+      rawOutput: { source: d.source, stats: d.stats },
+    });
+    return 'end_turn';
+  }
+
+  /** Asks first (the apply changes the project), then applies and reports the commit. */
+  private async apply(planId: string): Promise<StopReason> {
+    const status = await this.io.client.call(planStatus, { planId });
+    const call: ToolCall = {
+      toolCallId: `plan-apply-${planId}-${Date.now()}`,
+      title: `Apply plan ${planId} to ${status.projects.join(', ')}`,
+      kind: 'edit',
+      status: 'pending',
+      rawInput: { planId, projects: status.projects },
+    };
+    await this.io.update({ sessionUpdate: 'tool_call', ...call });
+    const decision = await this.ask(call);
+    if (decision === undefined) return 'cancelled';
+    if (decision === 'reject') {
+      await this.io.update({ sessionUpdate: 'tool_call_update', toolCallId: call.toolCallId, status: 'failed' });
+      await this.say(`Not applied: plan ${planId} stays ready to apply (/apply when you want it).`);
+      return 'end_turn';
+    }
+    const run = await this.phase(await this.io.client.call(planApply, { planId, yes: true, wait: false }));
+    await this.io.update({
+      sessionUpdate: 'tool_call_update',
+      toolCallId: call.toolCallId,
+      status: run.failed ? 'failed' : 'completed',
+    });
+    if (run.stop !== 'end_turn' || run.failed) return run.stop;
+    const commits = (run.status.applied?.commits ?? []).map(
+      (c) => `${c.resource}: commit ${c.commit ?? 'none'} (${plural(c.files.length, 'file')})`,
+    );
+    await this.say(`Plan ${planId} applied${commits.length ? ` — ${commits.join('; ')}` : ''}.`);
+    return 'end_turn';
+  }
+
+  /** The plan's decisions as entries, all pending. */
+  private async showEntries(planId: string): Promise<void> {
+    const steps = await stepDecisions(this.io.client, planId, this.io.cancelling);
+    this.s.entries = new PlanEntries(steps.map(entryText));
+    if (this.s.entries.size > 0) await this.io.update(this.s.entries.update());
+  }
+
+  /** Follows a started phase to its end; a failure is said (not thrown: the prompt itself went fine). */
+  private async phase(
+    started: RunStart,
+  ): Promise<{ stop: StopReason; status: PlanStatus; task?: Task; failed: boolean }> {
+    const planId = started.plan.planId;
+    const { client } = this.io;
+    this.io.onCancel(() => client.call(planCancel, { planId, reason: 'cancelled from the editor' }));
+    const follow: FollowResult = { task: undefined, events: [], approvals: [] };
+    let shown = `${started.plan.phase}/${started.plan.state}`;
+    await this.say(`Plan ${planId}: ${shown}`);
+    const seen = new Set<string>();
+    let firstView = true;
+    /** Where the plan is (from a status event's metadata, or read after a snapshot): phase lines and entries. */
+    const progress = async (p: PlanPhase): Promise<void> => {
+      const now = `${p.phase}/${p.state}`;
+      if (now !== shown) await this.say(`Plan ${planId}: ${now}`);
+      shown = now;
+      const moved = this.s.entries?.progress(p.phase, p.state, p.stepsDone);
+      if (moved) await this.io.update(moved);
+    };
+    /** A progress line of the task (once), as a thought; a plan error is kept for the end. */
+    const track = async (m: Message | undefined): Promise<void> => {
+      if (!m || seen.has(m.messageId)) return;
+      seen.add(m.messageId);
+      const pe = dataOf(m, 'planError') as FollowResult['planError'];
+      if (pe) follow.planError = pe;
+      const text = (m.parts ?? []).map((x) => x.text ?? '').join('');
+      // An approval's question is asked as a permission request instead.
+      if (text && !pe && !dataOf(m, 'approvalRequest'))
+        await this.io.update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: `${text}\n` } });
+    };
+    /** What a snapshot says that was not seen yet (on first sight: after the last user message), as the CLI prints it. */
+    const history = async (t: Task): Promise<void> => {
+      const h = t.history ?? [];
+      if (firstView) {
+        for (const m of h.slice(0, h.map((x) => x.role).lastIndexOf('ROLE_USER') + 1)) seen.add(m.messageId);
+        firstView = false;
+      }
+      for (const m of h) if (m.role === 'ROLE_AGENT') await track(m);
+      await track(t.status.message);
+    };
+    const watched = watchTask(client, started.taskId, this.io.drop, {
+      event: async (_seq, event, status) => {
+        follow.task = foldEvent(follow.task, event);
+        if ('task' in event) await history(event.task);
+        else await track(status?.message);
+        const p = 'statusUpdate' in event ? planPhaseIn(event.statusUpdate.metadata) : undefined;
+        if (p) await progress(p);
+      },
+      snapshot: async (t) => {
+        follow.task = t;
+        await history(t);
+        await progress(phaseOfStatus(await client.call(planStatus, { planId })));
+      },
+      input: (status) => this.answer(planId, status, follow),
+      lost: (err) => (err instanceof Error ? err : new Error(String(err))),
+    });
+    try {
+      await watched;
+    } catch (err) {
+      // Dropped after a cancel the backend could not honour: the prompt ends cancelled all the same.
+      if (!this.io.cancelling.aborted) throw err;
+    }
+    const status = await client.call(planStatus, { planId });
+    await progress(phaseOfStatus(status));
+    if (this.io.cancelling.aborted) return { stop: 'cancelled', status, failed: true };
+    const err = runError(planId, follow);
+    if (err) {
+      await this.say(err.hint ? `${err.message}\n${err.hint}` : err.message);
+      return { stop: 'end_turn', status, failed: true, ...(follow.task ? { task: follow.task } : {}) };
+    }
+    return { stop: 'end_turn', status, failed: false, ...(follow.task ? { task: follow.task } : {}) };
+  }
+
+  /** A plan's approval as a permission request, answered with plan/approve or plan/reject; false: not answerable here. */
+  private async answer(planId: string, status: Task['status'], follow: FollowResult): Promise<boolean> {
+    const request = dataOf(status.message, 'approvalRequest') as ApprovalRequest | undefined;
+    if (!request) {
+      follow.unanswered = { kind: 'tool-call' };
+      return false;
+    }
+    const call: ToolCall = {
+      toolCallId: `plan-approval-${status.message?.messageId ?? Date.now()}`,
+      title: `Plan ${planId}: allow ${approvalWhat(request)}?`,
+      kind: request.kind === 'apply' ? 'edit' : 'execute',
+      status: 'pending',
+      rawInput: request.args ?? { files: request.files ?? [] },
+      ...(request.preview ? { content: [{ type: 'content', content: { type: 'text', text: request.preview } }] } : {}),
+    };
+    await this.io.update({ sessionUpdate: 'tool_call', ...call });
+    const decision = await this.ask(call);
+    if (decision === undefined) return false;
+    follow.approvals.push({ request, answer: { decision } });
+    await this.io.client.call(decision === 'approve' ? planApprove : planReject, { planId, wait: false });
+    await this.io.update({
+      sessionUpdate: 'tool_call_update',
+      toolCallId: call.toolCallId,
+      status: decision === 'approve' ? 'in_progress' : 'failed',
+    });
+    return true;
+  }
+
+  private async ask(call: ToolCall): Promise<Decision | undefined> {
+    const outcome = await this.io.permission(call, ONCE);
+    if (!outcome || this.io.cancelling.aborted) return undefined;
+    const answer = answerOf(outcome);
+    return 'decision' in answer ? answer.decision : undefined;
+  }
+
+  private say(text: string): Promise<void> {
+    return this.io.update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${text}\n` } });
+  }
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+const phaseOfStatus = (s: PlanStatus): PlanPhase => ({
+  planId: s.planId,
+  phase: s.phase,
+  state: s.state,
+  stepsDone: s.progress.stepsDone,
+});
