@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  applyPatch,
+  diffContent,
+  parseUnified,
+  PlanEntries,
+  slashCommandOf,
+  unknownCommandText,
+} from '../../../../src/presentation/acp/plan-updates.js';
+
+const MODIFIED = [
+  'diff --git a/src/a.js b/src/a.js',
+  'index 1111111..2222222 100644',
+  '--- a/src/a.js',
+  '+++ b/src/a.js',
+  '@@ -1,3 +1,3 @@',
+  ' one',
+  '-two',
+  '+TWO',
+  ' three',
+  '',
+].join('\n');
+const ADDED = [
+  'diff --git a/new.txt b/new.txt',
+  'new file mode 100644',
+  '--- /dev/null',
+  '+++ b/new.txt',
+  '@@ -0,0 +1,2 @@',
+  '+hello',
+  '+world',
+  '',
+].join('\n');
+const NO_NEWLINE = [
+  'diff --git a/n.txt b/n.txt',
+  '--- a/n.txt',
+  '+++ b/n.txt',
+  '@@ -1 +1 @@',
+  '-x',
+  '+y',
+  '\\ No newline at end of file',
+  '',
+].join('\n');
+
+const statuses = (e: PlanEntries): string[] => {
+  const u = e.update();
+  return u.sessionUpdate === 'plan' ? u.entries.map((x) => x.status) : [];
+};
+
+describe('ACP slash commands', () => {
+  it('a prompt starting with a known command is that command, its rest the argument', () => {
+    assert.deepEqual(slashCommandOf('/plan fix the date test\nplease'), {
+      kind: 'plan-command',
+      name: 'plan',
+      arg: 'fix the date test\nplease',
+    });
+    assert.deepEqual(slashCommandOf('  /Execute'), { kind: 'plan-command', name: 'execute', arg: '' });
+    assert.deepEqual(slashCommandOf('/apply 01ABC'), { kind: 'plan-command', name: 'apply', arg: '01ABC' });
+  });
+
+  it('an unknown /word is unknown; text that does not start with a command is no command', () => {
+    assert.deepEqual(slashCommandOf('/frob x'), { kind: 'unknown', name: 'frob' });
+    assert.equal(slashCommandOf('what does /plan do?'), undefined);
+    assert.equal(slashCommandOf('/ not a command'), undefined);
+    assert.match(
+      unknownCommandText('frob'),
+      /^\/frob is not a command here\. The commands are: \/plan <goal>, \/execute/,
+    );
+  });
+});
+
+describe('ACP plan entries', () => {
+  it('start pending; while executing, the ones done complete and the next is in progress; all complete at the end', () => {
+    const e = new PlanEntries(['a', 'b', 'c']);
+    assert.deepEqual(statuses(e), ['pending', 'pending', 'pending']);
+    assert.equal(e.progress('strategize', 'complete', 0), undefined, 'strategize moves nothing');
+    assert.deepEqual(e.progress('execute', 'processing', 0)?.sessionUpdate, 'plan');
+    assert.deepEqual(statuses(e), ['in_progress', 'pending', 'pending']);
+    assert.equal(e.progress('execute', 'processing', 0), undefined, 'no update when nothing changed');
+    e.progress('execute', 'processing', 2);
+    assert.deepEqual(statuses(e), ['completed', 'completed', 'in_progress']);
+    // More tool calls than decisions (a goal plan): the last entry stays in progress until the end.
+    e.progress('execute', 'processing', 7);
+    assert.deepEqual(statuses(e), ['completed', 'completed', 'in_progress']);
+    e.progress('execute', 'complete', 7);
+    assert.deepEqual(statuses(e), ['completed', 'completed', 'completed']);
+  });
+
+  it('a failed execution leaves the failing entry in progress (ACP has no failed entry)', () => {
+    const e = new PlanEntries(['a', 'b']);
+    e.progress('execute', 'processing', 1);
+    e.progress('execute', 'errored', 1);
+    assert.deepEqual(statuses(e), ['completed', 'in_progress']);
+  });
+});
+
+describe('ACP diff content', () => {
+  it('splits a git diff by file, telling added files', () => {
+    const files = parseUnified(MODIFIED + ADDED);
+    assert.deepEqual(
+      files.map((f) => [f.path, f.added, f.deleted, f.hunks.length]),
+      [
+        ['src/a.js', false, false, 1],
+        ['new.txt', true, false, 1],
+      ],
+    );
+  });
+
+  it('builds the new text from the old one; a patch that does not fit gives undefined', () => {
+    const [m] = parseUnified(MODIFIED);
+    assert.ok(m);
+    assert.equal(applyPatch('one\ntwo\nthree\n', m), 'one\nTWO\nthree\n');
+    assert.equal(applyPatch('one\nzwei\nthree\n', m), undefined);
+    const [n] = parseUnified(NO_NEWLINE);
+    assert.ok(n);
+    assert.equal(applyPatch('x\n', n), 'y');
+  });
+
+  it('a diff per file with absolute paths and old/new texts; text where the old text is unknown or the patch does not fit', () => {
+    const olds: Record<string, string> = { '/r/src/a.js': 'one\ntwo\nthree\n' };
+    const content = diffContent(parseUnified(MODIFIED + ADDED), '/r', (p) => olds[p]);
+    assert.deepEqual(content, [
+      { type: 'diff', path: '/r/src/a.js', oldText: 'one\ntwo\nthree\n', newText: 'one\nTWO\nthree\n' },
+      { type: 'diff', path: '/r/new.txt', oldText: null, newText: 'hello\nworld\n' },
+    ]);
+    const unknown = diffContent(parseUnified(MODIFIED), '/r', () => undefined);
+    assert.equal(unknown[0]?.type, 'content');
+    assert.match(JSON.stringify(unknown[0]), /-two\\n\+TWO/);
+    const noRoot = diffContent(parseUnified(ADDED), undefined, () => '');
+    assert.equal(noRoot[0]?.type, 'content');
+  });
+});
