@@ -432,6 +432,12 @@ describe('agents acp (local mode)', () => {
       const read = updates.find((u) => u.sessionUpdate === 'tool_call' && u.title.startsWith('builtin/read-file'));
       assert.ok(read && read.sessionUpdate === 'tool_call');
       assert.equal(read.status, 'completed');
+      const commands = await eventually(
+        async () => updatesOf(other, sessionId).find((u) => u.sessionUpdate === 'available_commands_update'),
+        10_000,
+        'the slash commands after session/load',
+      );
+      assert.ok(updatesOf(other, sessionId).indexOf(commands) > updates.indexOf(read), 'announced after the replay');
       fake.push({ text: ['loaded'] });
       const res = await other.conn.agent.request('session/prompt', {
         sessionId,
@@ -564,6 +570,40 @@ function planModel(req: RecordedRequest): FakeReply {
   return call(tools.find((n) => /finish/.test(n)) ?? 'finish', { done: true, assessment: 'fixed', confidence: 0.9 });
 }
 
+/** Sends a prompt; what the session heard meanwhile, and what was said. */
+async function promptIn(editor: Editor, sessionId: string, text: string) {
+  const before = editor.updates.length;
+  const res = await editor.conn.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
+  const updates = editor.updates
+    .slice(before)
+    .filter((u) => u.sessionId === sessionId)
+    .map((u) => u.update);
+  return { res, updates, said: textOf(updates, 'agent_message_chunk') };
+}
+
+const planUpdates = (updates: SessionUpdate[]) =>
+  updates.flatMap((u) => (u.sessionUpdate === 'plan' ? [u.entries] : []));
+
+/** A git repo with the date bug, the actor local/planner on `llmUrl` and the project local/dates (builtin/manual) on it. */
+async function registerPlans(dataDir: string, global: string[], llmUrl: string, planRepo: string) {
+  const git = initRepo(planRepo, { 'src/date.js': BUGGY, 'README.md': '# dates\n' });
+  const actor = join(ROOT, `planner-${global.length}.yaml`);
+  writeFileSync(
+    actor,
+    `name: local/planner\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${llmUrl}\napiKeyEnv: ACP_E2E_KEY\n`,
+  );
+  await agents([...global, 'actor', 'add', '--config', actor], dataDir);
+  await agents([...global, 'resource', 'add', 'git-checkout', 'local/dates', '--path', planRepo], dataDir);
+  const project = join(ROOT, 'dates.project.yaml');
+  // builtin/manual: every write of the execution asks, so an approval comes up while it runs.
+  writeFileSync(
+    project,
+    'name: local/dates\nresources: [local/dates]\nsettings:\n  automationProfile: builtin/manual\n',
+  );
+  await agents([...global, 'project', 'add', '--config', project], dataDir);
+  return git;
+}
+
 describe('agents acp: plans from slash commands (local mode)', () => {
   const data = join(ROOT, 'plans');
   const planRepo = join(ROOT, 'plan-repo');
@@ -572,35 +612,13 @@ describe('agents acp: plans from slash commands (local mode)', () => {
   let editor: Editor;
   let sessionId: string;
 
-  const prompt = async (text: string, id = sessionId) => {
-    const before = editor.updates.length;
-    const res = await editor.conn.agent.request('session/prompt', { sessionId: id, prompt: [{ type: 'text', text }] });
-    const updates = editor.updates
-      .slice(before)
-      .filter((u) => u.sessionId === id)
-      .map((u) => u.update);
-    return { res, updates, said: textOf(updates, 'agent_message_chunk') };
-  };
-  const plans = (updates: SessionUpdate[]) => updates.flatMap((u) => (u.sessionUpdate === 'plan' ? [u.entries] : []));
+  const prompt = (text: string, id = sessionId) => promptIn(editor, id, text);
+  const plans = planUpdates;
 
   before(async () => {
     llm = await startFakeOpenAI({ expectKey: KEY });
     llm.reply(planModel);
-    git = initRepo(planRepo, { 'src/date.js': BUGGY, 'README.md': '# dates\n' });
-    const actor = join(ROOT, 'planner.yaml');
-    writeFileSync(
-      actor,
-      `name: local/planner\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${llm.url}\napiKeyEnv: ACP_E2E_KEY\n`,
-    );
-    await agents(['actor', 'add', '--config', actor], data);
-    await agents(['resource', 'add', 'git-checkout', 'local/dates', '--path', planRepo], data);
-    const project = join(ROOT, 'dates.project.yaml');
-    // builtin/manual: every write of the execution asks, so an approval comes up while it runs.
-    writeFileSync(
-      project,
-      'name: local/dates\nresources: [local/dates]\nsettings:\n  automationProfile: builtin/manual\n',
-    );
-    await agents(['project', 'add', '--config', project], data);
+    git = await registerPlans(data, [], llm.url, planRepo);
     editor = startEditor(['--actor', 'local/planner'], data);
     await initialize(editor);
   });
@@ -717,6 +735,22 @@ describe('agents acp: plans from slash commands (local mode)', () => {
     git('reset', '-q', '--hard', head);
   });
 
+  it('a step rejected in the editor is rejected in the plan (plan/reject): the write does not happen', async () => {
+    await prompt('/plan fix the date parsing, carefully');
+    editor.choice = 'reject_once';
+    const asked = editor.permissions.length;
+    const { res, updates } = await prompt('/execute');
+    assert.equal(res.stopReason, 'end_turn');
+    assert.equal(editor.permissions.length, asked + 1);
+    const thoughts = updates.map((u) =>
+      u.sessionUpdate === 'agent_thought_chunk' && u.content.type === 'text' ? u.content.text : '',
+    );
+    assert.match(thoughts.join(''), /rejected/i);
+    const diff = await prompt('/diff');
+    assert.match(diff.said, /has no changes yet/);
+    assert.equal(readFileSync(join(planRepo, 'src/date.js'), 'utf8'), BUGGY);
+  });
+
   it('session/cancel while a plan waits for an approval: the plan is cancelled, the prompt ends cancelled', async () => {
     await prompt('/plan fix the date parsing once more');
     editor.choice = 'hold';
@@ -783,6 +817,42 @@ describe('agents acp (server mode)', () => {
       assertOnlyFrames(e);
     } finally {
       assert.equal(await e.close(), 0);
+    }
+  });
+
+  it('plans over the server: /plan streams entries, /execute asks and completes them, /apply commits', async () => {
+    const llm = await startFakeOpenAI({ expectKey: KEY });
+    llm.reply(planModel);
+    const planRepo = join(ROOT, 'server-plan-repo');
+    const git = await registerPlans(data, global(), llm.url, planRepo);
+    const e = startEditor([...global(), '--actor', 'local/planner'], data);
+    try {
+      await initialize(e);
+      e.choice = 'allow_once';
+      const { sessionId } = await e.conn.agent.request('session/new', { cwd: planRepo, mcpServers: [] });
+      const planned = await promptIn(e, sessionId, '/plan fix the failing date parsing test');
+      assert.deepEqual(
+        planUpdates(planned.updates)
+          .at(-1)
+          ?.map((x) => x.status),
+        ['pending', 'pending'],
+        planned.said,
+      );
+      const executed = await promptIn(e, sessionId, '/execute');
+      assert.equal(e.permissions.length, 1, executed.said);
+      assert.deepEqual(
+        planUpdates(executed.updates)
+          .at(-1)
+          ?.map((x) => x.status),
+        ['completed', 'completed'],
+      );
+      const head = git('rev-parse', 'HEAD');
+      const applied = await promptIn(e, sessionId, '/apply');
+      assert.notEqual(git('rev-parse', 'HEAD'), head, applied.said);
+      assert.equal(readFileSync(join(planRepo, 'src/date.js'), 'utf8'), FIXED);
+    } finally {
+      assert.equal(await e.close(), 0);
+      await llm.close();
     }
   });
 

@@ -4,6 +4,7 @@
  * plan entries whose status follows the execution, its phase changes short message lines, its
  * approvals permission requests answered with plan/approve or plan/reject.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type {
   PermissionOption,
@@ -32,6 +33,7 @@ import type { PlanStatus } from '../cli/render/plan.js';
 import { planPhaseIn, type PlanPhase } from '../cli/support/events.js';
 import {
   approvalWhat,
+  connectionLost,
   dataOf,
   runError,
   watchTask,
@@ -148,7 +150,7 @@ export class PlanCommands {
     const content = diffContent(parseUnified(d.unified), root, readText);
     await this.io.update({
       sessionUpdate: 'tool_call',
-      toolCallId: `plan-diff-${planId}-${Date.now()}`,
+      toolCallId: `plan-diff-${planId}-${randomUUID()}`,
       title: `Changes of plan ${planId}: ${plural(d.stats.files, 'file')} (+${d.stats.additions} -${d.stats.deletions})`,
       kind: 'read',
       status: 'completed',
@@ -163,7 +165,7 @@ export class PlanCommands {
   private async apply(planId: string): Promise<StopReason> {
     const status = await this.io.client.call(planStatus, { planId });
     const call: ToolCall = {
-      toolCallId: `plan-apply-${planId}-${Date.now()}`,
+      toolCallId: `plan-apply-${planId}-${randomUUID()}`,
       title: `Apply plan ${planId} to ${status.projects.join(', ')}`,
       kind: 'edit',
       status: 'pending',
@@ -253,7 +255,7 @@ export class PlanCommands {
         await progress(phaseOfStatus(await client.call(planStatus, { planId })));
       },
       input: (status) => this.answer(planId, status, follow),
-      lost: (err) => (err instanceof Error ? err : new Error(String(err))),
+      lost: (err) => connectionLost(planId, started.taskId, err),
     });
     try {
       await watched;
@@ -280,7 +282,7 @@ export class PlanCommands {
       return false;
     }
     const call: ToolCall = {
-      toolCallId: `plan-approval-${status.message?.messageId ?? Date.now()}`,
+      toolCallId: `plan-approval-${status.message?.messageId ?? randomUUID()}`,
       title: `Plan ${planId}: allow ${approvalWhat(request)}?`,
       kind: request.kind === 'apply' ? 'edit' : 'execute',
       status: 'pending',

@@ -173,16 +173,20 @@ export async function followPlanTask(
       result.task = t;
     },
     input: handleInput,
-    lost: (err) =>
-      new CliError(
-        `lost the connection to the agent while following plan ${opts.planId}: ${err instanceof Error ? err.message : String(err)}`,
-        'UNREACHABLE',
-        'ConnectionLost',
-        `once the agent is back, agents plan status ${opts.planId} shows where it stopped; agents plan execute ${opts.planId} resumes from the last checkpoint`,
-        { planId: opts.planId, taskId },
-      ),
+    lost: (err) => connectionLost(opts.planId, taskId, err),
   });
   return result;
+}
+
+/** The error of a plan run whose agent went away while it was followed. */
+export function connectionLost(planId: string, taskId: string, err: unknown): CliError {
+  return new CliError(
+    `lost the connection to the agent while following plan ${planId}: ${err instanceof Error ? err.message : String(err)}`,
+    'UNREACHABLE',
+    'ConnectionLost',
+    `once the agent is back, agents plan status ${planId} shows where it stopped; agents plan execute ${planId} resumes from the last checkpoint`,
+    { planId, taskId },
+  );
 }
 
 /** What a follower of a task does with what the task reports. */
