@@ -714,7 +714,7 @@ describe('agents acp: plans from slash commands (local mode)', () => {
     ]);
   });
 
-  it('/apply rejected changes nothing; allowed, the commit lands in the project', async () => {
+  it('/apply rejected changes nothing; allowed (resuming an apply that waits), the commit lands in the project', async () => {
     const head = git('rev-parse', 'HEAD');
     editor.choice = 'reject_once';
     const rejected = await prompt('/apply');
@@ -723,11 +723,23 @@ describe('agents acp: plans from slash commands (local mode)', () => {
     assert.equal(git('rev-parse', 'HEAD'), head);
     assert.equal(readFileSync(join(planRepo, 'src/date.js'), 'utf8'), BUGGY);
 
+    // An apply started elsewhere (the CLI, not on a terminal) waits for its approval: /apply resumes it.
+    const planId = (rejected.res._meta?.['cleveragents'] as { planId: string }).planId;
+    const cli = spawn(process.execPath, [BIN, 'plan', 'apply', planId], {
+      env: env(data),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    cli.stdin.end();
+    const waiting = await collect(cli, { timeoutMs: 30_000 });
+    assert.notEqual(waiting.code, 0);
+    assert.match(waiting.stderr, /needs approval for apply/);
+
     editor.choice = 'allow_once';
     const asked = editor.permissions.length;
     const applied = await prompt('/apply');
     assert.equal(applied.res.stopReason, 'end_turn', applied.said);
-    assert.match(editor.permissions[asked]?.toolCall.title ?? '', /^Apply plan \S+ to local\/dates$/);
+    assert.match(editor.permissions[asked]?.toolCall.title ?? '', /^Plan \S+: allow apply \(1 file\)\?$/);
+    assert.equal(editor.permissions.length, asked + 1, 'asked once');
     const commit = git('rev-parse', 'HEAD');
     assert.notEqual(commit, head);
     assert.match(applied.said, new RegExp(`applied — local/dates: commit ${commit.slice(0, 7)}\\w* \\(1 file\\)`));

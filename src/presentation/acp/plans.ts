@@ -40,7 +40,7 @@ import {
   type ApprovalRequest,
   type FollowResult,
 } from '../cli/support/plan-follow.js';
-import { diffStatsOf, stepDecisions, type RunStart } from '../cli/support/plan-run.js';
+import { diffStatsOf, stepDecisions, waitingRun, type RunStart } from '../cli/support/plan-run.js';
 import { answerOf, permissionOptions, type Decision } from './approval.js';
 import { diffContent, entryText, parseUnified, PlanEntries, type PlanCommandName } from './plan-updates.js';
 
@@ -73,11 +73,30 @@ const ONCE = permissionOptions(['approve', 'reject']).filter(
   (o) => o.kind === 'allow_once' || o.kind === 'reject_once',
 );
 
+/** How a phase ended: the prompt's stop reason, the plan's status, and whether it failed (said already). */
+interface PhaseEnd {
+  stop: StopReason;
+  status: PlanStatus;
+  task?: Task;
+  failed: boolean;
+}
+
 export class PlanCommands {
+  /** What resuming a waiting run needs: the signal, and a line saying it resumes. */
+  private readonly resume: { signal: AbortSignal; ui: { info: (line: string) => void } };
+
   constructor(
     private readonly s: PlanSession,
     private readonly io: PlanIo,
-  ) {}
+  ) {
+    this.resume = {
+      signal: io.cancelling,
+      ui: {
+        info: (line) =>
+          void io.update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: `${line}\n` } }),
+      },
+    };
+  }
 
   async run(name: PlanCommandName, arg: string): Promise<StopReason> {
     if (name === 'plan') return this.plan(arg);
@@ -128,7 +147,10 @@ export class PlanCommands {
 
   private async execute(planId: string): Promise<StopReason> {
     if (!this.s.entries) await this.showEntries(planId);
-    const run = await this.phase(await this.io.client.call(planExecute, { planId, wait: false }));
+    const run = await this.phase(
+      (await waitingRun(this.resume, this.io.client, planId, 'tool-approval')) ??
+        (await this.io.client.call(planExecute, { planId, wait: false })),
+    );
     if (run.stop !== 'end_turn' || run.failed) return run.stop;
     const stats = diffStatsOf(run.task);
     const changed = stats ? `${plural(stats.files, 'file')} changed (+${stats.additions} -${stats.deletions})` : '';
@@ -161,8 +183,13 @@ export class PlanCommands {
     return 'end_turn';
   }
 
-  /** Asks first (the apply changes the project), then applies and reports the commit. */
+  /**
+   * Asks first (the apply changes the project), then applies and reports the commit. An apply that
+   * already waits for its approval is resumed: the plan's own request is asked.
+   */
   private async apply(planId: string): Promise<StopReason> {
+    const waiting = await waitingRun(this.resume, this.io.client, planId, 'apply-approval');
+    if (waiting) return this.applied(planId, await this.phase(waiting));
     const status = await this.io.client.call(planStatus, { planId });
     const call: ToolCall = {
       toolCallId: `plan-apply-${planId}-${randomUUID()}`,
@@ -185,6 +212,11 @@ export class PlanCommands {
       toolCallId: call.toolCallId,
       status: run.failed ? 'failed' : 'completed',
     });
+    return this.applied(planId, run);
+  }
+
+  /** The end of an apply: the commits it made. */
+  private async applied(planId: string, run: PhaseEnd): Promise<StopReason> {
     if (run.stop !== 'end_turn' || run.failed) return run.stop;
     const commits = (run.status.applied?.commits ?? []).map(
       (c) => `${c.resource}: commit ${c.commit ?? 'none'} (${plural(c.files.length, 'file')})`,
@@ -201,9 +233,7 @@ export class PlanCommands {
   }
 
   /** Follows a started phase to its end; a failure is said (not thrown: the prompt itself went fine). */
-  private async phase(
-    started: RunStart,
-  ): Promise<{ stop: StopReason; status: PlanStatus; task?: Task; failed: boolean }> {
+  private async phase(started: RunStart): Promise<PhaseEnd> {
     const planId = started.plan.planId;
     const { client } = this.io;
     this.io.onCancel(() => client.call(planCancel, { planId, reason: 'cancelled from the editor' }));

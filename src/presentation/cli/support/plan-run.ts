@@ -34,7 +34,7 @@ export const PHASE_CALLS = [...FOLLOW_CALLS, planStatus] as const;
  * execute, the apply for apply) is resumed by answering on its task, not started again.
  */
 export async function waitingRun(
-  ctx: RunContext,
+  ctx: { signal: AbortSignal; ui: Pick<Ui, 'info'> },
   client: A2AClient,
   planId: string,
   kind: 'tool-approval' | 'apply-approval',
