@@ -1,6 +1,7 @@
 /**
  * The ACP agent: each ACP session is an A2A session (same id), each prompt an A2A turn streamed as
- * `session/update`s; approvals become permission requests, `session/cancel` cancels the task.
+ * `session/update`s; approvals become permission requests, `session/cancel` cancels the task. A
+ * prompt that starts with a slash command runs a plan operation instead (plans.ts).
  */
 import { randomUUID } from 'node:crypto';
 import {
