@@ -32,12 +32,12 @@ import { foldEvent } from '../cli/render/task.js';
 import type { PlanStatus } from '../cli/render/plan.js';
 import { planPhaseIn, type PlanPhase } from '../cli/support/events.js';
 import {
+  approvalRequestOf,
   approvalWhat,
   connectionLost,
   dataOf,
   runError,
   watchTask,
-  type ApprovalRequest,
   type FollowResult,
 } from '../cli/support/plan-follow.js';
 import { diffStatsOf, stepDecisions, waitingRun, type RunStart } from '../cli/support/plan-run.js';
@@ -258,7 +258,7 @@ export class PlanCommands {
       if (pe) follow.planError = pe;
       const text = (m.parts ?? []).map((x) => x.text ?? '').join('');
       // An approval's question is asked as a permission request instead.
-      if (text && !pe && !dataOf(m, 'approvalRequest'))
+      if (text && !pe && !approvalRequestOf(m))
         await this.io.update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: `${text}\n` } });
     };
     /** What a snapshot says that was not seen yet (on first sight: after the last user message), as the CLI prints it. */
@@ -306,7 +306,7 @@ export class PlanCommands {
 
   /** A plan's approval as a permission request, answered with plan/approve or plan/reject; false: not answerable here. */
   private async answer(planId: string, status: Task['status'], follow: FollowResult): Promise<boolean> {
-    const request = dataOf(status.message, 'approvalRequest') as ApprovalRequest | undefined;
+    const request = approvalRequestOf(status.message);
     if (!request) {
       follow.unanswered = { kind: 'tool-call' };
       return false;
