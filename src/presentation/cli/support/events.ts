@@ -58,15 +58,15 @@ export function eventsWanted(flags: object, format: string): boolean {
   return (flags as { events?: unknown }).events === true && format === 'json';
 }
 
-/** The plan's phase and state a progress message of a plan task carries, if it is one. */
+/**
+ * The plan's phase and state a plan task's event carries, if it is one: the plan service puts them
+ * on the status event's metadata (a message, where one came with them, may carry them too).
+ */
 function phaseOf(event: StreamResponse): PlanPhase | undefined {
-  const message =
-    'statusUpdate' in event
-      ? event.statusUpdate.status.message
-      : 'task' in event
-        ? event.task.status.message
-        : undefined;
-  return planPhaseIn(message?.metadata);
+  if ('statusUpdate' in event)
+    return planPhaseIn(event.statusUpdate.metadata) ?? planPhaseIn(event.statusUpdate.status.message?.metadata);
+  if ('task' in event) return planPhaseIn(event.task.status.message?.metadata);
+  return undefined;
 }
 
 /** The plan's phase, state and progress in a plan task's metadata (of a status event, or of its message). */
