@@ -47,6 +47,8 @@ export class StdioClientTransport implements ClientTransport {
   private nextId = 1;
   private readonly stderrTail: string[] = [];
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** Why the agent is gone, as the requests under way were told: later requests are told the same. */
+  private exitReason = 'the agent process has exited';
   private readonly exitPromise: Promise<void>;
   private init: InitializeResult | undefined;
 
@@ -73,12 +75,14 @@ export class StdioClientTransport implements ClientTransport {
       child.on('exit', (code, signal) => {
         this.exitInfo = { code, signal };
         const tail = this.stderrTail.length ? `\n${this.stderrTail.slice(-5).join('\n')}` : '';
-        this.failAll(new A2ATransportError(`the agent process exited (${signal ?? `code ${code}`})${tail}`));
+        this.exitReason = `the agent process exited (${signal ?? `code ${code}`})${tail}`;
+        this.failAll(new A2ATransportError(this.exitReason));
         resolve();
       });
       child.on('error', (err) => {
         this.exitInfo = { code: null, signal: null };
-        this.failAll(new A2ATransportError(`could not start the agent process: ${err.message}`, { cause: err }));
+        this.exitReason = `could not start the agent process: ${err.message}`;
+        this.failAll(new A2ATransportError(this.exitReason, { cause: err }));
         resolve();
       });
     });
@@ -164,7 +168,7 @@ export class StdioClientTransport implements ClientTransport {
 
   private send(method: string, params: unknown, p: Pending, signal?: AbortSignal): number | undefined {
     if (this.exitInfo) {
-      p.reject(new A2ATransportError('the agent process has exited'));
+      p.reject(new A2ATransportError(this.exitReason));
       return undefined;
     }
     const id = this.nextId++;
