@@ -46,6 +46,8 @@ export class PushNotifier {
   private readonly maxAttempts: number;
   private readonly timeoutMs: number;
   private readonly now: () => number;
+  /** Per task, the outbox insert of its latest event routed here: the next one waits for it. */
+  private readonly enqueueing = new Map<string, Promise<boolean>>();
   /** Queueing writes in flight (so drain() can wait for them). */
   private readonly queueing = new Set<Promise<void>>();
   private stopped = false;
@@ -159,7 +161,15 @@ export class PushNotifier {
 
   private fanOut(taskId: string, list: StoredPushConfig[], item: StreamItem): void {
     if (list.length === 0 || this.stopped) return;
-    this.track(this.enqueue(taskId, list, item).then((ok) => (ok ? this.kickAll(taskId, list) : undefined)));
+    // A task's events enter the outbox in seq order: on a pool of connections two inserts could
+    // commit the other way round, and a drain in between would deliver the later event first.
+    const prev = this.enqueueing.get(taskId);
+    const queued = prev ? prev.then(() => this.enqueue(taskId, list, item)) : this.enqueue(taskId, list, item);
+    this.enqueueing.set(taskId, queued);
+    void queued.then(() => {
+      if (this.enqueueing.get(taskId) === queued) this.enqueueing.delete(taskId);
+    });
+    this.track(queued.then((ok) => (ok ? this.kickAll(taskId, list) : undefined)));
   }
 
   /** Queues one event for each config; resolves true once stored (false when that failed, logged). */

@@ -114,6 +114,32 @@ describe('PushNotifier', () => {
     assert.deepEqual(outbox.rows, [], 'delivered entries are removed');
   });
 
+  it('queues a task’s events in seq order even when the store would commit a later insert first', async () => {
+    // As on a pool of connections: the insert of event 1 takes longer than those after it.
+    class SlowFirstOutbox extends FakeOutbox {
+      override async enqueue(
+        entries: ReadonlyArray<Pick<OutboxEntry, 'taskId' | 'configId' | 'seq' | 'payload'>>,
+        at: string,
+      ): Promise<void> {
+        if (entries[0]?.seq === 1) await new Promise((r) => setTimeout(r, 30));
+        return super.enqueue(entries, at);
+      }
+    }
+    const outbox = new SlowFirstOutbox('me');
+    const sender = new FakeSender();
+    const n = notifier(outbox, sender, [config('a')]);
+    n.notify(task, event(0));
+    await drained(n);
+    // The configs are known now: each event is routed at once, its own insert.
+    for (const seq of [1, 2, 3]) n.notify(task, event(seq));
+    await drained(n);
+    assert.deepEqual(
+      sender.attempts.map((a) => a.seq),
+      [0, 1, 2, 3],
+      'never a later event before an earlier one still being queued',
+    );
+  });
+
   it('queues an entry for every config of the task, each delivered on its own', async () => {
     const outbox = new FakeOutbox('me');
     let bFailed = false;
