@@ -28,7 +28,7 @@ const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', SOCKET, 
 const screen = (pane: string): string => tmux('capture-pane', '-p', '-t', pane);
 
 /** Waits until the pane shows `re`; fails with what it shows. */
-const see = (pane: string, re: RegExp, ms = 20_000): Promise<string> =>
+const see = (pane: string, re: RegExp, ms = 30_000): Promise<string> =>
   eventually(
     () => {
       const s = screen(pane);

@@ -69,7 +69,7 @@ function mount(): Mounted {
   );
   const frame = (): string => app.lastFrame() ?? '';
   const see = (re: RegExp, what = String(re)): Promise<string> =>
-    eventually(() => Promise.resolve(re.test(frame()) ? frame() : undefined), 10_000, what).catch((err: Error) => {
+    eventually(() => Promise.resolve(re.test(frame()) ? frame() : undefined), 30_000, what).catch((err: Error) => {
       throw new Error(`${err.message}; the screen:\n${frame()}`);
     });
   return {
