@@ -129,14 +129,15 @@ export class PlanController {
 
   /**
    * A phase operation on the open plan (`fn` answers what it did, for the status line), then the
-   * plan read again (and followed while it runs).
+   * plan read again (and followed while it runs). What it did is said once the view shows the plan
+   * as it is now, never next to the state from before the operation.
    */
   private async act(what: string, fn: (planId: string, s: PlanStatus) => Promise<string>): Promise<void> {
     const s = this.store.get().plan.status;
     if (!s) return this.guard.info('open a plan first: /plans, or /plan <id>');
     const done = await this.guard.run(what, () => fn(s.planId, s));
-    if (done !== undefined) this.guard.info(done);
     await this.refresh(s.planId);
+    if (done !== undefined) this.guard.info(done);
   }
 
   execute = (): Promise<void> =>
