@@ -38,12 +38,14 @@ export { EXIT_CODES, UsageError, type ExitReason } from './exit-codes.js';
 /** What the composition root gives the CLI: its version, and the server to run for `agents serve`. */
 export interface CliHost {
   version: string;
+  /** The `agents` script to spawn a local agent from: the running one (bundled or not). */
+  bin?: string;
   serve(opts: ServeOptions): Promise<number>;
 }
 
 /** Runs `agents` with `argv` (as `process.argv`: node, script, arguments…) and returns the exit code. */
 export async function runCli(argv: string[], host: CliHost, io: CliIo = processIo()): Promise<number> {
-  const runner = new Runner(host.version, io, COMMAND_METHODS);
+  const runner = new Runner(host.version, io, COMMAND_METHODS, host.bin);
   const program = buildProgram(host, runner, io);
   try {
     await program.parseAsync(argv);
@@ -59,7 +61,7 @@ export async function runCli(argv: string[], host: CliHost, io: CliIo = processI
 /** The whole command tree (exported for the test that checks every command against the method table). */
 export function buildProgram(
   host: CliHost,
-  runner: Runner = new Runner(host.version, processIo(), COMMAND_METHODS),
+  runner: Runner = new Runner(host.version, processIo(), COMMAND_METHODS, host.bin),
   io: CliIo = processIo(),
 ): Command {
   const program = new Command('agents')
