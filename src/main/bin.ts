@@ -3,9 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { VERSION } from './version.js';
 
 const args = process.argv.slice(2);
-// `agents --version` alone needs none of the CLI: answered before the command modules load.
+// `agents --version` and `agents --help` alone need none of the commands: answered before those
+// load (the help lists them from an index, see presentation/cli/help.ts).
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${VERSION}\n`);
+} else if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
+  process.exitCode = (await import('../presentation/cli/help.js')).printHelp(VERSION);
 } else {
   const { runCli } = await import('../presentation/cli/index.js');
   process.exitCode = await runCli(process.argv, {
