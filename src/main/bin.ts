@@ -1,10 +1,21 @@
 #!/usr/bin/env node
-import { runCli } from '../presentation/cli/index.js';
+import { fileURLToPath } from 'node:url';
 import { VERSION } from './version.js';
 
-const code = await runCli(process.argv, {
-  version: VERSION,
-  // Loaded only for `agents serve`, so client commands start fast.
-  serve: async (opts) => (await import('./serve.js')).serve(opts),
-});
-process.exitCode = code;
+const args = process.argv.slice(2);
+// `agents --version` and `agents --help` alone need none of the commands: answered before those
+// load (the help lists them from an index, see presentation/cli/help.ts).
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  process.stdout.write(`${VERSION}\n`);
+} else if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
+  process.exitCode = (await import('../presentation/cli/help.js')).printHelp(VERSION);
+} else {
+  const { runCli } = await import('../presentation/cli/index.js');
+  process.exitCode = await runCli(process.argv, {
+    version: VERSION,
+    // A local agent runs this same script: the bundle, when the CLI is the bundle.
+    bin: fileURLToPath(import.meta.url),
+    // Loaded only for `agents serve`, so client commands start fast.
+    serve: async (opts) => (await import('./serve.js')).serve(opts),
+  });
+}

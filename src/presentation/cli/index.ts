@@ -3,7 +3,7 @@
  * A2A calls to a local agent (spawned over stdio) or a server (`--server`); `serve` is handed to
  * the composition root.
  */
-import { Command, CommanderError, Option } from 'commander';
+import { CommanderError, type Command } from 'commander';
 import { registerAccount } from './commands/account.command.js';
 import { registerAcp } from './commands/acp.command.js';
 import { registerAction } from './commands/action.command.js';
@@ -27,8 +27,8 @@ import { registerTool } from './commands/tool.command.js';
 import { registerTui } from './commands/tui.command.js';
 import { COMMAND_METHODS } from './command-methods.js';
 import { EXIT_CODES } from './exit-codes.js';
-import { OUTPUT_FORMATS } from './render/format.js';
 import type { CliIo } from './render/ui.js';
+import { processIo, rootCommand } from './program.js';
 import { Runner } from './runner.js';
 
 export type { ServeOptions } from './commands/serve.command.js';
@@ -38,12 +38,14 @@ export { EXIT_CODES, UsageError, type ExitReason } from './exit-codes.js';
 /** What the composition root gives the CLI: its version, and the server to run for `agents serve`. */
 export interface CliHost {
   version: string;
+  /** The `agents` script to spawn a local agent from: the running one (bundled or not). */
+  bin?: string;
   serve(opts: ServeOptions): Promise<number>;
 }
 
 /** Runs `agents` with `argv` (as `process.argv`: node, script, arguments…) and returns the exit code. */
 export async function runCli(argv: string[], host: CliHost, io: CliIo = processIo()): Promise<number> {
-  const runner = new Runner(host.version, io, COMMAND_METHODS);
+  const runner = new Runner(host.version, io, COMMAND_METHODS, host.bin);
   const program = buildProgram(host, runner, io);
   try {
     await program.parseAsync(argv);
@@ -59,46 +61,10 @@ export async function runCli(argv: string[], host: CliHost, io: CliIo = processI
 /** The whole command tree (exported for the test that checks every command against the method table). */
 export function buildProgram(
   host: CliHost,
-  runner: Runner = new Runner(host.version, processIo(), COMMAND_METHODS),
+  runner: Runner = new Runner(host.version, processIo(), COMMAND_METHODS, host.bin),
   io: CliIo = processIo(),
 ): Command {
-  const program = new Command('agents')
-    .description(
-      'CleverAgents: talk to an agent over A2A — a local one (spawned over stdio) or a server (--server URL)',
-    )
-    .version(host.version, '-V, --version', 'print the version')
-    .addOption(
-      new Option(
-        '--format <format>',
-        'output format: rich (default on a terminal), plain (default otherwise), json or yaml',
-      ).choices(OUTPUT_FORMATS),
-    )
-    .option('--no-color', 'no colours in rich output (NO_COLOR works too)')
-    .option('--server <url>', 'use the agent server at this URL (env CLEVERAGENTS_SERVER_URL, config `server`)')
-    .option('--local', 'use a local agent even when a server is configured')
-    .option(
-      '--token <token>',
-      'server bearer token (env CLEVERAGENTS_SERVER_TOKEN, config `token`); for serve, the token to require',
-    )
-    .option(
-      '--tenant <namespace>',
-      'the namespace commands act in, sent as the A2A tenant (env CLEVERAGENTS_NAMESPACE, config `namespace`); default: your own',
-    )
-    .option('--data-dir <dir>', "the local agent's state directory (env CLEVERAGENTS_DATA_DIR)")
-    .option('--verbose', "show the local agent's log on stderr")
-    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
-    .showHelpAfterError('(add --help for usage)')
-    .addHelpText(
-      'after',
-      `
-Config file: $XDG_CONFIG_HOME/cleveragents/config.yaml (keys: server, token, namespace, format); flags beat env beat config.
-
-Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authentication, 5 invalid state,
-6 agent unreachable, 7 invalid params, 8 version not supported, 9 task failed/rejected/canceled,
-10 plan error (e.g. a conflict at apply), 11 budget exceeded, 130 Ctrl-C.`,
-    )
-    .exitOverride();
+  const program = rootCommand(host.version, io);
 
   registerSend(program, runner);
   registerChat(program, runner);
@@ -123,12 +89,4 @@ Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authenti
   registerAcp(program, runner);
   registerServe(program, (opts) => host.serve(opts), runner);
   return program;
-}
-
-function processIo(): CliIo {
-  // `agents task list | head -1`: a closed pipe is the reader's choice, not an error of ours.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE') throw err;
-  });
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
 }

@@ -59,6 +59,8 @@ export class Runner {
     readonly io: CliIo,
     /** What each command may call (COMMAND_METHODS): its client refuses anything else. */
     readonly calls: Readonly<Record<string, readonly string[]>>,
+    /** The `agents` script a local agent is spawned from (default: the protocol client's own choice). */
+    readonly agentBin?: string,
   ) {}
 
   /**
@@ -123,7 +125,7 @@ export class Runner {
         io: this.io,
         signal: ac.signal,
         client: () =>
-          (pending ??= connect(conn, this.version, env).then((c) => {
+          (pending ??= connect(conn, this.version, env, this.agentBin).then((c) => {
             c.tenant = namespace;
             return declaredClient(name, this.calls[name] ?? [], c, env);
           })),

@@ -13,6 +13,11 @@ export interface StdioTransportOptions {
   command?: string;
   /** Its arguments; defaults to `<bin> serve --stdio` plus `extraArgs`. */
   args?: string[];
+  /**
+   * The `agents` bin script that `<bin>` stands for; defaults to this package's dist/src/main/bin.js.
+   * The bundled CLI passes its own path: inside the bundle this module's URL is a chunk's, elsewhere.
+   */
+  bin?: string;
   extraArgs?: string[];
   env?: NodeJS.ProcessEnv;
   cwd?: string;
@@ -91,7 +96,7 @@ export class StdioClientTransport implements ClientTransport {
   /** Spawns the agent and performs the `initialize` handshake. */
   static async connect(opts: StdioTransportOptions = {}): Promise<StdioClientTransport> {
     const command = opts.command ?? process.execPath;
-    const args = opts.args ?? [DEFAULT_BIN, 'serve', '--stdio', ...(opts.extraArgs ?? [])];
+    const args = opts.args ?? [opts.bin ?? DEFAULT_BIN, 'serve', '--stdio', ...(opts.extraArgs ?? [])];
     const stderr = opts.stderr ?? 'capture';
     const child = spawn(command, args, {
       stdio: ['pipe', 'pipe', stderr === 'capture' ? 'pipe' : stderr],

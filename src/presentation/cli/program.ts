@@ -1,0 +1,57 @@
+/**
+ * The root of the `agents` command tree — its global options and help text — shared by the whole
+ * CLI and by `agents --help`, which lists the commands from COMMAND_INDEX without loading them.
+ */
+import { Command, Option } from 'commander';
+import { OUTPUT_FORMATS } from './render/format.js';
+import type { CliIo } from './render/ui.js';
+
+/** The `agents` command with its global options, before any subcommand is added. */
+export function rootCommand(version: string, io: CliIo): Command {
+  return new Command('agents')
+    .description(
+      'CleverAgents: talk to an agent over A2A — a local one (spawned over stdio) or a server (--server URL)',
+    )
+    .version(version, '-V, --version', 'print the version')
+    .addOption(
+      new Option(
+        '--format <format>',
+        'output format: rich (default on a terminal), plain (default otherwise), json or yaml',
+      ).choices(OUTPUT_FORMATS),
+    )
+    .option('--no-color', 'no colours in rich output (NO_COLOR works too)')
+    .option('--server <url>', 'use the agent server at this URL (env CLEVERAGENTS_SERVER_URL, config `server`)')
+    .option('--local', 'use a local agent even when a server is configured')
+    .option(
+      '--token <token>',
+      'server bearer token (env CLEVERAGENTS_SERVER_TOKEN, config `token`); for serve, the token to require',
+    )
+    .option(
+      '--tenant <namespace>',
+      'the namespace commands act in, sent as the A2A tenant (env CLEVERAGENTS_NAMESPACE, config `namespace`); default: your own',
+    )
+    .option('--data-dir <dir>', "the local agent's state directory (env CLEVERAGENTS_DATA_DIR)")
+    .option('--verbose', "show the local agent's log on stderr")
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText(
+      'after',
+      `
+Config file: $XDG_CONFIG_HOME/cleveragents/config.yaml (keys: server, token, namespace, format); flags beat env beat config.
+
+Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authentication, 5 invalid state,
+6 agent unreachable, 7 invalid params, 8 version not supported, 9 task failed/rejected/canceled,
+10 plan error (e.g. a conflict at apply), 11 budget exceeded, 130 Ctrl-C.`,
+    )
+    .exitOverride();
+}
+
+/** The process's own streams and environment. */
+export function processIo(): CliIo {
+  // `agents task list | head -1`: a closed pipe is the reader's choice, not an error of ours.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
+}
