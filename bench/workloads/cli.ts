@@ -1,7 +1,7 @@
 /**
  * Workload 7: wall time of `agents --help`, `agents --version` and `agents health` in local mode
  * (the CLI spawns `agents serve --stdio`, handshakes, asks, exits), each against `node -e 0`.
- * The `agents` run is the package's `bin` (the bundle `npm run build` makes), as a user runs it.
+ * The `agents` run is the package's `bin`, as a user runs it.
  * hyperfine when installed, else alternating spawns. Not pinned: the CLI and the agent it spawns
  * may use both cores, as on a user's machine.
  */
