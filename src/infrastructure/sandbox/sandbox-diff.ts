@@ -113,7 +113,9 @@ function parseCombined(out: string): {
   while (!f.done && f.peek().startsWith(':')) entries.push(rawEntry(f));
   const counts = new Map<string, { additions: number; deletions: number; binary: boolean }>();
   for (let i = 0; i < entries.length; i++) {
-    const [add = '0', del = '0', p = ''] = f.next().split('\t');
+    // "<added>\t<deleted>\t<path>": the path itself may hold tabs.
+    const [add = '0', del = '0', ...rest] = f.next().split('\t');
+    const p = rest.join('\t');
     // A rename has an empty path here, then the old and the new path as two more fields.
     const file = p === '' ? (f.next(), f.next()) : p;
     const binary = add === '-';
