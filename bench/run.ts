@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: CleverAgents' A2A server against the `@a2a-js/sdk` reference stack and a bare
  * node:http floor, measured in the same run (see docs/performance.md). `--quick` for a short run,
- * `--only=unary,streaming,stdio,memory,scale,cli,confine,llm,context,auth,postgres` for some workloads, `--scale=1000,100000` for
+ * `--only=unary,streaming,stdio,memory,scale,cli,confine,llm,context,auth,postgres,plan` for some workloads, `--scale=1000,100000` for
  * other store sizes. Every server listens on 127.0.0.1 only; every loop is bounded in count and time.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { cliWorkload } from './workloads/cli.js';
 import { confineWorkload } from './workloads/confine.js';
 import { contextWorkload } from './workloads/context.js';
 import { llmWorkload } from './workloads/llm.js';
+import { planGitWorkload } from './workloads/plan-git.js';
 import { postgresWorkload } from './workloads/postgres.js';
 import { scaleWorkload } from './workloads/scale.js';
 import { sseMemoryWorkload } from './workloads/sse-memory.js';
@@ -35,6 +36,7 @@ const RUNNERS: Record<(typeof WORKLOADS)[number], Workload[]> = {
   context: [contextWorkload],
   auth: [authWorkload],
   postgres: [postgresWorkload],
+  plan: [planGitWorkload],
 };
 
 async function main(): Promise<number> {

@@ -36,6 +36,7 @@ export const WORKLOADS = [
   'context',
   'auth',
   'postgres',
+  'plan',
 ] as const;
 
 export function parseArgs(argv: string[]): BenchConfig {

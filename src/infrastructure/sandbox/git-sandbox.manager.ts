@@ -86,9 +86,21 @@ export class GitSandboxManager implements SandboxManager {
     const root = await this.#own(sandbox);
     const o = { confine: true, identity: true };
     await git(root, ['add', '-A', ...(sandbox.kind === 'copy' ? ['-f'] : []), '--', '.'], o);
+    // A plan makes a checkpoint per write step: without maintenance.auto=false every one of them
+    // also spawns `git maintenance run --auto`, which costs as much again as the commit. The
+    // repository's own commands still run its maintenance.
     await git(
       root,
-      ['commit', '-q', '--allow-empty', '--no-verify', '-m', `checkpoint: ${label.replace(/\0/g, '')}`],
+      [
+        '-c',
+        'maintenance.auto=false',
+        'commit',
+        '-q',
+        '--allow-empty',
+        '--no-verify',
+        '-m',
+        `checkpoint: ${label.replace(/\0/g, '')}`,
+      ],
       o,
     );
     return gitOut(root, ['rev-parse', 'HEAD'], o);

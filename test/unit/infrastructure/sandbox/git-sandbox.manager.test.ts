@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { GitSandboxManager } from '../../../../src/infrastructure/index.js';
@@ -185,6 +186,45 @@ describe('GitSandboxManager with a git-checkout resource', () => {
     assert.deepEqual(d.files, [
       { path: 'src/renamed.ts', status: 'renamed', additions: 0, deletions: 0, size: 20, binary: false },
     ]);
+  });
+
+  it('gives the patch of a plain git diff and every file, whatever characters their names hold', async () => {
+    const sb = await manager.create('P1', resource);
+    const names = ['sp ace.txt', 'tab\there.txt', 'new\nline.txt', 'ünï.txt'];
+    for (const n of names) write(sb.root, n, `${n}\n`);
+    fs.renameSync(path.join(sb.root, 'src/b.ts'), path.join(sb.root, 'src/re named.ts'));
+    write(sb.root, 'a.txt', 'one\n2\n');
+
+    const d = await manager.diff(sb);
+
+    assert.deepEqual(d.files.map((f) => `${f.status} ${f.path} +${f.additions} -${f.deletions}`).sort(), [
+      'added new\nline.txt +2 -0',
+      'added sp ace.txt +1 -0',
+      'added tab\there.txt +1 -0',
+      'added ünï.txt +1 -0',
+      'modified a.txt +1 -2',
+      'renamed src/re named.ts +0 -0',
+    ]);
+    git(sb.root, 'add', '-A');
+    const plain = execFileSync(
+      'git',
+      [
+        '-C',
+        sb.root,
+        '-c',
+        'core.quotePath=false',
+        'diff',
+        '--no-color',
+        '--no-ext-diff',
+        '-M',
+        '--src-prefix=a/',
+        '--dst-prefix=b/',
+        '--cached',
+        sb.baseCommit,
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(d.unified, plain);
   });
 
   describe('apply', () => {
