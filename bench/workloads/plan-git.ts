@@ -11,7 +11,9 @@
  *    `git diff --stat <base>` in the plan's sandbox;
  * 4. a 100-step plan of `builtin/write-file` steps on a small repository, executed through the same
  *    client: per-step overhead = (execute wall − the tools' own time) / 100, the tools' time being
- *    the sum of the `durationMs` the agent records around each tool run (plan explain).
+ *    the sum of the `durationMs` the agent records around each tool run (plan explain); logged
+ *    beside it, alternating with the plans, what the same writes cost each followed by a bare
+ *    `git add -A && git commit` (the git work a checkpoint cannot do without).
  *
  * The sandbox manager and the git commands run from this process; the agent on the server core.
  */
@@ -274,13 +276,28 @@ export async function planGitWorkload(cfg: BenchConfig, report: Report, log: (s:
     await makeRepo(small, 2, 5);
     await registerRepo(client, 'local/small', small);
     await client.call(actionRegistry.add, { definition: stepsAction('local/hundred-writes', STEPS) });
+    // What a checkpoint's git work alone costs at this load: the same writes, each followed by a
+    // bare `git add -A && git commit`, in a worktree of the small repository (logged, not a row).
+    const smallWt = join(root, 'small-bare');
+    await bareGit(small, 'worktree', 'add', '-q', '-b', 'bare-steps', smallWt, 'main');
+    const bareSteps = async (round: number): Promise<number> =>
+      (await timed(async () => {
+        for (let s = 0; s < STEPS; s++) {
+          writeFileSync(join(smallWt, `step${round}-${s}.txt`), `step ${s}\n`);
+          await bareGit(smallWt, 'add', '-A');
+          await bareGit(smallWt, 'commit', '-q', '-m', `step ${s}`);
+        }
+      })) / STEPS;
     const overheads: number[] = [];
     const walls: number[] = [];
     const tools: number[] = [];
+    const bareStep: number[] = [];
     const stepRounds = cfg.quick ? 3 : 5;
     for (let i = 0; i < stepRounds; i++) {
       const id = await usePlan(client, 'local/hundred-writes', 'local/small');
+      if (i % 2 === 1) bareStep.push(await bareSteps(i));
       const wall = await timed(() => executePlan(client as A2AClient, id));
+      if (i % 2 === 0) bareStep.push(await bareSteps(i));
       const tree = await c.call(planTree, { planId: id });
       const all = (ds: typeof tree.decisions): typeof tree.decisions => ds.flatMap((d) => [d, ...all(d.children)]);
       const steps = all(tree.decisions).filter((d) => d.type === 'step');
@@ -296,7 +313,7 @@ export async function planGitWorkload(cfg: BenchConfig, report: Report, log: (s:
     }
     const perStep = median(overheads);
     log(
-      `${STEPS}-step plan: execute ${median(walls).toFixed(0)} ms, tools ${median(tools).toFixed(0)} ms, overhead ${perStep.toFixed(1)} ms/step`,
+      `${STEPS}-step plan: execute ${median(walls).toFixed(0)} ms, tools ${median(tools).toFixed(0)} ms, overhead ${perStep.toFixed(1)} ms/step; a bare write + \`git add -A && git commit\` ${median(bareStep).toFixed(1)} ms/step, alternating`,
     );
     report.add({
       workload: 'plan',

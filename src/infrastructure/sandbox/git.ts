@@ -4,7 +4,7 @@
  * every command at the wrong repository).
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -101,6 +101,36 @@ export function git(dir: string, args: readonly string[], opts: GitOptions = {})
 /** `git … ` and return stdout without the trailing newline. */
 export async function gitOut(dir: string, args: readonly string[], opts: GitOptions = {}): Promise<string> {
   return (await git(dir, args, opts)).stdout.replace(/\n$/, '');
+}
+
+const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+/**
+ * The commit HEAD of the work tree at `root` points at, read from the repository's files as
+ * gitrepository-layout(5) describes them (`.git` a directory or a `gitdir:` file, `HEAD`, `commondir`,
+ * a loose ref) — a file read instead of a `git rev-parse HEAD` process, which a plan pays after every
+ * write step. Undefined whenever the layout is anything else (a packed ref, the reftable backend, an
+ * unexpected file): the caller then asks git.
+ */
+export async function headFromFiles(root: string): Promise<string | undefined> {
+  const read = (p: string): Promise<string | undefined> =>
+    readFile(p, 'utf8').then(
+      (t) => t.trim(),
+      () => undefined,
+    );
+  const dotGit = path.join(root, '.git');
+  const link = await read(dotGit);
+  const gitDir = link === undefined ? dotGit : link.startsWith('gitdir: ') ? path.resolve(root, link.slice(8)) : '';
+  if (gitDir === '') return undefined;
+  const head = await read(path.join(gitDir, 'HEAD'));
+  if (head === undefined) return undefined;
+  if (OBJECT_ID.test(head)) return head;
+  // Branches live in the common directory, shared by all of a repository's work trees.
+  const ref = /^ref: (refs\/heads\/[^\0]+)$/.exec(head)?.[1];
+  if (ref === undefined || ref.split('/').includes('..')) return undefined;
+  const common = await read(path.join(gitDir, 'commondir'));
+  const id = await read(path.join(common === undefined ? gitDir : path.resolve(gitDir, common), ref));
+  return id !== undefined && OBJECT_ID.test(id) ? id : undefined;
 }
 
 /** Splits NUL-separated output, dropping the trailing empty field. */
