@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Message } from '../../domain/a2a.model.js';
 
 /**
@@ -15,7 +15,8 @@ export function messageFingerprint(m: Message): string {
     referenceTaskIds: m.referenceTaskIds ?? null,
     extensions: m.extensions ?? null,
   };
-  return createHash('sha256').update(canonicalJson(content)).digest('base64url');
+  // One-shot: no Hash object per send (the same digest as createHash's).
+  return hash('sha256', canonicalJson(content), 'base64url');
 }
 
 /** JSON with object keys sorted at every level (undefined members dropped, as JSON.stringify does). */

@@ -6,7 +6,7 @@ import { Kysely, sql, type Compilable, type CompiledQuery, type RawBuilder, type
 import { AppError } from '../../domain/errors.js';
 import { silentLogger, type Logger } from '../../application/index.js';
 import { ConnectionLock, LockedSqliteDialect } from './connection-lock.js';
-import { GroupCommit } from './group-commit.js';
+import { GroupCommit, type GroupEndHook } from './group-commit.js';
 import { migrateToLatest } from './migrations.js';
 
 /** The stored schema, as Kysely sees it (column names are the SQL ones). */
@@ -369,6 +369,11 @@ export class SqliteDatabase {
   write<T>(fn: () => T): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the database is closed'));
     return this.writes.add(fn);
+  }
+
+  /** From inside a {@link write}: `hook` runs after the group's last write, in its transaction. */
+  atGroupEnd(hook: GroupEndHook): void {
+    this.writes.atGroupEnd(hook);
   }
 
   /** Closes the database; safe to call more than once. */

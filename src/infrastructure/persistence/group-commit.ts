@@ -8,6 +8,12 @@ interface PendingWrite {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/** Work a write leaves for the end of its group: run before the commit, or discarded with a failed group. */
+export interface GroupEndHook {
+  run(): void;
+  discard(): void;
+}
+
 /**
  * Writes that share one transaction per turn of the event loop. A commit costs far more than a
  * statement here (WAL frames go out one system call at a time), so writes queue until the next
@@ -17,6 +23,8 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 export class GroupCommit {
   private pending: PendingWrite[] = [];
   private flushing: Promise<void> = Promise.resolve();
+  private hooks: GroupEndHook[] = [];
+  private running = false;
   private readonly commit: (batch: PendingWrite[], outcomes: Outcome[]) => void;
 
   constructor(
@@ -37,8 +45,33 @@ export class GroupCommit {
           outcomes.push({ ok: false, error });
         }
       }
+      // Deferred work of the writes above, in the same transaction; if it fails, the whole group does.
+      for (const h of this.hooks) h.run();
+      this.hooks = [];
     });
-    this.commit = (batch, outcomes) => all.immediate(batch, outcomes);
+    this.commit = (batch, outcomes) => {
+      this.running = true;
+      try {
+        all.immediate(batch, outcomes);
+      } catch (err) {
+        // Rolled back: what the writes left for the end of the group goes with them.
+        const hooks = this.hooks;
+        this.hooks = [];
+        for (const h of hooks) h.discard();
+        throw err;
+      } finally {
+        this.running = false;
+      }
+    };
+  }
+
+  /**
+   * From inside a write of the running group: `hook` runs after the group's last write, before its
+   * commit (see {@link CoalescedUpdates}).
+   */
+  atGroupEnd(hook: GroupEndHook): void {
+    if (!this.running) throw new Error('atGroupEnd outside a group commit');
+    this.hooks.push(hook);
   }
 
   /** Queues `fn` for the next group commit. */
@@ -98,5 +131,58 @@ export class GroupCommit {
   async drain(): Promise<void> {
     await this.flushing;
     await this.flush();
+  }
+}
+
+/**
+ * Updates of one row that a group commit folds into one statement per row: a write adds its update
+ * (merged with the one queued before it for the same key), and the merged update runs once, after
+ * the group's last write and before its commit. Nothing reads the database in between (a group runs
+ * synchronously, holding the connection), so only the statements differ, never what is committed.
+ * A write that touches the same rows in some other way first calls {@link flush} (or {@link drop},
+ * when it replaces what is queued).
+ */
+export class CoalescedUpdates<V> implements GroupEndHook {
+  private readonly pending = new Map<string, V>();
+
+  constructor(
+    private readonly group: { atGroupEnd(hook: GroupEndHook): void },
+    private readonly merge: (queued: V, next: V) => V,
+    private readonly apply: (key: string, update: V) => void,
+  ) {}
+
+  /** From inside a write: queues `update` of `key` for the end of the group. */
+  add(key: string, update: V): void {
+    if (this.pending.size === 0) this.group.atGroupEnd(this);
+    const queued = this.pending.get(key);
+    this.pending.set(key, queued === undefined ? update : this.merge(queued, update));
+  }
+
+  /** Forgets the update queued for `key` (a write that sets all it would have set). */
+  drop(key: string): void {
+    this.pending.delete(key);
+  }
+
+  /** Runs what is queued now: all of it, or only the update of `key`. */
+  flush(key?: string): void {
+    if (key !== undefined) {
+      const update = this.pending.get(key);
+      if (update === undefined) return;
+      this.pending.delete(key);
+      this.apply(key, update);
+      return;
+    }
+    for (const [k, update] of this.pending) {
+      this.pending.delete(k);
+      this.apply(k, update);
+    }
+  }
+
+  run(): void {
+    this.flush();
+  }
+
+  discard(): void {
+    this.pending.clear();
   }
 }

@@ -19,10 +19,24 @@ import {
   type SessionRow,
 } from './rows/session.rows.js';
 import { forkRows, forkStatements } from './rows/session-fork.rows.js';
+import { CoalescedUpdates } from './group-commit.js';
+
+/** What touches of one session add up to: tasks added, and the latest activity (if any was known). */
+interface Touch {
+  added: number;
+  at: string | undefined;
+}
 
 /** Chat sessions in SQLite, listed newest activity first. */
 export class SqliteSessionRepository implements SessionRepository {
   private readonly q;
+  /**
+   * A session is touched when a task starts in it and when a turn settles, often in the same group
+   * commit as its row's insert (a new context) and as each other: its row and its listing index are
+   * then rewritten once per group. The sum of the tasks and the latest instant are what the touches
+   * one after another would leave. Other writes of sessions run the queue first.
+   */
+  private readonly touches: CoalescedUpdates<Touch>;
 
   constructor(private readonly db: SqliteDatabase) {
     const k = db.kysely;
@@ -38,17 +52,33 @@ export class SqliteSessionRepository implements SessionRepository {
       delete: db.prepare(deleteSession(k, id)),
       deleteIdle: db.prepare(deleteIdleSessions(k, param('before'), param('limit'), 'sqlite')),
     };
+    const q = this.q;
+    this.touches = new CoalescedUpdates<Touch>(
+      db,
+      (a, b) => ({
+        added: a.added + b.added,
+        at: a.at === undefined || (b.at !== undefined && b.at > a.at) ? b.at : a.at,
+      }),
+      // An unusable timestamp still counts the tasks: the activity happened, only its time is unknown.
+      (id, { added, at }) => (at === undefined ? q.addTasks.run({ id, added }) : q.touch.run({ id, at, added })),
+    );
   }
 
   async deleteIdle(before: string, limit: number): Promise<number> {
     const params = { before: toIsoInstant(before, 'before'), limit: pageLimit(limit) };
-    return this.db.write(() => this.q.deleteIdle.run(params));
+    return this.db.write(() => {
+      this.touches.flush();
+      return this.q.deleteIdle.run(params);
+    });
   }
 
   async create(session: Session): Promise<void> {
     const params = sessionRow(session);
     try {
-      await this.db.write(() => this.q.insert.run(params));
+      await this.db.write(() => {
+        this.touches.flush(params.id);
+        return this.q.insert.run(params);
+      });
     } catch (err) {
       if (isConstraintError(err, 'PRIMARYKEY')) throw sessionExists(session.id);
       throw err;
@@ -63,7 +93,11 @@ export class SqliteSessionRepository implements SessionRepository {
       for (const q of compiled) sqlite.prepare(q.sql).run(q.parameters);
     });
     try {
-      await this.db.write(() => store());
+      await this.db.write(() => {
+        // Outside the fork's savepoint: what it runs stays run if the fork is undone.
+        this.touches.flush(session.id);
+        store();
+      });
     } catch (err) {
       if (isConstraintError(err, 'PRIMARYKEY') && /sessions\.id/.test((err as Error).message))
         throw sessionExists(session.id);
@@ -91,16 +125,16 @@ export class SqliteSessionRepository implements SessionRepository {
 
   /** Bumps `updatedAt` (never backwards) and the task count; a missing session is not an error. */
   async touch(id: string, at: string, addedTasks: number): Promise<void> {
-    // An unusable timestamp still counts the tasks: the activity happened, only its time is unknown.
-    const instant = activityInstant(at);
-    await this.db.write(() =>
-      instant === undefined
-        ? this.q.addTasks.run({ id, added: addedTasks })
-        : this.q.touch.run({ id, at: instant, added: addedTasks }),
-    );
+    const touch: Touch = { added: addedTasks, at: activityInstant(at) };
+    await this.db.write(() => this.touches.add(id, touch));
   }
 
   async delete(id: string): Promise<boolean> {
-    return (await this.db.write(() => this.q.delete.run({ id }))) > 0;
+    return (
+      (await this.db.write(() => {
+        this.touches.flush(id);
+        return this.q.delete.run({ id });
+      })) > 0
+    );
   }
 }

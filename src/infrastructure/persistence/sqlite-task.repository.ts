@@ -11,6 +11,7 @@ import type {
   TaskRepository,
 } from '../../application/index.js';
 import { isConstraintError, param, type SqliteDatabase } from './database.js';
+import { CoalescedUpdates } from './group-commit.js';
 import {
   appendValues,
   byContextQuery,
@@ -32,6 +33,7 @@ import {
   toStoredTask,
   toTaskPage,
   toEvent,
+  type AppendValues,
   type ExpiredRow,
   type TaskRow,
 } from './rows/task.rows.js';
@@ -55,6 +57,7 @@ export class SqliteTaskRepository implements TaskRepository {
   private readonly readTask;
   private readonly expire;
   private readonly claimSnapshot;
+  private readonly statuses: CoalescedUpdates<{ state: string; updatedAt: string }>;
   private readonly runnerId: string | null;
 
   constructor(
@@ -190,16 +193,35 @@ export class SqliteTaskRepository implements TaskRepository {
     };
 
     const q = this.q;
+    // A plain progress status only moves the listing columns (state, updated_at), and a task's
+    // next status or snapshot often lands in the same group commit (a turn's events are stored in
+    // bursts): its row and three of its indexes are then rewritten once per group, with the last
+    // status, instead of once per event. A snapshot sets those columns itself and replaces what is
+    // queued; anything else that reads or deletes task rows in a group runs the queue first.
+    this.statuses = new CoalescedUpdates(
+      db,
+      (_queued, next) => next,
+      // No row: the task was deleted later in the same group, its events with it.
+      (id, { state, updatedAt }) => q.writeStatus.run({ id, state, updatedAt }),
+    );
     // These pairs run inside a group commit (SqliteDatabase.write), which makes them one
     // transaction with the rest of the group. Only their first statement can fail on its own (a
     // duplicate key, or the task missing under the foreign key), before the second has run, so
     // they need no savepoint of their own: a savepoint pair per event was a visible cost.
-    this.appendWithTask = (p: Record<string, unknown>, withSnapshot: boolean): void => {
+    this.appendWithTask = (p: AppendValues): void => {
       q.insertEvent.run(p);
-      if ((withSnapshot ? q.writeSnapshot.run(p) : q.writeStatus.run(p)) === 0) {
+      const { id, state, updatedAt } = p;
+      if (state === undefined || updatedAt === undefined) return;
+      if (p.snapshot === undefined) {
+        // The event's insert has just found the task's row (foreign key), so the update will too.
+        this.statuses.add(id, { state, updatedAt });
+        return;
+      }
+      this.statuses.drop(id);
+      if (q.writeSnapshot.run(p) === 0) {
         // Unreachable while foreign keys are enforced; undone by hand all the same.
         q.deleteEvent.run(p);
-        throw taskNotFound(String(p.id));
+        throw taskNotFound(id);
       }
     };
     // The task row carries its message key, under a unique index: its insert is the statement that
@@ -229,6 +251,7 @@ export class SqliteTaskRepository implements TaskRepository {
       if (key) insertKey(key, String(p.id));
       const changed = q.claimSnapshot.run(p);
       if (changed === 0 && key) q.deleteKey.run({ ...key });
+      else this.statuses.drop(String(p.id));
       return changed;
     };
     this.deleteContext = db.sqlite.transaction((contextId: string): number => {
@@ -264,11 +287,7 @@ export class SqliteTaskRepository implements TaskRepository {
   async append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void> {
     const params = appendValues(taskId, event, snapshot);
     try {
-      await this.db.write(() =>
-        params.state !== undefined
-          ? this.appendWithTask({ ...params }, snapshot !== undefined)
-          : this.q.insertEvent.run({ ...params }),
-      );
+      await this.db.write(() => this.appendWithTask(params));
     } catch (err) {
       if (isConstraintError(err, 'FOREIGNKEY')) throw taskNotFound(taskId);
       if (isConstraintError(err, 'PRIMARYKEY')) throw seqTaken(taskId, event.seq);
@@ -323,7 +342,11 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   async deleteByContext(contextId: string): Promise<number> {
-    return this.db.write(() => this.deleteContext.immediate(contextId));
+    return this.db.write(() => {
+      // Outside the deletion's savepoint: what it runs stays run if the deletion is undone.
+      this.statuses.flush();
+      return this.deleteContext.immediate(contextId);
+    });
   }
 
   async countByContext(contextId: string): Promise<number> {
@@ -337,6 +360,7 @@ export class SqliteTaskRepository implements TaskRepository {
     const { before, keep, want } = plan;
     // One transaction: what is chosen is what is deleted, and a task cannot turn live in between.
     return this.db.write(() => {
+      this.statuses.flush();
       const candidates: ExpiredRow[][] = [];
       if (before !== undefined) candidates.push(x.olderThan.all({ before, limit: want }) as ExpiredRow[]);
       if (keep !== undefined) {

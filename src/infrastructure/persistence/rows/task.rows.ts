@@ -86,8 +86,11 @@ export function newTaskValues(task: Task, owner: string, key: MessageKey | undef
   };
 }
 
-/** What an append writes: the event, and (for a status event or a snapshot) the listing columns. */
-export interface AppendValues {
+/**
+ * What an append writes: the event, and (for a status event or a snapshot) the listing columns.
+ * A type alias, not an interface, so it binds as a statement's parameters without a copy.
+ */
+export type AppendValues = {
   id: string;
   seq: number;
   kind: string;
@@ -97,7 +100,7 @@ export interface AppendValues {
   updatedAt?: string;
   /** Set when the snapshot is replaced. */
   snapshot?: string;
-}
+};
 
 export function appendValues(taskId: string, event: TaskEvent, snapshot: Task | undefined): AppendValues {
   const values: AppendValues = { id: taskId, seq: event.seq, kind: event.kind, payload: JSON.stringify(event.event) };

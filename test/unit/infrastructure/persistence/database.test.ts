@@ -93,6 +93,30 @@ describe('SqliteDatabase', () => {
   });
   afterEach(() => db.close());
 
+  it('runs work left for the end of a group in its transaction, and drops it with a group that fails', async () => {
+    const sessions = new SqliteSessionRepository(db);
+    const ran: string[] = [];
+    const hook = (name: string, fail = false) => ({
+      run: () => {
+        ran.push(name);
+        if (fail) throw new Error(`${name} failed`);
+      },
+      discard: () => ran.push(`${name} discarded`),
+    });
+    assert.throws(() => db.atGroupEnd(hook('outside')), /outside a group commit/);
+    const failing = [
+      sessions.create(session('a')),
+      db.write(() => db.atGroupEnd(hook('first', true))),
+      db.write(() => db.atGroupEnd(hook('second'))),
+    ];
+    for (const w of failing) await assert.rejects(w, /first failed/);
+    assert.deepEqual(ran, ['first', 'first discarded', 'second discarded']);
+    assert.equal(await sessions.get('a'), undefined, 'the whole group was rolled back');
+    await Promise.all([sessions.create(session('b')), db.write(() => db.atGroupEnd(hook('third')))]);
+    assert.deepEqual(ran, ['first', 'first discarded', 'second discarded', 'third']);
+    assert.deepEqual(await sessions.get('b'), session('b'));
+  });
+
   it('runs prepared statements with named parameters, repeated names included', async () => {
     const stmt = db.prepare(
       db.kysely

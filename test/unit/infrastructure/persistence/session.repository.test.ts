@@ -150,6 +150,27 @@ for (const engine of ENGINES)
       assert.deepEqual(await repo.get('s1'), { ...session('s1', 'alice', 40), taskCount: 40 });
     });
 
+    // SQLite applies writes in call order (one group commit); PostgreSQL runs concurrent ones on a pool.
+    it(
+      'stores what touches one after another would when they are issued together with inserts and a delete',
+      { skip: engine.name !== 'sqlite' && 'concurrent writes keep call order on SQLite only' },
+      async () => {
+        await Promise.all([
+          repo.create(session('s1', 'alice', 10)),
+          repo.touch('s1', at(20), 1),
+          repo.touch('s1', '', 1),
+          repo.touch('s1', at(15), 0),
+          repo.create(session('s2', 'alice', 0)),
+          repo.touch('s2', at(5), 1),
+        ]);
+        assert.deepEqual(await repo.get('s1'), { ...session('s1', 'alice', 20), taskCount: 2 });
+        assert.deepEqual(await repo.get('s2'), { ...session('s2', 'alice', 5), taskCount: 1 });
+        // The touch belongs to the session deleted after it, not to the one created after that.
+        await Promise.all([repo.touch('s2', at(30), 1), repo.delete('s2'), repo.create(session('s2', 'alice', 1))]);
+        assert.deepEqual(await repo.get('s2'), session('s2', 'alice', 1));
+      },
+    );
+
     it('keeps a session’s project and skills', async () => {
       const full = { ...session('s1'), project: 'web', skills: ['review', 'git'] };
       await repo.create(full);

@@ -427,6 +427,42 @@ for (const engine of ENGINES)
       );
     });
 
+    it('lists tasks as their last status or snapshot left them when a burst is issued without awaiting', async () => {
+      const [t1, t2, t3] = [task('t1', 'c1'), task('t2', 'c1'), task('t3', 'c2')];
+      for (const t of [t1, t2, t3]) await repo.create(t, 'alice');
+      await Promise.all([
+        repo.append('t1', statusEvent(t1, 1, 'TASK_STATE_WORKING', at(1))),
+        repo.append('t2', statusEvent(t2, 1, 'TASK_STATE_WORKING', at(1))),
+        repo.append('t3', statusEvent(t3, 1, 'TASK_STATE_WORKING', at(1)), withStatus(t3, 'TASK_STATE_WORKING', at(1))),
+        repo.append('t1', chunk(t1, 2, 'x')),
+        repo.append('t1', statusEvent(t1, 3, 'TASK_STATE_WORKING', at(3))),
+        // A snapshot after a plain status: the snapshot's columns stay.
+        repo.append(
+          't2',
+          statusEvent(t2, 2, 'TASK_STATE_COMPLETED', at(2)),
+          withStatus(t2, 'TASK_STATE_COMPLETED', at(2)),
+        ),
+        // A plain status after a snapshot: the status's columns.
+        repo.append('t3', statusEvent(t3, 2, 'TASK_STATE_WORKING', at(4))),
+      ]);
+      const ids = async (q: Partial<TaskListQuery>) =>
+        (await repo.list({ owner: 'alice', limit: 10, ...q })).tasks.map((s) => s.task.id);
+      assert.deepEqual(await ids({ state: 'TASK_STATE_WORKING' }), ['t3', 't1']);
+      assert.deepEqual(await ids({ state: 'TASK_STATE_COMPLETED' }), ['t2']);
+      assert.deepEqual(await ids({ updatedSince: at(3) }), ['t3', 't1']);
+      assert.equal((await repo.get('t1'))?.task.status.timestamp, at(3));
+      assert.equal((await repo.get('t3'))?.task.status.timestamp, at(4));
+      // Deleting a context in the same burst as a status of one of its tasks.
+      const t4 = task('t4', 'c3');
+      await repo.create(t4, 'alice');
+      await Promise.all([
+        repo.append('t4', statusEvent(t4, 1, 'TASK_STATE_WORKING', at(5))),
+        repo.deleteByContext('c3'),
+      ]);
+      assert.equal(await repo.get('t4'), undefined);
+      assert.deepEqual(await ids({}), ['t3', 't1', 't2']);
+    });
+
     describe('deleteExpired', () => {
       const live = new Set<string>();
       const expiry = (e: { before?: string; keep?: number; limit?: number }) => ({
