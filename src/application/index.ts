@@ -88,6 +88,7 @@ export {
   RESERVED_USER_NAMES,
   SERVER_TOKEN_KEY_NAME,
   serverTokenId,
+  type AuthGrant,
   type AuthInput,
   type AuthServiceDeps,
   type KeyView,

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
+import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
@@ -34,6 +35,39 @@ async function rpc(
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: {} }),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** A raw call over `agent` (one keep-alive socket): the status, the body, and whether the socket was reused. */
+function rpcOn(
+  agent: http.Agent,
+  base: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: Record<string, unknown>; reused: boolean }> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: '_cleveragents/whoami', params: {} });
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${base}/a2a`,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
+            reused: req.reusedSocket,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 const messageOf = (r: { body: Record<string, unknown> }): string =>
@@ -124,6 +158,37 @@ describe('API keys over HTTP', () => {
     const row = listed.keys.find((k) => k.id === made.id);
     assert.ok(row?.revokedAt);
     assert.equal('hash' in (row as object), false, 'keys are listed without their hashes');
+  });
+
+  it('on one keep-alive connection: a revoked key stops on the next request; another key is checked as itself', async () => {
+    const made = await admin.call(keyCreate, { name: 'keepalive' });
+    const { user, key } = await admin.call(userAdd, { name: 'dave' });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const on = (token: string) => rpcOn(agent, server.baseUrl, { authorization: `Bearer ${token}` });
+      const first = await on(made.key);
+      assert.equal(first.status, 200);
+      assert.equal(first.reused, false);
+      const again = await on(made.key);
+      assert.equal(again.reused, true, 'the same connection');
+      assert.equal((again.body['result'] as { user: string }).user, 'admin');
+      const other = await on(key.key);
+      assert.equal(other.reused, true);
+      assert.equal(
+        (other.body['result'] as { user: string }).user,
+        user.name,
+        'a different header is its own principal',
+      );
+      assert.equal((await on(made.key)).status, 200);
+      await admin.call(keyRevoke, { id: made.id });
+      const refused = await on(made.key);
+      assert.equal(refused.reused, true);
+      assert.equal(refused.status, 401);
+      assert.match(messageOf(refused), new RegExp(`${made.id} was revoked at`));
+      assert.equal((await on(key.key)).status, 200, 'the other key still works on that connection');
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('an expired key is refused, saying when it expired', async () => {

@@ -16,6 +16,25 @@ export interface AuthInput {
   client: string;
 }
 
+/**
+ * An authenticated principal with what it takes to use it again without reading the account store
+ * ({@link AuthService.reuse}).
+ */
+export interface AuthGrant {
+  readonly principal: Principal;
+  /** The account store's version before the credential was checked; undefined: never reused. */
+  readonly version: number | undefined;
+  /** When the credential stops being valid (ms since the epoch); undefined: it does not expire. */
+  readonly expiresAt: number | undefined;
+}
+
+/** A credential found valid: its principal, whether it may be reused, and until when. */
+interface Checked {
+  principal: Principal;
+  reusable: boolean;
+  expiresAt: number | undefined;
+}
+
 /** A key as the owner may see it: never its hash. */
 export interface KeyView {
   id: string;
@@ -96,8 +115,10 @@ const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 
 /** The lookup id of a legacy server token (any other string presented as a bearer token). */
 export function serverTokenId(token: string): string {
-  return `st_${sha256(token).toString('hex').slice(0, 16)}`;
+  return serverTokenIdOf(sha256(token));
 }
+
+const serverTokenIdOf = (digest: Buffer): string => `st_${digest.toString('hex', 0, 8)}`;
 
 /** A bounded map that forgets its oldest entries first. */
 class Bounded<V> {
@@ -178,6 +199,16 @@ export class AuthService {
 
   /** The principal the credentials stand for, or AppError UNAUTHENTICATED saying why not. */
   async authenticate(input: AuthInput): Promise<Principal> {
+    return (await this.grant(input)).principal;
+  }
+
+  /**
+   * {@link authenticate}, with what it takes to use the answer again ({@link reuse}): a transport
+   * may keep it for a connection and skip the key's reads and hashes while nothing changed.
+   */
+  async grant(input: AuthInput): Promise<AuthGrant> {
+    // Read before the credential: a change made while it is checked makes the grant stale at once.
+    const version = this.deps.accounts.authVersion?.();
     const presented = input.apiKey ?? input.bearer;
     try {
       if (presented === undefined || presented === '')
@@ -189,15 +220,16 @@ export class AuthService {
             details: { reason: 'missing' },
           },
         );
-      const principal =
+      const checked =
         input.apiKey === undefined && JWT.test(presented)
           ? await this.fromJwt(presented)
           : await this.fromKey(presented);
+      const { principal } = checked;
       if (principal.credential !== undefined && !this.loggedIn.has(principal.credential)) {
         this.loggedIn.set(principal.credential, true);
         await this.deps.audit.record({ event: 'auth.login', by: principal, outcome: 'ok', client: input.client });
       }
-      return principal;
+      return { principal, version: checked.reusable ? version : undefined, expiresAt: checked.expiresAt };
     } catch (err) {
       const reason =
         err instanceof AppError
@@ -225,18 +257,36 @@ export class AuthService {
     }
   }
 
-  private async fromKey(presented: string): Promise<Principal> {
+  /**
+   * The principal of a grant, if the same credentials would give it now: nothing in the account
+   * store changed since (no key revoked, replaced or expired by hand, no user disabled, no
+   * membership or namespace changed — in this process or another) and the credential has not
+   * expired. Otherwise undefined: authenticate again. Synchronous, so a reused grant costs no reads.
+   */
+  reuse(grant: AuthGrant): Principal | undefined {
+    if (grant.version === undefined || this.deps.accounts.authVersion?.() !== grant.version) return undefined;
+    if (grant.expiresAt !== undefined && grant.expiresAt <= this.now()) return undefined;
+    const { principal } = grant;
+    if (principal.kind === 'key' && principal.credential !== undefined) this.touch(principal.credential);
+    return principal;
+  }
+
+  private async fromKey(presented: string): Promise<Checked> {
     const m = API_KEY.exec(presented);
-    const id = m ? m[1]! : serverTokenId(presented);
     const secret = m ? m[2]! : presented;
+    // A server token's lookup id is a prefix of its secret's digest: one SHA-256 serves both.
+    const digest = sha256(secret);
+    const id = m ? m[1]! : serverTokenIdOf(digest);
     const found = await this.deps.accounts.lookupKey(id);
-    const wrong = unauthenticated(
-      'the API key is not valid (unknown or wrong key)',
-      'check the key you passed with --token, CLEVERAGENTS_SERVER_TOKEN or `agents login`; see your keys with `agents key list`',
-      'unknown or wrong key',
-    );
-    if (!found) throw wrong;
-    if (!(await this.secretMatches(found.key, secret))) throw wrong;
+    // Made only when refused: an error captures a stack trace, a visible cost on every request.
+    const wrong = (): AppError =>
+      unauthenticated(
+        'the API key is not valid (unknown or wrong key)',
+        'check the key you passed with --token, CLEVERAGENTS_SERVER_TOKEN or `agents login`; see your keys with `agents key list`',
+        'unknown or wrong key',
+      );
+    if (!found) throw wrong();
+    if (!(await this.secretMatches(found.key, secret, digest))) throw wrong();
     const { key, user, roles } = found;
     const who = { credential: key.id, user: user.name };
     if (key.revokedAt !== undefined)
@@ -259,7 +309,7 @@ export class AuthService {
       );
     if (user.disabledAt !== undefined) throw disabled(user, key.id);
     this.touch(key.id);
-    return makePrincipal({
+    const principal = makePrincipal({
       id: user.name,
       kind: 'key',
       roles,
@@ -267,11 +317,15 @@ export class AuthService {
       defaultNamespace: user.defaultNamespace,
       credential: key.id,
     });
+    return {
+      principal,
+      reusable: true,
+      expiresAt: key.expiresAt === undefined ? undefined : Date.parse(key.expiresAt),
+    };
   }
 
   /** The slow hash once per key per process; afterwards a SHA-256 of the secret is compared. */
-  private async secretMatches(key: ApiKeyRecord, secret: string): Promise<boolean> {
-    const digest = sha256(secret);
+  private async secretMatches(key: ApiKeyRecord, secret: string, digest: Buffer): Promise<boolean> {
     const cached = this.verified.get(key.id);
     if (cached && cached.stored === key.hash) return timingSafeEqual(cached.digest, digest);
     if (!(await this.deps.hasher.verify(secret, key.hash))) return false;
@@ -289,7 +343,7 @@ export class AuthService {
       .catch((err: unknown) => this.deps.logger.warn({ err, key: id }, 'recording when a key was used failed'));
   }
 
-  private async fromJwt(token: string): Promise<Principal> {
+  private async fromJwt(token: string): Promise<Checked> {
     const jwt = this.deps.jwt;
     if (!jwt)
       throw unauthenticated(
@@ -305,7 +359,7 @@ export class AuthService {
     const roles: Record<string, Role> = { ...(await this.deps.accounts.rolesOf(user.name)) };
     for (const [ns, role] of Object.entries(t.roles ?? {}))
       if (SEGMENT.test(ns) && (await this.deps.namespaces.get(ns))) roles[ns] = role;
-    return makePrincipal({
+    const principal = makePrincipal({
       id: user.name,
       kind: 'jwt',
       roles,
@@ -313,6 +367,9 @@ export class AuthService {
       defaultNamespace: user.defaultNamespace,
       credential: t.tokenId,
     });
+    // A token without an expiry is verified on every request (as before): it is never reused.
+    const expiresAt = t.expiresAt === undefined ? undefined : t.expiresAt * 1000;
+    return { principal, reusable: expiresAt !== undefined, expiresAt };
   }
 
   /**

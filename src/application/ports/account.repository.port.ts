@@ -62,6 +62,13 @@ export interface AccountRepository {
   revokeKey(id: string, at: string): Promise<void>;
   /** Records that a key was used (at most about once a minute per key: callers throttle). */
   touchKey(id: string, at: string): Promise<void>;
+  /**
+   * A number that changes whenever anything a credential's principal depends on may have changed
+   * (keys other than their last use, users, memberships, namespaces), by this process or another.
+   * Optional: without it every request is authenticated in full. Synchronous and cheap: it is
+   * asked on every request that reuses an earlier authentication.
+   */
+  authVersion?(): number;
 }
 
 /** Slow hashing for API key secrets (scrypt): hashing costs milliseconds, on purpose. */

@@ -67,6 +67,11 @@ export interface NamespaceRepository {
    * (and their references), sessions, tasks, plans and memberships. What was deleted.
    */
   purge(name: string): Promise<NamespaceContents>;
+  /**
+   * A number that changes whenever namespaces or memberships may have changed, by this process or
+   * another. Optional: without it, what depends on them is read again every time.
+   */
+  version?(): number;
 }
 
 /** How much a namespace holds. */

@@ -86,6 +86,9 @@ export interface NamespaceServiceOptions {
 export class NamespaceService {
   private readonly now: () => Date;
 
+  /** The local user's principal, and the store version it was read at. */
+  private local: { version: number; principal: Principal } | undefined;
+
   constructor(
     private readonly repo: NamespaceRepository,
     private readonly registry: RegistryRepository,
@@ -101,9 +104,19 @@ export class NamespaceService {
    * at once.
    */
   async localPrincipal(): Promise<Principal> {
+    // Kept while the store's version stays (read first: a change during the read is seen next time).
+    const version = this.repo.version?.();
+    const known = this.local;
+    if (known && version !== undefined && known.version === version) return known.principal;
     const roles: Record<string, Role> = {};
     for (const n of await this.repo.forPrincipal(LOCAL_PRINCIPAL.id)) roles[n.name] = n.role;
-    return { ...LOCAL_PRINCIPAL, roles: { ...roles, ...LOCAL_PRINCIPAL.roles } };
+    // Frozen: every request shares it.
+    const principal: Principal = Object.freeze({
+      ...LOCAL_PRINCIPAL,
+      roles: Object.freeze({ ...roles, ...LOCAL_PRINCIPAL.roles }),
+    });
+    if (version !== undefined) this.local = { version, principal };
+    return principal;
   }
 
   /** Namespaces whose entities the principal may read. */

@@ -1,5 +1,6 @@
 import type { AccountRepository, ApiKeyRecord, KeyLookup, UserRecord } from '../../application/index.js';
 import type { Role } from '../../domain/permissions.js';
+import { authChangesOf, type AuthChanges } from './auth-changes.js';
 import { param, type SqliteDatabase } from './database.js';
 import * as rows from './rows/account.rows.js';
 
@@ -10,8 +11,10 @@ import * as rows from './rows/account.rows.js';
  */
 export class SqliteAccountRepository implements AccountRepository {
   private readonly q;
+  private readonly changes: AuthChanges;
 
   constructor(private readonly db: SqliteDatabase) {
+    this.changes = authChangesOf(db.sqlite);
     const k = db.kysely;
     this.q = {
       key: db.prepare(rows.keyWithUser(k).where('k.id', '=', param<string>('id'))),
@@ -86,5 +89,9 @@ export class SqliteAccountRepository implements AccountRepository {
 
   touchKey(id: string, at: string): Promise<void> {
     return rows.touchKey(this.db.kysely, id, at);
+  }
+
+  authVersion(): number {
+    return this.changes.version();
   }
 }

@@ -1,3 +1,4 @@
+import { authChangesOf, type AuthChanges } from './auth-changes.js';
 import type { SqliteDatabase } from './database.js';
 import { NamespaceStore, RegistryStore } from './rows/registry.store.js';
 import { sqliteRunner } from './rows/sql-runner.js';
@@ -11,7 +12,14 @@ export class SqliteRegistryRepository extends RegistryStore {
 
 /** Namespaces and memberships in SQLite. */
 export class SqliteNamespaceRepository extends NamespaceStore {
+  private readonly changes: AuthChanges;
+
   constructor(db: SqliteDatabase) {
     super(sqliteRunner(db));
+    this.changes = authChangesOf(db.sqlite);
+  }
+
+  version(): number {
+    return this.changes.version();
   }
 }

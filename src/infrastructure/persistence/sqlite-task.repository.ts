@@ -26,7 +26,6 @@ import {
   pickExpired,
   seqTaken,
   snapshotValues,
-  TASK_COLUMNS,
   taskExists,
   taskNotFound,
   TERMINAL_STATES,
@@ -34,6 +33,7 @@ import {
   toTaskPage,
   toEvent,
   type AppendValues,
+  type EventRow,
   type ExpiredRow,
   type TaskRow,
 } from './rows/task.rows.js';
@@ -149,7 +149,16 @@ export class SqliteTaskRepository implements TaskRepository {
           .set({ state: param('state'), updated_at: param('updatedAt') })
           .where('id', '=', id),
       ),
-      selectTask: db.prepare(k.selectFrom('tasks').select(TASK_COLUMNS).where('id', '=', id)),
+      // The row and the events logged after its snapshot (usually none: one row, event columns null).
+      selectTask: db.prepare(
+        k
+          .selectFrom('tasks as t')
+          .leftJoin('task_events as e', (join) => join.onRef('e.task_id', '=', 't.id').onRef('e.seq', '>', 't.seq'))
+          .select(['t.id', 't.owner', 't.updated_at', 't.seq', 't.snapshot', 't.runner_id'])
+          .select(['e.seq as event_seq', 'e.kind as event_kind', 'e.payload as event_payload'])
+          .where('t.id', '=', id)
+          .orderBy('e.seq'),
+      ),
       eventsAfter: db.prepare(eventsAfterQuery(k, id, param('afterSeq'))),
       byContext: db.prepare(byContextQuery(k, param('contextId'), param('limit'))),
       // The maintained counts (migration 0004): context_id '' is the owner's total.
@@ -263,11 +272,18 @@ export class SqliteTaskRepository implements TaskRepository {
       return q.deleteTasks.run({ contextId });
     });
     this.expire = expiryStatements(db);
-    // A deferred transaction gives the row and its events one read snapshot (other processes may write).
-    this.readTask = db.sqlite.transaction((taskId: string): StoredTask | undefined => {
-      const row = q.selectTask.get({ id: taskId });
-      return row && this.materialise(row);
-    });
+    // One statement reads the row and its later events from one read snapshot (other processes
+    // may write): a deferred transaction around two statements cost more than the reads.
+    this.readTask = (taskId: string): StoredTask | undefined => {
+      const rows = q.selectTask.all({ id: taskId });
+      const row = rows[0];
+      if (!row) return undefined;
+      const events: EventRow[] = [];
+      for (const r of rows)
+        if (r.event_seq !== null)
+          events.push({ seq: r.event_seq, kind: r.event_kind ?? '', payload: r.event_payload ?? '' });
+      return toStoredTask(row, events);
+    };
   }
 
   async create(task: Task, owner: string, key?: MessageKey): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Principal, ServiceFacade } from '../../application/index.js';
+import type { AuthGrant, Principal, ServiceFacade } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 
 /** What a request presents: its Authorization header (Bearer …) and/or X-API-Key header. */
@@ -11,7 +11,18 @@ export interface Credentials {
 
 /** Turns request credentials into a principal, or refuses them (AppError UNAUTHENTICATED). */
 export interface Authenticator {
-  authenticate(credentials: Credentials): Promise<Principal>;
+  /**
+   * `connection`: what the request came over (an HTTP keep-alive socket); the same credentials on
+   * the same connection may be answered from an earlier check while it still holds.
+   */
+  authenticate(credentials: Credentials, connection?: object): Promise<Principal>;
+}
+
+/** The credentials a connection last authenticated with, exactly as presented, and their grant. */
+interface ConnectionAuth {
+  authorization: string | undefined;
+  apiKey: string | undefined;
+  grant: AuthGrant;
 }
 
 /** The shortest server token accepted (a shorter one is refused at start-up). */
@@ -22,9 +33,32 @@ export const MIN_TOKEN_LENGTH = 16;
  * the X-API-Key header, checked by the accounts service (`facade.accounts.authenticate`).
  */
 export class FacadeAuthenticator implements Authenticator {
-  constructor(private readonly accounts: Pick<ServiceFacade['accounts'], 'authenticate'>) {}
+  /** Per connection, so a grant never outlives its socket nor serves another client. */
+  private readonly byConnection = new WeakMap<object, ConnectionAuth>();
 
-  async authenticate({ authorization, apiKey, client }: Credentials): Promise<Principal> {
+  constructor(private readonly accounts: Pick<ServiceFacade['accounts'], 'grant' | 'reuse'>) {}
+
+  /**
+   * A keep-alive client sends the same header with every request: its key's reads and hashes are
+   * done once while the account store stays unchanged ({@link ServiceFacade.accounts.reuse}). Any
+   * other header, on the same connection too, is checked in full.
+   */
+  async authenticate(credentials: Credentials, connection?: object): Promise<Principal> {
+    const { authorization, apiKey } = credentials;
+    const known = connection && this.byConnection.get(connection);
+    if (known && known.authorization === authorization && known.apiKey === apiKey) {
+      const principal = this.accounts.reuse(known.grant);
+      if (principal) return principal;
+    }
+    const grant = await this.check(credentials);
+    if (connection) {
+      if (grant.version === undefined) this.byConnection.delete(connection);
+      else this.byConnection.set(connection, { authorization, apiKey, grant });
+    }
+    return grant.principal;
+  }
+
+  private async check({ authorization, apiKey, client }: Credentials): Promise<AuthGrant> {
     let bearer: string | undefined;
     if (authorization !== undefined && authorization !== '') {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
@@ -35,7 +69,7 @@ export class FacadeAuthenticator implements Authenticator {
       bearer = m[1];
     }
     const key = apiKey?.trim();
-    return this.accounts.authenticate({ bearer, apiKey: key === '' ? undefined : key, client });
+    return this.accounts.grant({ bearer, apiKey: key === '' ? undefined : key, client });
   }
 }
 

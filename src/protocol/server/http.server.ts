@@ -216,7 +216,7 @@ export class A2aHttpServer {
     }
     const apiKey = header(req, 'x-api-key');
     try {
-      principal = await this.opts.auth.authenticate({ authorization, apiKey, client });
+      principal = await this.opts.auth.authenticate({ authorization, apiKey, client }, req.socket);
       this.throttle?.succeeded(client);
     } catch (err) {
       // Only presented credentials count as a guess (a bearer token or an X-API-Key); a request

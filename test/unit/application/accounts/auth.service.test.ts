@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import {
   AuthService,
   LOCAL_PRINCIPAL,
@@ -203,6 +207,91 @@ describe('AuthService', () => {
     jwt.tokens.set('c.a.1', 'the token has expired');
     await assert.rejects(auth.authenticate({ bearer: 'c.a.1', client: 'c' }), rejectsWith(/the token has expired/));
     assert.equal(jwt.calls, 2);
+  });
+
+  it('a grant is reused while nothing changed; revoking, disabling, memberships and namespaces end it', async () => {
+    const { key } = await auth.users.add({ name: 'erin' }, admin);
+    const erin = { bearer: key.key, client: 'c' };
+    const fresh = async () => {
+      const g = await auth.grant(erin);
+      assert.ok(auth.reuse(g), 'reusable right after the check');
+      return g;
+    };
+    let g = await fresh();
+    assert.equal(auth.reuse(g)?.id, 'erin');
+    await namespaces.create('team', 'admin', new Date(now).toISOString());
+    assert.equal(auth.reuse(g), undefined, 'a new namespace');
+    g = await fresh();
+    await namespaces.setMember('team', 'erin', 'member', new Date(now).toISOString());
+    assert.equal(auth.reuse(g), undefined, 'a membership added');
+    g = await fresh();
+    assert.deepEqual(g.principal.roles, { erin: 'owner', team: 'member' });
+    await namespaces.setMember('team', 'erin', 'owner', new Date(now).toISOString());
+    assert.equal(auth.reuse(g), undefined, 'a role changed');
+    g = await fresh();
+    await namespaces.removeMember('team', 'erin');
+    assert.equal(auth.reuse(g), undefined, 'a membership removed');
+    g = await fresh();
+    await auth.users.disable('erin', admin);
+    assert.equal(auth.reuse(g), undefined, 'the user disabled');
+    await assert.rejects(auth.grant(erin), rejectsWith(/user erin is disabled/));
+    await auth.users.enable('erin', admin);
+    g = await fresh();
+    await repo.revokeKey(key.id, new Date(now).toISOString());
+    assert.equal(auth.reuse(g), undefined, 'the key revoked');
+    await assert.rejects(auth.grant(erin), rejectsWith(/was revoked at/));
+  });
+
+  it('a grant ends when its key or JWT expires; a JWT without an expiry is never reused', async () => {
+    const soon = await auth.keys.create({ name: 'soon', expiresInDays: 1 }, admin);
+    const g = await auth.grant({ bearer: soon.key, client: 'c' });
+    assert.equal(g.expiresAt, Date.parse(soon.expiresAt ?? ''));
+    assert.ok(auth.reuse(g));
+    now = (g.expiresAt ?? 0) - 1;
+    assert.ok(auth.reuse(g), 'still valid a millisecond before');
+    now += 1;
+    assert.equal(auth.reuse(g), undefined, 'expired');
+    const exp = Math.floor(now / 1000) + 60;
+    jwt.tokens.set('c.a.2', { issuer: 'https://idp', subject: 'f', username: 'fay', tokenId: 'jwt-f', expiresAt: exp });
+    const made = await auth.grant({ bearer: 'c.a.2', client: 'c' });
+    assert.equal(auth.reuse(made), undefined, 'the first sight made the user: a change, checked again');
+    const j = await auth.grant({ bearer: 'c.a.2', client: 'c' });
+    assert.equal(auth.reuse(j)?.id, 'fay');
+    now = exp * 1000;
+    assert.equal(auth.reuse(j), undefined, 'the JWT expired');
+    jwt.tokens.set('c.a.3', { issuer: 'https://idp', subject: 'f', username: 'fay', tokenId: 'jwt-f3' });
+    assert.equal(auth.reuse(await auth.grant({ bearer: 'c.a.3', client: 'c' })), undefined);
+  });
+
+  it("another connection's write to the account store ends every grant", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ca-auth-'));
+    const file = join(dir, 'db.sqlite');
+    const onFile = await openDatabase({ file });
+    try {
+      const fileRepo = new SqliteAccountRepository(onFile);
+      const other = new AuthService({
+        accounts: fileRepo,
+        hasher,
+        namespaces: new SqliteNamespaceRepository(onFile),
+        audit: { record: () => Promise.resolve() },
+        logger: silent,
+        now: () => now,
+      });
+      await other.ensureServerToken(SERVER_TOKEN);
+      const g = await other.grant({ bearer: SERVER_TOKEN, client: 'c' });
+      assert.ok(other.reuse(g));
+      const behind = new Database(file);
+      try {
+        behind.prepare('UPDATE api_keys SET revoked_at = ?').run(new Date(now).toISOString());
+      } finally {
+        behind.close();
+      }
+      assert.equal(other.reuse(g), undefined);
+      await assert.rejects(other.grant({ bearer: SERVER_TOKEN, client: 'c' }), rejectsWith(/was revoked at/));
+    } finally {
+      await onFile.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('users: administrators only, name rules, reserved names, not yourself', async () => {

@@ -82,6 +82,21 @@ describe('NamespaceService: create, delete, members and roles', () => {
     );
   });
 
+  it("the local user's principal is read once while the store is unchanged; a new membership shows at once", async () => {
+    const s = service({ users: undefined });
+    const first = await s.localPrincipal();
+    assert.deepEqual(first.roles, { local: 'owner' });
+    assert.equal(await s.localPrincipal(), first, 'the same principal while nothing changed');
+    assert.ok(Object.isFrozen(first) && Object.isFrozen(first.roles), 'shared, so frozen');
+    await repo.create('synced', 'local', AT);
+    const next = await s.localPrincipal();
+    assert.deepEqual(next.roles, { synced: 'owner', local: 'owner' });
+    await repo.setMember('synced', 'local', 'viewer', AT);
+    assert.equal((await s.localPrincipal()).roles['synced'], 'viewer');
+    await repo.removeMember('synced', 'local');
+    assert.deepEqual((await s.localPrincipal()).roles, { local: 'owner' });
+  });
+
   it('refuses reserved names and names taken, changing nothing', async () => {
     const s = service();
     const alice = await as('alice');
