@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { GlobalFlags } from '../config.js';
-import type { Runner } from '../runner.js';
+import type { ExitStatus } from '../exit-status.js';
 import { intOption } from '../support/options.js';
 
 /** What `agents serve` asks the composition root to run. */
@@ -45,7 +45,11 @@ const LIMIT_FLAGS = ['maxJsonDepth', 'maxParts', 'maxPartBytes', 'maxMessageByte
 type ServeFlags = GlobalFlags & Omit<ServeOptions, 'stdio' | 'verbose' | 'token' | 'dataDir'> & { stdio?: boolean };
 
 /** `agents serve` only parses its flags: serving is the composition root's job. */
-export function registerServe(program: Command, serve: (opts: ServeOptions) => Promise<number>, runner: Runner): void {
+export function registerServe(
+  program: Command,
+  serve: (opts: ServeOptions) => Promise<number>,
+  status: ExitStatus,
+): void {
   program
     .command('serve')
     .description('Run the agent: HTTP server mode (default), or --stdio for a client that spawned it')
@@ -134,9 +138,9 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
       if (f.databaseUrl !== undefined) opts.databaseUrl = f.databaseUrl;
       if (f.databasePool !== undefined) opts.databasePool = f.databasePool;
       try {
-        runner.exitCode = await serve(opts);
+        status.exitCode = await serve(opts);
       } catch (err) {
-        runner.serveFailed(cmd, err, opts.stdio);
+        await status.serveFailed(cmd, err, opts.stdio);
       }
     });
 }
