@@ -18,11 +18,10 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
     await import('../presentation/cli/serve-cli.js')
   ).runServe(process.argv, { version: VERSION, serve });
 } else {
+  // A local agent runs this same script: the bundle, when the CLI is the bundle.
+  const bin = fileURLToPath(import.meta.url);
+  // Spawned before the commands load, so that it starts while they do.
+  const early = (await import('../presentation/cli/early-agent.js')).spawnEarlyAgent(args, process.env, bin);
   const { runCli } = await import('../presentation/cli/index.js');
-  process.exitCode = await runCli(process.argv, {
-    version: VERSION,
-    // A local agent runs this same script: the bundle, when the CLI is the bundle.
-    bin: fileURLToPath(import.meta.url),
-    serve,
-  });
+  process.exitCode = await runCli(process.argv, { version: VERSION, bin, serve, ...(early ? { early } : {}) });
 }

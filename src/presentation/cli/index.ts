@@ -26,6 +26,7 @@ import { registerTask } from './commands/task.command.js';
 import { registerTool } from './commands/tool.command.js';
 import { registerTui } from './commands/tui.command.js';
 import { COMMAND_METHODS } from './command-methods.js';
+import type { EarlyAgent } from './early-agent.js';
 import { runProgram } from './exit-status.js';
 import type { CliIo } from './render/ui.js';
 import { processIo, rootCommand } from './program.js';
@@ -40,13 +41,19 @@ export interface CliHost {
   version: string;
   /** The `agents` script to spawn a local agent from: the running one (bundled or not). */
   bin?: string;
+  /** The local agent spawned before the CLI loaded (presentation/cli/early-agent.ts); ended if unused. */
+  early?: EarlyAgent;
   serve(opts: ServeOptions): Promise<number>;
 }
 
 /** Runs `agents` with `argv` (as `process.argv`: node, script, arguments…) and returns the exit code. */
 export async function runCli(argv: string[], host: CliHost, io: CliIo = processIo()): Promise<number> {
-  const runner = new Runner(host.version, io, COMMAND_METHODS, host.bin);
-  return runProgram(buildProgram(host, runner, io), runner, argv);
+  const runner = new Runner(host.version, io, COMMAND_METHODS, host.bin, host.early);
+  try {
+    return await runProgram(buildProgram(host, runner, io), runner, argv);
+  } finally {
+    host.early?.dispose();
+  }
 }
 
 /** The whole command tree (exported for the test that checks every command against the method table). */

@@ -15,6 +15,7 @@ import {
 import { connect } from './connect.js';
 import { credentialsPath, loadCredentials, refreshIfExpired } from './credentials.js';
 import { declaredClient } from './declared-client.js';
+import type { EarlyAgent } from './early-agent.js';
 import { EXIT_CODES, exitReasonOf, type ExitReason } from './exit-codes.js';
 import { ExitStatus } from './exit-status.js';
 import { buildEnvelope, serializeEnvelope, type EnvelopeMessage } from './render/envelope.js';
@@ -60,6 +61,8 @@ export class Runner extends ExitStatus {
     readonly calls: Readonly<Record<string, readonly string[]>>,
     /** The `agents` script a local agent is spawned from (default: the protocol client's own choice). */
     readonly agentBin?: string,
+    /** The local agent bin.ts spawned before the commands loaded, if any. */
+    readonly early?: EarlyAgent,
   ) {
     super(io);
   }
@@ -126,7 +129,7 @@ export class Runner extends ExitStatus {
         io: this.io,
         signal: ac.signal,
         client: () =>
-          (pending ??= connect(conn, this.version, env, this.agentBin).then((c) => {
+          (pending ??= connect(conn, this.version, env, this.agentBin, this.early).then((c) => {
             c.tenant = namespace;
             return declaredClient(name, this.calls[name] ?? [], c, env);
           })),

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { GlobalFlags } from '../config.js';
 import type { ExitStatus } from '../exit-status.js';
 import { intOption } from '../support/options.js';
@@ -35,6 +35,11 @@ export interface ServeOptions {
   databaseUrl?: string;
   /** PostgreSQL connections per instance. */
   databasePool?: number;
+  /**
+   * Stdio: open nothing until the client writes (the CLI spawns its agent before it knows it
+   * needs one, presentation/cli/early-agent.ts); a client that closes stdin first ends it.
+   */
+  awaitClient?: boolean;
 }
 
 const OIDC_FLAGS = ['oidcIssuer', 'oidcAudience', 'oidcClientId', 'oidcUserClaim', 'oidcRolesClaim'] as const;
@@ -42,7 +47,11 @@ const OIDC_FLAGS = ['oidcIssuer', 'oidcAudience', 'oidcClientId', 'oidcUserClaim
 const LIMIT_FLAGS = ['maxJsonDepth', 'maxParts', 'maxPartBytes', 'maxMessageBytes', 'maxMetadataKeys'] as const;
 
 /** The parsed flags: what serve takes, as commander hands it over (`--stdio` may be absent). */
-type ServeFlags = GlobalFlags & Omit<ServeOptions, 'stdio' | 'verbose' | 'token' | 'dataDir'> & { stdio?: boolean };
+type ServeFlags = GlobalFlags &
+  Omit<ServeOptions, 'stdio' | 'verbose' | 'token' | 'dataDir' | 'awaitClient'> & {
+    stdio?: boolean;
+    awaitClient?: boolean;
+  };
 
 /** `agents serve` only parses its flags: serving is the composition root's job. */
 export function registerServe(
@@ -119,6 +128,8 @@ export function registerServe(
       'PostgreSQL connections of this instance (env CLEVERAGENTS_DATABASE_POOL; default 10)',
       intOption(1, 1000),
     )
+    // The CLI's own handshake with the agent it spawns early: not for people, so not in the help.
+    .addOption(new Option('--await-client').hideHelp())
     .addHelpText(
       'after',
       '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.\nStart-up problems (a bad token, a port in use, an unwritable data dir, …) exit with code 2.',
@@ -137,6 +148,7 @@ export function registerServe(
       for (const k of OIDC_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
       if (f.databaseUrl !== undefined) opts.databaseUrl = f.databaseUrl;
       if (f.databasePool !== undefined) opts.databasePool = f.databasePool;
+      if (f.awaitClient === true) opts.awaitClient = true;
       try {
         status.exitCode = await serve(opts);
       } catch (err) {
