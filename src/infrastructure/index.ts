@@ -67,14 +67,15 @@ export { SqliteSyncStateStore } from './persistence/sqlite-sync-state.store.js';
 export { FileRemoteConnectionStore } from './persistence/file-remote-connection.store.js';
 export { SqliteAccountRepository } from './persistence/sqlite-account.repository.js';
 export { ScryptKeyHasher, type ScryptKeyHasherOptions } from './auth/scrypt-key.hasher.js';
-export {
-  openPgDatabase,
-  PgDatabase,
-  isPostgresUrl,
-  redactUrl,
-  isPgConstraintError,
-  type OpenPgDatabaseOptions,
-  type PoolStats,
-} from './persistence/postgres/pg-database.js';
-export { openPgStorage, type PgStorage, type PgStorageOptions } from './persistence/postgres/pg-storage.js';
+export { isPostgresUrl, redactUrl } from './persistence/postgres/pg-url.js';
+import type { PgStorage, PgStorageOptions } from './persistence/postgres/pg-storage.js';
+export type { PgStorage, PgStorageOptions };
+
+/**
+ * Opens the PostgreSQL storage. Its modules (pg, pg-boss with luxon and cron-parser) load only
+ * here, when a database URL is given: an agent on SQLite, such as every local one, never pays for them.
+ */
+export async function openPgStorage(opts: PgStorageOptions): Promise<PgStorage> {
+  return (await import('./persistence/postgres/pg-storage.js')).openPgStorage(opts);
+}
 export { LocalHookRunner, type LocalHookRunnerOptions } from './hooks/local-hook.runner.js';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import type { ServeOptions } from '../presentation/cli/index.js';
 import type { RetentionPolicy } from '../application/index.js';
 import { AuthThrottle, FacadeAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.js';
@@ -67,6 +68,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
 }
 
 async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> {
+  if (opts.awaitClient && !(await clientWrote(process.stdin))) return 0;
   const logger = createLogger(opts.verbose ? 'debug' : 'warn');
   installBackstop(logger);
   const ctx: StartupContext = { dataDir, dbFile: databaseFile(dataDir) };
@@ -95,6 +97,11 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
     // The local user's namespaces are read per request: sync and `namespace create` add to them.
     principal: () => app.facade.namespaces.localPrincipal(),
   });
+  // Paused while the client was awaited; the server listens now.
+  if (opts.awaitClient) {
+    (process.stdin as Partial<Socket>).ref?.();
+    process.stdin.resume();
+  }
   // Connected to a server with auto-pull on: pull now if the last pull is older than the interval,
   // then every interval while this agent lives (errors are logged; the timer never keeps it alive).
   const autoPull = app.facade.sync.startAutoPull();
@@ -112,6 +119,27 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
   await app.close();
   // Timers of abandoned actor turns must not keep the agent alive once its client is gone.
   process.exit(0);
+}
+
+/**
+ * Resolves once the client has written (true) or closed the stream first (false). The bytes stay
+ * in the stream: a `readable` listener reads nothing. The stream is left paused and unref'd until
+ * the server takes it, so that a start-up failure still lets the process exit at once.
+ */
+function clientWrote(input: NodeJS.ReadStream): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (wrote: boolean): void => {
+      input.off('readable', onReadable);
+      input.off('error', onError);
+      input.pause();
+      (input as Partial<Socket>).unref?.();
+      resolve(wrote);
+    };
+    const onReadable = (): void => done(input.readableLength > 0);
+    const onError = (): void => done(false);
+    input.on('readable', onReadable);
+    input.on('error', onError);
+  });
 }
 
 async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {

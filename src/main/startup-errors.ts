@@ -1,4 +1,4 @@
-import { UsageError } from '../presentation/cli/index.js';
+import { UsageError } from '../presentation/cli/exit-codes.js';
 import { AppError } from '../domain/errors.js';
 
 /** What was being started when a start-up step failed (for the message). */

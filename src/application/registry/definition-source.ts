@@ -1,5 +1,6 @@
 import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { AppError, type FieldViolation } from '../../domain/errors.js';
+import { definitionError } from './definition-error.js';
 
 export const MAX_SOURCE_BYTES = 1024 * 1024;
 
@@ -54,15 +55,4 @@ export function parseDefinitionSource(text: string, filename = '<definition>'): 
     return offset === undefined ? undefined : lineCounter.linePos(offset).line;
   };
   return { value, lineOf, filename };
-}
-
-/** One error carrying every problem of a definition, each with its file and line. */
-export function definitionError(filename: string, problems: FieldViolation[]): AppError {
-  const lines = problems.map(
-    (p) => `  ${p.file ?? filename}${p.line ? `:${p.line}` : ''}: ${p.field}: ${p.description}`,
-  );
-  const n = problems.length;
-  return new AppError('INVALID_PARAMS', `${filename} has ${n} problem${n === 1 ? '' : 's'}:\n${lines.join('\n')}`, {
-    fields: problems,
-  });
 }

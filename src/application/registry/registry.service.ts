@@ -17,7 +17,7 @@ import type { DefinitionOf, DerivedFacts } from '../../domain/registry/derived-f
 import { namespaceOf } from '../../domain/registry/names.js';
 import type { Principal } from '../ports/principal.js';
 import type { Referrer, RegistryRepository, ResourceInspector } from '../ports/registry.repository.port.js';
-import { definitionError, parseDefinitionSource } from './definition-source.js';
+import { definitionError } from './definition-error.js';
 import { deriveFacts } from './derived-facts.js';
 import type { NamespaceService } from './namespace.service.js';
 
@@ -260,8 +260,12 @@ export class RegistryService {
     principal: Principal,
     expectedName?: string,
   ): Promise<{ definition: Definition; refs: Reference[] }> {
+    // The YAML parser loads with the first definition given as text, not with every agent.
     const parsed = input.source
-      ? parseDefinitionSource(input.source.text, input.source.filename ?? `<${kind} definition>`)
+      ? (await import('./definition-source.js')).parseDefinitionSource(
+          input.source.text,
+          input.source.filename ?? `<${kind} definition>`,
+        )
       : { value: input.definition ?? {}, lineOf: () => undefined, filename: `<${kind} definition>` };
     const raw = structuredClone(parsed.value) as Record<string, unknown>;
     const baseDir = input.source?.baseDir;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type * as Jose from 'jose';
+import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import type { JwtVerifier, VerifiedToken } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 import { ROLES, type Role } from '../../domain/permissions.js';
@@ -158,13 +159,17 @@ function describe(err: unknown): string {
   return String(err);
 }
 
+let joseModule: Promise<typeof Jose> | undefined;
+/** jose, loaded on first use: only a server given an OpenID Connect issuer verifies JWTs. */
+const jose = (): Promise<typeof Jose> => (joseModule ??= import('jose'));
+
 /**
  * Verifies bearer JWTs with jose against the issuer's JWKS: signature (asymmetric algorithms),
  * issuer, audience, exp/nbf. A kid the cached JWKS does not know refetches it (at most once per
  * cooldown), so the issuer's key rotation is followed.
  */
 export class JoseJwtVerifier implements JwtVerifier {
-  private jwks: JWTVerifyGetKey | undefined;
+  private jwks: Promise<JWTVerifyGetKey> | undefined;
   private resolving: Promise<JWTVerifyGetKey> | undefined;
   private readonly userClaim: string;
 
@@ -177,6 +182,7 @@ export class JoseJwtVerifier implements JwtVerifier {
     if (typeof token !== 'string' || token.split('.').length !== 3)
       throw unauthenticated('the token is malformed (not a JWT)');
     const jwks = await this.keys();
+    const { jwtVerify, errors } = await jose();
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, jwks, {
@@ -186,7 +192,7 @@ export class JoseJwtVerifier implements JwtVerifier {
         clockTolerance: this.opts.clockToleranceSec ?? 30,
       }));
     } catch (err) {
-      throw this.mapError(err);
+      throw this.mapError(err, errors);
     }
     const subject = typeof payload.sub === 'string' && payload.sub !== '' ? payload.sub : undefined;
     if (!subject) throw unauthenticated('the token names no subject (sub claim)');
@@ -203,11 +209,15 @@ export class JoseJwtVerifier implements JwtVerifier {
     };
   }
 
-  private remote(uri: string): JWTVerifyGetKey {
-    return createRemoteJWKSet(new URL(uri), {
-      cooldownDuration: this.opts.cooldownMs ?? 30_000,
-      timeoutDuration: this.opts.fetchTimeoutMs ?? 5_000,
-    });
+  private remote(uri: string): Promise<JWTVerifyGetKey> {
+    // Parsed here, not once jose is loaded: a bad URI fails where it is configured.
+    const url = new URL(uri);
+    return jose().then(({ createRemoteJWKSet }) =>
+      createRemoteJWKSet(url, {
+        cooldownDuration: this.opts.cooldownMs ?? 30_000,
+        timeoutDuration: this.opts.fetchTimeoutMs ?? 5_000,
+      }),
+    );
   }
 
   /** The key set; without a configured jwksUri, discovery is read now (a failure is retried next time). */
@@ -219,7 +229,7 @@ export class JoseJwtVerifier implements JwtVerifier {
     return this.resolving;
   }
 
-  private mapError(err: unknown): AppError {
+  private mapError(err: unknown, errors: typeof Jose.errors): AppError {
     if (err instanceof AppError) return err;
     if (err instanceof errors.JWTExpired) return unauthenticated('the token has expired');
     if (err instanceof errors.JWTClaimValidationFailed) {

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parse } from 'yaml';
 import { UsageError } from './exit-codes.js';
 import { isOutputFormat, OUTPUT_FORMATS, type OutputFormat } from './render/format.js';
+
+export { configPath } from './config-paths.js';
 
 /** `config.yaml`: defaults for the client side of the CLI. */
 export interface FileConfig {
@@ -41,13 +42,6 @@ export interface GlobalFlags {
   tenant?: string;
   dataDir?: string;
   verbose?: boolean;
-}
-
-/** `$XDG_CONFIG_HOME/cleveragents/config.yaml`, else `~/.config/cleveragents/config.yaml`. */
-export function configPath(env: NodeJS.ProcessEnv): string {
-  const xdg = env['XDG_CONFIG_HOME'];
-  const base = xdg && xdg.startsWith('/') ? xdg : join(env['HOME'] || homedir(), '.config');
-  return join(base, 'cleveragents', 'config.yaml');
 }
 
 /** Reads the config file; a missing file is an empty config, a broken one a usage error. */

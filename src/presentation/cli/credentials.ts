@@ -1,8 +1,9 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { configPath } from './config.js';
+import { dirname } from 'node:path';
 import { UsageError } from './exit-codes.js';
 import { refreshAccessToken } from './support/device-flow.js';
+
+export { credentialsPath } from './config-paths.js';
 
 /** What `agents login` keeps for one server. */
 export interface StoredCredential {
@@ -22,11 +23,6 @@ export interface StoredCredential {
 export interface CredentialStore {
   current?: string;
   servers: Record<string, StoredCredential>;
-}
-
-/** `$XDG_CONFIG_HOME/cleveragents/credentials.json` (next to config.yaml). */
-export function credentialsPath(env: NodeJS.ProcessEnv): string {
-  return join(dirname(configPath(env)), 'credentials.json');
 }
 
 /** Server URLs are keys without a trailing slash. */

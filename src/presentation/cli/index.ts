@@ -3,7 +3,7 @@
  * A2A calls to a local agent (spawned over stdio) or a server (`--server`); `serve` is handed to
  * the composition root.
  */
-import { CommanderError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { registerAccount } from './commands/account.command.js';
 import { registerAcp } from './commands/acp.command.js';
 import { registerAction } from './commands/action.command.js';
@@ -26,7 +26,8 @@ import { registerTask } from './commands/task.command.js';
 import { registerTool } from './commands/tool.command.js';
 import { registerTui } from './commands/tui.command.js';
 import { COMMAND_METHODS } from './command-methods.js';
-import { EXIT_CODES } from './exit-codes.js';
+import type { EarlyAgent } from './early-agent.js';
+import { runProgram } from './exit-status.js';
 import type { CliIo } from './render/ui.js';
 import { processIo, rootCommand } from './program.js';
 import { Runner } from './runner.js';
@@ -40,22 +41,19 @@ export interface CliHost {
   version: string;
   /** The `agents` script to spawn a local agent from: the running one (bundled or not). */
   bin?: string;
+  /** The local agent spawned before the CLI loaded (presentation/cli/early-agent.ts); ended if unused. */
+  early?: EarlyAgent;
   serve(opts: ServeOptions): Promise<number>;
 }
 
 /** Runs `agents` with `argv` (as `process.argv`: node, script, arguments…) and returns the exit code. */
 export async function runCli(argv: string[], host: CliHost, io: CliIo = processIo()): Promise<number> {
-  const runner = new Runner(host.version, io, COMMAND_METHODS, host.bin);
-  const program = buildProgram(host, runner, io);
+  const runner = new Runner(host.version, io, COMMAND_METHODS, host.bin, host.early);
   try {
-    await program.parseAsync(argv);
-  } catch (err) {
-    if (!(err instanceof CommanderError)) throw err;
-    // Help and version asked for (or `agents help x`) are successes; `agents` alone is a usage error.
-    if (err.exitCode === 0) return EXIT_CODES.OK;
-    runner.usage(program, argv.slice(2), err.message.replace(/^error: /, ''));
+    return await runProgram(buildProgram(host, runner, io), runner, argv);
+  } finally {
+    host.early?.dispose();
   }
-  return runner.exitCode;
 }
 
 /** The whole command tree (exported for the test that checks every command against the method table). */

@@ -15,10 +15,12 @@ import {
 import { connect } from './connect.js';
 import { credentialsPath, loadCredentials, refreshIfExpired } from './credentials.js';
 import { declaredClient } from './declared-client.js';
+import type { EarlyAgent } from './early-agent.js';
 import { EXIT_CODES, exitReasonOf, type ExitReason } from './exit-codes.js';
+import { ExitStatus } from './exit-status.js';
 import { buildEnvelope, serializeEnvelope, type EnvelopeMessage } from './render/envelope.js';
 import { renderError, reportOf, type Target } from './render/error.js';
-import { isOutputFormat, type OutputFormat } from './render/format.js';
+import { isOutputFormat } from './render/format.js';
 import { Ui, type CliIo } from './render/ui.js';
 import { eventsWanted } from './support/events.js';
 
@@ -51,17 +53,19 @@ export type CommandFn = (ctx: RunContext) => Promise<Outcome>;
  * Runs commands: resolves format and connection, connects lazily, always closes the client (so a
  * spawned agent exits), turns errors and Ctrl-C into exit codes, prints the json/yaml envelope.
  */
-export class Runner {
-  exitCode = 0;
-
+export class Runner extends ExitStatus {
   constructor(
     readonly version: string,
-    readonly io: CliIo,
+    io: CliIo,
     /** What each command may call (COMMAND_METHODS): its client refuses anything else. */
     readonly calls: Readonly<Record<string, readonly string[]>>,
     /** The `agents` script a local agent is spawned from (default: the protocol client's own choice). */
     readonly agentBin?: string,
-  ) {}
+    /** The local agent bin.ts spawned before the commands loaded, if any. */
+    readonly early?: EarlyAgent,
+  ) {
+    super(io);
+  }
 
   /**
    * `opts.local`: the command talks to the local agent even when a server is configured (sync and
@@ -125,7 +129,7 @@ export class Runner {
         io: this.io,
         signal: ac.signal,
         client: () =>
-          (pending ??= connect(conn, this.version, env, this.agentBin).then((c) => {
+          (pending ??= connect(conn, this.version, env, this.agentBin, this.early).then((c) => {
             c.tenant = namespace;
             return declaredClient(name, this.calls[name] ?? [], c, env);
           })),
@@ -176,74 +180,6 @@ export class Runner {
     }
     this.exitCode = code;
   }
-
-  /**
-   * `agents serve` could not start (or stopped on an error): one line and a hint on stderr, or the
-   * envelope under --format json|yaml — on stderr in --stdio mode, whose stdout carries protocol only.
-   */
-  serveFailed(cmd: Command, err: unknown, stdoutIsProtocol: boolean): void {
-    const flags = cmd.optsWithGlobals<GlobalFlags>();
-    const format: OutputFormat = isOutputFormat(flags.format)
-      ? flags.format
-      : this.io.stderr.isTTY === true
-        ? 'rich'
-        : 'plain';
-    const ui = new Ui(format, this.io, flags.color === false);
-    const reason = exitReasonOf(err);
-    const report = reportOf(err, reason, { kind: 'local' });
-    const code = EXIT_CODES[reason];
-    if (ui.human) {
-      ui.rawErr(renderError(report, reason, { rich: ui.rich, pal: ui.errPal }));
-    } else {
-      const messages: EnvelopeMessage[] = [{ level: 'error', text: report.message }];
-      if (report.hint) messages.push({ level: 'hint', text: report.hint });
-      const text = serializeEnvelope(
-        buildEnvelope('serve', code, { error: report }, new Date(), 0, messages),
-        format as 'json' | 'yaml',
-      );
-      (stdoutIsProtocol ? this.io.stderr : this.io.stdout).write(text);
-    }
-    this.exitCode = code;
-  }
-
-  /** A usage error found by the parser: stderr got commander's text; json/yaml also get an envelope. */
-  usage(program: Command, args: readonly string[], message: string): void {
-    this.exitCode = EXIT_CODES.USAGE;
-    const format = formatFromArgv(args);
-    if (format !== 'json' && format !== 'yaml') return;
-    const env = buildEnvelope(
-      commandPath(program, args),
-      EXIT_CODES.USAGE,
-      { error: { message, type: 'UsageError' } },
-      new Date(),
-      0,
-      [{ level: 'error', text: message }],
-    );
-    this.io.stdout.write(serializeEnvelope(env, format));
-  }
-}
-
-/** The command the arguments name (`task get`), as far as they name one. */
-function commandPath(program: Command, args: readonly string[]): string {
-  const path: string[] = [];
-  let cmd = program;
-  for (const a of args) {
-    const sub = cmd.commands.find((c) => c.name() === a);
-    if (!sub) continue;
-    path.push(a);
-    cmd = sub;
-  }
-  return path.join(' ') || program.name();
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** `--format X` / `--format=X` from raw arguments, for errors raised before parsing completes. */
-function formatFromArgv(argv: readonly string[]): OutputFormat | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] ?? '';
-    const v = a === '--format' ? argv[i + 1] : a.startsWith('--format=') ? a.slice('--format='.length) : undefined;
-    if (isOutputFormat(v)) return v;
-  }
-  return undefined;
-}

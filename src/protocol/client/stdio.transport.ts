@@ -19,6 +19,11 @@ export interface StdioTransportOptions {
    */
   bin?: string;
   extraArgs?: string[];
+  /**
+   * The agent, already spawned by the caller with this command, arguments, environment and
+   * stderr (the CLI spawns it before loading its commands): used instead of spawning one.
+   */
+  spawned?: ChildProcess;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   /** What to do with the agent's log output (stderr). Default: keep the last lines for errors. */
@@ -98,11 +103,13 @@ export class StdioClientTransport implements ClientTransport {
     const command = opts.command ?? process.execPath;
     const args = opts.args ?? [opts.bin ?? DEFAULT_BIN, 'serve', '--stdio', ...(opts.extraArgs ?? [])];
     const stderr = opts.stderr ?? 'capture';
-    const child = spawn(command, args, {
-      stdio: ['pipe', 'pipe', stderr === 'capture' ? 'pipe' : stderr],
-      env: opts.env ?? process.env,
-      cwd: opts.cwd,
-    });
+    const child =
+      opts.spawned ??
+      spawn(command, args, {
+        stdio: ['pipe', 'pipe', stderr === 'capture' ? 'pipe' : stderr],
+        env: opts.env ?? process.env,
+        cwd: opts.cwd,
+      });
     const t = new StdioClientTransport(child, opts.onStderr);
     try {
       t.init = (await t.request(STDIO_METHODS.initialize, {

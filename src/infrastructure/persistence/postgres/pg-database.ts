@@ -5,6 +5,7 @@ import { AppError } from '../../../domain/errors.js';
 import { silentLogger, type Logger } from '../../../application/index.js';
 import type { DB } from '../database.js';
 import { migrateToLatest } from '../migrations.js';
+import { redactUrl } from './pg-url.js';
 
 /*
  * PostgreSQL storage: the same schema (one migration list) and the same Kysely query builder as
@@ -188,22 +189,6 @@ export class PgDatabase {
 /** Channel names are ours (never user input), but LISTEN cannot take a parameter: keep them plain. */
 function assertChannel(channel: string): void {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`bad notification channel name: ${channel}`);
-}
-
-/** The URL with its password replaced by `***`. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://(unparseable URL)';
-  }
-}
-
-/** True for a `postgres:` or `postgresql:` URL. */
-export function isPostgresUrl(url: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(url);
 }
 
 /** Opens the pool, checks the server answers, and brings the schema up to date (once across instances). */

@@ -1,6 +1,6 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { GlobalFlags } from '../config.js';
-import type { Runner } from '../runner.js';
+import type { ExitStatus } from '../exit-status.js';
 import { intOption } from '../support/options.js';
 
 /** What `agents serve` asks the composition root to run. */
@@ -35,6 +35,11 @@ export interface ServeOptions {
   databaseUrl?: string;
   /** PostgreSQL connections per instance. */
   databasePool?: number;
+  /**
+   * Stdio: open nothing until the client writes (the CLI spawns its agent before it knows it
+   * needs one, presentation/cli/early-agent.ts); a client that closes stdin first ends it.
+   */
+  awaitClient?: boolean;
 }
 
 const OIDC_FLAGS = ['oidcIssuer', 'oidcAudience', 'oidcClientId', 'oidcUserClaim', 'oidcRolesClaim'] as const;
@@ -42,10 +47,18 @@ const OIDC_FLAGS = ['oidcIssuer', 'oidcAudience', 'oidcClientId', 'oidcUserClaim
 const LIMIT_FLAGS = ['maxJsonDepth', 'maxParts', 'maxPartBytes', 'maxMessageBytes', 'maxMetadataKeys'] as const;
 
 /** The parsed flags: what serve takes, as commander hands it over (`--stdio` may be absent). */
-type ServeFlags = GlobalFlags & Omit<ServeOptions, 'stdio' | 'verbose' | 'token' | 'dataDir'> & { stdio?: boolean };
+type ServeFlags = GlobalFlags &
+  Omit<ServeOptions, 'stdio' | 'verbose' | 'token' | 'dataDir' | 'awaitClient'> & {
+    stdio?: boolean;
+    awaitClient?: boolean;
+  };
 
 /** `agents serve` only parses its flags: serving is the composition root's job. */
-export function registerServe(program: Command, serve: (opts: ServeOptions) => Promise<number>, runner: Runner): void {
+export function registerServe(
+  program: Command,
+  serve: (opts: ServeOptions) => Promise<number>,
+  status: ExitStatus,
+): void {
   program
     .command('serve')
     .description('Run the agent: HTTP server mode (default), or --stdio for a client that spawned it')
@@ -115,6 +128,8 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
       'PostgreSQL connections of this instance (env CLEVERAGENTS_DATABASE_POOL; default 10)',
       intOption(1, 1000),
     )
+    // The CLI's own handshake with the agent it spawns early: not for people, so not in the help.
+    .addOption(new Option('--await-client').hideHelp())
     .addHelpText(
       'after',
       '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.\nStart-up problems (a bad token, a port in use, an unwritable data dir, …) exit with code 2.',
@@ -133,10 +148,11 @@ export function registerServe(program: Command, serve: (opts: ServeOptions) => P
       for (const k of OIDC_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
       if (f.databaseUrl !== undefined) opts.databaseUrl = f.databaseUrl;
       if (f.databasePool !== undefined) opts.databasePool = f.databasePool;
+      if (f.awaitClient === true) opts.awaitClient = true;
       try {
-        runner.exitCode = await serve(opts);
+        status.exitCode = await serve(opts);
       } catch (err) {
-        runner.serveFailed(cmd, err, opts.stdio);
+        await status.serveFailed(cmd, err, opts.stdio);
       }
     });
 }

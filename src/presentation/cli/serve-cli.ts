@@ -1,0 +1,23 @@
+/**
+ * `agents serve …` without the client commands: the root command (global options, help text) and
+ * `serve` alone. A local agent is spawned as `agents serve --stdio` for every client command, and
+ * the command modules it would otherwise load (every schema of the protocol, the renderers) are
+ * no part of serving. `agents serve --help` is the same text as through the whole tree.
+ */
+import type { CliHost } from './index.js';
+import { registerServe } from './commands/serve.command.js';
+import { ExitStatus, runProgram } from './exit-status.js';
+import { processIo, rootCommand } from './program.js';
+import type { CliIo } from './render/ui.js';
+
+/** Runs `agents serve` with `argv` (as `process.argv`, its first argument `serve`) and returns the exit code. */
+export function runServe(
+  argv: string[],
+  host: Pick<CliHost, 'version' | 'serve'>,
+  io: CliIo = processIo(),
+): Promise<number> {
+  const status = new ExitStatus(io);
+  const program = rootCommand(host.version, io);
+  registerServe(program, (opts) => host.serve(opts), status);
+  return runProgram(program, status, argv);
+}

@@ -1,0 +1,92 @@
+/**
+ * The local agent bin.ts spawns before the CLI loads its commands (presentation/cli/early-agent.ts):
+ * spawned only when the arguments most likely need it, it touches nothing until its client writes,
+ * and a command that does not use it leaves no data directory and no process behind.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { spawnEarlyAgent } from '../../src/presentation/cli/early-agent.js';
+import { collect, type CliResult } from '../support/cli.js';
+import { BIN } from '../support/harness.js';
+
+const ROOT = mkdtempSync(join(tmpdir(), 'agents-early-e2e-'));
+after(() => rmSync(ROOT, { recursive: true, force: true }));
+
+function env(configHome: string): NodeJS.ProcessEnv {
+  const e: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: configHome, NO_COLOR: '1' };
+  for (const k of ['CLEVERAGENTS_SERVER_URL', 'CLEVERAGENTS_SERVER_TOKEN', 'CLEVERAGENTS_DATA_DIR']) delete e[k];
+  return e;
+}
+
+function cli(args: string[], e: NodeJS.ProcessEnv): Promise<CliResult> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: e, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin?.end();
+  return collect(child, { timeoutMs: 30_000 });
+}
+
+describe('the early local agent', () => {
+  it('is not spawned for help, server mode, serve or login', () => {
+    const configHome = join(ROOT, 'none');
+    const e = env(configHome);
+    for (const args of [
+      [],
+      ['--data-dir', 'x', 'health'],
+      ['health', '--help'],
+      ['task', 'list', '-h'],
+      ['health', '--server', 'http://127.0.0.1:1'],
+      ['health', '--server=http://127.0.0.1:1'],
+      ['serve', '--stdio'],
+      ['login'],
+      ['logout'],
+      ['help', 'task'],
+    ])
+      assert.equal(spawnEarlyAgent(args, e, BIN), undefined, args.join(' '));
+    assert.equal(spawnEarlyAgent(['health'], { ...e, CLEVERAGENTS_SERVER_URL: 'http://127.0.0.1:1' }, BIN), undefined);
+    const withServer = join(ROOT, 'with-server');
+    mkdirSync(join(withServer, 'cleveragents'), { recursive: true });
+    writeFileSync(join(withServer, 'cleveragents', 'config.yaml'), 'format: json\nserver: http://127.0.0.1:1\n');
+    assert.equal(spawnEarlyAgent(['health'], env(withServer), BIN), undefined);
+    const loggedIn = join(ROOT, 'logged-in');
+    mkdirSync(join(loggedIn, 'cleveragents'), { recursive: true });
+    writeFileSync(join(loggedIn, 'cleveragents', 'credentials.json'), '{"servers":{}}');
+    assert.equal(spawnEarlyAgent(['health'], env(loggedIn), BIN), undefined);
+  });
+
+  it('is handed only to a connection that asks for it with the same arguments', async () => {
+    const e = env(join(ROOT, 'none'));
+    const dataDir = join(ROOT, 'handed');
+    const early = spawnEarlyAgent(['health', '--data-dir', dataDir], e, BIN);
+    assert.ok(early);
+    assert.equal(early.take([], 'capture', e), undefined);
+    assert.equal(early.take(['--data-dir', dataDir], 'inherit', e), undefined);
+    assert.equal(early.take(['--data-dir', dataDir], 'capture', { ...e }), undefined);
+    const child = early.take(['--data-dir', dataDir], 'capture', e);
+    assert.ok(child);
+    assert.equal(early.take(['--data-dir', dataDir], 'capture', e), undefined);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.stdin?.end();
+    // A client that leaves before writing: the agent ends, having opened nothing.
+    assert.equal(await exited, 0);
+    assert.equal(existsSync(dataDir), false);
+  });
+
+  it('leaves no data directory behind when the command fails before connecting', async () => {
+    const dataDir = join(ROOT, 'unused');
+    const r = await cli(['task', 'get', '--data-dir', dataDir], env(join(ROOT, 'none')));
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /missing required argument 'id'/);
+    assert.equal(existsSync(dataDir), false);
+  });
+
+  it('serves the command that needs it', async () => {
+    const dataDir = join(ROOT, 'used');
+    const r = await cli(['health', '--data-dir', dataDir, '--format', 'json'], env(join(ROOT, 'none')));
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { data: { status: string } }).data.status, 'ok');
+    assert.equal(existsSync(join(dataDir, 'cleveragents.db')), true);
+  });
+});
