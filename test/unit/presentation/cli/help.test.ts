@@ -18,7 +18,7 @@ function captureIo(): { io: CliIo; out: () => string } {
 }
 
 describe('agents --help without loading the commands', () => {
-  it('lists the commands as the full command tree does (regenerate with dist/test/support/write-command-index.js)', () => {
+  it('lists the commands as the full command tree does (regenerate with dist/test/support/write-command-index.js --write)', () => {
     assert.deepEqual(COMMAND_INDEX, commandIndex(buildProgram(host)));
   });
 
