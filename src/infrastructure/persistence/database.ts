@@ -7,7 +7,7 @@ import { AppError } from '../../domain/errors.js';
 import { silentLogger, type Logger } from '../../application/index.js';
 import { ConnectionLock, LockedSqliteDialect } from './connection-lock.js';
 import { GroupCommit, type GroupEndHook } from './group-commit.js';
-import { migrateToLatest } from './migrations.js';
+import { isCurrent, migrateToLatest } from './migrations.js';
 
 /** The stored schema, as Kysely sees it (column names are the SQL ones). */
 export interface DB {
@@ -386,7 +386,7 @@ export class SqliteDatabase {
     this.cache.clear();
     try {
       // SQLite recommends this before closing long-lived connections: it refreshes planner statistics.
-      if (this.sqlite.open) this.sqlite.pragma('optimize');
+      if (this.sqlite.open) optimize(this.sqlite, 'optimize');
     } finally {
       await this.kysely.destroy();
       // Kysely closes the handle only if it ever connected.
@@ -439,7 +439,7 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<SqliteDat
     const db = new SqliteDatabase(opts.file, sqlite, kysely, lock, failures);
     try {
       await migrate(db);
-      sqlite.pragma('optimize = 0x10002');
+      optimize(sqlite, 'optimize = 0x10002');
     } catch (err) {
       await db.close();
       throw err;
@@ -457,6 +457,9 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<SqliteDat
  * it atomic and makes a second process opening the same file wait, then find nothing to do.
  */
 async function migrate(db: SqliteDatabase): Promise<void> {
+  // A database this code already migrated (every start but the first) needs neither the write lock
+  // nor the migrator's queries: one read says so.
+  if (isCurrent(appliedMigrations(db.sqlite))) return;
   db.sqlite.exec('BEGIN IMMEDIATE');
   try {
     await migrateToLatest(db.kysely);
@@ -465,6 +468,25 @@ async function migrate(db: SqliteDatabase): Promise<void> {
     if (db.sqlite.inTransaction) db.sqlite.exec('ROLLBACK');
     throw err;
   }
+}
+
+/**
+ * Refreshes planner statistics, which may need the write lock: when another connection holds it
+ * (SQLITE_BUSY) the refresh is skipped — the statistics are a hint, and the periodic run retries.
+ */
+function optimize(sqlite: BetterSqlite3.Database, pragma: string): void {
+  try {
+    sqlite.pragma(pragma);
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+  }
+}
+
+/** The names in Kysely's migration table; none when the table is not there yet (a new file). */
+function appliedMigrations(sqlite: BetterSqlite3.Database): string[] {
+  const table = sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").get();
+  if (table === undefined) return [];
+  return (sqlite.prepare('SELECT name FROM kysely_migration').all() as { name: string }[]).map((r) => r.name);
 }
 
 /** The database holds credentials (push configs): its directory is private and the file is 0600. */

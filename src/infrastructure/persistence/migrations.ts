@@ -482,6 +482,16 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) };
 
+/** Every migration's name in the order they run (Kysely orders them by name). */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();
+
+/** Whether `applied` (the names in `kysely_migration`, any order) is exactly this code's migrations. */
+export function isCurrent(applied: readonly string[]): boolean {
+  if (applied.length !== MIGRATION_NAMES.length) return false;
+  const sorted = [...applied].sort();
+  return MIGRATION_NAMES.every((name, i) => sorted[i] === name);
+}
+
 /** The migrator over our in-code migrations (Kysely keeps the applied list in `kysely_migration`). */
 export function createMigrator(db: AnyDb): Migrator {
   return new Migrator({ db, provider });

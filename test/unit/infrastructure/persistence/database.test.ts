@@ -3,8 +3,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, sql, SqliteDialect } from 'kysely';
 import {
+  createMigrator,
   migrationStatus,
   MIGRATIONS,
   openDatabase,
@@ -64,6 +66,31 @@ describe('openDatabase', () => {
       assert.equal(applied.length, Object.keys(MIGRATIONS).length);
     } finally {
       await second.close();
+    }
+  });
+
+  it('opens a database it already migrated without waiting for a writer, and migrates an older one', async () => {
+    const file = path.join(dir, 'agents.db');
+    const first = await openDatabase({ file });
+    // Another connection is in the middle of a write: a reopen that took the write lock would fail.
+    first.sqlite.exec('BEGIN IMMEDIATE');
+    const second = await openDatabase({ file, busyTimeoutMs: 0 });
+    first.sqlite.exec('ROLLBACK');
+    await second.close();
+    await first.close();
+
+    // A file an older version wrote (every migration but the last) gets the last one on open.
+    const older = path.join(dir, 'older.db');
+    const raw = new Kysely({ dialect: new SqliteDialect({ database: new BetterSqlite3(older) }) });
+    const names = Object.keys(MIGRATIONS).sort();
+    const { error } = await createMigrator(raw).migrateTo(names[names.length - 2]!);
+    assert.equal(error, undefined);
+    await raw.destroy();
+    const upgraded = await openDatabase({ file: older });
+    try {
+      assert.deepEqual(await migrationStatus(upgraded.kysely), { applied: names, pending: [] });
+    } finally {
+      await upgraded.close();
     }
   });
 
