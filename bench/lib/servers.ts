@@ -8,7 +8,8 @@ import { startServer, type Server } from './proc.js';
 
 /** dist/ (this file compiles to dist/bench/lib/servers.js). */
 export const DIST = fileURLToPath(new URL('../../', import.meta.url));
-export const BIN = join(DIST, 'src/main/bin.js');
+/** What the package's `agents` runs: the bundle. */
+export const BIN = join(DIST, 'src/bundle/agents.js');
 const script = (name: string): string => join(DIST, 'bench/servers', name);
 const LISTENING = /listening on (?:http:\/\/)?127\.0\.0\.1:(\d+)/;
 

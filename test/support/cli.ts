@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CALL_TRACE_ENV } from '../../src/presentation/cli/declared-client.js';
 
-/** The built CLI. */
-export const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
+/** The built CLI: the bundle the package's `agents` runs. */
+export const BIN = fileURLToPath(new URL('../../src/bundle/agents.js', import.meta.url));
 
 /**
  * Where the end-to-end suites record which methods each command they ran called (one file per

@@ -18,8 +18,8 @@ export type TransportName = 'memory' | 'stdio' | 'http';
 export const TRANSPORTS: readonly TransportName[] = (process.env['CA_TRANSPORTS']?.split(',') as
   TransportName[] | undefined) ?? ['memory', 'stdio', 'http'];
 
-/** The built CLI entry point. */
-export const BIN = fileURLToPath(new URL('../../src/main/bin.js', import.meta.url));
+/** The built CLI entry point: the bundle the package's `agents` runs. */
+export const BIN = fileURLToPath(new URL('../../src/bundle/agents.js', import.meta.url));
 export const TOKEN = 'contract-test-token-0123456789';
 
 export interface Harness {

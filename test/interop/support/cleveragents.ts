@@ -14,7 +14,7 @@ export { freePort };
 
 /** dist/ (this file compiles to dist/test/interop/support/cleveragents.js). */
 const DIST = fileURLToPath(new URL('../../../', import.meta.url));
-const BIN = join(DIST, 'src/main/bin.js');
+const BIN = join(DIST, 'src/bundle/agents.js');
 const SERVE = join(DIST, 'src/main/serve.js');
 
 export interface RunningServer {
