@@ -58,15 +58,35 @@ function snapshot(id: string, contextId: string, at: string): string {
   });
 }
 
+/** How many tasks a seeded file holds (a server that swept it, or a broken file, holds fewer). */
+function storedTasks(file: string): number {
+  try {
+    const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare('select count(*) as n from tasks').get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return -1;
+  }
+}
+
 export async function seed(count: number, log: (s: string) => void): Promise<Seeded> {
   const dir = join(seedRoot(), `tasks-${count}`);
   const metaFile = join(dir, 'seed.json');
   if (existsSync(metaFile)) {
-    return {
-      ...(JSON.parse(readFileSync(metaFile, 'utf8')) as Omit<Seeded, 'seededNow' | 'seedMs'>),
-      seededNow: false,
-      seedMs: 0,
-    };
+    const stored = storedTasks(databaseFile(dir));
+    if (stored === count) {
+      return {
+        ...(JSON.parse(readFileSync(metaFile, 'utf8')) as Omit<Seeded, 'seededNow' | 'seedMs'>),
+        seededNow: false,
+        seedMs: 0,
+      };
+    }
+    log(
+      `the cached seed in ${dir} holds ${stored.toLocaleString('en-US')} tasks, not ${count.toLocaleString('en-US')}`,
+    );
   }
   const t0 = performance.now();
   log(`seeding ${count.toLocaleString('en-US')} tasks into ${dir} (once; reused by later runs)`);

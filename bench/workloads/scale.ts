@@ -64,7 +64,10 @@ export async function scaleWorkload(cfg: BenchConfig, report: Report, log: (s: s
   for (const n of cfg.scaleSizes) seeded.push(await seed(n, log));
   const servers: Server[] = [];
   try {
-    for (const s of seeded) servers.push(await startOurs(s.dataDir));
+    // Retention off: the seeded tasks are dated 2025, and the default 30-day sweep would delete
+    // them (from the cached seed too) seconds after the start.
+    const noRetention = { CLEVERAGENTS_RETENTION_DAYS: '0', CLEVERAGENTS_RETENTION_MAX_TASKS: '0' };
+    for (const s of seeded) servers.push(await startOurs(s.dataDir, undefined, noRetention));
     const per = cfg.quick ? 100 : 300;
     for (let i = 0; i < servers.length; i++)
       for (const op of OPS) await latency(servers[i] as Server, seeded[i] as Seeded, op, 30, 5_000);
