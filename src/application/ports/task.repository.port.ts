@@ -93,8 +93,9 @@ export interface TaskRepository {
    * Appends an event; when `snapshot` is given it becomes the stored task at `event.seq`. Appends
    * of one task may be issued before earlier ones settle: they must be applied in call order.
    * `event` and `snapshot` are read during the call only (they may change afterwards).
+   * `eventJson`, when given, is `JSON.stringify(event.event)`, done by the caller already.
    */
-  append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void>;
+  append(taskId: string, event: TaskEvent, snapshot?: Task, eventJson?: string): Promise<void>;
   /**
    * Rewrites the snapshot (history changes) at the given sequence number; the task is then run by
    * this process's runner. With `key`, the message key is stored in the same write (and the call

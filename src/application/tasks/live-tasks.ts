@@ -32,10 +32,15 @@ export interface LiveTask {
   turnEndWaiters: Set<() => void>;
 }
 
-export function toItem(ev: TaskEvent): StreamItem {
-  return ev.kind === 'status'
-    ? { seq: ev.seq, payload: { statusUpdate: ev.event } }
-    : { seq: ev.seq, payload: { artifactUpdate: ev.event } };
+/** A stored event as a stream item; with `eventJson` (the event as stored), the item's JSON too. */
+export function toItem(ev: TaskEvent, eventJson?: string): StreamItem {
+  const item: StreamItem =
+    ev.kind === 'status'
+      ? { seq: ev.seq, payload: { statusUpdate: ev.event } }
+      : { seq: ev.seq, payload: { artifactUpdate: ev.event } };
+  if (eventJson !== undefined)
+    item.json = `{"${ev.kind === 'status' ? 'statusUpdate' : 'artifactUpdate'}":${eventJson}}`;
+  return item;
 }
 
 /**

@@ -104,12 +104,14 @@ export class TaskEventRecorder {
     const settles = status && (status.message !== undefined || isTerminal(status.state) || isInterrupted(status.state));
     // The repository reads the snapshot during the call only (see TaskRepository.append): no copy.
     const snapshot = settles ? viewTask(live.task, { copy: false }) : undefined;
-    const item = toItem(ev);
+    // Serialised once: the same text is stored and, by a transport that can, sent.
+    const eventJson = JSON.stringify(ev.event);
+    const item = toItem(ev, eventJson);
     // Storing starts now, in event order (the repository applies writes in the order they are
     // asked for), so a burst of events shares one group commit; delivery still waits for each
     // event to be stored, strictly in order. The session's activity moves with the snapshot
     // (history or a settled turn), not with every progress state.
-    const appended = this.deps.tasks.append(live.task.id, ev, snapshot);
+    const appended = this.deps.tasks.append(live.task.id, ev, snapshot, eventJson);
     for (const t of this.recordingTaps) t(live.task.id, item);
     const stored: Promise<unknown> = snapshot
       ? Promise.all([appended, this.deps.sessions.recordActivity(live.task.contextId, status?.timestamp ?? '')])

@@ -6,6 +6,11 @@ import type { Principal } from '../ports/principal.js';
 export interface StreamItem {
   seq: number;
   payload: StreamResponse;
+  /**
+   * `payload` as JSON text, when it was serialised already (an event as it was stored): a
+   * transport may send it as it is instead of serialising the payload again.
+   */
+  json?: string;
 }
 
 export interface SendInput {

@@ -300,8 +300,8 @@ export class SqliteTaskRepository implements TaskRepository {
     return this.db.exclusive(() => this.readTask(id));
   }
 
-  async append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void> {
-    const params = appendValues(taskId, event, snapshot);
+  async append(taskId: string, event: TaskEvent, snapshot?: Task, eventJson?: string): Promise<void> {
+    const params = appendValues(taskId, event, snapshot, eventJson);
     try {
       await this.db.write(() => this.appendWithTask(params));
     } catch (err) {

@@ -35,6 +35,11 @@ export interface RequestMeta {
 export interface StreamEvent {
   seq: number;
   response: JsonRpcResponse;
+  /**
+   * `response.result` as JSON text, when the item came serialised and the method's encoding leaves
+   * it as it is: a transport splices it into its frame instead of serialising the result again.
+   */
+  resultJson?: string;
 }
 
 /** `correlationId`: the request's (an error's `error.data.correlationId`), for the access log. */
@@ -147,7 +152,7 @@ export class Dispatcher {
         card: this.opts.card,
         lastEventSeq: meta.lastEventSeq,
       };
-      const encode = codec ? (codec.encode as (r: unknown) => unknown) : (r: unknown) => r;
+      const encode = codec ? (codec.encode as (r: unknown) => unknown) : undefined;
 
       if (method.kind === 'stream') {
         const items = await method.call(this.opts.facade, params, ctx);
@@ -162,7 +167,11 @@ export class Dispatcher {
       const result = await method.call(this.opts.facade, params, ctx);
       if (notification) return { kind: 'notification' };
       if (this.opts.validateResults && !codec) this.checkResult(method, result);
-      return { kind: 'response', response: { jsonrpc: '2.0', id, result: encode(result) }, correlationId };
+      return {
+        kind: 'response',
+        response: { jsonrpc: '2.0', id, result: encode ? encode(result) : result },
+        correlationId,
+      };
     } catch (err) {
       if (notification) return { kind: 'notification' };
       return this.failure(id, err, surface, correlationId);
@@ -236,9 +245,9 @@ export class Dispatcher {
 
   private streamEvents(
     id: JsonRpcId,
-    items: AsyncIterable<{ seq: number; payload: unknown }>,
+    items: AsyncIterable<StreamSourceItem>,
     method: MethodDef,
-    encode: (r: unknown) => unknown,
+    encode: ((r: unknown) => unknown) | undefined,
     surface: ErrorSurface,
     signal: AbortSignal,
   ): AsyncIterable<StreamEvent> {
@@ -247,9 +256,11 @@ export class Dispatcher {
       id,
       items[Symbol.asyncIterator](),
       signal,
+      // Without a codec the result is the payload itself, so its JSON (when it came with one) is the result's.
+      !encode,
       (payload) => {
         if (check) this.checkResult(method, payload);
-        return encode(payload);
+        return encode ? encode(payload) : payload;
       },
       (err) => {
         const correlationId = newCorrelationId();
@@ -297,6 +308,13 @@ function withoutTenant(method: MethodDef, raw: unknown): unknown {
 
 const DONE: IteratorResult<StreamEvent> = { done: true, value: undefined };
 
+/** What a streaming method yields: a payload, maybe with its JSON text (see StreamItem). */
+interface StreamSourceItem {
+  seq: number;
+  payload: unknown;
+  json?: string;
+}
+
 /**
  * One streaming call's items as JSON-RPC responses: each result encoded, a failure turned into one
  * last error event, the source closed when the caller stops or the request is aborted. Written by
@@ -309,8 +327,10 @@ class ResponseStream implements AsyncIterableIterator<StreamEvent> {
 
   constructor(
     private readonly id: JsonRpcId,
-    private readonly source: AsyncIterator<{ seq: number; payload: unknown }>,
+    private readonly source: AsyncIterator<StreamSourceItem>,
     private readonly signal: AbortSignal,
+    /** Whether `encode` returns the payload itself, so that the payload's JSON is the result's. */
+    private readonly keepsJson: boolean,
     private readonly encode: (payload: unknown) => unknown,
     private readonly failure: (err: unknown) => JsonRpcErrorObject,
   ) {
@@ -332,11 +352,11 @@ class ResponseStream implements AsyncIterableIterator<StreamEvent> {
         await this.close();
         return DONE;
       }
-      this.seq = next.value.seq;
-      return {
-        done: false,
-        value: { seq: this.seq, response: { jsonrpc: '2.0', id: this.id, result: this.encode(next.value.payload) } },
-      };
+      const { seq, payload, json } = next.value;
+      this.seq = seq;
+      const value: StreamEvent = { seq, response: { jsonrpc: '2.0', id: this.id, result: this.encode(payload) } };
+      if (this.keepsJson && json !== undefined) value.resultJson = json;
+      return { done: false, value };
     } catch (err) {
       const error = this.failure(err);
       await this.close();

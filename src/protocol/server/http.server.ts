@@ -15,7 +15,7 @@ import type { JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.js';
 import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
 import { AuthThrottle, type Authenticator } from './auth.js';
-import type { Dispatcher } from './dispatcher.js';
+import type { Dispatcher, StreamEvent } from './dispatcher.js';
 import { DRAIN_BYTES, DRAIN_MS, drain, malformedRequest, readBody, writable } from './http-body.js';
 
 export interface HttpServerOptions {
@@ -306,8 +306,7 @@ export class A2aHttpServer {
 
   private async sendSse(
     res: ServerResponse,
-    events:
-      AsyncIterable<{ seq: number; response: JsonRpcResponse }> | Iterable<{ seq: number; response: JsonRpcResponse }>,
+    events: AsyncIterable<StreamEvent> | Iterable<StreamEvent>,
     signal: AbortSignal,
   ): Promise<void> {
     res.writeHead(200, {
@@ -324,7 +323,11 @@ export class A2aHttpServer {
         if (signal.aborted || this.closing || !writable(res)) break;
         let data: string;
         try {
-          data = JSON.stringify(ev.response);
+          data =
+            ev.resultJson === undefined
+              ? JSON.stringify(ev.response)
+              : // What JSON.stringify(ev.response) writes, with the result already serialised.
+                `{"jsonrpc":"2.0","id":${JSON.stringify(ev.response.id)},"result":${ev.resultJson}}`;
         } catch (err) {
           // An event that cannot be serialised ends the stream with an error the client can read.
           const correlationId = newCorrelationId();

@@ -152,6 +152,13 @@ export class A2aStdioServer {
         }
         count++;
         lastSeq = ev.seq;
+        if (ev.resultJson !== undefined) {
+          // What frame() writes for the notification below, with the event already serialised.
+          this.send(
+            `{"jsonrpc":"2.0","method":"${STDIO_METHODS.streamEvent}","params":{"requestId":${JSON.stringify(outcome.id)},"seq":${ev.seq},"event":${ev.resultJson}}}\n`,
+          );
+          continue;
+        }
         this.write({
           jsonrpc: '2.0',
           method: STDIO_METHODS.streamEvent,
@@ -216,6 +223,23 @@ export class A2aStdioServer {
   }
 
   private write(msg: JsonRpcResponse | { jsonrpc: '2.0'; method: string; params: unknown }): void {
+    if (!this.opts.output.writable) return;
+    let line: string;
+    try {
+      line = frame(msg);
+    } catch (err) {
+      // A result that cannot be serialised (e.g. nested past the stack): its request still gets
+      // an answer, and the connection goes on.
+      const correlationId = newCorrelationId();
+      this.opts.logger.error({ err, correlationId }, 'stdio message could not be sent');
+      const id = 'id' in msg ? msg.id : null;
+      line = frame({ jsonrpc: '2.0', id, error: toErrorObject(err, 'extension', correlationId) });
+    }
+    this.send(line);
+  }
+
+  /** Writes one framed line. */
+  private send(line: string): void {
     const out = this.opts.output;
     if (!out.writable) return;
     // Messages written in the same tick leave in one write (stdout pipes write synchronously, one
@@ -227,17 +251,6 @@ export class A2aStdioServer {
         this.corked = false;
         out.uncork();
       });
-    }
-    let line: string;
-    try {
-      line = frame(msg);
-    } catch (err) {
-      // A result that cannot be serialised (e.g. nested past the stack): its request still gets
-      // an answer, and the connection goes on.
-      const correlationId = newCorrelationId();
-      this.opts.logger.error({ err, correlationId }, 'stdio message could not be sent');
-      const id = 'id' in msg ? msg.id : null;
-      line = frame({ jsonrpc: '2.0', id, error: toErrorObject(err, 'extension', correlationId) });
     }
     out.write(line);
   }

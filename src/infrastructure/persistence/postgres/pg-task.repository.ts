@@ -126,8 +126,8 @@ export class PgTaskRepository implements TaskRepository {
     return row && materialise(row);
   }
 
-  async append(taskId: string, event: TaskEvent, snapshot?: Task): Promise<void> {
-    const v = appendValues(taskId, event, snapshot);
+  async append(taskId: string, event: TaskEvent, snapshot?: Task, eventJson?: string): Promise<void> {
+    const v = appendValues(taskId, event, snapshot, eventJson);
     const insert = sql`insert into task_events (task_id, seq, kind, payload)
       values (${v.id}, ${v.seq}, ${v.kind}, ${v.payload}) returning seq`;
     let update: RawBuilder<unknown> | undefined;

@@ -102,8 +102,13 @@ export type AppendValues = {
   snapshot?: string;
 };
 
-export function appendValues(taskId: string, event: TaskEvent, snapshot: Task | undefined): AppendValues {
-  const values: AppendValues = { id: taskId, seq: event.seq, kind: event.kind, payload: JSON.stringify(event.event) };
+export function appendValues(
+  taskId: string,
+  event: TaskEvent,
+  snapshot: Task | undefined,
+  eventJson = JSON.stringify(event.event),
+): AppendValues {
+  const values: AppendValues = { id: taskId, seq: event.seq, kind: event.kind, payload: eventJson };
   // A status event moves the listing columns even without a snapshot (get folds it back in);
   // a snapshot replaces the stored task whatever the event, and the columns follow it.
   const status = snapshot?.status ?? (event.kind === 'status' ? event.event.status : undefined);

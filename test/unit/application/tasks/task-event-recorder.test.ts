@@ -195,3 +195,26 @@ describe('TaskEventRecorder failures', () => {
     }
   });
 });
+
+describe('TaskEventRecorder serialises an event once', () => {
+  it('stores the text its listeners get as the item’s JSON', async () => {
+    const stored: string[] = [];
+    const { store, recorder, task } = setup();
+    const append = store.repo.append.bind(store.repo);
+    store.repo.append = (taskId, ev, snapshot, eventJson) => {
+      stored.push(eventJson ?? '(none)');
+      return append(taskId, ev, snapshot, eventJson);
+    };
+    const items: { json?: string; payload: unknown }[] = [];
+    task.listeners.add((item) => items.push(item));
+    void recorder.status(task, 'TASK_STATE_WORKING', 'thinking');
+    void recorder.artifact(task, { artifactId: 'a1', parts: [{ text: 'x' }] }, { lastChunk: true });
+    store.resolveAll();
+    await settle();
+    assert.equal(stored.length, 2);
+    assert.equal(items.length, 2);
+    assert.equal(items[0]?.json, `{"statusUpdate":${stored[0]}}`);
+    assert.equal(items[1]?.json, `{"artifactUpdate":${stored[1]}}`);
+    for (const item of items) assert.deepEqual(JSON.parse(item.json ?? ''), item.payload, 'the JSON is the payload');
+  });
+});

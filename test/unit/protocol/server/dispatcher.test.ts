@@ -5,7 +5,13 @@ import { buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-t
 import { defineStreamContract } from '../../../../src/protocol/a2a/contract.js';
 import { bindStream } from '../../../../src/protocol/a2a/method.js';
 import type { JsonRpcErrorObject } from '../../../../src/protocol/jsonrpc/envelope.js';
-import { Dispatcher, type DispatcherOptions, type ReadMessage } from '../../../../src/protocol/server/dispatcher.js';
+import { LOCAL_PRINCIPAL } from '../../../../src/application/index.js';
+import {
+  Dispatcher,
+  type DispatcherOptions,
+  type ReadMessage,
+  type StreamEvent,
+} from '../../../../src/protocol/server/dispatcher.js';
 
 /** Only the table is read by isStreamingRequest; the rest of the options are never touched. */
 const dispatcherFor = (table: DispatcherOptions['table']): Dispatcher =>
@@ -81,6 +87,58 @@ describe('Dispatcher.read', () => {
       const e = refused(d.read(text, 'extension'));
       assert.equal(e.code, -32600, text);
       assert.match(e.message, /batch requests are not supported/);
+    }
+  });
+});
+
+describe('Dispatcher streams', () => {
+  const status = { taskId: 't1', contextId: 'c1', status: { state: 'TASK_STATE_WORKING' } };
+  const json = JSON.stringify({ statusUpdate: status });
+  const facade = {
+    tasks: {
+      stream: () =>
+        Promise.resolve(
+          (async function* () {
+            yield { seq: 1, payload: { statusUpdate: status }, json };
+            yield { seq: 2, payload: { statusUpdate: status } };
+          })(),
+        ),
+    },
+  };
+  const d = new Dispatcher({
+    table: buildMethodTable(),
+    facade,
+    card: {},
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
+  } as unknown as DispatcherOptions);
+  const events = async (message: unknown, version: '1.0' | '0.3') => {
+    const out = await d.dispatch(message, {
+      principal: LOCAL_PRINCIPAL,
+      version,
+      signal: new AbortController().signal,
+    });
+    assert.equal(out.kind, 'stream', JSON.stringify(out));
+    const got: StreamEvent[] = [];
+    if (out.kind === 'stream') for await (const ev of out.events) got.push(ev);
+    return got;
+  };
+
+  it('hands on an item’s JSON as the result’s when the result is the item itself (v1.0)', async () => {
+    const message = { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'hi' }] };
+    const got = await events({ jsonrpc: '2.0', id: 7, method: 'SendStreamingMessage', params: { message } }, '1.0');
+    assert.equal(got.length, 2);
+    assert.equal(got[0]?.resultJson, json);
+    assert.deepEqual(JSON.parse(got[0]?.resultJson ?? ''), (got[0]?.response as { result?: unknown }).result);
+    assert.equal(got[1]?.resultJson, undefined, 'an item without JSON gets none');
+  });
+
+  it('drops it when a codec re-encodes the result (v0.3)', async () => {
+    const message = { kind: 'message', messageId: 'm1', role: 'user', parts: [{ kind: 'text', text: 'hi' }] };
+    const got = await events({ jsonrpc: '2.0', id: 7, method: 'message/stream', params: { message } }, '0.3');
+    assert.equal(got.length, 2);
+    for (const ev of got) {
+      assert.equal(ev.resultJson, undefined);
+      assert.equal((ev.response as { result?: { kind?: string } }).result?.kind, 'status-update', 'the 0.3 form');
     }
   });
 });
