@@ -176,16 +176,19 @@ export class GitSandboxManager implements SandboxManager {
         () => false,
       );
       if (repo) {
-        await git(sandbox.source, ['worktree', 'remove', '--force', '--force', root], { confine: true }).catch(
-          () => undefined,
-        );
-        await rm(root, { recursive: true, force: true });
-        await git(sandbox.source, ['worktree', 'prune'], { confine: true });
-        const has = await git(sandbox.source, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], {
-          confine: true,
-          okCodes: [1],
+        // Serialised with creates (see #addWorktree).
+        await this.#repoLocks.run(sandbox.source, async () => {
+          await git(sandbox.source, ['worktree', 'remove', '--force', '--force', root], { confine: true }).catch(
+            () => undefined,
+          );
+          await rm(root, { recursive: true, force: true });
+          await git(sandbox.source, ['worktree', 'prune'], { confine: true });
+          const has = await git(sandbox.source, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], {
+            confine: true,
+            okCodes: [1],
+          });
+          if (has.code === 0) await git(sandbox.source, ['branch', '-D', branch], { confine: true });
         });
-        if (has.code === 0) await git(sandbox.source, ['branch', '-D', branch], { confine: true });
       }
     }
     await rm(root, { recursive: true, force: true });
@@ -239,7 +242,16 @@ export class GitSandboxManager implements SandboxManager {
     return info;
   }
 
-  async #addWorktree(info: SandboxInfo, fresh: boolean): Promise<void> {
+  /**
+   * One repository's worktree metadata has one writer at a time (with applies and rebases): a
+   * `worktree prune` deletes the admin directory another `worktree add` has made and not yet
+   * filled in, and that add fails ("could not open .git/worktrees/…/gitdir").
+   */
+  #addWorktree(info: SandboxInfo, fresh: boolean): Promise<void> {
+    return this.#repoLocks.run(info.source, () => this.#addWorktreeNow(info, fresh));
+  }
+
+  async #addWorktreeNow(info: SandboxInfo, fresh: boolean): Promise<void> {
     const o = { confine: true };
     const branch = info.branch ?? '';
     await git(info.source, ['worktree', 'prune'], o);

@@ -329,6 +329,19 @@ describe('GitSandboxManager with a git-checkout resource', () => {
     });
   });
 
+  it('creates and removes many sandboxes of one repository at once (git worktree add, prune and remove race otherwise)', async () => {
+    // `git worktree prune` of one plan deletes the admin directory another plan's `worktree add`
+    // has just made and not yet filled in ("could not open .git/worktrees/…/gitdir").
+    const ids = Array.from({ length: 12 }, (_, i) => `C${i}`);
+    const made = await Promise.all(ids.map((id) => manager.create(id, resource)));
+    for (const sb of made) assert.equal(git(sb.root, 'status', '--porcelain'), '', sb.root);
+    const again = await Promise.all(ids.map((id) => manager.create(`D${id}`, resource)));
+    await Promise.all([...made.map((sb) => manager.remove(sb)), ...again.map((sb) => manager.checkpoint(sb, 'w'))]);
+    for (const sb of made) assert.equal(exists(sb.root), false);
+    for (const sb of again) assert.equal(exists(path.join(sb.root, '.git')), true, sb.root);
+    assert.equal(git(repo, 'worktree', 'list').split('\n').length, 1 + again.length);
+  });
+
   it('removes the worktree and the plan branch, after apply too, and again without error', async () => {
     const sb = await manager.create('P1', resource);
     write(sb.root, 'a.txt', 'applied\n');
