@@ -58,7 +58,7 @@ function snapshot(id: string, contextId: string, at: string): string {
   });
 }
 
-/** How many tasks a seeded file holds (a server that swept it, or a broken file, holds fewer). */
+/** How many tasks a seeded file holds (fewer after a server swept it); -1 when it cannot be read. */
 function storedTasks(file: string): number {
   try {
     const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
@@ -85,7 +85,9 @@ export async function seed(count: number, log: (s: string) => void): Promise<See
       };
     }
     log(
-      `the cached seed in ${dir} holds ${stored.toLocaleString('en-US')} tasks, not ${count.toLocaleString('en-US')}`,
+      stored < 0
+        ? `the cached seed in ${dir} cannot be read`
+        : `the cached seed in ${dir} holds ${stored.toLocaleString('en-US')} tasks, not ${count.toLocaleString('en-US')}`,
     );
   }
   const t0 = performance.now();
