@@ -38,6 +38,7 @@ import {
 import { AgentCardProvider, type AgentCardOptions, type CardOidc } from '../protocol/a2a/agent-card.js';
 import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.js';
 import { buildMethodTable } from '../protocol/a2a/method-table.js';
+import { TickBatchedDestination } from './log-destination.js';
 import { Dispatcher } from '../protocol/server/dispatcher.js';
 import { envInt } from './limits-config.js';
 import { configDir, databaseFile, tokenFile } from './paths.js';
@@ -119,9 +120,13 @@ export interface App {
 const SHUTDOWN_TEXT =
   'Interrupted: the server shut down before this task finished; send the message again (with a new messageId) to retry';
 
-/** Structured logs go to stderr: stdout belongs to the protocol in stdio mode. */
+/**
+ * Structured logs go to stderr (stdout belongs to the protocol in stdio mode), written
+ * synchronously, the lines of one event-loop turn in one write (see log-destination.ts).
+ */
 export function createLogger(level: string): Logger {
-  return pino({ level, base: { pid: process.pid } }, pino.destination({ fd: 2, sync: true }));
+  const sink = new TickBatchedDestination(pino.destination({ fd: 2, sync: true }));
+  return pino({ level, base: { pid: process.pid } }, sink);
 }
 
 /** Opens the configured storage: PostgreSQL when a database URL is given, else the SQLite file. */
