@@ -48,10 +48,10 @@ module.exports = {
     {
       name: 'clients-import-only-the-protocol-client',
       comment:
-        'Every client (the CLI, the TUI, the ACP bridge, the VS Code extension) talks to the backend only through the typed A2A client: of our code outside the presentation layer it may import src/protocol/client/index.ts alone.',
+        "Every client (the CLI, the TUI, the ACP bridge, the VS Code extension) talks to the backend only through the typed A2A client: of our code outside the presentation layer it may import src/protocol/client/index.ts alone — and the client's agent-env.ts (a local agent's environment, also exported by the index), which the CLI's early spawn loads before the client itself.",
       severity: 'error',
       from: { path: '^(src/presentation|clients/[^/]+/src)/' },
-      to: { path: '^src/', pathNot: '^src/(presentation/|protocol/client/index\\.ts$)' },
+      to: { path: '^src/', pathNot: '^src/(presentation/|protocol/client/(index|agent-env)\\.ts$)' },
     },
     {
       name: 'editor-clients-keep-to-their-own-code',

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { agentEnv } from '../../src/protocol/client/agent-env.js';
 import { BenchError, checkEchoTask } from '../lib/a2a.js';
 import type { BenchConfig } from '../lib/config.js';
 import { pool } from '../lib/load.js';
@@ -55,11 +56,16 @@ class NdjsonPeer {
   }
 }
 
+/** Our agent and the echo child alike start in the environment the CLI gives a local agent. */
 function spawnPinned(args: string[]): ChildProcess {
   const p = setupPinning();
+  const env = agentEnv(process.env);
   return p.enabled
-    ? spawn('taskset', ['-c', String(p.serverCore), process.execPath, ...args], { stdio: ['pipe', 'pipe', 'ignore'] })
-    : spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'] });
+    ? spawn('taskset', ['-c', String(p.serverCore), process.execPath, ...args], {
+        stdio: ['pipe', 'pipe', 'ignore'],
+        env,
+      })
+    : spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'], env });
 }
 
 async function roundTrips(

@@ -5,10 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { agentEnv } from '../../src/protocol/client/agent-env.js';
 import { spawnEarlyAgent } from '../../src/presentation/cli/early-agent.js';
 import { collect, type CliResult } from '../support/cli.js';
 import { BIN } from '../support/harness.js';
@@ -72,6 +73,31 @@ describe('the early local agent', () => {
     // A client that leaves before writing: the agent ends, having opened nothing.
     assert.equal(await exited, 0);
     assert.equal(existsSync(dataDir), false);
+  });
+
+  it("starts with glibc's malloc threshold fixed, unless the environment sets its own", async (t) => {
+    if (process.platform !== 'linux') return t.skip('the setting is for glibc on Linux');
+    const e = env(join(ROOT, 'none'));
+    const environOf = (pid: number | undefined): string[] =>
+      readFileSync(`/proc/${String(pid)}/environ`, 'utf8').split('\0');
+    for (const [given, want] of [
+      [e, 'MALLOC_MMAP_THRESHOLD_=131072'],
+      [{ ...e, MALLOC_MMAP_THRESHOLD_: '65536' }, 'MALLOC_MMAP_THRESHOLD_=65536'],
+    ] as const) {
+      const early = spawnEarlyAgent(['health'], given, BIN);
+      assert.ok(early);
+      const child = early.take([], 'capture', given);
+      assert.ok(child);
+      try {
+        const seen = environOf(child.pid).filter((kv) => kv.startsWith('MALLOC_MMAP_THRESHOLD_='));
+        assert.deepEqual(seen, [want]);
+      } finally {
+        const exited = new Promise((resolve) => child.on('exit', resolve));
+        child.stdin?.end();
+        await exited;
+      }
+    }
+    assert.deepEqual(agentEnv({ A: '1' }, 'darwin'), { A: '1' }, 'elsewhere the environment is as given');
   });
 
   it('leaves no data directory behind when the command fails before connecting', async () => {

@@ -10,6 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { agentEnv } from '../../protocol/client/agent-env.js';
 import { configPath, credentialsPath } from './config-paths.js';
 
 /** What `agents serve --stdio` would be spawned with, and the agent spawned so. */
@@ -46,7 +47,7 @@ export function spawnEarlyAgent(args: readonly string[], env: NodeJS.ProcessEnv,
   const stderr = verbose ? 'inherit' : 'capture';
   const child = spawn(process.execPath, [bin, 'serve', '--stdio', '--await-client', ...extraArgs], {
     stdio: ['pipe', 'pipe', stderr === 'capture' ? 'pipe' : stderr],
-    env,
+    env: agentEnv(env),
   });
   let alive = true;
   child.on('exit', () => (alive = false));

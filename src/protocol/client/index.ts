@@ -8,6 +8,7 @@ export { A2AClientError, A2ATransportError, type FieldViolationInfo } from './cl
 export type { WireReason } from '../jsonrpc/errors.js';
 export { HttpClientTransport, type HttpTransportOptions } from './http.transport.js';
 export { StdioClientTransport, type StdioTransportOptions, type InitializeResult } from './stdio.transport.js';
+export { agentEnv } from './agent-env.js';
 export type { ClientTransport, ClientStreamEvent, RequestOptions } from './transport.js';
 export { sendMessage, sendStreamingMessage } from '../a2a/contracts/message.contract.js';
 export { getTask, listTasks, cancelTask, subscribeToTask } from '../a2a/contracts/task.contract.js';

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Channel } from '../../domain/async-channel.js';
+import { agentEnv } from './agent-env.js';
 import { STDIO_METHODS, type StreamEventParams } from '../a2a/stdio-binding.js';
 import { EXTENSION_URI } from '../a2a/versions.js';
 import type { JsonRpcErrorObject } from '../jsonrpc/envelope.js';
@@ -14,8 +15,8 @@ export interface StdioTransportOptions {
   /** Its arguments; defaults to `<bin> serve --stdio` plus `extraArgs`. */
   args?: string[];
   /**
-   * The `agents` bin script that `<bin>` stands for; defaults to this package's dist/src/main/bin.js.
-   * The bundled CLI passes its own path: inside the bundle this module's URL is a chunk's, elsewhere.
+   * The `agents` bin script that `<bin>` stands for; defaults to this package's dist/src/main/bin.js
+   * (inside the bundle: the bundle's agents.js).
    */
   bin?: string;
   extraArgs?: string[];
@@ -24,6 +25,7 @@ export interface StdioTransportOptions {
    * stderr (the CLI spawns it before loading its commands): used instead of spawning one.
    */
   spawned?: ChildProcess;
+  /** The agent's environment (default: this process's), given glibc's malloc setting of agentEnv. */
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   /** What to do with the agent's log output (stderr). Default: keep the last lines for errors. */
@@ -48,7 +50,11 @@ interface Pending {
   events?: Channel<ClientStreamEvent>;
 }
 
-const DEFAULT_BIN = fileURLToPath(new URL('../../main/bin.js', import.meta.url));
+/** tsc's bin beside this module (dist/src/protocol/client), or the bundle's own entry inside it. */
+const HERE = new URL('.', import.meta.url);
+const DEFAULT_BIN = fileURLToPath(
+  HERE.pathname.endsWith('/bundle/') ? new URL('agents.js', HERE) : new URL('../../main/bin.js', import.meta.url),
+);
 
 /** A2A JSON-RPC over the pipes of a spawned `agents serve --stdio` (DESIGN.md §3.5). */
 export class StdioClientTransport implements ClientTransport {
@@ -107,7 +113,7 @@ export class StdioClientTransport implements ClientTransport {
       opts.spawned ??
       spawn(command, args, {
         stdio: ['pipe', 'pipe', stderr === 'capture' ? 'pipe' : stderr],
-        env: opts.env ?? process.env,
+        env: opts.command === undefined ? agentEnv(opts.env ?? process.env) : (opts.env ?? process.env),
         cwd: opts.cwd,
       });
     const t = new StdioClientTransport(child, opts.onStderr);
