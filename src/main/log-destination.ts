@@ -49,13 +49,15 @@ export class TickBatchedDestination {
     return true;
   }
 
-  /** Writes what is batched now (pino's `logger.flush()` calls it too). */
-  flush(): void {
+  /** Writes what is batched now; pino's `logger.flush(cb)` calls it with its callback. */
+  flush(done?: (err?: Error) => void): void {
     this.scheduled = false;
     pending.delete(this);
-    if (this.buffer === '') return;
-    const text = this.buffer;
-    this.buffer = '';
-    this.sink.write(text);
+    if (this.buffer !== '') {
+      const text = this.buffer;
+      this.buffer = '';
+      this.sink.write(text);
+    }
+    done?.();
   }
 }

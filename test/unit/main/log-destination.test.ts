@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import pino from 'pino';
 import { TickBatchedDestination } from '../../../src/main/log-destination.js';
 
 const nextCheckPhase = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -29,6 +30,14 @@ test('flush writes what is batched at once, and an empty flush writes nothing', 
   assert.deepEqual(writes, ['x\n']);
   await nextCheckPhase();
   assert.deepEqual(writes, ['x\n'], 'the scheduled flush finds nothing left');
+});
+
+test("pino's logger.flush(cb) writes the batch and calls back", async () => {
+  const writes: string[] = [];
+  const logger = pino({ base: null, timestamp: false }, new TickBatchedDestination({ write: (t) => writes.push(t) }));
+  logger.info('one');
+  await new Promise<void>((resolve, reject) => logger.flush((err) => (err ? reject(err) : resolve())));
+  assert.deepEqual(writes, ['{"level":30,"msg":"one"}\n']);
 });
 
 test('a process that exits in the same tick still writes its lines, including those logged while it exits', () => {
