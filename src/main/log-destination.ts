@@ -24,7 +24,6 @@ function onExit(): void {
 
 export class TickBatchedDestination {
   private buffer = '';
-  private scheduled = false;
 
   constructor(private readonly sink: SyncSink) {
     if (!watching) {
@@ -35,14 +34,13 @@ export class TickBatchedDestination {
 
   /** pino's stream interface: one serialised line (or several) to write. */
   write(text: string): boolean {
+    // The exit listener has written every batch by now: nothing is left to go before this line.
     if (exiting) {
-      this.flush();
       this.sink.write(text);
       return true;
     }
     this.buffer += text;
-    if (!this.scheduled) {
-      this.scheduled = true;
+    if (!pending.has(this)) {
       pending.add(this);
       setImmediate(() => this.flush());
     }
@@ -51,7 +49,6 @@ export class TickBatchedDestination {
 
   /** Writes what is batched now; pino's `logger.flush(cb)` calls it with its callback. */
   flush(done?: (err?: Error) => void): void {
-    this.scheduled = false;
     pending.delete(this);
     if (this.buffer !== '') {
       const text = this.buffer;

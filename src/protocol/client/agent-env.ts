@@ -4,7 +4,7 @@
  */
 
 /** glibc's malloc setting a local agent gets (see agentEnv). */
-export const AGENT_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' } as const;
+const AGENT_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' } as const;
 
 /**
  * The environment a local agent starts with: `env`, plus a fixed mmap threshold for glibc's malloc

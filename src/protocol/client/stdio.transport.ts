@@ -109,11 +109,13 @@ export class StdioClientTransport implements ClientTransport {
     const command = opts.command ?? process.execPath;
     const args = opts.args ?? [opts.bin ?? DEFAULT_BIN, 'serve', '--stdio', ...(opts.extraArgs ?? [])];
     const stderr = opts.stderr ?? 'capture';
+    const env = opts.env ?? process.env;
     const child =
       opts.spawned ??
       spawn(command, args, {
         stdio: ['pipe', 'pipe', stderr === 'capture' ? 'pipe' : stderr],
-        env: opts.command === undefined ? agentEnv(opts.env ?? process.env) : (opts.env ?? process.env),
+        // Our own agent gets a local agent's environment; another program, the one it was given.
+        env: opts.command === undefined ? agentEnv(env) : env,
         cwd: opts.cwd,
       });
     const t = new StdioClientTransport(child, opts.onStderr);
