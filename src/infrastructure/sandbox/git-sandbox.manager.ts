@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { ApplyOutcome, RebaseOutcome, SandboxDiff, SandboxInfo, SandboxManager } from '../../application/index.js';
 import type { ResourceDefinition } from '../../domain/registry/entities.js';
 import { applyCopySandbox, createCopySandbox } from './copy-sandbox.js';
-import { git, gitOut, headFromFiles, KeyedLock, snapshotTree } from './git.js';
+import { git, gitChain, gitOut, headFromFiles, KeyedLock, snapshotTree } from './git.js';
 import { diffTrees } from './sandbox-diff.js';
 import { applyWorktreeSandbox } from './worktree-apply.js';
 import { rebaseWorktreeSandbox, unresolvedFiles } from './worktree-rebase.js';
@@ -85,21 +85,23 @@ export class GitSandboxManager implements SandboxManager {
   async checkpoint(sandbox: SandboxInfo, label: string): Promise<string> {
     const root = await this.#own(sandbox);
     const o = { confine: true, identity: true };
-    await git(root, ['add', '-A', ...(sandbox.kind === 'copy' ? ['-f'] : []), '--', '.'], o);
     // A plan makes a checkpoint per write step: without maintenance.auto=false every one of them
     // also spawns `git maintenance run --auto`, which costs as much again as the commit. The
-    // repository's own commands still run its maintenance.
-    await git(
+    // repository's own commands still run its maintenance. Both commands run from one process.
+    await gitChain(
       root,
       [
-        '-c',
-        'maintenance.auto=false',
-        'commit',
-        '-q',
-        '--allow-empty',
-        '--no-verify',
-        '-m',
-        `checkpoint: ${label.replace(/\0/g, '')}`,
+        ['add', '-A', ...(sandbox.kind === 'copy' ? ['-f'] : []), '--', '.'],
+        [
+          '-c',
+          'maintenance.auto=false',
+          'commit',
+          '-q',
+          '--allow-empty',
+          '--no-verify',
+          '-m',
+          `checkpoint: ${label.replace(/\0/g, '')}`,
+        ],
       ],
       o,
     );
@@ -117,8 +119,14 @@ export class GitSandboxManager implements SandboxManager {
     const ancestor = await git(root, ['merge-base', '--is-ancestor', sandbox.baseCommit, sha], { ...o, okCodes: [1] });
     if (ancestor.code !== 0)
       throw new Error(`${commit} is not a checkpoint of the sandbox ${root} (it does not descend from its base)`);
-    await git(root, ['reset', '-q', '--hard', sha], o);
-    await git(root, ['clean', '-q', '-ffdx'], o);
+    await gitChain(
+      root,
+      [
+        ['reset', '-q', '--hard', sha],
+        ['clean', '-q', '-ffdx'],
+      ],
+      o,
+    );
   }
 
   async diff(sandbox: SandboxInfo): Promise<SandboxDiff> {
