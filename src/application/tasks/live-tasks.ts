@@ -25,6 +25,8 @@ export interface LiveTask {
   overtaken?: boolean;
   /** How often a status of this process was written again after another process's events. */
   rebases?: number;
+  /** Events this process stored after the task's last stored snapshot (see TaskEventRecorder.record). */
+  sinceSnapshot?: number;
   /** Actor turns, one after another. */
   turns: Promise<void>;
   running: number;

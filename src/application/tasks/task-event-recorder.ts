@@ -20,6 +20,14 @@ import type { StreamItem, TaskEventTap } from './task.types.js';
 /** How many of its events an actor may have in flight to storage before it waits for them. */
 export const MAX_UNSTORED_EVENTS = 64;
 
+/**
+ * How many events may follow a running task's stored snapshot before a status message rewrites
+ * it. A read folds the events after the snapshot in (their status messages into the history), so
+ * this bounds that fold, while a long turn's progress messages no longer rewrite the whole,
+ * growing history each time (a 100-step plan posts two per step).
+ */
+export const SNAPSHOT_EVERY_EVENTS = 32;
+
 export interface TaskEventRecorderDeps {
   tasks: Pick<TaskRepository, 'append' | 'get'>;
   sessions: { recordActivity(contextId: string, at: string): Promise<unknown> };
@@ -98,24 +106,30 @@ export class TaskEventRecorder {
   /** Applies, stores, then delivers one event, after every event before it. */
   private record(live: LiveTask, ev: TaskEvent): Promise<void> {
     applyEvent(live.task, ev);
-    // A status event rewrites the stored snapshot when it adds to the history or settles the task;
-    // a plain progress state only moves the listing columns (reading the task folds it back in).
+    // A status event rewrites the stored snapshot when it settles the task, or when it adds to the
+    // history and enough events followed the stored snapshot (SNAPSHOT_EVERY_EVENTS); anything
+    // else only moves the listing columns, and reading the task folds it back in.
     const status = ev.kind === 'status' ? ev.event.status : undefined;
-    const settles = status && (status.message !== undefined || isTerminal(status.state) || isInterrupted(status.state));
+    const settles = status !== undefined && (isTerminal(status.state) || isInterrupted(status.state));
+    const adds = status?.message !== undefined;
+    const since = (live.sinceSnapshot ?? 0) + 1;
+    const rewrite = settles || (adds && since >= SNAPSHOT_EVERY_EVENTS);
+    live.sinceSnapshot = rewrite ? 0 : since;
     // The repository reads the snapshot during the call only (see TaskRepository.append): no copy.
-    const snapshot = settles ? viewTask(live.task, { copy: false }) : undefined;
+    const snapshot = rewrite ? viewTask(live.task, { copy: false }) : undefined;
     // Serialised once: the same text is stored and, by a transport that can, sent.
     const eventJson = JSON.stringify(ev.event);
     const item = toItem(ev, eventJson);
     // Storing starts now, in event order (the repository applies writes in the order they are
     // asked for), so a burst of events shares one group commit; delivery still waits for each
-    // event to be stored, strictly in order. The session's activity moves with the snapshot
-    // (history or a settled turn), not with every progress state.
+    // event to be stored, strictly in order. The session's activity moves with the history and
+    // with a settled turn, not with every progress state.
     const appended = this.deps.tasks.append(live.task.id, ev, snapshot, eventJson);
     for (const t of this.recordingTaps) t(live.task.id, item);
-    const stored: Promise<unknown> = snapshot
-      ? Promise.all([appended, this.deps.sessions.recordActivity(live.task.contextId, status?.timestamp ?? '')])
-      : appended;
+    const stored: Promise<unknown> =
+      settles || adds
+        ? Promise.all([appended, this.deps.sessions.recordActivity(live.task.contextId, status?.timestamp ?? '')])
+        : appended;
     stored.catch(() => {}); // observed through the chain below
     live.backlog++;
     live.chain = live.chain

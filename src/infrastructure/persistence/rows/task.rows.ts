@@ -35,13 +35,26 @@ export function toEvent(row: EventRow): TaskEvent {
   return { seq: row.seq, kind: row.kind, event: JSON.parse(row.payload) as unknown } as TaskEvent;
 }
 
-/** The snapshot with every event logged after it folded in (what a crash left unsnapshotted). */
+/**
+ * The snapshot with every event logged after it folded in: progress states, artifacts, and the
+ * status messages a running task's snapshot does not hold yet (TaskEventRecorder rewrites it only
+ * every so many events), in event order after its history.
+ */
 export function toStoredTask(row: TaskRow, eventsAfterSnapshot: Iterable<EventRow>): StoredTask {
   const task = JSON.parse(row.snapshot) as Task;
   let seq = row.seq;
+  let known: Set<string> | undefined;
   for (const ev of eventsAfterSnapshot) {
     const event = toEvent(ev);
     applyEvent(task, event);
+    const message = event.kind === 'status' ? event.event.status.message : undefined;
+    if (message) {
+      known ??= new Set((task.history ?? []).map((m) => m.messageId));
+      if (!known.has(message.messageId)) {
+        (task.history ??= []).push(message);
+        known.add(message.messageId);
+      }
+    }
     seq = event.seq;
   }
   const stored: StoredTask = { task, owner: row.owner, seq };

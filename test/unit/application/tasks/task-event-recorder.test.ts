@@ -9,7 +9,11 @@ import { describe, it } from 'node:test';
 import type { Logger, TaskRepository } from '../../../../src/application/index.js';
 import type { Actor } from '../../../../src/application/ports/actor.port.js';
 import { LiveTasks, type LiveTask } from '../../../../src/application/tasks/live-tasks.js';
-import { MAX_UNSTORED_EVENTS, TaskEventRecorder } from '../../../../src/application/tasks/task-event-recorder.js';
+import {
+  MAX_UNSTORED_EVENTS,
+  SNAPSHOT_EVERY_EVENTS,
+  TaskEventRecorder,
+} from '../../../../src/application/tasks/task-event-recorder.js';
 import { TurnRunner } from '../../../../src/application/tasks/turn-runner.js';
 import type { Message, TaskEvent } from '../../../../src/domain/a2a.model.js';
 
@@ -216,5 +220,52 @@ describe('TaskEventRecorder serialises an event once', () => {
     assert.equal(items[0]?.json, `{"statusUpdate":${stored[0]}}`);
     assert.equal(items[1]?.json, `{"artifactUpdate":${stored[1]}}`);
     for (const item of items) assert.deepEqual(JSON.parse(item.json ?? ''), item.payload, 'the JSON is the payload');
+  });
+});
+
+describe('TaskEventRecorder rewrites a running task’s snapshot every so many events', () => {
+  it('stores the snapshot with a settled status, and with a status message once enough events followed the last', async () => {
+    const { store, recorder, task } = setup();
+    const withSnapshot: number[] = [];
+    const activity: string[] = [];
+    const append = store.repo.append.bind(store.repo);
+    store.repo.append = (taskId, ev, snapshot, eventJson) => {
+      if (snapshot) {
+        withSnapshot.push(ev.seq);
+        // The snapshot holds every message recorded so far.
+        assert.equal(snapshot.history?.length, messagesUpTo.get(ev.seq));
+      }
+      return append(taskId, ev, snapshot, eventJson);
+    };
+    (recorder as unknown as { deps: { sessions: unknown } }).deps.sessions = {
+      recordActivity: async (_c: string, at: string) => void activity.push(at),
+    };
+    const n = 2 * SNAPSHOT_EVERY_EVENTS + 5;
+    const messagesUpTo = new Map<number, number>();
+    let messages = 0;
+    for (let i = 1; i <= n; i++) {
+      // Every tenth event is a plain progress state (no message): it counts, but never rewrites.
+      if (i % 10 !== 0) messages++;
+      messagesUpTo.set(i, messages);
+      void recorder.status(task, 'TASK_STATE_WORKING', i % 10 === 0 ? undefined : `step ${i}`);
+    }
+    messagesUpTo.set(n + 1, ++messages);
+    void recorder.status(task, 'TASK_STATE_COMPLETED', 'done');
+    store.resolveAll();
+    await settle();
+    const rewrites = withSnapshot.slice(0, -1);
+    assert.equal(withSnapshot.at(-1), n + 1, 'the settled status stores the snapshot');
+    assert.ok(
+      rewrites.length >= 2 && rewrites.length <= 3,
+      `a few rewrites, not one per message: ${rewrites.join(',')}`,
+    );
+    for (const [i, seq] of rewrites.entries()) {
+      const since = seq - (rewrites[i - 1] ?? 0);
+      assert.ok(
+        since >= SNAPSHOT_EVERY_EVENTS && since <= SNAPSHOT_EVERY_EVENTS + 1,
+        `rewrite at ${seq} after ${since}`,
+      );
+    }
+    assert.equal(activity.length, messages, "the session's activity still moves with every message");
   });
 });

@@ -112,6 +112,37 @@ for (const engine of ENGINES)
       await assert.rejects(repo.create(task('t1', 'c1'), 'alice'), reason('ALREADY_EXISTS'));
     });
 
+    it('folds the status messages appended after the snapshot into the history, in order and once each', async () => {
+      const t = task('t1', 'c1');
+      await repo.create(t, 'alice');
+      const said = (seq: number, text: string): TaskEvent => {
+        const ev = statusEvent(t, seq, 'TASK_STATE_WORKING', at(seq));
+        if (ev.kind === 'status')
+          ev.event.status.message = { messageId: `s${seq}`, role: 'ROLE_AGENT', parts: [{ text }], taskId: 't1' };
+        return ev;
+      };
+      // What the recorder stores between two snapshots of a running task: messages in events only.
+      await repo.append('t1', said(1, 'one'));
+      await repo.append('t1', chunk(t, 2, 'x', false));
+      await repo.append('t1', said(3, 'three'));
+      const texts = async () =>
+        (await repo.get('t1'))?.task.history?.map((m) => m.parts.map((p) => p.text).join('')) ?? [];
+      assert.deepEqual(await texts(), ['hello', 'one', 'three']);
+      const listed = await repo.list({ owner: 'alice', limit: 5 });
+      assert.deepEqual(
+        listed.tasks[0]?.task.history?.map((m) => m.messageId),
+        ['m-t1', 's1', 's3'],
+      );
+      // Then a snapshot that holds them all: nothing is counted twice.
+      const held = (await repo.get('t1'))?.task as Task;
+      const ev4 = said(4, 'four');
+      if (ev4.kind === 'status')
+        (held.history ??= []).push(ev4.event.status.message as NonNullable<typeof ev4.event.status.message>);
+      await repo.append('t1', ev4, { ...held, status: { state: 'TASK_STATE_WORKING', timestamp: at(4) } });
+      await repo.append('t1', said(5, 'five'));
+      assert.deepEqual(await texts(), ['hello', 'one', 'three', 'four', 'five']);
+    });
+
     it('folds artifact events appended after the snapshot into get, with seq the last event', async () => {
       const t = task('t1', 'c1');
       await repo.create(t, 'alice');
