@@ -220,10 +220,16 @@ export type TaskEvent =
   | { seq: number; kind: 'status'; event: TaskStatusUpdateEvent }
   | { seq: number; kind: 'artifact'; event: TaskArtifactUpdateEvent };
 
-/** Folds one logged event into a task snapshot (mutating it), exactly as a subscriber sees it. */
+/**
+ * Folds one logged event into a task snapshot (mutating it), exactly as a subscriber sees it: a
+ * status message joins the history, once (a snapshot that already holds it is left as it is).
+ */
 export function applyEvent(task: Task, ev: TaskEvent): void {
   if (ev.kind === 'status') {
     task.status = ev.event.status;
+    const message = ev.event.status.message;
+    if (message && !task.history?.findLast((m) => m.messageId === message.messageId))
+      (task.history ??= []).push(message);
     return;
   }
   const { artifact, append } = ev.event;

@@ -66,9 +66,8 @@ export class TaskEventRecorder {
       const parts: Message['parts'] = [];
       if (text !== undefined) parts.push({ text });
       if (extra.data !== undefined) parts.push({ data: extra.data, mediaType: 'application/json' });
-      const message: Message = { messageId: newId(), role: 'ROLE_AGENT', parts, taskId, contextId };
-      status.message = message;
-      (live.task.history ??= []).push(message);
+      // It joins the history as the event is applied (applyEvent), as it does for every reader.
+      status.message = { messageId: newId(), role: 'ROLE_AGENT', parts, taskId, contextId };
     }
     const event: TaskEvent = { seq: ++live.seq, kind: 'status', event: { taskId, contextId, status } };
     if (extra.taskMetadata) {

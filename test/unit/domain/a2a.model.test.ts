@@ -11,6 +11,7 @@ import {
   Timestamp,
   toUtcTimestamp,
   type Task,
+  type TaskEvent,
 } from '../../../src/domain/a2a.model.js';
 
 describe('task states', () => {
@@ -48,6 +49,33 @@ describe('applyEvent', () => {
       event: { taskId: 't', contextId: 'c', status: { state: 'TASK_STATE_COMPLETED' } },
     });
     assert.equal(t.status.state, 'TASK_STATE_COMPLETED');
+  });
+  it('adds a status message to the history once, and leaves a history that holds it as it is', () => {
+    const t = base();
+    const said = (seq: number, messageId: string): TaskEvent => ({
+      seq,
+      kind: 'status',
+      event: {
+        taskId: 't',
+        contextId: 'c',
+        status: {
+          state: 'TASK_STATE_WORKING',
+          message: { messageId, role: 'ROLE_AGENT', parts: [{ text: messageId }] },
+        },
+      },
+    });
+    applyEvent(t, said(1, 'm1'));
+    applyEvent(t, {
+      seq: 2,
+      kind: 'status',
+      event: { taskId: 't', contextId: 'c', status: { state: 'TASK_STATE_WORKING' } },
+    });
+    applyEvent(t, said(3, 'm2'));
+    applyEvent(t, said(3, 'm2'));
+    assert.deepEqual(
+      t.history?.map((m) => m.messageId),
+      ['m1', 'm2'],
+    );
   });
   it('does not let a later change to the event alter the task', () => {
     const t = base();

@@ -43,18 +43,9 @@ export function toEvent(row: EventRow): TaskEvent {
 export function toStoredTask(row: TaskRow, eventsAfterSnapshot: Iterable<EventRow>): StoredTask {
   const task = JSON.parse(row.snapshot) as Task;
   let seq = row.seq;
-  let known: Set<string> | undefined;
   for (const ev of eventsAfterSnapshot) {
     const event = toEvent(ev);
     applyEvent(task, event);
-    const message = event.kind === 'status' ? event.event.status.message : undefined;
-    if (message) {
-      known ??= new Set((task.history ?? []).map((m) => m.messageId));
-      if (!known.has(message.messageId)) {
-        (task.history ??= []).push(message);
-        known.add(message.messageId);
-      }
-    }
     seq = event.seq;
   }
   const stored: StoredTask = { task, owner: row.owner, seq };
