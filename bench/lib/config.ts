@@ -5,6 +5,12 @@ export interface BenchConfig {
   rounds: number;
   /** Measurement window per server per round. */
   windowMs: number;
+  /**
+   * Load a server takes before the measured windows, per kind of request: long enough to reach
+   * its steady rate. Under load from cold, ours took 4–6 s to settle and the reference 3–4 s (V8
+   * compiles and optimises lazily), so shorter warm-ups measured part of the ramp — ours most,
+   * and the first rows after a warm-up most of all (docs/performance.md, round five).
+   */
   warmupMs: number;
   /** Upper bound of requests in one window (the time bound usually ends it first). */
   maxRequests: number;
@@ -52,7 +58,7 @@ export function parseArgs(argv: string[]): BenchConfig {
     quick,
     rounds: quick ? 3 : 5,
     windowMs: quick ? 700 : 2_000,
-    warmupMs: quick ? 500 : 1_500,
+    warmupMs: quick ? 3_000 : 6_000,
     maxRequests: 200_000,
     connections: 16,
     peakConnections: [16, 32, 64],

@@ -79,7 +79,7 @@ export async function authWorkload(cfg: BenchConfig, report: Report, log: (s: st
         },
       });
     };
-    for (const w of WHO) await measure(w, 'send', cfg.warmupMs);
+    for (const kind of ['send', 'get'] as const) for (const w of WHO) await measure(w, kind, cfg.warmupMs);
     for (const kind of ['send', 'get'] as const) {
       const runs: Record<Who, LoadResult[]> = { 'single token': [], 'API key': [], JWT: [] };
       for (let round = 0; round < cfg.rounds; round++) {

@@ -85,7 +85,7 @@ async function unary(
       },
     });
   };
-  for (const e of ENGINES) await measure(e, 'send', cfg.warmupMs);
+  for (const kind of ['send', 'get'] as const) for (const e of ENGINES) await measure(e, kind, cfg.warmupMs);
   for (const kind of ['send', 'get'] as const) {
     const runs: Record<Engine, LoadResult[]> = { SQLite: [], PostgreSQL: [] };
     for (let round = 0; round < cfg.rounds; round++) {

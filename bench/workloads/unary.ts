@@ -69,7 +69,10 @@ export async function unaryWorkload(cfg: BenchConfig, report: Report, log: (s: s
       target: '<= 1.0x reference',
       met: idle.ours <= idle.reference,
     });
-    for (const w of WHO) await measure(servers[w], cfg, cfg.warmupMs, 'send', w);
+    // Each kind warmed to its steady rate (see BenchConfig.warmupMs); GetTask reads what the
+    // SendMessage warm-up stored.
+    for (const kind of ['send', 'get'] as const)
+      for (const w of WHO) await measure(servers[w], cfg, cfg.warmupMs, kind, w);
 
     for (const kind of ['send', 'get'] as const) {
       // Latency and CPU at the reference concurrency; throughput at each server's best of a few
