@@ -1,4 +1,4 @@
-/** How long and how hard the bench runs (`--quick` for a ~2-minute run). */
+/** How long and how hard the bench runs (`--quick` for a run of ~7.5 minutes instead of ~17). */
 export interface BenchConfig {
   quick: boolean;
   /** Alternating rounds per figure; the median is reported. */
