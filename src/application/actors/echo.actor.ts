@@ -27,7 +27,7 @@ export class EchoActor implements Actor {
 export async function streamAnswer(turn: ActorTurn, chunks: readonly string[]): Promise<void> {
   await turn.status('TASK_STATE_WORKING');
   for (let i = 0; i < chunks.length; i++) {
-    if (turn.signal.aborted) return;
+    if (turn.aborted) return;
     await turn.artifact(
       { artifactId: 'response', name: 'response', parts: [{ text: chunks[i] ?? '' }] },
       { append: i > 0, lastChunk: i === chunks.length - 1 },

@@ -26,6 +26,8 @@ export interface ActorTurn {
   readonly isFollowUp: boolean;
   /** Aborted when the task is cancelled. */
   readonly signal: AbortSignal;
+  /** Whether {@link signal} is aborted, without making the signal (which costs ~5 µs) just to ask. */
+  readonly aborted: boolean;
   status(state: TaskState, text?: string, extra?: StatusExtra): Promise<void>;
   artifact(artifact: Artifact, options?: ArtifactOptions): Promise<void>;
 }

@@ -6,6 +6,7 @@ import type { TaskRepository } from '../ports/task.repository.port.js';
 import { assertOwner, taskNotFound } from './task-errors.js';
 import { TaskLogFollower } from './task-log.follower.js';
 import type { StreamItem } from './task.types.js';
+import { TurnAbort } from './turn-abort.js';
 
 /** A task held in memory: it has a running turn or a subscriber. */
 export interface LiveTask {
@@ -30,7 +31,7 @@ export interface LiveTask {
   /** Actor turns, one after another. */
   turns: Promise<void>;
   running: number;
-  abort: AbortController;
+  abort: TurnAbort;
   turnEndWaiters: Set<() => void>;
 }
 
@@ -95,7 +96,7 @@ export class LiveTasks {
       backlog: 0,
       turns: Promise.resolve(),
       running: 0,
-      abort: new AbortController(),
+      abort: new TurnAbort(),
       turnEndWaiters: new Set(),
     };
     this.live.set(task.id, live);

@@ -59,7 +59,7 @@ export class TaskEventRecorder {
   /** A status event; ignored once the task is terminal, or (unless `force`) once its turn is aborted. */
   status(live: LiveTask, state: TaskState, text?: string, force = false, extra: StatusExtra = {}): Promise<void> {
     if (isTerminal(live.task.status.state)) return live.chain;
-    if (!force && live.abort.signal.aborted) return live.chain;
+    if (!force && live.abort.aborted) return live.chain;
     const { id: taskId, contextId } = live.task;
     const status: Task['status'] = { state, timestamp: this.deps.now().toISOString() };
     if (text !== undefined || extra.data !== undefined) {
@@ -78,7 +78,7 @@ export class TaskEventRecorder {
   }
 
   artifact(live: LiveTask, artifact: Artifact, opts: ArtifactOptions = {}): Promise<void> {
-    if (isTerminal(live.task.status.state) || live.abort.signal.aborted) return live.chain;
+    if (isTerminal(live.task.status.state) || live.abort.aborted) return live.chain;
     const { id: taskId, contextId } = live.task;
     const event: TaskEvent = { seq: ++live.seq, kind: 'artifact', event: { taskId, contextId, artifact, ...opts } };
     return this.record(live, event);

@@ -31,7 +31,13 @@ export class TurnRunner {
       task: live.task,
       message,
       isFollowUp,
-      signal: live.abort.signal,
+      // Made when the actor first reads it (TurnAbort).
+      get signal() {
+        return live.abort.signal;
+      },
+      get aborted() {
+        return live.abort.aborted;
+      },
       status: (state, text, extra) => recorder.paced(live, recorder.status(live, state, text, false, extra)),
       artifact: (artifact, opts) => recorder.paced(live, recorder.artifact(live, artifact, opts)),
     };
@@ -41,7 +47,7 @@ export class TurnRunner {
         try {
           await actor.handle(turn);
         } catch (err) {
-          if (live.abort.signal.aborted || live.failure !== undefined) return;
+          if (live.abort.aborted || live.failure !== undefined) return;
           logger.error({ err, taskId: live.task.id, actor: actor.name }, 'actor failed');
           // A failure to store this is the chain's, reported below.
           await recorder

@@ -50,6 +50,23 @@ describe('applyEvent', () => {
     });
     assert.equal(t.status.state, 'TASK_STATE_COMPLETED');
   });
+  it('keeps its own copy of a new artifact, so that later chunks leave the first event as it was sent', () => {
+    const t = base();
+    const first: TaskEvent = {
+      seq: 1,
+      kind: 'artifact',
+      event: { taskId: 't', contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'x' }] } },
+    };
+    applyEvent(t, first);
+    applyEvent(t, {
+      seq: 2,
+      kind: 'artifact',
+      event: { taskId: 't', contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'y' }] }, append: true },
+    });
+    assert.deepEqual(t.artifacts?.[0]?.parts, [{ text: 'x' }, { text: 'y' }]);
+    // A stream item still holds the first event (the 0.3 codec encodes it from these objects).
+    assert.deepEqual(first.event.artifact.parts, [{ text: 'x' }]);
+  });
   it('adds a status message to the history once, and leaves a history that holds it as it is', () => {
     const t = base();
     const said = (seq: number, messageId: string): TaskEvent => ({
