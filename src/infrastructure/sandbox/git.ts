@@ -97,7 +97,8 @@ export function gitChain(
     ? ['-c', `user.name=${COMMIT_IDENTITY.name}`, '-c', `user.email=${COMMIT_IDENTITY.email}`]
     : [];
   const fulls = commands.map((args) => ['-C', dir, ...BASE_CONFIG, ...identity, ...args]);
-  const args = commands.flat();
+  // What a failure names: the commands as the chain ran them (`add … && git commit …`).
+  const args = commands.flatMap((c, i) => (i === 0 ? c : ['&&', 'git', ...c]));
   let file = 'git';
   let argv = fulls[0] ?? [];
   if (fulls.length > 1) {

@@ -103,7 +103,11 @@ describe('gitChain', () => {
         ],
         { identity: true },
       ),
-      (err: unknown) => err instanceof GitError && err.code === 128 && /missing\.txt/.test(err.stderr),
+      (err: unknown) =>
+        err instanceof GitError &&
+        err.code === 128 &&
+        /missing\.txt/.test(err.stderr) &&
+        err.message.startsWith('git add -- missing.txt && git commit -q -m never failed (128)'),
     );
     assert.equal(git(repo, 'rev-parse', 'HEAD'), before);
     // An exit code the caller accepts is an answer, as for one command.
