@@ -56,8 +56,13 @@ export type RebaseOutcome =
 export interface SandboxManager {
   /** Creates the sandbox of a plan for a resource (idempotent: returns the existing one). */
   create(planId: string, resource: ResourceDefinition): Promise<SandboxInfo>;
-  /** Commits everything in the sandbox as a checkpoint; returns the commit id. */
-  checkpoint(sandbox: SandboxInfo, label: string): Promise<string>;
+  /**
+   * Commits everything in the sandbox as a checkpoint; returns the commit id. `changed`, when the
+   * caller knows it exactly, lists every path (relative to the root) that may differ from the last
+   * checkpoint or restore: the manager may then look at those paths only. Without it, the whole
+   * sandbox is scanned.
+   */
+  checkpoint(sandbox: SandboxInfo, label: string, changed?: readonly string[]): Promise<string>;
   /** Resets the sandbox's files and branch to a checkpoint (untracked files removed too). */
   restore(sandbox: SandboxInfo, commit: string): Promise<void>;
   /** The sandbox's changes against its base (committed and uncommitted). */

@@ -6,6 +6,7 @@ import type { ApplyOutcome, RebaseOutcome, SandboxDiff, SandboxInfo, SandboxMana
 import type { ResourceDefinition } from '../../domain/registry/entities.js';
 import { applyCopySandbox, createCopySandbox } from './copy-sandbox.js';
 import { git, gitChain, gitOut, headFromFiles, KeyedLock, snapshotTree } from './git.js';
+import { CheckpointHelpers, fastCheckpoint } from './fast-checkpoint.js';
 import { diffTrees } from './sandbox-diff.js';
 import { applyWorktreeSandbox } from './worktree-apply.js';
 import { rebaseWorktreeSandbox, unresolvedFiles } from './worktree-rebase.js';
@@ -33,6 +34,7 @@ export class GitSandboxManager implements SandboxManager {
   #base: Promise<string> | undefined;
   readonly #sandboxLocks = new KeyedLock();
   readonly #repoLocks = new KeyedLock();
+  readonly #helpers = new CheckpointHelpers();
 
   constructor(opts: GitSandboxManagerOptions) {
     this.#configured = path.resolve(opts.root);
@@ -82,8 +84,20 @@ export class GitSandboxManager implements SandboxManager {
     });
   }
 
-  async checkpoint(sandbox: SandboxInfo, label: string): Promise<string> {
+  async checkpoint(sandbox: SandboxInfo, label: string, changed?: readonly string[]): Promise<string> {
     const root = await this.#own(sandbox);
+    if (changed !== undefined) {
+      // Only the known paths, without a git process of its own (fast-checkpoint.ts); when the
+      // sandbox is not as that assumes, or anything fails, git's commands below make the checkpoint.
+      const fast = await fastCheckpoint({
+        root,
+        changed,
+        label,
+        force: sandbox.kind === 'copy',
+        helpers: this.#helpers,
+      }).catch(() => undefined);
+      if (fast) return fast;
+    }
     const o = { confine: true, identity: true };
     // A plan makes a checkpoint per write step: without maintenance.auto=false every one of them
     // also spawns `git maintenance run --auto`, which costs as much again as the commit. The
@@ -175,6 +189,7 @@ export class GitSandboxManager implements SandboxManager {
 
   async remove(sandbox: SandboxInfo): Promise<void> {
     const root = await this.#own(sandbox, false);
+    this.#helpers.close(root);
     if (sandbox.kind === 'git-worktree') {
       const branch = sandbox.branch;
       if (!branch?.startsWith(BRANCH_PREFIX))

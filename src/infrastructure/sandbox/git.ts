@@ -67,6 +67,29 @@ export function git(dir: string, args: readonly string[], opts: GitOptions = {})
 
 const ARG_VAR = 'CLEVERAGENTS_GIT_ARG_';
 
+/** The environment every git command of ours runs with (see {@link GitOptions}). */
+export function gitEnv(dir: string, opts: GitOptions = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GIT_EDITOR = 'true';
+  if (opts.confine) env.GIT_CEILING_DIRECTORIES = path.dirname(path.resolve(dir));
+  if (opts.identity) {
+    env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = COMMIT_IDENTITY.name;
+    env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = COMMIT_IDENTITY.email;
+  }
+  Object.assign(env, opts.env);
+  return env;
+}
+
+/** git's arguments for one command of ours in `dir`: `-C dir`, our fixed configuration, then `args`. */
+export function gitArgs(dir: string, opts: GitOptions, args: readonly string[]): string[] {
+  const identity = opts.identity
+    ? ['-c', `user.name=${COMMIT_IDENTITY.name}`, '-c', `user.email=${COMMIT_IDENTITY.email}`]
+    : [];
+  return ['-C', dir, ...BASE_CONFIG, ...identity, ...args];
+}
+
 /**
  * Runs git commands in `dir` one after another, stopping at the first that fails (its exit code
  * and stderr are the result's), from a single process the agent spawns. Each process the agent
@@ -83,20 +106,8 @@ export function gitChain(
   commands: readonly (readonly string[])[],
   opts: GitOptions = {},
 ): Promise<GitResult> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
-  env.GIT_TERMINAL_PROMPT = '0';
-  env.GIT_EDITOR = 'true';
-  if (opts.confine) env.GIT_CEILING_DIRECTORIES = path.dirname(path.resolve(dir));
-  if (opts.identity) {
-    env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = COMMIT_IDENTITY.name;
-    env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = COMMIT_IDENTITY.email;
-  }
-  Object.assign(env, opts.env);
-  const identity = opts.identity
-    ? ['-c', `user.name=${COMMIT_IDENTITY.name}`, '-c', `user.email=${COMMIT_IDENTITY.email}`]
-    : [];
-  const fulls = commands.map((args) => ['-C', dir, ...BASE_CONFIG, ...identity, ...args]);
+  const env = gitEnv(dir, opts);
+  const fulls = commands.map((args) => gitArgs(dir, opts, args));
   // What a failure names: the commands as the chain ran them (`add … && git commit …`).
   const args = commands.flatMap((c, i) => (i === 0 ? c : ['&&', 'git', ...c]));
   let file = 'git';

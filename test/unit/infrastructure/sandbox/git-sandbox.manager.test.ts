@@ -116,6 +116,25 @@ describe('GitSandboxManager with a git-checkout resource', () => {
     assert.notEqual(empty, second, 'an empty checkpoint is still a commit');
   });
 
+  it('with the changed paths, records those paths only; without them, or when it cannot, git scans the sandbox', async () => {
+    const sb = await manager.create('P1', resource);
+    await manager.checkpoint(sb, 'before-execute');
+    write(sb.root, 'a.txt', 'reported\n');
+    write(sb.root, 'c.txt', 'not reported\n');
+    const known = await manager.checkpoint(sb, 'after-step:1', ['a.txt']);
+    assert.equal(git(sb.root, 'rev-parse', 'HEAD'), known);
+    assert.equal(git(sb.root, 'show', `${known}:a.txt`), 'reported');
+    assert.equal(git(sb.root, 'show', `${known}:c.txt`), 'see', 'only the paths it was told of');
+    assert.equal(git(sb.root, 'status', '--porcelain'), ' M c.txt', 'the index holds the checkpoint');
+    // A path it leaves to git (an ignore file): the whole sandbox is committed.
+    write(sb.root, '.gitignore', 'build/\ntmp/\n');
+    const scanned = await manager.checkpoint(sb, 'after-step:2', ['.gitignore']);
+    assert.equal(git(sb.root, 'show', `${scanned}:c.txt`), 'not reported');
+    assert.equal(git(sb.root, 'show', `${scanned}:.gitignore`), 'build/\ntmp/');
+    assert.equal(git(sb.root, 'status', '--porcelain'), '');
+    await manager.remove(sb);
+  });
+
   it('refuses to restore something that is not a checkpoint of the sandbox', async () => {
     const sb = await manager.create('P1', resource);
     await assert.rejects(manager.restore(sb, '--hard'), /not a commit id/);
