@@ -85,9 +85,14 @@ export class HookService {
   /**
    * Runs the event's hooks in name order and records each run; for a veto event the first hook
    * that denies ends it with a veto (its later hooks do not run). Hooks that cannot be read make
-   * a veto event refuse too (fail closed), and are logged for the others.
+   * a veto event refuse too (fail closed), and are logged for the others. `ran` counts the hooks
+   * that were run.
    */
-  async fire(event: HookEventName, fields: HookEventFields, ctx: HookContext): Promise<{ veto?: HookVeto }> {
+  async fire(
+    event: HookEventName,
+    fields: HookEventFields,
+    ctx: HookContext,
+  ): Promise<{ veto?: HookVeto; ran?: number }> {
     const veto = VETO_EVENTS.has(event);
     let hooks: HookDefinition[];
     try {
@@ -103,11 +108,13 @@ export class HookService {
     if (hooks.length === 0) return {};
     const network =
       ctx.network ?? (ctx.project ? await this.deps.projectNetwork(ctx.project).catch(() => undefined) : undefined);
+    let ran = 0;
     for (const hook of hooks) {
+      ran++;
       const run = await this.runOne(hook, event, fields, { ...ctx, network: network ?? 'none' });
-      if (run.decision === 'deny') return { veto: { hook: hook.name, reason: run.reason ?? 'denied' } };
+      if (run.decision === 'deny') return { veto: { hook: hook.name, reason: run.reason ?? 'denied' }, ran };
     }
-    return {};
+    return { ran };
   }
 
   private async runOne(

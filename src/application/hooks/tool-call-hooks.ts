@@ -15,6 +15,8 @@ export interface ToolCallHooks {
   before(tool: string, args: unknown): Promise<HookVeto | undefined>;
   /** Runs the after-tool-call hooks with what the call gave back. */
   after(tool: string, args: unknown, result: { ok: boolean; summary: string; output: string }): Promise<void>;
+  /** How many hooks have run so far (each a command that may have changed files). */
+  readonly ran: number;
 }
 
 /** Where the calls happen: the task they are recorded on, and the project, session or plan. */
@@ -49,13 +51,16 @@ export function toolCallHooks(hooks: HookService | undefined, site: ToolCallSite
     signal: site.signal,
     artifact: (a: Artifact) => site.artifact(a),
   };
+  let ran = 0;
   return {
     async before(tool, args) {
-      return (await hooks.fire('before-tool-call', { tool, arguments: args }, ctx)).veto;
+      const fired = await hooks.fire('before-tool-call', { tool, arguments: args }, ctx);
+      ran += fired.ran ?? 0;
+      return fired.veto;
     },
     async after(tool, args, result) {
       const output = truncateBytes(result.output, RESULT_OUTPUT_BYTES);
-      await hooks.fire(
+      const fired = await hooks.fire(
         'after-tool-call',
         {
           tool,
@@ -64,6 +69,10 @@ export function toolCallHooks(hooks: HookService | undefined, site: ToolCallSite
         },
         ctx,
       );
+      ran += fired.ran ?? 0;
+    },
+    get ran() {
+      return ran;
     },
   };
 }

@@ -14,6 +14,7 @@ import {
   prepareSandboxes,
   wallClock,
 } from './execute-shared.js';
+import { ChangeTracker } from './change-tracker.js';
 import { executeWithActor } from './llm/execute-llm.js';
 import { argSummary, commandOfCall, normalizeArgs, previewOf } from './tool-call-preview.js';
 
@@ -36,7 +37,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     wb.meta(plan),
   );
   const tick = wallClock(plan);
-  await prepareSandboxes(wb, plan, turn, { restore: resuming });
+  const atCheckpoint = await prepareSandboxes(wb, plan, turn, { restore: resuming });
   const { network, env: actionEnv } = await commandSettings(wb, plan);
   const decisions = await wb.deps.plans.decisions(plan.id);
   const policy = policyOf(plan);
@@ -45,6 +46,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
   if (!sandbox)
     return wb.fail(plan, turn, 'execute', { kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
   const hooks = planToolCallHooks(wb.deps.hooks, plan, turn);
+  const changes = new ChangeTracker(atCheckpoint);
   for (let i = plan.cursor; i < plan.stepsTotal; i++) {
     const d = decisions.find((x) => x.type === 'step' && x.stepIndex === i && !x.superseded);
     if (!d)
@@ -193,6 +195,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       env: actionEnv,
     });
     plan.usage.toolCalls++;
+    changes.ran(tool, result, hooks?.ran ?? 0);
     tick();
     const call: ToolCallRecord = {
       id: newId(),
@@ -216,11 +219,14 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       return;
     }
     if (result.ok && tool.writes) {
-      const cp = await wb.checkpoint(plan, `after-step:${i + 1}`, i + 1, d.id);
+      const known = changes.since();
+      const cp = await wb.checkpoint(plan, `after-step:${i + 1}`, i + 1, d.id, known && { [sandbox.resource]: known });
+      changes.checkpointed();
       call.checkpointId = cp.id;
     }
     await record(call);
     await hooks?.after(toolName, args, result);
+    changes.hooks(hooks?.ran ?? 0);
     if (!result.ok) {
       return wb.fail(plan, turn, 'execute', {
         kind: 'tool',

@@ -10,13 +10,15 @@ import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbenc
 /**
  * The plan's sandboxes: created (with a `before-execute` checkpoint) on the first run; on a resumed
  * run (`restore`), reset to the last checkpoint at or before the cursor, which the cursor then takes.
+ * True when the sandboxes now hold exactly a checkpoint (one just made, or restored).
  */
 export async function prepareSandboxes(
   wb: PlanWorkbench,
   plan: Plan,
   turn: TaskHandle,
   opts: { restore: boolean },
-): Promise<void> {
+): Promise<boolean> {
+  let atCheckpoint = false;
   if (plan.sandboxes.length === 0) {
     for (const r of await wb.resources(plan)) {
       const sb = await wb.deps.sandboxes.create(plan.id, r);
@@ -28,11 +30,13 @@ export async function prepareSandboxes(
       );
     }
     const cp = await wb.checkpoint(plan, 'before-execute', 0);
+    atCheckpoint = true;
     await turn.status('TASK_STATE_WORKING', `Checkpoint ${cp.id} before execute`, wb.meta(plan, { checkpoint: cp.id }));
   } else if (opts.restore) {
     const last = (await wb.deps.plans.checkpoints(plan.id)).filter((c) => c.stepIndex <= plan.cursor).at(-1);
     if (last) {
       await wb.restore(plan, last);
+      atCheckpoint = true;
       plan.cursor = last.stepIndex;
       await turn.status(
         'TASK_STATE_WORKING',
@@ -42,6 +46,7 @@ export async function prepareSandboxes(
     }
   }
   await wb.save(plan);
+  return atCheckpoint;
 }
 
 /**

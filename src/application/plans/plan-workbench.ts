@@ -73,9 +73,24 @@ export class PlanWorkbench {
     };
   }
 
-  async checkpoint(plan: Plan, label: string, stepIndex: number, decisionId?: string): Promise<Checkpoint> {
+  /**
+   * A checkpoint of every sandbox of the plan. `changed` holds, per resource, the paths that may
+   * differ from the last checkpoint when they are known exactly (see SandboxManager.checkpoint).
+   */
+  async checkpoint(
+    plan: Plan,
+    label: string,
+    stepIndex: number,
+    decisionId?: string,
+    changed?: Readonly<Record<string, readonly string[]>>,
+  ): Promise<Checkpoint> {
     const commits: Record<string, string> = {};
-    for (const sb of plan.sandboxes) commits[sb.resource] = await this.deps.sandboxes.checkpoint(sb, label);
+    for (const sb of plan.sandboxes)
+      commits[sb.resource] = await this.deps.sandboxes.checkpoint(
+        sb,
+        label,
+        changed && Object.hasOwn(changed, sb.resource) ? changed[sb.resource] : undefined,
+      );
     const cp: Checkpoint = {
       id: newId(),
       planId: plan.id,

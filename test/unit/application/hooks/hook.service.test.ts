@@ -133,7 +133,11 @@ describe('the hook service', () => {
     const { service, ctx, runs } = setup([def('local/a', { event: 'after-tool-call' })], {
       'local/a': { answer: '{"decision":"deny"}', output: 'bad', exitCode: 2 },
     });
-    assert.deepEqual(await service.fire('after-tool-call', { tool: 't/x' }, ctx), {});
+    assert.deepEqual(
+      await service.fire('after-tool-call', { tool: 't/x' }, ctx),
+      { ran: 1 },
+      'it ran, and vetoes nothing',
+    );
     assert.deepEqual(
       runs().map((x) => [x.decision, x.reason, x.output]),
       [['failed', 'it exited with status 2', 'bad']],
