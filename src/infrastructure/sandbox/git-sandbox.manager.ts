@@ -7,6 +7,7 @@ import type { ResourceDefinition } from '../../domain/registry/entities.js';
 import { applyCopySandbox, createCopySandbox } from './copy-sandbox.js';
 import { git, gitChain, gitOut, headFromFiles, KeyedLock, snapshotTree } from './git.js';
 import { CheckpointHelpers, fastCheckpoint } from './fast-checkpoint.js';
+import { withRepositoryLock } from './repository-lock.js';
 import { diffTrees } from './sandbox-diff.js';
 import { applyWorktreeSandbox } from './worktree-apply.js';
 import { rebaseWorktreeSandbox, unresolvedFiles } from './worktree-rebase.js';
@@ -156,7 +157,7 @@ export class GitSandboxManager implements SandboxManager {
   async apply(sandbox: SandboxInfo, message: string): Promise<ApplyOutcome> {
     const root = await this.#own(sandbox);
     if (sandbox.kind === 'copy') return this.#repoLocks.run(sandbox.source, () => applyCopySandbox(sandbox));
-    return this.#repoLocks.run(sandbox.source, async () => {
+    return this.#repoLock(sandbox.source, async () => {
       const pending = await gitOut(root, ['status', '--porcelain', '--untracked-files=all'], { confine: true });
       if (pending !== '') await this.checkpoint(sandbox, 'before apply');
       return applyWorktreeSandbox(sandbox, message);
@@ -171,7 +172,7 @@ export class GitSandboxManager implements SandboxManager {
     const root = await this.#own(sandbox);
     if (sandbox.kind !== 'git-worktree')
       throw new Error(`the sandbox of ${sandbox.resource} is a copy, not a git checkout: nothing to rebase`);
-    return this.#repoLocks.run(sandbox.source, async () => {
+    return this.#repoLock(sandbox.source, async () => {
       if (!(await exists(path.join(root, '.git'))))
         throw new Error(`the sandbox ${root} is gone: nothing to rebase (see agents plan status)`);
       const outcome = await rebaseWorktreeSandbox(sandbox, root, async () => {
@@ -200,7 +201,7 @@ export class GitSandboxManager implements SandboxManager {
       );
       if (repo) {
         // Serialised with creates (see #addWorktree).
-        await this.#repoLocks.run(sandbox.source, async () => {
+        await this.#repoLock(sandbox.source, async () => {
           await git(sandbox.source, ['worktree', 'remove', '--force', '--force', root], { confine: true }).catch(
             () => undefined,
           );
@@ -271,7 +272,15 @@ export class GitSandboxManager implements SandboxManager {
    * filled in, and that add fails ("could not open .git/worktrees/…/gitdir").
    */
   #addWorktree(info: SandboxInfo, fresh: boolean): Promise<void> {
-    return this.#repoLocks.run(info.source, () => this.#addWorktreeNow(info, fresh));
+    return this.#repoLock(info.source, () => this.#addWorktreeNow(info, fresh));
+  }
+
+  /**
+   * The repository's lock, in this process and across processes (repository-lock.ts): each local
+   * CLI command runs its own agent, so two commands on one repository are two processes.
+   */
+  #repoLock<T>(source: string, work: () => Promise<T>): Promise<T> {
+    return this.#repoLocks.run(source, () => withRepositoryLock(source, work));
   }
 
   async #addWorktreeNow(info: SandboxInfo, fresh: boolean): Promise<void> {
