@@ -123,14 +123,18 @@ export async function fastCheckpoint(req: FastCheckpointRequest): Promise<string
   if (!root || !layout) return undefined;
   const indexFile = path.join(layout.gitDir, 'index');
   const lock = `${indexFile}.lock`;
-  // The index is locked first, as git does: nothing else writes it until we are done.
-  const fd = attempt(() => openSync(lock, 'wx'));
-  if (fd === undefined) return undefined;
+  let fd: number | undefined;
+  // The index is locked once git's helpers have answered, so that nothing is awaited while the
+  // lock is held; the index must then still be the one the checkpoint was worked out from.
+  const lockIndex = (seen: Buffer): boolean => {
+    fd = attempt(() => openSync(lock, 'wx'));
+    return fd !== undefined && (attempt(() => readFileSync(indexFile))?.equals(seen) ?? false);
+  };
   let open = true;
   let written = false;
   try {
-    const commit = await prepare(req, root, layout, indexFile, changed);
-    if (!commit) return undefined;
+    const commit = await prepare(req, root, layout, indexFile, changed, lockIndex);
+    if (!commit || fd === undefined) return undefined;
     writeFileSync(fd, commit.index);
     closeSync(fd);
     open = false;
@@ -142,8 +146,11 @@ export async function fastCheckpoint(req: FastCheckpointRequest): Promise<string
     if (e instanceof NotHere) return undefined;
     throw e;
   } finally {
-    if (open) closeSync(fd);
-    if (!written) rmSync(lock, { force: true });
+    // A lock someone else holds (fd undefined) is theirs to remove.
+    if (fd !== undefined) {
+      if (open) closeSync(fd);
+      if (!written) rmSync(lock, { force: true });
+    }
   }
 }
 
@@ -207,13 +214,15 @@ async function prepare(
   layout: Layout,
   indexFile: string,
   changed: readonly string[],
+  lockIndex: (seen: Buffer) => boolean,
 ): Promise<Prepared | undefined> {
   const objects = path.join(layout.common, 'objects');
   const head = readLooseObject(objects, layout.parent);
   const headTree = head?.type === 'commit' ? treeOfCommit(head.body) : undefined;
   const indexStat = attempt(() => statSync(indexFile));
-  const index = indexStat ? parseIndex(readFileSync(indexFile)) : undefined;
-  if (!headTree || !indexStat || !index) return undefined;
+  const indexBytes = indexStat ? attempt(() => readFileSync(indexFile)) : undefined;
+  const index = indexBytes ? parseIndex(indexBytes) : undefined;
+  if (!headTree || !indexStat || !indexBytes || !index) return undefined;
   // The index must hold exactly HEAD: a valid cache tree whose root is HEAD's tree.
   if (index.tree?.entryCount !== index.entries.length || index.tree.oid !== headTree) return undefined;
   if (index.entries.some((e) => e.stage !== 0 || e.extended)) return undefined;
@@ -264,6 +273,8 @@ async function prepare(
             throw new NotHere();
           });
   if (!oids.every((o) => OID.test(o))) throw new NotHere();
+  // From here on, nothing is awaited.
+  if (!lockIndex(indexBytes)) return undefined;
 
   // The new entries: unchanged ones as they were, the changed ones fresh. An unchanged entry that
   // was racily clean (its mtime not older than the index's) would look clean in our newer index

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CheckpointHelpers, fastCheckpoint } from '../../../../src/infrastructure/sandbox/fast-checkpoint.js';
+import type { GitBatch } from '../../../../src/infrastructure/sandbox/git-batch.js';
 import { git, makeRepo, rmrf, tmpDir, write } from '../fixtures/repos.js';
 
 /** What a checkpoint made by git's own commands is: `git add -A && git commit`, as the manager runs it. */
@@ -169,6 +170,35 @@ describe('fastCheckpoint', () => {
     fs.rmSync(lock);
     git(wt, 'checkout', '-q', '--detach');
     assert.equal(await checkpoint(['a.txt']), undefined, 'a detached HEAD');
+  });
+
+  it('leaves it to git when the index changed while git hashed the files, and keeps that change', async () => {
+    slowCheckpoint(wt, 'base');
+    const head = git(wt, 'rev-parse', 'HEAD');
+    /** Helpers whose hashing lets someone else write the index first. */
+    class Meddling extends CheckpointHelpers {
+      override hash(root: string): GitBatch {
+        const real = super.hash(root);
+        const ask = (input: string, fields: number): Promise<string[]> => {
+          git(wt, 'rm', '-q', '--cached', 'c.txt');
+          return real.ask(input, fields);
+        };
+        return { ask } as unknown as GitBatch;
+      }
+    }
+    const meddling = new Meddling();
+    write(wt, 'a.txt', 'changed\n');
+    try {
+      assert.equal(
+        await fastCheckpoint({ root: wt, changed: ['a.txt'], label: 'x', force: false, helpers: meddling }),
+        undefined,
+      );
+    } finally {
+      meddling.close(wt);
+    }
+    assert.equal(git(wt, 'rev-parse', 'HEAD'), head);
+    assert.match(git(wt, 'status', '--porcelain'), /^D {2}c\.txt$/m, "the other writer's index stays");
+    assert.equal(fs.existsSync(path.join(repo, '.git/worktrees/wt/index.lock')), false);
   });
 
   it('smudges an entry that was racily clean, so a change git had yet to look at is still seen', async () => {
