@@ -108,13 +108,11 @@ export class HookService {
     if (hooks.length === 0) return {};
     const network =
       ctx.network ?? (ctx.project ? await this.deps.projectNetwork(ctx.project).catch(() => undefined) : undefined);
-    let ran = 0;
-    for (const hook of hooks) {
-      ran++;
+    for (const [i, hook] of hooks.entries()) {
       const run = await this.runOne(hook, event, fields, { ...ctx, network: network ?? 'none' });
-      if (run.decision === 'deny') return { veto: { hook: hook.name, reason: run.reason ?? 'denied' }, ran };
+      if (run.decision === 'deny') return { veto: { hook: hook.name, reason: run.reason ?? 'denied' }, ran: i + 1 };
     }
-    return { ran };
+    return { ran: hooks.length };
   }
 
   private async runOne(

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from '../../application/index.js';
 import type { LeasedRunnerRegistry } from './storage.js';
+import { processExists } from '../system/process-exists.js';
 
 export interface RunnerRegistryOptions {
   id: string;
@@ -113,15 +114,5 @@ export abstract class RunnerLeases implements LeasedRunnerRegistry {
       if (!processExists(row.pid)) return false;
     }
     return this.now() - Date.parse(row.heartbeat_at) <= this.leaseMs;
-  }
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists, under another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -32,7 +32,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { COMMIT_IDENTITY } from './git.js';
+import { COMMIT_IDENTITY, worktreeHead } from './git.js';
 import { GitBatch } from './git-batch.js';
 import {
   compareNames,
@@ -172,25 +172,12 @@ interface Layout {
 }
 
 function layoutOf(root: string): Layout | undefined {
-  const read = (p: string): string | undefined => attempt(() => readFileSync(p, 'utf8').trim());
-  const dotGit = path.join(root, '.git');
-  const st = attempt(() => lstatSync(dotGit));
-  let gitDir: string;
-  if (st?.isDirectory()) gitDir = dotGit;
-  else if (st?.isFile()) {
-    const link = read(dotGit);
-    if (!link?.startsWith('gitdir: ')) return undefined;
-    gitDir = path.resolve(root, link.slice(8));
-  } else return undefined;
-  const commonDir = read(path.join(gitDir, 'commondir'));
-  const common = commonDir === undefined ? gitDir : path.resolve(gitDir, commonDir);
-  const ref = /^ref: (refs\/heads\/[^\0]+)$/.exec(read(path.join(gitDir, 'HEAD')) ?? '')?.[1];
-  if (!ref || ref.split('/').some((s) => s === '..' || s === '.' || s === '')) return undefined;
+  const head = worktreeHead(root);
+  if (!head?.ref || !OID.test(head.oid)) return undefined;
   // A merge, cherry-pick or revert in progress commits with more than HEAD as its parents.
-  if (['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD'].some((f) => existsSync(path.join(gitDir, f)))) return undefined;
-  const parent = read(path.join(common, ref));
-  if (!parent || !OID.test(parent)) return undefined;
-  return { gitDir, common, ref, parent };
+  if (['MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD'].some((f) => existsSync(path.join(head.gitDir, f))))
+    return undefined;
+  return { gitDir: head.gitDir, common: head.common, ref: head.ref, parent: head.oid };
 }
 
 /** A relative path we can stage without git: no `.`/`..`/empty segment, nothing of git's own. */
@@ -226,14 +213,14 @@ async function prepare(
   // The index must hold exactly HEAD: a valid cache tree whose root is HEAD's tree.
   if (index.tree?.entryCount !== index.entries.length || index.tree.oid !== headTree) return undefined;
   if (index.entries.some((e) => e.stage !== 0 || e.extended)) return undefined;
-  const byName = new Map(index.entries.map((e, i) => [e.name, i]));
+  const byName = new Map(index.entries.map((e) => [e.name, e]));
 
   const files: { name: string; st: FileStat; mode: number }[] = [];
   const removed = new Set<string>();
   for (const name of changed) {
     const st = statOf(root, name);
     if (st === undefined) throw new NotHere();
-    const had = byName.has(name) ? index.entries[byName.get(name) ?? -1] : undefined;
+    const had = byName.get(name);
     if (st === null) {
       if (had) removed.add(name);
       continue;
@@ -285,11 +272,8 @@ async function prepare(
   const kept = index.entries.filter((e) => !touched.has(e.name));
   const racy = (e: IndexEntry): boolean => e.mtimeSec >= racyFrom && recordedSize(e) !== 0;
   if (kept.filter(racy).length > MAX_RACY) return undefined;
-  let entries: IndexEntry[] = kept.map((e) => (racy(e) ? smudged(e) : e));
-  for (const [i, f] of files.entries()) {
-    const entry = makeEntry(f.name, f.mode, oids[i] ?? '', f.st);
-    entries = insertSorted(entries, entry);
-  }
+  const entries = kept.map((e) => (racy(e) ? smudged(e) : e));
+  for (const [i, f] of files.entries()) insertSorted(entries, makeEntry(f.name, f.mode, oids[i] ?? '', f.st));
   const affected = new Set<string>(['']);
   for (const p of touched) {
     const segs = p.split('/');
@@ -297,8 +281,7 @@ async function prepare(
   }
   const built = buildTree(objects, entries, affected, index.tree);
   const when = req.now ?? new Date();
-  const stamp = `${Math.floor(when.getTime() / 1000)} ${zone(when)}`;
-  const who = `${COMMIT_IDENTITY.name} <${COMMIT_IDENTITY.email}> ${stamp}`;
+  const who = signature(when);
   const body = `tree ${built.oid}\nparent ${layout.parent}\nauthor ${who}\ncommitter ${who}\n\ncheckpoint: ${req.label}\n`;
   const oid = writeLooseObject(objects, 'commit', Buffer.from(body, 'utf8'));
   return {
@@ -354,7 +337,8 @@ function insideNestedRepository(root: string, name: string): boolean {
   return false;
 }
 
-function insertSorted(entries: IndexEntry[], e: IndexEntry): IndexEntry[] {
+/** Inserts `e` at its place in git's order of names. */
+function insertSorted(entries: IndexEntry[], e: IndexEntry): void {
   let lo = 0;
   let hi = entries.length;
   while (lo < hi) {
@@ -363,7 +347,6 @@ function insertSorted(entries: IndexEntry[], e: IndexEntry): IndexEntry[] {
     else hi = mid;
   }
   entries.splice(lo, 0, e);
-  return entries;
 }
 
 /**
@@ -438,12 +421,17 @@ function moveBranch(layout: Layout, parent: string, oid: string, label: string, 
       rmSync(lock, { force: true });
     }
   }
-  const line = `${parent} ${oid} ${COMMIT_IDENTITY.name} <${COMMIT_IDENTITY.email}> ${Math.floor(when.getTime() / 1000)} ${zone(when)}\tcommit: checkpoint: ${label}\n`;
+  const line = `${parent} ${oid} ${signature(when)}\tcommit: checkpoint: ${label}\n`;
   for (const log of [path.join(layout.gitDir, 'logs', 'HEAD'), path.join(layout.common, 'logs', layout.ref)]) {
     // Git keeps a reflog where one exists (core.logAllRefUpdates made them for the branch and HEAD).
     if (existsSync(log)) appendFileSync(log, line);
   }
   return true;
+}
+
+/** Who made a commit or moved a ref, and when, as git writes it: `Name <email> 1733250000 +0100`. */
+function signature(when: Date): string {
+  return `${COMMIT_IDENTITY.name} <${COMMIT_IDENTITY.email}> ${Math.floor(when.getTime() / 1000)} ${zone(when)}`;
 }
 
 /** The local time zone as git writes it: `+0100`, `-0530`. */

@@ -121,7 +121,7 @@ export class GitSandboxManager implements SandboxManager {
       o,
     );
     // Git has just written the branch's loose ref: reading it spares a third git process per step.
-    return (await headFromFiles(root)) ?? gitOut(root, ['rev-parse', 'HEAD'], o);
+    return headFromFiles(root) ?? gitOut(root, ['rev-parse', 'HEAD'], o);
   }
 
   async restore(sandbox: SandboxInfo, commit: string): Promise<void> {

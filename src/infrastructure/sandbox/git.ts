@@ -5,7 +5,8 @@
  * would point every command at the wrong repository).
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { lstatSync, readFileSync } from 'node:fs';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -155,32 +156,75 @@ export async function gitOut(dir: string, args: readonly string[], opts: GitOpti
 
 const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
+/** A work tree's own git directory, and the repository's common one (shared by its work trees). */
+export interface WorktreeFiles {
+  gitDir: string;
+  common: string;
+}
+
+/** What HEAD of a work tree is: its branch (undefined when detached) and the commit it points at. */
+export interface WorktreeHead extends WorktreeFiles {
+  ref: string | undefined;
+  oid: string;
+}
+
+/** A file's text, trimmed; undefined when it cannot be read. */
+function readTrimmed(p: string): string | undefined {
+  try {
+    return readFileSync(p, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * The commit HEAD of the work tree at `root` points at, read from the repository's files as
- * gitrepository-layout(5) describes them (`.git` a directory or a `gitdir:` file, `HEAD`, `commondir`,
- * a loose ref) — a file read instead of a `git rev-parse HEAD` process, which a plan pays after every
- * write step. Undefined whenever the layout is anything else (a packed ref, the reftable backend, an
- * unexpected file): the caller then asks git.
+ * Where the git files of the work tree at `root` are, read as gitrepository-layout(5) describes
+ * them: `.git` a directory or a `gitdir:` file, then `commondir`. Undefined for anything else.
+ * Synchronous, as the other reads of a plan step's git files: an asynchronous read is a round trip
+ * through libuv's thread pool that costs ten times the read.
  */
-export async function headFromFiles(root: string): Promise<string | undefined> {
-  const read = (p: string): Promise<string | undefined> =>
-    readFile(p, 'utf8').then(
-      (t) => t.trim(),
-      () => undefined,
-    );
+export function worktreeFiles(root: string): WorktreeFiles | undefined {
   const dotGit = path.join(root, '.git');
-  const link = await read(dotGit);
-  const gitDir = link === undefined ? dotGit : link.startsWith('gitdir: ') ? path.resolve(root, link.slice(8)) : '';
-  if (gitDir === '') return undefined;
-  const head = await read(path.join(gitDir, 'HEAD'));
-  if (head === undefined) return undefined;
-  if (OBJECT_ID.test(head)) return head;
+  let gitDir: string;
+  try {
+    const st = lstatSync(dotGit);
+    if (st.isDirectory()) gitDir = dotGit;
+    else {
+      const link = st.isFile() ? readFileSync(dotGit, 'utf8').trim() : '';
+      if (!link.startsWith('gitdir: ')) return undefined;
+      gitDir = path.resolve(root, link.slice(8));
+    }
+  } catch {
+    return undefined;
+  }
+  const common = readTrimmed(path.join(gitDir, 'commondir'));
+  return { gitDir, common: common === undefined ? gitDir : path.resolve(gitDir, common) };
+}
+
+/**
+ * HEAD of the work tree at `root`, read from the repository's files (see {@link worktreeFiles};
+ * then `HEAD` and a loose ref). Undefined whenever the layout is anything else (a packed ref, the
+ * reftable backend, an unexpected file).
+ */
+export function worktreeHead(root: string): WorktreeHead | undefined {
+  const files = worktreeFiles(root);
+  const head = files && readTrimmed(path.join(files.gitDir, 'HEAD'));
+  if (!files || head === undefined) return undefined;
+  if (OBJECT_ID.test(head)) return { ...files, ref: undefined, oid: head };
   // Branches live in the common directory, shared by all of a repository's work trees.
   const ref = /^ref: (refs\/heads\/[^\0]+)$/.exec(head)?.[1];
-  if (ref === undefined || ref.split('/').includes('..')) return undefined;
-  const common = await read(path.join(gitDir, 'commondir'));
-  const id = await read(path.join(common === undefined ? gitDir : path.resolve(gitDir, common), ref));
-  return id !== undefined && OBJECT_ID.test(id) ? id : undefined;
+  if (ref === undefined || ref.split('/').some((s) => s === '..' || s === '.' || s === '')) return undefined;
+  const oid = readTrimmed(path.join(files.common, ref));
+  return oid !== undefined && OBJECT_ID.test(oid) ? { ...files, ref, oid } : undefined;
+}
+
+/**
+ * The commit HEAD of the work tree at `root` points at, read from the files ({@link worktreeHead})
+ * instead of a `git rev-parse HEAD` process, which a plan paid after every write step. Undefined
+ * when the files do not say: the caller then asks git.
+ */
+export function headFromFiles(root: string): string | undefined {
+  return worktreeHead(root)?.oid;
 }
 
 /** Splits NUL-separated output, dropping the trailing empty field. */

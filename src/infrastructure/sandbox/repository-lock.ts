@@ -13,7 +13,8 @@ import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from '
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../domain/errors.js';
-import { gitOut } from './git.js';
+import { processExists } from '../system/process-exists.js';
+import { gitOut, worktreeFiles } from './git.js';
 
 const LOCK_NAME = 'cleveragents-worktrees.lock';
 const WAIT_MS = 180_000;
@@ -88,20 +89,13 @@ function holder(file: string): { text: string; stale: boolean } | undefined {
   const [pid, host] = [Number(m[1]), m[2]];
   const shown = `pid ${pid} on ${host}`;
   if (host !== hostname()) return { text: shown, stale: age > STALE_MS };
-  return { text: shown, stale: pid !== process.pid && !alive(pid) };
+  return { text: shown, stale: pid !== process.pid && !processExists(pid) };
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** The repository's common git directory (where its worktrees' metadata lives). */
+/** The repository's common git directory (where its worktrees' metadata lives), from its files or from git. */
 async function commonDir(repo: string): Promise<string> {
+  const files = worktreeFiles(repo);
+  if (files) return files.common;
   const out = await gitOut(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir'], {
     env: { GIT_OPTIONAL_LOCKS: '0' },
   });

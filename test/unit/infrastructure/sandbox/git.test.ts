@@ -15,11 +15,11 @@ describe('headFromFiles', () => {
   });
   afterEach(() => rmrf(repo, dir));
 
-  it('reads the commit of a branch checked out in the main work tree', async () => {
-    assert.equal(await headFromFiles(repo), git(repo, 'rev-parse', 'HEAD'));
+  it('reads the commit of a branch checked out in the main work tree', () => {
+    assert.equal(headFromFiles(repo), git(repo, 'rev-parse', 'HEAD'));
   });
 
-  it('reads the commit of a branch checked out in a linked worktree, from the common directory', async () => {
+  it('reads the commit of a branch checked out in a linked worktree, from the common directory', () => {
     const wt = path.join(dir, 'wt');
     git(repo, 'worktree', 'add', '-q', '-b', 'cleveragents/plan-P1', wt);
     write(wt, 'new.txt', 'new\n');
@@ -27,21 +27,21 @@ describe('headFromFiles', () => {
     git(wt, 'commit', '-q', '-m', 'in the worktree');
     const head = git(wt, 'rev-parse', 'HEAD');
     assert.notEqual(head, git(repo, 'rev-parse', 'HEAD'));
-    assert.equal(await headFromFiles(wt), head);
+    assert.equal(headFromFiles(wt), head);
   });
 
-  it('reads a detached HEAD', async () => {
+  it('reads a detached HEAD', () => {
     write(repo, 'b.txt', 'b\n');
     git(repo, 'add', '-A');
     git(repo, 'commit', '-q', '-m', 'second');
     git(repo, 'checkout', '-q', '--detach', 'HEAD~1');
-    assert.equal(await headFromFiles(repo), git(repo, 'rev-parse', 'HEAD'));
+    assert.equal(headFromFiles(repo), git(repo, 'rev-parse', 'HEAD'));
   });
 
-  it('gives up on a packed ref and outside a repository, so the caller asks git', async () => {
+  it('gives up on a packed ref and outside a repository, so the caller asks git', () => {
     git(repo, 'pack-refs', '--all');
-    assert.equal(await headFromFiles(repo), undefined);
-    assert.equal(await headFromFiles(dir), undefined);
+    assert.equal(headFromFiles(repo), undefined);
+    assert.equal(headFromFiles(dir), undefined);
   });
 });
 
