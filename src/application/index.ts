@@ -8,6 +8,7 @@ export { silentLogger } from './ports/logger.port.js';
 export type {
   TaskRepository,
   StoredTask,
+  StoredTaskView,
   TaskListQuery,
   TaskPage,
   TaskExpiry,

@@ -28,3 +28,23 @@ function copyPlain(value: unknown): unknown {
   }
   return out;
 }
+
+/**
+ * A value that arrives as JSON text (a stored snapshot): a transport that only writes it out sends
+ * the text as it is, and whatever needs the value parses it, once, on first use. `toJSON` makes
+ * JSON.stringify of anything holding it write the same JSON as the value would.
+ */
+export class JsonText<T> {
+  private parsed: T | undefined;
+
+  constructor(readonly json: string) {}
+
+  get value(): T {
+    if (this.parsed === undefined) this.parsed = JSON.parse(this.json) as T;
+    return this.parsed;
+  }
+
+  toJSON(): T {
+    return this.value;
+  }
+}

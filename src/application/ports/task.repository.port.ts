@@ -1,5 +1,6 @@
 import type { Task, TaskEvent, TaskState } from '../../domain/a2a.model.js';
 import type { UpdateCursor } from '../../domain/paging.js';
+import type { JsonText } from '../../domain/json.js';
 
 export interface StoredTask {
   task: Task;
@@ -8,6 +9,16 @@ export interface StoredTask {
   seq: number;
   /** The runner that last ran a turn of the task (see RunnerRegistry); null when unknown. */
   runnerId?: string | null | undefined;
+}
+
+/**
+ * A stored task whose snapshot text is already what a client is sent for it (viewTask's output
+ * without a history limit): no event was logged after the snapshot, and no empty list is in it (a
+ * view leaves out empty artifacts and history). Sent without parsing and serialising it again.
+ */
+export interface StoredTaskView {
+  owner: string;
+  view: JsonText<Task>;
 }
 
 /** A position in a principal's tasks, newest first. */
@@ -89,6 +100,11 @@ export interface TaskRepository {
    */
   endTurn(taskId: string): Promise<void>;
   get(id: string): Promise<StoredTask | undefined>;
+  /**
+   * What GetTask sends: the stored snapshot's text, as it is, when it is the client's view of the
+   * task as it stands (see {@link StoredTaskView}); otherwise the task as `get` reads it.
+   */
+  getView(id: string): Promise<StoredTaskView | StoredTask | undefined>;
   /**
    * Appends an event; when `snapshot` is given it becomes the stored task at `event.seq`. Appends
    * of one task may be issued before earlier ones settle: they must be applied in call order.

@@ -3,6 +3,7 @@ import { Channel } from '../../domain/async-channel.js';
 import { AppError } from '../../domain/errors.js';
 import type { PayloadLimits } from '../../domain/limits.js';
 import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.js';
+import { JsonText } from '../../domain/json.js';
 import type { ActorCatalog } from '../ports/actor.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import type { Principal } from '../ports/principal.js';
@@ -176,14 +177,28 @@ export class TaskService {
   }
 
   async get(id: string, historyLength: number | undefined, principal: Principal): Promise<Task> {
+    const task = await this.getForClient(id, historyLength, principal);
+    return task instanceof JsonText ? task.value : task;
+  }
+
+  /**
+   * What GetTask answers. A stored task whose snapshot is already its view comes back as that JSON
+   * text (see StoredTaskView), for a transport to send without parsing and serialising it again.
+   */
+  async getForClient(
+    id: string,
+    historyLength: number | undefined,
+    principal: Principal,
+  ): Promise<Task | JsonText<Task>> {
     const live = this.live.get(id);
     if (live) {
       assertOwner(live.owner, principal, id);
       return viewTask(live.task, { historyLength });
     }
-    const stored = await this.deps.tasks.get(id);
+    const stored = historyLength === undefined ? await this.deps.tasks.getView(id) : await this.deps.tasks.get(id);
     if (!stored) throw taskNotFound(id);
     assertOwner(stored.owner, principal, id);
+    if ('view' in stored) return stored.view;
     // Just loaded, so already a private copy.
     return viewTask(stored.task, { historyLength, copy: false });
   }

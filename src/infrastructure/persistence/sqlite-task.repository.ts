@@ -5,6 +5,7 @@ import type {
   MessageKeyHit,
   RunningTask,
   StoredTask,
+  StoredTaskView,
   TaskExpiry,
   TaskListQuery,
   TaskPage,
@@ -30,6 +31,7 @@ import {
   taskNotFound,
   TERMINAL_STATES,
   toStoredTask,
+  toTaskView,
   toTaskPage,
   toEvent,
   type AppendValues,
@@ -274,7 +276,7 @@ export class SqliteTaskRepository implements TaskRepository {
     this.expire = expiryStatements(db);
     // One statement reads the row and its later events from one read snapshot (other processes
     // may write): a deferred transaction around two statements cost more than the reads.
-    this.readTask = (taskId: string): StoredTask | undefined => {
+    this.readTask = <T>(taskId: string, as: (row: TaskRow, events: EventRow[]) => T): T | undefined => {
       const rows = q.selectTask.all({ id: taskId });
       const row = rows[0];
       if (!row) return undefined;
@@ -282,7 +284,7 @@ export class SqliteTaskRepository implements TaskRepository {
       for (const r of rows)
         if (r.event_seq !== null)
           events.push({ seq: r.event_seq, kind: r.event_kind ?? '', payload: r.event_payload ?? '' });
-      return toStoredTask(row, events);
+      return as(row, events);
     };
   }
 
@@ -297,7 +299,11 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   async get(id: string): Promise<StoredTask | undefined> {
-    return this.db.exclusive(() => this.readTask(id));
+    return this.db.exclusive(() => this.readTask(id, toStoredTask));
+  }
+
+  async getView(id: string): Promise<StoredTaskView | StoredTask | undefined> {
+    return this.db.exclusive(() => this.readTask(id, toTaskView));
   }
 
   async append(taskId: string, event: TaskEvent, snapshot?: Task, eventJson?: string): Promise<void> {

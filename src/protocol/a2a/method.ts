@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { JsonText } from '../../domain/json.js';
 import type { Principal, ServiceFacade, StreamItem } from '../../application/index.js';
 import type { StreamContract, UnaryContract } from './contract.js';
 import type { ProtocolVersion } from './versions.js';
@@ -27,7 +28,8 @@ export interface UnaryMethod<P extends z.ZodType = z.ZodType, R extends z.ZodTyp
   P,
   R
 > {
-  call(facade: ServiceFacade, params: z.output<P>, ctx: CallContext): Promise<z.input<R>>;
+  /** A result that came as JSON text (a stored snapshot) is sent as that text where it can be. */
+  call(facade: ServiceFacade, params: z.output<P>, ctx: CallContext): Promise<z.input<R> | JsonText<z.input<R>>>;
 }
 
 /** A streaming contract bound to the facade. */

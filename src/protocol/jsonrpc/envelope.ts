@@ -17,6 +17,14 @@ export interface JsonRpcErrorObject {
 export type JsonRpcResponse =
   { jsonrpc: '2.0'; id: JsonRpcId; result: unknown } | { jsonrpc: '2.0'; id: JsonRpcId; error: JsonRpcErrorObject };
 
+/**
+ * A response's JSON text with its result already serialised: exactly what JSON.stringify writes for
+ * `{ jsonrpc: '2.0', id, result }`.
+ */
+export function resultText(id: JsonRpcId, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+}
+
 export type EnvelopeCheck = { ok: true; request: JsonRpcRequest } | { ok: false; id: JsonRpcId; problem: string };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

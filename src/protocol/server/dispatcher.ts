@@ -1,5 +1,6 @@
 import type { Logger, Principal, ServiceFacade } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
+import { JsonText } from '../../domain/json.js';
 import { DEFAULT_LIMITS, depthError, jsonDepthExceeds } from '../../domain/limits.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
 import type { CallContext, MethodDef } from '../a2a/method.js';
@@ -42,9 +43,13 @@ export interface StreamEvent {
   resultJson?: string;
 }
 
-/** `correlationId`: the request's (an error's `error.data.correlationId`), for the access log. */
+/**
+ * `correlationId`: the request's (an error's `error.data.correlationId`), for the access log.
+ * `resultJson`: `response.result` as JSON text, when the result came as text (see JsonText): a
+ * transport writes it into its frame instead of serialising the result.
+ */
 export type DispatchOutcome =
-  | { kind: 'response'; response: JsonRpcResponse; correlationId?: string }
+  | { kind: 'response'; response: JsonRpcResponse; resultJson?: string; correlationId?: string }
   | { kind: 'notification' }
   | { kind: 'stream'; id: JsonRpcId; events: AsyncIterable<StreamEvent>; correlationId?: string };
 
@@ -164,8 +169,16 @@ export class Dispatcher {
           correlationId,
         };
       }
-      const result = await method.call(this.opts.facade, params, ctx);
+      const answer = await method.call(this.opts.facade, params, ctx);
       if (notification) return { kind: 'notification' };
+      // JSON text goes out as it is when nothing encodes it; a check, or anything that reads
+      // `response.result` (the in-memory transport), parses it, once.
+      if (answer instanceof JsonText && !encode) {
+        const text: JsonText<unknown> = answer;
+        if (this.opts.validateResults) this.checkResult(method, text.value);
+        return { kind: 'response', response: new TextResponse(id, text), resultJson: text.json, correlationId };
+      }
+      const result: unknown = answer instanceof JsonText ? answer.value : answer;
       if (this.opts.validateResults && !codec) this.checkResult(method, result);
       return {
         kind: 'response',
@@ -304,6 +317,27 @@ function withoutTenant(method: MethodDef, raw: unknown): unknown {
   if (!('tenant' in raw)) return raw;
   const { tenant: _tenant, ...rest } = raw as Record<string, unknown>;
   return rest;
+}
+
+/**
+ * A response whose result is parsed from its text only when something reads it (a transport that
+ * splices `resultJson` never does). Serialises as the plain response would.
+ */
+class TextResponse {
+  readonly jsonrpc = '2.0';
+
+  constructor(
+    readonly id: JsonRpcId,
+    private readonly text: JsonText<unknown>,
+  ) {}
+
+  get result(): unknown {
+    return this.text.value;
+  }
+
+  toJSON(): JsonRpcResponse {
+    return { jsonrpc: '2.0', id: this.id, result: this.result };
+  }
 }
 
 const DONE: IteratorResult<StreamEvent> = { done: true, value: undefined };

@@ -11,7 +11,7 @@ import {
   type ProtocolVersion,
 } from '../a2a/versions.js';
 import { HTTP_STATUS } from '../jsonrpc/codes.js';
-import type { JsonRpcResponse } from '../jsonrpc/envelope.js';
+import { resultText, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.js';
 import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
 import { AuthThrottle, type Authenticator } from './auth.js';
@@ -299,6 +299,8 @@ export class A2aHttpServer {
       // Errors of streaming methods go out as an SSE event when the client asked for a stream.
       if (wantsStream && 'error' in outcome.response && acceptsSse(req))
         return this.sendSse(res, [{ seq: 0, response: outcome.response }], signal());
+      if (outcome.resultJson !== undefined)
+        return this.sendText(res, 200, resultText(outcome.response.id, outcome.resultJson));
       return this.sendJson(res, 200, outcome.response);
     }
     return this.sendSse(res, outcome.events, signal());
@@ -323,11 +325,7 @@ export class A2aHttpServer {
         if (signal.aborted || this.closing || !writable(res)) break;
         let data: string;
         try {
-          data =
-            ev.resultJson === undefined
-              ? JSON.stringify(ev.response)
-              : // What JSON.stringify(ev.response) writes, with the result already serialised.
-                `{"jsonrpc":"2.0","id":${JSON.stringify(ev.response.id)},"result":${ev.resultJson}}`;
+          data = ev.resultJson === undefined ? JSON.stringify(ev.response) : resultText(ev.response.id, ev.resultJson);
         } catch (err) {
           // An event that cannot be serialised ends the stream with an error the client can read.
           const correlationId = newCorrelationId();
@@ -412,7 +410,12 @@ export class A2aHttpServer {
     if (!writable(res)) return;
     if (status !== 200 || (body as { error?: unknown } | null)?.error !== undefined)
       this.noteAnswer(res, body as JsonRpcResponse);
-    const text = JSON.stringify(body);
+    this.sendText(res, status, JSON.stringify(body), headOnly);
+  }
+
+  /** A JSON body already serialised. */
+  private sendText(res: ServerResponse, status: number, text: string, headOnly = false): void {
+    if (!writable(res)) return;
     res.writeHead(status, { 'content-type': `${JSON_TYPE}; charset=utf-8`, 'content-length': Buffer.byteLength(text) });
     res.end(headOnly ? undefined : text);
   }

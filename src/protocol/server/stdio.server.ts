@@ -10,7 +10,7 @@ import {
   SUPPORTED_VERSIONS,
   type ProtocolVersion,
 } from '../a2a/versions.js';
-import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
+import { checkEnvelope, resultText, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, toErrorObject, validationError } from '../jsonrpc/errors.js';
 import { createLineFramer, frame } from '../jsonrpc/framing.js';
 import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
@@ -139,6 +139,8 @@ export class A2aStdioServer {
       if (outcome.kind !== 'notification') rec.correlationId = outcome.correlationId;
       if (outcome.kind === 'response') {
         noteResponse(rec, outcome.response);
+        if (outcome.resultJson !== undefined)
+          return this.send(`${resultText(outcome.response.id, outcome.resultJson)}\n`);
         return this.write(outcome.response);
       }
       if (outcome.kind === 'notification') return;

@@ -5,6 +5,7 @@ import type {
   MessageKeyHit,
   RunningTask,
   StoredTask,
+  StoredTaskView,
   TaskExpiry,
   TaskListQuery,
   TaskPage,
@@ -30,6 +31,7 @@ import {
   TERMINAL_STATES,
   toEvent,
   toStoredTask,
+  toTaskView,
   toTaskPage,
   type EventRow,
   type ExpiredRow,
@@ -120,10 +122,19 @@ export class PgTaskRepository implements TaskRepository {
   }
 
   async get(id: string): Promise<StoredTask | undefined> {
-    const row = await this.db.run((k) =>
+    const row = await this.readTask(id);
+    return row && materialise(row);
+  }
+
+  async getView(id: string): Promise<StoredTaskView | StoredTask | undefined> {
+    const row = await this.readTask(id);
+    return row && toTaskView(row, eventRows(row));
+  }
+
+  private readTask(id: string) {
+    return this.db.run((k) =>
       k.selectFrom('tasks').select(TASK_COLUMNS).select(EVENTS_AFTER_SNAPSHOT).where('id', '=', id).executeTakeFirst(),
     );
-    return row && materialise(row);
   }
 
   async append(taskId: string, event: TaskEvent, snapshot?: Task, eventJson?: string): Promise<void> {
@@ -317,10 +328,11 @@ export class PgTaskRepository implements TaskRepository {
 }
 
 function materialise(row: RowWithEvents): StoredTask {
-  return toStoredTask(
-    row,
-    row.events.map(([seq, kind, payload]): EventRow => ({ seq, kind, payload })),
-  );
+  return toStoredTask(row, eventRows(row));
+}
+
+function eventRows(row: RowWithEvents): EventRow[] {
+  return row.events.map(([seq, kind, payload]): EventRow => ({ seq, kind, payload }));
 }
 
 /**

@@ -7,7 +7,15 @@ import type { Kysely } from 'kysely';
 import type { Task, TaskEvent } from '../../../domain/a2a.model.js';
 import { applyEvent, isTerminal, TASK_STATES } from '../../../domain/a2a.model.js';
 import { AppError } from '../../../domain/errors.js';
-import type { MessageKey, StoredTask, TaskExpiry, TaskListQuery, TaskPage } from '../../../application/index.js';
+import type {
+  MessageKey,
+  StoredTask,
+  StoredTaskView,
+  TaskExpiry,
+  TaskListQuery,
+  TaskPage,
+} from '../../../application/index.js';
+import { JsonText } from '../../../domain/json.js';
 import { olderThan, toIsoInstant, type DB } from '../database.js';
 
 export interface TaskRow {
@@ -51,6 +59,18 @@ export function toStoredTask(row: TaskRow, eventsAfterSnapshot: Iterable<EventRo
   const stored: StoredTask = { task, owner: row.owner, seq };
   if (row.runner_id !== null) stored.runnerId = row.runner_id;
   return stored;
+}
+
+/**
+ * What GetTask reads (TaskRepository.getView): the snapshot's text itself when it is the client's
+ * view as it stands — no event follows it, and no `[]` anywhere in it (a view leaves out empty
+ * artifacts and history; an empty list anywhere, even inside a message, takes the long way) —
+ * else the task with the later events folded in.
+ */
+export function toTaskView(row: TaskRow, eventsAfterSnapshot: readonly EventRow[]): StoredTaskView | StoredTask {
+  if (eventsAfterSnapshot.length === 0 && !row.snapshot.includes('[]'))
+    return { owner: row.owner, view: new JsonText<Task>(row.snapshot) };
+  return toStoredTask(row, eventsAfterSnapshot);
 }
 
 /** The message key is already stored: another send of the same message created its task first. */

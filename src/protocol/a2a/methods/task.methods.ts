@@ -2,7 +2,9 @@ import { bindStream, bindUnary } from '../method.js';
 import * as c from '../contracts/task.contract.js';
 
 /** The task contracts bound to the facade (the contracts, for clients too, are in contracts/task.contract.ts). */
-export const getTask = bindUnary(c.getTask, (facade, p, ctx) => facade.tasks.get(p.id, p.historyLength, ctx.principal));
+export const getTask = bindUnary(c.getTask, (facade, p, ctx) =>
+  facade.tasks.getForClient(p.id, p.historyLength, ctx.principal),
+);
 export const listTasks = bindUnary(c.listTasks, (facade, p, ctx) =>
   facade.tasks.list({ ...p, status: p.status === 'TASK_STATE_UNSPECIFIED' ? undefined : p.status }, ctx.principal),
 );

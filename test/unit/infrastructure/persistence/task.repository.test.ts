@@ -177,6 +177,36 @@ for (const engine of ENGINES)
       assert.deepEqual(got?.task, done);
     });
 
+    it('reads a snapshot nothing follows as its text for GetTask, and folds the events in once something does', async () => {
+      const t = task('t1', 'c1');
+      await repo.create(t, 'alice');
+      const created = await repo.getView('t1');
+      assert.ok(created && 'view' in created, 'a task as created is its own view');
+      assert.equal(created.owner, 'alice');
+      assert.deepEqual(JSON.parse(created.view.json), t);
+      assert.deepEqual(created.view.value, t);
+      // An event after the snapshot: the view would be stale, so the task is read as get reads it.
+      await repo.append('t1', chunk(t, 1, 'A', false));
+      const followed = await repo.getView('t1');
+      assert.ok(followed && 'task' in followed);
+      assert.deepEqual(followed, await repo.get('t1'));
+      assert.deepEqual(followed.task.artifacts, [{ artifactId: 'out', parts: [{ text: 'A' }] }]);
+      const done: Task = { ...withStatus(t, 'TASK_STATE_COMPLETED', at(5)), artifacts: followed.task.artifacts ?? [] };
+      await repo.append('t1', statusEvent(t, 2, 'TASK_STATE_COMPLETED', at(5)), done);
+      const settled = await repo.getView('t1');
+      assert.ok(settled && 'view' in settled);
+      assert.deepEqual(settled.view.value, done);
+      assert.equal(await repo.getView('nope'), undefined);
+    });
+
+    it('does not read a snapshot holding an empty list as a view (a view leaves empty lists out)', async () => {
+      const t: Task = { ...task('t1', 'c1'), artifacts: [] };
+      await repo.create(t, 'alice');
+      const got = await repo.getView('t1');
+      assert.ok(got && 'task' in got);
+      assert.deepEqual(got.task, t);
+    });
+
     it('moves state and status time for a status event that comes without a snapshot', async () => {
       const t = task('t1', 'c1');
       await repo.create(t, 'alice');

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-table.js';
 import { defineStreamContract } from '../../../../src/protocol/a2a/contract.js';
 import { bindStream } from '../../../../src/protocol/a2a/method.js';
-import type { JsonRpcErrorObject } from '../../../../src/protocol/jsonrpc/envelope.js';
+import { resultText, type JsonRpcErrorObject } from '../../../../src/protocol/jsonrpc/envelope.js';
+import { JsonText } from '../../../../src/domain/json.js';
 import { LOCAL_PRINCIPAL } from '../../../../src/application/index.js';
 import {
   Dispatcher,
@@ -140,5 +141,90 @@ describe('Dispatcher streams', () => {
       assert.equal(ev.resultJson, undefined);
       assert.equal((ev.response as { result?: { kind?: string } }).result?.kind, 'status-update', 'the 0.3 form');
     }
+  });
+});
+
+describe('Dispatcher results given as JSON text', () => {
+  const task = {
+    id: 't1',
+    contextId: 'c1',
+    status: { state: 'TASK_STATE_COMPLETED', timestamp: '2026-03-01T10:00:00.000Z' },
+    history: [{ messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'hi' }] }],
+  };
+  const text = JSON.stringify(task);
+  const dispatcher = (validateResults: boolean) =>
+    new Dispatcher({
+      table: buildMethodTable(),
+      facade: { tasks: { getForClient: () => Promise.resolve(new JsonText(text)) } },
+      card: {},
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+      validateResults,
+    } as unknown as DispatcherOptions);
+  const call = (d: Dispatcher, message: unknown, version: '1.0' | '0.3') =>
+    d.dispatch(message, { principal: LOCAL_PRINCIPAL, version, signal: new AbortController().signal });
+
+  for (const validateResults of [false, true]) {
+    it(`hands the text on as the result's JSON, and the response still reads and serialises as the task (result checks ${validateResults ? 'on' : 'off'})`, async () => {
+      const out = await call(
+        dispatcher(validateResults),
+        { jsonrpc: '2.0', id: 'r1', method: 'GetTask', params: { id: 't1' } },
+        '1.0',
+      );
+      assert.equal(out.kind, 'response');
+      if (out.kind !== 'response') return;
+      assert.equal(out.resultJson, text);
+      assert.deepEqual((out.response as { result?: unknown }).result, task);
+      assert.equal('error' in out.response, false);
+      assert.equal(JSON.stringify(out.response), JSON.stringify({ jsonrpc: '2.0', id: 'r1', result: task }));
+      assert.equal(resultText('r1', text), JSON.stringify({ jsonrpc: '2.0', id: 'r1', result: task }));
+    });
+  }
+
+  it('does not parse the text when nothing needs the value (no check, no codec)', async () => {
+    let parsed = 0;
+    class Counted extends JsonText<unknown> {
+      override get value(): unknown {
+        parsed++;
+        return super.value;
+      }
+    }
+    const d = new Dispatcher({
+      table: buildMethodTable(),
+      facade: { tasks: { getForClient: () => Promise.resolve(new Counted(text)) } },
+      card: {},
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    } as unknown as DispatcherOptions);
+    const out = await call(d, { jsonrpc: '2.0', id: 4, method: 'GetTask', params: { id: 't1' } }, '1.0');
+    assert.equal(out.kind === 'response' ? out.resultJson : undefined, text);
+    assert.equal(parsed, 0);
+  });
+
+  it('encodes the parsed value when a codec re-encodes the result (v0.3), and gives no text', async () => {
+    const out = await call(
+      dispatcher(false),
+      { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: 't1' } },
+      '0.3',
+    );
+    assert.equal(out.kind, 'response');
+    if (out.kind !== 'response') return;
+    assert.equal(out.resultJson, undefined);
+    const result = (out.response as { result?: { kind?: string; id?: string } }).result;
+    assert.equal(result?.kind, 'task', 'the 0.3 form');
+    assert.equal(result?.id, 't1');
+  });
+
+  it('checks the parsed value against the result schema when checks are on', async () => {
+    const bad = new Dispatcher({
+      table: buildMethodTable(),
+      facade: { tasks: { getForClient: () => Promise.resolve(new JsonText('{"id":"t1"}')) } },
+      card: {},
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+      validateResults: true,
+    } as unknown as DispatcherOptions);
+    const out = await call(bad, { jsonrpc: '2.0', id: 3, method: 'GetTask', params: { id: 't1' } }, '1.0');
+    assert.equal(out.kind, 'response');
+    if (out.kind !== 'response') return;
+    assert.ok('error' in out.response, 'a result that does not match its schema is an error');
+    assert.equal(out.resultJson, undefined);
   });
 });
