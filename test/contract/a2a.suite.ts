@@ -302,6 +302,10 @@ export function a2aSuite(ctx: SuiteContext): void {
     assert.equal(done.id, t.id);
     assert.equal(done.status.state, 'TASK_STATE_COMPLETED');
     assert.ok((done.history ?? []).some((m) => m.parts[0]?.text === 'here you go'));
+    // Read back from storage (sent as the stored text): the same task, its fields in the same order.
+    const stored = await client.call(getTask, { id: t.id });
+    assert.deepEqual(stored, done);
+    assert.deepEqual(Object.keys(stored), Object.keys(done));
     await rpcError(
       client.call(sendMessage, { message: userMessage('x', { taskId: t.id, contextId: 'other-context' }) }),
       -32602,

@@ -17,6 +17,7 @@ import { messageFingerprint } from './message-fingerprint.js';
 import type { OwnedTasks } from './owned-tasks.js';
 import { isMessageKeyTaken, messageIdReused, stateWord } from './task-errors.js';
 import type { InlinePushRegistrar, SendInput } from './task.types.js';
+import { viewTask } from './task-view.js';
 
 /** What every answer of this agent is written in (actors' replies and the status messages of a turn). */
 const ANSWER_MEDIA_TYPE = 'text/plain';
@@ -217,7 +218,8 @@ export class MessageIntake {
     }
     (task.history ??= []).push(message);
     const seq = live.seq;
-    const saved = live.chain.then(() => this.deps.tasks.saveSnapshot(task, seq, key));
+    // Stored as its view (the recorder's snapshots are too): GetTask may send the stored text as it is.
+    const saved = live.chain.then(() => this.deps.tasks.saveSnapshot(viewTask(task, { copy: false }), seq, key));
     // A key taken by a concurrent send leaves the task as it was; other failures stop the task.
     live.chain = saved.catch((err: unknown) => {
       if (!isMessageKeyTaken(err)) throw err;
