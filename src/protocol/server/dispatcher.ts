@@ -173,12 +173,12 @@ export class Dispatcher {
       if (notification) return { kind: 'notification' };
       // JSON text goes out as it is when nothing encodes it; a check, or anything that reads
       // `response.result` (the in-memory transport), parses it, once.
-      if (answer instanceof JsonText && !encode) {
-        const text: JsonText<unknown> = answer;
+      const text: JsonText<unknown> | undefined = answer instanceof JsonText ? answer : undefined;
+      if (text && !encode) {
         if (this.opts.validateResults) this.checkResult(method, text.value);
         return { kind: 'response', response: new TextResponse(id, text), resultJson: text.json, correlationId };
       }
-      const result: unknown = answer instanceof JsonText ? answer.value : answer;
+      const result: unknown = text ? text.value : answer;
       if (this.opts.validateResults && !codec) this.checkResult(method, result);
       return {
         kind: 'response',
