@@ -74,8 +74,13 @@ export const actorEndpoint = (a: Pick<ActorDefinition, 'provider' | 'baseUrl'>):
   a.baseUrl ?? DEFAULT_BASE_URLS[a.provider] ?? '';
 
 /** Whether the actor names a key (a local endpoint such as Ollama may need none). */
-export const namesApiKey = (a: Pick<ActorDefinition, 'apiKeyEnv' | 'apiKeyFile'>): boolean =>
-  a.apiKeyEnv !== undefined || a.apiKeyFile !== undefined;
+export const namesApiKey = (a: Pick<ActorDefinition, 'apiKeyEnv' | 'apiKeyFile' | 'apiKeySecret'>): boolean =>
+  a.apiKeyEnv !== undefined || a.apiKeyFile !== undefined || a.apiKeySecret !== undefined;
+
+/** The name of a secret in a namespace's secret store (`agents secret set NAME`). */
+export const SecretName = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_-]{0,127}$/, 'must be a secret name: a letter, then letters, digits, - and _');
 
 /** Fallback actors an actor may list. */
 export const MAX_FALLBACKS = 5;
@@ -105,6 +110,8 @@ export const ActorDefinition = z
       .optional(),
     /** A file holding the API key; it must be readable by its owner only (mode 0600 or 0400). */
     apiKeyFile: AbsolutePath.optional(),
+    /** A secret of the actor's own namespace holding the API key (`agents secret set NAME`). */
+    apiKeySecret: SecretName.optional(),
     systemPrompt: z.string().max(100_000).optional(),
     temperature: z.number().min(0, 'must be between 0 and 2').max(2, 'must be between 0 and 2').optional(),
     maxTokens: z.number().int('must be an integer').positive('must be positive').optional(),
@@ -175,10 +182,15 @@ export const ActorDefinition = z
         path: ['baseUrl'],
         message: 'an openai-compatible actor needs baseUrl (e.g. http://127.0.0.1:11434/v1 for Ollama)',
       });
-    if (a.apiKeyEnv !== undefined && a.apiKeyFile !== undefined)
-      ctx.addIssue({ code: 'custom', path: ['apiKeyFile'], message: 'give apiKeyEnv or apiKeyFile, not both' });
+    const keys = (['apiKeyEnv', 'apiKeyFile', 'apiKeySecret'] as const).filter((f) => a[f] !== undefined);
+    if (keys.length > 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: [keys[1] ?? 'apiKeyFile'],
+        message: 'give one of apiKeyEnv, apiKeyFile and apiKeySecret, not several',
+      });
     if (a.provider === 'builtin')
-      for (const f of ['baseUrl', 'apiKeyEnv', 'apiKeyFile', 'prices', 'fallbacks'] as const)
+      for (const f of ['baseUrl', 'apiKeyEnv', 'apiKeyFile', 'apiKeySecret', 'prices', 'fallbacks'] as const)
         if (a[f] !== undefined)
           ctx.addIssue({ code: 'custom', path: [f], message: 'a builtin actor calls no endpoint: leave it out' });
   });

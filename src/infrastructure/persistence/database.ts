@@ -30,6 +30,28 @@ export interface DB {
   api_keys: ApiKeysTable;
   audit_events: AuditEventsTable;
   sync_state: SyncStateTable;
+  namespace_grants: NamespaceGrantsTable;
+  namespace_secrets: NamespaceSecretsTable;
+}
+
+/** Capabilities a server administrator granted a namespace (migration 0013). */
+export interface NamespaceGrantsTable {
+  namespace: string;
+  capability: string;
+  /** JSON array of host directories (host-path), or null. */
+  paths: string | null;
+  granted_by: string;
+  granted_at: string;
+}
+
+/** A namespace's secrets, encrypted with the server's key (migration 0013). */
+export interface NamespaceSecretsTable {
+  namespace: string;
+  name: string;
+  ciphertext: string;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
 }
 
 /** Idempotency keys of follow-up messages (migration 0005; a task's first message is keyed on its row). */

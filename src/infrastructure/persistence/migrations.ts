@@ -464,6 +464,44 @@ const m0012_session_forks: Migration = {
   },
 };
 
+const m0013_grants_and_secrets: Migration = {
+  async up(db: AnyDb) {
+    const text = onPostgres(db) ? sql`text collate "C"` : 'text';
+    // What a server administrator granted a namespace (issue #35): one row per capability; `paths`
+    // is a JSON array of host directories (host-path only; null: any path).
+    await db.schema
+      .createTable('namespace_grants')
+      .addColumn('namespace', text, (c) => c.notNull())
+      .addColumn('capability', text, (c) => c.notNull())
+      .addColumn('paths', text)
+      .addColumn('granted_by', text, (c) => c.notNull())
+      .addColumn('granted_at', text, (c) => c.notNull())
+      .addPrimaryKeyConstraint('namespace_grants_pk', ['namespace', 'capability'])
+      .addForeignKeyConstraint('namespace_grants_ns_fk', ['namespace'], 'namespaces', ['name'], (fk) =>
+        fk.onDelete('cascade'),
+      )
+      .execute();
+    // A namespace's secrets, encrypted with the server's key (never stored or returned in clear).
+    await db.schema
+      .createTable('namespace_secrets')
+      .addColumn('namespace', text, (c) => c.notNull())
+      .addColumn('name', text, (c) => c.notNull())
+      .addColumn('ciphertext', text, (c) => c.notNull())
+      .addColumn('created_by', text, (c) => c.notNull())
+      .addColumn('created_at', text, (c) => c.notNull())
+      .addColumn('updated_at', text, (c) => c.notNull())
+      .addPrimaryKeyConstraint('namespace_secrets_pk', ['namespace', 'name'])
+      .addForeignKeyConstraint('namespace_secrets_ns_fk', ['namespace'], 'namespaces', ['name'], (fk) =>
+        fk.onDelete('cascade'),
+      )
+      .execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('namespace_secrets').ifExists().execute();
+    await db.schema.dropTable('namespace_grants').ifExists().execute();
+  },
+};
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
@@ -478,6 +516,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0010_sync': m0010_sync,
   '0011_postgres_collation': m0011_postgres_collation,
   '0012_session_forks': m0012_session_forks,
+  '0013_grants_and_secrets': m0013_grants_and_secrets,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) };

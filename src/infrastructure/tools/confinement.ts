@@ -82,6 +82,12 @@ export interface CommandInvocation {
   network: NetworkAccess;
   /** Variables the action declares, added to the allowlisted ones. */
   env?: Readonly<Record<string, string>> | undefined;
+  /**
+   * More directories the command may write, mounted after the sandbox (the agent's own git in a
+   * sandbox writes the repository's git directory: objects, the plan branch, the worktree's index).
+   * The sandbox's git metadata is then not made read-only.
+   */
+  writable?: readonly string[] | undefined;
 }
 
 /** What to spawn, and what to do after it exited. */
@@ -229,9 +235,13 @@ export class CommandConfinement {
     }
     const root = inv.sandboxRoot;
     a.push('--bind', root, root);
-    // The sandbox's git metadata stays read-only: a command that rewrote `.git` (or, in a worktree,
-    // its HEAD) could make the server's next checkpoint commit into the user's own branches.
-    a.push(...(await gitBinds(root)));
+    if (inv.writable && inv.writable.length > 0) {
+      for (const p of inv.writable) a.push('--bind', p, p);
+    } else {
+      // The sandbox's git metadata stays read-only: a command that rewrote `.git` (or, in a worktree,
+      // its HEAD) could make the server's next checkpoint commit into the user's own branches.
+      a.push(...(await gitBinds(root)));
+    }
     a.push('--unshare-pid', '--unshare-ipc', '--unshare-uts');
     if (inv.network !== 'allow') a.push('--unshare-net');
     a.push('--die-with-parent', '--new-session', '--chdir', inv.cwd, '--clearenv');
