@@ -50,7 +50,11 @@ export type {
   Role,
   PathFacts,
   ResourceInspector,
+  PathScope,
+  ResolvedPath,
 } from './ports/registry.repository.port.js';
+export type { CapabilityGrant, GrantRepository } from './ports/grant.repository.port.js';
+export type { EgressPolicy } from './ports/egress.port.js';
 export { RetentionService, type RetentionPolicy } from './system/retention.service.js';
 export {
   ProviderFailure,
@@ -71,7 +75,7 @@ export {
   type SchemaValidator,
   type TokenCounter,
 } from './ports/language-model.port.js';
-export { McpUnavailable, type McpCallResult, type McpHub, type McpToolInfo } from './ports/mcp.port.js';
+export { McpUnavailable, type McpCallResult, type McpHub, type McpToolInfo, type McpUse } from './ports/mcp.port.js';
 export type { PendingCalls, Transcript, TranscriptStore } from './ports/transcript.port.js';
 export type {
   FileInventory,
@@ -83,6 +87,7 @@ export type {
 } from './ports/file-inventory.port.js';
 export { ContextService, type ContextPlan, type ContextServiceDeps } from './context/context.service.js';
 export { AuditService, type AuditEntry, type AuditListInput } from './accounts/audit.service.js';
+export { CapabilityService, type TrustSettings } from './registry/capability.service.js';
 export {
   AuthService,
   BOOTSTRAP_ADMIN,

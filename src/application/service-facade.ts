@@ -26,6 +26,9 @@ import { PushNotifier, type PushNotifierOptions } from './push/push-notifier.js'
 import { NamespaceService, type UserDirectory } from './registry/namespace.service.js';
 import { RegistryActorCatalog } from './registry/registry-actor.catalog.js';
 import { RegistryService } from './registry/registry.service.js';
+import { CapabilityService, type TrustSettings } from './registry/capability.service.js';
+import type { CapabilityGrant, GrantRepository } from './ports/grant.repository.port.js';
+import type { EgressPolicy } from './ports/egress.port.js';
 import { SessionService } from './sessions/session.service.js';
 import { CompactionService } from './sessions/compaction.service.js';
 import { HealthService } from './system/health.service.js';
@@ -50,6 +53,7 @@ import { SyncService } from './sync/sync.service.js';
 import { HookService } from './hooks/hook.service.js';
 import type { HookRunner } from './ports/hook-runner.port.js';
 import type { HookDefinition, ProjectDefinition } from '../domain/registry/entities.js';
+import { namespaceOf } from '../domain/registry/names.js';
 
 export interface FacadeDeps {
   tasks: TaskRepository;
@@ -93,6 +97,14 @@ export interface FacadeDeps {
   accounts: { repo: AccountRepository; hasher: KeyHasher };
   /** Runs hooks' commands and webhooks (absent: registered hooks do not run). */
   hookRunner?: HookRunner | undefined;
+  /** Local or server mode, and a server's workspaces (default: local mode, which holds every capability). */
+  trust?: TrustSettings | undefined;
+  /** Capabilities server administrators granted namespaces (absent: none granted). */
+  grants?: GrantRepository | undefined;
+  /** The capability service, when the composition root made it for other parts too (else made here). */
+  capabilities?: CapabilityService | undefined;
+  /** Server mode: whether a URL a definition names reaches a refused address (actor baseUrl, MCP url, hook url). */
+  egress?: EgressPolicy | undefined;
 }
 
 /** What LLM actors need besides the stores the facade already has. */
@@ -117,6 +129,8 @@ export interface ServiceFacade {
   readonly actors: ActorCatalog;
   readonly registry: RegistryService;
   readonly namespaces: NamespaceService;
+  /** What each namespace may make the server do: grants, checks at declaration and at use. */
+  readonly capabilities: CapabilityService;
   readonly plans: PlanService;
   readonly retention: RetentionService;
   /** What an actor sees of a project's files (`_cleveragents/context/…`). */
@@ -144,6 +158,13 @@ const NO_SYNC: NonNullable<FacadeDeps['sync']> = {
       hint: 'sync runs in a local setup: agents server connect URL',
     });
   },
+};
+
+/** No grants, and none can be made (local mode needs none; a server wires its store). */
+const NO_GRANTS: GrantRepository = {
+  list: () => Promise.resolve<CapabilityGrant[]>([]),
+  put: () => Promise.reject(new AppError('UNSUPPORTED_OPERATION', 'this agent keeps no capability grants')),
+  remove: () => Promise.resolve(false),
 };
 
 export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
@@ -178,9 +199,20 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       },
     },
   });
+  const capabilities =
+    deps.capabilities ??
+    new CapabilityService({
+      grants: deps.grants ?? NO_GRANTS,
+      inspector: deps.inspector,
+      settings: deps.trust ?? { mode: 'local' },
+      egress: deps.egress,
+      namespaceExists: async (name) => (await deps.namespaces.get(name)) !== undefined,
+      audit,
+    });
   registry = new RegistryService({
     repo: deps.registry,
     namespaces,
+    capabilities,
     inspector: deps.inspector,
     builtins: {
       actor: BUILTIN_ACTOR_DEFINITIONS,
@@ -203,6 +235,13 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
         ((await deps.registry.get('project', name))?.definition as ProjectDefinition | undefined)?.settings?.network,
       runner: hookRunner,
       logger: deps.logger,
+      refusal: (hook) =>
+        capabilities
+          .assertUsable({ kind: 'hook', name: hook.name, namespace: namespaceOf(hook.name), definition: hook })
+          .then(
+            () => undefined,
+            (err: Error) => err.message,
+          ),
     });
   // What every actor sees of a project: plans' strategy and execution actors, project-bound chats.
   const context = new ContextService({
@@ -242,6 +281,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     llm &&
     new ChatToolbox({
       lookup: (k, n) => reg.lookup(k, n),
+      use: (k, n) => reg.use(k, n),
       tools: deps.tools,
       mcp: llm.mcp,
       commandTimeoutMs: deps.commandTimeoutMs ?? 300_000,
@@ -249,7 +289,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   const compaction = new CompactionService({
     tasks: deps.tasks,
     llm: llm && { models: llm.models, keys: llm.keys, tokens: llm.tokens, transcripts: llm.transcripts },
-    actor: async (name) => (await reg.lookup('actor', name))?.definition as ActorDefinition | undefined,
+    actor: async (name) => (await reg.use('actor', name))?.definition as ActorDefinition | undefined,
     session: (id, principal) => {
       if (!sessions) throw new Error('the session service is not ready');
       return sessions.get(id, principal);
@@ -271,7 +311,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
           logger: deps.logger,
           context,
           compaction,
-          lookupActor: async (n) => (await reg.lookup('actor', n))?.definition as ActorDefinition | undefined,
+          lookupActor: async (n) => (await reg.use('actor', n))?.definition as ActorDefinition | undefined,
           hooks,
         })),
   );
@@ -284,6 +324,8 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     // Visibility only: show would connect to a skill's MCP servers to list their tools.
     checkEntity: async (kind, name, principal) => {
       await reg.visible(kind, name, principal);
+      // A chat bound to a project edits its files: the caller must be allowed to write them.
+      if (kind === 'project') await reg.assertMayApplyInto([name], principal);
     },
   });
   const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger, limits: deps.limits });
@@ -338,6 +380,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     actors,
     registry,
     namespaces,
+    capabilities,
     plans,
     context,
     audit,

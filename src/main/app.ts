@@ -3,6 +3,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import {
+  AuditService,
+  CapabilityService,
   builtinActorsByModel,
   createServiceFacade,
   settleStrandedWork,
@@ -79,6 +81,8 @@ export interface AppOptions {
   llmRetryBaseMs?: number;
   /** Server mode: accept JWTs of this OpenID Connect issuer and declare its device login on the card. */
   oidc?: OidcOptions | undefined;
+  /** Server mode: where each namespace's workspace is (`<workspaceRoot>/<namespace>`). */
+  workspaceRoot?: string | undefined;
 }
 
 /** The OIDC settings of `agents serve` (flags or CLEVERAGENTS_OIDC_*). */
@@ -181,8 +185,45 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const stepMs = opts.conformanceStepMs ?? (Number(process.env['CLEVERAGENTS_CONFORMANCE_STEP_MS']) || undefined);
   const actorsByModel = builtinActorsByModel({ conformance: stepMs !== undefined ? { stepMs } : {} });
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
-  // MCP servers start when a tool is first needed; every one is stopped at close().
-  const mcp = new SdkMcpHub({ logger });
+  const server = opts.card.auth === 'bearer';
+  const webhooks = new HttpWebhookSender({
+    allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS'),
+  });
+  const egress = server
+    ? {
+        refusal: (url: string) =>
+          webhooks.check(url).then(
+            () => undefined,
+            (err: Error) => (err.name === 'WebhookRefusedError' ? err.message : undefined),
+          ),
+      }
+    : undefined;
+  const inspector = new FsResourceInspector();
+  // What a member's definitions may make the server do is what an administrator granted (issue #35).
+  const capabilities = new CapabilityService({
+    grants: storage.grants,
+    inspector,
+    settings: server
+      ? { mode: 'server', workspaceRoot: opts.workspaceRoot ?? join(opts.dataDir, 'workspaces') }
+      : { mode: 'local' },
+    egress,
+    namespaceExists: async (name) => (await storage.namespaces.get(name)) !== undefined,
+    audit: new AuditService(storage.audit, logger),
+  });
+  // MCP servers start when a tool is first needed; every one is stopped at close(). On a server a
+  // member's stdio server runs confined, with the host network only where its namespace holds private-network.
+  const mcp = new SdkMcpHub({
+    logger,
+    ...(server
+      ? {
+          policy: async (use) => ({
+            confine: true,
+            privateNetwork: use !== undefined && (await capabilities.holds(use.namespace, 'private-network')),
+          }),
+          confinement: { prepare: (inv) => confinement.prepare(inv), scratchRoot: join(opts.dataDir, 'mcp') },
+        }
+      : {}),
+  });
   const retryBaseMs = opts.llmRetryBaseMs ?? envInt('CLEVERAGENTS_LLM_RETRY_BASE_MS', 0, 60_000);
   const tokens = new GptTokenCounter();
   const oidc = opts.oidc;
@@ -199,9 +240,6 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       })
     : undefined;
   const accounts = storage.accounts;
-  const webhooks = new HttpWebhookSender({
-    allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS'),
-  });
   const facade = createServiceFacade({
     tasks: storage.tasks,
     sessions: storage.sessions,
@@ -210,7 +248,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     pushScheduler: storage.pushScheduler,
     registry: storage.registry,
     namespaces: storage.namespaces,
-    inspector: new FsResourceInspector(),
+    inspector,
     plans: storage.plans,
     sandboxes: new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes') }),
     tools: new BuiltinToolRunner({ confinement }),
@@ -247,6 +285,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       remotes: httpSyncRemote,
     },
     accounts: { repo: accounts, hasher: new ScryptKeyHasher() },
+    capabilities,
     // Server mode: namespace members are chosen among its users (local mode has one user).
     ...(opts.card.auth === 'bearer'
       ? { users: { exists: async (n: string) => (await accounts.getUser(n)) !== undefined } }

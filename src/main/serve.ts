@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import path from 'node:path';
 import type { ServeOptions } from '../presentation/cli/index.js';
 import type { RetentionPolicy } from '../application/index.js';
 import { AuthThrottle, FacadeAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.js';
@@ -160,6 +161,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   if (given !== undefined)
     startup(ctx, () => checkToken(given, opts.token !== undefined ? '--token' : 'CLEVERAGENTS_SERVER_TOKEN'));
   const { token, file, generated } = startup(ctx, () => resolveToken(given, dataDir));
+  const workspaceRoot = startup(ctx, () => resolveWorkspaceRoot(opts.workspaceRoot, dataDir));
   const base = `http://${host.includes(':') ? `[${host}]` : host}`;
   const app = await startupAsync(ctx, () =>
     buildApp({
@@ -167,6 +169,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
       logger,
       defaultActor: opts.defaultActor,
       tokenFile: file,
+      workspaceRoot,
       limits,
       oidc,
       ...database,
@@ -236,6 +239,29 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   ]);
   await app.close();
   process.exit(0);
+}
+
+/**
+ * Server mode's workspace root (`--workspace-root`, CLEVERAGENTS_WORKSPACE_ROOT, else
+ * `<data dir>/workspaces`), made if missing: a namespace without the host-path capability names
+ * directories under `<root>/<namespace>` only.
+ */
+export function resolveWorkspaceRoot(
+  flag: string | undefined,
+  dataDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  const given = (flag ?? env['CLEVERAGENTS_WORKSPACE_ROOT'] ?? '').trim();
+  const root = path.resolve(given === '' ? path.join(dataDir, 'workspaces') : given);
+  try {
+    mkdirSync(root, { recursive: true, mode: 0o755 });
+  } catch (err) {
+    throw new StartupError(
+      `the workspace root ${root} cannot be made: ${(err as Error).message}`,
+      'pass --workspace-root (or CLEVERAGENTS_WORKSPACE_ROOT) naming a directory this user may write',
+    );
+  }
+  return root;
 }
 
 function startup<T>(ctx: StartupContext, step: () => T): T {

@@ -52,7 +52,7 @@ export interface ContextPlan {
 }
 
 export interface ContextServiceDeps {
-  registry: Pick<RegistryService, 'visible' | 'update' | 'lookup'>;
+  registry: Pick<RegistryService, 'visible' | 'update' | 'lookup' | 'use'>;
   inventory: FileInventory;
   tokens: TokenCounter;
   /** The caller's plans (NOT_FOUND for one that is not theirs); without it a `planId` query is refused. */
@@ -328,7 +328,7 @@ export class ContextService implements ContextProvider {
     let offset = 0;
     const filterKey = JSON.stringify([s.include, s.exclude]);
     for (const name of names) {
-      const e = await this.deps.registry.lookup('resource', name);
+      const e = await this.deps.registry.use('resource', name);
       if (e?.kind !== 'resource')
         throw new AppError('INVALID_STATE', `Project ${project.name} names resource ${name}, which does not exist`, {
           details: { project: project.name, resource: name },

@@ -74,6 +74,8 @@ export interface HookServiceDeps {
   projectNetwork(project: string): Promise<'none' | 'allow' | undefined>;
   runner: HookRunner;
   logger: Logger;
+  /** Why a hook may not run now (a capability its namespace no longer holds), or undefined. */
+  refusal?: ((hook: HookDefinition) => Promise<string | undefined>) | undefined;
 }
 
 /** How a veto reads to the actor (and on the tool-call artifact). */
@@ -134,7 +136,9 @@ export class HookService {
     const timeoutSeconds = hook.timeoutSeconds ?? DEFAULT_HOOK_TIMEOUT_SECONDS;
     const t0 = Date.now();
     let outcome;
+    const refused = await this.deps.refusal?.(hook).catch((err: Error) => err.message);
     try {
+      if (refused !== undefined) throw new Error(refused);
       outcome = await this.deps.runner.run({
         hook,
         payload,

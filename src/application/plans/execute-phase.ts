@@ -64,7 +64,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         hint: `re-strategize with agents plan correct`,
       });
     const { tool: toolName, args } = d.chosen;
-    const tool = (await wb.deps.registry.lookup('tool', toolName))?.definition as ToolDefinition | undefined;
+    const tool = (await wb.deps.registry.use('tool', toolName))?.definition as ToolDefinition | undefined;
     if (!tool)
       return wb.fail(plan, turn, 'execute', {
         kind: 'tool',

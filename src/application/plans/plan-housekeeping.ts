@@ -50,7 +50,7 @@ export class PlanHousekeeping {
   private readonly now: () => Date;
 
   constructor(
-    private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'now'>,
+    private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'now' | 'registry'>,
     private readonly access: PlanAccess,
     private readonly queries: PlanQueries,
   ) {
@@ -68,6 +68,7 @@ export class PlanHousekeeping {
     this.access.assertIdle(plan, 'rebase');
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'rebase');
+    await this.deps.registry.assertMayApplyInto(plan.projects, principal);
     if (opts.continue) return this.continueRebase(plan, principal);
     if (isRebaseConflict(plan)) {
       throw new AppError('INVALID_STATE', `Plan ${plan.id} has a rebase conflict to resolve first`, {

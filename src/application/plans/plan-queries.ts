@@ -16,7 +16,7 @@ import type { PlanListInput, PlanServiceDeps } from './plan.types.js';
 /** The read side of plans: status, tree, explanations, diffs, artifacts and the list. Changes nothing. */
 export class PlanQueries {
   constructor(
-    private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks'>,
+    private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'registry'>,
     private readonly access: PlanAccess,
   ) {}
 
@@ -28,6 +28,7 @@ export class PlanQueries {
       await this.deps.plans.toolCalls(planId),
       await this.deps.plans.checkpoints(planId),
       this.deps.engine.isRunning(planId),
+      this.deps.registry.showsHostPaths,
     );
   }
 
@@ -119,6 +120,7 @@ export class PlanQueries {
         r?.toolCalls ?? [],
         r?.checkpoints ?? [],
         this.deps.engine.isRunning(p.id),
+        this.deps.registry.showsHostPaths,
       );
     });
     return { plans, nextPageToken: page.nextPageToken, totalSize: all.length };

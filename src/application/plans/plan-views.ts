@@ -4,12 +4,17 @@ import type { ArtifactRow, DecisionNode, FileChange, PlanStatus } from '../../do
 
 export type { PlanStatus };
 
+/** What a server's remote users see instead of its host paths (its data directory's sandboxes, a resource's directory). */
+export const ON_THE_SERVER = '(on the server)';
+
+/** `hostPaths` false (server mode): the sandboxes' directories are not shown. */
 export function statusOf(
   p: Plan,
   decisions: Decision[],
   calls: ToolCallRecord[],
   checkpoints: Checkpoint[],
   running: boolean,
+  hostPaths = true,
 ): PlanStatus {
   const out: PlanStatus = {
     planId: p.id,
@@ -46,7 +51,9 @@ export function statusOf(
     },
     tasks: p.tasks,
     contextId: p.contextId,
-    sandboxes: p.sandboxes,
+    sandboxes: hostPaths
+      ? p.sandboxes
+      : p.sandboxes.map((sb) => ({ ...sb, root: ON_THE_SERVER, source: ON_THE_SERVER })),
     checkpoints: checkpoints.map((c) => ({ id: c.id, label: c.label, stepIndex: c.stepIndex, createdAt: c.createdAt })),
     allowed: running ? [] : allowedOperations(p),
   };

@@ -19,7 +19,7 @@ export type TaskHandle = Pick<ActorTurn, 'task' | 'signal' | 'status' | 'artifac
 
 export interface PlanEngineDeps {
   plans: PlanRepository;
-  registry: Pick<RegistryService, 'lookup'>;
+  registry: Pick<RegistryService, 'lookup' | 'use'>;
   sandboxes: SandboxManager;
   tools: ToolRunner;
   logger: Logger;
@@ -157,7 +157,7 @@ export class PlanWorkbench {
   }
 
   async action(plan: Plan): Promise<ActionDefinition> {
-    const a = await this.deps.registry.lookup('action', plan.action);
+    const a = await this.deps.registry.use('action', plan.action);
     if (!a) throw new Error(`action ${plan.action} no longer exists`);
     return a.definition as ActionDefinition;
   }
@@ -165,9 +165,9 @@ export class PlanWorkbench {
   async resources(plan: Plan): Promise<ResourceDefinition[]> {
     const out: ResourceDefinition[] = [];
     for (const p of plan.projects) {
-      const project = (await this.deps.registry.lookup('project', p))?.definition as ProjectDefinition | undefined;
+      const project = (await this.deps.registry.use('project', p))?.definition as ProjectDefinition | undefined;
       for (const r of project?.resources ?? []) {
-        const res = (await this.deps.registry.lookup('resource', r))?.definition as ResourceDefinition | undefined;
+        const res = (await this.deps.registry.use('resource', r))?.definition as ResourceDefinition | undefined;
         if (res && !out.some((x) => x.name === res.name)) out.push(res);
       }
     }

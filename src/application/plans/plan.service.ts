@@ -149,6 +149,7 @@ export class PlanService implements ContextOwner {
           );
       }
     }
+    await this.deps.registry.assertMayApplyInto(input.projects, principal);
     const stepped = (def.steps?.length ?? 0) > 0;
     const actors = stepped ? undefined : await this.chooseActors(action.name, def, projects, input, principal);
     if (stepped && (input.actor ?? input.strategyActor ?? input.executionActor))
@@ -304,6 +305,7 @@ export class PlanService implements ContextOwner {
     this.access.assertIdle(plan, 'execute');
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'execute');
+    await this.deps.registry.assertMayApplyInto(plan.projects, principal);
     if (plan.state === 'processing' && plan.phase === 'execute' && plan.tasks.execute) {
       // Nothing runs it any more: the agent stopped mid-run. Close that task and resume.
       await this.deps.tasks
@@ -333,6 +335,7 @@ export class PlanService implements ContextOwner {
     this.access.assertIdle(plan, 'apply');
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'apply');
+    await this.deps.registry.assertMayApplyInto(plan.projects, principal);
     const wait = opts.wait ?? true;
     const result = await this.runOn(plan, 'apply', principal, wait, (task) =>
       this.deps.engine.apply(planId, task, { yes: opts.yes ?? false }),

@@ -35,7 +35,7 @@ export async function strategize(
   for (let i = fromStep; i < steps.length; i++) {
     const step = steps[i];
     if (!step) continue;
-    const tool = await wb.deps.registry.lookup('tool', step.tool);
+    const tool = await wb.deps.registry.use('tool', step.tool);
     if (!tool) {
       return wb.fail(plan, turn, 'strategize', {
         kind: 'strategy',

@@ -13,6 +13,9 @@ export const AUDIT_EVENTS = [
   'member.added',
   'member.removed',
   'member.role-changed',
+  'capability.granted',
+  'capability.revoked',
+  'capability.refused',
 ] as const;
 export type AuditEventKind = (typeof AUDIT_EVENTS)[number];
 

@@ -32,6 +32,14 @@ export class McpUnavailable extends Error {
 }
 
 /**
+ * Whose server it is: the namespace of the skill that declares it. On a server its grants decide
+ * how the server runs (confined; with the host network only where it holds private-network).
+ */
+export interface McpUse {
+  namespace: string;
+}
+
+/**
  * The MCP servers skills declare, connected on first use and kept while they live. A server is
  * known by its whole definition (two skills naming the same definition share one connection).
  * Nothing here hangs: connecting, listing and each call have time limits, and a server that
@@ -39,12 +47,18 @@ export class McpUnavailable extends Error {
  */
 export interface McpHub {
   /** The server's tools (connects first when needed). Throws McpUnavailable. */
-  listTools(server: McpServer, signal: AbortSignal): Promise<McpToolInfo[]>;
+  listTools(server: McpServer, signal: AbortSignal, use?: McpUse): Promise<McpToolInfo[]>;
   /**
    * Calls a tool. Never throws: a tool error, a timeout, a crashed or unreachable server all come
    * back as `ok: false` with a summary saying which.
    */
-  callTool(server: McpServer, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallResult>;
+  callTool(
+    server: McpServer,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    use?: McpUse,
+  ): Promise<McpCallResult>;
   /** Stops every server process and closes every connection. */
   close(): Promise<void>;
 }

@@ -87,4 +87,24 @@ export type { PathFacts } from '../../domain/registry/derived-facts.js';
 
 export interface ResourceInspector {
   inspect(path: string, branch?: string): Promise<PathFacts>;
+  /**
+   * The directory `given` names within `scope`, or undefined when it is not an existing directory
+   * there — whatever the reason (missing, outside, through a symlink that leaves, inside `.git`),
+   * so that a refusal tells nothing about the host.
+   */
+  resolve(given: string, scope: PathScope): Promise<ResolvedPath | undefined>;
+}
+
+/** Where a path may lie: the namespace's workspace, and the host directories a grant names. */
+export interface PathScope {
+  /** The namespace's workspace directory (absolute), when the server has workspaces. */
+  workspace?: string | undefined;
+  /** host-path held: `any` (every host path) or these directories. */
+  granted?: 'any' | readonly string[] | undefined;
+}
+
+/** A resolved path: its real location, and how a definition keeps it (relative inside the workspace). */
+export interface ResolvedPath {
+  real: string;
+  stored: string;
 }

@@ -17,7 +17,8 @@ import { actorEndpoint, namesApiKey, type McpServer } from '../../domain/registr
 import { DEFAULT_HOOK_TIMEOUT_SECONDS, VETO_EVENTS } from '../../domain/registry/hook.js';
 import type { ResourceInspector } from '../ports/registry.repository.port.js';
 import type { ApiKeys } from '../ports/language-model.port.js';
-import type { McpHub } from '../ports/mcp.port.js';
+import type { McpHub, McpUse } from '../ports/mcp.port.js';
+import { namespaceOf } from '../../domain/registry/names.js';
 import { McpUnavailable } from '../ports/mcp.port.js';
 
 export interface DeriveContext {
@@ -27,6 +28,10 @@ export interface DeriveContext {
   builtinModels: readonly string[];
   /** Present when this agent runs LLM actors: their keys and MCP servers. */
   llm?: { keys: ApiKeys; mcp: McpHub } | undefined;
+  /** A resource's real directory, when it may be used now (its workspace, its grant); else undefined. */
+  rootOf(resource: ResourceDefinition): Promise<string | undefined>;
+  /** Why a definition may not be used now (a capability its namespace does not hold), or undefined. */
+  refusal(kind: RegistryKind, definition: SkillDefinition): Promise<string | undefined>;
 }
 
 type Deriver<K extends RegistryKind> = (
@@ -58,12 +63,18 @@ const DERIVERS: { [K in RegistryKind]: Deriver<K> } = {
   skill: async (s, ctx) => {
     const flat = await flattenSkill(s, ctx);
     const { servers, ...rest } = flat;
-    return { ...rest, ...(await discoverMcp(servers, ctx)), usedBy: ctx.usedBy };
+    // Showing connects to the skill's MCP servers, which starts their programs: only if it may.
+    const refused = servers.length > 0 ? await ctx.refusal('skill', s) : undefined;
+    if (refused !== undefined) return { ...rest, mcpTools: [], mcpProblems: [refused], usedBy: ctx.usedBy };
+    return { ...rest, ...(await discoverMcp(servers, ctx, { namespace: namespaceOf(s.name) })), usedBy: ctx.usedBy };
   },
-  resource: async (r, ctx) => ({
-    ...(await ctx.inspector.inspect(r.path, r.type === 'git-checkout' ? r.branch : undefined)),
-    usedBy: ctx.usedBy,
-  }),
+  resource: async (r, ctx) => {
+    const root = await ctx.rootOf(r);
+    const facts = root
+      ? await ctx.inspector.inspect(root, r.type === 'git-checkout' ? r.branch : undefined)
+      : { exists: false, isDirectory: false, gitWorkTree: false };
+    return { ...facts, usedBy: ctx.usedBy };
+  },
   project: async (p, ctx) => {
     const resources: ProjectResource[] = [];
     for (const name of p.resources) {
@@ -73,8 +84,14 @@ const DERIVERS: { [K in RegistryKind]: Deriver<K> } = {
         continue;
       }
       const d = r.definition as ResourceDefinition;
-      const facts = await ctx.inspector.inspect(d.path);
-      resources.push({ name, type: d.type, path: d.path, exists: facts.exists && facts.isDirectory });
+      const root = await ctx.rootOf(d);
+      const facts = root ? await ctx.inspector.inspect(root) : undefined;
+      resources.push({
+        name,
+        type: d.type,
+        path: d.path,
+        exists: facts !== undefined && facts.exists && facts.isDirectory,
+      });
     }
     return { resources, usedBy: ctx.usedBy };
   },
@@ -160,6 +177,7 @@ async function flattenSkill(
 async function discoverMcp(
   servers: readonly McpServer[],
   ctx: DeriveContext,
+  use: McpUse,
 ): Promise<{ mcpTools: McpToolFact[]; mcpProblems: string[] }> {
   const mcpTools: McpToolFact[] = [];
   const mcpProblems: string[] = [];
@@ -168,7 +186,7 @@ async function discoverMcp(
   const signal = new AbortController().signal;
   for (const server of servers) {
     try {
-      for (const t of await ctx.llm.mcp.listTools(server, signal))
+      for (const t of await ctx.llm.mcp.listTools(server, signal, use))
         mcpTools.push({
           name: `mcp:${server.name}/${t.name}`,
           server: server.name,

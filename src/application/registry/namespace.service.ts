@@ -134,6 +134,12 @@ export class NamespaceService {
     }
   }
 
+  /** Whether the principal may write entities in the namespace (member or above; never builtin). */
+  mayWrite(namespace: string, principal: Principal): Promise<boolean> {
+    const role = roleIn(principal, namespace);
+    return Promise.resolve(namespace !== BUILTIN_NAMESPACE && role !== undefined && WRITE_ROLES.has(role));
+  }
+
   private checkWritable(namespace: string, principal: Principal): void {
     if (namespace === BUILTIN_NAMESPACE) {
       throw new AppError('FORBIDDEN', 'builtin/ entities ship with CleverAgents and cannot be changed', {

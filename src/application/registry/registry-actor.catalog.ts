@@ -18,7 +18,7 @@ export class RegistryActorCatalog implements ActorCatalog {
   ) {}
 
   async resolve(name: string): Promise<Actor | undefined> {
-    const entity = await this.registry.lookup('actor', name);
+    const entity = await this.registry.use('actor', name);
     if (!entity) return undefined;
     const d = entity.definition as ActorDefinition;
     if (d.provider !== 'builtin' && this.llm) return this.llm(entity.name, d);

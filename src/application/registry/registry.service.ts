@@ -11,12 +11,14 @@ import {
   type Reference,
   type RegistryEntity,
   type RegistryKind,
+  type ResourceDefinition,
 } from '../../domain/registry/entities.js';
 import { pageOf } from '../../domain/paging.js';
 import type { DefinitionOf, DerivedFacts } from '../../domain/registry/derived-facts.js';
 import { namespaceOf } from '../../domain/registry/names.js';
 import type { Principal } from '../ports/principal.js';
 import type { Referrer, RegistryRepository, ResourceInspector } from '../ports/registry.repository.port.js';
+import { type CapabilityService, capabilityViolations, grantHint } from './capability.service.js';
 import { definitionError } from './definition-error.js';
 import { deriveFacts } from './derived-facts.js';
 import type { NamespaceService } from './namespace.service.js';
@@ -65,6 +67,8 @@ export interface RegistryServiceDeps {
   builtins: Partial<Record<RegistryKind, readonly Definition[]>>;
   /** Models a `provider: builtin` actor may name (the deterministic actors that can run). */
   builtinModels: readonly string[];
+  /** What each namespace may make the server do (issue #35). */
+  capabilities: CapabilityService;
   /** LLM actors' keys and MCP servers, for what `show` says of actors and skills. */
   llm?: { keys: ApiKeys; mcp: McpHub } | undefined;
   now?: () => Date;
@@ -97,6 +101,11 @@ export class RegistryService {
         });
       }
     }
+  }
+
+  /** Whether answers may show host paths (local mode: the user's own machine; never to a server's remote users). */
+  get showsHostPaths(): boolean {
+    return this.deps.capabilities.mode === 'local';
   }
 
   /** How many built-in entities of each kind ship. */
@@ -156,8 +165,55 @@ export class RegistryService {
       inspector: this.deps.inspector,
       builtinModels: this.deps.builtinModels,
       llm: this.deps.llm,
+      rootOf: (r) =>
+        this.deps.capabilities
+          .resourceRoot({ name: r.name, namespace: namespaceOf(r.name), definition: r })
+          .catch(() => undefined),
+      refusal: (k, d) =>
+        this.deps.capabilities
+          .assertUsable({ kind: k, name: d.name, namespace: namespaceOf(d.name), definition: d })
+          .then(
+            () => undefined,
+            (err: Error) => err.message,
+          ),
     });
     return { ...entity, derived };
+  }
+
+  /**
+   * An entity about to be used (a plan's step, a chat's tools, an actor's turn): undefined when it
+   * does not exist; refused (FORBIDDEN) when it needs a capability its namespace no longer holds.
+   * A resource comes back with its real directory as `path` (resolved and checked again now).
+   */
+  async use(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> {
+    const e = await this.lookup(kind, name);
+    if (!e) return undefined;
+    if (kind === 'resource') {
+      const root = await this.deps.capabilities.resourceRoot(e);
+      return root === (e.definition as ResourceDefinition).path
+        ? e
+        : { ...e, definition: { ...(e.definition as ResourceDefinition), path: root } };
+    }
+    await this.deps.capabilities.assertUsable(e);
+    return e;
+  }
+
+  /**
+   * Refuses a plan on projects whose resources the principal may not write: a plan applies into
+   * them, so each resource's namespace needs the role member or above (checked at every phase).
+   */
+  async assertMayApplyInto(projects: readonly string[], principal: Principal): Promise<void> {
+    for (const p of projects) {
+      const project = await this.lookup('project', p);
+      for (const r of (project?.definition as { resources?: string[] } | undefined)?.resources ?? []) {
+        const ns = namespaceOf(r);
+        if (await this.deps.namespaces.mayWrite(ns, principal)) continue;
+        throw new AppError('FORBIDDEN', `Project ${p} names resource ${r}: ${resourceWriteRefusal(r, ns)}`, {
+          details: { project: p, resource: r, namespace: ns },
+          hint: `ask an owner or admin of ${ns} to make you a member (agents namespace add-member ${ns} <you> --role member)`,
+        });
+      }
+    }
   }
 
   /** An entity by name without access checks (internal use: plans, actor resolution). */
@@ -269,8 +325,10 @@ export class RegistryService {
       : { value: input.definition ?? {}, lineOf: () => undefined, filename: `<${kind} definition>` };
     const raw = structuredClone(parsed.value) as Record<string, unknown>;
     const baseDir = input.source?.baseDir;
+    // A client's directory means nothing to a server: there, relative paths are the workspace's.
     if (
       kind === 'resource' &&
+      this.deps.capabilities.mode === 'local' &&
       typeof raw['path'] === 'string' &&
       !isAbsolute(raw['path']) &&
       baseDir &&
@@ -316,24 +374,52 @@ export class RegistryService {
       const target = await this.lookup(ref.kind, ref.name);
       if (!target || !readable.includes(target.namespace))
         problems.push(at(ref.path, `no ${ref.kind} named ${ref.name} (see \`agents ${ref.kind} list\`)`));
+      else if (ref.kind === 'resource' && !(await this.deps.namespaces.mayWrite(target.namespace, principal)))
+        problems.push(at(ref.path, resourceWriteRefusal(ref.name, target.namespace)));
     }
     if (!result.success) throw definitionError(parsed.filename, sortByLine(problems));
-    problems.push(...(await this.checkKind(kind, definition, at)));
+    const declared = await this.deps.capabilities.declarationProblems(kind, definition, namespaceOf(name), principal);
+    if (declared.problems.length > 0) {
+      const violations = sortByLine(capabilityViolations(declared.problems, at));
+      const n = violations.length;
+      const lines = violations.map(
+        (v) => `  ${v.file ?? parsed.filename}${v.line ? `:${v.line}` : ''}: ${v.field}: ${v.description}`,
+      );
+      throw new AppError(
+        'FORBIDDEN',
+        `${parsed.filename}: ${n} field${n === 1 ? ' needs a capability' : 's need capabilities'} namespace ${namespaceOf(name)} does not hold:\n${lines.join('\n')}`,
+        {
+          fields: violations,
+          details: {
+            namespace: namespaceOf(name),
+            capabilities: [...new Set(declared.problems.map((p) => p.capability))],
+          },
+          hint: grantHint(namespaceOf(name), declared.problems[0]?.capability ?? 'runs-program'),
+        },
+      );
+    }
+    if (declared.pathProblem !== undefined) problems.push(at(['path'], declared.pathProblem));
+    const stored =
+      kind === 'resource' && declared.resourcePath
+        ? ({ ...definition, path: declared.resourcePath.stored } as Definition)
+        : definition;
+    problems.push(...(await this.checkKind(kind, stored, at, declared.resourcePath?.real)));
     if (problems.length > 0) throw definitionError(parsed.filename, sortByLine(problems));
-    return { definition, refs };
+    return { definition: stored, refs };
   }
 
+  /** `real`: a resource's directory as the capability check resolved it (it exists and is allowed). */
   private async checkKind(
     kind: RegistryKind,
     d: Definition,
     at: (p: ReadonlyArray<PropertyKey>, m: string) => FieldViolation,
+    real?: string,
   ): Promise<FieldViolation[]> {
     const out: FieldViolation[] = [];
-    if (kind === 'resource' && 'path' in d && 'type' in d) {
+    if (kind === 'resource' && 'path' in d && 'type' in d && real !== undefined) {
       const branch = d.type === 'git-checkout' ? d.branch : undefined;
-      const facts = await this.deps.inspector.inspect(d.path, branch);
-      if (!facts.exists) out.push(at(['path'], `${d.path} does not exist`));
-      else if (!facts.isDirectory) out.push(at(['path'], `${d.path} is not a directory`));
+      const facts = await this.deps.inspector.inspect(real, branch);
+      if (!facts.exists || !facts.isDirectory) out.push(at(['path'], `${d.path} is not a directory`));
       else if (d.type === 'git-checkout' && !facts.gitWorkTree)
         out.push(at(['path'], `${d.path} is not a git work tree (run \`git init\` there, or use type fs-directory)`));
       else if (branch && facts.branchExists === false)
@@ -390,6 +476,11 @@ function fieldPath(path: ReadonlyArray<PropertyKey>): string {
       '',
     ) || '(definition)'
   );
+}
+
+/** A project may name another namespace's resource only where its plans could write: member or above. */
+function resourceWriteRefusal(resource: string, namespace: string): string {
+  return `you may read resource ${resource} but not write it: the project's plans and chats change its files, which needs the role member (or above) in namespace ${namespace}`;
 }
 
 function builtinRefused(kind: RegistryKind, name: string): AppError {

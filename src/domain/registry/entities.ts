@@ -286,13 +286,22 @@ export const SkillDefinition = z
 export type SkillDefinition = z.infer<typeof SkillDefinition>;
 
 export const RESOURCE_TYPES = ['git-checkout', 'fs-directory'] as const;
+/**
+ * A resource's directory: absolute, or (on a server) relative to its namespace's workspace. Where
+ * it may lie is the registry's to check (domain/registry/capabilities.ts).
+ */
+const ResourcePath = z
+  .string()
+  .min(1, 'is required')
+  .max(4096, 'is at most 4096 characters')
+  .refine((p) => !p.includes('\0'), 'must not contain a NUL character');
 export const ResourceDefinition = z.discriminatedUnion('type', [
   z
     .object({
       name: EntityName,
       description: Description.optional(),
       type: z.literal('git-checkout'),
-      path: AbsolutePath,
+      path: ResourcePath,
       branch: z
         .string()
         .regex(/^[A-Za-z0-9._/-]+$/, 'must be a branch name')
@@ -304,7 +313,7 @@ export const ResourceDefinition = z.discriminatedUnion('type', [
       name: EntityName,
       description: Description.optional(),
       type: z.literal('fs-directory'),
-      path: AbsolutePath,
+      path: ResourcePath,
     })
     .strict(),
 ]);

@@ -10,6 +10,7 @@ import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/cl
 import type { McpError, Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Logger, type McpCallResult, type McpToolInfo } from '../../application/index.js';
 import type { McpServer } from '../../domain/registry/entities.js';
+import type { PreparedCommand } from '../tools/confinement.js';
 import { failedCall, firstLine, redact, toCallResult } from './mcp-result.js';
 import {
   connectFailure,
@@ -60,6 +61,10 @@ export interface OpenOptions {
   hubSignal: AbortSignal;
   /** Called once when the connection ends by itself (a crash, a lost HTTP session); the hub then stops it. */
   onLost: (conn: McpConnection) => void;
+  /** A stdio server started this way instead of its own command (confined); `release` once it exited. */
+  launch?: PreparedCommand | undefined;
+  /** The fetch of a streamable-HTTP server (the egress guard's; default the global fetch). */
+  fetch?: typeof fetch | undefined;
 }
 
 /**
@@ -122,18 +127,25 @@ export class McpConnection {
     const sdk = await loadSdk();
     if ('command' in server && server.cwd !== undefined && !existsSync(server.cwd))
       throw connectFailure(server, { kind: 'cwd' });
+    const launch = options.launch;
     const transport =
       'command' in server
-        ? new sdk.StdioClientTransport({
-            command: server.command,
-            args: server.args ?? [],
-            // The SDK adds its minimal environment (PATH, HOME, USER, …); never the agent's own.
-            env: { ...server.env },
-            ...(server.cwd !== undefined ? { cwd: server.cwd } : {}),
-            stderr: 'pipe',
-          })
+        ? new sdk.StdioClientTransport(
+            launch
+              ? // Confined: bubblewrap builds the server's environment itself (--clearenv, its allowlist).
+                { command: launch.program, args: launch.args, env: launch.env, cwd: launch.cwd, stderr: 'pipe' }
+              : {
+                  command: server.command,
+                  args: server.args ?? [],
+                  // The SDK adds its minimal environment (PATH, HOME, USER, …); never the agent's own.
+                  env: { ...server.env },
+                  ...(server.cwd !== undefined ? { cwd: server.cwd } : {}),
+                  stderr: 'pipe',
+                },
+          )
         : new sdk.StreamableHTTPClientTransport(new URL(server.url), {
             requestInit: { headers: { ...server.headers } },
+            ...(options.fetch ? { fetch: options.fetch } : {}),
           });
     const client = new sdk.Client({ name: 'cleveragents', version: '0.1.0' }, { capabilities: {} });
     const conn = new McpConnection(server, sdk, client, transport, options);
@@ -216,6 +228,8 @@ export class McpConnection {
         this.child = childOf(t);
         this.child?.once('exit', (code, signal) => {
           this.exit = { code, signal };
+          // A confined server's process-count group goes with it.
+          void this.options.launch?.release().catch(() => undefined);
           this.markExited();
         });
       };

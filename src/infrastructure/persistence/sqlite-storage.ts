@@ -6,6 +6,8 @@ import { SqlitePlanRepository } from './sqlite-plan.repository.js';
 import { SqlitePushConfigRepository } from './sqlite-push-config.repository.js';
 import { SqlitePushOutboxRepository } from './sqlite-push-outbox.repository.js';
 import { SqliteNamespaceRepository, SqliteRegistryRepository } from './sqlite-registry.repository.js';
+import { GrantStore } from './rows/grant.store.js';
+import { sqliteRunner } from './rows/sql-runner.js';
 import { SqliteRunnerRegistry } from './sqlite-runner.registry.js';
 import { SqliteSessionRepository } from './sqlite-session.repository.js';
 import { SqliteSyncStateStore } from './sqlite-sync-state.store.js';
@@ -39,6 +41,7 @@ export async function openSqliteStorage(opts: SqliteStorageOptions): Promise<Sql
     pushOutbox: new SqlitePushOutboxRepository(db, runners.self),
     registry: new SqliteRegistryRepository(db),
     namespaces: new SqliteNamespaceRepository(db),
+    grants: new GrantStore(sqliteRunner(db)),
     plans: new SqlitePlanRepository(db),
     transcripts: new SqliteTranscriptStore(db),
     audit: new SqliteAuditLog(db),

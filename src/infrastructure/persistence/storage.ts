@@ -2,6 +2,7 @@ import type {
   AccountRepository,
   AuditLog,
   DiagnosticCheck,
+  GrantRepository,
   Logger,
   NamespaceRepository,
   PlanRepository,
@@ -41,6 +42,8 @@ export interface Storage {
   pushOutbox: PushOutbox;
   registry: RegistryRepository;
   namespaces: NamespaceRepository;
+  /** Capabilities granted to namespaces (server mode). */
+  grants: GrantRepository;
   plans: PlanRepository;
   transcripts: TranscriptStore;
   audit: AuditLog;

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import type { PathFacts, ResourceInspector } from '../../application/index.js';
+import type { PathFacts, PathScope, ResolvedPath, ResourceInspector } from '../../application/index.js';
+import { resolveInScope } from './scoped-paths.js';
 
 const run = promisify(execFile);
 
@@ -22,6 +23,10 @@ export class FsResourceInspector implements ResourceInspector {
     if (branch !== undefined)
       facts.branchExists = (await git(path, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`])) !== undefined;
     return facts;
+  }
+
+  resolve(given: string, scope: PathScope): Promise<ResolvedPath | undefined> {
+    return resolveInScope(given, scope);
   }
 }
 

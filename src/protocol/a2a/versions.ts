@@ -6,6 +6,7 @@ export type ProtocolVersion = (typeof SUPPORTED_VERSIONS)[number];
 /**
  * Our extension: one URI (a breaking change would take a new one), additive minor versions, newest
  * first:
+ * - 1.5 adds trust on a server: capability grants of namespaces, and each namespace's secrets;
  * - 1.4 adds what coding-agent users expect: session fork and compaction, hooks;
  * - 1.3 adds teams: whoami, users, API keys, the audit log, namespace management and sync;
  * - 1.2 adds the context service (`_cleveragents/context/…`);
@@ -13,7 +14,7 @@ export type ProtocolVersion = (typeof SUPPORTED_VERSIONS)[number];
  * - 1.0 is sessions, registries, namespaces, health and diagnostics, discovery.
  */
 export const EXTENSION_URI = 'urn:cleveragents:extensions:v1';
-export const EXTENSION_HISTORY = ['1.4', '1.3', '1.2', '1.1', '1.0'] as const;
+export const EXTENSION_HISTORY = ['1.5', '1.4', '1.3', '1.2', '1.1', '1.0'] as const;
 /** A minor version of the extension's history (what a method's `since` names). */
 export type ExtensionVersion = (typeof EXTENSION_HISTORY)[number];
 /** What the server serves: the current minor and the one before it (DESIGN.md §3.7). */

@@ -53,6 +53,9 @@ export {
   namespaceAddMember,
   namespaceRemoveMember,
   namespaceSetRole,
+  namespaceGrants,
+  namespaceGrant,
+  namespaceRevoke,
   NAMESPACE_MANAGEMENT_CONTRACTS,
 } from '../a2a/contracts/namespace.contract.js';
 export { rpcDiscover } from '../a2a/contracts/discovery.contract.js';

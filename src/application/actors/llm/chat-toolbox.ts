@@ -16,9 +16,10 @@ import {
   type ToolDefinition,
 } from '../../../domain/registry/entities.js';
 import type { Session } from '../../../domain/session.js';
-import type { McpHub, McpToolInfo } from '../../ports/mcp.port.js';
+import type { McpHub, McpToolInfo, McpUse } from '../../ports/mcp.port.js';
 import { McpUnavailable } from '../../ports/mcp.port.js';
 import type { RegistryEntity, RegistryKind } from '../../../domain/registry/entities.js';
+import { namespaceOf } from '../../../domain/registry/names.js';
 import type { SandboxInfo, ToolRunner } from '../../ports/sandbox.port.js';
 import { commandOfCall, normalizeArgs } from '../../plans/tool-call-preview.js';
 
@@ -65,6 +66,11 @@ export interface ChatToolSet {
 
 export interface ChatToolboxDeps {
   lookup(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined>;
+  /**
+   * An entity about to be used: undefined when missing, refused when it needs a capability its
+   * namespace no longer holds; a resource with its real directory (RegistryService.use).
+   */
+  use(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined>;
   tools: ToolRunner;
   mcp: McpHub;
   /** Time limit of a command (ms). */
@@ -75,6 +81,9 @@ export interface ChatToolboxDeps {
 export const CHAT_DEFAULT_PROFILE = 'builtin/manual';
 
 export class ChatToolbox {
+  /** Whose each MCP server is: the namespace of the skill that declares it (its grants decide how it runs). */
+  private readonly owners = new WeakMap<McpServer, McpUse>();
+
   constructor(private readonly deps: ChatToolboxDeps) {}
 
   /** The tools of a turn: the actor's, and the session's project and skills (when it has them). */
@@ -86,8 +95,8 @@ export class ChatToolbox {
     const problems: string[] = [];
     const { toolNames, servers, instructions } = await this.skillsOf(actor, session, problems);
     const bound = session?.project;
-    const project = bound ? await this.deps.lookup('project', bound) : undefined;
-    if (bound && !project) problems.push(`the session's project ${bound} no longer exists`);
+    const project = bound ? await this.usable('project', bound, problems) : undefined;
+    if (bound && project === undefined) problems.push(`the session's project ${bound} no longer exists`);
     const projectDef = project?.definition as ProjectDefinition | undefined;
     const workspace = projectDef ? await this.workspaceOf(projectDef, problems) : undefined;
     const profile = await this.profileOf(projectDef);
@@ -103,7 +112,7 @@ export class ChatToolbox {
       if (listed.has(server.name)) return listed.get(server.name);
       let result: McpToolInfo[] | undefined;
       try {
-        result = await this.deps.mcp.listTools(server, signal);
+        result = await this.deps.mcp.listTools(server, signal, this.owners.get(server));
       } catch (err) {
         if (signal.aborted) throw err;
         problems.push(
@@ -117,9 +126,9 @@ export class ChatToolbox {
     };
 
     for (const name of toolNames) {
-      const entity = await this.deps.lookup('tool', name);
+      const entity = await this.usable('tool', name, problems);
       if (!entity) {
-        problems.push(`tool ${name} is not registered`);
+        if (entity === undefined) problems.push(`tool ${name} is not registered`);
         continue;
       }
       const def = entity.definition as ToolDefinition;
@@ -184,9 +193,9 @@ export class ChatToolbox {
     const walk = async (name: string): Promise<void> => {
       if (seen.has(name)) return;
       seen.add(name);
-      const entity = await this.deps.lookup('skill', name);
+      const entity = await this.usable('skill', name, problems);
       if (!entity) {
-        problems.push(`skill ${name} is not registered`);
+        if (entity === undefined) problems.push(`skill ${name} is not registered`);
         return;
       }
       const s = entity.definition as SkillDefinition;
@@ -196,7 +205,10 @@ export class ChatToolbox {
         const had = servers.get(m.name);
         if (had && JSON.stringify(had) !== JSON.stringify(m))
           problems.push(`MCP server ${m.name} is declared differently by two skills; skill ${name}'s is not used`);
-        else servers.set(m.name, m);
+        else {
+          servers.set(m.name, m);
+          this.owners.set(m, { namespace: namespaceOf(entity.name) });
+        }
       }
       for (const inc of s.includes ?? []) await walk(inc);
     };
@@ -207,15 +219,29 @@ export class ChatToolbox {
   private async workspaceOf(project: ProjectDefinition, problems: string[]): Promise<ChatWorkspace | undefined> {
     const [first, ...rest] = project.resources;
     if (!first) return undefined;
-    const r = await this.deps.lookup('resource', first);
+    const r = await this.usable('resource', first, problems);
     if (!r) {
-      problems.push(`resource ${first} of project ${project.name} is not registered`);
+      if (r === undefined) problems.push(`resource ${first} of project ${project.name} is not registered`);
       return undefined;
     }
     if (rest.length > 0)
       problems.push(`project ${project.name} has ${project.resources.length} resources: chat tools work on ${first}`);
     const d = r.definition as ResourceDefinition;
     return { project: project.name, resource: first, root: d.path };
+  }
+
+  /** The entity to use; null (with the reason among the problems) when it is refused. */
+  private async usable(
+    kind: RegistryKind,
+    name: string,
+    problems: string[],
+  ): Promise<RegistryEntity | null | undefined> {
+    try {
+      return await this.deps.use(kind, name);
+    } catch (err) {
+      problems.push((err as Error).message);
+      return null;
+    }
   }
 
   private async profileOf(project: ProjectDefinition | undefined): Promise<PolicyProfile> {
@@ -275,7 +301,7 @@ export class ChatToolbox {
       readOnly,
       writes,
       commandOf: () => undefined,
-      run: (args, signal) => mcp.callTool(server, remote, args, signal),
+      run: (args, signal) => mcp.callTool(server, remote, args, signal, this.owners.get(server)),
     };
   }
 }

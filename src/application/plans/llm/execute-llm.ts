@@ -189,7 +189,7 @@ class ExecutionRun {
     this.root = root;
     this.model = await PlanModel.open(
       this.actorName,
-      async (n) => (await wb.deps.registry.lookup('actor', n))?.definition as ActorDefinition | undefined,
+      async (n) => (await wb.deps.registry.use('actor', n))?.definition as ActorDefinition | undefined,
       this.llm,
       {
         report: (fallbacks, text) =>
@@ -199,7 +199,7 @@ class ExecutionRun {
     );
     this.tools = await planToolsOf(
       this.model.def,
-      async (n) => (await wb.deps.registry.lookup('tool', n))?.definition as ToolDefinition | undefined,
+      async (n) => (await wb.deps.registry.use('tool', n))?.definition as ToolDefinition | undefined,
       false,
     );
     if (opts.stored) {

@@ -221,7 +221,7 @@ class StrategyRun {
     const actorName = plan.actors?.strategy ?? '';
     this.model = await PlanModel.open(
       actorName,
-      async (n) => (await wb.deps.registry.lookup('actor', n))?.definition as ActorDefinition | undefined,
+      async (n) => (await wb.deps.registry.use('actor', n))?.definition as ActorDefinition | undefined,
       this.llm,
       {
         report: async (fallbacks, text) =>
@@ -231,7 +231,7 @@ class StrategyRun {
     );
     const tools = await planToolsOf(
       this.model.def,
-      async (n) => (await wb.deps.registry.lookup('tool', n))?.definition as ToolDefinition | undefined,
+      async (n) => (await wb.deps.registry.use('tool', n))?.definition as ToolDefinition | undefined,
       true,
     );
     const where = await this.readRoot();

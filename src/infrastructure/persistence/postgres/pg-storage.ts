@@ -9,6 +9,8 @@ import { PgPlanRepository } from './pg-plan.repository.js';
 import { PgPushConfigRepository } from './pg-push-config.repository.js';
 import { PgPushOutboxRepository } from './pg-push-outbox.repository.js';
 import { PgNamespaceRepository, PgRegistryRepository } from './pg-registry.repository.js';
+import { GrantStore } from '../rows/grant.store.js';
+import { pgRunner } from './pg-runner.js';
 import { PgRunnerRegistry } from './pg-runner.registry.js';
 import { PgSessionRepository } from './pg-session.repository.js';
 import { PgSyncStateStore } from './pg-sync-state.store.js';
@@ -47,6 +49,7 @@ export async function openPgStorage(opts: PgStorageOptions): Promise<PgStorage> 
     pushOutbox: new PgPushOutboxRepository(db, runners.self),
     registry: new PgRegistryRepository(db),
     namespaces: new PgNamespaceRepository(db),
+    grants: new GrantStore(pgRunner(db)),
     plans: new PgPlanRepository(db),
     transcripts: new PgTranscriptStore(db),
     audit: new PgAuditLog(db),

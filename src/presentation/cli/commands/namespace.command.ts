@@ -12,6 +12,7 @@ import {
 import { whenText } from '../render/definition.js';
 import { renderFields, renderTable } from '../render/table.js';
 import type { Runner } from '../runner.js';
+import { registerNamespaceGrants } from './namespace-grants.command.js';
 
 const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 type Role = (typeof ROLES)[number];
@@ -26,8 +27,8 @@ function plural(n: number, what: string): string {
 }
 
 /**
- * `agents namespace list|show|members|create|delete|add-member|remove-member|set-role`: where
- * entities live and who may change them.
+ * `agents namespace list|show|members|create|delete|add-member|remove-member|set-role` (and
+ * `grants|grant|revoke`, namespace-grants.command.ts): where entities live and who may change them.
  */
 export function registerNamespace(program: Command, runner: Runner): void {
   const ns = program
@@ -224,6 +225,8 @@ export function registerNamespace(program: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+
+  registerNamespaceGrants(ns, runner);
 }
 
 type Ui = Parameters<Parameters<Runner['run']>[2]>[0]['ui'];

@@ -25,7 +25,10 @@ function registerAdd(group: Command, runner: Runner): void {
     .argument('[type]', `the resource type (${RESOURCE_TYPES.join(', ')}; see agents resource type list)`)
     .argument('[name]', 'namespace/name (a bare name means local/<name>)')
     .option('--config <file>', 'the definition file (instead of type, name and flags)')
-    .option('--path <path>', 'the directory (relative paths are resolved against the current directory)')
+    .option(
+      '--path <path>',
+      "the directory (a relative path: against the current directory; on a server, against your namespace's workspace there)",
+    )
     .option('--branch <branch>', 'git-checkout: the branch plans start from and merge into')
     .option('--description <text>', 'what it is')
     .action((type: string | undefined, name: string | undefined, opts: AddOptions, cmd: Command) =>
@@ -48,7 +51,9 @@ function registerAdd(group: Command, runner: Runner): void {
           );
         if (opts.branch && type !== 'git-checkout')
           throw new UsageError('--branch applies to git-checkout resources only');
-        const definition: Record<string, unknown> = { name: qualify(name), type, path: resolve(opts.path) };
+        // A server resolves a relative path in the namespace's workspace: this machine's directories mean nothing there.
+        const path = ctx.target.kind === 'server' ? opts.path : resolve(opts.path);
+        const definition: Record<string, unknown> = { name: qualify(name), type, path };
         if (opts.branch) definition['branch'] = opts.branch;
         if (opts.description) definition['description'] = opts.description;
         return addEntity(ctx, 'resource', { definition });

@@ -35,6 +35,8 @@ export interface ServeOptions {
   databaseUrl?: string;
   /** PostgreSQL connections per instance. */
   databasePool?: number;
+  /** Server mode: the directory holding each namespace's workspace (`<dir>/<namespace>`). */
+  workspaceRoot?: string;
   /**
    * Stdio: open nothing until the client writes (the CLI spawns its agent before it knows it
    * needs one, presentation/cli/early-agent.ts); a client that closes stdin first ends it.
@@ -128,6 +130,10 @@ export function registerServe(
       'PostgreSQL connections of this instance (env CLEVERAGENTS_DATABASE_POOL; default 10)',
       intOption(1, 1000),
     )
+    .option(
+      '--workspace-root <dir>',
+      "where each namespace's resources live, <dir>/<namespace> (env CLEVERAGENTS_WORKSPACE_ROOT; default <data dir>/workspaces)",
+    )
     // The CLI's own handshake with the agent it spawns early: not for people, so not in the help.
     .addOption(new Option('--await-client').hideHelp())
     .addHelpText(
@@ -148,6 +154,7 @@ export function registerServe(
       for (const k of OIDC_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
       if (f.databaseUrl !== undefined) opts.databaseUrl = f.databaseUrl;
       if (f.databasePool !== undefined) opts.databasePool = f.databasePool;
+      if (f.workspaceRoot !== undefined) opts.workspaceRoot = f.workspaceRoot;
       if (f.awaitClient === true) opts.awaitClient = true;
       try {
         status.exitCode = await serve(opts);

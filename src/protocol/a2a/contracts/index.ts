@@ -6,6 +6,7 @@ import { rpcDiscover } from './discovery.contract.js';
 import { diagnosticsRun, healthCheck } from './health.contract.js';
 import { sendMessage, sendStreamingMessage } from './message.contract.js';
 import {
+  NAMESPACE_GRANT_CONTRACTS,
   NAMESPACE_MANAGEMENT_CONTRACTS,
   namespaceList,
   namespaceMembers,
@@ -56,6 +57,7 @@ export const CONTRACTS: readonly MethodContract[] = [
   namespaceShow,
   namespaceMembers,
   ...NAMESPACE_MANAGEMENT_CONTRACTS,
+  ...NAMESPACE_GRANT_CONTRACTS,
   ...PLAN_CONTRACTS,
   ...PLAN_HOUSEKEEPING_CONTRACTS,
   ...CONTEXT_CONTRACTS,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CAPABILITIES } from '../../../domain/registry/capabilities.js';
 import { REGISTRY_KINDS } from '../../../domain/registry/entities.js';
 import { NamespaceName } from '../../../domain/registry/names.js';
 import { defineContract } from '../contract.js';
@@ -127,3 +128,54 @@ export const NAMESPACE_MANAGEMENT_CONTRACTS = [
   namespaceRemoveMember,
   namespaceSetRole,
 ] as const;
+
+// Capability grants came with extension version 1.5 (trust on a server, issue #35).
+const Capability = z.enum(CAPABILITIES);
+const Grant = z.object({
+  namespace: z.string(),
+  capability: Capability,
+  paths: z.array(z.string()).optional(),
+  grantedBy: z.string(),
+  grantedAt: z.string(),
+});
+
+export const namespaceGrants = defineContract({
+  name: '_cleveragents/namespace/grants',
+  surface: 'extension',
+  since: '1.5',
+  summary:
+    "The capabilities a namespace holds: what its definitions may make the server do (run a program, open a host path, read a server secret, reach private addresses). Members see their namespace's; administrators any.",
+  permission: 'account:self',
+  params: z.object({ namespace: NamespaceName }).strict(),
+  result: z.object({ namespace: z.string(), mode: z.enum(['local', 'server']), grants: z.array(Grant) }),
+});
+
+export const namespaceGrant = defineContract({
+  name: '_cleveragents/namespace/grant',
+  surface: 'extension',
+  since: '1.5',
+  summary:
+    'Grant a namespace a capability (server administrators only; audited). host-path takes the host directories it may name (none: any).',
+  permission: 'server:admin',
+  params: z
+    .object({
+      namespace: NamespaceName,
+      capability: Capability,
+      paths: z.array(z.string().min(1).max(4096)).max(100).optional(),
+    })
+    .strict(),
+  result: Grant,
+});
+
+export const namespaceRevoke = defineContract({
+  name: '_cleveragents/namespace/revoke',
+  surface: 'extension',
+  since: '1.5',
+  summary:
+    'Take a capability back from a namespace (server administrators only; audited): its definitions that need it are refused at their next use.',
+  permission: 'server:admin',
+  params: z.object({ namespace: NamespaceName, capability: Capability }).strict(),
+  result: z.object({ namespace: z.string(), capability: Capability, revoked: z.boolean() }),
+});
+
+export const NAMESPACE_GRANT_CONTRACTS = [namespaceGrants, namespaceGrant, namespaceRevoke] as const;

@@ -20,3 +20,12 @@ export const namespaceRemoveMember = bindUnary(c.namespaceRemoveMember, (f, p, c
 export const namespaceSetRole = bindUnary(c.namespaceSetRole, (f, p, ctx) =>
   f.namespaces.setRole(p.namespace, p.user, p.role, ctx.principal),
 );
+export const namespaceGrants = bindUnary(c.namespaceGrants, (f, p, ctx) =>
+  f.capabilities.list(p.namespace, ctx.principal),
+);
+export const namespaceGrant = bindUnary(c.namespaceGrant, (f, p, ctx) =>
+  f.capabilities.grant(p.namespace, p.capability, p.paths, ctx.principal),
+);
+export const namespaceRevoke = bindUnary(c.namespaceRevoke, (f, p, ctx) =>
+  f.capabilities.revoke(p.namespace, p.capability, ctx.principal),
+);

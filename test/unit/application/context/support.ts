@@ -2,6 +2,7 @@
  * A real RegistryService over an in-memory repository (the `local` namespace readable by the
  * local user, `team` by nobody), with one git-checkout resource and one project on it.
  */
+import { localCapabilities, resolveAsGiven } from '../../../support/capabilities.js';
 import type {
   Member,
   NamespaceRecord,
@@ -63,6 +64,7 @@ const namespaces: NamespaceRepository = {
   purge: () => Promise.reject(new Error('not in this fake')),
 };
 const inspector: ResourceInspector = {
+  resolve: resolveAsGiven,
   inspect: () => Promise.resolve({ exists: true, isDirectory: true, gitWorkTree: true, currentBranch: 'main' }),
 };
 
@@ -76,6 +78,7 @@ export async function registryWith(
     repo: store,
     namespaces: new NamespaceService(namespaces, store, () => ({})),
     inspector,
+    capabilities: localCapabilities(inspector),
     builtins: {},
     builtinModels: [],
   });

@@ -165,6 +165,10 @@ async function setup(
             definition,
           } as RegistryEntity);
     },
+    // Nothing needs a capability in local mode: using is looking up.
+    use(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> {
+      return this.lookup(kind, name);
+    },
   };
   const plans = new SqlitePlanRepository(db);
   const tasks = new SqliteTaskRepository(db);

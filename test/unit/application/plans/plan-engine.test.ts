@@ -86,6 +86,10 @@ const registry = {
           definition,
         } as RegistryEntity);
   },
+  // Nothing needs a capability in local mode: using is looking up.
+  use(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> {
+    return this.lookup(kind, name);
+  },
 };
 
 /** A sandbox manager that records what it is asked; checkpoints are numbered commits. */

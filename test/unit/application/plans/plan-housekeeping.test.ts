@@ -63,7 +63,7 @@ describe('PlanHousekeeping on real sandboxes', () => {
     resource = { name: 'local/app', type: 'git-checkout', path: repo };
     engine = new PlanEngine({
       plans,
-      registry: { lookup: async () => undefined },
+      registry: { lookup: async () => undefined, use: async () => undefined },
       sandboxes,
       tools: { run: async () => ({ ok: true, summary: '', output: '', filesTouched: [] }) },
       logger: silentLogger,
@@ -74,6 +74,8 @@ describe('PlanHousekeeping on real sandboxes', () => {
       plans,
       engine,
       now: () => NOW,
+      // Local mode: the local user writes every resource; status shows host paths.
+      registry: { assertMayApplyInto: async () => {}, showsHostPaths: true },
       tasks: {
         cancel: async (id: string) => void cancelled.push(id),
         get: async () => undefined,

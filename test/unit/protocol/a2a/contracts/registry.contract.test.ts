@@ -4,6 +4,7 @@
  * result of the wrong shape is refused by it. Runs the real service over in-memory fakes of its
  * ports.
  */
+import { localCapabilities, resolveAsGiven } from '../../../../support/capabilities.js';
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { z } from 'zod';
@@ -86,6 +87,7 @@ const namespaces: NamespaceRepository = {
 };
 /** Every path is a git work tree on `main`. */
 const inspector: ResourceInspector = {
+  resolve: resolveAsGiven,
   inspect: (_path, branch): Promise<PathFacts> =>
     Promise.resolve({
       exists: true,
@@ -102,6 +104,7 @@ function service(): RegistryService {
     repo,
     namespaces: new NamespaceService(namespaces, repo, () => ({})),
     inspector,
+    capabilities: localCapabilities(inspector),
     builtins: { tool: BUILTIN_TOOLS, action: BUILTIN_ACTIONS, actor: BUILTIN_ACTOR_DEFINITIONS },
     builtinModels: ['echo', 'conformance'],
   });
