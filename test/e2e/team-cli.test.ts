@@ -82,6 +82,11 @@ describe('a team through the CLI: namespace, member key, login, a plan, a viewer
     assert.ok(aliceKey && vicKey, 'user add shows each first key once');
     await admin.ok(['namespace', 'add-member', 'team', 'alice', '--role', 'member']);
     await admin.ok(['namespace', 'add-member', 'team', 'vic', '--role', 'viewer']);
+    // The team's repository lives outside the server's workspaces: the admin lets team name it.
+    const granted = await admin.ok(['namespace', 'grant', 'team', 'host-path', '--paths', root]);
+    assert.deepEqual([granted.capability, granted.paths], ['host-path', [root]]);
+    const revoked = await admin.ok(['namespace', 'revoke', 'other', 'runs-program']);
+    assert.equal(revoked.revoked, false, 'other never held runs-program');
     // Something alice must not see: a task in a namespace she is not in.
     await admin.ok(['--tenant', 'other', 'send', 'the other namespace’s secret']);
   });
@@ -95,6 +100,11 @@ describe('a team through the CLI: namespace, member key, login, a plan, a viewer
       'team:member',
     ]);
     const t = ['--tenant', 'team'];
+    const grants = await alice.ok(['namespace', 'grants', 'team']);
+    assert.deepEqual(
+      grants.grants.map((g: { capability: string }) => g.capability),
+      ['host-path'],
+    );
     await alice.ok([...t, 'resource', 'add', 'git-checkout', 'team/repo', '--path', repo, '--branch', 'main']);
     await alice.ok([...t, 'project', 'create', 'team/app', '--resource', 'team/repo']);
     const used = await alice.ok([
