@@ -161,7 +161,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   if (given !== undefined)
     startup(ctx, () => checkToken(given, opts.token !== undefined ? '--token' : 'CLEVERAGENTS_SERVER_TOKEN'));
   const { token, file, generated } = startup(ctx, () => resolveToken(given, dataDir));
-  const workspaceRoot = startup(ctx, () => resolveWorkspaceRoot(opts.workspaceRoot, dataDir));
+  const workspaceRoot = workspaceRootOf(opts.workspaceRoot, dataDir);
   const base = `http://${host.includes(':') ? `[${host}]` : host}`;
   const app = await startupAsync(ctx, () =>
     buildApp({
@@ -179,6 +179,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   // The server token is the administrator's key (the first start makes the administrator).
   let admin: { user: string; created: boolean };
   try {
+    makeWorkspaceRoot(workspaceRoot);
     admin = await app.facade.accounts.ensureServerToken(token);
   } catch (err) {
     await app.close();
@@ -243,16 +244,20 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
 
 /**
  * Server mode's workspace root (`--workspace-root`, CLEVERAGENTS_WORKSPACE_ROOT, else
- * `<data dir>/workspaces`), made if missing: a namespace without the host-path capability names
- * directories under `<root>/<namespace>` only.
+ * `<data dir>/workspaces`): a namespace without the host-path capability names directories under
+ * `<root>/<namespace>` only.
  */
-export function resolveWorkspaceRoot(
+export function workspaceRootOf(
   flag: string | undefined,
   dataDir: string,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
   const given = (flag ?? env['CLEVERAGENTS_WORKSPACE_ROOT'] ?? '').trim();
-  const root = path.resolve(given === '' ? path.join(dataDir, 'workspaces') : given);
+  return path.resolve(given === '' ? path.join(dataDir, 'workspaces') : given);
+}
+
+/** Makes the workspace root if missing (once the data directory proved usable). */
+function makeWorkspaceRoot(root: string): void {
   try {
     mkdirSync(root, { recursive: true, mode: 0o755 });
   } catch (err) {
@@ -261,7 +266,6 @@ export function resolveWorkspaceRoot(
       'pass --workspace-root (or CLEVERAGENTS_WORKSPACE_ROOT) naming a directory this user may write',
     );
   }
-  return root;
 }
 
 function startup<T>(ctx: StartupContext, step: () => T): T {

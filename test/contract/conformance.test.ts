@@ -158,10 +158,13 @@ describe('extension versions', () => {
     };
     const ext = card.capabilities.extensions.find((e) => e.uri === 'urn:cleveragents:extensions:v1');
     assert.ok(ext);
-    assert.deepEqual(ext.params.versions, ['1.4', '1.3']);
-    assert.equal(ext.params.version, '1.4');
+    assert.deepEqual(ext.params.versions, ['1.5', '1.4']);
+    assert.equal(ext.params.version, '1.5');
+    for (const m of ['grant', 'grants', 'revoke'])
+      assert.ok(ext.params.addedIn['1.5']?.includes(`_cleveragents/namespace/${m}`), m);
     for (const m of ['fork', 'resume', 'compact'])
       assert.ok(ext.params.addedIn['1.4']?.includes(`_cleveragents/session/${m}`), m);
+    assert.ok(!ext.params.addedIn['1.4']?.includes('_cleveragents/namespace/grant'));
     assert.ok(!ext.params.addedIn['1.3']?.includes('_cleveragents/session/fork'));
     assert.ok(ext.params.addedIn['1.3']?.includes('_cleveragents/whoami'));
     assert.ok(ext.params.addedIn['1.3']?.includes('_cleveragents/sync/pull'));
@@ -172,19 +175,19 @@ describe('extension versions', () => {
     assert.ok(!ext.params.addedIn['1.1']?.includes('_cleveragents/health/check'));
   });
 
-  it('serves 1.4 by default, 1.3 when asked, and no longer 1.2 (two minors back)', async () => {
+  it('serves 1.5 by default, 1.4 when asked, and no longer 1.3 (two minors back)', async () => {
     assert.ok((await call('_cleveragents/whoami')).result);
+    assert.ok((await call('_cleveragents/whoami', '1.5')).result);
     assert.ok((await call('_cleveragents/whoami', '1.4')).result);
-    assert.ok((await call('_cleveragents/whoami', '1.3')).result);
-    assert.ok((await call('_cleveragents/plan/list', '1.3')).result);
-    const old = await call('_cleveragents/session/resume', '1.3');
-    assert.equal(old.error?.code, -32601, 'session/resume came with 1.4');
-    assert.match(old.error?.message ?? '', /session\/resume/);
+    assert.ok((await call('_cleveragents/plan/list', '1.4')).result);
+    const old = await call('_cleveragents/namespace/grants', '1.4');
+    assert.equal(old.error?.code, -32601, 'namespace/grants came with 1.5');
+    assert.match(old.error?.message ?? '', /namespace\/grants/);
   });
 
   it('refuses a version it does not serve with -32007 (no fallback), and leaves standard methods alone', async () => {
-    // 1.2 is two minors back: no longer served.
-    for (const v of ['1.2', '1.1', '1.0', '1.5', '2.0', 'banana']) {
+    // 1.3 is two minors back: no longer served.
+    for (const v of ['1.3', '1.2', '1.1', '1.0', '1.6', '2.0', 'banana']) {
       const r = await call('_cleveragents/health/check', v);
       assert.equal(r.error?.code, -32007, v);
       assert.equal(r.error?.data?.type, 'A2aVersionMismatchError');
@@ -234,16 +237,16 @@ describe('extension versions over stdio', () => {
   }
 
   it('activates the version asked for in initialize and serves it', async () => {
-    const r = await session('1.3', [
+    const r = await session('1.4', [
       '_cleveragents/health/check',
-      '_cleveragents/whoami',
       '_cleveragents/session/fork',
+      '_cleveragents/namespace/grants',
     ]);
-    assert.equal(r.get(0)?.result?.['extensionVersion'], '1.3');
+    assert.equal(r.get(0)?.result?.['extensionVersion'], '1.4');
     assert.deepEqual(r.get(0)?.result?.['extensions'], ['urn:cleveragents:extensions:v1']);
     assert.ok(r.get(1)?.result);
-    assert.ok(r.get(2)?.result, 'whoami came with 1.3');
-    assert.equal(r.get(3)?.error?.code, -32601, 'session/fork came with 1.4');
+    assert.ok(r.get(2)?.error?.code !== -32601, 'session/fork came with 1.4');
+    assert.equal(r.get(3)?.error?.code, -32601, 'namespace/grants came with 1.5');
   });
 
   it('does not activate a version it does not serve, and its methods answer -32007', async () => {

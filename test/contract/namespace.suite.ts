@@ -11,6 +11,9 @@ import {
   namespaceAddMember,
   namespaceCreate,
   namespaceDelete,
+  namespaceGrant,
+  namespaceGrants,
+  namespaceRevoke,
   namespaceRemoveMember,
   namespaceSetRole,
 } from '../../src/protocol/client/index.js';
@@ -104,5 +107,53 @@ export function namespaceSuite(ctx: SuiteContext): void {
       /^Namespace nowhere was not found$/,
     );
     ctx.record('namespace refusals', { local, missing });
+  });
+
+  it("answers a namespace's capabilities; a grant is a server administrator's, refused in local mode", async () => {
+    // local/ holds every capability in local mode and on a server (the administrator's own).
+    const local = await client.call(namespaceGrants, { namespace: 'local' });
+    assert.deepEqual(
+      local.grants.map((g) => g.capability),
+      ['runs-program', 'host-path', 'server-secret', 'private-network'],
+    );
+    const missing = await refused(
+      client.call(namespaceGrants, { namespace: 'nowhere' }),
+      'ResourceNotFoundError',
+      /^Namespace nowhere was not found$/,
+    );
+    if (ctx.transport === 'http') {
+      await client.call(namespaceCreate, { name: 'contract-grants' });
+      const g = await client.call(namespaceGrant, {
+        namespace: 'contract-grants',
+        capability: 'host-path',
+        paths: ['/srv/x'],
+      });
+      assert.deepEqual([g.capability, g.paths, g.grantedBy], ['host-path', ['/srv/x'], 'admin']);
+      const listed = await client.call(namespaceGrants, { namespace: 'contract-grants' });
+      assert.deepEqual(
+        listed.grants.map((x) => x.capability),
+        ['host-path'],
+      );
+      const r = await client.call(namespaceRevoke, { namespace: 'contract-grants', capability: 'host-path' });
+      assert.equal(r.revoked, true);
+      await refused(
+        client.call(namespaceGrant, { namespace: 'contract-grants', capability: 'runs-program', paths: ['/x'] }),
+        'ValidationError',
+        /--paths applies to host-path only/,
+      );
+      await client.call(namespaceDelete, { name: 'contract-grants' });
+    } else {
+      await refused(
+        client.call(namespaceGrant, { namespace: 'local', capability: 'runs-program' }),
+        'UnsupportedOperationError',
+        /local mode holds every one/,
+      );
+      await refused(
+        client.call(namespaceRevoke, { namespace: 'local', capability: 'runs-program' }),
+        'UnsupportedOperationError',
+        /local mode holds every one/,
+      );
+    }
+    ctx.record('namespace grants', { local: local.grants.map((g) => g.capability), missing });
   });
 }

@@ -227,11 +227,11 @@ describe('agents serve --public-url', () => {
           'A2A-Version': '1.0',
           'A2A-Extensions': 'urn:cleveragents:extensions:v1',
           // The version before the current one is still served.
-          'CleverAgents-Extension-Version': '1.3',
+          'CleverAgents-Extension-Version': '1.4',
         },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: '_cleveragents/health/check', params: {} }),
       });
-      assert.equal(rpc.headers.get('cleveragents-extension-version'), '1.3');
+      assert.equal(rpc.headers.get('cleveragents-extension-version'), '1.4');
       assert.ok(((await rpc.json()) as { result?: unknown }).result);
     } finally {
       await server.stop();

@@ -28,7 +28,7 @@ export class PlanQueries {
       await this.deps.plans.toolCalls(planId),
       await this.deps.plans.checkpoints(planId),
       this.deps.engine.isRunning(planId),
-      this.deps.registry.showsHostPaths,
+      this.deps.registry.showsHostPaths(principal),
     );
   }
 
@@ -120,7 +120,7 @@ export class PlanQueries {
         r?.toolCalls ?? [],
         r?.checkpoints ?? [],
         this.deps.engine.isRunning(p.id),
-        this.deps.registry.showsHostPaths,
+        this.deps.registry.showsHostPaths(principal),
       );
     });
     return { plans, nextPageToken: page.nextPageToken, totalSize: all.length };

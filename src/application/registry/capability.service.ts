@@ -76,6 +76,13 @@ export class CapabilityService {
     return g ? (g.paths ?? 'any') : undefined;
   }
 
+  /** Whether the namespace of an entity name (bare: local/) may name any host path. */
+  async anyHostPath(entityName: string): Promise<boolean> {
+    if (this.mode === 'local') return true;
+    const slash = entityName.indexOf('/');
+    return (await this.grantOf(slash < 0 ? DEFAULT_NAMESPACE : entityName.slice(0, slash), 'host-path')) === 'any';
+  }
+
   async holds(namespace: string, capability: Capability): Promise<boolean> {
     return (await this.grantOf(namespace, capability)) !== undefined;
   }
@@ -85,7 +92,11 @@ export class CapabilityService {
     namespace: string,
     principal: Principal,
   ): Promise<{ namespace: string; mode: 'local' | 'server'; grants: CapabilityGrant[] }> {
-    if (!principal.admin && roleIn(principal, namespace) === undefined) throw namespaceNotFound(namespace);
+    if (
+      (!principal.admin && roleIn(principal, namespace) === undefined) ||
+      (namespace !== BUILTIN_NAMESPACE && !(await this.deps.namespaceExists(namespace)))
+    )
+      throw namespaceNotFound(namespace);
     if (this.mode === 'local' || TRUSTED.has(namespace)) {
       const at = '2026-01-01T00:00:00.000Z';
       const by = this.mode === 'local' ? 'local mode' : 'the server';
@@ -227,11 +238,14 @@ export class CapabilityService {
 
   /**
    * Why a path cannot be a resource's: on a server one sentence for a path not allowed and one that
-   * does not exist alike; in local mode (the user's own machine) the specific reason.
+   * does not exist alike; in local mode (the user's own machine), and to a namespace that may name
+   * any host path, the specific reason.
    */
   private async pathRefusal(given: string, namespace: string): Promise<string> {
-    if (this.mode === 'server') return `${given} is not a directory in namespace ${namespace}'s workspace`;
-    if (!path.isAbsolute(given)) return `${given} must be an absolute path`;
+    const inWorkspace = `${given} is not a directory in namespace ${namespace}'s workspace`;
+    if (!path.isAbsolute(given)) return this.mode === 'local' ? `${given} must be an absolute path` : inWorkspace;
+    // Only a namespace that may name any host path learns why a host path is refused.
+    if ((await this.grantOf(namespace, 'host-path')) !== 'any') return inWorkspace;
     const facts = await this.deps.inspector.inspect(given);
     if (!facts.exists) return `${given} does not exist`;
     if (!facts.isDirectory) return `${given} is not a directory`;

@@ -103,9 +103,12 @@ export class RegistryService {
     }
   }
 
-  /** Whether answers may show host paths (local mode: the user's own machine; never to a server's remote users). */
-  get showsHostPaths(): boolean {
-    return this.deps.capabilities.mode === 'local';
+  /**
+   * Whether answers to the principal may show host paths: in local mode (the user's own machine)
+   * and to a server's administrators (the host is theirs), never to a server's other users.
+   */
+  showsHostPaths(principal: Principal): boolean {
+    return this.deps.capabilities.mode === 'local' || principal.admin;
   }
 
   /** How many built-in entities of each kind ship. */
@@ -325,10 +328,11 @@ export class RegistryService {
       : { value: input.definition ?? {}, lineOf: () => undefined, filename: `<${kind} definition>` };
     const raw = structuredClone(parsed.value) as Record<string, unknown>;
     const baseDir = input.source?.baseDir;
-    // A client's directory means nothing to a server: there, relative paths are the workspace's.
+    // A client's directory means nothing to a server: there, relative paths are the workspace's —
+    // unless the namespace may name any host path (the administrator's local/, on the server's machine).
     if (
       kind === 'resource' &&
-      this.deps.capabilities.mode === 'local' &&
+      (await this.deps.capabilities.anyHostPath(typeof raw['name'] === 'string' ? raw['name'] : '')) &&
       typeof raw['path'] === 'string' &&
       !isAbsolute(raw['path']) &&
       baseDir &&

@@ -75,7 +75,7 @@ describe('PlanHousekeeping on real sandboxes', () => {
       engine,
       now: () => NOW,
       // Local mode: the local user writes every resource; status shows host paths.
-      registry: { assertMayApplyInto: async () => {}, showsHostPaths: true },
+      registry: { assertMayApplyInto: async () => {}, showsHostPaths: () => true },
       tasks: {
         cancel: async (id: string) => void cancelled.push(id),
         get: async () => undefined,
