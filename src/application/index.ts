@@ -84,8 +84,10 @@ export type {
 export { ContextService, type ContextPlan, type ContextServiceDeps } from './context/context.service.js';
 export { AuditService, type AuditEntry, type AuditListInput } from './accounts/audit.service.js';
 export {
+  apiKeyId,
   AuthService,
   BOOTSTRAP_ADMIN,
+  isJwtShaped,
   RESERVED_USER_NAMES,
   SERVER_TOKEN_KEY_NAME,
   serverTokenId,

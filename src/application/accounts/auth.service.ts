@@ -19,7 +19,7 @@ import {
 } from './credentials.js';
 import { JwtSignIn } from './jwt-sign-in.js';
 
-export { RESERVED_USER_NAMES } from './credentials.js';
+export { apiKeyId, isJwtShaped, RESERVED_USER_NAMES } from './credentials.js';
 
 /** What a request presents: a bearer token (API key, JWT or the server token) and/or an X-API-Key. */
 export interface AuthInput {
@@ -27,6 +27,15 @@ export interface AuthInput {
   apiKey?: string | undefined;
   /** The client's address (audit log). */
   client: string;
+  /**
+   * Whether the check may run the slow hash of a key's secret (scrypt; default true). False: a
+   * key whose secret can be checked only that way is refused without it (reason `throttled`); a
+   * key verified before by this process costs a SHA-256 and is still checked. A transport's
+   * throttle sets it for an address or key id with too many failures.
+   */
+  slowHash?: boolean | undefined;
+  /** Told whether the secret matched, each time the check runs the slow hash (a throttle counts misses). */
+  onSlowHash?: ((matched: boolean) => void) | undefined;
 }
 
 /**
@@ -206,7 +215,7 @@ export class AuthService {
       const checked =
         input.apiKey === undefined && isJwtShaped(presented)
           ? await this.fromJwt(presented, input.client)
-          : await this.fromKey(presented);
+          : await this.fromKey(presented, input);
       const { principal } = checked;
       if (principal.credential !== undefined && !this.loggedIn.has(principal.credential)) {
         this.loggedIn.set(principal.credential, true);
@@ -254,7 +263,7 @@ export class AuthService {
     return principal;
   }
 
-  private async fromKey(presented: string): Promise<Checked> {
+  private async fromKey(presented: string, opts: Pick<AuthInput, 'slowHash' | 'onSlowHash'>): Promise<Checked> {
     const m = API_KEY.exec(presented);
     const secret = m ? m[2]! : presented;
     // A server token's lookup id is a prefix of its secret's digest: one SHA-256 serves both.
@@ -269,7 +278,7 @@ export class AuthService {
         'unknown or wrong key',
       );
     if (!found) throw wrong();
-    if (!(await this.secretMatches(found.key, secret, digest))) throw wrong();
+    if (!(await this.secretMatches(found.key, secret, digest, opts))) throw wrong();
     const { key, user, roles } = found;
     const who = { credential: key.id, user: user.name };
     if (key.revokedAt !== undefined)
@@ -307,11 +316,30 @@ export class AuthService {
     };
   }
 
-  /** The slow hash once per key per process; afterwards a SHA-256 of the secret is compared. */
-  private async secretMatches(key: ApiKeyRecord, secret: string, digest: Buffer): Promise<boolean> {
+  /**
+   * The slow hash once per key per process; afterwards a SHA-256 of the secret is compared. An
+   * unknown id never gets here: refusing it costs one indexed read and no hash.
+   */
+  private async secretMatches(
+    key: ApiKeyRecord,
+    secret: string,
+    digest: Buffer,
+    opts: Pick<AuthInput, 'slowHash' | 'onSlowHash'>,
+  ): Promise<boolean> {
     const cached = this.verified.get(key.id);
     if (cached && cached.stored === key.hash) return timingSafeEqual(cached.digest, digest);
-    if (!(await this.deps.hasher.verify(secret, key.hash))) return false;
+    if (opts.slowHash === false)
+      throw new AppError(
+        'UNAUTHENTICATED',
+        'Authentication failed: too many failed attempts with this key; try again later',
+        {
+          hint: 'check the key you passed with --token, CLEVERAGENTS_SERVER_TOKEN or `agents login`',
+          details: { reason: 'throttled', credential: key.id },
+        },
+      );
+    const matched = await this.deps.hasher.verify(secret, key.hash);
+    opts.onSlowHash?.(matched);
+    if (!matched) return false;
     this.verified.set(key.id, { stored: key.hash, digest });
     return true;
   }
