@@ -89,8 +89,10 @@ export { ContextService, type ContextPlan, type ContextServiceDeps } from './con
 export { AuditService, type AuditEntry, type AuditListInput } from './accounts/audit.service.js';
 export { CapabilityService, type TrustSettings } from './registry/capability.service.js';
 export {
+  apiKeyId,
   AuthService,
   BOOTSTRAP_ADMIN,
+  isJwtShaped,
   RESERVED_USER_NAMES,
   SERVER_TOKEN_KEY_NAME,
   serverTokenId,

@@ -101,6 +101,8 @@ export interface OidcOptions {
   discoveryRetryMs?: number | undefined;
   /** JWKS refetch cooldown for an unknown kid (ms; default 30 s). */
   jwksCooldownMs?: number | undefined;
+  /** The longest a JWT may be valid (s; default 24 h, CLEVERAGENTS_OIDC_MAX_TOKEN_LIFETIME_SECONDS). */
+  maxTokenLifetimeSec?: number | undefined;
 }
 
 export interface App {
@@ -237,6 +239,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         userClaim: oidc.userClaim,
         rolesClaim: oidc.rolesClaim,
         cooldownMs: oidc.jwksCooldownMs,
+        maxLifetimeSec: oidc.maxTokenLifetimeSec,
       })
     : undefined;
   const accounts = storage.accounts;

@@ -365,6 +365,8 @@ export function oidcOptions(opts: ServeOptions, env: NodeJS.ProcessEnv = process
     ...(userClaim ? { userClaim } : {}),
     ...(rolesClaim ? { rolesClaim } : {}),
     discoveryTimeoutMs: envInt('CLEVERAGENTS_OIDC_DISCOVERY_TIMEOUT_MS', 1, 60_000, env),
+    // A minute to thirty days: an access token is short-lived; a month-long one is a leaked password.
+    maxTokenLifetimeSec: envInt('CLEVERAGENTS_OIDC_MAX_TOKEN_LIFETIME_SECONDS', 60, 2_592_000, env),
   };
 }
 

@@ -51,7 +51,20 @@ describe('oidcOptions (serve flags and environment)', () => {
         userClaim: 'email',
         rolesClaim: 'ca_roles',
         discoveryTimeoutMs: undefined,
+        maxTokenLifetimeSec: undefined,
       },
+    );
+  });
+
+  it('issue #35: the longest JWT lifetime comes from CLEVERAGENTS_OIDC_MAX_TOKEN_LIFETIME_SECONDS (a minute to 30 days)', () => {
+    const opts = { ...base, oidcIssuer: 'https://login.example.com', oidcAudience: 'agents' };
+    assert.equal(
+      oidcOptions(opts, { CLEVERAGENTS_OIDC_MAX_TOKEN_LIFETIME_SECONDS: '3600' })?.maxTokenLifetimeSec,
+      3600,
+    );
+    assert.throws(
+      () => oidcOptions(opts, { CLEVERAGENTS_OIDC_MAX_TOKEN_LIFETIME_SECONDS: '31536000' }),
+      startupError(/CLEVERAGENTS_OIDC_MAX_TOKEN_LIFETIME_SECONDS must be a whole number between 60 and 2592000/),
     );
   });
 
@@ -103,7 +116,7 @@ describe('buildApp with OIDC', () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
     await fake.close();
   });
-  const build = async (extra: { discoveryRetryMs?: number } = {}): Promise<App> => {
+  const build = async (extra: { discoveryRetryMs?: number; maxTokenLifetimeSec?: number } = {}): Promise<App> => {
     const dataDir = tempDir();
     dirs.push(dataDir);
     const app = await buildApp({
@@ -129,6 +142,25 @@ describe('buildApp with OIDC', () => {
       fake.deviceAuthorizationEndpoint,
     );
     assert.deepEqual(card.capabilities.extensions[0].params.auth, { issuer: fake.issuer, oauthClientId: 'agents-cli' });
+  });
+
+  it('issue #35: the verifier requires exp and at most 24 h of lifetime, unless the server says otherwise', async () => {
+    const app = await build();
+    const token = await fake.issue({ sub: 's' });
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
+      exp?: unknown;
+      iat?: unknown;
+    };
+    assert.equal(typeof claims.exp, 'number', "the fake issuer's tokens carry exp");
+    assert.equal(typeof claims.iat, 'number');
+    await assert.rejects(
+      app.jwt!.verify(await fake.issue({ sub: 's' }, { expiresIn: null })),
+      /^AuthenticationError: the token has no exp claim/,
+    );
+    const twoDays = await fake.issue({ sub: 'w' }, { expiresIn: 2 * 86_400 });
+    await assert.rejects(app.jwt!.verify(twoDays), /too far ahead: it is valid for 2 d, more than the 24 h/);
+    const lenient = await build({ maxTokenLifetimeSec: 7 * 86_400 });
+    assert.equal((await lenient.jwt!.verify(twoDays)).subject, 'w');
   });
 
   it('without OIDC: no verifier, no oauth2 scheme', async () => {

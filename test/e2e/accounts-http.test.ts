@@ -22,6 +22,7 @@ import {
   getExtendedAgentCard,
 } from '../../src/protocol/client/index.js';
 import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.js';
+import { postFrom } from '../support/post-from.js';
 
 /** A raw JSON-RPC call: the status and the body. */
 async function rpc(
@@ -229,12 +230,39 @@ describe('API keys over HTTP', () => {
     assert.ok(refused.events.some((e) => (e.details as { reason?: string } | undefined)?.reason === 'revoked'));
   });
 
-  // Last: it throttles this client for the rest of the window.
+  // From an address of its own: the refusals above count for 127.0.0.1 (a success does not reset it).
   it('wrong X-API-Key guesses are throttled like wrong bearer tokens', async () => {
     const guess = 'ca_zzzzzzzzzzzz_' + 'B'.repeat(43);
+    const call = () =>
+      postFrom(
+        server.baseUrl,
+        '127.0.0.7',
+        { 'x-api-key': guess },
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: '_cleveragents/whoami',
+          params: {},
+        },
+      );
     const statuses: number[] = [];
-    for (let i = 0; i < 11; i++) statuses.push((await rpc(server.baseUrl, { 'x-api-key': guess })).status);
+    for (let i = 0; i < 11; i++) statuses.push((await call()).status);
     assert.deepEqual(statuses.slice(0, 10), Array(10).fill(401));
-    assert.equal(statuses[10], 429, 'the eleventh guess is refused without being checked');
+    assert.equal(statuses[10], 429, 'the eleventh guess is answered 429 (an unknown key id: no hash is spent on it)');
+    const last = await call();
+    assert.ok(Number(last.headers['retry-after']) >= 1, 'with Retry-After');
+    // Issue #35: a valid API key from that address is still accepted; the server token, the one
+    // credential a person chooses (so worth guessing), is refused there without being checked.
+    const made = await admin.call(keyCreate, { name: 'behind-the-nat' });
+    const whoamiFrom = (headers: Record<string, string>) =>
+      postFrom(server.baseUrl, '127.0.0.7', headers, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: '_cleveragents/whoami',
+        params: {},
+      });
+    const ok = await whoamiFrom({ 'x-api-key': made.key });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal((await whoamiFrom({ 'x-api-key': TOKEN })).status, 429);
   });
 });

@@ -80,6 +80,8 @@ describe('the authorization matrix, from the method table, over HTTP', () => {
   let revokedKey: string;
   let expiredJwt: string;
   let otherAudienceJwt: string;
+  let noExpJwt: string;
+  let monthLongJwt: string;
   let adminKey: string;
 
   before(async () => {
@@ -117,6 +119,14 @@ describe('the authorization matrix, from the method table, over HTTP', () => {
       { audience: AUDIENCE, expiresIn: -60 },
     );
     otherAudienceJwt = await oidc.issue({ sub: 'sub-aud', preferred_username: 'j-aud' }, { audience: 'someone-else' });
+    noExpJwt = await oidc.issue(
+      { sub: 'sub-noexp', preferred_username: 'j-noexp', ca_roles: { [OWN]: 'owner' } },
+      { audience: AUDIENCE, expiresIn: null },
+    );
+    monthLongJwt = await oidc.issue(
+      { sub: 'sub-month', preferred_username: 'j-month', ca_roles: { [OWN]: 'owner' } },
+      { audience: AUDIENCE, expiresIn: 30 * 86_400 },
+    );
   });
   after(async () => {
     await server?.close();
@@ -131,6 +141,8 @@ describe('the authorization matrix, from the method table, over HTTP', () => {
       ['a revoked key', revokedKey],
       ['an expired JWT', expiredJwt],
       ['a JWT for another audience', otherAudienceJwt],
+      ['a JWT without exp', noExpJwt],
+      ['a JWT valid for 30 days', monthLongJwt],
       ['a made-up key', 'ca_aaaaaaaaaaaa_' + 'x'.repeat(43)],
     ];
     for (const [what, cred] of bad) {
@@ -187,6 +199,88 @@ describe('the authorization matrix, from the method table, over HTTP', () => {
       assert.ok(checked >= WHO.length * 100, `the whole table was walked (${checked})`);
     });
   }
+
+  it('issue #35: a JWT without exp is refused, saying the exp claim is missing', async () => {
+    const r = await server.as(noExpJwt).call('_cleveragents/whoami', {});
+    assert.equal(r.status, 401);
+    assert.equal(reasonOf(r.body), 'UNAUTHENTICATED');
+    assert.equal(r.body.error?.message, 'the token has no exp claim (this server accepts only tokens that expire)');
+  });
+
+  it('issue #35: a JWT valid for longer than 24 h is refused, saying how long and the limit', async () => {
+    const r = await server.as(monthLongJwt).call('_cleveragents/whoami', {});
+    assert.equal(r.status, 401);
+    assert.equal(reasonOf(r.body), 'UNAUTHENTICATED');
+    assert.equal(
+      r.body.error?.message,
+      "the token's exp claim is too far ahead: it is valid for 30 d, more than the 24 h this server accepts",
+    );
+    // A token of a normal lifetime from the same issuer works (the positive path).
+    const fine = await oidc.issue(
+      { sub: 'sub-month', preferred_username: 'j-month', ca_roles: { [OWN]: 'owner' } },
+      { audience: AUDIENCE, expiresIn: 8 * 3600 },
+    );
+    const me = await server.as(fine).ok<{ user: string }>('_cleveragents/whoami', {});
+    assert.equal(me.user, 'j-month');
+  });
+
+  it("issue #35: a roles claim cannot grant local:owner nor a role in another user's personal namespace — those roles are dropped and audited once, the token keeps its others", async () => {
+    const greedy = await oidc.issue(
+      {
+        sub: 'sub-greedy',
+        preferred_username: 'j-greedy',
+        ca_roles: { local: 'owner', builtin: 'owner', system: 'admin', 'm-viewer': 'owner', [OWN]: 'member' },
+      },
+      { audience: AUDIENCE },
+    );
+    const as = server.as(greedy);
+    for (let i = 0; i < 2; i++) {
+      const me = await as.ok<{ user: string; namespaces: Array<{ name: string; role: string }> }>(
+        '_cleveragents/whoami',
+        {},
+      );
+      assert.equal(me.user, 'j-greedy');
+      assert.deepEqual(me.namespaces, [
+        { name: 'j-greedy', role: 'owner' },
+        { name: OWN, role: 'member' },
+      ]);
+    }
+    // local/ and m-viewer's namespace exist, yet look exactly like a namespace that does not.
+    const missing = await as.call('_cleveragents/namespace/show', { name: MISSING });
+    assert.equal(reasonOf(missing.body), 'NOT_FOUND');
+    for (const ns of ['local', 'm-viewer']) {
+      const r = await as.call('_cleveragents/namespace/show', { name: ns });
+      assert.equal(r.status, missing.status, ns);
+      assert.equal(shape(r.body, ns), shape(missing.body, MISSING), `${ns} looks missing`);
+      const write = await as.call('_cleveragents/registry/actors/add', {
+        definition: { name: `${ns}/planted`, provider: 'builtin', model: 'echo' },
+      });
+      assert.ok(write.body.error, `${ns}: nothing added (${JSON.stringify(write.body)})`);
+    }
+    // The positive path: the role it may claim works.
+    await as.ok('_cleveragents/registry/actors/add', {
+      definition: { name: `${OWN}/greedy-actor`, provider: 'builtin', model: 'echo' },
+    });
+    const audit = await server.as(adminKey).ok<{
+      events: Array<{
+        principal?: string;
+        namespace?: string;
+        outcome: string;
+        details?: { role?: string; reason?: string };
+      }>;
+    }>('_cleveragents/audit/list', { event: 'auth.role-dropped' });
+    const mine = audit.events.filter((e) => e.principal === 'j-greedy');
+    assert.deepEqual(
+      mine.map((e) => [e.namespace, e.details?.role, e.details?.reason, e.outcome]).sort(),
+      [
+        ['builtin', 'owner', 'reserved namespace', 'refused'],
+        ['local', 'owner', 'reserved namespace', 'refused'],
+        ['m-viewer', 'owner', "another user's personal namespace", 'refused'],
+        ['system', 'admin', 'reserved namespace', 'refused'],
+      ],
+      'each dropped role once, though the token was used many times',
+    );
+  });
 
   it('an administrator passes every server-level method', async () => {
     const as = server.as(adminKey);

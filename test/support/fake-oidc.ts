@@ -10,8 +10,10 @@ import type { AddressInfo, Socket } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 
 export interface IssueOptions {
-  /** Seconds until `exp` (negative: already expired). Default 3600. */
-  expiresIn?: number;
+  /** Seconds until `exp` (negative: already expired; null: no `exp` claim at all). Default 3600. */
+  expiresIn?: number | null;
+  /** Seconds from now to `iat` (negative: issued in the past; null: no `iat` claim). Default 0. */
+  issuedAt?: number | null;
   /** Seconds until `nbf` (positive: not yet valid). */
   notBefore?: number;
   /** Default: the fake's audience. */
@@ -114,9 +116,9 @@ export async function startFakeOidc(options: FakeOidcOptions = {}): Promise<Fake
     const jwt = new SignJWT({ ...claims })
       .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'JWT' })
       .setIssuer(opts.issuer ?? issuer)
-      .setAudience(opts.audience ?? audience)
-      .setIssuedAt(now)
-      .setExpirationTime(now + (opts.expiresIn ?? 3600));
+      .setAudience(opts.audience ?? audience);
+    if (opts.issuedAt !== null) jwt.setIssuedAt(now + (opts.issuedAt ?? 0));
+    if (opts.expiresIn !== null) jwt.setExpirationTime(now + (opts.expiresIn ?? 3600));
     if (opts.notBefore !== undefined) jwt.setNotBefore(now + opts.notBefore);
     return jwt.sign(key.privateKey);
   };

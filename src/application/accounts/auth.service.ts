@@ -2,11 +2,24 @@ import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto
 import { AppError } from '../../domain/errors.js';
 import type { Role } from '../../domain/permissions.js';
 import type { AccountRepository, ApiKeyRecord, KeyHasher, UserRecord } from '../ports/account.repository.port.js';
-import type { JwtVerifier, VerifiedToken } from '../ports/jwt-verifier.port.js';
+import type { JwtVerifier } from '../ports/jwt-verifier.port.js';
 import type { Logger } from '../ports/logger.port.js';
 import { makePrincipal, type Principal } from '../ports/principal.js';
 import type { NamespaceRepository } from '../ports/registry.repository.port.js';
 import type { AuditEntry } from './audit.service.js';
+import {
+  API_KEY,
+  Bounded,
+  disabled,
+  isJwtShaped,
+  RESERVED_USER_NAMES,
+  SEGMENT,
+  unauthenticated,
+  type Checked,
+} from './credentials.js';
+import { JwtSignIn } from './jwt-sign-in.js';
+
+export { apiKeyId, isJwtShaped, RESERVED_USER_NAMES } from './credentials.js';
 
 /** What a request presents: a bearer token (API key, JWT or the server token) and/or an X-API-Key. */
 export interface AuthInput {
@@ -14,6 +27,15 @@ export interface AuthInput {
   apiKey?: string | undefined;
   /** The client's address (audit log). */
   client: string;
+  /**
+   * Whether the check may run the slow hash of a key's secret (scrypt; default true). False: a
+   * key whose secret can be checked only that way is refused without it (reason `throttled`); a
+   * key verified before by this process costs a SHA-256 and is still checked. A transport's
+   * throttle sets it for an address or key id with too many failures.
+   */
+  slowHash?: boolean | undefined;
+  /** Told whether the secret matched, each time the check runs the slow hash (a throttle counts misses). */
+  onSlowHash?: ((matched: boolean) => void) | undefined;
 }
 
 /**
@@ -26,13 +48,6 @@ export interface AuthGrant {
   readonly version: number | undefined;
   /** When the credential stops being valid (ms since the epoch); undefined: it does not expire. */
   readonly expiresAt: number | undefined;
-}
-
-/** A credential found valid: its principal, whether it may be reused, and until when. */
-interface Checked {
-  principal: Principal;
-  reusable: boolean;
-  expiresAt: number | undefined;
 }
 
 /** A key as the owner may see it: never its hash. */
@@ -87,7 +102,8 @@ export interface WhoAmI {
 export interface AuthServiceDeps {
   accounts: AccountRepository;
   hasher: KeyHasher;
-  namespaces: Pick<NamespaceRepository, 'get'>;
+  /** Namespaces a JWT's roles claim may name (it exists; whose personal namespace it is). */
+  namespaces: Pick<NamespaceRepository, 'get' | 'defaultFor'>;
   audit: { record(entry: AuditEntry): Promise<void> };
   logger: Logger;
   /** Verifies bearer JWTs (absent: the server accepts API keys only). */
@@ -97,13 +113,7 @@ export interface AuthServiceDeps {
   cacheSize?: number;
 }
 
-/** `ca_<12 lowercase letters/digits: the lookup id>_<43 base64url characters: the secret>`. */
-const API_KEY = /^(ca_[a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
-const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
-const SEGMENT = /^[a-z][a-z0-9_-]{0,62}$/;
 const ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
-/** Names no user may have (the bootstrap admin is the one `admin`). */
-export const RESERVED_USER_NAMES: readonly string[] = ['builtin', 'local', 'system', 'internal', 'admin', 'root'];
 /** The bootstrap administrator, made on a server's first start. */
 export const BOOTSTRAP_ADMIN = 'admin';
 export const SERVER_TOKEN_KEY_NAME = 'server-token';
@@ -120,34 +130,6 @@ export function serverTokenId(token: string): string {
 
 const serverTokenIdOf = (digest: Buffer): string => `st_${digest.toString('hex', 0, 8)}`;
 
-/** A bounded map that forgets its oldest entries first. */
-class Bounded<V> {
-  private readonly map = new Map<string, V>();
-  constructor(private readonly max: number) {}
-  get(k: string): V | undefined {
-    return this.map.get(k);
-  }
-  set(k: string, v: V): void {
-    this.map.delete(k);
-    this.map.set(k, v);
-    while (this.map.size > this.max) {
-      const oldest = this.map.keys().next();
-      if (oldest.done) break;
-      this.map.delete(oldest.value);
-    }
-  }
-  delete(k: string): void {
-    this.map.delete(k);
-  }
-  has(k: string): boolean {
-    return this.map.has(k);
-  }
-}
-
-function unauthenticated(message: string, hint: string, reason: string): AppError {
-  return new AppError('UNAUTHENTICATED', `Authentication failed: ${message}`, { hint, details: { reason } });
-}
-
 /**
  * Server-mode accounts (`facade.accounts`): turns credentials into principals, and manages users
  * and their API keys. A key's row is read on every request, so revoking it, its expiry or its
@@ -156,8 +138,8 @@ function unauthenticated(message: string, hint: string, reason: string): AppErro
 export class AuthService {
   private readonly verified: Bounded<{ stored: string; digest: Buffer }>;
   private readonly loggedIn: Bounded<true>;
-  /** JWTs already verified, until they expire: the signature is checked once per token per process. */
-  private readonly jwts: Bounded<VerifiedToken>;
+  /** Bearer JWTs of the OIDC issuer (absent: the server accepts API keys only). */
+  private readonly jwt: JwtSignIn | undefined;
   private readonly touched: Bounded<number>;
   private readonly now: () => number;
 
@@ -181,9 +163,19 @@ export class AuthService {
     const size = deps.cacheSize ?? 10_000;
     this.verified = new Bounded(size);
     this.loggedIn = new Bounded(size);
-    this.jwts = new Bounded(size);
     this.touched = new Bounded(size);
     this.now = deps.now ?? Date.now;
+    this.jwt = deps.jwt
+      ? new JwtSignIn({
+          jwt: deps.jwt,
+          accounts: deps.accounts,
+          namespaces: deps.namespaces,
+          audit: deps.audit,
+          logger: deps.logger,
+          now: this.now,
+          cacheSize: size,
+        })
+      : undefined;
     this.users = {
       add: (input, by) => this.addUser(input, by),
       list: (by) => this.listUsers(by),
@@ -221,9 +213,9 @@ export class AuthService {
           },
         );
       const checked =
-        input.apiKey === undefined && JWT.test(presented)
-          ? await this.fromJwt(presented)
-          : await this.fromKey(presented);
+        input.apiKey === undefined && isJwtShaped(presented)
+          ? await this.fromJwt(presented, input.client)
+          : await this.fromKey(presented, input);
       const { principal } = checked;
       if (principal.credential !== undefined && !this.loggedIn.has(principal.credential)) {
         this.loggedIn.set(principal.credential, true);
@@ -271,7 +263,7 @@ export class AuthService {
     return principal;
   }
 
-  private async fromKey(presented: string): Promise<Checked> {
+  private async fromKey(presented: string, opts: Pick<AuthInput, 'slowHash' | 'onSlowHash'>): Promise<Checked> {
     const m = API_KEY.exec(presented);
     const secret = m ? m[2]! : presented;
     // A server token's lookup id is a prefix of its secret's digest: one SHA-256 serves both.
@@ -286,7 +278,7 @@ export class AuthService {
         'unknown or wrong key',
       );
     if (!found) throw wrong();
-    if (!(await this.secretMatches(found.key, secret, digest))) throw wrong();
+    if (!(await this.secretMatches(found.key, secret, digest, opts))) throw wrong();
     const { key, user, roles } = found;
     const who = { credential: key.id, user: user.name };
     if (key.revokedAt !== undefined)
@@ -324,11 +316,30 @@ export class AuthService {
     };
   }
 
-  /** The slow hash once per key per process; afterwards a SHA-256 of the secret is compared. */
-  private async secretMatches(key: ApiKeyRecord, secret: string, digest: Buffer): Promise<boolean> {
+  /**
+   * The slow hash once per key per process; afterwards a SHA-256 of the secret is compared. An
+   * unknown id never gets here: refusing it costs one indexed read and no hash.
+   */
+  private async secretMatches(
+    key: ApiKeyRecord,
+    secret: string,
+    digest: Buffer,
+    opts: Pick<AuthInput, 'slowHash' | 'onSlowHash'>,
+  ): Promise<boolean> {
     const cached = this.verified.get(key.id);
     if (cached && cached.stored === key.hash) return timingSafeEqual(cached.digest, digest);
-    if (!(await this.deps.hasher.verify(secret, key.hash))) return false;
+    if (opts.slowHash === false)
+      throw new AppError(
+        'UNAUTHENTICATED',
+        'Authentication failed: too many failed attempts with this key; try again later',
+        {
+          hint: 'check the key you passed with --token, CLEVERAGENTS_SERVER_TOKEN or `agents login`',
+          details: { reason: 'throttled', credential: key.id },
+        },
+      );
+    const matched = await this.deps.hasher.verify(secret, key.hash);
+    opts.onSlowHash?.(matched);
+    if (!matched) return false;
     this.verified.set(key.id, { stored: key.hash, digest });
     return true;
   }
@@ -343,80 +354,14 @@ export class AuthService {
       .catch((err: unknown) => this.deps.logger.warn({ err, key: id }, 'recording when a key was used failed'));
   }
 
-  private async fromJwt(token: string): Promise<Checked> {
-    const jwt = this.deps.jwt;
-    if (!jwt)
+  private async fromJwt(token: string, client: string): Promise<Checked> {
+    if (!this.jwt)
       throw unauthenticated(
         'this server accepts API keys only (no OIDC issuer is configured)',
         'use an API key (`agents key create`), or ask the administrator to configure OIDC',
         'jwt not accepted',
       );
-    const t = await this.verifiedJwt(jwt, token);
-    const externalId = `${t.issuer}|${t.subject}`;
-    const user =
-      (await this.deps.accounts.userByExternalId(externalId)) ?? (await this.jitUser(t.username, externalId));
-    if (user.disabledAt !== undefined) throw disabled(user, t.tokenId);
-    const roles: Record<string, Role> = { ...(await this.deps.accounts.rolesOf(user.name)) };
-    for (const [ns, role] of Object.entries(t.roles ?? {}))
-      if (SEGMENT.test(ns) && (await this.deps.namespaces.get(ns))) roles[ns] = role;
-    const principal = makePrincipal({
-      id: user.name,
-      kind: 'jwt',
-      roles,
-      admin: user.admin,
-      defaultNamespace: user.defaultNamespace,
-      credential: t.tokenId,
-    });
-    // A token without an expiry is verified on every request (as before): it is never reused.
-    const expiresAt = t.expiresAt === undefined ? undefined : t.expiresAt * 1000;
-    return { principal, reusable: expiresAt !== undefined, expiresAt };
-  }
-
-  /**
-   * A token's claims, verified once per process while it is valid: its signature cannot change,
-   * and its expiry is checked on every use (the user and their roles are read every request).
-   */
-  private async verifiedJwt(jwt: JwtVerifier, token: string): Promise<VerifiedToken> {
-    const cached = this.jwts.get(token);
-    if (cached && cached.expiresAt !== undefined && cached.expiresAt * 1000 > this.now()) return cached;
-    const t = await jwt.verify(token);
-    if (t.expiresAt !== undefined) this.jwts.set(token, t);
-    return t;
-  }
-
-  /** A user the issuer vouches for, made on first sight: their name, else name-2, name-3, … */
-  private async jitUser(username: string, externalId: string): Promise<UserRecord> {
-    const base = SEGMENT.test(username) ? username.slice(0, 56) : undefined;
-    if (!base)
-      throw unauthenticated(
-        `the token's user name ${JSON.stringify(username.slice(0, 80))} cannot name a user`,
-        'ask the administrator to map a user claim of lowercase letters, digits, - and _',
-        'bad user name',
-      );
-    for (let n = 1; n <= 100; n++) {
-      const name = n === 1 ? base : `${base}-${n}`;
-      if (RESERVED_USER_NAMES.includes(name) || (await this.deps.accounts.getUser(name))) continue;
-      const user: UserRecord = { name, admin: false, defaultNamespace: name, externalId, createdAt: this.iso() };
-      try {
-        await this.deps.accounts.createUser(user);
-      } catch (err) {
-        if (!(err instanceof AppError && err.reason === 'ALREADY_EXISTS')) throw err;
-        // Made by a concurrent first request of the same person: theirs is the one.
-        const same = await this.deps.accounts.userByExternalId(externalId);
-        if (same) return same;
-        continue;
-      }
-      await this.deps.audit.record({
-        event: 'user.created',
-        principal: name,
-        target: name,
-        namespace: name,
-        outcome: 'ok',
-        details: { externalId, via: 'jwt' },
-      });
-      return user;
-    }
-    throw unauthenticated(`no free user name for ${base}`, 'ask an administrator', 'no user name');
+    return this.jwt.check(token, client);
   }
 
   /**
@@ -613,13 +558,6 @@ export class AuthService {
   private iso(): string {
     return new Date(this.now()).toISOString();
   }
-}
-
-function disabled(user: UserRecord, credential: string): AppError {
-  return new AppError('UNAUTHENTICATED', `Authentication failed: user ${user.name} is disabled`, {
-    hint: 'ask a server administrator to enable the user (`agents user enable`)',
-    details: { reason: 'user disabled', credential, user: user.name },
-  });
 }
 
 function requireServerMode(by: Principal): void {

@@ -2,6 +2,8 @@
 export const AUDIT_EVENTS = [
   'auth.login',
   'auth.refused',
+  /** A role a JWT's roles claim named in a namespace no claim may speak for (reserved, another user's). */
+  'auth.role-dropped',
   'request.refused',
   'user.created',
   'user.disabled',

@@ -32,7 +32,15 @@ export interface JoseJwtVerifierOptions {
   fetchTimeoutMs?: number | undefined;
   /** Clock skew allowed on exp/nbf (seconds; default 30). */
   clockToleranceSec?: number | undefined;
+  /**
+   * The longest a token may be valid (seconds, `exp` minus `iat` or now, whichever is earlier;
+   * default 24 h): a bearer token that lives for weeks is as good as a password to whoever copies it.
+   */
+  maxLifetimeSec?: number | undefined;
 }
+
+/** The default of {@link JoseJwtVerifierOptions.maxLifetimeSec}: one day. */
+export const DEFAULT_MAX_TOKEN_LIFETIME_SEC = 86_400;
 
 /** Asymmetric signatures only: a JWKS never holds a shared secret we would accept. */
 const ALGORITHMS = [
@@ -70,12 +78,16 @@ export function normaliseUsername(raw: string): string {
   return name.slice(0, 63);
 }
 
-/** Namespace roles from a claim value; entries that name no valid namespace or role are ignored. */
+/**
+ * Namespace roles from a claim value; entries that name no valid namespace or role are ignored.
+ * Which namespaces a claim may speak for (not reserved ones, not another user's) is the accounts
+ * service's decision: it audits what it drops.
+ */
 export function rolesFromClaim(value: unknown): Record<string, Role> | undefined {
   const roles: Record<string, Role> = {};
   const add = (ns: unknown, role: unknown): void => {
     if (typeof ns !== 'string' || typeof role !== 'string') return;
-    if (!SEGMENT.test(ns) || !ROLE_SET.has(role) || ns === 'builtin') return;
+    if (!SEGMENT.test(ns) || !ROLE_SET.has(role)) return;
     roles[ns] = role as Role;
   };
   if (Array.isArray(value)) {
@@ -140,6 +152,13 @@ export async function discoverOidc(issuer: string, opts: { timeoutMs?: number } 
   };
 }
 
+/** Seconds for a reader, to a tenth: `30 d`, `24 h`, `1.5 h`, `10 min`, `45 s` (days from two on). */
+function duration(sec: number): string {
+  const [size, unit] =
+    sec >= 172_800 ? [86_400, 'd'] : sec >= 3_600 ? [3_600, 'h'] : sec >= 60 ? [60, 'min'] : [1, 's'];
+  return `${Math.round((sec / size) * 10) / 10} ${unit}`;
+}
+
 function isHttpUrl(s: string): boolean {
   try {
     const u = new URL(s);
@@ -190,10 +209,12 @@ export class JoseJwtVerifier implements JwtVerifier {
         audience: this.opts.audience,
         algorithms: ALGORITHMS,
         clockTolerance: this.opts.clockToleranceSec ?? 30,
+        requiredClaims: ['exp'],
       }));
     } catch (err) {
       throw this.mapError(err, errors);
     }
+    const expiresAt = this.checkLifetime(payload);
     const subject = typeof payload.sub === 'string' && payload.sub !== '' ? payload.sub : undefined;
     if (!subject) throw unauthenticated('the token names no subject (sub claim)');
     const claimed = payload[this.userClaim];
@@ -204,9 +225,24 @@ export class JoseJwtVerifier implements JwtVerifier {
       subject,
       username: normaliseUsername(raw),
       roles,
-      expiresAt: typeof payload.exp === 'number' ? payload.exp : undefined,
+      expiresAt,
       tokenId: tokenIdOf(token),
     };
+  }
+
+  /** The token's `exp` (jose checked it is a number in the future), refused when it is too far ahead. */
+  private checkLifetime(payload: JWTPayload): number {
+    const exp = payload.exp as number;
+    const max = this.opts.maxLifetimeSec ?? DEFAULT_MAX_TOKEN_LIFETIME_SEC;
+    const now = Math.floor(Date.now() / 1000);
+    // From iat when the issuer says when it was issued; never from a later instant than now.
+    const from = typeof payload.iat === 'number' ? Math.min(payload.iat, now) : now;
+    if (exp - from > max)
+      throw unauthenticated(
+        `the token's exp claim is too far ahead: it is valid for ${duration(exp - from)}, more than the ${duration(max)} this server accepts`,
+        `ask the issuer for access tokens that live at most ${duration(max)} (the server's limit is CLEVERAGENTS_OIDC_MAX_TOKEN_LIFETIME_SECONDS)`,
+      );
+    return exp;
   }
 
   private remote(uri: string): Promise<JWTVerifyGetKey> {
@@ -233,6 +269,11 @@ export class JoseJwtVerifier implements JwtVerifier {
     if (err instanceof AppError) return err;
     if (err instanceof errors.JWTExpired) return unauthenticated('the token has expired');
     if (err instanceof errors.JWTClaimValidationFailed) {
+      if (err.claim === 'exp' && err.reason === 'missing')
+        return unauthenticated(
+          'the token has no exp claim (this server accepts only tokens that expire)',
+          'ask the issuer for access tokens with an expiry (exp)',
+        );
       if (err.claim === 'nbf') return unauthenticated('the token is not yet valid', 'check the clock of this server');
       if (err.claim === 'aud')
         return unauthenticated(

@@ -1,5 +1,5 @@
-import type { AuthGrant, Principal, ServiceFacade } from '../../application/index.js';
-import { AppError } from '../../domain/errors.js';
+import { apiKeyId, isJwtShaped, type AuthGrant, type Principal, type ServiceFacade } from '../../application/index.js';
+import { AppError, isAppError } from '../../domain/errors.js';
 
 /** What a request presents: its Authorization header (Bearer …) and/or X-API-Key header. */
 export interface Credentials {
@@ -7,6 +7,13 @@ export interface Credentials {
   apiKey?: string | undefined;
   /** The client's address (for the audit log and throttling). */
   client: string;
+  /**
+   * Set by the throttle ({@link authenticateRequest}): false when the check may not run the slow
+   * hash of a key's secret (an authenticator without one ignores it).
+   */
+  slowHash?: boolean | undefined;
+  /** Told whether the secret matched, each time the check runs the slow hash. */
+  onSlowHash?: ((matched: boolean) => void) | undefined;
 }
 
 /** Turns request credentials into a principal, or refuses them (AppError UNAUTHENTICATED). */
@@ -24,6 +31,8 @@ interface ConnectionAuth {
   apiKey: string | undefined;
   grant: AuthGrant;
 }
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /** The shortest server token accepted (a shorter one is refused at start-up). */
 export const MIN_TOKEN_LENGTH = 16;
@@ -58,10 +67,10 @@ export class FacadeAuthenticator implements Authenticator {
     return grant.principal;
   }
 
-  private async check({ authorization, apiKey, client }: Credentials): Promise<AuthGrant> {
+  private async check({ authorization, apiKey, client, slowHash, onSlowHash }: Credentials): Promise<AuthGrant> {
     let bearer: string | undefined;
     if (authorization !== undefined && authorization !== '') {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+      const m = BEARER.exec(authorization);
       if (!m)
         throw new AppError('UNAUTHENTICATED', 'Authentication failed: the Authorization header must be Bearer <key>', {
           hint: 'send Authorization: Bearer <API key>, or X-API-Key: <API key>',
@@ -69,19 +78,63 @@ export class FacadeAuthenticator implements Authenticator {
       bearer = m[1];
     }
     const key = apiKey?.trim();
-    return this.accounts.grant({ bearer, apiKey: key === '' ? undefined : key, client });
+    return this.accounts.grant({ bearer, apiKey: key === '' ? undefined : key, client, slowHash, onSlowHash });
   }
 }
 
+/**
+ * What a request presents, told apart before anything is read: an API key (by its public id), a
+ * JWT, or anything else — the server token (the one credential a person chooses) or a malformed
+ * Authorization header. Undefined: no credential at all (refused, but not a guess).
+ */
+export type Presented = { kind: 'key'; id: string } | { kind: 'jwt' } | { kind: 'other' };
+
+const JWT: Presented = { kind: 'jwt' };
+const OTHER: Presented = { kind: 'other' };
+
+/** Reads the credential as the accounts service will ({@link FacadeAuthenticator}): X-API-Key first. */
+export function presentedOf({ authorization, apiKey }: Credentials): Presented | undefined {
+  const key = apiKey?.trim();
+  let bearer: string | undefined;
+  if (authorization !== undefined && authorization !== '') {
+    const m = BEARER.exec(authorization);
+    if (!m) return OTHER;
+    bearer = m[1];
+  }
+  const viaApiKey = key !== undefined && key !== '';
+  const presented = viaApiKey ? key : bearer;
+  if (presented === undefined || presented === '') return undefined;
+  const id = apiKeyId(presented);
+  if (id !== undefined) return { kind: 'key', id };
+  return !viaApiKey && isJwtShaped(presented) ? JWT : OTHER;
+}
+
 export interface AuthThrottleOptions {
-  /** Failures allowed per client within one window (default 10). */
+  /**
+   * Failures allowed per address, and wrong secrets per key id from one address, within a window
+   * (default 10; CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE).
+   */
   maxFailures?: number;
+  /** Wrong secrets that cost the slow hash allowed per address, all key ids together (default 3 × maxFailures). */
+  maxSlowHashes?: number;
   /** The window, in milliseconds (default one minute). */
   windowMs?: number;
-  /** Clients remembered at most (default 10,000): memory stays bounded whatever the traffic. */
-  maxClients?: number;
+  /** Counters remembered at most (default 10,000): memory stays bounded whatever the traffic. */
+  maxEntries?: number;
   now?: () => number;
 }
+
+/** What the throttle allows one request: see {@link AuthThrottle.admit}. */
+export interface Admission {
+  /** > 0: refuse the credential without checking it, and retry after that many seconds. */
+  readonly refuse: number;
+  /** Whether the check may run the slow hash of a key's secret. */
+  readonly slowHash: boolean;
+  /** > 0: a limit is reached; a refusal is answered 429 with this Retry-After (seconds). */
+  readonly retryAfter: number;
+}
+
+const OPEN: Admission = Object.freeze({ refuse: 0, slowHash: true, retryAfter: 0 });
 
 interface FailureWindow {
   count: number;
@@ -89,66 +142,175 @@ interface FailureWindow {
 }
 
 /**
- * Failed authentications per client (remote address), in fixed windows: after `maxFailures` in a
- * window the client is refused without its token being checked until the window ends. Entries
- * expire with their window; when the table is full the oldest entry makes room.
+ * Failed authentications, in fixed windows, counted so that an attacker can neither guess his
+ * way in, nor make the server hash without bound, nor lock out someone who shares his address
+ * (a NAT, a proxy) and holds a valid credential:
+ *
+ * - **Per address, every refused credential.** Past `maxFailures` only the credential a person
+ *   chooses — the server token, the one worth guessing — is refused without being checked. API
+ *   keys and JWTs are still checked: a key's secret is 256 random bits and a JWT is signed, so
+ *   checking them helps no guesser, and a colleague's valid one is accepted. What fails is
+ *   answered 429 (one message for every reason, so nothing is learnt about a key id) until the
+ *   window ends. A success does not reset this counter: an attacker with a key of his own could
+ *   otherwise interleave it with his guesses.
+ * - **Per address and key id, wrong secrets that cost the slow hash** (scrypt; a key's id is
+ *   public, so an attacker can aim at one). Past `maxFailures` that key from that address is
+ *   checked only where no slow hash is needed: a key this process verified before is compared by
+ *   its SHA-256 — so its owner, who is using it, keeps working — and any other is refused without
+ *   hashing. A success with the key resets it (only the secret's holder can).
+ * - **Per address, wrong secrets that cost the slow hash, all key ids together.** Past
+ *   `maxSlowHashes` every key from the address is checked only without the slow hash: an attacker
+ *   with many key ids (his own keys count) cannot make the server hash more than that per window.
+ *
+ * An unknown key id or a malformed key costs one indexed read and no hash (the accounts service
+ * refuses it before hashing), and a JWT a signature check. A request without credentials is
+ * refused but is not a guess; a store outage or an unreachable issuer is not a failed login (the
+ * caller decides: {@link authenticateRequest}). Memory is bounded: counters expire with their
+ * window, at most `maxEntries` are kept (the least recently bumped makes room), and one address
+ * adds at most 2 + `maxSlowHashes` counters a window.
  */
 export class AuthThrottle {
   private readonly entries = new Map<string, FailureWindow>();
   private readonly maxFailures: number;
+  private readonly maxSlowHashes: number;
   private readonly windowMs: number;
-  private readonly maxClients: number;
+  private readonly maxEntries: number;
   private readonly now: () => number;
 
   constructor(opts: AuthThrottleOptions = {}) {
     this.maxFailures = opts.maxFailures ?? 10;
+    this.maxSlowHashes = opts.maxSlowHashes ?? 3 * this.maxFailures;
     this.windowMs = opts.windowMs ?? 60_000;
-    this.maxClients = opts.maxClients ?? 10_000;
+    this.maxEntries = opts.maxEntries ?? 10_000;
     this.now = opts.now ?? Date.now;
   }
 
-  /** Seconds the client must wait before trying again, or 0 when it may try now. */
-  retryAfter(client: string): number {
-    if (this.entries.size === 0) return 0;
-    const e = this.entries.get(client);
-    if (!e) return 0;
+  /** How a credential from this address may be checked now. */
+  admit(client: string, presented: Presented): Admission {
+    if (this.entries.size === 0) return OPEN;
     const now = this.now();
-    if (now >= e.resetAt) {
-      this.entries.delete(client);
-      return 0;
-    }
-    return e.count >= this.maxFailures ? Math.max(1, Math.ceil((e.resetAt - now) / 1000)) : 0;
+    const failures = this.wait(`f ${client}`, this.maxFailures, now);
+    if (presented.kind === 'other' && failures > 0) return { refuse: failures, slowHash: false, retryAfter: failures };
+    const hashes = presented.kind === 'jwt' ? 0 : this.wait(`h ${client}`, this.maxSlowHashes, now);
+    const key = presented.kind === 'key' ? this.wait(`k ${client} ${presented.id}`, this.maxFailures, now) : 0;
+    const retryAfter = Math.max(failures, hashes, key);
+    return retryAfter === 0 ? OPEN : { refuse: 0, slowHash: hashes === 0 && key === 0, retryAfter };
   }
 
-  failed(client: string): void {
+  /** A refused credential; `wrongHash`: its check ran the slow hash and the secret did not match. */
+  failed(client: string, presented: Presented, wrongHash: boolean): void {
     const now = this.now();
-    const e = this.entries.get(client);
-    if (e && now < e.resetAt) {
-      e.count++;
-      return;
-    }
-    if (e) this.entries.delete(client);
-    if (this.entries.size >= this.maxClients) this.makeRoom(now);
-    this.entries.set(client, { count: 1, resetAt: now + this.windowMs });
+    this.bump(`f ${client}`, now);
+    if (!wrongHash) return;
+    this.bump(`h ${client}`, now);
+    if (presented.kind === 'key') this.bump(`k ${client} ${presented.id}`, now);
   }
 
-  /** A client that authenticates starts afresh. */
-  succeeded(client: string): void {
-    if (this.entries.size > 0) this.entries.delete(client);
+  /** A valid credential: a key's own counter starts afresh (the address's do not). */
+  succeeded(client: string, presented: Presented): void {
+    if (this.entries.size > 0 && presented.kind === 'key') this.entries.delete(`k ${client} ${presented.id}`);
   }
 
+  /** Counters held. */
   get size(): number {
     return this.entries.size;
   }
 
+  /** Seconds until the counter's window ends when it reached the limit, else 0 (an expired one goes). */
+  private wait(key: string, limit: number, now: number): number {
+    const e = this.entries.get(key);
+    if (!e) return 0;
+    if (now >= e.resetAt) {
+      this.entries.delete(key);
+      return 0;
+    }
+    return e.count >= limit ? Math.max(1, Math.ceil((e.resetAt - now) / 1000)) : 0;
+  }
+
+  private bump(key: string, now: number): void {
+    const e = this.entries.get(key);
+    this.entries.delete(key);
+    // Re-inserted: the order of the map is the order of last use, so a flood of new counters
+    // evicts idle ones before those still being bumped.
+    if (e && now < e.resetAt) {
+      e.count++;
+      this.entries.set(key, e);
+      return;
+    }
+    if (this.entries.size >= this.maxEntries) this.makeRoom(now);
+    this.entries.set(key, { count: 1, resetAt: now + this.windowMs });
+  }
+
   private makeRoom(now: number): void {
-    // Entries are in insertion order, so the expired ones are mostly at the front.
+    // The least recently bumped come first, and are mostly the expired ones.
     for (const [k, v] of this.entries) {
-      if (this.entries.size < this.maxClients) return;
+      if (this.entries.size < this.maxEntries) return;
       if (now >= v.resetAt) this.entries.delete(k);
       else break;
     }
     const oldest = this.entries.keys().next();
-    if (this.entries.size >= this.maxClients && !oldest.done) this.entries.delete(oldest.value);
+    if (this.entries.size >= this.maxEntries && !oldest.done) this.entries.delete(oldest.value);
   }
+}
+
+/** Refusals made by the throttle (answered 429 with Retry-After), told apart from all others. */
+const THROTTLED = new WeakMap<AppError, number>();
+
+function throttled(wait: number): AppError {
+  const err = new AppError(
+    'UNAUTHENTICATED',
+    `Too many failed authentication attempts from this address; retry in ${wait} s`,
+    {
+      details: { retryAfterSeconds: wait },
+      hint: 'check the credential; a valid API key or JWT is still accepted meanwhile',
+    },
+  );
+  THROTTLED.set(err, wait);
+  return err;
+}
+
+/** The Retry-After (seconds) of a refusal the throttle made, else undefined. */
+export function throttledFor(err: unknown): number | undefined {
+  return isAppError(err) ? THROTTLED.get(err) : undefined;
+}
+
+/**
+ * Authenticates a request under the throttle ({@link AuthThrottle}; null: none). Rejects with the
+ * authenticator's error, or with a throttled refusal ({@link throttledFor} gives its Retry-After).
+ * Only a refused credential (UNAUTHENTICATED) counts as a failure: a store that cannot be read or
+ * an issuer that cannot be reached (UNAVAILABLE) is passed on uncounted.
+ */
+export async function authenticateRequest(
+  auth: Authenticator,
+  throttle: AuthThrottle | null,
+  credentials: Credentials,
+  connection?: object,
+): Promise<Principal> {
+  const presented = throttle ? presentedOf(credentials) : undefined;
+  if (!throttle || !presented) return auth.authenticate(credentials, connection);
+  const { client } = credentials;
+  const admission = throttle.admit(client, presented);
+  if (admission.refuse > 0) throw throttled(admission.refuse);
+  let wrongHash = false;
+  let principal: Principal;
+  try {
+    principal = await auth.authenticate(
+      {
+        ...credentials,
+        slowHash: admission.slowHash,
+        onSlowHash: (matched) => {
+          if (!matched) wrongHash = true;
+        },
+      },
+      connection,
+    );
+  } catch (err) {
+    if (!isAppError(err) || err.reason !== 'UNAUTHENTICATED') throw err;
+    throttle.failed(client, presented, wrongHash);
+    // Under a limit every refusal reads the same: it tells nothing of whether a key id exists.
+    if (admission.retryAfter > 0) throw throttled(admission.retryAfter);
+    throw err;
+  }
+  throttle.succeeded(client, presented);
+  return principal;
 }

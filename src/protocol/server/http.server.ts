@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../application/index.js';
-import { AppError, isAppError } from '../../domain/errors.js';
+import { isAppError } from '../../domain/errors.js';
 import type { AgentCardProvider } from '../a2a/agent-card.js';
 import {
   EXTENSION_URI,
@@ -14,7 +14,7 @@ import { HTTP_STATUS } from '../jsonrpc/codes.js';
 import { resultText, type JsonRpcResponse } from '../jsonrpc/envelope.js';
 import { invalidRequest, newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.js';
 import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
-import { AuthThrottle, type Authenticator } from './auth.js';
+import { authenticateRequest, AuthThrottle, throttledFor, type Authenticator } from './auth.js';
 import type { Dispatcher, StreamEvent } from './dispatcher.js';
 import { DRAIN_BYTES, DRAIN_MS, drain, malformedRequest, readBody, writable } from './http-body.js';
 
@@ -29,7 +29,7 @@ export interface HttpServerOptions {
   heartbeatMs?: number;
   /** Readiness beyond liveness (e.g. storage reachable). */
   ready?: () => Promise<boolean>;
-  /** Failed authentications per client before 429 (default: 10 a minute); null turns it off. */
+  /** Failed authentications per address before 429 (default: 10 a minute; see AuthThrottle); null turns it off. */
   authThrottle?: AuthThrottle | null;
 }
 
@@ -199,31 +199,21 @@ export class A2aHttpServer {
     }
     let principal;
     const client = req.socket.remoteAddress ?? '';
-    const authorization = header(req, 'authorization');
-    const wait = this.throttle?.retryAfter(client) ?? 0;
-    if (wait > 0) {
-      // Too many wrong tokens from this client: refused without looking at this one.
-      res.setHeader('retry-after', String(wait));
-      const err = new AppError(
-        'UNAUTHENTICATED',
-        `Too many failed authentication attempts from this client; retry in ${wait} s`,
-        {
-          details: { retryAfterSeconds: wait },
-          hint: 'check the token; further attempts are refused until the wait is over',
-        },
-      );
-      return this.refuseCaller(req, res, url, rec, body, 429, err);
-    }
-    const apiKey = header(req, 'x-api-key');
     try {
-      principal = await this.opts.auth.authenticate({ authorization, apiKey, client }, req.socket);
-      this.throttle?.succeeded(client);
+      principal = await authenticateRequest(
+        this.opts.auth,
+        this.throttle,
+        { authorization: header(req, 'authorization'), apiKey: header(req, 'x-api-key'), client },
+        req.socket,
+      );
     } catch (err) {
-      // Only presented credentials count as a guess (a bearer token or an X-API-Key); a request
-      // without any is just refused.
-      if (authorization !== undefined || apiKey !== undefined) this.throttle?.failed(client);
-      res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
-      return this.refuseCaller(req, res, url, rec, body, statusForError(err), err);
+      // Throttled: 429 with Retry-After; a refused credential: 401; the account store or the
+      // issuer unreachable: 503 (the total table decides), which is no failed login.
+      const wait = throttledFor(err);
+      if (wait !== undefined) res.setHeader('retry-after', String(wait));
+      const status = wait !== undefined ? 429 : statusForError(err);
+      if (status === 401) res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
+      return this.refuseCaller(req, res, url, rec, body, status, err);
     }
     rec.principal = principal.id;
     if (type !== JSON_TYPE && type !== 'application/a2a+json') {

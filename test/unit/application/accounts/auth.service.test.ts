@@ -172,6 +172,7 @@ describe('AuthService', () => {
       subject: sub,
       username: 'carol',
       tokenId: `jwt-${sub}`,
+      expiresAt: Math.floor(now / 1000) + 3600,
       ...(roles ? { roles } : {}),
     });
     jwt.tokens.set('h.p.1', tok('1', { team: 'member', ghost: 'owner' }));
@@ -190,6 +191,78 @@ describe('AuthService', () => {
     );
     await auth.users.disable('carol', admin);
     await assert.rejects(auth.authenticate({ bearer: 'h.p.1', client: 'c' }), rejectsWith(/user carol is disabled/));
+  });
+
+  it("issue #35: a roles claim never grants a reserved namespace nor another user's personal one; each dropped role is audited once and logged", async () => {
+    const warnings: Array<Record<string, unknown>> = [];
+    const logger = {
+      debug() {},
+      info() {},
+      error() {},
+      warn: (o: Record<string, unknown>, msg: string) => void warnings.push({ ...o, msg }),
+      child: () => logger,
+    } as never;
+    const withLog = new AuthService({
+      accounts: repo,
+      hasher,
+      namespaces,
+      audit: { record: (e) => Promise.resolve(void audit.push(e)) },
+      logger,
+      now: () => now,
+      jwt,
+    });
+    await auth.users.add({ name: 'alice' }, admin);
+    await namespaces.create('team', 'admin', new Date(now).toISOString());
+    jwt.tokens.set('h.p.x', {
+      issuer: 'https://idp',
+      subject: 'x',
+      username: 'carol',
+      tokenId: 'jwt-x',
+      expiresAt: Math.floor(now / 1000) + 3600,
+      roles: {
+        local: 'owner',
+        builtin: 'owner',
+        system: 'admin',
+        root: 'owner',
+        alice: 'owner',
+        team: 'member',
+        carol: 'viewer',
+        later: 'admin',
+      },
+    });
+    const carol = await withLog.authenticate({ bearer: 'h.p.x', client: '10.1.2.3' });
+    assert.deepEqual(
+      carol.roles,
+      { carol: 'owner', team: 'member' },
+      "the token works with the roles it may claim; its own namespace stays the user's (owner)",
+    );
+    const dropped = () => audit.filter((e) => e.event === 'auth.role-dropped');
+    assert.deepEqual(
+      dropped().map((e) => [e.namespace, (e.details as { role: string; reason: string }).reason, e.outcome]),
+      [
+        ['local', 'reserved namespace', 'refused'],
+        ['builtin', 'reserved namespace', 'refused'],
+        ['system', 'reserved namespace', 'refused'],
+        ['root', 'reserved namespace', 'refused'],
+        ['alice', "another user's personal namespace", 'refused'],
+      ],
+    );
+    assert.ok(dropped().every((e) => e.principal === 'carol' && e.credential === 'jwt-x' && e.client === '10.1.2.3'));
+    assert.deepEqual(
+      warnings.map((w) => [w['msg'], w['namespace'], w['user']]),
+      dropped().map((e) => ["a role from the token's roles claim was dropped", e.namespace, 'carol']),
+    );
+    // Once per token: the next request drops the same roles without a new record.
+    assert.deepEqual((await withLog.authenticate({ bearer: 'h.p.x', client: 'c' })).roles, carol.roles);
+    assert.equal(dropped().length, 5);
+    // A namespace that does not exist yet is ignored quietly, and applies once it is created.
+    await namespaces.create('later', 'admin', new Date(now).toISOString());
+    assert.deepEqual((await withLog.authenticate({ bearer: 'h.p.x', client: 'c' })).roles, {
+      carol: 'owner',
+      team: 'member',
+      later: 'admin',
+    });
+    assert.equal(dropped().length, 5);
   });
 
   it('a JWT is verified once while it is valid; past its expiry it is verified again', async () => {
@@ -242,7 +315,7 @@ describe('AuthService', () => {
     await assert.rejects(auth.grant(erin), rejectsWith(/was revoked at/));
   });
 
-  it('a grant ends when its key or JWT expires; a JWT without an expiry is never reused', async () => {
+  it('a grant ends when its key or JWT expires; a verifier that lets a token without exp through is not trusted', async () => {
     const soon = await auth.keys.create({ name: 'soon', expiresInDays: 1 }, admin);
     const g = await auth.grant({ bearer: soon.key, client: 'c' });
     assert.equal(g.expiresAt, Date.parse(soon.expiresAt ?? ''));
@@ -259,8 +332,8 @@ describe('AuthService', () => {
     assert.equal(auth.reuse(j)?.id, 'fay');
     now = exp * 1000;
     assert.equal(auth.reuse(j), undefined, 'the JWT expired');
-    jwt.tokens.set('c.a.3', { issuer: 'https://idp', subject: 'f', username: 'fay', tokenId: 'jwt-f3' });
-    assert.equal(auth.reuse(await auth.grant({ bearer: 'c.a.3', client: 'c' })), undefined);
+    jwt.tokens.set('c.a.3', { issuer: 'https://idp', subject: 'f', username: 'fay', tokenId: 'jwt-f3' } as never);
+    await assert.rejects(auth.grant({ bearer: 'c.a.3', client: 'c' }), rejectsWith(/the token has no exp claim/));
   });
 
   it("another connection's write to the account store ends every grant", async () => {

@@ -77,6 +77,51 @@ describe('JoseJwtVerifier against a fake issuer', () => {
     await assert.rejects(verifier.verify(token), refusedWith('UNAUTHENTICATED', /has expired/));
   });
 
+  it('refuses a token without exp (issue #35: a JWT must expire), saying which claim is missing', async () => {
+    const token = await fake.issue({ sub: 's', preferred_username: 'eve' }, { expiresIn: null });
+    await assert.rejects(
+      verifier.verify(token),
+      refusedWith('UNAUTHENTICATED', /^the token has no exp claim \(this server accepts only tokens that expire\)$/),
+    );
+  });
+
+  it('refuses a token valid for longer than 24 h (exp - iat), saying how long and the limit', async () => {
+    const token = await fake.issue({ sub: 's' }, { expiresIn: 30 * 86_400 });
+    await assert.rejects(
+      verifier.verify(token),
+      refusedWith(
+        'UNAUTHENTICATED',
+        /^the token's exp claim is too far ahead: it is valid for 30 d, more than the 24 h this server accepts$/,
+      ),
+    );
+  });
+
+  it('without iat the lifetime runs from now: an exp three days ahead is refused', async () => {
+    const token = await fake.issue({ sub: 's' }, { expiresIn: 3 * 86_400, issuedAt: null });
+    await assert.rejects(verifier.verify(token), refusedWith('UNAUTHENTICATED', /valid for 3 d, more than the 24 h/));
+  });
+
+  it('an iat in the future does not stretch the limit: the lifetime runs from now', async () => {
+    const token = await fake.issue({ sub: 's' }, { expiresIn: 86_400 + 7200, issuedAt: 7200 });
+    await assert.rejects(verifier.verify(token), refusedWith('UNAUTHENTICATED', /too far ahead: it is valid for 26 h/));
+  });
+
+  it('accepts a token of 23 h; the limit is configurable (maxLifetimeSec)', async () => {
+    const day = await fake.issue({ sub: 'long' }, { expiresIn: 23 * 3600, issuedAt: -60 });
+    assert.equal((await verifier.verify(day)).subject, 'long');
+    const strict = new JoseJwtVerifier({
+      issuer: fake.issuer,
+      audience: fake.audience,
+      jwksUri: fake.jwksUri,
+      maxLifetimeSec: 600,
+    });
+    await assert.rejects(
+      strict.verify(await fake.issue({ sub: 's' })),
+      refusedWith('UNAUTHENTICATED', /valid for 1 h, more than the 10 min this server accepts/),
+    );
+    assert.equal((await strict.verify(await fake.issue({ sub: 'short' }, { expiresIn: 300 }))).subject, 'short');
+  });
+
   it('refuses a token that is not yet valid', async () => {
     const token = await fake.issue({ sub: 's' }, { notBefore: 3600, expiresIn: 7200 });
     await assert.rejects(verifier.verify(token), refusedWith('UNAUTHENTICATED', /not yet valid/));
@@ -217,9 +262,10 @@ describe('claim mapping', () => {
     assert.match(normaliseUsername('Ünïcode Name'), /^[a-z][a-z0-9_-]{0,62}$/);
   });
 
-  it('reads roles from a map or a list, ignoring invalid entries', () => {
+  it("reads roles from a map or a list, ignoring invalid entries (which namespaces a claim may name is the accounts service's decision)", () => {
     assert.deepEqual(rolesFromClaim({ team: 'owner', builtin: 'owner', Team2: 'admin', ops: 'god', x: 1 }), {
       team: 'owner',
+      builtin: 'owner',
     });
     assert.deepEqual(rolesFromClaim(['team:viewer', 'nocolon', 7, 'ops:member']), { team: 'viewer', ops: 'member' });
     assert.equal(rolesFromClaim('team:owner'), undefined);

@@ -1,0 +1,266 @@
+/**
+ * Issue #35, point 8: the failed-login throttle (AuthThrottle, authenticateRequest) in front of
+ * the real accounts service (SQLite in memory, scrypt counted): one attacker behind a shared
+ * address cannot lock out a colleague's valid credential, cannot make the server hash without
+ * bound, and a store outage is not a failed login.
+ */
+import assert from 'node:assert/strict';
+import { beforeEach, describe, it } from 'node:test';
+import {
+  AuthService,
+  type AccountRepository,
+  type KeyHasher,
+  type Principal,
+} from '../../../../src/application/index.js';
+import { AppError } from '../../../../src/domain/errors.js';
+import {
+  openDatabase,
+  ScryptKeyHasher,
+  SqliteAccountRepository,
+  SqliteNamespaceRepository,
+} from '../../../../src/infrastructure/index.js';
+import {
+  authenticateRequest,
+  AuthThrottle,
+  FacadeAuthenticator,
+  presentedOf,
+  throttledFor,
+} from '../../../../src/protocol/server/auth.js';
+
+const SERVER_TOKEN = 'the-server-token-0123456789';
+const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as never;
+const WINDOW = 60_000;
+
+/** Counts the slow verifications (scrypt). */
+class CountingHasher implements KeyHasher {
+  verifies = 0;
+  private readonly inner = new ScryptKeyHasher({ N: 2 ** 10 });
+  hash(s: string): Promise<string> {
+    return this.inner.hash(s);
+  }
+  verify(s: string, stored: string): Promise<boolean> {
+    this.verifies++;
+    return this.inner.verify(s, stored);
+  }
+}
+
+/** What one attempt came to: ok, a refusal (401-style), throttled (429) or unavailable (503). */
+type Outcome = 'ok' | 'refused' | 'throttled' | 'unavailable';
+
+describe('issue #35: the auth throttle in front of the accounts service', () => {
+  let hasher: CountingHasher;
+  let now: number;
+  let auth: AuthService;
+  let throttle: AuthThrottle;
+  let authn: FacadeAuthenticator;
+  let admin: Principal;
+  /** Whether the account store is down, and how it fails. */
+  let down: 'raw' | 'app' | undefined;
+
+  const attempt = async (credential: string | undefined, client: string): Promise<Outcome> => {
+    try {
+      await authenticateRequest(
+        authn,
+        throttle,
+        { authorization: credential === undefined ? undefined : `Bearer ${credential}`, client },
+        undefined,
+      );
+      return 'ok';
+    } catch (err) {
+      if (throttledFor(err) !== undefined) return 'throttled';
+      assert.ok(err instanceof AppError, String(err));
+      if (err.reason === 'UNAVAILABLE') return 'unavailable';
+      assert.equal(err.reason, 'UNAUTHENTICATED');
+      return 'refused';
+    }
+  };
+  /** Runs an attempt and says how many slow hashes it cost. */
+  const costOf = async (credential: string, client: string): Promise<[Outcome, number]> => {
+    const before = hasher.verifies;
+    const outcome = await attempt(credential, client);
+    return [outcome, hasher.verifies - before];
+  };
+  const wrongSecretFor = (key: string): string => `${key.slice(0, 15)}_${'A'.repeat(43)}`;
+  const newKey = async (name: string): Promise<string> => (await auth.keys.create({ name }, admin)).key;
+
+  beforeEach(async () => {
+    const db = await openDatabase({ file: ':memory:' });
+    const real = new SqliteAccountRepository(db);
+    down = undefined;
+    // The store as the PostgreSQL runner fails (AppError UNAVAILABLE) or as a raw driver error.
+    const repo = new Proxy(real, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if (prop !== 'lookupKey' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
+        return (id: string) => {
+          if (down === 'raw') return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+          if (down === 'app')
+            return Promise.reject(new AppError('UNAVAILABLE', 'Storage is unavailable: the database does not answer'));
+          return real.lookupKey(id);
+        };
+      },
+    }) as AccountRepository;
+    hasher = new CountingHasher();
+    now = Date.parse('2026-03-01T10:00:00.000Z');
+    auth = new AuthService({
+      accounts: repo,
+      hasher,
+      namespaces: new SqliteNamespaceRepository(db),
+      audit: { record: () => Promise.resolve() },
+      logger: silent,
+      now: () => now,
+    });
+    await auth.ensureServerToken(SERVER_TOKEN);
+    admin = await auth.authenticate({ bearer: SERVER_TOKEN, client: 'setup' });
+    throttle = new AuthThrottle({ maxFailures: 3, maxSlowHashes: 6, windowMs: WINDOW, now: () => now });
+    authn = new FacadeAuthenticator(auth);
+  });
+
+  it("a NAT neighbour's wrong tokens do not lock out a colleague's valid API key; the guessable server token is refused unchecked", async () => {
+    const bob = (await auth.users.add({ name: 'bob' }, admin)).key.key;
+    const alice = (await auth.users.add({ name: 'alice' }, admin)).key.key;
+    for (let i = 0; i < 3; i++) assert.equal(await attempt('wrong-token-wrong-token', 'nat'), 'refused');
+    assert.equal(await attempt('wrong-token-wrong-token', 'nat'), 'throttled');
+    // Never used before: its slow hash runs, and it is accepted.
+    assert.deepEqual(await costOf(bob, 'nat'), ['ok', 1]);
+    assert.equal(await attempt(alice, 'nat'), 'ok');
+    assert.equal(await attempt(bob, 'nat'), 'ok', 'again');
+    // A made-up key from the throttled address: checked (one read, no hash) and answered 429.
+    assert.deepEqual(await costOf(`ca_aaaaaaaaaaaa_${'x'.repeat(43)}`, 'nat'), ['throttled', 0]);
+    // The server token is the one credential a person chooses: from the address it is not checked.
+    assert.equal(await attempt(SERVER_TOKEN, 'nat'), 'throttled');
+    assert.equal(await attempt(SERVER_TOKEN, 'elsewhere'), 'ok');
+    // A success does not reset the address (an attacker's own key would otherwise clear his count).
+    assert.equal(await attempt('wrong-token-wrong-token', 'nat'), 'throttled');
+    now += WINDOW;
+    assert.equal(await attempt(SERVER_TOKEN, 'nat'), 'ok', 'the window ended');
+  });
+
+  it("wrong secrets aimed at one key id cost at most maxFailures slow hashes from an address; the key's owner keeps working once verified", async () => {
+    const dave = (await auth.users.add({ name: 'dave' }, admin)).key.key;
+    const erin = (await auth.users.add({ name: 'erin' }, admin)).key.key;
+    for (let i = 0; i < 3; i++) assert.deepEqual(await costOf(wrongSecretFor(dave), 'nat'), ['refused', 1]);
+    assert.deepEqual(await costOf(wrongSecretFor(dave), 'nat'), ['throttled', 0], 'refused without hashing');
+    // dave's key was never verified by this process: from that address it would need the hash.
+    assert.deepEqual(await costOf(dave, 'nat'), ['throttled', 0]);
+    assert.deepEqual(await costOf(dave, 'home'), ['ok', 1], 'from another address it is checked');
+    assert.deepEqual(await costOf(dave, 'nat'), ['ok', 0], 'verified once, it needs no slow hash: accepted');
+    assert.deepEqual(await costOf(wrongSecretFor(dave), 'nat'), ['throttled', 0], 'a SHA-256 comparison only');
+    // Other keys from the same address are still checked in full.
+    assert.deepEqual(await costOf(erin, 'nat'), ['ok', 1]);
+  });
+
+  it('an attacker with many key ids (his own keys count) cannot make the server hash more than maxSlowHashes a window', async () => {
+    const keys = await Promise.all(['k1', 'k2', 'k3', 'k4', 'k5'].map(newKey));
+    const spare = await newKey('spare');
+    const used = await newKey('used');
+    assert.equal(await attempt(used, 'home'), 'ok');
+    const before = hasher.verifies;
+    for (const key of keys) for (let i = 0; i < 3; i++) await attempt(wrongSecretFor(key), 'nat');
+    assert.equal(hasher.verifies - before, 6, 'fifteen wrong secrets, six slow hashes');
+    // Past the budget, a key needing the slow hash is refused without it; a verified one is checked.
+    assert.deepEqual(await costOf(spare, 'nat'), ['throttled', 0]);
+    assert.deepEqual(await costOf(used, 'nat'), ['ok', 0]);
+    assert.deepEqual(await costOf(spare, 'next-door'), ['ok', 1], 'the budget is per address');
+    now += WINDOW;
+    assert.deepEqual(await costOf(wrongSecretFor(keys[0] ?? ''), 'nat'), ['refused', 1], 'a new window');
+  });
+
+  it('unknown ids and malformed keys are refused with no slow hash at all', async () => {
+    const before = hasher.verifies;
+    const strangers = [
+      `ca_zzzzzzzzzzzz_${'x'.repeat(43)}`,
+      'ca_short_secret',
+      'not-a-key-at-all-but-long',
+      `${'A'.repeat(43)}`,
+    ];
+    for (let i = 0; i < 20; i++) assert.equal(await attempt(strangers[i % strangers.length], `10.0.0.${i}`), 'refused');
+    assert.equal(hasher.verifies, before);
+  });
+
+  it('a store outage is not a failed login: answered UNAVAILABLE (503), never counted, and the key works when the store is back', async () => {
+    const bob = (await auth.users.add({ name: 'bob' }, admin)).key.key;
+    for (const how of ['raw', 'app'] as const) {
+      down = how;
+      for (let i = 0; i < 10; i++) assert.equal(await attempt(bob, 'nat'), 'unavailable', `${how} ${i}`);
+      assert.equal(await attempt('wrong-token-wrong-token', 'nat'), 'unavailable');
+    }
+    assert.equal(throttle.size, 0, 'nothing counted');
+    down = undefined;
+    assert.equal(await attempt(bob, 'nat'), 'ok');
+    assert.equal(await attempt(SERVER_TOKEN, 'nat'), 'ok');
+  });
+
+  it('a request without credentials is refused but is not a guess', async () => {
+    for (let i = 0; i < 10; i++) assert.equal(await attempt(undefined, 'nat'), 'refused');
+    assert.equal(throttle.size, 0);
+    assert.equal(await attempt(SERVER_TOKEN, 'nat'), 'ok');
+  });
+});
+
+describe('AuthThrottle', () => {
+  const KEY = { kind: 'key', id: 'ca_aaaaaaaaaaaa' } as const;
+  const OTHER = { kind: 'other' } as const;
+  const JWT = { kind: 'jwt' } as const;
+
+  it('past maxFailures an address is refused unchecked for a server token, checked for keys and JWTs, until the window ends', () => {
+    let now = 1_000_000;
+    const t = new AuthThrottle({ maxFailures: 3, windowMs: 60_000, now: () => now });
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(t.admit('a', OTHER), { refuse: 0, slowHash: true, retryAfter: 0 });
+      t.failed('a', OTHER, false);
+    }
+    assert.deepEqual(t.admit('a', OTHER), { refuse: 60, slowHash: false, retryAfter: 60 });
+    assert.deepEqual(t.admit('a', JWT), { refuse: 0, slowHash: true, retryAfter: 60 });
+    assert.deepEqual(t.admit('a', KEY), { refuse: 0, slowHash: true, retryAfter: 60 });
+    assert.deepEqual(t.admit('b', OTHER), { refuse: 0, slowHash: true, retryAfter: 0 }, 'another address');
+    now += 45_000;
+    assert.equal(t.admit('a', OTHER).refuse, 15);
+    now += 15_000;
+    assert.equal(t.admit('a', OTHER).refuse, 0, 'the window ended');
+    assert.equal(t.size, 0, 'and its counter expired');
+  });
+
+  it('wrong secrets that cost the slow hash: per key id from an address, and per address for all ids', () => {
+    const t = new AuthThrottle({ maxFailures: 2, maxSlowHashes: 3 });
+    t.failed('a', KEY, true);
+    t.failed('a', KEY, true);
+    assert.equal(t.admit('a', KEY).slowHash, false, 'that key from that address');
+    assert.equal(t.admit('b', KEY).slowHash, true, 'that key from elsewhere');
+    const other = { kind: 'key', id: 'ca_bbbbbbbbbbbb' } as const;
+    assert.equal(t.admit('a', other).slowHash, true, 'another key from that address');
+    t.succeeded('a', KEY);
+    assert.equal(t.admit('a', KEY).slowHash, true, "a success resets the key's own counter");
+    t.failed('a', other, true);
+    assert.equal(t.admit('a', { kind: 'key', id: 'ca_cccccccccccc' }).slowHash, false, 'the address spent its hashes');
+  });
+
+  it('keeps its table bounded whatever the number of addresses', () => {
+    let now = 0;
+    const t = new AuthThrottle({ maxFailures: 1, maxEntries: 100, now: () => now });
+    for (let i = 0; i < 10_000; i++) {
+      t.failed(`10.0.${i >> 8}.${i & 255}`, KEY, true);
+      now += 1;
+    }
+    assert.ok(t.size <= 100, `size ${t.size}`);
+    assert.ok(t.admit('10.0.39.15', OTHER).refuse > 0, 'the newest addresses are still throttled');
+  });
+
+  it('tells credentials apart as the accounts service reads them: X-API-Key first, a JWT only as a bearer', () => {
+    const key = `ca_abcdefghijkl_${'x'.repeat(43)}`;
+    assert.equal(presentedOf({ client: 'c' }), undefined);
+    assert.equal(presentedOf({ client: 'c', authorization: '', apiKey: '  ' }), undefined);
+    assert.deepEqual(presentedOf({ client: 'c', authorization: `Bearer ${key}` }), {
+      kind: 'key',
+      id: 'ca_abcdefghijkl',
+    });
+    assert.deepEqual(presentedOf({ client: 'c', authorization: 'Bearer a.b.c' }), { kind: 'jwt' });
+    assert.deepEqual(presentedOf({ client: 'c', apiKey: 'a.b.c' }), { kind: 'other' });
+    assert.deepEqual(presentedOf({ client: 'c', authorization: 'Bearer a.b.c', apiKey: key }), {
+      kind: 'key',
+      id: 'ca_abcdefghijkl',
+    });
+    assert.deepEqual(presentedOf({ client: 'c', authorization: 'Basic dXNlcjpwYXNz' }), { kind: 'other' });
+    assert.deepEqual(presentedOf({ client: 'c', authorization: 'Bearer the-server-token' }), { kind: 'other' });
+  });
+});
