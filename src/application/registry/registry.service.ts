@@ -1,14 +1,10 @@
 import type { ApiKeys } from '../ports/language-model.port.js';
 import type { McpHub } from '../ports/mcp.port.js';
 import { createHash } from 'node:crypto';
-import { isAbsolute, resolve } from 'node:path';
-import { AppError, type FieldViolation } from '../../domain/errors.js';
+import { AppError } from '../../domain/errors.js';
 import {
-  DEFINITION_SCHEMAS,
   PLURAL,
-  referencesOf,
   type Definition,
-  type Reference,
   type RegistryEntity,
   type RegistryKind,
   type ResourceDefinition,
@@ -18,8 +14,8 @@ import type { DefinitionOf, DerivedFacts } from '../../domain/registry/derived-f
 import { namespaceOf } from '../../domain/registry/names.js';
 import type { Principal } from '../ports/principal.js';
 import type { Referrer, RegistryRepository, ResourceInspector } from '../ports/registry.repository.port.js';
-import { type CapabilityService, capabilityViolations, grantHint } from './capability.service.js';
-import { definitionError } from './definition-error.js';
+import type { CapabilityService } from './capability.service.js';
+import { DefinitionChecks, resourceWriteRefusal } from './definition-checks.js';
 import { deriveFacts } from './derived-facts.js';
 import type { NamespaceService } from './namespace.service.js';
 
@@ -83,9 +79,11 @@ const BUILTIN_SINCE = '2026-01-01T00:00:00.000Z';
 export class RegistryService {
   private readonly builtins = new Map<string, RegistryEntity>();
   private readonly now: () => Date;
+  private readonly checks: DefinitionChecks;
 
   constructor(private readonly deps: RegistryServiceDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.checks = new DefinitionChecks({ ...deps, lookup: (k, n) => this.lookup(k, n) });
     for (const [kind, defs] of Object.entries(deps.builtins) as Array<[RegistryKind, readonly Definition[]]>) {
       for (const d of defs) {
         this.builtins.set(`${kind}:${d.name}`, {
@@ -225,7 +223,7 @@ export class RegistryService {
   }
 
   async add(kind: RegistryKind, input: DefinitionInput, principal: Principal): Promise<RegistryEntity> {
-    const { definition, refs } = await this.prepare(kind, input, principal);
+    const { definition, refs } = await this.checks.prepare(kind, input, principal);
     if (await this.lookup(kind, definition.name)) {
       throw new AppError('ALREADY_EXISTS', `A ${kind} named ${definition.name} already exists`, {
         details: { entity: kind, name: definition.name },
@@ -257,7 +255,7 @@ export class RegistryService {
   ): Promise<RegistryEntity & { unchanged: boolean }> {
     const current = await this.visible(kind, name, principal);
     if (current.builtin) throw builtinRefused(kind, name);
-    const { definition, refs } = await this.prepare(kind, input, principal, name);
+    const { definition, refs } = await this.checks.prepare(kind, input, principal, name);
     if (expectedRevision !== undefined && expectedRevision !== current.revision)
       throw staleRevision(kind, name, expectedRevision, current.revision);
     const hash = contentHash(definition);
@@ -311,144 +309,7 @@ export class RegistryService {
     // schema is stored: the definition is K's.
     return e as EntityOf<K>;
   }
-
-  /** Parses, validates (schema, write access, references, the file system) and reports every problem at once. */
-  private async prepare(
-    kind: RegistryKind,
-    input: DefinitionInput,
-    principal: Principal,
-    expectedName?: string,
-  ): Promise<{ definition: Definition; refs: Reference[] }> {
-    // The YAML parser loads with the first definition given as text, not with every agent.
-    const parsed = input.source
-      ? (await import('./definition-source.js')).parseDefinitionSource(
-          input.source.text,
-          input.source.filename ?? `<${kind} definition>`,
-        )
-      : { value: input.definition ?? {}, lineOf: () => undefined, filename: `<${kind} definition>` };
-    const raw = structuredClone(parsed.value) as Record<string, unknown>;
-    const baseDir = input.source?.baseDir;
-    // A client's directory means nothing to a server: there, relative paths are the workspace's —
-    // unless the namespace may name any host path (the administrator's local/, on the server's machine).
-    if (
-      kind === 'resource' &&
-      (await this.deps.capabilities.anyHostPath(typeof raw['name'] === 'string' ? raw['name'] : '')) &&
-      typeof raw['path'] === 'string' &&
-      !isAbsolute(raw['path']) &&
-      baseDir &&
-      isAbsolute(baseDir)
-    ) {
-      raw['path'] = resolve(baseDir, raw['path']);
-    }
-    const at = (path: ReadonlyArray<PropertyKey>, description: string): FieldViolation => {
-      const v: FieldViolation = { field: fieldPath(path), description, file: parsed.filename };
-      const line = parsed.lineOf(path);
-      if (line !== undefined) v.line = line;
-      return v;
-    };
-    const result = DEFINITION_SCHEMAS[kind].safeParse(raw);
-    const problems: FieldViolation[] = result.success
-      ? []
-      : result.error.issues.flatMap((i) =>
-          // An unknown key is reported where it is written, one problem per key.
-          i.code === 'unrecognized_keys'
-            ? i.keys.map((k) =>
-                at([...i.path, k], `is not a field of ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} definition`),
-              )
-            : [at(i.path, i.message)],
-        );
-    // References are checked even when other fields are wrong, so one run reports everything.
-    const definition = (result.success ? result.data : raw) as Definition;
-    const name = typeof definition.name === 'string' ? definition.name : '';
-    if (result.success) {
-      if (expectedName !== undefined && name !== expectedName) {
-        problems.push(
-          at(['name'], `is ${name}, but this updates ${expectedName} (entities cannot be renamed: remove and add)`),
-        );
-      }
-      await this.deps.namespaces.assertWritable(namespaceOf(name), principal);
-    }
-    const refs = safeReferences(kind, definition);
-    const readable = await this.deps.namespaces.readable(principal);
-    for (const ref of refs) {
-      if (ref.kind === kind && ref.name === name) {
-        problems.push(at(ref.path, `refers to itself`));
-        continue;
-      }
-      const target = await this.lookup(ref.kind, ref.name);
-      if (!target || !readable.includes(target.namespace))
-        problems.push(at(ref.path, `no ${ref.kind} named ${ref.name} (see \`agents ${ref.kind} list\`)`));
-      else if (ref.kind === 'resource' && !(await this.deps.namespaces.mayWrite(target.namespace, principal)))
-        problems.push(at(ref.path, resourceWriteRefusal(ref.name, target.namespace)));
-    }
-    if (!result.success) throw definitionError(parsed.filename, sortByLine(problems));
-    const declared = await this.deps.capabilities.declarationProblems(kind, definition, namespaceOf(name), principal);
-    if (declared.problems.length > 0) {
-      const violations = sortByLine(capabilityViolations(declared.problems, at));
-      const n = violations.length;
-      const lines = violations.map(
-        (v) => `  ${v.file ?? parsed.filename}${v.line ? `:${v.line}` : ''}: ${v.field}: ${v.description}`,
-      );
-      throw new AppError(
-        'FORBIDDEN',
-        `${parsed.filename}: ${n} field${n === 1 ? ' needs a capability' : 's need capabilities'} namespace ${namespaceOf(name)} does not hold:\n${lines.join('\n')}`,
-        {
-          fields: violations,
-          details: {
-            namespace: namespaceOf(name),
-            capabilities: [...new Set(declared.problems.map((p) => p.capability))],
-          },
-          hint: grantHint(namespaceOf(name), declared.problems[0]?.capability ?? 'runs-program'),
-        },
-      );
-    }
-    if (declared.pathProblem !== undefined) problems.push(at(['path'], declared.pathProblem));
-    const stored =
-      kind === 'resource' && declared.resourcePath
-        ? ({ ...definition, path: declared.resourcePath.stored } as Definition)
-        : definition;
-    problems.push(...(await this.checkKind(kind, stored, at, declared.resourcePath?.real)));
-    if (problems.length > 0) throw definitionError(parsed.filename, sortByLine(problems));
-    return { definition: stored, refs };
-  }
-
-  /** `real`: a resource's directory as the capability check resolved it (it exists and is allowed). */
-  private async checkKind(
-    kind: RegistryKind,
-    d: Definition,
-    at: (p: ReadonlyArray<PropertyKey>, m: string) => FieldViolation,
-    real?: string,
-  ): Promise<FieldViolation[]> {
-    const out: FieldViolation[] = [];
-    if (kind === 'resource' && 'path' in d && 'type' in d && real !== undefined) {
-      const branch = d.type === 'git-checkout' ? d.branch : undefined;
-      const facts = await this.deps.inspector.inspect(real, branch);
-      if (!facts.exists || !facts.isDirectory) out.push(at(['path'], `${d.path} is not a directory`));
-      else if (d.type === 'git-checkout' && !facts.gitWorkTree)
-        out.push(at(['path'], `${d.path} is not a git work tree (run \`git init\` there, or use type fs-directory)`));
-      else if (branch && facts.branchExists === false)
-        out.push(at(['branch'], `branch ${branch} does not exist in ${d.path}`));
-    }
-    if (kind === 'actor' && 'provider' in d && d.provider === 'builtin' && !this.deps.builtinModels.includes(d.model)) {
-      out.push(at(['model'], `a builtin actor runs one of: ${this.deps.builtinModels.join(', ')}`));
-    }
-    return out;
-  }
 }
-
-/** References of a definition that may not have passed validation: only well-formed names count. */
-function safeReferences(kind: RegistryKind, d: Definition): Reference[] {
-  try {
-    return referencesOf(kind, d).filter(
-      (r) => typeof r.name === 'string' && /^[a-z][a-z0-9_-]*\/[a-z][a-z0-9_-]*$/.test(r.name),
-    );
-  } catch {
-    return [];
-  }
-}
-
-const sortByLine = (p: FieldViolation[]): FieldViolation[] =>
-  [...p].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
 
 function typeOf(e: RegistryEntity, field: string | undefined): string | undefined {
   if (!field) return undefined;
@@ -471,20 +332,6 @@ function contentHash(d: unknown): string {
   return `sha256:${createHash('sha256')
     .update(JSON.stringify(canon(d)))
     .digest('hex')}`;
-}
-
-function fieldPath(path: ReadonlyArray<PropertyKey>): string {
-  return (
-    path.reduce<string>(
-      (acc, k) => (typeof k === 'number' ? `${acc}[${k}]` : acc ? `${acc}.${String(k)}` : String(k)),
-      '',
-    ) || '(definition)'
-  );
-}
-
-/** A project may name another namespace's resource only where its plans could write: member or above. */
-function resourceWriteRefusal(resource: string, namespace: string): string {
-  return `you may read resource ${resource} but not write it: the project's plans and chats change its files, which needs the role member (or above) in namespace ${namespace}`;
 }
 
 function builtinRefused(kind: RegistryKind, name: string): AppError {

@@ -1,0 +1,185 @@
+/**
+ * What a definition must pass before the registry stores it (add, update, sync push): its schema
+ * with located errors, write access to its namespace, references it may make, the capabilities its
+ * namespace must hold (issue #35), and what the file system says of a resource's directory.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { AppError, type FieldViolation } from '../../domain/errors.js';
+import {
+  DEFINITION_SCHEMAS,
+  referencesOf,
+  type Definition,
+  type Reference,
+  type RegistryEntity,
+  type RegistryKind,
+} from '../../domain/registry/entities.js';
+import { namespaceOf } from '../../domain/registry/names.js';
+import type { Principal } from '../ports/principal.js';
+import type { ResourceInspector } from '../ports/registry.repository.port.js';
+import { type CapabilityService, capabilityViolations, grantHint } from './capability.service.js';
+import { definitionError } from './definition-error.js';
+import type { NamespaceService } from './namespace.service.js';
+import type { DefinitionInput } from './registry.service.js';
+
+export interface DefinitionCheckDeps {
+  namespaces: NamespaceService;
+  capabilities: CapabilityService;
+  inspector: ResourceInspector;
+  builtinModels: readonly string[];
+  lookup(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined>;
+}
+
+export class DefinitionChecks {
+  constructor(private readonly deps: DefinitionCheckDeps) {}
+
+  /** Parses, validates (schema, write access, references, the file system) and reports every problem at once. */
+  async prepare(
+    kind: RegistryKind,
+    input: DefinitionInput,
+    principal: Principal,
+    expectedName?: string,
+  ): Promise<{ definition: Definition; refs: Reference[] }> {
+    // The YAML parser loads with the first definition given as text, not with every agent.
+    const parsed = input.source
+      ? (await import('./definition-source.js')).parseDefinitionSource(
+          input.source.text,
+          input.source.filename ?? `<${kind} definition>`,
+        )
+      : { value: input.definition ?? {}, lineOf: () => undefined, filename: `<${kind} definition>` };
+    const raw = structuredClone(parsed.value) as Record<string, unknown>;
+    const baseDir = input.source?.baseDir;
+    // A client's directory means nothing to a server: there, relative paths are the workspace's —
+    // unless the namespace may name any host path (the administrator's local/, on the server's machine).
+    if (
+      kind === 'resource' &&
+      (await this.deps.capabilities.anyHostPath(typeof raw['name'] === 'string' ? raw['name'] : '')) &&
+      typeof raw['path'] === 'string' &&
+      !isAbsolute(raw['path']) &&
+      baseDir &&
+      isAbsolute(baseDir)
+    ) {
+      raw['path'] = resolve(baseDir, raw['path']);
+    }
+    const at = (path: ReadonlyArray<PropertyKey>, description: string): FieldViolation => {
+      const v: FieldViolation = { field: fieldPath(path), description, file: parsed.filename };
+      const line = parsed.lineOf(path);
+      if (line !== undefined) v.line = line;
+      return v;
+    };
+    const result = DEFINITION_SCHEMAS[kind].safeParse(raw);
+    const problems: FieldViolation[] = result.success
+      ? []
+      : result.error.issues.flatMap((i) =>
+          // An unknown key is reported where it is written, one problem per key.
+          i.code === 'unrecognized_keys'
+            ? i.keys.map((k) =>
+                at([...i.path, k], `is not a field of ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} definition`),
+              )
+            : [at(i.path, i.message)],
+        );
+    // References are checked even when other fields are wrong, so one run reports everything.
+    const definition = (result.success ? result.data : raw) as Definition;
+    const name = typeof definition.name === 'string' ? definition.name : '';
+    if (result.success) {
+      if (expectedName !== undefined && name !== expectedName) {
+        problems.push(
+          at(['name'], `is ${name}, but this updates ${expectedName} (entities cannot be renamed: remove and add)`),
+        );
+      }
+      await this.deps.namespaces.assertWritable(namespaceOf(name), principal);
+    }
+    const refs = safeReferences(kind, definition);
+    const readable = await this.deps.namespaces.readable(principal);
+    for (const ref of refs) {
+      if (ref.kind === kind && ref.name === name) {
+        problems.push(at(ref.path, `refers to itself`));
+        continue;
+      }
+      const target = await this.deps.lookup(ref.kind, ref.name);
+      if (!target || !readable.includes(target.namespace))
+        problems.push(at(ref.path, `no ${ref.kind} named ${ref.name} (see \`agents ${ref.kind} list\`)`));
+      else if (ref.kind === 'resource' && !(await this.deps.namespaces.mayWrite(target.namespace, principal)))
+        problems.push(at(ref.path, resourceWriteRefusal(ref.name, target.namespace)));
+    }
+    if (!result.success) throw definitionError(parsed.filename, sortByLine(problems));
+    const declared = await this.deps.capabilities.declarationProblems(kind, definition, namespaceOf(name), principal);
+    if (declared.problems.length > 0) {
+      const violations = sortByLine(capabilityViolations(declared.problems, at));
+      const n = violations.length;
+      const lines = violations.map(
+        (v) => `  ${v.file ?? parsed.filename}${v.line ? `:${v.line}` : ''}: ${v.field}: ${v.description}`,
+      );
+      throw new AppError(
+        'FORBIDDEN',
+        `${parsed.filename}: ${n} field${n === 1 ? ' needs a capability' : 's need capabilities'} namespace ${namespaceOf(name)} does not hold:\n${lines.join('\n')}`,
+        {
+          fields: violations,
+          details: {
+            namespace: namespaceOf(name),
+            capabilities: [...new Set(declared.problems.map((p) => p.capability))],
+          },
+          hint: grantHint(namespaceOf(name), declared.problems[0]?.capability ?? 'runs-program'),
+        },
+      );
+    }
+    if (declared.pathProblem !== undefined) problems.push(at(['path'], declared.pathProblem));
+    const stored =
+      kind === 'resource' && declared.resourcePath
+        ? ({ ...definition, path: declared.resourcePath.stored } as Definition)
+        : definition;
+    problems.push(...(await this.checkKind(kind, stored, at, declared.resourcePath?.real)));
+    if (problems.length > 0) throw definitionError(parsed.filename, sortByLine(problems));
+    return { definition: stored, refs };
+  }
+
+  /** `real`: a resource's directory as the capability check resolved it (it exists and is allowed). */
+  private async checkKind(
+    kind: RegistryKind,
+    d: Definition,
+    at: (p: ReadonlyArray<PropertyKey>, m: string) => FieldViolation,
+    real?: string,
+  ): Promise<FieldViolation[]> {
+    const out: FieldViolation[] = [];
+    if (kind === 'resource' && 'path' in d && 'type' in d && real !== undefined) {
+      const branch = d.type === 'git-checkout' ? d.branch : undefined;
+      const facts = await this.deps.inspector.inspect(real, branch);
+      if (!facts.exists || !facts.isDirectory) out.push(at(['path'], `${d.path} is not a directory`));
+      else if (d.type === 'git-checkout' && !facts.gitWorkTree)
+        out.push(at(['path'], `${d.path} is not a git work tree (run \`git init\` there, or use type fs-directory)`));
+      else if (branch && facts.branchExists === false)
+        out.push(at(['branch'], `branch ${branch} does not exist in ${d.path}`));
+    }
+    if (kind === 'actor' && 'provider' in d && d.provider === 'builtin' && !this.deps.builtinModels.includes(d.model)) {
+      out.push(at(['model'], `a builtin actor runs one of: ${this.deps.builtinModels.join(', ')}`));
+    }
+    return out;
+  }
+}
+
+/** References of a definition that may not have passed validation: only well-formed names count. */
+function safeReferences(kind: RegistryKind, d: Definition): Reference[] {
+  try {
+    return referencesOf(kind, d).filter(
+      (r) => typeof r.name === 'string' && /^[a-z][a-z0-9_-]*\/[a-z][a-z0-9_-]*$/.test(r.name),
+    );
+  } catch {
+    return [];
+  }
+}
+
+const sortByLine = (p: FieldViolation[]): FieldViolation[] =>
+  [...p].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
+
+function fieldPath(path: ReadonlyArray<PropertyKey>): string {
+  return (
+    path.reduce<string>(
+      (acc, k) => (typeof k === 'number' ? `${acc}[${k}]` : acc ? `${acc}.${String(k)}` : String(k)),
+      '',
+    ) || '(definition)'
+  );
+}
+
+/** A project may name another namespace's resource only where its plans could write: member or above. */
+export function resourceWriteRefusal(resource: string, namespace: string): string {
+  return `you may read resource ${resource} but not write it: the project's plans and chats change its files, which needs the role member (or above) in namespace ${namespace}`;
+}
