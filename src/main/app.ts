@@ -206,7 +206,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     grants: storage.grants,
     inspector,
     settings: server
-      ? { mode: 'server', workspaceRoot: opts.workspaceRoot ?? join(opts.dataDir, 'workspaces') }
+      ? {
+          mode: 'server',
+          workspaceRoot: opts.workspaceRoot ?? join(opts.dataDir, 'workspaces'),
+          hiddenPaths: [{ path: opts.dataDir, label: '<data dir>' }],
+        }
       : { mode: 'local' },
     egress,
     namespaceExists: async (name) => (await storage.namespaces.get(name)) !== undefined,

@@ -5,7 +5,7 @@
  * nothing; each grant has its positive path; the audit log records the refusals.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -299,6 +299,25 @@ describe('a hostile co-tenant on a team server', () => {
         assert.equal(sb.root, '(on the server)');
         assert.equal(sb.source, '(on the server)');
       }
+      assert.ok(!JSON.stringify(status).includes(server.dataDir));
+    });
+
+    it("names the server's directories by label in a plan's errors", async () => {
+      await bob.ok(...add('projects', { name: 'bob/ws', resources: ['bob/app'] }));
+      const used = await bob.ok<{ plan: { planId: string } }>('_cleveragents/plan/use', {
+        action: 'builtin/replace',
+        projects: ['bob/ws'],
+        arguments: { pattern: 'bob', replacement: 'robert' },
+      });
+      const planId = used.plan.planId;
+      await bob.ok('_cleveragents/plan/execute', { planId, wait: true });
+      // Someone edits the file the plan changed, in the workspace: apply refuses and says where.
+      writeFileSync(join(workspaces, 'bob', 'app', 'README.md'), 'edited meanwhile\n');
+      const e = await refused(bob, ['_cleveragents/plan/apply', { planId, yes: true }]);
+      assert.match(e.message, /<workspaces>\/bob\/app/, e.message);
+      assert.ok(!e.message.includes(server.dataDir), e.message);
+      const status = await bob.ok<{ error?: { message: string } }>('_cleveragents/plan/status', { planId });
+      assert.match(status.error?.message ?? '', /<workspaces>\/bob\/app/);
       assert.ok(!JSON.stringify(status).includes(server.dataDir));
     });
 

@@ -172,12 +172,12 @@ export class PlanEngine {
         const { logger } = this.wb.deps;
         if (refused) logger.warn({ err, planId }, 'plan run refused a transition');
         else logger.error({ err, planId }, 'plan run failed');
-        const error: PlanError = {
+        const error: PlanError = await this.wb.shown(plan, {
           kind: 'internal',
           message: err instanceof Error ? err.message : String(err),
           recoverable: true,
           hint: `run agents plan execute ${planId} to resume from the last checkpoint`,
-        };
+        });
         // A refused transition changed nothing: the plan stays as it is; anything else stops the phase.
         if (!refused && plan.state === 'processing') {
           failPhase(plan, plan.phase, error);

@@ -19,7 +19,7 @@ export type TaskHandle = Pick<ActorTurn, 'task' | 'signal' | 'status' | 'artifac
 
 export interface PlanEngineDeps {
   plans: PlanRepository;
-  registry: Pick<RegistryService, 'lookup' | 'use'>;
+  registry: Pick<RegistryService, 'lookup' | 'use'> & Partial<Pick<RegistryService, 'redactHostPaths'>>;
   sandboxes: SandboxManager;
   tools: ToolRunner;
   logger: Logger;
@@ -174,6 +174,17 @@ export class PlanWorkbench {
     return out;
   }
 
+  /** The error as the plan's namespace may read it: on a server, without the server's own directories. */
+  async shown(plan: Plan, error: PlanError): Promise<PlanError> {
+    const redact = this.deps.registry.redactHostPaths?.bind(this.deps.registry);
+    if (!redact) return error;
+    return {
+      ...error,
+      message: await redact(error.message, plan.owner),
+      ...(error.hint !== undefined ? { hint: await redact(error.hint, plan.owner) } : {}),
+    };
+  }
+
   /** Stops the phase: saves the plan as failed (or constrained), reports it on the task, and throws PlanStopped. */
   async fail(
     plan: Plan,
@@ -182,6 +193,7 @@ export class PlanWorkbench {
     error: PlanError,
     state: 'errored' | 'constrained' = 'errored',
   ): Promise<never> {
+    error = await this.shown(plan, error);
     failPhase(plan, phase, error, state);
     await this.save(plan);
     await turn?.status('TASK_STATE_FAILED', error.message + (error.hint ? `\nHint: ${error.hint}` : ''), {

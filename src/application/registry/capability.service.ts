@@ -28,6 +28,8 @@ export interface TrustSettings {
   mode: 'local' | 'server';
   /** Server mode: each namespace's workspace is `<workspaceRoot>/<namespace>` (absolute). */
   workspaceRoot?: string | undefined;
+  /** Server mode: the server's own directories (its data directory), named by a label in what members read. */
+  hiddenPaths?: ReadonlyArray<{ path: string; label: string }> | undefined;
 }
 
 export interface CapabilityServiceDeps {
@@ -74,6 +76,21 @@ export class CapabilityService {
     if (this.mode === 'local' || TRUSTED.has(namespace)) return 'any';
     const g = (await this.deps.grants.list(namespace)).find((x) => x.capability === capability);
     return g ? (g.paths ?? 'any') : undefined;
+  }
+
+  /**
+   * Text for a namespace's users without the server's directories: the workspace root and the data
+   * directory appear by their labels (`<workspaces>`, `<data dir>`). Local mode, and a namespace
+   * that may name any host path, read it as it is.
+   */
+  async redact(text: string, namespace: string): Promise<string> {
+    if (this.mode === 'local' || (await this.grantOf(namespace, 'host-path')) === 'any') return text;
+    const { workspaceRoot, hiddenPaths = [] } = this.deps.settings;
+    const hidden = [...(workspaceRoot ? [{ path: workspaceRoot, label: '<workspaces>' }] : []), ...hiddenPaths];
+    // Longest first: the workspace root usually lies inside the data directory.
+    return hidden
+      .sort((a, b) => b.path.length - a.path.length)
+      .reduce((out, h) => out.split(h.path).join(h.label), text);
   }
 
   /** Whether the namespace of an entity name (bare: local/) may name any host path. */

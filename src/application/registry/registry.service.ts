@@ -109,6 +109,11 @@ export class RegistryService {
     return this.deps.capabilities.mode === 'local' || principal.admin;
   }
 
+  /** Text for the namespace's users, without the server's own directories (see CapabilityService.redact). */
+  redactHostPaths(text: string, namespace: string): Promise<string> {
+    return this.deps.capabilities.redact(text, namespace);
+  }
+
   /** How many built-in entities of each kind ship. */
   builtinCounts(): Partial<Record<RegistryKind, number>> {
     const out: Partial<Record<RegistryKind, number>> = {};
