@@ -112,18 +112,21 @@ describe('confined commands (bubblewrap)', () => {
 
   it('cannot write outside the sandbox: not the user repository, not its git metadata, not elsewhere', async () => {
     const before = git(repo, 'rev-parse', 'HEAD');
-    const targets = [
-      path.join(outside, 'x'),
-      path.join(repo, 'a.txt'),
-      path.join(repo, '.git', 'HEAD'),
-      path.join(sb.root, '.git'),
-      path.join(home, 'x'),
-      '/etc/cleveragents-x',
+    // Read-only: what the view shows (the repository's git metadata, /etc, the root itself); absent:
+    // the rest of the host (another directory, the home, the repository's files).
+    const targets: [string, RegExp][] = [
+      [path.join(outside, 'x'), /Directory nonexistent/],
+      [path.join(repo, 'a.txt'), /Read-only file system/],
+      [path.join(repo, '.git', 'HEAD'), /Read-only file system/],
+      [path.join(sb.root, '.git'), /Read-only file system/],
+      [path.join(home, 'x'), /Directory nonexistent/],
+      ['/etc/cleveragents-x', /Read-only file system/],
+      ['/cleveragents-x', /Read-only file system/],
     ];
-    for (const t of targets) {
+    for (const [t, why] of targets) {
       const r = await sh(`echo pwned > '${t}'`);
       assert.equal(r.ok, false, `wrote ${t}`);
-      assert.match(r.output, /Read-only file system/, t);
+      assert.match(r.output, why, t);
     }
     assert.equal(fs.existsSync(path.join(outside, 'x')), false);
     assert.equal(read(repo, 'a.txt'), 'one\n');
