@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import type { GlobalFlags } from '../config.js';
 import type { ExitStatus } from '../exit-status.js';
 import { intOption } from '../support/options.js';
+import { collect } from './session.command.js';
 
 /** What `agents serve` asks the composition root to run. */
 export interface ServeOptions {
@@ -40,6 +41,8 @@ export interface ServeOptions {
    * needs one, presentation/cli/early-agent.ts); a client that closes stdin first ends it.
    */
   awaitClient?: boolean;
+  /** Directories (toolchains) confined commands see read-only, on top of the system's (repeatable flag). */
+  readOnlyPaths?: string[];
 }
 
 const OIDC_FLAGS = ['oidcIssuer', 'oidcAudience', 'oidcClientId', 'oidcUserClaim', 'oidcRolesClaim'] as const;
@@ -48,9 +51,10 @@ const LIMIT_FLAGS = ['maxJsonDepth', 'maxParts', 'maxPartBytes', 'maxMessageByte
 
 /** The parsed flags: what serve takes, as commander hands it over (`--stdio` may be absent). */
 type ServeFlags = GlobalFlags &
-  Omit<ServeOptions, 'stdio' | 'verbose' | 'token' | 'dataDir' | 'awaitClient'> & {
+  Omit<ServeOptions, 'stdio' | 'verbose' | 'token' | 'dataDir' | 'awaitClient' | 'readOnlyPaths'> & {
     stdio?: boolean;
     awaitClient?: boolean;
+    readOnlyPath?: string[];
   };
 
 /** `agents serve` only parses its flags: serving is the composition root's job. */
@@ -128,6 +132,11 @@ export function registerServe(
       'PostgreSQL connections of this instance (env CLEVERAGENTS_DATABASE_POOL; default 10)',
       intOption(1, 1000),
     )
+    .option(
+      '--read-only-path <dir>',
+      'show this directory (a toolchain outside /usr, e.g. /opt/go) read-only to confined commands; repeatable (env CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS, colon-separated; both add up)',
+      collect,
+    )
     // The CLI's own handshake with the agent it spawns early: not for people, so not in the help.
     .addOption(new Option('--await-client').hideHelp())
     .addHelpText(
@@ -149,6 +158,7 @@ export function registerServe(
       if (f.databaseUrl !== undefined) opts.databaseUrl = f.databaseUrl;
       if (f.databasePool !== undefined) opts.databasePool = f.databasePool;
       if (f.awaitClient === true) opts.awaitClient = true;
+      if (f.readOnlyPath !== undefined) opts.readOnlyPaths = f.readOnlyPath;
       try {
         status.exitCode = await serve(opts);
       } catch (err) {
