@@ -16,6 +16,7 @@ import type { ToolDefinition } from '../../../../src/domain/registry/entities.js
 import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.js';
 import { git, read, rmrf, write } from '../fixtures/repos.js';
 import { waitUntil } from '../fixtures/processes.js';
+import { runConfined } from '../../../../src/infrastructure/tools/process-runner.js';
 
 const runCommand = BUILTIN_TOOLS.find((t) => t.name === 'builtin/run-command') as ToolDefinition;
 const API_KEY = 'sk-test-0123456789-do-not-leak';
@@ -290,6 +291,23 @@ describe('confined commands (bubblewrap)', () => {
     } finally {
       server.kill('SIGKILL');
     }
+  });
+
+  it("extra writable dirs (the agent's own git in a sandbox) are read-write, and the sandbox's git metadata with them", async () => {
+    const gitDir = path.join(repo, '.git');
+    const script = `echo marker > '${gitDir}/ca-writable-probe' && echo wrote; ls '${outside}' || echo absent`;
+    const r = await runConfined(
+      confinement,
+      { program: 'sh', args: ['-c', script], cwd: sb.root, sandboxRoot: sb.root, network: 'none', writable: [gitDir] },
+      { timeoutMs: 20_000, signal: new AbortController().signal },
+    );
+    assert.equal(r.output.split('\n')[0], 'wrote', r.output);
+    assert.match(r.output, /absent\n$/, 'the rest of the host stays out of the view');
+    assert.equal(read(gitDir, 'ca-writable-probe'), 'marker\n');
+    fs.rmSync(path.join(gitDir, 'ca-writable-probe'));
+    // Without `writable` the same write is refused (so the assertion above can fail).
+    const plain = await sh(`echo marker > '${gitDir}/ca-writable-probe'`);
+    assert.match(plain.output, /Read-only file system/);
   });
 
   it('a program that does not exist is named', async () => {
