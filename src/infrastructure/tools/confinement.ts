@@ -269,28 +269,31 @@ export class CommandConfinement {
   /**
    * bwrap's options for one command (`env`: its environment); later mounts go on top of earlier
    * ones: the private /tmp, the system view (a toolchain under /tmp shows on top of it), the
-   * secrets under what is shown masked, the sandbox, its git metadata read-only (or the extra
-   * writable dirs), and last the root itself made read-only (nothing can be created beside the mounts).
+   * secrets under what it shows masked, the sandbox, its git metadata read-only (or the extra
+   * writable dirs), the secrets inside those masked, and last the root itself made read-only
+   * (nothing can be created beside the mounts).
    */
   private async bwrapArgs(inv: CommandInvocation, env: Record<string, string>): Promise<string[]> {
     const view = this.tools.view;
     if (!view) throw new ConfinementUnavailableError('the view of the file system was not built');
     const a = ['--tmpfs', '/tmp', '--dir', SANDBOX_HOME, ...view.args, '--proc', '/proc', '--dev', '/dev'];
-    for (const p of await this.secretPaths(view)) {
-      const st = await stat(p).catch(() => undefined);
-      // An empty read-only directory, or an empty file, over it.
-      if (st?.isDirectory()) a.push('--tmpfs', p, '--remount-ro', p);
-      else if (st) a.push('--ro-bind', '/dev/null', p);
-    }
+    const secrets = await this.secretPaths();
+    // Masked before the sandbox is bound: a secret may hold it (the data directory holds every sandbox).
+    a.push(...(await masks(secrets.filter((p) => isUnderAny(p, view.roots)))));
     const root = inv.sandboxRoot;
     a.push('--bind', root, root);
+    const rw = [root];
     if (inv.writable && inv.writable.length > 0) {
       for (const p of inv.writable) a.push('--bind', p, p);
+      rw.push(...inv.writable);
     } else {
       // The sandbox's git metadata stays read-only: a command that rewrote `.git` (or, in a worktree,
       // its HEAD) could make the server's next checkpoint commit into the user's own branches.
       a.push(...(await gitBinds(root)));
     }
+    // A chat's work directory is the user's own directory: a home registered as a resource keeps its secrets.
+    const rwReal = await Promise.all(rw.map((p) => realpath(p).catch(() => p)));
+    a.push(...(await masks(secrets.filter((p) => rwReal.some((d) => p !== d && isUnderAny(p, [d]))))));
     a.push('--remount-ro', '/');
     a.push('--unshare-pid', '--unshare-ipc', '--unshare-uts');
     if (inv.network !== 'allow') a.push('--unshare-net');
@@ -300,19 +303,29 @@ export class CommandConfinement {
   }
 
   /**
-   * The existing secrets to mask: those under something the view shows read-only (a toolchain
-   * directory inside a home, say). The rest is not in the view at all, and a mask there would only
-   * create the path.
+   * The existing secrets (real paths). Only those under something the command sees get a mask:
+   * the rest is not in the view at all, and a mask there would only create the path.
    */
-  private async secretPaths(view: SystemView): Promise<string[]> {
+  private async secretPaths(): Promise<string[]> {
     const wanted = maskedPaths(this.settings.home, this.settings.secrets);
     const out = new Set<string>();
     for (const p of wanted) {
       const real = await realpath(p).catch(() => undefined);
-      if (real && real !== '/' && isUnderAny(real, view.roots)) out.add(real);
+      if (real && real !== '/') out.add(real);
     }
     return [...out].sort();
   }
+}
+
+/** An empty read-only directory, or an empty file, over each path. */
+async function masks(paths: readonly string[]): Promise<string[]> {
+  const a: string[] = [];
+  for (const p of paths) {
+    const st = await stat(p).catch(() => undefined);
+    if (st?.isDirectory()) a.push('--tmpfs', p, '--remount-ro', p);
+    else if (st) a.push('--ro-bind', '/dev/null', p);
+  }
+  return a;
 }
 
 async function which(program: string, searchPath: string): Promise<string | undefined> {

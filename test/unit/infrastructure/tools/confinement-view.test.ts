@@ -181,6 +181,26 @@ describe('what a confined command sees (bubblewrap)', () => {
     assert.match(without.output, /absent\n$/);
   });
 
+  it('secrets inside the work directory itself stay masked (a home registered as a resource)', async () => {
+    write(sb.root, 'keys/id_ed25519', 'PRIVATE KEY MATERIAL\n');
+    write(sb.root, 'token.txt', 'TOKEN MATERIAL\n');
+    try {
+      const c = await CommandConfinement.probe({
+        mode: 'bubblewrap',
+        home,
+        secrets: [path.join(sb.root, 'keys'), path.join(sb.root, 'token.txt')],
+      });
+      const r = await sh('ls -A keys; cat token.txt; echo x > keys/y; echo end', c);
+      assert.doesNotMatch(r.output, /PRIVATE KEY|TOKEN MATERIAL|id_ed25519/);
+      assert.match(r.output, /Read-only file system/);
+      assert.match(r.output, /end\n$/);
+      assert.match((await sh('cat token.txt')).output, /TOKEN MATERIAL/, 'not a secret, it is seen');
+    } finally {
+      fs.rmSync(path.join(sb.root, 'keys'), { recursive: true });
+      fs.rmSync(path.join(sb.root, 'token.txt'));
+    }
+  });
+
   it("a program on the server's PATH that a command cannot see is named as missing", async () => {
     const r = await run({ program: 'hidden-tool' });
     assert.equal(r.ok, false);
