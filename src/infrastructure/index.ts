@@ -45,6 +45,7 @@ export {
   type ConfinementSettings,
   type NetworkAccess,
 } from './tools/confinement.js';
+export { maskedPaths, readOnlyPathProblem, type ReadOnlyPath, type SystemView } from './tools/confinement-view.js';
 export { SqliteTranscriptStore } from './persistence/sqlite-transcript.store.js';
 export { AiSdkLanguageModels, type AiSdkLanguageModelsOptions } from './llm/ai-sdk.models.js';
 export { EnvFileApiKeys, type EnvFileApiKeysOptions } from './llm/api-keys.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import pino from 'pino';
 import {
   AuditService,
@@ -25,6 +25,8 @@ import {
   ScryptKeyHasher,
   FsResourceInspector,
   type ConfinementSettings,
+  maskedPaths,
+  readOnlyPathProblem,
   GitSandboxManager,
   HttpWebhookSender,
   HostSystemProbe,
@@ -74,7 +76,12 @@ export interface AppOptions {
   /** PostgreSQL connections per instance (default 10; CLEVERAGENTS_DATABASE_POOL). */
   databasePoolSize?: number | undefined;
   /** How commands are confined (default: the environment, see `confinementSettings`). */
-  confinement?: { mode?: 'bubblewrap' | 'none'; bwrapPath?: string };
+  confinement?: {
+    mode?: 'bubblewrap' | 'none';
+    bwrapPath?: string;
+    /** Toolchain directories commands see read-only (`--read-only-path`; the environment's add up). */
+    readOnlyPaths?: readonly string[] | undefined;
+  };
   /** Where actors' API keys come from (default: this process's environment). */
   env?: NodeJS.ProcessEnv;
   /** First wait before an LLM request is retried (ms; default 1000). */
@@ -419,7 +426,9 @@ function cardOidc(oidc: OidcOptions, d: OidcDiscovery | undefined): CardOidc {
 /**
  * How every command for an actor or a plan runs: inside bubblewrap (probed once, here), or — only
  * when the user says so with CLEVERAGENTS_CONFINEMENT=none — unconfined. CLEVERAGENTS_BWRAP names
- * the program; the CLEVERAGENTS_COMMAND_* variables set the limits.
+ * the program; the CLEVERAGENTS_COMMAND_* variables set the limits; `--read-only-path` and
+ * CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS (colon-separated: it also reaches the local agent the
+ * CLI spawns, which has no flags of its own) name the toolchains commands see read-only.
  */
 function confinementSettings(opts: AppOptions): ConfinementSettings {
   const setting = opts.confinement?.mode ?? (process.env['CLEVERAGENTS_CONFINEMENT']?.trim() || 'bubblewrap');
@@ -437,13 +446,40 @@ function confinementSettings(opts: AppOptions): ConfinementSettings {
     maxProcesses: envInt('CLEVERAGENTS_COMMAND_MAX_PROCESSES', 0, 1_000_000),
     maxOutputBytes: mib('CLEVERAGENTS_COMMAND_MAX_OUTPUT_MB'),
   };
+  const home = homedir();
+  const secrets = [configDir(), opts.dataDir, tokenFile(opts.dataDir), ...(opts.tokenFile ? [opts.tokenFile] : [])];
   return {
     mode: setting,
     bwrapPath: opts.confinement?.bwrapPath ?? (process.env['CLEVERAGENTS_BWRAP'] || undefined),
-    home: homedir(),
-    secrets: [configDir(), opts.dataDir, tokenFile(opts.dataDir), ...(opts.tokenFile ? [opts.tokenFile] : [])],
+    home,
+    secrets,
     limits: Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
+    readOnlyPaths: readOnlyPaths(opts.confinement?.readOnlyPaths ?? [], maskedPaths(home, secrets)),
   };
+}
+
+/** `--read-only-path` flags and CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS, each checked (a bad one stops the start). */
+function readOnlyPaths(flags: readonly string[], hidden: readonly string[]): string[] {
+  const env = 'CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS';
+  const given: [string, string][] = [
+    ...flags.map((p): [string, string] => [p, '--read-only-path']),
+    ...(process.env[env] ?? '')
+      .split(':')
+      .map((p) => p.trim())
+      .filter(Boolean)
+      .map((p): [string, string] => [p, env]),
+  ];
+  for (const [p, source] of given) {
+    const problem = readOnlyPathProblem(p, hidden);
+    if (problem)
+      throw new StartupError(
+        `the read-only path ${JSON.stringify(p.slice(0, 200))} (${source}) ${problem}`,
+        problem.startsWith('is inside')
+          ? 'name a toolchain directory outside the data and config directories and the secrets of the home (~/.ssh, ~/.aws, …); they stay hidden from commands'
+          : `name an existing directory by its absolute path, e.g. --read-only-path /opt/go (or ${env}=/opt/go:/opt/jdk); see agents serve --help`,
+      );
+  }
+  return [...new Set(given.map(([p]) => resolve(p)))];
 }
 
 function envList(name: string): string[] {

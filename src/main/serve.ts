@@ -84,6 +84,7 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
       defaultActor: opts.defaultActor,
       limits,
       ...database,
+      confinement: { readOnlyPaths: opts.readOnlyPaths },
       card: { endpoint: 'stdio://local', auth: 'none' },
     }),
   );
@@ -173,6 +174,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
       limits,
       oidc,
       ...database,
+      confinement: { readOnlyPaths: opts.readOnlyPaths },
       card: { endpoint: publicUrl ? `${publicUrl}/a2a` : `${base}:${opts.port}/a2a`, auth: 'bearer' },
     }),
   );

@@ -1,16 +1,28 @@
 /**
- * How commands run for an actor or a plan are confined (issue #16): inside bubblewrap, with the
- * filesystem read-only except the sandbox, the user's secrets masked, a private /tmp and HOME, no
- * network unless allowed, their own PID/IPC/UTS namespaces, limits on memory and process count, and
- * an environment built from an allowlist — never the server's own environment.
+ * How commands run for an actor or a plan are confined (issues #16, #35): inside bubblewrap, seeing
+ * a minimal file system (the system's programs and libraries, a curated /etc and the configured
+ * toolchains read-only, the sandbox writable, a private /tmp and HOME — see confinement-view.ts),
+ * with secrets under anything shown masked, no network unless allowed, their own PID/IPC/UTS
+ * namespaces, limits on memory and process count, and an environment built from an allowlist —
+ * never the server's own environment.
  *
- * `CommandConfinement.probe` decides once, at start-up, whether bubblewrap works here; `prepare`
- * turns one command into the argv and environment that run it.
+ * `CommandConfinement.probe` decides once, at start-up, whether bubblewrap works here and what a
+ * command sees; `prepare` turns one command into the argv and environment that run it.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { access, constants, lstat, mkdir, readFile, realpath, rmdir, stat, writeFile } from 'node:fs/promises';
+import { access, constants, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import {
+  buildSystemView,
+  describeView,
+  gitBinds,
+  isUnderAny,
+  maskedPaths,
+  nodeInstallation,
+  readOnlyPathProblem,
+  type SystemView,
+} from './confinement-view.js';
+import { createPidsCgroup, pidsCgroupRoot, releaseCgroup } from './pids-cgroup.js';
 
 export type NetworkAccess = 'none' | 'allow';
 export type ConfinementMode = 'bubblewrap' | 'none' | 'unavailable';
@@ -34,22 +46,6 @@ export const DEFAULT_COMMAND_LIMITS: Readonly<CommandLimits> = {
 export const INSTALL_HINT =
   'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or set CLEVERAGENTS_CONFINEMENT=none to run commands unconfined (recorded and shown on every plan)';
 
-/** Files and directories under the home directory that hold credentials. */
-const HOME_SECRETS = [
-  '.ssh',
-  '.aws',
-  '.gnupg',
-  '.netrc',
-  '.git-credentials',
-  '.docker',
-  '.kube',
-  '.npmrc',
-  '.pypirc',
-  '.azure',
-  '.config/gh',
-  '.config/gcloud',
-];
-
 /** The server's variables a command may see (by exact name, or `LC_*`). */
 const ENV_ALLOWLIST = new Set(['PATH', 'LANG', 'LANGUAGE', 'TERM', 'TZ']);
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -70,6 +66,17 @@ export interface ConfinementSettings {
   pidsCgroup?: string | null;
   /** Where the allowlisted variables come from (default process.env). */
   serverEnv?: NodeJS.ProcessEnv;
+  /**
+   * Toolchains outside the system directories, shown read-only (`confinement.readOnlyPaths`:
+   * `agents serve --read-only-path`, CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS). Absolute existing
+   * directories, checked by whoever configured them (`readOnlyPathProblem`).
+   */
+  readOnlyPaths?: readonly string[] | undefined;
+  /**
+   * The installation of the runtime running the agent, shown read-only so that a command finds
+   * `node` (default: `nodeInstallation` of process.execPath, when outside the system dirs; [] for none).
+   */
+  runtimeDirs?: readonly string[] | undefined;
 }
 
 /** One command to run. */
@@ -116,7 +123,7 @@ export class CommandConfinement {
   private constructor(
     readonly mode: ConfinementMode,
     private readonly settings: ConfinementSettings,
-    private readonly tools: { bwrap: string; pids?: string | undefined },
+    private readonly tools: { bwrap: string; pids?: string | undefined; view?: SystemView | undefined },
     /** Why bubblewrap cannot be used (mode `unavailable`). */
     readonly reason?: string,
   ) {
@@ -129,8 +136,9 @@ export class CommandConfinement {
   }
 
   /**
-   * Decides, once, how commands will run: for `bubblewrap`, runs `bwrap … true` with the namespaces
-   * every command gets; a missing program or a kernel that refuses gives mode `unavailable`.
+   * Decides, once, how commands will run: for `bubblewrap`, builds the view a command gets and runs
+   * `bwrap … true` in it with the namespaces every command gets; a missing program or a kernel
+   * that refuses gives mode `unavailable`.
    */
   static async probe(settings: ConfinementSettings): Promise<CommandConfinement> {
     const searchPath = settings.serverEnv?.['PATH'] ?? process.env['PATH'] ?? DEFAULT_PATH;
@@ -138,8 +146,16 @@ export class CommandConfinement {
     if (settings.mode === 'none') return new CommandConfinement('none', settings, { bwrap: named });
     // Resolved once: commands are spawned with an empty environment, so no PATH lookup later.
     const bwrap = named.includes('/') ? named : ((await which(named, searchPath)) ?? named);
+    // The runtime's own installation, unless it sits inside something masked.
+    const hidden = maskedPaths(settings.home, settings.secrets);
+    const runtimeDirs =
+      settings.runtimeDirs ??
+      (await nodeInstallation({ execPath: process.execPath, searchPath, home: settings.home })).filter(
+        (d) => readOnlyPathProblem(d, hidden) === undefined,
+      );
+    const view = await buildSystemView({ readOnlyPaths: settings.readOnlyPaths ?? [], runtimeDirs });
     const probe = await run(bwrap, [
-      ...['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'],
+      ...['--tmpfs', '/tmp', ...view.args, '--proc', '/proc', '--dev', '/dev', '--remount-ro', '/'],
       ...['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session'],
       ...['--clearenv', 'true'],
     ]);
@@ -149,12 +165,17 @@ export class CommandConfinement {
     const pids = wantPids
       ? await pidsCgroupRoot(settings.pidsCgroup === undefined ? '/sys/fs/cgroup/pids' : settings.pidsCgroup)
       : undefined;
-    return new CommandConfinement('bubblewrap', settings, { bwrap, pids });
+    return new CommandConfinement('bubblewrap', settings, { bwrap, pids, view });
   }
 
   /** Whether a process-count limit is enforced (a writable pids cgroup was found). */
   get boundsProcesses(): boolean {
     return this.tools.pids !== undefined;
+  }
+
+  /** What a confined command sees of the host (mode `bubblewrap` only). */
+  get view(): SystemView | undefined {
+    return this.tools.view;
   }
 
   /** One line for logs and diagnostics. */
@@ -164,19 +185,23 @@ export class CommandConfinement {
     return `bubblewrap (${this.tools.bwrap}); process limit ${this.boundsProcesses ? 'by a pids cgroup' : 'not enforced (no writable pids cgroup)'}`;
   }
 
-  /** How commands will run, as a diagnostics check: unusable bubblewrap fails, running unconfined warns. */
+  /**
+   * How commands will run, as a diagnostics check (and what a command sees): unusable bubblewrap
+   * fails, running unconfined warns.
+   */
   check(): { status: 'ok' | 'warn' | 'fail'; detail: string; hint?: string } {
     if (this.mode === 'unavailable')
       return { status: 'fail', detail: `commands are refused: ${this.describe()}`, hint: INSTALL_HINT };
     if (this.mode === 'none')
       return { status: 'warn', detail: this.describe(), hint: 'unset CLEVERAGENTS_CONFINEMENT to confine commands' };
+    const sees = this.tools.view ? `. ${describeView(this.tools.view)}` : '';
     if (!this.boundsProcesses)
       return {
         status: 'warn',
-        detail: `${this.describe()}: a runaway fork is stopped only by the time limit`,
+        detail: `${this.describe()}: a runaway fork is stopped only by the time limit${sees}`,
         hint: 'run where /sys/fs/cgroup/pids is writable (cgroup v1) to bound process counts',
       };
-    return { status: 'ok', detail: this.describe() };
+    return { status: 'ok', detail: `${this.describe()}${sees}` };
   }
 
   /** The environment of a command: the allowlist, HOME, what the action declares. */
@@ -190,6 +215,22 @@ export class CommandConfinement {
     env['TMPDIR'] = '/tmp';
     env['GIT_TERMINAL_PROMPT'] = '0';
     return { ...env, ...inv.env };
+  }
+
+  /**
+   * The program a command would run, found as execvp would find it — inside the sandbox's view when
+   * confined (a program on the server's PATH that the command cannot see does not count) — or
+   * undefined when there is none.
+   */
+  async locate(
+    inv: Pick<CommandInvocation, 'program' | 'cwd' | 'env' | 'sandboxRoot' | 'writable'>,
+  ): Promise<string | undefined> {
+    const env = this.environment(inv);
+    const view = this.mode === 'bubblewrap' ? this.tools.view : undefined;
+    if (!view) return resolveProgram(inv.program, inv.cwd, env, () => true);
+    const rw = [inv.sandboxRoot, ...(inv.writable ?? [])];
+    const roots = [...view.roots, ...rw, ...(await Promise.all(rw.map((p) => realpath(p).catch(() => p))))];
+    return resolveProgram(inv.program, inv.cwd, env, (p) => isUnderAny(p, roots));
   }
 
   async prepare(inv: CommandInvocation): Promise<PreparedCommand> {
@@ -225,23 +266,35 @@ export class CommandConfinement {
     };
   }
 
-  /** bwrap's options for one command (`env`: its environment); later mounts go on top of earlier ones. */
+  /**
+   * bwrap's options for one command (`env`: its environment); later mounts go on top of earlier
+   * ones: the private /tmp, the system view (a toolchain under /tmp shows on top of it), the
+   * secrets under what it shows masked, the sandbox, its git metadata read-only (or the extra
+   * writable dirs), the secrets inside those masked, and last the root itself made read-only
+   * (nothing can be created beside the mounts).
+   */
   private async bwrapArgs(inv: CommandInvocation, env: Record<string, string>): Promise<string[]> {
-    const a = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--dir', SANDBOX_HOME];
-    for (const p of await this.secretPaths()) {
-      const st = await stat(p).catch(() => undefined);
-      if (st?.isDirectory()) a.push('--tmpfs', p);
-      else if (st) a.push('--ro-bind', '/dev/null', p);
-    }
+    const view = this.tools.view;
+    if (!view) throw new ConfinementUnavailableError('the view of the file system was not built');
+    const a = ['--tmpfs', '/tmp', '--dir', SANDBOX_HOME, ...view.args, '--proc', '/proc', '--dev', '/dev'];
+    const secrets = await this.secretPaths();
+    // Masked before the sandbox is bound: a secret may hold it (the data directory holds every sandbox).
+    a.push(...(await masks(secrets.filter((p) => isUnderAny(p, view.roots)))));
     const root = inv.sandboxRoot;
     a.push('--bind', root, root);
+    const rw = [root];
     if (inv.writable && inv.writable.length > 0) {
       for (const p of inv.writable) a.push('--bind', p, p);
+      rw.push(...inv.writable);
     } else {
       // The sandbox's git metadata stays read-only: a command that rewrote `.git` (or, in a worktree,
       // its HEAD) could make the server's next checkpoint commit into the user's own branches.
       a.push(...(await gitBinds(root)));
     }
+    // A chat's work directory is the user's own directory: a home registered as a resource keeps its secrets.
+    const rwReal = await Promise.all(rw.map((p) => realpath(p).catch(() => p)));
+    a.push(...(await masks(secrets.filter((p) => rwReal.some((d) => p !== d && isUnderAny(p, [d]))))));
+    a.push('--remount-ro', '/');
     a.push('--unshare-pid', '--unshare-ipc', '--unshare-uts');
     if (inv.network !== 'allow') a.push('--unshare-net');
     a.push('--die-with-parent', '--new-session', '--chdir', inv.cwd, '--clearenv');
@@ -249,93 +302,30 @@ export class CommandConfinement {
     return a;
   }
 
-  /** The existing secrets to mask (real paths; ones inside the private /tmp are hidden already). */
+  /**
+   * The existing secrets (real paths). Only those under something the command sees get a mask:
+   * the rest is not in the view at all, and a mask there would only create the path.
+   */
   private async secretPaths(): Promise<string[]> {
-    const wanted = [...HOME_SECRETS.map((p) => path.join(this.settings.home, p)), ...this.settings.secrets];
+    const wanted = maskedPaths(this.settings.home, this.settings.secrets);
     const out = new Set<string>();
     for (const p of wanted) {
       const real = await realpath(p).catch(() => undefined);
-      if (real && real !== '/' && !isUnder(real, '/tmp')) out.add(real);
+      if (real && real !== '/') out.add(real);
     }
     return [...out].sort();
   }
 }
 
-const isUnder = (p: string, dir: string): boolean => p === dir || p.startsWith(`${dir}/`);
-
-/**
- * Read-only binds for the sandbox's git metadata: its `.git` (a directory for a copy sandbox, a
- * file for a worktree), and for a worktree the repository it points into (which may be hidden by
- * the private /tmp or a masked directory otherwise), so `git status` still works inside.
- */
-async function gitBinds(root: string): Promise<string[]> {
-  const dotGit = path.join(root, '.git');
-  const st = await lstat(dotGit).catch(() => undefined);
-  if (!st || st.isSymbolicLink()) return [];
-  const out = ['--ro-bind', dotGit, dotGit];
-  if (!st.isFile()) return out;
-  const m = /^gitdir:\s*(.+?)\s*$/m.exec(await readFile(dotGit, 'utf8').catch(() => ''));
-  if (!m?.[1]) return out;
-  const adminDir = path.resolve(root, m[1]);
-  const common = await readFile(path.join(adminDir, 'commondir'), 'utf8').catch(() => undefined);
-  const repoDir = common ? path.resolve(adminDir, common.trim()) : adminDir;
-  for (const d of new Set([repoDir, adminDir])) {
-    if (isUnder(d, root) || !(await stat(d).catch(() => undefined))?.isDirectory()) continue;
-    out.push('--ro-bind', d, d);
-    if (d === repoDir && isUnder(adminDir, repoDir)) break;
+/** An empty read-only directory, or an empty file, over each path. */
+async function masks(paths: readonly string[]): Promise<string[]> {
+  const a: string[] = [];
+  for (const p of paths) {
+    const st = await stat(p).catch(() => undefined);
+    if (st?.isDirectory()) a.push('--tmpfs', p, '--remount-ro', p);
+    else if (st) a.push('--ro-bind', '/dev/null', p);
   }
-  return out;
-}
-
-/** A writable cgroup v1 pids hierarchy, or undefined (checked by creating and removing a group). */
-async function pidsCgroupRoot(dir: string | null): Promise<string | undefined> {
-  if (!dir) return undefined;
-  try {
-    await access(path.join(dir, 'cgroup.procs'), constants.W_OK);
-    const parent = path.join(dir, 'cleveragents');
-    await mkdir(parent, { recursive: true });
-    const test = path.join(parent, `probe-${process.pid}-${randomBytes(4).toString('hex')}`);
-    await mkdir(test);
-    await writeFile(path.join(test, 'pids.max'), '1');
-    await rmdir(test);
-    return parent;
-  } catch {
-    return undefined;
-  }
-}
-
-async function createPidsCgroup(parent: string, max: number): Promise<string | undefined> {
-  const dir = path.join(parent, `cmd-${process.pid}-${randomBytes(6).toString('hex')}`);
-  try {
-    await mkdir(dir);
-    await writeFile(path.join(dir, 'pids.max'), String(max));
-    return dir;
-  } catch {
-    await rmdir(dir).catch(() => {});
-    return undefined;
-  }
-}
-
-/** Reads whether the limit was hit, then removes the group (its last processes may take a moment to go). */
-async function releaseCgroup(dir: string): Promise<{ processLimitHit: boolean }> {
-  const events = await readFile(path.join(dir, 'pids.events'), 'utf8').catch(() => '');
-  const processLimitHit = Number(/^max (\d+)/m.exec(events)?.[1] ?? 0) > 0;
-  // The group stays busy for a moment after its last process exits: remove it in the background
-  // rather than make the command's answer wait (that wait was most of a confined command's overhead).
-  void removeWhenEmpty(dir);
-  return { processLimitHit };
-}
-
-async function removeWhenEmpty(dir: string): Promise<void> {
-  for (let i = 0; i < 50; i++) {
-    try {
-      await rmdir(dir);
-      return;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EBUSY') return;
-      await new Promise((r) => setTimeout(r, i === 0 ? 5 : 20));
-    }
-  }
+  return a;
 }
 
 async function which(program: string, searchPath: string): Promise<string | undefined> {
@@ -353,22 +343,33 @@ async function which(program: string, searchPath: string): Promise<string | unde
   return undefined;
 }
 
-/** Resolves a program as execvp would inside the sandbox (which sees the same files). */
-export async function resolveProgram(
+/**
+ * Resolves a program as execvp would, among the paths `seen` says exist where it runs (the path
+ * and, through symlinks, what it points to).
+ */
+async function resolveProgram(
   program: string,
   cwd: string,
   env: Record<string, string>,
+  seen: (p: string) => boolean,
 ): Promise<string | undefined> {
-  if (program.includes('/')) {
-    const p = path.resolve(cwd, program);
-    return (await access(p, constants.X_OK).then(
+  const executable = async (p: string): Promise<boolean> =>
+    seen(p) &&
+    (await access(p, constants.X_OK).then(
       () => true,
       () => false,
-    ))
-      ? p
-      : undefined;
+    )) &&
+    seen(await realpath(p));
+  if (program.includes('/')) {
+    const p = path.resolve(cwd, program);
+    return (await executable(p)) ? p : undefined;
   }
-  return which(program, env['PATH'] ?? DEFAULT_PATH);
+  for (const dir of (env['PATH'] ?? DEFAULT_PATH).split(':')) {
+    if (!dir.startsWith('/')) continue;
+    const p = path.join(dir, program);
+    if (await executable(p)) return p;
+  }
+  return undefined;
 }
 
 function run(program: string, args: string[]): Promise<{ ok: true } | { ok: false; error: string }> {

@@ -5,12 +5,7 @@
  * output limit is killed.
  */
 import { spawn } from 'node:child_process';
-import {
-  ConfinementUnavailableError,
-  resolveProgram,
-  type CommandConfinement,
-  type CommandInvocation,
-} from './confinement.js';
+import { ConfinementUnavailableError, type CommandConfinement, type CommandInvocation } from './confinement.js';
 
 export const MAX_OUTPUT_BYTES = 1024 * 1024;
 /** After SIGTERM, the group has this long to exit before SIGKILL. */
@@ -189,8 +184,9 @@ export async function runConfined(
       processLimitHit: false,
       spawnError: new ConfinementUnavailableError(confinement.reason ?? '').message,
     };
-  // A missing program is named as such (inside bwrap it would be a bare exit status).
-  if (confinement.mode === 'bubblewrap' && !(await resolveProgram(inv.program, inv.cwd, confinement.environment(inv))))
+  // A missing program — or one the command cannot see — is named as such (inside bwrap it would
+  // be a bare exit status).
+  if (confinement.mode === 'bubblewrap' && !(await confinement.locate(inv)))
     return { ...none, truncated: false, processLimitHit: false, spawnError: `spawn ${inv.program} ENOENT` };
   const cmd = await confinement.prepare(inv);
   let released: { processLimitHit: boolean };

@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import type { GlobalFlags } from '../config.js';
 import type { ExitStatus } from '../exit-status.js';
 import { intOption } from '../support/options.js';
+import { collect } from './session.command.js';
 
 /** What `agents serve` asks the composition root to run. */
 export interface ServeOptions {
@@ -42,6 +43,8 @@ export interface ServeOptions {
    * needs one, presentation/cli/early-agent.ts); a client that closes stdin first ends it.
    */
   awaitClient?: boolean;
+  /** Directories (toolchains) confined commands see read-only, on top of the system's (repeatable flag). */
+  readOnlyPaths?: string[];
 }
 
 const OIDC_FLAGS = ['oidcIssuer', 'oidcAudience', 'oidcClientId', 'oidcUserClaim', 'oidcRolesClaim'] as const;
@@ -50,9 +53,10 @@ const LIMIT_FLAGS = ['maxJsonDepth', 'maxParts', 'maxPartBytes', 'maxMessageByte
 
 /** The parsed flags: what serve takes, as commander hands it over (`--stdio` may be absent). */
 type ServeFlags = GlobalFlags &
-  Omit<ServeOptions, 'stdio' | 'verbose' | 'token' | 'dataDir' | 'awaitClient'> & {
+  Omit<ServeOptions, 'stdio' | 'verbose' | 'token' | 'dataDir' | 'awaitClient' | 'readOnlyPaths'> & {
     stdio?: boolean;
     awaitClient?: boolean;
+    readOnlyPath?: string[];
   };
 
 /** `agents serve` only parses its flags: serving is the composition root's job. */
@@ -134,6 +138,11 @@ export function registerServe(
       '--workspace-root <dir>',
       "where each namespace's resources live, <dir>/<namespace> (env CLEVERAGENTS_WORKSPACE_ROOT; default <data dir>/workspaces)",
     )
+    .option(
+      '--read-only-path <dir>',
+      'show this directory (a toolchain outside /usr, e.g. /opt/go) read-only to confined commands; repeatable (env CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS, colon-separated; both add up)',
+      collect,
+    )
     // The CLI's own handshake with the agent it spawns early: not for people, so not in the help.
     .addOption(new Option('--await-client').hideHelp())
     .addHelpText(
@@ -156,6 +165,7 @@ export function registerServe(
       if (f.databasePool !== undefined) opts.databasePool = f.databasePool;
       if (f.workspaceRoot !== undefined) opts.workspaceRoot = f.workspaceRoot;
       if (f.awaitClient === true) opts.awaitClient = true;
+      if (f.readOnlyPath !== undefined) opts.readOnlyPaths = f.readOnlyPath;
       try {
         status.exitCode = await serve(opts);
       } catch (err) {

@@ -16,6 +16,7 @@ import type { ToolDefinition } from '../../../../src/domain/registry/entities.js
 import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.js';
 import { git, read, rmrf, write } from '../fixtures/repos.js';
 import { waitUntil } from '../fixtures/processes.js';
+import { runConfined } from '../../../../src/infrastructure/tools/process-runner.js';
 
 const runCommand = BUILTIN_TOOLS.find((t) => t.name === 'builtin/run-command') as ToolDefinition;
 const API_KEY = 'sk-test-0123456789-do-not-leak';
@@ -112,18 +113,21 @@ describe('confined commands (bubblewrap)', () => {
 
   it('cannot write outside the sandbox: not the user repository, not its git metadata, not elsewhere', async () => {
     const before = git(repo, 'rev-parse', 'HEAD');
-    const targets = [
-      path.join(outside, 'x'),
-      path.join(repo, 'a.txt'),
-      path.join(repo, '.git', 'HEAD'),
-      path.join(sb.root, '.git'),
-      path.join(home, 'x'),
-      '/etc/cleveragents-x',
+    // Read-only: what the view shows (the repository's git metadata, /etc, the root itself); absent:
+    // the rest of the host (another directory, the home, the repository's files).
+    const targets: [string, RegExp][] = [
+      [path.join(outside, 'x'), /Directory nonexistent/],
+      [path.join(repo, 'a.txt'), /Read-only file system/],
+      [path.join(repo, '.git', 'HEAD'), /Read-only file system/],
+      [path.join(sb.root, '.git'), /Read-only file system/],
+      [path.join(home, 'x'), /Directory nonexistent/],
+      ['/etc/cleveragents-x', /Read-only file system/],
+      ['/cleveragents-x', /Read-only file system/],
     ];
-    for (const t of targets) {
+    for (const [t, why] of targets) {
       const r = await sh(`echo pwned > '${t}'`);
       assert.equal(r.ok, false, `wrote ${t}`);
-      assert.match(r.output, /Read-only file system/, t);
+      assert.match(r.output, why, t);
     }
     assert.equal(fs.existsSync(path.join(outside, 'x')), false);
     assert.equal(read(repo, 'a.txt'), 'one\n');
@@ -287,6 +291,23 @@ describe('confined commands (bubblewrap)', () => {
     } finally {
       server.kill('SIGKILL');
     }
+  });
+
+  it("extra writable dirs (the agent's own git in a sandbox) are read-write, and the sandbox's git metadata with them", async () => {
+    const gitDir = path.join(repo, '.git');
+    const script = `echo marker > '${gitDir}/ca-writable-probe' && echo wrote; ls '${outside}' || echo absent`;
+    const r = await runConfined(
+      confinement,
+      { program: 'sh', args: ['-c', script], cwd: sb.root, sandboxRoot: sb.root, network: 'none', writable: [gitDir] },
+      { timeoutMs: 20_000, signal: new AbortController().signal },
+    );
+    assert.equal(r.output.split('\n')[0], 'wrote', r.output);
+    assert.match(r.output, /absent\n$/, 'the rest of the host stays out of the view');
+    assert.equal(read(gitDir, 'ca-writable-probe'), 'marker\n');
+    fs.rmSync(path.join(gitDir, 'ca-writable-probe'));
+    // Without `writable` the same write is refused (so the assertion above can fail).
+    const plain = await sh(`echo marker > '${gitDir}/ca-writable-probe'`);
+    assert.match(plain.output, /Read-only file system/);
   });
 
   it('a program that does not exist is named', async () => {
