@@ -104,10 +104,11 @@ describe('a hostile co-tenant on a team server', () => {
 
     it('once granted, takes the MCP server — and runs it confined: no server environment, no /etc/shadow, no data directory', async () => {
       await admin.ok('_cleveragents/namespace/grant', { namespace: 'bob', capability: 'runs-program' });
+      // The markers are printed by printf, so the command line (quoted in the refusal) never holds them.
       const script = [
-        'echo "token:${CLEVERAGENTS_SERVER_TOKEN:-unset}" >&2',
-        `cat /etc/shadow >/dev/null 2>&1 && echo shadow:read >&2 || echo shadow:refused >&2`,
-        `ls ${server.dataDir} >/dev/null 2>&1 && echo data:listed >&2 || echo data:hidden >&2`,
+        `printf 'token=%s\\n' "\${CLEVERAGENTS_SERVER_TOKEN:-unset}" >&2`,
+        `cat /etc/shadow >/dev/null 2>&1 && printf '%s=%s\\n' shadow read >&2`,
+        `printf 'data=[%s]\\n' "$(ls -A ${server.dataDir} 2>/dev/null | tr '\\n' ' ')" >&2`,
         'exit 3',
       ].join('; ');
       await bob.ok(
@@ -117,9 +118,10 @@ describe('a hostile co-tenant on a team server', () => {
         name: 'bob/probe',
       });
       const problem = shown.derived.mcpProblems.join('\n');
-      assert.match(problem, /token:unset/);
-      assert.match(problem, /shadow:refused/);
-      assert.match(problem, /data:hidden/);
+      assert.match(problem, /token=unset/);
+      assert.doesNotMatch(problem, /shadow=read/);
+      // Of the data directory only the way to the server's own scratch directory shows: no database, no key, no token.
+      assert.match(problem, /data=\[(mcp )?\]/);
     });
 
     it('refuses at use a definition whose grant was taken back', async () => {
