@@ -30,6 +30,20 @@ export {
   isBlockedAddress,
   type HttpWebhookSenderOptions,
 } from './push/http-webhook.sender.js';
+export {
+  EgressGuard,
+  EgressRefusedError,
+  egressRefusalOf,
+  type EgressGuardOptions,
+  type EgressLookup,
+} from './net/egress-guard.js';
+export {
+  EgressAllowlist,
+  EgressAllowlistError,
+  parseEgressAllowEntry,
+  type EgressAllowEntry,
+} from './net/egress-allowlist.js';
+export { ipBytes, isRefusedAddress, refusedAddressClass } from './net/ip-ranges.js';
 export { SqliteRegistryRepository, SqliteNamespaceRepository } from './persistence/sqlite-registry.repository.js';
 export { FsResourceInspector } from './system/fs-resource.inspector.js';
 export { SqlitePlanRepository } from './persistence/sqlite-plan.repository.js';
