@@ -20,6 +20,7 @@ import type { SessionRepository } from './ports/session.repository.port.js';
 import type { SystemProbe } from './ports/system.port.js';
 import type { TaskRepository } from './ports/task.repository.port.js';
 import type { WebhookSender } from './ports/webhook.port.js';
+import type { EgressPolicy } from './ports/egress.port.js';
 import { systemPrincipalFor, type Principal } from './ports/principal.js';
 import { PushConfigService } from './push/push-config.service.js';
 import { PushNotifier, type PushNotifierOptions } from './push/push-notifier.js';
@@ -66,6 +67,11 @@ export interface FacadeDeps {
   /** Default time limit of a command a plan runs (ms). */
   commandTimeoutMs?: number;
   webhooks: WebhookSender;
+  /**
+   * Declare-time check of outbound URLs: push configs' webhooks here; the registry's `baseUrl`,
+   * MCP `url` and hook `url` where the namespace lacks the private-network capability.
+   */
+  egress: EgressPolicy;
   probe: SystemProbe;
   /** The deterministic actors by model name (`echo`, `conformance`). */
   actorsByModel: ReadonlyMap<string, Actor>;
@@ -288,7 +294,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   });
   const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger, limits: deps.limits });
   let notifier: PushNotifier | undefined;
-  const push = new PushConfigService(deps.pushConfigs, tasks, (taskId) => notifier?.invalidate(taskId));
+  const push = new PushConfigService(deps.pushConfigs, tasks, deps.egress, (taskId) => notifier?.invalidate(taskId));
   tasks.acceptInlinePush(push);
   notifier = new PushNotifier((taskId) => push.forDelivery(taskId), deps.pushOutbox, deps.webhooks, deps.logger, {
     ...deps.push,

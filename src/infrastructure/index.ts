@@ -24,12 +24,7 @@ export { SqlitePushOutboxRepository } from './persistence/sqlite-push-outbox.rep
 export { HostSystemProbe, type SystemProbeOptions, type ProbedStorage } from './system/system.probe.js';
 export type { Storage, StorageOptions, LeasedRunnerRegistry } from './persistence/storage.js';
 export { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from './persistence/sqlite-storage.js';
-export {
-  HttpWebhookSender,
-  WebhookRefusedError,
-  isBlockedAddress,
-  type HttpWebhookSenderOptions,
-} from './push/http-webhook.sender.js';
+export { HttpWebhookSender, type HttpWebhookSenderOptions } from './push/http-webhook.sender.js';
 export {
   EgressGuard,
   EgressRefusedError,

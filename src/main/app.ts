@@ -24,6 +24,7 @@ import {
   FsResourceInspector,
   type ConfinementSettings,
   GitSandboxManager,
+  EgressGuard,
   HttpWebhookSender,
   HostSystemProbe,
   LocalHookRunner,
@@ -41,6 +42,7 @@ import { buildMethodTable } from '../protocol/a2a/method-table.js';
 import { TickBatchedDestination } from './log-destination.js';
 import { Dispatcher } from '../protocol/server/dispatcher.js';
 import { envInt } from './limits-config.js';
+import { egressSettings } from './egress-config.js';
 import { configDir, databaseFile, tokenFile } from './paths.js';
 import { StartupError } from './startup-errors.js';
 import { httpSyncRemote } from './sync-remote.js';
@@ -55,8 +57,12 @@ export interface AppOptions {
   card: Omit<AgentCardOptions, 'name' | 'description' | 'version' | 'pushNotifications'>;
   tokenFile?: string | undefined;
   validateResults?: boolean;
-  /** Hosts webhooks may target even when they resolve to loopback/private addresses. */
-  pushAllowHosts?: readonly string[];
+  /**
+   * `--allow-egress` entries (HOST or HOST:PORT): hosts outbound requests may reach even when they
+   * are, or resolve to, internal addresses. CLEVERAGENTS_ALLOW_EGRESS (and the deprecated
+   * CLEVERAGENTS_PUSH_ALLOW_HOSTS) add to them.
+   */
+  allowEgress?: readonly string[];
   conformanceStepMs?: number;
   /** What a client may send (missing ones: DEFAULT_LIMITS). */
   limits?: Partial<PayloadLimits>;
@@ -155,6 +161,13 @@ async function openStorage(
 /** The composition root: the only place that knows every layer. */
 export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
+  // Checked before anything opens: a malformed entry is a start-up error and changes nothing.
+  const egressConfig = egressSettings(opts.allowEgress);
+  if (egressConfig.deprecatedAlias)
+    logger.warn(
+      { setting: 'CLEVERAGENTS_PUSH_ALLOW_HOSTS' },
+      'CLEVERAGENTS_PUSH_ALLOW_HOSTS is deprecated: use CLEVERAGENTS_ALLOW_EGRESS (or agents serve --allow-egress)',
+    );
   const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
   // Discovery runs while the database opens; a failure does not stop the start (retried later).
   const discovering = opts.oidc ? tryDiscovery(opts.oidc, logger) : Promise.resolve(undefined);
@@ -199,9 +212,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       })
     : undefined;
   const accounts = storage.accounts;
-  const webhooks = new HttpWebhookSender({
-    allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS'),
-  });
+  // One guard for every outbound URL a definition or a request names; webhooks and hooks pass
+  // it in both modes.
+  const egress = new EgressGuard({ allow: egressConfig.allowlist });
+  const webhooks = new HttpWebhookSender({ guard: egress });
   const facade = createServiceFacade({
     tasks: storage.tasks,
     sessions: storage.sessions,
@@ -215,8 +229,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     sandboxes: new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes') }),
     tools: new BuiltinToolRunner({ confinement }),
     webhooks,
-    // Hook commands run confined like every command; hook webhooks pass the push webhooks' URL check.
-    hookRunner: new LocalHookRunner({ confinement, urlGuard: webhooks }),
+    egress,
+    // Hook commands run confined like every command; hook webhooks pass the egress guard.
+    hookRunner: new LocalHookRunner({ confinement, egress }),
     probe: new HostSystemProbe({
       storage,
       dataDir: opts.dataDir,
@@ -342,6 +357,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       await Promise.race([facade.notifier.stop(), grace(1000)]);
       await mcp.close().catch((err: unknown) => logger.warn({ err }, 'stopping the MCP servers failed'));
       await runners.stop().catch((err: unknown) => logger.warn({ err }, 'giving up the runner lease failed'));
+      await egress.close().catch(() => {});
       await storage.close();
     },
   };
@@ -398,11 +414,4 @@ function confinementSettings(opts: AppOptions): ConfinementSettings {
     secrets: [configDir(), opts.dataDir, tokenFile(opts.dataDir), ...(opts.tokenFile ? [opts.tokenFile] : [])],
     limits: Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
   };
-}
-
-function envList(name: string): string[] {
-  return (process.env[name] ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
 }

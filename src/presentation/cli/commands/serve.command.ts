@@ -36,6 +36,12 @@ export interface ServeOptions {
   /** PostgreSQL connections per instance. */
   databasePool?: number;
   /**
+   * `--allow-egress HOST[:PORT]` (repeatable): hosts outbound requests (LLM endpoints, MCP servers,
+   * webhooks) may reach although they are loopback or private; the composition root adds
+   * CLEVERAGENTS_ALLOW_EGRESS.
+   */
+  allowEgress?: string[];
+  /**
    * Stdio: open nothing until the client writes (the CLI spawns its agent before it knows it
    * needs one, presentation/cli/early-agent.ts); a client that closes stdin first ends it.
    */
@@ -124,6 +130,11 @@ export function registerServe(
       'store everything in PostgreSQL, postgres://user:password@host:5432/db (env CLEVERAGENTS_DATABASE_URL; default: SQLite in the data dir)',
     )
     .option(
+      '--allow-egress <host[:port]>',
+      'let outbound requests (LLM endpoints, MCP servers, webhooks) reach this loopback or private host, every port without :port (repeatable; env CLEVERAGENTS_ALLOW_EGRESS, comma-separated)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
       '--database-pool <n>',
       'PostgreSQL connections of this instance (env CLEVERAGENTS_DATABASE_POOL; default 10)',
       intOption(1, 1000),
@@ -148,6 +159,7 @@ export function registerServe(
       for (const k of OIDC_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
       if (f.databaseUrl !== undefined) opts.databaseUrl = f.databaseUrl;
       if (f.databasePool !== undefined) opts.databasePool = f.databasePool;
+      if (f.allowEgress !== undefined) opts.allowEgress = f.allowEgress;
       if (f.awaitClient === true) opts.awaitClient = true;
       try {
         status.exitCode = await serve(opts);
