@@ -58,6 +58,7 @@ export {
   PROVIDER_FAILURES,
   type ApiKeys,
   type ApiKeyStatus,
+  type EndpointAccess,
   type EndpointCheck,
   type FinishReason,
   type LanguageModels,

@@ -212,9 +212,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       })
     : undefined;
   const accounts = storage.accounts;
-  // One guard for every outbound URL a definition or a request names; webhooks and hooks pass
-  // it in both modes.
+  // One guard for every outbound URL a definition or a request names. Local mode (no
+  // authentication: the machine's own user) lets LLM endpoints reach the user's own services (an
+  // Ollama on 127.0.0.1); webhooks and hooks pass the guard in both modes.
   const egress = new EgressGuard({ allow: egressConfig.allowlist });
+  const serverMode = opts.card.auth !== 'none';
   const webhooks = new HttpWebhookSender({ guard: egress });
   const facade = createServiceFacade({
     tasks: storage.tasks,
@@ -245,7 +247,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     defaultActor,
     limits,
     llm: {
-      models: new AiSdkLanguageModels(retryBaseMs !== undefined ? { retryBaseMs } : {}),
+      models: new AiSdkLanguageModels({
+        ...(retryBaseMs !== undefined ? { retryBaseMs } : {}),
+        ...(serverMode ? { guard: egress } : {}),
+      }),
       keys: new EnvFileApiKeys({ env: opts.env ?? process.env }),
       tokens,
       validator: new AjvSchemaValidator(),
