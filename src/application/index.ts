@@ -19,6 +19,7 @@ export type {
 export type { SessionRepository, SessionPage, SessionCursor, ForkedTurn } from './ports/session.repository.port.js';
 export type { PushConfigRepository, StoredPushConfig } from './ports/push-config.repository.port.js';
 export type { WebhookSender } from './ports/webhook.port.js';
+export type { EgressPolicy } from './ports/egress.port.js';
 export type { RunnerRegistry } from './ports/runner.port.js';
 export type { PushOutbox, OutboxEntry, OutboxTarget } from './ports/push-outbox.port.js';
 export type { PushScheduler, PushDrain, PushDrainResult } from './ports/push-scheduler.port.js';
@@ -54,13 +55,13 @@ export type {
   ResolvedPath,
 } from './ports/registry.repository.port.js';
 export type { CapabilityGrant, GrantRepository } from './ports/grant.repository.port.js';
-export type { EgressPolicy } from './ports/egress.port.js';
 export { RetentionService, type RetentionPolicy } from './system/retention.service.js';
 export {
   ProviderFailure,
   PROVIDER_FAILURES,
   type ApiKeys,
   type ApiKeyStatus,
+  type EndpointAccess,
   type EndpointCheck,
   type FinishReason,
   type LanguageModels,

@@ -20,6 +20,7 @@ import type { SessionRepository } from './ports/session.repository.port.js';
 import type { SystemProbe } from './ports/system.port.js';
 import type { TaskRepository } from './ports/task.repository.port.js';
 import type { WebhookSender } from './ports/webhook.port.js';
+import type { EgressPolicy } from './ports/egress.port.js';
 import { systemPrincipalFor, type Principal } from './ports/principal.js';
 import { PushConfigService } from './push/push-config.service.js';
 import { PushNotifier, type PushNotifierOptions } from './push/push-notifier.js';
@@ -28,7 +29,6 @@ import { RegistryActorCatalog } from './registry/registry-actor.catalog.js';
 import { RegistryService } from './registry/registry.service.js';
 import { CapabilityService, type TrustSettings } from './registry/capability.service.js';
 import type { CapabilityGrant, GrantRepository } from './ports/grant.repository.port.js';
-import type { EgressPolicy } from './ports/egress.port.js';
 import { SessionService } from './sessions/session.service.js';
 import { CompactionService } from './sessions/compaction.service.js';
 import { HealthService } from './system/health.service.js';
@@ -70,6 +70,11 @@ export interface FacadeDeps {
   /** Default time limit of a command a plan runs (ms). */
   commandTimeoutMs?: number;
   webhooks: WebhookSender;
+  /**
+   * Declare-time check of outbound URLs: push configs' webhooks here; the registry's `baseUrl`,
+   * MCP `url` and hook `url` where the namespace lacks the private-network capability.
+   */
+  egress: EgressPolicy;
   probe: SystemProbe;
   /** The deterministic actors by model name (`echo`, `conformance`). */
   actorsByModel: ReadonlyMap<string, Actor>;
@@ -103,8 +108,6 @@ export interface FacadeDeps {
   grants?: GrantRepository | undefined;
   /** The capability service, when the composition root made it for other parts too (else made here). */
   capabilities?: CapabilityService | undefined;
-  /** Server mode: whether a URL a definition names reaches a refused address (actor baseUrl, MCP url, hook url). */
-  egress?: EgressPolicy | undefined;
 }
 
 /** What LLM actors need besides the stores the facade already has. */
@@ -205,7 +208,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       grants: deps.grants ?? NO_GRANTS,
       inspector: deps.inspector,
       settings: deps.trust ?? { mode: 'local' },
-      egress: deps.egress,
+      egress: deps.trust?.mode === 'server' ? deps.egress : undefined,
       namespaceExists: async (name) => (await deps.namespaces.get(name)) !== undefined,
       audit,
     });
@@ -330,7 +333,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   });
   const tasks = new TaskService({ tasks: deps.tasks, sessions, actors, logger: deps.logger, limits: deps.limits });
   let notifier: PushNotifier | undefined;
-  const push = new PushConfigService(deps.pushConfigs, tasks, (taskId) => notifier?.invalidate(taskId));
+  const push = new PushConfigService(deps.pushConfigs, tasks, deps.egress, (taskId) => notifier?.invalidate(taskId));
   tasks.acceptInlinePush(push);
   notifier = new PushNotifier((taskId) => push.forDelivery(taskId), deps.pushOutbox, deps.webhooks, deps.logger, {
     ...deps.push,

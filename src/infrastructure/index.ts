@@ -24,12 +24,21 @@ export { SqlitePushOutboxRepository } from './persistence/sqlite-push-outbox.rep
 export { HostSystemProbe, type SystemProbeOptions, type ProbedStorage } from './system/system.probe.js';
 export type { Storage, StorageOptions, LeasedRunnerRegistry } from './persistence/storage.js';
 export { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from './persistence/sqlite-storage.js';
+export { HttpWebhookSender, type HttpWebhookSenderOptions } from './push/http-webhook.sender.js';
 export {
-  HttpWebhookSender,
-  WebhookRefusedError,
-  isBlockedAddress,
-  type HttpWebhookSenderOptions,
-} from './push/http-webhook.sender.js';
+  EgressGuard,
+  EgressRefusedError,
+  egressRefusalOf,
+  type EgressGuardOptions,
+  type EgressLookup,
+} from './net/egress-guard.js';
+export {
+  EgressAllowlist,
+  EgressAllowlistError,
+  parseEgressAllowEntry,
+  type EgressAllowEntry,
+} from './net/egress-allowlist.js';
+export { ipBytes, isRefusedAddress, refusedAddressClass } from './net/ip-ranges.js';
 export { SqliteRegistryRepository, SqliteNamespaceRepository } from './persistence/sqlite-registry.repository.js';
 export { FsResourceInspector } from './system/fs-resource.inspector.js';
 export { SqlitePlanRepository } from './persistence/sqlite-plan.repository.js';

@@ -28,6 +28,7 @@ import {
   maskedPaths,
   readOnlyPathProblem,
   GitSandboxManager,
+  EgressGuard,
   HttpWebhookSender,
   HostSystemProbe,
   LocalHookRunner,
@@ -45,6 +46,7 @@ import { buildMethodTable } from '../protocol/a2a/method-table.js';
 import { TickBatchedDestination } from './log-destination.js';
 import { Dispatcher } from '../protocol/server/dispatcher.js';
 import { envInt } from './limits-config.js';
+import { egressSettings } from './egress-config.js';
 import { configDir, databaseFile, tokenFile } from './paths.js';
 import { StartupError } from './startup-errors.js';
 import { httpSyncRemote } from './sync-remote.js';
@@ -59,8 +61,12 @@ export interface AppOptions {
   card: Omit<AgentCardOptions, 'name' | 'description' | 'version' | 'pushNotifications'>;
   tokenFile?: string | undefined;
   validateResults?: boolean;
-  /** Hosts webhooks may target even when they resolve to loopback/private addresses. */
-  pushAllowHosts?: readonly string[];
+  /**
+   * `--allow-egress` entries (HOST or HOST:PORT): hosts outbound requests may reach even when they
+   * are, or resolve to, internal addresses. CLEVERAGENTS_ALLOW_EGRESS (and the deprecated
+   * CLEVERAGENTS_PUSH_ALLOW_HOSTS) add to them.
+   */
+  allowEgress?: readonly string[];
   conformanceStepMs?: number;
   /** What a client may send (missing ones: DEFAULT_LIMITS). */
   limits?: Partial<PayloadLimits>;
@@ -168,6 +174,13 @@ async function openStorage(
 /** The composition root: the only place that knows every layer. */
 export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
+  // Checked before anything opens: a malformed entry is a start-up error and changes nothing.
+  const egressConfig = egressSettings(opts.allowEgress);
+  if (egressConfig.deprecatedAlias)
+    logger.warn(
+      { setting: 'CLEVERAGENTS_PUSH_ALLOW_HOSTS' },
+      'CLEVERAGENTS_PUSH_ALLOW_HOSTS is deprecated: use CLEVERAGENTS_ALLOW_EGRESS (or agents serve --allow-egress)',
+    );
   const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
   // Discovery runs while the database opens; a failure does not stop the start (retried later).
   const discovering = opts.oidc ? tryDiscovery(opts.oidc, logger) : Promise.resolve(undefined);
@@ -195,18 +208,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const actorsByModel = builtinActorsByModel({ conformance: stepMs !== undefined ? { stepMs } : {} });
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
   const server = opts.card.auth === 'bearer';
-  const webhooks = new HttpWebhookSender({
-    allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS'),
-  });
-  const egress = server
-    ? {
-        refusal: (url: string) =>
-          webhooks.check(url).then(
-            () => undefined,
-            (err: Error) => (err.name === 'WebhookRefusedError' ? err.message : undefined),
-          ),
-      }
-    : undefined;
+  // One guard for every outbound URL a definition or a request names. Local mode (no
+  // authentication: the machine's own user) lets LLM endpoints reach the user's own services (an
+  // Ollama on 127.0.0.1); webhooks and hooks pass the guard in both modes.
+  const egress = new EgressGuard({ allow: egressConfig.allowlist });
+  const webhooks = new HttpWebhookSender({ guard: egress });
   const inspector = new FsResourceInspector();
   // What a member's definitions may make the server do is what an administrator granted (issue #35).
   const capabilities = new CapabilityService({
@@ -219,7 +225,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
           hiddenPaths: [{ path: opts.dataDir, label: '<data dir>' }],
         }
       : { mode: 'local' },
-    egress,
+    // A definition's URL that reaches a private address needs private-network on a server only.
+    egress: server ? egress : undefined,
     namespaceExists: async (name) => (await storage.namespaces.get(name)) !== undefined,
     audit: new AuditService(storage.audit, logger),
   });
@@ -234,6 +241,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
             privateNetwork: use !== undefined && (await capabilities.holds(use.namespace, 'private-network')),
           }),
           confinement: { prepare: (inv) => confinement.prepare(inv), scratchRoot: join(opts.dataDir, 'mcp') },
+          guardedFetch: egress.fetch,
         }
       : {}),
   });
@@ -267,8 +275,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     sandboxes: new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes') }),
     tools: new BuiltinToolRunner({ confinement }),
     webhooks,
-    // Hook commands run confined like every command; hook webhooks pass the push webhooks' URL check.
-    hookRunner: new LocalHookRunner({ confinement, urlGuard: webhooks }),
+    egress,
+    // Hook commands run confined like every command; hook webhooks pass the egress guard.
+    hookRunner: new LocalHookRunner({ confinement, egress }),
     probe: new HostSystemProbe({
       storage,
       dataDir: opts.dataDir,
@@ -282,7 +291,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     defaultActor,
     limits,
     llm: {
-      models: new AiSdkLanguageModels(retryBaseMs !== undefined ? { retryBaseMs } : {}),
+      models: new AiSdkLanguageModels({
+        ...(retryBaseMs !== undefined ? { retryBaseMs } : {}),
+        ...(server ? { guard: egress } : {}),
+      }),
       keys: new EnvFileApiKeys({ env: opts.env ?? process.env }),
       tokens,
       validator: new AjvSchemaValidator(),
@@ -395,6 +407,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       await Promise.race([facade.notifier.stop(), grace(1000)]);
       await mcp.close().catch((err: unknown) => logger.warn({ err }, 'stopping the MCP servers failed'));
       await runners.stop().catch((err: unknown) => logger.warn({ err }, 'giving up the runner lease failed'));
+      await egress.close().catch(() => {});
       await storage.close();
     },
   };
@@ -480,11 +493,4 @@ function readOnlyPaths(flags: readonly string[], hidden: readonly string[]): str
       );
   }
   return [...new Set(given.map(([p]) => resolve(p)))];
-}
-
-function envList(name: string): string[] {
-  return (process.env[name] ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
 }

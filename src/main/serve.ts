@@ -9,6 +9,7 @@ import { A2aHttpServer } from '../protocol/server/http.server.js';
 import { A2aStdioServer } from '../protocol/server/stdio.server.js';
 import { isPostgresUrl, redactUrl } from '../infrastructure/index.js';
 import { buildApp, createLogger, type App, type OidcOptions } from './app.js';
+import { egressSettings } from './egress-config.js';
 import { envInt, installBackstop, resolveLimits } from './limits-config.js';
 import { databaseFile, resolveDataDir, tokenFile } from './paths.js';
 import { describeStartupError, StartupError, type StartupContext } from './startup-errors.js';
@@ -76,6 +77,7 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
   const retention = startup(ctx, () => retentionPolicy(opts));
   const limits = startup(ctx, () => resolveLimits(opts));
   const database = startup(ctx, () => databaseOptions(opts));
+  startup(ctx, () => egressSettings(opts.allowEgress));
   if (database.databaseUrl) ctx.databaseUrl = redactUrl(database.databaseUrl);
   const app = await startupAsync(ctx, () =>
     buildApp({
@@ -85,6 +87,7 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
       limits,
       ...database,
       confinement: { readOnlyPaths: opts.readOnlyPaths },
+      ...(opts.allowEgress ? { allowEgress: opts.allowEgress } : {}),
       card: { endpoint: 'stdio://local', auth: 'none' },
     }),
   );
@@ -157,6 +160,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   const authFailures = startup(ctx, () => envInt('CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE', 0, 1_000_000) ?? 10);
   const oidc = startup(ctx, () => oidcOptions(opts));
   const database = startup(ctx, () => databaseOptions(opts));
+  const egress = startup(ctx, () => egressSettings(opts.allowEgress));
   if (database.databaseUrl) ctx.databaseUrl = redactUrl(database.databaseUrl);
   const given = opts.token ?? process.env['CLEVERAGENTS_SERVER_TOKEN'];
   if (given !== undefined)
@@ -175,6 +179,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
       oidc,
       ...database,
       confinement: { readOnlyPaths: opts.readOnlyPaths },
+      ...(opts.allowEgress ? { allowEgress: opts.allowEgress } : {}),
       card: { endpoint: publicUrl ? `${publicUrl}/a2a` : `${base}:${opts.port}/a2a`, auth: 'bearer' },
     }),
   );
@@ -215,6 +220,8 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
     process.stderr.write(`Using the server token stored in ${file}\n`);
   }
   if (oidc) process.stderr.write(`accepting JWTs of ${oidc.issuer} for audience ${oidc.audience}\n`);
+  if (egress.entries.length > 0)
+    process.stderr.write(`outbound requests may reach these internal hosts: ${egress.entries.join(', ')}\n`);
   process.stderr.write(
     admin.created
       ? `Created the administrator ${admin.user} (an owner of local/); the server token is their key. Make keys for others with: agents user add <name>\n`

@@ -9,7 +9,15 @@ import { rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { A2AClient, cancelTask, createPushConfig, getTask, sendMessage } from '../../src/protocol/client/index.js';
+import {
+  A2AClient,
+  A2AClientError,
+  cancelTask,
+  createPushConfig,
+  getTask,
+  listPushConfigs,
+  sendMessage,
+} from '../../src/protocol/client/index.js';
 import { eventually, startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.js';
 
 describe('push notification delivery', () => {
@@ -44,9 +52,14 @@ describe('push notification delivery', () => {
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    const env = { ...process.env, CLEVERAGENTS_PUSH_ALLOW_HOSTS: '127.0.0.1' };
+    // The deprecated name of the allowlist still works (CLEVERAGENTS_ALLOW_EGRESS is its successor).
+    const env = { ...process.env, CLEVERAGENTS_ALLOW_EGRESS: '', CLEVERAGENTS_PUSH_ALLOW_HOSTS: '127.0.0.1' };
     server = await startHttpServer({ dataDir: dir, defaultActor: 'builtin/conformance', env });
-    blockedServer = await startHttpServer({ dataDir: dir2, defaultActor: 'builtin/conformance' });
+    blockedServer = await startHttpServer({
+      dataDir: dir2,
+      defaultActor: 'builtin/conformance',
+      env: { ...process.env, CLEVERAGENTS_ALLOW_EGRESS: '', CLEVERAGENTS_PUSH_ALLOW_HOSTS: '' },
+    });
   });
   after(async () => {
     await server.stop();
@@ -77,17 +90,80 @@ describe('push notification delivery', () => {
     assert.equal(got[0]?.headers['authorization'], 'Bearer receiver-secret');
   });
 
-  it('never delivers to a loopback address that is not allowlisted', async () => {
+  /** A -32602 naming the field, whose message carries the egress guard's reason. */
+  const refusedAt =
+    (field: string, why: RegExp) =>
+    (err: unknown): boolean => {
+      assert.ok(err instanceof A2AClientError, String(err));
+      assert.equal(err.code, -32602);
+      assert.match(err.message, /^The push notification URL is refused: egress to /);
+      assert.match(err.message, why);
+      assert.deepEqual(
+        err.fieldViolations.map((f) => f.field),
+        [field],
+      );
+      return true;
+    };
+
+  it('refuses at create time a webhook aimed at a loopback address that is not allowlisted, and delivers nothing', async () => {
     const before = received.length;
     const client = A2AClient.remote({ url: blockedServer.baseUrl, token: TOKEN });
     const r = await client.call(sendMessage, {
       message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'stay' }] },
     });
     assert.ok('task' in r);
-    await client.call(createPushConfig, { taskId: r.task.id, url: hookUrl });
+    const port = new URL(hookUrl).port;
+    await assert.rejects(
+      client.call(createPushConfig, { taskId: r.task.id, url: hookUrl }),
+      refusedAt(
+        'url',
+        new RegExp(
+          `egress to 127\\.0\\.0\\.1 is refused: it is a loopback address; a server administrator may allow it with \`agents serve --allow-egress 127\\.0\\.0\\.1:${port}\``,
+        ),
+      ),
+    );
+    const listed = await client.call(listPushConfigs, { taskId: r.task.id });
+    assert.deepEqual(listed.configs, [], 'nothing was stored');
     await client.call(cancelTask, { id: r.task.id });
-    await new Promise((res) => setTimeout(res, 600));
     assert.equal(received.length, before);
+  });
+
+  it('refuses at create time the NAT64 and IPv4-compatible spellings of loopback, even where 127.0.0.1 is allowlisted', async () => {
+    const client = A2AClient.remote({ url: server.baseUrl, token: TOKEN });
+    const r = await client.call(sendMessage, {
+      message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'stay' }] },
+    });
+    assert.ok('task' in r);
+    await assert.rejects(
+      client.call(createPushConfig, { taskId: r.task.id, url: 'http://[64:ff9b::7f00:1]/' }),
+      refusedAt(
+        'url',
+        /egress to \[64:ff9b::7f00:1\] is refused: it is a NAT64 form of 127\.0\.0\.1, a loopback address/,
+      ),
+    );
+    await assert.rejects(
+      client.call(createPushConfig, { taskId: r.task.id, url: 'http://[::127.0.0.1]:8080/hook' }),
+      refusedAt('url', /IPv4-compatible form of 127\.0\.0\.1.*--allow-egress \[::7f00:1\]:8080/),
+    );
+    await client.call(cancelTask, { id: r.task.id });
+  });
+
+  it('refuses an inline config aimed at a refused address before anything is stored', async () => {
+    const client = A2AClient.remote({ url: blockedServer.baseUrl, token: TOKEN });
+    const messageId = randomUUID();
+    await assert.rejects(
+      client.call(sendMessage, {
+        message: { messageId, role: 'ROLE_USER', parts: [{ text: 'x' }] },
+        configuration: { taskPushNotificationConfig: { url: 'http://169.254.169.254/latest' } },
+      }),
+      refusedAt(
+        'configuration.taskPushNotificationConfig.url',
+        /egress to 169\.254\.169\.254 is refused: it is a link-local address/,
+      ),
+    );
+    // Nothing was stored under that message: the same id without the config now starts the task.
+    const r = await client.call(sendMessage, { message: { messageId, role: 'ROLE_USER', parts: [{ text: 'x' }] } });
+    assert.ok('task' in r);
   });
 
   const statesFor = (taskId: string): string[] =>
@@ -141,7 +217,7 @@ describe('push notification delivery', () => {
 
   it('keeps deliveries pending across a SIGKILL: after the restart the receiver gets them, in order', async () => {
     const dataDir = tempDir();
-    const env = { ...process.env, CLEVERAGENTS_PUSH_ALLOW_HOSTS: '127.0.0.1', CLEVERAGENTS_CONFORMANCE_STEP_MS: '50' };
+    const env = { ...process.env, CLEVERAGENTS_ALLOW_EGRESS: '127.0.0.1', CLEVERAGENTS_CONFORMANCE_STEP_MS: '50' };
     let killed = await startHttpServer({ dataDir, defaultActor: 'builtin/conformance', env });
     try {
       let client = A2AClient.remote({ url: killed.baseUrl, token: TOKEN });

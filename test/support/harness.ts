@@ -125,6 +125,13 @@ export interface HttpServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/**
+ * What a test server's administrator allowlists for outbound requests: the fake LLMs, MCP servers
+ * and webhook receivers the tests run on this machine. A test of the egress guard itself sets
+ * CLEVERAGENTS_ALLOW_EGRESS to '' (or to what it needs) in the env it passes.
+ */
+export const TEST_EGRESS_ALLOWLIST = '127.0.0.1,localhost';
+
 /** Starts `agents serve` on a free loopback port and waits for its "listening on" line. */
 export async function startHttpServer(opts: {
   dataDir: string;
@@ -145,7 +152,8 @@ export async function startHttpServer(opts: {
     ...(opts.defaultActor ? ['--default-actor', opts.defaultActor] : []),
     ...(opts.args ?? []),
   ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? process.env });
+  const env = { CLEVERAGENTS_ALLOW_EGRESS: TEST_EGRESS_ALLOWLIST, ...(opts.env ?? process.env) };
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let err = '';
   child.stderr?.on('data', (c: Buffer) => (err += c.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

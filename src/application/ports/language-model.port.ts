@@ -48,6 +48,17 @@ export interface ModelRequest {
   tools: ModelTool[];
   /** Aborting it aborts the HTTP request at once (the stream then ends with a `cancelled` failure). */
   signal: AbortSignal;
+  /**
+   * The actor's namespace holds the private-network capability (or this is local mode): the
+   * endpoint may be a loopback or private address. Absent or false: every connection passes the
+   * server's egress guard (internal addresses refused unless allowlisted).
+   */
+  privateNetwork?: boolean | undefined;
+}
+
+/** How an endpoint check may connect (see ModelRequest.privateNetwork). */
+export interface EndpointAccess {
+  privateNetwork?: boolean | undefined;
 }
 
 export interface ModelUsage {
@@ -115,7 +126,12 @@ export interface LanguageModels {
    */
   stream(req: ModelRequest): AsyncIterable<ModelEvent>;
   /** Whether the endpoint answers and takes the key (without generating text where possible). */
-  check(actor: ActorDefinition, apiKey: string | undefined, signal: AbortSignal): Promise<EndpointCheck>;
+  check(
+    actor: ActorDefinition,
+    apiKey: string | undefined,
+    signal: AbortSignal,
+    access?: EndpointAccess,
+  ): Promise<EndpointCheck>;
 }
 
 /** Where an actor's key is, and whether it is there. The key itself never leaves this and the request. */

@@ -2,15 +2,21 @@ import type { TaskPushNotificationConfig } from '../../domain/a2a.model.js';
 import { AppError } from '../../domain/errors.js';
 import { newId, SAFE_ID } from '../../domain/ids.js';
 import { pageOf } from '../../domain/paging.js';
+import type { EgressPolicy } from '../ports/egress.port.js';
 import type { Principal } from '../ports/principal.js';
 import type { PushConfigRepository, StoredPushConfig } from '../ports/push-config.repository.port.js';
 import type { InlinePushRegistrar, TaskService } from '../tasks/task.service.js';
 
-/** Push-notification configurations of tasks (A2A §3.1.7–3.1.10). */
+/**
+ * Push-notification configurations of tasks (A2A §3.1.7–3.1.10). A webhook the egress policy
+ * refuses is refused when the config is created, with the reason: delivery would refuse it too,
+ * and a config that is accepted and then silently never delivered helps nobody.
+ */
 export class PushConfigService implements InlinePushRegistrar {
   constructor(
     private readonly repo: PushConfigRepository,
     private readonly tasks: TaskService,
+    private readonly egress: EgressPolicy,
     private readonly onChange: (taskId: string) => void = () => {},
   ) {}
 
@@ -22,6 +28,7 @@ export class PushConfigService implements InlinePushRegistrar {
       });
     }
     const stored = toStored(taskId, config, 'id');
+    await this.refuseTarget(config.url, 'url');
     await this.repo.put(stored);
     this.onChange(taskId);
     return redact(stored);
@@ -29,11 +36,13 @@ export class PushConfigService implements InlinePushRegistrar {
 
   /**
    * An inline config of a send (`configuration.taskPushNotificationConfig`), registered for the
-   * task it creates or continues: validated now, stored by the returned write, which the task
-   * service issues with the task's creation so that no event of the turn precedes it.
+   * task it creates or continues: validated now (its webhook too), stored by the returned write,
+   * which the task service issues with the task's creation so that no event of the turn precedes it.
    */
-  prepare(taskId: string, config: TaskPushNotificationConfig): () => Promise<void> {
-    const stored = toStored(taskId, { ...config, taskId }, 'configuration.taskPushNotificationConfig.id');
+  async prepare(taskId: string, config: TaskPushNotificationConfig): Promise<() => Promise<void>> {
+    const field = 'configuration.taskPushNotificationConfig';
+    const stored = toStored(taskId, { ...config, taskId }, `${field}.id`);
+    await this.refuseTarget(config.url, `${field}.url`);
     return async () => {
       await this.repo.put(stored);
       this.onChange(taskId);
@@ -72,6 +81,15 @@ export class PushConfigService implements InlinePushRegistrar {
     // Idempotent: deleting what is already gone succeeds.
     await this.repo.delete(taskId, id);
     this.onChange(taskId);
+  }
+
+  /** INVALID_PARAMS naming the field when the webhook may not be reached (the egress policy's reason). */
+  private async refuseTarget(url: string, field: string): Promise<void> {
+    const why = await this.egress.refusal(url);
+    if (why === undefined) return;
+    throw new AppError('INVALID_PARAMS', `The push notification URL is refused: ${why}`, {
+      fields: [{ field, description: why }],
+    });
   }
 
   /** Configs to deliver to, with their secrets (internal use by the notifier). */

@@ -130,6 +130,9 @@ export class MessageIntake {
     if (incoming.taskId) return this.acceptFollowUp(input, incoming.taskId, principal, key);
     const { tasks, sessions, live: registry } = this.deps;
     const inlinePush = input.configuration?.taskPushNotificationConfig;
+    // The inline config is checked before anything is stored (a refused webhook stores nothing).
+    const taskId = newId();
+    const storePush = inlinePush && (await this.preparePush(taskId, inlinePush, principal));
 
     await this.deps.owned.refuseChat(incoming.contextId);
     const { session, stored: sessionStored } = await sessions.resolveForMessage(incoming.contextId, principal);
@@ -141,7 +144,6 @@ export class MessageIntake {
       return { direct: { ...direct, contextId: session.id } };
     }
 
-    const taskId = newId();
     const stamped: Message = { ...message, taskId };
     const task: Task = {
       id: taskId,
@@ -150,7 +152,6 @@ export class MessageIntake {
       history: [stamped],
     };
     if (input.metadata && Object.keys(input.metadata).length > 0) task.metadata = input.metadata;
-    const storePush = inlinePush && this.preparePush(taskId, inlinePush, principal);
     // The task row (and a new session's, the message key and an inline push config) is stored in
     // the same group commit as the first events of the turn: the turn may start at once, because
     // every delivery waits behind the rows (the chain starts with them) and callers answer only
@@ -182,6 +183,8 @@ export class MessageIntake {
     const incoming = input.message;
     const registry = this.deps.live;
     const inlinePush = input.configuration?.taskPushNotificationConfig;
+    // Checked before the task is taken: the check may wait for a name lookup.
+    const storePush = inlinePush && (await this.preparePush(taskId, inlinePush, principal));
     const live = await registry.acquire(taskId, principal);
     const task = live.task;
     if (incoming.contextId && incoming.contextId !== task.contextId) {
@@ -209,13 +212,6 @@ export class MessageIntake {
       (await this.deps.owned.inputFor(live, incoming, principal)) ??
       (await this.actorFor((await this.deps.sessions.find(task.contextId))?.actor));
     const message: Message = { ...incoming, taskId: task.id, contextId: task.contextId };
-    let storePush: (() => Promise<void>) | undefined;
-    try {
-      storePush = inlinePush && this.preparePush(task.id, inlinePush, principal);
-    } catch (err) {
-      registry.release(live);
-      throw err;
-    }
     (task.history ??= []).push(message);
     const seq = live.seq;
     // Stored as its view (the recorder's snapshots are too): GetTask may send the stored text as it is.
@@ -242,7 +238,11 @@ export class MessageIntake {
     return { live, actor, message, isFollowUp: true };
   }
 
-  private preparePush(taskId: string, config: TaskPushNotificationConfig, principal: Principal): () => Promise<void> {
+  private async preparePush(
+    taskId: string,
+    config: TaskPushNotificationConfig,
+    principal: Principal,
+  ): Promise<() => Promise<void>> {
     if (!this.inlinePush)
       throw new AppError('PUSH_NOT_SUPPORTED', 'Push notifications are not supported by this agent');
     return this.inlinePush.prepare(taskId, config, principal);

@@ -61,12 +61,12 @@ export interface ContextOwner {
 
 /**
  * Registers the push config given inline with a send (`configuration.taskPushNotificationConfig`):
- * `prepare` validates it (throwing INVALID_PARAMS before anything is stored) and returns the write
- * that stores it, which the task service issues together with the task's creation, before the turn
- * can produce an event.
+ * `prepare` validates it — its webhook too, which may need a name lookup, hence async — (rejecting
+ * with INVALID_PARAMS before anything is stored) and returns the write that stores it, which the
+ * task service issues together with the task's creation, before the turn can produce an event.
  */
 export interface InlinePushRegistrar {
-  prepare(taskId: string, config: TaskPushNotificationConfig, principal: Principal): () => Promise<void>;
+  prepare(taskId: string, config: TaskPushNotificationConfig, principal: Principal): Promise<() => Promise<void>>;
 }
 
 /** Observes every event of every task after it is stored (push notifications use this). */

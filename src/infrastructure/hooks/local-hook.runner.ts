@@ -1,14 +1,16 @@
 /**
  * Runs hooks on this machine: a command confined like every command an actor or a plan runs
  * (tools/confinement.ts: the allowlisted environment only, no network unless allowed, writes only
- * in its work directory), the event JSON on its stdin; a webhook as one POST of the event JSON,
- * its URL checked like a push webhook's (no loopback or private addresses unless allowed, no
- * redirects followed). A hook's own failure is an outcome (`failure`), never a throw.
+ * in its work directory), the event JSON on its stdin; a webhook as one POST of the event JSON
+ * through the egress guard, like a push webhook (no loopback or private addresses unless
+ * allowlisted, checked before the request and again when it connects; no redirects followed). A
+ * hook's own failure is an outcome (`failure`), never a throw.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HookInvocation, HookOutcome, HookRunner } from '../../application/index.js';
+import { egressRefusalOf, type EgressGuard } from '../net/egress-guard.js';
 import type { CommandConfinement } from '../tools/confinement.js';
 import { runConfined } from '../tools/process-runner.js';
 
@@ -17,8 +19,8 @@ const MAX_WEBHOOK_BODY = 64 * 1024;
 
 export interface LocalHookRunnerOptions {
   confinement: CommandConfinement;
-  /** Checks a webhook URL (HttpWebhookSender.check): throws when it may not be reached. */
-  urlGuard: { check(url: string): Promise<URL> };
+  /** Checks a webhook's URL (throws when it may not be reached) and sends it through the guard. */
+  egress: Pick<EgressGuard, 'check' | 'fetch'>;
   /** Where a command without a work directory of its own gets an empty one (default: the OS tmpdir). */
   scratchRoot?: string | undefined;
 }
@@ -71,14 +73,14 @@ export class LocalHookRunner implements HookRunner {
     if (!hook) return { answer: '', output: '', failure: 'it names neither a command nor a webhook' };
     let target: URL;
     try {
-      target = await this.opts.urlGuard.check(hook.url);
+      target = await this.opts.egress.check(hook.url);
     } catch (err) {
       return { answer: '', output: '', failure: `its URL is refused: ${(err as Error).message}` };
     }
     const timeout = AbortSignal.timeout(inv.timeoutMs);
     const signal = AbortSignal.any([inv.signal, timeout]);
     try {
-      const res = await fetch(target, {
+      const res = await this.opts.egress.fetch(target, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...hook.headers },
         body: inv.payload,
@@ -97,6 +99,8 @@ export class LocalHookRunner implements HookRunner {
     } catch (err) {
       if (timeout.aborted) return { answer: '', output: '', failure: `it timed out after ${inv.timeoutMs / 1000} s` };
       if (inv.signal.aborted) return { answer: '', output: '', failure: 'it was cancelled' };
+      const refusal = egressRefusalOf(err);
+      if (refusal) return { answer: '', output: '', failure: `its URL is refused: ${refusal.message}` };
       const cause = (err as { cause?: { message?: string } }).cause?.message;
       return {
         answer: '',

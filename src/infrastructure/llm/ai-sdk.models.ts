@@ -13,6 +13,7 @@ import type { createAnthropic } from '@ai-sdk/anthropic';
 import { actorEndpoint, LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../domain/registry/entities.js';
 import {
   ProviderFailure,
+  type EndpointAccess,
   type EndpointCheck,
   type FinishReason,
   type LanguageModels,
@@ -23,6 +24,7 @@ import {
 import {
   cancelled,
   classify,
+  egressRefusal,
   keyHint,
   networkReason,
   providerMessage,
@@ -38,8 +40,14 @@ type StreamPart = Awaited<ReturnType<ProviderModel['doStream']>>['stream'] exten
 type Prompt = CallOptions['prompt'];
 
 export interface AiSdkLanguageModelsOptions {
-  /** The fetch the providers use (tests only; default the global fetch). */
+  /** The fetch the providers use where no guard applies (tests only; default the global fetch). */
   fetch?: typeof fetch;
+  /**
+   * Server mode: the egress guard's fetch (net/egress-guard.ts), used for every provider request
+   * and check unless the request says the actor may reach private networks. Absent (local mode):
+   * endpoints on loopback and private addresses are the user's own (their Ollama on 127.0.0.1).
+   */
+  guard?: { fetch: typeof fetch };
   /** The first retry's wait (doubled for each next one) when the endpoint names none. Default 1000. */
   retryBaseMs?: number;
 }
@@ -118,6 +126,7 @@ class AttemptAborted extends Error {}
 
 export class AiSdkLanguageModels implements LanguageModels {
   private readonly fetchImpl: typeof fetch | undefined;
+  private readonly guardFetch: typeof fetch | undefined;
   private readonly retryBaseMs: number;
   /**
    * Provider models by what they are made of: building one costs the SDK's response schemas (zod,
@@ -127,6 +136,7 @@ export class AiSdkLanguageModels implements LanguageModels {
 
   constructor(options: AiSdkLanguageModelsOptions = {}) {
     this.fetchImpl = options.fetch;
+    this.guardFetch = options.guard?.fetch;
     this.retryBaseMs = options.retryBaseMs ?? 1000;
   }
 
@@ -145,7 +155,7 @@ export class AiSdkLanguageModels implements LanguageModels {
     const deadline = Date.now() + timeoutMs;
     const baseUrl = baseUrlOf(actor);
     if (req.signal.aborted) throw cancelled();
-    const model = await this.model(actor, req.apiKey).catch((err: unknown) => {
+    const model = await this.model(actor, req.apiKey, this.fetchFor(req)).catch((err: unknown) => {
       if (err instanceof ProviderFailure) throw err;
       throw new ProviderFailure(
         'protocol',
@@ -207,7 +217,12 @@ export class AiSdkLanguageModels implements LanguageModels {
     }
   }
 
-  async check(actor: ActorDefinition, apiKey: string | undefined, signal: AbortSignal): Promise<EndpointCheck> {
+  async check(
+    actor: ActorDefinition,
+    apiKey: string | undefined,
+    signal: AbortSignal,
+    access: EndpointAccess = {},
+  ): Promise<EndpointCheck> {
     const baseUrl = baseUrlOf(actor);
     const url = `${baseUrl.replace(/\/+$/, '')}/models`;
     const headers: Record<string, string> =
@@ -219,9 +234,11 @@ export class AiSdkLanguageModels implements LanguageModels {
     const timeout = AbortSignal.timeout(CHECK_TIMEOUT_MS);
     let res: Response;
     try {
-      res = await (this.fetchImpl ?? fetch)(url, { headers, signal: AbortSignal.any([signal, timeout]) });
+      res = await (this.fetchFor(access) ?? fetch)(url, { headers, signal: AbortSignal.any([signal, timeout]) });
     } catch (err) {
       if (signal.aborted) return { ok: false, detail: 'the check was cancelled' };
+      const refused = egressRefusal(err);
+      if (refused) return { ok: false, detail: `cannot reach ${baseUrl}: ${refused.message}`, hint: refused.hint };
       if (timeout.aborted)
         return {
           ok: false,
@@ -255,13 +272,23 @@ export class AiSdkLanguageModels implements LanguageModels {
     };
   }
 
-  /** The provider model of an actor, made once per endpoint, model and key. */
-  private model(actor: ActorDefinition, apiKey: string | undefined): Promise<ProviderModel> {
+  /** The fetch a request goes through: the guard's unless the actor may reach private networks. */
+  private fetchFor(access: EndpointAccess): typeof fetch | undefined {
+    return this.guardFetch && access.privateNetwork !== true ? this.guardFetch : this.fetchImpl;
+  }
+
+  /** The provider model of an actor, made once per endpoint, model, key and fetch. */
+  private model(
+    actor: ActorDefinition,
+    apiKey: string | undefined,
+    fetchImpl: typeof fetch | undefined,
+  ): Promise<ProviderModel> {
     // The key is compared, never part of the map's key (no string of ours ever holds it).
-    const id = JSON.stringify([actor.provider, baseUrlOf(actor), actor.model]);
+    const guarded = fetchImpl !== undefined && fetchImpl === this.guardFetch;
+    const id = JSON.stringify([actor.provider, baseUrlOf(actor), actor.model, guarded]);
     const hit = this.models.get(id);
     if (hit && hit.apiKey === apiKey) return hit.model;
-    const model = this.makeModel(actor, apiKey);
+    const model = this.makeModel(actor, apiKey, fetchImpl);
     this.models.delete(id);
     if (this.models.size >= MAX_CACHED_MODELS) this.models.delete(this.models.keys().next().value as string);
     const entry = { apiKey, model };
@@ -273,9 +300,13 @@ export class AiSdkLanguageModels implements LanguageModels {
     return model;
   }
 
-  private async makeModel(actor: ActorDefinition, apiKey: string | undefined): Promise<ProviderModel> {
+  private async makeModel(
+    actor: ActorDefinition,
+    apiKey: string | undefined,
+    fetchImpl: typeof fetch | undefined,
+  ): Promise<ProviderModel> {
     const baseURL = baseUrlOf(actor);
-    const fetchOpt = this.fetchImpl ? { fetch: this.fetchImpl } : {};
+    const fetchOpt = fetchImpl ? { fetch: fetchImpl } : {};
     if (actor.provider === 'anthropic') {
       const { createAnthropic } = await import('@ai-sdk/anthropic');
       // An empty key sends an empty x-api-key (the SDK would read $ANTHROPIC_API_KEY otherwise).

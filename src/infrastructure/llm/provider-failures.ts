@@ -5,6 +5,7 @@
  */
 import type { ActorDefinition } from '../../domain/registry/entities.js';
 import { ProviderFailure, type ProviderFailureKind } from '../../application/index.js';
+import { egressRefusalOf } from '../net/egress-guard.js';
 
 /** How endpoints say the prompt is too long: OpenAI, vLLM, Anthropic, llama.cpp, Ollama. */
 const CONTEXT_WINDOW =
@@ -57,6 +58,13 @@ export function classify(
   // an error event in the stream: worth another attempt when it says overloaded or rate-limited
   if (err instanceof ProviderFailure)
     return { failure: err, retryable: err.kind === 'server' || err.kind === 'rate-limit' };
+  // The egress guard refused the connection: the same answer on every attempt, so none is retried.
+  const refused = egressRefusal(err);
+  if (refused)
+    return {
+      failure: new ProviderFailure('network', `cannot reach ${baseUrl}: ${refused.message}`, refused.hint),
+      retryable: false,
+    };
   if (timedOut)
     return {
       failure: new ProviderFailure(
@@ -234,6 +242,17 @@ export function networkReason(err: unknown): string {
   const m = inner instanceof Error ? inner.message : String(inner);
   if (m === 'bad port') return 'the port is one fetch refuses to use (bad port)';
   return short(m.replace(/^Cannot connect to API: /, ''));
+}
+
+/** The egress guard's refusal inside a failed request (its reason and what to do), if that is why it failed. */
+export function egressRefusal(err: unknown): { message: string; hint: string } | undefined {
+  const refused = egressRefusalOf(err);
+  if (!refused) return undefined;
+  return {
+    message: refused.message,
+    // The message already names the allowlist entry; the other way is the namespace's grant.
+    hint: "or a server administrator may grant the actor's namespace private-network (agents namespace grant <namespace> private-network)",
+  };
 }
 
 export function keyHint(actor: ActorDefinition): string {

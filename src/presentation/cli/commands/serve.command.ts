@@ -39,6 +39,12 @@ export interface ServeOptions {
   /** Server mode: the directory holding each namespace's workspace (`<dir>/<namespace>`). */
   workspaceRoot?: string;
   /**
+   * `--allow-egress HOST[:PORT]` (repeatable): hosts outbound requests (LLM endpoints, MCP servers,
+   * webhooks) may reach although they are loopback or private; the composition root adds
+   * CLEVERAGENTS_ALLOW_EGRESS.
+   */
+  allowEgress?: string[];
+  /**
    * Stdio: open nothing until the client writes (the CLI spawns its agent before it knows it
    * needs one, presentation/cli/early-agent.ts); a client that closes stdin first ends it.
    */
@@ -130,6 +136,11 @@ export function registerServe(
       'store everything in PostgreSQL, postgres://user:password@host:5432/db (env CLEVERAGENTS_DATABASE_URL; default: SQLite in the data dir)',
     )
     .option(
+      '--allow-egress <host[:port]>',
+      'let outbound requests (LLM endpoints, MCP servers, webhooks) reach this loopback or private host, every port without :port (repeatable; env CLEVERAGENTS_ALLOW_EGRESS, comma-separated)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
       '--database-pool <n>',
       'PostgreSQL connections of this instance (env CLEVERAGENTS_DATABASE_POOL; default 10)',
       intOption(1, 1000),
@@ -164,6 +175,7 @@ export function registerServe(
       if (f.databaseUrl !== undefined) opts.databaseUrl = f.databaseUrl;
       if (f.databasePool !== undefined) opts.databasePool = f.databasePool;
       if (f.workspaceRoot !== undefined) opts.workspaceRoot = f.workspaceRoot;
+      if (f.allowEgress !== undefined) opts.allowEgress = f.allowEgress;
       if (f.awaitClient === true) opts.awaitClient = true;
       if (f.readOnlyPath !== undefined) opts.readOnlyPaths = f.readOnlyPath;
       try {

@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CommandConfinement, HttpWebhookSender, LocalHookRunner } from '../../../../src/infrastructure/index.js';
+import { CommandConfinement, EgressGuard, LocalHookRunner } from '../../../../src/infrastructure/index.js';
 import type { HookInvocation } from '../../../../src/application/index.js';
 import { HookDefinition } from '../../../../src/domain/registry/hook.js';
 import { freePort } from '../../../support/ports.js';
@@ -45,7 +45,7 @@ describe('the local hook runner', () => {
     assert.equal(confinement.mode, 'bubblewrap', confinement.describe());
     runner = new LocalHookRunner({
       confinement,
-      urlGuard: new HttpWebhookSender({ allowHosts: ['127.0.0.1'] }),
+      egress: new EgressGuard({ allow: ['127.0.0.1'] }),
       scratchRoot: work,
     });
     server = http.createServer((req, res) => {
@@ -118,10 +118,13 @@ describe('the local hook runner', () => {
   it('a webhook to a refused address, or nobody, fails saying why', async () => {
     const refused = new LocalHookRunner({
       confinement: CommandConfinement.unconfined(),
-      urlGuard: new HttpWebhookSender(),
+      egress: new EgressGuard(),
     });
     const r = await refused.run(inv({ webhook: { url } }));
-    assert.match(r.failure ?? '', /^its URL is refused: webhook host 127\.0\.0\.1 resolves to 127\.0\.0\.1/);
+    assert.match(
+      r.failure ?? '',
+      /^its URL is refused: egress to 127\.0\.0\.1 is refused: it is a loopback address; a server administrator may allow it with `agents serve --allow-egress 127\.0\.0\.1:\d+`$/,
+    );
     const nobody = await runner.run(inv({ webhook: { url: `http://127.0.0.1:${await freePort()}/x` } }));
     assert.match(nobody.failure ?? '', /could not be reached/);
   });

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpWebhookSender, isBlockedAddress, WebhookRefusedError } from '../../../../src/infrastructure/index.js';
+import { EgressGuard, EgressRefusedError, HttpWebhookSender } from '../../../../src/infrastructure/index.js';
 
 interface Hit {
   method: string | undefined;
@@ -12,25 +12,25 @@ interface Hit {
 }
 
 const signal = () => AbortSignal.timeout(5000);
-const refused = (err: unknown) => err instanceof WebhookRefusedError;
+/** A refusal the notifier does not retry. */
+const refused = (err: unknown) => err instanceof EgressRefusedError && err.permanent;
 
 describe('HttpWebhookSender guard', () => {
   // A lookup that must never be consulted for IP literals, and answers fixed records otherwise.
+  const asked: string[] = [];
   const records: Record<string, string[]> = {
-    'public.example': ['93.184.216.34'],
     'internal.example': ['10.1.2.3'],
-    'mixed.example': ['93.184.216.34', '192.168.1.10'],
-    'v6.example': ['2606:4700::1111'],
     localhost: ['127.0.0.1', '::1'],
   };
   const lookup = async (host: string): Promise<string[]> => {
+    asked.push(host);
     const r = records[host];
     if (!r) throw new Error(`ENOTFOUND ${host}`);
     return r;
   };
-  const guard = new HttpWebhookSender({ lookup });
+  const sender = new HttpWebhookSender({ guard: new EgressGuard({ lookup }) });
 
-  it('refuses private, loopback and link-local addresses without sending anything', async () => {
+  it('refuses internal targets in every spelling, permanently, without sending anything', async () => {
     for (const url of [
       'http://10.0.0.1/hook',
       'http://127.0.0.1:8080/hook',
@@ -42,53 +42,26 @@ describe('HttpWebhookSender guard', () => {
       'http://[fe80::1]/',
       'http://[fd00::1]/',
       'http://[::ffff:127.0.0.1]/',
+      'http://[64:ff9b::7f00:1]/',
+      'http://[64:ff9b::127.0.0.1]/',
+      'http://[::7f00:1]/',
+      'http://[::127.0.0.1]/',
       'http://2130706433/',
+      'http://0177.0.0.1/',
     ]) {
-      await assert.rejects(guard.send(url, {}, '{}', signal()), refused, url);
+      await assert.rejects(sender.send(url, {}, '{}', signal()), refused, url);
     }
+    assert.deepEqual(asked, []);
   });
 
-  it('refuses a name when any of its addresses is internal', async () => {
-    await assert.rejects(guard.check('https://internal.example/x'), /resolves to 10\.1\.2\.3/);
-    await assert.rejects(guard.check('https://mixed.example/x'), /resolves to 192\.168\.1\.10/);
-    await assert.rejects(guard.check('http://localhost:9/x'), refused);
-  });
-
-  it('accepts public names and addresses', async () => {
-    assert.equal((await guard.check('https://public.example/a2a')).href, 'https://public.example/a2a');
-    assert.equal((await guard.check('https://v6.example/')).hostname, 'v6.example');
-    assert.equal((await guard.check('http://93.184.216.34:8443/')).port, '8443');
-  });
-
-  it('refuses schemes other than http and https, and unresolvable hosts', async () => {
-    await assert.rejects(guard.check('ftp://public.example/'), /must use http or https, not ftp/);
-    await assert.rejects(guard.check('file:///etc/passwd'), refused);
-    await assert.rejects(guard.check('not a url'), refused);
-    await assert.rejects(guard.check('https://unknown.example/'), /could not be resolved/);
-  });
-
-  it('classifies addresses', () => {
-    for (const a of [
-      '127.0.0.1',
-      '10.255.0.1',
-      '172.31.255.255',
-      '192.168.3.4',
-      '169.254.1.1',
-      '100.64.0.1',
-      '0.0.0.0',
-      '::1',
-      '::',
-      'fc00::1',
-      'fe80::abcd',
-      '::ffff:10.0.0.1',
-      '::ffff:7f00:1',
-      'not-an-ip',
-    ]) {
-      assert.equal(isBlockedAddress(a), true, a);
-    }
-    for (const a of ['8.8.8.8', '172.32.0.1', '192.169.0.1', '2001:4860:4860::8888', '::ffff:8.8.8.8']) {
-      assert.equal(isBlockedAddress(a), false, a);
-    }
+  it('refuses a name that resolves to an internal address, and what is not http(s)', async () => {
+    await assert.rejects(sender.send('https://internal.example/x', {}, '{}', signal()), /resolves to 10\.1\.2\.3/);
+    await assert.rejects(sender.send('http://localhost:9/x', {}, '{}', signal()), refused);
+    await assert.rejects(
+      sender.send('ftp://internal.example/', {}, '{}', signal()),
+      /ftp URLs are refused: only http and https/,
+    );
+    await assert.rejects(sender.send('not a url', {}, '{}', signal()), refused);
   });
 });
 
@@ -114,7 +87,7 @@ describe('HttpWebhookSender delivery', () => {
   });
   after(() => new Promise<void>((r) => server.close(() => r())));
 
-  const allowed = new HttpWebhookSender({ allowHosts: ['127.0.0.1', 'localhost'] });
+  const allowed = new HttpWebhookSender({ guard: new EgressGuard({ allow: ['127.0.0.1', 'localhost'] }) });
 
   it('POSTs the body and headers to an allowed local receiver', async () => {
     hits.length = 0;
@@ -135,7 +108,25 @@ describe('HttpWebhookSender delivery', () => {
 
   it('refuses the same receiver when loopback is not allowed', async () => {
     hits.length = 0;
-    await assert.rejects(new HttpWebhookSender().send(`${base}/hook`, {}, '{}', signal()), refused);
+    await assert.rejects(
+      new HttpWebhookSender({ guard: new EgressGuard() }).send(`${base}/hook`, {}, '{}', signal()),
+      refused,
+    );
+    assert.equal(hits.length, 0);
+  });
+
+  it('refuses, permanently, a name that rebinds to loopback between the check and the connection', async () => {
+    hits.length = 0;
+    let calls = 0;
+    const rebinding = new EgressGuard({
+      lookup: async () => (++calls === 1 ? ['93.184.216.34'] : ['127.0.0.1']),
+    });
+    const port = new URL(base).port;
+    await assert.rejects(
+      new HttpWebhookSender({ guard: rebinding }).send(`http://rebind.example:${port}/hook`, {}, '{}', signal()),
+      (err: unknown) => refused(err) && /rebind\.example is refused: it resolves to 127\.0\.0\.1/.test(String(err)),
+    );
+    assert.equal(calls, 2);
     assert.equal(hits.length, 0);
   });
 

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { PushNotifier } from '../../../../src/application/push/push-notifier.js';
 import { silentLogger, type StoredPushConfig, type WebhookSender } from '../../../../src/application/index.js';
 import type { Task } from '../../../../src/domain/a2a.model.js';
-import { HttpWebhookSender } from '../../../../src/infrastructure/index.js';
+import { EgressGuard, HttpWebhookSender } from '../../../../src/infrastructure/index.js';
 import { openPgDatabase, type PgDatabase } from '../../../../src/infrastructure/persistence/postgres/pg-database.js';
 import { PgPushOutboxRepository } from '../../../../src/infrastructure/persistence/postgres/pg-push-outbox.repository.js';
 import { PgBossPushScheduler } from '../../../../src/infrastructure/push/pg-boss.push-scheduler.js';
@@ -111,7 +111,7 @@ describe('push deliveries across two instances (pg-boss)', { skip: pgSkip() }, (
         busyRetryMs: 100,
         runMs: 2000,
       });
-      const http = new HttpWebhookSender({ allowHosts: ['127.0.0.1'] });
+      const http = new HttpWebhookSender({ guard: new EgressGuard({ allow: ['127.0.0.1'] }) });
       const sender: WebhookSender = {
         send: (url, headers, body, signal) => {
           caller.set(new URL(url).pathname.slice(1), name);
