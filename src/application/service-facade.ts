@@ -40,6 +40,7 @@ import type { TranscriptStore } from './ports/transcript.port.js';
 import { ChatToolbox } from './actors/llm/chat-toolbox.js';
 import { LlmActor } from './actors/llm/llm.actor.js';
 import { actorChecks } from './actors/llm/actor-checks.js';
+import { grantedModels } from './actors/llm/granted-models.js';
 import type { ActorDefinition } from '../domain/registry/entities.js';
 import { ContextService } from './context/context.service.js';
 import { AuditService } from './accounts/audit.service.js';
@@ -212,6 +213,8 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       namespaceExists: async (name) => (await deps.namespaces.get(name)) !== undefined,
       audit,
     });
+  // Every model request goes out as its actor's namespace's grants allow (private addresses).
+  const llm = deps.llm && { ...deps.llm, models: grantedModels(deps.llm.models, capabilities) };
   registry = new RegistryService({
     repo: deps.registry,
     namespaces,
@@ -268,17 +271,16 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     logger: deps.logger,
     commandTimeoutMs: deps.commandTimeoutMs,
     hooks,
-    llm: deps.llm && {
-      models: deps.llm.models,
-      keys: deps.llm.keys,
-      tokens: deps.llm.tokens,
-      validator: deps.llm.validator,
-      transcripts: deps.llm.transcripts,
+    llm: llm && {
+      models: llm.models,
+      keys: llm.keys,
+      tokens: llm.tokens,
+      validator: llm.validator,
+      transcripts: llm.transcripts,
       context,
     },
   });
   let sessions: SessionService | undefined;
-  const llm = deps.llm;
   const reg = registry;
   const toolbox =
     llm &&

@@ -1,0 +1,23 @@
+/**
+ * The language models as a namespace's grants allow (issue #35): a request goes out with
+ * `privateNetwork` set when the actor's namespace holds the private-network capability (or in
+ * local mode), so the egress guard lets it reach a loopback or private endpoint; otherwise the
+ * guard refuses such an address when it connects.
+ */
+import type { ActorDefinition } from '../../../domain/registry/entities.js';
+import { namespaceOf } from '../../../domain/registry/names.js';
+import type { EndpointCheck, LanguageModels, ModelEvent, ModelRequest } from '../../ports/language-model.port.js';
+import type { CapabilityService } from '../../registry/capability.service.js';
+
+export function grantedModels(models: LanguageModels, capabilities: Pick<CapabilityService, 'holds'>): LanguageModels {
+  const privateNetwork = (actor: ActorDefinition): Promise<boolean> =>
+    capabilities.holds(namespaceOf(actor.name), 'private-network');
+  return {
+    async *stream(req: ModelRequest): AsyncIterable<ModelEvent> {
+      yield* models.stream({ ...req, privateNetwork: await privateNetwork(req.actor) });
+    },
+    async check(actor, apiKey, signal): Promise<EndpointCheck> {
+      return models.check(actor, apiKey, signal, { privateNetwork: await privateNetwork(actor) });
+    },
+  };
+}
