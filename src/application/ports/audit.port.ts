@@ -13,6 +13,8 @@ export const AUDIT_EVENTS = [
   'member.added',
   'member.removed',
   'member.role-changed',
+  'secret.set',
+  'secret.removed',
 ] as const;
 export type AuditEventKind = (typeof AUDIT_EVENTS)[number];
 

@@ -7,6 +7,7 @@ import { SqlitePushConfigRepository } from './sqlite-push-config.repository.js';
 import { SqlitePushOutboxRepository } from './sqlite-push-outbox.repository.js';
 import { SqliteNamespaceRepository, SqliteRegistryRepository } from './sqlite-registry.repository.js';
 import { SqliteRunnerRegistry } from './sqlite-runner.registry.js';
+import { SqliteSecretRepository } from './sqlite-secret.repository.js';
 import { SqliteSessionRepository } from './sqlite-session.repository.js';
 import { SqliteSyncStateStore } from './sqlite-sync-state.store.js';
 import { SqliteTaskRepository } from './sqlite-task.repository.js';
@@ -44,6 +45,7 @@ export async function openSqliteStorage(opts: SqliteStorageOptions): Promise<Sql
     audit: new SqliteAuditLog(db),
     syncState: new SqliteSyncStateStore(db),
     accounts: new SqliteAccountRepository(db),
+    secrets: new SqliteSecretRepository(db),
     runners,
     ping: async () => {
       await db.exclusive(() => db.sqlite.prepare('select 1').get());
