@@ -3,8 +3,10 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import {
+  AuditService,
   builtinActorsByModel,
   createServiceFacade,
+  SecretService,
   settleStrandedWork,
   type JwtVerifier,
   type Logger,
@@ -34,6 +36,8 @@ import {
   JoseJwtVerifier,
   oidcMetadataUrl,
   type OidcDiscovery,
+  AesGcmSecretCipher,
+  SecretKeyFileError,
 } from '../infrastructure/index.js';
 import { AgentCardProvider, type AgentCardOptions, type CardOidc } from '../protocol/a2a/agent-card.js';
 import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.js';
@@ -41,7 +45,7 @@ import { buildMethodTable } from '../protocol/a2a/method-table.js';
 import { TickBatchedDestination } from './log-destination.js';
 import { Dispatcher } from '../protocol/server/dispatcher.js';
 import { envInt } from './limits-config.js';
-import { configDir, databaseFile, tokenFile } from './paths.js';
+import { configDir, databaseFile, secretKeyFile, tokenFile } from './paths.js';
 import { StartupError } from './startup-errors.js';
 import { httpSyncRemote } from './sync-remote.js';
 import { VERSION } from './version.js';
@@ -79,6 +83,8 @@ export interface AppOptions {
   llmRetryBaseMs?: number;
   /** Server mode: accept JWTs of this OpenID Connect issuer and declare its device login on the card. */
   oidc?: OidcOptions | undefined;
+  /** The key that seals namespaces' secrets (default: CLEVERAGENTS_SECRET_KEY_FILE, else `<data dir>/secret.key`). */
+  secretKeyFile?: string | undefined;
 }
 
 /** The OIDC settings of `agents serve` (flags or CLEVERAGENTS_OIDC_*). */
@@ -199,6 +205,22 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       })
     : undefined;
   const accounts = storage.accounts;
+  // Secrets: sealed with the key file's key. A key file that is there but unusable stops the
+  // start; a missing one is made when the first secret is set.
+  const cipher = new AesGcmSecretCipher({
+    keyFile: secretKeyFileOf(opts),
+    showPath: opts.card.auth !== 'bearer',
+    logger,
+  });
+  try {
+    await cipher.ready({ create: false });
+  } catch (err) {
+    await runners.stop().catch(() => {});
+    await storage.close();
+    if (err instanceof SecretKeyFileError) throw new StartupError(err.message, err.hint);
+    throw err;
+  }
+  const secrets = new SecretService({ store: storage.secrets, cipher, audit: new AuditService(storage.audit, logger) });
   const webhooks = new HttpWebhookSender({
     allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS'),
   });
@@ -231,7 +253,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     limits,
     llm: {
       models: new AiSdkLanguageModels(retryBaseMs !== undefined ? { retryBaseMs } : {}),
-      keys: new EnvFileApiKeys({ env: opts.env ?? process.env }),
+      // An actor's apiKeySecret is read from the secrets of the actor's own namespace.
+      keys: new EnvFileApiKeys({ env: opts.env ?? process.env, secret: (ns, name) => secrets.reveal(ns, name) }),
       tokens,
       validator: new AjvSchemaValidator(),
       mcp,
@@ -247,6 +270,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       remotes: httpSyncRemote,
     },
     accounts: { repo: accounts, hasher: new ScryptKeyHasher() },
+    secrets,
     // Server mode: namespace members are chosen among its users (local mode has one user).
     ...(opts.card.auth === 'bearer'
       ? { users: { exists: async (n: string) => (await accounts.getUser(n)) !== undefined } }
@@ -395,9 +419,20 @@ function confinementSettings(opts: AppOptions): ConfinementSettings {
     mode: setting,
     bwrapPath: opts.confinement?.bwrapPath ?? (process.env['CLEVERAGENTS_BWRAP'] || undefined),
     home: homedir(),
-    secrets: [configDir(), opts.dataDir, tokenFile(opts.dataDir), ...(opts.tokenFile ? [opts.tokenFile] : [])],
+    secrets: [
+      configDir(),
+      opts.dataDir,
+      tokenFile(opts.dataDir),
+      secretKeyFileOf(opts),
+      ...(opts.tokenFile ? [opts.tokenFile] : []),
+    ],
     limits: Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
   };
+}
+
+/** Where the secret key is: the option, else CLEVERAGENTS_SECRET_KEY_FILE, else beside the database. */
+function secretKeyFileOf(opts: AppOptions): string {
+  return opts.secretKeyFile ?? secretKeyFile(opts.dataDir, process.env);
 }
 
 function envList(name: string): string[] {
