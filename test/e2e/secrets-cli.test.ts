@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -240,5 +240,57 @@ describe('secrets through the CLI in local mode', () => {
     const gone = await run(['secret', 'remove', 'openai']);
     assert.equal(gone.code, 3);
     assert.match(gone.stderr, /There is no secret openai in namespace local/);
+  });
+});
+
+describe('the server’s secret key file', () => {
+  const root = mkdtempSync(join(tmpdir(), 'agents-secret-key-'));
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('one that others may read stops the start with the file, its mode and the fix', async () => {
+    const dataDir = join(root, 'open');
+    mkdirSync(dataDir);
+    const keyFile = join(dataDir, 'secret.key');
+    writeFileSync(keyFile, `${Buffer.alloc(32, 1).toString('base64')}\n`, { mode: 0o644 });
+    chmodSync(keyFile, 0o644);
+    const r = await collect(
+      spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--token', ADMIN], {
+        env: cliEnv(dataDir, join(root, 'config')),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+      { timeoutMs: 30_000 },
+    );
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(`the secret key file ${keyFile} may be read or written by group or others \\(mode 644\\)`),
+    );
+    assert.match(r.stderr, new RegExp(`run chmod 600 ${keyFile}`));
+    assert.doesNotMatch(r.stderr, /listening on/);
+  });
+
+  it('CLEVERAGENTS_SECRET_KEY_FILE puts it elsewhere (made there on first use, 0600)', async () => {
+    const dataDir = join(root, 'elsewhere');
+    const keyFile = join(root, 'keys', 'cleveragents.key');
+    mkdirSync(join(root, 'keys'));
+    const server = await startHttpServer({
+      dataDir,
+      token: ADMIN,
+      env: { ...process.env, CLEVERAGENTS_SECRET_KEY_FILE: keyFile, CLEVERAGENTS_CONFINEMENT: 'none' },
+    });
+    try {
+      const child = spawn(process.execPath, [BIN, '--server', server.baseUrl, '--token', ADMIN, 'secret', 'set', 'k'], {
+        env: cliEnv(join(root, 'cli-data'), join(root, 'config')),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      const r = collect(child, { timeoutMs: 30_000 });
+      child.stdin?.end('value\n');
+      const done = await r;
+      assert.equal(done.code, 0, done.stderr);
+    } finally {
+      await server.stop();
+    }
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+    assert.ok(!readdirSync(dataDir).includes('secret.key'), 'no key beside the database');
   });
 });
