@@ -3,10 +3,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import {
-  AuditService,
   builtinActorsByModel,
   createServiceFacade,
-  SecretService,
   settleStrandedWork,
   type JwtVerifier,
   type Logger,
@@ -36,8 +34,6 @@ import {
   JoseJwtVerifier,
   oidcMetadataUrl,
   type OidcDiscovery,
-  AesGcmSecretCipher,
-  SecretKeyFileError,
 } from '../infrastructure/index.js';
 import { AgentCardProvider, type AgentCardOptions, type CardOidc } from '../protocol/a2a/agent-card.js';
 import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.js';
@@ -46,6 +42,7 @@ import { TickBatchedDestination } from './log-destination.js';
 import { Dispatcher } from '../protocol/server/dispatcher.js';
 import { envInt } from './limits-config.js';
 import { configDir, databaseFile, secretKeyFile, tokenFile } from './paths.js';
+import { openSecrets } from './secrets.js';
 import { StartupError } from './startup-errors.js';
 import { httpSyncRemote } from './sync-remote.js';
 import { VERSION } from './version.js';
@@ -205,22 +202,16 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       })
     : undefined;
   const accounts = storage.accounts;
-  // Secrets: sealed with the key file's key. A key file that is there but unusable stops the
-  // start; a missing one is made when the first secret is set.
-  const cipher = new AesGcmSecretCipher({
+  const secrets = await openSecrets({
+    storage,
     keyFile: secretKeyFileOf(opts),
     showPath: opts.card.auth !== 'bearer',
     logger,
-  });
-  try {
-    await cipher.ready({ create: false });
-  } catch (err) {
+  }).catch(async (err: unknown) => {
     await runners.stop().catch(() => {});
     await storage.close();
-    if (err instanceof SecretKeyFileError) throw new StartupError(err.message, err.hint);
     throw err;
-  }
-  const secrets = new SecretService({ store: storage.secrets, cipher, audit: new AuditService(storage.audit, logger) });
+  });
   const webhooks = new HttpWebhookSender({
     allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS'),
   });
