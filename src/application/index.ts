@@ -140,3 +140,17 @@ export {
 export { namespaceNotFound } from './registry/namespace.service.js';
 export type { HookInvocation, HookOutcome, HookRunner } from './ports/hook-runner.port.js';
 export { HookService, type HookContext, type HookRun, type HookVeto } from './hooks/hook.service.js';
+export {
+  SecretUnreadable,
+  type SecretCipher,
+  type SecretStore,
+  type SecretSummary,
+  type SecretWrite,
+  type StoredSecret,
+} from './ports/secret-store.port.js';
+export {
+  SecretService,
+  type SecretList,
+  type SecretServiceDeps,
+  type SecretSetResult,
+} from './secrets/secret.service.js';

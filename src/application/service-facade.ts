@@ -55,6 +55,7 @@ import { HookService } from './hooks/hook.service.js';
 import type { HookRunner } from './ports/hook-runner.port.js';
 import type { HookDefinition, ProjectDefinition } from '../domain/registry/entities.js';
 import { namespaceOf } from '../domain/registry/names.js';
+import type { SecretService } from './secrets/secret.service.js';
 
 export interface FacadeDeps {
   tasks: TaskRepository;
@@ -109,6 +110,11 @@ export interface FacadeDeps {
   grants?: GrantRepository | undefined;
   /** The capability service, when the composition root made it for other parts too (else made here). */
   capabilities?: CapabilityService | undefined;
+  /**
+   * Namespaces' secrets. Built before the facade (by the composition root) because the API keys
+   * of `llm` read actors' secrets through it.
+   */
+  secrets: SecretService;
 }
 
 /** What LLM actors need besides the stores the facade already has. */
@@ -145,6 +151,8 @@ export interface ServiceFacade {
   readonly sync: SyncService;
   /** Server-mode users, API keys and authentication (whoami, keys, users). */
   readonly accounts: AuthService;
+  /** Namespaces' secrets (`_cleveragents/secret/…`): set, listed by name, removed; never returned. */
+  readonly secrets: SecretService;
   /** Deletes a session with its tasks (running ones are cancelled first). */
   deleteSession(id: string, principal: Principal): Promise<{ deleted: true; tasksDeleted: number }>;
 }
@@ -398,6 +406,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       ...(deps.sync ?? NO_SYNC),
     }),
     accounts,
+    secrets: deps.secrets,
     retention: new RetentionService({
       tasks: deps.tasks,
       sessions: deps.sessions,

@@ -89,3 +89,11 @@ export async function openPgStorage(opts: PgStorageOptions): Promise<PgStorage> 
   return (await import('./persistence/postgres/pg-storage.js')).openPgStorage(opts);
 }
 export { LocalHookRunner, type LocalHookRunnerOptions } from './hooks/local-hook.runner.js';
+export { SqliteSecretRepository } from './persistence/sqlite-secret.repository.js';
+export { AesGcmSecretCipher, type AesGcmSecretCipherOptions } from './secrets/aes-gcm.cipher.js';
+export {
+  SECRET_KEY_BYTES,
+  SecretKeyFileError,
+  readOrCreateSecretKeyFile,
+  readSecretKeyFile,
+} from './secrets/secret-key.file.js';

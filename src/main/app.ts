@@ -47,7 +47,8 @@ import { TickBatchedDestination } from './log-destination.js';
 import { Dispatcher } from '../protocol/server/dispatcher.js';
 import { envInt } from './limits-config.js';
 import { egressSettings } from './egress-config.js';
-import { configDir, databaseFile, tokenFile } from './paths.js';
+import { configDir, databaseFile, secretKeyFile, tokenFile } from './paths.js';
+import { openSecrets } from './secrets.js';
 import { StartupError } from './startup-errors.js';
 import { httpSyncRemote } from './sync-remote.js';
 import { VERSION } from './version.js';
@@ -96,6 +97,8 @@ export interface AppOptions {
   oidc?: OidcOptions | undefined;
   /** Server mode: where each namespace's workspace is (`<workspaceRoot>/<namespace>`). */
   workspaceRoot?: string | undefined;
+  /** The key that seals namespaces' secrets (default: CLEVERAGENTS_SECRET_KEY_FILE, else `<data dir>/secret.key`). */
+  secretKeyFile?: string | undefined;
 }
 
 /** The OIDC settings of `agents serve` (flags or CLEVERAGENTS_OIDC_*). */
@@ -262,6 +265,16 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       })
     : undefined;
   const accounts = storage.accounts;
+  const secrets = await openSecrets({
+    storage,
+    keyFile: secretKeyFileOf(opts),
+    showPath: opts.card.auth !== 'bearer',
+    logger,
+  }).catch(async (err: unknown) => {
+    await runners.stop().catch(() => {});
+    await storage.close();
+    throw err;
+  });
   const facade = createServiceFacade({
     tasks: storage.tasks,
     sessions: storage.sessions,
@@ -295,7 +308,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         ...(retryBaseMs !== undefined ? { retryBaseMs } : {}),
         ...(server ? { guard: egress } : {}),
       }),
-      keys: new EnvFileApiKeys({ env: opts.env ?? process.env }),
+      // An actor's apiKeySecret is read from the secrets of the actor's own namespace.
+      keys: new EnvFileApiKeys({ env: opts.env ?? process.env, secret: (ns, name) => secrets.reveal(ns, name) }),
       tokens,
       validator: new AjvSchemaValidator(),
       mcp,
@@ -312,6 +326,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
     accounts: { repo: accounts, hasher: new ScryptKeyHasher() },
     capabilities,
+    secrets,
     // Server mode: namespace members are chosen among its users (local mode has one user).
     ...(opts.card.auth === 'bearer'
       ? { users: { exists: async (n: string) => (await accounts.getUser(n)) !== undefined } }
@@ -460,7 +475,13 @@ function confinementSettings(opts: AppOptions): ConfinementSettings {
     maxOutputBytes: mib('CLEVERAGENTS_COMMAND_MAX_OUTPUT_MB'),
   };
   const home = homedir();
-  const secrets = [configDir(), opts.dataDir, tokenFile(opts.dataDir), ...(opts.tokenFile ? [opts.tokenFile] : [])];
+  const secrets = [
+    configDir(),
+    opts.dataDir,
+    tokenFile(opts.dataDir),
+    secretKeyFileOf(opts),
+    ...(opts.tokenFile ? [opts.tokenFile] : []),
+  ];
   return {
     mode: setting,
     bwrapPath: opts.confinement?.bwrapPath ?? (process.env['CLEVERAGENTS_BWRAP'] || undefined),
@@ -493,4 +514,9 @@ function readOnlyPaths(flags: readonly string[], hidden: readonly string[]): str
       );
   }
   return [...new Set(given.map(([p]) => resolve(p)))];
+}
+
+/** Where the secret key is: the option, else CLEVERAGENTS_SECRET_KEY_FILE, else beside the database. */
+function secretKeyFileOf(opts: AppOptions): string {
+  return opts.secretKeyFile ?? secretKeyFile(opts.dataDir, process.env);
 }

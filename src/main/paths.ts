@@ -15,6 +15,9 @@ export function resolveDataDir(flag?: string): string {
 
 export const databaseFile = (dataDir: string): string => join(dataDir, 'cleveragents.db');
 export const tokenFile = (dataDir: string): string => join(dataDir, 'server-token');
+/** The key secrets are sealed with: CLEVERAGENTS_SECRET_KEY_FILE, else `secret.key` beside the database. */
+export const secretKeyFile = (dataDir: string, env: NodeJS.ProcessEnv = process.env): string =>
+  env['CLEVERAGENTS_SECRET_KEY_FILE'] ? resolve(env['CLEVERAGENTS_SECRET_KEY_FILE']) : join(dataDir, 'secret.key');
 
 /** The CLI's configuration directory (`$XDG_CONFIG_HOME/cleveragents`, default `~/.config/cleveragents`). */
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -17,6 +17,7 @@ import { accountSuite } from './account.suite.js';
 import { idempotencySuite } from './idempotency.suite.js';
 import { LLM_TEST_KEY, llmSuite } from './llm.suite.js';
 import { namespaceSuite } from './namespace.suite.js';
+import { secretSuite } from './secret.suite.js';
 import type { ClientTransport } from '../../src/protocol/client/index.js';
 import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.js';
 
@@ -104,6 +105,7 @@ for (const { key, transport, postgres } of RUNS) {
     describe('idempotent sends', () => idempotencySuite(ctx));
     describe('chat with LLM actors', () => llmSuite(ctx));
     describe('namespace management', () => namespaceSuite(ctx));
+    describe('secrets', () => secretSuite(ctx));
     describe('sync', () => syncSuite(ctx));
   });
 }

@@ -29,15 +29,16 @@ let url = '';
 let app: App | undefined;
 let http: A2aHttpServer | undefined;
 
-function run(dataDir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return collect(
-    spawn(process.execPath, [BIN, ...args], {
-      env: cliEnv(dataDir, join(ROOT, 'no-config'), { ...env }),
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-    { timeoutMs: 60_000 },
-  );
+/** `input`, when given, is the command's stdin (else it has none). */
+function run(dataDir: string, args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: cliEnv(dataDir, join(ROOT, 'no-config'), { ...env }),
+    cwd: ROOT,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  const result = collect(child, { timeoutMs: 60_000 });
+  child.stdin?.end(input);
+  return result;
 }
 
 /** `agents --format json …` on one machine: the envelope's data, after checking the exit code. */
@@ -176,6 +177,35 @@ describe('agents sync between two machines and a server', { concurrency: false }
     assert.equal(shown.definition.description, 'v1');
     const sb2 = await json(B, ['sync', 'status']);
     assert.equal(stateOf(sb2, 'team/fmt'), 'in-sync');
+  });
+
+  it('an actor naming a secret (apiKeySecret) is pushed; the secret never is: it must be set on the server', async () => {
+    const value = 'sk-sync-never-pushed-4711';
+    const set = await run(A, ['secret', 'set', 'team-key', '--namespace', 'team'], {}, `${value}\n`);
+    assert.equal(set.code, 0, set.stderr);
+    const actor = `name: team/keyed\nprovider: openai-compatible\nmodel: m\nbaseUrl: http://127.0.0.1:9/v1\napiKeySecret: team-key\n`;
+    await json(A, ['actor', 'add', '--config', writeDef('keyed.yaml', actor)]);
+    const pushed = await json(A, ['sync', 'push', '--namespace', 'team']);
+    assert.ok(
+      pushed.written.some((w: any) => w.name === 'team/keyed'),
+      JSON.stringify(pushed),
+    );
+    const alice = makePrincipal({ id: 'alice', roles: { team: 'owner', docs: 'viewer' } });
+    // On the server the actor is there, its secret is not: it says so, and how to set it.
+    assert.deepEqual((await app!.facade.secrets.list('team', alice)).secrets, []);
+    const missing = await app!.facade.registry.show('actor', 'team/keyed', alice);
+    assert.deepEqual((missing.derived as { key?: unknown }).key, {
+      present: false,
+      source: 'secret team-key',
+      problem: 'namespace team has no secret team-key (set it: agents secret set team-key --namespace team)',
+    });
+    await app!.facade.secrets.set({ namespace: 'team', name: 'team-key', value: 'sk-server-side' }, alice);
+    const keyed = await app!.facade.registry.show('actor', 'team/keyed', alice);
+    assert.deepEqual((keyed.derived as { key?: unknown }).key, { present: true, source: 'secret team-key' });
+    // Nor does a pull bring a secret: B has the actor, and no secret.
+    await json(B, ['sync', 'pull', '--namespace', 'team']);
+    assert.equal((await json(B, ['actor', 'show', 'team/keyed'])).derived.key.present, false);
+    assert.deepEqual((await json(B, ['secret', 'list', '--namespace', 'team'])).secrets, []);
   });
 
   it('ahead and behind: an edit on B is pushed, A sees it behind and pulls it', async () => {

@@ -18,6 +18,8 @@ export const AUDIT_EVENTS = [
   'capability.granted',
   'capability.revoked',
   'capability.refused',
+  'secret.set',
+  'secret.removed',
 ] as const;
 export type AuditEventKind = (typeof AUDIT_EVENTS)[number];
 

@@ -1,25 +1,34 @@
 /**
- * Where an actor's API key is: the environment variable named by apiKeyEnv, or the file named by
- * apiKeyFile (readable by its owner only, like an ssh key). The key is returned to the caller that
- * sends the request and appears in no message.
+ * Where an actor's API key is: the environment variable named by apiKeyEnv, the file named by
+ * apiKeyFile (readable by its owner only, like an ssh key), or the secret of the actor's own
+ * namespace named by apiKeySecret. The key is returned to the caller that sends the request and
+ * appears in no message.
  */
 import { open } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import type { ActorDefinition } from '../../domain/registry/entities.js';
+import { namespaceOf } from '../../domain/registry/names.js';
 import type { ApiKeys, ApiKeyStatus } from '../../application/index.js';
 
 /** A key file larger than this is not a key file. */
 const MAX_KEY_FILE_BYTES = 16 * 1024;
 
+/** A secret's value in a namespace's secret store; undefined when there is no such secret. */
+export type SecretLookup = (namespace: string, name: string) => Promise<string | undefined>;
+
 export interface EnvFileApiKeysOptions {
   env: NodeJS.ProcessEnv;
+  /** The secret store (absent: an actor naming apiKeySecret finds no key, and is told why). */
+  secret?: SecretLookup | undefined;
 }
 
 export class EnvFileApiKeys implements ApiKeys {
   private readonly env: NodeJS.ProcessEnv;
+  private readonly secret: SecretLookup | undefined;
 
   constructor(options: EnvFileApiKeysOptions) {
     this.env = options.env;
+    this.secret = options.secret;
   }
 
   async resolve(actor: ActorDefinition): Promise<ApiKeyStatus> {
@@ -30,7 +39,28 @@ export class EnvFileApiKeys implements ApiKeys {
       return { present: true, key, source };
     }
     if (actor.apiKeyFile !== undefined) return readKeyFile(actor.apiKeyFile);
-    return { present: false, problem: 'no apiKeyEnv or apiKeyFile' };
+    if (actor.apiKeySecret !== undefined) return this.readSecret(actor.apiKeySecret, namespaceOf(actor.name));
+    return { present: false, problem: 'no apiKeyEnv, apiKeyFile or apiKeySecret' };
+  }
+
+  /** The secret of the actor's own namespace: an actor cannot name another namespace's. */
+  private async readSecret(name: string, namespace: string): Promise<ApiKeyStatus> {
+    const source = `secret ${name}`;
+    if (!this.secret) return { present: false, source, problem: 'this agent keeps no secrets' };
+    let value: string | undefined;
+    try {
+      value = await this.secret(namespace, name);
+    } catch (err) {
+      // Says which secret and what to do (set it again); never the value, which was not read.
+      return { present: false, source, problem: (err as Error).message };
+    }
+    if (value === undefined)
+      return {
+        present: false,
+        source,
+        problem: `namespace ${namespace} has no secret ${name} (set it: agents secret set ${name} --namespace ${namespace})`,
+      };
+    return { present: true, key: value, source };
   }
 }
 

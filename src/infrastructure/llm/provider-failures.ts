@@ -4,6 +4,7 @@
  * message saying what happened and a hint saying what to do. The key never appears in either.
  */
 import type { ActorDefinition } from '../../domain/registry/entities.js';
+import { namespaceOf } from '../../domain/registry/names.js';
 import { ProviderFailure, type ProviderFailureKind } from '../../application/index.js';
 import { egressRefusalOf } from '../net/egress-guard.js';
 
@@ -258,7 +259,9 @@ export function egressRefusal(err: unknown): { message: string; hint: string } |
 export function keyHint(actor: ActorDefinition): string {
   if (actor.apiKeyEnv) return `check the key in $${actor.apiKeyEnv} (apiKeyEnv of ${actor.name})`;
   if (actor.apiKeyFile) return `check the key in ${actor.apiKeyFile} (apiKeyFile of ${actor.name})`;
-  return `${actor.name} has no apiKeyEnv or apiKeyFile: set one (agents actor show ${actor.name})`;
+  if (actor.apiKeySecret)
+    return `check the key in the secret ${actor.apiKeySecret} (apiKeySecret of ${actor.name}; agents secret set ${actor.apiKeySecret} --namespace ${namespaceOf(actor.name)})`;
+  return `${actor.name} has no apiKeyEnv, apiKeyFile or apiKeySecret: set one (agents actor show ${actor.name})`;
 }
 
 function contextHint(actor: ActorDefinition): string {

@@ -9,6 +9,7 @@ import { SqliteNamespaceRepository, SqliteRegistryRepository } from './sqlite-re
 import { GrantStore } from './rows/grant.store.js';
 import { sqliteRunner } from './rows/sql-runner.js';
 import { SqliteRunnerRegistry } from './sqlite-runner.registry.js';
+import { SqliteSecretRepository } from './sqlite-secret.repository.js';
 import { SqliteSessionRepository } from './sqlite-session.repository.js';
 import { SqliteSyncStateStore } from './sqlite-sync-state.store.js';
 import { SqliteTaskRepository } from './sqlite-task.repository.js';
@@ -47,6 +48,7 @@ export async function openSqliteStorage(opts: SqliteStorageOptions): Promise<Sql
     audit: new SqliteAuditLog(db),
     syncState: new SqliteSyncStateStore(db),
     accounts: new SqliteAccountRepository(db),
+    secrets: new SqliteSecretRepository(db),
     runners,
     ping: async () => {
       await db.exclusive(() => db.sqlite.prepare('select 1').get());

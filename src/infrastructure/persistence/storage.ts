@@ -11,6 +11,7 @@ import type {
   PushScheduler,
   RegistryRepository,
   RunnerRegistry,
+  SecretStore,
   SessionRepository,
   SyncStateStore,
   TaskRepository,
@@ -49,6 +50,8 @@ export interface Storage {
   audit: AuditLog;
   syncState: SyncStateStore;
   accounts: AccountRepository;
+  /** Namespaces' secrets, sealed (the cipher holding the key is not storage's). */
+  secrets: SecretStore;
   runners: LeasedRunnerRegistry;
   /** When push deliveries are drained (PostgreSQL: a shared queue; absent: in this process). */
   pushScheduler?: PushScheduler | undefined;

@@ -133,6 +133,13 @@ export const COMMAND_INDEX: readonly CommandStub[] = [
     description: 'Namespaces: where registry entities live, and who may change them',
   },
   {
+    name: 'secret',
+    aliases: [],
+    options: false,
+    args: [],
+    description: "A namespace's secrets (e.g. an actor's API key, named by apiKeySecret): set from stdin, never shown",
+  },
+  {
     name: 'sync',
     aliases: [],
     options: false,

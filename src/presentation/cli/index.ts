@@ -16,6 +16,7 @@ import { registerNamespace } from './commands/namespace.command.js';
 import { registerPlan } from './commands/plan.command.js';
 import { registerProject } from './commands/project.command.js';
 import { registerResource } from './commands/resource.command.js';
+import { registerSecret } from './commands/secret.command.js';
 import { registerSend } from './commands/send.command.js';
 import { registerServe, type ServeOptions } from './commands/serve.command.js';
 import { registerSession } from './commands/session.command.js';
@@ -80,6 +81,7 @@ export function buildProgram(
   registerAutomationProfile(program, runner);
   registerHook(program, runner);
   registerNamespace(program, runner);
+  registerSecret(program, runner);
   registerSync(program, runner);
   registerServer(program, runner);
   registerSystem(program, runner);

@@ -10,6 +10,7 @@ import * as namespace from './methods/namespace.methods.js';
 import * as plan from './methods/plan.methods.js';
 import * as push from './methods/push.methods.js';
 import * as registry from './methods/registry.methods.js';
+import * as secret from './methods/secret.methods.js';
 import * as session from './methods/session.methods.js';
 import * as sync from './methods/sync.methods.js';
 import * as task from './methods/task.methods.js';
@@ -33,6 +34,7 @@ function boundRows(): Map<string, MethodDef> {
     plan,
     push,
     registry,
+    secret,
     session,
     sync,
     task,

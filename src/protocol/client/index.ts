@@ -60,6 +60,13 @@ export {
 } from '../a2a/contracts/namespace.contract.js';
 export { rpcDiscover } from '../a2a/contracts/discovery.contract.js';
 export {
+  secretSet,
+  secretList,
+  secretRemove,
+  SECRET_CONTRACTS,
+  SECRET_VALUE_MAX_BYTES,
+} from '../a2a/contracts/secret.contract.js';
+export {
   whoami,
   userAdd,
   userList,

@@ -1,6 +1,7 @@
 import { actorEndpoint, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.js';
 import type { ApiKeys, LanguageModels } from '../../ports/language-model.port.js';
 import type { DiagnosticCheck } from '../../ports/system.port.js';
+import { apiKeyFix } from './api-key-fix.js';
 
 /** How long diagnostics waits for one endpoint. */
 const CHECK_TIMEOUT_MS = 5000;
@@ -27,13 +28,7 @@ export async function actorChecks(
       const endpoint = actorEndpoint(d);
       const key = await keys.resolve(d);
       if (namesApiKey(d) && !key.present)
-        return check(
-          'fail',
-          `${d.provider} ${d.model} at ${endpoint}: no API key (${key.problem})`,
-          d.apiKeyEnv
-            ? `set ${d.apiKeyEnv} in the environment of the agent`
-            : `write the key to ${d.apiKeyFile} with mode 600`,
-        );
+        return check('fail', `${d.provider} ${d.model} at ${endpoint}: no API key (${key.problem})`, apiKeyFix(d));
       const ctl = new AbortController();
       const timer = setTimeout(() => ctl.abort(), CHECK_TIMEOUT_MS);
       try {

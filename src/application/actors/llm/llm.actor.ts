@@ -37,6 +37,7 @@ import type { ChatTool, ChatToolbox, ChatToolSet } from './chat-toolbox.js';
 import { fitToWindow, MessageTokens } from './history.js';
 import { compactionSection, sessionHistory, type SessionHistory } from '../../sessions/compaction.js';
 import type { CompactionService } from '../../sessions/compaction.service.js';
+import { apiKeyFix } from './api-key-fix.js';
 import { ModelCandidates } from './model-candidates.js';
 import { costOf, parseArgs, resultForModel } from './tool-args.js';
 
@@ -134,9 +135,7 @@ class LlmTurn {
       else
         return await this.fail(
           `No API key for ${this.actorName}: ${key.problem}`,
-          this.def.apiKeyEnv
-            ? `set ${this.def.apiKeyEnv} in the environment of the agent (the server process), then send again`
-            : `write the key to ${this.def.apiKeyFile} (chmod 600), then send again`,
+          `${apiKeyFix(this.def, { server: true })}, then send again`,
           { kind: 'auth' },
         );
       const session = await this.deps.session(this.turn.task.contextId);

@@ -5,6 +5,7 @@
  * plan's sandbox (or, read-only, in the project's directory while strategizing).
  */
 import type { Plan, PlanError } from '../../../domain/plan/plan.js';
+import { apiKeyFix } from '../../actors/llm/api-key-fix.js';
 import {
   LLM_ACTOR_DEFAULTS,
   namesApiKey,
@@ -113,9 +114,7 @@ export class PlanModel {
         kind: 'actor',
         message: `No API key for ${name}: ${key.problem}`,
         recoverable: true,
-        hint: def.apiKeyEnv
-          ? `set ${def.apiKeyEnv} in the environment of the agent, then run the phase again`
-          : `write the key to ${def.apiKeyFile} (chmod 600), then run the phase again`,
+        hint: `${apiKeyFix(def)}, then run the phase again`,
       });
     const model = new PlanModel(name, def, key.present ? key.key : undefined, deps, lookup, fallbacks?.report);
     await model.candidates.resume(fallbacks?.earlier ?? []);

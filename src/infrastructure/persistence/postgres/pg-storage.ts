@@ -12,6 +12,7 @@ import { PgNamespaceRepository, PgRegistryRepository } from './pg-registry.repos
 import { GrantStore } from '../rows/grant.store.js';
 import { pgRunner } from './pg-runner.js';
 import { PgRunnerRegistry } from './pg-runner.registry.js';
+import { PgSecretRepository } from './pg-secret.repository.js';
 import { PgSessionRepository } from './pg-session.repository.js';
 import { PgSyncStateStore } from './pg-sync-state.store.js';
 import { PgTaskRepository } from './pg-task.repository.js';
@@ -55,6 +56,7 @@ export async function openPgStorage(opts: PgStorageOptions): Promise<PgStorage> 
     audit: new PgAuditLog(db),
     syncState: new PgSyncStateStore(db),
     accounts: new PgAccountRepository(db),
+    secrets: new PgSecretRepository(db),
     runners,
     ping: () => db.run(async (k) => void (await k.selectNoFrom((eb) => eb.lit(1).as('one')).execute())),
     checks: (): Promise<DiagnosticCheck[]> => pgStorageChecks(db, { leaseMs: opts.leaseMs }),

@@ -23,9 +23,9 @@ import {
 import { UsageError } from '../exit-codes.js';
 import { whenText } from '../render/definition.js';
 import { renderFields, renderTable } from '../render/table.js';
-import type { CliIo } from '../render/ui.js';
 import type { RunContext, Runner } from '../runner.js';
 import { deviceLogin } from '../support/device-flow.js';
+import { readHidden } from '../support/hidden-input.js';
 import { intOption } from '../support/options.js';
 
 /** `agents whoami|key|user|audit|login|logout`: accounts, API keys and the audit log (server mode). */
@@ -332,7 +332,15 @@ function registerLogin(program: Command, runner: Runner): void {
             ...(r.expiresAt !== undefined ? { expiresAt: expiryMs(r.expiresAt) } : {}),
           };
         } else {
-          const token = (flags.token ?? (await readKey(ctx.io, ctx.signal))).trim();
+          const token = (
+            flags.token ??
+            (await readHidden(ctx.io, ctx.signal, {
+              prompt: 'API key: ',
+              pipe: 'line',
+              maxBytes: 64 * 1024,
+              what: 'the key',
+            }))
+          ).trim();
           if (token === '')
             throw new UsageError('no key given', 'pass --token KEY, pipe it on stdin, or type it when asked');
           cred = { kind: 'key', token };
@@ -379,44 +387,4 @@ async function fetchCard(base: string, signal: AbortSignal): Promise<Record<stri
   }
   if (!res.ok) throw new UsageError(`${base} has no Agent Card (HTTP ${res.status})`, 'check the server URL');
   return (await res.json()) as Record<string, unknown>;
-}
-
-/** The key from stdin when it is not a terminal; else asked for without echo. */
-async function readKey(io: CliIo, signal: AbortSignal): Promise<string> {
-  const stdin = io.stdin;
-  if (stdin.isTTY !== true) {
-    let text = '';
-    for await (const chunk of stdin) {
-      text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-      if (text.length > 64 * 1024) break;
-    }
-    return text.split('\n')[0] ?? '';
-  }
-  io.stderr.write('API key: ');
-  const tty = stdin as NodeJS.ReadStream;
-  return new Promise<string>((resolve, reject) => {
-    let value = '';
-    const done = (err?: Error): void => {
-      tty.setRawMode(false);
-      tty.off('data', onData);
-      signal.removeEventListener('abort', onAbort);
-      tty.pause();
-      io.stderr.write('\n');
-      if (err) reject(err);
-      else resolve(value);
-    };
-    const onAbort = (): void => done(new UsageError('cancelled'));
-    const onData = (buf: Buffer): void => {
-      for (const ch of buf.toString('utf8')) {
-        if (ch === '\r' || ch === '\n') return done();
-        if (ch === '\u0003') return done(new UsageError('cancelled'));
-        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
-        else value += ch;
-      }
-    };
-    signal.addEventListener('abort', onAbort);
-    tty.setRawMode(true);
-    tty.resume();
-    tty.on('data', onData);
-  });
 }

@@ -10,12 +10,12 @@ import { collect, sessionParams } from './session.command.js';
 
 /** Where the key comes from and whether it is there; an endpoint that needs none (Ollama) says so. */
 function keyLine(
-  def: { apiKeyEnv?: string | undefined; apiKeyFile?: string | undefined },
+  def: { apiKeyEnv?: string | undefined; apiKeyFile?: string | undefined; apiKeySecret?: string | undefined },
   key: { present: boolean; source?: string | undefined; problem?: string | undefined },
 ): string {
   if (key.present) return `present (${key.source ?? ''})`;
-  if (def.apiKeyEnv === undefined && def.apiKeyFile === undefined)
-    return 'none configured (requests go without a key; set apiKeyEnv or apiKeyFile if the endpoint needs one)';
+  if (def.apiKeyEnv === undefined && def.apiKeyFile === undefined && def.apiKeySecret === undefined)
+    return 'none configured (requests go without a key; set apiKeySecret, apiKeyEnv or apiKeyFile if the endpoint needs one)';
   return `missing: ${key.problem ?? ''}`;
 }
 

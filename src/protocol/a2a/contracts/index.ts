@@ -16,6 +16,7 @@ import { PLAN_CONTRACTS } from './plan.contract.js';
 import { PLAN_HOUSEKEEPING_CONTRACTS } from './plan-housekeeping.contract.js';
 import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from './push.contract.js';
 import { REGISTRIES, resourceTypeList, resourceTypeShow } from './registry.contract.js';
+import { SECRET_CONTRACTS } from './secret.contract.js';
 import {
   sessionCompact,
   sessionCreate,
@@ -63,5 +64,6 @@ export const CONTRACTS: readonly MethodContract[] = [
   ...CONTEXT_CONTRACTS,
   ...SYNC_CONTRACTS,
   ...ACCOUNT_CONTRACTS,
+  ...SECRET_CONTRACTS,
   rpcDiscover,
 ] as MethodContract[];

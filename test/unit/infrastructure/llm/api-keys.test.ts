@@ -88,8 +88,63 @@ describe('EnvFileApiKeys', () => {
     }
   });
 
-  it('no apiKeyEnv or apiKeyFile: absent (a local server may need none)', async () => {
+  it('no apiKeyEnv, apiKeyFile or apiKeySecret: absent (a local server may need none)', async () => {
     const keys = new EnvFileApiKeys({ env: { OPENAI_API_KEY: 'sk-not-used' } });
-    assert.deepEqual(await keys.resolve(actor({})), { present: false, problem: 'no apiKeyEnv or apiKeyFile' });
+    assert.deepEqual(await keys.resolve(actor({})), {
+      present: false,
+      problem: 'no apiKeyEnv, apiKeyFile or apiKeySecret',
+    });
+  });
+
+  describe('apiKeySecret', () => {
+    /** A lookup over a map of `namespace/name` → value, recording what it was asked. */
+    const lookup = (values: Record<string, string>, asked: string[] = []) => ({
+      asked,
+      fn: (namespace: string, name: string) => {
+        asked.push(`${namespace}/${name}`);
+        return Promise.resolve(values[`${namespace}/${name}`]);
+      },
+    });
+
+    it('reads the secret of the actor’s own namespace; the source names the secret, not the value', async () => {
+      const l = lookup({ 'alice/openai': 'sk-from-secret', 'bob/openai': 'sk-bob' });
+      const keys = new EnvFileApiKeys({ env: { OPENAI_API_KEY: 'sk-env' }, secret: l.fn });
+      assert.deepEqual(await keys.resolve(actor({ name: 'alice/gpt', apiKeySecret: 'openai' })), {
+        present: true,
+        key: 'sk-from-secret',
+        source: 'secret openai',
+      });
+      assert.deepEqual(l.asked, ['alice/openai']);
+    });
+
+    it('a missing secret is absent, saying which and how to set it', async () => {
+      const keys = new EnvFileApiKeys({ env: {}, secret: lookup({ 'alice/openai': 'sk' }).fn });
+      assert.deepEqual(await keys.resolve(actor({ name: 'bob/gpt', apiKeySecret: 'openai' })), {
+        present: false,
+        source: 'secret openai',
+        problem: 'namespace bob has no secret openai (set it: agents secret set openai --namespace bob)',
+      });
+    });
+
+    it('a secret that cannot be read is absent with the store’s reason', async () => {
+      const keys = new EnvFileApiKeys({
+        env: {},
+        secret: () => Promise.reject(new Error('The secret openai of namespace alice does not decrypt; set it again')),
+      });
+      assert.deepEqual(await keys.resolve(actor({ name: 'alice/gpt', apiKeySecret: 'openai' })), {
+        present: false,
+        source: 'secret openai',
+        problem: 'The secret openai of namespace alice does not decrypt; set it again',
+      });
+    });
+
+    it('without a secret store, an actor naming a secret finds no key and is told why', async () => {
+      const keys = new EnvFileApiKeys({ env: {} });
+      assert.deepEqual(await keys.resolve(actor({ name: 'local/gpt', apiKeySecret: 'openai' })), {
+        present: false,
+        source: 'secret openai',
+        problem: 'this agent keeps no secrets',
+      });
+    });
   });
 });
