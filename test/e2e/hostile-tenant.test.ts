@@ -38,7 +38,10 @@ describe('a hostile co-tenant on a team server', () => {
 
   before(async () => {
     outside = mkdtempSync(join(tmpdir(), 'ca-hostile-outside-'));
-    server = await startTeamServer({ env: { CLEVERAGENTS_SERVER_TOKEN: 'hostile-admin-token-0123456789abcdef' } });
+    // No egress allowlist: the administrator allowed no private address.
+    server = await startTeamServer({
+      env: { CLEVERAGENTS_SERVER_TOKEN: 'hostile-admin-token-0123456789abcdef', CLEVERAGENTS_ALLOW_EGRESS: '' },
+    });
     admin = server.as(server.adminToken);
     alice = server.as(await server.addUser(server.adminToken, 'alice'));
     bob = server.as(await server.addUser(server.adminToken, 'bob'));
@@ -279,6 +282,45 @@ describe('a hostile co-tenant on a team server', () => {
         plan.message,
         /Project carol\/p names resource team\/app: you may read resource team\/app but not write it/,
       );
+    });
+  });
+
+  describe('8. addresses the egress guard missed', () => {
+    it('refuses NAT64, IPv4-compatible and -mapped forms of loopback in an actor, an MCP url and a hook webhook', async () => {
+      const forms = ['http://[64:ff9b::7f00:1]/v1', 'http://[::127.0.0.1]/v1', 'http://[::ffff:127.0.0.1]/v1'];
+      for (const url of forms) {
+        const actor = await refused(
+          bob,
+          add('actors', { name: 'bob/nat64', provider: 'openai-compatible', model: 'm', baseUrl: url }),
+        );
+        assert.equal(actor.code, FORBIDDEN, url);
+        assert.match(actor.message, /baseUrl: egress to .* is refused: it is an? .*127\.0\.0\.1, a loopback address/);
+        const skill = await refused(bob, add('skills', { name: 'bob/remote', mcpServers: [{ name: 'r', url }] }));
+        assert.match(skill.message, /mcpServers\[0\]\.url: egress to .* is refused/);
+      }
+      const hook = await refused(
+        bob,
+        add('hooks', { name: 'bob/wh', event: 'after-apply', webhook: { url: 'http://169.254.169.254/latest' } }),
+      );
+      assert.match(hook.message, /webhook\.url: egress to 169\.254\.169\.254 is refused: it is a link-local address/);
+    });
+
+    it('refuses a push config aimed at a refused address when it is created, not silently later', async () => {
+      const sent = await bob.ok<{ task: { id: string } }>('SendMessage', {
+        message: { messageId: 'hostile-push-1', role: 'ROLE_USER', parts: [{ text: 'hello' }] },
+        configuration: { returnImmediately: true },
+      });
+      const r = await bob.call('CreateTaskPushNotificationConfig', {
+        taskId: sent.task.id,
+        url: 'http://[64:ff9b::7f00:1]/hook',
+      });
+      assert.equal(r.body.error?.code, INVALID_PARAMS, JSON.stringify(r.body));
+      assert.match(
+        r.body.error?.message ?? '',
+        /egress to \[64:ff9b::7f00:1\] is refused: it is a NAT64 form of 127\.0\.0\.1/,
+      );
+      const listed = await bob.ok<{ configs: unknown[] }>('ListTaskPushNotificationConfigs', { taskId: sent.task.id });
+      assert.equal(listed.configs.length, 0);
     });
   });
 

@@ -17,7 +17,7 @@ const Instant = z.string();
 export const secretSet = defineContract({
   name: '_cleveragents/secret/set',
   surface: 'extension',
-  since: '1.4',
+  since: '1.5',
   summary:
     "Set a secret of a namespace (members and above): a new one, or a new value of one. The value is sealed with the server's key and never returned; one trailing newline is removed.",
   permission: 'registry:write',
@@ -39,7 +39,7 @@ export const secretSet = defineContract({
 export const secretList = defineContract({
   name: '_cleveragents/secret/list',
   surface: 'extension',
-  since: '1.4',
+  since: '1.5',
   summary: "A namespace's secrets by name, with who created them and when (never a value).",
   permission: 'registry:read',
   scope: ByNamespace,
@@ -53,7 +53,7 @@ export const secretList = defineContract({
 export const secretRemove = defineContract({
   name: '_cleveragents/secret/remove',
   surface: 'extension',
-  since: '1.4',
+  since: '1.5',
   summary: 'Remove a secret of a namespace (members and above); actors naming it then have no key.',
   permission: 'registry:write',
   scope: ByNamespace,
