@@ -67,15 +67,19 @@ describe('the egress guard between an actor and its endpoint (server mode)', () 
         server.stderr(),
         new RegExp(`outbound requests may reach these internal hosts: 127\\.0\\.0\\.1:${port}`),
       );
+      // A team's actor (local/ on a server is the administrator's and reaches anything): the team
+      // may read the server's key variable, not reach private addresses.
+      assert.equal((await run(remote('namespace', 'create', 'team'))).code, 0);
+      assert.equal((await run(remote('namespace', 'grant', 'team', 'server-secret'))).code, 0);
       const actor = join(ROOT, 'gpt.yaml');
       writeFileSync(
         actor,
-        `name: local/gpt\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: LLM_E2E_KEY\nmaxRetries: 2\n`,
+        `name: team/gpt\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: LLM_E2E_KEY\nmaxRetries: 2\n`,
       );
       const added = await run(remote('actor', 'add', '--config', actor));
       assert.equal(added.code, 0, added.stderr);
       fake.push({ text: ['allowed', ' answer'] });
-      const ok = await run(remote('send', '--actor', 'local/gpt', 'hi'));
+      const ok = await run(remote('--tenant', 'team', 'send', '--actor', 'team/gpt', 'hi'));
       assert.equal(ok.code, 0, ok.stderr);
       assert.match(ok.stdout, /allowed answer/);
     } finally {
@@ -85,7 +89,7 @@ describe('the egress guard between an actor and its endpoint (server mode)', () 
     server = await serve();
     try {
       const sent = fake.requests.length;
-      const refused = await run(remote('send', '--actor', 'local/gpt', 'hi'));
+      const refused = await run(remote('--tenant', 'team', 'send', '--actor', 'team/gpt', 'hi'));
       assert.notEqual(refused.code, 0, refused.stdout);
       const said = `${refused.stdout}\n${refused.stderr}`;
       assert.match(
@@ -95,6 +99,12 @@ describe('the egress guard between an actor and its endpoint (server mode)', () 
         ),
       );
       assert.equal(fake.requests.length, sent, 'nothing reached the endpoint, not even a retry');
+      // The administrator lets team reach private addresses: the same actor answers again.
+      assert.equal((await run(remote('namespace', 'grant', 'team', 'private-network'))).code, 0);
+      fake.push({ text: ['granted', ' answer'] });
+      const granted = await run(remote('--tenant', 'team', 'send', '--actor', 'team/gpt', 'hi'));
+      assert.equal(granted.code, 0, granted.stderr);
+      assert.match(granted.stdout, /granted answer/);
     } finally {
       await server.stop();
     }

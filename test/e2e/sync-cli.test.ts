@@ -79,7 +79,7 @@ before(async () => {
   // The server's administrator lets these namespaces' definitions run commands and name the test's directories.
   const admin = makePrincipal({ id: 'admin', roles: {}, admin: true });
   for (const ns of ['team', 'docs'])
-    for (const cap of ['runs-program', 'host-path'] as const)
+    for (const cap of ['runs-program', 'host-path', 'private-network'] as const)
       await app.facade.capabilities.grant(ns, cap, undefined, admin);
   const alice = makePrincipal({ id: 'alice', roles: { team: 'owner', docs: 'viewer' } });
   http = new A2aHttpServer({

@@ -20,7 +20,12 @@ async function main(
   const started = Date.now();
   if (values.transport !== 'stdio') {
     const dir = tempDir();
-    const server = await startHttpServer({ dataDir: dir });
+    // The failed-login throttle would answer the server token 429 after the bad-token cases (as it
+    // should: see test/contract/access-throttle.test.ts); the fuzzer judges every other answer.
+    const server = await startHttpServer({
+      dataDir: dir,
+      env: { ...process.env, CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE: '0' },
+    });
     try {
       const stats = await fuzzHttp(server, { seed, count, batchSize, log });
       process.stderr.write(

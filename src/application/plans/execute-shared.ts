@@ -25,7 +25,7 @@ export async function prepareSandboxes(
       plan.sandboxes.push(sb);
       await turn.status(
         'TASK_STATE_WORKING',
-        `Sandbox for ${r.name}: ${sb.root}${sb.branch ? ` (branch ${sb.branch})` : ''}`,
+        await wb.shownText(plan, `Sandbox for ${r.name}: ${sb.root}${sb.branch ? ` (branch ${sb.branch})` : ''}`),
         wb.meta(plan),
       );
     }

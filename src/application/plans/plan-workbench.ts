@@ -174,14 +174,17 @@ export class PlanWorkbench {
     return out;
   }
 
-  /** The error as the plan's namespace may read it: on a server, without the server's own directories. */
+  /** Text as the plan's namespace may read it: on a server, without the server's own directories. */
+  async shownText(plan: Plan, text: string): Promise<string> {
+    return (await this.deps.registry.redactHostPaths?.(text, plan.owner)) ?? text;
+  }
+
+  /** The error as the plan's namespace may read it (see shownText). */
   async shown(plan: Plan, error: PlanError): Promise<PlanError> {
-    const redact = this.deps.registry.redactHostPaths?.bind(this.deps.registry);
-    if (!redact) return error;
     return {
       ...error,
-      message: await redact(error.message, plan.owner),
-      ...(error.hint !== undefined ? { hint: await redact(error.hint, plan.owner) } : {}),
+      message: await this.shownText(plan, error.message),
+      ...(error.hint !== undefined ? { hint: await this.shownText(plan, error.hint) } : {}),
     };
   }
 

@@ -85,6 +85,15 @@ export class CapabilityService {
    */
   async redact(text: string, namespace: string): Promise<string> {
     if (this.mode === 'local' || (await this.grantOf(namespace, 'host-path')) === 'any') return text;
+    return this.hide(text);
+  }
+
+  /** An error's text as the principal may read it: a server's non-administrators never see its directories. */
+  redactFor(text: string, principal: Pick<Principal, 'admin'> | undefined): string {
+    return this.mode === 'local' || principal === undefined || principal.admin ? text : this.hide(text);
+  }
+
+  private hide(text: string): string {
     const { workspaceRoot, hiddenPaths = [] } = this.deps.settings;
     const hidden = [...(workspaceRoot ? [{ path: workspaceRoot, label: '<workspaces>' }] : []), ...hiddenPaths];
     // Longest first: the workspace root usually lies inside the data directory.

@@ -187,8 +187,18 @@ export class Dispatcher {
       };
     } catch (err) {
       if (notification) return { kind: 'notification' };
-      return this.failure(id, err, surface, correlationId);
+      return this.failure(id, this.forCaller(err, meta.principal), surface, correlationId);
     }
+  }
+
+  /** An error as its caller may read it: on a server, the server's own directories by label only. */
+  private forCaller(err: unknown, principal: Principal | undefined): unknown {
+    if (!(err instanceof AppError)) return err;
+    const redact = (t: string): string => this.opts.facade.capabilities.redactFor(t, principal);
+    const message = redact(err.message);
+    const hint = err.hint === undefined ? undefined : redact(err.hint);
+    if (message === err.message && hint === err.hint) return err;
+    return new AppError(err.reason, message, { details: err.details, hint, fields: err.fields, cause: err });
   }
 
   /** The authorize step; a refusal is written to the audit log (without waiting for it). */
