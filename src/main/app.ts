@@ -199,6 +199,13 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       })
     : undefined;
   const accounts = storage.accounts;
+  // The sandboxes' git runs in the commands' confinement; applies a crash interrupted are finished first.
+  const sandboxes = new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes'), confinement });
+  for (const r of await sandboxes.recoverApplies().catch((err: unknown) => {
+    logger.error({ err }, 'recovering interrupted applies failed');
+    return [];
+  }))
+    logger.warn({ ...r }, `an interrupted apply was ${r.outcome}: ${r.detail}`);
   const webhooks = new HttpWebhookSender({
     allowHosts: opts.pushAllowHosts ?? envList('CLEVERAGENTS_PUSH_ALLOW_HOSTS'),
   });
@@ -212,7 +219,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     namespaces: storage.namespaces,
     inspector: new FsResourceInspector(),
     plans: storage.plans,
-    sandboxes: new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes') }),
+    sandboxes,
     tools: new BuiltinToolRunner({ confinement }),
     webhooks,
     // Hook commands run confined like every command; hook webhooks pass the push webhooks' URL check.
@@ -341,6 +348,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       await Promise.race([facade.notifier.drain(), grace(2000)]);
       await Promise.race([facade.notifier.stop(), grace(1000)]);
       await mcp.close().catch((err: unknown) => logger.warn({ err }, 'stopping the MCP servers failed'));
+      sandboxes.close();
       await runners.stop().catch((err: unknown) => logger.warn({ err }, 'giving up the runner lease failed'));
       await storage.close();
     },

@@ -1,8 +1,10 @@
 /** Diffs between two trees of a sandbox, as the port's {@link SandboxDiff}. */
 import type { FileChange, SandboxDiff } from '../../application/index.js';
-import { git, gitOut, splitNul } from './git.js';
+import { outOf, splitNul, type GitRunner } from './git.js';
 
-const DIFF_FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '-M', '--src-prefix=a/', '--dst-prefix=b/'];
+/** Every diff of ours: no external diff or textconv program, whatever the repository configured. */
+export const NO_PROGRAMS = ['--no-ext-diff', '--no-textconv'] as const;
+const DIFF_FLAGS = ['--no-color', ...NO_PROGRAMS, '-M', '--src-prefix=a/', '--dst-prefix=b/'];
 
 interface RawEntry {
   path: string;
@@ -17,6 +19,7 @@ interface RawEntry {
  * to some paths (literal pathspecs, relative to the root).
  */
 export async function diffTrees(
+  run: GitRunner,
   root: string,
   from: string,
   to: string,
@@ -24,26 +27,29 @@ export async function diffTrees(
 ): Promise<SandboxDiff> {
   // One git process gives all three views (each a process of its own was most of the cost of a
   // diff): the raw entries, then the numstat entries, an empty field, then the patch.
-  const out = await git(
-    root,
-    [
-      '--literal-pathspecs',
-      'diff',
-      ...DIFF_FLAGS,
-      '--raw',
-      '--no-abbrev',
-      '--numstat',
-      '-z',
-      '-p',
-      from,
-      to,
-      '--',
-      ...paths,
-    ],
-    { confine: true },
-  ).then((r) => r.stdout);
+  const out = await run
+    .run(
+      root,
+      [
+        '--literal-pathspecs',
+        'diff',
+        ...DIFF_FLAGS,
+        '--raw',
+        '--no-abbrev',
+        '--numstat',
+        '-z',
+        '-p',
+        from,
+        to,
+        '--',
+        ...paths,
+      ],
+      { confine: true },
+    )
+    .then((r) => r.stdout);
   const { entries, counts, unified } = parseCombined(out);
   const sizes = await blobSizes(
+    run,
     root,
     entries.filter((e) => e.status !== 'deleted' && e.newMode !== '160000').map((e) => e.newBlob),
   );
@@ -142,10 +148,10 @@ function rawEntry(f: Fields): RawEntry {
   };
 }
 
-async function blobSizes(root: string, blobs: string[]): Promise<Map<string, number>> {
+async function blobSizes(run: GitRunner, root: string, blobs: string[]): Promise<Map<string, number>> {
   const sizes = new Map<string, number>();
   if (blobs.length === 0) return sizes;
-  const out = await gitOut(root, ['cat-file', '--batch-check=%(objectname) %(objectsize)'], {
+  const out = await outOf(run, root, ['cat-file', '--batch-check=%(objectname) %(objectsize)'], {
     confine: true,
     input: blobs.join('\n') + '\n',
   });
@@ -157,7 +163,9 @@ async function blobSizes(root: string, blobs: string[]): Promise<Map<string, num
 }
 
 /** Paths that differ between two tree-ishes (renames split into a deletion and an addition). */
-export async function changedPaths(root: string, from: string, to: string, confine = true): Promise<string[]> {
-  const out = await gitOut(root, ['diff', '--no-ext-diff', '--no-renames', '--name-only', '-z', from, to], { confine });
+export async function changedPaths(run: GitRunner, root: string, from: string, to: string): Promise<string[]> {
+  const out = await outOf(run, root, ['diff', ...NO_PROGRAMS, '--no-renames', '--name-only', '-z', from, to], {
+    confine: true,
+  });
   return splitNul(out);
 }
