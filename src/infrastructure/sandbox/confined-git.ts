@@ -7,13 +7,17 @@
  *
  * The exchange: the agent writes `<io>/<n>.sh` (the script, every argument quoted) and `<io>/<n>.in`,
  * then the line `n` on the shell's stdin; the shell runs the script with those as stdin and
- * `<io>/<n>.out` / `<io>/<n>.err` as output and answers `n <exit code>`. `<io>` is a directory
- * beside the sandbox (outside it: a command in the sandbox cannot write a script there), the only
- * place the helper may write besides the sandbox and the repository's git directory.
+ * `<io>/<n>.out` / `<io>/<n>.err` as output and answers `n <exit code>`. `<io>` is this process's
+ * directory (`<pid>-<random>`) in one beside the sandbox (outside it: a command in the sandbox
+ * cannot write a script there; one per process: every local CLI command runs its own agent, and
+ * two may work on one plan at once), the only place the helper may write besides the sandbox and
+ * the repository's git directory.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { processExists } from '../system/process-exists.js';
 import type { CommandConfinement, PreparedCommand } from '../tools/confinement.js';
 import { CONFIG_LIST_ARGS, configGuard } from './git-config-guard.js';
 import {
@@ -43,7 +47,7 @@ export interface ConfinedGitOptions {
   confinement: CommandConfinement;
   /** The sandbox's root: the helper's working directory and its writable tree. */
   root: string;
-  /** The exchange directory (made afresh at each start; outside the root). */
+  /** Where the exchange directories of the sandbox's helpers go (outside the root). */
   io: string;
   /** More directories the helper's git writes: the repository's git directory. */
   writable: readonly string[];
@@ -70,10 +74,14 @@ export class ConfinedGit implements GitRunner {
   #idle: NodeJS.Timeout | undefined;
   #closed = false;
   #starting: Promise<Helper> | undefined;
-  /** Whether the exchange directory was made afresh (what a previous agent left there is gone). */
+  /** This process's exchange directory. */
+  readonly #io: string;
+  /** Whether what stopped agents left beside it was cleared. */
   #fresh = false;
 
-  constructor(private readonly opts: ConfinedGitOptions) {}
+  constructor(private readonly opts: ConfinedGitOptions) {
+    this.#io = path.join(opts.io, `${process.pid}-${randomBytes(4).toString('hex')}`);
+  }
 
   run(dir: string, args: readonly string[], opts: GitOptions = {}): Promise<GitResult> {
     // `exec`: the shell becomes git, one process fewer.
@@ -101,7 +109,7 @@ export class ConfinedGit implements GitRunner {
 
   async scratch<T>(work: (dir: string) => Promise<T>): Promise<T> {
     await this.#ensure();
-    const dir = path.join(this.opts.io, `s${this.#next++}`);
+    const dir = path.join(this.#io, `s${this.#next++}`);
     mkdirSync(dir, { recursive: true });
     try {
       return await work(dir);
@@ -123,7 +131,7 @@ export class ConfinedGit implements GitRunner {
       this.#hold(h, false);
       setTimeout(() => h.child.kill('SIGKILL'), 5_000).unref();
     }
-    if (forGood) rmSync(this.opts.io, { recursive: true, force: true });
+    if (forGood) rmSync(this.#io, { recursive: true, force: true });
   }
 
   async #send(
@@ -135,7 +143,7 @@ export class ConfinedGit implements GitRunner {
   ): Promise<GitResult> {
     const h = await this.#ensure();
     const n = this.#next++;
-    const base = path.join(this.opts.io, String(n));
+    const base = path.join(this.#io, String(n));
     const exports = { ...overrides, ...commandEnv(dir, opts) };
     try {
       writeFileSync(`${base}.sh`, scriptPrelude(dir, opts, exports, { T: `${base}.t`, ...opts.vars }) + body);
@@ -158,8 +166,8 @@ export class ConfinedGit implements GitRunner {
       throw new GitError(shown, code, stderr);
     } finally {
       h.answers.delete(n);
-      for (const f of safeList(this.opts.io))
-        if (f.startsWith(`${n}.`)) rmSync(path.join(this.opts.io, f), { recursive: true, force: true });
+      for (const f of safeList(this.#io))
+        if (f.startsWith(`${n}.`)) rmSync(path.join(this.#io, f), { recursive: true, force: true });
       if (this.#helper === h && h.answers.size === 0) this.#rest(h);
     }
   }
@@ -173,9 +181,17 @@ export class ConfinedGit implements GitRunner {
   }
 
   async #start(): Promise<Helper> {
-    const { confinement, root, io, writable } = this.opts;
-    if (!this.#fresh) rmSync(io, { recursive: true, force: true });
-    this.#fresh = true;
+    const { confinement, root, writable } = this.opts;
+    const io = this.#io;
+    if (!this.#fresh) {
+      // What the helpers of agents that are gone left behind.
+      for (const d of safeList(this.opts.io)) {
+        const pid = Number(/^(\d+)-/.exec(d)?.[1]);
+        if (pid && pid !== process.pid && !processExists(pid))
+          rmSync(path.join(this.opts.io, d), { recursive: true, force: true });
+      }
+      this.#fresh = true;
+    }
     mkdirSync(io, { recursive: true, mode: 0o700 });
     const prepared = await confinement.prepare({
       program: '/bin/sh',

@@ -9,11 +9,11 @@ import { ConfinedGit } from './confined-git.js';
 import { applyCopySandbox } from './copy-apply.js';
 import { createCopyInfo } from './copy-sandbox.js';
 import { configGuard } from './git-config-guard.js';
-import { NestedRepositoryError, snapshotTree, stageAndCommit, submodulePaths } from './git-stage.js';
+import { NestedRepositoryError, stageAndCommit, submodulePaths } from './git-stage.js';
 import { GitError, KeyedLock, directGit, outOf, worktreeFiles } from './git.js';
 import type { GitRunner } from './git.js';
 import { withRepositoryLock } from './repository-lock.js';
-import { diffTrees } from './sandbox-diff.js';
+import { diffWorkTree } from './sandbox-diff.js';
 import {
   exists,
   existsSync,
@@ -180,8 +180,7 @@ export class GitSandboxManager implements SandboxManager {
     const root = await this.#own(sandbox);
     const run = this.#runner(sandbox, root);
     await this.#refuseNestedLinks(run, sandbox, root);
-    const tree = await snapshotTree(run, root, { force: sandbox.kind === 'copy', nested: 'refuse' });
-    return diffTrees(run, root, sandbox.baseCommit, tree);
+    return diffWorkTree(run, root, sandbox.baseCommit, { force: sandbox.kind === 'copy', nested: 'refuse' });
   }
 
   /**

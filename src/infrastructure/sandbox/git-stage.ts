@@ -16,7 +16,7 @@ import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { AppError } from '../../domain/errors.js';
 import { headFromFiles, worktreeFiles } from './git-files.js';
-import { outOf, quote, splitNul, type GitRunner } from './git.js';
+import { outOf, quote, splitNul, type GitResult, type GitRunner, type ScriptOptions } from './git.js';
 
 /** The sandbox holds git repositories of its own: refused, with what to do. */
 export class NestedRepositoryError extends AppError {
@@ -66,7 +66,7 @@ async function changesOf(
   env: Record<string, string>,
 ): Promise<Changes> {
   const exclude = opts.force ? [] : ['--exclude-standard'];
-  const args = ['ls-files', '-t', '-z', '-o', '-m', '-d', ...exclude];
+  const args = ['ls-files', '-t', '-z', '-o', '-m', ...exclude];
   const out = await outOf(run, root, args, { confine: true, workTree: root, env });
   const add = new Set<string>();
   const remove = new Set<string>();
@@ -105,6 +105,68 @@ async function stagingScript(dir: string, changes: Changes): Promise<string> {
   return script;
 }
 
+/** Exit codes of {@link wholeStageScript}: nested repositories found (on stdout); `update-index` refused. */
+const NESTED_EXIT = 3;
+const REFUSED_EXIT = 4;
+
+/**
+ * Stages the whole work tree in the same script as what follows (one request): `ls-files`, the
+ * nested repositories refused (their `dir/` entries on stdout) or left out, `update-index` of the
+ * rest. When `update-index` refuses (a file became a directory), the caller stages by
+ * {@link changesOf} instead: the index is written only when `update-index` succeeds.
+ */
+function wholeStageScript(opts: Omit<StageOptions, 'paths'>): string {
+  const exclude = opts.force ? '' : ' --exclude-standard';
+  const refuse =
+    opts.nested === 'refuse'
+      ? `if grep -qz '^? .*/$' "$D/list"; then grep -z '^? .*/$' "$D/list"; exit ${NESTED_EXIT}; fi\n`
+      : '';
+  // -m lists deleted files too (-d would stat every entry a second time).
+  return `g ls-files -t -z -o -m${exclude} >"$D/list" || exit $?
+${refuse}grep -zv '^? .*/$' "$D/list" | sed -z 's/^..//' >"$D/paths"
+if [ -s "$D/paths" ]; then g update-index --add --remove --replace -z --stdin <"$D/paths" || exit ${REFUSED_EXIT}; fi
+`;
+}
+
+/**
+ * Runs `tail` (a script) after staging the work tree (see {@link StageOptions}) into the index
+ * (`GIT_INDEX_FILE` in `env`, else the sandbox's), with `$D` the scratch directory `dir`.
+ */
+async function afterStaging(
+  run: GitRunner,
+  root: string,
+  dir: string,
+  opts: StageOptions,
+  tail: string,
+  script: ScriptOptions,
+  shown: readonly string[],
+): Promise<GitResult> {
+  const o: ScriptOptions = { confine: true, workTree: root, ...script, vars: { D: dir, ...script.vars } };
+  if (opts.paths !== undefined) {
+    // Of the paths, those git tracks (changed or deleted) and the new ones it does not ignore.
+    const exclude = opts.force ? '' : ' --exclude-standard';
+    const words = opts.paths.map(quote).join(' ');
+    const stage = `g --literal-pathspecs ls-files -z -c -o${exclude} -- ${words} >"$D/paths" || exit $?
+g update-index --add --remove --replace -z --stdin <"$D/paths" || exit $?
+`;
+    return run.script(root, stage + tail, o, shown);
+  }
+  const r = await run.script(
+    root,
+    wholeStageScript(opts) + tail,
+    { ...o, okCodes: [NESTED_EXIT, REFUSED_EXIT] },
+    shown,
+  );
+  if (r.code === NESTED_EXIT)
+    throw new NestedRepositoryError(
+      root,
+      splitNul(r.stdout).map((l) => l.slice(2)),
+    );
+  if (r.code !== REFUSED_EXIT) return r;
+  const changes = await changesOf(run, root, opts, script.env ?? {});
+  return run.script(root, (await stagingScript(dir, changes)) + tail, o, shown);
+}
+
 /**
  * The script that commits the index on HEAD's branch with message `$M`. `git commit` rather than
  * `write-tree`, `commit-tree` and `update-ref`: one process instead of three (a plan pays this
@@ -120,53 +182,62 @@ export interface CommitRequest extends StageOptions {
 
 /**
  * Stages (the given paths, or everything) and commits as CleverAgents on HEAD's branch; returns
- * the commit's id. Given paths, one script: `ls-files` of those paths, `update-index`, `commit`.
- * Otherwise two requests: `ls-files` of the work tree (read here: nested repositories, files that
- * became directories), then the rest.
+ * the commit's id. One script: `ls-files`, `update-index`, `commit`.
  */
 export async function stageAndCommit(run: GitRunner, req: CommitRequest): Promise<string> {
   const message = req.message.replace(/\0/g, '');
   const opts = { confine: true, identity: true, workTree: req.root } as const;
-  const shown = ['add', '-A', '&&', 'git', 'commit', '-m', message];
-  if (req.paths !== undefined) {
-    // Of the paths, those git tracks (changed or deleted) and the new ones it does not ignore.
-    const exclude = req.force ? '' : ' --exclude-standard';
-    const script = `g --literal-pathspecs ls-files -z -c -o${exclude} -- ${req.paths.map(quote).join(' ')} >"$T.paths" || exit $?
-g update-index --add --remove --replace -z --stdin <"$T.paths" || exit $?
-${COMMIT_SCRIPT}`;
-    await run.script(req.root, script, { ...opts, vars: { M: message } }, shown);
-  } else {
-    await run.scratch(async (dir) => {
-      const changes = await changesOf(run, req.root, req, {});
-      const script = (await stagingScript(dir, changes)) + COMMIT_SCRIPT;
-      await run.script(req.root, script, { ...opts, vars: { D: dir, M: message } }, shown);
-    });
-  }
+  await run.scratch((dir) =>
+    afterStaging(run, req.root, dir, req, COMMIT_SCRIPT, { ...opts, vars: { M: message } }, [
+      'add',
+      '-A',
+      '&&',
+      'git',
+      'commit',
+      '-m',
+      message,
+    ]),
+  );
   // Git has just written the branch's loose ref: reading it spares a process.
   return headFromFiles(req.root) ?? outOf(run, req.root, ['rev-parse', 'HEAD'], opts);
 }
 
 /**
- * The tree object of everything in a sandbox's work tree right now (tracked, changed and untracked
- * files), built in a throw-away index so the sandbox's own index — and therefore what the next
- * checkpoint records — is untouched.
+ * Runs `tail` on a snapshot of the sandbox's work tree (tracked, changed and untracked files),
+ * staged into a throw-away index so the sandbox's own index — and what the next checkpoint
+ * records — is untouched; `tail` finds its tree in `$t` and may write files in `$D`. `read` makes
+ * the answer of the script's output and that directory.
  */
-export async function snapshotTree(run: GitRunner, root: string, opts: Omit<StageOptions, 'paths'>): Promise<string> {
+export async function withSnapshot<T>(
+  run: GitRunner,
+  root: string,
+  opts: Omit<StageOptions, 'paths'>,
+  tail: string,
+  vars: Record<string, string>,
+  read: (r: GitResult, dir: string) => Promise<T>,
+): Promise<T> {
   return run.scratch(async (dir) => {
     const index = path.join(dir, 'index');
     const files = worktreeFiles(root);
     // Starting from a copy of the real index keeps its stat cache: only what changed is hashed again.
     if (files) await copyFile(path.join(files.gitDir, 'index'), index).catch(() => undefined);
-    const env = { GIT_INDEX_FILE: index };
-    const changes = await changesOf(run, root, opts, env);
-    const r = await run.script(
-      root,
-      `${await stagingScript(dir, changes)}g write-tree\n`,
-      { confine: true, workTree: root, env, vars: { D: dir } },
-      ['add', '-A', '&&', 'git', 'write-tree'],
-    );
-    return r.stdout.trim().split('\n').at(-1) ?? '';
+    const script = `t=$(g write-tree) || exit $?\n${tail}`;
+    const r = await afterStaging(run, root, dir, opts, script, { env: { GIT_INDEX_FILE: index }, vars }, [
+      'add',
+      '-A',
+      '&&',
+      'git',
+      'write-tree',
+    ]);
+    return read(r, dir);
   });
+}
+
+/** The tree object of everything in a sandbox's work tree right now (see {@link withSnapshot}). */
+export function snapshotTree(run: GitRunner, root: string, opts: Omit<StageOptions, 'paths'>): Promise<string> {
+  return withSnapshot(run, root, opts, 'echo "$t"\n', {}, (r) =>
+    Promise.resolve(r.stdout.trim().split('\n').at(-1) ?? ''),
+  );
 }
 
 /**

@@ -1,6 +1,9 @@
 /** Diffs between two trees of a sandbox, as the port's {@link SandboxDiff}. */
 import type { FileChange, SandboxDiff } from '../../application/index.js';
-import { outOf, splitNul, type GitRunner } from './git.js';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { withSnapshot } from './git-stage.js';
+import { outOf, quote, splitNul, type GitRunner } from './git.js';
 
 /** Every diff of ours: no external diff or textconv program, whatever the repository configured. */
 export const NO_PROGRAMS = ['--no-ext-diff', '--no-textconv'] as const;
@@ -14,6 +17,9 @@ interface RawEntry {
   newMode: string;
 }
 
+/** `git diff`'s arguments for all three views at once: raw entries, numstat entries, an empty field, the patch. */
+const COMBINED = [...DIFF_FLAGS, '--raw', '--no-abbrev', '--numstat', '-z', '-p'];
+
 /**
  * The changes from tree-ish `from` to tree-ish `to` in the repository at `root`, optionally limited
  * to some paths (literal pathspecs, relative to the root).
@@ -25,34 +31,50 @@ export async function diffTrees(
   to: string,
   paths: readonly string[] = [],
 ): Promise<SandboxDiff> {
-  // One git process gives all three views (each a process of its own was most of the cost of a
-  // diff): the raw entries, then the numstat entries, an empty field, then the patch.
+  // One git process gives all three views (each a process of its own was most of the cost of a diff).
   const out = await run
-    .run(
-      root,
-      [
-        '--literal-pathspecs',
-        'diff',
-        ...DIFF_FLAGS,
-        '--raw',
-        '--no-abbrev',
-        '--numstat',
-        '-z',
-        '-p',
-        from,
-        to,
-        '--',
-        ...paths,
-      ],
-      { confine: true },
-    )
+    .run(root, ['--literal-pathspecs', 'diff', ...COMBINED, from, to, '--', ...paths], { confine: true })
     .then((r) => r.stdout);
-  const { entries, counts, unified } = parseCombined(out);
-  const sizes = await blobSizes(
-    run,
-    root,
-    entries.filter((e) => e.status !== 'deleted' && e.newMode !== '160000').map((e) => e.newBlob),
+  const parsed = parseCombined(out);
+  const blobs = parsed.entries.filter((e) => e.status !== 'deleted' && e.newMode !== '160000').map((e) => e.newBlob);
+  const sizes =
+    blobs.length === 0
+      ? ''
+      : await outOf(run, root, ['cat-file', '--batch-check=%(objectname) %(objectsize)'], {
+          confine: true,
+          input: blobs.join('\n') + '\n',
+        });
+  return sandboxDiff(parsed, sizes);
+}
+
+/**
+ * The sandbox's work tree (everything in it now: see git-stage.ts's snapshot) against tree-ish
+ * `from`, in one request: the snapshot, the diff and the new blobs' sizes (their ids read back
+ * from the raw entries by `sed`: a line that only looks like one costs a "missing" answer).
+ */
+export async function diffWorkTree(
+  run: GitRunner,
+  root: string,
+  from: string,
+  opts: { force: boolean; nested: 'refuse' | 'skip' },
+): Promise<SandboxDiff> {
+  const tail = `g diff ${COMBINED.map(quote).join(' ')} "$B" "$t" >"$D/diff" || exit $?
+tr '\\0' '\\n' <"$D/diff" | sed -n 's/^:[0-7]* [0-7]* [0-9a-f]* \\([0-9a-f]*\\) [A-Z][0-9]*$/\\1/p' |
+  g cat-file --batch-check='%(objectname) %(objectsize)'
+`;
+  return withSnapshot(run, root, opts, tail, { B: from }, async (r, dir) =>
+    sandboxDiff(parseCombined(await readFile(path.join(dir, 'diff'), 'utf8')), r.stdout),
   );
+}
+
+/** The port's diff, from the parsed combined output and `cat-file --batch-check` lines of sizes. */
+function sandboxDiff(parsed: ReturnType<typeof parseCombined>, sizeLines: string): SandboxDiff {
+  const { entries, counts, unified } = parsed;
+  const sizes = new Map<string, number>();
+  for (const line of sizeLines.split('\n')) {
+    const [sha = '', size = ''] = line.split(' ');
+    if (/^\d+$/.test(size)) sizes.set(sha, Number(size));
+  }
   const files: FileChange[] = entries.map((e) => {
     const c = counts.get(e.path);
     const binary = c?.binary ?? false;
@@ -146,20 +168,6 @@ function rawEntry(f: Fields): RawEntry {
     newBlob,
     newMode,
   };
-}
-
-async function blobSizes(run: GitRunner, root: string, blobs: string[]): Promise<Map<string, number>> {
-  const sizes = new Map<string, number>();
-  if (blobs.length === 0) return sizes;
-  const out = await outOf(run, root, ['cat-file', '--batch-check=%(objectname) %(objectsize)'], {
-    confine: true,
-    input: blobs.join('\n') + '\n',
-  });
-  for (const line of out.split('\n')) {
-    const [sha = '', size = ''] = line.split(' ');
-    if (/^\d+$/.test(size)) sizes.set(sha, Number(size));
-  }
-  return sizes;
 }
 
 /** Paths that differ between two tree-ishes (renames split into a deletion and an addition). */

@@ -4,7 +4,7 @@ import type { ToolCallResult } from '../../application/index.js';
 import type { ToolDefinition } from '../../domain/registry/entities.js';
 import { snapshotTree } from '../sandbox/git-stage.js';
 import { directGit, outOf } from '../sandbox/git.js';
-import { changedPaths, diffTrees } from '../sandbox/sandbox-diff.js';
+import { changedPaths, diffTrees, diffWorkTree } from '../sandbox/sandbox-diff.js';
 import { lexicalRel, resolveInSandbox } from './path-guard.js';
 import { runConfined } from './process-runner.js';
 import { bool, int, ok, str, strings, ToolFailure, type ToolContext } from './tool-support.js';
@@ -160,10 +160,21 @@ export async function gitDiffTool({ sandbox, args }: ToolContext): Promise<ToolC
     paths.push(lexicalRel(sandbox.root, p) || '.');
   }
   const staged = bool(args, 'staged') ?? false;
-  const to = staged
-    ? await outOf(directGit, sandbox.root, ['write-tree'], SANDBOX_GIT(sandbox.root))
-    : await snapshotTree(directGit, sandbox.root, { force: sandbox.kind === 'copy', nested: 'refuse' });
-  const d = await diffTrees(directGit, sandbox.root, sandbox.baseCommit, to, paths);
+  const d =
+    staged || paths.length > 0
+      ? await diffTrees(
+          directGit,
+          sandbox.root,
+          sandbox.baseCommit,
+          staged
+            ? await outOf(directGit, sandbox.root, ['write-tree'], SANDBOX_GIT(sandbox.root))
+            : await snapshotTree(directGit, sandbox.root, { force: sandbox.kind === 'copy', nested: 'refuse' }),
+          paths,
+        )
+      : await diffWorkTree(directGit, sandbox.root, sandbox.baseCommit, {
+          force: sandbox.kind === 'copy',
+          nested: 'refuse',
+        });
   return ok(
     `${d.stats.files} file${d.stats.files === 1 ? '' : 's'} changed, +${d.stats.additions} −${d.stats.deletions}`,
     d.unified,
