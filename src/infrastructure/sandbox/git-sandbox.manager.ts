@@ -278,7 +278,7 @@ export class GitSandboxManager implements SandboxManager {
 
   /** Stops the sandboxes' confined git helpers (the agent is stopping). */
   close(): void {
-    for (const r of this.#runners.values()) r.close(false);
+    for (const r of this.#runners.values()) r.close();
     this.#runners.clear();
   }
 
