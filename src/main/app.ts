@@ -275,6 +275,13 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     await storage.close();
     throw err;
   });
+  // The sandboxes' git runs in the commands' confinement; applies a crash interrupted are finished first.
+  const sandboxes = new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes'), confinement });
+  for (const r of await sandboxes.recoverApplies().catch((err: unknown) => {
+    logger.error({ err }, 'recovering interrupted applies failed');
+    return [];
+  }))
+    logger.warn({ ...r }, `an interrupted apply was ${r.outcome}: ${r.detail}`);
   const facade = createServiceFacade({
     tasks: storage.tasks,
     sessions: storage.sessions,
@@ -285,7 +292,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     namespaces: storage.namespaces,
     inspector,
     plans: storage.plans,
-    sandboxes: new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes') }),
+    sandboxes,
     tools: new BuiltinToolRunner({ confinement }),
     webhooks,
     egress,
@@ -421,6 +428,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       await Promise.race([facade.notifier.drain(), grace(2000)]);
       await Promise.race([facade.notifier.stop(), grace(1000)]);
       await mcp.close().catch((err: unknown) => logger.warn({ err }, 'stopping the MCP servers failed'));
+      sandboxes.close();
       await runners.stop().catch((err: unknown) => logger.warn({ err }, 'giving up the runner lease failed'));
       await egress.close().catch(() => {});
       await storage.close();

@@ -1,5 +1,6 @@
 import type { ApprovalAnswer } from '../../domain/plan/approval.js';
-import type { Checkpoint, Decision, Plan, PlanError, Waiting } from '../../domain/plan/plan.js';
+import type { Checkpoint, Decision, Plan, Waiting } from '../../domain/plan/plan.js';
+import { PlanError } from '../../domain/plan/plan.js';
 import { declineApply, failPhase, requeueExecute, takeAnswer } from '../../domain/plan/plan.js';
 import { AppError } from '../../domain/errors.js';
 import type { SandboxDiff, SandboxManager } from '../ports/sandbox.port.js';
@@ -177,6 +178,8 @@ export class PlanEngine {
           message: err instanceof Error ? err.message : String(err),
           recoverable: true,
           hint: `run agents plan execute ${planId} to resume from the last checkpoint`,
+          // A refusal that says what it is and what to do (a nested repository in a sandbox…) is recorded as such.
+          ...(err instanceof AppError && err.reason === 'PLAN_ERROR' ? refusal(err) : {}),
         });
         // A refused transition changed nothing: the plan stays as it is; anything else stops the phase.
         if (!refused && plan.state === 'processing') {
@@ -191,4 +194,15 @@ export class PlanEngine {
       this.open.delete(planId);
     }
   }
+}
+
+/** The kind, hint and files a PLAN_ERROR carries (`details.kind`, `details.files`, its hint), as a PlanError's. */
+function refusal(err: AppError): Partial<PlanError> {
+  const kind = PlanError.shape.kind.safeParse(err.details['kind']);
+  const files = err.details['files'];
+  return {
+    ...(kind.success ? { kind: kind.data } : {}),
+    ...(err.hint ? { hint: err.hint } : {}),
+    ...(Array.isArray(files) ? { files: files.map(String) } : {}),
+  };
 }

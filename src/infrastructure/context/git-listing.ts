@@ -1,12 +1,20 @@
 /**
- * A git checkout's files and recent history, each in one git child process (no shell; see
- * ../sandbox/git.ts): `ls-files` for what is tracked or untracked-but-not-ignored, `log --name-only`
- * for what the last commits touched. HEAD is read from the files under the git directory, so a
- * cache can tell whether history moved without starting git.
+ * A git checkout's files and recent history, each in one git child process through the one runner
+ * (../sandbox/git.ts: nothing the repository configured runs): `ls-files` for what is tracked or
+ * untracked-but-not-ignored, `log --name-only` for what the last commits touched. HEAD is read from
+ * the files under the git directory, so a cache can tell whether history moved without starting git.
  */
 import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { git, gitOut, splitNul } from '../sandbox/git.js';
+import { git, gitOut, splitNul, type GitOptions } from '../sandbox/git.js';
+import { NO_PROGRAMS } from '../sandbox/sandbox-diff.js';
+
+/** A checkout's root is its work tree: a repository's core.worktree cannot point our git elsewhere. */
+const at = (root: string, timeoutMs: number): GitOptions => ({
+  timeoutMs,
+  env: { GIT_OPTIONAL_LOCKS: '0' },
+  ...(lstatSync(path.join(root, '.git'), { throwIfNoEntry: false }) ? { workTree: root } : {}),
+});
 
 /** How many commits the recency ranking looks back. */
 export const RECENCY_DEPTH = 200;
@@ -35,7 +43,7 @@ export async function gitRootOf(root: string): Promise<GitRoot | undefined> {
       return { gitDir, commonDir: common ? path.resolve(gitDir, common) : gitDir };
   }
   try {
-    const out = await gitOut(root, ['rev-parse', '--absolute-git-dir', '--git-common-dir'], { timeoutMs: 30_000 });
+    const out = await gitOut(root, ['rev-parse', '--absolute-git-dir', '--git-common-dir'], at(root, 30_000));
     const [gitDir, common] = out.split('\n');
     if (!gitDir || !common) return undefined;
     return { gitDir, commonDir: path.resolve(root, common) };
@@ -49,9 +57,7 @@ export async function lsFiles(root: string): Promise<string[]> {
   const { stdout } = await git(
     root,
     ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--deduplicate'],
-    {
-      timeoutMs: 120_000,
-    },
+    at(root, 120_000),
   );
   return splitNul(stdout);
 }
@@ -81,7 +87,7 @@ export async function headOf(root: string, r: GitRoot): Promise<string | undefin
   const fromFiles = readHead(r);
   if (fromFiles !== undefined) return fromFiles;
   try {
-    return await gitOut(root, ['rev-parse', '--verify', '-q', 'HEAD'], { timeoutMs: 30_000 });
+    return await gitOut(root, ['rev-parse', '--verify', '-q', 'HEAD'], at(root, 30_000));
   } catch {
     return undefined;
   }
@@ -94,8 +100,18 @@ export async function headOf(root: string, r: GitRoot): Promise<string | undefin
 export async function recentPaths(root: string): Promise<{ commits: number; paths: Map<string, number> }> {
   const { stdout } = await git(
     root,
-    ['log', '-n', String(RECENCY_DEPTH), '--no-renames', '--relative', '--name-only', '--format=%x01%H', '-z'],
-    { timeoutMs: 60_000 },
+    [
+      'log',
+      ...NO_PROGRAMS,
+      '-n',
+      String(RECENCY_DEPTH),
+      '--no-renames',
+      '--relative',
+      '--name-only',
+      '--format=%x01%H',
+      '-z',
+    ],
+    at(root, 60_000),
   );
   const paths = new Map<string, number>();
   let commit = -1;

@@ -3,53 +3,42 @@
  * checkpoints, restore and diff work the same as for worktrees) and a manifest of what each source
  * file held at copy time, so apply can tell which files the user changed since.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import {
-  chmod,
-  copyFile,
-  lstat,
-  mkdir,
-  readFile,
-  readdir,
-  readlink,
-  rename,
-  rm,
-  rmdir,
-  symlink,
-  unlink,
-  writeFile,
-} from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, lstat, mkdir, readFile, readdir, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ApplyOutcome, SandboxInfo } from '../../application/index.js';
-import { git, gitOut, snapshotTree } from './git.js';
-import { changedPaths } from './sandbox-diff.js';
+import type { SandboxInfo } from '../../application/index.js';
+import type { ResourceDefinition } from '../../domain/registry/entities.js';
+import { directGit, outOf } from './git.js';
+import { writeInfo } from './sandbox-files.js';
 
-const MANIFEST = 'cleveragents-base.json';
+/** The manifest's file, in the sandbox's git directory. */
+export const MANIFEST = 'cleveragents-base.json';
 
 /** What a path held: a regular file (content hash, executable bit), a symlink (target), or nothing. */
-type Entry = { type: 'file'; sha256: string; exec: boolean } | { type: 'symlink'; target: string };
-type Manifest = Record<string, Entry>;
+export type Entry = { type: 'file'; sha256: string; exec: boolean } | { type: 'symlink'; target: string };
+export type Manifest = Record<string, Entry>;
 
 /** Copies `source` into `dest` (which must not exist), commits it as the base; returns the base commit. */
 export async function createCopySandbox(source: string, dest: string, label: string): Promise<string> {
   await mkdir(dest, { recursive: true });
   const manifest: Manifest = {};
   await copyTree(source, dest, '', manifest);
-  const opts = { confine: true, identity: true };
-  await git(dest, ['init', '-q', '-b', 'sandbox'], { confine: true });
+  const opts = { confine: true, identity: true, workTree: dest };
+  const run = directGit;
+  await run.run(dest, ['init', '-q', '-b', 'sandbox'], { confine: true });
   for (const [k, v] of [
     ['core.autocrlf', 'false'],
     ['core.hooksPath', '/dev/null'],
     ['commit.gpgsign', 'false'],
     ['gc.auto', '0'],
   ] as const) {
-    await git(dest, ['config', k, v], { confine: true });
+    await run.run(dest, ['config', k, v], { confine: true });
   }
-  await git(dest, ['add', '-A', '-f', '--', '.'], opts);
-  await git(dest, ['commit', '-q', '--allow-empty', '--no-verify', '-m', `base: ${label}`], opts);
-  const gitDir = path.resolve(dest, await gitOut(dest, ['rev-parse', '--git-dir'], { confine: true }));
-  await writeFile(path.join(gitDir, MANIFEST), JSON.stringify(manifest));
-  return gitOut(dest, ['rev-parse', 'HEAD'], { confine: true });
+  // The user's own files, copied without any `.git`: git's commands are safe here unconfined.
+  await run.run(dest, ['add', '-A', '-f', '--', '.'], opts);
+  await run.run(dest, ['commit', '-q', '--allow-empty', '--no-verify', '-m', `base: ${label}`], opts);
+  await writeFile(path.join(dest, '.git', MANIFEST), JSON.stringify(manifest));
+  return outOf(run, dest, ['rev-parse', 'HEAD'], { confine: true });
 }
 
 async function copyTree(src: string, dest: string, rel: string, manifest: Manifest): Promise<void> {
@@ -76,7 +65,8 @@ async function copyTree(src: string, dest: string, rel: string, manifest: Manife
   }
 }
 
-async function entryOf(file: string): Promise<Entry | 'dir' | 'other' | undefined> {
+/** What `file` holds now (a directory, something else, or nothing at all). */
+export async function entryOf(file: string): Promise<Entry | 'dir' | 'other' | undefined> {
   const st = await lstat(file).catch((e: NodeJS.ErrnoException) => {
     if (e.code === 'ENOENT' || e.code === 'ENOTDIR') return undefined;
     throw e;
@@ -92,99 +82,27 @@ async function entryOf(file: string): Promise<Entry | 'dir' | 'other' | undefine
 }
 
 /** Whether what is on disk now is what the manifest recorded (a missing file matches a missing entry). */
-function same(now: Entry | 'dir' | 'other' | undefined, base: Entry | undefined): boolean {
+export function same(now: Entry | 'dir' | 'other' | undefined, base: Entry | undefined): boolean {
   if (now === undefined || base === undefined) return now === base;
   if (now === 'dir' || now === 'other') return false;
   if (now.type === 'symlink') return base.type === 'symlink' && now.target === base.target;
   return base.type === 'file' && now.sha256 === base.sha256;
 }
 
-/**
- * Writes the sandbox's changes back to the user's directory, refusing (and writing nothing) when
- * any changed file is not what it was at copy time in the user's directory.
- */
-export async function applyCopySandbox(sandbox: SandboxInfo): Promise<ApplyOutcome> {
-  const tree = await snapshotTree(sandbox.root, true);
-  const files = await changedPaths(sandbox.root, sandbox.baseCommit, tree);
-  if (files.length === 0) return { ok: true, files: [] };
-  const gitDir = path.resolve(sandbox.root, await gitOut(sandbox.root, ['rev-parse', '--git-dir'], { confine: true }));
-  const manifest = JSON.parse(await readFile(path.join(gitDir, MANIFEST), 'utf8')) as Manifest;
-
-  // What the sandbox now holds at each changed path; a file that is gone, or is now a directory, is deleted.
-  const after = new Map<string, Awaited<ReturnType<typeof entryOf>>>();
-  for (const f of files) after.set(f, await entryOf(path.join(sandbox.root, f)));
-  const deleted = new Set(files.filter((f) => after.get(f) === undefined || after.get(f) === 'dir'));
-
-  const conflicts: string[] = [];
-  for (const f of files) {
-    const base = Object.prototype.hasOwnProperty.call(manifest, f) ? manifest[f] : undefined;
-    if (
-      !same(await entryOf(path.join(sandbox.source, f)), base) ||
-      !(await parentsAreDirectories(sandbox.source, f, deleted))
-    )
-      conflicts.push(f);
-  }
-  if (conflicts.length > 0) {
-    return {
-      ok: false,
-      reason: 'conflict',
-      files: conflicts,
-      message: `${conflicts.length} file(s) changed in ${sandbox.source} since the sandbox was made: ${conflicts.join(', ')}`,
-    };
-  }
-
-  // Deletions first, so a file the plan replaced by a directory of the same name is out of the way.
-  for (const f of deleted) {
-    await rm(path.join(sandbox.source, f), { force: true });
-    await pruneEmptyParents(sandbox.source, f);
-  }
-  for (const f of files) {
-    const now = after.get(f);
-    if (now === undefined || now === 'dir' || now === 'other') continue;
-    const from = path.join(sandbox.root, f);
-    const to = path.join(sandbox.source, f);
-    await mkdir(path.dirname(to), { recursive: true });
-    // Write beside the target and rename over it, so the user never sees a half-written file.
-    const tmp = `${to}.cleveragents-${randomBytes(4).toString('hex')}`;
-    try {
-      if (now.type === 'symlink') await symlink(now.target, tmp);
-      else {
-        await copyFile(from, tmp);
-        await chmod(tmp, (await lstat(from)).mode & 0o7777);
-      }
-      await rename(tmp, to);
-    } catch (e) {
-      await unlink(tmp).catch(() => undefined);
-      throw e;
-    }
-  }
-  return { ok: true, files };
-}
-
-/**
- * True when every existing parent of `rel` under `dir` is a real directory (not a file, not a
- * symlink) — or a file the apply deletes first.
- */
-async function parentsAreDirectories(dir: string, rel: string, deleted: ReadonlySet<string>): Promise<boolean> {
-  const parts = rel.split('/').slice(0, -1);
-  let cur = dir;
-  for (let i = 0; i < parts.length; i++) {
-    cur = path.join(cur, parts[i] ?? '');
-    const st = await lstat(cur).catch(() => undefined);
-    if (!st) return true;
-    if (!st.isDirectory()) return !st.isSymbolicLink() && deleted.has(parts.slice(0, i + 1).join('/'));
-  }
-  return true;
-}
-
-async function pruneEmptyParents(dir: string, rel: string): Promise<void> {
-  const parts = rel.split('/').slice(0, -1);
-  while (parts.length > 0) {
-    try {
-      await rmdir(path.join(dir, ...parts));
-    } catch {
-      return;
-    }
-    parts.pop();
+/** The copy sandbox of `resource` at `dir`, made and recorded beside it (nothing left behind on a failure). */
+export async function createCopyInfo(
+  resource: Extract<ResourceDefinition, { type: 'fs-directory' }>,
+  source: string,
+  dir: string,
+): Promise<SandboxInfo> {
+  if (!(await stat(source)).isDirectory()) throw new Error(`resource ${resource.name}: ${source} is not a directory`);
+  try {
+    const baseCommit = await createCopySandbox(source, dir, `copy of ${source}`);
+    const info: SandboxInfo = { resource: resource.name, kind: 'copy', root: dir, source, baseCommit };
+    await writeInfo(info);
+    return info;
+  } catch (e) {
+    await rm(dir, { recursive: true, force: true });
+    throw e;
   }
 }

@@ -1,16 +1,36 @@
-import { AppError } from '../../domain/errors.js';
-import { hostname } from 'node:os';
-import { lstat, mkdir, readFile, realpath, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, realpath, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ApplyOutcome, RebaseOutcome, SandboxDiff, SandboxInfo, SandboxManager } from '../../application/index.js';
 import type { ResourceDefinition } from '../../domain/registry/entities.js';
-import { applyCopySandbox, createCopySandbox } from './copy-sandbox.js';
-import { git, gitChain, gitOut, headFromFiles, KeyedLock, snapshotTree } from './git.js';
-import { CheckpointHelpers, fastCheckpoint } from './fast-checkpoint.js';
+import type { CommandConfinement } from '../tools/confinement.js';
+import { ApplyJournals } from './apply-journal.js';
+import { recoverJournals, type RecoveredApply } from './apply-recovery.js';
+import { ConfinedGit } from './confined-git.js';
+import { applyCopySandbox } from './copy-apply.js';
+import { createCopyInfo } from './copy-sandbox.js';
+import { configGuard } from './git-config-guard.js';
+import { NestedRepositoryError, stageAndCommit, submodulePaths } from './git-stage.js';
+import { GitError, KeyedLock, directGit, outOf, worktreeFiles } from './git.js';
+import type { GitRunner } from './git.js';
 import { withRepositoryLock } from './repository-lock.js';
-import { diffTrees } from './sandbox-diff.js';
+import { diffWorkTree } from './sandbox-diff.js';
+import {
+  exists,
+  existsSync,
+  inside,
+  infoFile,
+  ioDir,
+  kindOf,
+  knownPathsUsable,
+  readInfo,
+  realish,
+  slug,
+  unreachable,
+  writeInfo,
+} from './sandbox-files.js';
 import { applyWorktreeSandbox } from './worktree-apply.js';
 import { rebaseWorktreeSandbox, unresolvedFiles } from './worktree-rebase.js';
+import { addWorktree, createWorktreeInfo, removeWorktree } from './worktree-create.js';
 
 const PLAN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 const BRANCH_PREFIX = 'cleveragents/plan-';
@@ -19,7 +39,16 @@ const SHA = /^[0-9a-f]{4,64}$/i;
 export interface GitSandboxManagerOptions {
   /** Where sandboxes live (created if missing), e.g. `<dataDir>/sandboxes`. */
   root: string;
+  /**
+   * How the sandbox's own git runs (checkpoints, restores, diffs, rebases): inside this
+   * confinement when its mode is `bubblewrap`, like the commands that could have planted something
+   * there; here, hardened, otherwise (and without one). Applies and worktree creation act on the
+   * user's repository and run here, hardened.
+   */
+  confinement?: CommandConfinement | undefined;
 }
+
+export type { RecoveredApply };
 
 /**
  * Plan sandboxes on disk: `<root>/<planId>/<resource>` is a git worktree of the resource's
@@ -28,17 +57,23 @@ export interface GitSandboxManagerOptions {
  * `<root>/<planId>/<resource>.sandbox.json`, so `create` is idempotent across restarts.
  *
  * Until `apply`, the user's repository gains only the worktree's metadata and the plan branch; its
- * work tree, index and HEAD are never written.
+ * work tree, index and HEAD are never written. An apply is atomic (worktree-apply.ts,
+ * copy-apply.ts): one a crash interrupted is completed or rolled back by {@link recoverApplies}
+ * at start-up, and before any later operation on its repository.
  */
 export class GitSandboxManager implements SandboxManager {
   readonly #configured: string;
+  readonly #confinement: CommandConfinement | undefined;
   #base: Promise<string> | undefined;
   readonly #sandboxLocks = new KeyedLock();
   readonly #repoLocks = new KeyedLock();
-  readonly #helpers = new CheckpointHelpers();
+  readonly #runners = new Map<string, ConfinedGit>();
+  /** Each sandbox's submodule paths, per base commit (a plan cannot add one: see checkpoint). */
+  readonly #gitlinks = new Map<string, { base: string; paths: string[] }>();
 
   constructor(opts: GitSandboxManagerOptions) {
     this.#configured = path.resolve(opts.root);
+    this.#confinement = opts.confinement;
   }
 
   async create(planId: string, resource: ResourceDefinition): Promise<SandboxInfo> {
@@ -71,7 +106,7 @@ export class GitSandboxManager implements SandboxManager {
         if (existing.kind === 'git-worktree') {
           // The worktree directory went away (removed by hand, or a crash before `worktree add`):
           // check the plan branch, with its checkpoints, out again.
-          await this.#addWorktree(existing, false);
+          await this.#repoLock(existing.source, () => addWorktree(existing, false));
           return existing;
         }
         // A copy that went away has nothing left to resume from: make a fresh one.
@@ -79,75 +114,73 @@ export class GitSandboxManager implements SandboxManager {
       }
       await rm(dir, { recursive: true, force: true });
       await mkdir(path.dirname(dir), { recursive: true });
-      return resource.type === 'git-checkout'
-        ? this.#createWorktree(planId, resource, source, dir)
-        : this.#createCopy(resource, source, dir);
+      if (resource.type === 'fs-directory') return createCopyInfo(resource, source, dir);
+      const info = await createWorktreeInfo(resource, source, dir, `${BRANCH_PREFIX}${planId}`);
+      // The info goes first: after a crash between the two steps, create finds it and adds the worktree.
+      await writeInfo(info);
+      try {
+        await this.#repoLock(source, () => addWorktree(info, true));
+      } catch (e) {
+        await rm(infoFile(dir), { force: true });
+        throw e;
+      }
+      return info;
     });
   }
 
+  /**
+   * Commits the sandbox as a checkpoint with git's plumbing (git-stage.ts): the paths a step wrote
+   * when they are known and can be staged on their own, else everything. A repository made inside
+   * the sandbox is refused ({@link NestedRepositoryError}).
+   */
   async checkpoint(sandbox: SandboxInfo, label: string, changed?: readonly string[]): Promise<string> {
     const root = await this.#own(sandbox);
-    if (changed !== undefined) {
-      // Only the known paths, without a git process of its own (fast-checkpoint.ts); when the
-      // sandbox is not as that assumes, or anything fails, git's commands below make the checkpoint.
-      const fast = await fastCheckpoint({
-        root,
-        changed,
-        label,
-        force: sandbox.kind === 'copy',
-        helpers: this.#helpers,
-      }).catch(() => undefined);
-      if (fast) return fast;
+    const run = this.#runner(sandbox, root);
+    const links = await this.#refuseNestedLinks(run, sandbox, root);
+    const req = { root, force: sandbox.kind === 'copy', nested: 'refuse', message: `checkpoint: ${label}` } as const;
+    if (changed !== undefined && knownPathsUsable(root, changed, links)) {
+      const paths = [...new Set(changed)];
+      // A path git will not stage on its own (a file that became a directory…): the whole sandbox then.
+      const known = await stageAndCommit(run, { ...req, paths }).catch((e: unknown) => {
+        if (e instanceof GitError) return undefined;
+        throw e;
+      });
+      if (known) return known;
     }
-    const o = { confine: true, identity: true };
-    // A plan makes a checkpoint per write step: without maintenance.auto=false every one of them
-    // also spawns `git maintenance run --auto`, which costs as much again as the commit. The
-    // repository's own commands still run its maintenance. Both commands run from one process.
-    await gitChain(
-      root,
-      [
-        ['add', '-A', ...(sandbox.kind === 'copy' ? ['-f'] : []), '--', '.'],
-        [
-          '-c',
-          'maintenance.auto=false',
-          'commit',
-          '-q',
-          '--allow-empty',
-          '--no-verify',
-          '-m',
-          `checkpoint: ${label.replace(/\0/g, '')}`,
-        ],
-      ],
-      o,
-    );
-    // Git has just written the branch's loose ref: reading it spares a third git process per step.
-    return headFromFiles(root) ?? gitOut(root, ['rev-parse', 'HEAD'], o);
+    return stageAndCommit(run, req);
   }
 
   async restore(sandbox: SandboxInfo, commit: string): Promise<void> {
     const root = await this.#own(sandbox);
-    const o = { confine: true };
+    const run = this.#runner(sandbox, root);
+    const o = { confine: true, workTree: root };
     if (!SHA.test(commit)) throw new Error(`not a commit id: ${JSON.stringify(commit)}`);
-    const sha = await gitOut(root, ['rev-parse', '--verify', '-q', `${commit}^{commit}`], o).catch(() => {
+    const sha = await outOf(run, root, ['rev-parse', '--verify', '-q', `${commit}^{commit}`], o).catch(() => {
       throw new Error(`no checkpoint ${commit} in the sandbox ${root}`);
     });
-    const ancestor = await git(root, ['merge-base', '--is-ancestor', sandbox.baseCommit, sha], { ...o, okCodes: [1] });
+    const ancestor = await run.run(root, ['merge-base', '--is-ancestor', sandbox.baseCommit, sha], {
+      ...o,
+      okCodes: [1],
+    });
     if (ancestor.code !== 0)
       throw new Error(`${commit} is not a checkpoint of the sandbox ${root} (it does not descend from its base)`);
-    await gitChain(
-      root,
-      [
-        ['reset', '-q', '--hard', sha],
-        ['clean', '-q', '-ffdx'],
-      ],
-      o,
-    );
+    // `clean -ffdx`: nested repositories too (a second -f).
+    await run.script(root, `g reset -q --hard "$C" && g clean -q -ffdx\n`, { ...o, vars: { C: sha } }, [
+      'reset',
+      '--hard',
+      sha,
+      '&&',
+      'git',
+      'clean',
+      '-ffdx',
+    ]);
   }
 
   async diff(sandbox: SandboxInfo): Promise<SandboxDiff> {
     const root = await this.#own(sandbox);
-    const tree = await snapshotTree(root, sandbox.kind === 'copy');
-    return diffTrees(root, sandbox.baseCommit, tree);
+    const run = this.#runner(sandbox, root);
+    await this.#refuseNestedLinks(run, sandbox, root);
+    return diffWorkTree(run, root, sandbox.baseCommit, { force: sandbox.kind === 'copy', nested: 'refuse' });
   }
 
   /**
@@ -156,11 +189,16 @@ export class GitSandboxManager implements SandboxManager {
    */
   async apply(sandbox: SandboxInfo, message: string): Promise<ApplyOutcome> {
     const root = await this.#own(sandbox);
-    if (sandbox.kind === 'copy') return this.#repoLocks.run(sandbox.source, () => applyCopySandbox(sandbox));
+    const run = this.#runner(sandbox, root);
+    const journals = await this.#journals();
+    if (sandbox.kind === 'copy')
+      return this.#repoLocks.run(sandbox.source, async () => {
+        await this.#recover(sandbox.source);
+        return applyCopySandbox(sandbox, run, journals);
+      });
     return this.#repoLock(sandbox.source, async () => {
-      const pending = await gitOut(root, ['status', '--porcelain', '--untracked-files=all'], { confine: true });
-      if (pending !== '') await this.checkpoint(sandbox, 'before apply');
-      return applyWorktreeSandbox(sandbox, message);
+      if (await this.#pending(run, root)) await this.checkpoint(sandbox, 'before apply');
+      return applyWorktreeSandbox(sandbox, message, journals);
     });
   }
 
@@ -172,12 +210,12 @@ export class GitSandboxManager implements SandboxManager {
     const root = await this.#own(sandbox);
     if (sandbox.kind !== 'git-worktree')
       throw new Error(`the sandbox of ${sandbox.resource} is a copy, not a git checkout: nothing to rebase`);
+    const run = this.#runner(sandbox, root);
     return this.#repoLock(sandbox.source, async () => {
       if (!(await exists(path.join(root, '.git'))))
         throw new Error(`the sandbox ${root} is gone: nothing to rebase (see agents plan status)`);
-      const outcome = await rebaseWorktreeSandbox(sandbox, root, async () => {
-        const pending = await gitOut(root, ['status', '--porcelain', '--untracked-files=all'], { confine: true });
-        if (pending !== '') await this.checkpoint(sandbox, 'before rebase');
+      const outcome = await rebaseWorktreeSandbox(run, sandbox, root, async () => {
+        if (await this.#pending(run, root)) await this.checkpoint(sandbox, 'before rebase');
       });
       if (outcome.sandbox.baseCommit !== sandbox.baseCommit) await writeInfo(outcome.sandbox);
       return outcome;
@@ -190,7 +228,10 @@ export class GitSandboxManager implements SandboxManager {
 
   async remove(sandbox: SandboxInfo): Promise<void> {
     const root = await this.#own(sandbox, false);
-    this.#helpers.close(root);
+    this.#runners.get(root)?.close();
+    this.#runners.delete(root);
+    this.#gitlinks.delete(root);
+    configGuard.forget(root);
     if (sandbox.kind === 'git-worktree') {
       const branch = sandbox.branch;
       if (!branch?.startsWith(BRANCH_PREFIX))
@@ -200,121 +241,115 @@ export class GitSandboxManager implements SandboxManager {
         () => false,
       );
       if (repo) {
-        // Serialised with creates (see #addWorktree).
-        await this.#repoLock(sandbox.source, async () => {
-          await git(sandbox.source, ['worktree', 'remove', '--force', '--force', root], { confine: true }).catch(
-            () => undefined,
-          );
-          await rm(root, { recursive: true, force: true });
-          await git(sandbox.source, ['worktree', 'prune'], { confine: true });
-          const has = await git(sandbox.source, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], {
-            confine: true,
-            okCodes: [1],
-          });
-          if (has.code === 0) await git(sandbox.source, ['branch', '-D', branch], { confine: true });
-        });
+        // Serialised with creates (see worktree-create.ts).
+        await this.#repoLock(sandbox.source, () => removeWorktree(sandbox.source, root, branch));
       }
     }
     await rm(root, { recursive: true, force: true });
+    await rm(ioDir(root), { recursive: true, force: true });
     await rm(infoFile(root), { force: true });
     await rmdir(path.dirname(root)).catch(() => undefined);
   }
 
-  async #createWorktree(
-    planId: string,
-    resource: Extract<ResourceDefinition, { type: 'git-checkout' }>,
-    source: string,
-    dir: string,
-  ): Promise<SandboxInfo> {
-    const top = await gitOut(source, ['rev-parse', '--show-toplevel']).catch(() => {
-      throw new Error(`resource ${resource.name}: ${source} is not a git work tree`);
-    });
-    if (top !== source)
-      throw new Error(
-        `resource ${resource.name}: ${source} is inside the git work tree ${top}; register the top of the work tree`,
-      );
-    const ro = { confine: true, env: { GIT_OPTIONAL_LOCKS: '0' } };
-    const targetBranch =
-      resource.branch ??
-      (await git(source, ['symbolic-ref', '-q', '--short', 'HEAD'], { ...ro, okCodes: [1] })).stdout.trim();
-    if (!targetBranch)
-      throw new Error(`resource ${resource.name}: ${source} has a detached HEAD; set the resource's branch`);
-    const baseCommit = await gitOut(
-      source,
-      ['rev-parse', '--verify', '-q', `refs/heads/${targetBranch}^{commit}`],
-      ro,
-    ).catch(() => {
-      throw new Error(`resource ${resource.name}: branch ${targetBranch} has no commits in ${source}`);
-    });
-    const info: SandboxInfo = {
-      resource: resource.name,
-      kind: 'git-worktree',
-      root: dir,
-      source,
-      branch: `${BRANCH_PREFIX}${planId}`,
-      baseCommit,
-      targetBranch,
-    };
-    // The info goes first: after a crash between the two steps, create finds it and adds the worktree.
-    await writeInfo(info);
-    try {
-      await this.#addWorktree(info, true);
-    } catch (e) {
-      await rm(infoFile(dir), { force: true });
-      throw e;
+  /**
+   * Completes or rolls back every apply a crash interrupted (see worktree-apply.ts, copy-apply.ts);
+   * called by the composition root at start-up. Returns what was done, for the log.
+   */
+  async recoverApplies(): Promise<RecoveredApply[]> {
+    const journals = await this.#journals();
+    const entries = journals.list();
+    const out: RecoveredApply[] = entries
+      .filter((e) => e.journal === undefined)
+      .map((e) => ({
+        journal: e.file,
+        repository: '',
+        outcome: 'failed',
+        detail: `unreadable journal: ${e.broken ?? ''}`,
+      }));
+    for (const repository of new Set(entries.flatMap((e) => (e.journal ? [e.journal.repository] : [])))) {
+      try {
+        out.push(...(await this.#recover(repository, true)));
+      } catch (e) {
+        out.push({ journal: '', repository, outcome: 'failed', detail: (e as Error).message });
+      }
     }
-    return info;
+    return out;
+  }
+
+  /** Stops the sandboxes' confined git helpers (the agent is stopping). */
+  close(): void {
+    for (const r of this.#runners.values()) r.close();
+    this.#runners.clear();
+  }
+
+  /** Whether the sandbox holds work not yet checkpointed. */
+  async #pending(run: GitRunner, root: string): Promise<boolean> {
+    const args = ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=all'];
+    return (await outOf(run, root, args, { confine: true, workTree: root })) !== '';
   }
 
   /**
-   * One repository's worktree metadata has one writer at a time (with applies and rebases): a
-   * `worktree prune` deletes the admin directory another `worktree add` has made and not yet
-   * filled in, and that add fails ("could not open .git/worktrees/…/gitdir").
+   * The sandbox's git: its confined helper when commands are confined (made on first use), else
+   * git run here. A worktree's helper writes the repository's git directory (objects, the plan
+   * branch, the worktree's index); a copy's git directory is inside the sandbox.
    */
-  #addWorktree(info: SandboxInfo, fresh: boolean): Promise<void> {
-    return this.#repoLock(info.source, () => this.#addWorktreeNow(info, fresh));
+  #runner(sandbox: SandboxInfo, root: string): GitRunner {
+    if (this.#confinement?.mode !== 'bubblewrap') return directGit;
+    let r = this.#runners.get(root);
+    if (!r) {
+      const files = sandbox.kind === 'git-worktree' ? worktreeFiles(root) : undefined;
+      const writable = files ? [...new Set([files.common, files.gitDir])].filter((d) => !inside(files.common, d)) : [];
+      r = new ConfinedGit({ confinement: this.#confinement, root, io: ioDir(root), writable });
+      this.#runners.set(root, r);
+    }
+    return r;
+  }
+
+  /** The sandbox's submodule paths (see {@link submodulePaths}), refused when one holds a repository. */
+  async #refuseNestedLinks(run: GitRunner, sandbox: SandboxInfo, root: string): Promise<string[]> {
+    if (sandbox.kind === 'copy') return [];
+    let known = this.#gitlinks.get(root);
+    if (known?.base !== sandbox.baseCommit) {
+      known = { base: sandbox.baseCommit, paths: await submodulePaths(run, root, sandbox.baseCommit) };
+      this.#gitlinks.set(root, known);
+    }
+    const planted = known.paths.filter((p) => existsSync(path.join(root, p, '.git')));
+    if (planted.length > 0) throw new NestedRepositoryError(root, planted);
+    return known.paths;
   }
 
   /**
    * The repository's lock, in this process and across processes (repository-lock.ts): each local
-   * CLI command runs its own agent, so two commands on one repository are two processes.
+   * CLI command runs its own agent, so two commands on one repository are two processes. An apply
+   * a crash interrupted is finished first.
    */
   #repoLock<T>(source: string, work: () => Promise<T>): Promise<T> {
-    return this.#repoLocks.run(source, () => withRepositoryLock(source, work));
-  }
-
-  async #addWorktreeNow(info: SandboxInfo, fresh: boolean): Promise<void> {
-    const o = { confine: true };
-    const branch = info.branch ?? '';
-    await git(info.source, ['worktree', 'prune'], o);
-    const has =
-      (await git(info.source, ['rev-parse', '--verify', '-q', `refs/heads/${branch}`], { ...o, okCodes: [1] })).code ===
-      0;
-    if (has && fresh)
-      throw new Error(`branch ${branch} already exists in ${info.source}; delete it or remove the plan's sandbox`);
-    await rm(info.root, { recursive: true, force: true });
-    await git(
-      info.source,
-      ['worktree', 'add', '-q', ...(has ? [info.root, branch] : ['-b', branch, info.root, info.baseCommit])],
-      o,
+    return this.#repoLocks.run(source, () =>
+      withRepositoryLock(source, async () => {
+        await this.#recover(source);
+        return work();
+      }),
     );
   }
 
-  async #createCopy(
-    resource: Extract<ResourceDefinition, { type: 'fs-directory' }>,
-    source: string,
-    dir: string,
-  ): Promise<SandboxInfo> {
-    if (!(await stat(source)).isDirectory()) throw new Error(`resource ${resource.name}: ${source} is not a directory`);
-    try {
-      const baseCommit = await createCopySandbox(source, dir, `copy of ${source}`);
-      const info: SandboxInfo = { resource: resource.name, kind: 'copy', root: dir, source, baseCommit };
-      await writeInfo(info);
-      return info;
-    } catch (e) {
-      await rm(dir, { recursive: true, force: true });
-      throw e;
-    }
+  /**
+   * Recovers the interrupted applies into one repository; `lock`: taking its lock (the caller
+   * holds it otherwise). Throws when one cannot be recovered: nothing may be applied on top.
+   */
+  async #recover(repository: string, lock = false): Promise<RecoveredApply[]> {
+    const journals = await this.#journals();
+    const mine = journals.list().filter((e) => e.journal?.repository === repository);
+    if (mine.length === 0) return [];
+    const work = (): Promise<RecoveredApply[]> => recoverJournals(journals, repository);
+    // A copy's directory and a repository that is gone have no lock file; this process's lock serves.
+    const fileLock = mine.some((e) => e.journal?.kind === 'worktree') && existsSync(repository);
+    if (!lock) return work();
+    return this.#repoLocks.run(repository, () => (fileLock ? withRepositoryLock(repository, work) : work()));
+  }
+
+  /** The apply journals (not creating our root: a start-up with nothing to recover leaves no trace). */
+  async #journals(): Promise<ApplyJournals> {
+    return new ApplyJournals(await realish(this.#configured));
   }
 
   /** The sandboxes' root, created and resolved once (git reports real paths; so do we). */
@@ -343,53 +378,4 @@ export class GitSandboxManager implements SandboxManager {
     if (mustExist && !(await exists(root))) throw unreachable(root, this.#configured);
     return root;
   }
-}
-
-function unreachable(root: string, base: string): AppError {
-  return new AppError(
-    'UNAVAILABLE',
-    `The plan's sandbox ${root} is not reachable from this instance (${hostname()}), whose sandbox directory is ${base}`,
-    {
-      details: { sandbox: root, sandboxDirectory: base, host: hostname() },
-      hint: 'every instance on one database must mount the same data directory (--data-dir) at the same path; see the README, "Several instances"',
-    },
-  );
-}
-
-const kindOf = (r: ResourceDefinition): SandboxInfo['kind'] => (r.type === 'git-checkout' ? 'git-worktree' : 'copy');
-
-/** `ns/name` → `ns.name`: segments never contain a dot, so distinct names give distinct directories. */
-const slug = (name: string): string => name.replace(/[^A-Za-z0-9_-]/g, '.');
-
-/** True when `child` is strictly inside `parent`. */
-const inside = (parent: string, child: string): boolean => {
-  const rel = path.relative(parent, child);
-  return rel !== '' && rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
-};
-
-const exists = (p: string): Promise<boolean> =>
-  lstat(p).then(
-    () => true,
-    () => false,
-  );
-
-/** The real path of `p`, which may not exist yet: its nearest existing ancestor resolved, the rest appended. */
-async function realish(p: string): Promise<string> {
-  const real = await realpath(p).catch(() => undefined);
-  if (real !== undefined) return real;
-  const parent = path.dirname(p);
-  return parent === p ? p : path.join(await realish(parent), path.basename(p));
-}
-
-const infoFile = (dir: string): string => `${dir}.sandbox.json`;
-
-async function readInfo(dir: string): Promise<SandboxInfo | undefined> {
-  const text = await readFile(infoFile(dir), 'utf8').catch(() => undefined);
-  return text === undefined ? undefined : (JSON.parse(text) as SandboxInfo);
-}
-
-async function writeInfo(info: SandboxInfo): Promise<void> {
-  const file = infoFile(info.root);
-  await writeFile(`${file}.tmp`, JSON.stringify(info, null, 2));
-  await rename(`${file}.tmp`, file);
 }

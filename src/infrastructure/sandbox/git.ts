@@ -1,30 +1,63 @@
 /**
- * The one way this layer runs git: `execFile` (no shell; several commands in a row from one
- * `/bin/sh` whose script holds no argument, see {@link gitChain}), a time limit, no prompts, no
- * hooks, no signing, and none of the caller's GIT_* variables (a GIT_DIR inherited from a hook
- * would point every command at the wrong repository).
+ * The one way this layer runs git. Every git process of ours — on a sandbox or on a user's
+ * repository — runs with what a repository could make it run switched off: command-line settings
+ * (which beat every config file and reach the git processes git starts) for the named programs
+ * (fsmonitor, hooks, ssh, askpass, credential helpers, pagers, signing, automatic maintenance,
+ * submodule recursion, every transport), the repository's own filter/diff/merge drivers
+ * neutralised (git-config-guard.ts), editors `true`, and none of the caller's GIT_* variables (a
+ * GIT_DIR inherited from a hook would point every command at the wrong repository). With
+ * `workTree`, `--work-tree` is passed, so a repository's `core.worktree` cannot send a command to
+ * another directory.
+ *
+ * A {@link GitRunner} says where the processes run: {@link DirectGit} here (no shell for one
+ * command; a script's arguments are quoted, never parsed), or a sandbox's confined helper
+ * (confined-git.ts).
  */
-import { execFile } from 'node:child_process';
-import { lstatSync, readFileSync } from 'node:fs';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { CONFIG_LIST_ARGS, configGuard } from './git-config-guard.js';
 
 /** The identity of every commit CleverAgents makes (checkpoints, sandbox bases, applies). */
 export const COMMIT_IDENTITY = { name: 'CleverAgents', email: 'plans@cleveragents.invalid' } as const;
 
-const BASE_CONFIG = [
-  '-c',
-  'core.hooksPath=/dev/null',
-  '-c',
-  'commit.gpgsign=false',
-  '-c',
-  'core.quotePath=false',
-  '-c',
-  'color.ui=false',
+/** Settings of every command line (see the module's comment). */
+const HARDENING: readonly string[] = [
+  '--no-pager',
+  ...[
+    'core.fsmonitor=false',
+    'core.hooksPath=/dev/null',
+    'core.sshCommand=false',
+    'core.askPass=',
+    'credential.helper=',
+    'core.pager=cat',
+    'protocol.allow=never',
+    'gc.auto=0',
+    'maintenance.auto=false',
+    'submodule.recurse=false',
+    'status.submoduleSummary=false',
+    'commit.gpgSign=false',
+    'tag.gpgSign=false',
+    'log.showSignature=false',
+    'core.quotePath=false',
+    'color.ui=false',
+  ].flatMap((c) => ['-c', c]),
 ];
+
+/** Variables of every git process: no prompt, no editor, no pager, no askpass program. */
+export const GIT_ENV: Readonly<Record<string, string>> = {
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_EDITOR: 'true',
+  GIT_SEQUENCE_EDITOR: 'true',
+  GIT_PAGER: 'cat',
+  GIT_ASKPASS: '',
+};
+
 const DEFAULT_TIMEOUT_MS = 120_000;
 const MAX_BUFFER = 256 * 1024 * 1024;
+const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export interface GitOptions {
   /** Extra environment (added after the caller's GIT_* variables are removed). */
@@ -41,6 +74,19 @@ export interface GitOptions {
   identity?: boolean;
   /** Written to git's stdin. */
   input?: string;
+  /** The work tree's root, passed as `--work-tree` (a repository's core.worktree is then ignored). */
+  workTree?: string;
+  /**
+   * The git process dies with the agent (a parent-death signal, where `setpriv` exists): a step of
+   * an apply that the agent's crash interrupts must not finish behind the recovery's back.
+   * One command only (a script's shell would pass the signal on to none of its children).
+   */
+  diesWithAgent?: boolean;
+}
+
+export interface ScriptOptions extends Omit<GitOptions, 'diesWithAgent'> {
+  /** Shell variables the script reads (names `[A-Za-z_][A-Za-z0-9_]*`; values quoted). */
+  vars?: Record<string, string>;
 }
 
 export interface GitResult {
@@ -61,170 +107,210 @@ export class GitError extends Error {
   }
 }
 
-/** Runs `git -C dir …args`; resolves with stdout, rejects with a {@link GitError}. */
-export function git(dir: string, args: readonly string[], opts: GitOptions = {}): Promise<GitResult> {
-  return gitChain(dir, [args], opts);
+/** Where our git processes run. */
+export interface GitRunner {
+  /** Runs `git …args` in `dir`; resolves with its output, rejects with a {@link GitError}. */
+  run(dir: string, args: readonly string[], opts?: GitOptions): Promise<GitResult>;
+  /**
+   * Runs a POSIX shell script in which `g …` is our git in `dir` (every setting above), `$T` a
+   * path prefix for the script's own temporary files (removed afterwards), and `opts.vars` shell
+   * variables. `shown` names it in errors.
+   */
+  script(dir: string, body: string, opts?: ScriptOptions, shown?: readonly string[]): Promise<GitResult>;
+  /** Runs `work` with a new directory this runner's git can read and write, removed afterwards. */
+  scratch<T>(work: (dir: string) => Promise<T>): Promise<T>;
 }
 
-const ARG_VAR = 'CLEVERAGENTS_GIT_ARG_';
+/** `s` as one word of a POSIX shell, whatever it holds (single quotes; a quote as `'\''`). */
+export const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
-/** The environment every git command of ours runs with (see {@link GitOptions}). */
-export function gitEnv(dir: string, opts: GitOptions = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
-  env.GIT_TERMINAL_PROMPT = '0';
-  env.GIT_EDITOR = 'true';
-  if (opts.confine) env.GIT_CEILING_DIRECTORIES = path.dirname(path.resolve(dir));
-  if (opts.identity) {
-    env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = COMMIT_IDENTITY.name;
-    env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = COMMIT_IDENTITY.email;
-  }
-  Object.assign(env, opts.env);
-  return env;
-}
-
-/** git's arguments for one command of ours in `dir`: `-C dir`, our fixed configuration, then `args`. */
-export function gitArgs(dir: string, opts: GitOptions, args: readonly string[]): string[] {
+/** git's arguments before a command of ours in `dir`: `-C dir`, `--work-tree`, the settings. */
+export function gitArgs(dir: string, opts: Pick<GitOptions, 'identity' | 'workTree'>): string[] {
   const identity = opts.identity
     ? ['-c', `user.name=${COMMIT_IDENTITY.name}`, '-c', `user.email=${COMMIT_IDENTITY.email}`]
     : [];
-  return ['-C', dir, ...BASE_CONFIG, ...identity, ...args];
+  const workTree = opts.workTree === undefined ? [] : [`--work-tree=${opts.workTree}`];
+  return ['-C', dir, ...workTree, ...HARDENING, ...identity];
+}
+
+/** The variables a command of ours sets besides {@link GIT_ENV}: discovery's ceiling, the identity, the caller's. */
+export function commandEnv(dir: string, opts: GitOptions): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (opts.confine) env['GIT_CEILING_DIRECTORIES'] = path.dirname(path.resolve(dir));
+  if (opts.identity) {
+    env['GIT_AUTHOR_NAME'] = env['GIT_COMMITTER_NAME'] = COMMIT_IDENTITY.name;
+    env['GIT_AUTHOR_EMAIL'] = env['GIT_COMMITTER_EMAIL'] = COMMIT_IDENTITY.email;
+  }
+  return { ...env, ...opts.env };
 }
 
 /**
- * Runs git commands in `dir` one after another, stopping at the first that fails (its exit code
- * and stderr are the result's), from a single process the agent spawns. Each process the agent
- * spawns is a fork of the agent, whose cost grows with its resident memory (here ~2.5 ms for a
- * 50 MB process, ~11 ms for a 250 MB one); a plan pays two git commands per write step (its
- * checkpoint), so several commands run from one `/bin/sh`, a small process that forks git cheaply.
- * No argument goes through the shell's parsing: each is an environment variable the script only
- * expands in double quotes, and the last command replaces the shell (`exec`), so that the time
- * limit kills git itself once it runs; a command before it that is running then finishes on its
- * own. One command runs as git itself, without a shell.
+ * The start of a script: the `g` function, then the variables (`exports` exported to git, `vars`
+ * the script's own). Every value is quoted: nothing in one reaches the shell's parsing.
  */
-export function gitChain(
+export function scriptPrelude(
   dir: string,
-  commands: readonly (readonly string[])[],
-  opts: GitOptions = {},
-): Promise<GitResult> {
-  const env = gitEnv(dir, opts);
-  const fulls = commands.map((args) => gitArgs(dir, opts, args));
-  // What a failure names: the commands as the chain ran them (`add … && git commit …`).
-  const args = commands.flatMap((c, i) => (i === 0 ? c : ['&&', 'git', ...c]));
-  let file = 'git';
-  let argv = fulls[0] ?? [];
-  if (fulls.length > 1) {
-    let n = 0;
-    const lines = fulls.map((full, i) => {
-      const words = full.map((a) => {
-        const name = `${ARG_VAR}${n++}`;
-        env[name] = a;
-        return `"$${name}"`;
-      });
-      return `${i === fulls.length - 1 ? 'exec ' : ''}git ${words.join(' ')}`;
-    });
-    file = '/bin/sh';
-    argv = ['-c', lines.join(' && ')];
+  opts: ScriptOptions,
+  exports: Record<string, string>,
+  vars: Record<string, string>,
+): string {
+  const lines = [`g() { git ${gitArgs(dir, opts).map(quote).join(' ')} "$@"; }`];
+  for (const [k, v] of Object.entries(exports)) {
+    if (!VAR_NAME.test(k)) throw new Error(`not a variable name: ${JSON.stringify(k)}`);
+    lines.push(`export ${k}=${quote(v)}`);
   }
+  for (const [k, v] of Object.entries(vars)) {
+    if (!VAR_NAME.test(k)) throw new Error(`not a variable name: ${JSON.stringify(k)}`);
+    lines.push(`${k}=${quote(v)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** A script that runs `commands` one after another, stopping at the first that fails. */
+export const chainBody = (commands: readonly (readonly string[])[]): string =>
+  commands.map((c) => `g ${c.map(quote).join(' ')}`).join(' &&\n');
+
+/** What a chain of commands is called in errors: `add … && git commit …`. */
+export const chainShown = (commands: readonly (readonly string[])[]): string[] =>
+  commands.flatMap((c, i) => (i === 0 ? [...c] : ['&&', 'git', ...c]));
+
+/** `setpriv`, when this system has it: the parent-death signal of {@link GitOptions.diesWithAgent}. */
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
+
+/** The environment of the agent without GIT_* (and SSH_ASKPASS, which git falls back to). */
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !k.startsWith('GIT_') && k !== 'SSH_ASKPASS') env[k] = v;
+  return { ...env, ...GIT_ENV };
+}
+
+/** git processes started by the agent itself. */
+export class DirectGit implements GitRunner {
+  async run(dir: string, args: readonly string[], opts: GitOptions = {}): Promise<GitResult> {
+    const env = { ...baseEnv(), ...(await this.#overrides(dir)), ...commandEnv(dir, opts) };
+    const argv = [...gitArgs(dir, opts), ...args];
+    const [file, full] =
+      opts.diesWithAgent && SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', 'git', ...argv]] : ['git', argv];
+    return runProcess(file, full, env, opts, args);
+  }
+
+  async script(
+    dir: string,
+    body: string,
+    opts: ScriptOptions = {},
+    shown: readonly string[] = ['(script)'],
+  ): Promise<GitResult> {
+    const env = { ...baseEnv(), ...(await this.#overrides(dir)), ...commandEnv(dir, opts) };
+    const tmp = await mkdtemp(path.join(os.tmpdir(), 'cleveragents-git-'));
+    try {
+      const text = scriptPrelude(dir, opts, {}, { T: path.join(tmp, 't'), ...opts.vars }) + body;
+      return await runProcess('/bin/sh', ['-c', text], env, opts, shown);
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  }
+
+  async scratch<T>(work: (dir: string) => Promise<T>): Promise<T> {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'cleveragents-git-'));
+    try {
+      return await work(dir);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  #overrides(dir: string): Promise<Record<string, string>> {
+    return configGuard.env(dir, async () => {
+      const env = { ...baseEnv(), ...commandEnv(dir, {}) };
+      return (await runProcess('git', [...gitArgs(dir, {}), ...CONFIG_LIST_ARGS], env, {}, CONFIG_LIST_ARGS)).stdout;
+    });
+  }
+}
+
+/**
+ * Runs a process in a process group of its own, so that the time limit kills it and everything it
+ * started (a script's git too).
+ */
+function runProcess(
+  file: string,
+  argv: readonly string[],
+  env: Record<string, string>,
+  opts: Pick<GitOptions, 'timeoutMs' | 'okCodes' | 'input'>,
+  shown: readonly string[],
+): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const child = execFile(
-      file,
-      argv,
-      {
-        env,
-        timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-        maxBuffer: MAX_BUFFER,
-        encoding: 'utf8',
-        killSignal: 'SIGKILL',
-      },
-      (err, stdout, stderr) => {
-        if (!err) return resolve({ stdout, stderr, code: 0 });
-        const code = typeof err.code === 'number' ? err.code : null;
-        if (code !== null && opts.okCodes?.includes(code)) return resolve({ stdout, stderr, code });
-        reject(new GitError(args, err.killed ? `timed out or killed` : (err.code ?? null), stderr || err.message));
-      },
-    );
-    child.stdin?.on('error', () => undefined);
-    child.stdin?.end(opts.input ?? '');
+    const child = spawn(file, argv, { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let size = 0;
+    let killed: string | undefined;
+    const kill = (why: string): void => {
+      killed ??= why;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    const timer = setTimeout(() => kill('timed out'), opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const take = (s: string, into: 'out' | 'err'): void => {
+      size += s.length;
+      if (size > MAX_BUFFER) return kill('output too large');
+      if (into === 'out') stdout += s;
+      else stderr += s;
+    };
+    child.stdout.setEncoding('utf8').on('data', (s: string) => take(s, 'out'));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => take(s, 'err'));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(opts.input ?? '');
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new GitError(shown, (e as NodeJS.ErrnoException).code ?? null, e.message));
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (killed !== undefined) return reject(new GitError(shown, killed, stderr));
+      if (code === 0 || (code !== null && opts.okCodes?.includes(code))) return resolve({ stdout, stderr, code });
+      reject(new GitError(shown, code, stderr));
+    });
   });
 }
 
-/** `git … ` and return stdout without the trailing newline. */
+/** The process's runner of git processes started by the agent itself. */
+export const directGit = new DirectGit();
+
+/** Runs `git -C dir …args` here; resolves with stdout, rejects with a {@link GitError}. */
+export function git(dir: string, args: readonly string[], opts: GitOptions = {}): Promise<GitResult> {
+  return directGit.run(dir, args, opts);
+}
+
+/** `git …` and return stdout without the trailing newline. */
 export async function gitOut(dir: string, args: readonly string[], opts: GitOptions = {}): Promise<string> {
   return (await git(dir, args, opts)).stdout.replace(/\n$/, '');
 }
 
-const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
-
-/** A work tree's own git directory, and the repository's common one (shared by its work trees). */
-export interface WorktreeFiles {
-  gitDir: string;
-  common: string;
-}
-
-/** What HEAD of a work tree is: its branch (undefined when detached) and the commit it points at. */
-export interface WorktreeHead extends WorktreeFiles {
-  ref: string | undefined;
-  oid: string;
-}
-
-/** A file's text, trimmed; undefined when it cannot be read. */
-function readTrimmed(p: string): string | undefined {
-  try {
-    return readFileSync(p, 'utf8').trim();
-  } catch {
-    return undefined;
-  }
+/** `run.run(…)`'s stdout without the trailing newline. */
+export async function outOf(
+  run: GitRunner,
+  dir: string,
+  args: readonly string[],
+  opts: GitOptions = {},
+): Promise<string> {
+  return (await run.run(dir, args, opts)).stdout.replace(/\n$/, '');
 }
 
 /**
- * Where the git files of the work tree at `root` are, read as gitrepository-layout(5) describes
- * them: `.git` a directory or a `gitdir:` file, then `commondir`. Undefined for anything else.
- * Synchronous, as the other reads of a plan step's git files: an asynchronous read is a round trip
- * through libuv's thread pool that costs ten times the read.
+ * Runs git commands in `dir` one after another, stopping at the first that fails (its exit code
+ * and stderr are the result's), from one shell (see {@link GitRunner.script}).
  */
-export function worktreeFiles(root: string): WorktreeFiles | undefined {
-  const dotGit = path.join(root, '.git');
-  let gitDir: string;
-  try {
-    const st = lstatSync(dotGit);
-    if (st.isDirectory()) gitDir = dotGit;
-    else {
-      const link = st.isFile() ? readFileSync(dotGit, 'utf8').trim() : '';
-      if (!link.startsWith('gitdir: ')) return undefined;
-      gitDir = path.resolve(root, link.slice(8));
-    }
-  } catch {
-    return undefined;
-  }
-  const common = readTrimmed(path.join(gitDir, 'commondir'));
-  return { gitDir, common: common === undefined ? gitDir : path.resolve(gitDir, common) };
-}
-
-/**
- * HEAD of the work tree at `root`, read from the repository's files (see {@link worktreeFiles};
- * then `HEAD` and a loose ref). Undefined whenever the layout is anything else (a packed ref, the
- * reftable backend, an unexpected file).
- */
-export function worktreeHead(root: string): WorktreeHead | undefined {
-  const files = worktreeFiles(root);
-  const head = files && readTrimmed(path.join(files.gitDir, 'HEAD'));
-  if (!files || head === undefined) return undefined;
-  if (OBJECT_ID.test(head)) return { ...files, ref: undefined, oid: head };
-  // Branches live in the common directory, shared by all of a repository's work trees.
-  const ref = /^ref: (refs\/heads\/[^\0]+)$/.exec(head)?.[1];
-  if (ref === undefined || ref.split('/').some((s) => s === '..' || s === '.' || s === '')) return undefined;
-  const oid = readTrimmed(path.join(files.common, ref));
-  return oid !== undefined && OBJECT_ID.test(oid) ? { ...files, ref, oid } : undefined;
-}
-
-/**
- * The commit HEAD of the work tree at `root` points at, read from the files ({@link worktreeHead})
- * instead of a `git rev-parse HEAD` process, which a plan paid after every write step. Undefined
- * when the files do not say: the caller then asks git.
- */
-export function headFromFiles(root: string): string | undefined {
-  return worktreeHead(root)?.oid;
+export function gitChain(
+  dir: string,
+  commands: readonly (readonly string[])[],
+  opts: ScriptOptions = {},
+  run: GitRunner = directGit,
+): Promise<GitResult> {
+  return run.script(dir, chainBody(commands), opts, chainShown(commands));
 }
 
 /** Splits NUL-separated output, dropping the trailing empty field. */
@@ -232,31 +318,6 @@ export function splitNul(s: string): string[] {
   const parts = s.split('\0');
   if (parts.at(-1) === '') parts.pop();
   return parts;
-}
-
-/**
- * The tree object of everything in a sandbox's work tree right now (tracked, changed and
- * untracked files), built in a throw-away index so the sandbox's own index — and therefore what the
- * next checkpoint records — is untouched. `force` also takes ignored files (copy sandboxes track
- * everything).
- */
-export async function snapshotTree(root: string, force: boolean): Promise<string> {
-  const tmp = await mkdtemp(path.join(os.tmpdir(), 'cleveragents-index-'));
-  try {
-    const index = path.join(tmp, 'index');
-    const real = path.resolve(root, await gitOut(root, ['rev-parse', '--git-path', 'index'], { confine: true }));
-    // Starting from a copy of the real index keeps its stat cache: `add -A` then rehashes only what changed.
-    await copyFile(real, index).catch(() => undefined);
-    const env = { GIT_INDEX_FILE: index };
-    const staged = await gitChain(root, [['add', '-A', ...(force ? ['-f'] : []), '--', '.'], ['write-tree']], {
-      env,
-      confine: true,
-    });
-    // `add -A` prints nothing; write-tree prints the tree's id.
-    return staged.stdout.trim().split('\n').at(-1) ?? '';
-  } finally {
-    await rm(tmp, { recursive: true, force: true });
-  }
 }
 
 /** Serialises async work per key (one create per sandbox path, one apply per repository). */
@@ -275,3 +336,5 @@ export class KeyedLock {
     }
   }
 }
+
+export { headFromFiles, worktreeFiles, worktreeHead, type WorktreeFiles, type WorktreeHead } from './git-files.js';

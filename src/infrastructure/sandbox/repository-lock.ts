@@ -5,11 +5,12 @@
  * `worktree add` against the rest (a `worktree add -b` reads every worktree's HEAD, and dies on
  * the `commondir` another `worktree add` has created and not yet written).
  *
- * The lock is a file in the repository's common git directory, made with O_EXCL and holding its
- * owner (`pid host`). A file whose owner is a process of this host that no longer runs is
+ * The lock is a file in the repository's common git directory, made atomically with its owner
+ * (`pid host`) in it. A file whose owner is a process of this host that no longer runs is
  * stale and taken over; one from another host is after {@link STALE_MS}.
  */
-import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../domain/errors.js';
@@ -36,13 +37,7 @@ export async function withRepositoryLock<T>(
   const me = `${process.pid} ${hostname()}\n`;
   const deadline = Date.now() + (opts.waitMs ?? WAIT_MS);
   for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
-    const fd = tryCreate(file);
-    if (fd !== undefined) {
-      try {
-        writeSync(fd, me);
-      } finally {
-        closeSync(fd);
-      }
+    if (tryCreate(file, me)) {
       try {
         return await work();
       } finally {
@@ -64,12 +59,22 @@ export async function withRepositoryLock<T>(
   }
 }
 
-function tryCreate(file: string): number | undefined {
+/**
+ * Creates the lock holding its owner, or nothing when it exists: the owner is written to a file of
+ * our own, then hard-linked as the lock, so that a lock never exists empty (a crash between making
+ * the lock and writing into it would leave one no one could tell was stale).
+ */
+function tryCreate(file: string, owner: string): boolean {
+  const mine = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(mine, owner);
   try {
-    return openSync(file, 'wx');
+    linkSync(mine, file);
+    return true;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw e;
+  } finally {
+    rmSync(mine, { force: true });
   }
 }
 

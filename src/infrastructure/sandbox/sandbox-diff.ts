@@ -1,8 +1,13 @@
 /** Diffs between two trees of a sandbox, as the port's {@link SandboxDiff}. */
 import type { FileChange, SandboxDiff } from '../../application/index.js';
-import { git, gitOut, splitNul } from './git.js';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { withSnapshot } from './git-stage.js';
+import { outOf, quote, splitNul, type GitRunner } from './git.js';
 
-const DIFF_FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '-M', '--src-prefix=a/', '--dst-prefix=b/'];
+/** Every diff of ours: no external diff or textconv program, whatever the repository configured. */
+export const NO_PROGRAMS = ['--no-ext-diff', '--no-textconv'] as const;
+const DIFF_FLAGS = ['--no-color', ...NO_PROGRAMS, '-M', '--src-prefix=a/', '--dst-prefix=b/'];
 
 interface RawEntry {
   path: string;
@@ -12,41 +17,64 @@ interface RawEntry {
   newMode: string;
 }
 
+/** `git diff`'s arguments for all three views at once: raw entries, numstat entries, an empty field, the patch. */
+const COMBINED = [...DIFF_FLAGS, '--raw', '--no-abbrev', '--numstat', '-z', '-p'];
+
 /**
  * The changes from tree-ish `from` to tree-ish `to` in the repository at `root`, optionally limited
  * to some paths (literal pathspecs, relative to the root).
  */
 export async function diffTrees(
+  run: GitRunner,
   root: string,
   from: string,
   to: string,
   paths: readonly string[] = [],
 ): Promise<SandboxDiff> {
-  // One git process gives all three views (each a process of its own was most of the cost of a
-  // diff): the raw entries, then the numstat entries, an empty field, then the patch.
-  const out = await git(
-    root,
-    [
-      '--literal-pathspecs',
-      'diff',
-      ...DIFF_FLAGS,
-      '--raw',
-      '--no-abbrev',
-      '--numstat',
-      '-z',
-      '-p',
-      from,
-      to,
-      '--',
-      ...paths,
-    ],
-    { confine: true },
-  ).then((r) => r.stdout);
-  const { entries, counts, unified } = parseCombined(out);
-  const sizes = await blobSizes(
-    root,
-    entries.filter((e) => e.status !== 'deleted' && e.newMode !== '160000').map((e) => e.newBlob),
+  // One git process gives all three views (each a process of its own was most of the cost of a diff).
+  const out = await run
+    .run(root, ['--literal-pathspecs', 'diff', ...COMBINED, from, to, '--', ...paths], { confine: true })
+    .then((r) => r.stdout);
+  const parsed = parseCombined(out);
+  const blobs = parsed.entries.filter((e) => e.status !== 'deleted' && e.newMode !== '160000').map((e) => e.newBlob);
+  const sizes =
+    blobs.length === 0
+      ? ''
+      : await outOf(run, root, ['cat-file', '--batch-check=%(objectname) %(objectsize)'], {
+          confine: true,
+          input: blobs.join('\n') + '\n',
+        });
+  return sandboxDiff(parsed, sizes);
+}
+
+/**
+ * The sandbox's work tree (everything in it now: see git-stage.ts's snapshot) against tree-ish
+ * `from`, in one request: the snapshot, the diff and the new blobs' sizes (their ids read back
+ * from the raw entries by `sed`: a line that only looks like one costs a "missing" answer).
+ */
+export async function diffWorkTree(
+  run: GitRunner,
+  root: string,
+  from: string,
+  opts: { force: boolean; nested: 'refuse' | 'skip' },
+): Promise<SandboxDiff> {
+  const tail = `g diff ${COMBINED.map(quote).join(' ')} "$B" "$t" >"$D/diff" || exit $?
+tr '\\0' '\\n' <"$D/diff" | sed -n 's/^:[0-7]* [0-7]* [0-9a-f]* \\([0-9a-f]*\\) [A-Z][0-9]*$/\\1/p' |
+  g cat-file --batch-check='%(objectname) %(objectsize)'
+`;
+  return withSnapshot(run, root, opts, tail, { B: from }, async (r, dir) =>
+    sandboxDiff(parseCombined(await readFile(path.join(dir, 'diff'), 'utf8')), r.stdout),
   );
+}
+
+/** The port's diff, from the parsed combined output and `cat-file --batch-check` lines of sizes. */
+function sandboxDiff(parsed: ReturnType<typeof parseCombined>, sizeLines: string): SandboxDiff {
+  const { entries, counts, unified } = parsed;
+  const sizes = new Map<string, number>();
+  for (const line of sizeLines.split('\n')) {
+    const [sha = '', size = ''] = line.split(' ');
+    if (/^\d+$/.test(size)) sizes.set(sha, Number(size));
+  }
   const files: FileChange[] = entries.map((e) => {
     const c = counts.get(e.path);
     const binary = c?.binary ?? false;
@@ -142,22 +170,10 @@ function rawEntry(f: Fields): RawEntry {
   };
 }
 
-async function blobSizes(root: string, blobs: string[]): Promise<Map<string, number>> {
-  const sizes = new Map<string, number>();
-  if (blobs.length === 0) return sizes;
-  const out = await gitOut(root, ['cat-file', '--batch-check=%(objectname) %(objectsize)'], {
-    confine: true,
-    input: blobs.join('\n') + '\n',
-  });
-  for (const line of out.split('\n')) {
-    const [sha = '', size = ''] = line.split(' ');
-    if (/^\d+$/.test(size)) sizes.set(sha, Number(size));
-  }
-  return sizes;
-}
-
 /** Paths that differ between two tree-ishes (renames split into a deletion and an addition). */
-export async function changedPaths(root: string, from: string, to: string, confine = true): Promise<string[]> {
-  const out = await gitOut(root, ['diff', '--no-ext-diff', '--no-renames', '--name-only', '-z', from, to], { confine });
+export async function changedPaths(run: GitRunner, root: string, from: string, to: string): Promise<string[]> {
+  const out = await outOf(run, root, ['diff', ...NO_PROGRAMS, '--no-renames', '--name-only', '-z', from, to], {
+    confine: true,
+  });
   return splitNul(out);
 }

@@ -1,26 +1,52 @@
 /**
  * Applying a git-worktree sandbox: a squash merge of the plan's branch into the user's checked-out
- * target branch, done with plumbing so that every check happens before anything is written and the
- * user's unrelated staged or unstaged changes are neither committed nor disturbed:
- * merge-tree (conflicts?) → commit-tree (one commit, one parent) → read-tree -m -u (two-tree
- * switch of the work tree and index, itself refusing to overwrite local changes) → update-ref
- * (compare-and-swap on the branch).
+ * target branch that either happens entirely or not at all, under `kill -9` at any instant.
+ *
+ * 1. Every check before anything is written: the branch checked out, no unresolved merge, the
+ *    plan's paths clean in the user's work tree (nothing in their way), `merge-tree` without conflict.
+ * 2. The commit is built without touching the user's index or work tree (`commit-tree`).
+ * 3. A journal (repository, branch, old tip, new commit, paths) is written and fsynced.
+ * 4. The commit point: `update-ref <branch> <new> <old>`.
+ * 5. The index and work tree follow for the plan's paths only (see {@link finishWorktreeApply}).
+ * 6. The journal is removed.
+ *
+ * After a crash, {@link recoverWorktreeApply} reads the journal: the branch still at the old tip —
+ * nothing happened; at the new commit — step 5 again (it is idempotent); anything else — someone
+ * moved the branch: the work tree is left as it is.
  */
+import {
+  copyFileSync,
+  linkSync,
+  lstatSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  rmdirSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import path from 'node:path';
 import type { ApplyOutcome, SandboxInfo } from '../../application/index.js';
-import { GitError, git, gitOut, splitNul } from './git.js';
-import { changedPaths } from './sandbox-diff.js';
+import { AppError } from '../../domain/errors.js';
+import { journalId, syncDir, type ApplyJournals, type WorktreeJournal } from './apply-journal.js';
+import { COMMIT_IDENTITY, GitError, directGit, git, gitOut, splitNul, worktreeFiles, type GitOptions } from './git.js';
+import { NO_PROGRAMS, changedPaths } from './sandbox-diff.js';
 
-const STATUS_CHUNK = 200;
+const STATUS_CHUNK = 1000;
+const LOCK_WAIT_MS = 10_000;
 
-/** Applies; the caller has committed the sandbox's pending work and serialises applies per repository. */
-export async function applyWorktreeSandbox(sandbox: SandboxInfo, message: string): Promise<ApplyOutcome> {
+/** Applies; the caller has committed the sandbox's pending work and holds the repository's lock. */
+export async function applyWorktreeSandbox(
+  sandbox: SandboxInfo,
+  message: string,
+  journals: ApplyJournals,
+): Promise<ApplyOutcome> {
   const src = sandbox.source;
   const target = sandbox.targetBranch;
   const planBranch = sandbox.branch;
   if (!target || !planBranch) throw new Error(`sandbox ${sandbox.root} has no branch or target branch`);
-  const o = { confine: true };
   // Never take optional locks: a refused apply must not even refresh the user's index.
-  const ro = { confine: true, env: { GIT_OPTIONAL_LOCKS: '0' } };
+  const ro: GitOptions = { confine: true, workTree: src, env: { GIT_OPTIONAL_LOCKS: '0' } };
 
   const current = (await git(src, ['symbolic-ref', '-q', '--short', 'HEAD'], { ...ro, okCodes: [1] })).stdout.trim();
   if (current !== target) {
@@ -33,7 +59,7 @@ export async function applyWorktreeSandbox(sandbox: SandboxInfo, message: string
   }
   const targetTip = await gitOut(src, ['rev-parse', '--verify', `refs/heads/${target}^{commit}`], ro);
   const planTip = await gitOut(src, ['rev-parse', '--verify', `refs/heads/${planBranch}^{commit}`], ro);
-  const planFiles = await changedPaths(src, sandbox.baseCommit, planTip);
+  const planFiles = await changedPaths(directGit, src, sandbox.baseCommit, planTip);
   if (planFiles.length === 0) return { ok: true, files: [] };
 
   const unmerged = splitNul(await gitOut(src, ['ls-files', '-u', '-z'], ro));
@@ -63,35 +89,247 @@ export async function applyWorktreeSandbox(sandbox: SandboxInfo, message: string
       message: `the plan's changes conflict with ${target} in: ${files.join(', ')}`,
     };
   }
-  if (tree === (await gitOut(src, ['rev-parse', `${targetTip}^{tree}`], ro))) return { ok: true, files: [] };
+  if (tree === (await gitOut(src, ['rev-parse', `${targetTip}^{tree}`], ro)))
+    return alreadyApplied(src, targetTip, message);
 
+  const tied: GitOptions = { confine: true, workTree: src, diesWithAgent: true };
   const commit = await gitOut(src, ['commit-tree', '--no-gpg-sign', tree, '-p', targetTip, '-m', message], {
-    ...o,
+    ...tied,
     identity: true,
   });
-  const files = await changedPaths(src, targetTip, commit);
-  // From here on we write. A stale stat cache would make read-tree think clean files are dirty.
-  await git(src, ['update-index', '-q', '--refresh'], { ...o, okCodes: [1] });
-  try {
-    await git(src, ['read-tree', '-m', '-u', targetTip, commit], o);
-  } catch (e) {
-    // read-tree checks everything before it writes; a refusal left the work tree as it was.
-    if (e instanceof GitError) return dirty(files, `cannot update the work tree of ${src}: ${e.stderr.trim()}`);
-    throw e;
-  }
-  try {
-    await git(
-      src,
-      ['update-ref', '-m', 'cleveragents: apply plan (squash)', `refs/heads/${target}`, commit, targetTip],
-      o,
+  const { written, deleted } = await changesOf(src, targetTip, commit);
+  const blocked = inTheWay(src, written, deleted);
+  if (blocked.length > 0)
+    return dirty(
+      blocked,
+      `something in ${src} is in the way of files the plan writes: ${blocked.join(', ')}; move it away first`,
     );
+  const files = worktreeFiles(src);
+  if (!files) throw new Error(`${src} is not a work tree whose git files can be read`);
+
+  const journal: WorktreeJournal = {
+    version: 1,
+    kind: 'worktree',
+    id: journalId(),
+    repository: src,
+    gitDir: files.gitDir,
+    branch: `refs/heads/${target}`,
+    oldTip: targetTip,
+    newCommit: commit,
+    written,
+    deleted,
+    createdAt: new Date().toISOString(),
+  };
+  const file = journals.fileOf(sandbox.root);
+  journals.write(file, journal);
+  try {
+    await git(src, ['update-ref', '-m', 'cleveragents: apply plan (squash)', journal.branch, commit, targetTip], tied);
   } catch (e) {
-    // Someone moved the branch meanwhile: put the work tree and index back and report.
-    await git(src, ['read-tree', '-m', '-u', commit, targetTip], o);
+    // Someone moved the branch meanwhile: nothing was written.
+    journals.remove(file);
     if (e instanceof GitError) return dirty([], `${target} moved while applying; try again (${e.stderr.trim()})`);
     throw e;
   }
-  return { ok: true, commit, files };
+  await finishWorktreeApply(journal);
+  journals.remove(file);
+  return { ok: true, commit, files: [...written, ...deleted].sort() };
+}
+
+/**
+ * The branch already holds this apply's commit (an apply that a crash interrupted and the recovery
+ * completed, applied again): success, with that commit. Otherwise the plan's changes are simply
+ * there already, and nothing is committed.
+ */
+async function alreadyApplied(src: string, tip: string, message: string): Promise<ApplyOutcome> {
+  const raw = await gitOut(src, ['cat-file', 'commit', tip], { confine: true });
+  const head = raw.slice(0, raw.indexOf('\n\n'));
+  const body = raw.slice(raw.indexOf('\n\n') + 2);
+  const ours = head.includes(`\nauthor ${COMMIT_IDENTITY.name} <${COMMIT_IDENTITY.email}> `);
+  const parent = /^parent ([0-9a-f]+)$/m.exec(head)?.[1];
+  if (!ours || !parent || body.trim() !== message.trim()) return { ok: true, files: [] };
+  return { ok: true, commit: tip, files: await changedPaths(directGit, src, parent, tip) };
+}
+
+/** What a commit writes (adds, modifies, changes the type of) and deletes, from its parent. */
+async function changesOf(src: string, from: string, to: string): Promise<{ written: string[]; deleted: string[] }> {
+  const out = splitNul(
+    await gitOut(src, ['diff', ...NO_PROGRAMS, '--no-renames', '--name-status', '-z', from, to], { confine: true }),
+  );
+  const written: string[] = [];
+  const deleted: string[] = [];
+  for (let i = 0; i + 1 < out.length; i += 2) (out[i] === 'D' ? deleted : written).push(out[i + 1] ?? '');
+  return { written, deleted };
+}
+
+/**
+ * Of the paths the apply writes, those it could not write without destroying something git does
+ * not track (the status check sees files, not these): the path is a directory that holds none of
+ * the files the apply deletes (an empty one), or a parent is a file or a symlink that the apply
+ * does not delete.
+ */
+function inTheWay(src: string, written: readonly string[], deleted: readonly string[]): string[] {
+  const gone = new Set(deleted);
+  const out: string[] = [];
+  for (const p of written) {
+    const parts = p.split('/');
+    for (let i = 1; i <= parts.length; i++) {
+      const rel = parts.slice(0, i).join('/');
+      const st = lstatOrUndefined(path.join(src, rel));
+      if (!st) break;
+      const blocked =
+        i === parts.length
+          ? st.isDirectory() && !deleted.some((d) => d.startsWith(`${rel}/`))
+          : !st.isDirectory() && !gone.has(rel);
+      if (blocked) {
+        out.push(p);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Brings the user's index and work tree to the journal's new commit for its paths, whatever part
+ * of this was done before (a crash may have left any of it): in a private copy of the index, under
+ * git's own index lock (taken with our mark in it, so a lock a crash left behind is known to be
+ * ours), deleted paths removed from the work tree and the index, written ones checked out; the
+ * private index then replaces the real one.
+ */
+export async function finishWorktreeApply(j: WorktreeJournal): Promise<void> {
+  const release = await lockIndex(j);
+  const index = path.join(j.gitDir, 'index');
+  const priv = path.join(j.gitDir, 'cleveragents-apply.index');
+  rmSync(priv, { force: true });
+  rmSync(`${priv}.lock`, { force: true });
+  try {
+    copyFileSync(index, priv);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  const o: GitOptions = { confine: true, workTree: j.repository, diesWithAgent: true, env: { GIT_INDEX_FILE: priv } };
+  for (const p of j.deleted) removeFile(j.repository, p);
+  if (j.deleted.length > 0)
+    await git(j.repository, ['update-index', '--force-remove', '-z', '--stdin'], { ...o, input: nul(j.deleted) });
+  if (j.written.length > 0)
+    await git(
+      j.repository,
+      ['--literal-pathspecs', 'checkout', '-q', j.newCommit, '--pathspec-from-file=-', '--pathspec-file-nul'],
+      { ...o, input: nul(j.written) },
+    );
+  renameSync(priv, index);
+  syncDir(j.gitDir);
+  release();
+}
+
+const nul = (paths: readonly string[]): string => paths.map((p) => `${p}\0`).join('');
+
+/** Deletes a file (or symlink) the apply deletes, and the directories that leaves empty; a directory there now is left. */
+function removeFile(root: string, rel: string): void {
+  const abs = path.join(root, rel);
+  const st = lstatOrUndefined(abs);
+  if (!st || st.isDirectory()) return;
+  unlinkSync(abs);
+  const parts = rel.split('/').slice(0, -1);
+  while (parts.length > 0) {
+    try {
+      rmdirSync(path.join(root, ...parts));
+    } catch {
+      return;
+    }
+    parts.pop();
+  }
+}
+
+function lstatOrUndefined(p: string): ReturnType<typeof lstatSync> | undefined {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The mark an index lock of ours holds. */
+const markOf = (j: WorktreeJournal): string => `cleveragents apply ${j.id}\n`;
+
+/**
+ * Takes git's index lock for the apply (waiting a while for another git command to finish): a
+ * file made with our mark and hard-linked as `index.lock`, so the lock exists with its content or
+ * not at all. A lock holding our mark is one a crash left: ours to take. Returns its release.
+ */
+async function lockIndex(j: WorktreeJournal): Promise<() => void> {
+  const lock = path.join(j.gitDir, 'index.lock');
+  const mine = path.join(j.gitDir, `cleveragents-index-lock.${j.id}`);
+  writeFileSync(mine, markOf(j));
+  try {
+    for (const deadline = Date.now() + LOCK_WAIT_MS; ;) {
+      try {
+        linkSync(mine, lock);
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+      if (isOurLock(j)) break;
+      if (Date.now() > deadline)
+        throw new AppError('UNAVAILABLE', `the index of ${j.repository} is locked by another git command (${lock})`, {
+          hint: `wait for it to finish; if no git command runs in ${j.repository} any more, delete ${lock} and run the command again`,
+        });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    rmSync(mine, { force: true });
+  }
+  return () => releaseOurLock(j);
+}
+
+function isOurLock(j: WorktreeJournal): boolean {
+  try {
+    return readFileSync(path.join(j.gitDir, 'index.lock'), 'utf8') === markOf(j);
+  } catch {
+    return false;
+  }
+}
+
+/** Removes the index lock if it is ours (a crash may have left it). */
+export function releaseOurLock(j: WorktreeJournal): void {
+  if (isOurLock(j)) rmSync(path.join(j.gitDir, 'index.lock'), { force: true });
+  rmSync(path.join(j.gitDir, 'cleveragents-apply.index'), { force: true });
+  rmSync(path.join(j.gitDir, 'cleveragents-apply.index.lock'), { force: true });
+}
+
+/** What the recovery of one journal did. */
+export type RecoveryOutcome = 'rolled-back' | 'completed' | 'left';
+
+/** Recovers an interrupted apply from its journal (see the module's comment); the caller holds the repository's lock. */
+export async function recoverWorktreeApply(j: WorktreeJournal): Promise<{ outcome: RecoveryOutcome; detail: string }> {
+  const o: GitOptions = { confine: true, workTree: j.repository, env: { GIT_OPTIONAL_LOCKS: '0' } };
+  const tip = (
+    await git(j.repository, ['rev-parse', '--verify', '-q', `${j.branch}^{commit}`], { ...o, okCodes: [1] })
+  ).stdout.trim();
+  if (tip === j.oldTip) {
+    releaseOurLock(j);
+    return { outcome: 'rolled-back', detail: `${j.branch} is still at ${j.oldTip.slice(0, 12)}: nothing was applied` };
+  }
+  if (tip === j.newCommit) {
+    const head = (await git(j.repository, ['symbolic-ref', '-q', 'HEAD'], { ...o, okCodes: [1] })).stdout.trim();
+    if (head === j.branch) {
+      await finishWorktreeApply(j);
+      return {
+        outcome: 'completed',
+        detail: `${j.branch} is at ${j.newCommit.slice(0, 12)}: the work tree was brought to it`,
+      };
+    }
+    releaseOurLock(j);
+    return {
+      outcome: 'left',
+      detail: `${j.branch} is at the applied commit ${j.newCommit.slice(0, 12)} but ${head || 'a detached HEAD'} is checked out: the work tree was left as it is`,
+    };
+  }
+  releaseOurLock(j);
+  return {
+    outcome: 'left',
+    detail: `${j.branch} moved to ${tip ? tip.slice(0, 12) : 'nowhere'} since the interrupted apply (neither ${j.oldTip.slice(0, 12)} nor ${j.newCommit.slice(0, 12)}): the work tree was left as it is`,
+  };
 }
 
 function dirty(files: string[], message: string): ApplyOutcome {
@@ -113,10 +351,11 @@ async function dirtyPaths(repo: string, paths: readonly string[]): Promise<strin
         '--no-renames',
         '--untracked-files=all',
         '--ignored=matching',
+        '--ignore-submodules=all',
         '--',
         ...chunk,
       ],
-      { confine: true, env: { GIT_OPTIONAL_LOCKS: '0' } },
+      { confine: true, workTree: repo, env: { GIT_OPTIONAL_LOCKS: '0' } },
     );
     for (const entry of splitNul(out)) found.add(entry.slice(3));
   }

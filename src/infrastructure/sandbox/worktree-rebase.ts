@@ -8,55 +8,61 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { RebaseOutcome, SandboxInfo } from '../../application/index.js';
-import { git, gitOut, splitNul } from './git.js';
-import { changedPaths } from './sandbox-diff.js';
+import { stageAndCommit } from './git-stage.js';
+import { outOf, splitNul, type GitRunner } from './git.js';
+import { NO_PROGRAMS, changedPaths } from './sandbox-diff.js';
 
 /** A conflict marker git writes: seven `<` or `>` at the start of a line, then a space or the end. */
 const MARKER = /^(?:<{7}|>{7})(?: |$)/m;
 
 /**
- * Rebases; the caller serialises this with applies to the same repository, and `commitPending`
- * commits the sandbox's pending work (called only when the target branch moved). On an unexpected
- * failure the sandbox is put back on the tip it had.
+ * Rebases with the sandbox's git `run`; the caller serialises this with applies to the same
+ * repository, and `commitPending` commits the sandbox's pending work (called only when the target
+ * branch moved). On an unexpected failure the sandbox is put back on the tip it had.
  */
 export async function rebaseWorktreeSandbox(
+  run: GitRunner,
   sandbox: SandboxInfo,
   root: string,
   commitPending: () => Promise<void>,
 ): Promise<RebaseOutcome> {
   const target = sandbox.targetBranch;
   if (!target || !sandbox.branch) throw new Error(`sandbox ${root} has no branch or target branch`);
-  const o = { confine: true };
-  const head = await gitOut(root, ['rev-parse', '--verify', '-q', `refs/heads/${target}^{commit}`], o).catch(() => {
+  const o = { confine: true, workTree: root };
+  const head = await outOf(run, root, ['rev-parse', '--verify', '-q', `refs/heads/${target}^{commit}`], o).catch(() => {
     throw new Error(`branch ${target} no longer exists in ${sandbox.source}: nothing to rebase onto`);
   });
   if (head === sandbox.baseCommit) return { ok: true, moved: false, sandbox, files: [] };
   await commitPending();
-  const tip = await gitOut(root, ['rev-parse', '--verify', 'HEAD^{commit}'], o);
+  const tip = await outOf(run, root, ['rev-parse', '--verify', 'HEAD^{commit}'], o);
   const moved: SandboxInfo = { ...sandbox, baseCommit: head };
   let conflicted: string[];
   try {
-    await git(root, ['reset', '-q', '--hard', head], o);
+    await run.run(root, ['reset', '-q', '--hard', head], o);
     // GITHEAD_<sha> names each side in the conflict markers.
-    const merge = await git(root, ['merge-recursive', sandbox.baseCommit, '--', head, tip], {
+    const merge = await run.run(root, ['merge-recursive', sandbox.baseCommit, '--', head, tip], {
       ...o,
       okCodes: [1],
       env: { [`GITHEAD_${head}`]: target, [`GITHEAD_${tip}`]: `plan ${sandbox.branch}` },
     });
     conflicted =
       merge.code === 1
-        ? [...new Set(splitNul(await gitOut(root, ['diff', '--name-only', '--diff-filter=U', '-z'], o)))]
+        ? [
+            ...new Set(
+              splitNul(await outOf(run, root, ['diff', ...NO_PROGRAMS, '--name-only', '--diff-filter=U', '-z'], o)),
+            ),
+          ]
         : [];
     if (merge.code === 1 && conflicted.length === 0)
       throw new Error(`git merge-recursive failed in ${root}: ${(merge.stderr || merge.stdout).trim()}`);
-    await git(root, ['add', '-A', '--', '.'], o);
     const short = head.slice(0, 12);
     const message = conflicted.length
       ? `rebase onto ${target} ${short}: conflicts in ${conflicted.join(', ')}`
       : `rebase onto ${target} ${short}`;
-    await git(root, ['commit', '-q', '--allow-empty', '--no-verify', '-m', message], { ...o, identity: true });
+    // Everything, conflicts with their markers included, committed as one checkpoint.
+    await stageAndCommit(run, { root, force: false, nested: 'refuse', message });
   } catch (e) {
-    await git(root, ['reset', '-q', '--hard', tip], o).catch(() => undefined);
+    await run.run(root, ['reset', '-q', '--hard', tip], o).catch(() => undefined);
     throw e;
   }
   if (conflicted.length > 0) {
@@ -68,7 +74,7 @@ export async function rebaseWorktreeSandbox(
       message: `the plan's changes conflict with ${target} (now at ${head.slice(0, 12)}) in: ${conflicted.join(', ')}`,
     };
   }
-  return { ok: true, moved: true, sandbox: moved, files: await changedPaths(root, head, 'HEAD') };
+  return { ok: true, moved: true, sandbox: moved, files: await changedPaths(run, root, head, 'HEAD') };
 }
 
 /** Of `files` (relative to `root`), those that hold a conflict marker; a file that is gone holds none. */

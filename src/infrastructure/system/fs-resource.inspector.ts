@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import type { PathFacts, PathScope, ResolvedPath, ResourceInspector } from '../../application/index.js';
+import { gitOut } from '../sandbox/git.js';
 import { resolveInScope } from './scoped-paths.js';
-
-const run = promisify(execFile);
 
 /** Looks at a resource's path on this machine: does it exist, is it a git work tree, on which branch. */
 export class FsResourceInspector implements ResourceInspector {
@@ -30,13 +27,13 @@ export class FsResourceInspector implements ResourceInspector {
   }
 }
 
+/**
+ * A read-only question to git about a path a user registers (which may be anyone's repository):
+ * through the one runner, so nothing the repository configured runs. Undefined when git says no.
+ */
 async function git(cwd: string, args: string[]): Promise<string | undefined> {
   try {
-    const { stdout } = await run('git', ['-C', cwd, ...args], {
-      timeout: 10_000,
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
-    });
-    return stdout.trim();
+    return (await gitOut(cwd, args, { timeoutMs: 10_000, env: { GIT_OPTIONAL_LOCKS: '0' } })).trim();
   } catch {
     return undefined;
   }

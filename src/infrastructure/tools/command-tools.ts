@@ -2,8 +2,9 @@
 import { stat } from 'node:fs/promises';
 import type { ToolCallResult } from '../../application/index.js';
 import type { ToolDefinition } from '../../domain/registry/entities.js';
-import { gitOut, snapshotTree } from '../sandbox/git.js';
-import { changedPaths, diffTrees } from '../sandbox/sandbox-diff.js';
+import { snapshotTree } from '../sandbox/git-stage.js';
+import { directGit, outOf } from '../sandbox/git.js';
+import { changedPaths, diffTrees, diffWorkTree } from '../sandbox/sandbox-diff.js';
 import { lexicalRel, resolveInSandbox } from './path-guard.js';
 import { runConfined } from './process-runner.js';
 import { bool, int, ok, str, strings, ToolFailure, type ToolContext } from './tool-support.js';
@@ -69,8 +70,9 @@ async function runInSandbox(
   timeoutMs: number,
 ): Promise<ToolCallResult> {
   const { sandbox, signal, confinement } = ctx;
-  const force = sandbox.kind === 'copy';
-  const before = await snapshotTree(sandbox.root, force);
+  // The files a command touched: a repository it made is left out here (the checkpoint refuses it).
+  const snapshot = { force: sandbox.kind === 'copy', nested: 'skip' } as const;
+  const before = await snapshotTree(directGit, sandbox.root, snapshot);
   const r = await runConfined(
     confinement,
     { program, args: argv, cwd, sandboxRoot: sandbox.root, network: ctx.network, env: ctx.env },
@@ -79,7 +81,12 @@ async function runInSandbox(
   let filesTouched: string[] = [];
   let note = '';
   try {
-    filesTouched = await changedPaths(sandbox.root, before, await snapshotTree(sandbox.root, force));
+    filesTouched = await changedPaths(
+      directGit,
+      sandbox.root,
+      before,
+      await snapshotTree(directGit, sandbox.root, snapshot),
+    );
   } catch (e) {
     note = `\n[could not determine the files the command changed: ${(e as Error).message}]`;
   }
@@ -123,8 +130,19 @@ const mib = (bytes: number): string => `${Math.round(bytes / 1024 / 1024)} MiB`;
 const OUT_OF_MEMORY =
   /Cannot allocate memory|MemoryError|out of memory|std::bad_alloc|memory exhausted|Failed to reserve|allocation failed/i;
 
+/**
+ * The sandbox's git, for the git tools: run here (the tool runner has no confined helper), with
+ * every repository-controlled program off (../sandbox/git.ts), submodules not entered.
+ */
+const SANDBOX_GIT = (root: string) => ({ confine: true, workTree: root }) as const;
+
 export async function gitStatusTool({ sandbox }: ToolContext): Promise<ToolCallResult> {
-  const out = await gitOut(sandbox.root, ['status', '--porcelain=v1', '--untracked-files=all'], { confine: true });
+  const out = await outOf(
+    directGit,
+    sandbox.root,
+    ['status', '--porcelain=v1', '--untracked-files=all', '--ignore-submodules=all'],
+    SANDBOX_GIT(sandbox.root),
+  );
   const n = out === '' ? 0 : out.split('\n').length;
   return ok(
     n === 0
@@ -142,10 +160,21 @@ export async function gitDiffTool({ sandbox, args }: ToolContext): Promise<ToolC
     paths.push(lexicalRel(sandbox.root, p) || '.');
   }
   const staged = bool(args, 'staged') ?? false;
-  const to = staged
-    ? await gitOut(sandbox.root, ['write-tree'], { confine: true })
-    : await snapshotTree(sandbox.root, sandbox.kind === 'copy');
-  const d = await diffTrees(sandbox.root, sandbox.baseCommit, to, paths);
+  const d =
+    staged || paths.length > 0
+      ? await diffTrees(
+          directGit,
+          sandbox.root,
+          sandbox.baseCommit,
+          staged
+            ? await outOf(directGit, sandbox.root, ['write-tree'], SANDBOX_GIT(sandbox.root))
+            : await snapshotTree(directGit, sandbox.root, { force: sandbox.kind === 'copy', nested: 'refuse' }),
+          paths,
+        )
+      : await diffWorkTree(directGit, sandbox.root, sandbox.baseCommit, {
+          force: sandbox.kind === 'copy',
+          nested: 'refuse',
+        });
   return ok(
     `${d.stats.files} file${d.stats.files === 1 ? '' : 's'} changed, +${d.stats.additions} −${d.stats.deletions}`,
     d.unified,

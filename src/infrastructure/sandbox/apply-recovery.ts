@@ -1,0 +1,32 @@
+/** Recovery of the applies a crash interrupted, journal by journal (see worktree-apply.ts, copy-apply.ts). */
+import { existsSync } from 'node:fs';
+import type { ApplyJournals } from './apply-journal.js';
+import { recoverCopyApply } from './copy-apply.js';
+import { recoverWorktreeApply } from './worktree-apply.js';
+
+/** What the recovery of one journal did, for the log. */
+export interface RecoveredApply {
+  journal: string;
+  repository: string;
+  /** `left`: the branch or HEAD moved since, or the repository is gone: nothing was changed. */
+  outcome: 'rolled-back' | 'completed' | 'left' | 'failed';
+  detail: string;
+}
+
+/**
+ * Recovers every journal of `repository` (the caller holds its lock) and removes each; throws the
+ * first failure (its journal is kept, for the next try).
+ */
+export async function recoverJournals(journals: ApplyJournals, repository: string): Promise<RecoveredApply[]> {
+  const out: RecoveredApply[] = [];
+  for (const { file, journal } of journals.list()) {
+    if (journal?.repository !== repository) continue;
+    let r: Pick<RecoveredApply, 'outcome' | 'detail'>;
+    if (!existsSync(repository)) r = { outcome: 'left', detail: `${repository} is gone` };
+    else if (journal.kind === 'copy') r = recoverCopyApply(journal);
+    else r = await recoverWorktreeApply(journal);
+    journals.remove(file);
+    out.push({ journal: file, repository, ...r });
+  }
+  return out;
+}

@@ -1,0 +1,17 @@
+/**
+ * A process that applies one sandbox and says so, for test/e2e/apply-crash.test.ts to kill at any
+ * point: argv[2] is JSON `{ root, sandbox, message }`. It prints `start` when the apply begins, then
+ * the outcome as one JSON line.
+ */
+import { GitSandboxManager } from '../../src/infrastructure/index.js';
+import type { SandboxInfo } from '../../src/application/index.js';
+
+const { root, sandbox, message } = JSON.parse(process.argv[2] ?? '{}') as {
+  root: string;
+  sandbox: SandboxInfo;
+  message: string;
+};
+const manager = new GitSandboxManager({ root });
+process.stdout.write('start\n');
+const outcome = await manager.apply(sandbox, message);
+process.stdout.write(`${JSON.stringify(outcome)}\n`);
