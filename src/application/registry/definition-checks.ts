@@ -19,7 +19,12 @@ import type { ResourceInspector } from '../ports/registry.repository.port.js';
 import { type CapabilityService, capabilityViolations, grantHint } from './capability.service.js';
 import { definitionError } from './definition-error.js';
 import type { NamespaceService } from './namespace.service.js';
-import type { DefinitionInput } from './registry.service.js';
+
+/** A definition as given: an object, or the text of a YAML/JSON file (for located errors). */
+export interface DefinitionInput {
+  definition?: Record<string, unknown> | undefined;
+  source?: { text: string; filename?: string | undefined; baseDir?: string | undefined } | undefined;
+}
 
 export interface DefinitionCheckDeps {
   namespaces: NamespaceService;

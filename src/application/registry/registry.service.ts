@@ -15,14 +15,11 @@ import { namespaceOf } from '../../domain/registry/names.js';
 import type { Principal } from '../ports/principal.js';
 import type { Referrer, RegistryRepository, ResourceInspector } from '../ports/registry.repository.port.js';
 import type { CapabilityService } from './capability.service.js';
-import { DefinitionChecks, resourceWriteRefusal } from './definition-checks.js';
+import { DefinitionChecks, resourceWriteRefusal, type DefinitionInput } from './definition-checks.js';
 import { deriveFacts } from './derived-facts.js';
 import type { NamespaceService } from './namespace.service.js';
 
-export interface DefinitionInput {
-  definition?: Record<string, unknown> | undefined;
-  source?: { text: string; filename?: string | undefined; baseDir?: string | undefined } | undefined;
-}
+export type { DefinitionInput } from './definition-checks.js';
 
 export interface ListInput {
   namespace?: string | undefined;
