@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import pino from 'pino';
 import {
-  AuditService,
-  CapabilityService,
   builtinActorsByModel,
   createServiceFacade,
   settleStrandedWork,
@@ -20,34 +17,27 @@ import {
   EnvFileApiKeys,
   FsFileInventory,
   GptTokenCounter,
-  SdkMcpHub,
   FileRemoteConnectionStore,
   ScryptKeyHasher,
-  FsResourceInspector,
-  type ConfinementSettings,
-  maskedPaths,
-  readOnlyPathProblem,
   GitSandboxManager,
-  EgressGuard,
-  HttpWebhookSender,
   HostSystemProbe,
   LocalHookRunner,
   openSqliteStorage,
   openPgStorage,
   type Storage,
-  discoverOidc,
   JoseJwtVerifier,
-  oidcMetadataUrl,
-  type OidcDiscovery,
 } from '../infrastructure/index.js';
-import { AgentCardProvider, type AgentCardOptions, type CardOidc } from '../protocol/a2a/agent-card.js';
+import { AgentCardProvider, type AgentCardOptions } from '../protocol/a2a/agent-card.js';
 import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.js';
 import { buildMethodTable } from '../protocol/a2a/method-table.js';
 import { TickBatchedDestination } from './log-destination.js';
 import { Dispatcher } from '../protocol/server/dispatcher.js';
 import { envInt } from './limits-config.js';
+import { confinementSettings } from './confinement-config.js';
+import { cardOidc, tryDiscovery, type OidcOptions } from './oidc-wiring.js';
 import { egressSettings } from './egress-config.js';
-import { configDir, databaseFile, secretKeyFile, tokenFile } from './paths.js';
+import { wireTrust } from './trust-wiring.js';
+import { databaseFile, secretKeyFile } from './paths.js';
 import { openSecrets } from './secrets.js';
 import { StartupError } from './startup-errors.js';
 import { httpSyncRemote } from './sync-remote.js';
@@ -99,26 +89,6 @@ export interface AppOptions {
   workspaceRoot?: string | undefined;
   /** The key that seals namespaces' secrets (default: CLEVERAGENTS_SECRET_KEY_FILE, else `<data dir>/secret.key`). */
   secretKeyFile?: string | undefined;
-}
-
-/** The OIDC settings of `agents serve` (flags or CLEVERAGENTS_OIDC_*). */
-export interface OidcOptions {
-  issuer: string;
-  audience: string;
-  /** The OAuth client id the CLI's device login uses (announced on the card). */
-  clientId?: string | undefined;
-  /** The claim naming the user (default preferred_username, then sub). */
-  userClaim?: string | undefined;
-  /** The claim carrying namespace roles. */
-  rolesClaim?: string | undefined;
-  /** How long discovery may take at start (ms; default 3000). */
-  discoveryTimeoutMs?: number | undefined;
-  /** How long to wait before discovery is tried again after a failure (ms; default 30 s). */
-  discoveryRetryMs?: number | undefined;
-  /** JWKS refetch cooldown for an unknown kid (ms; default 30 s). */
-  jwksCooldownMs?: number | undefined;
-  /** The longest a JWT may be valid (s; default 24 h, CLEVERAGENTS_OIDC_MAX_TOKEN_LIFETIME_SECONDS). */
-  maxTokenLifetimeSec?: number | undefined;
 }
 
 export interface App {
@@ -174,6 +144,8 @@ async function openStorage(
   });
 }
 
+export type { OidcOptions };
+
 /** The composition root: the only place that knows every layer. */
 export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
@@ -188,7 +160,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // Discovery runs while the database opens; a failure does not stop the start (retried later).
   const discovering = opts.oidc ? tryDiscovery(opts.oidc, logger) : Promise.resolve(undefined);
   // Checked first (a bad setting changes nothing); probed while the database opens.
-  const probing = CommandConfinement.probe(confinementSettings(opts));
+  const probing = CommandConfinement.probe(confinementSettings({ ...opts, secretKeyFile: secretKeyFileOf(opts) }));
   probing.catch(() => {});
   const leaseMs = opts.runnerLeaseMs ?? (Number(process.env['CLEVERAGENTS_RUNNER_LEASE_MS']) || undefined);
   // This process's lease: the tasks it runs carry its id, so others can tell what is stranded.
@@ -211,42 +183,14 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const actorsByModel = builtinActorsByModel({ conformance: stepMs !== undefined ? { stepMs } : {} });
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
   const server = opts.card.auth === 'bearer';
-  // One guard for every outbound URL a definition or a request names. Local mode (no
-  // authentication: the machine's own user) lets LLM endpoints reach the user's own services (an
-  // Ollama on 127.0.0.1); webhooks and hooks pass the guard in both modes.
-  const egress = new EgressGuard({ allow: egressConfig.allowlist });
-  const webhooks = new HttpWebhookSender({ guard: egress });
-  const inspector = new FsResourceInspector();
-  // What a member's definitions may make the server do is what an administrator granted (issue #35).
-  const capabilities = new CapabilityService({
-    grants: storage.grants,
-    inspector,
-    settings: server
-      ? {
-          mode: 'server',
-          workspaceRoot: opts.workspaceRoot ?? join(opts.dataDir, 'workspaces'),
-          hiddenPaths: [{ path: opts.dataDir, label: '<data dir>' }],
-        }
-      : { mode: 'local' },
-    // A definition's URL that reaches a private address needs private-network on a server only.
-    egress: server ? egress : undefined,
-    namespaceExists: async (name) => (await storage.namespaces.get(name)) !== undefined,
-    audit: new AuditService(storage.audit, logger),
-  });
-  // MCP servers start when a tool is first needed; every one is stopped at close(). On a server a
-  // member's stdio server runs confined, with the host network only where its namespace holds private-network.
-  const mcp = new SdkMcpHub({
+  const { egress, webhooks, inspector, capabilities, mcp } = wireTrust({
+    server,
+    dataDir: opts.dataDir,
+    workspaceRoot: opts.workspaceRoot,
+    allowlist: egressConfig.allowlist,
+    storage,
+    confinement,
     logger,
-    ...(server
-      ? {
-          policy: async (use) => ({
-            confine: true,
-            privateNetwork: use !== undefined && (await capabilities.holds(use.namespace, 'private-network')),
-          }),
-          confinement: { prepare: (inv) => confinement.prepare(inv), scratchRoot: join(opts.dataDir, 'mcp') },
-          guardedFetch: egress.fetch,
-        }
-      : {}),
   });
   const retryBaseMs = opts.llmRetryBaseMs ?? envInt('CLEVERAGENTS_LLM_RETRY_BASE_MS', 0, 60_000);
   const tokens = new GptTokenCounter();
@@ -434,94 +378,6 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       await storage.close();
     },
   };
-}
-
-/** The issuer's discovery document, or undefined (logged as a warning) when it cannot be read now. */
-async function tryDiscovery(oidc: OidcOptions, logger: Logger): Promise<OidcDiscovery | undefined> {
-  try {
-    return await discoverOidc(oidc.issuer, { timeoutMs: oidc.discoveryTimeoutMs ?? 3_000 });
-  } catch (err) {
-    logger.warn(
-      { issuer: oidc.issuer, err: (err as Error).message },
-      'OIDC discovery failed: JWTs are verified once the issuer answers (API keys work meanwhile)',
-    );
-    return undefined;
-  }
-}
-
-function cardOidc(oidc: OidcOptions, d: OidcDiscovery | undefined): CardOidc {
-  return {
-    issuer: oidc.issuer,
-    clientId: oidc.clientId,
-    metadataUrl: d?.metadataUrl ?? oidcMetadataUrl(oidc.issuer),
-    deviceAuthorizationUrl: d?.deviceAuthorizationEndpoint,
-    tokenUrl: d?.tokenEndpoint,
-  };
-}
-
-/**
- * How every command for an actor or a plan runs: inside bubblewrap (probed once, here), or — only
- * when the user says so with CLEVERAGENTS_CONFINEMENT=none — unconfined. CLEVERAGENTS_BWRAP names
- * the program; the CLEVERAGENTS_COMMAND_* variables set the limits; `--read-only-path` and
- * CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS (colon-separated: it also reaches the local agent the
- * CLI spawns, which has no flags of its own) name the toolchains commands see read-only.
- */
-function confinementSettings(opts: AppOptions): ConfinementSettings {
-  const setting = opts.confinement?.mode ?? (process.env['CLEVERAGENTS_CONFINEMENT']?.trim() || 'bubblewrap');
-  if (setting !== 'bubblewrap' && setting !== 'none')
-    throw new StartupError(
-      `CLEVERAGENTS_CONFINEMENT must be bubblewrap or none (got ${JSON.stringify(setting.slice(0, 40))})`,
-      'unset it (commands run in bubblewrap), or set it to none to run commands unconfined',
-    );
-  const mib = (name: string): number | undefined => {
-    const n = envInt(name, 1, 1024 * 1024);
-    return n === undefined ? undefined : n * 1024 * 1024;
-  };
-  const limits = {
-    memoryBytes: mib('CLEVERAGENTS_COMMAND_MEMORY_MB'),
-    maxProcesses: envInt('CLEVERAGENTS_COMMAND_MAX_PROCESSES', 0, 1_000_000),
-    maxOutputBytes: mib('CLEVERAGENTS_COMMAND_MAX_OUTPUT_MB'),
-  };
-  const home = homedir();
-  const secrets = [
-    configDir(),
-    opts.dataDir,
-    tokenFile(opts.dataDir),
-    secretKeyFileOf(opts),
-    ...(opts.tokenFile ? [opts.tokenFile] : []),
-  ];
-  return {
-    mode: setting,
-    bwrapPath: opts.confinement?.bwrapPath ?? (process.env['CLEVERAGENTS_BWRAP'] || undefined),
-    home,
-    secrets,
-    limits: Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)),
-    readOnlyPaths: readOnlyPaths(opts.confinement?.readOnlyPaths ?? [], maskedPaths(home, secrets)),
-  };
-}
-
-/** `--read-only-path` flags and CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS, each checked (a bad one stops the start). */
-function readOnlyPaths(flags: readonly string[], hidden: readonly string[]): string[] {
-  const env = 'CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS';
-  const given: [string, string][] = [
-    ...flags.map((p): [string, string] => [p, '--read-only-path']),
-    ...(process.env[env] ?? '')
-      .split(':')
-      .map((p) => p.trim())
-      .filter(Boolean)
-      .map((p): [string, string] => [p, env]),
-  ];
-  for (const [p, source] of given) {
-    const problem = readOnlyPathProblem(p, hidden);
-    if (problem)
-      throw new StartupError(
-        `the read-only path ${JSON.stringify(p.slice(0, 200))} (${source}) ${problem}`,
-        problem.startsWith('is inside')
-          ? 'name a toolchain directory outside the data and config directories and the secrets of the home (~/.ssh, ~/.aws, …); they stay hidden from commands'
-          : `name an existing directory by its absolute path, e.g. --read-only-path /opt/go (or ${env}=/opt/go:/opt/jdk); see agents serve --help`,
-      );
-  }
-  return [...new Set(given.map(([p]) => resolve(p)))];
 }
 
 /** Where the secret key is: the option, else CLEVERAGENTS_SECRET_KEY_FILE, else beside the database. */

@@ -10,7 +10,7 @@
  * are made and the staged files renamed into place — a crash there is rolled forward.
  */
 import { chmod, copyFile, lstat, mkdir, readFile, rm, symlink } from 'node:fs/promises';
-import { lstatSync, mkdirSync, renameSync, rmSync, rmdirSync, unlinkSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { ApplyOutcome, SandboxInfo } from '../../application/index.js';
 import { journalId, type ApplyJournals, type CopyJournal } from './apply-journal.js';
@@ -18,6 +18,7 @@ import { MANIFEST, entryOf, same, type Entry, type Manifest } from './copy-sandb
 import { snapshotTree } from './git-stage.js';
 import type { GitRunner } from './git.js';
 import { changedPaths } from './sandbox-diff.js';
+import { lstatOrUndefined, pruneEmptyParents } from './sandbox-files.js';
 
 type Now = Awaited<ReturnType<typeof entryOf>>;
 
@@ -152,24 +153,4 @@ async function parentsAreDirectories(dir: string, rel: string, deleted: Readonly
     if (!st.isDirectory()) return !st.isSymbolicLink() && deleted.has(parts.slice(0, i + 1).join('/'));
   }
   return true;
-}
-
-function pruneEmptyParents(dir: string, rel: string): void {
-  const parts = rel.split('/').slice(0, -1);
-  while (parts.length > 0) {
-    try {
-      rmdirSync(path.join(dir, ...parts));
-    } catch {
-      return;
-    }
-    parts.pop();
-  }
-}
-
-function lstatOrUndefined(p: string): ReturnType<typeof lstatSync> | undefined {
-  try {
-    return lstatSync(p);
-  } catch {
-    return undefined;
-  }
 }

@@ -1,5 +1,5 @@
 /** The files a sandbox keeps beside it, and small path helpers of the sandbox manager. */
-import { lstatSync } from 'node:fs';
+import { lstatSync, rmdirSync } from 'node:fs';
 import { lstat, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -101,4 +101,26 @@ export function unreachable(root: string, base: string): AppError {
       hint: 'every instance on one database must mount the same data directory (--data-dir) at the same path; see the README, "Several instances"',
     },
   );
+}
+
+/** A file's lstat, or undefined when there is nothing there (an apply's writes check each path). */
+export function lstatOrUndefined(p: string): ReturnType<typeof lstatSync> | undefined {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes the directories of `rel` under `dir` that a deletion left empty, deepest first. */
+export function pruneEmptyParents(dir: string, rel: string): void {
+  const parts = rel.split('/').slice(0, -1);
+  while (parts.length > 0) {
+    try {
+      rmdirSync(path.join(dir, ...parts));
+    } catch {
+      return;
+    }
+    parts.pop();
+  }
 }

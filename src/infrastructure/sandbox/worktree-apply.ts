@@ -14,23 +14,14 @@
  * nothing happened; at the new commit — step 5 again (it is idempotent); anything else — someone
  * moved the branch: the work tree is left as it is.
  */
-import {
-  copyFileSync,
-  linkSync,
-  lstatSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  rmdirSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, linkSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ApplyOutcome, SandboxInfo } from '../../application/index.js';
 import { AppError } from '../../domain/errors.js';
 import { journalId, syncDir, type ApplyJournals, type WorktreeJournal } from './apply-journal.js';
 import { COMMIT_IDENTITY, GitError, directGit, git, gitOut, splitNul, worktreeFiles, type GitOptions } from './git.js';
 import { NO_PROGRAMS, changedPaths } from './sandbox-diff.js';
+import { lstatOrUndefined, pruneEmptyParents } from './sandbox-files.js';
 
 const STATUS_CHUNK = 1000;
 const LOCK_WAIT_MS = 10_000;
@@ -230,23 +221,7 @@ function removeFile(root: string, rel: string): void {
   const st = lstatOrUndefined(abs);
   if (!st || st.isDirectory()) return;
   unlinkSync(abs);
-  const parts = rel.split('/').slice(0, -1);
-  while (parts.length > 0) {
-    try {
-      rmdirSync(path.join(root, ...parts));
-    } catch {
-      return;
-    }
-    parts.pop();
-  }
-}
-
-function lstatOrUndefined(p: string): ReturnType<typeof lstatSync> | undefined {
-  try {
-    return lstatSync(p);
-  } catch {
-    return undefined;
-  }
+  pruneEmptyParents(root, rel);
 }
 
 /** The mark an index lock of ours holds. */
