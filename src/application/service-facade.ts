@@ -249,6 +249,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
         ((await deps.registry.get('project', name))?.definition as ProjectDefinition | undefined)?.settings?.network,
       runner: hookRunner,
       logger: deps.logger,
+      privateNetwork: (hook) => capabilities.holds(namespaceOf(hook.name), 'private-network'),
       refusal: (hook) =>
         capabilities
           .assertUsable({ kind: 'hook', name: hook.name, namespace: namespaceOf(hook.name), definition: hook })

@@ -6,12 +6,17 @@
 import { GitSandboxManager } from '../../src/infrastructure/index.js';
 import type { SandboxInfo } from '../../src/application/index.js';
 
-const { root, sandbox, message } = JSON.parse(process.argv[2] ?? '{}') as {
-  root: string;
-  sandbox: SandboxInfo;
-  message: string;
-};
-const manager = new GitSandboxManager({ root });
-process.stdout.write('start\n');
-const outcome = await manager.apply(sandbox, message);
-process.stdout.write(`${JSON.stringify(outcome)}\n`);
+async function main(): Promise<void> {
+  const { root, sandbox, message } = JSON.parse(process.argv[2] as string) as {
+    root: string;
+    sandbox: SandboxInfo;
+    message: string;
+  };
+  const manager = new GitSandboxManager({ root });
+  process.stdout.write('start\n');
+  const outcome = await manager.apply(sandbox, message);
+  process.stdout.write(`${JSON.stringify(outcome)}\n`);
+}
+
+// `node --test dist/test/` loads every file under test/, this one too, without an argument: then it does nothing.
+if (process.argv[2] !== undefined) await main();

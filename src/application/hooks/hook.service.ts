@@ -76,6 +76,8 @@ export interface HookServiceDeps {
   logger: Logger;
   /** Why a hook may not run now (a capability its namespace no longer holds), or undefined. */
   refusal?: ((hook: HookDefinition) => Promise<string | undefined>) | undefined;
+  /** Whether a hook's webhook may reach loopback and private addresses (its namespace holds private-network). */
+  privateNetwork?: ((hook: HookDefinition) => Promise<boolean>) | undefined;
 }
 
 /** How a veto reads to the actor (and on the tool-call artifact). */
@@ -144,6 +146,7 @@ export class HookService {
         payload,
         workdir: ctx.workdir,
         network: ctx.network ?? 'none',
+        privateNetwork: hook.webhook ? await this.deps.privateNetwork?.(hook) : undefined,
         timeoutMs: timeoutSeconds * 1000,
         signal: ctx.signal,
       });

@@ -14,6 +14,8 @@ export interface HookInvocation {
   workdir?: string | undefined;
   /** Whether a command may reach the network (the project's or plan's setting; default none). */
   network: 'none' | 'allow';
+  /** Whether a webhook may reach loopback and private addresses (its namespace holds private-network). */
+  privateNetwork?: boolean | undefined;
   timeoutMs: number;
   signal: AbortSignal;
 }

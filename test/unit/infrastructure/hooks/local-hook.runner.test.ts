@@ -128,4 +128,12 @@ describe('the local hook runner', () => {
     const nobody = await runner.run(inv({ webhook: { url: `http://127.0.0.1:${await freePort()}/x` } }));
     assert.match(nobody.failure ?? '', /could not be reached/);
   });
+
+  it("reaches a loopback webhook when the hook's namespace holds private-network, with no allowlist", async () => {
+    const guarded = new LocalHookRunner({ confinement: CommandConfinement.unconfined(), egress: new EgressGuard() });
+    answer = { status: 200, body: 'ok' };
+    const before = received.length;
+    const o = await guarded.run({ ...inv({ webhook: { url } }), privateNetwork: true });
+    assert.deepEqual([o.status, o.failure, received.length], [200, undefined, before + 1]);
+  });
 });
