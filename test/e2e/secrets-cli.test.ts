@@ -13,7 +13,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
+import { BIN, cliEnv, cliPerson, collect, type CliResult } from '../support/cli.js';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.js';
 import { startHttpServer, type HttpServerProcess } from '../support/harness.js';
 import { findKey } from '../support/team-server.js';
@@ -35,33 +35,7 @@ describe('secrets through the CLI on a server: set, list, use; another member ca
   const outputs: string[] = [];
 
   /** The CLI as one person: their own config directory (their stored login). */
-  const as = (who: string) => {
-    const run = async (args: string[], input = ''): Promise<CliResult> => {
-      const child = spawn(process.execPath, [BIN, ...args], {
-        env: cliEnv(join(root, `${who}-data`), join(root, `${who}-config`)),
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      const r = collect(child, { timeoutMs: 30_000 });
-      child.stdin?.end(input);
-      const done = await r;
-      outputs.push(done.stdout, done.stderr);
-      return done;
-    };
-    const json = async (args: string[], input?: string): Promise<Envelope> => {
-      const r = await run(['--format', 'json', ...args], input);
-      try {
-        return JSON.parse(r.stdout) as Envelope;
-      } catch {
-        throw new Error(`not one JSON envelope (exit ${r.code}):\n${r.stdout}\nstderr: ${r.stderr}`);
-      }
-    };
-    const ok = async (args: string[], input?: string): Promise<any> => {
-      const e = await json(args, input);
-      assert.equal(e.exitCode, 0, `${who}: agents ${args.join(' ')}: ${JSON.stringify(e.data)}`);
-      return e.data;
-    };
-    return { run, json, ok };
-  };
+  const as = (who: string) => cliPerson(root, who, { onOutput: (out, err) => outputs.push(out, err) });
   const admin = as('admin');
   const alice = as('alice');
   const bob = as('bob');

@@ -5,22 +5,16 @@
  * request; the audit log has it all.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
+import { cliPerson } from '../support/cli.js';
 import { initRepo } from '../support/git.js';
 import { startHttpServer, type HttpServerProcess } from '../support/harness.js';
 import { findKey } from '../support/team-server.js';
 
 const ADMIN = 'team-cli-admin-token-0123456789abcdef';
-
-interface Envelope {
-  exitCode: number;
-  data: any;
-}
 
 describe('a team through the CLI: namespace, member key, login, a plan, a viewer, revocation', () => {
   const root = mkdtempSync(join(tmpdir(), 'agents-team-cli-'));
@@ -30,31 +24,7 @@ describe('a team through the CLI: namespace, member key, login, a plan, a viewer
   let vicKey: string;
 
   /** The CLI as one person: their own config directory (their stored login). */
-  const as = (who: string) => {
-    const run = (args: string[], input = ''): Promise<CliResult> => {
-      const child = spawn(process.execPath, [BIN, ...args], {
-        env: cliEnv(join(root, `${who}-data`), join(root, `${who}-config`), { CLEVERAGENTS_CONFINEMENT: 'none' }),
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      const r = collect(child, { timeoutMs: 30_000 });
-      child.stdin?.end(input);
-      return r;
-    };
-    const json = async (args: string[], input?: string): Promise<Envelope> => {
-      const r = await run(['--format', 'json', ...args], input);
-      try {
-        return JSON.parse(r.stdout) as Envelope;
-      } catch {
-        throw new Error(`not one JSON envelope (exit ${r.code}):\n${r.stdout}\nstderr: ${r.stderr}`);
-      }
-    };
-    const ok = async (args: string[], input?: string): Promise<any> => {
-      const e = await json(args, input);
-      assert.equal(e.exitCode, 0, `${who}: agents ${args.join(' ')}: ${JSON.stringify(e.data)}`);
-      return e.data;
-    };
-    return { run, json, ok };
-  };
+  const as = (who: string) => cliPerson(root, who, { env: { CLEVERAGENTS_CONFINEMENT: 'none' } });
   const admin = as('admin');
   const alice = as('alice');
   const vic = as('vic');

@@ -1,4 +1,5 @@
-import type { ChildProcess } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,4 +75,51 @@ export function collect(
       resolve({ code, signal, stdout, stderr });
     });
   });
+}
+
+/** The JSON envelope of a command run with `--format json`. */
+export interface CliEnvelope {
+  exitCode: number;
+  data: any;
+}
+
+/** The CLI as one person of a team test: their own data and config directories (their stored login). */
+export interface CliPerson {
+  run(args: string[], input?: string): Promise<CliResult>;
+  /** `--format json`: the envelope (throws when stdout is not one). */
+  json(args: string[], input?: string): Promise<CliEnvelope>;
+  /** `--format json`, asserted to exit 0: the envelope's data. */
+  ok(args: string[], input?: string): Promise<any>;
+}
+
+export function cliPerson(
+  root: string,
+  who: string,
+  opts: { env?: NodeJS.ProcessEnv; onOutput?: (stdout: string, stderr: string) => void } = {},
+): CliPerson {
+  const run = async (args: string[], input = ''): Promise<CliResult> => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: cliEnv(join(root, `${who}-data`), join(root, `${who}-config`), opts.env),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const r = collect(child, { timeoutMs: 30_000 });
+    child.stdin?.end(input);
+    const done = await r;
+    opts.onOutput?.(done.stdout, done.stderr);
+    return done;
+  };
+  const json = async (args: string[], input?: string): Promise<CliEnvelope> => {
+    const r = await run(['--format', 'json', ...args], input);
+    try {
+      return JSON.parse(r.stdout) as CliEnvelope;
+    } catch {
+      throw new Error(`not one JSON envelope (exit ${r.code}):\n${r.stdout}\nstderr: ${r.stderr}`);
+    }
+  };
+  const ok = async (args: string[], input?: string): Promise<unknown> => {
+    const e = await json(args, input);
+    assert.equal(e.exitCode, 0, `${who}: agents ${args.join(' ')}: ${JSON.stringify(e.data)}`);
+    return e.data;
+  };
+  return { run, json, ok };
 }
