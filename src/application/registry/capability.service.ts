@@ -278,6 +278,12 @@ export class CapabilityService {
     return `${given} is inside a .git directory: register the work tree above it`;
   }
 
+  /** What to do about a resource path a namespace may not name (undefined in local mode). */
+  pathHint(namespace: string): string | undefined {
+    if (this.mode === 'local') return undefined;
+    return `on a server a resource is a directory in its namespace's workspace, named relative to it (e.g. --path app); an administrator puts repositories there, or grants other directories with \`agents namespace grant ${namespace} host-path --paths DIR\``;
+  }
+
   /** Why the namespace may not have the field (undefined: it may). */
   private async unmet(need: CapabilityNeed, namespace: string): Promise<string | undefined> {
     if (await this.holds(namespace, need.capability)) return undefined;

@@ -133,7 +133,12 @@ export class DefinitionChecks {
         ? ({ ...definition, path: declared.resourcePath.stored } as Definition)
         : definition;
     problems.push(...(await this.checkKind(kind, stored, at, declared.resourcePath?.real)));
-    if (problems.length > 0) throw definitionError(parsed.filename, sortByLine(problems));
+    if (problems.length > 0)
+      throw definitionError(
+        parsed.filename,
+        sortByLine(problems),
+        declared.pathProblem !== undefined ? this.deps.capabilities.pathHint(namespaceOf(name)) : undefined,
+      );
     return { definition: stored, refs };
   }
 
