@@ -24,3 +24,17 @@ export function configDir(env: NodeJS.ProcessEnv = process.env): string {
   const xdg = env['XDG_CONFIG_HOME'];
   return join(xdg && xdg.startsWith('/') ? xdg : join(env['HOME'] || homedir(), '.config'), 'cleveragents');
 }
+
+/**
+ * Server mode's workspace root (`--workspace-root`, CLEVERAGENTS_WORKSPACE_ROOT, else
+ * `<data dir>/workspaces`): a namespace without the host-path capability names directories under
+ * `<root>/<namespace>` only.
+ */
+export function workspaceRootOf(
+  flag: string | undefined,
+  dataDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  const given = (flag ?? env['CLEVERAGENTS_WORKSPACE_ROOT'] ?? '').trim();
+  return resolve(given === '' ? join(dataDir, 'workspaces') : given);
+}

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import path from 'node:path';
 import type { ServeOptions } from '../presentation/cli/index.js';
 import type { RetentionPolicy } from '../application/index.js';
 import { AuthThrottle, FacadeAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.js';
@@ -11,7 +10,7 @@ import { isPostgresUrl, redactUrl } from '../infrastructure/index.js';
 import { buildApp, createLogger, type App, type OidcOptions } from './app.js';
 import { egressSettings } from './egress-config.js';
 import { envInt, installBackstop, resolveLimits } from './limits-config.js';
-import { databaseFile, resolveDataDir, tokenFile } from './paths.js';
+import { databaseFile, resolveDataDir, tokenFile, workspaceRootOf } from './paths.js';
 import { describeStartupError, StartupError, type StartupContext } from './startup-errors.js';
 import { VERSION } from './version.js';
 
@@ -249,20 +248,6 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   ]);
   await app.close();
   process.exit(0);
-}
-
-/**
- * Server mode's workspace root (`--workspace-root`, CLEVERAGENTS_WORKSPACE_ROOT, else
- * `<data dir>/workspaces`): a namespace without the host-path capability names directories under
- * `<root>/<namespace>` only.
- */
-export function workspaceRootOf(
-  flag: string | undefined,
-  dataDir: string,
-  env: NodeJS.ProcessEnv = process.env,
-): string {
-  const given = (flag ?? env['CLEVERAGENTS_WORKSPACE_ROOT'] ?? '').trim();
-  return path.resolve(given === '' ? path.join(dataDir, 'workspaces') : given);
 }
 
 /** Makes the workspace root if missing (once the data directory proved usable). */

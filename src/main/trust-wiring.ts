@@ -15,6 +15,7 @@ import {
   type CommandConfinement,
   type Storage,
 } from '../infrastructure/index.js';
+import { workspaceRootOf } from './paths.js';
 
 export interface TrustWiring {
   server: boolean;
@@ -48,7 +49,7 @@ export function wireTrust(w: TrustWiring): {
     settings: server
       ? {
           mode: 'server',
-          workspaceRoot: w.workspaceRoot ?? join(w.dataDir, 'workspaces'),
+          workspaceRoot: w.workspaceRoot ?? workspaceRootOf(undefined, w.dataDir),
           hiddenPaths: [{ path: w.dataDir, label: '<data dir>' }],
         }
       : { mode: 'local' },
