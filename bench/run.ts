@@ -6,22 +6,22 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs, WORKLOADS, type BenchConfig } from './lib/config.js';
-import { machineLoad, setupPinning } from './lib/proc.js';
-import { Report } from './lib/report.js';
-import { DIST } from './lib/servers.js';
-import { authWorkload } from './workloads/auth.js';
-import { cliWorkload } from './workloads/cli.js';
-import { confineWorkload } from './workloads/confine.js';
-import { contextWorkload } from './workloads/context.js';
-import { llmWorkload } from './workloads/llm.js';
-import { planGitWorkload } from './workloads/plan-git.js';
-import { postgresWorkload } from './workloads/postgres.js';
-import { scaleWorkload } from './workloads/scale.js';
-import { sseMemoryWorkload } from './workloads/sse-memory.js';
-import { stdioWorkload } from './workloads/stdio.js';
-import { streamingWorkload } from './workloads/streaming.js';
-import { unaryWorkload } from './workloads/unary.js';
+import { parseArgs, WORKLOADS, type BenchConfig } from './lib/config.ts';
+import { machineLoad, setupPinning } from './lib/proc.ts';
+import { Report } from './lib/report.ts';
+import { DIST } from './lib/servers.ts';
+import { authWorkload } from './workloads/auth.ts';
+import { cliWorkload } from './workloads/cli.ts';
+import { confineWorkload } from './workloads/confine.ts';
+import { contextWorkload } from './workloads/context.ts';
+import { llmWorkload } from './workloads/llm.ts';
+import { planGitWorkload } from './workloads/plan-git.ts';
+import { postgresWorkload } from './workloads/postgres.ts';
+import { scaleWorkload } from './workloads/scale.ts';
+import { sseMemoryWorkload } from './workloads/sse-memory.ts';
+import { stdioWorkload } from './workloads/stdio.ts';
+import { streamingWorkload } from './workloads/streaming.ts';
+import { unaryWorkload } from './workloads/unary.ts';
 
 type Workload = (cfg: BenchConfig, report: Report, log: (s: string) => void) => void | Promise<void>;
 const RUNNERS: Record<(typeof WORKLOADS)[number], Workload[]> = {

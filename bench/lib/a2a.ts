@@ -1,7 +1,7 @@
 /** A2A JSON-RPC requests the bench sends, and the checks every answer must pass. */
 import { randomUUID } from 'node:crypto';
-import { BENCH_TOKEN, SEND_TEXT } from '../servers/workload.js';
-import { postBytes, RawConnection, SseParser, type RawResponse } from './http-client.js';
+import { BENCH_TOKEN, SEND_TEXT } from '../servers/workload.ts';
+import { postBytes, RawConnection, SseParser, type RawResponse } from './http-client.ts';
 
 const HEADERS = { Authorization: `Bearer ${BENCH_TOKEN}`, 'A2A-Version': '1.0' };
 const STREAM_HEADERS = { ...HEADERS, Accept: 'text/event-stream' };

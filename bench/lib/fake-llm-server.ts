@@ -13,7 +13,7 @@
  * requests received since the last take) and forgets them; it exits when the channel closes.
  */
 import http from 'node:http';
-import { startFakeOpenAI, type FakeReply, type RecordedRequest } from '../../test/support/fake-llm.js';
+import { startFakeOpenAI, type FakeReply, type RecordedRequest } from '../../test/support/fake-llm.ts';
 
 /** What the chunks carry until they are written; replaced by the send time then. */
 export const SENT_MARK = '@@SENT@@';

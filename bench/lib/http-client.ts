@@ -44,7 +44,10 @@ export class RawConnection {
   private parts: Buffer[] = [];
   private closed = false;
 
-  private constructor(private readonly socket: Socket) {
+  private readonly socket: Socket;
+
+  private constructor(socket: Socket) {
+    this.socket = socket;
     socket.setNoDelay(true);
     socket.on('data', (c: Buffer) => this.onData(c));
     socket.on('error', (e) => this.fail(e));
@@ -163,7 +166,11 @@ export class RawConnection {
  */
 export class SseParser {
   private rest = '';
-  constructor(private readonly onEvent: (data: string, id: string | undefined) => void) {}
+  private readonly onEvent: (data: string, id: string | undefined) => void;
+
+  constructor(onEvent: (data: string, id: string | undefined) => void) {
+    this.onEvent = onEvent;
+  }
 
   push(piece: Buffer): void {
     const text = this.rest + piece.toString('utf8');

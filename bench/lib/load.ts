@@ -2,8 +2,8 @@
  * Closed-loop load: `connections` keep-alive connections, each sending its next request as soon as
  * the previous answer arrived and was validated. Every run is bounded in count and in time.
  */
-import { RawConnection, type RawResponse } from './http-client.js';
-import { percentile } from './stats.js';
+import { RawConnection, type RawResponse } from './http-client.ts';
+import { percentile } from './stats.ts';
 
 export interface LoadSpec {
   port: number;

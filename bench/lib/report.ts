@@ -1,5 +1,5 @@
 /** Figures of a bench run, their targets, and the printed table. */
-import { fmt, ratio, table } from './stats.js';
+import { fmt, ratio, table } from './stats.ts';
 
 export interface Figure {
   workload: string;

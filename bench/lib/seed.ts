@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { ulid } from 'ulid';
-import { backfillTaskCounts, MIGRATIONS, openDatabase } from '../../src/infrastructure/index.js';
-import { databaseFile } from '../../src/main/paths.js';
-import { SEND_TEXT } from '../servers/workload.js';
+import { backfillTaskCounts, MIGRATIONS, openDatabase } from '../../src/infrastructure/index.ts';
+import { databaseFile } from '../../src/main/paths.ts';
+import { SEND_TEXT } from '../servers/workload.ts';
 
 export interface Seeded {
   dataDir: string;

@@ -3,8 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BENCH_TOKEN } from '../servers/workload.js';
-import { startServer, type Server } from './proc.js';
+import { BENCH_TOKEN } from '../servers/workload.ts';
+import { startServer, type Server } from './proc.ts';
 
 /** dist/ (this file compiles to dist/bench/lib/servers.js). */
 export const DIST = fileURLToPath(new URL('../../', import.meta.url));

@@ -3,9 +3,9 @@
  * with n artifact chunks of one artifact between WORKING and COMPLETED, as fast as the task
  * service takes them; any other message is answered like builtin/echo. No LLM, no network.
  */
-import type { Actor, ActorTurn } from '../../src/application/index.js';
-import { streamAnswer } from '../../src/application/actors/echo.actor.js';
-import { chunkTextOf, echoChunks, streamCount } from './workload.js';
+import type { Actor, ActorTurn } from '../../src/application/index.ts';
+import { streamAnswer } from '../../src/application/actors/echo.actor.ts';
+import { chunkTextOf, echoChunks, streamCount } from './workload.ts';
 
 export class BenchStreamActor implements Actor {
   readonly name = 'builtin/bench-stream';

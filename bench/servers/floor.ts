@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { BENCH_TOKEN, chunkTextOf, echoChunks, streamCount } from './workload.js';
+import { BENCH_TOKEN, chunkTextOf, echoChunks, streamCount } from './workload.ts';
 
 type Json = Record<string, unknown>;
 const tasks = new Map<string, Json>();

@@ -7,11 +7,11 @@
  *
  * Usage: node ours-stream.js <dataDir> <token>  → prints `listening on 127.0.0.1:<port>`.
  */
-import type { Actor } from '../../src/application/index.js';
-import { buildApp, createLogger } from '../../src/main/app.js';
-import { FacadeAuthenticator } from '../../src/protocol/server/auth.js';
-import { A2aHttpServer } from '../../src/protocol/server/http.server.js';
-import { BenchStreamActor } from './bench-stream.actor.js';
+import type { Actor } from '../../src/application/index.ts';
+import { buildApp, createLogger } from '../../src/main/app.ts';
+import { FacadeAuthenticator } from '../../src/protocol/server/auth.ts';
+import { A2aHttpServer } from '../../src/protocol/server/http.server.ts';
+import { BenchStreamActor } from './bench-stream.actor.ts';
 
 const [dataDir, token] = process.argv.slice(2) as [string, string];
 const logger = createLogger('info');

@@ -18,7 +18,7 @@ import {
 } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import express from 'express';
-import { BENCH_TOKEN, chunkTextOf, echoChunks, streamCount } from './workload.js';
+import { BENCH_TOKEN, chunkTextOf, echoChunks, streamCount } from './workload.ts';
 
 const textPart = (value: string): Part => ({
   content: { $case: 'text', value },

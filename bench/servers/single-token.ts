@@ -7,11 +7,11 @@
  * Usage: node single-token.js <dataDir> <token>  → prints `listening on 127.0.0.1:<port>`.
  */
 import { hash, timingSafeEqual } from 'node:crypto';
-import { LOCAL_PRINCIPAL, type Principal } from '../../src/application/index.js';
-import { AppError } from '../../src/domain/errors.js';
-import { buildApp, createLogger } from '../../src/main/app.js';
-import type { Authenticator, Credentials } from '../../src/protocol/server/auth.js';
-import { A2aHttpServer } from '../../src/protocol/server/http.server.js';
+import { LOCAL_PRINCIPAL, type Principal } from '../../src/application/index.ts';
+import { AppError } from '../../src/domain/errors.ts';
+import { buildApp, createLogger } from '../../src/main/app.ts';
+import type { Authenticator, Credentials } from '../../src/protocol/server/auth.ts';
+import { A2aHttpServer } from '../../src/protocol/server/http.server.ts';
 
 const [dataDir, token] = process.argv.slice(2) as [string, string];
 const digest = (s: string): Buffer => hash('sha256', s, 'buffer');

@@ -4,15 +4,15 @@
  * only the authenticator differs), measured in the same run in alternating rounds. Target: within
  * 10% of the single token's throughput.
  */
-import { checkGetResult, checkSendResult, getTaskRequest, rpcBody, sendMessageRequest } from '../lib/a2a.js';
-import type { BenchConfig } from '../lib/config.js';
-import { runLoad, type LoadResult } from '../lib/load.js';
-import type { Server } from '../lib/proc.js';
-import type { Report } from '../lib/report.js';
-import { startOursSingleToken, startOursWithOidc, tempDir } from '../lib/servers.js';
-import { median } from '../lib/stats.js';
-import { BENCH_TOKEN } from '../servers/workload.js';
-import { startFakeOidc } from '../../test/support/fake-oidc.js';
+import { checkGetResult, checkSendResult, getTaskRequest, rpcBody, sendMessageRequest } from '../lib/a2a.ts';
+import type { BenchConfig } from '../lib/config.ts';
+import { runLoad, type LoadResult } from '../lib/load.ts';
+import type { Server } from '../lib/proc.ts';
+import type { Report } from '../lib/report.ts';
+import { startOursSingleToken, startOursWithOidc, tempDir } from '../lib/servers.ts';
+import { median } from '../lib/stats.ts';
+import { BENCH_TOKEN } from '../servers/workload.ts';
+import { startFakeOidc } from '../../test/support/fake-oidc.ts';
 
 type Who = 'single token' | 'API key' | 'JWT';
 const WHO: Who[] = ['single token', 'API key', 'JWT'];

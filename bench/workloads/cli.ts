@@ -8,10 +8,10 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BenchConfig } from '../lib/config.js';
-import type { Report } from '../lib/report.js';
-import { DIST, tempDir } from '../lib/servers.js';
-import { median } from '../lib/stats.js';
+import type { BenchConfig } from '../lib/config.ts';
+import type { Report } from '../lib/report.ts';
+import { DIST, tempDir } from '../lib/servers.ts';
+import { median } from '../lib/stats.ts';
 
 /** The package's `agents` bin, as package.json names it. */
 function agentsBin(): string {

@@ -6,12 +6,12 @@
  */
 import { homedir } from 'node:os';
 import { rmSync } from 'node:fs';
-import type { BenchConfig } from '../lib/config.js';
-import type { Report } from '../lib/report.js';
-import { tempDir } from '../lib/servers.js';
-import { median } from '../lib/stats.js';
-import { CommandConfinement } from '../../src/infrastructure/index.js';
-import { runConfined, runProcess } from '../../src/infrastructure/tools/process-runner.js';
+import type { BenchConfig } from '../lib/config.ts';
+import type { Report } from '../lib/report.ts';
+import { tempDir } from '../lib/servers.ts';
+import { median } from '../lib/stats.ts';
+import { CommandConfinement } from '../../src/infrastructure/index.ts';
+import { runConfined, runProcess } from '../../src/infrastructure/tools/process-runner.ts';
 
 export async function confineWorkload(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {
   const confinement = await CommandConfinement.probe({ mode: 'bubblewrap', home: homedir(), secrets: [] });

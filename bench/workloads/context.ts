@@ -16,12 +16,12 @@ import { lstatSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { BenchConfig } from '../lib/config.js';
-import type { Report } from '../lib/report.js';
-import { tempDir } from '../lib/servers.js';
-import { median } from '../lib/stats.js';
-import { ContextService } from '../../src/application/context/context.service.js';
-import { FsFileInventory, GptTokenCounter } from '../../src/infrastructure/index.js';
+import type { BenchConfig } from '../lib/config.ts';
+import type { Report } from '../lib/report.ts';
+import { tempDir } from '../lib/servers.ts';
+import { median } from '../lib/stats.ts';
+import { ContextService } from '../../src/application/context/context.service.ts';
+import { FsFileInventory, GptTokenCounter } from '../../src/infrastructure/index.ts';
 
 const PACKAGES = 100;
 const MODULES = 10;

@@ -19,8 +19,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BenchError } from '../lib/a2a.js';
-import type { BenchConfig } from '../lib/config.js';
+import { BenchError } from '../lib/a2a.ts';
+import type { BenchConfig } from '../lib/config.ts';
 import {
   SENT_PATTERN,
   streamPrompt,
@@ -28,12 +28,12 @@ import {
   toolsPrompt,
   type FromFake,
   type ToFake,
-} from '../lib/fake-llm-server.js';
-import { cpuMs, setupPinning, stopProcess } from '../lib/proc.js';
-import type { Report } from '../lib/report.js';
-import { BIN, DIST, startOurs, tempDir } from '../lib/servers.js';
-import { median, percentile } from '../lib/stats.js';
-import { BENCH_TOKEN } from '../servers/workload.js';
+} from '../lib/fake-llm-server.ts';
+import { cpuMs, setupPinning, stopProcess } from '../lib/proc.ts';
+import type { Report } from '../lib/report.ts';
+import { BIN, DIST, startOurs, tempDir } from '../lib/servers.ts';
+import { median, percentile } from '../lib/stats.ts';
+import { BENCH_TOKEN } from '../servers/workload.ts';
 import {
   A2AClient,
   REGISTRIES,
@@ -41,8 +41,8 @@ import {
   sessionCreate,
   type StdioClientTransport,
   type StreamResponse,
-} from '../../src/protocol/client/index.js';
-import { readSse } from '../../src/protocol/client/sse.js';
+} from '../../src/protocol/client/index.ts';
+import { readSse } from '../../src/protocol/client/sse.ts';
 
 const ACTOR = 'local/bench-llm';
 const PROJECT = 'local/bench-llm-files';

@@ -22,14 +22,14 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { BenchError } from '../lib/a2a.js';
-import type { BenchConfig } from '../lib/config.js';
-import { setupPinning } from '../lib/proc.js';
-import type { Report } from '../lib/report.js';
-import { BIN, tempDir } from '../lib/servers.js';
-import { median } from '../lib/stats.js';
-import { GitSandboxManager } from '../../src/infrastructure/index.js';
-import { CommandConfinement } from '../../src/infrastructure/tools/confinement.js';
+import { BenchError } from '../lib/a2a.ts';
+import type { BenchConfig } from '../lib/config.ts';
+import { setupPinning } from '../lib/proc.ts';
+import type { Report } from '../lib/report.ts';
+import { BIN, tempDir } from '../lib/servers.ts';
+import { median } from '../lib/stats.ts';
+import { GitSandboxManager } from '../../src/infrastructure/index.ts';
+import { CommandConfinement } from '../../src/infrastructure/tools/confinement.ts';
 import {
   A2AClient,
   actionRegistry,
@@ -40,8 +40,8 @@ import {
   planUse,
   projectRegistry,
   resourceRegistry,
-} from '../../src/protocol/client/index.js';
-import type { ResourceDefinition } from '../../src/domain/registry/entities.js';
+} from '../../src/protocol/client/index.ts';
+import type { ResourceDefinition } from '../../src/domain/registry/entities.ts';
 
 const run = promisify(execFile);
 const DIRS = 100;

@@ -12,17 +12,17 @@ import {
   runStream,
   sendMessageRequest,
   streamRequest,
-} from '../lib/a2a.js';
-import type { BenchConfig } from '../lib/config.js';
-import { RawConnection } from '../lib/http-client.js';
-import { runLoad, type LoadResult } from '../lib/load.js';
-import type { Server } from '../lib/proc.js';
-import type { Report } from '../lib/report.js';
-import { startOurs, startOursStream, tempDir } from '../lib/servers.js';
-import { median, percentile } from '../lib/stats.js';
-import { BENCH_TOKEN, streamText } from '../servers/workload.js';
-import { readSse } from '../../src/protocol/client/sse.js';
-import { createPgDatabase } from '../../test/support/postgres.js';
+} from '../lib/a2a.ts';
+import type { BenchConfig } from '../lib/config.ts';
+import { RawConnection } from '../lib/http-client.ts';
+import { runLoad, type LoadResult } from '../lib/load.ts';
+import type { Server } from '../lib/proc.ts';
+import type { Report } from '../lib/report.ts';
+import { startOurs, startOursStream, tempDir } from '../lib/servers.ts';
+import { median, percentile } from '../lib/stats.ts';
+import { BENCH_TOKEN, streamText } from '../servers/workload.ts';
+import { readSse } from '../../src/protocol/client/sse.ts';
+import { createPgDatabase } from '../../test/support/postgres.ts';
 
 type Engine = 'SQLite' | 'PostgreSQL';
 const ENGINES: Engine[] = ['SQLite', 'PostgreSQL'];

@@ -3,15 +3,15 @@
  * and 1M stored tasks, one request in flight. One server per size, all running at once on the
  * server core; rounds alternate between them.
  */
-import { BenchError, checkEchoTask, getTaskRequest, listTasksRequest, resultOf } from '../lib/a2a.js';
-import type { BenchConfig } from '../lib/config.js';
-import { RawConnection } from '../lib/http-client.js';
-import type { Server } from '../lib/proc.js';
-import type { Report } from '../lib/report.js';
-import { seed, type Seeded } from '../lib/seed.js';
-import { startOurs } from '../lib/servers.js';
-import { median, percentile } from '../lib/stats.js';
-import { SEND_TEXT } from '../servers/workload.js';
+import { BenchError, checkEchoTask, getTaskRequest, listTasksRequest, resultOf } from '../lib/a2a.ts';
+import type { BenchConfig } from '../lib/config.ts';
+import { RawConnection } from '../lib/http-client.ts';
+import type { Server } from '../lib/proc.ts';
+import type { Report } from '../lib/report.ts';
+import { seed, type Seeded } from '../lib/seed.ts';
+import { startOurs } from '../lib/servers.ts';
+import { median, percentile } from '../lib/stats.ts';
+import { SEND_TEXT } from '../servers/workload.ts';
 
 type Op = 'get' | 'list-first' | 'list-deep';
 const OPS: Op[] = ['get', 'list-first', 'list-deep'];

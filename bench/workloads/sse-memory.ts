@@ -5,14 +5,14 @@
  * close them all. The floor holds the same number of open SSE responses.
  */
 import { randomUUID } from 'node:crypto';
-import { BenchError, resultOf, rpcBody, subscribeRequest } from '../lib/a2a.js';
-import type { BenchConfig } from '../lib/config.js';
-import { postBytes, RawConnection, SseParser } from '../lib/http-client.js';
-import { pool, runLoad } from '../lib/load.js';
-import { cpuMs, rssMb, type Server } from '../lib/proc.js';
-import type { Report } from '../lib/report.js';
-import { startFloor, startOurs, tempDir } from '../lib/servers.js';
-import { BENCH_TOKEN } from '../servers/workload.js';
+import { BenchError, resultOf, rpcBody, subscribeRequest } from '../lib/a2a.ts';
+import type { BenchConfig } from '../lib/config.ts';
+import { postBytes, RawConnection, SseParser } from '../lib/http-client.ts';
+import { pool, runLoad } from '../lib/load.ts';
+import { cpuMs, rssMb, type Server } from '../lib/proc.ts';
+import type { Report } from '../lib/report.ts';
+import { startFloor, startOurs, tempDir } from '../lib/servers.ts';
+import { BENCH_TOKEN } from '../servers/workload.ts';
 
 const HEADERS = { Authorization: `Bearer ${BENCH_TOKEN}`, 'A2A-Version': '1.0' };
 

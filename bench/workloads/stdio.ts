@@ -5,15 +5,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { agentEnv } from '../../src/protocol/client/agent-env.js';
-import { BenchError, checkEchoTask } from '../lib/a2a.js';
-import type { BenchConfig } from '../lib/config.js';
-import { pool } from '../lib/load.js';
-import { cpuMs, setupPinning, stopProcess } from '../lib/proc.js';
-import type { Report } from '../lib/report.js';
-import { BIN, stdioEchoScript, tempDir } from '../lib/servers.js';
-import { median } from '../lib/stats.js';
-import { SEND_TEXT } from '../servers/workload.js';
+import { agentEnv } from '../../src/protocol/client/agent-env.ts';
+import { BenchError, checkEchoTask } from '../lib/a2a.ts';
+import type { BenchConfig } from '../lib/config.ts';
+import { pool } from '../lib/load.ts';
+import { cpuMs, setupPinning, stopProcess } from '../lib/proc.ts';
+import type { Report } from '../lib/report.ts';
+import { BIN, stdioEchoScript, tempDir } from '../lib/servers.ts';
+import { median } from '../lib/stats.ts';
+import { SEND_TEXT } from '../servers/workload.ts';
 
 interface Reply {
   result?: Record<string, unknown>;
@@ -26,7 +26,10 @@ class NdjsonPeer {
   private readonly waiting = new Map<number, (r: Reply) => void>();
   private rest = '';
 
-  constructor(readonly child: ChildProcess) {
+  readonly child: ChildProcess;
+
+  constructor(child: ChildProcess) {
+    this.child = child;
     child.stdout?.on('data', (c: Buffer) => {
       const text = this.rest + c.toString('utf8');
       let start = 0;

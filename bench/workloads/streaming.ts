@@ -3,14 +3,14 @@
  * with several streams in flight, server CPU per event, and the time to the first event with one
  * stream in flight.
  */
-import { runStream, streamRequest } from '../lib/a2a.js';
-import type { BenchConfig } from '../lib/config.js';
-import { RawConnection } from '../lib/http-client.js';
-import { cpuMs, type Server } from '../lib/proc.js';
-import type { Report } from '../lib/report.js';
-import { startFloor, startOursStream, startReference, tempDir } from '../lib/servers.js';
-import { median, percentile } from '../lib/stats.js';
-import { streamText } from '../servers/workload.js';
+import { runStream, streamRequest } from '../lib/a2a.ts';
+import type { BenchConfig } from '../lib/config.ts';
+import { RawConnection } from '../lib/http-client.ts';
+import { cpuMs, type Server } from '../lib/proc.ts';
+import type { Report } from '../lib/report.ts';
+import { startFloor, startOursStream, startReference, tempDir } from '../lib/servers.ts';
+import { median, percentile } from '../lib/stats.ts';
+import { streamText } from '../servers/workload.ts';
 
 type Who = 'ours' | 'reference' | 'floor';
 const WHO: Who[] = ['ours', 'reference', 'floor'];

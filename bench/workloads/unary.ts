@@ -2,13 +2,13 @@
  * Workloads 1, 2 and the first half of 5: SendMessage (our tasks persisted in SQLite, the
  * reference's in memory), GetTask on stored tasks, and RSS growth per 1,000 stored tasks.
  */
-import { checkGetResult, checkSendResult, getTaskRequest, sendMessageRequest } from '../lib/a2a.js';
-import type { BenchConfig } from '../lib/config.js';
-import { runLoad, type LoadResult } from '../lib/load.js';
-import { cpuMs, rssMb, type Server } from '../lib/proc.js';
-import type { Report } from '../lib/report.js';
-import { startFloor, startOurs, startReference, tempDir } from '../lib/servers.js';
-import { median } from '../lib/stats.js';
+import { checkGetResult, checkSendResult, getTaskRequest, sendMessageRequest } from '../lib/a2a.ts';
+import type { BenchConfig } from '../lib/config.ts';
+import { runLoad, type LoadResult } from '../lib/load.ts';
+import { cpuMs, rssMb, type Server } from '../lib/proc.ts';
+import type { Report } from '../lib/report.ts';
+import { startFloor, startOurs, startReference, tempDir } from '../lib/servers.ts';
+import { median } from '../lib/stats.ts';
 
 interface Measured extends LoadResult {
   cpuPerReqUs: number;

@@ -1,10 +1,10 @@
 /** The Application layer's public surface (its only barrel). */
-export { createServiceFacade, type ServiceFacade } from './service-facade.js';
-export type { Principal } from './ports/principal.js';
-export { LOCAL_PRINCIPAL, makePrincipal, namespacesOf, roleIn, systemPrincipalFor } from './ports/principal.js';
-export type { Actor, ActorCatalog, ActorTurn } from './ports/actor.port.js';
-export type { Logger } from './ports/logger.port.js';
-export { silentLogger } from './ports/logger.port.js';
+export { createServiceFacade, type ServiceFacade } from './service-facade.ts';
+export type { Principal } from './ports/principal.ts';
+export { LOCAL_PRINCIPAL, makePrincipal, namespacesOf, roleIn, systemPrincipalFor } from './ports/principal.ts';
+export type { Actor, ActorCatalog, ActorTurn } from './ports/actor.port.ts';
+export type { Logger } from './ports/logger.port.ts';
+export { silentLogger } from './ports/logger.port.ts';
 export type {
   TaskRepository,
   StoredTask,
@@ -15,16 +15,16 @@ export type {
   MessageKey,
   MessageKeyHit,
   RunningTask,
-} from './ports/task.repository.port.js';
-export type { SessionRepository, SessionPage, SessionCursor, ForkedTurn } from './ports/session.repository.port.js';
-export type { PushConfigRepository, StoredPushConfig } from './ports/push-config.repository.port.js';
-export type { WebhookSender } from './ports/webhook.port.js';
-export type { EgressPolicy } from './ports/egress.port.js';
-export type { RunnerRegistry } from './ports/runner.port.js';
-export type { PushOutbox, OutboxEntry, OutboxTarget } from './ports/push-outbox.port.js';
-export type { PushScheduler, PushDrain, PushDrainResult } from './ports/push-scheduler.port.js';
-export { settleStrandedWork } from './tasks/stranded-work.js';
-export type { PlanRepository, PlanListQuery, PlanRecords } from './ports/plan.repository.port.js';
+} from './ports/task.repository.port.ts';
+export type { SessionRepository, SessionPage, SessionCursor, ForkedTurn } from './ports/session.repository.port.ts';
+export type { PushConfigRepository, StoredPushConfig } from './ports/push-config.repository.port.ts';
+export type { WebhookSender } from './ports/webhook.port.ts';
+export type { EgressPolicy } from './ports/egress.port.ts';
+export type { RunnerRegistry } from './ports/runner.port.ts';
+export type { PushOutbox, OutboxEntry, OutboxTarget } from './ports/push-outbox.port.ts';
+export type { PushScheduler, PushDrain, PushDrainResult } from './ports/push-scheduler.port.ts';
+export { settleStrandedWork } from './tasks/stranded-work.ts';
+export type { PlanRepository, PlanListQuery, PlanRecords } from './ports/plan.repository.port.ts';
 export type {
   SandboxInfo,
   SandboxManager,
@@ -35,10 +35,10 @@ export type {
   ToolRunner,
   ToolCallRequest,
   ToolCallResult,
-} from './ports/sandbox.port.js';
-export type { SystemProbe, DiagnosticCheck } from './ports/system.port.js';
-export type { StreamItem, SendInput } from './tasks/task.service.js';
-export { builtinActorsByModel } from './actors/builtin-actors.js';
+} from './ports/sandbox.port.ts';
+export type { SystemProbe, DiagnosticCheck } from './ports/system.port.ts';
+export type { StreamItem, SendInput } from './tasks/task.service.ts';
+export { builtinActorsByModel } from './actors/builtin-actors.ts';
 
 export type {
   RegistryRepository,
@@ -53,9 +53,9 @@ export type {
   ResourceInspector,
   PathScope,
   ResolvedPath,
-} from './ports/registry.repository.port.js';
-export type { CapabilityGrant, GrantRepository } from './ports/grant.repository.port.js';
-export { RetentionService, type RetentionPolicy } from './system/retention.service.js';
+} from './ports/registry.repository.port.ts';
+export type { CapabilityGrant, GrantRepository } from './ports/grant.repository.port.ts';
+export { RetentionService, type RetentionPolicy } from './system/retention.service.ts';
 export {
   ProviderFailure,
   PROVIDER_FAILURES,
@@ -75,9 +75,9 @@ export {
   type ProviderFailureKind,
   type SchemaValidator,
   type TokenCounter,
-} from './ports/language-model.port.js';
-export { McpUnavailable, type McpCallResult, type McpHub, type McpToolInfo, type McpUse } from './ports/mcp.port.js';
-export type { PendingCalls, Transcript, TranscriptStore } from './ports/transcript.port.js';
+} from './ports/language-model.port.ts';
+export { McpUnavailable, type McpCallResult, type McpHub, type McpToolInfo, type McpUse } from './ports/mcp.port.ts';
+export type { PendingCalls, Transcript, TranscriptStore } from './ports/transcript.port.ts';
 export type {
   FileInventory,
   FileListing,
@@ -85,10 +85,10 @@ export type {
   GitRecency,
   GlobVerdict,
   InventoryEntry,
-} from './ports/file-inventory.port.js';
-export { ContextService, type ContextPlan, type ContextServiceDeps } from './context/context.service.js';
-export { AuditService, type AuditEntry, type AuditListInput } from './accounts/audit.service.js';
-export { CapabilityService, type TrustSettings } from './registry/capability.service.js';
+} from './ports/file-inventory.port.ts';
+export { ContextService, type ContextPlan, type ContextServiceDeps } from './context/context.service.ts';
+export { AuditService, type AuditEntry, type AuditListInput } from './accounts/audit.service.ts';
+export { CapabilityService, type TrustSettings } from './registry/capability.service.ts';
 export {
   apiKeyId,
   AuthService,
@@ -104,22 +104,22 @@ export {
   type NewKey,
   type UserView,
   type WhoAmI,
-} from './accounts/auth.service.js';
+} from './accounts/auth.service.ts';
 export {
   AUDIT_EVENTS,
   type AuditEvent,
   type AuditEventKind,
   type AuditLog,
   type AuditQuery,
-} from './ports/audit.port.js';
+} from './ports/audit.port.ts';
 export type {
   AccountRepository,
   ApiKeyRecord,
   KeyHasher,
   KeyLookup,
   UserRecord,
-} from './ports/account.repository.port.js';
-export type { JwtVerifier, VerifiedToken } from './ports/jwt-verifier.port.js';
+} from './ports/account.repository.port.ts';
+export type { JwtVerifier, VerifiedToken } from './ports/jwt-verifier.port.ts';
 export type {
   RemoteConnection,
   RemoteConnectionStore,
@@ -129,17 +129,17 @@ export type {
   SyncRemote,
   SyncRemoteFactory,
   SyncStateStore,
-} from './ports/sync.port.js';
+} from './ports/sync.port.ts';
 export {
   SyncService,
   syncStateOf,
   type SyncDeps,
   type SyncEntityState,
   type SyncEntityStatus,
-} from './sync/sync.service.js';
-export { namespaceNotFound } from './registry/namespace.service.js';
-export type { HookInvocation, HookOutcome, HookRunner } from './ports/hook-runner.port.js';
-export { HookService, type HookContext, type HookRun, type HookVeto } from './hooks/hook.service.js';
+} from './sync/sync.service.ts';
+export { namespaceNotFound } from './registry/namespace.service.ts';
+export type { HookInvocation, HookOutcome, HookRunner } from './ports/hook-runner.port.ts';
+export { HookService, type HookContext, type HookRun, type HookVeto } from './hooks/hook.service.ts';
 export {
   SecretUnreadable,
   type SecretCipher,
@@ -147,10 +147,10 @@ export {
   type SecretSummary,
   type SecretWrite,
   type StoredSecret,
-} from './ports/secret-store.port.js';
+} from './ports/secret-store.port.ts';
 export {
   SecretService,
   type SecretList,
   type SecretServiceDeps,
   type SecretSetResult,
-} from './secrets/secret.service.js';
+} from './secrets/secret.service.ts';

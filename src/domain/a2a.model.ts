@@ -4,7 +4,7 @@
  * validates against these schemas and the v0.3 codec translates to and from them.
  */
 import { z } from 'zod';
-import { copyJson } from './json.js';
+import { copyJson } from './json.ts';
 
 // RFC 3339 §5.6 date-time: any offset, 0–9 fractional digits, `T`/`Z` in either case.
 const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;

@@ -10,7 +10,11 @@ export class Channel<T> implements AsyncIterableIterator<T> {
   private failure: { error: unknown } | undefined;
   private cleaned = false;
 
-  constructor(private readonly cleanup: () => void = () => {}) {}
+  private readonly cleanup: () => void;
+
+  constructor(cleanup: () => void = () => {}) {
+    this.cleanup = cleanup;
+  }
 
   push(value: T): void {
     if (this.closed) return;

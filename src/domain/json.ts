@@ -37,7 +37,11 @@ function copyPlain(value: unknown): unknown {
 export class JsonText<T> {
   private parsed: T | undefined;
 
-  constructor(readonly json: string) {}
+  readonly json: string;
+
+  constructor(json: string) {
+    this.json = json;
+  }
 
   get value(): T {
     if (this.parsed === undefined) this.parsed = JSON.parse(this.json) as T;

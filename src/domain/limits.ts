@@ -1,4 +1,4 @@
-import { AppError } from './errors.js';
+import { AppError } from './errors.ts';
 
 /**
  * Limits on what a client may send, checked before anything is stored. A payload past one of them

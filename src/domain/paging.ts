@@ -1,4 +1,4 @@
-import { AppError } from './errors.js';
+import { AppError } from './errors.ts';
 
 /** Where a page ends: the sort key and the unique id of the last item returned. */
 export interface PageCursor {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from './a2a.model.js';
+import { Timestamp } from './a2a.model.ts';
 
 export const ActorName = z
   .string()

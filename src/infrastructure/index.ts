@@ -7,7 +7,7 @@ export {
   type OpenDatabaseOptions,
   type Params,
   type Statement,
-} from './persistence/database.js';
+} from './persistence/database.ts';
 export {
   backfillTaskCounts,
   createMigrator,
@@ -15,36 +15,36 @@ export {
   migrationStatus,
   MIGRATIONS,
   type MigrationStatus,
-} from './persistence/migrations.js';
-export { SqliteTaskRepository } from './persistence/sqlite-task.repository.js';
-export { SqliteRunnerRegistry } from './persistence/sqlite-runner.registry.js';
-export { SqliteSessionRepository } from './persistence/sqlite-session.repository.js';
-export { SqlitePushConfigRepository } from './persistence/sqlite-push-config.repository.js';
-export { SqlitePushOutboxRepository } from './persistence/sqlite-push-outbox.repository.js';
-export { HostSystemProbe, type SystemProbeOptions, type ProbedStorage } from './system/system.probe.js';
-export type { Storage, StorageOptions, LeasedRunnerRegistry } from './persistence/storage.js';
-export { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from './persistence/sqlite-storage.js';
-export { HttpWebhookSender, type HttpWebhookSenderOptions } from './push/http-webhook.sender.js';
+} from './persistence/migrations.ts';
+export { SqliteTaskRepository } from './persistence/sqlite-task.repository.ts';
+export { SqliteRunnerRegistry } from './persistence/sqlite-runner.registry.ts';
+export { SqliteSessionRepository } from './persistence/sqlite-session.repository.ts';
+export { SqlitePushConfigRepository } from './persistence/sqlite-push-config.repository.ts';
+export { SqlitePushOutboxRepository } from './persistence/sqlite-push-outbox.repository.ts';
+export { HostSystemProbe, type SystemProbeOptions, type ProbedStorage } from './system/system.probe.ts';
+export type { Storage, StorageOptions, LeasedRunnerRegistry } from './persistence/storage.ts';
+export { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from './persistence/sqlite-storage.ts';
+export { HttpWebhookSender, type HttpWebhookSenderOptions } from './push/http-webhook.sender.ts';
 export {
   EgressGuard,
   EgressRefusedError,
   egressRefusalOf,
   type EgressGuardOptions,
   type EgressLookup,
-} from './net/egress-guard.js';
+} from './net/egress-guard.ts';
 export {
   EgressAllowlist,
   EgressAllowlistError,
   parseEgressAllowEntry,
   type EgressAllowEntry,
-} from './net/egress-allowlist.js';
-export { ipBytes, isRefusedAddress, refusedAddressClass } from './net/ip-ranges.js';
-export { SqliteRegistryRepository, SqliteNamespaceRepository } from './persistence/sqlite-registry.repository.js';
-export { FsResourceInspector } from './system/fs-resource.inspector.js';
-export { SqlitePlanRepository } from './persistence/sqlite-plan.repository.js';
-export { GitSandboxManager, type GitSandboxManagerOptions } from './sandbox/git-sandbox.manager.js';
-export { GitError } from './sandbox/git.js';
-export { BuiltinToolRunner } from './tools/builtin-tool.runner.js';
+} from './net/egress-allowlist.ts';
+export { ipBytes, isRefusedAddress, refusedAddressClass } from './net/ip-ranges.ts';
+export { SqliteRegistryRepository, SqliteNamespaceRepository } from './persistence/sqlite-registry.repository.ts';
+export { FsResourceInspector } from './system/fs-resource.inspector.ts';
+export { SqlitePlanRepository } from './persistence/sqlite-plan.repository.ts';
+export { GitSandboxManager, type GitSandboxManagerOptions } from './sandbox/git-sandbox.manager.ts';
+export { GitError } from './sandbox/git.ts';
+export { BuiltinToolRunner } from './tools/builtin-tool.runner.ts';
 export {
   CommandConfinement,
   ConfinementUnavailableError,
@@ -53,16 +53,16 @@ export {
   type CommandLimits,
   type ConfinementSettings,
   type NetworkAccess,
-} from './tools/confinement.js';
-export { maskedPaths, readOnlyPathProblem, type ReadOnlyPath, type SystemView } from './tools/confinement-view.js';
-export { SqliteTranscriptStore } from './persistence/sqlite-transcript.store.js';
-export { AiSdkLanguageModels, type AiSdkLanguageModelsOptions } from './llm/ai-sdk.models.js';
-export { EnvFileApiKeys, type EnvFileApiKeysOptions } from './llm/api-keys.js';
-export { GptTokenCounter } from './llm/token-counter.js';
-export { AjvSchemaValidator } from './llm/schema-validator.js';
-export { SdkMcpHub, type SdkMcpHubOptions } from './mcp/sdk-mcp.hub.js';
-export { FsFileInventory, type FsFileInventoryOptions } from './context/fs-file.inventory.js';
-export { SqliteAuditLog } from './persistence/sqlite-audit.log.js';
+} from './tools/confinement.ts';
+export { maskedPaths, readOnlyPathProblem, type ReadOnlyPath, type SystemView } from './tools/confinement-view.ts';
+export { SqliteTranscriptStore } from './persistence/sqlite-transcript.store.ts';
+export { AiSdkLanguageModels, type AiSdkLanguageModelsOptions } from './llm/ai-sdk.models.ts';
+export { EnvFileApiKeys, type EnvFileApiKeysOptions } from './llm/api-keys.ts';
+export { GptTokenCounter } from './llm/token-counter.ts';
+export { AjvSchemaValidator } from './llm/schema-validator.ts';
+export { SdkMcpHub, type SdkMcpHubOptions } from './mcp/sdk-mcp.hub.ts';
+export { FsFileInventory, type FsFileInventoryOptions } from './context/fs-file.inventory.ts';
+export { SqliteAuditLog } from './persistence/sqlite-audit.log.ts';
 export {
   JoseJwtVerifier,
   discoverOidc,
@@ -72,13 +72,13 @@ export {
   tokenIdOf,
   type JoseJwtVerifierOptions,
   type OidcDiscovery,
-} from './auth/jose-jwt.verifier.js';
-export { SqliteSyncStateStore } from './persistence/sqlite-sync-state.store.js';
-export { FileRemoteConnectionStore } from './persistence/file-remote-connection.store.js';
-export { SqliteAccountRepository } from './persistence/sqlite-account.repository.js';
-export { ScryptKeyHasher, type ScryptKeyHasherOptions } from './auth/scrypt-key.hasher.js';
-export { isPostgresUrl, redactUrl } from './persistence/postgres/pg-url.js';
-import type { PgStorage, PgStorageOptions } from './persistence/postgres/pg-storage.js';
+} from './auth/jose-jwt.verifier.ts';
+export { SqliteSyncStateStore } from './persistence/sqlite-sync-state.store.ts';
+export { FileRemoteConnectionStore } from './persistence/file-remote-connection.store.ts';
+export { SqliteAccountRepository } from './persistence/sqlite-account.repository.ts';
+export { ScryptKeyHasher, type ScryptKeyHasherOptions } from './auth/scrypt-key.hasher.ts';
+export { isPostgresUrl, redactUrl } from './persistence/postgres/pg-url.ts';
+import type { PgStorage, PgStorageOptions } from './persistence/postgres/pg-storage.ts';
 export type { PgStorage, PgStorageOptions };
 
 /**
@@ -86,14 +86,14 @@ export type { PgStorage, PgStorageOptions };
  * here, when a database URL is given: an agent on SQLite, such as every local one, never pays for them.
  */
 export async function openPgStorage(opts: PgStorageOptions): Promise<PgStorage> {
-  return (await import('./persistence/postgres/pg-storage.js')).openPgStorage(opts);
+  return (await import('./persistence/postgres/pg-storage.ts')).openPgStorage(opts);
 }
-export { LocalHookRunner, type LocalHookRunnerOptions } from './hooks/local-hook.runner.js';
-export { SqliteSecretRepository } from './persistence/sqlite-secret.repository.js';
-export { AesGcmSecretCipher, type AesGcmSecretCipherOptions } from './secrets/aes-gcm.cipher.js';
+export { LocalHookRunner, type LocalHookRunnerOptions } from './hooks/local-hook.runner.ts';
+export { SqliteSecretRepository } from './persistence/sqlite-secret.repository.ts';
+export { AesGcmSecretCipher, type AesGcmSecretCipherOptions } from './secrets/aes-gcm.cipher.ts';
 export {
   SECRET_KEY_BYTES,
   SecretKeyFileError,
   readOrCreateSecretKeyFile,
   readSecretKeyFile,
-} from './secrets/secret-key.file.js';
+} from './secrets/secret-key.file.ts';

@@ -8,7 +8,7 @@ import {
   type JwtVerifier,
   type Logger,
   type ServiceFacade,
-} from '../application/index.js';
+} from '../application/index.ts';
 import {
   AiSdkLanguageModels,
   AjvSchemaValidator,
@@ -26,22 +26,22 @@ import {
   openPgStorage,
   type Storage,
   JoseJwtVerifier,
-} from '../infrastructure/index.js';
-import { AgentCardProvider, type AgentCardOptions } from '../protocol/a2a/agent-card.js';
-import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.js';
-import { buildMethodTable } from '../protocol/a2a/method-table.js';
-import { TickBatchedDestination } from './log-destination.js';
-import { Dispatcher } from '../protocol/server/dispatcher.js';
-import { envInt } from './limits-config.js';
-import { confinementSettings } from './confinement-config.js';
-import { cardOidc, tryDiscovery, type OidcOptions } from './oidc-wiring.js';
-import { egressSettings } from './egress-config.js';
-import { wireTrust } from './trust-wiring.js';
-import { databaseFile, secretKeyFile } from './paths.js';
-import { openSecrets } from './secrets.js';
-import { StartupError } from './startup-errors.js';
-import { httpSyncRemote } from './sync-remote.js';
-import { VERSION } from './version.js';
+} from '../infrastructure/index.ts';
+import { AgentCardProvider, type AgentCardOptions } from '../protocol/a2a/agent-card.ts';
+import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.ts';
+import { buildMethodTable } from '../protocol/a2a/method-table.ts';
+import { TickBatchedDestination } from './log-destination.ts';
+import { Dispatcher } from '../protocol/server/dispatcher.ts';
+import { envInt } from './limits-config.ts';
+import { confinementSettings } from './confinement-config.ts';
+import { cardOidc, tryDiscovery, type OidcOptions } from './oidc-wiring.ts';
+import { egressSettings } from './egress-config.ts';
+import { wireTrust } from './trust-wiring.ts';
+import { databaseFile, secretKeyFile } from './paths.ts';
+import { openSecrets } from './secrets.ts';
+import { StartupError } from './startup-errors.ts';
+import { httpSyncRemote } from './sync-remote.ts';
+import { VERSION } from './version.ts';
 
 export interface AppOptions {
   dataDir: string;

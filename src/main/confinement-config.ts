@@ -1,10 +1,10 @@
 /** How the agent confines the programs it runs, from its options and the environment (read once, at start). */
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
-import { maskedPaths, readOnlyPathProblem, type ConfinementSettings } from '../infrastructure/index.js';
-import { envInt } from './limits-config.js';
-import { configDir, tokenFile } from './paths.js';
-import { StartupError } from './startup-errors.js';
+import { maskedPaths, readOnlyPathProblem, type ConfinementSettings } from '../infrastructure/index.ts';
+import { envInt } from './limits-config.ts';
+import { configDir, tokenFile } from './paths.ts';
+import { StartupError } from './startup-errors.ts';
 
 /** What the settings are made from (the composition root's options). */
 export interface ConfinementOptions {

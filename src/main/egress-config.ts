@@ -4,8 +4,8 @@
  * name it had when it covered webhooks only, still read so that existing setups keep delivering
  * (it now allows the host for every outbound URL, as CLEVERAGENTS_ALLOW_EGRESS does).
  */
-import { EgressAllowlist, EgressAllowlistError } from '../infrastructure/index.js';
-import { StartupError } from './startup-errors.js';
+import { EgressAllowlist, EgressAllowlistError } from '../infrastructure/index.ts';
+import { StartupError } from './startup-errors.ts';
 
 export const ALLOW_EGRESS_ENV = 'CLEVERAGENTS_ALLOW_EGRESS';
 /** @deprecated since issue #35: use CLEVERAGENTS_ALLOW_EGRESS. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { LIMIT_SETTINGS, type PayloadLimits } from '../domain/limits.js';
-import type { Logger } from '../application/index.js';
-import type { ServeOptions } from '../presentation/cli/index.js';
-import { StartupError } from './startup-errors.js';
+import { LIMIT_SETTINGS, type PayloadLimits } from '../domain/limits.ts';
+import type { Logger } from '../application/index.ts';
+import type { ServeOptions } from '../presentation/cli/index.ts';
+import { StartupError } from './startup-errors.ts';
 
 const MINIMUM: Record<keyof PayloadLimits, number> = {
   maxJsonDepth: 2,

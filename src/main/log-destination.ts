@@ -25,7 +25,10 @@ function onExit(): void {
 export class TickBatchedDestination {
   private buffer = '';
 
-  constructor(private readonly sink: SyncSink) {
+  private readonly sink: SyncSink;
+
+  constructor(sink: SyncSink) {
+    this.sink = sink;
     if (!watching) {
       watching = true;
       process.on('exit', onExit);

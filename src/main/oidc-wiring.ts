@@ -1,7 +1,7 @@
 /** The OIDC issuer a server accepts JWTs of: its settings, its discovery, what the Agent Card says of it. */
-import type { Logger } from '../application/index.js';
-import { discoverOidc, oidcMetadataUrl, type OidcDiscovery } from '../infrastructure/index.js';
-import type { CardOidc } from '../protocol/a2a/agent-card.js';
+import type { Logger } from '../application/index.ts';
+import { discoverOidc, oidcMetadataUrl, type OidcDiscovery } from '../infrastructure/index.ts';
+import type { CardOidc } from '../protocol/a2a/agent-card.ts';
 
 /** The OIDC settings of `agents serve` (flags or CLEVERAGENTS_OIDC_*). */
 export interface OidcOptions {

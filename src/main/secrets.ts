@@ -1,6 +1,6 @@
-import { AuditService, SecretService, type Logger } from '../application/index.js';
-import { AesGcmSecretCipher, SecretKeyFileError, type Storage } from '../infrastructure/index.js';
-import { StartupError } from './startup-errors.js';
+import { AuditService, SecretService, type Logger } from '../application/index.ts';
+import { AesGcmSecretCipher, SecretKeyFileError, type Storage } from '../infrastructure/index.ts';
+import { StartupError } from './startup-errors.ts';
 
 /**
  * Namespaces' secrets, sealed with the key in `keyFile`. A key file that is there but cannot be

@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import type { ServeOptions } from '../presentation/cli/index.js';
-import type { RetentionPolicy } from '../application/index.js';
-import { AuthThrottle, FacadeAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.js';
-import { A2aHttpServer } from '../protocol/server/http.server.js';
-import { A2aStdioServer } from '../protocol/server/stdio.server.js';
-import { isPostgresUrl, redactUrl } from '../infrastructure/index.js';
-import { buildApp, createLogger, type App, type OidcOptions } from './app.js';
-import { egressSettings } from './egress-config.js';
-import { envInt, installBackstop, resolveLimits } from './limits-config.js';
-import { databaseFile, resolveDataDir, tokenFile, workspaceRootOf } from './paths.js';
-import { describeStartupError, StartupError, type StartupContext } from './startup-errors.js';
-import { VERSION } from './version.js';
+import type { ServeOptions } from '../presentation/cli/index.ts';
+import type { RetentionPolicy } from '../application/index.ts';
+import { AuthThrottle, FacadeAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.ts';
+import { A2aHttpServer } from '../protocol/server/http.server.ts';
+import { A2aStdioServer } from '../protocol/server/stdio.server.ts';
+import { isPostgresUrl, redactUrl } from '../infrastructure/index.ts';
+import { buildApp, createLogger, type App, type OidcOptions } from './app.ts';
+import { egressSettings } from './egress-config.ts';
+import { envInt, installBackstop, resolveLimits } from './limits-config.ts';
+import { databaseFile, resolveDataDir, tokenFile, workspaceRootOf } from './paths.ts';
+import { describeStartupError, StartupError, type StartupContext } from './startup-errors.ts';
+import { VERSION } from './version.ts';
 
 /**
  * Where the data lives: `--database-url` / CLEVERAGENTS_DATABASE_URL names a PostgreSQL database

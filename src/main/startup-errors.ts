@@ -1,5 +1,5 @@
-import { UsageError } from '../presentation/cli/exit-codes.js';
-import { AppError } from '../domain/errors.js';
+import { UsageError } from '../presentation/cli/exit-codes.ts';
+import { AppError } from '../domain/errors.ts';
 
 /** What was being started when a start-up step failed (for the message). */
 export interface StartupContext {

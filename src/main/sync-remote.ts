@@ -1,10 +1,10 @@
-import type { RemoteEntity, RemoteWriteResult, SyncRemote, SyncRemoteFactory } from '../application/index.js';
-import { AppError, ERROR_REASONS, type ErrorReason } from '../domain/errors.js';
-import type { RegistryKind } from '../domain/registry/entities.js';
-import { namespaceList } from '../protocol/a2a/contracts/namespace.contract.js';
-import { REGISTRIES } from '../protocol/a2a/contracts/registry.contract.js';
-import { A2AClient, A2AClientError, A2ATransportError } from '../protocol/client/index.js';
-import { METHOD_NOT_FOUND } from '../protocol/jsonrpc/codes.js';
+import type { RemoteEntity, RemoteWriteResult, SyncRemote, SyncRemoteFactory } from '../application/index.ts';
+import { AppError, ERROR_REASONS, type ErrorReason } from '../domain/errors.ts';
+import type { RegistryKind } from '../domain/registry/entities.ts';
+import { namespaceList } from '../protocol/a2a/contracts/namespace.contract.ts';
+import { REGISTRIES } from '../protocol/a2a/contracts/registry.contract.ts';
+import { A2AClient, A2AClientError, A2ATransportError } from '../protocol/client/index.ts';
+import { METHOD_NOT_FOUND } from '../protocol/jsonrpc/codes.ts';
 
 /** What the registry methods answer, as far as sync reads it (the contracts say more). */
 interface Stored {
@@ -32,10 +32,10 @@ export const httpSyncRemote: SyncRemoteFactory = ({ url, token }) => new HttpSyn
 class HttpSyncRemote implements SyncRemote {
   private readonly client: A2AClient;
 
-  constructor(
-    private readonly url: string,
-    token: string,
-  ) {
+  private readonly url: string;
+
+  constructor(url: string, token: string) {
+    this.url = url;
     this.client = A2AClient.remote({ url, token });
   }
 

@@ -5,7 +5,7 @@
  * where its namespace holds private-network) and reaches HTTP servers through the guard.
  */
 import { join } from 'node:path';
-import { AuditService, CapabilityService, type Logger } from '../application/index.js';
+import { AuditService, CapabilityService, type Logger } from '../application/index.ts';
 import {
   EgressGuard,
   type EgressAllowlist,
@@ -14,8 +14,8 @@ import {
   SdkMcpHub,
   type CommandConfinement,
   type Storage,
-} from '../infrastructure/index.js';
-import { workspaceRootOf } from './paths.js';
+} from '../infrastructure/index.ts';
+import { workspaceRootOf } from './paths.ts';
 
 export interface TrustWiring {
   server: boolean;

@@ -26,9 +26,9 @@ import {
   subscribeToTask,
   type StreamResponse,
   type Task,
-} from '../../src/protocol/client/index.js';
-import type { Harness } from '../support/harness.js';
-import type { SuiteContext } from './suite-context.js';
+} from '../../src/protocol/client/index.ts';
+import type { Harness } from '../support/harness.ts';
+import type { SuiteContext } from './suite-context.ts';
 
 export const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({
   messageId: (extra['messageId'] as string | undefined) ?? randomUUID(),

@@ -11,17 +11,17 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { AuthService, LOCAL_PRINCIPAL, type AccountRepository, type Logger } from '../../src/application/index.js';
-import { AppError } from '../../src/domain/errors.js';
-import { ScryptKeyHasher } from '../../src/infrastructure/index.js';
-import { buildApp, type App } from '../../src/main/app.js';
-import { AuthThrottle, FacadeAuthenticator } from '../../src/protocol/server/auth.js';
-import { A2aHttpServer } from '../../src/protocol/server/http.server.js';
-import { A2aStdioServer } from '../../src/protocol/server/stdio.server.js';
-import { createPgDatabase, PG_ADMIN_URL, pgSkip, type PgTestDatabase } from '../support/postgres.js';
-import { eventually, startHttpServer, TOKEN, type HttpServerProcess } from '../support/harness.js';
-import { findKey } from '../support/team-server.js';
-import { postFrom, type Answer } from '../support/post-from.js';
+import { AuthService, LOCAL_PRINCIPAL, type AccountRepository, type Logger } from '../../src/application/index.ts';
+import { AppError } from '../../src/domain/errors.ts';
+import { ScryptKeyHasher } from '../../src/infrastructure/index.ts';
+import { buildApp, type App } from '../../src/main/app.ts';
+import { AuthThrottle, FacadeAuthenticator } from '../../src/protocol/server/auth.ts';
+import { A2aHttpServer } from '../../src/protocol/server/http.server.ts';
+import { A2aStdioServer } from '../../src/protocol/server/stdio.server.ts';
+import { createPgDatabase, PG_ADMIN_URL, pgSkip, type PgTestDatabase } from '../support/postgres.ts';
+import { eventually, startHttpServer, TOKEN, type HttpServerProcess } from '../support/harness.ts';
+import { findKey } from '../support/team-server.ts';
+import { postFrom, type Answer } from '../support/post-from.ts';
 
 describe('HTTP: auth throttle and access log', () => {
   let server: HttpServerProcess;

@@ -17,9 +17,9 @@ import {
   userEnable,
   userList,
   whoami,
-} from '../../src/protocol/client/index.js';
-import { rpcError } from './a2a.suite.js';
-import type { SuiteContext } from './suite-context.js';
+} from '../../src/protocol/client/index.ts';
+import { rpcError } from './a2a.suite.ts';
+import type { SuiteContext } from './suite-context.ts';
 
 export function accountSuite(ctx: SuiteContext): void {
   let client: A2AClient;

@@ -15,12 +15,12 @@ import {
   sessionShow,
   type A2AClient,
   type Task,
-} from '../../src/protocol/client/index.js';
-import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.js';
-import { startHarness, type Harness } from '../support/harness.js';
-import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.js';
-import { rpcError } from './a2a.suite.js';
-import { addActor, LLM_TEST_KEY, statusText, streamTurn } from './llm.suite.js';
+} from '../../src/protocol/client/index.ts';
+import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
+import { startHarness, type Harness } from '../support/harness.ts';
+import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.ts';
+import { rpcError } from './a2a.suite.ts';
+import { addActor, LLM_TEST_KEY, statusText, streamTurn } from './llm.suite.ts';
 
 process.env['LLM_TEST_KEY'] = LLM_TEST_KEY;
 process.env['CLEVERAGENTS_LLM_RETRY_BASE_MS'] = '20';

@@ -5,13 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { buildApp, type App } from '../../src/main/app.js';
-import { A2AClientError } from '../../src/protocol/client/index.js';
-import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.transport.js';
+import { buildApp, type App } from '../../src/main/app.ts';
+import { A2AClientError } from '../../src/protocol/client/index.ts';
+import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.transport.ts';
 import { PassThrough } from 'node:stream';
-import { LOCAL_PRINCIPAL, silentLogger } from '../../src/application/index.js';
-import { A2aStdioServer } from '../../src/protocol/server/stdio.server.js';
-import { tempDir } from '../support/harness.js';
+import { LOCAL_PRINCIPAL, silentLogger } from '../../src/application/index.ts';
+import { A2aStdioServer } from '../../src/protocol/server/stdio.server.ts';
+import { tempDir } from '../support/harness.ts';
 
 type TaskLike = { id: string; contextId: string; status: { state: string; timestamp?: string } };
 

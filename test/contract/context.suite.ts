@@ -19,10 +19,10 @@ import {
   projectRegistry,
   resourceRegistry,
   type ResultOf,
-} from '../../src/protocol/client/index.js';
-import { initRepo } from '../support/git.js';
-import { rpcError } from './a2a.suite.js';
-import type { SuiteContext } from './suite-context.js';
+} from '../../src/protocol/client/index.ts';
+import { initRepo } from '../support/git.ts';
+import { rpcError } from './a2a.suite.ts';
+import type { SuiteContext } from './suite-context.ts';
 
 type Inspection = ResultOf<typeof contextInspect>;
 

@@ -5,21 +5,21 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CONTRACTS } from '../../src/protocol/client/index.js';
-import { buildMethodTable } from '../../src/protocol/a2a/method-table.js';
-import { normalize, startHarness, TRANSPORTS, type Harness, type TransportName } from '../support/harness.js';
-import { a2aSuite } from './a2a.suite.js';
-import { registrySuite } from './registry.suite.js';
-import { planSuite } from './plan.suite.js';
-import { contextSuite } from './context.suite.js';
-import { syncSuite } from './sync.suite.js';
-import { accountSuite } from './account.suite.js';
-import { idempotencySuite } from './idempotency.suite.js';
-import { LLM_TEST_KEY, llmSuite } from './llm.suite.js';
-import { namespaceSuite } from './namespace.suite.js';
-import { secretSuite } from './secret.suite.js';
-import type { ClientTransport } from '../../src/protocol/client/index.js';
-import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.js';
+import { CONTRACTS } from '../../src/protocol/client/index.ts';
+import { buildMethodTable } from '../../src/protocol/a2a/method-table.ts';
+import { normalize, startHarness, TRANSPORTS, type Harness, type TransportName } from '../support/harness.ts';
+import { a2aSuite } from './a2a.suite.ts';
+import { registrySuite } from './registry.suite.ts';
+import { planSuite } from './plan.suite.ts';
+import { contextSuite } from './context.suite.ts';
+import { syncSuite } from './sync.suite.ts';
+import { accountSuite } from './account.suite.ts';
+import { idempotencySuite } from './idempotency.suite.ts';
+import { LLM_TEST_KEY, llmSuite } from './llm.suite.ts';
+import { namespaceSuite } from './namespace.suite.ts';
+import { secretSuite } from './secret.suite.ts';
+import type { ClientTransport } from '../../src/protocol/client/index.ts';
+import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.ts';
 
 // LLM actors read their keys from the agent's environment (the stdio and HTTP agents inherit it).
 process.env['LLM_TEST_KEY'] = LLM_TEST_KEY;

@@ -4,17 +4,17 @@
  * with the correlation id the caller sees); everything else keeps working, and once the fault goes
  * the server works again without a restart; nothing acknowledged is lost to a kill.
  */
-import { sqliteOf } from '../support/sqlite-of.js';
+import { sqliteOf } from '../support/sqlite-of.ts';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, openSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { buildApp, type App } from '../../src/main/app.js';
-import { databaseFile } from '../../src/main/paths.js';
-import { LOCAL_PRINCIPAL, type Logger } from '../../src/application/index.js';
-import { startHttpServer, tempDir, TOKEN } from '../support/harness.js';
+import { buildApp, type App } from '../../src/main/app.ts';
+import { databaseFile } from '../../src/main/paths.ts';
+import { LOCAL_PRINCIPAL, type Logger } from '../../src/application/index.ts';
+import { startHttpServer, tempDir, TOKEN } from '../support/harness.ts';
 
 interface Logged {
   level: string;

@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Task } from '../../src/domain/a2a.model.js';
+import type { Task } from '../../src/domain/a2a.model.ts';
 import {
   actionRegistry,
   getTask,
@@ -24,11 +24,11 @@ import {
   resourceRegistry,
   sessionCreate,
   type A2AClient,
-} from '../../src/protocol/client/index.js';
-import { startFakeOpenAI, type FakeLlm, type FakeReply } from '../support/fake-llm.js';
-import { startHarness, tempDir, type Harness } from '../support/harness.js';
-import { addActor, LLM_TEST_KEY, statusText, streamTurn, toolCalls, type Turn } from './llm.suite.js';
-import { makeRepo } from './registry.suite.js';
+} from '../../src/protocol/client/index.ts';
+import { startFakeOpenAI, type FakeLlm, type FakeReply } from '../support/fake-llm.ts';
+import { startHarness, tempDir, type Harness } from '../support/harness.ts';
+import { addActor, LLM_TEST_KEY, statusText, streamTurn, toolCalls, type Turn } from './llm.suite.ts';
+import { makeRepo } from './registry.suite.ts';
 
 process.env['LLM_TEST_KEY'] = LLM_TEST_KEY;
 process.env['CLEVERAGENTS_LLM_RETRY_BASE_MS'] = '20';

@@ -1,7 +1,7 @@
 /** Hostile and malformed input over HTTP: each gets the right error, and the server keeps serving. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.js';
+import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.ts';
 import { rmSync } from 'node:fs';
 
 let server: HttpServerProcess;

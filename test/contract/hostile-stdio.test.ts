@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { tempDir } from '../support/harness.js';
-import { RawStdioAgent as RawAgent } from '../support/raw-agent.js';
+import { tempDir } from '../support/harness.ts';
+import { RawStdioAgent as RawAgent } from '../support/raw-agent.ts';
 
 describe('hostile input over stdio', () => {
   let dir: string;

@@ -13,10 +13,10 @@ import {
   sendStreamingMessage,
   sessionCreate,
   getTask,
-} from '../../src/protocol/client/index.js';
-import type { Harness } from '../support/harness.js';
-import { collect, kindOf, rpcError, taskOf, userMessage } from './a2a.suite.js';
-import type { SuiteContext } from './suite-context.js';
+} from '../../src/protocol/client/index.ts';
+import type { Harness } from '../support/harness.ts';
+import { collect, kindOf, rpcError, taskOf, userMessage } from './a2a.suite.ts';
+import type { SuiteContext } from './suite-context.ts';
 
 export function idempotencySuite(ctx: SuiteContext): void {
   let h: Harness;

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { buildApp } from '../../src/main/app.js';
-import { LOCAL_PRINCIPAL } from '../../src/application/index.js';
-import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.js';
-import { RawStdioAgent } from '../support/raw-agent.js';
-import { rawHttp } from '../fuzz/raw-http.js';
+import { buildApp } from '../../src/main/app.ts';
+import { LOCAL_PRINCIPAL } from '../../src/application/index.ts';
+import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.ts';
+import { RawStdioAgent } from '../support/raw-agent.ts';
+import { rawHttp } from '../fuzz/raw-http.ts';
 
 const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'a2a-version': '1.0' };
 const deep = (n: number): string => '['.repeat(n) + ']'.repeat(n);

@@ -19,19 +19,19 @@ import {
   sessionList,
   skillRegistry,
   type A2AClient,
-} from '../../src/protocol/client/index.js';
-import { startFakeOpenAI, type FakeLlm, type FakeReply } from '../support/fake-llm.js';
-import { startHarness, tempDir, type Harness } from '../support/harness.js';
-import { freePort } from '../support/ports.js';
-import { addActor, LLM_TEST_KEY, statusText, streamTurn, toolCalls, type Turn } from './llm.suite.js';
-import { rpcError } from './a2a.suite.js';
-import { makeRepo } from './registry.suite.js';
+} from '../../src/protocol/client/index.ts';
+import { startFakeOpenAI, type FakeLlm, type FakeReply } from '../support/fake-llm.ts';
+import { startHarness, tempDir, type Harness } from '../support/harness.ts';
+import { freePort } from '../support/ports.ts';
+import { addActor, LLM_TEST_KEY, statusText, streamTurn, toolCalls, type Turn } from './llm.suite.ts';
+import { rpcError } from './a2a.suite.ts';
+import { makeRepo } from './registry.suite.ts';
 
 process.env['LLM_TEST_KEY'] = LLM_TEST_KEY;
 // Retries wait 20 ms, not a second, unless the endpoint says how long.
 process.env['CLEVERAGENTS_LLM_RETRY_BASE_MS'] = '20';
 
-const FIXTURE = fileURLToPath(new URL('../support/mcp-fixture-server.js', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../support/mcp-fixture-server.ts', import.meta.url));
 
 type Body = { messages: Array<{ role: string; content?: unknown; tool_call_id?: string }> };
 const lastBody = (f: FakeLlm): Body => f.generations.at(-1)?.body as Body;

@@ -14,13 +14,13 @@ import {
   sessionCreate,
   type A2AClient,
   type Task,
-} from '../../src/protocol/client/index.js';
-import { startFakeAnthropic, startFakeOpenAI, type FakeLlm, type FakeReply } from '../support/fake-llm.js';
-import { startHarness, tempDir, type Harness } from '../support/harness.js';
-import { freePort } from '../support/ports.js';
-import { addActor, LLM_TEST_KEY, statusText, streamTurn, type Turn } from './llm.suite.js';
-import { rpcError } from './a2a.suite.js';
-import { makeRepo } from './registry.suite.js';
+} from '../../src/protocol/client/index.ts';
+import { startFakeAnthropic, startFakeOpenAI, type FakeLlm, type FakeReply } from '../support/fake-llm.ts';
+import { startHarness, tempDir, type Harness } from '../support/harness.ts';
+import { freePort } from '../support/ports.ts';
+import { addActor, LLM_TEST_KEY, statusText, streamTurn, type Turn } from './llm.suite.ts';
+import { rpcError } from './a2a.suite.ts';
+import { makeRepo } from './registry.suite.ts';
 
 process.env['LLM_TEST_KEY'] = LLM_TEST_KEY;
 process.env['LLM_WRONG_KEY'] = 'sk-not-the-right-one';

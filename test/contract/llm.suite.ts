@@ -20,11 +20,11 @@ import {
   type A2AClient,
   type StreamResponse,
   type Task,
-} from '../../src/protocol/client/index.js';
-import { createGate, startFakeAnthropic, startFakeOpenAI, type FakeLlm } from '../support/fake-llm.js';
-import { tempDir } from '../support/harness.js';
-import { makeRepo } from './registry.suite.js';
-import type { SuiteContext } from './suite-context.js';
+} from '../../src/protocol/client/index.ts';
+import { createGate, startFakeAnthropic, startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
+import { tempDir } from '../support/harness.ts';
+import { makeRepo } from './registry.suite.ts';
+import type { SuiteContext } from './suite-context.ts';
 
 /** The key the fakes expect; the agent reads it from its environment (LLM_TEST_KEY). */
 export const LLM_TEST_KEY = 'sk-contract-0123456789';

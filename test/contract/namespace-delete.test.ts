@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL } from '../../src/application/index.js';
-import { buildApp, type App } from '../../src/main/app.js';
+import { LOCAL_PRINCIPAL } from '../../src/application/index.ts';
+import { buildApp, type App } from '../../src/main/app.ts';
 import {
   A2AClient,
   A2AClientError,
@@ -15,10 +15,10 @@ import {
   namespaceDelete,
   sendMessage,
   sessionList,
-} from '../../src/protocol/client/index.js';
-import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.transport.js';
-import { tempDir } from '../support/harness.js';
-import { taskOf, userMessage } from './a2a.suite.js';
+} from '../../src/protocol/client/index.ts';
+import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.transport.ts';
+import { tempDir } from '../support/harness.ts';
+import { taskOf, userMessage } from './a2a.suite.ts';
 
 describe('namespace delete through the agent', () => {
   const dataDir = tempDir('ca-ns-delete-');

@@ -16,8 +16,8 @@ import {
   namespaceRevoke,
   namespaceRemoveMember,
   namespaceSetRole,
-} from '../../src/protocol/client/index.js';
-import type { SuiteContext } from './suite-context.js';
+} from '../../src/protocol/client/index.ts';
+import type { SuiteContext } from './suite-context.ts';
 
 async function refused(p: Promise<unknown>, type: string, message: RegExp): Promise<{ type: string; message: string }> {
   try {

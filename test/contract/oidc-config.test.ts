@@ -7,17 +7,17 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { buildApp, type App } from '../../src/main/app.js';
-import { oidcOptions } from '../../src/main/serve.js';
-import { StartupError } from '../../src/main/startup-errors.js';
-import type { ServeOptions } from '../../src/presentation/cli/index.js';
-import { AppError } from '../../src/domain/errors.js';
+import { buildApp, type App } from '../../src/main/app.ts';
+import { oidcOptions } from '../../src/main/serve.ts';
+import { StartupError } from '../../src/main/startup-errors.ts';
+import type { ServeOptions } from '../../src/presentation/cli/index.ts';
+import { AppError } from '../../src/domain/errors.ts';
 import { spawn } from 'node:child_process';
-import { collect } from '../support/cli.js';
-import { BIN, eventually, startHttpServer, tempDir } from '../support/harness.js';
-import { startFakeOidc, type FakeOidc } from '../support/fake-oidc.js';
-import { deviceLogin } from '../../src/presentation/cli/support/device-flow.js';
-import { JoseJwtVerifier } from '../../src/infrastructure/index.js';
+import { collect } from '../support/cli.ts';
+import { BIN, eventually, startHttpServer, tempDir } from '../support/harness.ts';
+import { startFakeOidc, type FakeOidc } from '../support/fake-oidc.ts';
+import { deviceLogin } from '../../src/presentation/cli/support/device-flow.ts';
+import { JoseJwtVerifier } from '../../src/infrastructure/index.ts';
 
 const base: ServeOptions = { stdio: false, host: '127.0.0.1', port: 0, verbose: false };
 

@@ -34,10 +34,10 @@ import {
   sendMessage,
   sessionCreate,
   type ResultOf,
-} from '../../src/protocol/client/index.js';
-import { rpcError } from './a2a.suite.js';
-import { makeRepo } from './registry.suite.js';
-import type { SuiteContext } from './suite-context.js';
+} from '../../src/protocol/client/index.ts';
+import { rpcError } from './a2a.suite.ts';
+import { makeRepo } from './registry.suite.ts';
+import type { SuiteContext } from './suite-context.ts';
 
 const git = (dir: string, ...args: string[]): string =>
   execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();

@@ -17,8 +17,8 @@ import {
   getTask,
   listPushConfigs,
   sendMessage,
-} from '../../src/protocol/client/index.js';
-import { eventually, startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.js';
+} from '../../src/protocol/client/index.ts';
+import { eventually, startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.ts';
 
 describe('push notification delivery', () => {
   let receiver: Server;

@@ -26,11 +26,11 @@ import {
   skillRegistry,
   toolRegistry,
   type RegistryContracts,
-} from '../../src/protocol/client/index.js';
-import { rpcError } from './a2a.suite.js';
-import type { SuiteContext } from './suite-context.js';
+} from '../../src/protocol/client/index.ts';
+import { rpcError } from './a2a.suite.ts';
+import type { SuiteContext } from './suite-context.ts';
 
-export const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/registry/', import.meta.url));
+export const FIXTURES = fileURLToPath(new URL('../fixtures/registry/', import.meta.url));
 export const fixture = (file: string): string => readFileSync(join(FIXTURES, file), 'utf8');
 
 /** A git repository with a main branch and one commit. */

@@ -13,11 +13,11 @@ import {
   secretSet,
   sessionCreate,
   SECRET_VALUE_MAX_BYTES,
-} from '../../src/protocol/client/index.js';
-import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.js';
-import { rpcError } from './a2a.suite.js';
-import { addActor, statusText, streamTurn } from './llm.suite.js';
-import type { SuiteContext } from './suite-context.js';
+} from '../../src/protocol/client/index.ts';
+import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
+import { rpcError } from './a2a.suite.ts';
+import { addActor, statusText, streamTurn } from './llm.suite.ts';
+import type { SuiteContext } from './suite-context.ts';
 
 const VALUE = 'sk-contract-secret-5f2a9c';
 

@@ -14,8 +14,8 @@ import {
   syncPull,
   syncPush,
   syncStatus,
-} from '../../src/protocol/client/index.js';
-import type { SuiteContext } from './suite-context.js';
+} from '../../src/protocol/client/index.ts';
+import type { SuiteContext } from './suite-context.ts';
 
 async function reasonOf(p: Promise<unknown>): Promise<{ reason: string | undefined; message: string; hint?: string }> {
   try {

@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
-import { startHttpServer, type HttpServerProcess } from '../support/harness.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 
 const TOKEN = 'accounts-cli-token-0123456789abcdef';
 

@@ -20,9 +20,9 @@ import {
   auditList,
   whoami,
   getExtendedAgentCard,
-} from '../../src/protocol/client/index.js';
-import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.js';
-import { postFrom } from '../support/post-from.js';
+} from '../../src/protocol/client/index.ts';
+import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.ts';
+import { postFrom } from '../support/post-from.ts';
 
 /** A raw JSON-RPC call: the status and the body. */
 async function rpc(

@@ -19,16 +19,16 @@ import {
   type SessionNotification,
   type SessionUpdate,
 } from '@agentclientprotocol/sdk';
-import { BIN, cliEnv, collect } from '../support/cli.js';
+import { BIN, cliEnv, collect } from '../support/cli.ts';
 import {
   createGate,
   startFakeOpenAI,
   type FakeLlm,
   type FakeReply,
   type RecordedRequest,
-} from '../support/fake-llm.js';
-import { initRepo } from '../support/git.js';
-import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.js';
+} from '../support/fake-llm.ts';
+import { initRepo } from '../support/git.ts';
+import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-acp-e2e-'));
 const KEY = 'sk-acp-0123456789abcdef';

@@ -12,11 +12,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { GitSandboxManager } from '../../src/infrastructure/index.js';
-import type { SandboxInfo } from '../../src/application/index.js';
-import { initRepo } from '../support/git.js';
+import { GitSandboxManager } from '../../src/infrastructure/index.ts';
+import type { SandboxInfo } from '../../src/application/index.ts';
+import { initRepo } from '../support/git.ts';
 
-const CHILD = join(dirname(fileURLToPath(import.meta.url)), '..', 'support', 'apply-child.js');
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), '..', 'support', 'apply-child.ts');
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-apply-crash-'));
 const FILES = 3000;
 const MESSAGE = 'plan crash: change every file';

@@ -7,11 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CONTRACTS } from '../../src/protocol/client/index.js';
-import type { MethodContract } from '../../src/protocol/a2a/contract.js';
-import { permissionLevel, ROLES, type Role } from '../../src/domain/permissions.js';
-import { startFakeOidc, type FakeOidc } from '../support/fake-oidc.js';
-import { startTeamServer, type TeamServer, type RpcAnswer } from '../support/team-server.js';
+import { CONTRACTS } from '../../src/protocol/client/index.ts';
+import type { MethodContract } from '../../src/protocol/a2a/contract.ts';
+import { permissionLevel, ROLES, type Role } from '../../src/domain/permissions.ts';
+import { startFakeOidc, type FakeOidc } from '../support/fake-oidc.ts';
+import { startTeamServer, type TeamServer, type RpcAnswer } from '../support/team-server.ts';
 
 const OWN = 'team-a';
 const FOREIGN = 'team-b';

@@ -3,14 +3,14 @@
  * (it spawns its own agent over stdio) and in server mode (HTTP to `agents serve`).
  */
 import assert from 'node:assert/strict';
-import { BIN, cliEnv as testCliEnv, collect, type CliResult } from '../support/cli.js';
+import { BIN, cliEnv as testCliEnv, collect, type CliResult } from '../support/cli.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { startHttpServer, type HttpServerProcess } from '../support/harness.js';
+import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-cli-e2e-'));
 const TOKEN = 'e2e-token-0123456789abcdefghijkl'; // 32 characters

@@ -11,9 +11,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
-import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.js';
-import { startHttpServer, type HttpServerProcess } from '../support/harness.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
+import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-compact-e2e-'));
 const KEY = 'sk-e2e-compact-0123456789';

@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
-import { initRepo } from '../support/git.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { initRepo } from '../support/git.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-context-e2e-'));
 const DATA = join(ROOT, 'data');

@@ -3,7 +3,7 @@
  * defaults through A2A over stdio, and leaves its result committed in the repository.
  */
 import assert from 'node:assert/strict';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

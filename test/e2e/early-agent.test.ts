@@ -9,10 +9,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { agentEnv } from '../../src/protocol/client/agent-env.js';
-import { spawnEarlyAgent } from '../../src/presentation/cli/early-agent.js';
-import { collect, type CliResult } from '../support/cli.js';
-import { BIN } from '../support/harness.js';
+import { agentEnv } from '../../src/protocol/client/agent-env.ts';
+import { spawnEarlyAgent } from '../../src/presentation/cli/early-agent.ts';
+import { collect, type CliResult } from '../support/cli.ts';
+import { BIN } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-early-e2e-'));
 after(() => rmSync(ROOT, { recursive: true, force: true }));

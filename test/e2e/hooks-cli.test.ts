@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
-import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.js';
-import { initRepo } from '../support/git.js';
-import { startHttpServer, type HttpServerProcess } from '../support/harness.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
+import { initRepo } from '../support/git.ts';
+import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-hooks-e2e-'));
 const KEY = 'sk-hooks-e2e-0123456789abcdef';

@@ -9,8 +9,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { initRepo } from '../support/git.js';
-import { startTeamServer, type Caller, type RpcAnswer, type TeamServer } from '../support/team-server.js';
+import { initRepo } from '../support/git.ts';
+import { startTeamServer, type Caller, type RpcAnswer, type TeamServer } from '../support/team-server.ts';
 
 const FORBIDDEN = -32003;
 const INVALID_PARAMS = -32602;

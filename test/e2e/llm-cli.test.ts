@@ -10,14 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
-import { createGate, startFakeOpenAI, type FakeLlm } from '../support/fake-llm.js';
-import { initRepo } from '../support/git.js';
-import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { createGate, startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
+import { initRepo } from '../support/git.ts';
+import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-llm-e2e-'));
 const KEY = 'sk-e2e-0123456789abcdef';
-const FIXTURE = fileURLToPath(new URL('../support/mcp-fixture-server.js', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../support/mcp-fixture-server.ts', import.meta.url));
 const TOKEN = 'llm-e2e-token-0123456789abcdefgh';
 
 let fake: FakeLlm;

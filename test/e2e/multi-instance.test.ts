@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { readSse } from '../../src/protocol/client/sse.js';
-import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.js';
-import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.js';
+import { readSse } from '../../src/protocol/client/sse.ts';
+import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.ts';
+import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.ts';
 
 const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'a2a-version': '1.0' };
 

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-namespace-e2e-'));
 const DATA = join(ROOT, 'data');

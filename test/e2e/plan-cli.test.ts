@@ -5,8 +5,8 @@
  * conflict, rollback, corrections, cancel, resume after kill -9, approvals answered yes and no.
  */
 import assert from 'node:assert/strict';
-import { BIN, cliEnv as testCliEnv, collect, type CliResult } from '../support/cli.js';
-import { initRepo } from '../support/git.js';
+import { BIN, cliEnv as testCliEnv, collect, type CliResult } from '../support/cli.ts';
+import { initRepo } from '../support/git.ts';
 import { createHash } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { startHttpServer } from '../support/harness.js';
+import { startHttpServer } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-plan-e2e-'));
 const TOKEN = 'e2e-plan-token-0123456789abcdefgh';

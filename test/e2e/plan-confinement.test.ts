@@ -12,8 +12,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
-import { initRepo } from '../support/git.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { initRepo } from '../support/git.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-confine-e2e-'));
 const SERVER_TOKEN = 'e2e-confine-server-token-0123456789';

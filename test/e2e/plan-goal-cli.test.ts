@@ -10,9 +10,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
-import { startFakeOpenAI, type FakeLlm, type FakeReply, type RecordedRequest } from '../support/fake-llm.js';
-import { initRepo } from '../support/git.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { startFakeOpenAI, type FakeLlm, type FakeReply, type RecordedRequest } from '../support/fake-llm.ts';
+import { initRepo } from '../support/git.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-goal-e2e-'));
 const KEY = 'sk-goal-e2e-0123456789abcdef';

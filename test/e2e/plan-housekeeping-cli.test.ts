@@ -11,8 +11,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { BIN, cliEnv as testCliEnv, collect, type CliResult } from '../support/cli.js';
-import { initRepo } from '../support/git.js';
+import { BIN, cliEnv as testCliEnv, collect, type CliResult } from '../support/cli.ts';
+import { initRepo } from '../support/git.ts';
 import { spawn } from 'node:child_process';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-plan-house-e2e-'));

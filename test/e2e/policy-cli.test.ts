@@ -10,8 +10,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
-import { initRepo } from '../support/git.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { initRepo } from '../support/git.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-policy-e2e-'));
 const DATA = join(ROOT, 'data');

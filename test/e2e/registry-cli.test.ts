@@ -4,8 +4,8 @@
  * reads what an earlier process wrote), no TTY.
  */
 import assert from 'node:assert/strict';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
-import { copyRegistryFixtures, REGISTRY_FIXTURES } from '../support/registry-fixtures.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { copyRegistryFixtures, REGISTRY_FIXTURES } from '../support/registry-fixtures.ts';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect } from '../support/cli.js';
-import { copyRegistryFixtures, REGISTRY_FIXTURES } from '../support/registry-fixtures.js';
+import { BIN, cliEnv, collect } from '../support/cli.ts';
+import { copyRegistryFixtures, REGISTRY_FIXTURES } from '../support/registry-fixtures.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-registry-lifecycle-'));
 const DEFS = join(ROOT, 'defs');

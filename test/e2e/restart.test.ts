@@ -16,8 +16,8 @@ import {
   subscribeToTask,
   type StreamResponse,
   type Task,
-} from '../../src/protocol/client/index.js';
-import { eventually, startHttpServer, tempDir, TOKEN } from '../support/harness.js';
+} from '../../src/protocol/client/index.ts';
+import { eventually, startHttpServer, tempDir, TOKEN } from '../support/harness.ts';
 
 const msg = (text: string, extra: Record<string, unknown> = {}) => ({
   messageId: randomUUID(),

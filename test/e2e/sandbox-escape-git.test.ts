@@ -14,13 +14,13 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BUILTIN_TOOLS } from '../../src/domain/registry/builtins.js';
-import { GitSandboxManager } from '../../src/infrastructure/index.js';
-import { BuiltinToolRunner } from '../../src/infrastructure/tools/builtin-tool.runner.js';
-import { CommandConfinement } from '../../src/infrastructure/tools/confinement.js';
-import type { SandboxInfo, ToolCallResult } from '../../src/application/index.js';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
-import { initRepo } from '../support/git.js';
+import { BUILTIN_TOOLS } from '../../src/domain/registry/builtins.ts';
+import { GitSandboxManager } from '../../src/infrastructure/index.ts';
+import { BuiltinToolRunner } from '../../src/infrastructure/tools/builtin-tool.runner.ts';
+import { CommandConfinement } from '../../src/infrastructure/tools/confinement.ts';
+import type { SandboxInfo, ToolCallResult } from '../../src/application/index.ts';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { initRepo } from '../support/git.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-escape-git-'));
 const MARKERS = join(ROOT, 'markers');

@@ -25,9 +25,9 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
-import { initRepo } from '../support/git.js';
-import { startHttpServer, TOKEN } from '../support/harness.js';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { initRepo } from '../support/git.ts';
+import { startHttpServer, TOKEN } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-escape-e2e-'));
 const DATA = join(ROOT, 'data');

@@ -13,10 +13,10 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, cliPerson, collect, type CliResult } from '../support/cli.js';
-import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.js';
-import { startHttpServer, type HttpServerProcess } from '../support/harness.js';
-import { findKey } from '../support/team-server.js';
+import { BIN, cliEnv, cliPerson, collect, type CliResult } from '../support/cli.ts';
+import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
+import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { findKey } from '../support/team-server.ts';
 
 const ADMIN = 'secrets-cli-admin-token-0123456789abcdef';
 /** The secret's value: looked for everywhere it must not be. */

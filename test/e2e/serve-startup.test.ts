@@ -10,8 +10,8 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { collect, type CliResult } from '../support/cli.js';
-import { BIN, startHttpServer, TOKEN } from '../support/harness.js';
+import { collect, type CliResult } from '../support/cli.ts';
+import { BIN, startHttpServer, TOKEN } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-serve-e2e-'));
 const GOOD_TOKEN = 'startup-token-0123456789abcdef';

@@ -4,19 +4,19 @@
  * the server over HTTP. The server is built in-process (the same app `agents serve` builds) with an
  * authenticator that maps the test key to a user who owns `team` and views `docs` there.
  */
-import { sqliteOf } from '../support/sqlite-of.js';
+import { sqliteOf } from '../support/sqlite-of.ts';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { makePrincipal } from '../../src/application/index.js';
-import { AppError } from '../../src/domain/errors.js';
-import { SqliteNamespaceRepository } from '../../src/infrastructure/index.js';
-import { buildApp, type App } from '../../src/main/app.js';
-import { A2aHttpServer } from '../../src/protocol/server/http.server.js';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.js';
+import { makePrincipal } from '../../src/application/index.ts';
+import { AppError } from '../../src/domain/errors.ts';
+import { SqliteNamespaceRepository } from '../../src/infrastructure/index.ts';
+import { buildApp, type App } from '../../src/main/app.ts';
+import { A2aHttpServer } from '../../src/protocol/server/http.server.ts';
+import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-sync-e2e-'));
 const KEY = 'sync-e2e-key-0123456789abcdef';

@@ -9,10 +9,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { cliPerson } from '../support/cli.js';
-import { initRepo } from '../support/git.js';
-import { startHttpServer, type HttpServerProcess } from '../support/harness.js';
-import { findKey } from '../support/team-server.js';
+import { cliPerson } from '../support/cli.ts';
+import { initRepo } from '../support/git.ts';
+import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { findKey } from '../support/team-server.ts';
 
 const ADMIN = 'team-cli-admin-token-0123456789abcdef';
 

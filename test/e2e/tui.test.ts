@@ -11,10 +11,10 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect } from '../support/cli.js';
-import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.js';
-import { initRepo } from '../support/git.js';
-import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.js';
+import { BIN, cliEnv, collect } from '../support/cli.ts';
+import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
+import { initRepo } from '../support/git.ts';
+import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-tui-e2e-'));
 const KEY = 'sk-tui-e2e-0123456789abcdef';

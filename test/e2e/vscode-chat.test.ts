@@ -12,14 +12,14 @@ import {
   projectRegistry,
   resourceRegistry,
   StdioClientTransport,
-} from '../../src/protocol/client/index.js';
-import { ChatController, type ChatEvent } from '../../clients/vscode/src/core/chat.js';
-import { agentCommand, Connection, type ConnectionState } from '../../clients/vscode/src/core/connection.js';
-import { errorView } from '../../clients/vscode/src/core/errors.js';
-import { startFakeOpenAI, createGate, type FakeLlm } from '../support/fake-llm.js';
-import { initRepo } from '../support/git.js';
-import { eventually, startHttpServer, TOKEN } from '../support/harness.js';
-import { connect, localTarget, tempRoot } from '../support/vscode-core.js';
+} from '../../src/protocol/client/index.ts';
+import { ChatController, type ChatEvent } from '../../clients/vscode/src/core/chat.ts';
+import { agentCommand, Connection, type ConnectionState } from '../../clients/vscode/src/core/connection.ts';
+import { errorView } from '../../clients/vscode/src/core/errors.ts';
+import { startFakeOpenAI, createGate, type FakeLlm } from '../support/fake-llm.ts';
+import { initRepo } from '../support/git.ts';
+import { eventually, startHttpServer, TOKEN } from '../support/harness.ts';
+import { connect, localTarget, tempRoot } from '../support/vscode-core.ts';
 
 const ROOT = tempRoot('agents-vscode-chat-');
 const KEY = 'sk-vscode-0123456789abcdef';

@@ -4,10 +4,10 @@
  * after a batch of cases that must all be refused, nothing stored may have changed.
  */
 import { dirname, resolve } from 'node:path';
-import { BIN, TOKEN } from '../support/harness.js';
-import { refusedCase, Rng, wildCase, type FuzzCase } from './generators.js';
-import type { RawStdioAgent } from '../support/raw-agent.js';
-import { rawHttp } from './raw-http.js';
+import { BIN, TOKEN } from '../support/harness.ts';
+import { refusedCase, Rng, wildCase, type FuzzCase } from './generators.ts';
+import type { RawStdioAgent } from '../support/raw-agent.ts';
+import { rawHttp } from './raw-http.ts';
 
 export interface FuzzOptions {
   seed: number;

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { startHttpServer, tempDir } from '../support/harness.js';
-import { fuzzHttp, fuzzStdio } from './engine.js';
-import { RawStdioAgent } from '../support/raw-agent.js';
+import { startHttpServer, tempDir } from '../support/harness.ts';
+import { fuzzHttp, fuzzStdio } from './engine.ts';
+import { RawStdioAgent } from '../support/raw-agent.ts';
 
 const seed = Number(process.env['CA_FUZZ_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
 const count = Number(process.env['CA_FUZZ_COUNT'] ?? 2000);

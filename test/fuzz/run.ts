@@ -4,9 +4,9 @@
  */
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { startHttpServer, tempDir } from '../support/harness.js';
-import { fuzzHttp, fuzzStdio } from './engine.js';
-import { RawStdioAgent } from '../support/raw-agent.js';
+import { startHttpServer, tempDir } from '../support/harness.ts';
+import { fuzzHttp, fuzzStdio } from './engine.ts';
+import { RawStdioAgent } from '../support/raw-agent.ts';
 
 const log = (line: string): void => void process.stderr.write(`\r${line}   `);
 
@@ -85,6 +85,6 @@ function cli(): void {
   );
 }
 
-// `node --test dist/test/` runs every file under a test/ directory: there, this CLI does nothing
+// `node --test` runs every file under a test/ directory: there, this CLI does nothing
 // (fuzz.test.ts is the fuzzer's test).
 if (process.env['NODE_TEST_CONTEXT'] === undefined) cli();

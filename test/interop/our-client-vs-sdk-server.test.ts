@@ -21,9 +21,9 @@ import {
   type MethodContract,
   type StreamResponse,
   type Task,
-} from '../../src/protocol/client/index.js';
-import { collect, mid, withTimeout } from './support/cleveragents.js';
-import { startSdkServer, type SdkServer } from './support/sdk-reference-server.js';
+} from '../../src/protocol/client/index.ts';
+import { collect, mid, withTimeout } from './support/cleveragents.ts';
+import { startSdkServer, type SdkServer } from './support/sdk-reference-server.ts';
 
 const CALL_MS = 10_000;
 const STREAM_MS = 10_000;

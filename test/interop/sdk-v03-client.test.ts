@@ -28,7 +28,7 @@ import {
   withTimeout,
   type RunningServer,
   type WireExchange,
-} from './support/cleveragents.js';
+} from './support/cleveragents.ts';
 
 /** What a v0.3 stream yields (the SDK's A2AStreamEventData). */
 type A2AStreamEventData = Message | Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent;

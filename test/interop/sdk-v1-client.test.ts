@@ -37,7 +37,7 @@ import {
   withTimeout,
   type RunningServer,
   type WireExchange,
-} from './support/cleveragents.js';
+} from './support/cleveragents.ts';
 
 const CALL_MS = 10_000;
 const STREAM_MS = 10_000;

@@ -3,8 +3,8 @@
  * point: argv[2] is JSON `{ root, sandbox, message }`. It prints `start` when the apply begins, then
  * the outcome as one JSON line.
  */
-import { GitSandboxManager } from '../../src/infrastructure/index.js';
-import type { SandboxInfo } from '../../src/application/index.js';
+import { GitSandboxManager } from '../../src/infrastructure/index.ts';
+import type { SandboxInfo } from '../../src/application/index.ts';
 
 async function main(): Promise<void> {
   const { root, sandbox, message } = JSON.parse(process.argv[2] as string) as {
@@ -18,5 +18,5 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(outcome)}\n`);
 }
 
-// `node --test dist/test/` loads every file under test/, this one too, without an argument: then it does nothing.
+// `node --test` loads every file under test/, this one too, without an argument: then it does nothing.
 if (process.argv[2] !== undefined) await main();

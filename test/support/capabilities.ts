@@ -1,6 +1,6 @@
 /** The capability service of local mode (every capability held) over a test's inspector. */
-import { CapabilityService } from '../../src/application/index.js';
-import type { ResourceInspector } from '../../src/application/index.js';
+import { CapabilityService } from '../../src/application/index.ts';
+import type { ResourceInspector } from '../../src/application/index.ts';
 
 export function localCapabilities(inspector: ResourceInspector): CapabilityService {
   return new CapabilityService({

@@ -1,5 +1,5 @@
 /**
- * `node dist/test/support/cli-trace-check.js --reset | --check`: `npm test` resets the trace before
+ * `node test/support/cli-trace-check.ts --reset | --check`: `npm test` resets the trace before
  * the suites and checks it after. The end-to-end suites run the real CLI with CLEVERAGENTS_CLI_TRACE
  * set (test/support/cli.ts), so the trace holds every method each command really called; a command
  * can call only what COMMAND_METHODS declares (the CLI refuses anything else), and this check fails
@@ -8,8 +8,8 @@
  */
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { COMMAND_METHODS, SERVER_COMMANDS } from '../../src/presentation/cli/command-methods.js';
-import { CLI_TRACE_DIR } from './cli.js';
+import { COMMAND_METHODS, SERVER_COMMANDS } from '../../src/presentation/cli/command-methods.ts';
+import { CLI_TRACE_DIR } from './cli.ts';
 
 function check(): { problems: string[]; notes: string[] } {
   if (!existsSync(CLI_TRACE_DIR))
@@ -51,4 +51,4 @@ else if (mode === '--check') {
   } else
     process.stdout.write(`COMMAND_METHODS matches what the ${Object.keys(COMMAND_METHODS).length} commands called\n`);
 }
-// Without a mode it does nothing: `node --test dist/test/` loads every file under test/, this one too.
+// Without a mode it does nothing: `node --test` loads every file under test/, this one too.

@@ -3,17 +3,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CALL_TRACE_ENV } from '../../src/presentation/cli/declared-client.js';
+import { BUNDLE } from './paths.ts';
+import { CALL_TRACE_ENV } from '../../src/presentation/cli/declared-client.ts';
 
 /** The built CLI: the bundle the package's `agents` runs. */
-export const BIN = fileURLToPath(new URL('../../src/bundle/agents.js', import.meta.url));
+export const BIN = BUNDLE;
 
 /**
  * Where the end-to-end suites record which methods each command they ran called (one file per
  * test process); `npm test` resets it first and checks it against COMMAND_METHODS last
  * (test/support/cli-trace-check.ts).
  */
-export const CLI_TRACE_DIR = fileURLToPath(new URL('../../cli-trace', import.meta.url));
+export const CLI_TRACE_DIR = fileURLToPath(new URL('../../dist/cli-trace', import.meta.url));
 
 /**
  * The environment of a CLI run in the tests: isolated state (`dataDir`) and config (`configHome`),

@@ -1,6 +1,6 @@
 /** What `agents --help` lists of each command (COMMAND_INDEX), read from the full command tree. */
 import { Help, type Argument, type Command } from 'commander';
-import type { CommandStub } from '../../src/presentation/cli/command-index.js';
+import type { CommandStub } from '../../src/presentation/cli/command-index.ts';
 
 /** An argument as commander shows it (`<text...>`, `[id]`); `.argument()` parses it back. */
 const argTerm = (a: Argument): string => {

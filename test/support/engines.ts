@@ -8,9 +8,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase, type SqliteDatabase } from '../../src/infrastructure/index.js';
-import { openPgDatabase, type PgDatabase } from '../../src/infrastructure/persistence/postgres/pg-database.js';
-import { createPgDatabase, pgSkip } from './postgres.js';
+import { openDatabase, type SqliteDatabase } from '../../src/infrastructure/index.ts';
+import { openPgDatabase, type PgDatabase } from '../../src/infrastructure/persistence/postgres/pg-database.ts';
+import { createPgDatabase, pgSkip } from './postgres.ts';
 
 export type EngineName = 'sqlite' | 'postgresql';
 

@@ -6,12 +6,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { buildApp, type App } from '../../src/main/app.js';
-import { A2AClient, HttpClientTransport, StdioClientTransport } from '../../src/protocol/client/index.js';
-import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.transport.js';
-import type { ProtocolVersion } from '../../src/protocol/a2a/versions.js';
-import { LOCAL_PRINCIPAL } from '../../src/application/index.js';
+import { BUNDLE } from './paths.ts';
+import { buildApp, type App } from '../../src/main/app.ts';
+import { A2AClient, HttpClientTransport, StdioClientTransport } from '../../src/protocol/client/index.ts';
+import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.transport.ts';
+import type { ProtocolVersion } from '../../src/protocol/a2a/versions.ts';
+import { LOCAL_PRINCIPAL } from '../../src/application/index.ts';
 
 export type TransportName = 'memory' | 'stdio' | 'http';
 /** All three by default; CA_TRANSPORTS=memory,http narrows a local run. */
@@ -19,7 +19,7 @@ export const TRANSPORTS: readonly TransportName[] = (process.env['CA_TRANSPORTS'
   TransportName[] | undefined) ?? ['memory', 'stdio', 'http'];
 
 /** The built CLI entry point: the bundle the package's `agents` runs. */
-export const BIN = fileURLToPath(new URL('../../src/bundle/agents.js', import.meta.url));
+export const BIN = BUNDLE;
 export const TOKEN = 'contract-test-token-0123456789';
 
 export interface Harness {

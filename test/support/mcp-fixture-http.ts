@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createFixtureServer, type FixtureState } from './mcp-fixture-tools.js';
+import { createFixtureServer, type FixtureState } from './mcp-fixture-tools.ts';
 
 export interface HttpFixtureOptions {
   /** Answer 401 to any request whose Authorization header is not exactly this. */

@@ -1,5 +1,5 @@
 /**
- * The fixture MCP server over stdio: `node dist/test/support/mcp-fixture-server.js`.
+ * The fixture MCP server over stdio: `node test/support/mcp-fixture-server.ts`.
  * Tools: see mcp-fixture-tools.ts. Environment:
  *   FIXTURE_DIR   where `write_note` writes
  *   FIXTURE_MODE  (unset) serves; `hang` never answers initialize; `exit` writes a line to stderr
@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createFixtureServer } from './mcp-fixture-tools.js';
+import { createFixtureServer } from './mcp-fixture-tools.ts';
 
 async function main(): Promise<void> {
   const gate = process.env.FIXTURE_READY_FILE;
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   await server.connect(new StdioServerTransport());
 }
 
-// `node --test dist/test/` loads every file under test/, this one too: then it does nothing.
+// `node --test` loads every file under test/, this one too: then it does nothing.
 if (process.env.NODE_TEST_CONTEXT === undefined) {
   main().catch((err: unknown) => {
     process.stderr.write(`fixture: ${String(err)}\n`);

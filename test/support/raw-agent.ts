@@ -1,6 +1,6 @@
 /** A raw `agents serve --stdio` child: lines in, parsed lines out (for hostile input and the fuzzer). */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { BIN } from './harness.js';
+import { BIN } from './harness.ts';
 
 export class RawStdioAgent {
   readonly child: ChildProcessWithoutNullStreams;

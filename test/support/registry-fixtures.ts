@@ -1,9 +1,9 @@
 import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initRepo } from './git.js';
+import { initRepo } from './git.ts';
 
-const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/registry/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../fixtures/registry/', import.meta.url));
 
 /** The valid fixture files of test/fixtures/registry in the order their references need, with each kind and name. */
 export const REGISTRY_FIXTURES = [

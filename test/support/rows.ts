@@ -3,9 +3,9 @@
  * or a plan to exist without the repository that owns it.
  */
 import type { Kysely } from 'kysely';
-import type { DB } from '../../src/infrastructure/persistence/database.js';
-import type { OpenedEngine } from './engines.js';
-import { taskRow } from './task-rows.js';
+import type { DB } from '../../src/infrastructure/persistence/database.ts';
+import type { OpenedEngine } from './engines.ts';
+import { taskRow } from './task-rows.ts';
 
 export function kyselyOf(e: OpenedEngine): Kysely<DB> {
   const k = e.pg?.kysely ?? e.sqlite?.kysely;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { App } from '../../src/main/app.js';
-import type { SqliteDatabase, SqliteStorage } from '../../src/infrastructure/index.js';
+import type { App } from '../../src/main/app.ts';
+import type { SqliteDatabase, SqliteStorage } from '../../src/infrastructure/index.ts';
 
 /** The SQLite database of an app built on the embedded default (tests that reach into the file). */
 export function sqliteOf(app: App): SqliteDatabase {

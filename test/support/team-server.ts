@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from './harness.js';
+import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from './harness.ts';
 
 export interface RpcAnswer {
   result?: unknown;

@@ -1,8 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Connection, type Target } from '../../clients/vscode/src/core/connection.js';
-import { BIN } from './cli.js';
+import { Connection, type Target } from '../../clients/vscode/src/core/connection.ts';
+import { BIN } from './cli.ts';
 
 /**
  * A local-mode target for the extension's core: the built `agents` bin under this Node.js (as the

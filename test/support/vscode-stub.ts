@@ -37,11 +37,15 @@ class EventEmitter<T> {
 }
 
 class Uri {
-  constructor(
-    readonly scheme: string,
-    readonly path: string,
-    readonly query = '',
-  ) {}
+  readonly scheme: string;
+  readonly path: string;
+  readonly query: string;
+
+  constructor(scheme: string, path: string, query = '') {
+    this.scheme = scheme;
+    this.path = path;
+    this.query = query;
+  }
   static file(p: string): Uri {
     return new Uri('file', p);
   }
@@ -82,16 +86,27 @@ export function installVscodeStub(
     Uri,
     EventEmitter,
     ThemeIcon: class {
-      constructor(readonly id: string) {}
+      readonly id: string;
+
+      constructor(id: string) {
+        this.id = id;
+      }
     },
     ThemeColor: class {
-      constructor(readonly id: string) {}
+      readonly id: string;
+
+      constructor(id: string) {
+        this.id = id;
+      }
     },
     TreeItem: class {
-      constructor(
-        readonly label: string,
-        readonly collapsibleState: number,
-      ) {}
+      readonly label: string;
+      readonly collapsibleState: number;
+
+      constructor(label: string, collapsibleState: number) {
+        this.label = label;
+        this.collapsibleState = collapsibleState;
+      }
     },
     TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
     StatusBarAlignment: { Left: 1, Right: 2 },

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const DEPCRUISE = join(REPO, 'node_modules', '.bin', 'depcruise');
 const roots: string[] = [];
 

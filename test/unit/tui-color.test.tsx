@@ -7,10 +7,10 @@ import { describe, it } from 'node:test';
 
 process.env['FORCE_COLOR'] = '1';
 const { render } = await import('ink-testing-library');
-const { ChatPane } = await import('../../src/presentation/tui/ChatPane.js');
-const { PlanView } = await import('../../src/presentation/tui/PlanView.js');
-const { ColorContext } = await import('../../src/presentation/tui/theme.js');
-const { initialState } = await import('../../src/presentation/tui/state.js');
+const { ChatPane } = await import('../../src/presentation/tui/ChatPane.tsx');
+const { PlanView } = await import('../../src/presentation/tui/PlanView.tsx');
+const { ColorContext } = await import('../../src/presentation/tui/theme.tsx');
+const { initialState } = await import('../../src/presentation/tui/state.ts');
 
 // eslint-disable-next-line no-control-regex -- escape codes begin with ESC.
 const ESC = /\u001b\[/;

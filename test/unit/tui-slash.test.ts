@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseSlash, words } from '../../src/presentation/tui/slash.js';
+import { parseSlash, words } from '../../src/presentation/tui/slash.ts';
 
 describe('tui slash commands', () => {
   it('keeps quoted words together', () => {

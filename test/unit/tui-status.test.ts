@@ -1,8 +1,8 @@
 /** The status line: an error is read whole (message and hint wrapped over up to three rows). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { statusRows } from '../../src/presentation/tui/Bottom.js';
-import { initialState } from '../../src/presentation/tui/state.js';
+import { statusRows } from '../../src/presentation/tui/Bottom.tsx';
+import { initialState } from '../../src/presentation/tui/state.ts';
 
 const withNotice = (notice: Parameters<typeof statusRows>[0]['notice']): Parameters<typeof statusRows>[0] => ({
   ...initialState(),

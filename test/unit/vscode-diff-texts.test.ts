@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyPatch, hunkTexts, parseUnifiedDiff } from '../../clients/vscode/src/core/diff-texts.js';
+import { applyPatch, hunkTexts, parseUnifiedDiff } from '../../clients/vscode/src/core/diff-texts.ts';
 
 const OLD = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve']
   .map((l) => `${l}\n`)

@@ -1,8 +1,8 @@
-import { AppError } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
-import type { AuditEvent, AuditEventKind, AuditLog, AuditQuery } from '../ports/audit.port.js';
-import type { Logger } from '../ports/logger.port.js';
-import type { Principal } from '../ports/principal.js';
+import { AppError } from '../../domain/errors.ts';
+import { newId } from '../../domain/ids.ts';
+import type { AuditEvent, AuditEventKind, AuditLog, AuditQuery } from '../ports/audit.port.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import type { Principal } from '../ports/principal.ts';
 
 /** What a service says happened; the audit service stamps it with an id and the time. */
 export type AuditEntry = Omit<AuditEvent, 'id' | 'at' | 'principal' | 'credential'> & {
@@ -31,10 +31,13 @@ const MAX_LIMIT = 1000;
  * storage failure is logged); only server administrators list it.
  */
 export class AuditService {
-  constructor(
-    private readonly log: AuditLog,
-    private readonly logger: Logger,
-  ) {}
+  private readonly log: AuditLog;
+  private readonly logger: Logger;
+
+  constructor(log: AuditLog, logger: Logger) {
+    this.log = log;
+    this.logger = logger;
+  }
 
   /** Records an event; waits for the write but never throws. */
   async record(entry: AuditEntry): Promise<void> {

@@ -1,12 +1,12 @@
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
-import { AppError } from '../../domain/errors.js';
-import type { Role } from '../../domain/permissions.js';
-import type { AccountRepository, ApiKeyRecord, KeyHasher, UserRecord } from '../ports/account.repository.port.js';
-import type { JwtVerifier } from '../ports/jwt-verifier.port.js';
-import type { Logger } from '../ports/logger.port.js';
-import { makePrincipal, type Principal } from '../ports/principal.js';
-import type { NamespaceRepository } from '../ports/registry.repository.port.js';
-import type { AuditEntry } from './audit.service.js';
+import { AppError } from '../../domain/errors.ts';
+import type { Role } from '../../domain/permissions.ts';
+import type { AccountRepository, ApiKeyRecord, KeyHasher, UserRecord } from '../ports/account.repository.port.ts';
+import type { JwtVerifier } from '../ports/jwt-verifier.port.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import { makePrincipal, type Principal } from '../ports/principal.ts';
+import type { NamespaceRepository } from '../ports/registry.repository.port.ts';
+import type { AuditEntry } from './audit.service.ts';
 import {
   API_KEY,
   Bounded,
@@ -16,10 +16,10 @@ import {
   SEGMENT,
   unauthenticated,
   type Checked,
-} from './credentials.js';
-import { JwtSignIn } from './jwt-sign-in.js';
+} from './credentials.ts';
+import { JwtSignIn } from './jwt-sign-in.ts';
 
-export { apiKeyId, isJwtShaped, RESERVED_USER_NAMES } from './credentials.js';
+export { apiKeyId, isJwtShaped, RESERVED_USER_NAMES } from './credentials.ts';
 
 /** What a request presents: a bearer token (API key, JWT or the server token) and/or an X-API-Key. */
 export interface AuthInput {
@@ -159,7 +159,10 @@ export class AuthService {
     revoke(id: string, by: Principal): Promise<KeyView>;
   };
 
-  constructor(private readonly deps: AuthServiceDeps) {
+  private readonly deps: AuthServiceDeps;
+
+  constructor(deps: AuthServiceDeps) {
+    this.deps = deps;
     const size = deps.cacheSize ?? 10_000;
     this.verified = new Bounded(size);
     this.loggedIn = new Bounded(size);

@@ -1,6 +1,6 @@
-import { AppError } from '../../domain/errors.js';
-import type { UserRecord } from '../ports/account.repository.port.js';
-import type { Principal } from '../ports/principal.js';
+import { AppError } from '../../domain/errors.ts';
+import type { UserRecord } from '../ports/account.repository.port.ts';
+import type { Principal } from '../ports/principal.ts';
 
 /** `ca_<12 lowercase letters/digits: the lookup id>_<43 base64url characters: the secret>`. */
 export const API_KEY = /^(ca_[a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
@@ -42,7 +42,11 @@ export function disabled(user: UserRecord, credential: string): AppError {
 /** A bounded map that forgets its oldest entries first. */
 export class Bounded<V> {
   private readonly map = new Map<string, V>();
-  constructor(private readonly max: number) {}
+  private readonly max: number;
+
+  constructor(max: number) {
+    this.max = max;
+  }
   get(k: string): V | undefined {
     return this.map.get(k);
   }

@@ -1,13 +1,13 @@
-import { AppError } from '../../domain/errors.js';
-import type { Role } from '../../domain/permissions.js';
-import type { AccountRepository, UserRecord } from '../ports/account.repository.port.js';
-import type { JwtVerifier, VerifiedToken } from '../ports/jwt-verifier.port.js';
-import type { Logger } from '../ports/logger.port.js';
-import { makePrincipal } from '../ports/principal.js';
-import type { NamespaceRepository } from '../ports/registry.repository.port.js';
-import { RESERVED_NAMESPACES } from '../registry/namespace.service.js';
-import type { AuditEntry } from './audit.service.js';
-import { Bounded, disabled, RESERVED_USER_NAMES, SEGMENT, unauthenticated, type Checked } from './credentials.js';
+import { AppError } from '../../domain/errors.ts';
+import type { Role } from '../../domain/permissions.ts';
+import type { AccountRepository, UserRecord } from '../ports/account.repository.port.ts';
+import type { JwtVerifier, VerifiedToken } from '../ports/jwt-verifier.port.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import { makePrincipal } from '../ports/principal.ts';
+import type { NamespaceRepository } from '../ports/registry.repository.port.ts';
+import { RESERVED_NAMESPACES } from '../registry/namespace.service.ts';
+import type { AuditEntry } from './audit.service.ts';
+import { Bounded, disabled, RESERVED_USER_NAMES, SEGMENT, unauthenticated, type Checked } from './credentials.ts';
 
 export interface JwtSignInDeps {
   jwt: JwtVerifier;
@@ -34,7 +34,10 @@ export class JwtSignIn {
   /** `<token id> <namespace>` of claimed roles already dropped and audited. */
   private readonly dropped: Bounded<true>;
 
-  constructor(private readonly deps: JwtSignInDeps) {
+  private readonly deps: JwtSignInDeps;
+
+  constructor(deps: JwtSignInDeps) {
+    this.deps = deps;
     this.tokens = new Bounded(deps.cacheSize);
     this.dropped = new Bounded(deps.cacheSize);
   }

@@ -1,6 +1,6 @@
-import type { Actor } from '../ports/actor.port.js';
-import { ConformanceActor, type ConformanceOptions } from './conformance.actor.js';
-import { EchoActor } from './echo.actor.js';
+import type { Actor } from '../ports/actor.port.ts';
+import { ConformanceActor, type ConformanceOptions } from './conformance.actor.ts';
+import { EchoActor } from './echo.actor.ts';
 
 export interface BuiltinActorOptions {
   conformance?: ConformanceOptions;

@@ -1,6 +1,6 @@
-import { newId } from '../../domain/ids.js';
-import type { Message } from '../../domain/a2a.model.js';
-import type { Actor, ActorTurn } from '../ports/actor.port.js';
+import { newId } from '../../domain/ids.ts';
+import type { Message } from '../../domain/a2a.model.ts';
+import type { Actor, ActorTurn } from '../ports/actor.port.ts';
 
 const BEHAVIOURS = [
   'tck-complete-task',

@@ -1,5 +1,5 @@
-import { textOf, type Message } from '../../domain/a2a.model.js';
-import type { Actor, ActorTurn } from '../ports/actor.port.js';
+import { textOf, type Message } from '../../domain/a2a.model.ts';
+import type { Actor, ActorTurn } from '../ports/actor.port.ts';
 
 /** Splits text into about `n` chunks on word boundaries, keeping every character. */
 export function chunkText(text: string, n: number): string[] {

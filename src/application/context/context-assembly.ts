@@ -12,10 +12,10 @@
  * ranking (goal terms in text, references) is skipped.
  */
 import { createHash } from 'node:crypto';
-import type { EffectiveContextSettings } from '../../domain/context/context.js';
-import type { FileInventory, InventoryEntry } from '../ports/file-inventory.port.js';
-import type { TokenCounter } from '../ports/language-model.port.js';
-import { namedRefs, type NamedRef } from './context-terms.js';
+import type { EffectiveContextSettings } from '../../domain/context/context.ts';
+import type { FileInventory, InventoryEntry } from '../ports/file-inventory.port.ts';
+import type { TokenCounter } from '../ports/language-model.port.ts';
+import { namedRefs, type NamedRef } from './context-terms.ts';
 import {
   locate,
   rankOrder,
@@ -24,8 +24,8 @@ import {
   STATUS,
   type Pool,
   type Scores,
-} from './context-ranking.js';
-import type { ContextInspection, ExclusionReason, RankedFile } from './context.types.js';
+} from './context-ranking.ts';
+import type { ContextInspection, ExclusionReason, RankedFile } from './context.types.ts';
 
 /** Bytes per token when a file is not read (simulate, and files cut before reading). */
 export const BYTES_PER_TOKEN = 4;
@@ -52,7 +52,11 @@ interface Content {
 export class ContentCache {
   private readonly map = new Map<string, Content>();
   private chars = 0;
-  constructor(private readonly maxChars: number) {}
+  private readonly maxChars: number;
+
+  constructor(maxChars: number) {
+    this.maxChars = maxChars;
+  }
 
   get(key: string, e: InventoryEntry): Content | undefined {
     const c = this.map.get(key);
@@ -92,11 +96,15 @@ export type AssemblyOutcome = Pick<ContextInspection, 'files' | 'cut' | 'totals'
 };
 
 export class Assembler {
-  constructor(
-    private readonly inventory: FileInventory,
-    private readonly tokens: TokenCounter,
-    private readonly cache: ContentCache,
-  ) {}
+  private readonly inventory: FileInventory;
+  private readonly tokens: TokenCounter;
+  private readonly cache: ContentCache;
+
+  constructor(inventory: FileInventory, tokens: TokenCounter, cache: ContentCache) {
+    this.inventory = inventory;
+    this.tokens = tokens;
+    this.cache = cache;
+  }
 
   async assemble(a: AssemblyInput): Promise<AssemblyOutcome> {
     const { pools, settings: s } = a;

@@ -16,13 +16,13 @@
  * They are not candidates for the file part of the context (their text is given once), and the
  * view's include/exclude globs, which choose those candidates, do not apply to them.
  */
-import { INSTRUCTION_FILE_NAMES, type EffectiveContextSettings } from '../../domain/context/context.js';
-import type { FileInventory, InventoryEntry } from '../ports/file-inventory.port.js';
-import type { TokenCounter } from '../ports/language-model.port.js';
-import { estimateTokens } from './context-assembly.js';
-import { findPath, STATUS, type Pool } from './context-ranking.js';
-import { joinRelative, namedRefs } from './context-terms.js';
-import type { AssembledContext, InstructionExclusion, InstructionFile } from './context.types.js';
+import { INSTRUCTION_FILE_NAMES, type EffectiveContextSettings } from '../../domain/context/context.ts';
+import type { FileInventory, InventoryEntry } from '../ports/file-inventory.port.ts';
+import type { TokenCounter } from '../ports/language-model.port.ts';
+import { estimateTokens } from './context-assembly.ts';
+import { findPath, STATUS, type Pool } from './context-ranking.ts';
+import { joinRelative, namedRefs } from './context-terms.ts';
+import type { AssembledContext, InstructionExclusion, InstructionFile } from './context.types.ts';
 
 type Source = 'root' | 'folder' | 'project' | 'action';
 /** Reading order of the groups, and which are kept first when not all fit. */
@@ -53,7 +53,11 @@ interface Read {
 /** Reads of instruction files kept between assemblies, by resource root and path (least recently used evicted). */
 export class InstructionCache {
   private readonly map = new Map<string, Read>();
-  constructor(private readonly max = 256) {}
+  private readonly max: number;
+
+  constructor(max = 256) {
+    this.max = max;
+  }
   get(key: string, e: InventoryEntry, maxBytes: number): Read | undefined {
     const r = this.map.get(key);
     if (!r || r.bytes !== e.bytes || r.mtimeMs !== e.mtimeMs || r.max !== maxBytes) return undefined;
@@ -143,12 +147,16 @@ export class Instructions {
   private readonly missing: InstructionFile[] = [];
   private readonly namedDirs: Array<{ pool: Pool; dir: string; file: string }> = [];
 
-  constructor(
-    private readonly input: InstructionInput,
-    private readonly inventory: FileInventory,
-    private readonly tokens: TokenCounter,
-    private readonly cache: InstructionCache,
-  ) {
+  private readonly input: InstructionInput;
+  private readonly inventory: FileInventory;
+  private readonly tokens: TokenCounter;
+  private readonly cache: InstructionCache;
+
+  constructor(input: InstructionInput, inventory: FileInventory, tokens: TokenCounter, cache: InstructionCache) {
+    this.input = input;
+    this.inventory = inventory;
+    this.tokens = tokens;
+    this.cache = cache;
     const { pools, settings } = input;
     let seq = 0;
     for (const pool of pools)

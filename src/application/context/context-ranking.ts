@@ -12,8 +12,8 @@
  * rank by there (it still counts in text). The order of `ranking` does not matter; a strategy not
  * listed contributes nothing.
  */
-import type { Ranking } from '../../domain/context/context.js';
-import type { FileListing, GitRecency, InventoryEntry } from '../ports/file-inventory.port.js';
+import type { Ranking } from '../../domain/context/context.ts';
+import type { FileListing, GitRecency, InventoryEntry } from '../ports/file-inventory.port.ts';
 import {
   dirStems,
   goalTerms,
@@ -23,7 +23,7 @@ import {
   namedRefs,
   occurrences,
   type NamedRef,
-} from './context-terms.js';
+} from './context-terms.ts';
 
 export const WEIGHTS = {
   goalName: 3,

@@ -9,9 +9,9 @@ import {
   VIEW_PARENT,
   type ContextView,
   type EffectiveContextSettings,
-} from '../../domain/context/context.js';
-import { AppError, type FieldViolation } from '../../domain/errors.js';
-import type { ContextSetInput, SettingSource, ViewSettingsShown } from './context.types.js';
+} from '../../domain/context/context.ts';
+import { AppError, type FieldViolation } from '../../domain/errors.ts';
+import type { ContextSetInput, SettingSource, ViewSettingsShown } from './context.types.ts';
 
 const FIELDS = Object.keys(CONTEXT_DEFAULTS) as Array<keyof EffectiveContextSettings>;
 

@@ -10,24 +10,24 @@ import {
   type ContextView,
   type EffectiveContextSettings,
   type ProjectContextSettings,
-} from '../../domain/context/context.js';
-import { AppError } from '../../domain/errors.js';
+} from '../../domain/context/context.ts';
+import { AppError } from '../../domain/errors.ts';
 import {
   LLM_ACTOR_DEFAULTS,
   type ActionDefinition,
   type ProjectDefinition,
   type ResourceDefinition,
-} from '../../domain/registry/entities.js';
-import type { FileInventory } from '../ports/file-inventory.port.js';
-import type { TokenCounter } from '../ports/language-model.port.js';
-import type { Principal } from '../ports/principal.js';
-import type { RegistryService } from '../registry/registry.service.js';
+} from '../../domain/registry/entities.ts';
+import type { FileInventory } from '../ports/file-inventory.port.ts';
+import type { TokenCounter } from '../ports/language-model.port.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { RegistryService } from '../registry/registry.service.ts';
 import { createHash } from 'node:crypto';
-import { Assembler, ContentCache, type AssemblyOutcome } from './context-assembly.js';
-import { InstructionCache, Instructions, pathsNamed, type InstructionSelection } from './context-instructions.js';
-import { listingIndex, STATUS, type Pool } from './context-ranking.js';
-import { hasBinaryExtension } from './context-terms.js';
-import { applySet, effectiveSettings, ownSettings } from './context-settings.js';
+import { Assembler, ContentCache, type AssemblyOutcome } from './context-assembly.ts';
+import { InstructionCache, Instructions, pathsNamed, type InstructionSelection } from './context-instructions.ts';
+import { listingIndex, STATUS, type Pool } from './context-ranking.ts';
+import { hasBinaryExtension } from './context-terms.ts';
+import { applySet, effectiveSettings, ownSettings } from './context-settings.ts';
 import type {
   AssembledContext,
   ContextBudget,
@@ -38,7 +38,7 @@ import type {
   ContextSetInput,
   ContextShowInput,
   ContextShowResult,
-} from './context.types.js';
+} from './context.types.ts';
 
 /** What the service needs of a plan: its goal, its projects, its decisions so far. */
 export interface ContextPlan {
@@ -78,7 +78,10 @@ export class ContextService implements ContextProvider {
   private readonly assembler: Assembler;
   private readonly instructionReads = new InstructionCache();
 
-  constructor(private readonly deps: ContextServiceDeps) {
+  private readonly deps: ContextServiceDeps;
+
+  constructor(deps: ContextServiceDeps) {
+    this.deps = deps;
     this.assembler = new Assembler(
       deps.inventory,
       deps.tokens,

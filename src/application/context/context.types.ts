@@ -8,7 +8,7 @@ import type {
   ContextViewSettings,
   EffectiveContextSettings,
   Ranking,
-} from '../../domain/context/context.js';
+} from '../../domain/context/context.ts';
 
 /** Where an effective value came from. */
 export type SettingSource = 'builtin' | `view:${ContextView}`;

@@ -5,8 +5,8 @@
  * call, before apply) that denies — or cannot answer — stops the first one that does: the caller
  * gets the veto and does not do what was vetoed. Hooks are the platform's: actors never call them.
  */
-import type { Artifact } from '../../domain/a2a.model.js';
-import { newId } from '../../domain/ids.js';
+import type { Artifact } from '../../domain/a2a.model.ts';
+import { newId } from '../../domain/ids.ts';
 import {
   decideHook,
   DEFAULT_HOOK_TIMEOUT_SECONDS,
@@ -16,9 +16,9 @@ import {
   type HookDecision,
   type HookDefinition,
   type HookEventName,
-} from '../../domain/registry/hook.js';
-import type { HookRunner } from '../ports/hook-runner.port.js';
-import type { Logger } from '../ports/logger.port.js';
+} from '../../domain/registry/hook.ts';
+import type { HookRunner } from '../ports/hook-runner.port.ts';
+import type { Logger } from '../ports/logger.port.ts';
 
 /** One hook run, as recorded on the task (the `hook` artifact's data). */
 export interface HookRun {
@@ -84,7 +84,11 @@ export interface HookServiceDeps {
 export const vetoText = (v: HookVeto): string => `Vetoed by hook ${v.hook}: ${v.reason}`;
 
 export class HookService {
-  constructor(private readonly deps: HookServiceDeps) {}
+  private readonly deps: HookServiceDeps;
+
+  constructor(deps: HookServiceDeps) {
+    this.deps = deps;
+  }
 
   /**
    * Runs the event's hooks in name order and records each run; for a veto event the first hook

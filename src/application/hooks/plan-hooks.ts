@@ -3,12 +3,12 @@
  * its apply (before: may veto; after: told what was applied). Runs are recorded on the task of the
  * phase that fired them.
  */
-import type { Artifact } from '../../domain/a2a.model.js';
-import type { Plan } from '../../domain/plan/plan.js';
-import { namespaceOf } from '../../domain/registry/names.js';
-import type { Logger } from '../ports/logger.port.js';
-import type { HookContext, HookEventFields, HookService, HookVeto } from './hook.service.js';
-import { toolCallHooks, type ToolCallHooks } from './tool-call-hooks.js';
+import type { Artifact } from '../../domain/a2a.model.ts';
+import type { Plan } from '../../domain/plan/plan.ts';
+import { namespaceOf } from '../../domain/registry/names.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import type { HookContext, HookEventFields, HookService, HookVeto } from './hook.service.ts';
+import { toolCallHooks, type ToolCallHooks } from './tool-call-hooks.ts';
 
 /** The task a plan's phase reports on (TaskHandle's artifact half). */
 export interface PlanHookTask {

@@ -2,10 +2,10 @@
  * The two hook points of a tool call, bound to where the call happens (a chat turn, a plan's
  * execute phase): before it runs (a veto stops it; the actor is told why) and after it ran.
  */
-import type { Artifact } from '../../domain/a2a.model.js';
-import { namespaceOf } from '../../domain/registry/names.js';
-import { truncateBytes } from '../../domain/registry/hook.js';
-import type { HookService, HookVeto } from './hook.service.js';
+import type { Artifact } from '../../domain/a2a.model.ts';
+import { namespaceOf } from '../../domain/registry/names.ts';
+import { truncateBytes } from '../../domain/registry/hook.ts';
+import type { HookService, HookVeto } from './hook.service.ts';
 
 /** How much of a tool's output an after-tool-call hook is given (bytes). */
 const RESULT_OUTPUT_BYTES = 64 * 1024;

@@ -1,8 +1,8 @@
-import type { Plan } from '../../domain/plan/plan.js';
-import { awaitAnswer, markApplied, policyOf, startPhase } from '../../domain/plan/plan.js';
-import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.js';
-import { vetoText } from '../hooks/hook.service.js';
-import { beforeApply, notifyPlanHooks } from '../hooks/plan-hooks.js';
+import type { Plan } from '../../domain/plan/plan.ts';
+import { awaitAnswer, markApplied, policyOf, startPhase } from '../../domain/plan/plan.ts';
+import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.ts';
+import { vetoText } from '../hooks/hook.service.ts';
+import { beforeApply, notifyPlanHooks } from '../hooks/plan-hooks.ts';
 
 /** What a before-apply hook is told of the changes: the stats and the files, per resource. */
 async function applyFacts(wb: PlanWorkbench, plan: Plan): Promise<unknown[]> {

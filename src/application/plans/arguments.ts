@@ -1,5 +1,5 @@
-import { AppError, type FieldViolation } from '../../domain/errors.js';
-import type { ActionDefinition } from '../../domain/registry/entities.js';
+import { AppError, type FieldViolation } from '../../domain/errors.ts';
+import type { ActionDefinition } from '../../domain/registry/entities.ts';
 
 export type ArgValue = string | number | boolean;
 

@@ -1,11 +1,11 @@
-import { newId } from '../../domain/ids.js';
-import type { Plan, ToolCallRecord } from '../../domain/plan/plan.js';
-import { vetoText } from '../hooks/hook.service.js';
-import { planToolCallHooks } from '../hooks/plan-hooks.js';
-import { awaitAnswer, completePhase, policyOf, startPhase } from '../../domain/plan/plan.js';
-import { decideCall } from '../../domain/plan/policy.js';
-import type { ToolDefinition } from '../../domain/registry/entities.js';
-import type { PlanWorkbench, TaskHandle } from './plan-workbench.js';
+import { newId } from '../../domain/ids.ts';
+import type { Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
+import { vetoText } from '../hooks/hook.service.ts';
+import { planToolCallHooks } from '../hooks/plan-hooks.ts';
+import { awaitAnswer, completePhase, policyOf, startPhase } from '../../domain/plan/plan.ts';
+import { decideCall } from '../../domain/plan/policy.ts';
+import type { ToolDefinition } from '../../domain/registry/entities.ts';
+import type { PlanWorkbench, TaskHandle } from './plan-workbench.ts';
 import {
   callRecorder,
   changedFiles,
@@ -13,10 +13,10 @@ import {
   diffArtifact,
   prepareSandboxes,
   wallClock,
-} from './execute-shared.js';
-import { ChangeTracker } from './change-tracker.js';
-import { executeWithActor } from './llm/execute-llm.js';
-import { argSummary, commandOfCall, normalizeArgs, previewOf } from './tool-call-preview.js';
+} from './execute-shared.ts';
+import { ChangeTracker } from './change-tracker.ts';
+import { executeWithActor } from './llm/execute-llm.ts';
+import { argSummary, commandOfCall, normalizeArgs, previewOf } from './tool-call-preview.ts';
 
 /**
  * The execute phase (run or resumed): creates the sandboxes, then runs each step's tool call in

@@ -3,9 +3,9 @@
  * (llm/execute-llm.ts): the sandboxes and their first checkpoint, how commands run, the wall clock,
  * recording a tool call, and the diff artifact the phase ends with.
  */
-import type { Plan, ToolCallRecord } from '../../domain/plan/plan.js';
-import type { ActionDefinition } from '../../domain/registry/entities.js';
-import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.js';
+import type { Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
+import type { ActionDefinition } from '../../domain/registry/entities.ts';
+import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.ts';
 
 /**
  * The plan's sandboxes: created (with a `before-execute` checkpoint) on the first run; on a resumed

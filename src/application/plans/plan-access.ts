@@ -1,7 +1,7 @@
-import { AppError } from '../../domain/errors.js';
-import { isAllowed, type Decision, type Plan, type PlanOperation } from '../../domain/plan/plan.js';
-import type { Principal } from '../ports/principal.js';
-import type { PlanServiceDeps } from './plan.types.js';
+import { AppError } from '../../domain/errors.ts';
+import { isAllowed, type Decision, type Plan, type PlanOperation } from '../../domain/plan/plan.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { PlanServiceDeps } from './plan.types.ts';
 
 /** A plan's A2A context: its tasks (one per phase run) live there, and nothing else does. */
 export const CONTEXT_PREFIX = 'plan-';
@@ -17,7 +17,11 @@ export function planIdOfContext(contextId: string): string | undefined {
  * what must wait. What the plan's phase and state allow is the domain's (`assertAllowed`).
  */
 export class PlanAccess {
-  constructor(private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine'>) {}
+  private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine'>;
+
+  constructor(deps: Pick<PlanServiceDeps, 'plans' | 'engine'>) {
+    this.deps = deps;
+  }
 
   async get(planId: string, principal: Principal): Promise<Plan> {
     const plan = await this.deps.engine.load(planId);

@@ -1,13 +1,13 @@
-import { AppError } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
-import type { Message, Task } from '../../domain/a2a.model.js';
-import { parseApprovalAnswer, type ApprovalAnswer } from '../../domain/plan/approval.js';
-import { assertAllowed, type Plan } from '../../domain/plan/plan.js';
-import type { Principal } from '../ports/principal.js';
-import type { ContextOwner, OwnedRun } from '../tasks/task.service.js';
-import { planIdOfContext, type PlanAccess } from './plan-access.js';
-import type { PlanQueries } from './plan-queries.js';
-import type { PlanServiceDeps, RunResult } from './plan.types.js';
+import { AppError } from '../../domain/errors.ts';
+import { newId } from '../../domain/ids.ts';
+import type { Message, Task } from '../../domain/a2a.model.ts';
+import { parseApprovalAnswer, type ApprovalAnswer } from '../../domain/plan/approval.ts';
+import { assertAllowed, type Plan } from '../../domain/plan/plan.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { ContextOwner, OwnedRun } from '../tasks/task.service.ts';
+import { planIdOfContext, type PlanAccess } from './plan-access.ts';
+import type { PlanQueries } from './plan-queries.ts';
+import type { PlanServiceDeps, RunResult } from './plan.types.ts';
 
 /**
  * Answers to what a plan waits for (a tool call's or the apply's approval). Every answer — from
@@ -17,11 +17,15 @@ import type { PlanServiceDeps, RunResult } from './plan.types.js';
  * history. A request the plan no longer waits for has its task ended (closeWaiting).
  */
 export class PlanAnswers implements ContextOwner {
-  constructor(
-    private readonly deps: Pick<PlanServiceDeps, 'engine' | 'tasks'>,
-    private readonly access: PlanAccess,
-    private readonly queries: PlanQueries,
-  ) {}
+  private readonly deps: Pick<PlanServiceDeps, 'engine' | 'tasks'>;
+  private readonly access: PlanAccess;
+  private readonly queries: PlanQueries;
+
+  constructor(deps: Pick<PlanServiceDeps, 'engine' | 'tasks'>, access: PlanAccess, queries: PlanQueries) {
+    this.deps = deps;
+    this.access = access;
+    this.queries = queries;
+  }
 
   /** Approves what the plan waits for (a tool call, or the apply), and continues the run. */
   async approve(planId: string, opts: { wait?: boolean | undefined }, principal: Principal): Promise<RunResult> {

@@ -1,11 +1,11 @@
-import { AppError } from '../../domain/errors.js';
-import { assertAllowed, requeueExecute, type Decision, type Plan } from '../../domain/plan/plan.js';
-import type { Correction } from '../../domain/plan/plan-views.js';
-import type { Principal } from '../ports/principal.js';
-import type { Replan } from './llm/strategize-llm.js';
-import type { PlanAccess } from './plan-access.js';
-import type { PlanAnswers } from './plan-answers.js';
-import type { CorrectInput, PlanServiceDeps, RunResult } from './plan.types.js';
+import { AppError } from '../../domain/errors.ts';
+import { assertAllowed, requeueExecute, type Decision, type Plan } from '../../domain/plan/plan.ts';
+import type { Correction } from '../../domain/plan/plan-views.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { Replan } from './llm/strategize-llm.ts';
+import type { PlanAccess } from './plan-access.ts';
+import type { PlanAnswers } from './plan-answers.ts';
+import type { CorrectInput, PlanServiceDeps, RunResult } from './plan.types.ts';
 
 /** Runs a re-plan of a plan from a goal on a new strategize task, and waits for it. */
 export type RunReplan = (plan: Plan, replan: Replan, principal: Principal) => Promise<RunResult>;
@@ -20,12 +20,22 @@ export type RunReplan = (plan: Plan, replan: Replan, principal: Principal) => Pr
  * what would happen and changes nothing.
  */
 export class PlanCorrections {
+  private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine'>;
+  private readonly access: PlanAccess;
+  private readonly answers: PlanAnswers;
+  private readonly runReplan: RunReplan;
+
   constructor(
-    private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine'>,
-    private readonly access: PlanAccess,
-    private readonly answers: PlanAnswers,
-    private readonly runReplan: RunReplan,
-  ) {}
+    deps: Pick<PlanServiceDeps, 'plans' | 'engine'>,
+    access: PlanAccess,
+    answers: PlanAnswers,
+    runReplan: RunReplan,
+  ) {
+    this.deps = deps;
+    this.access = access;
+    this.answers = answers;
+    this.runReplan = runReplan;
+  }
 
   async correct(input: CorrectInput, principal: Principal, planId?: string): Promise<Correction> {
     const { plan, decision, all } = await this.access.findDecision(input.decisionId, principal, planId);

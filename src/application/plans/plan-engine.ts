@@ -1,16 +1,16 @@
-import type { ApprovalAnswer } from '../../domain/plan/approval.js';
-import type { Checkpoint, Decision, Plan, Waiting } from '../../domain/plan/plan.js';
-import { PlanError } from '../../domain/plan/plan.js';
-import { declineApply, failPhase, requeueExecute, takeAnswer } from '../../domain/plan/plan.js';
-import { AppError } from '../../domain/errors.js';
-import type { SandboxDiff, SandboxManager } from '../ports/sandbox.port.js';
-import { applyChanges } from './apply-phase.js';
-import { executeSteps } from './execute-phase.js';
-import { PlanStopped, PlanWorkbench, type PlanEngineDeps, type TaskHandle } from './plan-workbench.js';
-import { strategize } from './strategize-phase.js';
-import { strategizeWithActor, type Replan } from './llm/strategize-llm.js';
+import type { ApprovalAnswer } from '../../domain/plan/approval.ts';
+import type { Checkpoint, Decision, Plan, Waiting } from '../../domain/plan/plan.ts';
+import { PlanError } from '../../domain/plan/plan.ts';
+import { declineApply, failPhase, requeueExecute, takeAnswer } from '../../domain/plan/plan.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { SandboxDiff, SandboxManager } from '../ports/sandbox.port.ts';
+import { applyChanges } from './apply-phase.ts';
+import { executeSteps } from './execute-phase.ts';
+import { PlanStopped, PlanWorkbench, type PlanEngineDeps, type TaskHandle } from './plan-workbench.ts';
+import { strategize } from './strategize-phase.ts';
+import { strategizeWithActor, type Replan } from './llm/strategize-llm.ts';
 
-export { PLAN_META, type PlanEngineDeps, type TaskHandle } from './plan-workbench.js';
+export { PLAN_META, type PlanEngineDeps, type TaskHandle } from './plan-workbench.ts';
 
 export interface RunOptions {
   /** Approve every request of this run (tool calls and apply). */

@@ -1,4 +1,4 @@
-import { AppError } from '../../domain/errors.js';
+import { AppError } from '../../domain/errors.ts';
 import type {
   KeptPlan,
   PlanDeletion,
@@ -7,7 +7,7 @@ import type {
   PrunedPlan,
   RemovedSandbox,
   SandboxRebase,
-} from '../../domain/plan/housekeeping-views.js';
+} from '../../domain/plan/housekeeping-views.ts';
 import {
   assertAllowed,
   isRebaseConflict,
@@ -16,13 +16,13 @@ import {
   type PhaseState,
   type Plan,
   type PlanError,
-} from '../../domain/plan/plan.js';
-import type { DiffStats } from '../../domain/plan/plan-views.js';
-import type { Principal } from '../ports/principal.js';
-import type { SandboxInfo } from '../ports/sandbox.port.js';
-import { waitingError, type PlanAccess } from './plan-access.js';
-import type { PlanQueries } from './plan-queries.js';
-import type { PlanServiceDeps } from './plan.types.js';
+} from '../../domain/plan/plan.ts';
+import type { DiffStats } from '../../domain/plan/plan-views.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { SandboxInfo } from '../ports/sandbox.port.ts';
+import { waitingError, type PlanAccess } from './plan-access.ts';
+import type { PlanQueries } from './plan-queries.ts';
+import type { PlanServiceDeps } from './plan.types.ts';
 
 export interface PruneInput {
   /** Only plans not updated for this long (default 7 days). */
@@ -49,11 +49,18 @@ type Unapplied = { stats: DiffStats; where: string[] } | { unreadable: string } 
 export class PlanHousekeeping {
   private readonly now: () => Date;
 
+  private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'now' | 'registry'>;
+  private readonly access: PlanAccess;
+  private readonly queries: PlanQueries;
+
   constructor(
-    private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'now' | 'registry'>,
-    private readonly access: PlanAccess,
-    private readonly queries: PlanQueries,
+    deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'now' | 'registry'>,
+    access: PlanAccess,
+    queries: PlanQueries,
   ) {
+    this.deps = deps;
+    this.access = access;
+    this.queries = queries;
     this.now = deps.now ?? (() => new Date());
   }
 

@@ -1,24 +1,27 @@
-import { AppError } from '../../domain/errors.js';
-import { pageOf } from '../../domain/paging.js';
-import type { Plan } from '../../domain/plan/plan.js';
+import { AppError } from '../../domain/errors.ts';
+import { pageOf } from '../../domain/paging.ts';
+import type { Plan } from '../../domain/plan/plan.ts';
 import {
   StoredDiff,
   type DecisionExplanation,
   type PlanArtifacts,
   type PlanDiff,
   type PlanTree,
-} from '../../domain/plan/plan-views.js';
-import type { Principal } from '../ports/principal.js';
-import type { PlanAccess } from './plan-access.js';
-import { artifactsOf, decisionTree, statusOf, type PlanStatus } from './plan-views.js';
-import type { PlanListInput, PlanServiceDeps } from './plan.types.js';
+} from '../../domain/plan/plan-views.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { PlanAccess } from './plan-access.ts';
+import { artifactsOf, decisionTree, statusOf, type PlanStatus } from './plan-views.ts';
+import type { PlanListInput, PlanServiceDeps } from './plan.types.ts';
 
 /** The read side of plans: status, tree, explanations, diffs, artifacts and the list. Changes nothing. */
 export class PlanQueries {
-  constructor(
-    private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'registry'>,
-    private readonly access: PlanAccess,
-  ) {}
+  private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'registry'>;
+  private readonly access: PlanAccess;
+
+  constructor(deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'registry'>, access: PlanAccess) {
+    this.deps = deps;
+    this.access = access;
+  }
 
   async status(planId: string, principal: Principal): Promise<PlanStatus> {
     const plan = await this.access.get(planId, principal);

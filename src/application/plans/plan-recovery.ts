@@ -1,5 +1,5 @@
-import { failPhase } from '../../domain/plan/plan.js';
-import type { PlanServiceDeps } from './plan.types.js';
+import { failPhase } from '../../domain/plan/plan.ts';
+import type { PlanServiceDeps } from './plan.types.ts';
 
 /** How long a processing plan whose phase task is not stored is taken to be starting up elsewhere. */
 export const MISSING_TASK_GRACE_MS = 60_000;

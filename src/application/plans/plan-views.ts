@@ -1,6 +1,6 @@
-import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../domain/plan/plan.js';
-import { allowedOperations, policyOf } from '../../domain/plan/plan.js';
-import type { ArtifactRow, DecisionNode, FileChange, PlanStatus } from '../../domain/plan/plan-views.js';
+import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
+import { allowedOperations, policyOf } from '../../domain/plan/plan.ts';
+import type { ArtifactRow, DecisionNode, FileChange, PlanStatus } from '../../domain/plan/plan-views.ts';
 
 export type { PlanStatus };
 

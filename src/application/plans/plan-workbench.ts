@@ -1,15 +1,15 @@
-import { newId } from '../../domain/ids.js';
-import type { Checkpoint, Decision, Phase, Plan, PlanError } from '../../domain/plan/plan.js';
-import { failPhase } from '../../domain/plan/plan.js';
-import type { ActionDefinition, ProjectDefinition, ResourceDefinition } from '../../domain/registry/entities.js';
-import type { ActorTurn } from '../ports/actor.port.js';
-import type { Logger } from '../ports/logger.port.js';
-import type { PlanRepository } from '../ports/plan.repository.port.js';
-import type { SandboxDiff, SandboxManager, ToolRunner } from '../ports/sandbox.port.js';
-import type { RegistryService } from '../registry/registry.service.js';
-import type { PlanLlmDeps } from './llm/plan-model.js';
-import type { HookService } from '../hooks/hook.service.js';
-import { notifyPlanHooks } from '../hooks/plan-hooks.js';
+import { newId } from '../../domain/ids.ts';
+import type { Checkpoint, Decision, Phase, Plan, PlanError } from '../../domain/plan/plan.ts';
+import { failPhase } from '../../domain/plan/plan.ts';
+import type { ActionDefinition, ProjectDefinition, ResourceDefinition } from '../../domain/registry/entities.ts';
+import type { ActorTurn } from '../ports/actor.port.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import type { PlanRepository } from '../ports/plan.repository.port.ts';
+import type { SandboxDiff, SandboxManager, ToolRunner } from '../ports/sandbox.port.ts';
+import type { RegistryService } from '../registry/registry.service.ts';
+import type { PlanLlmDeps } from './llm/plan-model.ts';
+import type { HookService } from '../hooks/hook.service.ts';
+import { notifyPlanHooks } from '../hooks/plan-hooks.ts';
 
 /**
  * The A2A task a run reports on: its status and artifact events, and the signal that cancels it.
@@ -42,7 +42,10 @@ export class PlanWorkbench {
   /** The plans a run holds: the task their phase changes are reported on, and the last phase seen. */
   private readonly watched = new Map<string, { turn: TaskHandle; seen: Pick<Plan, 'phase' | 'state'> }>();
 
-  constructor(readonly deps: PlanEngineDeps) {
+  readonly deps: PlanEngineDeps;
+
+  constructor(deps: PlanEngineDeps) {
+    this.deps = deps;
     this.now = deps.now ?? (() => new Date());
   }
 

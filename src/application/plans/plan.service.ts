@@ -1,7 +1,7 @@
-import { AppError } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
-import type { Message, Task } from '../../domain/a2a.model.js';
-import { parseApprovalAnswer } from '../../domain/plan/approval.js';
+import { AppError } from '../../domain/errors.ts';
+import { newId } from '../../domain/ids.ts';
+import type { Message, Task } from '../../domain/a2a.model.ts';
+import { parseApprovalAnswer } from '../../domain/plan/approval.ts';
 import {
   assertAllowed,
   cancelPlan,
@@ -11,31 +11,31 @@ import {
   type Plan,
   type PlanActors,
   type PlanInvariant,
-} from '../../domain/plan/plan.js';
-import type { PlanDeletion, PlanPrune, PlanRebase } from '../../domain/plan/housekeeping-views.js';
+} from '../../domain/plan/plan.ts';
+import type { PlanDeletion, PlanPrune, PlanRebase } from '../../domain/plan/housekeeping-views.ts';
 import type {
   Correction,
   DecisionExplanation,
   PlanArtifacts,
   PlanDiff,
   PlanTree,
-} from '../../domain/plan/plan-views.js';
-import type { PolicySnapshot } from '../../domain/plan/policy.js';
-import { DEFAULT_AUTOMATION_PROFILE, GLOBAL_INVARIANTS } from '../../domain/registry/builtins.js';
-import { profileEntityName, type ActionDefinition, type ProjectDefinition } from '../../domain/registry/entities.js';
-import type { Principal } from '../ports/principal.js';
-import type { ContextOwner, OwnedRun } from '../tasks/task.service.js';
-import { resolveArguments } from './arguments.js';
-import { CONTEXT_PREFIX, PlanAccess, waitingError } from './plan-access.js';
-import { PlanAnswers } from './plan-answers.js';
-import { PlanCorrections } from './plan-correction.js';
-import { PlanHousekeeping, type PruneInput } from './plan-housekeeping.js';
-import { PlanQueries } from './plan-queries.js';
-import { settleInterruptedPlans, MISSING_TASK_GRACE_MS } from './plan-recovery.js';
-import type { PlanStatus } from './plan-views.js';
-import type { CorrectInput, PlanListInput, PlanServiceDeps, RunResult } from './plan.types.js';
+} from '../../domain/plan/plan-views.ts';
+import type { PolicySnapshot } from '../../domain/plan/policy.ts';
+import { DEFAULT_AUTOMATION_PROFILE, GLOBAL_INVARIANTS } from '../../domain/registry/builtins.ts';
+import { profileEntityName, type ActionDefinition, type ProjectDefinition } from '../../domain/registry/entities.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { ContextOwner, OwnedRun } from '../tasks/task.service.ts';
+import { resolveArguments } from './arguments.ts';
+import { CONTEXT_PREFIX, PlanAccess, waitingError } from './plan-access.ts';
+import { PlanAnswers } from './plan-answers.ts';
+import { PlanCorrections } from './plan-correction.ts';
+import { PlanHousekeeping, type PruneInput } from './plan-housekeeping.ts';
+import { PlanQueries } from './plan-queries.ts';
+import { settleInterruptedPlans, MISSING_TASK_GRACE_MS } from './plan-recovery.ts';
+import type { PlanStatus } from './plan-views.ts';
+import type { CorrectInput, PlanListInput, PlanServiceDeps, RunResult } from './plan.types.ts';
 
-export type { CorrectInput, PlanListInput, PlanServiceDeps, RunResult } from './plan.types.js';
+export type { CorrectInput, PlanListInput, PlanServiceDeps, RunResult } from './plan.types.ts';
 
 /** The action of `plan use --goal`. */
 export const GOAL_ACTION = 'builtin/goal';
@@ -108,7 +108,10 @@ export class PlanService implements ContextOwner {
   private readonly corrections: PlanCorrections;
   private readonly housekeeping: PlanHousekeeping;
 
-  constructor(private readonly deps: PlanServiceDeps) {
+  private readonly deps: PlanServiceDeps;
+
+  constructor(deps: PlanServiceDeps) {
+    this.deps = deps;
     this.now = deps.now ?? (() => new Date());
     this.access = new PlanAccess(deps);
     this.queries = new PlanQueries(deps, this.access);

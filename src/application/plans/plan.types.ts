@@ -1,10 +1,10 @@
-import type { Task } from '../../domain/a2a.model.js';
-import type { Phase, PhaseState } from '../../domain/plan/plan.js';
-import type { PlanRepository } from '../ports/plan.repository.port.js';
-import type { RegistryService } from '../registry/registry.service.js';
-import type { TaskService } from '../tasks/task.service.js';
-import type { PlanEngine } from './plan-engine.js';
-import type { PlanStatus } from './plan-views.js';
+import type { Task } from '../../domain/a2a.model.ts';
+import type { Phase, PhaseState } from '../../domain/plan/plan.ts';
+import type { PlanRepository } from '../ports/plan.repository.port.ts';
+import type { RegistryService } from '../registry/registry.service.ts';
+import type { TaskService } from '../tasks/task.service.ts';
+import type { PlanEngine } from './plan-engine.ts';
+import type { PlanStatus } from './plan-views.ts';
 
 /** What a command that starts (or continues) a phase run answers: the plan, and the run's task. */
 export interface RunResult {

@@ -1,7 +1,7 @@
-import type { Decision, Plan } from '../../domain/plan/plan.js';
-import { completePhase, renderTemplate, startPhase } from '../../domain/plan/plan.js';
-import type { ToolDefinition } from '../../domain/registry/entities.js';
-import type { PlanWorkbench, TaskHandle } from './plan-workbench.js';
+import type { Decision, Plan } from '../../domain/plan/plan.ts';
+import { completePhase, renderTemplate, startPhase } from '../../domain/plan/plan.ts';
+import type { ToolDefinition } from '../../domain/registry/entities.ts';
+import type { PlanWorkbench, TaskHandle } from './plan-workbench.ts';
 
 /** The strategize phase: records one decision per declared step of the action (from `fromStep` on). */
 export async function strategize(

@@ -1,5 +1,5 @@
-import { splitCommandLine } from '../../domain/plan/command-line.js';
-import type { ToolDefinition } from '../../domain/registry/entities.js';
+import { splitCommandLine } from '../../domain/plan/command-line.ts';
+import type { ToolDefinition } from '../../domain/registry/entities.ts';
 
 /** `command: "prettier --write src"` for run-command becomes program + args (split, never shell-run). */
 export function normalizeArgs(tool: string, args: Record<string, unknown>): Record<string, unknown> {

@@ -1,4 +1,4 @@
-import type { Role } from '../../domain/permissions.js';
+import type { Role } from '../../domain/permissions.ts';
 
 /** A server-mode account. */
 export interface UserRecord {

@@ -1,4 +1,4 @@
-import type { Artifact, Message, Task, TaskState } from '../../domain/a2a.model.js';
+import type { Artifact, Message, Task, TaskState } from '../../domain/a2a.model.ts';
 
 export interface ArtifactOptions {
   append?: boolean;

@@ -1,4 +1,4 @@
-import type { Capability } from '../../domain/registry/capabilities.js';
+import type { Capability } from '../../domain/registry/capabilities.ts';
 
 /** A capability a server administrator granted a namespace. */
 export interface CapabilityGrant {

@@ -1,6 +1,6 @@
-import type { HookDefinition, HookOutcome } from '../../domain/registry/hook.js';
+import type { HookDefinition, HookOutcome } from '../../domain/registry/hook.ts';
 
-export type { HookOutcome } from '../../domain/registry/hook.js';
+export type { HookOutcome } from '../../domain/registry/hook.ts';
 
 /** One run of a hook: its definition, the event JSON it is given, and where a command runs. */
 export interface HookInvocation {

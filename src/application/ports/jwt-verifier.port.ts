@@ -1,4 +1,4 @@
-import type { Role } from '../../domain/permissions.js';
+import type { Role } from '../../domain/permissions.ts';
 
 /** What a verified JWT says of its bearer, after the configured claim mapping. */
 export interface VerifiedToken {

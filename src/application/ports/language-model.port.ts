@@ -3,7 +3,7 @@
  * vocabulary. The tool-calling loop (application/actors/llm.actor.ts) owns everything around it —
  * history, tools, approvals, usage — so that the provider adapter only speaks HTTP.
  */
-import type { ActorDefinition } from '../../domain/registry/entities.js';
+import type { ActorDefinition } from '../../domain/registry/entities.ts';
 
 /** A tool call as the model wrote it. */
 export interface ModelToolCall {
@@ -100,13 +100,15 @@ export type ProviderFailureKind = (typeof PROVIDER_FAILURES)[number];
 
 /** Why a model step failed, for a user: what happened and what to do. */
 export class ProviderFailure extends Error {
-  constructor(
-    readonly kind: ProviderFailureKind,
-    message: string,
-    readonly hint: string,
-    readonly status?: number | undefined,
-  ) {
+  readonly kind: ProviderFailureKind;
+  readonly hint: string;
+  readonly status?: number | undefined;
+
+  constructor(kind: ProviderFailureKind, message: string, hint: string, status?: number  ) {
     super(message);
+    this.kind = kind;
+    this.hint = hint;
+    this.status = status;
     this.name = 'ProviderFailure';
   }
 }

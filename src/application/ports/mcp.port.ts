@@ -1,4 +1,4 @@
-import type { McpServer } from '../../domain/registry/entities.js';
+import type { McpServer } from '../../domain/registry/entities.ts';
 
 /** A tool an MCP server lists. */
 export interface McpToolInfo {
@@ -21,12 +21,13 @@ export interface McpCallResult {
 
 /** Why an MCP server could not be used (connect, list): the message says which server and why. */
 export class McpUnavailable extends Error {
-  constructor(
-    readonly server: string,
-    message: string,
-    readonly hint: string,
-  ) {
+  readonly server: string;
+  readonly hint: string;
+
+  constructor(server: string, message: string, hint: string) {
     super(message);
+    this.server = server;
+    this.hint = hint;
     this.name = 'McpUnavailable';
   }
 }

@@ -1,4 +1,4 @@
-import type { Checkpoint, Decision, Phase, PhaseState, Plan, ToolCallRecord } from '../../domain/plan/plan.js';
+import type { Checkpoint, Decision, Phase, PhaseState, Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
 
 export interface PlanListQuery {
   owner: string;

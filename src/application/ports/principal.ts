@@ -1,4 +1,4 @@
-import type { Role } from '../../domain/permissions.js';
+import type { Role } from '../../domain/permissions.ts';
 
 /**
  * Who is calling, and where the request acts. Local mode has one principal, the local user;

@@ -1,4 +1,4 @@
-import type { TaskPushNotificationConfig } from '../../domain/a2a.model.js';
+import type { TaskPushNotificationConfig } from '../../domain/a2a.model.ts';
 
 export interface StoredPushConfig extends TaskPushNotificationConfig {
   id: string;

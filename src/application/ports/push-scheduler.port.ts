@@ -1,4 +1,4 @@
-import type { OutboxTarget } from './push-outbox.port.js';
+import type { OutboxTarget } from './push-outbox.port.ts';
 
 /** What one drain of a target left behind. */
 export interface PushDrainResult {

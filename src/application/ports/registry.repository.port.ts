@@ -1,6 +1,6 @@
-import type { Role } from '../../domain/permissions.js';
-import type { PathFacts, Referrer } from '../../domain/registry/derived-facts.js';
-import type { Reference, RegistryEntity, RegistryKind } from '../../domain/registry/entities.js';
+import type { Role } from '../../domain/permissions.ts';
+import type { PathFacts, Referrer } from '../../domain/registry/derived-facts.ts';
+import type { Reference, RegistryEntity, RegistryKind } from '../../domain/registry/entities.ts';
 
 export interface RegistryListQuery {
   kind: RegistryKind;
@@ -10,7 +10,7 @@ export interface RegistryListQuery {
   type?: string | undefined;
 }
 
-export type { Referrer } from '../../domain/registry/derived-facts.js';
+export type { Referrer } from '../../domain/registry/derived-facts.ts';
 
 /** Stored registry entities and the references between them. */
 export interface RegistryRepository {
@@ -32,7 +32,7 @@ export interface RegistryRepository {
   countByNamespace(namespace: string): Promise<Partial<Record<RegistryKind, number>>>;
 }
 
-export type { Role } from '../../domain/permissions.js';
+export type { Role } from '../../domain/permissions.ts';
 
 export interface NamespaceRecord {
   name: string;
@@ -83,7 +83,7 @@ export interface NamespaceContents {
 }
 
 /** What the file system says about a resource's path (on the machine the agent runs on). */
-export type { PathFacts } from '../../domain/registry/derived-facts.js';
+export type { PathFacts } from '../../domain/registry/derived-facts.ts';
 
 export interface ResourceInspector {
   inspect(path: string, branch?: string): Promise<PathFacts>;

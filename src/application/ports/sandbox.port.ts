@@ -1,4 +1,4 @@
-import type { ResourceDefinition, ToolDefinition } from '../../domain/registry/entities.js';
+import type { ResourceDefinition, ToolDefinition } from '../../domain/registry/entities.ts';
 
 /** Where a plan works on one resource: a git worktree on its own branch, or a tracked copy. */
 export interface SandboxInfo {

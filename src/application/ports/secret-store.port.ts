@@ -63,7 +63,9 @@ export interface SecretCipher {
  * message completes "The secret NAME of namespace NS …".
  */
 export class SecretUnreadable extends Error {
-  constructor(readonly why: 'format' | 'authentication' | 'no-key') {
+  readonly why: 'format' | 'authentication' | 'no-key';
+
+  constructor(why: 'format' | 'authentication' | 'no-key') {
     super(
       why === 'format'
         ? 'is stored in a form this server does not read'
@@ -71,6 +73,7 @@ export class SecretUnreadable extends Error {
           ? 'cannot be read: the server has no secret key file any more'
           : "does not decrypt with this server's key (the key file was replaced, or this instance has another one than the instance that stored it)",
     );
+    this.why = why;
     this.name = 'SecretUnreadable';
   }
 }

@@ -1,7 +1,7 @@
-import type { Task } from '../../domain/a2a.model.js';
-import type { UpdateCursor } from '../../domain/paging.js';
-import type { Session } from '../../domain/session.js';
-import type { Transcript } from './transcript.port.js';
+import type { Task } from '../../domain/a2a.model.ts';
+import type { UpdateCursor } from '../../domain/paging.ts';
+import type { Session } from '../../domain/session.ts';
+import type { Transcript } from './transcript.port.ts';
 
 /** A position in an owner's sessions, newest first. */
 export type SessionCursor = UpdateCursor;

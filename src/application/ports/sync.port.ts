@@ -1,5 +1,5 @@
-import type { Role } from '../../domain/permissions.js';
-import type { RegistryKind } from '../../domain/registry/entities.js';
+import type { Role } from '../../domain/permissions.ts';
+import type { RegistryKind } from '../../domain/registry/entities.ts';
 
 /** A definition as a server's registry holds it. */
 export interface RemoteEntity {

@@ -1,6 +1,6 @@
-import type { Task, TaskEvent, TaskState } from '../../domain/a2a.model.js';
-import type { UpdateCursor } from '../../domain/paging.js';
-import type { JsonText } from '../../domain/json.js';
+import type { Task, TaskEvent, TaskState } from '../../domain/a2a.model.ts';
+import type { UpdateCursor } from '../../domain/paging.ts';
+import type { JsonText } from '../../domain/json.ts';
 
 export interface StoredTask {
   task: Task;

@@ -1,4 +1,4 @@
-import type { ModelMessage, ModelToolCall, ModelToolResult, ModelUsage } from './language-model.port.js';
+import type { ModelMessage, ModelToolCall, ModelToolResult, ModelUsage } from './language-model.port.ts';
 
 /** A tool call of a step that waits for a person's answer before it runs. */
 export interface PendingCalls {

@@ -1,6 +1,6 @@
-import type { Logger } from '../ports/logger.port.js';
-import type { OutboxTarget } from '../ports/push-outbox.port.js';
-import type { PushDrain, PushScheduler } from '../ports/push-scheduler.port.js';
+import type { Logger } from '../ports/logger.port.ts';
+import type { OutboxTarget } from '../ports/push-outbox.port.ts';
+import type { PushDrain, PushScheduler } from '../ports/push-scheduler.port.ts';
 
 interface Slot {
   target: OutboxTarget;
@@ -21,10 +21,13 @@ export class InProcessPushScheduler implements PushScheduler {
   private readonly slots = new Map<string, Slot>();
   private stopped = false;
 
-  constructor(
-    private readonly logger: Logger,
-    private readonly now: () => number = Date.now,
-  ) {}
+  private readonly logger: Logger;
+  private readonly now: () => number;
+
+  constructor(logger: Logger, now: () => number = Date.now) {
+    this.logger = logger;
+    this.now = now;
+  }
 
   start(drain: PushDrain): void {
     this.drain = drain;

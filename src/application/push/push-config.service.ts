@@ -1,11 +1,11 @@
-import type { TaskPushNotificationConfig } from '../../domain/a2a.model.js';
-import { AppError } from '../../domain/errors.js';
-import { newId, SAFE_ID } from '../../domain/ids.js';
-import { pageOf } from '../../domain/paging.js';
-import type { EgressPolicy } from '../ports/egress.port.js';
-import type { Principal } from '../ports/principal.js';
-import type { PushConfigRepository, StoredPushConfig } from '../ports/push-config.repository.port.js';
-import type { InlinePushRegistrar, TaskService } from '../tasks/task.service.js';
+import type { TaskPushNotificationConfig } from '../../domain/a2a.model.ts';
+import { AppError } from '../../domain/errors.ts';
+import { newId, SAFE_ID } from '../../domain/ids.ts';
+import { pageOf } from '../../domain/paging.ts';
+import type { EgressPolicy } from '../ports/egress.port.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { PushConfigRepository, StoredPushConfig } from '../ports/push-config.repository.port.ts';
+import type { InlinePushRegistrar, TaskService } from '../tasks/task.service.ts';
 
 /**
  * Push-notification configurations of tasks (A2A §3.1.7–3.1.10). A webhook the egress policy
@@ -13,12 +13,22 @@ import type { InlinePushRegistrar, TaskService } from '../tasks/task.service.js'
  * and a config that is accepted and then silently never delivered helps nobody.
  */
 export class PushConfigService implements InlinePushRegistrar {
+  private readonly repo: PushConfigRepository;
+  private readonly tasks: TaskService;
+  private readonly egress: EgressPolicy;
+  private readonly onChange: (taskId: string) => void;
+
   constructor(
-    private readonly repo: PushConfigRepository,
-    private readonly tasks: TaskService,
-    private readonly egress: EgressPolicy,
-    private readonly onChange: (taskId: string) => void = () => {},
-  ) {}
+    repo: PushConfigRepository,
+    tasks: TaskService,
+    egress: EgressPolicy,
+    onChange: (taskId: string) => void = () => {},
+  ) {
+    this.repo = repo;
+    this.tasks = tasks;
+    this.egress = egress;
+    this.onChange = onChange;
+  }
 
   async create(taskId: string, config: TaskPushNotificationConfig, principal: Principal): Promise<StoredPushConfig> {
     await this.tasks.get(taskId, 0, principal);

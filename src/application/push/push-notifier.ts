@@ -1,11 +1,11 @@
-import { isTerminal, type Task } from '../../domain/a2a.model.js';
-import type { Logger } from '../ports/logger.port.js';
-import type { StoredPushConfig } from '../ports/push-config.repository.port.js';
-import type { OutboxTarget, PushOutbox } from '../ports/push-outbox.port.js';
-import type { PushDrainResult, PushScheduler } from '../ports/push-scheduler.port.js';
-import type { WebhookSender } from '../ports/webhook.port.js';
-import type { StreamItem } from '../tasks/task.service.js';
-import { InProcessPushScheduler } from './in-process-push-scheduler.js';
+import { isTerminal, type Task } from '../../domain/a2a.model.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import type { StoredPushConfig } from '../ports/push-config.repository.port.ts';
+import type { OutboxTarget, PushOutbox } from '../ports/push-outbox.port.ts';
+import type { PushDrainResult, PushScheduler } from '../ports/push-scheduler.port.ts';
+import type { WebhookSender } from '../ports/webhook.port.ts';
+import type { StreamItem } from '../tasks/task.service.ts';
+import { InProcessPushScheduler } from './in-process-push-scheduler.ts';
 
 export interface PushNotifierOptions {
   /** Delay before the n-th retry (the last entry repeats); default 0.2 s, 1 s, 3 s, 10 s, 30 s, 60 s. */
@@ -52,13 +52,22 @@ export class PushNotifier {
   private readonly queueing = new Set<Promise<void>>();
   private stopped = false;
 
+  private readonly load: (taskId: string) => Promise<StoredPushConfig[]>;
+  private readonly outbox: PushOutbox;
+  private readonly sender: WebhookSender;
+  private readonly logger: Logger;
+
   constructor(
-    private readonly load: (taskId: string) => Promise<StoredPushConfig[]>,
-    private readonly outbox: PushOutbox,
-    private readonly sender: WebhookSender,
-    private readonly logger: Logger,
+    load: (taskId: string) => Promise<StoredPushConfig[]>,
+    outbox: PushOutbox,
+    sender: WebhookSender,
+    logger: Logger,
     opts: PushNotifierOptions = {},
   ) {
+    this.load = load;
+    this.outbox = outbox;
+    this.sender = sender;
+    this.logger = logger;
     this.backoff = opts.backoffMs ?? [200, 1000, 3000, 10_000, 30_000, 60_000];
     this.maxAttempts = opts.maxAttempts ?? 12;
     this.timeoutMs = opts.timeoutMs ?? 10_000;

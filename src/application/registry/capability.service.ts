@@ -6,7 +6,7 @@
  * again when it is used, so a revoked grant or a definition older than the rule stops working.
  */
 import path from 'node:path';
-import { AppError, type FieldViolation } from '../../domain/errors.js';
+import { AppError, type FieldViolation } from '../../domain/errors.ts';
 import {
   CAPABILITIES,
   CAPABILITY_MEANING,
@@ -14,15 +14,15 @@ import {
   fieldName,
   type Capability,
   type CapabilityNeed,
-} from '../../domain/registry/capabilities.js';
-import type { Definition, RegistryEntity, RegistryKind, ResourceDefinition } from '../../domain/registry/entities.js';
-import { BUILTIN_NAMESPACE, DEFAULT_NAMESPACE } from '../../domain/registry/names.js';
-import type { AuditEntry } from '../accounts/audit.service.js';
-import type { EgressPolicy } from '../ports/egress.port.js';
-import type { CapabilityGrant, GrantRepository } from '../ports/grant.repository.port.js';
-import { roleIn, type Principal } from '../ports/principal.js';
-import type { PathScope, ResolvedPath, ResourceInspector } from '../ports/registry.repository.port.js';
-import { namespaceNotFound } from './namespace.service.js';
+} from '../../domain/registry/capabilities.ts';
+import type { Definition, RegistryEntity, RegistryKind, ResourceDefinition } from '../../domain/registry/entities.ts';
+import { BUILTIN_NAMESPACE, DEFAULT_NAMESPACE } from '../../domain/registry/names.ts';
+import type { AuditEntry } from '../accounts/audit.service.ts';
+import type { EgressPolicy } from '../ports/egress.port.ts';
+import type { CapabilityGrant, GrantRepository } from '../ports/grant.repository.port.ts';
+import { roleIn, type Principal } from '../ports/principal.ts';
+import type { PathScope, ResolvedPath, ResourceInspector } from '../ports/registry.repository.port.ts';
+import { namespaceNotFound } from './namespace.service.ts';
 
 export interface TrustSettings {
   mode: 'local' | 'server';
@@ -57,7 +57,10 @@ const TRUSTED = new Set([DEFAULT_NAMESPACE, BUILTIN_NAMESPACE]);
 export class CapabilityService {
   private readonly now: () => Date;
 
-  constructor(private readonly deps: CapabilityServiceDeps) {
+  private readonly deps: CapabilityServiceDeps;
+
+  constructor(deps: CapabilityServiceDeps) {
+    this.deps = deps;
     this.now = deps.now ?? (() => new Date());
   }
 

@@ -4,7 +4,7 @@
  * namespace must hold (issue #35), and what the file system says of a resource's directory.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { AppError, type FieldViolation } from '../../domain/errors.js';
+import { AppError, type FieldViolation } from '../../domain/errors.ts';
 import {
   DEFINITION_SCHEMAS,
   referencesOf,
@@ -12,13 +12,13 @@ import {
   type Reference,
   type RegistryEntity,
   type RegistryKind,
-} from '../../domain/registry/entities.js';
-import { namespaceOf } from '../../domain/registry/names.js';
-import type { Principal } from '../ports/principal.js';
-import type { ResourceInspector } from '../ports/registry.repository.port.js';
-import { type CapabilityService, capabilityViolations, grantHint } from './capability.service.js';
-import { definitionError } from './definition-error.js';
-import type { NamespaceService } from './namespace.service.js';
+} from '../../domain/registry/entities.ts';
+import { namespaceOf } from '../../domain/registry/names.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { ResourceInspector } from '../ports/registry.repository.port.ts';
+import { type CapabilityService, capabilityViolations, grantHint } from './capability.service.ts';
+import { definitionError } from './definition-error.ts';
+import type { NamespaceService } from './namespace.service.ts';
 
 /** A definition as given: an object, or the text of a YAML/JSON file (for located errors). */
 export interface DefinitionInput {
@@ -35,7 +35,11 @@ export interface DefinitionCheckDeps {
 }
 
 export class DefinitionChecks {
-  constructor(private readonly deps: DefinitionCheckDeps) {}
+  private readonly deps: DefinitionCheckDeps;
+
+  constructor(deps: DefinitionCheckDeps) {
+    this.deps = deps;
+  }
 
   /** Parses, validates (schema, write access, references, the file system) and reports every problem at once. */
   async prepare(
@@ -46,7 +50,7 @@ export class DefinitionChecks {
   ): Promise<{ definition: Definition; refs: Reference[] }> {
     // The YAML parser loads with the first definition given as text, not with every agent.
     const parsed = input.source
-      ? (await import('./definition-source.js')).parseDefinitionSource(
+      ? (await import('./definition-source.ts')).parseDefinitionSource(
           input.source.text,
           input.source.filename ?? `<${kind} definition>`,
         )

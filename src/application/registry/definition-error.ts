@@ -1,4 +1,4 @@
-import { AppError, type FieldViolation } from '../../domain/errors.js';
+import { AppError, type FieldViolation } from '../../domain/errors.ts';
 
 /** One error carrying every problem of a definition, each with its file and line. */
 export function definitionError(filename: string, problems: FieldViolation[], hint?: string): AppError {

@@ -5,21 +5,21 @@ import type {
   ProjectResource,
   Referrer,
   SkillTool,
-} from '../../domain/registry/derived-facts.js';
+} from '../../domain/registry/derived-facts.ts';
 import type {
   RegistryEntity,
   RegistryKind,
   ResourceDefinition,
   SkillDefinition,
   ToolDefinition,
-} from '../../domain/registry/entities.js';
-import { actorEndpoint, namesApiKey, type McpServer } from '../../domain/registry/entities.js';
-import { DEFAULT_HOOK_TIMEOUT_SECONDS, VETO_EVENTS } from '../../domain/registry/hook.js';
-import type { ResourceInspector } from '../ports/registry.repository.port.js';
-import type { ApiKeys } from '../ports/language-model.port.js';
-import type { McpHub, McpUse } from '../ports/mcp.port.js';
-import { namespaceOf } from '../../domain/registry/names.js';
-import { McpUnavailable } from '../ports/mcp.port.js';
+} from '../../domain/registry/entities.ts';
+import { actorEndpoint, namesApiKey, type McpServer } from '../../domain/registry/entities.ts';
+import { DEFAULT_HOOK_TIMEOUT_SECONDS, VETO_EVENTS } from '../../domain/registry/hook.ts';
+import type { ResourceInspector } from '../ports/registry.repository.port.ts';
+import type { ApiKeys } from '../ports/language-model.port.ts';
+import type { McpHub, McpUse } from '../ports/mcp.port.ts';
+import { namespaceOf } from '../../domain/registry/names.ts';
+import { McpUnavailable } from '../ports/mcp.port.ts';
 
 export interface DeriveContext {
   usedBy: Referrer[];

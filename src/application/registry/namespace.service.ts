@@ -1,8 +1,8 @@
-import { AppError } from '../../domain/errors.js';
-import { mayAssign } from '../../domain/permissions.js';
-import { BUILTIN_NAMESPACE } from '../../domain/registry/names.js';
-import type { AuditEntry } from '../accounts/audit.service.js';
-import { LOCAL_PRINCIPAL, roleIn, type Principal } from '../ports/principal.js';
+import { AppError } from '../../domain/errors.ts';
+import { mayAssign } from '../../domain/permissions.ts';
+import { BUILTIN_NAMESPACE } from '../../domain/registry/names.ts';
+import type { AuditEntry } from '../accounts/audit.service.ts';
+import { LOCAL_PRINCIPAL, roleIn, type Principal } from '../ports/principal.ts';
 import type {
   Member,
   NamespaceContents,
@@ -10,8 +10,8 @@ import type {
   NamespaceRepository,
   RegistryRepository,
   Role,
-} from '../ports/registry.repository.port.js';
-import type { RegistryKind } from '../../domain/registry/entities.js';
+} from '../ports/registry.repository.port.ts';
+import type { RegistryKind } from '../../domain/registry/entities.ts';
 
 const WRITE_ROLES: ReadonlySet<Role> = new Set(['owner', 'admin', 'member']);
 
@@ -89,12 +89,21 @@ export class NamespaceService {
   /** The local user's principal, and the store version it was read at. */
   private local: { version: number; principal: Principal } | undefined;
 
+  private readonly repo: NamespaceRepository;
+  private readonly registry: RegistryRepository;
+  private readonly builtinCounts: () => Partial<Record<RegistryKind, number>>;
+  private readonly opts: NamespaceServiceOptions;
+
   constructor(
-    private readonly repo: NamespaceRepository,
-    private readonly registry: RegistryRepository,
-    private readonly builtinCounts: () => Partial<Record<RegistryKind, number>>,
-    private readonly opts: NamespaceServiceOptions = {},
+    repo: NamespaceRepository,
+    registry: RegistryRepository,
+    builtinCounts: () => Partial<Record<RegistryKind, number>>,
+    opts: NamespaceServiceOptions = {},
   ) {
+    this.repo = repo;
+    this.registry = registry;
+    this.builtinCounts = builtinCounts;
+    this.opts = opts;
     this.now = opts.now ?? (() => new Date());
   }
 

@@ -1,7 +1,7 @@
-import { AppError } from '../../domain/errors.js';
-import type { ActorDefinition } from '../../domain/registry/entities.js';
-import type { Actor, ActorCatalog } from '../ports/actor.port.js';
-import type { RegistryService } from './registry.service.js';
+import { AppError } from '../../domain/errors.ts';
+import type { ActorDefinition } from '../../domain/registry/entities.ts';
+import type { Actor, ActorCatalog } from '../ports/actor.port.ts';
+import type { RegistryService } from './registry.service.ts';
 
 /** Makes the actor of an LLM definition (absent: this agent has no LLM providers wired). */
 export type LlmActorFactory = (name: string, definition: ActorDefinition) => Actor;
@@ -11,11 +11,15 @@ export type LlmActorFactory = (name: string, definition: ActorDefinition) => Act
  * deterministic built-ins; the LLM providers run through the LLM actor.
  */
 export class RegistryActorCatalog implements ActorCatalog {
-  constructor(
-    private readonly registry: RegistryService,
-    private readonly byModel: ReadonlyMap<string, Actor>,
-    private readonly llm?: LlmActorFactory,
-  ) {}
+  private readonly registry: RegistryService;
+  private readonly byModel: ReadonlyMap<string, Actor>;
+  private readonly llm?: LlmActorFactory | undefined;
+
+  constructor(registry: RegistryService, byModel: ReadonlyMap<string, Actor>, llm?: LlmActorFactory) {
+    this.registry = registry;
+    this.byModel = byModel;
+    this.llm = llm;
+  }
 
   async resolve(name: string): Promise<Actor | undefined> {
     const entity = await this.registry.use('actor', name);

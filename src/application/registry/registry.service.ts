@@ -1,25 +1,25 @@
-import type { ApiKeys } from '../ports/language-model.port.js';
-import type { McpHub } from '../ports/mcp.port.js';
+import type { ApiKeys } from '../ports/language-model.port.ts';
+import type { McpHub } from '../ports/mcp.port.ts';
 import { createHash } from 'node:crypto';
-import { AppError } from '../../domain/errors.js';
+import { AppError } from '../../domain/errors.ts';
 import {
   PLURAL,
   type Definition,
   type RegistryEntity,
   type RegistryKind,
   type ResourceDefinition,
-} from '../../domain/registry/entities.js';
-import { pageOf } from '../../domain/paging.js';
-import type { DefinitionOf, DerivedFacts } from '../../domain/registry/derived-facts.js';
-import { namespaceOf } from '../../domain/registry/names.js';
-import type { Principal } from '../ports/principal.js';
-import type { Referrer, RegistryRepository, ResourceInspector } from '../ports/registry.repository.port.js';
-import type { CapabilityService } from './capability.service.js';
-import { DefinitionChecks, resourceWriteRefusal, type DefinitionInput } from './definition-checks.js';
-import { deriveFacts } from './derived-facts.js';
-import type { NamespaceService } from './namespace.service.js';
+} from '../../domain/registry/entities.ts';
+import { pageOf } from '../../domain/paging.ts';
+import type { DefinitionOf, DerivedFacts } from '../../domain/registry/derived-facts.ts';
+import { namespaceOf } from '../../domain/registry/names.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { Referrer, RegistryRepository, ResourceInspector } from '../ports/registry.repository.port.ts';
+import type { CapabilityService } from './capability.service.ts';
+import { DefinitionChecks, resourceWriteRefusal, type DefinitionInput } from './definition-checks.ts';
+import { deriveFacts } from './derived-facts.ts';
+import type { NamespaceService } from './namespace.service.ts';
 
-export type { DefinitionInput } from './definition-checks.js';
+export type { DefinitionInput } from './definition-checks.ts';
 
 export interface ListInput {
   namespace?: string | undefined;
@@ -78,7 +78,10 @@ export class RegistryService {
   private readonly now: () => Date;
   private readonly checks: DefinitionChecks;
 
-  constructor(private readonly deps: RegistryServiceDeps) {
+  private readonly deps: RegistryServiceDeps;
+
+  constructor(deps: RegistryServiceDeps) {
+    this.deps = deps;
     this.now = deps.now ?? (() => new Date());
     this.checks = new DefinitionChecks({ ...deps, lookup: (k, n) => this.lookup(k, n) });
     for (const [kind, defs] of Object.entries(deps.builtins) as Array<[RegistryKind, readonly Definition[]]>) {

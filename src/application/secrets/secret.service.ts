@@ -1,21 +1,21 @@
-import { AppError } from '../../domain/errors.js';
-import { roleGrants, type NamespacePermission } from '../../domain/permissions.js';
-import { BUILTIN_NAMESPACE } from '../../domain/registry/names.js';
+import { AppError } from '../../domain/errors.ts';
+import { roleGrants, type NamespacePermission } from '../../domain/permissions.ts';
+import { BUILTIN_NAMESPACE } from '../../domain/registry/names.ts';
 import {
   MAX_SECRET_BYTES,
   MAX_SECRETS_PER_NAMESPACE,
   normaliseSecretValue,
   secretBinding,
-} from '../../domain/secrets.js';
-import type { AuditEntry } from '../accounts/audit.service.js';
-import { roleIn, type Principal } from '../ports/principal.js';
+} from '../../domain/secrets.ts';
+import type { AuditEntry } from '../accounts/audit.service.ts';
+import { roleIn, type Principal } from '../ports/principal.ts';
 import {
   SecretUnreadable,
   type SecretCipher,
   type SecretStore,
   type SecretSummary,
-} from '../ports/secret-store.port.js';
-import { namespaceNotFound } from '../registry/namespace.service.js';
+} from '../ports/secret-store.port.ts';
+import { namespaceNotFound } from '../registry/namespace.service.ts';
 
 export interface SecretServiceDeps {
   store: SecretStore;
@@ -47,7 +47,10 @@ export interface SecretList {
 export class SecretService {
   private readonly now: () => Date;
 
-  constructor(private readonly deps: SecretServiceDeps) {
+  private readonly deps: SecretServiceDeps;
+
+  constructor(deps: SecretServiceDeps) {
+    this.deps = deps;
     this.now = deps.now ?? (() => new Date());
   }
 

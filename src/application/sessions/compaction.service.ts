@@ -4,29 +4,29 @@
  * the start of an LLM turn when the earlier turns pass the actor's threshold (compactIfDue), and on
  * demand (`_cleveragents/session/compact`, compact). The original turns are never changed.
  */
-import type { Task } from '../../domain/a2a.model.js';
-import { AppError } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
+import type { Task } from '../../domain/a2a.model.ts';
+import { AppError } from '../../domain/errors.ts';
+import { newId } from '../../domain/ids.ts';
 import {
   COMPACTION_DEFAULTS,
   LLM_ACTOR_DEFAULTS,
   namesApiKey,
   type ActorDefinition,
-} from '../../domain/registry/entities.js';
-import type { Session } from '../../domain/session.js';
-import type { MessageTokens } from '../actors/llm/history.js';
+} from '../../domain/registry/entities.ts';
+import type { Session } from '../../domain/session.ts';
+import type { MessageTokens } from '../actors/llm/history.ts';
 import {
   ProviderFailure,
   type ApiKeys,
   type LanguageModels,
   type ModelUsage,
   type TokenCounter,
-} from '../ports/language-model.port.js';
-import type { Logger } from '../ports/logger.port.js';
-import type { Principal } from '../ports/principal.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
-import type { TranscriptStore } from '../ports/transcript.port.js';
-import { viewTask } from '../tasks/task-view.js';
+} from '../ports/language-model.port.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { TaskRepository } from '../ports/task.repository.port.ts';
+import type { TranscriptStore } from '../ports/transcript.port.ts';
+import { viewTask } from '../tasks/task-view.ts';
 import {
   compactionSection,
   sessionHistory,
@@ -40,7 +40,7 @@ import {
   type CompactionRecord,
   type HistoryTurn,
   type SessionHistory,
-} from './compaction.js';
+} from './compaction.ts';
 
 /** Earlier turns read for a compaction (as many as a turn's history reads). */
 const HISTORY_TURNS = 200;
@@ -79,7 +79,10 @@ export interface CompactResult {
 export class CompactionService {
   private readonly now: () => Date;
 
-  constructor(private readonly deps: CompactionDeps) {
+  private readonly deps: CompactionDeps;
+
+  constructor(deps: CompactionDeps) {
+    this.deps = deps;
     this.now = deps.now ?? (() => new Date());
   }
 

@@ -4,11 +4,11 @@
  * completed task of the session (`metadata.cleveragents.kind = 'compaction'`, a `summary`
  * artifact); the turns it covers stay stored, untouched.
  */
-import { isTerminal, textOf, type Task } from '../../domain/a2a.model.js';
-import type { ModelMessage } from '../ports/language-model.port.js';
-import type { StoredTask } from '../ports/task.repository.port.js';
-import type { Transcript } from '../ports/transcript.port.js';
-import { priorTurn } from '../actors/llm/history.js';
+import { isTerminal, textOf, type Task } from '../../domain/a2a.model.ts';
+import type { ModelMessage } from '../ports/language-model.port.ts';
+import type { StoredTask } from '../ports/task.repository.port.ts';
+import type { Transcript } from '../ports/transcript.port.ts';
+import { priorTurn } from '../actors/llm/history.ts';
 
 /** The artifact holding a compaction's summary. */
 export const SUMMARY_ARTIFACT = 'summary';

@@ -1,7 +1,7 @@
-import type { Task } from '../../domain/a2a.model.js';
-import { isTerminal } from '../../domain/a2a.model.js';
-import { AppError } from '../../domain/errors.js';
-import type { StoredTask } from '../ports/task.repository.port.js';
+import type { Task } from '../../domain/a2a.model.ts';
+import { isTerminal } from '../../domain/a2a.model.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { StoredTask } from '../ports/task.repository.port.ts';
 
 /** The most turns one fork copies. */
 export const MAX_FORK_TURNS = 5000;

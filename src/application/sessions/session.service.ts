@@ -1,15 +1,15 @@
-import type { Task } from '../../domain/a2a.model.js';
-import { AppError } from '../../domain/errors.js';
-import { newId, SAFE_ID } from '../../domain/ids.js';
-import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.js';
-import type { Session } from '../../domain/session.js';
-import type { ActorCatalog } from '../ports/actor.port.js';
-import type { Principal } from '../ports/principal.js';
-import type { ForkedTurn, SessionRepository } from '../ports/session.repository.port.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
-import type { Transcript, TranscriptStore } from '../ports/transcript.port.js';
-import { viewTask } from '../tasks/task-view.js';
-import { forkTitle, MAX_FORK_TURNS, remapIds, turnsToCopy } from './session-fork.js';
+import type { Task } from '../../domain/a2a.model.ts';
+import { AppError } from '../../domain/errors.ts';
+import { newId, SAFE_ID } from '../../domain/ids.ts';
+import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.ts';
+import type { Session } from '../../domain/session.ts';
+import type { ActorCatalog } from '../ports/actor.port.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { ForkedTurn, SessionRepository } from '../ports/session.repository.port.ts';
+import type { TaskRepository } from '../ports/task.repository.port.ts';
+import type { Transcript, TranscriptStore } from '../ports/transcript.port.ts';
+import { viewTask } from '../tasks/task-view.ts';
+import { forkTitle, MAX_FORK_TURNS, remapIds, turnsToCopy } from './session-fork.ts';
 
 export interface CreateSessionInput {
   actor?: string | undefined;
@@ -52,7 +52,10 @@ export interface SessionServiceDeps {
 export class SessionService {
   private readonly now: () => Date;
 
-  constructor(private readonly deps: SessionServiceDeps) {
+  private readonly deps: SessionServiceDeps;
+
+  constructor(deps: SessionServiceDeps) {
+    this.deps = deps;
     this.now = deps.now ?? (() => new Date());
   }
 

@@ -1,10 +1,10 @@
-import { AppError } from '../../domain/errors.js';
-import type { Role } from '../../domain/permissions.js';
-import type { RegistryEntity, RegistryKind } from '../../domain/registry/entities.js';
-import { BUILTIN_NAMESPACE, DEFAULT_NAMESPACE, namespaceOf } from '../../domain/registry/names.js';
-import type { Logger } from '../ports/logger.port.js';
-import type { Principal } from '../ports/principal.js';
-import type { NamespaceRepository, ResourceInspector } from '../ports/registry.repository.port.js';
+import { AppError } from '../../domain/errors.ts';
+import type { Role } from '../../domain/permissions.ts';
+import type { RegistryEntity, RegistryKind } from '../../domain/registry/entities.ts';
+import { BUILTIN_NAMESPACE, DEFAULT_NAMESPACE, namespaceOf } from '../../domain/registry/names.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { NamespaceRepository, ResourceInspector } from '../ports/registry.repository.port.ts';
 import type {
   RemoteConnection,
   RemoteConnectionStore,
@@ -13,9 +13,9 @@ import type {
   SyncRemote,
   SyncRemoteFactory,
   SyncStateStore,
-} from '../ports/sync.port.js';
-import type { NamespaceService } from '../registry/namespace.service.js';
-import type { RegistryService } from '../registry/registry.service.js';
+} from '../ports/sync.port.ts';
+import type { NamespaceService } from '../registry/namespace.service.ts';
+import type { RegistryService } from '../registry/registry.service.ts';
 
 const WRITE_ROLES: ReadonlySet<Role> = new Set(['owner', 'admin', 'member']);
 
@@ -165,7 +165,10 @@ export class SyncService {
   /** Pulls and pushes of this process run one after the other (an auto-pull and a request's pull never race). */
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly deps: SyncDeps) {
+  private readonly deps: SyncDeps;
+
+  constructor(deps: SyncDeps) {
+    this.deps = deps;
     this.now = deps.now ?? (() => new Date());
   }
 

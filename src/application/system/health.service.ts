@@ -1,5 +1,5 @@
-import type { Principal } from '../ports/principal.js';
-import type { DiagnosticCheck, SystemProbe } from '../ports/system.port.js';
+import type { Principal } from '../ports/principal.ts';
+import type { DiagnosticCheck, SystemProbe } from '../ports/system.port.ts';
 
 /** Checks that depend on who asks (e.g. the actors they can see). */
 export type PrincipalChecks = (principal: Principal) => Promise<DiagnosticCheck[]>;
@@ -22,12 +22,17 @@ export interface DiagnosticsReport {
 export class HealthService {
   private readonly started = Date.now();
 
-  constructor(
-    private readonly probe: SystemProbe,
-    private readonly version: string,
-    private readonly liveTasks: () => number,
-    private readonly more?: PrincipalChecks,
-  ) {}
+  private readonly probe: SystemProbe;
+  private readonly version: string;
+  private readonly liveTasks: () => number;
+  private readonly more?: PrincipalChecks | undefined;
+
+  constructor(probe: SystemProbe, version: string, liveTasks: () => number, more?: PrincipalChecks) {
+    this.probe = probe;
+    this.version = version;
+    this.liveTasks = liveTasks;
+    this.more = more;
+  }
 
   async check(): Promise<HealthReport> {
     let storage: HealthReport['storage'] = 'ok';

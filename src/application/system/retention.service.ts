@@ -1,6 +1,6 @@
-import type { Logger } from '../ports/logger.port.js';
-import type { SessionRepository } from '../ports/session.repository.port.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
+import type { Logger } from '../ports/logger.port.ts';
+import type { SessionRepository } from '../ports/session.repository.port.ts';
+import type { TaskRepository } from '../ports/task.repository.port.ts';
 
 /** What retention keeps. Either limit may be absent; with neither, nothing is deleted. */
 export interface RetentionPolicy {
@@ -39,7 +39,10 @@ export class RetentionService {
   private readonly now: () => Date;
   private running: Promise<SweepResult> | undefined;
 
-  constructor(private readonly deps: RetentionDeps) {
+  private readonly deps: RetentionDeps;
+
+  constructor(deps: RetentionDeps) {
+    this.deps = deps;
     this.now = deps.now ?? (() => new Date());
   }
 

@@ -1,12 +1,12 @@
-import { applyEvent, isInterrupted, isTerminal, type Task, type TaskEvent } from '../../domain/a2a.model.js';
-import { Channel } from '../../domain/async-channel.js';
-import type { Logger } from '../ports/logger.port.js';
-import type { Principal } from '../ports/principal.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
-import { assertOwner, taskNotFound } from './task-errors.js';
-import { TaskLogFollower } from './task-log.follower.js';
-import type { StreamItem } from './task.types.js';
-import { TurnAbort } from './turn-abort.js';
+import { applyEvent, isInterrupted, isTerminal, type Task, type TaskEvent } from '../../domain/a2a.model.ts';
+import { Channel } from '../../domain/async-channel.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { TaskRepository } from '../ports/task.repository.port.ts';
+import { assertOwner, taskNotFound } from './task-errors.ts';
+import { TaskLogFollower } from './task-log.follower.ts';
+import type { StreamItem } from './task.types.ts';
+import { TurnAbort } from './turn-abort.ts';
 
 /** A task held in memory: it has a running turn or a subscriber. */
 export interface LiveTask {
@@ -57,10 +57,10 @@ export class LiveTasks {
   /** Reads the log for tasks another process may be running (see follow()). */
   private readonly follower: TaskLogFollower;
 
-  constructor(
-    private readonly tasks: TaskRepository,
-    logger: Logger,
-  ) {
+  private readonly tasks: TaskRepository;
+
+  constructor(tasks: TaskRepository, logger: Logger) {
+    this.tasks = tasks;
     this.follower = new TaskLogFollower(tasks, logger);
   }
 

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { Message } from '../../domain/a2a.model.js';
+import type { Message } from '../../domain/a2a.model.ts';
 
 /**
  * The content of a sent message that its messageId stands for: a retry must carry the same parts,

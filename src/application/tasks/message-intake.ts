@@ -4,20 +4,20 @@ import {
   type Message,
   type Task,
   type TaskPushNotificationConfig,
-} from '../../domain/a2a.model.js';
-import { AppError } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
-import { checkMessageLimits, DEFAULT_LIMITS, type PayloadLimits } from '../../domain/limits.js';
-import type { Actor, ActorCatalog } from '../ports/actor.port.js';
-import type { Principal } from '../ports/principal.js';
-import type { MessageKey, TaskRepository } from '../ports/task.repository.port.js';
-import type { SessionService } from '../sessions/session.service.js';
-import type { LiveTask, LiveTasks } from './live-tasks.js';
-import { messageFingerprint } from './message-fingerprint.js';
-import type { OwnedTasks } from './owned-tasks.js';
-import { isMessageKeyTaken, messageIdReused, stateWord } from './task-errors.js';
-import type { InlinePushRegistrar, SendInput } from './task.types.js';
-import { viewTask } from './task-view.js';
+} from '../../domain/a2a.model.ts';
+import { AppError } from '../../domain/errors.ts';
+import { newId } from '../../domain/ids.ts';
+import { checkMessageLimits, DEFAULT_LIMITS, type PayloadLimits } from '../../domain/limits.ts';
+import type { Actor, ActorCatalog } from '../ports/actor.port.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { MessageKey, TaskRepository } from '../ports/task.repository.port.ts';
+import type { SessionService } from '../sessions/session.service.ts';
+import type { LiveTask, LiveTasks } from './live-tasks.ts';
+import { messageFingerprint } from './message-fingerprint.ts';
+import type { OwnedTasks } from './owned-tasks.ts';
+import { isMessageKeyTaken, messageIdReused, stateWord } from './task-errors.ts';
+import type { InlinePushRegistrar, SendInput } from './task.types.ts';
+import { viewTask } from './task-view.ts';
 
 /** What every answer of this agent is written in (actors' replies and the status messages of a turn). */
 const ANSWER_MEDIA_TYPE = 'text/plain';
@@ -48,7 +48,11 @@ export class MessageIntake {
   private readonly claims = new Map<string, Promise<void>>();
   private inlinePush: InlinePushRegistrar | undefined;
 
-  constructor(private readonly deps: MessageIntakeDeps) {}
+  private readonly deps: MessageIntakeDeps;
+
+  constructor(deps: MessageIntakeDeps) {
+    this.deps = deps;
+  }
 
   acceptInlinePush(registrar: InlinePushRegistrar): void {
     this.inlinePush = registrar;

@@ -1,13 +1,13 @@
-import type { Message, Task } from '../../domain/a2a.model.js';
-import { AppError } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
-import type { Actor } from '../ports/actor.port.js';
-import type { Principal } from '../ports/principal.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
-import type { LiveTask, LiveTasks } from './live-tasks.js';
-import { viewTask } from './task-view.js';
-import type { ContextOwner, OwnedRun } from './task.types.js';
-import type { TurnRunner } from './turn-runner.js';
+import type { Message, Task } from '../../domain/a2a.model.ts';
+import { AppError } from '../../domain/errors.ts';
+import { newId } from '../../domain/ids.ts';
+import type { Actor } from '../ports/actor.port.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { TaskRepository } from '../ports/task.repository.port.ts';
+import type { LiveTask, LiveTasks } from './live-tasks.ts';
+import { viewTask } from './task-view.ts';
+import type { ContextOwner, OwnedRun } from './task.types.ts';
+import type { TurnRunner } from './turn-runner.ts';
 
 export interface OwnedTasksDeps {
   tasks: Pick<TaskRepository, 'create'>;
@@ -23,7 +23,11 @@ export interface OwnedTasksDeps {
 export class OwnedTasks {
   private readonly owners: ContextOwner[] = [];
 
-  constructor(private readonly deps: OwnedTasksDeps) {}
+  private readonly deps: OwnedTasksDeps;
+
+  constructor(deps: OwnedTasksDeps) {
+    this.deps = deps;
+  }
 
   add(owner: ContextOwner): void {
     this.owners.push(owner);

@@ -1,16 +1,19 @@
-import { isInterrupted, isTerminal } from '../../domain/a2a.model.js';
-import type { Principal } from '../ports/principal.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
-import type { LiveTask, LiveTasks } from './live-tasks.js';
-import { viewTask } from './task-view.js';
-import type { SendInput, SendResult, StreamItem } from './task.types.js';
+import { isInterrupted, isTerminal } from '../../domain/a2a.model.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { TaskRepository } from '../ports/task.repository.port.ts';
+import type { LiveTask, LiveTasks } from './live-tasks.ts';
+import { viewTask } from './task-view.ts';
+import type { SendInput, SendResult, StreamItem } from './task.types.ts';
 
 /** Answers a retry of a message already sent from the task it started; starts no turn. */
 export class SendReplay {
-  constructor(
-    private readonly tasks: Pick<TaskRepository, 'get'>,
-    private readonly live: LiveTasks,
-  ) {}
+  private readonly tasks: Pick<TaskRepository, 'get'>;
+  private readonly live: LiveTasks;
+
+  constructor(tasks: Pick<TaskRepository, 'get'>, live: LiveTasks) {
+    this.tasks = tasks;
+    this.live = live;
+  }
 
   /** A blocking retry waits for the task to settle as the first send did; returnImmediately answers at once. */
   async send(taskId: string, input: SendInput, principal: Principal): Promise<SendResult> {

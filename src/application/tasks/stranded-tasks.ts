@@ -1,9 +1,9 @@
-import { isInterrupted, isTerminal, type TaskState } from '../../domain/a2a.model.js';
-import type { Logger } from '../ports/logger.port.js';
-import { systemPrincipalFor, type Principal } from '../ports/principal.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
-import type { LiveTasks } from './live-tasks.js';
-import type { TaskEventRecorder } from './task-event-recorder.js';
+import { isInterrupted, isTerminal, type TaskState } from '../../domain/a2a.model.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import { systemPrincipalFor, type Principal } from '../ports/principal.ts';
+import type { TaskRepository } from '../ports/task.repository.port.ts';
+import type { LiveTasks } from './live-tasks.ts';
+import type { TaskEventRecorder } from './task-event-recorder.ts';
 
 export interface StrandedTasksDeps {
   tasks: Pick<TaskRepository, 'get' | 'listRunning'>;
@@ -14,7 +14,11 @@ export interface StrandedTasksDeps {
 
 /** Ends tasks that nothing runs any more (their process stopped mid-turn) as failed. */
 export class StrandedTasks {
-  constructor(private readonly deps: StrandedTasksDeps) {}
+  private readonly deps: StrandedTasksDeps;
+
+  constructor(deps: StrandedTasksDeps) {
+    this.deps = deps;
+  }
 
   /** Ends one task as failed with `text`, unless it is already terminal. */
   async fail(id: string, text: string, principal: Principal): Promise<void> {

@@ -1,7 +1,7 @@
-import type { Logger } from '../ports/logger.port.js';
-import type { RunnerRegistry } from '../ports/runner.port.js';
-import type { PlanService } from '../plans/plan.service.js';
-import type { TaskService } from './task.service.js';
+import type { Logger } from '../ports/logger.port.ts';
+import type { RunnerRegistry } from '../ports/runner.port.ts';
+import type { PlanService } from '../plans/plan.service.ts';
+import type { TaskService } from './task.service.ts';
 
 export interface StrandedWorkReport {
   tasks: string[];

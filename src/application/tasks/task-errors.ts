@@ -1,6 +1,6 @@
-import type { TaskState } from '../../domain/a2a.model.js';
-import { AppError } from '../../domain/errors.js';
-import type { Principal } from '../ports/principal.js';
+import type { TaskState } from '../../domain/a2a.model.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { Principal } from '../ports/principal.ts';
 
 export function taskNotFound(id: string): AppError {
   return new AppError('TASK_NOT_FOUND', `Task ${id} was not found`, {

@@ -7,15 +7,15 @@ import {
   type Task,
   type TaskEvent,
   type TaskState,
-} from '../../domain/a2a.model.js';
-import { AppError } from '../../domain/errors.js';
-import { newId } from '../../domain/ids.js';
-import type { ArtifactOptions, StatusExtra } from '../ports/actor.port.js';
-import type { Logger } from '../ports/logger.port.js';
-import type { StoredTask, TaskRepository } from '../ports/task.repository.port.js';
-import { toItem, type LiveTask } from './live-tasks.js';
-import { viewTask } from './task-view.js';
-import type { StreamItem, TaskEventTap } from './task.types.js';
+} from '../../domain/a2a.model.ts';
+import { AppError } from '../../domain/errors.ts';
+import { newId } from '../../domain/ids.ts';
+import type { ArtifactOptions, StatusExtra } from '../ports/actor.port.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import type { StoredTask, TaskRepository } from '../ports/task.repository.port.ts';
+import { toItem, type LiveTask } from './live-tasks.ts';
+import { viewTask } from './task-view.ts';
+import type { StreamItem, TaskEventTap } from './task.types.ts';
 
 /** How many of its events an actor may have in flight to storage before it waits for them. */
 export const MAX_UNSTORED_EVENTS = 64;
@@ -44,7 +44,11 @@ export class TaskEventRecorder {
   private readonly taps: TaskEventTap[] = [];
   private readonly recordingTaps: Array<(taskId: string, item: StreamItem) => void> = [];
 
-  constructor(private readonly deps: TaskEventRecorderDeps) {}
+  private readonly deps: TaskEventRecorderDeps;
+
+  constructor(deps: TaskEventRecorderDeps) {
+    this.deps = deps;
+  }
 
   /** Registers an observer of every stored event. */
   tap(observer: TaskEventTap): void {

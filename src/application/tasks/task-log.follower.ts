@@ -1,6 +1,6 @@
-import type { TaskEvent } from '../../domain/a2a.model.js';
-import type { Logger } from '../ports/logger.port.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
+import type { TaskEvent } from '../../domain/a2a.model.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import type { TaskRepository } from '../ports/task.repository.port.ts';
 
 /** A task followed through the log: where it stands, and what to do with newer events. */
 export interface FollowedTask {
@@ -29,11 +29,15 @@ export class TaskLogFollower {
   private watching: Promise<unknown> | undefined;
   private soon = false;
 
-  constructor(
-    private readonly tasks: TaskRepository,
-    private readonly logger: Logger,
-    private readonly everyMs = 200,
-  ) {}
+  private readonly tasks: TaskRepository;
+  private readonly logger: Logger;
+  private readonly everyMs: number;
+
+  constructor(tasks: TaskRepository, logger: Logger, everyMs = 200) {
+    this.tasks = tasks;
+    this.logger = logger;
+    this.everyMs = everyMs;
+  }
 
   /** Follows a task; `readNow` (default) reads its log once at the next tick whatever changed. */
   follow(taskId: string, task: FollowedTask, readNow = true): void {

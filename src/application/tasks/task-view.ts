@@ -1,5 +1,5 @@
-import type { Task } from '../../domain/a2a.model.js';
-import { copyJson } from '../../domain/json.js';
+import type { Task } from '../../domain/a2a.model.ts';
+import { copyJson } from '../../domain/json.ts';
 
 export interface ViewOptions {
   historyLength?: number | undefined;

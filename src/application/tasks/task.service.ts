@@ -1,22 +1,22 @@
-import { isTerminal, type Task } from '../../domain/a2a.model.js';
-import { Channel } from '../../domain/async-channel.js';
-import { AppError } from '../../domain/errors.js';
-import type { PayloadLimits } from '../../domain/limits.js';
-import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.js';
-import { JsonText } from '../../domain/json.js';
-import type { ActorCatalog } from '../ports/actor.port.js';
-import type { Logger } from '../ports/logger.port.js';
-import type { Principal } from '../ports/principal.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
-import type { SessionService } from '../sessions/session.service.js';
-import { LiveTasks, toItem } from './live-tasks.js';
-import { MessageIntake } from './message-intake.js';
-import { OwnedTasks } from './owned-tasks.js';
-import { SendReplay } from './send-replay.js';
-import { StrandedTasks } from './stranded-tasks.js';
-import { assertOwner, isMessageKeyTaken, stateWord, taskNotFound } from './task-errors.js';
-import { TaskEventRecorder } from './task-event-recorder.js';
-import { viewTask } from './task-view.js';
+import { isTerminal, type Task } from '../../domain/a2a.model.ts';
+import { Channel } from '../../domain/async-channel.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { PayloadLimits } from '../../domain/limits.ts';
+import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.ts';
+import { JsonText } from '../../domain/json.ts';
+import type { ActorCatalog } from '../ports/actor.port.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import type { Principal } from '../ports/principal.ts';
+import type { TaskRepository } from '../ports/task.repository.port.ts';
+import type { SessionService } from '../sessions/session.service.ts';
+import { LiveTasks, toItem } from './live-tasks.ts';
+import { MessageIntake } from './message-intake.ts';
+import { OwnedTasks } from './owned-tasks.ts';
+import { SendReplay } from './send-replay.ts';
+import { StrandedTasks } from './stranded-tasks.ts';
+import { assertOwner, isMessageKeyTaken, stateWord, taskNotFound } from './task-errors.ts';
+import { TaskEventRecorder } from './task-event-recorder.ts';
+import { viewTask } from './task-view.ts';
 import type {
   ContextOwner,
   InlinePushRegistrar,
@@ -27,8 +27,8 @@ import type {
   SendResult,
   StreamItem,
   TaskEventTap,
-} from './task.types.js';
-import { TurnRunner } from './turn-runner.js';
+} from './task.types.ts';
+import { TurnRunner } from './turn-runner.ts';
 
 export type {
   ContextOwner,
@@ -40,7 +40,7 @@ export type {
   SendResult,
   StreamItem,
   TaskEventTap,
-} from './task.types.js';
+} from './task.types.ts';
 
 export interface TaskServiceDeps {
   tasks: TaskRepository;
@@ -69,7 +69,10 @@ export class TaskService {
   private readonly replay: SendReplay;
   private readonly stranded: StrandedTasks;
 
-  constructor(private readonly deps: TaskServiceDeps) {
+  private readonly deps: TaskServiceDeps;
+
+  constructor(deps: TaskServiceDeps) {
+    this.deps = deps;
     const { tasks, sessions, logger } = deps;
     const now = (this.now = deps.now ?? (() => new Date()));
     const live = (this.live = new LiveTasks(tasks, logger));

@@ -1,6 +1,6 @@
-import type { Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState } from '../../domain/a2a.model.js';
-import type { ActorTurn } from '../ports/actor.port.js';
-import type { Principal } from '../ports/principal.js';
+import type { Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState } from '../../domain/a2a.model.ts';
+import type { ActorTurn } from '../ports/actor.port.ts';
+import type { Principal } from '../ports/principal.ts';
 
 /** One item of a task stream, with the task's event sequence number it reflects. */
 export interface StreamItem {

@@ -1,11 +1,11 @@
-import { isTerminal, type Message, type TaskState } from '../../domain/a2a.model.js';
-import { AppError } from '../../domain/errors.js';
-import type { Actor, ActorTurn } from '../ports/actor.port.js';
-import type { Logger } from '../ports/logger.port.js';
-import type { TaskRepository } from '../ports/task.repository.port.js';
-import type { LiveTask, LiveTasks } from './live-tasks.js';
-import { errorText, isReported } from './task-errors.js';
-import type { TaskEventRecorder } from './task-event-recorder.js';
+import { isTerminal, type Message, type TaskState } from '../../domain/a2a.model.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { Actor, ActorTurn } from '../ports/actor.port.ts';
+import type { Logger } from '../ports/logger.port.ts';
+import type { TaskRepository } from '../ports/task.repository.port.ts';
+import type { LiveTask, LiveTasks } from './live-tasks.ts';
+import { errorText, isReported } from './task-errors.ts';
+import type { TaskEventRecorder } from './task-event-recorder.ts';
 
 export interface TurnRunnerDeps {
   tasks: Pick<TaskRepository, 'endTurn'>;
@@ -20,7 +20,11 @@ export interface TurnRunnerDeps {
  * (releasing the task when nothing else needs it).
  */
 export class TurnRunner {
-  constructor(private readonly deps: TurnRunnerDeps) {}
+  private readonly deps: TurnRunnerDeps;
+
+  constructor(deps: TurnRunnerDeps) {
+    this.deps = deps;
+  }
 
   start(live: LiveTask, actor: Actor, message: Message, isFollowUp: boolean): void {
     const { recorder, logger } = this.deps;

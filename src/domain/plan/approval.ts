@@ -3,7 +3,7 @@
  * approve|reject|prompt`, or a message on the waiting task (a `{approval: {decision, guidance}}`
  * data part, or text). Guidance never approves: only a clear yes does.
  */
-import { AppError } from '../errors.js';
+import { AppError } from '../errors.ts';
 
 export interface ApprovalAnswer {
   decision: 'approve' | 'reject';

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../errors.ts';
 
 /**
  * Splits a command line into words as a POSIX shell would for quoting ('…', "…", backslash), without

@@ -3,8 +3,8 @@
  * method table's result schemas are these.
  */
 import { z } from 'zod';
-import { PHASE_STATES, Plan } from './plan.js';
-import { DiffStats, PlanStatus } from './plan-views.js';
+import { PHASE_STATES, Plan } from './plan.ts';
+import { DiffStats, PlanStatus } from './plan-views.ts';
 
 /** One sandbox's rebase: from which base onto which head of its target branch, and how it went. */
 export const SandboxRebase = z.object({

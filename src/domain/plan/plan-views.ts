@@ -3,9 +3,9 @@
  * are these, and the application and every client take their types from them.
  */
 import { z } from 'zod';
-import { Task } from '../a2a.model.js';
-import { Checkpoint, Decision, Plan, PLAN_OPERATIONS, PlanError, SandboxRef, ToolCallRecord, Waiting } from './plan.js';
-import { PolicySnapshot } from './policy.js';
+import { Task } from '../a2a.model.ts';
+import { Checkpoint, Decision, Plan, PLAN_OPERATIONS, PlanError, SandboxRef, ToolCallRecord, Waiting } from './plan.ts';
+import { PolicySnapshot } from './policy.ts';
 
 export const DiffStats = z.object({
   files: z.number().int(),

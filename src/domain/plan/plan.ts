@@ -6,10 +6,10 @@
  * of a plan (cursor, attempt, budget, usage, sandboxes) is kept by the application's plan engine.
  */
 import { z } from 'zod';
-import { AppError } from '../errors.js';
-import { BUILTIN_AUTOMATION_PROFILES } from '../registry/builtins.js';
-import { profileEntityName } from '../registry/entities.js';
-import { PolicySnapshot, PolicyVerdict } from './policy.js';
+import { AppError } from '../errors.ts';
+import { BUILTIN_AUTOMATION_PROFILES } from '../registry/builtins.ts';
+import { profileEntityName } from '../registry/entities.ts';
+import { PolicySnapshot, PolicyVerdict } from './policy.ts';
 
 export const PHASES = ['strategize', 'execute', 'apply'] as const;
 export type Phase = (typeof PHASES)[number];

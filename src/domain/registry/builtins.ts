@@ -1,5 +1,5 @@
 /** Entities that ship with CleverAgents: listed with the rest, changed and removed by no one. */
-import type { ActionDefinition, ActorDefinition, AutomationProfileDefinition, ToolDefinition } from './entities.js';
+import type { ActionDefinition, ActorDefinition, AutomationProfileDefinition, ToolDefinition } from './entities.ts';
 
 const obj = (properties: Record<string, unknown>, required: string[]): Record<string, unknown> => ({
   type: 'object',

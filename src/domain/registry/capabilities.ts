@@ -14,8 +14,8 @@ import type {
   ResourceDefinition,
   SkillDefinition,
   ToolDefinition,
-} from './entities.js';
-import type { HookDefinition } from './hook.js';
+} from './entities.ts';
+import type { HookDefinition } from './hook.ts';
 
 export const CAPABILITIES = ['runs-program', 'host-path', 'server-secret', 'private-network'] as const;
 export type Capability = (typeof CAPABILITIES)[number];

@@ -14,8 +14,8 @@ import {
   ToolDefinition,
   type DEFINITION_SCHEMAS,
   type RegistryKind,
-} from './entities.js';
-import { HOOK_EVENTS } from './hook.js';
+} from './entities.ts';
+import { HOOK_EVENTS } from './hook.ts';
 
 /** An entity whose definition refers to another. */
 export const Referrer = z.object({ kind: z.enum(REGISTRY_KINDS), name: z.string() });

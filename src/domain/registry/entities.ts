@@ -4,10 +4,10 @@
  * still in use and name its referrers.
  */
 import { z } from 'zod';
-import { InstructionPath, ProjectContextSettings } from '../context/context.js';
-import { POLICY_DECISIONS, PolicyRule } from '../plan/policy.js';
-import { HookDefinition } from './hook.js';
-import { EntityName } from './names.js';
+import { InstructionPath, ProjectContextSettings } from '../context/context.ts';
+import { POLICY_DECISIONS, PolicyRule } from '../plan/policy.ts';
+import { HookDefinition } from './hook.ts';
+import { EntityName } from './names.ts';
 
 export const REGISTRY_KINDS = [
   'actor',

@@ -4,8 +4,8 @@
  * definition is a registry kind; what a run decided, and what is kept of it, are pure functions here.
  */
 import { z } from 'zod';
-import { patternMatches } from '../plan/policy.js';
-import { EntityName } from './names.js';
+import { patternMatches } from '../plan/policy.ts';
+import { EntityName } from './names.ts';
 
 export const HOOK_EVENTS = [
   'before-tool-call',

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type * as Jose from 'jose';
 import type { JWTPayload, JWTVerifyGetKey } from 'jose';
-import type { JwtVerifier, VerifiedToken } from '../../application/index.js';
-import { AppError } from '../../domain/errors.js';
-import { ROLES, type Role } from '../../domain/permissions.js';
+import type { JwtVerifier, VerifiedToken } from '../../application/index.ts';
+import { AppError } from '../../domain/errors.ts';
+import { ROLES, type Role } from '../../domain/permissions.ts';
 
 /** What the server reads of the issuer's OpenID Connect discovery document. */
 export interface OidcDiscovery {
@@ -192,7 +192,10 @@ export class JoseJwtVerifier implements JwtVerifier {
   private resolving: Promise<JWTVerifyGetKey> | undefined;
   private readonly userClaim: string;
 
-  constructor(private readonly opts: JoseJwtVerifierOptions) {
+  private readonly opts: JoseJwtVerifierOptions;
+
+  constructor(opts: JoseJwtVerifierOptions) {
+    this.opts = opts;
     this.userClaim = opts.userClaim ?? 'preferred_username';
     if (opts.jwksUri) this.jwks = this.remote(opts.jwksUri);
   }

@@ -1,5 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import type { KeyHasher } from '../../application/index.js';
+import type { KeyHasher } from '../../application/index.ts';
 
 const KEY_LENGTH = 32;
 

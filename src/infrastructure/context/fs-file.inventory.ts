@@ -35,11 +35,11 @@ import type {
   GitRecency,
   GlobVerdict,
   InventoryEntry,
-} from '../../application/index.js';
-import { AppError } from '../../domain/errors.js';
-import { compileFilter, compileGlob } from '../tools/glob.js';
-import { gitRootOf, headOf, lsFiles, readHead, recentPaths, type GitRoot } from './git-listing.js';
-import { SLICE, walk, yieldNow, type Check } from './ignore-walk.js';
+} from '../../application/index.ts';
+import { AppError } from '../../domain/errors.ts';
+import { compileFilter, compileGlob } from '../tools/glob.ts';
+import { gitRootOf, headOf, lsFiles, readHead, recentPaths, type GitRoot } from './git-listing.ts';
+import { SLICE, walk, yieldNow, type Check } from './ignore-walk.ts';
 
 export interface FsFileInventoryOptions {
   /** Roots whose listing is kept (default 8). */

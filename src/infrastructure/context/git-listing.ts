@@ -6,8 +6,8 @@
  */
 import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { git, gitOut, splitNul, type GitOptions } from '../sandbox/git.js';
-import { NO_PROGRAMS } from '../sandbox/sandbox-diff.js';
+import { git, gitOut, splitNul, type GitOptions } from '../sandbox/git.ts';
+import { NO_PROGRAMS } from '../sandbox/sandbox-diff.ts';
 
 /** A checkout's root is its work tree: a repository's core.worktree cannot point our git elsewhere. */
 const at = (root: string, timeoutMs: number): GitOptions => ({

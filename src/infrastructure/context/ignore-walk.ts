@@ -7,7 +7,7 @@
  */
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import ignore, { type Ignore } from 'ignore';
-import type { InventoryEntry } from '../../application/index.js';
+import type { InventoryEntry } from '../../application/index.ts';
 
 /** A file or directory whose mtime (and for files size) tells whether the listing is still valid. */
 export interface Check {

@@ -9,10 +9,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HookInvocation, HookOutcome, HookRunner } from '../../application/index.js';
-import { egressRefusalOf, type EgressGuard } from '../net/egress-guard.js';
-import type { CommandConfinement } from '../tools/confinement.js';
-import { runConfined } from '../tools/process-runner.js';
+import type { HookInvocation, HookOutcome, HookRunner } from '../../application/index.ts';
+import { egressRefusalOf, type EgressGuard } from '../net/egress-guard.ts';
+import type { CommandConfinement } from '../tools/confinement.ts';
+import { runConfined } from '../tools/process-runner.ts';
 
 /** What a webhook may answer before the rest is ignored (bytes). */
 const MAX_WEBHOOK_BODY = 64 * 1024;
@@ -26,7 +26,11 @@ export interface LocalHookRunnerOptions {
 }
 
 export class LocalHookRunner implements HookRunner {
-  constructor(private readonly opts: LocalHookRunnerOptions) {}
+  private readonly opts: LocalHookRunnerOptions;
+
+  constructor(opts: LocalHookRunnerOptions) {
+    this.opts = opts;
+  }
 
   run(inv: HookInvocation): Promise<HookOutcome> {
     return inv.hook.command ? this.command(inv, inv.hook.command) : this.webhook(inv);

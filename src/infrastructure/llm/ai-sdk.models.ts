@@ -10,7 +10,7 @@
  * loads them.
  */
 import type { createAnthropic } from '@ai-sdk/anthropic';
-import { actorEndpoint, LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../domain/registry/entities.js';
+import { actorEndpoint, LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../domain/registry/entities.ts';
 import {
   ProviderFailure,
   type EndpointAccess,
@@ -20,7 +20,7 @@ import {
   type ModelEvent,
   type ModelMessage,
   type ModelRequest,
-} from '../../application/index.js';
+} from '../../application/index.ts';
 import {
   cancelled,
   classify,
@@ -32,7 +32,7 @@ import {
   short,
   streamError,
   tooLong,
-} from './provider-failures.js';
+} from './provider-failures.ts';
 
 type ProviderModel = ReturnType<ReturnType<typeof createAnthropic>['languageModel']>;
 type CallOptions = Parameters<ProviderModel['doStream']>[0];
@@ -66,10 +66,12 @@ class AttemptState {
   finished = false;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(
-    private readonly timeoutMs: number,
-    private readonly outer: AbortSignal,
-  ) {
+  private readonly timeoutMs: number;
+  private readonly outer: AbortSignal;
+
+  constructor(timeoutMs: number, outer: AbortSignal) {
+    this.timeoutMs = timeoutMs;
+    this.outer = outer;
     if (outer.aborted) this.controller.abort();
     else outer.addEventListener('abort', this.onOuterAbort, { once: true });
   }

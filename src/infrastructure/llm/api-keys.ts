@@ -6,9 +6,9 @@
  */
 import { open } from 'node:fs/promises';
 import { constants } from 'node:fs';
-import type { ActorDefinition } from '../../domain/registry/entities.js';
-import { namespaceOf } from '../../domain/registry/names.js';
-import type { ApiKeys, ApiKeyStatus } from '../../application/index.js';
+import type { ActorDefinition } from '../../domain/registry/entities.ts';
+import { namespaceOf } from '../../domain/registry/names.ts';
+import type { ApiKeys, ApiKeyStatus } from '../../application/index.ts';
 
 /** A key file larger than this is not a key file. */
 const MAX_KEY_FILE_BYTES = 16 * 1024;

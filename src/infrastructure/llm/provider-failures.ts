@@ -3,10 +3,10 @@
  * and body; fetch's network errors; error events inside a stream) mapped to ProviderFailure with a
  * message saying what happened and a hint saying what to do. The key never appears in either.
  */
-import type { ActorDefinition } from '../../domain/registry/entities.js';
-import { namespaceOf } from '../../domain/registry/names.js';
-import { ProviderFailure, type ProviderFailureKind } from '../../application/index.js';
-import { egressRefusalOf } from '../net/egress-guard.js';
+import type { ActorDefinition } from '../../domain/registry/entities.ts';
+import { namespaceOf } from '../../domain/registry/names.ts';
+import { ProviderFailure, type ProviderFailureKind } from '../../application/index.ts';
+import { egressRefusalOf } from '../net/egress-guard.ts';
 
 /** How endpoints say the prompt is too long: OpenAI, vLLM, Anthropic, llama.cpp, Ollama. */
 const CONTEXT_WINDOW =

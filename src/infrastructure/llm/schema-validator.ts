@@ -4,7 +4,7 @@
  */
 import { createRequire } from 'node:module';
 import type { Ajv as AjvType, ErrorObject, ValidateFunction } from 'ajv';
-import type { SchemaValidator } from '../../application/index.js';
+import type { SchemaValidator } from '../../application/index.ts';
 
 /** ajv takes ~100 ms to load: only an agent whose LLM actor calls a tool pays for it (at its first call). */
 const load = (): typeof AjvType => (createRequire(import.meta.url)('ajv') as { Ajv: typeof AjvType }).Ajv;

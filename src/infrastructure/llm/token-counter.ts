@@ -2,7 +2,7 @@
  * Token counts with gpt-tokenizer's o200k_base encoding (GPT-4o and later; close enough for other
  * models' budgets). Its tables load on the first count, once.
  */
-import type { TokenCounter } from '../../application/index.js';
+import type { TokenCounter } from '../../application/index.ts';
 
 type Count = (text: string) => number;
 

@@ -8,10 +8,10 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { McpError, Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { type Logger, type McpCallResult, type McpToolInfo } from '../../application/index.js';
-import type { McpServer } from '../../domain/registry/entities.js';
-import type { PreparedCommand } from '../tools/confinement.js';
-import { failedCall, firstLine, redact, toCallResult } from './mcp-result.js';
+import { type Logger, type McpCallResult, type McpToolInfo } from '../../application/index.ts';
+import type { McpServer } from '../../domain/registry/entities.ts';
+import type { PreparedCommand } from '../tools/confinement.ts';
+import { failedCall, firstLine, redact, toCallResult } from './mcp-result.ts';
 import {
   connectFailure,
   exitText,
@@ -22,7 +22,7 @@ import {
   settled,
   tick,
   type ExitInfo,
-} from './mcp-support.js';
+} from './mcp-support.ts';
 
 interface Sdk {
   Client: typeof Client;
@@ -111,13 +111,24 @@ export class McpConnection {
   private readonly secrets: string[];
   readonly label: string;
 
+  readonly server: McpServer;
+  private readonly sdk: Sdk;
+  private readonly client: Client;
+  private readonly transport: StdioClientTransport | StreamableHTTPClientTransport;
+  private readonly options: OpenOptions;
+
   private constructor(
-    readonly server: McpServer,
-    private readonly sdk: Sdk,
-    private readonly client: Client,
-    private readonly transport: StdioClientTransport | StreamableHTTPClientTransport,
-    private readonly options: OpenOptions,
+    server: McpServer,
+    sdk: Sdk,
+    client: Client,
+    transport: StdioClientTransport | StreamableHTTPClientTransport,
+    options: OpenOptions,
   ) {
+    this.server = server;
+    this.sdk = sdk;
+    this.client = client;
+    this.transport = transport;
+    this.options = options;
     this.label = `mcp server ${server.name}`;
     this.secrets = secretsOf(server);
   }

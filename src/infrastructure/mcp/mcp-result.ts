@@ -1,5 +1,5 @@
 /** An MCP tool result as the agent sees it: text for the model, one line for logs. */
-import type { McpCallResult } from '../../application/index.js';
+import type { McpCallResult } from '../../application/index.ts';
 
 /** The most output a call hands on (characters); the rest is cut and the cut is said. */
 export const MAX_OUTPUT_CHARS = 256 * 1024;

@@ -1,12 +1,15 @@
 /** Small pieces the MCP connection needs: why something stopped, time limits, and the connect errors. */
-import { McpUnavailable } from '../../application/index.js';
-import type { McpServer } from '../../domain/registry/entities.js';
-import { redact } from './mcp-result.js';
+import { McpUnavailable } from '../../application/index.ts';
+import type { McpServer } from '../../domain/registry/entities.ts';
+import { redact } from './mcp-result.ts';
 
 /** Why a request was stopped by us (the abort reason of its signal). */
 export class Halt extends Error {
-  constructor(readonly kind: 'timeout' | 'cancelled' | 'closed' | 'lost') {
+  readonly kind: 'timeout' | 'cancelled' | 'closed' | 'lost';
+
+  constructor(kind: 'timeout' | 'cancelled' | 'closed' | 'lost') {
     super(kind);
+    this.kind = kind;
     this.name = 'Halt';
   }
 }

@@ -10,15 +10,15 @@ import {
   type McpHub,
   type McpToolInfo,
   type McpUse,
-} from '../../application/index.js';
+} from '../../application/index.ts';
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { CommandConfinement } from '../tools/confinement.js';
-import type { McpServer } from '../../domain/registry/entities.js';
-import { McpConnection, type OpenOptions } from './mcp-connection.js';
-import { failedCall, firstLine, redact, stableJson } from './mcp-result.js';
-import { connectFailure, Halt, raceAbort, secretsOf } from './mcp-support.js';
+import type { CommandConfinement } from '../tools/confinement.ts';
+import type { McpServer } from '../../domain/registry/entities.ts';
+import { McpConnection, type OpenOptions } from './mcp-connection.ts';
+import { failedCall, firstLine, redact, stableJson } from './mcp-result.ts';
+import { connectFailure, Halt, raceAbort, secretsOf } from './mcp-support.ts';
 
 /** How a namespace's servers run on this agent. */
 export interface McpPolicy {

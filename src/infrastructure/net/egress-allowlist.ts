@@ -9,11 +9,13 @@ import net from 'node:net';
 /** A malformed allowlist entry (the composition root turns it into a start-up error). */
 export class EgressAllowlistError extends Error {
   override readonly name = 'EgressAllowlistError';
-  constructor(
-    readonly entry: string,
-    readonly problem: string,
-  ) {
+  readonly entry: string;
+  readonly problem: string;
+
+  constructor(entry: string, problem: string) {
     super(`the egress allowlist entry ${JSON.stringify(entry.slice(0, 200))} ${problem}`);
+    this.entry = entry;
+    this.problem = problem;
   }
 }
 

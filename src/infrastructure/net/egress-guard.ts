@@ -13,9 +13,9 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
-import type { EgressPolicy } from '../../application/index.js';
-import { EgressAllowlist } from './egress-allowlist.js';
-import { refusedAddressClass } from './ip-ranges.js';
+import type { EgressPolicy } from '../../application/index.ts';
+import { EgressAllowlist } from './egress-allowlist.ts';
+import { refusedAddressClass } from './ip-ranges.ts';
 
 /** Resolves a host name to every address it has (tests substitute it). */
 export type EgressLookup = (host: string) => Promise<readonly string[]>;
@@ -35,12 +35,12 @@ export class EgressRefusedError extends Error {
   readonly code = 'EGRESS_REFUSED';
   /** Push delivery does not retry it (WebhookSender's contract). */
   readonly permanent = true;
-  constructor(
-    message: string,
-    /** The host as the URL names it (without brackets). */
-    readonly host: string,
-  ) {
+  /** The host as the URL names it (without brackets). */
+  readonly host: string;
+
+  constructor(message: string, host: string) {
     super(message);
+    this.host = host;
   }
 }
 
@@ -215,11 +215,13 @@ export class EgressGuard implements EgressPolicy {
 
 /** A refusal found by the lookup hook, before the connector adds the port. */
 class LookupRefusal extends Error {
-  constructor(
-    readonly address: string,
-    readonly what: string,
-  ) {
+  readonly address: string;
+  readonly what: string;
+
+  constructor(address: string, what: string) {
     super(`${address} is ${what}`);
+    this.address = address;
+    this.what = what;
   }
 }
 

@@ -33,13 +33,14 @@ export class ConnectionLock {
 
 /** Kysely's SQLite dialect whose connection is taken through a {@link ConnectionLock}. */
 export class LockedSqliteDialect extends SqliteDialect {
-  constructor(
-    config: SqliteDialectConfig,
-    private readonly lock: ConnectionLock,
-    /** What callers see of a failed statement (storage failures become UNAVAILABLE). */
-    private readonly mapError: (err: unknown) => unknown = (err) => err,
-  ) {
+  private readonly lock: ConnectionLock;
+  /** What callers see of a failed statement (storage failures become UNAVAILABLE). */
+  private readonly mapError: (err: unknown) => unknown;
+
+  constructor(config: SqliteDialectConfig, lock: ConnectionLock, mapError: (err: unknown) => unknown = (err) => err) {
     super(config);
+    this.lock = lock;
+    this.mapError = mapError;
   }
 
   override createDriver(): Driver {

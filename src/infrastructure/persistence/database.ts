@@ -3,11 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, sql, type Compilable, type CompiledQuery, type RawBuilder, type SqlBool } from 'kysely';
-import { AppError } from '../../domain/errors.js';
-import { silentLogger, type Logger } from '../../application/index.js';
-import { ConnectionLock, LockedSqliteDialect } from './connection-lock.js';
-import { GroupCommit, type GroupEndHook } from './group-commit.js';
-import { isCurrent, migrateToLatest } from './migrations.js';
+import { AppError } from '../../domain/errors.ts';
+import { silentLogger, type Logger } from '../../application/index.ts';
+import { ConnectionLock, LockedSqliteDialect } from './connection-lock.ts';
+import { GroupCommit, type GroupEndHook } from './group-commit.ts';
+import { isCurrent, migrateToLatest } from './migrations.ts';
 
 /** The stored schema, as Kysely sees it (column names are the SQL ones). */
 export interface DB {
@@ -290,16 +290,27 @@ export class SqliteDatabase {
   private readonly optimizer: NodeJS.Timeout;
   private readonly writes: GroupCommit;
 
+  /** The database file, or `:memory:`. */
+  readonly file: string;
+  readonly sqlite: BetterSqlite3.Database;
+  readonly kysely: Kysely<DB>;
+  /** The lock Kysely's dialect takes too ({@link LockedSqliteDialect}); without it raw work borrows Kysely's connection. */
+  private readonly lock?: ConnectionLock | undefined;
+  /** Turns storage failures into UNAVAILABLE errors, logged once each. */
+  readonly failures: StorageFailures;
+
   constructor(
-    /** The database file, or `:memory:`. */
-    readonly file: string,
-    readonly sqlite: BetterSqlite3.Database,
-    readonly kysely: Kysely<DB>,
-    /** The lock Kysely's dialect takes too ({@link LockedSqliteDialect}); without it raw work borrows Kysely's connection. */
-    private readonly lock?: ConnectionLock,
-    /** Turns storage failures into UNAVAILABLE errors, logged once each. */
-    readonly failures: StorageFailures = new StorageFailures(silentLogger),
+    file: string,
+    sqlite: BetterSqlite3.Database,
+    kysely: Kysely<DB>,
+    lock?: ConnectionLock,
+    failures: StorageFailures = new StorageFailures(silentLogger),
   ) {
+    this.file = file;
+    this.sqlite = sqlite;
+    this.kysely = kysely;
+    this.lock = lock;
+    this.failures = failures;
     // Without statistics SQLite picks a poor index for ListTasks with several filters (measured:
     // 250 ms instead of 0.7 ms at 1M tasks). `optimize` re-analyses only tables that changed a lot;
     // SQLite recommends running it at open (0x10002) and periodically on long-lived connections.
@@ -575,7 +586,11 @@ const STORAGE_PROBLEMS: ReadonlyArray<readonly [RegExp, string]> = [
  * SQLite text (which may name tables or statements) stays in the log. Other errors pass through.
  */
 export class StorageFailures {
-  constructor(private readonly logger: Logger) {}
+  private readonly logger: Logger;
+
+  constructor(logger: Logger) {
+    this.logger = logger;
+  }
 
   map(err: unknown): unknown {
     if (err instanceof AppError || !(err instanceof BetterSqlite3.SqliteError)) return err;

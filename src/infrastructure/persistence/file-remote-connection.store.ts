@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RemoteConnection, RemoteConnectionStore } from '../../application/index.js';
-import { AppError } from '../../domain/errors.js';
+import type { RemoteConnection, RemoteConnectionStore } from '../../application/index.ts';
+import { AppError } from '../../domain/errors.ts';
 
 /**
  * The server a local setup syncs with, in `<dataDir>/remote.json`: readable by its owner only
@@ -11,7 +11,10 @@ import { AppError } from '../../domain/errors.js';
 export class FileRemoteConnectionStore implements RemoteConnectionStore {
   readonly file: string;
 
-  constructor(private readonly dataDir: string) {
+  private readonly dataDir: string;
+
+  constructor(dataDir: string) {
+    this.dataDir = dataDir;
     this.file = join(dataDir, 'remote.json');
   }
 

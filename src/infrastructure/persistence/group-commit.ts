@@ -27,13 +27,18 @@ export class GroupCommit {
   private running = false;
   private readonly commit: (batch: PendingWrite[], outcomes: Outcome[]) => void;
 
+  /** Runs synchronous work while holding the connection (SqliteDatabase.exclusive). */
+  private readonly exclusive: (fn: () => void) => Promise<void>;
+  /** What a caller sees of a storage failure (see StorageFailures). */
+  private readonly mapError: (err: unknown) => unknown;
+
   constructor(
     sqlite: BetterSqlite3.Database,
-    /** Runs synchronous work while holding the connection (SqliteDatabase.exclusive). */
-    private readonly exclusive: (fn: () => void) => Promise<void>,
-    /** What a caller sees of a storage failure (see StorageFailures). */
-    private readonly mapError: (err: unknown) => unknown = (err) => err,
+    exclusive: (fn: () => void) => Promise<void>,
+    mapError: (err: unknown) => unknown = (err) => err,
   ) {
+    this.exclusive = exclusive;
+    this.mapError = mapError;
     const all = sqlite.transaction((batch: PendingWrite[], outcomes: Outcome[]) => {
       for (const w of batch) {
         try {
@@ -145,11 +150,19 @@ export class GroupCommit {
 export class CoalescedUpdates<V> implements GroupEndHook {
   private readonly pending = new Map<string, V>();
 
+  private readonly group: { atGroupEnd(hook: GroupEndHook): void };
+  private readonly merge: (queued: V, next: V) => V;
+  private readonly apply: (key: string, update: V) => void;
+
   constructor(
-    private readonly group: { atGroupEnd(hook: GroupEndHook): void },
-    private readonly merge: (queued: V, next: V) => V,
-    private readonly apply: (key: string, update: V) => void,
-  ) {}
+    group: { atGroupEnd(hook: GroupEndHook): void },
+    merge: (queued: V, next: V) => V,
+    apply: (key: string, update: V) => void,
+  ) {
+    this.group = group;
+    this.merge = merge;
+    this.apply = apply;
+  }
 
   /** From inside a write: queues `update` of `key` for the end of the group. */
   add(key: string, update: V): void {

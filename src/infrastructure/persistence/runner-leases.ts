@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
-import type { Logger } from '../../application/index.js';
-import type { LeasedRunnerRegistry } from './storage.js';
-import { processExists } from '../system/process-exists.js';
+import type { Logger } from '../../application/index.ts';
+import type { LeasedRunnerRegistry } from './storage.ts';
+import { processExists } from '../system/process-exists.ts';
 
 export interface RunnerRegistryOptions {
   id: string;
@@ -43,7 +43,10 @@ export abstract class RunnerLeases implements LeasedRunnerRegistry {
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly opts: RunnerRegistryOptions) {
+  private readonly opts: RunnerRegistryOptions;
+
+  constructor(opts: RunnerRegistryOptions) {
+    this.opts = opts;
     this.self = opts.id;
     this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
     this.pid = opts.pid ?? process.pid;

@@ -1,8 +1,8 @@
-import type { AccountRepository, ApiKeyRecord, KeyLookup, UserRecord } from '../../application/index.js';
-import type { Role } from '../../domain/permissions.js';
-import { authChangesOf, type AuthChanges } from './auth-changes.js';
-import { param, type SqliteDatabase } from './database.js';
-import * as rows from './rows/account.rows.js';
+import type { AccountRepository, ApiKeyRecord, KeyLookup, UserRecord } from '../../application/index.ts';
+import type { Role } from '../../domain/permissions.ts';
+import { authChangesOf, type AuthChanges } from './auth-changes.ts';
+import { param, type SqliteDatabase } from './database.ts';
+import * as rows from './rows/account.rows.ts';
 
 /**
  * Users and API keys in SQLite (migration 0009); memberships are namespace_members rows. What
@@ -13,7 +13,10 @@ export class SqliteAccountRepository implements AccountRepository {
   private readonly q;
   private readonly changes: AuthChanges;
 
-  constructor(private readonly db: SqliteDatabase) {
+  private readonly db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase) {
+    this.db = db;
     this.changes = authChangesOf(db.sqlite);
     const k = db.kysely;
     this.q = {

@@ -1,12 +1,15 @@
-import type { AuditEvent, AuditLog, AuditQuery } from '../../application/index.js';
-import { param, type SqliteDatabase } from './database.js';
-import { fromEvent, listEvents, pruneEvents } from './rows/audit.rows.js';
+import type { AuditEvent, AuditLog, AuditQuery } from '../../application/index.ts';
+import { param, type SqliteDatabase } from './database.ts';
+import { fromEvent, listEvents, pruneEvents } from './rows/audit.rows.ts';
 
 /** The audit log in SQLite: one row an event, ids are ULIDs so they sort by time. */
 export class SqliteAuditLog implements AuditLog {
   private readonly insert;
 
-  constructor(private readonly db: SqliteDatabase) {
+  private readonly db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase) {
+    this.db = db;
     this.insert = db.prepare(
       db.kysely.insertInto('audit_events').values({
         id: param<string>('id'),

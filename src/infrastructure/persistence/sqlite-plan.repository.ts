@@ -1,6 +1,6 @@
-import type { SqliteDatabase } from './database.js';
-import { PlanStore } from './rows/plan.store.js';
-import { sqliteRunner } from './rows/sql-runner.js';
+import type { SqliteDatabase } from './database.ts';
+import { PlanStore } from './rows/plan.store.ts';
+import { sqliteRunner } from './rows/sql-runner.ts';
 
 /** Plans as JSON documents with their filterable columns, in SQLite. */
 export class SqlitePlanRepository extends PlanStore {

@@ -1,5 +1,5 @@
-import type { PushConfigRepository, StoredPushConfig } from '../../application/index.js';
-import { isConstraintError, param, type SqliteDatabase } from './database.js';
+import type { PushConfigRepository, StoredPushConfig } from '../../application/index.ts';
+import { isConstraintError, param, type SqliteDatabase } from './database.ts';
 import {
   deletePushConfig,
   deletePushConfigs,
@@ -8,13 +8,16 @@ import {
   selectPushConfig,
   toPushConfig,
   upsertPushConfig,
-} from './rows/push-config.rows.js';
+} from './rows/push-config.rows.ts';
 
 /** Push-notification configs of tasks; each is stored whole as JSON, credentials included. */
 export class SqlitePushConfigRepository implements PushConfigRepository {
   private readonly q;
 
-  constructor(private readonly db: SqliteDatabase) {
+  private readonly db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase) {
+    this.db = db;
     const k = db.kysely;
     const taskId = param<string>('taskId');
     const id = param<string>('id');

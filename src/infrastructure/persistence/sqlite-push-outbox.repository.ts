@@ -1,5 +1,5 @@
-import type { OutboxEntry, OutboxTarget, PushOutbox } from '../../application/index.js';
-import { param, type SqliteDatabase } from './database.js';
+import type { OutboxEntry, OutboxTarget, PushOutbox } from '../../application/index.ts';
+import { param, type SqliteDatabase } from './database.ts';
 import {
   insertOutboxEntry,
   LAST_ERROR_MAX,
@@ -12,17 +12,19 @@ import {
   takeOverOutbox,
   toOutboxEntry,
   type OutboxRow,
-} from './rows/push-outbox.rows.js';
+} from './rows/push-outbox.rows.ts';
 
 /** The push outbox in SQLite (migration 0006); each entry is stamped with the runner that delivers it. */
 export class SqlitePushOutboxRepository implements PushOutbox {
   private readonly q;
   private readonly insertAll;
 
-  constructor(
-    private readonly db: SqliteDatabase,
-    private readonly runnerId: string,
-  ) {
+  private readonly db: SqliteDatabase;
+  private readonly runnerId: string;
+
+  constructor(db: SqliteDatabase, runnerId: string) {
+    this.db = db;
+    this.runnerId = runnerId;
     const k = db.kysely;
     const taskId = param<string>('taskId');
     const configId = param<string>('configId');

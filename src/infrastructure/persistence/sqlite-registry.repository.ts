@@ -1,7 +1,7 @@
-import { authChangesOf, type AuthChanges } from './auth-changes.js';
-import type { SqliteDatabase } from './database.js';
-import { NamespaceStore, RegistryStore } from './rows/registry.store.js';
-import { sqliteRunner } from './rows/sql-runner.js';
+import { authChangesOf, type AuthChanges } from './auth-changes.ts';
+import type { SqliteDatabase } from './database.ts';
+import { NamespaceStore, RegistryStore } from './rows/registry.store.ts';
+import { sqliteRunner } from './rows/sql-runner.ts';
 
 /** Registry entities and their references, in SQLite (through Kysely; not a hot path). */
 export class SqliteRegistryRepository extends RegistryStore {

@@ -1,5 +1,5 @@
-import { param, type SqliteDatabase } from './database.js';
-import { RunnerLeases, type LeaseRow, type NewLease, type RunnerRegistryOptions } from './runner-leases.js';
+import { param, type SqliteDatabase } from './database.ts';
+import { RunnerLeases, type LeaseRow, type NewLease, type RunnerRegistryOptions } from './runner-leases.ts';
 
 export type SqliteRunnerRegistryOptions = RunnerRegistryOptions;
 
@@ -7,11 +7,11 @@ export type SqliteRunnerRegistryOptions = RunnerRegistryOptions;
 export class SqliteRunnerRegistry extends RunnerLeases {
   private readonly q;
 
-  constructor(
-    private readonly db: SqliteDatabase,
-    opts: SqliteRunnerRegistryOptions,
-  ) {
+  private readonly db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase, opts: SqliteRunnerRegistryOptions) {
     super(opts);
+    this.db = db;
     const k = db.kysely;
     const id = param<string>('id');
     this.q = {

@@ -1,6 +1,6 @@
-import type { SqliteDatabase } from './database.js';
-import { SecretTableStore } from './rows/secret.store.js';
-import { sqliteRunner } from './rows/sql-runner.js';
+import type { SqliteDatabase } from './database.ts';
+import { SecretTableStore } from './rows/secret.store.ts';
+import { sqliteRunner } from './rows/sql-runner.ts';
 
 /** A namespace's secrets (ciphertexts) in SQLite. */
 export class SqliteSecretRepository extends SecretTableStore {

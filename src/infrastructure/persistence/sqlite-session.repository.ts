@@ -1,6 +1,6 @@
-import type { Session } from '../../domain/session.js';
-import type { ForkedTurn, SessionCursor, SessionPage, SessionRepository } from '../../application/index.js';
-import { isConstraintError, param, toIsoInstant, type SqliteDatabase } from './database.js';
+import type { Session } from '../../domain/session.ts';
+import type { ForkedTurn, SessionCursor, SessionPage, SessionRepository } from '../../application/index.ts';
+import { isConstraintError, param, toIsoInstant, type SqliteDatabase } from './database.ts';
 import {
   activityInstant,
   addSessionTasks,
@@ -17,9 +17,9 @@ import {
   toSessionPage,
   touchSession,
   type SessionRow,
-} from './rows/session.rows.js';
-import { forkRows, forkStatements } from './rows/session-fork.rows.js';
-import { CoalescedUpdates } from './group-commit.js';
+} from './rows/session.rows.ts';
+import { forkRows, forkStatements } from './rows/session-fork.rows.ts';
+import { CoalescedUpdates } from './group-commit.ts';
 
 /** What touches of one session add up to: tasks added, and the latest activity (if any was known). */
 interface Touch {
@@ -38,7 +38,10 @@ export class SqliteSessionRepository implements SessionRepository {
    */
   private readonly touches: CoalescedUpdates<Touch>;
 
-  constructor(private readonly db: SqliteDatabase) {
+  private readonly db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase) {
+    this.db = db;
     const k = db.kysely;
     const id = param<string>('id');
     const at = param<string>('at');

@@ -1,21 +1,21 @@
-import type { DiagnosticCheck } from '../../application/index.js';
-import { openDatabase, type SqliteDatabase } from './database.js';
-import { SqliteAccountRepository } from './sqlite-account.repository.js';
-import { SqliteAuditLog } from './sqlite-audit.log.js';
-import { SqlitePlanRepository } from './sqlite-plan.repository.js';
-import { SqlitePushConfigRepository } from './sqlite-push-config.repository.js';
-import { SqlitePushOutboxRepository } from './sqlite-push-outbox.repository.js';
-import { SqliteNamespaceRepository, SqliteRegistryRepository } from './sqlite-registry.repository.js';
-import { GrantStore } from './rows/grant.store.js';
-import { sqliteRunner } from './rows/sql-runner.js';
-import { SqliteRunnerRegistry } from './sqlite-runner.registry.js';
-import { SqliteSecretRepository } from './sqlite-secret.repository.js';
-import { SqliteSessionRepository } from './sqlite-session.repository.js';
-import { SqliteSyncStateStore } from './sqlite-sync-state.store.js';
-import { SqliteTaskRepository } from './sqlite-task.repository.js';
-import { SqliteTranscriptStore } from './sqlite-transcript.store.js';
-import { sqliteStorageChecks } from '../system/system.probe.js';
-import type { Storage, StorageOptions } from './storage.js';
+import type { DiagnosticCheck } from '../../application/index.ts';
+import { openDatabase, type SqliteDatabase } from './database.ts';
+import { SqliteAccountRepository } from './sqlite-account.repository.ts';
+import { SqliteAuditLog } from './sqlite-audit.log.ts';
+import { SqlitePlanRepository } from './sqlite-plan.repository.ts';
+import { SqlitePushConfigRepository } from './sqlite-push-config.repository.ts';
+import { SqlitePushOutboxRepository } from './sqlite-push-outbox.repository.ts';
+import { SqliteNamespaceRepository, SqliteRegistryRepository } from './sqlite-registry.repository.ts';
+import { GrantStore } from './rows/grant.store.ts';
+import { sqliteRunner } from './rows/sql-runner.ts';
+import { SqliteRunnerRegistry } from './sqlite-runner.registry.ts';
+import { SqliteSecretRepository } from './sqlite-secret.repository.ts';
+import { SqliteSessionRepository } from './sqlite-session.repository.ts';
+import { SqliteSyncStateStore } from './sqlite-sync-state.store.ts';
+import { SqliteTaskRepository } from './sqlite-task.repository.ts';
+import { SqliteTranscriptStore } from './sqlite-transcript.store.ts';
+import { sqliteStorageChecks } from '../system/system.probe.ts';
+import type { Storage, StorageOptions } from './storage.ts';
 
 export interface SqliteStorageOptions extends StorageOptions {
   /** The database file, or `:memory:`. */

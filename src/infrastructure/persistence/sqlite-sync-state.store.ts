@@ -1,6 +1,6 @@
-import type { SqliteDatabase } from './database.js';
-import { SyncStateTableStore } from './rows/sync-state.store.js';
-import { sqliteRunner } from './rows/sql-runner.js';
+import type { SqliteDatabase } from './database.ts';
+import { SyncStateTableStore } from './rows/sync-state.store.ts';
+import { sqliteRunner } from './rows/sql-runner.ts';
 
 /** The sync_state table in SQLite. */
 export class SqliteSyncStateStore extends SyncStateTableStore {

@@ -1,4 +1,4 @@
-import type { Task, TaskEvent } from '../../domain/a2a.model.js';
+import type { Task, TaskEvent } from '../../domain/a2a.model.ts';
 import { sql } from 'kysely';
 import type {
   MessageKey,
@@ -10,9 +10,9 @@ import type {
   TaskListQuery,
   TaskPage,
   TaskRepository,
-} from '../../application/index.js';
-import { isConstraintError, param, type SqliteDatabase } from './database.js';
-import { CoalescedUpdates } from './group-commit.js';
+} from '../../application/index.ts';
+import { isConstraintError, param, type SqliteDatabase } from './database.ts';
+import { CoalescedUpdates } from './group-commit.ts';
 import {
   appendValues,
   byContextQuery,
@@ -38,7 +38,7 @@ import {
   type EventRow,
   type ExpiredRow,
   type TaskRow,
-} from './rows/task.rows.js';
+} from './rows/task.rows.ts';
 
 export interface SqliteTaskRepositoryOptions {
   /** The runner (process lease) this process runs turns under; stored with the tasks it runs. */
@@ -62,10 +62,10 @@ export class SqliteTaskRepository implements TaskRepository {
   private readonly statuses: CoalescedUpdates<{ state: string; updatedAt: string }>;
   private readonly runnerId: string | null;
 
-  constructor(
-    private readonly db: SqliteDatabase,
-    opts: SqliteTaskRepositoryOptions = {},
-  ) {
+  private readonly db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase, opts: SqliteTaskRepositoryOptions = {}) {
+    this.db = db;
     this.runnerId = opts.runnerId ?? null;
     const k = db.kysely;
     const id = param<string>('id');

@@ -1,17 +1,20 @@
-import type { Transcript, TranscriptStore } from '../../application/index.js';
-import { param, type SqliteDatabase } from './database.js';
+import type { Transcript, TranscriptStore } from '../../application/index.ts';
+import { param, type SqliteDatabase } from './database.ts';
 import {
   contextTranscriptsQuery,
   pickTranscripts,
   transcriptQuery,
   upsertTranscriptQuery,
-} from './rows/transcript.rows.js';
+} from './rows/transcript.rows.ts';
 
 /** LLM turn transcripts in SQLite, one row per task (deleted with the task). */
 export class SqliteTranscriptStore implements TranscriptStore {
   private readonly q;
 
-  constructor(private readonly db: SqliteDatabase) {
+  private readonly db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase) {
+    this.db = db;
     const k = db.kysely;
     this.q = {
       select: db.prepare(transcriptQuery(k, param('taskId'))),

@@ -16,7 +16,7 @@ import type {
   SyncStateStore,
   TaskRepository,
   TranscriptStore,
-} from '../../application/index.js';
+} from '../../application/index.ts';
 
 /** A runner registry whose lease this process holds (SQLite or PostgreSQL `runners` table). */
 export interface LeasedRunnerRegistry extends RunnerRegistry {

@@ -1,5 +1,5 @@
-import type { WebhookSender } from '../../application/index.js';
-import { egressRefusalOf, type EgressGuard } from '../net/egress-guard.js';
+import type { WebhookSender } from '../../application/index.ts';
+import { egressRefusalOf, type EgressGuard } from '../net/egress-guard.ts';
 
 export interface HttpWebhookSenderOptions {
   /**

@@ -1,6 +1,6 @@
 import PgBoss from 'pg-boss';
 import pg from 'pg';
-import type { Logger, OutboxTarget, PushDrain, PushScheduler } from '../../application/index.js';
+import type { Logger, OutboxTarget, PushDrain, PushScheduler } from '../../application/index.ts';
 
 export interface PgBossPushSchedulerOptions {
   /** The shared PostgreSQL database (the same one the outbox is in). */
@@ -56,18 +56,35 @@ export class PgBossPushScheduler implements PushScheduler {
   private stopped = false;
   private fetching = true;
 
+  private readonly boss: PgBoss;
+  private readonly pool: pg.Pool;
+  private readonly queue: string;
+  private readonly logger: Logger;
+  private readonly opts: {
+    concurrency: number;
+    runMs: number;
+    busyRetryMs: number;
+    pollingIntervalSeconds: number;
+  };
+
   private constructor(
-    private readonly boss: PgBoss,
-    private readonly pool: pg.Pool,
-    private readonly queue: string,
-    private readonly logger: Logger,
-    private readonly opts: {
+    boss: PgBoss,
+    pool: pg.Pool,
+    queue: string,
+    logger: Logger,
+    opts: {
       concurrency: number;
       runMs: number;
       busyRetryMs: number;
       pollingIntervalSeconds: number;
     },
-  ) {}
+  ) {
+    this.boss = boss;
+    this.pool = pool;
+    this.queue = queue;
+    this.logger = logger;
+    this.opts = opts;
+  }
 
   /** Connects, installs pg-boss's schema when missing (once across instances) and creates the queue. */
   static async open(opts: PgBossPushSchedulerOptions): Promise<PgBossPushScheduler> {

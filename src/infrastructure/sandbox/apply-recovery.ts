@@ -1,8 +1,8 @@
 /** Recovery of the applies a crash interrupted, journal by journal (see worktree-apply.ts, copy-apply.ts). */
 import { existsSync } from 'node:fs';
-import type { ApplyJournals } from './apply-journal.js';
-import { recoverCopyApply } from './copy-apply.js';
-import { recoverWorktreeApply } from './worktree-apply.js';
+import type { ApplyJournals } from './apply-journal.ts';
+import { recoverCopyApply } from './copy-apply.ts';
+import { recoverWorktreeApply } from './worktree-apply.ts';
 
 /** What the recovery of one journal did, for the log. */
 export interface RecoveredApply {

@@ -17,9 +17,9 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { processExists } from '../system/process-exists.js';
-import type { CommandConfinement, PreparedCommand } from '../tools/confinement.js';
-import { CONFIG_LIST_ARGS, configGuard } from './git-config-guard.js';
+import { processExists } from '../system/process-exists.ts';
+import type { CommandConfinement, PreparedCommand } from '../tools/confinement.ts';
+import { CONFIG_LIST_ARGS, configGuard } from './git-config-guard.ts';
 import {
   GIT_ENV,
   GitError,
@@ -31,7 +31,7 @@ import {
   type GitResult,
   type GitRunner,
   type ScriptOptions,
-} from './git.js';
+} from './git.ts';
 
 const IDLE_MS = 30_000;
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -79,7 +79,10 @@ export class ConfinedGit implements GitRunner {
   /** Whether what stopped agents left beside it was cleared. */
   #fresh = false;
 
-  constructor(private readonly opts: ConfinedGitOptions) {
+  private readonly opts: ConfinedGitOptions;
+
+  constructor(opts: ConfinedGitOptions) {
+    this.opts = opts;
     this.#io = path.join(opts.io, `${process.pid}-${randomBytes(4).toString('hex')}`);
   }
 

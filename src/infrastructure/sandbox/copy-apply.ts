@@ -12,13 +12,13 @@
 import { chmod, copyFile, lstat, mkdir, readFile, rm, symlink } from 'node:fs/promises';
 import { mkdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import type { ApplyOutcome, SandboxInfo } from '../../application/index.js';
-import { journalId, type ApplyJournals, type CopyJournal } from './apply-journal.js';
-import { MANIFEST, entryOf, same, type Entry, type Manifest } from './copy-sandbox.js';
-import { snapshotTree } from './git-stage.js';
-import type { GitRunner } from './git.js';
-import { changedPaths } from './sandbox-diff.js';
-import { lstatOrUndefined, pruneEmptyParents } from './sandbox-files.js';
+import type { ApplyOutcome, SandboxInfo } from '../../application/index.ts';
+import { journalId, type ApplyJournals, type CopyJournal } from './apply-journal.ts';
+import { MANIFEST, entryOf, same, type Entry, type Manifest } from './copy-sandbox.ts';
+import { snapshotTree } from './git-stage.ts';
+import type { GitRunner } from './git.ts';
+import { changedPaths } from './sandbox-diff.ts';
+import { lstatOrUndefined, pruneEmptyParents } from './sandbox-files.ts';
 
 type Now = Awaited<ReturnType<typeof entryOf>>;
 

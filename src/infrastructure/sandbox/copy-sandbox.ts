@@ -6,10 +6,10 @@
 import { createHash } from 'node:crypto';
 import { copyFile, lstat, mkdir, readFile, readdir, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { SandboxInfo } from '../../application/index.js';
-import type { ResourceDefinition } from '../../domain/registry/entities.js';
-import { directGit, outOf } from './git.js';
-import { writeInfo } from './sandbox-files.js';
+import type { SandboxInfo } from '../../application/index.ts';
+import type { ResourceDefinition } from '../../domain/registry/entities.ts';
+import { directGit, outOf } from './git.ts';
+import { writeInfo } from './sandbox-files.ts';
 
 /** The manifest's file, in the sandbox's git directory. */
 export const MANIFEST = 'cleveragents-base.json';

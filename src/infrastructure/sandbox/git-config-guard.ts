@@ -24,7 +24,7 @@
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { worktreeFiles } from './git-files.js';
+import { worktreeFiles } from './git-files.ts';
 
 /** What each driver's settings become. */
 const NEUTRAL: Readonly<Record<string, Readonly<Record<string, string>>>> = {

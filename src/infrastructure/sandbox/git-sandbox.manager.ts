@@ -1,19 +1,19 @@
 import { mkdir, realpath, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { ApplyOutcome, RebaseOutcome, SandboxDiff, SandboxInfo, SandboxManager } from '../../application/index.js';
-import type { ResourceDefinition } from '../../domain/registry/entities.js';
-import type { CommandConfinement } from '../tools/confinement.js';
-import { ApplyJournals } from './apply-journal.js';
-import { recoverJournals, type RecoveredApply } from './apply-recovery.js';
-import { ConfinedGit } from './confined-git.js';
-import { applyCopySandbox } from './copy-apply.js';
-import { createCopyInfo } from './copy-sandbox.js';
-import { configGuard } from './git-config-guard.js';
-import { NestedRepositoryError, stageAndCommit, submodulePaths } from './git-stage.js';
-import { GitError, KeyedLock, directGit, outOf, worktreeFiles } from './git.js';
-import type { GitRunner } from './git.js';
-import { withRepositoryLock } from './repository-lock.js';
-import { diffWorkTree } from './sandbox-diff.js';
+import type { ApplyOutcome, RebaseOutcome, SandboxDiff, SandboxInfo, SandboxManager } from '../../application/index.ts';
+import type { ResourceDefinition } from '../../domain/registry/entities.ts';
+import type { CommandConfinement } from '../tools/confinement.ts';
+import { ApplyJournals } from './apply-journal.ts';
+import { recoverJournals, type RecoveredApply } from './apply-recovery.ts';
+import { ConfinedGit } from './confined-git.ts';
+import { applyCopySandbox } from './copy-apply.ts';
+import { createCopyInfo } from './copy-sandbox.ts';
+import { configGuard } from './git-config-guard.ts';
+import { NestedRepositoryError, stageAndCommit, submodulePaths } from './git-stage.ts';
+import { GitError, KeyedLock, directGit, outOf, worktreeFiles } from './git.ts';
+import type { GitRunner } from './git.ts';
+import { withRepositoryLock } from './repository-lock.ts';
+import { diffWorkTree } from './sandbox-diff.ts';
 import {
   exists,
   existsSync,
@@ -27,10 +27,10 @@ import {
   slug,
   unreachable,
   writeInfo,
-} from './sandbox-files.js';
-import { applyWorktreeSandbox } from './worktree-apply.js';
-import { rebaseWorktreeSandbox, unresolvedFiles } from './worktree-rebase.js';
-import { addWorktree, createWorktreeInfo, removeWorktree } from './worktree-create.js';
+} from './sandbox-files.ts';
+import { applyWorktreeSandbox } from './worktree-apply.ts';
+import { rebaseWorktreeSandbox, unresolvedFiles } from './worktree-rebase.ts';
+import { addWorktree, createWorktreeInfo, removeWorktree } from './worktree-create.ts';
 
 const PLAN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 const BRANCH_PREFIX = 'cleveragents/plan-';

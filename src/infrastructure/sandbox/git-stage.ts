@@ -14,16 +14,16 @@
 import { copyFile, writeFile } from 'node:fs/promises';
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
-import { AppError } from '../../domain/errors.js';
-import { headFromFiles, worktreeFiles } from './git-files.js';
-import { outOf, quote, splitNul, type GitResult, type GitRunner, type ScriptOptions } from './git.js';
+import { AppError } from '../../domain/errors.ts';
+import { headFromFiles, worktreeFiles } from './git-files.ts';
+import { outOf, quote, splitNul, type GitResult, type GitRunner, type ScriptOptions } from './git.ts';
 
 /** The sandbox holds git repositories of its own: refused, with what to do. */
 export class NestedRepositoryError extends AppError {
-  constructor(
-    readonly root: string,
-    readonly paths: readonly string[],
-  ) {
+  readonly root: string;
+  readonly paths: readonly string[];
+
+  constructor(root: string, paths: readonly string[]) {
     const shown = paths.map((p) => (p.endsWith('/') ? p : `${p}/`));
     const gitDirs = shown.map((p) => `${p}.git`);
     const one = paths.length === 1;
@@ -35,6 +35,8 @@ export class NestedRepositoryError extends AppError {
         hint: `remove ${gitDirs.join(', ')} (in the command that made ${one ? 'it' : 'them'}, e.g. rm -rf ${quote(gitDirs[0] ?? '')}): ${one ? 'its' : 'their'} files are then checkpointed as content`,
       },
     );
+    this.root = root;
+    this.paths = paths;
     this.name = 'NestedRepositoryError';
   }
 }

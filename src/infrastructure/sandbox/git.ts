@@ -18,7 +18,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CONFIG_LIST_ARGS, configGuard } from './git-config-guard.js';
+import { CONFIG_LIST_ARGS, configGuard } from './git-config-guard.ts';
 
 /** The identity of every commit CleverAgents makes (checkpoints, sandbox bases, applies). */
 export const COMMIT_IDENTITY = { name: 'CleverAgents', email: 'plans@cleveragents.invalid' } as const;
@@ -97,12 +97,15 @@ export interface GitResult {
 
 /** Thrown when git fails; the message carries git's stderr. */
 export class GitError extends Error {
-  constructor(
-    readonly args: readonly string[],
-    readonly code: number | string | null,
-    readonly stderr: string,
-  ) {
+  readonly args: readonly string[];
+  readonly code: number | string | null;
+  readonly stderr: string;
+
+  constructor(args: readonly string[], code: number | string | null, stderr: string) {
     super(`git ${args.join(' ')} failed (${code ?? 'killed'}): ${stderr.trim() || 'no output'}`);
+    this.args = args;
+    this.code = code;
+    this.stderr = stderr;
     this.name = 'GitError';
   }
 }
@@ -337,4 +340,4 @@ export class KeyedLock {
   }
 }
 
-export { headFromFiles, worktreeFiles, worktreeHead, type WorktreeFiles, type WorktreeHead } from './git-files.js';
+export { headFromFiles, worktreeFiles, worktreeHead, type WorktreeFiles, type WorktreeHead } from './git-files.ts';

@@ -13,9 +13,9 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { AppError } from '../../domain/errors.js';
-import { processExists } from '../system/process-exists.js';
-import { gitOut, worktreeFiles } from './git.js';
+import { AppError } from '../../domain/errors.ts';
+import { processExists } from '../system/process-exists.ts';
+import { gitOut, worktreeFiles } from './git.ts';
 
 const LOCK_NAME = 'cleveragents-worktrees.lock';
 const WAIT_MS = 180_000;

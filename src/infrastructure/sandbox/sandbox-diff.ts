@@ -1,9 +1,9 @@
 /** Diffs between two trees of a sandbox, as the port's {@link SandboxDiff}. */
-import type { FileChange, SandboxDiff } from '../../application/index.js';
+import type { FileChange, SandboxDiff } from '../../application/index.ts';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { withSnapshot } from './git-stage.js';
-import { outOf, quote, splitNul, type GitRunner } from './git.js';
+import { withSnapshot } from './git-stage.ts';
+import { outOf, quote, splitNul, type GitRunner } from './git.ts';
 
 /** Every diff of ours: no external diff or textconv program, whatever the repository configured. */
 export const NO_PROGRAMS = ['--no-ext-diff', '--no-textconv'] as const;
@@ -102,7 +102,11 @@ function sandboxDiff(parsed: ReturnType<typeof parseCombined>, sizeLines: string
 class Fields {
   #at = 0;
 
-  constructor(readonly text: string) {}
+  readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
 
   get rest(): string {
     return this.text.slice(this.#at);

@@ -3,9 +3,9 @@ import { lstatSync, rmdirSync } from 'node:fs';
 import { lstat, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { AppError } from '../../domain/errors.js';
-import type { SandboxInfo } from '../../application/index.js';
-import type { ResourceDefinition } from '../../domain/registry/entities.js';
+import { AppError } from '../../domain/errors.ts';
+import type { SandboxInfo } from '../../application/index.ts';
+import type { ResourceDefinition } from '../../domain/registry/entities.ts';
 
 export const kindOf = (r: ResourceDefinition): SandboxInfo['kind'] =>
   r.type === 'git-checkout' ? 'git-worktree' : 'copy';

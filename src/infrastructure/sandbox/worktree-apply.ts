@@ -16,12 +16,12 @@
  */
 import { copyFileSync, linkSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ApplyOutcome, SandboxInfo } from '../../application/index.js';
-import { AppError } from '../../domain/errors.js';
-import { journalId, syncDir, type ApplyJournals, type WorktreeJournal } from './apply-journal.js';
-import { COMMIT_IDENTITY, GitError, directGit, git, gitOut, splitNul, worktreeFiles, type GitOptions } from './git.js';
-import { NO_PROGRAMS, changedPaths } from './sandbox-diff.js';
-import { lstatOrUndefined, pruneEmptyParents } from './sandbox-files.js';
+import type { ApplyOutcome, SandboxInfo } from '../../application/index.ts';
+import { AppError } from '../../domain/errors.ts';
+import { journalId, syncDir, type ApplyJournals, type WorktreeJournal } from './apply-journal.ts';
+import { COMMIT_IDENTITY, GitError, directGit, git, gitOut, splitNul, worktreeFiles, type GitOptions } from './git.ts';
+import { NO_PROGRAMS, changedPaths } from './sandbox-diff.ts';
+import { lstatOrUndefined, pruneEmptyParents } from './sandbox-files.ts';
 
 const STATUS_CHUNK = 1000;
 const LOCK_WAIT_MS = 10_000;

@@ -4,10 +4,10 @@
  * worktree metadata, and checks out the user's own commit).
  */
 import { rm } from 'node:fs/promises';
-import type { SandboxInfo } from '../../application/index.js';
-import type { ResourceDefinition } from '../../domain/registry/entities.js';
-import { configGuard } from './git-config-guard.js';
-import { git, gitOut } from './git.js';
+import type { SandboxInfo } from '../../application/index.ts';
+import type { ResourceDefinition } from '../../domain/registry/entities.ts';
+import { configGuard } from './git-config-guard.ts';
+import { git, gitOut } from './git.ts';
 
 /**
  * The sandbox of `resource` at `dir` on branch `branch`: refused when the resource's path is not

@@ -7,10 +7,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { RebaseOutcome, SandboxInfo } from '../../application/index.js';
-import { stageAndCommit } from './git-stage.js';
-import { outOf, splitNul, type GitRunner } from './git.js';
-import { NO_PROGRAMS, changedPaths } from './sandbox-diff.js';
+import type { RebaseOutcome, SandboxInfo } from '../../application/index.ts';
+import { stageAndCommit } from './git-stage.ts';
+import { outOf, splitNul, type GitRunner } from './git.ts';
+import { NO_PROGRAMS, changedPaths } from './sandbox-diff.ts';
 
 /** A conflict marker git writes: seven `<` or `>` at the start of a line, then a space or the end. */
 const MARKER = /^(?:<{7}|>{7})(?: |$)/m;

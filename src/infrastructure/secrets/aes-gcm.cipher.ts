@@ -5,9 +5,9 @@
  * another scheme can follow without reading the old one wrongly.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { AppError } from '../../domain/errors.js';
-import { SecretUnreadable, type Logger, type SecretCipher } from '../../application/index.js';
-import { readOrCreateSecretKeyFile, readSecretKeyFile, SecretKeyFileError } from './secret-key.file.js';
+import { AppError } from '../../domain/errors.ts';
+import { SecretUnreadable, type Logger, type SecretCipher } from '../../application/index.ts';
+import { readOrCreateSecretKeyFile, readSecretKeyFile, SecretKeyFileError } from './secret-key.file.ts';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
@@ -29,7 +29,11 @@ export class AesGcmSecretCipher implements SecretCipher {
   /** The key once read (an absent file is asked again next time: another instance may make it). */
   private key: Promise<Buffer> | undefined;
 
-  constructor(private readonly opts: AesGcmSecretCipherOptions) {}
+  private readonly opts: AesGcmSecretCipherOptions;
+
+  constructor(opts: AesGcmSecretCipherOptions) {
+    this.opts = opts;
+  }
 
   /** Reads the key when its file exists (making it first when `create`): a bad file is found at start. */
   async ready(opts: { create: boolean }): Promise<void> {

@@ -17,12 +17,15 @@ const MAX_KEY_FILE_BYTES = 1024;
 
 /** A key file that exists but cannot be used; `message` names the path, `hint` the fix. */
 export class SecretKeyFileError extends Error {
-  constructor(
-    readonly path: string,
-    readonly problem: string,
-    readonly hint: string,
-  ) {
+  readonly path: string;
+  readonly problem: string;
+  readonly hint: string;
+
+  constructor(path: string, problem: string, hint: string) {
     super(`the secret key file ${path} ${problem}`);
+    this.path = path;
+    this.problem = problem;
+    this.hint = hint;
     this.name = 'SecretKeyFileError';
   }
 }

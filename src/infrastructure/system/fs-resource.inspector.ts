@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
-import type { PathFacts, PathScope, ResolvedPath, ResourceInspector } from '../../application/index.js';
-import { gitOut } from '../sandbox/git.js';
-import { resolveInScope } from './scoped-paths.js';
+import type { PathFacts, PathScope, ResolvedPath, ResourceInspector } from '../../application/index.ts';
+import { gitOut } from '../sandbox/git.ts';
+import { resolveInScope } from './scoped-paths.ts';
 
 /** Looks at a resource's path on this machine: does it exist, is it a git work tree, on which branch. */
 export class FsResourceInspector implements ResourceInspector {

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { DiagnosticCheck } from '../../application/index.js';
-import type { PgDatabase, PoolStats } from '../persistence/postgres/pg-database.js';
-import { DEFAULT_LEASE_MS, type LeaseRow } from '../persistence/runner-leases.js';
-import { formatBytes, migrationCheck, runCheck, type Check } from './system.probe.js';
+import type { DiagnosticCheck } from '../../application/index.ts';
+import type { PgDatabase, PoolStats } from '../persistence/postgres/pg-database.ts';
+import { DEFAULT_LEASE_MS, type LeaseRow } from '../persistence/runner-leases.ts';
+import { formatBytes, migrationCheck, runCheck, type Check } from './system.probe.ts';
 
 /** The oldest PostgreSQL we test on and support without a warning. */
 const MIN_PG_MAJOR = 13;

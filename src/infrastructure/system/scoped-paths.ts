@@ -8,7 +8,7 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { PathScope, ResolvedPath } from '../../application/index.js';
+import type { PathScope, ResolvedPath } from '../../application/index.ts';
 
 /** True when `child` is `parent` or inside it. */
 export function within(parent: string, child: string): boolean {

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import type { DiagnosticCheck, SystemProbe } from '../../application/index.js';
-import type { SqliteDatabase } from '../persistence/database.js';
-import { migrationStatus } from '../persistence/migrations.js';
-import type { CommandConfinement } from '../tools/confinement.js';
+import type { DiagnosticCheck, SystemProbe } from '../../application/index.ts';
+import type { SqliteDatabase } from '../persistence/database.ts';
+import { migrationStatus } from '../persistence/migrations.ts';
+import type { CommandConfinement } from '../tools/confinement.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -53,7 +53,11 @@ export async function runCheck(
 
 /** Diagnostics of a deployment: its storage (whichever engine), disk, versions and configuration. */
 export class HostSystemProbe implements SystemProbe {
-  constructor(private readonly opts: SystemProbeOptions) {}
+  private readonly opts: SystemProbeOptions;
+
+  constructor(opts: SystemProbeOptions) {
+    this.opts = opts;
+  }
 
   ping(): Promise<void> {
     return this.opts.storage.ping();

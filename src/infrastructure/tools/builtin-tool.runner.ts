@@ -1,10 +1,10 @@
-import type { ToolCallRequest, ToolCallResult, ToolRunner } from '../../application/index.js';
-import type { CommandConfinement } from './confinement.js';
-import { commandTool, gitDiffTool, gitStatusTool, runCommandTool } from './command-tools.js';
-import { editFileTool, listFilesTool, readFileTool, searchFilesTool, writeFileTool } from './file-tools.js';
-import { PathRefusedError } from './path-guard.js';
-import { replaceInFilesTool } from './replace-tool.js';
-import { failed, ToolFailure, type ToolContext } from './tool-support.js';
+import type { ToolCallRequest, ToolCallResult, ToolRunner } from '../../application/index.ts';
+import type { CommandConfinement } from './confinement.ts';
+import { commandTool, gitDiffTool, gitStatusTool, runCommandTool } from './command-tools.ts';
+import { editFileTool, listFilesTool, readFileTool, searchFilesTool, writeFileTool } from './file-tools.ts';
+import { PathRefusedError } from './path-guard.ts';
+import { replaceInFilesTool } from './replace-tool.ts';
+import { failed, ToolFailure, type ToolContext } from './tool-support.ts';
 
 type BuiltinTool = (ctx: ToolContext) => Promise<ToolCallResult>;
 
@@ -28,7 +28,11 @@ const BUILTINS: Readonly<Record<string, BuiltinTool>> = {
  */
 export class BuiltinToolRunner implements ToolRunner {
   /** `confinement` decides how every command runs (the composition root probes it once). */
-  constructor(private readonly opts: { confinement: CommandConfinement }) {}
+  private readonly opts: { confinement: CommandConfinement };
+
+  constructor(opts: { confinement: CommandConfinement }) {
+    this.opts = opts;
+  }
 
   get confinement(): ToolRunner['confinement'] {
     const m = this.opts.confinement.mode;

@@ -1,13 +1,13 @@
 /** run-command, registry `command` tools, git-status and git-diff. */
 import { stat } from 'node:fs/promises';
-import type { ToolCallResult } from '../../application/index.js';
-import type { ToolDefinition } from '../../domain/registry/entities.js';
-import { snapshotTree } from '../sandbox/git-stage.js';
-import { directGit, outOf } from '../sandbox/git.js';
-import { changedPaths, diffTrees, diffWorkTree } from '../sandbox/sandbox-diff.js';
-import { lexicalRel, resolveInSandbox } from './path-guard.js';
-import { runConfined } from './process-runner.js';
-import { bool, int, ok, str, strings, ToolFailure, type ToolContext } from './tool-support.js';
+import type { ToolCallResult } from '../../application/index.ts';
+import type { ToolDefinition } from '../../domain/registry/entities.ts';
+import { snapshotTree } from '../sandbox/git-stage.ts';
+import { directGit, outOf } from '../sandbox/git.ts';
+import { changedPaths, diffTrees, diffWorkTree } from '../sandbox/sandbox-diff.ts';
+import { lexicalRel, resolveInSandbox } from './path-guard.ts';
+import { runConfined } from './process-runner.ts';
+import { bool, int, ok, str, strings, ToolFailure, type ToolContext } from './tool-support.ts';
 
 /**
  * builtin/run-command. The call's own `timeoutMs` can shorten the request's limit, never extend it

@@ -21,8 +21,8 @@ import {
   nodeInstallation,
   readOnlyPathProblem,
   type SystemView,
-} from './confinement-view.js';
-import { createPidsCgroup, pidsCgroupRoot, releaseCgroup } from './pids-cgroup.js';
+} from './confinement-view.ts';
+import { createPidsCgroup, pidsCgroupRoot, releaseCgroup } from './pids-cgroup.ts';
 
 export type NetworkAccess = 'none' | 'allow';
 export type ConfinementMode = 'bubblewrap' | 'none' | 'unavailable';
@@ -109,10 +109,13 @@ export interface PreparedCommand {
 
 /** Refused: bubblewrap is missing or the kernel will not run it. */
 export class ConfinementUnavailableError extends Error {
-  constructor(readonly reason: string) {
+  readonly reason: string;
+
+  constructor(reason: string) {
     super(
       `commands are refused: they must run confined, but bubblewrap cannot be used here (${reason}); ${INSTALL_HINT}`,
     );
+    this.reason = reason;
     this.name = 'ConfinementUnavailableError';
   }
 }
@@ -120,13 +123,22 @@ export class ConfinementUnavailableError extends Error {
 export class CommandConfinement {
   readonly limits: CommandLimits;
 
+  readonly mode: ConfinementMode;
+  private readonly settings: ConfinementSettings;
+  private readonly tools: { bwrap: string; pids?: string | undefined; view?: SystemView | undefined };
+  /** Why bubblewrap cannot be used (mode `unavailable`). */
+  readonly reason?: string | undefined;
+
   private constructor(
-    readonly mode: ConfinementMode,
-    private readonly settings: ConfinementSettings,
-    private readonly tools: { bwrap: string; pids?: string | undefined; view?: SystemView | undefined },
-    /** Why bubblewrap cannot be used (mode `unavailable`). */
-    readonly reason?: string,
+    mode: ConfinementMode,
+    settings: ConfinementSettings,
+    tools: { bwrap: string; pids?: string | undefined; view?: SystemView | undefined },
+    reason?: string,
   ) {
+    this.mode = mode;
+    this.settings = settings;
+    this.tools = tools;
+    this.reason = reason;
     this.limits = { ...DEFAULT_COMMAND_LIMITS, ...settings.limits };
   }
 

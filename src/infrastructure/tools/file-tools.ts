@@ -2,9 +2,9 @@
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { ToolCallResult } from '../../application/index.js';
-import { compileFilter } from './glob.js';
-import { resolveInSandbox, type ResolvedPath } from './path-guard.js';
+import type { ToolCallResult } from '../../application/index.ts';
+import { compileFilter } from './glob.ts';
+import { resolveInSandbox, type ResolvedPath } from './path-guard.ts';
 import {
   bool,
   int,
@@ -16,7 +16,7 @@ import {
   walkFiles,
   type ToolContext,
   type WalkEntry,
-} from './tool-support.js';
+} from './tool-support.ts';
 
 /** Files larger than this are not read, edited or searched. */
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;

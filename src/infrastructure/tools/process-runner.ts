@@ -5,7 +5,7 @@
  * output limit is killed.
  */
 import { spawn } from 'node:child_process';
-import { ConfinementUnavailableError, type CommandConfinement, type CommandInvocation } from './confinement.js';
+import { ConfinementUnavailableError, type CommandConfinement, type CommandInvocation } from './confinement.ts';
 
 export const MAX_OUTPUT_BYTES = 1024 * 1024;
 /** After SIGTERM, the group has this long to exit before SIGKILL. */

@@ -1,9 +1,9 @@
 /** replace-in-files: a regular expression replaced across the files matched by globs. */
-import type { ToolCallResult } from '../../application/index.js';
-import { compileFilter } from './glob.js';
-import { resolveInSandbox } from './path-guard.js';
-import { editFileTool, textFiles } from './file-tools.js';
-import { ok, str, strings, ToolFailure, walkFiles, type ToolContext } from './tool-support.js';
+import type { ToolCallResult } from '../../application/index.ts';
+import { compileFilter } from './glob.ts';
+import { resolveInSandbox } from './path-guard.ts';
+import { editFileTool, textFiles } from './file-tools.ts';
+import { ok, str, strings, ToolFailure, walkFiles, type ToolContext } from './tool-support.ts';
 
 const MAX_VISITED = 200_000;
 

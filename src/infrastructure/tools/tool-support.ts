@@ -1,16 +1,16 @@
 /** Shared pieces of the built-in tools: argument readers, result builders, walking a sandbox. */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { SandboxInfo, ToolCallResult } from '../../application/index.js';
-import type { CommandConfinement, NetworkAccess } from './confinement.js';
+import type { SandboxInfo, ToolCallResult } from '../../application/index.ts';
+import type { CommandConfinement, NetworkAccess } from './confinement.ts';
 
 /** A tool call that cannot go on; its message becomes the result's summary. */
 export class ToolFailure extends Error {
-  constructor(
-    message: string,
-    readonly output = '',
-  ) {
+  readonly output: string;
+
+  constructor(message: string, output = '') {
     super(message);
+    this.output = output;
     this.name = 'ToolFailure';
   }
 }

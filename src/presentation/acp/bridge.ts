@@ -35,23 +35,23 @@ import {
   type Message,
   type Part,
   type Session,
-} from '../../protocol/client/index.js';
-import type { Target } from '../cli/render/error.js';
-import { messageWords } from '../cli/render/task.js';
-import { answerOf, approvalPart, permissionOptions, StandingDecisions, type Decision } from './approval.js';
-import { toRequestError } from './errors.js';
-import { AVAILABLE_COMMANDS, slashCommandOf, unknownCommandText, type SlashCommand } from './plan-updates.js';
-import { PlanCommands, type PlanSession } from './plans.js';
-import { replayTurn } from './replay.js';
-import { listSessions } from './sessions.js';
-import { projectRootOf, workspaceOf, type SessionDefaults } from './workspace.js';
+} from '../../protocol/client/index.ts';
+import type { Target } from '../cli/render/error.ts';
+import { messageWords } from '../cli/render/task.ts';
+import { answerOf, approvalPart, permissionOptions, StandingDecisions, type Decision } from './approval.ts';
+import { toRequestError } from './errors.ts';
+import { AVAILABLE_COMMANDS, slashCommandOf, unknownCommandText, type SlashCommand } from './plan-updates.ts';
+import { PlanCommands, type PlanSession } from './plans.ts';
+import { replayTurn } from './replay.ts';
+import { listSessions } from './sessions.ts';
+import { projectRootOf, workspaceOf, type SessionDefaults } from './workspace.ts';
 import {
   promptCapabilitiesOf,
   promptParts,
   TurnTranslator,
   UnsupportedContentError,
   type TurnEnd,
-} from './translate.js';
+} from './translate.ts';
 
 export interface BridgeOptions {
   /** The backend (connected once, on first use). */
@@ -87,7 +87,11 @@ class RunningPrompt {
   /** How a running plan phase is cancelled (plan/cancel) instead of its task. */
   private cancelPlan: (() => Promise<unknown>) | undefined;
 
-  constructor(private readonly client: A2AClient) {}
+  private readonly client: A2AClient;
+
+  constructor(client: A2AClient) {
+    this.client = client;
+  }
 
   get isCancelled(): boolean {
     return this.cancelling.signal.aborted;
@@ -132,7 +136,11 @@ export class AcpBridge {
   private streaming = true;
   private prompts: PromptCapabilities = { image: false, audio: false, embeddedContext: false };
 
-  constructor(private readonly opts: BridgeOptions) {}
+  private readonly opts: BridgeOptions;
+
+  constructor(opts: BridgeOptions) {
+    this.opts = opts;
+  }
 
   /** The handshake: ACP v1 (the only version this bridge speaks), capabilities from the A2A Agent Card. */
   async initialize(): Promise<InitializeResponse> {

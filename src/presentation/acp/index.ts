@@ -4,9 +4,9 @@
  */
 import { Readable, Writable } from 'node:stream';
 import { agent, methods, ndJsonStream } from '@agentclientprotocol/sdk';
-import { AcpBridge, type BridgeOptions } from './bridge.js';
+import { AcpBridge, type BridgeOptions } from './bridge.ts';
 
-export type { SessionDefaults } from './workspace.js';
+export type { SessionDefaults } from './workspace.ts';
 
 export interface AcpIo {
   stdin: NodeJS.ReadableStream;

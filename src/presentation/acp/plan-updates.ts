@@ -10,7 +10,7 @@ import type {
   SessionUpdate,
   ToolCallContent,
 } from '@agentclientprotocol/sdk';
-import { chosenText, type Decision } from '../cli/render/plan.js';
+import { chosenText, type Decision } from '../cli/render/plan.ts';
 
 /** The plan operations a prompt can start with; the rest of its text is the argument. */
 export const PLAN_COMMANDS = ['plan', 'execute', 'diff', 'apply', 'cancel'] as const;
@@ -60,7 +60,10 @@ export function entryText(d: Decision): string {
 export class PlanEntries {
   private statuses: PlanEntryStatus[];
 
-  constructor(private readonly texts: readonly string[]) {
+  private readonly texts: readonly string[];
+
+  constructor(texts: readonly string[]) {
+    this.texts = texts;
     this.statuses = texts.map(() => 'pending');
   }
 

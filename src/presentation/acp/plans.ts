@@ -26,11 +26,11 @@ import {
   type A2AClient,
   type Message,
   type Task,
-} from '../../protocol/client/index.js';
-import { plural } from '../cli/render/definition.js';
-import { foldEvent } from '../cli/render/task.js';
-import type { PlanStatus } from '../cli/render/plan.js';
-import { planPhaseIn, type PlanPhase } from '../cli/support/events.js';
+} from '../../protocol/client/index.ts';
+import { plural } from '../cli/render/definition.ts';
+import { foldEvent } from '../cli/render/task.ts';
+import type { PlanStatus } from '../cli/render/plan.ts';
+import { planPhaseIn, type PlanPhase } from '../cli/support/events.ts';
 import {
   approvalRequestOf,
   approvalWhat,
@@ -39,10 +39,10 @@ import {
   runError,
   watchTask,
   type FollowResult,
-} from '../cli/support/plan-follow.js';
-import { diffStatsOf, stepDecisions, waitingRun, type RunStart } from '../cli/support/plan-run.js';
-import { answerOf, permissionOptions, type Decision } from './approval.js';
-import { diffContent, entryText, parseUnified, PlanEntries, type PlanCommandName } from './plan-updates.js';
+} from '../cli/support/plan-follow.ts';
+import { diffStatsOf, stepDecisions, waitingRun, type RunStart } from '../cli/support/plan-run.ts';
+import { answerOf, permissionOptions, type Decision } from './approval.ts';
+import { diffContent, entryText, parseUnified, PlanEntries, type PlanCommandName } from './plan-updates.ts';
 
 /** What a session keeps of its plan between prompts. */
 export interface PlanSession {
@@ -85,10 +85,12 @@ export class PlanCommands {
   /** What resuming a waiting run needs: the signal, and a line saying it resumes. */
   private readonly resume: { signal: AbortSignal; ui: { info: (line: string) => void } };
 
-  constructor(
-    private readonly s: PlanSession,
-    private readonly io: PlanIo,
-  ) {
+  private readonly s: PlanSession;
+  private readonly io: PlanIo;
+
+  constructor(s: PlanSession, io: PlanIo) {
+    this.s = s;
+    this.io = io;
     this.resume = {
       signal: io.cancelling,
       ui: {

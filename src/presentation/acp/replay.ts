@@ -1,8 +1,8 @@
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import type { Task } from '../../protocol/client/index.js';
-import { compactionLine, compactionOf } from '../cli/render/compaction.js';
-import { messageWords } from '../cli/render/task.js';
-import { TurnTranslator } from './translate.js';
+import type { Task } from '../../protocol/client/index.ts';
+import { compactionLine, compactionOf } from '../cli/render/compaction.ts';
+import { messageWords } from '../cli/render/task.ts';
+import { TurnTranslator } from './translate.ts';
 
 /**
  * One stored turn as `session/load` replays it: what the user wrote, then the answer and the tool

@@ -1,6 +1,6 @@
 import type { ListSessionsRequest, ListSessionsResponse, SessionInfo } from '@agentclientprotocol/sdk';
-import { sessionList, type A2AClient } from '../../protocol/client/index.js';
-import { canonical, projectRoots } from './workspace.js';
+import { sessionList, type A2AClient } from '../../protocol/client/index.ts';
+import { canonical, projectRoots } from './workspace.ts';
 
 /**
  * `session/list`: your sessions that work on a project, most recently active first, each with its

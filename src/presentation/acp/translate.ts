@@ -13,7 +13,7 @@ import type {
   ToolCallStatus,
   ToolKind,
 } from '@agentclientprotocol/sdk';
-import type { Artifact, Part, StreamResponse, Task } from '../../protocol/client/index.js';
+import type { Artifact, Part, StreamResponse, Task } from '../../protocol/client/index.ts';
 import {
   foldEvent,
   isHookArtifact,
@@ -22,7 +22,7 @@ import {
   toolCallOf,
   toolCallTitle,
   type ToolCallView,
-} from '../cli/render/task.js';
+} from '../cli/render/task.ts';
 
 /** What an A2A tool call's `state` is in ACP. */
 const TOOL_STATUS: Readonly<Record<string, ToolCallStatus>> = {
@@ -83,7 +83,11 @@ export class TurnTranslator {
   private answered = false;
 
   /** `root`: where the session's tools work (relative paths in tool calls are resolved against it). */
-  constructor(private readonly root?: string) {}
+  private readonly root?: string | undefined;
+
+  constructor(root?: string) {
+    this.root = root;
+  }
 
   push(ev: StreamResponse): SessionUpdate[] {
     this.task = foldEvent(this.task, ev);

@@ -4,8 +4,8 @@
  */
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { REGISTRIES, type A2AClient } from '../../protocol/client/index.js';
-import { sessionParams, type SessionChoice } from '../cli/commands/session.command.js';
+import { REGISTRIES, type A2AClient } from '../../protocol/client/index.ts';
+import { sessionParams, type SessionChoice } from '../cli/commands/session.command.ts';
 
 /** The command's --actor, --project and --skill. */
 export type SessionDefaults = Omit<SessionChoice, 'session'>;

@@ -78,9 +78,9 @@ import {
   userEnable,
   userList,
   whoami,
-} from '../../protocol/client/index.js';
-import { PHASE_CALLS } from './support/plan-run.js';
-import { PLAN_VIEW_CALLS } from '../tui/plan-controller.js';
+} from '../../protocol/client/index.ts';
+import { PHASE_CALLS } from './support/plan-run.ts';
+import { PLAN_VIEW_CALLS } from '../tui/plan-controller.ts';
 
 const names = (...rows: ReadonlyArray<{ name: string }>): string[] => [...new Set(rows.map((r) => r.name))];
 

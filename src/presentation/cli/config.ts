@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse } from 'yaml';
-import { UsageError } from './exit-codes.js';
-import { isOutputFormat, OUTPUT_FORMATS, type OutputFormat } from './render/format.js';
+import { UsageError } from './exit-codes.ts';
+import { isOutputFormat, OUTPUT_FORMATS, type OutputFormat } from './render/format.ts';
 
-export { configPath } from './config-paths.js';
+export { configPath } from './config-paths.ts';
 
 /** `config.yaml`: defaults for the client side of the CLI. */
 export interface FileConfig {

@@ -1,6 +1,6 @@
-import { A2AClient } from '../../protocol/client/index.js';
-import type { Connection } from './config.js';
-import type { EarlyAgent } from './early-agent.js';
+import { A2AClient } from '../../protocol/client/index.ts';
+import type { Connection } from './config.ts';
+import type { EarlyAgent } from './early-agent.ts';
 
 /**
  * The client for one command. Local mode spawns `agents serve --stdio` (the agent's log is kept

@@ -1,9 +1,9 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { UsageError } from './exit-codes.js';
-import { refreshAccessToken } from './support/device-flow.js';
+import { UsageError } from './exit-codes.ts';
+import { refreshAccessToken } from './support/device-flow.ts';
 
-export { credentialsPath } from './config-paths.js';
+export { credentialsPath } from './config-paths.ts';
 
 /** What `agents login` keeps for one server. */
 export interface StoredCredential {

@@ -1,5 +1,5 @@
 import { appendFileSync } from 'node:fs';
-import { A2AClient, type ClientTransport } from '../../protocol/client/index.js';
+import { A2AClient, type ClientTransport } from '../../protocol/client/index.ts';
 
 /** Set to a file path, every call a command makes is appended to it as `command<TAB>method` (the tests read it). */
 export const CALL_TRACE_ENV = 'CLEVERAGENTS_CLI_TRACE';

@@ -10,8 +10,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { agentEnv } from '../../protocol/client/agent-env.js';
-import { configPath, credentialsPath } from './config-paths.js';
+import { agentEnv } from '../../protocol/client/agent-env.ts';
+import { configPath, credentialsPath } from './config-paths.ts';
 
 /** What `agents serve --stdio` would be spawned with, and the agent spawned so. */
 export interface EarlyAgent {

@@ -1,4 +1,4 @@
-import { A2AClientError, A2ATransportError, type WireReason } from '../../protocol/client/index.js';
+import { A2AClientError, A2ATransportError, type WireReason } from '../../protocol/client/index.ts';
 
 /**
  * Why a command ended, and the process exit code of each: with {@link BY_WIRE_REASON} (every
@@ -102,11 +102,11 @@ export function exitReasonOf(err: unknown): ExitReason {
 
 /** A mistake in how the CLI was called that only shows after parsing (e.g. a bad config file). */
 export class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly hint?: string,
-  ) {
+  readonly hint?: string | undefined;
+
+  constructor(message: string, hint?: string) {
     super(message);
+    this.hint = hint;
     this.name = 'UsageError';
   }
 }
@@ -116,14 +116,17 @@ export class UsageError extends Error {
  * cannot be given here, a plan run that ended with a plan error): reported like an agent error.
  */
 export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly reason: ExitReason,
-    readonly type: string,
-    readonly hint?: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
+  readonly reason: ExitReason;
+  readonly type: string;
+  readonly hint?: string | undefined;
+  readonly details: Record<string, unknown>;
+
+  constructor(message: string, reason: ExitReason, type: string, hint?: string, details: Record<string, unknown> = {}) {
     super(message);
+    this.reason = reason;
+    this.type = type;
+    this.hint = hint;
+    this.details = details;
     this.name = type;
   }
 }

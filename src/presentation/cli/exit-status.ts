@@ -4,21 +4,25 @@
  * (presentation/cli/serve-cli.ts) parses its flags without the client commands' modules.
  */
 import { CommanderError, type Command } from 'commander';
-import type { GlobalFlags } from './config.js';
-import { EXIT_CODES, exitReasonOf } from './exit-codes.js';
-import type * as Envelope from './render/envelope.js';
-import type { EnvelopeMessage } from './render/envelope.js';
-import { renderError, reportOf } from './render/error.js';
-import { isOutputFormat, type OutputFormat } from './render/format.js';
-import { Ui, type CliIo } from './render/ui.js';
+import type { GlobalFlags } from './config.ts';
+import { EXIT_CODES, exitReasonOf } from './exit-codes.ts';
+import type * as Envelope from './render/envelope.ts';
+import type { EnvelopeMessage } from './render/envelope.ts';
+import { renderError, reportOf } from './render/error.ts';
+import { isOutputFormat, type OutputFormat } from './render/format.ts';
+import { Ui, type CliIo } from './render/ui.ts';
 
 /** The envelope's writer (and with it the YAML library), loaded only when an envelope is written. */
-const envelopes = (): Promise<typeof Envelope> => import('./render/envelope.js');
+const envelopes = (): Promise<typeof Envelope> => import('./render/envelope.ts');
 
 export class ExitStatus {
   exitCode = 0;
 
-  constructor(readonly io: CliIo) {}
+  readonly io: CliIo;
+
+  constructor(io: CliIo) {
+    this.io = io;
+  }
 
   /**
    * `agents serve` could not start (or stopped on an error): one line and a hint on stderr, or the

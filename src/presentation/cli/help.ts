@@ -5,9 +5,9 @@
  * renders the same text as for the full tree (a unit test compares the two).
  */
 import { CommanderError, type Command } from 'commander';
-import { COMMAND_INDEX } from './command-index.js';
-import { processIo, rootCommand } from './program.js';
-import type { CliIo } from './render/ui.js';
+import { COMMAND_INDEX } from './command-index.ts';
+import { processIo, rootCommand } from './program.ts';
+import type { CliIo } from './render/ui.ts';
 
 /** The root command with a stub per command: enough for its help, nothing to run. */
 export function helpProgram(version: string, io: CliIo): Command {

@@ -4,38 +4,38 @@
  * the composition root.
  */
 import type { Command } from 'commander';
-import { registerAccount } from './commands/account.command.js';
-import { registerAcp } from './commands/acp.command.js';
-import { registerAction } from './commands/action.command.js';
-import { registerAutomationProfile } from './commands/automation-profile.command.js';
-import { registerActor } from './commands/actor.command.js';
-import { registerChat } from './commands/chat.command.js';
-import { registerDemo } from './commands/demo.command.js';
-import { registerHook } from './commands/hook.command.js';
-import { registerNamespace } from './commands/namespace.command.js';
-import { registerPlan } from './commands/plan.command.js';
-import { registerProject } from './commands/project.command.js';
-import { registerResource } from './commands/resource.command.js';
-import { registerSecret } from './commands/secret.command.js';
-import { registerSend } from './commands/send.command.js';
-import { registerServe, type ServeOptions } from './commands/serve.command.js';
-import { registerSession } from './commands/session.command.js';
-import { registerSkill } from './commands/skill.command.js';
-import { registerSync, registerServer } from './commands/sync.command.js';
-import { registerSystem } from './commands/system.command.js';
-import { registerTask } from './commands/task.command.js';
-import { registerTool } from './commands/tool.command.js';
-import { registerTui } from './commands/tui.command.js';
-import { COMMAND_METHODS } from './command-methods.js';
-import type { EarlyAgent } from './early-agent.js';
-import { runProgram } from './exit-status.js';
-import type { CliIo } from './render/ui.js';
-import { processIo, rootCommand } from './program.js';
-import { Runner } from './runner.js';
+import { registerAccount } from './commands/account.command.ts';
+import { registerAcp } from './commands/acp.command.ts';
+import { registerAction } from './commands/action.command.ts';
+import { registerAutomationProfile } from './commands/automation-profile.command.ts';
+import { registerActor } from './commands/actor.command.ts';
+import { registerChat } from './commands/chat.command.ts';
+import { registerDemo } from './commands/demo.command.ts';
+import { registerHook } from './commands/hook.command.ts';
+import { registerNamespace } from './commands/namespace.command.ts';
+import { registerPlan } from './commands/plan.command.ts';
+import { registerProject } from './commands/project.command.ts';
+import { registerResource } from './commands/resource.command.ts';
+import { registerSecret } from './commands/secret.command.ts';
+import { registerSend } from './commands/send.command.ts';
+import { registerServe, type ServeOptions } from './commands/serve.command.ts';
+import { registerSession } from './commands/session.command.ts';
+import { registerSkill } from './commands/skill.command.ts';
+import { registerSync, registerServer } from './commands/sync.command.ts';
+import { registerSystem } from './commands/system.command.ts';
+import { registerTask } from './commands/task.command.ts';
+import { registerTool } from './commands/tool.command.ts';
+import { registerTui } from './commands/tui.command.ts';
+import { COMMAND_METHODS } from './command-methods.ts';
+import type { EarlyAgent } from './early-agent.ts';
+import { runProgram } from './exit-status.ts';
+import type { CliIo } from './render/ui.ts';
+import { processIo, rootCommand } from './program.ts';
+import { Runner } from './runner.ts';
 
-export type { ServeOptions } from './commands/serve.command.js';
-export type { CliIo } from './render/ui.js';
-export { EXIT_CODES, UsageError, type ExitReason } from './exit-codes.js';
+export type { ServeOptions } from './commands/serve.command.ts';
+export type { CliIo } from './render/ui.ts';
+export { EXIT_CODES, UsageError, type ExitReason } from './exit-codes.ts';
 
 /** What the composition root gives the CLI: its version, and the server to run for `agents serve`. */
 export interface CliHost {

@@ -3,8 +3,8 @@
  * CLI and by `agents --help`, which lists the commands from COMMAND_INDEX without loading them.
  */
 import { Command, Option } from 'commander';
-import { OUTPUT_FORMATS } from './render/format.js';
-import type { CliIo } from './render/ui.js';
+import { OUTPUT_FORMATS } from './render/format.ts';
+import type { CliIo } from './render/ui.ts';
 
 /** The `agents` command with its global options, before any subcommand is added. */
 export function rootCommand(version: string, io: CliIo): Command {

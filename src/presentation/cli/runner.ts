@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
-import { A2ATransportError, type A2AClient } from '../../protocol/client/index.js';
+import { A2ATransportError, type A2AClient } from '../../protocol/client/index.ts';
 import {
   configPath,
   loadConfig,
@@ -11,18 +11,18 @@ import {
   type Connection,
   resolveNamespace,
   type GlobalFlags,
-} from './config.js';
-import { connect } from './connect.js';
-import { credentialsPath, loadCredentials, refreshIfExpired } from './credentials.js';
-import { declaredClient } from './declared-client.js';
-import type { EarlyAgent } from './early-agent.js';
-import { EXIT_CODES, exitReasonOf, type ExitReason } from './exit-codes.js';
-import { ExitStatus } from './exit-status.js';
-import { buildEnvelope, serializeEnvelope, type EnvelopeMessage } from './render/envelope.js';
-import { renderError, reportOf, type Target } from './render/error.js';
-import { isOutputFormat } from './render/format.js';
-import { Ui, type CliIo } from './render/ui.js';
-import { eventsWanted } from './support/events.js';
+} from './config.ts';
+import { connect } from './connect.ts';
+import { credentialsPath, loadCredentials, refreshIfExpired } from './credentials.ts';
+import { declaredClient } from './declared-client.ts';
+import type { EarlyAgent } from './early-agent.ts';
+import { EXIT_CODES, exitReasonOf, type ExitReason } from './exit-codes.ts';
+import { ExitStatus } from './exit-status.ts';
+import { buildEnvelope, serializeEnvelope, type EnvelopeMessage } from './render/envelope.ts';
+import { renderError, reportOf, type Target } from './render/error.ts';
+import { isOutputFormat } from './render/format.ts';
+import { Ui, type CliIo } from './render/ui.ts';
+import { eventsWanted } from './support/events.ts';
 
 /** What a command gets: its output, the client (connected on first use), and Ctrl-C. */
 export interface RunContext {
@@ -54,17 +54,26 @@ export type CommandFn = (ctx: RunContext) => Promise<Outcome>;
  * spawned agent exits), turns errors and Ctrl-C into exit codes, prints the json/yaml envelope.
  */
 export class Runner extends ExitStatus {
+  readonly version: string;
+  /** What each command may call (COMMAND_METHODS): its client refuses anything else. */
+  readonly calls: Readonly<Record<string, readonly string[]>>;
+  /** The `agents` script a local agent is spawned from (default: the protocol client's own choice). */
+  readonly agentBin?: string | undefined;
+  /** The local agent bin.ts spawned before the commands loaded, if any. */
+  readonly early?: EarlyAgent | undefined;
+
   constructor(
-    readonly version: string,
+    version: string,
     io: CliIo,
-    /** What each command may call (COMMAND_METHODS): its client refuses anything else. */
-    readonly calls: Readonly<Record<string, readonly string[]>>,
-    /** The `agents` script a local agent is spawned from (default: the protocol client's own choice). */
-    readonly agentBin?: string,
-    /** The local agent bin.ts spawned before the commands loaded, if any. */
-    readonly early?: EarlyAgent,
+    calls: Readonly<Record<string, readonly string[]>>,
+    agentBin?: string,
+    early?: EarlyAgent,
   ) {
     super(io);
+    this.version = version;
+    this.calls = calls;
+    this.agentBin = agentBin;
+    this.early = early;
   }
 
   /**

@@ -4,11 +4,11 @@
  * the command modules it would otherwise load (every schema of the protocol, the renderers) are
  * no part of serving. `agents serve --help` is the same text as through the whole tree.
  */
-import type { CliHost } from './index.js';
-import { registerServe } from './commands/serve.command.js';
-import { ExitStatus, runProgram } from './exit-status.js';
-import { processIo, rootCommand } from './program.js';
-import type { CliIo } from './render/ui.js';
+import type { CliHost } from './index.ts';
+import { registerServe } from './commands/serve.command.ts';
+import { ExitStatus, runProgram } from './exit-status.ts';
+import { processIo, rootCommand } from './program.ts';
+import type { CliIo } from './render/ui.ts';
 
 /** Runs `agents serve` with `argv` (as `process.argv`, its first argument `serve`) and returns the exit code. */
 export function runServe(

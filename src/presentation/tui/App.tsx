@@ -1,14 +1,14 @@
 import { Box, useInput, useStdin, useStdout } from 'ink';
 import { useEffect, useState, useSyncExternalStore, type ReactNode } from 'react';
-import { ChatPane } from './ChatPane.js';
-import type { Tui } from './commands.js';
-import { Footer, InputLine, StatusLine, statusRows } from './Bottom.js';
-import { Header } from './Header.js';
-import { HelpOverlay } from './HelpOverlay.js';
-import { handleKey, isF1 } from './keys.js';
-import { PlansList } from './PlansList.js';
-import { PlanView } from './PlanView.js';
-import { SessionsList } from './SessionsList.js';
+import { ChatPane } from './ChatPane.tsx';
+import type { Tui } from './commands.ts';
+import { Footer, InputLine, StatusLine, statusRows } from './Bottom.tsx';
+import { Header } from './Header.tsx';
+import { HelpOverlay } from './HelpOverlay.tsx';
+import { handleKey, isF1 } from './keys.ts';
+import { PlansList } from './PlansList.tsx';
+import { PlanView } from './PlanView.tsx';
+import { SessionsList } from './SessionsList.tsx';
 
 /** The terminal's size, followed as it is resized (SIGWINCH reaches the stream as `resize`). */
 export function useScreenSize(): { columns: number; rows: number } {

@@ -1,9 +1,9 @@
 import { Box } from 'ink';
 import type { ReactNode } from 'react';
-import { KEYS } from './keys.js';
-import { errorLines, truncate, wrap } from './lines.js';
-import type { TuiState } from './state.js';
-import { Toned } from './theme.js';
+import { KEYS } from './keys.ts';
+import { errorLines, truncate, wrap } from './lines.ts';
+import type { TuiState } from './state.ts';
+import { Toned } from './theme.tsx';
 
 /** An error and its hint are read whole: the status line grows to this many rows for them. */
 const STATUS_ROWS = 3;

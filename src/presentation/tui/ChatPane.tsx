@@ -1,9 +1,9 @@
 import { Box } from 'ink';
 import type { ReactNode } from 'react';
-import { approvalWhat } from '../cli/support/plan-follow.js';
-import { diffLines, turnLines, wrap, type Line } from './lines.js';
-import type { PendingApproval, TuiState } from './state.js';
-import { Lines } from './theme.js';
+import { approvalWhat } from '../cli/support/plan-follow.ts';
+import { diffLines, turnLines, wrap, type Line } from './lines.ts';
+import type { PendingApproval, TuiState } from './state.ts';
+import { Lines } from './theme.tsx';
 
 /** The approval the turn stopped for: the tool, its preview, the keys. */
 export function approvalLines(a: PendingApproval, width: number): Line[] {

@@ -1,8 +1,8 @@
 import { Box } from 'ink';
 import type { ReactNode } from 'react';
-import { truncate } from './lines.js';
-import type { TuiState } from './state.js';
-import { Toned } from './theme.js';
+import { truncate } from './lines.ts';
+import type { TuiState } from './state.ts';
+import { Toned } from './theme.tsx';
 
 const TITLES = { sessions: 'Sessions', chat: 'Chat', plans: 'Plans', plan: 'Plan' } as const;
 

@@ -1,10 +1,10 @@
 import { Box } from 'ink';
 import type { ReactNode } from 'react';
-import { KEYS } from './keys.js';
-import { wrap, type Line } from './lines.js';
-import { SLASH_USAGE } from './slash.js';
-import type { View } from './state.js';
-import { Lines } from './theme.js';
+import { KEYS } from './keys.ts';
+import { wrap, type Line } from './lines.ts';
+import { SLASH_USAGE } from './slash.ts';
+import type { View } from './state.ts';
+import { Lines } from './theme.tsx';
 
 /** Every key of the view and every slash command. */
 export function helpLines(view: View, width: number): Line[] {

@@ -1,7 +1,7 @@
 import { Box } from 'ink';
 import type { ReactNode } from 'react';
-import { truncate } from './lines.js';
-import { Toned } from './theme.js';
+import { truncate } from './lines.ts';
+import { Toned } from './theme.tsx';
 
 /** A selectable list: the selected row marked with `›`, scrolled so that it stays on screen. */
 export function ListView({

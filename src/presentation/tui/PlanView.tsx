@@ -1,8 +1,8 @@
 import { Box } from 'ink';
 import type { ReactNode } from 'react';
-import { diffLines, planLines, wrap } from './lines.js';
-import type { TuiState } from './state.js';
-import { Lines } from './theme.js';
+import { diffLines, planLines, wrap } from './lines.ts';
+import type { TuiState } from './state.ts';
+import { Lines } from './theme.tsx';
 
 /** A plan: its state, tree, log and checkpoints; or, with `d`, its diff, scrolled with the arrows. */
 export function PlanView({ state, height, width }: { state: TuiState; height: number; width: number }): ReactNode {

@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
-import type { TuiState } from './state.js';
-import { ListView } from './ListView.js';
+import type { TuiState } from './state.ts';
+import { ListView } from './ListView.tsx';
 
 /** Your plans, newest first. */
 export function PlansList({ state, height, width }: { state: TuiState; height: number; width: number }): ReactNode {

@@ -8,14 +8,14 @@ import {
   type A2AClient,
   type Message,
   type Task,
-} from '../../protocol/client/index.js';
-import { qualify } from '../cli/render/definition.js';
-import { foldEvent, isInterruptedState, messageWords } from '../cli/render/task.js';
-import { userMessage } from '../cli/support/message.js';
-import { approvalRequestOf, type ApprovalAnswer } from '../cli/support/plan-follow.js';
-import type { Guard } from './guard.js';
-import type { SlashCommand } from './slash.js';
-import type { Store } from './store.js';
+} from '../../protocol/client/index.ts';
+import { qualify } from '../cli/render/definition.ts';
+import { foldEvent, isInterruptedState, messageWords } from '../cli/render/task.ts';
+import { userMessage } from '../cli/support/message.ts';
+import { approvalRequestOf, type ApprovalAnswer } from '../cli/support/plan-follow.ts';
+import type { Guard } from './guard.ts';
+import type { SlashCommand } from './slash.ts';
+import type { Store } from './store.ts';
 
 /** How many of a session's last turns are shown when it is opened. */
 const RECAP_TURNS = 10;
@@ -27,11 +27,15 @@ export class ChatController {
   private waitingTask: string | undefined;
   private seq = 0;
 
-  constructor(
-    private readonly client: A2AClient,
-    private readonly store: Store,
-    private readonly guard: Guard,
-  ) {}
+  private readonly client: A2AClient;
+  private readonly store: Store;
+  private readonly guard: Guard;
+
+  constructor(client: A2AClient, store: Store, guard: Guard) {
+    this.client = client;
+    this.store = store;
+    this.guard = guard;
+  }
 
   loadSessions(): Promise<void> {
     return this.guard.run('sessions', async () => {

@@ -1,9 +1,9 @@
-import type { ChatController } from './chat-controller.js';
-import type { Guard } from './guard.js';
-import type { PlanController } from './plan-controller.js';
-import { parseSlash, type SlashCommand } from './slash.js';
-import { VIEWS, type View } from './state.js';
-import type { Store } from './store.js';
+import type { ChatController } from './chat-controller.ts';
+import type { Guard } from './guard.ts';
+import type { PlanController } from './plan-controller.ts';
+import { parseSlash, type SlashCommand } from './slash.ts';
+import { VIEWS, type View } from './state.ts';
+import type { Store } from './store.ts';
 
 /** What the keys and the slash commands act through. */
 export interface Tui {

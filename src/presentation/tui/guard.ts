@@ -1,7 +1,7 @@
-import { A2ATransportError } from '../../protocol/client/index.js';
-import { exitReasonOf, type ExitReason } from '../cli/exit-codes.js';
-import { reportOf, type Target } from '../cli/render/error.js';
-import type { Store } from './store.js';
+import { A2ATransportError } from '../../protocol/client/index.ts';
+import { exitReasonOf, type ExitReason } from '../cli/exit-codes.ts';
+import { reportOf, type Target } from '../cli/render/error.ts';
+import type { Store } from './store.ts';
 
 /** How the TUI ended: the exit reason, and the error that ended it (a dead local agent). */
 export interface TuiExit {
@@ -18,10 +18,12 @@ export class Guard {
   /** Resolves when the app should end. */
   readonly done: Promise<TuiExit>;
 
-  constructor(
-    private readonly store: Store,
-    readonly target: Target,
-  ) {
+  private readonly store: Store;
+  readonly target: Target;
+
+  constructor(store: Store, target: Target) {
+    this.store = store;
+    this.target = target;
     this.done = new Promise((resolve) => (this.ended = resolve));
   }
 

@@ -1,17 +1,17 @@
 import { render } from 'ink';
-import type { A2AClient } from '../../protocol/client/index.js';
-import type { Target } from '../cli/render/error.js';
-import type { CliIo } from '../cli/render/ui.js';
-import { App } from './App.js';
-import { ChatController } from './chat-controller.js';
-import type { Tui } from './commands.js';
-import { Guard, type TuiExit } from './guard.js';
-import { PlanController } from './plan-controller.js';
-import { Store } from './store.js';
-import { ColorContext } from './theme.js';
+import type { A2AClient } from '../../protocol/client/index.ts';
+import type { Target } from '../cli/render/error.ts';
+import type { CliIo } from '../cli/render/ui.ts';
+import { App } from './App.tsx';
+import { ChatController } from './chat-controller.ts';
+import type { Tui } from './commands.ts';
+import { Guard, type TuiExit } from './guard.ts';
+import { PlanController } from './plan-controller.ts';
+import { Store } from './store.ts';
+import { ColorContext } from './theme.tsx';
 
-export { PLAN_VIEW_CALLS } from './plan-controller.js';
-export type { TuiExit } from './guard.js';
+export { PLAN_VIEW_CALLS } from './plan-controller.ts';
+export type { TuiExit } from './guard.ts';
 
 export interface TuiOptions {
   io: CliIo;

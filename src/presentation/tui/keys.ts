@@ -1,7 +1,7 @@
 import type { Key } from 'ink';
-import { go, nextView, runLine, type Tui } from './commands.js';
-import { SLASH_USAGE } from './slash.js';
-import type { View } from './state.js';
+import { go, nextView, runLine, type Tui } from './commands.ts';
+import { SLASH_USAGE } from './slash.ts';
+import type { View } from './state.ts';
 
 /** Lines of the help overlay before wrapping (see HelpOverlay). */
 const helpLength = (view: View): number => KEYS[view].length + SLASH_USAGE.length + 5;

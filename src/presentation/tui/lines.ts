@@ -1,6 +1,6 @@
-import { compactionLine, compactionOf, usedCompactionOf } from '../cli/render/compaction.js';
-import type { ErrorReport } from '../cli/render/error.js';
-import { chosenText, diffLineKind } from '../cli/render/plan.js';
+import { compactionLine, compactionOf, usedCompactionOf } from '../cli/render/compaction.ts';
+import type { ErrorReport } from '../cli/render/error.ts';
+import { chosenText, diffLineKind } from '../cli/render/plan.ts';
 import {
   fallbackOf,
   hookRunLine,
@@ -12,9 +12,9 @@ import {
   toolCallOf,
   usageLine,
   usageOf,
-} from '../cli/render/task.js';
-import { approvalWhat, type ApprovalRequest } from '../cli/support/plan-follow.js';
-import { flattenTree, type PlanPane, type Turn } from './state.js';
+} from '../cli/render/task.ts';
+import { approvalWhat, type ApprovalRequest } from '../cli/support/plan-follow.ts';
+import { flattenTree, type PlanPane, type Turn } from './state.ts';
 
 /** What a line is, for its colour (none under NO_COLOR: the words and marks carry the meaning). */
 export type Tone = 'user' | 'agent' | 'tool' | 'meta' | 'warn' | 'error' | 'ok' | 'add' | 'del' | 'hunk' | 'head';

@@ -14,12 +14,12 @@ import {
   planUse,
   type A2AClient,
   type Task,
-} from '../../protocol/client/index.js';
-import { qualify } from '../cli/render/definition.js';
-import type { Guard } from './guard.js';
-import type { SlashCommand } from './slash.js';
-import { flattenTree, type LogEntry, type PlanStatus } from './state.js';
-import type { Store } from './store.js';
+} from '../../protocol/client/index.ts';
+import { qualify } from '../cli/render/definition.ts';
+import type { Guard } from './guard.ts';
+import type { SlashCommand } from './slash.ts';
+import { flattenTree, type LogEntry, type PlanStatus } from './state.ts';
+import type { Store } from './store.ts';
 
 /** How often a running plan is read again (a phase reports progress every step or so). */
 const POLL_MS = 700;
@@ -46,11 +46,15 @@ export class PlanController {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
-  constructor(
-    private readonly client: A2AClient,
-    private readonly store: Store,
-    private readonly guard: Guard,
-  ) {}
+  private readonly client: A2AClient;
+  private readonly store: Store;
+  private readonly guard: Guard;
+
+  constructor(client: A2AClient, store: Store, guard: Guard) {
+    this.client = client;
+    this.store = store;
+    this.guard = guard;
+  }
 
   loadPlans(): Promise<void> {
     return this.guard.run('plans', async () => {

@@ -1,4 +1,4 @@
-import { initialState, reduce, type Action, type TuiState } from './state.js';
+import { initialState, reduce, type Action, type TuiState } from './state.ts';
 
 /** The TUI's state outside React: the controller dispatches into it, the app subscribes to it. */
 export class Store {

@@ -1,6 +1,6 @@
 import { Text } from 'ink';
 import { createContext, useContext, type ReactNode } from 'react';
-import type { Line, Tone } from './lines.js';
+import type { Line, Tone } from './lines.ts';
 
 /** Whether the TUI may colour (off under NO_COLOR and --no-color: then no escape code but ink's own cursor moves). */
 export const ColorContext = createContext(true);

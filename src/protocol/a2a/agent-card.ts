@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { namespacesOf, type Principal } from '../../application/index.js';
-import type { MethodDef } from './method.js';
-import { buildOpenRpc } from './openrpc.js';
-import { EXTENSION_URI, EXTENSION_VERSION, EXTENSION_VERSIONS, type ProtocolVersion } from './versions.js';
+import { namespacesOf, type Principal } from '../../application/index.ts';
+import type { MethodDef } from './method.ts';
+import { buildOpenRpc } from './openrpc.ts';
+import { EXTENSION_URI, EXTENSION_VERSION, EXTENSION_VERSIONS, type ProtocolVersion } from './versions.ts';
 
 export interface AgentCardOptions {
   name: string;
@@ -100,10 +100,13 @@ export class AgentCardProvider {
   private extendedSchemas: Card | undefined;
   private openRpcDoc: Card | undefined;
 
-  constructor(
-    private readonly opts: AgentCardOptions,
-    private readonly methods: readonly MethodDef[],
-  ) {}
+  private readonly opts: AgentCardOptions;
+  private readonly methods: readonly MethodDef[];
+
+  constructor(opts: AgentCardOptions, methods: readonly MethodDef[]) {
+    this.opts = opts;
+    this.methods = methods;
+  }
 
   /** The endpoint is known only once the server listens (port 0 picks one). */
   setEndpoint(endpoint: string): void {

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { MethodScope, Permission } from '../../domain/permissions.js';
-import type { ProtoMessageName } from './proto-names.js';
-import type { ExtensionVersion } from './versions.js';
+import type { MethodScope, Permission } from '../../domain/permissions.ts';
+import type { ProtoMessageName } from './proto-names.ts';
+import type { ExtensionVersion } from './versions.ts';
 
 /** What a method needs the caller to be allowed to do (the role table is in domain/permissions). */
 export type { MethodScope, Permission };

@@ -1,19 +1,19 @@
-import { CONTRACTS } from './contracts/index.js';
-import type { MethodDef } from './method.js';
-import * as account from './methods/account.methods.js';
-import * as card from './methods/card.methods.js';
-import * as context from './methods/context.methods.js';
-import * as discovery from './methods/discovery.methods.js';
-import * as health from './methods/health.methods.js';
-import * as message from './methods/message.methods.js';
-import * as namespace from './methods/namespace.methods.js';
-import * as plan from './methods/plan.methods.js';
-import * as push from './methods/push.methods.js';
-import * as registry from './methods/registry.methods.js';
-import * as secret from './methods/secret.methods.js';
-import * as session from './methods/session.methods.js';
-import * as sync from './methods/sync.methods.js';
-import * as task from './methods/task.methods.js';
+import { CONTRACTS } from './contracts/index.ts';
+import type { MethodDef } from './method.ts';
+import * as account from './methods/account.methods.ts';
+import * as card from './methods/card.methods.ts';
+import * as context from './methods/context.methods.ts';
+import * as discovery from './methods/discovery.methods.ts';
+import * as health from './methods/health.methods.ts';
+import * as message from './methods/message.methods.ts';
+import * as namespace from './methods/namespace.methods.ts';
+import * as plan from './methods/plan.methods.ts';
+import * as push from './methods/push.methods.ts';
+import * as registry from './methods/registry.methods.ts';
+import * as secret from './methods/secret.methods.ts';
+import * as session from './methods/session.methods.ts';
+import * as sync from './methods/sync.methods.ts';
+import * as task from './methods/task.methods.ts';
 
 const isBound = (v: unknown): v is MethodDef =>
   typeof v === 'object' &&

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import type { JsonText } from '../../domain/json.js';
-import type { Principal, ServiceFacade, StreamItem } from '../../application/index.js';
-import type { StreamContract, UnaryContract } from './contract.js';
-import type { ProtocolVersion } from './versions.js';
+import type { JsonText } from '../../domain/json.ts';
+import type { Principal, ServiceFacade, StreamItem } from '../../application/index.ts';
+import type { StreamContract, UnaryContract } from './contract.ts';
+import type { ProtocolVersion } from './versions.ts';
 
-export type { Permission, V03Codec } from './contract.js';
+export type { Permission, V03Codec } from './contract.ts';
 
 /** What methods may ask of the Agent Card (kept narrow so the card can list methods without a cycle). */
 export interface CardSource {
@@ -59,4 +59,4 @@ export function bindStream<P extends z.ZodType, R extends z.ZodType>(
   return { ...contract, call };
 }
 
-export type { ParamsOf, ResultOf } from './contract.js';
+export type { ParamsOf, ResultOf } from './contract.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { MethodDef } from './method.js';
+import type { MethodDef } from './method.ts';
 
 type Json = Record<string, unknown>;
 

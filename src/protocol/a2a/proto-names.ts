@@ -1,4 +1,4 @@
-import { AppError } from '../../domain/errors.js';
+import { AppError } from '../../domain/errors.ts';
 
 /**
  * ProtoJSON parsers must accept a field's original proto name as well as its lowerCamelCase JSON

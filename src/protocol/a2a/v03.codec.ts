@@ -14,7 +14,7 @@ import {
   type TaskPushNotificationConfig,
   type TaskState,
   type TaskStatus,
-} from '../../domain/a2a.model.js';
+} from '../../domain/a2a.model.ts';
 
 const Meta = z.record(z.string(), z.unknown());
 

@@ -1,4 +1,4 @@
-import { AppError } from '../../domain/errors.js';
+import { AppError } from '../../domain/errors.ts';
 
 export const SUPPORTED_VERSIONS = ['1.0', '0.3'] as const;
 export type ProtocolVersion = (typeof SUPPORTED_VERSIONS)[number];

@@ -1,4 +1,4 @@
-import type { JsonRpcErrorObject } from '../jsonrpc/envelope.js';
+import type { JsonRpcErrorObject } from '../jsonrpc/envelope.ts';
 
 export interface FieldViolationInfo {
   field: string;

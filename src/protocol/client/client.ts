@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import type { MethodContract, StreamContract, UnaryContract } from '../a2a/contract.js';
-import { HttpClientTransport, type HttpTransportOptions } from './http.transport.js';
-import { StdioClientTransport, type StdioTransportOptions } from './stdio.transport.js';
-import type { ClientTransport, RequestOptions } from './transport.js';
+import type { MethodContract, StreamContract, UnaryContract } from '../a2a/contract.ts';
+import { HttpClientTransport, type HttpTransportOptions } from './http.transport.ts';
+import { StdioClientTransport, type StdioTransportOptions } from './stdio.transport.ts';
+import type { ClientTransport, RequestOptions } from './transport.ts';
 
 export interface TypedStreamEvent<T> {
   seq: number;
@@ -26,7 +26,11 @@ export class A2AClient {
    */
   tenant: string | undefined;
 
-  constructor(readonly transport: ClientTransport) {}
+  readonly transport: ClientTransport;
+
+  constructor(transport: ClientTransport) {
+    this.transport = transport;
+  }
 
   private withTenant(params: unknown): unknown {
     if (this.tenant === undefined || params === null || typeof params !== 'object' || Array.isArray(params))

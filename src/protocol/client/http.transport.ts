@@ -1,7 +1,7 @@
-import { A2AClientError, A2ATransportError } from './client-error.js';
-import { readSse } from './sse.js';
-import type { ClientStreamEvent, ClientTransport, RequestOptions } from './transport.js';
-import type { JsonRpcResponse } from '../jsonrpc/envelope.js';
+import { A2AClientError, A2ATransportError } from './client-error.ts';
+import { readSse } from './sse.ts';
+import type { ClientStreamEvent, ClientTransport, RequestOptions } from './transport.ts';
+import type { JsonRpcResponse } from '../jsonrpc/envelope.ts';
 
 export interface HttpTransportOptions {
   /** The server's base URL (http://127.0.0.1:8080) or its JSON-RPC endpoint (…/a2a). */
@@ -20,7 +20,10 @@ export class HttpClientTransport implements ClientTransport {
   private nextId = 1;
   private readonly fetch: typeof fetch;
 
-  constructor(private readonly opts: HttpTransportOptions) {
+  private readonly opts: HttpTransportOptions;
+
+  constructor(opts: HttpTransportOptions) {
+    this.opts = opts;
     const u = new URL(opts.url);
     this.base = new URL('/', u);
     this.endpoint = u.pathname === '/' || u.pathname === '' ? new URL('/a2a', u) : u;

@@ -3,18 +3,18 @@
  * (local mode) or HTTP (server mode), and the methods' contracts to call it with
  * (names, schemas, permission: nothing of the server's).
  */
-export { A2AClient, type TypedStreamEvent } from './client.js';
-export { A2AClientError, A2ATransportError, type FieldViolationInfo } from './client-error.js';
-export type { WireReason } from '../jsonrpc/errors.js';
-export { HttpClientTransport, type HttpTransportOptions } from './http.transport.js';
-export { StdioClientTransport, type StdioTransportOptions, type InitializeResult } from './stdio.transport.js';
-export { agentEnv } from './agent-env.js';
-export type { ClientTransport, ClientStreamEvent, RequestOptions } from './transport.js';
-export { sendMessage, sendStreamingMessage } from '../a2a/contracts/message.contract.js';
-export { getTask, listTasks, cancelTask, subscribeToTask } from '../a2a/contracts/task.contract.js';
-export { createPushConfig, getPushConfig, listPushConfigs, deletePushConfig } from '../a2a/contracts/push.contract.js';
-export { getExtendedAgentCard } from '../a2a/contracts/card.contract.js';
-export { healthCheck, diagnosticsRun } from '../a2a/contracts/health.contract.js';
+export { A2AClient, type TypedStreamEvent } from './client.ts';
+export { A2AClientError, A2ATransportError, type FieldViolationInfo } from './client-error.ts';
+export type { WireReason } from '../jsonrpc/errors.ts';
+export { HttpClientTransport, type HttpTransportOptions } from './http.transport.ts';
+export { StdioClientTransport, type StdioTransportOptions, type InitializeResult } from './stdio.transport.ts';
+export { agentEnv } from './agent-env.ts';
+export type { ClientTransport, ClientStreamEvent, RequestOptions } from './transport.ts';
+export { sendMessage, sendStreamingMessage } from '../a2a/contracts/message.contract.ts';
+export { getTask, listTasks, cancelTask, subscribeToTask } from '../a2a/contracts/task.contract.ts';
+export { createPushConfig, getPushConfig, listPushConfigs, deletePushConfig } from '../a2a/contracts/push.contract.ts';
+export { getExtendedAgentCard } from '../a2a/contracts/card.contract.ts';
+export { healthCheck, diagnosticsRun } from '../a2a/contracts/health.contract.ts';
 export {
   sessionCreate,
   sessionList,
@@ -23,8 +23,8 @@ export {
   sessionCompact,
   sessionFork,
   sessionResume,
-} from '../a2a/contracts/session.contract.js';
-export { CONTRACTS } from '../a2a/contracts/index.js';
+} from '../a2a/contracts/session.contract.ts';
+export { CONTRACTS } from '../a2a/contracts/index.ts';
 export {
   REGISTRIES,
   actorRegistry,
@@ -37,13 +37,13 @@ export {
   hookRegistry,
   resourceTypeList,
   resourceTypeShow,
-} from '../a2a/contracts/registry.contract.js';
+} from '../a2a/contracts/registry.contract.ts';
 export type {
   RegistryContracts,
   RegistryEntityOf,
   RegistryPageOf,
   RegistryShownOf,
-} from '../a2a/contracts/registry.contract.js';
+} from '../a2a/contracts/registry.contract.ts';
 export {
   namespaceList,
   namespaceShow,
@@ -57,15 +57,15 @@ export {
   namespaceGrant,
   namespaceRevoke,
   NAMESPACE_MANAGEMENT_CONTRACTS,
-} from '../a2a/contracts/namespace.contract.js';
-export { rpcDiscover } from '../a2a/contracts/discovery.contract.js';
+} from '../a2a/contracts/namespace.contract.ts';
+export { rpcDiscover } from '../a2a/contracts/discovery.contract.ts';
 export {
   secretSet,
   secretList,
   secretRemove,
   SECRET_CONTRACTS,
   SECRET_VALUE_MAX_BYTES,
-} from '../a2a/contracts/secret.contract.js';
+} from '../a2a/contracts/secret.contract.ts';
 export {
   whoami,
   userAdd,
@@ -77,7 +77,7 @@ export {
   keyRevoke,
   auditList,
   ACCOUNT_CONTRACTS,
-} from '../a2a/contracts/account.contract.js';
+} from '../a2a/contracts/account.contract.ts';
 export {
   planUse,
   planExecute,
@@ -95,24 +95,24 @@ export {
   planRollback,
   planList,
   PLAN_CONTRACTS,
-} from '../a2a/contracts/plan.contract.js';
+} from '../a2a/contracts/plan.contract.ts';
 export {
   planRebase,
   planDelete,
   planPrune,
   PLAN_HOUSEKEEPING_CONTRACTS,
-} from '../a2a/contracts/plan-housekeeping.contract.js';
+} from '../a2a/contracts/plan-housekeeping.contract.ts';
 export {
   contextShow,
   contextSet,
   contextInspect,
   contextSimulate,
   CONTEXT_CONTRACTS,
-} from '../a2a/contracts/context.contract.js';
-export { CONTEXT_VIEWS, RANKINGS, CONTEXT_DEFAULTS, type ContextView } from '../../domain/context/context.js';
-export { REGISTRY_KINDS, PLURAL, type RegistryKind } from '../../domain/registry/entities.js';
-export { fallbackLine, fallbacksOf, type FallbackRecord } from '../../domain/registry/fallbacks.js';
-export type { MethodContract, UnaryContract, StreamContract, ParamsOf, ResultOf } from '../a2a/contract.js';
+} from '../a2a/contracts/context.contract.ts';
+export { CONTEXT_VIEWS, RANKINGS, CONTEXT_DEFAULTS, type ContextView } from '../../domain/context/context.ts';
+export { REGISTRY_KINDS, PLURAL, type RegistryKind } from '../../domain/registry/entities.ts';
+export { fallbackLine, fallbacksOf, type FallbackRecord } from '../../domain/registry/fallbacks.ts';
+export type { MethodContract, UnaryContract, StreamContract, ParamsOf, ResultOf } from '../a2a/contract.ts';
 export type {
   Task,
   Message,
@@ -122,10 +122,10 @@ export type {
   StreamResponse,
   TaskStatusUpdateEvent,
   TaskArtifactUpdateEvent,
-} from '../../domain/a2a.model.js';
-export type { Session } from '../../domain/session.js';
+} from '../../domain/a2a.model.ts';
+export type { Session } from '../../domain/session.ts';
 /** What an execute task's `diff` artifact carries in its data part. */
-export { StoredDiff } from '../../domain/plan/plan-views.js';
+export { StoredDiff } from '../../domain/plan/plan-views.ts';
 export {
   syncConnect,
   syncDisconnect,
@@ -134,4 +134,4 @@ export {
   syncPull,
   syncPush,
   SyncResult,
-} from '../a2a/contracts/sync.contract.js';
+} from '../a2a/contracts/sync.contract.ts';

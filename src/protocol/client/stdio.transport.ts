@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Channel } from '../../domain/async-channel.js';
-import { agentEnv } from './agent-env.js';
-import { STDIO_METHODS, type StreamEventParams } from '../a2a/stdio-binding.js';
-import { EXTENSION_URI } from '../a2a/versions.js';
-import type { JsonRpcErrorObject } from '../jsonrpc/envelope.js';
-import { createLineFramer, frame } from '../jsonrpc/framing.js';
-import { A2AClientError, A2ATransportError } from './client-error.js';
-import type { ClientStreamEvent, ClientTransport, RequestOptions } from './transport.js';
+import { Channel } from '../../domain/async-channel.ts';
+import { agentEnv } from './agent-env.ts';
+import { STDIO_METHODS, type StreamEventParams } from '../a2a/stdio-binding.ts';
+import { EXTENSION_URI } from '../a2a/versions.ts';
+import type { JsonRpcErrorObject } from '../jsonrpc/envelope.ts';
+import { createLineFramer, frame } from '../jsonrpc/framing.ts';
+import { A2AClientError, A2ATransportError } from './client-error.ts';
+import type { ClientStreamEvent, ClientTransport, RequestOptions } from './transport.ts';
 
 export interface StdioTransportOptions {
   /** The program to run; defaults to this Node.js running the `agents` bin of this package. */
@@ -68,10 +68,10 @@ export class StdioClientTransport implements ClientTransport {
   private readonly exitPromise: Promise<void>;
   private init: InitializeResult | undefined;
 
-  private constructor(
-    private readonly child: ChildProcess,
-    onStderr?: (line: string) => void,
-  ) {
+  private readonly child: ChildProcess;
+
+  private constructor(child: ChildProcess, onStderr?: (line: string) => void) {
+    this.child = child;
     const framer = createLineFramer(
       (line) => this.onLine(line),
       () => this.failAll(new A2ATransportError('the agent sent a message over the size limit')),

@@ -1,4 +1,4 @@
-import type { ErrorReason } from '../../domain/errors.js';
+import type { ErrorReason } from '../../domain/errors.ts';
 
 /** JSON-RPC 2.0's own codes. */
 export const PARSE_ERROR = -32700;

@@ -1,20 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, ERROR_TYPE_NAMES, isAppError, type ErrorReason, type FieldViolation } from '../../domain/errors.js';
-import { A2A_CODES, EXTENSION_CODES, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR } from './codes.js';
-import type { JsonRpcErrorObject } from './envelope.js';
+import { AppError, ERROR_TYPE_NAMES, isAppError, type ErrorReason, type FieldViolation } from '../../domain/errors.ts';
+import { A2A_CODES, EXTENSION_CODES, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR } from './codes.ts';
+import type { JsonRpcErrorObject } from './envelope.ts';
 
 /** Which error format applies: A2A v1.0 (data is an array of typed details), v0.3, or our extensions. */
 export type ErrorSurface = 'a2a-v1' | 'a2a-v03' | 'extension';
 
 /** Errors raised by the JSON-RPC machinery itself, before a method runs. */
 export class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly type: string,
-    readonly hint?: string,
-  ) {
+  readonly code: number;
+  readonly type: string;
+  readonly hint?: string | undefined;
+
+  constructor(code: number, message: string, type: string, hint?: string) {
     super(message);
+    this.code = code;
+    this.type = type;
+    this.hint = hint;
   }
 }
 

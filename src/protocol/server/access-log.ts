@@ -1,5 +1,5 @@
-import type { Logger } from '../../application/index.js';
-import type { JsonRpcResponse } from '../jsonrpc/envelope.js';
+import type { Logger } from '../../application/index.ts';
+import type { JsonRpcResponse } from '../jsonrpc/envelope.ts';
 
 /**
  * One access log line per request, at info level: who called what, how it ended, how long it

@@ -1,5 +1,5 @@
-import { apiKeyId, isJwtShaped, type AuthGrant, type Principal, type ServiceFacade } from '../../application/index.js';
-import { AppError, isAppError } from '../../domain/errors.js';
+import { apiKeyId, isJwtShaped, type AuthGrant, type Principal, type ServiceFacade } from '../../application/index.ts';
+import { AppError, isAppError } from '../../domain/errors.ts';
 
 /** What a request presents: its Authorization header (Bearer …) and/or X-API-Key header. */
 export interface Credentials {
@@ -45,7 +45,11 @@ export class FacadeAuthenticator implements Authenticator {
   /** Per connection, so a grant never outlives its socket nor serves another client. */
   private readonly byConnection = new WeakMap<object, ConnectionAuth>();
 
-  constructor(private readonly accounts: Pick<ServiceFacade['accounts'], 'grant' | 'reuse'>) {}
+  private readonly accounts: Pick<ServiceFacade['accounts'], 'grant' | 'reuse'>;
+
+  constructor(accounts: Pick<ServiceFacade['accounts'], 'grant' | 'reuse'>) {
+    this.accounts = accounts;
+  }
 
   /**
    * A keep-alive client sends the same header with every request: its key's reads and hashes are

@@ -1,9 +1,9 @@
-import { namespaceNotFound, roleIn, type Principal } from '../../application/index.js';
+import { namespaceNotFound, roleIn, type Principal } from '../../application/index.ts';
 
-import { AppError } from '../../domain/errors.js';
-import { permissionLevel, roleGrants, type MethodScope, type Role } from '../../domain/permissions.js';
-import { BUILTIN_NAMESPACE } from '../../domain/registry/names.js';
-import type { MethodDef } from '../a2a/method.js';
+import { AppError } from '../../domain/errors.ts';
+import { permissionLevel, roleGrants, type MethodScope, type Role } from '../../domain/permissions.ts';
+import { BUILTIN_NAMESPACE } from '../../domain/registry/names.ts';
+import type { MethodDef } from '../a2a/method.ts';
 
 const SEGMENT = /^[a-z][a-z0-9_-]{0,62}$/;
 const ENTITY = /^([a-z][a-z0-9_-]{0,62})\/[a-z][a-z0-9_-]{0,62}$/;

@@ -1,13 +1,13 @@
-import type { Logger, Principal, ServiceFacade } from '../../application/index.js';
-import { AppError } from '../../domain/errors.js';
-import { JsonText } from '../../domain/json.js';
-import { DEFAULT_LIMITS, depthError, jsonDepthExceeds } from '../../domain/limits.js';
-import type { AgentCardProvider } from '../a2a/agent-card.js';
-import type { CallContext, MethodDef } from '../a2a/method.js';
-import type { MethodLookup } from '../a2a/method-table.js';
-import { normaliseProtoNames } from '../a2a/proto-names.js';
-import { EXTENSION_VERSION_HEADER, parseExtensionVersion, servedIn, type ProtocolVersion } from '../a2a/versions.js';
-import { checkEnvelope, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
+import type { Logger, Principal, ServiceFacade } from '../../application/index.ts';
+import { AppError } from '../../domain/errors.ts';
+import { JsonText } from '../../domain/json.ts';
+import { DEFAULT_LIMITS, depthError, jsonDepthExceeds } from '../../domain/limits.ts';
+import type { AgentCardProvider } from '../a2a/agent-card.ts';
+import type { CallContext, MethodDef } from '../a2a/method.ts';
+import type { MethodLookup } from '../a2a/method-table.ts';
+import { normaliseProtoNames } from '../a2a/proto-names.ts';
+import { EXTENSION_VERSION_HEADER, parseExtensionVersion, servedIn, type ProtocolVersion } from '../a2a/versions.ts';
+import { checkEnvelope, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.ts';
 import {
   invalidRequest,
   methodNotFound,
@@ -17,8 +17,8 @@ import {
   toErrorObject,
   validationError,
   type ErrorSurface,
-} from '../jsonrpc/errors.js';
-import { authorize } from './authorize.js';
+} from '../jsonrpc/errors.ts';
+import { authorize } from './authorize.ts';
 
 export interface RequestMeta {
   /** Already authenticated by the transport. */
@@ -76,7 +76,10 @@ export type ReadMessage = { ok: true; message: unknown } | { ok: false; response
 export class Dispatcher {
   private readonly maxDepth: number;
 
-  constructor(private readonly opts: DispatcherOptions) {
+  private readonly opts: DispatcherOptions;
+
+  constructor(opts: DispatcherOptions) {
+    this.opts = opts;
     this.maxDepth = opts.maxJsonDepth ?? DEFAULT_LIMITS.maxJsonDepth;
   }
 
@@ -336,10 +339,13 @@ function withoutTenant(method: MethodDef, raw: unknown): unknown {
 class TextResponse {
   readonly jsonrpc = '2.0';
 
-  constructor(
-    readonly id: JsonRpcId,
-    private readonly text: JsonText<unknown>,
-  ) {}
+  readonly id: JsonRpcId;
+  private readonly text: JsonText<unknown>;
+
+  constructor(id: JsonRpcId, text: JsonText<unknown>) {
+    this.id = id;
+    this.text = text;
+  }
 
   get result(): unknown {
     return this.text.value;
@@ -369,15 +375,28 @@ class ResponseStream implements AsyncIterableIterator<StreamEvent> {
   private finished = false;
   private readonly onAbort = (): void => void this.close();
 
+  private readonly id: JsonRpcId;
+  private readonly source: AsyncIterator<StreamSourceItem>;
+  private readonly signal: AbortSignal;
+  /** Whether `encode` returns the payload itself, so that the payload's JSON is the result's. */
+  private readonly keepsJson: boolean;
+  private readonly encode: (payload: unknown) => unknown;
+  private readonly failure: (err: unknown) => JsonRpcErrorObject;
+
   constructor(
-    private readonly id: JsonRpcId,
-    private readonly source: AsyncIterator<StreamSourceItem>,
-    private readonly signal: AbortSignal,
-    /** Whether `encode` returns the payload itself, so that the payload's JSON is the result's. */
-    private readonly keepsJson: boolean,
-    private readonly encode: (payload: unknown) => unknown,
-    private readonly failure: (err: unknown) => JsonRpcErrorObject,
+    id: JsonRpcId,
+    source: AsyncIterator<StreamSourceItem>,
+    signal: AbortSignal,
+    keepsJson: boolean,
+    encode: (payload: unknown) => unknown,
+    failure: (err: unknown) => JsonRpcErrorObject,
   ) {
+    this.id = id;
+    this.source = source;
+    this.signal = signal;
+    this.keepsJson = keepsJson;
+    this.encode = encode;
+    this.failure = failure;
     signal.addEventListener('abort', this.onAbort, { once: true });
   }
 

@@ -1,22 +1,22 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../../application/index.js';
-import { isAppError } from '../../domain/errors.js';
-import type { AgentCardProvider } from '../a2a/agent-card.js';
+import type { Logger } from '../../application/index.ts';
+import { isAppError } from '../../domain/errors.ts';
+import type { AgentCardProvider } from '../a2a/agent-card.ts';
 import {
   EXTENSION_URI,
   EXTENSION_VERSION_HEADER,
   parseExtensionVersion,
   parseVersion,
   type ProtocolVersion,
-} from '../a2a/versions.js';
-import { HTTP_STATUS } from '../jsonrpc/codes.js';
-import { resultText, type JsonRpcResponse } from '../jsonrpc/envelope.js';
-import { invalidRequest, newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.js';
-import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
-import { authenticateRequest, AuthThrottle, throttledFor, type Authenticator } from './auth.js';
-import type { Dispatcher, StreamEvent } from './dispatcher.js';
-import { DRAIN_BYTES, DRAIN_MS, drain, malformedRequest, readBody, writable } from './http-body.js';
+} from '../a2a/versions.ts';
+import { HTTP_STATUS } from '../jsonrpc/codes.ts';
+import { resultText, type JsonRpcResponse } from '../jsonrpc/envelope.ts';
+import { invalidRequest, newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.ts';
+import { logAccess, noteResponse, type AccessRecord } from './access-log.ts';
+import { authenticateRequest, AuthThrottle, throttledFor, type Authenticator } from './auth.ts';
+import type { Dispatcher, StreamEvent } from './dispatcher.ts';
+import { DRAIN_BYTES, DRAIN_MS, drain, malformedRequest, readBody, writable } from './http-body.ts';
 
 export interface HttpServerOptions {
   dispatcher: Dispatcher;
@@ -53,7 +53,10 @@ export class A2aHttpServer {
   private closing = false;
   private readonly throttle: AuthThrottle | null;
 
-  constructor(private readonly opts: HttpServerOptions) {
+  private readonly opts: HttpServerOptions;
+
+  constructor(opts: HttpServerOptions) {
+    this.opts = opts;
     this.throttle = opts.authThrottle === undefined ? new AuthThrottle() : opts.authThrottle;
     this.maxBody = opts.maxBodyBytes ?? 1024 * 1024;
     this.heartbeatMs = opts.heartbeatMs ?? 15_000;

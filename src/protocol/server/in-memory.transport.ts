@@ -1,20 +1,30 @@
-import { LOCAL_PRINCIPAL, type Principal } from '../../application/index.js';
-import type { ProtocolVersion } from '../a2a/versions.js';
-import { A2AClientError } from '../client/client-error.js';
-import type { ClientStreamEvent, ClientTransport, RequestOptions } from '../client/transport.js';
-import type { Dispatcher } from './dispatcher.js';
+import { LOCAL_PRINCIPAL, type Principal } from '../../application/index.ts';
+import type { ProtocolVersion } from '../a2a/versions.ts';
+import { A2AClientError } from '../client/client-error.ts';
+import type { ClientStreamEvent, ClientTransport, RequestOptions } from '../client/transport.ts';
+import type { Dispatcher } from './dispatcher.ts';
 
 /** A client transport straight into a dispatcher in the same process (tests, embedding). */
 export class InMemoryClientTransport implements ClientTransport {
   readonly kind = 'memory' as const;
   private nextId = 1;
 
+  private readonly dispatcher: Dispatcher;
+  private readonly cardOf: () => Record<string, unknown>;
+  private readonly principal: Principal;
+  private readonly version: ProtocolVersion;
+
   constructor(
-    private readonly dispatcher: Dispatcher,
-    private readonly cardOf: () => Record<string, unknown>,
-    private readonly principal: Principal = LOCAL_PRINCIPAL,
-    private readonly version: ProtocolVersion = '1.0',
-  ) {}
+    dispatcher: Dispatcher,
+    cardOf: () => Record<string, unknown>,
+    principal: Principal = LOCAL_PRINCIPAL,
+    version: ProtocolVersion = '1.0',
+  ) {
+    this.dispatcher = dispatcher;
+    this.cardOf = cardOf;
+    this.principal = principal;
+    this.version = version;
+  }
 
   async request(method: string, params: unknown, opts: RequestOptions = {}): Promise<unknown> {
     const out = await this.dispatcher.dispatch(

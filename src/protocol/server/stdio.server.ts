@@ -1,20 +1,20 @@
 import type { Readable, Writable } from 'node:stream';
-import { LOCAL_PRINCIPAL, type Logger, type Principal } from '../../application/index.js';
-import { AppError } from '../../domain/errors.js';
-import type { AgentCardProvider } from '../a2a/agent-card.js';
-import { InitializeParams, STDIO_METHODS, type StreamEventParams } from '../a2a/stdio-binding.js';
+import { LOCAL_PRINCIPAL, type Logger, type Principal } from '../../application/index.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { AgentCardProvider } from '../a2a/agent-card.ts';
+import { InitializeParams, STDIO_METHODS, type StreamEventParams } from '../a2a/stdio-binding.ts';
 import {
   EXTENSION_URI,
   parseExtensionVersion,
   parseVersion,
   SUPPORTED_VERSIONS,
   type ProtocolVersion,
-} from '../a2a/versions.js';
-import { checkEnvelope, resultText, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.js';
-import { invalidRequest, newCorrelationId, toErrorObject, validationError } from '../jsonrpc/errors.js';
-import { createLineFramer, frame } from '../jsonrpc/framing.js';
-import { logAccess, noteResponse, type AccessRecord } from './access-log.js';
-import type { Dispatcher } from './dispatcher.js';
+} from '../a2a/versions.ts';
+import { checkEnvelope, resultText, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.ts';
+import { invalidRequest, newCorrelationId, toErrorObject, validationError } from '../jsonrpc/errors.ts';
+import { createLineFramer, frame } from '../jsonrpc/framing.ts';
+import { logAccess, noteResponse, type AccessRecord } from './access-log.ts';
+import type { Dispatcher } from './dispatcher.ts';
 
 export interface StdioServerOptions {
   dispatcher: Dispatcher;
@@ -43,7 +43,10 @@ export class A2aStdioServer {
   private readonly principal: Principal | (() => Promise<Principal>);
   readonly done: Promise<void>;
 
-  constructor(private readonly opts: StdioServerOptions) {
+  private readonly opts: StdioServerOptions;
+
+  constructor(opts: StdioServerOptions) {
+    this.opts = opts;
     this.principal = opts.principal ?? LOCAL_PRINCIPAL;
     const framer = createLineFramer(
       (line) => this.track(this.onLine(line)),

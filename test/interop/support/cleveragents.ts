@@ -7,15 +7,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort } from '../../support/ports.js';
+import { BUNDLE, repoPath } from '../../support/paths.ts';
+import { freePort } from '../../support/ports.ts';
 
 export { freePort };
 
-/** dist/ (this file compiles to dist/test/interop/support/cleveragents.js). */
-const DIST = fileURLToPath(new URL('../../../', import.meta.url));
-const BIN = join(DIST, 'src/bundle/agents.js');
-const SERVE = join(DIST, 'src/main/serve.js');
+const BIN = BUNDLE;
+const SERVE = repoPath('src/main/serve.ts');
 
 export interface RunningServer {
   /** http://127.0.0.1:<port> */

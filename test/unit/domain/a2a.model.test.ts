@@ -12,7 +12,7 @@ import {
   toUtcTimestamp,
   type Task,
   type TaskEvent,
-} from '../../../src/domain/a2a.model.js';
+} from '../../../src/domain/a2a.model.ts';
 
 describe('task states', () => {
   it('knows terminal and interrupted states', () => {

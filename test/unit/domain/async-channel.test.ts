@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Channel } from '../../../src/domain/async-channel.js';
+import { Channel } from '../../../src/domain/async-channel.ts';
 
 describe('Channel', () => {
   it('delivers pushed values in order, then ends, and runs its cleanup once', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { copyJson } from '../../../src/domain/json.js';
+import { copyJson } from '../../../src/domain/json.ts';
 
 describe('copyJson', () => {
   it('copies nested objects and arrays, sharing nothing with the original', () => {

@@ -1,8 +1,8 @@
 /** The payload limits (src/domain/limits.ts): exact at the boundary, safe on any shape. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AppError } from '../../../src/domain/errors.js';
-import { checkMessageLimits, DEFAULT_LIMITS, jsonBytes, jsonDepthExceeds } from '../../../src/domain/limits.js';
+import { AppError } from '../../../src/domain/errors.ts';
+import { checkMessageLimits, DEFAULT_LIMITS, jsonBytes, jsonDepthExceeds } from '../../../src/domain/limits.ts';
 
 const deep = (n: number): unknown => JSON.parse('['.repeat(n) + ']'.repeat(n));
 const limitOf = (fn: () => void): string | undefined => {

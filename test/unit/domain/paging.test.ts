@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AppError } from '../../../src/domain/errors.js';
+import { AppError } from '../../../src/domain/errors.ts';
 import {
   decodePageToken,
   decodeUpdateCursor,
@@ -8,7 +8,7 @@ import {
   encodeUpdateCursor,
   pageOf,
   type PageCursor,
-} from '../../../src/domain/paging.js';
+} from '../../../src/domain/paging.ts';
 
 const refusedToken = (err: unknown): boolean =>
   err instanceof AppError && err.reason === 'INVALID_PARAMS' && err.fields?.[0]?.field === 'pageToken';

@@ -8,7 +8,7 @@ import {
   permissionLevel,
   roleGrants,
   ROLES,
-} from '../../../src/domain/permissions.js';
+} from '../../../src/domain/permissions.ts';
 
 describe('the role table', () => {
   it('a viewer reads; a member also writes; an admin also manages members; only an owner deletes', () => {

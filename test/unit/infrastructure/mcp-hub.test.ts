@@ -7,15 +7,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { McpUnavailable, silentLogger, type Logger } from '../../../src/application/index.js';
-import type { McpServer } from '../../../src/domain/registry/entities.js';
-import { SdkMcpHub } from '../../../src/infrastructure/index.js';
-import { MAX_OUTPUT_CHARS } from '../../../src/infrastructure/mcp/mcp-result.js';
-import { startHttpFixture, type HttpFixture } from '../../support/mcp-fixture-http.js';
-import { FIXTURE_AUDIO_BASE64, FIXTURE_PNG_BASE64, MANY_TOOLS } from '../../support/mcp-fixture-tools.js';
-import { alive, waitUntil } from './fixtures/processes.js';
+import { McpUnavailable, silentLogger, type Logger } from '../../../src/application/index.ts';
+import type { McpServer } from '../../../src/domain/registry/entities.ts';
+import { SdkMcpHub } from '../../../src/infrastructure/index.ts';
+import { MAX_OUTPUT_CHARS } from '../../../src/infrastructure/mcp/mcp-result.ts';
+import { startHttpFixture, type HttpFixture } from '../../support/mcp-fixture-http.ts';
+import { FIXTURE_AUDIO_BASE64, FIXTURE_PNG_BASE64, MANY_TOOLS } from '../../support/mcp-fixture-tools.ts';
+import { alive, waitUntil } from './fixtures/processes.ts';
 
-const FIXTURE = fileURLToPath(new URL('../../support/mcp-fixture-server.js', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../../support/mcp-fixture-server.ts', import.meta.url));
 const SAFETY = { timeout: 30_000 };
 const never = () => new AbortController().signal;
 
@@ -468,13 +468,13 @@ describe('SdkMcpHub over streamable HTTP (the fixture server)', SAFETY, () => {
 describe('SdkMcpHub start-up cost', () => {
   it('imports the MCP SDK only when a server is first used (no static import in its modules)', () => {
     const dir = fileURLToPath(new URL('../../../src/infrastructure/mcp/', import.meta.url));
-    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.js'));
-    assert.ok(files.includes('sdk-mcp.hub.js') && files.includes('mcp-connection.js'));
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.ts'));
+    assert.ok(files.includes('sdk-mcp.hub.ts') && files.includes('mcp-connection.ts'));
     for (const f of files) {
       const code = fs.readFileSync(path.join(dir, f), 'utf8');
-      assert.doesNotMatch(code, /^\s*import\s[^(]*['"]@modelcontextprotocol\//m, f);
-      assert.doesNotMatch(code, /^\s*export\s.*\sfrom\s+['"]@modelcontextprotocol\//m, f);
+      assert.doesNotMatch(code, /^\s*import\s(?!type\s)[^(;]*['"]@modelcontextprotocol\//m, f);
+      assert.doesNotMatch(code, /^\s*export\s(?!type\s).*\sfrom\s+['"]@modelcontextprotocol\//m, f);
     }
-    assert.match(fs.readFileSync(path.join(dir, 'mcp-connection.js'), 'utf8'), /import\('@modelcontextprotocol\/sdk/);
+    assert.match(fs.readFileSync(path.join(dir, 'mcp-connection.ts'), 'utf8'), /import\('@modelcontextprotocol\/sdk/);
   });
 });

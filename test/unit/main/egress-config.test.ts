@@ -1,8 +1,8 @@
 /** The egress allowlist of `agents serve`: flags, CLEVERAGENTS_ALLOW_EGRESS and its deprecated former name. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { egressSettings } from '../../../src/main/egress-config.js';
-import { StartupError } from '../../../src/main/startup-errors.js';
+import { egressSettings } from '../../../src/main/egress-config.ts';
+import { StartupError } from '../../../src/main/startup-errors.ts';
 
 describe('egressSettings', () => {
   it('merges the flags, CLEVERAGENTS_ALLOW_EGRESS and the deprecated CLEVERAGENTS_PUSH_ALLOW_HOSTS', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { TickBatchedDestination } from '../../../src/main/log-destination.js';
+import { TickBatchedDestination } from '../../../src/main/log-destination.ts';
 
 const nextCheckPhase = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -41,7 +41,7 @@ test("pino's logger.flush(cb) writes the batch and calls back", async () => {
 });
 
 test('a process that exits in the same tick still writes its lines, including those logged while it exits', () => {
-  const mod = fileURLToPath(new URL('../../../src/main/log-destination.js', import.meta.url));
+  const mod = fileURLToPath(new URL('../../../src/main/log-destination.ts', import.meta.url));
   const script = `
     const { TickBatchedDestination } = await import(${JSON.stringify(mod)});
     const d = new TickBatchedDestination({ write: (t) => process.stderr.write(t) });

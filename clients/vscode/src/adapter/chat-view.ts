@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { ChatController, type ChatEvent } from '../core/chat.js';
-import { parseViewMessage, VIEW_LOG_LIMIT, type HostMessage, type ViewMessage } from '../core/chat-view-protocol.js';
-import type { Connection } from '../core/connection.js';
+import { ChatController, type ChatEvent } from '../core/chat.ts';
+import { parseViewMessage, VIEW_LOG_LIMIT, type HostMessage, type ViewMessage } from '../core/chat-view-protocol.ts';
+import type { Connection } from '../core/connection.ts';
 
 /**
  * The chat view: a webview that renders the core's chat events and sends the user's input back.

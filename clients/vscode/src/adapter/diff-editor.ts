@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { FileDiffTexts, PlansController } from '../core/plans.js';
+import type { FileDiffTexts, PlansController } from '../core/plans.ts';
 
 const SCHEME = 'cleveragents-diff';
 

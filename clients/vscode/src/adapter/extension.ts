@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import { COMMANDS, VIEWS, type CommandId } from '../core/commands.js';
-import { Connection } from '../core/connection.js';
-import { ExtensionError, errorView } from '../core/errors.js';
+import { COMMANDS, VIEWS, type CommandId } from '../core/commands.ts';
+import { Connection } from '../core/connection.ts';
+import { ExtensionError, errorView } from '../core/errors.ts';
 import {
   argumentValue,
   planItem,
@@ -9,12 +9,12 @@ import {
   type ArgumentValue,
   type PlanStatus,
   type PlanTreeItem,
-} from '../core/plans.js';
-import { ChatView } from './chat-view.js';
-import { DiffEditor } from './diff-editor.js';
-import { PlansTree } from './plans-tree.js';
-import { readTarget, TOKEN_KEY } from './settings.js';
-import { StatusBar } from './status-bar.js';
+} from '../core/plans.ts';
+import { ChatView } from './chat-view.ts';
+import { DiffEditor } from './diff-editor.ts';
+import { PlansTree } from './plans-tree.ts';
+import { readTarget, TOKEN_KEY } from './settings.ts';
+import { StatusBar } from './status-bar.ts';
 
 let connection: Connection | undefined;
 

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
-import { errorView } from '../core/errors.js';
-import type { PlansController, PlanTreeItem } from '../core/plans.js';
+import { errorView } from '../core/errors.ts';
+import type { PlansController, PlanTreeItem } from '../core/plans.ts';
 
 /** The plans view: the core's rows as tree items; a failure is one row that says it. */
 export class PlansTree implements vscode.TreeDataProvider<PlanTreeItem>, vscode.Disposable {

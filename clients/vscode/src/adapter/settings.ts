@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import * as vscode from 'vscode';
-import type { Target } from '../core/connection.js';
+import type { Target } from '../core/connection.ts';
 
 /** The SecretStorage key of the server token (never a setting: settings sync and show in plain text). */
 export const TOKEN_KEY = 'cleveragents.serverToken';

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import type { Connection } from '../core/connection.js';
-import { isRunning, type PlansController, type PlanStatus } from '../core/plans.js';
-import { statusBarView } from '../core/status.js';
+import type { Connection } from '../core/connection.ts';
+import { isRunning, type PlansController, type PlanStatus } from '../core/plans.ts';
+import { statusBarView } from '../core/status.ts';
 
 /** While a plan runs, how often the item asks for the plans again (another client may run them too). */
 const POLL_MS = 3000;

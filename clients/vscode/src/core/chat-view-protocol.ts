@@ -1,4 +1,4 @@
-import type { ChatEvent } from './chat.js';
+import type { ChatEvent } from './chat.ts';
 
 /** What the chat webview sends to the extension. */
 export type ViewMessage =

@@ -13,9 +13,9 @@ import {
   type StreamResponse,
   type Task,
   type TaskState,
-} from '../../../../src/protocol/client/index.js';
-import type { Connection } from './connection.js';
-import { ExtensionError, errorView } from './errors.js';
+} from '../../../../src/protocol/client/index.ts';
+import type { Connection } from './connection.ts';
+import { ExtensionError, errorView } from './errors.ts';
 
 /** What the chat view shows, one event at a time, in order (the webview renders these). */
 export type ChatEvent =
@@ -92,10 +92,13 @@ export class ChatController {
   private waiting: { taskId: string; approval: boolean } | undefined;
   private running: { taskId?: string; abort: AbortController } | undefined;
 
-  constructor(
-    private readonly conn: Connection,
-    private readonly emit: (ev: ChatEvent) => void,
-  ) {}
+  private readonly conn: Connection;
+  private readonly emit: (ev: ChatEvent) => void;
+
+  constructor(conn: Connection, emit: (ev: ChatEvent) => void) {
+    this.conn = conn;
+    this.emit = emit;
+  }
 
   get sessionId(): string | undefined {
     return this.session?.id;

@@ -1,5 +1,5 @@
-import { A2AClient, A2ATransportError, StdioClientTransport, whoami } from '../../../../src/protocol/client/index.js';
-import { ExtensionError, errorView, type ErrorView } from './errors.js';
+import { A2AClient, A2ATransportError, StdioClientTransport, whoami } from '../../../../src/protocol/client/index.ts';
+import { ExtensionError, errorView, type ErrorView } from './errors.ts';
 
 /** Where the agent is: a local `agents serve --stdio` the extension spawns, or a server. */
 export type Target =
@@ -44,10 +44,13 @@ export class Connection {
   private stateNow: ConnectionState = { kind: 'idle' };
   private closing = false;
 
-  constructor(
-    private target: Target,
-    private readonly log: (line: string) => void = () => {},
-  ) {}
+  private target: Target;
+  private readonly log: (line: string) => void;
+
+  constructor(target: Target, log: (line: string) => void = () => {}) {
+    this.target = target;
+    this.log = log;
+  }
 
   get state(): ConnectionState {
     return this.stateNow;

@@ -1,4 +1,4 @@
-import { A2AClientError, A2ATransportError } from '../../../../src/protocol/client/index.js';
+import { A2AClientError, A2ATransportError } from '../../../../src/protocol/client/index.ts';
 
 /** What the extension shows for a failure: one sentence, and what to do about it when known. */
 export interface ErrorView {
@@ -26,11 +26,11 @@ export function errorView(err: unknown): ErrorView {
 
 /** A failure of the extension's own making (bad settings, nothing to act on), with its hint. */
 export class ExtensionError extends Error {
-  constructor(
-    message: string,
-    readonly hint?: string,
-  ) {
+  readonly hint?: string | undefined;
+
+  constructor(message: string, hint?: string) {
     super(message);
+    this.hint = hint;
     this.name = 'ExtensionError';
   }
 }

@@ -16,9 +16,9 @@ import {
   resourceRegistry,
   subscribeToTask,
   type ResultOf,
-} from '../../../../src/protocol/client/index.js';
-import type { Connection } from './connection.js';
-import { applyPatch, hunkTexts, parseUnifiedDiff, type FilePatch } from './diff-texts.js';
+} from '../../../../src/protocol/client/index.ts';
+import type { Connection } from './connection.ts';
+import { applyPatch, hunkTexts, parseUnifiedDiff, type FilePatch } from './diff-texts.ts';
 
 export type PlanStatus = ResultOf<typeof planStatus>;
 export type PlanRun = ResultOf<typeof planExecute>;
@@ -149,7 +149,11 @@ export class PlansController {
   private decisions = new Map<string, DecisionNode[]>();
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly conn: Connection) {}
+  private readonly conn: Connection;
+
+  constructor(conn: Connection) {
+    this.conn = conn;
+  }
 
   /** Called when a plan may have changed (an operation ended, a followed task moved). */
   onChange(fn: () => void): () => void {

@@ -1,5 +1,5 @@
-import type { ConnectionState } from './connection.js';
-import { isRunning, type PlanStatus } from './plans.js';
+import type { ConnectionState } from './connection.ts';
+import { isRunning, type PlanStatus } from './plans.ts';
 
 /** What the status-bar item shows; clicking it opens the plans view. */
 export interface StatusBarView {

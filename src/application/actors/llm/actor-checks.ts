@@ -1,7 +1,7 @@
-import { actorEndpoint, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.js';
-import type { ApiKeys, LanguageModels } from '../../ports/language-model.port.js';
-import type { DiagnosticCheck } from '../../ports/system.port.js';
-import { apiKeyFix } from './api-key-fix.js';
+import { actorEndpoint, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.ts';
+import type { ApiKeys, LanguageModels } from '../../ports/language-model.port.ts';
+import type { DiagnosticCheck } from '../../ports/system.port.ts';
+import { apiKeyFix } from './api-key-fix.ts';
 
 /** How long diagnostics waits for one endpoint. */
 const CHECK_TIMEOUT_MS = 5000;

@@ -1,5 +1,5 @@
-import type { ActorDefinition } from '../../../domain/registry/entities.js';
-import { namespaceOf } from '../../../domain/registry/names.js';
+import type { ActorDefinition } from '../../../domain/registry/entities.ts';
+import { namespaceOf } from '../../../domain/registry/names.ts';
 
 /**
  * What to do about an actor's missing key, by where the actor says it is: its environment

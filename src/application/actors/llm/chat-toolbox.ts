@@ -4,7 +4,7 @@
  * whether it only reads, and how it runs. File and command tools work on the project the session
  * is bound to, never outside its resource; without a project they are not offered.
  */
-import type { PolicyProfile } from '../../../domain/plan/policy.js';
+import type { PolicyProfile } from '../../../domain/plan/policy.ts';
 import {
   profileEntityName,
   type ActorDefinition,
@@ -14,14 +14,14 @@ import {
   type ResourceDefinition,
   type SkillDefinition,
   type ToolDefinition,
-} from '../../../domain/registry/entities.js';
-import type { Session } from '../../../domain/session.js';
-import type { McpHub, McpToolInfo, McpUse } from '../../ports/mcp.port.js';
-import { McpUnavailable } from '../../ports/mcp.port.js';
-import type { RegistryEntity, RegistryKind } from '../../../domain/registry/entities.js';
-import { namespaceOf } from '../../../domain/registry/names.js';
-import type { SandboxInfo, ToolRunner } from '../../ports/sandbox.port.js';
-import { commandOfCall, normalizeArgs } from '../../plans/tool-call-preview.js';
+} from '../../../domain/registry/entities.ts';
+import type { Session } from '../../../domain/session.ts';
+import type { McpHub, McpToolInfo, McpUse } from '../../ports/mcp.port.ts';
+import { McpUnavailable } from '../../ports/mcp.port.ts';
+import type { RegistryEntity, RegistryKind } from '../../../domain/registry/entities.ts';
+import { namespaceOf } from '../../../domain/registry/names.ts';
+import type { SandboxInfo, ToolRunner } from '../../ports/sandbox.port.ts';
+import { commandOfCall, normalizeArgs } from '../../plans/tool-call-preview.ts';
 
 /** What a tool call gave back. */
 export interface ToolOutcome {
@@ -84,7 +84,11 @@ export class ChatToolbox {
   /** Whose each MCP server is: the namespace of the skill that declares it (its grants decide how it runs). */
   private readonly owners = new WeakMap<McpServer, McpUse>();
 
-  constructor(private readonly deps: ChatToolboxDeps) {}
+  private readonly deps: ChatToolboxDeps;
+
+  constructor(deps: ChatToolboxDeps) {
+    this.deps = deps;
+  }
 
   /** The tools of a turn: the actor's, and the session's project and skills (when it has them). */
   async assemble(

@@ -4,10 +4,10 @@
  * local mode), so the egress guard lets it reach a loopback or private endpoint; otherwise the
  * guard refuses such an address when it connects.
  */
-import type { ActorDefinition } from '../../../domain/registry/entities.js';
-import { namespaceOf } from '../../../domain/registry/names.js';
-import type { EndpointCheck, LanguageModels, ModelEvent, ModelRequest } from '../../ports/language-model.port.js';
-import type { CapabilityService } from '../../registry/capability.service.js';
+import type { ActorDefinition } from '../../../domain/registry/entities.ts';
+import { namespaceOf } from '../../../domain/registry/names.ts';
+import type { EndpointCheck, LanguageModels, ModelEvent, ModelRequest } from '../../ports/language-model.port.ts';
+import type { CapabilityService } from '../../registry/capability.service.ts';
 
 export function grantedModels(models: LanguageModels, capabilities: Pick<CapabilityService, 'holds'>): LanguageModels {
   const privateNetwork = (actor: ActorDefinition): Promise<boolean> =>

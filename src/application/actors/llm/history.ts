@@ -2,9 +2,9 @@
  * What a model is sent of a session: the earlier turns (their transcripts, or for turns no LLM
  * answered, the user's words and the answer's text), trimmed oldest first to the model's window.
  */
-import { textOf, type Task } from '../../../domain/a2a.model.js';
-import type { ModelMessage, ModelTool, TokenCounter } from '../../ports/language-model.port.js';
-import type { Transcript } from '../../ports/transcript.port.js';
+import { textOf, type Task } from '../../../domain/a2a.model.ts';
+import type { ModelMessage, ModelTool, TokenCounter } from '../../ports/language-model.port.ts';
+import type { Transcript } from '../../ports/transcript.port.ts';
 
 /** A turn of the session before this one, as model messages. */
 export function priorTurn(task: Task, transcript: Transcript | undefined): ModelMessage[] {
@@ -40,7 +40,11 @@ export function closeOpenCalls(messages: readonly ModelMessage[]): ModelMessage[
 export class MessageTokens {
   private readonly cache = new WeakMap<object, number>();
 
-  constructor(private readonly counter: TokenCounter) {}
+  private readonly counter: TokenCounter;
+
+  constructor(counter: TokenCounter) {
+    this.counter = counter;
+  }
 
   async of(m: ModelMessage): Promise<number> {
     const hit = this.cache.get(m);

@@ -6,17 +6,17 @@
  * asking through input-required), feeds the results back, and goes on up to maxToolSteps. Token
  * usage and cost are kept on the task. Cancelling the task aborts the request and the tool.
  */
-import { textOf, type Message, type TaskState } from '../../../domain/a2a.model.js';
-import { parseApprovalAnswer, type ApprovalAnswer } from '../../../domain/plan/approval.js';
-import { decideToolCall, type PolicyVerdict } from '../../../domain/plan/policy.js';
-import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.js';
-import { fallbacksOf } from '../../../domain/registry/fallbacks.js';
-import type { Session } from '../../../domain/session.js';
-import { AppError } from '../../../domain/errors.js';
-import type { Actor, ActorTurn } from '../../ports/actor.port.js';
-import { vetoText, type HookService } from '../../hooks/hook.service.js';
-import { toolCallHooks, type ToolCallHooks } from '../../hooks/tool-call-hooks.js';
-import { fragmentsText, type ContextProvider } from '../../context/context.types.js';
+import { textOf, type Message, type TaskState } from '../../../domain/a2a.model.ts';
+import { parseApprovalAnswer, type ApprovalAnswer } from '../../../domain/plan/approval.ts';
+import { decideToolCall, type PolicyVerdict } from '../../../domain/plan/policy.ts';
+import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.ts';
+import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
+import type { Session } from '../../../domain/session.ts';
+import { AppError } from '../../../domain/errors.ts';
+import type { Actor, ActorTurn } from '../../ports/actor.port.ts';
+import { vetoText, type HookService } from '../../hooks/hook.service.ts';
+import { toolCallHooks, type ToolCallHooks } from '../../hooks/tool-call-hooks.ts';
+import { fragmentsText, type ContextProvider } from '../../context/context.types.ts';
 import {
   ProviderFailure,
   type ApiKeys,
@@ -28,18 +28,18 @@ import {
   type ModelUsage,
   type SchemaValidator,
   type TokenCounter,
-} from '../../ports/language-model.port.js';
-import type { Logger } from '../../ports/logger.port.js';
-import type { StoredTask } from '../../ports/task.repository.port.js';
-import type { Transcript, TranscriptStore } from '../../ports/transcript.port.js';
-import { argSummary, previewOf } from '../../plans/tool-call-preview.js';
-import type { ChatTool, ChatToolbox, ChatToolSet } from './chat-toolbox.js';
-import { fitToWindow, MessageTokens } from './history.js';
-import { compactionSection, sessionHistory, type SessionHistory } from '../../sessions/compaction.js';
-import type { CompactionService } from '../../sessions/compaction.service.js';
-import { apiKeyFix } from './api-key-fix.js';
-import { ModelCandidates } from './model-candidates.js';
-import { costOf, parseArgs, resultForModel } from './tool-args.js';
+} from '../../ports/language-model.port.ts';
+import type { Logger } from '../../ports/logger.port.ts';
+import type { StoredTask } from '../../ports/task.repository.port.ts';
+import type { Transcript, TranscriptStore } from '../../ports/transcript.port.ts';
+import { argSummary, previewOf } from '../../plans/tool-call-preview.ts';
+import type { ChatTool, ChatToolbox, ChatToolSet } from './chat-toolbox.ts';
+import { fitToWindow, MessageTokens } from './history.ts';
+import { compactionSection, sessionHistory, type SessionHistory } from '../../sessions/compaction.ts';
+import type { CompactionService } from '../../sessions/compaction.service.ts';
+import { apiKeyFix } from './api-key-fix.ts';
+import { ModelCandidates } from './model-candidates.ts';
+import { costOf, parseArgs, resultForModel } from './tool-args.ts';
 
 export interface LlmActorDeps {
   models: LanguageModels;
@@ -70,11 +70,14 @@ const HISTORY_TURNS = 200;
 export class LlmActor implements Actor {
   readonly description: string;
 
-  constructor(
-    readonly name: string,
-    private readonly def: ActorDefinition,
-    private readonly deps: LlmActorDeps,
-  ) {
+  readonly name: string;
+  private readonly def: ActorDefinition;
+  private readonly deps: LlmActorDeps;
+
+  constructor(name: string, def: ActorDefinition, deps: LlmActorDeps) {
+    this.name = name;
+    this.def = def;
+    this.deps = deps;
     this.description = def.description ?? `${def.provider} model ${def.model}`;
   }
 
@@ -114,12 +117,16 @@ class LlmTurn {
   private candidates: ModelCandidates | undefined;
   private hooks: ToolCallHooks | undefined;
 
-  constructor(
-    private readonly actorName: string,
-    private readonly def: ActorDefinition,
-    private readonly deps: LlmActorDeps,
-    private readonly turn: ActorTurn,
-  ) {
+  private readonly actorName: string;
+  private readonly def: ActorDefinition;
+  private readonly deps: LlmActorDeps;
+  private readonly turn: ActorTurn;
+
+  constructor(actorName: string, def: ActorDefinition, deps: LlmActorDeps, turn: ActorTurn) {
+    this.actorName = actorName;
+    this.def = def;
+    this.deps = deps;
+    this.turn = turn;
     this.tokens = new MessageTokens(deps.tokens);
     this.signal = turn.signal;
     this.responseOpen = (turn.task.artifacts ?? []).some((a) => a.artifactId === 'response');

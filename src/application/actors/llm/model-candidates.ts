@@ -6,8 +6,8 @@
  * built-in actor or has no key is skipped. Each failure and skip is recorded (`fallbacks`), for the
  * task's metadata. Used by chat turns (LlmActor) and plan phases (PlanModel) alike.
  */
-import { namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.js';
-import { fallbackReason, type FallbackRecord } from '../../../domain/registry/fallbacks.js';
+import { namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.ts';
+import { fallbackReason, type FallbackRecord } from '../../../domain/registry/fallbacks.ts';
 import {
   ProviderFailure,
   type ApiKeys,
@@ -16,8 +16,8 @@ import {
   type ModelRequest,
   type ModelUsage,
   type ProviderFailureKind,
-} from '../../ports/language-model.port.js';
-import { costOf } from './tool-args.js';
+} from '../../ports/language-model.port.ts';
+import { costOf } from './tool-args.ts';
 
 /** The failures a fallback answers for; the others (auth, bad request, window…) fail the step. */
 export const FALLBACK_ON: ReadonlySet<ProviderFailureKind> = new Set<ProviderFailureKind>([
@@ -56,10 +56,12 @@ export class ModelCandidates {
   /** Tokens each candidate used through this object, for their prices. */
   private readonly spent = new Map<string, { def: ActorDefinition; inputTokens: number; outputTokens: number }>();
 
-  constructor(
-    private readonly primary: ModelCandidate,
-    private readonly deps: ModelCandidatesDeps,
-  ) {
+  private readonly primary: ModelCandidate;
+  private readonly deps: ModelCandidatesDeps;
+
+  constructor(primary: ModelCandidate, deps: ModelCandidatesDeps) {
+    this.primary = primary;
+    this.deps = deps;
     this.order = [primary.name, ...(primary.def.fallbacks ?? [])];
     this.answering = primary;
   }

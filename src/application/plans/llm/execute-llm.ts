@@ -7,25 +7,25 @@
  * When the actor calls `finish` (or stops calling tools), the verify command runs, the assessment is
  * recorded as a decision, and `plan.done` says whether the definition of done was met.
  */
-import { newId } from '../../../domain/ids.js';
-import type { Decision, Plan, PlanError, ToolCallRecord } from '../../../domain/plan/plan.js';
-import { awaitAnswer, budgetExceeded, completePhase, policyOf, startPhase } from '../../../domain/plan/plan.js';
-import { decideToolCall, type PolicySnapshot, type PolicyVerdict } from '../../../domain/plan/policy.js';
-import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.js';
-import { LLM_ACTOR_DEFAULTS, type ActorDefinition, type ToolDefinition } from '../../../domain/registry/entities.js';
-import { fallbacksOf } from '../../../domain/registry/fallbacks.js';
-import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.js';
+import { newId } from '../../../domain/ids.ts';
+import type { Decision, Plan, PlanError, ToolCallRecord } from '../../../domain/plan/plan.ts';
+import { awaitAnswer, budgetExceeded, completePhase, policyOf, startPhase } from '../../../domain/plan/plan.ts';
+import { decideToolCall, type PolicySnapshot, type PolicyVerdict } from '../../../domain/plan/policy.ts';
+import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.ts';
+import { LLM_ACTOR_DEFAULTS, type ActorDefinition, type ToolDefinition } from '../../../domain/registry/entities.ts';
+import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
+import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.ts';
 import {
   ProviderFailure,
   type ModelTool,
   type ModelToolCall,
   type ModelToolResult,
-} from '../../ports/language-model.port.js';
-import type { SandboxInfo, ToolCallResult } from '../../ports/sandbox.port.js';
-import type { Transcript } from '../../ports/transcript.port.js';
-import { fitToWindow, MessageTokens } from '../../actors/llm/history.js';
-import { MAX_MALFORMED_STEPS } from '../../actors/llm/llm.actor.js';
-import { parseArgs, resultForModel } from '../../actors/llm/tool-args.js';
+} from '../../ports/language-model.port.ts';
+import type { SandboxInfo, ToolCallResult } from '../../ports/sandbox.port.ts';
+import type { Transcript } from '../../ports/transcript.port.ts';
+import { fitToWindow, MessageTokens } from '../../actors/llm/history.ts';
+import { MAX_MALFORMED_STEPS } from '../../actors/llm/llm.actor.ts';
+import { parseArgs, resultForModel } from '../../actors/llm/tool-args.ts';
 import {
   callRecorder,
   changedFiles,
@@ -33,12 +33,12 @@ import {
   diffArtifact,
   prepareSandboxes,
   wallClock,
-} from '../execute-shared.js';
-import type { PlanWorkbench, TaskHandle } from '../plan-workbench.js';
-import { vetoText } from '../../hooks/hook.service.js';
-import { planToolCallHooks } from '../../hooks/plan-hooks.js';
-import type { ToolCallHooks } from '../../hooks/tool-call-hooks.js';
-import { argSummary, commandOfCall, normalizeArgs, previewOf } from '../tool-call-preview.js';
+} from '../execute-shared.ts';
+import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
+import { vetoText } from '../../hooks/hook.service.ts';
+import { planToolCallHooks } from '../../hooks/plan-hooks.ts';
+import type { ToolCallHooks } from '../../hooks/tool-call-hooks.ts';
+import { argSummary, commandOfCall, normalizeArgs, previewOf } from '../tool-call-preview.ts';
 import {
   decisionTerms,
   executionSystemPrompt,
@@ -47,7 +47,7 @@ import {
   guidanceOf,
   openingMessage,
   type FinishArgs,
-} from './execution-prompt.js';
+} from './execution-prompt.ts';
 import {
   PlanActorFailure,
   PlanModel,
@@ -55,7 +55,7 @@ import {
   type PlanLlmDeps,
   type PlanTool,
   type PlanToolSet,
-} from './plan-model.js';
+} from './plan-model.ts';
 
 /** An execution's conversation as kept in the transcript store while it waits for an approval. */
 export interface ExecutionTranscript extends Transcript {
@@ -149,14 +149,20 @@ class ExecutionRun {
   private textOpen = false;
   private textThisStep = false;
 
-  constructor(
-    private readonly wb: PlanWorkbench,
-    private readonly llm: PlanLlmDeps,
-    private readonly plan: Plan,
-    private readonly turn: TaskHandle,
-    private readonly yes: boolean,
-    private readonly actorName: string,
-  ) {
+  private readonly wb: PlanWorkbench;
+  private readonly llm: PlanLlmDeps;
+  private readonly plan: Plan;
+  private readonly turn: TaskHandle;
+  private readonly yes: boolean;
+  private readonly actorName: string;
+
+  constructor(wb: PlanWorkbench, llm: PlanLlmDeps, plan: Plan, turn: TaskHandle, yes: boolean, actorName: string) {
+    this.wb = wb;
+    this.llm = llm;
+    this.plan = plan;
+    this.turn = turn;
+    this.yes = yes;
+    this.actorName = actorName;
     this.tick = wallClock(plan);
     this.record = callRecorder(wb, turn);
     this.policy = policyOf(plan);

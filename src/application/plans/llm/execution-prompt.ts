@@ -3,9 +3,9 @@
  * done, invariants, verify command, the strategy and the user's guidance, the context it was given)
  * and the first message of a conversation (a fresh run, or one that resumes earlier work).
  */
-import type { Decision, Plan, PlanError } from '../../../domain/plan/plan.js';
-import { fragmentsText, type AssembledContext } from '../../context/context.types.js';
-import { goalBrief } from './plan-prompt.js';
+import type { Decision, Plan, PlanError } from '../../../domain/plan/plan.ts';
+import { fragmentsText, type AssembledContext } from '../../context/context.types.ts';
+import { goalBrief } from './plan-prompt.ts';
 
 /** How much of the sandbox's diff a resumed run is shown (characters). */
 export const MAX_RESUME_DIFF = 12_000;

@@ -4,16 +4,16 @@
  * built-in file tools plus the actor's own command tools, each run by the ToolRunner inside the
  * plan's sandbox (or, read-only, in the project's directory while strategizing).
  */
-import type { Plan, PlanError } from '../../../domain/plan/plan.js';
-import { apiKeyFix } from '../../actors/llm/api-key-fix.js';
+import type { Plan, PlanError } from '../../../domain/plan/plan.ts';
+import { apiKeyFix } from '../../actors/llm/api-key-fix.ts';
 import {
   LLM_ACTOR_DEFAULTS,
   namesApiKey,
   type ActorDefinition,
   type ToolDefinition,
-} from '../../../domain/registry/entities.js';
-import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.js';
-import type { ContextProvider } from '../../context/context.types.js';
+} from '../../../domain/registry/entities.ts';
+import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.ts';
+import type { ContextProvider } from '../../context/context.types.ts';
 import {
   ProviderFailure,
   type ApiKeys,
@@ -24,12 +24,12 @@ import {
   type ModelToolCall,
   type SchemaValidator,
   type TokenCounter,
-} from '../../ports/language-model.port.js';
-import type { TranscriptStore } from '../../ports/transcript.port.js';
-import { uniqueModelName } from '../../actors/llm/chat-toolbox.js';
-import { costOf } from '../../actors/llm/tool-args.js';
-import { ModelCandidates } from '../../actors/llm/model-candidates.js';
-import type { FallbackRecord } from '../../../domain/registry/fallbacks.js';
+} from '../../ports/language-model.port.ts';
+import type { TranscriptStore } from '../../ports/transcript.port.ts';
+import { uniqueModelName } from '../../actors/llm/chat-toolbox.ts';
+import { costOf } from '../../actors/llm/tool-args.ts';
+import { ModelCandidates } from '../../actors/llm/model-candidates.ts';
+import type { FallbackRecord } from '../../../domain/registry/fallbacks.ts';
 
 /** What plans need to run LLM actors (absent from the engine: plans from a goal are refused). */
 export interface PlanLlmDeps {
@@ -44,8 +44,11 @@ export interface PlanLlmDeps {
 
 /** A failure of the plan's actor, as the plan error that stops the phase. */
 export class PlanActorFailure extends Error {
-  constructor(readonly error: PlanError) {
+  readonly error: PlanError;
+
+  constructor(error: PlanError) {
     super(error.message);
+    this.error = error;
     this.name = 'PlanActorFailure';
   }
 }
@@ -72,14 +75,21 @@ export interface PlanFallbacks {
 export class PlanModel {
   private readonly candidates: ModelCandidates;
 
+  readonly name: string;
+  readonly def: ActorDefinition;
+  private readonly deps: PlanLlmDeps;
+
   private constructor(
-    readonly name: string,
-    readonly def: ActorDefinition,
+    name: string,
+    def: ActorDefinition,
     apiKey: string | undefined,
-    private readonly deps: PlanLlmDeps,
+    deps: PlanLlmDeps,
     lookup: (name: string) => Promise<ActorDefinition | undefined>,
     onFallback: PlanFallbacks['report'] | undefined,
   ) {
+    this.name = name;
+    this.def = def;
+    this.deps = deps;
     this.candidates = new ModelCandidates(
       { name, def, apiKey },
       { models: deps.models, keys: deps.keys, lookup, onFallback },

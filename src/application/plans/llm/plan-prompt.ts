@@ -1,4 +1,4 @@
-import type { Plan } from '../../../domain/plan/plan.js';
+import type { Plan } from '../../../domain/plan/plan.ts';
 
 /** The goal as both plan actors are told it: what, when it is done, the invariants, the verify command. */
 export function goalBrief(plan: Plan): string {

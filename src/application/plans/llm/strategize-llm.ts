@@ -8,23 +8,23 @@
  * context snapshot the actor saw. A correction re-plans from a decision with the user's guidance:
  * the decisions before it are given as settled, the actor decides the rest again.
  */
-import type { Decision, Plan } from '../../../domain/plan/plan.js';
-import { budgetExceeded, completePhase, startPhase } from '../../../domain/plan/plan.js';
-import type { ActorDefinition, ResourceDefinition, ToolDefinition } from '../../../domain/registry/entities.js';
-import { fallbacksOf } from '../../../domain/registry/fallbacks.js';
+import type { Decision, Plan } from '../../../domain/plan/plan.ts';
+import { budgetExceeded, completePhase, startPhase } from '../../../domain/plan/plan.ts';
+import type { ActorDefinition, ResourceDefinition, ToolDefinition } from '../../../domain/registry/entities.ts';
+import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
 import {
   fragmentsText,
   snapshotRef,
   type AssembledContext,
   type ContextSnapshotRef,
-} from '../../context/context.types.js';
-import type { ModelMessage, ModelTool, ModelToolResult } from '../../ports/language-model.port.js';
-import type { SandboxInfo } from '../../ports/sandbox.port.js';
-import { parseArgs, resultForModel } from '../../actors/llm/tool-args.js';
-import { argSummary, normalizeArgs } from '../tool-call-preview.js';
-import type { PlanWorkbench, TaskHandle } from '../plan-workbench.js';
-import { PlanActorFailure, PlanModel, planToolsOf, type PlanLlmDeps } from './plan-model.js';
-import { goalBrief } from './plan-prompt.js';
+} from '../../context/context.types.ts';
+import type { ModelMessage, ModelTool, ModelToolResult } from '../../ports/language-model.port.ts';
+import type { SandboxInfo } from '../../ports/sandbox.port.ts';
+import { parseArgs, resultForModel } from '../../actors/llm/tool-args.ts';
+import { argSummary, normalizeArgs } from '../tool-call-preview.ts';
+import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
+import { PlanActorFailure, PlanModel, planToolsOf, type PlanLlmDeps } from './plan-model.ts';
+import { goalBrief } from './plan-prompt.ts';
 
 /** Answers off the schema sent back to the actor before the phase gives up. */
 export const MAX_STRATEGY_RETRIES = 2;
@@ -207,14 +207,28 @@ class StrategyRun {
   private model!: PlanModel;
   private readonly messages: ModelMessage[] = [];
 
+  private readonly wb: PlanWorkbench;
+  private readonly llm: PlanLlmDeps;
+  private readonly plan: Plan;
+  private readonly turn: TaskHandle | undefined;
+  private readonly signal: AbortSignal;
+  private readonly replan: Replan | undefined;
+
   constructor(
-    private readonly wb: PlanWorkbench,
-    private readonly llm: PlanLlmDeps,
-    private readonly plan: Plan,
-    private readonly turn: TaskHandle | undefined,
-    private readonly signal: AbortSignal,
-    private readonly replan: Replan | undefined,
-  ) {}
+    wb: PlanWorkbench,
+    llm: PlanLlmDeps,
+    plan: Plan,
+    turn: TaskHandle | undefined,
+    signal: AbortSignal,
+    replan: Replan | undefined,
+  ) {
+    this.wb = wb;
+    this.llm = llm;
+    this.plan = plan;
+    this.turn = turn;
+    this.signal = signal;
+    this.replan = replan;
+  }
 
   async run(): Promise<{ answer: StrategyAnswer; context: ContextSnapshotRef } | undefined> {
     const { wb, plan } = this;

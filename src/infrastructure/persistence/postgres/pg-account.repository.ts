@@ -1,7 +1,7 @@
-import type { AccountRepository, ApiKeyRecord, KeyLookup, UserRecord } from '../../../application/index.js';
-import type { Role } from '../../../domain/permissions.js';
-import * as rows from '../rows/account.rows.js';
-import { isPgConstraintError, type PgDatabase } from './pg-database.js';
+import type { AccountRepository, ApiKeyRecord, KeyLookup, UserRecord } from '../../../application/index.ts';
+import type { Role } from '../../../domain/permissions.ts';
+import * as rows from '../rows/account.rows.ts';
+import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
 
 /** How often createUser runs again after losing a race to a concurrent one (it then sees the winner). */
 const CREATE_USER_ATTEMPTS = 3;
@@ -12,7 +12,11 @@ const CREATE_USER_ATTEMPTS = 3;
  * joined by primary keys and the principal index.
  */
 export class PgAccountRepository implements AccountRepository {
-  constructor(private readonly db: PgDatabase) {}
+  private readonly db: PgDatabase;
+
+  constructor(db: PgDatabase) {
+    this.db = db;
+  }
 
   countUsers(): Promise<number> {
     return this.db.run(rows.countUsers);

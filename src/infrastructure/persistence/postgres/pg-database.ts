@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
-import { AppError } from '../../../domain/errors.js';
-import { silentLogger, type Logger } from '../../../application/index.js';
-import type { DB } from '../database.js';
-import { migrateToLatest } from '../migrations.js';
-import { redactUrl } from './pg-url.js';
+import { AppError } from '../../../domain/errors.ts';
+import { silentLogger, type Logger } from '../../../application/index.ts';
+import type { DB } from '../database.ts';
+import { migrateToLatest } from '../migrations.ts';
+import { redactUrl } from './pg-url.ts';
 
 /*
  * PostgreSQL storage: the same schema (one migration list) and the same Kysely query builder as
@@ -50,16 +50,32 @@ export class PgDatabase {
   private readonly handlers = new Map<string, Set<NotifyHandler>>();
   private reconnect: NodeJS.Timeout | undefined;
 
+  /** The URL without its password (for logs and diagnostics). */
+  readonly displayUrl: string;
+  private readonly url: string;
+  readonly pool: pg.Pool;
+  readonly kysely: Kysely<DB>;
+  readonly maxConnections: number;
+  readonly failures: PgStorageFailures;
+  private readonly logger: Logger;
+
   constructor(
-    /** The URL without its password (for logs and diagnostics). */
-    readonly displayUrl: string,
-    private readonly url: string,
-    readonly pool: pg.Pool,
-    readonly kysely: Kysely<DB>,
-    readonly maxConnections: number,
-    readonly failures: PgStorageFailures,
-    private readonly logger: Logger,
-  ) {}
+    displayUrl: string,
+    url: string,
+    pool: pg.Pool,
+    kysely: Kysely<DB>,
+    maxConnections: number,
+    failures: PgStorageFailures,
+    logger: Logger,
+  ) {
+    this.displayUrl = displayUrl;
+    this.url = url;
+    this.pool = pool;
+    this.kysely = kysely;
+    this.maxConnections = maxConnections;
+    this.failures = failures;
+    this.logger = logger;
+  }
 
   /** Runs `fn` in one transaction (READ COMMITTED); storage failures become UNAVAILABLE. */
   async transaction<T>(fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
@@ -262,7 +278,11 @@ function pgProblem(err: unknown): string | undefined {
 
 /** As StorageFailures for SQLite: one UNAVAILABLE error per failure, logged once with a correlation id. */
 export class PgStorageFailures {
-  constructor(private readonly logger: Logger) {}
+  private readonly logger: Logger;
+
+  constructor(logger: Logger) {
+    this.logger = logger;
+  }
 
   map(err: unknown): unknown {
     if (err instanceof AppError) return err;

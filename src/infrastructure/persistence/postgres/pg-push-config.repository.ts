@@ -1,4 +1,4 @@
-import type { PushConfigRepository, StoredPushConfig } from '../../../application/index.js';
+import type { PushConfigRepository, StoredPushConfig } from '../../../application/index.ts';
 import {
   deletePushConfig,
   deletePushConfigs,
@@ -7,12 +7,16 @@ import {
   selectPushConfig,
   toPushConfig,
   upsertPushConfig,
-} from '../rows/push-config.rows.js';
-import { isPgConstraintError, type PgDatabase } from './pg-database.js';
+} from '../rows/push-config.rows.ts';
+import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
 
 /** Push-notification configs of tasks in PostgreSQL; a put is one upsert. */
 export class PgPushConfigRepository implements PushConfigRepository {
-  constructor(private readonly db: PgDatabase) {}
+  private readonly db: PgDatabase;
+
+  constructor(db: PgDatabase) {
+    this.db = db;
+  }
 
   async put(config: StoredPushConfig): Promise<void> {
     const doc = JSON.stringify(config);

@@ -1,4 +1,4 @@
-import type { OutboxEntry, OutboxTarget, PushOutbox } from '../../../application/index.js';
+import type { OutboxEntry, OutboxTarget, PushOutbox } from '../../../application/index.ts';
 import {
   insertOutboxEntry,
   LAST_ERROR_MAX,
@@ -10,8 +10,8 @@ import {
   retryOutboxEntry,
   takeOverOutbox,
   toOutboxEntry,
-} from '../rows/push-outbox.rows.js';
-import type { PgDatabase } from './pg-database.js';
+} from '../rows/push-outbox.rows.ts';
+import type { PgDatabase } from './pg-database.ts';
 
 /**
  * The push outbox in PostgreSQL: the same table and contract as SQLite. Entries are stamped with
@@ -21,10 +21,13 @@ import type { PgDatabase } from './pg-database.js';
  * the second finds them owned already.
  */
 export class PgPushOutboxRepository implements PushOutbox {
-  constructor(
-    private readonly db: PgDatabase,
-    private readonly runnerId: string,
-  ) {}
+  private readonly db: PgDatabase;
+  private readonly runnerId: string;
+
+  constructor(db: PgDatabase, runnerId: string) {
+    this.db = db;
+    this.runnerId = runnerId;
+  }
 
   async enqueue(
     entries: ReadonlyArray<Pick<OutboxEntry, 'taskId' | 'configId' | 'seq' | 'payload'>>,

@@ -1,6 +1,6 @@
-import { NamespaceStore, RegistryStore } from '../rows/registry.store.js';
-import type { PgDatabase } from './pg-database.js';
-import { pgRunner } from './pg-runner.js';
+import { NamespaceStore, RegistryStore } from '../rows/registry.store.ts';
+import type { PgDatabase } from './pg-database.ts';
+import { pgRunner } from './pg-runner.ts';
 
 /** Registry entities and their references in PostgreSQL (the same queries as SQLite). */
 export class PgRegistryRepository extends RegistryStore {

@@ -1,5 +1,5 @@
-import { RunnerLeases, type LeaseRow, type NewLease, type RunnerRegistryOptions } from '../runner-leases.js';
-import type { PgDatabase } from './pg-database.js';
+import { RunnerLeases, type LeaseRow, type NewLease, type RunnerRegistryOptions } from '../runner-leases.ts';
+import type { PgDatabase } from './pg-database.ts';
 
 export type PgRunnerRegistryOptions = RunnerRegistryOptions;
 
@@ -9,11 +9,11 @@ export type PgRunnerRegistryOptions = RunnerRegistryOptions;
  * it was not renewed since it was judged dead, so a runner that renews meanwhile keeps it.
  */
 export class PgRunnerRegistry extends RunnerLeases {
-  constructor(
-    private readonly db: PgDatabase,
-    opts: PgRunnerRegistryOptions,
-  ) {
+  private readonly db: PgDatabase;
+
+  constructor(db: PgDatabase, opts: PgRunnerRegistryOptions) {
     super(opts);
+    this.db = db;
   }
 
   protected async insertLease(row: NewLease): Promise<void> {

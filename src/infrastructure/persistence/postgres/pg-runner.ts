@@ -1,5 +1,5 @@
-import type { SqlRunner } from '../rows/sql-runner.js';
-import { isPgConstraintError, type PgDatabase } from './pg-database.js';
+import type { SqlRunner } from '../rows/sql-runner.ts';
+import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
 
 /** The PostgreSQL runner: the pool, with storage failures mapped to UNAVAILABLE. */
 export function pgRunner(db: PgDatabase): SqlRunner {

@@ -1,6 +1,6 @@
-import { SecretTableStore } from '../rows/secret.store.js';
-import type { PgDatabase } from './pg-database.js';
-import { pgRunner } from './pg-runner.js';
+import { SecretTableStore } from '../rows/secret.store.ts';
+import type { PgDatabase } from './pg-database.ts';
+import { pgRunner } from './pg-runner.ts';
 
 /** A namespace's secrets (ciphertexts) in PostgreSQL; concurrent sets of one secret queue on its row. */
 export class PgSecretRepository extends SecretTableStore {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Session } from '../../../domain/session.js';
-import type { ForkedTurn, SessionCursor, SessionPage, SessionRepository } from '../../../application/index.js';
-import { toIsoInstant } from '../database.js';
+import type { Session } from '../../../domain/session.ts';
+import type { ForkedTurn, SessionCursor, SessionPage, SessionRepository } from '../../../application/index.ts';
+import { toIsoInstant } from '../database.ts';
 import {
   activityInstant,
   addSessionTasks,
@@ -16,16 +16,20 @@ import {
   toSession,
   toSessionPage,
   touchSession,
-} from '../rows/session.rows.js';
-import { forkRows, forkStatements } from '../rows/session-fork.rows.js';
-import { isPgConstraintError, type PgDatabase } from './pg-database.js';
+} from '../rows/session.rows.ts';
+import { forkRows, forkStatements } from '../rows/session-fork.rows.ts';
+import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
 
 /**
  * Chat sessions in PostgreSQL, listed newest activity first. Activity (touch) is one conditional
  * update, so instances counting tasks into one session at once never lose a count.
  */
 export class PgSessionRepository implements SessionRepository {
-  constructor(private readonly db: PgDatabase) {}
+  private readonly db: PgDatabase;
+
+  constructor(db: PgDatabase) {
+    this.db = db;
+  }
 
   async create(session: Session): Promise<void> {
     const row = sessionRow(session);

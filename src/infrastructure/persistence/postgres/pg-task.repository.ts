@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { Task, TaskEvent } from '../../../domain/a2a.model.js';
+import type { Task, TaskEvent } from '../../../domain/a2a.model.ts';
 import type {
   MessageKey,
   MessageKeyHit,
@@ -10,8 +10,8 @@ import type {
   TaskListQuery,
   TaskPage,
   TaskRepository,
-} from '../../../application/index.js';
-import type { DB } from '../database.js';
+} from '../../../application/index.ts';
+import type { DB } from '../database.ts';
 import {
   appendValues,
   byContextQuery,
@@ -36,8 +36,8 @@ import {
   type EventRow,
   type ExpiredRow,
   type TaskRow,
-} from '../rows/task.rows.js';
-import { isPgConstraintError, type PgDatabase } from './pg-database.js';
+} from '../rows/task.rows.ts';
+import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
 
 /** The NOTIFY channel of committed task events: payload `<taskId> <seq> <runnerId>`. */
 export const TASK_EVENTS_CHANNEL = 'ca_task_events';
@@ -87,10 +87,10 @@ export class PgTaskRepository implements TaskRepository {
   /** The last write queued per task (never rejects): the next one starts after it. */
   private readonly tails = new Map<string, Promise<void>>();
 
-  constructor(
-    private readonly db: PgDatabase,
-    opts: PgTaskRepositoryOptions,
-  ) {
+  private readonly db: PgDatabase;
+
+  constructor(db: PgDatabase, opts: PgTaskRepositoryOptions) {
+    this.db = db;
     this.runnerId = opts.runnerId;
   }
 

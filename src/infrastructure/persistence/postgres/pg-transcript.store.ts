@@ -1,15 +1,19 @@
-import type { Transcript, TranscriptStore } from '../../../application/index.js';
+import type { Transcript, TranscriptStore } from '../../../application/index.ts';
 import {
   contextTranscriptsQuery,
   pickTranscripts,
   transcriptQuery,
   upsertTranscriptQuery,
-} from '../rows/transcript.rows.js';
-import type { PgDatabase } from './pg-database.js';
+} from '../rows/transcript.rows.ts';
+import type { PgDatabase } from './pg-database.ts';
 
 /** LLM turn transcripts in PostgreSQL, one row per task (deleted with the task by its foreign key). */
 export class PgTranscriptStore implements TranscriptStore {
-  constructor(private readonly db: PgDatabase) {}
+  private readonly db: PgDatabase;
+
+  constructor(db: PgDatabase) {
+    this.db = db;
+  }
 
   async get(taskId: string): Promise<Transcript | undefined> {
     const row = await this.db.run((k) => transcriptQuery(k, taskId).executeTakeFirst());

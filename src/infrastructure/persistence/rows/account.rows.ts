@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { ApiKeyRecord, KeyLookup, UserRecord } from '../../../application/index.js';
-import { AppError } from '../../../domain/errors.js';
-import type { Role } from '../../../domain/permissions.js';
-import type { ApiKeysTable, DB, UsersTable } from '../database.js';
+import type { ApiKeyRecord, KeyLookup, UserRecord } from '../../../application/index.ts';
+import { AppError } from '../../../domain/errors.ts';
+import type { Role } from '../../../domain/permissions.ts';
+import type { ApiKeysTable, DB, UsersTable } from '../database.ts';
 
 /*
  * Users and API keys on either engine: the row <-> record mapping and every query the SQLite and

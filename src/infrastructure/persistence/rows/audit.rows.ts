@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { AuditEvent, AuditEventKind, AuditQuery } from '../../../application/index.js';
-import type { AuditEventsTable, DB } from '../database.js';
+import type { AuditEvent, AuditEventKind, AuditQuery } from '../../../application/index.ts';
+import type { AuditEventsTable, DB } from '../database.ts';
 
 /** Audit events on either engine: the row mapping and the queries both audit logs run. */
 

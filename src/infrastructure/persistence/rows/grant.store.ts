@@ -1,10 +1,14 @@
-import type { CapabilityGrant, GrantRepository } from '../../../application/index.js';
-import type { Capability } from '../../../domain/registry/capabilities.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { CapabilityGrant, GrantRepository } from '../../../application/index.ts';
+import type { Capability } from '../../../domain/registry/capabilities.ts';
+import type { SqlRunner } from './sql-runner.ts';
 
 /** Capability grants (migration 0013), the same queries on SQLite and PostgreSQL. */
 export class GrantStore implements GrantRepository {
-  constructor(private readonly db: SqlRunner) {}
+  private readonly db: SqlRunner;
+
+  constructor(db: SqlRunner) {
+    this.db = db;
+  }
 
   async list(namespace: string): Promise<CapabilityGrant[]> {
     const rows = await this.db.run((k) =>

@@ -1,12 +1,16 @@
-import type { Checkpoint, Decision, PhaseState, Plan, ToolCallRecord } from '../../../domain/plan/plan.js';
-import type { PlanListQuery, PlanRecords, PlanRepository } from '../../../application/index.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { Checkpoint, Decision, PhaseState, Plan, ToolCallRecord } from '../../../domain/plan/plan.ts';
+import type { PlanListQuery, PlanRecords, PlanRepository } from '../../../application/index.ts';
+import type { SqlRunner } from './sql-runner.ts';
 
 type RecordKind = 'decision' | 'checkpoint' | 'toolcall';
 
 /** Plans as JSON documents with their filterable columns; records in one table, ordered by ULID. */
 export class PlanStore implements PlanRepository {
-  constructor(private readonly db: SqlRunner) {}
+  private readonly db: SqlRunner;
+
+  constructor(db: SqlRunner) {
+    this.db = db;
+  }
 
   async create(plan: Plan): Promise<void> {
     await this.db.run((k) => k.insertInto('plans').values(toRow(plan)).execute());

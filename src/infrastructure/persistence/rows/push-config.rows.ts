@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import { AppError } from '../../../domain/errors.js';
-import type { StoredPushConfig } from '../../../application/index.js';
-import type { DB } from '../database.js';
+import { AppError } from '../../../domain/errors.ts';
+import type { StoredPushConfig } from '../../../application/index.ts';
+import type { DB } from '../database.ts';
 
 /*
  * The push_configs table on both engines: each config stored whole as JSON, credentials included.

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { AppError } from '../../../domain/errors.js';
-import type { Definition, Reference, RegistryEntity, RegistryKind } from '../../../domain/registry/entities.js';
+import { AppError } from '../../../domain/errors.ts';
+import type { Definition, Reference, RegistryEntity, RegistryKind } from '../../../domain/registry/entities.ts';
 import type {
   Member,
   NamespaceContents,
@@ -10,9 +10,9 @@ import type {
   RegistryListQuery,
   RegistryRepository,
   Role,
-} from '../../../application/index.js';
-import type { DB, RegistryEntitiesTable } from '../database.js';
-import type { SqlRunner } from './sql-runner.js';
+} from '../../../application/index.ts';
+import type { DB, RegistryEntitiesTable } from '../database.ts';
+import type { SqlRunner } from './sql-runner.ts';
 
 /**
  * Registry entities and their references, written once against Kysely (not a hot path). A
@@ -20,7 +20,11 @@ import type { SqlRunner } from './sql-runner.js';
  * PostgreSQL a concurrent replace waits for the row lock and then finds the revision moved.
  */
 export class RegistryStore implements RegistryRepository {
-  constructor(private readonly db: SqlRunner) {}
+  private readonly db: SqlRunner;
+
+  constructor(db: SqlRunner) {
+    this.db = db;
+  }
 
   async get(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> {
     const row = await this.db.run((k) =>
@@ -126,7 +130,11 @@ export class RegistryStore implements RegistryRepository {
 
 /** Namespaces and memberships. */
 export class NamespaceStore implements NamespaceRepository {
-  constructor(private readonly db: SqlRunner) {}
+  private readonly db: SqlRunner;
+
+  constructor(db: SqlRunner) {
+    this.db = db;
+  }
 
   async forPrincipal(principal: string): Promise<Array<NamespaceRecord & { role: Role }>> {
     const rows = await this.db.run((k) =>

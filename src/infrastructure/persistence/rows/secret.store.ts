@@ -4,15 +4,19 @@ import {
   type SecretSummary,
   type SecretWrite,
   type StoredSecret,
-} from '../../../application/index.js';
-import type { SqlRunner } from './sql-runner.js';
+} from '../../../application/index.ts';
+import type { SqlRunner } from './sql-runner.ts';
 
 /**
  * The namespace_secrets table (migration 0013), written once against Kysely: ciphertexts only.
  * A namespace's rows go with it (the foreign key cascades), so a purge needs nothing here.
  */
 export class SecretTableStore implements SecretStore {
-  constructor(private readonly db: SqlRunner) {}
+  private readonly db: SqlRunner;
+
+  constructor(db: SqlRunner) {
+    this.db = db;
+  }
 
   async put(s: StoredSecret): Promise<SecretWrite> {
     try {

@@ -4,10 +4,10 @@
  * transaction by either repository.
  */
 import type { Kysely } from 'kysely';
-import type { Session } from '../../../domain/session.js';
-import type { ForkedTurn } from '../../../application/index.js';
-import { toIsoInstant, type DB, type TasksTable, type TurnTranscriptsTable } from '../database.js';
-import { insertSession, sessionRow, type SessionRow } from './session.rows.js';
+import type { Session } from '../../../domain/session.ts';
+import type { ForkedTurn } from '../../../application/index.ts';
+import { toIsoInstant, type DB, type TasksTable, type TurnTranscriptsTable } from '../database.ts';
+import { insertSession, sessionRow, type SessionRow } from './session.rows.ts';
 
 export interface ForkRows {
   session: SessionRow;

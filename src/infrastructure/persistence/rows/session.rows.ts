@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import { AppError } from '../../../domain/errors.js';
-import type { Session } from '../../../domain/session.js';
-import type { SessionCursor, SessionPage } from '../../../application/index.js';
-import { olderThan, toIsoInstant, type DB, type SessionsTable } from '../database.js';
+import { AppError } from '../../../domain/errors.ts';
+import type { Session } from '../../../domain/session.ts';
+import type { SessionCursor, SessionPage } from '../../../application/index.ts';
+import { olderThan, toIsoInstant, type DB, type SessionsTable } from '../database.ts';
 
 /*
  * The sessions table on both engines: row mapping and the query shapes. The SQLite repository

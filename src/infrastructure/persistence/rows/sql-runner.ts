@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import { isConstraintError, type DB, type SqliteDatabase } from '../database.js';
+import { isConstraintError, type DB, type SqliteDatabase } from '../database.ts';
 
 /**
  * How a repository written once against Kysely runs its queries on one engine: SQLite (one

@@ -1,10 +1,14 @@
-import type { SyncBase, SyncStateStore } from '../../../application/index.js';
-import type { RegistryKind } from '../../../domain/registry/entities.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { SyncBase, SyncStateStore } from '../../../application/index.ts';
+import type { RegistryKind } from '../../../domain/registry/entities.ts';
+import type { SqlRunner } from './sql-runner.ts';
 
 /** The sync_state table: what a local store and a server agreed on per entity. */
 export class SyncStateTableStore implements SyncStateStore {
-  constructor(private readonly db: SqlRunner) {}
+  private readonly db: SqlRunner;
+
+  constructor(db: SqlRunner) {
+    this.db = db;
+  }
 
   async list(remote: string): Promise<SyncBase[]> {
     const rows = await this.db.run((k) =>

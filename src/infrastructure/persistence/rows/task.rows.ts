@@ -4,9 +4,9 @@
  * SQLite prepares them with param() placeholders, PostgreSQL executes them with values).
  */
 import type { Kysely } from 'kysely';
-import type { Task, TaskEvent } from '../../../domain/a2a.model.js';
-import { applyEvent, isTerminal, TASK_STATES } from '../../../domain/a2a.model.js';
-import { AppError } from '../../../domain/errors.js';
+import type { Task, TaskEvent } from '../../../domain/a2a.model.ts';
+import { applyEvent, isTerminal, TASK_STATES } from '../../../domain/a2a.model.ts';
+import { AppError } from '../../../domain/errors.ts';
 import type {
   MessageKey,
   StoredTask,
@@ -14,9 +14,9 @@ import type {
   TaskExpiry,
   TaskListQuery,
   TaskPage,
-} from '../../../application/index.js';
-import { JsonText } from '../../../domain/json.js';
-import { olderThan, toIsoInstant, type DB } from '../database.js';
+} from '../../../application/index.ts';
+import { JsonText } from '../../../domain/json.ts';
+import { olderThan, toIsoInstant, type DB } from '../database.ts';
 
 export interface TaskRow {
   id: string;

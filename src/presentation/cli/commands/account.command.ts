@@ -10,8 +10,8 @@ import {
   userEnable,
   userList,
   whoami,
-} from '../../../protocol/client/index.js';
-import { checkServerUrl, configPath, loadConfig, type GlobalFlags } from '../config.js';
+} from '../../../protocol/client/index.ts';
+import { checkServerUrl, configPath, loadConfig, type GlobalFlags } from '../config.ts';
 import {
   credentialsPath,
   expiryMs,
@@ -19,14 +19,14 @@ import {
   saveCredentials,
   serverKey,
   type StoredCredential,
-} from '../credentials.js';
-import { UsageError } from '../exit-codes.js';
-import { whenText } from '../render/definition.js';
-import { renderFields, renderTable } from '../render/table.js';
-import type { RunContext, Runner } from '../runner.js';
-import { deviceLogin } from '../support/device-flow.js';
-import { readHidden } from '../support/hidden-input.js';
-import { intOption } from '../support/options.js';
+} from '../credentials.ts';
+import { UsageError } from '../exit-codes.ts';
+import { whenText } from '../render/definition.ts';
+import { renderFields, renderTable } from '../render/table.ts';
+import type { RunContext, Runner } from '../runner.ts';
+import { deviceLogin } from '../support/device-flow.ts';
+import { readHidden } from '../support/hidden-input.ts';
+import { intOption } from '../support/options.ts';
 
 /** `agents whoami|key|user|audit|login|logout`: accounts, API keys and the audit log (server mode). */
 export function registerAccount(program: Command, runner: Runner): void {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Outcome, RunContext, Runner } from '../runner.js';
-import { collect } from './session.command.js';
+import type { Outcome, RunContext, Runner } from '../runner.ts';
+import { collect } from './session.command.ts';
 
 interface AcpOptions {
   actor?: string;
@@ -14,7 +14,7 @@ interface AcpOptions {
  */
 async function acp(ctx: RunContext, opts: AcpOptions, version: string): Promise<Outcome> {
   // The SDK is loaded only when an editor starts the bridge, not by every `agents` command.
-  const { runAcp } = await import('../../acp/index.js');
+  const { runAcp } = await import('../../acp/index.ts');
   const log = (line: string): void => void ctx.io.stderr.write(`agents acp: ${line}\n`);
   // The backend starts while the editor initializes; a failure is reported to the request that needs it.
   const backend = ctx.client();

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Runner } from '../runner.js';
-import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
+import type { Runner } from '../runner.ts';
+import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.ts';
 
 /** `agents action …`: what a plan does — arguments, templates, actors, steps. */
 export function registerAction(program: Command, runner: Runner): void {

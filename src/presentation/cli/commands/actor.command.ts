@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
-import { sendStreamingMessage, sessionCreate, sessionDelete } from '../../../protocol/client/index.js';
-import { UsageError } from '../exit-codes.js';
-import { StreamPrinter } from '../render/stream.js';
-import type { Outcome, RunContext, Runner } from '../runner.js';
-import { userMessage } from '../support/message.js';
-import { reportTaskEnd, exitForTask } from '../support/task-outcome.js';
-import { registerRegistryGroup, usedBy, yesNo, type FieldLine } from './registry-group.js';
-import { collect, sessionParams } from './session.command.js';
+import { sendStreamingMessage, sessionCreate, sessionDelete } from '../../../protocol/client/index.ts';
+import { UsageError } from '../exit-codes.ts';
+import { StreamPrinter } from '../render/stream.ts';
+import type { Outcome, RunContext, Runner } from '../runner.ts';
+import { userMessage } from '../support/message.ts';
+import { reportTaskEnd, exitForTask } from '../support/task-outcome.ts';
+import { registerRegistryGroup, usedBy, yesNo, type FieldLine } from './registry-group.ts';
+import { collect, sessionParams } from './session.command.ts';
 
 /** Where the key comes from and whether it is there; an endpoint that needs none (Ollama) says so. */
 function keyLine(

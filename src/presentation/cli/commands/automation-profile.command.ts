@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { ruleText } from '../render/policy.js';
-import type { Runner } from '../runner.js';
-import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
+import { ruleText } from '../render/policy.ts';
+import type { Runner } from '../runner.ts';
+import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.ts';
 
 /** `agents automation-profile …`: what a plan's tool calls may do without a person, rule by rule. */
 export function registerAutomationProfile(program: Command, runner: Runner): void {

@@ -8,18 +8,18 @@ import {
   type A2AClient,
   type Session,
   type Task,
-} from '../../../protocol/client/index.js';
-import { exitReasonOf } from '../exit-codes.js';
-import { renderError, reportOf, type ErrorReport } from '../render/error.js';
-import { StreamPrinter, type StreamedEvent } from '../render/stream.js';
-import { compactionLine, compactionOf } from '../render/compaction.js';
-import { oneLine } from '../render/table.js';
-import { artifactsText, isInterruptedState, messageWords, partsText, stateWord } from '../render/task.js';
-import type { Ui } from '../render/ui.js';
-import type { Outcome, RunContext, Runner } from '../runner.js';
-import { userMessage } from '../support/message.js';
-import { reportFallback, reportTaskEnd, reportUsage } from '../support/task-outcome.js';
-import { collect, freshSession, targetSession, type SessionChoice } from './session.command.js';
+} from '../../../protocol/client/index.ts';
+import { exitReasonOf } from '../exit-codes.ts';
+import { renderError, reportOf, type ErrorReport } from '../render/error.ts';
+import { StreamPrinter, type StreamedEvent } from '../render/stream.ts';
+import { compactionLine, compactionOf } from '../render/compaction.ts';
+import { oneLine } from '../render/table.ts';
+import { artifactsText, isInterruptedState, messageWords, partsText, stateWord } from '../render/task.ts';
+import type { Ui } from '../render/ui.ts';
+import type { Outcome, RunContext, Runner } from '../runner.ts';
+import { userMessage } from '../support/message.ts';
+import { reportFallback, reportTaskEnd, reportUsage } from '../support/task-outcome.ts';
+import { collect, freshSession, targetSession, type SessionChoice } from './session.command.ts';
 
 interface ChatOptions extends SessionChoice {
   resume?: boolean;

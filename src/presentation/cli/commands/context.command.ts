@@ -9,8 +9,8 @@ import {
   type A2AClient,
   type ContextView,
   type ParamsOf,
-} from '../../../protocol/client/index.js';
-import { UsageError } from '../exit-codes.js';
+} from '../../../protocol/client/index.ts';
+import { UsageError } from '../exit-codes.ts';
 import {
   renderContextShown,
   renderInspection,
@@ -19,10 +19,10 @@ import {
   type Inspection,
   type SettingField,
   type ViewShown,
-} from '../render/context.js';
-import { qualify } from '../render/definition.js';
-import type { Outcome, RunContext, Runner } from '../runner.js';
-import { intOption } from '../support/options.js';
+} from '../render/context.ts';
+import { qualify } from '../render/definition.ts';
+import type { Outcome, RunContext, Runner } from '../runner.ts';
+import { intOption } from '../support/options.ts';
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 

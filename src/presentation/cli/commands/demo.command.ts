@@ -9,13 +9,13 @@ import {
   projectRegistry,
   resourceRegistry,
   type A2AClient,
-} from '../../../protocol/client/index.js';
-import { UsageError } from '../exit-codes.js';
-import { renderDiff, renderStat } from '../render/plan.js';
-import type { Ui } from '../render/ui.js';
-import type { Outcome, RunContext, Runner } from '../runner.js';
-import { createSampleRepo, currentBranch, git, userRepo } from '../support/demo-repo.js';
-import { renderStrategy, runPhase, stepDecisions, type PhaseRun } from '../support/plan-run.js';
+} from '../../../protocol/client/index.ts';
+import { UsageError } from '../exit-codes.ts';
+import { renderDiff, renderStat } from '../render/plan.ts';
+import type { Ui } from '../render/ui.ts';
+import type { Outcome, RunContext, Runner } from '../runner.ts';
+import { createSampleRepo, currentBranch, git, userRepo } from '../support/demo-repo.ts';
+import { renderStrategy, runPhase, stepDecisions, type PhaseRun } from '../support/plan-run.ts';
 
 interface DemoOptions {
   repo?: string;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Runner } from '../runner.js';
-import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
+import type { Runner } from '../runner.ts';
+import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.ts';
 
 /** `agents hook …`: commands or webhooks run before and after tool calls, on plan phases and around apply. */
 export function registerHook(program: Command, runner: Runner): void {

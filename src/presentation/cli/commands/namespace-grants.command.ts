@@ -1,8 +1,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { namespaceGrant, namespaceGrants, namespaceRevoke } from '../../../protocol/client/index.js';
-import { whenText } from '../render/definition.js';
-import { renderFields, renderTable } from '../render/table.js';
-import type { Runner } from '../runner.js';
+import { namespaceGrant, namespaceGrants, namespaceRevoke } from '../../../protocol/client/index.ts';
+import { whenText } from '../render/definition.ts';
+import { renderFields, renderTable } from '../render/table.ts';
+import type { Runner } from '../runner.ts';
 
 const CAPABILITIES = ['runs-program', 'host-path', 'server-secret', 'private-network'] as const;
 type Capability = (typeof CAPABILITIES)[number];

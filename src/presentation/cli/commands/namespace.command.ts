@@ -8,11 +8,11 @@ import {
   namespaceRemoveMember,
   namespaceSetRole,
   namespaceShow,
-} from '../../../protocol/client/index.js';
-import { whenText } from '../render/definition.js';
-import { renderFields, renderTable } from '../render/table.js';
-import type { Runner } from '../runner.js';
-import { registerNamespaceGrants } from './namespace-grants.command.js';
+} from '../../../protocol/client/index.ts';
+import { whenText } from '../render/definition.ts';
+import { renderFields, renderTable } from '../render/table.ts';
+import type { Runner } from '../runner.ts';
+import { registerNamespaceGrants } from './namespace-grants.command.ts';
 
 const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 type Role = (typeof ROLES)[number];

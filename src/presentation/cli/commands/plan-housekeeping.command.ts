@@ -1,10 +1,10 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { planDelete, planPrune, planRebase } from '../../../protocol/client/index.js';
-import { whenText } from '../render/definition.js';
-import { phaseState } from '../render/plan.js';
-import { renderFields, renderTable } from '../render/table.js';
-import type { Runner } from '../runner.js';
-import { durationOption } from '../support/options.js';
+import { planDelete, planPrune, planRebase } from '../../../protocol/client/index.ts';
+import { whenText } from '../render/definition.ts';
+import { phaseState } from '../render/plan.ts';
+import { renderFields, renderTable } from '../render/table.ts';
+import type { Runner } from '../runner.ts';
+import { durationOption } from '../support/options.ts';
 
 const STATES = ['queued', 'processing', 'complete', 'errored', 'constrained', 'cancelled', 'applied'] as const;
 type State = (typeof STATES)[number];

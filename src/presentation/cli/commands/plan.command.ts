@@ -15,9 +15,9 @@ import {
   planStatus,
   planTree,
   planUse,
-} from '../../../protocol/client/index.js';
-import { UsageError } from '../exit-codes.js';
-import { qualify, whenText } from '../render/definition.js';
+} from '../../../protocol/client/index.ts';
+import { UsageError } from '../exit-codes.ts';
+import { qualify, whenText } from '../render/definition.ts';
 import {
   phaseState,
   renderArtifacts,
@@ -26,13 +26,13 @@ import {
   renderStat,
   renderTree,
   type PlanStatus,
-} from '../render/plan.js';
-import { renderCorrection, renderExplain } from '../render/plan-decision.js';
-import { renderFields, renderTable } from '../render/table.js';
-import type { Runner } from '../runner.js';
-import { registerPlanHousekeeping } from './plan-housekeeping.command.js';
-import { eventLines } from '../support/events.js';
-import { intOption } from '../support/options.js';
+} from '../render/plan.ts';
+import { renderCorrection, renderExplain } from '../render/plan-decision.ts';
+import { renderFields, renderTable } from '../render/table.ts';
+import type { Runner } from '../runner.ts';
+import { registerPlanHousekeeping } from './plan-housekeeping.command.ts';
+import { eventLines } from '../support/events.ts';
+import { intOption } from '../support/options.ts';
 import {
   nextCommands,
   renderRunSummary,
@@ -42,7 +42,7 @@ import {
   stepDecisions,
   waitingRun,
   type RunStart,
-} from '../support/plan-run.js';
+} from '../support/plan-run.ts';
 
 const PHASES = ['strategize', 'execute', 'apply'] as const;
 const STATES = ['queued', 'processing', 'complete', 'errored', 'constrained', 'cancelled', 'applied'] as const;

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { UsageError } from '../exit-codes.js';
-import { qualify } from '../render/definition.js';
-import type { Runner } from '../runner.js';
-import { registerProjectContext } from './context.command.js';
-import { addEntity, readSource, registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
+import { UsageError } from '../exit-codes.ts';
+import { qualify } from '../render/definition.ts';
+import type { Runner } from '../runner.ts';
+import { registerProjectContext } from './context.command.ts';
+import { addEntity, readSource, registerRegistryGroup, usedBy, type FieldLine } from './registry-group.ts';
 
 interface AddOptions {
   config?: string;

@@ -8,13 +8,13 @@ import {
   type RegistryKind,
   type RegistryPageOf,
   type RegistryShownOf,
-} from '../../../protocol/client/index.js';
-import { UsageError } from '../exit-codes.js';
-import { plural, qualify, renderYaml, shortHash, whenText } from '../render/definition.js';
-import { renderFields, renderTable, type Column } from '../render/table.js';
-import type { Ui } from '../render/ui.js';
-import type { Outcome, RunContext, Runner } from '../runner.js';
-import { intOption } from '../support/options.js';
+} from '../../../protocol/client/index.ts';
+import { UsageError } from '../exit-codes.ts';
+import { plural, qualify, renderYaml, shortHash, whenText } from '../render/definition.ts';
+import { renderFields, renderTable, type Column } from '../render/table.ts';
+import type { Ui } from '../render/ui.ts';
+import type { Outcome, RunContext, Runner } from '../runner.ts';
+import { intOption } from '../support/options.ts';
 
 export type FieldLine = readonly [string, string | undefined];
 

@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { resourceTypeList, resourceTypeShow } from '../../../protocol/client/index.js';
-import { UsageError } from '../exit-codes.js';
-import { qualify } from '../render/definition.js';
-import { renderFields, renderTable } from '../render/table.js';
-import type { Runner } from '../runner.js';
-import { addEntity, readSource, registerRegistryGroup, usedBy, yesNo, type FieldLine } from './registry-group.js';
+import { resourceTypeList, resourceTypeShow } from '../../../protocol/client/index.ts';
+import { UsageError } from '../exit-codes.ts';
+import { qualify } from '../render/definition.ts';
+import { renderFields, renderTable } from '../render/table.ts';
+import type { Runner } from '../runner.ts';
+import { addEntity, readSource, registerRegistryGroup, usedBy, yesNo, type FieldLine } from './registry-group.ts';
 
 interface AddOptions {
   config?: string;

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { SECRET_VALUE_MAX_BYTES, secretList, secretRemove, secretSet } from '../../../protocol/client/index.js';
-import { UsageError } from '../exit-codes.js';
-import { whenText } from '../render/definition.js';
-import { renderFields, renderTable } from '../render/table.js';
-import type { Runner } from '../runner.js';
-import { readHidden } from '../support/hidden-input.js';
+import { SECRET_VALUE_MAX_BYTES, secretList, secretRemove, secretSet } from '../../../protocol/client/index.ts';
+import { UsageError } from '../exit-codes.ts';
+import { whenText } from '../render/definition.ts';
+import { renderFields, renderTable } from '../render/table.ts';
+import type { Runner } from '../runner.ts';
+import { readHidden } from '../support/hidden-input.ts';
 
 interface NamespaceOpt {
   namespace?: string;

@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
-import { sendMessage, sendStreamingMessage } from '../../../protocol/client/index.js';
-import { UsageError } from '../exit-codes.js';
-import { StreamPrinter } from '../render/stream.js';
-import { artifactsText, messageText, renderTask } from '../render/task.js';
-import type { Outcome, RunContext, Runner } from '../runner.js';
-import { eventLines } from '../support/events.js';
-import { userMessage } from '../support/message.js';
-import { collect, targetSession, type SessionChoice } from './session.command.js';
-import { exitForTask, reportTaskEnd } from '../support/task-outcome.js';
+import { sendMessage, sendStreamingMessage } from '../../../protocol/client/index.ts';
+import { UsageError } from '../exit-codes.ts';
+import { StreamPrinter } from '../render/stream.ts';
+import { artifactsText, messageText, renderTask } from '../render/task.ts';
+import type { Outcome, RunContext, Runner } from '../runner.ts';
+import { eventLines } from '../support/events.ts';
+import { userMessage } from '../support/message.ts';
+import { collect, targetSession, type SessionChoice } from './session.command.ts';
+import { exitForTask, reportTaskEnd } from '../support/task-outcome.ts';
 
 interface SendOptions extends SessionChoice {
   stream?: boolean;

@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
-import type { GlobalFlags } from '../config.js';
-import type { ExitStatus } from '../exit-status.js';
-import { intOption } from '../support/options.js';
-import { collect } from './session.command.js';
+import type { GlobalFlags } from '../config.ts';
+import type { ExitStatus } from '../exit-status.ts';
+import { intOption } from '../support/options.ts';
+import { collect } from './session.command.ts';
 
 /** What `agents serve` asks the composition root to run. */
 export interface ServeOptions {

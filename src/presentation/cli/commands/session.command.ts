@@ -8,9 +8,9 @@ import {
   sessionShow,
   type A2AClient,
   type Session,
-} from '../../../protocol/client/index.js';
-import { UsageError } from '../exit-codes.js';
-import { oneLine, renderFields, renderTable, type Column } from '../render/table.js';
+} from '../../../protocol/client/index.ts';
+import { UsageError } from '../exit-codes.ts';
+import { oneLine, renderFields, renderTable, type Column } from '../render/table.ts';
 import {
   artifactsText,
   fallbackOf,
@@ -23,11 +23,11 @@ import {
   toolCallOf,
   usageLine,
   usageOf,
-} from '../render/task.js';
-import type { Ui } from '../render/ui.js';
-import { compactionLine, compactionOf, usedCompactionOf } from '../render/compaction.js';
-import type { Runner } from '../runner.js';
-import { intOption } from '../support/options.js';
+} from '../render/task.ts';
+import type { Ui } from '../render/ui.ts';
+import { compactionLine, compactionOf, usedCompactionOf } from '../render/compaction.ts';
+import type { Runner } from '../runner.ts';
+import { intOption } from '../support/options.ts';
 
 /**
  * The session a message goes to: `--session` (checked, so a typo is "not found" rather than a new

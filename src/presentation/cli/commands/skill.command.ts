@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { Runner } from '../runner.js';
-import { accessOf } from './tool.command.js';
-import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.js';
+import type { Runner } from '../runner.ts';
+import { accessOf } from './tool.command.ts';
+import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.ts';
 
 /** `agents skill …`: bundles of tools (and MCP servers) with instructions. */
 export function registerSkill(program: Command, runner: Runner): void {

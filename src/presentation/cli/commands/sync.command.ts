@@ -8,13 +8,13 @@ import {
   syncPush,
   syncStatus,
   type SyncResult,
-} from '../../../protocol/client/index.js';
-import { credentialsPath, loadCredentials, serverKey } from '../credentials.js';
-import { UsageError } from '../exit-codes.js';
-import { renderFields, renderTable } from '../render/table.js';
-import type { Ui } from '../render/ui.js';
-import type { Runner } from '../runner.js';
-import { collect } from './session.command.js';
+} from '../../../protocol/client/index.ts';
+import { credentialsPath, loadCredentials, serverKey } from '../credentials.ts';
+import { UsageError } from '../exit-codes.ts';
+import { renderFields, renderTable } from '../render/table.ts';
+import type { Ui } from '../render/ui.ts';
+import type { Runner } from '../runner.ts';
+import { collect } from './session.command.ts';
 
 // Sync runs in the local agent, which talks to the server: these commands never go to a server directly.
 const LOCAL = { local: true } as const;

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { diagnosticsRun, getExtendedAgentCard, healthCheck, type ResultOf } from '../../../protocol/client/index.js';
-import { readCard, renderCard } from '../render/card.js';
-import type { Palette } from '../render/colors.js';
-import { renderFields, renderTable, type Column } from '../render/table.js';
-import type { Ui } from '../render/ui.js';
-import type { Runner } from '../runner.js';
+import { diagnosticsRun, getExtendedAgentCard, healthCheck, type ResultOf } from '../../../protocol/client/index.ts';
+import { readCard, renderCard } from '../render/card.ts';
+import type { Palette } from '../render/colors.ts';
+import { renderFields, renderTable, type Column } from '../render/table.ts';
+import type { Ui } from '../render/ui.ts';
+import type { Runner } from '../runner.ts';
 
 type Check = ResultOf<typeof diagnosticsRun>['checks'][number];
 

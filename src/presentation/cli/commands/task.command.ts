@@ -6,14 +6,14 @@ import {
   listTasks,
   subscribeToTask,
   type Task,
-} from '../../../protocol/client/index.js';
-import type { Palette } from '../render/colors.js';
-import { StreamPrinter } from '../render/stream.js';
-import { renderTable, type Column } from '../render/table.js';
-import { messageWords, renderTask, shortTime, STATE_WORDS, stateWord, styleState } from '../render/task.js';
-import type { Runner } from '../runner.js';
-import { intOption } from '../support/options.js';
-import { exitForTask } from '../support/task-outcome.js';
+} from '../../../protocol/client/index.ts';
+import type { Palette } from '../render/colors.ts';
+import { StreamPrinter } from '../render/stream.ts';
+import { renderTable, type Column } from '../render/table.ts';
+import { messageWords, renderTask, shortTime, STATE_WORDS, stateWord, styleState } from '../render/task.ts';
+import type { Runner } from '../runner.ts';
+import { intOption } from '../support/options.ts';
+import { exitForTask } from '../support/task-outcome.ts';
 
 const taskColumns = (rich: boolean, pal: Palette): Column<Task>[] => [
   { header: 'ID', value: (t) => t.id },

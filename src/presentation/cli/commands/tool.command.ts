@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { REGISTRIES, type A2AClient } from '../../../protocol/client/index.js';
-import { renderTable } from '../render/table.js';
-import type { RunContext, Runner } from '../runner.js';
-import { registerRegistryGroup, usedBy } from './registry-group.js';
+import { REGISTRIES, type A2AClient } from '../../../protocol/client/index.ts';
+import { renderTable } from '../render/table.ts';
+import type { RunContext, Runner } from '../runner.ts';
+import { registerRegistryGroup, usedBy } from './registry-group.ts';
 
 /** read-only, writes, or neither (a tool with side effects outside files). */
 export const accessOf = (t: { readOnly: boolean; writes: boolean }): string =>

@@ -1,7 +1,7 @@
-import { getExtendedAgentCard, type ResultOf } from '../../../protocol/client/index.js';
-import { CliError } from '../exit-codes.js';
-import { renderFields } from './table.js';
-import type { Ui } from './ui.js';
+import { getExtendedAgentCard, type ResultOf } from '../../../protocol/client/index.ts';
+import { CliError } from '../exit-codes.ts';
+import { renderFields } from './table.ts';
+import type { Ui } from './ui.ts';
 
 /** An Agent Card as the card contract types it. */
 export type AgentCard = ResultOf<typeof getExtendedAgentCard>;

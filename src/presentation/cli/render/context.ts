@@ -1,7 +1,7 @@
-import type { contextInspect, contextShow, ResultOf } from '../../../protocol/client/index.js';
-import { plural } from './definition.js';
-import { renderFields, renderTable } from './table.js';
-import type { Ui } from './ui.js';
+import type { contextInspect, contextShow, ResultOf } from '../../../protocol/client/index.ts';
+import { plural } from './definition.ts';
+import { renderFields, renderTable } from './table.ts';
+import type { Ui } from './ui.ts';
 
 export type ContextShown = ResultOf<typeof contextShow>;
 export type ViewShown = ContextShown['views'][number];

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import type { Palette } from './colors.js';
+import type { Palette } from './colors.ts';
 
 /**
  * A definition (or any JSON value) as YAML for people, indented under a heading; keys dimmed in

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import type { OutputFormat } from './format.js';
+import type { OutputFormat } from './format.ts';
 
 export type MessageLevel = 'info' | 'warn' | 'error' | 'hint';
 

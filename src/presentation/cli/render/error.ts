@@ -1,6 +1,6 @@
-import { A2AClientError, A2ATransportError, type FieldViolationInfo } from '../../../protocol/client/index.js';
-import { CliError, UsageError, type ExitReason } from '../exit-codes.js';
-import type { Palette } from './colors.js';
+import { A2AClientError, A2ATransportError, type FieldViolationInfo } from '../../../protocol/client/index.ts';
+import { CliError, UsageError, type ExitReason } from '../exit-codes.ts';
+import type { Palette } from './colors.ts';
 
 /** An error as the CLI reports it: in the envelope's data, and on stderr for people. */
 export interface ErrorReport {

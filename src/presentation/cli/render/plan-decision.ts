@@ -1,9 +1,9 @@
-import type { planCorrect, planExplain, ResultOf } from '../../../protocol/client/index.js';
-import { renderYaml } from './definition.js';
-import { chosenText } from './plan.js';
-import { verdictText } from './policy.js';
-import { renderFields } from './table.js';
-import type { Ui } from './ui.js';
+import type { planCorrect, planExplain, ResultOf } from '../../../protocol/client/index.ts';
+import { renderYaml } from './definition.ts';
+import { chosenText } from './plan.ts';
+import { verdictText } from './policy.ts';
+import { renderFields } from './table.ts';
+import type { Ui } from './ui.ts';
 
 /** One decision for `plan explain`: what, why, its context, tool calls and checkpoint. */
 /** A context snapshot reference as a decision keeps it (ContextSnapshotRef). */

@@ -1,9 +1,9 @@
-import type { planArtifacts, planDiff, planStatus, planTree, ResultOf } from '../../../protocol/client/index.js';
-import type { Palette } from './colors.js';
-import { plural, whenText } from './definition.js';
-import { ruleText } from './policy.js';
-import { oneLine, renderFields, renderTable } from './table.js';
-import type { Ui } from './ui.js';
+import type { planArtifacts, planDiff, planStatus, planTree, ResultOf } from '../../../protocol/client/index.ts';
+import type { Palette } from './colors.ts';
+import { plural, whenText } from './definition.ts';
+import { ruleText } from './policy.ts';
+import { oneLine, renderFields, renderTable } from './table.ts';
+import type { Ui } from './ui.ts';
 
 /** What `plan status` returns. */
 export type PlanStatus = ResultOf<typeof planStatus>;

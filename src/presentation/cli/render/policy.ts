@@ -1,5 +1,5 @@
 /** Policy rules and the verdicts they gave, on one line each (profile show, plan status, plan explain). */
-import type { planExplain, planStatus, ResultOf } from '../../../protocol/client/index.js';
+import type { planExplain, planStatus, ResultOf } from '../../../protocol/client/index.ts';
 
 /** A rule as the plan status shows the plan's copy of its profile (the same shape a profile's definition has). */
 export type RuleLine = ResultOf<typeof planStatus>['policy']['rules'][number];

@@ -1,4 +1,4 @@
-import type { Message, StreamResponse, Task } from '../../../protocol/client/index.js';
+import type { Message, StreamResponse, Task } from '../../../protocol/client/index.ts';
 import {
   foldEvent,
   messageText,
@@ -11,8 +11,8 @@ import {
   hookRunLine,
   hookRunOf,
   toolCallOf,
-} from './task.js';
-import type { Ui } from './ui.js';
+} from './task.ts';
+import type { Ui } from './ui.ts';
 
 export interface StreamedEvent {
   seq: number;
@@ -31,10 +31,13 @@ export class StreamPrinter {
   private lineOpen = false;
   private lastArtifact: string | undefined;
 
-  constructor(
-    private readonly ui: Ui,
-    private readonly style: 'answer' | 'events',
-  ) {}
+  private readonly ui: Ui;
+  private readonly style: 'answer' | 'events';
+
+  constructor(ui: Ui, style: 'answer' | 'events') {
+    this.ui = ui;
+    this.style = style;
+  }
 
   push(seq: number, event: StreamResponse): void {
     this.events.push({ seq, event });

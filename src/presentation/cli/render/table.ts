@@ -1,4 +1,4 @@
-import { visibleLength, type Palette } from './colors.js';
+import { visibleLength, type Palette } from './colors.ts';
 
 export interface Column<T> {
   header: string;

@@ -7,9 +7,9 @@ import {
   type StreamResponse,
   type Task,
   type TaskState,
-} from '../../../protocol/client/index.js';
-import type { Palette } from './colors.js';
-import { renderFields } from './table.js';
+} from '../../../protocol/client/index.ts';
+import type { Palette } from './colors.ts';
+import { renderFields } from './table.ts';
 
 /** `TASK_STATE_INPUT_REQUIRED` → `input-required`: the word people type and read. */
 export const stateWord = (s: string): string =>

@@ -1,6 +1,6 @@
-import { colorEnabled, palette, type Palette } from './colors.js';
-import type { EnvelopeMessage, MessageLevel } from './envelope.js';
-import { isMachineFormat, type OutputFormat } from './format.js';
+import { colorEnabled, palette, type Palette } from './colors.ts';
+import type { EnvelopeMessage, MessageLevel } from './envelope.ts';
+import { isMachineFormat, type OutputFormat } from './format.ts';
 
 /** The process streams a command writes to (the real ones, or fakes in tests). */
 export interface CliIo {
@@ -20,11 +20,12 @@ export class Ui {
   readonly pal: Palette;
   readonly errPal: Palette;
 
-  constructor(
-    readonly format: OutputFormat,
-    private readonly io: CliIo,
-    noColor: boolean,
-  ) {
+  readonly format: OutputFormat;
+  private readonly io: CliIo;
+
+  constructor(format: OutputFormat, io: CliIo, noColor: boolean) {
+    this.format = format;
+    this.io = io;
     const rich = format === 'rich';
     this.pal = palette(rich && colorEnabled({ disabled: noColor, isTTY: io.stdout.isTTY === true, env: io.env }));
     this.errPal = palette(rich && colorEnabled({ disabled: noColor, isTTY: io.stderr.isTTY === true, env: io.env }));

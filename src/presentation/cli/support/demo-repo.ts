@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { UsageError } from '../exit-codes.js';
+import { UsageError } from '../exit-codes.ts';
 
 /** Runs git in `cwd` and returns its output (trimmed); a missing git or a failure is a usage error. */
 export function git(cwd: string, args: string[]): string {

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { CliError } from '../exit-codes.js';
+import { CliError } from '../exit-codes.ts';
 
 /**
  * OAuth 2.0 Device Authorization Grant (RFC 8628) for `agents login --device`: the endpoints come

@@ -1,5 +1,5 @@
-import type { StreamResponse } from '../../../protocol/client/index.js';
-import { UsageError } from '../exit-codes.js';
+import type { StreamResponse } from '../../../protocol/client/index.ts';
+import { UsageError } from '../exit-codes.ts';
 
 /** Where a plan task's progress messages say which phase and state the plan is in. */
 const PLAN_META = 'urn:cleveragents:plan';
@@ -21,7 +21,11 @@ export interface PlanPhase {
 export class EventLines {
   private lastPhase = '';
 
-  constructor(private readonly out: NodeJS.WritableStream) {}
+  private readonly out: NodeJS.WritableStream;
+
+  constructor(out: NodeJS.WritableStream) {
+    this.out = out;
+  }
 
   event(seq: number, event: StreamResponse): void {
     this.write({ type: 'event', seq, ...event });

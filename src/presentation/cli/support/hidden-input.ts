@@ -1,5 +1,5 @@
-import { UsageError } from '../exit-codes.js';
-import type { CliIo } from '../render/ui.js';
+import { UsageError } from '../exit-codes.ts';
+import type { CliIo } from '../render/ui.ts';
 
 export interface HiddenInputOptions {
   /** What a terminal is asked (on stderr), e.g. `API key: `. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Message } from '../../../protocol/client/index.js';
+import type { Message } from '../../../protocol/client/index.ts';
 
 /** A fresh user message in A2A v1.0 form. */
 export function userMessage(

@@ -10,13 +10,13 @@ import {
   type Message,
   type StreamResponse,
   type Task,
-} from '../../../protocol/client/index.js';
-import { CliError } from '../exit-codes.js';
-import { renderDiff } from '../render/plan.js';
-import type { StreamedEvent } from '../render/stream.js';
-import { foldEvent, isTerminalState, stateWord } from '../render/task.js';
-import type { Ui } from '../render/ui.js';
-import type { RunContext } from '../runner.js';
+} from '../../../protocol/client/index.ts';
+import { CliError } from '../exit-codes.ts';
+import { renderDiff } from '../render/plan.ts';
+import type { StreamedEvent } from '../render/stream.ts';
+import { foldEvent, isTerminalState, stateWord } from '../render/task.ts';
+import type { Ui } from '../render/ui.ts';
+import type { RunContext } from '../runner.ts';
 
 /** What a plan task asks the user to approve (a data part of its input-required status). */
 export interface ApprovalRequest {

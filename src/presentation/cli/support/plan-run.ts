@@ -7,8 +7,8 @@ import {
   type ResultOf,
   type StreamResponse,
   type Task,
-} from '../../../protocol/client/index.js';
-import { plural } from '../render/definition.js';
+} from '../../../protocol/client/index.ts';
+import { plural } from '../render/definition.ts';
 import {
   chosenText,
   commandLines,
@@ -16,12 +16,12 @@ import {
   type Decision,
   type DiffStats,
   type PlanStatus,
-} from '../render/plan.js';
-import { renderFields } from '../render/table.js';
-import type { Ui } from '../render/ui.js';
-import type { Outcome, RunContext } from '../runner.js';
-import type { EventLines } from './events.js';
-import { FOLLOW_CALLS, followPlanTask, runError, type FollowResult } from './plan-follow.js';
+} from '../render/plan.ts';
+import { renderFields } from '../render/table.ts';
+import type { Ui } from '../render/ui.ts';
+import type { Outcome, RunContext } from '../runner.ts';
+import type { EventLines } from './events.ts';
+import { FOLLOW_CALLS, followPlanTask, runError, type FollowResult } from './plan-follow.ts';
 
 /** What the run methods (use, execute, apply, prompt, approve, reject) return. */
 export type RunStart = ResultOf<typeof planUse>;

@@ -1,5 +1,5 @@
-import type { Task } from '../../../protocol/client/index.js';
-import type { ExitReason } from '../exit-codes.js';
+import type { Task } from '../../../protocol/client/index.ts';
+import type { ExitReason } from '../exit-codes.ts';
 import {
   isInterruptedState,
   fallbackOf,
@@ -9,8 +9,8 @@ import {
   styleState,
   usageLine,
   usageOf,
-} from '../render/task.js';
-import type { Ui } from '../render/ui.js';
+} from '../render/task.ts';
+import type { Ui } from '../render/ui.ts';
 
 /** How a command that waited for a task ends: non-zero when the task failed, was rejected or canceled. */
 export const exitForTask = (task: Task | undefined): ExitReason | undefined =>

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineContract } from '../contract.js';
+import { defineContract } from '../contract.ts';
 
 const Role = z.enum(['owner', 'admin', 'member', 'viewer']);
 const UserName = z

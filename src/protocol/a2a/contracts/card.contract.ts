@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineContract } from '../contract.js';
+import { defineContract } from '../contract.ts';
 
 /** The Agent Card's shape, loosely: the card itself is generated, not accepted. */
 export const AgentCardSchema = z

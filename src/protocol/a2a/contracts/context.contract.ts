@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { CONTEXT_VIEWS, ContextViewSettings, RANKINGS } from '../../../domain/context/context.js';
-import { EntityName } from '../../../domain/registry/names.js';
-import { defineContract } from '../contract.js';
+import { CONTEXT_VIEWS, ContextViewSettings, RANKINGS } from '../../../domain/context/context.ts';
+import { EntityName } from '../../../domain/registry/names.ts';
+import { defineContract } from '../contract.ts';
 
 /** Each method acts in the namespace of the project it names. */
 const BY_PROJECT = { param: 'project', form: 'entity' } as const;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineContract } from '../contract.js';
+import { defineContract } from '../contract.ts';
 
 export const HealthResult = z.object({
   status: z.enum(['ok', 'degraded']),

@@ -1,22 +1,22 @@
-import type { MethodContract } from '../contract.js';
-import { ACCOUNT_CONTRACTS } from './account.contract.js';
-import { getExtendedAgentCard } from './card.contract.js';
-import { CONTEXT_CONTRACTS } from './context.contract.js';
-import { rpcDiscover } from './discovery.contract.js';
-import { diagnosticsRun, healthCheck } from './health.contract.js';
-import { sendMessage, sendStreamingMessage } from './message.contract.js';
+import type { MethodContract } from '../contract.ts';
+import { ACCOUNT_CONTRACTS } from './account.contract.ts';
+import { getExtendedAgentCard } from './card.contract.ts';
+import { CONTEXT_CONTRACTS } from './context.contract.ts';
+import { rpcDiscover } from './discovery.contract.ts';
+import { diagnosticsRun, healthCheck } from './health.contract.ts';
+import { sendMessage, sendStreamingMessage } from './message.contract.ts';
 import {
   NAMESPACE_GRANT_CONTRACTS,
   NAMESPACE_MANAGEMENT_CONTRACTS,
   namespaceList,
   namespaceMembers,
   namespaceShow,
-} from './namespace.contract.js';
-import { PLAN_CONTRACTS } from './plan.contract.js';
-import { PLAN_HOUSEKEEPING_CONTRACTS } from './plan-housekeeping.contract.js';
-import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from './push.contract.js';
-import { REGISTRIES, resourceTypeList, resourceTypeShow } from './registry.contract.js';
-import { SECRET_CONTRACTS } from './secret.contract.js';
+} from './namespace.contract.ts';
+import { PLAN_CONTRACTS } from './plan.contract.ts';
+import { PLAN_HOUSEKEEPING_CONTRACTS } from './plan-housekeeping.contract.ts';
+import { createPushConfig, deletePushConfig, getPushConfig, listPushConfigs } from './push.contract.ts';
+import { REGISTRIES, resourceTypeList, resourceTypeShow } from './registry.contract.ts';
+import { SECRET_CONTRACTS } from './secret.contract.ts';
 import {
   sessionCompact,
   sessionCreate,
@@ -25,9 +25,9 @@ import {
   sessionList,
   sessionResume,
   sessionShow,
-} from './session.contract.js';
-import { SYNC_CONTRACTS } from './sync.contract.js';
-import { cancelTask, getTask, listTasks, subscribeToTask } from './task.contract.js';
+} from './session.contract.ts';
+import { SYNC_CONTRACTS } from './sync.contract.ts';
+import { cancelTask, getTask, listTasks, subscribeToTask } from './task.contract.ts';
 
 /** Every method's contract, in the table's order (the server binds each one: see method-table.ts). */
 export const CONTRACTS: readonly MethodContract[] = [

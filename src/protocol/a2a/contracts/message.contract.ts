@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { Message, Metadata, StreamResponse, Task, TaskPushNotificationConfig } from '../../../domain/a2a.model.js';
-import { defineContract, defineStreamContract } from '../contract.js';
+import { Message, Metadata, StreamResponse, Task, TaskPushNotificationConfig } from '../../../domain/a2a.model.ts';
+import { defineContract, defineStreamContract } from '../contract.ts';
 import {
   messageFromV03,
   pushConfigFromV03,
   sendResultToV03,
   streamResponseToV03,
   V03MessageSendParams,
-} from '../v03.codec.js';
+} from '../v03.codec.ts';
 
 export const SendMessageConfiguration = z.object({
   acceptedOutputModes: z.array(z.string()).optional(),

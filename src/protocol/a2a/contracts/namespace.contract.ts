@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { CAPABILITIES } from '../../../domain/registry/capabilities.js';
-import { REGISTRY_KINDS } from '../../../domain/registry/entities.js';
-import { NamespaceName } from '../../../domain/registry/names.js';
-import { defineContract } from '../contract.js';
+import { CAPABILITIES } from '../../../domain/registry/capabilities.ts';
+import { REGISTRY_KINDS } from '../../../domain/registry/entities.ts';
+import { NamespaceName } from '../../../domain/registry/names.ts';
+import { defineContract } from '../contract.ts';
 
 const Role = z.enum(['owner', 'admin', 'member', 'viewer']);
 const NamespaceSummary = z.object({

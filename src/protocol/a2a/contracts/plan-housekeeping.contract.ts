@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { PlanDeletion, PlanPrune, PlanRebase } from '../../../domain/plan/housekeeping-views.js';
-import { PHASE_STATES } from '../../../domain/plan/plan.js';
-import { defineContract } from '../contract.js';
+import { PlanDeletion, PlanPrune, PlanRebase } from '../../../domain/plan/housekeeping-views.ts';
+import { PHASE_STATES } from '../../../domain/plan/plan.ts';
+import { defineContract } from '../contract.ts';
 
 const PlanId = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an id as printed by agents plan (26 characters)');
 

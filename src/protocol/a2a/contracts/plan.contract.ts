@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { PHASE_STATES, PHASES } from '../../../domain/plan/plan.js';
-import { ProfileRef } from '../../../domain/registry/entities.js';
+import { PHASE_STATES, PHASES } from '../../../domain/plan/plan.ts';
+import { ProfileRef } from '../../../domain/registry/entities.ts';
 import {
   Correction,
   DecisionExplanation,
@@ -9,9 +9,9 @@ import {
   PlanRun,
   PlanStatus,
   PlanTree,
-} from '../../../domain/plan/plan-views.js';
-import { EntityName } from '../../../domain/registry/names.js';
-import { defineContract } from '../contract.js';
+} from '../../../domain/plan/plan-views.ts';
+import { EntityName } from '../../../domain/registry/names.ts';
+import { defineContract } from '../contract.ts';
 
 const Ulid = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an id as printed by agents plan (26 characters)');
 const PlanId = Ulid;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { TaskPushNotificationConfig } from '../../../domain/a2a.model.js';
-import { defineContract } from '../contract.js';
+import { TaskPushNotificationConfig } from '../../../domain/a2a.model.ts';
+import { defineContract } from '../contract.ts';
 import {
   pushConfigFromV03,
   pushConfigToV03,
@@ -8,7 +8,7 @@ import {
   V03GetPushConfig,
   V03TaskId,
   V03TaskPushConfig,
-} from '../v03.codec.js';
+} from '../v03.codec.ts';
 
 const TaskRef = { tenant: z.string().optional(), taskId: z.string().min(1, 'is required') };
 

@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { DERIVED_FACT_SCHEMAS, Referrer } from '../../../domain/registry/derived-facts.js';
+import { DERIVED_FACT_SCHEMAS, Referrer } from '../../../domain/registry/derived-facts.ts';
 import {
   DEFINITION_SCHEMAS,
   PLURAL,
   REGISTRY_KINDS,
   RESOURCE_TYPES,
   type RegistryKind,
-} from '../../../domain/registry/entities.js';
-import { EntityName, NamespaceName } from '../../../domain/registry/names.js';
-import { defineContract, type UnaryContract } from '../contract.js';
+} from '../../../domain/registry/entities.ts';
+import { EntityName, NamespaceName } from '../../../domain/registry/names.ts';
+import { defineContract, type UnaryContract } from '../contract.ts';
 
 const SourceInput = z
   .object({

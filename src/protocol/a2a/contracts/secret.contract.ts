@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { SecretName } from '../../../domain/registry/entities.js';
-import { NamespaceName } from '../../../domain/registry/names.js';
-import { MAX_SECRET_BYTES } from '../../../domain/secrets.js';
-import { defineContract } from '../contract.js';
+import { SecretName } from '../../../domain/registry/entities.ts';
+import { NamespaceName } from '../../../domain/registry/names.ts';
+import { MAX_SECRET_BYTES } from '../../../domain/secrets.ts';
+import { defineContract } from '../contract.ts';
 
 // A namespace's secrets (issue #35): what an actor names with apiKeySecret instead of a server
 // environment variable or file. A value goes in and never comes out: no result carries it, and

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { Task } from '../../../domain/a2a.model.js';
-import { ActorName, Session } from '../../../domain/session.js';
-import { KeepTurns } from '../../../domain/registry/entities.js';
-import { defineContract } from '../contract.js';
+import { Task } from '../../../domain/a2a.model.ts';
+import { ActorName, Session } from '../../../domain/session.ts';
+import { KeepTurns } from '../../../domain/registry/entities.ts';
+import { defineContract } from '../contract.ts';
 
 const SessionId = z.string().min(1, 'is required').max(128, 'is at most 128 characters');
 

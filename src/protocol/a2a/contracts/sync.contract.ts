@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { REGISTRY_KINDS } from '../../../domain/registry/entities.js';
-import { EntityName, NamespaceName } from '../../../domain/registry/names.js';
-import { defineContract } from '../contract.js';
+import { REGISTRY_KINDS } from '../../../domain/registry/entities.ts';
+import { EntityName, NamespaceName } from '../../../domain/registry/names.ts';
+import { defineContract } from '../contract.ts';
 
 const Role = z.enum(['owner', 'admin', 'member', 'viewer']);
 const Kind = z.enum(REGISTRY_KINDS);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { Metadata, StreamResponse, Task, TaskState, Timestamp, toUtcTimestamp } from '../../../domain/a2a.model.js';
-import { defineContract, defineStreamContract } from '../contract.js';
-import { stateFromV03, streamResponseToV03, taskToV03, V03State, V03TaskId, V03TaskQuery } from '../v03.codec.js';
+import { Metadata, StreamResponse, Task, TaskState, Timestamp, toUtcTimestamp } from '../../../domain/a2a.model.ts';
+import { defineContract, defineStreamContract } from '../contract.ts';
+import { stateFromV03, streamResponseToV03, taskToV03, V03State, V03TaskId, V03TaskQuery } from '../v03.codec.ts';
 
 /** Compared with stored (UTC) instants, so normalised to UTC first. */
 const TimestampFilter = Timestamp.transform(toUtcTimestamp);

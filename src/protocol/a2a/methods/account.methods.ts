@@ -1,6 +1,6 @@
-import type { AuditEventKind } from '../../../application/index.js';
-import { bindUnary } from '../method.js';
-import * as c from '../contracts/account.contract.js';
+import type { AuditEventKind } from '../../../application/index.ts';
+import { bindUnary } from '../method.ts';
+import * as c from '../contracts/account.contract.ts';
 
 /** The account contracts bound to the facade (the contracts, for clients too, are in contracts/account.contract.ts). */
 export const whoami = bindUnary(c.whoami, (f, _p, ctx) => f.accounts.whoami(ctx.principal));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { bindUnary } from '../method.js';
-import * as c from '../contracts/card.contract.js';
+import { bindUnary } from '../method.ts';
+import * as c from '../contracts/card.contract.ts';
 
 /** The card contracts bound to the facade (the contracts, for clients too, are in contracts/card.contract.ts). */
 export const getExtendedAgentCard = bindUnary(c.getExtendedAgentCard, (_facade, _p, ctx) =>

@@ -1,5 +1,5 @@
-import { bindUnary } from '../method.js';
-import * as c from '../contracts/context.contract.js';
+import { bindUnary } from '../method.ts';
+import * as c from '../contracts/context.contract.ts';
 
 /** The context contracts bound to the facade (the contracts, for clients too, are in contracts/context.contract.ts). */
 export const contextShow = bindUnary(c.contextShow, (f, p, ctx) => f.context.show(p, ctx.principal));

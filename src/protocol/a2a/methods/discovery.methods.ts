@@ -1,5 +1,5 @@
-import { bindUnary } from '../method.js';
-import * as c from '../contracts/discovery.contract.js';
+import { bindUnary } from '../method.ts';
+import * as c from '../contracts/discovery.contract.ts';
 
 /** The discovery contracts bound to the facade (the contracts, for clients too, are in contracts/discovery.contract.ts). */
 export const rpcDiscover = bindUnary(c.rpcDiscover, (_f, _p, ctx) =>

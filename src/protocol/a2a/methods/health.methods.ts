@@ -1,5 +1,5 @@
-import { bindUnary } from '../method.js';
-import * as c from '../contracts/health.contract.js';
+import { bindUnary } from '../method.ts';
+import * as c from '../contracts/health.contract.ts';
 
 /** The health contracts bound to the facade (the contracts, for clients too, are in contracts/health.contract.ts). */
 export const healthCheck = bindUnary(c.healthCheck, (facade) => facade.health.check());

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { SendInput } from '../../../application/index.js';
-import { bindStream, bindUnary } from '../method.js';
-import * as c from '../contracts/message.contract.js';
+import type { SendInput } from '../../../application/index.ts';
+import { bindStream, bindUnary } from '../method.ts';
+import * as c from '../contracts/message.contract.ts';
 
 /**
  * A send request as the task service takes it. The tenant goes no further as a field: the

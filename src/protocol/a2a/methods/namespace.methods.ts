@@ -1,5 +1,5 @@
-import { bindUnary } from '../method.js';
-import * as c from '../contracts/namespace.contract.js';
+import { bindUnary } from '../method.ts';
+import * as c from '../contracts/namespace.contract.ts';
 
 /** The namespace contracts bound to the facade (the contracts, for clients too, are in contracts/namespace.contract.ts). */
 export const namespaceList = bindUnary(c.namespaceList, (f, _p, ctx) => f.namespaces.list(ctx.principal));

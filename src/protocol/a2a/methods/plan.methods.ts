@@ -1,6 +1,6 @@
-import { bindUnary } from '../method.js';
-import * as c from '../contracts/plan.contract.js';
-import * as h from '../contracts/plan-housekeeping.contract.js';
+import { bindUnary } from '../method.ts';
+import * as c from '../contracts/plan.contract.ts';
+import * as h from '../contracts/plan-housekeeping.contract.ts';
 
 /** The plan contracts bound to the facade (the contracts, for clients too, are in contracts/plan.contract.ts). */
 export const planUse = bindUnary(c.planUse, (f, p, ctx) => f.plans.use(p, ctx.principal));

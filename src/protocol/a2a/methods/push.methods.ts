@@ -1,5 +1,5 @@
-import { bindUnary } from '../method.js';
-import * as c from '../contracts/push.contract.js';
+import { bindUnary } from '../method.ts';
+import * as c from '../contracts/push.contract.ts';
 
 /** The push contracts bound to the facade (the contracts, for clients too, are in contracts/push.contract.ts). */
 export const createPushConfig = bindUnary(c.createPushConfig, (facade, p, ctx) =>

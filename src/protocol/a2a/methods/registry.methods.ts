@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import { REGISTRY_KINDS, type RegistryKind } from '../../../domain/registry/entities.js';
-import * as c from '../contracts/registry.contract.js';
-import type { UnaryContract } from '../contract.js';
-import { bindUnary, type MethodDef, type UnaryMethod } from '../method.js';
+import { REGISTRY_KINDS, type RegistryKind } from '../../../domain/registry/entities.ts';
+import * as c from '../contracts/registry.contract.ts';
+import type { UnaryContract } from '../contract.ts';
+import { bindUnary, type MethodDef, type UnaryMethod } from '../method.ts';
 
 /**
  * Binds a row picked by a generic kind with its result seen as any zod type: TypeScript cannot

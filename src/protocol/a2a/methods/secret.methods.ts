@@ -1,5 +1,5 @@
-import { bindUnary } from '../method.js';
-import * as c from '../contracts/secret.contract.js';
+import { bindUnary } from '../method.ts';
+import * as c from '../contracts/secret.contract.ts';
 
 /** The secret contracts bound to the facade (the contracts, for clients too, are in contracts/secret.contract.ts). */
 export const secretSet = bindUnary(c.secretSet, (f, p, ctx) =>

@@ -1,5 +1,5 @@
-import { bindUnary } from '../method.js';
-import * as c from '../contracts/session.contract.js';
+import { bindUnary } from '../method.ts';
+import * as c from '../contracts/session.contract.ts';
 
 /** The session contracts bound to the facade (the contracts, for clients too, are in contracts/session.contract.ts). */
 export const sessionCreate = bindUnary(c.sessionCreate, (facade, p, ctx) => facade.sessions.create(p, ctx.principal));

@@ -1,5 +1,5 @@
-import { bindUnary } from '../method.js';
-import * as c from '../contracts/sync.contract.js';
+import { bindUnary } from '../method.ts';
+import * as c from '../contracts/sync.contract.ts';
 
 /** The sync contracts bound to the facade (the contracts, for clients too, are in contracts/sync.contract.ts). */
 export const syncConnect = bindUnary(c.syncConnect, (f, p, ctx) => f.sync.connect(p, ctx.principal));

@@ -1,5 +1,5 @@
-import { bindStream, bindUnary } from '../method.js';
-import * as c from '../contracts/task.contract.js';
+import { bindStream, bindUnary } from '../method.ts';
+import * as c from '../contracts/task.contract.ts';
 
 /** The task contracts bound to the facade (the contracts, for clients too, are in contracts/task.contract.ts). */
 export const getTask = bindUnary(c.getTask, (facade, p, ctx) =>

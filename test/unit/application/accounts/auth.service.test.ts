@@ -13,15 +13,15 @@ import {
   type KeyHasher,
   type Principal,
   type VerifiedToken,
-} from '../../../../src/application/index.js';
-import { AppError } from '../../../../src/domain/errors.js';
+} from '../../../../src/application/index.ts';
+import { AppError } from '../../../../src/domain/errors.ts';
 import {
   openDatabase,
   ScryptKeyHasher,
   SqliteAccountRepository,
   SqliteNamespaceRepository,
   type SqliteDatabase,
-} from '../../../../src/infrastructure/index.js';
+} from '../../../../src/infrastructure/index.ts';
 
 const SERVER_TOKEN = 'the-server-token-0123456789';
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as never;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { chunkText } from '../../../../src/application/actors/echo.actor.js';
+import { chunkText } from '../../../../src/application/actors/echo.actor.ts';
 
 describe('chunkText', () => {
   it('splits on word boundaries and loses nothing', () => {

@@ -9,18 +9,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, type FileInventory } from '../../../../src/application/index.js';
-import { ContextService } from '../../../../src/application/context/context.service.js';
-import { pathsNamed } from '../../../../src/application/context/context-instructions.js';
+import { LOCAL_PRINCIPAL, type FileInventory } from '../../../../src/application/index.ts';
+import { ContextService } from '../../../../src/application/context/context.service.ts';
+import { pathsNamed } from '../../../../src/application/context/context-instructions.ts';
 import {
   fragmentsText,
   type AssembledContext,
   type ContextInspection,
-} from '../../../../src/application/context/context.types.js';
-import { AppError } from '../../../../src/domain/errors.js';
-import { FsFileInventory } from '../../../../src/infrastructure/index.js';
-import { initRepo } from '../../../support/git.js';
-import { recordingInventory, registryWith, wordTokens } from './support.js';
+} from '../../../../src/application/context/context.types.ts';
+import { AppError } from '../../../../src/domain/errors.ts';
+import { FsFileInventory } from '../../../../src/infrastructure/index.ts';
+import { initRepo } from '../../../support/git.ts';
+import { recordingInventory, registryWith, wordTokens } from './support.ts';
 
 const FILES = {
   '.gitignore': 'build/\n',

@@ -10,7 +10,7 @@ import {
   occurrences,
   pathStems,
   stem,
-} from '../../../../src/application/context/context-terms.js';
+} from '../../../../src/application/context/context-terms.ts';
 
 describe('context terms', () => {
   it('stems word forms together and leaves short words alone', () => {

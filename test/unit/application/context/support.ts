@@ -2,7 +2,7 @@
  * A real RegistryService over an in-memory repository (the `local` namespace readable by the
  * local user, `team` by nobody), with one git-checkout resource and one project on it.
  */
-import { localCapabilities, resolveAsGiven } from '../../../support/capabilities.js';
+import { localCapabilities, resolveAsGiven } from '../../../support/capabilities.ts';
 import type {
   Member,
   NamespaceRecord,
@@ -12,11 +12,11 @@ import type {
   RegistryRepository,
   ResourceInspector,
   Role,
-} from '../../../../src/application/index.js';
-import { LOCAL_PRINCIPAL, type FileInventory } from '../../../../src/application/index.js';
-import { NamespaceService } from '../../../../src/application/registry/namespace.service.js';
-import { RegistryService } from '../../../../src/application/registry/registry.service.js';
-import type { Reference, RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.js';
+} from '../../../../src/application/index.ts';
+import { LOCAL_PRINCIPAL, type FileInventory } from '../../../../src/application/index.ts';
+import { NamespaceService } from '../../../../src/application/registry/namespace.service.ts';
+import { RegistryService } from '../../../../src/application/registry/registry.service.ts';
+import type { Reference, RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.ts';
 
 export class MemoryRegistry implements RegistryRepository {
   readonly rows = new Map<string, { entity: RegistryEntity; refs: readonly Reference[] }>();

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Artifact } from '../../../../src/domain/a2a.model.js';
-import { HookDefinition } from '../../../../src/domain/registry/hook.js';
-import { HookService, type HookContext, type HookRun } from '../../../../src/application/hooks/hook.service.js';
-import { toolCallHooks } from '../../../../src/application/hooks/tool-call-hooks.js';
-import type { HookInvocation, HookOutcome, HookRunner } from '../../../../src/application/ports/hook-runner.port.js';
-import { silentLogger } from '../../../../src/application/ports/logger.port.js';
+import type { Artifact } from '../../../../src/domain/a2a.model.ts';
+import { HookDefinition } from '../../../../src/domain/registry/hook.ts';
+import { HookService, type HookContext, type HookRun } from '../../../../src/application/hooks/hook.service.ts';
+import { toolCallHooks } from '../../../../src/application/hooks/tool-call-hooks.ts';
+import type { HookInvocation, HookOutcome, HookRunner } from '../../../../src/application/ports/hook-runner.port.ts';
+import { silentLogger } from '../../../../src/application/ports/logger.port.ts';
 
 const def = (name: string, extra: Record<string, unknown> = {}): HookDefinition =>
   HookDefinition.parse({ name, event: 'before-tool-call', command: { program: '/bin/true' }, ...extra });
@@ -13,7 +13,11 @@ const def = (name: string, extra: Record<string, unknown> = {}): HookDefinition 
 /** A runner whose outcome per hook is scripted; it records every invocation. */
 class ScriptedRunner implements HookRunner {
   readonly calls: HookInvocation[] = [];
-  constructor(private readonly outcomes: Record<string, HookOutcome | Error>) {}
+  private readonly outcomes: Record<string, HookOutcome | Error>;
+
+  constructor(outcomes: Record<string, HookOutcome | Error>) {
+    this.outcomes = outcomes;
+  }
   run(inv: HookInvocation): Promise<HookOutcome> {
     this.calls.push(inv);
     const o = this.outcomes[inv.hook.name] ?? { answer: '', output: '', exitCode: 0 };

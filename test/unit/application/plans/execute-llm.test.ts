@@ -7,17 +7,17 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import type { AssembledContext, ContextProvider } from '../../../../src/application/context/context.types.js';
-import { PlanEngine } from '../../../../src/application/plans/plan-engine.js';
-import type { TaskHandle } from '../../../../src/application/plans/plan-workbench.js';
-import type { HookInvocation, HookOutcome, Logger } from '../../../../src/application/index.js';
-import { HookService } from '../../../../src/application/hooks/hook.service.js';
-import { HookDefinition } from '../../../../src/domain/registry/hook.js';
-import type { Artifact, TaskState } from '../../../../src/domain/a2a.model.js';
-import { CONTEXT_DEFAULTS } from '../../../../src/domain/context/context.js';
-import type { Decision, Plan } from '../../../../src/domain/plan/plan.js';
-import { BUILTIN_ACTIONS } from '../../../../src/domain/registry/builtins.js';
-import type { RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.js';
+import type { AssembledContext, ContextProvider } from '../../../../src/application/context/context.types.ts';
+import { PlanEngine } from '../../../../src/application/plans/plan-engine.ts';
+import type { TaskHandle } from '../../../../src/application/plans/plan-workbench.ts';
+import type { HookInvocation, HookOutcome, Logger } from '../../../../src/application/index.ts';
+import { HookService } from '../../../../src/application/hooks/hook.service.ts';
+import { HookDefinition } from '../../../../src/domain/registry/hook.ts';
+import type { Artifact, TaskState } from '../../../../src/domain/a2a.model.ts';
+import { CONTEXT_DEFAULTS } from '../../../../src/domain/context/context.ts';
+import type { Decision, Plan } from '../../../../src/domain/plan/plan.ts';
+import { BUILTIN_ACTIONS } from '../../../../src/domain/registry/builtins.ts';
+import type { RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.ts';
 import {
   AiSdkLanguageModels,
   AjvSchemaValidator,
@@ -30,15 +30,15 @@ import {
   SqlitePlanRepository,
   SqliteTaskRepository,
   SqliteTranscriptStore,
-} from '../../../../src/infrastructure/index.js';
+} from '../../../../src/infrastructure/index.ts';
 import {
   createGate,
   startFakeOpenAI,
   type FakeLlm,
   type FakeReply,
   type RecordedRequest,
-} from '../../../support/fake-llm.js';
-import { git, makeRepo, read, rmrf, tmpDir } from '../../infrastructure/fixtures/repos.js';
+} from '../../../support/fake-llm.ts';
+import { git, makeRepo, read, rmrf, tmpDir } from '../../infrastructure/fixtures/repos.ts';
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 const KEY = 'sk-plan-exec-test';

@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL } from '../../../../src/application/index.js';
-import { AppError } from '../../../../src/domain/errors.js';
-import { buildApp, type App } from '../../../../src/main/app.js';
-import { initRepo } from '../../../support/git.js';
+import { LOCAL_PRINCIPAL } from '../../../../src/application/index.ts';
+import { AppError } from '../../../../src/domain/errors.ts';
+import { buildApp, type App } from '../../../../src/main/app.ts';
+import { initRepo } from '../../../support/git.ts';
 
 describe('answers to a plan reach PlanService, and only on the waiting task', () => {
   let app: App;

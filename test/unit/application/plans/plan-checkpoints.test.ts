@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL } from '../../../../src/application/index.js';
-import { buildApp, type App } from '../../../../src/main/app.js';
-import { initRepo } from '../../../support/git.js';
+import { LOCAL_PRINCIPAL } from '../../../../src/application/index.ts';
+import { buildApp, type App } from '../../../../src/main/app.ts';
+import { initRepo } from '../../../support/git.ts';
 
 describe("a plan's checkpoints", () => {
   let app: App;

@@ -4,19 +4,19 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PlanEngine } from '../../../../src/application/plans/plan-engine.js';
-import type { TaskHandle } from '../../../../src/application/plans/plan-workbench.js';
-import type { Logger, PlanRecords, PlanRepository } from '../../../../src/application/index.js';
+import { PlanEngine } from '../../../../src/application/plans/plan-engine.ts';
+import type { TaskHandle } from '../../../../src/application/plans/plan-workbench.ts';
+import type { Logger, PlanRecords, PlanRepository } from '../../../../src/application/index.ts';
 import type {
   SandboxDiff,
   SandboxInfo,
   SandboxManager,
   ToolCallRequest,
   ToolRunner,
-} from '../../../../src/application/ports/sandbox.port.js';
-import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../../../src/domain/plan/plan.js';
-import type { PolicySnapshot } from '../../../../src/domain/plan/policy.js';
-import type { RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.js';
+} from '../../../../src/application/ports/sandbox.port.ts';
+import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../../../src/domain/plan/plan.ts';
+import type { PolicySnapshot } from '../../../../src/domain/plan/policy.ts';
+import type { RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.ts';
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 

@@ -6,23 +6,23 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { PlanAccess } from '../../../../src/application/plans/plan-access.js';
-import { PlanEngine } from '../../../../src/application/plans/plan-engine.js';
-import { PlanHousekeeping } from '../../../../src/application/plans/plan-housekeeping.js';
-import { PlanQueries } from '../../../../src/application/plans/plan-queries.js';
-import type { PlanServiceDeps } from '../../../../src/application/plans/plan.types.js';
-import { makePrincipal, type Principal, type SandboxInfo } from '../../../../src/application/index.js';
-import { silentLogger } from '../../../../src/application/index.js';
-import { AppError } from '../../../../src/domain/errors.js';
-import type { Plan } from '../../../../src/domain/plan/plan.js';
-import type { ResourceDefinition } from '../../../../src/domain/registry/entities.js';
+import { PlanAccess } from '../../../../src/application/plans/plan-access.ts';
+import { PlanEngine } from '../../../../src/application/plans/plan-engine.ts';
+import { PlanHousekeeping } from '../../../../src/application/plans/plan-housekeeping.ts';
+import { PlanQueries } from '../../../../src/application/plans/plan-queries.ts';
+import type { PlanServiceDeps } from '../../../../src/application/plans/plan.types.ts';
+import { makePrincipal, type Principal, type SandboxInfo } from '../../../../src/application/index.ts';
+import { silentLogger } from '../../../../src/application/index.ts';
+import { AppError } from '../../../../src/domain/errors.ts';
+import type { Plan } from '../../../../src/domain/plan/plan.ts';
+import type { ResourceDefinition } from '../../../../src/domain/registry/entities.ts';
 import {
   GitSandboxManager,
   openDatabase,
   SqlitePlanRepository,
   type SqliteDatabase,
-} from '../../../../src/infrastructure/index.js';
-import { exists, git, makeRepo, read, rmrf, tmpDir, write } from '../../infrastructure/fixtures/repos.js';
+} from '../../../../src/infrastructure/index.ts';
+import { exists, git, makeRepo, read, rmrf, tmpDir, write } from '../../infrastructure/fixtures/repos.ts';
 
 const ALICE: Principal = makePrincipal({ id: 'alice', roles: { alice: 'owner' } });
 const BOB: Principal = makePrincipal({ id: 'bob', roles: { bob: 'owner' } });

@@ -6,13 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PlanActorFailure, PlanModel, type PlanLlmDeps } from '../../../../src/application/plans/llm/plan-model.js';
-import type { ApiKeys } from '../../../../src/application/index.js';
-import type { FallbackRecord } from '../../../../src/domain/registry/fallbacks.js';
-import type { Plan } from '../../../../src/domain/plan/plan.js';
-import type { ActorDefinition } from '../../../../src/domain/registry/entities.js';
-import { AiSdkLanguageModels } from '../../../../src/infrastructure/index.js';
-import { startFakeOpenAI, type FakeLlm } from '../../../support/fake-llm.js';
+import { PlanActorFailure, PlanModel, type PlanLlmDeps } from '../../../../src/application/plans/llm/plan-model.ts';
+import type { ApiKeys } from '../../../../src/application/index.ts';
+import type { FallbackRecord } from '../../../../src/domain/registry/fallbacks.ts';
+import type { Plan } from '../../../../src/domain/plan/plan.ts';
+import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
+import { AiSdkLanguageModels } from '../../../../src/infrastructure/index.ts';
+import { startFakeOpenAI, type FakeLlm } from '../../../support/fake-llm.ts';
 
 const KEY = 'sk-plan-fallback';
 const keys: ApiKeys = { resolve: () => Promise.resolve({ present: true, key: KEY, source: 'test' }) };

@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PlanService } from '../../../../src/application/plans/plan.service.js';
-import type { Phase, PhaseState, Plan } from '../../../../src/domain/plan/plan.js';
+import { PlanService } from '../../../../src/application/plans/plan.service.ts';
+import type { Phase, PhaseState, Plan } from '../../../../src/domain/plan/plan.ts';
 
 function plan(id: string, phase: Phase, state: PhaseState, extra: Partial<Plan> = {}): Plan {
   return {

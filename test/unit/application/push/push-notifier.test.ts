@@ -1,7 +1,7 @@
 /** The push notifier over a fake outbox and sender: order per config, retries, refusals, take-over. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PushNotifier } from '../../../../src/application/push/push-notifier.js';
+import { PushNotifier } from '../../../../src/application/push/push-notifier.ts';
 import {
   silentLogger,
   type OutboxEntry,
@@ -9,15 +9,19 @@ import {
   type PushOutbox,
   type StoredPushConfig,
   type WebhookSender,
-} from '../../../../src/application/index.js';
-import type { Task } from '../../../../src/domain/a2a.model.js';
+} from '../../../../src/application/index.ts';
+import type { Task } from '../../../../src/domain/a2a.model.ts';
 
 type Row = OutboxEntry & { runnerId: string | null };
 
 /** The outbox contract in memory (what SqlitePushOutboxRepository does in SQL). */
 class FakeOutbox implements PushOutbox {
   rows: Row[] = [];
-  constructor(private readonly self: string) {}
+  private readonly self: string;
+
+  constructor(self: string) {
+    this.self = self;
+  }
   async enqueue(
     entries: ReadonlyArray<Pick<OutboxEntry, 'taskId' | 'configId' | 'seq' | 'payload'>>,
     at: string,
@@ -62,7 +66,11 @@ const same = (a: OutboxTarget, b: OutboxTarget): boolean => a.taskId === b.taskI
 /** Records every attempt; `answer` decides each one (throw to fail it). */
 class FakeSender implements WebhookSender {
   attempts: Array<{ url: string; seq: number; state: string }> = [];
-  constructor(private readonly answer: (n: number, body: string) => void = () => {}) {}
+  private readonly answer: (n: number, body: string) => void;
+
+  constructor(answer: (n: number, body: string) => void = () => {}) {
+    this.answer = answer;
+  }
   async send(url: string, _headers: Record<string, string>, body: string): Promise<void> {
     const parsed = JSON.parse(body) as { statusUpdate: { status: { state: string }; metadata?: { seq: number } } };
     this.attempts.push({ url, seq: parsed.statusUpdate.metadata?.seq ?? -1, state: parsed.statusUpdate.status.state });

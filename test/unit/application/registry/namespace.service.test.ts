@@ -4,16 +4,16 @@ import {
   NamespaceService,
   type NamespaceWork,
   type UserDirectory,
-} from '../../../../src/application/registry/namespace.service.js';
-import type { AuditEntry } from '../../../../src/application/accounts/audit.service.js';
-import { makePrincipal, type Principal } from '../../../../src/application/ports/principal.js';
-import type { Role } from '../../../../src/domain/permissions.js';
+} from '../../../../src/application/registry/namespace.service.ts';
+import type { AuditEntry } from '../../../../src/application/accounts/audit.service.ts';
+import { makePrincipal, type Principal } from '../../../../src/application/ports/principal.ts';
+import type { Role } from '../../../../src/domain/permissions.ts';
 import {
   openDatabase,
   SqliteNamespaceRepository,
   SqliteRegistryRepository,
   type SqliteDatabase,
-} from '../../../../src/infrastructure/index.js';
+} from '../../../../src/infrastructure/index.ts';
 
 const AT = '2026-03-01T10:00:00.000Z';
 const reason = (r: string, message?: RegExp) => (err: unknown) => {

@@ -1,10 +1,10 @@
 /** RegistryService.list over fakes: a filter that cannot apply is refused, not answered with nothing. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL } from '../../../../src/application/index.js';
-import { RegistryService } from '../../../../src/application/registry/registry.service.js';
-import { AppError } from '../../../../src/domain/errors.js';
-import type { RegistryEntity } from '../../../../src/domain/registry/entities.js';
+import { LOCAL_PRINCIPAL } from '../../../../src/application/index.ts';
+import { RegistryService } from '../../../../src/application/registry/registry.service.ts';
+import { AppError } from '../../../../src/domain/errors.ts';
+import type { RegistryEntity } from '../../../../src/domain/registry/entities.ts';
 
 function service(stored: RegistryEntity[] = []) {
   const queries: unknown[] = [];

@@ -1,17 +1,17 @@
 /** The secret service with fakes for its ports: who may set, list and remove, and what is never shown. */
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
-import type { AuditEntry } from '../../../../src/application/accounts/audit.service.js';
-import { makePrincipal, type Principal } from '../../../../src/application/ports/principal.js';
+import type { AuditEntry } from '../../../../src/application/accounts/audit.service.ts';
+import { makePrincipal, type Principal } from '../../../../src/application/ports/principal.ts';
 import {
   SecretUnreadable,
   type SecretCipher,
   type SecretStore,
   type StoredSecret,
-} from '../../../../src/application/ports/secret-store.port.js';
-import { SecretService } from '../../../../src/application/secrets/secret.service.js';
-import { AppError } from '../../../../src/domain/errors.js';
-import { MAX_SECRET_BYTES, MAX_SECRETS_PER_NAMESPACE } from '../../../../src/domain/secrets.js';
+} from '../../../../src/application/ports/secret-store.port.ts';
+import { SecretService } from '../../../../src/application/secrets/secret.service.ts';
+import { AppError } from '../../../../src/domain/errors.ts';
+import { MAX_SECRET_BYTES, MAX_SECRETS_PER_NAMESPACE } from '../../../../src/domain/secrets.ts';
 
 const AT = '2026-03-01T10:00:00.000Z';
 const NAMESPACES = new Set(['alice', 'team', 'local']);

@@ -5,20 +5,20 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MessageTokens } from '../../../../src/application/actors/llm/history.js';
-import { silentLogger } from '../../../../src/application/ports/logger.port.js';
-import type { ModelRequest, TokenCounter } from '../../../../src/application/ports/language-model.port.js';
-import type { StoredTask } from '../../../../src/application/ports/task.repository.port.js';
+import { MessageTokens } from '../../../../src/application/actors/llm/history.ts';
+import { silentLogger } from '../../../../src/application/ports/logger.port.ts';
+import type { ModelRequest, TokenCounter } from '../../../../src/application/ports/language-model.port.ts';
+import type { StoredTask } from '../../../../src/application/ports/task.repository.port.ts';
 import {
   compactionSection,
   sessionHistory,
   turnsToCompact,
   turnText,
-} from '../../../../src/application/sessions/compaction.js';
-import { CompactionService } from '../../../../src/application/sessions/compaction.service.js';
-import type { Task, TaskState } from '../../../../src/domain/a2a.model.js';
-import type { ActorDefinition } from '../../../../src/domain/registry/entities.js';
-import type { Session } from '../../../../src/domain/session.js';
+} from '../../../../src/application/sessions/compaction.ts';
+import { CompactionService } from '../../../../src/application/sessions/compaction.service.ts';
+import type { Task, TaskState } from '../../../../src/domain/a2a.model.ts';
+import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { Session } from '../../../../src/domain/session.ts';
 
 /** A token is four characters here. */
 const tokens: TokenCounter = { count: (t) => Promise.resolve(Math.ceil(t.length / 4)) };

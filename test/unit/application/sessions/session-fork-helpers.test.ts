@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { forkTitle, remapIds } from '../../../../src/application/sessions/session-fork.js';
+import { forkTitle, remapIds } from '../../../../src/application/sessions/session-fork.ts';
 
 describe('fork helpers', () => {
   it('remapIds replaces whole strings that are old ids, deep, and copies', () => {

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, type Principal } from '../../../../src/application/index.js';
-import { buildApp, type App } from '../../../../src/main/app.js';
+import { LOCAL_PRINCIPAL, type Principal } from '../../../../src/application/index.ts';
+import { buildApp, type App } from '../../../../src/main/app.ts';
 import {
   A2AClient,
   getTask,
@@ -17,11 +17,11 @@ import {
   sessionShow,
   type Session,
   type Task,
-} from '../../../../src/protocol/client/index.js';
-import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.js';
-import { createGate, startFakeOpenAI, type FakeLlm } from '../../../support/fake-llm.js';
-import { eventually, tempDir } from '../../../support/harness.js';
-import { addActor, LLM_TEST_KEY, streamTurn } from '../../../contract/llm.suite.js';
+} from '../../../../src/protocol/client/index.ts';
+import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.ts';
+import { createGate, startFakeOpenAI, type FakeLlm } from '../../../support/fake-llm.ts';
+import { eventually, tempDir } from '../../../support/harness.ts';
+import { addActor, LLM_TEST_KEY, streamTurn } from '../../../contract/llm.suite.ts';
 
 process.env['LLM_TEST_KEY'] = LLM_TEST_KEY;
 

@@ -2,7 +2,7 @@
  * SyncService's decisions over a real local store (in-memory database) and a fake server: where an
  * entity stands, what pull and push write, what they refuse, and auto-pull.
  */
-import { sqliteOf } from '../../../support/sqlite-of.js';
+import { sqliteOf } from '../../../support/sqlite-of.ts';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,11 +18,11 @@ import {
   type RemoteEntity,
   type SyncBase,
   type SyncRemote,
-} from '../../../../src/application/index.js';
-import { AppError } from '../../../../src/domain/errors.js';
-import type { RegistryKind } from '../../../../src/domain/registry/entities.js';
-import { FsResourceInspector, SqliteNamespaceRepository } from '../../../../src/infrastructure/index.js';
-import { buildApp, type App } from '../../../../src/main/app.js';
+} from '../../../../src/application/index.ts';
+import { AppError } from '../../../../src/domain/errors.ts';
+import type { RegistryKind } from '../../../../src/domain/registry/entities.ts';
+import { FsResourceInspector, SqliteNamespaceRepository } from '../../../../src/infrastructure/index.ts';
+import { buildApp, type App } from '../../../../src/main/app.ts';
 
 const URL = 'http://server.test';
 const tool = (name: string, description: string): Record<string, unknown> => ({

@@ -1,4 +1,4 @@
-import { sqliteOf } from '../../../support/sqlite-of.js';
+import { sqliteOf } from '../../../support/sqlite-of.ts';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -7,11 +7,11 @@ import {
   RetentionService,
   type Logger,
   type TaskRepository,
-} from '../../../../src/application/index.js';
-import { SqliteSessionRepository, SqliteTaskRepository } from '../../../../src/infrastructure/index.js';
-import { buildApp, type App } from '../../../../src/main/app.js';
-import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.js';
-import { tempDir } from '../../../support/harness.js';
+} from '../../../../src/application/index.ts';
+import { SqliteSessionRepository, SqliteTaskRepository } from '../../../../src/infrastructure/index.ts';
+import { buildApp, type App } from '../../../../src/main/app.ts';
+import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.ts';
+import { tempDir } from '../../../support/harness.ts';
 
 type TaskLike = { id: string; contextId: string; status: { state: string } };
 const DAY = 24 * 60 * 60_000;

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Message } from '../../../../src/domain/a2a.model.js';
-import { messageFingerprint } from '../../../../src/application/tasks/message-fingerprint.js';
+import type { Message } from '../../../../src/domain/a2a.model.ts';
+import { messageFingerprint } from '../../../../src/application/tasks/message-fingerprint.ts';
 
 describe('messageFingerprint', () => {
   const message: Message = {

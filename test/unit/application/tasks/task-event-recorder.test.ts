@@ -6,16 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Logger, TaskRepository } from '../../../../src/application/index.js';
-import type { Actor } from '../../../../src/application/ports/actor.port.js';
-import { LiveTasks, type LiveTask } from '../../../../src/application/tasks/live-tasks.js';
+import type { Logger, TaskRepository } from '../../../../src/application/index.ts';
+import type { Actor } from '../../../../src/application/ports/actor.port.ts';
+import { LiveTasks, type LiveTask } from '../../../../src/application/tasks/live-tasks.ts';
 import {
   MAX_UNSTORED_EVENTS,
   SNAPSHOT_EVERY_EVENTS,
   TaskEventRecorder,
-} from '../../../../src/application/tasks/task-event-recorder.js';
-import { TurnRunner } from '../../../../src/application/tasks/turn-runner.js';
-import type { Message, TaskEvent } from '../../../../src/domain/a2a.model.js';
+} from '../../../../src/application/tasks/task-event-recorder.ts';
+import { TurnRunner } from '../../../../src/application/tasks/turn-runner.ts';
+import type { Message, TaskEvent } from '../../../../src/domain/a2a.model.ts';
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 

@@ -5,17 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { AppError } from '../../../../src/domain/errors.js';
-import type { Actor, ActorCatalog, Logger, TaskRepository } from '../../../../src/application/index.js';
-import { builtinActorsByModel, LOCAL_PRINCIPAL } from '../../../../src/application/index.js';
-import { SessionService } from '../../../../src/application/sessions/session.service.js';
-import { TaskService } from '../../../../src/application/tasks/task.service.js';
+import { AppError } from '../../../../src/domain/errors.ts';
+import type { Actor, ActorCatalog, Logger, TaskRepository } from '../../../../src/application/index.ts';
+import { builtinActorsByModel, LOCAL_PRINCIPAL } from '../../../../src/application/index.ts';
+import { SessionService } from '../../../../src/application/sessions/session.service.ts';
+import { TaskService } from '../../../../src/application/tasks/task.service.ts';
 import {
   openDatabase,
   SqliteSessionRepository,
   SqliteTaskRepository,
   type SqliteDatabase,
-} from '../../../../src/infrastructure/index.js';
+} from '../../../../src/infrastructure/index.ts';
 
 type Method = 'create' | 'append' | 'saveSnapshot';
 

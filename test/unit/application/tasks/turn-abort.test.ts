@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TurnAbort } from '../../../../src/application/tasks/turn-abort.js';
+import { TurnAbort } from '../../../../src/application/tasks/turn-abort.ts';
 
 describe('TurnAbort', () => {
   it('aborts a signal read before, with the reason, and fires its abort event once', () => {

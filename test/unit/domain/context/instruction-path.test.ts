@@ -1,7 +1,7 @@
 /** Which paths a project or an action may name as instruction files: relative ones inside the resource only. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { InstructionPath, InstructionSettings } from '../../../../src/domain/context/context.js';
+import { InstructionPath, InstructionSettings } from '../../../../src/domain/context/context.ts';
 
 const problem = (p: string): string | undefined => {
   const r = InstructionPath.safeParse(p);

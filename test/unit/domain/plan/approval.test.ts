@@ -1,8 +1,8 @@
 /** The one approval answer parser, for every path an answer takes (issue #8, defect 3). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AppError } from '../../../../src/domain/errors.js';
-import { parseApprovalAnswer } from '../../../../src/domain/plan/approval.js';
+import { AppError } from '../../../../src/domain/errors.ts';
+import { parseApprovalAnswer } from '../../../../src/domain/plan/approval.ts';
 
 describe('the approval answer parser (one for every path)', () => {
   it('a clear yes approves; a clear no rejects', () => {

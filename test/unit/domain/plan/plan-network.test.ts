@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { planNetwork } from '../../../../src/domain/plan/plan.js';
+import { planNetwork } from '../../../../src/domain/plan/plan.ts';
 
 describe("a plan's network", () => {
   it('is none by default', () => {

@@ -1,7 +1,7 @@
 /** The plan state machine around a rebase onto a moved base: when it is allowed, and where it leads. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AppError } from '../../../../src/domain/errors.js';
+import { AppError } from '../../../../src/domain/errors.ts';
 import {
   allowedOperations,
   assertAllowed,
@@ -11,7 +11,7 @@ import {
   markRebased,
   type Plan,
   type PlanError,
-} from '../../../../src/domain/plan/plan.js';
+} from '../../../../src/domain/plan/plan.ts';
 
 const SANDBOX = {
   resource: 'local/r',

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { AppError } from '../../../../src/domain/errors.js';
+import { AppError } from '../../../../src/domain/errors.ts';
 import {
   awaitAnswer,
   canMove,
@@ -19,7 +19,7 @@ import {
   startPhase,
   takeAnswer,
   type Plan,
-} from '../../../../src/domain/plan/plan.js';
+} from '../../../../src/domain/plan/plan.ts';
 
 function plan(phase: Plan['phase'], state: Plan['state'], extra: Partial<Plan> = {}): Plan {
   return {
@@ -112,7 +112,7 @@ describe('the plan state machine', () => {
   });
 
   it('is the only writer of phase and state: no application code assigns them', () => {
-    const root = fileURLToPath(new URL('../../../../../src/application', import.meta.url));
+    const root = fileURLToPath(new URL('../../../../src/application', import.meta.url));
     const files: string[] = [];
     const walk = (d: string): void => {
       for (const f of readdirSync(d)) {

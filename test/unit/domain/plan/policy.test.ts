@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decideCall, patternMatches, PolicyRule, type PolicyCall } from '../../../../src/domain/plan/policy.js';
-import { BUILTIN_AUTOMATION_PROFILES } from '../../../../src/domain/registry/builtins.js';
-import { AutomationProfileDefinition } from '../../../../src/domain/registry/entities.js';
-import { policyOf } from '../../../../src/domain/plan/plan.js';
+import { decideCall, patternMatches, PolicyRule, type PolicyCall } from '../../../../src/domain/plan/policy.ts';
+import { BUILTIN_AUTOMATION_PROFILES } from '../../../../src/domain/registry/builtins.ts';
+import { AutomationProfileDefinition } from '../../../../src/domain/registry/entities.ts';
+import { policyOf } from '../../../../src/domain/plan/plan.ts';
 
 const RULES: PolicyRule[] = [
   { command: 'npm test', decision: 'allow', reason: 'the tests' },

@@ -6,7 +6,7 @@ import {
   HookDefinition,
   hookMatches,
   truncateBytes,
-} from '../../../../src/domain/registry/hook.js';
+} from '../../../../src/domain/registry/hook.ts';
 
 const cmd = { program: '/bin/true' };
 const issues = (v: unknown): string[] => {

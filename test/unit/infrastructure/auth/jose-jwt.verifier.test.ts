@@ -8,9 +8,9 @@ import {
   normaliseUsername,
   rolesFromClaim,
   tokenIdOf,
-} from '../../../../src/infrastructure/index.js';
-import { AppError } from '../../../../src/domain/errors.js';
-import { startFakeOidc, type FakeOidc } from '../../../support/fake-oidc.js';
+} from '../../../../src/infrastructure/index.ts';
+import { AppError } from '../../../../src/domain/errors.ts';
+import { startFakeOidc, type FakeOidc } from '../../../support/fake-oidc.ts';
 
 const refusedWith =
   (reason: string, message: RegExp) =>

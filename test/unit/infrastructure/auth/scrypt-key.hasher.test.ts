@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ScryptKeyHasher } from '../../../../src/infrastructure/index.js';
+import { ScryptKeyHasher } from '../../../../src/infrastructure/index.ts';
 
 describe('ScryptKeyHasher', () => {
   const hasher = new ScryptKeyHasher();

@@ -20,9 +20,9 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { AppError } from '../../../../src/domain/errors.js';
-import { FsFileInventory } from '../../../../src/infrastructure/index.js';
-import { initRepo } from '../../../support/git.js';
+import { AppError } from '../../../../src/domain/errors.ts';
+import { FsFileInventory } from '../../../../src/infrastructure/index.ts';
+import { initRepo } from '../../../support/git.ts';
 
 const dirs: string[] = [];
 after(() => {

@@ -8,10 +8,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CommandConfinement, EgressGuard, LocalHookRunner } from '../../../../src/infrastructure/index.js';
-import type { HookInvocation } from '../../../../src/application/index.js';
-import { HookDefinition } from '../../../../src/domain/registry/hook.js';
-import { freePort } from '../../../support/ports.js';
+import { CommandConfinement, EgressGuard, LocalHookRunner } from '../../../../src/infrastructure/index.ts';
+import type { HookInvocation } from '../../../../src/application/index.ts';
+import { HookDefinition } from '../../../../src/domain/registry/hook.ts';
+import { freePort } from '../../../support/ports.ts';
 
 const SECRET = 'sk-hook-secret-0123456789';
 

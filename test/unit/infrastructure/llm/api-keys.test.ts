@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { chmod, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EnvFileApiKeys } from '../../../../src/infrastructure/index.js';
-import type { ActorDefinition } from '../../../../src/domain/registry/entities.js';
+import { EnvFileApiKeys } from '../../../../src/infrastructure/index.ts';
+import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
 
 const actor = (over: Partial<ActorDefinition>): ActorDefinition => ({
   name: 'local/x',

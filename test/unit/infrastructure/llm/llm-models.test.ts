@@ -1,26 +1,26 @@
 import { describe, it } from 'node:test';
-import { freePort } from '../../../support/ports.js';
+import { freePort } from '../../../support/ports.ts';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { AiSdkLanguageModels } from '../../../../src/infrastructure/index.js';
-import { retryAfter } from '../../../../src/infrastructure/llm/provider-failures.js';
+import { AiSdkLanguageModels } from '../../../../src/infrastructure/index.ts';
+import { retryAfter } from '../../../../src/infrastructure/llm/provider-failures.ts';
 import {
   ProviderFailure,
   type ModelEvent,
   type ModelMessage,
   type ModelRequest,
   type ProviderFailureKind,
-} from '../../../../src/application/index.js';
-import type { ActorDefinition } from '../../../../src/domain/registry/entities.js';
+} from '../../../../src/application/index.ts';
+import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
 import {
   createGate,
   startFakeAnthropic,
   startFakeOpenAI,
   type FakeLlm,
   type FakeLlmOptions,
-} from '../../../support/fake-llm.js';
+} from '../../../support/fake-llm.ts';
 
 const KEY = 'sk-test-SECRET-0123456789';
 const PROVIDERS = [
@@ -552,9 +552,9 @@ describe('AiSdkLanguageModels, provider specifics', () => {
 
   it('loads no SDK package statically (a process without LLM actors never loads them)', async () => {
     const dir = new URL('../../../../src/infrastructure/llm/', import.meta.url);
-    for (const file of ['ai-sdk.models.js', 'provider-failures.js', 'token-counter.js', 'schema-validator.js']) {
+    for (const file of ['ai-sdk.models.ts', 'provider-failures.ts', 'token-counter.ts', 'schema-validator.ts']) {
       const js = await readFile(new URL(file, dir), 'utf8');
-      const statics = [...js.matchAll(/^import\s[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]);
+      const statics = [...js.matchAll(/^import\s(?!type\s)[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]);
       assert.deepEqual(
         statics.filter((s) => !s?.startsWith('.') && !s?.startsWith('node:')),
         [],

@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { AiSdkLanguageModels } from '../../../../src/infrastructure/index.js';
-import type { ModelEvent, ModelRequest } from '../../../../src/application/index.js';
-import type { ActorDefinition } from '../../../../src/domain/registry/entities.js';
-import { startFakeOpenAI, type FakeLlm } from '../../../support/fake-llm.js';
+import { AiSdkLanguageModels } from '../../../../src/infrastructure/index.ts';
+import type { ModelEvent, ModelRequest } from '../../../../src/application/index.ts';
+import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
+import { startFakeOpenAI, type FakeLlm } from '../../../support/fake-llm.ts';
 
 function request(fake: FakeLlm, apiKey: string | undefined, actor: Partial<ActorDefinition> = {}): ModelRequest {
   return {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { AjvSchemaValidator } from '../../../../src/infrastructure/index.js';
+import { AjvSchemaValidator } from '../../../../src/infrastructure/index.ts';
 
 const schema = {
   type: 'object',

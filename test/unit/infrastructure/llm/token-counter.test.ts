@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { GptTokenCounter } from '../../../../src/infrastructure/index.js';
+import { GptTokenCounter } from '../../../../src/infrastructure/index.ts';
 
 describe('GptTokenCounter (o200k_base)', () => {
   const counter = new GptTokenCounter();

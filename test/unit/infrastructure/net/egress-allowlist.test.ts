@@ -1,7 +1,7 @@
 /** The administrator's egress allowlist: HOST or HOST:PORT, however a URL spells the host. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EgressAllowlist, EgressAllowlistError, parseEgressAllowEntry } from '../../../../src/infrastructure/index.js';
+import { EgressAllowlist, EgressAllowlistError, parseEgressAllowEntry } from '../../../../src/infrastructure/index.ts';
 
 describe('parseEgressAllowEntry', () => {
   it('reads host names, IPv4 and IPv6 with and without a port', () => {

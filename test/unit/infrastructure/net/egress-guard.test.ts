@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { EgressGuard, EgressRefusedError, egressRefusalOf } from '../../../../src/infrastructure/index.js';
+import { EgressGuard, EgressRefusedError, egressRefusalOf } from '../../../../src/infrastructure/index.ts';
 
 /** A resolver answering fixed records and recording what it was asked. */
 function fakeDns(records: Record<string, string[] | (() => string[])>) {

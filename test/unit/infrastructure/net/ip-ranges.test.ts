@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ipBytes, isRefusedAddress, refusedAddressClass } from '../../../../src/infrastructure/index.js';
+import { ipBytes, isRefusedAddress, refusedAddressClass } from '../../../../src/infrastructure/index.ts';
 
 /** The host of a URL as the guard sees it (the WHATWG parser's output, brackets removed). */
 const hostOf = (url: string): string => new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import type { AccountRepository, ApiKeyRecord, UserRecord } from '../../../../src/application/index.js';
-import { SqliteAccountRepository, type DB } from '../../../../src/infrastructure/index.js';
-import { PgAccountRepository } from '../../../../src/infrastructure/persistence/postgres/pg-account.repository.js';
-import type { PgDatabase } from '../../../../src/infrastructure/persistence/postgres/pg-database.js';
-import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
+import type { AccountRepository, ApiKeyRecord, UserRecord } from '../../../../src/application/index.ts';
+import { SqliteAccountRepository, type DB } from '../../../../src/infrastructure/index.ts';
+import { PgAccountRepository } from '../../../../src/infrastructure/persistence/postgres/pg-account.repository.ts';
+import type { PgDatabase } from '../../../../src/infrastructure/persistence/postgres/pg-database.ts';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
 
 const AT = '2026-03-01T10:00:00.000Z';
 const user = (name: string, extra: Partial<UserRecord> = {}): UserRecord => ({

@@ -1,10 +1,10 @@
 /** The audit log (AuditLog) on every storage engine. */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { AuditEvent, AuditLog } from '../../../../src/application/index.js';
-import { SqliteAuditLog } from '../../../../src/infrastructure/index.js';
-import { PgAuditLog } from '../../../../src/infrastructure/persistence/postgres/pg-audit.log.js';
-import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
+import type { AuditEvent, AuditLog } from '../../../../src/application/index.ts';
+import { SqliteAuditLog } from '../../../../src/infrastructure/index.ts';
+import { PgAuditLog } from '../../../../src/infrastructure/persistence/postgres/pg-audit.log.ts';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
 
 function auditOf(opened: OpenedEngine): AuditLog {
   if (opened.pg) return new PgAuditLog(opened.pg);

@@ -13,7 +13,7 @@ import {
   param,
   SqliteSessionRepository,
   type SqliteDatabase,
-} from '../../../../src/infrastructure/index.js';
+} from '../../../../src/infrastructure/index.ts';
 
 const session = (id: string) => ({
   id,

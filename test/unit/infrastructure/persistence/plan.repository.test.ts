@@ -1,7 +1,7 @@
 /** The plan repository on both engines: plans as documents with filterable columns, and their records. */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { PlanRepository } from '../../../../src/application/index.js';
+import type { PlanRepository } from '../../../../src/application/index.ts';
 import type {
   Checkpoint,
   Decision,
@@ -9,10 +9,10 @@ import type {
   PhaseState,
   Plan,
   ToolCallRecord,
-} from '../../../../src/domain/plan/plan.js';
-import { SqlitePlanRepository } from '../../../../src/infrastructure/index.js';
-import { PgPlanRepository } from '../../../../src/infrastructure/persistence/postgres/pg-plan.repository.js';
-import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
+} from '../../../../src/domain/plan/plan.ts';
+import { SqlitePlanRepository } from '../../../../src/infrastructure/index.ts';
+import { PgPlanRepository } from '../../../../src/infrastructure/persistence/postgres/pg-plan.repository.ts';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
 
 const at = (s: number): string => new Date(Date.parse('2026-03-01T10:00:00.000Z') + s * 1000).toISOString();
 

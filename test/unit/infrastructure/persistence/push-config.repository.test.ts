@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PushConfigRepository, StoredPushConfig } from '../../../../src/application/index.js';
-import { SqlitePushConfigRepository } from '../../../../src/infrastructure/index.js';
-import { PgPushConfigRepository } from '../../../../src/infrastructure/persistence/postgres/pg-push-config.repository.js';
-import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
-import { insertTaskRow, kyselyOf } from '../../../support/rows.js';
+import type { PushConfigRepository, StoredPushConfig } from '../../../../src/application/index.ts';
+import { SqlitePushConfigRepository } from '../../../../src/infrastructure/index.ts';
+import { PgPushConfigRepository } from '../../../../src/infrastructure/persistence/postgres/pg-push-config.repository.ts';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
+import { insertTaskRow, kyselyOf } from '../../../support/rows.ts';
 
 const reason = (r: string) => (err: unknown) => (err as { reason?: string }).reason === r;
 

@@ -1,11 +1,11 @@
 /** The push outbox (migration 0006) on both engines: the same PushOutbox contract. */
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PushOutbox } from '../../../../src/application/index.js';
-import { SqlitePushOutboxRepository } from '../../../../src/infrastructure/index.js';
-import { PgPushOutboxRepository } from '../../../../src/infrastructure/persistence/postgres/pg-push-outbox.repository.js';
-import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
-import { taskRow } from '../../../support/task-rows.js';
+import type { PushOutbox } from '../../../../src/application/index.ts';
+import { SqlitePushOutboxRepository } from '../../../../src/infrastructure/index.ts';
+import { PgPushOutboxRepository } from '../../../../src/infrastructure/persistence/postgres/pg-push-outbox.repository.ts';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
+import { taskRow } from '../../../support/task-rows.ts';
 
 const at = '2026-03-01T10:00:00.000Z';
 

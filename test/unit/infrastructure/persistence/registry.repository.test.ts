@@ -1,15 +1,15 @@
 /** The registry and namespace repositories on both engines, as the ports document them. */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { NamespaceRepository, RegistryRepository } from '../../../../src/application/index.js';
-import type { Reference, RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.js';
-import { SqliteNamespaceRepository, SqliteRegistryRepository } from '../../../../src/infrastructure/index.js';
+import type { NamespaceRepository, RegistryRepository } from '../../../../src/application/index.ts';
+import type { Reference, RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.ts';
+import { SqliteNamespaceRepository, SqliteRegistryRepository } from '../../../../src/infrastructure/index.ts';
 import {
   PgNamespaceRepository,
   PgRegistryRepository,
-} from '../../../../src/infrastructure/persistence/postgres/pg-registry.repository.js';
-import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
-import { insertPlanRow, insertTaskRow, kyselyOf } from '../../../support/rows.js';
+} from '../../../../src/infrastructure/persistence/postgres/pg-registry.repository.ts';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
+import { insertPlanRow, insertTaskRow, kyselyOf } from '../../../support/rows.ts';
 
 const AT = '2026-03-01T10:00:00.000Z';
 const reason = (r: string) => (err: unknown) => (err as { reason?: string }).reason === r;

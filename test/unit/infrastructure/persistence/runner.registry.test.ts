@@ -1,11 +1,11 @@
 /** Runner leases (the `runners` table) on every storage engine. */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { silentLogger } from '../../../../src/application/index.js';
-import { SqliteRunnerRegistry } from '../../../../src/infrastructure/index.js';
-import { PgRunnerRegistry } from '../../../../src/infrastructure/persistence/postgres/pg-runner.registry.js';
-import type { RunnerLeases, RunnerRegistryOptions } from '../../../../src/infrastructure/persistence/runner-leases.js';
-import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
+import { silentLogger } from '../../../../src/application/index.ts';
+import { SqliteRunnerRegistry } from '../../../../src/infrastructure/index.ts';
+import { PgRunnerRegistry } from '../../../../src/infrastructure/persistence/postgres/pg-runner.registry.ts';
+import type { RunnerLeases, RunnerRegistryOptions } from '../../../../src/infrastructure/persistence/runner-leases.ts';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
 
 function registryOf(opened: OpenedEngine, opts: RunnerRegistryOptions): SqliteRunnerRegistry | PgRunnerRegistry {
   if (opened.pg) return new PgRunnerRegistry(opened.pg, opts);

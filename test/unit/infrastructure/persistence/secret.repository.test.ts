@@ -1,12 +1,12 @@
 /** The secret repository on both engines, as the port documents it; a namespace's purge takes its secrets. */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { NamespaceRepository, SecretStore, StoredSecret } from '../../../../src/application/index.js';
-import { SqliteNamespaceRepository, SqliteSecretRepository } from '../../../../src/infrastructure/index.js';
-import { PgNamespaceRepository } from '../../../../src/infrastructure/persistence/postgres/pg-registry.repository.js';
-import { PgSecretRepository } from '../../../../src/infrastructure/persistence/postgres/pg-secret.repository.js';
-import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
-import { kyselyOf } from '../../../support/rows.js';
+import type { NamespaceRepository, SecretStore, StoredSecret } from '../../../../src/application/index.ts';
+import { SqliteNamespaceRepository, SqliteSecretRepository } from '../../../../src/infrastructure/index.ts';
+import { PgNamespaceRepository } from '../../../../src/infrastructure/persistence/postgres/pg-registry.repository.ts';
+import { PgSecretRepository } from '../../../../src/infrastructure/persistence/postgres/pg-secret.repository.ts';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
+import { kyselyOf } from '../../../support/rows.ts';
 
 const AT = '2026-03-01T10:00:00.000Z';
 const LATER = '2026-03-02T10:00:00.000Z';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Task } from '../../../../src/domain/a2a.model.js';
-import type { Session } from '../../../../src/domain/session.js';
+import type { Task } from '../../../../src/domain/a2a.model.ts';
+import type { Session } from '../../../../src/domain/session.ts';
 import type {
   ForkedTurn,
   SessionCursor,
@@ -9,17 +9,17 @@ import type {
   TaskRepository,
   Transcript,
   TranscriptStore,
-} from '../../../../src/application/index.js';
+} from '../../../../src/application/index.ts';
 import {
   SqliteSessionRepository,
   SqliteTaskRepository,
   SqliteTranscriptStore,
-} from '../../../../src/infrastructure/index.js';
-import { PgSessionRepository } from '../../../../src/infrastructure/persistence/postgres/pg-session.repository.js';
-import { PgTaskRepository } from '../../../../src/infrastructure/persistence/postgres/pg-task.repository.js';
-import { PgTranscriptStore } from '../../../../src/infrastructure/persistence/postgres/pg-transcript.store.js';
-import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
-import { insertPlanRow, insertTaskRow } from '../../../support/rows.js';
+} from '../../../../src/infrastructure/index.ts';
+import { PgSessionRepository } from '../../../../src/infrastructure/persistence/postgres/pg-session.repository.ts';
+import { PgTaskRepository } from '../../../../src/infrastructure/persistence/postgres/pg-task.repository.ts';
+import { PgTranscriptStore } from '../../../../src/infrastructure/persistence/postgres/pg-transcript.store.ts';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
+import { insertPlanRow, insertTaskRow } from '../../../support/rows.ts';
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString();

@@ -6,9 +6,9 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
-import { AppError } from '../../../../src/domain/errors.js';
-import type { Logger } from '../../../../src/application/index.js';
-import { openDatabase, SqliteSessionRepository, type SqliteDatabase } from '../../../../src/infrastructure/index.js';
+import { AppError } from '../../../../src/domain/errors.ts';
+import type { Logger } from '../../../../src/application/index.ts';
+import { openDatabase, SqliteSessionRepository, type SqliteDatabase } from '../../../../src/infrastructure/index.ts';
 
 const session = (id: string) => ({
   id,

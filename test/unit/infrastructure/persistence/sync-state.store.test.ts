@@ -1,10 +1,10 @@
 /** The sync_state table on both engines: what a local store and a server agreed on per entity. */
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { SyncStateStore } from '../../../../src/application/index.js';
-import { SqliteSyncStateStore } from '../../../../src/infrastructure/index.js';
-import { PgSyncStateStore } from '../../../../src/infrastructure/persistence/postgres/pg-sync-state.store.js';
-import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
+import type { SyncStateStore } from '../../../../src/application/index.ts';
+import { SqliteSyncStateStore } from '../../../../src/infrastructure/index.ts';
+import { PgSyncStateStore } from '../../../../src/infrastructure/persistence/postgres/pg-sync-state.store.ts';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
 
 const base = {
   kind: 'tool' as const,

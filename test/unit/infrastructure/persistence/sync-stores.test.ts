@@ -4,8 +4,8 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { AppError } from '../../../../src/domain/errors.js';
-import { FileRemoteConnectionStore } from '../../../../src/infrastructure/index.js';
+import { AppError } from '../../../../src/domain/errors.ts';
+import { FileRemoteConnectionStore } from '../../../../src/infrastructure/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sync-stores-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

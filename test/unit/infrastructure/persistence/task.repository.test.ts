@@ -4,18 +4,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
-import type { Task, TaskEvent, TaskState } from '../../../../src/domain/a2a.model.js';
-import type { TaskListQuery, TaskRepository, Transcript, TranscriptStore } from '../../../../src/application/index.js';
-import { openDatabase, SqliteTaskRepository, SqliteTranscriptStore } from '../../../../src/infrastructure/index.js';
-import type { DB } from '../../../../src/infrastructure/persistence/database.js';
-import { openPgDatabase } from '../../../../src/infrastructure/persistence/postgres/pg-database.js';
+import type { Task, TaskEvent, TaskState } from '../../../../src/domain/a2a.model.ts';
+import type { TaskListQuery, TaskRepository, Transcript, TranscriptStore } from '../../../../src/application/index.ts';
+import { openDatabase, SqliteTaskRepository, SqliteTranscriptStore } from '../../../../src/infrastructure/index.ts';
+import type { DB } from '../../../../src/infrastructure/persistence/database.ts';
+import { openPgDatabase } from '../../../../src/infrastructure/persistence/postgres/pg-database.ts';
 import {
   parseTaskNotice,
   PgTaskRepository,
   taskNotice,
-} from '../../../../src/infrastructure/persistence/postgres/pg-task.repository.js';
-import { PgTranscriptStore } from '../../../../src/infrastructure/persistence/postgres/pg-transcript.store.js';
-import { ENGINES, type OpenedEngine } from '../../../support/engines.js';
+} from '../../../../src/infrastructure/persistence/postgres/pg-task.repository.ts';
+import { PgTranscriptStore } from '../../../../src/infrastructure/persistence/postgres/pg-transcript.store.ts';
+import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString();

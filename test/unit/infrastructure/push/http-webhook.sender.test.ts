@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { EgressGuard, EgressRefusedError, HttpWebhookSender } from '../../../../src/infrastructure/index.js';
+import { EgressGuard, EgressRefusedError, HttpWebhookSender } from '../../../../src/infrastructure/index.ts';
 
 interface Hit {
   method: string | undefined;

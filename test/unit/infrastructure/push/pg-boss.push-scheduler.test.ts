@@ -9,15 +9,15 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { PushNotifier } from '../../../../src/application/push/push-notifier.js';
-import { silentLogger, type StoredPushConfig, type WebhookSender } from '../../../../src/application/index.js';
-import type { Task } from '../../../../src/domain/a2a.model.js';
-import { EgressGuard, HttpWebhookSender } from '../../../../src/infrastructure/index.js';
-import { openPgDatabase, type PgDatabase } from '../../../../src/infrastructure/persistence/postgres/pg-database.js';
-import { PgPushOutboxRepository } from '../../../../src/infrastructure/persistence/postgres/pg-push-outbox.repository.js';
-import { PgBossPushScheduler } from '../../../../src/infrastructure/push/pg-boss.push-scheduler.js';
-import { createPgDatabase, pgSkip, type PgTestDatabase } from '../../../support/postgres.js';
-import { taskRow } from '../../../support/task-rows.js';
+import { PushNotifier } from '../../../../src/application/push/push-notifier.ts';
+import { silentLogger, type StoredPushConfig, type WebhookSender } from '../../../../src/application/index.ts';
+import type { Task } from '../../../../src/domain/a2a.model.ts';
+import { EgressGuard, HttpWebhookSender } from '../../../../src/infrastructure/index.ts';
+import { openPgDatabase, type PgDatabase } from '../../../../src/infrastructure/persistence/postgres/pg-database.ts';
+import { PgPushOutboxRepository } from '../../../../src/infrastructure/persistence/postgres/pg-push-outbox.repository.ts';
+import { PgBossPushScheduler } from '../../../../src/infrastructure/push/pg-boss.push-scheduler.ts';
+import { createPgDatabase, pgSkip, type PgTestDatabase } from '../../../support/postgres.ts';
+import { taskRow } from '../../../support/task-rows.ts';
 
 interface Instance {
   name: string;

@@ -2,15 +2,15 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { GitSandboxManager } from '../../../../src/infrastructure/index.js';
+import { GitSandboxManager } from '../../../../src/infrastructure/index.ts';
 import {
   ApplyJournals,
   type CopyJournal,
   type WorktreeJournal,
-} from '../../../../src/infrastructure/sandbox/apply-journal.js';
-import { gitOut } from '../../../../src/infrastructure/sandbox/git.js';
-import type { SandboxInfo } from '../../../../src/application/index.js';
-import { exists, fingerprint, git, makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.js';
+} from '../../../../src/infrastructure/sandbox/apply-journal.ts';
+import { gitOut } from '../../../../src/infrastructure/sandbox/git.ts';
+import type { SandboxInfo } from '../../../../src/application/index.ts';
+import { exists, fingerprint, git, makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 
 /**
  * States a crash can leave an apply in, made by hand (the real kills are in

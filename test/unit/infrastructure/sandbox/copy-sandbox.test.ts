@@ -2,10 +2,10 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { GitSandboxManager } from '../../../../src/infrastructure/index.js';
-import type { SandboxInfo } from '../../../../src/application/index.js';
-import type { ResourceDefinition } from '../../../../src/domain/registry/entities.js';
-import { exists, fingerprint, git, read, rmrf, tmpDir, write } from '../fixtures/repos.js';
+import { GitSandboxManager } from '../../../../src/infrastructure/index.ts';
+import type { SandboxInfo } from '../../../../src/application/index.ts';
+import type { ResourceDefinition } from '../../../../src/domain/registry/entities.ts';
+import { exists, fingerprint, git, read, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 
 describe('GitSandboxManager with an fs-directory resource', () => {
   let dir: string;

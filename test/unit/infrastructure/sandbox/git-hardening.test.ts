@@ -2,12 +2,12 @@ import { afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfinedGit } from '../../../../src/infrastructure/sandbox/confined-git.js';
-import { ConfigGuard, overridesOf } from '../../../../src/infrastructure/sandbox/git-config-guard.js';
-import { GitError, directGit, type GitRunner } from '../../../../src/infrastructure/sandbox/git.js';
-import { CommandConfinement } from '../../../../src/infrastructure/tools/confinement.js';
-import { hostileRepo, plainGit, type Hostile } from '../fixtures/hostile.js';
-import { git, rmrf, tmpDir, write } from '../fixtures/repos.js';
+import { ConfinedGit } from '../../../../src/infrastructure/sandbox/confined-git.ts';
+import { ConfigGuard, overridesOf } from '../../../../src/infrastructure/sandbox/git-config-guard.ts';
+import { GitError, directGit, type GitRunner } from '../../../../src/infrastructure/sandbox/git.ts';
+import { CommandConfinement } from '../../../../src/infrastructure/tools/confinement.ts';
+import { hostileRepo, plainGit, type Hostile } from '../fixtures/hostile.ts';
+import { git, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 
 describe('the repository configuration our git neutralises', () => {
   it('lists the drivers of the repository scopes only, whatever their names hold', () => {

@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { GitError, gitChain, headFromFiles } from '../../../../src/infrastructure/sandbox/git.js';
-import { git, makeRepo, rmrf, tmpDir, write } from '../fixtures/repos.js';
+import { GitError, gitChain, headFromFiles } from '../../../../src/infrastructure/sandbox/git.ts';
+import { git, makeRepo, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 
 describe('headFromFiles', () => {
   let repo: string;

@@ -2,10 +2,10 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { GitSandboxManager } from '../../../../src/infrastructure/index.js';
-import { NestedRepositoryError } from '../../../../src/infrastructure/sandbox/git-stage.js';
-import type { ResourceDefinition } from '../../../../src/domain/registry/entities.js';
-import { git, makeRepo, rmrf, tmpDir, write } from '../fixtures/repos.js';
+import { GitSandboxManager } from '../../../../src/infrastructure/index.ts';
+import { NestedRepositoryError } from '../../../../src/infrastructure/sandbox/git-stage.ts';
+import type { ResourceDefinition } from '../../../../src/domain/registry/entities.ts';
+import { git, makeRepo, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 
 /** A repository at `dir` whose fsmonitor would leave `marker` if any git of ours read it. */
 function plantRepository(dir: string, marker: string): void {

@@ -5,11 +5,11 @@ import fs from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { withRepositoryLock } from '../../../../src/infrastructure/sandbox/repository-lock.js';
-import { git, makeRepo, rmrf, tmpDir } from '../fixtures/repos.js';
+import { withRepositoryLock } from '../../../../src/infrastructure/sandbox/repository-lock.ts';
+import { git, makeRepo, rmrf, tmpDir } from '../fixtures/repos.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const managerModule = path.resolve(here, '../../../../src/infrastructure/index.js');
+const managerModule = path.resolve(here, '../../../../src/infrastructure/index.ts');
 
 describe('withRepositoryLock', () => {
   let repo: string;

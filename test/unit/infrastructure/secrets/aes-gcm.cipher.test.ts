@@ -4,13 +4,13 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { SecretUnreadable, silentLogger } from '../../../../src/application/index.js';
+import { SecretUnreadable, silentLogger } from '../../../../src/application/index.ts';
 import {
   AesGcmSecretCipher,
   readOrCreateSecretKeyFile,
   readSecretKeyFile,
   SecretKeyFileError,
-} from '../../../../src/infrastructure/index.js';
+} from '../../../../src/infrastructure/index.ts';
 
 const unreadable = (why: SecretUnreadable['why']) => (err: unknown) =>
   err instanceof SecretUnreadable && err.why === why;

@@ -1,15 +1,15 @@
 /** The storage part of `agents diagnostics` on PostgreSQL. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { silentLogger } from '../../../../src/application/index.js';
-import { PgRunnerRegistry } from '../../../../src/infrastructure/persistence/postgres/pg-runner.registry.js';
+import { silentLogger } from '../../../../src/application/index.ts';
+import { PgRunnerRegistry } from '../../../../src/infrastructure/persistence/postgres/pg-runner.registry.ts';
 import {
   instancesStatus,
   pgStorageChecks,
   poolStatus,
   postgresVersionStatus,
-} from '../../../../src/infrastructure/system/pg-storage.checks.js';
-import { POSTGRES, type OpenedEngine } from '../../../support/engines.js';
+} from '../../../../src/infrastructure/system/pg-storage.checks.ts';
+import { POSTGRES, type OpenedEngine } from '../../../support/engines.ts';
 
 describe('PostgreSQL storage checks', { skip: POSTGRES.skip() }, () => {
   let opened: OpenedEngine;

@@ -3,14 +3,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { DiagnosticCheck } from '../../../../src/application/index.js';
+import type { DiagnosticCheck } from '../../../../src/application/index.ts';
 import {
   MIGRATIONS,
   HostSystemProbe,
   openDatabase,
   type SqliteDatabase,
-} from '../../../../src/infrastructure/index.js';
-import { diskStatus, nodeVersion, sqliteStorageChecks } from '../../../../src/infrastructure/system/system.probe.js';
+} from '../../../../src/infrastructure/index.ts';
+import { diskStatus, nodeVersion, sqliteStorageChecks } from '../../../../src/infrastructure/system/system.probe.ts';
 
 /** The probe of an embedded deployment: SQLite storage checks plus the host's. */
 function sqliteProbe(o: { db: SqliteDatabase; dataDir: string; dbFile: string; version: string; tokenFile?: string }) {

@@ -9,17 +9,17 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.js';
+import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.ts';
 import {
   ETC_ENTRIES,
   buildSystemView,
   nodeInstallation,
   readOnlyPathProblem,
-} from '../../../../src/infrastructure/tools/confinement-view.js';
-import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.js';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.js';
-import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.js';
-import { git, rmrf, write } from '../fixtures/repos.js';
+} from '../../../../src/infrastructure/tools/confinement-view.ts';
+import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.ts';
+import { git, rmrf, write } from '../fixtures/repos.ts';
 
 const runCommand = BUILTIN_TOOLS.find((t) => t.name === 'builtin/run-command') as ToolDefinition;
 const varTmp = (prefix: string): string => fs.realpathSync(fs.mkdtempSync(`/var/tmp/ca-${prefix}-`));

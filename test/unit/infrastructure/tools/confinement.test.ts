@@ -10,13 +10,13 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.js';
-import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.js';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.js';
-import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.js';
-import { git, read, rmrf, write } from '../fixtures/repos.js';
-import { waitUntil } from '../fixtures/processes.js';
-import { runConfined } from '../../../../src/infrastructure/tools/process-runner.js';
+import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.ts';
+import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.ts';
+import { git, read, rmrf, write } from '../fixtures/repos.ts';
+import { waitUntil } from '../fixtures/processes.ts';
+import { runConfined } from '../../../../src/infrastructure/tools/process-runner.ts';
 
 const runCommand = BUILTIN_TOOLS.find((t) => t.name === 'builtin/run-command') as ToolDefinition;
 const API_KEY = 'sk-test-0123456789-do-not-leak';
@@ -275,8 +275,8 @@ describe('confined commands (bubblewrap)', () => {
   it('when the server dies, its confined commands die with it (--die-with-parent)', async () => {
     const marker = '35.8765';
     const script = [
-      `import { CommandConfinement } from ${JSON.stringify(new URL('../../../../src/infrastructure/index.js', import.meta.url).href)};`,
-      `import { runConfined } from ${JSON.stringify(new URL('../../../../src/infrastructure/tools/process-runner.js', import.meta.url).href)};`,
+      `import { CommandConfinement } from ${JSON.stringify(new URL('../../../../src/infrastructure/index.ts', import.meta.url).href)};`,
+      `import { runConfined } from ${JSON.stringify(new URL('../../../../src/infrastructure/tools/process-runner.ts', import.meta.url).href)};`,
       `const c = await CommandConfinement.probe({ mode: 'bubblewrap', home: ${JSON.stringify(home)}, secrets: [] });`,
       `await runConfined(c, { program: 'sh', args: ['-c', '(setsid sleep ${marker} &); sleep ${marker}'], cwd: ${JSON.stringify(sb.root)}, sandboxRoot: ${JSON.stringify(sb.root)}, network: 'none' }, { timeoutMs: 60000, signal: new AbortController().signal });`,
     ].join('\n');

@@ -1,12 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.js';
-import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.js';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.js';
-import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.js';
-import { compileFilter, compileGlob } from '../../../../src/infrastructure/tools/glob.js';
-import { exists, makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.js';
+import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.ts';
+import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.ts';
+import { compileFilter, compileGlob } from '../../../../src/infrastructure/tools/glob.ts';
+import { exists, makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 
 describe('file tools', () => {
   let repo: string;

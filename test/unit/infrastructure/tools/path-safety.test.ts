@@ -2,11 +2,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.js';
-import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.js';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.js';
-import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.js';
-import { exists, fingerprint, makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.js';
+import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.ts';
+import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.ts';
+import { exists, fingerprint, makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 
 const tool = (name: string): ToolDefinition => {
   const t = BUILTIN_TOOLS.find((x) => x.name === `builtin/${name}`);

@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.js';
-import { BuiltinToolRunner } from '../../../../src/infrastructure/tools/builtin-tool.runner.js';
-import { CommandConfinement } from '../../../../src/infrastructure/tools/confinement.js';
+import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.ts';
+import { BuiltinToolRunner } from '../../../../src/infrastructure/tools/builtin-tool.runner.ts';
+import { CommandConfinement } from '../../../../src/infrastructure/tools/confinement.ts';
 
 const tool = BUILTIN_TOOLS.find((t) => t.name === 'builtin/replace-in-files');
 

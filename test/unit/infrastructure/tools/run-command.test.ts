@@ -2,12 +2,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.js';
-import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.js';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.js';
-import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.js';
-import { makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.js';
-import { alive, waitUntil } from '../fixtures/processes.js';
+import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.ts';
+import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.ts';
+import { makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.ts';
+import { alive, waitUntil } from '../fixtures/processes.ts';
 
 const runCommand = BUILTIN_TOOLS.find((t) => t.name === 'builtin/run-command') as ToolDefinition;
 

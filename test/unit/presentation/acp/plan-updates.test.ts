@@ -7,7 +7,7 @@ import {
   PlanEntries,
   slashCommandOf,
   unknownCommandText,
-} from '../../../../src/presentation/acp/plan-updates.js';
+} from '../../../../src/presentation/acp/plan-updates.ts';
 
 const MODIFIED = [
   'diff --git a/src/a.js b/src/a.js',

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
-import type { Part, StreamResponse, Task } from '../../../../src/protocol/client/index.js';
-import { answerOf, permissionOptions, StandingDecisions } from '../../../../src/presentation/acp/approval.js';
+import type { Part, StreamResponse, Task } from '../../../../src/protocol/client/index.ts';
+import { answerOf, permissionOptions, StandingDecisions } from '../../../../src/presentation/acp/approval.ts';
 import {
   promptCapabilitiesOf,
   promptParts,
   TurnTranslator,
   UnsupportedContentError,
-} from '../../../../src/presentation/acp/translate.js';
+} from '../../../../src/presentation/acp/translate.ts';
 
 const TS = '2026-01-01T00:00:00Z';
 const task = (over: Partial<Task> = {}): Task => ({

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Command } from 'commander';
-import { CONTRACTS } from '../../../../src/protocol/client/index.js';
-import { buildProgram } from '../../../../src/presentation/cli/index.js';
+import { CONTRACTS } from '../../../../src/protocol/client/index.ts';
+import { buildProgram } from '../../../../src/presentation/cli/index.ts';
 import {
   COMMAND_METHODS,
   NO_COMMAND_EXPECTED,
   SERVER_COMMANDS,
-} from '../../../../src/presentation/cli/command-methods.js';
+} from '../../../../src/presentation/cli/command-methods.ts';
 
 const leaves = (c: Command, prefix: string[] = []): string[] =>
   c.commands.length === 0 ? [prefix.join(' ')] : c.commands.flatMap((s) => leaves(s, [...prefix, s.name()]));

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { resolveConnection } from '../../../../src/presentation/cli/config.js';
+import { resolveConnection } from '../../../../src/presentation/cli/config.ts';
 import {
   credentialsPath,
   expiryMs,
@@ -11,7 +11,7 @@ import {
   refreshIfExpired,
   saveCredentials,
   type CredentialStore,
-} from '../../../../src/presentation/cli/credentials.js';
+} from '../../../../src/presentation/cli/credentials.ts';
 
 describe('the credential store', () => {
   const root = mkdtempSync(join(tmpdir(), 'ca-creds-'));

@@ -10,12 +10,12 @@ import {
   subscribeToTask,
   type ClientStreamEvent,
   type ClientTransport,
-} from '../../../../src/protocol/client/index.js';
+} from '../../../../src/protocol/client/index.ts';
 import {
   CALL_TRACE_ENV,
   declaredClient,
   UndeclaredCallError,
-} from '../../../../src/presentation/cli/declared-client.js';
+} from '../../../../src/presentation/cli/declared-client.ts';
 
 /** A transport that answers every request and records what reached it. */
 function recordingTransport(): ClientTransport & { sent: string[]; closed: boolean } {

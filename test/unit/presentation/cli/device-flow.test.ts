@@ -1,9 +1,9 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { deviceLogin, refreshAccessToken } from '../../../../src/presentation/cli/support/device-flow.js';
-import { CliError } from '../../../../src/presentation/cli/exit-codes.js';
-import { JoseJwtVerifier } from '../../../../src/infrastructure/index.js';
-import { startFakeOidc, type FakeOidc } from '../../../support/fake-oidc.js';
+import { deviceLogin, refreshAccessToken } from '../../../../src/presentation/cli/support/device-flow.ts';
+import { CliError } from '../../../../src/presentation/cli/exit-codes.ts';
+import { JoseJwtVerifier } from '../../../../src/infrastructure/index.ts';
+import { startFakeOidc, type FakeOidc } from '../../../support/fake-oidc.ts';
 
 const CLIENT = 'agents-cli';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AppError, ERROR_REASONS, type ErrorReason } from '../../../../src/domain/errors.js';
-import { RpcError, toErrorObject, type ErrorSurface } from '../../../../src/protocol/jsonrpc/errors.js';
-import { A2AClientError } from '../../../../src/protocol/client/index.js';
-import { EXIT_CODES, exitReasonOf, type ExitReason } from '../../../../src/presentation/cli/exit-codes.js';
+import { AppError, ERROR_REASONS, type ErrorReason } from '../../../../src/domain/errors.ts';
+import { RpcError, toErrorObject, type ErrorSurface } from '../../../../src/protocol/jsonrpc/errors.ts';
+import { A2AClientError } from '../../../../src/protocol/client/index.ts';
+import { EXIT_CODES, exitReasonOf, type ExitReason } from '../../../../src/presentation/cli/exit-codes.ts';
 
 /** What each reason the agent may name exits with (the CLI's documented codes). */
 const EXPECTED: Record<ErrorReason, ExitReason> = {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { COMMAND_INDEX } from '../../../../src/presentation/cli/command-index.js';
-import { helpProgram, printHelp } from '../../../../src/presentation/cli/help.js';
-import { buildProgram, runCli, type CliIo } from '../../../../src/presentation/cli/index.js';
-import { commandIndex } from '../../../support/command-index.js';
+import { COMMAND_INDEX } from '../../../../src/presentation/cli/command-index.ts';
+import { helpProgram, printHelp } from '../../../../src/presentation/cli/help.ts';
+import { buildProgram, runCli, type CliIo } from '../../../../src/presentation/cli/index.ts';
+import { commandIndex } from '../../../support/command-index.ts';
 
 const host = { version: '1.2.3', serve: async () => 0 };
 
@@ -18,7 +18,7 @@ function captureIo(): { io: CliIo; out: () => string } {
 }
 
 describe('agents --help without loading the commands', () => {
-  it('lists the commands as the full command tree does (regenerate with dist/test/support/write-command-index.js --write)', () => {
+  it('lists the commands as the full command tree does (regenerate with node test/support/write-command-index.ts --write)', () => {
     assert.deepEqual(COMMAND_INDEX, commandIndex(buildProgram(host)));
   });
 

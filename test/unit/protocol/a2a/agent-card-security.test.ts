@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AgentCard } from '@a2a-js/sdk';
-import { AgentCardProvider, type AgentCardOptions, type CardOidc } from '../../../../src/protocol/a2a/agent-card.js';
-import { METHODS } from '../../../../src/protocol/a2a/method-table.js';
+import { AgentCardProvider, type AgentCardOptions, type CardOidc } from '../../../../src/protocol/a2a/agent-card.ts';
+import { METHODS } from '../../../../src/protocol/a2a/method-table.ts';
 
 const ISSUER = 'https://login.example.com/realms/team';
 const OIDC: CardOidc = {

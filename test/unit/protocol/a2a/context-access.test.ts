@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, makePrincipal, type Principal } from '../../../../src/application/index.js';
-import { buildApp, type App } from '../../../../src/main/app.js';
+import { LOCAL_PRINCIPAL, makePrincipal, type Principal } from '../../../../src/application/index.ts';
+import { buildApp, type App } from '../../../../src/main/app.ts';
 import {
   A2AClient,
   A2AClientError,
@@ -18,9 +18,9 @@ import {
   contextSimulate,
   projectRegistry,
   resourceRegistry,
-} from '../../../../src/protocol/client/index.js';
-import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.js';
-import { initRepo } from '../../../support/git.js';
+} from '../../../../src/protocol/client/index.ts';
+import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.ts';
+import { initRepo } from '../../../support/git.ts';
 
 /** Someone with a role in `team` only. */
 const STRANGER: Principal = makePrincipal({ id: 'vera', roles: { team: 'owner' } });

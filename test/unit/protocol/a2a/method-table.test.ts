@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { CONTRACTS } from '../../../../src/protocol/a2a/contracts/index.js';
-import { buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-table.js';
-import { defineContract } from '../../../../src/protocol/a2a/contract.js';
-import { bindUnary } from '../../../../src/protocol/a2a/method.js';
+import { CONTRACTS } from '../../../../src/protocol/a2a/contracts/index.ts';
+import { buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-table.ts';
+import { defineContract } from '../../../../src/protocol/a2a/contract.ts';
+import { bindUnary } from '../../../../src/protocol/a2a/method.ts';
 
 describe('method table and contracts', () => {
   it('binds every contract exactly once, and nothing that is not a contract', () => {

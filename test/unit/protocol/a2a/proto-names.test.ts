@@ -2,14 +2,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { AppError } from '../../../../src/domain/errors.js';
-import { METHODS } from '../../../../src/protocol/a2a/method-table.js';
-import { jsonName, normaliseProtoNames, PROTO_REQUEST_MESSAGES } from '../../../../src/protocol/a2a/proto-names.js';
+import { AppError } from '../../../../src/domain/errors.ts';
+import { METHODS } from '../../../../src/protocol/a2a/method-table.ts';
+import { jsonName, normaliseProtoNames, PROTO_REQUEST_MESSAGES } from '../../../../src/protocol/a2a/proto-names.ts';
 
-const PROTO = readFileSync(
-  fileURLToPath(new URL('../../../../../test/fixtures/a2a/a2a.proto', import.meta.url)),
-  'utf8',
-);
+const PROTO = readFileSync(fileURLToPath(new URL('../../../fixtures/a2a/a2a.proto', import.meta.url)), 'utf8');
 
 /** message name → field name → field type, read from the normative proto. */
 function protoMessages(): Map<string, Map<string, string>> {

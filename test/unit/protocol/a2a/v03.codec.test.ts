@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TASK_STATES } from '../../../../src/domain/a2a.model.js';
+import { TASK_STATES } from '../../../../src/domain/a2a.model.ts';
 import {
   messageFromV03,
   messageToV03,
   stateFromV03,
   stateToV03,
   streamResponseToV03,
-} from '../../../../src/protocol/a2a/v03.codec.js';
+} from '../../../../src/protocol/a2a/v03.codec.ts';
 
 describe('v0.3 codec', () => {
   it('round-trips messages and states', () => {

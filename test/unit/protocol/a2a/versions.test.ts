@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseVersion } from '../../../../src/protocol/a2a/versions.js';
+import { parseVersion } from '../../../../src/protocol/a2a/versions.ts';
 
 describe('versions', () => {
   it('negotiates Major.Minor and refuses the rest', () => {

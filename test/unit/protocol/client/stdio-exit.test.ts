@@ -9,7 +9,7 @@ import {
   A2ATransportError,
   StdioClientTransport,
   healthCheck,
-} from '../../../../src/protocol/client/index.js';
+} from '../../../../src/protocol/client/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ca-stdio-exit-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ERROR_REASONS } from '../../../../src/domain/errors.js';
-import { A2A_CODES, EXTENSION_CODES, HTTP_STATUS } from '../../../../src/protocol/jsonrpc/codes.js';
+import { ERROR_REASONS } from '../../../../src/domain/errors.ts';
+import { A2A_CODES, EXTENSION_CODES, HTTP_STATUS } from '../../../../src/protocol/jsonrpc/codes.ts';
 
 // The tables are total by their type (Record<ErrorReason, number>); what the compiler cannot check
 // is that each value is a code of its surface, and the codes the spec and DESIGN.md §3.3 fix.

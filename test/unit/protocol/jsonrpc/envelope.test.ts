@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkEnvelope } from '../../../../src/protocol/jsonrpc/envelope.js';
+import { checkEnvelope } from '../../../../src/protocol/jsonrpc/envelope.ts';
 
 describe('envelope', () => {
   it('accepts a well-formed request and flags each malformation', () => {

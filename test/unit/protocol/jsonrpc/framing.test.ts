@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createLineFramer } from '../../../../src/protocol/jsonrpc/framing.js';
+import { createLineFramer } from '../../../../src/protocol/jsonrpc/framing.ts';
 
 describe('line framing', () => {
   it('splits lines across chunks and reports oversized ones without losing the next', () => {

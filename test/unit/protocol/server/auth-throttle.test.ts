@@ -11,21 +11,21 @@ import {
   type AccountRepository,
   type KeyHasher,
   type Principal,
-} from '../../../../src/application/index.js';
-import { AppError } from '../../../../src/domain/errors.js';
+} from '../../../../src/application/index.ts';
+import { AppError } from '../../../../src/domain/errors.ts';
 import {
   openDatabase,
   ScryptKeyHasher,
   SqliteAccountRepository,
   SqliteNamespaceRepository,
-} from '../../../../src/infrastructure/index.js';
+} from '../../../../src/infrastructure/index.ts';
 import {
   authenticateRequest,
   AuthThrottle,
   FacadeAuthenticator,
   presentedOf,
   throttledFor,
-} from '../../../../src/protocol/server/auth.js';
+} from '../../../../src/protocol/server/auth.ts';
 
 const SERVER_TOKEN = 'the-server-token-0123456789';
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as never;

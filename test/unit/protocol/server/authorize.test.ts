@@ -9,9 +9,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, makePrincipal, type Principal } from '../../../../src/application/index.js';
-import { isWrite, permissionLevel } from '../../../../src/domain/permissions.js';
-import { buildApp, type App } from '../../../../src/main/app.js';
+import { LOCAL_PRINCIPAL, makePrincipal, type Principal } from '../../../../src/application/index.ts';
+import { isWrite, permissionLevel } from '../../../../src/domain/permissions.ts';
+import { buildApp, type App } from '../../../../src/main/app.ts';
 import {
   A2AClient,
   A2AClientError,
@@ -25,10 +25,10 @@ import {
   projectRegistry,
   resourceRegistry,
   sendMessage,
-} from '../../../../src/protocol/client/index.js';
-import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.js';
-import { A2A_FORBIDDEN } from '../../../../src/protocol/jsonrpc/codes.js';
-import { initRepo } from '../../../support/git.js';
+} from '../../../../src/protocol/client/index.ts';
+import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.ts';
+import { A2A_FORBIDDEN } from '../../../../src/protocol/jsonrpc/codes.ts';
+import { initRepo } from '../../../support/git.ts';
 
 const VIEWER: Principal = makePrincipal({ id: 'vera', roles: { team: 'viewer' } });
 const STRANGER: Principal = makePrincipal({ id: 'mallory', roles: { mallory: 'owner' } });

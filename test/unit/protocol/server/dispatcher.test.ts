@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-table.js';
-import { defineStreamContract } from '../../../../src/protocol/a2a/contract.js';
-import { bindStream } from '../../../../src/protocol/a2a/method.js';
-import { resultText, type JsonRpcErrorObject } from '../../../../src/protocol/jsonrpc/envelope.js';
-import { JsonText } from '../../../../src/domain/json.js';
-import { LOCAL_PRINCIPAL } from '../../../../src/application/index.js';
+import { buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-table.ts';
+import { defineStreamContract } from '../../../../src/protocol/a2a/contract.ts';
+import { bindStream } from '../../../../src/protocol/a2a/method.ts';
+import { resultText, type JsonRpcErrorObject } from '../../../../src/protocol/jsonrpc/envelope.ts';
+import { JsonText } from '../../../../src/domain/json.ts';
+import { LOCAL_PRINCIPAL } from '../../../../src/application/index.ts';
 import {
   Dispatcher,
   type DispatcherOptions,
   type ReadMessage,
   type StreamEvent,
-} from '../../../../src/protocol/server/dispatcher.js';
+} from '../../../../src/protocol/server/dispatcher.ts';
 
 /** Only the table is read by isStreamingRequest; the rest of the options are never touched. */
 const dispatcherFor = (table: DispatcherOptions['table']): Dispatcher =>

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { AgentCardProvider } from '../../../../../src/protocol/a2a/agent-card.js';
-import { METHODS } from '../../../../../src/protocol/a2a/method-table.js';
-import { CliError, exitReasonOf } from '../../../../../src/presentation/cli/exit-codes.js';
-import { readCard, renderCard } from '../../../../../src/presentation/cli/render/card.js';
-import { Ui } from '../../../../../src/presentation/cli/render/ui.js';
+import { AgentCardProvider } from '../../../../../src/protocol/a2a/agent-card.ts';
+import { METHODS } from '../../../../../src/protocol/a2a/method-table.ts';
+import { CliError, exitReasonOf } from '../../../../../src/presentation/cli/exit-codes.ts';
+import { readCard, renderCard } from '../../../../../src/presentation/cli/render/card.ts';
+import { Ui } from '../../../../../src/presentation/cli/render/ui.ts';
 
 const plainUi = (): Ui =>
   new Ui('plain', { stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough(), env: {} }, true);

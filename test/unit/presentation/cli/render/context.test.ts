@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { InvalidArgumentError } from 'commander';
-import { settingsFromFlags, sizeOption } from '../../../../../src/presentation/cli/commands/context.command.js';
-import { UsageError } from '../../../../../src/presentation/cli/exit-codes.js';
+import { settingsFromFlags, sizeOption } from '../../../../../src/presentation/cli/commands/context.command.ts';
+import { UsageError } from '../../../../../src/presentation/cli/exit-codes.ts';
 import {
   bytesText,
   cutText,
@@ -11,8 +11,8 @@ import {
   renderContextShown,
   renderInspection,
   type Inspection,
-} from '../../../../../src/presentation/cli/render/context.js';
-import { Ui } from '../../../../../src/presentation/cli/render/ui.js';
+} from '../../../../../src/presentation/cli/render/context.ts';
+import { Ui } from '../../../../../src/presentation/cli/render/ui.ts';
 
 const ui = (format: 'plain' | 'rich'): Ui =>
   new Ui(format, { stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough(), env: {} }, true);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { planCorrect, planExplain } from '../../../../../src/protocol/client/index.js';
-import { renderCorrection, renderExplain } from '../../../../../src/presentation/cli/render/plan-decision.js';
-import { Ui } from '../../../../../src/presentation/cli/render/ui.js';
+import { planCorrect, planExplain } from '../../../../../src/protocol/client/index.ts';
+import { renderCorrection, renderExplain } from '../../../../../src/presentation/cli/render/plan-decision.ts';
+import { Ui } from '../../../../../src/presentation/cli/render/ui.ts';
 
 const plainUi = (): Ui =>
   new Ui('plain', { stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough(), env: {} }, true);

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { EventLines } from '../../../../../src/presentation/cli/support/events.js';
+import { EventLines } from '../../../../../src/presentation/cli/support/events.ts';
 
 const PLAN_META = 'urn:cleveragents:plan';
 

@@ -4,11 +4,11 @@
  * result of the wrong shape is refused by it. Runs the real service over in-memory fakes of its
  * ports.
  */
-import { localCapabilities, resolveAsGiven } from '../../../../support/capabilities.js';
+import { localCapabilities, resolveAsGiven } from '../../../../support/capabilities.ts';
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { z } from 'zod';
-import { LOCAL_PRINCIPAL } from '../../../../../src/application/ports/principal.js';
+import { LOCAL_PRINCIPAL } from '../../../../../src/application/ports/principal.ts';
 import type {
   Member,
   NamespaceRecord,
@@ -19,21 +19,21 @@ import type {
   RegistryRepository,
   ResourceInspector,
   Role,
-} from '../../../../../src/application/ports/registry.repository.port.js';
-import { NamespaceService } from '../../../../../src/application/registry/namespace.service.js';
-import { RegistryService, type ShownEntity } from '../../../../../src/application/registry/registry.service.js';
+} from '../../../../../src/application/ports/registry.repository.port.ts';
+import { NamespaceService } from '../../../../../src/application/registry/namespace.service.ts';
+import { RegistryService, type ShownEntity } from '../../../../../src/application/registry/registry.service.ts';
 import {
   BUILTIN_ACTIONS,
   BUILTIN_ACTOR_DEFINITIONS,
   BUILTIN_TOOLS,
-} from '../../../../../src/domain/registry/builtins.js';
+} from '../../../../../src/domain/registry/builtins.ts';
 import {
   REGISTRY_KINDS,
   type Reference,
   type RegistryEntity,
   type RegistryKind,
-} from '../../../../../src/domain/registry/entities.js';
-import { REGISTRIES } from '../../../../../src/protocol/a2a/contracts/registry.contract.js';
+} from '../../../../../src/domain/registry/entities.ts';
+import { REGISTRIES } from '../../../../../src/protocol/a2a/contracts/registry.contract.ts';
 
 class MemoryRegistry implements RegistryRepository {
   private readonly rows = new Map<string, { entity: RegistryEntity; refs: readonly Reference[] }>();
