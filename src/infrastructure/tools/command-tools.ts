@@ -128,7 +128,7 @@ async function runInSandbox(
 const mib = (bytes: number): string => `${Math.round(bytes / 1024 / 1024)} MiB`;
 /** How programs say an allocation failed (RLIMIT_AS makes it fail; nothing reports it otherwise). */
 const OUT_OF_MEMORY =
-  /Cannot allocate memory|MemoryError|out of memory|std::bad_alloc|memory exhausted|Failed to reserve|allocation failed/i;
+  /Cannot allocate memory|MemoryError|out of memory|std::bad_alloc|memory exhausted|Failed to (?:reserve|allocate)|allocation failed/i;
 
 /**
  * The sandbox's git, for the git tools: run here (the tool runner has no confined helper), with

@@ -50,10 +50,15 @@ interface Pending {
   events?: Channel<ClientStreamEvent>;
 }
 
-/** tsc's bin beside this module (dist/src/protocol/client), or the bundle's own entry inside it. */
+/**
+ * The agent's entry: the bundle's own inside the bundle, else the bin beside this module — tsc's
+ * (dist/src/protocol/client) or, when Node runs the TypeScript sources (the tests), src/main/bin.ts.
+ */
 const HERE = new URL('.', import.meta.url);
 const DEFAULT_BIN = fileURLToPath(
-  HERE.pathname.endsWith('/bundle/') ? new URL('agents.js', HERE) : new URL('../../main/bin.js', import.meta.url),
+  HERE.pathname.endsWith('/bundle/')
+    ? new URL('agents.js', HERE)
+    : new URL(import.meta.url.endsWith('.ts') ? '../../main/bin.ts' : '../../main/bin.js', import.meta.url),
 );
 
 /** A2A JSON-RPC over the pipes of a spawned `agents serve --stdio` (DESIGN.md §3.5). */

@@ -42,6 +42,8 @@ describe('what a confined command sees (bubblewrap)', () => {
   let sb: SandboxInfo;
   let plain: CommandConfinement;
   let withTools: CommandConfinement;
+  /** Where the Node.js running these tests is installed, when outside the system dirs (~/.node24 here): commands see it. */
+  let nodeDirs: string[];
 
   const sh = (script: string, c: CommandConfinement = plain): Promise<ToolCallResult> =>
     run({ program: 'sh', args: ['-c', script] }, c);
@@ -79,6 +81,7 @@ describe('what a confined command sees (bubblewrap)', () => {
     });
     const serverEnv = { PATH: `${outside}/bin:${linked}/bin:${home}/.tools/bin:/usr/local/bin:/usr/bin:/bin` };
     plain = await CommandConfinement.probe({ mode: 'bubblewrap', home, secrets: [data], serverEnv });
+    nodeDirs = await nodeInstallation({ execPath: process.execPath, searchPath: serverEnv.PATH, home });
     withTools = await CommandConfinement.probe({
       mode: 'bubblewrap',
       home,
@@ -98,7 +101,7 @@ describe('what a confined command sees (bubblewrap)', () => {
     // /var only because this test's sandbox lives under /var/tmp: nothing in it but the way there.
     assert.deepEqual(
       root.trim().split('\n').sort(),
-      [...SYSTEM_DIRS, 'dev', 'etc', 'proc', 'tmp', 'usr', 'var'].sort(),
+      [...new Set([...SYSTEM_DIRS, 'dev', 'etc', 'proc', 'tmp', 'usr', 'var', ...nodeDirs.map(topDir)])].sort(),
     );
     assert.deepEqual(varTmpSeen.trim().split('\n').sort(), [path.basename(data), path.basename(repo)].sort());
     const hostLinks = ['/bin', '/lib'].map((d) => (fs.lstatSync(d).isSymbolicLink() ? fs.readlinkSync(d) : ''));
@@ -115,8 +118,12 @@ describe('what a confined command sees (bubblewrap)', () => {
     const r = await sh(
       `for d in /home /root /srv /run /mnt /opt '${outside}' '${home}'; do ls -A "$d" || echo "absent $d"; done; cat '${outside}/secret.txt'; echo end`,
     );
-    for (const d of ['/home', '/root', '/srv', '/run', '/mnt', '/opt', outside, home])
-      assert.match(r.output, new RegExp(`^absent ${d}$`, 'm'), r.output);
+    for (const d of ['/home', '/root', '/srv', '/run', '/mnt', '/opt', outside, home]) {
+      // A directory on the way to the Node.js running the agent holds that way and nothing else.
+      const way = nodeDirs.filter((n) => n.startsWith(`${d}/`)).map((n) => n.slice(d.length + 1).split('/')[0]);
+      const expected = way.length ? `^${way.join('\\n')}$` : `^absent ${d}$`;
+      assert.match(r.output, new RegExp(expected, 'm'), r.output);
+    }
     assert.doesNotMatch(r.output, /ANOTHER WORKSPACE/);
     assert.match(r.output, /end\n$/);
   });
@@ -229,9 +236,17 @@ describe('what a confined command sees (bubblewrap)', () => {
       check.detail,
       /network: none unless the plan allows it, and then the host network \(loopback and abstract UNIX sockets included\)/,
     );
-    assert.match(plain.check().detail, /toolchains: none \(add them with --read-only-path\)/);
+    assert.match(
+      plain.check().detail,
+      nodeDirs.length
+        ? new RegExp(`toolchains: ${nodeDirs[0]} \\(the Node.js running the agent\\);`)
+        : /toolchains: none \(add them with --read-only-path\)/,
+    );
   });
 });
+
+/** `/root` for `/root/.node24/lib/node_modules/node`. */
+const topDir = (p: string): string => p.split('/')[1] ?? '';
 
 describe('the view, piece by piece', () => {
   let dir: string;
