@@ -3,10 +3,15 @@
  * does not compile JSX, so `.tsx` modules go through esbuild (the bundler the build already uses).
  * Loaded with `node --import ./test/support/tsx-hooks.ts`; everything else loads untouched.
  */
-import { registerHooks } from 'node:module';
+import { enableCompileCache, registerHooks } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { transformSync } from 'esbuild';
+
+// Each test file is its own process loading the same sources: Node's compile cache keeps their
+// stripped and compiled code between them (~30% less CPU per file). Plain fallback: none needed,
+// a cache that cannot be written is simply not used.
+enableCompileCache();
 
 registerHooks({
   load(url, context, nextLoad) {
