@@ -12,6 +12,7 @@ import { egressSettings } from './egress-config.ts';
 import { envInt, installBackstop, resolveLimits } from './limits-config.ts';
 import { databaseFile, resolveDataDir, tokenFile, workspaceRootOf } from './paths.ts';
 import { describeStartupError, StartupError, type StartupContext } from './startup-errors.ts';
+import { startupMark } from './startup-marks.ts';
 import { VERSION } from './version.ts';
 
 /**
@@ -69,7 +70,9 @@ export async function serve(opts: ServeOptions): Promise<number> {
 }
 
 async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> {
+  startupMark('agent:loaded');
   if (opts.awaitClient && !(await clientWrote(process.stdin))) return 0;
+  startupMark('agent:client-wrote');
   const logger = createLogger(opts.verbose ? 'debug' : 'warn');
   installBackstop(logger);
   const ctx: StartupContext = { dataDir, dbFile: databaseFile(dataDir) };
@@ -101,6 +104,7 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
     // The local user's namespaces are read per request: sync and `namespace create` add to them.
     principal: () => app.facade.namespaces.localPrincipal(),
   });
+  startupMark('agent:ready');
   // Paused while the client was awaited; the server listens now.
   if (opts.awaitClient) {
     (process.stdin as Partial<Socket>).ref?.();
