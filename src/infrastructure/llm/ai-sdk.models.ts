@@ -198,7 +198,9 @@ export class AiSdkLanguageModels implements LanguageModels {
             throw new ProviderFailure(
               'protocol',
               `the answer of ${baseUrl} ended without a finish`,
-              'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
+              yielded
+                ? 'try again: the server, or a proxy before it, closed the answer before its end'
+                : 'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
             );
           yield finish;
           return;

@@ -410,6 +410,26 @@ for (const { provider, start } of PROVIDERS) {
       assert.match(error?.message ?? '', /connection cut/);
     });
 
+    it('an answer that ends cleanly before its finish is protocol, after the text it streamed, without a retry', async (t) => {
+      const f = await fake(t);
+      f.push({ text: ['a', 'b', 'c'], endAfter: 2 }, { text: ['not asked for'] });
+      const { events, error } = await collect(request(f, provider));
+      // the text is cut short: the step must not end as if the model had finished
+      assert.deepEqual(texts(events), ['a', 'b']);
+      assert.equal(events.filter((e) => e.type === 'finish').length, 0);
+      assert.equal(error?.kind, 'protocol', `${error?.kind}: ${error?.message}`);
+      assert.match(error.message, /ended without a finish/);
+      assert.equal(f.generations.length, 1);
+    });
+
+    it('an answer that ends cleanly before its first chunk is protocol', async (t) => {
+      const f = await fake(t);
+      f.push({ text: ['a'], endAfter: 0 });
+      const { events, error } = await collect(request(f, provider));
+      assert.deepEqual(events, []);
+      assert.equal(error?.kind, 'protocol', `${error?.kind}: ${error?.message}`);
+    });
+
     it('a consumer that stops reading early aborts the HTTP request', { timeout: 15_000 }, async (t) => {
       const f = await fake(t);
       const gate = createGate();
