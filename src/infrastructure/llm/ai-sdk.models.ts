@@ -2,9 +2,10 @@
  * LanguageModels through the Vercel AI SDK's provider packages: `@ai-sdk/openai-compatible` for the
  * `openai-compatible` and `openai` providers (/chat/completions), `@ai-sdk/anthropic` for
  * `anthropic` (/messages). One model step is the provider model's `doStream` (the SDK's provider
- * spec, v3), not `streamText`: it streams each delta as it is read, hands over a tool call's
- * arguments as the raw text the model wrote (streamText parses and repairs them), runs no tools and
- * does no retries of its own, so retries, Retry-After and the timeouts are this adapter's.
+ * spec, v4: the AI SDK 7 line), not `streamText`: it streams each delta as it is read, hands over a
+ * tool call's arguments as the raw text the model wrote (streamText parses them against a declared
+ * tool set and repairs them), runs no tools and does no retries of its own, so retries, Retry-After
+ * and the timeouts are this adapter's.
  *
  * The SDK packages are loaded with `import()` on first use: a process that runs no LLM actor never
  * loads them.
@@ -416,6 +417,9 @@ function toEvent(part: StreamPart, actor: ActorDefinition): ModelEvent | undefin
     case 'tool-call':
       return { type: 'tool-call', call: { id: part.toolCallId, name: part.toolName, arguments: part.input } };
     case 'finish':
+      // An answer that stopped without the provider's completion signal (the 7 line's Anthropic
+      // model reports it as a finish 'interrupted') may be cut short: it is no finish.
+      if (part.finishReason.unified === 'interrupted') return undefined;
       return {
         type: 'finish',
         reason: FINISH[part.finishReason.unified] ?? 'other',
