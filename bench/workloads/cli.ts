@@ -121,13 +121,14 @@ export function cliWorkload(cfg: BenchConfig, report: Report, log: (s: string) =
 const PHASES = [
   ['spawn', 'cli:main', 'CLI: node starts, checks its version, loads its entry'],
   ['cli:main', 'cli:commands-loaded', 'CLI: spawns the agent, loads the commands'],
-  ['cli:commands-loaded', 'agent:client-wrote', 'CLI connects; agent loads (the later of the two)'],
-  ['agent:client-wrote', 'agent:ready', 'agent: opens the data directory, builds services'],
+  ['cli:commands-loaded', 'agent:client-wrote', 'CLI parses, connects, writes (or the agent loads, the later)'],
+  ['agent:client-wrote', 'agent:ready', 'agent: its services, if still building, then serving'],
   ['agent:ready', 'cli:exit', 'request -> answer, CLI done'],
   ['cli:exit', 'end', 'CLI process exits'],
   // Off the sequence above, overlapping the CLI's loading: the agent's own start.
   ['cli:agent-spawned', 'agent:main', "agent: node starts, loads its entry (overlaps the CLI's)"],
   ['agent:main', 'agent:loaded', 'agent: loads serve modules (overlaps)'],
+  ['agent:loaded', 'agent:built', 'agent: opens the data directory, builds services (overlaps)'],
 ] as const;
 
 /** One run of `args` with marks on: each mark's time (ms since the spawn), or undefined when one is missing. */
