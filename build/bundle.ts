@@ -7,6 +7,9 @@
  * at start) although zod only ever uses English unless told otherwise, and nothing here tells it.
  * The bundle keeps `z.locales.en` and drops the others: every process of the CLI starts ~30 ms
  * cheaper. tsc's output (dist/src/main/bin.js) keeps zod whole.
+ *
+ * The entry, agents.js (src/main/bin.ts), checks the Node version before the rest loads: it must
+ * import no chunk statically, or that chunk would be evaluated first. The build fails if it does.
  */
 import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -30,9 +33,20 @@ const zodEnglishOnly: Plugin = {
   },
 };
 
+/**
+ * The entry's import of the rest becomes `import('./main.js')`, the split bundle's entry: the
+ * entry is built on its own, so that it shares no chunk (not even esbuild's runtime helpers).
+ */
+const restIsMainJs: Plugin = {
+  name: 'rest-is-main-js',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/cli-main\.ts$/ }, () => ({ path: './main.js', external: true }));
+  },
+};
+
 rmSync(OUT, { recursive: true, force: true });
 const result = await build({
-  entryPoints: ['src/main/bin.ts'],
+  entryPoints: ['src/main/cli-main.ts'],
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -42,7 +56,7 @@ const result = await build({
   // once no comment carries a character above U+00FF (README, "The CLI").
   minifyWhitespace: true,
   outdir: OUT,
-  entryNames: 'agents',
+  entryNames: 'main',
   external: ['better-sqlite3', 'pg-native', 'react-devtools-core'],
   banner: {
     js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
@@ -55,3 +69,24 @@ const result = await build({
 const inputs = Object.keys(result.metafile.inputs);
 if (!inputs.includes('zod-en:zod-locales') || inputs.some((i) => /node_modules\/zod\/v4\/locales\/(?!en\.js)/.test(i)))
   throw new Error('bundle: zod locales other than English are still in the bundle; see build/bundle.ts');
+
+const entry = await build({
+  entryPoints: ['src/main/bin.ts'],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  // Parsed by whatever Node a user has, so that an old one reaches the version check.
+  target: 'node18',
+  minifyWhitespace: true,
+  outfile: `${OUT}/agents.js`,
+  plugins: [restIsMainJs],
+  logLevel: 'warning',
+  metafile: true,
+});
+// Only builtins before the version check: anything else would be evaluated first.
+const early = Object.values(entry.metafile.outputs).flatMap((o) => o.imports);
+const loaded = early.filter((i) => i.kind === 'import-statement' && !i.path.startsWith('node:')).map((i) => i.path);
+if (loaded.length > 0 || !early.some((i) => i.kind === 'dynamic-import' && i.path === './main.js'))
+  throw new Error(
+    `bundle: the entry must import only node: builtins, then ./main.js; it imports ${loaded.join(', ') || 'no ./main.js'}`,
+  );

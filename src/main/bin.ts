@@ -1,27 +1,23 @@
 #!/usr/bin/env node
+/**
+ * The `agents` command's entry (package.json `bin` is its bundle, dist/src/bundle/agents.js). It
+ * checks the Node version before anything else loads: the bundle's other chunks, and the
+ * dependencies in them, would otherwise fail on an old Node with a stack trace about some missing
+ * API. So this file and what it imports statically use only what every Node since 18 has, and
+ * import no module that any other chunk shares (build/bundle.ts checks that the entry imports no
+ * chunk).
+ */
 import { fileURLToPath } from 'node:url';
-import type { ServeOptions } from '../presentation/cli/index.ts';
-import { VERSION } from './version.ts';
+import { startCompileCache } from './compile-cache.ts';
+import { nodeVersionRefusal } from './node-version.ts';
 
-const args = process.argv.slice(2);
-// Loaded only for `agents serve`, so client commands start fast.
-const serve = async (opts: ServeOptions): Promise<number> => (await import('./serve.ts')).serve(opts);
-// `agents --version` and `agents --help` alone need none of the commands: answered before those
-// load (the help lists them from an index, see presentation/cli/help.ts). `agents serve …` (what
-// every local-mode command spawns) needs only its own flags: parsed without the command tree.
-if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-  process.stdout.write(`${VERSION}\n`);
-} else if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
-  process.exitCode = (await import('../presentation/cli/help.ts')).printHelp(VERSION);
-} else if (args[0] === 'serve') {
-  process.exitCode = await (
-    await import('../presentation/cli/serve-cli.ts')
-  ).runServe(process.argv, { version: VERSION, serve });
+const refusal = nodeVersionRefusal(process.versions.node);
+if (refusal !== undefined) {
+  process.stderr.write(`${refusal}\n`);
+  process.exitCode = 1;
 } else {
-  // A local agent runs this same script: the bundle, when the CLI is the bundle.
-  const bin = fileURLToPath(import.meta.url);
-  // Spawned before the commands load, so that it starts while they do.
-  const early = (await import('../presentation/cli/early-agent.ts')).spawnEarlyAgent(args, process.env, bin);
-  const { runCli } = await import('../presentation/cli/index.ts');
-  process.exitCode = await runCli(process.argv, { version: VERSION, bin, serve, ...(early ? { early } : {}) });
+  // Before the first import of the rest, so that every module after it is read from the cache.
+  startCompileCache();
+  // A local agent runs this same script: the bundle's entry, when the CLI is the bundle.
+  await (await import('./cli-main.ts')).main(fileURLToPath(import.meta.url));
 }

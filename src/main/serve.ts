@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { ServeOptions } from '../presentation/cli/index.ts';
-import type { RetentionPolicy } from '../application/index.ts';
+import type { Logger, RetentionPolicy } from '../application/index.ts';
 import { AuthThrottle, FacadeAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.ts';
 import { A2aHttpServer } from '../protocol/server/http.server.ts';
 import { A2aStdioServer } from '../protocol/server/stdio.server.ts';
@@ -12,6 +12,7 @@ import { egressSettings } from './egress-config.ts';
 import { envInt, installBackstop, resolveLimits } from './limits-config.ts';
 import { databaseFile, resolveDataDir, tokenFile, workspaceRootOf } from './paths.ts';
 import { describeStartupError, StartupError, type StartupContext } from './startup-errors.ts';
+import { startupMark } from './startup-marks.ts';
 import { VERSION } from './version.ts';
 
 /**
@@ -69,27 +70,29 @@ export async function serve(opts: ServeOptions): Promise<number> {
 }
 
 async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> {
-  if (opts.awaitClient && !(await clientWrote(process.stdin))) return 0;
+  startupMark('agent:loaded');
   const logger = createLogger(opts.verbose ? 'debug' : 'warn');
   installBackstop(logger);
   const ctx: StartupContext = { dataDir, dbFile: databaseFile(dataDir) };
-  const retention = startup(ctx, () => retentionPolicy(opts));
-  const limits = startup(ctx, () => resolveLimits(opts));
-  const database = startup(ctx, () => databaseOptions(opts));
-  startup(ctx, () => egressSettings(opts.allowEgress));
-  if (database.databaseUrl) ctx.databaseUrl = redactUrl(database.databaseUrl);
-  const app = await startupAsync(ctx, () =>
-    buildApp({
-      dataDir,
-      logger,
-      defaultActor: opts.defaultActor,
-      limits,
-      ...database,
-      confinement: { readOnlyPaths: opts.readOnlyPaths },
-      ...(opts.allowEgress ? { allowEgress: opts.allowEgress } : {}),
-      card: { endpoint: 'stdio://local', auth: 'none' },
-    }),
-  );
+  let building: Promise<StdioApp> | undefined;
+  // An agent spawned before the CLI knew whether it needs one (early-agent.ts) builds its services
+  // while the CLI loads its commands, so that the two start side by side rather than one after
+  // the other; but only in a data directory that exists: an agent the command turns out not to
+  // use creates none. A failure is reported below, once a client is there to hear it.
+  if (!opts.awaitClient || existsSync(dataDir)) {
+    building = buildStdioApp(opts, dataDir, logger, ctx);
+    building.catch(() => {});
+  }
+  if (opts.awaitClient && !(await clientWrote(process.stdin))) {
+    // Nobody came: what was built gives its lease back.
+    await building?.then(
+      ({ app }) => app.close(),
+      () => {},
+    );
+    return 0;
+  }
+  startupMark('agent:client-wrote');
+  const { app, retention } = await (building ?? buildStdioApp(opts, dataDir, logger, ctx));
   const stopSweeper = startSweeper(app, retention);
   const server = new A2aStdioServer({
     dispatcher: app.dispatcher,
@@ -101,6 +104,7 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
     // The local user's namespaces are read per request: sync and `namespace create` add to them.
     principal: () => app.facade.namespaces.localPrincipal(),
   });
+  startupMark('agent:ready');
   // Paused while the client was awaited; the server listens now.
   if (opts.awaitClient) {
     (process.stdin as Partial<Socket>).ref?.();
@@ -123,6 +127,39 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
   await app.close();
   // Timers of abandoned actor turns must not keep the agent alive once its client is gone.
   process.exit(0);
+}
+
+interface StdioApp {
+  app: App;
+  retention: RetentionPolicy | undefined;
+}
+
+/** The local agent's settings, checked before anything opens (a bad value changes nothing), and its app. */
+async function buildStdioApp(
+  opts: ServeOptions,
+  dataDir: string,
+  logger: Logger,
+  ctx: StartupContext,
+): Promise<StdioApp> {
+  const retention = startup(ctx, () => retentionPolicy(opts));
+  const limits = startup(ctx, () => resolveLimits(opts));
+  const database = startup(ctx, () => databaseOptions(opts));
+  startup(ctx, () => egressSettings(opts.allowEgress));
+  if (database.databaseUrl) ctx.databaseUrl = redactUrl(database.databaseUrl);
+  const app = await startupAsync(ctx, () =>
+    buildApp({
+      dataDir,
+      logger,
+      defaultActor: opts.defaultActor,
+      limits,
+      ...database,
+      confinement: { readOnlyPaths: opts.readOnlyPaths },
+      ...(opts.allowEgress ? { allowEgress: opts.allowEgress } : {}),
+      card: { endpoint: 'stdio://local', auth: 'none' },
+    }),
+  );
+  startupMark('agent:built');
+  return { app, retention };
 }
 
 /**

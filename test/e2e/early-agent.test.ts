@@ -1,14 +1,18 @@
 /**
  * The local agent bin.ts spawns before the CLI loads its commands (presentation/cli/early-agent.ts):
- * spawned only when the arguments most likely need it, it touches nothing until its client writes,
- * and a command that does not use it leaves no data directory and no process behind.
+ * spawned only when the arguments most likely need it, it serves nothing until its client writes
+ * (in a data directory that exists it builds its services meanwhile), and a command that does not
+ * use it leaves no data directory, no lease and no process behind.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import { after, describe, it } from 'node:test';
+import { STARTUP_MARKS_ENV } from '../../src/main/startup-marks.ts';
 import { agentEnv } from '../../src/protocol/client/agent-env.ts';
 import { spawnEarlyAgent } from '../../src/presentation/cli/early-agent.ts';
 import { collect, type CliResult } from '../support/cli.ts';
@@ -74,6 +78,37 @@ describe('the early local agent', () => {
     assert.equal(await exited, 0);
     assert.equal(existsSync(dataDir), false);
   });
+
+  it(
+    'builds its services before the client writes in a data directory that exists, and gives its lease back unused',
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const e = env(join(ROOT, 'none'));
+      const dataDir = join(ROOT, 'existing');
+      assert.equal((await cli(['health', '--data-dir', dataDir], e)).code, 0);
+      const marks = join(ROOT, 'existing-marks.tsv');
+      const withMarks = { ...e, [STARTUP_MARKS_ENV]: marks };
+      const early = spawnEarlyAgent(['health', '--data-dir', dataDir], withMarks, BIN);
+      assert.ok(early);
+      const child = early.take(['--data-dir', dataDir], 'capture', withMarks);
+      assert.ok(child);
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const written = (): string => (existsSync(marks) ? readFileSync(marks, 'utf8') : '');
+      // Nothing is written to the agent: its services are built all the same (the test's timeout bounds the wait).
+      while (!written().includes('\tagent:built\t')) await delay(20);
+      assert.doesNotMatch(written(), /\tagent:client-wrote\t/);
+      child.stdin?.end();
+      assert.equal(await exited, 0);
+      const db = new Database(join(dataDir, 'cleveragents.db'), { readonly: true });
+      try {
+        assert.deepEqual(db.prepare('SELECT id FROM runners').all(), []);
+      } finally {
+        db.close();
+      }
+    },
+  );
 
   it("starts with glibc's malloc threshold fixed, unless the environment sets its own", async (t) => {
     if (process.platform !== 'linux') return t.skip('the setting is for glibc on Linux');

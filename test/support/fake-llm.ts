@@ -4,7 +4,7 @@
  * the real APIs do. Each test scripts the replies (a FIFO, then an optional responder) and reads
  * what the client sent (every request is recorded, with whether the client went away early).
  *
- * "Content chunks" (what `stallAfter`, `holdAfter`, `errorAfter` and `cutAfter` count) are the
+ * "Content chunks" (what `stallAfter`, `holdAfter`, `errorAfter`, `cutAfter` and `endAfter` count) are the
  * text deltas and tool-argument deltas; the framing events before them (OpenAI's role chunk,
  * Anthropic's message_start / content_block_start / ping) are always sent.
  */
@@ -38,6 +38,11 @@ export interface FakeStreamReply {
   errorAfter?: number;
   /** After this many content chunks, destroy the connection (a cut). */
   cutAfter?: number;
+  /**
+   * After this many content chunks, end the answer cleanly without its closing frames (no finish,
+   * no message_stop, no [DONE]): what a server or proxy that gives up mid-answer sends.
+   */
+  endAfter?: number;
 }
 
 export interface FakeErrorReply {
@@ -424,6 +429,7 @@ async function writeStream(
   };
   const stall = at(reply.stallAfter);
   const cut = at(reply.cutAfter);
+  const end = at(reply.endAfter);
   const error = reply.streamError ? at(reply.errorAfter ?? 0) : -1;
   const hold = reply.gate ? at(reply.holdAfter ?? 1) : -1;
   const gone = () => res.destroyed || res.writableEnded;
@@ -434,6 +440,7 @@ async function writeStream(
       res.socket?.end();
       return;
     }
+    if (i === end) return void res.end();
     if (i === error && reply.streamError) return void res.end(dialect.streamErrorFrame(reply.streamError));
     if (i === hold && reply.gate) await reply.gate;
     const frame = frames[i];

@@ -2,25 +2,24 @@
  * LanguageModels through the Vercel AI SDK's provider packages: `@ai-sdk/openai-compatible` for the
  * `openai-compatible` and `openai` providers (/chat/completions), `@ai-sdk/anthropic` for
  * `anthropic` (/messages). One model step is the provider model's `doStream` (the SDK's provider
- * spec, v3), not `streamText`: it streams each delta as it is read, hands over a tool call's
- * arguments as the raw text the model wrote (streamText parses and repairs them), runs no tools and
- * does no retries of its own, so retries, Retry-After and the timeouts are this adapter's.
+ * spec, v4: the AI SDK 7 line), not `streamText`: it streams each delta as it is read, hands over a
+ * tool call's arguments as the raw text the model wrote (streamText parses them against a declared
+ * tool set and repairs them), runs no tools and does no retries of its own, so retries, Retry-After
+ * and the timeouts are this adapter's.
  *
  * The SDK packages are loaded with `import()` on first use: a process that runs no LLM actor never
  * loads them.
  */
-import type { createAnthropic } from '@ai-sdk/anthropic';
 import { actorEndpoint, LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../domain/registry/entities.ts';
 import {
   ProviderFailure,
   type EndpointAccess,
   type EndpointCheck,
-  type FinishReason,
   type LanguageModels,
   type ModelEvent,
-  type ModelMessage,
   type ModelRequest,
 } from '../../application/index.ts';
+import { callOptions, toEvent, type ProviderModel } from './ai-sdk.mapping.ts';
 import {
   cancelled,
   classify,
@@ -30,14 +29,8 @@ import {
   providerMessage,
   redact,
   short,
-  streamError,
   tooLong,
 } from './provider-failures.ts';
-
-type ProviderModel = ReturnType<ReturnType<typeof createAnthropic>['languageModel']>;
-type CallOptions = Parameters<ProviderModel['doStream']>[0];
-type StreamPart = Awaited<ReturnType<ProviderModel['doStream']>>['stream'] extends ReadableStream<infer P> ? P : never;
-type Prompt = CallOptions['prompt'];
 
 export interface AiSdkLanguageModelsOptions {
   /** The fetch the providers use where no guard applies (tests only; default the global fetch). */
@@ -198,7 +191,9 @@ export class AiSdkLanguageModels implements LanguageModels {
             throw new ProviderFailure(
               'protocol',
               `the answer of ${baseUrl} ended without a finish`,
-              'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
+              yielded
+                ? 'try again: the server, or a proxy before it, closed the answer before its end'
+                : 'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
             );
           yield finish;
           return;
@@ -341,92 +336,6 @@ function toMaxCompletionTokens(body: Record<string, unknown>): Record<string, un
 
 function baseUrlOf(actor: ActorDefinition): string {
   return actorEndpoint(actor).replace(/\/+$/, '');
-}
-
-function callOptions(req: ModelRequest): Omit<CallOptions, 'abortSignal'> {
-  const prompt: Prompt = [];
-  if (req.system !== undefined && req.system !== '') prompt.push({ role: 'system', content: req.system });
-  for (const m of req.messages) prompt.push(toPromptMessage(m));
-  const options: Omit<CallOptions, 'abortSignal'> = {
-    prompt,
-    maxOutputTokens: req.actor.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens,
-  };
-  if (req.actor.temperature !== undefined) options.temperature = req.actor.temperature;
-  if (req.tools.length > 0) {
-    options.tools = req.tools.map((t) => ({
-      type: 'function' as const,
-      name: t.name,
-      description: t.description,
-      inputSchema: t.inputSchema,
-    }));
-    options.toolChoice = { type: 'auto' };
-  }
-  return options;
-}
-
-function toPromptMessage(m: ModelMessage): Prompt[number] {
-  switch (m.role) {
-    case 'user':
-      return { role: 'user', content: [{ type: 'text', text: m.text }] };
-    case 'assistant': {
-      const content: Extract<Prompt[number], { role: 'assistant' }>['content'] = [];
-      if (m.text !== '') content.push({ type: 'text', text: m.text });
-      for (const c of m.toolCalls ?? [])
-        content.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: parseArguments(c.arguments) });
-      return { role: 'assistant', content };
-    }
-    case 'tool':
-      return {
-        role: 'tool',
-        content: m.results.map((r) => ({
-          type: 'tool-result' as const,
-          toolCallId: r.id,
-          toolName: r.name,
-          output: r.isError
-            ? { type: 'error-text' as const, value: r.output }
-            : { type: 'text' as const, value: r.output },
-        })),
-      };
-  }
-}
-
-/** A past call's arguments as an object (providers take an object back; malformed ones become {}). */
-function parseArguments(text: string): Record<string, unknown> {
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
-const FINISH: Record<string, FinishReason> = {
-  stop: 'stop',
-  length: 'length',
-  'tool-calls': 'tool-calls',
-  'content-filter': 'content-filter',
-};
-
-function toEvent(part: StreamPart, actor: ActorDefinition): ModelEvent | undefined {
-  switch (part.type) {
-    case 'text-delta':
-      return part.delta === '' ? undefined : { type: 'text', delta: part.delta };
-    case 'tool-call':
-      return { type: 'tool-call', call: { id: part.toolCallId, name: part.toolName, arguments: part.input } };
-    case 'finish':
-      return {
-        type: 'finish',
-        reason: FINISH[part.finishReason.unified] ?? 'other',
-        usage: {
-          inputTokens: part.usage.inputTokens.total ?? 0,
-          outputTokens: part.usage.outputTokens.total ?? 0,
-        },
-      };
-    case 'error':
-      throw streamError(part.error, actor);
-    default:
-      return undefined;
-  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -12,7 +12,7 @@
  */
 import dns from 'node:dns';
 import net from 'node:net';
-import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
+import type { Agent, buildConnector, fetch as undiciFetchType } from 'undici';
 import type { EgressPolicy } from '../../application/index.ts';
 import { EgressAllowlist } from './egress-allowlist.ts';
 import { refusedAddressClass } from './ip-ranges.ts';
@@ -58,11 +58,12 @@ export class EgressGuard implements EgressPolicy {
   private readonly allow: EgressAllowlist;
   private readonly lookup: EgressLookup;
   private readonly declareLookupMs: number;
-  /** Connects without judging the address (allowlisted hosts and public literals). */
-  private readonly direct = buildConnector({});
-  /** Connects to what `netLookup` resolved and judged. */
-  private readonly resolving = buildConnector({ lookup: (h, o, cb) => this.netLookup(h, o, cb) });
-  private readonly agent: Agent;
+  /**
+   * undici, its Agent and connectors, loaded on the first fetch: undici is ~740 KB of the local
+   * agent's bundle, and most agents (a `health`, a `task list`) never reach out. Plain fallback:
+   * none needed; the first fetch waits for the import once.
+   */
+  private wired: Promise<Wired> | undefined;
 
   /**
    * `fetch`, but every connection it opens passes the guard (redirects are followed through it
@@ -77,7 +78,6 @@ export class EgressGuard implements EgressPolicy {
     this.allow = opts.allow instanceof EgressAllowlist ? opts.allow : new EgressAllowlist(opts.allow ?? []);
     this.lookup = opts.lookup ?? defaultLookup;
     this.declareLookupMs = opts.declareLookupMs ?? 5_000;
-    this.agent = new Agent({ connect: (o, cb) => this.connect(o, cb) });
     this.fetch = (input, init) => this.guardedFetch(input, init);
   }
 
@@ -131,8 +131,19 @@ export class EgressGuard implements EgressPolicy {
   }
 
   /** Closes the guard's idle connections. */
-  close(): Promise<void> {
-    return this.agent.close();
+  async close(): Promise<void> {
+    if (this.wired) await (await this.wired).agent.close();
+  }
+
+  private wire(): Promise<Wired> {
+    this.wired ??= import('undici').then((u) => {
+      // Connects without judging the address (allowlisted hosts and public literals).
+      const direct = u.buildConnector({});
+      // Connects to what `netLookup` resolved and judged.
+      const resolving = u.buildConnector({ lookup: (h, o, cb) => this.netLookup(h, o, cb) });
+      return { fetch: u.fetch, agent: new u.Agent({ connect: (o, cb) => this.connect(direct, resolving, o, cb) }) };
+    });
+    return this.wired;
   }
 
   /** Every address of a name, or undefined when it does not resolve now (or not in time). */
@@ -162,20 +173,26 @@ export class EgressGuard implements EgressPolicy {
       };
       input = input.url;
     }
-    return undiciFetch(input, { ...(init as object), dispatcher: this.agent });
+    const { fetch: undiciFetch, agent } = await this.wire();
+    return undiciFetch(input, { ...(init as object), dispatcher: agent });
   }
 
-  private connect(opts: buildConnector.Options, cb: buildConnector.Callback): void {
+  private connect(
+    direct: buildConnector.connector,
+    resolving: buildConnector.connector,
+    opts: buildConnector.Options,
+    cb: buildConnector.Callback,
+  ): void {
     const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80);
     const host = bare(opts.hostname);
-    if (this.allow.allows(host, port)) return this.direct(opts, cb);
+    if (this.allow.allows(host, port)) return direct(opts, cb);
     // A literal address is never looked up (net.connect skips the lookup hook for it): judged here.
     if (net.isIP(host)) {
       const what = refusedAddressClass(host);
       if (what) return cb(refused(host, port, host, what), null);
-      return this.direct(opts, cb);
+      return direct(opts, cb);
     }
-    this.resolving(opts, (err, socket) => {
+    resolving(opts, (err, socket) => {
       // The lookup hook knows no port: the refusal is written again with the allowlist entry that would do.
       if (err instanceof LookupRefusal) cb(refused(host, port, err.address, err.what), null);
       else if (err) cb(err, null);
@@ -211,6 +228,12 @@ export class EgressGuard implements EgressPolicy {
       (err: NodeJS.ErrnoException) => callback(err, ''),
     );
   }
+}
+
+/** undici's fetch and the Agent whose connector is the guard's. */
+interface Wired {
+  fetch: typeof undiciFetchType;
+  agent: Agent;
 }
 
 /** A refusal found by the lookup hook, before the connector adds the port. */

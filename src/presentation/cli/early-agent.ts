@@ -1,9 +1,10 @@
 /**
  * The local agent, spawned by bin.ts before the CLI loads its commands: the agent's start-up and
  * the CLI's then share the two cores instead of following each other. It is spawned with
- * `--await-client`, so it loads its modules but touches nothing (no data directory, no database)
- * until the client writes to it; a command that does not use it (server mode, a usage error, a
- * command without an agent) ends it at no cost but the CPU. The guess below is cheap and errs
+ * `--await-client`: it serves nothing and reports no failure until the client writes to it. In a
+ * data directory that exists it opens the database and builds its services meanwhile; it creates
+ * none (main/serve.ts). A command that does not use it (server mode, a usage error, a command
+ * without an agent) ends it at no cost but the CPU. The guess below is cheap and errs
  * towards not spawning: the CLI adopts the agent only when the command asks for one with exactly
  * these arguments, and otherwise spawns its own as before.
  */

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import { freePort } from '../../../support/ports.ts';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { AiSdkLanguageModels } from '../../../../src/infrastructure/index.ts';
 import { retryAfter } from '../../../../src/infrastructure/llm/provider-failures.ts';
@@ -410,6 +410,26 @@ for (const { provider, start } of PROVIDERS) {
       assert.match(error?.message ?? '', /connection cut/);
     });
 
+    it('an answer that ends cleanly before its finish is protocol, after the text it streamed, without a retry', async (t) => {
+      const f = await fake(t);
+      f.push({ text: ['a', 'b', 'c'], endAfter: 2 }, { text: ['not asked for'] });
+      const { events, error } = await collect(request(f, provider));
+      // the text is cut short: the step must not end as if the model had finished
+      assert.deepEqual(texts(events), ['a', 'b']);
+      assert.equal(events.filter((e) => e.type === 'finish').length, 0);
+      assert.equal(error?.kind, 'protocol', `${error?.kind}: ${error?.message}`);
+      assert.match(error.message, /ended without a finish/);
+      assert.equal(f.generations.length, 1);
+    });
+
+    it('an answer that ends cleanly before its first chunk is protocol', async (t) => {
+      const f = await fake(t);
+      f.push({ text: ['a'], endAfter: 0 });
+      const { events, error } = await collect(request(f, provider));
+      assert.deepEqual(events, []);
+      assert.equal(error?.kind, 'protocol', `${error?.kind}: ${error?.message}`);
+    });
+
     it('a consumer that stops reading early aborts the HTTP request', { timeout: 15_000 }, async (t) => {
       const f = await fake(t);
       const gate = createGate();
@@ -552,7 +572,9 @@ describe('AiSdkLanguageModels, provider specifics', () => {
 
   it('loads no SDK package statically (a process without LLM actors never loads them)', async () => {
     const dir = new URL('../../../../src/infrastructure/llm/', import.meta.url);
-    for (const file of ['ai-sdk.models.ts', 'provider-failures.ts', 'token-counter.ts', 'schema-validator.ts']) {
+    const files = (await readdir(dir)).filter((f) => f.endsWith('.ts'));
+    assert.ok(files.includes('ai-sdk.models.ts') && files.includes('ai-sdk.mapping.ts'), files.join(', '));
+    for (const file of files) {
       const js = await readFile(new URL(file, dir), 'utf8');
       const statics = [...js.matchAll(/^import\s(?!type\s)[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]);
       assert.deepEqual(
