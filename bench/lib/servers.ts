@@ -71,4 +71,9 @@ export function startFloor(): Promise<Server> {
   return startServer({ name: 'floor', args: [script('floor')], portPattern: LISTENING });
 }
 
+/** The persisted floor (servers/persisted-floor.ts), its SQLite file in `dataDir`. */
+export function startPersistedFloor(dataDir: string): Promise<Server> {
+  return startServer({ name: 'persisted floor', args: [script('persisted-floor'), dataDir], portPattern: LISTENING });
+}
+
 export const stdioEchoScript = (): string => script('stdio-echo');
