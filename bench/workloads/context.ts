@@ -98,6 +98,8 @@ export async function contextWorkload(cfg: BenchConfig, report: Report, log: (s:
       );
     const registry = {
       lookup,
+      // What a resource's use resolves to once its capabilities are checked (none here: local mode).
+      use: lookup,
       visible: () => Promise.reject(new Error('not used')),
       update: () => Promise.reject(new Error('not used')),
     } as unknown as ConstructorParameters<typeof ContextService>[0]['registry'];
