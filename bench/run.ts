@@ -9,7 +9,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, WORKLOADS, type BenchConfig } from './lib/config.ts';
-import { machineLoad, setupPinning } from './lib/proc.ts';
+import { machineLoad, setupPinning, takeDeaths } from './lib/proc.ts';
 import { Report } from './lib/report.ts';
 import { BIN, DIST } from './lib/servers.ts';
 import { authWorkload } from './workloads/auth.ts';
@@ -69,6 +69,7 @@ async function main(): Promise<number> {
       failed.push(name);
       process.stderr.write(`  ${name} FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     }
+    for (const death of takeDeaths()) process.stderr.write(`  ${death}\n`);
     log(`(${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   }
   const m1 = machineLoad();

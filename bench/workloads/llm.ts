@@ -29,7 +29,7 @@ import {
   type FromFake,
   type ToFake,
 } from '../lib/fake-llm-server.ts';
-import { cpuMs, setupPinning, stopProcess } from '../lib/proc.ts';
+import { cpuMs, keptStderr, setupPinning, stopProcess } from '../lib/proc.ts';
 import type { Report } from '../lib/report.ts';
 import { benchScript, BIN, startOurs, tempDir } from '../lib/servers.ts';
 import { median, percentile } from '../lib/stats.ts';
@@ -135,9 +135,17 @@ async function startHttpAgent(dataDir: string): Promise<Agent> {
   };
 }
 
+const stdioLog = keptStderr('the stdio agent');
+
 async function startStdioAgent(dataDir: string): Promise<Agent> {
   const [command, args] = pinned(setupPinning().serverCore)([BIN, 'serve', '--stdio', '--data-dir', dataDir]);
-  const client = await A2AClient.local({ command, args, env: agentEnv(), clientInfo: { name: 'bench' } });
+  const client = await A2AClient.local({
+    command,
+    args,
+    env: agentEnv(),
+    clientInfo: { name: 'bench' },
+    ...stdioLog.options,
+  });
   // taskset execs the program, so the pid is the agent's own.
   const pid = (client.transport as StdioClientTransport).pid;
   if (pid === undefined) throw new BenchError('stdio agent without a pid');
@@ -374,6 +382,8 @@ export async function llmWorkload(cfg: BenchConfig, report: Report, log: (s: str
         ours: perStep,
       });
     }
+  } catch (err) {
+    throw stdioLog.explain(err);
   } finally {
     await Promise.all([...Object.values(agents).map((a) => a.stop()), fake?.stop()]);
     for (const d of dirs) rmSync(d, { recursive: true, force: true });

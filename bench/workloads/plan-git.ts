@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { BenchError } from '../lib/a2a.ts';
 import type { BenchConfig } from '../lib/config.ts';
-import { setupPinning } from '../lib/proc.ts';
+import { keptStderr, setupPinning } from '../lib/proc.ts';
 import type { Report } from '../lib/report.ts';
 import { BIN, tempDir } from '../lib/servers.ts';
 import { median } from '../lib/stats.ts';
@@ -114,6 +114,8 @@ function stepsAction(name: string, steps: number): Record<string, unknown> {
   };
 }
 
+const agentLog = keptStderr('the agent');
+
 async function startAgent(dataDir: string): Promise<A2AClient> {
   const p = setupPinning();
   const args = [BIN, 'serve', '--stdio', '--data-dir', dataDir];
@@ -122,7 +124,7 @@ async function startAgent(dataDir: string): Promise<A2AClient> {
     : [process.execPath, args];
   const env = { ...process.env };
   delete env['CLEVERAGENTS_VALIDATE_RESULTS'];
-  return A2AClient.local({ command, args: argv, env, clientInfo: { name: 'bench' } });
+  return A2AClient.local({ command, args: argv, env, clientInfo: { name: 'bench' }, ...agentLog.options });
 }
 
 /** Registers `repo` as resource and project `name`. */
@@ -327,6 +329,8 @@ export async function planGitWorkload(cfg: BenchConfig, report: Report, log: (s:
       unit: 'ms',
       ours: perStep,
     });
+  } catch (err) {
+    throw agentLog.explain(err);
   } finally {
     await client?.close();
     rmSync(root, { recursive: true, force: true });
