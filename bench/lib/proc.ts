@@ -91,9 +91,13 @@ export function startServer(spec: StartSpec): Promise<Server> {
       child.kill('SIGKILL');
       reject(new Error(`${spec.name} did not start within ${spec.timeoutMs ?? 30_000} ms:\n${err.slice(-2000)}`));
     }, spec.timeoutMs ?? 30_000);
+    let listening = false;
+    // Called on every piece of output, so it acts on the first line that names the port only.
     const look = (): void => {
+      if (listening) return;
       const m = spec.portPattern.exec(out) ?? spec.portPattern.exec(err);
       if (!m) return;
+      listening = true;
       clearTimeout(timer);
       let stopping = false;
       const server: Server = {
