@@ -12,33 +12,25 @@ import { parseArgs, WORKLOADS, type BenchConfig } from './lib/config.ts';
 import { machineLoad, setupPinning, takeDeaths } from './lib/proc.ts';
 import { Report } from './lib/report.ts';
 import { BIN, DIST } from './lib/servers.ts';
-import { authWorkload } from './workloads/auth.ts';
-import { cliWorkload } from './workloads/cli.ts';
-import { confineWorkload } from './workloads/confine.ts';
-import { contextWorkload } from './workloads/context.ts';
-import { llmWorkload } from './workloads/llm.ts';
-import { planGitWorkload } from './workloads/plan-git.ts';
-import { postgresWorkload } from './workloads/postgres.ts';
-import { scaleWorkload } from './workloads/scale.ts';
-import { sseMemoryWorkload } from './workloads/sse-memory.ts';
-import { stdioWorkload } from './workloads/stdio.ts';
-import { streamingWorkload } from './workloads/streaming.ts';
-import { unaryWorkload } from './workloads/unary.ts';
 
 type Workload = (cfg: BenchConfig, report: Report, log: (s: string) => void) => void | Promise<void>;
-const RUNNERS: Record<(typeof WORKLOADS)[number], Workload[]> = {
-  unary: [unaryWorkload],
-  streaming: [streamingWorkload],
-  stdio: [stdioWorkload],
-  memory: [sseMemoryWorkload],
-  scale: [scaleWorkload],
-  cli: [cliWorkload],
-  confine: [confineWorkload],
-  llm: [llmWorkload],
-  context: [contextWorkload],
-  auth: [authWorkload],
-  postgres: [postgresWorkload],
-  plan: [planGitWorkload],
+/**
+ * Each workload's module is loaded when it runs: a run loads only what it measures, and a module
+ * that cannot load (one of the sources it imports no longer builds) fails its workload, not the run.
+ */
+const RUNNERS: Record<(typeof WORKLOADS)[number], () => Promise<Workload>> = {
+  unary: async () => (await import('./workloads/unary.ts')).unaryWorkload,
+  streaming: async () => (await import('./workloads/streaming.ts')).streamingWorkload,
+  stdio: async () => (await import('./workloads/stdio.ts')).stdioWorkload,
+  memory: async () => (await import('./workloads/sse-memory.ts')).sseMemoryWorkload,
+  scale: async () => (await import('./workloads/scale.ts')).scaleWorkload,
+  cli: async () => (await import('./workloads/cli.ts')).cliWorkload,
+  confine: async () => (await import('./workloads/confine.ts')).confineWorkload,
+  llm: async () => (await import('./workloads/llm.ts')).llmWorkload,
+  context: async () => (await import('./workloads/context.ts')).contextWorkload,
+  auth: async () => (await import('./workloads/auth.ts')).authWorkload,
+  postgres: async () => (await import('./workloads/postgres.ts')).postgresWorkload,
+  plan: async () => (await import('./workloads/plan-git.ts')).planGitWorkload,
 };
 
 async function main(): Promise<number> {
@@ -64,7 +56,8 @@ async function main(): Promise<number> {
     process.stderr.write(`${name}…\n`);
     const t0 = performance.now();
     try {
-      for (const run of RUNNERS[name]) await run(cfg, report, log);
+      const run = await RUNNERS[name]();
+      await run(cfg, report, log);
     } catch (err) {
       failed.push(name);
       process.stderr.write(`  ${name} FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
