@@ -12,14 +12,6 @@ export interface Figure {
   floor?: number | undefined;
   /** The persisted floor (bench/servers/persisted-floor.ts). */
   persisted?: number | undefined;
-  /**
-   * A row's own target in words and its verdict, as workloads stated them before targets were
-   * declared in targets.ts. Not judged: a row that states one and matches no declared target is
-   * listed as context. Kept so that bench/workloads/cli.ts, being rewritten on another branch,
-   * compiles until it drops them.
-   */
-  target?: string | undefined;
-  met?: boolean | undefined;
 }
 
 /** A declared target and what this run measured for it. */
@@ -114,12 +106,5 @@ export class Report {
       (missed.length > 0 ? `\nmissed: ${missed.map((v) => v.target.name).join('; ')}` : '') +
       (unmeasured.length > 0 ? `\nnot measured: ${unmeasured.map((v) => v.target.name).join('; ')}` : '');
     return `${table(['target', 'ours', 'against (same run)', 'ratio', 'required', 'met'], rows)}\n\n${summary}`;
-  }
-
-  /** Rows that state a target of their own that is not a declared one (see Figure.target). */
-  undeclared(): Figure[] {
-    return this.figures.filter(
-      (f) => f.target !== undefined && !TARGETS.some((t) => t.workload === f.workload && t.metric.test(f.metric)),
-    );
   }
 }

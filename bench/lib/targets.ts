@@ -116,14 +116,14 @@ export const TARGETS: readonly Target[] = [
     name: '`agents health` (local) vs `node -e 0`',
     group: 'cli',
     workload: 'CLI',
-    metric: /^`agents health`/,
+    metric: /^`agents health` local,/,
     ...atMost(3, 'floor', 'node -e 0'),
   },
   {
     name: '`agents --version` vs `node -e 0`',
     group: 'cli',
     workload: 'CLI',
-    metric: /^`agents --version`/,
+    metric: /^`agents --version`,/,
     ...atMost(1.5, 'floor', 'node -e 0'),
   },
 ];
