@@ -104,7 +104,7 @@ export class ProviderFailure extends Error {
   readonly hint: string;
   readonly status?: number | undefined;
 
-  constructor(kind: ProviderFailureKind, message: string, hint: string, status?: number  ) {
+  constructor(kind: ProviderFailureKind, message: string, hint: string, status?: number) {
     super(message);
     this.kind = kind;
     this.hint = hint;
