@@ -47,30 +47,32 @@ export class LockedSqliteDialect extends SqliteDialect {
     const inner = super.createDriver();
     const lock = this.lock;
     const mapError = this.mapError;
+    // Kysely 0.29 serialises SQLite's one connection itself (RuntimeDriver's mutex, taken before
+    // acquireConnection); this lock is still needed to keep raw statements apart from it.
     const driver: Driver = {
-      init: () => inner.init(),
-      async acquireConnection(): Promise<DatabaseConnection> {
+      init: (options) => inner.init(options),
+      async acquireConnection(options): Promise<DatabaseConnection> {
         await lock.acquire();
         try {
-          const conn = await inner.acquireConnection();
+          const conn = await inner.acquireConnection(options);
           return {
-            async executeQuery(query) {
+            async executeQuery(query, queryOptions) {
               try {
-                return await conn.executeQuery(query);
+                return await conn.executeQuery(query, queryOptions);
               } catch (err) {
                 throw mapError(err);
               }
             },
-            streamQuery: (query, chunkSize) => conn.streamQuery(query, chunkSize),
+            streamQuery: (query, chunkSize, queryOptions) => conn.streamQuery(query, chunkSize, queryOptions),
           };
         } catch (err) {
           lock.release();
           throw err;
         }
       },
-      async releaseConnection(connection) {
+      async releaseConnection(connection, options) {
         try {
-          await inner.releaseConnection(connection);
+          await inner.releaseConnection(connection, options);
         } finally {
           lock.release();
         }
@@ -78,7 +80,7 @@ export class LockedSqliteDialect extends SqliteDialect {
       beginTransaction: (connection, settings) => inner.beginTransaction(connection, settings),
       commitTransaction: (connection) => inner.commitTransaction(connection),
       rollbackTransaction: (connection) => inner.rollbackTransaction(connection),
-      destroy: () => inner.destroy(),
+      destroy: (options) => inner.destroy(options),
     };
     if (inner.savepoint) driver.savepoint = inner.savepoint.bind(inner);
     if (inner.rollbackToSavepoint) driver.rollbackToSavepoint = inner.rollbackToSavepoint.bind(inner);

@@ -1,4 +1,5 @@
-import { Migrator, PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 
 /*
  * Migrations are written with Kysely's schema builder only, so the same list runs on SQLite and on

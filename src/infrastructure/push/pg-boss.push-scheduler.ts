@@ -1,4 +1,4 @@
-import PgBoss from 'pg-boss';
+import { PgBoss, type Job } from 'pg-boss';
 import pg from 'pg';
 import type { Logger, OutboxTarget, PushDrain, PushScheduler } from '../../application/index.ts';
 
@@ -8,7 +8,7 @@ export interface PgBossPushSchedulerOptions {
   logger: Logger;
   /** The pg-boss queue (default `cleveragents-push`). */
   queue?: string | undefined;
-  /** The schema pg-boss keeps its tables in (default `pgboss`). */
+  /** The schema pg-boss keeps its tables in (default {@link PUSH_QUEUE_SCHEMA}). */
   schema?: string | undefined;
   /** Targets drained at once by this instance (default 4). */
   concurrency?: number | undefined;
@@ -17,7 +17,7 @@ export interface PgBossPushSchedulerOptions {
   /** A job still active this long is taken for lost (its instance died) and retried elsewhere (default 120 s). */
   expireSeconds?: number | undefined;
   /** How often expired jobs are looked for (one instance does it per interval; default 30 s). */
-  maintenanceIntervalSeconds?: number | undefined;
+  monitorIntervalSeconds?: number | undefined;
   /** How often an idle worker looks for a job (default 2 s; a wake in this instance looks at once). */
   pollingIntervalSeconds?: number | undefined;
   /** When another instance is draining the target: look again after this long (default 1 s). */
@@ -35,18 +35,30 @@ interface JobData {
 const LOCK_CLASS = 727_001;
 
 /**
+ * pg-boss's schema. Not pg-boss's default `pgboss`: there, CleverAgents before pg-boss 12 left a
+ * pg-boss 10 schema (version 24), which no pg-boss release upgrades (11 rewrote the schema without
+ * a migration from 24; 12 migrates from 25 on). The queue holds only wakes — the outbox is the
+ * record — so a fresh schema loses nothing, and an instance of the previous version still running
+ * beside a new one keeps its own queue while both take the same advisory locks.
+ */
+export const PUSH_QUEUE_SCHEMA = 'pgboss_push';
+
+/** Where the previous versions kept the queue; see {@link PUSH_QUEUE_SCHEMA}. */
+const RETIRED_SCHEMA = 'pgboss';
+
+/**
  * Push deliveries across server instances, through a pg-boss queue in the shared database. A
  * wake is a job keyed by the target (queue policy `short`: at most one queued job per target, so
  * wakes coalesce); a worker on any instance takes it and drains the target, holding a PostgreSQL
  * advisory lock on it, so each delivery attempt happens in exactly one place at a time. What the
  * drain leaves (a retry's backoff, or its time being up) becomes a new job due then.
  *
- * Why `short` and a lock rather than the `stately` policy: in pg-boss 10 a queued stately job
- * whose key is active makes every fetch of the queue fail until that job ends (all targets wait
- * behind one busy webhook), and an expired job's handler keeps running while the job is retried
- * elsewhere, so the queue alone cannot promise one drain at a time. The lock is held on a
- * connection of this instance: when the instance dies, the server drops the connection and the
- * lock with it; its active job expires and is retried by another instance.
+ * Why `short` and a lock rather than a policy that limits active jobs (`stately`, `exclusive`): an
+ * expired job's handler keeps running while the job is retried elsewhere, so the queue alone
+ * cannot promise one drain at a time (and in pg-boss 10, a queued stately job whose key was active
+ * made every fetch of the queue fail until that job ended). The lock is held on a connection of
+ * this instance: when the instance dies, the server drops the connection and the lock with it;
+ * its active job expires and is retried by another instance.
  */
 export class PgBossPushScheduler implements PushScheduler {
   private drain: PushDrain | undefined;
@@ -98,20 +110,27 @@ export class PgBossPushScheduler implements PushScheduler {
       idleTimeoutMillis: 30_000,
     });
     pool.on('error', (err) => logger.warn({ err: err.message }, 'an idle push queue connection failed'));
+    const schema = opts.schema ?? PUSH_QUEUE_SCHEMA;
+    // Expiry runs in pg-boss's supervise pass (its timer) on each queue's monitor interval: both
+    // are set, or a job of a dead instance would wait up to pg-boss's default minute to expire.
+    const monitorIntervalSeconds = opts.monitorIntervalSeconds ?? 30;
     const boss = new PgBoss({
-      db: { executeSql: (text: string, values: unknown[]) => pool.query(text, values) },
-      schema: opts.schema ?? 'pgboss',
+      db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) },
+      schema,
       schedule: false,
       supervise: true,
       migrate: true,
-      maintenanceIntervalSeconds: opts.maintenanceIntervalSeconds ?? 30,
+      superviseIntervalSeconds: monitorIntervalSeconds,
+      monitorIntervalSeconds,
     });
     boss.on('error', (err) => logger.warn({ err }, 'the push queue failed'));
+    // Slow queries, a backlog, clock skew between instances, bloated indexes: for the operator.
+    boss.on('warning', (w) => logger.warn({ ...w.data }, `the push queue warns: ${w.message}`));
     const queue = opts.queue ?? 'cleveragents-push';
     try {
+      if (schema !== RETIRED_SCHEMA) await noteRetiredSchema(pool, logger);
       await boss.start();
       await boss.createQueue(queue, {
-        name: queue,
         policy: 'short',
         expireInSeconds: opts.expireSeconds ?? 120,
         // A job fails only when its instance died or storage failed: always try again.
@@ -176,13 +195,13 @@ export class PgBossPushScheduler implements PushScheduler {
     if (this.stopped) return;
     this.stopped = true;
     await this.stopFetching();
-    await this.boss.stop({ graceful: true, wait: true, timeout: 5000, close: false }).catch((err: unknown) => {
+    await this.boss.stop({ graceful: true, timeout: 5000, close: false }).catch((err: unknown) => {
       this.logger.warn({ err }, 'stopping the push queue failed');
     });
     await this.pool.end().catch(() => {});
   }
 
-  private handle(jobs: ReadonlyArray<PgBoss.Job<JobData>>): Promise<void> {
+  private handle(jobs: ReadonlyArray<Job<JobData>>): Promise<void> {
     const p = (async () => {
       for (const job of jobs) await this.drainJob({ taskId: job.data.taskId, configId: job.data.configId });
     })();
@@ -261,6 +280,29 @@ export class PgBossPushScheduler implements PushScheduler {
   private nudge(): void {
     if (!this.fetching) return;
     for (const id of this.workers) this.boss.notifyWorker(id);
+  }
+}
+
+/**
+ * Says, once per start, that the pg-boss 10 schema of a previous version is no longer used, with
+ * the step that removes it. Never drops it: an instance of that version may still be running.
+ */
+async function noteRetiredSchema(pool: pg.Pool, logger: Logger): Promise<void> {
+  try {
+    const table = `${RETIRED_SCHEMA}.version`;
+    const found = await pool.query<{ t: string | null }>('select to_regclass($1)::text as t', [table]);
+    if (!found.rows[0]?.t) return;
+    const r = await pool.query<{ version: number }>(`select version from ${table} limit 1`);
+    const version = r.rows[0]?.version;
+    // 25 and later are pg-boss 11+ schemas, which pg-boss migrates (or another application's).
+    if (version === undefined || version >= 25) return;
+    logger.info(
+      { schema: RETIRED_SCHEMA, version, now: PUSH_QUEUE_SCHEMA },
+      `the push queue moved to schema "${PUSH_QUEUE_SCHEMA}"; once no instance of an older CleverAgents ` +
+        `runs on this database, drop the old one: DROP SCHEMA ${RETIRED_SCHEMA} CASCADE`,
+    );
+  } catch {
+    // Only a note: a role that cannot read the old schema does not need to hear of it.
   }
 }
 

@@ -106,7 +106,7 @@ describe('push deliveries across two instances (pg-boss)', { skip: pgSkip() }, (
         logger: silentLogger,
         applicationName,
         pollingIntervalSeconds: 0.5,
-        maintenanceIntervalSeconds: 1,
+        monitorIntervalSeconds: 1,
         expireSeconds: 2,
         busyRetryMs: 100,
         runMs: 2000,
