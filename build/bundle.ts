@@ -50,7 +50,7 @@ const result = await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
-  target: 'node20',
+  target: 'node22',
   splitting: true,
   // Whitespace and comments out, names kept: V8 holds each chunk's source, one byte per character
   // once no comment carries a character above U+00FF (README, "The CLI").

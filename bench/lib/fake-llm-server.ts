@@ -96,4 +96,4 @@ async function main(): Promise<void> {
 }
 
 // Run as a script (not when the workload imports the prompt helpers).
-if (process.send !== undefined && process.argv[1]?.endsWith('fake-llm-server.js')) await main();
+if (process.send !== undefined && /fake-llm-server\.[jt]s$/.test(process.argv[1] ?? '')) await main();

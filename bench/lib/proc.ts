@@ -66,6 +66,14 @@ export interface StartSpec {
   timeoutMs?: number;
 }
 
+/** Servers that exited without being stopped: each one's name, exit and last lines of stderr. */
+const deaths: string[] = [];
+
+/** What `deaths` holds, emptied: printed under a workload that failed, to say which side died and why. */
+export function takeDeaths(): string[] {
+  return deaths.splice(0);
+}
+
 /** Starts a node server pinned to the server core; resolves once it has printed its port. */
 export function startServer(spec: StartSpec): Promise<Server> {
   const p = setupPinning();
@@ -83,10 +91,15 @@ export function startServer(spec: StartSpec): Promise<Server> {
       child.kill('SIGKILL');
       reject(new Error(`${spec.name} did not start within ${spec.timeoutMs ?? 30_000} ms:\n${err.slice(-2000)}`));
     }, spec.timeoutMs ?? 30_000);
+    let listening = false;
+    // Called on every piece of output, so it acts on the first line that names the port only.
     const look = (): void => {
+      if (listening) return;
       const m = spec.portPattern.exec(out) ?? spec.portPattern.exec(err);
       if (!m) return;
+      listening = true;
       clearTimeout(timer);
+      let stopping = false;
       const server: Server = {
         name: spec.name,
         child,
@@ -94,8 +107,15 @@ export function startServer(spec: StartSpec): Promise<Server> {
         pid: child.pid as number,
         port: Number(m[1]),
         stderr: () => err,
-        stop: () => stopProcess(child),
+        stop: () => {
+          stopping = true;
+          return stopProcess(child);
+        },
       };
+      child.once('exit', (code, signal) => {
+        if (!stopping)
+          deaths.push(`${spec.name} exited (${signal ?? `code ${code}`}); its last lines:\n${lastLines(err, 25)}`);
+      });
       resolve(server);
     };
     child.stdout?.on('data', (c: Buffer) => {
@@ -112,6 +132,14 @@ export function startServer(spec: StartSpec): Promise<Server> {
     });
   });
 }
+
+const lastLines = (text: string, n: number): string =>
+  text
+    .trimEnd()
+    .split('\n')
+    .slice(-n)
+    .map((l) => `    ${l}`)
+    .join('\n');
 
 /** SIGTERM, then SIGKILL after a grace period; resolves when the process has exited. */
 export function stopProcess(child: ChildProcess, graceMs = 5_000): Promise<void> {
@@ -160,4 +188,29 @@ export function machineLoad(): { cores: number; load1: number; model: string } {
     // not Linux
   }
   return { cores: c.length, load1, model: c[0]?.model ?? 'unknown' };
+}
+
+/**
+ * For an agent the A2A client spawns (`A2AClient.local`): options that keep its last lines of
+ * stderr, and `explain`, which adds them to an error that ended the workload — the client's own
+ * message keeps five lines, and a native crash prints its cause above its stack.
+ */
+export function keptStderr(name: string): {
+  options: { stderr: 'capture'; onStderr(line: string): void };
+  explain(err: unknown): unknown;
+} {
+  const lines: string[] = [];
+  return {
+    options: {
+      stderr: 'capture',
+      onStderr: (line) => {
+        lines.push(line);
+        if (lines.length > 50) lines.splice(0, lines.length - 25);
+      },
+    },
+    explain: (err) =>
+      err instanceof Error && /agent process exited/.test(err.message)
+        ? new Error(`${err.message}\n${name}'s last lines:\n${lastLines(lines.join('\n'), 25)}`, { cause: err })
+        : err,
+  };
 }

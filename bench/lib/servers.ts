@@ -6,11 +6,22 @@ import { fileURLToPath } from 'node:url';
 import { BENCH_TOKEN } from '../servers/workload.ts';
 import { startServer, type Server } from './proc.ts';
 
-/** dist/ (this file compiles to dist/bench/lib/servers.js). */
-export const DIST = fileURLToPath(new URL('../../', import.meta.url));
+/**
+ * The bench runs from its TypeScript sources (`node bench/run.ts`, Node strips the types) or from
+ * tsc's output (`node dist/bench/run.js`); either way its helper servers are spawned from the same
+ * tree as this file, and the server under test is the built bundle, which is what ships.
+ */
+const FROM_DIST = import.meta.url.endsWith('.js');
+const BENCH = fileURLToPath(new URL('../', import.meta.url));
+/** The repository's root. */
+export const ROOT = fileURLToPath(new URL(FROM_DIST ? '../../../' : '../../', import.meta.url));
+/** tsc's and the bundler's output, where the run's report is written too. */
+export const DIST = join(ROOT, 'dist');
 /** What the package's `agents` runs: the bundle. */
 export const BIN = join(DIST, 'src/bundle/agents.js');
-const script = (name: string): string => join(DIST, 'bench/servers', name);
+/** A script of the bench, by its path under bench/ without extension: `lib/fake-llm-server`. */
+export const benchScript = (path: string): string => join(BENCH, `${path}${FROM_DIST ? '.js' : '.ts'}`);
+const script = (name: string): string => benchScript(`servers/${name}`);
 const LISTENING = /listening on (?:http:\/\/)?127\.0\.0\.1:(\d+)/;
 
 export const tempDir = (tag: string): string => mkdtempSync(join(tmpdir(), `ca-bench-${tag}-`));
@@ -28,7 +39,7 @@ export function startOurs(dataDir: string, defaultActor?: string, extraEnv: Node
 export function startOursStream(dataDir: string, extraEnv?: NodeJS.ProcessEnv): Promise<Server> {
   return startServer({
     name: 'ours',
-    args: [script('ours-stream.js'), dataDir, BENCH_TOKEN],
+    args: [script('ours-stream'), dataDir, BENCH_TOKEN],
     portPattern: LISTENING,
     ...(extraEnv ? { env: { ...process.env, ...extraEnv } } : {}),
   });
@@ -38,7 +49,7 @@ export function startOursStream(dataDir: string, extraEnv?: NodeJS.ProcessEnv): 
 export function startOursSingleToken(dataDir: string): Promise<Server> {
   return startServer({
     name: 'single-token',
-    args: [script('single-token.js'), dataDir, BENCH_TOKEN],
+    args: [script('single-token'), dataDir, BENCH_TOKEN],
     portPattern: LISTENING,
   });
 }
@@ -53,11 +64,16 @@ export function startOursWithOidc(dataDir: string, issuer: string, audience: str
 }
 
 export function startReference(): Promise<Server> {
-  return startServer({ name: 'reference', args: [script('reference.js')], portPattern: LISTENING });
+  return startServer({ name: 'reference', args: [script('reference')], portPattern: LISTENING });
 }
 
 export function startFloor(): Promise<Server> {
-  return startServer({ name: 'floor', args: [script('floor.js')], portPattern: LISTENING });
+  return startServer({ name: 'floor', args: [script('floor')], portPattern: LISTENING });
 }
 
-export const stdioEchoScript = (): string => script('stdio-echo.js');
+/** The persisted floor (servers/persisted-floor.ts), its SQLite file in `dataDir`. */
+export function startPersistedFloor(dataDir: string): Promise<Server> {
+  return startServer({ name: 'persisted floor', args: [script('persisted-floor'), dataDir], portPattern: LISTENING });
+}
+
+export const stdioEchoScript = (): string => script('stdio-echo');

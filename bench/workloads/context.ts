@@ -98,6 +98,8 @@ export async function contextWorkload(cfg: BenchConfig, report: Report, log: (s:
       );
     const registry = {
       lookup,
+      // What a resource's use resolves to once its capabilities are checked (none here: local mode).
+      use: lookup,
       visible: () => Promise.reject(new Error('not used')),
       update: () => Promise.reject(new Error('not used')),
     } as unknown as ConstructorParameters<typeof ContextService>[0]['registry'];
@@ -149,8 +151,6 @@ export async function contextWorkload(cfg: BenchConfig, report: Report, log: (s:
       unit: 'ms',
       ours: cold,
       floor: fl,
-      target: '<= 2× floor',
-      met: cold <= 2 * fl,
     });
     report.add({
       workload,
@@ -158,8 +158,6 @@ export async function contextWorkload(cfg: BenchConfig, report: Report, log: (s:
       unit: 'ms',
       ours: second,
       floor: fl,
-      target: '<= 10% of cold',
-      met: second <= 0.1 * cold,
     });
     report.add({ workload, metric: 'second ÷ cold', unit: '%', ours: (100 * second) / cold });
     report.add({ workload, metric: 'V8 heap held by a service with the listing cached', unit: 'MiB', ours: mem.heap });

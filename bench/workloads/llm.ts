@@ -29,9 +29,9 @@ import {
   type FromFake,
   type ToFake,
 } from '../lib/fake-llm-server.ts';
-import { cpuMs, setupPinning, stopProcess } from '../lib/proc.ts';
+import { cpuMs, keptStderr, setupPinning, stopProcess } from '../lib/proc.ts';
 import type { Report } from '../lib/report.ts';
-import { BIN, DIST, startOurs, tempDir } from '../lib/servers.ts';
+import { benchScript, BIN, startOurs, tempDir } from '../lib/servers.ts';
 import { median, percentile } from '../lib/stats.ts';
 import { BENCH_TOKEN } from '../servers/workload.ts';
 import {
@@ -79,7 +79,7 @@ function pinned(core: number): (args: string[]) => [string, string[]] {
 }
 
 async function startFake(): Promise<Fake> {
-  const [cmd, args] = pinned(setupPinning().clientCore)([join(DIST, 'bench/lib/fake-llm-server.js')]);
+  const [cmd, args] = pinned(setupPinning().clientCore)([benchScript('lib/fake-llm-server')]);
   const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
   let err = '';
   child.stderr?.on('data', (c: Buffer) => void (err = (err + c.toString('utf8')).slice(-4000)));
@@ -135,9 +135,17 @@ async function startHttpAgent(dataDir: string): Promise<Agent> {
   };
 }
 
+const stdioLog = keptStderr('the stdio agent');
+
 async function startStdioAgent(dataDir: string): Promise<Agent> {
   const [command, args] = pinned(setupPinning().serverCore)([BIN, 'serve', '--stdio', '--data-dir', dataDir]);
-  const client = await A2AClient.local({ command, args, env: agentEnv(), clientInfo: { name: 'bench' } });
+  const client = await A2AClient.local({
+    command,
+    args,
+    env: agentEnv(),
+    clientInfo: { name: 'bench' },
+    ...stdioLog.options,
+  });
   // taskset execs the program, so the pid is the agent's own.
   const pid = (client.transport as StdioClientTransport).pid;
   if (pid === undefined) throw new BenchError('stdio agent without a pid');
@@ -336,8 +344,6 @@ export async function llmWorkload(cfg: BenchConfig, report: Report, log: (s: str
         metric: `added latency p50 (ours − floor), ${LABEL[w]}`,
         unit: 'ms',
         ours: a50,
-        target: '<= 2 ms',
-        met: a50 <= 2,
       });
       report.add({ workload, metric: `added latency p99 (ours − floor), ${LABEL[w]}`, unit: 'ms', ours: a99 });
       report.add({
@@ -374,10 +380,10 @@ export async function llmWorkload(cfg: BenchConfig, report: Report, log: (s: str
         metric: `per-step overhead (ours − floor) ÷ ${steps}, ${LABEL[w]}`,
         unit: 'ms',
         ours: perStep,
-        target: '<= 5 ms',
-        met: perStep <= 5,
       });
     }
+  } catch (err) {
+    throw stdioLog.explain(err);
   } finally {
     await Promise.all([...Object.values(agents).map((a) => a.stop()), fake?.stop()]);
     for (const d of dirs) rmSync(d, { recursive: true, force: true });

@@ -141,8 +141,6 @@ export async function stdioWorkload(cfg: BenchConfig, report: Report, log: (s: s
         unit: '',
         ours: ours50,
         floor: echo50,
-        target: inFlight === 32 ? '>= 0.6x echo' : undefined,
-        met: inFlight === 32 ? ours50 >= 0.6 * echo50 : undefined,
       });
       report.add({
         workload: `stdio GetTask, ${inFlight} in flight`,

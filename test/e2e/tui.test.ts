@@ -53,9 +53,11 @@ const quote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
 /**
  * Starts `agents tui ARGS` in a new tmux session of 120×40 through a script that prints a line
  * before it and its exit status after it (then waits), so the screen after the exit shows both.
+ * CI is set as a CI job sets it: on a terminal the TUI still draws (ink would otherwise wait for
+ * the exit to write one frame).
  */
 function startTui(name: string, dataDir: string, args: string[]): void {
-  const env = cliEnv(dataDir, join(ROOT, 'no-config'), { TUI_E2E_KEY: KEY });
+  const env = cliEnv(dataDir, join(ROOT, 'no-config'), { TUI_E2E_KEY: KEY, CI: 'true' });
   const exports = Object.entries(env)
     .filter(
       ([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !['TERM', 'TMUX', 'TMUX_PANE'].includes(k),

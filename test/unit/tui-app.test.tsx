@@ -277,6 +277,30 @@ describe('tui plan view and help', () => {
     }
   });
 
+  it('opens and closes the help with F1 (a key ink reports as empty), also over a half-typed chat line', async () => {
+    const ui = mount();
+    try {
+      await ui.see(/Sessions/);
+      ui.type('\u001bOP');
+      await ui.see(/Keys \(sessions\)/);
+      ui.type('\u001bOP');
+      const closed = await ui.see(/^↑\/↓ select · Enter open/m, "the sessions' footer again");
+      assert.doesNotMatch(closed, /Keys \(sessions\)/);
+      await ui.enter('/new --actor writer');
+      await ui.see(/Chat/);
+      ui.type('half a line');
+      await ui.see(/half a line█/);
+      ui.type('\u001b[11~');
+      await ui.see(/Keys \(chat\)/);
+      ui.type('\u001bOP');
+      const back = await ui.see(/^Enter send · /m, "the chat's footer again");
+      assert.doesNotMatch(back, /Keys \(chat\)/);
+      assert.match(back, /› half a line█/, 'the line is kept');
+    } finally {
+      ui.done();
+    }
+  });
+
   it('shows a refused command with its hint in the status line', async () => {
     const ui = mount();
     try {

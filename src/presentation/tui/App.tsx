@@ -1,4 +1,5 @@
-import { Box, useInput, useStdin, useStdout } from 'ink';
+import { EventEmitter } from 'node:events';
+import { Box, useInput, useStdin, useStdout, type StdinProps } from 'ink';
 import { useEffect, useState, useSyncExternalStore, type ReactNode } from 'react';
 import { ChatPane } from './ChatPane.tsx';
 import type { Tui } from './commands.ts';
@@ -10,9 +11,16 @@ import { PlansList } from './PlansList.tsx';
 import { PlanView } from './PlanView.tsx';
 import { SessionsList } from './SessionsList.tsx';
 
-/** The terminal's size, followed as it is resized (SIGWINCH reaches the stream as `resize`). */
+/** Ink types its stdout as any writable stream; a terminal's also has a size. */
+type Screen = NodeJS.WritableStream & { columns?: number; rows?: number };
+
+/**
+ * The terminal's size, followed as it is resized (SIGWINCH reaches the stream as `resize`). Not
+ * ink's `useWindowSize`: for a stream without a size (a test's) it asks the controlling terminal,
+ * so a screen laid out in a test would depend on the terminal the tests run in; 80×24 does not.
+ */
 export function useScreenSize(): { columns: number; rows: number } {
-  const { stdout } = useStdout();
+  const stdout: Screen = useStdout().stdout;
   const read = (): { columns: number; rows: number } => ({ columns: stdout.columns || 80, rows: stdout.rows || 24 });
   const [size, setSize] = useState(read);
   useEffect(() => {
@@ -23,6 +31,16 @@ export function useScreenSize(): { columns: number; rows: number } {
     };
   }, [stdout]);
   return size;
+}
+
+/**
+ * The emitter ink feeds `useInput` from, one raw chunk per key. Ink 7 dropped it from the type of
+ * `useStdin()` (the object still carries it) and offers no other way to see a function key; should
+ * a later ink remove it, F1 stops opening the help and `?` still does.
+ */
+function rawInput(stdin: StdinProps): EventEmitter | undefined {
+  const emitter = (stdin as StdinProps & { internal_eventEmitter?: unknown }).internal_eventEmitter;
+  return emitter instanceof EventEmitter ? emitter : undefined;
 }
 
 /** Lines the header, input and footer take (the status line takes one to three more). */
@@ -37,8 +55,9 @@ export function App({ tui, where }: { tui: Tui; where: string }): ReactNode {
   const body = Math.max(3, rows - CHROME - status.length);
   useInput((input, key) => handleKey(tui, input, key, Math.max(1, body - 2)));
   // useInput reports every function key as an empty input: F1 is told apart on the raw sequence.
-  const { internal_eventEmitter: raw } = useStdin();
+  const raw = rawInput(useStdin());
   useEffect(() => {
+    if (!raw) return;
     const onRaw = (data: string): void => {
       if (isF1(data)) tui.store.dispatch({ type: 'help', open: !tui.store.get().help });
     };

@@ -45,14 +45,23 @@ export function createTui(client: A2AClient, target: Target): Tui {
  */
 export async function runTui(client: A2AClient, opts: TuiOptions): Promise<TuiExit> {
   const tui = createTui(client, opts.target);
-  const stdout = opts.io.stdout as NodeJS.WriteStream;
+  const stdout = opts.io.stdout;
   stdout.write(ENTER);
   const where = opts.target.kind === 'server' ? `server ${opts.target.url}` : 'local agent';
   const app = render(
     <ColorContext.Provider value={opts.color}>
       <App tui={tui} where={where} />
     </ColorContext.Provider>,
-    { stdout, stdin: opts.io.stdin as NodeJS.ReadStream, exitOnCtrlC: false, patchConsole: true },
+    {
+      stdout,
+      stdin: opts.io.stdin,
+      exitOnCtrlC: false,
+      patchConsole: true,
+      // `agents tui` runs only on a terminal (the command refuses pipes), and there it is interactive
+      // whatever CI or CONTINUOUS_INTEGRATION say (a developer's shell, a CI job's tmux): without
+      // this, ink believes it runs in CI and draws nothing until it exits.
+      interactive: true,
+    },
   );
   const onAbort = (): void => tui.guard.quit({ reason: 'INTERRUPTED' });
   opts.signal.addEventListener('abort', onAbort, { once: true });

@@ -12,12 +12,16 @@ export class ChatView implements vscode.WebviewViewProvider {
   readonly chat: ChatController;
   private view: vscode.WebviewView | undefined;
   private log: ChatEvent[] = [];
+  private readonly media: vscode.Uri;
+  private readonly commands: { newSession: () => Thenable<unknown>; resumeSession: () => Thenable<unknown> };
 
   constructor(
-    private readonly media: vscode.Uri,
+    media: vscode.Uri,
     conn: Connection,
-    private readonly commands: { newSession: () => Thenable<unknown>; resumeSession: () => Thenable<unknown> },
+    commands: { newSession: () => Thenable<unknown>; resumeSession: () => Thenable<unknown> },
   ) {
+    this.media = media;
+    this.commands = commands;
     this.chat = new ChatController(conn, (e) => this.push(e));
   }
 

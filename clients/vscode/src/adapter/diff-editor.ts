@@ -11,7 +11,11 @@ export class DiffEditor implements vscode.TextDocumentContentProvider, vscode.Di
   private readonly texts = new Map<string, string>();
   private readonly registration = vscode.workspace.registerTextDocumentContentProvider(SCHEME, this);
 
-  constructor(private readonly plans: PlansController) {}
+  private readonly plans: PlansController;
+
+  constructor(plans: PlansController) {
+    this.plans = plans;
+  }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
     return this.texts.get(uri.toString()) ?? '';

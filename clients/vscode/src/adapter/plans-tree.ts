@@ -7,8 +7,10 @@ export class PlansTree implements vscode.TreeDataProvider<PlanTreeItem>, vscode.
   private readonly changed = new vscode.EventEmitter<PlanTreeItem | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly stop: () => void;
+  private readonly plans: PlansController;
 
-  constructor(private readonly plans: PlansController) {
+  constructor(plans: PlansController) {
+    this.plans = plans;
     this.stop = plans.onChange(() => this.refresh());
   }
 

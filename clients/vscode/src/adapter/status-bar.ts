@@ -12,11 +12,12 @@ export class StatusBar implements vscode.Disposable {
   private plans: PlanStatus[] = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly stops: Array<() => void>;
+  private readonly conn: Connection;
+  private readonly controller: PlansController;
 
-  constructor(
-    private readonly conn: Connection,
-    private readonly controller: PlansController,
-  ) {
+  constructor(conn: Connection, controller: PlansController) {
+    this.conn = conn;
+    this.controller = controller;
     this.item.name = 'CleverAgents plans';
     this.stops = [conn.onState(() => void this.refresh()), controller.onChange(() => void this.refresh())];
   }

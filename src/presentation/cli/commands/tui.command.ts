@@ -2,22 +2,6 @@ import type { Command } from 'commander';
 import { UsageError } from '../exit-codes.ts';
 import type { Runner } from '../runner.ts';
 
-/**
- * The TUI's module. ink draws nothing until exit when it believes it runs in CI (`is-in-ci` reads
- * CI and CONTINUOUS_INTEGRATION once, as ink is imported); on a terminal the TUI is interactive
- * whatever those say (a developer's shell, a CI job's tmux), so they are hidden from that import.
- */
-async function loadTui(): Promise<typeof import('../../tui/index.tsx')> {
-  const saved = { CI: process.env['CI'], CONTINUOUS_INTEGRATION: process.env['CONTINUOUS_INTEGRATION'] };
-  delete process.env['CI'];
-  delete process.env['CONTINUOUS_INTEGRATION'];
-  try {
-    return await import('../../tui/index.tsx');
-  } finally {
-    for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
-  }
-}
-
 /** `agents tui`: the full-screen terminal UI (ink is loaded only when it runs). */
 export function registerTui(program: Command, runner: Runner): void {
   program
@@ -31,7 +15,7 @@ export function registerTui(program: Command, runner: Runner): void {
             'agents tui needs a terminal',
             'use agents chat for pipes (it reads one message a line from stdin), or agents send "…"',
           );
-        const { runTui } = await loadTui();
+        const { runTui } = await import('../../tui/index.tsx');
         const client = await ctx.client();
         const exit = await runTui(client, {
           io: ctx.io,
