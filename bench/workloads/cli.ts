@@ -10,7 +10,7 @@
  * may use both cores, as on a user's machine.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchConfig } from '../lib/config.ts';
 import type { Report } from '../lib/report.ts';
@@ -18,10 +18,11 @@ import { DIST, tempDir } from '../lib/servers.ts';
 import { median } from '../lib/stats.ts';
 import { STARTUP_MARKS_ENV } from '../../src/main/startup-marks.ts';
 
-/** The package's `agents` bin, as package.json names it. */
+/** The package's `agents` bin, as package.json names it (the bench runs from its sources or from dist/). */
 function agentsBin(): string {
-  const pkg = JSON.parse(readFileSync(join(DIST, '..', 'package.json'), 'utf8')) as { bin: { agents: string } };
-  return join(DIST, '..', pkg.bin.agents);
+  const root = existsSync(join(DIST, 'package.json')) ? DIST : join(DIST, '..');
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { bin: { agents: string } };
+  return join(root, pkg.bin.agents);
 }
 
 function wallMs(args: string[]): number {

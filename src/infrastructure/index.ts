@@ -52,6 +52,7 @@ export {
   INSTALL_HINT,
   type CommandLimits,
   type ConfinementSettings,
+  type ConfinementSource,
   type NetworkAccess,
 } from './tools/confinement.ts';
 export { maskedPaths, readOnlyPathProblem, type ReadOnlyPath, type SystemView } from './tools/confinement-view.ts';

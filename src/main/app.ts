@@ -159,18 +159,16 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
   // Discovery runs while the database opens; a failure does not stop the start (retried later).
   const discovering = opts.oidc ? tryDiscovery(opts.oidc, logger) : Promise.resolve(undefined);
-  // Checked first (a bad setting changes nothing); probed while the database opens.
-  const probing = CommandConfinement.probe(confinementSettings({ ...opts, secretKeyFile: secretKeyFileOf(opts) }));
-  probing.catch(() => {});
+  // Checked first (a bad setting changes nothing). The probe is awaited only where a command is
+  // confined or its mode reported, not by the start: it costs 40–90 ms that a command like
+  // `agents health` never needs (awaiting it here is the plain fallback).
+  const confinement = CommandConfinement.start(confinementSettings({ ...opts, secretKeyFile: secretKeyFileOf(opts) }));
+  void confinement.then((c) => {
+    if (c.mode !== 'bubblewrap') logger.warn({ confinement: c.describe() }, 'commands are not confined');
+  });
   const leaseMs = opts.runnerLeaseMs ?? (Number(process.env['CLEVERAGENTS_RUNNER_LEASE_MS']) || undefined);
   // This process's lease: the tasks it runs carry its id, so others can tell what is stranded.
   const storage = await openStorage({ ...opts, file, logger, leaseMs });
-  const confinement = await probing.catch(async (err: unknown) => {
-    await storage.close();
-    throw err;
-  });
-  if (confinement.mode !== 'bubblewrap')
-    logger.warn({ confinement: confinement.describe() }, 'commands are not confined');
   const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const runners = storage.runners;
   try {

@@ -4,7 +4,6 @@ import type { Socket } from 'node:net';
 import type { ServeOptions } from '../presentation/cli/index.ts';
 import type { Logger, RetentionPolicy } from '../application/index.ts';
 import { AuthThrottle, FacadeAuthenticator, MIN_TOKEN_LENGTH } from '../protocol/server/auth.ts';
-import { A2aHttpServer } from '../protocol/server/http.server.ts';
 import { A2aStdioServer } from '../protocol/server/stdio.server.ts';
 import { isPostgresUrl, redactUrl } from '../infrastructure/index.ts';
 import { buildApp, createLogger, type App, type OidcOptions } from './app.ts';
@@ -228,6 +227,9 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
     await app.close();
     throw describeStartupError(err, ctx);
   }
+  // Imported here, not at the top: an ESM import of node:http reads all its exports, and its lazy
+  // WebSocket getters load Node's bundled undici (~10 ms of CPU) that a local agent never uses.
+  const { A2aHttpServer } = await import('../protocol/server/http.server.ts');
   const server = new A2aHttpServer({
     dispatcher: app.dispatcher,
     card: app.card,

@@ -12,7 +12,7 @@ import {
   FsResourceInspector,
   HttpWebhookSender,
   SdkMcpHub,
-  type CommandConfinement,
+  type ConfinementSource,
   type Storage,
 } from '../infrastructure/index.ts';
 import { workspaceRootOf } from './paths.ts';
@@ -24,7 +24,7 @@ export interface TrustWiring {
   /** Hosts an administrator allowed outbound requests to reach although they are internal. */
   allowlist: EgressAllowlist;
   storage: Storage;
-  confinement: CommandConfinement;
+  confinement: ConfinementSource;
   logger: Logger;
 }
 
@@ -68,7 +68,10 @@ export function wireTrust(w: TrustWiring): {
             confine: true,
             privateNetwork: use !== undefined && (await capabilities.holds(use.namespace, 'private-network')),
           }),
-          confinement: { prepare: (inv) => confinement.prepare(inv), scratchRoot: join(w.dataDir, 'mcp') },
+          confinement: {
+            prepare: async (inv) => (await confinement).prepare(inv),
+            scratchRoot: join(w.dataDir, 'mcp'),
+          },
           guardedFetch: egress.fetch,
         }
       : {}),

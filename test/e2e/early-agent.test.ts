@@ -13,7 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { after, describe, it } from 'node:test';
 import { STARTUP_MARKS_ENV } from '../../src/main/startup-marks.ts';
-import { agentEnv } from '../../src/protocol/client/agent-env.ts';
+import { AGENT_NODE_ARGS, agentEnv } from '../../src/protocol/client/agent-env.ts';
 import { spawnEarlyAgent } from '../../src/presentation/cli/early-agent.ts';
 import { collect, type CliResult } from '../support/cli.ts';
 import { BIN } from '../support/harness.ts';
@@ -133,6 +133,24 @@ describe('the early local agent', () => {
       }
     }
     assert.deepEqual(agentEnv({ A: '1' }, 'darwin'), { A: '1' }, 'elsewhere the environment is as given');
+  });
+
+  it('starts Node with the young generation its start needs, before its script', async (t) => {
+    if (process.platform !== 'linux') return t.skip('read from /proc');
+    const e = env(join(ROOT, 'none'));
+    const early = spawnEarlyAgent(['health'], e, BIN);
+    assert.ok(early);
+    const child = early.take([], 'capture', e);
+    assert.ok(child);
+    try {
+      const argv = readFileSync(`/proc/${String(child.pid)}/cmdline`, 'utf8').split('\0');
+      assert.deepEqual(argv.slice(1, 2 + AGENT_NODE_ARGS.length), [...AGENT_NODE_ARGS, BIN]);
+      assert.deepEqual(AGENT_NODE_ARGS, ['--min-semi-space-size=16']);
+    } finally {
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.stdin?.end();
+      await exited;
+    }
   });
 
   it('leaves no data directory behind when the command fails before connecting', async () => {

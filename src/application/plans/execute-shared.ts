@@ -57,7 +57,7 @@ export async function commandSettings(
   wb: PlanWorkbench,
   plan: Plan,
 ): Promise<{ network: 'none' | 'allow'; env: Readonly<Record<string, string>> | undefined }> {
-  const how = wb.deps.tools.confinement;
+  const how = await wb.deps.tools.confinement?.();
   if (how === 'none' || (how === 'confined' && plan.confinement === undefined)) plan.confinement = how;
   const action = (await wb.deps.registry.lookup('action', plan.action))?.definition as ActionDefinition | undefined;
   return { network: plan.network ?? 'none', env: action?.env };

@@ -125,7 +125,8 @@ export interface ToolRunner {
   run(req: ToolCallRequest): Promise<ToolCallResult>;
   /**
    * How its commands are confined: `confined`, `none` (the user turned confinement off), or
-   * `unavailable` (required but impossible here: every command is refused).
+   * `unavailable` (required but impossible here: every command is refused). Waits for the
+   * start-up probe when it is still under way.
    */
-  readonly confinement?: 'confined' | 'none' | 'unavailable' | undefined;
+  confinement?(): Promise<'confined' | 'none' | 'unavailable'>;
 }

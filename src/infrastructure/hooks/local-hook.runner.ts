@@ -11,14 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HookInvocation, HookOutcome, HookRunner } from '../../application/index.ts';
 import { egressRefusalOf, type EgressGuard } from '../net/egress-guard.ts';
-import type { CommandConfinement } from '../tools/confinement.ts';
+import type { ConfinementSource } from '../tools/confinement.ts';
 import { runConfined } from '../tools/process-runner.ts';
 
 /** What a webhook may answer before the rest is ignored (bytes). */
 const MAX_WEBHOOK_BODY = 64 * 1024;
 
 export interface LocalHookRunnerOptions {
-  confinement: CommandConfinement;
+  confinement: ConfinementSource;
   /** Checks a webhook's URL (throws when it may not be reached) and sends it through the guard. */
   egress: Pick<EgressGuard, 'check' | 'fetch'>;
   /** Where a command without a work directory of its own gets an empty one (default: the OS tmpdir). */
@@ -45,7 +45,7 @@ export class LocalHookRunner implements HookRunner {
       const dir =
         inv.workdir ?? (scratch = await mkdtemp(join(this.opts.scratchRoot ?? tmpdir(), 'cleveragents-hook-')));
       const r = await runConfined(
-        this.opts.confinement,
+        await this.opts.confinement,
         {
           program: cmd.program,
           args: cmd.args ?? [],

@@ -2,7 +2,7 @@ import { mkdir, realpath, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ApplyOutcome, RebaseOutcome, SandboxDiff, SandboxInfo, SandboxManager } from '../../application/index.ts';
 import type { ResourceDefinition } from '../../domain/registry/entities.ts';
-import type { CommandConfinement } from '../tools/confinement.ts';
+import type { ConfinementSource } from '../tools/confinement.ts';
 import { ApplyJournals } from './apply-journal.ts';
 import { recoverJournals, type RecoveredApply } from './apply-recovery.ts';
 import { ConfinedGit } from './confined-git.ts';
@@ -45,7 +45,7 @@ export interface GitSandboxManagerOptions {
    * there; here, hardened, otherwise (and without one). Applies and worktree creation act on the
    * user's repository and run here, hardened.
    */
-  confinement?: CommandConfinement | undefined;
+  confinement?: ConfinementSource | undefined;
 }
 
 export type { RecoveredApply };
@@ -63,7 +63,7 @@ export type { RecoveredApply };
  */
 export class GitSandboxManager implements SandboxManager {
   readonly #configured: string;
-  readonly #confinement: CommandConfinement | undefined;
+  readonly #confinement: ConfinementSource | undefined;
   #base: Promise<string> | undefined;
   readonly #sandboxLocks = new KeyedLock();
   readonly #repoLocks = new KeyedLock();
@@ -135,7 +135,7 @@ export class GitSandboxManager implements SandboxManager {
    */
   async checkpoint(sandbox: SandboxInfo, label: string, changed?: readonly string[]): Promise<string> {
     const root = await this.#own(sandbox);
-    const run = this.#runner(sandbox, root);
+    const run = await this.#runner(sandbox, root);
     const links = await this.#refuseNestedLinks(run, sandbox, root);
     const req = { root, force: sandbox.kind === 'copy', nested: 'refuse', message: `checkpoint: ${label}` } as const;
     if (changed !== undefined && knownPathsUsable(root, changed, links)) {
@@ -152,7 +152,7 @@ export class GitSandboxManager implements SandboxManager {
 
   async restore(sandbox: SandboxInfo, commit: string): Promise<void> {
     const root = await this.#own(sandbox);
-    const run = this.#runner(sandbox, root);
+    const run = await this.#runner(sandbox, root);
     const o = { confine: true, workTree: root };
     if (!SHA.test(commit)) throw new Error(`not a commit id: ${JSON.stringify(commit)}`);
     const sha = await outOf(run, root, ['rev-parse', '--verify', '-q', `${commit}^{commit}`], o).catch(() => {
@@ -178,7 +178,7 @@ export class GitSandboxManager implements SandboxManager {
 
   async diff(sandbox: SandboxInfo): Promise<SandboxDiff> {
     const root = await this.#own(sandbox);
-    const run = this.#runner(sandbox, root);
+    const run = await this.#runner(sandbox, root);
     await this.#refuseNestedLinks(run, sandbox, root);
     return diffWorkTree(run, root, sandbox.baseCommit, { force: sandbox.kind === 'copy', nested: 'refuse' });
   }
@@ -189,7 +189,7 @@ export class GitSandboxManager implements SandboxManager {
    */
   async apply(sandbox: SandboxInfo, message: string): Promise<ApplyOutcome> {
     const root = await this.#own(sandbox);
-    const run = this.#runner(sandbox, root);
+    const run = await this.#runner(sandbox, root);
     const journals = await this.#journals();
     if (sandbox.kind === 'copy')
       return this.#repoLocks.run(sandbox.source, async () => {
@@ -210,7 +210,7 @@ export class GitSandboxManager implements SandboxManager {
     const root = await this.#own(sandbox);
     if (sandbox.kind !== 'git-worktree')
       throw new Error(`the sandbox of ${sandbox.resource} is a copy, not a git checkout: nothing to rebase`);
-    const run = this.#runner(sandbox, root);
+    const run = await this.#runner(sandbox, root);
     return this.#repoLock(sandbox.source, async () => {
       if (!(await exists(path.join(root, '.git'))))
         throw new Error(`the sandbox ${root} is gone: nothing to rebase (see agents plan status)`);
@@ -293,13 +293,14 @@ export class GitSandboxManager implements SandboxManager {
    * git run here. A worktree's helper writes the repository's git directory (objects, the plan
    * branch, the worktree's index); a copy's git directory is inside the sandbox.
    */
-  #runner(sandbox: SandboxInfo, root: string): GitRunner {
-    if (this.#confinement?.mode !== 'bubblewrap') return directGit;
+  async #runner(sandbox: SandboxInfo, root: string): Promise<GitRunner> {
+    const confinement = await this.#confinement;
+    if (confinement?.mode !== 'bubblewrap') return directGit;
     let r = this.#runners.get(root);
     if (!r) {
       const files = sandbox.kind === 'git-worktree' ? worktreeFiles(root) : undefined;
       const writable = files ? [...new Set([files.common, files.gitDir])].filter((d) => !inside(files.common, d)) : [];
-      r = new ConfinedGit({ confinement: this.#confinement, root, io: ioDir(root), writable });
+      r = new ConfinedGit({ confinement, root, io: ioDir(root), writable });
       this.#runners.set(root, r);
     }
     return r;

@@ -27,7 +27,7 @@ export interface SystemProbeOptions {
   /** The server's bearer-token file, when one is configured. */
   tokenFile?: string | undefined;
   /** How commands run (bubblewrap, none, or unavailable), when the server runs commands. */
-  confinement?: Pick<CommandConfinement, 'check'> | undefined;
+  confinement?: Pick<CommandConfinement, 'check'> | Promise<Pick<CommandConfinement, 'check'>> | undefined;
   /** Checks of the deployment beyond storage (e.g. the shared sandbox directory). */
   extra?: (() => Promise<DiagnosticCheck[]>) | undefined;
 }
@@ -81,7 +81,8 @@ export class HostSystemProbe implements SystemProbe {
     await runCheck(out, 'cleveragents version', 'versions', () => ({ status: 'ok', detail: this.opts.version }));
     await runCheck(out, 'data directory', 'configuration', () => dataDirStatus(dataDir));
     if (tokenFile !== undefined) await runCheck(out, 'token file', 'configuration', () => tokenFileStatus(tokenFile));
-    if (confinement) await runCheck(out, 'command confinement', 'configuration', () => confinement.check());
+    if (confinement)
+      await runCheck(out, 'command confinement', 'configuration', async () => (await confinement).check());
     if (this.opts.extra) out.push(...(await this.opts.extra()));
     return out;
   }

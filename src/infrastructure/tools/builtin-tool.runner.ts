@@ -1,5 +1,5 @@
 import type { ToolCallRequest, ToolCallResult, ToolRunner } from '../../application/index.ts';
-import type { CommandConfinement } from './confinement.ts';
+import type { ConfinementSource } from './confinement.ts';
 import { commandTool, gitDiffTool, gitStatusTool, runCommandTool } from './command-tools.ts';
 import { editFileTool, listFilesTool, readFileTool, searchFilesTool, writeFileTool } from './file-tools.ts';
 import { PathRefusedError } from './path-guard.ts';
@@ -28,24 +28,25 @@ const BUILTINS: Readonly<Record<string, BuiltinTool>> = {
  */
 export class BuiltinToolRunner implements ToolRunner {
   /** `confinement` decides how every command runs (the composition root probes it once). */
-  private readonly opts: { confinement: CommandConfinement };
+  private readonly opts: { confinement: ConfinementSource };
 
-  constructor(opts: { confinement: CommandConfinement }) {
+  constructor(opts: { confinement: ConfinementSource }) {
     this.opts = opts;
   }
 
-  get confinement(): ToolRunner['confinement'] {
-    const m = this.opts.confinement.mode;
+  async confinement(): Promise<'confined' | 'none' | 'unavailable'> {
+    const m = (await this.opts.confinement).mode;
     return m === 'bubblewrap' ? 'confined' : m;
   }
 
   async run(req: ToolCallRequest): Promise<ToolCallResult> {
+    const confinement = await this.opts.confinement;
     const ctx: ToolContext = {
       sandbox: req.sandbox,
       args: req.args ?? {},
       signal: req.signal,
       timeoutMs: req.timeoutMs,
-      confinement: this.opts.confinement,
+      confinement,
       network: req.network ?? 'none',
       env: req.env,
     };

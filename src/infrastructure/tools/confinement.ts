@@ -120,6 +120,13 @@ export class ConfinementUnavailableError extends Error {
   }
 }
 
+/**
+ * How commands are confined, or the probe that will say ({@link CommandConfinement.start}): its
+ * users await it where a command is confined or its mode reported, so the probe (`bwrap … true`,
+ * 40–90 ms) runs beside the start instead of before the first answer.
+ */
+export type ConfinementSource = CommandConfinement | Promise<CommandConfinement>;
+
 export class CommandConfinement {
   readonly limits: CommandLimits;
 
@@ -178,6 +185,22 @@ export class CommandConfinement {
       ? await pidsCgroupRoot(settings.pidsCgroup === undefined ? '/sys/fs/cgroup/pids' : settings.pidsCgroup)
       : undefined;
     return new CommandConfinement('bubblewrap', settings, { bwrap, pids, view });
+  }
+
+  /**
+   * {@link probe}, started now for users to await: a probe that throws leaves mode `unavailable`
+   * with its reason (every command is refused saying why), never a rejection nobody awaits.
+   */
+  static start(settings: ConfinementSettings): Promise<CommandConfinement> {
+    return CommandConfinement.probe(settings).catch(
+      (err: unknown) =>
+        new CommandConfinement(
+          'unavailable',
+          settings,
+          { bwrap: settings.bwrapPath ?? 'bwrap' },
+          `the confinement probe failed: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+    );
   }
 
   /** Whether a process-count limit is enforced (a writable pids cgroup was found). */

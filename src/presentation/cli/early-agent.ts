@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { agentEnv } from '../../protocol/client/agent-env.ts';
+import { AGENT_NODE_ARGS, agentEnv } from '../../protocol/client/agent-env.ts';
 import { configPath, credentialsPath } from './config-paths.ts';
 
 /** What `agents serve --stdio` would be spawned with, and the agent spawned so. */
@@ -46,7 +46,7 @@ export function spawnEarlyAgent(args: readonly string[], env: NodeJS.ProcessEnv,
   if (env['CLEVERAGENTS_SERVER_URL'] || existsSync(credentialsPath(env)) || configNamesServer(env)) return undefined;
   const extraArgs = [...(dataDir ? ['--data-dir', resolve(dataDir)] : []), ...(verbose ? ['--verbose'] : [])];
   const stderr = verbose ? 'inherit' : 'capture';
-  const child = spawn(process.execPath, [bin, 'serve', '--stdio', '--await-client', ...extraArgs], {
+  const child = spawn(process.execPath, [...AGENT_NODE_ARGS, bin, 'serve', '--stdio', '--await-client', ...extraArgs], {
     stdio: ['pipe', 'pipe', stderr === 'capture' ? 'pipe' : stderr],
     env: agentEnv(env),
   });

@@ -3,6 +3,15 @@
  * CLI's early spawn (presentation/cli/early-agent.ts) loads it before anything else.
  */
 
+/**
+ * The Node options a local agent starts with, before its script: V8's young generation at 16 MB
+ * semi-spaces from the start (what it grows to anyway once the agent is busy). The start allocates
+ * ~18 MB (schemas, the method table, the migrations); from V8's 1 MB start that is six scavenges
+ * and a full mark-compact before the first answer. Measured on `agents serve --stdio`: ~25 ms (18%)
+ * less CPU before it answers, ~8 MB more peak RSS. Without them (the plain fallback) it works the same.
+ */
+export const AGENT_NODE_ARGS: readonly string[] = ['--min-semi-space-size=16'];
+
 /** glibc's malloc setting a local agent gets (see agentEnv). */
 const AGENT_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' } as const;
 

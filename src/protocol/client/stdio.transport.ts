@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Channel } from '../../domain/async-channel.ts';
-import { agentEnv } from './agent-env.ts';
+import { AGENT_NODE_ARGS, agentEnv } from './agent-env.ts';
 import { STDIO_METHODS, type StreamEventParams } from '../a2a/stdio-binding.ts';
 import { EXTENSION_URI } from '../a2a/versions.ts';
 import type { JsonRpcErrorObject } from '../jsonrpc/envelope.ts';
@@ -112,7 +112,13 @@ export class StdioClientTransport implements ClientTransport {
   /** Spawns the agent and performs the `initialize` handshake. */
   static async connect(opts: StdioTransportOptions = {}): Promise<StdioClientTransport> {
     const command = opts.command ?? process.execPath;
-    const args = opts.args ?? [opts.bin ?? DEFAULT_BIN, 'serve', '--stdio', ...(opts.extraArgs ?? [])];
+    const args = opts.args ?? [
+      ...AGENT_NODE_ARGS,
+      opts.bin ?? DEFAULT_BIN,
+      'serve',
+      '--stdio',
+      ...(opts.extraArgs ?? []),
+    ];
     const stderr = opts.stderr ?? 'capture';
     const env = opts.env ?? process.env;
     const child =

@@ -326,7 +326,7 @@ describe('confined commands (bubblewrap)', () => {
     });
     assert.equal(missing.mode, 'unavailable');
     const refusing = new BuiltinToolRunner({ confinement: missing });
-    assert.equal(refusing.confinement, 'unavailable');
+    assert.equal(await refusing.confinement(), 'unavailable');
     const r = await sh('echo ran > ran.txt', { with: refusing });
     assert.equal(r.ok, false);
     assert.match(
@@ -349,7 +349,7 @@ describe('confined commands (bubblewrap)', () => {
       serverEnv: { PATH: process.env['PATH'], OPENAI_API_KEY: API_KEY },
     });
     const plain = new BuiltinToolRunner({ confinement: none });
-    assert.equal(plain.confinement, 'none');
+    assert.equal(await plain.confinement(), 'none');
     const r = await sh(`env; cat '${outside}/token-file'`, { with: plain });
     assert.equal(r.ok, true, r.summary);
     assert.equal(r.confinement, 'none');
