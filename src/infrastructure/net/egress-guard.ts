@@ -136,7 +136,10 @@ export class EgressGuard implements EgressPolicy {
   }
 
   private wire(): Promise<Wired> {
-    this.wired ??= import('undici').then((u) => {
+    this.wired ??= import('undici').then((m) => {
+      // undici is CommonJS: in the bundle its exports are only the namespace's default (esbuild's
+      // split chunks); under Node's own loader they are named too.
+      const u = typeof m.buildConnector === 'function' ? m : (m.default as unknown as typeof m);
       // Connects without judging the address (allowlisted hosts and public literals).
       const direct = u.buildConnector({});
       // Connects to what `netLookup` resolved and judged.
