@@ -151,15 +151,12 @@ export class SqliteTaskRepository implements TaskRepository {
           .set({ state: param('state'), updated_at: param('updatedAt') })
           .where('id', '=', id),
       ),
-      // The row and the events logged after its snapshot (usually none: one row, event columns null).
+      // The row; the events logged after its snapshot (usually none) come from eventsAfter.
       selectTask: db.prepare(
         k
-          .selectFrom('tasks as t')
-          .leftJoin('task_events as e', (join) => join.onRef('e.task_id', '=', 't.id').onRef('e.seq', '>', 't.seq'))
-          .select(['t.id', 't.owner', 't.updated_at', 't.seq', 't.snapshot', 't.runner_id'])
-          .select(['e.seq as event_seq', 'e.kind as event_kind', 'e.payload as event_payload'])
-          .where('t.id', '=', id)
-          .orderBy('e.seq'),
+          .selectFrom('tasks')
+          .select(['id', 'owner', 'updated_at', 'seq', 'snapshot', 'runner_id'])
+          .where('id', '=', id),
       ),
       eventsAfter: db.prepare(eventsAfterQuery(k, id, param('afterSeq'))),
       byContext: db.prepare(byContextQuery(k, param('contextId'), param('limit'))),
@@ -274,17 +271,16 @@ export class SqliteTaskRepository implements TaskRepository {
       return q.deleteTasks.run({ contextId });
     });
     this.expire = expiryStatements(db);
-    // One statement reads the row and its later events from one read snapshot (other processes
-    // may write): a deferred transaction around two statements cost more than the reads.
+    // The row and its later events from one read snapshot (other processes may write), as two
+    // statements in one transaction: SQLite 3.54 runs the single LEFT JOIN that did this ~2× slower
+    // (19.6 vs 9.9 µs a read, 200 tasks; half of stdio GetTask's CPU in a profile).
+    const read = db.sqlite.transaction((taskId: string): [TaskRow, EventRow[]] | undefined => {
+      const row = q.selectTask.get({ id: taskId });
+      return row ? [row, q.eventsAfter.all({ id: taskId, afterSeq: row.seq })] : undefined;
+    });
     this.readTask = <T>(taskId: string, as: (row: TaskRow, events: EventRow[]) => T): T | undefined => {
-      const rows = q.selectTask.all({ id: taskId });
-      const row = rows[0];
-      if (!row) return undefined;
-      const events: EventRow[] = [];
-      for (const r of rows)
-        if (r.event_seq !== null)
-          events.push({ seq: r.event_seq, kind: r.event_kind ?? '', payload: r.event_payload ?? '' });
-      return as(row, events);
+      const found = read(taskId);
+      return found && as(found[0], found[1]);
     };
   }
 
