@@ -15,7 +15,7 @@ import { notifyPlanHooks } from '../hooks/plan-hooks.ts';
  * The A2A task a run reports on: its status and artifact events, and the signal that cancels it.
  * PlanService gets one from TaskService (an owned task) and hands it to the engine.
  */
-export type TaskHandle = Pick<ActorTurn, 'task' | 'signal' | 'status' | 'artifact'>;
+export type TaskHandle = Pick<ActorTurn, 'task' | 'signal' | 'status' | 'artifact' | 'stored'>;
 
 export interface PlanEngineDeps {
   plans: PlanRepository;

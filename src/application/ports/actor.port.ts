@@ -30,6 +30,14 @@ export interface ActorTurn {
   readonly aborted: boolean;
   status(state: TaskState, text?: string, extra?: StatusExtra): Promise<void>;
   artifact(artifact: Artifact, options?: ArtifactOptions): Promise<void>;
+  /**
+   * Resolves once the task's row and what the turn recorded so far are stored. A turn may start
+   * before its task's row is written (the row and the first events share a commit); a write that
+   * references the task from outside its events — the turn's transcript — waits for this, or on
+   * PostgreSQL it can reach the database first and break the foreign key. Never rejects: a failed
+   * store is the turn's failure, which the runner reports.
+   */
+  stored(): Promise<void>;
 }
 
 /** Something that answers messages: an LLM, or a deterministic built-in. */

@@ -44,6 +44,11 @@ export class TurnRunner {
       },
       status: (state, text, extra) => recorder.paced(live, recorder.status(live, state, text, false, extra)),
       artifact: (artifact, opts) => recorder.paced(live, recorder.artifact(live, artifact, opts)),
+      stored: () =>
+        live.chain.then(
+          () => undefined,
+          () => undefined,
+        ),
     };
     live.turns = live.turns
       .then(async () => {

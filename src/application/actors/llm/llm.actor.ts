@@ -267,7 +267,7 @@ class LlmTurn {
         ...(step.calls.length ? { toolCalls: step.calls } : {}),
       });
       if (step.calls.length === 0) {
-        await this.deps.transcripts.save(this.turn.task.id, this.turn.task.contextId, this.transcript);
+        await this.saveTranscript();
         return this.complete(step.reason === 'length' ? 'length' : undefined);
       }
       this.transcript.pending = { calls: step.calls, results: [], next: 0 };
@@ -275,6 +275,12 @@ class LlmTurn {
   }
 
   /** One model step: text streamed out as it comes, the tool calls collected. */
+  /** The transcript, once the task's row is stored (its foreign key; see ActorTurn.stored). */
+  private async saveTranscript(): Promise<void> {
+    await this.turn.stored();
+    await this.deps.transcripts.save(this.turn.task.id, this.turn.task.contextId, this.transcript);
+  }
+
   private async step(
     system: string,
     messages: ModelMessage[],
@@ -365,7 +371,7 @@ class LlmTurn {
         continue;
       }
       if (verdict.decision === 'ask') {
-        await this.deps.transcripts.save(this.turn.task.id, this.turn.task.contextId, this.transcript);
+        await this.saveTranscript();
         await this.askApproval(undefined, { call, tool, args: args.value, verdict });
         return true;
       }

@@ -493,6 +493,7 @@ class ExecutionRun {
     verdict: PolicyVerdict,
   ): Promise<void> {
     const { plan, wb } = this;
+    await this.turn.stored(); // the task's row first (see ActorTurn.stored)
     await this.llm.transcripts.save(this.turn.task.id, plan.contextId, this.transcript);
     const step = plan.usage.toolCalls + 1;
     const request = {
@@ -759,6 +760,7 @@ class ExecutionRun {
     const t = this.transcript as ExecutionTranscript | undefined;
     if (!t) return;
     const ended: ExecutionTranscript = { ...t, pending: undefined, finishing: undefined };
+    await this.turn.stored();
     await this.llm.transcripts.save(this.turn.task.id, this.plan.contextId, ended);
   }
 

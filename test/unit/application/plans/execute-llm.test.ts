@@ -286,6 +286,8 @@ async function setup(
           h.data.push(extra?.data);
         },
         artifact: async (a) => void h.artifacts.push(structuredClone(a)),
+        // The task was created above, before the handle.
+        stored: async () => {},
       };
       return h;
     },

@@ -153,6 +153,7 @@ function handle(id: string): TaskHandle & { states: string[]; texts: string[]; a
       texts.push(text ?? '');
     },
     artifact: async (a) => void artifacts.push(a.artifactId),
+    stored: async () => {},
   };
 }
 

@@ -160,6 +160,48 @@ describe('TaskEventRecorder back-pressure', () => {
   });
 });
 
+describe('ActorTurn.stored', () => {
+  it("waits for the task's row (a turn may start before it is written), and never rejects", async () => {
+    const { store, live, recorder, task } = setup();
+    let storeRow!: () => void;
+    task.chain = new Promise<void>((resolve) => {
+      storeRow = resolve;
+    });
+    task.chain.catch(() => {});
+    const turns = new TurnRunner({ tasks: store.repo, live, recorder, logger });
+    const seen: string[] = [];
+    const actor: Actor = {
+      name: 'test/transcript',
+      description: 'writes something that references its task',
+      handle: async (turn) => {
+        seen.push('started');
+        await turn.stored();
+        seen.push('stored');
+      },
+    };
+    turns.start(task, actor, { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'go' }] }, false);
+    await settle();
+    assert.deepEqual(seen, ['started'], 'the turn runs, but what references the task waits for its row');
+    storeRow();
+    await settle();
+    assert.deepEqual(seen, ['started', 'stored']);
+
+    const second = setup();
+    second.task.chain = Promise.reject(new Error('disk full'));
+    second.task.chain.catch(() => {});
+    let resolved = false;
+    const turns2 = new TurnRunner({ tasks: second.store.repo, live: second.live, recorder: second.recorder, logger });
+    turns2.start(
+      second.task,
+      { name: 'test/t', description: '', handle: async (turn) => void (await turn.stored(), (resolved = true)) },
+      { messageId: 'm2', role: 'ROLE_USER', parts: [{ text: 'go' }] },
+      false,
+    );
+    await settle();
+    assert.equal(resolved, true, "a failed store is the runner's to report, not a rejection here");
+  });
+});
+
 describe('TaskEventRecorder failures', () => {
   it('a store failure reaches the actor and leaves no unhandled rejection, even when the actor takes its time', async () => {
     const escaped: unknown[] = [];
