@@ -8,7 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { BENCH_TOKEN, chunkTextOf, echoChunks, streamCount } from './workload.ts';
+import { listenOnLoopback, sendJson } from './bare-http.ts';
+import { BENCH_TOKEN, chunkTextOf, echoChunks, messageText, streamCount } from './workload.ts';
 
 type Json = Record<string, unknown>;
 const tasks = new Map<string, Json>();
@@ -100,11 +101,7 @@ function newTask(params: Json): Json {
 }
 
 function textOf(params: Json): string {
-  const parts = ((params['message'] as Json | undefined)?.['parts'] ?? []) as Json[];
-  return parts
-    .map((p) => p['text'])
-    .filter((t) => typeof t === 'string')
-    .join('\n');
+  return messageText(params['message'] as Json | undefined);
 }
 
 function sse(res: ServerResponse): void {
@@ -113,17 +110,8 @@ function sse(res: ServerResponse): void {
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
+  sendJson(res, JSON.stringify(body), status);
 }
 
-server.keepAliveTimeout = 5_000;
-server.listen(0, '127.0.0.1', () => {
-  const addr = server.address();
-  process.stdout.write(`listening on 127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}\n`);
-});
+listenOnLoopback(server);
 process.on('SIGTERM', () => process.exit(0));

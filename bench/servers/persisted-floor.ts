@@ -12,7 +12,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { BENCH_TOKEN, echoChunks } from './workload.ts';
+import { listenOnLoopback, sendJson as send } from './bare-http.ts';
+import { BENCH_TOKEN, echoChunks, messageText } from './workload.ts';
 
 type Json = Record<string, unknown>;
 
@@ -117,7 +118,7 @@ function echoTask(res: ServerResponse, rpcId: unknown, params: Json): Write {
   const at = new Date().toISOString();
   const history = [{ ...message, taskId, contextId }];
   const submitted = { id: taskId, contextId, status: { state: 'TASK_STATE_SUBMITTED', timestamp: at }, history };
-  const parts = echoChunks(`You said: ${textOf(message)}`).map((text) => ({ text }));
+  const parts = echoChunks(`You said: ${messageText(message)}`).map((text) => ({ text }));
   const artifact = { artifactId: 'response', name: 'response', parts };
   const status = (state: string): Json => ({ taskId, contextId, status: { state, timestamp: at } });
   const task = { ...submitted, status: { state: 'TASK_STATE_COMPLETED', timestamp: at }, artifacts: [artifact] };
@@ -130,31 +131,11 @@ function echoTask(res: ServerResponse, rpcId: unknown, params: Json): Write {
   return { res, rpcId, taskId, contextId, snapshot: JSON.stringify(task), events };
 }
 
-function textOf(message: Json): string {
-  const parts = (Array.isArray(message['parts']) ? message['parts'] : []) as Json[];
-  return parts
-    .map((p) => p['text'])
-    .filter((t) => typeof t === 'string')
-    .join('\n');
-}
-
 function errorBody(id: unknown, code: number, message: string): string {
   return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
 }
 
-function send(res: ServerResponse, text: string, status = 200): void {
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
-server.keepAliveTimeout = 5_000;
-server.listen(0, '127.0.0.1', () => {
-  const addr = server.address();
-  process.stdout.write(`listening on 127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}\n`);
-});
+listenOnLoopback(server);
 process.on('SIGTERM', () => {
   server.close();
   db.close();

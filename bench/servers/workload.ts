@@ -28,5 +28,14 @@ export function echoChunks(text: string, n = 4): string[] {
   return chunks.length > 0 ? chunks : [''];
 }
 
+/** The text of a message's text parts, one per line (what the echo answers). */
+export function messageText(message: Record<string, unknown> | undefined): string {
+  const parts = (Array.isArray(message?.['parts']) ? message['parts'] : []) as Array<Record<string, unknown>>;
+  return parts
+    .map((p) => p['text'])
+    .filter((t) => typeof t === 'string')
+    .join('\n');
+}
+
 /** The text every SendMessage of the bench carries (a short chat line). */
 export const SEND_TEXT = 'Hello agent, please restate this short benchmark message.';

@@ -10,19 +10,18 @@
  * may use both cores, as on a user's machine.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchConfig } from '../lib/config.ts';
 import type { Report } from '../lib/report.ts';
-import { DIST, tempDir } from '../lib/servers.ts';
+import { ROOT, tempDir } from '../lib/servers.ts';
 import { median } from '../lib/stats.ts';
 import { STARTUP_MARKS_ENV } from '../../src/main/startup-marks.ts';
 
-/** The package's `agents` bin, as package.json names it (the bench runs from its sources or from dist/). */
+/** The package's `agents` bin, as package.json names it. */
 function agentsBin(): string {
-  const root = existsSync(join(DIST, 'package.json')) ? DIST : join(DIST, '..');
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { bin: { agents: string } };
-  return join(root, pkg.bin.agents);
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: { agents: string } };
+  return join(ROOT, pkg.bin.agents);
 }
 
 function wallMs(args: string[]): number {
