@@ -46,6 +46,12 @@ export interface ModelRequest {
   system?: string | undefined;
   messages: ModelMessage[];
   tools: ModelTool[];
+  /**
+   * How many leading messages the next request will send again unchanged (the earlier turns of
+   * the conversation): a provider with prompt caching marks the end of that stable head (and of
+   * the system prompt and tools) as cache breakpoints. Absent or 0: only system and tools.
+   */
+  stableMessages?: number | undefined;
   /** Aborting it aborts the HTTP request at once (the stream then ends with a `cancelled` failure). */
   signal: AbortSignal;
   /**
@@ -62,8 +68,13 @@ export interface EndpointAccess {
 }
 
 export interface ModelUsage {
+  /** Every input token, cached or not (cache reads and writes included). */
   inputTokens: number;
   outputTokens: number;
+  /** Of the input tokens, those read from the provider's prompt cache (absent: not reported). */
+  cacheReadTokens?: number | undefined;
+  /** Of the input tokens, those written to the provider's prompt cache (absent: not reported). */
+  cacheWriteTokens?: number | undefined;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool-calls' | 'content-filter' | 'other';

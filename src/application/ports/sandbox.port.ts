@@ -101,6 +101,40 @@ export interface ToolCallRequest {
   network?: 'none' | 'allow' | undefined;
   /** Variables the action declares for its commands (they never see the server's environment). */
   env?: Readonly<Record<string, string>> | undefined;
+  /**
+   * For commands: called with each piece of output as the command produces it (stdout and stderr,
+   * in the order they arrived), so a client can watch it. Absent: the output is only returned.
+   */
+  onOutput?: ((chunk: CommandOutputChunk) => void) | undefined;
+}
+
+/** A piece of a command's output, as it came. */
+export interface CommandOutputChunk {
+  stream: 'stdout' | 'stderr';
+  text: string;
+}
+
+/** The most of a command's output kept in its record (task or plan): the rest is cut from the middle. */
+export const KEPT_OUTPUT_BYTES = 1024 * 1024;
+
+/** A command's whole output as kept in its record (stdout and stderr interleaved as they came). */
+export interface CommandOutput {
+  /** Up to KEPT_OUTPUT_BYTES: when longer, its head and tail with a line saying what was cut. */
+  text: string;
+  /** How many bytes the command wrote in all. */
+  bytes: number;
+  truncated: boolean;
+}
+
+/** What a call would do, shown before a person approves it. */
+export interface ToolPreview {
+  /** A file tool: the unified diff of the files it would change, against their current content. */
+  diff?: string | undefined;
+  /** A command tool: the exact command line it would run, and where (relative to the root, `.`: the root). */
+  command?: string | undefined;
+  cwd?: string | undefined;
+  /** Why no preview could be made (the call would fail: no match, a refused path…). */
+  problem?: string | undefined;
 }
 
 export interface ToolCallResult {
@@ -115,6 +149,8 @@ export interface ToolCallResult {
   exitCode?: number | null;
   /** For commands: whether it ran OS-confined, or unconfined because the server says `confinement: none`. */
   confinement?: 'confined' | 'none' | undefined;
+  /** For commands: the whole output to keep (`output` is what a model is given: its head and tail). */
+  commandOutput?: CommandOutput | undefined;
 }
 
 /**
@@ -129,4 +165,9 @@ export interface ToolRunner {
    * start-up probe when it is still under way.
    */
   confinement?(): Promise<'confined' | 'none' | 'unavailable'>;
+  /**
+   * What a call would do, without doing it: a file tool's diff, a command's command line. Never
+   * throws; absent for a tool it cannot preview (an empty object).
+   */
+  preview?(req: Omit<ToolCallRequest, 'timeoutMs' | 'onOutput'>): Promise<ToolPreview>;
 }
