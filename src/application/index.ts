@@ -35,7 +35,12 @@ export type {
   ToolRunner,
   ToolCallRequest,
   ToolCallResult,
+  CommandOutput,
+  CommandOutputChunk,
+  ToolPreview,
 } from './ports/sandbox.port.ts';
+export { KEPT_OUTPUT_BYTES } from './ports/sandbox.port.ts';
+export type { TurnCheckpoints, TurnRef } from './ports/turn-checkpoints.port.ts';
 export type { SystemProbe, DiagnosticCheck } from './ports/system.port.ts';
 export type { StreamItem, SendInput } from './tasks/task.service.ts';
 export { builtinActorsByModel } from './actors/builtin-actors.ts';
