@@ -195,13 +195,16 @@ describe('chat with an LLM actor, in depth', () => {
       assert.match(statusText(t.task), /context/i);
     });
 
-    it('the tool-step limit ends the turn with a hint', async () => {
+    it('at the tool-step limit the model gets one last step without tools to say what is left', async () => {
       const a = await actor({ maxToolSteps: 2, tools: ['builtin/read-file'] });
       const call = { toolCalls: [{ name: 'builtin__read-file', arguments: '{"path":"notes.txt"}' }] };
-      const t = await turn(a, 'loop', 'local/depth', call, call);
-      assert.equal(t.task.status.state, 'TASK_STATE_FAILED');
-      assert.match(statusText(t.task), /stopped after 2 model steps/);
-      assert.match(statusText(t.task), /maxToolSteps/);
+      const t = await turn(a, 'loop', 'local/depth', call, call, { text: ['I read notes.txt twice; left: nothing.'] });
+      assert.equal(t.task.status.state, 'TASK_STATE_COMPLETED', statusText(t.task));
+      assert.match(statusText(t.task), /used its 2 tool steps \(maxToolSteps\)/);
+      const last = lastBody(fake) as { tool_choice?: unknown; messages?: Array<{ content?: unknown }> };
+      assert.equal(last.tool_choice, 'none', 'the last step offers no tool');
+      assert.match(JSON.stringify(last.messages?.at(-1)), /Without calling any tool/);
+      assert.match(JSON.stringify(t.task.artifacts), /left: nothing/);
     });
   });
 

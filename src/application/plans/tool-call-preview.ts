@@ -26,7 +26,26 @@ export function commandOfCall(tool: ToolDefinition, normalized: Record<string, u
     ];
   if (tool.name.endsWith('/run-command') && typeof normalized['program'] === 'string')
     return [normalized['program'], ...strings(normalized['args'])];
+  if (tool.name === 'builtin/bash' && typeof normalized['command'] === 'string')
+    return shellWords(normalized['command']);
   return undefined;
+}
+
+/**
+ * A shell command line as words for policy rules and "always" answers: its words when it is one
+ * plain command, else `bash -c <line>` whole — so a rule or an answer for `npm test` never covers
+ * `npm test; rm -rf ~`.
+ */
+export function shellWords(line: string): string[] {
+  if (!/[;&|<>$`()\n*?{}[\]~!#]/.test(line)) {
+    try {
+      const words = splitCommandLine(line);
+      if (words.length > 0) return words;
+    } catch {
+      // Quotes that do not close: taken whole below.
+    }
+  }
+  return ['bash', '-c', line];
 }
 
 /** A tool call's arguments on one line (file contents left out), for status messages. */

@@ -52,6 +52,8 @@ export interface ModelRequest {
    * the system prompt and tools) as cache breakpoints. Absent or 0: only system and tools.
    */
   stableMessages?: number | undefined;
+  /** `none`: the tools stay offered (their calls are in the history) but the model must answer in words. */
+  toolChoice?: 'auto' | 'none' | undefined;
   /** Aborting it aborts the HTTP request at once (the stream then ends with a `cancelled` failure). */
   signal: AbortSignal;
   /**

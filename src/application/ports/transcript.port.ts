@@ -20,6 +20,10 @@ export interface Transcript {
   toolCalls: number;
   /** Set while the turn waits for an approval. */
   pending?: PendingCalls | undefined;
+  /** Steps in a row whose every call was refused (the loop gives up at MAX_MALFORMED_STEPS). */
+  malformedSteps?: number | undefined;
+  /** "Always" answers given in this turn: `tool`, and a command line's first words (see AlwaysRule). */
+  always?: Array<{ tool: string; commandPrefix?: string[] | undefined }> | undefined;
 }
 
 export interface TranscriptStore {

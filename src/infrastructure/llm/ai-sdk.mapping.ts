@@ -31,7 +31,7 @@ export function callOptions(req: ModelRequest): Omit<CallOptions, 'abortSignal'>
       description: t.description,
       inputSchema: t.inputSchema,
     }));
-    options.toolChoice = { type: 'auto' };
+    options.toolChoice = { type: req.toolChoice ?? 'auto' };
   }
   return options;
 }

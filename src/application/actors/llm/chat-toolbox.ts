@@ -22,28 +22,27 @@ import type { RegistryEntity, RegistryKind } from '../../../domain/registry/enti
 import { namespaceOf } from '../../../domain/registry/names.ts';
 import type { SandboxInfo, ToolRunner } from '../../ports/sandbox.port.ts';
 import { commandOfCall, normalizeArgs } from '../../plans/tool-call-preview.ts';
+import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.ts';
+import type { AgentTool } from '../../agent/agent.types.ts';
 
-/** What a tool call gave back. */
-export interface ToolOutcome {
-  ok: boolean;
-  summary: string;
-  output: string;
-  filesTouched?: string[] | undefined;
-}
+export type { ToolOutcome } from '../../agent/agent.types.ts';
 
-export interface ChatTool {
-  /** Its name for users and policies: `builtin/read-file`, `local/fmt`, `mcp:files/read_file`. */
-  ref: string;
-  /** Its name for the model (`^[a-zA-Z0-9_-]{1,64}$`). */
-  modelName: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  readOnly: boolean;
-  writes: boolean;
-  /** The command line a call runs, for policy rules on commands (undefined: none). */
-  commandOf(args: Record<string, unknown>): string[] | undefined;
-  run(args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutcome>;
-}
+/** A tool of a chat turn (the agent loop's tool). */
+export type ChatTool = AgentTool;
+
+/**
+ * The built-in tools a chat bound to a project offers besides the actor's own: reading (read, grep,
+ * glob, list), editing (edit, write) and a shell (bash) — the model asks for the context it needs.
+ */
+export const CHAT_BUILTINS: readonly string[] = [
+  'builtin/read',
+  'builtin/grep',
+  'builtin/glob',
+  'builtin/list',
+  'builtin/edit',
+  'builtin/write',
+  'builtin/bash',
+];
 
 /** Where a session's file and command tools work. */
 export interface ChatWorkspace {
@@ -129,7 +128,9 @@ export class ChatToolbox {
       return result;
     };
 
-    for (const name of toolNames) {
+    // A project's chat reads, edits and runs commands with the built-in coding tools (those that exist).
+    const builtins = workspace ? CHAT_BUILTINS.filter((n) => BUILTIN_TOOLS.some((t) => t.name === n)) : [];
+    for (const name of [...builtins, ...toolNames.filter((n) => !builtins.includes(n))]) {
       const entity = await this.usable('tool', name, problems);
       if (!entity) {
         if (entity === undefined) problems.push(`tool ${name} is not registered`);
@@ -273,17 +274,21 @@ export class ChatToolbox {
       inputSchema: def.inputSchema,
       readOnly: def.readOnly,
       writes: def.writes,
-      commandOf: (args) => commandOfCall(def, normalizeArgs(def.name, args)),
-      run: async (args, signal) => {
-        const r = await tools.run({
-          tool: def,
-          args: normalizeArgs(def.name, args),
-          sandbox,
-          signal,
-          timeoutMs: commandTimeoutMs,
-          network,
-        });
-        return { ok: r.ok, summary: r.summary, output: r.output, filesTouched: r.filesTouched };
+      normalize: (args) => normalizeArgs(def.name, args),
+      commandOf: (args) => commandOfCall(def, args),
+      preview: (args, signal) =>
+        tools.preview ? tools.preview({ tool: def, args, sandbox, signal, network }) : Promise.resolve({}),
+      run: async (args, { signal, onOutput }) => {
+        const r = await tools.run({ tool: def, args, sandbox, signal, timeoutMs: commandTimeoutMs, network, onOutput });
+        return {
+          ok: r.ok,
+          summary: r.summary,
+          output: r.output,
+          filesTouched: r.filesTouched,
+          exitCode: r.exitCode,
+          confinement: r.confinement,
+          commandOutput: r.commandOutput,
+        };
       },
     };
   }
@@ -305,7 +310,7 @@ export class ChatToolbox {
       readOnly,
       writes,
       commandOf: () => undefined,
-      run: (args, signal) => mcp.callTool(server, remote, args, signal, this.owners.get(server)),
+      run: (args, { signal }) => mcp.callTool(server, remote, args, signal, this.owners.get(server)),
     };
   }
 }

@@ -1,45 +1,43 @@
 /**
- * An actor that thinks: an LLM behind a provider, with the tool-calling loop. One turn sends the
- * session's history (trimmed to the model's window) and the actor's tools, streams the answer as
- * `response` artifact chunks as tokens arrive, runs the tool calls the model makes (validated
- * against their schemas; read-only tools at once, the others as the automation profile decides —
- * asking through input-required), feeds the results back, and goes on up to maxToolSteps. Token
- * usage and cost are kept on the task. Cancelling the task aborts the request and the tool.
+ * An actor that thinks: an LLM behind a provider, as a chat turn of the agent loop. One turn sends
+ * the session's history (trimmed to the model's window) and the actor's tools, streams the answer
+ * as `response` artifact chunks as tokens arrive, and lets the loop run the tool calls (validated,
+ * decided by the project's automation profile — asking through input-required — recorded as
+ * `tool-call` artifacts, every write checkpointed for `agents session undo`). Token usage and cost
+ * are kept on the task. Cancelling the task aborts the request and the tool.
  */
 import { textOf, type Message, type TaskState } from '../../../domain/a2a.model.ts';
-import { parseApprovalAnswer, type ApprovalAnswer } from '../../../domain/plan/approval.ts';
-import { decideToolCall, type PolicyVerdict } from '../../../domain/plan/policy.ts';
+import { parseApprovalAnswer } from '../../../domain/plan/approval.ts';
+import { decideToolCall } from '../../../domain/plan/policy.ts';
 import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.ts';
 import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
 import type { Session } from '../../../domain/session.ts';
 import { AppError } from '../../../domain/errors.ts';
 import type { Actor, ActorTurn } from '../../ports/actor.port.ts';
-import { vetoText, type HookService } from '../../hooks/hook.service.ts';
+import type { HookService } from '../../hooks/hook.service.ts';
 import { toolCallHooks, type ToolCallHooks } from '../../hooks/tool-call-hooks.ts';
 import { fragmentsText, type ContextProvider } from '../../context/context.types.ts';
 import {
   ProviderFailure,
   type ApiKeys,
   type LanguageModels,
-  type ModelMessage,
-  type ModelTool,
-  type ModelToolCall,
-  type ModelToolResult,
-  type ModelUsage,
   type SchemaValidator,
   type TokenCounter,
 } from '../../ports/language-model.port.ts';
+import type { TurnCheckpoints } from '../../ports/turn-checkpoints.port.ts';
+import { MAX_MALFORMED_STEPS, runAgentLoop } from '../../agent/agent-loop.ts';
+import type { AlwaysRule, ApprovalGate, CallAnswer } from '../../agent/agent.types.ts';
+import { approvalRequest, ChatRecorder } from './chat-recorder.ts';
 import type { Logger } from '../../ports/logger.port.ts';
 import type { StoredTask } from '../../ports/task.repository.port.ts';
 import type { Transcript, TranscriptStore } from '../../ports/transcript.port.ts';
-import { argSummary, previewOf } from '../../plans/tool-call-preview.ts';
-import type { ChatTool, ChatToolbox, ChatToolSet } from './chat-toolbox.ts';
-import { fitToWindow, MessageTokens } from './history.ts';
+import type { ChatToolbox, ChatToolSet } from './chat-toolbox.ts';
+import { MessageTokens } from './history.ts';
 import { compactionSection, sessionHistory, type SessionHistory } from '../../sessions/compaction.ts';
 import type { CompactionService } from '../../sessions/compaction.service.ts';
 import { apiKeyFix } from './api-key-fix.ts';
 import { ModelCandidates } from './model-candidates.ts';
-import { costOf, parseArgs, resultForModel } from './tool-args.ts';
+import { costOf } from './tool-args.ts';
 
 export interface LlmActorDeps {
   models: LanguageModels;
@@ -60,10 +58,11 @@ export interface LlmActorDeps {
   lookupActor?: ((name: string) => Promise<ActorDefinition | undefined>) | undefined;
   /** The hooks run before and after each tool call (absent: none). */
   hooks?: HookService | undefined;
+  /** The undo history of chat turns that write to a project (absent: writes are not checkpointed). */
+  checkpoints?: TurnCheckpoints | undefined;
 }
 
-/** Steps in a row whose every call was malformed before the turn gives up. */
-export const MAX_MALFORMED_STEPS = 3;
+export { MAX_MALFORMED_STEPS };
 /** Earlier turns read for the history (the window trims further). */
 const HISTORY_TURNS = 200;
 
@@ -107,8 +106,12 @@ class LlmTurn {
   private tools!: ChatToolSet;
   private apiKey: string | undefined;
   private responseOpen: boolean;
-  private toolArtifacts = 0;
-  private malformedSteps = 0;
+  /** The step whose words were streamed last (a new step starts a new paragraph). */
+  private lastStep = -1;
+  /** What the session's earlier turns answered "always" to. */
+  private sessionAlways: AlwaysRule[] = [];
+  /** The files this turn changed (the undo history's answer after its last write). */
+  private changed: string[] = [];
   private project: string | undefined;
   private session: Session | undefined;
   /** The compaction whose summary this turn's prompt carries (`metadata.context.compaction`). */
@@ -130,7 +133,6 @@ class LlmTurn {
     this.tokens = new MessageTokens(deps.tokens);
     this.signal = turn.signal;
     this.responseOpen = (turn.task.artifacts ?? []).some((a) => a.artifactId === 'response');
-    this.toolArtifacts = (turn.task.artifacts ?? []).filter((a) => a.name === 'tool-call').length;
   }
 
   async run(): Promise<void> {
@@ -159,8 +161,7 @@ class LlmTurn {
         workdir: this.tools.workspace?.root,
       });
       const earlier = await this.transcriptOrNew();
-      if (earlier === 'answered') return;
-      await this.loop();
+      await this.loop(earlier.answer, earlier.problem);
     } catch (err) {
       if (this.signal.aborted) return;
       if (err instanceof ProviderFailure)
@@ -169,8 +170,8 @@ class LlmTurn {
     }
   }
 
-  /** The transcript to go on with: a new one, or (a follow-up) the task's own with the answer applied. */
-  private async transcriptOrNew(): Promise<'go' | 'answered'> {
+  /** The transcript to go on with: a new one, or (a follow-up) the task's own, with the answer read. */
+  private async transcriptOrNew(): Promise<{ answer?: CallAnswer; problem?: string }> {
     const { task, message, isFollowUp } = this.turn;
     const stored = isFollowUp ? await this.deps.transcripts.get(task.id) : undefined;
     if (!stored) {
@@ -180,315 +181,136 @@ class LlmTurn {
         usage: { inputTokens: 0, outputTokens: 0 },
         toolCalls: 0,
       };
-      return 'go';
+      return {};
     }
     this.transcript = stored;
-    if (!stored.pending) {
+    const pending = stored.pending;
+    const call = pending?.calls[pending.next];
+    if (!call) {
       stored.messages.push({ role: 'user', text: textOf(message.parts) });
-      return 'go';
+      return {};
     }
-    let answer: ApprovalAnswer;
     try {
-      answer = parseApprovalAnswer(answerOf(message));
+      return { answer: { callId: call.id, answer: parseApprovalAnswer(answerOf(message)) } };
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      // Not an answer: ask again, saying what an answer looks like.
-      await this.askApproval(err.message);
-      return 'answered';
+      // Not an answer: the call is asked again, saying what an answer looks like.
+      return { problem: err.message };
     }
-    const pending = stored.pending;
-    const call = pending.calls[pending.next];
-    if (call) {
-      if (answer.decision === 'approve') {
-        const tool = this.tools.byModelName.get(call.name);
-        const args = parseArgs(call.arguments);
-        pending.results.push(
-          tool && args.ok
-            ? await this.runTool(call, tool, args.value, undefined)
-            : { id: call.id, name: call.name, output: 'the tool is no longer available', isError: true },
-        );
-      } else {
-        const said = answer.guidance ? ` They said: ${answer.guidance}` : '';
-        pending.results.push({
-          id: call.id,
-          name: call.name,
-          output: `The user declined this call; it did not run.${said}`,
-          isError: true,
-        });
-        await this.toolEvent(call, this.toolRef(call), parseArgs(call.arguments).value, {
-          state: 'declined',
-          ok: false,
-          summary: `declined by the user${answer.guidance ? `: ${answer.guidance}` : ''}`,
-        });
-      }
-      pending.next++;
-    }
-    return 'go';
   }
 
-  private async loop(): Promise<void> {
+  private async loop(answer: CallAnswer | undefined, problem: string | undefined): Promise<void> {
     const maxSteps = this.def.maxToolSteps ?? LLM_ACTOR_DEFAULTS.maxToolSteps;
     const history = (await this.history()).turns.map((t) => t.messages).filter((m) => m.length > 0);
-    const offered: ModelTool[] = this.tools.tools.map((t) => ({
-      name: t.modelName,
-      description: t.description,
-      inputSchema: t.inputSchema,
-    }));
     const system = [this.systemPrompt(), this.compactionPrompt(), await this.projectContext()]
       .filter((p) => p !== '')
       .join('\n\n');
-    const fixed = (system ? await this.deps.tokens.count(system) : 0) + (await this.tokens.ofTools(offered));
     const window = this.def.contextWindow ?? LLM_ACTOR_DEFAULTS.contextWindow;
     const reserve = Math.min(this.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens, Math.floor(window / 2));
-
-    for (;;) {
-      if (this.transcript.pending) {
-        const waiting = await this.settleCalls();
-        if (waiting) return;
-      }
-      if (this.transcript.steps >= maxSteps)
+    const candidates = this.candidates as ModelCandidates;
+    const profile = this.tools.profile;
+    const ws = this.tools.workspace;
+    const session = this.session;
+    const checkpoints = ws && session ? this.deps.checkpoints : undefined;
+    const at = { session: session?.id ?? '', task: this.turn.task.id, root: ws?.root ?? '' };
+    const outcome = await runAgentLoop(
+      {
+        model: {
+          name: this.actorName,
+          stream: (req) => candidates.stream(req),
+          count: (text) => this.deps.tokens.count(text),
+        },
+        system,
+        tools: this.tools.tools,
+        decide: (tool, args) =>
+          decideToolCall(profile, {
+            tool: tool.ref,
+            readOnly: tool.readOnly,
+            writes: tool.writes,
+            command: tool.commandOf(args),
+          }),
+        approvals: {
+          always: () => [...this.sessionAlways, ...(this.transcript.always ?? [])],
+          remember: (rule) => {
+            (this.transcript.always ??= []).push(rule);
+            return Promise.resolve();
+          },
+          ask: (e) => this.askApproval(e),
+        },
+        recorder: new ChatRecorder(this.turn),
+        hooks: this.hooks,
+        budget: { afterStep: () => undefined },
+        validate: (schema, value) => this.deps.validator.validate(schema, value),
+        signal: this.signal,
+        maxSteps,
+        window: { contextWindow: window, reserve, history },
+        onText: (delta, step) => this.stream(delta, step),
+        save: () => this.saveTranscript(),
+        answer,
+        answerProblem: problem,
+        ...(checkpoints
+          ? {
+              beforeWrite: () => checkpoints.before(at),
+              afterWrite: async () => {
+                this.changed = await checkpoints.after(at);
+              },
+            }
+          : {}),
+      },
+      this.transcript,
+    );
+    switch (outcome.kind) {
+      case 'waiting':
+        return;
+      case 'answered':
+      case 'stopped':
+        await this.saveTranscript();
+        return this.complete(outcome.kind === 'answered' && outcome.reason === 'length' ? 'length' : undefined);
+      case 'step-limit':
+        await this.saveTranscript();
+        return this.complete('step-limit');
+      case 'invalid-calls':
+        await this.saveTranscript();
         return this.fail(
-          `${this.actorName} stopped after ${maxSteps} model steps with tool calls still coming (maxToolSteps)`,
-          `raise maxToolSteps of ${this.actorName}, or ask for something smaller`,
-          { kind: 'tool-step-limit' },
+          `${this.actorName} made only invalid tool calls ${MAX_MALFORMED_STEPS} steps in a row; the last: ${outcome.last}`,
+          'the model may not handle tools well: try another model, or fewer tools',
+          { kind: 'invalid-tool-calls' },
         );
-      const fitted = await fitToWindow(this.tokens, window - reserve, fixed, history, this.transcript.messages);
-      if (!fitted)
+      case 'window':
         return this.fail(
-          `This turn does not fit ${this.actorName}'s context window: its messages and tool results need more than the ${window - reserve} tokens left after ${reserve} reserved for the answer (contextWindow ${window})`,
+          `This turn does not fit ${this.actorName}'s context window: its messages and tool results need more than the ${outcome.room} tokens left after ${outcome.reserve} reserved for the answer (contextWindow ${outcome.window})`,
           'raise contextWindow (if the model has a larger window), lower maxTokens, or start a new session',
           { kind: 'context-window' },
         );
-      const step = await this.step(system, fitted.messages, offered);
-      this.transcript.steps++;
-      this.transcript.messages.push({
-        role: 'assistant',
-        text: step.text,
-        ...(step.calls.length ? { toolCalls: step.calls } : {}),
-      });
-      if (step.calls.length === 0) {
+      case 'budget':
         await this.saveTranscript();
-        return this.complete(step.reason === 'length' ? 'length' : undefined);
-      }
-      this.transcript.pending = { calls: step.calls, results: [], next: 0 };
+        return this.fail(outcome.stop.message, 'raise the budget, or ask for something smaller', { kind: 'budget' });
     }
   }
 
-  /** One model step: text streamed out as it comes, the tool calls collected. */
   /** The transcript, once the task's row is stored (its foreign key; see ActorTurn.stored). */
   private async saveTranscript(): Promise<void> {
     await this.turn.stored();
     await this.deps.transcripts.save(this.turn.task.id, this.turn.task.contextId, this.transcript);
   }
 
-  private async step(
-    system: string,
-    messages: ModelMessage[],
-    tools: ModelTool[],
-  ): Promise<{ text: string; calls: ModelToolCall[]; reason: string }> {
-    let text = '';
-    const calls: ModelToolCall[] = [];
-    let reason = 'other';
-    let usage: ModelUsage | undefined;
-    const events = (this.candidates as ModelCandidates).stream({
-      system: system || undefined,
-      messages,
-      tools,
-      signal: this.signal,
-    });
-    for await (const ev of events) {
-      if (ev.type === 'text') {
-        if (ev.delta === '') continue;
-        // A new step's words start on a new paragraph of the same answer.
-        const delta = text === '' && this.responseOpen && this.transcript.steps > 0 ? `\n\n${ev.delta}` : ev.delta;
-        text += ev.delta;
-        await this.turn.artifact(
-          { artifactId: 'response', name: 'response', parts: [{ text: delta }] },
-          { append: this.responseOpen },
-        );
-        this.responseOpen = true;
-      } else if (ev.type === 'tool-call') calls.push(ev.call);
-      else {
-        reason = ev.reason;
-        usage = ev.usage;
-      }
-    }
-    if (usage) {
-      this.transcript.usage.inputTokens += usage.inputTokens;
-      this.transcript.usage.outputTokens += usage.outputTokens;
-    }
-    return { text, calls, reason };
-  }
-
-  /**
-   * Runs the pending calls in order: malformed or unknown ones are told to the model, denied ones
-   * too; read-only and allowed ones run; the first that needs a person stops the turn in
-   * input-required (true). When all are settled their results join the transcript.
-   */
-  private async settleCalls(): Promise<boolean> {
-    const pending = this.transcript.pending;
-    if (!pending) return false;
-    let malformed = 0;
-    for (; pending.next < pending.calls.length; pending.next++) {
-      if (this.signal.aborted) throw new ProviderFailure('cancelled', 'cancelled', '');
-      const call = pending.calls[pending.next] as ModelToolCall;
-      const tool = this.tools.byModelName.get(call.name);
-      const args = parseArgs(call.arguments);
-      const refused = (output: string): void => {
-        malformed++;
-        pending.results.push({ id: call.id, name: call.name, output, isError: true });
-      };
-      if (!tool) {
-        refused(
-          `There is no tool named ${call.name}. Tools you can call: ${[...this.tools.byModelName.keys()].join(', ') || 'none'}.`,
-        );
-        continue;
-      }
-      if (!args.ok) {
-        refused(`The arguments are not valid JSON (${args.problem}); call ${call.name} again with a JSON object.`);
-        await this.toolEvent(call, tool.ref, call.arguments, { state: 'invalid', ok: false, summary: args.problem });
-        continue;
-      }
-      const problems = this.deps.validator.validate(tool.inputSchema, args.value);
-      if (problems.length > 0) {
-        refused(`The arguments do not match the tool's input schema: ${problems.slice(0, 10).join('; ')}.`);
-        await this.toolEvent(call, tool.ref, args.value, {
-          state: 'invalid',
-          ok: false,
-          summary: problems.slice(0, 3).join('; '),
-        });
-        continue;
-      }
-      const verdict = this.decide(tool, args.value);
-      if (verdict.decision === 'deny') {
-        pending.results.push({
-          id: call.id,
-          name: call.name,
-          output: `Not allowed: ${verdict.reason}. Do not try this call again.`,
-          isError: true,
-        });
-        await this.toolEvent(call, tool.ref, args.value, { state: 'denied', ok: false, summary: verdict.reason });
-        continue;
-      }
-      if (verdict.decision === 'ask') {
-        await this.saveTranscript();
-        await this.askApproval(undefined, { call, tool, args: args.value, verdict });
-        return true;
-      }
-      pending.results.push(await this.runTool(call, tool, args.value, verdict));
-    }
-    // Every call of this step was refused: the model may be stuck writing bad calls.
-    this.malformedSteps = malformed === pending.calls.length ? this.malformedSteps + 1 : 0;
-    this.transcript.messages.push({ role: 'tool', results: pending.results });
-    this.transcript.pending = undefined;
-    if (this.malformedSteps >= MAX_MALFORMED_STEPS) {
-      const last = pending.results[pending.results.length - 1]?.output ?? '';
-      await this.fail(
-        `${this.actorName} made only invalid tool calls ${MAX_MALFORMED_STEPS} steps in a row; the last: ${last}`,
-        'the model may not handle tools well: try another model, or fewer tools',
-        { kind: 'invalid-tool-calls' },
-      );
-      return true;
-    }
-    return false;
-  }
-
-  /** The policy's verdict; a read-only tool runs unless a rule denies it. */
-  private decide(tool: ChatTool, args: Record<string, unknown>): PolicyVerdict {
-    return decideToolCall(this.tools.profile, {
-      tool: tool.ref,
-      readOnly: tool.readOnly,
-      writes: tool.writes,
-      command: tool.commandOf(args),
-    });
-  }
-
-  private async runTool(
-    call: ModelToolCall,
-    tool: ChatTool,
-    args: Record<string, unknown>,
-    verdict: PolicyVerdict | undefined,
-  ): Promise<ModelToolResult> {
-    const veto = await this.hooks?.before(tool.ref, args);
-    if (veto) {
-      const text = vetoText(veto);
-      await this.toolEvent(call, tool.ref, args, { state: 'vetoed', ok: false, summary: text, hook: veto.hook });
-      return { id: call.id, name: call.name, output: text, isError: true };
-    }
-    const artifactId = await this.toolEvent(call, tool.ref, args, { state: 'running' });
-    const t0 = Date.now();
-    let outcome;
-    try {
-      outcome = await tool.run(args, this.signal);
-    } catch (err) {
-      if (this.signal.aborted) throw err;
-      outcome = { ok: false, summary: `${tool.ref} failed: ${(err as Error).message}`, output: '' };
-    }
-    if (this.signal.aborted) throw new ProviderFailure('cancelled', 'cancelled', '');
-    this.transcript.toolCalls++;
-    await this.hooks?.after(tool.ref, args, outcome);
-    await this.toolEvent(
-      call,
-      tool.ref,
-      args,
-      {
-        state: outcome.ok ? 'done' : 'failed',
-        ok: outcome.ok,
-        summary: outcome.summary,
-        durationMs: Date.now() - t0,
-        ...(outcome.filesTouched?.length ? { filesTouched: outcome.filesTouched } : {}),
-        ...(verdict ? { policy: verdict.reason } : {}),
-      },
-      artifactId,
+  /** The model's words as `response` chunks; a new step's words start on a new paragraph of the same answer. */
+  private async stream(delta: string, step: number): Promise<void> {
+    const text = this.responseOpen && step !== this.lastStep ? `\n\n${delta}` : delta;
+    this.lastStep = step;
+    await this.turn.artifact(
+      { artifactId: 'response', name: 'response', parts: [{ text }] },
+      { append: this.responseOpen },
     );
-    return resultForModel(call, outcome);
+    this.responseOpen = true;
   }
 
-  /** A tool call as clients see it: a `tool-call` artifact (a data part), replaced as it progresses. */
-  private async toolEvent(
-    call: ModelToolCall,
-    ref: string,
-    args: unknown,
-    fields: Record<string, unknown>,
-    artifactId?: string,
-  ): Promise<string> {
-    const id = artifactId ?? `tool-call-${++this.toolArtifacts}`;
-    await this.turn.artifact({
-      artifactId: id,
-      name: 'tool-call',
-      parts: [{ data: { tool: ref, callId: call.id, arguments: args, ...fields }, mediaType: 'application/json' }],
-      metadata: { kind: 'tool-call' },
-    });
-    return id;
-  }
-
-  private async askApproval(
-    problem: string | undefined,
-    asking?: { call: ModelToolCall; tool: ChatTool; args: Record<string, unknown>; verdict: PolicyVerdict },
-  ): Promise<void> {
-    const pending = this.transcript.pending;
-    const call = asking?.call ?? pending?.calls[pending.next];
-    if (!call) return;
-    const tool = asking?.tool ?? this.tools.byModelName.get(call.name);
-    const args = asking?.args ?? (parseArgs(call.arguments).value as Record<string, unknown>);
-    const ref = tool?.ref ?? call.name;
-    const request = {
-      kind: 'tool-call',
-      tool: ref,
-      args,
-      preview: previewOf(ref, args),
-      ...(asking ? { policy: asking.verdict } : {}),
-      options: ['approve', 'reject', 'reject-with-guidance'],
-    };
-    const question = `Allow ${ref} ${argSummary(args)}? (yes / no / a sentence of guidance)`;
-    await this.turn.status('TASK_STATE_INPUT_REQUIRED', problem ? `${problem}\n${question}` : question, {
+  private async askApproval(e: Parameters<ApprovalGate['ask']>[0]): Promise<void> {
+    const { question, request } = approvalRequest(e, e.problem);
+    await this.turn.status('TASK_STATE_INPUT_REQUIRED', question, {
       data: { approvalRequest: request },
       taskMetadata: { usage: this.usage(), ...this.contextMeta() },
     });
-  }
-
-  private toolRef(call: ModelToolCall): string {
-    return this.tools.byModelName.get(call.name)?.ref ?? call.name;
   }
 
   /**
@@ -502,6 +324,7 @@ class LlmTurn {
       task.contextId,
       stored.map((s) => s.task.id),
     );
+    this.sessionAlways = [...transcripts.values()].flatMap((t) => t.always ?? []);
     let history = sessionHistory(stored, transcripts);
     const compaction = this.deps.compaction;
     if (compaction && this.session)
@@ -592,16 +415,19 @@ class LlmTurn {
     return out;
   }
 
-  private async complete(note: 'length' | undefined): Promise<void> {
+  private async complete(note: 'length' | 'step-limit' | undefined): Promise<void> {
     // The answer's last chunk (empty: when the model finished, its words were already sent).
     await this.turn.artifact(
       { artifactId: 'response', name: 'response', parts: [{ text: '' }] },
       { append: this.responseOpen, lastChunk: true },
     );
+    const maxSteps = this.def.maxToolSteps ?? LLM_ACTOR_DEFAULTS.maxToolSteps;
     const text =
       note === 'length'
         ? `The answer was cut at maxTokens (${this.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens} tokens)`
-        : undefined;
+        : note === 'step-limit'
+          ? `${this.actorName} used its ${maxSteps} tool steps (maxToolSteps) and summarised where it stopped; send "go on" to continue, or raise maxToolSteps of ${this.actorName}`
+          : undefined;
     await this.end('TASK_STATE_COMPLETED', text);
   }
 
@@ -616,7 +442,12 @@ class LlmTurn {
 
   private async end(state: TaskState, text?: string, data?: unknown): Promise<void> {
     const extra = {
-      taskMetadata: { usage: this.usage(), ...this.problemsMeta(), ...this.contextMeta() },
+      taskMetadata: {
+        usage: this.usage(),
+        ...this.problemsMeta(),
+        ...this.contextMeta(),
+        ...(this.changed.length ? { changes: { files: this.changed } } : {}),
+      },
       ...(data ? { data } : {}),
     };
     await this.turn.status(state, text, extra);

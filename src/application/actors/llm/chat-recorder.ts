@@ -1,0 +1,141 @@
+/**
+ * How a chat turn's tool calls reach its client: each call is a `tool-call` artifact (a data part,
+ * replaced as the call progresses: running, done, failed, denied…), a command's output streams as
+ * it comes into a `tool-output` artifact of its own (kept with the task, up to KEPT_OUTPUT_BYTES),
+ * and a call that needs a person puts the turn in input-required with what it would do — the
+ * diff against the current file, or the exact command line and where it runs.
+ */
+import type { TaskState } from '../../../domain/a2a.model.ts';
+import type { ActorTurn } from '../../ports/actor.port.ts';
+import { KEPT_OUTPUT_BYTES, type CommandOutputChunk, type ToolPreview } from '../../ports/sandbox.port.ts';
+import { argSummary, previewOf } from '../../plans/tool-call-preview.ts';
+import type { AgentRecorder, AgentTool, CallEvent, NotRunState, ToolOutcome } from '../../agent/agent.types.ts';
+import type { PolicyVerdict } from '../../../domain/plan/policy.ts';
+
+interface RunningCall {
+  artifactId: string;
+  outputId: string;
+  /** Bytes of output sent so far (the rest is only counted). */
+  sent: number;
+  /** Chunks are appended one after the other, never awaited by the command. */
+  chain: Promise<void>;
+  opened: boolean;
+}
+
+export class ChatRecorder implements AgentRecorder {
+  private count: number;
+
+  private readonly turn: Pick<ActorTurn, 'artifact'>;
+
+  constructor(turn: Pick<ActorTurn, 'artifact' | 'task'>) {
+    this.turn = turn;
+    this.count = (turn.task.artifacts ?? []).filter((a) => a.name === 'tool-call').length;
+  }
+
+  async notRun(e: CallEvent & { state: NotRunState; summary: string; hook?: string | undefined }): Promise<void> {
+    await this.event(e, { state: e.state, ok: false, summary: e.summary, ...(e.hook ? { hook: e.hook } : {}) });
+  }
+
+  async started(e: CallEvent & { tool: AgentTool }): Promise<RunningCall> {
+    const artifactId = await this.event(e, { state: 'running' });
+    return {
+      artifactId,
+      outputId: artifactId.replace('tool-call', 'tool-output'),
+      sent: 0,
+      chain: Promise.resolve(),
+      opened: false,
+    };
+  }
+
+  output(handle: unknown, chunk: CommandOutputChunk): void {
+    const h = handle as RunningCall;
+    if (h.sent >= KEPT_OUTPUT_BYTES) return;
+    const text = chunk.text.slice(0, KEPT_OUTPUT_BYTES - h.sent);
+    h.sent += Buffer.byteLength(text);
+    const append = h.opened;
+    h.opened = true;
+    h.chain = h.chain
+      .then(() =>
+        this.turn.artifact(
+          {
+            artifactId: h.outputId,
+            name: 'tool-output',
+            parts: [{ text }],
+            metadata: { kind: 'tool-output', toolCall: h.artifactId },
+          },
+          { append },
+        ),
+      )
+      .catch(() => undefined);
+  }
+
+  async finished(
+    e: CallEvent & { tool: AgentTool; outcome: ToolOutcome; durationMs: number },
+    handle: unknown,
+  ): Promise<void> {
+    const h = handle as RunningCall;
+    await h.chain;
+    if (h.opened)
+      await this.turn.artifact(
+        { artifactId: h.outputId, name: 'tool-output', parts: [{ text: '' }] },
+        { append: true, lastChunk: true },
+      );
+    const o = e.outcome;
+    await this.event(
+      e,
+      {
+        state: o.ok ? 'done' : 'failed',
+        ok: o.ok,
+        summary: o.summary,
+        durationMs: e.durationMs,
+        ...(o.filesTouched?.length ? { filesTouched: o.filesTouched } : {}),
+        ...(o.exitCode !== undefined ? { exitCode: o.exitCode } : {}),
+        ...(o.commandOutput ? { outputBytes: o.commandOutput.bytes, outputTruncated: o.commandOutput.truncated } : {}),
+        ...(e.verdict ? { policy: e.verdict.reason } : {}),
+      },
+      h.artifactId,
+    );
+  }
+
+  /** A tool call as clients see it: a `tool-call` artifact (a data part), replaced as it progresses. */
+  private async event(e: CallEvent, fields: Record<string, unknown>, artifactId?: string): Promise<string> {
+    const id = artifactId ?? `tool-call-${++this.count}`;
+    await this.turn.artifact({
+      artifactId: id,
+      name: 'tool-call',
+      parts: [
+        { data: { tool: e.ref, callId: e.call.id, arguments: e.args, ...fields }, mediaType: 'application/json' },
+      ],
+      metadata: { kind: 'tool-call' },
+    });
+    return id;
+  }
+}
+
+/** The approval request of a chat call, and the question a person reads. */
+export function approvalRequest(
+  e: { ref: string; args: Record<string, unknown>; preview: ToolPreview; verdict?: PolicyVerdict | undefined },
+  problem: string | undefined,
+): { question: string; request: Record<string, unknown> } {
+  const p = e.preview;
+  const request = {
+    kind: 'tool-call',
+    tool: e.ref,
+    args: e.args,
+    preview: p.diff ?? (p.command !== undefined ? `$ ${p.command}` : previewOf(e.ref, e.args)),
+    ...(p.diff !== undefined ? { diff: p.diff } : {}),
+    ...(p.command !== undefined ? { command: p.command, cwd: p.cwd ?? '.' } : {}),
+    ...(p.problem !== undefined ? { previewProblem: p.problem } : {}),
+    ...(e.verdict ? { policy: e.verdict } : {}),
+    options: ['approve', 'always', 'reject', 'reject-with-guidance'],
+  };
+  const what =
+    p.command !== undefined
+      ? `Run \`${p.command}\` in ${p.cwd && p.cwd !== '.' ? p.cwd : 'the project root'} (${e.ref})?`
+      : `Allow ${e.ref} ${argSummary(e.args)}?`;
+  const shown = p.diff ? `\n${p.diff.trimEnd()}\n` : p.problem ? ` (${p.problem})` : '';
+  const question = `${what}${shown} (yes / always / no / a sentence of guidance)`;
+  return { question: problem ? `${problem}\n${question}` : question, request };
+}
+
+export type ChatStatus = (state: TaskState, text?: string, extra?: Record<string, unknown>) => Promise<void>;
