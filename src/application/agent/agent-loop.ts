@@ -41,7 +41,6 @@ class AgentLoop {
   private readonly byName: ReadonlyMap<string, AgentTool>;
   private readonly offered: ModelTool[];
   private readonly tokens: MessageTokens;
-  private stopAfterCalls = false;
 
   private readonly cfg: AgentConfig;
   private readonly t: Transcript;
@@ -67,7 +66,10 @@ class AgentLoop {
         const ended = await this.settle();
         if (ended) return ended;
       }
-      if (this.stopAfterCalls) return { kind: 'stopped' };
+      if (t.ending) {
+        t.ending = undefined;
+        return { kind: 'stopped' };
+      }
       const over = cfg.budget.beforeStep?.();
       if (over) return { kind: 'budget', stop: over, partial: '' };
       const last = t.steps >= cfg.maxSteps;
@@ -151,7 +153,7 @@ class AgentLoop {
     const control = cfg.control?.find((c) => c.tool.name === call.name);
     if (control) {
       const h = control.handle(args.ok ? { ok: true, value: args.value } : { ok: false, problem: args.problem });
-      if (h.stop) this.stopAfterCalls = true;
+      if (h.stop) this.t.ending = true;
       return { result: said(h.output, h.isError), refused: h.isError };
     }
     const tool = this.byName.get(call.name);
@@ -160,7 +162,15 @@ class AgentLoop {
       value: unknown,
       summary = output,
     ): Promise<{ result: ModelToolResult; refused: true }> => {
-      await cfg.recorder.notRun({ call, ref: tool?.ref ?? call.name, tool, args: value, state: 'invalid', summary });
+      await cfg.recorder.notRun({
+        call,
+        ref: tool?.ref ?? call.name,
+        tool,
+        args: value,
+        state: 'invalid',
+        summary,
+        told: output,
+      });
       return { result: said(output), refused: true };
     };
     if (!tool) {
@@ -190,7 +200,8 @@ class AgentLoop {
     const event = { call, ref: tool.ref, tool, args: args.value, verdict };
     if (verdict.decision === 'deny') {
       await cfg.recorder.notRun({ ...event, state: 'denied', summary: verdict.reason });
-      return { result: said(`Not allowed: ${verdict.reason}. Do not try this call again.`) };
+      const by = cfg.policyName ? ` by ${cfg.policyName}` : '';
+      return { result: said(`Not allowed${by}: ${verdict.reason}. Do not try this call again.`) };
     }
     const answer = cfg.answer?.callId === call.id ? cfg.answer.answer : undefined;
     if (answer?.decision === 'reject') {

@@ -81,7 +81,10 @@ export type NotRunState = 'invalid' | 'denied' | 'declined' | 'vetoed';
 
 /** Where the loop's calls are recorded and shown (task artifacts, plan records and status lines). */
 export interface AgentRecorder {
-  notRun(e: CallEvent & { state: NotRunState; summary: string; hook?: string | undefined }): Promise<void>;
+  /** `summary`: one line for people; `told`: what the model was told. */
+  notRun(
+    e: CallEvent & { state: NotRunState; summary: string; told?: string | undefined; hook?: string | undefined },
+  ): Promise<void>;
   /** A call starts: returns what `output` and `finished` are given back. */
   started(e: CallEvent & { tool: AgentTool }): Promise<unknown>;
   /** A piece of a command's output as it comes (not awaited: it must not block the command). */
@@ -184,6 +187,8 @@ export interface AgentConfig {
   control?: readonly ControlTool[] | undefined;
   /** The policy's verdict on a call of a tool (a read-only tool runs unless a rule denies it). */
   decide(tool: AgentTool, args: Record<string, unknown>): PolicyVerdict;
+  /** Whose policy denies, for the model (`the plan's automation profile`; absent: not said). */
+  policyName?: string | undefined;
   approvals: ApprovalGate;
   recorder: AgentRecorder;
   hooks?: ToolCallHooks | undefined;

@@ -15,6 +15,7 @@ import {
   wallClock,
 } from './execute-shared.ts';
 import { ChangeTracker } from './change-tracker.ts';
+import { strategizeWithActor } from './llm/strategize-llm.ts';
 import { executeWithActor } from './llm/execute-llm.ts';
 import { argSummary, commandOfCall, normalizeArgs, previewOf } from './tool-call-preview.ts';
 
@@ -26,7 +27,21 @@ import { argSummary, commandOfCall, normalizeArgs, previewOf } from './tool-call
  */
 export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
   // A plan from a goal: its execution actor carries out the strategy (llm/execute-llm.ts).
-  if (plan.actors) return executeWithActor(wb, plan, turn, yes);
+  if (plan.actors) {
+    if (plan.phase === 'strategize' && plan.state === 'constrained') {
+      // Strategizing again on this task: its end is not the task's (execute follows); a failure is.
+      const strategizing: TaskHandle = {
+        task: turn.task,
+        signal: turn.signal,
+        artifact: (a, o) => turn.artifact(a, o),
+        stored: () => turn.stored(),
+        status: (state, text, extra) =>
+          turn.status(state === 'TASK_STATE_COMPLETED' ? 'TASK_STATE_WORKING' : state, text, extra),
+      };
+      await strategizeWithActor(wb, plan, strategizing, turn.signal);
+    }
+    return executeWithActor(wb, plan, turn, yes);
+  }
   const resuming = plan.phase === 'execute';
   startPhase(plan, 'execute');
   plan.tasks.execute = turn.task.id;

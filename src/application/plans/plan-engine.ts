@@ -96,7 +96,11 @@ export class PlanEngine {
         question: waiting.kind === 'apply-approval' ? 'Apply the changes to the project?' : 'Run this tool call?',
         chosen: answer.decision,
         rationale: answer.guidance ?? (answer.decision === 'approve' ? 'approved by the user' : 'rejected by the user'),
-        context: { request: waiting.request, ...(answer.guidance ? { guidance: answer.guidance } : {}) },
+        context: {
+          request: waiting.request,
+          ...(answer.guidance ? { guidance: answer.guidance } : {}),
+          ...(answer.always ? { always: answer.always } : {}),
+        },
       });
       if (waiting.kind === 'apply-approval') {
         if (answer.decision === 'reject') {

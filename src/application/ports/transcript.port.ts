@@ -20,6 +20,8 @@ export interface Transcript {
   toolCalls: number;
   /** Set while the turn waits for an approval. */
   pending?: PendingCalls | undefined;
+  /** A control tool (`finish`) ended the work in the step whose calls are pending: the loop stops once they are settled. */
+  ending?: boolean | undefined;
   /** Steps in a row whose every call was refused (the loop gives up at MAX_MALFORMED_STEPS). */
   malformedSteps?: number | undefined;
   /** "Always" answers given in this turn: `tool`, and a command line's first words (see AlwaysRule). */

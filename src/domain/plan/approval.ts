@@ -66,8 +66,7 @@ function fromData(value: unknown): ApprovalAnswer {
     throw invalid('guidance comes with a rejection: approve without guidance, or reject with it', 'approval.guidance');
   if (always !== undefined && always !== 'tool' && always !== 'command')
     throw invalid('approval.always must be "tool" or "command"', 'approval.always');
-  if (always !== undefined && decision !== 'approve')
-    throw invalid('always comes with an approval', 'approval.always');
+  if (always !== undefined && decision !== 'approve') throw invalid('always comes with an approval', 'approval.always');
   if (always) return { decision: 'approve', always };
   return g ? { decision, guidance: g } : { decision };
 }

@@ -262,6 +262,8 @@ const ALLOWED: Record<PlanOperation, (p: Plan) => boolean> = {
   // Not on a rebase conflict: resuming would restore the checkpoint with the markers and complete.
   execute: (p) =>
     (p.phase === 'strategize' && p.state === 'complete') ||
+    // A strategy actor stopped by a budget: execute (with a larger one) strategizes first.
+    (p.phase === 'strategize' && p.state === 'constrained' && p.actors !== undefined) ||
     (p.phase === 'execute' &&
       ['queued', 'errored', 'constrained', 'processing'].includes(p.state) &&
       // A rebase conflict: a goal plan's execution actor resolves it; a stepped plan needs a person.
@@ -332,7 +334,13 @@ const REWORK: readonly PhaseStatus[] = ['strategize/processing', 'execute/queued
 const TRANSITIONS: Readonly<Partial<Record<PhaseStatus, readonly PhaseStatus[]>>> = {
   'strategize/queued': ['strategize/processing'],
   // processing → processing: a run resumed after its agent stopped.
-  'strategize/processing': ['strategize/processing', 'strategize/complete', 'strategize/errored', 'execute/queued'],
+  'strategize/processing': [
+    'strategize/processing',
+    'strategize/complete',
+    'strategize/errored',
+    'strategize/constrained',
+    'execute/queued',
+  ],
   'strategize/complete': ['strategize/processing', 'execute/processing', 'execute/queued'],
   'strategize/errored': ['strategize/processing', 'execute/queued'],
   'strategize/constrained': ['strategize/processing'],

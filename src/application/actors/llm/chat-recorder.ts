@@ -7,19 +7,15 @@
  */
 import type { TaskState } from '../../../domain/a2a.model.ts';
 import type { ActorTurn } from '../../ports/actor.port.ts';
-import { KEPT_OUTPUT_BYTES, type CommandOutputChunk, type ToolPreview } from '../../ports/sandbox.port.ts';
+import type { CommandOutputChunk, ToolPreview } from '../../ports/sandbox.port.ts';
+import { OutputStream } from '../../agent/output-stream.ts';
 import { argSummary, previewOf } from '../../plans/tool-call-preview.ts';
 import type { AgentRecorder, AgentTool, CallEvent, NotRunState, ToolOutcome } from '../../agent/agent.types.ts';
 import type { PolicyVerdict } from '../../../domain/plan/policy.ts';
 
 interface RunningCall {
   artifactId: string;
-  outputId: string;
-  /** Bytes of output sent so far (the rest is only counted). */
-  sent: number;
-  /** Chunks are appended one after the other, never awaited by the command. */
-  chain: Promise<void>;
-  opened: boolean;
+  output: OutputStream;
 }
 
 export class ChatRecorder implements AgentRecorder {
@@ -38,35 +34,16 @@ export class ChatRecorder implements AgentRecorder {
 
   async started(e: CallEvent & { tool: AgentTool }): Promise<RunningCall> {
     const artifactId = await this.event(e, { state: 'running' });
-    return {
-      artifactId,
-      outputId: artifactId.replace('tool-call', 'tool-output'),
-      sent: 0,
-      chain: Promise.resolve(),
-      opened: false,
-    };
+    const output = new OutputStream((a, o) => this.turn.artifact(a, o), {
+      artifactId: artifactId.replace('tool-call', 'tool-output'),
+      name: 'tool-output',
+      metadata: { kind: 'tool-output', toolCall: artifactId },
+    });
+    return { artifactId, output };
   }
 
   output(handle: unknown, chunk: CommandOutputChunk): void {
-    const h = handle as RunningCall;
-    if (h.sent >= KEPT_OUTPUT_BYTES) return;
-    const text = chunk.text.slice(0, KEPT_OUTPUT_BYTES - h.sent);
-    h.sent += Buffer.byteLength(text);
-    const append = h.opened;
-    h.opened = true;
-    h.chain = h.chain
-      .then(() =>
-        this.turn.artifact(
-          {
-            artifactId: h.outputId,
-            name: 'tool-output',
-            parts: [{ text }],
-            metadata: { kind: 'tool-output', toolCall: h.artifactId },
-          },
-          { append },
-        ),
-      )
-      .catch(() => undefined);
+    (handle as RunningCall).output.push(chunk);
   }
 
   async finished(
@@ -74,12 +51,7 @@ export class ChatRecorder implements AgentRecorder {
     handle: unknown,
   ): Promise<void> {
     const h = handle as RunningCall;
-    await h.chain;
-    if (h.opened)
-      await this.turn.artifact(
-        { artifactId: h.outputId, name: 'tool-output', parts: [{ text: '' }] },
-        { append: true, lastChunk: true },
-      );
+    await h.output.close();
     const o = e.outcome;
     await this.event(
       e,

@@ -7,25 +7,18 @@
  * When the actor calls `finish` (or stops calling tools), the verify command runs, the assessment is
  * recorded as a decision, and `plan.done` says whether the definition of done was met.
  */
-import { newId } from '../../../domain/ids.ts';
 import type { Decision, Plan, PlanError, ToolCallRecord } from '../../../domain/plan/plan.ts';
-import { awaitAnswer, budgetExceeded, completePhase, policyOf, startPhase } from '../../../domain/plan/plan.ts';
-import { decideToolCall, type PolicySnapshot, type PolicyVerdict } from '../../../domain/plan/policy.ts';
+import { awaitAnswer, completePhase, policyOf, startPhase } from '../../../domain/plan/plan.ts';
+import { decideToolCall, type PolicySnapshot } from '../../../domain/plan/policy.ts';
 import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.ts';
 import { LLM_ACTOR_DEFAULTS, type ActorDefinition, type ToolDefinition } from '../../../domain/registry/entities.ts';
 import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
 import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.ts';
-import {
-  ProviderFailure,
-  type ModelTool,
-  type ModelToolCall,
-  type ModelToolResult,
-} from '../../ports/language-model.port.ts';
+import { ProviderFailure, type ModelTool } from '../../ports/language-model.port.ts';
 import type { SandboxInfo, ToolCallResult } from '../../ports/sandbox.port.ts';
 import type { Transcript } from '../../ports/transcript.port.ts';
-import { fitToWindow, MessageTokens } from '../../actors/llm/history.ts';
-import { MAX_MALFORMED_STEPS } from '../../actors/llm/llm.actor.ts';
-import { parseArgs, resultForModel } from '../../actors/llm/tool-args.ts';
+import { MAX_MALFORMED_STEPS, runAgentLoop } from '../../agent/agent-loop.ts';
+import type { ApprovalGate, CallAnswer, ControlTool } from '../../agent/agent.types.ts';
 import {
   callRecorder,
   changedFiles,
@@ -35,10 +28,9 @@ import {
   wallClock,
 } from '../execute-shared.ts';
 import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
-import { vetoText } from '../../hooks/hook.service.ts';
 import { planToolCallHooks } from '../../hooks/plan-hooks.ts';
 import type { ToolCallHooks } from '../../hooks/tool-call-hooks.ts';
-import { argSummary, commandOfCall, normalizeArgs, previewOf } from '../tool-call-preview.ts';
+import { argSummary, normalizeArgs, previewOf } from '../tool-call-preview.ts';
 import {
   decisionTerms,
   executionSystemPrompt,
@@ -48,14 +40,9 @@ import {
   openingMessage,
   type FinishArgs,
 } from './execution-prompt.ts';
-import {
-  PlanActorFailure,
-  PlanModel,
-  planToolsOf,
-  type PlanLlmDeps,
-  type PlanTool,
-  type PlanToolSet,
-} from './plan-model.ts';
+import { PlanActorFailure, PlanModel, planToolsOf, type PlanLlmDeps, type PlanToolSet } from './plan-model.ts';
+import { PlanCallRecorder, planAgentTool, runPlanTool, type PlanToolRun } from './plan-agent.ts';
+import { PlanBudget } from './plan-budget.ts';
 
 /** An execution's conversation as kept in the transcript store while it waits for an approval. */
 export interface ExecutionTranscript extends Transcript {
@@ -63,8 +50,6 @@ export interface ExecutionTranscript extends Transcript {
   system: string;
   /** The context the actor was given. */
   snapshot?: ContextSnapshotRef | undefined;
-  /** Steps in a row whose every call was refused. */
-  malformedSteps: number;
   /** The actor called finish in the step whose calls are pending. */
   finishing?: FinishArgs | undefined;
 }
@@ -78,13 +63,6 @@ const FINISH_OFFERED: ModelTool = {
     'End the work: say whether the definition of done is met, with your assessment (and a confidence from 0 to 1). The verify command, if any, runs after this.',
   inputSchema: FINISH_SCHEMA,
 };
-
-/** The answer an approval gave to the waiting call. */
-interface CallAnswer {
-  callId: string;
-  decision: 'approve' | 'reject';
-  guidance?: string | undefined;
-}
 
 /** The execute phase of a plan whose `actors` are set (see executeSteps). */
 export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
@@ -146,8 +124,10 @@ class ExecutionRun {
   private transcript!: ExecutionTranscript;
   private answer: CallAnswer | undefined;
   private hooks: ToolCallHooks | undefined;
+  private recorder!: PlanCallRecorder;
   private textOpen = false;
-  private textThisStep = false;
+  /** The step whose words were streamed last. */
+  private textStep = -1;
 
   private readonly wb: PlanWorkbench;
   private readonly llm: PlanLlmDeps;
@@ -193,6 +173,12 @@ class ExecutionRun {
         hint: `strategize it again with agents plan correct <decision> --mode revert, or make a new plan`,
       });
     this.root = root;
+    this.recorder = new PlanCallRecorder(wb, plan, this.turn, {
+      decisionId: () => this.root.id,
+      sandbox,
+      network: this.commands.network,
+      tick: this.tick,
+    });
     this.model = await PlanModel.open(
       this.actorName,
       async (n) => (await wb.deps.registry.use('actor', n))?.definition as ActorDefinition | undefined,
@@ -239,7 +225,6 @@ class ExecutionRun {
           toolProblems: this.tools.problems,
         }),
         snapshot: context ? snapshotRef(context) : undefined,
-        malformedSteps: 0,
       };
     }
     await this.loop();
@@ -275,61 +260,119 @@ class ExecutionRun {
   private async loop(): Promise<void> {
     const { plan, model } = this;
     const maxSteps = model.def.maxToolSteps ?? LLM_ACTOR_DEFAULTS.maxToolSteps;
-    const offered = [...this.tools.offered, FINISH_OFFERED];
-    const tokens = new MessageTokens(this.llm.tokens);
-    const system = this.transcript.system;
-    const fixed = (await this.llm.tokens.count(system)) + (await tokens.ofTools(offered));
-    const window = model.contextWindow;
-    const reserve = Math.min(model.maxTokens, Math.floor(window / 2));
+    const budget = new PlanBudget(plan, this.tick, (u) => model.cost(u));
+    const run: PlanToolRun = {
+      wb: this.wb,
+      sandbox: this.sandbox,
+      network: this.commands.network,
+      env: this.commands.env,
+      timeoutMs: () => this.callTimeoutMs(),
+    };
+    const outcome = await runAgentLoop(
+      {
+        model: model.agentModel(),
+        system: this.transcript.system,
+        tools: this.tools.tools.map((t) => planAgentTool(t, run)),
+        control: [this.finishTool()],
+        decide: (tool, args) =>
+          decideToolCall(this.policy, {
+            tool: tool.ref,
+            readOnly: tool.readOnly,
+            writes: tool.writes,
+            command: tool.commandOf(args),
+          }),
+        policyName: "the plan's automation profile",
+        approvals: {
+          yes: this.yes,
+          always: () => this.transcript.always ?? [],
+          remember: (rule) => {
+            (this.transcript.always ??= []).push(rule);
+            return Promise.resolve();
+          },
+          ask: (e) => this.ask(e),
+        },
+        recorder: this.recorder,
+        hooks: this.hooks,
+        budget,
+        validate: (schema, value) => model.validate(schema, value),
+        signal: this.signal,
+        maxSteps,
+        window: {
+          contextWindow: model.contextWindow,
+          reserve: Math.min(model.maxTokens, Math.floor(model.contextWindow / 2)),
+        },
+        onText: (delta, step) => this.stream(delta, step),
+        save: (t) => this.saveTranscript(t),
+        answer: this.answer,
+      },
+      this.transcript,
+    );
     const freshRun = `run agents plan execute ${plan.id} to go on in a fresh conversation (everything done so far is kept)`;
-    for (;;) {
-      if (this.transcript.pending && (await this.settle()) === 'waiting') return;
-      if (this.transcript.finishing) return this.finish(this.transcript.finishing);
-      // The tool-call budget is checked before each call: a model that has used them all may still finish.
-      this.checkBudget({ modelStep: true });
-      if (this.transcript.steps >= maxSteps)
-        return this.stop({
-          kind: 'actor',
-          message: `${this.actorName} took ${maxSteps} model steps without finishing (its maxToolSteps)`,
-          recoverable: true,
-          hint: `${freshRun}, or raise maxToolSteps of ${this.actorName}`,
+    switch (outcome.kind) {
+      case 'waiting':
+        return;
+      case 'stopped':
+        return this.finish(this.transcript.finishing ?? { assessment: 'the actor stopped without an assessment' });
+      case 'answered':
+        return this.finish({ assessment: outcome.text.trim() || 'the actor stopped without an assessment' });
+      case 'step-limit':
+        return this.finish({
+          assessment: `${outcome.text.trim() || 'no summary'}\n(the actor used its ${maxSteps} tool steps, maxToolSteps of ${this.actorName})`,
         });
-      const fitted = await fitToWindow(tokens, window - reserve, fixed, [], this.transcript.messages);
-      if (!fitted)
+      case 'invalid-calls':
         return this.stop({
           kind: 'actor',
-          message: `the conversation no longer fits ${this.actorName}'s context window (${window - reserve} tokens after ${reserve} reserved for the answer)`,
+          message: `${this.actorName} made only invalid tool calls ${MAX_MALFORMED_STEPS} steps in a row; the last: ${outcome.last}`,
+          recoverable: true,
+          hint: `the model may not handle tools well: make a new plan with another execution actor, or run agents plan execute ${plan.id} to try again`,
+        });
+      case 'window':
+        return this.stop({
+          kind: 'actor',
+          message: `the conversation no longer fits ${this.actorName}'s context window (${outcome.room} tokens after ${outcome.reserve} reserved for the answer)`,
           recoverable: true,
           hint: `${freshRun}, or raise contextWindow of ${this.actorName} if the model has a larger window`,
         });
-      this.textThisStep = false;
-      const step = await model.step(plan, {
-        system,
-        messages: this.transcript.messages,
-        tools: offered,
-        signal: this.signal,
-        onText: (delta) => this.stream(delta),
-      });
-      this.transcript.steps++;
-      this.transcript.usage.inputTokens += step.usage.inputTokens;
-      this.transcript.usage.outputTokens += step.usage.outputTokens;
-      this.transcript.messages.push({
-        role: 'assistant',
-        text: step.text,
-        ...(step.calls.length ? { toolCalls: step.calls } : {}),
-      });
-      this.tick();
-      await this.wb.save(plan);
-      if (step.calls.length === 0)
-        return this.finish({ assessment: step.text.trim() || 'the actor stopped without an assessment' });
-      this.transcript.pending = { calls: step.calls, results: [], next: 0 };
+      case 'budget':
+        return this.stop(
+          budget.error ?? { kind: 'budget', message: outcome.stop.message, recoverable: true },
+          'constrained',
+        );
     }
   }
 
+  /** The `finish` tool: the actor's assessment; the run ends after this step's calls. */
+  private finishTool(): ControlTool {
+    return {
+      tool: FINISH_OFFERED,
+      handle: (args) => {
+        const problems = args.ok ? this.model.validate(FINISH_SCHEMA, args.value) : [args.problem];
+        if (!args.ok || problems.length)
+          return {
+            output: `The arguments of ${FINISH_TOOL} are not valid: ${problems.slice(0, 10).join('; ')}. Call it again with {"done": true|false, "assessment": "…"}.`,
+            isError: true,
+          };
+        const v = args.value as { done: boolean; assessment: string; confidence?: number };
+        this.transcript.finishing = { done: v.done, assessment: v.assessment, confidence: v.confidence };
+        return {
+          output: 'Noted: the run ends after this step; the verify command (if any) runs now.',
+          isError: false,
+          stop: true,
+        };
+      },
+    };
+  }
+
+  /** A call's time limit: the command timeout, within what is left of the wall-clock budget. */
+  private callTimeoutMs(): number {
+    const remaining = Math.max(1000, this.plan.budget.maxWallMs - this.plan.usage.wallMs);
+    return Math.min(this.wb.deps.commandTimeoutMs ?? DEFAULT_COMMAND_MS, remaining);
+  }
+
   /** The model's words, streamed as the `execution` text artifact (a new step starts a new paragraph). */
-  private async stream(delta: string): Promise<void> {
-    const text = this.textOpen && !this.textThisStep ? `\n\n${delta}` : delta;
-    this.textThisStep = true;
+  private async stream(delta: string, step: number): Promise<void> {
+    const text = this.textOpen && step !== this.textStep ? `\n\n${delta}` : delta;
+    this.textStep = step;
     this.textOpen = true;
     await this.turn.artifact(
       { artifactId: 'execution', name: 'execution', parts: [{ text }], metadata: { actor: this.actorName } },
@@ -337,312 +380,39 @@ class ExecutionRun {
     );
   }
 
-  /**
-   * Settles the pending calls in order: refused (unknown, malformed, off-schema) and denied ones are
-   * told to the model; the first that needs a person stops the run waiting ('waiting'); the others run.
-   */
-  private async settle(): Promise<'settled' | 'waiting'> {
-    const pending = this.transcript.pending;
-    if (!pending) return 'settled';
-    let refused = 0;
-    for (; pending.next < pending.calls.length; pending.next++) {
-      if (this.signal.aborted) throw new ProviderFailure('cancelled', 'cancelled', '');
-      const call = pending.calls[pending.next] as ModelToolCall;
-      const refuse = async (output: string, args: Record<string, unknown>, tool?: PlanTool): Promise<void> => {
-        refused++;
-        pending.results.push({ id: call.id, name: call.name, output, isError: true });
-        await this.log({ call, ref: tool?.ref ?? call.name, args, ok: false, summary: `not run: ${output}` });
-      };
-      const args = parseArgs(call.arguments);
-      if (call.name === FINISH_TOOL) {
-        const problems = args.ok ? this.model.validate(FINISH_SCHEMA, args.value) : [args.problem];
-        if (problems.length) {
-          refused++;
-          pending.results.push({
-            id: call.id,
-            name: call.name,
-            output: `The arguments of ${FINISH_TOOL} are not valid: ${problems.slice(0, 10).join('; ')}. Call it again with {"done": true|false, "assessment": "…"}.`,
-            isError: true,
-          });
-          continue;
-        }
-        const v = args.value as { done: boolean; assessment: string; confidence?: number };
-        this.transcript.finishing = { done: v.done, assessment: v.assessment, confidence: v.confidence };
-        pending.results.push({
-          id: call.id,
-          name: call.name,
-          output: 'Noted: the run ends after this step; the verify command (if any) runs now.',
-          isError: false,
-        });
-        continue;
-      }
-      const tool = this.tools.byModelName.get(call.name);
-      if (!tool) {
-        await refuse(
-          `There is no tool named ${call.name}. Tools you can call: ${[...this.tools.byModelName.keys(), FINISH_TOOL].join(', ')}.`,
-          args.ok ? args.value : { arguments: call.arguments },
-        );
-        continue;
-      }
-      if (!args.ok) {
-        await refuse(
-          `The arguments are not valid JSON (${args.problem}); call ${call.name} again with a JSON object.`,
-          { arguments: call.arguments },
-          tool,
-        );
-        continue;
-      }
-      const problems = this.model.validate(tool.def.inputSchema, args.value);
-      if (problems.length) {
-        await refuse(
-          `The arguments do not match the tool's input schema: ${problems.slice(0, 10).join('; ')}.`,
-          args.value,
-          tool,
-        );
-        continue;
-      }
-      let normalized: Record<string, unknown>;
-      try {
-        normalized = normalizeArgs(tool.ref, args.value);
-      } catch (err) {
-        await refuse(`The command line cannot be read: ${(err as Error).message}.`, args.value, tool);
-        continue;
-      }
-      const verdict = this.decide(tool, normalized);
-      if (verdict.decision === 'deny') {
-        pending.results.push({
-          id: call.id,
-          name: call.name,
-          output: `Not allowed by the plan's automation profile: ${verdict.reason}. Do not try this call again.`,
-          isError: true,
-        });
-        await this.log({
-          call,
-          ref: tool.ref,
-          args: args.value,
-          ok: false,
-          summary: `denied by policy: ${verdict.reason}`,
-          policy: verdict,
-        });
-        continue;
-      }
-      const answer = this.answer?.callId === call.id ? this.answer : undefined;
-      if (answer?.decision === 'reject') {
-        this.answer = undefined;
-        const said = answer.guidance ? ` They said: ${answer.guidance}` : '';
-        pending.results.push({
-          id: call.id,
-          name: call.name,
-          output: `The user rejected this call; it did not run.${said}`,
-          isError: true,
-        });
-        await this.log({
-          call,
-          ref: tool.ref,
-          args: args.value,
-          ok: false,
-          summary: `rejected by the user${answer.guidance ? `: ${answer.guidance}` : ''}`,
-          policy: verdict,
-        });
-        await this.turn.status(
-          'TASK_STATE_WORKING',
-          `  ✗ ${tool.ref} rejected${answer.guidance ? `: ${answer.guidance}` : ''}`,
-          this.wb.meta(this.plan),
-        );
-        continue;
-      }
-      this.checkBudget();
-      if (verdict.decision === 'ask' && !this.yes && !answer) {
-        await this.ask(call, tool, args.value, verdict);
-        return 'waiting';
-      }
-      this.answer = undefined;
-      pending.results.push(await this.run(call, tool, args.value, normalized, verdict));
-    }
-    // Every call of this step was refused: the model may be stuck writing bad calls.
-    this.transcript.malformedSteps = refused === pending.calls.length ? this.transcript.malformedSteps + 1 : 0;
-    this.transcript.messages.push({ role: 'tool', results: pending.results });
-    this.transcript.pending = undefined;
-    if (this.transcript.malformedSteps >= MAX_MALFORMED_STEPS) {
-      const last = pending.results.at(-1)?.output ?? '';
-      return this.stop({
-        kind: 'actor',
-        message: `${this.actorName} made only invalid tool calls ${MAX_MALFORMED_STEPS} steps in a row; the last: ${last}`,
-        recoverable: true,
-        hint: `the model may not handle tools well: make a new plan with another execution actor, or run agents plan execute ${this.plan.id} to try again`,
-      });
-    }
-    return 'settled';
-  }
-
-  /** The policy's verdict; a read-only tool runs unless a rule denies it. */
-  private decide(tool: PlanTool, normalized: Record<string, unknown>): PolicyVerdict {
-    return decideToolCall(this.policy, {
-      tool: tool.ref,
-      readOnly: tool.def.readOnly,
-      writes: tool.def.writes,
-      command: commandOfCall(tool.def, normalized),
-    });
-  }
-
-  /** Stops the run waiting for the user's answer on this task, its conversation saved to go on with. */
-  private async ask(
-    call: ModelToolCall,
-    tool: PlanTool,
-    args: Record<string, unknown>,
-    verdict: PolicyVerdict,
-  ): Promise<void> {
-    const { plan, wb } = this;
+  private async saveTranscript(t: Transcript): Promise<void> {
     await this.turn.stored(); // the task's row first (see ActorTurn.stored)
-    await this.llm.transcripts.save(this.turn.task.id, plan.contextId, this.transcript);
+    await this.llm.transcripts.save(this.turn.task.id, this.plan.contextId, t);
+  }
+
+  /** Stops the run waiting for the user's answer on this task (its conversation was saved to go on with). */
+  private async ask(e: Parameters<ApprovalGate['ask']>[0]): Promise<void> {
+    const { plan, wb } = this;
     const step = plan.usage.toolCalls + 1;
+    const p = e.preview;
     const request = {
       kind: 'tool-call',
       planId: plan.id,
       decisionId: this.root.id,
-      callId: call.id,
+      callId: e.call.id,
       step,
-      tool: tool.ref,
-      args,
-      preview: previewOf(tool.ref, args),
-      policy: verdict,
-      options: ['approve', 'reject', 'reject-with-guidance'],
+      tool: e.ref,
+      args: e.args,
+      preview: p.diff ?? (p.command !== undefined ? `$ ${p.command}` : previewOf(e.ref, e.args)),
+      ...(p.diff !== undefined ? { diff: p.diff } : {}),
+      ...(p.command !== undefined ? { command: p.command, cwd: p.cwd ?? '.' } : {}),
+      policy: e.verdict,
+      options: ['approve', 'always', 'reject', 'reject-with-guidance'],
     };
     awaitAnswer(plan, { kind: 'tool-approval', taskId: this.turn.task.id, decisionId: this.root.id, request });
     this.tick();
     await wb.save(plan);
+    const what = p.command !== undefined ? `run \`${p.command}\`` : `${e.ref} ${argSummary(e.args)}`;
     await this.turn.status(
       'TASK_STATE_INPUT_REQUIRED',
-      `Approve step ${step}: ${tool.ref} ${argSummary(args)}? (approve / reject / reject with guidance)`,
+      `Approve step ${step}: ${what}?${p.diff ? `\n${p.diff.trimEnd()}\n` : ''} (approve / always / reject / reject with guidance)`,
       { data: { approvalRequest: request }, ...wb.meta(plan, { step }) },
     );
-  }
-
-  /** Runs one call in the sandbox: recorded, counted, checkpointed when it wrote, reported on the task. */
-  private async run(
-    call: ModelToolCall,
-    tool: PlanTool,
-    args: Record<string, unknown>,
-    normalized: Record<string, unknown>,
-    verdict: PolicyVerdict,
-  ): Promise<ModelToolResult> {
-    const { plan, wb } = this;
-    const veto = await this.hooks?.before(tool.ref, args);
-    if (veto) {
-      await this.log({ call, ref: tool.ref, args, ok: false, summary: vetoText(veto), policy: verdict });
-      return { id: call.id, name: call.name, output: vetoText(veto), isError: true };
-    }
-    const step = plan.usage.toolCalls + 1;
-    await this.turn.status(
-      'TASK_STATE_WORKING',
-      `Step ${step}: ${tool.ref} ${argSummary(args)}`,
-      wb.meta(plan, { step }),
-    );
-    const t0 = Date.now();
-    const result = await this.runTool(tool.def, normalized, (wb.deps.commandTimeoutMs ?? DEFAULT_COMMAND_MS) / 1000);
-    plan.usage.toolCalls++;
-    this.transcript.toolCalls++;
-    this.tick();
-    const rec = this.callRecord(tool.ref, args, result, Date.now() - t0, verdict);
-    if (this.signal.aborted) {
-      await wb.deps.plans.putToolCall(rec);
-      throw new ProviderFailure('cancelled', 'cancelled', '');
-    }
-    if (result.ok && tool.def.writes) {
-      plan.cursor++;
-      const cp = await wb.checkpoint(plan, `after-call:${plan.cursor}`, plan.cursor, this.root.id);
-      rec.checkpointId = cp.id;
-    }
-    await this.record(rec);
-    await this.hooks?.after(tool.ref, args, result);
-    await wb.save(plan);
-    await this.turn.status(
-      'TASK_STATE_WORKING',
-      `  ${result.ok ? '✓' : '✗'} ${result.summary} (${rec.durationMs} ms)${rec.checkpointId ? `, checkpoint ${rec.checkpointId}` : ''}`,
-      wb.meta(plan, { step, toolCall: rec.id, checkpoint: rec.checkpointId }),
-    );
-    return resultForModel(call, result);
-  }
-
-  private async runTool(
-    def: ToolDefinition,
-    args: Record<string, unknown>,
-    timeoutSeconds: number,
-  ): Promise<ToolCallResult> {
-    const remaining = Math.max(1000, this.plan.budget.maxWallMs - this.plan.usage.wallMs);
-    try {
-      return await this.wb.deps.tools.run({
-        tool: def,
-        args,
-        sandbox: this.sandbox,
-        signal: this.signal,
-        timeoutMs: Math.min(timeoutSeconds * 1000, remaining),
-        network: this.commands.network,
-        env: this.commands.env,
-      });
-    } catch (err) {
-      if (this.signal.aborted) throw err;
-      return { ok: false, summary: `${def.name} failed: ${(err as Error).message}`, output: '', filesTouched: [] };
-    }
-  }
-
-  private callRecord(
-    ref: string,
-    args: Record<string, unknown>,
-    result: ToolCallResult,
-    durationMs: number,
-    verdict: PolicyVerdict | undefined,
-  ): ToolCallRecord {
-    const aborted = this.signal.aborted;
-    return {
-      id: newId(),
-      planId: this.plan.id,
-      decisionId: this.root.id,
-      tool: ref,
-      args,
-      ok: result.ok && !aborted,
-      summary: aborted ? 'cancelled' : result.summary,
-      durationMs,
-      filesTouched: result.filesTouched,
-      exitCode: result.exitCode ?? null,
-      resource: this.sandbox.resource,
-      network: this.commands.network,
-      ...(result.confinement ? { confinement: result.confinement } : {}),
-      createdAt: this.wb.now().toISOString(),
-      ...(verdict ? { policy: verdict } : {}),
-    };
-  }
-
-  /** A call that did not run (refused, denied or rejected), in the execution log. */
-  private async log(c: {
-    call: ModelToolCall;
-    ref: string;
-    args: Record<string, unknown>;
-    ok: false;
-    summary: string;
-    policy?: PolicyVerdict | undefined;
-  }): Promise<void> {
-    await this.record(
-      this.callRecord(
-        c.ref,
-        c.args,
-        { ok: false, summary: c.summary, output: '', filesTouched: [], exitCode: null },
-        0,
-        c.policy,
-      ),
-    );
-  }
-
-  /** Stops `constrained` (everything kept) when a budget is spent. */
-  private checkBudget(opts: { modelStep?: boolean } = {}): void {
-    this.tick();
-    const { id, budget, usage } = this.plan;
-    const over = budgetExceeded(
-      opts.modelStep
-        ? { id, budget, usage: { ...usage, toolCalls: Math.min(usage.toolCalls, budget.maxToolCalls - 1) } }
-        : this.plan,
-    );
-    if (over) throw new PlanActorFailure(over);
   }
 
   /**
@@ -727,17 +497,31 @@ class ExecutionRun {
     const t0 = Date.now();
     let result: ToolCallResult;
     try {
-      result = await this.runTool(
+      const timeoutMs = v.timeoutSeconds !== undefined ? v.timeoutSeconds * 1000 : this.callTimeoutMs();
+      result = await runPlanTool(
+        {
+          wb,
+          sandbox: this.sandbox,
+          network: this.commands.network,
+          env: this.commands.env,
+          timeoutMs: () => Math.min(timeoutMs, Math.max(1000, plan.budget.maxWallMs - plan.usage.wallMs)),
+        },
         RUN_COMMAND,
         normalizeArgs(RUN_COMMAND.name, args),
-        v.timeoutSeconds ?? (wb.deps.commandTimeoutMs ?? DEFAULT_COMMAND_MS) / 1000,
+        this.signal,
       );
     } catch (err) {
       if (this.signal.aborted) throw err;
       result = { ok: false, summary: `cannot run it: ${(err as Error).message}`, output: '', filesTouched: [] };
     }
     this.tick();
-    const rec = this.callRecord(RUN_COMMAND.name, { ...args, verify: true }, result, Date.now() - t0, undefined);
+    const rec = this.recorder.callRecord(
+      RUN_COMMAND.name,
+      { ...args, verify: true },
+      result,
+      Date.now() - t0,
+      undefined,
+    );
     if (this.signal.aborted) {
       await wb.deps.plans.putToolCall(rec);
       throw new ProviderFailure('cancelled', 'cancelled', '');
@@ -809,5 +593,13 @@ function answerFor(
     .at(-1);
   if (!d || (d.chosen !== 'approve' && d.chosen !== 'reject')) return undefined;
   const guidance = d.context['guidance'];
-  return { callId: call.id, decision: d.chosen, guidance: typeof guidance === 'string' ? guidance : undefined };
+  const always = d.context['always'];
+  return {
+    callId: call.id,
+    answer: {
+      decision: d.chosen,
+      ...(typeof guidance === 'string' ? { guidance } : {}),
+      ...(always === 'tool' || always === 'command' ? { always } : {}),
+    },
+  };
 }

@@ -4,7 +4,7 @@
  * built-in file tools plus the actor's own command tools, each run by the ToolRunner inside the
  * plan's sandbox (or, read-only, in the project's directory while strategizing).
  */
-import type { Plan, PlanError } from '../../../domain/plan/plan.ts';
+import type { PlanError } from '../../../domain/plan/plan.ts';
 import { apiKeyFix } from '../../actors/llm/api-key-fix.ts';
 import {
   LLM_ACTOR_DEFAULTS,
@@ -17,11 +17,9 @@ import type { ContextProvider } from '../../context/context.types.ts';
 import {
   ProviderFailure,
   type ApiKeys,
-  type FinishReason,
   type LanguageModels,
-  type ModelMessage,
   type ModelTool,
-  type ModelToolCall,
+  type ModelUsage,
   type SchemaValidator,
   type TokenCounter,
 } from '../../ports/language-model.port.ts';
@@ -30,6 +28,7 @@ import { uniqueModelName } from '../../actors/llm/chat-toolbox.ts';
 import { costOf } from '../../actors/llm/tool-args.ts';
 import { ModelCandidates } from '../../actors/llm/model-candidates.ts';
 import type { FallbackRecord } from '../../../domain/registry/fallbacks.ts';
+import type { AgentModel } from '../../agent/agent.types.ts';
 
 /** What plans need to run LLM actors (absent from the engine: plans from a goal are refused). */
 export interface PlanLlmDeps {
@@ -51,13 +50,6 @@ export class PlanActorFailure extends Error {
     this.error = error;
     this.name = 'PlanActorFailure';
   }
-}
-
-export interface StepResult {
-  text: string;
-  calls: ModelToolCall[];
-  reason: FinishReason;
-  usage: { inputTokens: number; outputTokens: number };
 }
 
 /** How a phase hears of fallbacks, and what an earlier part of its task recorded (its task's `metadata.fallbacks`). */
@@ -140,55 +132,35 @@ export class PlanModel {
   }
 
   /**
-   * One model step, streamed (`onText` gets each delta as it arrives); its usage and cost are added
-   * to the plan's. A provider failure becomes a PlanActorFailure (cancelled: rethrown as it is).
+   * The actor as the agent loop's model: its steps streamed through its fallbacks; a provider
+   * failure becomes a PlanActorFailure (cancelled: rethrown as it is). Usage is counted by the
+   * loop's budget (PlanBudget), with `cost`.
    */
-  async step(
-    plan: Plan,
-    req: {
-      system: string;
-      messages: ModelMessage[];
-      tools: ModelTool[];
-      signal: AbortSignal;
-      onText?: ((delta: string) => Promise<void>) | undefined;
-    },
-  ): Promise<StepResult> {
-    let text = '';
-    const calls: ModelToolCall[] = [];
-    let reason: FinishReason = 'other';
-    let usage = { inputTokens: 0, outputTokens: 0 };
-    try {
-      for await (const ev of this.candidates.stream({
-        system: req.system || undefined,
-        messages: req.messages,
-        tools: req.tools,
-        signal: req.signal,
-      })) {
-        if (ev.type === 'text') {
-          if (ev.delta === '') continue;
-          text += ev.delta;
-          await req.onText?.(ev.delta);
-        } else if (ev.type === 'tool-call') calls.push(ev.call);
-        else {
-          reason = ev.reason;
-          usage = ev.usage;
+  agentModel(): AgentModel {
+    const { candidates, name } = this;
+    return {
+      name,
+      count: (text) => this.deps.tokens.count(text),
+      async *stream(req) {
+        try {
+          yield* candidates.stream(req);
+        } catch (err) {
+          if (err instanceof ProviderFailure && err.kind !== 'cancelled')
+            throw new PlanActorFailure({
+              kind: 'actor',
+              message: `${name} failed: ${err.message}`,
+              recoverable: true,
+              hint: `${err.hint}; then run the phase again`,
+            });
+          throw err;
         }
-      }
-    } catch (err) {
-      if (err instanceof ProviderFailure && err.kind !== 'cancelled')
-        throw new PlanActorFailure({
-          kind: 'actor',
-          message: `${this.name} failed: ${err.message}`,
-          recoverable: true,
-          hint: `${err.hint}; then run the phase again`,
-        });
-      throw err;
-    }
-    plan.usage.tokens += usage.inputTokens + usage.outputTokens;
-    // The prices of the model that answered (a fallback's, after a fallback).
-    const cost = costOf(this.candidates.current.def.prices, usage);
-    if (cost) plan.usage.costUsd = Math.round((plan.usage.costUsd + cost.amount) * 1e6) / 1e6;
-    return { text, calls, reason, usage };
+      },
+    };
+  }
+
+  /** A step's cost at the prices of the model that answered it (a fallback's, after a fallback). */
+  cost(usage: ModelUsage): number | undefined {
+    return costOf(this.candidates.current.def.prices, usage)?.amount;
   }
 
   validate(schema: Record<string, unknown>, value: unknown): string[] {

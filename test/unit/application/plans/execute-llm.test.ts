@@ -459,7 +459,7 @@ describe('the execute phase of a plan from a goal', () => {
     assert.equal(h.states.at(-1), 'TASK_STATE_INPUT_REQUIRED', h.texts.join('\n'));
     assert.equal(
       h.texts.at(-1),
-      'Approve step 2: builtin/write-file path=notes.txt? (approve / reject / reject with guidance)',
+      'Approve step 2: builtin/write-file path=notes.txt? (approve / always / reject / reject with guidance)',
     );
     let plan = await s.load();
     assert.equal(plan.waiting?.kind, 'tool-approval');
@@ -550,20 +550,29 @@ describe('the execute phase of a plan from a goal', () => {
     assert.equal(read(plan.sandboxes[0]?.root ?? '', 'a.txt'), 'a\n');
   });
 
-  it('a token budget overrun stops the plan constrained with the work kept; resuming with a raised budget finishes it', async (t) => {
-    const s = await setup(t, { budget: { maxTokens: 60 }, verify: false });
+  it('a token budget stops the model mid-answer, constrained with the work kept; resuming with a raised budget finishes it', async (t) => {
+    // The first step's prompt (~1.1k tokens as counted) fits; the second step's long answer does not.
+    const s = await setup(t, { budget: { maxTokens: 2000 }, verify: false });
+    const words = Array.from({ length: 1000 }, (_, i) => `word${i} `);
     s.fake.push(
       { ...call('builtin__write-file', { path: 'a.txt', content: 'kept\n' }), usage: { input: 30, output: 10 } },
-      { ...call('builtin__write-file', { path: 'b.txt', content: 'never\n' }), usage: { input: 30, output: 10 } },
+      {
+        text: words,
+        ...call('builtin__write-file', { path: 'b.txt', content: 'never\n' }),
+        usage: { input: 30, output: 10 },
+      },
     );
     const h = await s.handle('T1');
     await s.engine.execute('P1', h, { yes: false });
 
     assert.equal(h.states.at(-1), 'TASK_STATE_FAILED');
     let plan = await s.load();
-    assert.equal(`${plan.phase}/${plan.state}`, 'execute/constrained');
+    assert.equal(`${plan.phase}/${plan.state}`, 'execute/constrained', JSON.stringify(plan.error));
     assert.equal(plan.error?.kind, 'budget');
-    assert.match(plan.error?.message ?? '', /80 of 60 tokens used/);
+    assert.match(plan.error?.message ?? '', /budget exceeded: 20\d\d of 2000 tokens used/);
+    const said = textOfArtifact(h, 'execution');
+    assert.match(said, /word0 /, 'the partial answer is kept');
+    assert.doesNotMatch(said, /word999/, 'the stream was stopped before its end');
     const root = plan.sandboxes[0]?.root ?? '';
     assert.equal(read(root, 'a.txt'), 'kept\n');
     assert.equal(fs.existsSync(path.join(root, 'b.txt')), false, 'the call after the overrun did not run');
@@ -581,7 +590,7 @@ describe('the execute phase of a plan from a goal', () => {
     const opening = contentOf(messagesOf(s.fake.generations.at(-1))[1]);
     assert.match(opening, /resumes earlier work: the sandbox already holds the work so far/);
     assert.match(opening, /\+kept/);
-    assert.match(opening, /The previous run stopped: budget exceeded: 80 of 60 tokens used/);
+    assert.match(opening, /The previous run stopped: budget exceeded: \d+ of 2000 tokens used/);
   });
 
   it('a model that has used every tool call of the budget may still finish', async (t) => {
@@ -644,15 +653,19 @@ describe('the execute phase of a plan from a goal', () => {
     assert.equal(plan.sandboxes.length, 1, 'the sandbox stays');
   });
 
-  it('a model step limit stops errored with a hint to go on in a fresh conversation', async (t) => {
+  it('at the step limit the actor gets one last step without tools, and its summary is the assessment', async (t) => {
     const s = await setup(t, { verify: false, maxToolSteps: 2 });
-    s.fake.push(call('builtin__git-status', {}), call('builtin__git-status', {}));
+    s.fake.push(call('builtin__git-status', {}), call('builtin__git-status', {}), {
+      text: ['I looked at the status twice; the fix is still to do.'],
+    });
     const h = await s.handle('T1');
     await s.engine.execute('P1', h, { yes: false });
     const plan = await s.load();
-    assert.equal(`${plan.phase}/${plan.state}`, 'execute/errored');
-    assert.match(plan.error?.message ?? '', /took 2 model steps without finishing/);
-    assert.match(plan.error?.hint ?? '', /agents plan execute P1 to go on in a fresh conversation/);
+    assert.equal(`${plan.phase}/${plan.state}`, 'execute/complete', h.texts.join('\n'));
+    assert.equal(plan.done?.met, false, 'no verify and no finish: not done');
+    assert.match(plan.done?.assessment ?? '', /the fix is still to do[\s\S]*used its 2 tool steps/);
+    const last = s.fake.generations.at(-1)?.body as { tool_choice?: unknown };
+    assert.equal(last.tool_choice, 'none');
   });
 
   it('with --yes, a write under builtin/manual runs without asking', async (t) => {

@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PlanActorFailure, PlanModel, type PlanLlmDeps } from '../../../../src/application/plans/llm/plan-model.ts';
+import { PlanBudget } from '../../../../src/application/plans/llm/plan-budget.ts';
+import { streamStep } from '../../../../src/application/agent/agent-step.ts';
 import type { ApiKeys } from '../../../../src/application/index.ts';
 import type { FallbackRecord } from '../../../../src/domain/registry/fallbacks.ts';
 import type { Plan } from '../../../../src/domain/plan/plan.ts';
@@ -47,9 +49,27 @@ describe('a plan phase falls back', () => {
     await Promise.all([one?.close(), two?.close()]);
   });
 
-  const plan = (): Plan => ({ usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 } }) as unknown as Plan;
+  const plan = (): Plan =>
+    ({
+      usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
+      budget: { maxToolCalls: 100, maxWallMs: 3_600_000 },
+    }) as unknown as Plan;
   const lookup = (n: string): Promise<ActorDefinition | undefined> => Promise.resolve(defs[n]);
   const step = { system: 'You plan.', messages: [{ role: 'user' as const, text: 'plan it' }], tools: [] };
+  /** One step as the agent loop takes it: the plan's usage and cost counted by its budget. */
+  const stepOf = (model: PlanModel, p: Plan): Promise<{ text: string }> =>
+    streamStep({
+      model: model.agentModel(),
+      request: step,
+      promptTokens: 0,
+      budget: new PlanBudget(
+        p,
+        () => undefined,
+        (u) => model.cost(u),
+      ),
+      signal: new AbortController().signal,
+      onText: () => Promise.resolve(),
+    });
 
   it('a 429 of the plan actor goes to its fallback, reported to the phase, counted at its prices', async () => {
     const told: Array<{ records: FallbackRecord[]; text: string }> = [];
@@ -62,7 +82,7 @@ describe('a plan phase falls back', () => {
     one.push({ error: { status: 429, code: 'rate_limit_exceeded', message: 'slow down' } });
     two.push({ text: ['the plan'], usage: { input: 10, output: 5 } });
     const p = plan();
-    const r = await model.step(p, { ...step, signal: new AbortController().signal });
+    const r = await stepOf(model, p);
     assert.equal(r.text, 'the plan');
     const sent = two.generations.at(-1)?.body as { model: string; messages: Array<{ role: string; content: unknown }> };
     assert.equal(sent.model, 'two-model');
@@ -81,7 +101,7 @@ describe('a plan phase falls back', () => {
     // The next step stays with the fallback.
     two.push({ text: ['again'] });
     const before = one.generations.length;
-    assert.equal((await model.step(p, { ...step, signal: new AbortController().signal })).text, 'again');
+    assert.equal((await stepOf(model, p)).text, 'again');
     assert.equal(one.generations.length, before);
   });
 
@@ -99,7 +119,7 @@ describe('a plan phase falls back', () => {
     const model = await PlanModel.open('local/one', lookup, deps, { report: () => Promise.resolve(), earlier });
     two.push({ text: ['resumed'] });
     const before = one.generations.length;
-    assert.equal((await model.step(plan(), { ...step, signal: new AbortController().signal })).text, 'resumed');
+    assert.equal((await stepOf(model, plan())).text, 'resumed');
     assert.equal(one.generations.length, before, 'the first model was not asked');
   });
 
@@ -107,7 +127,7 @@ describe('a plan phase falls back', () => {
     const model = await PlanModel.open('local/one', lookup, deps);
     one.push({ error: { status: 503, type: 'server_error', message: 'down' } });
     two.push({ error: { status: 429, code: 'rate_limit_exceeded', message: 'slow down' } });
-    await assert.rejects(model.step(plan(), { ...step, signal: new AbortController().signal }), (err: unknown) => {
+    await assert.rejects(stepOf(model, plan()), (err: unknown) => {
       assert.ok(err instanceof PlanActorFailure);
       assert.match(
         err.error.message,
