@@ -32,40 +32,31 @@ export function modelOutputOf(k: KeptOutput): string {
   const cutLines = k.newlines - newlinesIn(head) - newlinesIn(tail);
   const headText = head.toString('utf8').replace(/\uFFFD+$/, '');
   const tailText = tail.toString('utf8').replace(/^\uFFFD+/, '');
-  const lines = `${cutLines} line${cutLines === 1 ? '' : 's'}`;
-  return `${headText}${headText.endsWith('\n') ? '' : '\n'}… ${lines} (${cutBytes} bytes) cut …\n${tailText}`;
+  // A cut inside one long line removes no whole line: only its bytes are worth saying.
+  const what = cutLines > 0 ? `${cutLines} line${cutLines === 1 ? '' : 's'} (${cutBytes} bytes)` : `${cutBytes} bytes`;
+  return `${headText}${headText.endsWith('\n') ? '' : '\n'}… ${what} cut …\n${tailText}`;
 }
 
-/** The first lines of `b`, ending at a line's end unless the first line alone is over the budget. */
+/** The start of `b`: up to the end of its MODEL_EDGE_LINES-th line, or MODEL_EDGE_BYTES, whichever comes first. */
 function firstLines(b: Buffer): Buffer {
-  const limit = Math.min(b.length, MODEL_EDGE_BYTES);
-  let end = 0;
-  for (let lines = 0, from = 0; lines < MODEL_EDGE_LINES; lines++) {
-    const nl = b.indexOf(10, from);
-    if (nl === -1 || nl + 1 > limit) break;
-    end = nl + 1;
-    from = end;
-  }
-  return b.subarray(0, end === 0 ? limit : end);
+  let end = Math.min(b.length, MODEL_EDGE_BYTES);
+  for (let lines = 0, nl = b.indexOf(10); nl !== -1 && nl < end; nl = b.indexOf(10, nl + 1))
+    if (++lines === MODEL_EDGE_LINES) end = nl + 1;
+  return b.subarray(0, end);
 }
 
-/** The last lines of `b`, starting at a line's start unless the last line alone is over the budget. */
+/** The end of `b`: from the start of its MODEL_EDGE_LINES-th line from the end, or its last MODEL_EDGE_BYTES. */
 function lastLines(b: Buffer): Buffer {
-  const limitStart = Math.max(0, b.length - MODEL_EDGE_BYTES);
-  let start = b.length;
+  let start = Math.max(0, b.length - MODEL_EDGE_BYTES);
   // A final line feed ends the last line; it does not start another one.
-  let from = b.length - (b[b.length - 1] === 10 ? 2 : 1);
-  for (let lines = 0; lines < MODEL_EDGE_LINES && from >= 0; lines++) {
-    const nl = b.lastIndexOf(10, from);
-    if (nl === -1) {
-      if (limitStart === 0) start = 0;
-      break;
-    }
-    if (nl + 1 < limitStart) break;
-    start = nl + 1;
-    from = nl - 1;
-  }
-  return b.subarray(start === b.length ? limitStart : start);
+  const from = b.length - (b[b.length - 1] === 10 ? 2 : 1);
+  for (
+    let lines = 0, nl = from < 0 ? -1 : b.lastIndexOf(10, from);
+    nl !== -1 && nl >= start;
+    nl = nl === 0 ? -1 : b.lastIndexOf(10, nl - 1)
+  )
+    if (++lines === MODEL_EDGE_LINES) start = nl + 1;
+  return b.subarray(start);
 }
 
 function newlinesIn(b: Buffer): number {
