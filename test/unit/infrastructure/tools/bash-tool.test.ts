@@ -121,15 +121,16 @@ describe('bash, and the output of every command tool', () => {
     );
   });
 
-  it('kills the command and all it started at the time limit, and says so', async () => {
-    const r = await bash('sleep 30 & echo $! > bg.pid; wait', { timeoutMs: 500 });
+  // Without the kill the call would last 300 s: the test's own timeout then fails it.
+  it('kills the command and all it started at the time limit, and says so', { timeout: 60_000 }, async () => {
+    const r = await bash('sleep 300 & echo $! > bg.pid; wait', { timeoutMs: 500 });
     assert.equal(r.ok, false);
     assert.equal(r.exitCode, null);
-    assert.match(r.summary, /^\$ sleep 30 & echo \$! > bg\.pid; wait: killed after the 500 ms time limit/);
+    assert.match(r.summary, /^\$ sleep 300 & echo \$! > bg\.pid; wait: killed after the 500 ms time limit/);
     const pid = Number(read(sb.root, 'bg.pid'));
     assert.ok(await waitUntil(() => !alive(pid), 3000), `background sleep ${pid} still running`);
     fs.rmSync(path.join(sb.root, 'bg.pid'));
-    const long = await run(builtin('bash'), { command: 'sleep 30', timeoutMs: 1000 }, { timeoutMs: 20_000 });
+    const long = await run(builtin('bash'), { command: 'sleep 300', timeoutMs: 1000 }, { timeoutMs: 20_000 });
     assert.match(long.summary, /killed after the 1 s time limit/);
   });
 
