@@ -9,7 +9,148 @@ const obj = (properties: Record<string, unknown>, required: string[]): Record<st
 });
 const path = { type: 'string', description: 'a path relative to the sandbox root' };
 
+const int = (minimum: number, maximum: number, description: string): Record<string, unknown> => ({
+  type: 'integer',
+  minimum,
+  maximum,
+  description,
+});
+
+/**
+ * The coding tools a model works with (issue #37): reading by ranges and searching instead of
+ * being handed the whole project, exact edits, a confined shell. Their descriptions are what the
+ * model reads: short, precise, saying what each answer looks like and when to use which.
+ */
+const CODING_TOOLS: readonly ToolDefinition[] = [
+  {
+    name: 'builtin/read',
+    description:
+      'Read a text file. Lines come numbered ("     12\t…"; the number and tab are not part of the file), 2000 from `offset` by default; a footer gives the range shown, the total, and the offset to read on. Lines over 2000 characters are cut. Binary files and files over 5 MB are refused. Read a file before editing it.',
+    source: 'builtin',
+    inputSchema: obj(
+      {
+        path,
+        offset: int(1, Number.MAX_SAFE_INTEGER, 'first line to show, 1-based (default 1)'),
+        limit: int(1, 100000, 'how many lines (default 2000)'),
+      },
+      ['path'],
+    ),
+    readOnly: true,
+    writes: false,
+  },
+  {
+    name: 'builtin/grep',
+    description:
+      'Search file contents with a JavaScript regular expression, line by line. Skips .git, node_modules, .gitignored and binary files. outputMode "content" (default) gives path:line:text (context lines as path-line-text), "files" the paths of matching files, "count" path:matches. At most maxResults results (default 100), then how many more.',
+    source: 'builtin',
+    inputSchema: obj(
+      {
+        pattern: {
+          type: 'string',
+          minLength: 1,
+          description: 'a JavaScript regular expression, e.g. "function\\s+load"',
+        },
+        path: {
+          type: 'string',
+          description: 'a directory or file to search, relative to the root (default: the root)',
+        },
+        glob: {
+          type: 'string',
+          description: 'only files matching this glob, relative to path, e.g. "**/*.ts" or "src/**/*.{ts,tsx}"',
+        },
+        ignoreCase: { type: 'boolean' },
+        context: int(0, 20, 'lines to show before and after each match (content mode)'),
+        maxResults: int(1, 1000, 'matching lines (content) or files (files, count) to show; default 100'),
+        outputMode: { type: 'string', enum: ['content', 'files', 'count'] },
+      },
+      ['pattern'],
+    ),
+    readOnly: true,
+    writes: false,
+  },
+  {
+    name: 'builtin/glob',
+    description:
+      'Find files by name pattern ("**/*.test.ts", "src/**/index.{ts,js}"; without a "/" the pattern matches names at any depth). Newest-modified first, at most 200. Skips .git, node_modules and .gitignored files.',
+    source: 'builtin',
+    inputSchema: obj(
+      {
+        pattern: { type: 'string', minLength: 1 },
+        path: { type: 'string', description: 'the directory to search, relative to the root (default: the root)' },
+      },
+      ['pattern'],
+    ),
+    readOnly: true,
+    writes: false,
+  },
+  {
+    name: 'builtin/list',
+    description:
+      'List a directory as a tree, directories marked with "/" (those at the depth limit with their entry count), symlinks with "@". Skips .git, node_modules and .gitignored entries; at most 500 entries.',
+    source: 'builtin',
+    inputSchema: obj({ path, depth: int(1, 10, 'levels to show (default 2)') }, []),
+    readOnly: true,
+    writes: false,
+  },
+  {
+    name: 'builtin/edit',
+    description:
+      'Edit a file by exact replacement. Each oldText must occur exactly once in the file (or set replaceAll) — copy it from read output without the line numbers, with enough surrounding lines to be unique. Edits apply in order, each to the result of the one before, and all or none: if one fails, nothing is written and the answer says why (for text not found, the closest region of the file). Keeps the line endings of the file. Answers with the diff.',
+    source: 'builtin',
+    inputSchema: obj(
+      {
+        path,
+        edits: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 50,
+          items: obj(
+            {
+              oldText: { type: 'string', minLength: 1, description: 'the exact text to replace' },
+              newText: { type: 'string', description: 'what replaces it' },
+              replaceAll: { type: 'boolean', description: 'replace every occurrence (default: it must occur once)' },
+            },
+            ['oldText', 'newText'],
+          ),
+        },
+      },
+      ['path', 'edits'],
+    ),
+    readOnly: false,
+    writes: true,
+    checkpoint: true,
+  },
+  {
+    name: 'builtin/write',
+    description:
+      'Create a file, or overwrite one with new content (parent directories are created). To change part of an existing file, use edit.',
+    source: 'builtin',
+    inputSchema: obj({ path, content: { type: 'string', description: 'the whole new content' } }, ['path', 'content']),
+    readOnly: false,
+    writes: true,
+    checkpoint: true,
+  },
+  {
+    name: 'builtin/bash',
+    description:
+      'Run a command line with bash -c (sh where bash is missing) in the project, confined: it can write only inside the project, reaches the network only when the policy allows, and is killed with everything it started at the time limit. Pipes, &&, cd and redirections work; each call starts a fresh shell (cd does not carry over). Answers with the exit code and the output (stdout and stderr together; of a long output its first and last lines). Prefer read, grep, glob and edit for files.',
+    source: 'builtin',
+    inputSchema: obj(
+      {
+        command: { type: 'string', minLength: 1 },
+        cwd: { type: 'string', description: 'the directory to start in, relative to the root (default: the root)' },
+        timeoutMs: int(1, 3600000, 'time limit in ms (it can shorten the limit set for the call, not extend it)'),
+      },
+      ['command'],
+    ),
+    readOnly: false,
+    writes: true,
+    checkpoint: true,
+  },
+];
+
 export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
+  ...CODING_TOOLS,
   {
     name: 'builtin/read-file',
     description: 'Read a text file (optionally a line range).',

@@ -1,15 +1,27 @@
-import type { ToolCallRequest, ToolCallResult, ToolRunner } from '../../application/index.ts';
+import type { ToolCallRequest, ToolCallResult, ToolPreview, ToolRunner } from '../../application/index.ts';
 import type { ConfinementSource } from './confinement.ts';
 import { commandTool, gitDiffTool, gitStatusTool, runCommandTool } from './command-tools.ts';
+import { editTool, writeTool } from './edit-tools.ts';
 import { editFileTool, listFilesTool, readFileTool, searchFilesTool, writeFileTool } from './file-tools.ts';
 import { PathRefusedError } from './path-guard.ts';
+import { readTool } from './read-tool.ts';
 import { replaceInFilesTool } from './replace-tool.ts';
+import { globTool, grepTool, listTool } from './search-tools.ts';
+import { bashTool } from './shell-tool.ts';
+import { previewCall } from './tool-preview.ts';
 import { failed, ToolFailure, type ToolContext } from './tool-support.ts';
 
 type BuiltinTool = (ctx: ToolContext) => Promise<ToolCallResult>;
 
 /** One row per built-in tool (names as in `BUILTIN_TOOLS`); an unknown name fails by absence. */
 const BUILTINS: Readonly<Record<string, BuiltinTool>> = {
+  'builtin/read': readTool,
+  'builtin/grep': grepTool,
+  'builtin/glob': globTool,
+  'builtin/list': listTool,
+  'builtin/edit': editTool,
+  'builtin/write': writeTool,
+  'builtin/bash': bashTool,
   'builtin/read-file': readFileTool,
   'builtin/write-file': writeFileTool,
   'builtin/edit-file': editFileTool,
@@ -39,6 +51,11 @@ export class BuiltinToolRunner implements ToolRunner {
     return m === 'bubblewrap' ? 'confined' : m;
   }
 
+  /** A file tool's diff or a command's command line, computed without writing or running anything. */
+  preview(req: Omit<ToolCallRequest, 'timeoutMs' | 'onOutput'>): Promise<ToolPreview> {
+    return previewCall(req);
+  }
+
   async run(req: ToolCallRequest): Promise<ToolCallResult> {
     const confinement = await this.opts.confinement;
     const ctx: ToolContext = {
@@ -49,6 +66,7 @@ export class BuiltinToolRunner implements ToolRunner {
       confinement,
       network: req.network ?? 'none',
       env: req.env,
+      onOutput: req.onOutput,
     };
     try {
       if (req.signal.aborted) return failed(`${req.tool.name}: cancelled before it started`);

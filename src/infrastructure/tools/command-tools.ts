@@ -5,6 +5,7 @@ import type { ToolDefinition } from '../../domain/registry/entities.ts';
 import { snapshotTree } from '../sandbox/git-stage.ts';
 import { directGit, outOf } from '../sandbox/git.ts';
 import { changedPaths, diffTrees, diffWorkTree } from '../sandbox/sandbox-diff.ts';
+import { commandOutputOf, duration, modelOutputOf } from './command-output.ts';
 import { lexicalRel, resolveInSandbox } from './path-guard.ts';
 import { runConfined } from './process-runner.ts';
 import { bool, int, ok, str, strings, ToolFailure, type ToolContext } from './tool-support.ts';
@@ -14,17 +15,25 @@ import { bool, int, ok, str, strings, ToolFailure, type ToolContext } from './to
  * (the limit belongs to whoever runs the plan, not to the actor choosing the arguments).
  */
 export async function runCommandTool(ctx: ToolContext): Promise<ToolCallResult> {
-  const { sandbox, args } = ctx;
-  const program = str(args, 'program');
+  const program = str(ctx.args, 'program');
   if (program === '') throw new ToolFailure('argument program must not be empty');
-  const argv = strings(args, 'args') ?? [];
-  const cwdArg = str(args, 'cwd', true);
-  const cwd = await resolveInSandbox(sandbox.root, cwdArg ?? '.');
+  const argv = strings(ctx.args, 'args') ?? [];
+  const cwd = await commandCwd(ctx);
+  return runInSandbox(ctx, { program, argv, cwd, timeoutMs: callTimeout(ctx) });
+}
+
+/** The call's `cwd` (default the root): a directory inside the sandbox, as its real path. */
+export async function commandCwd(ctx: ToolContext): Promise<string> {
+  const cwd = await resolveInSandbox(ctx.sandbox.root, str(ctx.args, 'cwd', true) ?? '.');
   if (!(await stat(cwd.real).catch(() => undefined))?.isDirectory())
     throw new ToolFailure(`cwd ${cwd.rel || '.'} is not a directory`);
-  const asked = int(args, 'timeoutMs', 1, 3_600_000);
-  const timeoutMs = asked === undefined ? ctx.timeoutMs : Math.min(asked, ctx.timeoutMs);
-  return runInSandbox(ctx, program, argv, cwd.real, timeoutMs);
+  return cwd.real;
+}
+
+/** The call's own `timeoutMs`, never past the request's. */
+export function callTimeout(ctx: ToolContext): number {
+  const asked = int(ctx.args, 'timeoutMs', 1, 3_600_000);
+  return asked === undefined ? ctx.timeoutMs : Math.min(asked, ctx.timeoutMs);
 }
 
 /**
@@ -41,42 +50,47 @@ export async function commandTool(ctx: ToolContext, tool: ToolDefinition): Promi
   const extra = strings(ctx.args, 'args') ?? [];
   const paths: string[] = [];
   for (const p of strings(ctx.args, 'paths') ?? []) paths.push(await pathArgument(ctx.sandbox.root, p, tool.writes));
-  return runInSandbox(
-    ctx,
-    command.program,
-    [...(command.args ?? []), ...extra, ...paths],
-    ctx.sandbox.root,
-    command.timeoutMs ?? ctx.timeoutMs,
-  );
+  return runInSandbox(ctx, {
+    program: command.program,
+    argv: [...(command.args ?? []), ...extra, ...paths],
+    cwd: ctx.sandbox.root,
+    timeoutMs: command.timeoutMs ?? ctx.timeoutMs,
+  });
 }
 
-async function pathArgument(root: string, p: string, write: boolean): Promise<string> {
+export async function pathArgument(root: string, p: string, write: boolean): Promise<string> {
   await resolveInSandbox(root, p, { write });
   const rel = lexicalRel(root, p);
   if (rel === '') return '.';
   return rel.startsWith('-') ? `./${rel}` : rel;
 }
 
+/** One command to run in the sandbox; `shown` names it in the summary (default: its words). */
+export interface SandboxCommand {
+  program: string;
+  argv: readonly string[];
+  /** Absolute, inside the sandbox. */
+  cwd: string;
+  timeoutMs: number;
+  shown?: string | undefined;
+}
+
 /**
- * Runs a program in the sandbox; the files it touched are the difference between snapshots of the
- * work tree taken before and after (content, not timestamps: a file rewritten with the same bytes
- * was not touched; one changed again after an earlier change was).
+ * Runs a program in the sandbox, its output streamed to `ctx.onOutput`; the model gets the head and
+ * the tail of the output, the record all of it (`commandOutput`). The files it touched are the
+ * difference between snapshots of the work tree taken before and after (content, not timestamps: a
+ * file rewritten with the same bytes was not touched; one changed again after an earlier change was).
  */
-async function runInSandbox(
-  ctx: ToolContext,
-  program: string,
-  argv: string[],
-  cwd: string,
-  timeoutMs: number,
-): Promise<ToolCallResult> {
+export async function runInSandbox(ctx: ToolContext, cmd: SandboxCommand): Promise<ToolCallResult> {
   const { sandbox, signal, confinement } = ctx;
+  const { program, argv, cwd, timeoutMs } = cmd;
   // The files a command touched: a repository it made is left out here (the checkpoint refuses it).
   const snapshot = { force: sandbox.kind === 'copy', nested: 'skip' } as const;
   const before = await snapshotTree(directGit, sandbox.root, snapshot);
   const r = await runConfined(
     confinement,
     { program, args: argv, cwd, sandboxRoot: sandbox.root, network: ctx.network, env: ctx.env },
-    { timeoutMs, signal },
+    { timeoutMs, signal, onOutput: ctx.onOutput },
   );
   let filesTouched: string[] = [];
   let note = '';
@@ -90,8 +104,10 @@ async function runInSandbox(
   } catch (e) {
     note = `\n[could not determine the files the command changed: ${(e as Error).message}]`;
   }
-  const shown = [program, ...argv].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
-  const output = r.output + note;
+  const shown =
+    cmd.shown ?? [program, ...argv].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');
+  const output = modelOutputOf(r.kept) + note;
+  const commandOutput = commandOutputOf(r);
   const touched =
     filesTouched.length > 0 ? `; ${filesTouched.length} file${filesTouched.length === 1 ? '' : 's'} changed` : '';
   const how = confinement.mode === 'bubblewrap' ? ('confined' as const) : ('none' as const);
@@ -102,10 +118,11 @@ async function runInSandbox(
     filesTouched,
     exitCode: null,
     confinement: how,
+    commandOutput,
   });
   if (r.spawnError !== undefined) return fail(`cannot run ${program}: ${r.spawnError}`);
   if (r.aborted) return fail(`${shown}: cancelled${touched}`);
-  if (r.timedOut) return fail(`${shown}: killed after the ${timeoutMs} ms time limit${touched}`);
+  if (r.timedOut) return fail(`${shown}: killed after the ${duration(timeoutMs)} time limit${touched}`);
   if (r.outputLimited)
     return fail(`${shown}: killed at the output limit (${mib(confinement.limits.maxOutputBytes)} of output)${touched}`);
   if (r.exitCode === null) return fail(`${shown}: killed by ${r.signal ?? 'a signal'}${touched}`);
@@ -122,6 +139,7 @@ async function runInSandbox(
     filesTouched,
     exitCode: r.exitCode,
     confinement: how,
+    commandOutput,
   };
 }
 

@@ -62,21 +62,29 @@ export async function writeFileTool({ sandbox, args }: ToolContext): Promise<Too
 }
 
 export async function editFileTool({ sandbox, args }: ToolContext): Promise<ToolCallResult> {
-  const target = await resolveInSandbox(sandbox.root, str(args, 'path'), { write: true });
+  const { target, before, after, count } = await planEditFile(sandbox.root, args);
+  if (after === before) return ok(`${target.rel} unchanged (the replacement equals the text found)`, '', []);
+  await writeNoFollow(target.real, Buffer.from(after, 'utf8'));
+  return ok(`edited ${target.rel}: ${count} replacement${count === 1 ? '' : 's'}`, '', [target.rel]);
+}
+
+/** edit-file's change, worked out without writing: every occurrence of `find` (or the only one, with expectOne). */
+export async function planEditFile(
+  root: string,
+  args: Record<string, unknown>,
+): Promise<{ target: ResolvedPath; before: string; after: string; count: number }> {
+  const target = await resolveInSandbox(root, str(args, 'path'), { write: true });
   const find = str(args, 'find');
   const replace = str(args, 'replace');
   const expectOne = bool(args, 'expectOne') ?? false;
   if (find === '') throw new ToolFailure('argument find must not be empty');
-  const text = await readText(target);
-  const parts = text.split(find);
+  const before = await readText(target);
+  const parts = before.split(find);
   const count = parts.length - 1;
   if (count === 0) throw new ToolFailure(`the text to find does not occur in ${target.rel}`);
   if (expectOne && count !== 1)
     throw new ToolFailure(`the text to find occurs ${count} times in ${target.rel}; expected exactly one`);
-  const next = parts.join(replace);
-  if (next === text) return ok(`${target.rel} unchanged (the replacement equals the text found)`, '', []);
-  await writeNoFollow(target.real, Buffer.from(next, 'utf8'));
-  return ok(`edited ${target.rel}: ${count} replacement${count === 1 ? '' : 's'}`, '', [target.rel]);
+  return { target, before, after: parts.join(replace), count };
 }
 
 export async function listFilesTool({ sandbox, args, signal }: ToolContext): Promise<ToolCallResult> {
@@ -172,7 +180,7 @@ async function readText(p: ResolvedPath): Promise<string> {
  * Writes through a descriptor opened with O_NOFOLLOW on the already-resolved real path, so a
  * symlink planted there after the check is not followed.
  */
-async function writeNoFollow(real: string, data: Buffer): Promise<void> {
+export async function writeNoFollow(real: string, data: Buffer): Promise<void> {
   const fh = await open(real, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o666);
   try {
     await fh.writeFile(data);

@@ -1,13 +1,17 @@
 /**
  * Runs a program (no shell) in its own process group, so a timeout or an abort kills everything it
  * started, not just the direct child. Output (stdout and stderr interleaved as they arrive) is
- * capped: the first and the last half megabyte are kept, and a program that goes on past the
- * output limit is killed.
+ * handed to a listener as it comes and capped: the first and the last half of KEPT_OUTPUT_BYTES
+ * are kept, and a program that goes on past the output limit is killed.
  */
 import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+import { KEPT_OUTPUT_BYTES, type CommandOutputChunk } from '../../application/index.ts';
 import { ConfinementUnavailableError, type CommandConfinement, type CommandInvocation } from './confinement.ts';
 
-export const MAX_OUTPUT_BYTES = 1024 * 1024;
+/** Room for the line that says what was cut, so the kept text stays within KEPT_OUTPUT_BYTES. */
+const CUT_LINE_ROOM = 100;
+export const MAX_OUTPUT_BYTES = KEPT_OUTPUT_BYTES - CUT_LINE_ROOM;
 /** After SIGTERM, the group has this long to exit before SIGKILL. */
 const KILL_GRACE_MS = 2000;
 /** After the program exits, how long its stdout/stderr may stay open (held by a leftover process). */
@@ -27,6 +31,20 @@ export interface ProcessRequest {
   input?: string | undefined;
   /** Also keep stdout on its own (`ProcessResult.stdout`, capped like `output`). */
   captureStdout?: boolean | undefined;
+  /** Called with each piece of output as it arrives (a listener that throws is ignored). */
+  onOutput?: ((chunk: CommandOutputChunk) => void) | undefined;
+}
+
+/** The output as kept: its head and its tail (one piece when nothing was cut), and what was written. */
+export interface KeptOutput {
+  head: string;
+  /** '' when nothing was cut (all of it is in `head`). */
+  tail: string;
+  /** Bytes written in all (both streams). */
+  bytes: number;
+  /** Line feeds written in all. */
+  newlines: number;
+  truncated: boolean;
 }
 
 export interface ProcessResult {
@@ -38,8 +56,11 @@ export interface ProcessResult {
   aborted: boolean;
   /** Killed because it produced more than `maxOutputBytes`. */
   outputLimited: boolean;
+  /** Everything kept (at most KEPT_OUTPUT_BYTES): when cut, head and tail with a line saying how much is missing. */
   output: string;
   truncated: boolean;
+  /** The same output in parts, with what was written in all. */
+  kept: KeptOutput;
   /** Set when the program could not be started (e.g. ENOENT). */
   spawnError?: string;
   /** stdout alone, when the request asked for it. */
@@ -73,6 +94,7 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
       outputLimited: false,
       output: '',
       truncated: false,
+      kept: out.parts(),
     });
   return new Promise((resolve) => {
     let timedOut = false;
@@ -114,6 +136,16 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
         stop();
       }, req.timeoutMs),
     );
+    // Decoded per stream, so a character split across two reads reaches the listener whole.
+    const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+    const tell = (stream: CommandOutputChunk['stream'], text: string): void => {
+      if (!req.onOutput || text === '') return;
+      try {
+        req.onOutput({ stream, text });
+      } catch {
+        // A listener's failure is its own: the command and its result go on.
+      }
+    };
     const onData = (b: Buffer): void => {
       out.push(b);
       produced += b.length;
@@ -124,12 +156,16 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
     };
     child.stdout.on('data', (b: Buffer) => {
       stdoutOnly?.push(b);
+      if (req.onOutput) tell('stdout', decoders.stdout.write(b));
       onData(b);
     });
-    child.stderr.on('data', onData);
+    child.stderr.on('data', (b: Buffer) => {
+      if (req.onOutput) tell('stderr', decoders.stderr.write(b));
+      onData(b);
+    });
 
     const finish = (
-      r: Omit<ProcessResult, 'output' | 'truncated' | 'timedOut' | 'aborted' | 'outputLimited'>,
+      r: Omit<ProcessResult, 'output' | 'truncated' | 'kept' | 'timedOut' | 'aborted' | 'outputLimited'>,
     ): void => {
       if (settled) return;
       settled = true;
@@ -137,6 +173,8 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
       req.signal.removeEventListener('abort', onAbort);
       child.stdout.destroy();
       child.stderr.destroy();
+      tell('stdout', decoders.stdout.end());
+      tell('stderr', decoders.stderr.end());
       resolve({
         ...r,
         timedOut,
@@ -144,6 +182,7 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
         outputLimited,
         output: out.text(),
         truncated: out.truncated,
+        kept: out.parts(),
         ...(stdoutOnly ? { stdout: stdoutOnly.text() } : {}),
       });
     };
@@ -174,9 +213,17 @@ export interface ConfinedResult extends ProcessResult {
 export async function runConfined(
   confinement: CommandConfinement,
   inv: CommandInvocation,
-  opts: Pick<ProcessRequest, 'timeoutMs' | 'signal' | 'input' | 'captureStdout'>,
+  opts: Pick<ProcessRequest, 'timeoutMs' | 'signal' | 'input' | 'captureStdout' | 'onOutput'>,
 ): Promise<ConfinedResult> {
-  const none = { exitCode: null, signal: null, timedOut: false, aborted: false, outputLimited: false, output: '' };
+  const none = {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    outputLimited: false,
+    output: '',
+    kept: { head: '', tail: '', bytes: 0, newlines: 0, truncated: false },
+  };
   if (confinement.mode === 'unavailable')
     return {
       ...none,
@@ -202,6 +249,7 @@ export async function runConfined(
       maxOutputBytes: confinement.limits.maxOutputBytes,
       input: opts.input,
       captureStdout: opts.captureStdout,
+      onOutput: opts.onOutput,
     });
   } finally {
     released = await cmd.release();
@@ -209,13 +257,15 @@ export async function runConfined(
   return { ...r, processLimitHit: released.processLimitHit };
 }
 
-/** Keeps the head and the tail of a stream within a byte budget. */
+/** Keeps the head and the tail of a stream within a byte budget, counting what went by. */
 class CappedOutput {
   readonly #half: number;
   #head: Buffer[] = [];
   #headBytes = 0;
   #tail: Buffer[] = [];
   #tailBytes = 0;
+  #bytes = 0;
+  #newlines = 0;
   truncated = false;
 
   constructor(max: number) {
@@ -223,6 +273,8 @@ class CappedOutput {
   }
 
   push(b: Buffer): void {
+    this.#bytes += b.length;
+    for (let i = b.indexOf(10); i !== -1; i = b.indexOf(10, i + 1)) this.#newlines++;
     if (this.#headBytes < this.#half) {
       const take = b.subarray(0, this.#half - this.#headBytes);
       this.#head.push(take);
@@ -247,9 +299,23 @@ class CappedOutput {
     }
   }
 
+  parts(): KeptOutput {
+    const head = Buffer.concat(this.#head);
+    const tail = Buffer.concat(this.#tail);
+    const base = { bytes: this.#bytes, newlines: this.#newlines, truncated: this.truncated };
+    if (!this.truncated) return { head: Buffer.concat([head, tail]).toString('utf8'), tail: '', ...base };
+    // A cut can split a character: its pieces are dropped rather than shown as U+FFFD.
+    return {
+      head: head.toString('utf8').replace(/\uFFFD+$/, ''),
+      tail: tail.toString('utf8').replace(/^\uFFFD+/, ''),
+      ...base,
+    };
+  }
+
   text(): string {
-    const head = Buffer.concat(this.#head).toString('utf8');
-    const tail = Buffer.concat(this.#tail).toString('utf8');
-    return this.truncated ? `${head}\n… [output truncated] …\n${tail}` : head + tail;
+    const p = this.parts();
+    if (!p.truncated) return p.head;
+    const cut = p.bytes - Buffer.byteLength(p.head) - Buffer.byteLength(p.tail);
+    return `${p.head}\n… [output truncated: ${cut} bytes cut from the middle] …\n${p.tail}`;
   }
 }

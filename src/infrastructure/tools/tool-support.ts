@@ -1,7 +1,7 @@
 /** Shared pieces of the built-in tools: argument readers, result builders, walking a sandbox. */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { SandboxInfo, ToolCallResult } from '../../application/index.ts';
+import type { CommandOutputChunk, SandboxInfo, ToolCallResult } from '../../application/index.ts';
 import type { CommandConfinement, NetworkAccess } from './confinement.ts';
 
 /** A tool call that cannot go on; its message becomes the result's summary. */
@@ -25,6 +25,8 @@ export interface ToolContext {
   confinement: CommandConfinement;
   network: NetworkAccess;
   env?: Readonly<Record<string, string>> | undefined;
+  /** Commands: each piece of output as it comes. */
+  onOutput?: ((chunk: CommandOutputChunk) => void) | undefined;
 }
 
 export const MAX_TEXT_OUTPUT = 1024 * 1024;

@@ -122,16 +122,19 @@ describe('run-command and command tools', () => {
     fs.rmSync(path.join(sb.root, 'bg3.pid'));
   });
 
-  it('caps the output at about 1 MB, keeping the head and the tail', async () => {
+  it('keeps at most 1 MB of the output (head and tail) for the record, and gives the model 32 KB of it', async () => {
     const r = await run({
       program: 'sh',
       args: ['-c', 'echo START; head -c 3000000 /dev/zero | tr "\\0" x; echo; echo END'],
     });
     assert.equal(r.ok, true);
-    assert.ok(Buffer.byteLength(r.output) <= 1024 * 1024 + 100, `${Buffer.byteLength(r.output)} bytes`);
-    assert.match(r.output, /^START\n/);
-    assert.match(r.output, /\[output truncated\]/);
-    assert.match(r.output, /END\n$/);
+    const kept = r.commandOutput?.text ?? '';
+    assert.ok(Buffer.byteLength(kept) <= 1024 * 1024, `${Buffer.byteLength(kept)} bytes`);
+    assert.match(kept, /^START\n/);
+    assert.match(kept, /\[output truncated: \d+ bytes cut from the middle\]/);
+    assert.match(kept, /END\n$/);
+    assert.ok(Buffer.byteLength(r.output) <= 32 * 1024 + 100, `${Buffer.byteLength(r.output)} bytes`);
+    assert.match(r.output, /^START\n[^]*\n… \d+ bytes cut …\n[^]*END\n$/);
   });
 
   it('fails cleanly for a program that does not exist', async () => {
