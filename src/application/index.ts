@@ -41,6 +41,8 @@ export type {
 } from './ports/sandbox.port.ts';
 export { KEPT_OUTPUT_BYTES } from './ports/sandbox.port.ts';
 export type { TurnCheckpoints, TurnRef } from './ports/turn-checkpoints.port.ts';
+export type { FileHistory, SnapshotDiff } from './ports/file-history.port.ts';
+export type { TurnChangeRecord, TurnChangeRepository } from './ports/turn-change.repository.port.ts';
 export type { SystemProbe, DiagnosticCheck } from './ports/system.port.ts';
 export type { StreamItem, SendInput } from './tasks/task.service.ts';
 export { builtinActorsByModel } from './actors/builtin-actors.ts';

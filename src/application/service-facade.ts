@@ -31,6 +31,9 @@ import { CapabilityService, type TrustSettings } from './registry/capability.ser
 import type { CapabilityGrant, GrantRepository } from './ports/grant.repository.port.ts';
 import { SessionService } from './sessions/session.service.ts';
 import { CompactionService } from './sessions/compaction.service.ts';
+import { TurnHistoryService } from './sessions/turn-history.service.ts';
+import type { FileHistory } from './ports/file-history.port.ts';
+import type { TurnChangeRepository } from './ports/turn-change.repository.port.ts';
 import { HealthService } from './system/health.service.ts';
 import { TaskService } from './tasks/task.service.ts';
 import type { PayloadLimits } from '../domain/limits.ts';
@@ -115,6 +118,8 @@ export interface FacadeDeps {
    * of `llm` read actors' secrets through it.
    */
   secrets: SecretService;
+  /** The undo history of chat turns: the shadow history of project files and the turns' records. */
+  turnHistory: { files: FileHistory; records: TurnChangeRepository };
 }
 
 /** What LLM actors need besides the stores the facade already has. */
@@ -133,6 +138,8 @@ export interface ServiceFacade {
   readonly sessions: SessionService;
   /** Long sessions: their older turns summarised (automatically by LLM turns, or on demand). */
   readonly compaction: CompactionService;
+  /** What chat turns changed in project files, and their undo (also the agent loop's TurnCheckpoints). */
+  readonly turnHistory: TurnHistoryService;
   readonly push: PushConfigService;
   readonly notifier: PushNotifier;
   readonly health: HealthService;
@@ -329,7 +336,9 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
           hooks,
         })),
   );
+  const turnHistory = new TurnHistoryService({ ...deps.turnHistory, sessions: deps.sessions, tasks: deps.tasks });
   sessions = new SessionService({
+    changes: (id) => turnHistory.changesOf(id),
     sessions: deps.sessions,
     tasks: deps.tasks,
     transcripts: llm?.transcripts,
@@ -373,6 +382,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   deleteSession = async (id, principal) => {
     await sessions.get(id, principal);
     const tasksDeleted = await tasks.purgeContext(id);
+    await turnHistory.forget(id);
     await sessions.delete(id);
     return { deleted: true, tasksDeleted };
   };
@@ -388,6 +398,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     tasks,
     sessions,
     compaction,
+    turnHistory,
     push,
     notifier: n,
     health,

@@ -22,3 +22,27 @@ export const Session = z.object({
   forkedFrom: z.object({ sessionId: z.string(), taskId: z.string().optional() }).optional(),
 });
 export type Session = z.infer<typeof Session>;
+
+/** What one turn of a session changed in its project's files (the undo history). */
+export const TurnChange = z.object({
+  /** The turn's number: its 1-based place among the session's turns, oldest first. */
+  turn: z.number().int().positive(),
+  taskId: z.string(),
+  /** Files changed (relative to the project directory, sorted). */
+  files: z.array(z.string()),
+  /** Whether an undo has put them back. */
+  undone: z.boolean(),
+  undoneAt: Timestamp.optional(),
+});
+export type TurnChange = z.infer<typeof TurnChange>;
+
+/** What an undo did: the turns it undid (oldest first) and the files it put back. */
+export const UndoOutcome = z.object({
+  sessionId: z.string(),
+  turns: z.array(TurnChange),
+  /** Every file put back (relative to the project directory, sorted). */
+  files: z.array(z.string()),
+  /** Files changed outside the agent since that were overwritten (`force`). */
+  overwritten: z.array(z.string()),
+});
+export type UndoOutcome = z.infer<typeof UndoOutcome>;

@@ -44,6 +44,7 @@ export { FsResourceInspector } from './system/fs-resource.inspector.ts';
 export { SqlitePlanRepository } from './persistence/sqlite-plan.repository.ts';
 export { GitSandboxManager, type GitSandboxManagerOptions } from './sandbox/git-sandbox.manager.ts';
 export { GitError } from './sandbox/git.ts';
+export { ShadowHistory, type ShadowHistoryOptions } from './sandbox/shadow-history.ts';
 export { BuiltinToolRunner } from './tools/builtin-tool.runner.ts';
 export {
   CommandConfinement,

@@ -21,6 +21,7 @@ import {
   ScryptKeyHasher,
   GitSandboxManager,
   HostSystemProbe,
+  ShadowHistory,
   LocalHookRunner,
   openSqliteStorage,
   openPgStorage,
@@ -276,6 +277,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     accounts: { repo: accounts, hasher: new ScryptKeyHasher() },
     capabilities,
     secrets,
+    // Chat turns' undo: snapshots of project directories in `<data dir>/shadow`, records in storage.
+    turnHistory: { files: new ShadowHistory({ base: join(opts.dataDir, 'shadow') }), records: storage.turnChanges },
     // Server mode: namespace members are chosen among its users (local mode has one user).
     ...(opts.card.auth === 'bearer'
       ? { users: { exists: async (n: string) => (await accounts.getUser(n)) !== undefined } }

@@ -23,6 +23,7 @@ import {
   sessionResume,
   sessionList,
   sessionShow,
+  sessionUndo,
   subscribeToTask,
   type StreamResponse,
   type Task,
@@ -470,6 +471,20 @@ export function a2aSuite(ctx: SuiteContext): void {
       part: { title: part.title, turns: shown.tasks.length },
       resumed: named.tasks.length,
     });
+  });
+
+  it('numbers turns in session show, lists no file changes for a chat that wrote none, and has nothing to undo', async () => {
+    const s = await client.call(sessionCreate, { actor: 'builtin/echo' });
+    await client.call(sendMessage, { message: userMessage('one', { contextId: s.id }) });
+    await client.call(sendMessage, { message: userMessage('two', { contextId: s.id }) });
+    const shown = await client.call(sessionShow, { sessionId: s.id, turns: 1 });
+    assert.equal(shown.firstTurn, 2);
+    assert.deepEqual(shown.changes, []);
+    const none = await rpcError(client.call(sessionUndo, { sessionId: s.id }), -32004, 'BusinessRuleViolation');
+    assert.match(none.message, /no turn left to undo/);
+    await rpcError(client.call(sessionUndo, { sessionId: s.id, turn: 0 }), -32602, 'ValidationError');
+    await rpcError(client.call(sessionUndo, { sessionId: 'no-such-session' }), -32001, 'ResourceNotFoundError');
+    record('session-undo', { firstTurn: shown.firstTurn, refused: none.message.replace(s.id, '<id>') });
   });
 
   it('answers unknown methods with -32601', async () => {

@@ -2,7 +2,7 @@ import type { Task } from '../../domain/a2a.model.ts';
 import { AppError } from '../../domain/errors.ts';
 import { newId, SAFE_ID } from '../../domain/ids.ts';
 import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.ts';
-import type { Session } from '../../domain/session.ts';
+import type { Session, TurnChange } from '../../domain/session.ts';
 import type { ActorCatalog } from '../ports/actor.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { ForkedTurn, SessionRepository } from '../ports/session.repository.port.ts';
@@ -27,6 +27,10 @@ export interface SessionDetail {
   session: Session;
   /** The session's turns (A2A tasks), oldest first. */
   tasks: Task[];
+  /** The number of the first turn shown (turns are numbered 1, 2, … from the session's first). */
+  firstTurn: number;
+  /** The turns that changed the project's files (all of the session's, not only those shown). */
+  changes: TurnChange[];
 }
 
 export interface ForkSessionInput {
@@ -45,6 +49,8 @@ export interface SessionServiceDeps {
   defaultActor: string;
   /** Refuses a project or skill the principal cannot read (NOT_FOUND). */
   checkEntity?: EntityCheck;
+  /** The turns of a session that changed files (TurnHistoryService; absent: none are recorded). */
+  changes?: ((sessionId: string) => Promise<TurnChange[]>) | undefined;
   now?: () => Date;
 }
 
@@ -130,16 +136,23 @@ export class SessionService {
     return this.deps.sessions.get(id);
   }
 
-  async get(id: string, principal: Principal): Promise<Session> {
-    const s = await this.deps.sessions.get(id);
-    if (!s || s.owner !== principal.namespace) throw sessionNotFound(id);
-    return s;
+  get(id: string, principal: Principal): Promise<Session> {
+    return ownedSession(this.deps.sessions, id, principal);
   }
 
   async show(id: string, principal: Principal, turns: number): Promise<SessionDetail> {
     const session = await this.get(id, principal);
-    const stored = await this.deps.tasks.listByContext(id, turns);
-    return { session, tasks: stored.map((s) => viewTask(s.task, { includeArtifacts: true })) };
+    const [stored, count, changes] = await Promise.all([
+      this.deps.tasks.listByContext(id, turns),
+      this.deps.tasks.countByContext(id),
+      this.deps.changes?.(id) ?? [],
+    ]);
+    return {
+      session,
+      tasks: stored.map((s) => viewTask(s.task, { includeArtifacts: true })),
+      firstTurn: Math.max(1, count - stored.length + 1),
+      changes,
+    };
   }
 
   /**
@@ -233,6 +246,13 @@ export class SessionService {
   recordActivity(id: string, at: string): Promise<void> {
     return this.deps.sessions.touch(id, at, 0);
   }
+}
+
+/** The caller's session `id`; anyone else's is not found, as a missing one. */
+export async function ownedSession(sessions: SessionRepository, id: string, principal: Principal): Promise<Session> {
+  const s = await sessions.get(id);
+  if (!s || s.owner !== principal.namespace) throw sessionNotFound(id);
+  return s;
 }
 
 function sessionNotFound(id: string): AppError {

@@ -32,6 +32,20 @@ export interface DB {
   sync_state: SyncStateTable;
   namespace_grants: NamespaceGrantsTable;
   namespace_secrets: NamespaceSecretsTable;
+  turn_changes: TurnChangesTable;
+}
+
+/** What each chat turn changed in its project's files (migration 0014). */
+export interface TurnChangesTable {
+  task_id: string;
+  session_id: string;
+  root: string;
+  before_snapshot: string;
+  after_snapshot: string | null;
+  /** JSON array of relative paths. */
+  files: string;
+  created_at: string;
+  undone_at: string | null;
 }
 
 /** Capabilities a server administrator granted a namespace (migration 0013). */

@@ -503,6 +503,36 @@ const m0013_grants_and_secrets: Migration = {
   },
 };
 
+const m0014_turn_changes: Migration = {
+  async up(db: AnyDb) {
+    const text = onPostgres(db) ? sql`text collate "C"` : 'text';
+    // The undo history of chat turns (issue #37): the snapshots of the shadow history around each
+    // turn's writes, and the files it changed. No foreign keys: the record is made at the turn's
+    // first write, which may come before its task's row is committed; a session's go with it.
+    await db.schema
+      .createTable('turn_changes')
+      .addColumn('task_id', text, (c) => c.notNull())
+      .addColumn('session_id', text, (c) => c.notNull())
+      .addColumn('root', text, (c) => c.notNull())
+      .addColumn('before_snapshot', text, (c) => c.notNull())
+      .addColumn('after_snapshot', text)
+      .addColumn('files', text, (c) => c.notNull())
+      .addColumn('created_at', text, (c) => c.notNull())
+      .addColumn('undone_at', text)
+      // A turn may write in more than one directory of its project: one record each.
+      .addPrimaryKeyConstraint('turn_changes_pk', ['task_id', 'root'])
+      .execute();
+    await db.schema
+      .createIndex('turn_changes_session')
+      .on('turn_changes')
+      .columns(['session_id', 'created_at'])
+      .execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.dropTable('turn_changes').ifExists().execute();
+  },
+};
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
@@ -518,6 +548,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0011_postgres_collation': m0011_postgres_collation,
   '0012_session_forks': m0012_session_forks,
   '0013_grants_and_secrets': m0013_grants_and_secrets,
+  '0014_turn_changes': m0014_turn_changes,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) };

@@ -16,6 +16,7 @@ import type {
   SyncStateStore,
   TaskRepository,
   TranscriptStore,
+  TurnChangeRepository,
 } from '../../application/index.ts';
 
 /** A runner registry whose lease this process holds (SQLite or PostgreSQL `runners` table). */
@@ -49,6 +50,8 @@ export interface Storage {
   transcripts: TranscriptStore;
   audit: AuditLog;
   syncState: SyncStateStore;
+  /** What chat turns changed in their projects' files (the undo history's records). */
+  turnChanges: TurnChangeRepository;
   accounts: AccountRepository;
   /** Namespaces' secrets, sealed (the cipher holding the key is not storage's). */
   secrets: SecretStore;

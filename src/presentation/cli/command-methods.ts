@@ -66,6 +66,7 @@ import {
   sessionList,
   sessionResume,
   sessionShow,
+  sessionUndo,
   subscribeToTask,
   syncConnect,
   syncConnection,
@@ -92,13 +93,14 @@ const registryCommands = Object.fromEntries(
 
 export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   send: names(sendMessage, sendStreamingMessage, sessionCreate, sessionShow),
-  chat: names(sendStreamingMessage, sessionCreate, sessionShow, sessionResume),
+  chat: names(sendStreamingMessage, sessionCreate, sessionShow, sessionResume, sessionUndo),
   // The TUI's sessions list and chat, and its plans views (see tui/plan-controller.ts).
   tui: names(
     sessionList,
     sessionCreate,
     sessionDelete,
     sessionResume,
+    sessionUndo,
     sendStreamingMessage,
     cancelTask,
     ...PLAN_VIEW_CALLS,
@@ -110,6 +112,7 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
   'session delete': names(sessionDelete),
   'session compact': names(sessionCompact),
   'session fork': names(sessionFork),
+  'session undo': names(sessionUndo),
   'task get': names(getTask),
   'task list': names(listTasks),
   'task cancel': names(cancelTask),

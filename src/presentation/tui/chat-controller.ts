@@ -5,6 +5,7 @@ import {
   sessionDelete,
   sessionList,
   sessionResume,
+  sessionUndo,
   type A2AClient,
   type Message,
   type Task,
@@ -64,6 +65,20 @@ export class ChatController {
       this.waitingTask = undefined;
       this.store.dispatch({ type: 'open-session', session, recap: [] });
       this.guard.info(`new session ${session.id} with ${session.actor}`);
+    });
+  }
+
+  /** `/undo`: the files put back as before the session's newest turn that changed them (or `turn` and later). */
+  undo(sessionId: string, cmd: { turn?: number; force: boolean }): Promise<void> {
+    return this.guard.run('undo', async () => {
+      const r = await this.client.call(sessionUndo, {
+        sessionId,
+        ...(cmd.turn !== undefined ? { turn: cmd.turn } : {}),
+        ...(cmd.force ? { force: true } : {}),
+      });
+      const turns = r.turns.map((t) => t.turn).join(', ');
+      const forced = r.overwritten.length > 0 ? `; overwrote ${r.overwritten.join(', ')}` : '';
+      this.guard.info(`undid turn${r.turns.length === 1 ? '' : 's'} ${turns}: put back ${r.files.join(', ')}${forced}`);
     });
   }
 

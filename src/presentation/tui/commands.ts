@@ -72,6 +72,11 @@ export async function runSlash(tui: Tui, cmd: SlashCommand): Promise<void> {
       store.dispatch({ type: 'confirm-delete', session: target });
       return tui.guard.info(`delete session ${target.id}? y deletes it, n keeps it`);
     }
+    case 'undo': {
+      const s = store.get();
+      if (s.view !== 'chat' || !s.session) return tui.guard.info('open a chat first: /undo works on its session');
+      return chat.undo(s.session.id, cmd);
+    }
     case 'plans':
       return go(tui, 'plans');
     case 'plan':

@@ -1,10 +1,12 @@
 /** The TUI's slash commands: what each takes, and the parse of a typed line into one. */
+import { parseUndoArgs } from '../cli/render/undo.ts';
 
 export type SlashCommand =
   | { name: 'new'; actor?: string; project?: string; skills: string[]; title?: string }
   | { name: 'sessions' }
   | { name: 'session'; id: string }
   | { name: 'delete'; id?: string }
+  | { name: 'undo'; turn?: number; force: boolean }
   | { name: 'plans' }
   | { name: 'plan'; id: string }
   | {
@@ -35,6 +37,7 @@ export const SLASH_USAGE: ReadonlyArray<readonly [string, string]> = [
   ['/sessions', 'the sessions list'],
   ['/session <id>', 'open a session (its last turns first)'],
   ['/delete [id]', 'delete a session (the selected one in the list), after y'],
+  ['/undo [turn] [--force]', "put the open chat's files back as before its last turn (or before that turn)"],
   ['/plans', 'the plans list'],
   ['/plan <id>', 'open a plan'],
   ['/plan use <action> <project>… [--arg k=v]… [--profile P]', 'make a plan and strategize it'],
@@ -125,6 +128,10 @@ export function parseSlash(line: string): SlashParse {
       return args.length > 1
         ? fail('/delete takes at most one session id', '/delete')
         : { ok: true, cmd: args[0] ? { name: 'delete', id: args[0] } : { name: 'delete' } };
+    case 'undo': {
+      const u = parseUndoArgs(args);
+      return typeof u === 'string' ? fail(u, '/undo') : { ok: true, cmd: { name: 'undo', ...u } };
+    }
     case 'plans':
       return none({ name: 'plans' });
     case 'plan':

@@ -23,6 +23,7 @@ export {
   sessionCompact,
   sessionFork,
   sessionResume,
+  sessionUndo,
 } from '../a2a/contracts/session.contract.ts';
 export { CONTRACTS } from '../a2a/contracts/index.ts';
 export {
@@ -123,7 +124,7 @@ export type {
   TaskStatusUpdateEvent,
   TaskArtifactUpdateEvent,
 } from '../../domain/a2a.model.ts';
-export type { Session } from '../../domain/session.ts';
+export type { Session, TurnChange, UndoOutcome } from '../../domain/session.ts';
 /** What an execute task's `diff` artifact carries in its data part. */
 export { StoredDiff } from '../../domain/plan/plan-views.ts';
 export {

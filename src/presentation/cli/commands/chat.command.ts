@@ -5,15 +5,18 @@ import {
   sendStreamingMessage,
   sessionCreate,
   sessionResume,
+  sessionUndo,
   type A2AClient,
   type Session,
   type Task,
+  type UndoOutcome,
 } from '../../../protocol/client/index.ts';
 import { exitReasonOf } from '../exit-codes.ts';
 import { renderError, reportOf, type ErrorReport } from '../render/error.ts';
 import { StreamPrinter, type StreamedEvent } from '../render/stream.ts';
 import { compactionLine, compactionOf } from '../render/compaction.ts';
 import { oneLine } from '../render/table.ts';
+import { parseUndoArgs, undoText } from '../render/undo.ts';
 import { artifactsText, isInterruptedState, messageWords, partsText, stateWord } from '../render/task.ts';
 import type { Ui } from '../render/ui.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
@@ -33,6 +36,13 @@ interface ChatTurn {
   task: Task | null;
   events: StreamedEvent[];
   error?: ErrorReport;
+}
+
+/** A `/undo` typed in the chat: what it put back, or why it was refused. */
+interface ChatUndo {
+  input: string;
+  outcome?: UndoOutcome;
+  error?: ErrorReport | string;
 }
 
 /**
@@ -65,6 +75,7 @@ async function chat(ctx: RunContext, opts: ChatOptions): Promise<Outcome> {
   ctx.signal.addEventListener('abort', onAbort, { once: true });
 
   const turns: ChatTurn[] = [];
+  const undos: ChatUndo[] = [];
   // A task that asked for input gets the next line as its answer (multi-turn, DESIGN.md §3.6).
   // A continued session whose last turn waits for input: the first line answers it.
   const lastTurn = recap.at(-1);
@@ -75,6 +86,11 @@ async function chat(ctx: RunContext, opts: ChatOptions): Promise<Outcome> {
       const line = raw.trim();
       if (line === '/exit' || line === '/quit') break;
       if (line === '') {
+        if (interactive) rl.prompt();
+        continue;
+      }
+      if (/^\/undo(\s|$)/.test(line)) {
+        undos.push(await undo(ctx, client, session.id, line));
         if (interactive) rl.prompt();
         continue;
       }
@@ -111,7 +127,32 @@ async function chat(ctx: RunContext, opts: ChatOptions): Promise<Outcome> {
     rl.close();
   }
   if (interactive) ui.out('\n');
-  return { data: { session, recap, turns } };
+  return { data: { session, recap, turns, ...(undos.length > 0 ? { undos } : {}) } };
+}
+
+/** `/undo [turn] [--force]`: as `agents session undo` on this session; a refusal is said and the chat goes on. */
+async function undo(ctx: RunContext, client: A2AClient, sessionId: string, line: string): Promise<ChatUndo> {
+  const { ui } = ctx;
+  const args = parseUndoArgs(line.split(/\s+/).slice(1));
+  if (typeof args === 'string') {
+    ui.warn(args);
+    return { input: line, error: args };
+  }
+  try {
+    const outcome = await client.call(
+      sessionUndo,
+      { sessionId, ...(args.turn !== undefined ? { turn: args.turn } : {}), ...(args.force ? { force: true } : {}) },
+      { signal: ctx.signal },
+    );
+    ui.out(undoText(outcome, ui.rich, ui.pal));
+    return { input: line, outcome };
+  } catch (err) {
+    if (!(err instanceof A2AClientError) || ctx.signal.aborted) throw err;
+    const reason = exitReasonOf(err);
+    const error = reportOf(err, reason, { kind: 'local' });
+    if (ui.human) ui.rawErr(renderError(error, reason, { rich: ui.rich, pal: ui.errPal }));
+    return { input: line, error };
+  }
 }
 
 /** --resume (the last active session) or --session ID with its last turns; else the session to start. */

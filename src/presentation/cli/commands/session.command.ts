@@ -6,6 +6,7 @@ import {
   sessionFork,
   sessionList,
   sessionShow,
+  sessionUndo,
   type A2AClient,
   type Session,
 } from '../../../protocol/client/index.ts';
@@ -26,6 +27,7 @@ import {
 } from '../render/task.ts';
 import type { Ui } from '../render/ui.ts';
 import { compactionLine, compactionOf, usedCompactionOf } from '../render/compaction.ts';
+import { changesText, undoText } from '../render/undo.ts';
 import type { Runner } from '../runner.ts';
 import { intOption } from '../support/options.ts';
 
@@ -176,7 +178,8 @@ export function registerSession(program: Command, runner: Runner): void {
         );
         const { ui } = ctx;
         ui.out(renderSession(detail.session, ui));
-        for (const t of detail.tasks) {
+        const first = detail.firstTurn ?? 1;
+        for (const [i, t] of detail.tasks.entries()) {
           const compaction = compactionOf(t);
           if (compaction) {
             ui.out(
@@ -190,7 +193,7 @@ export function registerSession(program: Command, runner: Runner): void {
           const answer = artifactsText(t.artifacts) || messageWords(t.status.message) || '';
           if (ui.rich) {
             ui.out(
-              `\n${ui.pal.dim(shortTime(t.status.timestamp))} ${styleState(t.status.state, ui.pal)} ${ui.pal.dim(t.id)}\n`,
+              `\n${ui.pal.bold(`#${first + i}`)} ${ui.pal.dim(shortTime(t.status.timestamp))} ${styleState(t.status.state, ui.pal)} ${ui.pal.dim(t.id)}\n`,
             );
             ui.out(
               `  ${ui.pal.bold('you')}    ${asked}\n  ${ui.pal.bold('agent')}  ${answer.replace(/\n/g, '\n         ')}\n`,
@@ -215,7 +218,33 @@ export function registerSession(program: Command, runner: Runner): void {
             );
           }
         }
+        ui.out(changesText(detail.changes ?? [], ui.rich, ui.pal));
         return { data: detail };
+      }),
+    );
+
+  session
+    .command('undo')
+    .description(
+      "Put the project's files back as they were before a turn (default: the newest turn that changed files); a turn given with --turn is undone with every later one",
+    )
+    .argument('<session>', 'the session id')
+    .option('--turn <n>', 'the turn to undo, with every later one (its number in `agents session show`)', intOption(1))
+    .option('--force', 'overwrite files that were changed outside the agent since')
+    .action((id: string, opts: { turn?: number; force?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'session undo', async (ctx) => {
+        const client = await ctx.client();
+        const res = await client.call(
+          sessionUndo,
+          {
+            sessionId: id,
+            ...(opts.turn !== undefined ? { turn: opts.turn } : {}),
+            ...(opts.force ? { force: true } : {}),
+          },
+          { signal: ctx.signal },
+        );
+        ctx.ui.out(undoText(res, ctx.ui.rich, ctx.ui.pal));
+        return { data: res };
       }),
     );
 

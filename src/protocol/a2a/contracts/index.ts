@@ -25,6 +25,7 @@ import {
   sessionList,
   sessionResume,
   sessionShow,
+  sessionUndo,
 } from './session.contract.ts';
 import { SYNC_CONTRACTS } from './sync.contract.ts';
 import { cancelTask, getTask, listTasks, subscribeToTask } from './task.contract.ts';
@@ -51,6 +52,7 @@ export const CONTRACTS: readonly MethodContract[] = [
   sessionCompact,
   sessionFork,
   sessionResume,
+  sessionUndo,
   ...Object.values(REGISTRIES).flatMap((r) => [r.list, r.show, r.add, r.update, r.remove]),
   resourceTypeList,
   resourceTypeShow,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Task } from '../../../domain/a2a.model.ts';
-import { ActorName, Session } from '../../../domain/session.ts';
+import { ActorName, Session, TurnChange, UndoOutcome } from '../../../domain/session.ts';
 import { KeepTurns } from '../../../domain/registry/entities.ts';
 import { defineContract } from '../contract.ts';
 
@@ -31,7 +31,14 @@ export const SessionListResult = z.object({
 export const SessionShowParams = z
   .object({ sessionId: SessionId, turns: z.number().int().min(1).max(1000, 'is at most 1000').optional() })
   .strict();
-export const SessionShowResult = z.object({ session: Session, tasks: z.array(Task) });
+export const SessionShowResult = z.object({
+  session: Session,
+  tasks: z.array(Task),
+  /** The number of the first task shown: turns are numbered 1, 2, … from the session's first (1.5). */
+  firstTurn: z.number().int().positive().optional(),
+  /** Every turn of the session that changed the project's files, oldest first (1.5). */
+  changes: z.array(TurnChange).optional(),
+});
 
 export const SessionDeleteParams = z.object({ sessionId: SessionId }).strict();
 export const SessionDeleteResult = z.object({ deleted: z.literal(true), tasksDeleted: z.number().int().nonnegative() });
@@ -131,4 +138,25 @@ export const sessionResume = defineContract({
   permission: 'session:read',
   params: SessionResumeParams,
   result: SessionShowResult,
+});
+
+export const SessionUndoParams = z
+  .object({
+    sessionId: SessionId,
+    /** The turn (as session show numbers them) to undo with every later one; default the newest that changed files. */
+    turn: z.number().int().min(1, 'must be at least 1').optional(),
+    /** Overwrite files changed outside the agent since. */
+    force: z.boolean().optional(),
+  })
+  .strict();
+
+export const sessionUndo = defineContract({
+  name: '_cleveragents/session/undo',
+  surface: 'extension',
+  since: '1.5',
+  summary:
+    "Put the project's files back as they were before a chat turn (default: the newest turn that changed files and is not undone); a turn given undoes it and every later one. Refused (-32004, the files named) when a file was changed outside the agent since, unless force.",
+  permission: 'session:write',
+  params: SessionUndoParams,
+  result: UndoOutcome,
 });

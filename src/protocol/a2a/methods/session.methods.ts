@@ -21,3 +21,6 @@ export const sessionFork = bindUnary(c.sessionFork, (facade, p, ctx) =>
 export const sessionResume = bindUnary(c.sessionResume, (facade, p, ctx) =>
   facade.sessions.resume(p.sessionId, ctx.principal, p.turns ?? 3),
 );
+export const sessionUndo = bindUnary(c.sessionUndo, (facade, p, ctx) =>
+  facade.turnHistory.undo(ctx.principal, p.sessionId, { turn: p.turn, force: p.force }),
+);
