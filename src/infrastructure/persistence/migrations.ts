@@ -503,6 +503,19 @@ const m0013_grants_and_secrets: Migration = {
   },
 };
 
+const m0014_session_context: Migration = {
+  async up(db: AnyDb) {
+    // What a session's turns are given of its project's files: 'map' or 'full' (null: map).
+    await db.schema
+      .alterTable('sessions')
+      .addColumn('context', onPostgres(db) ? sql`text collate "C"` : 'text')
+      .execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('sessions').dropColumn('context').execute();
+  },
+};
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
@@ -518,6 +531,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0011_postgres_collation': m0011_postgres_collation,
   '0012_session_forks': m0012_session_forks,
   '0013_grants_and_secrets': m0013_grants_and_secrets,
+  '0014_session_context': m0014_session_context,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) };
