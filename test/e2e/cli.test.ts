@@ -182,7 +182,7 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
     assert.equal(created.res.code, 0, created.res.stderr);
     assert.equal(created.env.data.session.context, 'full');
     const shown = await run(['session', 'show', created.env.data.session.id as string], o);
-    assert.match(shown.stdout, /^context: full$/m);
+    assert.match(shown.stdout, /^context mode: full$/m);
     const sent = await runJson(['send', '--actor', 'builtin/echo', '--context', 'map', 'hi'], o);
     assert.equal(sent.res.code, 0, sent.res.stderr);
     const session = await runJson(['session', 'show', sent.env.data.task.contextId as string], o);

@@ -90,6 +90,8 @@ export class RepoMapper {
   private readonly tokens: TokenCounter;
   private readonly read: FileText;
   private readonly symbols: SymbolCache;
+  /** Token counts of the map's lines: the same lines come back turn after turn. */
+  private readonly counts = new Map<string, number>();
 
   /** `read`: a file's text, shared with the assembly's cache (a file ranked by its text is read once). */
   constructor(inventory: FileInventory, tokens: TokenCounter, read: FileText, symbols = new SymbolCache()) {
@@ -148,14 +150,14 @@ export class RepoMapper {
         const base = path.slice(slash + 1);
         let extra = 0;
         const dirKey = `${k}\0${dir}`;
-        if (dir !== '' && !dirs.has(dirKey)) extra += await this.tokens.count(`${dir}/\n`);
-        if (multi && !resources.has(k)) extra += await this.tokens.count(`[${pool.resource}]\n`);
+        if (dir !== '' && !dirs.has(dirKey)) extra += await this.count(`${dir}/\n`);
+        if (multi && !resources.has(k)) extra += await this.count(`[${pool.resource}]\n`);
         const list = symbolsOn ? symbolText(syms.get(id) ?? []) : '';
-        const pathCost = await this.tokens.count(`  ${base}\n`);
+        const pathCost = await this.count(`  ${base}\n`);
         let cost = pathCost + extra;
         let symbols = '';
         if (list !== '') {
-          const withSyms = pathCost + (await this.tokens.count(list)) + extra;
+          const withSyms = pathCost + (await this.count(list)) + extra;
           if (used + withSyms <= room * SYMBOL_SHARE) {
             cost = withSyms;
             symbols = list;
@@ -169,6 +171,15 @@ export class RepoMapper {
       }
     }
     return done(entries);
+  }
+
+  private async count(line: string): Promise<number> {
+    const known = this.counts.get(line);
+    if (known !== undefined) return known;
+    const n = await this.tokens.count(line);
+    if (this.counts.size >= 100_000) this.counts.clear();
+    this.counts.set(line, n);
+    return n;
   }
 
   /** The symbols of the batch's source files (re-stated first: the listing may be older than an edit). */

@@ -110,7 +110,7 @@ function renderSession(s: Session, ui: Ui): string {
     ['project', s.project],
     ['skills', s.skills?.join(', ')],
     // Only a project-bound session's turns are given files: the mode says nothing without one.
-    ['context', s.project !== undefined ? (s.context ?? 'map') : s.context],
+    ['context mode', s.project !== undefined ? (s.context ?? 'map') : s.context],
     ['turns', String(s.taskCount)],
     [
       'forked from',
