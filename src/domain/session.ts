@@ -5,6 +5,15 @@ export const ActorName = z
   .string()
   .regex(/^[a-z][a-z0-9_-]*\/[a-z][a-z0-9_-]*$/, 'must be namespace/name (lowercase letters, digits, - and _)');
 
+/**
+ * What a chat turn on a project is given of its files: `map`, the instruction files and a
+ * repository map (paths and top-level symbols; the model reads the rest with its tools), or
+ * `full`, the files the context service selects for the message (its `default` view).
+ */
+export const CHAT_CONTEXT_MODES = ['map', 'full'] as const;
+export const ChatContextMode = z.enum(CHAT_CONTEXT_MODES, { error: `must be one of ${CHAT_CONTEXT_MODES.join(', ')}` });
+export type ChatContextMode = z.infer<typeof ChatContextMode>;
+
 /** A chat session: the A2A context behind `message/send`. Its id is the A2A contextId. */
 export const Session = z.object({
   id: z.string(),
@@ -15,6 +24,8 @@ export const Session = z.object({
   project: ActorName.optional(),
   /** Skills the session adds to its actor's (e.g. `agents actor run --skill`). */
   skills: z.array(ActorName).optional(),
+  /** What its turns are given of the project's files (absent: `map`). */
+  context: ChatContextMode.optional(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   taskCount: z.number().int().nonnegative(),

@@ -487,6 +487,26 @@ export function a2aSuite(ctx: SuiteContext): void {
     record('session-undo', { firstTurn: shown.firstTurn, refused: none.message.replace(s.id, '<id>') });
   });
 
+  it("keeps a session's context mode, copies it to a fork, and refuses a mode it does not know", async () => {
+    const s = await client.call(sessionCreate, { actor: 'builtin/echo', context: 'full' });
+    assert.equal(s.context, 'full');
+    assert.equal((await client.call(sessionShow, { sessionId: s.id })).session.context, 'full');
+    assert.equal((await client.call(sessionFork, { sessionId: s.id })).context, 'full');
+    const plain = await client.call(sessionCreate, { actor: 'builtin/echo', context: 'map' });
+    assert.equal((await client.call(sessionShow, { sessionId: plain.id })).session.context, 'map');
+    assert.equal((await client.call(sessionCreate, { actor: 'builtin/echo' })).context, undefined, 'absent: map');
+    const bad = await rpcError(
+      client.raw('_cleveragents/session/create', { context: 'everything' }),
+      -32602,
+      'ValidationError',
+    );
+    assert.deepEqual(
+      bad.fieldViolations.map((f) => [f.field, f.description]),
+      [['context', 'must be one of map, full']],
+    );
+    record('session-context', { context: s.context, bad: bad.message });
+  });
+
   it('answers unknown methods with -32601', async () => {
     await rpcError(client.raw('NoSuchMethod', {}), -32601, 'MethodNotFoundError');
     await rpcError(client.raw('_cleveragents/nothing/here', {}), -32601, 'MethodNotFoundError');

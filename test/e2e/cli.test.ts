@@ -177,6 +177,25 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
     assert.match(gone.stderr, /hint: .*agents session list/);
   });
 
+  it('--context chooses what a new session gets of its files; a bad mode or one with --session is a usage error', async () => {
+    const created = await runJson(['session', 'create', '--actor', 'builtin/echo', '--context', 'full'], o);
+    assert.equal(created.res.code, 0, created.res.stderr);
+    assert.equal(created.env.data.session.context, 'full');
+    const shown = await run(['session', 'show', created.env.data.session.id as string], o);
+    assert.match(shown.stdout, /^context mode: full$/m);
+    const sent = await runJson(['send', '--actor', 'builtin/echo', '--context', 'map', 'hi'], o);
+    assert.equal(sent.res.code, 0, sent.res.stderr);
+    const session = await runJson(['session', 'show', sent.env.data.task.contextId as string], o);
+    assert.equal(session.env.data.session.context, 'map');
+
+    const bad = await run(['chat', '--context', 'everything'], o);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /option '--context <mode>' argument 'everything' is invalid\. must be one of map, full/);
+    const both = await run(['send', '--session', created.env.data.session.id as string, '--context', 'map', 'x'], o);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /--session cannot be combined with --actor, --project, --skill or --context/);
+  });
+
   it('send --session with an unknown session is "not found" rather than a new session', async () => {
     const res = await run(['send', '--session', 'no-such-session', 'hello'], o);
     assert.equal(res.code, 3);

@@ -91,6 +91,8 @@ export interface AssemblyInput {
   signal?: AbortSignal | undefined;
 }
 
+export type RankInput = Pick<AssemblyInput, 'pools' | 'settings' | 'goal' | 'decisions' | 'dryRun' | 'signal'>;
+
 export type AssemblyOutcome = Pick<ContextInspection, 'files' | 'cut' | 'totals' | 'snapshot'> & {
   fragments: Array<{ resource: string; path: string; tokens: number; text: string }>;
 };
@@ -108,11 +110,8 @@ export class Assembler {
 
   async assemble(a: AssemblyInput): Promise<AssemblyOutcome> {
     const { pools, settings: s } = a;
-    const scores = scoreWithoutText(pools, s.ranking, a.goal, a.decisions);
     const fresh = new Map<number, InventoryEntry | undefined>();
-    if (!a.dryRun && (s.ranking.includes('goal-match') || s.ranking.includes('references')))
-      await this.rankByText(a, scores, fresh);
-    a.signal?.throwIfAborted();
+    const scores = await this.rank(a, fresh);
 
     const cut: Partial<Record<ExclusionReason, number>> = {};
     const cutFile = (id: number, reason: ExclusionReason, entry: InventoryEntry, tokens?: number): void => {
@@ -250,9 +249,21 @@ export class Assembler {
     };
   }
 
+  /**
+   * The candidates' scores: what needs no text (paths, history, decisions), then — unless a dry
+   * run — what the best candidates' text adds. `fresh` keeps the files re-stated on the way.
+   */
+  async rank(a: RankInput, fresh = new Map<number, InventoryEntry | undefined>()): Promise<Scores> {
+    const scores = scoreWithoutText(a.pools, a.settings.ranking, a.goal, a.decisions);
+    if (!a.dryRun && (a.settings.ranking.includes('goal-match') || a.settings.ranking.includes('references')))
+      await this.rankByText(a, scores, fresh);
+    a.signal?.throwIfAborted();
+    return scores;
+  }
+
   /** Reads the best candidates' text: goal terms in it, and the files it names, add to their scores. */
   private async rankByText(
-    a: AssemblyInput,
+    a: RankInput,
     scores: Scores,
     fresh: Map<number, InventoryEntry | undefined>,
   ): Promise<void> {
@@ -292,6 +303,12 @@ export class Assembler {
       const stats = await this.inventory.restat(pool.root, paths);
       list.forEach((id, k) => fresh.set(id, stats[k]));
     }
+  }
+
+  /** A file's text as the assembly reads it (cached by size and mtime); undefined when it is not text or too large. */
+  async text(pool: Pool, entry: InventoryEntry, maxFileSize: number): Promise<string | undefined> {
+    const c = await this.content(pool, entry, maxFileSize);
+    return c.kind === 'text' ? c.text : undefined;
   }
 
   private async content(pool: Pool, entry: InventoryEntry, maxFileSize: number): Promise<Content> {

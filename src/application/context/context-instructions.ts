@@ -16,6 +16,7 @@
  * They are not candidates for the file part of the context (their text is given once), and the
  * view's include/exclude globs, which choose those candidates, do not apply to them.
  */
+import { createHash } from 'node:crypto';
 import { INSTRUCTION_FILE_NAMES, type EffectiveContextSettings } from '../../domain/context/context.ts';
 import type { FileInventory, InventoryEntry } from '../ports/file-inventory.port.ts';
 import type { TokenCounter } from '../ports/language-model.port.ts';
@@ -106,6 +107,11 @@ function found(files: readonly InventoryEntry[]): Map<string, string[]> {
   for (const list of byDir.values()) list.sort((a, b) => rank(a) - rank(b));
   FOUND.set(files, byDir);
   return byDir;
+}
+
+/** Every instruction file a listing holds (roots' and folders'), in path order. */
+export function instructionFilesOf(files: readonly InventoryEntry[]): string[] {
+  return [...found(files).values()].flat().sort();
 }
 
 /** A named path as the listing spells it (`./a//b` → `a/b`); undefined for one that climbs out. */
@@ -362,4 +368,15 @@ function holdsFolder(files: readonly InventoryEntry[], dir: string): boolean {
     else hi = mid;
   }
   return lo < files.length && (files[lo] as InventoryEntry).path.startsWith(prefix);
+}
+
+/** The files' snapshot, and the included instruction files' (path, size, text) when there are any. */
+export function withInstructions(snapshot: string, s: InstructionSelection): string {
+  const read = s.files.filter((f) => f.included);
+  if (read.length === 0) return snapshot;
+  const h = createHash('sha256').update(`${snapshot}\n`);
+  const texts = new Map(s.fragments.map((f) => [`${f.resource}\0${f.path}`, f.text]));
+  for (const f of read)
+    h.update(`${f.resource}\0${f.path}\0${f.bytes}\0${texts.get(`${f.resource}\0${f.path}`) ?? ''}\n`);
+  return `sha256:${h.digest('hex')}`;
 }

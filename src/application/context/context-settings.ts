@@ -4,6 +4,7 @@
  */
 import {
   CONTEXT_DEFAULTS,
+  CONTEXT_VIEWS,
   ContextViewSettings,
   ProjectContextSettings,
   VIEW_PARENT,
@@ -11,6 +12,7 @@ import {
   type EffectiveContextSettings,
 } from '../../domain/context/context.ts';
 import { AppError, type FieldViolation } from '../../domain/errors.ts';
+import { CHAT_CONTEXT_MODES, type ChatContextMode } from '../../domain/session.ts';
 import type { ContextSetInput, SettingSource, ViewSettingsShown } from './context.types.ts';
 
 const FIELDS = Object.keys(CONTEXT_DEFAULTS) as Array<keyof EffectiveContextSettings>;
@@ -108,3 +110,19 @@ export function applySet(
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A chat context mode, or INVALID_PARAMS naming the modes. */
+export function checkMode(mode: string): ChatContextMode {
+  if ((CHAT_CONTEXT_MODES as readonly string[]).includes(mode)) return mode as ChatContextMode;
+  throw new AppError('INVALID_PARAMS', `There is no chat context mode ${JSON.stringify(mode)}`, {
+    fields: [{ field: 'mode', description: `must be one of ${CHAT_CONTEXT_MODES.join(', ')}` }],
+  });
+}
+
+/** A context view, or INVALID_PARAMS naming the views. */
+export function checkView(view: string): ContextView {
+  if ((CONTEXT_VIEWS as readonly string[]).includes(view)) return view as ContextView;
+  throw new AppError('INVALID_PARAMS', `There is no context view ${JSON.stringify(view)}`, {
+    fields: [{ field: 'view', description: `must be one of ${CONTEXT_VIEWS.join(', ')}` }],
+  });
+}

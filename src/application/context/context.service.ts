@@ -4,13 +4,7 @@
  * the files of every resource of the project, ranked, cut by the view's limits. See
  * context-ranking.ts for the scores, context-assembly.ts for the limits and the caches.
  */
-import {
-  CONTEXT_VIEWS,
-  VIEW_PARENT,
-  type ContextView,
-  type EffectiveContextSettings,
-  type ProjectContextSettings,
-} from '../../domain/context/context.ts';
+import { CONTEXT_VIEWS, type ContextView, type EffectiveContextSettings } from '../../domain/context/context.ts';
 import { AppError } from '../../domain/errors.ts';
 import {
   LLM_ACTOR_DEFAULTS,
@@ -22,15 +16,23 @@ import type { FileInventory } from '../ports/file-inventory.port.ts';
 import type { TokenCounter } from '../ports/language-model.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { RegistryService } from '../registry/registry.service.ts';
-import { createHash } from 'node:crypto';
+import { budgetOf } from './context-budget.ts';
 import { Assembler, ContentCache, type AssemblyOutcome } from './context-assembly.ts';
-import { InstructionCache, Instructions, pathsNamed, type InstructionSelection } from './context-instructions.ts';
+import {
+  InstructionCache,
+  Instructions,
+  pathsNamed,
+  withInstructions,
+  type InstructionSelection,
+} from './context-instructions.ts';
 import { listingIndex, STATUS, type Pool } from './context-ranking.ts';
 import { hasBinaryExtension } from './context-terms.ts';
-import { applySet, effectiveSettings, ownSettings } from './context-settings.ts';
+import { applySet, checkMode, checkView, effectiveSettings, ownSettings } from './context-settings.ts';
+import { ChatMap, fullChatContext } from './context-chat.ts';
 import type {
   AssembledContext,
-  ContextBudget,
+  ChatContext,
+  ChatContextInput,
   RankedFile,
   ContextInspection,
   ContextProvider,
@@ -77,6 +79,7 @@ interface Target {
 export class ContextService implements ContextProvider {
   private readonly assembler: Assembler;
   private readonly instructionReads = new InstructionCache();
+  private readonly chatMap: ChatMap;
 
   private readonly deps: ContextServiceDeps;
 
@@ -87,6 +90,12 @@ export class ContextService implements ContextProvider {
       deps.tokens,
       new ContentCache(deps.contentCacheChars ?? 64 * 1024 * 1024),
     );
+    this.chatMap = new ChatMap({
+      assembler: this.assembler,
+      inventory: deps.inventory,
+      tokens: deps.tokens,
+      instructionReads: this.instructionReads,
+    });
   }
 
   async show(input: ContextShowInput, principal: Principal): Promise<ContextShowResult> {
@@ -148,14 +157,9 @@ export class ContextService implements ContextProvider {
   }
 
   async assemble(input: Parameters<ContextProvider['assemble']>[0]): Promise<AssembledContext> {
-    const e = await this.deps.registry.lookup('project', input.project);
-    if (e?.kind !== 'project')
-      throw new AppError('NOT_FOUND', `No project named ${input.project}`, {
-        details: { entity: 'project', name: input.project },
-      });
     return this.run(
       {
-        project: e.definition as ProjectDefinition,
+        project: await this.projectNamed(input.project),
         view: checkView(input.view),
         goal: input.goal,
         decisions: input.decisions ?? [],
@@ -165,6 +169,35 @@ export class ContextService implements ContextProvider {
       },
       { dryRun: false, wantText: true, signal: input.signal },
     );
+  }
+
+  /**
+   * A chat turn's context (ContextProvider.chatContext): `map`, the instruction files and a
+   * repository map (context-chat.ts); `full`, the `default` view's files as the turn had them.
+   */
+  async chatContext(input: ChatContextInput): Promise<ChatContext> {
+    const mode = checkMode(input.mode);
+    const modelWindow = input.modelWindow ?? LLM_ACTOR_DEFAULTS.contextWindow;
+    if (mode === 'full')
+      return fullChatContext(await this.assemble({ ...input, view: 'default', modelWindow }), this.deps.tokens);
+    const project = await this.projectNamed(input.project);
+    const { settings } = effectiveSettings(project.settings?.context, 'default');
+    return this.chatMap.build({
+      project: project.name,
+      settings,
+      pools: await this.pools(project, settings, input.signal),
+      goal: input.goal,
+      modelWindow,
+      signal: input.signal,
+    });
+  }
+
+  /** A project by name, with no access check (the caller has checked the plan's or session's). */
+  private async projectNamed(name: string): Promise<ProjectDefinition> {
+    const e = await this.deps.registry.lookup('project', name);
+    if (e?.kind !== 'project')
+      throw new AppError('NOT_FOUND', `No project named ${name}`, { details: { entity: 'project', name } });
+    return e.definition as ProjectDefinition;
   }
 
   private async target(q: ContextQuery, principal: Principal): Promise<Target> {
@@ -368,59 +401,4 @@ export class ContextService implements ContextProvider {
     }
     return pools;
   }
-}
-
-/**
- * Tokens of file text allowed: the query's budget, else the view's tokenBudget, else the model's
- * window minus the reserves. The answer reserve is the view's when a view sets it, else the
- * actor's answer size (maxTokens), else the built-in one.
- */
-/** The most of a model's window each built-in reserve takes (a view's own reserve is taken as it is). */
-export const DEFAULT_RESERVE_SHARE = { system: 0.1, history: 0.25, answer: 0.25 } as const;
-
-function budgetOf(
-  ctx: ProjectContextSettings | undefined,
-  t: Target,
-  s: EffectiveContextSettings,
-): Omit<ContextBudget, 'used'> {
-  const viewSets = (k: keyof EffectiveContextSettings['reserves']): boolean => {
-    for (let v: ContextView | undefined = t.view; v !== undefined; v = VIEW_PARENT[v])
-      if (ownSettings(ctx, v).reserves?.[k] !== undefined) return true;
-    return false;
-  };
-  const modelWindow = t.modelWindow ?? LLM_ACTOR_DEFAULTS.contextWindow;
-  // A reserve no view sets is the built-in one, but never more than its share of a small window.
-  const share = (k: keyof EffectiveContextSettings['reserves'], value: number, part: number): number =>
-    viewSets(k) ? s.reserves[k] : Math.min(value, Math.floor(modelWindow * part));
-  const reserves = {
-    system: share('system', s.reserves.system, DEFAULT_RESERVE_SHARE.system),
-    history: share('history', s.reserves.history, DEFAULT_RESERVE_SHARE.history),
-    // The actor's own maxTokens is its answer reserve as it is.
-    answer:
-      t.answerReserve !== undefined && !viewSets('answer')
-        ? t.answerReserve
-        : share('answer', s.reserves.answer, DEFAULT_RESERVE_SHARE.answer),
-  };
-  if (t.budget !== undefined) return { modelWindow, reserves, available: t.budget, source: 'override' };
-  if (s.tokenBudget !== undefined) return { modelWindow, reserves, available: s.tokenBudget, source: 'view' };
-  const available = Math.max(0, modelWindow - reserves.system - reserves.history - reserves.answer);
-  return { modelWindow, reserves, available, source: 'window' };
-}
-
-/** The files' snapshot, and the included instruction files' (path, size, text) when there are any. */
-function withInstructions(snapshot: string, s: InstructionSelection): string {
-  const read = s.files.filter((f) => f.included);
-  if (read.length === 0) return snapshot;
-  const h = createHash('sha256').update(`${snapshot}\n`);
-  const texts = new Map(s.fragments.map((f) => [`${f.resource}\0${f.path}`, f.text]));
-  for (const f of read)
-    h.update(`${f.resource}\0${f.path}\0${f.bytes}\0${texts.get(`${f.resource}\0${f.path}`) ?? ''}\n`);
-  return `sha256:${h.digest('hex')}`;
-}
-
-function checkView(view: string): ContextView {
-  if ((CONTEXT_VIEWS as readonly string[]).includes(view)) return view as ContextView;
-  throw new AppError('INVALID_PARAMS', `There is no context view ${JSON.stringify(view)}`, {
-    fields: [{ field: 'view', description: `must be one of ${CONTEXT_VIEWS.join(', ')}` }],
-  });
 }

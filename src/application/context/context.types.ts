@@ -9,6 +9,7 @@ import type {
   EffectiveContextSettings,
   Ranking,
 } from '../../domain/context/context.ts';
+import type { ChatContextMode } from '../../domain/session.ts';
 
 /** Where an effective value came from. */
 export type SettingSource = 'builtin' | `view:${ContextView}`;
@@ -179,6 +180,33 @@ export function snapshotRef(c: ContextInspection): ContextSnapshotRef {
   };
 }
 
+/** What a chat turn asks of the context service (see ContextProvider.chatContext). */
+export interface ChatContextInput {
+  project: string;
+  /** The message: its words rank the files. */
+  goal: string;
+  mode: ChatContextMode;
+  /** The actor's window (default LLM_ACTOR_DEFAULTS.contextWindow) and answer reserve (`full` only). */
+  modelWindow?: number | undefined;
+  answerReserve?: number | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** What a chat turn is given of its project's files, as text for the system prompt. */
+export interface ChatContext {
+  /** Empty when there is nothing to give (no instruction files, and no room for a map). */
+  text: string;
+  /**
+   * Tokens of `text`: counted exactly in `map` mode; in `full` mode the files' and instruction
+   * files' counts plus their headings'.
+   */
+  tokens: number;
+  /** `full`: the context the turn saw, as a decision keeps it. */
+  snapshot?: ContextSnapshotRef | undefined;
+  /** `map`: files the map could show, and those it names (with their symbols or by path). */
+  map?: { files: number; shown: number } | undefined;
+}
+
 /**
  * What the plan engine and the chat toolbox need of the context service (no principal: the caller
  * has checked access to the plan or the session already).
@@ -197,13 +225,20 @@ export interface ContextProvider {
     answerReserve?: number | undefined;
     signal?: AbortSignal | undefined;
   }): Promise<AssembledContext>;
+  /**
+   * A chat turn's context. `map` (a chat's default): the project's instruction files and a
+   * repository map ranked for the message, together at most 5% of the window and 8,000 tokens
+   * (instruction files first, within their own maxTokens). `full`: the `default` view's files,
+   * as `fragmentsText(assembled, 'for this message')`.
+   */
+  chatContext(input: ChatContextInput): Promise<ChatContext>;
 }
 
 /**
  * The instruction files of an assembled context as an actor reads them: a heading, then each
  * file's text under its name and why it is read (empty when there are none).
  */
-export function instructionsText(c: AssembledContext): string {
+export function instructionsText(c: Pick<AssembledContext, 'project' | 'instructionFragments'>): string {
   if (c.instructionFragments.length === 0) return '';
   const tokens = c.instructionFragments.reduce((n, f) => n + f.tokens, 0);
   return [

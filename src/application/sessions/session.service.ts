@@ -2,7 +2,7 @@ import type { Task } from '../../domain/a2a.model.ts';
 import { AppError } from '../../domain/errors.ts';
 import { newId, SAFE_ID } from '../../domain/ids.ts';
 import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.ts';
-import type { Session, TurnChange } from '../../domain/session.ts';
+import { CHAT_CONTEXT_MODES, type ChatContextMode, type Session, type TurnChange } from '../../domain/session.ts';
 import type { ActorCatalog } from '../ports/actor.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { ForkedTurn, SessionRepository } from '../ports/session.repository.port.ts';
@@ -18,6 +18,8 @@ export interface CreateSessionInput {
   project?: string | undefined;
   /** Skills added to the actor's for this session. */
   skills?: string[] | undefined;
+  /** What its turns are given of the project's files (absent: `map`). */
+  context?: ChatContextMode | undefined;
 }
 
 /** Checks that a principal may use registry entities (the session's project and skills). */
@@ -118,6 +120,10 @@ export class SessionService {
         hint: `available actors: ${this.deps.actors.names().join(', ')}`,
       });
     }
+    if (input.context !== undefined && !(CHAT_CONTEXT_MODES as readonly string[]).includes(input.context))
+      throw new AppError('INVALID_PARAMS', `There is no chat context mode ${JSON.stringify(input.context)}`, {
+        fields: [{ field: 'context', description: `must be one of ${CHAT_CONTEXT_MODES.join(', ')}` }],
+      });
     const check = this.deps.checkEntity;
     if (check && input.project !== undefined) await check('project', input.project, principal);
     if (check) for (const s of input.skills ?? []) await check('skill', s, principal);
@@ -126,6 +132,7 @@ export class SessionService {
     if (input.title !== undefined) session.title = input.title;
     if (input.project !== undefined) session.project = input.project;
     if (input.skills !== undefined && input.skills.length > 0) session.skills = [...new Set(input.skills)];
+    if (input.context !== undefined) session.context = input.context;
     const stored = this.deps.sessions.create(session);
     stored.catch(() => {}); // the caller awaits it
     return { session, stored };
@@ -201,6 +208,7 @@ export class SessionService {
     if (title !== undefined) session.title = title;
     if (source.project !== undefined) session.project = source.project;
     if (source.skills !== undefined) session.skills = [...source.skills];
+    if (source.context !== undefined) session.context = source.context;
     await this.deps.sessions.createFork(session, turns);
     return session;
   }

@@ -214,6 +214,8 @@ export interface SessionsTable {
   skills: string | null;
   /** JSON `{sessionId, taskId?}` of the session this one was forked from, or null (migration 0012). */
   forked_from: string | null;
+  /** The chat context mode, 'map' or 'full', or null: map (migration 0015). */
+  context: string | null;
 }
 
 export interface TurnTranscriptsTable {

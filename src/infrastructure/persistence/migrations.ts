@@ -533,6 +533,19 @@ const m0014_turn_changes: Migration = {
   },
 };
 
+const m0015_session_context: Migration = {
+  async up(db: AnyDb) {
+    // What a session's turns are given of its project's files: 'map' or 'full' (null: map).
+    await db.schema
+      .alterTable('sessions')
+      .addColumn('context', onPostgres(db) ? sql`text collate "C"` : 'text')
+      .execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('sessions').dropColumn('context').execute();
+  },
+};
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
@@ -549,6 +562,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0012_session_forks': m0012_session_forks,
   '0013_grants_and_secrets': m0013_grants_and_secrets,
   '0014_turn_changes': m0014_turn_changes,
+  '0015_session_context': m0015_session_context,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) };

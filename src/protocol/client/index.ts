@@ -124,7 +124,13 @@ export type {
   TaskStatusUpdateEvent,
   TaskArtifactUpdateEvent,
 } from '../../domain/a2a.model.ts';
-export type { Session, TurnChange, UndoOutcome } from '../../domain/session.ts';
+export {
+  CHAT_CONTEXT_MODES,
+  type ChatContextMode,
+  type Session,
+  type TurnChange,
+  type UndoOutcome,
+} from '../../domain/session.ts';
 /** What an execute task's `diff` artifact carries in its data part. */
 export { StoredDiff } from '../../domain/plan/plan-views.ts';
 export {

@@ -20,6 +20,7 @@ export const SESSION_COLUMNS = [
   'project',
   'skills',
   'forked_from',
+  'context',
 ] as const;
 
 export type SessionRow = Pick<SessionsTable, (typeof SESSION_COLUMNS)[number]>;
@@ -37,6 +38,8 @@ export function toSession(row: SessionRow): Session {
   if (row.project !== null) s.project = row.project;
   if (row.skills !== null) s.skills = JSON.parse(row.skills) as string[];
   if (row.forked_from !== null) s.forkedFrom = JSON.parse(row.forked_from) as NonNullable<Session['forkedFrom']>;
+  // A value this version does not know (a newer one wrote it) reads as the default.
+  if (row.context === 'full' || row.context === 'map') s.context = row.context;
   return s;
 }
 
@@ -53,6 +56,7 @@ export function sessionRow(session: Session): SessionRow {
     project: session.project ?? null,
     skills: session.skills ? JSON.stringify(session.skills) : null,
     forked_from: session.forkedFrom ? JSON.stringify(session.forkedFrom) : null,
+    context: session.context ?? null,
   };
 }
 

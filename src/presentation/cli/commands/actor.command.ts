@@ -1,12 +1,17 @@
 import type { Command } from 'commander';
-import { sendStreamingMessage, sessionCreate, sessionDelete } from '../../../protocol/client/index.ts';
+import {
+  sendStreamingMessage,
+  sessionCreate,
+  sessionDelete,
+  type ChatContextMode,
+} from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import { StreamPrinter } from '../render/stream.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { userMessage } from '../support/message.ts';
 import { reportTaskEnd, exitForTask } from '../support/task-outcome.ts';
 import { registerRegistryGroup, usedBy, yesNo, type FieldLine } from './registry-group.ts';
-import { collect, sessionParams } from './session.command.ts';
+import { collect, CONTEXT_FLAG, sessionParams } from './session.command.ts';
 
 /** Where the key comes from and whether it is there; an endpoint that needs none (Ollama) says so. */
 function keyLine(
@@ -22,6 +27,7 @@ function keyLine(
 interface RunOptions {
   skill?: string[];
   project?: string;
+  context?: ChatContextMode;
   keepSession?: boolean;
 }
 
@@ -88,6 +94,7 @@ export function registerActor(program: Command, runner: Runner): void {
     .argument('<prompt...>', 'what to ask')
     .option('--skill <name>', 'add a skill to the actor for this turn (repeatable)', collect)
     .option('--project <name>', "the project whose files the actor's tools work on")
+    .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
     .option('--keep-session', 'keep the session, to go on with agents chat --session')
     .action((actor: string, words: string[], opts: RunOptions, cmd: Command) =>
       runner.run(cmd, 'actor run', (ctx) => runActor(ctx, actor, words.join(' '), opts)),

@@ -22,7 +22,7 @@ import type { Ui } from '../render/ui.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { userMessage } from '../support/message.ts';
 import { reportFallback, reportTaskEnd, reportUsage } from '../support/task-outcome.ts';
-import { collect, freshSession, targetSession, type SessionChoice } from './session.command.ts';
+import { collect, CONTEXT_FLAG, freshSession, targetSession, type SessionChoice } from './session.command.ts';
 
 interface ChatOptions extends SessionChoice {
   resume?: boolean;
@@ -213,5 +213,6 @@ export function registerChat(program: Command, runner: Runner): void {
     .option('--actor <name>', 'start a new session with this actor')
     .option('--project <name>', "start a new session whose tools work on this project's files")
     .option('--skill <name>', 'start a new session with this skill added to the actor (repeatable)', collect)
+    .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
     .action((opts: ChatOptions, cmd: Command) => runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)));
 }

@@ -6,7 +6,7 @@ import { artifactsText, messageText, renderTask } from '../render/task.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { eventLines } from '../support/events.ts';
 import { userMessage } from '../support/message.ts';
-import { collect, targetSession, type SessionChoice } from './session.command.ts';
+import { collect, CONTEXT_FLAG, targetSession, type SessionChoice } from './session.command.ts';
 import { exitForTask, reportTaskEnd } from '../support/task-outcome.ts';
 
 interface SendOptions extends SessionChoice {
@@ -20,9 +20,9 @@ async function send(ctx: RunContext, text: string, opts: SendOptions): Promise<O
   if (opts.stream && !opts.wait) throw new UsageError('--no-wait cannot be combined with --stream');
   if (opts.events && !opts.wait) throw new UsageError('--no-wait cannot be combined with --events');
   const lines = eventLines(ctx, opts.events);
-  if (opts.task && (opts.session || opts.actor || opts.project || opts.skill?.length))
+  if (opts.task && (opts.session || opts.actor || opts.project || opts.skill?.length || opts.context))
     throw new UsageError(
-      '--task continues an existing task: it cannot be combined with --session, --actor, --project or --skill',
+      '--task continues an existing task: it cannot be combined with --session, --actor, --project, --skill or --context',
     );
   if (text === '-') text = await readAll(ctx.io.stdin);
   if (text.trim() === '') throw new UsageError('the message is empty');
@@ -83,6 +83,7 @@ export function registerSend(program: Command, runner: Runner): void {
     .option('--actor <name>', 'start a new session with this actor (builtin/echo, local/my-llm, …)')
     .option('--project <name>', "start a new session whose tools work on this project's files")
     .option('--skill <name>', 'start a new session with this skill added to the actor (repeatable)', collect)
+    .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
     .option('--task <id>', 'answer a task that waits for input (continues it)')
     .option('--no-wait', 'return as soon as the agent accepted the task')
     .action((words: string[], opts: SendOptions, cmd: Command) =>

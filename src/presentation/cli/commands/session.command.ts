@@ -7,7 +7,9 @@ import {
   sessionList,
   sessionShow,
   sessionUndo,
+  CHAT_CONTEXT_MODES,
   type A2AClient,
+  type ChatContextMode,
   type Session,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
@@ -29,7 +31,7 @@ import type { Ui } from '../render/ui.ts';
 import { compactionLine, compactionOf, usedCompactionOf } from '../render/compaction.ts';
 import { changesText, undoText } from '../render/undo.ts';
 import type { Runner } from '../runner.ts';
-import { intOption } from '../support/options.ts';
+import { choiceOption, intOption } from '../support/options.ts';
 
 /**
  * The session a message goes to: `--session` (checked, so a typo is "not found" rather than a new
@@ -41,7 +43,17 @@ export interface SessionChoice {
   actor?: string;
   project?: string;
   skill?: string[];
+  /** What a new session's turns are given of the project's files. */
+  context?: ChatContextMode;
 }
+
+/** `--context map|full`, for the commands that create a session. */
+export const CONTEXT_FLAG = {
+  flags: '--context <mode>',
+  description:
+    "what a new session's turns get of the project's files: map (instruction files and a repository map; the model reads the rest with its tools; the default) or full (the files the context service selects)",
+  parse: choiceOption(CHAT_CONTEXT_MODES),
+} as const;
 
 export async function targetSession(
   client: A2AClient,
@@ -54,29 +66,35 @@ export async function targetSession(
   return undefined;
 }
 
-/** True when --actor/--project/--skill ask for a new session; refused with `flag` (an existing session) when that is set. */
+/** True when --actor/--project/--skill/--context ask for a new session; refused with `flag` (an existing session) when that is set. */
 export function freshSession(opts: SessionChoice & { resume?: boolean }, flag: '--session' | '--resume'): boolean {
-  const fresh = opts.actor !== undefined || opts.project !== undefined || (opts.skill?.length ?? 0) > 0;
+  const fresh =
+    opts.actor !== undefined ||
+    opts.project !== undefined ||
+    (opts.skill?.length ?? 0) > 0 ||
+    opts.context !== undefined;
   const existing = flag === '--session' ? opts.session !== undefined : opts.resume === true;
   if (existing && fresh)
     throw new UsageError(
-      `${flag} cannot be combined with --actor, --project or --skill`,
-      'a session keeps the actor, project and skills it was created with',
+      `${flag} cannot be combined with --actor, --project, --skill or --context`,
+      'a session keeps the actor, project, skills and context mode it was created with',
     );
   return fresh;
 }
 
-/** The sessionCreate params of --actor/--project/--skill. */
+/** The sessionCreate params of --actor/--project/--skill/--context. */
 export function sessionParams(opts: SessionChoice & { title?: string }): {
   actor?: string;
   project?: string;
   skills?: string[];
+  context?: ChatContextMode;
   title?: string;
 } {
   return {
     ...(opts.actor ? { actor: qualified(opts.actor) } : {}),
     ...(opts.project ? { project: qualified(opts.project) } : {}),
     ...(opts.skill?.length ? { skills: opts.skill.map(qualified) } : {}),
+    ...(opts.context ? { context: opts.context } : {}),
     ...(opts.title ? { title: opts.title } : {}),
   };
 }
@@ -93,6 +111,8 @@ function renderSession(s: Session, ui: Ui): string {
     ['title', s.title],
     ['project', s.project],
     ['skills', s.skills?.join(', ')],
+    // Only a project-bound session's turns are given files: the mode says nothing without one.
+    ['context mode', s.project !== undefined ? (s.context ?? 'map') : s.context],
     ['turns', String(s.taskCount)],
     [
       'forked from',
@@ -123,6 +143,7 @@ export function registerSession(program: Command, runner: Runner): void {
     .option('--title <text>', 'a title for the session')
     .option('--project <name>', "the project whose files the session's tools work on")
     .option('--skill <name>', 'add a skill to the actor for this session (repeatable)', collect)
+    .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
     .action((opts: SessionChoice & { title?: string }, cmd: Command) =>
       runner.run(cmd, 'session create', async (ctx) => {
         const client = await ctx.client();

@@ -13,6 +13,14 @@ export const intOption =
     return n;
   };
 
+/** A commander parser for a flag that takes one of a few words (a bad value is a usage error, exit 2). */
+export const choiceOption =
+  <T extends string>(choices: readonly T[]) =>
+  (value: string): T => {
+    if ((choices as readonly string[]).includes(value)) return value as T;
+    throw new InvalidArgumentError(`must be one of ${choices.join(', ')}`);
+  };
+
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
 
 /** A commander parser for a duration — `30m`, `12h`, `7d` (also `s`, `w`; `0` alone) — in seconds. */

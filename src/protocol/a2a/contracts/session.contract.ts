@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Task } from '../../../domain/a2a.model.ts';
-import { ActorName, Session, TurnChange, UndoOutcome } from '../../../domain/session.ts';
+import { ActorName, ChatContextMode, Session, TurnChange, UndoOutcome } from '../../../domain/session.ts';
 import { KeepTurns } from '../../../domain/registry/entities.ts';
 import { defineContract } from '../contract.ts';
 
@@ -12,6 +12,8 @@ export const SessionCreateParams = z
     title: z.string().min(1, 'must not be empty').max(200, 'is at most 200 characters').optional(),
     project: ActorName.optional(),
     skills: z.array(ActorName).max(50, 'at most 50 skills').optional(),
+    /** What the session's turns are given of the project's files: a repository map (default) or the selected files. */
+    context: ChatContextMode.optional(),
   })
   .strict();
 

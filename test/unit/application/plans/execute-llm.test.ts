@@ -103,6 +103,7 @@ function stubContext(asked: unknown[]): ContextProvider {
       };
       return ctx;
     },
+    chatContext: () => Promise.reject(new Error('a plan step never asks for a chat context')),
   };
 }
 

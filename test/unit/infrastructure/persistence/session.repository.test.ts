@@ -19,7 +19,7 @@ import { PgSessionRepository } from '../../../../src/infrastructure/persistence/
 import { PgTaskRepository } from '../../../../src/infrastructure/persistence/postgres/pg-task.repository.ts';
 import { PgTranscriptStore } from '../../../../src/infrastructure/persistence/postgres/pg-transcript.store.ts';
 import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
-import { insertPlanRow, insertTaskRow } from '../../../support/rows.ts';
+import { insertPlanRow, insertTaskRow, kyselyOf } from '../../../support/rows.ts';
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
 const at = (s: number): string => new Date(T0 + s * 1000).toISOString();
@@ -175,6 +175,25 @@ for (const engine of ENGINES)
       const full = { ...session('s1'), project: 'web', skills: ['review', 'git'] };
       await repo.create(full);
       assert.deepEqual(await repo.get('s1'), full);
+    });
+
+    it('keeps a session’s context mode, and reads one it does not know as the default', async () => {
+      await repo.create({ ...session('s1'), context: 'full' });
+      await repo.create({ ...session('s2', 'alice', 1), context: 'map' });
+      await repo.create(session('s3', 'alice', 2));
+      assert.equal((await repo.get('s1'))?.context, 'full');
+      assert.equal((await repo.get('s2'))?.context, 'map');
+      assert.deepEqual(await repo.get('s3'), session('s3', 'alice', 2));
+      assert.deepEqual(
+        (await repo.list('alice', 10)).sessions.map((s) => [s.id, s.context]),
+        [
+          ['s3', undefined],
+          ['s2', 'map'],
+          ['s1', 'full'],
+        ],
+      );
+      await kyselyOf(db).updateTable('sessions').set({ context: 'everything' }).where('id', '=', 's1').execute();
+      assert.equal((await repo.get('s1'))?.context, undefined);
     });
 
     it('deleteIdle removes idle empty sessions only, oldest first and at most limit', async () => {
