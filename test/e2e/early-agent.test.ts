@@ -15,6 +15,7 @@ import { after, describe, it } from 'node:test';
 import { STARTUP_MARKS_ENV } from '../../src/main/startup-marks.ts';
 import { AGENT_NODE_ARGS, agentEnv } from '../../src/protocol/client/agent-env.ts';
 import { spawnEarlyAgent } from '../../src/presentation/cli/early-agent.ts';
+import { StdioClientTransport } from '../../src/protocol/client/stdio.transport.ts';
 import { collect, type CliResult } from '../support/cli.ts';
 import { BIN } from '../support/harness.ts';
 
@@ -150,6 +151,41 @@ describe('the early local agent', () => {
       const exited = new Promise((resolve) => child.on('exit', resolve));
       child.stdin?.end();
       await exited;
+    }
+  });
+
+  it("leads a process group of its own (early or spawned by a client): a terminal's Ctrl-C reaches the client only", async (t) => {
+    if (process.platform === 'win32') return t.skip('process groups are POSIX');
+    // Signal 0 to -pid only asks whether the process group pid exists: it does when the agent leads
+    // one, apart from the terminal's foreground group its client runs in.
+    const leadsGroup = (pid: number | undefined): boolean => {
+      try {
+        process.kill(-(pid as number), 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const e = env(join(ROOT, 'none'));
+    const early = spawnEarlyAgent(['health'], e, BIN);
+    const child = early?.take([], 'capture', e);
+    assert.ok(child);
+    try {
+      assert.equal(leadsGroup(child.pid), true, 'the early agent');
+    } finally {
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      child.stdin?.end();
+      await exited;
+    }
+    const spawned = await StdioClientTransport.connect({
+      bin: BIN,
+      extraArgs: ['--data-dir', join(ROOT, 'group')],
+      env: e,
+    });
+    try {
+      assert.equal(leadsGroup(spawned.pid), true, "a client's agent");
+    } finally {
+      await spawned.close();
     }
   });
 

@@ -8,7 +8,13 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { render } from 'ink-testing-library';
-import { actorRegistry, projectRegistry, resourceRegistry, type A2AClient } from '../../src/protocol/client/index.ts';
+import {
+  actorRegistry,
+  getTask,
+  projectRegistry,
+  resourceRegistry,
+  type A2AClient,
+} from '../../src/protocol/client/index.ts';
 import { App } from '../../src/presentation/tui/App.tsx';
 import { createTui } from '../../src/presentation/tui/index.tsx';
 import { ColorContext } from '../../src/presentation/tui/theme.tsx';
@@ -52,6 +58,7 @@ after(async () => {
 });
 
 interface Mounted {
+  tui: ReturnType<typeof createTui>;
   frame: () => string;
   type: (s: string) => void;
   see: (re: RegExp, what?: string) => Promise<string>;
@@ -73,6 +80,7 @@ function mount(): Mounted {
       throw new Error(`${err.message}; the screen:\n${frame()}`);
     });
   return {
+    tui,
     frame,
     type: (s) => app.stdin.write(s),
     see,
@@ -195,6 +203,58 @@ describe('tui chat pane', () => {
   });
 });
 
+describe('tui cancel and leave', () => {
+  it('Ctrl-C during a streamed turn cancels its task on the agent: the model is hung up on, the words so far kept', async () => {
+    const ui = mount();
+    const gate = createGate();
+    try {
+      await ui.see(/Sessions/);
+      await ui.enter('/new --actor writer');
+      await ui.see(/Chat/);
+      fake.push({ text: Array.from({ length: 40 }, (_, i) => `c${i} `), gate: gate.promise, holdAfter: 1 });
+      const sent = fake.generations.length;
+      await ui.enter('talk on');
+      await ui.see(/agent › c0/);
+      ui.type('\u0003');
+      await ui.see(/^\s+canceled/m, 'the canceled turn');
+      const req = fake.generations[sent];
+      assert.ok(req, 'the model was asked');
+      await req.closed;
+      assert.equal(req.aborted, true, 'the provider request was aborted, not finished');
+      const turn = ui.tui.store.get().turns.at(-1);
+      const stored = await client.call(getTask, { id: turn?.task?.id ?? '' });
+      assert.equal(stored.status.state, 'TASK_STATE_CANCELED');
+      assert.match(JSON.stringify(stored.artifacts), /c0 /, 'the words streamed so far are kept');
+      assert.match(ui.frame(), /› █/, 'the input line is back');
+    } finally {
+      gate.release();
+      ui.done();
+    }
+  });
+
+  it('Ctrl-C with nothing running: a hint first, a second Ctrl-C leaves; another key in between disarms it', async () => {
+    const ui = mount();
+    let left = false;
+    void ui.tui.guard.done.then(() => (left = true));
+    try {
+      await ui.see(/Sessions/);
+      ui.type('\u0003');
+      await ui.see(/Ctrl-C again leaves/);
+      ui.tui.store.dispatch({ type: 'notice', notice: undefined });
+      ui.type('r');
+      ui.type('\u0003');
+      // The hint again: this Ctrl-C was taken as a first one.
+      await ui.see(/Ctrl-C again leaves/);
+      await Promise.resolve();
+      assert.equal(left, false, 'a key between the two Ctrl-C disarms the first');
+      ui.type('\u0003');
+      assert.deepEqual(await ui.tui.guard.done, { reason: 'OK' });
+    } finally {
+      ui.done();
+    }
+  });
+});
+
 describe('tui plan view and help', () => {
   it('makes a plan, executes it, and shows its tree, log, checkpoints and diff', async () => {
     const ui = mount();
@@ -271,7 +331,9 @@ describe('tui plan view and help', () => {
       await ui.see(/y deletes it/);
       ui.type('y');
       await ui.see(new RegExp(`deleted session ${id}`));
-      assert.doesNotMatch(ui.frame(), new RegExp(`^[› ] ${id} `, 'm'), 'gone from the list');
+      // The list is read again after the delete has been said.
+      const listed = new RegExp(`^[› ] ${id} `, 'm');
+      await eventually(() => Promise.resolve(listed.test(ui.frame()) ? undefined : true), 30_000, 'gone from the list');
     } finally {
       ui.done();
     }

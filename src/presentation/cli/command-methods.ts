@@ -92,8 +92,9 @@ const registryCommands = Object.fromEntries(
 );
 
 export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = {
-  send: names(sendMessage, sendStreamingMessage, sessionCreate, sessionShow),
-  chat: names(sendStreamingMessage, sessionCreate, sessionShow, sessionResume, sessionUndo),
+  // Ctrl-C cancels the running turn (CancelTask) before the command ends.
+  send: names(sendMessage, sendStreamingMessage, sessionCreate, sessionShow, cancelTask),
+  chat: names(sendStreamingMessage, sessionCreate, sessionShow, sessionResume, sessionUndo, cancelTask),
   // The TUI's sessions list and chat, and its plans views (see tui/plan-controller.ts).
   tui: names(
     sessionList,

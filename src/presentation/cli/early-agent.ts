@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { AGENT_NODE_ARGS, agentEnv } from '../../protocol/client/agent-env.ts';
+import { AGENT_NODE_ARGS, AGENT_OWN_GROUP, agentEnv } from '../../protocol/client/agent-env.ts';
 import { configPath, credentialsPath } from './config-paths.ts';
 
 /** What `agents serve --stdio` would be spawned with, and the agent spawned so. */
@@ -49,6 +49,8 @@ export function spawnEarlyAgent(args: readonly string[], env: NodeJS.ProcessEnv,
   const child = spawn(process.execPath, [...AGENT_NODE_ARGS, bin, 'serve', '--stdio', '--await-client', ...extraArgs], {
     stdio: ['pipe', 'pipe', stderr === 'capture' ? 'pipe' : stderr],
     env: agentEnv(env),
+    // Out of the terminal's reach: Ctrl-C is the CLI's to handle (see AGENT_OWN_GROUP).
+    detached: AGENT_OWN_GROUP,
   });
   let alive = true;
   child.on('exit', () => (alive = false));

@@ -1,8 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
-import { A2ATransportError, type A2AClient } from '../../protocol/client/index.ts';
+import type { A2AClient } from '../../protocol/client/index.ts';
 import {
   configPath,
   loadConfig,
@@ -42,6 +41,10 @@ export interface RunContext {
 /** A command's result: the envelope's data, and why it ends (OK unless said otherwise). */
 export interface Outcome {
   data: unknown;
+  /**
+   * Why the command ends. 'INTERRUPTED': it stopped on Ctrl-C and has said how itself (a canceled
+   * turn's line), so the Runner adds no "interrupted" line of its own in people's formats.
+   */
   exit?: ExitReason | undefined;
   /** The command failed after gathering data worth keeping: reported like a thrown error, with `data`. */
   error?: unknown;
@@ -162,9 +165,6 @@ export class Runner extends ExitStatus {
       process.off('SIGINT', onSigint);
     }
 
-    // Ctrl-C also reaches a local agent (same process group): its death can be seen before our signal.
-    if (failure && !ac.signal.aborted && failure.err instanceof A2ATransportError && target.kind === 'local')
-      await delay(100);
     let reason: ExitReason = outcome?.exit ?? 'OK';
     let data = outcome?.data;
     if (ac.signal.aborted) reason = 'INTERRUPTED';
@@ -176,7 +176,8 @@ export class Runner extends ExitStatus {
       data = { ...(isRecord(data) ? data : {}), error: report };
       messages.push({ level: 'error', text: report.message });
       if (report.hint) messages.push({ level: 'hint', text: report.hint });
-      if (ui.human) ui.rawErr(renderError(report, reason, { rich: ui.rich, pal: ui.errPal }));
+      const saidSo = !failure && outcome?.exit === 'INTERRUPTED';
+      if (ui.human && !saidSo) ui.rawErr(renderError(report, reason, { rich: ui.rich, pal: ui.errPal }));
     }
     if (!ui.human) {
       const envelope = buildEnvelope(name, code, data, startedAt, performance.now() - t0, messages);

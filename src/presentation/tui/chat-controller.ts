@@ -1,5 +1,4 @@
 import {
-  cancelTask,
   sendStreamingMessage,
   sessionCreate,
   sessionDelete,
@@ -11,9 +10,10 @@ import {
   type Task,
 } from '../../protocol/client/index.ts';
 import { qualify } from '../cli/render/definition.ts';
-import { foldEvent, isInterruptedState, messageWords } from '../cli/render/task.ts';
+import { foldEvent, isInterruptedState, isTerminalState, messageWords } from '../cli/render/task.ts';
 import { userMessage } from '../cli/support/message.ts';
 import { approvalRequestOf, type ApprovalAnswer } from '../cli/support/plan-follow.ts';
+import { TurnCancel } from '../cli/support/turn-cancel.ts';
 import type { Guard } from './guard.ts';
 import type { SlashCommand } from './slash.ts';
 import type { Store } from './store.ts';
@@ -23,7 +23,8 @@ const RECAP_TURNS = 10;
 
 /** The sessions list and the chat: every call they make, and the streamed turns folded into the store. */
 export class ChatController {
-  private turnAbort: AbortController | undefined;
+  /** The turn that streams, and its cancel. */
+  private turn: TurnCancel | undefined;
   /** A task that waits for input without an approval request: the next line answers it. */
   private waitingTask: string | undefined;
   private seq = 0;
@@ -125,33 +126,46 @@ export class ChatController {
     await this.stream(turn?.key ?? a.taskId, message, turn?.task);
   }
 
-  /** Esc / Ctrl-C during a turn: cancels its task on the agent (CancelTask), so the agent stops too. */
+  /**
+   * Esc / Ctrl-C during a turn: cancels its task on the agent (CancelTask; once the stream names
+   * it, if it has not yet), so the agent and the model stop too, and waits (bounded) for the turn
+   * to end canceled. A cancel the agent does not confirm is shown, and the chat stops waiting.
+   */
   async cancelTurn(): Promise<void> {
-    const s = this.store.get();
-    if (!s.streaming) return;
-    const task = s.turns.at(-1)?.task;
-    if (!task) {
-      this.turnAbort?.abort();
-      return;
-    }
-    await this.guard.run('cancel', () => this.client.call(cancelTask, { id: task.id }));
+    const turn = this.turn;
+    if (!turn) return;
+    await this.guard.run('cancel', async () => {
+      const outcome = await turn.cancel();
+      if (outcome.kind === 'unconfirmed') throw outcome.problem;
+    });
   }
 
   private async stream(key: string, message: Message, start: Task | undefined): Promise<void> {
-    const ac = new AbortController();
-    this.turnAbort = ac;
+    const turn = (this.turn = new TurnCancel(this.client));
+    if (start) turn.know(start.id);
     this.store.dispatch({ type: 'streaming', on: true });
     let task = start ? structuredClone(start) : undefined;
     try {
-      for await (const { event } of this.client.stream(sendStreamingMessage, { message }, { signal: ac.signal })) {
+      for await (const { event } of this.client.stream(sendStreamingMessage, { message }, { signal: turn.signal })) {
         task = foldEvent(task, event);
-        if (task) this.store.dispatch({ type: 'turn-update', key, task });
+        if (task) {
+          turn.know(task.id);
+          this.store.dispatch({ type: 'turn-update', key, task });
+        }
       }
     } catch (err) {
-      if (!ac.signal.aborted) this.guard.report(err);
+      // Given up after a cancel: cancelTurn shows why.
+      if (!turn.signal.aborted) this.guard.report(err);
     } finally {
-      this.turnAbort = undefined;
+      turn.ended();
+      this.turn = undefined;
       this.store.dispatch({ type: 'streaming', on: false });
+    }
+    // Canceled, but the stream was given up before it brought the final state: the cancel's answer has it.
+    const canceled = turn.outcome?.kind === 'canceled' ? turn.outcome.task : undefined;
+    if (canceled && !isTerminalState(task?.status.state ?? '')) {
+      task = canceled;
+      this.store.dispatch({ type: 'turn-update', key, task });
     }
     this.noteWaiting(task);
   }

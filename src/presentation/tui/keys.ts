@@ -26,7 +26,7 @@ export const KEYS: Record<View, ReadonlyArray<readonly [string, string]>> = {
     ['Tab', 'next view (empty line)'],
     ['/…', 'command'],
     ['?/F1', 'help (empty line)'],
-    ['Ctrl-D', 'quit (empty line)'],
+    ['Ctrl-D', 'quit (empty line; or Ctrl-C twice)'],
   ],
   plans: [
     ['↑/↓', 'select'],
@@ -69,15 +69,21 @@ export function handleKey(tui: Tui, input: string, key: Key, page: number): void
     return;
   }
   const typing = s.inputMode !== 'none';
+  const ctrlC = key.ctrl && input === 'c';
+  // Only a Ctrl-C right after the first leaves.
+  if (s.leaveArmed && !ctrlC) store.dispatch({ type: 'leave-armed', on: false });
   if (input === '?' && (!typing || s.input === '')) return store.dispatch({ type: 'help', open: true });
   if (key.ctrl && input === 'd') {
     if (s.input === '') guard.quit();
     return;
   }
-  if (key.ctrl && input === 'c') {
+  if (ctrlC) {
     if (s.streaming) return run(chat.cancelTurn());
     if (s.input) return store.dispatch({ type: 'input', text: '' });
-    return guard.info('Ctrl-D on an empty line, /quit or q in a list leaves');
+    // Nothing to cancel or clear: a second Ctrl-C leaves, so that one pressed as a turn ends does not.
+    if (s.leaveArmed) return guard.quit();
+    store.dispatch({ type: 'leave-armed', on: true });
+    return guard.info('Ctrl-C again leaves (so do Ctrl-D on an empty line, /quit, q in a list)');
   }
   if (s.confirmDelete) {
     if (input === 'y') return run(chat.deleteSession(s.confirmDelete));

@@ -73,6 +73,8 @@ export interface TuiState {
   confirmDelete?: { id: string } | undefined;
   notice?: Notice | undefined;
   busy?: string | undefined;
+  /** Ctrl-C was pressed with nothing to cancel or clear: pressed again right away, it leaves. */
+  leaveArmed?: boolean;
 }
 
 export const initialState = (): TuiState => ({
@@ -112,7 +114,8 @@ export type Action =
   | { type: 'input'; text: string; mode?: InputMode }
   | { type: 'confirm-delete'; session: { id: string } | undefined }
   | { type: 'notice'; notice: Notice | undefined }
-  | { type: 'busy'; what: string | undefined };
+  | { type: 'busy'; what: string | undefined }
+  | { type: 'leave-armed'; on: boolean };
 
 const clamp = (n: number, lo: number, hi: number): number => Math.max(lo, Math.min(hi, n));
 
@@ -203,6 +206,8 @@ export function reduce(s: TuiState, a: Action): TuiState {
       return { ...s, notice: a.notice };
     case 'busy':
       return { ...s, busy: a.what };
+    case 'leave-armed':
+      return { ...s, leaveArmed: a.on };
   }
 }
 

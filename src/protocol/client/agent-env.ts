@@ -12,6 +12,16 @@
  */
 export const AGENT_NODE_ARGS: readonly string[] = ['--min-semi-space-size=16'];
 
+/**
+ * Whether a local agent is spawned in a process group (and session) of its own: on POSIX, yes. A
+ * terminal's Ctrl-C signals its whole foreground group; an agent in it would stop at once, taking
+ * the running turn with it, before its client could cancel that turn over the connection and
+ * wait for it (what Ctrl-C means to `agents send` and `chat`). The agent still ends with its
+ * client: when the client closes its stdin or dies, the pipe closes. (On Windows `detached` opens a
+ * console of its own, and Ctrl-C reaches console processes differently.)
+ */
+export const AGENT_OWN_GROUP = process.platform !== 'win32';
+
 /** glibc's malloc setting a local agent gets (see agentEnv). */
 const AGENT_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' } as const;
 

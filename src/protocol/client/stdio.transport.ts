@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Channel } from '../../domain/async-channel.ts';
-import { AGENT_NODE_ARGS, agentEnv } from './agent-env.ts';
+import { AGENT_NODE_ARGS, AGENT_OWN_GROUP, agentEnv } from './agent-env.ts';
 import { STDIO_METHODS, type StreamEventParams } from '../a2a/stdio-binding.ts';
 import { EXTENSION_URI } from '../a2a/versions.ts';
 import type { JsonRpcErrorObject } from '../jsonrpc/envelope.ts';
@@ -128,6 +128,8 @@ export class StdioClientTransport implements ClientTransport {
         // Our own agent gets a local agent's environment; another program, the one it was given.
         env: opts.command === undefined ? agentEnv(env) : env,
         cwd: opts.cwd,
+        // Out of the terminal's reach: Ctrl-C is the client's to handle (see AGENT_OWN_GROUP).
+        detached: AGENT_OWN_GROUP,
       });
     const t = new StdioClientTransport(child, opts.onStderr);
     try {

@@ -16,13 +16,21 @@ import { renderError, reportOf, type ErrorReport } from '../render/error.ts';
 import { StreamPrinter, type StreamedEvent } from '../render/stream.ts';
 import { compactionLine, compactionOf } from '../render/compaction.ts';
 import { oneLine } from '../render/table.ts';
-import { parseUndoArgs, undoText } from '../render/undo.ts';
-import { artifactsText, isInterruptedState, messageWords, partsText, stateWord } from '../render/task.ts';
+import {
+  artifactsText,
+  isInterruptedState,
+  isTerminalState,
+  messageWords,
+  partsText,
+  stateWord,
+} from '../render/task.ts';
 import type { Ui } from '../render/ui.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { userMessage } from '../support/message.ts';
-import { reportFallback, reportTaskEnd, reportUsage } from '../support/task-outcome.ts';
+import { reportCancel, reportFallback, reportTaskEnd, reportUsage } from '../support/task-outcome.ts';
+import { TurnCancel } from '../support/turn-cancel.ts';
 import { collect, CONTEXT_FLAG, freshSession, targetSession, type SessionChoice } from './session.command.ts';
+import { parseUndoArgs, undoText } from '../render/undo.ts';
 
 interface ChatOptions extends SessionChoice {
   resume?: boolean;
@@ -56,7 +64,9 @@ async function chat(ctx: RunContext, opts: ChatOptions): Promise<Outcome> {
   const client = await ctx.client();
   const { session, recap } = await openSession(ctx, client, opts);
   if (ui.rich)
-    ui.out(`${ui.pal.bold('Session')} ${session.id} ${ui.pal.dim(`· ${session.actor} · /exit or Ctrl-D to leave`)}\n`);
+    ui.out(
+      `${ui.pal.bold('Session')} ${session.id} ${ui.pal.dim(`· ${session.actor} · Esc or Ctrl-C cancels a turn · /exit or Ctrl-D to leave`)}\n`,
+    );
   else ui.out(`session: ${session.id}\n`);
   printRecap(ui, session, recap);
 
@@ -67,15 +77,37 @@ async function chat(ctx: RunContext, opts: ChatOptions): Promise<Outcome> {
     ...(interactive ? { output: ctx.io.stdout } : {}),
   });
   rl.setPrompt(ui.pal.bold('you › '));
+  // The turn that runs, if one does: Ctrl-C and Esc cancel it and the chat goes on.
+  let running: TurnCancel | undefined;
   rl.on('SIGINT', () => {
+    // A second Ctrl-C while the cancel is awaited: leave at once (onAbort stops waiting).
+    if (running?.requested) return ctx.interrupt();
+    if (running) return void running.cancel();
+    // Text on the line: Ctrl-C drops it, as a shell does; at an empty prompt it leaves.
+    if (rl.line !== '') {
+      rl.write(null, { ctrl: true, name: 'e' });
+      rl.write(null, { ctrl: true, name: 'u' });
+      return;
+    }
     ctx.interrupt();
-    rl.close();
   });
-  const onAbort = (): void => rl.close();
+  const onKey = (_s: string | undefined, key: { name?: string } | undefined): void => {
+    if (key?.name === 'escape' && running && !running.requested) void running.cancel();
+  };
+  // readline reads keys on a terminal; Esc is no line editing key of its own.
+  if (interactive) ctx.io.stdin.on('keypress', onKey);
+  // Ctrl-C from outside (a pipe's SIGINT, or the second Ctrl-C above): the running turn is
+  // canceled (or, when that is already awaited, given up) and the chat ends.
+  const onAbort = (): void => {
+    if (running?.requested) running.abandon();
+    else void running?.cancel();
+    rl.close();
+  };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
 
   const turns: ChatTurn[] = [];
   const undos: ChatUndo[] = [];
+  let interrupted = false;
   // A task that asked for input gets the next line as its answer (multi-turn, DESIGN.md §3.6).
   // A continued session whose last turn waits for input: the first line answers it.
   const lastTurn = recap.at(-1);
@@ -99,35 +131,58 @@ async function chat(ctx: RunContext, opts: ChatOptions): Promise<Outcome> {
       const printer = new StreamPrinter(ui, 'answer');
       const turn: ChatTurn = { input: line, task: null, events: printer.events };
       turns.push(turn);
+      const cancel = (running = new TurnCancel(client));
       try {
         const message = userMessage(line, { contextId: session.id, taskId: waitingTask });
-        for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: ctx.signal }))
+        for await (const { seq, event } of client.stream(
+          sendStreamingMessage,
+          { message },
+          { signal: cancel.signal },
+        )) {
           printer.push(seq, event);
-        printer.end();
+          if (printer.task) cancel.know(printer.task.id);
+        }
       } catch (err) {
+        // Given up after a cancel: said below. The agent refused this turn: say why and keep
+        // chatting. Anything else ends the chat.
+        if (!cancel.signal.aborted) {
+          if (!(err instanceof A2AClientError)) throw err;
+          const reason = exitReasonOf(err);
+          turn.error = reportOf(err, reason, { kind: 'local' });
+          printer.end();
+          if (ui.human) ui.rawErr(renderError(turn.error, reason, { rich: ui.rich, pal: ui.errPal }));
+        }
+      } finally {
+        running = undefined;
+        cancel.ended();
         printer.end();
-        // The agent refused this turn: say why and keep chatting. Anything else ends the chat.
-        if (!(err instanceof A2AClientError) || ctx.signal.aborted) throw err;
-        const reason = exitReasonOf(err);
-        turn.error = reportOf(err, reason, { kind: 'local' });
-        if (ui.human) ui.rawErr(renderError(turn.error, reason, { rich: ui.rich, pal: ui.errPal }));
       }
-      if (printer.events.length === 0 && !turn.error) ui.warn('the agent ended this turn without answering');
-      turn.task = printer.task ?? null;
-      if (printer.task && printer.task.status.state !== 'TASK_STATE_COMPLETED') reportTaskEnd(ui, printer.task);
+      const canceled = cancel.requested ? await cancel.cancel() : undefined;
+      interrupted ||= canceled !== undefined && ctx.signal.aborted;
+      const task = canceled?.kind === 'canceled' && !isEnded(printer.task) ? canceled.task : printer.task;
+      if (printer.events.length === 0 && !turn.error && !canceled)
+        ui.warn('the agent ended this turn without answering');
+      turn.task = task ?? null;
+      if (task && task.status.state !== 'TASK_STATE_COMPLETED') reportTaskEnd(ui, task);
       else {
-        reportUsage(ui, printer.task);
-        reportFallback(ui, printer.task);
+        reportUsage(ui, task);
+        reportFallback(ui, task);
       }
-      waitingTask = printer.task && isInterruptedState(printer.task.status.state) ? printer.task.id : undefined;
-      if (interactive) rl.prompt();
+      if (canceled) reportCancel(ui, canceled);
+      waitingTask = task && isInterruptedState(task.status.state) ? task.id : undefined;
+      if (interactive && !ctx.signal.aborted) rl.prompt();
     }
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
+    ctx.io.stdin.off('keypress', onKey);
     rl.close();
   }
   if (interactive) ui.out('\n');
-  return { data: { session, recap, turns, ...(undos.length > 0 ? { undos } : {}) } };
+  // A turn canceled on the way out said so ("canceled"): no "interrupted" line after it.
+  return {
+    data: { session, recap, turns, ...(undos.length > 0 ? { undos } : {}) },
+    ...(interrupted ? { exit: 'INTERRUPTED' as const } : {}),
+  };
 }
 
 /** `/undo [turn] [--force]`: as `agents session undo` on this session; a refusal is said and the chat goes on. */
@@ -196,6 +251,8 @@ function printRecap(ui: Ui, session: Session, recap: readonly Task[]): void {
     else ui.out(`recap\t${t.id}\t${stateWord(t.status.state)}\t${asked}\t${answer}\n`);
   }
 }
+
+const isEnded = (task: Task | undefined): boolean => task !== undefined && isTerminalState(task.status.state);
 
 const clip = (text: string): string => {
   const line = oneLine(text);

@@ -1,13 +1,21 @@
 import type { Command } from 'commander';
-import { sendMessage, sendStreamingMessage } from '../../../protocol/client/index.ts';
+import {
+  sendMessage,
+  sendStreamingMessage,
+  type A2AClient,
+  type Message,
+  type ResultOf,
+  type Task,
+} from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import { StreamPrinter } from '../render/stream.ts';
-import { artifactsText, messageText, renderTask } from '../render/task.ts';
+import { artifactsText, isTerminalState, messageText, renderTask } from '../render/task.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
-import { eventLines } from '../support/events.ts';
+import { eventLines, type EventLines } from '../support/events.ts';
 import { userMessage } from '../support/message.ts';
 import { collect, CONTEXT_FLAG, targetSession, type SessionChoice } from './session.command.ts';
-import { exitForTask, reportTaskEnd } from '../support/task-outcome.ts';
+import { exitForTask, reportCancel, reportTaskEnd } from '../support/task-outcome.ts';
+import { TurnCancel } from '../support/turn-cancel.ts';
 
 interface SendOptions extends SessionChoice {
   stream?: boolean;
@@ -29,42 +37,104 @@ async function send(ctx: RunContext, text: string, opts: SendOptions): Promise<O
   const client = await ctx.client();
   const session = await targetSession(client, opts, ctx.signal);
   const message = userMessage(text, { contextId: session?.id, taskId: opts.task });
-  const { ui } = ctx;
-
   // --events streams too: each event is a line as it arrives.
-  if (opts.stream || lines) {
-    const printer = new StreamPrinter(ui, 'answer');
-    for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: ctx.signal })) {
+  const streamed = opts.stream === true || lines !== undefined;
+  const turn = new TurnCancel(
+    client,
+    // A blocking send names its task only when it returns: the same message sent again with
+    // returnImmediately is a retry (same messageId), answered at once with the task it started.
+    streamed ? {} : { findTask: (signal) => taskOfMessage(client, message, signal) },
+  );
+  // Ctrl-C cancels the turn on the agent and waits for it, bounded; a second Ctrl-C exits at once (the Runner).
+  ctx.signal.throwIfAborted();
+  const onInterrupt = (): void => void turn.cancel();
+  ctx.signal.addEventListener('abort', onInterrupt, { once: true });
+  try {
+    return streamed
+      ? await sendStreamed(ctx, client, message, turn, lines)
+      : await sendWaiting(ctx, client, message, turn, opts);
+  } finally {
+    ctx.signal.removeEventListener('abort', onInterrupt);
+  }
+}
+
+async function sendStreamed(
+  ctx: RunContext,
+  client: A2AClient,
+  message: Message,
+  turn: TurnCancel,
+  lines: EventLines | undefined,
+): Promise<Outcome> {
+  const { ui } = ctx;
+  const printer = new StreamPrinter(ui, 'answer');
+  try {
+    for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: turn.signal })) {
       printer.push(seq, event);
       lines?.event(seq, event);
+      if (printer.task) turn.know(printer.task.id);
     }
+  } catch (err) {
+    // Given up after a cancel (its outcome says why, below); anything else is the command's failure.
+    if (!turn.signal.aborted) throw err;
+  } finally {
+    turn.ended();
     printer.end();
-    if (printer.events.length === 0) throw new Error('the agent ended the stream without sending anything');
-    reportTaskEnd(ui, printer.task);
-    const data: Record<string, unknown> = { task: printer.task ?? null, events: printer.events };
-    if (printer.message) data['message'] = printer.message;
-    return { data, exit: exitForTask(printer.task) };
   }
+  const canceled = turn.requested ? await turn.cancel() : undefined;
+  if (printer.events.length === 0 && !canceled) throw new Error('the agent ended the stream without sending anything');
+  const task = canceled?.kind === 'canceled' && !isTerminalTask(printer.task) ? canceled.task : printer.task;
+  reportTaskEnd(ui, task);
+  if (canceled) reportCancel(ui, canceled);
+  const data: Record<string, unknown> = { task: task ?? null, events: printer.events };
+  if (printer.message) data['message'] = printer.message;
+  return { data, exit: canceled ? 'INTERRUPTED' : exitForTask(task) };
+}
 
-  const result = await client.call(
-    sendMessage,
-    { message, ...(opts.wait ? {} : { configuration: { returnImmediately: true } }) },
-    { signal: ctx.signal },
-  );
-  if ('message' in result) {
-    ui.out(`${messageText(result.message) ?? ''}\n`);
-    return { data: result };
+async function sendWaiting(
+  ctx: RunContext,
+  client: A2AClient,
+  message: Message,
+  turn: TurnCancel,
+  opts: SendOptions,
+): Promise<Outcome> {
+  const { ui } = ctx;
+  let result: ResultOf<typeof sendMessage> | undefined;
+  try {
+    result = await client.call(
+      sendMessage,
+      { message, ...(opts.wait ? {} : { configuration: { returnImmediately: true } }) },
+      { signal: turn.signal },
+    );
+  } catch (err) {
+    if (!turn.signal.aborted) throw err;
+  } finally {
+    turn.ended();
   }
-  const task = result.task;
-  const answer = artifactsText(task.artifacts);
-  if (answer && opts.wait) {
+  const canceled = turn.requested ? await turn.cancel() : undefined;
+  if (result && 'message' in result) {
+    ui.out(`${messageText(result.message) ?? ''}\n`);
+    return { data: result, ...(canceled ? { exit: 'INTERRUPTED' as const } : {}) };
+  }
+  // Given up waiting after a cancel: the task as the cancel left it, if the agent answered that.
+  const task = result?.task ?? (canceled?.kind === 'canceled' ? canceled.task : undefined);
+  const answer = artifactsText(task?.artifacts);
+  if (task && answer && (opts.wait || canceled)) {
     ui.out(answer.endsWith('\n') ? answer : `${answer}\n`);
     reportTaskEnd(ui, task);
-  } else {
+  } else if (task) {
     ui.out(renderTask(task, ui.mode));
   }
-  return { data: result, exit: exitForTask(task) };
+  if (canceled) reportCancel(ui, canceled);
+  return { data: result ?? { task: task ?? null }, exit: canceled ? 'INTERRUPTED' : exitForTask(task) };
 }
+
+/** The task a message started (or continues): a retry of the send, answered without waiting. */
+async function taskOfMessage(client: A2AClient, message: Message, signal: AbortSignal): Promise<string | undefined> {
+  const r = await client.call(sendMessage, { message, configuration: { returnImmediately: true } }, { signal });
+  return 'task' in r ? r.task.id : undefined;
+}
+
+const isTerminalTask = (task: Task | undefined): boolean => task !== undefined && isTerminalState(task.status.state);
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];

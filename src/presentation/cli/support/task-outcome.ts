@@ -11,6 +11,7 @@ import {
   usageOf,
 } from '../render/task.ts';
 import type { Ui } from '../render/ui.ts';
+import type { CancelOutcome } from './turn-cancel.ts';
 
 /** How a command that waited for a task ends: non-zero when the task failed, was rejected or canceled. */
 export const exitForTask = (task: Task | undefined): ExitReason | undefined =>
@@ -43,4 +44,16 @@ export function reportTaskEnd(ui: Ui, task: Task | undefined): void {
   reportUsage(ui, task);
   reportFallback(ui, task);
   if (isInterruptedState(state)) ui.info(`the agent waits for you: agents send --task ${task.id} "…"`);
+}
+
+/**
+ * After Ctrl-C, when the agent did not confirm the cancel: the task may still run, and how to stop
+ * it. (When it did, the task's own line from {@link reportTaskEnd} says "canceled".)
+ */
+export function reportCancel(ui: Ui, outcome: CancelOutcome): void {
+  if (outcome.kind !== 'unconfirmed') return;
+  const why = outcome.problem instanceof Error ? outcome.problem.message : String(outcome.problem);
+  if (outcome.taskId === undefined) return ui.warn(`the turn may still run: the agent named no task for it (${why})`);
+  ui.warn(`task ${outcome.taskId} may still run: the cancel was not confirmed (${why})`);
+  ui.info(`stop it with: agents task cancel ${outcome.taskId}`);
 }
