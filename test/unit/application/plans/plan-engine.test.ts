@@ -40,7 +40,16 @@ function memoryPlans(): PlanRepository & { records: PlanRecords } {
     putCheckpoint: async (c: Checkpoint) => upsert(records.checkpoints, c),
     checkpoints: async (id) => structuredClone(records.checkpoints.filter((c) => c.planId === id)),
     putToolCall: async (t: ToolCallRecord) => upsert(records.toolCalls, t),
-    toolCalls: async (id) => structuredClone(records.toolCalls.filter((t) => t.planId === id)),
+    // As stored: the calls without their output, which is read apart.
+    toolCalls: async (id) =>
+      structuredClone(records.toolCalls.filter((t) => t.planId === id).map(({ output: _o, ...t }) => t)),
+    toolCallOutputs: async (id, ids) =>
+      new Map(
+        records.toolCalls.flatMap((t) =>
+          t.planId === id && ids.includes(t.id) && t.output ? [[t.id, structuredClone(t.output)] as const] : [],
+        ),
+      ),
+    lastCommandCall: async (id) => structuredClone(records.toolCalls.filter((t) => t.planId === id && t.output).at(-1)),
     recordsOf: async () => new Map(),
     listByState: async () => [],
   };
