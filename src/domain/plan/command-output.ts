@@ -52,8 +52,8 @@ export function shownOutput(text: string): string {
   return text.replace(/\r\n/g, '\n').split('\n').map(shownLine).join('\n');
 }
 
-// eslint-disable-next-line no-control-regex -- escape sequences (CSI, OSC, others) begin with control characters.
 const ESCAPES =
+  // eslint-disable-next-line no-control-regex -- escape sequences (CSI, OSC, others) begin with control characters.
   /\u001b(?:\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-Z\\-_])|\u009b[0-?]*[ -/]*[@-~]/g;
 // eslint-disable-next-line no-control-regex -- what is left of the C0 and C1 controls, but the tab.
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;

@@ -194,7 +194,7 @@ for (const engine of ENGINES)
           plan_id: 'p1',
           created_at: at(3),
           doc: JSON.stringify(toolCall('t1', 'p1')),
-        } as never)
+        })
         .execute();
       await migrateToLatest(kysely);
       assert.deepEqual(await repo.toolCalls('p1'), [toolCall('t1', 'p1')]);
