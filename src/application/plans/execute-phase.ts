@@ -11,6 +11,7 @@ import {
   changedFiles,
   commandSettings,
   diffArtifact,
+  keptOutput,
   prepareSandboxes,
   wallClock,
 } from './execute-shared.ts';
@@ -212,6 +213,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     plan.usage.toolCalls++;
     changes.ran(tool, result, hooks?.ran ?? 0);
     tick();
+    const output = keptOutput(result);
     const call: ToolCallRecord = {
       id: newId(),
       planId: plan.id,
@@ -226,6 +228,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       resource: sandbox.resource,
       network,
       ...(result.confinement ? { confinement: result.confinement } : {}),
+      ...(output ? { output } : {}),
       createdAt: wb.now().toISOString(),
       policy: verdict,
     };

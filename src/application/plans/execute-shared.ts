@@ -3,8 +3,10 @@
  * (llm/execute-llm.ts): the sandboxes and their first checkpoint, how commands run, the wall clock,
  * recording a tool call, and the diff artifact the phase ends with.
  */
+import { outputTail, type CommandOutput } from '../../domain/plan/command-output.ts';
 import type { Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
 import type { ActionDefinition } from '../../domain/registry/entities.ts';
+import { KEPT_OUTPUT_BYTES, type ToolCallResult } from '../ports/sandbox.port.ts';
 import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.ts';
 
 /**
@@ -72,12 +74,50 @@ export function wallClock(plan: Plan): () => void {
   };
 }
 
-/** A tool call is stored, then appended to the execution log the task's readers follow. */
+/**
+ * What a call's record keeps of its output: a command's whole output (as the tool runner kept it,
+ * else its `output`), within KEPT_OUTPUT_BYTES — empty when it wrote nothing, which the views say;
+ * nothing for a tool that ran no command (a file tool's output is the file, in the sandbox). For
+ * every path that records a plan's calls.
+ */
+export function keptOutput(result: ToolCallResult): CommandOutput | undefined {
+  const ranCommand =
+    result.commandOutput !== undefined || result.exitCode !== undefined || result.confinement !== undefined;
+  if (!ranCommand) return undefined;
+  const whole = result.commandOutput ?? {
+    text: result.output,
+    bytes: Buffer.byteLength(result.output),
+    truncated: false,
+  };
+  const within = keptText(whole.text);
+  return { text: within, bytes: whole.bytes, truncated: whole.truncated || within !== whole.text };
+}
+
+/** The text as is, or (longer than KEPT_OUTPUT_BYTES) its head and tail with a line saying what was cut. */
+function keptText(text: string): string {
+  const buf = Buffer.from(text);
+  if (buf.length <= KEPT_OUTPUT_BYTES) return text;
+  const half = Math.floor((KEPT_OUTPUT_BYTES - 100) / 2);
+  // Cut at character boundaries: a UTF-8 continuation byte is 10xxxxxx.
+  let end = half;
+  while (end > 0 && ((buf[end] ?? 0) & 0xc0) === 0x80) end--;
+  let start = buf.length - half;
+  while (start < buf.length && ((buf[start] ?? 0) & 0xc0) === 0x80) start++;
+  return `${buf.subarray(0, end).toString('utf8')}\n[… ${start - end} bytes of output cut …]\n${buf.subarray(start).toString('utf8')}`;
+}
+
+/**
+ * A tool call is stored, then appended to the execution log the task's readers follow. The log
+ * carries the output's last lines (`outputTail`), not the whole output: the task is read again
+ * while it runs, and the whole output is in the plan's record (`plan explain --output`).
+ */
 export function callRecorder(wb: PlanWorkbench, turn: TaskHandle): (call: ToolCallRecord) => Promise<void> {
   return async (call) => {
     await wb.deps.plans.putToolCall(call);
+    const { output, ...logged } = call;
+    const data = output ? { ...logged, outputTail: outputTail(output.text).text } : logged;
     await turn.artifact(
-      { artifactId: 'execution-log', name: 'execution log', parts: [{ data: call, mediaType: 'application/json' }] },
+      { artifactId: 'execution-log', name: 'execution log', parts: [{ data, mediaType: 'application/json' }] },
       { append: true },
     );
   };

@@ -10,7 +10,7 @@ import {
 } from '../../domain/plan/plan-views.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { PlanAccess } from './plan-access.ts';
-import { artifactsOf, decisionTree, statusOf, type PlanStatus } from './plan-views.ts';
+import { artifactsOf, commandRunOf, decisionTree, statusOf, type PlanStatus } from './plan-views.ts';
 import type { PlanListInput, PlanServiceDeps } from './plan.types.ts';
 
 /** The read side of plans: status, tree, explanations, diffs, artifacts and the list. Changes nothing. */
@@ -25,14 +25,18 @@ export class PlanQueries {
 
   async status(planId: string, principal: Principal): Promise<PlanStatus> {
     const plan = await this.access.get(planId, principal);
-    return statusOf(
+    const decisions = await this.deps.plans.decisions(planId);
+    const status = statusOf(
       plan,
-      await this.deps.plans.decisions(planId),
+      decisions,
       await this.deps.plans.toolCalls(planId),
       await this.deps.plans.checkpoints(planId),
       this.deps.engine.isRunning(planId),
       this.deps.registry.showsHostPaths(principal),
     );
+    const last = await this.deps.plans.lastCommandCall(planId);
+    const lastCommand = last && commandRunOf(last, decisions);
+    return lastCommand ? { ...status, lastCommand } : status;
   }
 
   async tree(planId: string, showSuperseded: boolean, principal: Principal): Promise<PlanTree> {
@@ -47,13 +51,20 @@ export class PlanQueries {
   async explain(decisionId: string, principal: Principal, planId?: string): Promise<DecisionExplanation> {
     const { plan, decision, all } = await this.access.findDecision(decisionId, principal, planId);
     const calls = (await this.deps.plans.toolCalls(plan.id)).filter((c) => c.decisionId === decision.id);
+    const outputs = await this.deps.plans.toolCallOutputs(
+      plan.id,
+      calls.map((c) => c.id),
+    );
     const checkpoint = (await this.deps.plans.checkpoints(plan.id)).find((c) => c.decisionId === decision.id);
     return {
       planId: plan.id,
       decision,
       parent: all.find((d) => d.id === decision.parentId),
       children: all.filter((d) => d.parentId === decision.id),
-      toolCalls: calls,
+      toolCalls: calls.map((c) => {
+        const output = outputs.get(c.id);
+        return output ? { ...c, output } : c;
+      }),
       checkpointAfter: checkpoint,
     };
   }

@@ -1,6 +1,6 @@
 import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
 import { allowedOperations, policyOf } from '../../domain/plan/plan.ts';
-import type { ArtifactRow, DecisionNode, FileChange, PlanStatus } from '../../domain/plan/plan-views.ts';
+import type { ArtifactRow, CommandRun, DecisionNode, FileChange, PlanStatus } from '../../domain/plan/plan-views.ts';
 
 export type { PlanStatus };
 
@@ -67,6 +67,23 @@ export function statusOf(
   if (p.verify) out.verify = p.verify;
   if (p.done) out.done = p.done;
   return out;
+}
+
+/** A call that kept a command's output, as `plan status` shows it: with the step its decision made it for. */
+export function commandRunOf(call: ToolCallRecord, decisions: readonly Decision[]): CommandRun | undefined {
+  if (!call.output) return undefined;
+  const stepIndex = decisions.find((d) => d.id === call.decisionId)?.stepIndex;
+  return {
+    toolCallId: call.id,
+    decisionId: call.decisionId,
+    ...(stepIndex !== undefined ? { step: stepIndex + 1 } : {}),
+    tool: call.tool,
+    ok: call.ok,
+    summary: call.summary,
+    ...(call.exitCode !== undefined ? { exitCode: call.exitCode } : {}),
+    createdAt: call.createdAt,
+    output: call.output,
+  };
 }
 
 /** Decisions as a tree (roots first, children in order); superseded ones only when asked. */

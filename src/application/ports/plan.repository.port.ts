@@ -1,3 +1,4 @@
+import type { CommandOutput } from '../../domain/plan/command-output.ts';
 import type { Checkpoint, Decision, Phase, PhaseState, Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
 
 export interface PlanListQuery {
@@ -7,7 +8,7 @@ export interface PlanListQuery {
   action?: string | undefined;
 }
 
-/** A plan's records, each list in id (creation) order. */
+/** A plan's records, each list in id (creation) order; the tool calls without their output. */
 export interface PlanRecords {
   decisions: Decision[];
   checkpoints: Checkpoint[];
@@ -27,8 +28,14 @@ export interface PlanRepository {
   decisions(planId: string): Promise<Decision[]>;
   putCheckpoint(c: Checkpoint): Promise<void>;
   checkpoints(planId: string): Promise<Checkpoint[]>;
+  /** Stores a call with its output (a put again replaces both). */
   putToolCall(t: ToolCallRecord): Promise<void>;
+  /** The plan's tool calls, without their output (up to a MiB each: read it with toolCallOutputs). */
   toolCalls(planId: string): Promise<ToolCallRecord[]>;
+  /** The output the plan's calls named kept, by call id (a call that kept none is not in the map). */
+  toolCallOutputs(planId: string, ids: readonly string[]): Promise<Map<string, CommandOutput>>;
+  /** The newest of the plan's calls that kept a command's output, with it; undefined when none did. */
+  lastCommandCall(planId: string): Promise<ToolCallRecord | undefined>;
   /** The records of several plans in one read (a page of a list), by plan id: every id given is in the map. */
   recordsOf(planIds: readonly string[]): Promise<Map<string, PlanRecords>>;
   /** Every owner's plans in a state (settling what a stopped process left processing). */

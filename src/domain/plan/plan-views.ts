@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { Task } from '../a2a.model.ts';
 import { Checkpoint, Decision, Plan, PLAN_OPERATIONS, PlanError, SandboxRef, ToolCallRecord, Waiting } from './plan.ts';
 import { PolicySnapshot } from './policy.ts';
+import { CommandOutput } from './command-output.ts';
 
 export const DiffStats = z.object({
   files: z.number().int(),
@@ -23,6 +24,21 @@ export const FileChange = z.object({
   binary: z.boolean(),
 });
 export type FileChange = z.infer<typeof FileChange>;
+
+/** A command a plan ran, with its output: what `plan status` shows of the last one. */
+export const CommandRun = z.object({
+  toolCallId: z.string(),
+  decisionId: z.string(),
+  /** The step (1-based) the decision made it for, when it has one. */
+  step: z.number().int().positive().optional(),
+  tool: z.string(),
+  ok: z.boolean(),
+  summary: z.string(),
+  exitCode: z.number().int().nullable().optional(),
+  createdAt: z.string(),
+  output: CommandOutput,
+});
+export type CommandRun = z.infer<typeof CommandRun>;
 
 export const PlanStatus = z.object({
   planId: z.string(),
@@ -68,6 +84,11 @@ export const PlanStatus = z.object({
   checkpoints: z.array(Checkpoint.pick({ id: true, label: true, stepIndex: true, createdAt: true })),
   applied: Plan.shape.applied,
   allowed: z.array(z.enum(PLAN_OPERATIONS)),
+  /**
+   * The newest command the plan ran (the failing step's, when a command failed), with its whole
+   * output. Not in `plan list` (an output can be a MiB).
+   */
+  lastCommand: CommandRun.optional(),
 });
 export type PlanStatus = z.infer<typeof PlanStatus>;
 

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import { BUILTIN_AUTOMATION_PROFILES } from '../registry/builtins.ts';
 import { profileEntityName } from '../registry/entities.ts';
+import { CommandOutput } from './command-output.ts';
 import { PolicySnapshot, PolicyVerdict } from './policy.ts';
 
 export const PHASES = ['strategize', 'execute', 'apply'] as const;
@@ -214,6 +215,11 @@ export const ToolCallRecord = z.object({
   network: NetworkAccess.optional(),
   /** For commands: how this one ran. */
   confinement: Confinement.optional(),
+  /**
+   * For commands: their whole output (up to a MiB). Stored apart from the record: the lists of a
+   * plan's calls leave it out, `plan explain` and the status's last command carry it.
+   */
+  output: CommandOutput.optional(),
   createdAt: z.string(),
   /** Which rule of the plan's profile decided the call (or that its default did). */
   policy: PolicyVerdict.optional(),

@@ -115,6 +115,8 @@ export interface PlanRecordsTable {
   plan_id: string;
   created_at: string;
   doc: string;
+  /** A command's kept output (JSON of CommandOutput), apart from `doc`; null when none. */
+  output: string | null;
 }
 
 export interface RegistryEntitiesTable {

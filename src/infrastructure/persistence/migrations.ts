@@ -546,6 +546,20 @@ const m0015_session_context: Migration = {
   },
 };
 
+const m0016_command_output: Migration = {
+  async up(db: AnyDb) {
+    // A command's kept output (JSON of {text, bytes, truncated}, up to a MiB), beside its tool
+    // call's record rather than in it, so what lists a plan's calls never reads it. Null: the call
+    // ran no command, or was stored before output was kept. JSON, not the text itself: PostgreSQL's
+    // text refuses the NUL bytes a command may write, JSON escapes them.
+    const text = onPostgres(db) ? sql`text collate "C"` : 'text';
+    await db.schema.alterTable('plan_records').addColumn('output', text).execute();
+  },
+  async down(db: AnyDb) {
+    await db.schema.alterTable('plan_records').dropColumn('output').execute();
+  },
+};
+
 /** Every migration, by name; names sort in the order they must run. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_initial': m0001_initial,
@@ -563,6 +577,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0013_grants_and_secrets': m0013_grants_and_secrets,
   '0014_turn_changes': m0014_turn_changes,
   '0015_session_context': m0015_session_context,
+  '0016_command_output': m0016_command_output,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve({ ...MIGRATIONS }) };

@@ -14,7 +14,8 @@ import {
   usageOf,
 } from '../cli/render/task.ts';
 import { approvalWhat, type ApprovalRequest } from '../cli/support/plan-follow.ts';
-import { flattenTree, type PlanPane, type Turn } from './state.ts';
+import { outputTail } from '../../protocol/client/index.ts';
+import { flattenTree, type Decision, type PlanPane, type Turn } from './state.ts';
 
 /** What a line is, for its colour (none under NO_COLOR: the words and marks carry the meaning). */
 export type Tone = 'user' | 'agent' | 'tool' | 'meta' | 'warn' | 'error' | 'ok' | 'add' | 'del' | 'hunk' | 'head';
@@ -143,9 +144,43 @@ export function planLines(p: PlanPane, width: number): Line[] {
     const files = c.filesTouched.length ? ` [${c.filesTouched.join(', ')}]` : '';
     push(`  ${c.ok ? '✓' : '✗'} ${c.tool}: ${c.summary}${files}`, c.ok ? 'ok' : 'error');
   }
+  out.push(...outputLines(p, flat[p.selected]?.d, width));
   push('Checkpoints', 'head');
   if (s.checkpoints.length === 0) push('  (none yet)', 'meta');
   for (const c of s.checkpoints) push(`  ${c.id}  ${c.label} (after step ${c.stepIndex})`, 'meta');
+  return out;
+}
+
+/**
+ * The output of the selected step's command (its last lines, from the execution log); when the
+ * selected decision ran none, the plan's last command's.
+ */
+function outputLines(p: PlanPane, selected: Decision | undefined, width: number): Line[] {
+  const s = p.status;
+  if (!s) return [];
+  const own = selected && p.log.filter((c) => c.decisionId === selected.id && c.outputTail !== undefined).at(-1);
+  const last = s.lastCommand;
+  const shown =
+    own && selected
+      ? {
+          title: `Output of the selected step${selected.stepIndex !== undefined ? ` ${selected.stepIndex + 1}` : ''}`,
+          tail: own.outputTail ?? '',
+          ok: own.ok,
+          decisionId: selected.id,
+        }
+      : last
+        ? {
+            title: `Output of the last command${last.step !== undefined ? ` (step ${last.step})` : ''}`,
+            tail: outputTail(last.output.text).text,
+            ok: last.ok,
+            decisionId: last.decisionId,
+          }
+        : undefined;
+  if (!shown) return [];
+  const out = wrap(shown.title, width, 'head');
+  if (shown.tail === '') out.push(...wrap('  (no output)', width, 'meta'));
+  else for (const l of shown.tail.split('\n')) out.push(...wrap(`  ${l}`, width, shown.ok ? undefined : 'error'));
+  out.push(...wrap(`  all of it: agents plan explain ${shown.decisionId} --plan ${s.planId} --output`, width, 'meta'));
   return out;
 }
 

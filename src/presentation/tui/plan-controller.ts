@@ -223,6 +223,8 @@ export function logOf(task: Task): LogEntry[] {
         summary: c.summary ?? '',
         filesTouched: c.filesTouched ?? [],
         checkpointId: c.checkpointId,
+        decisionId: typeof c.decisionId === 'string' ? c.decisionId : undefined,
+        outputTail: typeof c.outputTail === 'string' ? c.outputTail : undefined,
       },
     ];
   });

@@ -36,6 +36,10 @@ export interface LogEntry {
   summary: string;
   filesTouched: string[];
   checkpointId?: string | undefined;
+  /** The decision (step) it was made for. */
+  decisionId?: string | undefined;
+  /** A command's last lines of output (the plan's record keeps all of it). */
+  outputTail?: string | undefined;
 }
 
 export interface PlanPane {

@@ -133,6 +133,14 @@ export {
 } from '../../domain/session.ts';
 /** What an execute task's `diff` artifact carries in its data part. */
 export { StoredDiff } from '../../domain/plan/plan-views.ts';
+/** A command's kept output, and its last lines as every front end shows them. */
+export {
+  outputTail,
+  shownOutput,
+  TAIL_LINES,
+  type CommandOutput,
+  type OutputTail,
+} from '../../domain/plan/command-output.ts';
 export {
   syncConnect,
   syncDisconnect,

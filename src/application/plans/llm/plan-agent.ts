@@ -12,7 +12,7 @@ import type { CommandOutputChunk, SandboxInfo, ToolCallResult } from '../../port
 import { OutputStream } from '../../agent/output-stream.ts';
 import type { AgentRecorder, AgentTool, CallEvent, NotRunState, ToolOutcome } from '../../agent/agent.types.ts';
 import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
-import { callRecorder } from '../execute-shared.ts';
+import { callRecorder, keptOutput } from '../execute-shared.ts';
 import { argSummary, commandOfCall, normalizeArgs } from '../tool-call-preview.ts';
 import type { PlanTool } from './plan-model.ts';
 
@@ -187,6 +187,7 @@ export class PlanCallRecorder implements AgentRecorder {
     verdict: PolicyVerdict | undefined,
   ): ToolCallRecord {
     const aborted = this.turn.signal.aborted;
+    const output = keptOutput(result);
     return {
       id: newId(),
       planId: this.plan.id,
@@ -201,6 +202,7 @@ export class PlanCallRecorder implements AgentRecorder {
       resource: this.at.sandbox.resource,
       network: this.at.network,
       ...(result.confinement ? { confinement: result.confinement } : {}),
+      ...(output ? { output } : {}),
       createdAt: this.wb.now().toISOString(),
       ...(verdict ? { policy: verdict } : {}),
     };

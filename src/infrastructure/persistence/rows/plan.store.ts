@@ -1,3 +1,4 @@
+import type { CommandOutput } from '../../../domain/plan/command-output.ts';
 import type { Checkpoint, Decision, PhaseState, Plan, ToolCallRecord } from '../../../domain/plan/plan.ts';
 import type { PlanListQuery, PlanRecords, PlanRepository } from '../../../application/index.ts';
 import type { SqlRunner } from './sql-runner.ts';
@@ -62,11 +63,45 @@ export class PlanStore implements PlanRepository {
   }
 
   putToolCall(t: ToolCallRecord): Promise<void> {
-    return this.put('toolcall', t.id, t.planId, t.createdAt, t);
+    const { output, ...record } = t;
+    return this.put('toolcall', t.id, t.planId, t.createdAt, record, output ? JSON.stringify(output) : null);
   }
 
   toolCalls(planId: string): Promise<ToolCallRecord[]> {
     return this.records<ToolCallRecord>('toolcall', planId);
+  }
+
+  async toolCallOutputs(planId: string, ids: readonly string[]): Promise<Map<string, CommandOutput>> {
+    const out = new Map<string, CommandOutput>();
+    if (ids.length === 0) return out;
+    const rows = await this.db.run((k) =>
+      k
+        .selectFrom('plan_records')
+        .select(['id', 'output'])
+        .where('kind', '=', 'toolcall')
+        .where('plan_id', '=', planId)
+        .where('id', 'in', [...ids])
+        .where('output', 'is not', null)
+        .execute(),
+    );
+    for (const r of rows) if (r.output !== null) out.set(r.id, JSON.parse(r.output) as CommandOutput);
+    return out;
+  }
+
+  async lastCommandCall(planId: string): Promise<ToolCallRecord | undefined> {
+    const row = await this.db.run((k) =>
+      k
+        .selectFrom('plan_records')
+        .select(['doc', 'output'])
+        .where('plan_id', '=', planId)
+        .where('kind', '=', 'toolcall')
+        .where('output', 'is not', null)
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst(),
+    );
+    if (!row?.output) return undefined;
+    return { ...(JSON.parse(row.doc) as ToolCallRecord), output: JSON.parse(row.output) as CommandOutput };
   }
 
   async recordsOf(planIds: readonly string[]): Promise<Map<string, PlanRecords>> {
@@ -100,12 +135,20 @@ export class PlanStore implements PlanRepository {
     return rows.map((r) => JSON.parse(r.doc) as Plan);
   }
 
-  private async put(kind: RecordKind, id: string, planId: string, createdAt: string, doc: unknown): Promise<void> {
+  private async put(
+    kind: RecordKind,
+    id: string,
+    planId: string,
+    createdAt: string,
+    doc: unknown,
+    output: string | null = null,
+  ): Promise<void> {
+    const text = JSON.stringify(doc);
     await this.db.run((k) =>
       k
         .insertInto('plan_records')
-        .values({ kind, id, plan_id: planId, created_at: createdAt, doc: JSON.stringify(doc) })
-        .onConflict((oc) => oc.columns(['kind', 'id']).doUpdateSet({ doc: JSON.stringify(doc) }))
+        .values({ kind, id, plan_id: planId, created_at: createdAt, doc: text, output })
+        .onConflict((oc) => oc.columns(['kind', 'id']).doUpdateSet({ doc: text, output }))
         .execute(),
     );
   }

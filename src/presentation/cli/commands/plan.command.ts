@@ -27,7 +27,7 @@ import {
   renderTree,
   type PlanStatus,
 } from '../render/plan.ts';
-import { renderCorrection, renderExplain } from '../render/plan-decision.ts';
+import { renderCorrection, renderExplain, wholeOutput } from '../render/plan-decision.ts';
 import { renderFields, renderTable } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 import { registerPlanHousekeeping } from './plan-housekeeping.command.ts';
@@ -364,7 +364,8 @@ export function registerPlan(program: Command, runner: Runner): void {
     .argument('<decision-id>', 'a decision id (from agents plan tree)')
     .option('--plan <id>', 'the plan it belongs to (faster)')
     .option('--show-context', 'list every file of the context the actor saw (path, tokens, score)')
-    .action((decisionId: string, opts: { plan?: string; showContext?: boolean }, cmd: Command) =>
+    .option('--output', "print only the whole output of the decision's command (plan status shows its last lines)")
+    .action((decisionId: string, opts: { plan?: string; showContext?: boolean; output?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan explain', async (ctx) => {
         const client = await ctx.client();
         const r = await client.call(
@@ -372,7 +373,8 @@ export function registerPlan(program: Command, runner: Runner): void {
           { decisionId, ...(opts.plan ? { planId: opts.plan } : {}) },
           { signal: ctx.signal },
         );
-        ctx.ui.out(renderExplain(r, ctx.ui, opts.showContext ?? false));
+        if (opts.output) ctx.ui.out(wholeOutput(r, ctx.ui));
+        else ctx.ui.out(renderExplain(r, ctx.ui, opts.showContext ?? false));
         return { data: r };
       }),
     );

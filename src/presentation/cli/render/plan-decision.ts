@@ -1,4 +1,6 @@
-import type { planCorrect, planExplain, ResultOf } from '../../../protocol/client/index.ts';
+import { shownOutput, type planCorrect, type planExplain, type ResultOf } from '../../../protocol/client/index.ts';
+import { CliError } from '../exit-codes.ts';
+import { outputFields, wholeOutputCommand } from './command-output.ts';
 import { renderYaml } from './definition.ts';
 import { chosenText } from './plan.ts';
 import { verdictText } from './policy.ts';
@@ -45,13 +47,14 @@ export function renderExplain(r: ResultOf<typeof planExplain>, ui: Ui, showConte
     ['superseded', ui.rich ? (d.superseded ? 'yes' : undefined) : String(d.superseded)],
     ['parent', parent ? `${parent.id} ${parent.question}` : undefined],
     ...children.map((c) => ['child', `${c.id} ${c.type}: ${c.question}`] as const),
-    // Each call, then what its automation profile decided about it.
+    // Each call, what its automation profile decided about it, and a command's output.
     ...calls.flatMap((c) => [
       [
         'tool call',
         `${c.tool} ${c.ok ? 'ok' : 'FAILED'}: ${c.summary} (${c.durationMs} ms)${c.filesTouched.length ? ` — ${c.filesTouched.join(', ')}` : ''}`,
       ] as const,
       ...(c.policy ? [['policy', verdictText(c.policy)] as const] : []),
+      ...(c.output ? outputFields(c.output, wholeOutputCommand(r.planId, d.id), ui) : []),
     ]),
     ['checkpoint', cp ? `${cp.id} ${cp.label}` : undefined],
     ...d.alternatives.map((a, i) => [`alternative ${i + 1}`, alternativeText(a)] as const),
@@ -76,6 +79,33 @@ export function renderExplain(r: ResultOf<typeof planExplain>, ui: Ui, showConte
   const tail = context ? `${ui.rich ? ui.pal.bold('context') : 'context:'}\n${renderYaml(context, ui.mode)}` : '';
   if (!ui.rich) return `${renderFields([['decision', d.id], ...fields], ui.mode)}${tail}`;
   return `${ui.pal.bold('Decision')} ${d.id}\n${renderFields(fields, ui.mode)}${tail}`;
+}
+
+/**
+ * `plan explain --output`: the whole output of the decision's command, as kept — as the command
+ * wrote it when piped, without control sequences on a terminal (the output is the sandboxed
+ * command's to choose). Several calls (an actor's decision): each under a line naming it.
+ */
+export function wholeOutput(r: ResultOf<typeof planExplain>, ui: Ui): string {
+  const calls = r.toolCalls.filter((c) => c.output);
+  if (calls.length === 0)
+    throw new CliError(
+      `decision ${r.decision.id} kept no command output: ${r.toolCalls.length ? 'its calls ran no command (or ran before plans kept output)' : 'it made no tool call'}`,
+      'NOT_FOUND',
+      'NotFoundError',
+      `see what it did with agents plan explain ${r.decision.id} --plan ${r.planId}`,
+    );
+  const text = (t: string): string => {
+    const shown = ui.rich ? shownOutput(t) : t;
+    return shown === '' || shown.endsWith('\n') ? shown : `${shown}\n`;
+  };
+  if (calls.length === 1) return text(calls[0]?.output?.text ?? '');
+  return calls
+    .map(
+      (c) =>
+        `${ui.rich ? ui.pal.dim(`── ${c.tool}: ${c.summary}`) : `── ${c.tool}: ${c.summary}`}\n${text(c.output?.text ?? '')}`,
+    )
+    .join('');
 }
 
 /** What `plan correct` did (or, with --dry-run, would do). */

@@ -1,5 +1,6 @@
 import type { planArtifacts, planDiff, planStatus, planTree, ResultOf } from '../../../protocol/client/index.ts';
 import type { Palette } from './colors.ts';
+import { lastCommandFields } from './command-output.ts';
 import { plural, whenText } from './definition.ts';
 import { ruleText } from './policy.ts';
 import { oneLine, renderFields, renderTable } from './table.ts';
@@ -93,6 +94,7 @@ export function renderPlanStatus(s: PlanStatus, ui: Ui): string {
     ],
     ...(!rich && error?.hint ? [['error hint', error.hint] as const] : []),
     ...(error?.files ?? []).map((f) => ['error file', f] as const),
+    ...lastCommandFields(s, ui),
     ['waiting', waiting ? `${waiting.kind} on task ${waiting.taskId}` : undefined],
     ...sandboxes.map((b) => ['sandbox', `${b.resource}: ${b.root}${b.branch ? ` (branch ${b.branch})` : ''}`] as const),
     ...checkpoints.map(

@@ -8,6 +8,7 @@ import {
   type StreamResponse,
   type Task,
 } from '../../../protocol/client/index.ts';
+import { lastCommandFields } from '../render/command-output.ts';
 import { plural } from '../render/definition.ts';
 import {
   chosenText,
@@ -85,6 +86,8 @@ export function renderRunSummary(s: PlanStatus, task: Task | undefined, ui: Ui):
     ...applied.map(
       (c) => ['commit', `${c.resource}: ${c.commit ?? 'none'} (${plural(c.files.length, 'file')})`] as const,
     ),
+    // A command that failed the run: what it said is the first thing to read.
+    ...(s.state === 'errored' && s.lastCommand && !s.lastCommand.ok ? lastCommandFields(s, ui) : []),
     ['next', nextCommands(s).join(ui.rich ? '  ·  ' : ' ; ')],
   ];
   if (!ui.rich) return renderFields([['plan', s.planId], ['phase', s.phase], ['state', s.state], ...fields], ui.mode);

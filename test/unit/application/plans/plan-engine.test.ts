@@ -40,7 +40,16 @@ function memoryPlans(): PlanRepository & { records: PlanRecords } {
     putCheckpoint: async (c: Checkpoint) => upsert(records.checkpoints, c),
     checkpoints: async (id) => structuredClone(records.checkpoints.filter((c) => c.planId === id)),
     putToolCall: async (t: ToolCallRecord) => upsert(records.toolCalls, t),
-    toolCalls: async (id) => structuredClone(records.toolCalls.filter((t) => t.planId === id)),
+    // As stored: the calls without their output, which is read apart.
+    toolCalls: async (id) =>
+      structuredClone(records.toolCalls.filter((t) => t.planId === id).map(({ output: _o, ...t }) => t)),
+    toolCallOutputs: async (id, ids) =>
+      new Map(
+        records.toolCalls.flatMap((t) =>
+          t.planId === id && ids.includes(t.id) && t.output ? [[t.id, structuredClone(t.output)] as const] : [],
+        ),
+      ),
+    lastCommandCall: async (id) => structuredClone(records.toolCalls.filter((t) => t.planId === id && t.output).at(-1)),
     recordsOf: async () => new Map(),
     listByState: async () => [],
   };
@@ -56,6 +65,7 @@ const tool = (name: string, writes: boolean) => ({
 const DEFINITIONS: Record<string, unknown> = {
   'tool:local/write': tool('local/write', true),
   'tool:local/read': tool('local/read', false),
+  'tool:local/run': tool('local/run', true),
   'resource:local/r': { name: 'local/r', type: 'fs-directory', path: '/nowhere/r' },
   'project:local/p': { name: 'local/p', resources: ['local/r'] },
   'action:local/act': {
@@ -66,6 +76,15 @@ const DEFINITIONS: Record<string, unknown> = {
       { tool: 'local/write', args: { path: 'a.txt', content: 'hello {{who}}' } },
       { tool: 'local/read', args: { path: 'a.txt' } },
       { tool: 'local/write', args: { path: 'b.txt', content: 'bye' } },
+    ],
+  },
+  'action:local/cmd': {
+    name: 'local/cmd',
+    descriptionTemplate: 'test',
+    definitionOfDone: 'tests pass',
+    steps: [
+      { tool: 'local/read', args: { path: 'a.txt' } },
+      { tool: 'local/run', args: { command: 'npm test' } },
     ],
   },
 };
@@ -128,31 +147,48 @@ function fakeTools(failOn?: number): ToolRunner & { calls: Array<{ tool: string;
     run: async (req: ToolCallRequest) => {
       calls.push({ tool: req.tool.name, args: req.args });
       const ok = calls.length !== failOn;
+      // A command: its output and exit code, as the built-in runner reports them.
+      if (req.tool.name === 'local/run')
+        return {
+          ok,
+          summary: `npm test: exit ${ok ? 0 : 3}`,
+          output: 'out\nerr\n',
+          filesTouched: [],
+          exitCode: ok ? 0 : 3,
+          confinement: 'confined' as const,
+        };
       return {
         ok,
         summary: ok ? `ran ${req.tool.name}` : 'disk full',
-        output: '',
+        output: req.tool.writes ? '' : 'the file read',
         filesTouched: req.tool.writes ? [String(req.args['path'])] : [],
       };
     },
   };
 }
 
-function handle(id: string): TaskHandle & { states: string[]; texts: string[]; artifacts: string[] } {
+function handle(
+  id: string,
+): TaskHandle & { states: string[]; texts: string[]; artifacts: string[]; logged: unknown[] } {
   const states: string[] = [];
   const texts: string[] = [];
   const artifacts: string[] = [];
+  const logged: unknown[] = [];
   return {
     states,
     texts,
     artifacts,
+    logged,
     task: { id, contextId: 'plan-ctx', status: { state: 'TASK_STATE_WORKING' } },
     signal: new AbortController().signal,
     status: async (state, text) => {
       states.push(state);
       texts.push(text ?? '');
     },
-    artifact: async (a) => void artifacts.push(a.artifactId),
+    artifact: async (a) => {
+      artifacts.push(a.artifactId);
+      if (a.artifactId === 'execution-log') logged.push(...a.parts.map((p) => p.data));
+    },
     stored: async () => {},
   };
 }
@@ -280,6 +316,20 @@ describe('PlanEngine with fake sandboxes and tools', () => {
       plans.records.toolCalls.map((c) => c.ok),
       [true, false],
     );
+  });
+
+  it('a command step keeps its output in its record (a file tool’s none), the execution log its last lines', async () => {
+    const { plans, engine } = await strategized({ action: 'local/cmd', stepsTotal: 2 }, 2);
+    const t = handle('t-execute');
+    await engine.execute('p1', t, { yes: false });
+    assert.equal((await plans.get('p1'))?.state, 'errored');
+    const [read, run] = plans.records.toolCalls;
+    assert.equal(read?.output, undefined, 'a read’s output is the file, not kept');
+    assert.deepEqual(run?.output, { text: 'out\nerr\n', bytes: 8, truncated: false });
+    assert.equal(run?.exitCode, 3);
+    const [, logged] = t.logged as Array<Record<string, unknown>>;
+    assert.equal(logged?.['outputTail'], 'out\nerr');
+    assert.equal(logged?.['output'], undefined, 'the whole output stays in the plan’s record');
   });
 
   it('under the manual profile a write waits for approval and runs nothing', async () => {

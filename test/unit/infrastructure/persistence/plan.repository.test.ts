@@ -11,6 +11,7 @@ import type {
   ToolCallRecord,
 } from '../../../../src/domain/plan/plan.ts';
 import { SqlitePlanRepository } from '../../../../src/infrastructure/index.ts';
+import { createMigrator, migrateToLatest } from '../../../../src/infrastructure/persistence/migrations.ts';
 import { PgPlanRepository } from '../../../../src/infrastructure/persistence/postgres/pg-plan.repository.ts';
 import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
 
@@ -150,6 +151,55 @@ for (const engine of ENGINES)
       assert.deepEqual(all.get('p2'), { decisions: [decision('d3', 'p2')], checkpoints: [], toolCalls: [] });
       assert.deepEqual(all.get('p9'), { decisions: [], checkpoints: [], toolCalls: [] });
       assert.deepEqual((await repo.recordsOf([])).size, 0);
+    });
+
+    it('keeps a command’s output apart: the lists leave it out, the output reads and the last command carry it', async () => {
+      await repo.create(plan('p1', 0));
+      await repo.create(plan('p2', 0));
+      // A MiB with what PostgreSQL's text refuses bare (NUL) and what needs escaping in JSON.
+      const big = `${'x'.repeat(1024 * 1024 - 64)}\u0000 "quoted" \\ é 😀\n`;
+      const ran = { ...toolCall('t1', 'p1'), output: { text: big, bytes: 2_000_000, truncated: true } };
+      const edit = toolCall('t2', 'p1');
+      await repo.putToolCall(ran);
+      await repo.putToolCall(edit);
+      await repo.putToolCall({ ...toolCall('t3', 'p2'), output: { text: 'other plan', bytes: 10, truncated: false } });
+      assert.deepEqual(await repo.toolCalls('p1'), [toolCall('t1', 'p1'), edit]);
+      assert.deepEqual((await repo.recordsOf(['p1'])).get('p1')?.toolCalls, [toolCall('t1', 'p1'), edit]);
+      assert.deepEqual(await repo.toolCallOutputs('p1', ['t1', 't2', 't3']), new Map([['t1', ran.output]]));
+      assert.deepEqual(await repo.toolCallOutputs('p1', []), new Map());
+      assert.deepEqual(
+        await repo.lastCommandCall('p1'),
+        ran,
+        'the newest call that kept an output, not the newest call',
+      );
+      assert.equal(await repo.lastCommandCall('p9'), undefined);
+      // A put again replaces the output too (a cancelled call stored, then recorded).
+      const again = { ...ran, output: { text: 'short', bytes: 5, truncated: false } };
+      await repo.putToolCall(again);
+      assert.deepEqual(await repo.lastCommandCall('p1'), again);
+      assert.equal(await repo.delete('p1'), true);
+      assert.deepEqual(await repo.toolCallOutputs('p1', ['t1']), new Map());
+    });
+
+    it('reads the tool calls a database kept before outputs were (0016 not yet run)', async () => {
+      const kysely = db.pg ? db.pg.kysely : db.sqlite!.kysely;
+      assert.equal((await createMigrator(kysely).migrateTo('0013_grants_and_secrets')).error, undefined);
+      await repo.create(plan('p1', 0));
+      // A record as the code before 0016 wrote it: no output column.
+      await kysely
+        .insertInto('plan_records')
+        .values({
+          kind: 'toolcall',
+          id: 't1',
+          plan_id: 'p1',
+          created_at: at(3),
+          doc: JSON.stringify(toolCall('t1', 'p1')),
+        })
+        .execute();
+      await migrateToLatest(kysely);
+      assert.deepEqual(await repo.toolCalls('p1'), [toolCall('t1', 'p1')]);
+      assert.deepEqual(await repo.toolCallOutputs('p1', ['t1']), new Map());
+      assert.equal(await repo.lastCommandCall('p1'), undefined);
     });
 
     it('deletes a plan with all its records', async () => {

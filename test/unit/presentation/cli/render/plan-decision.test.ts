@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { planCorrect, planExplain } from '../../../../../src/protocol/client/index.ts';
-import { renderCorrection, renderExplain } from '../../../../../src/presentation/cli/render/plan-decision.ts';
+import { CliError } from '../../../../../src/presentation/cli/exit-codes.ts';
+import {
+  renderCorrection,
+  renderExplain,
+  wholeOutput,
+} from '../../../../../src/presentation/cli/render/plan-decision.ts';
 import { Ui } from '../../../../../src/presentation/cli/render/ui.ts';
 
 const plainUi = (): Ui =>
@@ -91,6 +96,49 @@ describe('plan explain and correct rendering', () => {
     assert.match(text, /^checkpoint: C1 after-step:1$/m);
     assert.match(text, /^context:\n {2}file: a\.txt$/m);
     assert.doesNotMatch(text, /alternatives/);
+  });
+
+  it('shows a command call’s last lines and how to see all; --output prints all of it, or says there is none', () => {
+    const lines = Array.from({ length: 25 }, (_, i) => `line ${i + 1}`);
+    const call = (id: string, text: string) => ({
+      id,
+      planId: PLAN,
+      decisionId: 'D1',
+      tool: 'builtin/run-command',
+      args: { command: 'npm test' },
+      ok: false,
+      summary: 'npm test: exit 3',
+      durationMs: 9,
+      filesTouched: [],
+      exitCode: 3,
+      resource: 'local/api',
+      createdAt: '2026-01-01T00:00:01.000Z',
+      output: { text, bytes: Buffer.byteLength(text), truncated: false },
+    });
+    const r = planExplain.result.parse({
+      planId: PLAN,
+      decision: decision('D1'),
+      children: [],
+      toolCalls: [call('T1', `${lines.join('\n')}\n`)],
+    });
+    const text = renderExplain(r, plainUi());
+    assert.match(text, new RegExp(`^output: ${lines.slice(5).join('\\\\n')}$`, 'm'));
+    assert.match(
+      text,
+      new RegExp(`^output more: last 20 of 25 lines — all of it: agents plan explain D1 --plan ${PLAN} --output$`, 'm'),
+    );
+    assert.equal(wholeOutput(r, plainUi()), `${lines.join('\n')}\n`);
+    // An actor's decision with two commands: each under a line naming it.
+    const two = planExplain.result.parse({ ...r, toolCalls: [call('T1', 'one'), call('T2', 'two\n')] });
+    assert.equal(
+      wholeOutput(two, plainUi()),
+      '── builtin/run-command: npm test: exit 3\none\n── builtin/run-command: npm test: exit 3\ntwo\n',
+    );
+    const none = planExplain.result.parse({ ...r, toolCalls: [] });
+    assert.throws(
+      () => wholeOutput(none, plainUi()),
+      (e: unknown) => e instanceof CliError && e.reason === 'NOT_FOUND' && /D1 kept no command output/.test(e.message),
+    );
   });
 
   it('renders a dry-run correction as what would change, and a done one as what changed', () => {
