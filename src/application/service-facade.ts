@@ -318,6 +318,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     recordTask: (id, at) => deps.sessions.touch(id, at, 1),
     logger: deps.logger,
   });
+  const turnHistory = new TurnHistoryService({ ...deps.turnHistory, sessions: deps.sessions, tasks: deps.tasks });
   const actors = new RegistryActorCatalog(
     registry,
     deps.actorsByModel,
@@ -334,9 +335,9 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
           compaction,
           lookupActor: async (n) => (await reg.use('actor', n))?.definition as ActorDefinition | undefined,
           hooks,
+          checkpoints: turnHistory,
         })),
   );
-  const turnHistory = new TurnHistoryService({ ...deps.turnHistory, sessions: deps.sessions, tasks: deps.tasks });
   sessions = new SessionService({
     changes: (id) => turnHistory.changesOf(id),
     sessions: deps.sessions,

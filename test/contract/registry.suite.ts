@@ -297,7 +297,7 @@ export function registrySuite(ctx: SuiteContext): void {
   it('lists with filters, regular expressions, paging and a summary', async () => {
     const all = await client.call(toolRegistry.list, {});
     const builtins = (await client.call(toolRegistry.list, { namespace: 'builtin' })).totalSize;
-    assert.equal(builtins, 9);
+    assert.equal(builtins, 16);
     assert.equal(all.totalSize, builtins + 1);
     assert.deepEqual(all.summary.byNamespace, { builtin: builtins, local: 1 });
     assert.equal(all.summary.byType['command'], 1);
@@ -311,9 +311,9 @@ export function registrySuite(ctx: SuiteContext): void {
       re.items.map((t) => t.name),
       ['builtin/edit-file', 'builtin/read-file', 'builtin/write-file'],
     );
-    const p1 = await client.call(toolRegistry.list, { pageSize: 4 });
-    const p2 = await client.call(toolRegistry.list, { pageSize: 4, pageToken: p1.nextPageToken });
-    const p3 = await client.call(toolRegistry.list, { pageSize: 4, pageToken: p2.nextPageToken });
+    const p1 = await client.call(toolRegistry.list, { pageSize: 6 });
+    const p2 = await client.call(toolRegistry.list, { pageSize: 6, pageToken: p1.nextPageToken });
+    const p3 = await client.call(toolRegistry.list, { pageSize: 6, pageToken: p2.nextPageToken });
     assert.deepEqual(
       [...p1.items, ...p2.items, ...p3.items].map((t) => t.name),
       all.items.map((t) => t.name),

@@ -536,7 +536,7 @@ function planModel(req: RecordedRequest): FakeReply {
     toolCalls: [{ id: `call_${name.length}_${turns}`, name, arguments: JSON.stringify(args) }],
   });
   if (tools.includes('submit_strategy')) {
-    if (turns === 0) return call('builtin__read-file', { path: 'src/date.js' });
+    if (turns === 0) return call('builtin__read', { path: 'src/date.js' });
     return call('submit_strategy', {
       approach: 'fix the month offset in src/date.js',
       rationale: 'months start at 0',
@@ -560,12 +560,11 @@ function planModel(req: RecordedRequest): FakeReply {
       ],
     });
   }
-  if (turns === 0) return call('builtin__read-file', { path: 'src/date.js' });
+  if (turns === 0) return call('builtin__read', { path: 'src/date.js' });
   if (turns === 1)
-    return call('builtin__edit-file', {
+    return call('builtin__edit', {
       path: 'src/date.js',
-      find: 'new Date(y, m, d)',
-      replace: 'new Date(y, m - 1, d)',
+      edits: [{ oldText: 'new Date(y, m, d)', newText: 'new Date(y, m - 1, d)' }],
     });
   return call(tools.find((n) => /finish/.test(n)) ?? 'finish', { done: true, assessment: 'fixed', confidence: 0.9 });
 }

@@ -146,11 +146,12 @@ describe('agents with an LLM actor (local mode)', () => {
     );
     assert.equal(res.code, 0, res.stderr);
     assert.equal(res.stdout, 'It says 42.\n');
-    // The context service chose the project's files for the message: they are in the system prompt.
+    // The model gets a map of the project and reads what it needs with its tools: no file's text is sent.
     const first = fake.generations.at(-2)?.body as { messages: Array<{ role: string; content: unknown }> };
     const system = JSON.stringify(first.messages.find((m) => m.role === 'system')?.content);
-    assert.match(system, /the context service selected for this message/);
-    assert.match(system, /--- notes\.txt ---\\nthe answer is 42/);
+    assert.match(system, /Repository map of project local\/llm/);
+    assert.match(system, /notes\.txt/);
+    assert.doesNotMatch(system, /the answer is 42/);
     assert.match(res.stderr, /^tool: → builtin\/read-file path=notes\.txt$/m);
     assert.match(res.stderr, /^tool: ✓ builtin\/read-file done \(\d+ ms\): read notes\.txt/m);
     const sessions = await json(['session', 'list'], data);

@@ -79,7 +79,7 @@ const call = (name: string, args: unknown, id = `call_${Math.random().toString(3
 /** A strategy with two decisions and their alternatives; guidance about Date.UTC changes the second. */
 function strategy(req: RecordedRequest): FakeReply {
   const guided = /Date\.UTC/.test(allText(req));
-  if (toolTurns(req) === 0 && !guided) return call('builtin__read-file', { path: 'src/date.js' });
+  if (toolTurns(req) === 0 && !guided) return call('builtin__read', { path: 'src/date.js' });
   // A re-plan is asked for the decisions from the corrected one on: only the second.
   const replan = /Decide again from the corrected decision on/.test(allText(req));
   const second = guided
@@ -120,12 +120,13 @@ function execution(req: RecordedRequest): FakeReply {
   const utc = /Date\.UTC/.test(allText(req));
   switch (toolTurns(req)) {
     case 0:
-      return call('builtin__read-file', { path: 'src/date.js' });
+      return call('builtin__read', { path: 'src/date.js' });
     case 1:
-      return call('builtin__edit-file', {
+      return call('builtin__edit', {
         path: 'src/date.js',
-        find: 'new Date(y, m, d)',
-        replace: utc ? 'new Date(Date.UTC(y, m - 1, d))' : 'new Date(y, m - 1, d)',
+        edits: [
+          { oldText: 'new Date(y, m, d)', newText: utc ? 'new Date(Date.UTC(y, m - 1, d))' : 'new Date(y, m - 1, d)' },
+        ],
       });
     default:
       return call(finish, { done: true, assessment: 'the month is zero-based now', confidence: 0.9 });
@@ -138,10 +139,9 @@ function scripted(req: RecordedRequest): FakeReply {
   const model = (req.body as { model?: string }).model;
   if (model === 'sloppy-model') return call('submit_strategy', { approach: 'just do it' });
   if (model === 'wrong-fix' && !names.includes('submit_strategy') && toolTurns(req) === 1)
-    return call('builtin__edit-file', {
+    return call('builtin__edit', {
       path: 'src/date.js',
-      find: 'new Date(y, m, d)',
-      replace: 'new Date(y, m + 1, d)',
+      edits: [{ oldText: 'new Date(y, m, d)', newText: 'new Date(y, m + 1, d)' }],
     });
   if (names.includes('submit_strategy')) return strategy(req);
   return execution(req);
@@ -239,7 +239,7 @@ describe('a plan from a goal (local mode)', () => {
 
   it('execute carries the strategy out in the sandbox, verify decides the definition of done, apply lands it', async () => {
     const res = await ok(['plan', 'execute', planId]);
-    assert.match(res.stdout + res.stderr, /builtin\/edit-file/);
+    assert.match(res.stdout + res.stderr, /builtin\/edit/);
     const status = await json(['plan', 'status', planId]);
     assert.equal(status.phase, 'execute');
     assert.equal(status.state, 'complete');

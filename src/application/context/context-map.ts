@@ -234,10 +234,15 @@ export class RepoMapper {
   /** What the map is and how to use it (and the instruction files not given). */
   private frame(input: MapInput, files: number, shown: number, withSymbols: number): string {
     const byPath = shown - withSymbols;
+    const n = (k: number, word: string): string => `${k} ${word}${k === 1 ? '' : 's'}`;
+    const parts = [
+      withSymbols > 0 ? `the ${withSymbols} most relevant to this message with their top-level symbols` : '',
+      byPath > 0 ? `${withSymbols > 0 ? `${byPath} more` : n(byPath, 'file')} by path` : '',
+    ].filter((p) => p !== '');
     const what =
       shown === files && byPath === 0
-        ? `all ${files} files with their top-level symbols`
-        : `${files} files; the ${withSymbols} most relevant to this message with their top-level symbols, ${byPath} more by path`;
+        ? `${files === 1 ? 'its one file' : `all ${files} files`} with their top-level symbols`
+        : `${n(files, 'file')}${parts.length ? `; ${parts.join(', ')}` : ''}`;
     const head = [
       `Repository map of project ${input.project} (${what}). It shows where things are, not what they say: read files with the read tool (line ranges), search their text with grep, find files with glob or list — before you rely on a file or change it.`,
     ];

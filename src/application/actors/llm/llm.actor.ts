@@ -16,7 +16,7 @@ import { AppError } from '../../../domain/errors.ts';
 import type { Actor, ActorTurn } from '../../ports/actor.port.ts';
 import type { HookService } from '../../hooks/hook.service.ts';
 import { toolCallHooks, type ToolCallHooks } from '../../hooks/tool-call-hooks.ts';
-import { fragmentsText, type ContextProvider } from '../../context/context.types.ts';
+import type { ContextProvider } from '../../context/context.types.ts';
 import {
   ProviderFailure,
   type ApiKeys,
@@ -347,24 +347,25 @@ class LlmTurn {
   }
 
   /**
-   * The files of the session's project the context service selects for this message (view
-   * `default`), as text for the system prompt; empty without a project or a context service. A
-   * failure to assemble is told to the model and logged, and the turn goes on without files.
+   * What the turn is given of the session's project (ContextProvider.chatContext): by default its
+   * instruction files and a ranked repository map — the model reads the rest with its tools — or,
+   * for a session in `full` mode, the files the default view selects. Empty without a project or a
+   * context service. A failure is told to the model and logged, and the turn goes on without.
    */
   private async projectContext(): Promise<string> {
     const project = this.project;
     const context = this.deps.context;
     if (!project || !context) return '';
     try {
-      const c = await context.assemble({
+      const c = await context.chatContext({
         project,
-        view: 'default',
+        mode: this.session?.context ?? 'map',
         goal: textOf(this.turn.message.parts),
         modelWindow: this.def.contextWindow ?? LLM_ACTOR_DEFAULTS.contextWindow,
         answerReserve: this.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens,
         signal: this.signal,
       });
-      return fragmentsText(c, 'for this message');
+      return c.text;
     } catch (err) {
       if (this.signal.aborted) throw err;
       this.deps.logger.warn({ err, project }, 'the context of a chat turn could not be assembled');

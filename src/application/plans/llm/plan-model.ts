@@ -183,8 +183,24 @@ export interface PlanToolSet {
   problems: string[];
 }
 
-/** The built-in tools every plan actor gets (the strategy actor only the read-only ones). */
-const PLAN_BUILTINS = BUILTIN_TOOLS.filter((t) => t.name !== 'builtin/replace-in-files');
+/**
+ * The built-in tools every plan actor gets (the strategy actor only the read-only ones): the coding
+ * tools a chat has, the git views, and run-command (no shell: what actions and verify run). The
+ * older file tools stay for actors and actions that name them.
+ */
+const PLAN_BUILTIN_NAMES = [
+  'builtin/read',
+  'builtin/grep',
+  'builtin/glob',
+  'builtin/list',
+  'builtin/edit',
+  'builtin/write',
+  'builtin/bash',
+  'builtin/run-command',
+  'builtin/git-status',
+  'builtin/git-diff',
+];
+const PLAN_BUILTINS = BUILTIN_TOOLS.filter((t) => PLAN_BUILTIN_NAMES.includes(t.name));
 
 /**
  * The tools of a plan's actor: the built-in file, search, command and git tools, and the actor's

@@ -321,14 +321,14 @@ const textOfArtifact = (h: Handle, id: string): string =>
     .flatMap((a) => a.parts.map((p) => p.text ?? ''))
     .join('');
 
-const EDIT = { path: 'src/date.js', find: "s.split('/')", replace: "s.split('-') /* fixed */" };
+const EDIT = { path: 'src/date.js', edits: [{ oldText: "s.split('/')", newText: "s.split('-') /* fixed */" }] };
 
 describe('the execute phase of a plan from a goal', () => {
   it('reads a file, edits it and runs the verify command: done met, the edit in the diff, every call recorded and checkpointed', async (t) => {
     const s = await setup(t);
     s.fake.push(
-      { text: ['Reading ', 'the file.'], ...call('builtin__read-file', { path: 'src/date.js' }) },
-      call('builtin__edit-file', EDIT),
+      { text: ['Reading ', 'the file.'], ...call('builtin__read', { path: 'src/date.js' }) },
+      call('builtin__edit', EDIT),
       finish(true, 'parse now splits on dashes'),
     );
     const h = await s.handle('T1');
@@ -359,8 +359,8 @@ describe('the execute phase of a plan from a goal', () => {
     assert.deepEqual(
       calls.map((c) => [c.tool, c.ok]),
       [
-        ['builtin/read-file', true],
-        ['builtin/edit-file', true],
+        ['builtin/read', true],
+        ['builtin/edit', true],
         ['builtin/run-command', true],
       ],
     );
@@ -410,17 +410,20 @@ describe('the execute phase of a plan from a goal', () => {
     assert.match(toolResults(s.fake.generations[1])[0] ?? '', /split\('\/'\)/);
     const tools = (s.fake.generations[0]?.body as { tools?: Array<{ function: { name: string } }> }).tools ?? [];
     assert.ok(tools.some((x) => x.function.name === 'finish'));
-    assert.ok(tools.some((x) => x.function.name === 'builtin__edit-file'));
+    assert.ok(tools.some((x) => x.function.name === 'builtin__edit'));
 
     // Live progress: status lines and the model's words.
-    assert.ok(h.texts.includes('Step 1: builtin/read-file path=src/date.js'), h.texts.join('\n'));
+    assert.ok(h.texts.includes('Step 1: builtin/read path=src/date.js'), h.texts.join('\n'));
     assert.ok(h.texts.some((x) => /^ {2}✓ .*checkpoint /.test(x)));
     assert.equal(textOfArtifact(h, 'execution'), 'Reading the file.');
   });
 
   it('says plainly that the definition of done is NOT met when the verify command fails', async (t) => {
     const s = await setup(t);
-    s.fake.push(call('builtin__edit-file', { ...EDIT, replace: "s.split('-')" }), finish(true, 'done, I think'));
+    s.fake.push(
+      call('builtin__edit', { ...EDIT, edits: [{ oldText: "s.split('/')", newText: "s.split('-')" }] }),
+      finish(true, 'done, I think'),
+    );
     const h = await s.handle('T1');
     await s.engine.execute('P1', h, { yes: false });
 
@@ -451,8 +454,8 @@ describe('the execute phase of a plan from a goal', () => {
   it('under builtin/manual a write waits for approval; approve runs it, reject with guidance tells the model', async (t) => {
     const s = await setup(t, { profile: 'builtin/manual' });
     s.fake.push(
-      call('builtin__read-file', { path: 'src/date.js' }),
-      call('builtin__write-file', { path: 'notes.txt', content: 'first\n' }, 'call_w1'),
+      call('builtin__read', { path: 'src/date.js' }),
+      call('builtin__write', { path: 'notes.txt', content: 'first\n' }, 'call_w1'),
     );
     const h = await s.handle('T1');
     await s.engine.execute('P1', h, { yes: false });
@@ -460,15 +463,16 @@ describe('the execute phase of a plan from a goal', () => {
     assert.equal(h.states.at(-1), 'TASK_STATE_INPUT_REQUIRED', h.texts.join('\n'));
     assert.equal(
       h.texts.at(-1),
-      'Approve step 2: builtin/write-file path=notes.txt? (approve / always / reject / reject with guidance)',
+      'Approve step 2: builtin/write path=notes.txt?\n--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1,1 @@\n+first\n (approve / always / reject / reject with guidance)',
     );
     let plan = await s.load();
     assert.equal(plan.waiting?.kind, 'tool-approval');
+    assert.match(String(plan.waiting?.request['diff']), /^\+first$/m, 'the approval carries the diff against the file');
     assert.equal(plan.waiting?.taskId, 'T1');
     assert.equal(plan.waiting?.decisionId, s.root.id);
     assert.deepEqual(
       [plan.waiting?.request['tool'], plan.waiting?.request['callId'], plan.waiting?.request['step']],
-      ['builtin/write-file', 'call_w1', 2],
+      ['builtin/write', 'call_w1', 2],
     );
     assert.deepEqual((h.data.at(-1) as { approvalRequest?: unknown }).approvalRequest, plan.waiting?.request);
     assert.equal(plan.usage.toolCalls, 1, 'the read ran without asking');
@@ -478,7 +482,7 @@ describe('the execute phase of a plan from a goal', () => {
     // Reject with guidance: the model is told, and writes elsewhere (asked again).
     s.fake.reply((req) =>
       toolResults(req).some((r) => r.includes('They said: write it to other.txt instead'))
-        ? call('builtin__write-file', { path: 'other.txt', content: 'second\n' }, 'call_w2')
+        ? call('builtin__write', { path: 'other.txt', content: 'second\n' }, 'call_w2')
         : { error: { status: 400, message: 'unexpected request' } },
     );
     const first = { kind: 'tool-approval' as const, decisionId: s.root.id, callId: plan.waiting?.request['callId'] };
@@ -487,7 +491,7 @@ describe('the execute phase of a plan from a goal', () => {
     plan = await s.load();
     assert.equal(plan.waiting?.request['callId'], 'call_w2');
     assert.equal(fs.existsSync(path.join(sandboxRoot, 'notes.txt')), false, 'a rejected call does not run');
-    const rejected = (await s.plans.toolCalls('P1')).find((c) => c.tool === 'builtin/write-file');
+    const rejected = (await s.plans.toolCalls('P1')).find((c) => c.tool === 'builtin/write');
     assert.deepEqual([rejected?.ok, rejected?.summary], [false, 'rejected by the user: write it to other.txt instead']);
 
     // A second answer to the first call (sent at the same time as the first) answers nothing.
@@ -533,7 +537,7 @@ describe('the execute phase of a plan from a goal', () => {
     s.fake.push({
       toolCalls: [
         { id: 'call_f', name: 'finish', arguments: JSON.stringify({ done: true, assessment: 'wrote a.txt' }) },
-        { id: 'call_w', name: 'builtin__write-file', arguments: JSON.stringify({ path: 'a.txt', content: 'a\n' }) },
+        { id: 'call_w', name: 'builtin__write', arguments: JSON.stringify({ path: 'a.txt', content: 'a\n' }) },
       ],
     });
     const h = await s.handle('T1');
@@ -556,10 +560,10 @@ describe('the execute phase of a plan from a goal', () => {
     const s = await setup(t, { budget: { maxTokens: 2000 }, verify: false });
     const words = Array.from({ length: 1000 }, (_, i) => `word${i} `);
     s.fake.push(
-      { ...call('builtin__write-file', { path: 'a.txt', content: 'kept\n' }), usage: { input: 30, output: 10 } },
+      { ...call('builtin__write', { path: 'a.txt', content: 'kept\n' }), usage: { input: 30, output: 10 } },
       {
         text: words,
-        ...call('builtin__write-file', { path: 'b.txt', content: 'never\n' }),
+        ...call('builtin__write', { path: 'b.txt', content: 'never\n' }),
         usage: { input: 30, output: 10 },
       },
     );
@@ -596,7 +600,7 @@ describe('the execute phase of a plan from a goal', () => {
 
   it('a model that has used every tool call of the budget may still finish', async (t) => {
     const s = await setup(t, { verify: false, budget: { maxToolCalls: 1 } });
-    s.fake.push(call('builtin__edit-file', EDIT), finish(true, 'one edit was enough'));
+    s.fake.push(call('builtin__edit', EDIT), finish(true, 'one edit was enough'));
     const h = await s.handle('T1');
     await s.engine.execute('P1', h, { yes: false });
     assert.equal(h.states.at(-1), 'TASK_STATE_COMPLETED', h.texts.join('\n'));
@@ -606,8 +610,8 @@ describe('the execute phase of a plan from a goal', () => {
   it('tells the model when its arguments are off-schema, and the next call works', async (t) => {
     const s = await setup(t, { verify: false });
     s.fake.push(
-      call('builtin__write-file', { path: 'a.txt' }),
-      call('builtin__write-file', { path: 'a.txt', content: 'ok\n' }),
+      call('builtin__write', { path: 'a.txt' }),
+      call('builtin__write', { path: 'a.txt', content: 'ok\n' }),
       finish(true, 'wrote a.txt'),
     );
     const h = await s.handle('T1');
@@ -671,7 +675,7 @@ describe('the execute phase of a plan from a goal', () => {
 
   it('with --yes, a write under builtin/manual runs without asking', async (t) => {
     const s = await setup(t, { profile: 'builtin/manual', verify: false });
-    s.fake.push(call('builtin__write-file', { path: 'a.txt', content: 'yes\n' }), finish(true, 'wrote it'));
+    s.fake.push(call('builtin__write', { path: 'a.txt', content: 'yes\n' }), finish(true, 'wrote it'));
     const h = await s.handle('T1');
     await s.engine.execute('P1', h, { yes: true });
     assert.equal(h.states.at(-1), 'TASK_STATE_COMPLETED', h.texts.join('\n'));
@@ -694,7 +698,7 @@ describe('the execute phase of a plan from a goal', () => {
     });
     s.fake.push(
       call('builtin__run-command', { command: 'rm -rf src' }),
-      call('builtin__write-file', { path: 'a.txt', content: 'ok\n' }),
+      call('builtin__write', { path: 'a.txt', content: 'ok\n' }),
       finish(true, 'wrote a.txt without commands'),
     );
     const h = await s.handle('T1');
@@ -709,7 +713,7 @@ describe('the execute phase of a plan from a goal', () => {
       calls.map((c) => [c.tool, c.ok, c.policy?.decision]),
       [
         ['builtin/run-command', false, 'deny'],
-        ['builtin/write-file', true, 'allow'],
+        ['builtin/write', true, 'allow'],
       ],
     );
     assert.match(calls[0]?.summary ?? '', /^denied by policy: /);
@@ -748,7 +752,7 @@ describe('the execute phase of a plan from a goal', () => {
     const s = await setup(t, { verify: false, hooks });
     s.fake.push(
       call('builtin__run-command', { command: 'rm -rf src' }),
-      call('builtin__write-file', { path: 'a.txt', content: 'ok\n' }),
+      call('builtin__write', { path: 'a.txt', content: 'ok\n' }),
       finish(true, 'wrote a.txt without commands'),
     );
     const h = await s.handle('T1');
@@ -760,7 +764,7 @@ describe('the execute phase of a plan from a goal', () => {
       calls.map((c) => [c.tool, c.ok, c.summary.startsWith('Vetoed by hook local/no-commands')]),
       [
         ['builtin/run-command', false, true],
-        ['builtin/write-file', true, false],
+        ['builtin/write', true, false],
       ],
     );
     const plan = await s.load();
@@ -769,7 +773,7 @@ describe('the execute phase of a plan from a goal', () => {
       seen.map((i) => [i.hook.name, (JSON.parse(i.payload) as { tool: string }).tool, i.workdir]),
       [
         ['local/no-commands', 'builtin/run-command', plan.sandboxes[0]?.root],
-        ['local/audit', 'builtin/write-file', plan.sandboxes[0]?.root],
+        ['local/audit', 'builtin/write', plan.sandboxes[0]?.root],
       ],
     );
     assert.deepEqual(
@@ -788,7 +792,7 @@ describe('the execute phase of a plan from a goal', () => {
 
   it("what the verify command changes is not kept in the plan's work", async (t) => {
     const s = await setup(t, { verifyCommand: 'sh -c "echo report > coverage.txt"' });
-    s.fake.push(call('builtin__edit-file', EDIT), finish(true, 'fixed'));
+    s.fake.push(call('builtin__edit', EDIT), finish(true, 'fixed'));
     const h = await s.handle('T1');
     await s.engine.execute('P1', h, { yes: false });
     assert.equal(h.states.at(-1), 'TASK_STATE_COMPLETED', h.texts.join('\n'));
@@ -802,7 +806,7 @@ describe('the execute phase of a plan from a goal', () => {
 
   it('after a conflicted rebase, a resumed run keeps the conflict markers and asks first to resolve them, with the guidance since', async (t) => {
     const s = await setup(t, { verify: false, budget: { maxToolCalls: 1 } });
-    s.fake.push(call('builtin__edit-file', EDIT), call('builtin__git-status', {}));
+    s.fake.push(call('builtin__edit', EDIT), call('builtin__git-status', {}));
     const h = await s.handle('T1');
     await s.engine.execute('P1', h, { yes: false });
     let plan = await s.load();
@@ -829,8 +833,8 @@ describe('the execute phase of a plan from a goal', () => {
       rationale: 'keep the dash separator',
     });
     s.fake.push(
-      call('builtin__read-file', { path: 'src/date.js' }),
-      call('builtin__write-file', {
+      call('builtin__read', { path: 'src/date.js' }),
+      call('builtin__write', {
         path: 'src/date.js',
         content: "export const parse = (s) => s.split('-') /* fixed */;\n",
       }),
