@@ -28,8 +28,8 @@ export const MAX_CACHE_BREAKPOINTS = 4;
 
 /** The call options of one step (the abort signal is the attempt's, added per attempt). */
 export function callOptions(req: ModelRequest): Omit<CallOptions, 'abortSignal'> {
-  // Only Anthropic is told where to cache: OpenAI caches prefixes on its own, and compatible servers
-  // may refuse fields they do not know.
+  // Only Anthropic is told where to cache (OpenAI caches prefixes on its own); the OpenAI-compatible
+  // package would drop another provider's options anyway, but nothing should rely on that.
   const cache = req.actor.provider === 'anthropic';
   const mark = cache ? { providerOptions: CACHE_BREAKPOINT } : {};
   const head = cache ? stableHeadEnd(req.messages, req.stableMessages ?? 0) : -1;
