@@ -169,9 +169,7 @@ for (const { provider, start } of PROVIDERS) {
         assert.equal(rec.headers['x-api-key'], KEY);
         assert.equal(rec.headers['anthropic-version'], '2023-06-01');
         // The system prompt and the last tool carry cache breakpoints (prompt-cache.test.ts).
-        assert.deepEqual(body.system, [
-          { type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } },
-        ]);
+        assert.deepEqual(body.system, [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }]);
         assert.deepEqual(body.tools[0].name, 'read_file');
         assert.deepEqual(body.tools[0].input_schema, schema);
         assert.deepEqual(body.messages[1], {

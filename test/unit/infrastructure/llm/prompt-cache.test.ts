@@ -130,7 +130,10 @@ describe('stableHeadEnd', () => {
   it('is the last message of the head, passing over those without content', () => {
     assert.equal(stableHeadEnd(HISTORY, 4), 3);
     assert.equal(stableHeadEnd(HISTORY, 2), 1, 'an assistant message with only a tool call has content');
-    const empty: ModelMessage[] = [{ role: 'user', text: 'q' }, { role: 'assistant', text: '' }];
+    const empty: ModelMessage[] = [
+      { role: 'user', text: 'q' },
+      { role: 'assistant', text: '' },
+    ];
     assert.equal(stableHeadEnd(empty, 2), 0, 'an empty answer cannot hold the mark: the one before does');
     assert.equal(stableHeadEnd(empty, 0), -1);
     assert.equal(stableHeadEnd([], 3), -1);

@@ -75,7 +75,6 @@ describe('ModelCandidates.cost with prompt-cache usage', () => {
   /** Answers each step with the next scripted usage; a 'fail' fails with a rate limit (a fallback's cue). */
   function models(script: Array<ModelUsage | 'fail'>): LanguageModels {
     return {
-      // eslint-disable-next-line @typescript-eslint/require-await
       async *stream(_req: ModelRequest): AsyncGenerator<ModelEvent> {
         const next = script.shift();
         if (next === undefined || next === 'fail') throw new ProviderFailure('rate-limit', 'slow down', 'wait', 429);
@@ -94,7 +93,9 @@ describe('ModelCandidates.cost with prompt-cache usage', () => {
     const c = new ModelCandidates(
       { name: 'local/a', def: primary, apiKey: undefined },
       {
-        models: models([{ inputTokens: 1_000_000, outputTokens: 0, cacheReadTokens: 600_000, cacheWriteTokens: 200_000 }]),
+        models: models([
+          { inputTokens: 1_000_000, outputTokens: 0, cacheReadTokens: 600_000, cacheWriteTokens: 200_000 },
+        ]),
         keys: { resolve: () => Promise.resolve({ present: true, key: 'k', source: 't' }) },
         lookup: () => Promise.resolve(undefined),
       },

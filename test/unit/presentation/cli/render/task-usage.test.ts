@@ -20,7 +20,12 @@ describe("a turn's usage line", () => {
     assert.ok(u);
     assert.equal(usageLine(u), '1000 in (800 cache read, 150 cache write) / 7 out tokens · 2 tool calls');
     assert.equal(
-      usageLine({ inputTokens: 1000, outputTokens: 7, cacheReadTokens: 640, cost: { amount: 0.0012, currency: 'USD' } }),
+      usageLine({
+        inputTokens: 1000,
+        outputTokens: 7,
+        cacheReadTokens: 640,
+        cost: { amount: 0.0012, currency: 'USD' },
+      }),
       '1000 in (640 cache read) / 7 out tokens · 0.0012 USD',
     );
   });
@@ -35,7 +40,13 @@ describe("a turn's usage line", () => {
 
   it('is a field of `task get`', () => {
     const t = task({ inputTokens: 1000, outputTokens: 7, cacheReadTokens: 800 });
-    assert.match(renderTask(t, { rich: false, pal: palette(false) }), /^usage: 1000 in \(800 cache read\) \/ 7 out tokens$/m);
-    assert.match(renderTask(t, { rich: true, pal: palette(false) }), /usage +1000 in \(800 cache read\) \/ 7 out tokens/);
+    assert.match(
+      renderTask(t, { rich: false, pal: palette(false) }),
+      /^usage: 1000 in \(800 cache read\) \/ 7 out tokens$/m,
+    );
+    assert.match(
+      renderTask(t, { rich: true, pal: palette(false) }),
+      /usage +1000 in \(800 cache read\) \/ 7 out tokens/,
+    );
   });
 });
