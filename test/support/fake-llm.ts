@@ -20,10 +20,24 @@ export interface FakeToolCall {
   chunks?: number;
 }
 
+/**
+ * The tokens a reply reports. `input` is every input token (what the client reports as
+ * inputTokens): OpenAI's `prompt_tokens`; Anthropic's `input_tokens` is what is left of it after
+ * the cache reads and writes, which Anthropic reports apart.
+ */
+export interface FakeUsage {
+  input: number;
+  output: number;
+  /** Of `input`, read from the prompt cache: Anthropic `cache_read_input_tokens`, OpenAI `prompt_tokens_details.cached_tokens` (sent only when given, as an endpoint that reports it). */
+  cacheRead?: number;
+  /** Of `input`, written to the prompt cache: Anthropic `cache_creation_input_tokens` (OpenAI reports none). */
+  cacheWrite?: number;
+}
+
 export interface FakeStreamReply {
   text?: string[];
   toolCalls?: FakeToolCall[];
-  usage?: { input: number; output: number };
+  usage?: FakeUsage;
   /** The provider's raw finish reason (default: stop/end_turn, or tool_calls/tool_use with tool calls). */
   finish?: string;
   /** Wait between chunks (ms). */
@@ -185,6 +199,9 @@ const openAiDialect: Dialect = {
             prompt_tokens: reply.usage.input,
             completion_tokens: reply.usage.output,
             total_tokens: reply.usage.input + reply.usage.output,
+            ...(reply.usage.cacheRead !== undefined
+              ? { prompt_tokens_details: { cached_tokens: reply.usage.cacheRead } }
+              : {}),
           },
         }),
         content: false,
@@ -208,6 +225,8 @@ const anthropicDialect: Dialect = {
   }),
   frames(reply, body) {
     const usage = reply.usage ?? { input: 0, output: 0 };
+    const cacheRead = usage.cacheRead ?? 0;
+    const cacheWrite = usage.cacheWrite ?? 0;
     const frames: Frame[] = [
       {
         text: sseEvent('message_start', {
@@ -220,7 +239,13 @@ const anthropicDialect: Dialect = {
             model: String(body.model),
             stop_reason: null,
             stop_sequence: null,
-            usage: { input_tokens: usage.input, output_tokens: 1 },
+            // The API always sends the cache fields (0 when nothing was cached); input_tokens excludes them.
+            usage: {
+              input_tokens: Math.max(0, usage.input - cacheRead - cacheWrite),
+              cache_creation_input_tokens: cacheWrite,
+              cache_read_input_tokens: cacheRead,
+              output_tokens: 1,
+            },
           },
         }),
         content: false,
@@ -285,6 +310,23 @@ const anthropicDialect: Dialect = {
   },
   streamErrorFrame: (e) => sseEvent('error', { type: 'error', error: { type: e.type, message: e.message } }),
 };
+
+/**
+ * Where a recorded Anthropic request put its prompt-cache breakpoints (`cache_control`), in the
+ * order Anthropic reads the prompt: `tools[i]`, `system[i]`, `messages[i].content[j]`.
+ */
+export function cacheBreakpoints(body: unknown): string[] {
+  const b = (body ?? {}) as { tools?: unknown[]; system?: unknown; messages?: Array<{ content?: unknown }> };
+  const marked = (block: unknown): boolean =>
+    block !== null && typeof block === 'object' && (block as { cache_control?: unknown }).cache_control != null;
+  const found: string[] = [];
+  (b.tools ?? []).forEach((t, i) => marked(t) && found.push(`tools[${i}]`));
+  if (Array.isArray(b.system)) b.system.forEach((s, i) => marked(s) && found.push(`system[${i}]`));
+  (b.messages ?? []).forEach((m, i) => {
+    if (Array.isArray(m.content)) m.content.forEach((c, j) => marked(c) && found.push(`messages[${i}].content[${j}]`));
+  });
+  return found;
+}
 
 export function startFakeOpenAI(options: FakeLlmOptions = {}): Promise<FakeLlm> {
   return startFake(openAiDialect, options);

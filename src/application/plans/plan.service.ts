@@ -28,6 +28,7 @@ import type { ContextOwner, OwnedRun } from '../tasks/task.service.ts';
 import { resolveArguments } from './arguments.ts';
 import { CONTEXT_PREFIX, PlanAccess, waitingError } from './plan-access.ts';
 import { PlanAnswers } from './plan-answers.ts';
+import { assertCostBudgetCounts } from './plan-budget.ts';
 import { PlanCorrections } from './plan-correction.ts';
 import { PlanHousekeeping, type PruneInput } from './plan-housekeeping.ts';
 import { PlanQueries } from './plan-queries.ts';
@@ -155,6 +156,7 @@ export class PlanService implements ContextOwner {
     await this.deps.registry.assertMayApplyInto(input.projects, principal);
     const stepped = (def.steps?.length ?? 0) > 0;
     const actors = stepped ? undefined : await this.chooseActors(action.name, def, projects, input, principal);
+    await assertCostBudgetCounts(this.deps.registry, actors, input.maxCost);
     if (stepped && (input.actor ?? input.strategyActor ?? input.executionActor))
       throw new AppError(
         'INVALID_PARAMS',
@@ -309,6 +311,8 @@ export class PlanService implements ContextOwner {
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'execute');
     await this.deps.registry.assertMayApplyInto(plan.projects, principal);
+    // Before anything changes: a refused budget leaves the plan as it was.
+    await assertCostBudgetCounts(this.deps.registry, plan.actors, opts.maxCost);
     if (plan.state === 'processing' && plan.phase === 'execute' && plan.tasks.execute) {
       // Nothing runs it any more: the agent stopped mid-run. Close that task and resume.
       await this.deps.tasks

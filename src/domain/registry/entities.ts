@@ -60,6 +60,18 @@ export const LLM_ACTOR_DEFAULTS = {
   maxToolSteps: 20,
 } as const;
 
+/**
+ * The price of prompt-cache tokens as a multiple of an actor's input price, when its `prices` name
+ * none: what each provider bills. An openai-compatible endpoint may be anyone's, so its cached
+ * tokens cost what input costs (a cost budget then never counts less than was spent).
+ */
+export const CACHE_PRICE_FACTORS: Readonly<Record<ActorProvider, { read: number; write: number }>> = {
+  anthropic: { read: 0.1, write: 1.25 },
+  openai: { read: 0.5, write: 1 },
+  'openai-compatible': { read: 1, write: 1 },
+  builtin: { read: 1, write: 1 },
+};
+
 /** What an actor's `compaction` uses when it leaves a field out. */
 export const COMPACTION_DEFAULTS = { threshold: 0.75, keepTurns: 2, enabled: true } as const;
 
@@ -135,11 +147,31 @@ export const ActorDefinition = z
       .min(1, 'must be between 1 and 1000')
       .max(1000, 'must be between 1 and 1000')
       .optional(),
-    /** Prices per million tokens (in `currency`, default USD), for the cost of each turn. */
+    /**
+     * Prices per million tokens (in `currency`, default USD), for the cost of each turn and the
+     * plans' `--max-cost`. Input tokens read from or written to the provider's prompt cache are
+     * charged at `cacheReadPerMillion` / `cacheWritePerMillion`; absent, as the provider bills them
+     * (CACHE_PRICE_FACTORS): Anthropic reads 0.1× and writes 1.25× the input price, OpenAI's cached
+     * input 0.5×; an openai-compatible endpoint's cached input at the input price.
+     */
     prices: z
       .object({
         inputPerMillion: z.number().nonnegative('must not be negative'),
         outputPerMillion: z.number().nonnegative('must not be negative'),
+        cacheReadPerMillion: z
+          .number()
+          .nonnegative('must not be negative')
+          .describe(
+            'the price of a million input tokens read from the prompt cache (default: anthropic 0.1×, openai 0.5×, openai-compatible 1× inputPerMillion)',
+          )
+          .optional(),
+        cacheWritePerMillion: z
+          .number()
+          .nonnegative('must not be negative')
+          .describe(
+            'the price of a million input tokens written to the prompt cache (default: anthropic 1.25× inputPerMillion; others report no writes)',
+          )
+          .optional(),
         currency: z
           .string()
           .regex(/^[A-Z]{3}$/, 'must be a currency code such as USD')

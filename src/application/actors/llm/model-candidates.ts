@@ -19,6 +19,10 @@ import {
 } from '../../ports/language-model.port.ts';
 import { costOf } from './tool-args.ts';
 
+const TOKEN_KINDS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'] as const;
+/** Tokens of each kind a price applies to (ModelUsage with every field counted). */
+type Tally = Record<(typeof TOKEN_KINDS)[number], number>;
+
 /** The failures a fallback answers for; the others (auth, bad request, window…) fail the step. */
 export const FALLBACK_ON: ReadonlySet<ProviderFailureKind> = new Set<ProviderFailureKind>([
   'rate-limit',
@@ -54,7 +58,7 @@ export class ModelCandidates {
   private index = 0;
   private answering: ModelCandidate;
   /** Tokens each candidate used through this object, for their prices. */
-  private readonly spent = new Map<string, { def: ActorDefinition; inputTokens: number; outputTokens: number }>();
+  private readonly spent = new Map<string, { def: ActorDefinition } & Tally>();
 
   private readonly primary: ModelCandidate;
   private readonly deps: ModelCandidatesDeps;
@@ -110,17 +114,20 @@ export class ModelCandidates {
 
   /** The cost of `total` tokens: what each candidate used at its prices, the rest at the first one's. */
   cost(total: ModelUsage): { amount: number; currency: string } | undefined {
-    const rest = { inputTokens: total.inputTokens, outputTokens: total.outputTokens };
+    const rest: Tally = {
+      inputTokens: total.inputTokens,
+      outputTokens: total.outputTokens,
+      cacheReadTokens: total.cacheReadTokens ?? 0,
+      cacheWriteTokens: total.cacheWriteTokens ?? 0,
+    };
     const costs: Array<{ amount: number; currency: string } | undefined> = [];
     for (const s of this.spent.values()) {
       if (s.def === this.primary.def) continue;
-      rest.inputTokens -= s.inputTokens;
-      rest.outputTokens -= s.outputTokens;
-      costs.push(costOf(s.def.prices, s));
+      for (const k of TOKEN_KINDS) rest[k] -= s[k];
+      costs.push(costOf(s.def.prices, s, s.def.provider));
     }
-    rest.inputTokens = Math.max(0, rest.inputTokens);
-    rest.outputTokens = Math.max(0, rest.outputTokens);
-    costs.push(costOf(this.primary.def.prices, rest));
+    for (const k of TOKEN_KINDS) rest[k] = Math.max(0, rest[k]);
+    costs.push(costOf(this.primary.def.prices, rest, this.primary.def.provider));
     const priced = costs.filter((c) => c !== undefined);
     if (priced.length === 0) return undefined;
     const amount = priced.reduce((sum, c) => sum + c.amount, 0);
@@ -128,9 +135,17 @@ export class ModelCandidates {
   }
 
   private spend(c: ModelCandidate, usage: ModelUsage): void {
-    const s = this.spent.get(c.name) ?? { def: c.def, inputTokens: 0, outputTokens: 0 };
+    const s = this.spent.get(c.name) ?? {
+      def: c.def,
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    };
     s.inputTokens += usage.inputTokens;
     s.outputTokens += usage.outputTokens;
+    s.cacheReadTokens += usage.cacheReadTokens ?? 0;
+    s.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
     this.spent.set(c.name, s);
   }
 

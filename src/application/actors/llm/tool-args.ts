@@ -1,4 +1,5 @@
 /** What every tool-calling loop (chat turns, plan phases) does with a model's tool call. */
+import { CACHE_PRICE_FACTORS, type ActorDefinition, type ActorProvider } from '../../../domain/registry/entities.ts';
 
 /** How much of a tool's output the model is given (characters). */
 export const MAX_RESULT_FOR_MODEL = 32_000;
@@ -38,13 +39,40 @@ export function resultForModel(
   return { id: call.id, name: call.name, output: capForModel(text), isError: !outcome.ok };
 }
 
-/** The cost of a number of tokens at an actor's prices (undefined: it has none). */
+/** An actor's `prices` (ActorDefinition.prices). */
+export type Prices = NonNullable<ActorDefinition['prices']>;
+
+/** The tokens a cost is computed from: every input token, and of them those the prompt cache read or wrote. */
+export interface CostUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number | undefined;
+  cacheWriteTokens?: number | undefined;
+}
+
+/**
+ * The cost of a number of tokens at an actor's prices (undefined: it has none). Input the prompt
+ * cache read or wrote is charged at the cache prices, the rest at the input price; a cache price
+ * the actor leaves out is the provider's multiple of its input price (CACHE_PRICE_FACTORS), and,
+ * without the provider, the input price itself (never less than was spent).
+ */
 export function costOf(
-  prices: { inputPerMillion: number; outputPerMillion: number; currency?: string | undefined } | undefined,
-  usage: { inputTokens: number; outputTokens: number },
+  prices: Prices | undefined,
+  usage: CostUsage,
+  provider?: ActorProvider,
 ): { amount: number; currency: string } | undefined {
   if (!prices) return undefined;
+  const factors = provider ? CACHE_PRICE_FACTORS[provider] : { read: 1, write: 1 };
+  const read = Math.max(0, usage.cacheReadTokens ?? 0);
+  const write = Math.max(0, usage.cacheWriteTokens ?? 0);
+  const uncached = Math.max(0, usage.inputTokens - read - write);
+  const readPrice = prices.cacheReadPerMillion ?? prices.inputPerMillion * factors.read;
+  const writePrice = prices.cacheWritePerMillion ?? prices.inputPerMillion * factors.write;
   const amount =
-    (usage.inputTokens * prices.inputPerMillion + usage.outputTokens * prices.outputPerMillion) / 1_000_000;
+    (uncached * prices.inputPerMillion +
+      read * readPrice +
+      write * writePrice +
+      usage.outputTokens * prices.outputPerMillion) /
+    1_000_000;
   return { amount: Math.round(amount * 1e6) / 1e6, currency: prices.currency ?? 'USD' };
 }

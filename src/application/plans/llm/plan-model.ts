@@ -160,7 +160,8 @@ export class PlanModel {
 
   /** A step's cost at the prices of the model that answered it (a fallback's, after a fallback). */
   cost(usage: ModelUsage): number | undefined {
-    return costOf(this.candidates.current.def.prices, usage)?.amount;
+    const answered = this.candidates.current.def;
+    return costOf(answered.prices, usage, answered.provider)?.amount;
   }
 
   validate(schema: Record<string, unknown>, value: unknown): string[] {

@@ -148,6 +148,9 @@ export interface UsageView {
   model?: string;
   inputTokens: number;
   outputTokens: number;
+  /** Of the input tokens, those read from / written to the provider's prompt cache (when reported). */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
   steps?: number;
   toolCalls?: number;
   cost?: { amount: number; currency: string };
@@ -160,11 +163,16 @@ export function usageOf(task: Task | undefined): UsageView | undefined {
   return typeof v.inputTokens === 'number' && typeof v.outputTokens === 'number' ? (v as UsageView) : undefined;
 }
 
-/** `812 in / 96 out tokens · 2 tool calls · 0.0012 USD`. */
+/** `812 in (700 cache read, 90 cache write) / 96 out tokens · 2 tool calls · 0.0012 USD`. */
 export function usageLine(u: UsageView): string {
+  const cache = [
+    u.cacheReadTokens ? `${u.cacheReadTokens} cache read` : '',
+    u.cacheWriteTokens ? `${u.cacheWriteTokens} cache write` : '',
+  ].filter(Boolean);
+  const input = `${u.inputTokens} in${cache.length ? ` (${cache.join(', ')})` : ''}`;
   const calls = u.toolCalls ? ` · ${u.toolCalls} tool call${u.toolCalls === 1 ? '' : 's'}` : '';
   const cost = u.cost ? ` · ${u.cost.amount.toFixed(4)} ${u.cost.currency}` : '';
-  return `${u.inputTokens} in / ${u.outputTokens} out tokens${calls}${cost}`;
+  return `${input} / ${u.outputTokens} out tokens${calls}${cost}`;
 }
 
 /** `answered by local/b after local/a: rate limited (429)` when the turn fell back; undefined otherwise. */
@@ -211,6 +219,8 @@ export function renderTask(task: Task, mode: { rich: boolean; pal: Palette }): s
     ['status', messageWords(task.status.message)],
     ['fallback', fallbackOf(task)],
   ];
+  const usage = usageOf(task);
+  if (usage) fields.push(['usage', usageLine(usage)]);
   for (const a of task.artifacts ?? [])
     fields.push([mode.rich ? (a.name ?? a.artifactId) : `artifact.${a.artifactId}`, partsText(a.parts)]);
   if (history.length > 0) {

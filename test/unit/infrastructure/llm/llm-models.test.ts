@@ -76,6 +76,12 @@ async function failure(req: ModelRequest, kind: ProviderFailureKind, m = models)
 /** A URL nothing listens on. */
 const closedPortUrl = async (): Promise<string> => `http://127.0.0.1:${await freePort()}/v1`;
 
+/** A step's usage as each fake reports it: Anthropic always sends its cache fields (0 when nothing was cached). */
+const usageOf = (provider: ActorDefinition['provider'], inputTokens: number, outputTokens: number) =>
+  provider === 'anthropic'
+    ? { inputTokens, outputTokens, cacheReadTokens: 0, cacheWriteTokens: 0 }
+    : { inputTokens, outputTokens };
+
 const texts = (events: ModelEvent[]) => events.flatMap((e) => (e.type === 'text' ? [e.delta] : []));
 
 for (const { provider, start } of PROVIDERS) {
@@ -98,7 +104,7 @@ for (const { provider, start } of PROVIDERS) {
       const rest: ModelEvent[] = [];
       for (let r = await it.next(); !r.done; r = await it.next()) rest.push(r.value);
       assert.deepEqual(texts(rest), ['lo', ' world']);
-      assert.deepEqual(rest.at(-1), { type: 'finish', reason: 'stop', usage: { inputTokens: 3, outputTokens: 3 } });
+      assert.deepEqual(rest.at(-1), { type: 'finish', reason: 'stop', usage: usageOf(provider, 3, 3) });
       assert.equal(rest.filter((e) => e.type === 'finish').length, 1);
     });
 
@@ -123,7 +129,7 @@ for (const { provider, start } of PROVIDERS) {
       assert.deepEqual(events.at(-1), {
         type: 'finish',
         reason: 'tool-calls',
-        usage: { inputTokens: 10, outputTokens: 20 },
+        usage: usageOf(provider, 10, 20),
       });
     });
 
@@ -162,7 +168,8 @@ for (const { provider, start } of PROVIDERS) {
       if (provider === 'anthropic') {
         assert.equal(rec.headers['x-api-key'], KEY);
         assert.equal(rec.headers['anthropic-version'], '2023-06-01');
-        assert.deepEqual(body.system, [{ type: 'text', text: 'You are terse.' }]);
+        // The system prompt and the last tool carry cache breakpoints (prompt-cache.test.ts).
+        assert.deepEqual(body.system, [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }]);
         assert.deepEqual(body.tools[0].name, 'read_file');
         assert.deepEqual(body.tools[0].input_schema, schema);
         assert.deepEqual(body.messages[1], {
@@ -201,7 +208,7 @@ for (const { provider, start } of PROVIDERS) {
       const f = await fake(t);
       f.push({ text: ['a'] });
       const { events } = await collect(request(f, provider));
-      assert.deepEqual(events.at(-1), { type: 'finish', reason: 'stop', usage: { inputTokens: 0, outputTokens: 0 } });
+      assert.deepEqual(events.at(-1), { type: 'finish', reason: 'stop', usage: usageOf(provider, 0, 0) });
       assert.equal((f.generations[0]?.body as any).max_tokens, 2048);
     });
 
