@@ -206,7 +206,10 @@ function suite(mode: Mode): void {
     assert.match(system, /=== src\/AGENTS\.md \(local\/api, folder of src\/date\.js\) ===\nSRC-RULE/);
     assert.match(system, /STYLE-RULE/);
     assert.doesNotMatch(system, /DOCS-RULE|ACTION-RULE/, 'not in play, not named for a chat');
-    assert.ok(system.indexOf('ROOT-RULE') < system.indexOf('Repository map of project local/api'), 'instructions before the map');
+    assert.ok(
+      system.indexOf('ROOT-RULE') < system.indexOf('Repository map of project local/api'),
+      'instructions before the map',
+    );
     assert.doesNotMatch(system, /--- src\/date\.js ---/, 'no file is sent whole: the model reads with its tools');
 
     writeFileSync(join(repo, 'AGENTS.md'), 'ROOT-RULE-2: prefer small commits.\n');

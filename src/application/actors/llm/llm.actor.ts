@@ -93,6 +93,9 @@ export interface TurnUsage {
   model: string;
   inputTokens: number;
   outputTokens: number;
+  /** Of the input, read from and written to the provider's prompt cache (absent: none reported). */
+  cacheReadTokens?: number | undefined;
+  cacheWriteTokens?: number | undefined;
   steps: number;
   toolCalls: number;
   cost?: { amount: number; currency: string } | undefined;
@@ -408,10 +411,12 @@ class LlmTurn {
       model: answering.def.model,
       inputTokens: u.inputTokens,
       outputTokens: u.outputTokens,
+      ...(u.cacheReadTokens ? { cacheReadTokens: u.cacheReadTokens } : {}),
+      ...(u.cacheWriteTokens ? { cacheWriteTokens: u.cacheWriteTokens } : {}),
       steps: this.transcript.steps,
       toolCalls: this.transcript.toolCalls,
     };
-    const cost = this.candidates ? this.candidates.cost(u) : costOf(this.def.prices, u);
+    const cost = this.candidates ? this.candidates.cost(u) : costOf(this.def.prices, u, this.def.provider);
     if (cost) out.cost = cost;
     return out;
   }

@@ -82,7 +82,12 @@ function harness(script: Step[], over: Partial<AgentConfig> = {}, toolsOver?: Ag
     }),
   ];
   let i = 0;
-  h.t = { messages: [{ role: 'user', text: 'go' }], steps: 0, usage: { inputTokens: 0, outputTokens: 0 }, toolCalls: 0 };
+  h.t = {
+    messages: [{ role: 'user', text: 'go' }],
+    steps: 0,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    toolCalls: 0,
+  };
   h.cfg = {
     model: {
       name: 'fake',
@@ -203,11 +208,9 @@ describe('the agent loop', () => {
   });
 
   it('a tool that throws is a failed call the model is told of, not a failed loop', async () => {
-    const h = harness(
-      [[{ call: 't__write', args: { path: 'a' } }]],
-      {},
-      [tool('t/write', { run: () => Promise.reject(new Error('disk full')) })],
-    );
+    const h = harness([[{ call: 't__write', args: { path: 'a' } }]], {}, [
+      tool('t/write', { run: () => Promise.reject(new Error('disk full')) }),
+    ]);
     const out = await runAgentLoop(h.cfg, h.t);
     assert.equal(out.kind, 'answered');
     assert.match(lastTool(h)[0] ?? '', /t\/write failed: disk full/);
@@ -309,7 +312,12 @@ describe('the agent loop', () => {
     it('yes (plan execute --yes) takes every ask as approved', async () => {
       const h = harness(step, {
         ...ask(),
-        approvals: { yes: true, always: () => [], remember: () => Promise.resolve(), ask: () => Promise.reject() },
+        approvals: {
+          yes: true,
+          always: () => [],
+          remember: () => Promise.resolve(),
+          ask: () => Promise.reject(new Error('never asked')),
+        },
       });
       assert.equal((await runAgentLoop(h.cfg, h.t)).kind, 'answered');
       assert.equal(h.ran.length, 1);
@@ -331,16 +339,24 @@ describe('the agent loop', () => {
 
   it('writes are checkpointed around the call; a checkpoint that fails means the call does not run', async () => {
     const seen: string[] = [];
-    const h = harness([[{ call: 't__write', args: { path: 'a' } }, { call: 't__read', args: { path: 'a' } }]], {
-      beforeWrite: () => {
-        seen.push('before');
-        return Promise.resolve();
+    const h = harness(
+      [
+        [
+          { call: 't__write', args: { path: 'a' } },
+          { call: 't__read', args: { path: 'a' } },
+        ],
+      ],
+      {
+        beforeWrite: () => {
+          seen.push('before');
+          return Promise.resolve();
+        },
+        afterWrite: () => {
+          seen.push('after');
+          return Promise.resolve();
+        },
       },
-      afterWrite: () => {
-        seen.push('after');
-        return Promise.resolve();
-      },
-    });
+    );
     await runAgentLoop(h.cfg, h.t);
     assert.deepEqual(seen, ['before', 'after'], 'only the writing call');
     const broken = harness([[{ call: 't__write', args: { path: 'a' } }]], {
@@ -398,7 +414,12 @@ describe('the agent loop', () => {
       handle: () => ({ output: 'noted', isError: false, stop: true }),
     };
     const h = harness(
-      [[{ call: 'finish', args: {} }, { call: 't__write', args: { path: 'a' }, id: 'w1' }]],
+      [
+        [
+          { call: 'finish', args: {} },
+          { call: 't__write', args: { path: 'a' }, id: 'w1' },
+        ],
+      ],
       { control: [finish], decide: () => ({ decision: 'ask', profile: 'p', reason: 'asked' }) },
     );
     assert.equal((await runAgentLoop(h.cfg, h.t)).kind, 'waiting');
@@ -438,7 +459,10 @@ describe('the agent loop', () => {
       if (d === 'a') h.controller.abort();
       return Promise.resolve();
     };
-    await assert.rejects(runAgentLoop(h.cfg, h.t), (e: unknown) => e instanceof ProviderFailure && e.kind === 'cancelled');
+    await assert.rejects(
+      runAgentLoop(h.cfg, h.t),
+      (e: unknown) => e instanceof ProviderFailure && e.kind === 'cancelled',
+    );
     assert.equal(h.streamed, 'a');
   });
 
@@ -451,7 +475,10 @@ describe('the agent loop', () => {
         },
       }),
     ]);
-    await assert.rejects(runAgentLoop(h.cfg, h.t), (e: unknown) => e instanceof ProviderFailure && e.kind === 'cancelled');
+    await assert.rejects(
+      runAgentLoop(h.cfg, h.t),
+      (e: unknown) => e instanceof ProviderFailure && e.kind === 'cancelled',
+    );
     assert.deepEqual(h.events, ['start t/write', 'end t/write failed']);
   });
 });
