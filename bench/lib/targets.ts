@@ -113,6 +113,22 @@ export const TARGETS: readonly Target[] = [
     against: { bound: 25 },
   },
   {
+    name: 'chat: "hello" on a 400-file project, request tokens (map)',
+    group: 'llm',
+    workload: 'LLM chat context, "hello" on a 400-file project',
+    metric: /^request tokens, repository map/,
+    op: '<=',
+    against: { bound: 12_000 },
+  },
+  {
+    name: 'chat: the agent loop, per-step overhead (HTTP)',
+    group: 'llm',
+    workload: 'LLM tool loop (read-file steps)',
+    metric: /^per-step overhead \(ours − floor\) ÷ \d+, HTTP SSE/,
+    op: '<=',
+    against: { bound: 5 },
+  },
+  {
     name: '`agents health` (local) vs `node -e 0`',
     group: 'cli',
     workload: 'CLI',

@@ -17,7 +17,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BenchError } from '../lib/a2a.ts';
 import type { BenchConfig } from '../lib/config.ts';
@@ -43,6 +43,7 @@ import {
   type StreamResponse,
 } from '../../src/protocol/client/index.ts';
 import { readSse } from '../../src/protocol/client/sse.ts';
+import { GptTokenCounter } from '../../src/infrastructure/llm/token-counter.ts';
 
 const ACTOR = 'local/bench-llm';
 const PROJECT = 'local/bench-llm-files';
@@ -172,8 +173,13 @@ async function register(agent: Agent, fakeUrl: string, filesDir: string): Promis
 }
 
 /** One streamed turn in a new session; `onEvent` sees each event as it arrives. Returns the final state. */
-async function turn(agent: Agent, prompt: string, onEvent: (ev: StreamResponse, at: number) => void): Promise<string> {
-  const session = await agent.client.call(sessionCreate, { actor: ACTOR, project: PROJECT });
+async function turn(
+  agent: Agent,
+  prompt: string,
+  onEvent: (ev: StreamResponse, at: number) => void,
+  where: { project: string; context?: 'map' | 'full' } = { project: PROJECT },
+): Promise<string> {
+  const session = await agent.client.call(sessionCreate, { actor: ACTOR, ...where });
   const message = {
     messageId: randomUUID(),
     role: 'ROLE_USER' as const,
@@ -277,6 +283,50 @@ async function toolsFloor(url: string, bodies: string[]): Promise<number> {
   return ms;
 }
 
+const BIG = 'local/bench-llm-400';
+const BIG_FILES = 400;
+
+/** A source file of the 400-file project: six exported functions with bodies (~1.5 KB). */
+function bigModule(i: number): string {
+  const fns = Array.from(
+    { length: 6 },
+    (_, k) =>
+      `export function step${i}x${k}(input: number): number {\n  const doubled = input * ${k + 2};\n  // keeps the value in range for module ${i}\n  return doubled > ${i * 10} ? doubled - ${i} : doubled + ${k};\n}\n`,
+  );
+  return `/** Module ${i} of the generated project. */\n${fns.join('\n')}`;
+}
+
+/** The tokens of the request a "hello" turn sends (system, tools, message), as o200k counts them. */
+async function helloSizes(agent: Agent, fake: Fake, report: Report, log: (s: string) => void): Promise<void> {
+  const dir = tempDir('llm-400');
+  try {
+    writeFileSync(join(dir, 'AGENTS.md'), 'Run the tests with npm test.\n');
+    for (let i = 0; i < BIG_FILES; i++) {
+      mkdirSync(join(dir, 'src', `area${i % 20}`), { recursive: true });
+      writeFileSync(join(dir, 'src', `area${i % 20}`, `mod${i}.ts`), bigModule(i));
+    }
+    const c = agent.client;
+    await c.call(REGISTRIES.resource.add, { definition: { name: BIG, type: 'fs-directory', path: dir } });
+    await c.call(REGISTRIES.project.add, { definition: { name: BIG, resources: [BIG] } });
+    const tokens = new GptTokenCounter();
+    const sizes: Record<'map' | 'full', number> = { map: 0, full: 0 };
+    for (const context of ['map', 'full'] as const) {
+      await fake.take();
+      const state = await turn(agent, 'hello', () => undefined, { project: BIG, context });
+      if (state !== 'TASK_STATE_COMPLETED') throw new BenchError(`llm hello (${context}): the turn ended ${state}`);
+      const [body] = await fake.take();
+      if (!body) throw new BenchError(`llm hello (${context}): no model request`);
+      sizes[context] = await tokens.count(body);
+    }
+    log(`llm hello on ${BIG_FILES} files: ${sizes.map} tokens with the map, ${sizes.full} with --context full`);
+    const workload = `LLM chat context, "hello" on a ${BIG_FILES}-file project`;
+    report.add({ workload, metric: 'request tokens, repository map (default)', unit: 'tokens', ours: sizes.map });
+    report.add({ workload, metric: 'request tokens, --context full', unit: 'tokens', ours: sizes.full });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const rotate = (round: number): Who[] => WHO.map((_, i) => WHO[(i + round) % WHO.length] as Who);
 
 export async function llmWorkload(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {
@@ -361,7 +411,7 @@ export async function llmWorkload(cfg: BenchConfig, report: Report, log: (s: str
       w === 'floor' ? toolsFloor(f.url, bodies) : toolsOurs(agents[w] as Agent, steps);
     for (let round = 0; round < cfg.rounds; round++) for (const w of rotate(round)) loops[w].push(await loopOf(w));
     await fake.take(); // forget the bodies of the timed turns
-    const tw = `LLM tool loop, ${steps} read-file steps`;
+    const tw = 'LLM tool loop (read-file steps)';
     for (const w of ['http', 'stdio'] as const) {
       const perStep = median(loops[w].map((ms, i) => (ms - (loops.floor[i] as number)) / steps));
       log(
@@ -382,6 +432,9 @@ export async function llmWorkload(cfg: BenchConfig, report: Report, log: (s: str
         ours: perStep,
       });
     }
+
+    // 4: what a "hello" turn sends on a project of 400 files: the map (default), and the whole view.
+    await helloSizes(agents.http, fake, report, log);
   } catch (err) {
     throw stdioLog.explain(err);
   } finally {

@@ -683,7 +683,7 @@ describe('agents acp: plans from slash commands (local mode)', () => {
     const { res, updates, said } = await prompt('/execute');
     assert.equal(res.stopReason, 'end_turn', said);
     const permission = editor.permissions.slice(asked).find((p) => p.sessionId === sessionId);
-    assert.match(permission?.toolCall.title ?? '', /allow step \d+: builtin\/edit-file\?/);
+    assert.match(permission?.toolCall.title ?? '', /allow step \d+: builtin\/edit\?/);
     assert.deepEqual(
       permission?.options.map((o) => o.kind),
       ['allow_once', 'reject_once'],

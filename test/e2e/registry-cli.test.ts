@@ -245,7 +245,7 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
     );
     assert.match(rich.stdout, /^NAME +REV +SOURCE +ACCESS +DESCRIPTION$/m);
     assert.match(rich.stdout, /^builtin\/read-file +1 +builtin +read-only +Read a text file/m);
-    assert.match(rich.stdout, /^9 tools · by namespace: builtin 9 · by source: builtin 9$/m);
+    assert.match(rich.stdout, /^16 tools · by namespace: builtin 16 · by source: builtin 16$/m);
     assert.deepEqual(
       typed.items.map((t: { name: string }) => t.name),
       ['local/prettier'],
@@ -255,7 +255,7 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
       ['builtin/replace', 'builtin/run-command'],
     );
     assert.equal(all.items.length, all.totalSize);
-    assert.equal(all.items.length, 10);
+    assert.equal(all.items.length, 17);
     assert.equal(all.nextPageToken, '');
   });
 

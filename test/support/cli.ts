@@ -54,7 +54,7 @@ export interface CliResult {
  */
 export function collect(
   child: ChildProcess,
-  opts: { timeoutMs: number; onStdout?: (all: string) => void },
+  opts: { timeoutMs: number; onStdout?: (all: string) => void; onStderr?: (all: string) => void },
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     let stdout = '';
@@ -63,7 +63,10 @@ export function collect(
       stdout += c;
       opts.onStdout?.(stdout);
     });
-    child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.stderr?.setEncoding('utf8').on('data', (c: string) => {
+      stderr += c;
+      opts.onStderr?.(stderr);
+    });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(

@@ -16,6 +16,7 @@ import type {
 import type { Artifact, Part, StreamResponse, Task } from '../../protocol/client/index.ts';
 import {
   foldEvent,
+  isCommandOutput,
   isHookArtifact,
   messageWords,
   partsText,
@@ -163,7 +164,8 @@ export class TurnTranslator {
     if (isHookArtifact(a)) return [];
     const call = toolCallOf(a);
     if (call) return this.toolCall(a.artifactId, call);
-    if (a.name === 'tool-call') return [];
+    // A command's output is the tool's, not the answer: the editor shows the tool call's summary.
+    if (a.name === 'tool-call' || isCommandOutput(a)) return [];
     return this.text(a.artifactId, partsText(a.parts), append);
   }
 

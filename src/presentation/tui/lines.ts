@@ -10,11 +10,12 @@ import {
   stateWord,
   toolCallLine,
   toolCallOf,
+  isCommandOutput,
   usageLine,
   usageOf,
 } from '../cli/render/task.ts';
 import { approvalWhat, type ApprovalRequest } from '../cli/support/plan-follow.ts';
-import { outputTail } from '../../protocol/client/index.ts';
+import { outputTail, shownOutput } from '../../protocol/client/index.ts';
 import { flattenTree, type Decision, type PlanPane, type Turn } from './state.ts';
 
 /** What a line is, for its colour (none under NO_COLOR: the words and marks carry the meaning). */
@@ -49,6 +50,9 @@ export const errorLines = (r: ErrorReport): string[] => [
   ...(r.hint ? [`hint: ${r.hint}`] : []),
 ];
 
+/** How many of a command's last output lines the chat pane shows under its tool line. */
+const OUTPUT_LINES = 6;
+
 /** A turn for the chat pane: what was asked, the answer and tool calls in the order they came, then how it ended. */
 export function turnLines(turn: Turn, width: number): Line[] {
   const out: Line[] = [];
@@ -69,6 +73,12 @@ export function turnLines(turn: Turn, width: number): Line[] {
     }
     const text = partsText(a.parts);
     if (!text) continue;
+    if (isCommandOutput(a)) {
+      // A command's output under its tool line: its last lines, as a terminal would show them.
+      const tail = shownOutput(text).trimEnd().split('\n').slice(-OUTPUT_LINES);
+      for (const l of tail) out.push(...wrap(`    ${l}`, width, 'meta'));
+      continue;
+    }
     out.push(...wrap(`${answered ? '' : 'agent › '}${text}`, width, 'agent'));
     answered = true;
   }

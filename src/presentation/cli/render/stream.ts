@@ -1,4 +1,4 @@
-import type { Message, StreamResponse, Task } from '../../../protocol/client/index.ts';
+import { shownOutput, type Message, type StreamResponse, type Task } from '../../../protocol/client/index.ts';
 import {
   foldEvent,
   messageText,
@@ -10,6 +10,7 @@ import {
   toolCallLine,
   hookRunLine,
   hookRunOf,
+  isCommandOutput,
   toolCallOf,
 } from './task.ts';
 import type { Ui } from './ui.ts';
@@ -29,6 +30,8 @@ export class StreamPrinter {
   task: Task | undefined;
   message: Message | undefined;
   private lineOpen = false;
+  /** A command's output line is open on stderr. */
+  private outputOpen = false;
   private lastArtifact: string | undefined;
 
   private readonly ui: Ui;
@@ -50,6 +53,30 @@ export class StreamPrinter {
   end(): void {
     if (this.lineOpen) this.ui.out('\n');
     this.lineOpen = false;
+    if (this.outputOpen) this.ui.err('\n');
+    this.outputOpen = false;
+  }
+
+  /**
+   * A command's output as it comes (a tool's `tool-output`, a plan step's `command-output`): on
+   * stderr, like the tool lines, so stdout keeps only the answer; without the control sequences a
+   * sandboxed command could aim at the terminal; indented under its tool line on a terminal.
+   */
+  private commandOutput(text: string): void {
+    const { ui } = this;
+    if (this.lineOpen) {
+      ui.out('\n');
+      this.lineOpen = false;
+    }
+    const shown = shownOutput(text);
+    if (shown === '') return;
+    const indent = ui.rich ? '    ' : '';
+    const lines = shown.split('\n');
+    const out = lines
+      .map((l, i) => (i === 0 && this.outputOpen ? l : i === lines.length - 1 && l === '' ? '' : `${indent}${l}`))
+      .join('\n');
+    ui.err(ui.rich ? ui.errPal.dim(out) : out);
+    this.outputOpen = !shown.endsWith('\n');
   }
 
   /** The state the stream ended in. */
@@ -72,6 +99,7 @@ export class StreamPrinter {
         return ui.err(`${ui.rich ? ui.errPal.dim(`  ${line}`) : call ? `tool: ${line}` : line}\n`);
       }
       const text = partsText(artifact.parts);
+      if (isCommandOutput(artifact) && !plainEvents) return this.commandOutput(text);
       if (plainEvents) return ui.out(`${seq}\tartifact\t${artifact.artifactId}\t${JSON.stringify(text)}\n`);
       if (this.lineOpen && (artifact.artifactId !== this.lastArtifact || !append)) this.end();
       this.lastArtifact = artifact.artifactId;

@@ -234,3 +234,8 @@ export function renderTask(task: Task, mode: { rich: boolean; pal: Palette }): s
   const head = `${pal.bold('Task')} ${task.id}  ${styleState(task.status.state, pal)}\n`;
   return head + renderFields(fields, mode);
 }
+
+/** A command's output streamed as an artifact: a chat tool's `tool-output`, a plan step's `command-output`. */
+export function isCommandOutput(a: Artifact): boolean {
+  return a.name === 'tool-output' || a.name === 'command-output';
+}
