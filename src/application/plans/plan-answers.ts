@@ -28,10 +28,17 @@ export class PlanAnswers implements ContextOwner {
   }
 
   /** Approves what the plan waits for (a tool call, or the apply), and continues the run. */
-  async approve(planId: string, opts: { wait?: boolean | undefined }, principal: Principal): Promise<RunResult> {
+  async approve(
+    planId: string,
+    opts: { wait?: boolean | undefined; always?: 'command' | 'tool' | undefined },
+    principal: Principal,
+  ): Promise<RunResult> {
     const plan = await this.access.get(planId, principal);
     assertAllowed(plan, 'approve');
-    return this.answer(plan, { decision: 'approve' }, principal, opts.wait ?? true);
+    const answer = opts.always
+      ? { decision: 'approve' as const, always: opts.always }
+      : { decision: 'approve' as const };
+    return this.answer(plan, answer, principal, opts.wait ?? true);
   }
 
   /** Rejects what the plan waits for (with guidance: what to do instead), and continues the run. */

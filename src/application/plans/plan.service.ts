@@ -457,7 +457,11 @@ export class PlanService implements ContextOwner {
   }
 
   /** Approves what the plan waits for (a tool call, or the apply), and continues the run. */
-  approve(planId: string, opts: { wait?: boolean | undefined }, principal: Principal): Promise<RunResult> {
+  approve(
+    planId: string,
+    opts: { wait?: boolean | undefined; always?: 'command' | 'tool' | undefined },
+    principal: Principal,
+  ): Promise<RunResult> {
     return this.answers.approve(planId, opts, principal);
   }
 

@@ -325,7 +325,8 @@ export class PlanCommands {
     const decision = await this.ask(call);
     if (decision === undefined) return false;
     follow.approvals.push({ request, answer: { decision } });
-    await this.io.client.call(decision === 'approve' ? planApprove : planReject, { planId, wait: false });
+    if (decision === 'approve') await this.io.client.call(planApprove, { planId, wait: false });
+    else await this.io.client.call(planReject, { planId, wait: false });
     await this.io.update({
       sessionUpdate: 'tool_call_update',
       toolCallId: call.toolCallId,

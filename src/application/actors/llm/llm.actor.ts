@@ -6,7 +6,7 @@
  * `tool-call` artifacts, every write checkpointed for `agents session undo`). Token usage and cost
  * are kept on the task. Cancelling the task aborts the request and the tool.
  */
-import { textOf, type Message, type TaskState } from '../../../domain/a2a.model.ts';
+import { textOf, type TaskState } from '../../../domain/a2a.model.ts';
 import { parseApprovalAnswer } from '../../../domain/plan/approval.ts';
 import { decideToolCall } from '../../../domain/plan/policy.ts';
 import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.ts';
@@ -37,7 +37,7 @@ import { compactionSection, sessionHistory, type SessionHistory } from '../../se
 import type { CompactionService } from '../../sessions/compaction.service.ts';
 import { apiKeyFix } from './api-key-fix.ts';
 import { ModelCandidates } from './model-candidates.ts';
-import { costOf } from './tool-args.ts';
+import { answerOf, chatProjectContext, chatSystemPrompt, turnUsage, type TurnUsage } from './chat-prompt.ts';
 
 export interface LlmActorDeps {
   models: LanguageModels;
@@ -63,6 +63,7 @@ export interface LlmActorDeps {
 }
 
 export { MAX_MALFORMED_STEPS };
+export type { TurnUsage };
 /** Earlier turns read for the history (the window trims further). */
 const HISTORY_TURNS = 200;
 
@@ -83,22 +84,6 @@ export class LlmActor implements Actor {
   async handle(turn: ActorTurn): Promise<void> {
     await new LlmTurn(this.name, this.def, this.deps, turn).run();
   }
-}
-
-/** Usage as kept on the task (`metadata.usage`). */
-export interface TurnUsage {
-  /** The actor whose model answered (a fallback's, after a fallback). */
-  actor: string;
-  provider: string;
-  model: string;
-  inputTokens: number;
-  outputTokens: number;
-  /** Of the input, read from and written to the provider's prompt cache (absent: none reported). */
-  cacheReadTokens?: number | undefined;
-  cacheWriteTokens?: number | undefined;
-  steps: number;
-  toolCalls: number;
-  cost?: { amount: number; currency: string } | undefined;
 }
 
 class LlmTurn {
@@ -349,42 +334,19 @@ class LlmTurn {
     return compactionSection(this.compaction);
   }
 
-  /**
-   * What the turn is given of the session's project (ContextProvider.chatContext): by default its
-   * instruction files and a ranked repository map — the model reads the rest with its tools — or,
-   * for a session in `full` mode, the files the default view selects. Empty without a project or a
-   * context service. A failure is told to the model and logged, and the turn goes on without.
-   */
-  private async projectContext(): Promise<string> {
-    const project = this.project;
-    const context = this.deps.context;
-    if (!project || !context) return '';
-    try {
-      const c = await context.chatContext({
-        project,
-        mode: this.session?.context ?? 'map',
-        goal: textOf(this.turn.message.parts),
-        modelWindow: this.def.contextWindow ?? LLM_ACTOR_DEFAULTS.contextWindow,
-        answerReserve: this.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens,
-        signal: this.signal,
-      });
-      return c.text;
-    } catch (err) {
-      if (this.signal.aborted) throw err;
-      this.deps.logger.warn({ err, project }, 'the context of a chat turn could not be assembled');
-      return `The files of project ${project} could not be selected for this turn: ${(err as Error).message}.`;
-    }
+  /** What the turn is given of the session's project (see chatProjectContext). */
+  private projectContext(): Promise<string> {
+    return chatProjectContext(this.deps, {
+      project: this.project,
+      mode: this.session?.context,
+      message: this.turn.message,
+      def: this.def,
+      signal: this.signal,
+    });
   }
 
   private systemPrompt(): string {
-    const parts = [this.def.systemPrompt ?? '', ...this.tools.instructions];
-    const ws = this.tools.workspace;
-    if (ws)
-      parts.push(
-        `You work on the project ${ws.project}: file paths are relative to the root of its resource ${ws.resource}.`,
-      );
-    if (this.tools.problems.length > 0) parts.push(`Unavailable in this turn: ${this.tools.problems.join('; ')}.`);
-    return parts.filter((p) => p.trim() !== '').join('\n\n');
+    return chatSystemPrompt(this.def, this.tools);
   }
 
   /** The model and fallbacks of the turn, going on where an earlier part of the task left off. */
@@ -403,22 +365,7 @@ class LlmTurn {
   }
 
   private usage(): TurnUsage {
-    const u = this.transcript.usage;
-    const answering = this.candidates?.current ?? { name: this.actorName, def: this.def };
-    const out: TurnUsage = {
-      actor: answering.name,
-      provider: answering.def.provider,
-      model: answering.def.model,
-      inputTokens: u.inputTokens,
-      outputTokens: u.outputTokens,
-      ...(u.cacheReadTokens ? { cacheReadTokens: u.cacheReadTokens } : {}),
-      ...(u.cacheWriteTokens ? { cacheWriteTokens: u.cacheWriteTokens } : {}),
-      steps: this.transcript.steps,
-      toolCalls: this.transcript.toolCalls,
-    };
-    const cost = this.candidates ? this.candidates.cost(u) : costOf(this.def.prices, u, this.def.provider);
-    if (cost) out.cost = cost;
-    return out;
+    return turnUsage(this.transcript, this.candidates, { name: this.actorName, def: this.def });
   }
 
   private async complete(note: 'length' | 'step-limit' | undefined): Promise<void> {
@@ -472,12 +419,4 @@ class LlmTurn {
       ...(fallbacks.length ? { fallbacks } : {}),
     };
   }
-}
-
-/** The answer's text and its `approval` data part, if any. */
-function answerOf(m: Message): { text?: string; approval?: unknown } {
-  const data = m.parts.find(
-    (p) => p.data !== undefined && typeof p.data === 'object' && p.data !== null && 'approval' in p.data,
-  )?.data as { approval?: unknown } | undefined;
-  return data ? { approval: data.approval } : { text: textOf(m.parts) };
 }

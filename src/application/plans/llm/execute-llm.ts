@@ -7,30 +7,22 @@
  * When the actor calls `finish` (or stops calling tools), the verify command runs, the assessment is
  * recorded as a decision, and `plan.done` says whether the definition of done was met.
  */
-import type { Decision, Plan, PlanError, ToolCallRecord } from '../../../domain/plan/plan.ts';
+import type { Decision, Plan, PlanError } from '../../../domain/plan/plan.ts';
 import { awaitAnswer, completePhase, policyOf, startPhase } from '../../../domain/plan/plan.ts';
 import { decideToolCall, type PolicySnapshot } from '../../../domain/plan/policy.ts';
-import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.ts';
 import { LLM_ACTOR_DEFAULTS, type ActorDefinition, type ToolDefinition } from '../../../domain/registry/entities.ts';
 import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
 import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.ts';
 import { ProviderFailure, type ModelTool } from '../../ports/language-model.port.ts';
-import type { SandboxInfo, ToolCallResult } from '../../ports/sandbox.port.ts';
+import type { SandboxInfo } from '../../ports/sandbox.port.ts';
 import type { Transcript } from '../../ports/transcript.port.ts';
 import { MAX_MALFORMED_STEPS, runAgentLoop } from '../../agent/agent-loop.ts';
 import type { ApprovalGate, CallAnswer, ControlTool } from '../../agent/agent.types.ts';
-import {
-  callRecorder,
-  changedFiles,
-  commandSettings,
-  diffArtifact,
-  prepareSandboxes,
-  wallClock,
-} from '../execute-shared.ts';
+import { changedFiles, commandSettings, diffArtifact, prepareSandboxes, wallClock } from '../execute-shared.ts';
 import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
 import { planToolCallHooks } from '../../hooks/plan-hooks.ts';
 import type { ToolCallHooks } from '../../hooks/tool-call-hooks.ts';
-import { argSummary, normalizeArgs, previewOf } from '../tool-call-preview.ts';
+import { argSummary, previewOf } from '../tool-call-preview.ts';
 import {
   decisionTerms,
   executionSystemPrompt,
@@ -41,8 +33,9 @@ import {
   type FinishArgs,
 } from './execution-prompt.ts';
 import { PlanActorFailure, PlanModel, planToolsOf, type PlanLlmDeps, type PlanToolSet } from './plan-model.ts';
-import { PlanCallRecorder, planAgentTool, runPlanTool, type PlanToolRun } from './plan-agent.ts';
+import { PlanCallRecorder, planAgentTool, type PlanToolRun } from './plan-agent.ts';
 import { PlanBudget } from './plan-budget.ts';
+import { answerFor, runVerify } from './execute-verify.ts';
 
 /** An execution's conversation as kept in the transcript store while it waits for an approval. */
 export interface ExecutionTranscript extends Transcript {
@@ -54,7 +47,6 @@ export interface ExecutionTranscript extends Transcript {
   finishing?: FinishArgs | undefined;
 }
 
-const RUN_COMMAND = BUILTIN_TOOLS.find((t) => t.name === 'builtin/run-command') as ToolDefinition;
 const DEFAULT_COMMAND_MS = 300_000;
 
 const FINISH_OFFERED: ModelTool = {
@@ -113,7 +105,6 @@ export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: Task
 
 class ExecutionRun {
   private readonly tick: () => void;
-  private readonly record: (call: ToolCallRecord) => Promise<void>;
   private readonly policy: PolicySnapshot;
   private readonly signal: AbortSignal;
   private model!: PlanModel;
@@ -144,7 +135,6 @@ class ExecutionRun {
     this.yes = yes;
     this.actorName = actorName;
     this.tick = wallClock(plan);
-    this.record = callRecorder(wb, turn);
     this.policy = policyOf(plan);
     this.signal = turn.signal;
   }
@@ -488,54 +478,26 @@ class ExecutionRun {
     );
   }
 
-  /** Runs the plan's verify command in the sandbox; what it changed is not kept in the plan's work. */
-  private async verify(v: NonNullable<Plan['verify']>): Promise<NonNullable<Plan['done']>['verify']> {
-    const { plan, wb } = this;
-    await this.turn.status('TASK_STATE_WORKING', `Verifying: ${v.command}`, wb.meta(plan));
-    const before = await wb.checkpoint(plan, 'before-verify', plan.cursor, this.root.id);
-    const args = { command: v.command };
-    const t0 = Date.now();
-    let result: ToolCallResult;
-    try {
-      const timeoutMs = v.timeoutSeconds !== undefined ? v.timeoutSeconds * 1000 : this.callTimeoutMs();
-      result = await runPlanTool(
-        {
-          wb,
+  /** Runs the plan's verify command in the sandbox (see runVerify). */
+  private verify(v: NonNullable<Plan['verify']>): Promise<NonNullable<Plan['done']>['verify']> {
+    return runVerify(
+      {
+        wb: this.wb,
+        plan: this.plan,
+        turn: this.turn,
+        rootId: this.root.id,
+        recorder: this.recorder,
+        tick: this.tick,
+        run: {
+          wb: this.wb,
           sandbox: this.sandbox,
           network: this.commands.network,
           env: this.commands.env,
-          timeoutMs: () => Math.min(timeoutMs, Math.max(1000, plan.budget.maxWallMs - plan.usage.wallMs)),
+          timeoutMs: () => this.callTimeoutMs(),
         },
-        RUN_COMMAND,
-        normalizeArgs(RUN_COMMAND.name, args),
-        this.signal,
-      );
-    } catch (err) {
-      if (this.signal.aborted) throw err;
-      result = { ok: false, summary: `cannot run it: ${(err as Error).message}`, output: '', filesTouched: [] };
-    }
-    this.tick();
-    const rec = this.recorder.callRecord(
-      RUN_COMMAND.name,
-      { ...args, verify: true },
-      result,
-      Date.now() - t0,
-      undefined,
+      },
+      v,
     );
-    if (this.signal.aborted) {
-      await wb.deps.plans.putToolCall(rec);
-      throw new ProviderFailure('cancelled', 'cancelled', '');
-    }
-    await this.record(rec);
-    if (result.filesTouched.length) await wb.restore(plan, before);
-    const exitCode = result.exitCode ?? null;
-    const ok = result.ok && exitCode === 0;
-    await this.turn.status(
-      'TASK_STATE_WORKING',
-      `  ${ok ? '✓' : '✗'} verify: ${result.summary} (${rec.durationMs} ms)`,
-      wb.meta(plan, { toolCall: rec.id }),
-    );
-    return { command: v.command, exitCode, ok, summary: result.summary };
   }
 
   /** The conversation as it ended (nothing pending: an answer can no longer continue it). */
@@ -571,35 +533,4 @@ class ExecutionRun {
     this.tick();
     return wb.fail(plan, this.turn, 'execute', error, state);
   }
-}
-
-/** The answer `answer` recorded for the call the transcript waits on (undefined: none; it is asked again). */
-function answerFor(
-  decisions: readonly Decision[],
-  rootId: string,
-  attempt: number,
-  t: ExecutionTranscript,
-): CallAnswer | undefined {
-  const call = t.pending?.calls[t.pending.next];
-  if (!call) return undefined;
-  const d = decisions
-    .filter(
-      (x) =>
-        x.type === 'approval' &&
-        x.parentId === rootId &&
-        x.attempt === attempt &&
-        (x.context['request'] as { callId?: unknown } | undefined)?.callId === call.id,
-    )
-    .at(-1);
-  if (!d || (d.chosen !== 'approve' && d.chosen !== 'reject')) return undefined;
-  const guidance = d.context['guidance'];
-  const always = d.context['always'];
-  return {
-    callId: call.id,
-    answer: {
-      decision: d.chosen,
-      ...(typeof guidance === 'string' ? { guidance } : {}),
-      ...(always === 'tool' || always === 'command' ? { always } : {}),
-    },
-  };
 }

@@ -32,7 +32,7 @@ import { renderFields, renderTable } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 import { registerPlanHousekeeping } from './plan-housekeeping.command.ts';
 import { eventLines } from '../support/events.ts';
-import { intOption } from '../support/options.ts';
+import { choiceOption, intOption } from '../support/options.ts';
 import {
   nextCommands,
   renderRunSummary,
@@ -216,13 +216,24 @@ export function registerPlan(program: Command, runner: Runner): void {
     .description('Approve what the plan waits for (a tool call, or the apply), and follow it on')
     .argument('<id>', 'the plan id')
     .option('--yes', 'approve whatever else the run asks')
-    .action((id: string, opts: { yes?: boolean }, cmd: Command) =>
+    .option(
+      '--always [what]',
+      'also approve the later tool calls of this run with the same command (command, the default) or of the same tool (tool)',
+      choiceOption(['command', 'tool']),
+    )
+    .action((id: string, opts: { yes?: boolean; always?: string | boolean }, cmd: Command) =>
       runner.run(cmd, 'plan approve', async (ctx) => {
         const client = await ctx.client();
+        const always = opts.always === true ? 'command' : (opts.always as 'command' | 'tool' | undefined);
         const run = await runPhase(
           ctx,
           client,
-          () => client.call(planApprove, { planId: id, wait: false }, { signal: ctx.signal }),
+          () =>
+            client.call(
+              planApprove,
+              { planId: id, wait: false, ...(always ? { always } : {}) },
+              { signal: ctx.signal },
+            ),
           { yes: opts.yes === true },
         );
         ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));

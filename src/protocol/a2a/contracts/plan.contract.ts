@@ -167,9 +167,16 @@ export const planApprove = defineContract({
   name: '_cleveragents/plan/approve',
   surface: 'extension',
   since: '1.1',
-  summary: 'Approve what the plan waits for (a tool call, or the apply) and continue its run on the same task.',
+  summary:
+    'Approve what the plan waits for (a tool call, or the apply) and continue its run on the same task; `always` (1.5) also approves the later tool calls of this run with the same command (`command`) or of the same tool (`tool`).',
   permission: 'plan:write',
-  params: z.object({ planId: PlanId, wait: z.boolean().optional() }).strict(),
+  params: z
+    .object({
+      planId: PlanId,
+      wait: z.boolean().optional(),
+      always: z.enum(['command', 'tool'], { message: 'must be command or tool' }).optional(),
+    })
+    .strict(),
   result: PlanRun,
 });
 

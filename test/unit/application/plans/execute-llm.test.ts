@@ -451,6 +451,24 @@ describe('the execute phase of a plan from a goal', () => {
     assert.match(h.texts.at(-1) ?? '', /definition of done NOT met: the actor stopped without calling finish/);
   });
 
+  it('"always" on an approval covers the later calls of the same tool in the run; they are not asked', async (t) => {
+    const s = await setup(t, { profile: 'builtin/manual', verify: false });
+    s.fake.push(call('builtin__write', { path: 'a.txt', content: 'a\n' }, 'call_a'));
+    const h = await s.handle('T1');
+    await s.engine.execute('P1', h, { yes: false });
+    let plan = await s.load();
+    assert.equal(plan.waiting?.request['callId'], 'call_a');
+    s.fake.push(call('builtin__write', { path: 'b.txt', content: 'b\n' }, 'call_b'), finish(true, 'wrote both'));
+    const waiting = { kind: 'tool-approval' as const, decisionId: s.root.id, callId: 'call_a' };
+    await s.engine.answer('P1', { decision: 'approve', always: 'tool' }, h, waiting);
+    assert.equal(h.states.at(-1), 'TASK_STATE_COMPLETED', h.texts.join('\n'));
+    plan = await s.load();
+    const root = plan.sandboxes[0]?.root ?? '';
+    assert.deepEqual([read(root, 'a.txt'), read(root, 'b.txt')], ['a\n', 'b\n'], 'b.txt was written without asking');
+    const approval = (await s.plans.decisions('P1')).find((d) => d.type === 'approval');
+    assert.equal(approval?.context['always'], 'tool', 'the "always" is recorded with the approval');
+  });
+
   it('under builtin/manual a write waits for approval; approve runs it, reject with guidance tells the model', async (t) => {
     const s = await setup(t, { profile: 'builtin/manual' });
     s.fake.push(
