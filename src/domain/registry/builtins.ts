@@ -21,7 +21,7 @@ const int = (minimum: number, maximum: number, description: string): Record<stri
  * being handed the whole project, exact edits, a confined shell. Their descriptions are what the
  * model reads: short, precise, saying what each answer looks like and when to use which.
  */
-const CODING_TOOLS: readonly ToolDefinition[] = [
+const CODING_TOOL_DEFINITIONS: readonly ToolDefinition[] = [
   {
     name: 'builtin/read',
     description:
@@ -150,7 +150,7 @@ const CODING_TOOLS: readonly ToolDefinition[] = [
 ];
 
 export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
-  ...CODING_TOOLS,
+  ...CODING_TOOL_DEFINITIONS,
   {
     name: 'builtin/read-file',
     description: 'Read a text file (optionally a line range).',
@@ -267,6 +267,12 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     writes: false,
   },
 ];
+
+/**
+ * The names of the coding tools — what a project's chat always offers, and what a plan's actors
+ * get (with run-command and the git views).
+ */
+export const CODING_TOOLS: readonly string[] = CODING_TOOL_DEFINITIONS.map((t) => t.name);
 
 export const BUILTIN_ACTIONS: readonly ActionDefinition[] = [
   {

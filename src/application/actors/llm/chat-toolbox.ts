@@ -22,7 +22,7 @@ import type { RegistryEntity, RegistryKind } from '../../../domain/registry/enti
 import { namespaceOf } from '../../../domain/registry/names.ts';
 import type { SandboxInfo, ToolRunner } from '../../ports/sandbox.port.ts';
 import { commandOfCall, normalizeArgs } from '../../plans/tool-call-preview.ts';
-import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.ts';
+import { BUILTIN_TOOLS, CODING_TOOLS } from '../../../domain/registry/builtins.ts';
 import type { AgentTool } from '../../agent/agent.types.ts';
 
 export type { ToolOutcome } from '../../agent/agent.types.ts';
@@ -30,19 +30,8 @@ export type { ToolOutcome } from '../../agent/agent.types.ts';
 /** A tool of a chat turn (the agent loop's tool). */
 export type ChatTool = AgentTool;
 
-/**
- * The built-in tools a chat bound to a project offers besides the actor's own: reading (read, grep,
- * glob, list), editing (edit, write) and a shell (bash) — the model asks for the context it needs.
- */
-export const CHAT_BUILTINS: readonly string[] = [
-  'builtin/read',
-  'builtin/grep',
-  'builtin/glob',
-  'builtin/list',
-  'builtin/edit',
-  'builtin/write',
-  'builtin/bash',
-];
+/** The built-in tools a chat bound to a project offers besides the actor's own: the model asks for the context it needs. */
+export const CHAT_BUILTINS = CODING_TOOLS;
 
 /** Where a session's file and command tools work. */
 export interface ChatWorkspace {

@@ -12,7 +12,7 @@ import {
   type ActorDefinition,
   type ToolDefinition,
 } from '../../../domain/registry/entities.ts';
-import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.ts';
+import { BUILTIN_TOOLS, CODING_TOOLS } from '../../../domain/registry/builtins.ts';
 import type { ContextProvider } from '../../context/context.types.ts';
 import {
   ProviderFailure,
@@ -189,18 +189,7 @@ export interface PlanToolSet {
  * tools a chat has, the git views, and run-command (no shell: what actions and verify run). The
  * older file tools stay for actors and actions that name them.
  */
-const PLAN_BUILTIN_NAMES = [
-  'builtin/read',
-  'builtin/grep',
-  'builtin/glob',
-  'builtin/list',
-  'builtin/edit',
-  'builtin/write',
-  'builtin/bash',
-  'builtin/run-command',
-  'builtin/git-status',
-  'builtin/git-diff',
-];
+const PLAN_BUILTIN_NAMES = [...CODING_TOOLS, 'builtin/run-command', 'builtin/git-status', 'builtin/git-diff'];
 const PLAN_BUILTINS = BUILTIN_TOOLS.filter((t) => PLAN_BUILTIN_NAMES.includes(t.name));
 
 /**
