@@ -3,6 +3,7 @@ import { awaitAnswer, markApplied, policyOf, startPhase } from '../../domain/pla
 import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.ts';
 import { vetoText } from '../hooks/hook.service.ts';
 import { beforeApply, notifyPlanHooks } from '../hooks/plan-hooks.ts';
+import { startApply } from '../../domain/plan/plan-progress.ts';
 
 /** What a before-apply hook is told of the changes: the stats and the files, per resource. */
 async function applyFacts(wb: PlanWorkbench, plan: Plan): Promise<unknown[]> {
@@ -17,8 +18,7 @@ async function applyFacts(wb: PlanWorkbench, plan: Plan): Promise<unknown[]> {
 /** The apply phase: asks for approval first unless `yes` or the plan's profile skips it (`applyApproval: false`), then applies each sandbox into its project. */
 export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
   const { sandboxes, logger } = wb.deps;
-  plan.tasks.apply = turn.task.id;
-  plan.error = undefined;
+  startApply(plan, turn.task.id);
   if (!yes && policyOf(plan).applyApproval) {
     const diffs = await wb.diffs(plan);
     const request = {

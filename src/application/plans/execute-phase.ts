@@ -19,6 +19,7 @@ import { ChangeTracker } from './change-tracker.ts';
 import { strategizeWithActor } from './llm/strategize-llm.ts';
 import { executeWithActor } from './llm/execute-llm.ts';
 import { argSummary, commandOfCall, normalizeArgs, previewOf } from './tool-call-preview.ts';
+import { attachTask, countToolCall, moveCursor } from '../../domain/plan/plan-progress.ts';
 
 /**
  * The execute phase (run or resumed): creates the sandboxes, then runs each step's tool call in
@@ -45,7 +46,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
   }
   const resuming = plan.phase === 'execute';
   startPhase(plan, 'execute');
-  plan.tasks.execute = turn.task.id;
+  attachTask(plan, 'execute', turn.task.id);
   await wb.save(plan);
   await turn.status(
     'TASK_STATE_WORKING',
@@ -179,7 +180,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       );
     }
     if (answered?.chosen === 'reject') {
-      plan.cursor = i + 1;
+      moveCursor(plan, i + 1);
       await wb.save(plan);
       await turn.status('TASK_STATE_WORKING', `Step ${i + 1}/${plan.stepsTotal} skipped: rejected`, wb.meta(plan));
       continue;
@@ -210,7 +211,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       network,
       env: actionEnv,
     });
-    plan.usage.toolCalls++;
+    countToolCall(plan);
     changes.ran(tool, result, hooks?.ran ?? 0);
     tick();
     const output = keptOutput(result);
@@ -253,7 +254,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         hint: `correct the plan (agents plan correct ${d.id} …) or fix the cause and run agents plan execute ${plan.id} to resume`,
       });
     }
-    plan.cursor = i + 1;
+    moveCursor(plan, i + 1);
     await wb.save(plan);
     await turn.status(
       'TASK_STATE_WORKING',

@@ -8,6 +8,7 @@ import type { Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
 import type { ActionDefinition } from '../../domain/registry/entities.ts';
 import { KEPT_OUTPUT_BYTES, type ToolCallResult } from '../ports/sandbox.port.ts';
 import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.ts';
+import { moveCursor, noteConfinement, setWallTime } from '../../domain/plan/plan-progress.ts';
 
 /**
  * The plan's sandboxes: created (with a `before-execute` checkpoint) on the first run; on a resumed
@@ -39,7 +40,7 @@ export async function prepareSandboxes(
     if (last) {
       await wb.restore(plan, last);
       atCheckpoint = true;
-      plan.cursor = last.stepIndex;
+      moveCursor(plan, last.stepIndex);
       await turn.status(
         'TASK_STATE_WORKING',
         `Restored checkpoint ${last.id} (${last.label})`,
@@ -60,7 +61,7 @@ export async function commandSettings(
   plan: Plan,
 ): Promise<{ network: 'none' | 'allow'; env: Readonly<Record<string, string>> | undefined }> {
   const how = await wb.deps.tools.confinement?.();
-  if (how === 'none' || (how === 'confined' && plan.confinement === undefined)) plan.confinement = how;
+  noteConfinement(plan, how);
   const action = (await wb.deps.registry.lookup('action', plan.action))?.definition as ActionDefinition | undefined;
   return { network: plan.network ?? 'none', env: action?.env };
 }
@@ -70,7 +71,7 @@ export function wallClock(plan: Plan): () => void {
   const started = Date.now();
   const wall = plan.usage.wallMs;
   return () => {
-    plan.usage.wallMs = wall + (Date.now() - started);
+    setWallTime(plan, wall + (Date.now() - started));
   };
 }
 

@@ -6,6 +6,7 @@ import type { Replan } from './llm/strategize-llm.ts';
 import type { PlanAccess } from './plan-access.ts';
 import type { PlanAnswers } from './plan-answers.ts';
 import type { CorrectInput, PlanServiceDeps, RunResult } from './plan.types.ts';
+import { moveCursor, newAttempt, revertTo } from '../../domain/plan/plan-progress.ts';
 
 /** Runs a re-plan of a plan from a goal on a new strategize task, and waits for it. */
 export type RunReplan = (plan: Plan, replan: Replan, principal: Principal) => Promise<RunResult>;
@@ -82,7 +83,7 @@ export class PlanCorrections {
         note,
       };
     }
-    plan.attempt++;
+    newAttempt(plan);
     const guidance = await this.guidance(plan, decision, input);
     if (input.mode === 'append') {
       await this.deps.engine.save(plan);
@@ -91,8 +92,7 @@ export class PlanCorrections {
     const waiting = plan.waiting;
     for (const d of affected) await this.deps.plans.putDecision({ ...d, superseded: true });
     if (restoreTo) await this.deps.engine.restore(plan, restoreTo);
-    plan.cursor = Math.min(plan.cursor, from);
-    plan.error = undefined;
+    revertTo(plan, Math.min(plan.cursor, from));
     const made = await this.deps.engine.strategize(
       plan,
       undefined,
@@ -169,19 +169,18 @@ export class PlanCorrections {
             : `one guidance decision, then the strategy actor decides again from decision ${from + 1} on`,
         ...(input.mode === 'revert' && restoreTo ? { wouldRestoreCheckpoint: restoreTo.id } : {}),
       };
-    plan.attempt++;
+    newAttempt(plan);
     const guidance = await this.guidance(plan, decision, input);
     if (input.mode === 'append') {
       await this.deps.engine.save(plan);
       return { planId: plan.id, mode: 'append', attempt: plan.attempt, added: [guidance.id], superseded: [] };
     }
     const waiting = plan.waiting;
-    plan.waiting = undefined;
+    // What it waited for is superseded before anything else happens (the restore may take a while).
+    revertTo(plan, plan.cursor, { fresh: true });
     for (const d of affected) await this.deps.plans.putDecision({ ...d, superseded: true });
     if (restoreTo) await this.deps.engine.restore(plan, restoreTo);
-    plan.cursor = 0;
-    plan.error = undefined;
-    plan.done = undefined;
+    moveCursor(plan, 0);
     await this.deps.engine.save(plan);
     await this.answers.closeWaiting(
       waiting,

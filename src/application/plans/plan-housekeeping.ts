@@ -23,6 +23,7 @@ import type { SandboxInfo } from '../ports/sandbox.port.ts';
 import { waitingError, type PlanAccess } from './plan-access.ts';
 import type { PlanQueries } from './plan-queries.ts';
 import type { PlanServiceDeps } from './plan.types.ts';
+import { dropSandboxes, replaceSandbox } from '../../domain/plan/plan-progress.ts';
 
 export interface PruneInput {
   /** Only plans not updated for this long (default 7 days). */
@@ -104,7 +105,7 @@ export class PlanHousekeeping {
           cause: err,
         });
       });
-      plan.sandboxes[i] = outcome.sandbox;
+      replaceSandbox(plan, i, outcome.sandbox);
       if (!outcome.ok) conflicts.push({ sandbox: outcome.sandbox, files: outcome.files, message: outcome.message });
       else
         rows.push({
@@ -238,7 +239,7 @@ export class PlanHousekeeping {
   /** `cancel --clean`: the cancelled plan's sandboxes and branches go; the plan record stays. */
   async clean(plan: Plan): Promise<void> {
     await this.removeSandboxes(plan);
-    plan.sandboxes = [];
+    dropSandboxes(plan);
     await this.deps.engine.save(plan);
   }
 

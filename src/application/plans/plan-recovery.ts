@@ -1,5 +1,6 @@
 import { failPhase } from '../../domain/plan/plan.ts';
 import type { PlanServiceDeps } from './plan.types.ts';
+import { touch } from '../../domain/plan/plan-progress.ts';
 
 /** How long a processing plan whose phase task is not stored is taken to be starting up elsewhere. */
 export const MISSING_TASK_GRACE_MS = 60_000;
@@ -40,7 +41,7 @@ export async function settleInterruptedPlans(
       message: `the server restarted while the ${plan.phase} phase ran`,
       ...resume[plan.phase],
     });
-    plan.updatedAt = deps.now().toISOString();
+    touch(plan, deps.now());
     await deps.plans.save(plan);
     settled.push(plan.id);
   }

@@ -10,6 +10,7 @@ import type { RegistryService } from '../registry/registry.service.ts';
 import type { PlanLlmDeps } from './llm/plan-model.ts';
 import type { HookService } from '../hooks/hook.service.ts';
 import { notifyPlanHooks } from '../hooks/plan-hooks.ts';
+import { touch } from '../../domain/plan/plan-progress.ts';
 
 /**
  * The A2A task a run reports on: its status and artifact events, and the signal that cancels it.
@@ -50,7 +51,7 @@ export class PlanWorkbench {
   }
 
   async save(plan: Plan): Promise<void> {
-    plan.updatedAt = this.now().toISOString();
+    touch(plan, this.now());
     await this.deps.plans.save(plan);
     const w = this.watched.get(plan.id);
     if (w && (w.seen.phase !== plan.phase || w.seen.state !== plan.state)) {

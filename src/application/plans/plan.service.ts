@@ -35,6 +35,7 @@ import { PlanQueries } from './plan-queries.ts';
 import { settleInterruptedPlans, MISSING_TASK_GRACE_MS } from './plan-recovery.ts';
 import type { PlanStatus } from './plan-views.ts';
 import type { CorrectInput, PlanListInput, PlanServiceDeps, RunResult } from './plan.types.ts';
+import { moveCursor, setBudget } from '../../domain/plan/plan-progress.ts';
 
 export type { CorrectInput, PlanListInput, PlanServiceDeps, RunResult } from './plan.types.ts';
 
@@ -323,10 +324,12 @@ export class PlanService implements ContextOwner {
         )
         .catch(() => {});
     }
-    if (opts.maxToolCalls) plan.budget.maxToolCalls = opts.maxToolCalls;
-    if (opts.maxWallSeconds) plan.budget.maxWallMs = opts.maxWallSeconds * 1000;
-    if (opts.maxTokens) plan.budget.maxTokens = opts.maxTokens;
-    if (opts.maxCost) plan.budget.maxCost = opts.maxCost;
+    setBudget(plan, {
+      maxToolCalls: opts.maxToolCalls,
+      maxWallMs: opts.maxWallSeconds ? opts.maxWallSeconds * 1000 : undefined,
+      maxTokens: opts.maxTokens,
+      maxCost: opts.maxCost,
+    });
     await this.deps.engine.save(plan);
     return this.runOn(plan, 'execute', principal, opts.wait ?? false, (task) =>
       this.deps.engine.execute(planId, task, { yes: opts.yes ?? false }),
@@ -412,7 +415,7 @@ export class PlanService implements ContextOwner {
         },
       );
     });
-    plan.cursor = cp.stepIndex;
+    moveCursor(plan, cp.stepIndex);
     await this.deps.engine.save(plan);
     await this.answers.closeWaiting(
       waiting,

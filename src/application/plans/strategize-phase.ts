@@ -2,6 +2,7 @@ import type { Decision, Plan } from '../../domain/plan/plan.ts';
 import { completePhase, renderTemplate, startPhase } from '../../domain/plan/plan.ts';
 import type { ToolDefinition } from '../../domain/registry/entities.ts';
 import type { PlanWorkbench, TaskHandle } from './plan-workbench.ts';
+import { attachTask, setStepsTotal } from '../../domain/plan/plan-progress.ts';
 
 /** The strategize phase: records one decision per declared step of the action (from `fromStep` on). */
 export async function strategize(
@@ -13,7 +14,7 @@ export async function strategize(
 ): Promise<Decision[]> {
   const action = await wb.action(plan);
   startPhase(plan, 'strategize');
-  if (turn) plan.tasks.strategize = turn.task.id;
+  if (turn) attachTask(plan, 'strategize', turn.task.id);
   await wb.save(plan);
   await turn?.status('TASK_STATE_WORKING', `Strategizing: ${plan.description}`, wb.meta(plan));
   const steps = action.steps ?? [];
@@ -62,7 +63,7 @@ export async function strategize(
       { artifactId: 'decisions', name: 'decisions', parts: [{ data: d, mediaType: 'application/json' }] },
       { append: true },
     );
-  plan.stepsTotal = steps.length;
+  setStepsTotal(plan, steps.length);
   completePhase(plan);
   await wb.save(plan);
   await turn?.status(

@@ -39,6 +39,7 @@ export function planNetwork(projects: ReadonlyArray<NetworkAccess | undefined>, 
 
 /** How commands ran: OS-confined, or unconfined because the user set `confinement: none`. */
 export const Confinement = z.enum(['confined', 'none']);
+export type Confinement = z.infer<typeof Confinement>;
 
 export const PlanError = z.object({
   kind: z.enum(['budget', 'tool', 'policy', 'conflict', 'dirty', 'interrupted', 'strategy', 'actor', 'internal']),

@@ -36,6 +36,7 @@ import { PlanActorFailure, PlanModel, planToolsOf, type PlanLlmDeps, type PlanTo
 import { PlanCallRecorder, planAgentTool, type PlanToolRun } from './plan-agent.ts';
 import { PlanBudget } from './plan-budget.ts';
 import { answerFor, runVerify } from './execute-verify.ts';
+import { attachTask, judgeDone } from '../../../domain/plan/plan-progress.ts';
 
 /** An execution's conversation as kept in the transcript store while it waits for an approval. */
 export interface ExecutionTranscript extends Transcript {
@@ -80,8 +81,8 @@ export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: Task
   const resumed = plan.phase === 'execute' && !answering;
   startPhase(plan, 'execute');
   // A run decides the definition of done anew when it finishes.
-  if (!answering) plan.done = undefined;
-  plan.tasks.execute = turn.task.id;
+  if (!answering) judgeDone(plan, undefined);
+  attachTask(plan, 'execute', turn.task.id);
   await wb.save(plan);
   await turn.status(
     'TASK_STATE_WORKING',
@@ -450,14 +451,14 @@ class ExecutionRun {
         ...(verify ? { verify } : {}),
       },
     });
-    plan.done = {
+    judgeDone(plan, {
       met,
       by: verify ? 'verify' : 'assessment',
       ...(verify ? { verify } : {}),
       assessment: f.assessment,
       decisionId: decision.id,
       at: wb.now().toISOString(),
-    };
+    });
     await this.turn.artifact(
       { artifactId: 'decisions', name: 'decisions', parts: [{ data: decision, mediaType: 'application/json' }] },
       { append: true },

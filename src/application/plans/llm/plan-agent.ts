@@ -15,6 +15,7 @@ import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
 import { callRecorder, keptOutput } from '../execute-shared.ts';
 import { argSummary, commandOfCall, normalizeArgs } from '../tool-call-preview.ts';
 import type { PlanTool } from './plan-model.ts';
+import { countToolCall, countWrite } from '../../../domain/plan/plan-progress.ts';
 
 /** How a plan runs a tool: where, with which network and variables, for how long. */
 export interface PlanToolRun {
@@ -147,7 +148,7 @@ export class PlanCallRecorder implements AgentRecorder {
     const { plan, wb } = this;
     const h = handle as RunningCall;
     await h.output.close();
-    plan.usage.toolCalls++;
+    countToolCall(plan);
     this.at.tick();
     const o = e.outcome;
     const result: ToolCallResult = {
@@ -165,8 +166,8 @@ export class PlanCallRecorder implements AgentRecorder {
       return;
     }
     if (o.ok && e.tool.writes) {
-      plan.cursor++;
-      const cp = await wb.checkpoint(plan, `after-call:${plan.cursor}`, plan.cursor, this.at.decisionId());
+      const cursor = countWrite(plan);
+      const cp = await wb.checkpoint(plan, `after-call:${cursor}`, cursor, this.at.decisionId());
       rec.checkpointId = cp.id;
     }
     await this.record(rec);

@@ -15,6 +15,7 @@ import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
 import { PlanActorFailure } from './plan-model.ts';
 import { chosenOf, type Replan, type StrategyAnswer } from './strategy-schema.ts';
 import { StrategyRun } from './strategy-run.ts';
+import { attachTask, setStepsTotal } from '../../../domain/plan/plan-progress.ts';
 
 export { MAX_STRATEGY_RETRIES, STRATEGY_SCHEMA, type Replan } from './strategy-schema.ts';
 
@@ -38,7 +39,7 @@ export async function strategizeWithActor(
       recoverable: false,
     });
   startPhase(plan, 'strategize');
-  if (turn) plan.tasks.strategize = turn.task.id;
+  if (turn) attachTask(plan, 'strategize', turn.task.id);
   await wb.save(plan);
   await turn?.status('TASK_STATE_WORKING', `Strategizing with ${actors.strategy}: ${plan.description}`, wb.meta(plan));
   try {
@@ -51,7 +52,7 @@ export async function strategizeWithActor(
         { append: true },
       );
     const all = (await wb.deps.plans.decisions(plan.id)).filter((d) => d.type === 'choice' && !d.superseded);
-    plan.stepsTotal = all.length;
+    setStepsTotal(plan, all.length);
     completePhase(plan);
     await wb.save(plan);
     await turn?.status(
