@@ -88,7 +88,7 @@ export function runScan<J extends ScanJob>(job: J, { signal, timeoutMs }: ScanLi
     };
     const onMessage = (reply: WorkerReply): void => {
       if (reply.ok) finish({ result: reply.result as ResultOf<J> }, true);
-      else finish({ error: new Error(reply.message) }, true);
+      else finish({ error: reply.refused ? new ToolFailure(reply.message) : new Error(reply.message) }, true);
     };
     const onError = (e: Error & { code?: string }): void => {
       const at = fileAt(Atomics.load(current, 0));

@@ -6,9 +6,24 @@
  * by the caller; nothing here writes.
  */
 import { lstat, readFile, stat } from 'node:fs/promises';
+import { replacedLength } from './replacement-length.ts';
 import { isBinary, MAX_FILE_BYTES } from './tool-support.ts';
 
 const MAX_LINE_SHOWN = 500;
+/**
+ * replace-in-files' limits, in characters (up to two bytes each), inside the worker's 256 MB heap:
+ * one replaced file, and every changed file before and after together (all are held until the
+ * first write, so that a stopped call writes nothing).
+ */
+const MAX_REPLACED_CHARS = 16 * 1024 * 1024;
+const MAX_CHANGED_CHARS = 48 * 1024 * 1024;
+
+const mb = (chars: number): string => String(Math.round((chars / 1024 / 1024) * 10) / 10);
+
+/** A job that cannot be done as asked: its message is the call's answer. */
+export class ScanRefusal extends Error {
+  override readonly name = 'ScanRefusal';
+}
 
 /** A file to match: its absolute path and the name it is shown by. */
 export interface ScanFile {
@@ -157,16 +172,25 @@ async function searchScan(job: SearchJob, at: (i: number) => void): Promise<Sear
 async function replaceScan(job: ReplaceJob, at: (i: number) => void): Promise<ReplaceScan> {
   const re = new RegExp(job.source, job.flags);
   const changes: ReplaceScan['changes'] = [];
+  let held = 0;
   for (const [n, f] of job.files.entries()) {
     at(n);
     const text = await textFile(f.abs);
     if (text === undefined) continue;
-    // Counted one match at a time: collecting them in one array (millions for an empty match) is
-    // an allocation V8 cannot survive inside a worker's heap limit — it aborts the whole process.
-    let count = 0;
-    for (const _ of text.matchAll(re)) count++;
-    const after = count === 0 ? text : text.replace(re, job.replacement);
-    if (count === 0 || after === text) continue;
+    // Measured before it is built: see replacement-length.ts.
+    const { count, length } = replacedLength(text, re, job.replacement);
+    if (count === 0) continue;
+    if (length > MAX_REPLACED_CHARS)
+      throw new ScanRefusal(
+        `the replacement would make ${f.rel} ${mb(length)} MB; a replaced file may be at most ${mb(MAX_REPLACED_CHARS)} MB`,
+      );
+    held += text.length + length;
+    if (held > MAX_CHANGED_CHARS)
+      throw new ScanRefusal(
+        `the replacement changes more than ${mb(MAX_CHANGED_CHARS)} MB of text (at ${f.rel}); narrow include and replace in parts`,
+      );
+    const after = text.replace(re, job.replacement);
+    if (after === text) continue;
     changes.push({ rel: f.rel, before: text, after, count });
   }
   return { changes };

@@ -5,7 +5,7 @@
  * own (build/bundle.ts).
  */
 import { parentPort } from 'node:worker_threads';
-import { scan, type ScanJob, type ScanResult } from './regex-scan.ts';
+import { scan, ScanRefusal, type ScanJob, type ScanResult } from './regex-scan.ts';
 
 /** One job per message; the worker stays for the next (the runner keeps one warm). */
 export interface WorkerRequest {
@@ -13,7 +13,10 @@ export interface WorkerRequest {
   /** One Int32: the index of the file being matched, for the runner's watchdog. */
   progress: SharedArrayBuffer;
 }
-export type WorkerReply = { ok: true; result: ScanResult } | { ok: false; message: string; at: number };
+export type WorkerReply =
+  | { ok: true; result: ScanResult }
+  /** `refused`: the job's own limit, not a failure to read (the runner answers with the message). */
+  | { ok: false; message: string; at: number; refused: boolean };
 
 if (parentPort) {
   const port = parentPort;
@@ -26,7 +29,13 @@ if (parentPort) {
       Atomics.store(current, 0, i);
     }).then(
       (result) => reply({ ok: true, result }),
-      (e: unknown) => reply({ ok: false, message: e instanceof Error ? e.message : String(e), at }),
+      (e: unknown) =>
+        reply({
+          ok: false,
+          message: e instanceof Error ? e.message : String(e),
+          at,
+          refused: e instanceof ScanRefusal,
+        }),
     );
   });
 }

@@ -94,6 +94,19 @@ describe('regex tools under a deadline (the matching runs in a worker thread)', 
     assert.equal(fs.readFileSync(path.join(dir, 'fine/y.ts'), 'utf8'), 'bAb\n');
   });
 
+  it('replace-in-files refuses a replacement that would grow a file past its limit, writing nothing', async () => {
+    write(dir, 'grow/a.txt', 'keep\n');
+    write(dir, 'grow/b.txt', 'x'.repeat(100_000));
+    const r = await call(
+      'replace-in-files',
+      { pattern: '', replacement: 'y'.repeat(200), include: ['grow/*'] },
+      10_000,
+    );
+    assert.equal(r.ok, false);
+    assert.equal(r.summary, 'the replacement would make grow/b.txt 19.2 MB; a replaced file may be at most 16 MB');
+    assert.equal(fs.readFileSync(path.join(dir, 'grow/a.txt'), 'utf8'), 'keep\n');
+  });
+
   it('cancelling the call terminates its worker and answers cancelled', { timeout: 8000 }, async () => {
     const ac = new AbortController();
     const pending = call('grep', { pattern: EXPONENTIAL }, 60_000, ac.signal);
