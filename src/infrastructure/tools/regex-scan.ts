@@ -184,13 +184,13 @@ async function replaceScan(job: ReplaceJob, at: (i: number) => void): Promise<Re
       throw new ScanRefusal(
         `the replacement would make ${f.rel} ${mb(length)} MB; a replaced file may be at most ${mb(MAX_REPLACED_CHARS)} MB`,
       );
-    held += text.length + length;
+    const after = text.replace(re, job.replacement);
+    if (after === text) continue;
+    held += text.length + after.length;
     if (held > MAX_CHANGED_CHARS)
       throw new ScanRefusal(
         `the replacement changes more than ${mb(MAX_CHANGED_CHARS)} MB of text (at ${f.rel}); narrow include and replace in parts`,
       );
-    const after = text.replace(re, job.replacement);
-    if (after === text) continue;
     changes.push({ rel: f.rel, before: text, after, count });
   }
   return { changes };

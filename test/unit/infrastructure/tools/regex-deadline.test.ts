@@ -107,6 +107,22 @@ describe('regex tools under a deadline (the matching runs in a worker thread)', 
     assert.equal(fs.readFileSync(path.join(dir, 'grow/a.txt'), 'utf8'), 'keep\n');
   });
 
+  it('replace-in-files refuses changes over its limit in all, writing nothing', async () => {
+    // Each file becomes 13 M characters (under the 16 M of one file); the fourth passes 48 M in all.
+    for (const name of ['a', 'b', 'c', 'd']) write(dir, `bulk/${name}.txt`, 'x'.repeat(100_000));
+    const r = await call(
+      'replace-in-files',
+      { pattern: '', replacement: 'y'.repeat(130), include: ['bulk/*'] },
+      10_000,
+    );
+    assert.equal(r.ok, false);
+    assert.equal(
+      r.summary,
+      'the replacement changes more than 48 MB of text (at bulk/d.txt); narrow include and replace in parts',
+    );
+    assert.equal(fs.readFileSync(path.join(dir, 'bulk/a.txt'), 'utf8'), 'x'.repeat(100_000));
+  });
+
   it('cancelling the call terminates its worker and answers cancelled', { timeout: 8000 }, async () => {
     const ac = new AbortController();
     const pending = call('grep', { pattern: EXPONENTIAL }, 60_000, ac.signal);
