@@ -90,3 +90,20 @@ if (loaded.length > 0 || !early.some((i) => i.kind === 'dynamic-import' && i.pat
   throw new Error(
     `bundle: the entry must import only node: builtins, then ./main.js; it imports ${loaded.join(', ') || 'no ./main.js'}`,
   );
+
+// The regex tools' worker (src/infrastructure/tools/regex-runner.ts) is loaded by path, beside the
+// chunks: a file of its own, self-contained, so that a worker starts without the CLI's chunks.
+const regexWorker = await build({
+  entryPoints: ['src/infrastructure/tools/regex-worker.ts'],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  minifyWhitespace: true,
+  outfile: `${OUT}/regex-worker.js`,
+  logLevel: 'warning',
+  metafile: true,
+});
+const workerImports = Object.values(regexWorker.metafile.outputs).flatMap((o) => o.imports);
+if (workerImports.some((i) => !i.path.startsWith('node:')))
+  throw new Error('bundle: the regex worker must import only node: builtins; see build/bundle.ts');

@@ -5,24 +5,23 @@ import path from 'node:path';
 import type { ToolCallResult } from '../../application/index.ts';
 import { compileFilter } from './glob.ts';
 import { resolveInSandbox, type ResolvedPath } from './path-guard.ts';
+import { runScan } from './regex-runner.ts';
 import {
   bool,
   int,
   isBinary,
+  MAX_FILE_BYTES,
   ok,
   str,
   strings,
   ToolFailure,
   walkFiles,
   type ToolContext,
-  type WalkEntry,
 } from './tool-support.ts';
 
-/** Files larger than this are not read, edited or searched. */
-export const MAX_FILE_BYTES = 5 * 1024 * 1024;
+export { MAX_FILE_BYTES };
 const MAX_LISTED = 10_000;
 const MAX_VISITED = 200_000;
-const MAX_LINE_SHOWN = 500;
 
 export async function readFileTool({ sandbox, args }: ToolContext): Promise<ToolCallResult> {
   const target = await resolveInSandbox(sandbox.root, str(args, 'path'));
@@ -99,11 +98,11 @@ export async function listFilesTool({ sandbox, args, signal }: ToolContext): Pro
   return ok(`${shown.length} file${shown.length === 1 ? '' : 's'}${truncated ? ' (truncated)' : ''}`, shown.join('\n'));
 }
 
-export async function searchFilesTool({ sandbox, args, signal }: ToolContext): Promise<ToolCallResult> {
+export async function searchFilesTool({ sandbox, args, signal, timeoutMs }: ToolContext): Promise<ToolCallResult> {
   const source = str(args, 'pattern');
-  let re: RegExp;
   try {
-    re = new RegExp(source);
+    // Compiled here only to refuse a malformed pattern at once: it runs in the matching worker.
+    void new RegExp(source);
   } catch (e) {
     throw new ToolFailure(`invalid regular expression: ${(e as Error).message}`);
   }
@@ -113,50 +112,21 @@ export async function searchFilesTool({ sandbox, args, signal }: ToolContext): P
   const filter = compileFilter(strings(args, 'include'));
   const walk = await walkFiles(start.real, MAX_VISITED, signal);
   const prefix = start.rel === '' ? '' : `${start.rel}/`;
-  const hits: string[] = [];
-  const filesHit = new Set<string>();
-  let truncated = walk.truncated;
-  for await (const { file: f, text } of textFiles(walk.files, filter, signal)) {
-    const lines = text.split('\n');
-    for (let i = 0; i < lines.length; i++) {
-      const line = (lines[i] ?? '').replace(/\r$/, '');
-      if (!re.test(line)) continue;
-      if (hits.length >= maxResults) {
-        truncated = true;
-        break;
-      }
-      filesHit.add(f.rel);
-      hits.push(
-        `${prefix}${f.rel}:${i + 1}: ${line.length > MAX_LINE_SHOWN ? `${line.slice(0, MAX_LINE_SHOWN)}…` : line}`,
-      );
-    }
-    if (hits.length >= maxResults && truncated) break;
-  }
+  const { hits, filesHit, capped } = await runScan(
+    {
+      kind: 'search',
+      source,
+      maxResults,
+      // Symbolic links are not read: their target is outside (refused) or listed under its own path.
+      files: walk.files.filter((f) => !f.symlink && filter(f.rel)).map((f) => ({ abs: f.abs, rel: prefix + f.rel })),
+    },
+    { signal, timeoutMs },
+  );
+  const truncated = walk.truncated || capped;
   return ok(
-    `${hits.length} match${hits.length === 1 ? '' : 'es'} in ${filesHit.size} file${filesHit.size === 1 ? '' : 's'}${truncated ? ' (truncated)' : ''}`,
+    `${hits.length} match${hits.length === 1 ? '' : 'es'} in ${filesHit} file${filesHit === 1 ? '' : 's'}${truncated ? ' (truncated)' : ''}`,
     hits.join('\n'),
   );
-}
-
-/**
- * The text files of a walk that pass the filter, with their content: symlinks are skipped (their
- * target is either outside — refused — or listed under its own path), as are files over 5 MB and
- * binary files.
- */
-export async function* textFiles(
-  files: readonly WalkEntry[],
-  filter: (rel: string) => boolean,
-  signal: AbortSignal,
-): AsyncIterable<{ file: WalkEntry; text: string }> {
-  for (const f of files) {
-    if (signal.aborted) throw new ToolFailure('cancelled');
-    if (f.symlink || !filter(f.rel)) continue;
-    const st = await stat(f.abs);
-    if (st.size > MAX_FILE_BYTES) continue;
-    const buf = await readFile(f.abs);
-    if (isBinary(buf)) continue;
-    yield { file: f, text: buf.toString('utf8') };
-  }
 }
 
 async function requireDirectory(p: ResolvedPath): Promise<void> {

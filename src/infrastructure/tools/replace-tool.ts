@@ -2,13 +2,14 @@
 import type { ToolCallResult } from '../../application/index.ts';
 import { compileFilter } from './glob.ts';
 import { resolveInSandbox } from './path-guard.ts';
-import { editFileTool, textFiles } from './file-tools.ts';
+import { editFileTool } from './file-tools.ts';
+import { runScan } from './regex-runner.ts';
 import { ok, str, strings, ToolFailure, walkFiles, type ToolContext } from './tool-support.ts';
 
 const MAX_VISITED = 200_000;
 
 export async function replaceInFilesTool(ctx: ToolContext): Promise<ToolCallResult> {
-  const { sandbox, args, signal } = ctx;
+  const { sandbox, args, signal, timeoutMs } = ctx;
   const pattern = str(args, 'pattern');
   const replacement = str(args, 'replacement');
   const include = strings(args, 'include');
@@ -24,17 +25,28 @@ export async function replaceInFilesTool(ctx: ToolContext): Promise<ToolCallResu
   const root = await resolveInSandbox(sandbox.root, '.');
   const filter = compileFilter(include, strings(args, 'exclude'));
   const walk = await walkFiles(root.real, MAX_VISITED, signal);
+  // Every change is worked out before the first write: a pattern stopped at its deadline (or a
+  // cancelled call) leaves every file as it was.
+  const { changes } = await runScan(
+    {
+      kind: 'replace',
+      source: pattern,
+      flags: re.flags,
+      replacement,
+      // Symbolic links are not read: their target is outside (refused) or listed under its own path.
+      files: walk.files.filter((f) => !f.symlink && filter(f.rel)).map(({ abs, rel }) => ({ abs, rel })),
+    },
+    { signal, timeoutMs },
+  );
   const touched: string[] = [];
   let replacements = 0;
-  for await (const { file: f, text } of textFiles(walk.files, filter, signal)) {
-    const n = [...text.matchAll(re)].length;
-    const next = n === 0 ? text : text.replace(re, replacement);
-    if (n === 0 || next === text) continue;
-    // Written through edit-file's path: the same guard (no symlinks out, no .git) and O_NOFOLLOW write.
-    const r = await editFileTool({ ...ctx, args: { path: f.rel, find: text, replace: next } });
+  for (const c of changes) {
+    // Written through edit-file's path: the same guard (no symlinks out, no .git) and O_NOFOLLOW
+    // write; a file changed since it was read no longer contains its old text, and is refused.
+    const r = await editFileTool({ ...ctx, args: { path: c.rel, find: c.before, replace: c.after } });
     if (!r.ok) throw new ToolFailure(r.summary);
-    touched.push(f.rel);
-    replacements += n;
+    touched.push(c.rel);
+    replacements += c.count;
   }
   const files = touched.length;
   return ok(

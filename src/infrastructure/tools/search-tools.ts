@@ -1,14 +1,13 @@
 /** builtin/grep, builtin/glob, builtin/list: finding things in the project without reading it all. */
-import { lstat, readFile, stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import type { ToolCallResult } from '../../application/index.ts';
-import { MAX_FILE_BYTES } from './file-tools.ts';
 import { compileGlob } from './glob.ts';
 import { resolveInSandbox, type ResolvedPath } from './path-guard.ts';
 import { listDir, projectFiles, startAt, type ProjectEntry } from './project-walk.ts';
-import { bool, int, isBinary, ok, str, ToolFailure, type ToolContext } from './tool-support.ts';
+import { runScan } from './regex-runner.ts';
+import { bool, int, ok, str, ToolFailure, type ToolContext } from './tool-support.ts';
 
 const MAX_VISITED = 200_000;
-const MAX_LINE_SHOWN = 500;
 export const GREP_DEFAULT_RESULTS = 100;
 export const GREP_MAX_RESULTS = 1000;
 export const GLOB_MAX_RESULTS = 200;
@@ -16,7 +15,7 @@ export const LIST_MAX_ENTRIES = 500;
 
 const plural = (n: number, word: string, many = `${word}s`): string => `${n} ${n === 1 ? word : many}`;
 
-export async function grepTool({ sandbox, args, signal }: ToolContext): Promise<ToolCallResult> {
+export async function grepTool({ sandbox, args, signal, timeoutMs }: ToolContext): Promise<ToolCallResult> {
   const pattern = str(args, 'pattern');
   let re: RegExp;
   try {
@@ -32,33 +31,21 @@ export async function grepTool({ sandbox, args, signal }: ToolContext): Promise<
   const globArg = str(args, 'glob', true);
   const matchGlob = globArg === undefined ? () => true : compileGlob(globArg);
   const { start, files, truncated } = await filesUnder(sandbox.root, str(args, 'path', true), signal);
-  const out: string[] = [];
-  let matches = 0;
-  let shownMatches = 0;
-  let filesHit = 0;
-  for (const f of files) {
-    if (signal.aborted) throw new ToolFailure('cancelled');
-    if (!matchGlob(relTo(start, f.rel))) continue;
-    const text = await textIfSmall(f);
-    if (text === undefined) continue;
-    const lines = text.split('\n').map((l) => l.replace(/\r$/, ''));
-    // A final line feed ends the last line; it does not start an empty one.
-    if (lines[lines.length - 1] === '') lines.pop();
-    const hits: number[] = [];
-    for (let i = 0; i < lines.length; i++) if (re.test(lines[i] as string)) hits.push(i);
-    if (hits.length === 0) continue;
-    filesHit++;
-    matches += hits.length;
-    if (mode === 'files') {
-      if (filesHit <= max) out.push(f.rel);
-    } else if (mode === 'count') {
-      if (filesHit <= max) out.push(`${f.rel}:${hits.length}`);
-    } else if (shownMatches < max) {
-      const room = hits.slice(0, max - shownMatches);
-      shownMatches += room.length;
-      out.push(...withContext(f.rel, lines, room, context, out.length > 0));
-    }
-  }
+  const { out, matches, shownMatches, filesHit } = await runScan(
+    {
+      kind: 'grep',
+      source: pattern,
+      flags: re.flags,
+      mode,
+      context,
+      max,
+      // Symbolic links are listed by the walk but never read.
+      files: files
+        .filter((f) => f.kind === 'file' && matchGlob(relTo(start, f.rel)))
+        .map(({ abs, rel }) => ({ abs, rel })),
+    },
+    { signal, timeoutMs },
+  );
   const unit = mode === 'content' ? matches : filesHit;
   const shown = mode === 'content' ? shownMatches : Math.min(filesHit, max);
   const found = `${plural(matches, 'match', 'matches')} in ${plural(filesHit, 'file')}`;
@@ -71,32 +58,6 @@ export async function grepTool({ sandbox, args, signal }: ToolContext): Promise<
   if (matches === 0) out.push(`no match of /${pattern}/ under ${start.rel || '.'}`);
   if (notes.length) out.push(`[${notes.join('; ')}]`);
   return ok(found + (unit > shown ? ` (${shown} shown)` : ''), out.join('\n'));
-}
-
-/** `path:12:text` for a match, `path-11-text` around it, `--` between separate groups (as grep prints). */
-function withContext(
-  rel: string,
-  lines: readonly string[],
-  hits: readonly number[],
-  context: number,
-  sep: boolean,
-): string[] {
-  const out: string[] = [];
-  const isHit = new Set(hits);
-  let printedTo = -1;
-  for (const h of hits) {
-    const from = Math.max(0, h - context, printedTo + 1);
-    const to = Math.min(lines.length - 1, h + context);
-    // Like grep: `--` between groups that are not adjacent, a file's first group included.
-    if (context > 0 && (printedTo < 0 ? sep : from > printedTo + 1)) out.push('--');
-    for (let i = from; i <= to; i++) {
-      const line = lines[i] as string;
-      const shown = line.length > MAX_LINE_SHOWN ? `${line.slice(0, MAX_LINE_SHOWN)}… [line cut]` : line;
-      out.push(`${rel}${isHit.has(i) ? ':' : '-'}${i + 1}${isHit.has(i) ? ':' : '-'}${shown}`);
-    }
-    printedTo = Math.max(printedTo, to);
-  }
-  return out;
 }
 
 export async function globTool({ sandbox, args, signal }: ToolContext): Promise<ToolCallResult> {
@@ -179,15 +140,6 @@ async function filesUnder(
 
 /** A path relative to the searched directory (what a glob is matched against). */
 const relTo = (start: ResolvedPath, rel: string): string => (start.rel === '' ? rel : rel.slice(start.rel.length + 1));
-
-/** A regular file's text, or undefined for symlinks, files over MAX_FILE_BYTES and binary files. */
-async function textIfSmall(f: ProjectEntry): Promise<string | undefined> {
-  if (f.kind !== 'file') return undefined;
-  const st = await lstat(f.abs).catch(() => undefined);
-  if (!st?.isFile() || st.size > MAX_FILE_BYTES) return undefined;
-  const buf = await readFile(f.abs).catch(() => undefined);
-  return buf && !isBinary(buf) ? buf.toString('utf8') : undefined;
-}
 
 async function requireDirectory(p: ResolvedPath): Promise<void> {
   const st = await stat(p.real).catch(() => undefined);

@@ -95,6 +95,9 @@ export function strings(args: Record<string, unknown>, name: string): string[] |
   return v;
 }
 
+/** Files larger than this are not read, edited or searched. */
+export const MAX_FILE_BYTES = 5 * 1024 * 1024;
+
 /** True when the buffer looks binary (a NUL byte in its first 8000 bytes, as git decides). */
 export const isBinary = (b: Buffer): boolean => b.subarray(0, 8000).includes(0);
 
