@@ -87,3 +87,8 @@ export class AppError extends Error {
 }
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
+
+/** What went wrong, in words, whatever was thrown (an Error's message; anything else as a string). */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -43,6 +43,7 @@ import { openSecrets } from './secrets.ts';
 import { StartupError } from './startup-errors.ts';
 import { httpSyncRemote } from './sync-remote.ts';
 import { VERSION } from './version.ts';
+import { messageOf } from '../domain/errors.ts';
 
 export interface AppOptions {
   dataDir: string;
@@ -291,7 +292,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     await mcp.close().catch(() => {});
     await storage.close();
     throw new StartupError(
-      `the default actor ${defaultActor} cannot be used: ${(err as Error).message}`,
+      `the default actor ${defaultActor} cannot be used: ${messageOf(err)}`,
       `pass --default-actor (or CLEVERAGENTS_DEFAULT_ACTOR) naming an actor; built-in actors: ${facade.actors.names().join(', ')}`,
     );
   }

@@ -2,6 +2,7 @@
 import type { Logger } from '../application/index.ts';
 import { discoverOidc, oidcMetadataUrl, type OidcDiscovery } from '../infrastructure/index.ts';
 import type { CardOidc } from '../protocol/a2a/agent-card.ts';
+import { messageOf } from '../domain/errors.ts';
 
 /** The OIDC settings of `agents serve` (flags or CLEVERAGENTS_OIDC_*). */
 export interface OidcOptions {
@@ -29,7 +30,7 @@ export async function tryDiscovery(oidc: OidcOptions, logger: Logger): Promise<O
     return await discoverOidc(oidc.issuer, { timeoutMs: oidc.discoveryTimeoutMs ?? 3_000 });
   } catch (err) {
     logger.warn(
-      { issuer: oidc.issuer, err: (err as Error).message },
+      { issuer: oidc.issuer, err: messageOf(err) },
       'OIDC discovery failed: JWTs are verified once the issuer answers (API keys work meanwhile)',
     );
     return undefined;

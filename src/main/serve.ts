@@ -13,6 +13,7 @@ import { databaseFile, resolveDataDir, tokenFile, workspaceRootOf } from './path
 import { describeStartupError, StartupError, type StartupContext } from './startup-errors.ts';
 import { startupMark } from './startup-marks.ts';
 import { VERSION } from './version.ts';
+import { messageOf } from '../domain/errors.ts';
 
 /**
  * Where the data lives: `--database-url` / CLEVERAGENTS_DATABASE_URL names a PostgreSQL database
@@ -295,7 +296,7 @@ function makeWorkspaceRoot(root: string): void {
     mkdirSync(root, { recursive: true, mode: 0o755 });
   } catch (err) {
     throw new StartupError(
-      `the workspace root ${root} cannot be made: ${(err as Error).message}`,
+      `the workspace root ${root} cannot be made: ${messageOf(err)}`,
       'pass --workspace-root (or CLEVERAGENTS_WORKSPACE_ROOT) naming a directory this user may write',
     );
   }

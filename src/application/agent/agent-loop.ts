@@ -23,6 +23,7 @@ import { parseArgs, resultForModel } from '../actors/llm/tool-args.ts';
 import { alwaysMatches, ruleOf } from './always-rules.ts';
 import { streamStep, type StepResult } from './agent-step.ts';
 import type { AgentConfig, AgentOutcome, AgentTool, ToolOutcome } from './agent.types.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 /** Steps in a row whose every call was refused before the loop gives up. */
 export const MAX_MALFORMED_STEPS = 3;
@@ -194,7 +195,7 @@ class AgentLoop {
     try {
       normalized = tool.normalize ? tool.normalize(args.value) : args.value;
     } catch (err) {
-      return refuse(`The command line cannot be read: ${(err as Error).message}.`, args.value);
+      return refuse(`The command line cannot be read: ${messageOf(err)}.`, args.value);
     }
     const verdict = cfg.decide(tool, normalized);
     const event = { call, ref: tool.ref, tool, args: args.value, verdict };
@@ -245,7 +246,7 @@ class AgentLoop {
         await cfg.beforeWrite();
       } catch (err) {
         if (cfg.signal.aborted) throw err;
-        const text = `Not run: the state before it could not be recorded for undo (${(err as Error).message}).`;
+        const text = `Not run: the state before it could not be recorded for undo (${messageOf(err)}).`;
         await cfg.recorder.notRun({ ...event, state: 'invalid', summary: text });
         return { id: call.id, name: call.name, output: text, isError: true };
       }
@@ -261,7 +262,7 @@ class AgentLoop {
       });
     } catch (err) {
       if (cfg.signal.aborted) throw err;
-      outcome = { ok: false, summary: `${tool.ref} failed: ${(err as Error).message}`, output: '' };
+      outcome = { ok: false, summary: `${tool.ref} failed: ${messageOf(err)}`, output: '' };
     }
     const durationMs = Date.now() - t0;
     if (cfg.signal.aborted) {

@@ -19,6 +19,7 @@ import {
 } from '../../domain/registry/hook.ts';
 import type { HookRunner } from '../ports/hook-runner.port.ts';
 import type { Logger } from '../ports/logger.port.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 /** One hook run, as recorded on the task (the `hook` artifact's data). */
 export interface HookRun {
@@ -109,9 +110,7 @@ export class HookService {
       );
     } catch (err) {
       this.deps.logger.warn({ err, event, namespace: ctx.namespace }, 'the hooks could not be read');
-      return veto
-        ? { veto: { hook: '(registry)', reason: `the hooks could not be read: ${(err as Error).message}` } }
-        : {};
+      return veto ? { veto: { hook: '(registry)', reason: `the hooks could not be read: ${messageOf(err)}` } } : {};
     }
     if (hooks.length === 0) return {};
     const network =
@@ -157,7 +156,7 @@ export class HookService {
     } catch (err) {
       // The runner reports a hook's failures itself; a throw is ours, and still fails closed.
       this.deps.logger.error({ err, hook: hook.name }, 'a hook could not be run');
-      outcome = { answer: '', output: '', failure: `it could not be run: ${(err as Error).message}` };
+      outcome = { answer: '', output: '', failure: `it could not be run: ${messageOf(err)}` };
     }
     // Cancelled with its task: nothing more is recorded, and the caller (which stops on its
     // aborted signal) must not go on as if the hook had answered.

@@ -1,4 +1,4 @@
-import { AppError } from '../../domain/errors.ts';
+import { AppError, messageOf } from '../../domain/errors.ts';
 import { pageOf } from '../../domain/paging.ts';
 import type { Plan } from '../../domain/plan/plan.ts';
 import {
@@ -107,7 +107,7 @@ export class PlanQueries {
     try {
       regex = input.nameRegex ? new RegExp(input.nameRegex) : undefined;
     } catch (err) {
-      throw new AppError('INVALID_PARAMS', `nameRegex is not a valid regular expression: ${(err as Error).message}`, {
+      throw new AppError('INVALID_PARAMS', `nameRegex is not a valid regular expression: ${messageOf(err)}`, {
         fields: [{ field: 'nameRegex', description: 'must be a JavaScript regular expression' }],
       });
     }

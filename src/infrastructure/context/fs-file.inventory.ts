@@ -36,7 +36,7 @@ import type {
   GlobVerdict,
   InventoryEntry,
 } from '../../application/index.ts';
-import { AppError } from '../../domain/errors.ts';
+import { AppError, messageOf } from '../../domain/errors.ts';
 import { compileFilter, compileGlob } from '../tools/glob.ts';
 import { gitRootOf, headOf, lsFiles, readHead, recentPaths, type GitRoot } from './git-listing.ts';
 import { SLICE, walk, yieldNow, type Check } from './ignore-walk.ts';
@@ -178,7 +178,7 @@ export class FsFileInventory implements FileInventory {
           compileGlob(g);
         } catch (err) {
           throw new AppError('INVALID_PARAMS', `The glob ${JSON.stringify(g)} cannot be used`, {
-            fields: [{ field: `${field}.${i}`, description: `is not a glob pattern (${(err as Error).message})` }],
+            fields: [{ field: `${field}.${i}`, description: `is not a glob pattern (${messageOf(err)})` }],
             hint: '`**` spans directories, `*` and `?` stay within one, `{a,b}` is an alternative, `[…]` a class',
           });
         }

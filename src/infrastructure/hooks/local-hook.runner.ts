@@ -13,6 +13,7 @@ import type { HookInvocation, HookOutcome, HookRunner } from '../../application/
 import { egressRefusalOf, type EgressGuard } from '../net/egress-guard.ts';
 import type { ConfinementSource } from '../tools/confinement.ts';
 import { runConfined } from '../tools/process-runner.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 /** What a webhook may answer before the rest is ignored (bytes). */
 const MAX_WEBHOOK_BODY = 64 * 1024;
@@ -66,7 +67,7 @@ export class LocalHookRunner implements HookRunner {
         return { ...base, exitCode: null, failure: `it was killed${r.signal ? ` by ${r.signal}` : ''}` };
       return { ...base, exitCode: r.exitCode };
     } catch (err) {
-      return { answer: '', output: '', failure: `it could not be run: ${(err as Error).message}` };
+      return { answer: '', output: '', failure: `it could not be run: ${messageOf(err)}` };
     } finally {
       if (scratch) await rm(scratch, { recursive: true, force: true }).catch(() => {});
     }
@@ -80,7 +81,7 @@ export class LocalHookRunner implements HookRunner {
       // A namespace that holds private-network (local mode: the user's own) may reach internal addresses.
       target = inv.privateNetwork ? new URL(hook.url) : await this.opts.egress.check(hook.url);
     } catch (err) {
-      return { answer: '', output: '', failure: `its URL is refused: ${(err as Error).message}` };
+      return { answer: '', output: '', failure: `its URL is refused: ${messageOf(err)}` };
     }
     const timeout = AbortSignal.timeout(inv.timeoutMs);
     const signal = AbortSignal.any([inv.signal, timeout]);
@@ -110,7 +111,7 @@ export class LocalHookRunner implements HookRunner {
       return {
         answer: '',
         output: '',
-        failure: `${target.origin} could not be reached: ${cause ?? (err as Error).message}`,
+        failure: `${target.origin} could not be reached: ${cause ?? messageOf(err)}`,
       };
     }
   }

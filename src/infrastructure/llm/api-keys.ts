@@ -9,6 +9,7 @@ import { constants } from 'node:fs';
 import type { ActorDefinition } from '../../domain/registry/entities.ts';
 import { namespaceOf } from '../../domain/registry/names.ts';
 import type { ApiKeys, ApiKeyStatus } from '../../application/index.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 /** A key file larger than this is not a key file. */
 const MAX_KEY_FILE_BYTES = 16 * 1024;
@@ -52,7 +53,7 @@ export class EnvFileApiKeys implements ApiKeys {
       value = await this.secret(namespace, name);
     } catch (err) {
       // Says which secret and what to do (set it again); never the value, which was not read.
-      return { present: false, source, problem: (err as Error).message };
+      return { present: false, source, problem: messageOf(err) };
     }
     if (value === undefined)
       return {

@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module';
 import type { Ajv as AjvType, ErrorObject, ValidateFunction } from 'ajv';
 import type { SchemaValidator } from '../../application/index.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 /** ajv takes ~100 ms to load: only an agent whose LLM actor calls a tool pays for it (at its first call). */
 const load = (): typeof AjvType => (createRequire(import.meta.url)('ajv') as { Ajv: typeof AjvType }).Ajv;
@@ -47,7 +48,7 @@ export class AjvSchemaValidator implements SchemaValidator {
       const { $id: _id, ...rest } = schema;
       compiled = { ok: true, validate: this.ajv.compile(rest) };
     } catch (err) {
-      compiled = { ok: false, problem: `the tool's input schema is invalid: ${(err as Error).message}` };
+      compiled = { ok: false, problem: `the tool's input schema is invalid: ${messageOf(err)}` };
     }
     this.cache.set(key, compiled);
     if (this.cache.size > CACHE_LIMIT) {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RemoteConnection, RemoteConnectionStore } from '../../application/index.ts';
-import { AppError } from '../../domain/errors.ts';
+import { AppError, messageOf } from '../../domain/errors.ts';
 
 /**
  * The server a local setup syncs with, in `<dataDir>/remote.json`: readable by its owner only
@@ -32,7 +32,7 @@ export class FileRemoteConnectionStore implements RemoteConnectionStore {
         throw new Error('url, token and user are required');
       return { ...v, url: v.url, token: v.token, user: v.user, autoPullSeconds: Number(v.autoPullSeconds ?? 0) };
     } catch (err) {
-      throw new AppError('INVALID_STATE', `${this.file} is not a valid connection record: ${(err as Error).message}`, {
+      throw new AppError('INVALID_STATE', `${this.file} is not a valid connection record: ${messageOf(err)}`, {
         hint: 'run `agents server disconnect`, then `agents server connect URL` again',
       });
     }

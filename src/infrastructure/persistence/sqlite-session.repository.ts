@@ -20,6 +20,7 @@ import {
 } from './rows/session.rows.ts';
 import { forkRows, forkStatements } from './rows/session-fork.rows.ts';
 import { CoalescedUpdates } from './group-commit.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 /** What touches of one session add up to: tasks added, and the latest activity (if any was known). */
 interface Touch {
@@ -102,8 +103,7 @@ export class SqliteSessionRepository implements SessionRepository {
         store();
       });
     } catch (err) {
-      if (isConstraintError(err, 'PRIMARYKEY') && /sessions\.id/.test((err as Error).message))
-        throw sessionExists(session.id);
+      if (isConstraintError(err, 'PRIMARYKEY') && /sessions\.id/.test(messageOf(err))) throw sessionExists(session.id);
       throw err;
     }
   }

@@ -17,6 +17,7 @@ import {
   writeSync,
 } from 'node:fs';
 import path from 'node:path';
+import { messageOf } from '../../domain/errors.ts';
 
 /** A git-worktree apply: the target branch moves from `oldTip` to `newCommit`, then the user's index and work tree follow. */
 export interface WorktreeJournal {
@@ -114,7 +115,7 @@ export class ApplyJournals {
             return { file, broken: 'not a journal this version knows' };
           return { file, journal };
         } catch (e) {
-          return { file, broken: (e as Error).message };
+          return { file, broken: messageOf(e) };
         }
       });
   }

@@ -31,6 +31,7 @@ import {
 import { applyWorktreeSandbox } from './worktree-apply.ts';
 import { rebaseWorktreeSandbox, unresolvedFiles } from './worktree-rebase.ts';
 import { addWorktree, createWorktreeInfo, removeWorktree } from './worktree-create.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 const PLAN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 const BRANCH_PREFIX = 'cleveragents/plan-';
@@ -270,7 +271,7 @@ export class GitSandboxManager implements SandboxManager {
       try {
         out.push(...(await this.#recover(repository, true)));
       } catch (e) {
-        out.push({ journal: '', repository, outcome: 'failed', detail: (e as Error).message });
+        out.push({ journal: '', repository, outcome: 'failed', detail: messageOf(e) });
       }
     }
     return out;

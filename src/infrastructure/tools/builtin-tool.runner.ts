@@ -10,6 +10,7 @@ import { globTool, grepTool, listTool } from './search-tools.ts';
 import { bashTool } from './shell-tool.ts';
 import { previewCall } from './tool-preview.ts';
 import { failed, ToolFailure, type ToolContext } from './tool-support.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 type BuiltinTool = (ctx: ToolContext) => Promise<ToolCallResult>;
 
@@ -78,7 +79,7 @@ export class BuiltinToolRunner implements ToolRunner {
     } catch (e) {
       if (e instanceof PathRefusedError || e instanceof ToolFailure)
         return failed(e.message, e instanceof ToolFailure ? e.output : '');
-      return failed(`${req.tool.name} failed: ${(e as Error).message}`);
+      return failed(`${req.tool.name} failed: ${messageOf(e)}`);
     }
   }
 }

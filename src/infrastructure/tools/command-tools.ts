@@ -9,6 +9,7 @@ import { commandOutputOf, duration, modelOutputOf } from './command-output.ts';
 import { lexicalRel, resolveInSandbox } from './path-guard.ts';
 import { runConfined } from './process-runner.ts';
 import { bool, int, ok, str, strings, ToolFailure, type ToolContext } from './tool-support.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 /**
  * builtin/run-command. The call's own `timeoutMs` can shorten the request's limit, never extend it
@@ -102,7 +103,7 @@ export async function runInSandbox(ctx: ToolContext, cmd: SandboxCommand): Promi
       await snapshotTree(directGit, sandbox.root, snapshot),
     );
   } catch (e) {
-    note = `\n[could not determine the files the command changed: ${(e as Error).message}]`;
+    note = `\n[could not determine the files the command changed: ${messageOf(e)}]`;
   }
   const shown =
     cmd.shown ?? [program, ...argv].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a))).join(' ');

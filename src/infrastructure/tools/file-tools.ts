@@ -18,6 +18,7 @@ import {
   walkFiles,
   type ToolContext,
 } from './tool-support.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 export { MAX_FILE_BYTES };
 const MAX_LISTED = 10_000;
@@ -104,7 +105,7 @@ export async function searchFilesTool({ sandbox, args, signal, timeoutMs }: Tool
     // Compiled here only to refuse a malformed pattern at once: it runs in the matching worker.
     void new RegExp(source);
   } catch (e) {
-    throw new ToolFailure(`invalid regular expression: ${(e as Error).message}`);
+    throw new ToolFailure(`invalid regular expression: ${messageOf(e)}`);
   }
   const start = await resolveInSandbox(sandbox.root, str(args, 'path', true) ?? '.');
   await requireDirectory(start);

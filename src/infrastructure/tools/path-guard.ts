@@ -5,6 +5,7 @@
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { messageOf } from '../../domain/errors.ts';
 
 /** A refused path; the message is the one-line summary the tool call reports. */
 export class PathRefusedError extends Error {
@@ -55,7 +56,7 @@ export async function resolveInSandbox(
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw new PathRefusedError(`path ${shown} escapes the sandbox (too many symlinks)`);
-    throw new PathRefusedError(`path ${shown} cannot be resolved: ${(e as Error).message}`);
+    throw new PathRefusedError(`path ${shown} cannot be resolved: ${messageOf(e)}`);
   }
   if (!within(realRoot, real)) throw new PathRefusedError(`path ${shown} escapes the sandbox (through a symlink)`);
   const rel = path.relative(realRoot, real).split(path.sep).join('/');

@@ -5,6 +5,7 @@ import { resolveInSandbox } from './path-guard.ts';
 import { editFileTool } from './file-tools.ts';
 import { runScan } from './regex-runner.ts';
 import { ok, str, strings, ToolFailure, walkFiles, type ToolContext } from './tool-support.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 const MAX_VISITED = 200_000;
 
@@ -20,7 +21,7 @@ export async function replaceInFilesTool(ctx: ToolContext): Promise<ToolCallResu
   try {
     re = new RegExp(pattern, flags.includes('g') ? flags : `${flags}g`);
   } catch (e) {
-    throw new ToolFailure(`invalid regular expression: ${(e as Error).message}`);
+    throw new ToolFailure(`invalid regular expression: ${messageOf(e)}`);
   }
   const root = await resolveInSandbox(sandbox.root, '.');
   const filter = compileFilter(include, strings(args, 'exclude'));

@@ -6,6 +6,7 @@ import { resolveInSandbox, type ResolvedPath } from './path-guard.ts';
 import { listDir, projectFiles, startAt, type ProjectEntry } from './project-walk.ts';
 import { runScan } from './regex-runner.ts';
 import { bool, int, ok, str, ToolFailure, type ToolContext } from './tool-support.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 const MAX_VISITED = 200_000;
 export const GREP_DEFAULT_RESULTS = 100;
@@ -21,7 +22,7 @@ export async function grepTool({ sandbox, args, signal, timeoutMs }: ToolContext
   try {
     re = new RegExp(pattern, bool(args, 'ignoreCase') ? 'i' : '');
   } catch (e) {
-    throw new ToolFailure(`invalid regular expression /${pattern}/: ${(e as Error).message.replace(/^.*: /, '')}`);
+    throw new ToolFailure(`invalid regular expression /${pattern}/: ${messageOf(e).replace(/^.*: /, '')}`);
   }
   const mode = str(args, 'outputMode', true) ?? 'content';
   if (mode !== 'content' && mode !== 'files' && mode !== 'count')

@@ -12,6 +12,7 @@ import { planEditFile } from './file-tools.ts';
 import { resolveInSandbox } from './path-guard.ts';
 import { str, strings } from './tool-support.ts';
 import { unifiedDiff } from './unified-diff.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 type PreviewRequest = Omit<ToolCallRequest, 'timeoutMs' | 'onOutput'>;
 type Previewer = (req: PreviewRequest) => Promise<ToolPreview>;
@@ -45,7 +46,7 @@ export async function previewCall(req: PreviewRequest): Promise<ToolPreview> {
     const preview = tool.source === 'builtin' && Object.hasOwn(PREVIEWS, tool.name) ? PREVIEWS[tool.name] : undefined;
     return preview ? await preview(req) : {};
   } catch (e) {
-    return { problem: (e as Error).message };
+    return { problem: messageOf(e) };
   }
 }
 

@@ -2,6 +2,7 @@ import { actorEndpoint, namesApiKey, type ActorDefinition } from '../../../domai
 import type { ApiKeys, LanguageModels } from '../../ports/language-model.port.ts';
 import type { DiagnosticCheck } from '../../ports/system.port.ts';
 import { apiKeyFix } from './api-key-fix.ts';
+import { messageOf } from '../../../domain/errors.ts';
 
 /** How long diagnostics waits for one endpoint. */
 const CHECK_TIMEOUT_MS = 5000;
@@ -36,7 +37,7 @@ export async function actorChecks(
         const keyNote = key.present ? `key from ${key.source}` : 'no key';
         return check(r.ok ? 'ok' : 'fail', `${d.provider} ${d.model} at ${endpoint} (${keyNote}): ${r.detail}`, r.hint);
       } catch (err) {
-        return check('fail', `${d.provider} ${d.model} at ${endpoint}: ${(err as Error).message}`);
+        return check('fail', `${d.provider} ${d.model} at ${endpoint}: ${messageOf(err)}`);
       } finally {
         clearTimeout(timer);
       }

@@ -12,6 +12,7 @@ import type { Transcript } from '../../ports/transcript.port.ts';
 import type { ChatToolSet } from './chat-toolbox.ts';
 import type { ModelCandidates } from './model-candidates.ts';
 import { costOf } from './tool-args.ts';
+import { messageOf } from '../../../domain/errors.ts';
 
 /** Usage as kept on the task (`metadata.usage`). */
 export interface TurnUsage {
@@ -97,7 +98,7 @@ export async function chatProjectContext(
   } catch (err) {
     if (signal.aborted) throw err;
     deps.logger.warn({ err, project }, 'the context of a chat turn could not be assembled');
-    return `The files of project ${project} could not be selected for this turn: ${(err as Error).message}.`;
+    return `The files of project ${project} could not be selected for this turn: ${messageOf(err)}.`;
   }
 }
 

@@ -24,6 +24,7 @@ import type { SandboxInfo, ToolRunner } from '../../ports/sandbox.port.ts';
 import { commandOfCall, normalizeArgs } from '../../plans/tool-call-preview.ts';
 import { BUILTIN_TOOLS, CODING_TOOLS } from '../../../domain/registry/builtins.ts';
 import type { AgentTool } from '../../agent/agent.types.ts';
+import { messageOf } from '../../../domain/errors.ts';
 
 export type { ToolOutcome } from '../../agent/agent.types.ts';
 
@@ -110,7 +111,7 @@ export class ChatToolbox {
         problems.push(
           err instanceof McpUnavailable
             ? `${err.message} (${err.hint})`
-            : `MCP server ${server.name} failed: ${(err as Error).message}`,
+            : `MCP server ${server.name} failed: ${messageOf(err)}`,
         );
       }
       listed.set(server.name, result);
@@ -233,7 +234,7 @@ export class ChatToolbox {
     try {
       return await this.deps.use(kind, name);
     } catch (err) {
-      problems.push((err as Error).message);
+      problems.push(messageOf(err));
       return null;
     }
   }

@@ -1,5 +1,6 @@
 /** What every tool-calling loop (chat turns, plan phases) does with a model's tool call. */
 import { CACHE_PRICE_FACTORS, type ActorDefinition, type ActorProvider } from '../../../domain/registry/entities.ts';
+import { messageOf } from '../../../domain/errors.ts';
 
 /** How much of a tool's output the model is given (characters). */
 export const MAX_RESULT_FOR_MODEL = 32_000;
@@ -15,7 +16,7 @@ export function parseArgs(
       return { ok: false, value: text, problem: 'the arguments must be a JSON object' };
     return { ok: true, value: v as Record<string, unknown> };
   } catch (err) {
-    return { ok: false, value: text, problem: (err as Error).message };
+    return { ok: false, value: text, problem: messageOf(err) };
   }
 }
 

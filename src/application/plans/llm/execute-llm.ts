@@ -37,6 +37,7 @@ import { PlanCallRecorder, planAgentTool, type PlanToolRun } from './plan-agent.
 import { PlanBudget } from './plan-budget.ts';
 import { answerFor, runVerify } from './execute-verify.ts';
 import { attachTask, judgeDone } from '../../../domain/plan/plan-progress.ts';
+import { messageOf } from '../../../domain/errors.ts';
 
 /** An execution's conversation as kept in the transcript store while it waits for an approval. */
 export interface ExecutionTranscript extends Transcript {
@@ -241,7 +242,7 @@ class ExecutionRun {
       const hint = (err as { hint?: unknown }).hint;
       return this.stop({
         kind: 'internal',
-        message: `the context for the execution actor could not be assembled: ${(err as Error).message}`,
+        message: `the context for the execution actor could not be assembled: ${messageOf(err)}`,
         recoverable: true,
         hint: typeof hint === 'string' ? hint : `fix the cause, then run agents plan execute ${this.plan.id}`,
       });

@@ -13,6 +13,7 @@ import { callRecorder } from '../execute-shared.ts';
 import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
 import { normalizeArgs } from '../tool-call-preview.ts';
 import { runPlanTool, type PlanCallRecorder, type PlanToolRun } from './plan-agent.ts';
+import { messageOf } from '../../../domain/errors.ts';
 
 const RUN_COMMAND = BUILTIN_TOOLS.find((t) => t.name === 'builtin/run-command') as ToolDefinition;
 
@@ -46,7 +47,7 @@ export async function runVerify(
     );
   } catch (err) {
     if (signal.aborted) throw err;
-    result = { ok: false, summary: `cannot run it: ${(err as Error).message}`, output: '', filesTouched: [] };
+    result = { ok: false, summary: `cannot run it: ${messageOf(err)}`, output: '', filesTouched: [] };
   }
   c.tick();
   const rec = c.recorder.callRecord(RUN_COMMAND.name, { ...args, verify: true }, result, Date.now() - t0, undefined);

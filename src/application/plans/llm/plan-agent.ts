@@ -16,6 +16,7 @@ import { callRecorder, keptOutput } from '../execute-shared.ts';
 import { argSummary, commandOfCall, normalizeArgs } from '../tool-call-preview.ts';
 import type { PlanTool } from './plan-model.ts';
 import { countToolCall, countWrite } from '../../../domain/plan/plan-progress.ts';
+import { messageOf } from '../../../domain/errors.ts';
 
 /** How a plan runs a tool: where, with which network and variables, for how long. */
 export interface PlanToolRun {
@@ -67,7 +68,7 @@ export async function runPlanTool(
     });
   } catch (err) {
     if (signal.aborted) throw err;
-    return { ok: false, summary: `${def.name} failed: ${(err as Error).message}`, output: '', filesTouched: [] };
+    return { ok: false, summary: `${def.name} failed: ${messageOf(err)}`, output: '', filesTouched: [] };
   }
 }
 

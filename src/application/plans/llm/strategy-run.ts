@@ -31,6 +31,7 @@ import {
   type Replan,
   type StrategyAnswer,
 } from './strategy-schema.ts';
+import { messageOf } from '../../../domain/errors.ts';
 
 const SUBMIT: ModelTool = {
   name: 'submit_strategy',
@@ -295,7 +296,7 @@ export class StrategyRun {
       if (this.signal.aborted) throw err;
       throw new PlanActorFailure({
         kind: 'internal',
-        message: `the context of project ${project} could not be assembled: ${(err as Error).message}`,
+        message: `the context of project ${project} could not be assembled: ${messageOf(err)}`,
         recoverable: true,
         hint: `see agents project context inspect ${project} --plan ${this.plan.id}`,
       });
