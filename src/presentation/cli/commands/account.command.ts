@@ -300,7 +300,7 @@ function registerLogin(program: Command, runner: Runner): void {
     .option('--device', "log in in a browser with the server's OIDC issuer (device flow)")
     .addOption(new Option('--client-id <id>', 'the OAuth client id for --device (default: from the Agent Card)'))
     .option('--scope <scopes>', 'OAuth scopes for --device')
-    .action((opts: { device?: boolean; clientId?: string; scope?: string }, cmd: Command) =>
+    .action((opts: LoginOptions, cmd: Command) =>
       runner.run(cmd, 'login', async (ctx) => {
         const flags = cmd.optsWithGlobals<GlobalFlags>();
         const env = ctx.io.env;
@@ -312,39 +312,7 @@ function registerLogin(program: Command, runner: Runner): void {
           );
         checkServerUrl(url);
         const key = serverKey(url);
-        let cred: Omit<StoredCredential, 'user'>;
-        if (opts.device) {
-          if (flags.token !== undefined) throw new UsageError('--device and --token cannot be combined');
-          const card = await fetchCard(key, ctx.signal);
-          const r = await deviceLogin({
-            card,
-            ...(opts.clientId !== undefined ? { clientId: opts.clientId } : {}),
-            ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
-            print: (line) => ctx.ui.err(line),
-            signal: ctx.signal,
-          });
-          cred = {
-            kind: 'oauth',
-            token: r.accessToken,
-            tokenUrl: r.tokenUrl,
-            clientId: r.clientId,
-            ...(r.refreshToken !== undefined ? { refreshToken: r.refreshToken } : {}),
-            ...(r.expiresAt !== undefined ? { expiresAt: expiryMs(r.expiresAt) } : {}),
-          };
-        } else {
-          const token = (
-            flags.token ??
-            (await readHidden(ctx.io, ctx.signal, {
-              prompt: 'API key: ',
-              pipe: 'line',
-              maxBytes: 64 * 1024,
-              what: 'the key',
-            }))
-          ).trim();
-          if (token === '')
-            throw new UsageError('no key given', 'pass --token KEY, pipe it on stdin, or type it when asked');
-          cred = { kind: 'key', token };
-        }
+        const cred = await loginCredential(ctx, key, flags, opts);
         const client = await ctx.connectTo(key, cred.token);
         const me = await client.call(whoami, {}, { signal: ctx.signal });
         const file = credentialsPath(env);
@@ -376,6 +344,51 @@ function registerLogin(program: Command, runner: Runner): void {
         return Promise.resolve({ data: { loggedOut: true, server: key } });
       }),
     );
+}
+
+interface LoginOptions {
+  device?: boolean;
+  clientId?: string;
+  scope?: string;
+}
+
+/** What `agents login` stores: an OAuth token from the device flow, or an API key (flag, stdin or prompt). */
+async function loginCredential(
+  ctx: RunContext,
+  key: string,
+  flags: GlobalFlags,
+  opts: LoginOptions,
+): Promise<Omit<StoredCredential, 'user'>> {
+  if (opts.device) {
+    if (flags.token !== undefined) throw new UsageError('--device and --token cannot be combined');
+    const card = await fetchCard(key, ctx.signal);
+    const r = await deviceLogin({
+      card,
+      ...(opts.clientId !== undefined ? { clientId: opts.clientId } : {}),
+      ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
+      print: (line) => ctx.ui.err(line),
+      signal: ctx.signal,
+    });
+    return {
+      kind: 'oauth',
+      token: r.accessToken,
+      tokenUrl: r.tokenUrl,
+      clientId: r.clientId,
+      ...(r.refreshToken !== undefined ? { refreshToken: r.refreshToken } : {}),
+      ...(r.expiresAt !== undefined ? { expiresAt: expiryMs(r.expiresAt) } : {}),
+    };
+  }
+  const token = (
+    flags.token ??
+    (await readHidden(ctx.io, ctx.signal, {
+      prompt: 'API key: ',
+      pipe: 'line',
+      maxBytes: 64 * 1024,
+      what: 'the key',
+    }))
+  ).trim();
+  if (token === '') throw new UsageError('no key given', 'pass --token KEY, pipe it on stdin, or type it when asked');
+  return { kind: 'key', token };
 }
 
 async function fetchCard(base: string, signal: AbortSignal): Promise<Record<string, unknown>> {
