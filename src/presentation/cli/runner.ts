@@ -8,6 +8,7 @@ import {
   resolveConnection,
   resolveFormat,
   type Connection,
+  type FileConfig,
   resolveNamespace,
   type GlobalFlags,
 } from './config.ts';
@@ -118,19 +119,7 @@ export class Runner extends ExitStatus {
     try {
       const file = loadConfig(configPath(env));
       ui = new Ui(resolveFormat(flags.format, env, file, tty), this.io, flags.color === false);
-      const credFile = credentialsPath(env);
-      const logins = loadCredentials(credFile);
-      let conn: Connection = opts.local
-        ? resolveConnection(
-            { local: true, ...(flags.dataDir ? { dataDir: flags.dataDir } : {}), verbose: flags.verbose === true },
-            env,
-            file,
-            logins,
-          )
-        : resolveConnection(flags, env, file, logins);
-      // A stored OAuth login whose access token has expired is refreshed first.
-      if (conn.kind === 'server' && conn.stored !== undefined)
-        conn = { ...conn, token: await refreshIfExpired(credFile, logins, conn.stored) };
+      const conn = await connectionOf(flags, env, file, opts.local === true);
       const namespace = opts.local ? undefined : resolveNamespace(flags, env, file);
       if (conn.kind === 'server') {
         target = { kind: 'server', url: conn.url };
@@ -165,9 +154,28 @@ export class Runner extends ExitStatus {
       process.off('SIGINT', onSigint);
     }
 
+    this.finish(name, flags, ui, { outcome, failure, aborted: ac.signal.aborted, target, startedAt, t0 }, opts);
+  }
+
+  /** How every command ends: its exit code, its error said on stderr, and (json/yaml) the envelope. */
+  private finish(
+    name: string,
+    flags: GlobalFlags,
+    ui: Ui,
+    end: {
+      outcome: Outcome | undefined;
+      failure: { err: unknown } | undefined;
+      aborted: boolean;
+      target: Target;
+      startedAt: Date;
+      t0: number;
+    },
+    opts: { protocolStdout?: boolean },
+  ): void {
+    const { outcome, failure, target, startedAt, t0 } = end;
     let reason: ExitReason = outcome?.exit ?? 'OK';
     let data = outcome?.data;
-    if (ac.signal.aborted) reason = 'INTERRUPTED';
+    if (end.aborted) reason = 'INTERRUPTED';
     else if (failure) reason = exitReasonOf(failure.err);
     const code = EXIT_CODES[reason];
     const messages: EnvelopeMessage[] = [...ui.messages];
@@ -190,6 +198,31 @@ export class Runner extends ExitStatus {
     }
     this.exitCode = code;
   }
+}
+
+/**
+ * Where the command's requests go: the local agent (`local`: even when a server is configured) or
+ * the configured server, with a stored OAuth login whose access token has expired refreshed first.
+ */
+async function connectionOf(
+  flags: GlobalFlags,
+  env: NodeJS.ProcessEnv,
+  file: FileConfig,
+  local: boolean,
+): Promise<Connection> {
+  const credFile = credentialsPath(env);
+  const logins = loadCredentials(credFile);
+  const conn = local
+    ? resolveConnection(
+        { local: true, ...(flags.dataDir ? { dataDir: flags.dataDir } : {}), verbose: flags.verbose === true },
+        env,
+        file,
+        logins,
+      )
+    : resolveConnection(flags, env, file, logins);
+  if (conn.kind === 'server' && conn.stored !== undefined)
+    return { ...conn, token: await refreshIfExpired(credFile, logins, conn.stored) };
+  return conn;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

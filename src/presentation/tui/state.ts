@@ -141,6 +141,37 @@ export function reduce(s: TuiState, a: Action): TuiState {
         ? { ...s, sessionIndex: clamp(s.sessionIndex + a.delta, 0, Math.max(0, s.sessions.length - 1)) }
         : { ...s, planIndex: clamp(s.planIndex + a.delta, 0, Math.max(0, s.plans.length - 1)) };
     case 'open-session':
+    case 'turn-start':
+    case 'turn-update':
+    case 'streaming':
+    case 'approval':
+      return reduceChat(s, a);
+    case 'open-plan':
+    case 'plan-data':
+    case 'diff':
+    case 'scroll':
+    case 'select-decision':
+      return reducePlan(s, a);
+    case 'input':
+      return { ...s, input: a.text, ...(a.mode ? { inputMode: a.mode } : {}) };
+    case 'confirm-delete':
+      return { ...s, confirmDelete: a.session };
+    case 'notice':
+      return { ...s, notice: a.notice };
+    case 'busy':
+      return { ...s, busy: a.what };
+    case 'leave-armed':
+      return { ...s, leaveArmed: a.on };
+  }
+}
+
+/** The chat view's changes: the session open, its turns, and the approval it waits for. */
+function reduceChat(
+  s: TuiState,
+  a: Extract<Action, { type: 'open-session' | 'turn-start' | 'turn-update' | 'streaming' | 'approval' }>,
+): TuiState {
+  switch (a.type) {
+    case 'open-session':
       return {
         ...s,
         view: 'chat',
@@ -165,6 +196,15 @@ export function reduce(s: TuiState, a: Action): TuiState {
       return { ...s, streaming: a.on };
     case 'approval':
       return { ...s, approval: a.approval, inputMode: a.approval ? 'none' : s.view === 'chat' ? 'line' : s.inputMode };
+  }
+}
+
+/** The plan view's changes: the plan open, its data, the diff, scrolling and the selected decision. */
+function reducePlan(
+  s: TuiState,
+  a: Extract<Action, { type: 'open-plan' | 'plan-data' | 'diff' | 'scroll' | 'select-decision' }>,
+): TuiState {
+  switch (a.type) {
     case 'open-plan':
       return {
         ...s,
@@ -202,16 +242,6 @@ export function reduce(s: TuiState, a: Action): TuiState {
           selected: clamp(s.plan.selected + a.delta, 0, Math.max(0, flattenTree(s.plan.decisions).length - 1)),
         },
       };
-    case 'input':
-      return { ...s, input: a.text, ...(a.mode ? { inputMode: a.mode } : {}) };
-    case 'confirm-delete':
-      return { ...s, confirmDelete: a.session };
-    case 'notice':
-      return { ...s, notice: a.notice };
-    case 'busy':
-      return { ...s, busy: a.what };
-    case 'leave-armed':
-      return { ...s, leaveArmed: a.on };
   }
 }
 

@@ -1,4 +1,4 @@
-import { createInterface } from 'node:readline';
+import { createInterface, type Interface } from 'node:readline';
 import type { Command } from 'commander';
 import {
   A2AClientError,
@@ -53,6 +53,57 @@ interface ChatUndo {
   error?: ErrorReport | string;
 }
 
+/** The turn that runs, if one does: Ctrl-C and Esc cancel it and the chat goes on. */
+interface LiveTurn {
+  running?: TurnCancel | undefined;
+}
+
+/**
+ * The chat's lines: a readline on stdin (a terminal or a pipe), with Ctrl-C, Esc and an outside
+ * abort wired to the running turn; `close` undoes the wiring.
+ */
+function chatInput(ctx: RunContext, live: LiveTurn): { rl: Interface; interactive: boolean; close: () => void } {
+  const { ui } = ctx;
+  const interactive = ctx.io.stdin.isTTY === true && ui.human;
+  const rl = createInterface({
+    input: ctx.io.stdin,
+    terminal: interactive,
+    ...(interactive ? { output: ctx.io.stdout } : {}),
+  });
+  rl.setPrompt(ui.pal.bold('you › '));
+  rl.on('SIGINT', () => {
+    // A second Ctrl-C while the cancel is awaited: leave at once (onAbort stops waiting).
+    if (live.running?.requested) return ctx.interrupt();
+    if (live.running) return void live.running.cancel();
+    // Text on the line: Ctrl-C drops it, as a shell does; at an empty prompt it leaves.
+    if (rl.line !== '') {
+      rl.write(null, { ctrl: true, name: 'e' });
+      rl.write(null, { ctrl: true, name: 'u' });
+      return;
+    }
+    ctx.interrupt();
+  });
+  const onKey = (_s: string | undefined, key: { name?: string } | undefined): void => {
+    if (key?.name === 'escape' && live.running && !live.running.requested) void live.running.cancel();
+  };
+  // readline reads keys on a terminal; Esc is no line editing key of its own.
+  if (interactive) ctx.io.stdin.on('keypress', onKey);
+  // Ctrl-C from outside (a pipe's SIGINT, or the second Ctrl-C above): the running turn is
+  // canceled (or, when that is already awaited, given up) and the chat ends.
+  const onAbort = (): void => {
+    if (live.running?.requested) live.running.abandon();
+    else void live.running?.cancel();
+    rl.close();
+  };
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  const close = (): void => {
+    ctx.signal.removeEventListener('abort', onAbort);
+    ctx.io.stdin.off('keypress', onKey);
+    rl.close();
+  };
+  return { rl, interactive, close };
+}
+
 /**
  * An interactive, streamed conversation in one session: one line in, the answer streamed out.
  * Works with piped stdin too (each line is a turn). `/exit` or end of input leaves.
@@ -70,41 +121,9 @@ async function chat(ctx: RunContext, opts: ChatOptions): Promise<Outcome> {
   else ui.out(`session: ${session.id}\n`);
   printRecap(ui, session, recap);
 
-  const interactive = ctx.io.stdin.isTTY === true && ui.human;
-  const rl = createInterface({
-    input: ctx.io.stdin,
-    terminal: interactive,
-    ...(interactive ? { output: ctx.io.stdout } : {}),
-  });
-  rl.setPrompt(ui.pal.bold('you › '));
-  // The turn that runs, if one does: Ctrl-C and Esc cancel it and the chat goes on.
-  let running: TurnCancel | undefined;
-  rl.on('SIGINT', () => {
-    // A second Ctrl-C while the cancel is awaited: leave at once (onAbort stops waiting).
-    if (running?.requested) return ctx.interrupt();
-    if (running) return void running.cancel();
-    // Text on the line: Ctrl-C drops it, as a shell does; at an empty prompt it leaves.
-    if (rl.line !== '') {
-      rl.write(null, { ctrl: true, name: 'e' });
-      rl.write(null, { ctrl: true, name: 'u' });
-      return;
-    }
-    ctx.interrupt();
-  });
-  const onKey = (_s: string | undefined, key: { name?: string } | undefined): void => {
-    if (key?.name === 'escape' && running && !running.requested) void running.cancel();
-  };
-  // readline reads keys on a terminal; Esc is no line editing key of its own.
-  if (interactive) ctx.io.stdin.on('keypress', onKey);
-  // Ctrl-C from outside (a pipe's SIGINT, or the second Ctrl-C above): the running turn is
-  // canceled (or, when that is already awaited, given up) and the chat ends.
-  const onAbort = (): void => {
-    if (running?.requested) running.abandon();
-    else void running?.cancel();
-    rl.close();
-  };
-  ctx.signal.addEventListener('abort', onAbort, { once: true });
-
+  const live: LiveTurn = {};
+  const input = chatInput(ctx, live);
+  const { rl, interactive } = input;
   const turns: ChatTurn[] = [];
   const undos: ChatUndo[] = [];
   let interrupted = false;
@@ -127,55 +146,18 @@ async function chat(ctx: RunContext, opts: ChatOptions): Promise<Outcome> {
         continue;
       }
       if (!interactive) ui.out(ui.rich ? `${ui.pal.bold('you ›')} ${line}\n` : `> ${line}\n`);
-      if (ui.rich) ui.out(ui.pal.magenta('agent › '));
-      const printer = new StreamPrinter(ui, 'answer');
-      const turn: ChatTurn = { input: line, task: null, events: printer.events };
+      const turn: ChatTurn = { input: line, task: null, events: [] };
       turns.push(turn);
-      const cancel = (running = new TurnCancel(client));
-      try {
-        const message = userMessage(line, { contextId: session.id, taskId: waitingTask });
-        for await (const { seq, event } of client.stream(
-          sendStreamingMessage,
-          { message },
-          { signal: cancel.signal },
-        )) {
-          printer.push(seq, event);
-          if (printer.task) cancel.know(printer.task.id);
-        }
-      } catch (err) {
-        // Given up after a cancel: said below. The agent refused this turn: say why and keep
-        // chatting. Anything else ends the chat.
-        if (!cancel.signal.aborted) {
-          if (!(err instanceof A2AClientError)) throw err;
-          const reason = exitReasonOf(err);
-          turn.error = reportOf(err, reason, { kind: 'local' });
-          printer.end();
-          if (ui.human) ui.rawErr(renderError(turn.error, reason, { rich: ui.rich, pal: ui.errPal }));
-        }
-      } finally {
-        running = undefined;
-        cancel.ended();
-        printer.end();
-      }
-      const canceled = cancel.requested ? await cancel.cancel() : undefined;
-      interrupted ||= canceled !== undefined && ctx.signal.aborted;
-      const task = canceled?.kind === 'canceled' && !isEnded(printer.task) ? canceled.task : printer.task;
-      if (printer.events.length === 0 && !turn.error && !canceled)
-        ui.warn('the agent ended this turn without answering');
-      turn.task = task ?? null;
-      if (task && task.status.state !== 'TASK_STATE_COMPLETED') reportTaskEnd(ui, task);
-      else {
-        reportUsage(ui, task);
-        reportFallback(ui, task);
-      }
-      if (canceled) reportCancel(ui, canceled);
-      waitingTask = task && isInterruptedState(task.status.state) ? task.id : undefined;
+      const canceledOnTheWayOut = await chatTurn(ctx, client, live, turn, {
+        contextId: session.id,
+        taskId: waitingTask,
+      });
+      interrupted ||= canceledOnTheWayOut;
+      waitingTask = turn.task && isInterruptedState(turn.task.status.state) ? turn.task.id : undefined;
       if (interactive && !ctx.signal.aborted) rl.prompt();
     }
   } finally {
-    ctx.signal.removeEventListener('abort', onAbort);
-    ctx.io.stdin.off('keypress', onKey);
-    rl.close();
+    input.close();
   }
   if (interactive) ui.out('\n');
   // A turn canceled on the way out said so ("canceled"): no "interrupted" line after it.
@@ -183,6 +165,56 @@ async function chat(ctx: RunContext, opts: ChatOptions): Promise<Outcome> {
     data: { session, recap, turns, ...(undos.length > 0 ? { undos } : {}) },
     ...(interrupted ? { exit: 'INTERRUPTED' as const } : {}),
   };
+}
+
+/**
+ * One turn: the line sent, the answer streamed, and how it ended (filled into `turn`); true when
+ * it was canceled because the chat is being interrupted.
+ */
+async function chatTurn(
+  ctx: RunContext,
+  client: A2AClient,
+  live: LiveTurn,
+  turn: ChatTurn,
+  to: { contextId: string; taskId: string | undefined },
+): Promise<boolean> {
+  const { ui } = ctx;
+  if (ui.rich) ui.out(ui.pal.magenta('agent › '));
+  const printer = new StreamPrinter(ui, 'answer');
+  turn.events = printer.events;
+  const cancel = (live.running = new TurnCancel(client));
+  try {
+    const message = userMessage(turn.input, to);
+    for await (const { seq, event } of client.stream(sendStreamingMessage, { message }, { signal: cancel.signal })) {
+      printer.push(seq, event);
+      if (printer.task) cancel.know(printer.task.id);
+    }
+  } catch (err) {
+    // Given up after a cancel: said below. The agent refused this turn: say why and keep
+    // chatting. Anything else ends the chat.
+    if (!cancel.signal.aborted) {
+      if (!(err instanceof A2AClientError)) throw err;
+      const reason = exitReasonOf(err);
+      turn.error = reportOf(err, reason, { kind: 'local' });
+      printer.end();
+      if (ui.human) ui.rawErr(renderError(turn.error, reason, { rich: ui.rich, pal: ui.errPal }));
+    }
+  } finally {
+    live.running = undefined;
+    cancel.ended();
+    printer.end();
+  }
+  const canceled = cancel.requested ? await cancel.cancel() : undefined;
+  const task = canceled?.kind === 'canceled' && !isEnded(printer.task) ? canceled.task : printer.task;
+  if (printer.events.length === 0 && !turn.error && !canceled) ui.warn('the agent ended this turn without answering');
+  turn.task = task ?? null;
+  if (task && task.status.state !== 'TASK_STATE_COMPLETED') reportTaskEnd(ui, task);
+  else {
+    reportUsage(ui, task);
+    reportFallback(ui, task);
+  }
+  if (canceled) reportCancel(ui, canceled);
+  return canceled !== undefined && ctx.signal.aborted;
 }
 
 /** `/undo [turn] [--force]`: as `agents session undo` on this session; a refusal is said and the chat goes on. */

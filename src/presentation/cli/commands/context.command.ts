@@ -137,7 +137,13 @@ export function registerProjectContext(project: Command, runner: Runner): void {
   const group = project
     .command('context')
     .description("What a project's actors see: settings per view, and what a goal's context holds and why");
+  registerContextShow(group, runner);
+  registerContextSet(group, runner);
+  registerContextInspect(group, runner);
+  registerContextSimulate(group, runner);
+}
 
+function registerContextShow(group: Command, runner: Runner): void {
   group
     .command('show')
     .description('The effective context settings per view, and where each value came from')
@@ -161,7 +167,9 @@ export function registerProjectContext(project: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
 
+function registerContextSet(group: Command, runner: Runner): void {
   group
     .command('set')
     .description("Set (or --clear) fields of one view's context settings: a new project revision")
@@ -233,7 +241,9 @@ export function registerProjectContext(project: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
 
+function registerContextInspect(group: Command, runner: Runner): void {
   group
     .command('inspect')
     .description('What is in the context for a plan or a goal, and why: score, tokens, what each limit cut')
@@ -261,7 +271,9 @@ export function registerProjectContext(project: Command, runner: Runner): void {
         );
       }),
     );
+}
 
+function registerContextSimulate(group: Command, runner: Runner): void {
   group
     .command('simulate')
     .description('A dry run of inspect for a goal: nothing is assembled for real, tokens are estimates')

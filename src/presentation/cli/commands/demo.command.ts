@@ -33,13 +33,13 @@ function heading(ui: Ui, n: number, text: string): void {
   ui.out(ui.rich ? `\n${ui.pal.bold(ui.pal.cyan(`${n}.`))} ${ui.pal.bold(text)}\n` : `\n# ${n}. ${text}\n`);
 }
 
-/**
- * `agents demo`: the main job end to end, as a user runs it — a repository (a sample one, or
- * yours), a resource and a project registered for it, then plan use → execute (live) → diff →
- * apply, and the commit the result landed in. Every step is an A2A call to the agent.
- */
-async function demo(ctx: RunContext, opts: DemoOptions): Promise<Outcome> {
-  const { ui } = ctx;
+/** The repository and the replace arguments: the sample's, or --repo's with all three flags. */
+function demoTarget(opts: DemoOptions): {
+  sample: { root: string; repo: string } | undefined;
+  repo: string;
+  branch: string;
+  args: typeof SAMPLE_ARGS;
+} {
   const fromFlags = [opts.pattern, opts.replacement, opts.glob];
   if (opts.repo && fromFlags.some((v) => v === undefined))
     throw new UsageError(
@@ -56,6 +56,17 @@ async function demo(ctx: RunContext, opts: DemoOptions): Promise<Outcome> {
   const args = opts.repo
     ? { pattern: opts.pattern ?? '', replacement: opts.replacement ?? '', glob: opts.glob ?? '' }
     : SAMPLE_ARGS;
+  return { sample, repo, branch, args };
+}
+
+/**
+ * `agents demo`: the main job end to end, as a user runs it — a repository (a sample one, or
+ * yours), a resource and a project registered for it, then plan use → execute (live) → diff →
+ * apply, and the commit the result landed in. Every step is an A2A call to the agent.
+ */
+async function demo(ctx: RunContext, opts: DemoOptions): Promise<Outcome> {
+  const { ui } = ctx;
+  const { sample, repo, branch, args } = demoTarget(opts);
   const id = randomBytes(4).toString('hex').slice(0, 6);
   const name = `local/demo-${id}`;
   const data: Record<string, unknown> = {
@@ -67,8 +78,8 @@ async function demo(ctx: RunContext, opts: DemoOptions): Promise<Outcome> {
     arguments: args,
   };
   const client = await ctx.client();
-  let registered = 0;
-  let ok = false;
+  // What cleanUp undoes: how many registrations were made, and whether every step succeeded.
+  const progress = { registered: 0, ok: false };
 
   if (ui.rich)
     ui.out(`${ui.pal.bold('CleverAgents demo')}: a real plan, end to end, every step an A2A call to the agent\n`);
@@ -78,76 +89,10 @@ async function demo(ctx: RunContext, opts: DemoOptions): Promise<Outcome> {
     ui.out(`${git(repo, ['log', '--oneline', '-1'])}\n`);
 
     heading(ui, 2, 'Register it: a resource and a project');
-    await client.call(
-      resourceRegistry.add,
-      { definition: { name, type: 'git-checkout', path: repo, branch, description: `agents demo ${id}` } },
-      { signal: ctx.signal },
-    );
-    registered = 1;
-    await client.call(
-      projectRegistry.add,
-      {
-        definition: {
-          name,
-          resources: [name],
-          description: `agents demo ${id}`,
-          settings: { automationProfile: 'trusted' },
-        },
-      },
-      { signal: ctx.signal },
-    );
-    registered = 2;
-    ui.out(`resource ${name} (git-checkout ${repo}, branch ${branch})\nproject  ${name}\n`);
+    await registerDemoEntities(ctx, client, { id, name, repo, branch }, progress);
 
-    heading(
-      ui,
-      3,
-      `Plan: ${DEMO_ACTION} ${Object.entries(args)
-        .map(([k, v]) => `--arg ${k}=${v}`)
-        .join(' ')}`,
-    );
-    const use = await runPhase(
-      ctx,
-      client,
-      () =>
-        client.call(
-          planUse,
-          { action: DEMO_ACTION, projects: [name], arguments: args, wait: false },
-          { signal: ctx.signal },
-        ),
-      { yes: false },
-    );
-    const planId = use.status.planId;
-    data['planId'] = planId;
-    if (use.error) return failed(data, use);
-    ui.out(renderStrategy(use.status, await stepDecisions(client, planId, ctx.signal), ui));
-
-    heading(ui, 4, 'Execute it in a sandbox (a git worktree: your working tree is not touched)');
-    const exec = await runPhase(
-      ctx,
-      client,
-      () => client.call(planExecute, { planId, wait: false }, { signal: ctx.signal }),
-      { yes: false },
-    );
-    data['execute'] = exec.status;
-    if (exec.error) return failed(data, exec);
-
-    heading(ui, 5, 'The diff');
-    const diff = await client.call(planDiff, { planId }, { signal: ctx.signal });
-    data['diff'] = { unified: diff.unified, stats: diff.stats };
-    ui.out(renderDiff(diff.unified, ui.mode));
-    const files = diff.sandboxes.flatMap((s) => s.files);
-    ui.out(`${ui.rich ? '\n' : ''}${renderStat(files, diff.stats, ui.mode)}`);
-
-    heading(ui, 6, 'Apply it (--yes): one commit on your branch');
-    const apply = await runPhase(
-      ctx,
-      client,
-      () => client.call(planApply, { planId, yes: true, wait: true }, { signal: ctx.signal }),
-      { yes: true },
-    );
-    data['apply'] = apply.status;
-    if (apply.error) return failed(data, apply);
+    const { planId, failure } = await demoPlan(ctx, client, name, args, data);
+    if (failure) return failure;
 
     heading(ui, 7, `Where it landed: git log -1 --stat (${repo})`);
     const commit = git(repo, ['rev-parse', 'HEAD']);
@@ -165,11 +110,101 @@ async function demo(ctx: RunContext, opts: DemoOptions): Promise<Outcome> {
         ? `\n${ui.pal.green('✓')} Done. Look further: ${more.join('  ·  ')}\n`
         : `\nlook further: ${more.join(' ; ')}\n`,
     );
-    ok = true;
+    progress.ok = true;
     return { data };
   } finally {
-    await cleanUp(ctx, client, { ok, keep: opts.keep === true, registered, name, sample, data });
+    await cleanUp(ctx, client, { ...progress, keep: opts.keep === true, name, sample, data });
   }
+}
+
+/** Step 2: a resource and a project for the repository, counted as they are made (for cleanUp). */
+async function registerDemoEntities(
+  ctx: RunContext,
+  client: A2AClient,
+  { id, name, repo, branch }: { id: string; name: string; repo: string; branch: string },
+  progress: { registered: number },
+): Promise<void> {
+  await client.call(
+    resourceRegistry.add,
+    { definition: { name, type: 'git-checkout', path: repo, branch, description: `agents demo ${id}` } },
+    { signal: ctx.signal },
+  );
+  progress.registered = 1;
+  await client.call(
+    projectRegistry.add,
+    {
+      definition: {
+        name,
+        resources: [name],
+        description: `agents demo ${id}`,
+        settings: { automationProfile: 'trusted' },
+      },
+    },
+    { signal: ctx.signal },
+  );
+  progress.registered = 2;
+  ctx.ui.out(`resource ${name} (git-checkout ${repo}, branch ${branch})\nproject  ${name}\n`);
+}
+
+/** Steps 3 to 6: plan use → execute → diff → apply; the outcome of the first that fails. */
+async function demoPlan(
+  ctx: RunContext,
+  client: A2AClient,
+  name: string,
+  args: typeof SAMPLE_ARGS,
+  data: Record<string, unknown>,
+): Promise<{ planId: string; failure?: Outcome }> {
+  const { ui } = ctx;
+  heading(
+    ui,
+    3,
+    `Plan: ${DEMO_ACTION} ${Object.entries(args)
+      .map(([k, v]) => `--arg ${k}=${v}`)
+      .join(' ')}`,
+  );
+  const use = await runPhase(
+    ctx,
+    client,
+    () =>
+      client.call(
+        planUse,
+        { action: DEMO_ACTION, projects: [name], arguments: args, wait: false },
+        { signal: ctx.signal },
+      ),
+    { yes: false },
+  );
+  const planId = use.status.planId;
+  data['planId'] = planId;
+  if (use.error) return { planId, failure: failed(data, use) };
+  ui.out(renderStrategy(use.status, await stepDecisions(client, planId, ctx.signal), ui));
+
+  heading(ui, 4, 'Execute it in a sandbox (a git worktree: your working tree is not touched)');
+  const exec = await runPhase(
+    ctx,
+    client,
+    () => client.call(planExecute, { planId, wait: false }, { signal: ctx.signal }),
+    { yes: false },
+  );
+  data['execute'] = exec.status;
+  if (exec.error) return { planId, failure: failed(data, exec) };
+
+  heading(ui, 5, 'The diff');
+  const diff = await client.call(planDiff, { planId }, { signal: ctx.signal });
+  data['diff'] = { unified: diff.unified, stats: diff.stats };
+  ui.out(renderDiff(diff.unified, ui.mode));
+  const files = diff.sandboxes.flatMap((s) => s.files);
+  ui.out(`${ui.rich ? '\n' : ''}${renderStat(files, diff.stats, ui.mode)}`);
+
+  heading(ui, 6, 'Apply it (--yes): one commit on your branch');
+  const apply = await runPhase(
+    ctx,
+    client,
+    () => client.call(planApply, { planId, yes: true, wait: true }, { signal: ctx.signal }),
+    { yes: true },
+  );
+  data['apply'] = apply.status;
+  if (apply.error) return { planId, failure: failed(data, apply) };
+  return { planId };
 }
 
 /** The last line of the demo: what it leaves behind. */

@@ -17,6 +17,12 @@ function capabilityArg(value: string): Capability {
  * (run programs, open host paths, read its secrets, reach private addresses). Administrators grant.
  */
 export function registerNamespaceGrants(ns: Command, runner: Runner): void {
+  registerGrantsGrants(ns, runner);
+  registerGrantsGrant(ns, runner);
+  registerGrantsRevoke(ns, runner);
+}
+
+function registerGrantsGrants(ns: Command, runner: Runner): void {
   ns.command('grants')
     .description('List the capabilities a namespace holds (what its definitions may make the server do)')
     .argument('<namespace>', 'the namespace')
@@ -48,7 +54,9 @@ export function registerNamespaceGrants(ns: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
 
+function registerGrantsGrant(ns: Command, runner: Runner): void {
   ns.command('grant')
     .description('Grant a namespace a capability (server administrators; audited)')
     .argument('<namespace>', 'the namespace')
@@ -81,7 +89,9 @@ export function registerNamespaceGrants(ns: Command, runner: Runner): void {
         return { data: g };
       }),
     );
+}
 
+function registerGrantsRevoke(ns: Command, runner: Runner): void {
   ns.command('revoke')
     .description(
       'Take a capability back from a namespace (server administrators; audited): its definitions that need it are refused at their next use',

@@ -34,7 +34,18 @@ export function registerNamespace(program: Command, runner: Runner): void {
   const ns = program
     .command('namespace')
     .description('Namespaces: where registry entities live, and who may change them');
+  registerNamespaceList(ns, runner);
+  registerNamespaceShow(ns, runner);
+  registerNamespaceMembers(ns, runner);
+  registerNamespaceCreate(ns, runner);
+  registerNamespaceDelete(ns, runner);
+  registerNamespaceAddMember(ns, runner);
+  registerNamespaceRemoveMember(ns, runner);
+  registerNamespaceSetRole(ns, runner);
+  registerNamespaceGrants(ns, runner);
+}
 
+function registerNamespaceList(ns: Command, runner: Runner): void {
   ns.command('list')
     .description('List the namespaces you belong to (and builtin), with your role')
     .action((_opts: unknown, cmd: Command) =>
@@ -57,7 +68,9 @@ export function registerNamespace(program: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
 
+function registerNamespaceShow(ns: Command, runner: Runner): void {
   ns.command('show')
     .description('Show a namespace: owner, your role, members and entity counts')
     .argument('<name>', 'the namespace (local, builtin, …)')
@@ -82,7 +95,9 @@ export function registerNamespace(program: Command, runner: Runner): void {
         return { data: n };
       }),
     );
+}
 
+function registerNamespaceMembers(ns: Command, runner: Runner): void {
   ns.command('members')
     .description("List a namespace's members and their roles")
     .argument('<name>', 'the namespace')
@@ -110,7 +125,9 @@ export function registerNamespace(program: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
 
+function registerNamespaceCreate(ns: Command, runner: Runner): void {
   ns.command('create')
     .description('Create a namespace; you become its owner')
     .argument('<name>', 'the namespace: lowercase letters, digits, - and _, starting with a letter')
@@ -137,7 +154,9 @@ export function registerNamespace(program: Command, runner: Runner): void {
         return { data: n };
       }),
     );
+}
 
+function registerNamespaceDelete(ns: Command, runner: Runner): void {
   ns.command('delete')
     .description(
       'Delete a namespace you own (refused while it holds registry entities, sessions, tasks or plans, unless --force)',
@@ -178,7 +197,9 @@ export function registerNamespace(program: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
 
+function registerNamespaceAddMember(ns: Command, runner: Runner): void {
   ns.command('add-member')
     .description('Add a user to a namespace with a role (only an owner grants owner)')
     .argument('<namespace>', 'the namespace')
@@ -192,7 +213,9 @@ export function registerNamespace(program: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
 
+function registerNamespaceRemoveMember(ns: Command, runner: Runner): void {
   ns.command('remove-member')
     .description('Remove a member from a namespace (never its last owner)')
     .argument('<namespace>', 'the namespace')
@@ -205,7 +228,9 @@ export function registerNamespace(program: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
 
+function registerNamespaceSetRole(ns: Command, runner: Runner): void {
   ns.command('set-role')
     .description("Change a member's role (only an owner grants or takes away owner; the last owner stays one)")
     .argument('<namespace>', 'the namespace')
@@ -225,8 +250,6 @@ export function registerNamespace(program: Command, runner: Runner): void {
         return { data: r };
       }),
     );
-
-  registerNamespaceGrants(ns, runner);
 }
 
 type Ui = Parameters<Parameters<Runner['run']>[2]>[0]['ui'];

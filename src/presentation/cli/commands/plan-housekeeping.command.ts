@@ -25,6 +25,12 @@ const plural = (n: number, w: string): string => `${n} ${w}${n === 1 ? '' : 's'}
 
 /** `agents plan rebase|delete|prune`: a moved base, and plans' sandboxes and branches cleaned up. */
 export function registerPlanHousekeeping(plan: Command, runner: Runner): void {
+  registerPlanRebase(plan, runner);
+  registerPlanDelete(plan, runner);
+  registerPlanPrune(plan, runner);
+}
+
+function registerPlanRebase(plan: Command, runner: Runner): void {
   plan
     .command('rebase')
     .description(
@@ -77,7 +83,9 @@ export function registerPlanHousekeeping(plan: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
 
+function registerPlanDelete(plan: Command, runner: Runner): void {
   plan
     .command('delete')
     .description('Delete a plan with its sandboxes and branches (refused for changes never applied, unless --force)')
@@ -103,7 +111,9 @@ export function registerPlanHousekeeping(plan: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
 
+function registerPlanPrune(plan: Command, runner: Runner): void {
   plan
     .command('prune')
     .description(

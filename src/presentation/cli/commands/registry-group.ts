@@ -188,6 +188,29 @@ export function registerRegistryGroup<K extends RegistryKind>(
       );
   }
 
+  registerRegistryList(group, runner, spec);
+
+  group
+    .command('show')
+    .description(`Show ${article(kind)} ${kind}: definition, revision, hash, timestamps and derived facts`)
+    .argument('<name>', 'namespace/name (a bare name means local/<name>)')
+    .action((name: string, _opts: unknown, cmd: Command) =>
+      runner.run(cmd, `${kind} show`, async (ctx) => {
+        const client = await ctx.client();
+        const e = await client.call(methods.show, { name: qualify(name) }, { signal: ctx.signal });
+        ctx.ui.out(renderShown(e, spec, ctx.ui));
+        return { data: e };
+      }),
+    );
+
+  registerRegistryUpdate(group, runner, spec);
+  registerRegistryRemove(group, runner, spec);
+  return group;
+}
+
+/** `agents <kind> list`, with the kind's own extra flag if it has one. */
+function registerRegistryList<K extends RegistryKind>(group: Command, runner: Runner, spec: KindSpec<K>): void {
+  const { kind } = spec;
   const listCommand = group
     .command('list')
     .description(`List ${kind}s (built-in ones included), with a summary`)
@@ -203,20 +226,12 @@ export function registerRegistryGroup<K extends RegistryKind>(
     const wanted = extra !== undefined && opts[new Option(extra.flag).attributeName()] === true;
     return runner.run(cmd, `${kind} list`, (ctx) => list(ctx, spec, { ...opts, extra: wanted }));
   });
+}
 
-  group
-    .command('show')
-    .description(`Show ${article(kind)} ${kind}: definition, revision, hash, timestamps and derived facts`)
-    .argument('<name>', 'namespace/name (a bare name means local/<name>)')
-    .action((name: string, _opts: unknown, cmd: Command) =>
-      runner.run(cmd, `${kind} show`, async (ctx) => {
-        const client = await ctx.client();
-        const e = await client.call(methods.show, { name: qualify(name) }, { signal: ctx.signal });
-        ctx.ui.out(renderShown(e, spec, ctx.ui));
-        return { data: e };
-      }),
-    );
-
+/** `agents <kind> update`: a new revision from a file. */
+function registerRegistryUpdate<K extends RegistryKind>(group: Command, runner: Runner, spec: KindSpec<K>): void {
+  const { kind } = spec;
+  const methods = REGISTRIES[kind];
   group
     .command('update')
     .description(`Replace ${article(kind)} ${kind}'s definition from a file (refuses a stale --expected-revision)`)
@@ -247,7 +262,12 @@ export function registerRegistryGroup<K extends RegistryKind>(
         return { data: e };
       }),
     );
+}
 
+/** `agents <kind> remove`, saying which references it leaves dangling. */
+function registerRegistryRemove<K extends RegistryKind>(group: Command, runner: Runner, spec: KindSpec<K>): void {
+  const { kind } = spec;
+  const methods = REGISTRIES[kind];
   group
     .command('remove')
     .description(`Remove ${article(kind)} ${kind}; refused while others refer to it, unless --force`)
@@ -267,5 +287,4 @@ export function registerRegistryGroup<K extends RegistryKind>(
         return { data: r };
       }),
     );
-  return group;
 }

@@ -21,7 +21,12 @@ export function registerSecret(program: Command, runner: Runner): void {
   const secret = program
     .command('secret')
     .description("A namespace's secrets (e.g. an actor's API key, named by apiKeySecret): set from stdin, never shown");
+  registerSecretSet(secret, runner);
+  registerSecretList(secret, runner);
+  registerSecretRemove(secret, runner);
+}
 
+function registerSecretSet(secret: Command, runner: Runner): void {
   secret
     .command('set')
     .description(
@@ -68,7 +73,9 @@ export function registerSecret(program: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
 
+function registerSecretList(secret: Command, runner: Runner): void {
   secret
     .command('list')
     .description("List a namespace's secrets by name: who created them and when (never a value)")
@@ -98,7 +105,9 @@ export function registerSecret(program: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
 
+function registerSecretRemove(secret: Command, runner: Runner): void {
   secret
     .command('remove')
     .description('Remove a secret (actors naming it then have no key)')

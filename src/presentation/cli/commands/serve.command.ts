@@ -65,19 +65,30 @@ type ServeFlags = GlobalFlags &
     readOnlyPath?: string[];
   };
 
-/** `agents serve` only parses its flags: serving is the composition root's job. */
-export function registerServe(
-  program: Command,
-  serve: (opts: ServeOptions) => Promise<number>,
-  status: ExitStatus,
-): void {
-  program
-    .command('serve')
-    .description('Run the agent: HTTP server mode (default), or --stdio for a client that spawned it')
-    .option('--stdio', 'speak JSON-RPC over stdin/stdout (local mode)')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on (0: any free port)', intOption(0, 65535), 8080)
-    .option('--default-actor <name>', 'the actor of sessions created without one (default builtin/echo)')
+/** `agents serve`'s flags, as the composition root takes them: only what was given (it adds env and defaults). */
+function serveOptionsOf(f: ServeFlags): ServeOptions {
+  const opts: ServeOptions = { stdio: f.stdio === true, host: f.host, port: f.port, verbose: f.verbose === true };
+  if (f.token) opts.token = f.token;
+  if (f.dataDir) opts.dataDir = f.dataDir;
+  if (f.defaultActor) opts.defaultActor = f.defaultActor;
+  if (f.maxBodyBytes !== undefined) opts.maxBodyBytes = f.maxBodyBytes;
+  for (const k of LIMIT_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
+  if (f.publicUrl !== undefined) opts.publicUrl = f.publicUrl;
+  if (f.retentionDays !== undefined) opts.retentionDays = f.retentionDays;
+  if (f.retentionMaxTasks !== undefined) opts.retentionMaxTasks = f.retentionMaxTasks;
+  for (const k of OIDC_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
+  if (f.databaseUrl !== undefined) opts.databaseUrl = f.databaseUrl;
+  if (f.databasePool !== undefined) opts.databasePool = f.databasePool;
+  if (f.workspaceRoot !== undefined) opts.workspaceRoot = f.workspaceRoot;
+  if (f.allowEgress !== undefined) opts.allowEgress = f.allowEgress;
+  if (f.awaitClient === true) opts.awaitClient = true;
+  if (f.readOnlyPath !== undefined) opts.readOnlyPaths = f.readOnlyPath;
+  return opts;
+}
+
+/** The limits on what one request may hold. */
+function requestLimitOptions(command: Command): void {
+  command
     .option(
       '--max-body-bytes <n>',
       'largest request body accepted (env CLEVERAGENTS_MAX_BODY_BYTES; default 1048576)',
@@ -99,21 +110,12 @@ export function registerServe(
       '--max-metadata-keys <n>',
       'keys in one metadata object (env CLEVERAGENTS_MAX_METADATA_KEYS; default 64)',
       intOption(0),
-    )
-    .option(
-      '--public-url <url>',
-      'the URL clients use to reach this server, e.g. behind a proxy (env CLEVERAGENTS_PUBLIC_URL)',
-    )
-    .option(
-      '--retention-days <days>',
-      'delete finished tasks and idle sessions older than this (env CLEVERAGENTS_RETENTION_DAYS; default 30, 0 keeps everything)',
-      intOption(0, 36500),
-    )
-    .option(
-      '--retention-max-tasks <n>',
-      'keep at most this many finished tasks (env CLEVERAGENTS_RETENTION_MAX_TASKS; default 0: no limit)',
-      intOption(0),
-    )
+    );
+}
+
+/** Accepting an OpenID Connect issuer's JWTs, and the device login it offers. */
+function oidcOptions(command: Command): void {
+  command
     .option(
       '--oidc-issuer <url>',
       'accept JWTs of this OpenID Connect issuer and offer device login (env CLEVERAGENTS_OIDC_ISSUER; needs --oidc-audience)',
@@ -130,7 +132,12 @@ export function registerServe(
     .option(
       '--oidc-roles-claim <claim>',
       'the claim carrying namespace roles, {"ns": "role"} or ["ns:role", …] (env CLEVERAGENTS_OIDC_ROLES_CLAIM; default none)',
-    )
+    );
+}
+
+/** Where the server keeps things, what it may reach, and what confined commands see. */
+function deploymentOptions(command: Command): void {
+  command
     .option(
       '--database-url <url>',
       'store everything in PostgreSQL, postgres://user:password@host:5432/db (env CLEVERAGENTS_DATABASE_URL; default: SQLite in the data dir)',
@@ -153,7 +160,42 @@ export function registerServe(
       '--read-only-path <dir>',
       'show this directory (a toolchain outside /usr, e.g. /opt/go) read-only to confined commands; repeatable (env CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS, colon-separated; both add up)',
       collect,
+    );
+}
+
+/** `agents serve` only parses its flags: serving is the composition root's job. */
+export function registerServe(
+  program: Command,
+  serve: (opts: ServeOptions) => Promise<number>,
+  status: ExitStatus,
+): void {
+  const command = program
+    .command('serve')
+    .description('Run the agent: HTTP server mode (default), or --stdio for a client that spawned it')
+    .option('--stdio', 'speak JSON-RPC over stdin/stdout (local mode)')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0: any free port)', intOption(0, 65535), 8080)
+    .option('--default-actor <name>', 'the actor of sessions created without one (default builtin/echo)');
+  // Added group by group, in the order `agents serve --help` lists them.
+  requestLimitOptions(command);
+  command
+    .option(
+      '--public-url <url>',
+      'the URL clients use to reach this server, e.g. behind a proxy (env CLEVERAGENTS_PUBLIC_URL)',
     )
+    .option(
+      '--retention-days <days>',
+      'delete finished tasks and idle sessions older than this (env CLEVERAGENTS_RETENTION_DAYS; default 30, 0 keeps everything)',
+      intOption(0, 36500),
+    )
+    .option(
+      '--retention-max-tasks <n>',
+      'keep at most this many finished tasks (env CLEVERAGENTS_RETENTION_MAX_TASKS; default 0: no limit)',
+      intOption(0),
+    );
+  oidcOptions(command);
+  deploymentOptions(command);
+  command
     // The CLI's own handshake with the agent it spawns early: not for people, so not in the help.
     .addOption(new Option('--await-client').hideHelp())
     .addHelpText(
@@ -161,23 +203,7 @@ export function registerServe(
       '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.\nStart-up problems (a bad token, a port in use, an unwritable data dir, …) exit with code 2.',
     )
     .action(async (_opts: unknown, cmd: Command) => {
-      const f = cmd.optsWithGlobals<ServeFlags>();
-      const opts: ServeOptions = { stdio: f.stdio === true, host: f.host, port: f.port, verbose: f.verbose === true };
-      if (f.token) opts.token = f.token;
-      if (f.dataDir) opts.dataDir = f.dataDir;
-      if (f.defaultActor) opts.defaultActor = f.defaultActor;
-      if (f.maxBodyBytes !== undefined) opts.maxBodyBytes = f.maxBodyBytes;
-      for (const k of LIMIT_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
-      if (f.publicUrl !== undefined) opts.publicUrl = f.publicUrl;
-      if (f.retentionDays !== undefined) opts.retentionDays = f.retentionDays;
-      if (f.retentionMaxTasks !== undefined) opts.retentionMaxTasks = f.retentionMaxTasks;
-      for (const k of OIDC_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
-      if (f.databaseUrl !== undefined) opts.databaseUrl = f.databaseUrl;
-      if (f.databasePool !== undefined) opts.databasePool = f.databasePool;
-      if (f.workspaceRoot !== undefined) opts.workspaceRoot = f.workspaceRoot;
-      if (f.allowEgress !== undefined) opts.allowEgress = f.allowEgress;
-      if (f.awaitClient === true) opts.awaitClient = true;
-      if (f.readOnlyPath !== undefined) opts.readOnlyPaths = f.readOnlyPath;
+      const opts = serveOptionsOf(cmd.optsWithGlobals<ServeFlags>());
       try {
         status.exitCode = await serve(opts);
       } catch (err) {

@@ -135,7 +135,16 @@ const SESSION_COLUMNS: Column<Session>[] = [
 
 export function registerSession(program: Command, runner: Runner): void {
   const session = program.command('session').description('Chat sessions (the A2A contexts messages go to)');
+  registerSessionCreate(session, runner);
+  registerSessionList(session, runner);
+  registerSessionShow(session, runner);
+  registerSessionUndo(session, runner);
+  registerSessionCompact(session, runner);
+  registerSessionFork(session, runner);
+  registerSessionDelete(session, runner);
+}
 
+function registerSessionCreate(session: Command, runner: Runner): void {
   session
     .command('create')
     .description('Start a session with an actor')
@@ -153,7 +162,9 @@ export function registerSession(program: Command, runner: Runner): void {
         return { data: { session: s } };
       }),
     );
+}
 
+function registerSessionList(session: Command, runner: Runner): void {
   session
     .command('list')
     .description('List your sessions, most recently active first')
@@ -183,7 +194,9 @@ export function registerSession(program: Command, runner: Runner): void {
         return { data: page };
       }),
     );
+}
 
+function registerSessionShow(session: Command, runner: Runner): void {
   session
     .command('show')
     .description('Show a session and its turns')
@@ -243,7 +256,9 @@ export function registerSession(program: Command, runner: Runner): void {
         return { data: detail };
       }),
     );
+}
 
+function registerSessionUndo(session: Command, runner: Runner): void {
   session
     .command('undo')
     .description(
@@ -268,7 +283,9 @@ export function registerSession(program: Command, runner: Runner): void {
         return { data: res };
       }),
     );
+}
 
+function registerSessionCompact(session: Command, runner: Runner): void {
   session
     .command('compact')
     .description("Summarise a session's older turns now (they stay readable; the summary stands in for them)")
@@ -297,7 +314,9 @@ export function registerSession(program: Command, runner: Runner): void {
         return { data: res };
       }),
     );
+}
 
+function registerSessionFork(session: Command, runner: Runner): void {
   session
     .command('fork')
     .description(
@@ -319,7 +338,9 @@ export function registerSession(program: Command, runner: Runner): void {
         return { data: { session: s } };
       }),
     );
+}
 
+function registerSessionDelete(session: Command, runner: Runner): void {
   session
     .command('delete')
     .description('Delete a session and its tasks (running turns are cancelled)')

@@ -59,7 +59,12 @@ export function registerSync(program: Command, runner: Runner): void {
   const sync = program
     .command('sync')
     .description('Sync shared registry definitions between this machine and the connected server (never local/)');
+  registerSyncStatus(sync, runner);
+  registerSyncPull(sync, runner);
+  registerSyncPush(sync, runner);
+}
 
+function registerSyncStatus(sync: Command, runner: Runner): void {
   sync
     .command('status')
     .description('What is ahead, behind, in conflict, or only on one side')
@@ -98,7 +103,9 @@ export function registerSync(program: Command, runner: Runner): void {
         LOCAL,
       ),
     );
+}
 
+function registerSyncPull(sync: Command, runner: Runner): void {
   sync
     .command('pull')
     .description("Write the server's newer definitions here (conflicts refused unless --force)")
@@ -124,7 +131,9 @@ export function registerSync(program: Command, runner: Runner): void {
         LOCAL,
       ),
     );
+}
 
+function registerSyncPush(sync: Command, runner: Runner): void {
   sync
     .command('push')
     .description('Write what changed here to the server where your role allows (conflicts refused unless --force)')
@@ -153,7 +162,12 @@ export function registerSync(program: Command, runner: Runner): void {
 /** `agents server connect|disconnect|status`: the server this local setup syncs with. */
 export function registerServer(program: Command, runner: Runner): void {
   const server = program.command('server').description('The server this machine syncs with (agents sync …)');
+  registerServerConnect(server, runner);
+  registerServerDisconnect(server, runner);
+  registerServerStatus(server, runner);
+}
 
+function registerServerConnect(server: Command, runner: Runner): void {
   server
     .command('connect')
     .description('Connect this local setup to a server (checked by asking it who you are)')
@@ -204,7 +218,9 @@ export function registerServer(program: Command, runner: Runner): void {
         LOCAL,
       ),
     );
+}
 
+function registerServerDisconnect(server: Command, runner: Runner): void {
   server
     .command('disconnect')
     .description('Forget the server (what was pulled stays here)')
@@ -221,7 +237,9 @@ export function registerServer(program: Command, runner: Runner): void {
         LOCAL,
       ),
     );
+}
 
+function registerServerStatus(server: Command, runner: Runner): void {
   server
     .command('status')
     .description('The server this machine syncs with, without asking it')

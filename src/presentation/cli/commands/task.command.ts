@@ -36,7 +36,13 @@ interface ListOptions {
 
 export function registerTask(program: Command, runner: Runner): void {
   const task = program.command('task').description('A2A tasks: the turns the agent works on');
+  registerTaskGet(task, runner);
+  registerTaskList(task, runner);
+  registerTaskCancel(task, runner);
+  registerTaskWatch(task, runner);
+}
 
+function registerTaskGet(task: Command, runner: Runner): void {
   task
     .command('get')
     .description('Show a task: state, answer and history')
@@ -54,7 +60,9 @@ export function registerTask(program: Command, runner: Runner): void {
         return { data: { task: t } };
       }),
     );
+}
 
+function registerTaskList(task: Command, runner: Runner): void {
   task
     .command('list')
     .description('List your tasks, newest first')
@@ -79,7 +87,9 @@ export function registerTask(program: Command, runner: Runner): void {
         return { data: page };
       }),
     );
+}
 
+function registerTaskCancel(task: Command, runner: Runner): void {
   task
     .command('cancel')
     .description('Cancel a task that has not finished')
@@ -92,7 +102,9 @@ export function registerTask(program: Command, runner: Runner): void {
         return { data: { task: t } };
       }),
     );
+}
 
+function registerTaskWatch(task: Command, runner: Runner): void {
   task
     .command('watch')
     .description('Follow a task live until it ends (exit 0 when completed, 9 when failed, rejected or canceled)')

@@ -147,15 +147,10 @@ export function cutText(cut: Inspection['cut']): string {
     .join(', ');
 }
 
-/**
- * `inspect` and `simulate`: the summary (budget, inventory, totals, what each limit cut) and one
- * row per ranked file — included ones first — with size, tokens, score, status and why.
- */
-export function renderInspection(i: Inspection, ui: Ui): string {
-  const rich = ui.rich;
-  const est = i.dryRun && rich ? '~' : '';
+/** The summary's fields: goal, plan, budget, inventory, totals, what was cut, instructions, snapshot. */
+function inspectionFields(i: Inspection, rich: boolean, est: string): Array<readonly [string, string | undefined]> {
   const t = i.totals;
-  const fields: Array<readonly [string, string | undefined]> = [
+  return [
     ['goal', i.goal || undefined],
     ['plan', i.planId],
     ['budget', budgetText(i, rich)],
@@ -185,8 +180,12 @@ export function renderInspection(i: Inspection, ui: Ui): string {
         )),
     ['snapshot', i.snapshot],
   ];
-  const multi = new Set(i.files.map((f) => f.resource)).size > 1;
-  const table = i.files.length
+}
+
+/** One row per ranked file (a RESOURCE column when there are several). */
+function filesTable(i: Inspection, ui: Ui, est: string, multi: boolean): string {
+  const rich = ui.rich;
+  return i.files.length
     ? renderTable(
         i.files,
         [
@@ -205,10 +204,12 @@ export function renderInspection(i: Inspection, ui: Ui): string {
         ui.mode,
       )
     : '';
-  if (!rich)
-    return `${renderFields([['project', i.project], ['view', i.view], ['dry run', String(i.dryRun)], ...fields], ui.mode)}${table}`;
-  const title = `${ui.pal.bold('Context')} of ${i.project} ${ui.pal.dim(`· view ${i.view}`)}`;
-  const instructions = i.instructions?.length
+}
+
+/** Rich output: the instruction files as a table, under the fields. */
+function instructionsTable(i: Inspection, ui: Ui, est: string, multi: boolean): string {
+  const rich = ui.rich;
+  return i.instructions?.length
     ? `\n${renderTable(
         i.instructions,
         [
@@ -230,6 +231,23 @@ export function renderInspection(i: Inspection, ui: Ui): string {
         ui.mode,
       )}`
     : '';
+}
+
+/**
+ * `inspect` and `simulate`: the summary (budget, inventory, totals, what each limit cut) and one
+ * row per ranked file — included ones first — with size, tokens, score, status and why.
+ */
+export function renderInspection(i: Inspection, ui: Ui): string {
+  const rich = ui.rich;
+  const est = i.dryRun && rich ? '~' : '';
+  const t = i.totals;
+  const fields = inspectionFields(i, rich, est);
+  const multi = new Set(i.files.map((f) => f.resource)).size > 1;
+  const table = filesTable(i, ui, est, multi);
+  if (!rich)
+    return `${renderFields([['project', i.project], ['view', i.view], ['dry run', String(i.dryRun)], ...fields], ui.mode)}${table}`;
+  const title = `${ui.pal.bold('Context')} of ${i.project} ${ui.pal.dim(`· view ${i.view}`)}`;
+  const instructions = instructionsTable(i, ui, est, multi);
   const listed =
     i.files.length < t.included + t.excluded
       ? ui.pal.dim(

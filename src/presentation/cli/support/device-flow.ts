@@ -179,19 +179,11 @@ function tokens(body: Card, what: string): RefreshResult {
   return result;
 }
 
-/**
- * Logs in with the device flow: asks the issuer for a code, prints where to enter it, then polls
- * the token endpoint until the user approves (or denies, or the code expires). Every failure is a
- * CliError with a hint; aborting `signal` ends it with 'INTERRUPTED'.
- */
-export async function deviceLogin(opts: {
-  card: Record<string, unknown>;
-  clientId?: string;
-  scope?: string;
-  print: (line: string) => void;
-  signal: AbortSignal;
-}): Promise<{ accessToken: string; refreshToken?: string; expiresAt?: number; tokenUrl: string; clientId: string }> {
-  const { signal } = opts;
+/** Where and as whom the device flow runs: from the Agent Card, the issuer's metadata and the flags. */
+async function deviceEndpoints(
+  opts: { card: Record<string, unknown>; clientId?: string; scope?: string },
+  signal: AbortSignal,
+): Promise<{ deviceUrl: string; tokenUrl: string; clientId: string; scope: string }> {
   const { endpoints, metadataUrl } = readCard(opts.card);
   if ((!endpoints.deviceAuthorizationUrl || !endpoints.tokenUrl) && metadataUrl) {
     const found = await discover(metadataUrl, signal);
@@ -216,7 +208,17 @@ export async function deviceLogin(opts: {
   const deviceUrl = checkUrl(endpoints.deviceAuthorizationUrl, 'device authorization endpoint');
   const tokenUrl = checkUrl(endpoints.tokenUrl, 'token endpoint');
   const scope = opts.scope ?? (endpoints.scopes?.length ? endpoints.scopes.join(' ') : 'openid');
+  return { deviceUrl, tokenUrl, clientId, scope };
+}
 
+/** Asks the issuer for a device code and prints where to enter it; how often to poll, and until when. */
+async function startDeviceLogin(
+  deviceUrl: string,
+  clientId: string,
+  scope: string,
+  print: (line: string) => void,
+  signal: AbortSignal,
+): Promise<{ deviceCode: string; interval: number; deadline: number }> {
   const started = await post(deviceUrl, { client_id: clientId, scope }, signal, 'device authorization endpoint');
   if (started.status !== 200) {
     const { error, description } = oauthError(started.body);
@@ -234,19 +236,38 @@ export async function deviceLogin(opts: {
       'check that the issuer supports the device flow (RFC 8628)',
     );
   const complete = asString(started.body['verification_uri_complete']);
-  opts.print(`To log in, open ${verificationUri} and enter the code ${userCode}`);
-  if (complete) opts.print(`(or open ${complete})`);
-  opts.print('Waiting for the login to be approved…');
+  print(`To log in, open ${verificationUri} and enter the code ${userCode}`);
+  if (complete) print(`(or open ${complete})`);
+  print('Waiting for the login to be approved…');
 
-  const unit = msPerSecond();
   const givenInterval = started.body['interval'];
-  let interval =
+  const interval =
     typeof givenInterval === 'number' && Number.isFinite(givenInterval) && givenInterval > 0
       ? Math.min(givenInterval, 600)
       : DEFAULT_INTERVAL_S;
   const expiresIn = started.body['expires_in'];
   const lifetime = typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 900;
-  const deadline = Date.now() + lifetime * 1000;
+  return { deviceCode, interval, deadline: Date.now() + lifetime * 1000 };
+}
+
+/**
+ * Logs in with the device flow: asks the issuer for a code, prints where to enter it, then polls
+ * the token endpoint until the user approves (or denies, or the code expires). Every failure is a
+ * CliError with a hint; aborting `signal` ends it with 'INTERRUPTED'.
+ */
+export async function deviceLogin(opts: {
+  card: Record<string, unknown>;
+  clientId?: string;
+  scope?: string;
+  print: (line: string) => void;
+  signal: AbortSignal;
+}): Promise<{ accessToken: string; refreshToken?: string; expiresAt?: number; tokenUrl: string; clientId: string }> {
+  const { signal } = opts;
+  const { deviceUrl, tokenUrl, clientId, scope } = await deviceEndpoints(opts, signal);
+  const started = await startDeviceLogin(deviceUrl, clientId, scope, opts.print, signal);
+  const { deviceCode, deadline } = started;
+  let { interval } = started;
+  const unit = msPerSecond();
   const expired = (): CliError => authError('the device code expired before the login was approved');
 
   for (;;) {

@@ -90,7 +90,6 @@ export async function followPlanTask(
   const { ui } = ctx;
   const result: FollowResult = { task: undefined, events: [], approvals: [] };
   const printed = new Set<string>();
-  const answered = new Set<string>();
   let firstView = true;
   // A tool call's details arrive just before the progress line that reports it: they go under it.
   let detail = '';
@@ -119,34 +118,6 @@ export async function followPlanTask(
       if (m.role === 'ROLE_AGENT') printMessage(m, m === t.status.message ? t.status.state : 'TASK_STATE_WORKING');
   };
 
-  /** Answers an input-required status if it is an approval request not answered yet; false when it cannot be answered here. */
-  const handleInput = async (status: Task['status']): Promise<boolean> => {
-    const m = status.message;
-    const key = m?.messageId ?? `${status.timestamp}`;
-    if (answered.has(key)) return true;
-    const request = approvalRequestOf(m);
-    if (!request) {
-      result.unanswered = { kind: 'tool-call' };
-      return false;
-    }
-    const answer = await decide(ctx, request, opts);
-    if (!answer) {
-      result.unanswered = request;
-      return false;
-    }
-    answered.add(key);
-    result.approvals.push({ request, answer });
-    await client.call(
-      sendMessage,
-      {
-        message: { messageId: randomUUID(), role: 'ROLE_USER', taskId, parts: [{ data: { approval: answer } }] },
-        configuration: { returnImmediately: true },
-      },
-      { signal: ctx.signal },
-    );
-    return true;
-  };
-
   await watchTask(client, taskId, ctx.signal, {
     event: (seq, event, status) => {
       result.events.push({ seq, event });
@@ -172,10 +143,50 @@ export async function followPlanTask(
       printHistory(t);
       result.task = t;
     },
-    input: handleInput,
+    input: inputAnswerer(ctx, client, taskId, opts, result),
     lost: (err) => connectionLost(opts.planId, taskId, err),
   });
   return result;
+}
+
+/**
+ * Answers the task's input-required statuses that are approval requests not answered yet (each
+ * once, into `result.approvals`); the handler says false when one cannot be answered here.
+ */
+function inputAnswerer(
+  ctx: RunContext,
+  client: A2AClient,
+  taskId: string,
+  opts: FollowOptions,
+  result: FollowResult,
+): (status: Task['status']) => Promise<boolean> {
+  const answered = new Set<string>();
+  return async (status) => {
+    const m = status.message;
+    const key = m?.messageId ?? `${status.timestamp}`;
+    if (answered.has(key)) return true;
+    const request = approvalRequestOf(m);
+    if (!request) {
+      result.unanswered = { kind: 'tool-call' };
+      return false;
+    }
+    const answer = await decide(ctx, request, opts);
+    if (!answer) {
+      result.unanswered = request;
+      return false;
+    }
+    answered.add(key);
+    result.approvals.push({ request, answer });
+    await client.call(
+      sendMessage,
+      {
+        message: { messageId: randomUUID(), role: 'ROLE_USER', taskId, parts: [{ data: { approval: answer } }] },
+        configuration: { returnImmediately: true },
+      },
+      { signal: ctx.signal },
+    );
+    return true;
+  };
 }
 
 /** The error of a plan run whose agent went away while it was followed. */

@@ -1,0 +1,222 @@
+import { type Command, Option } from 'commander';
+import {
+  planApprove,
+  planCancel,
+  planCorrect,
+  planPrompt,
+  planReject,
+  planRollback,
+} from '../../../protocol/client/index.ts';
+import { phaseState } from '../render/plan.ts';
+import { renderCorrection } from '../render/plan-decision.ts';
+import { renderFields } from '../render/table.ts';
+import type { Runner } from '../runner.ts';
+import { choiceOption } from '../support/options.ts';
+import { renderRunSummary, runOutcome, runPhase } from '../support/plan-run.ts';
+
+/** `agents plan approve`: approve what the plan waits for, and follow it on. */
+export function registerPlanApprove(plan: Command, runner: Runner): void {
+  plan
+    .command('approve')
+    .description('Approve what the plan waits for (a tool call, or the apply), and follow it on')
+    .argument('<id>', 'the plan id')
+    .option('--yes', 'approve whatever else the run asks')
+    .option(
+      '--always [what]',
+      'also approve the later tool calls of this run with the same command (command, the default) or of the same tool (tool)',
+      choiceOption(['command', 'tool']),
+    )
+    .action((id: string, opts: { yes?: boolean; always?: string | boolean }, cmd: Command) =>
+      runner.run(cmd, 'plan approve', async (ctx) => {
+        const client = await ctx.client();
+        const always = opts.always === true ? 'command' : (opts.always as 'command' | 'tool' | undefined);
+        const run = await runPhase(
+          ctx,
+          client,
+          () =>
+            client.call(
+              planApprove,
+              { planId: id, wait: false, ...(always ? { always } : {}) },
+              { signal: ctx.signal },
+            ),
+          { yes: opts.yes === true },
+        );
+        ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
+        return runOutcome(run);
+      }),
+    );
+}
+
+/** `agents plan reject`: reject what the plan waits for, with guidance. */
+export function registerPlanReject(plan: Command, runner: Runner): void {
+  plan
+    .command('reject')
+    .description(
+      'Reject what the plan waits for: a rejected tool call is skipped, a rejected apply leaves the plan ready to apply',
+    )
+    .argument('<id>', 'the plan id')
+    .option('--guidance <text>', 'what to do instead (kept with the decision)')
+    .option('--yes', 'approve whatever else the run asks')
+    .action((id: string, opts: { guidance?: string; yes?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'plan reject', async (ctx) => {
+        const client = await ctx.client();
+        const params = { planId: id, wait: false, ...(opts.guidance?.trim() ? { guidance: opts.guidance } : {}) };
+        const run = await runPhase(ctx, client, () => client.call(planReject, params, { signal: ctx.signal }), {
+          yes: opts.yes === true,
+        });
+        ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
+        return runOutcome(run);
+      }),
+    );
+}
+
+/** `agents plan prompt`: guidance to an errored or waiting plan, and follow it on. */
+export function registerPlanPrompt(plan: Command, runner: Runner): void {
+  plan
+    .command('prompt')
+    .description(
+      'Give guidance to a plan that errored, and follow it on; on a waiting approval a clear yes approves, any other text rejects with it as guidance',
+    )
+    .argument('<id>', 'the plan id')
+    .argument('<guidance...>', 'what to tell it')
+    .option('--yes', 'approve whatever else the run asks')
+    .action((id: string, words: string[], opts: { yes?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'plan prompt', async (ctx) => {
+        const client = await ctx.client();
+        const run = await runPhase(
+          ctx,
+          client,
+          () => client.call(planPrompt, { planId: id, guidance: words.join(' ') }, { signal: ctx.signal }),
+          { yes: opts.yes === true },
+        );
+        ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
+        return runOutcome(run);
+      }),
+    );
+}
+
+/** `agents plan cancel`: stop a plan, keeping or removing its sandboxes. */
+export function registerPlanCancel(plan: Command, runner: Runner): void {
+  plan
+    .command('cancel')
+    .description('Stop a plan (a running command is killed); its sandbox stays for inspection unless --clean')
+    .argument('<id>', 'the plan id')
+    .option('--reason <text>', 'why (kept with the plan)')
+    .option('--clean', "also remove the plan's sandboxes and branches (the plan's record stays)")
+    .action((id: string, opts: { reason?: string; clean?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'plan cancel', async (ctx) => {
+        const client = await ctx.client();
+        const s = await client.call(
+          planCancel,
+          { planId: id, ...(opts.reason ? { reason: opts.reason } : {}), ...(opts.clean ? { clean: true } : {}) },
+          { signal: ctx.signal },
+        );
+        const { ui } = ctx;
+        const sandboxes = s.sandboxes;
+        if (ui.rich) {
+          ui.out(`Cancelled plan ${s.planId} ${phaseState(s, ui.pal)}\n`);
+          for (const b of sandboxes) ui.out(ui.pal.dim(`  sandbox kept for inspection: ${b.root}\n`));
+          if (opts.clean) ui.out(ui.pal.dim('  sandboxes and branches removed\n'));
+        } else if (opts.clean)
+          ui.out(
+            renderFields(
+              [
+                ['plan', s.planId],
+                ['phase', s.phase],
+                ['state', s.state],
+                ['sandboxes', 'removed'],
+              ],
+              ui.mode,
+            ),
+          );
+        else
+          ui.out(
+            renderFields(
+              [
+                ['plan', s.planId],
+                ['phase', s.phase],
+                ['state', s.state],
+                ...sandboxes.map((b) => ['sandbox', b.root] as const),
+              ],
+              ui.mode,
+            ),
+          );
+        return { data: s };
+      }),
+    );
+}
+
+/** `agents plan correct`: revert a decision or append guidance to it. */
+export function registerPlanCorrect(plan: Command, runner: Runner): void {
+  plan
+    .command('correct')
+    .description(
+      'Correct a decision: revert (supersede it and what follows, roll back, re-strategize) or append guidance',
+    )
+    .argument('<decision-id>', 'the decision (from agents plan tree)')
+    .addOption(new Option('--mode <mode>', 'revert or append').choices(['revert', 'append']).makeOptionMandatory())
+    .requiredOption('--guidance <text>', 'what to do differently')
+    .option('--dry-run', 'only report what would be invalidated')
+    .option('--plan <id>', 'the plan it belongs to (faster)')
+    .action(
+      (
+        decisionId: string,
+        opts: { mode: 'revert' | 'append'; guidance: string; dryRun?: boolean; plan?: string },
+        cmd: Command,
+      ) =>
+        runner.run(cmd, 'plan correct', async (ctx) => {
+          const client = await ctx.client();
+          const r = await client.call(
+            planCorrect,
+            {
+              decisionId,
+              mode: opts.mode,
+              guidance: opts.guidance,
+              ...(opts.dryRun ? { dryRun: true } : {}),
+              ...(opts.plan ? { planId: opts.plan } : {}),
+            },
+            { signal: ctx.signal },
+          );
+          ctx.ui.out(renderCorrection(r, ctx.ui));
+          return { data: r };
+        }),
+    );
+}
+
+/** `agents plan rollback`: restore the sandbox to a checkpoint. */
+export function registerPlanRollback(plan: Command, runner: Runner): void {
+  plan
+    .command('rollback')
+    .description('Restore the sandbox to a checkpoint (from agents plan status); execute then resumes from there')
+    .argument('<checkpoint-id>', 'the checkpoint')
+    .option('--plan <id>', 'the plan it belongs to (faster)')
+    .action((checkpointId: string, opts: { plan?: string }, cmd: Command) =>
+      runner.run(cmd, 'plan rollback', async (ctx) => {
+        const client = await ctx.client();
+        const s = await client.call(
+          planRollback,
+          { checkpointId, ...(opts.plan ? { planId: opts.plan } : {}) },
+          { signal: ctx.signal },
+        );
+        const { ui } = ctx;
+        if (ui.rich)
+          ui.out(
+            `Rolled back plan ${s.planId} to checkpoint ${checkpointId} ${phaseState(s, ui.pal)}\n  ${ui.pal.dim(`resume with: agents plan execute ${s.planId} (at step ${s.progress.stepsDone + 1}/${s.progress.stepsTotal})`)}\n`,
+          );
+        else
+          ui.out(
+            renderFields(
+              [
+                ['plan', s.planId],
+                ['checkpoint', checkpointId],
+                ['phase', s.phase],
+                ['state', s.state],
+                ['steps', `${s.progress.stepsDone}/${s.progress.stepsTotal}`],
+              ],
+              ui.mode,
+            ),
+          );
+        return { data: s };
+      }),
+    );
+}
