@@ -143,8 +143,8 @@ describe('regex tools under a deadline (the matching runs in a worker thread)', 
   it("the call's time limit bounds a search whose files are each quick but together slow", async () => {
     const many = tmpDir('regex-many');
     try {
-      // 2^20 backtracking steps per file: tens of milliseconds each, seconds for all of them.
-      for (let i = 0; i < 100; i++) write(many, `f${String(i).padStart(3, '0')}.txt`, `${'a'.repeat(20)}b\n`);
+      // 2^23 backtracking steps per file: a fraction of a second each, far more than 1.5 s for all of them.
+      for (let i = 0; i < 100; i++) write(many, `f${String(i).padStart(3, '0')}.txt`, `${'a'.repeat(23)}b\n`);
       const r = await runner.run({
         tool: builtin('grep'),
         args: { pattern: EXPONENTIAL },
