@@ -49,7 +49,10 @@ import { ContextService } from './context/context.service.ts';
 import { AuditService } from './accounts/audit.service.ts';
 import type { AuditLog } from './ports/audit.port.ts';
 import type { JwtVerifier } from './ports/jwt-verifier.port.ts';
-import { AuthService } from './accounts/auth.service.ts';
+import { ApiKeyService } from './accounts/api-key.service.ts';
+import { AuthenticationService } from './accounts/authentication.service.ts';
+import { JwtSignIn } from './accounts/jwt-sign-in.ts';
+import { UserService } from './accounts/user.service.ts';
 import type { AccountRepository, KeyHasher } from './ports/account.repository.port.ts';
 import type { FileInventory } from './ports/file-inventory.port.ts';
 import type { RemoteConnectionStore, SyncRemoteFactory, SyncStateStore } from './ports/sync.port.ts';
@@ -156,8 +159,12 @@ export interface ServiceFacade {
   readonly audit: AuditService;
   /** Sync of shared registry definitions between this local store and a server. */
   readonly sync: SyncService;
-  /** Server-mode users, API keys and authentication (whoami, keys, users). */
-  readonly accounts: AuthService;
+  /** Server mode: credentials (API keys, the server token, OIDC JWTs) into principals. */
+  readonly authentication: AuthenticationService;
+  /** Server-mode users (`whoami` too, in both modes), and the bootstrap administrator's server token. */
+  readonly users: UserService;
+  /** Server-mode API keys. */
+  readonly keys: ApiKeyService;
   /** Namespaces' secrets (`_cleveragents/secret/…`): set, listed by name, removed; never returned. */
   readonly secrets: SecretService;
   /** Deletes a session with its tasks (running ones are cancelled first). */
@@ -387,13 +394,14 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     await sessions.delete(id);
     return { deleted: true, tasksDeleted };
   };
-  const accounts = new AuthService({
-    accounts: deps.accounts.repo,
-    hasher: deps.accounts.hasher,
-    jwt: deps.jwt,
-    namespaces: deps.namespaces,
+  const { repo: accounts, hasher } = deps.accounts;
+  const authentication = new AuthenticationService({
+    accounts,
+    hasher,
     audit,
     logger: deps.logger,
+    jwt:
+      deps.jwt && new JwtSignIn({ jwt: deps.jwt, accounts, namespaces: deps.namespaces, audit, logger: deps.logger }),
   });
   return {
     tasks,
@@ -418,7 +426,9 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       logger: deps.logger,
       ...(deps.sync ?? NO_SYNC),
     }),
-    accounts,
+    authentication,
+    users: new UserService({ accounts, hasher, audit }),
+    keys: new ApiKeyService({ accounts, hasher, audit, verified: authentication }),
     secrets: deps.secrets,
     retention: new RetentionService({
       tasks: deps.tasks,
