@@ -11,7 +11,12 @@ import type { Logger } from './ports/logger.port.ts';
 import type { PushConfigRepository } from './ports/push-config.repository.port.ts';
 import type { PushOutbox } from './ports/push-outbox.port.ts';
 import type { PushScheduler } from './ports/push-scheduler.port.ts';
-import type { NamespaceRepository, RegistryRepository, ResourceInspector } from './ports/registry.repository.port.ts';
+import {
+  isOfKind,
+  type NamespaceRepository,
+  type RegistryRepository,
+  type ResourceInspector,
+} from './ports/registry.repository.port.ts';
 import type { PlanRepository } from './ports/plan.repository.port.ts';
 import type { SandboxManager, ToolRunner } from './ports/sandbox.port.ts';
 import { PlanEngine } from './plans/plan-engine.ts';
@@ -44,7 +49,6 @@ import { ChatToolbox } from './actors/llm/chat-toolbox.ts';
 import { LlmActor } from './actors/llm/llm.actor.ts';
 import { actorChecks } from './actors/llm/actor-checks.ts';
 import { grantedModels } from './actors/llm/granted-models.ts';
-import type { ActorDefinition } from '../domain/registry/entities.ts';
 import { ContextService } from './context/context.service.ts';
 import { AuditService } from './accounts/audit.service.ts';
 import type { AuditLog } from './ports/audit.port.ts';
@@ -59,7 +63,6 @@ import type { RemoteConnectionStore, SyncRemoteFactory, SyncStateStore } from '.
 import { SyncService } from './sync/sync.service.ts';
 import { HookService } from './hooks/hook.service.ts';
 import type { HookRunner } from './ports/hook-runner.port.ts';
-import type { HookDefinition, ProjectDefinition } from '../domain/registry/entities.ts';
 import { namespaceOf } from '../domain/registry/names.ts';
 import type { SecretService } from './secrets/secret.service.ts';
 
@@ -256,11 +259,13 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     hookRunner &&
     new HookService({
       hooksOf: async (namespace) =>
-        (await deps.registry.list({ kind: 'hook', namespaces: [namespace] })).map(
-          (e) => e.definition as HookDefinition,
-        ),
-      projectNetwork: async (name) =>
-        ((await deps.registry.get('project', name))?.definition as ProjectDefinition | undefined)?.settings?.network,
+        (await deps.registry.list({ kind: 'hook', namespaces: [namespace] }))
+          .filter((e) => isOfKind(e, 'hook'))
+          .map((e) => e.definition),
+      projectNetwork: async (name) => {
+        const project = await deps.registry.get('project', name);
+        return project && isOfKind(project, 'project') ? project.definition.settings?.network : undefined;
+      },
       runner: hookRunner,
       logger: deps.logger,
       privateNetwork: (hook) => capabilities.holds(namespaceOf(hook.name), 'private-network'),
@@ -317,7 +322,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   const compaction = new CompactionService({
     tasks: deps.tasks,
     llm: llm && { models: llm.models, keys: llm.keys, tokens: llm.tokens, transcripts: llm.transcripts },
-    actor: async (name) => (await reg.use('actor', name))?.definition as ActorDefinition | undefined,
+    actor: async (name) => (await reg.use('actor', name))?.definition,
     session: (id, principal) => {
       if (!sessions) throw new Error('the session service is not ready');
       return sessions.get(id, principal);
@@ -340,7 +345,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
           logger: deps.logger,
           context,
           compaction,
-          lookupActor: async (n) => (await reg.use('actor', n))?.definition as ActorDefinition | undefined,
+          lookupActor: async (n) => (await reg.use('actor', n))?.definition,
           hooks,
           checkpoints: turnHistory,
         })),
@@ -378,7 +383,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       (async (principal) => {
         const page = await reg.list('actor', { pageSize: 500 }, principal);
         return actorChecks(
-          page.items.map((e) => ({ name: e.name, definition: e.definition as ActorDefinition })),
+          page.items.map((e) => ({ name: e.name, definition: e.definition })),
           llm.models,
           llm.keys,
         );
