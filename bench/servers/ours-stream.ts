@@ -32,11 +32,11 @@ if (!(byModel instanceof Map) || !byModel.has('echo')) {
 (byModel as Map<string, Actor>).set('echo', new BenchStreamActor());
 
 // As `agents serve` does: the token is the administrator's key.
-await app.facade.accounts.ensureServerToken(token);
+await app.facade.users.ensureServerToken(token);
 const server = new A2aHttpServer({
   dispatcher: app.dispatcher,
   card: app.card,
-  auth: new FacadeAuthenticator(app.facade.accounts),
+  auth: new FacadeAuthenticator(app.facade.authentication),
   logger,
 });
 const addr = await server.listen(0, '127.0.0.1');

@@ -94,24 +94,31 @@ export type {
   InventoryEntry,
 } from './ports/file-inventory.port.ts';
 export { ContextService, type ContextPlan, type ContextServiceDeps } from './context/context.service.ts';
-export { AuditService, type AuditEntry, type AuditListInput } from './accounts/audit.service.ts';
+export { AuditService, type AuditEntry, type AuditListInput, type AuditRecorder } from './accounts/audit.service.ts';
 export { CapabilityService, type TrustSettings } from './registry/capability.service.ts';
+export { apiKeyId, isJwtShaped, RESERVED_USER_NAMES, serverTokenId } from './accounts/credentials.ts';
 export {
-  apiKeyId,
-  AuthService,
-  BOOTSTRAP_ADMIN,
-  isJwtShaped,
-  RESERVED_USER_NAMES,
-  SERVER_TOKEN_KEY_NAME,
-  serverTokenId,
+  AuthenticationService,
+  type AuthenticationServiceDeps,
   type AuthGrant,
   type AuthInput,
-  type AuthServiceDeps,
-  type KeyView,
-  type NewKey,
+} from './accounts/authentication.service.ts';
+export { JwtSignIn, type JwtSignInDeps } from './accounts/jwt-sign-in.ts';
+export {
+  BOOTSTRAP_ADMIN,
+  SERVER_TOKEN_KEY_NAME,
+  UserService,
+  type UserServiceDeps,
   type UserView,
   type WhoAmI,
-} from './accounts/auth.service.ts';
+} from './accounts/user.service.ts';
+export {
+  ApiKeyService,
+  type ApiKeyServiceDeps,
+  type KeyView,
+  type NewKey,
+  type NewKeyInput,
+} from './accounts/api-key.service.ts';
 export {
   AUDIT_EVENTS,
   type AuditEvent,

@@ -11,7 +11,12 @@ import type { Logger } from './ports/logger.port.ts';
 import type { PushConfigRepository } from './ports/push-config.repository.port.ts';
 import type { PushOutbox } from './ports/push-outbox.port.ts';
 import type { PushScheduler } from './ports/push-scheduler.port.ts';
-import type { NamespaceRepository, RegistryRepository, ResourceInspector } from './ports/registry.repository.port.ts';
+import {
+  isOfKind,
+  type NamespaceRepository,
+  type RegistryRepository,
+  type ResourceInspector,
+} from './ports/registry.repository.port.ts';
 import type { PlanRepository } from './ports/plan.repository.port.ts';
 import type { SandboxManager, ToolRunner } from './ports/sandbox.port.ts';
 import { PlanEngine } from './plans/plan-engine.ts';
@@ -44,19 +49,20 @@ import { ChatToolbox } from './actors/llm/chat-toolbox.ts';
 import { LlmActor } from './actors/llm/llm.actor.ts';
 import { actorChecks } from './actors/llm/actor-checks.ts';
 import { grantedModels } from './actors/llm/granted-models.ts';
-import type { ActorDefinition } from '../domain/registry/entities.ts';
 import { ContextService } from './context/context.service.ts';
 import { AuditService } from './accounts/audit.service.ts';
 import type { AuditLog } from './ports/audit.port.ts';
 import type { JwtVerifier } from './ports/jwt-verifier.port.ts';
-import { AuthService } from './accounts/auth.service.ts';
+import { ApiKeyService } from './accounts/api-key.service.ts';
+import { AuthenticationService } from './accounts/authentication.service.ts';
+import { JwtSignIn } from './accounts/jwt-sign-in.ts';
+import { UserService } from './accounts/user.service.ts';
 import type { AccountRepository, KeyHasher } from './ports/account.repository.port.ts';
 import type { FileInventory } from './ports/file-inventory.port.ts';
 import type { RemoteConnectionStore, SyncRemoteFactory, SyncStateStore } from './ports/sync.port.ts';
 import { SyncService } from './sync/sync.service.ts';
 import { HookService } from './hooks/hook.service.ts';
 import type { HookRunner } from './ports/hook-runner.port.ts';
-import type { HookDefinition, ProjectDefinition } from '../domain/registry/entities.ts';
 import { namespaceOf } from '../domain/registry/names.ts';
 import type { SecretService } from './secrets/secret.service.ts';
 
@@ -156,8 +162,12 @@ export interface ServiceFacade {
   readonly audit: AuditService;
   /** Sync of shared registry definitions between this local store and a server. */
   readonly sync: SyncService;
-  /** Server-mode users, API keys and authentication (whoami, keys, users). */
-  readonly accounts: AuthService;
+  /** Server mode: credentials (API keys, the server token, OIDC JWTs) into principals. */
+  readonly authentication: AuthenticationService;
+  /** Server-mode users (`whoami` too, in both modes), and the bootstrap administrator's server token. */
+  readonly users: UserService;
+  /** Server-mode API keys. */
+  readonly keys: ApiKeyService;
   /** Namespaces' secrets (`_cleveragents/secret/…`): set, listed by name, removed; never returned. */
   readonly secrets: SecretService;
   /** Deletes a session with its tasks (running ones are cancelled first). */
@@ -249,11 +259,13 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     hookRunner &&
     new HookService({
       hooksOf: async (namespace) =>
-        (await deps.registry.list({ kind: 'hook', namespaces: [namespace] })).map(
-          (e) => e.definition as HookDefinition,
-        ),
-      projectNetwork: async (name) =>
-        ((await deps.registry.get('project', name))?.definition as ProjectDefinition | undefined)?.settings?.network,
+        (await deps.registry.list({ kind: 'hook', namespaces: [namespace] }))
+          .filter((e) => isOfKind(e, 'hook'))
+          .map((e) => e.definition),
+      projectNetwork: async (name) => {
+        const project = await deps.registry.get('project', name);
+        return project && isOfKind(project, 'project') ? project.definition.settings?.network : undefined;
+      },
       runner: hookRunner,
       logger: deps.logger,
       privateNetwork: (hook) => capabilities.holds(namespaceOf(hook.name), 'private-network'),
@@ -310,7 +322,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   const compaction = new CompactionService({
     tasks: deps.tasks,
     llm: llm && { models: llm.models, keys: llm.keys, tokens: llm.tokens, transcripts: llm.transcripts },
-    actor: async (name) => (await reg.use('actor', name))?.definition as ActorDefinition | undefined,
+    actor: async (name) => (await reg.use('actor', name))?.definition,
     session: (id, principal) => {
       if (!sessions) throw new Error('the session service is not ready');
       return sessions.get(id, principal);
@@ -333,7 +345,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
           logger: deps.logger,
           context,
           compaction,
-          lookupActor: async (n) => (await reg.use('actor', n))?.definition as ActorDefinition | undefined,
+          lookupActor: async (n) => (await reg.use('actor', n))?.definition,
           hooks,
           checkpoints: turnHistory,
         })),
@@ -371,7 +383,7 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       (async (principal) => {
         const page = await reg.list('actor', { pageSize: 500 }, principal);
         return actorChecks(
-          page.items.map((e) => ({ name: e.name, definition: e.definition as ActorDefinition })),
+          page.items.map((e) => ({ name: e.name, definition: e.definition })),
           llm.models,
           llm.keys,
         );
@@ -387,13 +399,14 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     await sessions.delete(id);
     return { deleted: true, tasksDeleted };
   };
-  const accounts = new AuthService({
-    accounts: deps.accounts.repo,
-    hasher: deps.accounts.hasher,
-    jwt: deps.jwt,
-    namespaces: deps.namespaces,
+  const { repo: accounts, hasher } = deps.accounts;
+  const authentication = new AuthenticationService({
+    accounts,
+    hasher,
     audit,
     logger: deps.logger,
+    jwt:
+      deps.jwt && new JwtSignIn({ jwt: deps.jwt, accounts, namespaces: deps.namespaces, audit, logger: deps.logger }),
   });
   return {
     tasks,
@@ -418,7 +431,9 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       logger: deps.logger,
       ...(deps.sync ?? NO_SYNC),
     }),
-    accounts,
+    authentication,
+    users: new UserService({ accounts, hasher, audit }),
+    keys: new ApiKeyService({ accounts, hasher, audit, verified: authentication }),
     secrets: deps.secrets,
     retention: new RetentionService({
       tasks: deps.tasks,

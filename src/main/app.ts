@@ -100,7 +100,7 @@ export interface App {
   /** Where everything is stored (SQLite by default; PostgreSQL with a database URL). */
   storage: Storage;
   logger: Logger;
-  /** The JWT verifier of the configured OIDC issuer (absent without OIDC): AuthService's `deps.jwt`. */
+  /** The JWT verifier of the configured OIDC issuer (absent without OIDC): the authentication service's JWT sign-in. */
   jwt?: JwtVerifier | undefined;
   /**
    * A graceful stop's first step: running turns may finish for up to `deadlineMs`, then those

@@ -223,7 +223,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   let admin: { user: string; created: boolean };
   try {
     makeWorkspaceRoot(workspaceRoot);
-    admin = await app.facade.accounts.ensureServerToken(token);
+    admin = await app.facade.users.ensureServerToken(token);
   } catch (err) {
     await app.close();
     throw describeStartupError(err, ctx);
@@ -234,7 +234,7 @@ async function serveHttp(opts: ServeOptions, dataDir: string): Promise<number> {
   const server = new A2aHttpServer({
     dispatcher: app.dispatcher,
     card: app.card,
-    auth: new FacadeAuthenticator(app.facade.accounts),
+    auth: new FacadeAuthenticator(app.facade.authentication),
     logger,
     maxBodyBytes: maxBodyBytes,
     authThrottle: authFailures > 0 ? new AuthThrottle({ maxFailures: authFailures, windowMs: 60_000 }) : null,

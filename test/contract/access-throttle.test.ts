@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { AuthService, LOCAL_PRINCIPAL, type AccountRepository, type Logger } from '../../src/application/index.ts';
+import { LOCAL_PRINCIPAL, type AccountRepository, type Logger } from '../../src/application/index.ts';
 import { AppError } from '../../src/domain/errors.ts';
 import { ScryptKeyHasher } from '../../src/infrastructure/index.ts';
 import { buildApp, type App } from '../../src/main/app.ts';
@@ -22,6 +22,7 @@ import { createPgDatabase, PG_ADMIN_URL, pgSkip, type PgTestDatabase } from '../
 import { eventually, startHttpServer, TOKEN, type HttpServerProcess } from '../support/harness.ts';
 import { findKey } from '../support/team-server.ts';
 import { postFrom, type Answer } from '../support/post-from.ts';
+import { accountServices } from '../support/account-services.ts';
 
 describe('HTTP: auth throttle and access log', () => {
   let server: HttpServerProcess;
@@ -229,16 +230,16 @@ describe('issue #35: a store outage is not a failed login (HTTP, the account sto
             : real.lookupKey(id);
       },
     });
-    const auth = new AuthService({
+    const { authentication: auth, users } = accountServices({
       accounts,
       hasher: new ScryptKeyHasher({ N: 2 ** 10 }),
       namespaces: app.storage.namespaces,
       audit: { record: () => Promise.resolve() },
       logger: silent,
     });
-    await auth.ensureServerToken(TOKEN);
+    await users.ensureServerToken(TOKEN);
     const admin = await auth.authenticate({ bearer: TOKEN, client: 'setup' });
-    key = (await auth.users.add({ name: 'bob' }, admin)).key.key;
+    key = (await users.add({ name: 'bob' }, admin)).key.key;
     http = new A2aHttpServer({
       dispatcher: app.dispatcher,
       card: app.card,

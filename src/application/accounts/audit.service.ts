@@ -13,6 +13,9 @@ export type AuditEntry = Omit<AuditEvent, 'id' | 'at' | 'principal' | 'credentia
   credential?: string | undefined;
 };
 
+/** What a service needs of the audit log: to record what it did. */
+export type AuditRecorder = Pick<AuditService, 'record'>;
+
 export interface AuditListInput {
   event?: AuditEventKind | undefined;
   principal?: string | undefined;

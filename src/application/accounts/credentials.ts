@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { AppError } from '../../domain/errors.ts';
 import type { UserRecord } from '../ports/account.repository.port.ts';
 import type { Principal } from '../ports/principal.ts';
@@ -20,6 +21,16 @@ export function apiKeyId(presented: string): string | undefined {
 
 /** A bearer token shaped as a JWT (three base64url segments) is verified as one, never as a key. */
 export const isJwtShaped = (presented: string): boolean => JWT.test(presented);
+
+export const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+/** The lookup id of a legacy server token (any other string presented as a bearer token). */
+export function serverTokenId(token: string): string {
+  return serverTokenIdOf(sha256(token));
+}
+
+/** {@link serverTokenId} from the token's SHA-256, when the caller has it already. */
+export const serverTokenIdOf = (digest: Buffer): string => `st_${digest.toString('hex', 0, 8)}`;
 
 /** A credential found valid: its principal, whether it may be reused, and until when. */
 export interface Checked {

@@ -6,18 +6,18 @@ import type { Logger } from '../ports/logger.port.ts';
 import { makePrincipal } from '../ports/principal.ts';
 import type { NamespaceRepository } from '../ports/registry.repository.port.ts';
 import { RESERVED_NAMESPACES } from '../registry/namespace.service.ts';
-import type { AuditEntry } from './audit.service.ts';
+import type { AuditRecorder } from './audit.service.ts';
 import { Bounded, disabled, RESERVED_USER_NAMES, SEGMENT, unauthenticated, type Checked } from './credentials.ts';
 
 export interface JwtSignInDeps {
   jwt: JwtVerifier;
   accounts: Pick<AccountRepository, 'userByExternalId' | 'getUser' | 'createUser' | 'rolesOf'>;
   namespaces: Pick<NamespaceRepository, 'get' | 'defaultFor'>;
-  audit: { record(entry: AuditEntry): Promise<void> };
+  audit: AuditRecorder;
   logger: Logger;
-  now: () => number;
-  /** Tokens and dropped claims remembered (the signature is checked once per token per process). */
-  cacheSize: number;
+  now?: (() => number) | undefined;
+  /** Tokens and dropped claims remembered (default 10,000): the signature is checked once per token per process. */
+  cacheSize?: number | undefined;
 }
 
 /** Why a role the roles claim names is not given. */
@@ -35,11 +35,13 @@ export class JwtSignIn {
   private readonly dropped: Bounded<true>;
 
   private readonly deps: JwtSignInDeps;
+  private readonly now: () => number;
 
   constructor(deps: JwtSignInDeps) {
     this.deps = deps;
-    this.tokens = new Bounded(deps.cacheSize);
-    this.dropped = new Bounded(deps.cacheSize);
+    this.now = deps.now ?? Date.now;
+    this.tokens = new Bounded(deps.cacheSize ?? 10_000);
+    this.dropped = new Bounded(deps.cacheSize ?? 10_000);
   }
 
   async check(token: string, client: string): Promise<Checked> {
@@ -123,7 +125,7 @@ export class JwtSignIn {
    */
   private async verified(token: string): Promise<VerifiedToken> {
     const cached = this.tokens.get(token);
-    if (cached && cached.expiresAt * 1000 > this.deps.now()) return cached;
+    if (cached && cached.expiresAt * 1000 > this.now()) return cached;
     const t = await this.deps.jwt.verify(token);
     // The verifier requires `exp`; a verifier that let a token without one through is not trusted.
     if (!Number.isFinite(t.expiresAt))
@@ -153,7 +155,7 @@ export class JwtSignIn {
         admin: false,
         defaultNamespace: name,
         externalId,
-        createdAt: new Date(this.deps.now()).toISOString(),
+        createdAt: new Date(this.now()).toISOString(),
       };
       try {
         await this.deps.accounts.createUser(user);

@@ -6,12 +6,7 @@
  */
 import { CONTEXT_VIEWS, type ContextView, type EffectiveContextSettings } from '../../domain/context/context.ts';
 import { AppError } from '../../domain/errors.ts';
-import {
-  LLM_ACTOR_DEFAULTS,
-  type ActionDefinition,
-  type ProjectDefinition,
-  type ResourceDefinition,
-} from '../../domain/registry/entities.ts';
+import { LLM_ACTOR_DEFAULTS, type ProjectDefinition } from '../../domain/registry/entities.ts';
 import type { FileInventory } from '../ports/file-inventory.port.ts';
 import type { TokenCounter } from '../ports/language-model.port.ts';
 import type { Principal } from '../ports/principal.ts';
@@ -197,7 +192,7 @@ export class ContextService implements ContextProvider {
     const e = await this.deps.registry.lookup('project', name);
     if (e?.kind !== 'project')
       throw new AppError('NOT_FOUND', `No project named ${name}`, { details: { entity: 'project', name } });
-    return e.definition as ProjectDefinition;
+    return e.definition;
   }
 
   private async target(q: ContextQuery, principal: Principal): Promise<Target> {
@@ -250,7 +245,7 @@ export class ContextService implements ContextProvider {
   private async actionInstructions(action: string | undefined): Promise<readonly string[]> {
     if (action === undefined) return [];
     const e = await this.deps.registry.lookup('action', action);
-    return e?.kind === 'action' ? ((e.definition as ActionDefinition).instructions ?? []) : [];
+    return e?.kind === 'action' ? (e.definition.instructions ?? []) : [];
   }
 
   /** The window and answer size of the actor the view is for (strategy actor for strategize/default, execution actor otherwise). */
@@ -266,7 +261,7 @@ export class ContextService implements ContextProvider {
     if (name === undefined) return undefined;
     const e = await this.deps.registry.lookup('actor', name);
     if (e?.kind !== 'actor') return undefined;
-    const d = e.definition as { contextWindow?: number; maxTokens?: number };
+    const d = e.definition;
     return { contextWindow: d.contextWindow, maxTokens: d.maxTokens };
   }
 
@@ -370,7 +365,7 @@ export class ContextService implements ContextProvider {
           details: { project: project.name, resource: name },
           hint: `add the resource again, or change the project's resources with \`agents project update ${project.name}\``,
         });
-      const root = (e.definition as ResourceDefinition).path;
+      const root = e.definition.path;
       // History is read by its own git process while the listing is made.
       const [listing, recency] = await Promise.all([
         this.deps.inventory.list(root, signal),

@@ -4,7 +4,6 @@ import { vetoText } from '../hooks/hook.service.ts';
 import { planToolCallHooks } from '../hooks/plan-hooks.ts';
 import { awaitAnswer, completePhase, policyOf, startPhase } from '../../domain/plan/plan.ts';
 import { decideCall } from '../../domain/plan/policy.ts';
-import type { ToolDefinition } from '../../domain/registry/entities.ts';
 import type { PlanWorkbench, TaskHandle } from './plan-workbench.ts';
 import {
   callRecorder,
@@ -81,7 +80,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         hint: `re-strategize with agents plan correct`,
       });
     const { tool: toolName, args } = d.chosen;
-    const tool = (await wb.deps.registry.use('tool', toolName))?.definition as ToolDefinition | undefined;
+    const tool = (await wb.deps.registry.use('tool', toolName))?.definition;
     if (!tool)
       return wb.fail(plan, turn, 'execute', {
         kind: 'tool',

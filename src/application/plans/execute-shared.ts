@@ -5,7 +5,6 @@
  */
 import { outputTail, type CommandOutput } from '../../domain/plan/command-output.ts';
 import type { Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
-import type { ActionDefinition } from '../../domain/registry/entities.ts';
 import { KEPT_OUTPUT_BYTES, type ToolCallResult } from '../ports/sandbox.port.ts';
 import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.ts';
 import { moveCursor, noteConfinement, setWallTime } from '../../domain/plan/plan-progress.ts';
@@ -62,7 +61,7 @@ export async function commandSettings(
 ): Promise<{ network: 'none' | 'allow'; env: Readonly<Record<string, string>> | undefined }> {
   const how = await wb.deps.tools.confinement?.();
   noteConfinement(plan, how);
-  const action = (await wb.deps.registry.lookup('action', plan.action))?.definition as ActionDefinition | undefined;
+  const action = (await wb.deps.registry.lookup('action', plan.action))?.definition;
   return { network: plan.network ?? 'none', env: action?.env };
 }
 

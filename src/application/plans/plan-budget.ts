@@ -48,6 +48,6 @@ export async function assertCostBudgetCounts(
 
 async function actorDef(registry: Pick<RegistryService, 'lookup'>, name: string): Promise<ActorDefinition | undefined> {
   const e = await registry.lookup('actor', name);
-  const def = e?.definition as ActorDefinition | undefined;
+  const def = e?.definition;
   return def && def.provider !== 'builtin' ? def : undefined;
 }

@@ -1,7 +1,7 @@
 import { newId } from '../../domain/ids.ts';
 import type { Checkpoint, Decision, Phase, Plan, PlanError } from '../../domain/plan/plan.ts';
 import { failPhase } from '../../domain/plan/plan.ts';
-import type { ActionDefinition, ProjectDefinition, ResourceDefinition } from '../../domain/registry/entities.ts';
+import type { ActionDefinition, ResourceDefinition } from '../../domain/registry/entities.ts';
 import type { ActorTurn } from '../ports/actor.port.ts';
 import type { Logger } from '../ports/logger.port.ts';
 import type { PlanRepository } from '../ports/plan.repository.port.ts';
@@ -163,15 +163,15 @@ export class PlanWorkbench {
   async action(plan: Plan): Promise<ActionDefinition> {
     const a = await this.deps.registry.use('action', plan.action);
     if (!a) throw new Error(`action ${plan.action} no longer exists`);
-    return a.definition as ActionDefinition;
+    return a.definition;
   }
 
   async resources(plan: Plan): Promise<ResourceDefinition[]> {
     const out: ResourceDefinition[] = [];
     for (const p of plan.projects) {
-      const project = (await this.deps.registry.use('project', p))?.definition as ProjectDefinition | undefined;
+      const project = (await this.deps.registry.use('project', p))?.definition;
       for (const r of project?.resources ?? []) {
-        const res = (await this.deps.registry.use('resource', r))?.definition as ResourceDefinition | undefined;
+        const res = (await this.deps.registry.use('resource', r))?.definition;
         if (res && !out.some((x) => x.name === res.name)) out.push(res);
       }
     }

@@ -1,6 +1,5 @@
 import type { Decision, Plan } from '../../domain/plan/plan.ts';
 import { completePhase, renderTemplate, startPhase } from '../../domain/plan/plan.ts';
-import type { ToolDefinition } from '../../domain/registry/entities.ts';
 import type { PlanWorkbench, TaskHandle } from './plan-workbench.ts';
 import { attachTask, setStepsTotal } from '../../domain/plan/plan-progress.ts';
 
@@ -54,7 +53,7 @@ export async function strategize(
         question: `Step ${i + 1} of ${steps.length}: ${step.description ?? step.id ?? step.tool}`,
         chosen: { tool: step.tool, args },
         rationale: `Declared as step ${step.id ?? i + 1} of ${action.name}${guidance ? `; guidance: ${guidance}` : ''}`,
-        context: { tool: step.tool, readOnly: (tool.definition as ToolDefinition).readOnly },
+        context: { tool: step.tool, readOnly: tool.definition.readOnly },
       }),
     );
   }

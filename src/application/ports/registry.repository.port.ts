@@ -1,5 +1,5 @@
 import type { Role } from '../../domain/permissions.ts';
-import type { PathFacts, Referrer } from '../../domain/registry/derived-facts.ts';
+import type { DefinitionOf, PathFacts, Referrer } from '../../domain/registry/derived-facts.ts';
 import type { Reference, RegistryEntity, RegistryKind } from '../../domain/registry/entities.ts';
 
 export interface RegistryListQuery {
@@ -11,6 +11,24 @@ export interface RegistryListQuery {
 }
 
 export type { Referrer } from '../../domain/registry/derived-facts.ts';
+
+/** A stored entity of kind K: its definition is that kind's. */
+export type EntityOf<K extends RegistryKind> = RegistryEntity<DefinitionOf<K>> & { kind: K };
+
+/**
+ * An entity of kind K by name, typed by its kind (the registry service's `lookup` and `use`):
+ * undefined when there is none.
+ */
+export type RegistryLookup = <K extends RegistryKind>(kind: K, name: string) => Promise<EntityOf<K> | undefined>;
+
+/**
+ * Whether the entity is of the kind, and so has that kind's definition: entities are stored and
+ * read by kind, and only a definition that passed its kind's schema is stored. The one place a
+ * stored entity becomes typed by its kind.
+ */
+export function isOfKind<K extends RegistryKind>(e: RegistryEntity, kind: K): e is EntityOf<K> {
+  return e.kind === kind;
+}
 
 /** Stored registry entities and the references between them. */
 export interface RegistryRepository {

@@ -15,13 +15,13 @@ import {
   type Capability,
   type CapabilityNeed,
 } from '../../domain/registry/capabilities.ts';
-import type { Definition, RegistryEntity, RegistryKind, ResourceDefinition } from '../../domain/registry/entities.ts';
+import type { Definition, RegistryEntity, RegistryKind } from '../../domain/registry/entities.ts';
 import { BUILTIN_NAMESPACE, DEFAULT_NAMESPACE } from '../../domain/registry/names.ts';
 import type { AuditEntry } from '../accounts/audit.service.ts';
 import type { EgressPolicy } from '../ports/egress.port.ts';
 import type { CapabilityGrant, GrantRepository } from '../ports/grant.repository.port.ts';
 import { roleIn, type Principal } from '../ports/principal.ts';
-import type { PathScope, ResolvedPath, ResourceInspector } from '../ports/registry.repository.port.ts';
+import type { EntityOf, PathScope, ResolvedPath, ResourceInspector } from '../ports/registry.repository.port.ts';
 import { namespaceNotFound } from './namespace.service.ts';
 
 export interface TrustSettings {
@@ -245,8 +245,8 @@ export class CapabilityService {
   }
 
   /** The real directory of a resource, checked as at declaration (its workspace, its grant). */
-  async resourceRoot(entity: Pick<RegistryEntity, 'name' | 'namespace' | 'definition'>): Promise<string> {
-    const given = (entity.definition as ResourceDefinition).path;
+  async resourceRoot(entity: Pick<EntityOf<'resource'>, 'name' | 'namespace' | 'definition'>): Promise<string> {
+    const given = entity.definition.path;
     if (this.mode === 'local' && path.isAbsolute(given)) return given;
     const resolved = await this.resolvePath(entity.namespace, given);
     if (!resolved)

@@ -10,12 +10,11 @@ import {
   referencesOf,
   type Definition,
   type Reference,
-  type RegistryEntity,
   type RegistryKind,
 } from '../../domain/registry/entities.ts';
 import { namespaceOf } from '../../domain/registry/names.ts';
 import type { Principal } from '../ports/principal.ts';
-import type { ResourceInspector } from '../ports/registry.repository.port.ts';
+import type { RegistryLookup, ResourceInspector } from '../ports/registry.repository.port.ts';
 import { type CapabilityService, capabilityViolations, grantHint } from './capability.service.ts';
 import { definitionError } from './definition-error.ts';
 import type { NamespaceService } from './namespace.service.ts';
@@ -31,7 +30,7 @@ export interface DefinitionCheckDeps {
   capabilities: CapabilityService;
   inspector: ResourceInspector;
   builtinModels: readonly string[];
-  lookup(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined>;
+  lookup: RegistryLookup;
 }
 
 export class DefinitionChecks {

@@ -6,16 +6,10 @@ import type {
   Referrer,
   SkillTool,
 } from '../../domain/registry/derived-facts.ts';
-import type {
-  RegistryEntity,
-  RegistryKind,
-  ResourceDefinition,
-  SkillDefinition,
-  ToolDefinition,
-} from '../../domain/registry/entities.ts';
+import type { RegistryKind, ResourceDefinition, SkillDefinition } from '../../domain/registry/entities.ts';
 import { actorEndpoint, namesApiKey, type McpServer } from '../../domain/registry/entities.ts';
 import { DEFAULT_HOOK_TIMEOUT_SECONDS, VETO_EVENTS } from '../../domain/registry/hook.ts';
-import type { ResourceInspector } from '../ports/registry.repository.port.ts';
+import type { RegistryLookup, ResourceInspector } from '../ports/registry.repository.port.ts';
 import type { ApiKeys } from '../ports/language-model.port.ts';
 import type { McpHub, McpUse } from '../ports/mcp.port.ts';
 import { namespaceOf } from '../../domain/registry/names.ts';
@@ -23,7 +17,7 @@ import { McpUnavailable } from '../ports/mcp.port.ts';
 
 export interface DeriveContext {
   usedBy: Referrer[];
-  lookup(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined>;
+  lookup: RegistryLookup;
   inspector: ResourceInspector;
   builtinModels: readonly string[];
   /** Present when this agent runs LLM actors: their keys and MCP servers. */
@@ -83,7 +77,7 @@ const DERIVERS: { [K in RegistryKind]: Deriver<K> } = {
         resources.push({ name, missing: true, exists: false });
         continue;
       }
-      const d = r.definition as ResourceDefinition;
+      const d = r.definition;
       const root = await ctx.rootOf(d);
       const facts = root ? await ctx.inspector.inspect(root) : undefined;
       resources.push({
@@ -155,7 +149,7 @@ async function flattenSkill(
     for (const name of s.tools ?? []) {
       if (tools.has(name)) continue;
       const t = await ctx.lookup('tool', name);
-      const d = t?.definition as ToolDefinition | undefined;
+      const d = t?.definition;
       tools.set(
         name,
         d
@@ -166,7 +160,7 @@ async function flattenSkill(
     for (const server of s.mcpServers ?? []) if (!mcp.has(server.name)) mcp.set(server.name, server);
     for (const inc of s.includes ?? []) {
       const child = await ctx.lookup('skill', inc);
-      if (child) await walk(child.definition as SkillDefinition, `skill ${inc}`);
+      if (child) await walk(child.definition, `skill ${inc}`);
     }
   };
   await walk(root, 'direct');

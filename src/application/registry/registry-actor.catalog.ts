@@ -24,7 +24,7 @@ export class RegistryActorCatalog implements ActorCatalog {
   async resolve(name: string): Promise<Actor | undefined> {
     const entity = await this.registry.use('actor', name);
     if (!entity) return undefined;
-    const d = entity.definition as ActorDefinition;
+    const d = entity.definition;
     if (d.provider !== 'builtin' && this.llm) return this.llm(entity.name, d);
     const actor = d.provider === 'builtin' ? this.byModel.get(d.model) : undefined;
     if (!actor) {

@@ -2,24 +2,25 @@ import type { ApiKeys } from '../ports/language-model.port.ts';
 import type { McpHub } from '../ports/mcp.port.ts';
 import { createHash } from 'node:crypto';
 import { AppError } from '../../domain/errors.ts';
-import {
-  PLURAL,
-  type Definition,
-  type RegistryEntity,
-  type RegistryKind,
-  type ResourceDefinition,
-} from '../../domain/registry/entities.ts';
+import { PLURAL, type Definition, type RegistryEntity, type RegistryKind } from '../../domain/registry/entities.ts';
 import { pageOf } from '../../domain/paging.ts';
-import type { DefinitionOf, DerivedFacts } from '../../domain/registry/derived-facts.ts';
+import type { DerivedFacts } from '../../domain/registry/derived-facts.ts';
 import { namespaceOf } from '../../domain/registry/names.ts';
 import type { Principal } from '../ports/principal.ts';
-import type { Referrer, RegistryRepository, ResourceInspector } from '../ports/registry.repository.port.ts';
+import {
+  isOfKind,
+  type EntityOf,
+  type Referrer,
+  type RegistryRepository,
+  type ResourceInspector,
+} from '../ports/registry.repository.port.ts';
 import type { CapabilityService } from './capability.service.ts';
 import { DefinitionChecks, resourceWriteRefusal, type DefinitionInput } from './definition-checks.ts';
 import { deriveFacts } from './derived-facts.ts';
 import type { NamespaceService } from './namespace.service.ts';
 
 export type { DefinitionInput } from './definition-checks.ts';
+export type { EntityOf } from '../ports/registry.repository.port.ts';
 
 export interface ListInput {
   namespace?: string | undefined;
@@ -29,15 +30,13 @@ export interface ListInput {
   pageToken?: string | undefined;
 }
 
-export interface ListOutput {
-  items: RegistryEntity[];
+export interface ListOutput<K extends RegistryKind = RegistryKind> {
+  items: Array<EntityOf<K>>;
   nextPageToken: string;
   totalSize: number;
   summary: { byNamespace: Record<string, number>; byType: Record<string, number> };
 }
 
-/** A stored entity of kind K: its definition is that kind's. */
-export type EntityOf<K extends RegistryKind> = RegistryEntity<DefinitionOf<K>> & { kind: K };
 /** What `show` returns for kind K: the entity and that kind's derived facts. */
 export type ShownEntity<K extends RegistryKind = RegistryKind> = EntityOf<K> & { derived: DerivedFacts<K> };
 
@@ -121,7 +120,7 @@ export class RegistryService {
     return out;
   }
 
-  async list(kind: RegistryKind, q: ListInput, principal: Principal): Promise<ListOutput> {
+  async list<K extends RegistryKind>(kind: K, q: ListInput, principal: Principal): Promise<ListOutput<K>> {
     if (q.type !== undefined && TYPE_FIELD[kind] === undefined)
       throw new AppError('INVALID_PARAMS', `type does not apply to ${kind}s: they have no type to filter on`, {
         fields: [{ field: 'type', description: 'filters actors (provider), tools (source) and resources (type) only' }],
@@ -141,10 +140,10 @@ export class RegistryService {
     const stored = namespaces.length === 0 ? [] : await this.deps.repo.list({ kind, namespaces, type: q.type });
     const field = TYPE_FIELD[kind];
     const builtins = [...this.builtins.values()].filter(
-      (e) =>
+      (e): e is EntityOf<K> =>
         e.kind === kind && namespaces.includes(e.namespace) && (q.type === undefined || typeOf(e, field) === q.type),
     );
-    const all = [...builtins, ...stored]
+    const all = [...builtins, ...stored.filter((e) => isOfKind(e, kind))]
       .filter((e) => !regex || regex.test(e.name))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const summary = { byNamespace: {} as Record<string, number>, byType: {} as Record<string, number> };
@@ -191,14 +190,12 @@ export class RegistryService {
    * does not exist; refused (FORBIDDEN) when it needs a capability its namespace no longer holds.
    * A resource comes back with its real directory as `path` (resolved and checked again now).
    */
-  async use(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> {
+  async use<K extends RegistryKind>(kind: K, name: string): Promise<EntityOf<K> | undefined> {
     const e = await this.lookup(kind, name);
     if (!e) return undefined;
-    if (kind === 'resource') {
+    if (isOfKind(e, 'resource')) {
       const root = await this.deps.capabilities.resourceRoot(e);
-      return root === (e.definition as ResourceDefinition).path
-        ? e
-        : { ...e, definition: { ...(e.definition as ResourceDefinition), path: root } };
+      return root === e.definition.path ? e : { ...e, definition: { ...e.definition, path: root } };
     }
     await this.deps.capabilities.assertUsable(e);
     return e;
@@ -211,7 +208,7 @@ export class RegistryService {
   async assertMayApplyInto(projects: readonly string[], principal: Principal): Promise<void> {
     for (const p of projects) {
       const project = await this.lookup('project', p);
-      for (const r of (project?.definition as { resources?: string[] } | undefined)?.resources ?? []) {
+      for (const r of project?.definition.resources ?? []) {
         const ns = namespaceOf(r);
         if (await this.deps.namespaces.mayWrite(ns, principal)) continue;
         throw new AppError('FORBIDDEN', `Project ${p} names resource ${r}: ${resourceWriteRefusal(r, ns)}`, {
@@ -223,8 +220,9 @@ export class RegistryService {
   }
 
   /** An entity by name without access checks (internal use: plans, actor resolution). */
-  async lookup(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> {
-    return this.builtins.get(`${kind}:${name}`) ?? (await this.deps.repo.get(kind, name));
+  async lookup<K extends RegistryKind>(kind: K, name: string): Promise<EntityOf<K> | undefined> {
+    const e = this.builtins.get(`${kind}:${name}`) ?? (await this.deps.repo.get(kind, name));
+    return e && isOfKind(e, kind) ? e : undefined;
   }
 
   async add(kind: RegistryKind, input: DefinitionInput, principal: Principal): Promise<RegistryEntity> {
@@ -310,15 +308,13 @@ export class RegistryService {
         hint: `see the available ones with \`agents ${kind} list\``,
       });
     }
-    // Entities are stored and looked up by kind, and only a definition that passed that kind's
-    // schema is stored: the definition is K's.
-    return e as EntityOf<K>;
+    return e;
   }
 }
 
 function typeOf(e: RegistryEntity, field: string | undefined): string | undefined {
   if (!field) return undefined;
-  const v = (e.definition as unknown as Record<string, unknown>)[field];
+  const v: unknown = Reflect.get(e.definition, field);
   return typeof v === 'string' ? v : undefined;
 }
 

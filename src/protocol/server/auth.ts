@@ -39,28 +39,28 @@ export const MIN_TOKEN_LENGTH = 16;
 
 /**
  * Server mode's authenticator: the Authorization bearer (an API key, a JWT or the server token) or
- * the X-API-Key header, checked by the accounts service (`facade.accounts.authenticate`).
+ * the X-API-Key header, checked by the authentication service (`facade.authentication.grant`).
  */
 export class FacadeAuthenticator implements Authenticator {
   /** Per connection, so a grant never outlives its socket nor serves another client. */
   private readonly byConnection = new WeakMap<object, ConnectionAuth>();
 
-  private readonly accounts: Pick<ServiceFacade['accounts'], 'grant' | 'reuse'>;
+  private readonly authentication: Pick<ServiceFacade['authentication'], 'grant' | 'reuse'>;
 
-  constructor(accounts: Pick<ServiceFacade['accounts'], 'grant' | 'reuse'>) {
-    this.accounts = accounts;
+  constructor(authentication: Pick<ServiceFacade['authentication'], 'grant' | 'reuse'>) {
+    this.authentication = authentication;
   }
 
   /**
    * A keep-alive client sends the same header with every request: its key's reads and hashes are
-   * done once while the account store stays unchanged ({@link ServiceFacade.accounts.reuse}). Any
+   * done once while the account store stays unchanged ({@link ServiceFacade.authentication.reuse}). Any
    * other header, on the same connection too, is checked in full.
    */
   async authenticate(credentials: Credentials, connection?: object): Promise<Principal> {
     const { authorization, apiKey } = credentials;
     const known = connection && this.byConnection.get(connection);
     if (known && known.authorization === authorization && known.apiKey === apiKey) {
-      const principal = this.accounts.reuse(known.grant);
+      const principal = this.authentication.reuse(known.grant);
       if (principal) return principal;
     }
     const grant = await this.check(credentials);
@@ -82,7 +82,7 @@ export class FacadeAuthenticator implements Authenticator {
       bearer = m[1];
     }
     const key = apiKey?.trim();
-    return this.accounts.grant({ bearer, apiKey: key === '' ? undefined : key, client, slowHash, onSlowHash });
+    return this.authentication.grant({ bearer, apiKey: key === '' ? undefined : key, client, slowHash, onSlowHash });
   }
 }
 
@@ -96,7 +96,7 @@ export type Presented = { kind: 'key'; id: string } | { kind: 'jwt' } | { kind: 
 const JWT: Presented = { kind: 'jwt' };
 const OTHER: Presented = { kind: 'other' };
 
-/** Reads the credential as the accounts service will ({@link FacadeAuthenticator}): X-API-Key first. */
+/** Reads the credential as the authentication service will ({@link FacadeAuthenticator}): X-API-Key first. */
 export function presentedOf({ authorization, apiKey }: Credentials): Presented | undefined {
   const key = apiKey?.trim();
   let bearer: string | undefined;
@@ -166,7 +166,7 @@ interface FailureWindow {
  *   `maxSlowHashes` every key from the address is checked only without the slow hash: an attacker
  *   with many key ids (his own keys count) cannot make the server hash more than that per window.
  *
- * An unknown key id or a malformed key costs one indexed read and no hash (the accounts service
+ * An unknown key id or a malformed key costs one indexed read and no hash (the authentication service
  * refuses it before hashing), and a JWT a signature check. A request without credentials is
  * refused but is not a guess; a store outage or an unreachable issuer is not a failed login (the
  * caller decides: {@link authenticateRequest}). Memory is bounded: counters expire with their

@@ -8,17 +8,15 @@ import type { PolicyProfile } from '../../../domain/plan/policy.ts';
 import {
   profileEntityName,
   type ActorDefinition,
-  type AutomationProfileDefinition,
   type McpServer,
   type ProjectDefinition,
-  type ResourceDefinition,
-  type SkillDefinition,
   type ToolDefinition,
 } from '../../../domain/registry/entities.ts';
 import type { Session } from '../../../domain/session.ts';
 import type { McpHub, McpToolInfo, McpUse } from '../../ports/mcp.port.ts';
 import { McpUnavailable } from '../../ports/mcp.port.ts';
-import type { RegistryEntity, RegistryKind } from '../../../domain/registry/entities.ts';
+import type { RegistryKind } from '../../../domain/registry/entities.ts';
+import type { EntityOf, RegistryLookup } from '../../ports/registry.repository.port.ts';
 import { namespaceOf } from '../../../domain/registry/names.ts';
 import type { SandboxInfo, ToolRunner } from '../../ports/sandbox.port.ts';
 import { commandOfCall, normalizeArgs } from '../../plans/tool-call-preview.ts';
@@ -54,12 +52,12 @@ export interface ChatToolSet {
 }
 
 export interface ChatToolboxDeps {
-  lookup(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined>;
+  lookup: RegistryLookup;
   /**
    * An entity about to be used: undefined when missing, refused when it needs a capability its
    * namespace no longer holds; a resource with its real directory (RegistryService.use).
    */
-  use(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined>;
+  use: RegistryLookup;
   tools: ToolRunner;
   mcp: McpHub;
   /** Time limit of a command (ms). */
@@ -90,7 +88,7 @@ export class ChatToolbox {
     const bound = session?.project;
     const project = bound ? await this.usable('project', bound, problems) : undefined;
     if (bound && project === undefined) problems.push(`the session's project ${bound} no longer exists`);
-    const projectDef = project?.definition as ProjectDefinition | undefined;
+    const projectDef = project?.definition;
     const workspace = projectDef ? await this.workspaceOf(projectDef, problems) : undefined;
     const profile = await this.profileOf(projectDef);
 
@@ -126,7 +124,7 @@ export class ChatToolbox {
         if (entity === undefined) problems.push(`tool ${name} is not registered`);
         continue;
       }
-      const def = entity.definition as ToolDefinition;
+      const def = entity.definition;
       if (def.source.startsWith('mcp:')) {
         const serverName = def.source.slice(4);
         const server = servers.get(serverName);
@@ -193,7 +191,7 @@ export class ChatToolbox {
         if (entity === undefined) problems.push(`skill ${name} is not registered`);
         return;
       }
-      const s = entity.definition as SkillDefinition;
+      const s = entity.definition;
       if (s.instructions) instructions.push(s.instructions);
       for (const t of s.tools ?? []) if (!toolNames.includes(t)) toolNames.push(t);
       for (const m of s.mcpServers ?? []) {
@@ -221,16 +219,16 @@ export class ChatToolbox {
     }
     if (rest.length > 0)
       problems.push(`project ${project.name} has ${project.resources.length} resources: chat tools work on ${first}`);
-    const d = r.definition as ResourceDefinition;
+    const d = r.definition;
     return { project: project.name, resource: first, root: d.path };
   }
 
   /** The entity to use; null (with the reason among the problems) when it is refused. */
-  private async usable(
-    kind: RegistryKind,
+  private async usable<K extends RegistryKind>(
+    kind: K,
     name: string,
     problems: string[],
-  ): Promise<RegistryEntity | null | undefined> {
+  ): Promise<EntityOf<K> | null | undefined> {
     try {
       return await this.deps.use(kind, name);
     } catch (err) {
@@ -242,7 +240,7 @@ export class ChatToolbox {
   private async profileOf(project: ProjectDefinition | undefined): Promise<PolicyProfile> {
     const name = profileEntityName(project?.settings?.automationProfile ?? CHAT_DEFAULT_PROFILE);
     const entity = await this.deps.lookup('automation-profile', name);
-    const def = entity?.definition as AutomationProfileDefinition | undefined;
+    const def = entity?.definition;
     // A profile removed since the project named it: ask for everything that may write.
     if (!def) return { profile: name, default: 'ask', rules: [] };
     return { profile: name, default: def.default, rules: def.rules ?? [] };

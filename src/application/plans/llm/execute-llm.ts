@@ -10,7 +10,7 @@
 import type { Decision, Plan, PlanError } from '../../../domain/plan/plan.ts';
 import { awaitAnswer, completePhase, policyOf, startPhase } from '../../../domain/plan/plan.ts';
 import { decideToolCall, type PolicySnapshot } from '../../../domain/plan/policy.ts';
-import { LLM_ACTOR_DEFAULTS, type ActorDefinition, type ToolDefinition } from '../../../domain/registry/entities.ts';
+import { LLM_ACTOR_DEFAULTS } from '../../../domain/registry/entities.ts';
 import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
 import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.ts';
 import { ProviderFailure, type ModelTool } from '../../ports/language-model.port.ts';
@@ -173,7 +173,7 @@ class ExecutionRun {
     });
     this.model = await PlanModel.open(
       this.actorName,
-      async (n) => (await wb.deps.registry.use('actor', n))?.definition as ActorDefinition | undefined,
+      async (n) => (await wb.deps.registry.use('actor', n))?.definition,
       this.llm,
       {
         report: (fallbacks, text) =>
@@ -183,7 +183,7 @@ class ExecutionRun {
     );
     this.tools = await planToolsOf(
       this.model.def,
-      async (n) => (await wb.deps.registry.use('tool', n))?.definition as ToolDefinition | undefined,
+      async (n) => (await wb.deps.registry.use('tool', n))?.definition,
       false,
     );
     if (opts.stored) {

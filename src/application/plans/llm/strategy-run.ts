@@ -5,7 +5,7 @@
  * budgets, and a JSON strategy in plain words accepted too.
  */
 import type { Plan } from '../../../domain/plan/plan.ts';
-import type { ActorDefinition, ResourceDefinition, ToolDefinition } from '../../../domain/registry/entities.ts';
+import type { ResourceDefinition } from '../../../domain/registry/entities.ts';
 import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
 import {
   fragmentsText,
@@ -73,7 +73,7 @@ export class StrategyRun {
     const actorName = plan.actors?.strategy ?? '';
     this.model = await PlanModel.open(
       actorName,
-      async (n) => (await wb.deps.registry.use('actor', n))?.definition as ActorDefinition | undefined,
+      async (n) => (await wb.deps.registry.use('actor', n))?.definition,
       this.llm,
       {
         report: async (fallbacks, text) =>
@@ -83,7 +83,7 @@ export class StrategyRun {
     );
     const tools = await planToolsOf(
       this.model.def,
-      async (n) => (await wb.deps.registry.use('tool', n))?.definition as ToolDefinition | undefined,
+      async (n) => (await wb.deps.registry.use('tool', n))?.definition,
       true,
     );
     const where = await this.readRoot();

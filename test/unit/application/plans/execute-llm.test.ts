@@ -17,7 +17,6 @@ import type { Artifact, TaskState } from '../../../../src/domain/a2a.model.ts';
 import { CONTEXT_DEFAULTS } from '../../../../src/domain/context/context.ts';
 import type { Decision, Plan } from '../../../../src/domain/plan/plan.ts';
 import { BUILTIN_ACTIONS } from '../../../../src/domain/registry/builtins.ts';
-import type { RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.ts';
 import {
   AiSdkLanguageModels,
   AjvSchemaValidator,
@@ -39,6 +38,7 @@ import {
   type RecordedRequest,
 } from '../../../support/fake-llm.ts';
 import { git, makeRepo, read, rmrf, tmpDir } from '../../infrastructure/fixtures/repos.ts';
+import { fakeRegistry } from '../../../support/fake-registry.ts';
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 const KEY = 'sk-plan-exec-test';
@@ -151,26 +151,7 @@ async function setup(
     'project:local/api': { name: 'local/api', resources: ['local/app'] },
     'action:builtin/goal': BUILTIN_ACTIONS.find((a) => a.name === 'builtin/goal'),
   };
-  const registry = {
-    lookup: async (kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> => {
-      const definition = definitions[`${kind}:${name}`];
-      return definition === undefined
-        ? undefined
-        : ({
-            kind,
-            name,
-            namespace: 'local',
-            revision: 1,
-            contentHash: '',
-            builtin: false,
-            definition,
-          } as RegistryEntity);
-    },
-    // Nothing needs a capability in local mode: using is looking up.
-    use(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> {
-      return this.lookup(kind, name);
-    },
-  };
+  const registry = fakeRegistry(definitions);
   const plans = new SqlitePlanRepository(db);
   const tasks = new SqliteTaskRepository(db);
   const transcripts = new SqliteTranscriptStore(db);

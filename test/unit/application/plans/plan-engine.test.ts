@@ -16,7 +16,7 @@ import type {
 } from '../../../../src/application/ports/sandbox.port.ts';
 import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../../../src/domain/plan/plan.ts';
 import type { PolicySnapshot } from '../../../../src/domain/plan/policy.ts';
-import type { RegistryEntity, RegistryKind } from '../../../../src/domain/registry/entities.ts';
+import { fakeRegistry } from '../../../support/fake-registry.ts';
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -88,28 +88,7 @@ const DEFINITIONS: Record<string, unknown> = {
     ],
   },
 };
-const registry = {
-  lookup: async (kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> => {
-    const definition = DEFINITIONS[`${kind}:${name}`];
-    return definition === undefined
-      ? undefined
-      : ({
-          kind,
-          name,
-          namespace: 'local',
-          revision: 1,
-          contentHash: '',
-          createdAt: '',
-          updatedAt: '',
-          builtin: false,
-          definition,
-        } as RegistryEntity);
-  },
-  // Nothing needs a capability in local mode: using is looking up.
-  use(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> {
-    return this.lookup(kind, name);
-  },
-};
+const registry = fakeRegistry(DEFINITIONS);
 
 /** A sandbox manager that records what it is asked; checkpoints are numbered commits. */
 function fakeSandboxes(): SandboxManager & { checkpoints: string[]; created: number } {

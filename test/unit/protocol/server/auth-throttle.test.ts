@@ -6,12 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
-import {
-  AuthService,
-  type AccountRepository,
-  type KeyHasher,
-  type Principal,
-} from '../../../../src/application/index.ts';
+import type { AccountRepository, KeyHasher, Principal } from '../../../../src/application/index.ts';
 import { AppError } from '../../../../src/domain/errors.ts';
 import {
   openDatabase,
@@ -26,6 +21,7 @@ import {
   presentedOf,
   throttledFor,
 } from '../../../../src/protocol/server/auth.ts';
+import { accountServices, type AccountServices } from '../../../support/account-services.ts';
 
 const SERVER_TOKEN = 'the-server-token-0123456789';
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as never;
@@ -50,7 +46,9 @@ type Outcome = 'ok' | 'refused' | 'throttled' | 'unavailable';
 describe('issue #35: the auth throttle in front of the accounts service', () => {
   let hasher: CountingHasher;
   let now: number;
-  let auth: AuthService;
+  let auth: AccountServices['authentication'];
+  let users: AccountServices['users'];
+  let keys: AccountServices['keys'];
   let throttle: AuthThrottle;
   let authn: FacadeAuthenticator;
   let admin: Principal;
@@ -81,7 +79,7 @@ describe('issue #35: the auth throttle in front of the accounts service', () => 
     return [outcome, hasher.verifies - before];
   };
   const wrongSecretFor = (key: string): string => `${key.slice(0, 15)}_${'A'.repeat(43)}`;
-  const newKey = async (name: string): Promise<string> => (await auth.keys.create({ name }, admin)).key;
+  const newKey = async (name: string): Promise<string> => (await keys.create({ name }, admin)).key;
 
   beforeEach(async () => {
     const db = await openDatabase({ file: ':memory:' });
@@ -102,23 +100,27 @@ describe('issue #35: the auth throttle in front of the accounts service', () => 
     }) as AccountRepository;
     hasher = new CountingHasher();
     now = Date.parse('2026-03-01T10:00:00.000Z');
-    auth = new AuthService({
+    ({
+      authentication: auth,
+      users,
+      keys,
+    } = accountServices({
       accounts: repo,
       hasher,
       namespaces: new SqliteNamespaceRepository(db),
       audit: { record: () => Promise.resolve() },
       logger: silent,
       now: () => now,
-    });
-    await auth.ensureServerToken(SERVER_TOKEN);
+    }));
+    await users.ensureServerToken(SERVER_TOKEN);
     admin = await auth.authenticate({ bearer: SERVER_TOKEN, client: 'setup' });
     throttle = new AuthThrottle({ maxFailures: 3, maxSlowHashes: 6, windowMs: WINDOW, now: () => now });
     authn = new FacadeAuthenticator(auth);
   });
 
   it("a NAT neighbour's wrong tokens do not lock out a colleague's valid API key; the guessable server token is refused unchecked", async () => {
-    const bob = (await auth.users.add({ name: 'bob' }, admin)).key.key;
-    const alice = (await auth.users.add({ name: 'alice' }, admin)).key.key;
+    const bob = (await users.add({ name: 'bob' }, admin)).key.key;
+    const alice = (await users.add({ name: 'alice' }, admin)).key.key;
     for (let i = 0; i < 3; i++) assert.equal(await attempt('wrong-token-wrong-token', 'nat'), 'refused');
     assert.equal(await attempt('wrong-token-wrong-token', 'nat'), 'throttled');
     // Never used before: its slow hash runs, and it is accepted.
@@ -137,8 +139,8 @@ describe('issue #35: the auth throttle in front of the accounts service', () => 
   });
 
   it("wrong secrets aimed at one key id cost at most maxFailures slow hashes from an address; the key's owner keeps working once verified", async () => {
-    const dave = (await auth.users.add({ name: 'dave' }, admin)).key.key;
-    const erin = (await auth.users.add({ name: 'erin' }, admin)).key.key;
+    const dave = (await users.add({ name: 'dave' }, admin)).key.key;
+    const erin = (await users.add({ name: 'erin' }, admin)).key.key;
     for (let i = 0; i < 3; i++) assert.deepEqual(await costOf(wrongSecretFor(dave), 'nat'), ['refused', 1]);
     assert.deepEqual(await costOf(wrongSecretFor(dave), 'nat'), ['throttled', 0], 'refused without hashing');
     // dave's key was never verified by this process: from that address it would need the hash.
@@ -179,7 +181,7 @@ describe('issue #35: the auth throttle in front of the accounts service', () => 
   });
 
   it('a store outage is not a failed login: answered UNAVAILABLE (503), never counted, and the key works when the store is back', async () => {
-    const bob = (await auth.users.add({ name: 'bob' }, admin)).key.key;
+    const bob = (await users.add({ name: 'bob' }, admin)).key.key;
     for (const how of ['raw', 'app'] as const) {
       down = how;
       for (let i = 0; i < 10; i++) assert.equal(await attempt(bob, 'nat'), 'unavailable', `${how} ${i}`);

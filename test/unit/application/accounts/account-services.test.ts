@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import {
-  AuthService,
   LOCAL_PRINCIPAL,
   serverTokenId,
   type AuditEntry,
@@ -22,6 +21,7 @@ import {
   SqliteNamespaceRepository,
   type SqliteDatabase,
 } from '../../../../src/infrastructure/index.ts';
+import { accountServices, type AccountServices } from '../../../support/account-services.ts';
 
 const SERVER_TOKEN = 'the-server-token-0123456789';
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as never;
@@ -58,7 +58,7 @@ const rejectsWith = (re: RegExp) => (err: unknown) => {
   return true;
 };
 
-describe('AuthService', () => {
+describe('the account services: sign-in, users, API keys', () => {
   let db: SqliteDatabase;
   let hasher: CountingHasher;
   let audit: AuditEntry[];
@@ -66,8 +66,8 @@ describe('AuthService', () => {
   let jwt: FakeJwt;
   let namespaces: SqliteNamespaceRepository;
   let repo: SqliteAccountRepository;
-  const make = (withJwt = true): AuthService =>
-    new AuthService({
+  const make = (withJwt = true): AccountServices =>
+    accountServices({
       accounts: repo,
       hasher,
       namespaces,
@@ -76,7 +76,9 @@ describe('AuthService', () => {
       now: () => now,
       ...(withJwt ? { jwt } : {}),
     });
-  let auth: AuthService;
+  let auth: AccountServices['authentication'];
+  let users: AccountServices['users'];
+  let keys: AccountServices['keys'];
   let admin: Principal;
 
   beforeEach(async () => {
@@ -87,8 +89,8 @@ describe('AuthService', () => {
     audit = [];
     now = Date.parse('2026-03-01T10:00:00.000Z');
     jwt = new FakeJwt();
-    auth = make();
-    await auth.ensureServerToken(SERVER_TOKEN);
+    ({ authentication: auth, users, keys } = make());
+    await users.ensureServerToken(SERVER_TOKEN);
     admin = await auth.authenticate({ bearer: SERVER_TOKEN, client: 'c' });
   });
   afterEach(() => db.close());
@@ -99,15 +101,15 @@ describe('AuthService', () => {
     assert.equal(admin.credential, serverTokenId(SERVER_TOKEN));
     assert.deepEqual(admin.roles, { local: 'owner' });
     assert.equal(admin.defaultNamespace, 'local');
-    assert.deepEqual(await auth.ensureServerToken(SERVER_TOKEN), { user: 'admin', created: false });
+    assert.deepEqual(await users.ensureServerToken(SERVER_TOKEN), { user: 'admin', created: false });
     // A new token replaces the old one.
-    await auth.ensureServerToken('another-server-token-abcdef');
+    await users.ensureServerToken('another-server-token-abcdef');
     await assert.rejects(auth.authenticate({ bearer: SERVER_TOKEN, client: 'c' }), rejectsWith(/unknown or wrong key/));
     assert.equal((await auth.authenticate({ bearer: 'another-server-token-abcdef', client: 'c' })).id, 'admin');
   });
 
   it('verifies the slow hash once per key, but reads the key every time: revocation is at once', async () => {
-    const k = await auth.keys.create({ name: 'ci' }, admin);
+    const k = await keys.create({ name: 'ci' }, admin);
     const before = hasher.verifies;
     for (let i = 0; i < 3; i++) assert.equal((await auth.authenticate({ apiKey: k.key, client: 'c' })).id, 'admin');
     assert.equal(hasher.verifies - before, 1, 'one slow verification for three requests');
@@ -119,14 +121,14 @@ describe('AuthService', () => {
   });
 
   it('expiry and disabled users are refused with their reason; every refusal is audited', async () => {
-    const { user, key } = await auth.users.add({ name: 'alice' }, admin);
+    const { user, key } = await users.add({ name: 'alice' }, admin);
     assert.equal(user.defaultNamespace, 'alice');
     const alice = await auth.authenticate({ bearer: key.key, client: '10.0.0.1' });
     assert.deepEqual(alice.roles, { alice: 'owner' });
-    const soon = await auth.keys.create({ name: 'soon', expiresInDays: 1 }, alice);
+    const soon = await keys.create({ name: 'soon', expiresInDays: 1 }, alice);
     now += 2 * 86_400_000;
     await assert.rejects(auth.authenticate({ bearer: soon.key, client: 'c' }), rejectsWith(/expired at/));
-    await auth.users.disable('alice', admin);
+    await users.disable('alice', admin);
     await assert.rejects(
       auth.authenticate({ bearer: key.key, client: '10.0.0.1' }),
       rejectsWith(/user alice is disabled/),
@@ -142,7 +144,7 @@ describe('AuthService', () => {
   });
 
   it('audits a login once per credential, and records use at most once a minute', async () => {
-    const k = await auth.keys.create({ name: 'ci' }, admin);
+    const k = await keys.create({ name: 'ci' }, admin);
     const logins = (): number => audit.filter((e) => e.event === 'auth.login' && e.by?.credential === k.id).length;
     await auth.authenticate({ bearer: k.key, client: 'c' });
     await auth.authenticate({ bearer: k.key, client: 'c' });
@@ -161,7 +163,7 @@ describe('AuthService', () => {
   });
 
   it('JWTs: refused without a verifier; the verifier says why; a new subject is made a user on first sight', async () => {
-    const noJwt = make(false);
+    const noJwt = make(false).authentication;
     await assert.rejects(noJwt.authenticate({ bearer: 'a.b.c', client: 'c' }), rejectsWith(/accepts API keys only/));
     jwt.tokens.set('e.x.p', 'the token has expired');
     await assert.rejects(auth.authenticate({ bearer: 'e.x.p', client: 'c' }), rejectsWith(/the token has expired/));
@@ -189,7 +191,7 @@ describe('AuthService', () => {
       audit.filter((e) => e.event === 'user.created').map((e) => e.target),
       ['admin', 'carol', 'carol-2'],
     );
-    await auth.users.disable('carol', admin);
+    await users.disable('carol', admin);
     await assert.rejects(auth.authenticate({ bearer: 'h.p.1', client: 'c' }), rejectsWith(/user carol is disabled/));
   });
 
@@ -202,7 +204,7 @@ describe('AuthService', () => {
       warn: (o: Record<string, unknown>, msg: string) => void warnings.push({ ...o, msg }),
       child: () => logger,
     } as never;
-    const withLog = new AuthService({
+    const withLog = accountServices({
       accounts: repo,
       hasher,
       namespaces,
@@ -210,8 +212,8 @@ describe('AuthService', () => {
       logger,
       now: () => now,
       jwt,
-    });
-    await auth.users.add({ name: 'alice' }, admin);
+    }).authentication;
+    await users.add({ name: 'alice' }, admin);
     await namespaces.create('team', 'admin', new Date(now).toISOString());
     jwt.tokens.set('h.p.x', {
       issuer: 'https://idp',
@@ -283,7 +285,7 @@ describe('AuthService', () => {
   });
 
   it('a grant is reused while nothing changed; revoking, disabling, memberships and namespaces end it', async () => {
-    const { key } = await auth.users.add({ name: 'erin' }, admin);
+    const { key } = await users.add({ name: 'erin' }, admin);
     const erin = { bearer: key.key, client: 'c' };
     const fresh = async () => {
       const g = await auth.grant(erin);
@@ -305,10 +307,10 @@ describe('AuthService', () => {
     await namespaces.removeMember('team', 'erin');
     assert.equal(auth.reuse(g), undefined, 'a membership removed');
     g = await fresh();
-    await auth.users.disable('erin', admin);
+    await users.disable('erin', admin);
     assert.equal(auth.reuse(g), undefined, 'the user disabled');
     await assert.rejects(auth.grant(erin), rejectsWith(/user erin is disabled/));
-    await auth.users.enable('erin', admin);
+    await users.enable('erin', admin);
     g = await fresh();
     await repo.revokeKey(key.id, new Date(now).toISOString());
     assert.equal(auth.reuse(g), undefined, 'the key revoked');
@@ -316,7 +318,7 @@ describe('AuthService', () => {
   });
 
   it('a grant ends when its key or JWT expires; a verifier that lets a token without exp through is not trusted', async () => {
-    const soon = await auth.keys.create({ name: 'soon', expiresInDays: 1 }, admin);
+    const soon = await keys.create({ name: 'soon', expiresInDays: 1 }, admin);
     const g = await auth.grant({ bearer: soon.key, client: 'c' });
     assert.equal(g.expiresAt, Date.parse(soon.expiresAt ?? ''));
     assert.ok(auth.reuse(g));
@@ -342,7 +344,7 @@ describe('AuthService', () => {
     const onFile = await openDatabase({ file });
     try {
       const fileRepo = new SqliteAccountRepository(onFile);
-      const other = new AuthService({
+      const { authentication: other, users: otherUsers } = accountServices({
         accounts: fileRepo,
         hasher,
         namespaces: new SqliteNamespaceRepository(onFile),
@@ -350,7 +352,7 @@ describe('AuthService', () => {
         logger: silent,
         now: () => now,
       });
-      await other.ensureServerToken(SERVER_TOKEN);
+      await otherUsers.ensureServerToken(SERVER_TOKEN);
       const g = await other.grant({ bearer: SERVER_TOKEN, client: 'c' });
       assert.ok(other.reuse(g));
       const behind = new Database(file);
@@ -368,36 +370,36 @@ describe('AuthService', () => {
   });
 
   it('users: administrators only, name rules, reserved names, not yourself', async () => {
-    const { key } = await auth.users.add({ name: 'alice' }, admin);
+    const { key } = await users.add({ name: 'alice' }, admin);
     const alice = await auth.authenticate({ bearer: key.key, client: 'c' });
-    await assert.rejects(auth.users.add({ name: 'bob' }, alice), /server administrators/);
-    await assert.rejects(auth.users.list(alice), /server administrators/);
+    await assert.rejects(users.add({ name: 'bob' }, alice), /server administrators/);
+    await assert.rejects(users.list(alice), /server administrators/);
     for (const name of ['root', 'builtin', 'local', 'system', 'internal', 'admin'])
-      await assert.rejects(auth.users.add({ name }, admin), /reserved/);
-    await assert.rejects(auth.users.add({ name: 'Bad Name' }, admin), /not valid/);
-    await assert.rejects(auth.users.disable('admin', admin), /cannot disable yourself/);
-    await assert.rejects(auth.users.disable('nobody', admin), /User nobody was not found/);
+      await assert.rejects(users.add({ name }, admin), /reserved/);
+    await assert.rejects(users.add({ name: 'Bad Name' }, admin), /not valid/);
+    await assert.rejects(users.disable('admin', admin), /cannot disable yourself/);
+    await assert.rejects(users.disable('nobody', admin), /User nobody was not found/);
     assert.deepEqual(
-      (await auth.users.list(admin)).users.map((u) => u.name),
+      (await users.list(admin)).users.map((u) => u.name),
       ['admin', 'alice'],
     );
   });
 
   it("keys: yours, or anyone's for administrators; someone else's key looks missing; no hashes", async () => {
-    const { key } = await auth.users.add({ name: 'alice' }, admin);
+    const { key } = await users.add({ name: 'alice' }, admin);
     const alice = await auth.authenticate({ bearer: key.key, client: 'c' });
-    const adminKey = await auth.keys.create({ name: 'ops' }, admin);
-    await assert.rejects(auth.keys.revoke(adminKey.id, alice), /was not found/);
-    await assert.rejects(auth.keys.create({ name: 'x', user: 'admin' }, alice), /server administrators/);
-    await assert.rejects(auth.keys.list({ user: 'admin' }, alice), /server administrators/);
-    const forAlice = await auth.keys.create({ name: 'made-for-alice', user: 'alice' }, admin);
+    const adminKey = await keys.create({ name: 'ops' }, admin);
+    await assert.rejects(keys.revoke(adminKey.id, alice), /was not found/);
+    await assert.rejects(keys.create({ name: 'x', user: 'admin' }, alice), /server administrators/);
+    await assert.rejects(keys.list({ user: 'admin' }, alice), /server administrators/);
+    const forAlice = await keys.create({ name: 'made-for-alice', user: 'alice' }, admin);
     assert.equal(forAlice.user, 'alice');
-    const mine = await auth.keys.list({}, alice);
+    const mine = await keys.list({}, alice);
     assert.deepEqual(mine.keys.map((k) => k.name).sort(), ['default', 'made-for-alice']);
     assert.ok(mine.keys.every((k) => !('hash' in k)));
-    const revoked = await auth.keys.revoke(forAlice.id, admin);
+    const revoked = await keys.revoke(forAlice.id, admin);
     assert.ok(revoked.revokedAt);
-    await assert.rejects(auth.keys.create({ name: 'x', expiresAt: '2000-01-01T00:00:00Z' }, alice), /in the future/);
+    await assert.rejects(keys.create({ name: 'x', expiresAt: '2000-01-01T00:00:00Z' }, alice), /in the future/);
     assert.deepEqual(
       audit.filter((e) => e.event === 'key.revoked').map((e) => e.target),
       [forAlice.id],
@@ -405,15 +407,15 @@ describe('AuthService', () => {
   });
 
   it('local mode: whoami answers the local user; keys and users are refused clearly', async () => {
-    const me = await auth.whoami(LOCAL_PRINCIPAL);
+    const me = await users.whoami(LOCAL_PRINCIPAL);
     assert.equal(me.user, 'local');
     assert.equal(me.kind, 'local');
     assert.deepEqual(me.namespaces, [{ name: 'local', role: 'owner' }]);
     for (const p of [
-      auth.keys.create({ name: 'x' }, LOCAL_PRINCIPAL),
-      auth.keys.list({}, LOCAL_PRINCIPAL),
-      auth.users.add({ name: 'bob' }, LOCAL_PRINCIPAL),
-      auth.users.list(LOCAL_PRINCIPAL),
+      keys.create({ name: 'x' }, LOCAL_PRINCIPAL),
+      keys.list({}, LOCAL_PRINCIPAL),
+      users.add({ name: 'bob' }, LOCAL_PRINCIPAL),
+      users.list(LOCAL_PRINCIPAL),
     ])
       await assert.rejects(p, /local mode has one user and no keys; run `agents serve` for a server/);
   });
