@@ -87,6 +87,97 @@ export interface CliEnvelope {
   data: any;
 }
 
+/** How one `agents …` run is made; every field is optional. */
+export interface RunOptions {
+  /** Written to stdin, which is then closed ('' by default: a run never waits on a terminal). */
+  input?: string;
+  cwd?: string;
+  /** Added to the CLI's environment for this run only. */
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+  /** Sees stdout so far after each chunk, and the process (to answer or signal it mid-run). */
+  onStdout?: (all: string, child: ChildProcess) => void;
+  /** Sees stderr so far after each chunk, and the process. */
+  onStderr?: (all: string, child: ChildProcess) => void;
+}
+
+/** The built CLI as one user runs it: their own data and config directories and environment. */
+export interface Agents {
+  readonly dataDir: string;
+  readonly configHome: string;
+  /** Spawns `agents …` without waiting (for a test that drives the process itself). */
+  spawn(args: string[], opts?: Pick<RunOptions, 'cwd' | 'env'> & { detached?: boolean }): ChildProcess;
+  run(args: string[], opts?: RunOptions): Promise<CliResult>;
+  /**
+   * `--format json`: the envelope (throws when stdout is not one). With `code`, asserts that the
+   * process and the envelope both exited with it.
+   */
+  json(args: string[], opts?: RunOptions & { code?: number }): Promise<CliEnvelope>;
+  /** `--format json`, asserted to exit 0: the envelope's data. */
+  ok(args: string[], opts?: RunOptions): Promise<any>;
+}
+
+export interface AgentsOptions {
+  dataDir: string;
+  /** XDG_CONFIG_HOME: where a login is stored; a directory of its own by default. */
+  configHome?: string;
+  /** Added to every run's environment. */
+  env?: NodeJS.ProcessEnv;
+  /** Arguments put before every command, read at each run (`--server <url>` once a server is up). */
+  prefix?: () => string[];
+  cwd?: string;
+  /** 30 s by default. */
+  timeoutMs?: number;
+  /** Sees every finished run's output (to log a person's conversation in a team test). */
+  onOutput?: (stdout: string, stderr: string) => void;
+}
+
+/** The CLI for one user; see {@link Agents}. */
+export function agentsCli(o: AgentsOptions): Agents {
+  const configHome = o.configHome ?? `${o.dataDir}-config`;
+  const spawnAgents: Agents['spawn'] = (args, opts = {}) =>
+    spawn(process.execPath, [BIN, ...(o.prefix?.() ?? []), ...args], {
+      env: cliEnv(o.dataDir, configHome, { ...o.env, ...opts.env }),
+      cwd: opts.cwd ?? o.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(opts.detached ? { detached: true } : {}),
+    });
+  const run: Agents['run'] = async (args, opts = {}) => {
+    const child = spawnAgents(args, opts);
+    const { onStdout, onStderr } = opts;
+    const result = collect(child, {
+      timeoutMs: opts.timeoutMs ?? o.timeoutMs ?? 30_000,
+      ...(onStdout ? { onStdout: (all: string) => onStdout(all, child) } : {}),
+      ...(onStderr ? { onStderr: (all: string) => onStderr(all, child) } : {}),
+    });
+    child.stdin?.end(opts.input ?? '');
+    const done = await result;
+    o.onOutput?.(done.stdout, done.stderr);
+    return done;
+  };
+  const json: Agents['json'] = async (args, opts = {}) => {
+    const r = await run(['--format', 'json', ...args], opts);
+    const what = `agents ${args.join(' ')} (exit ${r.code}):\n${r.stdout}\nstderr: ${r.stderr}`;
+    if (opts.code !== undefined) assert.equal(r.code, opts.code, what);
+    let envelope: CliEnvelope;
+    try {
+      envelope = JSON.parse(r.stdout) as CliEnvelope;
+    } catch {
+      throw new Error(`not one JSON envelope: ${what}`);
+    }
+    if (opts.code !== undefined) assert.equal(envelope.exitCode, opts.code, what);
+    return envelope;
+  };
+  return {
+    dataDir: o.dataDir,
+    configHome,
+    spawn: spawnAgents,
+    run,
+    json,
+    ok: async (args, opts = {}) => (await json(args, { ...opts, code: 0 })).data,
+  };
+}
+
 /** The CLI as one person of a team test: their own data and config directories (their stored login). */
 export interface CliPerson {
   run(args: string[], input?: string): Promise<CliResult>;
@@ -101,29 +192,14 @@ export function cliPerson(
   who: string,
   opts: { env?: NodeJS.ProcessEnv; onOutput?: (stdout: string, stderr: string) => void } = {},
 ): CliPerson {
-  const run = async (args: string[], input = ''): Promise<CliResult> => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: cliEnv(join(root, `${who}-data`), join(root, `${who}-config`), opts.env),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const r = collect(child, { timeoutMs: 30_000 });
-    child.stdin?.end(input);
-    const done = await r;
-    opts.onOutput?.(done.stdout, done.stderr);
-    return done;
+  const cli = agentsCli({
+    dataDir: join(root, `${who}-data`),
+    configHome: join(root, `${who}-config`),
+    ...opts,
+  });
+  return {
+    run: (args, input = '') => cli.run(args, { input }),
+    json: (args, input = '') => cli.json(args, { input }),
+    ok: (args, input = '') => cli.ok(args, { input }),
   };
-  const json = async (args: string[], input?: string): Promise<CliEnvelope> => {
-    const r = await run(['--format', 'json', ...args], input);
-    try {
-      return JSON.parse(r.stdout) as CliEnvelope;
-    } catch {
-      throw new Error(`not one JSON envelope (exit ${r.code}):\n${r.stdout}\nstderr: ${r.stderr}`);
-    }
-  };
-  const ok = async (args: string[], input?: string): Promise<unknown> => {
-    const e = await json(args, input);
-    assert.equal(e.exitCode, 0, `${who}: agents ${args.join(' ')}: ${JSON.stringify(e.data)}`);
-    return e.data;
-  };
-  return { run, json, ok };
 }
