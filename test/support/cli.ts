@@ -95,6 +95,8 @@ export interface RunOptions {
   /** Added to the CLI's environment for this run only. */
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
+  /** The exit code the run must end with (asserted, with the output in the message). */
+  code?: number;
   /** Sees stdout so far after each chunk, and the process (to answer or signal it mid-run). */
   onStdout?: (all: string, child: ChildProcess) => void;
   /** Sees stderr so far after each chunk, and the process. */
@@ -109,10 +111,10 @@ export interface Agents {
   spawn(args: string[], opts?: Pick<RunOptions, 'cwd' | 'env'> & { detached?: boolean }): ChildProcess;
   run(args: string[], opts?: RunOptions): Promise<CliResult>;
   /**
-   * `--format json`: the envelope (throws when stdout is not one). With `code`, asserts that the
-   * process and the envelope both exited with it.
+   * `--format json`: the envelope (throws when stdout is not one). With `code`, the envelope's
+   * exit code is asserted too.
    */
-  json(args: string[], opts?: RunOptions & { code?: number }): Promise<CliEnvelope>;
+  json(args: string[], opts?: RunOptions): Promise<CliEnvelope>;
   /** `--format json`, asserted to exit 0: the envelope's data. */
   ok(args: string[], opts?: RunOptions): Promise<any>;
 }
@@ -131,6 +133,9 @@ export interface AgentsOptions {
   /** Sees every finished run's output (to log a person's conversation in a team test). */
   onOutput?: (stdout: string, stderr: string) => void;
 }
+
+const described = (args: string[], r: CliResult): string =>
+  `agents ${args.join(' ')} (exit ${r.code}):\n${r.stdout}\nstderr: ${r.stderr}`;
 
 /** The CLI for one user; see {@link Agents}. */
 export function agentsCli(o: AgentsOptions): Agents {
@@ -153,12 +158,12 @@ export function agentsCli(o: AgentsOptions): Agents {
     child.stdin?.end(opts.input ?? '');
     const done = await result;
     o.onOutput?.(done.stdout, done.stderr);
+    if (opts.code !== undefined) assert.equal(done.code, opts.code, described(args, done));
     return done;
   };
   const json: Agents['json'] = async (args, opts = {}) => {
     const r = await run(['--format', 'json', ...args], opts);
-    const what = `agents ${args.join(' ')} (exit ${r.code}):\n${r.stdout}\nstderr: ${r.stderr}`;
-    if (opts.code !== undefined) assert.equal(r.code, opts.code, what);
+    const what = described(args, r);
     let envelope: CliEnvelope;
     try {
       envelope = JSON.parse(r.stdout) as CliEnvelope;
