@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUNDLE } from './paths.ts';
@@ -38,6 +38,23 @@ export function cliEnv(dataDir: string, configHome: string, extra: NodeJS.Proces
   ])
     delete env[k];
   return { ...env, ...extra };
+}
+
+let ownTraces = 0;
+
+/**
+ * A call trace of one run's own, in CLI_TRACE_DIR (so the coverage check reads it too): `env`
+ * points the run at it; `called` says whether the command has sent that request yet — the event
+ * to wait for when a command prints nothing until it ends.
+ */
+export function ownCallTrace(): { env: NodeJS.ProcessEnv; called(command: string, method: string): boolean } {
+  mkdirSync(CLI_TRACE_DIR, { recursive: true });
+  const file = join(CLI_TRACE_DIR, `${process.pid}-own-${++ownTraces}.tsv`);
+  return {
+    env: { [CALL_TRACE_ENV]: file },
+    called: (command, method) =>
+      existsSync(file) && readFileSync(file, 'utf8').split('\n').includes(`${command}\t${method}`),
+  };
 }
 
 /** What a finished `agents …` process left behind. */
