@@ -13,8 +13,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as delay } from 'node:timers/promises';
-import { startHttpServer } from '../support/harness.ts';
+import { eventually, startHttpServer } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-plan-e2e-'));
 const TOKEN = 'e2e-plan-token-0123456789abcdefgh';
@@ -118,16 +117,6 @@ async function use(t: Target, action: string, project: string, extra: string[] =
 }
 
 const status = (t: Target, id: string): Promise<any> => json(t, ['plan', 'status', id]);
-
-async function waitFor<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await delay(50);
-  }
-}
 
 /** Pids of processes whose command line is exactly `argv`. */
 function pidsOf(argv: string[]): number[] {
@@ -524,7 +513,11 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
       if (/^Step 1\/1: builtin\/run-command command=sleep 599\.25$/m.test(out)) ready();
     });
     await stepShown;
-    await waitFor('the sleep to run', () => pidsOf(['sleep', '599.25']).length > 0);
+    await eventually(
+      async () => (pidsOf(['sleep', '599.25']).length > 0 ? true : undefined),
+      10_000,
+      'the sleep to run',
+    );
     const cancel = await run(remote, ['plan', 'cancel', id, '--reason', 'too slow']);
     expectCode(cancel, 0, 'cancel');
     assert.match(cancel.stdout, /^state: cancelled$/m);
@@ -532,7 +525,11 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
     const ended = await exec.result;
     expectCode(ended, 9, 'the cancelled execute');
     assert.match(ended.stdout, /^state: cancelled$/m);
-    await waitFor('the sleep to be killed', () => pidsOf(['sleep', '599.25']).length === 0, 5000);
+    await eventually(
+      async () => (pidsOf(['sleep', '599.25']).length === 0 ? true : undefined),
+      5000,
+      'the sleep to be killed',
+    );
     const s = await status(remote, id);
     assert.equal(`${s.phase}/${s.state}`, 'execute/cancelled');
     assert.ok(existsSync(s.sandboxes[0].root), 'the sandbox stays for inspection');
