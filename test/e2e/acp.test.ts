@@ -42,7 +42,6 @@ const env = (dataDir: string): NodeJS.ProcessEnv => cliEnv(dataDir, CONFIG, { AC
 /** A one-shot `agents` command on `dataDir`. */
 const cliOn = (dataDir: string): Agents => agentsCli({ dataDir, configHome: CONFIG, env: { ACP_E2E_KEY: KEY } });
 
-/** Runs a one-shot `agents` command; returns its parsed --format json data. */
 type PermissionChoice = 'allow_once' | 'reject_once' | 'allow_always' | 'hold';
 
 /** A running `agents acp` and an ACP client connected to it, recording what it hears. */

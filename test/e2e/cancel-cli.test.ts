@@ -27,10 +27,6 @@ let fake: FakeLlm;
 
 const ENV = { CANCEL_E2E_KEY: KEY };
 
-/**
- * Starts the CLI as a terminal's foreground job: a process group of its own, so that `interrupt`
- * signals the whole group as a terminal's Ctrl-C does (a local agent left in it would get SIGINT too).
- */
 /** The text of a task's artifacts. */
 const answerOf = (task: any): string =>
   (task.artifacts ?? [])
@@ -73,6 +69,8 @@ async function interruptedSend(cli: Agents, stream: boolean): Promise<void> {
   fake.push({ text: WORDS, gate: gate.promise, holdAfter: 1 });
   const sent = fake.generations.length;
   try {
+    // The CLI as a terminal's foreground job: a process group of its own, so that the SIGINT below
+    // reaches the whole group as a terminal's Ctrl-C does (a local agent left in it would get it too).
     const child = cli.spawn(['send', '--session', session.id, ...(stream ? ['--stream'] : []), 'talk to me'], {
       detached: true,
     });

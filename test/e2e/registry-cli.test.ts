@@ -17,8 +17,6 @@ const DEFS = join(ROOT, 'defs');
 const DATA = join(ROOT, 'data');
 const cli = agentsCli({ dataDir: DATA, configHome: join(ROOT, 'no-config'), cwd: ROOT });
 
-
-/** `agents --format json …`: the envelope's data, after checking the exit code. */
 const FIXTURE_SET = REGISTRY_FIXTURES;
 
 describe('agents registries (actor, tool, skill, resource, project, action), local mode', { concurrency: 4 }, () => {

@@ -33,8 +33,6 @@ let url = '';
 let app: App | undefined;
 let http: A2aHttpServer | undefined;
 
-/** `input`, when given, is the command's stdin (else it has none). */
-/** `agents --format json …` on one machine: the envelope's data, after checking the exit code. */
 const toolYaml = (name: string, description: string): string =>
   `name: ${name}\ndescription: ${description}\nsource: command\ncommand:\n  program: echo\n  args: ["hi"]\ninputSchema:\n  type: object\nreadOnly: true\nwrites: false\n`;
 
