@@ -19,14 +19,10 @@ export function e2eRoot(prefix: string): string {
 
 export type ModeName = 'local' | 'server';
 
-/** One mode of a story: the CLI as its user, and where the agent keeps its state. */
+/** One mode of a story: its name and the CLI as its user. */
 export interface Mode {
   name: ModeName;
   cli: Agents;
-  /** The agent's data directory: the CLI's own in local mode, the server's in server mode. */
-  agentDataDir: string;
-  /** Server mode only, once the describe's `before` has run: the server. */
-  server(): HttpServerProcess;
 }
 
 export interface ModeOptions {
@@ -36,8 +32,6 @@ export interface ModeOptions {
   env?: NodeJS.ProcessEnv;
   /** The server's token, which the CLI passes with `--token`. */
   token?: string;
-  /** More arguments for `agents serve`. */
-  serverArgs?: string[];
   cli?: Pick<AgentsOptions, 'cwd' | 'timeoutMs'>;
 }
 
@@ -47,14 +41,7 @@ const SERVER_TOKEN = 'e2e-server-token-0123456789abcdefgh';
 export function localMode(o: ModeOptions): Mode {
   const dataDir = join(o.root, 'local');
   const cli = agentsCli({ dataDir, configHome: join(o.root, 'no-config'), env: o.env ?? {}, ...o.cli });
-  return {
-    name: 'local',
-    cli,
-    agentDataDir: dataDir,
-    server: () => {
-      throw new Error('local mode has no server');
-    },
-  };
+  return { name: 'local', cli };
 }
 
 /**
@@ -74,7 +61,6 @@ export function serverMode(o: ModeOptions): Mode {
     server = await startHttpServer({
       dataDir,
       token,
-      args: o.serverArgs ?? [],
       env: cliEnv(dataDir, join(o.root, 'no-config'), o.env),
     });
   });
@@ -86,19 +72,14 @@ export function serverMode(o: ModeOptions): Mode {
     prefix: () => ['--server', running().baseUrl, '--token', token],
     ...o.cli,
   });
-  return { name: 'server', cli, agentDataDir: dataDir, server: running };
+  return { name: 'server', cli };
 }
 
 /**
  * The same story in both modes: `describe('<title> (local mode)')` and `describe('<title> (server
  * mode)')`, each calling `story` with its mode. The server starts before the story's own hooks.
  */
-export function inBothModes(
-  title: string,
-  o: ModeOptions & { describe?: { concurrency?: number } },
-  story: (mode: Mode) => void,
-): void {
-  const options = o.describe ?? {};
-  describe(`${title} (local mode)`, options, () => story(localMode(o)));
-  describe(`${title} (server mode)`, options, () => story(serverMode(o)));
+export function inBothModes(title: string, o: ModeOptions, story: (mode: Mode) => void): void {
+  describe(`${title} (local mode)`, () => story(localMode(o)));
+  describe(`${title} (server mode)`, () => story(serverMode(o)));
 }
