@@ -28,7 +28,7 @@ import {
   type StreamResponse,
   type Task,
 } from '../../src/protocol/client/index.ts';
-import type { Harness } from '../support/harness.ts';
+import { eventually, type Harness } from '../support/harness.ts';
 import type { SuiteContext } from './suite-context.ts';
 
 export const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({
@@ -120,12 +120,12 @@ export function a2aSuite(ctx: SuiteContext): void {
       await client.call(sendMessage, { message: userMessage('later'), configuration: { returnImmediately: true } }),
     );
     assert.ok(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED'].includes(r.status.state));
-    for (let i = 0; i < 100; i++) {
-      const t = await client.call(getTask, { id: r.id });
-      if (t.status.state === 'TASK_STATE_COMPLETED') return;
-      await new Promise((res) => setTimeout(res, 20));
-    }
-    assert.fail('task did not complete');
+    await eventually(
+      async () =>
+        (await client.call(getTask, { id: r.id })).status.state === 'TASK_STATE_COMPLETED' ? true : undefined,
+      5000,
+      'the task to complete',
+    );
   });
 
   it('streams the task first, then status and artifact updates in causal order', async () => {

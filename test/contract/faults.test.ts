@@ -227,6 +227,8 @@ describe('SIGKILL in the middle of a write burst', () => {
     try {
       const base = server.baseUrl;
       let killed = false;
+      let sixty!: () => void;
+      const sixtyAcked = new Promise<void>((r) => (sixty = r));
       const worker = async (w: number): Promise<void> => {
         for (let i = 0; i < 200 && !killed; i++) {
           const text = `burst ${w}-${i}`;
@@ -237,14 +239,15 @@ describe('SIGKILL in the middle of a write burst', () => {
               method: 'SendMessage',
               params: { message: { messageId: `b-${w}-${i}`, role: 'ROLE_USER', parts: [{ text }] } },
             });
-            if (res.result?.task) acked.push({ id: res.result.task.id, text });
+            if (res.result?.task && acked.push({ id: res.result.task.id, text }) === 60) sixty();
           } catch {
             return; // the server is gone
           }
         }
       };
       const workers = Array.from({ length: 8 }, (_, w) => worker(w));
-      while (acked.length < 60) await new Promise((r) => setTimeout(r, 5));
+      // The kill comes at the 60th acknowledgement (or once every worker has given up).
+      await Promise.race([sixtyAcked, Promise.all(workers)]);
       killed = true;
       await server.stop('SIGKILL');
       await Promise.all(workers);

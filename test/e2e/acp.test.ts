@@ -19,7 +19,7 @@ import {
   type SessionNotification,
   type SessionUpdate,
 } from '@agentclientprotocol/sdk';
-import { BIN, cliEnv, collect } from '../support/cli.ts';
+import { agentsCli, BIN, cliEnv, collect, type Agents } from '../support/cli.ts';
 import {
   createGate,
   startFakeOpenAI,
@@ -39,18 +39,8 @@ let fake: FakeLlm;
 let repo: string;
 
 const env = (dataDir: string): NodeJS.ProcessEnv => cliEnv(dataDir, CONFIG, { ACP_E2E_KEY: KEY });
-
-/** Runs a one-shot `agents` command; returns its parsed --format json data. */
-async function agents(args: string[], dataDir: string): Promise<any> {
-  const child = spawn(process.execPath, [BIN, '--format', 'json', ...args], {
-    env: env(dataDir),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  child.stdin.end();
-  const res = await collect(child, { timeoutMs: 30_000 });
-  assert.equal(res.code, 0, `agents ${args.join(' ')}: ${res.stdout}\n${res.stderr}`);
-  return (JSON.parse(res.stdout) as { data: unknown }).data;
-}
+/** A one-shot `agents` command on `dataDir`. */
+const cliOn = (dataDir: string): Agents => agentsCli({ dataDir, configHome: CONFIG, env: { ACP_E2E_KEY: KEY } });
 
 type PermissionChoice = 'allow_once' | 'reject_once' | 'allow_always' | 'hold';
 
@@ -157,15 +147,15 @@ async function register(dataDir: string, global: string[] = []): Promise<void> {
     actor,
     `name: local/gpt\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: ACP_E2E_KEY\ntools: [builtin/read-file, builtin/write-file]\n`,
   );
-  await agents([...global, 'actor', 'add', '--config', actor], dataDir);
+  await cliOn(dataDir).ok([...global, 'actor', 'add', '--config', actor]);
   const nokey = join(ROOT, 'nokey.yaml');
   writeFileSync(
     nokey,
     `name: local/nokey\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: ACP_E2E_NOPE\n`,
   );
-  await agents([...global, 'actor', 'add', '--config', nokey], dataDir);
-  await agents([...global, 'resource', 'add', 'git-checkout', 'local/acp', '--path', repo], dataDir);
-  await agents([...global, 'project', 'create', 'local/acp', '--resource', 'local/acp'], dataDir);
+  await cliOn(dataDir).ok([...global, 'actor', 'add', '--config', nokey]);
+  await cliOn(dataDir).ok([...global, 'resource', 'add', 'git-checkout', 'local/acp', '--path', repo]);
+  await cliOn(dataDir).ok([...global, 'project', 'create', 'local/acp', '--resource', 'local/acp']);
 }
 
 describe('agents acp (local mode)', () => {
@@ -201,7 +191,7 @@ describe('agents acp (local mode)', () => {
     assert.equal(meta.session.id, sessionId);
     assert.equal(meta.session.actor, 'local/gpt');
     assert.equal(meta.session.project, 'local/acp');
-    const shown = await agents(['session', 'show', sessionId], data);
+    const shown = await cliOn(data).ok(['session', 'show', sessionId]);
     assert.equal(shown.session.project, 'local/acp');
   });
 
@@ -334,7 +324,7 @@ describe('agents acp (local mode)', () => {
     const res = await pending;
     gate.release();
     assert.equal(res.stopReason, 'cancelled');
-    const shown = await agents(['session', 'show', sessionId], data);
+    const shown = await cliOn(data).ok(['session', 'show', sessionId]);
     assert.equal(shown.tasks.at(-1).status.state, 'TASK_STATE_CANCELED');
   });
 
@@ -352,7 +342,7 @@ describe('agents acp (local mode)', () => {
     await editor.conn.agent.notify('session/cancel', { sessionId: fresh });
     assert.equal((await pending).stopReason, 'cancelled');
     assert.equal(existsSync(join(repo, 'held.txt')), false);
-    const shown = await agents(['session', 'show', fresh], data);
+    const shown = await cliOn(data).ok(['session', 'show', fresh]);
     assert.equal(shown.tasks.at(-1).status.state, 'TASK_STATE_CANCELED');
   });
 
@@ -452,7 +442,7 @@ describe('agents acp (local mode)', () => {
 
   it('a loaded session that waits for an approval shows the question; the next prompt answers it', async () => {
     fake.push({ toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"later.txt","content":"later"}' }] });
-    const asked = await agents(['send', '--actor', 'local/gpt', '--project', 'acp', 'write later.txt'], data);
+    const asked = await cliOn(data).ok(['send', '--actor', 'local/gpt', '--project', 'acp', 'write later.txt']);
     assert.equal(asked.task.status.state, 'TASK_STATE_INPUT_REQUIRED');
     const waiting = asked.task.contextId as string;
     const other = startEditor([], data);
@@ -591,15 +581,15 @@ async function registerPlans(dataDir: string, global: string[], llmUrl: string, 
     actor,
     `name: local/planner\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${llmUrl}\napiKeyEnv: ACP_E2E_KEY\n`,
   );
-  await agents([...global, 'actor', 'add', '--config', actor], dataDir);
-  await agents([...global, 'resource', 'add', 'git-checkout', 'local/dates', '--path', planRepo], dataDir);
+  await cliOn(dataDir).ok([...global, 'actor', 'add', '--config', actor]);
+  await cliOn(dataDir).ok([...global, 'resource', 'add', 'git-checkout', 'local/dates', '--path', planRepo]);
   const project = join(ROOT, 'dates.project.yaml');
   // builtin/manual: every write of the execution asks, so an approval comes up while it runs.
   writeFileSync(
     project,
     'name: local/dates\nresources: [local/dates]\nsettings:\n  automationProfile: builtin/manual\n',
   );
-  await agents([...global, 'project', 'add', '--config', project], dataDir);
+  await cliOn(dataDir).ok([...global, 'project', 'add', '--config', project]);
   return git;
 }
 
@@ -774,7 +764,7 @@ describe('agents acp: plans from slash commands (local mode)', () => {
     const planId = (res._meta?.['cleveragents'] as { planId: string }).planId;
     const status = await eventually(
       async () => {
-        const s = await agents(['plan', 'status', planId], data);
+        const s = await cliOn(data).ok(['plan', 'status', planId]);
         return s.state === 'cancelled' ? s : undefined;
       },
       10_000,

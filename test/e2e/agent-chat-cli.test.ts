@@ -5,47 +5,25 @@
  * undone byte for byte; a shell command's output reaches the client as it comes and is stored.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GptTokenCounter } from '../../src/infrastructure/llm/token-counter.ts';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli } from '../support/cli.ts';
 import { startFakeOpenAI, type FakeLlm, type RecordedRequest } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
+import { e2eRoot } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-agent-e2e-'));
+const ROOT = e2eRoot('agents-agent-e2e');
 const KEY = 'sk-agent-e2e-0123456789abcdef';
 const data = join(ROOT, 'data');
 let fake: FakeLlm;
-
-function run(
-  args: string[],
-  opts: { input?: string; onStderr?: (all: string, child: ChildProcess) => void } = {},
-): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: cliEnv(data, join(ROOT, 'no-config'), { AGENT_E2E_KEY: KEY }),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const onStderr = opts.onStderr;
-  const result = collect(child, {
-    timeoutMs: 60_000,
-    ...(onStderr ? { onStderr: (all) => onStderr(all, child) } : {}),
-  });
-  child.stdin?.end(opts.input ?? '');
-  return result;
-}
-
-async function ok(args: string[], input?: string): Promise<CliResult> {
-  const res = await run(args, input === undefined ? {} : { input });
-  assert.equal(res.code, 0, `agents ${args.join(' ')}\n${res.stdout}\n${res.stderr}`);
-  return res;
-}
-
-async function json(args: string[]): Promise<any> {
-  return (JSON.parse((await ok(['--format', 'json', ...args])).stdout) as { data: unknown }).data;
-}
+const cli = agentsCli({
+  dataDir: data,
+  configHome: join(ROOT, 'no-config'),
+  env: { AGENT_E2E_KEY: KEY },
+  timeoutMs: 60_000,
+});
 
 /** A source file of the generated project: a few exported functions with bodies. */
 function module(i: number): string {
@@ -82,19 +60,18 @@ before(async () => {
     ['resource', 'add', 'git-checkout', 'local/small', '--path', join(ROOT, 'small')],
     ['project', 'create', 'local/small', '--resource', 'local/small', '--automation-profile', 'auto'],
   ])
-    await ok(args);
+    await cli.run(args, { code: 0 });
 });
 
 after(async () => {
   await fake?.close();
-  rmSync(ROOT, { recursive: true, force: true });
 });
 
 describe('the everyday agent (local mode)', () => {
   it('"hello" on a 400-file project sends a map and the tools, not the files: under 12k tokens', async () => {
     const tokens = new GptTokenCounter();
     fake.push({ text: ['Hello.'] });
-    await ok(['send', '--actor', 'local/coder', '--project', 'local/big', 'hello']);
+    await cli.run(['send', '--actor', 'local/coder', '--project', 'local/big', 'hello'], { code: 0 });
     const sent = fake.generations.at(-1);
     const size = await tokens.count(JSON.stringify(sent?.body));
     assert.ok(size < 12_000, `the request is ${size} tokens`);
@@ -108,7 +85,9 @@ describe('the everyday agent (local mode)', () => {
 
     // Opting into the whole view sends the files the context service selects: many times more.
     fake.push({ text: ['Hello again.'] });
-    await ok(['send', '--actor', 'local/coder', '--project', 'local/big', '--context', 'full', 'hello']);
+    await cli.run(['send', '--actor', 'local/coder', '--project', 'local/big', '--context', 'full', 'hello'], {
+      code: 0,
+    });
     const full = await tokens.count(JSON.stringify(fake.generations.at(-1)?.body));
     assert.ok(full > 5 * size, `full context is ${full} tokens, the map ${size}`);
   });
@@ -119,7 +98,7 @@ describe('the everyday agent (local mode)', () => {
     fake.reply(() => ({ text: [`Answer ${++n}. ${long}`] }));
     try {
       const lines = Array.from({ length: 20 }, (_, i) => `question ${i + 1}`).join('\n');
-      await ok(['chat', '--actor', 'local/coder', '--project', 'local/big'], `${lines}\n`);
+      await cli.run(['chat', '--actor', 'local/coder', '--project', 'local/big'], { code: 0, input: `${lines}\n` });
     } finally {
       fake.reply(() => ({ text: ['(no script)'] }));
     }
@@ -144,14 +123,14 @@ describe('the everyday agent (local mode)', () => {
       },
       { text: ['Changed it.'] },
     );
-    const sent = await json(['send', '--actor', 'local/coder', '--project', 'local/small', 'say goodbye']);
+    const sent = await cli.ok(['send', '--actor', 'local/coder', '--project', 'local/small', 'say goodbye']);
     assert.equal(sent.task.status.state, 'TASK_STATE_COMPLETED');
     assert.equal(readFileSync(file, 'utf8'), 'goodbye\r\nsecond line\r\n', 'CRLF kept');
     const session = sent.task.contextId as string;
-    const shown = await ok(['session', 'show', session]);
+    const shown = await cli.run(['session', 'show', session], { code: 0 });
     assert.match(shown.stdout, /greet\.txt/, 'session show lists the changed file');
 
-    const undone = await ok(['chat', '--session', session], '/undo\n');
+    const undone = await cli.run(['chat', '--session', session], { code: 0, input: '/undo\n' });
     assert.match(undone.stdout + undone.stderr, /greet\.txt/);
     assert.deepEqual(readFileSync(file), before);
   });
@@ -172,7 +151,7 @@ describe('the everyday agent (local mode)', () => {
       { text: ['Ran it.'] },
     );
     let live = false;
-    const res = await run(['send', '--actor', 'local/coder', '--project', 'local/small', '--stream', 'run it'], {
+    const res = await cli.run(['send', '--actor', 'local/coder', '--project', 'local/small', '--stream', 'run it'], {
       onStderr: (all) => {
         if (!live && all.includes('first')) {
           live = !all.includes('SECOND');
@@ -183,9 +162,9 @@ describe('the everyday agent (local mode)', () => {
     assert.equal(res.code, 0, res.stderr);
     assert.ok(live, 'the first line was shown while the command still ran');
     assert.equal(res.stdout, 'Ran it.\n', 'the answer stays clean');
-    const sessions = await json(['session', 'list']);
+    const sessions = await cli.ok(['session', 'list']);
     const id = sessions.sessions[0].id as string;
-    const shown = await json(['session', 'show', id]);
+    const shown = await cli.ok(['session', 'show', id]);
     const task = shown.tasks.at(-1);
     const output = (task.artifacts as Array<{ name: string; parts: Array<{ text?: string }> }>)
       .filter((a) => a.name === 'tool-output')

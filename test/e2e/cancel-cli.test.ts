@@ -8,50 +8,24 @@
  * at the empty prompt leaves.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli, BIN, cliEnv, collect, type Agents } from '../support/cli.ts';
 import { createGate, startFakeOpenAI, type FakeLlm, type RecordedRequest } from '../support/fake-llm.ts';
-import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { eventually } from '../support/harness.ts';
+import { e2eRoot, localMode, serverMode } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-cancel-e2e-'));
+const ROOT = e2eRoot('agents-cancel-e2e');
 const KEY = 'sk-cancel-e2e-0123456789abcdef';
-const TOKEN = 'cancel-e2e-token-0123456789abcdefgh';
 const SOCKET = `ca-cancel-e2e-${process.pid}`;
 /** A long answer: the fake sends its first word, then holds the rest until the test's gate opens. */
 const WORDS = Array.from({ length: 60 }, (_, i) => `w${i} `);
 
 let fake: FakeLlm;
 
-const env = (dataDir: string): NodeJS.ProcessEnv => cliEnv(dataDir, join(ROOT, 'no-config'), { CANCEL_E2E_KEY: KEY });
-
-/**
- * Starts the CLI as a terminal's foreground job: a process group of its own, so that `interrupt`
- * signals the whole group as a terminal's Ctrl-C does (a local agent left in it would get SIGINT too).
- */
-function start(args: string[], dataDir: string): { child: ChildProcess; interrupt: () => void } {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: env(dataDir),
-    stdio: ['pipe', 'pipe', 'pipe'],
-    detached: true,
-  });
-  child.stdin?.end();
-  return { child, interrupt: () => process.kill(-(child.pid as number), 'SIGINT') };
-}
-
-async function run(args: string[], dataDir: string): Promise<CliResult> {
-  const { child } = start(args, dataDir);
-  return collect(child, { timeoutMs: 30_000 });
-}
-
-async function json(args: string[], dataDir: string): Promise<any> {
-  const res = await run(['--format', 'json', ...args], dataDir);
-  assert.equal(res.code, 0, `agents ${args.join(' ')}: ${res.stdout}\n${res.stderr}`);
-  return (JSON.parse(res.stdout) as { data: unknown }).data;
-}
+const ENV = { CANCEL_E2E_KEY: KEY };
 
 /** The text of a task's artifacts. */
 const answerOf = (task: any): string =>
@@ -84,22 +58,23 @@ after(async () => {
     // no tmux server was started
   }
   await fake?.close();
-  rmSync(ROOT, { recursive: true, force: true });
 });
 
 /** The checks every mode shares: the CLI's output and exit, the provider hung up on, the task stored canceled. */
-async function interruptedSend(cli: (args: string[]) => string[], dataDir: string, stream: boolean): Promise<void> {
-  const { session } = (await json(cli(['session', 'create', '--actor', 'local/slow']), dataDir)) as {
+async function interruptedSend(cli: Agents, stream: boolean): Promise<void> {
+  const { session } = (await cli.ok(['session', 'create', '--actor', 'local/slow'])) as {
     session: { id: string };
   };
   const gate = createGate();
   fake.push({ text: WORDS, gate: gate.promise, holdAfter: 1 });
   const sent = fake.generations.length;
   try {
-    const { child, interrupt } = start(
-      cli(['send', '--session', session.id, ...(stream ? ['--stream'] : []), 'talk to me']),
-      dataDir,
-    );
+    // The CLI as a terminal's foreground job: a process group of its own, so that the SIGINT below
+    // reaches the whole group as a terminal's Ctrl-C does (a local agent left in it would get it too).
+    const child = cli.spawn(['send', '--session', session.id, ...(stream ? ['--stream'] : []), 'talk to me'], {
+      detached: true,
+    });
+    child.stdin?.end();
     let printed = false;
     const result = collect(child, { timeoutMs: 30_000, onStdout: (all) => (printed ||= all.includes('w0')) });
     const req = await generation(sent);
@@ -107,13 +82,13 @@ async function interruptedSend(cli: (args: string[]) => string[], dataDir: strin
     await eventually(
       async () => {
         if (stream) return printed || undefined;
-        const id = (await json(cli(['task', 'list', '--context', session.id]), dataDir)).tasks[0]?.id as string;
-        return (id && answerOf((await json(cli(['task', 'get', id]), dataDir)).task).includes('w0')) || undefined;
+        const id = (await cli.ok(['task', 'list', '--context', session.id])).tasks[0]?.id as string;
+        return (id && answerOf((await cli.ok(['task', 'get', id])).task).includes('w0')) || undefined;
       },
       15_000,
       'the first word stored',
     );
-    interrupt();
+    process.kill(-(child.pid as number), 'SIGINT');
     const res = await result;
     assert.equal(res.code, 130, `Ctrl-C exits 130: ${res.stdout}\n${res.stderr}`);
     assert.match(res.stdout, /^w0 /, 'what came so far is printed');
@@ -122,8 +97,8 @@ async function interruptedSend(cli: (args: string[]) => string[], dataDir: strin
     assert.doesNotMatch(res.stderr, /interrupted|error/i, `${res.stderr}`);
     await req.closed;
     assert.equal(req.aborted, true, 'the provider request was aborted, not finished');
-    const tasks = await json(cli(['task', 'list', '--context', session.id]), dataDir);
-    const { task } = await json(cli(['task', 'get', tasks.tasks[0].id as string]), dataDir);
+    const tasks = await cli.ok(['task', 'list', '--context', session.id]);
+    const { task } = await cli.ok(['task', 'get', tasks.tasks[0].id as string]);
     assert.equal(task.status.state, 'TASK_STATE_CANCELED');
     assert.match(answerOf(task), /^w0 /, 'the partial answer is kept');
     assert.doesNotMatch(answerOf(task), /w59/);
@@ -133,42 +108,35 @@ async function interruptedSend(cli: (args: string[]) => string[], dataDir: strin
 }
 
 describe('Ctrl-C in agents send (local mode)', () => {
-  const data = join(ROOT, 'local');
+  const { cli } = localMode({ root: ROOT, env: ENV });
 
   before(async () => {
-    const res = await run(['actor', 'add', '--config', actorFile('slow')], data);
+    const res = await cli.run(['actor', 'add', '--config', actorFile('slow')]);
     assert.equal(res.code, 0, res.stderr);
   });
 
   it('send --stream: cancels the turn, keeps what was streamed, hangs up on the provider, exits 130', () =>
-    interruptedSend((a) => a, data, true));
+    interruptedSend(cli, true));
 
-  it('send (waiting for the answer): the same, with the partial answer printed', () =>
-    interruptedSend((a) => a, data, false));
+  it('send (waiting for the answer): the same, with the partial answer printed', () => interruptedSend(cli, false));
 });
 
 describe('Ctrl-C in agents send (server mode)', () => {
-  const data = join(ROOT, 'server');
-  const client = join(ROOT, 'server-client');
-  let server: HttpServerProcess;
-  const remote = (args: string[]): string[] => ['--server', server.baseUrl, '--token', TOKEN, ...args];
+  const { cli } = serverMode({ root: ROOT, env: ENV });
 
   before(async () => {
-    server = await startHttpServer({ dataDir: data, token: TOKEN, env: env(data) });
-    const res = await run(remote(['actor', 'add', '--config', actorFile('slow')]), client);
+    const res = await cli.run(['actor', 'add', '--config', actorFile('slow')]);
     assert.equal(res.code, 0, res.stderr);
   });
 
-  after(() => server?.stop());
+  it('send --stream: the server cancels the turn and hangs up on the provider', () => interruptedSend(cli, true));
 
-  it('send --stream: the server cancels the turn and hangs up on the provider', () =>
-    interruptedSend(remote, client, true));
-
-  it('send: the same without streaming', () => interruptedSend(remote, client, false));
+  it('send: the same without streaming', () => interruptedSend(cli, false));
 });
 
 describe('Ctrl-C and Esc in agents chat (a terminal)', () => {
   const data = join(ROOT, 'chat');
+  const cli = agentsCli({ dataDir: data, configHome: join(ROOT, 'no-config'), env: ENV });
   const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
   const screen = (): string => tmux('capture-pane', '-p', '-t', 'chat');
   const see = (re: RegExp, ms = 20_000): Promise<string> =>
@@ -178,12 +146,12 @@ describe('Ctrl-C and Esc in agents chat (a terminal)', () => {
   const quote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
 
   before(async () => {
-    const res = await run(['actor', 'add', '--config', actorFile('slow')], data);
+    const res = await cli.run(['actor', 'add', '--config', actorFile('slow')]);
     assert.equal(res.code, 0, res.stderr);
   });
 
   it('cancels the running turn and stays; Ctrl-C at the empty prompt leaves', async () => {
-    const exports = Object.entries(env(data))
+    const exports = Object.entries(cliEnv(data, cli.configHome, ENV))
       .filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !['TERM', 'TMUX'].includes(k))
       .map(([k, v]) => `export ${k}=${quote(v ?? '')}`);
     const script = join(ROOT, 'chat.sh');
@@ -219,10 +187,10 @@ describe('Ctrl-C and Esc in agents chat (a terminal)', () => {
       tmux('send-keys', '-t', 'chat', 'C-c');
       const left = await see(/EXIT:\d+/);
       assert.match(left, /EXIT:130/);
-      const tasks = await json(['task', 'list', '--status', 'canceled'], data);
+      const tasks = await cli.ok(['task', 'list', '--status', 'canceled']);
       assert.equal(tasks.tasks.length, 2, 'both turns were stored canceled');
       for (const t of tasks.tasks) {
-        const { task } = await json(['task', 'get', t.id as string], data);
+        const { task } = await cli.ok(['task', 'get', t.id as string]);
         assert.match(answerOf(task), /^w0 /, 'each keeps its partial answer');
       }
     } finally {

@@ -3,14 +3,14 @@
  * (it spawns its own agent over stdio) and in server mode (HTTP to `agents serve`).
  */
 import assert from 'node:assert/strict';
-import { BIN, cliEnv as testCliEnv, collect, type CliResult } from '../support/cli.ts';
+import { BIN, cliEnv as testCliEnv, collect, ownCallTrace, type CliResult } from '../support/cli.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-cli-e2e-'));
 const TOKEN = 'e2e-token-0123456789abcdefghijkl'; // 32 characters
@@ -457,11 +457,16 @@ describe('agents CLI, server mode (HTTP to agents serve)', { concurrency: 4 }, (
   it('task watch --format json collects the events into the envelope', async () => {
     const sent = await runJson(remote('send', '--actor', 'builtin/conformance', 'watch me too'), o);
     const id = sent.env.data.task.id as string;
-    const child = start(['--format', 'json', ...remote('task', 'watch', id)], o);
+    // The envelope comes only at the end, so there is no output to wait for: the watch's own call
+    // trace says when it has asked to subscribe.
+    const trace = ownCallTrace();
+    const child = start(['--format', 'json', ...remote('task', 'watch', id)], { ...o, env: trace.env });
     const result = finish(child, o);
-    // The envelope comes only at the end, so there is no output to wait for: give the subscription
-    // a moment. Canceled either while watched or just before, the outcome is the same.
-    await new Promise((r) => setTimeout(r, 800));
+    await eventually(
+      async () => (trace.called('task watch', 'SubscribeToTask') ? true : undefined),
+      15_000,
+      'the watch',
+    );
     await run(remote('task', 'cancel', id), o);
     const res = await result;
     const env = JSON.parse(res.stdout) as Envelope;

@@ -6,30 +6,16 @@
  * reason, for a built-in actor's session and when there is nothing to compact).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { after, before, it } from 'node:test';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
-import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { e2eRoot, inBothModes, type Mode } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-compact-e2e-'));
+const ROOT = e2eRoot('agents-compact-e2e');
 const KEY = 'sk-e2e-compact-0123456789';
-const TOKEN = 'compact-e2e-token-0123456789abcdef';
 
 let fake: FakeLlm;
-
-function run(args: string[], dataDir: string): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: cliEnv(dataDir, join(ROOT, 'no-config'), { COMPACT_E2E_KEY: KEY, CLEVERAGENTS_LLM_RETRY_BASE_MS: '20' }),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const result = collect(child, { timeoutMs: 30_000 });
-  child.stdin.end('');
-  return result;
-}
 
 type Body = { messages: Array<{ role: string; content?: unknown }> };
 const said = (i: number): string => JSON.stringify((fake.generations[i]?.body as Body).messages);
@@ -42,19 +28,13 @@ before(async () => {
 
 after(async () => {
   await fake?.close();
-  rmSync(ROOT, { recursive: true, force: true });
 });
 
-/** The same story in both modes; `cli` runs one command there (with --format json when asked). */
-function story(mode: string, cli: (args: string[]) => Promise<CliResult>): void {
-  const json = async (args: string[], code = 0): Promise<any> => {
-    const res = await cli(['--format', 'json', ...args]);
-    assert.equal(res.code, code, `agents ${args.join(' ')}: ${res.stdout}\n${res.stderr}`);
-    return code === 0 ? (JSON.parse(res.stdout) as { data: unknown }).data : JSON.parse(res.stdout);
-  };
+/** The same story in both modes. */
+function story({ name: mode, cli }: Mode): void {
   const send = async (session: string, text: string, ...reply: string[]): Promise<any> => {
     fake.push({ text: reply });
-    const out = await json(['send', '--session', session, text]);
+    const out = await cli.ok(['send', '--session', session, text]);
     assert.equal(out.task.status.state, 'TASK_STATE_COMPLETED');
     return out.task;
   };
@@ -80,12 +60,12 @@ function story(mode: string, cli: (args: string[]) => Promise<CliResult>): void 
         '',
       ].join('\n'),
     );
-    const res = await cli(['actor', 'add', '--config', f]);
+    const res = await cli.run(['actor', 'add', '--config', f]);
     assert.equal(res.code, 0, res.stderr);
   });
 
   it('compacts by itself at the threshold, shows it in session show, and compacts on demand', async () => {
-    const s = (await json(['session', 'create', '--actor', actor])).session.id as string;
+    const s = (await cli.ok(['session', 'create', '--actor', actor])).session.id as string;
     const t1 = await send(s, 'first question', ...long('oldfact'));
     await send(s, 'second question', ...long('middle'));
     fake.push({ text: ['SUMMARY-ONE about oldfact'] });
@@ -97,21 +77,21 @@ function story(mode: string, cli: (args: string[]) => Promise<CliResult>): void 
     assert.doesNotMatch(said(at + 1), /first question/);
     assert.equal(t3.metadata.context.compaction.covers[0], t1.id);
 
-    const shown = await cli(['--format', 'rich', 'session', 'show', s]);
+    const shown = await cli.run(['--format', 'rich', 'session', 'show', s]);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /compaction: 1 turn summarised by local\/long-\w+ \(fake-model\)/);
     assert.match(shown.stdout, /summary {2}SUMMARY-ONE about oldfact/);
     assert.match(shown.stdout, /you {4}first question/, 'the original turn is still shown');
     assert.match(shown.stdout, /context {2}the summary of 1 earlier turns \(compaction /);
-    const plain = await cli(['--format', 'plain', 'session', 'show', s]);
+    const plain = await cli.run(['--format', 'plain', 'session', 'show', s]);
     assert.match(plain.stdout, /^compaction\t\S+\t1\tSUMMARY-ONE about oldfact$/m);
     assert.match(plain.stdout, /^turn\t\S+\tcompleted\tfirst question\t/m);
-    const original = await json(['task', 'get', t1.id]);
+    const original = await cli.ok(['task', 'get', t1.id]);
     assert.match(JSON.stringify(original.task ?? original), /oldfact/);
 
     fake.push({ text: ['SUMMARY-TWO'] });
     const before = fake.generations.length;
-    const compacted = await cli(['--format', 'rich', 'session', 'compact', s, '--keep', '0']);
+    const compacted = await cli.run(['--format', 'rich', 'session', 'compact', s, '--keep', '0']);
     assert.equal(compacted.code, 0, compacted.stderr);
     assert.match(compacted.stdout, new RegExp(`^Compacted 2 turns of session ${s} \\(task \\S+\\)$`, 'm'));
     assert.match(compacted.stdout, /compaction: 3 turns summarised/);
@@ -119,36 +99,36 @@ function story(mode: string, cli: (args: string[]) => Promise<CliResult>): void 
     assert.match(said(before), /SUMMARY-ONE about oldfact/, 'the new summary folds the first one in');
     assert.match(said(before), /third question/);
 
-    const nothing = await cli(['session', 'compact', s]);
+    const nothing = await cli.run(['session', 'compact', s]);
     assert.equal(nothing.code, 5, nothing.stdout);
     assert.match(nothing.stderr, /Nothing to compact in session/);
   });
 
   it('session compact --format json has the task and the count; a built-in actor session is refused', async () => {
-    const s = (await json(['session', 'create', '--actor', actor])).session.id as string;
+    const s = (await cli.ok(['session', 'create', '--actor', actor])).session.id as string;
     await send(s, 'alpha', 'a1');
     await send(s, 'beta', 'b1');
     fake.push({ text: ['SUMMARY-J'] });
-    const res = await json(['session', 'compact', s, '--keep', '1']);
+    const res = await cli.ok(['session', 'compact', s, '--keep', '1']);
     assert.equal(res.compacted, 1);
     assert.equal(res.task.metadata.cleveragents.kind, 'compaction');
     assert.equal(res.task.artifacts[0].parts[0].text, 'SUMMARY-J');
 
-    const echo = (await json(['session', 'create', '--actor', 'builtin/echo'])).session.id as string;
-    const refused = await cli(['session', 'compact', echo]);
+    const echo = (await cli.ok(['session', 'create', '--actor', 'builtin/echo'])).session.id as string;
+    const refused = await cli.run(['session', 'compact', echo]);
     assert.equal(refused.code, 5);
     assert.match(refused.stderr, /talks to builtin\/echo, which is not an LLM actor/);
-    const usage = await cli(['session', 'compact', s, '--keep', '51']);
+    const usage = await cli.run(['session', 'compact', s, '--keep', '51']);
     assert.equal(usage.code, 2, usage.stderr);
   });
 
   it('a fork of a compacted session sends the summary, not the turns it covers; chat recaps the compaction', async () => {
-    const s = (await json(['session', 'create', '--actor', actor])).session.id as string;
+    const s = (await cli.ok(['session', 'create', '--actor', actor])).session.id as string;
     await send(s, 'gamma question', 'g1');
     await send(s, 'delta question', 'd1');
     fake.push({ text: ['SUMMARY-F of gamma and delta'] });
-    const compacted = await json(['session', 'compact', s, '--keep', '0']);
-    const fork = (await json(['session', 'fork', s])).session.id as string;
+    const compacted = await cli.ok(['session', 'compact', s, '--keep', '0']);
+    const fork = (await cli.ok(['session', 'fork', s])).session.id as string;
     assert.notEqual(fork, s);
     const at = fake.generations.length;
     await send(fork, 'epsilon question', 'e1');
@@ -159,7 +139,7 @@ function story(mode: string, cli: (args: string[]) => Promise<CliResult>): void 
       'the covered turns (copied with new ids) are not sent',
     );
 
-    const chat = await cli(['--format', 'plain', 'chat', '--session', s]);
+    const chat = await cli.run(['--format', 'plain', 'chat', '--session', s]);
     assert.equal(chat.code, 0, chat.stderr);
     assert.match(
       chat.stdout,
@@ -169,25 +149,8 @@ function story(mode: string, cli: (args: string[]) => Promise<CliResult>): void 
   });
 }
 
-describe('agents session compact (local mode)', () => {
-  const data = join(ROOT, 'local');
-  story('local', (args) => run(args, data));
-});
-
-describe('agents session compact (server mode)', () => {
-  const data = join(ROOT, 'server');
-  const client = join(ROOT, 'server-client');
-  let server: HttpServerProcess;
-
-  before(async () => {
-    server = await startHttpServer({
-      dataDir: data,
-      token: TOKEN,
-      env: cliEnv(data, join(ROOT, 'no-config'), { COMPACT_E2E_KEY: KEY, CLEVERAGENTS_LLM_RETRY_BASE_MS: '20' }),
-    });
-  });
-
-  after(() => server?.stop());
-
-  story('server', (args) => run(['--server', server.baseUrl, '--token', TOKEN, ...args], client));
-});
+inBothModes(
+  'agents session compact',
+  { root: ROOT, env: { COMPACT_E2E_KEY: KEY, CLEVERAGENTS_LLM_RETRY_BASE_MS: '20' } },
+  story,
+);

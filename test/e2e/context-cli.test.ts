@@ -4,36 +4,22 @@
  * without a terminal runs it (plain output), and as one at a terminal would see it (--format rich).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { before, describe, it } from 'node:test';
+import { agentsCli, type CliResult } from '../support/cli.ts';
 import { initRepo } from '../support/git.ts';
+import { e2eRoot } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-context-e2e-'));
+const ROOT = e2eRoot('agents-context-e2e');
 const DATA = join(ROOT, 'data');
+const cli = agentsCli({ dataDir: DATA, configHome: join(ROOT, 'no-config'), cwd: ROOT });
 const GOAL = 'fix the date parsing';
-
-function run(args: string[]): Promise<CliResult> {
-  const env = cliEnv(DATA, join(ROOT, 'no-config'));
-  return collect(spawn(process.execPath, [BIN, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }), {
-    timeoutMs: 30_000,
-  });
-}
 
 function ok(res: CliResult, what: string, code = 0): CliResult {
   assert.equal(res.code, code, `${what}: exit ${res.code}\nstdout: ${res.stdout}\nstderr: ${res.stderr}`);
   return res;
 }
-
-async function json(args: string[]): Promise<any> {
-  const res = ok(await run(['--format', 'json', ...args]), args.join(' '));
-  return (JSON.parse(res.stdout) as { data: unknown }).data;
-}
-
-after(() => rmSync(ROOT, { recursive: true, force: true }));
 
 describe('agents project context, local mode', () => {
   before(async () => {
@@ -47,21 +33,24 @@ describe('agents project context, local mode', () => {
     });
     writeFileSync(join(repo, 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d]));
     writeFileSync(join(repo, 'debug.log'), 'ignored\n');
-    ok(await run(['resource', 'add', 'git-checkout', 'api-repo', '--path', repo, '--branch', 'main']), 'resource add');
-    ok(await run(['project', 'add', 'api', '--resource', 'api-repo']), 'project add');
+    ok(
+      await cli.run(['resource', 'add', 'git-checkout', 'api-repo', '--path', repo, '--branch', 'main']),
+      'resource add',
+    );
+    ok(await cli.run(['project', 'add', 'api', '--resource', 'api-repo']), 'project add');
     // A budget of its own: the default model window (8192) leaves nothing after the default reserves.
-    ok(await run(['project', 'context', 'set', 'api', '--view', 'default', '--token-budget', '50000']), 'budget');
+    ok(await cli.run(['project', 'context', 'set', 'api', '--view', 'default', '--token-budget', '50000']), 'budget');
   });
 
   it('show: the effective settings per view and where each came from, one tab-separated line each', async () => {
-    const res = ok(await run(['project', 'context', 'show', 'api']), 'show');
+    const res = ok(await cli.run(['project', 'context', 'show', 'api']), 'show');
     const lines = res.stdout.trimEnd().split('\n');
     assert.equal(lines.length, 4 * 9, 'four views, nine settings');
     assert.ok(lines.includes('default\tmaxFileSize\t262144\tbuiltin'), res.stdout);
     assert.ok(lines.includes('apply\tmaxFiles\t400\tbuiltin'), res.stdout);
     assert.ok(lines.includes('execute\ttokenBudget\t50000\tview:default'), res.stdout);
     const rich = ok(
-      await run(['--format', 'rich', 'project', 'context', 'show', 'api', '--view', 'strategize']),
+      await cli.run(['--format', 'rich', 'project', 'context', 'show', 'api', '--view', 'strategize']),
       'rich',
     );
     assert.match(rich.stdout, /^Context of local\/api \(revision 2\)$/m);
@@ -69,13 +58,13 @@ describe('agents project context, local mode', () => {
     assert.match(rich.stdout, /^strategize\s+maxFileSize\s+256\.0 KiB\s+builtin$/m);
     assert.match(rich.stdout, /^strategize\s+maxTotalSize\s+4\.0 MiB\s+builtin$/m);
     assert.doesNotMatch(rich.stdout, /^default/m, 'only the view asked for');
-    const defaults = ok(await run(['project', 'context', 'show']), 'show without a project');
+    const defaults = ok(await cli.run(['project', 'context', 'show']), 'show without a project');
     assert.ok(defaults.stdout.split('\n').includes('default\tmaxFiles\t400\tbuiltin'));
   });
 
   it('set: writes a view, prints the new revision, and show then says where the values come from', async () => {
     const res = ok(
-      await run([
+      await cli.run([
         'project',
         'context',
         'set',
@@ -90,10 +79,10 @@ describe('agents project context, local mode', () => {
       'set',
     );
     assert.equal(res.stdout, 'set\tlocal/api\tdefault\t3\n');
-    const shown = ok(await run(['project', 'context', 'show', 'api', '--view', 'execute']), 'show');
+    const shown = ok(await cli.run(['project', 'context', 'show', 'api', '--view', 'execute']), 'show');
     assert.ok(shown.stdout.split('\n').includes('execute\tmaxFiles\t3\tview:default'), shown.stdout);
     assert.ok(shown.stdout.split('\n').includes('execute\tmaxFileSize\t65536\tview:default'), shown.stdout);
-    const stale = await run([
+    const stale = await cli.run([
       'project',
       'context',
       'set',
@@ -108,7 +97,7 @@ describe('agents project context, local mode', () => {
     ok(stale, 'stale set', 5);
     assert.match(stale.stderr, /revision 3, not 2/);
     const rich = ok(
-      await run([
+      await cli.run([
         '--format',
         'rich',
         'project',
@@ -128,25 +117,28 @@ describe('agents project context, local mode', () => {
       rich.stdout,
       /^Set the execute view of local\/api: include src\/\*\*; maxFileSize cleared \(now 64\.0 KiB from view:default\) \(revision 4\)$/m,
     );
-    const bad = await run(['project', 'context', 'set', 'api', '--view', 'default', '--ranking', 'magic']);
+    const bad = await cli.run(['project', 'context', 'set', 'api', '--view', 'default', '--ranking', 'magic']);
     ok(bad, 'bad ranking', 7);
-    const none = await run(['project', 'context', 'set', 'api', '--view', 'default']);
+    const none = await cli.run(['project', 'context', 'set', 'api', '--view', 'default']);
     ok(none, 'nothing to set', 2);
     assert.match(none.stderr, /nothing to set/);
-    const unknownView = await run(['project', 'context', 'set', 'api', '--view', 'nightly', '--max-files', '1']);
+    const unknownView = await cli.run(['project', 'context', 'set', 'api', '--view', 'nightly', '--max-files', '1']);
     ok(unknownView, 'unknown view', 2);
     // Back to the defaults for the inspections below.
     ok(
-      await run(['project', 'context', 'set', 'api', '--view', 'default', '--clear', 'max-files', 'max-file-size']),
+      await cli.run(['project', 'context', 'set', 'api', '--view', 'default', '--clear', 'max-files', 'max-file-size']),
       'clear',
     );
-    ok(await run(['project', 'context', 'set', 'api', '--view', 'execute', '--clear', 'include']), 'clear');
+    ok(await cli.run(['project', 'context', 'set', 'api', '--view', 'execute', '--clear', 'include']), 'clear');
   });
 
   it('inspect: the budget, what each limit cut, and per file its size, tokens, score, status and why', async () => {
-    const data = await json(['project', 'context', 'inspect', 'api', '--goal', GOAL]);
+    const data = await cli.ok(['project', 'context', 'inspect', 'api', '--goal', GOAL]);
     assert.equal(data.dryRun, false);
-    const rich = ok(await run(['--format', 'rich', 'project', 'context', 'inspect', 'api', '--goal', GOAL]), 'inspect');
+    const rich = ok(
+      await cli.run(['--format', 'rich', 'project', 'context', 'inspect', 'api', '--goal', GOAL]),
+      'inspect',
+    );
     const out = rich.stdout;
     assert.match(out, /^Context of local\/api · view default$/m);
     assert.match(out, new RegExp(`^  goal\\s+${GOAL}$`, 'm'));
@@ -173,14 +165,14 @@ describe('agents project context, local mode', () => {
     assert.doesNotMatch(out, /debug\.log/, 'ignored by .gitignore');
     assert.doesNotMatch(out, /Simulation complete/);
     const plain = ok(
-      await run(['project', 'context', 'inspect', 'api', '--goal', GOAL, '--budget', String(date.tokens)]),
+      await cli.run(['project', 'context', 'inspect', 'api', '--goal', GOAL, '--budget', String(date.tokens)]),
       'plain',
     );
     assert.match(plain.stdout, /^dry run: false$/m);
     assert.match(plain.stdout, /^src\/date\.ts\t\d+\t\d+\t[\d.]+\tincluded\t/m);
     assert.match(plain.stdout, /^src\/util\.ts\t\d+\t\d+\t[\d.]+\ttoken-budget\t/m);
     assert.match(plain.stdout, /token-budget \d+/);
-    const both = await run([
+    const both = await cli.run([
       'project',
       'context',
       'inspect',
@@ -191,13 +183,13 @@ describe('agents project context, local mode', () => {
       '01HZZZZZZZZZZZZZZZZZZZZZZZ',
     ]);
     ok(both, 'plan and goal', 2);
-    const missing = await run(['project', 'context', 'inspect', 'nobody', '--goal', GOAL]);
+    const missing = await cli.run(['project', 'context', 'inspect', 'nobody', '--goal', GOAL]);
     ok(missing, 'missing project', 3);
   });
 
   it('simulate: a dry run with estimates, and says nothing was assembled', async () => {
     const rich = ok(
-      await run([
+      await cli.run([
         '--format',
         'rich',
         'project',
@@ -217,13 +209,13 @@ describe('agents project context, local mode', () => {
     assert.match(rich.stdout, /tokens used \(set by --budget\)$/m);
     assert.match(rich.stdout, /^src\/date\.ts\s+\d+ B\s+~\d+\s/m, 'tokens are estimates');
     assert.match(rich.stdout, /\nSimulation complete \(dry run: nothing was assembled\)\n$/);
-    const plain = ok(await run(['project', 'context', 'simulate', 'api', '--goal', GOAL]), 'plain simulate');
+    const plain = ok(await cli.run(['project', 'context', 'simulate', 'api', '--goal', GOAL]), 'plain simulate');
     assert.match(plain.stdout, /^dry run: true$/m);
     assert.match(plain.stdout, /Simulation complete \(dry run: nothing was assembled\)\n$/);
-    const noGoal = await run(['project', 'context', 'simulate', 'api']);
+    const noGoal = await cli.run(['project', 'context', 'simulate', 'api']);
     ok(noGoal, 'no goal', 2);
     const json = JSON.parse(
-      ok(await run(['--format', 'json', 'project', 'context', 'simulate', 'api', '--goal', GOAL]), 'json').stdout,
+      ok(await cli.run(['--format', 'json', 'project', 'context', 'simulate', 'api', '--goal', GOAL]), 'json').stdout,
     ) as {
       data: { dryRun: boolean };
     };

@@ -3,34 +3,25 @@
  * defaults through A2A over stdio, and leaves its result committed in the repository.
  */
 import assert from 'node:assert/strict';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { agentsCli } from '../support/cli.ts';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
+import { e2eRoot } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-demo-e2e-'));
+const ROOT = e2eRoot('agents-demo-e2e');
 const DATA = join(ROOT, 'data');
 
-type Result = CliResult;
-
-function run(args: string[]): Promise<Result> {
-  // TMPDIR: the sample repositories go under ROOT, removed with it.
-  const env = cliEnv(DATA, join(ROOT, 'no-config'), { TMPDIR: ROOT });
-  return collect(spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }), {
-    timeoutMs: 60_000,
-  });
-}
+// TMPDIR: the sample repositories go under ROOT, removed with it.
+const cli = agentsCli({ dataDir: DATA, configHome: join(ROOT, 'no-config'), env: { TMPDIR: ROOT }, timeoutMs: 60_000 });
 
 const git = (repo: string, ...args: string[]): string =>
   execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trimEnd();
 
-after(() => rmSync(ROOT, { recursive: true, force: true }));
-
 describe('agents demo', { concurrency: 3 }, () => {
   it('runs use → execute → diff → apply on a sample repository and shows the commit it landed in (--keep keeps it)', async () => {
-    const res = await run(['demo', '--keep']);
+    const res = await cli.run(['demo', '--keep']);
     assert.equal(res.code, 0, `${res.stdout}\n${res.stderr}`);
     const out = res.stdout;
     const repo = /^# 1\. A sample git repository\n(\S+) \(branch main\)$/m.exec(out)?.[1];
@@ -69,7 +60,7 @@ describe('agents demo', { concurrency: 3 }, () => {
   });
 
   it('without --keep it cleans up; --format json gives the plan, the diff and the commit; names do not collide', async () => {
-    const [a, b] = await Promise.all([run(['--format', 'json', 'demo']), run(['--format', 'json', 'demo'])]);
+    const [a, b] = await Promise.all([cli.run(['--format', 'json', 'demo']), cli.run(['--format', 'json', 'demo'])]);
     const ea = JSON.parse(a.stdout);
     const eb = JSON.parse(b.stdout);
     for (const e of [ea, eb]) {
@@ -83,7 +74,7 @@ describe('agents demo', { concurrency: 3 }, () => {
     }
     assert.notEqual(ea.data.resource, eb.data.resource);
     const resources = JSON.parse(
-      (await run(['--format', 'json', 'resource', 'list', '--name', `^(${ea.data.resource}|${eb.data.resource})$`]))
+      (await cli.run(['--format', 'json', 'resource', 'list', '--name', `^(${ea.data.resource}|${eb.data.resource})$`]))
         .stdout,
     );
     assert.equal(resources.data.totalSize, 0, 'the registrations are removed');
@@ -97,11 +88,11 @@ describe('agents demo', { concurrency: 3 }, () => {
     git(repo, '-c', 'user.name=me', '-c', 'user.email=me@example.invalid', 'add', '-A');
     git(repo, '-c', 'user.name=me', '-c', 'user.email=me@example.invalid', 'commit', '-q', '-m', 'mine');
 
-    const missing = await run(['demo', '--repo', repo, '--pattern', 'favourite']);
+    const missing = await cli.run(['demo', '--repo', repo, '--pattern', 'favourite']);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /with --repo, give --pattern, --replacement and --glob/);
 
-    const res = await run([
+    const res = await cli.run([
       'demo',
       '--repo',
       repo,

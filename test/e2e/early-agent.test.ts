@@ -9,7 +9,6 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { after, describe, it } from 'node:test';
 import { STARTUP_MARKS_ENV } from '../../src/main/startup-marks.ts';
@@ -17,7 +16,7 @@ import { AGENT_NODE_ARGS, agentEnv } from '../../src/protocol/client/agent-env.t
 import { spawnEarlyAgent } from '../../src/presentation/cli/early-agent.ts';
 import { StdioClientTransport } from '../../src/protocol/client/stdio.transport.ts';
 import { collect, type CliResult } from '../support/cli.ts';
-import { BIN } from '../support/harness.ts';
+import { BIN, eventually } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-early-e2e-'));
 after(() => rmSync(ROOT, { recursive: true, force: true }));
@@ -97,8 +96,8 @@ describe('the early local agent', () => {
       assert.ok(child);
       const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
       const written = (): string => (existsSync(marks) ? readFileSync(marks, 'utf8') : '');
-      // Nothing is written to the agent: its services are built all the same (the test's timeout bounds the wait).
-      while (!written().includes('\tagent:built\t')) await delay(20);
+      // Nothing is written to the agent: its services are built all the same.
+      await eventually(async () => (written().includes('\tagent:built\t') ? true : undefined), 50_000, 'agent:built');
       assert.doesNotMatch(written(), /\tagent:client-wrote\t/);
       child.stdin?.end();
       assert.equal(await exited, 0);

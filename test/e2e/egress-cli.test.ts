@@ -6,33 +6,23 @@
  * malformed allowlist entry stops the start with a hint.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli, cliEnv } from '../support/cli.ts';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
 import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { e2eRoot } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-egress-e2e-'));
+const ROOT = e2eRoot('agents-egress-e2e');
 const KEY = 'sk-egress-0123456789abcdef';
 const TOKEN = 'egress-e2e-token-0123456789abcdefgh';
 const DATA = join(ROOT, 'server');
 const CLIENT = join(ROOT, 'client');
+const cli = agentsCli({ dataDir: CLIENT, configHome: join(ROOT, 'no-config') });
 
 let fake: FakeLlm;
 let port: string;
-
-function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: cliEnv(CLIENT, join(ROOT, 'no-config'), env),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const result = collect(child, { timeoutMs: 30_000 });
-  child.stdin?.end('');
-  return result;
-}
 
 /** `agents serve` on the shared data dir; the allowlist is only what `args` says. */
 function serve(args: string[] = []): Promise<HttpServerProcess> {
@@ -55,7 +45,6 @@ before(async () => {
 
 after(async () => {
   await fake?.close();
-  rmSync(ROOT, { recursive: true, force: true });
 });
 
 describe('the egress guard between an actor and its endpoint (server mode)', () => {
@@ -69,17 +58,17 @@ describe('the egress guard between an actor and its endpoint (server mode)', () 
       );
       // A team's actor (local/ on a server is the administrator's and reaches anything): the team
       // may read the server's key variable, not reach private addresses.
-      assert.equal((await run(remote('namespace', 'create', 'team'))).code, 0);
-      assert.equal((await run(remote('namespace', 'grant', 'team', 'server-secret'))).code, 0);
+      assert.equal((await cli.run(remote('namespace', 'create', 'team'))).code, 0);
+      assert.equal((await cli.run(remote('namespace', 'grant', 'team', 'server-secret'))).code, 0);
       const actor = join(ROOT, 'gpt.yaml');
       writeFileSync(
         actor,
         `name: team/gpt\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: LLM_E2E_KEY\nmaxRetries: 2\n`,
       );
-      const added = await run(remote('actor', 'add', '--config', actor));
+      const added = await cli.run(remote('actor', 'add', '--config', actor));
       assert.equal(added.code, 0, added.stderr);
       fake.push({ text: ['allowed', ' answer'] });
-      const ok = await run(remote('--tenant', 'team', 'send', '--actor', 'team/gpt', 'hi'));
+      const ok = await cli.run(remote('--tenant', 'team', 'send', '--actor', 'team/gpt', 'hi'));
       assert.equal(ok.code, 0, ok.stderr);
       assert.match(ok.stdout, /allowed answer/);
     } finally {
@@ -89,7 +78,7 @@ describe('the egress guard between an actor and its endpoint (server mode)', () 
     server = await serve();
     try {
       const sent = fake.requests.length;
-      const refused = await run(remote('--tenant', 'team', 'send', '--actor', 'team/gpt', 'hi'));
+      const refused = await cli.run(remote('--tenant', 'team', 'send', '--actor', 'team/gpt', 'hi'));
       assert.notEqual(refused.code, 0, refused.stdout);
       const said = `${refused.stdout}\n${refused.stderr}`;
       assert.match(
@@ -100,9 +89,9 @@ describe('the egress guard between an actor and its endpoint (server mode)', () 
       );
       assert.equal(fake.requests.length, sent, 'nothing reached the endpoint, not even a retry');
       // The administrator lets team reach private addresses: the same actor answers again.
-      assert.equal((await run(remote('namespace', 'grant', 'team', 'private-network'))).code, 0);
+      assert.equal((await cli.run(remote('namespace', 'grant', 'team', 'private-network'))).code, 0);
       fake.push({ text: ['granted', ' answer'] });
-      const granted = await run(remote('--tenant', 'team', 'send', '--actor', 'team/gpt', 'hi'));
+      const granted = await cli.run(remote('--tenant', 'team', 'send', '--actor', 'team/gpt', 'hi'));
       assert.equal(granted.code, 0, granted.stderr);
       assert.match(granted.stdout, /granted answer/);
     } finally {
@@ -111,12 +100,22 @@ describe('the egress guard between an actor and its endpoint (server mode)', () 
   });
 
   it('a malformed --allow-egress entry stops the start with a hint (exit 2)', async () => {
-    const res = await run(['serve', '--port', '0', '--data-dir', join(ROOT, 'bad'), '--allow-egress', 'http://x:1/']);
+    const res = await cli.run([
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      join(ROOT, 'bad'),
+      '--allow-egress',
+      'http://x:1/',
+    ]);
     assert.equal(res.code, 2, res.stderr);
     assert.match(res.stderr, /the egress allowlist entry "http:\/\/x:1\/" is not a host name or an IP address/);
     assert.match(res.stderr, /--allow-egress 127\.0\.0\.1:11434/);
-    const env = await run(['serve', '--port', '0', '--data-dir', join(ROOT, 'bad')], {
-      CLEVERAGENTS_ALLOW_EGRESS: '127.0.0.1:99999',
+    const env = await cli.run(['serve', '--port', '0', '--data-dir', join(ROOT, 'bad')], {
+      env: {
+        CLEVERAGENTS_ALLOW_EGRESS: '127.0.0.1:99999',
+      },
     });
     assert.equal(env.code, 2, env.stderr);
     assert.match(env.stderr, /port that is not a number from 1 to 65535 \(from CLEVERAGENTS_ALLOW_EGRESS\)/);

@@ -5,19 +5,15 @@
  * recorded requests show what history each turn carried.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { after, before, it } from 'node:test';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
-import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { e2eRoot, inBothModes, type Mode } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-fork-e2e-'));
+const ROOT = e2eRoot('agents-fork-e2e');
 const KEY = 'sk-fork-e2e-0123456789abcdef';
-const TOKEN = 'fork-e2e-token-0123456789abcdefgh';
 
 let fake: FakeLlm;
 
@@ -27,32 +23,6 @@ const lastConversation = (): string[] =>
   (fake.generations.at(-1)?.body as Body).messages
     .filter((m) => m.role !== 'system')
     .map((m) => `${m.role}: ${String(m.content)}`);
-
-interface Cli {
-  run(args: string[], input?: string): Promise<CliResult>;
-  /** The envelope's data of `--format json <args>`, checking the exit code. */
-  json(args: string[], code?: number): Promise<any>;
-}
-
-function cli(dataDir: string, prefix: () => string[] = () => []): Cli {
-  const run = (args: string[], input = ''): Promise<CliResult> => {
-    const child = spawn(process.execPath, [BIN, ...prefix(), ...args], {
-      env: cliEnv(dataDir, join(ROOT, 'no-config'), { FORK_E2E_KEY: KEY }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const result = collect(child, { timeoutMs: 60_000 });
-    child.stdin?.end(input);
-    return result;
-  };
-  return {
-    run,
-    async json(args, code = 0) {
-      const res = await run(['--format', 'json', ...args]);
-      assert.equal(res.code, code, `agents ${args.join(' ')}: ${res.stdout}\n${res.stderr}`);
-      return (JSON.parse(res.stdout) as { data: unknown }).data;
-    },
-  };
-}
 
 /** Every line of stdout as JSON (each must parse). */
 function jsonLines(stdout: string): any[] {
@@ -73,16 +43,13 @@ before(async () => {
 
 after(async () => {
   await fake?.close();
-  rmSync(ROOT, { recursive: true, force: true });
 });
 
 /** The same user journeys in either mode. */
-function journeys(mode: string, setup: () => Promise<Cli>): void {
-  let c: Cli;
+function journeys({ name: mode, cli: c }: Mode): void {
   let repo: string;
 
   before(async () => {
-    c = await setup();
     const f = join(ROOT, `${mode}-actor.yaml`);
     writeFileSync(
       f,
@@ -102,10 +69,10 @@ function journeys(mode: string, setup: () => Promise<Cli>): void {
 
   it('chat --resume continues the last session with a recap; --session ID that one', async () => {
     fake.push({ text: ['Hi, Ada.'] });
-    const first = await c.json(['send', '--actor', 'local/talker', 'my name is Ada']);
+    const first = await c.ok(['send', '--actor', 'local/talker', 'my name is Ada']);
     const sessionId = first.task.contextId as string;
     fake.push({ text: ['You are Ada.'] });
-    const res = await c.run(['chat', '--resume'], 'who am I?\n/exit\n');
+    const res = await c.run(['chat', '--resume'], { input: 'who am I?\n/exit\n' });
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, new RegExp(`^session: ${sessionId}$`, 'm'));
     assert.match(
@@ -117,24 +84,24 @@ function journeys(mode: string, setup: () => Promise<Cli>): void {
 
     // Another session is now the latest; --session picks the first one again, recap first.
     fake.push({ text: ['Other.'] });
-    await c.json(['send', '--actor', 'local/talker', 'unrelated']);
+    await c.ok(['send', '--actor', 'local/talker', 'unrelated']);
     fake.push({ text: ['Still Ada.'] });
-    const again = await c.run(['chat', '--session', sessionId], 'and now?\n/exit\n');
+    const again = await c.run(['chat', '--session', sessionId], { input: 'and now?\n/exit\n' });
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /^recap\t.*\twho am I\?\tYou are Ada\.$/m);
     assert.equal(lastConversation().length, 5, 'the two earlier turns and the new question');
-    const none = await c.run(['chat', '--resume', '--actor', 'local/talker'], '/exit\n');
+    const none = await c.run(['chat', '--resume', '--actor', 'local/talker'], { input: '/exit\n' });
     assert.equal(none.code, 2, 'a resumed session keeps its actor');
   });
 
   it('session fork --at starts a new session from that turn; the original is untouched', async () => {
     fake.push({ text: ['one'] }, { text: ['two'] });
-    const a = await c.json(['send', '--actor', 'local/talker', 'first']);
+    const a = await c.ok(['send', '--actor', 'local/talker', 'first']);
     const sessionId = a.task.contextId as string;
-    const b = await c.json(['send', '--session', sessionId, 'second']);
-    const original = await c.json(['session', 'show', sessionId]);
+    const b = await c.ok(['send', '--session', sessionId, 'second']);
+    const original = await c.ok(['session', 'show', sessionId]);
 
-    const forked = (await c.json(['session', 'fork', sessionId, '--at', a.task.id, '--title', 'Branch'])).session;
+    const forked = (await c.ok(['session', 'fork', sessionId, '--at', a.task.id, '--title', 'Branch'])).session;
     assert.notEqual(forked.id, sessionId);
     assert.deepEqual(forked.forkedFrom, { sessionId, taskId: a.task.id });
     assert.equal(forked.title, 'Branch');
@@ -144,10 +111,10 @@ function journeys(mode: string, setup: () => Promise<Cli>): void {
     assert.match(shown.stdout, /^turn\t\S+\tcompleted\tfirst\tone(\t|$)/m);
 
     fake.push({ text: ['diverged'] });
-    const next = await c.json(['send', '--session', forked.id, 'something else']);
+    const next = await c.ok(['send', '--session', forked.id, 'something else']);
     assert.equal(next.task.contextId, forked.id);
     assert.deepEqual(lastConversation(), ['user: first', 'assistant: one', 'user: something else']);
-    assert.deepEqual(await c.json(['session', 'show', sessionId]), original);
+    assert.deepEqual(await c.ok(['session', 'show', sessionId]), original);
     assert.ok(!original.tasks.some((t: { id: string }) => t.id === next.task.id));
     assert.equal(b.task.status.state, 'TASK_STATE_COMPLETED');
 
@@ -201,7 +168,7 @@ function journeys(mode: string, setup: () => Promise<Cli>): void {
   });
 
   it('plan execute --format json --events: the task events and the phase changes, then the result', async () => {
-    const used = await c.json([
+    const used = await c.ok([
       'plan',
       'use',
       'builtin/replace',
@@ -240,21 +207,8 @@ function journeys(mode: string, setup: () => Promise<Cli>): void {
   });
 }
 
-describe('resume, fork and events (local mode)', () => {
-  journeys('local', () => Promise.resolve(cli(join(ROOT, 'local'))));
-});
-
-describe('resume, fork and events (server mode)', () => {
-  let server: HttpServerProcess | undefined;
-  const data = join(ROOT, 'server');
-  journeys('server', async () => {
-    server = await startHttpServer({
-      dataDir: data,
-      token: TOKEN,
-      env: cliEnv(data, join(ROOT, 'no-config'), { FORK_E2E_KEY: KEY }),
-    });
-    const url = server.baseUrl;
-    return cli(join(ROOT, 'server-client'), () => ['--server', url, '--token', TOKEN]);
-  });
-  after(() => server?.stop());
-});
+inBothModes(
+  'resume, fork and events',
+  { root: ROOT, env: { FORK_E2E_KEY: KEY }, cli: { timeoutMs: 60_000 } },
+  journeys,
+);

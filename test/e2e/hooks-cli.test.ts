@@ -4,32 +4,18 @@
  * fake OpenAI-compatible server), in local mode and against `agents serve`.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { after, before, it } from 'node:test';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
-import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { e2eRoot, inBothModes, type Mode } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-hooks-e2e-'));
+const ROOT = e2eRoot('agents-hooks-e2e');
 const KEY = 'sk-hooks-e2e-0123456789abcdef';
-const TOKEN = 'hooks-e2e-token-0123456789abcdefgh';
 
 let fake: FakeLlm;
 let repo: string;
-
-function run(args: string[], dataDir: string): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: cliEnv(dataDir, join(ROOT, 'no-config'), { HOOKS_E2E_KEY: KEY }),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const result = collect(child, { timeoutMs: 30_000 });
-  child.stdin.end('');
-  return result;
-}
 
 const file = (name: string, text: string): string => {
   const p = join(ROOT, name);
@@ -45,16 +31,15 @@ before(async () => {
 
 after(async () => {
   await fake?.close();
-  rmSync(ROOT, { recursive: true, force: true });
 });
 
-/** The same story in either mode: `cli(args)` runs `agents` against that mode's agent. */
-function hookStory(mode: string, cli: () => (args: string[]) => Promise<CliResult>): void {
+/** The same story in either mode: `cli` runs `agents` against that mode's agent. */
+function hookStory({ name: mode, cli }: Mode): void {
   const project = `local/hooks-${mode}`;
   const hook = `local/no-notes-${mode}`;
 
   before(async () => {
-    const run = cli();
+    const { run } = cli;
     const actor = file(
       `actor-${mode}.yaml`,
       `name: local/hooks-gpt\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: HOOKS_E2E_KEY\nmaxRetries: 0\ntools: [builtin/read-file]\n`,
@@ -70,7 +55,7 @@ function hookStory(mode: string, cli: () => (args: string[]) => Promise<CliResul
   });
 
   it('hook add refuses a bad definition with file and line, then adds one; list and show describe it', async () => {
-    const run = cli();
+    const { run } = cli;
     const bad = file(
       `bad-${mode}.yaml`,
       `name: ${hook}\nevent: before-tool-call\ncommand: { program: sh }\ntimeoutSeconds: 0\n`,
@@ -121,7 +106,7 @@ function hookStory(mode: string, cli: () => (args: string[]) => Promise<CliResul
   });
 
   it('the veto stops the tool call: the user sees why, and so does the model', async () => {
-    const run = cli();
+    const { run } = cli;
     fake.push(
       { toolCalls: [{ name: 'builtin__read-file', arguments: '{"path":"notes.txt"}' }] },
       { text: ['I may not read it.'] },
@@ -150,7 +135,7 @@ function hookStory(mode: string, cli: () => (args: string[]) => Promise<CliResul
   });
 
   it('hook remove removes it, and the next call runs', async () => {
-    const run = cli();
+    const { run } = cli;
     const removed = await run(['hook', 'remove', hook]);
     assert.equal(removed.code, 0, removed.stderr);
     assert.equal(removed.stdout, `removed\thook\t${hook}\n`);
@@ -168,24 +153,4 @@ function hookStory(mode: string, cli: () => (args: string[]) => Promise<CliResul
   });
 }
 
-describe('agents hook (local mode)', () => {
-  const data = join(ROOT, 'local');
-  hookStory('local', () => (args) => run(args, data));
-});
-
-describe('agents hook (server mode)', () => {
-  const data = join(ROOT, 'server');
-  const client = join(ROOT, 'server-client');
-  let server: HttpServerProcess;
-
-  before(async () => {
-    server = await startHttpServer({
-      dataDir: data,
-      token: TOKEN,
-      env: cliEnv(data, join(ROOT, 'no-config'), { HOOKS_E2E_KEY: KEY }),
-    });
-  });
-  after(() => server?.stop());
-
-  hookStory('server', () => (args) => run(['--server', server.baseUrl, '--token', TOKEN, ...args], client));
-});
+inBothModes('agents hook', { root: ROOT, env: { HOOKS_E2E_KEY: KEY } }, hookStory);

@@ -6,19 +6,15 @@
  * execute requests; `agents project context inspect` lists the files with their token counts.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { after, before, it } from 'node:test';
 import { startFakeOpenAI, type FakeLlm, type FakeReply, type RecordedRequest } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
-import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { e2eRoot, inBothModes, type Mode } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-instructions-e2e-'));
+const ROOT = e2eRoot('agents-instructions-e2e');
 const KEY = 'sk-instructions-e2e-0123456789';
-const TOKEN = 'instructions-e2e-token-0123456789abcdef';
 
 let fake: FakeLlm;
 
@@ -68,37 +64,7 @@ before(async () => {
 
 after(async () => {
   await fake?.close();
-  rmSync(ROOT, { recursive: true, force: true });
 });
-
-interface Mode {
-  name: string;
-  dataDir: string;
-  args: (...a: string[]) => string[];
-  start?: () => Promise<void>;
-  stop?: () => Promise<unknown>;
-}
-
-function run(mode: Mode, args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...mode.args(...args)], {
-    env: cliEnv(mode.dataDir, join(ROOT, 'no-config'), { INSTR_E2E_KEY: KEY }),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const result = collect(child, { timeoutMs: 60_000 });
-  child.stdin?.end('');
-  return result;
-}
-
-async function ok(mode: Mode, args: string[]): Promise<CliResult> {
-  const res = await run(mode, args);
-  assert.equal(res.code, 0, `agents ${args.join(' ')} exited ${res.code}:\n${res.stdout}\n${res.stderr}`);
-  return res;
-}
-
-async function json(mode: Mode, args: string[]): Promise<any> {
-  const res = await ok(mode, ['--format', 'json', ...args]);
-  return (JSON.parse(res.stdout) as { data: unknown }).data;
-}
 
 const file = (name: string, text: string): string => {
   const p = join(ROOT, name);
@@ -120,41 +86,47 @@ function suite(mode: Mode): void {
       'docs/ACTION.md': 'ACTION-RULE: say what you changed.\n',
       'test.js': "require('./src/date.js');\n",
     });
-    await mode.start?.();
-    await ok(mode, [
-      'actor',
-      'add',
-      '--config',
-      file(
-        `${mode.name}-gpt.yaml`,
-        `name: local/gpt\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: INSTR_E2E_KEY\n`,
-      ),
-    ]);
-    await ok(mode, ['resource', 'add', 'git-checkout', 'local/api', '--path', repo]);
-    await ok(mode, [
-      'project',
-      'add',
-      '--config',
-      file(
-        `${mode.name}-api.project.yaml`,
-        'name: local/api\nresources: [local/api]\nsettings:\n  context:\n    include: ["src/**", "test.js"]\n    instructions: { files: [docs/STYLE.md], maxTokens: 2000 }\n',
-      ),
-    ]);
-    await ok(mode, [
-      'action',
-      'add',
-      '--config',
-      file(
-        `${mode.name}-fix.action.yaml`,
-        'name: local/fix\ndescriptionTemplate: "{{goal}}"\ndefinitionOfDone: the test passes\narguments: { goal: { type: string, required: true } }\ninstructions: [docs/ACTION.md]\n',
-      ),
-    ]);
+    await mode.cli.run(
+      [
+        'actor',
+        'add',
+        '--config',
+        file(
+          `${mode.name}-gpt.yaml`,
+          `name: local/gpt\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: INSTR_E2E_KEY\n`,
+        ),
+      ],
+      { code: 0 },
+    );
+    await mode.cli.run(['resource', 'add', 'git-checkout', 'local/api', '--path', repo], { code: 0 });
+    await mode.cli.run(
+      [
+        'project',
+        'add',
+        '--config',
+        file(
+          `${mode.name}-api.project.yaml`,
+          'name: local/api\nresources: [local/api]\nsettings:\n  context:\n    include: ["src/**", "test.js"]\n    instructions: { files: [docs/STYLE.md], maxTokens: 2000 }\n',
+        ),
+      ],
+      { code: 0 },
+    );
+    await mode.cli.run(
+      [
+        'action',
+        'add',
+        '--config',
+        file(
+          `${mode.name}-fix.action.yaml`,
+          'name: local/fix\ndescriptionTemplate: "{{goal}}"\ndefinitionOfDone: the test passes\narguments: { goal: { type: string, required: true } }\ninstructions: [docs/ACTION.md]\n',
+        ),
+      ],
+      { code: 0 },
+    );
   });
 
-  after(() => mode.stop?.());
-
   it('context inspect lists the instruction files with their token counts (plain, rich and json)', async () => {
-    const data = await json(mode, ['project', 'context', 'inspect', 'api', '--goal', goal]);
+    const data = await mode.cli.ok(['project', 'context', 'inspect', 'api', '--goal', goal]);
     const listed = data.instructions.map((f: any) => [f.path, f.why, f.included]);
     assert.deepEqual(listed, [
       ['src/AGENTS.md', 'folder of src/date.js', true],
@@ -166,7 +138,7 @@ function suite(mode: Mode): void {
     assert.equal(data.budget.used, data.totals.includedTokens + tokens, 'instructions count in the budget');
     assert.ok(!data.files.some((f: any) => f.path.endsWith('AGENTS.md')));
 
-    const plain = await ok(mode, ['project', 'context', 'inspect', 'api', '--goal', goal]);
+    const plain = await mode.cli.run(['project', 'context', 'inspect', 'api', '--goal', goal], { code: 0 });
     assert.match(plain.stdout, new RegExp(`^instructions: 3 files, ${tokens} tokens$`, 'm'));
     const root = data.instructions[1];
     assert.match(
@@ -176,7 +148,9 @@ function suite(mode: Mode): void {
         'm',
       ),
     );
-    const rich = await ok(mode, ['--format', 'rich', 'project', 'context', 'inspect', 'api', '--goal', goal]);
+    const rich = await mode.cli.run(['--format', 'rich', 'project', 'context', 'inspect', 'api', '--goal', goal], {
+      code: 0,
+    });
     assert.match(rich.stdout, /^INSTRUCTION FILE\s+SIZE\s+TOKENS\s+STATUS\s+WHY$/m);
     assert.match(
       rich.stdout,
@@ -187,7 +161,7 @@ function suite(mode: Mode): void {
     );
     assert.match(rich.stdout, /^ {2}instructions\s+3 files, \d+ tokens$/m);
 
-    const shown = await ok(mode, ['project', 'context', 'show', 'api', '--view', 'default']);
+    const shown = await mode.cli.run(['project', 'context', 'show', 'api', '--view', 'default'], { code: 0 });
     assert.ok(
       shown.stdout
         .split('\n')
@@ -199,7 +173,7 @@ function suite(mode: Mode): void {
   });
 
   it('a chat turn sends the instruction files before the files; changing AGENTS.md changes the request', async () => {
-    await ok(mode, ['send', '--actor', 'local/gpt', '--project', 'api', 'look at src/date.js']);
+    await mode.cli.run(['send', '--actor', 'local/gpt', '--project', 'api', 'look at src/date.js'], { code: 0 });
     const system = systemOf(fake.generations.at(-1));
     assert.match(system, /Instructions for project local\/api from its instruction files/);
     assert.match(system, /=== AGENTS\.md \(local\/api, root\) ===\nROOT-RULE: keep every function pure\./);
@@ -213,7 +187,7 @@ function suite(mode: Mode): void {
     assert.doesNotMatch(system, /--- src\/date\.js ---/, 'no file is sent whole: the model reads with its tools');
 
     writeFileSync(join(repo, 'AGENTS.md'), 'ROOT-RULE-2: prefer small commits.\n');
-    await ok(mode, ['send', '--actor', 'local/gpt', '--project', 'api', 'and now?']);
+    await mode.cli.run(['send', '--actor', 'local/gpt', '--project', 'api', 'and now?'], { code: 0 });
     const again = systemOf(fake.generations.at(-1));
     assert.match(again, /ROOT-RULE-2: prefer small commits\./);
     assert.doesNotMatch(again, /keep every function pure/);
@@ -221,16 +195,10 @@ function suite(mode: Mode): void {
 
   it("a plan's strategize and execute requests carry them, and the action's named file", async () => {
     const sent = fake.generations.length;
-    const res = await ok(mode, [
-      'plan',
-      'use',
-      'local/fix',
-      'local/api',
-      '--arg',
-      `goal=${goal}`,
-      '--actor',
-      'local/gpt',
-    ]);
+    const res = await mode.cli.run(
+      ['plan', 'use', 'local/fix', 'local/api', '--arg', `goal=${goal}`, '--actor', 'local/gpt'],
+      { code: 0 },
+    );
     const planId = /^plan: (\S+)$/m.exec(res.stdout)?.[1] ?? '';
     assert.ok(planId, res.stdout);
     const strategize = fake.generations.slice(sent).find((r) => toolNames(r).includes('submit_strategy'));
@@ -239,8 +207,10 @@ function suite(mode: Mode): void {
     assert.match(s, /=== src\/AGENTS\.md \(local\/api, folder of src\/date\.js\) ===/);
     assert.match(s, /=== docs\/ACTION\.md \(local\/api, named by action\) ===\nACTION-RULE/);
 
-    const tree = await json(mode, ['plan', 'tree', planId]);
-    const explained = await ok(mode, ['plan', 'explain', tree.decisions[0].children[0].id, '--show-context']);
+    const tree = await mode.cli.ok(['plan', 'tree', planId]);
+    const explained = await mode.cli.run(['plan', 'explain', tree.decisions[0].children[0].id, '--show-context'], {
+      code: 0,
+    });
     assert.match(
       explained.stdout,
       /^context instruction: src\/AGENTS\.md \(local\/api, \d+ tokens, folder of src\/date\.js\)$/m,
@@ -251,7 +221,7 @@ function suite(mode: Mode): void {
     );
 
     const before = fake.generations.length;
-    await ok(mode, ['plan', 'execute', planId]);
+    await mode.cli.run(['plan', 'execute', planId], { code: 0 });
     const execute = fake.generations.slice(before).find((r) => toolNames(r).some((n) => /finish/.test(n)));
     const e = systemOf(execute);
     assert.match(e, /ROOT-RULE-2/);
@@ -259,7 +229,7 @@ function suite(mode: Mode): void {
     assert.match(e, /ACTION-RULE/);
     assert.match(e, /STYLE-RULE/);
 
-    const inspected = await json(mode, ['project', 'context', 'inspect', 'api', '--plan', planId]);
+    const inspected = await mode.cli.ok(['project', 'context', 'inspect', 'api', '--plan', planId]);
     assert.ok(
       inspected.instructions.some((f: any) => f.path === 'docs/ACTION.md' && f.why === 'named by action'),
       JSON.stringify(inspected.instructions),
@@ -267,24 +237,4 @@ function suite(mode: Mode): void {
   });
 }
 
-describe('instruction files (local mode)', () => {
-  suite({ name: 'local', dataDir: join(ROOT, 'local'), args: (...a) => a });
-});
-
-describe('instruction files (server mode)', () => {
-  let server: HttpServerProcess | undefined;
-  const data = join(ROOT, 'server');
-  suite({
-    name: 'server',
-    dataDir: join(ROOT, 'server-client-data'),
-    args: (...a) => ['--server', server?.baseUrl ?? '', '--token', TOKEN, ...a],
-    start: async () => {
-      server = await startHttpServer({
-        dataDir: data,
-        token: TOKEN,
-        env: cliEnv(data, join(ROOT, 'no-config'), { INSTR_E2E_KEY: KEY }),
-      });
-    },
-    stop: async () => server?.stop(),
-  });
-});
+inBothModes('instruction files', { root: ROOT, env: { INSTR_E2E_KEY: KEY }, cli: { timeoutMs: 60_000 } }, suite);

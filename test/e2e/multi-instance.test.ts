@@ -245,12 +245,13 @@ describe('several instances on one PostgreSQL database', { skip: pgSkip() }, () 
       const started = sse(a.baseUrl, 'SendStreamingMessage', message('tck-long-running-kill'));
       const first = await started.next();
       const taskId = taskOf(first);
-      const onB = collect(sse(b.baseUrl, 'SubscribeToTask', { id: taskId }));
-      // Wait until B's subscription is open (its snapshot arrives) before killing A.
-      await new Promise((r) => setTimeout(r, 300));
+      const onB = sse(b.baseUrl, 'SubscribeToTask', { id: taskId });
+      // B's subscription is open once its snapshot arrives: only then is A killed.
+      const snapshot = await onB.next();
+      assert.ok(!snapshot.done && snapshot.value, 'B sent the task first');
       a.child.kill('SIGKILL');
       await started.return(undefined).catch(() => {});
-      const { events } = await onB;
+      const events = TERMINAL.has(stateOf(snapshot.value) ?? '') ? [snapshot.value] : (await collect(onB)).events;
       const last = events.at(-1)!;
       assert.equal(stateOf(last), 'TASK_STATE_FAILED');
       assert.match(JSON.stringify(last.data), /restarted|stopped/);

@@ -5,59 +5,23 @@
  * conflict, rollback, corrections, cancel, resume after kill -9, approvals answered yes and no.
  */
 import assert from 'node:assert/strict';
-import { BIN, cliEnv as testCliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli, cliEnv as testCliEnv, type Agents, type CliResult } from '../support/cli.ts';
 import { initRepo } from '../support/git.ts';
 import { createHash } from 'node:crypto';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { setTimeout as delay } from 'node:timers/promises';
-import { startHttpServer } from '../support/harness.ts';
+import { before, describe, it } from 'node:test';
+import { eventually, startHttpServer } from '../support/harness.ts';
+import { e2eRoot, localMode, serverMode } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-plan-e2e-'));
+const ROOT = e2eRoot('agents-plan-e2e');
 const TOKEN = 'e2e-plan-token-0123456789abcdefgh';
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 type Result = CliResult;
 
 const cliEnv = (dataDir: string): NodeJS.ProcessEnv => testCliEnv(dataDir, join(ROOT, 'no-config'));
-
-/** A CLI call: local mode on `dataDir`, or server mode when `server` is given. */
-interface Target {
-  dataDir: string;
-  server?: () => string;
-}
-
-function start(
-  t: Target,
-  args: string[],
-  onStdout?: (all: string) => void,
-): { child: ChildProcess; result: Promise<Result> } {
-  const full = t.server ? ['--server', t.server(), '--token', TOKEN, ...args] : args;
-  const child = spawn(process.execPath, [BIN, ...full], { env: cliEnv(t.dataDir), stdio: ['ignore', 'pipe', 'pipe'] });
-  const result = collect(child, { timeoutMs: 60_000, ...(onStdout ? { onStdout } : {}) });
-  return { child, result };
-}
-
-const run = (t: Target, args: string[]): Promise<Result> => start(t, args).result;
-
-async function json(t: Target, args: string[], expectCode = 0): Promise<any> {
-  const res = await run(t, ['--format', 'json', ...args]);
-  let env: { exitCode: number; data: any };
-  try {
-    env = JSON.parse(res.stdout);
-  } catch {
-    throw new Error(`not one JSON envelope (exit ${res.code}):\n${res.stdout}\n${res.stderr}`);
-  }
-  assert.equal(
-    res.code,
-    expectCode,
-    `agents ${args.join(' ')} → ${res.code}: ${JSON.stringify(env.data?.error ?? env.data).slice(0, 2000)}`,
-  );
-  return env.data;
-}
 
 function expectCode(res: Result, code: number, what: string): void {
   assert.equal(res.code, code, `${what}: exit ${res.code}\nstdout: ${res.stdout}\nstderr: ${res.stderr}`);
@@ -99,35 +63,25 @@ function snapshot(repo: string): Record<string, string> {
 }
 
 /** Registers `local/<name>` as a git-checkout resource and a project of it. */
-async function register(t: Target, name: string, repo: string): Promise<void> {
+async function register(t: Agents, name: string, repo: string): Promise<void> {
   expectCode(
-    await run(t, ['resource', 'add', 'git-checkout', name, '--path', repo, '--branch', 'main']),
+    await t.run(['resource', 'add', 'git-checkout', name, '--path', repo, '--branch', 'main']),
     0,
     'resource add',
   );
-  expectCode(await run(t, ['project', 'create', name, '--resource', name]), 0, 'project create');
+  expectCode(await t.run(['project', 'create', name, '--resource', name]), 0, 'project create');
 }
 
 const REPLACE = ['--arg', 'pattern=colour', '--arg', 'replacement=color', '--arg', 'glob=src/**/*.ts'];
 
-async function use(t: Target, action: string, project: string, extra: string[] = []): Promise<string> {
-  const data = await json(t, ['plan', 'use', action, project, ...extra]);
+async function use(t: Agents, action: string, project: string, extra: string[] = []): Promise<string> {
+  const data = await t.ok(['plan', 'use', action, project, ...extra]);
   assert.match(data.plan.planId, ULID);
   assert.equal(`${data.plan.phase}/${data.plan.state}`, 'strategize/complete', JSON.stringify(data.plan.error));
   return data.plan.planId as string;
 }
 
-const status = (t: Target, id: string): Promise<any> => json(t, ['plan', 'status', id]);
-
-async function waitFor<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await delay(50);
-  }
-}
+const status = (t: Agents, id: string): Promise<any> => t.ok(['plan', 'status', id]);
 
 /** Pids of processes whose command line is exactly `argv`. */
 function pidsOf(argv: string[]): number[] {
@@ -189,14 +143,12 @@ async function startServer(dataDir: string): Promise<Server> {
   };
 }
 
-after(() => rmSync(ROOT, { recursive: true, force: true }));
-
 describe('plans through the CLI, local mode (an agent over stdio per call)', { concurrency: 4 }, () => {
-  const local: Target = { dataDir: join(ROOT, 'local') };
+  const local = localMode({ root: ROOT, cli: { timeoutMs: 60_000 } }).cli;
 
   before(async () => {
     writeFileSync(join(ROOT, 'two-writes.action.yaml'), TWO_WRITES);
-    expectCode(await run(local, ['action', 'add', '--config', join(ROOT, 'two-writes.action.yaml')]), 0, 'action add');
+    expectCode(await local.run(['action', 'add', '--config', join(ROOT, 'two-writes.action.yaml')]), 0, 'action add');
   });
 
   it('use → execute (live progress) → diff → artifacts → apply --yes; the working tree is untouched until apply', async () => {
@@ -205,7 +157,7 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     const id = await use(local, 'builtin/replace', 'lifecycle', REPLACE);
     const before = snapshot(repo);
 
-    const exec = await run(local, ['plan', 'execute', id]);
+    const exec = await local.run(['plan', 'execute', id]);
     expectCode(exec, 0, 'execute');
     assert.match(exec.stdout, /^Executing in a sandbox$/m);
     assert.match(exec.stdout, /^Sandbox for local\/lifecycle: .* \(branch cleveragents\/plan-[0-9A-Z]{26}\)$/m);
@@ -218,9 +170,9 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.deepEqual(snapshot(repo), before, 'execute changed nothing the user can see');
 
     const [diff, artifacts, stat] = await Promise.all([
-      run(local, ['plan', 'diff', id]),
-      run(local, ['plan', 'artifacts', id]),
-      run(local, ['plan', 'diff', id, '--stat']),
+      local.run(['plan', 'diff', id]),
+      local.run(['plan', 'artifacts', id]),
+      local.run(['plan', 'diff', id, '--stat']),
     ]);
     expectCode(diff, 0, 'diff');
     assert.match(diff.stdout, /^diff --git a\/src\/a\.ts b\/src\/a\.ts$/m);
@@ -241,7 +193,7 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     );
     assert.deepEqual(snapshot(repo), before);
 
-    const apply = await run(local, ['plan', 'apply', id, '--yes']);
+    const apply = await local.run(['plan', 'apply', id, '--yes']);
     expectCode(apply, 0, 'apply');
     assert.match(apply.stdout, /^Applied to local\/lifecycle: commit [0-9a-f]{12} \(2 files\)$/m);
     assert.match(apply.stdout, /^state: applied$/m);
@@ -256,7 +208,7 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.equal(s.applied.commits[0].commit, git(repo, 'rev-parse', 'HEAD'));
 
     // Nothing more to do: execute after apply is invalid state, naming the phase and state.
-    const again = await run(local, ['plan', 'execute', id]);
+    const again = await local.run(['plan', 'execute', id]);
     expectCode(again, 5, 'execute after apply');
     assert.match(again.stderr, /BusinessRuleViolation/);
     assert.match(again.stderr, /^phase: apply$/m);
@@ -267,13 +219,13 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     const repo = makeRepo('conflict');
     await register(local, 'conflict', repo);
     const id = await use(local, 'builtin/replace', 'conflict', REPLACE);
-    expectCode(await run(local, ['plan', 'execute', id]), 0, 'execute');
+    expectCode(await local.run(['plan', 'execute', id]), 0, 'execute');
     // Meanwhile, the user changes the same line on their branch.
     writeFileSync(join(repo, 'src', 'a.ts'), 'const colour = 42;\nexport { colour };\n');
     git(repo, 'commit', '-q', '-am', 'the user was faster');
     const before = snapshot(repo);
 
-    const apply = await run(local, ['plan', 'apply', id, '--yes']);
+    const apply = await local.run(['plan', 'apply', id, '--yes']);
     expectCode(apply, 10, 'apply with a conflict');
     assert.match(apply.stderr, /^error: Plan [0-9A-Z]{26} was not applied: .*conflict.* \(PlanError\)$/m);
     assert.match(apply.stderr, /^file: src\/a\.ts$/m);
@@ -289,7 +241,7 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     const repo = makeRepo('rollback');
     await register(local, 'rollback', repo);
     const id = await use(local, 'two-writes', 'rollback', ['--automation-profile', 'auto']);
-    expectCode(await run(local, ['plan', 'execute', id]), 0, 'execute');
+    expectCode(await local.run(['plan', 'execute', id]), 0, 'execute');
     const s1 = await status(local, id);
     assert.deepEqual(
       s1.checkpoints.map((c: { label: string }) => c.label),
@@ -298,15 +250,15 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     const cp = s1.checkpoints[1];
     assert.match(cp.id, ULID);
 
-    const rb = await run(local, ['plan', 'rollback', cp.id]);
+    const rb = await local.run(['plan', 'rollback', cp.id]);
     expectCode(rb, 0, 'rollback');
     assert.match(rb.stdout, /^state: queued$/m);
     assert.match(rb.stdout, /^steps: 1\/2$/m);
     assert.deepEqual(
-      (await json(local, ['plan', 'diff', id])).sandboxes[0].files.map((f: { path: string }) => f.path),
+      (await local.ok(['plan', 'diff', id])).sandboxes[0].files.map((f: { path: string }) => f.path),
       ['first.txt'],
     );
-    const resumed = await run(local, ['plan', 'execute', id]);
+    const resumed = await local.run(['plan', 'execute', id]);
     expectCode(resumed, 0, 'execute after rollback');
     assert.match(resumed.stdout, /^Resuming execute at step 2$/m);
     assert.match(resumed.stdout, new RegExp(`^Restored checkpoint ${cp.id} \\(after-step:1\\)$`, 'm'));
@@ -314,9 +266,9 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.match(resumed.stdout, /^Step 2\/2: builtin\/write-file path=second\.txt/m);
 
     // Revert the second step: superseded, re-strategized with the guidance; the attempt goes up.
-    const tree = await json(local, ['plan', 'tree', id]);
+    const tree = await local.ok(['plan', 'tree', id]);
     const step2 = tree.decisions[0].children.find((d: { stepIndex?: number }) => d.stepIndex === 1);
-    const dry = await json(local, [
+    const dry = await local.ok([
       'plan',
       'correct',
       step2.id,
@@ -328,32 +280,24 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     ]);
     assert.deepEqual(dry.wouldSupersede, [step2.id]);
     assert.equal(dry.attempt, 1);
-    const reverted = await json(local, [
-      'plan',
-      'correct',
-      step2.id,
-      '--mode',
-      'revert',
-      '--guidance',
-      'write it again',
-    ]);
+    const reverted = await local.ok(['plan', 'correct', step2.id, '--mode', 'revert', '--guidance', 'write it again']);
     assert.equal(reverted.attempt, 2);
     assert.deepEqual(reverted.superseded, [step2.id]);
-    const explained = await json(local, ['plan', 'explain', step2.id, '--plan', id]);
+    const explained = await local.ok(['plan', 'explain', step2.id, '--plan', id]);
     assert.equal(explained.planId, id);
     assert.equal(explained.decision.id, step2.id);
     assert.equal(explained.decision.superseded, true, 'the reverted step is superseded');
     assert.ok(explained.toolCalls.length >= 1, 'the step made its tool call');
     for (const c of explained.toolCalls) assert.equal(c.tool, 'builtin/write-file');
-    const listed = await json(local, ['plan', 'list', '--project', 'rollback']);
+    const listed = await local.ok(['plan', 'list', '--project', 'rollback']);
     assert.equal(listed.plans.length, 1, 'plan list --project finds the plan');
     assert.equal(listed.plans[0].planId, id);
     assert.ok(listed.plans[0].counts.decisions >= 4, `plan list counts decisions: ${listed.plans[0].counts.decisions}`);
     assert.ok(listed.plans[0].counts.checkpoints >= 2, 'plan list counts checkpoints');
     const [withSuperseded, plainTree, activeOnly] = await Promise.all([
-      json(local, ['plan', 'tree', id, '--show-superseded']),
-      run(local, ['plan', 'tree', id, '--show-superseded']),
-      run(local, ['plan', 'tree', id]),
+      local.ok(['plan', 'tree', id, '--show-superseded']),
+      local.run(['plan', 'tree', id, '--show-superseded']),
+      local.run(['plan', 'tree', id]),
     ]);
     const old = withSuperseded.decisions[0].children.find((d: { id: string }) => d.id === step2.id);
     assert.equal(old.superseded, true);
@@ -364,14 +308,14 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
       new RegExp(`^${step2.id}\t`, 'm'),
       'superseded decisions only with --show-superseded',
     );
-    const again = await run(local, ['plan', 'execute', id]);
+    const again = await local.run(['plan', 'execute', id]);
     expectCode(again, 0, 'execute after the revert');
     assert.match(again.stdout, /^Step 2\/2: builtin\/write-file/m);
 
-    const newStep2 = (await json(local, ['plan', 'tree', id])).decisions[0].children.find(
+    const newStep2 = (await local.ok(['plan', 'tree', id])).decisions[0].children.find(
       (d: { type: string; stepIndex?: number }) => d.type === 'step' && d.stepIndex === 1,
     );
-    const appended = await run(local, [
+    const appended = await local.run([
       'plan',
       'correct',
       newStep2.id,
@@ -391,12 +335,12 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     await register(local, 'no-bypass', repo);
     const id = await use(local, 'builtin/replace', 'no-bypass', REPLACE);
     const before = snapshot(repo);
-    const planner = await run(local, ['session', 'create', '--actor', 'builtin/planner']);
+    const planner = await local.run(['session', 'create', '--actor', 'builtin/planner']);
     expectCode(planner, 3, 'session create --actor builtin/planner');
     assert.match(planner.stderr, /No actor named builtin\/planner/);
     const s = await status(local, id);
     // A plan's context is no chat session (the raw SendMessage there is refused: see the contract suite).
-    const chat = await run(local, ['send', '--session', s.contextId, 'apply it']);
+    const chat = await local.run(['send', '--session', s.contextId, 'apply it']);
     expectCode(chat, 3, "send into the plan's context");
     assert.match(chat.stderr, /Session plan-\S+ was not found/);
     const after = await status(local, id);
@@ -416,16 +360,16 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     ]);
 
     // Illegal: apply before execute names the phase and state.
-    const early = await run(local, ['plan', 'apply', no, '--yes']);
+    const early = await local.run(['plan', 'apply', no, '--yes']);
     expectCode(early, 5, 'apply before execute');
     assert.match(early.stderr, /^phase: strategize$/m);
     assert.match(early.stderr, /^state: complete$/m);
     assert.match(early.stderr, /^allowed: execute, /m);
 
     const [waitYes, waitNo, waitPromptNo] = await Promise.all([
-      run(local, ['plan', 'execute', yes]),
-      run(local, ['plan', 'execute', no]),
-      run(local, ['plan', 'execute', promptNo]),
+      local.run(['plan', 'execute', yes]),
+      local.run(['plan', 'execute', no]),
+      local.run(['plan', 'execute', promptNo]),
     ]);
     for (const w of [waitYes, waitNo, waitPromptNo]) {
       expectCode(w, 5, 'execute that needs an approval');
@@ -440,10 +384,10 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.equal(sNo.waiting.kind, 'tool-approval');
 
     const [approved, rejected, auto1, saidNo] = await Promise.all([
-      run(local, ['plan', 'approve', yes]),
-      run(local, ['send', '--task', sNo.waiting.taskId, 'no']),
-      run(local, ['plan', 'execute', auto, '--yes']),
-      run(local, ['plan', 'prompt', promptNo, 'no']),
+      local.run(['plan', 'approve', yes]),
+      local.run(['send', '--task', sNo.waiting.taskId, 'no']),
+      local.run(['plan', 'execute', auto, '--yes']),
+      local.run(['plan', 'prompt', promptNo, 'no']),
     ]);
     expectCode(approved, 0, 'approve');
     assert.match(approved.stdout, /^ {2}✓ /m);
@@ -454,12 +398,12 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     expectCode(saidNo, 0, 'prompt … no');
     assert.doesNotMatch(saidNo.stdout, /^ {2}✓ /m, '"no" ran nothing');
     const [dYes, dNo, dAuto, dPromptNo, tNo, tPromptNo] = await Promise.all([
-      json(local, ['plan', 'diff', yes]),
-      json(local, ['plan', 'diff', no]),
-      json(local, ['plan', 'diff', auto]),
-      json(local, ['plan', 'diff', promptNo]),
-      json(local, ['plan', 'tree', no]),
-      json(local, ['plan', 'tree', promptNo]),
+      local.ok(['plan', 'diff', yes]),
+      local.ok(['plan', 'diff', no]),
+      local.ok(['plan', 'diff', auto]),
+      local.ok(['plan', 'diff', promptNo]),
+      local.ok(['plan', 'tree', no]),
+      local.ok(['plan', 'tree', promptNo]),
     ]);
     assert.equal(dYes.stats.files, 2, 'approved: the step ran');
     assert.equal(dNo.stats.files, 0, 'rejected: the step was skipped');
@@ -473,27 +417,27 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
 
     // The apply needs approval too: without --yes it waits; apply --yes answers the waiting request.
     const before = snapshot(repo);
-    const waitApply = await run(local, ['plan', 'apply', yes]);
+    const waitApply = await local.run(['plan', 'apply', yes]);
     expectCode(waitApply, 5, 'apply without --yes');
     assert.match(waitApply.stderr, /needs approval for apply \(2 files\)/);
     assert.deepEqual(snapshot(repo), before);
     assert.equal((await status(local, yes)).waiting.kind, 'apply-approval');
     // Guidance never approves: prompt with words rejects; reject --guidance too. Nothing lands.
-    const guided = await run(local, ['plan', 'prompt', yes, 'go', 'ahead']);
+    const guided = await local.run(['plan', 'prompt', yes, 'go', 'ahead']);
     expectCode(guided, 9, 'guidance on the waiting apply declines it');
     assert.deepEqual(snapshot(repo), before);
     const sGuided = await status(local, yes);
     assert.equal(`${sGuided.phase}/${sGuided.state}`, 'execute/complete');
     assert.equal(sGuided.waiting, undefined);
-    expectCode(await run(local, ['plan', 'apply', yes]), 5, 'apply waits again');
-    const declined = await run(local, ['plan', 'reject', yes, '--guidance', 'after the release']);
+    expectCode(await local.run(['plan', 'apply', yes]), 5, 'apply waits again');
+    const declined = await local.run(['plan', 'reject', yes, '--guidance', 'after the release']);
     expectCode(declined, 9, 'reject the apply');
     assert.deepEqual(snapshot(repo), before);
-    const notWaiting = await run(local, ['plan', 'approve', yes]);
+    const notWaiting = await local.run(['plan', 'approve', yes]);
     expectCode(notWaiting, 5, 'approve with nothing waiting');
     assert.match(notWaiting.stderr, /approve needs a plan that waits for an approval/);
-    expectCode(await run(local, ['plan', 'apply', yes]), 5, 'apply waits again');
-    const applied = await run(local, ['plan', 'apply', yes, '--yes']);
+    expectCode(await local.run(['plan', 'apply', yes]), 5, 'apply waits again');
+    const applied = await local.run(['plan', 'apply', yes, '--yes']);
     expectCode(applied, 0, 'apply --yes on the waiting plan');
     assert.match(applied.stdout, /^state: applied$/m);
     assert.equal(git(repo, 'rev-list', '--count', 'main'), '2');
@@ -501,13 +445,7 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
 });
 
 describe('plans through the CLI, server mode (HTTP to one agents serve)', { concurrency: 3 }, () => {
-  let server: Server;
-  const remote: Target = { dataDir: join(ROOT, 'client-unused'), server: () => server.url };
-
-  before(async () => {
-    server = await startServer(join(ROOT, 'server'));
-  });
-  after(() => server.stop());
+  const remote = serverMode({ root: ROOT, token: TOKEN, cli: { timeoutMs: 60_000 } }).cli;
 
   it('cancel during a slow command: execute ends promptly, the plan is cancelled, the command is gone', async () => {
     const repo = makeRepo('cancel');
@@ -520,19 +458,29 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
     ]);
     let ready!: () => void;
     const stepShown = new Promise<void>((r) => (ready = r));
-    const exec = start(remote, ['plan', 'execute', id], (out) => {
-      if (/^Step 1\/1: builtin\/run-command command=sleep 599\.25$/m.test(out)) ready();
+    const exec = remote.run(['plan', 'execute', id], {
+      onStdout: (out) => {
+        if (/^Step 1\/1: builtin\/run-command command=sleep 599\.25$/m.test(out)) ready();
+      },
     });
     await stepShown;
-    await waitFor('the sleep to run', () => pidsOf(['sleep', '599.25']).length > 0);
-    const cancel = await run(remote, ['plan', 'cancel', id, '--reason', 'too slow']);
+    await eventually(
+      async () => (pidsOf(['sleep', '599.25']).length > 0 ? true : undefined),
+      10_000,
+      'the sleep to run',
+    );
+    const cancel = await remote.run(['plan', 'cancel', id, '--reason', 'too slow']);
     expectCode(cancel, 0, 'cancel');
     assert.match(cancel.stdout, /^state: cancelled$/m);
     // The command would sleep for ten minutes: execute ending at all (within collect's 60 s) shows the cancel stopped it.
-    const ended = await exec.result;
+    const ended = await exec;
     expectCode(ended, 9, 'the cancelled execute');
     assert.match(ended.stdout, /^state: cancelled$/m);
-    await waitFor('the sleep to be killed', () => pidsOf(['sleep', '599.25']).length === 0, 5000);
+    await eventually(
+      async () => (pidsOf(['sleep', '599.25']).length === 0 ? true : undefined),
+      5000,
+      'the sleep to be killed',
+    );
     const s = await status(remote, id);
     assert.equal(`${s.phase}/${s.state}`, 'execute/cancelled');
     assert.ok(existsSync(s.sandboxes[0].root), 'the sandbox stays for inspection');
@@ -548,9 +496,9 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
       use(remote, 'builtin/replace', 'http-approvals', manual),
     ]);
     const [waitYes, waitNo, auto1] = await Promise.all([
-      run(remote, ['plan', 'execute', yes]),
-      run(remote, ['plan', 'execute', no]),
-      run(remote, ['plan', 'execute', auto, '--yes']),
+      remote.run(['plan', 'execute', yes]),
+      remote.run(['plan', 'execute', no]),
+      remote.run(['plan', 'execute', auto, '--yes']),
     ]);
     expectCode(waitYes, 5, 'execute waiting for approval');
     expectCode(waitNo, 5, 'execute waiting for approval');
@@ -559,16 +507,16 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
     const sNo = await status(remote, no);
     assert.equal(sNo.waiting.kind, 'tool-approval');
     const [approved, rejected] = await Promise.all([
-      run(remote, ['plan', 'approve', yes]),
-      run(remote, ['send', '--task', sNo.waiting.taskId, 'no']),
+      remote.run(['plan', 'approve', yes]),
+      remote.run(['send', '--task', sNo.waiting.taskId, 'no']),
     ]);
     expectCode(approved, 0, 'approve');
     assert.match(approved.stdout, /^state: complete$/m);
     expectCode(rejected, 0, 'send --task no');
     const [dYes, dNo, dAuto] = await Promise.all([
-      json(remote, ['plan', 'diff', yes]),
-      json(remote, ['plan', 'diff', no]),
-      json(remote, ['plan', 'diff', auto]),
+      remote.ok(['plan', 'diff', yes]),
+      remote.ok(['plan', 'diff', no]),
+      remote.ok(['plan', 'diff', auto]),
     ]);
     assert.equal(dYes.stats.files, 2);
     assert.equal(dNo.stats.files, 0);
@@ -580,21 +528,28 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
   it('resume after the server is killed (SIGKILL) in the middle of execute', async () => {
     const dataDir = join(ROOT, 'server-killed');
     let killable = await startServer(dataDir);
-    const t: Target = { dataDir: join(ROOT, 'client-unused'), server: () => killable.url };
+    const t = agentsCli({
+      dataDir: join(ROOT, 'client-unused'),
+      configHome: join(ROOT, 'no-config'),
+      prefix: () => ['--server', killable.url, '--token', TOKEN],
+      timeoutMs: 60_000,
+    });
     try {
       const repo = makeRepo('killed');
       writeFileSync(join(ROOT, 'slow-write.action.yaml'), SLOW_WRITE);
-      expectCode(await run(t, ['action', 'add', '--config', join(ROOT, 'slow-write.action.yaml')]), 0, 'action add');
+      expectCode(await t.run(['action', 'add', '--config', join(ROOT, 'slow-write.action.yaml')]), 0, 'action add');
       await register(t, 'killed', repo);
       const id = await use(t, 'slow-write', 'killed', ['--automation-profile', 'auto']);
       let ready!: () => void;
       const sleeping = new Promise<void>((r) => (ready = r));
-      const exec = start(t, ['plan', 'execute', id], (out) => {
-        if (/^Step 1\/2: builtin\/run-command command=sleep 2$/m.test(out)) ready();
+      const exec = t.run(['plan', 'execute', id], {
+        onStdout: (out) => {
+          if (/^Step 1\/2: builtin\/run-command command=sleep 2$/m.test(out)) ready();
+        },
       });
       await sleeping;
       await killable.stop('SIGKILL');
-      const cut = await exec.result;
+      const cut = await exec;
       expectCode(cut, 6, 'execute whose server died');
       assert.match(cut.stderr, /lost the connection to the agent/);
       assert.match(cut.stderr, new RegExp(`agents plan execute ${id} resumes`));
@@ -607,13 +562,13 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
       assert.equal(s.error.kind, 'interrupted');
       assert.equal(s.error.recoverable, true);
       assert.match(s.error.hint, new RegExp(`agents plan execute ${id} resumes from the last checkpoint`));
-      const resumed = await run(t, ['plan', 'execute', id]);
+      const resumed = await t.run(['plan', 'execute', id]);
       expectCode(resumed, 0, 'execute after the restart');
       assert.match(resumed.stdout, /^Resuming execute at step 1$/m);
       assert.match(resumed.stdout, /^Restored checkpoint [0-9A-Z]{26} \(before-execute\)$/m);
       assert.match(resumed.stdout, /^Step 2\/2: builtin\/write-file path=out\.txt/m);
       assert.match(resumed.stdout, /^state: complete$/m);
-      const diff = await json(t, ['plan', 'diff', id]);
+      const diff = await t.ok(['plan', 'diff', id]);
       assert.deepEqual(
         diff.sandboxes[0].files.map((f: { path: string }) => f.path),
         ['out.txt'],

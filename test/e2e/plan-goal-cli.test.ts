@@ -5,18 +5,23 @@
  * (the tools offered, the system prompt, the guidance) and answers as a model would.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli } from '../support/cli.ts';
 import { startFakeOpenAI, type FakeLlm, type FakeReply, type RecordedRequest } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
+import { e2eRoot } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-goal-e2e-'));
+const ROOT = e2eRoot('agents-goal-e2e');
 const KEY = 'sk-goal-e2e-0123456789abcdef';
 const DATA = join(ROOT, 'data');
+const cli = agentsCli({
+  dataDir: DATA,
+  configHome: join(ROOT, 'no-config'),
+  env: { GOAL_E2E_KEY: KEY, CLEVERAGENTS_LLM_RETRY_BASE_MS: '20' },
+  timeoutMs: 60_000,
+});
 
 const BUGGY =
   "exports.parseDate = (s) => {\n  const [y, m, d] = s.split('-').map(Number);\n  return new Date(y, m, d);\n};\n";
@@ -26,32 +31,6 @@ const TEST =
 let fake: FakeLlm;
 let repo: string;
 let git: (...args: string[]) => string;
-
-function run(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: cliEnv(DATA, join(ROOT, 'no-config'), {
-      GOAL_E2E_KEY: KEY,
-      CLEVERAGENTS_LLM_RETRY_BASE_MS: '20',
-      ...extraEnv,
-    }),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const result = collect(child, { timeoutMs: 60_000 });
-  child.stdin?.end('');
-  return result;
-}
-
-async function ok(args: string[]): Promise<CliResult> {
-  const res = await run(args);
-  assert.equal(res.code, 0, `agents ${args.join(' ')} exited ${res.code}:\n${res.stdout}\n${res.stderr}`);
-  return res;
-}
-
-async function json(args: string[], code = 0): Promise<any> {
-  const res = await run(['--format', 'json', ...args]);
-  assert.equal(res.code, code, `agents ${args.join(' ')}: ${res.stdout}\n${res.stderr}`);
-  return (JSON.parse(res.stdout) as { data: unknown }).data;
-}
 
 const file = (name: string, text: string): string => {
   const p = join(ROOT, name);
@@ -156,50 +135,47 @@ before(async () => {
     'gpt.yaml',
     `name: local/gpt\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: GOAL_E2E_KEY\nprices: { inputPerMillion: 1, outputPerMillion: 4 }\n`,
   );
-  await ok(['actor', 'add', '--config', actor]);
+  await cli.run(['actor', 'add', '--config', actor], { code: 0 });
   for (const model of ['sloppy-model', 'wrong-fix'])
-    await ok([
-      'actor',
-      'add',
-      '--config',
-      file(
-        `${model}.yaml`,
-        `name: local/${model}\nprovider: openai-compatible\nmodel: ${model}\nbaseUrl: ${fake.url}\napiKeyEnv: GOAL_E2E_KEY\n`,
-      ),
-    ]);
-  await ok(['resource', 'add', 'git-checkout', 'local/api', '--path', repo]);
+    await cli.run(
+      [
+        'actor',
+        'add',
+        '--config',
+        file(
+          `${model}.yaml`,
+          `name: local/${model}\nprovider: openai-compatible\nmodel: ${model}\nbaseUrl: ${fake.url}\napiKeyEnv: GOAL_E2E_KEY\n`,
+        ),
+      ],
+      { code: 0 },
+    );
+  await cli.run(['resource', 'add', 'git-checkout', 'local/api', '--path', repo], { code: 0 });
   const project = file(
     'api.project.yaml',
     `name: local/api\nresources: [local/api]\nsettings:\n  invariants: ["Keep the public API of parseDate"]\n  verify: { command: "${process.execPath} test.js", timeoutSeconds: 60 }\n`,
   );
-  await ok(['project', 'add', '--config', project]);
+  await cli.run(['project', 'add', '--config', project], { code: 0 });
 });
 
 after(async () => {
   await fake?.close();
-  rmSync(ROOT, { recursive: true, force: true });
 });
 
 describe('a plan from a goal (local mode)', () => {
   let planId = '';
 
   it('plan use without an actor says how to choose one', async () => {
-    const res = await run(['plan', 'use', '--goal', 'fix the failing date parsing test', 'local/api']);
+    const res = await cli.run(['plan', 'use', '--goal', 'fix the failing date parsing test', 'local/api']);
     assert.notEqual(res.code, 0);
     assert.match(res.stderr, /needs a strategy actor and an execution actor/);
     assert.match(res.stderr, /--actor NAME/);
   });
 
   it('plan use --goal strategizes: the tree and explain show the rationale, the alternatives and the context', async () => {
-    const res = await ok([
-      'plan',
-      'use',
-      '--goal',
-      'fix the failing date parsing test',
-      'local/api',
-      '--actor',
-      'local/gpt',
-    ]);
+    const res = await cli.run(
+      ['plan', 'use', '--goal', 'fix the failing date parsing test', 'local/api', '--actor', 'local/gpt'],
+      { code: 0 },
+    );
     planId = /^plan: (\S+)$/m.exec(res.stdout)?.[1] ?? '';
     assert.ok(planId, res.stdout);
     assert.match(res.stdout, /^decision: 1 \S+ Which file holds the bug\? → src\/date\.js$/m);
@@ -208,7 +184,7 @@ describe('a plan from a goal (local mode)', () => {
     assert.match(system, /Keep the public API of parseDate/, 'the invariant is given to the strategy actor');
     assert.match(system, /test\.js/, 'the verify command is named');
 
-    const tree = await json(['plan', 'tree', planId]);
+    const tree = await cli.ok(['plan', 'tree', planId]);
     const root = tree.decisions[0];
     assert.equal(root.type, 'strategy');
     assert.equal(root.chosen, 'fix the month offset in src/date.js and check it with the test');
@@ -220,13 +196,13 @@ describe('a plan from a goal (local mode)', () => {
       ],
     );
     const second = root.children[1];
-    const explained = await ok(['plan', 'explain', second.id, '--show-context']);
+    const explained = await cli.run(['plan', 'explain', second.id, '--show-context'], { code: 0 });
     assert.match(explained.stdout, /^rationale: JavaScript months start at 0/m);
     assert.match(explained.stdout, /^alternative 1: Date\.UTC\(y, m - 1, d\) — not chosen: changes the time zone/m);
     assert.match(explained.stdout, /^context seen: snapshot \w+: \d+ files of project local\/api/m);
     assert.match(explained.stdout, /^context file: src\/date\.js \(local\/api, \d+ tokens, score/m);
 
-    const status = await json(['plan', 'status', planId]);
+    const status = await cli.ok(['plan', 'status', planId]);
     assert.equal(status.phase, 'strategize');
     assert.equal(status.state, 'complete');
     assert.deepEqual(status.actors, {
@@ -238,37 +214,32 @@ describe('a plan from a goal (local mode)', () => {
   });
 
   it('execute carries the strategy out in the sandbox, verify decides the definition of done, apply lands it', async () => {
-    const res = await ok(['plan', 'execute', planId]);
+    const res = await cli.run(['plan', 'execute', planId], { code: 0 });
     assert.match(res.stdout + res.stderr, /builtin\/edit/);
-    const status = await json(['plan', 'status', planId]);
+    const status = await cli.ok(['plan', 'status', planId]);
     assert.equal(status.phase, 'execute');
     assert.equal(status.state, 'complete');
     assert.equal(status.done.met, true);
     assert.equal(status.done.by, 'verify');
     assert.equal(status.done.verify.exitCode, 0);
-    const diff = await ok(['plan', 'diff', planId]);
+    const diff = await cli.run(['plan', 'diff', planId], { code: 0 });
     assert.match(diff.stdout, /^\+ {2}return new Date\(y, m - 1, d\);$/m);
     assert.equal(readFileSync(join(repo, 'src/date.js'), 'utf8'), BUGGY, 'nothing changed in the project before apply');
-    await ok(['plan', 'apply', planId, '--yes']);
+    await cli.run(['plan', 'apply', planId, '--yes'], { code: 0 });
     assert.match(readFileSync(join(repo, 'src/date.js'), 'utf8'), /new Date\(y, m - 1, d\)/);
     git('reset', '--hard', 'HEAD~1');
   });
 
   it('a revert correction gives the guidance to the strategy actor: new decisions, and a different edit', async () => {
-    const res = await ok([
-      'plan',
-      'use',
-      '--goal',
-      'fix the failing date parsing test',
-      'local/api',
-      '--actor',
-      'local/gpt',
-    ]);
+    const res = await cli.run(
+      ['plan', 'use', '--goal', 'fix the failing date parsing test', 'local/api', '--actor', 'local/gpt'],
+      { code: 0 },
+    );
     const id = /^plan: (\S+)$/m.exec(res.stdout)?.[1] ?? '';
-    await ok(['plan', 'execute', id]);
-    const before = await json(['plan', 'tree', id]);
+    await cli.run(['plan', 'execute', id], { code: 0 });
+    const before = await cli.ok(['plan', 'tree', id]);
     const second = before.decisions[0].children[1];
-    const corrected = await json([
+    const corrected = await cli.ok([
       'plan',
       'correct',
       second.id,
@@ -278,51 +249,54 @@ describe('a plan from a goal (local mode)', () => {
       'build the date with Date.UTC instead',
     ]);
     assert.ok(corrected.superseded.includes(second.id));
-    const tree = await json(['plan', 'tree', id]);
+    const tree = await cli.ok(['plan', 'tree', id]);
     const choices = tree.decisions[0].children.filter((d: any) => d.type === 'choice');
     assert.deepEqual(
       choices.map((d: any) => d.chosen),
       ['src/date.js', 'build it with Date.UTC(y, m - 1, d)'],
     );
-    const status = await json(['plan', 'status', id]);
+    const status = await cli.ok(['plan', 'status', id]);
     assert.equal(status.phase, 'execute');
     assert.equal(status.state, 'queued');
-    await ok(['plan', 'execute', id]);
-    const diff = await ok(['plan', 'diff', id]);
+    await cli.run(['plan', 'execute', id], { code: 0 });
+    const diff = await cli.run(['plan', 'diff', id], { code: 0 });
     assert.match(diff.stdout, /^\+ {2}return new Date\(Date\.UTC\(y, m - 1, d\)\);$/m);
     assert.doesNotMatch(diff.stdout, /^\+ {2}return new Date\(y, m - 1, d\);$/m);
   });
 
   it('a stepped action says plainly that guidance cannot change its fixed steps', async () => {
-    const res = await ok([
-      'plan',
-      'use',
-      'builtin/replace',
-      'local/api',
-      '--arg',
-      'pattern=dates',
-      '--arg',
-      'replacement=days',
-      '--arg',
-      'glob=README.md',
-    ]);
+    const res = await cli.run(
+      [
+        'plan',
+        'use',
+        'builtin/replace',
+        'local/api',
+        '--arg',
+        'pattern=dates',
+        '--arg',
+        'replacement=days',
+        '--arg',
+        'glob=README.md',
+      ],
+      { code: 0 },
+    );
     const id = /^plan: (\S+)$/m.exec(res.stdout)?.[1] ?? '';
-    const tree = await json(['plan', 'tree', id]);
+    const tree = await cli.ok(['plan', 'tree', id]);
     const step = tree.decisions[0].children[0];
-    const c = await json(['plan', 'correct', step.id, '--mode', 'append', '--guidance', 'only the title']);
+    const c = await cli.ok(['plan', 'correct', step.id, '--mode', 'append', '--guidance', 'only the title']);
     assert.match(c.note, /cannot change fixed steps/);
   });
 
   it('a strategy off the schema is asked for again, then the plan errors with a hint', async () => {
     const before = fake.generations.length;
-    const res = await run(['plan', 'use', '--goal', 'fix it', 'local/api', '--actor', 'local/sloppy-model']);
+    const res = await cli.run(['plan', 'use', '--goal', 'fix it', 'local/api', '--actor', 'local/sloppy-model']);
     assert.notEqual(res.code, 0);
     assert.equal(fake.generations.length - before, 3, 'the first answer and two retries');
     const retry = JSON.stringify(bodyOf(fake.generations.at(-1) as RecordedRequest).messages);
     assert.match(retry, /does not follow the schema/);
     const id = /^plan: (\w{26})$/m.exec(res.stdout)?.[1] ?? '';
     assert.ok(id, `the plan id is printed:\n${res.stdout}\n${res.stderr}`);
-    const status = await json(['plan', 'status', id]);
+    const status = await cli.ok(['plan', 'status', id]);
     assert.equal(status.state, 'errored');
     assert.equal(status.error.kind, 'strategy');
     assert.match(status.error.message, /off the strategy schema 3 times/);
@@ -330,29 +304,32 @@ describe('a plan from a goal (local mode)', () => {
   });
 
   it('a definition of done not met is said by status, before anyone applies', async () => {
-    const res = await ok([
-      'plan',
-      'use',
-      '--goal',
-      'fix the failing date parsing test',
-      'local/api',
-      '--strategy-actor',
-      'local/gpt',
-      '--execution-actor',
-      'local/wrong-fix',
-    ]);
+    const res = await cli.run(
+      [
+        'plan',
+        'use',
+        '--goal',
+        'fix the failing date parsing test',
+        'local/api',
+        '--strategy-actor',
+        'local/gpt',
+        '--execution-actor',
+        'local/wrong-fix',
+      ],
+      { code: 0 },
+    );
     const id = /^plan: (\S+)$/m.exec(res.stdout)?.[1] ?? '';
-    await run(['plan', 'execute', id]);
-    const status = await json(['plan', 'status', id]);
+    await cli.run(['plan', 'execute', id]);
+    const status = await cli.ok(['plan', 'status', id]);
     assert.equal(status.done.met, false);
     assert.equal(status.done.verify.exitCode, 1);
-    const shown = await ok(['plan', 'status', id]);
+    const shown = await cli.run(['plan', 'status', id], { code: 0 });
     assert.match(shown.stdout, /^done: NOT met — verify `.*test\.js` failed \(exit 1\)$/m);
   });
 
   it('a token budget stops the plan constrained, with the work kept; a larger budget resumes it', async () => {
     // The strategy actor's prompt alone is over 450 tokens: the budget stops it mid-step.
-    const res = await run([
+    const res = await cli.run([
       'plan',
       'use',
       '--goal',
@@ -365,13 +342,13 @@ describe('a plan from a goal (local mode)', () => {
     ]);
     assert.notEqual(res.code, 0);
     const id = /^plan: (\S+)$/m.exec(res.stdout)?.[1] ?? '';
-    const status = await json(['plan', 'status', id]);
+    const status = await cli.ok(['plan', 'status', id]);
     assert.equal(`${status.phase}/${status.state}`, 'strategize/constrained');
     assert.equal(status.error.kind, 'budget');
     assert.match(status.error.message, /budget exceeded: \d+ of 450 tokens used/);
     assert.match(status.error.hint, /--max-tokens/);
-    await ok(['plan', 'execute', id, '--max-tokens', '100000']);
-    const done = await json(['plan', 'status', id]);
+    await cli.run(['plan', 'execute', id, '--max-tokens', '100000'], { code: 0 });
+    const done = await cli.ok(['plan', 'status', id]);
     assert.equal(done.state, 'complete');
     assert.equal(done.done.met, true);
   });

@@ -5,45 +5,29 @@
  * before any model is asked. The LLM actors are behind the fake OpenAI-compatible server.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli, type CliResult } from '../support/cli.ts';
 import { startFakeOpenAI, type FakeLlm, type FakeReply, type RecordedRequest } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
+import { e2eRoot } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-max-cost-e2e-'));
+const ROOT = e2eRoot('agents-max-cost-e2e');
 const KEY = 'sk-max-cost-e2e-0123456789';
 const DATA = join(ROOT, 'data');
+const cli = agentsCli({
+  dataDir: DATA,
+  configHome: join(ROOT, 'no-config'),
+  env: { MAX_COST_E2E_KEY: KEY, CLEVERAGENTS_LLM_RETRY_BASE_MS: '20' },
+  timeoutMs: 60_000,
+});
 const GOAL = 'say hello in the README';
 
 let fake: FakeLlm;
 
-function run(args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: cliEnv(DATA, join(ROOT, 'no-config'), { MAX_COST_E2E_KEY: KEY, CLEVERAGENTS_LLM_RETRY_BASE_MS: '20' }),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const result = collect(child, { timeoutMs: 60_000 });
-  child.stdin?.end('');
-  return result;
-}
-
-async function ok(args: string[]): Promise<CliResult> {
-  const res = await run(args);
-  assert.equal(res.code, 0, `agents ${args.join(' ')} exited ${res.code}:\n${res.stdout}\n${res.stderr}`);
-  return res;
-}
-
-async function json(args: string[]): Promise<any> {
-  const res = await ok(['--format', 'json', ...args]);
-  return (JSON.parse(res.stdout) as { data: unknown }).data;
-}
-
 async function refused(args: string[]): Promise<CliResult> {
-  const res = await run(args);
+  const res = await cli.run(args);
   assert.notEqual(res.code, 0, `agents ${args.join(' ')} should be refused:\n${res.stdout}`);
   return res;
 }
@@ -54,7 +38,7 @@ const actor = async (name: string, extra = ''): Promise<void> => {
     path,
     `name: local/${name}\nprovider: openai-compatible\nmodel: fake-model\nbaseUrl: ${fake.url}\napiKeyEnv: MAX_COST_E2E_KEY\n${extra}`,
   );
-  await ok(['actor', 'add', '--config', path]);
+  await cli.run(['actor', 'add', '--config', path], { code: 0 });
 };
 
 /** A strategy with one decision, at once (the plan only has to get past strategize). */
@@ -92,15 +76,14 @@ before(async () => {
   await actor('free');
   await actor('priced', prices);
   await actor('priced-with-free-fallback', `${prices}fallbacks: [local/free]\n`);
-  await ok(['resource', 'add', 'git-checkout', 'local/repo', '--path', join(ROOT, 'repo')]);
+  await cli.run(['resource', 'add', 'git-checkout', 'local/repo', '--path', join(ROOT, 'repo')], { code: 0 });
   const project = join(ROOT, 'project.yaml');
   writeFileSync(project, 'name: local/repo\nresources: [local/repo]\n');
-  await ok(['project', 'add', '--config', project]);
+  await cli.run(['project', 'add', '--config', project], { code: 0 });
 });
 
 after(async () => {
   await fake?.close();
-  rmSync(ROOT, { recursive: true, force: true });
 });
 
 describe('--max-cost on a plan whose model has no prices', () => {
@@ -123,7 +106,7 @@ describe('--max-cost on a plan whose model has no prices', () => {
     assert.match(res.stderr, /agents actor update local\/free --config FILE/);
     assert.match(res.stderr, /prices: \{ inputPerMillion: N, outputPerMillion: N \}/);
     assert.equal(fake.generations.length, 0, 'no model was asked');
-    assert.deepEqual((await json(['plan', 'list'])).plans, []);
+    assert.deepEqual((await cli.ok(['plan', 'list'])).plans, []);
   });
 
   it('names the execution actor when only it has no prices, and a fallback without prices', async () => {
@@ -157,20 +140,20 @@ describe('--max-cost on a plan whose model has no prices', () => {
   });
 
   it('plan execute refuses a --max-cost for such a plan and leaves it as it was; with prices the budget is kept', async () => {
-    const made = await json(['plan', 'use', '--goal', GOAL, 'local/repo', '--actor', 'local/free']);
+    const made = await cli.ok(['plan', 'use', '--goal', GOAL, 'local/repo', '--actor', 'local/free']);
     const id = made.plan.planId as string;
-    const before = await json(['plan', 'status', id]);
+    const before = await cli.ok(['plan', 'status', id]);
     assert.equal(before.state, 'complete', JSON.stringify(before));
     const asked = fake.generations.length;
     const res = await refused(['plan', 'execute', id, '--max-cost', '2']);
     assert.match(res.stderr, /actor local\/free \(the strategy actor and the execution actor\) has none/);
-    const afterRefusal = await json(['plan', 'status', id]);
+    const afterRefusal = await cli.ok(['plan', 'status', id]);
     assert.equal(afterRefusal.phase, before.phase);
     assert.equal(afterRefusal.state, before.state);
     assert.equal(afterRefusal.budget.maxCost, undefined);
     assert.equal(fake.generations.length, asked, 'no model was asked');
 
-    const priced = await json([
+    const priced = await cli.ok([
       'plan',
       'use',
       '--goal',

@@ -5,31 +5,19 @@
  * profile files get located errors, and a profile a project uses cannot be removed.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { before, describe, it } from 'node:test';
+import { agentsCli, type CliResult } from '../support/cli.ts';
 import { initRepo } from '../support/git.ts';
+import { e2eRoot } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-policy-e2e-'));
+const ROOT = e2eRoot('agents-policy-e2e');
 const DATA = join(ROOT, 'data');
-
-function run(args: string[]): Promise<CliResult> {
-  const env = cliEnv(DATA, join(ROOT, 'no-config'));
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  return collect(child, { timeoutMs: 60_000 });
-}
+const cli = agentsCli({ dataDir: DATA, configHome: join(ROOT, 'no-config'), timeoutMs: 60_000 });
 
 function expectCode(res: CliResult, code: number, what: string): void {
   assert.equal(res.code, code, `${what}: exit ${res.code}\nstdout: ${res.stdout}\nstderr: ${res.stderr}`);
-}
-
-async function json(args: string[], code = 0): Promise<any> {
-  const res = await run(['--format', 'json', ...args]);
-  expectCode(res, code, `agents ${args.join(' ')}`);
-  return (JSON.parse(res.stdout) as { data: any }).data;
 }
 
 const file = (name: string, text: string): string => {
@@ -46,13 +34,17 @@ function makeRepo(name: string): string {
 
 async function register(name: string, extra: string[] = []): Promise<string> {
   const repo = makeRepo(name);
-  expectCode(await run(['resource', 'add', 'git-checkout', name, '--path', repo, '--branch', 'main']), 0, 'resource');
-  expectCode(await run(['project', 'create', name, '--resource', name, ...extra]), 0, 'project create');
+  expectCode(
+    await cli.run(['resource', 'add', 'git-checkout', name, '--path', repo, '--branch', 'main']),
+    0,
+    'resource',
+  );
+  expectCode(await cli.run(['project', 'create', name, '--resource', name, ...extra]), 0, 'project create');
   return repo;
 }
 
 async function use(action: string, project: string, extra: string[]): Promise<any> {
-  const data = await json(['plan', 'use', action, project, ...extra]);
+  const data = await cli.ok(['plan', 'use', action, project, ...extra]);
   assert.equal(`${data.plan.phase}/${data.plan.state}`, 'strategize/complete', JSON.stringify(data.plan.error));
   return data.plan;
 }
@@ -89,17 +81,15 @@ steps:
     args: { command: "git status --short" }
 `;
 
-after(() => rmSync(ROOT, { recursive: true, force: true }));
-
 describe('automation profiles through the CLI', { concurrency: 1 }, () => {
   before(async () => {
-    expectCode(await run(['automation-profile', 'add', '--config', file('no-rm.yaml', NO_RM)]), 0, 'add no-rm');
-    expectCode(await run(['automation-profile', 'add', '--config', file('ask-git.yaml', ASK_GIT)]), 0, 'add ask');
-    expectCode(await run(['action', 'add', '--config', file('tg.action.yaml', TOUCH_THEN_GIT)]), 0, 'action');
+    expectCode(await cli.run(['automation-profile', 'add', '--config', file('no-rm.yaml', NO_RM)]), 0, 'add no-rm');
+    expectCode(await cli.run(['automation-profile', 'add', '--config', file('ask-git.yaml', ASK_GIT)]), 0, 'add ask');
+    expectCode(await cli.run(['action', 'add', '--config', file('tg.action.yaml', TOUCH_THEN_GIT)]), 0, 'action');
   });
 
   it('lists the built-ins and shows a profile rule by rule', async () => {
-    const list = await run(['automation-profile', 'list']);
+    const list = await cli.run(['automation-profile', 'list']);
     expectCode(list, 0, 'list');
     for (const row of [
       /^builtin\/auto\t1\tallow\tno approval\t0\t/m,
@@ -108,7 +98,7 @@ describe('automation profiles through the CLI', { concurrency: 1 }, () => {
       /^local\/no-rm\t1\tallow\tasks\t1\t/m,
     ])
       assert.match(list.stdout, row);
-    const show = await run(['automation-profile', 'show', 'no-rm']);
+    const show = await cli.run(['automation-profile', 'show', 'no-rm']);
     expectCode(show, 0, 'show');
     assert.match(show.stdout, /^rule 1: deny command "rm \*" — plans never delete files$/m);
     assert.match(show.stdout, /^default: allow \(a call no rule matches\)$/m);
@@ -123,30 +113,30 @@ describe('automation profiles through the CLI', { concurrency: 1 }, () => {
       'no-rm',
     ]);
     assert.equal(plan.automationProfile, 'local/no-rm');
-    const exec = await run(['plan', 'execute', plan.planId]);
+    const exec = await cli.run(['plan', 'execute', plan.planId]);
     assert.notEqual(exec.code, 0, 'execute fails');
     assert.match(
       exec.stderr + exec.stdout,
       /step 1 \(builtin\/run-command\) was not run: rule 1 of local\/no-rm \(command "rm \*"\) denies it — plans never delete files/,
     );
 
-    const s = await json(['plan', 'status', plan.planId]);
+    const s = await cli.ok(['plan', 'status', plan.planId]);
     assert.equal(`${s.phase}/${s.state}`, 'execute/errored');
     assert.equal(s.error.kind, 'policy');
     assert.match(s.error.message, /rule 1 of local\/no-rm \(command "rm \*"\) denies it — plans never delete files/);
     assert.ok(existsSync(join(s.sandboxes[0].root, 'src', 'a.ts')), 'the file is still in the sandbox');
-    assert.equal((await json(['plan', 'diff', plan.planId])).stats.files, 0, 'nothing changed');
+    assert.equal((await cli.ok(['plan', 'diff', plan.planId])).stats.files, 0, 'nothing changed');
     assert.equal(readFileSync(join(repo, 'src', 'a.ts'), 'utf8'), 'export const a = 1;\n');
 
-    const text = await run(['plan', 'status', plan.planId]);
+    const text = await cli.run(['plan', 'status', plan.planId]);
     assert.match(
       text.stdout,
       /^profile: local\/no-rm \(rules as of plan use, revision 1: default allow, 1 rule, apply asks; later edits of the profile do not apply to this plan\)$/m,
     );
     assert.match(text.stdout, /^policy rule 1: deny command "rm \*" — plans never delete files$/m);
 
-    const [step] = (await json(['plan', 'tree', plan.planId])).decisions[0].children;
-    const explained = await json(['plan', 'explain', step.id]);
+    const [step] = (await cli.ok(['plan', 'tree', plan.planId])).decisions[0].children;
+    const explained = await cli.ok(['plan', 'explain', step.id]);
     assert.equal(explained.toolCalls.length, 1);
     assert.equal(explained.toolCalls[0].ok, false);
     assert.deepEqual(explained.toolCalls[0].policy.rule, {
@@ -154,7 +144,7 @@ describe('automation profiles through the CLI', { concurrency: 1 }, () => {
       command: 'rm *',
       reason: 'plans never delete files',
     });
-    const explainText = await run(['plan', 'explain', step.id]);
+    const explainText = await cli.run(['plan', 'explain', step.id]);
     assert.match(
       explainText.stdout,
       /^policy: denied by rule 1 of local\/no-rm \(deny command "rm \*" — plans never delete files\)$/m,
@@ -163,28 +153,32 @@ describe('automation profiles through the CLI', { concurrency: 1 }, () => {
     // The plan keeps the rules it was made with: allowing rm in the profile changes nothing for it.
     const relaxed = NO_RM.replace('decision: deny', 'decision: allow');
     expectCode(
-      await run(['automation-profile', 'update', 'no-rm', '--config', file('no-rm2.yaml', relaxed)]),
+      await cli.run(['automation-profile', 'update', 'no-rm', '--config', file('no-rm2.yaml', relaxed)]),
       0,
       'update',
     );
-    const again = await run(['plan', 'execute', plan.planId, '--yes']);
+    const again = await cli.run(['plan', 'execute', plan.planId, '--yes']);
     assert.notEqual(again.code, 0, 'still denied, also with --yes');
-    assert.ok(existsSync(join((await json(['plan', 'status', plan.planId])).sandboxes[0].root, 'src', 'a.ts')));
-    expectCode(await run(['automation-profile', 'update', 'no-rm', '--config', file('no-rm.yaml', NO_RM)]), 0, 'back');
+    assert.ok(existsSync(join((await cli.ok(['plan', 'status', plan.planId])).sandboxes[0].root, 'src', 'a.ts')));
+    expectCode(
+      await cli.run(['automation-profile', 'update', 'no-rm', '--config', file('no-rm.yaml', NO_RM)]),
+      0,
+      'back',
+    );
   });
 
   it('an ask rule makes an allow-by-default profile ask for one command only', async () => {
     await register('ask');
     const plan = await use('local/touch-then-git', 'ask', ['--automation-profile', 'local/ask-git']);
-    const exec = await run(['plan', 'execute', plan.planId]);
+    const exec = await cli.run(['plan', 'execute', plan.planId]);
     expectCode(exec, 5, 'execute waits for the git step');
     assert.match(exec.stdout, /^Approve step 2\/2: builtin\/run-command command=git status --short/m);
-    const s = await json(['plan', 'status', plan.planId]);
+    const s = await cli.ok(['plan', 'status', plan.planId]);
     assert.equal(s.progress.stepsDone, 1, 'step 1 ran without asking');
     assert.equal(s.waiting.request.policy.rule.index, 0);
     assert.ok(existsSync(join(s.sandboxes[0].root, 'made.txt')));
-    expectCode(await run(['plan', 'approve', plan.planId]), 0, 'approve');
-    const done = await json(['plan', 'status', plan.planId]);
+    expectCode(await cli.run(['plan', 'approve', plan.planId]), 0, 'approve');
+    const done = await cli.ok(['plan', 'status', plan.planId]);
     assert.equal(`${done.phase}/${done.state}`, 'execute/complete');
   });
 
@@ -193,11 +187,11 @@ describe('automation profiles through the CLI', { concurrency: 1 }, () => {
       'bad.yaml',
       'name: local/bad\ndefault: sometimes\nrules:\n  - command: "npm test"\n    decision: allow\n  - tool: "*"\n    decision: never\n',
     );
-    const res = await run(['automation-profile', 'add', '--config', bad]);
+    const res = await cli.run(['automation-profile', 'add', '--config', bad]);
     expectCode(res, 7, 'add bad');
     assert.match(res.stderr, /bad\.yaml:2: default: must be allow, ask or deny/);
     assert.match(res.stderr, /bad\.yaml:7: rules\[1\]\.decision: must be allow, ask or deny/);
-    expectCode(await run(['automation-profile', 'show', 'bad']), 3, 'nothing was written');
+    expectCode(await cli.run(['automation-profile', 'show', 'bad']), 3, 'nothing was written');
   });
 
   it('a project names a profile: its plans use it, and the profile cannot be removed while the project does', async () => {
@@ -205,11 +199,11 @@ describe('automation profiles through the CLI', { concurrency: 1 }, () => {
     const plan = await use('builtin/run-command', 'uses', ['--arg', 'command=rm src/a.ts']);
     assert.equal(plan.automationProfile, 'local/no-rm');
     assert.equal(plan.policy.rules[0].decision, 'deny');
-    const refused = await run(['automation-profile', 'remove', 'no-rm']);
+    const refused = await cli.run(['automation-profile', 'remove', 'no-rm']);
     expectCode(refused, 5, 'remove in use');
     assert.match(refused.stderr, /automation-profile local\/no-rm is used by project local\/uses/);
-    expectCode(await run(['automation-profile', 'show', 'no-rm']), 0, 'still there');
-    const unknown = await run([
+    expectCode(await cli.run(['automation-profile', 'show', 'no-rm']), 0, 'still there');
+    const unknown = await cli.run([
       'plan',
       'use',
       'builtin/run-command',

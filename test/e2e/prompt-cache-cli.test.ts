@@ -5,36 +5,25 @@
  * the turn's cost charges the cache reads and writes the server reports at Anthropic's rates.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli } from '../support/cli.ts';
 import { cacheBreakpoints, startFakeAnthropic, type FakeLlm } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
+import { e2eRoot } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-prompt-cache-e2e-'));
+const ROOT = e2eRoot('agents-prompt-cache-e2e');
 const KEY = 'sk-ant-cache-e2e-0123456789';
 const DATA = join(ROOT, 'data');
+const cli = agentsCli({
+  dataDir: DATA,
+  configHome: join(ROOT, 'no-config'),
+  env: { CACHE_E2E_KEY: KEY, CLEVERAGENTS_LLM_RETRY_BASE_MS: '20' },
+  timeoutMs: 60_000,
+});
 
 let fake: FakeLlm;
-
-function run(args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: cliEnv(DATA, join(ROOT, 'no-config'), { CACHE_E2E_KEY: KEY, CLEVERAGENTS_LLM_RETRY_BASE_MS: '20' }),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const result = collect(child, { timeoutMs: 60_000 });
-  child.stdin?.end('');
-  return result;
-}
-
-async function json(args: string[]): Promise<any> {
-  const res = await run(['--format', 'json', ...args]);
-  assert.equal(res.code, 0, `agents ${args.join(' ')} exited ${res.code}:\n${res.stdout}\n${res.stderr}`);
-  return (JSON.parse(res.stdout) as { data: unknown }).data;
-}
 
 before(async () => {
   fake = await startFakeAnthropic({ expectKey: KEY });
@@ -50,14 +39,13 @@ before(async () => {
     ['resource', 'add', 'git-checkout', 'local/notes', '--path', repo],
     ['project', 'create', 'local/notes', '--resource', 'local/notes'],
   ]) {
-    const res = await run(args);
+    const res = await cli.run(args);
     assert.equal(res.code, 0, res.stderr);
   }
 });
 
 after(async () => {
   await fake?.close();
-  rmSync(ROOT, { recursive: true, force: true });
 });
 
 describe('Anthropic prompt caching in a chat turn', () => {
@@ -69,7 +57,7 @@ describe('Anthropic prompt caching in a chat turn', () => {
       },
       { text: ['It says 42.'], usage: { input: 1100, output: 4, cacheRead: 900, cacheWrite: 100 } },
     );
-    const data = await json(['send', '--actor', 'local/claude', '--project', 'notes', 'what is in notes.txt?']);
+    const data = await cli.ok(['send', '--actor', 'local/claude', '--project', 'notes', 'what is in notes.txt?']);
     assert.equal(data.task.status.state, 'TASK_STATE_COMPLETED', JSON.stringify(data.task.status));
     const steps = fake.generations.slice(-2);
     assert.equal(steps.length, 2);

@@ -4,46 +4,20 @@
  * reads what an earlier process wrote), no TTY.
  */
 import assert from 'node:assert/strict';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli } from '../support/cli.ts';
 import { copyRegistryFixtures, REGISTRY_FIXTURES } from '../support/registry-fixtures.ts';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
+import { e2eRoot } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-registry-e2e-'));
+const ROOT = e2eRoot('agents-registry-e2e');
 const DEFS = join(ROOT, 'defs');
 const DATA = join(ROOT, 'data');
-
-type Result = CliResult;
-
-function run(args: string[], opts: { cwd?: string } = {}): Promise<Result> {
-  const env = cliEnv(DATA, join(ROOT, 'no-config'));
-  return collect(
-    spawn(process.execPath, [BIN, ...args], { env, cwd: opts.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] }),
-    { timeoutMs: 30_000 },
-  );
-}
-
-/** `agents --format json …`: the envelope's data, after checking the exit code. */
-async function json(args: string[], expectCode = 0): Promise<any> {
-  const res = await run(['--format', 'json', ...args]);
-  let env: { exitCode: number; data: any };
-  try {
-    env = JSON.parse(res.stdout);
-  } catch {
-    throw new Error(`not one JSON envelope (exit ${res.code}):\n${res.stdout}\n${res.stderr}`);
-  }
-  assert.equal(res.code, expectCode, `agents ${args.join(' ')}: ${res.stdout}`);
-  assert.equal(env.exitCode, expectCode);
-  return env.data;
-}
+const cli = agentsCli({ dataDir: DATA, configHome: join(ROOT, 'no-config'), cwd: ROOT });
 
 const FIXTURE_SET = REGISTRY_FIXTURES;
-
-after(() => rmSync(ROOT, { recursive: true, force: true }));
 
 describe('agents registries (actor, tool, skill, resource, project, action), local mode', { concurrency: 4 }, () => {
   before(async () => {
@@ -51,14 +25,14 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
     copyRegistryFixtures(DEFS);
     // Each add is its own process (and agent): the later ones see what the earlier ones stored.
     for (const f of FIXTURE_SET) {
-      const res = await run([f.kind, 'add', '--config', join(DEFS, f.file)]);
+      const res = await cli.run([f.kind, 'add', '--config', join(DEFS, f.file)]);
       assert.equal(res.code, 0, `${f.file}: ${res.stderr}`);
       assert.equal(res.stdout, `added\t${f.kind}\t${f.name}\t1\n`);
     }
   });
 
   it('reads every fixture back (another process) with the definition equal to its file, the resource path resolved', async () => {
-    const shown = await Promise.all(FIXTURE_SET.map((f) => json([f.kind, 'show', f.name])));
+    const shown = await Promise.all(FIXTURE_SET.map((f) => cli.ok([f.kind, 'show', f.name])));
     FIXTURE_SET.forEach((f, i) => {
       const expected = parseYaml(readFileSync(join(DEFS, f.file), 'utf8')) as Record<string, unknown>;
       if (f.kind === 'resource') expected['path'] = join(DEFS, 'api');
@@ -96,7 +70,7 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
   });
 
   it('show in plain mode prints the fields, the derived facts and the definition as YAML', async () => {
-    const res = await run(['skill', 'show', 'shell']);
+    const res = await cli.run(['skill', 'show', 'shell']);
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /^kind: skill\nname: local\/shell\nrevision: 1\nhash: sha256:[0-9a-f]{64}\n/);
     assert.match(res.stdout, /^tool: builtin\/list-files {2}read-only \(readOnly=true, writes=false\) {2}via direct$/m);
@@ -105,7 +79,7 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
   });
 
   it('an invalid file exits 7 with every problem as file:line: field: problem, and nothing is written', async () => {
-    const res = await run(['actor', 'add', '--config', join(DEFS, 'broken.actor.yaml')]);
+    const res = await cli.run(['actor', 'add', '--config', join(DEFS, 'broken.actor.yaml')]);
     assert.equal(res.code, 7);
     assert.equal(res.stdout, '');
     for (const line of [
@@ -119,14 +93,16 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
       assert.match(res.stderr, line);
     }
     assert.match(res.stderr, /^error: broken\.actor\.yaml has 7 problems \(ValidationError\)$/m);
-    const data = await json(['actor', 'add', '--config', join(DEFS, 'broken.actor.yaml')], 7);
+    const data = await (
+      await cli.json(['actor', 'add', '--config', join(DEFS, 'broken.actor.yaml')], { code: 7 })
+    ).data;
     assert.ok(
       data.error.fields.some(
         (f: { file: string; line: number; field: string }) =>
           f.file === 'broken.actor.yaml' && f.line === 4 && f.field === 'temperature',
       ),
     );
-    const actors = await json(['actor', 'list', '--namespace', 'local']);
+    const actors = await cli.ok(['actor', 'list', '--namespace', 'local']);
     assert.deepEqual(
       actors.items.map((a: { name: string }) => a.name),
       ['local/reviewer'],
@@ -135,10 +111,18 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
 
   it('a missing file is a usage error; a duplicate or a stale revision is invalid state (5)', async () => {
     const [missing, dup, stale, same] = await Promise.all([
-      run(['tool', 'add', '--config', join(DEFS, 'nope.yaml')]),
-      run(['tool', 'add', '--config', join(DEFS, 'prettier.tool.yaml')]),
-      run(['actor', 'update', 'reviewer', '--config', join(DEFS, 'reviewer.actor.yaml'), '--expected-revision', '7']),
-      run([
+      cli.run(['tool', 'add', '--config', join(DEFS, 'nope.yaml')]),
+      cli.run(['tool', 'add', '--config', join(DEFS, 'prettier.tool.yaml')]),
+      cli.run([
+        'actor',
+        'update',
+        'reviewer',
+        '--config',
+        join(DEFS, 'reviewer.actor.yaml'),
+        '--expected-revision',
+        '7',
+      ]),
+      cli.run([
         'actor',
         'update',
         'local/reviewer',
@@ -160,13 +144,13 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
   });
 
   it('resource add from flags (path resolved against the cwd), project create, remove in use (5), --force', async () => {
-    const added = await run(
+    const added = await cli.run(
       ['resource', 'add', 'git-checkout', 'web', '--path', './api', '--branch', 'main', '--description', 'from flags'],
       { cwd: DEFS },
     );
     assert.equal(added.code, 0, added.stderr);
     assert.equal(added.stdout, 'added\tresource\tlocal/web\t1\n');
-    const created = await run([
+    const created = await cli.run([
       'project',
       'create',
       'web',
@@ -180,8 +164,8 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
     assert.equal(created.code, 0, created.stderr);
     assert.equal(created.stdout, 'added\tproject\tlocal/web\t1\n');
     const [resource, project] = await Promise.all([
-      json(['resource', 'show', 'web']),
-      json(['project', 'show', 'local/web']),
+      cli.ok(['resource', 'show', 'web']),
+      cli.ok(['project', 'show', 'local/web']),
     ]);
     assert.deepEqual(resource.definition, {
       name: 'local/web',
@@ -197,37 +181,37 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
       settings: { automationProfile: 'auto' },
     });
 
-    const inUse = await run(['resource', 'remove', 'web']);
+    const inUse = await cli.run(['resource', 'remove', 'web']);
     assert.equal(inUse.code, 5);
     assert.match(inUse.stderr, /EntityInUseError/);
     assert.match(inUse.stderr, /^used by: project local\/web$/m);
     assert.match(inUse.stderr, /^hint: .*--force/m);
-    assert.equal((await json(['resource', 'show', 'web'])).revision, 1, 'nothing was removed');
+    assert.equal((await cli.ok(['resource', 'show', 'web'])).revision, 1, 'nothing was removed');
 
-    const forced = await run(['resource', 'remove', 'web', '--force']);
+    const forced = await cli.run(['resource', 'remove', 'web', '--force']);
     assert.equal(forced.code, 0, forced.stderr);
     assert.equal(forced.stdout, 'removed\tresource\tlocal/web\n');
     assert.match(forced.stderr, /project local\/web still refers to resource local\/web/);
-    const gone = await run(['resource', 'show', 'web']);
+    const gone = await cli.run(['resource', 'show', 'web']);
     assert.equal(gone.code, 3);
     assert.match(gone.stderr, /hint: .*agents resource list/);
-    const dangling = await json(['project', 'show', 'web']);
+    const dangling = await cli.ok(['project', 'show', 'web']);
     assert.deepEqual(dangling.derived.resources, [{ name: 'local/web', missing: true, exists: false }]);
   });
 
   it('a resource from flags is checked: a missing path exits 7 naming the field', async () => {
-    const res = await run(['resource', 'add', 'fs-directory', 'ghost', '--path', join(ROOT, 'no-such-dir')]);
+    const res = await cli.run(['resource', 'add', 'fs-directory', 'ghost', '--path', join(ROOT, 'no-such-dir')]);
     assert.equal(res.code, 7);
     assert.match(res.stderr, /^field: path: .*no-such-dir does not exist$/m);
   });
 
   it('list: a tab-separated table in plain mode (summary on stderr), an aligned one in rich mode; filters and --all', async () => {
     const [plain, rich, typed, regex, all] = await Promise.all([
-      run(['actor', 'list']),
-      run(['--format', 'rich', 'tool', 'list', '--namespace', 'builtin']),
-      json(['tool', 'list', '--type', 'command']),
-      json(['action', 'list', '--name', '^builtin/r']),
-      json(['tool', 'list', '--all', '--page-size', '3']),
+      cli.run(['actor', 'list']),
+      cli.run(['--format', 'rich', 'tool', 'list', '--namespace', 'builtin']),
+      cli.ok(['tool', 'list', '--type', 'command']),
+      cli.ok(['action', 'list', '--name', '^builtin/r']),
+      cli.ok(['tool', 'list', '--all', '--page-size', '3']),
     ]);
     assert.equal(plain.code, 0, plain.stderr);
     assert.ok(
@@ -261,11 +245,11 @@ describe('agents registries (actor, tool, skill, resource, project, action), loc
 
   it('namespace list/show/members and resource type list/show', async () => {
     const [list, show, members, types, type] = await Promise.all([
-      run(['namespace', 'list']),
-      json(['namespace', 'show', 'local']),
-      json(['namespace', 'members', 'local']),
-      run(['resource', 'type', 'list']),
-      json(['resource', 'type', 'show', 'git-checkout']),
+      cli.run(['namespace', 'list']),
+      cli.ok(['namespace', 'show', 'local']),
+      cli.ok(['namespace', 'members', 'local']),
+      cli.run(['resource', 'type', 'list']),
+      cli.ok(['resource', 'type', 'show', 'git-checkout']),
     ]);
     assert.equal(list.code, 0, list.stderr);
     const rows = list.stdout

@@ -4,47 +4,30 @@
  * the order references allow — a real subprocess (and local agent) per call, no TTY.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect } from '../support/cli.ts';
+import { before, describe, it } from 'node:test';
+import { agentsCli } from '../support/cli.ts';
 import { copyRegistryFixtures, REGISTRY_FIXTURES } from '../support/registry-fixtures.ts';
+import { e2eRoot } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-registry-lifecycle-'));
+const ROOT = e2eRoot('agents-registry-lifecycle');
 const DEFS = join(ROOT, 'defs');
 const DATA = join(ROOT, 'data');
+const cli = agentsCli({ dataDir: DATA, configHome: join(ROOT, 'no-config'), cwd: ROOT });
 
 /** Removal goes the other way. */
 const KINDS = REGISTRY_FIXTURES;
-
-async function json(args: string[], expectCode = 0): Promise<any> {
-  const res = await collect(
-    spawn(process.execPath, [BIN, '--format', 'json', ...args], {
-      env: cliEnv(DATA, join(ROOT, 'no-config')),
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-    { timeoutMs: 30_000 },
-  );
-  const env = JSON.parse(res.stdout) as { exitCode: number; data: any };
-  assert.equal(res.code, expectCode, `agents ${args.join(' ')}: ${res.stdout}${res.stderr}`);
-  assert.equal(env.exitCode, expectCode);
-  return env.data;
-}
-
-after(() => rmSync(ROOT, { recursive: true, force: true }));
 
 describe('every registry kind: add, list, show, update, remove through the CLI', () => {
   before(() => copyRegistryFixtures(DEFS));
 
   it('walks each kind through its whole life', async () => {
     for (const k of KINDS) {
-      const added = await json([k.kind, 'add', '--config', join(DEFS, k.file)]);
+      const added = await cli.ok([k.kind, 'add', '--config', join(DEFS, k.file)]);
       assert.equal(added.name, k.name);
       assert.equal(added.revision, 1);
-      const listed = await json([k.kind, 'list', '--namespace', 'local']);
+      const listed = await cli.ok([k.kind, 'list', '--namespace', 'local']);
       assert.deepEqual(
         listed.items.map((e: { name: string }) => e.name),
         [k.name],
@@ -53,7 +36,7 @@ describe('every registry kind: add, list, show, update, remove through the CLI',
       assert.equal(listed.totalSize, 1);
     }
     for (const k of KINDS) {
-      const same = await json([k.kind, 'update', k.name, '--config', join(DEFS, k.file)]);
+      const same = await cli.ok([k.kind, 'update', k.name, '--config', join(DEFS, k.file)]);
       assert.equal(same.unchanged, true, `${k.kind} update with the same definition`);
       assert.equal(same.revision, 1);
       const edited = join(DEFS, `edited-${k.file}`);
@@ -61,21 +44,25 @@ describe('every registry kind: add, list, show, update, remove through the CLI',
         edited,
         readFileSync(join(DEFS, k.file), 'utf8').replace(/^description: .*$/m, `description: edited ${k.kind}`),
       );
-      const updated = await json([k.kind, 'update', k.name, '--config', edited, '--expected-revision', '1']);
+      const updated = await cli.ok([k.kind, 'update', k.name, '--config', edited, '--expected-revision', '1']);
       assert.equal(updated.unchanged, false);
       assert.equal(updated.revision, 2, `${k.kind} update gives revision 2`);
-      const shown = await json([k.kind, 'show', k.name]);
+      const shown = await cli.ok([k.kind, 'show', k.name]);
       assert.equal(shown.definition.description, `edited ${k.kind}`);
       assert.equal(shown.revision, 2);
     }
     // A skill is still used by the actor: refused, nothing removed.
-    await json(['skill', 'remove', 'local/shell'], 5);
-    assert.equal((await json(['skill', 'show', 'local/shell'])).revision, 2);
+    await (
+      await cli.json(['skill', 'remove', 'local/shell'], { code: 5 })
+    ).data;
+    assert.equal((await cli.ok(['skill', 'show', 'local/shell'])).revision, 2);
     for (const k of [...KINDS].reverse()) {
-      const removed = await json([k.kind, 'remove', k.name]);
+      const removed = await cli.ok([k.kind, 'remove', k.name]);
       assert.equal(removed.removed, true, `${k.kind} remove`);
       assert.deepEqual(removed.danglingReferrers, []);
-      await json([k.kind, 'show', k.name], 3);
+      await (
+        await cli.json([k.kind, 'show', k.name], { code: 3 })
+      ).data;
     }
   });
 });

@@ -9,7 +9,6 @@
  * refusal, readable with `agents plan status`.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +18,7 @@ import { GitSandboxManager } from '../../src/infrastructure/index.ts';
 import { BuiltinToolRunner } from '../../src/infrastructure/tools/builtin-tool.runner.ts';
 import { CommandConfinement } from '../../src/infrastructure/tools/confinement.ts';
 import type { SandboxInfo, ToolCallResult } from '../../src/application/index.ts';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli } from '../support/cli.ts';
 import { initRepo } from '../support/git.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-escape-git-'));
@@ -186,30 +185,22 @@ describe('the agent’s own git and what a repository or a command configured', 
 
 describe('the issue’s reproduction through the CLI', () => {
   const dir = join(ROOT, 'cli');
-  const cli = (dataDir: string, args: string[]): Promise<CliResult> =>
-    collect(
-      spawn(process.execPath, [BIN, ...args], {
-        env: cliEnv(dataDir, join(dir, 'no-config')),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      }),
-      { timeoutMs: 60_000 },
-    );
 
   it('a step that plants core.fsmonitor in a new repository fails with the recorded refusal; nothing ran', async () => {
     mkdirSync(MARKERS, { recursive: true });
     const marker = join(ROOT, 'cli-marker');
     const repo = join(dir, 'repo');
     initRepo(repo, { 'README.md': '# hi\n' });
-    const data = join(dir, 'data');
+    const agents = agentsCli({ dataDir: join(dir, 'data'), configHome: join(dir, 'no-config'), timeoutMs: 60_000 });
     assert.equal(
-      (await cli(data, ['resource', 'add', 'git-checkout', 'local/app', '--path', repo, '--branch', 'main'])).code,
+      (await agents.run(['resource', 'add', 'git-checkout', 'local/app', '--path', repo, '--branch', 'main'])).code,
       0,
     );
     const project = join(dir, 'project.json');
     writeFileSync(project, JSON.stringify({ name: 'local/app', resources: ['local/app'] }));
-    assert.equal((await cli(data, ['project', 'add', '--config', project])).code, 0);
+    assert.equal((await agents.run(['project', 'add', '--config', project])).code, 0);
     const command = `sh -c "git init -q sub && git -C sub config core.fsmonitor 'touch ${marker}; false' && echo x > sub/f.txt"`;
-    const used = await cli(data, [
+    const used = await agents.run([
       '--format',
       'json',
       'plan',
@@ -220,9 +211,9 @@ describe('the issue’s reproduction through the CLI', () => {
       `command=${command}`,
     ]);
     const id = String((JSON.parse(used.stdout) as { data: { plan: { planId: string } } }).data.plan.planId);
-    const executed = await cli(data, ['plan', 'execute', id]);
+    const executed = await agents.run(['plan', 'execute', id]);
     assert.notEqual(executed.code, 0, executed.stdout);
-    const status = JSON.parse((await cli(data, ['--format', 'json', 'plan', 'status', id])).stdout) as {
+    const status = JSON.parse((await agents.run(['--format', 'json', 'plan', 'status', id])).stdout) as {
       data: { state: string; error: { kind: string; message: string; hint: string; files: string[] } };
     };
     assert.equal(status.data.state, 'errored');

@@ -9,30 +9,29 @@
  * `agents serve --read-only-path` shows it in diagnostics.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import {
   accessSync,
   chmodSync,
   constants,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   realpathSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli } from '../support/cli.ts';
 import { initRepo } from '../support/git.ts';
 import { startHttpServer, TOKEN } from '../support/harness.ts';
+import { e2eRoot } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-escape-e2e-'));
+const ROOT = e2eRoot('agents-escape-e2e');
 const DATA = join(ROOT, 'data');
 const TOOLCHAIN = join(ROOT, 'toolchain');
+const cli = agentsCli({ dataDir: DATA, configHome: join(ROOT, 'no-config'), timeoutMs: 60_000 });
 const OTHER_SECRET = 'ANOTHER TENANT SECRET 0123456789';
 
 /**
@@ -82,44 +81,30 @@ function writable(dir: string): boolean {
   }
 }
 
-function cli(args: string[], extra: Record<string, string> = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: cliEnv(DATA, join(ROOT, 'no-config'), extra),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return collect(child, { timeoutMs: 60_000 });
-}
-
-async function ok(args: string[], extra: Record<string, string> = {}): Promise<CliResult> {
-  const res = await cli(args, extra);
-  assert.equal(res.code, 0, `agents ${args.join(' ')}: ${res.stdout}${res.stderr}`);
-  return res;
-}
-
 async function project(name: string, files: Record<string, string>, settings?: Record<string, unknown>) {
   const repo = join(ROOT, 'repos', name);
   initRepo(repo, files);
-  await ok(['resource', 'add', 'git-checkout', `local/${name}`, '--path', repo, '--branch', 'main']);
+  await cli.run(['resource', 'add', 'git-checkout', `local/${name}`, '--path', repo, '--branch', 'main'], { code: 0 });
   const file = join(ROOT, `${name}.project.yaml`);
   writeFileSync(file, JSON.stringify({ name: `local/${name}`, resources: [`local/${name}`], settings }));
-  await ok(['project', 'add', '--config', file]);
+  await cli.run(['project', 'add', '--config', file], { code: 0 });
   return repo;
 }
 
 /** Runs `command` as a plan of `project`; returns the plan id. */
 async function runPlan(name: string, command: string, extra: Record<string, string> = {}): Promise<string> {
-  const used = await ok(
+  const used = await cli.run(
     ['--format', 'json', 'plan', 'use', 'builtin/run-command', `local/${name}`, '--arg', `command=${command}`],
-    extra,
+    { code: 0, env: extra },
   );
   const id = String((JSON.parse(used.stdout) as { data: { plan: { planId: string } } }).data.plan.planId);
-  await ok(['plan', 'execute', id], extra);
+  await cli.run(['plan', 'execute', id], { code: 0, env: extra });
   return id;
 }
 
 /** What the probe reported: `name → outcome`, from the lines out.txt adds in the plan's diff. */
 async function report(id: string): Promise<Map<string, string>> {
-  const diff = (await ok(['plan', 'diff', id])).stdout;
+  const diff = (await cli.run(['plan', 'diff', id], { code: 0 })).stdout;
   const out = new Map<string, string>();
   for (const m of diff.matchAll(/^\+([^:\n]+): (.*)$/gm)) out.set(m[1] ?? '', m[2] ?? '');
   assert.ok(out.size > 0, `the probe left no report:\n${diff}`);
@@ -186,7 +171,6 @@ describe('a confined command cannot leave its sandbox (real bubblewrap, through 
   after(async () => {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
     rmSync(runSock, { force: true });
-    rmSync(ROOT, { recursive: true, force: true });
   });
 
   it('reads, listings and socket connections outside the sandbox all fail; sh, node and git status work', async () => {
@@ -246,15 +230,25 @@ describe('a confined command cannot leave its sandbox (real bubblewrap, through 
     } finally {
       await server.stop();
     }
-    const bad = await cli(['serve', '--port', '0', '--read-only-path', 'relative/dir', '--read-only-path', TOOLCHAIN]);
+    const bad = await cli.run([
+      'serve',
+      '--port',
+      '0',
+      '--read-only-path',
+      'relative/dir',
+      '--read-only-path',
+      TOOLCHAIN,
+    ]);
     assert.equal(bad.code, 2);
     assert.match(
       bad.stderr,
       /^error: the read-only path "relative\/dir" \(--read-only-path\) is not an absolute path$/m,
     );
     assert.match(bad.stderr, /^hint: .*--read-only-path \/opt\/go/m);
-    const hidden = await cli(['serve', '--stdio'], {
-      CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS: `${TOOLCHAIN}:${DATA}`,
+    const hidden = await cli.run(['serve', '--stdio'], {
+      env: {
+        CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS: `${TOOLCHAIN}:${DATA}`,
+      },
     });
     assert.equal(hidden.code, 2);
     assert.match(

@@ -8,12 +8,11 @@
  * takes its secrets with it. Locally (no server) the same commands work in the local agent.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, cliPerson, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli, cliPerson } from '../support/cli.ts';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
 import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 import { findKey } from '../support/team-server.ts';
@@ -184,34 +183,26 @@ describe('secrets through the CLI on a server: set, list, use; another member ca
 describe('secrets through the CLI in local mode', () => {
   const root = mkdtempSync(join(tmpdir(), 'agents-secrets-local-'));
   const data = join(root, 'data');
-  const run = (args: string[], input = ''): Promise<CliResult> => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: cliEnv(data, join(root, 'config')),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const r = collect(child, { timeoutMs: 30_000 });
-    child.stdin?.end(input);
-    return r;
-  };
+  const cli = agentsCli({ dataDir: data, configHome: join(root, 'config') });
   after(() => rmSync(root, { recursive: true, force: true }));
 
   it('sets, lists and removes a secret of local/ in the local agent; an empty value is refused', async () => {
-    const set = await run(['secret', 'set', 'openai'], 'sk-local-value\n');
+    const set = await cli.run(['secret', 'set', 'openai'], { input: 'sk-local-value\n' });
     assert.equal(set.code, 0, set.stderr);
     assert.match(set.stdout, /^namespace: local$/m);
-    const list = await run(['--format', 'json', 'secret', 'list']);
+    const list = await cli.run(['--format', 'json', 'secret', 'list']);
     assert.deepEqual(
       (JSON.parse(list.stdout) as Envelope).data.secrets.map((s: { name: string }) => s.name),
       ['openai'],
     );
     assert.ok(!list.stdout.includes('sk-local-value'));
     assert.equal(statSync(join(data, 'secret.key')).mode & 0o777, 0o600);
-    const empty = await run(['secret', 'set', 'openai'], '\n');
+    const empty = await cli.run(['secret', 'set', 'openai'], { input: '\n' });
     assert.equal(empty.code, 2);
     assert.match(empty.stderr, /no value given/);
-    const removed = await run(['secret', 'remove', 'openai']);
+    const removed = await cli.run(['secret', 'remove', 'openai']);
     assert.equal(removed.code, 0, removed.stderr);
-    const gone = await run(['secret', 'remove', 'openai']);
+    const gone = await cli.run(['secret', 'remove', 'openai']);
     assert.equal(gone.code, 3);
     assert.match(gone.stderr, /There is no secret openai in namespace local/);
   });
@@ -227,13 +218,15 @@ describe('the server’s secret key file', () => {
     const keyFile = join(dataDir, 'secret.key');
     writeFileSync(keyFile, `${Buffer.alloc(32, 1).toString('base64')}\n`, { mode: 0o644 });
     chmodSync(keyFile, 0o644);
-    const r = await collect(
-      spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--token', ADMIN], {
-        env: cliEnv(dataDir, join(root, 'config')),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      }),
-      { timeoutMs: 30_000 },
-    );
+    const r = await agentsCli({ dataDir, configHome: join(root, 'config') }).run([
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--token',
+      ADMIN,
+    ]);
     assert.equal(r.code, 2, r.stderr);
     assert.match(
       r.stderr,
@@ -253,13 +246,10 @@ describe('the server’s secret key file', () => {
       env: { ...process.env, CLEVERAGENTS_SECRET_KEY_FILE: keyFile, CLEVERAGENTS_CONFINEMENT: 'none' },
     });
     try {
-      const child = spawn(process.execPath, [BIN, '--server', server.baseUrl, '--token', ADMIN, 'secret', 'set', 'k'], {
-        env: cliEnv(join(root, 'cli-data'), join(root, 'config')),
-        stdio: ['pipe', 'pipe', 'pipe'],
+      const client = agentsCli({ dataDir: join(root, 'cli-data'), configHome: join(root, 'config') });
+      const done = await client.run(['--server', server.baseUrl, '--token', ADMIN, 'secret', 'set', 'k'], {
+        input: 'value\n',
       });
-      const r = collect(child, { timeoutMs: 30_000 });
-      child.stdin?.end('value\n');
-      const done = await r;
       assert.equal(done.code, 0, done.stderr);
     } finally {
       await server.stop();

@@ -6,9 +6,7 @@
  */
 import { sqliteOf } from '../support/sqlite-of.ts';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { makePrincipal } from '../../src/application/index.ts';
@@ -16,43 +14,24 @@ import { AppError } from '../../src/domain/errors.ts';
 import { SqliteNamespaceRepository } from '../../src/infrastructure/index.ts';
 import { buildApp, type App } from '../../src/main/app.ts';
 import { A2aHttpServer } from '../../src/protocol/server/http.server.ts';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli, type Agents } from '../support/cli.ts';
+import { e2eRoot } from '../support/modes.ts';
 
-const ROOT = mkdtempSync(join(tmpdir(), 'agents-sync-e2e-'));
+const ROOT = e2eRoot('agents-sync-e2e');
 const KEY = 'sync-e2e-key-0123456789abcdef';
 const A = join(ROOT, 'machine-a');
 const B = join(ROOT, 'machine-b');
 const SERVER_DATA = join(ROOT, 'server');
 const SERVER_REPO = join(ROOT, 'server-checkout');
 const B_REPO = join(ROOT, 'b-checkout');
+/** The CLI on one machine: its own data directory, no config file, run from ROOT. */
+const machine = (dataDir: string): Agents =>
+  agentsCli({ dataDir, configHome: join(ROOT, 'no-config'), cwd: ROOT, timeoutMs: 60_000 });
+const cliA = machine(A);
+const cliB = machine(B);
 let url = '';
 let app: App | undefined;
 let http: A2aHttpServer | undefined;
-
-/** `input`, when given, is the command's stdin (else it has none). */
-function run(dataDir: string, args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: cliEnv(dataDir, join(ROOT, 'no-config'), { ...env }),
-    cwd: ROOT,
-    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-  });
-  const result = collect(child, { timeoutMs: 60_000 });
-  child.stdin?.end(input);
-  return result;
-}
-
-/** `agents --format json …` on one machine: the envelope's data, after checking the exit code. */
-async function json(dataDir: string, args: string[], expectCode = 0, env: NodeJS.ProcessEnv = {}): Promise<any> {
-  const res = await run(dataDir, ['--format', 'json', ...args], env);
-  let envelope: { exitCode: number; data: any };
-  try {
-    envelope = JSON.parse(res.stdout);
-  } catch {
-    throw new Error(`not one JSON envelope (exit ${res.code}):\n${res.stdout}\n${res.stderr}`);
-  }
-  assert.equal(res.code, expectCode, `agents ${args.join(' ')}: ${res.stdout}\n${res.stderr}`);
-  return envelope.data;
-}
 
 const toolYaml = (name: string, description: string): string =>
   `name: ${name}\ndescription: ${description}\nsource: command\ncommand:\n  program: echo\n  args: ["hi"]\ninputSchema:\n  type: object\nreadOnly: true\nwrites: false\n`;
@@ -109,29 +88,28 @@ before(async () => {
 after(async () => {
   await http?.close(100);
   await app?.close();
-  rmSync(ROOT, { recursive: true, force: true });
 });
 
 describe('agents sync between two machines and a server', { concurrency: false }, () => {
   it('refuses sync before connecting, and a bad token on connect (nothing stored)', async () => {
-    const before = await json(A, ['sync', 'status'], 5);
+    const before = (await cliA.json(['sync', 'status'], { code: 5 })).data;
     assert.match(before.error.message, /not connected/);
-    const bad = await json(A, ['server', 'connect', url, '--token', 'wrong-token-0123456789'], 4);
+    const bad = (await cliA.json(['server', 'connect', url, '--token', 'wrong-token-0123456789'], { code: 4 })).data;
     assert.match(bad.error.message, /answered/);
-    const st = await json(A, ['server', 'status']);
+    const st = await cliA.ok(['server', 'status']);
     assert.equal(st.connected, false);
   });
 
   it('connects both machines (token from the flag and from CLEVERAGENTS_SERVER_TOKEN); remote.json is private', async () => {
-    const a = await json(A, ['server', 'connect', url, '--token', KEY, '--auto-pull-seconds', '0']);
+    const a = await cliA.ok(['server', 'connect', url, '--token', KEY, '--auto-pull-seconds', '0']);
     assert.deepEqual(
       a.namespaces.map((n: any) => n.name),
       ['docs', 'team'].filter((n) => a.namespaces.some((x: any) => x.name === n)),
     );
     assert.ok(a.namespaces.some((n: any) => n.name === 'team' && n.role === 'owner'));
-    await json(B, ['server', 'connect', url, '--auto-pull-seconds', '0'], 0, { CLEVERAGENTS_SERVER_TOKEN: KEY });
+    await cliB.ok(['server', 'connect', url, '--auto-pull-seconds', '0'], { env: { CLEVERAGENTS_SERVER_TOKEN: KEY } });
     assert.equal(statSync(join(A, 'remote.json')).mode & 0o777, 0o600);
-    const st = await json(B, ['server', 'status']);
+    const st = await cliB.ok(['server', 'status']);
     assert.equal(st.connected, true);
     assert.equal(st.url, url);
     assert.equal(st.token, undefined, 'the token is never shown');
@@ -139,54 +117,59 @@ describe('agents sync between two machines and a server', { concurrency: false }
 
   it('connect takes the key `agents login` stored for the server when no token is given', async () => {
     const C = join(ROOT, 'machine-c');
+    const cliC = machine(C);
     const configHome = join(ROOT, 'config-c');
     mkdirSync(join(configHome, 'cleveragents'), { recursive: true });
     writeFileSync(
       join(configHome, 'cleveragents', 'credentials.json'),
       JSON.stringify({ servers: { [url]: { kind: 'key', token: KEY, user: 'alice' } } }),
     );
-    const r = await json(C, ['server', 'connect', `${url}/`, '--auto-pull-seconds', '0'], 0, {
-      XDG_CONFIG_HOME: configHome,
+    const r = await cliC.ok(['server', 'connect', `${url}/`, '--auto-pull-seconds', '0'], {
+      env: {
+        XDG_CONFIG_HOME: configHome,
+      },
     });
     assert.equal(r.user, 'alice');
-    const none = await json(C, ['server', 'connect', url], 2, { XDG_CONFIG_HOME: join(ROOT, 'config-none') });
+    const none = (
+      await cliC.json(['server', 'connect', url], { code: 2, env: { XDG_CONFIG_HOME: join(ROOT, 'config-none') } })
+    ).data;
     assert.match(none.error.message, /a token is required/);
   });
 
   it('pushes a new entity from A, pulls it on B; local/ never leaves the machine', async () => {
-    await json(A, ['tool', 'add', '--config', writeDef('t1.yaml', toolYaml('team/fmt', 'v1'))]);
-    await json(A, ['tool', 'add', '--config', writeDef('l1.yaml', toolYaml('local/mine', 'private'))]);
-    const s0 = await json(A, ['sync', 'status']);
+    await cliA.ok(['tool', 'add', '--config', writeDef('t1.yaml', toolYaml('team/fmt', 'v1'))]);
+    await cliA.ok(['tool', 'add', '--config', writeDef('l1.yaml', toolYaml('local/mine', 'private'))]);
+    const s0 = await cliA.ok(['sync', 'status']);
     assert.equal(stateOf(s0, 'team/fmt'), 'local-only');
     assert.equal(stateOf(s0, 'docs/lint'), 'server-only');
     assert.equal(stateOf(s0, 'local/mine'), undefined, 'local/ is not part of sync');
-    const pushed = await json(A, ['sync', 'push']);
+    const pushed = await cliA.ok(['sync', 'push']);
     assert.deepEqual(
       pushed.written.map((w: any) => w.name),
       ['team/fmt'],
     );
-    const refusedLocal = await json(A, ['sync', 'push', '--namespace', 'local'], 7);
+    const refusedLocal = (await cliA.json(['sync', 'push', '--namespace', 'local'], { code: 7 })).data;
     assert.match(refusedLocal.error.message, /local\/ never leaves this machine/);
     const onServer = await app!.facade.registry.lookup('tool', 'local/mine');
     assert.equal(onServer, undefined);
 
-    const sb = await json(B, ['sync', 'status']);
+    const sb = await cliB.ok(['sync', 'status']);
     assert.equal(stateOf(sb, 'team/fmt'), 'server-only');
-    const pulled = await json(B, ['sync', 'pull']);
+    const pulled = await cliB.ok(['sync', 'pull']);
     assert.ok(pulled.written.some((w: any) => w.name === 'team/fmt' && w.action === 'added'));
-    const shown = await json(B, ['tool', 'show', 'team/fmt']);
+    const shown = await cliB.ok(['tool', 'show', 'team/fmt']);
     assert.equal(shown.definition.description, 'v1');
-    const sb2 = await json(B, ['sync', 'status']);
+    const sb2 = await cliB.ok(['sync', 'status']);
     assert.equal(stateOf(sb2, 'team/fmt'), 'in-sync');
   });
 
   it('an actor naming a secret (apiKeySecret) is pushed; the secret never is: it must be set on the server', async () => {
     const value = 'sk-sync-never-pushed-4711';
-    const set = await run(A, ['secret', 'set', 'team-key', '--namespace', 'team'], {}, `${value}\n`);
+    const set = await cliA.run(['secret', 'set', 'team-key', '--namespace', 'team'], { input: `${value}\n` });
     assert.equal(set.code, 0, set.stderr);
     const actor = `name: team/keyed\nprovider: openai-compatible\nmodel: m\nbaseUrl: http://127.0.0.1:9/v1\napiKeySecret: team-key\n`;
-    await json(A, ['actor', 'add', '--config', writeDef('keyed.yaml', actor)]);
-    const pushed = await json(A, ['sync', 'push', '--namespace', 'team']);
+    await cliA.ok(['actor', 'add', '--config', writeDef('keyed.yaml', actor)]);
+    const pushed = await cliA.ok(['sync', 'push', '--namespace', 'team']);
     assert.ok(
       pushed.written.some((w: any) => w.name === 'team/keyed'),
       JSON.stringify(pushed),
@@ -204,56 +187,56 @@ describe('agents sync between two machines and a server', { concurrency: false }
     const keyed = await app!.facade.registry.show('actor', 'team/keyed', alice);
     assert.deepEqual((keyed.derived as { key?: unknown }).key, { present: true, source: 'secret team-key' });
     // Nor does a pull bring a secret: B has the actor, and no secret.
-    await json(B, ['sync', 'pull', '--namespace', 'team']);
-    assert.equal((await json(B, ['actor', 'show', 'team/keyed'])).derived.key.present, false);
-    assert.deepEqual((await json(B, ['secret', 'list', '--namespace', 'team'])).secrets, []);
+    await cliB.ok(['sync', 'pull', '--namespace', 'team']);
+    assert.equal((await cliB.ok(['actor', 'show', 'team/keyed'])).derived.key.present, false);
+    assert.deepEqual((await cliB.ok(['secret', 'list', '--namespace', 'team'])).secrets, []);
   });
 
   it('ahead and behind: an edit on B is pushed, A sees it behind and pulls it', async () => {
-    await json(B, ['tool', 'update', 'team/fmt', '--config', writeDef('t2.yaml', toolYaml('team/fmt', 'v2 from B'))]);
-    assert.equal(stateOf(await json(B, ['sync', 'status']), 'team/fmt'), 'ahead');
-    const dry = await json(B, ['sync', 'push', '--dry-run']);
+    await cliB.ok(['tool', 'update', 'team/fmt', '--config', writeDef('t2.yaml', toolYaml('team/fmt', 'v2 from B'))]);
+    assert.equal(stateOf(await cliB.ok(['sync', 'status']), 'team/fmt'), 'ahead');
+    const dry = await cliB.ok(['sync', 'push', '--dry-run']);
     assert.equal(dry.dryRun, true);
     assert.equal((await app!.facade.registry.lookup('tool', 'team/fmt'))?.revision, 1, 'a dry run writes nothing');
-    await json(B, ['sync', 'push']);
+    await cliB.ok(['sync', 'push']);
     assert.equal((await app!.facade.registry.lookup('tool', 'team/fmt'))?.revision, 2);
-    assert.equal(stateOf(await json(A, ['sync', 'status']), 'team/fmt'), 'behind');
-    await json(A, ['sync', 'pull']);
-    assert.equal((await json(A, ['tool', 'show', 'team/fmt'])).definition.description, 'v2 from B');
-    assert.equal(stateOf(await json(A, ['sync', 'status']), 'team/fmt'), 'in-sync');
+    assert.equal(stateOf(await cliA.ok(['sync', 'status']), 'team/fmt'), 'behind');
+    await cliA.ok(['sync', 'pull']);
+    assert.equal((await cliA.ok(['tool', 'show', 'team/fmt'])).definition.description, 'v2 from B');
+    assert.equal(stateOf(await cliA.ok(['sync', 'status']), 'team/fmt'), 'in-sync');
   });
 
   it('a conflict is refused naming both revisions and changes nothing; --force reports what it overwrote', async () => {
-    await json(A, ['tool', 'update', 'team/fmt', '--config', writeDef('t3.yaml', toolYaml('team/fmt', 'A edit'))]);
-    await json(B, ['tool', 'update', 'team/fmt', '--config', writeDef('t4.yaml', toolYaml('team/fmt', 'B edit'))]);
-    await json(B, ['sync', 'push']);
-    const st = await json(A, ['sync', 'status']);
+    await cliA.ok(['tool', 'update', 'team/fmt', '--config', writeDef('t3.yaml', toolYaml('team/fmt', 'A edit'))]);
+    await cliB.ok(['tool', 'update', 'team/fmt', '--config', writeDef('t4.yaml', toolYaml('team/fmt', 'B edit'))]);
+    await cliB.ok(['sync', 'push']);
+    const st = await cliA.ok(['sync', 'status']);
     assert.equal(stateOf(st, 'team/fmt'), 'conflict');
-    const refused = await json(A, ['sync', 'pull'], 5);
+    const refused = (await cliA.json(['sync', 'pull'], { code: 5 })).data;
     assert.match(refused.error.message, /tool team\/fmt \(local revision \d+, server revision 3/);
-    assert.equal((await json(A, ['tool', 'show', 'team/fmt'])).definition.description, 'A edit', 'nothing changed');
-    const refusedPush = await json(A, ['sync', 'push'], 5);
+    assert.equal((await cliA.ok(['tool', 'show', 'team/fmt'])).definition.description, 'A edit', 'nothing changed');
+    const refusedPush = (await cliA.json(['sync', 'push'], { code: 5 })).data;
     assert.match(refusedPush.error.message, /changed on both sides/);
     assert.equal((await app!.facade.registry.lookup('tool', 'team/fmt'))?.revision, 3, 'the server is unchanged');
 
-    const forced = await json(A, ['sync', 'push', '--force']);
+    const forced = await cliA.ok(['sync', 'push', '--force']);
     assert.deepEqual(
       forced.overwritten.map((o: any) => [o.name, o.serverRevision]),
       [['team/fmt', 3]],
     );
     assert.equal(((await app!.facade.registry.lookup('tool', 'team/fmt'))?.definition as any).description, 'A edit');
     // B changed nothing since its push: the server's new revision is simply behind there.
-    assert.equal(stateOf(await json(B, ['sync', 'status']), 'team/fmt'), 'behind');
-    await json(B, ['tool', 'update', 'team/fmt', '--config', writeDef('t5.yaml', toolYaml('team/fmt', 'B again'))]);
-    const forcedPull = await json(B, ['sync', 'pull', '--force']);
+    assert.equal(stateOf(await cliB.ok(['sync', 'status']), 'team/fmt'), 'behind');
+    await cliB.ok(['tool', 'update', 'team/fmt', '--config', writeDef('t5.yaml', toolYaml('team/fmt', 'B again'))]);
+    const forcedPull = await cliB.ok(['sync', 'pull', '--force']);
     assert.ok(forcedPull.overwritten.some((o: any) => o.name === 'team/fmt'));
-    assert.equal((await json(B, ['tool', 'show', 'team/fmt'])).definition.description, 'A edit');
+    assert.equal((await cliB.ok(['tool', 'show', 'team/fmt'])).definition.description, 'A edit');
   });
 
   it('a viewer namespace is pulled but never pushed (refused and reported)', async () => {
-    await json(A, ['sync', 'pull']);
-    await json(A, ['tool', 'update', 'docs/lint', '--config', writeDef('d1.yaml', toolYaml('docs/lint', 'alice'))]);
-    const pushed = await json(A, ['sync', 'push']);
+    await cliA.ok(['sync', 'pull']);
+    await cliA.ok(['tool', 'update', 'docs/lint', '--config', writeDef('d1.yaml', toolYaml('docs/lint', 'alice'))]);
+    const pushed = await cliA.ok(['sync', 'push']);
     assert.ok(pushed.skipped.some((s: any) => s.name === 'docs/lint' && /viewer/.test(s.reason)));
     assert.equal(
       ((await app!.facade.registry.lookup('tool', 'docs/lint'))?.definition as any).description,
@@ -270,22 +253,22 @@ describe('agents sync between two machines and a server', { concurrency: false }
       makePrincipal({ id: 'alice', roles: { team: 'owner' } }),
     );
     rmSync(SERVER_REPO, { recursive: true, force: true }); // not on machine B's disk (nor A's)
-    const first = await json(B, ['sync', 'pull']);
+    const first = await cliB.ok(['sync', 'pull']);
     const skipped = first.skipped.find((s: any) => s.name === 'team/site');
     assert.ok(skipped, JSON.stringify(first));
     assert.match(skipped.hint, /--map team\/site=/);
-    const none = await json(B, ['resource', 'list']);
+    const none = await cliB.ok(['resource', 'list']);
     assert.ok(!none.items.some((r: any) => r.name === 'team/site'));
 
-    const mapped = await json(B, ['sync', 'pull', '--map', `team/site=${B_REPO}`]);
+    const mapped = await cliB.ok(['sync', 'pull', '--map', `team/site=${B_REPO}`]);
     assert.ok(mapped.written.some((w: any) => w.name === 'team/site'));
-    assert.equal((await json(B, ['resource', 'show', 'team/site'])).definition.path, B_REPO);
+    assert.equal((await cliB.ok(['resource', 'show', 'team/site'])).definition.path, B_REPO);
     assert.equal(
-      stateOf(await json(B, ['sync', 'status']), 'team/site'),
+      stateOf(await cliB.ok(['sync', 'status']), 'team/site'),
       'in-sync',
       'the mapped path is no local change',
     );
-    assert.equal((await json(B, ['server', 'status'])).paths['team/site'], B_REPO, 'the map is remembered');
+    assert.equal((await cliB.ok(['server', 'status'])).paths['team/site'], B_REPO, 'the map is remembered');
 
     // A real local edit is pushed with the server's path kept.
     mkdirSync(SERVER_REPO, { recursive: true });
@@ -294,17 +277,17 @@ describe('agents sync between two machines and a server', { concurrency: false }
       'utf8',
     );
     assert.ok(def);
-    await json(B, ['resource', 'update', 'team/site', '--config', join(ROOT, 'defs', 'r.yaml')]);
-    await json(B, ['sync', 'push']);
+    await cliB.ok(['resource', 'update', 'team/site', '--config', join(ROOT, 'defs', 'r.yaml')]);
+    await cliB.ok(['sync', 'push']);
     const server = (await app!.facade.registry.lookup('resource', 'team/site'))?.definition as any;
     assert.equal(server.description, 'edited on B');
     assert.equal(server.path, SERVER_REPO);
   });
 
   it('disconnect forgets the server; sync then refuses', async () => {
-    const r = await json(B, ['server', 'disconnect']);
+    const r = await cliB.ok(['server', 'disconnect']);
     assert.equal(r.disconnected, true);
-    assert.equal((await json(B, ['server', 'status'])).connected, false);
-    await json(B, ['sync', 'pull'], 5);
+    assert.equal((await cliB.ok(['server', 'status'])).connected, false);
+    await cliB.json(['sync', 'pull'], { code: 5 });
   });
 });

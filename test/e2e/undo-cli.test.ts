@@ -5,33 +5,17 @@
  * `after` around the writes a turn makes.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { buildApp } from '../../src/main/app.ts';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli } from '../support/cli.ts';
 
 const ROOT = fs.mkdtempSync(path.join(tmpdir(), 'agents-undo-e2e-'));
 const DATA = path.join(ROOT, 'data');
 const PROJECT = path.join(ROOT, 'project');
-
-function agents(args: string[], input = ''): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: cliEnv(DATA, path.join(ROOT, 'config')),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const r = collect(child, { timeoutMs: 60_000 });
-  child.stdin?.end(input);
-  return r;
-}
-
-async function json(args: string[], code = 0): Promise<any> {
-  const r = await agents(['--format', 'json', ...args]);
-  assert.equal(r.code, code, `agents ${args.join(' ')}: ${r.stdout}\n${r.stderr}`);
-  return (JSON.parse(r.stdout) as { data: unknown }).data;
-}
+const cli = agentsCli({ dataDir: DATA, configHome: path.join(ROOT, 'config'), timeoutMs: 60_000 });
 
 const write = (rel: string, content: string | Buffer): void => {
   fs.mkdirSync(path.dirname(path.join(PROJECT, rel)), { recursive: true });
@@ -59,10 +43,10 @@ describe('agents session undo and /undo (e2e)', () => {
     const binary = Buffer.from([0, 159, 146, 150, 13, 10]);
     write('a.txt', 'original\n');
     write('b.bin', binary);
-    const session = (await json(['session', 'create'])).session.id as string;
-    await json(['send', '--session', session, 'first']);
-    await json(['send', '--session', session, 'second']);
-    const tasks = (await json(['session', 'show', session])).tasks as { id: string }[];
+    const session = (await cli.ok(['session', 'create'])).session.id as string;
+    await cli.ok(['send', '--session', session, 'first']);
+    await cli.ok(['send', '--session', session, 'second']);
+    const tasks = (await cli.ok(['session', 'show', session])).tasks as { id: string }[];
     assert.equal(tasks.length, 2);
     assert.deepEqual(
       await checkpointed(session, tasks[0]!.id, () => {
@@ -73,25 +57,25 @@ describe('agents session undo and /undo (e2e)', () => {
     );
     await checkpointed(session, tasks[1]!.id, () => fs.rmSync(path.join(PROJECT, 'b.bin')));
 
-    const shown = await agents(['--format', 'plain', 'session', 'show', session]);
+    const shown = await cli.run(['--format', 'plain', 'session', 'show', session]);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, new RegExp(`^change\\t1\\t${tasks[0]!.id}\\ta\\.txt\\tkept$`, 'm'));
     assert.match(shown.stdout, new RegExp(`^change\\t2\\t${tasks[1]!.id}\\tb\\.bin\\tkept$`, 'm'));
 
     // The user recreates the file the second turn deleted: undo refuses, naming it.
     write('b.bin', 'the user put something else here\n');
-    const refused = await agents(['session', 'undo', session]);
+    const refused = await cli.run(['session', 'undo', session]);
     assert.equal(refused.code, 5, refused.stderr);
     assert.match(refused.stderr, /changed outside the agent since turn 2: b\.bin/);
     assert.match(refused.stderr, /--force/);
     assert.equal(fs.readFileSync(path.join(PROJECT, 'b.bin'), 'utf8'), 'the user put something else here\n');
 
-    const forced = await json(['session', 'undo', session, '--force']);
+    const forced = await cli.ok(['session', 'undo', session, '--force']);
     assert.deepEqual(forced.files, ['b.bin']);
     assert.deepEqual(forced.overwritten, ['b.bin']);
     assert.deepEqual(fs.readFileSync(path.join(PROJECT, 'b.bin')), binary);
 
-    const chat = await agents(['--format', 'plain', 'chat', '--session', session], '/undo\n');
+    const chat = await cli.run(['--format', 'plain', 'chat', '--session', session], { input: '/undo\n' });
     assert.equal(chat.code, 0, chat.stderr);
     assert.match(chat.stdout, new RegExp(`^undone\\t1\\t${tasks[0]!.id}\\t2$`, 'm'));
     assert.match(chat.stdout, /^restored\tmade\/new\.txt$/m);
@@ -99,9 +83,9 @@ describe('agents session undo and /undo (e2e)', () => {
     assert.equal(fs.existsSync(path.join(PROJECT, 'made')), false);
     assert.deepEqual(fs.readdirSync(PROJECT).sort(), ['a.txt', 'b.bin']);
 
-    const again = await agents(['chat', '--session', session], '/undo\n');
+    const again = await cli.run(['chat', '--session', session], { input: '/undo\n' });
     assert.match(again.stderr, /no turn left to undo/);
-    const listed = await json(['session', 'show', session]);
+    const listed = await cli.ok(['session', 'show', session]);
     assert.deepEqual(
       (listed.changes as { turn: number; undone: boolean }[]).map((c) => [c.turn, c.undone]),
       [

@@ -306,8 +306,11 @@ describe('the extension core: chat', () => {
     await chat.newSession({ actor: 'local/slow' });
     const sending = chat.send('hang on');
     // The turn is under way once the model has the request; then the agent goes.
-    for (let i = 0; i < 200 && !fake.requests.some((r) => JSON.stringify(r.body).includes('hang on')); i++)
-      await new Promise((r) => setTimeout(r, 25));
+    await eventually(
+      async () => (fake.requests.some((r) => JSON.stringify(r.body).includes('hang on')) ? true : undefined),
+      10_000,
+      'the model to have the request',
+    );
     const c = await own.client();
     process.kill((c.transport as StdioClientTransport).pid ?? 0, 'SIGKILL');
     assert.equal(await sending, false);

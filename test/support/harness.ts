@@ -13,6 +13,8 @@ import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.tra
 import type { ProtocolVersion } from '../../src/protocol/a2a/versions.ts';
 import { LOCAL_PRINCIPAL } from '../../src/application/index.ts';
 
+export { eventually } from './eventually.ts';
+
 export type TransportName = 'memory' | 'stdio' | 'http';
 /** All three by default; CA_TRANSPORTS=memory,http narrows a local run. */
 export const TRANSPORTS: readonly TransportName[] = (process.env['CA_TRANSPORTS']?.split(',') as
@@ -184,17 +186,6 @@ export async function startHttpServer(opts: {
       return code;
     },
   };
-}
-
-/** Polls until `check` returns a value (not undefined), or fails after `ms`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, ms = 5000, what = 'condition'): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** Replaces ids, timestamps and correlation ids so results of different runs can be compared. */

@@ -14,6 +14,7 @@ import {
   type ProviderFailureKind,
 } from '../../../../src/application/index.ts';
 import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
+import { eventually } from '../../../support/eventually.ts';
 import {
   createGate,
   startFakeAnthropic,
@@ -334,8 +335,10 @@ for (const { provider, start } of PROVIDERS) {
       f.push({ error: { status: 503, type: 'overloaded_error', message: 'busy', headers: { 'retry-after': '30' } } });
       const ac = new AbortController();
       const done = collect(request(f, provider, { signal: ac.signal }, { timeoutSeconds: 120 }));
-      for (let i = 0; i < 200 && f.generations.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-      await f.generations[0]?.closed;
+      // Aborted once the 503 has been answered: the client is then in its 30 s retry wait.
+      await (
+        await eventually(async () => f.generations[0], 5000, 'the first request')
+      ).closed;
       ac.abort();
       const { error } = await done;
       assert.equal(error?.kind, 'cancelled');
