@@ -14,6 +14,7 @@ import type { ApiKeys } from '../ports/language-model.port.ts';
 import type { McpHub, McpUse } from '../ports/mcp.port.ts';
 import { namespaceOf } from '../../domain/registry/names.ts';
 import { McpUnavailable } from '../ports/mcp.port.ts';
+import { messageOf } from '../../domain/errors.ts';
 
 export interface DeriveContext {
   usedBy: Referrer[];
@@ -190,7 +191,7 @@ async function discoverMcp(
         });
     } catch (err) {
       mcpProblems.push(
-        err instanceof McpUnavailable ? `${err.message} (${err.hint})` : `${server.name}: ${(err as Error).message}`,
+        err instanceof McpUnavailable ? `${err.message} (${err.hint})` : `${server.name}: ${messageOf(err)}`,
       );
     }
   }

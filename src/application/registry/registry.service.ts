@@ -1,7 +1,7 @@
 import type { ApiKeys } from '../ports/language-model.port.ts';
 import type { McpHub } from '../ports/mcp.port.ts';
 import { createHash } from 'node:crypto';
-import { AppError } from '../../domain/errors.ts';
+import { AppError, messageOf } from '../../domain/errors.ts';
 import { PLURAL, type Definition, type RegistryEntity, type RegistryKind } from '../../domain/registry/entities.ts';
 import { pageOf } from '../../domain/paging.ts';
 import type { DerivedFacts } from '../../domain/registry/derived-facts.ts';
@@ -130,7 +130,7 @@ export class RegistryService {
       try {
         regex = new RegExp(q.nameRegex);
       } catch (err) {
-        throw new AppError('INVALID_PARAMS', `nameRegex is not a valid regular expression: ${(err as Error).message}`, {
+        throw new AppError('INVALID_PARAMS', `nameRegex is not a valid regular expression: ${messageOf(err)}`, {
           fields: [{ field: 'nameRegex', description: 'must be a JavaScript regular expression' }],
         });
       }

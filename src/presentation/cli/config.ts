@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parse } from 'yaml';
 import { UsageError } from './exit-codes.ts';
 import { isOutputFormat, OUTPUT_FORMATS, type OutputFormat } from './render/format.ts';
+import { messageOf } from '../../protocol/client/index.ts';
 
 export { configPath } from './config-paths.ts';
 
@@ -51,16 +52,13 @@ export function loadConfig(path: string): FileConfig {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new UsageError(`cannot read the config file ${path}: ${(err as Error).message}`);
+    throw new UsageError(`cannot read the config file ${path}: ${messageOf(err)}`);
   }
   let doc: unknown;
   try {
     doc = parse(text);
   } catch (err) {
-    throw new UsageError(
-      `the config file ${path} is not valid YAML: ${(err as Error).message}`,
-      'fix or remove the file',
-    );
+    throw new UsageError(`the config file ${path} is not valid YAML: ${messageOf(err)}`, 'fix or remove the file');
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc))

@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync }
 import { dirname } from 'node:path';
 import { UsageError } from './exit-codes.ts';
 import { refreshAccessToken } from './support/device-flow.ts';
+import { messageOf } from '../../protocol/client/index.ts';
 
 export { credentialsPath } from './config-paths.ts';
 
@@ -37,7 +38,7 @@ export function loadCredentials(path: string): CredentialStore {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { servers: {} };
-    throw new UsageError(`cannot read the credentials file ${path}: ${(err as Error).message}`);
+    throw new UsageError(`cannot read the credentials file ${path}: ${messageOf(err)}`);
   }
   let doc: unknown;
   try {
@@ -110,7 +111,7 @@ export async function refreshIfExpired(
     fresh = await refreshAccessToken({ tokenUrl: c.tokenUrl, clientId: c.clientId, refreshToken: c.refreshToken });
   } catch (err) {
     throw new UsageError(
-      `your login to ${key} has expired and could not be refreshed: ${(err as Error).message}`,
+      `your login to ${key} has expired and could not be refreshed: ${messageOf(err)}`,
       `log in again with \`agents login --server ${key} --device\``,
     );
   }

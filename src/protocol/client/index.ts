@@ -150,3 +150,6 @@ export {
   syncPush,
   SyncResult,
 } from '../a2a/contracts/sync.contract.ts';
+
+/** What went wrong, in words, whatever was thrown. */
+export { messageOf } from '../../domain/errors.ts';

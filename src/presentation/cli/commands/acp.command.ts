@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { collect } from './session.command.ts';
+import { messageOf } from '../../../protocol/client/index.ts';
 
 interface AcpOptions {
   actor?: string;
@@ -18,7 +19,7 @@ async function acp(ctx: RunContext, opts: AcpOptions, version: string): Promise<
   const log = (line: string): void => void ctx.io.stderr.write(`agents acp: ${line}\n`);
   // The backend starts while the editor initializes; a failure is reported to the request that needs it.
   const backend = ctx.client();
-  backend.catch((err: unknown) => log(`the backend could not be reached: ${(err as Error).message}`));
+  backend.catch((err: unknown) => log(`the backend could not be reached: ${messageOf(err)}`));
   await runAcp(
     ctx.io,
     {

@@ -4,6 +4,7 @@ import {
   sessionCreate,
   sessionDelete,
   type ChatContextMode,
+  messageOf,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import { StreamPrinter } from '../render/stream.ts';
@@ -52,7 +53,7 @@ async function runActor(ctx: RunContext, actor: string, prompt: string, opts: Ru
     // The turn is over (or was interrupted): the session goes, unless asked to keep it.
     if (!opts.keepSession)
       await client.call(sessionDelete, { sessionId: session.id }).catch((err: unknown) => {
-        ctx.ui.warn(`could not delete the session ${session.id}: ${(err as Error).message}`);
+        ctx.ui.warn(`could not delete the session ${session.id}: ${messageOf(err)}`);
       });
   }
   reportTaskEnd(ctx.ui, printer.task);

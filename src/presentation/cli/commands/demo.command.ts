@@ -9,6 +9,7 @@ import {
   projectRegistry,
   resourceRegistry,
   type A2AClient,
+  messageOf,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import { renderDiff, renderStat } from '../render/plan.ts';
@@ -247,7 +248,7 @@ async function cleanUp(
     if (s.registered > 1) await client.call(projectRegistry.remove, { name: s.name }, { signal: ctx.signal });
     if (s.registered > 0) await client.call(resourceRegistry.remove, { name: s.name }, { signal: ctx.signal });
   } catch (err) {
-    ui.warn(`could not remove the demo's registrations ${s.name}: ${(err as Error).message}`);
+    ui.warn(`could not remove the demo's registrations ${s.name}: ${messageOf(err)}`);
   }
   if (s.sample) rmSync(s.sample.root, { recursive: true, force: true });
   note(ui, `cleaned up: the demo's ${s.sample ? 'sample repository and ' : ''}registrations (--keep keeps them)`);

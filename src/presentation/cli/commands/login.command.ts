@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { whoami } from '../../../protocol/client/index.ts';
+import { whoami, messageOf } from '../../../protocol/client/index.ts';
 import { checkServerUrl, configPath, loadConfig, type GlobalFlags } from '../config.ts';
 import {
   credentialsPath,
@@ -120,7 +120,7 @@ async function fetchCard(base: string, signal: AbortSignal): Promise<Record<stri
   try {
     res = await fetch(`${base}/.well-known/agent-card.json`, { signal });
   } catch (err) {
-    throw new UsageError(`cannot reach ${base}: ${(err as Error).message}`, 'check the server URL');
+    throw new UsageError(`cannot reach ${base}: ${messageOf(err)}`, 'check the server URL');
   }
   if (!res.ok) throw new UsageError(`${base} has no Agent Card (HTTP ${res.status})`, 'check the server URL');
   return (await res.json()) as Record<string, unknown>;

@@ -8,6 +8,7 @@ import {
   type RegistryKind,
   type RegistryPageOf,
   type RegistryShownOf,
+  messageOf,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import { plural, qualify, renderYaml, shortHash, whenText } from '../render/definition.ts';
@@ -59,7 +60,7 @@ export function readSource(file: string): { text: string; filename: string; base
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new UsageError(
-      `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+      `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : messageOf(err)}`,
       'give the path of a YAML or JSON definition file',
     );
   }

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { CliError } from '../exit-codes.ts';
+import { messageOf } from '../../../protocol/client/index.ts';
 
 /**
  * OAuth 2.0 Device Authorization Grant (RFC 8628) for `agents login --device`: the endpoints come
@@ -116,7 +117,7 @@ async function post(
   } catch (err) {
     if (signal.aborted) throw cancelled();
     throw unreachable(
-      `the ${what} at ${url} cannot be reached: ${(err as Error).message}`,
+      `the ${what} at ${url} cannot be reached: ${messageOf(err)}`,
       'check your network, then try again',
     );
   }
@@ -151,7 +152,7 @@ async function discover(metadataUrl: string, signal: AbortSignal): Promise<Devic
     if (err instanceof CliError) throw err;
     if (signal.aborted) throw cancelled();
     throw unreachable(
-      `the issuer's metadata at ${metadataUrl} cannot be read: ${(err as Error).message}`,
+      `the issuer's metadata at ${metadataUrl} cannot be read: ${messageOf(err)}`,
       'check your network, or ask the server operator whether the issuer is up',
     );
   }
