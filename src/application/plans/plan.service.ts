@@ -28,7 +28,7 @@ import type { ContextOwner, OwnedRun } from '../tasks/task.service.ts';
 import { resolveArguments } from './arguments.ts';
 import { CONTEXT_PREFIX, PlanAccess, waitingError } from './plan-access.ts';
 import { PlanAnswers } from './plan-answers.ts';
-import { assertCostBudgetCounts } from './plan-budget.ts';
+import { assertCostBudgetCounts } from './cost-budget-check.ts';
 import { PlanCorrections } from './plan-correction.ts';
 import { PlanHousekeeping, type PruneInput } from './plan-housekeeping.ts';
 import { PlanQueries } from './plan-queries.ts';

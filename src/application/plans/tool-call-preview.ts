@@ -77,3 +77,19 @@ export function previewOf(tool: string, args: Record<string, unknown>): string {
     return `$ ${typeof args['command'] === 'string' ? args['command'] : [args['program'], ...((args['args'] as unknown[]) ?? [])].join(' ')}`;
   return JSON.stringify(args, null, 2);
 }
+
+/**
+ * What an approval request carries of what a call would do: `preview` (the diff, the command line,
+ * or — nothing better known — previewOf), with the diff, or the command and its directory, apart.
+ */
+export function previewFields(
+  tool: string,
+  args: Record<string, unknown>,
+  p: { diff?: string | undefined; command?: string | undefined; cwd?: string | undefined },
+): Record<string, unknown> {
+  return {
+    preview: p.diff ?? (p.command !== undefined ? `$ ${p.command}` : previewOf(tool, args)),
+    ...(p.diff !== undefined ? { diff: p.diff } : {}),
+    ...(p.command !== undefined ? { command: p.command, cwd: p.cwd ?? '.' } : {}),
+  };
+}

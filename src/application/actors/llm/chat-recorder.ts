@@ -5,11 +5,10 @@
  * and a call that needs a person puts the turn in input-required with what it would do — the
  * diff against the current file, or the exact command line and where it runs.
  */
-import type { TaskState } from '../../../domain/a2a.model.ts';
 import type { ActorTurn } from '../../ports/actor.port.ts';
 import type { CommandOutputChunk, ToolPreview } from '../../ports/sandbox.port.ts';
 import { OutputStream } from '../../agent/output-stream.ts';
-import { argSummary, previewOf } from '../../plans/tool-call-preview.ts';
+import { argSummary, previewFields } from '../../plans/tool-call-preview.ts';
 import type { AgentRecorder, AgentTool, CallEvent, NotRunState, ToolOutcome } from '../../agent/agent.types.ts';
 import type { PolicyVerdict } from '../../../domain/plan/policy.ts';
 
@@ -94,9 +93,7 @@ export function approvalRequest(
     kind: 'tool-call',
     tool: e.ref,
     args: e.args,
-    preview: p.diff ?? (p.command !== undefined ? `$ ${p.command}` : previewOf(e.ref, e.args)),
-    ...(p.diff !== undefined ? { diff: p.diff } : {}),
-    ...(p.command !== undefined ? { command: p.command, cwd: p.cwd ?? '.' } : {}),
+    ...previewFields(e.ref, e.args, p),
     ...(p.problem !== undefined ? { previewProblem: p.problem } : {}),
     ...(e.verdict ? { policy: e.verdict } : {}),
     options: ['approve', 'always', 'reject', 'reject-with-guidance'],
@@ -109,5 +106,3 @@ export function approvalRequest(
   const question = `${what}${shown} (yes / always / no / a sentence of guidance)`;
   return { question: problem ? `${problem}\n${question}` : question, request };
 }
-
-export type ChatStatus = (state: TaskState, text?: string, extra?: Record<string, unknown>) => Promise<void>;

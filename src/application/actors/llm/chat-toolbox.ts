@@ -20,7 +20,7 @@ import type { EntityOf, RegistryLookup } from '../../ports/registry.repository.p
 import { namespaceOf } from '../../../domain/registry/names.ts';
 import type { SandboxInfo, ToolRunner } from '../../ports/sandbox.port.ts';
 import { commandOfCall, normalizeArgs } from '../../plans/tool-call-preview.ts';
-import { BUILTIN_TOOLS, CODING_TOOLS } from '../../../domain/registry/builtins.ts';
+import { CODING_TOOLS } from '../../../domain/registry/builtins.ts';
 import type { AgentTool } from '../../agent/agent.types.ts';
 import { messageOf } from '../../../domain/errors.ts';
 
@@ -28,9 +28,6 @@ export type { ToolOutcome } from '../../agent/agent.types.ts';
 
 /** A tool of a chat turn (the agent loop's tool). */
 export type ChatTool = AgentTool;
-
-/** The built-in tools a chat bound to a project offers besides the actor's own: the model asks for the context it needs. */
-export const CHAT_BUILTINS = CODING_TOOLS;
 
 /** Where a session's file and command tools work. */
 export interface ChatWorkspace {
@@ -116,8 +113,8 @@ export class ChatToolbox {
       return result;
     };
 
-    // A project's chat reads, edits and runs commands with the built-in coding tools (those that exist).
-    const builtins = workspace ? CHAT_BUILTINS.filter((n) => BUILTIN_TOOLS.some((t) => t.name === n)) : [];
+    // A project's chat reads, edits and runs commands with the built-in coding tools.
+    const builtins = workspace ? CODING_TOOLS : [];
     for (const name of [...builtins, ...toolNames.filter((n) => !builtins.includes(n))]) {
       const entity = await this.usable('tool', name, problems);
       if (!entity) {

@@ -62,8 +62,6 @@ export interface LlmActorDeps {
   checkpoints?: TurnCheckpoints | undefined;
 }
 
-export { MAX_MALFORMED_STEPS };
-export type { TurnUsage };
 /** Earlier turns read for the history (the window trims further). */
 const HISTORY_TURNS = 200;
 

@@ -22,7 +22,7 @@ import { changedFiles, commandSettings, diffArtifact, prepareSandboxes, wallCloc
 import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
 import { planToolCallHooks } from '../../hooks/plan-hooks.ts';
 import type { ToolCallHooks } from '../../hooks/tool-call-hooks.ts';
-import { argSummary, previewOf } from '../tool-call-preview.ts';
+import { argSummary, previewFields } from '../tool-call-preview.ts';
 import {
   decisionTerms,
   executionSystemPrompt,
@@ -390,9 +390,7 @@ class ExecutionRun {
       step,
       tool: e.ref,
       args: e.args,
-      preview: p.diff ?? (p.command !== undefined ? `$ ${p.command}` : previewOf(e.ref, e.args)),
-      ...(p.diff !== undefined ? { diff: p.diff } : {}),
-      ...(p.command !== undefined ? { command: p.command, cwd: p.cwd ?? '.' } : {}),
+      ...previewFields(e.ref, e.args, p),
       policy: e.verdict,
       options: ['approve', 'always', 'reject', 'reject-with-guidance'],
     };
