@@ -153,7 +153,7 @@ class AgentLoop {
     const args = parseArgs(call.arguments);
     const control = cfg.control?.find((c) => c.tool.name === call.name);
     if (control) {
-      const h = control.handle(args.ok ? { ok: true, value: args.value } : { ok: false, problem: args.problem });
+      const h = await control.handle(args.ok ? { ok: true, value: args.value } : { ok: false, problem: args.problem });
       if (h.stop) this.t.ending = true;
       return { result: said(h.output, h.isError), refused: h.isError };
     }

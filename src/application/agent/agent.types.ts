@@ -59,11 +59,16 @@ export interface AgentTool {
  */
 export interface ControlTool {
   tool: ModelTool;
-  handle(args: { ok: true; value: Record<string, unknown> } | { ok: false; problem: string }): {
-    output: string;
-    isError: boolean;
-    stop?: boolean;
-  };
+  handle(
+    args: { ok: true; value: Record<string, unknown> } | { ok: false; problem: string },
+  ): ControlResult | Promise<ControlResult>;
+}
+
+/** What a control tool answers the model, and whether the loop ends after this step's calls. */
+export interface ControlResult {
+  output: string;
+  isError: boolean;
+  stop?: boolean;
 }
 
 /** A call the loop did not run, or ran, as the recorder hears of it. */

@@ -165,7 +165,7 @@ export class StrategyRun {
               `${actorName} read for ${maxSteps} model steps without submitting a strategy (maxToolSteps)`,
               `raise maxToolSteps of ${actorName}, or ${guide}`,
             );
-          this.offTheSchema(problems);
+          await this.offTheSchema(problems);
           transcript.messages.push({
             role: 'user',
             text: `Your answer is not a strategy (${problems.slice(0, 10).join('; ')}). Call the submit_strategy tool with the approach and its decisions.`,
@@ -197,13 +197,13 @@ export class StrategyRun {
   private submitTool(): ControlTool {
     return {
       tool: SUBMIT,
-      handle: (args) => {
+      handle: async (args) => {
         const problems = args.ok ? this.model.validate(STRATEGY_SCHEMA, args.value) : [`not JSON: ${args.problem}`];
         if (args.ok && problems.length === 0) {
           this.answer = args.value as unknown as StrategyAnswer;
           return { output: 'Strategy received.', isError: false, stop: true };
         }
-        this.offTheSchema(problems);
+        await this.offTheSchema(problems);
         return {
           output: `The strategy does not follow the schema: ${problems.slice(0, 10).join('; ')}. Call submit_strategy again with a corrected strategy.`,
           isError: true,
@@ -213,7 +213,7 @@ export class StrategyRun {
   }
 
   /** One more answer off the schema: told in a status line, or — past the retries — the phase fails. */
-  private offTheSchema(problems: string[]): void {
+  private async offTheSchema(problems: string[]): Promise<void> {
     this.offSchema++;
     if (this.offSchema > MAX_STRATEGY_RETRIES) {
       const actorName = this.plan.actors?.strategy ?? '';
@@ -224,7 +224,7 @@ export class StrategyRun {
         hint: `try a model that follows structured output better (make a new plan with --strategy-actor NAME), or give guidance: agents plan prompt ${this.plan.id} "…"`,
       });
     }
-    void this.turn?.status(
+    await this.turn?.status(
       'TASK_STATE_WORKING',
       `The strategy was off the schema (${problems.slice(0, 3).join('; ')}); asking again`,
       this.wb.meta(this.plan),
