@@ -5,15 +5,14 @@
  * gets that answer, and meanwhile the same server answers `agents health`.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli, type Agents, type CliResult } from '../support/cli.ts';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
-import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-regex-e2e-'));
 const KEY = 'sk-regex-e2e-0123456789abcdef';
@@ -23,20 +22,17 @@ const DEADLINE_ANSWER =
 
 let fake: FakeLlm;
 let server: HttpServerProcess;
-const env = (dataDir: string): NodeJS.ProcessEnv => cliEnv(dataDir, join(ROOT, 'no-config'), { REGEX_E2E_KEY: KEY });
-const client = join(ROOT, 'client');
-
-function run(args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, '--server', server.baseUrl, '--token', TOKEN, ...args], {
-    env: env(client),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  child.stdin?.end();
-  return collect(child, { timeoutMs: 60_000 });
-}
+const env: NodeJS.ProcessEnv = { REGEX_E2E_KEY: KEY };
+const agents: Agents = agentsCli({
+  dataDir: join(ROOT, 'client'),
+  configHome: join(ROOT, 'no-config'),
+  env,
+  prefix: () => ['--server', server.baseUrl, '--token', TOKEN],
+  timeoutMs: 60_000,
+});
 
 async function ok(args: string[]): Promise<CliResult> {
-  const res = await run(args);
+  const res = await agents.run(args);
   assert.equal(res.code, 0, `agents ${args.join(' ')}\n${res.stdout}\n${res.stderr}`);
   return res;
 }
@@ -44,7 +40,7 @@ async function ok(args: string[]): Promise<CliResult> {
 before(async () => {
   fake = await startFakeOpenAI({ expectKey: KEY });
   const data = join(ROOT, 'server');
-  server = await startHttpServer({ dataDir: data, token: TOKEN, env: env(data) });
+  server = await startHttpServer({ dataDir: data, token: TOKEN, env: { ...process.env, ...env } });
   const repo = join(ROOT, 'repo');
   initRepo(repo, { 'src/fine.ts': 'export const a = 1;\n', 'src/slow.txt': `${'a'.repeat(40)}b\n` });
   const actor = join(ROOT, 'coder.yaml');
@@ -69,23 +65,32 @@ describe('a catastrophic regular expression from the model (server mode, the bui
       { toolCalls: [{ name: 'builtin__grep', arguments: JSON.stringify({ pattern: '(a+)+$' }) }] },
       { text: ['The search was too slow.'] },
     );
-    const asked = fake.generations.length;
     const order: string[] = [];
-    const sent = run(['send', '--actor', 'local/coder', '--project', 'local/repo', 'find the runs of a']).then((r) => {
-      order.push('send');
-      return r;
-    });
-    // The model has asked for the grep; the server is now matching the pattern.
-    await eventually(() => Promise.resolve(fake.generations.length > asked || undefined), 30_000, 'the tool call');
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const health = await run(['health']);
+    // The send's own progress says when the server has started matching: `tool: → builtin/grep …`.
+    let matching!: () => void;
+    const started = new Promise<void>((resolve) => (matching = resolve));
+    const sent = agents
+      .run(['send', '--stream', '--actor', 'local/coder', '--project', 'local/repo', 'find the runs of a'], {
+        onStderr: (all) => void (/→ builtin.grep/.test(all) && matching()),
+      })
+      .then((r) => {
+        order.push('send');
+        matching(); // a send that ends without the line fails the order check below, not by hanging
+        return r;
+      });
+    await started;
+    const health = await agents.run(['health']);
     order.push('health');
     assert.equal(health.code, 0, health.stderr);
 
     const res = await sent;
     assert.equal(res.code, 0, res.stderr);
     assert.equal(res.stdout.trim(), 'The search was too slow.');
-    assert.deepEqual(order, ['health', 'send'], 'health answered while the pattern was still being matched');
+    assert.deepEqual(
+      order,
+      ['health', 'send'],
+      `health answered while the pattern was still being matched\n${res.stderr}`,
+    );
     const toolAnswer = JSON.stringify(fake.generations.at(-1)?.body);
     assert.ok(toolAnswer.includes(DEADLINE_ANSWER), `the model is told why: ${toolAnswer.slice(-600)}`);
   });

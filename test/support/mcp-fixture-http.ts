@@ -33,7 +33,7 @@ interface Session {
 }
 
 export async function startHttpFixture(options: HttpFixtureOptions = {}): Promise<HttpFixture> {
-  const state: FixtureState = { cancelled: 0 };
+  const state: FixtureState = { cancelled: 0, running: 0 };
   const sessions = new Map<string, Session>();
   const sockets = new Set<Socket>();
   const requests: http.IncomingHttpHeaders[] = [];

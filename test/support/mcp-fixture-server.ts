@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   }
   const server = createFixtureServer({
     instance: 1,
-    state: { cancelled: 0 },
+    state: { cancelled: 0, running: 0 },
     fixtureDir: process.env.FIXTURE_DIR,
     many: mode === 'many',
     crash: () => process.stderr.write('boom\n', () => process.exit(1)),

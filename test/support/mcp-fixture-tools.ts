@@ -21,6 +21,8 @@ export const MANY_PAGE = 50;
 export interface FixtureState {
   /** How many `slow` calls ended because the client cancelled them (notifications/cancelled). */
   cancelled: number;
+  /** How many `slow` calls are under way now (a test waits for its call to have arrived). */
+  running: number;
 }
 
 export interface FixtureContext {
@@ -70,10 +72,12 @@ export function createFixtureServer(ctx: FixtureContext): McpServer {
     'slow',
     { description: 'Waits, then answers (stops when cancelled).', inputSchema: { ms: z.number().int().min(0) } },
     async ({ ms }, extra) => {
+      ctx.state.running += 1;
       const finished = await new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(true), ms);
         extra.signal.addEventListener('abort', () => (clearTimeout(timer), resolve(false)), { once: true });
       });
+      ctx.state.running -= 1;
       if (!finished) ctx.state.cancelled += 1;
       return text(finished ? `slept ${ms} ms` : 'cancelled');
     },
@@ -82,6 +86,9 @@ export function createFixtureServer(ctx: FixtureContext): McpServer {
     'cancelled',
     { description: 'How many slow calls were cancelled by the client.', annotations: readOnly },
     () => text(String(ctx.state.cancelled)),
+  );
+  server.registerTool('running', { description: 'How many slow calls are under way.', annotations: readOnly }, () =>
+    text(String(ctx.state.running)),
   );
   server.registerTool('crash', { description: 'The server dies ("boom" on stderr, exit 1).' }, () => {
     ctx.crash();

@@ -192,7 +192,7 @@ describe('SdkMcpHub over stdio (the fixture server)', SAFETY, () => {
     const crashy = stdio('fx', { env: { ROLE: 'crash' } });
     const first = await pidOf(hub, crashy);
     const inFlight = hub.callTool(crashy, 'slow', { ms: 60_000 }, never());
-    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await pollOutput(hub, crashy, 'running', '1'), '1', 'the slow call reached the server');
     const crash = await hub.callTool(crashy, 'crash', {}, never());
     assert.equal(crash.ok, false);
     assert.equal(crash.summary, 'mcp:fx/crash failed: mcp server fx exited with code 1: boom (restarted on next use)');
@@ -430,7 +430,7 @@ describe('SdkMcpHub over streamable HTTP (the fixture server)', SAFETY, () => {
   it('fails the calls in flight when the connection drops, and opens a new session on next use', async () => {
     const session = (await hub.callTool(def, 'instance', {}, never())).output;
     const inFlight = hub.callTool(def, 'slow', { ms: 60_000 }, never());
-    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await waitUntil(() => web.state.running >= 1, 5000), true, 'the slow call reached the server');
     const crash = await hub.callTool(def, 'crash', {}, never());
     assert.equal(crash.ok, false);
     assert.match(
