@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { LOCAL_PRINCIPAL, type AccountRepository, type Logger } from '../../src/application/index.ts';
+import { LOCAL_PRINCIPAL, silentLogger, type AccountRepository, type Logger } from '../../src/application/index.ts';
 import { AppError } from '../../src/domain/errors.ts';
 import { ScryptKeyHasher } from '../../src/infrastructure/index.ts';
 import { buildApp, type App } from '../../src/main/app.ts';
@@ -205,7 +205,6 @@ describe('issue #35: a store outage is not a failed login (HTTP, the account sto
   let baseUrl: string;
   let key: string;
   let down = false;
-  const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
   before(async () => {
     app = await buildApp({
       dataDir: mkdtempSync(join(tmpdir(), 'ca-outage-')),
@@ -235,7 +234,7 @@ describe('issue #35: a store outage is not a failed login (HTTP, the account sto
       hasher: new ScryptKeyHasher({ N: 2 ** 10 }),
       namespaces: app.storage.namespaces,
       audit: { record: () => Promise.resolve() },
-      logger: silent,
+      logger: silentLogger,
     });
     await users.ensureServerToken(TOKEN);
     const admin = await auth.authenticate({ bearer: TOKEN, client: 'setup' });
@@ -244,7 +243,7 @@ describe('issue #35: a store outage is not a failed login (HTTP, the account sto
       dispatcher: app.dispatcher,
       card: app.card,
       auth: new FacadeAuthenticator(auth),
-      logger: silent,
+      logger: silentLogger,
       authThrottle: new AuthThrottle({ maxFailures: 2 }),
     });
     baseUrl = `http://127.0.0.1:${(await http.listen(0, '127.0.0.1')).port}`;

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Logger, TaskRepository } from '../../../../src/application/index.ts';
+import { silentLogger as logger, type TaskRepository } from '../../../../src/application/index.ts';
 import type { Actor } from '../../../../src/application/ports/actor.port.ts';
 import { LiveTasks, type LiveTask } from '../../../../src/application/tasks/live-tasks.ts';
 import {
@@ -16,8 +16,6 @@ import {
 } from '../../../../src/application/tasks/task-event-recorder.ts';
 import { TurnRunner } from '../../../../src/application/tasks/turn-runner.ts';
 import type { Message, TaskEvent } from '../../../../src/domain/a2a.model.ts';
-
-const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 const settle = async (): Promise<void> => {
   for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));

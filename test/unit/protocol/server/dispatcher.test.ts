@@ -6,7 +6,7 @@ import { defineStreamContract } from '../../../../src/protocol/a2a/contract.ts';
 import { bindStream } from '../../../../src/protocol/a2a/method.ts';
 import { resultText, type JsonRpcErrorObject } from '../../../../src/protocol/jsonrpc/envelope.ts';
 import { JsonText } from '../../../../src/domain/json.ts';
-import { LOCAL_PRINCIPAL } from '../../../../src/application/index.ts';
+import { LOCAL_PRINCIPAL, silentLogger } from '../../../../src/application/index.ts';
 import {
   Dispatcher,
   type DispatcherOptions,
@@ -110,7 +110,7 @@ describe('Dispatcher streams', () => {
     table: buildMethodTable(),
     facade,
     card: {},
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
+    logger: silentLogger,
   } as unknown as DispatcherOptions);
   const events = async (message: unknown, version: '1.0' | '0.3') => {
     const out = await d.dispatch(message, {
@@ -157,7 +157,7 @@ describe('Dispatcher results given as JSON text', () => {
       table: buildMethodTable(),
       facade: { tasks: { getForClient: () => Promise.resolve(new JsonText(text)) } },
       card: {},
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
+      logger: silentLogger,
       validateResults,
     } as unknown as DispatcherOptions);
   const call = (d: Dispatcher, message: unknown, version: '1.0' | '0.3') =>
@@ -192,7 +192,7 @@ describe('Dispatcher results given as JSON text', () => {
       table: buildMethodTable(),
       facade: { tasks: { getForClient: () => Promise.resolve(new Counted(text)) } },
       card: {},
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
+      logger: silentLogger,
     } as unknown as DispatcherOptions);
     const out = await call(d, { jsonrpc: '2.0', id: 4, method: 'GetTask', params: { id: 't1' } }, '1.0');
     assert.equal(out.kind === 'response' ? out.resultJson : undefined, text);
@@ -218,7 +218,7 @@ describe('Dispatcher results given as JSON text', () => {
       table: buildMethodTable(),
       facade: { tasks: { getForClient: () => Promise.resolve(new JsonText('{"id":"t1"}')) } },
       card: {},
-      logger: { debug() {}, info() {}, warn() {}, error() {} },
+      logger: silentLogger,
       validateResults: true,
     } as unknown as DispatcherOptions);
     const out = await call(bad, { jsonrpc: '2.0', id: 3, method: 'GetTask', params: { id: 't1' } }, '1.0');

@@ -4,22 +4,16 @@
  * result of the wrong shape is refused by it. Runs the real service over in-memory fakes of its
  * ports.
  */
-import { localCapabilities, resolveAsGiven } from '../../../../support/capabilities.ts';
+import { localCapabilities } from '../../../../support/capabilities.ts';
+import {
+  gitTreeInspector as inspector,
+  localOnlyNamespaces as namespaces,
+  MemoryRegistry,
+} from '../../../../support/fakes/registry.ts';
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { z } from 'zod';
 import { LOCAL_PRINCIPAL } from '../../../../../src/application/ports/principal.ts';
-import type {
-  Member,
-  NamespaceRecord,
-  NamespaceRepository,
-  PathFacts,
-  Referrer,
-  RegistryListQuery,
-  RegistryRepository,
-  ResourceInspector,
-  Role,
-} from '../../../../../src/application/ports/registry.repository.port.ts';
 import { NamespaceService } from '../../../../../src/application/registry/namespace.service.ts';
 import { RegistryService, type ShownEntity } from '../../../../../src/application/registry/registry.service.ts';
 import {
@@ -27,76 +21,8 @@ import {
   BUILTIN_ACTOR_DEFINITIONS,
   BUILTIN_TOOLS,
 } from '../../../../../src/domain/registry/builtins.ts';
-import {
-  REGISTRY_KINDS,
-  type Reference,
-  type RegistryEntity,
-  type RegistryKind,
-} from '../../../../../src/domain/registry/entities.ts';
+import { REGISTRY_KINDS, type RegistryKind } from '../../../../../src/domain/registry/entities.ts';
 import { REGISTRIES } from '../../../../../src/protocol/a2a/contracts/registry.contract.ts';
-
-class MemoryRegistry implements RegistryRepository {
-  private readonly rows = new Map<string, { entity: RegistryEntity; refs: readonly Reference[] }>();
-  private key = (kind: RegistryKind, name: string): string => `${kind}:${name}`;
-
-  get(kind: RegistryKind, name: string): Promise<RegistryEntity | undefined> {
-    return Promise.resolve(this.rows.get(this.key(kind, name))?.entity);
-  }
-  list(q: RegistryListQuery): Promise<RegistryEntity[]> {
-    const all = [...this.rows.values()].map((r) => r.entity);
-    return Promise.resolve(all.filter((e) => e.kind === q.kind && q.namespaces.includes(e.namespace)));
-  }
-  insert(entity: RegistryEntity, refs: readonly Reference[]): Promise<void> {
-    this.rows.set(this.key(entity.kind, entity.name), { entity, refs });
-    return Promise.resolve();
-  }
-  replace(entity: RegistryEntity, expectedRevision: number, refs: readonly Reference[]): Promise<boolean> {
-    const k = this.key(entity.kind, entity.name);
-    if (this.rows.get(k)?.entity.revision !== expectedRevision) return Promise.resolve(false);
-    this.rows.set(k, { entity, refs });
-    return Promise.resolve(true);
-  }
-  delete(kind: RegistryKind, name: string): Promise<boolean> {
-    return Promise.resolve(this.rows.delete(this.key(kind, name)));
-  }
-  referrers(kind: RegistryKind, name: string): Promise<Referrer[]> {
-    return Promise.resolve(
-      [...this.rows.values()]
-        .filter((r) => r.refs.some((ref) => ref.kind === kind && ref.name === name))
-        .map((r) => ({ kind: r.entity.kind, name: r.entity.name })),
-    );
-  }
-  countByNamespace(): Promise<Partial<Record<RegistryKind, number>>> {
-    return Promise.resolve({});
-  }
-}
-
-const LOCAL: NamespaceRecord = { name: 'local', owner: 'local', createdAt: '2026-01-01T00:00:00.000Z' };
-const OWNER: Role = 'owner';
-const namespaces: NamespaceRepository = {
-  forPrincipal: (id) => Promise.resolve(id === 'local' ? [{ ...LOCAL, role: OWNER }] : []),
-  get: (name) => Promise.resolve(name === 'local' ? LOCAL : undefined),
-  members: (): Promise<Member[]> => Promise.resolve([]),
-  roleOf: (name, id) => Promise.resolve(name === 'local' && id === 'local' ? OWNER : undefined),
-  create: () => Promise.reject(new Error('not in this fake')),
-  setMember: () => Promise.reject(new Error('not in this fake')),
-  removeMember: () => Promise.reject(new Error('not in this fake')),
-  contents: () => Promise.reject(new Error('not in this fake')),
-  defaultFor: () => Promise.reject(new Error('not in this fake')),
-  purge: () => Promise.reject(new Error('not in this fake')),
-};
-/** Every path is a git work tree on `main`. */
-const inspector: ResourceInspector = {
-  resolve: resolveAsGiven,
-  inspect: (_path, branch): Promise<PathFacts> =>
-    Promise.resolve({
-      exists: true,
-      isDirectory: true,
-      gitWorkTree: true,
-      currentBranch: 'main',
-      ...(branch !== undefined ? { branchExists: branch === 'main' } : {}),
-    }),
-};
 
 function service(): RegistryService {
   const repo = new MemoryRegistry();
