@@ -30,10 +30,7 @@ import { VERSION } from './version.ts';
 
 /** What `buildApp` opened before the services are made. */
 export interface OpenedParts {
-  dataDir: string;
-  tokenFile?: string | undefined;
-  env?: NodeJS.ProcessEnv | undefined;
-  llmRetryBaseMs?: number | undefined;
+  options: { dataDir: string; tokenFile?: string | undefined; env?: NodeJS.ProcessEnv; llmRetryBaseMs?: number };
   /** Server mode (bearer authentication). */
   server: boolean;
   storage: Storage;
@@ -70,7 +67,13 @@ export function serviceDepsOf(o: OpenedParts): ServiceDeps {
     egress,
     // Hook commands run confined like every command; hook webhooks pass the egress guard.
     hookRunner: new LocalHookRunner({ confinement, egress }),
-    probe: new HostSystemProbe({ storage, dataDir: o.dataDir, version: VERSION, tokenFile: o.tokenFile, confinement }),
+    probe: new HostSystemProbe({
+      storage,
+      dataDir: o.options.dataDir,
+      version: VERSION,
+      tokenFile: o.options.tokenFile,
+      confinement,
+    }),
     actorsByModel: o.actorsByModel,
     logger,
     version: VERSION,
@@ -81,12 +84,19 @@ export function serviceDepsOf(o: OpenedParts): ServiceDeps {
     audit: storage.audit,
     jwt: o.jwt,
     // A local setup syncs with the server `agents server connect` named (a server refuses sync).
-    sync: { state: storage.syncState, connection: new FileRemoteConnectionStore(o.dataDir), remotes: httpSyncRemote },
+    sync: {
+      state: storage.syncState,
+      connection: new FileRemoteConnectionStore(o.options.dataDir),
+      remotes: httpSyncRemote,
+    },
     accounts: { repo: accounts, hasher: new ScryptKeyHasher() },
     capabilities,
     secrets: o.secrets,
     // Chat turns' undo: snapshots of project directories in `<data dir>/shadow`, records in storage.
-    turnHistory: { files: new ShadowHistory({ base: join(o.dataDir, 'shadow') }), records: storage.turnChanges },
+    turnHistory: {
+      files: new ShadowHistory({ base: join(o.options.dataDir, 'shadow') }),
+      records: storage.turnChanges,
+    },
     // Server mode: namespace members are chosen among its users (local mode has one user).
     ...(o.server ? { users: { exists: async (n: string) => (await accounts.getUser(n)) !== undefined } } : {}),
   };
@@ -94,14 +104,14 @@ export function serviceDepsOf(o: OpenedParts): ServiceDeps {
 
 /** LLM providers and MCP servers; `tokens` is shared with the context service. */
 function llmDepsOf(o: OpenedParts, tokens: GptTokenCounter): LlmDeps {
-  const retryBaseMs = o.llmRetryBaseMs ?? envInt('CLEVERAGENTS_LLM_RETRY_BASE_MS', 0, 60_000);
+  const retryBaseMs = o.options.llmRetryBaseMs ?? envInt('CLEVERAGENTS_LLM_RETRY_BASE_MS', 0, 60_000);
   return {
     models: new AiSdkLanguageModels({
       ...(retryBaseMs !== undefined ? { retryBaseMs } : {}),
       ...(o.server ? { guard: o.trust.egress } : {}),
     }),
     // An actor's apiKeySecret is read from the secrets of the actor's own namespace.
-    keys: new EnvFileApiKeys({ env: o.env ?? process.env, secret: (ns, name) => o.secrets.reveal(ns, name) }),
+    keys: new EnvFileApiKeys({ env: o.options.env ?? process.env, secret: (ns, name) => o.secrets.reveal(ns, name) }),
     tokens,
     validator: new AjvSchemaValidator(),
     mcp: o.trust.mcp,
@@ -110,7 +120,10 @@ function llmDepsOf(o: OpenedParts, tokens: GptTokenCounter): LlmDeps {
 }
 
 /** The JWT verifier of the configured OIDC issuer (absent without OIDC). */
-export function jwtVerifierOf(oidc: OidcOptions | undefined, discovered: OidcDiscovery | undefined): JwtVerifier | undefined {
+export function jwtVerifierOf(
+  oidc: OidcOptions | undefined,
+  discovered: OidcDiscovery | undefined,
+): JwtVerifier | undefined {
   if (!oidc) return undefined;
   return new JoseJwtVerifier({
     issuer: oidc.issuer,

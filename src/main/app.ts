@@ -132,72 +132,30 @@ export type { OidcOptions };
 export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
   // Checked before anything opens: a malformed entry is a start-up error and changes nothing.
-  const egressConfig = egressSettings(opts.allowEgress);
-  if (egressConfig.deprecatedAlias)
-    logger.warn(
-      { setting: 'CLEVERAGENTS_PUSH_ALLOW_HOSTS' },
-      'CLEVERAGENTS_PUSH_ALLOW_HOSTS is deprecated: use CLEVERAGENTS_ALLOW_EGRESS (or agents serve --allow-egress)',
-    );
+  const egressConfig = checkedEgress(opts, logger);
   // Discovery runs while the database opens; a failure does not stop the start (retried later).
   const discovering = opts.oidc ? tryDiscovery(opts.oidc, logger) : Promise.resolve(undefined);
   const confinement = startConfinement(opts, logger);
   const leaseMs = opts.runnerLeaseMs ?? (Number(process.env['CLEVERAGENTS_RUNNER_LEASE_MS']) || undefined);
-  // This process's lease: the tasks it runs carry its id, so others can tell what is stranded.
-  const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
-  const storage = await openStorage({ ...opts, file, logger, leaseMs });
-  const runners = storage.runners;
-  await runners.start().catch(async (err: unknown) => {
-    await storage.close();
-    throw err;
-  });
+  const storage = await openLeasedStorage(opts, logger, leaseMs);
+  const { runners } = storage;
   const server = opts.card.auth === 'bearer';
-  const trust = wireTrust({
-    server,
-    dataDir: opts.dataDir,
-    workspaceRoot: opts.workspaceRoot,
-    allowlist: egressConfig.allowlist,
-    storage,
-    confinement,
-    logger,
-  });
+  const trust = wireTrust({ server, ...opts, allowlist: egressConfig.allowlist, storage, confinement, logger });
   const discovered = await discovering;
   const jwt = jwtVerifierOf(opts.oidc, discovered);
   const secrets = await openSecrets({ storage, keyFile: secretKeyFileOf(opts), showPath: !server, logger }).catch(
-    async (err: unknown) => {
-      await runners.stop().catch(() => {});
-      await storage.close();
-      throw err;
-    },
+    (err: unknown) => giveUp(err, [() => runners.stop(), () => storage.close()]),
   );
   const sandboxes = await openSandboxes(opts.dataDir, confinement, logger);
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
   const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const services = composeServices(
-    serviceDepsOf({
-      dataDir: opts.dataDir,
-      tokenFile: opts.tokenFile,
-      env: opts.env,
-      llmRetryBaseMs: opts.llmRetryBaseMs,
-      server,
-      storage,
-      confinement,
-      trust,
-      sandboxes,
-      secrets,
-      jwt,
-      actorsByModel: builtinActors(opts),
-      defaultActor,
-      limits,
-      logger,
-    }),
-  );
+  const actorsByModel = builtinActors(opts);
+  const opened = { server, storage, confinement, trust, sandboxes, secrets, jwt, actorsByModel, defaultActor, limits };
+  const services = composeServices(serviceDepsOf({ options: opts, ...opened, logger }));
   const { facade } = services;
-  await checkDefaultActor(facade, defaultActor).catch(async (err: unknown) => {
-    await runners.stop().catch(() => {});
-    await trust.mcp.close().catch(() => {});
-    await storage.close();
-    throw err;
-  });
+  await checkDefaultActor(facade, defaultActor).catch((err: unknown) =>
+    giveUp(err, [() => runners.stop(), () => trust.mcp.close(), () => storage.close()]),
+  );
   const table = buildMethodTable();
   const card = agentCard(opts, discovered, table);
   // The card's device endpoints come once the issuer answers discovery.
@@ -217,7 +175,47 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     await upkeep.drain(0);
     await closeParts({ facade, mcp: trust.mcp, sandboxes, runners, egress: trust.egress, storage, logger });
   };
-  return { facade, live: services.live, dispatcher, card, storage, logger, jwt, drain: (ms) => upkeep.drain(ms), close };
+  return {
+    facade,
+    live: services.live,
+    dispatcher,
+    card,
+    storage,
+    logger,
+    jwt,
+    drain: (ms) => upkeep.drain(ms),
+    close,
+  };
+}
+
+/** `--allow-egress` and its variables, checked; the deprecated variable still works, with a warning. */
+function checkedEgress(opts: AppOptions, logger: Logger): ReturnType<typeof egressSettings> {
+  const egress = egressSettings(opts.allowEgress);
+  if (egress.deprecatedAlias)
+    logger.warn(
+      { setting: 'CLEVERAGENTS_PUSH_ALLOW_HOSTS' },
+      'CLEVERAGENTS_PUSH_ALLOW_HOSTS is deprecated: use CLEVERAGENTS_ALLOW_EGRESS (or agents serve --allow-egress)',
+    );
+  return egress;
+}
+
+/** The storage with this process's lease taken: the tasks it runs carry its id, so others can tell what is stranded. */
+async function openLeasedStorage(opts: AppOptions, logger: Logger, leaseMs: number | undefined): Promise<Storage> {
+  const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
+  const storage = await openStorage({ ...opts, file, logger, leaseMs });
+  try {
+    await storage.runners.start();
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
+  return storage;
+}
+
+/** A failed start: what was opened is closed, one after another (a failure to close is not the error), then the error is thrown. */
+async function giveUp(err: unknown, closing: ReadonlyArray<() => Promise<unknown>>): Promise<never> {
+  for (const close of closing) await close().catch(() => {});
+  throw err;
 }
 
 /**

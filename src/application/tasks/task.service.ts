@@ -13,14 +13,7 @@ import type { StrandedTasks } from './stranded-tasks.ts';
 import { assertOwner, isMessageKeyTaken, stateWord, taskNotFound } from './task-errors.ts';
 import type { TaskEventRecorder } from './task-event-recorder.ts';
 import { viewTask } from './task-view.ts';
-import type {
-  ListInput,
-  ListResult,
-  OwnedRun,
-  SendInput,
-  SendResult,
-  StreamItem,
-} from './task.types.ts';
+import type { ListInput, ListResult, OwnedRun, SendInput, SendResult, StreamItem } from './task.types.ts';
 import type { TurnRunner } from './turn-runner.ts';
 
 export type {

@@ -10,16 +10,16 @@ import { SyncService } from '../../application/sync/sync.service.ts';
 import type { LiveTasks } from '../../application/tasks/live-tasks.ts';
 import type { StrandedTasks } from '../../application/tasks/stranded-tasks.ts';
 import type { TurnRunner } from '../../application/tasks/turn-runner.ts';
-import { buildAccounts } from './accounts.ts';
-import { buildContext } from './context.ts';
-import { buildConversations } from './conversations.ts';
-import { buildNamespaces, NamespaceWorkCleaner } from './namespaces.ts';
-import { buildPlans } from './plans.ts';
-import { buildPushConfigs, buildPushDelivery } from './push.ts';
-import { buildRegistry } from './registry.ts';
+import { buildAccounts } from './accounts.wiring.ts';
+import { buildContext } from './context.wiring.ts';
+import { buildConversations } from './conversations.wiring.ts';
+import { buildNamespaces, NamespaceWorkCleaner } from './namespaces.wiring.ts';
+import { buildPlans } from './plans.wiring.ts';
+import { buildPushConfigs, buildPushDelivery } from './push.wiring.ts';
+import { buildRegistry } from './registry.wiring.ts';
 import { NO_SYNC, type ServiceDeps } from './service-deps.ts';
-import { buildHealth, buildRetention } from './system.ts';
-import { buildTasks } from './tasks.ts';
+import { buildHealth, buildRetention } from './system.wiring.ts';
+import { buildTasks } from './tasks.wiring.ts';
 
 export { NO_GRANTS, NO_SYNC, type LlmDeps, type ServiceDeps } from './service-deps.ts';
 

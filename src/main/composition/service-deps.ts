@@ -133,4 +133,3 @@ export const NO_GRANTS: GrantRepository = {
   put: () => Promise.reject(new AppError('UNSUPPORTED_OPERATION', 'this agent keeps no capability grants')),
   remove: () => Promise.resolve(false),
 };
-

@@ -10,7 +10,7 @@ import type { Actor, ActorCatalog, Logger, TaskRepository } from '../../../../sr
 import { builtinActorsByModel, LOCAL_PRINCIPAL } from '../../../../src/application/index.ts';
 import { SessionService } from '../../../../src/application/sessions/session.service.ts';
 import type { TaskService } from '../../../../src/application/tasks/task.service.ts';
-import { buildTasks } from '../../../../src/main/composition/tasks.ts';
+import { buildTasks } from '../../../../src/main/composition/tasks.wiring.ts';
 import {
   openDatabase,
   SqliteSessionRepository,

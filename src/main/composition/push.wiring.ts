@@ -22,13 +22,10 @@ export interface PushDelivery {
  */
 export function buildPushDelivery(deps: ServiceDeps): PushDelivery {
   const configs = deps.pushConfigs;
-  const notifier = new PushNotifier(
-    (taskId) => configs.list(taskId),
-    deps.pushOutbox,
-    deps.webhooks,
-    deps.logger,
-    { ...deps.push, scheduler: deps.pushScheduler ?? deps.push?.scheduler },
-  );
+  const notifier = new PushNotifier((taskId) => configs.list(taskId), deps.pushOutbox, deps.webhooks, deps.logger, {
+    ...deps.push,
+    scheduler: deps.pushScheduler ?? deps.push?.scheduler,
+  });
   return {
     notifier,
     inline: new InlinePushConfigs(configs, deps.egress, (taskId) => notifier.invalidate(taskId)),

@@ -12,7 +12,7 @@ import type { RegistryService } from '../../application/registry/registry.servic
 import { CompactionService, type CompactionDeps } from '../../application/sessions/compaction.service.ts';
 import { ownedSession, SessionService } from '../../application/sessions/session.service.ts';
 import { TurnHistoryService } from '../../application/sessions/turn-history.service.ts';
-import type { RegistryParts } from './registry.ts';
+import type { RegistryParts } from './registry.wiring.ts';
 import type { LlmDeps, ServiceDeps } from './service-deps.ts';
 
 /** Chat sessions, their actors, their compaction and their turns' undo history. */
@@ -127,4 +127,3 @@ class CompactionSources implements CompactionDeps {
     return this.sessions.touch(sessionId, at, 1);
   }
 }
-

@@ -15,12 +15,7 @@ export function buildHealth(
   llm: LlmDeps | undefined,
 ): HealthService {
   const checks = llm && new ActorDiagnostics(registry, llm);
-  return new HealthService(
-    deps.probe,
-    deps.version,
-    () => live.size,
-    checks && ((principal) => checks.of(principal)),
-  );
+  return new HealthService(deps.probe, deps.version, () => live.size, checks && ((principal) => checks.of(principal)));
 }
 
 /** Retention sweeps never delete a task this process holds (a running turn or a subscriber). */

@@ -1,9 +1,9 @@
 import type { ContextService } from '../../application/context/context.service.ts';
 import { PlanEngine } from '../../application/plans/plan-engine.ts';
 import { PlanService } from '../../application/plans/plan.service.ts';
-import type { RegistryParts } from './registry.ts';
+import type { RegistryParts } from './registry.wiring.ts';
 import type { ServiceDeps } from './service-deps.ts';
-import type { TaskParts } from './tasks.ts';
+import type { TaskParts } from './tasks.wiring.ts';
 
 /** The plan engine and the plan service (kept in a file of its own: the plan area changes its wiring). */
 export interface PlanParts {
