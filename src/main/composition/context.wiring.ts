@@ -22,9 +22,9 @@ export function buildContext(deps: ServiceDeps, registry: RegistryService): Cont
  * is made or saved before it is reported, so the stored plan is the plan as it stands.
  */
 export class StoredPlanLookup {
-  private readonly plans: PlanRepository;
+  private readonly plans: Pick<PlanRepository, 'get' | 'decisions'>;
 
-  constructor(plans: PlanRepository) {
+  constructor(plans: Pick<PlanRepository, 'get' | 'decisions'>) {
     this.plans = plans;
   }
 

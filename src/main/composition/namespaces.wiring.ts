@@ -26,11 +26,11 @@ export function buildNamespaces(
 /** A namespace's plans (with their sandboxes and branches) and sessions (with their tasks, running ones cancelled). */
 export class NamespaceWorkCleaner implements NamespaceWork {
   private readonly deps: {
-    plans: PlanRepository;
-    sessions: SessionRepository;
+    plans: Pick<PlanRepository, 'list'>;
+    sessions: Pick<SessionRepository, 'list'>;
     engine: Pick<PlanEngine, 'isRunning'>;
     planService: Pick<PlanService, 'delete'>;
-    sessionDeletion: SessionDeletion;
+    sessionDeletion: Pick<SessionDeletion, 'delete'>;
   };
 
   constructor(deps: NamespaceWorkCleaner['deps']) {
