@@ -1,5 +1,5 @@
 /** The Application layer's public surface (its only barrel). */
-export { createServiceFacade, type ServiceFacade } from './service-facade.ts';
+export type { ServiceFacade } from './service-facade.ts';
 export type { Principal } from './ports/principal.ts';
 export { LOCAL_PRINCIPAL, makePrincipal, namespacesOf, roleIn, systemPrincipalFor } from './ports/principal.ts';
 export type { Actor, ActorCatalog, ActorTurn } from './ports/actor.port.ts';

@@ -1,39 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import pino from 'pino';
+import { builtinActorsByModel, type JwtVerifier, type Logger, type ServiceFacade } from '../application/index.ts';
+import type { LiveTasks } from '../application/tasks/live-tasks.ts';
 import {
-  builtinActorsByModel,
-  createServiceFacade,
-  settleStrandedWork,
-  type JwtVerifier,
-  type Logger,
-  type ServiceFacade,
-} from '../application/index.ts';
-import {
-  AiSdkLanguageModels,
-  AjvSchemaValidator,
-  BuiltinToolRunner,
   CommandConfinement,
-  EnvFileApiKeys,
-  FsFileInventory,
-  GptTokenCounter,
-  FileRemoteConnectionStore,
-  ScryptKeyHasher,
-  GitSandboxManager,
-  HostSystemProbe,
-  ShadowHistory,
-  LocalHookRunner,
   openSqliteStorage,
   openPgStorage,
+  type OidcDiscovery,
   type Storage,
-  JoseJwtVerifier,
 } from '../infrastructure/index.ts';
 import { AgentCardProvider, type AgentCardOptions } from '../protocol/a2a/agent-card.ts';
 import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.ts';
 import { buildMethodTable } from '../protocol/a2a/method-table.ts';
 import { TickBatchedDestination } from './log-destination.ts';
 import { Dispatcher } from '../protocol/server/dispatcher.ts';
-import { envInt } from './limits-config.ts';
+import { DiscoveryRetry, Upkeep } from './app-lifecycle.ts';
+import { jwtVerifierOf, openSandboxes, serviceDepsOf } from './app-services.ts';
+import { composeServices } from './composition/index.ts';
 import { confinementSettings } from './confinement-config.ts';
 import { cardOidc, tryDiscovery, type OidcOptions } from './oidc-wiring.ts';
 import { egressSettings } from './egress-config.ts';
@@ -41,7 +24,6 @@ import { wireTrust } from './trust-wiring.ts';
 import { databaseFile, secretKeyFile } from './paths.ts';
 import { openSecrets } from './secrets.ts';
 import { StartupError } from './startup-errors.ts';
-import { httpSyncRemote } from './sync-remote.ts';
 import { VERSION } from './version.ts';
 import { messageOf } from '../domain/errors.ts';
 
@@ -95,6 +77,8 @@ export interface AppOptions {
 
 export interface App {
   facade: ServiceFacade;
+  /** Tasks held in memory here (a running turn or a subscriber): what retention never deletes. */
+  live: LiveTasks;
   dispatcher: Dispatcher;
   card: AgentCardProvider;
   /** Where everything is stored (SQLite by default; PostgreSQL with a database URL). */
@@ -109,10 +93,6 @@ export interface App {
   drain(deadlineMs: number): Promise<void>;
   close(): Promise<void>;
 }
-
-/** The status message of a turn still running when a graceful stop's deadline passed. */
-const SHUTDOWN_TEXT =
-  'Interrupted: the server shut down before this task finished; send the message again (with a new messageId) to retry';
 
 /**
  * Structured logs go to stderr (stdout belongs to the protocol in stdio mode), written
@@ -148,207 +128,40 @@ async function openStorage(
 
 export type { OidcOptions };
 
-/** The composition root: the only place that knows every layer. */
+/** The composition root: the only place that knows every layer (the services: composition/). */
 export async function buildApp(opts: AppOptions): Promise<App> {
   const logger = opts.logger ?? createLogger('warn');
   // Checked before anything opens: a malformed entry is a start-up error and changes nothing.
-  const egressConfig = egressSettings(opts.allowEgress);
-  if (egressConfig.deprecatedAlias)
-    logger.warn(
-      { setting: 'CLEVERAGENTS_PUSH_ALLOW_HOSTS' },
-      'CLEVERAGENTS_PUSH_ALLOW_HOSTS is deprecated: use CLEVERAGENTS_ALLOW_EGRESS (or agents serve --allow-egress)',
-    );
-  const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
+  const egressConfig = checkedEgress(opts, logger);
   // Discovery runs while the database opens; a failure does not stop the start (retried later).
   const discovering = opts.oidc ? tryDiscovery(opts.oidc, logger) : Promise.resolve(undefined);
-  // Checked first (a bad setting changes nothing). The probe is awaited only where a command is
-  // confined or its mode reported, not by the start: it costs 40–90 ms that a command like
-  // `agents health` never needs (awaiting it here is the plain fallback).
-  const confinement = CommandConfinement.start(confinementSettings({ ...opts, secretKeyFile: secretKeyFileOf(opts) }));
-  void confinement.then((c) => {
-    if (c.mode !== 'bubblewrap') logger.warn({ confinement: c.describe() }, 'commands are not confined');
-  });
+  const confinement = startConfinement(opts, logger);
   const leaseMs = opts.runnerLeaseMs ?? (Number(process.env['CLEVERAGENTS_RUNNER_LEASE_MS']) || undefined);
-  // This process's lease: the tasks it runs carry its id, so others can tell what is stranded.
-  const storage = await openStorage({ ...opts, file, logger, leaseMs });
-  const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const runners = storage.runners;
-  try {
-    await runners.start();
-  } catch (err) {
-    await storage.close();
-    throw err;
-  }
-  const stepMs = opts.conformanceStepMs ?? (Number(process.env['CLEVERAGENTS_CONFORMANCE_STEP_MS']) || undefined);
-  const actorsByModel = builtinActorsByModel({ conformance: stepMs !== undefined ? { stepMs } : {} });
-  const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
+  const storage = await openLeasedStorage(opts, logger, leaseMs);
+  const { runners } = storage;
   const server = opts.card.auth === 'bearer';
-  const { egress, webhooks, inspector, capabilities, mcp } = wireTrust({
-    server,
-    dataDir: opts.dataDir,
-    workspaceRoot: opts.workspaceRoot,
-    allowlist: egressConfig.allowlist,
-    storage,
-    confinement,
-    logger,
-  });
-  const retryBaseMs = opts.llmRetryBaseMs ?? envInt('CLEVERAGENTS_LLM_RETRY_BASE_MS', 0, 60_000);
-  const tokens = new GptTokenCounter();
-  const oidc = opts.oidc;
+  const trust = wireTrust({ server, ...opts, allowlist: egressConfig.allowlist, storage, confinement, logger });
   const discovered = await discovering;
-  const jwt = oidc
-    ? new JoseJwtVerifier({
-        issuer: oidc.issuer,
-        audience: oidc.audience,
-        // Without discovery the verifier reads it on first use (and again after a failure).
-        jwksUri: discovered?.jwksUri,
-        userClaim: oidc.userClaim,
-        rolesClaim: oidc.rolesClaim,
-        cooldownMs: oidc.jwksCooldownMs,
-        maxLifetimeSec: oidc.maxTokenLifetimeSec,
-      })
-    : undefined;
-  const accounts = storage.accounts;
-  const secrets = await openSecrets({
-    storage,
-    keyFile: secretKeyFileOf(opts),
-    showPath: opts.card.auth !== 'bearer',
-    logger,
-  }).catch(async (err: unknown) => {
-    await runners.stop().catch(() => {});
-    await storage.close();
-    throw err;
-  });
-  // The sandboxes' git runs in the commands' confinement; applies a crash interrupted are finished first.
-  const sandboxes = new GitSandboxManager({ root: join(opts.dataDir, 'sandboxes'), confinement });
-  for (const r of await sandboxes.recoverApplies().catch((err: unknown) => {
-    logger.error({ err }, 'recovering interrupted applies failed');
-    return [];
-  }))
-    logger.warn({ ...r }, `an interrupted apply was ${r.outcome}: ${r.detail}`);
-  const facade = createServiceFacade({
-    tasks: storage.tasks,
-    sessions: storage.sessions,
-    pushConfigs: storage.pushConfigs,
-    pushOutbox: storage.pushOutbox,
-    pushScheduler: storage.pushScheduler,
-    registry: storage.registry,
-    namespaces: storage.namespaces,
-    inspector,
-    plans: storage.plans,
-    sandboxes,
-    tools: new BuiltinToolRunner({ confinement }),
-    webhooks,
-    egress,
-    // Hook commands run confined like every command; hook webhooks pass the egress guard.
-    hookRunner: new LocalHookRunner({ confinement, egress }),
-    probe: new HostSystemProbe({
-      storage,
-      dataDir: opts.dataDir,
-      version: VERSION,
-      tokenFile: opts.tokenFile,
-      confinement,
-    }),
-    actorsByModel,
-    logger,
-    version: VERSION,
-    defaultActor,
-    limits,
-    llm: {
-      models: new AiSdkLanguageModels({
-        ...(retryBaseMs !== undefined ? { retryBaseMs } : {}),
-        ...(server ? { guard: egress } : {}),
-      }),
-      // An actor's apiKeySecret is read from the secrets of the actor's own namespace.
-      keys: new EnvFileApiKeys({ env: opts.env ?? process.env, secret: (ns, name) => secrets.reveal(ns, name) }),
-      tokens,
-      validator: new AjvSchemaValidator(),
-      mcp,
-      transcripts: storage.transcripts,
-    },
-    context: { inventory: new FsFileInventory(), tokens },
-    audit: storage.audit,
-    jwt,
-    // A local setup syncs with the server `agents server connect` named (a server refuses sync).
-    sync: {
-      state: storage.syncState,
-      connection: new FileRemoteConnectionStore(opts.dataDir),
-      remotes: httpSyncRemote,
-    },
-    accounts: { repo: accounts, hasher: new ScryptKeyHasher() },
-    capabilities,
-    secrets,
-    // Chat turns' undo: snapshots of project directories in `<data dir>/shadow`, records in storage.
-    turnHistory: { files: new ShadowHistory({ base: join(opts.dataDir, 'shadow') }), records: storage.turnChanges },
-    // Server mode: namespace members are chosen among its users (local mode has one user).
-    ...(opts.card.auth === 'bearer'
-      ? { users: { exists: async (n: string) => (await accounts.getUser(n)) !== undefined } }
-      : {}),
-  });
-  try {
-    if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);
-  } catch (err) {
-    await runners.stop().catch(() => {});
-    await mcp.close().catch(() => {});
-    await storage.close();
-    throw new StartupError(
-      `the default actor ${defaultActor} cannot be used: ${messageOf(err)}`,
-      `pass --default-actor (or CLEVERAGENTS_DEFAULT_ACTOR) naming an actor; built-in actors: ${facade.actors.names().join(', ')}`,
-    );
-  }
-  const table = buildMethodTable();
-  const card = new AgentCardProvider(
-    {
-      name: 'CleverAgents',
-      description:
-        'An agent platform: chat sessions with actors, tasks you can follow, cancel and subscribe to, over A2A.',
-      version: VERSION,
-      pushNotifications: true,
-      ...opts.card,
-      ...(oidc ? { oidc: cardOidc(oidc, discovered) } : {}),
-    },
-    table.all,
+  const jwt = jwtVerifierOf(opts.oidc, discovered);
+  const secrets = await openSecrets({ storage, keyFile: secretKeyFileOf(opts), showPath: !server, logger }).catch(
+    (err: unknown) => giveUp(err, [() => runners.stop(), () => storage.close()]),
   );
+  const sandboxes = await openSandboxes(opts.dataDir, confinement, logger);
+  const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
+  const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const actorsByModel = builtinActors(opts);
+  const opened = { server, storage, confinement, trust, sandboxes, secrets, jwt, actorsByModel, defaultActor, limits };
+  const services = composeServices(serviceDepsOf({ options: opts, ...opened, logger }));
+  const { facade } = services;
+  await checkDefaultActor(facade, defaultActor).catch((err: unknown) =>
+    giveUp(err, [() => runners.stop(), () => trust.mcp.close(), () => storage.close()]),
+  );
+  const table = buildMethodTable();
+  const card = agentCard(opts, discovered, table);
   // The card's device endpoints come once the issuer answers discovery.
-  let retryDiscovery: NodeJS.Timeout | undefined;
-  let closing = false;
-  if (oidc && !discovered) {
-    const retry = (): void => {
-      if (closing) return;
-      retryDiscovery = setTimeout(() => {
-        void tryDiscovery(oidc, logger).then((d) => {
-          if (closing) return;
-          if (d) {
-            card.setOidc(cardOidc(oidc, d));
-            logger.info({ issuer: oidc.issuer }, 'OIDC discovery succeeded');
-          } else retry();
-        });
-      }, oidc.discoveryRetryMs ?? 30_000);
-      retryDiscovery.unref();
-    };
-    retry();
-  }
+  const discovery = opts.oidc && !discovered ? new DiscoveryRetry(opts.oidc, card, logger) : undefined;
   // Before serving: what a stopped process left running is settled, so nobody waits on it.
-  const stranded = { tasks: facade.tasks, plans: facade.plans, runners, logger };
-  await settleStrandedWork(stranded);
-  // Push deliveries a stopped process left pending (ours are delivered by us from now on).
-  const resumePush = (): Promise<number> => facade.notifier.resume((id) => runners.isLive(id));
-  await resumePush();
-  await runners.prune();
-  const sweeper = setInterval(() => {
-    void settleStrandedWork(stranded)
-      .then(resumePush)
-      .then(() => runners.prune())
-      .catch((err: unknown) => logger.warn({ err }, 'settling stranded work failed'));
-  }, leaseMs ?? 15_000);
-  sweeper.unref();
-  let drained: Promise<void> | undefined;
-  const drain = (deadlineMs: number): Promise<void> =>
-    (drained ??= (async () => {
-      clearInterval(sweeper);
-      await facade.tasks.drainTurns(deadlineMs, SHUTDOWN_TEXT);
-      await settleStrandedWork(stranded, { text: SHUTDOWN_TEXT, treatSelfAsGone: true });
-    })().catch((err: unknown) => logger.error({ err }, 'settling running work at shutdown failed')));
+  const upkeep = await Upkeep.start(services, runners, logger, leaseMs ?? 15_000);
   const dispatcher = new Dispatcher({
     facade,
     card,
@@ -357,29 +170,122 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     validateResults: opts.validateResults ?? process.env['CLEVERAGENTS_VALIDATE_RESULTS'] === '1',
     maxJsonDepth: limits.maxJsonDepth,
   });
+  const close = async (): Promise<void> => {
+    discovery?.stop();
+    await upkeep.drain(0);
+    await closeParts({ facade, mcp: trust.mcp, sandboxes, runners, egress: trust.egress, storage, logger });
+  };
   return {
     facade,
+    live: services.live,
     dispatcher,
     card,
     storage,
     logger,
     jwt,
-    drain,
-    async close() {
-      closing = true;
-      clearTimeout(retryDiscovery);
-      await drain(0);
-      // What is not delivered by then stays in the outbox for the next start.
-      const grace = (ms: number): Promise<unknown> => new Promise((r) => setTimeout(r, ms).unref());
-      await Promise.race([facade.notifier.drain(), grace(2000)]);
-      await Promise.race([facade.notifier.stop(), grace(1000)]);
-      await mcp.close().catch((err: unknown) => logger.warn({ err }, 'stopping the MCP servers failed'));
-      sandboxes.close();
-      await runners.stop().catch((err: unknown) => logger.warn({ err }, 'giving up the runner lease failed'));
-      await egress.close().catch(() => {});
-      await storage.close();
-    },
+    drain: (ms) => upkeep.drain(ms),
+    close,
   };
+}
+
+/** `--allow-egress` and its variables, checked; the deprecated variable still works, with a warning. */
+function checkedEgress(opts: AppOptions, logger: Logger): ReturnType<typeof egressSettings> {
+  const egress = egressSettings(opts.allowEgress);
+  if (egress.deprecatedAlias)
+    logger.warn(
+      { setting: 'CLEVERAGENTS_PUSH_ALLOW_HOSTS' },
+      'CLEVERAGENTS_PUSH_ALLOW_HOSTS is deprecated: use CLEVERAGENTS_ALLOW_EGRESS (or agents serve --allow-egress)',
+    );
+  return egress;
+}
+
+/** The storage with this process's lease taken: the tasks it runs carry its id, so others can tell what is stranded. */
+async function openLeasedStorage(opts: AppOptions, logger: Logger, leaseMs: number | undefined): Promise<Storage> {
+  const file = opts.inMemory ? ':memory:' : databaseFile(opts.dataDir);
+  const storage = await openStorage({ ...opts, file, logger, leaseMs });
+  try {
+    await storage.runners.start();
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
+  return storage;
+}
+
+/** A failed start: what was opened is closed, one after another (a failure to close is not the error), then the error is thrown. */
+async function giveUp(err: unknown, closing: ReadonlyArray<() => Promise<unknown>>): Promise<never> {
+  for (const close of closing) await close().catch(() => {});
+  throw err;
+}
+
+/**
+ * Checked first (a bad setting changes nothing). The probe is awaited only where a command is
+ * confined or its mode reported, not by the start: it costs 40–90 ms that a command like
+ * `agents health` never needs (awaiting it here is the plain fallback).
+ */
+function startConfinement(opts: AppOptions, logger: Logger): Promise<CommandConfinement> {
+  const confinement = CommandConfinement.start(confinementSettings({ ...opts, secretKeyFile: secretKeyFileOf(opts) }));
+  void confinement.then((c) => {
+    if (c.mode !== 'bubblewrap') logger.warn({ confinement: c.describe() }, 'commands are not confined');
+  });
+  return confinement;
+}
+
+/** The deterministic actors (`echo`, `conformance`, with its step time from the options or the environment). */
+function builtinActors(opts: AppOptions): ReturnType<typeof builtinActorsByModel> {
+  const stepMs = opts.conformanceStepMs ?? (Number(process.env['CLEVERAGENTS_CONFORMANCE_STEP_MS']) || undefined);
+  return builtinActorsByModel({ conformance: stepMs !== undefined ? { stepMs } : {} });
+}
+
+/** A start-up error naming the built-in actors when the default actor cannot be used. */
+async function checkDefaultActor(facade: ServiceFacade, defaultActor: string): Promise<void> {
+  try {
+    if (!(await facade.actors.resolve(defaultActor))) throw new Error(`no actor named ${defaultActor}`);
+  } catch (err) {
+    throw new StartupError(
+      `the default actor ${defaultActor} cannot be used: ${messageOf(err)}`,
+      `pass --default-actor (or CLEVERAGENTS_DEFAULT_ACTOR) naming an actor; built-in actors: ${facade.actors.names().join(', ')}`,
+    );
+  }
+}
+
+function agentCard(
+  opts: AppOptions,
+  discovered: OidcDiscovery | undefined,
+  table: ReturnType<typeof buildMethodTable>,
+): AgentCardProvider {
+  return new AgentCardProvider(
+    {
+      name: 'CleverAgents',
+      description:
+        'An agent platform: chat sessions with actors, tasks you can follow, cancel and subscribe to, over A2A.',
+      version: VERSION,
+      pushNotifications: true,
+      ...opts.card,
+      ...(opts.oidc ? { oidc: cardOidc(opts.oidc, discovered) } : {}),
+    },
+    table.all,
+  );
+}
+
+/** After the drain: what is not delivered by then stays in the outbox for the next start. */
+async function closeParts(p: {
+  facade: ServiceFacade;
+  mcp: { close(): Promise<void> };
+  sandboxes: { close(): void };
+  runners: { stop(): Promise<void> };
+  egress: { close(): Promise<void> };
+  storage: Storage;
+  logger: Logger;
+}): Promise<void> {
+  const grace = (ms: number): Promise<unknown> => new Promise((r) => setTimeout(r, ms).unref());
+  await Promise.race([p.facade.notifier.drain(), grace(2000)]);
+  await Promise.race([p.facade.notifier.stop(), grace(1000)]);
+  await p.mcp.close().catch((err: unknown) => p.logger.warn({ err }, 'stopping the MCP servers failed'));
+  p.sandboxes.close();
+  await p.runners.stop().catch((err: unknown) => p.logger.warn({ err }, 'giving up the runner lease failed'));
+  await p.egress.close().catch(() => {});
+  await p.storage.close();
 }
 
 /** Where the secret key is: the option, else CLEVERAGENTS_SECRET_KEY_FILE, else beside the database. */

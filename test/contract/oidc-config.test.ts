@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { buildApp, type App } from '../../src/main/app.ts';
-import { oidcOptions } from '../../src/main/serve.ts';
+import { oidcOptions } from '../../src/main/serve-oidc.ts';
 import { StartupError } from '../../src/main/startup-errors.ts';
 import type { ServeOptions } from '../../src/presentation/cli/index.ts';
 import { AppError } from '../../src/domain/errors.ts';

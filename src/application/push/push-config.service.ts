@@ -5,14 +5,14 @@ import { pageOf } from '../../domain/paging.ts';
 import type { EgressPolicy } from '../ports/egress.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { PushConfigRepository, StoredPushConfig } from '../ports/push-config.repository.port.ts';
-import type { InlinePushRegistrar, TaskService } from '../tasks/task.service.ts';
+import type { TaskService } from '../tasks/task.service.ts';
 
 /**
  * Push-notification configurations of tasks (A2A §3.1.7–3.1.10). A webhook the egress policy
  * refuses is refused when the config is created, with the reason: delivery would refuse it too,
  * and a config that is accepted and then silently never delivered helps nobody.
  */
-export class PushConfigService implements InlinePushRegistrar {
+export class PushConfigService {
   private readonly repo: PushConfigRepository;
   private readonly tasks: TaskService;
   private readonly egress: EgressPolicy;
@@ -38,25 +38,10 @@ export class PushConfigService implements InlinePushRegistrar {
       });
     }
     const stored = toStored(taskId, config, 'id');
-    await this.refuseTarget(config.url, 'url');
+    await refusePushTarget(this.egress, config.url, 'url');
     await this.repo.put(stored);
     this.onChange(taskId);
     return redact(stored);
-  }
-
-  /**
-   * An inline config of a send (`configuration.taskPushNotificationConfig`), registered for the
-   * task it creates or continues: validated now (its webhook too), stored by the returned write,
-   * which the task service issues with the task's creation so that no event of the turn precedes it.
-   */
-  async prepare(taskId: string, config: TaskPushNotificationConfig): Promise<() => Promise<void>> {
-    const field = 'configuration.taskPushNotificationConfig';
-    const stored = toStored(taskId, { ...config, taskId }, `${field}.id`);
-    await this.refuseTarget(config.url, `${field}.url`);
-    return async () => {
-      await this.repo.put(stored);
-      this.onChange(taskId);
-    };
   }
 
   async get(taskId: string, id: string, principal: Principal): Promise<StoredPushConfig> {
@@ -92,23 +77,10 @@ export class PushConfigService implements InlinePushRegistrar {
     await this.repo.delete(taskId, id);
     this.onChange(taskId);
   }
-
-  /** INVALID_PARAMS naming the field when the webhook may not be reached (the egress policy's reason). */
-  private async refuseTarget(url: string, field: string): Promise<void> {
-    const why = await this.egress.refusal(url);
-    if (why === undefined) return;
-    throw new AppError('INVALID_PARAMS', `The push notification URL is refused: ${why}`, {
-      fields: [{ field, description: why }],
-    });
-  }
-
-  /** Configs to deliver to, with their secrets (internal use by the notifier). */
-  forDelivery(taskId: string): Promise<StoredPushConfig[]> {
-    return this.repo.list(taskId);
-  }
 }
 
-function toStored(taskId: string, config: TaskPushNotificationConfig, field: string): StoredPushConfig {
+/** A config as stored for the task (its id made when absent); INVALID_PARAMS naming `field` for a bad id. */
+export function toStored(taskId: string, config: TaskPushNotificationConfig, field: string): StoredPushConfig {
   const id = config.id || newId();
   if (!SAFE_ID.test(id)) {
     throw new AppError('INVALID_PARAMS', 'config id must be 1-128 characters of letters, digits and . _ : @ -', {
@@ -124,4 +96,13 @@ function toStored(taskId: string, config: TaskPushNotificationConfig, field: str
 function redact(c: StoredPushConfig): StoredPushConfig {
   if (!c.authentication?.credentials) return c;
   return { ...c, authentication: { scheme: c.authentication.scheme } };
+}
+
+/** INVALID_PARAMS naming the field when the webhook may not be reached (the egress policy's reason). */
+export async function refusePushTarget(egress: EgressPolicy, url: string, field: string): Promise<void> {
+  const why = await egress.refusal(url);
+  if (why === undefined) return;
+  throw new AppError('INVALID_PARAMS', `The push notification URL is refused: ${why}`, {
+    fields: [{ field, description: why }],
+  });
 }

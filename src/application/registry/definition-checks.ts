@@ -17,7 +17,7 @@ import type { Principal } from '../ports/principal.ts';
 import type { RegistryLookup, ResourceInspector } from '../ports/registry.repository.port.ts';
 import { type CapabilityService, capabilityViolations, grantHint } from './capability.service.ts';
 import { definitionError } from './definition-error.ts';
-import type { NamespaceService } from './namespace.service.ts';
+import type { NamespaceAccess } from './namespace-access.ts';
 
 /** A definition as given: an object, or the text of a YAML/JSON file (for located errors). */
 export interface DefinitionInput {
@@ -26,7 +26,7 @@ export interface DefinitionInput {
 }
 
 export interface DefinitionCheckDeps {
-  namespaces: NamespaceService;
+  namespaces: NamespaceAccess;
   capabilities: CapabilityService;
   inspector: ResourceInspector;
   builtinModels: readonly string[];

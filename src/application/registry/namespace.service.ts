@@ -3,6 +3,7 @@ import { mayAssign } from '../../domain/permissions.ts';
 import { BUILTIN_NAMESPACE } from '../../domain/registry/names.ts';
 import type { AuditEntry } from '../accounts/audit.service.ts';
 import { LOCAL_PRINCIPAL, roleIn, type Principal } from '../ports/principal.ts';
+import { NamespaceAccess } from './namespace-access.ts';
 import type {
   Member,
   NamespaceContents,
@@ -12,8 +13,6 @@ import type {
   Role,
 } from '../ports/registry.repository.port.ts';
 import type { RegistryKind } from '../../domain/registry/entities.ts';
-
-const WRITE_ROLES: ReadonlySet<Role> = new Set(['owner', 'admin', 'member']);
 
 /** Names no one may create: they mean something to CleverAgents (or would mislead). */
 export const RESERVED_NAMESPACES: readonly string[] = [
@@ -83,7 +82,7 @@ export interface NamespaceServiceOptions {
  * Which namespaces are the caller's comes from the principal's roles (memberships, or a JWT's
  * roles claim); the store says who owns one and since when.
  */
-export class NamespaceService {
+export class NamespaceService extends NamespaceAccess {
   private readonly now: () => Date;
 
   /** The local user's principal, and the store version it was read at. */
@@ -100,6 +99,7 @@ export class NamespaceService {
     builtinCounts: () => Partial<Record<RegistryKind, number>>,
     opts: NamespaceServiceOptions = {},
   ) {
+    super();
     this.repo = repo;
     this.registry = registry;
     this.builtinCounts = builtinCounts;
@@ -126,42 +126,6 @@ export class NamespaceService {
     });
     if (version !== undefined) this.local = { version, principal };
     return principal;
-  }
-
-  /** Namespaces whose entities the principal may read. */
-  readable(principal: Principal): Promise<string[]> {
-    return Promise.resolve([...Object.keys(principal.roles), BUILTIN_NAMESPACE]);
-  }
-
-  /** Refuses unless the principal may write entities in the namespace. */
-  assertWritable(namespace: string, principal: Principal): Promise<void> {
-    try {
-      this.checkWritable(namespace, principal);
-      return Promise.resolve();
-    } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-    }
-  }
-
-  /** Whether the principal may write entities in the namespace (member or above; never builtin). */
-  mayWrite(namespace: string, principal: Principal): Promise<boolean> {
-    const role = roleIn(principal, namespace);
-    return Promise.resolve(namespace !== BUILTIN_NAMESPACE && role !== undefined && WRITE_ROLES.has(role));
-  }
-
-  private checkWritable(namespace: string, principal: Principal): void {
-    if (namespace === BUILTIN_NAMESPACE) {
-      throw new AppError('FORBIDDEN', 'builtin/ entities ship with CleverAgents and cannot be changed', {
-        hint: 'use your own namespace, e.g. local/',
-      });
-    }
-    const role = roleIn(principal, namespace);
-    if (!role || !WRITE_ROLES.has(role)) {
-      throw new AppError('FORBIDDEN', `You may not write to namespace ${namespace}`, {
-        details: { namespace, role: role ?? null },
-        hint: 'see your namespaces with `agents namespace list`',
-      });
-    }
   }
 
   async list(principal: Principal): Promise<{ namespaces: NamespaceSummary[] }> {

@@ -17,7 +17,7 @@ import {
 import type { CapabilityService } from './capability.service.ts';
 import { DefinitionChecks, resourceWriteRefusal, type DefinitionInput } from './definition-checks.ts';
 import { deriveFacts } from './derived-facts.ts';
-import type { NamespaceService } from './namespace.service.ts';
+import type { NamespaceAccess } from './namespace-access.ts';
 
 export type { DefinitionInput } from './definition-checks.ts';
 export type { EntityOf } from '../ports/registry.repository.port.ts';
@@ -54,7 +54,7 @@ const TYPE_FIELD: Record<RegistryKind, string | undefined> = {
 
 export interface RegistryServiceDeps {
   repo: RegistryRepository;
-  namespaces: NamespaceService;
+  namespaces: NamespaceAccess;
   inspector: ResourceInspector;
   builtins: Partial<Record<RegistryKind, readonly Definition[]>>;
   /** Models a `provider: builtin` actor may name (the deterministic actors that can run). */

@@ -59,8 +59,12 @@ export class LiveTasks {
 
   private readonly tasks: TaskRepository;
 
-  constructor(tasks: TaskRepository, logger: Logger) {
+  /** What to do when another process finished a task whose turn runs here (see follow()). */
+  private readonly onOvertaken: ((live: LiveTask) => void) | undefined;
+
+  constructor(tasks: TaskRepository, logger: Logger, onOvertaken?: (live: LiveTask) => void) {
     this.tasks = tasks;
+    this.onOvertaken = onOvertaken;
     this.follower = new TaskLogFollower(tasks, logger);
   }
 
@@ -156,9 +160,6 @@ export class LiveTasks {
       opts.readNow ?? true,
     );
   }
-
-  /** What to do when another process finished a task whose turn runs here (see follow()). */
-  onOvertaken: ((live: LiveTask) => void) | undefined;
 
   unfollow(live: LiveTask): void {
     this.follower.unfollow(live.task.id);

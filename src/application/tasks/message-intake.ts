@@ -36,6 +36,8 @@ export interface MessageIntakeDeps {
   owned: OwnedTasks;
   now: () => Date;
   limits?: PayloadLimits | undefined;
+  /** Takes the inline push configs of sends (absent: a send with one is refused, PUSH_NOT_SUPPORTED). */
+  inlinePush?: InlinePushRegistrar | undefined;
 }
 
 /**
@@ -46,16 +48,11 @@ export interface MessageIntakeDeps {
 export class MessageIntake {
   /** Sends in progress per message key, so a concurrent retry waits for the first one's task. */
   private readonly claims = new Map<string, Promise<void>>();
-  private inlinePush: InlinePushRegistrar | undefined;
 
   private readonly deps: MessageIntakeDeps;
 
   constructor(deps: MessageIntakeDeps) {
     this.deps = deps;
-  }
-
-  acceptInlinePush(registrar: InlinePushRegistrar): void {
-    this.inlinePush = registrar;
   }
 
   /**
@@ -247,9 +244,9 @@ export class MessageIntake {
     config: TaskPushNotificationConfig,
     principal: Principal,
   ): Promise<() => Promise<void>> {
-    if (!this.inlinePush)
+    if (!this.deps.inlinePush)
       throw new AppError('PUSH_NOT_SUPPORTED', 'Push notifications are not supported by this agent');
-    return this.inlinePush.prepare(taskId, config, principal);
+    return this.deps.inlinePush.prepare(taskId, config, principal);
   }
 
   private async actorFor(name: string | undefined): Promise<Actor> {

@@ -29,11 +29,15 @@ export class OwnedTasks {
     this.deps = deps;
   }
 
+  /** Lets a service own contexts (the composition root registers the plan service): see ContextOwner. */
   add(owner: ContextOwner): void {
     this.owners.push(owner);
   }
 
-  /** See TaskService.startOwnedTask. */
+  /**
+   * Starts a task in a context the caller's service owns and runs `run` as its turn (see
+   * TaskService.startOwnedTask, the way plans reach it).
+   */
   async start(
     input: { contextId: string; text: string; wait: boolean },
     principal: Principal,

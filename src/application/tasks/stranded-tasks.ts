@@ -25,7 +25,11 @@ export class StrandedTasks {
     await this.failIf(id, principal, text, (st) => !isTerminal(st));
   }
 
-  /** See TaskService.settleStranded. */
+  /**
+   * Ends as FAILED (with `text` as the status message) every task still submitted or working
+   * that no live process runs: not a turn of this process, and its runner is not live. Its
+   * subscribers — here, or following the log elsewhere — get the final event. Returns the ids.
+   */
   async settle(isLive: (runnerId: string) => Promise<boolean>, text: string): Promise<string[]> {
     const settled: string[] = [];
     for (const t of await this.deps.tasks.listRunning()) {

@@ -1,7 +1,7 @@
 import type { Logger } from '../ports/logger.port.ts';
 import type { RunnerRegistry } from '../ports/runner.port.ts';
 import type { PlanService } from '../plans/plan.service.ts';
-import type { TaskService } from './task.service.ts';
+import type { StrandedTasks } from './stranded-tasks.ts';
 
 export interface StrandedWorkReport {
   tasks: string[];
@@ -19,12 +19,12 @@ const RESTARTED_TEXT =
  * `treatSelfAsGone` is for a process that is stopping and has ended its own turns.
  */
 export async function settleStrandedWork(
-  deps: { tasks: TaskService; plans: PlanService; runners: RunnerRegistry; logger: Logger },
+  deps: { tasks: StrandedTasks; plans: PlanService; runners: RunnerRegistry; logger: Logger },
   opts: { text?: string; treatSelfAsGone?: boolean } = {},
 ): Promise<StrandedWorkReport> {
   const isLive = (runnerId: string | null): Promise<boolean> =>
     opts.treatSelfAsGone && runnerId === deps.runners.self ? Promise.resolve(false) : deps.runners.isLive(runnerId);
-  const tasks = await deps.tasks.settleStranded(isLive, opts.text ?? RESTARTED_TEXT);
+  const tasks = await deps.tasks.settle(isLive, opts.text ?? RESTARTED_TEXT);
   const plans = await deps.plans.settleInterrupted((taskId) => deps.tasks.isStranded(taskId, isLive));
   if (tasks.length + plans.length > 0) deps.logger.warn({ tasks, plans }, 'settled work that no live process owned');
   return { tasks, plans };

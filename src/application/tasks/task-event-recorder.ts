@@ -15,7 +15,7 @@ import type { Logger } from '../ports/logger.port.ts';
 import type { StoredTask, TaskRepository } from '../ports/task.repository.port.ts';
 import { toItem, type LiveTask } from './live-tasks.ts';
 import { viewTask } from './task-view.ts';
-import type { StreamItem, TaskEventTap } from './task.types.ts';
+import type { StreamItem, TaskEventObserver } from './task.types.ts';
 
 /** How many of its events an actor may have in flight to storage before it waits for them. */
 export const MAX_UNSTORED_EVENTS = 64;
@@ -33,6 +33,8 @@ export interface TaskEventRecorderDeps {
   sessions: { recordActivity(contextId: string, at: string): Promise<unknown> };
   logger: Logger;
   now: () => Date;
+  /** Who sees every event (push notifications): given when the recorder is made, never added later. */
+  observers?: readonly TaskEventObserver[] | undefined;
 }
 
 /**
@@ -41,23 +43,10 @@ export interface TaskEventRecorderDeps {
  * burst shares one group commit — and paces the actor when too many are still unstored.
  */
 export class TaskEventRecorder {
-  private readonly taps: TaskEventTap[] = [];
-  private readonly recordingTaps: Array<(taskId: string, item: StreamItem) => void> = [];
-
   private readonly deps: TaskEventRecorderDeps;
 
   constructor(deps: TaskEventRecorderDeps) {
     this.deps = deps;
-  }
-
-  /** Registers an observer of every stored event. */
-  tap(observer: TaskEventTap): void {
-    this.taps.push(observer);
-  }
-
-  /** Registers an observer called when an event is handed to storage (before it is stored). */
-  tapRecording(observer: (taskId: string, item: StreamItem) => void): void {
-    this.recordingTaps.push(observer);
   }
 
   /** A status event; ignored once the task is terminal, or (unless `force`) once its turn is aborted. */
@@ -128,7 +117,7 @@ export class TaskEventRecorder {
     // event to be stored, strictly in order. The session's activity moves with the history and
     // with a settled turn, not with every progress state.
     const appended = this.deps.tasks.append(live.task.id, ev, snapshot, eventJson);
-    for (const t of this.recordingTaps) t(live.task.id, item);
+    for (const o of this.deps.observers ?? []) o.recording?.(live.task.id, item);
     const stored: Promise<unknown> =
       settles || adds
         ? Promise.all([appended, this.deps.sessions.recordActivity(live.task.contextId, status?.timestamp ?? '')])
@@ -155,10 +144,10 @@ export class TaskEventRecorder {
   /** Hands a stored event to the task's listeners and the taps. */
   private deliver(live: LiveTask, item: StreamItem): void {
     for (const l of [...live.listeners]) l(item);
-    for (const t of this.taps) {
+    for (const o of this.deps.observers ?? []) {
       // An observer's failure (e.g. push delivery) is its own, not the task's.
       try {
-        t(live.task, live.owner, item);
+        o.stored?.(live.task, live.owner, item);
       } catch (err) {
         this.deps.logger.error({ err, taskId: live.task.id }, 'task event observer failed');
       }

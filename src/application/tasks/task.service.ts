@@ -1,34 +1,20 @@
 import { isTerminal, type Task } from '../../domain/a2a.model.ts';
 import { Channel } from '../../domain/async-channel.ts';
 import { AppError } from '../../domain/errors.ts';
-import type { PayloadLimits } from '../../domain/limits.ts';
 import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.ts';
 import { JsonText } from '../../domain/json.ts';
-import type { ActorCatalog } from '../ports/actor.port.ts';
-import type { Logger } from '../ports/logger.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
-import type { SessionService } from '../sessions/session.service.ts';
-import { LiveTasks, toItem } from './live-tasks.ts';
-import { MessageIntake } from './message-intake.ts';
-import { OwnedTasks } from './owned-tasks.ts';
-import { SendReplay } from './send-replay.ts';
-import { StrandedTasks } from './stranded-tasks.ts';
+import { toItem, type LiveTasks } from './live-tasks.ts';
+import type { MessageIntake } from './message-intake.ts';
+import type { OwnedTasks } from './owned-tasks.ts';
+import type { SendReplay } from './send-replay.ts';
+import type { StrandedTasks } from './stranded-tasks.ts';
 import { assertOwner, isMessageKeyTaken, stateWord, taskNotFound } from './task-errors.ts';
-import { TaskEventRecorder } from './task-event-recorder.ts';
+import type { TaskEventRecorder } from './task-event-recorder.ts';
 import { viewTask } from './task-view.ts';
-import type {
-  ContextOwner,
-  InlinePushRegistrar,
-  ListInput,
-  ListResult,
-  OwnedRun,
-  SendInput,
-  SendResult,
-  StreamItem,
-  TaskEventTap,
-} from './task.types.ts';
-import { TurnRunner } from './turn-runner.ts';
+import type { ListInput, ListResult, OwnedRun, SendInput, SendResult, StreamItem } from './task.types.ts';
+import type { TurnRunner } from './turn-runner.ts';
 
 export type {
   ContextOwner,
@@ -39,17 +25,24 @@ export type {
   SendInput,
   SendResult,
   StreamItem,
-  TaskEventTap,
+  TaskEventObserver,
 } from './task.types.ts';
 
+/**
+ * The parts a task service is made of, built by the composition root (which hands each part to
+ * whoever needs it alone: the push notifier observes the recorder, retention asks LiveTasks,
+ * stopping drains the TurnRunner, recovery asks StrandedTasks, plans register with OwnedTasks).
+ */
 export interface TaskServiceDeps {
   tasks: TaskRepository;
-  sessions: SessionService;
-  actors: ActorCatalog;
-  logger: Logger;
-  now?: () => Date;
-  /** What a client may send (defaults: DEFAULT_LIMITS). */
-  limits?: PayloadLimits | undefined;
+  live: LiveTasks;
+  recorder: TaskEventRecorder;
+  turns: TurnRunner;
+  owned: OwnedTasks;
+  intake: MessageIntake;
+  replay: SendReplay;
+  stranded: StrandedTasks;
+  now: () => Date;
 }
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -73,47 +66,19 @@ export class TaskService {
 
   constructor(deps: TaskServiceDeps) {
     this.deps = deps;
-    const { tasks, sessions, logger } = deps;
-    const now = (this.now = deps.now ?? (() => new Date()));
-    const live = (this.live = new LiveTasks(tasks, logger));
-    const recorder = (this.recorder = new TaskEventRecorder({ tasks, sessions, logger, now }));
-    live.onOvertaken = (l) =>
-      void recorder
-        .overtaken(l)
-        .catch((err: unknown) => logger.warn({ err, taskId: l.task.id }, 'reading a task finished elsewhere failed'));
-    const turns = (this.turns = new TurnRunner({ tasks, live, recorder, logger }));
-    const owned = (this.owned = new OwnedTasks({ tasks, live, turns, now }));
-    this.intake = new MessageIntake({ tasks, sessions, actors: deps.actors, live, owned, now, limits: deps.limits });
-    this.replay = new SendReplay(tasks, live);
-    this.stranded = new StrandedTasks({ tasks, live, recorder, logger });
-  }
-
-  /** Registers an observer of every stored event. */
-  tap(observer: TaskEventTap): void {
-    this.recorder.tap(observer);
-  }
-
-  /**
-   * Registers an observer called when an event is handed to storage (before it is stored): a
-   * write it issues at once joins the event's own group commit (the push outbox uses this).
-   */
-  tapRecording(observer: (taskId: string, item: StreamItem) => void): void {
-    this.recorder.tapRecording(observer);
-  }
-
-  /** Whether a task has a running turn or a subscriber here (retention never deletes it). */
-  isLive(id: string): boolean {
-    return this.live.has(id);
+    this.now = deps.now;
+    this.live = deps.live;
+    this.recorder = deps.recorder;
+    this.turns = deps.turns;
+    this.owned = deps.owned;
+    this.intake = deps.intake;
+    this.replay = deps.replay;
+    this.stranded = deps.stranded;
   }
 
   /** Tasks currently held in memory (running or watched). */
   get liveCount(): number {
     return this.live.size;
-  }
-
-  /** Takes the inline push configs of sends (wired once by the facade). */
-  acceptInlinePush(registrar: InlinePushRegistrar): void {
-    this.intake.acceptInlinePush(registrar);
   }
 
   /**
@@ -308,11 +273,6 @@ export class TaskService {
 
   // ---- tasks a service runs itself (plans) ----------------------------------------------------
 
-  /** Lets a service own contexts: see ContextOwner. */
-  addContextOwner(owner: ContextOwner): void {
-    this.owned.add(owner);
-  }
-
   /**
    * Starts a task in a context the caller's service owns and runs `run` as its turn, with the same
    * event recording, ordering and containment as an actor turn; no session, no actor. Returns the
@@ -331,28 +291,5 @@ export class TaskService {
   /** Ends a task that nothing runs any more (e.g. its server was killed mid-turn) as failed. */
   fail(id: string, text: string, principal: Principal): Promise<void> {
     return this.stranded.fail(id, text, principal);
-  }
-
-  /**
-   * Ends as FAILED (with `text` as the status message) every task still submitted or working
-   * that no live process runs: not a turn of this process, and its runner is not live. Its
-   * subscribers — here, or following the log elsewhere — get the final event. Returns the ids.
-   */
-  settleStranded(isLive: (runnerId: string) => Promise<boolean>, text: string): Promise<string[]> {
-    return this.stranded.settle(isLive, text);
-  }
-
-  /** True when no live process runs the task any more; 'missing' when no such task is stored. */
-  isStranded(taskId: string, isLive: (runnerId: string | null) => Promise<boolean>): Promise<boolean | 'missing'> {
-    return this.stranded.isStranded(taskId, isLive);
-  }
-
-  /**
-   * A graceful stop: lets the running turns finish for up to `deadlineMs`, then ends those still
-   * running as FAILED with `text` (blocked senders and streams get that final state). Returns how
-   * many had to be ended.
-   */
-  drainTurns(deadlineMs: number, text: string): Promise<number> {
-    return this.turns.drain(deadlineMs, text);
   }
 }

@@ -69,5 +69,13 @@ export interface InlinePushRegistrar {
   prepare(taskId: string, config: TaskPushNotificationConfig, principal: Principal): Promise<() => Promise<void>>;
 }
 
-/** Observes every event of every task after it is stored (push notifications use this). */
-export type TaskEventTap = (task: Task, owner: string, item: StreamItem) => void;
+/** Observes every event of every task (push notifications use this). */
+export interface TaskEventObserver {
+  /**
+   * Called when an event is handed to storage (before it is stored): a write it issues at once
+   * joins the event's own group commit (the push outbox uses this).
+   */
+  recording?(taskId: string, item: StreamItem): void;
+  /** Called once the event is stored and handed to the task's listeners; `owner` is the task's namespace. */
+  stored?(task: Task, owner: string, item: StreamItem): void;
+}

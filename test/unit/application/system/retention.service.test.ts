@@ -41,7 +41,7 @@ describe('retention', () => {
     ).task;
   const service = (
     daysLater: number,
-    isLive: (id: string) => boolean = (id) => app.facade.tasks.isLive(id),
+    isLive: (id: string) => boolean = (id) => app.live.has(id),
     repo: TaskRepository = tasks,
   ) =>
     new RetentionService({ tasks: repo, sessions, isLive, logger, now: () => new Date(Date.now() + daysLater * DAY) });

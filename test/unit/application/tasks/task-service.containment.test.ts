@@ -9,7 +9,8 @@ import { AppError } from '../../../../src/domain/errors.ts';
 import type { Actor, ActorCatalog, Logger, TaskRepository } from '../../../../src/application/index.ts';
 import { builtinActorsByModel, LOCAL_PRINCIPAL } from '../../../../src/application/index.ts';
 import { SessionService } from '../../../../src/application/sessions/session.service.ts';
-import { TaskService } from '../../../../src/application/tasks/task.service.ts';
+import type { TaskService } from '../../../../src/application/tasks/task.service.ts';
+import { buildTasks } from '../../../../src/main/composition/tasks.wiring.ts';
 import {
   openDatabase,
   SqliteSessionRepository,
@@ -66,6 +67,7 @@ describe('TaskService containment', () => {
   let db: SqliteDatabase;
   let tasks: TaskService;
   let store: ReturnType<typeof faulty>;
+  let observerBroken = false;
   const logs: Array<{ obj: any; msg?: string | undefined }> = [];
   const escaped: unknown[] = [];
   const onRejection = (reason: unknown): void => void escaped.push(reason);
@@ -100,12 +102,19 @@ describe('TaskService containment', () => {
       actors,
       defaultActor: 'builtin/echo',
     });
-    tasks = new TaskService({ tasks: store.repo, sessions, actors, logger });
+    // An event observer (push delivery's place) that fails once a test breaks it.
+    const observer = {
+      stored: (): void => {
+        if (observerBroken) throw new Error('observer broke');
+      },
+    };
+    tasks = buildTasks({ tasks: store.repo, sessions, actors, logger, observers: [observer] }).service;
   });
   after(async () => {
     await db.close();
   });
   beforeEach(() => {
+    observerBroken = false;
     logs.length = 0;
     escaped.length = 0;
     process.on('unhandledRejection', onRejection);
@@ -179,9 +188,7 @@ describe('TaskService containment', () => {
   });
 
   it('keeps a failing event observer (e.g. push delivery) from failing the task', async () => {
-    tasks.tap(() => {
-      throw new Error('observer broke');
-    });
+    observerBroken = true;
     const ok = await tasks.send(text('observed'), LOCAL_PRINCIPAL);
     assert.ok('task' in ok && ok.task.status.state === 'TASK_STATE_COMPLETED');
     assert.ok(logs.some((l) => /observer failed/.test(l.msg ?? '')));
