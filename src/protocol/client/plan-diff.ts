@@ -86,6 +86,10 @@ export function fileUnified(f: DiffFile): string {
   const a = f.oldPath ?? f.newPath ?? '';
   const b = f.newPath ?? f.oldPath ?? '';
   const out = [`diff --git a/${a} b/${b}`];
+  // The file's mode is not in the structure: git's usual one stands in (the text is for reading).
+  if (f.oldPath === null) out.push('new file mode 100644');
+  else if (f.newPath === null) out.push('deleted file mode 100644');
+  else if (f.status === 'renamed') out.push(`rename from ${a}`, `rename to ${b}`);
   if (f.binary)
     out.push(
       `Binary files ${f.oldPath === null ? '/dev/null' : `a/${a}`} and ${f.newPath === null ? '/dev/null' : `b/${b}`} differ`,

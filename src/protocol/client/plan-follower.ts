@@ -130,7 +130,7 @@ export async function followPlan(
       const p = 'statusUpdate' in event ? planPhaseIn(event.statusUpdate.metadata) : undefined;
       if (p) await h.phase?.(p);
     },
-    ...(h.streamEnded ? { streamEnded: h.streamEnded } : {}),
+    streamEnded: () => h.streamEnded?.(),
     snapshot: async (t) => {
       stop.task = t;
       await history(t);
@@ -154,7 +154,7 @@ export async function followPlan(
       await (h.send ? h.send(answer, request) : answerTask(client, taskId, answer, signal));
       return true;
     },
-    lost: h.lost,
+    lost: (err) => h.lost(err),
   });
   return stop;
 }

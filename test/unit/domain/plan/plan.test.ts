@@ -84,7 +84,11 @@ describe('the plan state machine', () => {
       /cannot go from strategize\/complete to apply\/applied/,
     );
     refused(() => startPhase(fresh, 'apply'), fresh, /strategize\/complete to apply\/processing/);
-    refused(() => awaitAnswer(fresh, { kind: 'apply-approval', taskId: 't', request: { kind: 'apply' } }), fresh, /to apply\/queued/);
+    refused(
+      () => awaitAnswer(fresh, { kind: 'apply-approval', taskId: 't', request: { kind: 'apply' } }),
+      fresh,
+      /to apply\/queued/,
+    );
     const applied = plan('apply', 'applied');
     refused(() => requeueExecute(applied), applied, /apply\/applied to execute\/queued/);
     refused(() => cancelPlan(applied, 'late'), applied, /apply\/applied to apply\/cancelled/);
