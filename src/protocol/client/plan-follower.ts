@@ -97,7 +97,6 @@ export async function followPlan(
 ): Promise<PlanStop> {
   const stop: PlanStop = { task: undefined, approvals: [] };
   const seen = new Set<string>();
-  const answered = new Set<string>();
   let firstView = true;
 
   const report = async (m: Message | undefined, state: TaskState): Promise<void> => {
@@ -136,25 +135,40 @@ export async function followPlan(
       await history(t);
       await h.snapshot?.(t);
     },
-    input: async (status) => {
-      const key = status.message?.messageId ?? `${status.timestamp}`;
-      if (answered.has(key)) return true;
-      const request = approvalRequestOf(status.message);
-      if (!request) {
-        stop.unanswered = { kind: 'tool-call' };
-        return false;
-      }
-      const answer = await h.decide(request, status);
-      if (!answer) {
-        stop.unanswered = request;
-        return false;
-      }
-      answered.add(key);
-      stop.approvals.push({ request, answer });
-      await (h.send ? h.send(answer, request) : answerTask(client, taskId, answer, signal));
-      return true;
-    },
+    input: answerer(client, taskId, signal, h, stop),
     lost: (err) => h.lost(err),
   });
   return stop;
+}
+
+/**
+ * Answers the input-required statuses that are approval requests not answered yet (each once,
+ * into `stop.approvals`); false (stop following) when one cannot be answered here.
+ */
+function answerer(
+  client: A2AClient,
+  taskId: string,
+  signal: AbortSignal,
+  h: PlanFollowHandlers,
+  stop: PlanStop,
+): (status: Task['status']) => Promise<boolean> {
+  const answered = new Set<string>();
+  return async (status) => {
+    const key = status.message?.messageId ?? `${status.timestamp}`;
+    if (answered.has(key)) return true;
+    const request = approvalRequestOf(status.message);
+    if (!request) {
+      stop.unanswered = { kind: 'tool-call' };
+      return false;
+    }
+    const answer = await h.decide(request, status);
+    if (!answer) {
+      stop.unanswered = request;
+      return false;
+    }
+    answered.add(key);
+    stop.approvals.push({ request, answer });
+    await (h.send ? h.send(answer, request) : answerTask(client, taskId, answer, signal));
+    return true;
+  };
 }
