@@ -101,6 +101,35 @@ export function planSuite(ctx: SuiteContext): void {
     const diff = await client.call(planDiff, { planId: id });
     assert.match(diff.unified, /-hello world\n\+hello Ada/);
     assert.deepEqual(diff.stats, { files: 2, additions: 2, deletions: 1 });
+    // The same changes file by file: paths relative to the resource, no `a/` or `b/`.
+    const hunk = (oldLines: number, lines: Array<{ kind: ' ' | '+' | '-'; text: string }>) => ({
+      oldStart: 1,
+      oldLines,
+      newStart: 1,
+      newLines: 1,
+      lines,
+    });
+    assert.deepEqual(diff.files, [
+      {
+        resource: 'local/plan-repo',
+        oldPath: 'greeting.txt',
+        newPath: 'greeting.txt',
+        status: 'modified',
+        hunks: [
+          hunk(1, [
+            { kind: '-', text: 'hello world' },
+            { kind: '+', text: 'hello Ada' },
+          ]),
+        ],
+      },
+      {
+        resource: 'local/plan-repo',
+        oldPath: null,
+        newPath: 'notes/Ada.txt',
+        status: 'added',
+        hunks: [hunk(0, [{ kind: '+', text: 'greeted Ada' }])],
+      },
+    ]);
     const arts = await client.call(planArtifacts, { planId: id });
     assert.deepEqual(
       arts.files.map((f) => [f['path'], f['change']]),
@@ -126,7 +155,13 @@ export function planSuite(ctx: SuiteContext): void {
     );
     const afterDiff = await client.call(planDiff, { planId: id });
     assert.match(afterDiff.unified, /\+hello Ada/, 'the diff stays readable after apply');
-    ctx.record('plan-lifecycle', { diff: diff.stats, arts: arts.files.length, state: applied.plan.state });
+    assert.deepEqual(afterDiff.files, diff.files, 'and file by file, from the stored diff');
+    ctx.record('plan-lifecycle', {
+      diff: diff.stats,
+      files: diff.files,
+      arts: arts.files.length,
+      state: applied.plan.state,
+    });
     git(repo, 'reset', '-q', '--hard', headBefore);
   });
 

@@ -22,7 +22,7 @@ export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHand
   if (!yes && policyOf(plan).applyApproval) {
     const diffs = await wb.diffs(plan);
     const request = {
-      kind: 'apply',
+      kind: 'apply' as const,
       planId: plan.id,
       stats: totalStats(diffs),
       files: diffs.flatMap((x) => x.diff.files.map((f) => `${f.status} ${f.path}`)),

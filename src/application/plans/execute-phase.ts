@@ -159,7 +159,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       .at(-1);
     if (verdict.decision === 'ask' && !yes && !answered) {
       const request = {
-        kind: 'tool-call',
+        kind: 'tool-call' as const,
         planId: plan.id,
         decisionId: d.id,
         step: i + 1,

@@ -10,6 +10,7 @@ import {
 } from '../../domain/plan/plan-views.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { PlanAccess } from './plan-access.ts';
+import { diffFiles, storedDiffFiles } from './plan-diff-files.ts';
 import { artifactsOf, commandRunOf, decisionTree, statusOf, type PlanStatus } from './plan-views.ts';
 import type { PlanListInput, PlanServiceDeps } from './plan.types.ts';
 
@@ -87,11 +88,25 @@ export class PlanQueries {
         unified: diffs.map((d) => d.diff.unified).join(''),
         stats,
         sandboxes: diffs.map((d) => ({ resource: d.resource, files: d.diff.files, stats: d.diff.stats })),
+        files: diffs.flatMap((d) => diffFiles(d.diff.unified, d.resource)),
       };
     }
     const stored = await this.storedDiff(plan, principal);
-    if (stored) return { planId, source: plan.applied ? 'applied' : 'execute-task', ...stored };
-    return { planId, source: 'none', unified: '', stats: { files: 0, additions: 0, deletions: 0 }, sandboxes: [] };
+    if (stored)
+      return {
+        planId,
+        source: plan.applied ? 'applied' : 'execute-task',
+        ...stored,
+        files: storedDiffFiles(stored.unified, stored.sandboxes),
+      };
+    return {
+      planId,
+      source: 'none',
+      unified: '',
+      stats: { files: 0, additions: 0, deletions: 0 },
+      sandboxes: [],
+      files: [],
+    };
   }
 
   async artifacts(planId: string, principal: Principal): Promise<PlanArtifacts> {

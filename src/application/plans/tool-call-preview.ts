@@ -1,4 +1,5 @@
 import { splitCommandLine } from '../../domain/plan/command-line.ts';
+import type { ApprovalRequest } from '../../domain/plan/approval-request.ts';
 import type { ToolDefinition } from '../../domain/registry/entities.ts';
 
 /** `command: "prettier --write src"` for run-command becomes program + args (split, never shell-run). */
@@ -86,7 +87,7 @@ export function previewFields(
   tool: string,
   args: Record<string, unknown>,
   p: { diff?: string | undefined; command?: string | undefined; cwd?: string | undefined },
-): Record<string, unknown> {
+): Pick<ApprovalRequest, 'preview' | 'diff' | 'command' | 'cwd'> {
   return {
     preview: p.diff ?? (p.command !== undefined ? `$ ${p.command}` : previewOf(tool, args)),
     ...(p.diff !== undefined ? { diff: p.diff } : {}),

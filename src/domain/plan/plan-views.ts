@@ -152,11 +152,45 @@ export const SandboxChanges = z.object({ resource: z.string(), files: z.array(Fi
 export const StoredDiff = z.object({ stats: DiffStats, sandboxes: z.array(SandboxChanges) });
 export type StoredDiff = z.infer<typeof StoredDiff>;
 
+/** One line of a hunk: ' ' context, '+' added, '-' removed; `noNewline` when it ends its side without one. */
+export const DiffLine = z.object({
+  kind: z.enum([' ', '+', '-']),
+  text: z.string(),
+  noNewline: z.literal(true).optional(),
+});
+/**
+ * A hunk. Starts are 1-based; a side with no lines starts where its lines would go (jsdiff's rule,
+ * not the unified header's number before them), so applying a hunk never special-cases them.
+ */
+export const DiffHunk = z.object({
+  oldStart: z.number().int(),
+  oldLines: z.number().int(),
+  newStart: z.number().int(),
+  newLines: z.number().int(),
+  lines: z.array(DiffLine),
+});
+/** One changed file of a plan's diff, its paths relative to its resource's root (no `a/`, `b/`). */
+export const DiffFile = z.object({
+  /** The resource (sandbox) the file belongs to, when known. */
+  resource: z.string().optional(),
+  /** The path before (`null`: the file is new) and after (`null`: the file was deleted). */
+  oldPath: z.string().nullable(),
+  newPath: z.string().nullable(),
+  status: FileChange.shape.status,
+  binary: z.literal(true).optional(),
+  hunks: z.array(DiffHunk),
+});
+export type DiffLine = z.infer<typeof DiffLine>;
+export type DiffHunk = z.infer<typeof DiffHunk>;
+export type DiffFile = z.infer<typeof DiffFile>;
+
 export const PlanDiff = StoredDiff.extend({
   planId: z.string(),
   /** Where the changes were read: the live sandbox, the execute task's artifact, or nowhere yet. */
   source: z.enum(['sandbox', 'applied', 'execute-task', 'none']),
   unified: z.string(),
+  /** The same changes, file by file (added later: optional, so that older results still read). */
+  files: z.array(DiffFile).optional(),
 });
 export type PlanDiff = z.infer<typeof PlanDiff>;
 

@@ -10,6 +10,7 @@ import { AppError } from '../errors.ts';
 import { BUILTIN_AUTOMATION_PROFILES } from '../registry/builtins.ts';
 import { profileEntityName } from '../registry/entities.ts';
 import { CommandOutput } from './command-output.ts';
+import { ApprovalRequest } from './approval-request.ts';
 import { PolicySnapshot, PolicyVerdict } from './policy.ts';
 
 export const PHASES = ['strategize', 'execute', 'apply'] as const;
@@ -64,7 +65,8 @@ export const Waiting = z.object({
   kind: z.enum(['tool-approval', 'apply-approval']),
   taskId: z.string(),
   decisionId: z.string().optional(),
-  request: z.record(z.string(), z.unknown()),
+  /** What its task asked: the same request as the task's input-required status carries. */
+  request: ApprovalRequest,
 });
 export type Waiting = z.infer<typeof Waiting>;
 

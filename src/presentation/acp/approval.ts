@@ -39,11 +39,6 @@ export function answerOf(outcome: RequestPermissionOutcome): PermissionAnswer {
   return OPTIONS.find((o) => o.optionId === outcome.optionId)?.answer ?? { decision: 'reject', always: false };
 }
 
-/** The A2A answer to the approval: a data part on the waiting task. */
-export const approvalPart = (decision: Decision): { data: { approval: { decision: Decision } } } => ({
-  data: { approval: { decision } },
-});
-
 /** Decisions remembered with "always", per tool, for one ACP session. */
 export class StandingDecisions {
   private readonly byTool = new Map<string, Decision>();

@@ -3,7 +3,6 @@
  * `session/update`s; approvals become permission requests, `session/cancel` cancels the task. A
  * prompt that starts with a slash command runs a plan operation instead (plans.ts).
  */
-import { randomUUID } from 'node:crypto';
 import {
   PROTOCOL_VERSION,
   RequestError,
@@ -24,7 +23,7 @@ import {
   type ToolCallUpdate,
 } from '@agentclientprotocol/sdk';
 import {
-  cancelTask,
+  approvalPart,
   sendMessage,
   sendStreamingMessage,
   sessionCreate,
@@ -34,16 +33,16 @@ import {
   type A2AClient,
   type Message,
   type Part,
-  type Session,
 } from '../../protocol/client/index.ts';
 import type { Target } from '../cli/render/error.ts';
 import { messageWords } from '../cli/render/task.ts';
-import { answerOf, approvalPart, permissionOptions, StandingDecisions, type Decision } from './approval.ts';
+import { answerOf, permissionOptions, StandingDecisions, type Decision } from './approval.ts';
 import { toRequestError } from './errors.ts';
 import { AVAILABLE_COMMANDS, slashCommandOf, unknownCommandText, type SlashCommand } from './plan-updates.ts';
 import { PlanCommands, type PlanSession } from './plans.ts';
 import { replayTurn } from './replay.ts';
-import { listSessions } from './sessions.ts';
+import { RunningPrompt } from './running-prompt.ts';
+import { listSessions, planSession, sessionMeta, userMessage } from './sessions.ts';
 import { projectRootOf, workspaceOf, type SessionDefaults } from './workspace.ts';
 import {
   promptCapabilitiesOf,
@@ -74,61 +73,6 @@ interface SessionState extends PlanSession {
   /** A turn waiting for a text answer (a question that is not an approval): the next prompt answers it. */
   waiting?: string | undefined;
   running?: RunningPrompt | undefined;
-}
-
-/** The prompt a session is running: its task, once known, and how to cancel it. */
-class RunningPrompt {
-  /** Aborted when the prompt is cancelled (a pending permission request is withdrawn). */
-  readonly cancelling = new AbortController();
-  /** Aborted when the backend could not cancel the task: the stream is dropped instead. */
-  readonly drop = new AbortController();
-  private taskId: string | undefined;
-  private cancelled: Promise<void> | undefined;
-  /** How a running plan phase is cancelled (plan/cancel) instead of its task. */
-  private cancelPlan: (() => Promise<unknown>) | undefined;
-
-  private readonly client: A2AClient;
-
-  constructor(client: A2AClient) {
-    this.client = client;
-  }
-
-  get isCancelled(): boolean {
-    return this.cancelling.signal.aborted;
-  }
-
-  /** The task the stream reports; a cancel asked for before it was known is sent now. */
-  started(taskId: string): void {
-    if (this.taskId === taskId) return;
-    this.taskId = taskId;
-    if (this.isCancelled) void this.cancelTask();
-  }
-
-  /** A plan phase runs: a cancel cancels the plan. */
-  cancelBy(cancel: () => Promise<unknown>): void {
-    this.cancelPlan = cancel;
-    if (this.isCancelled) void this.cancel();
-  }
-
-  /** Cancels the A2A task, or the plan (once); its stream then ends `canceled`. */
-  cancel(): Promise<void> {
-    this.cancelling.abort();
-    const plan = this.cancelPlan;
-    if (plan)
-      return (this.cancelled ??= plan().then(
-        () => undefined,
-        () => this.drop.abort(),
-      ));
-    return this.taskId ? this.cancelTask() : Promise.resolve();
-  }
-
-  private cancelTask(): Promise<void> {
-    const id = this.taskId ?? '';
-    return (this.cancelled ??= this.client.call(cancelTask, { id }).then(
-      () => undefined,
-      () => this.drop.abort(),
-    ));
-  }
 }
 
 export class AcpBridge {
@@ -262,7 +206,7 @@ export class AcpBridge {
     s.running = run;
     signal.addEventListener('abort', () => void run.cancel(), { once: true });
     const tr = new TurnTranslator(s.root);
-    let message = this.message(s, parts, s.waiting);
+    let message = userMessage(s.id, parts, s.waiting);
     s.waiting = undefined;
     try {
       for (;;) {
@@ -276,7 +220,7 @@ export class AcpBridge {
             await run.cancel();
             return { stopReason: 'cancelled' };
           }
-          message = this.message(s, [approvalPart(decision)], end.taskId);
+          message = userMessage(s.id, [approvalPart({ decision })], end.taskId);
           continue;
         }
         if (end.kind === 'question') {
@@ -414,16 +358,6 @@ export class AcpBridge {
     }
   }
 
-  private message(s: SessionState, parts: Part[], taskId: string | undefined): Message {
-    return {
-      messageId: randomUUID(),
-      role: 'ROLE_USER',
-      parts,
-      contextId: s.id,
-      ...(taskId ? { taskId } : {}),
-    };
-  }
-
   /** What the prompt's result carries besides the stop reason: the A2A task and its token usage. */
   private turnMeta(tr: TurnTranslator): Record<string, unknown> {
     const task = tr.task;
@@ -450,19 +384,5 @@ export class AcpBridge {
   }
 }
 
-const planSession = (session: Session, root: string | undefined): PlanSession => ({
-  id: session.id,
-  root,
-  project: session.project,
-  actor: session.actor,
-});
-
 /** The prompt's words (its text blocks), to tell a slash command from a chat turn. */
 const promptText = (prompt: ContentBlock[]): string => prompt.map((b) => (b.type === 'text' ? b.text : '')).join('');
-
-const sessionMeta = (s: Session): Record<string, unknown> => ({
-  id: s.id,
-  actor: s.actor,
-  ...(s.project ? { project: s.project } : {}),
-  ...(s.skills?.length ? { skills: s.skills } : {}),
-});

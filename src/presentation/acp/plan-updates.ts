@@ -10,6 +10,7 @@ import type {
   SessionUpdate,
   ToolCallContent,
 } from '@agentclientprotocol/sdk';
+import { applyHunks, diffPath, fileUnified, type DiffFile } from '../../protocol/client/index.ts';
 import { chosenText, type Decision } from '../cli/render/plan.ts';
 
 /** The plan operations a prompt can start with; the rest of its text is the argument. */
@@ -98,100 +99,25 @@ export class PlanEntries {
   }
 }
 
-/** One file of a unified diff: its path (relative to the resource) and its hunks. */
-export interface FilePatch {
-  path: string;
-  /** The file is new (`--- /dev/null`) or deleted (`+++ /dev/null`). */
-  added: boolean;
-  deleted: boolean;
-  hunks: Hunk[];
-  /** The file's part of the diff text, for when its texts cannot be built. */
-  text: string;
-}
-
-interface Hunk {
-  oldStart: number;
-  lines: string[];
-}
-
-/** A `git diff` output split by file. */
-export function parseUnified(unified: string): FilePatch[] {
-  const out: FilePatch[] = [];
-  let cur: FilePatch | undefined;
-  let hunk: Hunk | undefined;
-  for (const line of unified.split('\n')) {
-    if (line.startsWith('diff --git ')) {
-      const path = /^diff --git a\/(.+?) b\/(.+)$/.exec(line)?.[2] ?? '';
-      cur = { path, added: false, deleted: false, hunks: [], text: '' };
-      hunk = undefined;
-      out.push(cur);
-    }
-    if (!cur) continue;
-    cur.text += `${line}\n`;
-    if (hunk === undefined && line.startsWith('--- ')) cur.added = line === '--- /dev/null';
-    else if (hunk === undefined && line.startsWith('+++ ')) cur.deleted = line === '+++ /dev/null';
-    else if (line.startsWith('@@')) {
-      const m = /^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@/.exec(line);
-      hunk = { oldStart: Number(m?.[1] ?? 0), lines: [] };
-      cur.hunks.push(hunk);
-    } else if (hunk && /^[ +\-\\]/.test(line)) hunk.lines.push(line);
-  }
-  return out;
-}
-
-/** The file after the patch, or undefined when the patch does not fit `old` (then only the diff text is shown). */
-export function applyPatch(old: string, patch: FilePatch): string | undefined {
-  const src = old === '' ? [] : old.split('\n');
-  const out: string[] = [];
-  let at = 0;
-  // git marks a last line without a newline with `\`: after a `+` line the new text lacks it, after
-  // a `-` line only the old text did (so the new one, built from the old lines, must get it back).
-  let newLacks = false;
-  let oldLacked = old === '';
-  let prev = '';
-  for (const h of patch.hunks) {
-    const start = Math.max(h.oldStart - 1, 0);
-    if (start < at || start > src.length) return undefined;
-    out.push(...src.slice(at, start));
-    at = start;
-    for (const l of h.lines) {
-      if (l.startsWith('\\')) {
-        if (prev === '+') newLacks = true;
-        else if (prev === '-') oldLacked = true;
-        else newLacks = oldLacked = true;
-        continue;
-      }
-      prev = l[0] ?? '';
-      const body = l.slice(1);
-      if (prev === '+') out.push(body);
-      else {
-        if (src[at] !== body) return undefined;
-        at++;
-        if (prev === ' ') out.push(body);
-      }
-    }
-  }
-  out.push(...src.slice(at));
-  const text = out.join('\n');
-  if (newLacks) return text.endsWith('\n') ? text.slice(0, -1) : text;
-  return oldLacked && out.length > 0 && !text.endsWith('\n') ? `${text}\n` : text;
-}
-
 /**
- * The diff of each file as ACP content: `diff` (absolute path, old and new text) when the old
- * text is known and the patch fits it; the file's unified diff as text otherwise.
+ * The diff of each file (`plan/diff`'s structured files) as ACP content: `diff` (absolute path,
+ * old and new text) when the old text is known and the hunks fit it; the file's unified diff as
+ * text otherwise.
  */
 export function diffContent(
-  patches: readonly FilePatch[],
+  files: readonly DiffFile[],
   root: string | undefined,
   oldTextOf: (absolutePath: string) => string | undefined,
 ): ToolCallContent[] {
-  return patches.map((p): ToolCallContent => {
-    const path = root && !isAbsolute(p.path) ? join(root, p.path) : undefined;
-    const old = path === undefined ? undefined : p.added ? '' : oldTextOf(path);
-    const next = old === undefined ? undefined : p.deleted ? '' : applyPatch(old, p);
-    if (path === undefined || old === undefined || next === undefined)
-      return { type: 'content', content: { type: 'text', text: p.text } };
-    return { type: 'diff', path, oldText: p.added ? null : old, newText: next };
+  return files.map((f): ToolCallContent => {
+    const at = (rel: string | null): string | undefined =>
+      root && rel !== null && !isAbsolute(rel) ? join(root, rel) : undefined;
+    const path = at(diffPath(f));
+    const oldPath = at(f.oldPath);
+    const old = path === undefined ? undefined : f.oldPath === null ? '' : oldPath && oldTextOf(oldPath);
+    const next = old === undefined ? undefined : f.newPath === null ? '' : applyHunks(old, f, true);
+    if (path === undefined || old === undefined || next === undefined || f.binary)
+      return { type: 'content', content: { type: 'text', text: fileUnified(f) } };
+    return { type: 'diff', path, oldText: f.oldPath === null ? null : old, newText: next };
   });
 }

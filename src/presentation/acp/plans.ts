@@ -1,6 +1,6 @@
 /**
  * The slash commands of an ACP session: plan operations through the plan methods (never a message
- * to the actor). A phase is followed as the CLI follows it (watchTask): its decisions become ACP
+ * to the actor). A phase is followed with the client's followPlan: its decisions become ACP
  * plan entries whose status follows the execution, its phase changes short message lines, its
  * approvals permission requests answered with plan/approve or plan/reject.
  */
@@ -15,34 +15,31 @@ import type {
   ToolCallUpdate,
 } from '@agentclientprotocol/sdk';
 import {
+  answerPlan,
+  approvalRequestOf,
+  approvalWhat,
+  dataOf,
+  followPlan,
   planApply,
-  planApprove,
   planCancel,
   planDiff,
   planExecute,
-  planReject,
   planStatus,
   planUse,
   type A2AClient,
+  type ApprovalAnswer,
+  type ApprovalRequest,
   type Message,
+  type PlanPhase,
+  type PlanStop,
   type Task,
 } from '../../protocol/client/index.ts';
 import { plural } from '../cli/render/definition.ts';
-import { foldEvent } from '../cli/render/task.ts';
 import type { PlanStatus } from '../cli/render/plan.ts';
-import { planPhaseIn, type PlanPhase } from '../cli/support/events.ts';
-import {
-  approvalRequestOf,
-  approvalWhat,
-  connectionLost,
-  dataOf,
-  runError,
-  watchTask,
-  type FollowResult,
-} from '../cli/support/plan-follow.ts';
+import { connectionLost, runError } from '../cli/support/plan-follow.ts';
 import { diffStatsOf, stepDecisions, waitingRun, type RunStart } from '../cli/support/plan-run.ts';
 import { answerOf, permissionOptions, type Decision } from './approval.ts';
-import { diffContent, entryText, parseUnified, PlanEntries, type PlanCommandName } from './plan-updates.ts';
+import { diffContent, entryText, PlanEntries, type PlanCommandName } from './plan-updates.ts';
 
 /** What a session keeps of its plan between prompts. */
 export interface PlanSession {
@@ -171,7 +168,10 @@ export class PlanCommands {
     }
     // Paths are relative to their resource: only a one-resource plan's are known to be under the session's folder.
     const root = d.sandboxes.length === 1 ? this.s.root : undefined;
-    const content = diffContent(parseUnified(d.unified), root, readText);
+    // An older server sends the unified text alone: shown as it is.
+    const content = d.files
+      ? diffContent(d.files, root, readText)
+      : [{ type: 'content' as const, content: { type: 'text' as const, text: d.unified } }];
     await this.io.update({
       sessionUpdate: 'tool_call',
       toolCallId: `plan-diff-${planId}-${randomUUID()}`,
@@ -239,11 +239,8 @@ export class PlanCommands {
     const planId = started.plan.planId;
     const { client } = this.io;
     this.io.onCancel(() => client.call(planCancel, { planId, reason: 'cancelled from the editor' }));
-    const follow: FollowResult = { task: undefined, events: [], approvals: [] };
     let shown = `${started.plan.phase}/${started.plan.state}`;
     await this.say(`Plan ${planId}: ${shown}`);
-    const seen = new Set<string>();
-    let firstView = true;
     /** Where the plan is (from a status event's metadata, or read after a snapshot): phase lines and entries. */
     const progress = async (p: PlanPhase): Promise<void> => {
       const now = `${p.phase}/${p.state}`;
@@ -252,45 +249,16 @@ export class PlanCommands {
       const moved = this.s.entries?.progress(p.phase, p.state, p.stepsDone);
       if (moved) await this.io.update(moved);
     };
-    /** A progress line of the task (once), as a thought; a plan error is kept for the end. */
-    const track = async (m: Message | undefined): Promise<void> => {
-      if (!m || seen.has(m.messageId)) return;
-      seen.add(m.messageId);
-      const pe = dataOf(m, 'planError') as FollowResult['planError'];
-      if (pe) follow.planError = pe;
-      const text = (m.parts ?? []).map((x) => x.text ?? '').join('');
-      // An approval's question is asked as a permission request instead.
-      if (text && !pe && !approvalRequestOf(m))
-        await this.io.update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: `${text}\n` } });
-    };
-    /** What a snapshot says that was not seen yet (on first sight: after the last user message), as the CLI prints it. */
-    const history = async (t: Task): Promise<void> => {
-      const h = t.history ?? [];
-      if (firstView) {
-        for (const m of h.slice(0, h.map((x) => x.role).lastIndexOf('ROLE_USER') + 1)) seen.add(m.messageId);
-        firstView = false;
-      }
-      for (const m of h) if (m.role === 'ROLE_AGENT') await track(m);
-      await track(t.status.message);
-    };
-    const watched = watchTask(client, started.taskId, this.io.drop, {
-      event: async (_seq, event, status) => {
-        follow.task = foldEvent(follow.task, event);
-        if ('task' in event) await history(event.task);
-        else await track(status?.message);
-        const p = 'statusUpdate' in event ? planPhaseIn(event.statusUpdate.metadata) : undefined;
-        if (p) await progress(p);
-      },
-      snapshot: async (t) => {
-        follow.task = t;
-        await history(t);
-        await progress(phaseOfStatus(await client.call(planStatus, { planId })));
-      },
-      input: (status) => this.answer(planId, status, follow),
-      lost: (err) => connectionLost(planId, started.taskId, err),
-    });
+    let stop: PlanStop = { task: undefined, approvals: [] };
     try {
-      await watched;
+      stop = await followPlan(client, started.taskId, this.io.drop, {
+        message: (m) => this.thought(m),
+        phase: progress,
+        snapshot: async () => progress(phaseOfStatus(await client.call(planStatus, { planId }))),
+        decide: (request, status) => this.decide(planId, request, status),
+        send: (answer) => this.answered(planId, answer),
+        lost: (err) => connectionLost(planId, started.taskId, err),
+      });
     } catch (err) {
       // Dropped after a cancel the backend could not honour: the prompt ends cancelled all the same.
       if (!this.io.cancelling.aborted) throw err;
@@ -298,21 +266,28 @@ export class PlanCommands {
     const status = await client.call(planStatus, { planId });
     await progress(phaseOfStatus(status));
     if (this.io.cancelling.aborted) return { stop: 'cancelled', status, failed: true };
-    const err = runError(planId, follow);
-    if (err) {
-      await this.say(err.hint ? `${err.message}\n${err.hint}` : err.message);
-      return { stop: 'end_turn', status, failed: true, ...(follow.task ? { task: follow.task } : {}) };
-    }
-    return { stop: 'end_turn', status, failed: false, ...(follow.task ? { task: follow.task } : {}) };
+    const task = stop.task ? { task: stop.task } : {};
+    const err = runError(planId, stop);
+    if (err) await this.say(err.hint ? `${err.message}\n${err.hint}` : err.message);
+    return { stop: 'end_turn', status, failed: err !== undefined, ...task };
   }
 
-  /** A plan's approval as a permission request, answered with plan/approve or plan/reject; false: not answerable here. */
-  private async answer(planId: string, status: Task['status'], follow: FollowResult): Promise<boolean> {
-    const request = approvalRequestOf(status.message);
-    if (!request) {
-      follow.unanswered = { kind: 'tool-call' };
-      return false;
-    }
+  /** A progress line of the task as a thought; a plan error is said at the end, an approval's question asked instead. */
+  private async thought(m: Message): Promise<void> {
+    const text = (m.parts ?? []).map((x) => x.text ?? '').join('');
+    if (!text || dataOf(m, 'planError') !== undefined || approvalRequestOf(m)) return;
+    await this.io.update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: `${text}\n` } });
+  }
+
+  /** The tool call a plan's approval is asked as (its update follows the answer). */
+  private asking: string | undefined;
+
+  /** A plan's approval as a permission request; undefined: not answerable here. */
+  private async decide(
+    planId: string,
+    request: ApprovalRequest,
+    status: Task['status'],
+  ): Promise<ApprovalAnswer | undefined> {
     const call: ToolCall = {
       toolCallId: `plan-approval-${status.message?.messageId ?? randomUUID()}`,
       title: `Plan ${planId}: allow ${approvalWhat(request)}?`,
@@ -323,16 +298,19 @@ export class PlanCommands {
     };
     await this.io.update({ sessionUpdate: 'tool_call', ...call });
     const decision = await this.ask(call);
-    if (decision === undefined) return false;
-    follow.approvals.push({ request, answer: { decision } });
-    if (decision === 'approve') await this.io.client.call(planApprove, { planId, wait: false });
-    else await this.io.client.call(planReject, { planId, wait: false });
+    if (decision === undefined) return undefined;
+    this.asking = call.toolCallId;
+    return { decision };
+  }
+
+  /** The answer given through the plan (plan/approve or plan/reject), and the permission's tool call updated. */
+  private async answered(planId: string, answer: ApprovalAnswer): Promise<void> {
+    await answerPlan(this.io.client, planId, answer);
     await this.io.update({
       sessionUpdate: 'tool_call_update',
-      toolCallId: call.toolCallId,
-      status: decision === 'approve' ? 'in_progress' : 'failed',
+      toolCallId: this.asking ?? '',
+      status: answer.decision === 'approve' ? 'in_progress' : 'failed',
     });
-    return true;
   }
 
   private async ask(call: ToolCall): Promise<Decision | undefined> {

@@ -1,5 +1,7 @@
 import type { ListSessionsRequest, ListSessionsResponse, SessionInfo } from '@agentclientprotocol/sdk';
-import { sessionList, type A2AClient } from '../../protocol/client/index.ts';
+import { randomUUID } from 'node:crypto';
+import { sessionList, type A2AClient, type Message, type Part, type Session } from '../../protocol/client/index.ts';
+import type { PlanSession } from './plans.ts';
 import { canonical, projectRoots } from './workspace.ts';
 
 /**
@@ -22,3 +24,28 @@ export async function listSessions(client: A2AClient, params: ListSessionsReques
   }
   return { sessions, ...(page.nextPageToken ? { nextCursor: page.nextPageToken } : {}) };
 }
+
+/** What a bridge session keeps of its A2A session for plan commands. */
+export const planSession = (session: Session, root: string | undefined): PlanSession => ({
+  id: session.id,
+  root,
+  project: session.project,
+  actor: session.actor,
+});
+
+/** The A2A session as `_meta` shows it to the editor. */
+export const sessionMeta = (s: Session): Record<string, unknown> => ({
+  id: s.id,
+  actor: s.actor,
+  ...(s.project ? { project: s.project } : {}),
+  ...(s.skills?.length ? { skills: s.skills } : {}),
+});
+
+/** A user message of the session (on the waiting task, when it answers one). */
+export const userMessage = (sessionId: string, parts: Part[], taskId: string | undefined): Message => ({
+  messageId: randomUUID(),
+  role: 'ROLE_USER',
+  parts,
+  contextId: sessionId,
+  ...(taskId ? { taskId } : {}),
+});

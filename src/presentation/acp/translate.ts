@@ -13,7 +13,14 @@ import type {
   ToolCallStatus,
   ToolKind,
 } from '@agentclientprotocol/sdk';
-import type { Artifact, Part, StreamResponse, Task } from '../../protocol/client/index.ts';
+import {
+  approvalRequestOf,
+  type ApprovalRequest as ClientApprovalRequest,
+  type Artifact,
+  type Part,
+  type StreamResponse,
+  type Task,
+} from '../../protocol/client/index.ts';
 import {
   foldEvent,
   isCommandOutput,
@@ -51,14 +58,12 @@ const TOOL_KINDS: Readonly<Record<string, ToolKind>> = {
 
 export const toolKindOf = (tool: string): ToolKind => TOOL_KINDS[tool] ?? 'other';
 
-/** An approval the turn stopped for (`status.message`'s `approvalRequest` data part). */
-export interface ApprovalRequest {
-  kind: string;
+/** A chat tool call's approval the turn stopped for (the client's typed request, with its tool known). */
+export type ApprovalRequest = ClientApprovalRequest & {
   tool: string;
   args: Record<string, unknown>;
-  preview?: string;
   options: string[];
-}
+};
 
 /** How a turn's stream ended, for the bridge to act on. */
 export type TurnEnd =
@@ -140,9 +145,11 @@ export class TurnTranslator {
       case 'TASK_STATE_REJECTED':
         return { kind: 'stop', stopReason: 'refusal' };
       case 'TASK_STATE_INPUT_REQUIRED': {
-        const request = dataOf<ApprovalRequest>(message?.parts, 'approvalRequest');
-        if (request && typeof request.tool === 'string')
-          return { kind: 'approval', taskId: task.id, request, question: words };
+        const request = approvalRequestOf(message);
+        if (request?.tool !== undefined) {
+          const { tool, args = {}, options = [] } = request;
+          return { kind: 'approval', taskId: task.id, request: { ...request, tool, args, options }, question: words };
+        }
         return { kind: 'question', taskId: task.id, text: words || 'The agent is waiting for your answer.' };
       }
       case 'TASK_STATE_FAILED': {

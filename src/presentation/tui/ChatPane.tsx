@@ -1,6 +1,6 @@
 import { Box } from 'ink';
 import type { ReactNode } from 'react';
-import { approvalWhat } from '../cli/support/plan-follow.ts';
+import { approvalWhat } from '../../protocol/client/index.ts';
 import { diffLines, turnLines, wrap, type Line } from './lines.ts';
 import type { PendingApproval, TuiState } from './state.ts';
 import { Lines } from './theme.tsx';

@@ -12,7 +12,7 @@ import {
 import { qualify } from '../cli/render/definition.ts';
 import { foldEvent, isInterruptedState, isTerminalState, messageWords } from '../cli/render/task.ts';
 import { userMessage } from '../cli/support/message.ts';
-import { approvalRequestOf, type ApprovalAnswer } from '../cli/support/plan-follow.ts';
+import { approvalRequestOf, type ApprovalAnswer } from '../../protocol/client/index.ts';
 import { TurnCancel } from '../cli/support/turn-cancel.ts';
 import type { Guard } from './guard.ts';
 import type { SlashCommand } from './slash.ts';

@@ -14,8 +14,7 @@ import {
   usageLine,
   usageOf,
 } from '../cli/render/task.ts';
-import { approvalWhat, type ApprovalRequest } from '../cli/support/plan-follow.ts';
-import { outputTail, shownOutput } from '../../protocol/client/index.ts';
+import { approvalWhat, outputTail, shownOutput } from '../../protocol/client/index.ts';
 import { flattenTree, type Decision, type PlanPane, type Turn } from './state.ts';
 
 /** What a line is, for its colour (none under NO_COLOR: the words and marks carry the meaning). */
@@ -131,7 +130,7 @@ export function planLines(p: PlanPane, width: number): Line[] {
   }
   if (s.waiting) {
     // The plan keeps the request its task asked with.
-    const r = s.waiting.request as unknown as ApprovalRequest;
+    const r = s.waiting.request;
     push(`Approval needed: ${approvalWhat(r)}  [y] approve · [n] reject · [g] reject with guidance`, 'warn');
     if (typeof r.preview === 'string')
       for (const l of r.preview.split('\n').slice(0, 12)) out.push(...diffLine(l, width));

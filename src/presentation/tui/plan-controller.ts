@@ -1,4 +1,5 @@
 import {
+  answerPlan,
   getTask,
   planApply,
   planApprove,
@@ -165,7 +166,7 @@ export class PlanController {
   approve(): Promise<void> {
     return this.act('approve', async (planId, s) => {
       if (!s.waiting) throw nothingWaits(planId);
-      await this.client.call(planApprove, { planId, wait: false });
+      await answerPlan(this.client, planId, { decision: 'approve' });
       return `approved: plan ${planId} goes on`;
     });
   }
@@ -173,7 +174,7 @@ export class PlanController {
   reject(guidance?: string): Promise<void> {
     return this.act('reject', async (planId, s) => {
       if (!s.waiting) throw nothingWaits(planId);
-      await this.client.call(planReject, { planId, wait: false, ...(guidance?.trim() ? { guidance } : {}) });
+      await answerPlan(this.client, planId, { decision: 'reject', ...(guidance?.trim() ? { guidance } : {}) });
       return `rejected${guidance?.trim() ? ' with guidance' : ''}: plan ${planId} goes on without it`;
     });
   }

@@ -1,6 +1,6 @@
 import type { planStatus, planTree, ResultOf, Session, Task } from '../../protocol/client/index.ts';
 import type { ErrorReport } from '../cli/render/error.ts';
-import type { ApprovalRequest } from '../cli/support/plan-follow.ts';
+import type { ApprovalRequest } from '../../protocol/client/index.ts';
 
 export type View = 'sessions' | 'chat' | 'plans' | 'plan';
 export const VIEWS: readonly View[] = ['sessions', 'chat', 'plans', 'plan'];

@@ -153,3 +153,36 @@ export {
 
 /** What went wrong, in words, whatever was thrown. */
 export { messageOf } from '../../domain/errors.ts';
+
+/** Following a task, and a plan's phase to its next stop, as every front end does. */
+export { foldEvent, statusOf, watchTask, type TaskWatcher } from './task-follow.ts';
+export {
+  followPlan,
+  planPhaseIn,
+  planPhaseOf,
+  type PlanFollowHandlers,
+  type PlanPhase,
+  type PlanRunError,
+  type PlanStop,
+} from './plan-follower.ts';
+/** Approvals: the typed request a waiting task or plan carries, and the answer. */
+export {
+  ApprovalRequest,
+  answerPlan,
+  answerTask,
+  approvalPart,
+  approvalRequestOf,
+  approvalWhat,
+  dataOf,
+  type ApprovalAnswer,
+} from './approvals.ts';
+/** A plan's diff file by file (`plan/diff`'s `files`), and one side of a file rebuilt from the other. */
+export {
+  applyHunks,
+  diffPath,
+  fileUnified,
+  hunkTexts,
+  type DiffFile,
+  type DiffHunk,
+  type DiffLine,
+} from './plan-diff.ts';

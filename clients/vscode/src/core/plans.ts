@@ -2,6 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   actionRegistry,
+  applyHunks,
+  diffPath,
+  followPlan,
+  hunkTexts,
   planApply,
   planApprove,
   planCancel,
@@ -14,11 +18,10 @@ import {
   planUse,
   projectRegistry,
   resourceRegistry,
-  subscribeToTask,
+  type DiffFile,
   type ResultOf,
 } from '../../../../src/protocol/client/index.ts';
 import type { Connection } from './connection.ts';
-import { applyPatch, hunkTexts, parseUnifiedDiff, type FilePatch } from './diff-texts.ts';
 
 export type PlanStatus = ResultOf<typeof planStatus>;
 export type PlanRun = ResultOf<typeof planExecute>;
@@ -249,23 +252,20 @@ export class PlansController {
       this.conn.with((c) => c.call(planDiff, { planId })),
       this.status(planId),
     ]);
-    const patches = parseUnifiedDiff(diff.unified);
-    const files = diff.sandboxes.flatMap((s) => s.files.map((f) => ({ ...f, resource: s.resource })));
-    const applied = diff.source === 'applied';
-    const roots = applied
-      ? await this.checkouts(diff.sandboxes.map((s) => s.resource))
-      : status.sandboxes.map((s) => ({ sandbox: s.root, source: s.source }));
+    const roots =
+      diff.source === 'applied'
+        ? await this.checkouts(diff.sandboxes.map((s) => s.resource))
+        : status.sandboxes.map((s) => ({ resource: s.resource, sandbox: s.root, source: s.source }));
     const out: FileDiffTexts[] = [];
-    for (const patch of patches) {
-      const path = patch.newPath ?? patch.oldPath ?? '';
-      const meta = files.find((f) => f.path === path);
-      const status_ =
-        meta?.status ?? (patch.oldPath === undefined ? 'added' : patch.newPath === undefined ? 'deleted' : 'modified');
-      if (patch.binary) {
-        out.push({ path, status: status_, original: '', modified: '', complete: false, binary: true });
+    for (const file of diff.files ?? []) {
+      const path = diffPath(file);
+      if (file.binary) {
+        out.push({ path, status: file.status, original: '', modified: '', complete: false, binary: true });
         continue;
       }
-      out.push({ path, status: status_, binary: false, ...(await sides(patch, roots, applied)) });
+      // The file's own resource, when the server names it; else any of the plan's.
+      const homes = roots.filter((r) => file.resource === undefined || r.resource === file.resource);
+      out.push({ path, status: file.status, binary: false, ...(await sides(file, homes, diff.source === 'applied')) });
     }
     return out;
   }
@@ -277,21 +277,27 @@ export class PlansController {
   async follow(taskId: string): Promise<void> {
     try {
       const client = await this.conn.client();
-      for await (const { event } of client.stream(subscribeToTask, { id: taskId }))
-        if ('statusUpdate' in event || 'task' in event) this.changed();
+      await followPlan(client, taskId, new AbortController().signal, {
+        event: (_seq, event) => {
+          if ('statusUpdate' in event || 'task' in event) this.changed();
+        },
+        // An approval is answered from the plans view (approve, reject): following stops there.
+        decide: () => Promise.resolve(undefined),
+        lost: (err) => (err instanceof Error ? err : new Error(String(err))),
+      });
     } catch {
-      // A task that already ended cannot be subscribed to; the refresh below shows where it is.
+      // A lost connection ends following; the refresh below shows where the plan is.
     }
     this.changed();
   }
 
   /** Where an applied plan's resources are checked out (its sandboxes are gone). */
-  private async checkouts(resources: string[]): Promise<Array<{ sandbox: string; source: string }>> {
-    const out: Array<{ sandbox: string; source: string }> = [];
+  private async checkouts(resources: string[]): Promise<Root[]> {
+    const out: Root[] = [];
     for (const name of new Set(resources)) {
       const shown = await this.conn.with((c) => c.call(resourceRegistry.show, { name })).catch(() => undefined);
       const path = shown && 'path' in shown.definition ? shown.definition.path : undefined;
-      if (typeof path === 'string') out.push({ sandbox: path, source: path });
+      if (typeof path === 'string') out.push({ resource: name, sandbox: path, source: path });
     }
     return out;
   }
@@ -338,32 +344,39 @@ const readText = async (path: string): Promise<string | undefined> => {
   }
 };
 
+/** Where a resource's two sides are on this machine: its sandbox and its project (after apply, both the project). */
+interface Root {
+  resource: string;
+  sandbox: string;
+  source: string;
+}
+
 async function sides(
-  patch: FilePatch,
-  roots: Array<{ sandbox: string; source: string }>,
+  file: DiffFile,
+  roots: readonly Root[],
   applied: boolean,
 ): Promise<{ original: string; modified: string; complete: boolean }> {
   // Before apply the sandbox holds the new side and the project the old; after apply, the project the new.
   const newHomes = applied ? roots.map((r) => r.source) : roots.map((r) => r.sandbox);
   const oldHomes = applied ? [] : roots.map((r) => r.source);
-  if (patch.newPath === undefined) {
+  if (file.newPath === null) {
     for (const home of oldHomes) {
-      const original = await readText(join(home, patch.oldPath ?? ''));
-      if (original !== undefined && applyPatch(original, patch, true) === '')
+      const original = await readText(join(home, file.oldPath ?? ''));
+      if (original !== undefined && applyHunks(original, file, true) === '')
         return { original, modified: '', complete: true };
     }
   } else {
     for (const home of newHomes) {
-      const modified = await readText(join(home, patch.newPath));
-      const original = modified === undefined ? undefined : applyPatch(modified, patch, false);
+      const modified = await readText(join(home, file.newPath));
+      const original = modified === undefined ? undefined : applyHunks(modified, file, false);
       if (modified !== undefined && original !== undefined) return { original, modified, complete: true };
     }
-    if (patch.oldPath !== undefined)
+    if (file.oldPath !== null)
       for (const home of oldHomes) {
-        const original = await readText(join(home, patch.oldPath));
-        const modified = original === undefined ? undefined : applyPatch(original, patch, true);
+        const original = await readText(join(home, file.oldPath));
+        const modified = original === undefined ? undefined : applyHunks(original, file, true);
         if (original !== undefined && modified !== undefined) return { original, modified, complete: true };
       }
   }
-  return { ...hunkTexts(patch), complete: false };
+  return { ...hunkTexts(file), complete: false };
 }

@@ -11,6 +11,7 @@ import { OutputStream } from '../../agent/output-stream.ts';
 import { argSummary, previewFields } from '../../plans/tool-call-preview.ts';
 import type { AgentRecorder, AgentTool, CallEvent, NotRunState, ToolOutcome } from '../../agent/agent.types.ts';
 import type { PolicyVerdict } from '../../../domain/plan/policy.ts';
+import type { ApprovalRequest } from '../../../domain/plan/approval-request.ts';
 
 interface RunningCall {
   artifactId: string;
@@ -87,9 +88,9 @@ export class ChatRecorder implements AgentRecorder {
 export function approvalRequest(
   e: { ref: string; args: Record<string, unknown>; preview: ToolPreview; verdict?: PolicyVerdict | undefined },
   problem: string | undefined,
-): { question: string; request: Record<string, unknown> } {
+): { question: string; request: ApprovalRequest } {
   const p = e.preview;
-  const request = {
+  const request: ApprovalRequest = {
     kind: 'tool-call',
     tool: e.ref,
     args: e.args,

@@ -383,7 +383,7 @@ class ExecutionRun {
     const step = plan.usage.toolCalls + 1;
     const p = e.preview;
     const request = {
-      kind: 'tool-call',
+      kind: 'tool-call' as const,
       planId: plan.id,
       decisionId: this.root.id,
       callId: e.call.id,

@@ -4,7 +4,6 @@ import {
   type Artifact,
   type Message,
   type Part,
-  type StreamResponse,
   type Task,
   type TaskState,
 } from '../../../protocol/client/index.ts';
@@ -183,31 +182,8 @@ export function fallbackOf(task: Task | undefined): string | undefined {
 /** The time of the task's last status change, `YYYY-MM-DD HH:MM:SS` (UTC), for tables. */
 export const shortTime = (ts: string | undefined): string => (ts ? ts.replace('T', ' ').replace(/\.\d+Z$|Z$/, '') : '');
 
-/**
- * Folds one stream event into a task snapshot, as the agent does for its stored task: status
- * replaces, artifacts append (append=true) or replace by artifactId.
- */
-export function foldEvent(task: Task | undefined, ev: StreamResponse): Task | undefined {
-  if ('task' in ev) return structuredClone(ev.task);
-  if (!task) return task;
-  if ('statusUpdate' in ev) {
-    task.status = ev.statusUpdate.status;
-    // What the agent keeps on the task comes with the event that settles it (e.g. token usage).
-    for (const key of ['usage', 'fallbacks']) {
-      const kept = ev.statusUpdate.metadata?.[key];
-      if (kept !== undefined) task.metadata = { ...task.metadata, [key]: kept };
-    }
-    if (ev.statusUpdate.status.message) (task.history ??= []).push(ev.statusUpdate.status.message);
-  } else if ('artifactUpdate' in ev) {
-    const { artifact, append } = ev.artifactUpdate;
-    const artifacts = (task.artifacts ??= []);
-    const existing = artifacts.find((a) => a.artifactId === artifact.artifactId);
-    if (append && existing) existing.parts.push(...structuredClone(artifact.parts));
-    else if (existing) Object.assign(existing, structuredClone(artifact));
-    else artifacts.push(structuredClone(artifact));
-  }
-  return task;
-}
+/** Folds one stream event into a task snapshot (the client's: every front end folds alike). */
+export { foldEvent } from '../../../protocol/client/index.ts';
 
 /** A task for people: header line, then its fields; plain mode prints `key: value` lines. */
 export function renderTask(task: Task, mode: { rich: boolean; pal: Palette }): string {

@@ -1,16 +1,5 @@
-import type { StreamResponse } from '../../../protocol/client/index.ts';
+import { planPhaseOf, type PlanPhase, type StreamResponse } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
-
-/** Where a plan task's progress messages say which phase and state the plan is in. */
-const PLAN_META = 'urn:cleveragents:plan';
-
-export interface PlanPhase {
-  planId: string;
-  phase: string;
-  state: string;
-  /** How far the phase got (execute: the steps or tool calls done), when the message says. */
-  stepsDone?: number;
-}
 
 /**
  * `--events` (with `--format json`): what happens, as it happens, one JSON object per line on
@@ -29,7 +18,7 @@ export class EventLines {
 
   event(seq: number, event: StreamResponse): void {
     this.write({ type: 'event', seq, ...event });
-    const phase = phaseOf(event);
+    const phase = planPhaseOf(event);
     if (phase) this.phase(phase);
   }
 
@@ -60,28 +49,4 @@ export function eventLines(
 /** True when the command prints `--events` lines: its envelope then goes on one line of its own. */
 export function eventsWanted(flags: object, format: string): boolean {
   return (flags as { events?: unknown }).events === true && format === 'json';
-}
-
-/**
- * The plan's phase and state a plan task's event carries, if it is one: the plan service puts them
- * on the status event's metadata (a message, where one came with them, may carry them too).
- */
-function phaseOf(event: StreamResponse): PlanPhase | undefined {
-  if ('statusUpdate' in event)
-    return planPhaseIn(event.statusUpdate.metadata) ?? planPhaseIn(event.statusUpdate.status.message?.metadata);
-  if ('task' in event) return planPhaseIn(event.task.status.message?.metadata);
-  return undefined;
-}
-
-/** The plan's phase, state and progress in a plan task's metadata (of a status event, or of its message). */
-export function planPhaseIn(metadata: Record<string, unknown> | undefined): PlanPhase | undefined {
-  const meta = metadata?.[PLAN_META] as Partial<PlanPhase> | undefined;
-  if (typeof meta?.planId !== 'string' || typeof meta.phase !== 'string' || typeof meta.state !== 'string')
-    return undefined;
-  return {
-    planId: meta.planId,
-    phase: meta.phase,
-    state: meta.state,
-    ...(typeof meta.stepsDone === 'number' ? { stepsDone: meta.stepsDone } : {}),
-  };
 }

@@ -1,41 +1,23 @@
-import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline/promises';
-import { setTimeout as delay } from 'node:timers/promises';
 import {
-  A2AClientError,
+  approvalWhat,
+  followPlan,
   getTask,
   sendMessage,
   subscribeToTask,
   type A2AClient,
+  type ApprovalAnswer,
+  type ApprovalRequest,
   type Message,
+  type PlanStop,
   type StreamResponse,
-  type Task,
 } from '../../../protocol/client/index.ts';
 import { CliError } from '../exit-codes.ts';
 import { renderDiff } from '../render/plan.ts';
 import type { StreamedEvent } from '../render/stream.ts';
-import { foldEvent, isTerminalState, stateWord } from '../render/task.ts';
+import { isTerminalState, stateWord } from '../render/task.ts';
 import type { Ui } from '../render/ui.ts';
 import type { RunContext } from '../runner.ts';
-
-/** What a plan task asks the user to approve (a data part of its input-required status). */
-export interface ApprovalRequest {
-  kind: 'tool-call' | 'apply';
-  planId?: string;
-  step?: number;
-  of?: number;
-  tool?: string;
-  args?: Record<string, unknown>;
-  preview?: string;
-  files?: string[];
-  stats?: { files: number; additions: number; deletions: number };
-  options?: string[];
-}
-
-export interface ApprovalAnswer {
-  decision: 'approve' | 'reject';
-  guidance?: string;
-}
 
 export interface FollowOptions {
   planId: string;
@@ -45,35 +27,15 @@ export interface FollowOptions {
   onEvent?: ((seq: number, event: StreamResponse) => void) | undefined;
 }
 
-export interface FollowResult {
-  task: Task | undefined;
+/** Where following stopped, and every event on the way (the envelope's `events`). */
+export interface FollowResult extends PlanStop {
   events: StreamedEvent[];
-  approvals: Array<{ request: ApprovalRequest; answer: ApprovalAnswer }>;
-  /** The plan error the run ended with, if any (`{kind, message, hint, files}`). */
-  planError?: { kind: string; message: string; hint?: string; files?: string[] };
-  /** The approval the run waits for and that could not be given here (no terminal, no --yes). */
-  unanswered?: ApprovalRequest;
 }
 
-/** The value under `key` in a data part of the message. */
-export const dataOf = (m: Message | undefined, key: string): unknown =>
-  m?.parts
-    .map((p) => (p.data && typeof p.data === 'object' ? (p.data as Record<string, unknown>)[key] : undefined))
-    .find((v) => v !== undefined);
-/** What a task waiting for input asks to approve (the `approvalRequest` data part of its status message), if anything. */
-export const approvalRequestOf = (m: Message | undefined): ApprovalRequest | undefined =>
-  dataOf(m, 'approvalRequest') as ApprovalRequest | undefined;
 const textOf = (m: Message | undefined): string => (m?.parts ?? []).map((p) => p.text ?? '').join('');
 
 /** The methods following a plan's task may call (see COMMAND_METHODS). */
 export const FOLLOW_CALLS = [subscribeToTask, getTask, sendMessage] as const;
-
-/** What the approval is for, in a few words: `step 1/2: builtin/write-file` or `apply (2 files)`. */
-export function approvalWhat(r: ApprovalRequest): string {
-  if (r.kind === 'apply')
-    return `apply (${r.stats ? `${r.stats.files} file${r.stats.files === 1 ? '' : 's'}` : 'the changes'})`;
-  return `step ${r.step ?? '?'}${r.of ? `/${r.of}` : ''}: ${r.tool ?? 'a tool call'}`;
-}
 
 /**
  * Follows a plan's task to its end, printing each progress line as it arrives (status messages),
@@ -88,105 +50,38 @@ export async function followPlanTask(
   opts: FollowOptions,
 ): Promise<FollowResult> {
   const { ui } = ctx;
-  const result: FollowResult = { task: undefined, events: [], approvals: [] };
-  const printed = new Set<string>();
-  let firstView = true;
+  const events: StreamedEvent[] = [];
   // A tool call's details arrive just before the progress line that reports it: they go under it.
   let detail = '';
   let words = '';
-
-  const printMessage = (m: Message, state: string): void => {
-    if (printed.has(m.messageId)) return;
-    printed.add(m.messageId);
-    const pe = dataOf(m, 'planError') as FollowResult['planError'];
-    if (pe) result.planError = pe;
-    const text = textOf(m);
-    if (text) ui.out(`${styleLine(text, state, ui)}\n`);
-    ui.out(detail);
-    detail = '';
-  };
-
-  /** Agent messages of a snapshot not printed yet (on first sight: those after the last user message). */
-  const printHistory = (t: Task): void => {
-    const history = t.history ?? [];
-    if (firstView) {
-      const lastUser = history.map((m) => m.role).lastIndexOf('ROLE_USER');
-      for (const m of history.slice(0, lastUser + 1)) printed.add(m.messageId);
-      firstView = false;
-    }
-    for (const m of history)
-      if (m.role === 'ROLE_AGENT') printMessage(m, m === t.status.message ? t.status.state : 'TASK_STATE_WORKING');
-  };
-
-  await watchTask(client, taskId, ctx.signal, {
+  const stop = await followPlan(client, taskId, ctx.signal, {
     event: (seq, event, status) => {
-      result.events.push({ seq, event });
+      events.push({ seq, event });
       opts.onEvent?.(seq, event);
-      result.task = foldEvent(result.task, event);
-      if ('task' in event) printHistory(event.task);
-      else if ('artifactUpdate' in event) {
+      if ('artifactUpdate' in event) {
         detail += artifactDetail(event, ui);
         words += actorWords(event, ui);
-      } else if (status?.message) {
+      } else if ('statusUpdate' in event && status?.message) {
         // What the execution actor said before this line, as one dim paragraph.
         if (words.trim()) ui.out(`${ui.pal.dim(words.trim())}\n`);
         words = '';
-        printMessage(status.message, status.state);
-      } else if (status && isTerminalState(status.state))
+      } else if ('statusUpdate' in event && status && isTerminalState(status.state))
         ui.out(`${styleLine(`Stopped: ${stateWord(status.state)}`, status.state, ui)}\n`);
+    },
+    message: (m, state) => {
+      const text = textOf(m);
+      if (text) ui.out(`${styleLine(text, state, ui)}\n`);
+      ui.out(detail);
+      detail = '';
     },
     streamEnded: () => {
       ui.out(detail);
       detail = '';
     },
-    snapshot: (t) => {
-      printHistory(t);
-      result.task = t;
-    },
-    input: inputAnswerer(ctx, client, taskId, opts, result),
+    decide: (request) => decide(ctx, request, opts),
     lost: (err) => connectionLost(opts.planId, taskId, err),
   });
-  return result;
-}
-
-/**
- * Answers the task's input-required statuses that are approval requests not answered yet (each
- * once, into `result.approvals`); the handler says false when one cannot be answered here.
- */
-function inputAnswerer(
-  ctx: RunContext,
-  client: A2AClient,
-  taskId: string,
-  opts: FollowOptions,
-  result: FollowResult,
-): (status: Task['status']) => Promise<boolean> {
-  const answered = new Set<string>();
-  return async (status) => {
-    const m = status.message;
-    const key = m?.messageId ?? `${status.timestamp}`;
-    if (answered.has(key)) return true;
-    const request = approvalRequestOf(m);
-    if (!request) {
-      result.unanswered = { kind: 'tool-call' };
-      return false;
-    }
-    const answer = await decide(ctx, request, opts);
-    if (!answer) {
-      result.unanswered = request;
-      return false;
-    }
-    answered.add(key);
-    result.approvals.push({ request, answer });
-    await client.call(
-      sendMessage,
-      {
-        message: { messageId: randomUUID(), role: 'ROLE_USER', taskId, parts: [{ data: { approval: answer } }] },
-        configuration: { returnImmediately: true },
-      },
-      { signal: ctx.signal },
-    );
-    return true;
-  };
+  return { ...stop, events };
 }
 
 /** The error of a plan run whose agent went away while it was followed. */
@@ -199,66 +94,6 @@ export function connectionLost(planId: string, taskId: string, err: unknown): Cl
     { planId, taskId },
   );
 }
-
-/** What a follower of a task does with what the task reports. */
-export interface TaskWatcher {
-  /** Every event of the task's stream, as it arrives (with its status, if it carries one). */
-  event(seq: number, event: StreamResponse, status: Task['status'] | undefined): void | Promise<void>;
-  /** The stream ended (the task ended, or the connection closed at an interruption). */
-  streamEnded?(): void;
-  /** The task as read after its stream ended early. */
-  snapshot(task: Task): void | Promise<void>;
-  /** The task waits for input: true once answered (following goes on), false to stop following. */
-  input(status: Task['status']): Promise<boolean>;
-  /** The error to throw when the connection to the agent is lost. */
-  lost(err: unknown): Error;
-}
-
-/**
- * Follows a task to its end (or to an input it does not answer): its stream, resubscribed when it
- * ends early, with the task read in between. Shared by the CLI's plan commands and the ACP bridge.
- */
-export async function watchTask(client: A2AClient, taskId: string, signal: AbortSignal, w: TaskWatcher): Promise<void> {
-  for (;;) {
-    let ended = false;
-    // Leaving a subscription early must close it: over HTTP only an abort ends the SSE request
-    // (the client does not cancel the body when the loop stops), and it would keep us alive.
-    const sub = new AbortController();
-    const stop = (): void => sub.abort();
-    signal.addEventListener('abort', stop, { once: true });
-    try {
-      for await (const { seq, event } of client.stream(subscribeToTask, { id: taskId }, { signal: sub.signal })) {
-        const status = statusOf(event);
-        await w.event(seq, event, status);
-        if (!status) continue;
-        if (status.state === 'TASK_STATE_INPUT_REQUIRED' && !(await w.input(status))) return;
-        if (isTerminalState(status.state)) {
-          ended = true;
-          break;
-        }
-      }
-    } catch (err) {
-      // A task that ended before we subscribed cannot be subscribed to: its history has it all.
-      if (err instanceof A2AClientError && err.type === 'UnsupportedOperationError') {
-        // read below
-      } else if (!(err instanceof A2AClientError) && !signal.aborted) throw w.lost(err);
-      else throw err;
-    } finally {
-      signal.removeEventListener('abort', stop);
-      sub.abort();
-    }
-    w.streamEnded?.();
-    if (ended) return;
-    const t = await client.call(getTask, { id: taskId }, { signal });
-    await w.snapshot(t);
-    if (isTerminalState(t.status.state)) return;
-    if (t.status.state === 'TASK_STATE_INPUT_REQUIRED' && !(await w.input(t.status))) return;
-    await delay(200, undefined, { signal }); // then subscribe again, without hammering
-  }
-}
-
-const statusOf = (ev: StreamResponse): Task['status'] | undefined =>
-  'statusUpdate' in ev ? ev.statusUpdate.status : 'task' in ev ? ev.task.status : undefined;
 
 function styleLine(text: string, state: string, ui: Ui): string {
   if (!ui.rich) return text;
@@ -352,7 +187,7 @@ export function approvalError(planId: string, taskId: string, r: ApprovalRequest
 }
 
 /** The error a finished run maps to (plan error → 10, budget → 11, failed/canceled → 9), or none. */
-export function runError(planId: string, r: FollowResult): CliError | undefined {
+export function runError(planId: string, r: PlanStop): CliError | undefined {
   if (r.unanswered && r.task) return approvalError(planId, r.task.id, r.unanswered);
   const state = r.task?.status.state;
   if (!state || state === 'TASK_STATE_COMPLETED') return undefined;

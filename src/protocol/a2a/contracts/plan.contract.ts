@@ -136,7 +136,7 @@ export const planDiff = defineContract({
   name: '_cleveragents/plan/diff',
   surface: 'extension',
   since: '1.1',
-  summary: "The plan's changes as a unified diff with per-file stats.",
+  summary: "The plan's changes as a unified diff with per-file stats, and file by file (paths, status, hunks).",
   permission: 'plan:read',
   params: z.object({ planId: PlanId }).strict(),
   result: PlanDiff,

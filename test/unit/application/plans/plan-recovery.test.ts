@@ -75,7 +75,9 @@ describe('PlanService.settleInterrupted', () => {
       [
         plan('live', 'execute', 'processing'),
         plan('here', 'execute', 'processing'),
-        plan('waits', 'execute', 'processing', { waiting: { kind: 'tool-approval', taskId: 't', request: {} } }),
+        plan('waits', 'execute', 'processing', {
+          waiting: { kind: 'tool-approval', taskId: 't', request: { kind: 'tool-call' } },
+        }),
         plan('done', 'execute', 'complete'),
       ],
       new Set(['here']),

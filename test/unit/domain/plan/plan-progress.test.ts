@@ -56,7 +56,7 @@ describe('plan progress', () => {
 
   it('a correction: a new attempt; a revert clears the error, a fresh one also what it waited for and done', () => {
     const p = plan({ error: { kind: 'tool', message: 'x', recoverable: true }, done: { met: false } as Plan['done'] });
-    p.waiting = { kind: 'tool-approval', taskId: 'T', decisionId: 'd', request: {} };
+    p.waiting = { kind: 'tool-approval', taskId: 'T', decisionId: 'd', request: { kind: 'tool-call' } };
     newAttempt(p);
     assert.equal(p.attempt, 2);
     revertTo(p, 1);

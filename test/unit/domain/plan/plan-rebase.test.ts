@@ -68,7 +68,7 @@ describe('rebase in the plan state machine', () => {
       plan('execute', 'errored', { error: { ...CONFLICT, kind: 'tool' } }),
       plan('apply', 'applied', { sandboxes: [] }),
       plan('execute', 'cancelled'),
-      plan('apply', 'queued', { waiting: { kind: 'apply-approval', taskId: 't', request: {} } }),
+      plan('apply', 'queued', { waiting: { kind: 'apply-approval', taskId: 't', request: { kind: 'apply' } } }),
     ]) {
       assert.equal(isAllowed(p, 'rebase'), false, `${p.phase}/${p.state}`);
       assert.throws(

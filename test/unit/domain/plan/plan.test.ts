@@ -63,11 +63,11 @@ describe('the plan state machine', () => {
     startPhase(p, 'strategize');
     completePhase(p);
     startPhase(p, 'execute');
-    awaitAnswer(p, { kind: 'tool-approval', taskId: 't1', request: {} });
+    awaitAnswer(p, { kind: 'tool-approval', taskId: 't1', request: { kind: 'tool-call' } });
     assert.equal(`${p.phase}/${p.state}`, 'execute/processing');
     assert.equal(takeAnswer(p, 't1').kind, 'tool-approval');
     completePhase(p);
-    awaitAnswer(p, { kind: 'apply-approval', taskId: 't2', request: {} });
+    awaitAnswer(p, { kind: 'apply-approval', taskId: 't2', request: { kind: 'apply' } });
     assert.equal(`${p.phase}/${p.state}`, 'apply/queued');
     takeAnswer(p, 't2');
     startPhase(p, 'apply');
@@ -84,7 +84,11 @@ describe('the plan state machine', () => {
       /cannot go from strategize\/complete to apply\/applied/,
     );
     refused(() => startPhase(fresh, 'apply'), fresh, /strategize\/complete to apply\/processing/);
-    refused(() => awaitAnswer(fresh, { kind: 'apply-approval', taskId: 't', request: {} }), fresh, /to apply\/queued/);
+    refused(
+      () => awaitAnswer(fresh, { kind: 'apply-approval', taskId: 't', request: { kind: 'apply' } }),
+      fresh,
+      /to apply\/queued/,
+    );
     const applied = plan('apply', 'applied');
     refused(() => requeueExecute(applied), applied, /apply\/applied to execute\/queued/);
     refused(() => cancelPlan(applied, 'late'), applied, /apply\/applied to apply\/cancelled/);
@@ -105,7 +109,7 @@ describe('the plan state machine', () => {
 
   it('takes an answer only on the task that waits, and only once', () => {
     const p = plan('execute', 'processing');
-    awaitAnswer(p, { kind: 'tool-approval', taskId: 't1', request: {} });
+    awaitAnswer(p, { kind: 'tool-approval', taskId: 't1', request: { kind: 'tool-call' } });
     refused(() => takeAnswer(p, 'other'), p, /waits for an answer on task t1, not on task other/);
     takeAnswer(p, 't1');
     refused(() => takeAnswer(p, 't1'), p, /waits for no answer/);

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { diffFiles } from '../../../../src/application/plans/plan-diff-files.ts';
 import {
-  applyPatch,
   diffContent,
-  parseUnified,
   PlanEntries,
   slashCommandOf,
   unknownCommandText,
@@ -95,38 +94,24 @@ describe('ACP plan entries', () => {
 });
 
 describe('ACP diff content', () => {
-  it('splits a git diff by file, telling added files', () => {
-    const files = parseUnified(MODIFIED + ADDED);
-    assert.deepEqual(
-      files.map((f) => [f.path, f.added, f.deleted, f.hunks.length]),
-      [
-        ['src/a.js', false, false, 1],
-        ['new.txt', true, false, 1],
-      ],
-    );
-  });
-
-  it('builds the new text from the old one; a patch that does not fit gives undefined', () => {
-    const [m] = parseUnified(MODIFIED);
-    assert.ok(m);
-    assert.equal(applyPatch('one\ntwo\nthree\n', m), 'one\nTWO\nthree\n');
-    assert.equal(applyPatch('one\nzwei\nthree\n', m), undefined);
-    const [n] = parseUnified(NO_NEWLINE);
-    assert.ok(n);
-    assert.equal(applyPatch('x\n', n), 'y');
-  });
-
-  it('a diff per file with absolute paths and old/new texts; text where the old text is unknown or the patch does not fit', () => {
+  it('a diff per file with absolute paths and old/new texts; text where the old text is unknown or the hunks do not fit', () => {
     const olds: Record<string, string> = { '/r/src/a.js': 'one\ntwo\nthree\n' };
-    const content = diffContent(parseUnified(MODIFIED + ADDED), '/r', (p) => olds[p]);
+    const content = diffContent(diffFiles(MODIFIED + ADDED), '/r', (p) => olds[p]);
     assert.deepEqual(content, [
       { type: 'diff', path: '/r/src/a.js', oldText: 'one\ntwo\nthree\n', newText: 'one\nTWO\nthree\n' },
       { type: 'diff', path: '/r/new.txt', oldText: null, newText: 'hello\nworld\n' },
     ]);
-    const unknown = diffContent(parseUnified(MODIFIED), '/r', () => undefined);
+    const unknown = diffContent(diffFiles(MODIFIED), '/r', () => undefined);
     assert.equal(unknown[0]?.type, 'content');
     assert.match(JSON.stringify(unknown[0]), /-two\\n\+TWO/);
-    const noRoot = diffContent(parseUnified(ADDED), undefined, () => '');
+    const misfit = diffContent(diffFiles(MODIFIED), '/r', () => 'one\nzwei\nthree\n');
+    assert.equal(misfit[0]?.type, 'content', 'a file changed since is shown as its diff, never a wrong side');
+    const noRoot = diffContent(diffFiles(ADDED), undefined, () => '');
     assert.equal(noRoot[0]?.type, 'content');
+  });
+
+  it('keeps a missing last newline: the new text ends without one', () => {
+    const content = diffContent(diffFiles(NO_NEWLINE), '/r', () => 'x\n');
+    assert.deepEqual(content, [{ type: 'diff', path: '/r/n.txt', oldText: 'x\n', newText: 'y' }]);
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyPatch, hunkTexts, parseUnifiedDiff } from '../../clients/vscode/src/core/diff-texts.ts';
+import { diffFiles } from '../../../../src/application/plans/plan-diff-files.ts';
+import { applyHunks, fileUnified, hunkTexts } from '../../../../src/protocol/client/index.ts';
 
 const OLD = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve']
   .map((l) => `${l}\n`)
@@ -46,36 +47,31 @@ index 0000000..5555555
 Binary files /dev/null and b/logo.png differ
 `;
 
-describe('diff texts for the diff editor', () => {
-  const files = parseUnifiedDiff(DIFF);
-
-  it('reads each file of a git diff: paths, added and deleted sides, binary', () => {
-    assert.deepEqual(
-      files.map((f) => [f.oldPath, f.newPath, f.binary, f.hunks.length]),
-      [
-        ['n.txt', 'n.txt', false, 2],
-        [undefined, 'new.txt', false, 1],
-        ['gone.txt', undefined, false, 1],
-        [undefined, 'logo.png', true, 0],
-      ],
-    );
-  });
+describe("a plan's diff, file by file, and one side rebuilt from the other", () => {
+  const files = diffFiles(DIFF);
 
   it('rebuilds either side of a file from the other', () => {
     const [n, added, gone] = files;
     assert.ok(n && added && gone);
-    assert.equal(applyPatch(OLD, n, true), NEW);
-    assert.equal(applyPatch(NEW, n, false), OLD);
-    assert.equal(applyPatch('', added, true), 'fresh\nno newline');
-    assert.equal(applyPatch('fresh\nno newline', added, false), '');
-    assert.equal(applyPatch('bye\n', gone, true), '');
+    assert.equal(applyHunks(OLD, n, true), NEW);
+    assert.equal(applyHunks(NEW, n, false), OLD);
+    assert.equal(applyHunks('', added, true), 'fresh\nno newline');
+    assert.equal(applyHunks('fresh\nno newline', added, false), '');
+    assert.equal(applyHunks('bye\n', gone, true), '');
   });
 
-  it('refuses a text the patch does not fit (the file changed since), rather than show a wrong side', () => {
+  it('keeps the ending of a text past the last hunk, with or without a newline', () => {
     const n = files[0];
     assert.ok(n);
-    assert.equal(applyPatch(OLD.replace('three', 'THREE'), n, true), undefined);
-    assert.equal(applyPatch('one\n', n, true), undefined);
+    const tail = `${OLD}thirteen\nfourteen\nfifteen\nsixteen`;
+    assert.equal(applyHunks(tail, n, true), `${NEW}thirteen\nfourteen\nfifteen\nsixteen`);
+  });
+
+  it('refuses a text the hunks do not fit (the file changed since), rather than show a wrong side', () => {
+    const n = files[0];
+    assert.ok(n);
+    assert.equal(applyHunks(OLD.replace('three', 'THREE'), n, true), undefined);
+    assert.equal(applyHunks('one\n', n, true), undefined);
   });
 
   it('shows the hunks alone, with the unchanged stretches marked, when no side can be read', () => {
@@ -87,5 +83,10 @@ describe('diff texts for the diff editor', () => {
       t.modified,
       'one\nTWO\nthree\nfour\nfive\n⋯ 3 unchanged lines ⋯\nnine\nten\neleven\nand a half\ntwelve\n',
     );
+  });
+
+  it('writes a file back as unified text that reads as the same file', () => {
+    for (const f of files) assert.deepEqual(diffFiles(fileUnified(f)), [f]);
+    assert.match(fileUnified(files[1] ?? files[0]!), /^--- \/dev\/null\n\+\+\+ b\/new\.txt\n@@ -0,0 \+1,2 @@/m);
   });
 });
