@@ -6,6 +6,7 @@
  * command tree and the method table, so a command without a method (or a method users would expect
  * a command for, without one) fails the build. Helpers that call methods for several commands
  * export their lists (FOLLOW_CALLS, PHASE_CALLS) next to the code that makes the calls.
+ * docs/reference/cli.md is generated from this table (`npm run generate`).
  */
 import {
   auditList,
