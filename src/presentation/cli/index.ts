@@ -26,7 +26,6 @@ import { registerSystem } from './commands/system.command.ts';
 import { registerTask } from './commands/task.command.ts';
 import { registerTool } from './commands/tool.command.ts';
 import { registerTui } from './commands/tui.command.ts';
-import { COMMAND_METHODS } from './command-methods.ts';
 import type { EarlyAgent } from './early-agent.ts';
 import { runProgram } from './exit-status.ts';
 import type { CliIo } from './render/ui.ts';
@@ -49,7 +48,7 @@ export interface CliHost {
 
 /** Runs `agents` with `argv` (as `process.argv`: node, script, arguments…) and returns the exit code. */
 export async function runCli(argv: string[], host: CliHost, io: CliIo = processIo()): Promise<number> {
-  const runner = new Runner(host.version, io, COMMAND_METHODS, host.bin, host.early);
+  const runner = new Runner(host.version, io, host.bin, host.early);
   try {
     return await runProgram(buildProgram(host, runner, io), runner, argv);
   } finally {
@@ -60,7 +59,7 @@ export async function runCli(argv: string[], host: CliHost, io: CliIo = processI
 /** The whole command tree (exported for the test that checks every command against the method table). */
 export function buildProgram(
   host: CliHost,
-  runner: Runner = new Runner(host.version, processIo(), COMMAND_METHODS, host.bin),
+  runner: Runner = new Runner(host.version, processIo(), host.bin),
   io: CliIo = processIo(),
 ): Command {
   const program = rootCommand(host.version, io);

@@ -2,13 +2,14 @@
  * The root of the `agents` command tree — its global options and help text — shared by the whole
  * CLI and by `agents --help`, which lists the commands from COMMAND_INDEX without loading them.
  */
-import { Command, Option } from 'commander';
+import { Option } from 'commander';
+import { CliCommand } from './cli-command.ts';
 import { OUTPUT_FORMATS } from './render/format.ts';
 import type { CliIo } from './render/ui.ts';
 
 /** The `agents` command with its global options, before any subcommand is added. */
-export function rootCommand(version: string, io: CliIo): Command {
-  return new Command('agents')
+export function rootCommand(version: string, io: CliIo): CliCommand {
+  return new CliCommand('agents')
     .description(
       'CleverAgents: talk to an agent over A2A — a local one (spawned over stdio) or a server (--server URL)',
     )

@@ -14,6 +14,7 @@ import {
 } from './config.ts';
 import { connect } from './connect.ts';
 import { credentialsPath, loadCredentials, refreshIfExpired } from './credentials.ts';
+import { declaredCallsOf } from './cli-command.ts';
 import { declaredClient } from './declared-client.ts';
 import type { EarlyAgent } from './early-agent.ts';
 import { EXIT_CODES, exitReasonOf, type ExitReason } from './exit-codes.ts';
@@ -59,23 +60,14 @@ export type CommandFn = (ctx: RunContext) => Promise<Outcome>;
  */
 export class Runner extends ExitStatus {
   readonly version: string;
-  /** What each command may call (COMMAND_METHODS): its client refuses anything else. */
-  readonly calls: Readonly<Record<string, readonly string[]>>;
   /** The `agents` script a local agent is spawned from (default: the protocol client's own choice). */
   readonly agentBin?: string | undefined;
   /** The local agent bin.ts spawned before the commands loaded, if any. */
   readonly early?: EarlyAgent | undefined;
 
-  constructor(
-    version: string,
-    io: CliIo,
-    calls: Readonly<Record<string, readonly string[]>>,
-    agentBin?: string,
-    early?: EarlyAgent,
-  ) {
+  constructor(version: string, io: CliIo, agentBin?: string, early?: EarlyAgent) {
     super(io);
     this.version = version;
-    this.calls = calls;
     this.agentBin = agentBin;
     this.early = early;
   }
@@ -111,6 +103,8 @@ export class Runner extends ExitStatus {
     };
     process.on('SIGINT', onSigint);
 
+    // What the command declared where it was registered (`.calls(…)`): its client refuses anything else.
+    const declared = declaredCallsOf(cmd);
     let target: Target = { kind: 'local' };
     let pending: Promise<A2AClient> | undefined;
     const extra: Array<Promise<A2AClient>> = [];
@@ -132,11 +126,11 @@ export class Runner extends ExitStatus {
         client: () =>
           (pending ??= connect(conn, this.version, env, this.agentBin, this.early).then((c) => {
             c.tenant = namespace;
-            return declaredClient(name, this.calls[name] ?? [], c, env);
+            return declaredClient(name, declared, c, env);
           })),
         connectTo: (url, token) => {
           const c = connect({ kind: 'server', url, token }, this.version, env).then((cl) =>
-            declaredClient(name, this.calls[name] ?? [], cl, env),
+            declaredClient(name, declared, cl, env),
           );
           extra.push(c);
           return c;

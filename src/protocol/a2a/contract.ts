@@ -75,6 +75,13 @@ export function defineStreamContract<P extends z.ZodType, R extends z.ZodType>(
   return { ...def, kind: 'stream' };
 }
 
+/**
+ * One family of methods (one contract file): its rows by the name the code calls them, in the
+ * table's order. The server binds a family with one call (`bindFamily` in method.ts) whose handlers
+ * are typed against these keys; the client, OpenRPC and the reference docs read the same objects.
+ */
+export type ContractFamily = Readonly<Record<string, MethodContract>>;
+
 /** Params a client sends for a method. */
 export type ParamsOf<M> = M extends MethodContract<infer P, z.ZodType> ? z.input<P> : never;
 /** What a client gets back from a unary method, or per event from a stream. */

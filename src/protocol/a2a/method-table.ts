@@ -1,53 +1,50 @@
 import { CONTRACTS } from './contracts/index.ts';
 import type { MethodDef } from './method.ts';
-import * as account from './methods/account.methods.ts';
-import * as card from './methods/card.methods.ts';
-import * as context from './methods/context.methods.ts';
-import * as discovery from './methods/discovery.methods.ts';
-import * as health from './methods/health.methods.ts';
-import * as message from './methods/message.methods.ts';
-import * as namespace from './methods/namespace.methods.ts';
-import * as plan from './methods/plan.methods.ts';
-import * as push from './methods/push.methods.ts';
-import * as registry from './methods/registry.methods.ts';
-import * as secret from './methods/secret.methods.ts';
-import * as session from './methods/session.methods.ts';
-import * as sync from './methods/sync.methods.ts';
-import * as task from './methods/task.methods.ts';
+import { ACCOUNT_ROWS } from './methods/account.methods.ts';
+import { CARD_ROWS } from './methods/card.methods.ts';
+import { CONTEXT_ROWS } from './methods/context.methods.ts';
+import { DISCOVERY_ROWS } from './methods/discovery.methods.ts';
+import { HEALTH_ROWS } from './methods/health.methods.ts';
+import { MESSAGE_ROWS } from './methods/message.methods.ts';
+import { NAMESPACE_ROWS } from './methods/namespace.methods.ts';
+import { PLAN_HOUSEKEEPING_ROWS, PLAN_ROWS } from './methods/plan.methods.ts';
+import { PUSH_ROWS } from './methods/push.methods.ts';
+import { REGISTRY_ROWS, RESOURCE_TYPE_ROWS } from './methods/registry.methods.ts';
+import { SECRET_ROWS } from './methods/secret.methods.ts';
+import { SESSION_ROWS } from './methods/session.methods.ts';
+import { SYNC_ROWS } from './methods/sync.methods.ts';
+import { TASK_ROWS } from './methods/task.methods.ts';
 
-const isBound = (v: unknown): v is MethodDef =>
-  typeof v === 'object' &&
-  v !== null &&
-  typeof (v as { name?: unknown }).name === 'string' &&
-  typeof (v as { call?: unknown }).call === 'function';
+/** Every family the server binds (methods/): a family left out leaves its contracts unbound, which stops the start. */
+const BOUND_FAMILIES: ReadonlyArray<readonly MethodDef[]> = [
+  MESSAGE_ROWS,
+  TASK_ROWS,
+  PUSH_ROWS,
+  CARD_ROWS,
+  HEALTH_ROWS,
+  SESSION_ROWS,
+  REGISTRY_ROWS,
+  RESOURCE_TYPE_ROWS,
+  NAMESPACE_ROWS,
+  PLAN_ROWS,
+  PLAN_HOUSEKEEPING_ROWS,
+  CONTEXT_ROWS,
+  SYNC_ROWS,
+  ACCOUNT_ROWS,
+  SECRET_ROWS,
+  DISCOVERY_ROWS,
+];
 
-/** What the methods/ modules export: rows bound to the facade (alone or in lists), by name. */
-function boundRows(): Map<string, MethodDef> {
-  const modules: ReadonlyArray<Record<string, unknown>> = [
-    account,
-    card,
-    context,
-    discovery,
-    health,
-    message,
-    namespace,
-    plan,
-    push,
-    registry,
-    secret,
-    session,
-    sync,
-    task,
-  ];
-  const rows = modules
-    .flatMap((mod) => Object.values(mod).flatMap((v) => (Array.isArray(v) ? (v as unknown[]) : [v])))
-    .filter(isBound);
-  return new Map(rows.map((m) => [m.name, m]));
-}
-
-/** Every contract bound: a contract without a binding, or a binding without a contract, stops the start. */
-function bindAll(): MethodDef[] {
-  const bound = boundRows();
+/**
+ * Every contract bound exactly once: a contract without a binding, a binding without a contract,
+ * or a method bound twice stops the start. The rows come out in the contracts' order.
+ */
+export function bindAll(families: ReadonlyArray<readonly MethodDef[]> = BOUND_FAMILIES): MethodDef[] {
+  const bound = new Map<string, MethodDef>();
+  for (const m of families.flat()) {
+    if (bound.has(m.name)) throw new Error(`methods/ binds ${m.name} twice`);
+    bound.set(m.name, m);
+  }
   const out = CONTRACTS.map((c) => {
     const m = bound.get(c.name);
     if (!m) throw new Error(`the contract of ${c.name} has no binding in methods/`);

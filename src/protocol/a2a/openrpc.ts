@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import type { MethodDef } from './method.ts';
+import type { MethodContract } from './contract.ts';
 
 type Json = Record<string, unknown>;
 
 /**
  * The OpenRPC document of every method the server serves, generated from the method table
- * (`GET /openrpc.json`, `rpc.discover`). Params are by name; each property is one descriptor.
+ * (`GET /openrpc.json`, `rpc.discover`, docs/reference/openrpc.json). Params are by name; each property is one descriptor.
  */
-export function buildOpenRpc(methods: readonly MethodDef[], info: { version: string; endpoint: string }): Json {
+export function buildOpenRpc(methods: readonly MethodContract[], info: { version: string; endpoint: string }): Json {
   return {
     openrpc: '1.3.2',
     info: {

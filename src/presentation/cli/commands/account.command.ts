@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import {
   auditList,
   keyCreate,
@@ -18,10 +19,11 @@ import { intOption } from '../support/options.ts';
 import { registerLogin } from './login.command.ts';
 
 /** `agents whoami|key|user|audit|login|logout`: accounts, API keys and the audit log (server mode). */
-export function registerAccount(program: Command, runner: Runner): void {
+export function registerAccount(program: CliCommand, runner: Runner): void {
   program
     .command('whoami')
     .description('Show who you are: your user, how you authenticated, and your namespaces with your role')
+    .calls(whoami)
     .action((_opts: unknown, cmd: Command) =>
       runner.run(cmd, 'whoami', async (ctx) => {
         const client = await ctx.client();
@@ -52,7 +54,7 @@ export function registerAccount(program: Command, runner: Runner): void {
   registerLogin(program, runner);
 }
 
-function registerKey(program: Command, runner: Runner): void {
+function registerKey(program: CliCommand, runner: Runner): void {
   const key = program.command('key').description('API keys: make, list and revoke them (server mode)');
   key
     .command('create')
@@ -61,6 +63,7 @@ function registerKey(program: Command, runner: Runner): void {
     .option('--expires-in-days <n>', 'the key stops working after this many days', intOption(1, 3650))
     .option('--expires-at <instant>', 'the key stops working at this ISO 8601 instant')
     .option('--user <name>', "another user's key (server administrators)")
+    .calls(keyCreate)
     .action((name: string, opts: { expiresInDays?: number; expiresAt?: string; user?: string }, cmd: Command) =>
       runner.run(cmd, 'key create', async (ctx) => {
         if (opts.expiresInDays !== undefined && opts.expiresAt !== undefined)
@@ -84,6 +87,7 @@ function registerKey(program: Command, runner: Runner): void {
     .command('list')
     .description('List your API keys (administrators: --user for another user); never their secrets')
     .option('--user <name>', "another user's keys (server administrators)")
+    .calls(keyList)
     .action((opts: { user?: string }, cmd: Command) =>
       runner.run(cmd, 'key list', async (ctx) => {
         const client = await ctx.client();
@@ -115,6 +119,7 @@ function registerKey(program: Command, runner: Runner): void {
     .command('revoke')
     .description('Revoke an API key: it is refused from the next request on')
     .argument('<id>', 'the key id, as `agents key list` prints it (ca_…)')
+    .calls(keyRevoke)
     .action((id: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'key revoke', async (ctx) => {
         const client = await ctx.client();
@@ -151,7 +156,7 @@ function showNewKey(
   ui.info('the key is shown this once: store it now (e.g. `agents login --server URL`)');
 }
 
-function registerUser(program: Command, runner: Runner): void {
+function registerUser(program: CliCommand, runner: Runner): void {
   const user = program.command('user').description('Users of a server (server administrators)');
   user
     .command('add')
@@ -159,6 +164,7 @@ function registerUser(program: Command, runner: Runner): void {
     .argument('<name>', 'the user name: lowercase letters, digits, - and _')
     .option('--display-name <text>', 'a display name')
     .option('--admin', 'make the user a server administrator')
+    .calls(userAdd)
     .action((name: string, opts: { displayName?: string; admin?: boolean }, cmd: Command) =>
       runner.run(cmd, 'user add', async (ctx) => {
         const client = await ctx.client();
@@ -181,6 +187,7 @@ function registerUser(program: Command, runner: Runner): void {
   user
     .command('list')
     .description('List the users of the server')
+    .calls(userList)
     .action((_opts: unknown, cmd: Command) =>
       runner.run(cmd, 'user list', async (ctx) => {
         const client = await ctx.client();
@@ -215,6 +222,7 @@ function registerUser(program: Command, runner: Runner): void {
           : 'Enable a disabled user again',
       )
       .argument('<name>', 'the user')
+      .calls(contract)
       .action((name: string, _opts: unknown, cmd: Command) =>
         runner.run(cmd, `user ${verb}`, async (ctx) => {
           const client = await ctx.client();
@@ -225,7 +233,7 @@ function registerUser(program: Command, runner: Runner): void {
       );
 }
 
-function registerAudit(program: Command, runner: Runner): void {
+function registerAudit(program: CliCommand, runner: Runner): void {
   const audit = program.command('audit').description('The audit log (server administrators)');
   audit
     .command('list')
@@ -236,6 +244,7 @@ function registerAudit(program: Command, runner: Runner): void {
     .option('--since <instant>', 'only events at or after this ISO 8601 instant')
     .option('--before <id>', 'events older than this id (the next page, as printed)')
     .option('--limit <n>', 'at most this many events (default 100)', intOption(1, 1000))
+    .calls(auditList)
     .action(
       (
         opts: {

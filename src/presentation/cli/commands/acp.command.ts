@@ -1,7 +1,29 @@
 import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { collect } from './session.command.ts';
-import { messageOf } from '../../../protocol/client/index.ts';
+import {
+  messageOf,
+  REGISTRIES,
+  cancelTask,
+  getTask,
+  planApply,
+  planApprove,
+  planCancel,
+  planDiff,
+  planExecute,
+  planReject,
+  planStatus,
+  planTree,
+  planUse,
+  sendMessage,
+  sendStreamingMessage,
+  sessionCreate,
+  sessionDelete,
+  sessionList,
+  sessionShow,
+  subscribeToTask,
+} from '../../../protocol/client/index.ts';
 
 interface AcpOptions {
   actor?: string;
@@ -38,7 +60,7 @@ async function acp(ctx: RunContext, opts: AcpOptions, version: string): Promise<
   return { data: {} };
 }
 
-export function registerAcp(program: Command, runner: Runner): void {
+export function registerAcp(program: CliCommand, runner: Runner): void {
   program
     .command('acp')
     .description(
@@ -47,6 +69,31 @@ export function registerAcp(program: Command, runner: Runner): void {
     .option('--actor <name>', "new sessions' actor (default: the agent's default actor)")
     .option('--project <name>', 'new sessions work on this project (default: the project whose resource is the cwd)')
     .option('--skill <name>', "add this skill to new sessions' actor (repeatable)", collect)
+    // The ACP bridge: a session per ACP session (its project found from the editor's cwd; listed, loaded and
+    // deleted), turns streamed (or sent, to a backend that does not stream), approvals answered on the task, cancels;
+    // its slash commands run plans (from a goal, executed, diffed, applied, cancelled), following their tasks.
+    .calls(
+      sessionCreate,
+      sessionShow,
+      sessionList,
+      sessionDelete,
+      sendStreamingMessage,
+      sendMessage,
+      cancelTask,
+      REGISTRIES.project.list,
+      REGISTRIES.resource.list,
+      planUse,
+      planExecute,
+      planDiff,
+      planApply,
+      planApprove,
+      planReject,
+      planCancel,
+      planStatus,
+      planTree,
+      subscribeToTask,
+      getTask,
+    )
     .action((opts: AcpOptions, cmd: Command) =>
       runner.run(cmd, 'acp', (ctx) => acp(ctx, opts, runner.version), { protocolStdout: true }),
     );

@@ -1,9 +1,9 @@
-import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import type { Runner } from '../runner.ts';
 import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.ts';
 
 /** `agents action …`: what a plan does — arguments, templates, actors, steps. */
-export function registerAction(program: Command, runner: Runner): void {
+export function registerAction(program: CliCommand, runner: Runner): void {
   registerRegistryGroup(program, runner, {
     kind: 'action',
     description: 'Actions: what a plan does (arguments, definition of done, actors, declared steps)',

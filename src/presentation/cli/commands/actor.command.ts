@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import {
   sendStreamingMessage,
   sessionCreate,
@@ -65,7 +66,7 @@ async function runActor(ctx: RunContext, actor: string, prompt: string, opts: Ru
 }
 
 /** `agents actor …`: who does the work (an LLM endpoint, or a built-in deterministic actor). */
-export function registerActor(program: Command, runner: Runner): void {
+export function registerActor(program: CliCommand, runner: Runner): void {
   const group = registerRegistryGroup(program, runner, {
     kind: 'actor',
     description: 'Actors: the models (or built-in deterministic actors) that strategize and execute',
@@ -97,6 +98,7 @@ export function registerActor(program: Command, runner: Runner): void {
     .option('--project <name>', "the project whose files the actor's tools work on")
     .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
     .option('--keep-session', 'keep the session, to go on with agents chat --session')
+    .calls(sessionCreate, sendStreamingMessage, sessionDelete)
     .action((actor: string, words: string[], opts: RunOptions, cmd: Command) =>
       runner.run(cmd, 'actor run', (ctx) => runActor(ctx, actor, words.join(' '), opts)),
     );

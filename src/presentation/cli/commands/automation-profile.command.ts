@@ -1,10 +1,10 @@
-import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import { ruleText } from '../render/policy.ts';
 import type { Runner } from '../runner.ts';
 import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.ts';
 
 /** `agents automation-profile …`: what a plan's tool calls may do without a person, rule by rule. */
-export function registerAutomationProfile(program: Command, runner: Runner): void {
+export function registerAutomationProfile(program: CliCommand, runner: Runner): void {
   registerRegistryGroup(program, runner, {
     kind: 'automation-profile',
     description:

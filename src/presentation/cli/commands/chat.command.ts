@@ -1,5 +1,6 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import {
   A2AClientError,
   sendStreamingMessage,
@@ -10,6 +11,8 @@ import {
   type Session,
   type Task,
   type UndoOutcome,
+  cancelTask,
+  sessionShow,
 } from '../../../protocol/client/index.ts';
 import { exitReasonOf } from '../exit-codes.ts';
 import { renderError, reportOf, type ErrorReport } from '../render/error.ts';
@@ -291,7 +294,7 @@ const clip = (text: string): string => {
   return line.length > 160 ? `${line.slice(0, 159)}…` : line;
 };
 
-export function registerChat(program: Command, runner: Runner): void {
+export function registerChat(program: CliCommand, runner: Runner): void {
   program
     .command('chat')
     .description(
@@ -303,5 +306,6 @@ export function registerChat(program: Command, runner: Runner): void {
     .option('--project <name>', "start a new session whose tools work on this project's files")
     .option('--skill <name>', 'start a new session with this skill added to the actor (repeatable)', collect)
     .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
+    .calls(sendStreamingMessage, sessionCreate, sessionShow, sessionResume, sessionUndo, cancelTask)
     .action((opts: ChatOptions, cmd: Command) => runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)));
 }

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import {
   CONTEXT_DEFAULTS,
   CONTEXT_VIEWS,
@@ -133,7 +134,7 @@ async function inspectLike(ctx: RunContext, call: (client: A2AClient) => Promise
 }
 
 /** `agents project context show|set|inspect|simulate`: what the project's actors see, and why. */
-export function registerProjectContext(project: Command, runner: Runner): void {
+export function registerProjectContext(project: CliCommand, runner: Runner): void {
   const group = project
     .command('context')
     .description("What a project's actors see: settings per view, and what a goal's context holds and why");
@@ -143,12 +144,14 @@ export function registerProjectContext(project: Command, runner: Runner): void {
   registerContextSimulate(group, runner);
 }
 
-function registerContextShow(group: Command, runner: Runner): void {
+function registerContextShow(group: CliCommand, runner: Runner): void {
   group
     .command('show')
     .description('The effective context settings per view, and where each value came from')
     .argument('[project]', 'namespace/name (a bare name means local/<name>); absent: the built-in defaults')
     .addOption(viewOption())
+    // `show` without a project prints the built-in defaults without a call.
+    .calls(contextShow)
     .action((name: string | undefined, opts: { view?: ContextView }, cmd: Command) =>
       runner.run(cmd, 'project context show', async (ctx) => {
         if (name === undefined) {
@@ -169,7 +172,7 @@ function registerContextShow(group: Command, runner: Runner): void {
     );
 }
 
-function registerContextSet(group: Command, runner: Runner): void {
+function registerContextSet(group: CliCommand, runner: Runner): void {
   group
     .command('set')
     .description("Set (or --clear) fields of one view's context settings: a new project revision")
@@ -208,6 +211,7 @@ function registerContextSet(group: Command, runner: Runner): void {
     )
     .option('--clear <field...>', 'fields to clear: the view inherits them again (e.g. --clear max-files include)')
     .option('--expected-revision <n>', 'refuse unless the project is at this revision', intOption(1))
+    .calls(contextSet)
     .action((name: string, opts: SetOptions, cmd: Command) =>
       runner.run(cmd, 'project context set', async (ctx) => {
         const settings = settingsFromFlags(opts);
@@ -243,7 +247,7 @@ function registerContextSet(group: Command, runner: Runner): void {
     );
 }
 
-function registerContextInspect(group: Command, runner: Runner): void {
+function registerContextInspect(group: CliCommand, runner: Runner): void {
   group
     .command('inspect')
     .description('What is in the context for a plan or a goal, and why: score, tokens, what each limit cut')
@@ -252,6 +256,7 @@ function registerContextInspect(group: Command, runner: Runner): void {
     .option('--plan <id>', 'a plan: its goal and decisions so far')
     .option('--goal <text>', 'a goal to assemble the context for')
     .addOption(budgetOption())
+    .calls(contextInspect)
     .action((name: string, opts: { view?: ContextView; plan?: string; goal?: string; budget?: number }, cmd: Command) =>
       runner.run(cmd, 'project context inspect', async (ctx) => {
         if (opts.plan !== undefined && opts.goal !== undefined)
@@ -273,7 +278,7 @@ function registerContextInspect(group: Command, runner: Runner): void {
     );
 }
 
-function registerContextSimulate(group: Command, runner: Runner): void {
+function registerContextSimulate(group: CliCommand, runner: Runner): void {
   group
     .command('simulate')
     .description('A dry run of inspect for a goal: nothing is assembled for real, tokens are estimates')
@@ -281,6 +286,7 @@ function registerContextSimulate(group: Command, runner: Runner): void {
     .requiredOption('--goal <text>', 'the goal to simulate the context for')
     .addOption(budgetOption())
     .addOption(viewOption())
+    .calls(contextSimulate)
     .action((name: string, opts: { view?: ContextView; goal: string; budget?: number }, cmd: Command) =>
       runner.run(cmd, 'project context simulate', (ctx) =>
         inspectLike(ctx, (client) =>

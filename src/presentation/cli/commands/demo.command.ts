@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import {
   planApply,
   planDiff,
@@ -10,13 +11,15 @@ import {
   resourceRegistry,
   type A2AClient,
   messageOf,
+  REGISTRIES,
+  planTree,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import { renderDiff, renderStat } from '../render/plan.ts';
 import type { Ui } from '../render/ui.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { createSampleRepo, currentBranch, git, userRepo } from '../support/demo-repo.ts';
-import { renderStrategy, runPhase, stepDecisions, type PhaseRun } from '../support/plan-run.ts';
+import { renderStrategy, runPhase, stepDecisions, type PhaseRun, PHASE_CALLS } from '../support/plan-run.ts';
 
 interface DemoOptions {
   repo?: string;
@@ -255,7 +258,7 @@ async function cleanUp(
   s.data['kept'] = false;
 }
 
-export function registerDemo(program: Command, runner: Runner): void {
+export function registerDemo(program: CliCommand, runner: Runner): void {
   program
     .command('demo')
     .description(
@@ -266,5 +269,18 @@ export function registerDemo(program: Command, runner: Runner): void {
     .option('--replacement <text>', 'with --repo: what to replace it with ($1… for groups)')
     .option('--glob <glob>', 'with --repo: which files (e.g. "src/**/*.ts")')
     .option('--keep', 'keep the sample repository and the registrations it made')
+    // The demo registers a sample resource and project (and removes them unless --keep), then runs a plan.
+    .calls(
+      REGISTRIES.resource.add,
+      REGISTRIES.project.add,
+      REGISTRIES.resource.remove,
+      REGISTRIES.project.remove,
+      planUse,
+      planExecute,
+      planDiff,
+      planApply,
+      ...PHASE_CALLS,
+      planTree,
+    )
     .action((opts: DemoOptions, cmd: Command) => runner.run(cmd, 'demo', (ctx) => demo(ctx, opts)));
 }

@@ -1,9 +1,9 @@
-import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import type { Runner } from '../runner.ts';
 import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.ts';
 
 /** `agents hook …`: commands or webhooks run before and after tool calls, on plan phases and around apply. */
-export function registerHook(program: Command, runner: Runner): void {
+export function registerHook(program: CliCommand, runner: Runner): void {
   registerRegistryGroup(program, runner, {
     kind: 'hook',
     typeFilter: 'event',

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import { whoami, messageOf } from '../../../protocol/client/index.ts';
 import { checkServerUrl, configPath, loadConfig, type GlobalFlags } from '../config.ts';
 import {
@@ -15,7 +16,7 @@ import { deviceLogin } from '../support/device-flow.ts';
 import { readHidden } from '../support/hidden-input.ts';
 
 /** `agents login|logout`: a server's credentials, verified with whoami and stored (or forgotten). */
-export function registerLogin(program: Command, runner: Runner): void {
+export function registerLogin(program: CliCommand, runner: Runner): void {
   program
     .command('login')
     .description(
@@ -24,6 +25,8 @@ export function registerLogin(program: Command, runner: Runner): void {
     .option('--device', "log in in a browser with the server's OIDC issuer (device flow)")
     .addOption(new Option('--client-id <id>', 'the OAuth client id for --device (default: from the Agent Card)'))
     .option('--scope <scopes>', 'OAuth scopes for --device')
+    // Verifies the key (or the device-flow token) before storing it.
+    .calls(whoami)
     .action((opts: LoginOptions, cmd: Command) =>
       runner.run(cmd, 'login', async (ctx) => {
         const flags = cmd.optsWithGlobals<GlobalFlags>();

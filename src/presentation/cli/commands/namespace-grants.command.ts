@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import { namespaceGrant, namespaceGrants, namespaceRevoke } from '../../../protocol/client/index.ts';
 import { whenText } from '../render/definition.ts';
 import { renderFields, renderTable } from '../render/table.ts';
@@ -16,16 +17,17 @@ function capabilityArg(value: string): Capability {
  * `agents namespace grants|grant|revoke`: what a namespace's definitions may make a server do
  * (run programs, open host paths, read its secrets, reach private addresses). Administrators grant.
  */
-export function registerNamespaceGrants(ns: Command, runner: Runner): void {
+export function registerNamespaceGrants(ns: CliCommand, runner: Runner): void {
   registerGrantsGrants(ns, runner);
   registerGrantsGrant(ns, runner);
   registerGrantsRevoke(ns, runner);
 }
 
-function registerGrantsGrants(ns: Command, runner: Runner): void {
+function registerGrantsGrants(ns: CliCommand, runner: Runner): void {
   ns.command('grants')
     .description('List the capabilities a namespace holds (what its definitions may make the server do)')
     .argument('<namespace>', 'the namespace')
+    .calls(namespaceGrants)
     .action((namespace: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'namespace grants', async (ctx) => {
         const client = await ctx.client();
@@ -56,12 +58,13 @@ function registerGrantsGrants(ns: Command, runner: Runner): void {
     );
 }
 
-function registerGrantsGrant(ns: Command, runner: Runner): void {
+function registerGrantsGrant(ns: CliCommand, runner: Runner): void {
   ns.command('grant')
     .description('Grant a namespace a capability (server administrators; audited)')
     .argument('<namespace>', 'the namespace')
     .argument('<capability>', `one of ${CAPABILITIES.join(', ')}`, capabilityArg)
     .option('--paths <dirs...>', 'host-path only: the host directories its definitions may name (default: any)')
+    .calls(namespaceGrant)
     .action((namespace: string, capability: Capability, opts: { paths?: string[] }, cmd: Command) =>
       runner.run(cmd, 'namespace grant', async (ctx) => {
         const client = await ctx.client();
@@ -91,13 +94,14 @@ function registerGrantsGrant(ns: Command, runner: Runner): void {
     );
 }
 
-function registerGrantsRevoke(ns: Command, runner: Runner): void {
+function registerGrantsRevoke(ns: CliCommand, runner: Runner): void {
   ns.command('revoke')
     .description(
       'Take a capability back from a namespace (server administrators; audited): its definitions that need it are refused at their next use',
     )
     .argument('<namespace>', 'the namespace')
     .argument('<capability>', `one of ${CAPABILITIES.join(', ')}`, capabilityArg)
+    .calls(namespaceRevoke)
     .action((namespace: string, capability: Capability, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'namespace revoke', async (ctx) => {
         const client = await ctx.client();

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import {
   namespaceAddMember,
   namespaceCreate,
@@ -30,7 +31,7 @@ function plural(n: number, what: string): string {
  * `agents namespace list|show|members|create|delete|add-member|remove-member|set-role` (and
  * `grants|grant|revoke`, namespace-grants.command.ts): where entities live and who may change them.
  */
-export function registerNamespace(program: Command, runner: Runner): void {
+export function registerNamespace(program: CliCommand, runner: Runner): void {
   const ns = program
     .command('namespace')
     .description('Namespaces: where registry entities live, and who may change them');
@@ -45,9 +46,10 @@ export function registerNamespace(program: Command, runner: Runner): void {
   registerNamespaceGrants(ns, runner);
 }
 
-function registerNamespaceList(ns: Command, runner: Runner): void {
+function registerNamespaceList(ns: CliCommand, runner: Runner): void {
   ns.command('list')
     .description('List the namespaces you belong to (and builtin), with your role')
+    .calls(namespaceList)
     .action((_opts: unknown, cmd: Command) =>
       runner.run(cmd, 'namespace list', async (ctx) => {
         const client = await ctx.client();
@@ -70,10 +72,11 @@ function registerNamespaceList(ns: Command, runner: Runner): void {
     );
 }
 
-function registerNamespaceShow(ns: Command, runner: Runner): void {
+function registerNamespaceShow(ns: CliCommand, runner: Runner): void {
   ns.command('show')
     .description('Show a namespace: owner, your role, members and entity counts')
     .argument('<name>', 'the namespace (local, builtin, …)')
+    .calls(namespaceShow)
     .action((name: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'namespace show', async (ctx) => {
         const client = await ctx.client();
@@ -97,10 +100,11 @@ function registerNamespaceShow(ns: Command, runner: Runner): void {
     );
 }
 
-function registerNamespaceMembers(ns: Command, runner: Runner): void {
+function registerNamespaceMembers(ns: CliCommand, runner: Runner): void {
   ns.command('members')
     .description("List a namespace's members and their roles")
     .argument('<name>', 'the namespace')
+    .calls(namespaceMembers)
     .action((name: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'namespace members', async (ctx) => {
         const client = await ctx.client();
@@ -127,10 +131,11 @@ function registerNamespaceMembers(ns: Command, runner: Runner): void {
     );
 }
 
-function registerNamespaceCreate(ns: Command, runner: Runner): void {
+function registerNamespaceCreate(ns: CliCommand, runner: Runner): void {
   ns.command('create')
     .description('Create a namespace; you become its owner')
     .argument('<name>', 'the namespace: lowercase letters, digits, - and _, starting with a letter')
+    .calls(namespaceCreate)
     .action((name: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'namespace create', async (ctx) => {
         const client = await ctx.client();
@@ -156,13 +161,14 @@ function registerNamespaceCreate(ns: Command, runner: Runner): void {
     );
 }
 
-function registerNamespaceDelete(ns: Command, runner: Runner): void {
+function registerNamespaceDelete(ns: CliCommand, runner: Runner): void {
   ns.command('delete')
     .description(
       'Delete a namespace you own (refused while it holds registry entities, sessions, tasks or plans, unless --force)',
     )
     .argument('<name>', 'the namespace')
     .option('--force', 'also delete everything in it: registry entities, sessions with their tasks, plans')
+    .calls(namespaceDelete)
     .action((name: string, opts: { force?: boolean }, cmd: Command) =>
       runner.run(cmd, 'namespace delete', async (ctx) => {
         const client = await ctx.client();
@@ -199,12 +205,13 @@ function registerNamespaceDelete(ns: Command, runner: Runner): void {
     );
 }
 
-function registerNamespaceAddMember(ns: Command, runner: Runner): void {
+function registerNamespaceAddMember(ns: CliCommand, runner: Runner): void {
   ns.command('add-member')
     .description('Add a user to a namespace with a role (only an owner grants owner)')
     .argument('<namespace>', 'the namespace')
     .argument('<user>', 'the user')
     .requiredOption('--role <role>', `the role: ${ROLES.join(', ')}`, roleArg)
+    .calls(namespaceAddMember)
     .action((namespace: string, user: string, opts: { role: Role }, cmd: Command) =>
       runner.run(cmd, 'namespace add-member', async (ctx) => {
         const client = await ctx.client();
@@ -215,11 +222,12 @@ function registerNamespaceAddMember(ns: Command, runner: Runner): void {
     );
 }
 
-function registerNamespaceRemoveMember(ns: Command, runner: Runner): void {
+function registerNamespaceRemoveMember(ns: CliCommand, runner: Runner): void {
   ns.command('remove-member')
     .description('Remove a member from a namespace (never its last owner)')
     .argument('<namespace>', 'the namespace')
     .argument('<user>', 'the member')
+    .calls(namespaceRemoveMember)
     .action((namespace: string, user: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'namespace remove-member', async (ctx) => {
         const client = await ctx.client();
@@ -230,12 +238,13 @@ function registerNamespaceRemoveMember(ns: Command, runner: Runner): void {
     );
 }
 
-function registerNamespaceSetRole(ns: Command, runner: Runner): void {
+function registerNamespaceSetRole(ns: CliCommand, runner: Runner): void {
   ns.command('set-role')
     .description("Change a member's role (only an owner grants or takes away owner; the last owner stays one)")
     .argument('<namespace>', 'the namespace')
     .argument('<user>', 'the member')
     .argument('<role>', `the new role: ${ROLES.join(', ')}`, roleArg)
+    .calls(namespaceSetRole)
     .action((namespace: string, user: string, role: Role, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'namespace set-role', async (ctx) => {
         const client = await ctx.client();

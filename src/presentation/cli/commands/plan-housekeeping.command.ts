@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import { planDelete, planPrune, planRebase } from '../../../protocol/client/index.ts';
 import { whenText } from '../render/definition.ts';
 import { phaseState } from '../render/plan.ts';
@@ -24,13 +25,13 @@ function statesOption(value: string): State[] {
 const plural = (n: number, w: string): string => `${n} ${w}${n === 1 ? '' : 's'}`;
 
 /** `agents plan rebase|delete|prune`: a moved base, and plans' sandboxes and branches cleaned up. */
-export function registerPlanHousekeeping(plan: Command, runner: Runner): void {
+export function registerPlanHousekeeping(plan: CliCommand, runner: Runner): void {
   registerPlanRebase(plan, runner);
   registerPlanDelete(plan, runner);
   registerPlanPrune(plan, runner);
 }
 
-function registerPlanRebase(plan: Command, runner: Runner): void {
+function registerPlanRebase(plan: CliCommand, runner: Runner): void {
   plan
     .command('rebase')
     .description(
@@ -38,6 +39,7 @@ function registerPlanRebase(plan: Command, runner: Runner): void {
     )
     .argument('<id>', 'the plan id')
     .option('--continue', 'after resolving the conflicts by hand in the sandbox: check no markers remain, and go on')
+    .calls(planRebase)
     .action((id: string, opts: { continue?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan rebase', async (ctx) => {
         const client = await ctx.client();
@@ -85,12 +87,13 @@ function registerPlanRebase(plan: Command, runner: Runner): void {
     );
 }
 
-function registerPlanDelete(plan: Command, runner: Runner): void {
+function registerPlanDelete(plan: CliCommand, runner: Runner): void {
   plan
     .command('delete')
     .description('Delete a plan with its sandboxes and branches (refused for changes never applied, unless --force)')
     .argument('<id>', 'the plan id')
     .option('--force', 'delete even the changes that were never applied')
+    .calls(planDelete)
     .action((id: string, opts: { force?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan delete', async (ctx) => {
         const client = await ctx.client();
@@ -113,7 +116,7 @@ function registerPlanDelete(plan: Command, runner: Runner): void {
     );
 }
 
-function registerPlanPrune(plan: Command, runner: Runner): void {
+function registerPlanPrune(plan: CliCommand, runner: Runner): void {
   plan
     .command('prune')
     .description(
@@ -127,6 +130,7 @@ function registerPlanPrune(plan: Command, runner: Runner): void {
     .option('--state <states>', 'only plans in these states, comma-separated (default applied,cancelled)', statesOption)
     .option('--force', 'also delete plans with changes that were never applied')
     .option('--dry-run', 'only show what would be deleted')
+    .calls(planPrune)
     .action((opts: { olderThan?: number; state?: State[]; force?: boolean; dryRun?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan prune', async (ctx) => {
         const client = await ctx.client();

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { planApply, planExecute, planUse } from '../../../protocol/client/index.ts';
+import type { CliCommand } from '../cli-command.ts';
+import { planApply, planExecute, planUse, planTree } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import { qualify } from '../render/definition.ts';
 import type { Runner } from '../runner.ts';
@@ -13,6 +14,7 @@ import {
   stepDecisions,
   waitingRun,
   type RunStart,
+  PHASE_CALLS,
 } from '../support/plan-run.ts';
 
 /** `--arg k=v`, repeatable, into an object. */
@@ -35,7 +37,7 @@ const budgetOf = (o: Budget): Budget => ({
   ...(o.maxWallSeconds !== undefined ? { maxWallSeconds: o.maxWallSeconds } : {}),
 });
 
-const withBudget = (c: Command): Command =>
+const withBudget = <C extends Command>(c: C): C =>
   c
     .option('--max-tool-calls <n>', 'budget: most tool calls the plan may make', intOption(1, 100_000))
     .option('--max-wall-seconds <n>', 'budget: most wall-clock seconds', intOption(1, 7 * 24 * 3600))
@@ -90,7 +92,7 @@ function useParams(names: string[], opts: UseOptions) {
 }
 
 /** `agents plan use`: create a plan and strategize it, printing its steps or decisions. */
-export function registerPlanUse(plan: Command, runner: Runner): void {
+export function registerPlanUse(plan: CliCommand, runner: Runner): void {
   withBudget(
     plan
       .command('use')
@@ -113,22 +115,25 @@ export function registerPlanUse(plan: Command, runner: Runner): void {
         '--automation-profile <profile>',
         'the automation profile whose rules decide each tool call (see agents automation-profile list): manual (every write and the apply), trusted (the apply; default), auto (nothing), or your own; its rules are copied into the plan now',
       ),
-  ).action((names: string[], opts: UseOptions, cmd: Command) =>
-    runner.run(cmd, 'plan use', async (ctx) => {
-      const client = await ctx.client();
-      const params = useParams(names, opts);
-      const run = await runPhase(ctx, client, () => client.call(planUse, params, { signal: ctx.signal }), {
-        yes: false,
-      });
-      const steps = run.error ? [] : await stepDecisions(client, run.status.planId, ctx.signal);
-      ctx.ui.out(renderStrategy(run.status, steps, ctx.ui));
-      return runOutcome(run, { decisions: steps });
-    }),
-  );
+  )
+    // The phase commands start a phase, then follow its task (answering approvals) and show the plan.
+    .calls(planUse, ...PHASE_CALLS, planTree)
+    .action((names: string[], opts: UseOptions, cmd: Command) =>
+      runner.run(cmd, 'plan use', async (ctx) => {
+        const client = await ctx.client();
+        const params = useParams(names, opts);
+        const run = await runPhase(ctx, client, () => client.call(planUse, params, { signal: ctx.signal }), {
+          yes: false,
+        });
+        const steps = run.error ? [] : await stepDecisions(client, run.status.planId, ctx.signal);
+        ctx.ui.out(renderStrategy(run.status, steps, ctx.ui));
+        return runOutcome(run, { decisions: steps });
+      }),
+    );
 }
 
 /** `agents plan execute`: run the plan in its sandbox, or resume it, with live progress. */
-export function registerPlanExecute(plan: Command, runner: Runner): void {
+export function registerPlanExecute(plan: CliCommand, runner: Runner): void {
   withBudget(
     plan
       .command('execute')
@@ -139,31 +144,34 @@ export function registerPlanExecute(plan: Command, runner: Runner): void {
         '--events',
         'with --format json: one JSON line per event and phase change as it happens, then the result line',
       ),
-  ).action((id: string, opts: Budget & { yes?: boolean; events?: boolean }, cmd: Command) =>
-    runner.run(cmd, 'plan execute', async (ctx) => {
-      const events = eventLines(ctx, opts.events);
-      const client = await ctx.client();
-      const start = async (): Promise<RunStart> =>
-        (await waitingRun(ctx, client, id, 'tool-approval')) ??
-        client.call(
-          planExecute,
-          { planId: id, wait: false, ...(opts.yes ? { yes: true } : {}), ...budgetOf(opts) },
-          { signal: ctx.signal },
-        );
-      const run = await runPhase(ctx, client, start, { yes: opts.yes === true, events });
-      ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
-      return runOutcome(run);
-    }),
-  );
+  )
+    .calls(planExecute, ...PHASE_CALLS)
+    .action((id: string, opts: Budget & { yes?: boolean; events?: boolean }, cmd: Command) =>
+      runner.run(cmd, 'plan execute', async (ctx) => {
+        const events = eventLines(ctx, opts.events);
+        const client = await ctx.client();
+        const start = async (): Promise<RunStart> =>
+          (await waitingRun(ctx, client, id, 'tool-approval')) ??
+          client.call(
+            planExecute,
+            { planId: id, wait: false, ...(opts.yes ? { yes: true } : {}), ...budgetOf(opts) },
+            { signal: ctx.signal },
+          );
+        const run = await runPhase(ctx, client, start, { yes: opts.yes === true, events });
+        ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
+        return runOutcome(run);
+      }),
+    );
 }
 
 /** `agents plan apply`: merge the plan's changes into its projects. */
-export function registerPlanApply(plan: Command, runner: Runner): void {
+export function registerPlanApply(plan: CliCommand, runner: Runner): void {
   plan
     .command('apply')
     .description("Merge the plan's changes into the project (asks for approval unless --yes or the auto profile)")
     .argument('<id>', 'the plan id')
     .option('--yes', 'approve the apply')
+    .calls(planApply, ...PHASE_CALLS)
     .action((id: string, opts: { yes?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan apply', async (ctx) => {
         const client = await ctx.client();

@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import {
   planApprove,
   planCancel,
@@ -12,10 +13,10 @@ import { renderCorrection } from '../render/plan-decision.ts';
 import { renderFields } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 import { choiceOption } from '../support/options.ts';
-import { renderRunSummary, runOutcome, runPhase } from '../support/plan-run.ts';
+import { renderRunSummary, runOutcome, runPhase, PHASE_CALLS } from '../support/plan-run.ts';
 
 /** `agents plan approve`: approve what the plan waits for, and follow it on. */
-export function registerPlanApprove(plan: Command, runner: Runner): void {
+export function registerPlanApprove(plan: CliCommand, runner: Runner): void {
   plan
     .command('approve')
     .description('Approve what the plan waits for (a tool call, or the apply), and follow it on')
@@ -26,6 +27,7 @@ export function registerPlanApprove(plan: Command, runner: Runner): void {
       'also approve the later tool calls of this run with the same command (command, the default) or of the same tool (tool)',
       choiceOption(['command', 'tool']),
     )
+    .calls(planApprove, ...PHASE_CALLS)
     .action((id: string, opts: { yes?: boolean; always?: string | boolean }, cmd: Command) =>
       runner.run(cmd, 'plan approve', async (ctx) => {
         const client = await ctx.client();
@@ -48,7 +50,7 @@ export function registerPlanApprove(plan: Command, runner: Runner): void {
 }
 
 /** `agents plan reject`: reject what the plan waits for, with guidance. */
-export function registerPlanReject(plan: Command, runner: Runner): void {
+export function registerPlanReject(plan: CliCommand, runner: Runner): void {
   plan
     .command('reject')
     .description(
@@ -57,6 +59,7 @@ export function registerPlanReject(plan: Command, runner: Runner): void {
     .argument('<id>', 'the plan id')
     .option('--guidance <text>', 'what to do instead (kept with the decision)')
     .option('--yes', 'approve whatever else the run asks')
+    .calls(planReject, ...PHASE_CALLS)
     .action((id: string, opts: { guidance?: string; yes?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan reject', async (ctx) => {
         const client = await ctx.client();
@@ -71,7 +74,7 @@ export function registerPlanReject(plan: Command, runner: Runner): void {
 }
 
 /** `agents plan prompt`: guidance to an errored or waiting plan, and follow it on. */
-export function registerPlanPrompt(plan: Command, runner: Runner): void {
+export function registerPlanPrompt(plan: CliCommand, runner: Runner): void {
   plan
     .command('prompt')
     .description(
@@ -80,6 +83,7 @@ export function registerPlanPrompt(plan: Command, runner: Runner): void {
     .argument('<id>', 'the plan id')
     .argument('<guidance...>', 'what to tell it')
     .option('--yes', 'approve whatever else the run asks')
+    .calls(planPrompt, ...PHASE_CALLS)
     .action((id: string, words: string[], opts: { yes?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan prompt', async (ctx) => {
         const client = await ctx.client();
@@ -96,13 +100,14 @@ export function registerPlanPrompt(plan: Command, runner: Runner): void {
 }
 
 /** `agents plan cancel`: stop a plan, keeping or removing its sandboxes. */
-export function registerPlanCancel(plan: Command, runner: Runner): void {
+export function registerPlanCancel(plan: CliCommand, runner: Runner): void {
   plan
     .command('cancel')
     .description('Stop a plan (a running command is killed); its sandbox stays for inspection unless --clean')
     .argument('<id>', 'the plan id')
     .option('--reason <text>', 'why (kept with the plan)')
     .option('--clean', "also remove the plan's sandboxes and branches (the plan's record stays)")
+    .calls(planCancel)
     .action((id: string, opts: { reason?: string; clean?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan cancel', async (ctx) => {
         const client = await ctx.client();
@@ -147,7 +152,7 @@ export function registerPlanCancel(plan: Command, runner: Runner): void {
 }
 
 /** `agents plan correct`: revert a decision or append guidance to it. */
-export function registerPlanCorrect(plan: Command, runner: Runner): void {
+export function registerPlanCorrect(plan: CliCommand, runner: Runner): void {
   plan
     .command('correct')
     .description(
@@ -158,6 +163,7 @@ export function registerPlanCorrect(plan: Command, runner: Runner): void {
     .requiredOption('--guidance <text>', 'what to do differently')
     .option('--dry-run', 'only report what would be invalidated')
     .option('--plan <id>', 'the plan it belongs to (faster)')
+    .calls(planCorrect)
     .action(
       (
         decisionId: string,
@@ -184,12 +190,13 @@ export function registerPlanCorrect(plan: Command, runner: Runner): void {
 }
 
 /** `agents plan rollback`: restore the sandbox to a checkpoint. */
-export function registerPlanRollback(plan: Command, runner: Runner): void {
+export function registerPlanRollback(plan: CliCommand, runner: Runner): void {
   plan
     .command('rollback')
     .description('Restore the sandbox to a checkpoint (from agents plan status); execute then resumes from there')
     .argument('<checkpoint-id>', 'the checkpoint')
     .option('--plan <id>', 'the plan it belongs to (faster)')
+    .calls(planRollback)
     .action((checkpointId: string, opts: { plan?: string }, cmd: Command) =>
       runner.run(cmd, 'plan rollback', async (ctx) => {
         const client = await ctx.client();

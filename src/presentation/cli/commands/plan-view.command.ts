@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import {
   planArtifacts,
   planDiff,
@@ -27,11 +28,12 @@ const PHASES = ['strategize', 'execute', 'apply'] as const;
 const STATES = ['queued', 'processing', 'complete', 'errored', 'constrained', 'cancelled', 'applied'] as const;
 
 /** `agents plan status`: where the plan is and what may come next. */
-export function registerPlanStatus(plan: Command, runner: Runner): void {
+export function registerPlanStatus(plan: CliCommand, runner: Runner): void {
   plan
     .command('status')
     .description('Phase, state, progress, usage, error, checkpoints and what is allowed next')
     .argument('<id>', 'the plan id')
+    .calls(planStatus)
     .action((id: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'plan status', async (ctx) => {
         const client = await ctx.client();
@@ -44,12 +46,13 @@ export function registerPlanStatus(plan: Command, runner: Runner): void {
 }
 
 /** `agents plan tree`: the decision tree. */
-export function registerPlanTree(plan: Command, runner: Runner): void {
+export function registerPlanTree(plan: CliCommand, runner: Runner): void {
   plan
     .command('tree')
     .description('The decision tree: what was decided, step by step')
     .argument('<id>', 'the plan id')
     .option('--show-superseded', 'include decisions replaced by corrections')
+    .calls(planTree)
     .action((id: string, opts: { showSuperseded?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan tree', async (ctx) => {
         const client = await ctx.client();
@@ -71,7 +74,7 @@ export function registerPlanTree(plan: Command, runner: Runner): void {
 }
 
 /** `agents plan explain`: one decision, or the whole output of its command. */
-export function registerPlanExplain(plan: Command, runner: Runner): void {
+export function registerPlanExplain(plan: CliCommand, runner: Runner): void {
   plan
     .command('explain')
     .description('One decision: what was decided and why, its context, tool calls and checkpoint')
@@ -79,6 +82,7 @@ export function registerPlanExplain(plan: Command, runner: Runner): void {
     .option('--plan <id>', 'the plan it belongs to (faster)')
     .option('--show-context', 'list every file of the context the actor saw (path, tokens, score)')
     .option('--output', "print only the whole output of the decision's command (plan status shows its last lines)")
+    .calls(planExplain)
     .action((decisionId: string, opts: { plan?: string; showContext?: boolean; output?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan explain', async (ctx) => {
         const client = await ctx.client();
@@ -95,12 +99,13 @@ export function registerPlanExplain(plan: Command, runner: Runner): void {
 }
 
 /** `agents plan diff`: the plan's changes and per-file stats. */
-export function registerPlanDiff(plan: Command, runner: Runner): void {
+export function registerPlanDiff(plan: CliCommand, runner: Runner): void {
   plan
     .command('diff')
     .description("The plan's changes as a unified diff, then per-file stats")
     .argument('<id>', 'the plan id')
     .option('--stat', 'only the stats')
+    .calls(planDiff)
     .action((id: string, opts: { stat?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan diff', async (ctx) => {
         const client = await ctx.client();
@@ -119,11 +124,12 @@ export function registerPlanDiff(plan: Command, runner: Runner): void {
 }
 
 /** `agents plan artifacts`: each changed file, with its size and lines. */
-export function registerPlanArtifacts(plan: Command, runner: Runner): void {
+export function registerPlanArtifacts(plan: CliCommand, runner: Runner): void {
   plan
     .command('artifacts')
     .description('Per changed file: written, edited or deleted, size, lines added and removed')
     .argument('<id>', 'the plan id')
+    .calls(planArtifacts)
     .action((id: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'plan artifacts', async (ctx) => {
         const client = await ctx.client();
@@ -137,7 +143,7 @@ export function registerPlanArtifacts(plan: Command, runner: Runner): void {
 }
 
 /** `agents plan list`: your plans, newest first, a page at a time. */
-export function registerPlanList(plan: Command, runner: Runner): void {
+export function registerPlanList(plan: CliCommand, runner: Runner): void {
   plan
     .command('list')
     .description('Your plans, newest first')
@@ -148,6 +154,7 @@ export function registerPlanList(plan: Command, runner: Runner): void {
     .option('--name <regex>', 'only plans whose name matches')
     .option('--page-size <n>', 'plans per page (1-500)', intOption(1, 500))
     .option('--page-token <token>', 'the page to show (from a previous list)')
+    .calls(planList)
     .action(
       (
         opts: {

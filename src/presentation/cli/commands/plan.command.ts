@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import type { Runner } from '../runner.ts';
 import { registerPlanHousekeeping } from './plan-housekeeping.command.ts';
 import { registerPlanApply, registerPlanExecute, registerPlanUse } from './plan-lifecycle.command.ts';
@@ -20,7 +20,7 @@ import {
 } from './plan-view.command.ts';
 
 /** `agents plan …`: strategize → execute in a sandbox → apply, with live progress and approvals. */
-export function registerPlan(program: Command, runner: Runner): void {
+export function registerPlan(program: CliCommand, runner: Runner): void {
   const plan = program
     .command('plan')
     .description('Plans: an action applied to projects — strategize, execute in a sandbox, apply');

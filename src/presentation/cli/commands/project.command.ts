@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import { UsageError } from '../exit-codes.ts';
 import { qualify } from '../render/definition.ts';
 import type { Runner } from '../runner.ts';
 import { registerProjectContext } from './context.command.ts';
 import { addEntity, readSource, registerRegistryGroup, usedBy, type FieldLine } from './registry-group.ts';
+import { REGISTRIES } from '../../../protocol/client/index.ts';
 
 interface AddOptions {
   config?: string;
@@ -14,7 +16,7 @@ interface AddOptions {
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-function registerAdd(group: Command, runner: Runner): void {
+function registerAdd(group: CliCommand, runner: Runner): void {
   group
     .command('add')
     .alias('create')
@@ -27,6 +29,7 @@ function registerAdd(group: Command, runner: Runner): void {
       'the automation profile of its plans: manual, trusted, auto or your own (see agents automation-profile list)',
     )
     .option('--description <text>', 'what it is')
+    .calls(REGISTRIES.project.add)
     .action((name: string | undefined, opts: AddOptions, cmd: Command) =>
       runner.run(cmd, 'project add', async (ctx) => {
         if (opts.config) {
@@ -52,7 +55,7 @@ function registerAdd(group: Command, runner: Runner): void {
 }
 
 /** `agents project …`: one or more resources that plans change together. */
-export function registerProject(program: Command, runner: Runner): void {
+export function registerProject(program: CliCommand, runner: Runner): void {
   const group = registerRegistryGroup(program, runner, {
     kind: 'project',
     description: 'Projects: the resources a plan changes together, and their settings',

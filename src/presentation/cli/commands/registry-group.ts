@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import {
   REGISTRIES,
   type A2AClient,
@@ -30,12 +31,14 @@ export interface KindSpec<K extends RegistryKind> {
   /** The derived facts of `show`, as field lines (a key may repeat, one line per item). */
   facts(e: RegistryShownOf<K>, ui: Ui): FieldLine[];
   /** Registers `add` itself (for kinds that also take flags); default: `add --config FILE`. */
-  add?(group: Command, runner: Runner): void;
+  add?(group: CliCommand, runner: Runner): void;
   /** A flag of `list` that adds a section after the table (its data goes under `data.extra`). */
   listExtra?: {
     /** A boolean flag, e.g. `--mcp`. */
     flag: `--${string}`;
     description: string;
+    /** The methods `run` calls, declared on the list command beside its own. */
+    calls: ReadonlyArray<{ name: string }>;
     run(ctx: RunContext, client: A2AClient): Promise<unknown>;
   };
 }
@@ -170,10 +173,10 @@ async function list<K extends RegistryKind>(ctx: RunContext, spec: KindSpec<K>, 
 
 /** `agents <kind> add|list|show|update|remove`. Returns the group, for kind-specific additions. */
 export function registerRegistryGroup<K extends RegistryKind>(
-  program: Command,
+  program: CliCommand,
   runner: Runner,
   spec: KindSpec<K>,
-): Command {
+): CliCommand {
   const { kind } = spec;
   const methods = REGISTRIES[kind];
   const group = program.command(kind).description(spec.description);
@@ -184,6 +187,7 @@ export function registerRegistryGroup<K extends RegistryKind>(
       .command('add')
       .description(`Register ${article(kind)} ${kind} from a YAML or JSON definition file`)
       .requiredOption('--config <file>', 'the definition file')
+      .calls(REGISTRIES[kind].add)
       .action((opts: { config: string }, cmd: Command) =>
         runner.run(cmd, `${kind} add`, (ctx) => addEntity(ctx, kind, { source: readSource(opts.config) })),
       );
@@ -195,6 +199,7 @@ export function registerRegistryGroup<K extends RegistryKind>(
     .command('show')
     .description(`Show ${article(kind)} ${kind}: definition, revision, hash, timestamps and derived facts`)
     .argument('<name>', 'namespace/name (a bare name means local/<name>)')
+    .calls(REGISTRIES[kind].show)
     .action((name: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, `${kind} show`, async (ctx) => {
         const client = await ctx.client();
@@ -210,7 +215,7 @@ export function registerRegistryGroup<K extends RegistryKind>(
 }
 
 /** `agents <kind> list`, with the kind's own extra flag if it has one. */
-function registerRegistryList<K extends RegistryKind>(group: Command, runner: Runner, spec: KindSpec<K>): void {
+function registerRegistryList<K extends RegistryKind>(group: CliCommand, runner: Runner, spec: KindSpec<K>): void {
   const { kind } = spec;
   const listCommand = group
     .command('list')
@@ -223,6 +228,7 @@ function registerRegistryList<K extends RegistryKind>(group: Command, runner: Ru
     .option('--all', 'read every page');
   const extra = spec.listExtra;
   if (extra) listCommand.option(extra.flag, extra.description);
+  listCommand.calls(REGISTRIES[kind].list, ...(extra?.calls ?? []));
   listCommand.action((opts: ListOptions & Record<string, unknown>, cmd: Command) => {
     const wanted = extra !== undefined && opts[new Option(extra.flag).attributeName()] === true;
     return runner.run(cmd, `${kind} list`, (ctx) => list(ctx, spec, { ...opts, extra: wanted }));
@@ -230,7 +236,7 @@ function registerRegistryList<K extends RegistryKind>(group: Command, runner: Ru
 }
 
 /** `agents <kind> update`: a new revision from a file. */
-function registerRegistryUpdate<K extends RegistryKind>(group: Command, runner: Runner, spec: KindSpec<K>): void {
+function registerRegistryUpdate<K extends RegistryKind>(group: CliCommand, runner: Runner, spec: KindSpec<K>): void {
   const { kind } = spec;
   const methods = REGISTRIES[kind];
   group
@@ -239,6 +245,7 @@ function registerRegistryUpdate<K extends RegistryKind>(group: Command, runner: 
     .argument('<name>', 'namespace/name (a bare name means local/<name>)')
     .requiredOption('--config <file>', 'the new definition file')
     .option('--expected-revision <n>', 'refuse unless the stored revision is this one', intOption(1))
+    .calls(REGISTRIES[kind].update)
     .action((name: string, opts: { config: string; expectedRevision?: number }, cmd: Command) =>
       runner.run(cmd, `${kind} update`, async (ctx) => {
         const source = readSource(opts.config);
@@ -266,7 +273,7 @@ function registerRegistryUpdate<K extends RegistryKind>(group: Command, runner: 
 }
 
 /** `agents <kind> remove`, saying which references it leaves dangling. */
-function registerRegistryRemove<K extends RegistryKind>(group: Command, runner: Runner, spec: KindSpec<K>): void {
+function registerRegistryRemove<K extends RegistryKind>(group: CliCommand, runner: Runner, spec: KindSpec<K>): void {
   const { kind } = spec;
   const methods = REGISTRIES[kind];
   group
@@ -274,6 +281,7 @@ function registerRegistryRemove<K extends RegistryKind>(group: Command, runner: 
     .description(`Remove ${article(kind)} ${kind}; refused while others refer to it, unless --force`)
     .argument('<name>', 'namespace/name (a bare name means local/<name>)')
     .option('--force', 'remove it even if others refer to it (their references dangle)')
+    .calls(REGISTRIES[kind].remove)
     .action((name: string, opts: { force?: boolean }, cmd: Command) =>
       runner.run(cmd, `${kind} remove`, async (ctx) => {
         const client = await ctx.client();

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { resourceTypeList, resourceTypeShow } from '../../../protocol/client/index.ts';
+import type { CliCommand } from '../cli-command.ts';
+import { REGISTRIES, resourceTypeList, resourceTypeShow } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import { qualify } from '../render/definition.ts';
 import { renderFields, renderTable } from '../render/table.ts';
@@ -16,7 +17,7 @@ interface AddOptions {
 
 const RESOURCE_TYPES = ['git-checkout', 'fs-directory'] as const;
 
-function registerAdd(group: Command, runner: Runner): void {
+function registerAdd(group: CliCommand, runner: Runner): void {
   group
     .command('add')
     .description(
@@ -31,6 +32,7 @@ function registerAdd(group: Command, runner: Runner): void {
     )
     .option('--branch <branch>', 'git-checkout: the branch plans start from and merge into')
     .option('--description <text>', 'what it is')
+    .calls(REGISTRIES.resource.add)
     .action((type: string | undefined, name: string | undefined, opts: AddOptions, cmd: Command) =>
       runner.run(cmd, 'resource add', async (ctx) => {
         if (opts.config) {
@@ -61,11 +63,12 @@ function registerAdd(group: Command, runner: Runner): void {
     );
 }
 
-function registerTypes(group: Command, runner: Runner): void {
+function registerTypes(group: CliCommand, runner: Runner): void {
   const types = group.command('type').description('The resource types and the flags each takes');
   types
     .command('list')
     .description('List the resource types')
+    .calls(resourceTypeList)
     .action((_opts: unknown, cmd: Command) =>
       runner.run(cmd, 'resource type list', async (ctx) => {
         const client = await ctx.client();
@@ -89,6 +92,7 @@ function registerTypes(group: Command, runner: Runner): void {
     .command('show')
     .description('Show a resource type and its flags')
     .argument('<type>', RESOURCE_TYPES.join(' or '))
+    .calls(resourceTypeShow)
     .action((type: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'resource type show', async (ctx) => {
         const client = await ctx.client();
@@ -112,7 +116,7 @@ function registerTypes(group: Command, runner: Runner): void {
 }
 
 /** `agents resource …`: the directories and checkouts plans work on. */
-export function registerResource(program: Command, runner: Runner): void {
+export function registerResource(program: CliCommand, runner: Runner): void {
   const group = registerRegistryGroup(program, runner, {
     kind: 'resource',
     description: 'Resources: the git checkouts and directories plans work on',

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import { SECRET_VALUE_MAX_BYTES, secretList, secretRemove, secretSet } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import { whenText } from '../render/definition.ts';
@@ -17,7 +18,7 @@ const NAMESPACE_HELP = 'the namespace (default: the --tenant, else your own)';
  * A value is read from stdin (a hidden prompt at a terminal), never from an argument, and no
  * command prints one.
  */
-export function registerSecret(program: Command, runner: Runner): void {
+export function registerSecret(program: CliCommand, runner: Runner): void {
   const secret = program
     .command('secret')
     .description("A namespace's secrets (e.g. an actor's API key, named by apiKeySecret): set from stdin, never shown");
@@ -26,7 +27,7 @@ export function registerSecret(program: Command, runner: Runner): void {
   registerSecretRemove(secret, runner);
 }
 
-function registerSecretSet(secret: Command, runner: Runner): void {
+function registerSecretSet(secret: CliCommand, runner: Runner): void {
   secret
     .command('set')
     .description(
@@ -34,6 +35,7 @@ function registerSecretSet(secret: Command, runner: Runner): void {
     )
     .argument('<name>', 'the secret: a letter, then letters, digits, - and _')
     .option('--namespace <namespace>', NAMESPACE_HELP)
+    .calls(secretSet)
     .action((name: string, opts: NamespaceOpt, cmd: Command) =>
       runner.run(cmd, 'secret set', async (ctx) => {
         const value = await readHidden(ctx.io, ctx.signal, {
@@ -75,11 +77,12 @@ function registerSecretSet(secret: Command, runner: Runner): void {
     );
 }
 
-function registerSecretList(secret: Command, runner: Runner): void {
+function registerSecretList(secret: CliCommand, runner: Runner): void {
   secret
     .command('list')
     .description("List a namespace's secrets by name: who created them and when (never a value)")
     .option('--namespace <namespace>', NAMESPACE_HELP)
+    .calls(secretList)
     .action((opts: NamespaceOpt, cmd: Command) =>
       runner.run(cmd, 'secret list', async (ctx) => {
         const client = await ctx.client();
@@ -107,12 +110,13 @@ function registerSecretList(secret: Command, runner: Runner): void {
     );
 }
 
-function registerSecretRemove(secret: Command, runner: Runner): void {
+function registerSecretRemove(secret: CliCommand, runner: Runner): void {
   secret
     .command('remove')
     .description('Remove a secret (actors naming it then have no key)')
     .argument('<name>', 'the secret')
     .option('--namespace <namespace>', NAMESPACE_HELP)
+    .calls(secretRemove)
     .action((name: string, opts: NamespaceOpt, cmd: Command) =>
       runner.run(cmd, 'secret remove', async (ctx) => {
         const client = await ctx.client();

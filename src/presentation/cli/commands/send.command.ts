@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import {
   sendMessage,
   sendStreamingMessage,
@@ -6,6 +7,9 @@ import {
   type Message,
   type ResultOf,
   type Task,
+  cancelTask,
+  sessionCreate,
+  sessionShow,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import { StreamPrinter } from '../render/stream.ts';
@@ -142,7 +146,7 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\n$/, '');
 }
 
-export function registerSend(program: Command, runner: Runner): void {
+export function registerSend(program: CliCommand, runner: Runner): void {
   program
     .command('send')
     .description('Send a message to the agent and print its answer (use - to read the message from stdin)')
@@ -156,6 +160,8 @@ export function registerSend(program: Command, runner: Runner): void {
     .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
     .option('--task <id>', 'answer a task that waits for input (continues it)')
     .option('--no-wait', 'return as soon as the agent accepted the task')
+    // Ctrl-C cancels the running turn (CancelTask) before the command ends.
+    .calls(sendMessage, sendStreamingMessage, sessionCreate, sessionShow, cancelTask)
     .action((words: string[], opts: SendOptions, cmd: Command) =>
       runner.run(cmd, 'send', (ctx) => send(ctx, words.join(' '), opts)),
     );

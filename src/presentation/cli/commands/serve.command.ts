@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import type { GlobalFlags } from '../config.ts';
 import type { ExitStatus } from '../exit-status.ts';
 import { intOption } from '../support/options.ts';
@@ -87,7 +88,7 @@ function serveOptionsOf(f: ServeFlags): ServeOptions {
 }
 
 /** The limits on what one request may hold. */
-function requestLimitOptions(command: Command): void {
+function requestLimitOptions(command: CliCommand): void {
   command
     .option(
       '--max-body-bytes <n>',
@@ -114,7 +115,7 @@ function requestLimitOptions(command: Command): void {
 }
 
 /** Accepting an OpenID Connect issuer's JWTs, and the device login it offers. */
-function oidcOptions(command: Command): void {
+function oidcOptions(command: CliCommand): void {
   command
     .option(
       '--oidc-issuer <url>',
@@ -136,7 +137,7 @@ function oidcOptions(command: Command): void {
 }
 
 /** Where the server keeps things, what it may reach, and what confined commands see. */
-function deploymentOptions(command: Command): void {
+function deploymentOptions(command: CliCommand): void {
   command
     .option(
       '--database-url <url>',
@@ -165,7 +166,7 @@ function deploymentOptions(command: Command): void {
 
 /** `agents serve` only parses its flags: serving is the composition root's job. */
 export function registerServe(
-  program: Command,
+  program: CliCommand,
   serve: (opts: ServeOptions) => Promise<number>,
   status: ExitStatus,
 ): void {

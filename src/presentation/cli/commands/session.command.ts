@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import {
   sessionCompact,
   sessionCreate,
@@ -133,7 +134,7 @@ const SESSION_COLUMNS: Column<Session>[] = [
   { header: 'TITLE', value: (s) => s.title ?? '' },
 ];
 
-export function registerSession(program: Command, runner: Runner): void {
+export function registerSession(program: CliCommand, runner: Runner): void {
   const session = program.command('session').description('Chat sessions (the A2A contexts messages go to)');
   registerSessionCreate(session, runner);
   registerSessionList(session, runner);
@@ -144,7 +145,7 @@ export function registerSession(program: Command, runner: Runner): void {
   registerSessionDelete(session, runner);
 }
 
-function registerSessionCreate(session: Command, runner: Runner): void {
+function registerSessionCreate(session: CliCommand, runner: Runner): void {
   session
     .command('create')
     .description('Start a session with an actor')
@@ -153,6 +154,7 @@ function registerSessionCreate(session: Command, runner: Runner): void {
     .option('--project <name>', "the project whose files the session's tools work on")
     .option('--skill <name>', 'add a skill to the actor for this session (repeatable)', collect)
     .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
+    .calls(sessionCreate)
     .action((opts: SessionChoice & { title?: string }, cmd: Command) =>
       runner.run(cmd, 'session create', async (ctx) => {
         const client = await ctx.client();
@@ -164,12 +166,13 @@ function registerSessionCreate(session: Command, runner: Runner): void {
     );
 }
 
-function registerSessionList(session: Command, runner: Runner): void {
+function registerSessionList(session: CliCommand, runner: Runner): void {
   session
     .command('list')
     .description('List your sessions, most recently active first')
     .option('--page-size <n>', 'sessions per page (1-100)', intOption(1, 100))
     .option('--page-token <token>', 'the page to show (from a previous list)')
+    .calls(sessionList)
     .action((opts: { pageSize?: number; pageToken?: string }, cmd: Command) =>
       runner.run(cmd, 'session list', async (ctx) => {
         const client = await ctx.client();
@@ -196,12 +199,13 @@ function registerSessionList(session: Command, runner: Runner): void {
     );
 }
 
-function registerSessionShow(session: Command, runner: Runner): void {
+function registerSessionShow(session: CliCommand, runner: Runner): void {
   session
     .command('show')
     .description('Show a session and its turns')
     .argument('<id>', 'the session id')
     .option('--turns <n>', 'how many turns to show (most recent)', intOption(1, 1000))
+    .calls(sessionShow)
     .action((id: string, opts: { turns?: number }, cmd: Command) =>
       runner.run(cmd, 'session show', async (ctx) => {
         const client = await ctx.client();
@@ -258,7 +262,7 @@ function registerSessionShow(session: Command, runner: Runner): void {
     );
 }
 
-function registerSessionUndo(session: Command, runner: Runner): void {
+function registerSessionUndo(session: CliCommand, runner: Runner): void {
   session
     .command('undo')
     .description(
@@ -267,6 +271,7 @@ function registerSessionUndo(session: Command, runner: Runner): void {
     .argument('<session>', 'the session id')
     .option('--turn <n>', 'the turn to undo, with every later one (its number in `agents session show`)', intOption(1))
     .option('--force', 'overwrite files that were changed outside the agent since')
+    .calls(sessionUndo)
     .action((id: string, opts: { turn?: number; force?: boolean }, cmd: Command) =>
       runner.run(cmd, 'session undo', async (ctx) => {
         const client = await ctx.client();
@@ -285,7 +290,7 @@ function registerSessionUndo(session: Command, runner: Runner): void {
     );
 }
 
-function registerSessionCompact(session: Command, runner: Runner): void {
+function registerSessionCompact(session: CliCommand, runner: Runner): void {
   session
     .command('compact')
     .description("Summarise a session's older turns now (they stay readable; the summary stands in for them)")
@@ -295,6 +300,7 @@ function registerSessionCompact(session: Command, runner: Runner): void {
       "the newest turns kept as they are (0-50; default the actor's compaction.keepTurns, 2)",
       intOption(0, 50),
     )
+    .calls(sessionCompact)
     .action((id: string, opts: { keep?: number }, cmd: Command) =>
       runner.run(cmd, 'session compact', async (ctx) => {
         const client = await ctx.client();
@@ -316,7 +322,7 @@ function registerSessionCompact(session: Command, runner: Runner): void {
     );
 }
 
-function registerSessionFork(session: Command, runner: Runner): void {
+function registerSessionFork(session: CliCommand, runner: Runner): void {
   session
     .command('fork')
     .description(
@@ -325,6 +331,7 @@ function registerSessionFork(session: Command, runner: Runner): void {
     .argument('<id>', 'the session to fork')
     .option('--at <task-id>', 'the last turn to copy (default: every turn; all copied turns must be finished)')
     .option('--title <text>', "the new session's title (default: the original's, marked as a fork)")
+    .calls(sessionFork)
     .action((id: string, opts: { at?: string; title?: string }, cmd: Command) =>
       runner.run(cmd, 'session fork', async (ctx) => {
         const client = await ctx.client();
@@ -340,11 +347,12 @@ function registerSessionFork(session: Command, runner: Runner): void {
     );
 }
 
-function registerSessionDelete(session: Command, runner: Runner): void {
+function registerSessionDelete(session: CliCommand, runner: Runner): void {
   session
     .command('delete')
     .description('Delete a session and its tasks (running turns are cancelled)')
     .argument('<id>', 'the session id')
+    .calls(sessionDelete)
     .action((id: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'session delete', async (ctx) => {
         const client = await ctx.client();

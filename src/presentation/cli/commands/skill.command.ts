@@ -1,10 +1,10 @@
-import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import type { Runner } from '../runner.ts';
 import { accessOf } from './tool.command.ts';
 import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.ts';
 
 /** `agents skill …`: bundles of tools (and MCP servers) with instructions. */
-export function registerSkill(program: Command, runner: Runner): void {
+export function registerSkill(program: CliCommand, runner: Runner): void {
   registerRegistryGroup(program, runner, {
     kind: 'skill',
     description: 'Skills: bundles of tools and MCP servers, with instructions',

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import type { z } from 'zod';
 import {
   syncConnect,
@@ -55,7 +56,7 @@ function parseMaps(maps: readonly string[] | undefined): Record<string, string> 
 }
 
 /** `agents sync status|pull|push`: the local store against the server `agents server connect` named. */
-export function registerSync(program: Command, runner: Runner): void {
+export function registerSync(program: CliCommand, runner: Runner): void {
   const sync = program
     .command('sync')
     .description('Sync shared registry definitions between this machine and the connected server (never local/)');
@@ -64,11 +65,13 @@ export function registerSync(program: Command, runner: Runner): void {
   registerSyncPush(sync, runner);
 }
 
-function registerSyncStatus(sync: Command, runner: Runner): void {
+function registerSyncStatus(sync: CliCommand, runner: Runner): void {
   sync
     .command('status')
     .description('What is ahead, behind, in conflict, or only on one side')
     .option('--namespace <name>', 'only this namespace (repeat for several)', collect)
+    // Sync runs in the local agent (which talks to the server): these always use the local agent.
+    .calls(syncStatus)
     .action((opts: { namespace?: string[] }, cmd: Command) =>
       runner.run(
         cmd,
@@ -105,7 +108,7 @@ function registerSyncStatus(sync: Command, runner: Runner): void {
     );
 }
 
-function registerSyncPull(sync: Command, runner: Runner): void {
+function registerSyncPull(sync: CliCommand, runner: Runner): void {
   sync
     .command('pull')
     .description("Write the server's newer definitions here (conflicts refused unless --force)")
@@ -113,6 +116,7 @@ function registerSyncPull(sync: Command, runner: Runner): void {
     .option('--force', 'overwrite local changes that conflict (reports what it overwrote)')
     .option('--dry-run', 'say what would be written, write nothing')
     .option('--map <name=path>', "a resource's directory on this machine (repeatable; remembered)", collect)
+    .calls(syncPull)
     .action((opts: { namespace?: string[]; force?: boolean; dryRun?: boolean; map?: string[] }, cmd: Command) =>
       runner.run(
         cmd,
@@ -133,13 +137,14 @@ function registerSyncPull(sync: Command, runner: Runner): void {
     );
 }
 
-function registerSyncPush(sync: Command, runner: Runner): void {
+function registerSyncPush(sync: CliCommand, runner: Runner): void {
   sync
     .command('push')
     .description('Write what changed here to the server where your role allows (conflicts refused unless --force)')
     .option('--namespace <name>', 'only this namespace (repeat for several; never local)', collect)
     .option('--force', 'overwrite server changes that conflict (reports what it overwrote)')
     .option('--dry-run', 'say what would be written, write nothing')
+    .calls(syncPush)
     .action((opts: { namespace?: string[]; force?: boolean; dryRun?: boolean }, cmd: Command) =>
       runner.run(
         cmd,
@@ -160,14 +165,14 @@ function registerSyncPush(sync: Command, runner: Runner): void {
 }
 
 /** `agents server connect|disconnect|status`: the server this local setup syncs with. */
-export function registerServer(program: Command, runner: Runner): void {
+export function registerServer(program: CliCommand, runner: Runner): void {
   const server = program.command('server').description('The server this machine syncs with (agents sync …)');
   registerServerConnect(server, runner);
   registerServerDisconnect(server, runner);
   registerServerStatus(server, runner);
 }
 
-function registerServerConnect(server: Command, runner: Runner): void {
+function registerServerConnect(server: CliCommand, runner: Runner): void {
   server
     .command('connect')
     .description('Connect this local setup to a server (checked by asking it who you are)')
@@ -179,6 +184,7 @@ function registerServerConnect(server: Command, runner: Runner): void {
         .default(300)
         .argParser(seconds),
     )
+    .calls(syncConnect)
     .action((url: string, opts: { token?: string; namespace?: string; autoPullSeconds: number }, cmd: Command) =>
       runner.run(
         cmd,
@@ -220,10 +226,11 @@ function registerServerConnect(server: Command, runner: Runner): void {
     );
 }
 
-function registerServerDisconnect(server: Command, runner: Runner): void {
+function registerServerDisconnect(server: CliCommand, runner: Runner): void {
   server
     .command('disconnect')
     .description('Forget the server (what was pulled stays here)')
+    .calls(syncDisconnect)
     .action((_opts: unknown, cmd: Command) =>
       runner.run(
         cmd,
@@ -239,10 +246,11 @@ function registerServerDisconnect(server: Command, runner: Runner): void {
     );
 }
 
-function registerServerStatus(server: Command, runner: Runner): void {
+function registerServerStatus(server: CliCommand, runner: Runner): void {
   server
     .command('status')
     .description('The server this machine syncs with, without asking it')
+    .calls(syncConnection)
     .action((_opts: unknown, cmd: Command) =>
       runner.run(
         cmd,

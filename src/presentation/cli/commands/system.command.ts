@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import { diagnosticsRun, getExtendedAgentCard, healthCheck, type ResultOf } from '../../../protocol/client/index.ts';
 import { readCard, renderCard } from '../render/card.ts';
 import type { Palette } from '../render/colors.ts';
@@ -22,11 +23,12 @@ const CHECK_COLUMNS = (ui: Ui): Column<Check>[] => [
   ...(ui.rich ? [] : [{ header: 'HINT', value: (c: Check) => c.hint ?? '' }]),
 ];
 
-export function registerSystem(program: Command, runner: Runner): void {
+export function registerSystem(program: CliCommand, runner: Runner): void {
   program
     .command('card')
     .description("Show the agent's Agent Card")
     .option('--extended', 'the authenticated extended card (GetExtendedAgentCard)')
+    .calls(getExtendedAgentCard)
     .action((opts: { extended?: boolean }, cmd: Command) =>
       runner.run(cmd, 'card', async (ctx) => {
         const client = await ctx.client();
@@ -41,6 +43,7 @@ export function registerSystem(program: Command, runner: Runner): void {
   program
     .command('health')
     .description('Is the agent alive and its storage reachable? (exit 1 when degraded)')
+    .calls(healthCheck)
     .action((_opts: unknown, cmd: Command) =>
       runner.run(cmd, 'health', async (ctx) => {
         const client = await ctx.client();
@@ -74,6 +77,7 @@ export function registerSystem(program: Command, runner: Runner): void {
   program
     .command('diagnostics')
     .description('Check storage, disk, versions and configuration (exit 1 when a check fails)')
+    .calls(diagnosticsRun)
     .action((_opts: unknown, cmd: Command) =>
       runner.run(cmd, 'diagnostics', async (ctx) => {
         const client = await ctx.client();

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import {
   A2AClientError,
   cancelTask,
@@ -34,7 +35,7 @@ interface ListOptions {
   pageToken?: string;
 }
 
-export function registerTask(program: Command, runner: Runner): void {
+export function registerTask(program: CliCommand, runner: Runner): void {
   const task = program.command('task').description('A2A tasks: the turns the agent works on');
   registerTaskGet(task, runner);
   registerTaskList(task, runner);
@@ -42,12 +43,13 @@ export function registerTask(program: Command, runner: Runner): void {
   registerTaskWatch(task, runner);
 }
 
-function registerTaskGet(task: Command, runner: Runner): void {
+function registerTaskGet(task: CliCommand, runner: Runner): void {
   task
     .command('get')
     .description('Show a task: state, answer and history')
     .argument('<id>', 'the task id')
     .option('--history <n>', 'how many history messages to include (most recent)', intOption(0))
+    .calls(getTask)
     .action((id: string, opts: { history?: number }, cmd: Command) =>
       runner.run(cmd, 'task get', async (ctx) => {
         const client = await ctx.client();
@@ -62,7 +64,7 @@ function registerTaskGet(task: Command, runner: Runner): void {
     );
 }
 
-function registerTaskList(task: Command, runner: Runner): void {
+function registerTaskList(task: CliCommand, runner: Runner): void {
   task
     .command('list')
     .description('List your tasks, newest first')
@@ -70,6 +72,7 @@ function registerTaskList(task: Command, runner: Runner): void {
     .addOption(new Option('--status <state>', 'only tasks in this state').choices(Object.keys(STATE_WORDS)))
     .option('--page-size <n>', 'tasks per page (1-100)', intOption(1, 100))
     .option('--page-token <token>', 'the page to show (from a previous list)')
+    .calls(listTasks)
     .action((opts: ListOptions, cmd: Command) =>
       runner.run(cmd, 'task list', async (ctx) => {
         const client = await ctx.client();
@@ -89,11 +92,12 @@ function registerTaskList(task: Command, runner: Runner): void {
     );
 }
 
-function registerTaskCancel(task: Command, runner: Runner): void {
+function registerTaskCancel(task: CliCommand, runner: Runner): void {
   task
     .command('cancel')
     .description('Cancel a task that has not finished')
     .argument('<id>', 'the task id')
+    .calls(cancelTask)
     .action((id: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'task cancel', async (ctx) => {
         const client = await ctx.client();
@@ -104,11 +108,12 @@ function registerTaskCancel(task: Command, runner: Runner): void {
     );
 }
 
-function registerTaskWatch(task: Command, runner: Runner): void {
+function registerTaskWatch(task: CliCommand, runner: Runner): void {
   task
     .command('watch')
     .description('Follow a task live until it ends (exit 0 when completed, 9 when failed, rejected or canceled)')
     .argument('<id>', 'the task id')
+    .calls(subscribeToTask, getTask)
     .action((id: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'task watch', async (ctx) => {
         const client = await ctx.client();

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import { REGISTRIES, type A2AClient } from '../../../protocol/client/index.ts';
 import { renderTable } from '../render/table.ts';
 import type { RunContext, Runner } from '../runner.ts';
@@ -48,7 +48,7 @@ async function mcpTools(ctx: RunContext, client: A2AClient): Promise<{ tools: Di
 }
 
 /** `agents tool …`: what actors may call (built-in, a command, or an MCP server's). */
-export function registerTool(program: Command, runner: Runner): void {
+export function registerTool(program: CliCommand, runner: Runner): void {
   registerRegistryGroup(program, runner, {
     kind: 'tool',
     description: 'Tools: what actors may call — builtin/…, commands, MCP servers',
@@ -61,6 +61,8 @@ export function registerTool(program: Command, runner: Runner): void {
     listExtra: {
       flag: '--mcp',
       description: "also list the tools the skills' MCP servers offer (connects to each)",
+      // --mcp asks every skill with MCP servers for what they list.
+      calls: [REGISTRIES.skill.list, REGISTRIES.skill.show],
       run: mcpTools,
     },
   });

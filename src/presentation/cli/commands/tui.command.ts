@@ -1,13 +1,35 @@
 import type { Command } from 'commander';
+import type { CliCommand } from '../cli-command.ts';
 import { UsageError } from '../exit-codes.ts';
 import type { Runner } from '../runner.ts';
+import { PLAN_VIEW_CALLS } from '../../tui/plan-controller.ts';
+import {
+  cancelTask,
+  sendStreamingMessage,
+  sessionCreate,
+  sessionDelete,
+  sessionList,
+  sessionResume,
+  sessionUndo,
+} from '../../../protocol/client/index.ts';
 
 /** `agents tui`: the full-screen terminal UI (ink is loaded only when it runs). */
-export function registerTui(program: Command, runner: Runner): void {
+export function registerTui(program: CliCommand, runner: Runner): void {
   program
     .command('tui')
     .description('A full-screen terminal UI: sessions and chat with streamed answers and approvals, plans live')
     .option('--session <id>', 'open this session first (else the sessions list)')
+    // The TUI's sessions list and chat, and its plans views (see tui/plan-controller.ts).
+    .calls(
+      sessionList,
+      sessionCreate,
+      sessionDelete,
+      sessionResume,
+      sessionUndo,
+      sendStreamingMessage,
+      cancelTask,
+      ...PLAN_VIEW_CALLS,
+    )
     .action((opts: { session?: string }, cmd: Command) =>
       runner.run(cmd, 'tui', async (ctx) => {
         if (ctx.io.stdin.isTTY !== true || ctx.io.stdout.isTTY !== true)

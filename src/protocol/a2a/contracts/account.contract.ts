@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineContract } from '../contract.ts';
+import { defineContract, type ContractFamily } from '../contract.ts';
 
 const Role = z.enum(['owner', 'admin', 'member', 'viewer']);
 const UserName = z
@@ -177,7 +177,8 @@ export const auditList = defineContract({
   }),
 });
 
-export const ACCOUNT_CONTRACTS = [
+/** The account family: every row of account.contract.ts, in the table's order. */
+export const ACCOUNT_METHODS = {
   whoami,
   userAdd,
   userList,
@@ -187,4 +188,4 @@ export const ACCOUNT_CONTRACTS = [
   keyList,
   keyRevoke,
   auditList,
-] as const;
+} as const satisfies ContractFamily;

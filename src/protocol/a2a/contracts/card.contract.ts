@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineContract } from '../contract.ts';
+import { defineContract, type ContractFamily } from '../contract.ts';
 
 /** The Agent Card's shape, loosely: the card itself is generated, not accepted. */
 export const AgentCardSchema = z
@@ -54,3 +54,8 @@ export const getExtendedAgentCard = defineContract({
     encode: (c: unknown) => c,
   },
 });
+
+/** The card family: every row of card.contract.ts, in the table's order. */
+export const CARD_METHODS = {
+  getExtendedAgentCard,
+} as const satisfies ContractFamily;

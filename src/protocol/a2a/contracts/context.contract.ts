@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CONTEXT_VIEWS, ContextViewSettings, RANKINGS } from '../../../domain/context/context.ts';
 import { EntityName } from '../../../domain/registry/names.ts';
-import { defineContract } from '../contract.ts';
+import { defineContract, type ContractFamily } from '../contract.ts';
 
 /** Each method acts in the namespace of the project it names. */
 const BY_PROJECT = { param: 'project', form: 'entity' } as const;
@@ -189,4 +189,10 @@ export const contextSimulate = defineContract({
   result: ContextInspection,
 });
 
-export const CONTEXT_CONTRACTS = [contextShow, contextSet, contextInspect, contextSimulate] as const;
+/** The context family: every row of context.contract.ts, in the table's order. */
+export const CONTEXT_METHODS = {
+  contextShow,
+  contextSet,
+  contextInspect,
+  contextSimulate,
+} as const satisfies ContractFamily;

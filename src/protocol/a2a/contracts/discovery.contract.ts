@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineContract } from '../contract.ts';
+import { defineContract, type ContractFamily } from '../contract.ts';
 
 export const rpcDiscover = defineContract({
   name: 'rpc.discover',
@@ -15,3 +15,8 @@ export const rpcDiscover = defineContract({
     })
     .loose(),
 });
+
+/** The discovery family: every row of discovery.contract.ts, in the table's order. */
+export const DISCOVERY_METHODS = {
+  rpcDiscover,
+} as const satisfies ContractFamily;

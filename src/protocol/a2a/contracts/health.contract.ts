@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineContract } from '../contract.ts';
+import { defineContract, type ContractFamily } from '../contract.ts';
 
 export const HealthResult = z.object({
   status: z.enum(['ok', 'degraded']),
@@ -41,3 +41,9 @@ export const diagnosticsRun = defineContract({
   params: z.object({}).strict(),
   result: DiagnosticsResult,
 });
+
+/** The health family: every row of health.contract.ts, in the table's order. */
+export const HEALTH_METHODS = {
+  healthCheck,
+  diagnosticsRun,
+} as const satisfies ContractFamily;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Message, Metadata, StreamResponse, Task, TaskPushNotificationConfig } from '../../../domain/a2a.model.ts';
-import { defineContract, defineStreamContract } from '../contract.ts';
+import { defineContract, defineStreamContract, type ContractFamily } from '../contract.ts';
 import {
   messageFromV03,
   pushConfigFromV03,
@@ -67,3 +67,9 @@ export const sendStreamingMessage = defineStreamContract({
   result: StreamResponse,
   v03: { name: 'message/stream', params: V03MessageSendParams, decode: decodeV03Send, encode: streamResponseToV03 },
 });
+
+/** The message family: every row of message.contract.ts, in the table's order. */
+export const MESSAGE_METHODS = {
+  sendMessage,
+  sendStreamingMessage,
+} as const satisfies ContractFamily;

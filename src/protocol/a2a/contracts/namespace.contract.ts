@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CAPABILITIES } from '../../../domain/registry/capabilities.ts';
 import { REGISTRY_KINDS } from '../../../domain/registry/entities.ts';
 import { NamespaceName } from '../../../domain/registry/names.ts';
-import { defineContract } from '../contract.ts';
+import { defineContract, type ContractFamily } from '../contract.ts';
 
 const Role = z.enum(['owner', 'admin', 'member', 'viewer']);
 const NamespaceSummary = z.object({
@@ -121,14 +121,6 @@ export const namespaceSetRole = defineContract({
   result: MembershipChange,
 });
 
-export const NAMESPACE_MANAGEMENT_CONTRACTS = [
-  namespaceCreate,
-  namespaceDelete,
-  namespaceAddMember,
-  namespaceRemoveMember,
-  namespaceSetRole,
-] as const;
-
 // Capability grants came with extension version 1.5 (trust on a server, issue #35).
 const Capability = z.enum(CAPABILITIES);
 const Grant = z.object({
@@ -178,4 +170,17 @@ export const namespaceRevoke = defineContract({
   result: z.object({ namespace: z.string(), capability: Capability, revoked: z.boolean() }),
 });
 
-export const NAMESPACE_GRANT_CONTRACTS = [namespaceGrants, namespaceGrant, namespaceRevoke] as const;
+/** The namespace family: every row of namespace.contract.ts, in the table's order. */
+export const NAMESPACE_METHODS = {
+  namespaceList,
+  namespaceShow,
+  namespaceMembers,
+  namespaceCreate,
+  namespaceDelete,
+  namespaceAddMember,
+  namespaceRemoveMember,
+  namespaceSetRole,
+  namespaceGrants,
+  namespaceGrant,
+  namespaceRevoke,
+} as const satisfies ContractFamily;

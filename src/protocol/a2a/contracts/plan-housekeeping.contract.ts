@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PlanDeletion, PlanPrune, PlanRebase } from '../../../domain/plan/housekeeping-views.ts';
 import { PHASE_STATES } from '../../../domain/plan/plan.ts';
-import { defineContract } from '../contract.ts';
+import { defineContract, type ContractFamily } from '../contract.ts';
 
 const PlanId = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an id as printed by agents plan (26 characters)');
 
@@ -50,4 +50,9 @@ export const planPrune = defineContract({
   result: PlanPrune,
 });
 
-export const PLAN_HOUSEKEEPING_CONTRACTS = [planRebase, planDelete, planPrune] as const;
+/** The plan housekeeping family: every row of plan-housekeeping.contract.ts, in the table's order. */
+export const PLAN_HOUSEKEEPING_METHODS = {
+  planRebase,
+  planDelete,
+  planPrune,
+} as const satisfies ContractFamily;

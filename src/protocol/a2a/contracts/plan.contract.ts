@@ -11,7 +11,7 @@ import {
   PlanTree,
 } from '../../../domain/plan/plan-views.ts';
 import { EntityName } from '../../../domain/registry/names.ts';
-import { defineContract } from '../contract.ts';
+import { defineContract, type ContractFamily } from '../contract.ts';
 
 const Ulid = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an id as printed by agents plan (26 characters)');
 const PlanId = Ulid;
@@ -227,7 +227,8 @@ export const planList = defineContract({
   result: z.object({ plans: z.array(PlanStatus), nextPageToken: z.string(), totalSize: z.number().int() }),
 });
 
-export const PLAN_CONTRACTS = [
+/** The plan family: every row of plan.contract.ts, in the table's order. */
+export const PLAN_METHODS = {
   planUse,
   planExecute,
   planApply,
@@ -243,4 +244,4 @@ export const PLAN_CONTRACTS = [
   planReject,
   planRollback,
   planList,
-] as const;
+} as const satisfies ContractFamily;

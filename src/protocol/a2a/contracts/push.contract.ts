@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TaskPushNotificationConfig } from '../../../domain/a2a.model.ts';
-import { defineContract } from '../contract.ts';
+import { defineContract, type ContractFamily } from '../contract.ts';
 import {
   pushConfigFromV03,
   pushConfigToV03,
@@ -96,3 +96,11 @@ export const deletePushConfig = defineContract({
     encode: () => null,
   },
 });
+
+/** The push family: every row of push.contract.ts, in the table's order. */
+export const PUSH_METHODS = {
+  createPushConfig,
+  getPushConfig,
+  listPushConfigs,
+  deletePushConfig,
+} as const satisfies ContractFamily;

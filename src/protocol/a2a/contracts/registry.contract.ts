@@ -8,7 +8,7 @@ import {
   type RegistryKind,
 } from '../../../domain/registry/entities.ts';
 import { EntityName, NamespaceName } from '../../../domain/registry/names.ts';
-import { defineContract, type UnaryContract } from '../contract.ts';
+import { defineContract, type ContractFamily, type UnaryContract } from '../contract.ts';
 
 const SourceInput = z
   .object({
@@ -116,13 +116,14 @@ const ShowParams = z.object({ name: EntityName }).strict();
 const RemoveParams = z.object({ name: EntityName, force: z.boolean().optional() }).strict();
 
 /** The five rows of kind K's registry, typed with K's definition and derived facts. */
-export interface RegistryContracts<K extends RegistryKind = RegistryKind> {
+// A type, not an interface, so that one registry's rows are a ContractFamily (an interface has no index signature).
+export type RegistryContracts<K extends RegistryKind = RegistryKind> = {
   list: UnaryContract<typeof RegistryListParams, ResultSchema<K, 'list'>>;
   show: UnaryContract<typeof ShowParams, ResultSchema<K, 'show'>>;
   add: UnaryContract<typeof AddParams, ResultSchema<K, 'entity'>>;
   update: UnaryContract<typeof UpdateParams, ResultSchema<K, 'update'>>;
   remove: UnaryContract<typeof RemoveParams, typeof RegistryRemoveResult>;
-}
+};
 
 /** The five rows of one registry: `_cleveragents/registry/<plural>/{list,show,add,update,remove}`. */
 function registryContracts<K extends RegistryKind>(kind: K): RegistryContracts<K> {
@@ -271,3 +272,9 @@ export const resourceTypeShow = defineContract({
   params: z.object({ type: z.enum(RESOURCE_TYPES) }).strict(),
   result: ResourceTypeInfo,
 });
+
+/** The resource types' rows; with `REGISTRIES` (each kind's five rows, a family each) every row of this file. */
+export const RESOURCE_TYPE_METHODS = {
+  resourceTypeList,
+  resourceTypeShow,
+} as const satisfies ContractFamily;

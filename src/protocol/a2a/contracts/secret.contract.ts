@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SecretName } from '../../../domain/registry/entities.ts';
 import { NamespaceName } from '../../../domain/registry/names.ts';
 import { MAX_SECRET_BYTES } from '../../../domain/secrets.ts';
-import { defineContract } from '../contract.ts';
+import { defineContract, type ContractFamily } from '../contract.ts';
 
 // A namespace's secrets (issue #35): what an actor names with apiKeySecret instead of a server
 // environment variable or file. A value goes in and never comes out: no result carries it, and
@@ -61,4 +61,9 @@ export const secretRemove = defineContract({
   result: z.object({ namespace: z.string(), name: z.string(), removed: z.literal(true) }),
 });
 
-export const SECRET_CONTRACTS = [secretSet, secretList, secretRemove] as const;
+/** The secret family: every row of secret.contract.ts, in the table's order. */
+export const SECRET_METHODS = {
+  secretSet,
+  secretList,
+  secretRemove,
+} as const satisfies ContractFamily;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Task } from '../../../domain/a2a.model.ts';
 import { ActorName, ChatContextMode, Session, TurnChange, UndoOutcome } from '../../../domain/session.ts';
 import { KeepTurns } from '../../../domain/registry/entities.ts';
-import { defineContract } from '../contract.ts';
+import { defineContract, type ContractFamily } from '../contract.ts';
 
 const SessionId = z.string().min(1, 'is required').max(128, 'is at most 128 characters');
 
@@ -162,3 +162,15 @@ export const sessionUndo = defineContract({
   params: SessionUndoParams,
   result: UndoOutcome,
 });
+
+/** The session family: every row of session.contract.ts, in the table's order. */
+export const SESSION_METHODS = {
+  sessionCreate,
+  sessionList,
+  sessionShow,
+  sessionDelete,
+  sessionCompact,
+  sessionFork,
+  sessionResume,
+  sessionUndo,
+} as const satisfies ContractFamily;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { REGISTRY_KINDS } from '../../../domain/registry/entities.ts';
 import { EntityName, NamespaceName } from '../../../domain/registry/names.ts';
-import { defineContract } from '../contract.ts';
+import { defineContract, type ContractFamily } from '../contract.ts';
 
 const Role = z.enum(['owner', 'admin', 'member', 'viewer']);
 const Kind = z.enum(REGISTRY_KINDS);
@@ -145,4 +145,12 @@ export const syncPush = defineContract({
   result: SyncResult,
 });
 
-export const SYNC_CONTRACTS = [syncConnect, syncDisconnect, syncConnection, syncStatus, syncPull, syncPush] as const;
+/** The sync family: every row of sync.contract.ts, in the table's order. */
+export const SYNC_METHODS = {
+  syncConnect,
+  syncDisconnect,
+  syncConnection,
+  syncStatus,
+  syncPull,
+  syncPush,
+} as const satisfies ContractFamily;

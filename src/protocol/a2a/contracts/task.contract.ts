@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Metadata, StreamResponse, Task, TaskState, Timestamp, toUtcTimestamp } from '../../../domain/a2a.model.ts';
-import { defineContract, defineStreamContract } from '../contract.ts';
+import { defineContract, defineStreamContract, type ContractFamily } from '../contract.ts';
 import { stateFromV03, streamResponseToV03, taskToV03, V03State, V03TaskId, V03TaskQuery } from '../v03.codec.ts';
 
 /** Compared with stored (UTC) instants, so normalised to UTC first. */
@@ -110,3 +110,11 @@ export const subscribeToTask = defineStreamContract({
     encode: streamResponseToV03,
   },
 });
+
+/** The task family: every row of task.contract.ts, in the table's order. */
+export const TASK_METHODS = {
+  getTask,
+  listTasks,
+  cancelTask,
+  subscribeToTask,
+} as const satisfies ContractFamily;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { SendInput } from '../../../application/index.ts';
-import { bindStream, bindUnary } from '../method.ts';
+import { bindFamily } from '../method.ts';
 import * as c from '../contracts/message.contract.ts';
 
 /**
@@ -12,10 +12,8 @@ export function toSendInput(p: z.output<typeof c.SendMessageRequest>): SendInput
   return { message: p.message, configuration: p.configuration, metadata: p.metadata };
 }
 
-/** The message contracts bound to the facade (the contracts, for clients too, are in contracts/message.contract.ts). */
-export const sendMessage = bindUnary(c.sendMessage, (facade, p, ctx) =>
-  facade.tasks.send(toSendInput(p), ctx.principal),
-);
-export const sendStreamingMessage = bindStream(c.sendStreamingMessage, (facade, p, ctx) =>
-  facade.tasks.stream(toSendInput(p), ctx.principal),
-);
+/** The message family bound to the facade (its contracts, for clients too, are in contracts/message.contract.ts). */
+export const MESSAGE_ROWS = bindFamily(c.MESSAGE_METHODS, {
+  sendMessage: (facade, p, ctx) => facade.tasks.send(toSendInput(p), ctx.principal),
+  sendStreamingMessage: (facade, p, ctx) => facade.tasks.stream(toSendInput(p), ctx.principal),
+});

@@ -1,31 +1,29 @@
-import { bindUnary } from '../method.ts';
+import { bindFamily } from '../method.ts';
 import * as c from '../contracts/plan.contract.ts';
 import * as h from '../contracts/plan-housekeeping.contract.ts';
 
-/** The plan contracts bound to the facade (the contracts, for clients too, are in contracts/plan.contract.ts). */
-export const planUse = bindUnary(c.planUse, (f, p, ctx) => f.plans.use(p, ctx.principal));
-export const planExecute = bindUnary(c.planExecute, (f, p, ctx) => f.plans.execute(p.planId, p, ctx.principal));
-export const planApply = bindUnary(c.planApply, (f, p, ctx) => f.plans.apply(p.planId, p, ctx.principal));
-export const planCancel = bindUnary(c.planCancel, (f, p, ctx) =>
-  f.plans.cancel(p.planId, p.reason, ctx.principal, { clean: p.clean }),
-);
-export const planStatus = bindUnary(c.planStatus, (f, p, ctx) => f.plans.status(p.planId, ctx.principal));
-export const planTree = bindUnary(c.planTree, (f, p, ctx) =>
-  f.plans.tree(p.planId, p.showSuperseded ?? false, ctx.principal),
-);
-export const planExplain = bindUnary(c.planExplain, (f, p, ctx) =>
-  f.plans.explain(p.decisionId, ctx.principal, p.planId),
-);
-export const planCorrect = bindUnary(c.planCorrect, (f, p, ctx) => f.plans.correct(p, ctx.principal, p.planId));
-export const planDiff = bindUnary(c.planDiff, (f, p, ctx) => f.plans.diff(p.planId, ctx.principal));
-export const planArtifacts = bindUnary(c.planArtifacts, (f, p, ctx) => f.plans.artifacts(p.planId, ctx.principal));
-export const planPrompt = bindUnary(c.planPrompt, (f, p, ctx) => f.plans.prompt(p.planId, p.guidance, ctx.principal));
-export const planApprove = bindUnary(c.planApprove, (f, p, ctx) => f.plans.approve(p.planId, p, ctx.principal));
-export const planReject = bindUnary(c.planReject, (f, p, ctx) => f.plans.reject(p.planId, p, ctx.principal));
-export const planRollback = bindUnary(c.planRollback, (f, p, ctx) =>
-  f.plans.rollback(p.checkpointId, ctx.principal, p.planId),
-);
-export const planList = bindUnary(c.planList, (f, p, ctx) => f.plans.list(p, ctx.principal));
-export const planRebase = bindUnary(h.planRebase, (f, p, ctx) => f.plans.rebase(p.planId, p, ctx.principal));
-export const planDelete = bindUnary(h.planDelete, (f, p, ctx) => f.plans.delete(p.planId, p, ctx.principal));
-export const planPrune = bindUnary(h.planPrune, (f, p, ctx) => f.plans.prune(p, ctx.principal));
+/** The plan family bound to the facade (its contracts, for clients too, are in contracts/plan.contract.ts). */
+export const PLAN_ROWS = bindFamily(c.PLAN_METHODS, {
+  planUse: (f, p, ctx) => f.plans.use(p, ctx.principal),
+  planExecute: (f, p, ctx) => f.plans.execute(p.planId, p, ctx.principal),
+  planApply: (f, p, ctx) => f.plans.apply(p.planId, p, ctx.principal),
+  planCancel: (f, p, ctx) => f.plans.cancel(p.planId, p.reason, ctx.principal, { clean: p.clean }),
+  planStatus: (f, p, ctx) => f.plans.status(p.planId, ctx.principal),
+  planTree: (f, p, ctx) => f.plans.tree(p.planId, p.showSuperseded ?? false, ctx.principal),
+  planExplain: (f, p, ctx) => f.plans.explain(p.decisionId, ctx.principal, p.planId),
+  planCorrect: (f, p, ctx) => f.plans.correct(p, ctx.principal, p.planId),
+  planDiff: (f, p, ctx) => f.plans.diff(p.planId, ctx.principal),
+  planArtifacts: (f, p, ctx) => f.plans.artifacts(p.planId, ctx.principal),
+  planPrompt: (f, p, ctx) => f.plans.prompt(p.planId, p.guidance, ctx.principal),
+  planApprove: (f, p, ctx) => f.plans.approve(p.planId, p, ctx.principal),
+  planReject: (f, p, ctx) => f.plans.reject(p.planId, p, ctx.principal),
+  planRollback: (f, p, ctx) => f.plans.rollback(p.checkpointId, ctx.principal, p.planId),
+  planList: (f, p, ctx) => f.plans.list(p, ctx.principal),
+});
+
+/** The plan housekeeping family bound to the facade (its contracts, for clients too, are in contracts/plan-housekeeping.contract.ts). */
+export const PLAN_HOUSEKEEPING_ROWS = bindFamily(h.PLAN_HOUSEKEEPING_METHODS, {
+  planRebase: (f, p, ctx) => f.plans.rebase(p.planId, p, ctx.principal),
+  planDelete: (f, p, ctx) => f.plans.delete(p.planId, p, ctx.principal),
+  planPrune: (f, p, ctx) => f.plans.prune(p, ctx.principal),
+});

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
 import { CONTRACTS } from '../../../../src/protocol/a2a/contracts/index.ts';
-import { buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-table.ts';
+import { bindAll, buildMethodTable, METHODS } from '../../../../src/protocol/a2a/method-table.ts';
+import { SYNC_ROWS } from '../../../../src/protocol/a2a/methods/sync.methods.ts';
 import { defineContract } from '../../../../src/protocol/a2a/contract.ts';
 import { bindUnary } from '../../../../src/protocol/a2a/method.ts';
 
@@ -14,6 +15,26 @@ describe('method table and contracts', () => {
       const contract = Object.fromEntries(Object.entries(m).filter(([k]) => k !== 'call'));
       assert.deepEqual(contract, CONTRACTS[i], `${m.name} is its contract plus a call`);
     });
+  });
+  it('stops the start when a family is left unbound, or bound twice', () => {
+    const others = METHODS.filter((m) => !SYNC_ROWS.includes(m));
+    assert.throws(() => bindAll([others]), /the contract of _cleveragents\/sync\/connect has no binding in methods\//);
+    assert.throws(() => bindAll([METHODS, SYNC_ROWS]), /methods\/ binds _cleveragents\/sync\/connect twice/);
+    assert.deepEqual(bindAll([METHODS]), METHODS);
+  });
+  it('stops the start when a binding has no contract', () => {
+    const stray = bindUnary(
+      defineContract({
+        name: 'x/stray',
+        surface: 'extension',
+        summary: 'not a contract',
+        permission: 'system:read',
+        params: z.object({}),
+        result: z.object({}),
+      }),
+      () => Promise.resolve({}),
+    );
+    assert.throws(() => bindAll([METHODS, [stray]]), /methods\/ binds 1 row\(s\) that no contract lists/);
   });
 });
 
