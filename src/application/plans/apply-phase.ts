@@ -1,5 +1,6 @@
 import type { Plan } from '../../domain/plan/plan.ts';
-import { awaitAnswer, markApplied, policyOf, startPhase } from '../../domain/plan/plan.ts';
+import { policyOf } from '../../domain/plan/plan.ts';
+import { awaitAnswer, markApplied, startPhase } from '../../domain/plan/plan-state.ts';
 import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.ts';
 import { vetoText } from '../hooks/hook.service.ts';
 import { beforeApply, notifyPlanHooks } from '../hooks/plan-hooks.ts';
@@ -47,7 +48,7 @@ export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       hint: `see the hook's output with agents task show ${turn.task.id}; once it would allow it, run agents plan apply ${plan.id}`,
     });
   await turn.status('TASK_STATE_WORKING', 'Applying the changes to the project', wb.meta(plan));
-  const applied: NonNullable<Plan['applied']>['commits'] = [];
+  const applied: Array<{ resource: string; commit?: string | undefined; files: string[] }> = [];
   for (const sb of plan.sandboxes) {
     const outcome = await sandboxes.apply(
       sb,

@@ -2,7 +2,8 @@ import { newId } from '../../domain/ids.ts';
 import type { Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
 import { vetoText } from '../hooks/hook.service.ts';
 import { planToolCallHooks } from '../hooks/plan-hooks.ts';
-import { awaitAnswer, completePhase, policyOf, startPhase } from '../../domain/plan/plan.ts';
+import { policyOf } from '../../domain/plan/plan.ts';
+import { awaitAnswer, completePhase, startPhase } from '../../domain/plan/plan-state.ts';
 import { decideCall } from '../../domain/plan/policy.ts';
 import type { PlanWorkbench, TaskHandle } from './plan-workbench.ts';
 import {

@@ -7,7 +7,7 @@ import { outputTail, type CommandOutput } from '../../domain/plan/command-output
 import type { Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
 import { KEPT_OUTPUT_BYTES, type ToolCallResult } from '../ports/sandbox.port.ts';
 import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.ts';
-import { moveCursor, noteConfinement, setWallTime } from '../../domain/plan/plan-progress.ts';
+import { addSandbox, moveCursor, noteConfinement, setWallTime } from '../../domain/plan/plan-progress.ts';
 
 /**
  * The plan's sandboxes: created (with a `before-execute` checkpoint) on the first run; on a resumed
@@ -24,7 +24,7 @@ export async function prepareSandboxes(
   if (plan.sandboxes.length === 0) {
     for (const r of await wb.resources(plan)) {
       const sb = await wb.deps.sandboxes.create(plan.id, r);
-      plan.sandboxes.push(sb);
+      addSandbox(plan, sb);
       await turn.status(
         'TASK_STATE_WORKING',
         await wb.shownText(plan, `Sandbox for ${r.name}: ${sb.root}${sb.branch ? ` (branch ${sb.branch})` : ''}`),

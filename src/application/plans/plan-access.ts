@@ -1,5 +1,6 @@
 import { AppError } from '../../domain/errors.ts';
-import { isAllowed, type Decision, type Plan, type PlanOperation } from '../../domain/plan/plan.ts';
+import { type Decision, type Plan } from '../../domain/plan/plan.ts';
+import { isAllowed, type PlanOperation } from '../../domain/plan/plan-state.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { PlanServiceDeps } from './plan.types.ts';
 

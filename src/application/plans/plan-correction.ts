@@ -1,5 +1,6 @@
 import { AppError } from '../../domain/errors.ts';
-import { assertAllowed, requeueExecute, type Decision, type Plan } from '../../domain/plan/plan.ts';
+import { type Decision, type Plan } from '../../domain/plan/plan.ts';
+import { assertAllowed, requeueExecute } from '../../domain/plan/plan-state.ts';
 import type { Correction } from '../../domain/plan/plan-views.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { Replan } from './llm/strategize-llm.ts';

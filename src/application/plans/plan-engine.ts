@@ -1,7 +1,7 @@
 import type { ApprovalAnswer } from '../../domain/plan/approval.ts';
 import type { Checkpoint, Decision, Plan, Waiting } from '../../domain/plan/plan.ts';
 import { PlanError } from '../../domain/plan/plan.ts';
-import { declineApply, failPhase, requeueExecute, takeAnswer } from '../../domain/plan/plan.ts';
+import { declineApply, failPhase, requeueExecute, takeAnswer } from '../../domain/plan/plan-state.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { SandboxDiff, SandboxManager } from '../ports/sandbox.port.ts';
 import { applyChanges } from './apply-phase.ts';

@@ -8,15 +8,8 @@ import type {
   RemovedSandbox,
   SandboxRebase,
 } from '../../domain/plan/housekeeping-views.ts';
-import {
-  assertAllowed,
-  isRebaseConflict,
-  markRebaseConflict,
-  markRebased,
-  type PhaseState,
-  type Plan,
-  type PlanError,
-} from '../../domain/plan/plan.ts';
+import { type PhaseState, type Plan, type PlanError } from '../../domain/plan/plan.ts';
+import { assertAllowed, isRebaseConflict, markRebaseConflict, markRebased } from '../../domain/plan/plan-state.ts';
 import type { DiffStats } from '../../domain/plan/plan-views.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { SandboxInfo } from '../ports/sandbox.port.ts';
@@ -182,7 +175,7 @@ export class PlanHousekeeping {
         from: sb.baseCommit,
         onto: sb.baseCommit,
         outcome: 'resolved' as const,
-        files,
+        files: [...files],
       })),
       checkpointId: checkpoint.id,
       plan: await this.queries.status(plan.id, principal),

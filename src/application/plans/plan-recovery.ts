@@ -1,4 +1,4 @@
-import { failPhase } from '../../domain/plan/plan.ts';
+import { failPhase } from '../../domain/plan/plan-state.ts';
 import type { PlanServiceDeps } from './plan.types.ts';
 import { touch } from '../../domain/plan/plan-progress.ts';
 

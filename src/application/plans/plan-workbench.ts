@@ -1,6 +1,6 @@
 import { newId } from '../../domain/ids.ts';
 import type { Checkpoint, Decision, Phase, Plan, PlanError } from '../../domain/plan/plan.ts';
-import { failPhase } from '../../domain/plan/plan.ts';
+import { failPhase } from '../../domain/plan/plan-state.ts';
 import type { ActionDefinition, ResourceDefinition } from '../../domain/registry/entities.ts';
 import type { ActorTurn } from '../ports/actor.port.ts';
 import type { Logger } from '../ports/logger.port.ts';

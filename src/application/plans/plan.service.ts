@@ -2,16 +2,8 @@ import { AppError } from '../../domain/errors.ts';
 import { newId } from '../../domain/ids.ts';
 import type { Message, Task } from '../../domain/a2a.model.ts';
 import { parseApprovalAnswer } from '../../domain/plan/approval.ts';
-import {
-  assertAllowed,
-  cancelPlan,
-  planNetwork,
-  renderTemplate,
-  requeueExecute,
-  type Plan,
-  type PlanActors,
-  type PlanInvariant,
-} from '../../domain/plan/plan.ts';
+import { planNetwork, renderTemplate, type Plan, type PlanActors, type PlanInvariant } from '../../domain/plan/plan.ts';
+import { assertAllowed, cancelPlan, requeueExecute } from '../../domain/plan/plan-state.ts';
 import type { PlanDeletion, PlanPrune, PlanRebase } from '../../domain/plan/housekeeping-views.ts';
 import type {
   Correction,

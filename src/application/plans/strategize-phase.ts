@@ -1,5 +1,6 @@
 import type { Decision, Plan } from '../../domain/plan/plan.ts';
-import { completePhase, renderTemplate, startPhase } from '../../domain/plan/plan.ts';
+import { renderTemplate } from '../../domain/plan/plan.ts';
+import { completePhase, startPhase } from '../../domain/plan/plan-state.ts';
 import type { PlanWorkbench, TaskHandle } from './plan-workbench.ts';
 import { attachTask, setStepsTotal } from '../../domain/plan/plan-progress.ts';
 

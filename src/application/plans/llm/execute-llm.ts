@@ -8,8 +8,10 @@
  * recorded as a decision, and `plan.done` says whether the definition of done was met.
  */
 import type { Decision, Plan, PlanError } from '../../../domain/plan/plan.ts';
-import { awaitAnswer, completePhase, policyOf, startPhase } from '../../../domain/plan/plan.ts';
+import { policyOf } from '../../../domain/plan/plan.ts';
+import { awaitAnswer, completePhase, startPhase } from '../../../domain/plan/plan-state.ts';
 import { decideToolCall, type PolicySnapshot } from '../../../domain/plan/policy.ts';
+import type { DeepReadonly } from '../../../domain/readonly.ts';
 import { LLM_ACTOR_DEFAULTS } from '../../../domain/registry/entities.ts';
 import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
 import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.ts';
@@ -107,7 +109,7 @@ export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: Task
 
 class ExecutionRun {
   private readonly tick: () => void;
-  private readonly policy: PolicySnapshot;
+  private readonly policy: DeepReadonly<PolicySnapshot>;
   private readonly signal: AbortSignal;
   private model!: PlanModel;
   private tools!: PlanToolSet;
@@ -144,7 +146,7 @@ class ExecutionRun {
   async start(opts: {
     stored: ExecutionTranscript | undefined;
     resumed: boolean;
-    previousError: PlanError | undefined;
+    previousError: Plan['error'];
   }): Promise<void> {
     const { wb, plan } = this;
     // A conflicted rebase left its markers in the sandbox for the actor to resolve: nothing is reset.

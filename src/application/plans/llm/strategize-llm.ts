@@ -9,7 +9,7 @@
  * the decisions before it are given as settled, the actor decides the rest again.
  */
 import type { Decision, Plan } from '../../../domain/plan/plan.ts';
-import { completePhase, startPhase } from '../../../domain/plan/plan.ts';
+import { completePhase, startPhase } from '../../../domain/plan/plan-state.ts';
 import type { ContextSnapshotRef } from '../../context/context.types.ts';
 import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
 import { PlanActorFailure } from './plan-model.ts';

@@ -15,7 +15,7 @@ import { HookService } from '../../../../src/application/hooks/hook.service.ts';
 import { HookDefinition } from '../../../../src/domain/registry/hook.ts';
 import type { Artifact, TaskState } from '../../../../src/domain/a2a.model.ts';
 import { CONTEXT_DEFAULTS } from '../../../../src/domain/context/context.ts';
-import type { Decision, Plan } from '../../../../src/domain/plan/plan.ts';
+import { copyPlan, type Decision, type Plan } from '../../../../src/domain/plan/plan.ts';
 import { BUILTIN_ACTIONS } from '../../../../src/domain/registry/builtins.ts';
 import {
   AiSdkLanguageModels,
@@ -582,8 +582,10 @@ describe('the execute phase of a plan from a goal', () => {
     assert.equal(fs.existsSync(path.join(root, 'b.txt')), false, 'the call after the overrun did not run');
     assert.equal((await s.plans.checkpoints('P1')).at(-1)?.label, 'constrained');
 
-    plan.budget.maxTokens = 10_000;
-    await s.plans.save(plan);
+    // The stored record, as a larger budget leaves it.
+    const raised = copyPlan(plan);
+    raised.budget.maxTokens = 10_000;
+    await s.plans.save(raised);
     s.fake.push(finish(true, 'a.txt holds the work'));
     const h2 = await s.handle('T2');
     await s.engine.execute('P1', h2, { yes: false });
@@ -816,15 +818,16 @@ describe('the execute phase of a plan from a goal', () => {
     const markers =
       "<<<<<<< HEAD\nexport const parse = (s) => s.split('.');\n=======\nexport const parse = (s) => s.split('-') /* fixed */;\n>>>>>>> plan\n";
     fs.writeFileSync(path.join(root, 'src', 'date.js'), markers);
-    plan.state = 'errored';
-    plan.budget.maxToolCalls = 50;
-    plan.error = {
+    const conflicted = copyPlan(plan);
+    conflicted.state = 'errored';
+    conflicted.budget.maxToolCalls = 50;
+    conflicted.error = {
       kind: 'conflict',
       message: 'rebasing onto main conflicted',
       recoverable: true,
       files: ['src/date.js'],
     };
-    await s.plans.save(plan);
+    await s.plans.save(conflicted);
     await s.engine.record(plan, {
       type: 'guidance',
       question: 'Guidance from the user',
