@@ -21,6 +21,14 @@ import type { PlanRepository } from './ports/plan.repository.port.ts';
 import type { SandboxManager, ToolRunner } from './ports/sandbox.port.ts';
 import { PlanEngine } from './plans/plan-engine.ts';
 import { PlanService } from './plans/plan.service.ts';
+import { PlanAccess } from './plans/plan-access.ts';
+import { PlanAnswers } from './plans/plan-answers.ts';
+import { PlanCorrections } from './plans/plan-correction.ts';
+import { PlanDrafts } from './plans/plan-draft.ts';
+import { PlanHousekeeping } from './plans/plan-housekeeping.ts';
+import { PlanQueries } from './plans/plan-queries.ts';
+import { PlanRecorder } from './plans/plan-recorder.ts';
+import { PlanRuns } from './plans/plan-runs.ts';
 import type { SessionRepository } from './ports/session.repository.port.ts';
 import type { SystemProbe } from './ports/system.port.ts';
 import type { TaskRepository } from './ports/task.repository.port.ts';
@@ -154,7 +162,16 @@ export interface ServiceFacade {
   readonly namespaces: NamespaceService;
   /** What each namespace may make the server do: grants, checks at declaration and at use. */
   readonly capabilities: CapabilityService;
+  /** The plan lifecycle: use, execute, apply, prompt, rollback, cancel. */
   readonly plans: PlanService;
+  /** The plans' read side: status, tree, explain, diff, artifacts, list. */
+  readonly planQueries: PlanQueries;
+  /** Answers to what a plan waits for: approve, reject (and a message on the waiting task). */
+  readonly planAnswers: PlanAnswers;
+  /** Corrections of a plan's decisions (`plan correct`). */
+  readonly planCorrections: PlanCorrections;
+  /** Rebase, delete and prune of plans with their sandboxes. */
+  readonly planHousekeeping: PlanHousekeeping;
   readonly retention: RetentionService;
   /** What an actor sees of a project's files (`_cleveragents/context/…`). */
   readonly context: ContextService;
@@ -199,7 +216,8 @@ const NO_GRANTS: GrantRepository = {
 export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
   let registry: RegistryService | undefined;
   const audit = new AuditService(deps.audit, deps.logger);
-  let plans: PlanService | undefined;
+  let planAccess: PlanAccess | undefined;
+  let planHousekeeping: PlanHousekeeping | undefined;
   let engine: PlanEngine | undefined;
   let deleteSession: ServiceFacade['deleteSession'] | undefined;
   const namespaces = new NamespaceService(deps.namespaces, deps.registry, () => registry?.builtinCounts() ?? {}, {
@@ -207,14 +225,14 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     audit,
     work: {
       async runningPlans(namespace) {
-        const running = engine?.isRunning.bind(engine);
-        return running ? (await deps.plans.list({ owner: namespace })).filter((p) => running(p.id)).length : 0;
+        const running = engine?.running;
+        return running ? (await deps.plans.list({ owner: namespace })).filter((p) => running.has(p.id)).length : 0;
       },
       // Plans with their sandboxes and branches, sessions with their tasks (running ones cancelled).
       async clear(namespace) {
         const principal = systemPrincipalFor(namespace);
         for (const p of await deps.plans.list({ owner: namespace }))
-          await plans?.delete(p.id, { force: true }, principal);
+          await planHousekeeping?.delete(p.id, { force: true }, principal);
         const seen = new Set<string>();
         for (;;) {
           const page = await deps.sessions.list(namespace, 100);
@@ -284,14 +302,22 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     tokens: deps.context.tokens,
     plans: {
       async get(planId, principal) {
-        if (!plans) throw new Error('the plan service is not ready');
+        if (!planAccess) throw new Error('the plan service is not ready');
         // The plan and its decisions only: its status would read every record of it.
-        const plan = await plans.get(planId, principal);
+        const plan = await planAccess.get(planId, principal);
         return { ...plan, decisions: await deps.plans.decisions(planId) };
       },
     },
   });
+  const planRecorder = new PlanRecorder({
+    plans: deps.plans,
+    sandboxes: deps.sandboxes,
+    redactHostPaths: (text, namespace) => registry.redactHostPaths(text, namespace),
+    hooks,
+    logger: deps.logger,
+  });
   engine = new PlanEngine({
+    recorder: planRecorder,
     plans: deps.plans,
     registry,
     sandboxes: deps.sandboxes,
@@ -390,8 +416,22 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
       }),
   );
   // Plans run their phases on tasks of their own contexts: no actor runs there, nobody chats there.
-  plans = new PlanService({ plans: deps.plans, registry, tasks, engine });
-  tasks.addContextOwner(plans);
+  const planDeps = { plans: deps.plans, registry, tasks, engine, recorder: planRecorder, sandboxes: deps.sandboxes };
+  planAccess = new PlanAccess(planDeps);
+  const planQueries = new PlanQueries(planDeps, planAccess);
+  const planAnswers = new PlanAnswers(planDeps, planAccess, planQueries);
+  const planRuns = new PlanRuns(planDeps, planQueries);
+  const planCorrections = new PlanCorrections(planDeps, planAccess, planAnswers, planRuns);
+  planHousekeeping = new PlanHousekeeping(planDeps, planAccess, planQueries);
+  const plans = new PlanService(planDeps, {
+    access: planAccess,
+    queries: planQueries,
+    answers: planAnswers,
+    housekeeping: planHousekeeping,
+    runs: planRuns,
+    drafts: new PlanDrafts(planDeps),
+  });
+  tasks.addContextOwner(planAnswers);
   deleteSession = async (id, principal) => {
     await sessions.get(id, principal);
     const tasksDeleted = await tasks.purgeContext(id);
@@ -421,6 +461,10 @@ export function createServiceFacade(deps: FacadeDeps): ServiceFacade {
     namespaces,
     capabilities,
     plans,
+    planQueries,
+    planAnswers,
+    planCorrections,
+    planHousekeeping,
     context,
     audit,
     sync: new SyncService({

@@ -5,7 +5,7 @@ import { planToolCallHooks } from '../hooks/plan-hooks.ts';
 import { policyOf } from '../../domain/plan/plan.ts';
 import { awaitAnswer, completePhase, startPhase } from '../../domain/plan/plan-state.ts';
 import { decideCall } from '../../domain/plan/policy.ts';
-import type { PlanWorkbench, TaskHandle } from './plan-workbench.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from './plan-recorder.ts';
 import {
   callRecorder,
   changedFiles,
@@ -27,7 +27,7 @@ import { attachTask, countToolCall, moveCursor } from '../../domain/plan/plan-pr
  * deny fails the step without running it), checkpointing after each write,
  * stopping as constrained when the budget is spent — and ends with the diff as an artifact.
  */
-export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
+export async function executeSteps(io: PlanRunPorts, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
   // A plan from a goal: its execution actor carries out the strategy (llm/execute-llm.ts).
   if (plan.actors) {
     if (plan.phase === 'strategize' && plan.state === 'constrained') {
@@ -40,57 +40,57 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         status: (state, text, extra) =>
           turn.status(state === 'TASK_STATE_COMPLETED' ? 'TASK_STATE_WORKING' : state, text, extra),
       };
-      await strategizeWithActor(wb, plan, strategizing, turn.signal);
+      await strategizeWithActor(io, plan, strategizing, turn.signal);
     }
-    return executeWithActor(wb, plan, turn, yes);
+    return executeWithActor(io, plan, turn, yes);
   }
   const resuming = plan.phase === 'execute';
   startPhase(plan, 'execute');
   attachTask(plan, 'execute', turn.task.id);
-  await wb.save(plan);
+  await io.recorder.save(plan);
   await turn.status(
     'TASK_STATE_WORKING',
     resuming ? `Resuming execute at step ${plan.cursor + 1}` : 'Executing in a sandbox',
-    wb.meta(plan),
+    planMeta(plan),
   );
   const tick = wallClock(plan);
-  const atCheckpoint = await prepareSandboxes(wb, plan, turn, { restore: resuming });
-  const { network, env: actionEnv } = await commandSettings(wb, plan);
-  const decisions = await wb.deps.plans.decisions(plan.id);
+  const atCheckpoint = await prepareSandboxes(io, plan, turn, { restore: resuming });
+  const { network, env: actionEnv } = await commandSettings(io, plan);
+  const decisions = await io.plans.decisions(plan.id);
   const policy = policyOf(plan);
-  const record = callRecorder(wb, turn);
+  const record = callRecorder(io, turn);
   const sandbox = plan.sandboxes[0];
   if (!sandbox)
-    return wb.fail(plan, turn, 'execute', { kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
-  const hooks = planToolCallHooks(wb.deps.hooks, plan, turn);
+    return io.recorder.fail(plan, turn, 'execute', { kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
+  const hooks = planToolCallHooks(io.hooks, plan, turn);
   const changes = new ChangeTracker(atCheckpoint);
   for (let i = plan.cursor; i < plan.stepsTotal; i++) {
     const d = decisions.find((x) => x.type === 'step' && x.stepIndex === i && !x.superseded);
     if (!d)
-      return wb.fail(plan, turn, 'execute', {
+      return io.recorder.fail(plan, turn, 'execute', {
         kind: 'strategy',
         message: `no decision for step ${i + 1}`,
         recoverable: true,
         hint: `re-strategize with agents plan correct`,
       });
     if (typeof d.chosen === 'string')
-      return wb.fail(plan, turn, 'execute', {
+      return io.recorder.fail(plan, turn, 'execute', {
         kind: 'strategy',
         message: `step ${i + 1} decides no tool call`,
         recoverable: true,
         hint: `re-strategize with agents plan correct`,
       });
     const { tool: toolName, args } = d.chosen;
-    const tool = (await wb.deps.registry.use('tool', toolName))?.definition;
+    const tool = (await io.registry.use('tool', toolName))?.definition;
     if (!tool)
-      return wb.fail(plan, turn, 'execute', {
+      return io.recorder.fail(plan, turn, 'execute', {
         kind: 'tool',
         message: `tool ${toolName} no longer exists`,
         recoverable: true,
       });
     tick();
     if (plan.usage.toolCalls >= plan.budget.maxToolCalls) {
-      return wb.fail(
+      return io.recorder.fail(
         plan,
         turn,
         'execute',
@@ -104,7 +104,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       );
     }
     if (plan.usage.wallMs >= plan.budget.maxWallMs) {
-      return wb.fail(
+      return io.recorder.fail(
         plan,
         turn,
         'execute',
@@ -142,12 +142,12 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         filesTouched: [],
         exitCode: null,
         resource: sandbox.resource,
-        createdAt: wb.now().toISOString(),
+        createdAt: io.recorder.now().toISOString(),
         policy: verdict,
       });
     if (verdict.decision === 'deny') {
       await notRun(`denied by policy: ${verdict.reason}`);
-      return wb.fail(plan, turn, 'execute', {
+      return io.recorder.fail(plan, turn, 'execute', {
         kind: 'policy',
         message: `step ${i + 1} (${toolName}) was not run: ${verdict.reason}`,
         recoverable: true,
@@ -172,28 +172,28 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
         options: ['approve', 'reject', 'reject-with-guidance'],
       };
       awaitAnswer(plan, { kind: 'tool-approval', taskId: turn.task.id, decisionId: d.id, request });
-      await wb.save(plan);
+      await io.recorder.save(plan);
       return turn.status(
         'TASK_STATE_INPUT_REQUIRED',
         `Approve step ${i + 1}/${plan.stepsTotal}: ${toolName} ${argSummary(args)}? (approve / reject / reject with guidance)`,
-        { data: { approvalRequest: request }, ...wb.meta(plan) },
+        { data: { approvalRequest: request }, ...planMeta(plan) },
       );
     }
     if (answered?.chosen === 'reject') {
       moveCursor(plan, i + 1);
-      await wb.save(plan);
-      await turn.status('TASK_STATE_WORKING', `Step ${i + 1}/${plan.stepsTotal} skipped: rejected`, wb.meta(plan));
+      await io.recorder.save(plan);
+      await turn.status('TASK_STATE_WORKING', `Step ${i + 1}/${plan.stepsTotal} skipped: rejected`, planMeta(plan));
       continue;
     }
     await turn.status(
       'TASK_STATE_WORKING',
       `Step ${i + 1}/${plan.stepsTotal}: ${toolName} ${argSummary(args)}`,
-      wb.meta(plan, { step: i + 1 }),
+      planMeta(plan, { step: i + 1 }),
     );
     const veto = await hooks?.before(toolName, args);
     if (veto) {
       await notRun(vetoText(veto));
-      return wb.fail(plan, turn, 'execute', {
+      return io.recorder.fail(plan, turn, 'execute', {
         kind: 'policy',
         message: `step ${i + 1} (${toolName}) was not run: ${vetoText(veto)}`,
         recoverable: true,
@@ -202,12 +202,12 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     }
     const t0 = Date.now();
     const remaining = Math.max(1000, plan.budget.maxWallMs - plan.usage.wallMs);
-    const result = await wb.deps.tools.run({
+    const result = await io.tools.run({
       tool,
       args: normalized ?? normalizeArgs(toolName, args),
       sandbox,
       signal: turn.signal,
-      timeoutMs: Math.min(wb.deps.commandTimeoutMs ?? 300_000, remaining),
+      timeoutMs: Math.min(io.commandTimeoutMs ?? 300_000, remaining),
       network,
       env: actionEnv,
     });
@@ -230,16 +230,16 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       network,
       ...(result.confinement ? { confinement: result.confinement } : {}),
       ...(output ? { output } : {}),
-      createdAt: wb.now().toISOString(),
+      createdAt: io.recorder.now().toISOString(),
       policy: verdict,
     };
     if (turn.signal.aborted) {
-      await wb.deps.plans.putToolCall(call);
+      await io.plans.putToolCall(call);
       return;
     }
     if (result.ok && tool.writes) {
       const known = changes.since();
-      const cp = await wb.checkpoint(plan, `after-step:${i + 1}`, i + 1, d.id, known && { [sandbox.resource]: known });
+      const cp = await io.recorder.checkpoint(plan, `after-step:${i + 1}`, i + 1, d.id, known && { [sandbox.resource]: known });
       changes.checkpointed();
       call.checkpointId = cp.id;
     }
@@ -247,7 +247,7 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     await hooks?.after(toolName, args, result);
     changes.hooks(hooks?.ran ?? 0);
     if (!result.ok) {
-      return wb.fail(plan, turn, 'execute', {
+      return io.recorder.fail(plan, turn, 'execute', {
         kind: 'tool',
         message: `step ${i + 1} (${toolName}) failed: ${result.summary}`,
         recoverable: true,
@@ -255,21 +255,21 @@ export async function executeSteps(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       });
     }
     moveCursor(plan, i + 1);
-    await wb.save(plan);
+    await io.recorder.save(plan);
     await turn.status(
       'TASK_STATE_WORKING',
       `  ✓ ${result.summary} (${call.durationMs} ms)${call.checkpointId ? `, checkpoint ${call.checkpointId}` : ''}`,
-      wb.meta(plan, { step: i + 1, toolCall: call.id, checkpoint: call.checkpointId }),
+      planMeta(plan, { step: i + 1, toolCall: call.id, checkpoint: call.checkpointId }),
     );
   }
-  await wb.checkpoint(plan, 'before-apply', plan.stepsTotal);
-  const stats = await diffArtifact(wb, plan, turn);
+  await io.recorder.checkpoint(plan, 'before-apply', plan.stepsTotal);
+  const stats = await diffArtifact(io, plan, turn);
   completePhase(plan);
   tick();
-  await wb.save(plan);
+  await io.recorder.save(plan);
   await turn.status(
     'TASK_STATE_COMPLETED',
     `Executed ${plan.stepsTotal} step${plan.stepsTotal === 1 ? '' : 's'}: ${changedFiles(stats)}. Next: agents plan diff ${plan.id}, then agents plan apply ${plan.id}`,
-    wb.meta(plan),
+    planMeta(plan),
   );
 }

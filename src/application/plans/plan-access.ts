@@ -35,7 +35,7 @@ export class PlanAccess {
   }
 
   assertIdle(plan: Plan, op: PlanOperation | 'delete'): void {
-    if (this.deps.engine.isRunning(plan.id)) {
+    if (this.deps.engine.running.has(plan.id)) {
       throw new AppError(
         'INVALID_STATE',
         `Plan ${plan.id} is running (${plan.phase}/${plan.state}); ${op} must wait until it stops`,

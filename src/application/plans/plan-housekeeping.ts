@@ -43,12 +43,12 @@ type Unapplied = { stats: DiffStats; where: string[] } | { unreadable: string } 
 export class PlanHousekeeping {
   private readonly now: () => Date;
 
-  private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'now' | 'registry'>;
+  private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'recorder' | 'sandboxes' | 'tasks' | 'now' | 'registry'>;
   private readonly access: PlanAccess;
   private readonly queries: PlanQueries;
 
   constructor(
-    deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'now' | 'registry'>,
+    deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'recorder' | 'sandboxes' | 'tasks' | 'now' | 'registry'>,
     access: PlanAccess,
     queries: PlanQueries,
   ) {
@@ -91,7 +91,7 @@ export class PlanHousekeeping {
     const rows: SandboxRebase[] = [];
     const conflicts: Array<{ sandbox: SandboxInfo; files: string[]; message: string }> = [];
     for (const [i, sb] of plan.sandboxes.entries()) {
-      const outcome = await this.deps.engine.sandboxes.rebase(sb).catch((err: unknown) => {
+      const outcome = await this.deps.sandboxes.rebase(sb).catch((err: unknown) => {
         throw new AppError('PLAN_ERROR', `Plan ${plan.id}: rebasing ${sb.resource} failed: ${messageOf(err)}`, {
           details: { planId: plan.id, kind: 'internal', resource: sb.resource },
           hint: `see the sandbox at ${sb.root}; nothing was changed in your repository`,
@@ -110,7 +110,7 @@ export class PlanHousekeeping {
         });
     }
     const moved = conflicts.length > 0 || rows.some((r) => r.outcome === 'rebased');
-    const checkpoint = moved ? await this.deps.engine.checkpoint(plan, 'after-rebase', plan.cursor) : undefined;
+    const checkpoint = moved ? await this.deps.recorder.checkpoint(plan, 'after-rebase', plan.cursor) : undefined;
     if (conflicts.length > 0) {
       const files = conflicts.flatMap((c) => c.files);
       const roots = conflicts.map((c) => c.sandbox.root);
@@ -124,7 +124,7 @@ export class PlanHousekeeping {
           `or let the execution actor resolve them: agents plan prompt ${plan.id} "resolve the rebase conflicts"`,
       };
       markRebaseConflict(plan, error);
-      await this.deps.engine.save(plan);
+      await this.deps.recorder.save(plan);
       throw new AppError('PLAN_ERROR', `Plan ${plan.id} was rebased with conflicts: ${error.message}`, {
         details: {
           planId: plan.id,
@@ -137,7 +137,7 @@ export class PlanHousekeeping {
       });
     }
     if (moved) markRebased(plan);
-    await this.deps.engine.save(plan);
+    await this.deps.recorder.save(plan);
     return {
       planId: plan.id,
       outcome: moved ? 'rebased' : 'up-to-date',
@@ -157,16 +157,16 @@ export class PlanHousekeeping {
     }
     const files = plan.error?.files ?? [];
     const left: string[] = [];
-    for (const sb of plan.sandboxes) left.push(...(await this.deps.engine.sandboxes.unresolved(sb, files)));
+    for (const sb of plan.sandboxes) left.push(...(await this.deps.sandboxes.unresolved(sb, files)));
     if (left.length > 0) {
       throw new AppError('PLAN_ERROR', `Plan ${plan.id}: conflict markers remain in ${left.join(', ')}`, {
         details: { planId: plan.id, kind: 'conflict', files: left },
         hint: `edit them in ${plan.sandboxes.map((s) => s.root).join(', ')} (remove every <<<<<<< ======= >>>>>>> block), then run agents plan rebase ${plan.id} --continue again`,
       });
     }
-    const checkpoint = await this.deps.engine.checkpoint(plan, 'after-rebase', plan.cursor);
+    const checkpoint = await this.deps.recorder.checkpoint(plan, 'after-rebase', plan.cursor);
     markRebased(plan);
-    await this.deps.engine.save(plan);
+    await this.deps.recorder.save(plan);
     return {
       planId: plan.id,
       outcome: 'resolved',
@@ -213,7 +213,7 @@ export class PlanHousekeeping {
     for (const listed of matching) {
       const plan = (await this.deps.engine.load(listed.id)) ?? listed;
       const row = { planId: plan.id, name: plan.name, phase: plan.phase, state: plan.state, updatedAt: plan.updatedAt };
-      if (this.deps.engine.isRunning(plan.id)) {
+      if (this.deps.engine.running.has(plan.id)) {
         kept.push({ ...row, reason: 'running' });
         continue;
       }
@@ -233,7 +233,7 @@ export class PlanHousekeeping {
   async clean(plan: Plan): Promise<void> {
     await this.removeSandboxes(plan);
     dropSandboxes(plan);
-    await this.deps.engine.save(plan);
+    await this.deps.recorder.save(plan);
   }
 
   /** Closes the plan's open task, removes its sandboxes, then the plan itself (kept when a sandbox would not go). */
@@ -250,7 +250,7 @@ export class PlanHousekeeping {
   private async removeSandboxes(plan: Plan): Promise<RemovedSandbox[]> {
     const removed: RemovedSandbox[] = [];
     for (const sb of plan.sandboxes) {
-      await this.deps.engine.sandboxes.remove(sb).catch((err: unknown) => {
+      await this.deps.sandboxes.remove(sb).catch((err: unknown) => {
         throw new AppError('PLAN_ERROR', `Plan ${plan.id}: removing the sandbox ${sb.root} failed: ${messageOf(err)}`, {
           details: { planId: plan.id, kind: 'internal', resource: sb.resource },
           hint: 'fix what git reports, then run the command again (the plan is kept until its sandboxes are gone)',
@@ -269,7 +269,7 @@ export class PlanHousekeeping {
     const where: string[] = [];
     for (const sb of plan.sandboxes) {
       try {
-        const d = await this.deps.engine.sandboxes.diff(sb);
+        const d = await this.deps.sandboxes.diff(sb);
         stats.files += d.stats.files;
         stats.additions += d.stats.additions;
         stats.deletions += d.stats.deletions;

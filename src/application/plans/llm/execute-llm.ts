@@ -21,7 +21,7 @@ import type { Transcript } from '../../ports/transcript.port.ts';
 import { MAX_MALFORMED_STEPS, runAgentLoop } from '../../agent/agent-loop.ts';
 import type { ApprovalGate, CallAnswer, ControlTool } from '../../agent/agent.types.ts';
 import { changedFiles, commandSettings, diffArtifact, prepareSandboxes, wallClock } from '../execute-shared.ts';
-import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan-recorder.ts';
 import { planToolCallHooks } from '../../hooks/plan-hooks.ts';
 import type { ToolCallHooks } from '../../hooks/tool-call-hooks.ts';
 import { argSummary, previewFields } from '../tool-call-preview.ts';
@@ -61,12 +61,12 @@ const FINISH_OFFERED: ModelTool = {
 };
 
 /** The execute phase of a plan whose `actors` are set (see executeSteps). */
-export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
-  const llm = wb.deps.llm;
+export async function executeWithActor(io: PlanRunPorts, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
+  const llm = io.llm;
   const actors = plan.actors;
   if (!llm || !actors) {
     startPhase(plan, 'execute');
-    return wb.fail(plan, turn, 'execute', {
+    return io.recorder.fail(plan, turn, 'execute', {
       kind: 'actor',
       message: 'this server has no LLM providers: a plan from a goal cannot be executed here',
       recoverable: true,
@@ -86,7 +86,7 @@ export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: Task
   // A run decides the definition of done anew when it finishes.
   if (!answering) judgeDone(plan, undefined);
   attachTask(plan, 'execute', turn.task.id);
-  await wb.save(plan);
+  await io.recorder.save(plan);
   await turn.status(
     'TASK_STATE_WORKING',
     answering
@@ -94,9 +94,9 @@ export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: Task
       : resumed
         ? `Resuming execute with ${actors.execution} in a fresh conversation`
         : `Executing with ${actors.execution} in a sandbox`,
-    wb.meta(plan),
+    planMeta(plan),
   );
-  const run = new ExecutionRun(wb, llm, plan, turn, yes, actors.execution);
+  const run = new ExecutionRun(io, llm, plan, turn, yes, actors.execution);
   try {
     await run.start({ stored: answering ? stored : undefined, resumed, previousError });
   } catch (err) {
@@ -124,15 +124,15 @@ class ExecutionRun {
   /** The step whose words were streamed last. */
   private textStep = -1;
 
-  private readonly wb: PlanWorkbench;
+  private readonly io: PlanRunPorts;
   private readonly llm: PlanLlmDeps;
   private readonly plan: Plan;
   private readonly turn: TaskHandle;
   private readonly yes: boolean;
   private readonly actorName: string;
 
-  constructor(wb: PlanWorkbench, llm: PlanLlmDeps, plan: Plan, turn: TaskHandle, yes: boolean, actorName: string) {
-    this.wb = wb;
+  constructor(io: PlanRunPorts, llm: PlanLlmDeps, plan: Plan, turn: TaskHandle, yes: boolean, actorName: string) {
+    this.io = io;
     this.llm = llm;
     this.plan = plan;
     this.turn = turn;
@@ -148,16 +148,16 @@ class ExecutionRun {
     resumed: boolean;
     previousError: Plan['error'];
   }): Promise<void> {
-    const { wb, plan } = this;
+    const { io, plan } = this;
     // A conflicted rebase left its markers in the sandbox for the actor to resolve: nothing is reset.
     if (!opts.stored)
-      await prepareSandboxes(wb, plan, this.turn, { restore: opts.resumed && opts.previousError?.kind !== 'conflict' });
+      await prepareSandboxes(io, plan, this.turn, { restore: opts.resumed && opts.previousError?.kind !== 'conflict' });
     const sandbox = plan.sandboxes[0];
     if (!sandbox) return this.stop({ kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
     this.sandbox = sandbox;
-    this.commands = await commandSettings(wb, plan);
-    this.hooks = planToolCallHooks(wb.deps.hooks, plan, this.turn);
-    const decisions = await wb.deps.plans.decisions(plan.id);
+    this.commands = await commandSettings(io, plan);
+    this.hooks = planToolCallHooks(io.hooks, plan, this.turn);
+    const decisions = await io.plans.decisions(plan.id);
     const root = decisions.find((d) => d.type === 'strategy' && !d.superseded);
     if (!root)
       return this.stop({
@@ -167,7 +167,7 @@ class ExecutionRun {
         hint: `strategize it again with agents plan correct <decision> --mode revert, or make a new plan`,
       });
     this.root = root;
-    this.recorder = new PlanCallRecorder(wb, plan, this.turn, {
+    this.recorder = new PlanCallRecorder(io, plan, this.turn, {
       decisionId: () => this.root.id,
       sandbox,
       network: this.commands.network,
@@ -175,17 +175,17 @@ class ExecutionRun {
     });
     this.model = await PlanModel.open(
       this.actorName,
-      async (n) => (await wb.deps.registry.use('actor', n))?.definition,
+      async (n) => (await io.registry.use('actor', n))?.definition,
       this.llm,
       {
         report: (fallbacks, text) =>
-          this.turn.status('TASK_STATE_WORKING', text, { ...wb.meta(plan), taskMetadata: { fallbacks } }),
+          this.turn.status('TASK_STATE_WORKING', text, { ...planMeta(plan), taskMetadata: { fallbacks } }),
         earlier: fallbacksOf(this.turn.task.metadata),
       },
     );
     this.tools = await planToolsOf(
       this.model.def,
-      async (n) => (await wb.deps.registry.use('tool', n))?.definition,
+      async (n) => (await io.registry.use('tool', n))?.definition,
       false,
     );
     if (opts.stored) {
@@ -193,8 +193,8 @@ class ExecutionRun {
       this.answer = answerFor(decisions, root.id, plan.attempt, opts.stored);
     } else {
       const context = await this.context(decisions);
-      const diff = opts.resumed ? (await wb.diffs(plan)).map((d) => d.diff.unified).join('') : undefined;
-      const checkpoints = await wb.deps.plans.checkpoints(plan.id);
+      const diff = opts.resumed ? (await io.recorder.diffs(plan)).map((d) => d.diff.unified).join('') : undefined;
+      const checkpoints = await io.plans.checkpoints(plan.id);
       const since = checkpoints.at(-1)?.createdAt ?? '';
       this.transcript = {
         messages: [
@@ -256,7 +256,7 @@ class ExecutionRun {
     const maxSteps = model.def.maxToolSteps ?? LLM_ACTOR_DEFAULTS.maxToolSteps;
     const budget = new PlanBudget(plan, this.tick, (u) => model.cost(u));
     const run: PlanToolRun = {
-      wb: this.wb,
+      io: this.io,
       sandbox: this.sandbox,
       network: this.commands.network,
       env: this.commands.env,
@@ -360,7 +360,7 @@ class ExecutionRun {
   /** A call's time limit: the command timeout, within what is left of the wall-clock budget. */
   private callTimeoutMs(): number {
     const remaining = Math.max(1000, this.plan.budget.maxWallMs - this.plan.usage.wallMs);
-    return Math.min(this.wb.deps.commandTimeoutMs ?? DEFAULT_COMMAND_MS, remaining);
+    return Math.min(this.io.commandTimeoutMs ?? DEFAULT_COMMAND_MS, remaining);
   }
 
   /** The model's words, streamed as the `execution` text artifact (a new step starts a new paragraph). */
@@ -381,7 +381,7 @@ class ExecutionRun {
 
   /** Stops the run waiting for the user's answer on this task (its conversation was saved to go on with). */
   private async ask(e: Parameters<ApprovalGate['ask']>[0]): Promise<void> {
-    const { plan, wb } = this;
+    const { plan, io } = this;
     const step = plan.usage.toolCalls + 1;
     const p = e.preview;
     const request = {
@@ -398,12 +398,12 @@ class ExecutionRun {
     };
     awaitAnswer(plan, { kind: 'tool-approval', taskId: this.turn.task.id, decisionId: this.root.id, request });
     this.tick();
-    await wb.save(plan);
+    await io.recorder.save(plan);
     const what = p.command !== undefined ? `run \`${p.command}\`` : `${e.ref} ${argSummary(e.args)}`;
     await this.turn.status(
       'TASK_STATE_INPUT_REQUIRED',
       `Approve step ${step}: ${what}?${p.diff ? `\n${p.diff.trimEnd()}\n` : ''} (approve / always / reject / reject with guidance)`,
-      { data: { approvalRequest: request }, ...wb.meta(plan, { step }) },
+      { data: { approvalRequest: request }, ...planMeta(plan, { step }) },
     );
   }
 
@@ -412,14 +412,14 @@ class ExecutionRun {
    * the phase with the diff — saying plainly when the definition of done was not met.
    */
   private async finish(f: FinishArgs): Promise<void> {
-    const { plan, wb } = this;
+    const { plan, io } = this;
     await this.closeText();
     await this.keepTranscript();
     // Conflict markers (a rebase's, left for the actor) must be gone before the work is done.
-    const changed = (await wb.diffs(plan)).flatMap((d) =>
+    const changed = (await io.recorder.diffs(plan)).flatMap((d) =>
       d.diff.files.filter((f) => f.status !== 'deleted').map((f) => f.path),
     );
-    const marked = await wb.deps.sandboxes.unresolved(this.sandbox, changed);
+    const marked = await io.sandboxes.unresolved(this.sandbox, changed);
     if (marked.length > 0)
       return this.stop({
         kind: 'conflict',
@@ -437,7 +437,7 @@ class ExecutionRun {
       f.done === undefined
         ? 'the actor stopped without calling finish'
         : `the actor says it is ${f.done ? '' : 'not '}done`;
-    const decision = await wb.record(plan, {
+    const decision = await io.recorder.record(plan, {
       type: 'assessment',
       parentId: this.root.id,
       question: 'Is the definition of done met?',
@@ -458,17 +458,17 @@ class ExecutionRun {
       ...(verify ? { verify } : {}),
       assessment: f.assessment,
       decisionId: decision.id,
-      at: wb.now().toISOString(),
+      at: io.recorder.now().toISOString(),
     });
     await this.turn.artifact(
       { artifactId: 'decisions', name: 'decisions', parts: [{ data: decision, mediaType: 'application/json' }] },
       { append: true },
     );
-    await wb.checkpoint(plan, 'before-apply', plan.cursor, decision.id);
-    const stats = await diffArtifact(wb, plan, this.turn);
+    await io.recorder.checkpoint(plan, 'before-apply', plan.cursor, decision.id);
+    const stats = await diffArtifact(io, plan, this.turn);
     completePhase(plan);
     this.tick();
-    await wb.save(plan);
+    await io.recorder.save(plan);
     const calls = plan.usage.toolCalls;
     const outcome = met
       ? `definition of done met${verifyWords ? ` (${verifyWords})` : ''}`
@@ -476,7 +476,7 @@ class ExecutionRun {
     await this.turn.status(
       'TASK_STATE_COMPLETED',
       `Executed ${calls} tool call${calls === 1 ? '' : 's'}: ${changedFiles(stats)}; ${outcome}. Next: agents plan diff ${plan.id}, then ${met ? `agents plan apply ${plan.id}` : `correct the plan (agents plan correct ${decision.id} --guidance …) or apply it as it is`}`,
-      wb.meta(plan, { done: plan.done }),
+      planMeta(plan, { done: plan.done }),
     );
   }
 
@@ -484,14 +484,14 @@ class ExecutionRun {
   private verify(v: NonNullable<Plan['verify']>): Promise<NonNullable<Plan['done']>['verify']> {
     return runVerify(
       {
-        wb: this.wb,
+        io: this.io,
         plan: this.plan,
         turn: this.turn,
         rootId: this.root.id,
         recorder: this.recorder,
         tick: this.tick,
         run: {
-          wb: this.wb,
+          io: this.io,
           sandbox: this.sandbox,
           network: this.commands.network,
           env: this.commands.env,
@@ -527,12 +527,12 @@ class ExecutionRun {
    */
   async stop(error: PlanError, state: 'errored' | 'constrained' = 'errored'): Promise<never> {
     if (this.signal.aborted) throw new ProviderFailure('cancelled', 'cancelled', '');
-    const { plan, wb } = this;
+    const { plan, io } = this;
     if (plan.sandboxes.length && plan.phase === 'execute' && plan.state === 'processing')
-      await wb.checkpoint(plan, state, plan.cursor).catch(() => undefined);
+      await io.recorder.checkpoint(plan, state, plan.cursor).catch(() => undefined);
     await this.closeText().catch(() => undefined);
     await this.keepTranscript().catch(() => undefined);
     this.tick();
-    return wb.fail(plan, this.turn, 'execute', error, state);
+    return io.recorder.fail(plan, this.turn, 'execute', error, state);
   }
 }

@@ -19,7 +19,8 @@ import type { Transcript } from '../../ports/transcript.port.ts';
 import { MAX_MALFORMED_STEPS, runAgentLoop } from '../../agent/agent-loop.ts';
 import type { AgentRecorder, ControlTool } from '../../agent/agent.types.ts';
 import { argSummary } from '../tool-call-preview.ts';
-import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan-recorder.ts';
+import { resourcesOf } from '../plan-definitions.ts';
 import { PlanActorFailure, PlanModel, planToolsOf, type PlanLlmDeps } from './plan-model.ts';
 import { planAgentTool } from './plan-agent.ts';
 import { PlanBudget } from './plan-budget.ts';
@@ -45,7 +46,7 @@ export class StrategyRun {
   private answer: StrategyAnswer | undefined;
   private offSchema = 0;
 
-  private readonly wb: PlanWorkbench;
+  private readonly io: PlanRunPorts;
   private readonly llm: PlanLlmDeps;
   private readonly plan: Plan;
   private readonly turn: TaskHandle | undefined;
@@ -53,14 +54,14 @@ export class StrategyRun {
   private readonly replan: Replan | undefined;
 
   constructor(
-    wb: PlanWorkbench,
+    io: PlanRunPorts,
     llm: PlanLlmDeps,
     plan: Plan,
     turn: TaskHandle | undefined,
     signal: AbortSignal,
     replan: Replan | undefined,
   ) {
-    this.wb = wb;
+    this.io = io;
     this.llm = llm;
     this.plan = plan;
     this.turn = turn;
@@ -69,21 +70,21 @@ export class StrategyRun {
   }
 
   async run(): Promise<{ answer: StrategyAnswer; context: ContextSnapshotRef } | undefined> {
-    const { wb, plan } = this;
+    const { io, plan } = this;
     const actorName = plan.actors?.strategy ?? '';
     this.model = await PlanModel.open(
       actorName,
-      async (n) => (await wb.deps.registry.use('actor', n))?.definition,
+      async (n) => (await io.registry.use('actor', n))?.definition,
       this.llm,
       {
         report: async (fallbacks, text) =>
-          this.turn?.status('TASK_STATE_WORKING', text, { ...wb.meta(plan), taskMetadata: { fallbacks } }),
+          this.turn?.status('TASK_STATE_WORKING', text, { ...planMeta(plan), taskMetadata: { fallbacks } }),
         earlier: fallbacksOf(this.turn?.task.metadata),
       },
     );
     const tools = await planToolsOf(
       this.model.def,
-      async (n) => (await wb.deps.registry.use('tool', n))?.definition,
+      async (n) => (await io.registry.use('tool', n))?.definition,
       true,
     );
     const where = await this.readRoot();
@@ -109,10 +110,10 @@ export class StrategyRun {
     const read = where
       ? tools.tools.map((t) =>
           planAgentTool(t, {
-            wb,
+            io,
             sandbox: where,
             network: 'none',
-            timeoutMs: () => wb.deps.commandTimeoutMs ?? 300_000,
+            timeoutMs: () => io.commandTimeoutMs ?? 300_000,
           }),
         )
       : [];
@@ -151,7 +152,7 @@ export class StrategyRun {
     const guide = `give guidance: agents plan prompt ${plan.id} "…"`;
     for (;;) {
       const outcome = await loop();
-      await wb.save(plan);
+      await io.recorder.save(plan);
       if (this.answer) return { answer: this.answer, context: snapshotRef(context) };
       switch (outcome.kind) {
         case 'answered':
@@ -227,7 +228,7 @@ export class StrategyRun {
     await this.turn?.status(
       'TASK_STATE_WORKING',
       `The strategy was off the schema (${problems.slice(0, 3).join('; ')}); asking again`,
-      this.wb.meta(this.plan),
+      planMeta(this.plan),
     );
   }
 
@@ -239,7 +240,7 @@ export class StrategyRun {
         await this.turn?.status(
           'TASK_STATE_WORKING',
           `Reading: ${e.ref} ${argSummary(e.args as Record<string, unknown>)}`,
-          this.wb.meta(this.plan),
+          planMeta(this.plan),
         );
         return undefined;
       },
@@ -271,7 +272,7 @@ export class StrategyRun {
 
   /** The directory read-only tools read: the first resource's (strategize runs before any sandbox). */
   private async readRoot(): Promise<SandboxInfo | undefined> {
-    const [first] = await this.wb.resources(this.plan);
+    const [first] = await resourcesOf(this.io.registry, this.plan);
     if (!first) return undefined;
     const r: ResourceDefinition = first;
     return { resource: r.name, kind: 'git-worktree', root: r.path, source: r.path, baseCommit: 'HEAD' };

@@ -9,23 +9,23 @@ export const planApply = bindUnary(c.planApply, (f, p, ctx) => f.plans.apply(p.p
 export const planCancel = bindUnary(c.planCancel, (f, p, ctx) =>
   f.plans.cancel(p.planId, p.reason, ctx.principal, { clean: p.clean }),
 );
-export const planStatus = bindUnary(c.planStatus, (f, p, ctx) => f.plans.status(p.planId, ctx.principal));
+export const planStatus = bindUnary(c.planStatus, (f, p, ctx) => f.planQueries.status(p.planId, ctx.principal));
 export const planTree = bindUnary(c.planTree, (f, p, ctx) =>
-  f.plans.tree(p.planId, p.showSuperseded ?? false, ctx.principal),
+  f.planQueries.tree(p.planId, p.showSuperseded ?? false, ctx.principal),
 );
 export const planExplain = bindUnary(c.planExplain, (f, p, ctx) =>
-  f.plans.explain(p.decisionId, ctx.principal, p.planId),
+  f.planQueries.explain(p.decisionId, ctx.principal, p.planId),
 );
-export const planCorrect = bindUnary(c.planCorrect, (f, p, ctx) => f.plans.correct(p, ctx.principal, p.planId));
-export const planDiff = bindUnary(c.planDiff, (f, p, ctx) => f.plans.diff(p.planId, ctx.principal));
-export const planArtifacts = bindUnary(c.planArtifacts, (f, p, ctx) => f.plans.artifacts(p.planId, ctx.principal));
+export const planCorrect = bindUnary(c.planCorrect, (f, p, ctx) => f.planCorrections.correct(p, ctx.principal, p.planId));
+export const planDiff = bindUnary(c.planDiff, (f, p, ctx) => f.planQueries.diff(p.planId, ctx.principal));
+export const planArtifacts = bindUnary(c.planArtifacts, (f, p, ctx) => f.planQueries.artifacts(p.planId, ctx.principal));
 export const planPrompt = bindUnary(c.planPrompt, (f, p, ctx) => f.plans.prompt(p.planId, p.guidance, ctx.principal));
-export const planApprove = bindUnary(c.planApprove, (f, p, ctx) => f.plans.approve(p.planId, p, ctx.principal));
-export const planReject = bindUnary(c.planReject, (f, p, ctx) => f.plans.reject(p.planId, p, ctx.principal));
+export const planApprove = bindUnary(c.planApprove, (f, p, ctx) => f.planAnswers.approve(p.planId, p, ctx.principal));
+export const planReject = bindUnary(c.planReject, (f, p, ctx) => f.planAnswers.reject(p.planId, p, ctx.principal));
 export const planRollback = bindUnary(c.planRollback, (f, p, ctx) =>
   f.plans.rollback(p.checkpointId, ctx.principal, p.planId),
 );
-export const planList = bindUnary(c.planList, (f, p, ctx) => f.plans.list(p, ctx.principal));
-export const planRebase = bindUnary(h.planRebase, (f, p, ctx) => f.plans.rebase(p.planId, p, ctx.principal));
-export const planDelete = bindUnary(h.planDelete, (f, p, ctx) => f.plans.delete(p.planId, p, ctx.principal));
-export const planPrune = bindUnary(h.planPrune, (f, p, ctx) => f.plans.prune(p, ctx.principal));
+export const planList = bindUnary(c.planList, (f, p, ctx) => f.planQueries.list(p, ctx.principal));
+export const planRebase = bindUnary(h.planRebase, (f, p, ctx) => f.planHousekeeping.rebase(p.planId, p, ctx.principal));
+export const planDelete = bindUnary(h.planDelete, (f, p, ctx) => f.planHousekeeping.delete(p.planId, p, ctx.principal));
+export const planPrune = bindUnary(h.planPrune, (f, p, ctx) => f.planHousekeeping.prune(p, ctx.principal));

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import type { AssembledContext, ContextProvider } from '../../../../src/application/context/context.types.ts';
 import { PlanEngine } from '../../../../src/application/plans/plan-engine.ts';
-import type { TaskHandle } from '../../../../src/application/plans/plan-workbench.ts';
+import { PlanRecorder, type TaskHandle } from '../../../../src/application/plans/plan-recorder.ts';
 import type { HookInvocation, HookOutcome, Logger } from '../../../../src/application/index.ts';
 import { HookService } from '../../../../src/application/hooks/hook.service.ts';
 import { HookDefinition } from '../../../../src/domain/registry/hook.ts';
@@ -55,6 +55,7 @@ interface Handle extends TaskHandle {
 
 interface Setup {
   engine: PlanEngine;
+  recorder: PlanRecorder;
   fake: FakeLlm;
   plans: SqlitePlanRepository;
   repo: string;
@@ -155,10 +156,13 @@ async function setup(
   const plans = new SqlitePlanRepository(db);
   const tasks = new SqliteTaskRepository(db);
   const transcripts = new SqliteTranscriptStore(db);
+  const sandboxes = new GitSandboxManager({ root: path.join(data, 'sandboxes') });
+  const recorder = new PlanRecorder({ plans, sandboxes, hooks: opts.hooks, logger });
   const engine = new PlanEngine({
+    recorder,
     plans,
     registry,
-    sandboxes: new GitSandboxManager({ root: path.join(data, 'sandboxes') }),
+    sandboxes,
     tools: new BuiltinToolRunner({ confinement: CommandConfinement.unconfined() }),
     logger,
     commandTimeoutMs: 20_000,
@@ -213,13 +217,13 @@ async function setup(
       : { verify: { command: opts.verifyCommand ?? VERIFY, timeoutSeconds: 20, source: 'project local/api' } }),
   };
   await plans.create(plan);
-  const root = await engine.record(plan, {
+  const root = await recorder.record(plan, {
     type: 'strategy',
     question: 'How to reach: the date parsing test passes',
     chosen: 'fix the separator in parse',
     rationale: 'the test feeds ISO dates',
   });
-  await engine.record(plan, {
+  await recorder.record(plan, {
     type: 'choice',
     parentId: root.id,
     question: 'Which file holds the bug?',
@@ -227,14 +231,14 @@ async function setup(
     alternatives: ['test/date.test.js'],
     rationale: 'parse lives there',
   });
-  await engine.record(plan, {
+  await recorder.record(plan, {
     type: 'choice',
     parentId: root.id,
     question: 'Which separator?',
     chosen: 'a dash',
     rationale: 'ISO 8601 dates use dashes',
   });
-  await engine.record(plan, {
+  await recorder.record(plan, {
     type: 'guidance',
     parentId: root.id,
     question: 'Guidance from the user',
@@ -243,6 +247,7 @@ async function setup(
   });
   return {
     engine,
+    recorder,
     fake,
     plans,
     repo,
@@ -828,7 +833,7 @@ describe('the execute phase of a plan from a goal', () => {
       files: ['src/date.js'],
     };
     await s.plans.save(conflicted);
-    await s.engine.record(plan, {
+    await s.recorder.record(plan, {
       type: 'guidance',
       question: 'Guidance from the user',
       chosen: 'keep the dash separator',

@@ -42,7 +42,7 @@ function service(plans: Plan[], running: Set<string> = new Set()) {
     get: async (id: string) => structuredClone(store.get(id)),
     save: async (p: Plan) => void store.set(p.id, structuredClone(p)),
   };
-  const engine = { isRunning: (id: string) => running.has(id) };
+  const engine = { running };
   const svc = new PlanService({
     plans: repo,
     engine,
@@ -50,7 +50,9 @@ function service(plans: Plan[], running: Set<string> = new Set()) {
     tasks: {},
     sessions: {},
     now: () => new Date('2026-02-02T00:00:00.000Z'),
-  } as never);
+  } as never,
+    {} as never,
+  );
   return { svc, store };
 }
 
