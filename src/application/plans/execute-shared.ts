@@ -31,13 +31,20 @@ export async function prepareSandboxes(
       addSandbox(plan, sb);
       await turn.status(
         'TASK_STATE_WORKING',
-        await io.recorder.shownText(plan, `Sandbox for ${r.name}: ${sb.root}${sb.branch ? ` (branch ${sb.branch})` : ''}`),
+        await io.recorder.shownText(
+          plan,
+          `Sandbox for ${r.name}: ${sb.root}${sb.branch ? ` (branch ${sb.branch})` : ''}`,
+        ),
         planMeta(plan),
       );
     }
     const cp = await io.recorder.checkpoint(plan, 'before-execute', 0);
     atCheckpoint = true;
-    await turn.status('TASK_STATE_WORKING', `Checkpoint ${cp.id} before execute`, planMeta(plan, { checkpoint: cp.id }));
+    await turn.status(
+      'TASK_STATE_WORKING',
+      `Checkpoint ${cp.id} before execute`,
+      planMeta(plan, { checkpoint: cp.id }),
+    );
   } else if (opts.restore) {
     const last = (await io.plans.checkpoints(plan.id)).filter((c) => c.stepIndex <= plan.cursor).at(-1);
     if (last) {
@@ -115,7 +122,10 @@ function keptText(text: string): string {
  * carries the output's last lines (`outputTail`), not the whole output: the task is read again
  * while it runs, and the whole output is in the plan's record (`plan explain --output`).
  */
-export function callRecorder(io: Pick<PlanRunPorts, 'plans'>, turn: TaskHandle): (call: ToolCallRecord) => Promise<void> {
+export function callRecorder(
+  io: Pick<PlanRunPorts, 'plans'>,
+  turn: TaskHandle,
+): (call: ToolCallRecord) => Promise<void> {
   return async (call) => {
     await io.plans.putToolCall(call);
     const { output, ...logged } = call;

@@ -29,6 +29,19 @@ function invariantsOf(
   ];
 }
 
+/** The action's arguments as given, with the goal as its `goal` argument; each checked (resolveArguments). */
+function argumentsOf(action: string, def: ActionDefinition, input: UseInput): Plan['arguments'] {
+  const given = { ...(input.arguments ?? {}) };
+  if (input.goal !== undefined) {
+    if (!def.arguments?.['goal'])
+      throw new AppError('INVALID_PARAMS', `Action ${action} takes no goal argument`, {
+        fields: [{ field: 'goal', description: `use builtin/goal, or pass the action's own arguments` }],
+      });
+    given['goal'] = input.goal;
+  }
+  return resolveArguments(def, given);
+}
+
 /** The verify command: the first project's that has one, else the action's. */
 function verifyOf(
   action: string,
@@ -94,27 +107,8 @@ export class PlanDrafts {
       });
     const { projects, networks, profile } = await this.projectsOf(input, principal);
     await this.deps.registry.assertMayApplyInto(input.projects, principal);
-    const stepped = (def.steps?.length ?? 0) > 0;
-    const actors = stepped ? undefined : await this.chooseActors(action.name, def, projects, input, principal);
-    await assertCostBudgetCounts(this.deps.registry, actors, input.maxCost);
-    if (stepped && (input.actor ?? input.strategyActor ?? input.executionActor))
-      throw new AppError(
-        'INVALID_PARAMS',
-        `Action ${action.name} declares steps: they run as declared, without actors`,
-        {
-          fields: [{ field: 'actor', description: 'only for actions without steps (builtin/goal)' }],
-          hint: 'leave --actor out, or plan a goal: agents plan use --goal "…" PROJECT --actor NAME',
-        },
-      );
-    const given = { ...(input.arguments ?? {}) };
-    if (input.goal !== undefined) {
-      if (!def.arguments?.['goal'])
-        throw new AppError('INVALID_PARAMS', `Action ${action.name} takes no goal argument`, {
-          fields: [{ field: 'goal', description: `use builtin/goal, or pass the action's own arguments` }],
-        });
-      given['goal'] = input.goal;
-    }
-    const args = resolveArguments(def, given);
+    const actors = await this.actorsOf(action.name, def, projects, input, principal);
+    const args = argumentsOf(action.name, def, input);
     const at = this.now().toISOString();
     const policy = await this.snapshotProfile(profile ?? DEFAULT_AUTOMATION_PROFILE, at, principal);
     const id = newId();
@@ -159,7 +153,11 @@ export class PlanDrafts {
   private async projectsOf(
     input: UseInput,
     principal: Principal,
-  ): Promise<{ projects: ProjectDefinition[]; networks: Array<'none' | 'allow' | undefined>; profile: string | undefined }> {
+  ): Promise<{
+    projects: ProjectDefinition[];
+    networks: Array<'none' | 'allow' | undefined>;
+    profile: string | undefined;
+  }> {
     let profile: string | undefined = input.automationProfile;
     const networks: Array<'none' | 'allow' | undefined> = [];
     const projects: ProjectDefinition[] = [];
@@ -179,6 +177,25 @@ export class PlanDrafts {
       }
     }
     return { projects, networks, profile };
+  }
+
+  /** A stepped action runs without actors (none may be named); any other gets both (chooseActors). */
+  private async actorsOf(
+    action: string,
+    def: ActionDefinition,
+    projects: ProjectDefinition[],
+    input: UseInput,
+    principal: Principal,
+  ): Promise<PlanActors | undefined> {
+    const stepped = (def.steps?.length ?? 0) > 0;
+    const actors = stepped ? undefined : await this.chooseActors(action, def, projects, input, principal);
+    await assertCostBudgetCounts(this.deps.registry, actors, input.maxCost);
+    if (stepped && (input.actor ?? input.strategyActor ?? input.executionActor))
+      throw new AppError('INVALID_PARAMS', `Action ${action} declares steps: they run as declared, without actors`, {
+        fields: [{ field: 'actor', description: 'only for actions without steps (builtin/goal)' }],
+        hint: 'leave --actor out, or plan a goal: agents plan use --goal "…" PROJECT --actor NAME',
+      });
+    return actors;
   }
 
   /**

@@ -32,6 +32,13 @@ export interface PruneInput {
 export const DEFAULT_PRUNE_AGE_SECONDS = 7 * 24 * 3600;
 export const DEFAULT_PRUNE_STATES: readonly PhaseState[] = ['applied', 'cancelled'];
 
+/** A sandbox whose rebase conflicted: the files with markers, and git's words. */
+interface Conflict {
+  sandbox: SandboxInfo;
+  files: string[];
+  message: string;
+}
+
 /** Whether a plan keeps work nobody applied: how much, and where; `unreadable` when its sandbox could not be read. */
 type Unapplied = { stats: DiffStats; where: string[] } | { unreadable: string } | undefined;
 
@@ -43,7 +50,10 @@ type Unapplied = { stats: DiffStats; where: string[] } | { unreadable: string } 
 export class PlanHousekeeping {
   private readonly now: () => Date;
 
-  private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'recorder' | 'sandboxes' | 'tasks' | 'now' | 'registry'>;
+  private readonly deps: Pick<
+    PlanServiceDeps,
+    'plans' | 'engine' | 'recorder' | 'sandboxes' | 'tasks' | 'now' | 'registry'
+  >;
   private readonly access: PlanAccess;
   private readonly queries: PlanQueries;
 
@@ -88,8 +98,25 @@ export class PlanHousekeeping {
         },
       );
     }
+    const { rows, conflicts } = await this.rebaseSandboxes(plan);
+    const moved = conflicts.length > 0 || rows.some((r) => r.outcome === 'rebased');
+    const checkpoint = moved ? await this.deps.recorder.checkpoint(plan, 'after-rebase', plan.cursor) : undefined;
+    if (conflicts.length > 0) return this.stopOnConflicts(plan, conflicts, checkpoint?.id);
+    if (moved) markRebased(plan);
+    await this.deps.recorder.save(plan);
+    return {
+      planId: plan.id,
+      outcome: moved ? 'rebased' : 'up-to-date',
+      sandboxes: rows,
+      ...(checkpoint ? { checkpointId: checkpoint.id } : {}),
+      plan: await this.queries.status(plan.id, principal),
+    };
+  }
+
+  /** Rebases each sandbox in turn (the plan keeps each one's new base); the clean ones and the conflicted ones. */
+  private async rebaseSandboxes(plan: Plan): Promise<{ rows: SandboxRebase[]; conflicts: Conflict[] }> {
     const rows: SandboxRebase[] = [];
-    const conflicts: Array<{ sandbox: SandboxInfo; files: string[]; message: string }> = [];
+    const conflicts: Conflict[] = [];
     for (const [i, sb] of plan.sandboxes.entries()) {
       const outcome = await this.deps.sandboxes.rebase(sb).catch((err: unknown) => {
         throw new AppError('PLAN_ERROR', `Plan ${plan.id}: rebasing ${sb.resource} failed: ${messageOf(err)}`, {
@@ -109,42 +136,34 @@ export class PlanHousekeeping {
           files: outcome.files,
         });
     }
-    const moved = conflicts.length > 0 || rows.some((r) => r.outcome === 'rebased');
-    const checkpoint = moved ? await this.deps.recorder.checkpoint(plan, 'after-rebase', plan.cursor) : undefined;
-    if (conflicts.length > 0) {
-      const files = conflicts.flatMap((c) => c.files);
-      const roots = conflicts.map((c) => c.sandbox.root);
-      const error: PlanError = {
-        kind: 'conflict',
-        message: conflicts.map((c) => `${c.sandbox.resource}: ${c.message}`).join('; '),
-        recoverable: true,
-        files,
-        hint:
-          `resolve the conflict markers in ${roots.join(', ')} by hand, then run agents plan rebase ${plan.id} --continue; ` +
-          `or let the execution actor resolve them: agents plan prompt ${plan.id} "resolve the rebase conflicts"`,
-      };
-      markRebaseConflict(plan, error);
-      await this.deps.recorder.save(plan);
-      throw new AppError('PLAN_ERROR', `Plan ${plan.id} was rebased with conflicts: ${error.message}`, {
-        details: {
-          planId: plan.id,
-          kind: 'conflict',
-          files,
-          sandboxes: conflicts.map((c) => ({ resource: c.sandbox.resource, root: c.sandbox.root })),
-          checkpointId: checkpoint?.id,
-        },
-        hint: error.hint,
-      });
-    }
-    if (moved) markRebased(plan);
-    await this.deps.recorder.save(plan);
-    return {
-      planId: plan.id,
-      outcome: moved ? 'rebased' : 'up-to-date',
-      sandboxes: rows,
-      ...(checkpoint ? { checkpointId: checkpoint.id } : {}),
-      plan: await this.queries.status(plan.id, principal),
+    return { rows, conflicts };
+  }
+
+  /** The plan stops execute/errored with the conflicts (saved), thrown as a PLAN_ERROR naming the files. */
+  private async stopOnConflicts(plan: Plan, conflicts: Conflict[], checkpointId: string | undefined): Promise<never> {
+    const files = conflicts.flatMap((c) => c.files);
+    const roots = conflicts.map((c) => c.sandbox.root);
+    const error: PlanError = {
+      kind: 'conflict',
+      message: conflicts.map((c) => `${c.sandbox.resource}: ${c.message}`).join('; '),
+      recoverable: true,
+      files,
+      hint:
+        `resolve the conflict markers in ${roots.join(', ')} by hand, then run agents plan rebase ${plan.id} --continue; ` +
+        `or let the execution actor resolve them: agents plan prompt ${plan.id} "resolve the rebase conflicts"`,
     };
+    markRebaseConflict(plan, error);
+    await this.deps.recorder.save(plan);
+    throw new AppError('PLAN_ERROR', `Plan ${plan.id} was rebased with conflicts: ${error.message}`, {
+      details: {
+        planId: plan.id,
+        kind: 'conflict',
+        files,
+        sandboxes: conflicts.map((c) => ({ resource: c.sandbox.resource, root: c.sandbox.root })),
+        checkpointId,
+      },
+      hint: error.hint,
+    });
   }
 
   /** After the conflicts were resolved by hand: none of the files may hold markers any more. */

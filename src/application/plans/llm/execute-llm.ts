@@ -14,51 +14,28 @@ import { decideToolCall, type PolicySnapshot } from '../../../domain/plan/policy
 import type { DeepReadonly } from '../../../domain/readonly.ts';
 import { LLM_ACTOR_DEFAULTS } from '../../../domain/registry/entities.ts';
 import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
-import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.ts';
-import { ProviderFailure, type ModelTool } from '../../ports/language-model.port.ts';
+import { ProviderFailure } from '../../ports/language-model.port.ts';
 import type { SandboxInfo } from '../../ports/sandbox.port.ts';
-import type { Transcript } from '../../ports/transcript.port.ts';
 import { MAX_MALFORMED_STEPS, runAgentLoop } from '../../agent/agent-loop.ts';
-import type { ApprovalGate, CallAnswer, ControlTool } from '../../agent/agent.types.ts';
+import type { AgentConfig, ApprovalGate, CallAnswer } from '../../agent/agent.types.ts';
 import { changedFiles, commandSettings, diffArtifact, prepareSandboxes, wallClock } from '../execute-shared.ts';
 import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan-recorder.ts';
 import { planToolCallHooks } from '../../hooks/plan-hooks.ts';
 import type { ToolCallHooks } from '../../hooks/tool-call-hooks.ts';
 import { argSummary, previewFields } from '../tool-call-preview.ts';
-import {
-  decisionTerms,
-  executionSystemPrompt,
-  FINISH_SCHEMA,
-  FINISH_TOOL,
-  guidanceOf,
-  openingMessage,
-  type FinishArgs,
-} from './execution-prompt.ts';
+import type { FinishArgs } from './execution-prompt.ts';
 import { PlanActorFailure, PlanModel, planToolsOf, type PlanLlmDeps, type PlanToolSet } from './plan-model.ts';
 import { PlanCallRecorder, planAgentTool, type PlanToolRun } from './plan-agent.ts';
 import { PlanBudget } from './plan-budget.ts';
 import { answerFor, runVerify } from './execute-verify.ts';
+import { finishTool, freshTranscript } from './execution-opening.ts';
+import { recordAssessment } from './execution-assessment.ts';
+import { ExecutionText, type ExecutionTranscript } from './execution-text.ts';
 import { attachTask, judgeDone } from '../../../domain/plan/plan-progress.ts';
-import { messageOf } from '../../../domain/errors.ts';
 
-/** An execution's conversation as kept in the transcript store while it waits for an approval. */
-export interface ExecutionTranscript extends Transcript {
-  /** The system prompt of this conversation: an answered approval goes on with the same one. */
-  system: string;
-  /** The context the actor was given. */
-  snapshot?: ContextSnapshotRef | undefined;
-  /** The actor called finish in the step whose calls are pending. */
-  finishing?: FinishArgs | undefined;
-}
+export type { ExecutionTranscript } from './execution-text.ts';
 
 const DEFAULT_COMMAND_MS = 300_000;
-
-const FINISH_OFFERED: ModelTool = {
-  name: FINISH_TOOL,
-  description:
-    'End the work: say whether the definition of done is met, with your assessment (and a confidence from 0 to 1). The verify command, if any, runs after this.',
-  inputSchema: FINISH_SCHEMA,
-};
 
 /** The execute phase of a plan whose `actors` are set (see executeSteps). */
 export async function executeWithActor(io: PlanRunPorts, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
@@ -120,9 +97,7 @@ class ExecutionRun {
   private answer: CallAnswer | undefined;
   private hooks: ToolCallHooks | undefined;
   private recorder!: PlanCallRecorder;
-  private textOpen = false;
-  /** The step whose words were streamed last. */
-  private textStep = -1;
+  private readonly text: ExecutionText;
 
   private readonly io: PlanRunPorts;
   private readonly llm: PlanLlmDeps;
@@ -141,6 +116,7 @@ class ExecutionRun {
     this.tick = wallClock(plan);
     this.policy = policyOf(plan);
     this.signal = turn.signal;
+    this.text = new ExecutionText(turn, plan, llm.transcripts, actorName);
   }
 
   async start(opts: {
@@ -148,6 +124,31 @@ class ExecutionRun {
     resumed: boolean;
     previousError: Plan['error'];
   }): Promise<void> {
+    const decisions = await this.prepare(opts);
+    this.model = await this.openModel();
+    this.tools = await planToolsOf(
+      this.model.def,
+      async (n) => (await this.io.registry.use('tool', n))?.definition,
+      false,
+    );
+    if (opts.stored) {
+      this.transcript = opts.stored;
+      this.answer = answerFor(decisions, this.root.id, this.plan.attempt, opts.stored);
+    } else
+      this.transcript = await freshTranscript(
+        { io: this.io, llm: this.llm, plan: this.plan, model: this.model, signal: this.signal },
+        decisions,
+        { ...opts, toolProblems: this.tools.problems },
+      );
+    await this.loop();
+  }
+
+  /** The sandbox (made or restored), command settings, hooks, the strategy to carry out; the plan's decisions. */
+  private async prepare(opts: {
+    stored: ExecutionTranscript | undefined;
+    resumed: boolean;
+    previousError: Plan['error'];
+  }): Promise<Decision[]> {
     const { io, plan } = this;
     // A conflicted rebase left its markers in the sandbox for the actor to resolve: nothing is reset.
     if (!opts.stored)
@@ -173,134 +174,24 @@ class ExecutionRun {
       network: this.commands.network,
       tick: this.tick,
     });
-    this.model = await PlanModel.open(
-      this.actorName,
-      async (n) => (await io.registry.use('actor', n))?.definition,
-      this.llm,
-      {
-        report: (fallbacks, text) =>
-          this.turn.status('TASK_STATE_WORKING', text, { ...planMeta(plan), taskMetadata: { fallbacks } }),
-        earlier: fallbacksOf(this.turn.task.metadata),
-      },
-    );
-    this.tools = await planToolsOf(
-      this.model.def,
-      async (n) => (await io.registry.use('tool', n))?.definition,
-      false,
-    );
-    if (opts.stored) {
-      this.transcript = opts.stored;
-      this.answer = answerFor(decisions, root.id, plan.attempt, opts.stored);
-    } else {
-      const context = await this.context(decisions);
-      const diff = opts.resumed ? (await io.recorder.diffs(plan)).map((d) => d.diff.unified).join('') : undefined;
-      const checkpoints = await io.plans.checkpoints(plan.id);
-      const since = checkpoints.at(-1)?.createdAt ?? '';
-      this.transcript = {
-        messages: [
-          {
-            role: 'user',
-            text: openingMessage({
-              resumed: opts.resumed,
-              diff,
-              previousError: opts.previousError,
-              guidanceSince: opts.resumed ? guidanceOf(decisions).filter((d) => d.createdAt >= since) : [],
-            }),
-          },
-        ],
-        steps: 0,
-        usage: { inputTokens: 0, outputTokens: 0 },
-        toolCalls: 0,
-        system: executionSystemPrompt({
-          plan,
-          decisions,
-          context,
-          actorPrompt: this.model.def.systemPrompt,
-          toolProblems: this.tools.problems,
-        }),
-        snapshot: context ? snapshotRef(context) : undefined,
-      };
-    }
-    await this.loop();
+    return decisions;
   }
 
-  /** What the context service gives the actor for this goal (in the execute view). */
-  private async context(decisions: Decision[]): Promise<AssembledContext | undefined> {
-    const project = this.plan.projects[0];
-    if (!project) return undefined;
-    try {
-      return await this.llm.context.assemble({
-        project,
-        view: 'execute',
-        goal: this.plan.description,
-        action: this.plan.action,
-        decisions: decisionTerms(decisions),
-        modelWindow: this.model.contextWindow,
-        answerReserve: this.model.maxTokens,
-        signal: this.signal,
-      });
-    } catch (err) {
-      if (this.signal.aborted) throw err;
-      const hint = (err as { hint?: unknown }).hint;
-      return this.stop({
-        kind: 'internal',
-        message: `the context for the execution actor could not be assembled: ${messageOf(err)}`,
-        recoverable: true,
-        hint: typeof hint === 'string' ? hint : `fix the cause, then run agents plan execute ${this.plan.id}`,
-      });
-    }
+  /** The execution actor's model (with its fallbacks, reported on the task as they are used). */
+  private openModel(): Promise<PlanModel> {
+    const { io, plan } = this;
+    return PlanModel.open(this.actorName, async (n) => (await io.registry.use('actor', n))?.definition, this.llm, {
+      report: (fallbacks, text) =>
+        this.turn.status('TASK_STATE_WORKING', text, { ...planMeta(plan), taskMetadata: { fallbacks } }),
+      earlier: fallbacksOf(this.turn.task.metadata),
+    });
   }
 
   private async loop(): Promise<void> {
     const { plan, model } = this;
     const maxSteps = model.def.maxToolSteps ?? LLM_ACTOR_DEFAULTS.maxToolSteps;
     const budget = new PlanBudget(plan, this.tick, (u) => model.cost(u));
-    const run: PlanToolRun = {
-      io: this.io,
-      sandbox: this.sandbox,
-      network: this.commands.network,
-      env: this.commands.env,
-      timeoutMs: () => this.callTimeoutMs(),
-    };
-    const outcome = await runAgentLoop(
-      {
-        model: model.agentModel(),
-        system: this.transcript.system,
-        tools: this.tools.tools.map((t) => planAgentTool(t, run)),
-        control: [this.finishTool()],
-        decide: (tool, args) =>
-          decideToolCall(this.policy, {
-            tool: tool.ref,
-            readOnly: tool.readOnly,
-            writes: tool.writes,
-            command: tool.commandOf(args),
-          }),
-        policyName: "the plan's automation profile",
-        approvals: {
-          yes: this.yes,
-          always: () => this.transcript.always ?? [],
-          remember: (rule) => {
-            (this.transcript.always ??= []).push(rule);
-            return Promise.resolve();
-          },
-          ask: (e) => this.ask(e),
-        },
-        recorder: this.recorder,
-        hooks: this.hooks,
-        budget,
-        validate: (schema, value) => model.validate(schema, value),
-        signal: this.signal,
-        maxSteps,
-        window: {
-          contextWindow: model.contextWindow,
-          reserve: Math.min(model.maxTokens, Math.floor(model.contextWindow / 2)),
-        },
-        onText: (delta, step) => this.stream(delta, step),
-        save: (t) => this.saveTranscript(t),
-        answer: this.answer,
-      },
-      this.transcript,
-    );
+    const outcome = await runAgentLoop(this.loopConfig(budget, maxSteps), this.transcript);
     const freshRun = `run agents plan execute ${plan.id} to go on in a fresh conversation (everything done so far is kept)`;
     switch (outcome.kind) {
       case 'waiting':
@@ -335,25 +226,51 @@ class ExecutionRun {
     }
   }
 
-  /** The `finish` tool: the actor's assessment; the run ends after this step's calls. */
-  private finishTool(): ControlTool {
+  /** The agent loop as the execution actor runs it: the plan's tools, policy, approvals, hooks and budgets. */
+  private loopConfig(budget: PlanBudget, maxSteps: number): AgentConfig {
+    const { model } = this;
+    const run: PlanToolRun = {
+      io: this.io,
+      sandbox: this.sandbox,
+      network: this.commands.network,
+      env: this.commands.env,
+      timeoutMs: () => this.callTimeoutMs(),
+    };
     return {
-      tool: FINISH_OFFERED,
-      handle: (args) => {
-        const problems = args.ok ? this.model.validate(FINISH_SCHEMA, args.value) : [args.problem];
-        if (!args.ok || problems.length)
-          return {
-            output: `The arguments of ${FINISH_TOOL} are not valid: ${problems.slice(0, 10).join('; ')}. Call it again with {"done": true|false, "assessment": "…"}.`,
-            isError: true,
-          };
-        const v = args.value as { done: boolean; assessment: string; confidence?: number };
-        this.transcript.finishing = { done: v.done, assessment: v.assessment, confidence: v.confidence };
-        return {
-          output: 'Noted: the run ends after this step; the verify command (if any) runs now.',
-          isError: false,
-          stop: true,
-        };
+      model: model.agentModel(),
+      system: this.transcript.system,
+      tools: this.tools.tools.map((t) => planAgentTool(t, run)),
+      control: [finishTool(this.model, this.transcript)],
+      decide: (tool, args) =>
+        decideToolCall(this.policy, {
+          tool: tool.ref,
+          readOnly: tool.readOnly,
+          writes: tool.writes,
+          command: tool.commandOf(args),
+        }),
+      policyName: "the plan's automation profile",
+      approvals: {
+        yes: this.yes,
+        always: () => this.transcript.always ?? [],
+        remember: (rule) => {
+          (this.transcript.always ??= []).push(rule);
+          return Promise.resolve();
+        },
+        ask: (e) => this.ask(e),
       },
+      recorder: this.recorder,
+      hooks: this.hooks,
+      budget,
+      validate: (schema, value) => model.validate(schema, value),
+      signal: this.signal,
+      maxSteps,
+      window: {
+        contextWindow: model.contextWindow,
+        reserve: Math.min(model.maxTokens, Math.floor(model.contextWindow / 2)),
+      },
+      onText: (delta, step) => this.text.stream(delta, step),
+      save: (t) => this.text.save(t),
+      answer: this.answer,
     };
   }
 
@@ -361,22 +278,6 @@ class ExecutionRun {
   private callTimeoutMs(): number {
     const remaining = Math.max(1000, this.plan.budget.maxWallMs - this.plan.usage.wallMs);
     return Math.min(this.io.commandTimeoutMs ?? DEFAULT_COMMAND_MS, remaining);
-  }
-
-  /** The model's words, streamed as the `execution` text artifact (a new step starts a new paragraph). */
-  private async stream(delta: string, step: number): Promise<void> {
-    const text = this.textOpen && step !== this.textStep ? `\n\n${delta}` : delta;
-    this.textStep = step;
-    this.textOpen = true;
-    await this.turn.artifact(
-      { artifactId: 'execution', name: 'execution', parts: [{ text }], metadata: { actor: this.actorName } },
-      { append: true },
-    );
-  }
-
-  private async saveTranscript(t: Transcript): Promise<void> {
-    await this.turn.stored(); // the task's row first (see ActorTurn.stored)
-    await this.llm.transcripts.save(this.turn.task.id, this.plan.contextId, t);
   }
 
   /** Stops the run waiting for the user's answer on this task (its conversation was saved to go on with). */
@@ -413,8 +314,8 @@ class ExecutionRun {
    */
   private async finish(f: FinishArgs): Promise<void> {
     const { plan, io } = this;
-    await this.closeText();
-    await this.keepTranscript();
+    await this.text.close();
+    await this.text.keep(this.transcript);
     // Conflict markers (a rebase's, left for the actor) must be gone before the work is done.
     const changed = (await io.recorder.diffs(plan)).flatMap((d) =>
       d.diff.files.filter((f) => f.status !== 'deleted').map((f) => f.path),
@@ -429,36 +330,11 @@ class ExecutionRun {
         hint: `resolve them by hand in ${this.sandbox.root} and run agents plan rebase ${plan.id} --continue, or give the actor guidance: agents plan prompt ${plan.id} "…"`,
       });
     const verify = plan.verify ? await this.verify(plan.verify) : undefined;
-    const met = verify ? verify.ok : f.done === true;
-    const verifyWords = verify
-      ? `verify \`${verify.command}\` ${verify.exitCode === 0 ? 'exited 0' : verify.exitCode === null ? `did not finish (${verify.summary})` : `exited ${verify.exitCode}`}`
-      : undefined;
-    const said =
-      f.done === undefined
-        ? 'the actor stopped without calling finish'
-        : `the actor says it is ${f.done ? '' : 'not '}done`;
-    const decision = await io.recorder.record(plan, {
-      type: 'assessment',
-      parentId: this.root.id,
-      question: 'Is the definition of done met?',
-      chosen: met ? 'met' : 'not met',
-      alternatives: [met ? 'not met' : 'met'],
-      confidence: f.confidence ?? (verify ? 1 : 0.5),
-      rationale: [f.assessment, `${said}${verifyWords ? `; ${verifyWords}` : ''}`].join('\n'),
-      context: {
-        by: verify ? 'verify' : 'assessment',
-        actorDone: f.done ?? null,
-        ...(this.transcript.snapshot ? { snapshot: this.transcript.snapshot } : {}),
-        ...(verify ? { verify } : {}),
-      },
-    });
-    judgeDone(plan, {
-      met,
-      by: verify ? 'verify' : 'assessment',
-      ...(verify ? { verify } : {}),
-      assessment: f.assessment,
-      decisionId: decision.id,
-      at: io.recorder.now().toISOString(),
+    const { decision, met, verifyWords, said } = await recordAssessment(io.recorder, plan, {
+      rootId: this.root.id,
+      finish: f,
+      verify,
+      snapshot: this.transcript.snapshot,
     });
     await this.turn.artifact(
       { artifactId: 'decisions', name: 'decisions', parts: [{ data: decision, mediaType: 'application/json' }] },
@@ -502,25 +378,6 @@ class ExecutionRun {
     );
   }
 
-  /** The conversation as it ended (nothing pending: an answer can no longer continue it). */
-  private async keepTranscript(): Promise<void> {
-    // Unset until the run knows its conversation (it may stop before).
-    const t = this.transcript as ExecutionTranscript | undefined;
-    if (!t) return;
-    const ended: ExecutionTranscript = { ...t, pending: undefined, finishing: undefined };
-    await this.turn.stored();
-    await this.llm.transcripts.save(this.turn.task.id, this.plan.contextId, ended);
-  }
-
-  private async closeText(): Promise<void> {
-    if (!this.textOpen) return;
-    this.textOpen = false;
-    await this.turn.artifact(
-      { artifactId: 'execution', name: 'execution', parts: [{ text: '' }] },
-      { append: true, lastChunk: true },
-    );
-  }
-
   /**
    * Stops the phase (errored, or constrained for a budget) after a checkpoint of the work so far,
    * so that a resumed run starts from everything done.
@@ -530,8 +387,9 @@ class ExecutionRun {
     const { plan, io } = this;
     if (plan.sandboxes.length && plan.phase === 'execute' && plan.state === 'processing')
       await io.recorder.checkpoint(plan, state, plan.cursor).catch(() => undefined);
-    await this.closeText().catch(() => undefined);
-    await this.keepTranscript().catch(() => undefined);
+    await this.text.close().catch(() => undefined);
+    // Unset until the run knows its conversation (it may stop before).
+    await this.text.keep(this.transcript as ExecutionTranscript | undefined).catch(() => undefined);
     this.tick();
     return io.recorder.fail(plan, this.turn, 'execute', error, state);
   }

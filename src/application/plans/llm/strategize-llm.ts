@@ -63,7 +63,13 @@ export async function strategizeWithActor(
     return made;
   } catch (err) {
     if (err instanceof PlanActorFailure)
-      return io.recorder.fail(plan, turn, 'strategize', err.error, err.error.kind === 'budget' ? 'constrained' : 'errored');
+      return io.recorder.fail(
+        plan,
+        turn,
+        'strategize',
+        err.error,
+        err.error.kind === 'budget' ? 'constrained' : 'errored',
+      );
     throw err;
   }
 }

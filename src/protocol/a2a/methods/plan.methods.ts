@@ -16,9 +16,13 @@ export const planTree = bindUnary(c.planTree, (f, p, ctx) =>
 export const planExplain = bindUnary(c.planExplain, (f, p, ctx) =>
   f.planQueries.explain(p.decisionId, ctx.principal, p.planId),
 );
-export const planCorrect = bindUnary(c.planCorrect, (f, p, ctx) => f.planCorrections.correct(p, ctx.principal, p.planId));
+export const planCorrect = bindUnary(c.planCorrect, (f, p, ctx) =>
+  f.planCorrections.correct(p, ctx.principal, p.planId),
+);
 export const planDiff = bindUnary(c.planDiff, (f, p, ctx) => f.planQueries.diff(p.planId, ctx.principal));
-export const planArtifacts = bindUnary(c.planArtifacts, (f, p, ctx) => f.planQueries.artifacts(p.planId, ctx.principal));
+export const planArtifacts = bindUnary(c.planArtifacts, (f, p, ctx) =>
+  f.planQueries.artifacts(p.planId, ctx.principal),
+);
 export const planPrompt = bindUnary(c.planPrompt, (f, p, ctx) => f.plans.prompt(p.planId, p.guidance, ctx.principal));
 export const planApprove = bindUnary(c.planApprove, (f, p, ctx) => f.planAnswers.approve(p.planId, p, ctx.principal));
 export const planReject = bindUnary(c.planReject, (f, p, ctx) => f.planAnswers.reject(p.planId, p, ctx.principal));

@@ -84,7 +84,11 @@ describe('answers to a plan reach PlanService, and only on the waiting task', ()
         e.reason === 'INVALID_STATE' &&
         e.message.includes(`plan ${planId} waits on task ${taskId}`),
     );
-    assert.equal((await app.facade.planQueries.status(planId, LOCAL_PRINCIPAL)).waiting?.taskId, taskId, 'still waiting');
+    assert.equal(
+      (await app.facade.planQueries.status(planId, LOCAL_PRINCIPAL)).waiting?.taskId,
+      taskId,
+      'still waiting',
+    );
     await app.facade.plans.cancel(planId, undefined, LOCAL_PRINCIPAL);
   });
 
@@ -93,7 +97,9 @@ describe('answers to a plan reach PlanService, and only on the waiting task', ()
     const { planId, taskId } = await waitingPlan();
     const step2 = await app.facade.planAnswers.approve(planId, {}, LOCAL_PRINCIPAL);
     assert.equal(step2.task?.status.state, 'TASK_STATE_INPUT_REQUIRED', 'step 2 asks');
-    const cp = (await app.facade.planQueries.status(planId, LOCAL_PRINCIPAL)).checkpoints.find((c) => c.label === 'before-execute');
+    const cp = (await app.facade.planQueries.status(planId, LOCAL_PRINCIPAL)).checkpoints.find(
+      (c) => c.label === 'before-execute',
+    );
     assert.ok(cp);
     const rolled = await plans.rollback(cp.id, LOCAL_PRINCIPAL, planId);
     assert.equal(`${rolled.phase}/${rolled.state}`, 'execute/queued');

@@ -43,14 +43,15 @@ function service(plans: Plan[], running: Set<string> = new Set()) {
     save: async (p: Plan) => void store.set(p.id, structuredClone(p)),
   };
   const engine = { running };
-  const svc = new PlanService({
-    plans: repo,
-    engine,
-    registry: {},
-    tasks: {},
-    sessions: {},
-    now: () => new Date('2026-02-02T00:00:00.000Z'),
-  } as never,
+  const svc = new PlanService(
+    {
+      plans: repo,
+      engine,
+      registry: {},
+      tasks: {},
+      sessions: {},
+      now: () => new Date('2026-02-02T00:00:00.000Z'),
+    } as never,
     {} as never,
   );
   return { svc, store };
