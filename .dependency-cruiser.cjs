@@ -15,6 +15,14 @@ module.exports = {
       to: { path: '^src/(application|infrastructure|protocol|presentation|main)/' },
     },
     {
+      name: 'only-the-domain-writes-a-plan',
+      comment:
+        'Outside src/domain a plan is deeply read-only (issue #38); writable() is for the domain functions that check each change.',
+      severity: 'error',
+      from: { pathNot: layer('domain') },
+      to: { path: '^src/domain/plan/writable\\.ts$' },
+    },
+    {
       name: 'application-depends-on-domain-only',
       severity: 'error',
       from: { path: layer('application') },

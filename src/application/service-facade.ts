@@ -3,6 +3,10 @@ import type { ApiKeyService } from './accounts/api-key.service.ts';
 import type { AuthenticationService } from './accounts/authentication.service.ts';
 import type { UserService } from './accounts/user.service.ts';
 import type { ContextService } from './context/context.service.ts';
+import type { PlanAnswers } from './plans/plan-answers.ts';
+import type { PlanCorrections } from './plans/plan-correction.ts';
+import type { PlanHousekeeping } from './plans/plan-housekeeping.ts';
+import type { PlanQueries } from './plans/plan-queries.ts';
 import type { PlanService } from './plans/plan.service.ts';
 import type { ActorCatalog } from './ports/actor.port.ts';
 import type { Principal } from './ports/principal.ts';
@@ -39,7 +43,16 @@ export interface ServiceFacade {
   readonly namespaces: NamespaceService;
   /** What each namespace may make the server do: grants, checks at declaration and at use. */
   readonly capabilities: CapabilityService;
+  /** The plan lifecycle: use, execute, apply, prompt, rollback, cancel. */
   readonly plans: PlanService;
+  /** The plans' read side: status, tree, explain, diff, artifacts, list. */
+  readonly planQueries: PlanQueries;
+  /** Answers to what a plan waits for: approve, reject (and a message on the waiting task). */
+  readonly planAnswers: PlanAnswers;
+  /** Corrections of a plan's decisions (`plan correct`). */
+  readonly planCorrections: PlanCorrections;
+  /** Rebase, delete and prune of plans with their sandboxes. */
+  readonly planHousekeeping: PlanHousekeeping;
   readonly retention: RetentionService;
   /** What an actor sees of a project's files (`_cleveragents/context/…`). */
   readonly context: ContextService;

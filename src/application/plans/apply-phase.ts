@@ -1,26 +1,30 @@
 import type { Plan } from '../../domain/plan/plan.ts';
-import { awaitAnswer, markApplied, policyOf, startPhase } from '../../domain/plan/plan.ts';
-import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.ts';
+import { policyOf } from '../../domain/plan/plan.ts';
+import { awaitAnswer, markApplied, startPhase } from '../../domain/plan/plan-state.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle, totalStats } from './plan-recorder.ts';
 import { vetoText } from '../hooks/hook.service.ts';
 import { beforeApply, notifyPlanHooks } from '../hooks/plan-hooks.ts';
 import { startApply } from '../../domain/plan/plan-progress.ts';
 
 /** What a before-apply hook is told of the changes: the stats and the files, per resource. */
-async function applyFacts(wb: PlanWorkbench, plan: Plan): Promise<unknown[]> {
-  if (!wb.deps.hooks) return [];
-  return (await wb.diffs(plan)).map((d) => ({
+async function applyFacts(io: Pick<ApplyInputs, 'hooks' | 'recorder'>, plan: Plan): Promise<unknown[]> {
+  if (!io.hooks) return [];
+  return (await io.recorder.diffs(plan)).map((d) => ({
     resource: d.resource,
     stats: d.diff.stats,
     files: d.diff.files.map((f) => ({ status: f.status, path: f.path })),
   }));
 }
 
+/** What the apply phase uses: the recorder, the sandboxes it applies and removes, the apply hooks, the log. */
+export type ApplyInputs = Pick<PlanRunPorts, 'recorder' | 'sandboxes' | 'hooks' | 'logger'>;
+
 /** The apply phase: asks for approval first unless `yes` or the plan's profile skips it (`applyApproval: false`), then applies each sandbox into its project. */
-export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
-  const { sandboxes, logger } = wb.deps;
+export async function applyChanges(io: ApplyInputs, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
+  const { sandboxes, logger } = io;
   startApply(plan, turn.task.id);
   if (!yes && policyOf(plan).applyApproval) {
-    const diffs = await wb.diffs(plan);
+    const diffs = await io.recorder.diffs(plan);
     const request = {
       kind: 'apply' as const,
       planId: plan.id,
@@ -29,32 +33,32 @@ export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHand
       options: ['approve', 'reject'],
     };
     awaitAnswer(plan, { kind: 'apply-approval', taskId: turn.task.id, request });
-    await wb.save(plan);
+    await io.recorder.save(plan);
     return turn.status(
       'TASK_STATE_INPUT_REQUIRED',
       `Apply ${request.stats.files} changed file(s) to the project? (approve / reject)`,
-      { data: { approvalRequest: request }, ...wb.meta(plan) },
+      { data: { approvalRequest: request }, ...planMeta(plan) },
     );
   }
   startPhase(plan, 'apply');
-  await wb.save(plan);
-  const veto = await beforeApply(wb.deps.hooks, plan, turn, { changes: await applyFacts(wb, plan) });
+  await io.recorder.save(plan);
+  const veto = await beforeApply(io.hooks, plan, turn, { changes: await applyFacts(io, plan) });
   if (veto)
-    return wb.fail(plan, turn, 'apply', {
+    return io.recorder.fail(plan, turn, 'apply', {
       kind: 'policy',
       message: `${vetoText(veto)}; nothing was applied`,
       recoverable: true,
       hint: `see the hook's output with agents task show ${turn.task.id}; once it would allow it, run agents plan apply ${plan.id}`,
     });
-  await turn.status('TASK_STATE_WORKING', 'Applying the changes to the project', wb.meta(plan));
-  const applied: NonNullable<Plan['applied']>['commits'] = [];
+  await turn.status('TASK_STATE_WORKING', 'Applying the changes to the project', planMeta(plan));
+  const applied: Array<{ resource: string; commit?: string | undefined; files: string[] }> = [];
   for (const sb of plan.sandboxes) {
     const outcome = await sandboxes.apply(
       sb,
       `${plan.description}\n\nApplied by CleverAgents plan ${plan.id} (${plan.action}).`,
     );
     if (!outcome.ok) {
-      return wb.fail(plan, turn, 'apply', {
+      return io.recorder.fail(plan, turn, 'apply', {
         kind: outcome.reason,
         message: outcome.message,
         files: outcome.files,
@@ -71,13 +75,13 @@ export async function applyChanges(wb: PlanWorkbench, plan: Plan, turn: TaskHand
     await turn.status(
       'TASK_STATE_WORKING',
       `Applied to ${sb.resource}${outcome.commit ? `: commit ${outcome.commit.slice(0, 12)}` : ''} (${outcome.files.length} file${outcome.files.length === 1 ? '' : 's'})`,
-      wb.meta(plan),
+      planMeta(plan),
     );
   }
   for (const sb of plan.sandboxes)
     await sandboxes.remove(sb).catch((err: unknown) => logger.warn({ err, planId: plan.id }, 'sandbox cleanup failed'));
-  markApplied(plan, { at: wb.now().toISOString(), commits: applied });
-  await wb.save(plan);
-  await notifyPlanHooks(wb.deps.hooks, 'after-apply', plan, turn, { applied: plan.applied }, logger);
-  await turn.status('TASK_STATE_COMPLETED', `Plan ${plan.id} applied`, wb.meta(plan));
+  markApplied(plan, { at: io.recorder.now().toISOString(), commits: applied });
+  await io.recorder.save(plan);
+  await notifyPlanHooks(io.hooks, 'after-apply', plan, turn, { applied: plan.applied }, logger);
+  await turn.status('TASK_STATE_COMPLETED', `Plan ${plan.id} applied`, planMeta(plan));
 }

@@ -6,8 +6,12 @@
 import { outputTail, type CommandOutput } from '../../domain/plan/command-output.ts';
 import type { Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
 import { KEPT_OUTPUT_BYTES, type ToolCallResult } from '../ports/sandbox.port.ts';
-import { totalStats, type PlanWorkbench, type TaskHandle } from './plan-workbench.ts';
-import { moveCursor, noteConfinement, setWallTime } from '../../domain/plan/plan-progress.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle, totalStats } from './plan-recorder.ts';
+import { resourcesOf } from './plan-definitions.ts';
+import { addSandbox, moveCursor, noteConfinement, setWallTime } from '../../domain/plan/plan-progress.ts';
+
+/** What making and restoring the sandboxes uses: the recorder and the plan's checkpoints, the registry (its resources), the sandboxes. */
+export type SandboxInputs = Pick<PlanRunPorts, 'recorder' | 'plans' | 'registry' | 'sandboxes'>;
 
 /**
  * The plan's sandboxes: created (with a `before-execute` checkpoint) on the first run; on a resumed
@@ -15,39 +19,46 @@ import { moveCursor, noteConfinement, setWallTime } from '../../domain/plan/plan
  * True when the sandboxes now hold exactly a checkpoint (one just made, or restored).
  */
 export async function prepareSandboxes(
-  wb: PlanWorkbench,
+  io: SandboxInputs,
   plan: Plan,
   turn: TaskHandle,
   opts: { restore: boolean },
 ): Promise<boolean> {
   let atCheckpoint = false;
   if (plan.sandboxes.length === 0) {
-    for (const r of await wb.resources(plan)) {
-      const sb = await wb.deps.sandboxes.create(plan.id, r);
-      plan.sandboxes.push(sb);
+    for (const r of await resourcesOf(io.registry, plan)) {
+      const sb = await io.sandboxes.create(plan.id, r);
+      addSandbox(plan, sb);
       await turn.status(
         'TASK_STATE_WORKING',
-        await wb.shownText(plan, `Sandbox for ${r.name}: ${sb.root}${sb.branch ? ` (branch ${sb.branch})` : ''}`),
-        wb.meta(plan),
+        await io.recorder.shownText(
+          plan,
+          `Sandbox for ${r.name}: ${sb.root}${sb.branch ? ` (branch ${sb.branch})` : ''}`,
+        ),
+        planMeta(plan),
       );
     }
-    const cp = await wb.checkpoint(plan, 'before-execute', 0);
+    const cp = await io.recorder.checkpoint(plan, 'before-execute', 0);
     atCheckpoint = true;
-    await turn.status('TASK_STATE_WORKING', `Checkpoint ${cp.id} before execute`, wb.meta(plan, { checkpoint: cp.id }));
+    await turn.status(
+      'TASK_STATE_WORKING',
+      `Checkpoint ${cp.id} before execute`,
+      planMeta(plan, { checkpoint: cp.id }),
+    );
   } else if (opts.restore) {
-    const last = (await wb.deps.plans.checkpoints(plan.id)).filter((c) => c.stepIndex <= plan.cursor).at(-1);
+    const last = (await io.plans.checkpoints(plan.id)).filter((c) => c.stepIndex <= plan.cursor).at(-1);
     if (last) {
-      await wb.restore(plan, last);
+      await io.recorder.restore(plan, last);
       atCheckpoint = true;
       moveCursor(plan, last.stepIndex);
       await turn.status(
         'TASK_STATE_WORKING',
         `Restored checkpoint ${last.id} (${last.label})`,
-        wb.meta(plan, { checkpoint: last.id }),
+        planMeta(plan, { checkpoint: last.id }),
       );
     }
   }
-  await wb.save(plan);
+  await io.recorder.save(plan);
   return atCheckpoint;
 }
 
@@ -56,12 +67,12 @@ export async function prepareSandboxes(
  * `none` is recorded on the plan and stays (shown by plan status).
  */
 export async function commandSettings(
-  wb: PlanWorkbench,
+  io: Pick<PlanRunPorts, 'tools' | 'registry'>,
   plan: Plan,
 ): Promise<{ network: 'none' | 'allow'; env: Readonly<Record<string, string>> | undefined }> {
-  const how = await wb.deps.tools.confinement?.();
+  const how = await io.tools.confinement?.();
   noteConfinement(plan, how);
-  const action = (await wb.deps.registry.lookup('action', plan.action))?.definition;
+  const action = (await io.registry.lookup('action', plan.action))?.definition;
   return { network: plan.network ?? 'none', env: action?.env };
 }
 
@@ -111,9 +122,12 @@ function keptText(text: string): string {
  * carries the output's last lines (`outputTail`), not the whole output: the task is read again
  * while it runs, and the whole output is in the plan's record (`plan explain --output`).
  */
-export function callRecorder(wb: PlanWorkbench, turn: TaskHandle): (call: ToolCallRecord) => Promise<void> {
+export function callRecorder(
+  io: Pick<PlanRunPorts, 'plans'>,
+  turn: TaskHandle,
+): (call: ToolCallRecord) => Promise<void> {
   return async (call) => {
-    await wb.deps.plans.putToolCall(call);
+    await io.plans.putToolCall(call);
     const { output, ...logged } = call;
     const data = output ? { ...logged, outputTail: outputTail(output.text).text } : logged;
     await turn.artifact(
@@ -125,11 +139,11 @@ export function callRecorder(wb: PlanWorkbench, turn: TaskHandle): (call: ToolCa
 
 /** The sandboxes' changes as the `diff` artifact; returns their totals. */
 export async function diffArtifact(
-  wb: PlanWorkbench,
+  io: Pick<PlanRunPorts, 'recorder'>,
   plan: Plan,
   turn: TaskHandle,
 ): Promise<{ files: number; additions: number; deletions: number }> {
-  const diffs = await wb.diffs(plan);
+  const diffs = await io.recorder.diffs(plan);
   const stats = totalStats(diffs);
   await turn.artifact({
     artifactId: 'diff',

@@ -1,5 +1,6 @@
 import { AppError } from '../../domain/errors.ts';
-import { isAllowed, type Decision, type Plan, type PlanOperation } from '../../domain/plan/plan.ts';
+import { type Decision, type Plan } from '../../domain/plan/plan.ts';
+import { isAllowed, type PlanOperation } from '../../domain/plan/plan-state.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { PlanServiceDeps } from './plan.types.ts';
 
@@ -34,7 +35,7 @@ export class PlanAccess {
   }
 
   assertIdle(plan: Plan, op: PlanOperation | 'delete'): void {
-    if (this.deps.engine.isRunning(plan.id)) {
+    if (this.deps.engine.running.has(plan.id)) {
       throw new AppError(
         'INVALID_STATE',
         `Plan ${plan.id} is running (${plan.phase}/${plan.state}); ${op} must wait until it stops`,

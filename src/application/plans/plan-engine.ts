@@ -1,16 +1,18 @@
 import type { ApprovalAnswer } from '../../domain/plan/approval.ts';
-import type { Checkpoint, Decision, Plan, Waiting } from '../../domain/plan/plan.ts';
+import type { Plan, Waiting } from '../../domain/plan/plan.ts';
 import { PlanError } from '../../domain/plan/plan.ts';
-import { declineApply, failPhase, requeueExecute, takeAnswer } from '../../domain/plan/plan.ts';
+import { declineApply, failPhase, requeueExecute, takeAnswer } from '../../domain/plan/plan-state.ts';
 import { AppError } from '../../domain/errors.ts';
-import type { SandboxDiff, SandboxManager } from '../ports/sandbox.port.ts';
 import { applyChanges } from './apply-phase.ts';
 import { executeSteps } from './execute-phase.ts';
-import { PlanStopped, PlanWorkbench, type PlanEngineDeps, type TaskHandle } from './plan-workbench.ts';
+import { planMeta, type PlanRunPorts, PlanStopped, type TaskHandle } from './plan-recorder.ts';
 import { strategize } from './strategize-phase.ts';
 import { strategizeWithActor, type Replan } from './llm/strategize-llm.ts';
 
-export { PLAN_META, type PlanEngineDeps, type TaskHandle } from './plan-workbench.ts';
+export { PLAN_META, type TaskHandle } from './plan-recorder.ts';
+
+/** What the engine runs phases with: every port some phase uses (each phase takes its own). */
+export type PlanEngineDeps = PlanRunPorts;
 
 export interface RunOptions {
   /** Approve every request of this run (tool calls and apply). */
@@ -21,50 +23,45 @@ export interface RunOptions {
  * Runs plan phases, each on the A2A task it is handed: strategize (one decision per declared step), execute
  * (tool calls in the sandbox, checkpoints, approvals, budgets), apply (into the project). Every
  * change is saved before it is reported; a cancelled or restarted run leaves a consistent plan.
- * The engine is the run registry (which plans a run holds here); the phases live in their own modules.
+ * The engine is the run registry (which plans a run holds here, and their in-memory copies) and
+ * hands each phase module the ports it names; saving and reporting are the PlanRecorder's.
  */
 export class PlanEngine {
   private readonly open = new Map<string, Plan>();
-  private readonly running = new Set<string>();
-  private readonly wb: PlanWorkbench;
+  private readonly holding = new Set<string>();
+  /** The ids of the plans a run holds now: a command that must wait for the run refuses them. */
+  readonly running: ReadonlySet<string> = this.holding;
+  private readonly io: PlanRunPorts;
 
   constructor(deps: PlanEngineDeps) {
-    this.wb = new PlanWorkbench(deps);
+    this.io = deps;
   }
 
   /** The plan as it stands (the in-memory copy while a run holds it). */
   async load(id: string): Promise<Plan | undefined> {
-    return this.open.get(id) ?? (await this.wb.deps.plans.get(id));
+    return this.open.get(id) ?? (await this.io.plans.get(id));
   }
 
   /** Whether plans from a goal can run here (LLM providers and the context service are wired). */
   get runsActors(): boolean {
-    return this.wb.deps.llm !== undefined;
-  }
-
-  isRunning(id: string): boolean {
-    return this.running.has(id);
-  }
-
-  save(plan: Plan): Promise<void> {
-    return this.wb.save(plan);
+    return this.io.llm !== undefined;
   }
 
   /** Strategizes a new plan on its task. */
   async strategizeOn(planId: string, task: TaskHandle): Promise<void> {
     await this.hold(planId, task, async (plan) =>
-      plan.actors ? strategizeWithActor(this.wb, plan, task, task.signal) : strategize(this.wb, plan, task, 0),
+      plan.actors ? strategizeWithActor(this.io, plan, task, task.signal) : strategize(this.io, plan, task, 0),
     );
   }
 
   /** Runs (or resumes) the execute phase on its task. */
   async execute(planId: string, task: TaskHandle, opts: RunOptions): Promise<void> {
-    await this.hold(planId, task, async (plan) => executeSteps(this.wb, plan, task, opts.yes));
+    await this.hold(planId, task, async (plan) => executeSteps(this.io, plan, task, opts.yes));
   }
 
   /** Runs the apply phase on its task (asking for approval first unless `yes` or the auto profile). */
   async apply(planId: string, task: TaskHandle, opts: RunOptions): Promise<void> {
-    await this.hold(planId, task, async (plan) => applyChanges(this.wb, plan, task, opts.yes));
+    await this.hold(planId, task, async (plan) => applyChanges(this.io, plan, task, opts.yes));
   }
 
   /**
@@ -90,7 +87,7 @@ export class PlanEngine {
       )
         return;
       const waiting = takeAnswer(plan, task.task.id);
-      await this.wb.record(plan, {
+      await this.io.recorder.record(plan, {
         type: 'approval',
         parentId: waiting.decisionId,
         question: waiting.kind === 'apply-approval' ? 'Apply the changes to the project?' : 'Run this tool call?',
@@ -105,57 +102,29 @@ export class PlanEngine {
       if (waiting.kind === 'apply-approval') {
         if (answer.decision === 'reject') {
           declineApply(plan);
-          await this.wb.save(plan);
+          await this.io.recorder.save(plan);
           return task.status(
             'TASK_STATE_CANCELED',
             `Apply declined${answer.guidance ? ` (${answer.guidance})` : ''}; the plan stays ready to apply`,
-            this.wb.meta(plan),
+            planMeta(plan),
           );
         }
-        return applyChanges(this.wb, plan, task, true);
+        return applyChanges(this.io, plan, task, true);
       }
-      return executeSteps(this.wb, plan, task, false);
+      return executeSteps(this.io, plan, task, false);
     });
   }
 
   /** Re-plans a plan from a goal from a corrected decision, with the user's guidance, on its task. */
   async replan(planId: string, task: TaskHandle, replan: Replan): Promise<void> {
     await this.hold(planId, task, async (plan) => {
-      await strategizeWithActor(this.wb, plan, task, task.signal, replan);
+      await strategizeWithActor(this.io, plan, task, task.signal, replan);
       // A plan that had a sandbox runs execute again from the checkpoint the correction restored.
       if (plan.sandboxes.length && plan.phase === 'strategize' && plan.state === 'complete') {
         requeueExecute(plan);
-        await this.wb.save(plan);
+        await this.io.recorder.save(plan);
       }
     });
-  }
-
-  /** Records one decision per declared step of the action (from `fromStep` on); used by correct. */
-  strategize(plan: Plan, turn: TaskHandle | undefined, fromStep: number, guidance?: string): Promise<Decision[]> {
-    return strategize(this.wb, plan, turn, fromStep, guidance);
-  }
-
-  // ---- helpers used by the plan service ------------------------------------------------------
-
-  restore(plan: Plan, cp: Checkpoint): Promise<void> {
-    return this.wb.restore(plan, cp);
-  }
-
-  diffs(plan: Plan): Promise<Array<{ resource: string; diff: SandboxDiff }>> {
-    return this.wb.diffs(plan);
-  }
-
-  record(plan: Plan, d: Parameters<PlanWorkbench['record']>[1]): Promise<Decision> {
-    return this.wb.record(plan, d);
-  }
-
-  checkpoint(plan: Plan, label: string, stepIndex: number): Promise<Checkpoint> {
-    return this.wb.checkpoint(plan, label, stepIndex);
-  }
-
-  /** The sandbox manager the phases use (rebase and clean-up work on the same sandboxes). */
-  get sandboxes(): SandboxManager {
-    return this.wb.deps.sandboxes;
   }
 
   /** Runs `fn` holding the plan: its in-memory copy is the one every reader sees until the run ends. */
@@ -166,18 +135,18 @@ export class PlanEngine {
       return;
     }
     this.open.set(planId, plan);
-    this.running.add(planId);
-    const unwatch = this.wb.watchPhases(plan, turn);
+    this.holding.add(planId);
+    const unwatch = this.io.recorder.watchPhases(plan, turn);
     try {
       await fn(plan);
     } catch (err) {
       if (!(err instanceof PlanStopped)) {
         if (turn.signal.aborted) return;
         const refused = err instanceof AppError && err.reason === 'INVALID_STATE';
-        const { logger } = this.wb.deps;
+        const { logger } = this.io;
         if (refused) logger.warn({ err, planId }, 'plan run refused a transition');
         else logger.error({ err, planId }, 'plan run failed');
-        const error: PlanError = await this.wb.shown(plan, {
+        const error: PlanError = await this.io.recorder.shown(plan, {
           kind: 'internal',
           message: err instanceof Error ? err.message : String(err),
           recoverable: true,
@@ -188,13 +157,13 @@ export class PlanEngine {
         // A refused transition changed nothing: the plan stays as it is; anything else stops the phase.
         if (!refused && plan.state === 'processing') {
           failPhase(plan, plan.phase, error);
-          await this.wb.save(plan);
+          await this.io.recorder.save(plan);
         }
-        await turn.status('TASK_STATE_FAILED', `Plan error: ${error.message}`, this.wb.meta(plan));
+        await turn.status('TASK_STATE_FAILED', `Plan error: ${error.message}`, planMeta(plan));
       }
     } finally {
       unwatch();
-      this.running.delete(planId);
+      this.holding.delete(planId);
       this.open.delete(planId);
     }
   }

@@ -8,15 +8,8 @@ import type {
   RemovedSandbox,
   SandboxRebase,
 } from '../../domain/plan/housekeeping-views.ts';
-import {
-  assertAllowed,
-  isRebaseConflict,
-  markRebaseConflict,
-  markRebased,
-  type PhaseState,
-  type Plan,
-  type PlanError,
-} from '../../domain/plan/plan.ts';
+import { type PhaseState, type Plan, type PlanError } from '../../domain/plan/plan.ts';
+import { assertAllowed, isRebaseConflict, markRebaseConflict, markRebased } from '../../domain/plan/plan-state.ts';
 import type { DiffStats } from '../../domain/plan/plan-views.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { SandboxInfo } from '../ports/sandbox.port.ts';
@@ -39,6 +32,13 @@ export interface PruneInput {
 export const DEFAULT_PRUNE_AGE_SECONDS = 7 * 24 * 3600;
 export const DEFAULT_PRUNE_STATES: readonly PhaseState[] = ['applied', 'cancelled'];
 
+/** A sandbox whose rebase conflicted: the files with markers, and git's words. */
+interface Conflict {
+  sandbox: SandboxInfo;
+  files: string[];
+  message: string;
+}
+
 /** Whether a plan keeps work nobody applied: how much, and where; `unreadable` when its sandbox could not be read. */
 type Unapplied = { stats: DiffStats; where: string[] } | { unreadable: string } | undefined;
 
@@ -50,12 +50,15 @@ type Unapplied = { stats: DiffStats; where: string[] } | { unreadable: string } 
 export class PlanHousekeeping {
   private readonly now: () => Date;
 
-  private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'now' | 'registry'>;
+  private readonly deps: Pick<
+    PlanServiceDeps,
+    'plans' | 'engine' | 'recorder' | 'sandboxes' | 'tasks' | 'now' | 'registry'
+  >;
   private readonly access: PlanAccess;
   private readonly queries: PlanQueries;
 
   constructor(
-    deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'now' | 'registry'>,
+    deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'recorder' | 'sandboxes' | 'tasks' | 'now' | 'registry'>,
     access: PlanAccess,
     queries: PlanQueries,
   ) {
@@ -95,10 +98,27 @@ export class PlanHousekeeping {
         },
       );
     }
+    const { rows, conflicts } = await this.rebaseSandboxes(plan);
+    const moved = conflicts.length > 0 || rows.some((r) => r.outcome === 'rebased');
+    const checkpoint = moved ? await this.deps.recorder.checkpoint(plan, 'after-rebase', plan.cursor) : undefined;
+    if (conflicts.length > 0) return this.stopOnConflicts(plan, conflicts, checkpoint?.id);
+    if (moved) markRebased(plan);
+    await this.deps.recorder.save(plan);
+    return {
+      planId: plan.id,
+      outcome: moved ? 'rebased' : 'up-to-date',
+      sandboxes: rows,
+      ...(checkpoint ? { checkpointId: checkpoint.id } : {}),
+      plan: await this.queries.status(plan.id, principal),
+    };
+  }
+
+  /** Rebases each sandbox in turn (the plan keeps each one's new base); the clean ones and the conflicted ones. */
+  private async rebaseSandboxes(plan: Plan): Promise<{ rows: SandboxRebase[]; conflicts: Conflict[] }> {
     const rows: SandboxRebase[] = [];
-    const conflicts: Array<{ sandbox: SandboxInfo; files: string[]; message: string }> = [];
+    const conflicts: Conflict[] = [];
     for (const [i, sb] of plan.sandboxes.entries()) {
-      const outcome = await this.deps.engine.sandboxes.rebase(sb).catch((err: unknown) => {
+      const outcome = await this.deps.sandboxes.rebase(sb).catch((err: unknown) => {
         throw new AppError('PLAN_ERROR', `Plan ${plan.id}: rebasing ${sb.resource} failed: ${messageOf(err)}`, {
           details: { planId: plan.id, kind: 'internal', resource: sb.resource },
           hint: `see the sandbox at ${sb.root}; nothing was changed in your repository`,
@@ -116,42 +136,34 @@ export class PlanHousekeeping {
           files: outcome.files,
         });
     }
-    const moved = conflicts.length > 0 || rows.some((r) => r.outcome === 'rebased');
-    const checkpoint = moved ? await this.deps.engine.checkpoint(plan, 'after-rebase', plan.cursor) : undefined;
-    if (conflicts.length > 0) {
-      const files = conflicts.flatMap((c) => c.files);
-      const roots = conflicts.map((c) => c.sandbox.root);
-      const error: PlanError = {
-        kind: 'conflict',
-        message: conflicts.map((c) => `${c.sandbox.resource}: ${c.message}`).join('; '),
-        recoverable: true,
-        files,
-        hint:
-          `resolve the conflict markers in ${roots.join(', ')} by hand, then run agents plan rebase ${plan.id} --continue; ` +
-          `or let the execution actor resolve them: agents plan prompt ${plan.id} "resolve the rebase conflicts"`,
-      };
-      markRebaseConflict(plan, error);
-      await this.deps.engine.save(plan);
-      throw new AppError('PLAN_ERROR', `Plan ${plan.id} was rebased with conflicts: ${error.message}`, {
-        details: {
-          planId: plan.id,
-          kind: 'conflict',
-          files,
-          sandboxes: conflicts.map((c) => ({ resource: c.sandbox.resource, root: c.sandbox.root })),
-          checkpointId: checkpoint?.id,
-        },
-        hint: error.hint,
-      });
-    }
-    if (moved) markRebased(plan);
-    await this.deps.engine.save(plan);
-    return {
-      planId: plan.id,
-      outcome: moved ? 'rebased' : 'up-to-date',
-      sandboxes: rows,
-      ...(checkpoint ? { checkpointId: checkpoint.id } : {}),
-      plan: await this.queries.status(plan.id, principal),
+    return { rows, conflicts };
+  }
+
+  /** The plan stops execute/errored with the conflicts (saved), thrown as a PLAN_ERROR naming the files. */
+  private async stopOnConflicts(plan: Plan, conflicts: Conflict[], checkpointId: string | undefined): Promise<never> {
+    const files = conflicts.flatMap((c) => c.files);
+    const roots = conflicts.map((c) => c.sandbox.root);
+    const error: PlanError = {
+      kind: 'conflict',
+      message: conflicts.map((c) => `${c.sandbox.resource}: ${c.message}`).join('; '),
+      recoverable: true,
+      files,
+      hint:
+        `resolve the conflict markers in ${roots.join(', ')} by hand, then run agents plan rebase ${plan.id} --continue; ` +
+        `or let the execution actor resolve them: agents plan prompt ${plan.id} "resolve the rebase conflicts"`,
     };
+    markRebaseConflict(plan, error);
+    await this.deps.recorder.save(plan);
+    throw new AppError('PLAN_ERROR', `Plan ${plan.id} was rebased with conflicts: ${error.message}`, {
+      details: {
+        planId: plan.id,
+        kind: 'conflict',
+        files,
+        sandboxes: conflicts.map((c) => ({ resource: c.sandbox.resource, root: c.sandbox.root })),
+        checkpointId,
+      },
+      hint: error.hint,
+    });
   }
 
   /** After the conflicts were resolved by hand: none of the files may hold markers any more. */
@@ -164,16 +176,16 @@ export class PlanHousekeeping {
     }
     const files = plan.error?.files ?? [];
     const left: string[] = [];
-    for (const sb of plan.sandboxes) left.push(...(await this.deps.engine.sandboxes.unresolved(sb, files)));
+    for (const sb of plan.sandboxes) left.push(...(await this.deps.sandboxes.unresolved(sb, files)));
     if (left.length > 0) {
       throw new AppError('PLAN_ERROR', `Plan ${plan.id}: conflict markers remain in ${left.join(', ')}`, {
         details: { planId: plan.id, kind: 'conflict', files: left },
         hint: `edit them in ${plan.sandboxes.map((s) => s.root).join(', ')} (remove every <<<<<<< ======= >>>>>>> block), then run agents plan rebase ${plan.id} --continue again`,
       });
     }
-    const checkpoint = await this.deps.engine.checkpoint(plan, 'after-rebase', plan.cursor);
+    const checkpoint = await this.deps.recorder.checkpoint(plan, 'after-rebase', plan.cursor);
     markRebased(plan);
-    await this.deps.engine.save(plan);
+    await this.deps.recorder.save(plan);
     return {
       planId: plan.id,
       outcome: 'resolved',
@@ -182,7 +194,7 @@ export class PlanHousekeeping {
         from: sb.baseCommit,
         onto: sb.baseCommit,
         outcome: 'resolved' as const,
-        files,
+        files: [...files],
       })),
       checkpointId: checkpoint.id,
       plan: await this.queries.status(plan.id, principal),
@@ -220,7 +232,7 @@ export class PlanHousekeeping {
     for (const listed of matching) {
       const plan = (await this.deps.engine.load(listed.id)) ?? listed;
       const row = { planId: plan.id, name: plan.name, phase: plan.phase, state: plan.state, updatedAt: plan.updatedAt };
-      if (this.deps.engine.isRunning(plan.id)) {
+      if (this.deps.engine.running.has(plan.id)) {
         kept.push({ ...row, reason: 'running' });
         continue;
       }
@@ -240,7 +252,7 @@ export class PlanHousekeeping {
   async clean(plan: Plan): Promise<void> {
     await this.removeSandboxes(plan);
     dropSandboxes(plan);
-    await this.deps.engine.save(plan);
+    await this.deps.recorder.save(plan);
   }
 
   /** Closes the plan's open task, removes its sandboxes, then the plan itself (kept when a sandbox would not go). */
@@ -257,7 +269,7 @@ export class PlanHousekeeping {
   private async removeSandboxes(plan: Plan): Promise<RemovedSandbox[]> {
     const removed: RemovedSandbox[] = [];
     for (const sb of plan.sandboxes) {
-      await this.deps.engine.sandboxes.remove(sb).catch((err: unknown) => {
+      await this.deps.sandboxes.remove(sb).catch((err: unknown) => {
         throw new AppError('PLAN_ERROR', `Plan ${plan.id}: removing the sandbox ${sb.root} failed: ${messageOf(err)}`, {
           details: { planId: plan.id, kind: 'internal', resource: sb.resource },
           hint: 'fix what git reports, then run the command again (the plan is kept until its sandboxes are gone)',
@@ -276,7 +288,7 @@ export class PlanHousekeeping {
     const where: string[] = [];
     for (const sb of plan.sandboxes) {
       try {
-        const d = await this.deps.engine.sandboxes.diff(sb);
+        const d = await this.deps.sandboxes.diff(sb);
         stats.files += d.stats.files;
         stats.additions += d.stats.additions;
         stats.deletions += d.stats.deletions;

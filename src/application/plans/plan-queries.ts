@@ -16,10 +16,10 @@ import type { PlanListInput, PlanServiceDeps } from './plan.types.ts';
 
 /** The read side of plans: status, tree, explanations, diffs, artifacts and the list. Changes nothing. */
 export class PlanQueries {
-  private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'registry'>;
+  private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'recorder' | 'tasks' | 'registry'>;
   private readonly access: PlanAccess;
 
-  constructor(deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'tasks' | 'registry'>, access: PlanAccess) {
+  constructor(deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'recorder' | 'tasks' | 'registry'>, access: PlanAccess) {
     this.deps = deps;
     this.access = access;
   }
@@ -32,7 +32,7 @@ export class PlanQueries {
       decisions,
       await this.deps.plans.toolCalls(planId),
       await this.deps.plans.checkpoints(planId),
-      this.deps.engine.isRunning(planId),
+      this.deps.engine.running.has(planId),
       this.deps.registry.showsHostPaths(principal),
     );
     const last = await this.deps.plans.lastCommandCall(planId);
@@ -73,7 +73,7 @@ export class PlanQueries {
   async diff(planId: string, principal: Principal): Promise<PlanDiff> {
     const plan = await this.access.get(planId, principal);
     if (plan.sandboxes.length) {
-      const diffs = await this.deps.engine.diffs(plan);
+      const diffs = await this.deps.recorder.diffs(plan);
       const stats = diffs.reduce(
         (a, d) => ({
           files: a.files + d.diff.stats.files,
@@ -148,7 +148,7 @@ export class PlanQueries {
         r?.decisions ?? [],
         r?.toolCalls ?? [],
         r?.checkpoints ?? [],
-        this.deps.engine.isRunning(p.id),
+        this.deps.engine.running.has(p.id),
         this.deps.registry.showsHostPaths(principal),
       );
     });

@@ -1,4 +1,4 @@
-import { failPhase } from '../../domain/plan/plan.ts';
+import { failPhase } from '../../domain/plan/plan-state.ts';
 import type { PlanServiceDeps } from './plan.types.ts';
 import { touch } from '../../domain/plan/plan-progress.ts';
 
@@ -19,7 +19,7 @@ export async function settleInterruptedPlans(
   const settled: string[] = [];
   for (const stored of await deps.plans.listByState('processing')) {
     // A plan waiting for the user's answer waits for no process.
-    if (deps.engine.isRunning(stored.id) || stored.waiting) continue;
+    if (deps.engine.running.has(stored.id) || stored.waiting) continue;
     const taskId = stored.tasks[stored.phase];
     const stranded = taskId ? await isStranded(taskId) : 'missing';
     if (stranded === false) continue;
@@ -27,7 +27,7 @@ export async function settleInterruptedPlans(
     // (local mode runs one agent per CLI call over one database). Only an old one is stranded.
     if (stranded === 'missing' && deps.now().getTime() - Date.parse(stored.updatedAt) < graceMs) continue;
     const plan = (await deps.plans.get(stored.id)) ?? stored;
-    if (plan.state !== 'processing' || deps.engine.isRunning(plan.id)) continue;
+    if (plan.state !== 'processing' || deps.engine.running.has(plan.id)) continue;
     const resume: Record<typeof plan.phase, { hint: string; recoverable: boolean }> = {
       strategize: {
         hint: `strategize is read-only: start it again with agents plan use ${plan.action} ${plan.projects.join(' ')}`,

@@ -1,5 +1,6 @@
 import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
-import { allowedOperations, policyOf } from '../../domain/plan/plan.ts';
+import { copyPlan, policyOf } from '../../domain/plan/plan.ts';
+import { allowedOperations } from '../../domain/plan/plan-state.ts';
 import type { ArtifactRow, CommandRun, DecisionNode, FileChange, PlanStatus } from '../../domain/plan/plan-views.ts';
 
 export type { PlanStatus };
@@ -9,13 +10,16 @@ export const ON_THE_SERVER = '(on the server)';
 
 /** `hostPaths` false (server mode): the sandboxes' directories are not shown. */
 export function statusOf(
-  p: Plan,
+  plan: Plan,
   decisions: Decision[],
   calls: ToolCallRecord[],
   checkpoints: Checkpoint[],
   running: boolean,
   hostPaths = true,
 ): PlanStatus {
+  // The view is a copy: it is serialised later, and the running plan may change meanwhile.
+  const p = copyPlan(plan);
+  const policy = policyOf(p);
   const out: PlanStatus = {
     planId: p.id,
     name: p.name,
@@ -25,7 +29,7 @@ export function statusOf(
     description: p.description,
     definitionOfDone: p.definitionOfDone,
     automationProfile: p.automationProfile,
-    policy: policyOf(p),
+    policy: { ...policy, rules: policy.rules.map((r) => ({ ...r })) },
     phase: p.phase,
     state: p.state,
     running,

@@ -4,6 +4,8 @@ import type { PlanRepository } from '../ports/plan.repository.port.ts';
 import type { RegistryService } from '../registry/registry.service.ts';
 import type { TaskService } from '../tasks/task.service.ts';
 import type { PlanEngine } from './plan-engine.ts';
+import type { PlanRecorder } from './plan-recorder.ts';
+import type { SandboxManager } from '../ports/sandbox.port.ts';
 import type { PlanStatus } from './plan-views.ts';
 
 /** What a command that starts (or continues) a phase run answers: the plan, and the run's task. */
@@ -34,6 +36,11 @@ export interface PlanServiceDeps {
   plans: PlanRepository;
   registry: RegistryService;
   tasks: TaskService;
+  /** Runs the phases; which plans a run holds. */
   engine: PlanEngine;
+  /** Saves a plan, its decisions and checkpoints (the same recorder the engine's runs use). */
+  recorder: PlanRecorder;
+  /** The plans' sandboxes (rebase and clean-up work on the ones the phases made). */
+  sandboxes: SandboxManager;
   now?: () => Date;
 }

@@ -1,28 +1,33 @@
 import type { Decision, Plan } from '../../domain/plan/plan.ts';
-import { completePhase, renderTemplate, startPhase } from '../../domain/plan/plan.ts';
-import type { PlanWorkbench, TaskHandle } from './plan-workbench.ts';
+import { renderTemplate } from '../../domain/plan/plan.ts';
+import { completePhase, startPhase } from '../../domain/plan/plan-state.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from './plan-recorder.ts';
+import { actionOf, resourcesOf, type PlanRegistry } from './plan-definitions.ts';
 import { attachTask, setStepsTotal } from '../../domain/plan/plan-progress.ts';
+
+/** What the strategize phase of a stepped action uses: the recorder, the plan's decisions, the registry (its action, tools, resources). */
+export type StrategizeInputs = Pick<PlanRunPorts, 'recorder' | 'plans'> & { registry: PlanRegistry };
 
 /** The strategize phase: records one decision per declared step of the action (from `fromStep` on). */
 export async function strategize(
-  wb: PlanWorkbench,
+  io: StrategizeInputs,
   plan: Plan,
   turn: TaskHandle | undefined,
   fromStep: number,
   guidance?: string,
 ): Promise<Decision[]> {
-  const action = await wb.action(plan);
+  const action = await actionOf(io.registry, plan);
   startPhase(plan, 'strategize');
   if (turn) attachTask(plan, 'strategize', turn.task.id);
-  await wb.save(plan);
-  await turn?.status('TASK_STATE_WORKING', `Strategizing: ${plan.description}`, wb.meta(plan));
+  await io.recorder.save(plan);
+  await turn?.status('TASK_STATE_WORKING', `Strategizing: ${plan.description}`, planMeta(plan));
   const steps = action.steps ?? [];
-  const decisions = await wb.deps.plans.decisions(plan.id);
+  const decisions = await io.plans.decisions(plan.id);
   let root = decisions.find((d) => d.type === 'strategy' && !d.superseded);
   const made: Decision[] = [];
-  const context = await contextSnapshot(wb, plan);
+  const context = await contextSnapshot(io, plan);
   if (!root) {
-    root = await wb.record(plan, {
+    root = await io.recorder.record(plan, {
       type: 'strategy',
       question: `How to reach: ${plan.definitionOfDone}`,
       chosen: `run the ${steps.length} declared step${steps.length === 1 ? '' : 's'} of ${action.name}`,
@@ -35,9 +40,9 @@ export async function strategize(
   for (let i = fromStep; i < steps.length; i++) {
     const step = steps[i];
     if (!step) continue;
-    const tool = await wb.deps.registry.use('tool', step.tool);
+    const tool = await io.registry.use('tool', step.tool);
     if (!tool) {
-      return wb.fail(plan, turn, 'strategize', {
+      return io.recorder.fail(plan, turn, 'strategize', {
         kind: 'strategy',
         message: `step ${i + 1} names tool ${step.tool}, which does not exist`,
         recoverable: false,
@@ -46,7 +51,7 @@ export async function strategize(
     }
     const args = renderTemplate(step.args ?? {}, plan.arguments) as Record<string, unknown>;
     made.push(
-      await wb.record(plan, {
+      await io.recorder.record(plan, {
         type: 'step',
         parentId: root.id,
         stepIndex: i,
@@ -64,20 +69,20 @@ export async function strategize(
     );
   setStepsTotal(plan, steps.length);
   completePhase(plan);
-  await wb.save(plan);
+  await io.recorder.save(plan);
   await turn?.status(
     'TASK_STATE_COMPLETED',
     `Strategy ready: ${steps.length} step${steps.length === 1 ? '' : 's'}. Next: agents plan execute ${plan.id}`,
-    wb.meta(plan),
+    planMeta(plan),
   );
   return made;
 }
 
 /** What the strategy was decided from: the plan's projects, resources, arguments and goal. */
-async function contextSnapshot(wb: PlanWorkbench, plan: Plan): Promise<Record<string, unknown>> {
+async function contextSnapshot(io: StrategizeInputs, plan: Plan): Promise<Record<string, unknown>> {
   return {
     projects: plan.projects,
-    resources: (await wb.resources(plan)).map((r) => ({ name: r.name, type: r.type, path: r.path })),
+    resources: (await resourcesOf(io.registry, plan)).map((r) => ({ name: r.name, type: r.type, path: r.path })),
     arguments: plan.arguments,
     definitionOfDone: plan.definitionOfDone,
   };

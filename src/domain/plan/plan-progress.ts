@@ -5,7 +5,8 @@
  * plan's record say something untrue.
  */
 import { AppError } from '../errors.ts';
-import type { Confinement, Plan } from './plan.ts';
+import type { Confinement, Plan, PlanRecord } from './plan.ts';
+import { writable } from './writable.ts';
 
 function refuse(p: Plan, what: string): never {
   throw new AppError('INTERNAL', `plan ${p.id}: ${what}`, { details: { planId: p.id } });
@@ -14,7 +15,7 @@ function refuse(p: Plan, what: string): never {
 /** The work has reached `cursor` (a step index, a write count, or a checkpoint's step): never negative. */
 export function moveCursor(p: Plan, cursor: number): void {
   if (!Number.isInteger(cursor) || cursor < 0) refuse(p, `the cursor cannot be ${cursor}`);
-  p.cursor = cursor;
+  writable(p).cursor = cursor;
 }
 
 /** A call of the execution actor wrote: the cursor counts it; the new cursor (its checkpoint's step). */
@@ -26,24 +27,24 @@ export function countWrite(p: Plan): number {
 /** The strategy has `steps` decisions (or the action `steps` steps). */
 export function setStepsTotal(p: Plan, steps: number): void {
   if (!Number.isInteger(steps) || steps < 0) refuse(p, `a strategy cannot have ${steps} steps`);
-  p.stepsTotal = steps;
+  writable(p).stepsTotal = steps;
 }
 
 /** Whether the definition of done was met, decided when an execute run ends (undefined: a new run decides anew). */
-export function judgeDone(p: Plan, done: Plan['done']): void {
+export function judgeDone(p: Plan, done: PlanRecord['done']): void {
   if (p.phase !== 'execute') refuse(p, `the definition of done is judged in execute, not ${p.phase}`);
-  p.done = done;
+  writable(p).done = done;
 }
 
 /** The apply phase starts on its task: an earlier apply's error is history. */
 export function startApply(p: Plan, taskId: string): void {
-  p.tasks.apply = taskId;
-  p.error = undefined;
+  writable(p).tasks.apply = taskId;
+  writable(p).error = undefined;
 }
 
 /** A correction starts a new attempt (its decisions and checkpoints are told apart by it). */
 export function newAttempt(p: Plan): void {
-  p.attempt++;
+  writable(p).attempt++;
 }
 
 /**
@@ -52,42 +53,58 @@ export function newAttempt(p: Plan): void {
  */
 export function revertTo(p: Plan, cursor: number, opts: { fresh?: boolean } = {}): void {
   moveCursor(p, cursor);
-  p.error = undefined;
+  writable(p).error = undefined;
   if (opts.fresh) {
-    p.waiting = undefined;
-    p.done = undefined;
+    writable(p).waiting = undefined;
+    writable(p).done = undefined;
   }
 }
 
 /** How the plan's commands run: confinement `none` is recorded and stays; `confined` only until then. */
 export function noteConfinement(p: Plan, how: Confinement | 'unavailable' | undefined): void {
-  if (how === 'none' || (how === 'confined' && p.confinement === undefined)) p.confinement = how;
+  if (how === 'none' || (how === 'confined' && p.confinement === undefined)) writable(p).confinement = how;
 }
 
 /** The plan's sandboxes were removed (`cancel --clean`): only a cancelled plan loses them. */
 export function dropSandboxes(p: Plan): void {
   if (p.state !== 'cancelled') refuse(p, `only a cancelled plan's sandboxes are removed, not a ${p.state} one's`);
-  p.sandboxes = [];
+  writable(p).sandboxes = [];
 }
 
 /** The plan's record is saved now. */
 export function touch(p: Plan, at: Date): void {
-  p.updatedAt = at.toISOString();
+  writable(p).updatedAt = at.toISOString();
 }
 
 /** The task a phase runs on (the plan's record of where to follow it). */
 export function attachTask(p: Plan, phase: 'strategize' | 'execute' | 'apply', taskId: string): void {
-  p.tasks[phase] = taskId;
+  writable(p).tasks[phase] = taskId;
+}
+
+/** The plan's sandbox for one more resource, made before its first execute. */
+export function addSandbox(p: Plan, sandbox: PlanRecord['sandboxes'][number]): void {
+  if (p.sandboxes.some((s) => s.resource === sandbox.resource))
+    refuse(p, `resource ${sandbox.resource} has a sandbox already`);
+  writable(p).sandboxes.push(sandbox);
+}
+
+/** A model step used `tokens` and cost `cost` (in the actors' price currency; kept to 6 decimals). */
+export function countModelUsage(p: Plan, tokens: number, cost: number | undefined): void {
+  if (!(tokens >= 0) || (cost !== undefined && !(cost >= 0)))
+    refuse(p, `a model step cannot use ${tokens} tokens at ${cost}`);
+  const u = writable(p).usage;
+  u.tokens += tokens;
+  if (cost) u.costUsd = Math.round((u.costUsd + cost) * 1e6) / 1e6;
 }
 
 /** A tool call ran (it counts against the tool-call budget). */
 export function countToolCall(p: Plan): void {
-  p.usage.toolCalls++;
+  writable(p).usage.toolCalls++;
 }
 
 /** The wall-clock time the plan's runs have used so far (it never goes back: two clocks keep the later). */
 export function setWallTime(p: Plan, ms: number): void {
-  p.usage.wallMs = Math.max(p.usage.wallMs, ms);
+  writable(p).usage.wallMs = Math.max(p.usage.wallMs, ms);
 }
 
 /** A run given new budgets (`plan execute --max-…`): each set one must be positive. */
@@ -102,15 +119,15 @@ export function setBudget(
 ): void {
   for (const [k, v] of Object.entries(b))
     if (v !== undefined && !(v > 0)) refuse(p, `budget ${k} must be positive, not ${v}`);
-  if (b.maxToolCalls) p.budget.maxToolCalls = b.maxToolCalls;
-  if (b.maxWallMs) p.budget.maxWallMs = b.maxWallMs;
-  if (b.maxTokens) p.budget.maxTokens = b.maxTokens;
-  if (b.maxCost) p.budget.maxCost = b.maxCost;
+  if (b.maxToolCalls) writable(p).budget.maxToolCalls = b.maxToolCalls;
+  if (b.maxWallMs) writable(p).budget.maxWallMs = b.maxWallMs;
+  if (b.maxTokens) writable(p).budget.maxTokens = b.maxTokens;
+  if (b.maxCost) writable(p).budget.maxCost = b.maxCost;
 }
 
 /** A sandbox as it now is (after a rebase moved its base). */
-export function replaceSandbox(p: Plan, index: number, sandbox: Plan['sandboxes'][number]): void {
+export function replaceSandbox(p: Plan, index: number, sandbox: PlanRecord['sandboxes'][number]): void {
   if (!p.sandboxes[index] || p.sandboxes[index].resource !== sandbox.resource)
     refuse(p, `sandbox ${index} is not the sandbox of ${sandbox.resource}`);
-  p.sandboxes[index] = sandbox;
+  writable(p).sandboxes[index] = sandbox;
 }

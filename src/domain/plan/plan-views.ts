@@ -4,7 +4,8 @@
  */
 import { z } from 'zod';
 import { Task } from '../a2a.model.ts';
-import { Checkpoint, Decision, Plan, PLAN_OPERATIONS, PlanError, SandboxRef, ToolCallRecord, Waiting } from './plan.ts';
+import { Checkpoint, Decision, Plan, PlanError, SandboxRef, ToolCallRecord, Waiting } from './plan.ts';
+import { PLAN_OPERATIONS } from './plan-state.ts';
 import { PolicySnapshot } from './policy.ts';
 import { CommandOutput } from './command-output.ts';
 

@@ -19,6 +19,7 @@
  * Rules decide what is asked; they are not a sandbox: `sh -c '…'` runs whatever it is given, so a
  * `deny` on a program is only as good as the rules for the programs that can start it.
  */
+import type { DeepReadonly } from '../readonly.ts';
 import { z } from 'zod';
 
 export const POLICY_DECISIONS = ['allow', 'ask', 'deny'] as const;
@@ -83,7 +84,7 @@ export interface PolicyCall {
   command?: readonly string[] | undefined;
 }
 
-export type PolicyProfile = Pick<PolicySnapshot, 'profile' | 'default' | 'rules'>;
+export type PolicyProfile = DeepReadonly<Pick<PolicySnapshot, 'profile' | 'default' | 'rules'>>;
 
 const compiled = new Map<string, RegExp>();
 

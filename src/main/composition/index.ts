@@ -51,13 +51,14 @@ export function composeServices(deps: ServiceDeps): Services {
     inlinePush: push.inline,
     observers: [push.observer],
   });
-  const { engine, plans } = buildPlans(deps, registryParts, context, tasks);
+  const planParts = buildPlans(deps, registryParts, context, tasks);
+  const { engine, plans } = planParts;
   const sessionDeletion = new SessionDeletion({ sessions, tasks: tasks.service, turnHistory });
   const work = new NamespaceWorkCleaner({
     plans: deps.plans,
     sessions: deps.sessions,
     engine,
-    planService: plans,
+    housekeeping: planParts.planHousekeeping,
     sessionDeletion,
   });
   const namespaces = buildNamespaces(deps, audit, registry, work);
@@ -72,6 +73,10 @@ export function composeServices(deps: ServiceDeps): Services {
     namespaces,
     capabilities,
     plans,
+    planQueries: planParts.planQueries,
+    planAnswers: planParts.planAnswers,
+    planCorrections: planParts.planCorrections,
+    planHousekeeping: planParts.planHousekeeping,
     context,
     audit,
     sync: new SyncService({

@@ -1,6 +1,6 @@
 import type { AuditService } from '../../application/accounts/audit.service.ts';
 import type { PlanEngine } from '../../application/plans/plan-engine.ts';
-import type { PlanService } from '../../application/plans/plan.service.ts';
+import type { PlanHousekeeping } from '../../application/plans/plan-housekeeping.ts';
 import type { PlanRepository } from '../../application/ports/plan.repository.port.ts';
 import { systemPrincipalFor } from '../../application/ports/principal.ts';
 import type { SessionRepository } from '../../application/ports/session.repository.port.ts';
@@ -28,8 +28,8 @@ export class NamespaceWorkCleaner implements NamespaceWork {
   private readonly deps: {
     plans: Pick<PlanRepository, 'list'>;
     sessions: Pick<SessionRepository, 'list'>;
-    engine: Pick<PlanEngine, 'isRunning'>;
-    planService: Pick<PlanService, 'delete'>;
+    engine: Pick<PlanEngine, 'running'>;
+    housekeeping: Pick<PlanHousekeeping, 'delete'>;
     sessionDeletion: Pick<SessionDeletion, 'delete'>;
   };
 
@@ -39,13 +39,13 @@ export class NamespaceWorkCleaner implements NamespaceWork {
 
   async runningPlans(namespace: string): Promise<number> {
     const { plans, engine } = this.deps;
-    return (await plans.list({ owner: namespace })).filter((p) => engine.isRunning(p.id)).length;
+    return (await plans.list({ owner: namespace })).filter((p) => engine.running.has(p.id)).length;
   }
 
   async clear(namespace: string): Promise<void> {
     const principal = systemPrincipalFor(namespace);
     for (const p of await this.deps.plans.list({ owner: namespace }))
-      await this.deps.planService.delete(p.id, { force: true }, principal);
+      await this.deps.housekeeping.delete(p.id, { force: true }, principal);
     const seen = new Set<string>();
     for (;;) {
       const page = await this.deps.sessions.list(namespace, 100);

@@ -8,63 +8,42 @@
  * recorded as a decision, and `plan.done` says whether the definition of done was met.
  */
 import type { Decision, Plan, PlanError } from '../../../domain/plan/plan.ts';
-import { awaitAnswer, completePhase, policyOf, startPhase } from '../../../domain/plan/plan.ts';
+import { policyOf } from '../../../domain/plan/plan.ts';
+import { awaitAnswer, completePhase, startPhase } from '../../../domain/plan/plan-state.ts';
 import { decideToolCall, type PolicySnapshot } from '../../../domain/plan/policy.ts';
+import type { DeepReadonly } from '../../../domain/readonly.ts';
 import { LLM_ACTOR_DEFAULTS } from '../../../domain/registry/entities.ts';
 import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
-import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.ts';
-import { ProviderFailure, type ModelTool } from '../../ports/language-model.port.ts';
+import { ProviderFailure } from '../../ports/language-model.port.ts';
 import type { SandboxInfo } from '../../ports/sandbox.port.ts';
-import type { Transcript } from '../../ports/transcript.port.ts';
 import { MAX_MALFORMED_STEPS, runAgentLoop } from '../../agent/agent-loop.ts';
-import type { ApprovalGate, CallAnswer, ControlTool } from '../../agent/agent.types.ts';
+import type { AgentConfig, ApprovalGate, CallAnswer } from '../../agent/agent.types.ts';
 import { changedFiles, commandSettings, diffArtifact, prepareSandboxes, wallClock } from '../execute-shared.ts';
-import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan-recorder.ts';
 import { planToolCallHooks } from '../../hooks/plan-hooks.ts';
 import type { ToolCallHooks } from '../../hooks/tool-call-hooks.ts';
 import { argSummary, previewFields } from '../tool-call-preview.ts';
-import {
-  decisionTerms,
-  executionSystemPrompt,
-  FINISH_SCHEMA,
-  FINISH_TOOL,
-  guidanceOf,
-  openingMessage,
-  type FinishArgs,
-} from './execution-prompt.ts';
+import type { FinishArgs } from './execution-prompt.ts';
 import { PlanActorFailure, PlanModel, planToolsOf, type PlanLlmDeps, type PlanToolSet } from './plan-model.ts';
 import { PlanCallRecorder, planAgentTool, type PlanToolRun } from './plan-agent.ts';
 import { PlanBudget } from './plan-budget.ts';
 import { answerFor, runVerify } from './execute-verify.ts';
+import { finishTool, freshTranscript } from './execution-opening.ts';
+import { recordAssessment } from './execution-assessment.ts';
+import { ExecutionText, type ExecutionTranscript } from './execution-text.ts';
 import { attachTask, judgeDone } from '../../../domain/plan/plan-progress.ts';
-import { messageOf } from '../../../domain/errors.ts';
 
-/** An execution's conversation as kept in the transcript store while it waits for an approval. */
-export interface ExecutionTranscript extends Transcript {
-  /** The system prompt of this conversation: an answered approval goes on with the same one. */
-  system: string;
-  /** The context the actor was given. */
-  snapshot?: ContextSnapshotRef | undefined;
-  /** The actor called finish in the step whose calls are pending. */
-  finishing?: FinishArgs | undefined;
-}
+export type { ExecutionTranscript } from './execution-text.ts';
 
 const DEFAULT_COMMAND_MS = 300_000;
 
-const FINISH_OFFERED: ModelTool = {
-  name: FINISH_TOOL,
-  description:
-    'End the work: say whether the definition of done is met, with your assessment (and a confidence from 0 to 1). The verify command, if any, runs after this.',
-  inputSchema: FINISH_SCHEMA,
-};
-
 /** The execute phase of a plan whose `actors` are set (see executeSteps). */
-export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
-  const llm = wb.deps.llm;
+export async function executeWithActor(io: PlanRunPorts, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
+  const llm = io.llm;
   const actors = plan.actors;
   if (!llm || !actors) {
     startPhase(plan, 'execute');
-    return wb.fail(plan, turn, 'execute', {
+    return io.recorder.fail(plan, turn, 'execute', {
       kind: 'actor',
       message: 'this server has no LLM providers: a plan from a goal cannot be executed here',
       recoverable: true,
@@ -84,7 +63,7 @@ export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: Task
   // A run decides the definition of done anew when it finishes.
   if (!answering) judgeDone(plan, undefined);
   attachTask(plan, 'execute', turn.task.id);
-  await wb.save(plan);
+  await io.recorder.save(plan);
   await turn.status(
     'TASK_STATE_WORKING',
     answering
@@ -92,9 +71,9 @@ export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: Task
       : resumed
         ? `Resuming execute with ${actors.execution} in a fresh conversation`
         : `Executing with ${actors.execution} in a sandbox`,
-    wb.meta(plan),
+    planMeta(plan),
   );
-  const run = new ExecutionRun(wb, llm, plan, turn, yes, actors.execution);
+  const run = new ExecutionRun(io, llm, plan, turn, yes, actors.execution);
   try {
     await run.start({ stored: answering ? stored : undefined, resumed, previousError });
   } catch (err) {
@@ -107,7 +86,7 @@ export async function executeWithActor(wb: PlanWorkbench, plan: Plan, turn: Task
 
 class ExecutionRun {
   private readonly tick: () => void;
-  private readonly policy: PolicySnapshot;
+  private readonly policy: DeepReadonly<PolicySnapshot>;
   private readonly signal: AbortSignal;
   private model!: PlanModel;
   private tools!: PlanToolSet;
@@ -118,19 +97,17 @@ class ExecutionRun {
   private answer: CallAnswer | undefined;
   private hooks: ToolCallHooks | undefined;
   private recorder!: PlanCallRecorder;
-  private textOpen = false;
-  /** The step whose words were streamed last. */
-  private textStep = -1;
+  private readonly text: ExecutionText;
 
-  private readonly wb: PlanWorkbench;
+  private readonly io: PlanRunPorts;
   private readonly llm: PlanLlmDeps;
   private readonly plan: Plan;
   private readonly turn: TaskHandle;
   private readonly yes: boolean;
   private readonly actorName: string;
 
-  constructor(wb: PlanWorkbench, llm: PlanLlmDeps, plan: Plan, turn: TaskHandle, yes: boolean, actorName: string) {
-    this.wb = wb;
+  constructor(io: PlanRunPorts, llm: PlanLlmDeps, plan: Plan, turn: TaskHandle, yes: boolean, actorName: string) {
+    this.io = io;
     this.llm = llm;
     this.plan = plan;
     this.turn = turn;
@@ -139,23 +116,49 @@ class ExecutionRun {
     this.tick = wallClock(plan);
     this.policy = policyOf(plan);
     this.signal = turn.signal;
+    this.text = new ExecutionText(turn, plan, llm.transcripts, actorName);
   }
 
   async start(opts: {
     stored: ExecutionTranscript | undefined;
     resumed: boolean;
-    previousError: PlanError | undefined;
+    previousError: Plan['error'];
   }): Promise<void> {
-    const { wb, plan } = this;
+    const decisions = await this.prepare(opts);
+    this.model = await this.openModel();
+    this.tools = await planToolsOf(
+      this.model.def,
+      async (n) => (await this.io.registry.use('tool', n))?.definition,
+      false,
+    );
+    if (opts.stored) {
+      this.transcript = opts.stored;
+      this.answer = answerFor(decisions, this.root.id, this.plan.attempt, opts.stored);
+    } else
+      this.transcript = await freshTranscript(
+        { io: this.io, llm: this.llm, plan: this.plan, model: this.model, signal: this.signal },
+        decisions,
+        { ...opts, toolProblems: this.tools.problems },
+      );
+    await this.loop();
+  }
+
+  /** The sandbox (made or restored), command settings, hooks, the strategy to carry out; the plan's decisions. */
+  private async prepare(opts: {
+    stored: ExecutionTranscript | undefined;
+    resumed: boolean;
+    previousError: Plan['error'];
+  }): Promise<Decision[]> {
+    const { io, plan } = this;
     // A conflicted rebase left its markers in the sandbox for the actor to resolve: nothing is reset.
     if (!opts.stored)
-      await prepareSandboxes(wb, plan, this.turn, { restore: opts.resumed && opts.previousError?.kind !== 'conflict' });
+      await prepareSandboxes(io, plan, this.turn, { restore: opts.resumed && opts.previousError?.kind !== 'conflict' });
     const sandbox = plan.sandboxes[0];
     if (!sandbox) return this.stop({ kind: 'internal', message: 'the plan has no sandbox', recoverable: false });
     this.sandbox = sandbox;
-    this.commands = await commandSettings(wb, plan);
-    this.hooks = planToolCallHooks(wb.deps.hooks, plan, this.turn);
-    const decisions = await wb.deps.plans.decisions(plan.id);
+    this.commands = await commandSettings(io, plan);
+    this.hooks = planToolCallHooks(io.hooks, plan, this.turn);
+    const decisions = await io.plans.decisions(plan.id);
     const root = decisions.find((d) => d.type === 'strategy' && !d.superseded);
     if (!root)
       return this.stop({
@@ -165,140 +168,30 @@ class ExecutionRun {
         hint: `strategize it again with agents plan correct <decision> --mode revert, or make a new plan`,
       });
     this.root = root;
-    this.recorder = new PlanCallRecorder(wb, plan, this.turn, {
+    this.recorder = new PlanCallRecorder(io, plan, this.turn, {
       decisionId: () => this.root.id,
       sandbox,
       network: this.commands.network,
       tick: this.tick,
     });
-    this.model = await PlanModel.open(
-      this.actorName,
-      async (n) => (await wb.deps.registry.use('actor', n))?.definition,
-      this.llm,
-      {
-        report: (fallbacks, text) =>
-          this.turn.status('TASK_STATE_WORKING', text, { ...wb.meta(plan), taskMetadata: { fallbacks } }),
-        earlier: fallbacksOf(this.turn.task.metadata),
-      },
-    );
-    this.tools = await planToolsOf(
-      this.model.def,
-      async (n) => (await wb.deps.registry.use('tool', n))?.definition,
-      false,
-    );
-    if (opts.stored) {
-      this.transcript = opts.stored;
-      this.answer = answerFor(decisions, root.id, plan.attempt, opts.stored);
-    } else {
-      const context = await this.context(decisions);
-      const diff = opts.resumed ? (await wb.diffs(plan)).map((d) => d.diff.unified).join('') : undefined;
-      const checkpoints = await wb.deps.plans.checkpoints(plan.id);
-      const since = checkpoints.at(-1)?.createdAt ?? '';
-      this.transcript = {
-        messages: [
-          {
-            role: 'user',
-            text: openingMessage({
-              resumed: opts.resumed,
-              diff,
-              previousError: opts.previousError,
-              guidanceSince: opts.resumed ? guidanceOf(decisions).filter((d) => d.createdAt >= since) : [],
-            }),
-          },
-        ],
-        steps: 0,
-        usage: { inputTokens: 0, outputTokens: 0 },
-        toolCalls: 0,
-        system: executionSystemPrompt({
-          plan,
-          decisions,
-          context,
-          actorPrompt: this.model.def.systemPrompt,
-          toolProblems: this.tools.problems,
-        }),
-        snapshot: context ? snapshotRef(context) : undefined,
-      };
-    }
-    await this.loop();
+    return decisions;
   }
 
-  /** What the context service gives the actor for this goal (in the execute view). */
-  private async context(decisions: Decision[]): Promise<AssembledContext | undefined> {
-    const project = this.plan.projects[0];
-    if (!project) return undefined;
-    try {
-      return await this.llm.context.assemble({
-        project,
-        view: 'execute',
-        goal: this.plan.description,
-        action: this.plan.action,
-        decisions: decisionTerms(decisions),
-        modelWindow: this.model.contextWindow,
-        answerReserve: this.model.maxTokens,
-        signal: this.signal,
-      });
-    } catch (err) {
-      if (this.signal.aborted) throw err;
-      const hint = (err as { hint?: unknown }).hint;
-      return this.stop({
-        kind: 'internal',
-        message: `the context for the execution actor could not be assembled: ${messageOf(err)}`,
-        recoverable: true,
-        hint: typeof hint === 'string' ? hint : `fix the cause, then run agents plan execute ${this.plan.id}`,
-      });
-    }
+  /** The execution actor's model (with its fallbacks, reported on the task as they are used). */
+  private openModel(): Promise<PlanModel> {
+    const { io, plan } = this;
+    return PlanModel.open(this.actorName, async (n) => (await io.registry.use('actor', n))?.definition, this.llm, {
+      report: (fallbacks, text) =>
+        this.turn.status('TASK_STATE_WORKING', text, { ...planMeta(plan), taskMetadata: { fallbacks } }),
+      earlier: fallbacksOf(this.turn.task.metadata),
+    });
   }
 
   private async loop(): Promise<void> {
     const { plan, model } = this;
     const maxSteps = model.def.maxToolSteps ?? LLM_ACTOR_DEFAULTS.maxToolSteps;
     const budget = new PlanBudget(plan, this.tick, (u) => model.cost(u));
-    const run: PlanToolRun = {
-      wb: this.wb,
-      sandbox: this.sandbox,
-      network: this.commands.network,
-      env: this.commands.env,
-      timeoutMs: () => this.callTimeoutMs(),
-    };
-    const outcome = await runAgentLoop(
-      {
-        model: model.agentModel(),
-        system: this.transcript.system,
-        tools: this.tools.tools.map((t) => planAgentTool(t, run)),
-        control: [this.finishTool()],
-        decide: (tool, args) =>
-          decideToolCall(this.policy, {
-            tool: tool.ref,
-            readOnly: tool.readOnly,
-            writes: tool.writes,
-            command: tool.commandOf(args),
-          }),
-        policyName: "the plan's automation profile",
-        approvals: {
-          yes: this.yes,
-          always: () => this.transcript.always ?? [],
-          remember: (rule) => {
-            (this.transcript.always ??= []).push(rule);
-            return Promise.resolve();
-          },
-          ask: (e) => this.ask(e),
-        },
-        recorder: this.recorder,
-        hooks: this.hooks,
-        budget,
-        validate: (schema, value) => model.validate(schema, value),
-        signal: this.signal,
-        maxSteps,
-        window: {
-          contextWindow: model.contextWindow,
-          reserve: Math.min(model.maxTokens, Math.floor(model.contextWindow / 2)),
-        },
-        onText: (delta, step) => this.stream(delta, step),
-        save: (t) => this.saveTranscript(t),
-        answer: this.answer,
-      },
-      this.transcript,
-    );
+    const outcome = await runAgentLoop(this.loopConfig(budget, maxSteps), this.transcript);
     const freshRun = `run agents plan execute ${plan.id} to go on in a fresh conversation (everything done so far is kept)`;
     switch (outcome.kind) {
       case 'waiting':
@@ -333,53 +226,63 @@ class ExecutionRun {
     }
   }
 
-  /** The `finish` tool: the actor's assessment; the run ends after this step's calls. */
-  private finishTool(): ControlTool {
+  /** The agent loop as the execution actor runs it: the plan's tools, policy, approvals, hooks and budgets. */
+  private loopConfig(budget: PlanBudget, maxSteps: number): AgentConfig {
+    const { model } = this;
+    const run: PlanToolRun = {
+      io: this.io,
+      sandbox: this.sandbox,
+      network: this.commands.network,
+      env: this.commands.env,
+      timeoutMs: () => this.callTimeoutMs(),
+    };
     return {
-      tool: FINISH_OFFERED,
-      handle: (args) => {
-        const problems = args.ok ? this.model.validate(FINISH_SCHEMA, args.value) : [args.problem];
-        if (!args.ok || problems.length)
-          return {
-            output: `The arguments of ${FINISH_TOOL} are not valid: ${problems.slice(0, 10).join('; ')}. Call it again with {"done": true|false, "assessment": "…"}.`,
-            isError: true,
-          };
-        const v = args.value as { done: boolean; assessment: string; confidence?: number };
-        this.transcript.finishing = { done: v.done, assessment: v.assessment, confidence: v.confidence };
-        return {
-          output: 'Noted: the run ends after this step; the verify command (if any) runs now.',
-          isError: false,
-          stop: true,
-        };
+      model: model.agentModel(),
+      system: this.transcript.system,
+      tools: this.tools.tools.map((t) => planAgentTool(t, run)),
+      control: [finishTool(this.model, this.transcript)],
+      decide: (tool, args) =>
+        decideToolCall(this.policy, {
+          tool: tool.ref,
+          readOnly: tool.readOnly,
+          writes: tool.writes,
+          command: tool.commandOf(args),
+        }),
+      policyName: "the plan's automation profile",
+      approvals: {
+        yes: this.yes,
+        always: () => this.transcript.always ?? [],
+        remember: (rule) => {
+          (this.transcript.always ??= []).push(rule);
+          return Promise.resolve();
+        },
+        ask: (e) => this.ask(e),
       },
+      recorder: this.recorder,
+      hooks: this.hooks,
+      budget,
+      validate: (schema, value) => model.validate(schema, value),
+      signal: this.signal,
+      maxSteps,
+      window: {
+        contextWindow: model.contextWindow,
+        reserve: Math.min(model.maxTokens, Math.floor(model.contextWindow / 2)),
+      },
+      onText: (delta, step) => this.text.stream(delta, step),
+      save: (t) => this.text.save(t),
+      answer: this.answer,
     };
   }
 
   /** A call's time limit: the command timeout, within what is left of the wall-clock budget. */
   private callTimeoutMs(): number {
     const remaining = Math.max(1000, this.plan.budget.maxWallMs - this.plan.usage.wallMs);
-    return Math.min(this.wb.deps.commandTimeoutMs ?? DEFAULT_COMMAND_MS, remaining);
-  }
-
-  /** The model's words, streamed as the `execution` text artifact (a new step starts a new paragraph). */
-  private async stream(delta: string, step: number): Promise<void> {
-    const text = this.textOpen && step !== this.textStep ? `\n\n${delta}` : delta;
-    this.textStep = step;
-    this.textOpen = true;
-    await this.turn.artifact(
-      { artifactId: 'execution', name: 'execution', parts: [{ text }], metadata: { actor: this.actorName } },
-      { append: true },
-    );
-  }
-
-  private async saveTranscript(t: Transcript): Promise<void> {
-    await this.turn.stored(); // the task's row first (see ActorTurn.stored)
-    await this.llm.transcripts.save(this.turn.task.id, this.plan.contextId, t);
+    return Math.min(this.io.commandTimeoutMs ?? DEFAULT_COMMAND_MS, remaining);
   }
 
   /** Stops the run waiting for the user's answer on this task (its conversation was saved to go on with). */
   private async ask(e: Parameters<ApprovalGate['ask']>[0]): Promise<void> {
-    const { plan, wb } = this;
+    const { plan, io } = this;
     const step = plan.usage.toolCalls + 1;
     const p = e.preview;
     const request = {
@@ -396,12 +299,12 @@ class ExecutionRun {
     };
     awaitAnswer(plan, { kind: 'tool-approval', taskId: this.turn.task.id, decisionId: this.root.id, request });
     this.tick();
-    await wb.save(plan);
+    await io.recorder.save(plan);
     const what = p.command !== undefined ? `run \`${p.command}\`` : `${e.ref} ${argSummary(e.args)}`;
     await this.turn.status(
       'TASK_STATE_INPUT_REQUIRED',
       `Approve step ${step}: ${what}?${p.diff ? `\n${p.diff.trimEnd()}\n` : ''} (approve / always / reject / reject with guidance)`,
-      { data: { approvalRequest: request }, ...wb.meta(plan, { step }) },
+      { data: { approvalRequest: request }, ...planMeta(plan, { step }) },
     );
   }
 
@@ -410,14 +313,14 @@ class ExecutionRun {
    * the phase with the diff — saying plainly when the definition of done was not met.
    */
   private async finish(f: FinishArgs): Promise<void> {
-    const { plan, wb } = this;
-    await this.closeText();
-    await this.keepTranscript();
+    const { plan, io } = this;
+    await this.text.close();
+    await this.text.keep(this.transcript);
     // Conflict markers (a rebase's, left for the actor) must be gone before the work is done.
-    const changed = (await wb.diffs(plan)).flatMap((d) =>
+    const changed = (await io.recorder.diffs(plan)).flatMap((d) =>
       d.diff.files.filter((f) => f.status !== 'deleted').map((f) => f.path),
     );
-    const marked = await wb.deps.sandboxes.unresolved(this.sandbox, changed);
+    const marked = await io.sandboxes.unresolved(this.sandbox, changed);
     if (marked.length > 0)
       return this.stop({
         kind: 'conflict',
@@ -427,46 +330,21 @@ class ExecutionRun {
         hint: `resolve them by hand in ${this.sandbox.root} and run agents plan rebase ${plan.id} --continue, or give the actor guidance: agents plan prompt ${plan.id} "…"`,
       });
     const verify = plan.verify ? await this.verify(plan.verify) : undefined;
-    const met = verify ? verify.ok : f.done === true;
-    const verifyWords = verify
-      ? `verify \`${verify.command}\` ${verify.exitCode === 0 ? 'exited 0' : verify.exitCode === null ? `did not finish (${verify.summary})` : `exited ${verify.exitCode}`}`
-      : undefined;
-    const said =
-      f.done === undefined
-        ? 'the actor stopped without calling finish'
-        : `the actor says it is ${f.done ? '' : 'not '}done`;
-    const decision = await wb.record(plan, {
-      type: 'assessment',
-      parentId: this.root.id,
-      question: 'Is the definition of done met?',
-      chosen: met ? 'met' : 'not met',
-      alternatives: [met ? 'not met' : 'met'],
-      confidence: f.confidence ?? (verify ? 1 : 0.5),
-      rationale: [f.assessment, `${said}${verifyWords ? `; ${verifyWords}` : ''}`].join('\n'),
-      context: {
-        by: verify ? 'verify' : 'assessment',
-        actorDone: f.done ?? null,
-        ...(this.transcript.snapshot ? { snapshot: this.transcript.snapshot } : {}),
-        ...(verify ? { verify } : {}),
-      },
-    });
-    judgeDone(plan, {
-      met,
-      by: verify ? 'verify' : 'assessment',
-      ...(verify ? { verify } : {}),
-      assessment: f.assessment,
-      decisionId: decision.id,
-      at: wb.now().toISOString(),
+    const { decision, met, verifyWords, said } = await recordAssessment(io.recorder, plan, {
+      rootId: this.root.id,
+      finish: f,
+      verify,
+      snapshot: this.transcript.snapshot,
     });
     await this.turn.artifact(
       { artifactId: 'decisions', name: 'decisions', parts: [{ data: decision, mediaType: 'application/json' }] },
       { append: true },
     );
-    await wb.checkpoint(plan, 'before-apply', plan.cursor, decision.id);
-    const stats = await diffArtifact(wb, plan, this.turn);
+    await io.recorder.checkpoint(plan, 'before-apply', plan.cursor, decision.id);
+    const stats = await diffArtifact(io, plan, this.turn);
     completePhase(plan);
     this.tick();
-    await wb.save(plan);
+    await io.recorder.save(plan);
     const calls = plan.usage.toolCalls;
     const outcome = met
       ? `definition of done met${verifyWords ? ` (${verifyWords})` : ''}`
@@ -474,7 +352,7 @@ class ExecutionRun {
     await this.turn.status(
       'TASK_STATE_COMPLETED',
       `Executed ${calls} tool call${calls === 1 ? '' : 's'}: ${changedFiles(stats)}; ${outcome}. Next: agents plan diff ${plan.id}, then ${met ? `agents plan apply ${plan.id}` : `correct the plan (agents plan correct ${decision.id} --guidance …) or apply it as it is`}`,
-      wb.meta(plan, { done: plan.done }),
+      planMeta(plan, { done: plan.done }),
     );
   }
 
@@ -482,14 +360,14 @@ class ExecutionRun {
   private verify(v: NonNullable<Plan['verify']>): Promise<NonNullable<Plan['done']>['verify']> {
     return runVerify(
       {
-        wb: this.wb,
+        io: this.io,
         plan: this.plan,
         turn: this.turn,
         rootId: this.root.id,
         recorder: this.recorder,
         tick: this.tick,
         run: {
-          wb: this.wb,
+          io: this.io,
           sandbox: this.sandbox,
           network: this.commands.network,
           env: this.commands.env,
@@ -500,37 +378,19 @@ class ExecutionRun {
     );
   }
 
-  /** The conversation as it ended (nothing pending: an answer can no longer continue it). */
-  private async keepTranscript(): Promise<void> {
-    // Unset until the run knows its conversation (it may stop before).
-    const t = this.transcript as ExecutionTranscript | undefined;
-    if (!t) return;
-    const ended: ExecutionTranscript = { ...t, pending: undefined, finishing: undefined };
-    await this.turn.stored();
-    await this.llm.transcripts.save(this.turn.task.id, this.plan.contextId, ended);
-  }
-
-  private async closeText(): Promise<void> {
-    if (!this.textOpen) return;
-    this.textOpen = false;
-    await this.turn.artifact(
-      { artifactId: 'execution', name: 'execution', parts: [{ text: '' }] },
-      { append: true, lastChunk: true },
-    );
-  }
-
   /**
    * Stops the phase (errored, or constrained for a budget) after a checkpoint of the work so far,
    * so that a resumed run starts from everything done.
    */
   async stop(error: PlanError, state: 'errored' | 'constrained' = 'errored'): Promise<never> {
     if (this.signal.aborted) throw new ProviderFailure('cancelled', 'cancelled', '');
-    const { plan, wb } = this;
+    const { plan, io } = this;
     if (plan.sandboxes.length && plan.phase === 'execute' && plan.state === 'processing')
-      await wb.checkpoint(plan, state, plan.cursor).catch(() => undefined);
-    await this.closeText().catch(() => undefined);
-    await this.keepTranscript().catch(() => undefined);
+      await io.recorder.checkpoint(plan, state, plan.cursor).catch(() => undefined);
+    await this.text.close().catch(() => undefined);
+    // Unset until the run knows its conversation (it may stop before).
+    await this.text.keep(this.transcript as ExecutionTranscript | undefined).catch(() => undefined);
     this.tick();
-    return wb.fail(plan, this.turn, 'execute', error, state);
+    return io.recorder.fail(plan, this.turn, 'execute', error, state);
   }
 }

@@ -10,7 +10,7 @@ import type { ToolCallResult } from '../../ports/sandbox.port.ts';
 import type { Transcript } from '../../ports/transcript.port.ts';
 import type { CallAnswer } from '../../agent/agent.types.ts';
 import { callRecorder } from '../execute-shared.ts';
-import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan-recorder.ts';
 import { normalizeArgs } from '../tool-call-preview.ts';
 import { runPlanTool, type PlanCallRecorder, type PlanToolRun } from './plan-agent.ts';
 import { messageOf } from '../../../domain/errors.ts';
@@ -20,7 +20,7 @@ const RUN_COMMAND = BUILTIN_TOOLS.find((t) => t.name === 'builtin/run-command') 
 /** Runs the plan's verify command in the sandbox; what it changed is not kept in the plan's work. */
 export async function runVerify(
   c: {
-    wb: PlanWorkbench;
+    io: PlanRunPorts;
     plan: Plan;
     turn: TaskHandle;
     rootId: string;
@@ -30,10 +30,10 @@ export async function runVerify(
   },
   v: NonNullable<Plan['verify']>,
 ): Promise<NonNullable<Plan['done']>['verify']> {
-  const { plan, wb, turn } = c;
+  const { plan, io, turn } = c;
   const signal = turn.signal;
-  await turn.status('TASK_STATE_WORKING', `Verifying: ${v.command}`, wb.meta(plan));
-  const before = await wb.checkpoint(plan, 'before-verify', plan.cursor, c.rootId);
+  await turn.status('TASK_STATE_WORKING', `Verifying: ${v.command}`, planMeta(plan));
+  const before = await io.recorder.checkpoint(plan, 'before-verify', plan.cursor, c.rootId);
   const args = { command: v.command };
   const t0 = Date.now();
   let result: ToolCallResult;
@@ -52,17 +52,17 @@ export async function runVerify(
   c.tick();
   const rec = c.recorder.callRecord(RUN_COMMAND.name, { ...args, verify: true }, result, Date.now() - t0, undefined);
   if (signal.aborted) {
-    await wb.deps.plans.putToolCall(rec);
+    await io.plans.putToolCall(rec);
     throw new ProviderFailure('cancelled', 'cancelled', '');
   }
-  await callRecorder(wb, turn)(rec);
-  if (result.filesTouched.length) await wb.restore(plan, before);
+  await callRecorder(io, turn)(rec);
+  if (result.filesTouched.length) await io.recorder.restore(plan, before);
   const exitCode = result.exitCode ?? null;
   const ok = result.ok && exitCode === 0;
   await turn.status(
     'TASK_STATE_WORKING',
     `  ${ok ? '✓' : '✗'} verify: ${result.summary} (${rec.durationMs} ms)`,
-    wb.meta(plan, { toolCall: rec.id }),
+    planMeta(plan, { toolCall: rec.id }),
   );
   return { command: v.command, exitCode, ok, summary: result.summary };
 }

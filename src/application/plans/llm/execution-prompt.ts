@@ -3,7 +3,7 @@
  * done, invariants, verify command, the strategy and the user's guidance, the context it was given)
  * and the first message of a conversation (a fresh run, or one that resumes earlier work).
  */
-import type { Decision, Plan, PlanError } from '../../../domain/plan/plan.ts';
+import type { Decision, Plan } from '../../../domain/plan/plan.ts';
 import { fragmentsText, type AssembledContext } from '../../context/context.types.ts';
 import { goalBrief } from './plan-prompt.ts';
 
@@ -95,7 +95,7 @@ export function openingMessage(input: {
   resumed: boolean;
   /** The sandbox's diff against its base (resumed runs). */
   diff?: string | undefined;
-  previousError?: PlanError | undefined;
+  previousError?: Plan['error'];
   /** Guidance the user gave since the work stopped. */
   guidanceSince: readonly Decision[];
 }): string {

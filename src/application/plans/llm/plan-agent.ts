@@ -11,7 +11,7 @@ import type { ToolDefinition } from '../../../domain/registry/entities.ts';
 import type { CommandOutputChunk, SandboxInfo, ToolCallResult } from '../../ports/sandbox.port.ts';
 import { OutputStream } from '../../agent/output-stream.ts';
 import type { AgentRecorder, AgentTool, CallEvent, NotRunState, ToolOutcome } from '../../agent/agent.types.ts';
-import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan-recorder.ts';
 import { callRecorder, keptOutput } from '../execute-shared.ts';
 import { argSummary, commandOfCall, normalizeArgs } from '../tool-call-preview.ts';
 import type { PlanTool } from './plan-model.ts';
@@ -20,7 +20,7 @@ import { messageOf } from '../../../domain/errors.ts';
 
 /** How a plan runs a tool: where, with which network and variables, for how long. */
 export interface PlanToolRun {
-  wb: PlanWorkbench;
+  io: PlanRunPorts;
   sandbox: SandboxInfo;
   network: 'none' | 'allow';
   env?: Readonly<Record<string, string>> | undefined;
@@ -31,7 +31,7 @@ export interface PlanToolRun {
 /** A plan's tool as the loop's tool. */
 export function planAgentTool(t: PlanTool, r: PlanToolRun): AgentTool {
   const { def } = t;
-  const { wb, sandbox, network, env } = r;
+  const { io, sandbox, network, env } = r;
   return {
     ref: t.ref,
     modelName: t.modelName,
@@ -42,7 +42,7 @@ export function planAgentTool(t: PlanTool, r: PlanToolRun): AgentTool {
     normalize: (args) => normalizeArgs(t.ref, args),
     commandOf: (args) => commandOfCall(def, args),
     preview: async (args, signal) =>
-      (await wb.deps.tools.preview?.({ tool: def, args, sandbox, signal, network, env })) ?? {},
+      (await io.tools.preview?.({ tool: def, args, sandbox, signal, network, env })) ?? {},
     run: (args, { signal, onOutput }) => runPlanTool(r, def, args, signal, onOutput),
   };
 }
@@ -56,7 +56,7 @@ export async function runPlanTool(
   onOutput?: (chunk: CommandOutputChunk) => void,
 ): Promise<ToolCallResult> {
   try {
-    return await r.wb.deps.tools.run({
+    return await r.io.tools.run({
       tool: def,
       args,
       sandbox: r.sandbox,
@@ -81,22 +81,22 @@ interface RunningCall {
 export class PlanCallRecorder implements AgentRecorder {
   private readonly record: (call: ToolCallRecord) => Promise<void>;
 
-  private readonly wb: PlanWorkbench;
+  private readonly io: PlanRunPorts;
   private readonly plan: Plan;
   private readonly turn: TaskHandle;
   private readonly at: { decisionId: () => string; sandbox: SandboxInfo; network: 'none' | 'allow'; tick: () => void };
 
   constructor(
-    wb: PlanWorkbench,
+    io: PlanRunPorts,
     plan: Plan,
     turn: TaskHandle,
     at: { decisionId: () => string; sandbox: SandboxInfo; network: 'none' | 'allow'; tick: () => void },
   ) {
-    this.wb = wb;
+    this.io = io;
     this.plan = plan;
     this.turn = turn;
     this.at = at;
-    this.record = callRecorder(wb, turn);
+    this.record = callRecorder(io, turn);
   }
 
   async notRun(
@@ -119,7 +119,7 @@ export class PlanCallRecorder implements AgentRecorder {
       await this.turn.status(
         'TASK_STATE_WORKING',
         `  ✗ ${e.ref} ${summary.replace(/^rejected by the user/, 'rejected')}`,
-        this.wb.meta(this.plan),
+        planMeta(this.plan),
       );
   }
 
@@ -128,7 +128,7 @@ export class PlanCallRecorder implements AgentRecorder {
     await this.turn.status(
       'TASK_STATE_WORKING',
       `Step ${step}: ${e.ref} ${argSummary(e.args as Record<string, unknown>)}`,
-      this.wb.meta(this.plan, { step }),
+      planMeta(this.plan, { step }),
     );
     const output = new OutputStream((a, o) => this.turn.artifact(a, o), {
       artifactId: `command-output-${this.plan.attempt}-${step}`,
@@ -146,7 +146,7 @@ export class PlanCallRecorder implements AgentRecorder {
     e: CallEvent & { tool: AgentTool; outcome: ToolOutcome; durationMs: number },
     handle: unknown,
   ): Promise<void> {
-    const { plan, wb } = this;
+    const { plan, io } = this;
     const h = handle as RunningCall;
     await h.output.close();
     countToolCall(plan);
@@ -163,20 +163,20 @@ export class PlanCallRecorder implements AgentRecorder {
     };
     const rec = this.callRecord(e.ref, e.args as Record<string, unknown>, result, e.durationMs, e.verdict);
     if (this.turn.signal.aborted) {
-      await wb.deps.plans.putToolCall(rec);
+      await io.plans.putToolCall(rec);
       return;
     }
     if (o.ok && e.tool.writes) {
       const cursor = countWrite(plan);
-      const cp = await wb.checkpoint(plan, `after-call:${cursor}`, cursor, this.at.decisionId());
+      const cp = await io.recorder.checkpoint(plan, `after-call:${cursor}`, cursor, this.at.decisionId());
       rec.checkpointId = cp.id;
     }
     await this.record(rec);
-    await wb.save(plan);
+    await io.recorder.save(plan);
     await this.turn.status(
       'TASK_STATE_WORKING',
       `  ${o.ok ? '✓' : '✗'} ${o.summary} (${rec.durationMs} ms)${rec.checkpointId ? `, checkpoint ${rec.checkpointId}` : ''}`,
-      wb.meta(plan, { step: h.step, toolCall: rec.id, checkpoint: rec.checkpointId }),
+      planMeta(plan, { step: h.step, toolCall: rec.id, checkpoint: rec.checkpointId }),
     );
   }
 
@@ -205,7 +205,7 @@ export class PlanCallRecorder implements AgentRecorder {
       network: this.at.network,
       ...(result.confinement ? { confinement: result.confinement } : {}),
       ...(output ? { output } : {}),
-      createdAt: this.wb.now().toISOString(),
+      createdAt: this.io.recorder.now().toISOString(),
       ...(verdict ? { policy: verdict } : {}),
     };
   }

@@ -6,6 +6,7 @@
  */
 import type { Plan, PlanError } from '../../../domain/plan/plan.ts';
 import { budgetExceeded } from '../../../domain/plan/plan.ts';
+import { countModelUsage } from '../../../domain/plan/plan-progress.ts';
 import type { ModelUsage } from '../../ports/language-model.port.ts';
 import type { AgentBudget, BudgetStop } from '../../agent/agent.types.ts';
 
@@ -64,10 +65,7 @@ export class PlanBudget implements AgentBudget {
   }
 
   afterStep(usage: ModelUsage): void {
-    const u = this.plan.usage;
-    u.tokens += usage.inputTokens + usage.outputTokens;
-    const cost = this.cost(usage);
-    if (cost) u.costUsd = Math.round((u.costUsd + cost) * 1e6) / 1e6;
+    countModelUsage(this.plan, usage.inputTokens + usage.outputTokens, this.cost(usage));
     this.tick();
   }
 

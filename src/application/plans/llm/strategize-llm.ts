@@ -9,9 +9,9 @@
  * the decisions before it are given as settled, the actor decides the rest again.
  */
 import type { Decision, Plan } from '../../../domain/plan/plan.ts';
-import { completePhase, startPhase } from '../../../domain/plan/plan.ts';
+import { completePhase, startPhase } from '../../../domain/plan/plan-state.ts';
 import type { ContextSnapshotRef } from '../../context/context.types.ts';
-import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan-recorder.ts';
 import { PlanActorFailure } from './plan-model.ts';
 import { chosenOf, type Replan, type StrategyAnswer } from './strategy-schema.ts';
 import { StrategyRun } from './strategy-run.ts';
@@ -24,53 +24,59 @@ export { MAX_STRATEGY_RETRIES, STRATEGY_SCHEMA, type Replan } from './strategy-s
  * `replan.fromIndex` on). Returns the decisions it recorded.
  */
 export async function strategizeWithActor(
-  wb: PlanWorkbench,
+  io: PlanRunPorts,
   plan: Plan,
   turn: TaskHandle | undefined,
   signal: AbortSignal,
   replan?: Replan,
 ): Promise<Decision[]> {
-  const llm = wb.deps.llm;
+  const llm = io.llm;
   const actors = plan.actors;
   if (!llm || !actors)
-    return wb.fail(plan, turn, 'strategize', {
+    return io.recorder.fail(plan, turn, 'strategize', {
       kind: 'actor',
       message: 'this agent runs no LLM actors, so it cannot strategize a plan from a goal',
       recoverable: false,
     });
   startPhase(plan, 'strategize');
   if (turn) attachTask(plan, 'strategize', turn.task.id);
-  await wb.save(plan);
-  await turn?.status('TASK_STATE_WORKING', `Strategizing with ${actors.strategy}: ${plan.description}`, wb.meta(plan));
+  await io.recorder.save(plan);
+  await turn?.status('TASK_STATE_WORKING', `Strategizing with ${actors.strategy}: ${plan.description}`, planMeta(plan));
   try {
-    const answer = await new StrategyRun(wb, llm, plan, turn, signal, replan).run();
+    const answer = await new StrategyRun(io, llm, plan, turn, signal, replan).run();
     if (!answer) return [];
-    const made = await recordStrategy(wb, plan, answer.answer, answer.context, replan);
+    const made = await recordStrategy(io, plan, answer.answer, answer.context, replan);
     for (const d of made)
       await turn?.artifact(
         { artifactId: 'decisions', name: 'decisions', parts: [{ data: d, mediaType: 'application/json' }] },
         { append: true },
       );
-    const all = (await wb.deps.plans.decisions(plan.id)).filter((d) => d.type === 'choice' && !d.superseded);
+    const all = (await io.plans.decisions(plan.id)).filter((d) => d.type === 'choice' && !d.superseded);
     setStepsTotal(plan, all.length);
     completePhase(plan);
-    await wb.save(plan);
+    await io.recorder.save(plan);
     await turn?.status(
       'TASK_STATE_COMPLETED',
       `Strategy ready: ${all.length} decision${all.length === 1 ? '' : 's'} (${actors.strategy}). Next: agents plan tree ${plan.id}, agents plan execute ${plan.id}`,
-      wb.meta(plan),
+      planMeta(plan),
     );
     return made;
   } catch (err) {
     if (err instanceof PlanActorFailure)
-      return wb.fail(plan, turn, 'strategize', err.error, err.error.kind === 'budget' ? 'constrained' : 'errored');
+      return io.recorder.fail(
+        plan,
+        turn,
+        'strategize',
+        err.error,
+        err.error.kind === 'budget' ? 'constrained' : 'errored',
+      );
     throw err;
   }
 }
 
 /** The decisions of an answer: a new root (unless re-planning below it) and one choice per decision. */
 async function recordStrategy(
-  wb: PlanWorkbench,
+  io: PlanRunPorts,
   plan: Plan,
   a: StrategyAnswer,
   context: ContextSnapshotRef,
@@ -83,7 +89,7 @@ async function recordStrategy(
     : {};
   const root =
     existingRoot ??
-    (await wb.record(plan, {
+    (await io.recorder.record(plan, {
       type: 'strategy',
       question: `How to reach: ${plan.definitionOfDone}`,
       chosen: a.approach,
@@ -101,7 +107,7 @@ async function recordStrategy(
   const fresh = a.decisions.filter((d) => !standing.has(`${d.question}\n${d.chosen}`));
   for (const [i, d] of fresh.entries()) {
     made.push(
-      await wb.record(plan, {
+      await io.recorder.record(plan, {
         type: 'choice',
         parentId: root.id,
         stepIndex: from + i,

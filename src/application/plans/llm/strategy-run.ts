@@ -17,9 +17,10 @@ import type { ModelTool } from '../../ports/language-model.port.ts';
 import type { SandboxInfo } from '../../ports/sandbox.port.ts';
 import type { Transcript } from '../../ports/transcript.port.ts';
 import { MAX_MALFORMED_STEPS, runAgentLoop } from '../../agent/agent-loop.ts';
-import type { AgentRecorder, ControlTool } from '../../agent/agent.types.ts';
+import type { AgentConfig, AgentOutcome, AgentRecorder, AgentTool, ControlTool } from '../../agent/agent.types.ts';
 import { argSummary } from '../tool-call-preview.ts';
-import type { PlanWorkbench, TaskHandle } from '../plan-workbench.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan-recorder.ts';
+import { resourcesOf } from '../plan-definitions.ts';
 import { PlanActorFailure, PlanModel, planToolsOf, type PlanLlmDeps } from './plan-model.ts';
 import { planAgentTool } from './plan-agent.ts';
 import { PlanBudget } from './plan-budget.ts';
@@ -45,7 +46,7 @@ export class StrategyRun {
   private answer: StrategyAnswer | undefined;
   private offSchema = 0;
 
-  private readonly wb: PlanWorkbench;
+  private readonly io: PlanRunPorts;
   private readonly llm: PlanLlmDeps;
   private readonly plan: Plan;
   private readonly turn: TaskHandle | undefined;
@@ -53,14 +54,14 @@ export class StrategyRun {
   private readonly replan: Replan | undefined;
 
   constructor(
-    wb: PlanWorkbench,
+    io: PlanRunPorts,
     llm: PlanLlmDeps,
     plan: Plan,
     turn: TaskHandle | undefined,
     signal: AbortSignal,
     replan: Replan | undefined,
   ) {
-    this.wb = wb;
+    this.io = io;
     this.llm = llm;
     this.plan = plan;
     this.turn = turn;
@@ -69,38 +70,12 @@ export class StrategyRun {
   }
 
   async run(): Promise<{ answer: StrategyAnswer; context: ContextSnapshotRef } | undefined> {
-    const { wb, plan } = this;
-    const actorName = plan.actors?.strategy ?? '';
-    this.model = await PlanModel.open(
-      actorName,
-      async (n) => (await wb.deps.registry.use('actor', n))?.definition,
-      this.llm,
-      {
-        report: async (fallbacks, text) =>
-          this.turn?.status('TASK_STATE_WORKING', text, { ...wb.meta(plan), taskMetadata: { fallbacks } }),
-        earlier: fallbacksOf(this.turn?.task.metadata),
-      },
-    );
-    const tools = await planToolsOf(
-      this.model.def,
-      async (n) => (await wb.deps.registry.use('tool', n))?.definition,
-      true,
-    );
+    const { io, plan } = this;
+    this.model = await this.openModel();
+    const tools = await planToolsOf(this.model.def, async (n) => (await io.registry.use('tool', n))?.definition, true);
     const where = await this.readRoot();
     const context = await this.context();
-    const system = [
-      `You are the strategy actor of a plan. You decide how the goal will be reached; an execution actor will carry out your strategy in a sandbox. You may only read: the tools you have do not change anything.`,
-      goalBrief(plan),
-      where
-        ? `File paths are relative to the root of the resource ${where.resource}.`
-        : 'The project has no directory to read.',
-      contextText(context),
-      tools.problems.length ? `Not available: ${tools.problems.join('; ')}.` : '',
-      `When you know your strategy, call submit_strategy once with the approach and its decisions (each with the question it answers, the option chosen, the alternatives you weighed and why not, a confidence from 0 to 1 and a rationale).`,
-    ]
-      .filter((s) => s !== '')
-      .join('\n\n');
-    const maxSteps = this.model.def.maxToolSteps ?? 20;
+    const system = this.system(where, context, tools.problems);
     const budget = new PlanBudget(
       plan,
       () => undefined,
@@ -109,10 +84,10 @@ export class StrategyRun {
     const read = where
       ? tools.tools.map((t) =>
           planAgentTool(t, {
-            wb,
+            io,
             sandbox: where,
             network: 'none',
-            timeoutMs: () => wb.deps.commandTimeoutMs ?? 300_000,
+            timeoutMs: () => io.commandTimeoutMs ?? 300_000,
           }),
         )
       : [];
@@ -122,74 +97,119 @@ export class StrategyRun {
       usage: { inputTokens: 0, outputTokens: 0 },
       toolCalls: 0,
     };
-    const loop = (): ReturnType<typeof runAgentLoop> =>
-      runAgentLoop(
-        {
-          model: this.model.agentModel(),
-          system,
-          tools: read,
-          control: [this.submitTool()],
-          decide: () => ({ decision: 'allow', profile: 'strategize', reason: 'reading while strategizing' }),
-          approvals: { always: () => [], remember: () => Promise.resolve(), ask: () => Promise.resolve() },
-          recorder: this.recorder(),
-          budget,
-          validate: (schema, value) => this.model.validate(schema, value),
-          signal: this.signal,
-          maxSteps,
-          window: {
-            contextWindow: this.model.contextWindow,
-            reserve: Math.min(this.model.maxTokens, Math.floor(this.model.contextWindow / 2)),
-          },
-          onText: () => Promise.resolve(),
-          save: () => Promise.resolve(),
-        },
-        transcript,
-      );
+    for (;;) {
+      const outcome = await runAgentLoop(this.loopConfig(system, read, budget), transcript);
+      await io.recorder.save(plan);
+      if (this.answer) return { answer: this.answer, context: snapshotRef(context) };
+      const answer = await this.settle(outcome, budget, transcript);
+      if (answer) return { answer, context: snapshotRef(context) };
+    }
+  }
+
+  /** The strategy actor's model (with its fallbacks, reported on the task as they are used). */
+  private openModel(): Promise<PlanModel> {
+    const { io, plan } = this;
+    return PlanModel.open(
+      plan.actors?.strategy ?? '',
+      async (n) => (await io.registry.use('actor', n))?.definition,
+      this.llm,
+      {
+        report: async (fallbacks, text) =>
+          this.turn?.status('TASK_STATE_WORKING', text, { ...planMeta(plan), taskMetadata: { fallbacks } }),
+        earlier: fallbacksOf(this.turn?.task.metadata),
+      },
+    );
+  }
+
+  /** The strategy actor's instructions: its role, the goal, where it reads, the context, and how to answer. */
+  private system(where: SandboxInfo | undefined, context: AssembledContext, problems: string[]): string {
+    return [
+      `You are the strategy actor of a plan. You decide how the goal will be reached; an execution actor will carry out your strategy in a sandbox. You may only read: the tools you have do not change anything.`,
+      goalBrief(this.plan),
+      where
+        ? `File paths are relative to the root of the resource ${where.resource}.`
+        : 'The project has no directory to read.',
+      contextText(context),
+      problems.length ? `Not available: ${problems.join('; ')}.` : '',
+      `When you know your strategy, call submit_strategy once with the approach and its decisions (each with the question it answers, the option chosen, the alternatives you weighed and why not, a confidence from 0 to 1 and a rationale).`,
+    ]
+      .filter((s) => s !== '')
+      .join('\n\n');
+  }
+
+  /** The agent loop as the strategy actor runs it: read-only tools, every call allowed, submit_strategy to end. */
+  private loopConfig(system: string, read: AgentTool[], budget: PlanBudget): AgentConfig {
+    return {
+      model: this.model.agentModel(),
+      system,
+      tools: read,
+      control: [this.submitTool()],
+      decide: () => ({ decision: 'allow', profile: 'strategize', reason: 'reading while strategizing' }),
+      approvals: { always: () => [], remember: () => Promise.resolve(), ask: () => Promise.resolve() },
+      recorder: this.recorder(),
+      budget,
+      validate: (schema, value) => this.model.validate(schema, value),
+      signal: this.signal,
+      maxSteps: this.model.def.maxToolSteps ?? 20,
+      window: {
+        contextWindow: this.model.contextWindow,
+        reserve: Math.min(this.model.maxTokens, Math.floor(this.model.contextWindow / 2)),
+      },
+      onText: () => Promise.resolve(),
+      save: () => Promise.resolve(),
+    };
+  }
+
+  /**
+   * What a loop that ended without a submitted strategy comes to: a strategy in the answer's text;
+   * undefined to ask again (off the schema, stopped); or a PlanActorFailure, thrown.
+   */
+  private async settle(
+    outcome: AgentOutcome,
+    budget: PlanBudget,
+    transcript: Transcript,
+  ): Promise<StrategyAnswer | undefined> {
+    const actorName = this.plan.actors?.strategy ?? '';
     const fail = (message: string, hint: string): never => {
       throw new PlanActorFailure({ kind: 'strategy', message, recoverable: true, hint });
     };
-    const guide = `give guidance: agents plan prompt ${plan.id} "…"`;
-    for (;;) {
-      const outcome = await loop();
-      await wb.save(plan);
-      if (this.answer) return { answer: this.answer, context: snapshotRef(context) };
-      switch (outcome.kind) {
-        case 'answered':
-        case 'step-limit': {
-          // An answer in words: a JSON strategy in the text counts; anything else is off the schema.
-          const json = jsonIn(outcome.text);
-          const problems = json === undefined ? ['no strategy submitted'] : this.model.validate(STRATEGY_SCHEMA, json);
-          if (problems.length === 0) return { answer: json as StrategyAnswer, context: snapshotRef(context) };
-          if (outcome.kind === 'step-limit')
-            return fail(
-              `${actorName} read for ${maxSteps} model steps without submitting a strategy (maxToolSteps)`,
-              `raise maxToolSteps of ${actorName}, or ${guide}`,
-            );
-          await this.offTheSchema(problems);
-          transcript.messages.push({
-            role: 'user',
-            text: `Your answer is not a strategy (${problems.slice(0, 10).join('; ')}). Call the submit_strategy tool with the approach and its decisions.`,
-          });
-          continue;
-        }
-        case 'budget':
-          throw new PlanActorFailure(
-            budget.error ?? { kind: 'budget', message: outcome.stop.message, recoverable: true },
-          );
-        case 'invalid-calls':
+    const guide = `give guidance: agents plan prompt ${this.plan.id} "…"`;
+    switch (outcome.kind) {
+      case 'answered':
+      case 'step-limit': {
+        // An answer in words: a JSON strategy in the text counts; anything else is off the schema.
+        const json = jsonIn(outcome.text);
+        const problems = json === undefined ? ['no strategy submitted'] : this.model.validate(STRATEGY_SCHEMA, json);
+        if (problems.length === 0) return json as StrategyAnswer;
+        if (outcome.kind === 'step-limit')
           return fail(
-            `${actorName} made only invalid tool calls ${MAX_MALFORMED_STEPS} steps in a row; the last: ${outcome.last}`,
-            `try a model that handles tools better (make a new plan with --strategy-actor NAME), or ${guide}`,
+            `${actorName} read for ${this.model.def.maxToolSteps ?? 20} model steps without submitting a strategy (maxToolSteps)`,
+            `raise maxToolSteps of ${actorName}, or ${guide}`,
           );
-        case 'window':
-          return fail(
-            `what ${actorName} read no longer fits its context window (${outcome.room} tokens after ${outcome.reserve} reserved for the answer)`,
-            `raise contextWindow of ${actorName} if the model has a larger window, or ${guide}`,
-          );
-        case 'stopped':
-        case 'waiting':
-          continue;
+        await this.offTheSchema(problems);
+        transcript.messages.push({
+          role: 'user',
+          text: `Your answer is not a strategy (${problems.slice(0, 10).join('; ')}). Call the submit_strategy tool with the approach and its decisions.`,
+        });
+        return undefined;
       }
+      case 'budget':
+        throw new PlanActorFailure(
+          budget.error ?? { kind: 'budget', message: outcome.stop.message, recoverable: true },
+        );
+      case 'invalid-calls':
+        return fail(
+          `${actorName} made only invalid tool calls ${MAX_MALFORMED_STEPS} steps in a row; the last: ${outcome.last}`,
+          `try a model that handles tools better (make a new plan with --strategy-actor NAME), or ${guide}`,
+        );
+      case 'window':
+        return fail(
+          `what ${actorName} read no longer fits its context window (${outcome.room} tokens after ${outcome.reserve} reserved for the answer)`,
+          `raise contextWindow of ${actorName} if the model has a larger window, or ${guide}`,
+        );
+      case 'stopped':
+      case 'waiting':
+        return undefined;
     }
   }
 
@@ -227,7 +247,7 @@ export class StrategyRun {
     await this.turn?.status(
       'TASK_STATE_WORKING',
       `The strategy was off the schema (${problems.slice(0, 3).join('; ')}); asking again`,
-      this.wb.meta(this.plan),
+      planMeta(this.plan),
     );
   }
 
@@ -239,7 +259,7 @@ export class StrategyRun {
         await this.turn?.status(
           'TASK_STATE_WORKING',
           `Reading: ${e.ref} ${argSummary(e.args as Record<string, unknown>)}`,
-          this.wb.meta(this.plan),
+          planMeta(this.plan),
         );
         return undefined;
       },
@@ -271,7 +291,7 @@ export class StrategyRun {
 
   /** The directory read-only tools read: the first resource's (strategize runs before any sandbox). */
   private async readRoot(): Promise<SandboxInfo | undefined> {
-    const [first] = await this.wb.resources(this.plan);
+    const [first] = await resourcesOf(this.io.registry, this.plan);
     if (!first) return undefined;
     const r: ResourceDefinition = first;
     return { resource: r.name, kind: 'git-worktree', root: r.path, source: r.path, baseCommit: 'HEAD' };

@@ -9,13 +9,13 @@ import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import type { AssembledContext, ContextProvider } from '../../../../src/application/context/context.types.ts';
 import { PlanEngine } from '../../../../src/application/plans/plan-engine.ts';
-import type { TaskHandle } from '../../../../src/application/plans/plan-workbench.ts';
+import { PlanRecorder, type TaskHandle } from '../../../../src/application/plans/plan-recorder.ts';
 import type { HookInvocation, HookOutcome, Logger } from '../../../../src/application/index.ts';
 import { HookService } from '../../../../src/application/hooks/hook.service.ts';
 import { HookDefinition } from '../../../../src/domain/registry/hook.ts';
 import type { Artifact, TaskState } from '../../../../src/domain/a2a.model.ts';
 import { CONTEXT_DEFAULTS } from '../../../../src/domain/context/context.ts';
-import type { Decision, Plan } from '../../../../src/domain/plan/plan.ts';
+import { copyPlan, type Decision, type Plan } from '../../../../src/domain/plan/plan.ts';
 import { BUILTIN_ACTIONS } from '../../../../src/domain/registry/builtins.ts';
 import {
   AiSdkLanguageModels,
@@ -55,6 +55,7 @@ interface Handle extends TaskHandle {
 
 interface Setup {
   engine: PlanEngine;
+  recorder: PlanRecorder;
   fake: FakeLlm;
   plans: SqlitePlanRepository;
   repo: string;
@@ -155,10 +156,13 @@ async function setup(
   const plans = new SqlitePlanRepository(db);
   const tasks = new SqliteTaskRepository(db);
   const transcripts = new SqliteTranscriptStore(db);
+  const sandboxes = new GitSandboxManager({ root: path.join(data, 'sandboxes') });
+  const recorder = new PlanRecorder({ plans, sandboxes, hooks: opts.hooks, logger });
   const engine = new PlanEngine({
+    recorder,
     plans,
     registry,
-    sandboxes: new GitSandboxManager({ root: path.join(data, 'sandboxes') }),
+    sandboxes,
     tools: new BuiltinToolRunner({ confinement: CommandConfinement.unconfined() }),
     logger,
     commandTimeoutMs: 20_000,
@@ -213,13 +217,13 @@ async function setup(
       : { verify: { command: opts.verifyCommand ?? VERIFY, timeoutSeconds: 20, source: 'project local/api' } }),
   };
   await plans.create(plan);
-  const root = await engine.record(plan, {
+  const root = await recorder.record(plan, {
     type: 'strategy',
     question: 'How to reach: the date parsing test passes',
     chosen: 'fix the separator in parse',
     rationale: 'the test feeds ISO dates',
   });
-  await engine.record(plan, {
+  await recorder.record(plan, {
     type: 'choice',
     parentId: root.id,
     question: 'Which file holds the bug?',
@@ -227,14 +231,14 @@ async function setup(
     alternatives: ['test/date.test.js'],
     rationale: 'parse lives there',
   });
-  await engine.record(plan, {
+  await recorder.record(plan, {
     type: 'choice',
     parentId: root.id,
     question: 'Which separator?',
     chosen: 'a dash',
     rationale: 'ISO 8601 dates use dashes',
   });
-  await engine.record(plan, {
+  await recorder.record(plan, {
     type: 'guidance',
     parentId: root.id,
     question: 'Guidance from the user',
@@ -243,6 +247,7 @@ async function setup(
   });
   return {
     engine,
+    recorder,
     fake,
     plans,
     repo,
@@ -582,8 +587,10 @@ describe('the execute phase of a plan from a goal', () => {
     assert.equal(fs.existsSync(path.join(root, 'b.txt')), false, 'the call after the overrun did not run');
     assert.equal((await s.plans.checkpoints('P1')).at(-1)?.label, 'constrained');
 
-    plan.budget.maxTokens = 10_000;
-    await s.plans.save(plan);
+    // The stored record, as a larger budget leaves it.
+    const raised = copyPlan(plan);
+    raised.budget.maxTokens = 10_000;
+    await s.plans.save(raised);
     s.fake.push(finish(true, 'a.txt holds the work'));
     const h2 = await s.handle('T2');
     await s.engine.execute('P1', h2, { yes: false });
@@ -816,16 +823,17 @@ describe('the execute phase of a plan from a goal', () => {
     const markers =
       "<<<<<<< HEAD\nexport const parse = (s) => s.split('.');\n=======\nexport const parse = (s) => s.split('-') /* fixed */;\n>>>>>>> plan\n";
     fs.writeFileSync(path.join(root, 'src', 'date.js'), markers);
-    plan.state = 'errored';
-    plan.budget.maxToolCalls = 50;
-    plan.error = {
+    const conflicted = copyPlan(plan);
+    conflicted.state = 'errored';
+    conflicted.budget.maxToolCalls = 50;
+    conflicted.error = {
       kind: 'conflict',
       message: 'rebasing onto main conflicted',
       recoverable: true,
       files: ['src/date.js'],
     };
-    await s.plans.save(plan);
-    await s.engine.record(plan, {
+    await s.plans.save(conflicted);
+    await s.recorder.record(plan, {
       type: 'guidance',
       question: 'Guidance from the user',
       chosen: 'keep the dash separator',

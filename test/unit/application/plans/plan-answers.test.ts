@@ -78,22 +78,28 @@ describe('answers to a plan reach PlanService, and only on the waiting task', ()
     };
     const message = { messageId: randomUUID(), role: 'ROLE_USER' as const, parts: [{ text: 'yes' }] };
     await assert.rejects(
-      app.facade.plans.onInput(other, message, LOCAL_PRINCIPAL),
+      app.facade.planAnswers.onInput(other, message, LOCAL_PRINCIPAL),
       (e: unknown) =>
         e instanceof AppError &&
         e.reason === 'INVALID_STATE' &&
         e.message.includes(`plan ${planId} waits on task ${taskId}`),
     );
-    assert.equal((await app.facade.plans.status(planId, LOCAL_PRINCIPAL)).waiting?.taskId, taskId, 'still waiting');
+    assert.equal(
+      (await app.facade.planQueries.status(planId, LOCAL_PRINCIPAL)).waiting?.taskId,
+      taskId,
+      'still waiting',
+    );
     await app.facade.plans.cancel(planId, undefined, LOCAL_PRINCIPAL);
   });
 
   it('a rollback ends the waiting task: the request it asked is gone, and no answer reaches it', async () => {
     const plans = app.facade.plans;
     const { planId, taskId } = await waitingPlan();
-    const step2 = await plans.approve(planId, {}, LOCAL_PRINCIPAL);
+    const step2 = await app.facade.planAnswers.approve(planId, {}, LOCAL_PRINCIPAL);
     assert.equal(step2.task?.status.state, 'TASK_STATE_INPUT_REQUIRED', 'step 2 asks');
-    const cp = (await plans.status(planId, LOCAL_PRINCIPAL)).checkpoints.find((c) => c.label === 'before-execute');
+    const cp = (await app.facade.planQueries.status(planId, LOCAL_PRINCIPAL)).checkpoints.find(
+      (c) => c.label === 'before-execute',
+    );
     assert.ok(cp);
     const rolled = await plans.rollback(cp.id, LOCAL_PRINCIPAL, planId);
     assert.equal(`${rolled.phase}/${rolled.state}`, 'execute/queued');
@@ -109,7 +115,7 @@ describe('answers to a plan reach PlanService, and only on the waiting task', ()
       (e: unknown) => e instanceof AppError && e.reason === 'UNSUPPORTED_OPERATION',
     );
     await assert.rejects(
-      plans.approve(planId, {}, LOCAL_PRINCIPAL),
+      app.facade.planAnswers.approve(planId, {}, LOCAL_PRINCIPAL),
       (e: unknown) => e instanceof AppError && e.reason === 'INVALID_STATE',
     );
     await plans.cancel(planId, undefined, LOCAL_PRINCIPAL);

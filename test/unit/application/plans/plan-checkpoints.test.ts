@@ -84,7 +84,7 @@ describe("a plan's checkpoints", () => {
     const last = { ...afterCommand, 'src/b.ts': 'bee', 'new/c.txt': 'see' };
     assert.deepEqual(files('after-step:5'), last);
     assert.deepEqual(files('before-apply'), last);
-    const sandbox = (await plans.status(planId, LOCAL_PRINCIPAL)).sandboxes?.[0]?.root;
+    const sandbox = (await app.facade.planQueries.status(planId, LOCAL_PRINCIPAL)).sandboxes?.[0]?.root;
     assert.ok(sandbox);
     const inSandbox = (...args: string[]): string => git('-C', sandbox, ...args);
     assert.equal(inSandbox('status', '--porcelain'), '', 'the index holds the last checkpoint');

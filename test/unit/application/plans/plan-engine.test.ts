@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PlanEngine } from '../../../../src/application/plans/plan-engine.ts';
-import type { TaskHandle } from '../../../../src/application/plans/plan-workbench.ts';
+import { PlanRecorder, type TaskHandle } from '../../../../src/application/plans/plan-recorder.ts';
 import type { Logger, PlanRecords, PlanRepository } from '../../../../src/application/index.ts';
 import type {
   SandboxDiff,
@@ -204,13 +204,14 @@ async function strategized(extra: Partial<Plan> = {}, failOn?: number) {
   const plans = memoryPlans();
   const sandboxes = fakeSandboxes();
   const tools = fakeTools(failOn);
+  const now = () => new Date('2026-01-02T00:00:00.000Z');
   const engine = new PlanEngine({
+    recorder: new PlanRecorder({ plans, sandboxes, logger, now }),
     plans,
     registry,
     sandboxes,
     tools,
     logger,
-    now: () => new Date('2026-01-02T00:00:00.000Z'),
   });
   await plans.create(newPlan(extra));
   const s = handle('t-strategize');

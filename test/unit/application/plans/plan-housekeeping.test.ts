@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { PlanAccess } from '../../../../src/application/plans/plan-access.ts';
 import { PlanEngine } from '../../../../src/application/plans/plan-engine.ts';
+import { PlanRecorder } from '../../../../src/application/plans/plan-recorder.ts';
 import { PlanHousekeeping } from '../../../../src/application/plans/plan-housekeeping.ts';
 import { PlanQueries } from '../../../../src/application/plans/plan-queries.ts';
 import type { PlanServiceDeps } from '../../../../src/application/plans/plan.types.ts';
@@ -61,18 +62,21 @@ describe('PlanHousekeeping on real sandboxes', () => {
     plans = new SqlitePlanRepository(db);
     sandboxes = new GitSandboxManager({ root: path.join(data, 'sandboxes') });
     resource = { name: 'local/app', type: 'git-checkout', path: repo };
+    const recorder = new PlanRecorder({ plans, sandboxes, logger: silentLogger, now: () => NOW });
     engine = new PlanEngine({
+      recorder,
       plans,
       registry: { lookup: async () => undefined, use: async () => undefined },
       sandboxes,
       tools: { run: async () => ({ ok: true, summary: '', output: '', filesTouched: [] }) },
       logger: silentLogger,
-      now: () => NOW,
     });
     cancelled = [];
     const deps = {
       plans,
       engine,
+      recorder,
+      sandboxes,
       now: () => NOW,
       // Local mode: the local user writes every resource; status shows host paths.
       registry: { assertMayApplyInto: async () => {}, showsHostPaths: () => true },
@@ -265,10 +269,10 @@ describe('PlanHousekeeping on real sandboxes', () => {
       const p = await planWith('execute', 'complete', {});
       await refused(house.delete(p.id, {}, BOB), 'NOT_FOUND', /was not found/);
       // While a run holds the plan, even force does not delete it.
-      const isRunning = engine.isRunning.bind(engine);
-      engine.isRunning = (id) => id === p.id;
+      const running = engine.running as Set<string>;
+      running.add(p.id);
       await refused(house.delete(p.id, { force: true }, ALICE), 'INVALID_STATE', /is running .*delete must wait/);
-      engine.isRunning = isRunning;
+      running.delete(p.id);
       assert.ok(await plans.get(p.id));
       const r = await house.delete(p.id, {}, ALICE);
       assert.equal(r.deleted, true);

@@ -42,15 +42,18 @@ function service(plans: Plan[], running: Set<string> = new Set()) {
     get: async (id: string) => structuredClone(store.get(id)),
     save: async (p: Plan) => void store.set(p.id, structuredClone(p)),
   };
-  const engine = { isRunning: (id: string) => running.has(id) };
-  const svc = new PlanService({
-    plans: repo,
-    engine,
-    registry: {},
-    tasks: {},
-    sessions: {},
-    now: () => new Date('2026-02-02T00:00:00.000Z'),
-  } as never);
+  const engine = { running };
+  const svc = new PlanService(
+    {
+      plans: repo,
+      engine,
+      registry: {},
+      tasks: {},
+      sessions: {},
+      now: () => new Date('2026-02-02T00:00:00.000Z'),
+    } as never,
+    {} as never,
+  );
   return { svc, store };
 }
 

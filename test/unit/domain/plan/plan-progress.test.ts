@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canMove, PHASE_STATES, PHASES, type Plan } from '../../../../src/domain/plan/plan.ts';
+import { PHASE_STATES, PHASES, type Plan } from '../../../../src/domain/plan/plan.ts';
+import { canMove } from '../../../../src/domain/plan/plan-state.ts';
 import {
   attachTask,
   countWrite,
@@ -55,8 +56,11 @@ describe('plan progress', () => {
   });
 
   it('a correction: a new attempt; a revert clears the error, a fresh one also what it waited for and done', () => {
-    const p = plan({ error: { kind: 'tool', message: 'x', recoverable: true }, done: { met: false } as Plan['done'] });
-    p.waiting = { kind: 'tool-approval', taskId: 'T', decisionId: 'd', request: { kind: 'tool-call' } };
+    const p = plan({
+      error: { kind: 'tool', message: 'x', recoverable: true },
+      done: { met: false } as Plan['done'],
+      waiting: { kind: 'tool-approval', taskId: 'T', decisionId: 'd', request: { kind: 'tool-call' } },
+    });
     newAttempt(p);
     assert.equal(p.attempt, 2);
     revertTo(p, 1);

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AppError } from '../../../../src/domain/errors.ts';
+import { type Plan, type PlanError } from '../../../../src/domain/plan/plan.ts';
 import {
   allowedOperations,
   assertAllowed,
@@ -9,9 +10,7 @@ import {
   isAllowed,
   markRebaseConflict,
   markRebased,
-  type Plan,
-  type PlanError,
-} from '../../../../src/domain/plan/plan.ts';
+} from '../../../../src/domain/plan/plan-state.ts';
 
 const SANDBOX = {
   resource: 'local/r',

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { AppError } from '../../../../src/domain/errors.ts';
+import { type Plan } from '../../../../src/domain/plan/plan.ts';
 import {
   awaitAnswer,
   canMove,
@@ -18,8 +19,7 @@ import {
   requeueExecute,
   startPhase,
   takeAnswer,
-  type Plan,
-} from '../../../../src/domain/plan/plan.ts';
+} from '../../../../src/domain/plan/plan-state.ts';
 
 function plan(phase: Plan['phase'], state: Plan['state'], extra: Partial<Plan> = {}): Plan {
   return {

@@ -65,8 +65,8 @@ describe('NamespaceWorkCleaner (what deleting a namespace clears)', () => {
             total: 0,
           }),
       },
-      engine: { isRunning: (id) => running.has(id) },
-      planService: {
+      engine: { running },
+      housekeeping: {
         delete: (id, opts, by) => {
           deletedPlans.push({ id, force: opts.force, by });
           return Promise.resolve({ planId: id, deleted: true } as never);

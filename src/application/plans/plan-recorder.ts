@@ -1,7 +1,6 @@
 import { newId } from '../../domain/ids.ts';
 import type { Checkpoint, Decision, Phase, Plan, PlanError } from '../../domain/plan/plan.ts';
-import { failPhase } from '../../domain/plan/plan.ts';
-import type { ActionDefinition, ResourceDefinition } from '../../domain/registry/entities.ts';
+import { failPhase } from '../../domain/plan/plan-state.ts';
 import type { ActorTurn } from '../ports/actor.port.ts';
 import type { Logger } from '../ports/logger.port.ts';
 import type { PlanRepository } from '../ports/plan.repository.port.ts';
@@ -18,13 +17,18 @@ import { touch } from '../../domain/plan/plan-progress.ts';
  */
 export type TaskHandle = Pick<ActorTurn, 'task' | 'signal' | 'status' | 'artifact' | 'stored'>;
 
-export interface PlanEngineDeps {
+/**
+ * The ports the plan's phases run with. Each phase names the ones it uses (`Pick<PlanRunPorts, …>`),
+ * so its signature says what it touches; the engine holds them all and hands each phase its own.
+ */
+export interface PlanRunPorts {
+  /** Saving the plan, its decisions and checkpoints, and reporting on its task. */
+  recorder: PlanRecorder;
   plans: PlanRepository;
-  registry: Pick<RegistryService, 'lookup' | 'use'> & Partial<Pick<RegistryService, 'redactHostPaths'>>;
+  registry: Pick<RegistryService, 'lookup' | 'use'>;
   sandboxes: SandboxManager;
   tools: ToolRunner;
   logger: Logger;
-  now?: () => Date;
   commandTimeoutMs?: number | undefined;
   /** LLM providers and the context service (absent: plans from a goal are refused). */
   llm?: PlanLlmDeps | undefined;
@@ -32,20 +36,36 @@ export interface PlanEngineDeps {
   hooks?: HookService | undefined;
 }
 
+/** What the recorder writes to and reports through. */
+export interface PlanRecorderDeps {
+  plans: Pick<PlanRepository, 'save' | 'putDecision' | 'putCheckpoint'>;
+  sandboxes: Pick<SandboxManager, 'checkpoint' | 'restore' | 'diff'>;
+  /** Host paths hidden from a server's users in what the plan's namespace reads (absent: shown as they are). */
+  redactHostPaths?: ((text: string, namespace: string) => Promise<string>) | undefined;
+  hooks?: HookService | undefined;
+  logger: Logger;
+  now?: () => Date;
+}
+
 export const PLAN_META = 'urn:cleveragents:plan';
 
 /** Raised to stop a run after its failure has been saved and reported. */
 export class PlanStopped extends Error {}
 
-/** What the phases share: saving the plan, its decisions and checkpoints, and reporting on its task. */
-export class PlanWorkbench {
+/**
+ * What every phase and command shares to change a plan's record: saving the plan (with the
+ * plan-phase hooks of a run that holds it), its decisions and checkpoints, and a failure reported
+ * on the run's task. One instance per agent: the engine's runs and the plan service's commands save
+ * through it, so a command's save of a running plan fires that run's hooks.
+ */
+export class PlanRecorder {
   readonly now: () => Date;
   /** The plans a run holds: the task their phase changes are reported on, and the last phase seen. */
   private readonly watched = new Map<string, { turn: TaskHandle; seen: Pick<Plan, 'phase' | 'state'> }>();
 
-  readonly deps: PlanEngineDeps;
+  private readonly deps: PlanRecorderDeps;
 
-  constructor(deps: PlanEngineDeps) {
+  constructor(deps: PlanRecorderDeps) {
     this.deps = deps;
     this.now = deps.now ?? (() => new Date());
   }
@@ -144,43 +164,9 @@ export class PlanWorkbench {
     return decision;
   }
 
-  meta(plan: Plan, extra: Record<string, unknown> = {}): { metadata: Record<string, unknown> } {
-    return {
-      metadata: {
-        [PLAN_META]: {
-          planId: plan.id,
-          phase: plan.phase,
-          state: plan.state,
-          attempt: plan.attempt,
-          stepsDone: plan.cursor,
-          stepsTotal: plan.stepsTotal,
-          ...extra,
-        },
-      },
-    };
-  }
-
-  async action(plan: Plan): Promise<ActionDefinition> {
-    const a = await this.deps.registry.use('action', plan.action);
-    if (!a) throw new Error(`action ${plan.action} no longer exists`);
-    return a.definition;
-  }
-
-  async resources(plan: Plan): Promise<ResourceDefinition[]> {
-    const out: ResourceDefinition[] = [];
-    for (const p of plan.projects) {
-      const project = (await this.deps.registry.use('project', p))?.definition;
-      for (const r of project?.resources ?? []) {
-        const res = (await this.deps.registry.use('resource', r))?.definition;
-        if (res && !out.some((x) => x.name === res.name)) out.push(res);
-      }
-    }
-    return out;
-  }
-
   /** Text as the plan's namespace may read it: on a server, without the server's own directories. */
   async shownText(plan: Plan, text: string): Promise<string> {
-    return (await this.deps.registry.redactHostPaths?.(text, plan.owner)) ?? text;
+    return (await this.deps.redactHostPaths?.(text, plan.owner)) ?? text;
   }
 
   /** The error as the plan's namespace may read it (see shownText). */
@@ -205,7 +191,7 @@ export class PlanWorkbench {
     await this.save(plan);
     await turn?.status('TASK_STATE_FAILED', error.message + (error.hint ? `\nHint: ${error.hint}` : ''), {
       data: { planError: error },
-      ...this.meta(plan),
+      ...planMeta(plan),
     });
     throw new PlanStopped(error.message);
   }
@@ -224,4 +210,21 @@ export function totalStats(diffs: Array<{ diff: SandboxDiff }>): {
     }),
     { files: 0, additions: 0, deletions: 0 },
   );
+}
+
+/** The plan's progress as a task event's metadata (PLAN_META), with `extra`. */
+export function planMeta(plan: Plan, extra: Record<string, unknown> = {}): { metadata: Record<string, unknown> } {
+  return {
+    metadata: {
+      [PLAN_META]: {
+        planId: plan.id,
+        phase: plan.phase,
+        state: plan.state,
+        attempt: plan.attempt,
+        stepsDone: plan.cursor,
+        stepsTotal: plan.stepsTotal,
+        ...extra,
+      },
+    },
+  };
 }
