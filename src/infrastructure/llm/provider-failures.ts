@@ -75,36 +75,53 @@ export function classify(
       ),
       retryable: false,
     };
-  const e = err as {
-    name?: unknown;
-    statusCode?: unknown;
-    responseHeaders?: Record<string, string>;
-    responseBody?: unknown;
-    message?: unknown;
-  };
+  const e = err as ApiCallError;
   const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
-  if (status === undefined || (status >= 200 && status < 300)) {
-    if (e.name === 'AI_LoadAPIKeyError')
-      return { failure: new ProviderFailure('auth', 'no API key was given', keyHint(actor)), retryable: false };
-    const reason = networkReason(err);
-    if (status !== undefined && reason !== 'connection cut')
-      return {
-        failure: new ProviderFailure(
-          'protocol',
-          `the answer of ${baseUrl} could not be read: ${reason}`,
-          'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
-        ),
-        retryable: false,
-      };
+  if (status === undefined || (status >= 200 && status < 300)) return withoutAnswer(err, e, status, actor, baseUrl);
+  return refusal(e, status, actor, baseUrl);
+}
+
+/** The fields of the SDK's APICallError that say what the endpoint answered. */
+interface ApiCallError {
+  name?: unknown;
+  statusCode?: unknown;
+  responseHeaders?: Record<string, string>;
+  responseBody?: unknown;
+  message?: unknown;
+}
+
+/** No error status: no API key, no connection, or an answer that could not be read. */
+function withoutAnswer(
+  err: unknown,
+  e: ApiCallError,
+  status: number | undefined,
+  actor: ActorDefinition,
+  baseUrl: string,
+): Classified {
+  if (e.name === 'AI_LoadAPIKeyError')
+    return { failure: new ProviderFailure('auth', 'no API key was given', keyHint(actor)), retryable: false };
+  const reason = networkReason(err);
+  if (status !== undefined && reason !== 'connection cut')
     return {
       failure: new ProviderFailure(
-        'network',
-        `cannot reach ${baseUrl}: ${reason}`,
-        reason === 'connection cut' ? 'try again' : 'is the server running?',
+        'protocol',
+        `the answer of ${baseUrl} could not be read: ${reason}`,
+        'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
       ),
-      retryable: true,
+      retryable: false,
     };
-  }
+  return {
+    failure: new ProviderFailure(
+      'network',
+      `cannot reach ${baseUrl}: ${reason}`,
+      reason === 'connection cut' ? 'try again' : 'is the server running?',
+    ),
+    retryable: true,
+  };
+}
+
+/** The endpoint answered with an error status: what it said, mapped to a failure and whether to retry. */
+function refusal(e: ApiCallError, status: number, actor: ActorDefinition, baseUrl: string): Classified {
   const body = typeof e.responseBody === 'string' ? e.responseBody : '';
   const said = providerMessage(body) ?? (typeof e.message === 'string' ? e.message : '');
   const retryAfterMs = retryAfter(e.responseHeaders ?? {});
