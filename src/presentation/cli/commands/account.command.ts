@@ -54,6 +54,12 @@ export function registerAccount(program: Command, runner: Runner): void {
 
 function registerKey(program: Command, runner: Runner): void {
   const key = program.command('key').description('API keys: make, list and revoke them (server mode)');
+  registerKeyCreate(key, runner);
+  registerKeyList(key, runner);
+  registerKeyRevoke(key, runner);
+}
+
+function registerKeyCreate(key: Command, runner: Runner): void {
   key
     .command('create')
     .description('Make an API key (shown once); administrators may make one for another user')
@@ -80,6 +86,9 @@ function registerKey(program: Command, runner: Runner): void {
         return { data: k };
       }),
     );
+}
+
+function registerKeyList(key: Command, runner: Runner): void {
   key
     .command('list')
     .description('List your API keys (administrators: --user for another user); never their secrets')
@@ -111,6 +120,9 @@ function registerKey(program: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
+
+function registerKeyRevoke(key: Command, runner: Runner): void {
   key
     .command('revoke')
     .description('Revoke an API key: it is refused from the next request on')
@@ -153,6 +165,12 @@ function showNewKey(
 
 function registerUser(program: Command, runner: Runner): void {
   const user = program.command('user').description('Users of a server (server administrators)');
+  registerUserAdd(user, runner);
+  registerUserList(user, runner);
+  registerUserToggle(user, runner);
+}
+
+function registerUserAdd(user: Command, runner: Runner): void {
   user
     .command('add')
     .description('Add a user: their own namespace is made with them, and a first API key (shown once)')
@@ -178,6 +196,9 @@ function registerUser(program: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
+
+function registerUserList(user: Command, runner: Runner): void {
   user
     .command('list')
     .description('List the users of the server')
@@ -203,6 +224,9 @@ function registerUser(program: Command, runner: Runner): void {
         return { data: r };
       }),
     );
+}
+
+function registerUserToggle(user: Command, runner: Runner): void {
   for (const [verb, contract, done] of [
     ['disable', userDisable, 'disabled'],
     ['enable', userEnable, 'enabled'],
