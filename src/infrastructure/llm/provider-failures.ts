@@ -124,64 +124,48 @@ function withoutAnswer(
 function refusal(e: ApiCallError, status: number, actor: ActorDefinition, baseUrl: string): Classified {
   const body = typeof e.responseBody === 'string' ? e.responseBody : '';
   const said = providerMessage(body) ?? (typeof e.message === 'string' ? e.message : '');
-  const retryAfterMs = retryAfter(e.responseHeaders ?? {});
   const with_ = said ? `: ${short(said)}` : '';
-  if (status === 401 || status === 403)
-    return {
-      failure: new ProviderFailure('auth', `the endpoint refused the API key (${status})`, keyHint(actor), status),
-      retryable: false,
-    };
-  if (status === 429)
-    return {
-      failure: new ProviderFailure(
-        'rate-limit',
-        `the endpoint is rate-limiting requests (429)${with_}`,
-        'wait a little and try again, or lower the request rate',
-        status,
-      ),
-      retryable: true,
-      retryAfterMs,
-    };
-  if (status >= 500)
-    return {
-      failure: new ProviderFailure(
-        'server',
-        `the endpoint failed (${status})${with_}`,
-        'try again later; if it persists, check the provider status',
-        status,
-      ),
-      retryable: true,
-      retryAfterMs,
-    };
-  if (CONTEXT_WINDOW.test(body) || CONTEXT_WINDOW.test(said) || status === 413)
-    return {
-      failure: new ProviderFailure(
-        'context-window',
-        `the prompt does not fit the context window of ${actor.model} (${status})${with_}`,
-        contextHint(actor),
-        status,
-      ),
-      retryable: false,
-    };
-  if (status === 404)
-    return {
-      failure: new ProviderFailure(
-        'model-not-found',
-        `model ${actor.model} was not found at ${baseUrl} (404)${with_}`,
-        `check the model name and baseUrl (agents actor show ${actor.name})`,
-        status,
-      ),
-      retryable: false,
-    };
-  return {
-    failure: new ProviderFailure(
-      'bad-request',
-      `the endpoint refused the request (${status})${with_}`,
-      `check the actor's settings (agents actor show ${actor.name})`,
-      status,
-    ),
+  const final = (kind: ProviderFailureKind, message: string, hint: string): Classified => ({
+    failure: new ProviderFailure(kind, message, hint, status),
     retryable: false,
-  };
+  });
+  // Worth another attempt, after the wait the endpoint asked for.
+  const passing = (kind: ProviderFailureKind, message: string, hint: string): Classified => ({
+    failure: new ProviderFailure(kind, message, hint, status),
+    retryable: true,
+    retryAfterMs: retryAfter(e.responseHeaders ?? {}),
+  });
+  if (status === 401 || status === 403)
+    return final('auth', `the endpoint refused the API key (${status})`, keyHint(actor));
+  if (status === 429)
+    return passing(
+      'rate-limit',
+      `the endpoint is rate-limiting requests (429)${with_}`,
+      'wait a little and try again, or lower the request rate',
+    );
+  if (status >= 500)
+    return passing(
+      'server',
+      `the endpoint failed (${status})${with_}`,
+      'try again later; if it persists, check the provider status',
+    );
+  if (CONTEXT_WINDOW.test(body) || CONTEXT_WINDOW.test(said) || status === 413)
+    return final(
+      'context-window',
+      `the prompt does not fit the context window of ${actor.model} (${status})${with_}`,
+      contextHint(actor),
+    );
+  if (status === 404)
+    return final(
+      'model-not-found',
+      `model ${actor.model} was not found at ${baseUrl} (404)${with_}`,
+      `check the model name and baseUrl (agents actor show ${actor.name})`,
+    );
+  return final(
+    'bad-request',
+    `the endpoint refused the request (${status})${with_}`,
+    `check the actor's settings (agents actor show ${actor.name})`,
+  );
 }
 
 /** The provider's own message in an error body (OpenAI and Anthropic: error.message; some servers: message / error). */
