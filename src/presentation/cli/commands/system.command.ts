@@ -23,6 +23,12 @@ const CHECK_COLUMNS = (ui: Ui): Column<Check>[] => [
 ];
 
 export function registerSystem(program: Command, runner: Runner): void {
+  registerCard(program, runner);
+  registerHealth(program, runner);
+  registerDiagnostics(program, runner);
+}
+
+function registerCard(program: Command, runner: Runner): void {
   program
     .command('card')
     .description("Show the agent's Agent Card")
@@ -37,7 +43,9 @@ export function registerSystem(program: Command, runner: Runner): void {
         return { data: { card } };
       }),
     );
+}
 
+function registerHealth(program: Command, runner: Runner): void {
   program
     .command('health')
     .description('Is the agent alive and its storage reachable? (exit 1 when degraded)')
@@ -70,7 +78,9 @@ export function registerSystem(program: Command, runner: Runner): void {
         return { data: h, exit: h.status === 'ok' ? 'OK' : 'INTERNAL' };
       }),
     );
+}
 
+function registerDiagnostics(program: Command, runner: Runner): void {
   program
     .command('diagnostics')
     .description('Check storage, disk, versions and configuration (exit 1 when a check fails)')
