@@ -29,6 +29,16 @@ const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoExceptio
 export function describeStartupError(err: unknown, ctx: StartupContext): StartupError {
   if (err instanceof StartupError) return err;
   if (err instanceof UsageError) return new StartupError(err.message, err.hint ?? 'see agents serve --help');
+  return (
+    listenError(err, ctx) ??
+    dataDirError(err, ctx) ??
+    databaseError(err, ctx) ??
+    new StartupError(`the server could not start: ${firstLine(messageOf(err))}`, 'run again with --verbose for details')
+  );
+}
+
+/** The address cannot be listened on: in use, privileged, not this machine's, or not resolvable. */
+function listenError(err: unknown, ctx: StartupContext): StartupError | undefined {
   const code = errno(err);
   const where = ctx.host !== undefined ? `${ctx.host}:${ctx.port ?? ''}` : '';
   const syscall = (err as NodeJS.ErrnoException | undefined)?.syscall;
@@ -60,6 +70,12 @@ export function describeStartupError(err: unknown, ctx: StartupContext): Startup
       'use --host 127.0.0.1, 0.0.0.0 or an address of this machine',
     );
   }
+  return undefined;
+}
+
+/** The data directory cannot be written: permissions, not a directory, or a full disk. */
+function dataDirError(err: unknown, ctx: StartupContext): StartupError | undefined {
+  const code = errno(err);
   const path = (err as NodeJS.ErrnoException | undefined)?.path ?? ctx.dataDir;
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
     return new StartupError(
@@ -79,7 +95,13 @@ export function describeStartupError(err: unknown, ctx: StartupContext): Startup
       'free some space, or choose another --data-dir',
     );
   }
-  const message = err instanceof Error ? err.message : String(err);
+  return undefined;
+}
+
+/** The database (PostgreSQL or SQLite) cannot be reached, opened, upgraded or is corrupt or locked. */
+function databaseError(err: unknown, ctx: StartupContext): StartupError | undefined {
+  const code = errno(err);
+  const message = messageOf(err);
   if (ctx.databaseUrl && err instanceof AppError && err.reason === 'UNAVAILABLE') {
     const problem = /Storage is unavailable: ([^;]*)/.exec(message)?.[1] ?? firstLine(message);
     return new StartupError(
@@ -121,7 +143,9 @@ export function describeStartupError(err: unknown, ctx: StartupContext): Startup
       'a newer CleverAgents may have written it; upgrade, or use another --data-dir',
     );
   }
-  return new StartupError(`the server could not start: ${firstLine(message)}`, 'run again with --verbose for details');
+  return undefined;
 }
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 const firstLine = (s: string): string => (s.split('\n')[0] ?? s).slice(0, 300);

@@ -142,27 +142,34 @@ class AgentLoop {
     return undefined;
   }
 
-  private async settleOne(call: ModelToolCall): Promise<AgentOutcome | { result: ModelToolResult; refused?: boolean }> {
+  private async settleOne(call: ModelToolCall): Promise<AgentOutcome | Settled> {
     const { cfg } = this;
-    const said = (output: string, isError = true): ModelToolResult => ({
-      id: call.id,
-      name: call.name,
-      output,
-      isError,
-    });
     const args = parseArgs(call.arguments);
     const control = cfg.control?.find((c) => c.tool.name === call.name);
     if (control) {
       const h = await control.handle(args.ok ? { ok: true, value: args.value } : { ok: false, problem: args.problem });
       if (h.stop) this.t.ending = true;
-      return { result: said(h.output, h.isError), refused: h.isError };
+      return { result: told(call, h.output, h.isError), refused: h.isError };
     }
+    const admitted = await this.admit(call, args);
+    if ('result' in admitted) return admitted;
+    return this.decide(call, admitted.tool, admitted.args, admitted.normalized);
+  }
+
+  /**
+   * The call names an offered tool, with JSON arguments that its schema accepts and its normalizer
+   * reads; otherwise it is refused, recorded as invalid, and the model is told why.
+   */
+  private async admit(
+    call: ModelToolCall,
+    args: ReturnType<typeof parseArgs>,
+  ): Promise<
+    | { tool: AgentTool; args: Record<string, unknown>; normalized: Record<string, unknown> }
+    | (Settled & { refused: true })
+  > {
+    const { cfg } = this;
     const tool = this.byName.get(call.name);
-    const refuse = async (
-      output: string,
-      value: unknown,
-      summary = output,
-    ): Promise<{ result: ModelToolResult; refused: true }> => {
+    const refuse = async (output: string, value: unknown, summary = output): Promise<Settled & { refused: true }> => {
       await cfg.recorder.notRun({
         call,
         ref: tool?.ref ?? call.name,
@@ -172,7 +179,7 @@ class AgentLoop {
         summary,
         told: output,
       });
-      return { result: said(output), refused: true };
+      return { result: told(call, output), refused: true };
     };
     if (!tool) {
       const names = [...this.offered.map((o) => o.name)].join(', ') || 'none';
@@ -191,24 +198,36 @@ class AgentLoop {
         args.value,
         problems.slice(0, 3).join('; '),
       );
-    let normalized: Record<string, unknown>;
     try {
-      normalized = tool.normalize ? tool.normalize(args.value) : args.value;
+      return { tool, args: args.value, normalized: tool.normalize ? tool.normalize(args.value) : args.value };
     } catch (err) {
       return refuse(`The command line cannot be read: ${messageOf(err)}.`, args.value);
     }
+  }
+
+  /**
+   * An admitted call against the policy and the user's answer: denied, declined, over budget, asked
+   * (the loop then waits, its transcript saved) or run.
+   */
+  private async decide(
+    call: ModelToolCall,
+    tool: AgentTool,
+    args: Record<string, unknown>,
+    normalized: Record<string, unknown>,
+  ): Promise<AgentOutcome | Settled> {
+    const { cfg } = this;
     const verdict = cfg.decide(tool, normalized);
-    const event = { call, ref: tool.ref, tool, args: args.value, verdict };
+    const event = { call, ref: tool.ref, tool, args, verdict };
     if (verdict.decision === 'deny') {
       await cfg.recorder.notRun({ ...event, state: 'denied', summary: verdict.reason });
       const by = cfg.policyName ? ` by ${cfg.policyName}` : '';
-      return { result: said(`Not allowed${by}: ${verdict.reason}. Do not try this call again.`) };
+      return { result: told(call, `Not allowed${by}: ${verdict.reason}. Do not try this call again.`) };
     }
     const answer = cfg.answer?.callId === call.id ? cfg.answer.answer : undefined;
     if (answer?.decision === 'reject') {
       const g = answer.guidance;
       await cfg.recorder.notRun({ ...event, state: 'declined', summary: `declined by the user${g ? `: ${g}` : ''}` });
-      return { result: said(`The user declined this call; it did not run.${g ? ` They said: ${g}` : ''}`) };
+      return { result: told(call, `The user declined this call; it did not run.${g ? ` They said: ${g}` : ''}`) };
     }
     if (answer?.always) await cfg.approvals.remember(ruleOf(tool, answer.always, tool.commandOf(normalized)));
     const over = cfg.budget.beforeCall?.();
@@ -220,10 +239,10 @@ class AgentLoop {
     if (verdict.decision === 'ask' && !allowed) {
       await cfg.save(this.t);
       const preview = (await tool.preview?.(normalized, cfg.signal).catch(() => ({}))) ?? {};
-      await cfg.approvals.ask({ ...event, args: args.value, preview, verdict, problem: cfg.answerProblem });
+      await cfg.approvals.ask({ ...event, preview, verdict, problem: cfg.answerProblem });
       return { kind: 'waiting' };
     }
-    return { result: await this.runTool(call, tool, args.value, normalized, event) };
+    return { result: await this.runTool(call, tool, args, normalized, event) };
   }
 
   private async runTool(
@@ -278,6 +297,14 @@ class AgentLoop {
     if (writes) await cfg.afterWrite?.();
     return resultForModel(call, outcome);
   }
+}
+
+/** A settled call: the result the model is given, and whether the call was refused before it could run. */
+type Settled = { result: ModelToolResult; refused?: boolean };
+
+/** What the model is told of its call (an error unless said otherwise). */
+function told(call: ModelToolCall, output: string, isError = true): ModelToolResult {
+  return { id: call.id, name: call.name, output, isError };
 }
 
 function cancelled(): ProviderFailure {

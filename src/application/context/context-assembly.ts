@@ -11,10 +11,10 @@
  * estimated at 4 bytes per token (o200k on English text and code is 3.5–4.5), and text-based
  * ranking (goal terms in text, references) is skipped.
  */
-import { createHash } from 'node:crypto';
 import type { EffectiveContextSettings } from '../../domain/context/context.ts';
 import type { FileInventory, InventoryEntry } from '../ports/file-inventory.port.ts';
 import type { TokenCounter } from '../ports/language-model.port.ts';
+import { estimateTokens, Fill, type FillOutcome } from './context-fill.ts';
 import { namedRefs, type NamedRef } from './context-terms.ts';
 import {
   locate,
@@ -25,18 +25,10 @@ import {
   type Pool,
   type Scores,
 } from './context-ranking.ts';
-import type { ContextInspection, ExclusionReason, RankedFile } from './context.types.ts';
 
-/** Bytes per token when a file is not read (simulate, and files cut before reading). */
-export const BYTES_PER_TOKEN = 4;
 /** The best candidates whose text is read for ranking (goal terms in text, references). */
 export const TEXT_WINDOW = 64;
-/** Cut files listed after the included ones. */
-export const CUT_LISTED = 200;
-const READ_SLACK = 200;
 const BATCH = 128;
-
-export const estimateTokens = (bytes: number): number => Math.ceil(bytes / BYTES_PER_TOKEN);
 
 interface Content {
   bytes: number;
@@ -93,9 +85,7 @@ export interface AssemblyInput {
 
 export type RankInput = Pick<AssemblyInput, 'pools' | 'settings' | 'goal' | 'decisions' | 'dryRun' | 'signal'>;
 
-export type AssemblyOutcome = Pick<ContextInspection, 'files' | 'cut' | 'totals' | 'snapshot'> & {
-  fragments: Array<{ resource: string; path: string; tokens: number; text: string }>;
-};
+export type AssemblyOutcome = FillOutcome;
 
 export class Assembler {
   private readonly inventory: FileInventory;
@@ -109,144 +99,43 @@ export class Assembler {
   }
 
   async assemble(a: AssemblyInput): Promise<AssemblyOutcome> {
-    const { pools, settings: s } = a;
     const fresh = new Map<number, InventoryEntry | undefined>();
     const scores = await this.rank(a, fresh);
-
-    const cut: Partial<Record<ExclusionReason, number>> = {};
-    const cutFile = (id: number, reason: ExclusionReason, entry: InventoryEntry, tokens?: number): void => {
-      cut[reason] = (cut[reason] ?? 0) + 1;
-      if (listedCut.length < CUT_LISTED) listedCut.push(this.ranked(pools, scores, id, entry, tokens, reason));
-    };
-    for (const p of pools)
-      for (let i = 0; i < p.status.length; i++) {
-        const st = p.status[i];
-        if (st === STATUS.notIncluded) cut['not-included'] = (cut['not-included'] ?? 0) + 1;
-        else if (st === STATUS.excluded) cut['excluded-glob'] = (cut['excluded-glob'] ?? 0) + 1;
-      }
-    const included: Array<{ id: number; entry: InventoryEntry; content: Content | undefined; tokens: number }> = [];
-    const listedCut: RankedFile[] = [];
-    let total = 0;
-    let used = 0;
-    let reads = 0;
-    let stop: ExclusionReason | undefined = a.available <= 0 ? 'token-budget' : undefined;
-    let lastLimit: ExclusionReason = 'token-budget';
-    const order = rankOrder(pools, scores);
-    const decided = new Set<number>();
-    const listed = (id: number): InventoryEntry => {
-      const { pool, i } = locate(pools, id);
-      return pool.listing.files[i] as InventoryEntry;
-    };
-
-    while (stop === undefined) {
-      const batch: number[] = [];
-      while (batch.length < BATCH) {
-        const r = order.next();
-        if (r.done) break;
-        batch.push(r.value);
-      }
+    const fill = new Fill(a.pools, a.settings, scores, a.available);
+    const order = rankOrder(a.pools, scores);
+    while (fill.stop === undefined) {
+      const batch = nextBatch(order);
       if (batch.length === 0) break;
-      for (const id of batch) decided.add(id);
-      if (!a.dryRun) await this.restat(pools, batch, fresh);
+      for (const id of batch) fill.decided.add(id);
+      if (!a.dryRun) await this.restat(a.pools, batch, fresh);
       a.signal?.throwIfAborted();
-      for (let b = 0; b < batch.length; b++) {
-        const id = batch[b] as number;
-        const { pool, i } = locate(pools, id);
-        const entry = a.dryRun ? listed(id) : fresh.get(id);
-        if (stop !== undefined) {
-          this.cutRest(pools, id, entry ?? listed(id), s, stop, cutFile);
-          continue;
-        }
-        if (pool.status[i] === STATUS.binary) {
-          cutFile(id, 'binary', entry ?? listed(id));
-          continue;
-        }
-        if (entry === undefined) {
-          cutFile(id, 'unreadable', listed(id));
-          continue;
-        }
-        if (entry.bytes > s.maxFileSize) {
-          cutFile(id, 'max-file-size', entry);
-          continue;
-        }
-        if (included.length >= s.maxFiles) {
-          stop = 'max-files';
-          this.cutRest(pools, id, entry, s, stop, cutFile);
-          continue;
-        }
-        if (total + entry.bytes > s.maxTotalSize) {
-          cutFile(id, (lastLimit = 'max-total-size'), entry);
-          continue;
-        }
-        let tokens: number;
-        let content: Content | undefined;
-        if (a.dryRun) tokens = estimateTokens(entry.bytes);
-        else {
-          reads++;
-          content = await this.content(pool, entry, s.maxFileSize);
-          if (content.kind !== 'text') {
-            const reason = content.kind === 'too-large' ? 'max-file-size' : content.kind;
-            cutFile(id, reason, { ...entry, bytes: content.bytes });
-            continue;
-          }
-          tokens = content.tokens ??= await this.tokens.count(content.text);
-        }
-        if (used + tokens > a.available) {
-          cutFile(id, (lastLimit = 'token-budget'), entry, tokens);
-        } else {
-          included.push({ id, entry, content, tokens });
-          used += tokens;
-          total += entry.bytes;
-        }
-        if (included.length >= s.maxFiles) stop = 'max-files';
-        else if (total >= s.maxTotalSize) stop = 'max-total-size';
-        else if (used >= a.available) stop = 'token-budget';
-        else if (reads >= s.maxFiles + READ_SLACK) stop = lastLimit;
-      }
+      for (const id of batch) await this.consider(a, fill, id, a.dryRun ? fill.listed(id) : fresh.get(id));
     }
-    // What the loop did not reach is cut by the limit that stopped it (or its own reason): the
-    // first ones listed in rank order, the others only counted.
-    const rest = stop ?? 'max-files';
-    while (listedCut.length < CUT_LISTED) {
-      const r = order.next();
-      if (r.done) break;
-      decided.add(r.value);
-      this.cutRest(pools, r.value, listed(r.value), s, rest, cutFile);
-    }
-    for (const p of pools)
-      for (let i = 0; i < p.status.length; i++) {
-        const st = p.status[i];
-        if ((st !== STATUS.candidate && st !== STATUS.binary) || decided.has(p.offset + i)) continue;
-        const reason =
-          st === STATUS.binary
-            ? 'binary'
-            : (p.listing.files[i] as InventoryEntry).bytes > s.maxFileSize
-              ? 'max-file-size'
-              : rest;
-        cut[reason] = (cut[reason] ?? 0) + 1;
-      }
+    fill.cutUnreached(order);
+    return fill.outcome(a.wantText);
+  }
 
-    const files = included.map((f) => this.ranked(pools, scores, f.id, f.entry, f.tokens));
-    const fragments = a.wantText
-      ? included.map((f, k) => ({ ...pick(files[k] as RankedFile), tokens: f.tokens, text: f.content?.text ?? '' }))
-      : [];
-    const excluded = Object.values(cut).reduce((x, y) => x + y, 0);
-    return {
-      files: [...files, ...listedCut],
-      cut,
-      totals: { included: included.length, includedTokens: used, includedBytes: total, excluded },
-      snapshot: snapshotOf(
-        included.map((f, k) => {
-          const { resource, path } = pick(files[k] as RankedFile);
-          const c = f.content;
-          const digest = c
-            ? (c.hash ??= createHash('sha256').update(c.text).digest('hex'))
-            : `${f.entry.bytes}:${f.entry.mtimeMs}`;
-          return { resource, path, digest };
-        }),
-      ),
-      fragments,
-    };
+  /** One candidate against the limits, in the order the header gives; `entry` is undefined when it is gone. */
+  private async consider(a: AssemblyInput, fill: Fill, id: number, entry: InventoryEntry | undefined): Promise<void> {
+    const s = a.settings;
+    const { pool, i } = locate(a.pools, id);
+    if (fill.stop !== undefined) return fill.cutRest(id, entry ?? fill.listed(id), fill.stop);
+    if (pool.status[i] === STATUS.binary) return fill.cutFile(id, 'binary', entry ?? fill.listed(id));
+    if (entry === undefined) return fill.cutFile(id, 'unreadable', fill.listed(id));
+    if (entry.bytes > s.maxFileSize) return fill.cutFile(id, 'max-file-size', entry);
+    if (fill.included.length >= s.maxFiles) {
+      fill.stop = 'max-files';
+      return fill.cutRest(id, entry, fill.stop);
+    }
+    if (fill.total + entry.bytes > s.maxTotalSize) return fill.cutFile(id, (fill.lastLimit = 'max-total-size'), entry);
+    if (a.dryRun) return fill.take(id, entry, undefined, estimateTokens(entry.bytes));
+    fill.reads++;
+    const content = await this.content(pool, entry, s.maxFileSize);
+    if (content.kind !== 'text') {
+      const reason = content.kind === 'too-large' ? 'max-file-size' : content.kind;
+      return fill.cutFile(id, reason, { ...entry, bytes: content.bytes });
+    }
+    fill.take(id, entry, content, (content.tokens ??= await this.tokens.count(content.text)));
   }
 
   /**
@@ -330,55 +219,15 @@ export class Assembler {
     if (r.kind !== 'unreadable') this.cache.set(key, c);
     return c;
   }
-
-  private cutRest(
-    pools: readonly Pool[],
-    id: number,
-    entry: InventoryEntry,
-    s: EffectiveContextSettings,
-    stop: ExclusionReason,
-    cutFile: (id: number, reason: ExclusionReason, entry: InventoryEntry) => void,
-  ): void {
-    const { pool, i } = locate(pools, id);
-    cutFile(
-      id,
-      pool.status[i] === STATUS.binary ? 'binary' : entry.bytes > s.maxFileSize ? 'max-file-size' : stop,
-      entry,
-    );
-  }
-
-  private ranked(
-    pools: readonly Pool[],
-    scores: Scores,
-    id: number,
-    entry: InventoryEntry,
-    tokens: number | undefined,
-    excludedBy?: ExclusionReason,
-  ): RankedFile {
-    const { pool } = locate(pools, id);
-    const s = scores.get(id);
-    return {
-      resource: pool.resource,
-      path: entry.path,
-      bytes: entry.bytes,
-      tokens: tokens ?? estimateTokens(entry.bytes),
-      score: round(s?.score ?? 0),
-      why: (s?.why ?? []).map((w) => ({ ...w, score: round(w.score) })),
-      included: excludedBy === undefined,
-      ...(excludedBy !== undefined ? { excludedBy } : {}),
-    };
-  }
 }
 
-const round = (n: number): number => Math.round(n * 1000) / 1000;
-const pick = (f: RankedFile): { resource: string; path: string } => ({ resource: f.resource, path: f.path });
-
-/** A hash of the included files: resource, path and content digest of each, in (resource, path) order. */
-function snapshotOf(items: Array<{ resource: string; path: string; digest: string }>): string {
-  const h = createHash('sha256');
-  const sorted = [...items].sort((x, y) =>
-    x.resource !== y.resource ? (x.resource < y.resource ? -1 : 1) : x.path < y.path ? -1 : x.path > y.path ? 1 : 0,
-  );
-  for (const it of sorted) h.update(`${it.resource}\0${it.path}\0${it.digest}\n`);
-  return `sha256:${h.digest('hex')}`;
+/** The next candidates in rank order, re-stated and decided together. */
+function nextBatch(order: Iterator<number>): number[] {
+  const batch: number[] = [];
+  while (batch.length < BATCH) {
+    const r = order.next();
+    if (r.done) break;
+    batch.push(r.value);
+  }
+  return batch;
 }

@@ -96,38 +96,53 @@ export class ChatMap {
         const { pool, i } = locate(pools, id);
         return { resource: pool.resource, path: (pool.listing.files[i] as InventoryEntry).path };
       });
+    const given = instr ? await this.instructionsGiven(c, instr, inPlay, budget) : { text: '', tokens: 0, others: [] };
+    return this.withMap(c, order, given, budget);
+  }
+
+  /** The instruction files that fit the budget, as text, and the paths of those left out. */
+  private async instructionsGiven(
+    c: ChatMapInput,
+    instr: Instructions,
+    inPlay: Array<{ resource: string; path: string }>,
+    budget: number,
+  ): Promise<Given> {
     // The files' own counts leave out their headings: the text decides, and fewer files are
     // chosen until it fits.
-    let chosen: InstructionSelection = { files: [], fragments: [], used: 0, considered: 0 };
-    let given = '';
-    let givenTokens = 0;
-    for (let limit = budget; instr !== undefined;) {
+    let chosen: InstructionSelection;
+    let text: string;
+    let tokens: number;
+    for (let limit = budget; ;) {
       chosen = await instr.select(inPlay, limit, c.signal);
-      given = instructionsText({ project: c.project, instructionFragments: chosen.fragments });
-      givenTokens = given === '' ? 0 : await this.tokens.count(given);
-      if (givenTokens <= budget) break;
-      limit = Math.min(limit - (givenTokens - budget), chosen.used - 1);
+      text = instructionsText({ project: c.project, instructionFragments: chosen.fragments });
+      tokens = text === '' ? 0 : await this.tokens.count(text);
+      if (tokens <= budget) break;
+      limit = Math.min(limit - (tokens - budget), chosen.used - 1);
     }
     const givenPaths = new Set(chosen.fragments.map((f) => `${f.resource}\0${f.path}`));
-    const otherInstructions = s.instructions.enabled
-      ? pools.flatMap((p) =>
-          instructionFilesOf(p.listing.files)
-            .filter((path) => !givenPaths.has(`${p.resource}\0${path}`))
-            .map((path) => (pools.length > 1 ? `${p.resource}:${path}` : path)),
-        )
-      : [];
+    const { pools } = c;
+    const others = pools.flatMap((p) =>
+      instructionFilesOf(p.listing.files)
+        .filter((path) => !givenPaths.has(`${p.resource}\0${path}`))
+        .map((path) => (pools.length > 1 ? `${p.resource}:${path}` : path)),
+    );
+    return { text, tokens, others };
+  }
+
+  /** The instructions given, then the map in the room they leave; the whole text must fit the budget. */
+  private async withMap(c: ChatMapInput, order: number[], given: Given, budget: number): Promise<ChatContext> {
     // Two tokens for the blank line between the two parts.
-    let room = budget - givenTokens - (given === '' ? 0 : 2);
+    let room = budget - given.tokens - (given.text === '' ? 0 : 2);
     for (;;) {
       const map = await this.mapper.build({
         project: c.project,
-        pools,
+        pools: c.pools,
         order,
         room,
-        otherInstructions,
+        otherInstructions: given.others,
         signal: c.signal,
       });
-      const text = [given, map.text].filter((t) => t !== '').join('\n\n');
+      const text = [given.text, map.text].filter((t) => t !== '').join('\n\n');
       const tokens = text === '' ? 0 : await this.tokens.count(text);
       // The parts counted apart may differ by a token or two from the whole: the whole decides.
       if (tokens <= budget || map.text === '' || room <= 0)
@@ -135,6 +150,13 @@ export class ChatMap {
       room -= tokens - budget;
     }
   }
+}
+
+/** The instruction files given in full (text and tokens), and the other ones the map names. */
+interface Given {
+  text: string;
+  tokens: number;
+  others: string[];
 }
 
 /**

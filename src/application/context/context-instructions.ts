@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import { INSTRUCTION_FILE_NAMES, type EffectiveContextSettings } from '../../domain/context/context.ts';
 import type { FileInventory, InventoryEntry } from '../ports/file-inventory.port.ts';
 import type { TokenCounter } from '../ports/language-model.port.ts';
-import { estimateTokens } from './context-assembly.ts';
+import { estimateTokens } from './context-fill.ts';
 import { findPath, STATUS, type Pool } from './context-ranking.ts';
 import { joinRelative, namedRefs } from './context-terms.ts';
 import type { AssembledContext, InstructionExclusion, InstructionFile } from './context.types.ts';

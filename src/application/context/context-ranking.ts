@@ -179,70 +179,85 @@ export function scoreWithoutText(
 ): Scores {
   const scores: Scores = new Map();
   const on = new Set(ranking);
-  const byTerms = (
-    terms: readonly string[],
-    strategy: Ranking,
-    label: string,
-    wName: number,
-    wDir: number | undefined,
-  ): void => {
-    for (const p of pools)
-      for (const t of terms) {
-        const hit = termFiles(p.index, t);
-        const named = hit.name;
-        const inDirs = wDir === undefined ? [] : hit.dirs;
-        if (named.length + inDirs.length > COMMON_TERM_FILES) continue;
-        for (const i of named)
-          if (isCandidate(p, i)) addScore(scores, p.offset + i, strategy, wName, `${label} '${t}' in file name`);
-        if (wDir !== undefined)
-          for (const i of inDirs)
-            if (isCandidate(p, i)) addScore(scores, p.offset + i, strategy, wDir, `${label} '${t}' in path`);
-      }
-  };
-  if (on.has('goal-match')) byTerms(goalTerms(goal), 'goal-match', 'goal term', WEIGHTS.goalName, WEIGHTS.goalDir);
-  if (on.has('recency'))
-    for (const p of pools) {
-      if (!p.recency) continue;
-      const depth = Math.max(p.recency.commits, 1);
-      for (const [path, n] of p.recency.paths) {
-        const i = findPath(p.listing.files, path);
-        if (i === undefined || !isCandidate(p, i)) continue;
-        const reason =
-          n === 0 ? 'changed in the last commit' : `changed ${n} commit${n === 1 ? '' : 's'} before the last`;
-        addScore(scores, p.offset + i, 'recency', WEIGHTS.recency * (1 - n / Math.max(depth, 200)), reason);
-      }
-    }
+  if (on.has('goal-match'))
+    scoreTerms(scores, pools, goalTerms(goal), 'goal-match', 'goal term', WEIGHTS.goalName, WEIGHTS.goalDir);
+  if (on.has('recency')) scoreRecency(scores, pools);
   if (on.has('decisions') && decisions.length > 0) {
-    for (const text of decisions) {
-      for (const ref of namedRefs(text, 50)) {
-        if (ref.kind === 'python') continue;
-        const spec = ref.spec.replace(/^\.\//, '');
-        for (const p of pools) {
-          const exact = moduleCandidates(spec)
-            .map((c) => findPath(p.listing.files, c))
-            .find((i) => i !== undefined);
-          if (exact !== undefined && isCandidate(p, exact)) {
-            addScore(scores, p.offset + exact, 'decisions', WEIGHTS.decisionPath, `path '${spec}' named in a decision`);
-            continue;
-          }
-          const base = spec.slice(spec.lastIndexOf('/') + 1);
-          const same = byBasename(p.index, base);
-          if (same.length <= AMBIGUOUS_NAME)
-            for (const i of same)
-              if (isCandidate(p, i))
-                addScore(
-                  scores,
-                  p.offset + i,
-                  'decisions',
-                  WEIGHTS.decisionName,
-                  `file name '${base}' named in a decision`,
-                );
-        }
-      }
-    }
-    byTerms(goalTerms(decisions.join(' ')), 'decisions', 'decision term', WEIGHTS.decisionTerm, undefined);
+    scoreNamedInDecisions(scores, pools, decisions);
+    const terms = goalTerms(decisions.join(' '));
+    scoreTerms(scores, pools, terms, 'decisions', 'decision term', WEIGHTS.decisionTerm, undefined);
   }
   return scores;
+}
+
+/** Terms in file names (weight `wName`) and, unless `wDir` is undefined, in folder names; common terms count for nothing. */
+function scoreTerms(
+  scores: Scores,
+  pools: readonly Pool[],
+  terms: readonly string[],
+  strategy: Ranking,
+  label: string,
+  wName: number,
+  wDir: number | undefined,
+): void {
+  for (const p of pools)
+    for (const t of terms) {
+      const hit = termFiles(p.index, t);
+      const named = hit.name;
+      const inDirs = wDir === undefined ? [] : hit.dirs;
+      if (named.length + inDirs.length > COMMON_TERM_FILES) continue;
+      for (const i of named)
+        if (isCandidate(p, i)) addScore(scores, p.offset + i, strategy, wName, `${label} '${t}' in file name`);
+      if (wDir !== undefined)
+        for (const i of inDirs)
+          if (isCandidate(p, i)) addScore(scores, p.offset + i, strategy, wDir, `${label} '${t}' in path`);
+    }
+}
+
+/** Files changed in recent commits, the more recent the more. */
+function scoreRecency(scores: Scores, pools: readonly Pool[]): void {
+  for (const p of pools) {
+    if (!p.recency) continue;
+    const depth = Math.max(p.recency.commits, 1);
+    for (const [path, n] of p.recency.paths) {
+      const i = findPath(p.listing.files, path);
+      if (i === undefined || !isCandidate(p, i)) continue;
+      const reason =
+        n === 0 ? 'changed in the last commit' : `changed ${n} commit${n === 1 ? '' : 's'} before the last`;
+      addScore(scores, p.offset + i, 'recency', WEIGHTS.recency * (1 - n / Math.max(depth, 200)), reason);
+    }
+  }
+}
+
+/** Paths the decisions name (exactly, as a module), else files of the same name unless too many share it. */
+function scoreNamedInDecisions(scores: Scores, pools: readonly Pool[], decisions: readonly string[]): void {
+  for (const text of decisions) {
+    for (const ref of namedRefs(text, 50)) {
+      if (ref.kind === 'python') continue;
+      const spec = ref.spec.replace(/^\.\//, '');
+      for (const p of pools) {
+        const exact = moduleCandidates(spec)
+          .map((c) => findPath(p.listing.files, c))
+          .find((i) => i !== undefined);
+        if (exact !== undefined && isCandidate(p, exact)) {
+          addScore(scores, p.offset + exact, 'decisions', WEIGHTS.decisionPath, `path '${spec}' named in a decision`);
+          continue;
+        }
+        const base = spec.slice(spec.lastIndexOf('/') + 1);
+        const same = byBasename(p.index, base);
+        if (same.length <= AMBIGUOUS_NAME)
+          for (const i of same)
+            if (isCandidate(p, i))
+              addScore(
+                scores,
+                p.offset + i,
+                'decisions',
+                WEIGHTS.decisionName,
+                `file name '${base}' named in a decision`,
+              );
+      }
+    }
+  }
 }
 
 /** The text-based contributions of the best candidates: goal terms in their text, and the files they name. */

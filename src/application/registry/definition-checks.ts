@@ -15,7 +15,12 @@ import {
 import { namespaceOf } from '../../domain/registry/names.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { RegistryLookup, ResourceInspector } from '../ports/registry.repository.port.ts';
-import { type CapabilityService, capabilityViolations, grantHint } from './capability.service.ts';
+import {
+  type CapabilityProblem,
+  type CapabilityService,
+  capabilityViolations,
+  grantHint,
+} from './capability.service.ts';
 import { definitionError } from './definition-error.ts';
 import type { NamespaceAccess } from './namespace-access.ts';
 
@@ -47,6 +52,44 @@ export class DefinitionChecks {
     principal: Principal,
     expectedName?: string,
   ): Promise<{ definition: Definition; refs: Reference[] }> {
+    const parsed = await this.read(kind, input);
+    const at = locator(parsed);
+    const result = DEFINITION_SCHEMAS[kind].safeParse(parsed.value);
+    const problems: FieldViolation[] = result.success ? [] : schemaProblems(kind, result.error.issues, at);
+    // References are checked even when other fields are wrong, so one run reports everything.
+    const definition = (result.success ? result.data : parsed.value) as Definition;
+    const name = typeof definition.name === 'string' ? definition.name : '';
+    if (result.success) {
+      if (expectedName !== undefined && name !== expectedName) {
+        problems.push(
+          at(['name'], `is ${name}, but this updates ${expectedName} (entities cannot be renamed: remove and add)`),
+        );
+      }
+      await this.deps.namespaces.assertWritable(namespaceOf(name), principal);
+    }
+    const refs = safeReferences(kind, definition);
+    problems.push(...(await this.referenceProblems(kind, name, refs, principal, at)));
+    if (!result.success) throw definitionError(parsed.filename, sortByLine(problems));
+    const declared = await this.deps.capabilities.declarationProblems(kind, definition, namespaceOf(name), principal);
+    if (declared.problems.length > 0)
+      throw capabilityRefusal(declared.problems, namespaceOf(name), parsed.filename, at);
+    if (declared.pathProblem !== undefined) problems.push(at(['path'], declared.pathProblem));
+    const stored =
+      kind === 'resource' && declared.resourcePath
+        ? ({ ...definition, path: declared.resourcePath.stored } as Definition)
+        : definition;
+    problems.push(...(await this.checkKind(kind, stored, at, declared.resourcePath?.real)));
+    if (problems.length > 0)
+      throw definitionError(
+        parsed.filename,
+        sortByLine(problems),
+        declared.pathProblem !== undefined ? this.deps.capabilities.pathHint(namespaceOf(name)) : undefined,
+      );
+    return { definition: stored, refs };
+  }
+
+  /** The definition as given (its text parsed, with lines for errors), a resource's relative path resolved where it may be. */
+  private async read(kind: RegistryKind, input: DefinitionInput): Promise<Parsed> {
     // The YAML parser loads with the first definition given as text, not with every agent.
     const parsed = input.source
       ? (await import('./definition-source.ts')).parseDefinitionSource(
@@ -68,35 +111,18 @@ export class DefinitionChecks {
     ) {
       raw['path'] = resolve(baseDir, raw['path']);
     }
-    const at = (path: ReadonlyArray<PropertyKey>, description: string): FieldViolation => {
-      const v: FieldViolation = { field: fieldPath(path), description, file: parsed.filename };
-      const line = parsed.lineOf(path);
-      if (line !== undefined) v.line = line;
-      return v;
-    };
-    const result = DEFINITION_SCHEMAS[kind].safeParse(raw);
-    const problems: FieldViolation[] = result.success
-      ? []
-      : result.error.issues.flatMap((i) =>
-          // An unknown key is reported where it is written, one problem per key.
-          i.code === 'unrecognized_keys'
-            ? i.keys.map((k) =>
-                at([...i.path, k], `is not a field of ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} definition`),
-              )
-            : [at(i.path, i.message)],
-        );
-    // References are checked even when other fields are wrong, so one run reports everything.
-    const definition = (result.success ? result.data : raw) as Definition;
-    const name = typeof definition.name === 'string' ? definition.name : '';
-    if (result.success) {
-      if (expectedName !== undefined && name !== expectedName) {
-        problems.push(
-          at(['name'], `is ${name}, but this updates ${expectedName} (entities cannot be renamed: remove and add)`),
-        );
-      }
-      await this.deps.namespaces.assertWritable(namespaceOf(name), principal);
-    }
-    const refs = safeReferences(kind, definition);
+    return { ...parsed, value: raw };
+  }
+
+  /** Each reference must name something the principal can read (a resource: write), and not the definition itself. */
+  private async referenceProblems(
+    kind: RegistryKind,
+    name: string,
+    refs: readonly Reference[],
+    principal: Principal,
+    at: Locate,
+  ): Promise<FieldViolation[]> {
+    const problems: FieldViolation[] = [];
     const readable = await this.deps.namespaces.readable(principal);
     for (const ref of refs) {
       if (ref.kind === kind && ref.name === name) {
@@ -109,49 +135,11 @@ export class DefinitionChecks {
       else if (ref.kind === 'resource' && !(await this.deps.namespaces.mayWrite(target.namespace, principal)))
         problems.push(at(ref.path, resourceWriteRefusal(ref.name, target.namespace)));
     }
-    if (!result.success) throw definitionError(parsed.filename, sortByLine(problems));
-    const declared = await this.deps.capabilities.declarationProblems(kind, definition, namespaceOf(name), principal);
-    if (declared.problems.length > 0) {
-      const violations = sortByLine(capabilityViolations(declared.problems, at));
-      const n = violations.length;
-      const lines = violations.map(
-        (v) => `  ${v.file ?? parsed.filename}${v.line ? `:${v.line}` : ''}: ${v.field}: ${v.description}`,
-      );
-      throw new AppError(
-        'FORBIDDEN',
-        `${parsed.filename}: ${n} field${n === 1 ? ' needs a capability' : 's need capabilities'} namespace ${namespaceOf(name)} does not hold:\n${lines.join('\n')}`,
-        {
-          fields: violations,
-          details: {
-            namespace: namespaceOf(name),
-            capabilities: [...new Set(declared.problems.map((p) => p.capability))],
-          },
-          hint: grantHint(namespaceOf(name), declared.problems[0]?.capability ?? 'runs-program'),
-        },
-      );
-    }
-    if (declared.pathProblem !== undefined) problems.push(at(['path'], declared.pathProblem));
-    const stored =
-      kind === 'resource' && declared.resourcePath
-        ? ({ ...definition, path: declared.resourcePath.stored } as Definition)
-        : definition;
-    problems.push(...(await this.checkKind(kind, stored, at, declared.resourcePath?.real)));
-    if (problems.length > 0)
-      throw definitionError(
-        parsed.filename,
-        sortByLine(problems),
-        declared.pathProblem !== undefined ? this.deps.capabilities.pathHint(namespaceOf(name)) : undefined,
-      );
-    return { definition: stored, refs };
+    return problems;
   }
 
   /** `real`: a resource's directory as the capability check resolved it (it exists and is allowed). */
-  private async checkKind(
-    kind: RegistryKind,
-    d: Definition,
-    at: (p: ReadonlyArray<PropertyKey>, m: string) => FieldViolation,
-    real?: string,
-  ): Promise<FieldViolation[]> {
+  private async checkKind(kind: RegistryKind, d: Definition, at: Locate, real?: string): Promise<FieldViolation[]> {
     const out: FieldViolation[] = [];
     if (kind === 'resource' && 'path' in d && 'type' in d && real !== undefined) {
       const branch = d.type === 'git-checkout' ? d.branch : undefined;
@@ -167,6 +155,60 @@ export class DefinitionChecks {
     }
     return out;
   }
+}
+
+/** A definition's value with where its fields are written (line numbers when it was given as text). */
+interface Parsed {
+  value: Record<string, unknown>;
+  lineOf: (path: ReadonlyArray<PropertyKey>) => number | undefined;
+  filename: string;
+}
+
+/** A problem at a field path, located in the definition's file. */
+type Locate = (path: ReadonlyArray<PropertyKey>, description: string) => FieldViolation;
+
+function locator(parsed: Parsed): Locate {
+  return (path, description) => {
+    const v: FieldViolation = { field: fieldPath(path), description, file: parsed.filename };
+    const line = parsed.lineOf(path);
+    if (line !== undefined) v.line = line;
+    return v;
+  };
+}
+
+/** An issue the definition schemas report (application code names zod's types through the domain's schemas). */
+type SchemaIssue = Extract<
+  ReturnType<(typeof DEFINITION_SCHEMAS)[RegistryKind]['safeParse']>,
+  { success: false }
+>['error']['issues'][number];
+
+function schemaProblems(kind: RegistryKind, issues: readonly SchemaIssue[], at: Locate): FieldViolation[] {
+  return issues.flatMap((i) =>
+    // An unknown key is reported where it is written, one problem per key.
+    i.code === 'unrecognized_keys'
+      ? i.keys.map((k) =>
+          at([...i.path, k], `is not a field of ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} definition`),
+        )
+      : [at(i.path, i.message)],
+  );
+}
+
+/** The fields that need a capability the namespace does not hold, all in one refusal. */
+function capabilityRefusal(problems: CapabilityProblem[], namespace: string, filename: string, at: Locate): AppError {
+  const violations = sortByLine(capabilityViolations(problems, at));
+  const n = violations.length;
+  const lines = violations.map(
+    (v) => `  ${v.file ?? filename}${v.line ? `:${v.line}` : ''}: ${v.field}: ${v.description}`,
+  );
+  return new AppError(
+    'FORBIDDEN',
+    `${filename}: ${n} field${n === 1 ? ' needs a capability' : 's need capabilities'} namespace ${namespace} does not hold:\n${lines.join('\n')}`,
+    {
+      fields: violations,
+      details: { namespace, capabilities: [...new Set(problems.map((p) => p.capability))] },
+      hint: grantHint(namespace, problems[0]?.capability ?? 'runs-program'),
+    },
+  );
 }
 
 /** References of a definition that may not have passed validation: only well-formed names count. */

@@ -119,6 +119,54 @@ class AttemptState {
 
 class AttemptAborted extends Error {}
 
+/**
+ * One attempt: the model's events as they come, each read under the attempt's timeout, and its
+ * finish last. `sent.yielded` tells the caller whether any event went out (then it cannot retry).
+ */
+async function* streamAttempt(
+  model: ProviderModel,
+  options: ReturnType<typeof callOptions>,
+  state: AttemptState,
+  actor: ActorDefinition,
+  baseUrl: string,
+  sent: { yielded: boolean },
+): AsyncGenerator<ModelEvent> {
+  state.arm();
+  const { stream } = await state.race(model.doStream({ ...options, abortSignal: state.controller.signal }));
+  state.disarm();
+  const reader = stream.getReader();
+  try {
+    let finish: ModelEvent | undefined;
+    for (;;) {
+      state.arm();
+      const { done, value } = await state.race(reader.read());
+      state.disarm();
+      if (done) {
+        state.finished = true;
+        break;
+      }
+      const event = toEvent(value, actor);
+      if (event === undefined) continue;
+      if (event.type === 'finish') finish = event;
+      else {
+        sent.yielded = true;
+        yield event;
+      }
+    }
+    if (finish === undefined)
+      throw new ProviderFailure(
+        'protocol',
+        `the answer of ${baseUrl} ended without a finish`,
+        sent.yielded
+          ? 'try again: the server, or a proxy before it, closed the answer before its end'
+          : 'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
+      );
+    yield finish;
+  } finally {
+    reader.cancel().catch(() => undefined);
+  }
+}
+
 export class AiSdkLanguageModels implements LanguageModels {
   private readonly fetchImpl: typeof fetch | undefined;
   private readonly guardFetch: typeof fetch | undefined;
@@ -163,47 +211,14 @@ export class AiSdkLanguageModels implements LanguageModels {
     for (let attempt = 0; ; attempt++) {
       if (req.signal.aborted) throw cancelled();
       const state = new AttemptState(timeoutMs, req.signal);
-      let yielded = false;
+      const sent = { yielded: false };
       try {
-        state.arm();
-        const { stream } = await state.race(model.doStream({ ...options, abortSignal: state.controller.signal }));
-        state.disarm();
-        const reader = stream.getReader();
-        try {
-          let finish: ModelEvent | undefined;
-          for (;;) {
-            state.arm();
-            const { done, value } = await state.race(reader.read());
-            state.disarm();
-            if (done) {
-              state.finished = true;
-              break;
-            }
-            const event = toEvent(value, actor);
-            if (event === undefined) continue;
-            if (event.type === 'finish') finish = event;
-            else {
-              yielded = true;
-              yield event;
-            }
-          }
-          if (finish === undefined)
-            throw new ProviderFailure(
-              'protocol',
-              `the answer of ${baseUrl} ended without a finish`,
-              yielded
-                ? 'try again: the server, or a proxy before it, closed the answer before its end'
-                : 'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
-            );
-          yield finish;
-          return;
-        } finally {
-          reader.cancel().catch(() => undefined);
-        }
+        yield* streamAttempt(model, options, state, actor, baseUrl, sent);
+        return;
       } catch (err) {
         if (req.signal.aborted) throw cancelled();
         const c = classify(err, state.timedOut, actor, baseUrl, timeoutMs);
-        if (yielded || !c.retryable || attempt >= maxRetries) throw c.failure;
+        if (sent.yielded || !c.retryable || attempt >= maxRetries) throw c.failure;
         const wait = c.retryAfterMs ?? this.retryBaseMs * 2 ** attempt;
         const left = deadline - Date.now();
         if (wait > MAX_RETRY_WAIT_MS || wait > left) throw tooLong(c, wait);

@@ -75,96 +75,97 @@ export function classify(
       ),
       retryable: false,
     };
-  const e = err as {
-    name?: unknown;
-    statusCode?: unknown;
-    responseHeaders?: Record<string, string>;
-    responseBody?: unknown;
-    message?: unknown;
-  };
+  const e = err as ApiCallError;
   const status = typeof e.statusCode === 'number' ? e.statusCode : undefined;
-  if (status === undefined || (status >= 200 && status < 300)) {
-    if (e.name === 'AI_LoadAPIKeyError')
-      return { failure: new ProviderFailure('auth', 'no API key was given', keyHint(actor)), retryable: false };
-    const reason = networkReason(err);
-    if (status !== undefined && reason !== 'connection cut')
-      return {
-        failure: new ProviderFailure(
-          'protocol',
-          `the answer of ${baseUrl} could not be read: ${reason}`,
-          'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
-        ),
-        retryable: false,
-      };
+  if (status === undefined || (status >= 200 && status < 300)) return withoutAnswer(err, e, status, actor, baseUrl);
+  return refusal(e, status, actor, baseUrl);
+}
+
+/** The fields of the SDK's APICallError that say what the endpoint answered. */
+interface ApiCallError {
+  name?: unknown;
+  statusCode?: unknown;
+  responseHeaders?: Record<string, string>;
+  responseBody?: unknown;
+  message?: unknown;
+}
+
+/** No error status: no API key, no connection, or an answer that could not be read. */
+function withoutAnswer(
+  err: unknown,
+  e: ApiCallError,
+  status: number | undefined,
+  actor: ActorDefinition,
+  baseUrl: string,
+): Classified {
+  if (e.name === 'AI_LoadAPIKeyError')
+    return { failure: new ProviderFailure('auth', 'no API key was given', keyHint(actor)), retryable: false };
+  const reason = networkReason(err);
+  if (status !== undefined && reason !== 'connection cut')
     return {
       failure: new ProviderFailure(
-        'network',
-        `cannot reach ${baseUrl}: ${reason}`,
-        reason === 'connection cut' ? 'try again' : 'is the server running?',
-      ),
-      retryable: true,
-    };
-  }
-  const body = typeof e.responseBody === 'string' ? e.responseBody : '';
-  const said = providerMessage(body) ?? (typeof e.message === 'string' ? e.message : '');
-  const retryAfterMs = retryAfter(e.responseHeaders ?? {});
-  const with_ = said ? `: ${short(said)}` : '';
-  if (status === 401 || status === 403)
-    return {
-      failure: new ProviderFailure('auth', `the endpoint refused the API key (${status})`, keyHint(actor), status),
-      retryable: false,
-    };
-  if (status === 429)
-    return {
-      failure: new ProviderFailure(
-        'rate-limit',
-        `the endpoint is rate-limiting requests (429)${with_}`,
-        'wait a little and try again, or lower the request rate',
-        status,
-      ),
-      retryable: true,
-      retryAfterMs,
-    };
-  if (status >= 500)
-    return {
-      failure: new ProviderFailure(
-        'server',
-        `the endpoint failed (${status})${with_}`,
-        'try again later; if it persists, check the provider status',
-        status,
-      ),
-      retryable: true,
-      retryAfterMs,
-    };
-  if (CONTEXT_WINDOW.test(body) || CONTEXT_WINDOW.test(said) || status === 413)
-    return {
-      failure: new ProviderFailure(
-        'context-window',
-        `the prompt does not fit the context window of ${actor.model} (${status})${with_}`,
-        contextHint(actor),
-        status,
-      ),
-      retryable: false,
-    };
-  if (status === 404)
-    return {
-      failure: new ProviderFailure(
-        'model-not-found',
-        `model ${actor.model} was not found at ${baseUrl} (404)${with_}`,
-        `check the model name and baseUrl (agents actor show ${actor.name})`,
-        status,
+        'protocol',
+        `the answer of ${baseUrl} could not be read: ${reason}`,
+        'is baseUrl an OpenAI-compatible or Anthropic endpoint?',
       ),
       retryable: false,
     };
   return {
     failure: new ProviderFailure(
-      'bad-request',
-      `the endpoint refused the request (${status})${with_}`,
-      `check the actor's settings (agents actor show ${actor.name})`,
-      status,
+      'network',
+      `cannot reach ${baseUrl}: ${reason}`,
+      reason === 'connection cut' ? 'try again' : 'is the server running?',
     ),
-    retryable: false,
+    retryable: true,
   };
+}
+
+/** The endpoint answered with an error status: what it said, mapped to a failure and whether to retry. */
+function refusal(e: ApiCallError, status: number, actor: ActorDefinition, baseUrl: string): Classified {
+  const body = typeof e.responseBody === 'string' ? e.responseBody : '';
+  const said = providerMessage(body) ?? (typeof e.message === 'string' ? e.message : '');
+  const with_ = said ? `: ${short(said)}` : '';
+  const final = (kind: ProviderFailureKind, message: string, hint: string): Classified => ({
+    failure: new ProviderFailure(kind, message, hint, status),
+    retryable: false,
+  });
+  // Worth another attempt, after the wait the endpoint asked for.
+  const passing = (kind: ProviderFailureKind, message: string, hint: string): Classified => ({
+    failure: new ProviderFailure(kind, message, hint, status),
+    retryable: true,
+    retryAfterMs: retryAfter(e.responseHeaders ?? {}),
+  });
+  if (status === 401 || status === 403)
+    return final('auth', `the endpoint refused the API key (${status})`, keyHint(actor));
+  if (status === 429)
+    return passing(
+      'rate-limit',
+      `the endpoint is rate-limiting requests (429)${with_}`,
+      'wait a little and try again, or lower the request rate',
+    );
+  if (status >= 500)
+    return passing(
+      'server',
+      `the endpoint failed (${status})${with_}`,
+      'try again later; if it persists, check the provider status',
+    );
+  if (CONTEXT_WINDOW.test(body) || CONTEXT_WINDOW.test(said) || status === 413)
+    return final(
+      'context-window',
+      `the prompt does not fit the context window of ${actor.model} (${status})${with_}`,
+      contextHint(actor),
+    );
+  if (status === 404)
+    return final(
+      'model-not-found',
+      `model ${actor.model} was not found at ${baseUrl} (404)${with_}`,
+      `check the model name and baseUrl (agents actor show ${actor.name})`,
+    );
+  return final(
+    'bad-request',
+    `the endpoint refused the request (${status})${with_}`,
+    `check the actor's settings (agents actor show ${actor.name})`,
+  );
 }
 
 /** The provider's own message in an error body (OpenAI and Anthropic: error.message; some servers: message / error). */

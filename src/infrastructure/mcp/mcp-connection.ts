@@ -7,11 +7,12 @@ import { existsSync } from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { McpError, Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { type Logger, type McpCallResult, type McpToolInfo } from '../../application/index.ts';
 import type { McpServer } from '../../domain/registry/entities.ts';
 import type { PreparedCommand } from '../tools/confinement.ts';
 import { failedCall, firstLine, redact, toCallResult } from './mcp-result.ts';
+import { transportFor, type Sdk } from './mcp-transport.ts';
 import {
   connectFailure,
   exitText,
@@ -24,13 +25,6 @@ import {
   type ExitInfo,
 } from './mcp-support.ts';
 
-interface Sdk {
-  Client: typeof Client;
-  StdioClientTransport: typeof StdioClientTransport;
-  StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
-  ToolListChangedNotificationSchema: typeof ToolListChangedNotificationSchema;
-  McpError: typeof McpError;
-}
 let sdk: Promise<Sdk> | undefined;
 /** The SDK modules, imported once and only when a server is first used (start-up time of the CLI). */
 function loadSdk(): Promise<Sdk> {
@@ -138,26 +132,7 @@ export class McpConnection {
     const sdk = await loadSdk();
     if ('command' in server && server.cwd !== undefined && !existsSync(server.cwd))
       throw connectFailure(server, { kind: 'cwd' });
-    const launch = options.launch;
-    const transport =
-      'command' in server
-        ? new sdk.StdioClientTransport(
-            launch
-              ? // Confined: bubblewrap builds the server's environment itself (--clearenv, its allowlist).
-                { command: launch.program, args: launch.args, env: launch.env, cwd: launch.cwd, stderr: 'pipe' }
-              : {
-                  command: server.command,
-                  args: server.args ?? [],
-                  // The SDK adds its minimal environment (PATH, HOME, USER, …); never the agent's own.
-                  env: { ...server.env },
-                  ...(server.cwd !== undefined ? { cwd: server.cwd } : {}),
-                  stderr: 'pipe',
-                },
-          )
-        : new sdk.StreamableHTTPClientTransport(new URL(server.url), {
-            requestInit: { headers: { ...server.headers } },
-            ...(options.fetch ? { fetch: options.fetch } : {}),
-          });
+    const transport = transportFor(sdk, server, options.launch, options.fetch);
     const client = new sdk.Client({ name: 'cleveragents', version: '0.1.0' }, { capabilities: {} });
     const conn = new McpConnection(server, sdk, client, transport, options);
     conn.watch();
@@ -181,15 +156,9 @@ export class McpConnection {
       const exitedByItself = conn.exit !== undefined;
       await conn.stop();
       const reason = ac.signal.reason as unknown;
+      const halted = reason instanceof Halt ? (reason.kind === 'timeout' ? 'timeout' : 'closed') : undefined;
       const failure = connectFailure(server, {
-        kind:
-          reason instanceof Halt
-            ? reason.kind === 'timeout'
-              ? 'timeout'
-              : 'closed'
-            : exitedByItself
-              ? 'exited'
-              : 'failed',
+        kind: halted ?? (exitedByItself ? 'exited' : 'failed'),
         error: err,
         exit: conn.exit,
         stderr: conn.stderr,

@@ -38,16 +38,7 @@ export async function applyCopySandbox(
   for (const f of files) after.set(f, await entryOf(path.join(sandbox.root, f)));
   const deleted = new Set(files.filter((f) => after.get(f) === undefined || after.get(f) === 'dir'));
 
-  const conflicts: string[] = [];
-  const todo: string[] = [];
-  for (const f of files) {
-    const base = Object.prototype.hasOwnProperty.call(manifest, f) ? manifest[f] : undefined;
-    const now = await entryOf(path.join(sandbox.source, f));
-    const want = after.get(f);
-    if (holds(now, deleted.has(f) ? undefined : want)) continue;
-    if (same(now, base) && (await parentsAreDirectories(sandbox.source, f, deleted))) todo.push(f);
-    else conflicts.push(f);
-  }
+  const { conflicts, todo } = await sortOut(sandbox.source, files, manifest, after, deleted);
   if (conflicts.length > 0) {
     return {
       ok: false,
@@ -76,17 +67,7 @@ export async function applyCopySandbox(
   const file = journals.fileOf(sandbox.root);
   journals.write(file, journal);
   try {
-    await mkdir(journal.staging);
-    for (const w of writes) {
-      const from = path.join(sandbox.root, w.path);
-      const to = path.join(journal.staging, w.staged);
-      const now = after.get(w.path) as Entry;
-      if (now.type === 'symlink') await symlink(now.target, to);
-      else {
-        await copyFile(from, to);
-        await chmod(to, (await lstat(from)).mode & 0o7777);
-      }
-    }
+    await stage(sandbox.root, journal, after);
   } catch (e) {
     await rm(journal.staging, { recursive: true, force: true });
     journals.remove(file);
@@ -96,6 +77,45 @@ export async function applyCopySandbox(
   finishCopyApply(journal);
   journals.remove(file);
   return { ok: true, files };
+}
+
+/**
+ * Each changed path of the user's directory: already as the sandbox leaves it (skipped), as the
+ * sandbox found it (to do), or changed since (a conflict).
+ */
+async function sortOut(
+  source: string,
+  files: readonly string[],
+  manifest: Manifest,
+  after: ReadonlyMap<string, Now>,
+  deleted: ReadonlySet<string>,
+): Promise<{ conflicts: string[]; todo: string[] }> {
+  const conflicts: string[] = [];
+  const todo: string[] = [];
+  for (const f of files) {
+    const base = Object.prototype.hasOwnProperty.call(manifest, f) ? manifest[f] : undefined;
+    const now = await entryOf(path.join(source, f));
+    const want = after.get(f);
+    if (holds(now, deleted.has(f) ? undefined : want)) continue;
+    if (same(now, base) && (await parentsAreDirectories(source, f, deleted))) todo.push(f);
+    else conflicts.push(f);
+  }
+  return { conflicts, todo };
+}
+
+/** Copies what the apply writes into the journal's staging directory (symlinks as links, modes kept). */
+async function stage(root: string, journal: CopyJournal, after: ReadonlyMap<string, Now>): Promise<void> {
+  await mkdir(journal.staging);
+  for (const w of journal.writes) {
+    const from = path.join(root, w.path);
+    const to = path.join(journal.staging, w.staged);
+    const now = after.get(w.path) as Entry;
+    if (now.type === 'symlink') await symlink(now.target, to);
+    else {
+      await copyFile(from, to);
+      await chmod(to, (await lstat(from)).mode & 0o7777);
+    }
+  }
 }
 
 /** Whether `now` is exactly what the apply would leave there (`want` undefined: nothing). */

@@ -38,7 +38,60 @@ export async function applyWorktreeSandbox(
   if (!target || !planBranch) throw new Error(`sandbox ${sandbox.root} has no branch or target branch`);
   // Never take optional locks: a refused apply must not even refresh the user's index.
   const ro: GitOptions = { confine: true, workTree: src, env: { GIT_OPTIONAL_LOCKS: '0' } };
+  const tips = await checkTarget(sandbox, target, planBranch, ro);
+  if ('ok' in tips) return tips;
+  const merged = await mergeTree(src, target, tips, ro);
+  if ('ok' in merged) return merged;
+  const { targetTip } = tips;
+  if (merged.tree === (await gitOut(src, ['rev-parse', `${targetTip}^{tree}`], ro)))
+    return alreadyApplied(src, targetTip, message);
 
+  const tied: GitOptions = { confine: true, workTree: src, diesWithAgent: true };
+  const commit = await gitOut(src, ['commit-tree', '--no-gpg-sign', merged.tree, '-p', targetTip, '-m', message], {
+    ...tied,
+    identity: true,
+  });
+  const { written, deleted } = await changesOf(src, targetTip, commit);
+  const blocked = inTheWay(src, written, deleted);
+  if (blocked.length > 0)
+    return dirty(
+      blocked,
+      `something in ${src} is in the way of files the plan writes: ${blocked.join(', ')}; move it away first`,
+    );
+  const files = worktreeFiles(src);
+  if (!files) throw new Error(`${src} is not a work tree whose git files can be read`);
+  const journal: WorktreeJournal = {
+    version: 1,
+    kind: 'worktree',
+    id: journalId(),
+    repository: src,
+    gitDir: files.gitDir,
+    branch: `refs/heads/${target}`,
+    oldTip: targetTip,
+    newCommit: commit,
+    written,
+    deleted,
+    createdAt: new Date().toISOString(),
+  };
+  return commitJournaled(journal, journals, journals.fileOf(sandbox.root), target);
+}
+
+interface Tips {
+  targetTip: string;
+  planTip: string;
+}
+
+/**
+ * Step 1 up to the merge: the target checked out, the plan's changes not empty, no unresolved
+ * merge, and the plan's paths clean in the user's work tree. Answers the tips, or why not to apply.
+ */
+async function checkTarget(
+  sandbox: SandboxInfo,
+  target: string,
+  planBranch: string,
+  ro: GitOptions,
+): Promise<Tips | ApplyOutcome> {
+  const src = sandbox.source;
   const current = (await git(src, ['symbolic-ref', '-q', '--short', 'HEAD'], { ...ro, okCodes: [1] })).stdout.trim();
   if (current !== target) {
     return dirty(
@@ -63,13 +116,21 @@ export async function applyWorktreeSandbox(
       `files the plan changed have local changes in ${src}: ${dirtyFiles.join(', ')}; commit or stash them first`,
     );
   }
+  return { targetTip, planTip };
+}
 
+/** The squash's tree from `merge-tree` (nothing written to the work tree), or the files in conflict. */
+async function mergeTree(
+  src: string,
+  target: string,
+  { targetTip, planTip }: Tips,
+  ro: GitOptions,
+): Promise<{ tree: string } | ApplyOutcome> {
   const merge = await git(src, ['merge-tree', '--write-tree', '-z', '--name-only', targetTip, planTip], {
     ...ro,
     okCodes: [1],
   });
   const fields = merge.stdout.split('\0');
-  const tree = fields[0] ?? '';
   if (merge.code === 1) {
     const end = fields.indexOf('', 1);
     const files = [...new Set(fields.slice(1, end === -1 ? undefined : end))];
@@ -80,41 +141,25 @@ export async function applyWorktreeSandbox(
       message: `the plan's changes conflict with ${target} in: ${files.join(', ')}`,
     };
   }
-  if (tree === (await gitOut(src, ['rev-parse', `${targetTip}^{tree}`], ro)))
-    return alreadyApplied(src, targetTip, message);
+  return { tree: fields[0] ?? '' };
+}
 
+/** Steps 3 to 6: the journal, the commit point, the work tree following, the journal removed. */
+async function commitJournaled(
+  journal: WorktreeJournal,
+  journals: ApplyJournals,
+  file: string,
+  target: string,
+): Promise<ApplyOutcome> {
+  const src = journal.repository;
   const tied: GitOptions = { confine: true, workTree: src, diesWithAgent: true };
-  const commit = await gitOut(src, ['commit-tree', '--no-gpg-sign', tree, '-p', targetTip, '-m', message], {
-    ...tied,
-    identity: true,
-  });
-  const { written, deleted } = await changesOf(src, targetTip, commit);
-  const blocked = inTheWay(src, written, deleted);
-  if (blocked.length > 0)
-    return dirty(
-      blocked,
-      `something in ${src} is in the way of files the plan writes: ${blocked.join(', ')}; move it away first`,
-    );
-  const files = worktreeFiles(src);
-  if (!files) throw new Error(`${src} is not a work tree whose git files can be read`);
-
-  const journal: WorktreeJournal = {
-    version: 1,
-    kind: 'worktree',
-    id: journalId(),
-    repository: src,
-    gitDir: files.gitDir,
-    branch: `refs/heads/${target}`,
-    oldTip: targetTip,
-    newCommit: commit,
-    written,
-    deleted,
-    createdAt: new Date().toISOString(),
-  };
-  const file = journals.fileOf(sandbox.root);
   journals.write(file, journal);
   try {
-    await git(src, ['update-ref', '-m', 'cleveragents: apply plan (squash)', journal.branch, commit, targetTip], tied);
+    await git(
+      src,
+      ['update-ref', '-m', 'cleveragents: apply plan (squash)', journal.branch, journal.newCommit, journal.oldTip],
+      tied,
+    );
   } catch (e) {
     // Someone moved the branch meanwhile: nothing was written.
     journals.remove(file);
@@ -123,7 +168,7 @@ export async function applyWorktreeSandbox(
   }
   await finishWorktreeApply(journal);
   journals.remove(file);
-  return { ok: true, commit, files: [...written, ...deleted].sort() };
+  return { ok: true, commit: journal.newCommit, files: [...journal.written, ...journal.deleted].sort() };
 }
 
 /**

@@ -4,7 +4,8 @@
  * handed to a listener as it comes and capped: the first and the last half of KEPT_OUTPUT_BYTES
  * are kept, and a program that goes on past the output limit is killed.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { KEPT_OUTPUT_BYTES, type CommandOutputChunk } from '../../application/index.ts';
 import { ConfinementUnavailableError, type CommandConfinement, type CommandInvocation } from './confinement.ts';
@@ -83,8 +84,6 @@ function commandEnv(): NodeJS.ProcessEnv {
 }
 
 export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
-  const out = new CappedOutput(MAX_OUTPUT_BYTES);
-  const stdoutOnly = req.captureStdout ? new CappedOutput(MAX_OUTPUT_BYTES) : undefined;
   if (req.signal.aborted)
     return Promise.resolve({
       exitCode: null,
@@ -94,111 +93,141 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
       outputLimited: false,
       output: '',
       truncated: false,
-      kept: out.parts(),
+      kept: new CappedOutput(MAX_OUTPUT_BYTES).parts(),
     });
-  return new Promise((resolve) => {
-    let timedOut = false;
-    let aborted = false;
-    let outputLimited = false;
-    let produced = 0;
-    let settled = false;
-    const timers: NodeJS.Timeout[] = [];
+  return new Promise((resolve) => new ProcessRun(req, resolve).start());
+}
+
+type Spawned = ChildProcessByStdio<Writable, Readable, Readable>;
+type Ending = Omit<ProcessResult, 'output' | 'truncated' | 'kept' | 'timedOut' | 'aborted' | 'outputLimited'>;
+
+/** One program from spawn to result: its process group, its timers, and its output as it comes. */
+class ProcessRun {
+  private readonly req: ProcessRequest;
+  private readonly resolve: (r: ProcessResult) => void;
+  private readonly out = new CappedOutput(MAX_OUTPUT_BYTES);
+  private readonly stdoutOnly: CappedOutput | undefined;
+  // Decoded per stream, so a character split across two reads reaches the listener whole.
+  private readonly decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+  private readonly timers: NodeJS.Timeout[] = [];
+  private timedOut = false;
+  private aborted = false;
+  private outputLimited = false;
+  private produced = 0;
+  private settled = false;
+  private child: Spawned | undefined;
+  private readonly onAbort = (): void => {
+    this.aborted = true;
+    this.stop();
+  };
+
+  constructor(req: ProcessRequest, resolve: (r: ProcessResult) => void) {
+    this.req = req;
+    this.resolve = resolve;
+    this.stdoutOnly = req.captureStdout ? new CappedOutput(MAX_OUTPUT_BYTES) : undefined;
+  }
+
+  start(): void {
+    const { req } = this;
     const child = spawn(req.program, [...req.args], {
       cwd: req.cwd,
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
       env: req.env ?? commandEnv(),
     });
+    this.child = child;
     // Without input stdin is at its end at once (as /dev/null would be). A program that exits
     // without reading its input closes the pipe: not an error of ours.
     child.stdin.on('error', () => {});
     child.stdin.end(req.input ?? '');
-    const killGroup = (sig: NodeJS.Signals): void => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        // The group is already gone.
-      }
-    };
-    const stop = (): void => {
-      killGroup('SIGTERM');
-      timers.push(setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS));
-    };
-    const onAbort = (): void => {
-      aborted = true;
-      stop();
-    };
-    req.signal.addEventListener('abort', onAbort, { once: true });
-    timers.push(
+    req.signal.addEventListener('abort', this.onAbort, { once: true });
+    this.timers.push(
       setTimeout(() => {
-        timedOut = true;
-        stop();
+        this.timedOut = true;
+        this.stop();
       }, req.timeoutMs),
     );
-    // Decoded per stream, so a character split across two reads reaches the listener whole.
-    const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
-    const tell = (stream: CommandOutputChunk['stream'], text: string): void => {
-      if (!req.onOutput || text === '') return;
-      try {
-        req.onOutput({ stream, text });
-      } catch {
-        // A listener's failure is its own: the command and its result go on.
-      }
-    };
-    const onData = (b: Buffer): void => {
-      out.push(b);
-      produced += b.length;
-      if (req.maxOutputBytes !== undefined && produced > req.maxOutputBytes && !outputLimited) {
-        outputLimited = true;
-        killGroup('SIGKILL');
-      }
-    };
     child.stdout.on('data', (b: Buffer) => {
-      stdoutOnly?.push(b);
-      if (req.onOutput) tell('stdout', decoders.stdout.write(b));
-      onData(b);
+      this.stdoutOnly?.push(b);
+      if (req.onOutput) this.tell('stdout', this.decoders.stdout.write(b));
+      this.onData(b);
     });
     child.stderr.on('data', (b: Buffer) => {
-      if (req.onOutput) tell('stderr', decoders.stderr.write(b));
-      onData(b);
+      if (req.onOutput) this.tell('stderr', this.decoders.stderr.write(b));
+      this.onData(b);
     });
+    child.on('error', (e) => this.finish({ exitCode: null, signal: null, spawnError: e.message }));
+    child.on('exit', (code, sig) => this.onExit(child, code, sig));
+  }
 
-    const finish = (
-      r: Omit<ProcessResult, 'output' | 'truncated' | 'kept' | 'timedOut' | 'aborted' | 'outputLimited'>,
-    ): void => {
-      if (settled) return;
-      settled = true;
-      for (const t of timers) clearTimeout(t);
-      req.signal.removeEventListener('abort', onAbort);
-      child.stdout.destroy();
-      child.stderr.destroy();
-      tell('stdout', decoders.stdout.end());
-      tell('stderr', decoders.stderr.end());
-      resolve({
-        ...r,
-        timedOut,
-        aborted,
-        outputLimited,
-        output: out.text(),
-        truncated: out.truncated,
-        kept: out.parts(),
-        ...(stdoutOnly ? { stdout: stdoutOnly.text() } : {}),
-      });
-    };
-    child.on('error', (e) => finish({ exitCode: null, signal: null, spawnError: e.message }));
-    child.on('exit', (code, sig) => {
-      // Whatever the program left running in its group (a background job) goes with it.
-      killGroup('SIGKILL');
-      let closed = false;
-      const done = (): void => finish({ exitCode: timedOut || aborted || outputLimited ? null : code, signal: sig });
-      child.on('close', () => {
-        closed = true;
-        done();
-      });
-      timers.push(setTimeout(() => closed || done(), DRAIN_MS));
+  /** The program is gone: its group goes with it, and the result waits (a while) for its output to close. */
+  private onExit(child: Spawned, code: number | null, sig: NodeJS.Signals | null): void {
+    // Whatever the program left running in its group (a background job) goes with it.
+    this.killGroup('SIGKILL');
+    let closed = false;
+    const done = (): void =>
+      this.finish({ exitCode: this.timedOut || this.aborted || this.outputLimited ? null : code, signal: sig });
+    child.on('close', () => {
+      closed = true;
+      done();
     });
-  });
+    this.timers.push(setTimeout(() => closed || done(), DRAIN_MS));
+  }
+
+  private killGroup(sig: NodeJS.Signals): void {
+    const pid = this.child?.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      // The group is already gone.
+    }
+  }
+
+  private stop(): void {
+    this.killGroup('SIGTERM');
+    this.timers.push(setTimeout(() => this.killGroup('SIGKILL'), KILL_GRACE_MS));
+  }
+
+  private tell(stream: CommandOutputChunk['stream'], text: string): void {
+    if (!this.req.onOutput || text === '') return;
+    try {
+      this.req.onOutput({ stream, text });
+    } catch {
+      // A listener's failure is its own: the command and its result go on.
+    }
+  }
+
+  private onData(b: Buffer): void {
+    this.out.push(b);
+    this.produced += b.length;
+    const limit = this.req.maxOutputBytes;
+    if (limit !== undefined && this.produced > limit && !this.outputLimited) {
+      this.outputLimited = true;
+      this.killGroup('SIGKILL');
+    }
+  }
+
+  private finish(r: Ending): void {
+    if (this.settled) return;
+    this.settled = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.req.signal.removeEventListener('abort', this.onAbort);
+    this.child?.stdout.destroy();
+    this.child?.stderr.destroy();
+    this.tell('stdout', this.decoders.stdout.end());
+    this.tell('stderr', this.decoders.stderr.end());
+    this.resolve({
+      ...r,
+      timedOut: this.timedOut,
+      aborted: this.aborted,
+      outputLimited: this.outputLimited,
+      output: this.out.text(),
+      truncated: this.out.truncated,
+      kept: this.out.parts(),
+      ...(this.stdoutOnly ? { stdout: this.stdoutOnly.text() } : {}),
+    });
+  }
 }
 
 export interface ConfinedResult extends ProcessResult {

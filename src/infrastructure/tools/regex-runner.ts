@@ -71,10 +71,7 @@ export function runScan<J extends ScanJob>(job: J, { signal, timeoutMs }: ScanLi
   worker.ref();
 
   return new Promise<ResultOf<J>>((resolve, reject) => {
-    const started = performance.now();
-    let seen = -1;
-    let since = started;
-    let matching = started;
+    const clock = new ScanClock(performance.now(), timeoutMs, fileAt);
     let settled = false;
     const finish = (outcome: { result: ResultOf<J> } | { error: Error }, reuse: boolean): void => {
       if (settled) return;
@@ -94,48 +91,17 @@ export function runScan<J extends ScanJob>(job: J, { signal, timeoutMs }: ScanLi
       if (reply.ok) finish({ result: reply.result as ResultOf<J> }, true);
       else finish({ error: reply.refused ? new ToolFailure(reply.message) : new Error(reply.message) }, true);
     };
-    const onError = (e: Error & { code?: string }): void => {
-      const at = fileAt(Atomics.load(current, 0));
-      finish(
-        {
-          error:
-            e.code === 'ERR_WORKER_OUT_OF_MEMORY'
-              ? new ToolFailure(
-                  `matching needed more than ${WORKER_HEAP_MB} MB of memory (at ${at}); simplify the pattern or search fewer files`,
-                )
-              : new Error(`the matching worker failed at ${at}: ${e.message}`),
-        },
-        false,
-      );
-    };
+    const onError = (e: Error & { code?: string }): void =>
+      finish({ error: workerFailure(e, fileAt(Atomics.load(current, 0))) }, false);
     const onExit = (code: number): void =>
       finish({ error: new Error(`the matching worker exited (code ${code}) before it answered`) }, false);
     const onAbort = (): void => finish({ error: new ToolFailure('cancelled') }, false);
-    const fail = (message: string): void => finish({ error: new ToolFailure(message) }, false);
     // Polls the file index the worker publishes: a message could not arrive while the worker is
     // stuck in a match, and the main thread is the one that must notice.
     const watchdog = setInterval(
       () => {
-        const now = performance.now();
-        const at = Atomics.load(current, 0);
-        if (at !== seen) {
-          if (seen < 0) matching = now;
-          seen = at;
-          since = now;
-        }
-        if (now - since >= PATTERN_DEADLINE_MS)
-          fail(`the pattern took longer than ${duration(PATTERN_DEADLINE_MS)} on ${fileAt(at)}; ${ADVICE}`);
-        else if (now - started < timeoutMs) return;
-        // The call's own limit came first; the pattern is to blame when one file took most of the
-        // matching time (the worker's start is not the pattern's doing).
-        else if (at >= 0 && now - since >= (now - matching) / 2)
-          fail(
-            `the pattern took longer than the call's time limit of ${duration(timeoutMs)} on ${fileAt(at)}; ${ADVICE}`,
-          );
-        else
-          fail(
-            `the search took longer than the call's time limit of ${duration(timeoutMs)} (at ${fileAt(at)}); narrow the path or the files searched, or simplify the pattern`,
-          );
+        const late = clock.overdue(Atomics.load(current, 0), performance.now());
+        if (late !== undefined) finish({ error: new ToolFailure(late) }, false);
       },
       Math.max(10, Math.min(250, Math.min(PATTERN_DEADLINE_MS, timeoutMs) / 20)),
     );
@@ -145,6 +111,51 @@ export function runScan<J extends ScanJob>(job: J, { signal, timeoutMs }: ScanLi
     signal.addEventListener('abort', onAbort, { once: true });
     worker.postMessage({ job, progress } satisfies WorkerRequest);
   });
+}
+
+/** The worker died: out of memory (the pattern's or the files' doing), or something else. */
+function workerFailure(e: Error & { code?: string }, at: string): Error {
+  return e.code === 'ERR_WORKER_OUT_OF_MEMORY'
+    ? new ToolFailure(
+        `matching needed more than ${WORKER_HEAP_MB} MB of memory (at ${at}); simplify the pattern or search fewer files`,
+      )
+    : new Error(`the matching worker failed at ${at}: ${e.message}`);
+}
+
+/** How long the scan has been at its current file, and since matching began; says when it is overdue. */
+class ScanClock {
+  private readonly started: number;
+  private readonly timeoutMs: number;
+  private readonly fileAt: (i: number) => string;
+  private seen = -1;
+  private since: number;
+  private matching: number;
+
+  constructor(started: number, timeoutMs: number, fileAt: (i: number) => string) {
+    this.started = started;
+    this.timeoutMs = timeoutMs;
+    this.fileAt = fileAt;
+    this.since = started;
+    this.matching = started;
+  }
+
+  /** The failure's message once a deadline has passed, with the worker at file index `at` (-1: not started). */
+  overdue(at: number, now: number): string | undefined {
+    if (at !== this.seen) {
+      if (this.seen < 0) this.matching = now;
+      this.seen = at;
+      this.since = now;
+    }
+    const { timeoutMs, fileAt } = this;
+    if (now - this.since >= PATTERN_DEADLINE_MS)
+      return `the pattern took longer than ${duration(PATTERN_DEADLINE_MS)} on ${fileAt(at)}; ${ADVICE}`;
+    if (now - this.started < timeoutMs) return undefined;
+    // The call's own limit came first; the pattern is to blame when one file took most of the
+    // matching time (the worker's start is not the pattern's doing).
+    if (at >= 0 && now - this.since >= (now - this.matching) / 2)
+      return `the pattern took longer than the call's time limit of ${duration(timeoutMs)} on ${fileAt(at)}; ${ADVICE}`;
+    return `the search took longer than the call's time limit of ${duration(timeoutMs)} (at ${fileAt(at)}); narrow the path or the files searched, or simplify the pattern`;
+  }
 }
 
 /** Keeps a worker that answered for the next call, if there is room and its heap is small. */

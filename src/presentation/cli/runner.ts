@@ -54,6 +54,12 @@ export interface Outcome {
 
 export type CommandFn = (ctx: RunContext) => Promise<Outcome>;
 
+/** The clients a command opened: the one it talks to (made on first use) and any others. */
+interface Opened {
+  pending?: Promise<A2AClient> | undefined;
+  extra: Array<Promise<A2AClient>>;
+}
+
 /**
  * Runs commands: resolves format and connection, connects lazily, always closes the client (so a
  * spawned agent exits), turns errors and Ctrl-C into exit codes, prints the json/yaml envelope.
@@ -106,8 +112,7 @@ export class Runner extends ExitStatus {
     // What the command declared where it was registered (`.calls(…)`): its client refuses anything else.
     const declared = declaredCallsOf(cmd);
     let target: Target = { kind: 'local' };
-    let pending: Promise<A2AClient> | undefined;
-    const extra: Array<Promise<A2AClient>> = [];
+    const opened: Opened = { extra: [] };
     let outcome: Outcome | undefined;
     let failure: { err: unknown } | undefined;
     try {
@@ -119,36 +124,50 @@ export class Runner extends ExitStatus {
         target = { kind: 'server', url: conn.url };
         if (flags.dataDir) ui.warn('--data-dir is ignored in server mode (the server owns its storage)');
       }
-      const ctx: RunContext = {
-        ui,
-        io: this.io,
-        signal: ac.signal,
-        client: () =>
-          (pending ??= connect(conn, this.version, env, this.agentBin, this.early).then((c) => {
-            c.tenant = namespace;
-            return declaredClient(name, declared, c, env);
-          })),
-        connectTo: (url, token) => {
-          const c = connect({ kind: 'server', url, token }, this.version, env).then((cl) =>
-            declaredClient(name, declared, cl, env),
-          );
-          extra.push(c);
-          return c;
-        },
-        interrupt: () => ac.abort(),
-        target,
-      };
+      const ctx = this.contextOf({ name, declared }, ui, conn, namespace, ac, target, opened);
       outcome = await fn(ctx);
       if (outcome.error !== undefined) failure = { err: outcome.error };
     } catch (err) {
       failure = { err };
     } finally {
-      if (pending) await pending.then((c) => c.close()).catch(() => undefined);
-      for (const c of extra) await c.then((cl) => cl.close()).catch(() => undefined);
+      if (opened.pending) await opened.pending.then((c) => c.close()).catch(() => undefined);
+      for (const c of opened.extra) await c.then((cl) => cl.close()).catch(() => undefined);
       process.off('SIGINT', onSigint);
     }
 
     this.finish(name, flags, ui, { outcome, failure, aborted: ac.signal.aborted, target, startedAt, t0 }, opts);
+  }
+
+  /** The command's context; the clients it opens are kept in `opened`, for the runner to close. */
+  private contextOf(
+    { name, declared }: { name: string; declared: ReturnType<typeof declaredCallsOf> },
+    ui: Ui,
+    conn: Connection,
+    namespace: string | undefined,
+    ac: AbortController,
+    target: Target,
+    opened: Opened,
+  ): RunContext {
+    const env = this.io.env;
+    return {
+      ui,
+      io: this.io,
+      signal: ac.signal,
+      client: () =>
+        (opened.pending ??= connect(conn, this.version, env, this.agentBin, this.early).then((c) => {
+          c.tenant = namespace;
+          return declaredClient(name, declared, c, env);
+        })),
+      connectTo: (url, token) => {
+        const c = connect({ kind: 'server', url, token }, this.version, env).then((cl) =>
+          declaredClient(name, declared, cl, env),
+        );
+        opened.extra.push(c);
+        return c;
+      },
+      interrupt: () => ac.abort(),
+      target,
+    };
   }
 
   /** How every command ends: its exit code, its error said on stderr, and (json/yaml) the envelope. */

@@ -180,9 +180,6 @@ export class AgentCardProvider {
 
   private v1Card(): Card {
     const o = this.opts;
-    const extension = this.methods.filter((m) => m.surface === 'extension');
-    const addedIn: Record<string, string[]> = {};
-    for (const m of extension) if (m.since && m.since !== '1.0') (addedIn[m.since] ??= []).push(m.name);
     const card: Card = {
       name: o.name,
       description: o.description,
@@ -196,29 +193,7 @@ export class AgentCardProvider {
         streaming: true,
         pushNotifications: o.pushNotifications,
         extendedAgentCard: true,
-        extensions: [
-          {
-            uri: EXTENSION_URI,
-            description: 'CleverAgents platform operations (_cleveragents/… methods).',
-            required: false,
-            // `versions`: the minor versions served, newest first; ask for one with the
-            // CleverAgents-Extension-Version header (stdio: initialize's extensionVersion).
-            params: {
-              version: EXTENSION_VERSION,
-              versions: [...EXTENSION_VERSIONS],
-              methods: extension.map((m) => m.name),
-              addedIn,
-              ...(o.auth === 'bearer' && o.oidc
-                ? {
-                    auth: {
-                      issuer: o.oidc.issuer,
-                      ...(o.oidc.clientId ? { oauthClientId: o.oidc.clientId } : {}),
-                    },
-                  }
-                : {}),
-            },
-          },
-        ],
+        extensions: [this.extension()],
       },
       defaultInputModes: ['text/plain', 'application/json'],
       defaultOutputModes: ['text/plain', 'application/json'],
@@ -226,30 +201,66 @@ export class AgentCardProvider {
     };
     if (o.documentationUrl) card['documentationUrl'] = o.documentationUrl;
     if (o.auth === 'bearer') {
-      const schemes: Card = {
-        apiKey: { apiKeySecurityScheme: { description: API_KEY_TEXT, location: 'header', name: API_KEY_HEADER } },
-        bearer: { httpAuthSecurityScheme: { description: o.oidc ? BEARER_OIDC_TEXT : BEARER_TEXT, scheme: 'Bearer' } },
-      };
-      const requirements: Card[] = [{ schemes: { apiKey: { list: [] } } }, { schemes: { bearer: { list: [] } } }];
-      if (o.oidc) {
-        const { deviceAuthorizationUrl, tokenUrl } = o.oidc;
-        schemes['oauth2'] = {
-          oauth2SecurityScheme: {
-            description: OAUTH_TEXT,
-            // Until discovery has read the device endpoints, clients find them at the metadata URL.
-            flows:
-              deviceAuthorizationUrl && tokenUrl
-                ? { deviceCode: { deviceAuthorizationUrl, tokenUrl, scopes: OAUTH_SCOPES } }
-                : {},
-            oauth2MetadataUrl: o.oidc.metadataUrl,
-          },
-        };
-        requirements.push({ schemes: { oauth2: { list: REQUIRED_SCOPES } } });
-      }
+      const { schemes, requirements } = this.v1Security();
       card['securitySchemes'] = schemes;
       card['securityRequirements'] = requirements;
     }
     return card;
+  }
+
+  /** The CleverAgents extension as the v1 card declares it: its versions, methods and (OIDC) issuer. */
+  private extension(): Card {
+    const o = this.opts;
+    const extension = this.methods.filter((m) => m.surface === 'extension');
+    const addedIn: Record<string, string[]> = {};
+    for (const m of extension) if (m.since && m.since !== '1.0') (addedIn[m.since] ??= []).push(m.name);
+    return {
+      uri: EXTENSION_URI,
+      description: 'CleverAgents platform operations (_cleveragents/… methods).',
+      required: false,
+      // `versions`: the minor versions served, newest first; ask for one with the
+      // CleverAgents-Extension-Version header (stdio: initialize's extensionVersion).
+      params: {
+        version: EXTENSION_VERSION,
+        versions: [...EXTENSION_VERSIONS],
+        methods: extension.map((m) => m.name),
+        addedIn,
+        ...(o.auth === 'bearer' && o.oidc
+          ? {
+              auth: {
+                issuer: o.oidc.issuer,
+                ...(o.oidc.clientId ? { oauthClientId: o.oidc.clientId } : {}),
+              },
+            }
+          : {}),
+      },
+    };
+  }
+
+  /** The v1 security schemes of a server that wants a token: API key, bearer, and with OIDC the device flow. */
+  private v1Security(): { schemes: Card; requirements: Card[] } {
+    const o = this.opts;
+    const schemes: Card = {
+      apiKey: { apiKeySecurityScheme: { description: API_KEY_TEXT, location: 'header', name: API_KEY_HEADER } },
+      bearer: { httpAuthSecurityScheme: { description: o.oidc ? BEARER_OIDC_TEXT : BEARER_TEXT, scheme: 'Bearer' } },
+    };
+    const requirements: Card[] = [{ schemes: { apiKey: { list: [] } } }, { schemes: { bearer: { list: [] } } }];
+    if (o.oidc) {
+      const { deviceAuthorizationUrl, tokenUrl } = o.oidc;
+      schemes['oauth2'] = {
+        oauth2SecurityScheme: {
+          description: OAUTH_TEXT,
+          // Until discovery has read the device endpoints, clients find them at the metadata URL.
+          flows:
+            deviceAuthorizationUrl && tokenUrl
+              ? { deviceCode: { deviceAuthorizationUrl, tokenUrl, scopes: OAUTH_SCOPES } }
+              : {},
+          oauth2MetadataUrl: o.oidc.metadataUrl,
+        },
+      };
+      requirements.push({ schemes: { oauth2: { list: REQUIRED_SCOPES } } });
+    }
+    return { schemes, requirements };
   }
 
   /** What a v0.3 client reads: url, preferredTransport, protocolVersion and v0.3 security shapes. */

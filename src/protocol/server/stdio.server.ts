@@ -14,7 +14,7 @@ import { checkEnvelope, resultText, type JsonRpcId, type JsonRpcResponse } from 
 import { invalidRequest, newCorrelationId, toErrorObject, validationError } from '../jsonrpc/errors.ts';
 import { createLineFramer, frame } from '../jsonrpc/framing.ts';
 import { logAccess, noteResponse, type AccessRecord } from './access-log.ts';
-import type { Dispatcher } from './dispatcher.ts';
+import type { DispatchOutcome, Dispatcher } from './dispatcher.ts';
 
 export interface StdioServerOptions {
   dispatcher: Dispatcher;
@@ -147,42 +147,54 @@ export class A2aStdioServer {
         return this.write(outcome.response);
       }
       if (outcome.kind === 'notification') return;
-      let count = 0;
-      let lastSeq = 0;
-      for await (const ev of outcome.events) {
-        if (this.ended) break;
-        if ('error' in ev.response) {
-          noteResponse(rec, ev.response);
-          return this.write(ev.response);
-        }
-        count++;
-        lastSeq = ev.seq;
-        if (ev.resultJson !== undefined) {
-          // What frame() writes for the notification below, with the event already serialised.
-          this.send(
-            `{"jsonrpc":"2.0","method":"${STDIO_METHODS.streamEvent}","params":{"requestId":${JSON.stringify(outcome.id)},"seq":${ev.seq},"event":${ev.resultJson}}}\n`,
-          );
-          continue;
-        }
-        this.write({
-          jsonrpc: '2.0',
-          method: STDIO_METHODS.streamEvent,
-          params: { requestId: outcome.id, seq: ev.seq, event: ev.response.result } satisfies StreamEventParams,
-        });
-      }
-      if (abort.aborted) {
-        rec.outcome = 'cancelled';
-        return this.fail(
-          outcome.id,
-          new AppError('UNSUPPORTED_OPERATION', 'request cancelled by the client', { details: { cancelled: true } }),
-        );
-      }
-      this.write({ jsonrpc: '2.0', id: outcome.id, result: { done: true, events: count, lastSeq } });
+      await this.stream(outcome, rec, abort);
     } finally {
       if (key !== undefined) this.inflight.delete(key);
       // Logs go to stderr (the logger's destination); stdout carries protocol only.
       logAccess(this.opts.logger, rec, started);
     }
+  }
+
+  /**
+   * A stream's events as notifications, each with its sequence number, then one final response:
+   * the stream's error, a cancellation, or how many events were sent.
+   */
+  private async stream(
+    outcome: Extract<DispatchOutcome, { kind: 'stream' }>,
+    rec: AccessRecord,
+    abort: LazyAbort,
+  ): Promise<void> {
+    let count = 0;
+    let lastSeq = 0;
+    for await (const ev of outcome.events) {
+      if (this.ended) break;
+      if ('error' in ev.response) {
+        noteResponse(rec, ev.response);
+        return this.write(ev.response);
+      }
+      count++;
+      lastSeq = ev.seq;
+      if (ev.resultJson !== undefined) {
+        // What frame() writes for the notification below, with the event already serialised.
+        this.send(
+          `{"jsonrpc":"2.0","method":"${STDIO_METHODS.streamEvent}","params":{"requestId":${JSON.stringify(outcome.id)},"seq":${ev.seq},"event":${ev.resultJson}}}\n`,
+        );
+        continue;
+      }
+      this.write({
+        jsonrpc: '2.0',
+        method: STDIO_METHODS.streamEvent,
+        params: { requestId: outcome.id, seq: ev.seq, event: ev.response.result } satisfies StreamEventParams,
+      });
+    }
+    if (abort.aborted) {
+      rec.outcome = 'cancelled';
+      return this.fail(
+        outcome.id,
+        new AppError('UNSUPPORTED_OPERATION', 'request cancelled by the client', { details: { cancelled: true } }),
+      );
+    }
+    this.write({ jsonrpc: '2.0', id: outcome.id, result: { done: true, events: count, lastSeq } });
   }
 
   private initialize(id: JsonRpcId, params: unknown): void {

@@ -89,66 +89,15 @@ export class ChatToolbox {
     const workspace = projectDef ? await this.workspaceOf(projectDef, problems) : undefined;
     const profile = await this.profileOf(projectDef);
 
-    const tools: ChatTool[] = [];
-    const names = new Set<string>();
-    const add = (t: Omit<ChatTool, 'modelName'>): void => {
-      if (tools.some((x) => x.ref === t.ref)) return;
-      tools.push({ ...t, modelName: uniqueModelName(t.ref, names) });
-    };
-    const listed = new Map<string, McpToolInfo[] | undefined>();
-    const listOf = async (server: McpServer): Promise<McpToolInfo[] | undefined> => {
-      if (listed.has(server.name)) return listed.get(server.name);
-      let result: McpToolInfo[] | undefined;
-      try {
-        result = await this.deps.mcp.listTools(server, signal, this.owners.get(server));
-      } catch (err) {
-        if (signal.aborted) throw err;
-        problems.push(
-          err instanceof McpUnavailable
-            ? `${err.message} (${err.hint})`
-            : `MCP server ${server.name} failed: ${messageOf(err)}`,
-        );
-      }
-      listed.set(server.name, result);
-      return result;
-    };
-
+    const turn = new TurnTools(this.deps.mcp, this.owners, signal, problems);
     // A project's chat reads, edits and runs commands with the built-in coding tools.
     const builtins = workspace ? CODING_TOOLS : [];
-    for (const name of [...builtins, ...toolNames.filter((n) => !builtins.includes(n))]) {
-      const entity = await this.usable('tool', name, problems);
-      if (!entity) {
-        if (entity === undefined) problems.push(`tool ${name} is not registered`);
-        continue;
-      }
-      const def = entity.definition;
-      if (def.source.startsWith('mcp:')) {
-        const serverName = def.source.slice(4);
-        const server = servers.get(serverName);
-        if (!server) {
-          problems.push(`tool ${name} uses MCP server ${serverName}, which none of the actor's skills declares`);
-          continue;
-        }
-        const remote = def.mcpTool ?? name.slice(name.indexOf('/') + 1);
-        const list = await listOf(server);
-        if (list && !list.some((t) => t.name === remote)) {
-          problems.push(`tool ${name}: MCP server ${serverName} has no tool ${remote}`);
-          continue;
-        }
-        if (!list) continue;
-        add(this.mcpTool(server, remote, name, def.description ?? '', def.inputSchema, def.readOnly, def.writes));
-        continue;
-      }
-      if (!workspace) {
-        problems.push(`tool ${name} works on a project's files: bind the session to a project (--project) to use it`);
-        continue;
-      }
-      add(this.localTool(def, workspace, projectDef?.settings?.network ?? 'none'));
-    }
+    for (const name of [...builtins, ...toolNames.filter((n) => !builtins.includes(n))])
+      await this.addTool(turn, name, servers, workspace, projectDef?.settings?.network ?? 'none');
     for (const server of servers.values()) {
-      const list = await listOf(server);
+      const list = await turn.listOf(server);
       for (const t of list ?? [])
-        add(
+        turn.add(
           this.mcpTool(
             server,
             t.name,
@@ -160,6 +109,7 @@ export class ChatToolbox {
           ),
         );
     }
+    const { tools } = turn;
     return {
       tools,
       byModelName: new Map(tools.map((t) => [t.modelName, t])),
@@ -168,6 +118,45 @@ export class ChatToolbox {
       workspace,
       profile,
     };
+  }
+
+  /** A tool the actor or its skills name: an MCP server's (which a skill must declare) or one that works on the project. */
+  private async addTool(
+    turn: TurnTools,
+    name: string,
+    servers: ReadonlyMap<string, McpServer>,
+    workspace: ChatWorkspace | undefined,
+    network: 'none' | 'allow',
+  ): Promise<void> {
+    const { problems } = turn;
+    const entity = await this.usable('tool', name, problems);
+    if (!entity) {
+      if (entity === undefined) problems.push(`tool ${name} is not registered`);
+      return;
+    }
+    const def = entity.definition;
+    if (def.source.startsWith('mcp:')) {
+      const serverName = def.source.slice(4);
+      const server = servers.get(serverName);
+      if (!server) {
+        problems.push(`tool ${name} uses MCP server ${serverName}, which none of the actor's skills declares`);
+        return;
+      }
+      const remote = def.mcpTool ?? name.slice(name.indexOf('/') + 1);
+      const list = await turn.listOf(server);
+      if (list && !list.some((t) => t.name === remote)) {
+        problems.push(`tool ${name}: MCP server ${serverName} has no tool ${remote}`);
+        return;
+      }
+      if (!list) return;
+      turn.add(this.mcpTool(server, remote, name, def.description ?? '', def.inputSchema, def.readOnly, def.writes));
+      return;
+    }
+    if (!workspace) {
+      problems.push(`tool ${name} works on a project's files: bind the session to a project (--project) to use it`);
+      return;
+    }
+    turn.add(this.localTool(def, workspace, network));
   }
 
   /** The actor's and the session's skills, through included skills: tools, MCP servers, instructions. */
@@ -297,6 +286,47 @@ export class ChatToolbox {
       commandOf: () => undefined,
       run: (args, { signal }) => mcp.callTool(server, remote, args, signal, this.owners.get(server)),
     };
+  }
+}
+
+/** One turn's tools as they are gathered: each once, under a unique model name; each MCP server listed once. */
+class TurnTools {
+  readonly tools: ChatTool[] = [];
+  readonly problems: string[];
+  private readonly names = new Set<string>();
+  private readonly listed = new Map<string, McpToolInfo[] | undefined>();
+  private readonly mcp: McpHub;
+  private readonly owners: WeakMap<McpServer, McpUse>;
+  private readonly signal: AbortSignal;
+
+  constructor(mcp: McpHub, owners: WeakMap<McpServer, McpUse>, signal: AbortSignal, problems: string[]) {
+    this.mcp = mcp;
+    this.owners = owners;
+    this.signal = signal;
+    this.problems = problems;
+  }
+
+  add(t: Omit<ChatTool, 'modelName'>): void {
+    if (this.tools.some((x) => x.ref === t.ref)) return;
+    this.tools.push({ ...t, modelName: uniqueModelName(t.ref, this.names) });
+  }
+
+  /** The server's tools; undefined (with the reason among the problems) when it cannot be listed. */
+  async listOf(server: McpServer): Promise<McpToolInfo[] | undefined> {
+    if (this.listed.has(server.name)) return this.listed.get(server.name);
+    let result: McpToolInfo[] | undefined;
+    try {
+      result = await this.mcp.listTools(server, this.signal, this.owners.get(server));
+    } catch (err) {
+      if (this.signal.aborted) throw err;
+      this.problems.push(
+        err instanceof McpUnavailable
+          ? `${err.message} (${err.hint})`
+          : `MCP server ${server.name} failed: ${messageOf(err)}`,
+      );
+    }
+    this.listed.set(server.name, result);
+    return result;
   }
 }
 

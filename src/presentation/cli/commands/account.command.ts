@@ -56,6 +56,12 @@ export function registerAccount(program: CliCommand, runner: Runner): void {
 
 function registerKey(program: CliCommand, runner: Runner): void {
   const key = program.command('key').description('API keys: make, list and revoke them (server mode)');
+  registerKeyCreate(key, runner);
+  registerKeyList(key, runner);
+  registerKeyRevoke(key, runner);
+}
+
+function registerKeyCreate(key: CliCommand, runner: Runner): void {
   key
     .command('create')
     .description('Make an API key (shown once); administrators may make one for another user')
@@ -83,6 +89,9 @@ function registerKey(program: CliCommand, runner: Runner): void {
         return { data: k };
       }),
     );
+}
+
+function registerKeyList(key: CliCommand, runner: Runner): void {
   key
     .command('list')
     .description('List your API keys (administrators: --user for another user); never their secrets')
@@ -115,6 +124,9 @@ function registerKey(program: CliCommand, runner: Runner): void {
         return { data: r };
       }),
     );
+}
+
+function registerKeyRevoke(key: CliCommand, runner: Runner): void {
   key
     .command('revoke')
     .description('Revoke an API key: it is refused from the next request on')
@@ -158,6 +170,12 @@ function showNewKey(
 
 function registerUser(program: CliCommand, runner: Runner): void {
   const user = program.command('user').description('Users of a server (server administrators)');
+  registerUserAdd(user, runner);
+  registerUserList(user, runner);
+  registerUserToggle(user, runner);
+}
+
+function registerUserAdd(user: CliCommand, runner: Runner): void {
   user
     .command('add')
     .description('Add a user: their own namespace is made with them, and a first API key (shown once)')
@@ -184,6 +202,9 @@ function registerUser(program: CliCommand, runner: Runner): void {
         return { data: r };
       }),
     );
+}
+
+function registerUserList(user: CliCommand, runner: Runner): void {
   user
     .command('list')
     .description('List the users of the server')
@@ -210,6 +231,9 @@ function registerUser(program: CliCommand, runner: Runner): void {
         return { data: r };
       }),
     );
+}
+
+function registerUserToggle(user: CliCommand, runner: Runner): void {
   for (const [verb, contract, done] of [
     ['disable', userDisable, 'disabled'],
     ['enable', userEnable, 'enabled'],

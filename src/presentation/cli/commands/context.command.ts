@@ -10,6 +10,7 @@ import {
   type A2AClient,
   type ContextView,
   type ParamsOf,
+  type ResultOf,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import {
@@ -227,24 +228,27 @@ function registerContextSet(group: CliCommand, runner: Runner): void {
           { signal: ctx.signal },
         );
         const { ui } = ctx;
-        const changed = Object.keys(settings) as SettingField[];
-        const shown = r.views.find((v) => v.view === opts.view);
-        if (ui.rich) {
-          const what = changed
-            .map((f) =>
-              settings[f] === null
-                ? `${f} cleared${shown ? ` (now ${settingText(shown.settings, f, true)} from ${shown.sources[f]})` : ''}`
-                : `${f} ${shown ? settingText(shown.settings, f, true) : ''}`.trim(),
-            )
-            .join('; ');
-          ui.out(
-            `Set the ${opts.view} view of ${ui.pal.bold(r.project)}: ${what} ${ui.pal.dim(`(revision ${r.revision})`)}\n`,
-          );
-        } else ui.out(`set\t${r.project}\t${opts.view}\t${r.revision}\n`);
+        showSet(ui, r, opts.view, settings);
         ui.info(`see it with: agents project context show ${r.project} --view ${opts.view}`);
         return { data: r };
       }),
     );
+}
+
+/** What `set` changed, each field with the value the view now has and where it comes from. */
+function showSet(ui: RunContext['ui'], r: ResultOf<typeof contextSet>, view: ContextView, settings: SetSettings): void {
+  const changed = Object.keys(settings) as SettingField[];
+  const shown = r.views.find((v) => v.view === view);
+  if (ui.rich) {
+    const what = changed
+      .map((f) =>
+        settings[f] === null
+          ? `${f} cleared${shown ? ` (now ${settingText(shown.settings, f, true)} from ${shown.sources[f]})` : ''}`
+          : `${f} ${shown ? settingText(shown.settings, f, true) : ''}`.trim(),
+      )
+      .join('; ');
+    ui.out(`Set the ${view} view of ${ui.pal.bold(r.project)}: ${what} ${ui.pal.dim(`(revision ${r.revision})`)}\n`);
+  } else ui.out(`set\t${r.project}\t${view}\t${r.revision}\n`);
 }
 
 function registerContextInspect(group: CliCommand, runner: Runner): void {

@@ -24,6 +24,12 @@ const CHECK_COLUMNS = (ui: Ui): Column<Check>[] => [
 ];
 
 export function registerSystem(program: CliCommand, runner: Runner): void {
+  registerCard(program, runner);
+  registerHealth(program, runner);
+  registerDiagnostics(program, runner);
+}
+
+function registerCard(program: CliCommand, runner: Runner): void {
   program
     .command('card')
     .description("Show the agent's Agent Card")
@@ -39,7 +45,9 @@ export function registerSystem(program: CliCommand, runner: Runner): void {
         return { data: { card } };
       }),
     );
+}
 
+function registerHealth(program: CliCommand, runner: Runner): void {
   program
     .command('health')
     .description('Is the agent alive and its storage reachable? (exit 1 when degraded)')
@@ -73,7 +81,9 @@ export function registerSystem(program: CliCommand, runner: Runner): void {
         return { data: h, exit: h.status === 'ok' ? 'OK' : 'INTERNAL' };
       }),
     );
+}
 
+function registerDiagnostics(program: CliCommand, runner: Runner): void {
   program
     .command('diagnostics')
     .description('Check storage, disk, versions and configuration (exit 1 when a check fails)')
