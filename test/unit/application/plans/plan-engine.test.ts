@@ -17,6 +17,7 @@ import type {
 import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../../../src/domain/plan/plan.ts';
 import type { PolicySnapshot } from '../../../../src/domain/plan/policy.ts';
 import { fakeRegistry } from '../../../support/fake-registry.ts';
+import { aPlan } from '../../../support/builders.ts';
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -174,30 +175,12 @@ function handle(
 
 function newPlan(extra: Partial<Plan> = {}): Plan {
   const at = '2026-01-01T00:00:00.000Z';
-  return {
-    id: 'p1',
-    name: 'act on local/p',
-    action: 'local/act',
-    projects: ['local/p'],
-    arguments: { who: 'Ada' },
-    description: 'greet Ada',
-    definitionOfDone: 'greeted',
-    automationProfile: 'trusted',
-    phase: 'strategize',
-    state: 'queued',
-    attempt: 1,
-    contextId: 'plan-ctx',
-    tasks: {},
-    owner: 'alice',
-    createdAt: at,
-    updatedAt: at,
-    budget: { maxToolCalls: 100, maxWallMs: 3_600_000 },
-    usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
-    cursor: 0,
-    stepsTotal: 3,
-    sandboxes: [],
+  return aPlan({
+    ...{ id: 'p1', name: 'act on local/p', action: 'local/act', arguments: { who: 'Ada' }, description: 'greet Ada' },
+    ...{ definitionOfDone: 'greeted', automationProfile: 'trusted', contextId: 'plan-ctx', owner: 'alice' },
+    ...{ createdAt: at, updatedAt: at, budget: { maxToolCalls: 100, maxWallMs: 3_600_000 }, stepsTotal: 3 },
     ...extra,
-  };
+  });
 }
 
 async function strategized(extra: Partial<Plan> = {}, failOn?: number) {

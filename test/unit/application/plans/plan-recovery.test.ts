@@ -6,32 +6,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PlanService } from '../../../../src/application/plans/plan.service.ts';
 import type { Phase, PhaseState, Plan } from '../../../../src/domain/plan/plan.ts';
+import { aPlan } from '../../../support/builders.ts';
 
 function plan(id: string, phase: Phase, state: PhaseState, extra: Partial<Plan> = {}): Plan {
-  return {
-    id,
-    name: id,
-    action: 'local/act',
-    projects: ['local/p'],
-    arguments: {},
-    description: '',
-    definitionOfDone: '',
-    automationProfile: 'auto',
-    phase,
-    state,
-    attempt: 1,
-    contextId: `plan-${id}`,
-    tasks: { [phase]: `task-${id}` },
-    owner: 'local',
-    createdAt: '2026-01-01T00:00:00.000Z',
-    updatedAt: '2026-01-01T00:00:00.000Z',
-    budget: { maxToolCalls: 10, maxWallMs: 1000 },
-    usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
-    cursor: 1,
-    stepsTotal: 2,
-    sandboxes: [],
+  const at = '2026-01-01T00:00:00.000Z';
+  return aPlan({
+    ...{ id, name: id, action: 'local/act', automationProfile: 'auto', phase, state, tasks: { [phase]: `task-${id}` } },
+    ...{ createdAt: at, updatedAt: at, cursor: 1, stepsTotal: 2 },
     ...extra,
-  };
+  });
 }
 
 function service(plans: Plan[], running: Set<string> = new Set()) {

@@ -11,6 +11,7 @@ import {
   markRebaseConflict,
   markRebased,
 } from '../../../../src/domain/plan/plan-state.ts';
+import { aPlan } from '../../../support/builders.ts';
 
 const SANDBOX = {
   resource: 'local/r',
@@ -23,30 +24,7 @@ const SANDBOX = {
 };
 
 function plan(phase: Plan['phase'], state: Plan['state'], extra: Partial<Plan> = {}): Plan {
-  return {
-    id: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
-    name: 'p',
-    action: 'local/a',
-    projects: ['local/p'],
-    arguments: {},
-    description: '',
-    definitionOfDone: '',
-    automationProfile: 'manual',
-    phase,
-    state,
-    attempt: 1,
-    contextId: 'plan-01ARZ3NDEKTSV4RRFFQ69G5FAV',
-    tasks: {},
-    owner: 'local',
-    createdAt: '2026-12-01T00:00:00.000Z',
-    updatedAt: '2026-12-01T00:00:00.000Z',
-    budget: { maxToolCalls: 10, maxWallMs: 1000 },
-    usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
-    cursor: 1,
-    stepsTotal: 1,
-    sandboxes: [SANDBOX],
-    ...extra,
-  };
+  return aPlan({ phase, state, cursor: 1, sandboxes: [SANDBOX], ...extra });
 }
 
 const CONFLICT: PlanError = { kind: 'conflict', message: 'conflicts in a.txt', recoverable: true, files: ['a.txt'] };

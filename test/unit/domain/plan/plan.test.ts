@@ -20,32 +20,10 @@ import {
   startPhase,
   takeAnswer,
 } from '../../../../src/domain/plan/plan-state.ts';
+import { aPlan } from '../../../support/builders.ts';
 
 function plan(phase: Plan['phase'], state: Plan['state'], extra: Partial<Plan> = {}): Plan {
-  return {
-    id: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
-    name: 'p',
-    action: 'local/a',
-    projects: ['local/p'],
-    arguments: {},
-    description: '',
-    definitionOfDone: '',
-    automationProfile: 'manual',
-    phase,
-    state,
-    attempt: 1,
-    contextId: 'plan-01ARZ3NDEKTSV4RRFFQ69G5FAV',
-    tasks: {},
-    owner: 'local',
-    createdAt: '2026-12-01T00:00:00.000Z',
-    updatedAt: '2026-12-01T00:00:00.000Z',
-    budget: { maxToolCalls: 10, maxWallMs: 1000 },
-    usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
-    cursor: 0,
-    stepsTotal: 1,
-    sandboxes: [],
-    ...extra,
-  };
+  return aPlan({ phase, state, ...extra });
 }
 
 const refused = (fn: () => void, p: Plan, pattern: RegExp): void => {
