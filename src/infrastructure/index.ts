@@ -8,14 +8,8 @@ export {
   type Params,
   type Statement,
 } from './persistence/database.ts';
-export {
-  backfillTaskCounts,
-  createMigrator,
-  migrateToLatest,
-  migrationStatus,
-  MIGRATIONS,
-  type MigrationStatus,
-} from './persistence/migrations.ts';
+export { createMigrator, migrateToLatest, migrationStatus, type MigrationStatus } from './persistence/migrator.ts';
+export { backfillTaskCounts, MIGRATIONS } from './persistence/migrations/index.ts';
 export { SqliteTaskRepository } from './persistence/sqlite-task.repository.ts';
 export { SqliteRunnerRegistry } from './persistence/sqlite-runner.registry.ts';
 export { SqliteSessionRepository } from './persistence/sqlite-session.repository.ts';

@@ -7,7 +7,7 @@ import { AppError } from '../../domain/errors.ts';
 import { silentLogger, type Logger } from '../../application/index.ts';
 import { ConnectionLock, LockedSqliteDialect } from './connection-lock.ts';
 import { GroupCommit, type GroupEndHook } from './group-commit.ts';
-import { isCurrent, migrateToLatest } from './migrations.ts';
+import { isCurrent, migrateToLatest } from './migrator.ts';
 
 /** The stored schema, as Kysely sees it (column names are the SQL ones). */
 export interface DB {
