@@ -3,11 +3,11 @@ export {
   openDatabase,
   param,
   SqliteDatabase,
-  type DB,
   type OpenDatabaseOptions,
   type Params,
   type Statement,
 } from './persistence/database.ts';
+export { type DB } from './persistence/database-schema.ts';
 export { createMigrator, migrateToLatest, migrationStatus, type MigrationStatus } from './persistence/migrator.ts';
 export { backfillTaskCounts, MIGRATIONS } from './persistence/migrations/index.ts';
 export { SqliteTaskRepository } from './persistence/sqlite-task.repository.ts';

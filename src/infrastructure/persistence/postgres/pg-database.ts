@@ -3,7 +3,7 @@ import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { AppError } from '../../../domain/errors.ts';
 import { silentLogger, type Logger } from '../../../application/index.ts';
-import type { DB } from '../database.ts';
+import type { DB } from '../database-schema.ts';
 import { migrateToLatest } from '../migrator.ts';
 import { redactUrl } from './pg-url.ts';
 
