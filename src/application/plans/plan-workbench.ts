@@ -1,7 +1,8 @@
 import { newId } from '../../domain/ids.ts';
 import type { Checkpoint, Decision, Phase, Plan, PlanError } from '../../domain/plan/plan.ts';
 import { failPhase } from '../../domain/plan/plan.ts';
-import type { ActionDefinition, ResourceDefinition } from '../../domain/registry/entities.ts';
+import type { ActionDefinition } from '../../domain/registry/action.definition.ts';
+import type { ResourceDefinition } from '../../domain/registry/resource.definition.ts';
 import type { ActorTurn } from '../ports/actor.port.ts';
 import type { Logger } from '../ports/logger.port.ts';
 import type { PlanRepository } from '../ports/plan.repository.port.ts';

@@ -22,7 +22,8 @@ import type {
 } from '../../domain/plan/plan-views.ts';
 import type { PolicySnapshot } from '../../domain/plan/policy.ts';
 import { DEFAULT_AUTOMATION_PROFILE, GLOBAL_INVARIANTS } from '../../domain/registry/builtins.ts';
-import { profileEntityName, type ActionDefinition, type ProjectDefinition } from '../../domain/registry/entities.ts';
+import { profileEntityName, type ProjectDefinition } from '../../domain/registry/project.definition.ts';
+import { type ActionDefinition } from '../../domain/registry/action.definition.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { ContextOwner, OwnedRun } from '../tasks/task.service.ts';
 import { resolveArguments } from './arguments.ts';

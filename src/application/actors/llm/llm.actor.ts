@@ -9,7 +9,7 @@
 import { textOf, type TaskState } from '../../../domain/a2a.model.ts';
 import { parseApprovalAnswer } from '../../../domain/plan/approval.ts';
 import { decideToolCall } from '../../../domain/plan/policy.ts';
-import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.ts';
+import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../domain/registry/actor.definition.ts';
 import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
 import type { Session } from '../../../domain/session.ts';
 import { AppError } from '../../../domain/errors.ts';

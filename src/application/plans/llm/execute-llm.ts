@@ -10,7 +10,7 @@
 import type { Decision, Plan, PlanError } from '../../../domain/plan/plan.ts';
 import { awaitAnswer, completePhase, policyOf, startPhase } from '../../../domain/plan/plan.ts';
 import { decideToolCall, type PolicySnapshot } from '../../../domain/plan/policy.ts';
-import { LLM_ACTOR_DEFAULTS } from '../../../domain/registry/entities.ts';
+import { LLM_ACTOR_DEFAULTS } from '../../../domain/registry/actor.definition.ts';
 import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
 import { snapshotRef, type AssembledContext, type ContextSnapshotRef } from '../../context/context.types.ts';
 import { ProviderFailure, type ModelTool } from '../../ports/language-model.port.ts';
