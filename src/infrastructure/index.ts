@@ -40,16 +40,15 @@ export { GitSandboxManager, type GitSandboxManagerOptions } from './sandbox/git-
 export { GitError } from './sandbox/git.ts';
 export { ShadowHistory, type ShadowHistoryOptions } from './sandbox/shadow-history.ts';
 export { BuiltinToolRunner } from './tools/builtin-tool.runner.ts';
+export { CommandConfinement, type ConfinementSource } from './tools/confinement.ts';
 export {
-  CommandConfinement,
   ConfinementUnavailableError,
   DEFAULT_COMMAND_LIMITS,
   INSTALL_HINT,
   type CommandLimits,
   type ConfinementSettings,
-  type ConfinementSource,
   type NetworkAccess,
-} from './tools/confinement.ts';
+} from './tools/confinement.types.ts';
 export { maskedPaths, readOnlyPathProblem, type ReadOnlyPath, type SystemView } from './tools/confinement-view.ts';
 export { SqliteTranscriptStore } from './persistence/sqlite-transcript.store.ts';
 export { AiSdkLanguageModels, type AiSdkLanguageModelsOptions } from './llm/ai-sdk.models.ts';

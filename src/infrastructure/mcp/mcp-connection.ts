@@ -10,7 +10,7 @@ import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/cl
 import type { McpError, Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Logger, type McpCallResult, type McpToolInfo } from '../../application/index.ts';
 import type { McpServer } from '../../domain/registry/skill.definition.ts';
-import type { PreparedCommand } from '../tools/confinement.ts';
+import type { PreparedCommand } from '../tools/confinement.types.ts';
 import { failedCall, firstLine, redact, toCallResult } from './mcp-result.ts';
 import {
   connectFailure,
