@@ -10,8 +10,21 @@ import {
   TERMINAL_STATES,
 } from './rows/task.rows.ts';
 
-/** The task repository's hot statements, written with Kysely's builder, compiled and prepared once. */
+/**
+ * The task repository's hot statements, written with Kysely's builder, compiled and prepared once
+ * (grouped by what they touch; the repository sees one flat set).
+ */
 export function taskStatements(db: SqliteDatabase) {
+  return {
+    ...taskRowWrites(db),
+    ...eventsAndReads(db),
+    ...keyAndRunnerStatements(db),
+    ...countAndDeletionStatements(db),
+  };
+}
+
+/** Writing a task's row: creating it, claiming it with a snapshot, its later snapshots and statuses. */
+function taskRowWrites(db: SqliteDatabase) {
   const k = db.kysely;
   const id = param<string>('id');
   return {
@@ -30,6 +43,65 @@ export function taskStatements(db: SqliteDatabase) {
         message_hash: param('hash'),
       }),
     ),
+    claimSnapshot: db.prepare(
+      k
+        .updateTable('tasks')
+        .set({
+          state: param('state'),
+          updated_at: param('updatedAt'),
+          seq: param('seq'),
+          snapshot: param('snapshot'),
+          runner_id: param('runnerId'),
+        })
+        .where('id', '=', id),
+    ),
+    writeSnapshot: db.prepare(
+      k
+        .updateTable('tasks')
+        .set({
+          state: param('state'),
+          updated_at: param('updatedAt'),
+          seq: param('seq'),
+          snapshot: param('snapshot'),
+        })
+        .where('id', '=', id),
+    ),
+    writeStatus: db.prepare(
+      k
+        .updateTable('tasks')
+        .set({ state: param('state'), updated_at: param('updatedAt') })
+        .where('id', '=', id),
+    ),
+  };
+}
+
+/** A task's event log, and reading a task (its row, then its later events) or a context's tasks. */
+function eventsAndReads(db: SqliteDatabase) {
+  const k = db.kysely;
+  const id = param<string>('id');
+  return {
+    insertEvent: db.prepare(
+      k
+        .insertInto('task_events')
+        .values({ task_id: id, seq: param('seq'), kind: param('kind'), payload: param('payload') }),
+    ),
+    deleteEvent: db.prepare(
+      k.deleteFrom('task_events').where('task_id', '=', id).where('seq', '=', param<number>('seq')),
+    ),
+    // The row; the events logged after its snapshot (usually none) come from eventsAfter.
+    selectTask: db.prepare(
+      k.selectFrom('tasks').select(['id', 'owner', 'updated_at', 'seq', 'snapshot', 'runner_id']).where('id', '=', id),
+    ),
+    eventsAfter: db.prepare(eventsAfterQuery(k, id, param('afterSeq'))),
+    byContext: db.prepare(byContextQuery(k, param('contextId'), param('limit'))),
+  };
+}
+
+/** Follow-up messages' idempotency keys, and which runner runs which task. */
+function keyAndRunnerStatements(db: SqliteDatabase) {
+  const k = db.kysely;
+  const id = param<string>('id');
+  return {
     insertKey: db.prepare(
       k
         .insertInto('message_keys')
@@ -59,49 +131,13 @@ export function taskStatements(db: SqliteDatabase) {
         .where('id', '=', id)
         .where('runner_id', '=', param<string>('runnerId')),
     ),
-    claimSnapshot: db.prepare(
-      k
-        .updateTable('tasks')
-        .set({
-          state: param('state'),
-          updated_at: param('updatedAt'),
-          seq: param('seq'),
-          snapshot: param('snapshot'),
-          runner_id: param('runnerId'),
-        })
-        .where('id', '=', id),
-    ),
-    insertEvent: db.prepare(
-      k
-        .insertInto('task_events')
-        .values({ task_id: id, seq: param('seq'), kind: param('kind'), payload: param('payload') }),
-    ),
-    deleteEvent: db.prepare(
-      k.deleteFrom('task_events').where('task_id', '=', id).where('seq', '=', param<number>('seq')),
-    ),
-    writeSnapshot: db.prepare(
-      k
-        .updateTable('tasks')
-        .set({
-          state: param('state'),
-          updated_at: param('updatedAt'),
-          seq: param('seq'),
-          snapshot: param('snapshot'),
-        })
-        .where('id', '=', id),
-    ),
-    writeStatus: db.prepare(
-      k
-        .updateTable('tasks')
-        .set({ state: param('state'), updated_at: param('updatedAt') })
-        .where('id', '=', id),
-    ),
-    // The row; the events logged after its snapshot (usually none) come from eventsAfter.
-    selectTask: db.prepare(
-      k.selectFrom('tasks').select(['id', 'owner', 'updated_at', 'seq', 'snapshot', 'runner_id']).where('id', '=', id),
-    ),
-    eventsAfter: db.prepare(eventsAfterQuery(k, id, param('afterSeq'))),
-    byContext: db.prepare(byContextQuery(k, param('contextId'), param('limit'))),
+  };
+}
+
+/** The maintained counts, and deleting a context's tasks with everything keyed by them. */
+function countAndDeletionStatements(db: SqliteDatabase) {
+  const k = db.kysely;
+  return {
     // The maintained counts (migration 0004): context_id '' is the owner's total.
     bumpCount: db.prepare(
       k
