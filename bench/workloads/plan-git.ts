@@ -41,7 +41,7 @@ import {
   projectRegistry,
   resourceRegistry,
 } from '../../src/protocol/client/index.ts';
-import type { ResourceDefinition } from '../../src/domain/registry/entities.ts';
+import type { ResourceDefinition } from '../../src/domain/registry/resource.definition.ts';
 
 const run = promisify(execFile);
 const DIRS = 100;

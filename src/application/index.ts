@@ -144,13 +144,9 @@ export type {
   SyncRemoteFactory,
   SyncStateStore,
 } from './ports/sync.port.ts';
-export {
-  SyncService,
-  syncStateOf,
-  type SyncDeps,
-  type SyncEntityState,
-  type SyncEntityStatus,
-} from './sync/sync.service.ts';
+export { SyncService } from './sync/sync.service.ts';
+export { syncStateOf, type SyncEntityState, type SyncEntityStatus } from './sync/sync-state.ts';
+export type { SyncDeps } from './sync/sync.types.ts';
 export { namespaceNotFound } from './registry/namespace.service.ts';
 export type { HookInvocation, HookOutcome, HookRunner } from './ports/hook-runner.port.ts';
 export { HookService, type HookContext, type HookRun, type HookVeto } from './hooks/hook.service.ts';

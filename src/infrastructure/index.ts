@@ -3,19 +3,13 @@ export {
   openDatabase,
   param,
   SqliteDatabase,
-  type DB,
   type OpenDatabaseOptions,
   type Params,
   type Statement,
 } from './persistence/database.ts';
-export {
-  backfillTaskCounts,
-  createMigrator,
-  migrateToLatest,
-  migrationStatus,
-  MIGRATIONS,
-  type MigrationStatus,
-} from './persistence/migrations.ts';
+export { type DB } from './persistence/database-schema.ts';
+export { createMigrator, migrateToLatest, migrationStatus, type MigrationStatus } from './persistence/migrator.ts';
+export { backfillTaskCounts, MIGRATIONS } from './persistence/migrations/index.ts';
 export { SqliteTaskRepository } from './persistence/sqlite-task.repository.ts';
 export { SqliteRunnerRegistry } from './persistence/sqlite-runner.registry.ts';
 export { SqliteSessionRepository } from './persistence/sqlite-session.repository.ts';
@@ -46,16 +40,15 @@ export { GitSandboxManager, type GitSandboxManagerOptions } from './sandbox/git-
 export { GitError } from './sandbox/git.ts';
 export { ShadowHistory, type ShadowHistoryOptions } from './sandbox/shadow-history.ts';
 export { BuiltinToolRunner } from './tools/builtin-tool.runner.ts';
+export { CommandConfinement, type ConfinementSource } from './tools/confinement.ts';
 export {
-  CommandConfinement,
   ConfinementUnavailableError,
   DEFAULT_COMMAND_LIMITS,
   INSTALL_HINT,
   type CommandLimits,
   type ConfinementSettings,
-  type ConfinementSource,
   type NetworkAccess,
-} from './tools/confinement.ts';
+} from './tools/confinement.types.ts';
 export { maskedPaths, readOnlyPathProblem, type ReadOnlyPath, type SystemView } from './tools/confinement-view.ts';
 export { SqliteTranscriptStore } from './persistence/sqlite-transcript.store.ts';
 export { AiSdkLanguageModels, type AiSdkLanguageModelsOptions } from './llm/ai-sdk.models.ts';

@@ -3,7 +3,7 @@
  * or a plan to exist without the repository that owns it.
  */
 import type { Kysely } from 'kysely';
-import type { DB } from '../../src/infrastructure/persistence/database.ts';
+import type { DB } from '../../src/infrastructure/persistence/database-schema.ts';
 import type { OpenedEngine } from './engines.ts';
 import { taskRow } from './task-rows.ts';
 

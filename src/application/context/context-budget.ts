@@ -8,7 +8,7 @@ import {
   type EffectiveContextSettings,
   type ProjectContextSettings,
 } from '../../domain/context/context.ts';
-import { LLM_ACTOR_DEFAULTS } from '../../domain/registry/entities.ts';
+import { LLM_ACTOR_DEFAULTS } from '../../domain/registry/actor.definition.ts';
 import { ownSettings } from './context-settings.ts';
 import type { ContextBudget } from './context.types.ts';
 

@@ -6,7 +6,8 @@
  */
 import { CONTEXT_VIEWS, type ContextView, type EffectiveContextSettings } from '../../domain/context/context.ts';
 import { AppError } from '../../domain/errors.ts';
-import { LLM_ACTOR_DEFAULTS, type ProjectDefinition } from '../../domain/registry/entities.ts';
+import { LLM_ACTOR_DEFAULTS } from '../../domain/registry/actor.definition.ts';
+import { type ProjectDefinition } from '../../domain/registry/project.definition.ts';
 import type { FileInventory } from '../ports/file-inventory.port.ts';
 import type { TokenCounter } from '../ports/language-model.port.ts';
 import type { Principal } from '../ports/principal.ts';

@@ -1,5 +1,5 @@
 import { AppError, type FieldViolation } from '../../domain/errors.ts';
-import type { ActionDefinition } from '../../domain/registry/entities.ts';
+import type { ActionDefinition } from '../../domain/registry/action.definition.ts';
 
 export type ArgValue = string | number | boolean;
 

@@ -3,7 +3,7 @@
  * follows (SandboxManager.checkpoint's `changed`): a checkpoint of known paths needs no scan of
  * the whole sandbox.
  */
-import type { ToolDefinition } from '../../domain/registry/entities.ts';
+import type { ToolDefinition } from '../../domain/registry/tool.definition.ts';
 
 /** Built-in tools whose changes to the sandbox are exactly the files they report (none for readers). */
 const EXACT_TOOLS = new Set([

@@ -5,7 +5,7 @@
  */
 import { AppError } from '../../domain/errors.ts';
 import type { PlanActors } from '../../domain/plan/plan.ts';
-import type { ActorDefinition } from '../../domain/registry/entities.ts';
+import type { ActorDefinition } from '../../domain/registry/actor.definition.ts';
 import type { RegistryService } from '../registry/registry.service.ts';
 
 /**

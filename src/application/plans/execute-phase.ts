@@ -4,7 +4,7 @@ import { policyOf } from '../../domain/plan/plan.ts';
 import { awaitAnswer, completePhase, startPhase } from '../../domain/plan/plan-state.ts';
 import { attachTask, countToolCall, moveCursor } from '../../domain/plan/plan-progress.ts';
 import { decideCall, type PolicyVerdict } from '../../domain/plan/policy.ts';
-import type { ToolDefinition } from '../../domain/registry/entities.ts';
+import type { ToolDefinition } from '../../domain/registry/tool.definition.ts';
 import { vetoText } from '../hooks/hook.service.ts';
 import { planToolCallHooks } from '../hooks/plan-hooks.ts';
 import type { ToolCallHooks } from '../hooks/tool-call-hooks.ts';

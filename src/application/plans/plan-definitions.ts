@@ -1,5 +1,6 @@
 import type { Plan } from '../../domain/plan/plan.ts';
-import type { ActionDefinition, ResourceDefinition } from '../../domain/registry/entities.ts';
+import type { ActionDefinition } from '../../domain/registry/action.definition.ts';
+import type { ResourceDefinition } from '../../domain/registry/resource.definition.ts';
 import type { RegistryService } from '../registry/registry.service.ts';
 
 /** The registry as a running phase reads it: by name, as the agent itself (the owner was checked at `use`). */

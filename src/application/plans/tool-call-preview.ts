@@ -1,6 +1,6 @@
 import { splitCommandLine } from '../../domain/plan/command-line.ts';
 import type { ApprovalRequest } from '../../domain/plan/approval-request.ts';
-import type { ToolDefinition } from '../../domain/registry/entities.ts';
+import type { ToolDefinition } from '../../domain/registry/tool.definition.ts';
 
 /** `command: "prettier --write src"` for run-command becomes program + args (split, never shell-run). */
 export function normalizeArgs(tool: string, args: Record<string, unknown>): Record<string, unknown> {

@@ -3,7 +3,7 @@
  * vocabulary. The tool-calling loop (application/actors/llm.actor.ts) owns everything around it —
  * history, tools, approvals, usage — so that the provider adapter only speaks HTTP.
  */
-import type { ActorDefinition } from '../../domain/registry/entities.ts';
+import type { ActorDefinition } from '../../domain/registry/actor.definition.ts';
 
 /** A tool call as the model wrote it. */
 export interface ModelToolCall {

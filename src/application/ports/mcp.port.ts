@@ -1,4 +1,4 @@
-import type { McpServer } from '../../domain/registry/entities.ts';
+import type { McpServer } from '../../domain/registry/skill.definition.ts';
 
 /** A tool an MCP server lists. */
 export interface McpToolInfo {

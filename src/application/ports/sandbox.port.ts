@@ -1,4 +1,5 @@
-import type { ResourceDefinition, ToolDefinition } from '../../domain/registry/entities.ts';
+import type { ResourceDefinition } from '../../domain/registry/resource.definition.ts';
+import type { ToolDefinition } from '../../domain/registry/tool.definition.ts';
 
 /** Where a plan works on one resource: a git worktree on its own branch, or a tracked copy. */
 export interface SandboxInfo {

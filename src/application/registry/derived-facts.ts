@@ -6,8 +6,11 @@ import type {
   Referrer,
   SkillTool,
 } from '../../domain/registry/derived-facts.ts';
-import type { RegistryKind, ResourceDefinition, SkillDefinition } from '../../domain/registry/entities.ts';
-import { actorEndpoint, namesApiKey, type McpServer } from '../../domain/registry/entities.ts';
+import type { RegistryKind } from '../../domain/registry/entities.ts';
+import type { ResourceDefinition } from '../../domain/registry/resource.definition.ts';
+import type { SkillDefinition } from '../../domain/registry/skill.definition.ts';
+import { actorEndpoint, namesApiKey } from '../../domain/registry/actor.definition.ts';
+import { type McpServer } from '../../domain/registry/skill.definition.ts';
 import { DEFAULT_HOOK_TIMEOUT_SECONDS, VETO_EVENTS } from '../../domain/registry/hook.ts';
 import type { RegistryLookup, ResourceInspector } from '../ports/registry.repository.port.ts';
 import type { ApiKeys } from '../ports/language-model.port.ts';

@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.ts';
-import type { ActorDefinition } from '../../domain/registry/entities.ts';
+import type { ActorDefinition } from '../../domain/registry/actor.definition.ts';
 import type { Actor, ActorCatalog } from '../ports/actor.port.ts';
 import type { RegistryService } from './registry.service.ts';
 

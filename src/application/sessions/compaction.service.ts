@@ -12,7 +12,7 @@ import {
   LLM_ACTOR_DEFAULTS,
   namesApiKey,
   type ActorDefinition,
-} from '../../domain/registry/entities.ts';
+} from '../../domain/registry/actor.definition.ts';
 import type { Session } from '../../domain/session.ts';
 import type { MessageTokens } from '../actors/llm/history.ts';
 import {

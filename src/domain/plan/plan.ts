@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import type { DeepReadonly } from '../readonly.ts';
 import { BUILTIN_AUTOMATION_PROFILES } from '../registry/builtins.ts';
-import { profileEntityName } from '../registry/entities.ts';
+import { profileEntityName } from '../registry/project.definition.ts';
 import { CommandOutput } from './command-output.ts';
 import { ApprovalRequest } from './approval-request.ts';
 import { PolicySnapshot, PolicyVerdict } from './policy.ts';

@@ -1,5 +1,8 @@
 /** Entities that ship with CleverAgents: listed with the rest, changed and removed by no one. */
-import type { ActionDefinition, ActorDefinition, AutomationProfileDefinition, ToolDefinition } from './entities.ts';
+import type { ActionDefinition } from './action.definition.ts';
+import type { ActorDefinition } from './actor.definition.ts';
+import type { AutomationProfileDefinition } from './automation-profile.definition.ts';
+import type { ToolDefinition } from './tool.definition.ts';
 
 const obj = (properties: Record<string, unknown>, required: string[]): Record<string, unknown> => ({
   type: 'object',

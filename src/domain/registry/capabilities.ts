@@ -5,16 +5,13 @@
  * server administrator granted the definition's namespace, on add, update and sync push, and again
  * whenever the definition is used.
  */
-import type {
-  ActionDefinition,
-  ActorDefinition,
-  Definition,
-  ProjectDefinition,
-  RegistryKind,
-  ResourceDefinition,
-  SkillDefinition,
-  ToolDefinition,
-} from './entities.ts';
+import type { ActionDefinition } from './action.definition.ts';
+import type { ActorDefinition } from './actor.definition.ts';
+import type { Definition, RegistryKind } from './entities.ts';
+import type { ProjectDefinition } from './project.definition.ts';
+import type { ResourceDefinition } from './resource.definition.ts';
+import type { SkillDefinition } from './skill.definition.ts';
+import type { ToolDefinition } from './tool.definition.ts';
 import type { HookDefinition } from './hook.ts';
 
 export const CAPABILITIES = ['runs-program', 'host-path', 'server-secret', 'private-network'] as const;

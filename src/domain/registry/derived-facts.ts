@@ -5,16 +5,12 @@
  * their types from them.
  */
 import { z } from 'zod';
-import {
-  ActionDefinition,
-  ActorDefinition,
-  AutomationProfileDefinition,
-  REGISTRY_KINDS,
-  RESOURCE_TYPES,
-  ToolDefinition,
-  type DEFINITION_SCHEMAS,
-  type RegistryKind,
-} from './entities.ts';
+import { ActionDefinition } from './action.definition.ts';
+import { ActorDefinition } from './actor.definition.ts';
+import { AutomationProfileDefinition } from './automation-profile.definition.ts';
+import { REGISTRY_KINDS, type DEFINITION_SCHEMAS, type RegistryKind } from './entities.ts';
+import { RESOURCE_TYPES } from './resource.definition.ts';
+import { ToolDefinition } from './tool.definition.ts';
 import { HOOK_EVENTS } from './hook.ts';
 
 /** An entity whose definition refers to another. */

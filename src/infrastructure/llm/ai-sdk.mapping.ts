@@ -10,7 +10,7 @@
  * provider options `@ai-sdk/anthropic` reads (`providerOptions.anthropic.cacheControl`).
  */
 import type { createAnthropic } from '@ai-sdk/anthropic';
-import { LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../domain/registry/entities.ts';
+import { LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../domain/registry/actor.definition.ts';
 import type { FinishReason, ModelEvent, ModelMessage, ModelRequest, ModelUsage } from '../../application/index.ts';
 import { streamError } from './provider-failures.ts';
 

@@ -10,7 +10,7 @@
  * The SDK packages are loaded with `import()` on first use: a process that runs no LLM actor never
  * loads them.
  */
-import { actorEndpoint, LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../domain/registry/entities.ts';
+import { actorEndpoint, LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../domain/registry/actor.definition.ts';
 import {
   ProviderFailure,
   type EndpointAccess,

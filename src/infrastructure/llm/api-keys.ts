@@ -6,7 +6,7 @@
  */
 import { open } from 'node:fs/promises';
 import { constants } from 'node:fs';
-import type { ActorDefinition } from '../../domain/registry/entities.ts';
+import type { ActorDefinition } from '../../domain/registry/actor.definition.ts';
 import { namespaceOf } from '../../domain/registry/names.ts';
 import type { ApiKeys, ApiKeyStatus } from '../../application/index.ts';
 import { messageOf } from '../../domain/errors.ts';

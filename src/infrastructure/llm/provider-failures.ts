@@ -3,7 +3,7 @@
  * and body; fetch's network errors; error events inside a stream) mapped to ProviderFailure with a
  * message saying what happened and a hint saying what to do. The key never appears in either.
  */
-import type { ActorDefinition } from '../../domain/registry/entities.ts';
+import type { ActorDefinition } from '../../domain/registry/actor.definition.ts';
 import { namespaceOf } from '../../domain/registry/names.ts';
 import { ProviderFailure, type ProviderFailureKind } from '../../application/index.ts';
 import { egressRefusalOf } from '../net/egress-guard.ts';

@@ -9,8 +9,8 @@ import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdi
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { type Logger, type McpCallResult, type McpToolInfo } from '../../application/index.ts';
-import type { McpServer } from '../../domain/registry/entities.ts';
-import type { PreparedCommand } from '../tools/confinement.ts';
+import type { McpServer } from '../../domain/registry/skill.definition.ts';
+import type { PreparedCommand } from '../tools/confinement.types.ts';
 import { failedCall, firstLine, redact, toCallResult } from './mcp-result.ts';
 import { transportFor, type Sdk } from './mcp-transport.ts';
 import {

@@ -1,6 +1,6 @@
 /** Small pieces the MCP connection needs: why something stopped, time limits, and the connect errors. */
 import { McpUnavailable } from '../../application/index.ts';
-import type { McpServer } from '../../domain/registry/entities.ts';
+import type { McpServer } from '../../domain/registry/skill.definition.ts';
 import { redact } from './mcp-result.ts';
 
 /** Why a request was stopped by us (the abort reason of its signal). */

@@ -7,8 +7,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServer } from '../../domain/registry/entities.ts';
-import type { PreparedCommand } from '../tools/confinement.ts';
+import type { McpServer } from '../../domain/registry/skill.definition.ts';
+import type { PreparedCommand } from '../tools/confinement.types.ts';
 
 /** The SDK modules mcp-connection.ts imports on first use. */
 export interface Sdk {

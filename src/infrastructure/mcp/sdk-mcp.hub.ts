@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { CommandConfinement } from '../tools/confinement.ts';
-import type { McpServer } from '../../domain/registry/entities.ts';
+import type { McpServer } from '../../domain/registry/skill.definition.ts';
 import { McpConnection, type OpenOptions } from './mcp-connection.ts';
 import { failedCall, firstLine, redact, stableJson } from './mcp-result.ts';
 import { connectFailure, Halt, raceAbort, secretsOf } from './mcp-support.ts';

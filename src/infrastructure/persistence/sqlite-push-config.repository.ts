@@ -1,5 +1,6 @@
 import type { PushConfigRepository, StoredPushConfig } from '../../application/index.ts';
-import { isConstraintError, param, type SqliteDatabase } from './database.ts';
+import { isConstraintError } from './storage-failures.ts';
+import { param, type SqliteDatabase } from './database.ts';
 import {
   deletePushConfig,
   deletePushConfigs,

@@ -1,6 +1,8 @@
 import type { Session } from '../../domain/session.ts';
 import type { ForkedTurn, SessionCursor, SessionPage, SessionRepository } from '../../application/index.ts';
-import { isConstraintError, param, toIsoInstant, type SqliteDatabase } from './database.ts';
+import { isConstraintError } from './storage-failures.ts';
+import { param, type SqliteDatabase } from './database.ts';
+import { toIsoInstant } from './iso-instant.ts';
 import {
   activityInstant,
   addSessionTasks,

@@ -1,5 +1,4 @@
 import type { Task, TaskEvent } from '../../domain/a2a.model.ts';
-import { sql } from 'kysely';
 import type {
   MessageKey,
   MessageKeyHit,
@@ -11,17 +10,14 @@ import type {
   TaskPage,
   TaskRepository,
 } from '../../application/index.ts';
-import { isConstraintError, param, type SqliteDatabase } from './database.ts';
+import { isConstraintError } from './storage-failures.ts';
+import type { SqliteDatabase } from './database.ts';
+import { expiryStatements, taskStatements } from './sqlite-task.statements.ts';
 import { CoalescedUpdates } from './group-commit.ts';
 import {
   appendValues,
-  byContextQuery,
-  countContextQuery,
-  countOfQuery,
-  eventsAfterQuery,
   expiryPlan,
   listQueries,
-  messageKeyQuery,
   messageKeyTaken,
   newTaskValues,
   pickExpired,
@@ -29,7 +25,6 @@ import {
   snapshotValues,
   taskExists,
   taskNotFound,
-  TERMINAL_STATES,
   toStoredTask,
   toTaskView,
   toTaskPage,
@@ -53,12 +48,9 @@ export interface SqliteTaskRepositoryOptions {
  */
 export class SqliteTaskRepository implements TaskRepository {
   private readonly q;
-  private readonly appendWithTask;
-  private readonly createWithCounts;
   private readonly deleteContext;
   private readonly readTask;
   private readonly expire;
-  private readonly claimSnapshot;
   private readonly statuses: CoalescedUpdates<{ state: string; updatedAt: string }>;
   private readonly runnerId: string | null;
 
@@ -67,139 +59,7 @@ export class SqliteTaskRepository implements TaskRepository {
   constructor(db: SqliteDatabase, opts: SqliteTaskRepositoryOptions = {}) {
     this.db = db;
     this.runnerId = opts.runnerId ?? null;
-    const k = db.kysely;
-    const id = param<string>('id');
-    this.q = {
-      insertTask: db.prepare(
-        k.insertInto('tasks').values({
-          id,
-          context_id: param('contextId'),
-          owner: param('owner'),
-          state: param('state'),
-          created_at: param('createdAt'),
-          updated_at: param('updatedAt'),
-          seq: param('seq'),
-          snapshot: param('snapshot'),
-          runner_id: param('runnerId'),
-          message_id: param('messageId'),
-          message_hash: param('hash'),
-        }),
-      ),
-      insertKey: db.prepare(
-        k
-          .insertInto('message_keys')
-          .values({ owner: param('owner'), message_id: param('messageId'), task_id: id, hash: param('hash') }),
-      ),
-      deleteKey: db.prepare(
-        k
-          .deleteFrom('message_keys')
-          .where('owner', '=', param<string>('owner'))
-          .where('message_id', '=', param<string>('messageId')),
-      ),
-      selectKey: db.prepare(messageKeyQuery(k, param('owner'), param('messageId'))),
-      // Per owner, through tasks_owner_state_updated (literal states, so the plan is fixed).
-      owners: db.prepare(k.selectFrom('task_counts').select('owner').where('context_id', '=', sql.lit(''))),
-      running: db.prepare(
-        k
-          .selectFrom('tasks')
-          .select(['id', 'owner', 'runner_id'])
-          .where('owner', '=', param<string>('owner'))
-          .where('state', 'in', [sql.lit('TASK_STATE_SUBMITTED'), sql.lit('TASK_STATE_WORKING')])
-          .where(sql.ref('runner_id'), 'is not', sql.lit(null)),
-      ),
-      endTurn: db.prepare(
-        k
-          .updateTable('tasks')
-          .set({ runner_id: sql.lit(null) })
-          .where('id', '=', id)
-          .where('runner_id', '=', param<string>('runnerId')),
-      ),
-      claimSnapshot: db.prepare(
-        k
-          .updateTable('tasks')
-          .set({
-            state: param('state'),
-            updated_at: param('updatedAt'),
-            seq: param('seq'),
-            snapshot: param('snapshot'),
-            runner_id: param('runnerId'),
-          })
-          .where('id', '=', id),
-      ),
-      insertEvent: db.prepare(
-        k
-          .insertInto('task_events')
-          .values({ task_id: id, seq: param('seq'), kind: param('kind'), payload: param('payload') }),
-      ),
-      deleteEvent: db.prepare(
-        k.deleteFrom('task_events').where('task_id', '=', id).where('seq', '=', param<number>('seq')),
-      ),
-      writeSnapshot: db.prepare(
-        k
-          .updateTable('tasks')
-          .set({
-            state: param('state'),
-            updated_at: param('updatedAt'),
-            seq: param('seq'),
-            snapshot: param('snapshot'),
-          })
-          .where('id', '=', id),
-      ),
-      writeStatus: db.prepare(
-        k
-          .updateTable('tasks')
-          .set({ state: param('state'), updated_at: param('updatedAt') })
-          .where('id', '=', id),
-      ),
-      // The row; the events logged after its snapshot (usually none) come from eventsAfter.
-      selectTask: db.prepare(
-        k
-          .selectFrom('tasks')
-          .select(['id', 'owner', 'updated_at', 'seq', 'snapshot', 'runner_id'])
-          .where('id', '=', id),
-      ),
-      eventsAfter: db.prepare(eventsAfterQuery(k, id, param('afterSeq'))),
-      byContext: db.prepare(byContextQuery(k, param('contextId'), param('limit'))),
-      // The maintained counts (migration 0004): context_id '' is the owner's total.
-      bumpCount: db.prepare(
-        k
-          .insertInto('task_counts')
-          .values({ owner: param('owner'), context_id: param('scope'), n: param('added') })
-          .onConflict((oc) =>
-            oc
-              .columns(['owner', 'context_id'])
-              .doUpdateSet((eb) => ({ n: eb('task_counts.n', '+', eb.ref('excluded.n')) })),
-          ),
-      ),
-      countOf: db.prepare(countOfQuery(k, param('owner'), param('scope'))),
-      ownersInContext: db.prepare(
-        k
-          .selectFrom('tasks')
-          .select(['owner', (eb) => eb.fn.countAll<number>().as('n')])
-          .where('context_id', '=', param<string>('contextId'))
-          .groupBy('owner'),
-      ),
-      dropCount: db.prepare(
-        k
-          .deleteFrom('task_counts')
-          .where('owner', '=', param<string>('owner'))
-          .where('context_id', '=', param<string>('scope')),
-      ),
-      countContext: db.prepare(countContextQuery(k, param('contextId'))),
-      // Children first, so deletion does not depend on ON DELETE CASCADE being enforced.
-      deleteChildren: (['push_configs', 'message_keys', 'push_outbox', 'task_events', 'turn_transcripts'] as const).map(
-        (table) =>
-          db.prepare(
-            k
-              .deleteFrom(table)
-              .where('task_id', 'in', (eb) =>
-                eb.selectFrom('tasks').select('id').where('context_id', '=', param<string>('contextId')),
-              ),
-          ),
-      ),
-      deleteTasks: db.prepare(k.deleteFrom('tasks').where('context_id', '=', param<string>('contextId'))),
-    };
-
+    this.q = taskStatements(db);
     const q = this.q;
     // A plain progress status only moves the listing columns (state, updated_at), and a task's
     // next status or snapshot often lands in the same group commit (a turn's events are stored in
@@ -212,56 +72,6 @@ export class SqliteTaskRepository implements TaskRepository {
       // No row: the task was deleted later in the same group, its events with it.
       (id, { state, updatedAt }) => q.writeStatus.run({ id, state, updatedAt }),
     );
-    // These pairs run inside a group commit (SqliteDatabase.write), which makes them one
-    // transaction with the rest of the group. Only their first statement can fail on its own (a
-    // duplicate key, or the task missing under the foreign key), before the second has run, so
-    // they need no savepoint of their own: a savepoint pair per event was a visible cost.
-    this.appendWithTask = (p: AppendValues): void => {
-      q.insertEvent.run(p);
-      const { id, state, updatedAt } = p;
-      if (state === undefined || updatedAt === undefined) return;
-      if (p.snapshot === undefined) {
-        // The event's insert has just found the task's row (foreign key), so the update will too.
-        this.statuses.add(id, { state, updatedAt });
-        return;
-      }
-      this.statuses.drop(id);
-      if (q.writeSnapshot.run(p) === 0) {
-        // Unreachable while foreign keys are enforced; undone by hand all the same.
-        q.deleteEvent.run(p);
-        throw taskNotFound(id);
-      }
-    };
-    // The task row carries its message key, under a unique index: its insert is the statement that
-    // can conflict (a concurrent send of the same message), and then nothing else has run.
-    this.createWithCounts = (
-      p: { owner: string; contextId: string; messageId: string | null } & Record<string, unknown>,
-    ): void => {
-      try {
-        q.insertTask.run(p);
-      } catch (err) {
-        if (p.messageId !== null && isConstraintError(err, 'UNIQUE')) throw messageKeyTaken(p.messageId);
-        throw err;
-      }
-      q.bumpCount.run({ owner: p.owner, scope: '', added: 1 });
-      q.bumpCount.run({ owner: p.owner, scope: p.contextId, added: 1 });
-    };
-    const insertKey = (key: MessageKey, taskId: string): void => {
-      try {
-        q.insertKey.run({ ...key, id: taskId });
-      } catch (err) {
-        if (isConstraintError(err, 'PRIMARYKEY')) throw messageKeyTaken(key.messageId);
-        if (isConstraintError(err, 'FOREIGNKEY')) throw taskNotFound(taskId);
-        throw err;
-      }
-    };
-    this.claimSnapshot = (p: Record<string, unknown>, key: MessageKey | undefined): number => {
-      if (key) insertKey(key, String(p.id));
-      const changed = q.claimSnapshot.run(p);
-      if (changed === 0 && key) q.deleteKey.run({ ...key });
-      else this.statuses.drop(String(p.id));
-      return changed;
-    };
     this.deleteContext = db.sqlite.transaction((contextId: string): number => {
       for (const { owner, n } of q.ownersInContext.all({ contextId })) {
         q.bumpCount.run({ owner, scope: '', added: -n });
@@ -282,6 +92,63 @@ export class SqliteTaskRepository implements TaskRepository {
       const found = read(taskId);
       return found && as(found[0], found[1]);
     };
+  }
+
+  // The write pairs (here, in createWithCounts and in claimSnapshot) run inside a group commit (SqliteDatabase.write), which makes them one
+  // transaction with the rest of the group. Only their first statement can fail on its own (a
+  // duplicate key, or the task missing under the foreign key), before the second has run, so
+  // they need no savepoint of their own: a savepoint pair per event was a visible cost.
+  private appendWithTask(p: AppendValues): void {
+    const q = this.q;
+    q.insertEvent.run(p);
+    const { id, state, updatedAt } = p;
+    if (state === undefined || updatedAt === undefined) return;
+    if (p.snapshot === undefined) {
+      // The event's insert has just found the task's row (foreign key), so the update will too.
+      this.statuses.add(id, { state, updatedAt });
+      return;
+    }
+    this.statuses.drop(id);
+    if (q.writeSnapshot.run(p) === 0) {
+      // Unreachable while foreign keys are enforced; undone by hand all the same.
+      q.deleteEvent.run(p);
+      throw taskNotFound(id);
+    }
+  }
+
+  // The task row carries its message key, under a unique index: its insert is the statement that
+  // can conflict (a concurrent send of the same message), and then nothing else has run.
+  private createWithCounts(
+    p: { owner: string; contextId: string; messageId: string | null } & Record<string, unknown>,
+  ): void {
+    const q = this.q;
+    try {
+      q.insertTask.run(p);
+    } catch (err) {
+      if (p.messageId !== null && isConstraintError(err, 'UNIQUE')) throw messageKeyTaken(p.messageId);
+      throw err;
+    }
+    q.bumpCount.run({ owner: p.owner, scope: '', added: 1 });
+    q.bumpCount.run({ owner: p.owner, scope: p.contextId, added: 1 });
+  }
+
+  private insertKey(key: MessageKey, taskId: string): void {
+    try {
+      this.q.insertKey.run({ ...key, id: taskId });
+    } catch (err) {
+      if (isConstraintError(err, 'PRIMARYKEY')) throw messageKeyTaken(key.messageId);
+      if (isConstraintError(err, 'FOREIGNKEY')) throw taskNotFound(taskId);
+      throw err;
+    }
+  }
+
+  private claimSnapshot(p: Record<string, unknown>, key: MessageKey | undefined): number {
+    const q = this.q;
+    if (key) this.insertKey(key, String(p.id));
+    const changed = q.claimSnapshot.run(p);
+    if (changed === 0 && key) q.deleteKey.run({ ...key });
+    else this.statuses.drop(String(p.id));
+    return changed;
   }
 
   async create(task: Task, owner: string, key?: MessageKey): Promise<void> {
@@ -423,28 +290,4 @@ export class SqliteTaskRepository implements TaskRepository {
   private materialise(row: TaskRow): StoredTask {
     return toStoredTask(row, this.q.eventsAfter.all({ id: row.id, afterSeq: row.seq }));
   }
-}
-
-const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
-/** A plan's chat context holds its tasks: they stay while the plan exists. */
-const NOT_A_PLAN_TASK =
-  "context_id NOT IN (SELECT json_extract(doc, '$.contextId') FROM plans WHERE json_extract(doc, '$.contextId') IS NOT NULL)";
-
-/** Retention's statements (raw SQL: a partial index and a JSON path Kysely would only wrap). */
-function expiryStatements(db: SqliteDatabase) {
-  const s = db.sqlite;
-  return {
-    olderThan: s.prepare(
-      `SELECT id, owner, context_id FROM tasks WHERE state IN (${TERMINAL_SQL}) AND updated_at < @before AND ${NOT_A_PLAN_TASK} ORDER BY updated_at, id LIMIT @limit`,
-    ),
-    countTerminal: s.prepare(`SELECT count(*) AS n FROM tasks WHERE state IN (${TERMINAL_SQL}) AND ${NOT_A_PLAN_TASK}`),
-    oldest: s.prepare(
-      `SELECT id, owner, context_id FROM tasks WHERE state IN (${TERMINAL_SQL}) AND ${NOT_A_PLAN_TASK} ORDER BY updated_at, id LIMIT @limit`,
-    ),
-    deletePush: s.prepare('DELETE FROM push_configs WHERE task_id = @id'),
-    deleteEvents: s.prepare('DELETE FROM task_events WHERE task_id = @id'),
-    deleteTranscript: s.prepare('DELETE FROM turn_transcripts WHERE task_id = @id'),
-    deleteTask: s.prepare(`DELETE FROM tasks WHERE id = @id AND state IN (${TERMINAL_SQL})`),
-    dropEmptyCount: s.prepare('DELETE FROM task_counts WHERE owner = @owner AND context_id = @scope AND n <= 0'),
-  };
 }

@@ -18,7 +18,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { processExists } from '../system/process-exists.ts';
-import type { CommandConfinement, PreparedCommand } from '../tools/confinement.ts';
+import type { CommandConfinement } from '../tools/confinement.ts';
+import type { PreparedCommand } from '../tools/confinement.types.ts';
 import { CONFIG_LIST_ARGS, configGuard } from './git-config-guard.ts';
 import {
   GIT_ENV,

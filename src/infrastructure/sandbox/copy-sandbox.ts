@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { copyFile, lstat, mkdir, readFile, readdir, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SandboxInfo } from '../../application/index.ts';
-import type { ResourceDefinition } from '../../domain/registry/entities.ts';
+import type { ResourceDefinition } from '../../domain/registry/resource.definition.ts';
 import { directGit, outOf } from './git.ts';
 import { writeInfo } from './sandbox-files.ts';
 

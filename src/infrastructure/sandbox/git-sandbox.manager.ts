@@ -1,7 +1,7 @@
 import { mkdir, realpath, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ApplyOutcome, RebaseOutcome, SandboxDiff, SandboxInfo, SandboxManager } from '../../application/index.ts';
-import type { ResourceDefinition } from '../../domain/registry/entities.ts';
+import type { ResourceDefinition } from '../../domain/registry/resource.definition.ts';
 import type { ConfinementSource } from '../tools/confinement.ts';
 import { ApplyJournals } from './apply-journal.ts';
 import { recoverJournals, type RecoveredApply } from './apply-recovery.ts';

@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { AppError } from '../../domain/errors.ts';
 import type { SandboxInfo } from '../../application/index.ts';
-import type { ResourceDefinition } from '../../domain/registry/entities.ts';
+import type { ResourceDefinition } from '../../domain/registry/resource.definition.ts';
 
 export const kindOf = (r: ResourceDefinition): SandboxInfo['kind'] =>
   r.type === 'git-checkout' ? 'git-worktree' : 'copy';

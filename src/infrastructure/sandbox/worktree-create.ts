@@ -5,7 +5,7 @@
  */
 import { rm } from 'node:fs/promises';
 import type { SandboxInfo } from '../../application/index.ts';
-import type { ResourceDefinition } from '../../domain/registry/entities.ts';
+import type { ResourceDefinition } from '../../domain/registry/resource.definition.ts';
 import { configGuard } from './git-config-guard.ts';
 import { git, gitOut } from './git.ts';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { DiagnosticCheck, SystemProbe } from '../../application/index.ts';
 import type { SqliteDatabase } from '../persistence/database.ts';
-import { migrationStatus } from '../persistence/migrations.ts';
+import { migrationStatus } from '../persistence/migrator.ts';
 import type { CommandConfinement } from '../tools/confinement.ts';
 
 const GiB = 1024 ** 3;

@@ -1,7 +1,7 @@
 /** run-command, registry `command` tools, git-status and git-diff. */
 import { stat } from 'node:fs/promises';
 import type { ToolCallResult } from '../../application/index.ts';
-import type { ToolDefinition } from '../../domain/registry/entities.ts';
+import type { ToolDefinition } from '../../domain/registry/tool.definition.ts';
 import { snapshotTree } from '../sandbox/git-stage.ts';
 import { directGit, outOf } from '../sandbox/git.ts';
 import { changedPaths, diffTrees, diffWorkTree } from '../sandbox/sandbox-diff.ts';

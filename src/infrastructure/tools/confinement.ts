@@ -10,115 +10,33 @@
  * command sees; `prepare` turns one command into the argv and environment that run it.
  */
 import { execFile } from 'node:child_process';
-import { access, constants, realpath, stat } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { bwrapArgs, SANDBOX_HOME } from './bwrap-args.ts';
 import {
   buildSystemView,
   describeView,
-  gitBinds,
   isUnderAny,
   maskedPaths,
   nodeInstallation,
   readOnlyPathProblem,
   type SystemView,
 } from './confinement-view.ts';
+import {
+  ConfinementUnavailableError,
+  DEFAULT_COMMAND_LIMITS,
+  INSTALL_HINT,
+  type CommandInvocation,
+  type CommandLimits,
+  type ConfinementMode,
+  type ConfinementSettings,
+  type PreparedCommand,
+} from './confinement.types.ts';
 import { createPidsCgroup, pidsCgroupRoot, releaseCgroup } from './pids-cgroup.ts';
-
-export type NetworkAccess = 'none' | 'allow';
-export type ConfinementMode = 'bubblewrap' | 'none' | 'unavailable';
-
-export interface CommandLimits {
-  /** Address space of each process (RLIMIT_AS), in bytes. */
-  memoryBytes: number;
-  /** Processes (and threads) alive at once in one command, where a pids cgroup can enforce it (0: no limit). */
-  maxProcesses: number;
-  /** Output (stdout + stderr) a command may produce before it is killed. */
-  maxOutputBytes: number;
-}
-
-export const DEFAULT_COMMAND_LIMITS: Readonly<CommandLimits> = {
-  memoryBytes: 4 * 1024 ** 3,
-  maxProcesses: 512,
-  maxOutputBytes: 16 * 1024 * 1024,
-};
-
-/** The Debian package, named in every refusal. */
-export const INSTALL_HINT =
-  'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or set CLEVERAGENTS_CONFINEMENT=none to run commands unconfined (recorded and shown on every plan)';
+import { DEFAULT_PATH, resolveProgram, which } from './program-lookup.ts';
 
 /** The server's variables a command may see (by exact name, or `LC_*`). */
 const ENV_ALLOWLIST = new Set(['PATH', 'LANG', 'LANGUAGE', 'TERM', 'TZ']);
-const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-/** HOME inside the sandbox: an empty directory in its private /tmp. */
-const SANDBOX_HOME = '/tmp/home';
-
-export interface ConfinementSettings {
-  /** `none` only when the user asked for it (CLEVERAGENTS_CONFINEMENT=none). */
-  mode: 'bubblewrap' | 'none';
-  /** Default: `bwrap` on PATH. */
-  bwrapPath?: string | undefined;
-  /** The home directory whose secrets are masked. */
-  home: string;
-  /** More paths to mask: the CleverAgents config and state directories, the server token file. */
-  secrets: readonly string[];
-  limits?: Partial<CommandLimits>;
-  /** A cgroup v1 pids hierarchy to bound process counts in (default /sys/fs/cgroup/pids); null: none. */
-  pidsCgroup?: string | null;
-  /** Where the allowlisted variables come from (default process.env). */
-  serverEnv?: NodeJS.ProcessEnv;
-  /**
-   * Toolchains outside the system directories, shown read-only (`confinement.readOnlyPaths`:
-   * `agents serve --read-only-path`, CLEVERAGENTS_CONFINEMENT_READ_ONLY_PATHS). Absolute existing
-   * directories, checked by whoever configured them (`readOnlyPathProblem`).
-   */
-  readOnlyPaths?: readonly string[] | undefined;
-  /**
-   * The installation of the runtime running the agent, shown read-only so that a command finds
-   * `node` (default: `nodeInstallation` of process.execPath, when outside the system dirs; [] for none).
-   */
-  runtimeDirs?: readonly string[] | undefined;
-}
-
-/** One command to run. */
-export interface CommandInvocation {
-  program: string;
-  args: readonly string[];
-  cwd: string;
-  /** The only directory the command may write (besides its private /tmp). */
-  sandboxRoot: string;
-  network: NetworkAccess;
-  /** Variables the action declares, added to the allowlisted ones. */
-  env?: Readonly<Record<string, string>> | undefined;
-  /**
-   * More directories the command may write, mounted after the sandbox (the agent's own git in a
-   * sandbox writes the repository's git directory: objects, the plan branch, the worktree's index).
-   * The sandbox's git metadata is then not made read-only.
-   */
-  writable?: readonly string[] | undefined;
-}
-
-/** What to spawn, and what to do after it exited. */
-export interface PreparedCommand {
-  program: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd: string;
-  /** Frees what `prepare` took (the cgroup) and says which limits the command hit. */
-  release(): Promise<{ processLimitHit: boolean }>;
-}
-
-/** Refused: bubblewrap is missing or the kernel will not run it. */
-export class ConfinementUnavailableError extends Error {
-  readonly reason: string;
-
-  constructor(reason: string) {
-    super(
-      `commands are refused: they must run confined, but bubblewrap cannot be used here (${reason}); ${INSTALL_HINT}`,
-    );
-    this.reason = reason;
-    this.name = 'ConfinementUnavailableError';
-  }
-}
 
 /**
  * How commands are confined, or the probe that will say ({@link CommandConfinement.start}): its
@@ -279,7 +197,10 @@ export class CommandConfinement {
         cwd: inv.cwd,
         release: () => Promise.resolve({ processLimitHit: false }),
       };
-    const argv = [...(await this.bwrapArgs(inv, env)), '--', inv.program, ...inv.args];
+    const view = this.tools.view;
+    if (!view) throw new ConfinementUnavailableError('the view of the file system was not built');
+    const secrets = maskedPaths(this.settings.home, this.settings.secrets);
+    const argv = [...(await bwrapArgs(view, secrets, inv, env)), '--', inv.program, ...inv.args];
     const cgroup = this.tools.pids ? await createPidsCgroup(this.tools.pids, this.limits.maxProcesses) : undefined;
     // A shell sets RLIMIT_AS (inherited through bwrap by everything the command starts), joins the
     // pids cgroup (so every fork is counted), then becomes bwrap: one exec fewer than prlimit inside.
@@ -300,111 +221,6 @@ export class CommandConfinement {
       release: () => (cgroup ? releaseCgroup(cgroup) : Promise.resolve({ processLimitHit: false })),
     };
   }
-
-  /**
-   * bwrap's options for one command (`env`: its environment); later mounts go on top of earlier
-   * ones: the private /tmp, the system view (a toolchain under /tmp shows on top of it), the
-   * secrets under what it shows masked, the sandbox, its git metadata read-only (or the extra
-   * writable dirs), the secrets inside those masked, and last the root itself made read-only
-   * (nothing can be created beside the mounts).
-   */
-  private async bwrapArgs(inv: CommandInvocation, env: Record<string, string>): Promise<string[]> {
-    const view = this.tools.view;
-    if (!view) throw new ConfinementUnavailableError('the view of the file system was not built');
-    const a = ['--tmpfs', '/tmp', '--dir', SANDBOX_HOME, ...view.args, '--proc', '/proc', '--dev', '/dev'];
-    const secrets = await this.secretPaths();
-    // Masked before the sandbox is bound: a secret may hold it (the data directory holds every sandbox).
-    a.push(...(await masks(secrets.filter((p) => isUnderAny(p, view.roots)))));
-    const root = inv.sandboxRoot;
-    a.push('--bind', root, root);
-    const rw = [root];
-    if (inv.writable && inv.writable.length > 0) {
-      for (const p of inv.writable) a.push('--bind', p, p);
-      rw.push(...inv.writable);
-    } else {
-      // The sandbox's git metadata stays read-only: a command that rewrote `.git` (or, in a worktree,
-      // its HEAD) could make the server's next checkpoint commit into the user's own branches.
-      a.push(...(await gitBinds(root)));
-    }
-    // A chat's work directory is the user's own directory: a home registered as a resource keeps its secrets.
-    const rwReal = await Promise.all(rw.map((p) => realpath(p).catch(() => p)));
-    a.push(...(await masks(secrets.filter((p) => rwReal.some((d) => p !== d && isUnderAny(p, [d]))))));
-    a.push('--remount-ro', '/');
-    a.push('--unshare-pid', '--unshare-ipc', '--unshare-uts');
-    if (inv.network !== 'allow') a.push('--unshare-net');
-    a.push('--die-with-parent', '--new-session', '--chdir', inv.cwd, '--clearenv');
-    for (const [k, v] of Object.entries(env)) a.push('--setenv', k, v);
-    return a;
-  }
-
-  /**
-   * The existing secrets (real paths). Only those under something the command sees get a mask:
-   * the rest is not in the view at all, and a mask there would only create the path.
-   */
-  private async secretPaths(): Promise<string[]> {
-    const wanted = maskedPaths(this.settings.home, this.settings.secrets);
-    const out = new Set<string>();
-    for (const p of wanted) {
-      const real = await realpath(p).catch(() => undefined);
-      if (real && real !== '/') out.add(real);
-    }
-    return [...out].sort();
-  }
-}
-
-/** An empty read-only directory, or an empty file, over each path. */
-async function masks(paths: readonly string[]): Promise<string[]> {
-  const a: string[] = [];
-  for (const p of paths) {
-    const st = await stat(p).catch(() => undefined);
-    if (st?.isDirectory()) a.push('--tmpfs', p, '--remount-ro', p);
-    else if (st) a.push('--ro-bind', '/dev/null', p);
-  }
-  return a;
-}
-
-async function which(program: string, searchPath: string): Promise<string | undefined> {
-  for (const dir of searchPath.split(':')) {
-    if (!dir.startsWith('/')) continue;
-    const p = path.join(dir, program);
-    if (
-      await access(p, constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return p;
-  }
-  return undefined;
-}
-
-/**
- * Resolves a program as execvp would, among the paths `seen` says exist where it runs (the path
- * and, through symlinks, what it points to).
- */
-async function resolveProgram(
-  program: string,
-  cwd: string,
-  env: Record<string, string>,
-  seen: (p: string) => boolean,
-): Promise<string | undefined> {
-  const executable = async (p: string): Promise<boolean> =>
-    seen(p) &&
-    (await access(p, constants.X_OK).then(
-      () => true,
-      () => false,
-    )) &&
-    seen(await realpath(p));
-  if (program.includes('/')) {
-    const p = path.resolve(cwd, program);
-    return (await executable(p)) ? p : undefined;
-  }
-  for (const dir of (env['PATH'] ?? DEFAULT_PATH).split(':')) {
-    if (!dir.startsWith('/')) continue;
-    const p = path.join(dir, program);
-    if (await executable(p)) return p;
-  }
-  return undefined;
 }
 
 function run(program: string, args: string[]): Promise<{ ok: true } | { ok: false; error: string }> {

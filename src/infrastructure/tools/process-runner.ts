@@ -8,7 +8,8 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { KEPT_OUTPUT_BYTES, type CommandOutputChunk } from '../../application/index.ts';
-import { ConfinementUnavailableError, type CommandConfinement, type CommandInvocation } from './confinement.ts';
+import { ConfinementUnavailableError, type CommandInvocation } from './confinement.types.ts';
+import { type CommandConfinement } from './confinement.ts';
 
 /** Room for the line that says what was cut, so the kept text stays within KEPT_OUTPUT_BYTES. */
 const CUT_LINE_ROOM = 100;

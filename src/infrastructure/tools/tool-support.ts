@@ -2,7 +2,8 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { CommandOutputChunk, SandboxInfo, ToolCallResult } from '../../application/index.ts';
-import type { CommandConfinement, NetworkAccess } from './confinement.ts';
+import type { CommandConfinement } from './confinement.ts';
+import type { NetworkAccess } from './confinement.types.ts';
 
 /** A tool call that cannot go on; its message becomes the result's summary. */
 export class ToolFailure extends Error {

@@ -1,7 +1,8 @@
-import type { ActorDefinition } from '../../domain/registry/entities.ts';
+import type { ActorDefinition } from '../../domain/registry/actor.definition.ts';
 import type { Session } from '../../domain/session.ts';
 import { ChatToolbox } from '../../application/actors/llm/chat-toolbox.ts';
-import { LlmActor, type LlmActorDeps } from '../../application/actors/llm/llm.actor.ts';
+import { LlmActor } from '../../application/actors/llm/llm.actor.ts';
+import type { LlmActorDeps } from '../../application/actors/llm/llm-actor.deps.ts';
 import type { ContextService } from '../../application/context/context.service.ts';
 import type { Logger } from '../../application/ports/logger.port.ts';
 import type { Principal } from '../../application/ports/principal.ts';

@@ -7,7 +7,7 @@ import type { CallContext, MethodDef } from '../a2a/method.ts';
 import type { MethodLookup } from '../a2a/method-table.ts';
 import { normaliseProtoNames } from '../a2a/proto-names.ts';
 import { EXTENSION_VERSION_HEADER, parseExtensionVersion, servedIn, type ProtocolVersion } from '../a2a/versions.ts';
-import { checkEnvelope, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.ts';
+import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.ts';
 import {
   invalidRequest,
   methodNotFound,
@@ -19,6 +19,7 @@ import {
   type ErrorSurface,
 } from '../jsonrpc/errors.ts';
 import { authorize } from './authorize.ts';
+import { ResponseStream, TextResponse, type StreamEvent, type StreamSourceItem } from './dispatch-responses.ts';
 
 export interface RequestMeta {
   /** Already authenticated by the transport. */
@@ -31,16 +32,6 @@ export interface RequestMeta {
   extensionVersion?: string | undefined;
   /** The client's address, for the audit log (HTTP). */
   client?: string | undefined;
-}
-
-export interface StreamEvent {
-  seq: number;
-  response: JsonRpcResponse;
-  /**
-   * `response.result` as JSON text, when the item came serialised and the method's encoding leaves
-   * it as it is: a transport splices it into its frame instead of serialising the result again.
-   */
-  resultJson?: string;
 }
 
 /**
@@ -120,33 +111,11 @@ export class Dispatcher {
     const id = request.id ?? null;
     const notification = request.id === undefined;
 
-    const { v1, v03 } = this.opts.table;
-    const { version, method } = this.lookup(request.method, meta.version);
+    const { version, method: found } = this.lookup(request.method, meta.version);
     const surface: ErrorSurface =
-      method?.surface === 'extension' ? 'extension' : version === '1.0' ? 'a2a-v1' : 'a2a-v03';
+      found?.surface === 'extension' ? 'extension' : version === '1.0' ? 'a2a-v1' : 'a2a-v03';
     try {
-      if (!method) {
-        const other = (version === '1.0' ? v03 : v1).get(request.method);
-        throw methodNotFound(
-          request.method,
-          other
-            ? `${request.method} is an A2A ${version === '1.0' ? '0.3' : '1.0'} name; send A2A-Version: ${version === '1.0' ? '0.3' : '1.0'} or use ${other.name}`
-            : undefined,
-        );
-      }
-      // Before anything walks the params (validation, storage, serialisation recurse): a request
-      // nested thousands deep overflowed the stack of the first recursive reader.
-      if (jsonDepthExceeds(request.params, this.maxDepth - 1)) throw depthError(this.maxDepth);
-      const principal = this.authorize(meta, method, request.params);
-      if (method.surface === 'extension') {
-        const ext = parseExtensionVersion(meta.extensionVersion);
-        if (!servedIn(method.since, ext)) {
-          throw methodNotFound(
-            request.method,
-            `${request.method} was added in extension version ${method.since}; send ${EXTENSION_VERSION_HEADER}: ${method.since}`,
-          );
-        }
-      }
+      const { method, principal } = this.admit(request.method, request.params, meta, version, found);
       const codec = version === '0.3' && method.surface === 'a2a' ? method.v03 : undefined;
       const params = this.parseParams(method, codec, withoutTenant(method, request.params));
       const ctx: CallContext = {
@@ -160,38 +129,87 @@ export class Dispatcher {
         card: this.opts.card,
         lastEventSeq: meta.lastEventSeq,
       };
-      const encode = codec ? (codec.encode as (r: unknown) => unknown) : undefined;
-
-      if (method.kind === 'stream') {
-        const items = await method.call(this.opts.facade, params, ctx);
-        if (notification) return { kind: 'notification' };
-        return {
-          kind: 'stream',
-          id,
-          events: this.streamEvents(id, items, method, encode, surface, meta.signal),
-          correlationId,
-        };
-      }
-      const answer = await method.call(this.opts.facade, params, ctx);
-      if (notification) return { kind: 'notification' };
-      // JSON text goes out as it is when nothing encodes it; a check, or anything that reads
-      // `response.result` (the in-memory transport), parses it, once.
-      const text: JsonText<unknown> | undefined = answer instanceof JsonText ? answer : undefined;
-      if (text && !encode) {
-        if (this.opts.validateResults) this.checkResult(method, text.value);
-        return { kind: 'response', response: new TextResponse(id, text), resultJson: text.json, correlationId };
-      }
-      const result: unknown = text ? text.value : answer;
-      if (this.opts.validateResults && !codec) this.checkResult(method, result);
-      return {
-        kind: 'response',
-        response: { jsonrpc: '2.0', id, result: encode ? encode(result) : result },
-        correlationId,
-      };
+      return await this.call(method, params, ctx, { id, notification, codec, surface, meta });
     } catch (err) {
       if (notification) return { kind: 'notification' };
       return this.failure(id, this.forCaller(err, meta.principal), surface, correlationId);
     }
+  }
+
+  /** Runs the method and builds its answer: a stream, JSON text as it came, or the (encoded) result. */
+  private async call(
+    method: MethodDef,
+    params: unknown,
+    ctx: CallContext,
+    at: { id: JsonRpcId; notification: boolean; codec: MethodDef['v03']; surface: ErrorSurface; meta: RequestMeta },
+  ): Promise<DispatchOutcome> {
+    const { id, notification, codec, surface } = at;
+    const { correlationId } = ctx;
+    const encode = codec ? (codec.encode as (r: unknown) => unknown) : undefined;
+
+    if (method.kind === 'stream') {
+      const items = await method.call(this.opts.facade, params, ctx);
+      if (notification) return { kind: 'notification' };
+      return {
+        kind: 'stream',
+        id,
+        events: this.streamEvents(id, items, method, encode, surface, at.meta.signal),
+        correlationId,
+      };
+    }
+    const answer = await method.call(this.opts.facade, params, ctx);
+    if (notification) return { kind: 'notification' };
+    // JSON text goes out as it is when nothing encodes it; a check, or anything that reads
+    // `response.result` (the in-memory transport), parses it, once.
+    const text: JsonText<unknown> | undefined = answer instanceof JsonText ? answer : undefined;
+    if (text && !encode) {
+      if (this.opts.validateResults) this.checkResult(method, text.value);
+      return { kind: 'response', response: new TextResponse(id, text), resultJson: text.json, correlationId };
+    }
+    const result: unknown = text ? text.value : answer;
+    if (this.opts.validateResults && !codec) this.checkResult(method, result);
+    return {
+      kind: 'response',
+      response: { jsonrpc: '2.0', id, result: encode ? encode(result) : result },
+      correlationId,
+    };
+  }
+
+  /**
+   * Lookup, depth, authorize and extension version, in that order: the caller the method runs for,
+   * or the refusal (-32601 for a name this version does not serve).
+   */
+  private admit(
+    name: string,
+    params: unknown,
+    meta: RequestMeta,
+    version: ProtocolVersion,
+    method: MethodDef | undefined,
+  ): { method: MethodDef; principal: Principal } {
+    const { v1, v03 } = this.opts.table;
+    if (!method) {
+      const other = (version === '1.0' ? v03 : v1).get(name);
+      throw methodNotFound(
+        name,
+        other
+          ? `${name} is an A2A ${version === '1.0' ? '0.3' : '1.0'} name; send A2A-Version: ${version === '1.0' ? '0.3' : '1.0'} or use ${other.name}`
+          : undefined,
+      );
+    }
+    // Before anything walks the params (validation, storage, serialisation recurse): a request
+    // nested thousands deep overflowed the stack of the first recursive reader.
+    if (jsonDepthExceeds(params, this.maxDepth - 1)) throw depthError(this.maxDepth);
+    const principal = this.authorize(meta, method, params);
+    if (method.surface === 'extension') {
+      const ext = parseExtensionVersion(meta.extensionVersion);
+      if (!servedIn(method.since, ext)) {
+        throw methodNotFound(
+          name,
+          `${name} was added in extension version ${method.since}; send ${EXTENSION_VERSION_HEADER}: ${method.since}`,
+        );
+      }
+    }
+    return { method, principal };
   }
 
   /** An error as its caller may read it: on a server, the server's own directories by label only. */
@@ -330,112 +348,4 @@ function withoutTenant(method: MethodDef, raw: unknown): unknown {
   if (!('tenant' in raw)) return raw;
   const { tenant: _tenant, ...rest } = raw as Record<string, unknown>;
   return rest;
-}
-
-/**
- * A response whose result is parsed from its text only when something reads it (a transport that
- * splices `resultJson` never does). Serialises as the plain response would.
- */
-class TextResponse {
-  readonly jsonrpc = '2.0';
-
-  readonly id: JsonRpcId;
-  private readonly text: JsonText<unknown>;
-
-  constructor(id: JsonRpcId, text: JsonText<unknown>) {
-    this.id = id;
-    this.text = text;
-  }
-
-  get result(): unknown {
-    return this.text.value;
-  }
-
-  toJSON(): JsonRpcResponse {
-    return { jsonrpc: '2.0', id: this.id, result: this.result };
-  }
-}
-
-const DONE: IteratorResult<StreamEvent> = { done: true, value: undefined };
-
-/** What a streaming method yields: a payload, maybe with its JSON text (see StreamItem). */
-interface StreamSourceItem {
-  seq: number;
-  payload: unknown;
-  json?: string;
-}
-
-/**
- * One streaming call's items as JSON-RPC responses: each result encoded, a failure turned into one
- * last error event, the source closed when the caller stops or the request is aborted. Written by
- * hand: an async generator costs several promises per event, and streams carry thousands.
- */
-class ResponseStream implements AsyncIterableIterator<StreamEvent> {
-  private seq = 0;
-  private finished = false;
-  private readonly onAbort = (): void => void this.close();
-
-  private readonly id: JsonRpcId;
-  private readonly source: AsyncIterator<StreamSourceItem>;
-  private readonly signal: AbortSignal;
-  /** Whether `encode` returns the payload itself, so that the payload's JSON is the result's. */
-  private readonly keepsJson: boolean;
-  private readonly encode: (payload: unknown) => unknown;
-  private readonly failure: (err: unknown) => JsonRpcErrorObject;
-
-  constructor(
-    id: JsonRpcId,
-    source: AsyncIterator<StreamSourceItem>,
-    signal: AbortSignal,
-    keepsJson: boolean,
-    encode: (payload: unknown) => unknown,
-    failure: (err: unknown) => JsonRpcErrorObject,
-  ) {
-    this.id = id;
-    this.source = source;
-    this.signal = signal;
-    this.keepsJson = keepsJson;
-    this.encode = encode;
-    this.failure = failure;
-    signal.addEventListener('abort', this.onAbort, { once: true });
-  }
-
-  [Symbol.asyncIterator](): AsyncIterableIterator<StreamEvent> {
-    return this;
-  }
-
-  async next(): Promise<IteratorResult<StreamEvent>> {
-    if (this.finished || this.signal.aborted) {
-      await this.close();
-      return DONE;
-    }
-    try {
-      const next = await this.source.next();
-      if (next.done) {
-        await this.close();
-        return DONE;
-      }
-      const { seq, payload, json } = next.value;
-      this.seq = seq;
-      const value: StreamEvent = { seq, response: { jsonrpc: '2.0', id: this.id, result: this.encode(payload) } };
-      if (this.keepsJson && json !== undefined) value.resultJson = json;
-      return { done: false, value };
-    } catch (err) {
-      const error = this.failure(err);
-      await this.close();
-      return { done: false, value: { seq: this.seq, response: { jsonrpc: '2.0', id: this.id, error } } };
-    }
-  }
-
-  async return(): Promise<IteratorResult<StreamEvent>> {
-    await this.close();
-    return DONE;
-  }
-
-  private async close(): Promise<void> {
-    if (this.finished) return;
-    this.finished = true;
-    this.signal.removeEventListener('abort', this.onAbort);
-    await this.source.return?.();
-  }
 }

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../../application/index.ts';
-import { isAppError } from '../../domain/errors.ts';
+import type { Logger, Principal } from '../../application/index.ts';
 import type { AgentCardProvider } from '../a2a/agent-card.ts';
 import {
   EXTENSION_URI,
@@ -10,13 +9,25 @@ import {
   parseVersion,
   type ProtocolVersion,
 } from '../a2a/versions.ts';
-import { HTTP_STATUS } from '../jsonrpc/codes.ts';
-import { resultText, type JsonRpcResponse } from '../jsonrpc/envelope.ts';
+import { resultText } from '../jsonrpc/envelope.ts';
 import { invalidRequest, newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.ts';
-import { logAccess, noteResponse, type AccessRecord } from './access-log.ts';
+import { logAccess, type AccessRecord } from './access-log.ts';
 import { authenticateRequest, AuthThrottle, throttledFor, type Authenticator } from './auth.ts';
-import type { Dispatcher, StreamEvent } from './dispatcher.ts';
+import type { DispatchOutcome, Dispatcher } from './dispatcher.ts';
 import { DRAIN_BYTES, DRAIN_MS, drain, malformedRequest, readBody, writable } from './http-body.ts';
+import {
+  acceptsSse,
+  authSurface,
+  header,
+  JSON_TYPE,
+  peek,
+  rpcError,
+  sendJson,
+  sendText,
+  statusForError,
+  track,
+} from './http-response.ts';
+import { SseStreams } from './sse-streams.ts';
 
 export interface HttpServerOptions {
   dispatcher: Dispatcher;
@@ -33,23 +44,14 @@ export interface HttpServerOptions {
   authThrottle?: AuthThrottle | null;
 }
 
-/** The access record of the request a response answers (the JSON-RPC answer is noted as it is sent). */
-const ACCESS = Symbol('access');
-type Tracked = ServerResponse & { [ACCESS]?: AccessRecord };
-
-const JSON_TYPE = 'application/json';
-
 /**
  * A2A over HTTP: JSON-RPC at POST /a2a and POST /, SSE for the streaming methods, the Agent Card
  * at the well-known paths, /health and /ready. Every JSON-RPC request needs the bearer token.
  */
 export class A2aHttpServer {
   private readonly server: Server;
-  private readonly streams = new Set<ServerResponse>();
+  private readonly sse: SseStreams;
   private readonly maxBody: number;
-  private readonly heartbeatMs: number;
-  /** One timer pings every open stream (a timer per stream cost memory with thousands open). */
-  private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
   private readonly throttle: AuthThrottle | null;
 
@@ -59,7 +61,7 @@ export class A2aHttpServer {
     this.opts = opts;
     this.throttle = opts.authThrottle === undefined ? new AuthThrottle() : opts.authThrottle;
     this.maxBody = opts.maxBodyBytes ?? 1024 * 1024;
-    this.heartbeatMs = opts.heartbeatMs ?? 15_000;
+    this.sse = new SseStreams(opts.heartbeatMs ?? 15_000, opts.logger, () => this.closing);
     const handle = (req: IncomingMessage, res: ServerResponse): void => {
       // A client that goes away mid-request makes these emit errors: they are the client's, and
       // an 'error' event nobody listens to would end the process.
@@ -69,7 +71,7 @@ export class A2aHttpServer {
         const correlationId = newCorrelationId();
         opts.logger.error({ err, correlationId }, 'http handler failed');
         if (!res.headersSent && writable(res))
-          this.sendJson(res, 500, { jsonrpc: '2.0', id: null, error: toErrorObject(err, 'extension', correlationId) });
+          sendJson(res, 500, { jsonrpc: '2.0', id: null, error: toErrorObject(err, 'extension', correlationId) });
         else res.destroy();
       });
     };
@@ -103,7 +105,7 @@ export class A2aHttpServer {
   /** Stops accepting, ends open streams, and waits for in-flight requests (at most `graceMs`). */
   async close(graceMs = 5_000): Promise<void> {
     this.closing = true;
-    for (const res of this.streams) res.end();
+    this.sse.endAll();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     const timer = setTimeout(() => this.server.closeAllConnections(), graceMs);
@@ -119,19 +121,19 @@ export class A2aHttpServer {
     if (req.method === 'GET' || req.method === 'HEAD') {
       if (url && (path === '/.well-known/agent-card.json' || path === '/.well-known/agent.json'))
         return this.serveCard(req, res, url);
-      if (path === '/openrpc.json') return this.sendJson(res, 200, this.opts.card.openRpc(), req.method === 'HEAD');
+      if (path === '/openrpc.json') return sendJson(res, 200, this.opts.card.openRpc(), req.method === 'HEAD');
       if (path === '/health')
-        return this.sendJson(res, this.closing ? 503 : 200, { status: this.closing ? 'shutting-down' : 'ok' });
+        return sendJson(res, this.closing ? 503 : 200, { status: this.closing ? 'shutting-down' : 'ok' });
       if (path === '/ready') {
         // A readiness probe that fails (storage down) means not ready, not a server error.
         const ready = !this.closing && (this.opts.ready ? await this.opts.ready().catch(() => false) : true);
-        return this.sendJson(res, ready ? 200 : 503, { ready });
+        return sendJson(res, ready ? 200 : 503, { ready });
       }
     }
     if (path === '/a2a' || path === '/') {
       if (req.method !== 'POST') {
         res.setHeader('allow', 'POST');
-        return this.sendJson(
+        return sendJson(
           res,
           405,
           rpcError(null, invalidRequest(`use POST for JSON-RPC (got ${req.method ?? '?'})`), 'extension'),
@@ -147,7 +149,7 @@ export class A2aHttpServer {
         ms: 0,
         correlationId: undefined,
       };
-      (res as Tracked)[ACCESS] = rec;
+      track(res, rec);
       try {
         return await this.serveRpc(req, res, url, rec);
       } finally {
@@ -155,7 +157,7 @@ export class A2aHttpServer {
         logAccess(this.opts.logger, rec, started);
       }
     }
-    return this.sendJson(res, 404, {
+    return sendJson(res, 404, {
       error: 'not found',
       hint: 'JSON-RPC is served at POST /a2a; the Agent Card at /.well-known/agent-card.json',
     });
@@ -166,7 +168,7 @@ export class A2aHttpServer {
     try {
       version = parseVersion(header(req, 'a2a-version') ?? url.searchParams.get('A2A-Version'));
     } catch (err) {
-      return this.sendJson(res, statusForError(err), rpcError(null, err, 'a2a-v1'));
+      return sendJson(res, statusForError(err), rpcError(null, err, 'a2a-v1'));
     }
     const { card, etag } = this.opts.card.publicCard(version);
     res.setHeader('etag', etag);
@@ -177,7 +179,7 @@ export class A2aHttpServer {
       res.end();
       return;
     }
-    this.sendJson(res, 200, card, req.method === 'HEAD');
+    sendJson(res, 200, card, req.method === 'HEAD');
   }
 
   private async serveRpc(
@@ -187,40 +189,14 @@ export class A2aHttpServer {
     rec: AccessRecord,
   ): Promise<void> {
     const type = (header(req, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase();
-    const declared = Number(header(req, 'content-length') ?? '0');
-    if (declared > this.maxBody) return this.tooLarge(req, res);
-    const body = await readBody(req, this.maxBody);
-    if (body === 'too-large') return this.tooLarge(req, res);
-    if (body === 'incomplete') {
-      // The client stopped before sending what its Content-Length announced.
-      if (writable(res)) res.setHeader('connection', 'close');
-      return this.sendJson(
-        res,
-        400,
-        rpcError(null, invalidRequest('the request body ended before its Content-Length'), 'extension'),
-      );
-    }
-    let principal;
+    const body = await this.receive(req, res);
+    if (!body) return;
     const client = req.socket.remoteAddress ?? '';
-    try {
-      principal = await authenticateRequest(
-        this.opts.auth,
-        this.throttle,
-        { authorization: header(req, 'authorization'), apiKey: header(req, 'x-api-key'), client },
-        req.socket,
-      );
-    } catch (err) {
-      // Throttled: 429 with Retry-After; a refused credential: 401; the account store or the
-      // issuer unreachable: 503 (the total table decides), which is no failed login.
-      const wait = throttledFor(err);
-      if (wait !== undefined) res.setHeader('retry-after', String(wait));
-      const status = wait !== undefined ? 429 : statusForError(err);
-      if (status === 401) res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
-      return this.refuseCaller(req, res, url, rec, body, status, err);
-    }
+    const principal = await this.authenticate(req, res, url, rec, body, client);
+    if (!principal) return;
     rec.principal = principal.id;
     if (type !== JSON_TYPE && type !== 'application/a2a+json') {
-      return this.sendJson(
+      return sendJson(
         res,
         415,
         rpcError(null, invalidRequest(`Content-Type must be application/json (got ${type || 'none'})`), 'extension'),
@@ -231,44 +207,17 @@ export class A2aHttpServer {
     try {
       version = parseVersion(header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'));
     } catch (err) {
-      return this.sendJson(res, 200, rpcError(peek(body).id, err, 'a2a-v1'));
+      return sendJson(res, 200, rpcError(peek(body).id, err, 'a2a-v1'));
     }
     const surface: ErrorSurface = version === '1.0' ? 'a2a-v1' : 'extension';
     const read = this.opts.dispatcher.read(body.toString('utf8'), surface);
-    if (!read.ok) return this.sendJson(res, 200, read.response);
+    if (!read.ok) return sendJson(res, 200, read.response);
     const parsed = read.message;
     const m = (parsed as { method?: unknown } | null)?.method;
     if (typeof m === 'string') rec.method = m;
     res.setHeader('a2a-version', version ?? '0.3');
-    const requested = (header(req, 'a2a-extensions') ?? '').split(',').map((s) => s.trim());
-    const extensionVersion = header(req, EXTENSION_VERSION_HEADER);
-    if (requested.includes(EXTENSION_URI)) {
-      res.setHeader('a2a-extensions', EXTENSION_URI);
-      // The version served; an unserved one is refused by the extension methods (-32007), not downgraded.
-      try {
-        res.setHeader(EXTENSION_VERSION_HEADER, parseExtensionVersion(extensionVersion));
-      } catch {
-        // not activated
-      }
-    }
-
-    // The request's AbortSignal is made only when something asks for it (streams do; most unary
-    // methods never look): an AbortController per request was a visible share of a GetTask.
-    // Only a client that goes away before the answer is complete cancels the request.
-    let abort: AbortController | undefined;
-    let gone = false;
-    res.on('close', () => {
-      if (res.writableFinished) return;
-      gone = true;
-      abort?.abort();
-    });
-    const signal = (): AbortSignal => {
-      if (!abort) {
-        abort = new AbortController();
-        if (gone) abort.abort();
-      }
-      return abort.signal;
-    };
+    const extensionVersion = activateExtension(req, res);
+    const signal = requestSignal(res);
     const lastEventId = header(req, 'last-event-id');
     const lastEventSeq = lastEventId !== undefined && /^\d+$/.test(lastEventId) ? Number(lastEventId) : undefined;
     const outcome = await this.opts.dispatcher.dispatch(parsed, {
@@ -282,71 +231,78 @@ export class A2aHttpServer {
       client,
     });
     if (outcome.kind !== 'notification') rec.correlationId = outcome.correlationId;
+    return this.answer(req, res, outcome, () => this.opts.dispatcher.isStreamingRequest(parsed, version), signal);
+  }
+
+  /** The request's body, or undefined when it was refused (too large, or cut short). */
+  private async receive(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
+    const declared = Number(header(req, 'content-length') ?? '0');
+    if (declared > this.maxBody) return void this.tooLarge(req, res);
+    const body = await readBody(req, this.maxBody);
+    if (body === 'too-large') return void this.tooLarge(req, res);
+    if (body === 'incomplete') {
+      // The client stopped before sending what its Content-Length announced.
+      if (writable(res)) res.setHeader('connection', 'close');
+      return void sendJson(
+        res,
+        400,
+        rpcError(null, invalidRequest('the request body ended before its Content-Length'), 'extension'),
+      );
+    }
+    return body;
+  }
+
+  /** The caller, or undefined when refused (and answered). */
+  private async authenticate(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL | undefined,
+    rec: AccessRecord,
+    body: Buffer,
+    client: string,
+  ): Promise<Principal | undefined> {
+    try {
+      return await authenticateRequest(
+        this.opts.auth,
+        this.throttle,
+        { authorization: header(req, 'authorization'), apiKey: header(req, 'x-api-key'), client },
+        req.socket,
+      );
+    } catch (err) {
+      // Throttled: 429 with Retry-After; a refused credential: 401; the account store or the
+      // issuer unreachable: 503 (the total table decides), which is no failed login.
+      const wait = throttledFor(err);
+      if (wait !== undefined) res.setHeader('retry-after', String(wait));
+      const status = wait !== undefined ? 429 : statusForError(err);
+      if (status === 401) res.setHeader('www-authenticate', 'Bearer realm="cleveragents"');
+      this.refuseCaller(req, res, url, rec, body, status, err);
+      return undefined;
+    }
+  }
+
+  /** Sends the dispatcher's outcome: no content, one JSON answer, or an SSE stream. */
+  private async answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    outcome: DispatchOutcome,
+    streamingMethod: () => boolean,
+    signal: () => AbortSignal,
+  ): Promise<void> {
     if (outcome.kind === 'notification') {
       res.statusCode = 204;
       res.end();
       return;
     }
-    const wantsStream = outcome.kind === 'stream' || this.opts.dispatcher.isStreamingRequest(parsed, version);
+    const wantsStream = outcome.kind === 'stream' || streamingMethod();
     if (outcome.kind === 'response') {
       // Errors of streaming methods go out as an SSE event when the client asked for a stream.
       if (wantsStream && 'error' in outcome.response && acceptsSse(req))
-        return this.sendSse(res, [{ seq: 0, response: outcome.response }], signal());
+        return this.sse.send(res, [{ seq: 0, response: outcome.response }], signal());
       if (outcome.resultJson !== undefined)
-        return this.sendText(res, 200, resultText(outcome.response.id, outcome.resultJson));
-      return this.sendJson(res, 200, outcome.response);
+        return sendText(res, 200, resultText(outcome.response.id, outcome.resultJson));
+      return sendJson(res, 200, outcome.response);
     }
-    return this.sendSse(res, outcome.events, signal());
-  }
-
-  private async sendSse(
-    res: ServerResponse,
-    events: AsyncIterable<StreamEvent> | Iterable<StreamEvent>,
-    signal: AbortSignal,
-  ): Promise<void> {
-    res.writeHead(200, {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    res.flushHeaders();
-    this.streams.add(res);
-    this.heartbeat ??= setInterval(() => this.pingStreams(), this.heartbeatMs).unref();
-    try {
-      for await (const ev of events) {
-        if (signal.aborted || this.closing || !writable(res)) break;
-        let data: string;
-        try {
-          data = ev.resultJson === undefined ? JSON.stringify(ev.response) : resultText(ev.response.id, ev.resultJson);
-        } catch (err) {
-          // An event that cannot be serialised ends the stream with an error the client can read.
-          const correlationId = newCorrelationId();
-          this.opts.logger.error({ err, correlationId }, 'stream event could not be sent');
-          const failed: JsonRpcResponse = {
-            jsonrpc: '2.0',
-            id: ev.response.id,
-            error: toErrorObject(err, 'extension', correlationId),
-          };
-          this.noteAnswer(res, failed);
-          res.write(`id: ${ev.seq}\ndata: ${JSON.stringify(failed)}\n\n`);
-          break;
-        }
-        if ('error' in ev.response) this.noteAnswer(res, ev.response);
-        res.write(`id: ${ev.seq}\ndata: ${data}\n\n`);
-      }
-    } finally {
-      this.streams.delete(res);
-      if (this.streams.size === 0 && this.heartbeat) {
-        clearInterval(this.heartbeat);
-        this.heartbeat = undefined;
-      }
-      res.end();
-    }
-  }
-
-  private pingStreams(): void {
-    for (const res of this.streams) if (writable(res)) res.write(': ping\n\n');
+    return this.sse.send(res, outcome.events, signal());
   }
 
   /**
@@ -387,66 +343,51 @@ export class A2aHttpServer {
   ): void {
     const { id, method } = peek(body);
     rec.method = method?.slice(0, 200);
-    this.sendJson(
+    sendJson(
       res,
       status,
       rpcError(id, err, authSurface(method, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))),
     );
   }
+}
 
-  private noteAnswer(res: ServerResponse, response: JsonRpcResponse): void {
-    const rec = (res as Tracked)[ACCESS];
-    if (rec) noteResponse(rec, response);
+/**
+ * Activates the CleverAgents extension when the client asks for it, and answers with the version
+ * served; returns the version header the client sent. An unserved version is refused by the
+ * extension methods (-32007), not downgraded.
+ */
+function activateExtension(req: IncomingMessage, res: ServerResponse): string | undefined {
+  const requested = (header(req, 'a2a-extensions') ?? '').split(',').map((s) => s.trim());
+  const extensionVersion = header(req, EXTENSION_VERSION_HEADER);
+  if (requested.includes(EXTENSION_URI)) {
+    res.setHeader('a2a-extensions', EXTENSION_URI);
+    try {
+      res.setHeader(EXTENSION_VERSION_HEADER, parseExtensionVersion(extensionVersion));
+    } catch {
+      // not activated
+    }
   }
-
-  private sendJson(res: ServerResponse, status: number, body: unknown, headOnly = false): void {
-    if (!writable(res)) return;
-    if (status !== 200 || (body as { error?: unknown } | null)?.error !== undefined)
-      this.noteAnswer(res, body as JsonRpcResponse);
-    this.sendText(res, status, JSON.stringify(body), headOnly);
-  }
-
-  /** A JSON body already serialised. */
-  private sendText(res: ServerResponse, status: number, text: string, headOnly = false): void {
-    if (!writable(res)) return;
-    res.writeHead(status, { 'content-type': `${JSON_TYPE}; charset=utf-8`, 'content-length': Buffer.byteLength(text) });
-    res.end(headOnly ? undefined : text);
-  }
+  return extensionVersion;
 }
 
-function header(req: IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
+/**
+ * The request's AbortSignal, made only when something asks for it (streams do; most unary
+ * methods never look): an AbortController per request was a visible share of a GetTask. Only a
+ * client that goes away before the answer is complete cancels the request.
+ */
+function requestSignal(res: ServerResponse): () => AbortSignal {
+  let abort: AbortController | undefined;
+  let gone = false;
+  res.on('close', () => {
+    if (res.writableFinished) return;
+    gone = true;
+    abort?.abort();
+  });
+  return () => {
+    if (!abort) {
+      abort = new AbortController();
+      if (gone) abort.abort();
+    }
+    return abort.signal;
+  };
 }
-
-function acceptsSse(req: IncomingMessage): boolean {
-  return (header(req, 'accept') ?? '').includes('text/event-stream');
-}
-
-/** Extension methods answer auth failures in the platform taxonomy; everything else as A2A does. */
-function authSurface(method: string | undefined, version: string | null | undefined): ErrorSurface {
-  if (method?.startsWith('_cleveragents/')) return 'extension';
-  return version?.trim().startsWith('1.') ? 'a2a-v1' : 'a2a-v03';
-}
-
-/** The id and method of a body not yet (or not) parsed as a request: read once, for an early answer. */
-function peek(body: Buffer): { id: string | number | null; method: string | undefined } {
-  try {
-    const msg = JSON.parse(body.toString('utf8')) as { id?: unknown; method?: unknown } | null;
-    const id = msg?.id;
-    const method = msg?.method;
-    return {
-      id: typeof id === 'string' || typeof id === 'number' ? id : null,
-      method: typeof method === 'string' ? method : undefined,
-    };
-  } catch {
-    return { id: null, method: undefined };
-  }
-}
-
-function rpcError(id: string | number | null, err: unknown, surface: ErrorSurface): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, error: toErrorObject(err, surface, newCorrelationId()) };
-}
-
-/** The HTTP status of an error that stops a request before JSON-RPC answers it: the total table decides. */
-const statusForError = (err: unknown): number => (isAppError(err) ? HTTP_STATUS[err.reason] : 500);

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { McpUnavailable, silentLogger, type Logger } from '../../../src/application/index.ts';
-import type { McpServer } from '../../../src/domain/registry/entities.ts';
+import type { McpServer } from '../../../src/domain/registry/skill.definition.ts';
 import { SdkMcpHub } from '../../../src/infrastructure/index.ts';
 import { MAX_OUTPUT_CHARS } from '../../../src/infrastructure/mcp/mcp-result.ts';
 import { startHttpFixture, type HttpFixture } from '../../support/mcp-fixture-http.ts';

@@ -1,4 +1,4 @@
-import { actorEndpoint, namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.ts';
+import { actorEndpoint, namesApiKey, type ActorDefinition } from '../../../domain/registry/actor.definition.ts';
 import type { ApiKeys, LanguageModels } from '../../ports/language-model.port.ts';
 import type { DiagnosticCheck } from '../../ports/system.port.ts';
 import { apiKeyFix } from './api-key-fix.ts';

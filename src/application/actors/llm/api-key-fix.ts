@@ -1,4 +1,4 @@
-import type { ActorDefinition } from '../../../domain/registry/entities.ts';
+import type { ActorDefinition } from '../../../domain/registry/actor.definition.ts';
 import { namespaceOf } from '../../../domain/registry/names.ts';
 
 /**

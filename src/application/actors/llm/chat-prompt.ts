@@ -4,7 +4,7 @@
  * default, the default view's files in `full` mode), the usage, and an answer read from a message.
  */
 import { textOf, type Message } from '../../../domain/a2a.model.ts';
-import { LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../../domain/registry/entities.ts';
+import { LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../../domain/registry/actor.definition.ts';
 import type { ChatContextMode } from '../../../domain/session.ts';
 import type { ContextProvider } from '../../context/context.types.ts';
 import type { Logger } from '../../ports/logger.port.ts';

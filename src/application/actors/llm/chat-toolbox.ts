@@ -5,13 +5,10 @@
  * is bound to, never outside its resource; without a project they are not offered.
  */
 import type { PolicyProfile } from '../../../domain/plan/policy.ts';
-import {
-  profileEntityName,
-  type ActorDefinition,
-  type McpServer,
-  type ProjectDefinition,
-  type ToolDefinition,
-} from '../../../domain/registry/entities.ts';
+import { profileEntityName, type ProjectDefinition } from '../../../domain/registry/project.definition.ts';
+import { type ActorDefinition } from '../../../domain/registry/actor.definition.ts';
+import { type McpServer } from '../../../domain/registry/skill.definition.ts';
+import { type ToolDefinition } from '../../../domain/registry/tool.definition.ts';
 import type { Session } from '../../../domain/session.ts';
 import type { McpHub, McpToolInfo, McpUse } from '../../ports/mcp.port.ts';
 import { McpUnavailable } from '../../ports/mcp.port.ts';

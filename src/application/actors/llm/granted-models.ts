@@ -4,7 +4,7 @@
  * local mode), so the egress guard lets it reach a loopback or private endpoint; otherwise the
  * guard refuses such an address when it connects.
  */
-import type { ActorDefinition } from '../../../domain/registry/entities.ts';
+import type { ActorDefinition } from '../../../domain/registry/actor.definition.ts';
 import { namespaceOf } from '../../../domain/registry/names.ts';
 import type { EndpointCheck, LanguageModels, ModelEvent, ModelRequest } from '../../ports/language-model.port.ts';
 import type { CapabilityService } from '../../registry/capability.service.ts';

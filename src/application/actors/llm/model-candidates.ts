@@ -6,7 +6,7 @@
  * built-in actor or has no key is skipped. Each failure and skip is recorded (`fallbacks`), for the
  * task's metadata. Used by chat turns (LlmActor) and plan phases (PlanModel) alike.
  */
-import { namesApiKey, type ActorDefinition } from '../../../domain/registry/entities.ts';
+import { namesApiKey, type ActorDefinition } from '../../../domain/registry/actor.definition.ts';
 import { fallbackReason, type FallbackRecord } from '../../../domain/registry/fallbacks.ts';
 import {
   ProviderFailure,

@@ -1,5 +1,9 @@
 /** What every tool-calling loop (chat turns, plan phases) does with a model's tool call. */
-import { CACHE_PRICE_FACTORS, type ActorDefinition, type ActorProvider } from '../../../domain/registry/entities.ts';
+import {
+  CACHE_PRICE_FACTORS,
+  type ActorDefinition,
+  type ActorProvider,
+} from '../../../domain/registry/actor.definition.ts';
 import { messageOf } from '../../../domain/errors.ts';
 
 /** How much of a tool's output the model is given (characters). */

@@ -12,7 +12,7 @@ import { policyOf } from '../../../domain/plan/plan.ts';
 import { awaitAnswer, completePhase, startPhase } from '../../../domain/plan/plan-state.ts';
 import { decideToolCall, type PolicySnapshot } from '../../../domain/plan/policy.ts';
 import type { DeepReadonly } from '../../../domain/readonly.ts';
-import { LLM_ACTOR_DEFAULTS } from '../../../domain/registry/entities.ts';
+import { LLM_ACTOR_DEFAULTS } from '../../../domain/registry/actor.definition.ts';
 import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
 import { ProviderFailure } from '../../ports/language-model.port.ts';
 import type { SandboxInfo } from '../../ports/sandbox.port.ts';

@@ -4,7 +4,7 @@
  */
 import type { Decision, Plan } from '../../../domain/plan/plan.ts';
 import { BUILTIN_TOOLS } from '../../../domain/registry/builtins.ts';
-import type { ToolDefinition } from '../../../domain/registry/entities.ts';
+import type { ToolDefinition } from '../../../domain/registry/tool.definition.ts';
 import { ProviderFailure } from '../../ports/language-model.port.ts';
 import type { ToolCallResult } from '../../ports/sandbox.port.ts';
 import type { Transcript } from '../../ports/transcript.port.ts';

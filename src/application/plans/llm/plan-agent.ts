@@ -7,7 +7,7 @@
 import { newId } from '../../../domain/ids.ts';
 import type { Plan, ToolCallRecord } from '../../../domain/plan/plan.ts';
 import type { PolicyVerdict } from '../../../domain/plan/policy.ts';
-import type { ToolDefinition } from '../../../domain/registry/entities.ts';
+import type { ToolDefinition } from '../../../domain/registry/tool.definition.ts';
 import type { CommandOutputChunk, SandboxInfo, ToolCallResult } from '../../ports/sandbox.port.ts';
 import { OutputStream } from '../../agent/output-stream.ts';
 import type { AgentRecorder, AgentTool, CallEvent, NotRunState, ToolOutcome } from '../../agent/agent.types.ts';

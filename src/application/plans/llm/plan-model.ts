@@ -6,12 +6,8 @@
  */
 import type { PlanError } from '../../../domain/plan/plan.ts';
 import { apiKeyFix } from '../../actors/llm/api-key-fix.ts';
-import {
-  LLM_ACTOR_DEFAULTS,
-  namesApiKey,
-  type ActorDefinition,
-  type ToolDefinition,
-} from '../../../domain/registry/entities.ts';
+import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../domain/registry/actor.definition.ts';
+import { type ToolDefinition } from '../../../domain/registry/tool.definition.ts';
 import { BUILTIN_TOOLS, CODING_TOOLS } from '../../../domain/registry/builtins.ts';
 import type { ContextProvider } from '../../context/context.types.ts';
 import {

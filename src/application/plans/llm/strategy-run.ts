@@ -5,7 +5,7 @@
  * budgets, and a JSON strategy in plain words accepted too.
  */
 import type { Plan } from '../../../domain/plan/plan.ts';
-import type { ResourceDefinition } from '../../../domain/registry/entities.ts';
+import type { ResourceDefinition } from '../../../domain/registry/resource.definition.ts';
 import { fallbacksOf } from '../../../domain/registry/fallbacks.ts';
 import {
   fragmentsText,

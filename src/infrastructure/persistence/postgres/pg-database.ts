@@ -3,8 +3,8 @@ import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { AppError } from '../../../domain/errors.ts';
 import { silentLogger, type Logger } from '../../../application/index.ts';
-import type { DB } from '../database.ts';
-import { migrateToLatest } from '../migrations.ts';
+import type { DB } from '../database-schema.ts';
+import { migrateToLatest } from '../migrator.ts';
 import { redactUrl } from './pg-url.ts';
 
 /*

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Session } from '../../../domain/session.ts';
 import type { ForkedTurn, SessionCursor, SessionPage, SessionRepository } from '../../../application/index.ts';
-import { toIsoInstant } from '../database.ts';
+import { toIsoInstant } from '../iso-instant.ts';
 import {
   activityInstant,
   addSessionTasks,

@@ -11,7 +11,7 @@ import type {
   TaskPage,
   TaskRepository,
 } from '../../../application/index.ts';
-import type { DB } from '../database.ts';
+import type { DB } from '../database-schema.ts';
 import {
   appendValues,
   byContextQuery,

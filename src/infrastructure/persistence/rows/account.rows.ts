@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ApiKeyRecord, KeyLookup, UserRecord } from '../../../application/index.ts';
 import { AppError } from '../../../domain/errors.ts';
 import type { Role } from '../../../domain/permissions.ts';
-import type { ApiKeysTable, DB, UsersTable } from '../database.ts';
+import type { ApiKeysTable, DB, UsersTable } from '../database-schema.ts';
 
 /*
  * Users and API keys on either engine: the row <-> record mapping and every query the SQLite and

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { AuditEvent, AuditEventKind, AuditQuery } from '../../../application/index.ts';
-import type { AuditEventsTable, DB } from '../database.ts';
+import type { AuditEventsTable, DB } from '../database-schema.ts';
 
 /** Audit events on either engine: the row mapping and the queries both audit logs run. */
 

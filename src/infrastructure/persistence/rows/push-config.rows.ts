@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { AppError } from '../../../domain/errors.ts';
 import type { StoredPushConfig } from '../../../application/index.ts';
-import type { DB } from '../database.ts';
+import type { DB } from '../database-schema.ts';
 
 /*
  * The push_configs table on both engines: each config stored whole as JSON, credentials included.

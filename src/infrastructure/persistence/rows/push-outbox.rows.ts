@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { OutboxEntry } from '../../../application/index.ts';
-import type { DB, PushOutboxTable } from '../database.ts';
+import type { DB, PushOutboxTable } from '../database-schema.ts';
 
 /*
  * The push outbox's queries, shared by both engines: SQLite prepares them with param()

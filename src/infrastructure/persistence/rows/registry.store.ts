@@ -11,7 +11,7 @@ import type {
   RegistryRepository,
   Role,
 } from '../../../application/index.ts';
-import type { DB, RegistryEntitiesTable } from '../database.ts';
+import type { DB, RegistryEntitiesTable } from '../database-schema.ts';
 import type { SqlRunner } from './sql-runner.ts';
 
 /**

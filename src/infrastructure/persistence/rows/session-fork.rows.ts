@@ -6,7 +6,8 @@
 import type { Kysely } from 'kysely';
 import type { Session } from '../../../domain/session.ts';
 import type { ForkedTurn } from '../../../application/index.ts';
-import { toIsoInstant, type DB, type TasksTable, type TurnTranscriptsTable } from '../database.ts';
+import { toIsoInstant } from '../iso-instant.ts';
+import { type DB, type TasksTable, type TurnTranscriptsTable } from '../database-schema.ts';
 import { insertSession, sessionRow, type SessionRow } from './session.rows.ts';
 
 export interface ForkRows {

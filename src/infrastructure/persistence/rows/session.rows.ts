@@ -2,7 +2,9 @@ import { sql, type Kysely } from 'kysely';
 import { AppError } from '../../../domain/errors.ts';
 import type { Session } from '../../../domain/session.ts';
 import type { SessionCursor, SessionPage } from '../../../application/index.ts';
-import { olderThan, toIsoInstant, type DB, type SessionsTable } from '../database.ts';
+import { olderThan } from '../database.ts';
+import { toIsoInstant } from '../iso-instant.ts';
+import { type DB, type SessionsTable } from '../database-schema.ts';
 
 /*
  * The sessions table on both engines: row mapping and the query shapes. The SQLite repository

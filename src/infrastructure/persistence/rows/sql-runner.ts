@@ -1,5 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
-import { isConstraintError, type DB, type SqliteDatabase } from '../database.ts';
+import { isConstraintError } from '../storage-failures.ts';
+import { type DB } from '../database-schema.ts';
+import { type SqliteDatabase } from '../database.ts';
 
 /**
  * How a repository written once against Kysely runs its queries on one engine: SQLite (one

@@ -16,7 +16,9 @@ import type {
   TaskPage,
 } from '../../../application/index.ts';
 import { JsonText } from '../../../domain/json.ts';
-import { olderThan, toIsoInstant, type DB } from '../database.ts';
+import { olderThan } from '../database.ts';
+import { toIsoInstant } from '../iso-instant.ts';
+import { type DB } from '../database-schema.ts';
 
 export interface TaskRow {
   id: string;

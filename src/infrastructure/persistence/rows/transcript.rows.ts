@@ -1,7 +1,7 @@
 /* What the SQLite and PostgreSQL transcript stores share: the upsert and the row mapping. */
 import type { Kysely } from 'kysely';
 import type { Transcript } from '../../../application/index.ts';
-import type { DB } from '../database.ts';
+import type { DB } from '../database-schema.ts';
 
 /** Stores (replaces) a task's transcript. */
 export function upsertTranscriptQuery(

@@ -1,5 +1,5 @@
 import type { TurnChangeRecord, TurnChangeRepository } from '../../../application/index.ts';
-import type { TurnChangesTable } from '../database.ts';
+import type { TurnChangesTable } from '../database-schema.ts';
 import type { SqlRunner } from './sql-runner.ts';
 
 /** The turn_changes table (SQLite and PostgreSQL alike). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PHASE_STATES, PHASES } from '../../../domain/plan/plan.ts';
-import { ProfileRef } from '../../../domain/registry/entities.ts';
+import { ProfileRef } from '../../../domain/registry/project.definition.ts';
 import {
   Correction,
   DecisionExplanation,

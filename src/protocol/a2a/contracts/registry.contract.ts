@@ -1,12 +1,7 @@
 import { z } from 'zod';
 import { DERIVED_FACT_SCHEMAS, Referrer } from '../../../domain/registry/derived-facts.ts';
-import {
-  DEFINITION_SCHEMAS,
-  PLURAL,
-  REGISTRY_KINDS,
-  RESOURCE_TYPES,
-  type RegistryKind,
-} from '../../../domain/registry/entities.ts';
+import { DEFINITION_SCHEMAS, PLURAL, REGISTRY_KINDS, type RegistryKind } from '../../../domain/registry/entities.ts';
+import { RESOURCE_TYPES } from '../../../domain/registry/resource.definition.ts';
 import { EntityName, NamespaceName } from '../../../domain/registry/names.ts';
 import { defineContract, type ContractFamily, type UnaryContract } from '../contract.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SecretName } from '../../../domain/registry/entities.ts';
+import { SecretName } from '../../../domain/registry/actor.definition.ts';
 import { NamespaceName } from '../../../domain/registry/names.ts';
 import { MAX_SECRET_BYTES } from '../../../domain/secrets.ts';
 import { defineContract, type ContractFamily } from '../contract.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Task } from '../../../domain/a2a.model.ts';
 import { ActorName, ChatContextMode, Session, TurnChange, UndoOutcome } from '../../../domain/session.ts';
-import { KeepTurns } from '../../../domain/registry/entities.ts';
+import { KeepTurns } from '../../../domain/registry/actor.definition.ts';
 import { defineContract, type ContractFamily } from '../contract.ts';
 
 const SessionId = z.string().min(1, 'is required').max(128, 'is at most 128 characters');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ChangeTracker } from '../../../../src/application/plans/change-tracker.ts';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/tool.definition.ts';
 
 const builtin = (name: string, writes: boolean): ToolDefinition =>
   ({ name: `builtin/${name}`, source: 'builtin', writes }) as ToolDefinition;

@@ -16,7 +16,7 @@ import { makePrincipal, type Principal, type SandboxInfo } from '../../../../src
 import { silentLogger } from '../../../../src/application/index.ts';
 import { AppError } from '../../../../src/domain/errors.ts';
 import type { Plan } from '../../../../src/domain/plan/plan.ts';
-import type { ResourceDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ResourceDefinition } from '../../../../src/domain/registry/resource.definition.ts';
 import {
   GitSandboxManager,
   openDatabase,

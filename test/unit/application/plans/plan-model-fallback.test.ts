@@ -12,7 +12,7 @@ import { streamStep } from '../../../../src/application/agent/agent-step.ts';
 import type { ApiKeys } from '../../../../src/application/index.ts';
 import type { FallbackRecord } from '../../../../src/domain/registry/fallbacks.ts';
 import type { Plan } from '../../../../src/domain/plan/plan.ts';
-import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ActorDefinition } from '../../../../src/domain/registry/actor.definition.ts';
 import { AiSdkLanguageModels } from '../../../../src/infrastructure/index.ts';
 import { startFakeOpenAI, type FakeLlm } from '../../../support/fake-llm.ts';
 

@@ -17,7 +17,7 @@ import {
 } from '../../../../src/application/sessions/compaction.ts';
 import { CompactionService } from '../../../../src/application/sessions/compaction.service.ts';
 import type { Task, TaskState } from '../../../../src/domain/a2a.model.ts';
-import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ActorDefinition } from '../../../../src/domain/registry/actor.definition.ts';
 import type { Session } from '../../../../src/domain/session.ts';
 
 /** A token is four characters here. */

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decideCall, patternMatches, PolicyRule, type PolicyCall } from '../../../../src/domain/plan/policy.ts';
 import { BUILTIN_AUTOMATION_PROFILES } from '../../../../src/domain/registry/builtins.ts';
-import { AutomationProfileDefinition } from '../../../../src/domain/registry/entities.ts';
+import { AutomationProfileDefinition } from '../../../../src/domain/registry/automation-profile.definition.ts';
 import { policyOf } from '../../../../src/domain/plan/plan.ts';
 
 const RULES: PolicyRule[] = [

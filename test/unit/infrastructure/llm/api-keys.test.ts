@@ -4,7 +4,7 @@ import { chmod, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EnvFileApiKeys } from '../../../../src/infrastructure/index.ts';
-import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ActorDefinition } from '../../../../src/domain/registry/actor.definition.ts';
 
 const actor = (over: Partial<ActorDefinition>): ActorDefinition => ({
   name: 'local/x',

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AiSdkLanguageModels, EgressGuard } from '../../../../src/infrastructure/index.ts';
 import { ProviderFailure, type ModelEvent, type ModelRequest } from '../../../../src/application/index.ts';
-import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ActorDefinition } from '../../../../src/domain/registry/actor.definition.ts';
 import { startFakeAnthropic, startFakeOpenAI, type FakeLlm } from '../../../support/fake-llm.ts';
 
 const PROVIDERS = [

@@ -13,7 +13,7 @@ import {
   type ModelRequest,
   type ProviderFailureKind,
 } from '../../../../src/application/index.ts';
-import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ActorDefinition } from '../../../../src/domain/registry/actor.definition.ts';
 import { eventually } from '../../../support/eventually.ts';
 import {
   createGate,

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { AiSdkLanguageModels } from '../../../../src/infrastructure/index.ts';
 import type { ModelEvent, ModelRequest } from '../../../../src/application/index.ts';
-import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ActorDefinition } from '../../../../src/domain/registry/actor.definition.ts';
 import { startFakeOpenAI, type FakeLlm } from '../../../support/fake-llm.ts';
 
 function request(fake: FakeLlm, apiKey: string | undefined, actor: Partial<ActorDefinition> = {}): ModelRequest {

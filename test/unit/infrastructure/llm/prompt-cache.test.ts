@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { AiSdkLanguageModels } from '../../../../src/infrastructure/index.ts';
 import { MAX_CACHE_BREAKPOINTS, stableHeadEnd } from '../../../../src/infrastructure/llm/ai-sdk.mapping.ts';
 import type { ModelEvent, ModelMessage, ModelRequest, ModelTool } from '../../../../src/application/index.ts';
-import type { ActorDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ActorDefinition } from '../../../../src/domain/registry/actor.definition.ts';
 import {
   cacheBreakpoints,
   startFakeAnthropic,

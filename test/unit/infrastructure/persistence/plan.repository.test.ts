@@ -11,7 +11,7 @@ import type {
   ToolCallRecord,
 } from '../../../../src/domain/plan/plan.ts';
 import { SqlitePlanRepository } from '../../../../src/infrastructure/index.ts';
-import { createMigrator, migrateToLatest } from '../../../../src/infrastructure/persistence/migrations.ts';
+import { createMigrator, migrateToLatest } from '../../../../src/infrastructure/persistence/migrator.ts';
 import { PgPlanRepository } from '../../../../src/infrastructure/persistence/postgres/pg-plan.repository.ts';
 import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
 

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Task, TaskEvent, TaskState } from '../../../../src/domain/a2a.model.ts';
 import type { TaskListQuery, TaskRepository, Transcript, TranscriptStore } from '../../../../src/application/index.ts';
 import { openDatabase, SqliteTaskRepository, SqliteTranscriptStore } from '../../../../src/infrastructure/index.ts';
-import type { DB } from '../../../../src/infrastructure/persistence/database.ts';
+import type { DB } from '../../../../src/infrastructure/persistence/database-schema.ts';
 import { openPgDatabase } from '../../../../src/infrastructure/persistence/postgres/pg-database.ts';
 import {
   parseTaskNotice,

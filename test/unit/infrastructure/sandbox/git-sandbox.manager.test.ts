@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { GitSandboxManager } from '../../../../src/infrastructure/index.ts';
 import type { SandboxInfo } from '../../../../src/application/index.ts';
-import type { ResourceDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ResourceDefinition } from '../../../../src/domain/registry/resource.definition.ts';
 import { exists, fingerprint, git, makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 
 describe('GitSandboxManager with a git-checkout resource', () => {

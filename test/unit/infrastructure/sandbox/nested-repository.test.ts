@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { GitSandboxManager } from '../../../../src/infrastructure/index.ts';
 import { NestedRepositoryError } from '../../../../src/infrastructure/sandbox/git-stage.ts';
-import type { ResourceDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ResourceDefinition } from '../../../../src/domain/registry/resource.definition.ts';
 import { git, makeRepo, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 
 /** A repository at `dir` whose fsmonitor would leave `marker` if any git of ours read it. */

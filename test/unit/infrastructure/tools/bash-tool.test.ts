@@ -5,7 +5,7 @@ import path from 'node:path';
 import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.ts';
 import type { CommandOutputChunk, SandboxInfo, ToolCallResult } from '../../../../src/application/index.ts';
 import { KEPT_OUTPUT_BYTES } from '../../../../src/application/index.ts';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/tool.definition.ts';
 import { makeRepo, read, rmrf, tmpDir } from '../fixtures/repos.ts';
 import { alive, waitUntil } from '../fixtures/processes.ts';
 import { builtin } from './coding-tools.fixture.ts';

@@ -1,7 +1,7 @@
 /** Calling the built-in tools by their short names on a plain directory, for the coding tools' tests. */
 import { BuiltinToolRunner, CommandConfinement } from '../../../../src/infrastructure/index.ts';
 import type { SandboxInfo, ToolCallResult, ToolPreview } from '../../../../src/application/index.ts';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/tool.definition.ts';
 import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.ts';
 
 export const builtin = (name: string): ToolDefinition => {

@@ -16,7 +16,7 @@ import {
   type Storage,
 } from '../../../../src/infrastructure/index.ts';
 import type { SandboxInfo, ToolCallRequest } from '../../../../src/application/index.ts';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/tool.definition.ts';
 import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.ts';
 import { git, rmrf, write } from '../fixtures/repos.ts';
 

@@ -17,7 +17,7 @@ import {
   readOnlyPathProblem,
 } from '../../../../src/infrastructure/tools/confinement-view.ts';
 import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.ts';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/tool.definition.ts';
 import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.ts';
 import { git, rmrf, write } from '../fixtures/repos.ts';
 

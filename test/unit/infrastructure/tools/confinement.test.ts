@@ -12,7 +12,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.ts';
 import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.ts';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/tool.definition.ts';
 import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.ts';
 import { git, read, rmrf, write } from '../fixtures/repos.ts';
 import { waitUntil } from '../fixtures/processes.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.ts';
 import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.ts';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/tool.definition.ts';
 import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.ts';
 import { compileFilter, compileGlob } from '../../../../src/infrastructure/tools/glob.ts';
 import { exists, makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.ts';

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BuiltinToolRunner, CommandConfinement, GitSandboxManager } from '../../../../src/infrastructure/index.ts';
 import type { SandboxInfo, ToolCallResult } from '../../../../src/application/index.ts';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/tool.definition.ts';
 import { BUILTIN_TOOLS } from '../../../../src/domain/registry/builtins.ts';
 import { exists, fingerprint, makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 

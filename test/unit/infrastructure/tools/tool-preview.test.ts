@@ -1,7 +1,7 @@
 import { after, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { BuiltinToolRunner, CommandConfinement } from '../../../../src/infrastructure/index.ts';
-import type { ToolDefinition } from '../../../../src/domain/registry/entities.ts';
+import type { ToolDefinition } from '../../../../src/domain/registry/tool.definition.ts';
 import { fingerprint, read, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 import { dirSandbox, toolsAt } from './coding-tools.fixture.ts';
 

@@ -7,12 +7,8 @@ import { bindStream } from '../../../../src/protocol/a2a/method.ts';
 import { resultText, type JsonRpcErrorObject } from '../../../../src/protocol/jsonrpc/envelope.ts';
 import { JsonText } from '../../../../src/domain/json.ts';
 import { LOCAL_PRINCIPAL, silentLogger } from '../../../../src/application/index.ts';
-import {
-  Dispatcher,
-  type DispatcherOptions,
-  type ReadMessage,
-  type StreamEvent,
-} from '../../../../src/protocol/server/dispatcher.ts';
+import { Dispatcher, type DispatcherOptions, type ReadMessage } from '../../../../src/protocol/server/dispatcher.ts';
+import type { StreamEvent } from '../../../../src/protocol/server/dispatch-responses.ts';
 
 /** Only the table is read by isStreamingRequest; the rest of the options are never touched. */
 const dispatcherFor = (table: DispatcherOptions['table']): Dispatcher =>

@@ -14,7 +14,7 @@ import {
   type ModelRequest,
   type ModelUsage,
 } from '../../../../../src/application/index.ts';
-import type { ActorDefinition } from '../../../../../src/domain/registry/entities.ts';
+import type { ActorDefinition } from '../../../../../src/domain/registry/actor.definition.ts';
 
 /** $3 / $15 per million, as Claude Sonnet. */
 const SONNET = { inputPerMillion: 3, outputPerMillion: 15 };

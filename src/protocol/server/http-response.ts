@@ -1,0 +1,77 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isAppError } from '../../domain/errors.ts';
+import { HTTP_STATUS } from '../jsonrpc/codes.ts';
+import type { JsonRpcResponse } from '../jsonrpc/envelope.ts';
+import { newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.ts';
+import { noteResponse, type AccessRecord } from './access-log.ts';
+import { writable } from './http-body.ts';
+
+// Reading a request's headers and writing its answer: what every HTTP route shares.
+
+/** The access record of the request a response answers (the JSON-RPC answer is noted as it is sent). */
+const ACCESS = Symbol('access');
+type Tracked = ServerResponse & { [ACCESS]?: AccessRecord };
+
+export const JSON_TYPE = 'application/json';
+
+/** Ties a response to its request's access record, so what is sent is noted there. */
+export function track(res: ServerResponse, rec: AccessRecord): void {
+  (res as Tracked)[ACCESS] = rec;
+}
+
+/** Notes a JSON-RPC answer (its error, if any) on the request's access record. */
+export function noteAnswer(res: ServerResponse, response: JsonRpcResponse): void {
+  const rec = (res as Tracked)[ACCESS];
+  if (rec) noteResponse(rec, response);
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headOnly = false): void {
+  if (!writable(res)) return;
+  if (status !== 200 || (body as { error?: unknown } | null)?.error !== undefined)
+    noteAnswer(res, body as JsonRpcResponse);
+  sendText(res, status, JSON.stringify(body), headOnly);
+}
+
+/** A JSON body already serialised. */
+export function sendText(res: ServerResponse, status: number, text: string, headOnly = false): void {
+  if (!writable(res)) return;
+  res.writeHead(status, { 'content-type': `${JSON_TYPE}; charset=utf-8`, 'content-length': Buffer.byteLength(text) });
+  res.end(headOnly ? undefined : text);
+}
+
+export function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export function acceptsSse(req: IncomingMessage): boolean {
+  return (header(req, 'accept') ?? '').includes('text/event-stream');
+}
+
+/** Extension methods answer auth failures in the platform taxonomy; everything else as A2A does. */
+export function authSurface(method: string | undefined, version: string | null | undefined): ErrorSurface {
+  if (method?.startsWith('_cleveragents/')) return 'extension';
+  return version?.trim().startsWith('1.') ? 'a2a-v1' : 'a2a-v03';
+}
+
+/** The id and method of a body not yet (or not) parsed as a request: read once, for an early answer. */
+export function peek(body: Buffer): { id: string | number | null; method: string | undefined } {
+  try {
+    const msg = JSON.parse(body.toString('utf8')) as { id?: unknown; method?: unknown } | null;
+    const id = msg?.id;
+    const method = msg?.method;
+    return {
+      id: typeof id === 'string' || typeof id === 'number' ? id : null,
+      method: typeof method === 'string' ? method : undefined,
+    };
+  } catch {
+    return { id: null, method: undefined };
+  }
+}
+
+export function rpcError(id: string | number | null, err: unknown, surface: ErrorSurface): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: toErrorObject(err, surface, newCorrelationId()) };
+}
+
+/** The HTTP status of an error that stops a request before JSON-RPC answers it: the total table decides. */
+export const statusForError = (err: unknown): number => (isAppError(err) ? HTTP_STATUS[err.reason] : 500);
