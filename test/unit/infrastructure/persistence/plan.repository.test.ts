@@ -2,48 +2,21 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { PlanRepository } from '../../../../src/application/index.ts';
-import type {
-  Checkpoint,
-  Decision,
-  Phase,
-  PhaseState,
-  Plan,
-  ToolCallRecord,
-} from '../../../../src/domain/plan/plan.ts';
+import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../../../src/domain/plan/plan.ts';
 import { SqlitePlanRepository } from '../../../../src/infrastructure/index.ts';
 import { createMigrator, migrateToLatest } from '../../../../src/infrastructure/persistence/migrator.ts';
 import { PgPlanRepository } from '../../../../src/infrastructure/persistence/postgres/pg-plan.repository.ts';
 import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
+import { aPlan } from '../../../support/builders.ts';
 
 const at = (s: number): string => new Date(Date.parse('2026-03-01T10:00:00.000Z') + s * 1000).toISOString();
 
 function plan(id: string, created: number, extra: Partial<Plan> = {}): Plan {
-  const phase: Phase = extra.phase ?? 'strategize';
-  const state: PhaseState = extra.state ?? 'queued';
-  return {
-    id,
-    name: id,
-    action: 'local/act',
-    projects: ['local/p'],
-    arguments: { n: 1, dry: true },
-    description: '',
-    definitionOfDone: '',
-    automationProfile: 'auto',
-    phase,
-    state,
-    attempt: 1,
-    contextId: `plan-${id}`,
-    tasks: {},
-    owner: 'alice',
-    createdAt: at(created),
-    updatedAt: at(created),
-    budget: { maxToolCalls: 10, maxWallMs: 1000 },
-    usage: { toolCalls: 0, wallMs: 0, tokens: 0, costUsd: 0 },
-    cursor: 0,
-    stepsTotal: 2,
-    sandboxes: [],
+  return aPlan({
+    ...{ id, name: id, action: 'local/act', arguments: { n: 1, dry: true }, automationProfile: 'auto' },
+    ...{ owner: 'alice', createdAt: at(created), updatedAt: at(created), stepsTotal: 2 },
     ...extra,
-  };
+  });
 }
 
 function decision(id: string, planId: string, rationale = 'r'): Decision {
