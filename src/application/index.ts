@@ -96,14 +96,14 @@ export type {
 export { ContextService, type ContextPlan, type ContextServiceDeps } from './context/context.service.ts';
 export { AuditService, type AuditEntry, type AuditListInput, type AuditRecorder } from './accounts/audit.service.ts';
 export { CapabilityService, type TrustSettings } from './registry/capability.service.ts';
-export { apiKeyId, isJwtShaped, RESERVED_USER_NAMES, serverTokenId } from './accounts/credentials.ts';
+export { apiKeyId, isJwtShaped, RESERVED_USER_NAMES, serverTokenId } from './accounts/credential-formats.ts';
 export {
   AuthenticationService,
   type AuthenticationServiceDeps,
   type AuthGrant,
   type AuthInput,
 } from './accounts/authentication.service.ts';
-export { JwtSignIn, type JwtSignInDeps } from './accounts/jwt-sign-in.ts';
+export { JwtSignIn, type JwtSignInDeps } from './accounts/jwt-sign-in.service.ts';
 export {
   BOOTSTRAP_ADMIN,
   SERVER_TOKEN_KEY_NAME,

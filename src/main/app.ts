@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { builtinActorsByModel, type JwtVerifier, type Logger, type ServiceFacade } from '../application/index.ts';
-import type { LiveTasks } from '../application/tasks/live-tasks.ts';
+import type { LiveTasks } from '../application/tasks/live-tasks.service.ts';
 import {
   CommandConfinement,
   openSqliteStorage,
@@ -22,7 +22,7 @@ import { cardOidc, tryDiscovery, type OidcOptions } from './oidc-wiring.ts';
 import { egressSettings } from './egress-config.ts';
 import { wireTrust } from './trust-wiring.ts';
 import { databaseFile, secretKeyFile } from './paths.ts';
-import { openSecrets } from './secrets.ts';
+import { openSecrets } from './open-secrets.ts';
 import { StartupError } from './startup-errors.ts';
 import { VERSION } from './version.ts';
 import { messageOf } from '../domain/errors.ts';

@@ -3,7 +3,7 @@ import { AppError } from '../../domain/errors.ts';
 import type { AccountRepository, ApiKeyRecord, KeyHasher } from '../ports/account.repository.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { AuditRecorder } from './audit.service.ts';
-import { requireServerAdmin, requireServerMode } from './server-admin.ts';
+import { requireServerAdmin, requireServerMode } from './server-admin.rules.ts';
 
 /** A key as the owner may see it: never its hash. */
 export interface KeyView {

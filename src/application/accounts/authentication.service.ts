@@ -13,8 +13,8 @@ import {
   sha256,
   unauthenticated,
   type Checked,
-} from './credentials.ts';
-import type { JwtSignIn } from './jwt-sign-in.ts';
+} from './credential-formats.ts';
+import type { JwtSignIn } from './jwt-sign-in.service.ts';
 
 /** What a request presents: a bearer token (API key, JWT or the server token) and/or an X-API-Key. */
 export interface AuthInput {

@@ -4,8 +4,8 @@ import type { AccountRepository, KeyHasher, UserRecord } from '../ports/account.
 import type { Principal } from '../ports/principal.ts';
 import { issueKey, type NewKey } from './api-key.service.ts';
 import type { AuditRecorder } from './audit.service.ts';
-import { RESERVED_USER_NAMES, SEGMENT, serverTokenId } from './credentials.ts';
-import { requireServerAdmin } from './server-admin.ts';
+import { RESERVED_USER_NAMES, SEGMENT, serverTokenId } from './credential-formats.ts';
+import { requireServerAdmin } from './server-admin.rules.ts';
 
 export interface UserView {
   name: string;

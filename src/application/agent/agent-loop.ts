@@ -20,7 +20,7 @@ import {
 import type { Transcript } from '../ports/transcript.port.ts';
 import { fitToWindow, MessageTokens } from '../actors/llm/history.ts';
 import { parseArgs, resultForModel } from '../actors/llm/tool-args.ts';
-import { alwaysMatches, ruleOf } from './always-rules.ts';
+import { alwaysMatches, ruleOf } from './always.rules.ts';
 import { streamStep, type StepResult } from './agent-step.ts';
 import type { AgentConfig, AgentOutcome, AgentTool, ToolOutcome } from './agent.types.ts';
 import { messageOf } from '../../domain/errors.ts';

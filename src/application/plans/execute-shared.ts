@@ -1,12 +1,12 @@
 /**
- * What both execute paths share — the declared steps (execute-phase.ts) and a plan from a goal
- * (llm/execute-llm.ts): the sandboxes and their first checkpoint, how commands run, the wall clock,
+ * What both execute paths share — the declared steps (execute.phase.ts) and a plan from a goal
+ * (llm/execute-llm.phase.ts): the sandboxes and their first checkpoint, how commands run, the wall clock,
  * recording a tool call, and the diff artifact the phase ends with.
  */
 import { outputTail, type CommandOutput } from '../../domain/plan/command-output.ts';
 import type { Plan, ToolCallRecord } from '../../domain/plan/plan.ts';
 import { KEPT_OUTPUT_BYTES, type ToolCallResult } from '../ports/sandbox.port.ts';
-import { planMeta, type PlanRunPorts, type TaskHandle, totalStats } from './plan-recorder.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle, totalStats } from './plan.recorder.ts';
 import { resourcesOf } from './plan-definitions.ts';
 import { addSandbox, moveCursor, noteConfinement, setWallTime } from '../../domain/plan/plan-progress.ts';
 

@@ -3,19 +3,19 @@ import { parseApprovalAnswer } from '../../domain/plan/approval.ts';
 import { assertAllowed, cancelPlan, requeueExecute } from '../../domain/plan/plan-state.ts';
 import { moveCursor, setBudget } from '../../domain/plan/plan-progress.ts';
 import type { Principal } from '../ports/principal.ts';
-import { waitingError, type PlanAccess } from './plan-access.ts';
-import type { PlanAnswers } from './plan-answers.ts';
+import { waitingError, type PlanAccess } from './plan-access.service.ts';
+import type { PlanAnswers } from './plan-answers.service.ts';
 import { assertCostBudgetCounts } from './cost-budget-check.ts';
-import type { PlanDrafts, UseInput } from './plan-draft.ts';
-import type { PlanHousekeeping } from './plan-housekeeping.ts';
-import type { PlanQueries } from './plan-queries.ts';
+import type { PlanDrafts, UseInput } from './plan-drafts.service.ts';
+import type { PlanHousekeeping } from './plan-housekeeping.service.ts';
+import type { PlanQueries } from './plan-queries.service.ts';
 import { settleInterruptedPlans, MISSING_TASK_GRACE_MS } from './plan-recovery.ts';
-import type { PlanRuns } from './plan-runs.ts';
-import type { PlanStatus } from './plan-views.ts';
+import type { PlanRuns } from './plan-runs.service.ts';
+import type { PlanStatus } from './plan.views.ts';
 import type { PlanServiceDeps, RunResult } from './plan.types.ts';
 
 export type { CorrectInput, PlanListInput, PlanServiceDeps, RunResult } from './plan.types.ts';
-export { GOAL_ACTION, type UseInput } from './plan-draft.ts';
+export { GOAL_ACTION, type UseInput } from './plan-drafts.service.ts';
 
 /** The plan services the lifecycle works with (each built once, by the composition root). */
 export interface PlanLifecycleParts {

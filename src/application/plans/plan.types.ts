@@ -3,10 +3,10 @@ import type { Phase, PhaseState } from '../../domain/plan/plan.ts';
 import type { PlanRepository } from '../ports/plan.repository.port.ts';
 import type { RegistryService } from '../registry/registry.service.ts';
 import type { TaskService } from '../tasks/task.service.ts';
-import type { PlanEngine } from './plan-engine.ts';
-import type { PlanRecorder } from './plan-recorder.ts';
+import type { PlanEngine } from './plan-engine.service.ts';
+import type { PlanRecorder } from './plan.recorder.ts';
 import type { SandboxManager } from '../ports/sandbox.port.ts';
-import type { PlanStatus } from './plan-views.ts';
+import type { PlanStatus } from './plan.views.ts';
 
 /** What a command that starts (or continues) a phase run answers: the plan, and the run's task. */
 export interface RunResult {

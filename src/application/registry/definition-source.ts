@@ -1,6 +1,6 @@
 import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { AppError, type FieldViolation } from '../../domain/errors.ts';
-import { definitionError } from './definition-error.ts';
+import { definitionError } from './definition.errors.ts';
 
 export const MAX_SOURCE_BYTES = 1024 * 1024;
 

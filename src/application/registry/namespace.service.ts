@@ -3,7 +3,7 @@ import { mayAssign } from '../../domain/permissions.ts';
 import { BUILTIN_NAMESPACE } from '../../domain/registry/names.ts';
 import type { AuditEntry } from '../accounts/audit.service.ts';
 import { LOCAL_PRINCIPAL, roleIn, type Principal } from '../ports/principal.ts';
-import { NamespaceAccess } from './namespace-access.ts';
+import { NamespaceAccess } from './namespace-access.service.ts';
 import type {
   Member,
   NamespaceContents,

@@ -15,11 +15,11 @@ import {
   type ResourceInspector,
 } from '../ports/registry.repository.port.ts';
 import type { CapabilityService } from './capability.service.ts';
-import { DefinitionChecks, resourceWriteRefusal, type DefinitionInput } from './definition-checks.ts';
-import { deriveFacts } from './derived-facts.ts';
-import type { NamespaceAccess } from './namespace-access.ts';
+import { DefinitionChecks, resourceWriteRefusal, type DefinitionInput } from './definition-checks.service.ts';
+import { deriveFacts } from './derive-facts.ts';
+import type { NamespaceAccess } from './namespace-access.service.ts';
 
-export type { DefinitionInput } from './definition-checks.ts';
+export type { DefinitionInput } from './definition-checks.service.ts';
 export type { EntityOf } from '../ports/registry.repository.port.ts';
 
 export interface ListInput {

@@ -26,7 +26,7 @@ import type { Logger } from '../ports/logger.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
 import type { TranscriptStore } from '../ports/transcript.port.ts';
-import { viewTask } from '../tasks/task-view.ts';
+import { viewTask } from '../tasks/task.views.ts';
 import {
   compactionSection,
   sessionHistory,
@@ -40,7 +40,7 @@ import {
   type CompactionRecord,
   type HistoryTurn,
   type SessionHistory,
-} from './compaction.ts';
+} from './session-history.ts';
 
 /** Earlier turns read for a compaction (as many as a turn's history reads). */
 const HISTORY_TURNS = 200;

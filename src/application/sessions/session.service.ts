@@ -8,7 +8,7 @@ import type { Principal } from '../ports/principal.ts';
 import type { ForkedTurn, SessionRepository } from '../ports/session.repository.port.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
 import type { Transcript, TranscriptStore } from '../ports/transcript.port.ts';
-import { viewTask } from '../tasks/task-view.ts';
+import { viewTask } from '../tasks/task.views.ts';
 import { forkTitle, MAX_FORK_TURNS, remapIds, turnsToCopy } from './session-fork.ts';
 
 export interface CreateSessionInput {

@@ -2,9 +2,9 @@ import { AppError, messageOf } from '../../domain/errors.ts';
 import type { Role } from '../../domain/permissions.ts';
 import type { Principal } from '../ports/principal.ts';
 import { assertLocal } from './sync.errors.ts';
-import { SyncPull } from './sync-pull.ts';
-import { SyncPush } from './sync-push.ts';
-import { SyncSnapshots } from './sync-snapshot.ts';
+import { SyncPull } from './sync-pull.service.ts';
+import { SyncPush } from './sync-push.service.ts';
+import { SyncSnapshots } from './sync-snapshots.service.ts';
 import { isShared, type SyncEntityStatus } from './sync-state.ts';
 import type { ConnectInput, PullInput, SyncDeps, SyncInput, SyncResult } from './sync.types.ts';
 

@@ -1,7 +1,7 @@
 import type { Logger } from '../ports/logger.port.ts';
 import type { RunnerRegistry } from '../ports/runner.port.ts';
 import type { PlanService } from '../plans/plan.service.ts';
-import type { StrandedTasks } from './stranded-tasks.ts';
+import type { StrandedTasks } from './stranded-tasks.service.ts';
 
 export interface StrandedWorkReport {
   tasks: string[];

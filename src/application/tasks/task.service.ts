@@ -5,16 +5,16 @@ import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.ts';
 import { JsonText } from '../../domain/json.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
-import { toItem, type LiveTasks } from './live-tasks.ts';
-import type { MessageIntake } from './message-intake.ts';
-import type { OwnedTasks } from './owned-tasks.ts';
-import type { SendReplay } from './send-replay.ts';
-import type { StrandedTasks } from './stranded-tasks.ts';
-import { assertOwner, isMessageKeyTaken, stateWord, taskNotFound } from './task-errors.ts';
-import type { TaskEventRecorder } from './task-event-recorder.ts';
-import { viewTask } from './task-view.ts';
+import { toItem, type LiveTasks } from './live-tasks.service.ts';
+import type { MessageIntake } from './message-intake.service.ts';
+import type { OwnedTasks } from './owned-tasks.service.ts';
+import type { SendReplay } from './send-replay.service.ts';
+import type { StrandedTasks } from './stranded-tasks.service.ts';
+import { assertOwner, isMessageKeyTaken, stateWord, taskNotFound } from './task.errors.ts';
+import type { TaskEventRecorder } from './task-event.recorder.ts';
+import { viewTask } from './task.views.ts';
 import type { ListInput, ListResult, OwnedRun, SendInput, SendResult, StreamItem } from './task.types.ts';
-import type { TurnRunner } from './turn-runner.ts';
+import type { TurnRunner } from './turn-runner.service.ts';
 
 export type {
   ContextOwner,

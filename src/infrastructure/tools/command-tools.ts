@@ -5,7 +5,7 @@ import type { ToolDefinition } from '../../domain/registry/tool.definition.ts';
 import { snapshotTree } from '../sandbox/git-stage.ts';
 import { directGit, outOf } from '../sandbox/git.ts';
 import { changedPaths, diffTrees, diffWorkTree } from '../sandbox/sandbox-diff.ts';
-import { commandOutputOf, duration, modelOutputOf } from './command-output.ts';
+import { commandOutputOf, duration, modelOutputOf } from './command-output-forms.ts';
 import { lexicalRel, resolveInSandbox } from './path-guard.ts';
 import { runConfined } from './process-runner.ts';
 import { bool, int, ok, str, strings, ToolFailure, type ToolContext } from './tool-support.ts';

@@ -5,7 +5,7 @@
  */
 import type { ToolCallRequest, ToolPreview } from '../../application/index.ts';
 import { splitCommandLine } from '../../domain/plan/command-line.ts';
-import { shellQuote } from './command-output.ts';
+import { shellQuote } from './command-output-forms.ts';
 import { pathArgument } from './command-tools.ts';
 import { planEdit, planWrite, type PlannedChange } from './edit-tools.ts';
 import { planEditFile } from './file-tools.ts';

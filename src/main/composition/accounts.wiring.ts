@@ -1,7 +1,7 @@
 import { ApiKeyService } from '../../application/accounts/api-key.service.ts';
 import type { AuditService } from '../../application/accounts/audit.service.ts';
 import { AuthenticationService } from '../../application/accounts/authentication.service.ts';
-import { JwtSignIn } from '../../application/accounts/jwt-sign-in.ts';
+import { JwtSignIn } from '../../application/accounts/jwt-sign-in.service.ts';
 import { UserService } from '../../application/accounts/user.service.ts';
 import type { ServiceDeps } from './service-deps.ts';
 

@@ -1,6 +1,6 @@
 import type { ActorDefinition } from '../../domain/registry/actor.definition.ts';
 import type { Session } from '../../domain/session.ts';
-import { ChatToolbox } from '../../application/actors/llm/chat-toolbox.ts';
+import { ChatToolbox } from '../../application/actors/llm/chat-toolbox.service.ts';
 import { LlmActor } from '../../application/actors/llm/llm.actor.ts';
 import type { LlmActorDeps } from '../../application/actors/llm/llm-actor.deps.ts';
 import type { ContextService } from '../../application/context/context.service.ts';

@@ -5,11 +5,11 @@
  */
 import { AuditService } from '../../application/accounts/audit.service.ts';
 import type { ServiceFacade } from '../../application/service-facade.ts';
-import { SessionDeletion } from '../../application/sessions/session-deletion.ts';
+import { SessionDeletion } from '../../application/sessions/session-deletion.service.ts';
 import { SyncService } from '../../application/sync/sync.service.ts';
-import type { LiveTasks } from '../../application/tasks/live-tasks.ts';
-import type { StrandedTasks } from '../../application/tasks/stranded-tasks.ts';
-import type { TurnRunner } from '../../application/tasks/turn-runner.ts';
+import type { LiveTasks } from '../../application/tasks/live-tasks.service.ts';
+import type { StrandedTasks } from '../../application/tasks/stranded-tasks.service.ts';
+import type { TurnRunner } from '../../application/tasks/turn-runner.service.ts';
 import { buildAccounts } from './accounts.wiring.ts';
 import { buildContext } from './context.wiring.ts';
 import { buildConversations } from './conversations.wiring.ts';

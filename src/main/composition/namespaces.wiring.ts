@@ -1,12 +1,12 @@
 import type { AuditService } from '../../application/accounts/audit.service.ts';
-import type { PlanEngine } from '../../application/plans/plan-engine.ts';
-import type { PlanHousekeeping } from '../../application/plans/plan-housekeeping.ts';
+import type { PlanEngine } from '../../application/plans/plan-engine.service.ts';
+import type { PlanHousekeeping } from '../../application/plans/plan-housekeeping.service.ts';
 import type { PlanRepository } from '../../application/ports/plan.repository.port.ts';
 import { systemPrincipalFor } from '../../application/ports/principal.ts';
 import type { SessionRepository } from '../../application/ports/session.repository.port.ts';
 import { NamespaceService, type NamespaceWork } from '../../application/registry/namespace.service.ts';
 import type { RegistryService } from '../../application/registry/registry.service.ts';
-import type { SessionDeletion } from '../../application/sessions/session-deletion.ts';
+import type { SessionDeletion } from '../../application/sessions/session-deletion.service.ts';
 import type { ServiceDeps } from './service-deps.ts';
 
 /** The namespace service: last of the registry's kin, since deleting a namespace clears its plans and sessions. */

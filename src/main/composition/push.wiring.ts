@@ -1,8 +1,8 @@
 import type { Task } from '../../domain/a2a.model.ts';
 import type { PushConfigRepository } from '../../application/ports/push-config.repository.port.ts';
-import { InlinePushConfigs } from '../../application/push/inline-push-configs.ts';
+import { InlinePushConfigs } from '../../application/push/inline-push-configs.service.ts';
 import { PushConfigService } from '../../application/push/push-config.service.ts';
-import { PushNotifier } from '../../application/push/push-notifier.ts';
+import { PushNotifier } from '../../application/push/push-notifier.service.ts';
 import type { TaskService } from '../../application/tasks/task.service.ts';
 import type { StreamItem, TaskEventObserver } from '../../application/tasks/task.types.ts';
 import type { ServiceDeps } from './service-deps.ts';

@@ -13,7 +13,7 @@ import type { HookRunner } from '../../application/ports/hook-runner.port.ts';
 import type { Logger } from '../../application/ports/logger.port.ts';
 import { isOfKind, type RegistryRepository } from '../../application/ports/registry.repository.port.ts';
 import { CapabilityService } from '../../application/registry/capability.service.ts';
-import { NamespaceAccess } from '../../application/registry/namespace-access.ts';
+import { NamespaceAccess } from '../../application/registry/namespace-access.service.ts';
 import { RegistryService } from '../../application/registry/registry.service.ts';
 import { NO_GRANTS, type LlmDeps, type ServiceDeps } from './service-deps.ts';
 

@@ -34,7 +34,7 @@ import type { TaskRepository } from '../../application/ports/task.repository.por
 import type { TranscriptStore } from '../../application/ports/transcript.port.ts';
 import type { TurnChangeRepository } from '../../application/ports/turn-change.repository.port.ts';
 import type { WebhookSender } from '../../application/ports/webhook.port.ts';
-import type { PushNotifierOptions } from '../../application/push/push-notifier.ts';
+import type { PushNotifierOptions } from '../../application/push/push-notifier.service.ts';
 import type { CapabilityService, TrustSettings } from '../../application/registry/capability.service.ts';
 import type { UserDirectory } from '../../application/registry/namespace.service.ts';
 import type { SecretService } from '../../application/secrets/secret.service.ts';

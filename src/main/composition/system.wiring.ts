@@ -4,7 +4,7 @@ import type { Principal } from '../../application/ports/principal.ts';
 import type { RegistryService } from '../../application/registry/registry.service.ts';
 import { HealthService } from '../../application/system/health.service.ts';
 import { RetentionService } from '../../application/system/retention.service.ts';
-import type { LiveTasks } from '../../application/tasks/live-tasks.ts';
+import type { LiveTasks } from '../../application/tasks/live-tasks.service.ts';
 import type { LlmDeps, ServiceDeps } from './service-deps.ts';
 
 /** Health and diagnostics: the host probe, the tasks held in memory, and (with LLM actors) the actors' checks. */

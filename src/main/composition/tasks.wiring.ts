@@ -3,15 +3,15 @@ import type { ActorCatalog } from '../../application/ports/actor.port.ts';
 import type { Logger } from '../../application/ports/logger.port.ts';
 import type { TaskRepository } from '../../application/ports/task.repository.port.ts';
 import type { SessionService } from '../../application/sessions/session.service.ts';
-import { LiveTasks, type LiveTask } from '../../application/tasks/live-tasks.ts';
-import { MessageIntake } from '../../application/tasks/message-intake.ts';
-import { OwnedTasks } from '../../application/tasks/owned-tasks.ts';
-import { SendReplay } from '../../application/tasks/send-replay.ts';
-import { StrandedTasks } from '../../application/tasks/stranded-tasks.ts';
-import { TaskEventRecorder } from '../../application/tasks/task-event-recorder.ts';
+import { LiveTasks, type LiveTask } from '../../application/tasks/live-tasks.service.ts';
+import { MessageIntake } from '../../application/tasks/message-intake.service.ts';
+import { OwnedTasks } from '../../application/tasks/owned-tasks.service.ts';
+import { SendReplay } from '../../application/tasks/send-replay.service.ts';
+import { StrandedTasks } from '../../application/tasks/stranded-tasks.service.ts';
+import { TaskEventRecorder } from '../../application/tasks/task-event.recorder.ts';
 import { TaskService } from '../../application/tasks/task.service.ts';
 import type { InlinePushRegistrar, TaskEventObserver } from '../../application/tasks/task.types.ts';
-import { TurnRunner } from '../../application/tasks/turn-runner.ts';
+import { TurnRunner } from '../../application/tasks/turn-runner.service.ts';
 
 export interface TaskPartsDeps {
   tasks: TaskRepository;

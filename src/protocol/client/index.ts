@@ -5,7 +5,7 @@
  */
 export { A2AClient, type TypedStreamEvent } from './client.ts';
 export { A2AClientError, A2ATransportError, type FieldViolationInfo } from './client-error.ts';
-export type { WireReason } from '../jsonrpc/errors.ts';
+export type { WireReason } from '../jsonrpc/jsonrpc.errors.ts';
 export { HttpClientTransport, type HttpTransportOptions } from './http.transport.ts';
 export { StdioClientTransport, type StdioTransportOptions, type InitializeResult } from './stdio.transport.ts';
 export { agentEnv } from './agent-env.ts';

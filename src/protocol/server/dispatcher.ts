@@ -17,7 +17,7 @@ import {
   toErrorObject,
   validationError,
   type ErrorSurface,
-} from '../jsonrpc/errors.ts';
+} from '../jsonrpc/jsonrpc.errors.ts';
 import { authorize } from './authorize.ts';
 import { ResponseStream, TextResponse, type StreamEvent, type StreamSourceItem } from './dispatch-responses.ts';
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { invalidRequest, newCorrelationId, toErrorObject } from '../jsonrpc/errors.ts';
+import { invalidRequest, newCorrelationId, toErrorObject } from '../jsonrpc/jsonrpc.errors.ts';
 
 /**
  * Reading request bodies for the HTTP server, and answering what Node's parser refuses: the parts

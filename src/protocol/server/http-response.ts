@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isAppError } from '../../domain/errors.ts';
 import { HTTP_STATUS } from '../jsonrpc/codes.ts';
 import type { JsonRpcResponse } from '../jsonrpc/envelope.ts';
-import { newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.ts';
+import { newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/jsonrpc.errors.ts';
 import { noteResponse, type AccessRecord } from './access-log.ts';
 import { writable } from './http-body.ts';
 

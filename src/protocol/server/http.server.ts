@@ -10,7 +10,7 @@ import {
   type ProtocolVersion,
 } from '../a2a/versions.ts';
 import { resultText } from '../jsonrpc/envelope.ts';
-import { invalidRequest, newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/errors.ts';
+import { invalidRequest, newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/jsonrpc.errors.ts';
 import { logAccess, type AccessRecord } from './access-log.ts';
 import { authenticateRequest, AuthThrottle, throttledFor, type Authenticator } from './auth.ts';
 import type { DispatchOutcome, Dispatcher } from './dispatcher.ts';

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../../application/index.ts';
 import { resultText, type JsonRpcResponse } from '../jsonrpc/envelope.ts';
-import { newCorrelationId, toErrorObject } from '../jsonrpc/errors.ts';
+import { newCorrelationId, toErrorObject } from '../jsonrpc/jsonrpc.errors.ts';
 import type { StreamEvent } from './dispatch-responses.ts';
 import { writable } from './http-body.ts';
 import { noteAnswer } from './http-response.ts';

@@ -11,7 +11,7 @@ import {
   type ProtocolVersion,
 } from '../a2a/versions.ts';
 import { checkEnvelope, resultText, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/envelope.ts';
-import { invalidRequest, newCorrelationId, toErrorObject, validationError } from '../jsonrpc/errors.ts';
+import { invalidRequest, newCorrelationId, toErrorObject, validationError } from '../jsonrpc/jsonrpc.errors.ts';
 import { createLineFramer, frame } from '../jsonrpc/framing.ts';
 import { logAccess, noteResponse, type AccessRecord } from './access-log.ts';
 import type { DispatchOutcome, Dispatcher } from './dispatcher.ts';

@@ -8,7 +8,7 @@ import type { Logger } from '../../ports/logger.port.ts';
 import type { StoredTask } from '../../ports/task.repository.port.ts';
 import type { TranscriptStore } from '../../ports/transcript.port.ts';
 import type { TurnCheckpoints } from '../../ports/turn-checkpoints.port.ts';
-import type { ChatToolbox } from './chat-toolbox.ts';
+import type { ChatToolbox } from './chat-toolbox.service.ts';
 
 /** What an LLM actor's turns use: the model, keys, tools, the session's history, and the optional services. */
 export interface LlmActorDeps {

@@ -10,15 +10,15 @@ import { toolCallHooks, type ToolCallHooks } from '../../hooks/tool-call-hooks.t
 import { ProviderFailure } from '../../ports/language-model.port.ts';
 import { MAX_MALFORMED_STEPS, runAgentLoop } from '../../agent/agent-loop.ts';
 import type { AgentConfig, AgentOutcome, AlwaysRule, ApprovalGate, CallAnswer } from '../../agent/agent.types.ts';
-import { approvalRequest, ChatRecorder } from './chat-recorder.ts';
+import { approvalRequest, ChatRecorder } from './chat.recorder.ts';
 import type { Transcript } from '../../ports/transcript.port.ts';
-import type { ChatToolSet } from './chat-toolbox.ts';
+import type { ChatToolSet } from './chat-toolbox.service.ts';
 import { MessageTokens } from './history.ts';
-import { compactionSection, sessionHistory, type SessionHistory } from '../../sessions/compaction.ts';
+import { compactionSection, sessionHistory, type SessionHistory } from '../../sessions/session-history.ts';
 import { apiKeyFix } from './api-key-fix.ts';
 import type { LlmActorDeps } from './llm-actor.deps.ts';
-import { ModelCandidates } from './model-candidates.ts';
-import { answerOf, chatProjectContext, chatSystemPrompt, turnUsage, type TurnUsage } from './chat-prompt.ts';
+import { ModelCandidates } from './model-candidates.service.ts';
+import { answerOf, chatProjectContext, chatSystemPrompt, turnUsage, type TurnUsage } from './chat.prompt.ts';
 
 /** Earlier turns read for the history (the window trims further). */
 const HISTORY_TURNS = 200;

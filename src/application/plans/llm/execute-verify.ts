@@ -10,7 +10,7 @@ import type { ToolCallResult } from '../../ports/sandbox.port.ts';
 import type { Transcript } from '../../ports/transcript.port.ts';
 import type { CallAnswer } from '../../agent/agent.types.ts';
 import { callRecorder } from '../execute-shared.ts';
-import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan-recorder.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan.recorder.ts';
 import { normalizeArgs } from '../tool-call-preview.ts';
 import { runPlanTool, type PlanCallRecorder, type PlanToolRun } from './plan-agent.ts';
 import { messageOf } from '../../../domain/errors.ts';

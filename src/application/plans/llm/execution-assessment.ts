@@ -1,8 +1,8 @@
 import type { Decision, Plan } from '../../../domain/plan/plan.ts';
 import { judgeDone } from '../../../domain/plan/plan-progress.ts';
 import type { ContextSnapshotRef } from '../../context/context.types.ts';
-import type { PlanRecorder } from '../plan-recorder.ts';
-import type { FinishArgs } from './execution-prompt.ts';
+import type { PlanRecorder } from '../plan.recorder.ts';
+import type { FinishArgs } from './execution.prompt.ts';
 
 /** What the end of an execution run says about the definition of done. */
 export interface Assessment {

@@ -8,7 +8,7 @@ import type { Decision, Plan } from '../../../domain/plan/plan.ts';
 import { snapshotRef, type AssembledContext } from '../../context/context.types.ts';
 import type { ModelTool } from '../../ports/language-model.port.ts';
 import type { ControlTool } from '../../agent/agent.types.ts';
-import type { PlanRunPorts } from '../plan-recorder.ts';
+import type { PlanRunPorts } from '../plan.recorder.ts';
 import {
   decisionTerms,
   executionSystemPrompt,
@@ -16,7 +16,7 @@ import {
   FINISH_TOOL,
   guidanceOf,
   openingMessage,
-} from './execution-prompt.ts';
+} from './execution.prompt.ts';
 import type { ExecutionTranscript } from './execution-text.ts';
 import { PlanActorFailure, type PlanLlmDeps, type PlanModel } from './plan-model.ts';
 

@@ -1,8 +1,8 @@
 import type { Plan } from '../../../domain/plan/plan.ts';
 import type { Transcript, TranscriptStore } from '../../ports/transcript.port.ts';
-import type { TaskHandle } from '../plan-recorder.ts';
+import type { TaskHandle } from '../plan.recorder.ts';
 import type { ContextSnapshotRef } from '../../context/context.types.ts';
-import type { FinishArgs } from './execution-prompt.ts';
+import type { FinishArgs } from './execution.prompt.ts';
 
 /** An execution's conversation as kept in the transcript store while it waits for an approval. */
 export interface ExecutionTranscript extends Transcript {

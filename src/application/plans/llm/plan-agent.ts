@@ -11,7 +11,7 @@ import type { ToolDefinition } from '../../../domain/registry/tool.definition.ts
 import type { CommandOutputChunk, SandboxInfo, ToolCallResult } from '../../ports/sandbox.port.ts';
 import { OutputStream } from '../../agent/output-stream.ts';
 import type { AgentRecorder, AgentTool, CallEvent, NotRunState, ToolOutcome } from '../../agent/agent.types.ts';
-import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan-recorder.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan.recorder.ts';
 import { callRecorder, keptOutput } from '../execute-shared.ts';
 import { argSummary, commandOfCall, normalizeArgs } from '../tool-call-preview.ts';
 import type { PlanTool } from './plan-model.ts';

@@ -20,9 +20,9 @@ import {
   type TokenCounter,
 } from '../../ports/language-model.port.ts';
 import type { TranscriptStore } from '../../ports/transcript.port.ts';
-import { uniqueModelName } from '../../actors/llm/chat-toolbox.ts';
+import { uniqueModelName } from '../../actors/llm/chat-toolbox.service.ts';
 import { costOf } from '../../actors/llm/tool-args.ts';
-import { ModelCandidates } from '../../actors/llm/model-candidates.ts';
+import { ModelCandidates } from '../../actors/llm/model-candidates.service.ts';
 import type { FallbackRecord } from '../../../domain/registry/fallbacks.ts';
 import type { AgentModel } from '../../agent/agent.types.ts';
 

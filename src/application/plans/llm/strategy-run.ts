@@ -19,12 +19,12 @@ import type { Transcript } from '../../ports/transcript.port.ts';
 import { MAX_MALFORMED_STEPS, runAgentLoop } from '../../agent/agent-loop.ts';
 import type { AgentConfig, AgentOutcome, AgentRecorder, AgentTool, ControlTool } from '../../agent/agent.types.ts';
 import { argSummary } from '../tool-call-preview.ts';
-import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan-recorder.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan.recorder.ts';
 import { resourcesOf } from '../plan-definitions.ts';
 import { PlanActorFailure, PlanModel, planToolsOf, type PlanLlmDeps } from './plan-model.ts';
 import { planAgentTool } from './plan-agent.ts';
 import { PlanBudget } from './plan-budget.ts';
-import { goalBrief } from './plan-prompt.ts';
+import { goalBrief } from './plan.prompt.ts';
 import {
   chosenOf,
   MAX_STRATEGY_RETRIES,

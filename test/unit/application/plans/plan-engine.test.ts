@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PlanEngine } from '../../../../src/application/plans/plan-engine.ts';
-import { PlanRecorder, type TaskHandle } from '../../../../src/application/plans/plan-recorder.ts';
+import { PlanEngine } from '../../../../src/application/plans/plan-engine.service.ts';
+import { PlanRecorder, type TaskHandle } from '../../../../src/application/plans/plan.recorder.ts';
 import type { Logger, PlanRecords, PlanRepository } from '../../../../src/application/index.ts';
 import type {
   SandboxDiff,

@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { PlanAccess } from '../../../../src/application/plans/plan-access.ts';
-import { PlanEngine } from '../../../../src/application/plans/plan-engine.ts';
-import { PlanRecorder } from '../../../../src/application/plans/plan-recorder.ts';
-import { PlanHousekeeping } from '../../../../src/application/plans/plan-housekeeping.ts';
-import { PlanQueries } from '../../../../src/application/plans/plan-queries.ts';
+import { PlanAccess } from '../../../../src/application/plans/plan-access.service.ts';
+import { PlanEngine } from '../../../../src/application/plans/plan-engine.service.ts';
+import { PlanRecorder } from '../../../../src/application/plans/plan.recorder.ts';
+import { PlanHousekeeping } from '../../../../src/application/plans/plan-housekeeping.service.ts';
+import { PlanQueries } from '../../../../src/application/plans/plan-queries.service.ts';
 import type { PlanServiceDeps } from '../../../../src/application/plans/plan.types.ts';
 import { makePrincipal, type Principal, type SandboxInfo } from '../../../../src/application/index.ts';
 import { silentLogger } from '../../../../src/application/index.ts';

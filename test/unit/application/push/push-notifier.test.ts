@@ -1,7 +1,7 @@
 /** The push notifier over a fake outbox and sender: order per config, retries, refusals, take-over. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PushNotifier } from '../../../../src/application/push/push-notifier.ts';
+import { PushNotifier } from '../../../../src/application/push/push-notifier.service.ts';
 import {
   silentLogger,
   type OutboxEntry,

@@ -14,7 +14,7 @@ import {
   sessionHistory,
   turnsToCompact,
   turnText,
-} from '../../../../src/application/sessions/compaction.ts';
+} from '../../../../src/application/sessions/session-history.ts';
 import { CompactionService } from '../../../../src/application/sessions/compaction.service.ts';
 import type { Task, TaskState } from '../../../../src/domain/a2a.model.ts';
 import type { ActorDefinition } from '../../../../src/domain/registry/actor.definition.ts';

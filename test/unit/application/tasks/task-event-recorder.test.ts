@@ -8,13 +8,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { silentLogger as logger, type TaskRepository } from '../../../../src/application/index.ts';
 import type { Actor } from '../../../../src/application/ports/actor.port.ts';
-import { LiveTasks, type LiveTask } from '../../../../src/application/tasks/live-tasks.ts';
+import { LiveTasks, type LiveTask } from '../../../../src/application/tasks/live-tasks.service.ts';
 import {
   MAX_UNSTORED_EVENTS,
   SNAPSHOT_EVERY_EVENTS,
   TaskEventRecorder,
-} from '../../../../src/application/tasks/task-event-recorder.ts';
-import { TurnRunner } from '../../../../src/application/tasks/turn-runner.ts';
+} from '../../../../src/application/tasks/task-event.recorder.ts';
+import { TurnRunner } from '../../../../src/application/tasks/turn-runner.service.ts';
 import type { Message, TaskEvent } from '../../../../src/domain/a2a.model.ts';
 
 const settle = async (): Promise<void> => {

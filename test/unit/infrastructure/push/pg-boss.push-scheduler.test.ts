@@ -9,7 +9,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { PushNotifier } from '../../../../src/application/push/push-notifier.ts';
+import { PushNotifier } from '../../../../src/application/push/push-notifier.service.ts';
 import { silentLogger, type StoredPushConfig, type WebhookSender } from '../../../../src/application/index.ts';
 import type { Task } from '../../../../src/domain/a2a.model.ts';
 import { EgressGuard, HttpWebhookSender } from '../../../../src/infrastructure/index.ts';

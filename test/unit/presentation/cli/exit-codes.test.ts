@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AppError, ERROR_REASONS, type ErrorReason } from '../../../../src/domain/errors.ts';
-import { RpcError, toErrorObject, type ErrorSurface } from '../../../../src/protocol/jsonrpc/errors.ts';
+import { RpcError, toErrorObject, type ErrorSurface } from '../../../../src/protocol/jsonrpc/jsonrpc.errors.ts';
 import { A2AClientError } from '../../../../src/protocol/client/index.ts';
 import { EXIT_CODES, exitReasonOf, type ExitReason } from '../../../../src/presentation/cli/exit-codes.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AppError } from '../../../../src/domain/errors.ts';
-import { toErrorObject } from '../../../../src/protocol/jsonrpc/errors.ts';
+import { toErrorObject } from '../../../../src/protocol/jsonrpc/jsonrpc.errors.ts';
 
 describe('toErrorObject', () => {
   const err = new AppError('PLAN_ERROR', 'not applied', {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ModelCandidates } from '../../../../../src/application/actors/llm/model-candidates.ts';
+import { ModelCandidates } from '../../../../../src/application/actors/llm/model-candidates.service.ts';
 import { costOf } from '../../../../../src/application/actors/llm/tool-args.ts';
 import {
   ProviderFailure,

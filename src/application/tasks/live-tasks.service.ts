@@ -3,7 +3,7 @@ import { Channel } from '../../domain/async-channel.ts';
 import type { Logger } from '../ports/logger.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
-import { assertOwner, taskNotFound } from './task-errors.ts';
+import { assertOwner, taskNotFound } from './task.errors.ts';
 import { TaskLogFollower } from './task-log.follower.ts';
 import type { StreamItem } from './task.types.ts';
 import { TurnAbort } from './turn-abort.ts';

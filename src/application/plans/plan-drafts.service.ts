@@ -8,7 +8,7 @@ import { profileEntityName, type ProjectDefinition } from '../../domain/registry
 import type { Principal } from '../ports/principal.ts';
 import { resolveArguments } from './arguments.ts';
 import { assertCostBudgetCounts } from './cost-budget-check.ts';
-import { CONTEXT_PREFIX } from './plan-access.ts';
+import { CONTEXT_PREFIX } from './plan-access.service.ts';
 import type { PlanServiceDeps } from './plan.types.ts';
 
 /** The action of `plan use --goal`. */

@@ -3,11 +3,11 @@ import type { Checkpoint, Decision, Plan } from '../../domain/plan/plan.ts';
 import { assertAllowed, requeueExecute } from '../../domain/plan/plan-state.ts';
 import type { Correction } from '../../domain/plan/plan-views.ts';
 import type { Principal } from '../ports/principal.ts';
-import type { Replan } from './llm/strategize-llm.ts';
-import type { PlanAccess } from './plan-access.ts';
-import type { PlanAnswers } from './plan-answers.ts';
-import type { PlanRuns } from './plan-runs.ts';
-import { strategize } from './strategize-phase.ts';
+import type { Replan } from './llm/strategize-llm.phase.ts';
+import type { PlanAccess } from './plan-access.service.ts';
+import type { PlanAnswers } from './plan-answers.service.ts';
+import type { PlanRuns } from './plan-runs.service.ts';
+import { strategize } from './strategize.phase.ts';
 import type { CorrectInput, PlanServiceDeps } from './plan.types.ts';
 import { moveCursor, newAttempt, revertTo } from '../../domain/plan/plan-progress.ts';
 

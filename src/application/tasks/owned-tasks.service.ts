@@ -4,10 +4,10 @@ import { newId } from '../../domain/ids.ts';
 import type { Actor } from '../ports/actor.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
-import type { LiveTask, LiveTasks } from './live-tasks.ts';
-import { viewTask } from './task-view.ts';
+import type { LiveTask, LiveTasks } from './live-tasks.service.ts';
+import { viewTask } from './task.views.ts';
 import type { ContextOwner, OwnedRun } from './task.types.ts';
-import type { TurnRunner } from './turn-runner.ts';
+import type { TurnRunner } from './turn-runner.service.ts';
 
 export interface OwnedTasksDeps {
   tasks: Pick<TaskRepository, 'create'>;

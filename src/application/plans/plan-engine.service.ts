@@ -3,13 +3,13 @@ import type { Plan, Waiting } from '../../domain/plan/plan.ts';
 import { PlanError } from '../../domain/plan/plan.ts';
 import { declineApply, failPhase, requeueExecute, takeAnswer } from '../../domain/plan/plan-state.ts';
 import { AppError } from '../../domain/errors.ts';
-import { applyChanges } from './apply-phase.ts';
-import { executeSteps } from './execute-phase.ts';
-import { planMeta, type PlanRunPorts, PlanStopped, type TaskHandle } from './plan-recorder.ts';
-import { strategize } from './strategize-phase.ts';
-import { strategizeWithActor, type Replan } from './llm/strategize-llm.ts';
+import { applyChanges } from './apply.phase.ts';
+import { executeSteps } from './execute.phase.ts';
+import { planMeta, type PlanRunPorts, PlanStopped, type TaskHandle } from './plan.recorder.ts';
+import { strategize } from './strategize.phase.ts';
+import { strategizeWithActor, type Replan } from './llm/strategize-llm.phase.ts';
 
-export { PLAN_META, type TaskHandle } from './plan-recorder.ts';
+export { PLAN_META, type TaskHandle } from './plan.recorder.ts';
 
 /** What the engine runs phases with: every port some phase uses (each phase takes its own). */
 export type PlanEngineDeps = PlanRunPorts;

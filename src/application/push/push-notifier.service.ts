@@ -5,7 +5,7 @@ import type { OutboxTarget, PushOutbox } from '../ports/push-outbox.port.ts';
 import type { PushDrainResult, PushScheduler } from '../ports/push-scheduler.port.ts';
 import type { WebhookSender } from '../ports/webhook.port.ts';
 import type { StreamItem } from '../tasks/task.service.ts';
-import { InProcessPushScheduler } from './in-process-push-scheduler.ts';
+import { InProcessPushScheduler } from './in-process.push-scheduler.ts';
 
 export interface PushNotifierOptions {
   /** Delay before the n-th retry (the last entry repeats); default 0.2 s, 1 s, 3 s, 10 s, 30 s, 60 s. */

@@ -12,12 +12,12 @@ import type { Actor, ActorCatalog } from '../ports/actor.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { MessageKey, TaskRepository } from '../ports/task.repository.port.ts';
 import type { SessionService } from '../sessions/session.service.ts';
-import type { LiveTask, LiveTasks } from './live-tasks.ts';
+import type { LiveTask, LiveTasks } from './live-tasks.service.ts';
 import { messageFingerprint } from './message-fingerprint.ts';
-import type { OwnedTasks } from './owned-tasks.ts';
-import { isMessageKeyTaken, messageIdReused, stateWord } from './task-errors.ts';
+import type { OwnedTasks } from './owned-tasks.service.ts';
+import { isMessageKeyTaken, messageIdReused, stateWord } from './task.errors.ts';
 import type { InlinePushRegistrar, SendInput } from './task.types.ts';
-import { viewTask } from './task-view.ts';
+import { viewTask } from './task.views.ts';
 
 /** What every answer of this agent is written in (actors' replies and the status messages of a turn). */
 const ANSWER_MEDIA_TYPE = 'text/plain';

@@ -1,8 +1,8 @@
 import { isInterrupted, isTerminal } from '../../domain/a2a.model.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
-import type { LiveTask, LiveTasks } from './live-tasks.ts';
-import { viewTask } from './task-view.ts';
+import type { LiveTask, LiveTasks } from './live-tasks.service.ts';
+import { viewTask } from './task.views.ts';
 import type { SendInput, SendResult, StreamItem } from './task.types.ts';
 
 /** Answers a retry of a message already sent from the task it started; starts no turn. */

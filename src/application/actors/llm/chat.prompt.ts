@@ -9,8 +9,8 @@ import type { ChatContextMode } from '../../../domain/session.ts';
 import type { ContextProvider } from '../../context/context.types.ts';
 import type { Logger } from '../../ports/logger.port.ts';
 import type { Transcript } from '../../ports/transcript.port.ts';
-import type { ChatToolSet } from './chat-toolbox.ts';
-import type { ModelCandidates } from './model-candidates.ts';
+import type { ChatToolSet } from './chat-toolbox.service.ts';
+import type { ModelCandidates } from './model-candidates.service.ts';
 import { costOf } from './tool-args.ts';
 import { messageOf } from '../../../domain/errors.ts';
 

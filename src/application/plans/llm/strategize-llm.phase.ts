@@ -11,7 +11,7 @@
 import type { Decision, Plan } from '../../../domain/plan/plan.ts';
 import { completePhase, startPhase } from '../../../domain/plan/plan-state.ts';
 import type { ContextSnapshotRef } from '../../context/context.types.ts';
-import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan-recorder.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from '../plan.recorder.ts';
 import { PlanActorFailure } from './plan-model.ts';
 import { chosenOf, type Replan, type StrategyAnswer } from './strategy-schema.ts';
 import { StrategyRun } from './strategy-run.ts';

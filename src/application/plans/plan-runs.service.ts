@@ -1,7 +1,7 @@
 import type { Plan } from '../../domain/plan/plan.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { OwnedRun } from '../tasks/task.service.ts';
-import type { PlanQueries } from './plan-queries.ts';
+import type { PlanQueries } from './plan-queries.service.ts';
 import type { PlanServiceDeps, RunResult } from './plan.types.ts';
 
 /** A phase a command starts on a new task of the plan's context. */

@@ -2,8 +2,8 @@ import { isInterrupted, isTerminal, type TaskState } from '../../domain/a2a.mode
 import type { Logger } from '../ports/logger.port.ts';
 import { systemPrincipalFor, type Principal } from '../ports/principal.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
-import type { LiveTasks } from './live-tasks.ts';
-import type { TaskEventRecorder } from './task-event-recorder.ts';
+import type { LiveTasks } from './live-tasks.service.ts';
+import type { TaskEventRecorder } from './task-event.recorder.ts';
 
 export interface StrandedTasksDeps {
   tasks: Pick<TaskRepository, 'get' | 'listRunning'>;

@@ -13,8 +13,8 @@ import { newId } from '../../domain/ids.ts';
 import type { ArtifactOptions, StatusExtra } from '../ports/actor.port.ts';
 import type { Logger } from '../ports/logger.port.ts';
 import type { StoredTask, TaskRepository } from '../ports/task.repository.port.ts';
-import { toItem, type LiveTask } from './live-tasks.ts';
-import { viewTask } from './task-view.ts';
+import { toItem, type LiveTask } from './live-tasks.service.ts';
+import { viewTask } from './task.views.ts';
 import type { StreamItem, TaskEventObserver } from './task.types.ts';
 
 /** How many of its events an actor may have in flight to storage before it waits for them. */

@@ -1,7 +1,7 @@
 import type { Plan } from '../../domain/plan/plan.ts';
 import { policyOf } from '../../domain/plan/plan.ts';
 import { awaitAnswer, markApplied, startPhase } from '../../domain/plan/plan-state.ts';
-import { planMeta, type PlanRunPorts, type TaskHandle, totalStats } from './plan-recorder.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle, totalStats } from './plan.recorder.ts';
 import { vetoText } from '../hooks/hook.service.ts';
 import { beforeApply, notifyPlanHooks } from '../hooks/plan-hooks.ts';
 import { startApply } from '../../domain/plan/plan-progress.ts';

@@ -3,9 +3,9 @@ import { AppError } from '../../domain/errors.ts';
 import type { Actor, ActorTurn } from '../ports/actor.port.ts';
 import type { Logger } from '../ports/logger.port.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
-import type { LiveTask, LiveTasks } from './live-tasks.ts';
-import { errorText, isReported } from './task-errors.ts';
-import type { TaskEventRecorder } from './task-event-recorder.ts';
+import type { LiveTask, LiveTasks } from './live-tasks.service.ts';
+import { errorText, isReported } from './task.errors.ts';
+import type { TaskEventRecorder } from './task-event.recorder.ts';
 
 export interface TurnRunnerDeps {
   tasks: Pick<TaskRepository, 'endTurn'>;

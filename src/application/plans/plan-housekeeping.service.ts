@@ -13,8 +13,8 @@ import { assertAllowed, isRebaseConflict, markRebaseConflict, markRebased } from
 import type { DiffStats } from '../../domain/plan/plan-views.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { SandboxInfo } from '../ports/sandbox.port.ts';
-import { waitingError, type PlanAccess } from './plan-access.ts';
-import type { PlanQueries } from './plan-queries.ts';
+import { waitingError, type PlanAccess } from './plan-access.service.ts';
+import type { PlanQueries } from './plan-queries.service.ts';
 import type { PlanServiceDeps } from './plan.types.ts';
 import { dropSandboxes, replaceSandbox } from '../../domain/plan/plan-progress.ts';
 

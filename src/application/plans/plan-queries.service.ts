@@ -9,9 +9,9 @@ import {
   type PlanTree,
 } from '../../domain/plan/plan-views.ts';
 import type { Principal } from '../ports/principal.ts';
-import type { PlanAccess } from './plan-access.ts';
+import type { PlanAccess } from './plan-access.service.ts';
 import { diffFiles, storedDiffFiles } from './plan-diff-files.ts';
-import { artifactsOf, commandRunOf, decisionTree, statusOf, type PlanStatus } from './plan-views.ts';
+import { artifactsOf, commandRunOf, decisionTree, statusOf, type PlanStatus } from './plan.views.ts';
 import type { PlanListInput, PlanServiceDeps } from './plan.types.ts';
 
 /** The read side of plans: status, tree, explanations, diffs, artifacts and the list. Changes nothing. */

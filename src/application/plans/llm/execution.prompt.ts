@@ -5,7 +5,7 @@
  */
 import type { Decision, Plan } from '../../../domain/plan/plan.ts';
 import { fragmentsText, type AssembledContext } from '../../context/context.types.ts';
-import { goalBrief } from './plan-prompt.ts';
+import { goalBrief } from './plan.prompt.ts';
 
 /** How much of the sandbox's diff a resumed run is shown (characters). */
 export const MAX_RESUME_DIFF = 12_000;

@@ -7,7 +7,14 @@ import { makePrincipal } from '../ports/principal.ts';
 import type { NamespaceRepository } from '../ports/registry.repository.port.ts';
 import { RESERVED_NAMESPACES } from '../registry/namespace.service.ts';
 import type { AuditRecorder } from './audit.service.ts';
-import { Bounded, disabled, RESERVED_USER_NAMES, SEGMENT, unauthenticated, type Checked } from './credentials.ts';
+import {
+  Bounded,
+  disabled,
+  RESERVED_USER_NAMES,
+  SEGMENT,
+  unauthenticated,
+  type Checked,
+} from './credential-formats.ts';
 
 export interface JwtSignInDeps {
   jwt: JwtVerifier;

@@ -1,7 +1,7 @@
 import type { Decision, Plan } from '../../domain/plan/plan.ts';
 import { renderTemplate } from '../../domain/plan/plan.ts';
 import { completePhase, startPhase } from '../../domain/plan/plan-state.ts';
-import { planMeta, type PlanRunPorts, type TaskHandle } from './plan-recorder.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from './plan.recorder.ts';
 import { actionOf, resourcesOf, type PlanRegistry } from './plan-definitions.ts';
 import { attachTask, setStepsTotal } from '../../domain/plan/plan-progress.ts';
 

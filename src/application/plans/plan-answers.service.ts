@@ -6,8 +6,8 @@ import { type Plan } from '../../domain/plan/plan.ts';
 import { assertAllowed } from '../../domain/plan/plan-state.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { ContextOwner, OwnedRun } from '../tasks/task.service.ts';
-import { planIdOfContext, type PlanAccess } from './plan-access.ts';
-import type { PlanQueries } from './plan-queries.ts';
+import { planIdOfContext, type PlanAccess } from './plan-access.service.ts';
+import type { PlanQueries } from './plan-queries.service.ts';
 import type { PlanServiceDeps, RunResult } from './plan.types.ts';
 
 /**

@@ -19,14 +19,14 @@ import {
   prepareSandboxes,
   wallClock,
 } from './execute-shared.ts';
-import { executeWithActor } from './llm/execute-llm.ts';
-import { strategizeWithActor } from './llm/strategize-llm.ts';
-import { planMeta, type PlanRunPorts, type TaskHandle } from './plan-recorder.ts';
+import { executeWithActor } from './llm/execute-llm.phase.ts';
+import { strategizeWithActor } from './llm/strategize-llm.phase.ts';
+import { planMeta, type PlanRunPorts, type TaskHandle } from './plan.recorder.ts';
 import { argSummary, commandOfCall, normalizeArgs, previewOf } from './tool-call-preview.ts';
 
 /**
  * The execute phase (run or resumed). A plan from a goal: its execution actor carries out the
- * strategy (llm/execute-llm.ts), strategizing first when a budget stopped its strategy actor. A
+ * strategy (llm/execute-llm.phase.ts), strategizing first when a budget stopped its strategy actor. A
  * stepped action: StepRun.
  */
 export async function executeSteps(io: PlanRunPorts, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {

@@ -21,8 +21,8 @@ import {
   capabilityViolations,
   grantHint,
 } from './capability.service.ts';
-import { definitionError } from './definition-error.ts';
-import type { NamespaceAccess } from './namespace-access.ts';
+import { definitionError } from './definition.errors.ts';
+import type { NamespaceAccess } from './namespace-access.service.ts';
 
 /** A definition as given: an object, or the text of a YAML/JSON file (for located errors). */
 export interface DefinitionInput {
