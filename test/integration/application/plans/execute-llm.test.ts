@@ -37,7 +37,7 @@ import {
   type FakeReply,
   type RecordedRequest,
 } from '../../../support/fake-llm.ts';
-import { git, makeRepo, read, rmrf, tmpDir } from '../../infrastructure/fixtures/repos.ts';
+import { git, makeRepo, read, rmrf, tmpDir } from '../../../unit/infrastructure/fixtures/repos.ts';
 import { fakeRegistry } from '../../../support/fake-registry.ts';
 
 const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

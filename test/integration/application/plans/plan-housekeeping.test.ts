@@ -23,7 +23,7 @@ import {
   SqlitePlanRepository,
   type SqliteDatabase,
 } from '../../../../src/infrastructure/index.ts';
-import { exists, git, makeRepo, read, rmrf, tmpDir, write } from '../../infrastructure/fixtures/repos.ts';
+import { exists, git, makeRepo, read, rmrf, tmpDir, write } from '../../../unit/infrastructure/fixtures/repos.ts';
 
 const ALICE: Principal = makePrincipal({ id: 'alice', roles: { alice: 'owner' } });
 const BOB: Principal = makePrincipal({ id: 'bob', roles: { bob: 'owner' } });
