@@ -90,5 +90,4 @@ describe('the plan state machine', () => {
     takeAnswer(p, 't1');
     refused(() => takeAnswer(p, 't1'), p, /waits for no answer/);
   });
-
 });
