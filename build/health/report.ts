@@ -9,7 +9,7 @@ import {
 import { type Measure, where } from './measure.ts';
 import { longFiles, longFunctions } from './size.measures.ts';
 import { loadSources } from './sources.ts';
-import { e2eOwnHelpers, fixedSleeps } from './test.measures.ts';
+import { e2eOwnHelpers, fixedSleeps, unitTestsWithIo } from './test.measures.ts';
 
 export interface HealthReport {
   readonly root: string;
@@ -31,6 +31,7 @@ export function measureHealth(root: string): HealthReport {
       duplicateBasenames(sources),
       e2eOwnHelpers(sources),
       fixedSleeps(sources),
+      unitTestsWithIo(sources),
     ],
   };
 }

@@ -166,3 +166,34 @@ export function fixedSleeps(sources: Sources): Measure {
     findings: findings.sort(byPlace),
   };
 }
+
+const UNIT = /^test\/unit\/(application|domain)\/.*\.test\.tsx?$/;
+/** What a unit test of the application or the domain must not import: I/O, or what does I/O for it. */
+const IO_IMPORTS = [
+  /^node:(fs|fs\/promises|child_process|http|https|net)$/,
+  /^(better-sqlite3|pg)$/,
+  /\/src\/(infrastructure|main)\//,
+  /\/support\/(git|harness|fake-llm|fake-oidc|postgres|cli|modes|team-server)\.ts$/,
+];
+
+/** Unit test files of the application and the domain that import I/O (those belong in test/integration/). */
+export function unitTestsWithIo(sources: Sources): Measure {
+  const units = sources.files.filter((f) => UNIT.test(f.path));
+  const findings: Finding[] = [];
+  for (const file of units) {
+    const io: string[] = [];
+    forEachNode(file.ast, (node) => {
+      if (!ts.isImportDeclaration(node) || !ts.isStringLiteral(node.moduleSpecifier)) return;
+      const spec = node.moduleSpecifier.text;
+      if (IO_IMPORTS.some((re) => re.test(spec))) io.push(spec);
+    });
+    if (io.length > 0) findings.push({ file: file.path, what: io.join(', ') });
+  }
+  return {
+    id: 'unit-tests-with-io',
+    title: 'Unit tests (application, domain) importing I/O',
+    count: findings.length,
+    outOf: units.length,
+    findings: findings.sort(byPlace),
+  };
+}

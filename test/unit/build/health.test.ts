@@ -176,6 +176,9 @@ export async function cases(ready: () => boolean, latency: number, work: Promise
   while (!ready());
 }
 `,
+  'test/unit/application/io.test.ts':
+    "import { readFileSync } from 'node:fs';\nimport { buildApp } from '../../../src/main/app.ts';\n",
+  'test/unit/application/pure.test.ts': "import { plan } from '../../../src/domain/plan.ts';\n",
   'test/fixtures/project/slow.test.ts': 'await new Promise((r) => setTimeout(r, 5000));\n',
 };
 
@@ -250,6 +253,12 @@ describe('npm run health', () => {
     assert.deepEqual(places('e2e-own-helpers'), ['test/e2e/own.test.ts:1']);
     assert.deepEqual(whats('e2e-own-helpers'), ['run(, json(']);
     assert.equal(measure('e2e-own-helpers').outOf, 3);
+  });
+
+  it('finds unit tests of the application and the domain that import I/O, out of all of them', () => {
+    assert.deepEqual(places('unit-tests-with-io'), ['test/unit/application/io.test.ts:']);
+    assert.deepEqual(whats('unit-tests-with-io'), ['node:fs, ../../../src/main/app.ts']);
+    assert.equal(measure('unit-tests-with-io').outOf, 2);
   });
 
   it('finds awaited fixed sleeps however they are spelled, and tells polls from single waits', () => {
