@@ -4,23 +4,14 @@
  * add|list|disable|enable, audit list and logout; and their refusal in local mode.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, cliEnv, collect, type CliResult } from '../support/cli.ts';
+import { agentsCli } from '../support/cli.ts';
 import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 
 const TOKEN = 'accounts-cli-token-0123456789abcdef';
-
-interface Envelope {
-  command: string;
-  status: 'ok' | 'error';
-  exitCode: number;
-  data: any;
-  messages: Array<{ level: string; text: string }>;
-}
 
 describe('agents login, whoami, key, user, audit, logout', () => {
   const root = mkdtempSync(join(tmpdir(), 'agents-accounts-cli-'));
@@ -29,24 +20,12 @@ describe('agents login, whoami, key, user, audit, logout', () => {
   const credFile = join(configHome, 'cleveragents', 'credentials.json');
   let server: HttpServerProcess;
 
-  const run = (args: string[], input?: string, extra: NodeJS.ProcessEnv = {}): Promise<CliResult> => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: cliEnv(join(root, 'client-data'), configHome, { CLEVERAGENTS_CONFINEMENT: 'none', ...extra }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const r = collect(child, { timeoutMs: 20_000 });
-    child.stdin?.end(input ?? '');
-    return r;
-  };
-  const json = async (args: string[], input?: string): Promise<Envelope> => {
-    const r = await run(['--format', 'json', ...args], input);
-    try {
-      return JSON.parse(r.stdout) as Envelope;
-    } catch {
-      throw new Error(`not one JSON envelope (exit ${r.code}):\n${r.stdout}\nstderr: ${r.stderr}`);
-    }
-  };
-
+  const agents = agentsCli({
+    dataDir: join(root, 'client-data'),
+    configHome,
+    env: { CLEVERAGENTS_CONFINEMENT: 'none' },
+    timeoutMs: 20_000,
+  });
   before(async () => {
     server = await startHttpServer({
       dataDir,
@@ -60,24 +39,26 @@ describe('agents login, whoami, key, user, audit, logout', () => {
   });
 
   it('local mode: whoami is the local user; keys and users are refused with a hint to serve', async () => {
-    const me = await json(['whoami']);
+    const me = await agents.json(['whoami']);
     assert.equal(me.exitCode, 0, JSON.stringify(me));
     assert.equal(me.data.user, 'local');
     assert.equal(me.data.kind, 'local');
-    const key = await json(['key', 'list']);
+    const key = await agents.json(['key', 'list']);
     assert.notEqual(key.exitCode, 0);
     assert.match(key.data.error.message, /local mode has one user and no keys; run `agents serve` for a server/);
   });
 
   it('a wrong key is not stored', async () => {
-    const r = await json(['login', '--server', server.baseUrl], 'ca_zzzzzzzzzzzz_' + 'A'.repeat(43) + '\n');
+    const r = await agents.json(['login', '--server', server.baseUrl], {
+      input: 'ca_zzzzzzzzzzzz_' + 'A'.repeat(43) + '\n',
+    });
     assert.notEqual(r.exitCode, 0);
     assert.match(r.data.error.message, /unknown or wrong key/);
     assert.throws(() => statSync(credFile), /ENOENT/);
   });
 
   it('login reads the key from stdin, verifies it and makes the server current; then everything uses it', async () => {
-    const login = await json(['login', '--server', server.baseUrl], `${TOKEN}\n`);
+    const login = await agents.json(['login', '--server', server.baseUrl], { input: `${TOKEN}\n` });
     assert.equal(login.exitCode, 0, JSON.stringify(login));
     assert.equal(login.data.user, 'admin');
     assert.equal(statSync(credFile).mode & 0o777, 0o600);
@@ -88,74 +69,74 @@ describe('agents login, whoami, key, user, audit, logout', () => {
     assert.equal(stored.servers[server.baseUrl].user, 'admin');
 
     // No --server: the current login is used.
-    const me = await json(['whoami']);
+    const me = await agents.json(['whoami']);
     assert.equal(me.data.user, 'admin');
     assert.equal(me.data.admin, true);
     // --local overrides it.
-    assert.equal((await json(['--local', 'whoami'])).data.user, 'local');
+    assert.equal((await agents.json(['--local', 'whoami'])).data.user, 'local');
   });
 
   it('user add makes a user with a first key; user list, disable and enable; key create|list|revoke', async () => {
-    const added = await json(['user', 'add', 'dana', '--display-name', 'Dana']);
+    const added = await agents.json(['user', 'add', 'dana', '--display-name', 'Dana']);
     assert.equal(added.exitCode, 0, JSON.stringify(added));
     const danaKey: string = added.data.key.key;
     assert.match(danaKey, /^ca_/);
-    const list = await json(['user', 'list']);
+    const list = await agents.json(['user', 'list']);
     assert.deepEqual(
       list.data.users.map((u: { name: string }) => u.name),
       ['admin', 'dana'],
     );
 
     // Dana's key works through --token; her whoami says who she is.
-    const asDana = await json(['--token', danaKey, 'whoami']);
+    const asDana = await agents.json(['--token', danaKey, 'whoami']);
     assert.equal(asDana.data.user, 'dana');
     assert.deepEqual(asDana.data.namespaces, [{ name: 'dana', role: 'owner' }]);
-    const refused = await json(['--token', danaKey, 'user', 'list']);
+    const refused = await agents.json(['--token', danaKey, 'user', 'list']);
     assert.notEqual(refused.exitCode, 0);
     assert.match(refused.data.error.message, /server administrators/);
 
-    assert.equal((await json(['user', 'disable', 'dana'])).exitCode, 0);
-    const off = await json(['--token', danaKey, 'whoami']);
+    assert.equal((await agents.json(['user', 'disable', 'dana'])).exitCode, 0);
+    const off = await agents.json(['--token', danaKey, 'whoami']);
     assert.match(off.data.error.message, /user dana is disabled/);
-    assert.equal((await json(['user', 'enable', 'dana'])).exitCode, 0);
-    assert.equal((await json(['--token', danaKey, 'whoami'])).data.user, 'dana');
+    assert.equal((await agents.json(['user', 'enable', 'dana'])).exitCode, 0);
+    assert.equal((await agents.json(['--token', danaKey, 'whoami'])).data.user, 'dana');
 
-    const made = await json(['key', 'create', 'ci', '--expires-in-days', '30']);
+    const made = await agents.json(['key', 'create', 'ci', '--expires-in-days', '30']);
     assert.equal(made.exitCode, 0, JSON.stringify(made));
     assert.ok(made.data.expiresAt);
-    const keys = await json(['key', 'list']);
+    const keys = await agents.json(['key', 'list']);
     const row = keys.data.keys.find((k: { id: string }) => k.id === made.data.id);
     assert.equal(row.name, 'ci');
     assert.equal(row.hash, undefined);
-    assert.equal((await json(['key', 'revoke', made.data.id])).exitCode, 0);
-    const gone = await json(['--token', made.data.key, 'whoami']);
+    assert.equal((await agents.json(['key', 'revoke', made.data.id])).exitCode, 0);
+    const gone = await agents.json(['--token', made.data.key, 'whoami']);
     assert.match(gone.data.error.message, /was revoked at/);
     // Plain output prints the key once, and lists keys as a table.
-    const plain = await run(['key', 'create', 'laptop']);
+    const plain = await agents.run(['key', 'create', 'laptop']);
     assert.equal(plain.code, 0, plain.stderr);
     assert.match(plain.stdout, /key: ca_[a-z0-9]{12}_/);
   });
 
   it('audit list shows the events, filtered', async () => {
-    const all = await json(['audit', 'list', '--limit', '500']);
+    const all = await agents.json(['audit', 'list', '--limit', '500']);
     assert.equal(all.exitCode, 0, JSON.stringify(all));
     const kinds = new Set(all.data.events.map((e: { event: string }) => e.event));
     for (const k of ['user.created', 'key.created', 'key.revoked', 'user.disabled', 'user.enabled', 'auth.refused'])
       assert.ok(kinds.has(k), k);
-    const refused = await json(['audit', 'list', '--event', 'auth.refused']);
+    const refused = await agents.json(['audit', 'list', '--event', 'auth.refused']);
     assert.ok(refused.data.events.length > 0);
     assert.ok(refused.data.events.every((e: { event: string }) => e.event === 'auth.refused'));
-    const text = await run(['audit', 'list', '--event', 'user.created']);
+    const text = await agents.run(['audit', 'list', '--event', 'user.created']);
     assert.match(text.stdout, /user\.created/);
   });
 
   it('logout forgets the login: commands are local again', async () => {
-    const out = await json(['logout']);
+    const out = await agents.json(['logout']);
     assert.equal(out.data.loggedOut, true);
     const stored = JSON.parse(readFileSync(credFile, 'utf8')) as { current?: string; servers: object };
     assert.equal(stored.current, undefined);
     assert.deepEqual(stored.servers, {});
-    assert.equal((await json(['whoami'])).data.user, 'local');
-    assert.equal((await json(['logout'])).data.loggedOut, false);
+    assert.equal((await agents.json(['whoami'])).data.user, 'local');
+    assert.equal((await agents.json(['logout'])).data.loggedOut, false);
   });
 });
