@@ -39,12 +39,7 @@ export function runningTaskOf(s: WatchedPlanStatus): string | undefined {
  * changes. Never answers an approval: a waiting task is watched on until someone answers it.
  * Resolves when the plan stops running or `signal` aborts; rejects when a read fails.
  */
-export async function watchPlan(
-  client: A2AClient,
-  planId: string,
-  signal: AbortSignal,
-  w: PlanWatcher,
-): Promise<void> {
+export async function watchPlan(client: A2AClient, planId: string, signal: AbortSignal, w: PlanWatcher): Promise<void> {
   try {
     await watch(client, planId, signal, w);
   } catch (err) {
