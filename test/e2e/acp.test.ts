@@ -676,7 +676,7 @@ describe('agents acp: plans from slash commands (local mode)', () => {
     assert.match(permission?.toolCall.title ?? '', /allow step \d+: builtin\/edit\?/);
     assert.deepEqual(
       permission?.options.map((o) => o.kind),
-      ['allow_once', 'reject_once'],
+      ['allow_once', 'allow_always', 'reject_once'],
     );
     const seen = plans(updates);
     assert.ok(
@@ -750,6 +750,18 @@ describe('agents acp: plans from slash commands (local mode)', () => {
     const diff = await prompt('/diff');
     assert.match(diff.said, /has no changes yet/);
     assert.equal(readFileSync(join(planRepo, 'src/date.js'), 'utf8'), BUGGY);
+  });
+
+  it('a step allowed "always" in the editor is approved through the plan (plan/approve always): the write happens', async () => {
+    await prompt('/plan fix the date parsing for good');
+    editor.choice = 'allow_always';
+    const asked = editor.permissions.length;
+    const { res, said } = await prompt('/execute');
+    assert.equal(res.stopReason, 'end_turn', said);
+    assert.equal(editor.permissions.length, asked + 1, 'asked once');
+    assert.equal(editor.permissions[asked]?.options.find((o) => o.kind === 'allow_always')?.optionId, 'allow_always');
+    assert.match(said, /executed: 1 file changed \(\+1 -1\)/);
+    assert.equal(readFileSync(join(planRepo, 'src/date.js'), 'utf8'), BUGGY, 'the project is untouched before apply');
   });
 
   it('session/cancel while a plan waits for an approval: the plan is cancelled, the prompt ends cancelled', async () => {

@@ -1,17 +1,28 @@
 /**
  * Plans → ACP, as pure functions: the slash commands a session offers, a plan's decisions as ACP
- * plan entries whose status follows the execution, and a plan's diff as ACP diff content.
+ * plan entries whose status follows the execution, a plan's approval as permission options and
+ * the editor's choice as the plan's answer, and a plan's diff as ACP diff content.
  */
 import { isAbsolute, join } from 'node:path';
 import type {
   AvailableCommand,
+  PermissionOption,
   PlanEntry,
   PlanEntryStatus,
+  RequestPermissionOutcome,
   SessionUpdate,
   ToolCallContent,
 } from '@agentclientprotocol/sdk';
-import { applyHunks, diffPath, fileUnified, type DiffFile } from '../../protocol/client/index.ts';
+import {
+  applyHunks,
+  diffPath,
+  fileUnified,
+  type ApprovalAnswer,
+  type ApprovalRequest,
+  type DiffFile,
+} from '../../protocol/client/index.ts';
 import { chosenText, type Decision } from '../cli/render/plan.ts';
+import { answerOf, permissionOptions } from './approval.ts';
 
 /** The plan operations a prompt can start with; the rest of its text is the argument. */
 export const PLAN_COMMANDS = ['plan', 'execute', 'diff', 'apply', 'cancel'] as const;
@@ -97,6 +108,45 @@ export class PlanEntries {
     this.statuses = statuses;
     return this.update();
   }
+}
+
+/** Allow or reject this one: what every plan approval (and the bridge's own apply question) offers. */
+export const ONCE: readonly PermissionOption[] = permissionOptions(['approve', 'reject']).filter(
+  (o) => o.kind === 'allow_once' || o.kind === 'reject_once',
+);
+
+/**
+ * The options a plan's approval offers: allow or reject this call, and — where the plan's run
+ * offers it (a tool call of a plan from a goal) — allow it and the later calls like it in this
+ * run, which the plan remembers (plan/approve `always`). No "always reject": a plan has none.
+ */
+export function planPermissionOptions(request: ApprovalRequest): PermissionOption[] {
+  const always = request.kind === 'tool-call' && request.options?.includes('always') === true;
+  const [allow, reject] = ONCE;
+  return [
+    ...(allow ? [allow] : []),
+    ...(always
+      ? [
+          {
+            optionId: 'allow_always',
+            name: 'Always allow calls like this in this plan run',
+            kind: 'allow_always' as const,
+          },
+        ]
+      : []),
+    ...(reject ? [reject] : []),
+  ];
+}
+
+/**
+ * The editor's choice as the plan's answer; undefined when it was cancelled. "Always" covers the
+ * same command (its program and subcommand) when the call runs one, else the same tool — the
+ * plan's rule, as `agents plan approve --always` makes it.
+ */
+export function planAnswerOf(outcome: RequestPermissionOutcome): ApprovalAnswer | undefined {
+  const a = answerOf(outcome);
+  if ('cancelled' in a) return undefined;
+  return a.decision === 'approve' && a.always ? { decision: 'approve', always: 'command' } : { decision: a.decision };
 }
 
 /**

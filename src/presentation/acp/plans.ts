@@ -2,7 +2,8 @@
  * The slash commands of an ACP session: plan operations through the plan methods (never a message
  * to the actor). A phase is followed with the client's followPlan: its decisions become ACP
  * plan entries whose status follows the execution, its phase changes short message lines, its
- * approvals permission requests answered with plan/approve or plan/reject.
+ * approvals permission requests (with "always" where the run offers it) answered through the
+ * client's answerPlan (plan/approve or plan/reject).
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -38,8 +39,15 @@ import { plural } from '../cli/render/definition.ts';
 import type { PlanStatus } from '../cli/render/plan.ts';
 import { connectionLost, runError } from '../cli/support/plan-follow.ts';
 import { diffStatsOf, stepDecisions, waitingRun, type RunStart } from '../cli/support/plan-run.ts';
-import { answerOf, permissionOptions, type Decision } from './approval.ts';
-import { diffContent, entryText, PlanEntries, type PlanCommandName } from './plan-updates.ts';
+import {
+  diffContent,
+  entryText,
+  ONCE,
+  PlanEntries,
+  planAnswerOf,
+  planPermissionOptions,
+  type PlanCommandName,
+} from './plan-updates.ts';
 
 /** What a session keeps of its plan between prompts. */
 export interface PlanSession {
@@ -64,11 +72,6 @@ export interface PlanIo {
   /** Cancels the prompt's running phase with `cancel` (session/cancel). */
   onCancel(cancel: () => Promise<unknown>): void;
 }
-
-/** Plan approvals are answered one at a time: "always" is for chat tools, not for a plan's steps. */
-const ONCE = permissionOptions(['approve', 'reject']).filter(
-  (o) => o.kind === 'allow_once' || o.kind === 'reject_once',
-);
 
 /** How a phase ended: the prompt's stop reason, the plan's status, and whether it failed (said already). */
 interface PhaseEnd {
@@ -201,9 +204,9 @@ export class PlanCommands {
       rawInput: { planId, projects: status.projects },
     };
     await this.io.update({ sessionUpdate: 'tool_call', ...call });
-    const decision = await this.ask(call);
-    if (decision === undefined) return 'cancelled';
-    if (decision === 'reject') {
+    const answer = await this.ask(call, ONCE);
+    if (answer === undefined) return 'cancelled';
+    if (answer.decision === 'reject') {
       await this.io.update({ sessionUpdate: 'tool_call_update', toolCallId: call.toolCallId, status: 'failed' });
       await this.say(`Not applied: plan ${planId} stays ready to apply (/apply when you want it).`);
       return 'end_turn';
@@ -297,10 +300,10 @@ export class PlanCommands {
       ...(request.preview ? { content: [{ type: 'content', content: { type: 'text', text: request.preview } }] } : {}),
     };
     await this.io.update({ sessionUpdate: 'tool_call', ...call });
-    const decision = await this.ask(call);
-    if (decision === undefined) return undefined;
+    const answer = await this.ask(call, planPermissionOptions(request));
+    if (answer === undefined) return undefined;
     this.asking = call.toolCallId;
-    return { decision };
+    return answer;
   }
 
   /** The answer given through the plan (plan/approve or plan/reject), and the permission's tool call updated. */
@@ -313,11 +316,11 @@ export class PlanCommands {
     });
   }
 
-  private async ask(call: ToolCall): Promise<Decision | undefined> {
-    const outcome = await this.io.permission(call, ONCE);
+  /** The editor's answer to a permission request; undefined when it was cancelled. */
+  private async ask(call: ToolCall, options: readonly PermissionOption[]): Promise<ApprovalAnswer | undefined> {
+    const outcome = await this.io.permission(call, [...options]);
     if (!outcome || this.io.cancelling.aborted) return undefined;
-    const answer = answerOf(outcome);
-    return 'decision' in answer ? answer.decision : undefined;
+    return planAnswerOf(outcome);
   }
 
   private say(text: string): Promise<void> {

@@ -13,6 +13,8 @@ import {
   planStatus,
   planTree,
   planUse,
+  subscribeToTask,
+  watchPlan,
   type A2AClient,
   type Task,
 } from '../../protocol/client/index.ts';
@@ -22,9 +24,6 @@ import type { SlashCommand } from './slash.ts';
 import { flattenTree, type LogEntry, type PlanStatus } from './state.ts';
 import type { Store } from './store.ts';
 
-/** How often a running plan is read again (a phase reports progress every step or so). */
-const POLL_MS = 700;
-
 /** Every method the plan views can call, for COMMAND_METHODS. */
 export const PLAN_VIEW_CALLS = [
   planList,
@@ -32,6 +31,7 @@ export const PLAN_VIEW_CALLS = [
   planTree,
   planDiff,
   getTask,
+  subscribeToTask,
   planUse,
   planExecute,
   planApply,
@@ -42,9 +42,13 @@ export const PLAN_VIEW_CALLS = [
   planCancel,
 ] as const;
 
-/** The plans list and the plan view: the calls they make, and a running plan followed by polling its status. */
+/**
+ * The plans list and the plan view: the calls they make, and the open plan watched through the
+ * client (watchPlan) while its view is on screen — read again when its task's events say it moved.
+ */
 export class PlanController {
-  private timer: NodeJS.Timeout | undefined;
+  /** The open plan's watch; aborted when another plan opens, the view closes or the app ends. */
+  private watch: AbortController | undefined;
   private closed = false;
 
   private readonly client: A2AClient;
@@ -55,6 +59,10 @@ export class PlanController {
     this.client = client;
     this.store = store;
     this.guard = guard;
+    // Nobody looks at a plan whose view is closed: its watch ends (switching back reads it again).
+    store.subscribe(() => {
+      if (store.get().view !== 'plan') this.stopWatching();
+    });
   }
 
   loadPlans(): Promise<void> {
@@ -73,20 +81,52 @@ export class PlanController {
     return this.store.get().plan.status?.planId;
   }
 
-  /** Reads the plan again (status, tree, execution log, and the diff when shown); polls on while it runs. */
+  /**
+   * Reads the plan again (status, tree, execution log, and the diff when shown) and, while it
+   * runs, watches it on; resolves once the plan as it is now is shown.
+   */
   async refresh(planId = this.planId): Promise<void> {
-    if (!planId) return;
-    clearTimeout(this.timer);
-    const status = await this.guard.run('plan', () => this.client.call(planStatus, { planId }));
-    if (!status || this.closed) return;
+    if (!planId || this.closed) return;
+    this.stopWatching();
+    const watch = new AbortController();
+    this.watch = watch;
+    let shown = (): void => undefined;
+    const first = new Promise<void>((resolve) => (shown = resolve));
+    const following = watchPlan(this.client, planId, watch.signal, {
+      status: async (status) => {
+        await this.show(status, watch.signal);
+        shown();
+      },
+      task: (task) => this.liveLog(task, watch.signal),
+      lost: (err) => (err instanceof Error ? err : new Error(String(err))),
+    });
+    // The watch outlives this call: its failure (a refused read, a lost agent) is reported when it happens.
+    following.catch((err: unknown) => this.guard.report(err)).finally(shown);
+    await this.guard.run('plan', () => first);
+  }
+
+  private stopWatching(): void {
+    this.watch?.abort();
+    this.watch = undefined;
+  }
+
+  /** The plan as `status` says, with its tree, execution log and (when shown) diff read now. */
+  private async show(status: PlanStatus, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
     const [tree, log] = await Promise.all([
-      this.guard.run('tree', () => this.client.call(planTree, { planId })),
+      this.guard.run('tree', () => this.client.call(planTree, { planId: status.planId })),
       this.executionLog(status),
     ]);
+    if (signal.aborted) return;
     this.store.dispatch({ type: 'plan-data', status, ...(tree ? { decisions: tree.decisions } : {}), log });
     if (this.store.get().plan.showDiff) await this.loadDiff(true);
-    if (status.running && !this.closed && this.store.get().view === 'plan')
-      this.timer = setTimeout(() => void this.refresh(planId), POLL_MS);
+  }
+
+  /** The execute task's tool calls as they come (between the status events that read it all again). */
+  private liveLog(task: Task, signal: AbortSignal): void {
+    const status = this.store.get().plan.status;
+    if (signal.aborted || !status || status.tasks.execute !== task.id) return;
+    this.store.dispatch({ type: 'plan-data', status, log: logOf(task) });
   }
 
   private async executionLog(status: PlanStatus): Promise<LogEntry[]> {
@@ -205,7 +245,7 @@ export class PlanController {
 
   close(): void {
     this.closed = true;
-    clearTimeout(this.timer);
+    this.stopWatching();
   }
 }
 

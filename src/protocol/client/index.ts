@@ -101,3 +101,5 @@ export {
   type DiffHunk,
   type DiffLine,
 } from './plan-diff.ts';
+/** Watching a plan a person looks at, across its phases, until it stops running or the view closes. */
+export { runningTaskOf, watchPlan, type PlanWatcher, type WatchedPlanStatus } from './plan-watch.ts';

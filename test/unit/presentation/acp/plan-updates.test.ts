@@ -4,6 +4,8 @@ import { diffFiles } from '../../../../src/application/plans/plan-diff-files.ts'
 import {
   diffContent,
   PlanEntries,
+  planAnswerOf,
+  planPermissionOptions,
   slashCommandOf,
   unknownCommandText,
 } from '../../../../src/presentation/acp/plan-updates.ts';
@@ -90,6 +92,36 @@ describe('ACP plan entries', () => {
     e.progress('execute', 'processing', 1);
     e.progress('execute', 'errored', 1);
     assert.deepEqual(statuses(e), ['completed', 'in_progress']);
+  });
+});
+
+describe('ACP plan approvals', () => {
+  const step = { kind: 'tool-call' as const, step: 1, tool: 'builtin/run' };
+
+  it('offer "always allow" only where the plan\'s run takes it (a goal plan\'s tool call), never "always reject"', () => {
+    const kinds = (r: Parameters<typeof planPermissionOptions>[0]): string[] =>
+      planPermissionOptions(r).map((o) => o.kind);
+    assert.deepEqual(kinds({ ...step, options: ['approve', 'always', 'reject', 'reject-with-guidance'] }), [
+      'allow_once',
+      'allow_always',
+      'reject_once',
+    ]);
+    assert.deepEqual(kinds({ ...step, options: ['approve', 'reject', 'reject-with-guidance'] }), [
+      'allow_once',
+      'reject_once',
+    ]);
+    assert.deepEqual(kinds({ kind: 'apply', options: ['approve', 'always', 'reject'] }), ['allow_once', 'reject_once']);
+  });
+
+  it('answer "always allow" as an approval for this call and later ones like it; the rest once; cancelled as none', () => {
+    const chose = (optionId: string): ReturnType<typeof planAnswerOf> =>
+      planAnswerOf({ outcome: 'selected', optionId });
+    assert.deepEqual(chose('allow_always'), { decision: 'approve', always: 'command' });
+    assert.deepEqual(chose('allow_once'), { decision: 'approve' });
+    assert.deepEqual(chose('reject_once'), { decision: 'reject' });
+    // An option that was not offered is a rejection, never a silent approval.
+    assert.deepEqual(chose('something-else'), { decision: 'reject' });
+    assert.equal(planAnswerOf({ outcome: 'cancelled' }), undefined);
   });
 });
 
