@@ -34,10 +34,10 @@ import {
   type Message,
   type Part,
 } from '../../protocol/client/index.ts';
-import type { Target } from '../cli/render/error.ts';
-import { messageWords } from '../cli/render/task.ts';
-import { answerOf, permissionOptions, StandingDecisions, type Decision } from './approval.ts';
-import { toRequestError } from './errors.ts';
+import type { Target } from '../cli/render/error.render.ts';
+import { messageWords } from '../cli/render/task.render.ts';
+import { answerOf, permissionOptions, StandingDecisions, type Decision } from './acp-approval.ts';
+import { toRequestError } from './acp-errors.ts';
 import { AVAILABLE_COMMANDS, slashCommandOf, unknownCommandText, type SlashCommand } from './plan-updates.ts';
 import { PlanCommands, type PlanSession } from './plans.ts';
 import { replayTurn } from './replay.ts';

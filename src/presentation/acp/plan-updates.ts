@@ -21,8 +21,8 @@ import {
   type ApprovalRequest,
   type DiffFile,
 } from '../../protocol/client/index.ts';
-import { chosenText, type Decision } from '../cli/render/plan.ts';
-import { answerOf, permissionOptions } from './approval.ts';
+import { chosenText, type Decision } from '../cli/render/plan.render.ts';
+import { answerOf, permissionOptions } from './acp-approval.ts';
 
 /** The plan operations a prompt can start with; the rest of its text is the argument. */
 export const PLAN_COMMANDS = ['plan', 'execute', 'diff', 'apply', 'cancel'] as const;

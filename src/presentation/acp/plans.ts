@@ -35,8 +35,8 @@ import {
   type PlanStop,
   type Task,
 } from '../../protocol/client/index.ts';
-import { plural } from '../cli/render/definition.ts';
-import type { PlanStatus } from '../cli/render/plan.ts';
+import { plural } from '../cli/render/definition.render.ts';
+import type { PlanStatus } from '../cli/render/plan.render.ts';
 import { connectionLost, runError } from '../cli/support/plan-follow.ts';
 import { diffStatsOf, stepDecisions, waitingRun, type RunStart } from '../cli/support/plan-run.ts';
 import {

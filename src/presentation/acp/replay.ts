@@ -1,7 +1,7 @@
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { Task } from '../../protocol/client/index.ts';
-import { compactionLine, compactionOf } from '../cli/render/compaction.ts';
-import { messageWords } from '../cli/render/task.ts';
+import { compactionLine, compactionOf } from '../cli/render/compaction.render.ts';
+import { messageWords } from '../cli/render/task.render.ts';
 import { TurnTranslator } from './translate.ts';
 
 /**

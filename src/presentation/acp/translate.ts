@@ -30,7 +30,7 @@ import {
   toolCallOf,
   toolCallTitle,
   type ToolCallView,
-} from '../cli/render/task.ts';
+} from '../cli/render/task.render.ts';
 
 /** What an A2A tool call's `state` is in ACP. */
 const TOOL_STATUS: Readonly<Record<string, ToolCallStatus>> = {

@@ -27,7 +27,7 @@ export type Connection =
       stored?: string;
     };
 
-/** What `agents login` stored: the current server and a token per server (credentials.ts). */
+/** What `agents login` stored: the current server and a token per server (credential-store.ts). */
 export interface StoredLogins {
   current?: string;
   servers: Readonly<Record<string, { token: string }>>;

@@ -6,14 +6,14 @@
 import { CommanderError, type Command } from 'commander';
 import type { GlobalFlags } from './config.ts';
 import { EXIT_CODES, exitReasonOf } from './exit-codes.ts';
-import type * as Envelope from './render/envelope.ts';
-import type { EnvelopeMessage } from './render/envelope.ts';
-import { renderError, reportOf } from './render/error.ts';
+import type * as Envelope from './render/envelope.render.ts';
+import type { EnvelopeMessage } from './render/envelope.render.ts';
+import { renderError, reportOf } from './render/error.render.ts';
 import { isOutputFormat, type OutputFormat } from './render/format.ts';
 import { Ui, type CliIo } from './render/ui.ts';
 
 /** The envelope's writer (and with it the YAML library), loaded only when an envelope is written. */
-const envelopes = (): Promise<typeof Envelope> => import('./render/envelope.ts');
+const envelopes = (): Promise<typeof Envelope> => import('./render/envelope.render.ts');
 
 export class ExitStatus {
   exitCode = 0;

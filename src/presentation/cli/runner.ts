@@ -13,14 +13,14 @@ import {
   type GlobalFlags,
 } from './config.ts';
 import { connect } from './connect.ts';
-import { credentialsPath, loadCredentials, refreshIfExpired } from './credentials.ts';
+import { credentialsPath, loadCredentials, refreshIfExpired } from './credential-store.ts';
 import { declaredCallsOf } from './cli-command.ts';
 import { declaredClient } from './declared-client.ts';
 import type { EarlyAgent } from './early-agent.ts';
 import { EXIT_CODES, exitReasonOf, type ExitReason } from './exit-codes.ts';
 import { ExitStatus } from './exit-status.ts';
-import { buildEnvelope, serializeEnvelope, type EnvelopeMessage } from './render/envelope.ts';
-import { renderError, reportOf, type Target } from './render/error.ts';
+import { buildEnvelope, serializeEnvelope, type EnvelopeMessage } from './render/envelope.render.ts';
+import { renderError, reportOf, type Target } from './render/error.render.ts';
 import { isOutputFormat } from './render/format.ts';
 import { Ui, type CliIo } from './render/ui.ts';
 import { eventsWanted } from './support/events.ts';

@@ -9,8 +9,8 @@ import {
   type Message,
   type Task,
 } from '../../protocol/client/index.ts';
-import { qualify } from '../cli/render/definition.ts';
-import { foldEvent, isInterruptedState, isTerminalState, messageWords } from '../cli/render/task.ts';
+import { qualify } from '../cli/render/definition.render.ts';
+import { foldEvent, isInterruptedState, isTerminalState, messageWords } from '../cli/render/task.render.ts';
 import { userMessage } from '../cli/support/message.ts';
 import { approvalRequestOf, type ApprovalAnswer } from '../../protocol/client/index.ts';
 import { TurnCancel } from '../cli/support/turn-cancel.ts';

@@ -1,6 +1,6 @@
 import { A2ATransportError } from '../../protocol/client/index.ts';
 import { exitReasonOf, type ExitReason } from '../cli/exit-codes.ts';
-import { reportOf, type Target } from '../cli/render/error.ts';
+import { reportOf, type Target } from '../cli/render/error.render.ts';
 import type { Store } from './store.ts';
 
 /** How the TUI ended: the exit reason, and the error that ended it (a dead local agent). */

@@ -1,6 +1,6 @@
 import { render } from 'ink';
 import type { A2AClient } from '../../protocol/client/index.ts';
-import type { Target } from '../cli/render/error.ts';
+import type { Target } from '../cli/render/error.render.ts';
 import type { CliIo } from '../cli/render/ui.ts';
 import { App } from './App.tsx';
 import { ChatController } from './chat-controller.ts';

@@ -1,6 +1,6 @@
-import { compactionLine, compactionOf, usedCompactionOf } from '../cli/render/compaction.ts';
-import type { ErrorReport } from '../cli/render/error.ts';
-import { chosenText, diffLineKind } from '../cli/render/plan.ts';
+import { compactionLine, compactionOf, usedCompactionOf } from '../cli/render/compaction.render.ts';
+import type { ErrorReport } from '../cli/render/error.render.ts';
+import { chosenText, diffLineKind } from '../cli/render/plan.render.ts';
 import {
   fallbackOf,
   hookRunLine,
@@ -13,7 +13,7 @@ import {
   isCommandOutput,
   usageLine,
   usageOf,
-} from '../cli/render/task.ts';
+} from '../cli/render/task.render.ts';
 import { approvalWhat, outputTail, shownOutput } from '../../protocol/client/index.ts';
 import { flattenTree, type Decision, type PlanPane, type Turn } from './state.ts';
 

@@ -18,7 +18,7 @@ import {
   type A2AClient,
   type Task,
 } from '../../protocol/client/index.ts';
-import { qualify } from '../cli/render/definition.ts';
+import { qualify } from '../cli/render/definition.render.ts';
 import type { Guard } from './guard.ts';
 import type { SlashCommand } from './slash.ts';
 import { flattenTree, type LogEntry, type PlanStatus } from './state.ts';

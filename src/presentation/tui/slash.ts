@@ -1,5 +1,5 @@
 /** The TUI's slash commands: what each takes, and the parse of a typed line into one. */
-import { parseUndoArgs } from '../cli/render/undo.ts';
+import { parseUndoArgs } from '../cli/render/undo.render.ts';
 
 export type SlashCommand =
   | { name: 'new'; actor?: string; project?: string; skills: string[]; title?: string }

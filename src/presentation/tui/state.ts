@@ -1,5 +1,5 @@
 import type { planStatus, planTree, ResultOf, Session, Task } from '../../protocol/client/index.ts';
-import type { ErrorReport } from '../cli/render/error.ts';
+import type { ErrorReport } from '../cli/render/error.render.ts';
 import type { ApprovalRequest } from '../../protocol/client/index.ts';
 
 export type View = 'sessions' | 'chat' | 'plans' | 'plan';

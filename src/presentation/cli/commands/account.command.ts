@@ -12,7 +12,7 @@ import {
   whoami,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
-import { whenText } from '../render/definition.ts';
+import { whenText } from '../render/definition.render.ts';
 import { renderFields, renderTable } from '../render/table.ts';
 import type { RunContext, Runner } from '../runner.ts';
 import { intOption } from '../support/options.ts';

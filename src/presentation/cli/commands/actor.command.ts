@@ -8,7 +8,7 @@ import {
   messageOf,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
-import { StreamPrinter } from '../render/stream.ts';
+import { StreamPrinter } from '../render/stream.render.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { userMessage } from '../support/message.ts';
 import { reportTaskEnd, exitForTask } from '../support/task-outcome.ts';

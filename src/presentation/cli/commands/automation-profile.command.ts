@@ -1,5 +1,5 @@
 import type { CliCommand } from '../cli-command.ts';
-import { ruleText } from '../render/policy.ts';
+import { ruleText } from '../render/policy.render.ts';
 import type { Runner } from '../runner.ts';
 import { registerRegistryGroup, usedBy, type FieldLine } from './registry-group.ts';
 

@@ -15,9 +15,9 @@ import {
   sessionShow,
 } from '../../../protocol/client/index.ts';
 import { exitReasonOf } from '../exit-codes.ts';
-import { renderError, reportOf, type ErrorReport } from '../render/error.ts';
-import { StreamPrinter, type StreamedEvent } from '../render/stream.ts';
-import { compactionLine, compactionOf } from '../render/compaction.ts';
+import { renderError, reportOf, type ErrorReport } from '../render/error.render.ts';
+import { StreamPrinter, type StreamedEvent } from '../render/stream.render.ts';
+import { compactionLine, compactionOf } from '../render/compaction.render.ts';
 import { oneLine } from '../render/table.ts';
 import {
   artifactsText,
@@ -26,14 +26,14 @@ import {
   messageWords,
   partsText,
   stateWord,
-} from '../render/task.ts';
+} from '../render/task.render.ts';
 import type { Ui } from '../render/ui.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { userMessage } from '../support/message.ts';
 import { reportCancel, reportFallback, reportTaskEnd, reportUsage } from '../support/task-outcome.ts';
 import { TurnCancel } from '../support/turn-cancel.ts';
 import { collect, CONTEXT_FLAG, freshSession, targetSession, type SessionChoice } from './session.command.ts';
-import { parseUndoArgs, undoText } from '../render/undo.ts';
+import { parseUndoArgs, undoText } from '../render/undo.render.ts';
 
 interface ChatOptions extends SessionChoice {
   resume?: boolean;

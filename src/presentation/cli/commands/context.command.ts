@@ -21,8 +21,8 @@ import {
   type Inspection,
   type SettingField,
   type ViewShown,
-} from '../render/context.ts';
-import { qualify } from '../render/definition.ts';
+} from '../render/context.render.ts';
+import { qualify } from '../render/definition.render.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { intOption } from '../support/options.ts';
 

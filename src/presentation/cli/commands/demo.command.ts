@@ -15,7 +15,7 @@ import {
   planTree,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
-import { renderDiff, renderStat } from '../render/plan.ts';
+import { renderDiff, renderStat } from '../render/plan.render.ts';
 import type { Ui } from '../render/ui.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { createSampleRepo, currentBranch, git, userRepo } from '../support/demo-repo.ts';

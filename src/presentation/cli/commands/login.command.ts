@@ -9,7 +9,7 @@ import {
   saveCredentials,
   serverKey,
   type StoredCredential,
-} from '../credentials.ts';
+} from '../credential-store.ts';
 import { UsageError } from '../exit-codes.ts';
 import type { RunContext, Runner } from '../runner.ts';
 import { deviceLogin } from '../support/device-flow.ts';

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
 import { namespaceGrant, namespaceGrants, namespaceRevoke } from '../../../protocol/client/index.ts';
-import { whenText } from '../render/definition.ts';
+import { whenText } from '../render/definition.render.ts';
 import { renderFields, renderTable } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 

@@ -10,7 +10,7 @@ import {
   namespaceSetRole,
   namespaceShow,
 } from '../../../protocol/client/index.ts';
-import { whenText } from '../render/definition.ts';
+import { whenText } from '../render/definition.render.ts';
 import { renderFields, renderTable } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 import { registerNamespaceGrants } from './namespace-grants.command.ts';

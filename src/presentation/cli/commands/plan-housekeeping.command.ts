@@ -1,8 +1,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
 import { planDelete, planPrune, planRebase } from '../../../protocol/client/index.ts';
-import { whenText } from '../render/definition.ts';
-import { phaseState } from '../render/plan.ts';
+import { whenText } from '../render/definition.render.ts';
+import { phaseState } from '../render/plan.render.ts';
 import { renderFields, renderTable } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 import { durationOption } from '../support/options.ts';

@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
 import { planApply, planExecute, planUse, planTree } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
-import { qualify } from '../render/definition.ts';
+import { qualify } from '../render/definition.render.ts';
 import type { Runner } from '../runner.ts';
 import { eventLines } from '../support/events.ts';
 import { intOption } from '../support/options.ts';

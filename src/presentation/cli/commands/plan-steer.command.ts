@@ -8,8 +8,8 @@ import {
   planReject,
   planRollback,
 } from '../../../protocol/client/index.ts';
-import { phaseState } from '../render/plan.ts';
-import { renderCorrection } from '../render/plan-decision.ts';
+import { phaseState } from '../render/plan.render.ts';
+import { renderCorrection } from '../render/plan-decision.render.ts';
 import { renderFields } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 import { choiceOption } from '../support/options.ts';

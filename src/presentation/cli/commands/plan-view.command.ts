@@ -8,7 +8,7 @@ import {
   planStatus,
   planTree,
 } from '../../../protocol/client/index.ts';
-import { qualify, whenText } from '../render/definition.ts';
+import { qualify, whenText } from '../render/definition.render.ts';
 import {
   phaseState,
   renderArtifacts,
@@ -17,8 +17,8 @@ import {
   renderStat,
   renderTree,
   type PlanStatus,
-} from '../render/plan.ts';
-import { renderExplain, wholeOutput } from '../render/plan-decision.ts';
+} from '../render/plan.render.ts';
+import { renderExplain, wholeOutput } from '../render/plan-decision.render.ts';
 import { renderTable } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 import { intOption } from '../support/options.ts';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
 import { UsageError } from '../exit-codes.ts';
-import { qualify } from '../render/definition.ts';
+import { qualify } from '../render/definition.render.ts';
 import type { Runner } from '../runner.ts';
 import { registerProjectContext } from './context.command.ts';
 import { addEntity, readSource, registerRegistryGroup, usedBy, type FieldLine } from './registry-group.ts';

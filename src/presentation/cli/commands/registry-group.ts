@@ -12,7 +12,7 @@ import {
   messageOf,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
-import { plural, qualify, renderYaml, shortHash, whenText } from '../render/definition.ts';
+import { plural, qualify, renderYaml, shortHash, whenText } from '../render/definition.render.ts';
 import { renderFields, renderTable, type Column } from '../render/table.ts';
 import type { Ui } from '../render/ui.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';

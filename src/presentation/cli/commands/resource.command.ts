@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
 import { REGISTRIES, resourceTypeList, resourceTypeShow } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
-import { qualify } from '../render/definition.ts';
+import { qualify } from '../render/definition.render.ts';
 import { renderFields, renderTable } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 import { addEntity, readSource, registerRegistryGroup, usedBy, yesNo, type FieldLine } from './registry-group.ts';

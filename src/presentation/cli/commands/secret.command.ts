@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
 import { SECRET_VALUE_MAX_BYTES, secretList, secretRemove, secretSet } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
-import { whenText } from '../render/definition.ts';
+import { whenText } from '../render/definition.render.ts';
 import { renderFields, renderTable } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 import { readHidden } from '../support/hidden-input.ts';

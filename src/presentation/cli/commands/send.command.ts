@@ -12,8 +12,8 @@ import {
   sessionShow,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
-import { StreamPrinter } from '../render/stream.ts';
-import { artifactsText, isTerminalState, messageText, renderTask } from '../render/task.ts';
+import { StreamPrinter } from '../render/stream.render.ts';
+import { artifactsText, isTerminalState, messageText, renderTask } from '../render/task.render.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { eventLines, type EventLines } from '../support/events.ts';
 import { userMessage } from '../support/message.ts';

@@ -27,10 +27,10 @@ import {
   toolCallOf,
   usageLine,
   usageOf,
-} from '../render/task.ts';
+} from '../render/task.render.ts';
 import type { Ui } from '../render/ui.ts';
-import { compactionLine, compactionOf, usedCompactionOf } from '../render/compaction.ts';
-import { changesText, undoText } from '../render/undo.ts';
+import { compactionLine, compactionOf, usedCompactionOf } from '../render/compaction.render.ts';
+import { changesText, undoText } from '../render/undo.render.ts';
 import type { Runner } from '../runner.ts';
 import { choiceOption, intOption } from '../support/options.ts';
 

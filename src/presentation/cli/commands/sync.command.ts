@@ -10,7 +10,7 @@ import {
   syncStatus,
   type SyncResult,
 } from '../../../protocol/client/index.ts';
-import { credentialsPath, loadCredentials, serverKey } from '../credentials.ts';
+import { credentialsPath, loadCredentials, serverKey } from '../credential-store.ts';
 import { UsageError } from '../exit-codes.ts';
 import { renderFields, renderTable } from '../render/table.ts';
 import type { Ui } from '../render/ui.ts';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
 import { diagnosticsRun, getExtendedAgentCard, healthCheck, type ResultOf } from '../../../protocol/client/index.ts';
-import { readCard, renderCard } from '../render/card.ts';
+import { readCard, renderCard } from '../render/card.render.ts';
 import type { Palette } from '../render/colors.ts';
 import { renderFields, renderTable, type Column } from '../render/table.ts';
 import type { Ui } from '../render/ui.ts';

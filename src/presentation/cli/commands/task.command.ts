@@ -9,9 +9,9 @@ import {
   type Task,
 } from '../../../protocol/client/index.ts';
 import type { Palette } from '../render/colors.ts';
-import { StreamPrinter } from '../render/stream.ts';
+import { StreamPrinter } from '../render/stream.render.ts';
 import { renderTable, type Column } from '../render/table.ts';
-import { messageWords, renderTask, shortTime, STATE_WORDS, stateWord, styleState } from '../render/task.ts';
+import { messageWords, renderTask, shortTime, STATE_WORDS, stateWord, styleState } from '../render/task.render.ts';
 import type { Runner } from '../runner.ts';
 import { intOption } from '../support/options.ts';
 import { exitForTask } from '../support/task-outcome.ts';

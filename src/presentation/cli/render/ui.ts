@@ -1,5 +1,5 @@
 import { colorEnabled, palette, type Palette } from './colors.ts';
-import type { EnvelopeMessage, MessageLevel } from './envelope.ts';
+import type { EnvelopeMessage, MessageLevel } from './envelope.render.ts';
 import { isMachineFormat, type OutputFormat } from './format.ts';
 
 /** The process streams a command writes to (the real ones, or fakes in tests). */

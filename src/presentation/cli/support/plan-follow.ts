@@ -13,9 +13,9 @@ import {
   type StreamResponse,
 } from '../../../protocol/client/index.ts';
 import { CliError } from '../exit-codes.ts';
-import { renderDiff } from '../render/plan.ts';
-import type { StreamedEvent } from '../render/stream.ts';
-import { isTerminalState, stateWord } from '../render/task.ts';
+import { renderDiff } from '../render/plan.render.ts';
+import type { StreamedEvent } from '../render/stream.render.ts';
+import { isTerminalState, stateWord } from '../render/task.render.ts';
 import type { Ui } from '../render/ui.ts';
 import type { RunContext } from '../runner.ts';
 

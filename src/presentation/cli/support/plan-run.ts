@@ -8,8 +8,8 @@ import {
   type StreamResponse,
   type Task,
 } from '../../../protocol/client/index.ts';
-import { lastCommandFields } from '../render/command-output.ts';
-import { plural } from '../render/definition.ts';
+import { lastCommandFields } from '../render/command-output.render.ts';
+import { plural } from '../render/definition.render.ts';
 import {
   chosenText,
   commandLines,
@@ -17,7 +17,7 @@ import {
   type Decision,
   type DiffStats,
   type PlanStatus,
-} from '../render/plan.ts';
+} from '../render/plan.render.ts';
 import { renderFields } from '../render/table.ts';
 import type { Ui } from '../render/ui.ts';
 import type { Outcome, RunContext } from '../runner.ts';

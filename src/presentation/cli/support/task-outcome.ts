@@ -9,7 +9,7 @@ import {
   styleState,
   usageLine,
   usageOf,
-} from '../render/task.ts';
+} from '../render/task.render.ts';
 import type { Ui } from '../render/ui.ts';
 import type { CancelOutcome } from './turn-cancel.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import type { Part, StreamResponse, Task } from '../../../../src/protocol/client/index.ts';
-import { answerOf, permissionOptions, StandingDecisions } from '../../../../src/presentation/acp/approval.ts';
+import { answerOf, permissionOptions, StandingDecisions } from '../../../../src/presentation/acp/acp-approval.ts';
 import {
   promptCapabilitiesOf,
   promptParts,

@@ -11,7 +11,7 @@ import {
   refreshIfExpired,
   saveCredentials,
   type CredentialStore,
-} from '../../../../src/presentation/cli/credentials.ts';
+} from '../../../../src/presentation/cli/credential-store.ts';
 
 describe('the credential store', () => {
   const root = mkdtempSync(join(tmpdir(), 'ca-creds-'));

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { AgentCardProvider } from '../../../../../src/protocol/a2a/agent-card.ts';
 import { METHODS } from '../../../../../src/protocol/a2a/method-table.ts';
 import { CliError, exitReasonOf } from '../../../../../src/presentation/cli/exit-codes.ts';
-import { readCard, renderCard } from '../../../../../src/presentation/cli/render/card.ts';
+import { readCard, renderCard } from '../../../../../src/presentation/cli/render/card.render.ts';
 import { Ui } from '../../../../../src/presentation/cli/render/ui.ts';
 
 const plainUi = (): Ui =>

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { lastCommandFields } from '../../../../../src/presentation/cli/render/command-output.ts';
+import { lastCommandFields } from '../../../../../src/presentation/cli/render/command-output.render.ts';
 import { renderFields } from '../../../../../src/presentation/cli/render/table.ts';
 import { Ui } from '../../../../../src/presentation/cli/render/ui.ts';
 

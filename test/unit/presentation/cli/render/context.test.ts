@@ -11,7 +11,7 @@ import {
   renderContextShown,
   renderInspection,
   type Inspection,
-} from '../../../../../src/presentation/cli/render/context.ts';
+} from '../../../../../src/presentation/cli/render/context.render.ts';
 import { Ui } from '../../../../../src/presentation/cli/render/ui.ts';
 
 const ui = (format: 'plain' | 'rich'): Ui =>

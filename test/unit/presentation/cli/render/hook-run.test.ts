@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hookArtifact } from '../../../../../src/application/hooks/hook.service.ts';
-import { artifactsText, hookRunLine, hookRunOf } from '../../../../../src/presentation/cli/render/task.ts';
+import { artifactsText, hookRunLine, hookRunOf } from '../../../../../src/presentation/cli/render/task.render.ts';
 
 describe('hook runs in the CLI', () => {
   const artifact = hookArtifact({

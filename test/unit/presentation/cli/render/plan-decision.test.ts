@@ -7,7 +7,7 @@ import {
   renderCorrection,
   renderExplain,
   wholeOutput,
-} from '../../../../../src/presentation/cli/render/plan-decision.ts';
+} from '../../../../../src/presentation/cli/render/plan-decision.render.ts';
 import { Ui } from '../../../../../src/presentation/cli/render/ui.ts';
 
 const plainUi = (): Ui =>

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Task } from '../../../../../src/protocol/client/index.ts';
 import { palette } from '../../../../../src/presentation/cli/render/colors.ts';
-import { renderTask, usageLine, usageOf } from '../../../../../src/presentation/cli/render/task.ts';
+import { renderTask, usageLine, usageOf } from '../../../../../src/presentation/cli/render/task.render.ts';
 
 const task = (usage: Record<string, unknown>): Task =>
   ({

@@ -1,9 +1,9 @@
 import { shownOutput, type planCorrect, type planExplain, type ResultOf } from '../../../protocol/client/index.ts';
 import { CliError } from '../exit-codes.ts';
-import { outputFields, wholeOutputCommand } from './command-output.ts';
-import { renderYaml } from './definition.ts';
-import { chosenText } from './plan.ts';
-import { verdictText } from './policy.ts';
+import { outputFields, wholeOutputCommand } from './command-output.render.ts';
+import { renderYaml } from './definition.render.ts';
+import { chosenText } from './plan.render.ts';
+import { verdictText } from './policy.render.ts';
 import { renderFields } from './table.ts';
 import type { Ui } from './ui.ts';
 

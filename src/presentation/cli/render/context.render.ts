@@ -1,5 +1,5 @@
 import type { contextInspect, contextShow, ResultOf } from '../../../protocol/client/index.ts';
-import { plural } from './definition.ts';
+import { plural } from './definition.render.ts';
 import { renderFields, renderTable } from './table.ts';
 import type { Ui } from './ui.ts';
 

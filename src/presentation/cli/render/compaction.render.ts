@@ -1,5 +1,5 @@
 import type { Task } from '../../../protocol/client/index.ts';
-import { partsText } from './task.ts';
+import { partsText } from './task.render.ts';
 
 /** A compaction task of a session, as `metadata.cleveragents` and its `summary` artifact say. */
 export interface CompactionView {

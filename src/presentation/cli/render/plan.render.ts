@@ -1,8 +1,8 @@
 import type { planArtifacts, planDiff, planStatus, planTree, ResultOf } from '../../../protocol/client/index.ts';
 import type { Palette } from './colors.ts';
-import { lastCommandFields } from './command-output.ts';
-import { plural, whenText } from './definition.ts';
-import { ruleText } from './policy.ts';
+import { lastCommandFields } from './command-output.render.ts';
+import { plural, whenText } from './definition.render.ts';
+import { ruleText } from './policy.render.ts';
 import { oneLine, renderFields, renderTable } from './table.ts';
 import type { Ui } from './ui.ts';
 

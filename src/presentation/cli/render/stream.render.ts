@@ -12,7 +12,7 @@ import {
   hookRunOf,
   isCommandOutput,
   toolCallOf,
-} from './task.ts';
+} from './task.render.ts';
 import type { Ui } from './ui.ts';
 
 export interface StreamedEvent {

@@ -1,6 +1,6 @@
 import { RequestError } from '@agentclientprotocol/sdk';
 import { exitReasonOf, type ExitReason } from '../cli/exit-codes.ts';
-import { reportOf, type Target } from '../cli/render/error.ts';
+import { reportOf, type Target } from '../cli/render/error.render.ts';
 
 /** ACP's codes for what the CLI tells apart by exit reason (the rest is an internal error). */
 const ACP_CODES: Partial<Record<ExitReason, number>> = {
