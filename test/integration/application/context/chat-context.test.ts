@@ -23,7 +23,7 @@ function project(): Record<string, string> {
     'AGENTS.md': 'Run npm test before you finish. Never edit generated files.\n',
     'src/billing/AGENTS.md': 'Money is in integer cents in this folder.\n',
     'src/billing/invoice.ts': [
-      "import { roundCents } from '../../../unit/application/context/rounding.js';",
+      "import { roundCents } from './rounding.js';",
       'export interface InvoiceLine { cents: number }',
       'export function computeInvoiceTotal(lines: InvoiceLine[]): number {',
       '  return roundCents(lines.reduce((n, l) => n + l.cents, 0));',
