@@ -9,35 +9,21 @@ import {
   serverTokenId,
   type AuditEntry,
   type JwtVerifier,
-  type KeyHasher,
   type Principal,
   type VerifiedToken,
 } from '../../../../src/application/index.ts';
 import { AppError } from '../../../../src/domain/errors.ts';
 import {
   openDatabase,
-  ScryptKeyHasher,
   SqliteAccountRepository,
   SqliteNamespaceRepository,
   type SqliteDatabase,
 } from '../../../../src/infrastructure/index.ts';
 import { accountServices, type AccountServices } from '../../../support/account-services.ts';
+import { CountingHasher } from '../../../support/fakes/accounts.ts';
 
 const SERVER_TOKEN = 'the-server-token-0123456789';
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as never;
-
-/** Counts the slow verifications. */
-class CountingHasher implements KeyHasher {
-  verifies = 0;
-  private readonly inner = new ScryptKeyHasher({ N: 2 ** 10 });
-  hash(s: string): Promise<string> {
-    return this.inner.hash(s);
-  }
-  verify(s: string, stored: string): Promise<boolean> {
-    this.verifies++;
-    return this.inner.verify(s, stored);
-  }
-}
 
 class FakeJwt implements JwtVerifier {
   tokens = new Map<string, VerifiedToken | string>();

@@ -6,11 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
-import type { AccountRepository, KeyHasher, Principal } from '../../../../src/application/index.ts';
+import type { AccountRepository, Principal } from '../../../../src/application/index.ts';
 import { AppError } from '../../../../src/domain/errors.ts';
 import {
   openDatabase,
-  ScryptKeyHasher,
   SqliteAccountRepository,
   SqliteNamespaceRepository,
 } from '../../../../src/infrastructure/index.ts';
@@ -22,23 +21,11 @@ import {
   throttledFor,
 } from '../../../../src/protocol/server/auth.ts';
 import { accountServices, type AccountServices } from '../../../support/account-services.ts';
+import { CountingHasher } from '../../../support/fakes/accounts.ts';
 
 const SERVER_TOKEN = 'the-server-token-0123456789';
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent } as never;
 const WINDOW = 60_000;
-
-/** Counts the slow verifications (scrypt). */
-class CountingHasher implements KeyHasher {
-  verifies = 0;
-  private readonly inner = new ScryptKeyHasher({ N: 2 ** 10 });
-  hash(s: string): Promise<string> {
-    return this.inner.hash(s);
-  }
-  verify(s: string, stored: string): Promise<boolean> {
-    this.verifies++;
-    return this.inner.verify(s, stored);
-  }
-}
 
 /** What one attempt came to: ok, a refusal (401-style), throttled (429) or unavailable (503). */
 type Outcome = 'ok' | 'refused' | 'throttled' | 'unavailable';
