@@ -22,8 +22,7 @@ const FILES = {
     "import { pad } from './pad.js';\n// parse a date string\nexport function parseDate(s: string) { return pad(s); }\n",
   'src/date/pad.ts': "export const pad = (s: string) => s.padStart(2, '0');\n",
   'src/server.ts': 'export const port = 8080;\n',
-  'test/parse-date.test.ts':
-    "import { parseDate } from '../src/date/parse-date.js';\n// test parsing\n",
+  'test/parse-date.test.ts': "import { parseDate } from '../src/date/parse-date.js';\n// test parsing\n",
   'assets/logo.png': '\0PNG',
   'data/big.json': 'x'.repeat(3000),
   'vendor/lib.js': 'lib\n',

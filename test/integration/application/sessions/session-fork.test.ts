@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, type Principal } from '../../../../src/application/index.ts';
+import { LOCAL_PRINCIPAL, makePrincipal, type Principal } from '../../../../src/application/index.ts';
 import { buildApp, type App } from '../../../../src/main/app.ts';
 import {
   A2AClient,
@@ -31,15 +31,8 @@ const lastBody = (f: FakeLlm): Body => f.generations.at(-1)?.body as Body;
 const conversation = (b: Body): string[] =>
   b.messages.filter((m) => m.role !== 'system').map((m) => `${m.role}: ${String(m.content)}`);
 
-const BOB: Principal = Object.freeze({
-  ...LOCAL_PRINCIPAL,
-  id: 'bob',
-  kind: 'key',
-  roles: Object.freeze({ bob: 'owner' }),
-  admin: false,
-  defaultNamespace: 'bob',
-  namespace: 'bob',
-});
+/** Another user, owner of their own namespace only. */
+const BOB: Principal = makePrincipal({ id: 'bob', roles: { bob: 'owner' } });
 
 const reasonOf = (err: unknown): string | undefined => (err as { reason?: string }).reason;
 

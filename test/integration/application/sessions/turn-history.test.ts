@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, type Principal } from '../../../../src/application/index.ts';
+import { LOCAL_PRINCIPAL, makePrincipal, type Principal } from '../../../../src/application/index.ts';
 import { buildApp, type App } from '../../../../src/main/app.ts';
 import {
   A2AClient,
@@ -24,15 +24,8 @@ import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memo
 import { tempDir } from '../../../support/harness.ts';
 import { userMessage } from '../../../../src/presentation/cli/support/message.ts';
 
-const BOB: Principal = Object.freeze({
-  ...LOCAL_PRINCIPAL,
-  id: 'bob',
-  kind: 'key',
-  roles: Object.freeze({ bob: 'owner' }),
-  admin: false,
-  defaultNamespace: 'bob',
-  namespace: 'bob',
-});
+/** Another user, owner of their own namespace only. */
+const BOB: Principal = makePrincipal({ id: 'bob', roles: { bob: 'owner' } });
 
 /** Every file of a directory, byte for byte (names, modes, contents). */
 function fingerprint(dir: string): string {
