@@ -126,6 +126,8 @@ describe('regex tools under a deadline (the matching runs in a worker thread)', 
   it('cancelling the call terminates its worker and answers cancelled', { timeout: 8000 }, async () => {
     const ac = new AbortController();
     const pending = call('grep', { pattern: EXPONENTIAL }, 60_000, ac.signal);
+    // No event says the worker took the job (its thread is stuck in the match, and the runner tells
+    // nobody): an abort before that would find nothing to terminate, so give it the time to start.
     await new Promise((resolve) => setTimeout(resolve, 300));
     // The worker on the slow file: a new one or the one an earlier call left for the next.
     assert.ok(live.size >= 1, 'a worker is matching');
