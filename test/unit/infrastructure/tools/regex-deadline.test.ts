@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { ToolCallResult } from '../../../../src/application/index.ts';
 import { BuiltinToolRunner, CommandConfinement } from '../../../../src/infrastructure/index.ts';
+import { eventually } from '../../../support/eventually.ts';
 import { rmrf, tmpDir, write } from '../fixtures/repos.ts';
 import { builtin, dirSandbox } from './coding-tools.fixture.ts';
 
@@ -125,21 +126,27 @@ describe('regex tools under a deadline (the matching runs in a worker thread)', 
 
   it('cancelling the call terminates its worker and answers cancelled', { timeout: 8000 }, async () => {
     const ac = new AbortController();
+    // The worker on the slow file: a new one or the one an earlier call left for the next. No
+    // message says it took the job (its thread is stuck in the match): it is the one whose thread
+    // has been busy since the call began. Another may be alive meanwhile (one an earlier call
+    // left idle for the next): that one is not this call's and stays.
+    const before = new Map([...live].map((w) => [w, w.performance.eventLoopUtilization()]));
     const pending = call('grep', { pattern: EXPONENTIAL }, 60_000, ac.signal);
-    // No event says the worker took the job (its thread is stuck in the match, and the runner tells
-    // nobody): an abort before that would find nothing to terminate, so give it the time to start.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    // The worker on the slow file: a new one or the one an earlier call left for the next.
-    assert.ok(live.size >= 1, 'a worker is matching');
-    const ended = [...live].map((w) => new Promise((resolve) => w.once('exit', resolve)));
+    const busy = (w: Worker): boolean => w.performance.eventLoopUtilization(before.get(w)).active > 100;
+    const matching = await eventually(
+      async () => ([...live].some(busy) ? [...live].filter(busy) : undefined),
+      5000,
+      'a worker matching',
+    );
+    const ended = matching.map((w) => new Promise((resolve) => w.once('exit', resolve)));
     ac.abort();
     const r = await pending;
     assert.equal(r.ok, false);
     assert.equal(r.summary, 'cancelled');
-    // Every worker has ended, the one stuck in the match included (a cancelled one is never kept;
-    // without the termination it would match on and this test would time out).
+    // The worker stuck in the match has ended (a cancelled one is never kept; without the
+    // termination it would match on and this test would time out).
     await Promise.all(ended);
-    assert.equal(live.size, 0);
+    assert.ok(matching.every((w) => !live.has(w)));
   });
 
   it("the call's time limit bounds a search whose files are each quick but together slow", async () => {
