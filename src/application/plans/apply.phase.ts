@@ -48,7 +48,7 @@ export async function applyChanges(io: ApplyInputs, plan: Plan, turn: TaskHandle
       kind: 'policy',
       message: `${vetoText(veto)}; nothing was applied`,
       recoverable: true,
-      hint: `see the hook's output with agents task show ${turn.task.id}; once it would allow it, run agents plan apply ${plan.id}`,
+      hint: `see the hook's output with agents task get ${turn.task.id}; once it would allow it, run agents plan apply ${plan.id}`,
     });
   await turn.status('TASK_STATE_WORKING', 'Applying the changes to the project', planMeta(plan));
   const applied: Array<{ resource: string; commit?: string | undefined; files: string[] }> = [];

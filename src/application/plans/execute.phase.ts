@@ -158,7 +158,7 @@ class StepRun {
         kind: 'policy',
         message: `step ${i + 1} (${c.toolName}) was not run: ${vetoText(veto)}`,
         recoverable: true,
-        hint: `see the hook's output with agents task show ${this.turn.task.id}; correct the step (agents plan correct ${c.d.id} …) or run agents plan execute ${this.plan.id} once the hook allows it`,
+        hint: `see the hook's output with agents task get ${this.turn.task.id}; correct the step (agents plan correct ${c.d.id} …) or run agents plan execute ${this.plan.id} once the hook allows it`,
       });
     }
     return this.runCall(c, sandbox);

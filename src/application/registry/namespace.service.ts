@@ -237,7 +237,7 @@ export class NamespaceService extends NamespaceAccess {
     if (!(await users.exists(user))) {
       throw new AppError('NOT_FOUND', `User ${user} was not found`, {
         details: { entity: 'user', name: user },
-        hint: 'a server administrator creates users (`agents user create`)',
+        hint: 'a server administrator creates users (`agents user add`)',
       });
     }
     const previous = await this.repo.roleOf(namespace, user);
