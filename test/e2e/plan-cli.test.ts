@@ -376,7 +376,7 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
       assert.match(w.stdout, /^Approve step 1\/1: builtin\/replace-in-files /m);
       assert.match(
         w.stderr,
-        /needs approval for step 1\/1: builtin\/replace-in-files; run again with --yes, use --automation-profile auto, or answer with agents plan approve \S+ or agents plan reject /,
+        /needs approval for step 1\/1: builtin\/replace-in-files; run again with --yes, or answer with agents plan approve \S+ or agents plan reject \S+ \(a plan made with agents plan use … --automation-profile auto does not ask\)/,
       );
     }
     const [sYes, sNo] = await Promise.all([status(local, yes), status(local, no)]);

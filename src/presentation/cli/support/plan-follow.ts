@@ -178,7 +178,7 @@ function renderRequest(r: ApprovalRequest, ui: Ui): string {
 /** How to go on when the run waits for an approval this process could not give. */
 export function approvalError(planId: string, taskId: string, r: ApprovalRequest): CliError {
   return new CliError(
-    `plan ${planId} needs approval for ${approvalWhat(r)}; run again with --yes, use --automation-profile auto, or answer with agents plan approve ${planId} or agents plan reject ${planId}`,
+    `plan ${planId} needs approval for ${approvalWhat(r)}; run again with --yes, or answer with agents plan approve ${planId} or agents plan reject ${planId} (a plan made with agents plan use … --automation-profile auto does not ask)`,
     'INVALID_STATE',
     'ApprovalRequired',
     `approve: agents plan approve ${planId} · reject: agents plan reject ${planId} --guidance "…" (or agents send --task ${taskId} no) · see it: agents plan status ${planId}`,
