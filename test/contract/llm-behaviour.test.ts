@@ -123,6 +123,8 @@ describe('chat with an LLM actor, in depth', () => {
       const t = await turn(a, 'hi');
       assert.equal(t.task.status.state, 'TASK_STATE_FAILED');
       assert.match(statusText(t.task), /No API key for local\/a\d+: LLM_KEY_NOT_SET is not set\. Set LLM_KEY_NOT_SET/);
+      // The harness's agent runs in local mode: there is no server process to set it in.
+      assert.match(statusText(t.task), /Set LLM_KEY_NOT_SET in the environment you run `agents` in, then send again\./);
       assert.equal(fake.generations.length, sent, 'nothing was sent');
     });
 

@@ -53,6 +53,7 @@ export function buildConversations(deps: ServiceDeps, parts: RegistryParts, cont
       lookupActor: definitions.of,
       hooks,
       checkpoints: turnHistory,
+      mode: deps.trust?.mode ?? 'local',
     });
   const actors = new RegistryActorCatalog(registry, deps.actorsByModel, chat);
   const sessions = new SessionService({

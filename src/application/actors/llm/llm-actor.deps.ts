@@ -32,4 +32,6 @@ export interface LlmActorDeps {
   hooks?: HookService | undefined;
   /** The undo history of chat turns that write to a project (absent: writes are not checkpointed). */
   checkpoints?: TurnCheckpoints | undefined;
+  /** Local or server mode: where a missing key's variable is to be set (absent: wording true in both). */
+  mode?: 'local' | 'server' | undefined;
 }

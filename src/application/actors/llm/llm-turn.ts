@@ -70,7 +70,7 @@ export class LlmTurn {
       else
         return await this.fail(
           `No API key for ${this.actorName}: ${key.problem}`,
-          `${apiKeyFix(this.def, { server: true })}, then send again`,
+          `${apiKeyFix(this.def, { mode: this.deps.mode })}, then send again`,
           { kind: 'auth' },
         );
       const session = await this.deps.session(this.turn.task.contextId);
