@@ -382,7 +382,13 @@ export function registrySuite(ctx: SuiteContext): void {
     assert.equal(s.actor, 'local/parrot');
     // An LLM actor holds a chat too (its turns say when its key or endpoint is missing).
     assert.equal((await client.call(sessionCreate, { actor: 'local/reviewer' })).actor, 'local/reviewer');
-    await rpcError(client.call(sessionCreate, { actor: 'local/nobody' }), -32001, 'ResourceNotFoundError');
+    const unknown = await rpcError(
+      client.call(sessionCreate, { actor: 'local/nobody' }),
+      -32001,
+      'ResourceNotFoundError',
+    );
+    // The hint names the caller's own actors as well as the built-in ones.
+    assert.match(unknown.hint ?? '', /^available actors: builtin\/echo, .*\blocal\/parrot\b/);
     await rpcError(
       client.call(actorRegistry.add, { definition: { name: 'local/bad', provider: 'builtin', model: 'gpt-9' } }),
       -32602,

@@ -1,4 +1,5 @@
 import type { Artifact, Message, Task, TaskState } from '../../domain/a2a.model.ts';
+import type { Principal } from './principal.ts';
 
 export interface ArtifactOptions {
   append?: boolean;
@@ -58,4 +59,9 @@ export interface ActorCatalog {
   resolve(name: string): Promise<Actor | undefined>;
   /** Names of the actors that always exist (the built-in ones). */
   names(): string[];
+  /**
+   * The actors a principal may chat with, for a hint: the built-in ones, then the registered ones
+   * of the namespaces it reads (the first page of them), and how many more there are.
+   */
+  available(principal: Principal): Promise<{ names: string[]; more: number }>;
 }

@@ -1,7 +1,11 @@
 import { AppError } from '../../domain/errors.ts';
 import type { ActorDefinition } from '../../domain/registry/actor.definition.ts';
 import type { Actor, ActorCatalog } from '../ports/actor.port.ts';
+import type { Principal } from '../ports/principal.ts';
 import type { RegistryService } from './registry.service.ts';
+
+/** How many registered actors a hint names; `agents actor list` shows the rest. */
+const HINT_ACTORS = 20;
 
 /** Makes the actor of an LLM definition (absent: this agent has no LLM providers wired). */
 export type LlmActorFactory = (name: string, definition: ActorDefinition) => Actor;
@@ -47,5 +51,12 @@ export class RegistryActorCatalog implements ActorCatalog {
 
   names(): string[] {
     return [...this.byModel.values()].map((a) => a.name);
+  }
+
+  async available(principal: Principal): Promise<{ names: string[]; more: number }> {
+    const builtins = this.names();
+    const page = await this.registry.list('actor', { pageSize: HINT_ACTORS }, principal);
+    const registered = page.items.map((e) => e.name).filter((n) => !builtins.includes(n));
+    return { names: [...builtins, ...registered], more: page.totalSize - page.items.length };
   }
 }

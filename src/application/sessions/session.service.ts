@@ -115,9 +115,10 @@ export class SessionService {
   ): Promise<{ session: Session; stored: Promise<void> }> {
     const actor = input.actor ?? this.deps.defaultActor;
     if (!(await this.deps.actors.resolve(actor))) {
+      const { names, more } = await this.deps.actors.available(principal);
       throw new AppError('NOT_FOUND', `No actor named ${actor}`, {
-        details: { entity: 'actor', name: actor, available: this.deps.actors.names() },
-        hint: `available actors: ${this.deps.actors.names().join(', ')}`,
+        details: { entity: 'actor', name: actor, available: names },
+        hint: `available actors: ${names.join(', ')}${more > 0 ? ` and ${more} more (agents actor list)` : ''}`,
       });
     }
     if (input.context !== undefined && !(CHAT_CONTEXT_MODES as readonly string[]).includes(input.context))

@@ -95,7 +95,11 @@ describe('TaskService containment', () => {
       description: 'echo or asker',
       handle: (turn) => (/^ask/.test(turn.task.history?.[0]?.parts[0]?.text ?? '') ? asker : echo).handle(turn),
     };
-    const actors: ActorCatalog = { resolve: async () => pick, names: () => ['builtin/echo'] };
+    const actors: ActorCatalog = {
+      resolve: async () => pick,
+      names: () => ['builtin/echo'],
+      available: async () => ({ names: ['builtin/echo'], more: 0 }),
+    };
     const sessions = new SessionService({
       sessions: new SqliteSessionRepository(db),
       tasks: inner,
