@@ -15,6 +15,7 @@ export async function main(bin: string, args: readonly string[] = process.argv.s
   // load (the help lists them from an index, see presentation/cli/help.ts). `agents serve …` (what
   // every local-mode command spawns) needs only its own flags: parsed without the command tree.
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+    (await import('../presentation/cli/closed-pipe.ts')).quietOnClosedPipes();
     process.stdout.write(`${VERSION}\n`);
   } else if (args.length === 1 && (args[0] === '--help' || args[0] === '-h')) {
     process.exitCode = (await import('../presentation/cli/help.ts')).printHelp(VERSION);

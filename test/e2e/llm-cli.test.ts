@@ -139,8 +139,16 @@ describe('agents with an LLM actor (local mode)', () => {
 
   it('a write asks first: send --task … yes runs it', async () => {
     fake.push({ toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"yes.txt","content":"yes\\n"}' }] });
-    const asked = await cli.ok(['send', '--actor', 'local/writer', '--project', 'llm', 'write yes.txt']);
+    // No terminal to answer on: exit 5 (as the README says), with the command that answers.
+    const waits = await cli.json(['send', '--actor', 'local/writer', '--project', 'llm', 'write yes.txt'], { code: 5 });
+    const asked = waits.data;
     assert.equal(asked.task.status.state, 'TASK_STATE_INPUT_REQUIRED');
+    assert.equal(waits.data.error.type, 'ApprovalRequired');
+    assert.equal(
+      waits.data.error.hint,
+      `approve: agents send --task ${asked.task.id} yes · reject: agents send --task ${asked.task.id} no`,
+    );
+    assert.equal(waits.data.error.message, `task ${asked.task.id} waits for approval of builtin/write-file`);
     assert.equal(existsSync(join(repo, 'yes.txt')), false);
     fake.push({ text: ['Written.'] });
     const res = await cli.run(['send', '--task', asked.task.id as string, 'yes']);

@@ -431,7 +431,11 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.equal(sGuided.waiting, undefined);
     expectCode(await local.run(['plan', 'apply', yes]), 5, 'apply waits again');
     const declined = await local.run(['plan', 'reject', yes, '--guidance', 'after the release']);
-    expectCode(declined, 9, 'reject the apply');
+    // Rejecting is what was asked: it says what happened and what next, and succeeds.
+    expectCode(declined, 0, 'reject the apply');
+    assert.match(declined.stdout, /^Apply declined \(after the release\); the plan stays ready to apply$/m);
+    assert.match(declined.stdout, /^next: .*agents plan apply \S+$/m);
+    assert.doesNotMatch(declined.stderr, /error/);
     assert.deepEqual(snapshot(repo), before);
     const notWaiting = await local.run(['plan', 'approve', yes]);
     expectCode(notWaiting, 5, 'approve with nothing waiting');

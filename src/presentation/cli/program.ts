@@ -4,6 +4,7 @@
  */
 import { Option } from 'commander';
 import { CliCommand } from './cli-command.ts';
+import { quietOnClosedPipes } from './closed-pipe.ts';
 import { OUTPUT_FORMATS } from './render/format.ts';
 import type { CliIo } from './render/ui.ts';
 
@@ -50,9 +51,6 @@ Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authenti
 
 /** The process's own streams and environment. */
 export function processIo(): CliIo {
-  // `agents task list | head -1`: a closed pipe is the reader's choice, not an error of ours.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE') throw err;
-  });
+  quietOnClosedPipes();
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
 }

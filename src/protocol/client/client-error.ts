@@ -37,9 +37,13 @@ export class A2AClientError extends Error {
 
 /** A failure of the connection itself (agent exited, server unreachable, malformed reply). */
 export class A2ATransportError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** What the server said to do about it, when it answered with a hint (a 404 names the real endpoint). */
+  readonly hint: string | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; hint?: string | undefined }) {
     super(message, options);
     this.name = 'A2ATransportError';
+    this.hint = options?.hint;
   }
 }
 

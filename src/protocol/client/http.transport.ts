@@ -108,13 +108,21 @@ async function* guard<T>(events: AsyncIterable<T>, origin: string): AsyncIterabl
 
 async function readJson(res: Response): Promise<JsonRpcResponse> {
   const text = await res.text();
+  let v: unknown;
   try {
-    const v = JSON.parse(text) as JsonRpcResponse;
-    if (typeof v === 'object' && v !== null && ('result' in v || 'error' in v)) return v;
+    v = JSON.parse(text);
   } catch {
-    // handled below
+    throw new A2ATransportError(`unexpected reply from the server (HTTP ${res.status}): ${text.slice(0, 200)}`);
   }
-  throw new A2ATransportError(`unexpected reply from the server (HTTP ${res.status}): ${text.slice(0, 200)}`);
+  const o = typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+  // A JSON-RPC error is an object; a plain `{error: "not found", hint}` is the server saying that
+  // this URL is no JSON-RPC endpoint (a wrong --server path): its words, not an empty message.
+  if ('result' in o || (typeof o['error'] === 'object' && o['error'] !== null)) return v as JsonRpcResponse;
+  const said = typeof o['error'] === 'string' ? o['error'] : text.slice(0, 200);
+  const hint = typeof o['hint'] === 'string' ? o['hint'] : undefined;
+  throw new A2ATransportError(`no JSON-RPC endpoint at ${res.url || 'this URL'} (HTTP ${res.status}): ${said}`, {
+    hint,
+  });
 }
 
 function describe(err: unknown): string {

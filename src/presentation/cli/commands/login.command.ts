@@ -47,7 +47,7 @@ export function registerLogin(program: CliCommand, runner: Runner): void {
         store.servers[key] = { ...cred, user: me.user };
         store.current = key;
         saveCredentials(file, store);
-        ctx.ui.info(`logged in to ${key} as ${me.user}${me.admin ? ' (administrator)' : ''}; stored in ${file}`);
+        ctx.ui.done(`logged in to ${key} as ${me.user}${me.admin ? ' (administrator)' : ''}; stored in ${file}`);
         return { data: { server: key, user: me.user, admin: me.admin, kind: cred.kind, file } };
       }),
     );
@@ -61,13 +61,13 @@ export function registerLogin(program: CliCommand, runner: Runner): void {
         const store = loadCredentials(file);
         const key = flags.server !== undefined ? serverKey(flags.server) : store.current;
         if (key === undefined || !store.servers[key]) {
-          ctx.ui.info(key === undefined ? 'not logged in' : `not logged in to ${key}`);
+          ctx.ui.done(key === undefined ? 'not logged in' : `not logged in to ${key}`);
           return Promise.resolve({ data: { loggedOut: false } });
         }
         delete store.servers[key];
         if (store.current === key) delete store.current;
         saveCredentials(file, store);
-        ctx.ui.info(`logged out of ${key}`);
+        ctx.ui.done(`logged out of ${key}`);
         return Promise.resolve({ data: { loggedOut: true, server: key } });
       }),
     );

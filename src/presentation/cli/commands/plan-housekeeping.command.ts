@@ -151,7 +151,10 @@ function registerPlanPrune(plan: CliCommand, runner: Runner): void {
           })),
           ...r.kept.map((p) => ({ ...p, what: 'kept', why: p.reason })),
         ];
-        if (rows.length === 0) ui.info(`no ${r.states.join(' or ')} plans older than the limit: nothing to prune`);
+        if (rows.length === 0)
+          ui.done(
+            `nothing to ${r.dryRun ? 'prune (dry run)' : 'prune'}: no ${r.states.join(' or ')} plans older than the limit`,
+          );
         else
           ui.out(
             renderTable(

@@ -74,8 +74,13 @@ function useParams(names: string[], opts: UseOptions) {
   if (projects.length === 0)
     throw new UsageError(
       opts.goal === undefined
-        ? 'plan use: name the action, then at least one project (or plan a goal: --goal "…" PROJECT)'
-        : 'plan use --goal: name at least one project',
+        ? action === undefined
+          ? 'plan use: name the action and the project it works on'
+          : `plan use: name the project that ${action} works on`
+        : 'plan use --goal: name the project the goal is for',
+      opts.goal === undefined
+        ? 'agents plan use <action> <project...> (see agents action list and agents project list), or plan a goal: agents plan use --goal "…" <project...>'
+        : 'agents plan use --goal "…" <project...> (see agents project list)',
     );
   return {
     ...(action ? { action: qualify(action) } : {}),
@@ -99,8 +104,11 @@ export function registerPlanUse(plan: CliCommand, runner: Runner): void {
       .description(
         'Create a plan from an action (or a goal) and projects, and strategize it (prints the plan id and its steps or decisions)',
       )
+      // Optional for commander, checked in useParams: its own "missing required argument" would name
+      // this internal list, where the user needs to hear "the action, then a project".
+      .usage('[options] <action> <project...>  |  plan use --goal <text> [options] <project...>')
       .argument(
-        '<names...>',
+        '[action-and-projects...]',
         'the action (e.g. builtin/replace; see agents action list), then the projects it works on; with --goal only the projects',
       )
       .option('--goal <text>', 'plan a goal in words (the action builtin/goal): LLM actors strategize and carry it out')
@@ -120,8 +128,9 @@ export function registerPlanUse(plan: CliCommand, runner: Runner): void {
     .calls(planUse, ...PHASE_CALLS, planTree)
     .action((names: string[], opts: UseOptions, cmd: Command) =>
       runner.run(cmd, 'plan use', async (ctx) => {
-        const client = await ctx.client();
+        // Before connecting: a usage error needs no agent.
         const params = useParams(names, opts);
+        const client = await ctx.client();
         const run = await runPhase(ctx, client, () => client.call(planUse, params, { signal: ctx.signal }), {
           yes: false,
         });

@@ -7,13 +7,14 @@ import {
   planPrompt,
   planReject,
   planRollback,
+  planStatus,
 } from '../../../protocol/client/index.ts';
 import { phaseState } from '../render/plan.render.ts';
 import { renderCorrection } from '../render/plan-decision.render.ts';
 import { renderFields } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 import { choiceOption } from '../support/options.ts';
-import { renderRunSummary, runOutcome, runPhase, PHASE_CALLS } from '../support/plan-run.ts';
+import { renderRunSummary, runOutcome, runPhase, PHASE_CALLS, type PhaseRun } from '../support/plan-run.ts';
 
 /** `agents plan approve`: approve what the plan waits for, and follow it on. */
 export function registerPlanApprove(plan: CliCommand, runner: Runner): void {
@@ -64,13 +65,31 @@ export function registerPlanReject(plan: CliCommand, runner: Runner): void {
       runner.run(cmd, 'plan reject', async (ctx) => {
         const client = await ctx.client();
         const params = { planId: id, wait: false, ...(opts.guidance?.trim() ? { guidance: opts.guidance } : {}) };
+        // What is rejected decides what success looks like: a declined apply ends its task canceled.
+        const asked = (await client.call(planStatus, { planId: id }, { signal: ctx.signal })).waiting?.kind;
         const run = await runPhase(ctx, client, () => client.call(planReject, params, { signal: ctx.signal }), {
           yes: opts.yes === true,
         });
         ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
+        // The task's own line said so ("Apply declined …; the plan stays ready to apply"), and the summary what next.
+        if (asked === 'apply-approval' && applyDeclined(run))
+          return runOutcome({ follow: run.follow, status: run.status, taskId: run.taskId });
         return runOutcome(run);
       }),
     );
+}
+
+/**
+ * The rejected apply did what was asked: its task ended canceled (as a declined apply does), no
+ * plan error came of it, and the plan waits for nothing, ready to apply later.
+ */
+function applyDeclined(run: PhaseRun): boolean {
+  return (
+    run.follow.task?.status.state === 'TASK_STATE_CANCELED' &&
+    run.follow.planError === undefined &&
+    run.status.waiting === undefined &&
+    run.status.allowed.includes('apply')
+  );
 }
 
 /** `agents plan prompt`: guidance to an errored or waiting plan, and follow it on. */

@@ -114,7 +114,11 @@ export function registerPlanDiff(plan: CliCommand, runner: Runner): void {
         const files = d.sandboxes.flatMap((s) => s.files);
         if (!opts.stat) ui.out(renderDiff(d.unified, ui.mode));
         if (d.stats.files === 0)
-          ui.info(d.source === 'none' ? 'no changes yet: the plan has not executed' : 'no changes');
+          ui.done(
+            d.source === 'none'
+              ? `no changes yet: plan ${id} has not executed`
+              : `no changes: plan ${id} changed no file`,
+          );
         else ui.out(`${opts.stat || !ui.rich ? '' : '\n'}${renderStat(files, d.stats, ui.mode)}`);
         if (d.source !== 'sandbox' && d.source !== 'none')
           ui.info(`(the diff as executed; the sandbox is gone${d.source === 'applied' ? ' since the apply' : ''})`);

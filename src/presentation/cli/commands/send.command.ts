@@ -18,7 +18,7 @@ import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { eventLines, type EventLines } from '../support/events.ts';
 import { userMessage } from '../support/message.ts';
 import { collect, CONTEXT_FLAG, targetSession, type SessionChoice } from './session.command.ts';
-import { exitForTask, reportCancel, reportTaskEnd } from '../support/task-outcome.ts';
+import { approvalWaitError, exitForTask, reportCancel, reportTaskEnd } from '../support/task-outcome.ts';
 import { TurnCancel } from '../support/turn-cancel.ts';
 
 interface SendOptions extends SessionChoice {
@@ -91,6 +91,8 @@ async function sendStreamed(
   if (canceled) reportCancel(ui, canceled);
   const data: Record<string, unknown> = { task: task ?? null, events: printer.events };
   if (printer.message) data['message'] = printer.message;
+  const waiting = canceled ? undefined : approvalWaitError(task, ctx.io.stdin.isTTY === true);
+  if (waiting) return { data, error: waiting };
   return { data, exit: canceled ? 'INTERRUPTED' : exitForTask(task) };
 }
 
@@ -129,7 +131,10 @@ async function sendWaiting(
     ui.out(renderTask(task, ui.mode));
   }
   if (canceled) reportCancel(ui, canceled);
-  return { data: result ?? { task: task ?? null }, exit: canceled ? 'INTERRUPTED' : exitForTask(task) };
+  const data = result ?? { task: task ?? null };
+  const waiting = canceled || !opts.wait ? undefined : approvalWaitError(task, ctx.io.stdin.isTTY === true);
+  if (waiting) return { data, error: waiting };
+  return { data, exit: canceled ? 'INTERRUPTED' : exitForTask(task) };
 }
 
 /** The task a message started (or continues): a retry of the send, answered without waiting. */

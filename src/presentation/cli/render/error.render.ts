@@ -39,6 +39,15 @@ function fallbackHint(reason: ExitReason, target: Target): string | undefined {
   }
 }
 
+/** `--server` given a path the server does not serve JSON-RPC at: its base URL is what works. */
+function baseUrlHint(url: string): string {
+  try {
+    return `pass the server's base URL: --server ${new URL(url).origin}`;
+  } catch {
+    return "pass the server's base URL with --server";
+  }
+}
+
 export function reportOf(err: unknown, reason: ExitReason, target: Target): ErrorReport {
   let r: ErrorReport;
   if (err instanceof A2AClientError) {
@@ -60,6 +69,7 @@ export function reportOf(err: unknown, reason: ExitReason, target: Target): Erro
     if (Object.keys(err.details).length > 0) r.details = err.details;
   } else if (err instanceof A2ATransportError) {
     r = { message: err.message, type: 'TransportError' };
+    if (err.hint) r.hint = target.kind === 'server' ? `${err.hint}; ${baseUrlHint(target.url)}` : err.hint;
   } else if (err instanceof UsageError) {
     r = { message: err.message, type: err.name === 'StartupError' ? 'StartupError' : 'UsageError' };
     if (err.hint) r.hint = err.hint;

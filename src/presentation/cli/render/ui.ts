@@ -71,6 +71,15 @@ export class Ui {
     this.note('info', text, this.rich);
   }
 
+  /**
+   * What a command did when it has nothing else to show (no changes, nothing to prune, logged in):
+   * into the envelope; on stderr in rich and plain mode, as a bare line (stdout stays the data).
+   */
+  done(text: string): void {
+    this.messages.push({ level: 'info', text });
+    if (this.human) this.io.stderr.write(`${this.rich ? this.errPal.dim(text) : text}\n`);
+  }
+
   /** Something the user should know: into the envelope; on stderr in rich and plain mode. */
   warn(text: string): void {
     this.note('warn', text, true);

@@ -1,5 +1,5 @@
-import type { Task } from '../../../protocol/client/index.ts';
-import type { ExitReason } from '../exit-codes.ts';
+import { approvalRequestOf, approvalWhat, type Task } from '../../../protocol/client/index.ts';
+import { CliError, type ExitReason } from '../exit-codes.ts';
 import {
   isInterruptedState,
   fallbackOf,
@@ -16,6 +16,28 @@ import type { CancelOutcome } from './turn-cancel.ts';
 /** How a command that waited for a task ends: non-zero when the task failed, was rejected or canceled. */
 export const exitForTask = (task: Task | undefined): ExitReason | undefined =>
   task && isUnsuccessfulState(task.status.state) ? 'TASK_UNSUCCESSFUL' : undefined;
+
+/**
+ * A task left waiting for an approval that no one here can give (no terminal; `send` asks nothing
+ * itself): exit 5, as the plan commands do, with the command that answers it.
+ */
+export function approvalWaitError(task: Task | undefined, stdinIsTerminal: boolean): CliError | undefined {
+  if (stdinIsTerminal || task?.status.state !== 'TASK_STATE_INPUT_REQUIRED') return undefined;
+  const request = approvalRequestOf(task.status.message);
+  if (!request) return undefined;
+  // A chat's tool call has no step number: the tool alone says what is asked.
+  const what =
+    request.kind === 'tool-call' && request.step === undefined
+      ? (request.tool ?? 'a tool call')
+      : approvalWhat(request);
+  return new CliError(
+    `task ${task.id} waits for approval of ${what}`,
+    'INVALID_STATE',
+    'ApprovalRequired',
+    `approve: agents send --task ${task.id} yes · reject: agents send --task ${task.id} no`,
+    { taskId: task.id },
+  );
+}
 
 /** An LLM turn's token usage and cost, on stderr (rich output only). */
 export function reportUsage(ui: Ui, task: Task | undefined): void {
