@@ -442,7 +442,10 @@ describe('agents acp (local mode)', () => {
 
   it('a loaded session that waits for an approval shows the question; the next prompt answers it', async () => {
     fake.push({ toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"later.txt","content":"later"}' }] });
-    const asked = await cliOn(data).ok(['send', '--actor', 'local/gpt', '--project', 'acp', 'write later.txt']);
+    // Without a terminal, a send that ends waiting for an approval exits 5 (ApprovalRequired).
+    const asked = (
+      await cliOn(data).json(['send', '--actor', 'local/gpt', '--project', 'acp', 'write later.txt'], { code: 5 })
+    ).data;
     assert.equal(asked.task.status.state, 'TASK_STATE_INPUT_REQUIRED');
     const waiting = asked.task.contextId as string;
     const other = startEditor([], data);
