@@ -23,7 +23,7 @@ export interface CreateSessionInput {
 }
 
 /** Checks that a principal may use registry entities (the session's project and skills). */
-export type EntityCheck = (kind: 'project' | 'skill', name: string, principal: Principal) => Promise<void>;
+export type EntityCheck = (kind: 'actor' | 'project' | 'skill', name: string, principal: Principal) => Promise<void>;
 
 export interface SessionDetail {
   session: Session;
@@ -126,6 +126,10 @@ export class SessionService {
         fields: [{ field: 'context', description: `must be one of ${CHAT_CONTEXT_MODES.join(', ')}` }],
       });
     const check = this.deps.checkEntity;
+    // An actor named by the caller must be one they may read (its definition may name a namespace's
+    // secrets); the server's default actor is the administrator's choice for everyone.
+    if (check && input.actor !== undefined && input.actor !== this.deps.defaultActor)
+      await check('actor', input.actor, principal);
     if (check && input.project !== undefined) await check('project', input.project, principal);
     if (check) for (const s of input.skills ?? []) await check('skill', s, principal);
     const at = this.now().toISOString();

@@ -79,7 +79,7 @@ function llmActorFactory(shared: LlmActorDeps): LlmActorFactory {
  */
 async function checkSessionEntity(
   registry: RegistryService,
-  kind: 'project' | 'skill',
+  kind: 'actor' | 'project' | 'skill',
   name: string,
   principal: Principal,
 ): Promise<void> {
