@@ -15,11 +15,23 @@ import { after, before, describe, it } from 'node:test';
 import { GitSandboxManager } from '../../src/infrastructure/index.ts';
 import type { SandboxInfo } from '../../src/application/index.ts';
 import { initRepo } from '../support/git.ts';
+import { eventually } from '../support/eventually.ts';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), '..', 'support', 'apply-child.ts');
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-apply-crash-'));
 const FILES = 3000;
 const MESSAGE = 'plan crash: change every file';
+
+/** Whether any process of the group `pid` leads is still running. */
+function groupAlive(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Runs the child; kills it `delayMs` after it says `start` (never when undefined). Its output. */
 function applyInChild(
@@ -28,8 +40,11 @@ function applyInChild(
   delayMs?: number,
 ): Promise<{ killed: boolean; out: string; ms: number }> {
   return new Promise((resolve, reject) => {
+    // A process group of its own: the git commands the killed child had started run on to their
+    // end (as after a real kill -9), and the round waits for them before recovering.
     const child = spawn(process.execPath, [CHILD, JSON.stringify({ root, sandbox, message: MESSAGE })], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     let out = '';
     let err = '';
@@ -49,7 +64,12 @@ function applyInChild(
     child.on('error', reject);
     child.on('close', (code) => {
       if (!killed && code !== 0) return reject(new Error(`apply child failed (${code}): ${err}`));
-      resolve({ killed, out, ms: performance.now() - started });
+      const ms = performance.now() - started;
+      eventually(
+        async () => (groupAlive(child.pid) ? undefined : true),
+        10_000,
+        "the killed apply's git commands",
+      ).then(() => resolve({ killed, out, ms }), reject);
     });
   });
 }
