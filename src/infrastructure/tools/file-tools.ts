@@ -139,7 +139,8 @@ async function requireDirectory(p: ResolvedPath): Promise<void> {
 async function readText(p: ResolvedPath): Promise<string> {
   const st = await stat(p.real).catch(() => undefined);
   if (!st) throw new ToolFailure(`${p.rel} does not exist`);
-  if (!st.isFile()) throw new ToolFailure(`${p.rel} is not a file`);
+  // An empty path is the project's root: say so, not `" is not a file"`.
+  if (!st.isFile()) throw new ToolFailure(`${p.rel || 'the project root (an empty path)'} is not a file`);
   if (st.size > MAX_FILE_BYTES)
     throw new ToolFailure(`${p.rel} is ${st.size} bytes; files over ${MAX_FILE_BYTES} bytes are refused`);
   const buf = await readFile(p.real);

@@ -50,6 +50,7 @@ describe('file tools', () => {
     );
     assert.match((await call('read-file', { path: 'missing.txt' })).summary, /missing\.txt does not exist/);
     assert.match((await call('read-file', { path: 'src' })).summary, /src is not a file/);
+    assert.equal((await call('read-file', { path: '' })).summary, 'the project root (an empty path) is not a file');
   });
 
   it('read-file refuses files over 5 MB and binary files', async () => {
