@@ -26,11 +26,7 @@ export class PlanAccess {
 
   async get(planId: string, principal: Principal): Promise<Plan> {
     const plan = await this.deps.engine.load(planId);
-    if (!plan || plan.owner !== principal.namespace)
-      throw new AppError('NOT_FOUND', `Plan ${planId} was not found`, {
-        details: { entity: 'plan', id: planId },
-        hint: 'list your plans with `agents plan list`',
-      });
+    if (!plan || plan.owner !== principal.namespace) throw planNotFound(planId);
     return plan;
   }
 
@@ -95,5 +91,13 @@ export function waitingError(plan: Plan): AppError {
       allowed: ['approve', 'reject', 'prompt', 'cancel', 'status'],
     },
     hint: `answer it (agents plan approve ${plan.id}, agents plan reject ${plan.id} --guidance "…", or message/send on the task), or cancel the plan`,
+  });
+}
+
+/** A plan that is not there or not the caller's: the same answer either way. */
+export function planNotFound(planId: string): AppError {
+  return new AppError('NOT_FOUND', `Plan ${planId} was not found`, {
+    details: { entity: 'plan', id: planId },
+    hint: 'list your plans with `agents plan list`',
   });
 }

@@ -1,4 +1,4 @@
-import { AppError } from '../../domain/errors.ts';
+import { planNotFound } from '../../application/plans/plan-access.service.ts';
 import { ContextService, type ContextPlan } from '../../application/context/context.service.ts';
 import type { PlanRepository } from '../../application/ports/plan.repository.port.ts';
 import type { Principal } from '../../application/ports/principal.ts';
@@ -31,11 +31,7 @@ export class StoredPlanLookup {
   /** NOT_FOUND for a plan that is not the caller's (as the plan service answers). */
   async get(planId: string, principal: Principal): Promise<ContextPlan> {
     const plan = await this.plans.get(planId);
-    if (!plan || plan.owner !== principal.namespace)
-      throw new AppError('NOT_FOUND', `Plan ${planId} was not found`, {
-        details: { entity: 'plan', id: planId },
-        hint: 'list your plans with `agents plan list`',
-      });
+    if (!plan || plan.owner !== principal.namespace) throw planNotFound(planId);
     // The plan and its decisions only: its status would read every record of it.
     return { ...plan, decisions: await this.plans.decisions(planId) };
   }
