@@ -136,6 +136,7 @@ describe('kill -9 during a 3,000-file apply', () => {
         `round ${k} (${delay} ms, killed: ${run.killed}, ${at})`,
       );
       assert.equal(existsSync(join(repo, '.git', 'index.lock')), false);
+      assert.equal(existsSync(join(repo, '.git', 'refs', 'heads', 'main.lock')), false);
       assert.equal(git('diff', '--name-only', 'HEAD'), '');
 
       const again = await new GitSandboxManager({ root }).apply(sandbox, MESSAGE);

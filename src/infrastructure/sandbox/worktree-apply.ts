@@ -14,17 +14,16 @@
  * nothing happened; at the new commit — step 5 again (it is idempotent); anything else — someone
  * moved the branch: the work tree is left as it is.
  */
-import { copyFileSync, linkSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { ApplyOutcome, SandboxInfo } from '../../application/index.ts';
-import { AppError } from '../../domain/errors.ts';
+import { branchLockOf, lockIndex, lockedBy, releaseOurBranchLock, releaseOurLock } from './apply-locks.ts';
 import { journalId, syncDir, type ApplyJournals, type WorktreeJournal } from './apply-journal.ts';
 import { COMMIT_IDENTITY, GitError, directGit, git, gitOut, splitNul, worktreeFiles, type GitOptions } from './git.ts';
 import { NO_PROGRAMS, changedPaths } from './sandbox-diff.ts';
 import { lstatOrUndefined, pruneEmptyParents } from './sandbox-files.ts';
 
 const STATUS_CHUNK = 1000;
-const LOCK_WAIT_MS = 10_000;
 
 /** Applies; the caller has committed the sandbox's pending work and holds the repository's lock. */
 export async function applyWorktreeSandbox(
@@ -161,8 +160,10 @@ async function commitJournaled(
       tied,
     );
   } catch (e) {
-    // Someone moved the branch meanwhile: nothing was written.
+    // Another git command holds the branch, or moved it meanwhile: nothing was written.
     journals.remove(file);
+    if (e instanceof GitError && /cannot lock ref[^]*File exists/.test(e.stderr))
+      throw lockedBy(src, branchLockOf(journal), `${target} in ${src}`);
     if (e instanceof GitError) return dirty([], `${target} moved while applying; try again (${e.stderr.trim()})`);
     throw e;
   }
@@ -269,60 +270,14 @@ function removeFile(root: string, rel: string): void {
   pruneEmptyParents(root, rel);
 }
 
-/** The mark an index lock of ours holds. */
-const markOf = (j: WorktreeJournal): string => `cleveragents apply ${j.id}\n`;
-
-/**
- * Takes git's index lock for the apply (waiting a while for another git command to finish): a
- * file made with our mark and hard-linked as `index.lock`, so the lock exists with its content or
- * not at all. A lock holding our mark is one a crash left: ours to take. Returns its release.
- */
-async function lockIndex(j: WorktreeJournal): Promise<() => void> {
-  const lock = path.join(j.gitDir, 'index.lock');
-  const mine = path.join(j.gitDir, `cleveragents-index-lock.${j.id}`);
-  writeFileSync(mine, markOf(j));
-  try {
-    for (const deadline = Date.now() + LOCK_WAIT_MS; ;) {
-      try {
-        linkSync(mine, lock);
-        break;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      }
-      if (isOurLock(j)) break;
-      if (Date.now() > deadline)
-        throw new AppError('UNAVAILABLE', `the index of ${j.repository} is locked by another git command (${lock})`, {
-          hint: `wait for it to finish; if no git command runs in ${j.repository} any more, delete ${lock} and run the command again`,
-        });
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  } finally {
-    rmSync(mine, { force: true });
-  }
-  return () => releaseOurLock(j);
-}
-
-function isOurLock(j: WorktreeJournal): boolean {
-  try {
-    return readFileSync(path.join(j.gitDir, 'index.lock'), 'utf8') === markOf(j);
-  } catch {
-    return false;
-  }
-}
-
-/** Removes the index lock if it is ours (a crash may have left it). */
-export function releaseOurLock(j: WorktreeJournal): void {
-  if (isOurLock(j)) rmSync(path.join(j.gitDir, 'index.lock'), { force: true });
-  rmSync(path.join(j.gitDir, 'cleveragents-apply.index'), { force: true });
-  rmSync(path.join(j.gitDir, 'cleveragents-apply.index.lock'), { force: true });
-}
-
 /** What the recovery of one journal did. */
 export type RecoveryOutcome = 'rolled-back' | 'completed' | 'left';
 
 /** Recovers an interrupted apply from its journal (see the module's comment); the caller holds the repository's lock. */
 export async function recoverWorktreeApply(j: WorktreeJournal): Promise<{ outcome: RecoveryOutcome; detail: string }> {
   const o: GitOptions = { confine: true, workTree: j.repository, env: { GIT_OPTIONAL_LOCKS: '0' } };
+  // The apply's update-ref, killed with the agent, may have left the branch locked.
+  await releaseOurBranchLock(j);
   const tip = (
     await git(j.repository, ['rev-parse', '--verify', '-q', `${j.branch}^{commit}`], { ...o, okCodes: [1] })
   ).stdout.trim();

@@ -64,6 +64,40 @@ describe('recovering an interrupted git-worktree apply', () => {
     assert.deepEqual(journals.list(), []);
   });
 
+  it("the apply's update-ref killed holding the branch's lock: the lock goes, and the plan applies again", async () => {
+    const lock = path.join(repo, '.git', 'refs', 'heads', 'main.lock');
+    fs.writeFileSync(lock, `${journal.newCommit}\n`);
+    const [r] = await manager.recoverApplies();
+    assert.equal(r?.outcome, 'rolled-back', r?.detail);
+    assert.equal(exists(lock), false);
+    const again = await manager.apply(sb, message);
+    assert.equal(again.ok, true, JSON.stringify(again));
+  });
+
+  it('a branch lock left empty long ago goes too (a git killed between making and writing it)', async () => {
+    const lock = path.join(repo, '.git', 'refs', 'heads', 'main.lock');
+    fs.writeFileSync(lock, '');
+    const past = new Date(Date.now() - 60_000);
+    fs.utimesSync(lock, past, past);
+    await manager.recoverApplies();
+    assert.equal(exists(lock), false);
+  });
+
+  it("another git command's branch lock stays, and applying says who holds the branch and what to do", async () => {
+    const lock = path.join(repo, '.git', 'refs', 'heads', 'main.lock');
+    fs.writeFileSync(lock, `${journal.oldTip}\n`);
+    const [r] = await manager.recoverApplies();
+    assert.equal(r?.outcome, 'rolled-back', r?.detail);
+    assert.equal(fs.readFileSync(lock, 'utf8'), `${journal.oldTip}\n`);
+    await assert.rejects(manager.apply(sb, message), (e: Error & { reason?: string; hint?: string }) => {
+      assert.equal(e.reason, 'UNAVAILABLE');
+      assert.match(e.message, /main in .* is locked by another git command \(.*main\.lock\)/);
+      assert.match(e.hint ?? '', /delete .*main\.lock and run the command again/);
+      return true;
+    });
+    assert.equal(git(repo, 'rev-parse', 'main'), journal.oldTip);
+  });
+
   it('the branch at the new commit, the work tree half written, the index lock ours: completed', async () => {
     git(repo, 'update-ref', 'refs/heads/main', journal.newCommit, journal.oldTip);
     write(repo, 'a.txt', 'one\nTWO\nthree\n');
