@@ -22,6 +22,11 @@ const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'plan execute': ['agents plan execute <id>', 'agents plan execute <id> --yes --max-cost 0.50'],
   'plan apply': ['agents plan apply <id>', 'agents plan apply <id> --yes'],
   'actor add': ['agents actor add --config actor.yaml', 'agents actor show local/gpt'],
+  completion: [
+    'agents completion bash > ~/.local/share/bash-completion/completions/agents',
+    'agents completion zsh > "${fpath[1]}/_agents"',
+    'agents completion fish > ~/.config/fish/completions/agents.fish',
+  ],
 };
 
 /** Gives each command of the table its examples (a path the tree lacks is an error: the table went stale). */
