@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { REGISTRY_KINDS, type RegistryKind } from '../../../domain/registry/entities.ts';
-import { redactDefinition } from '../../../domain/registry/redact-definition.ts';
 import * as c from '../contracts/registry.contract.ts';
 import type { UnaryContract } from '../contract.ts';
 import { bindFamily, type MethodDef } from '../method.ts';
@@ -13,24 +12,14 @@ import { bindFamily, type MethodDef } from '../method.ts';
  */
 type AnyKindRegistry = { [M in keyof c.RegistryContracts]: UnaryContract<c.RegistryContracts[M]['params'], z.ZodType> };
 
-/** An entity as answered on the wire: its definition's credentials hidden (redact-definition.ts). */
-const shown = <E extends { definition: unknown }>(e: E): E => ({ ...e, definition: redactDefinition(e.definition) });
-
-/**
- * One registry's family bound to the registry service. Every answer that carries a definition
- * hides its credentials here, once for every client and output format; the service's own readers
- * (plans, sync) keep the real values.
- */
+/** One registry's family bound to the registry service. */
 function registryRows<K extends RegistryKind>(kind: K): readonly MethodDef[] {
   const rows: AnyKindRegistry = c.REGISTRIES[kind];
   return bindFamily(rows, {
-    list: async (f, p, ctx) => {
-      const page = await f.registry.list(kind, p, ctx.principal);
-      return { ...page, items: page.items.map(shown) };
-    },
-    show: async (f, p, ctx) => shown(await f.registry.show(kind, p.name, ctx.principal)),
-    add: async (f, p, ctx) => shown(await f.registry.add(kind, p, ctx.principal)),
-    update: async (f, p, ctx) => shown(await f.registry.update(kind, p.name, p, p.expectedRevision, ctx.principal)),
+    list: (f, p, ctx) => f.registry.list(kind, p, ctx.principal),
+    show: (f, p, ctx) => f.registry.show(kind, p.name, ctx.principal),
+    add: (f, p, ctx) => f.registry.add(kind, p, ctx.principal),
+    update: (f, p, ctx) => f.registry.update(kind, p.name, p, p.expectedRevision, ctx.principal),
     remove: (f, p, ctx) => f.registry.remove(kind, p.name, p.force ?? false, ctx.principal),
   });
 }
