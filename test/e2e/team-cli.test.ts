@@ -22,6 +22,7 @@ describe('a team through the CLI: namespace, member key, login, a plan, a viewer
   let server: HttpServerProcess;
   let aliceKey: string;
   let vicKey: string;
+  let planId: string;
 
   /** The CLI as one person: their own config directory (their stored login). */
   const as = (who: string) => cliPerson(root, who, { env: { CLEVERAGENTS_CONFINEMENT: 'none' } });
@@ -91,6 +92,7 @@ describe('a team through the CLI: namespace, member key, login, a plan, a viewer
       'glob=src/**/*.ts',
     ]);
     const id = used.plan.planId as string;
+    planId = id;
     await alice.ok([...t, 'plan', 'execute', id]);
     await alice.ok([...t, 'plan', 'apply', id, '--yes']);
     assert.match(readFileSync(join(repo, 'src/a.ts'), 'utf8'), /const color = 1/);
@@ -148,5 +150,27 @@ describe('a team through the CLI: namespace, member key, login, a plan, a viewer
       'auth.refused',
     ])
       assert.ok(events.has(e), `audit has ${e}: ${[...events].join(', ')}`);
+  });
+
+  it('the audit log answers who applied what, and who changed the registry', async () => {
+    type Event = { event: string; principal?: string; namespace?: string; target?: string; details?: any };
+    const applied = (await admin.ok(['audit', 'list', '--event', 'plan.applied'])).events as Event[];
+    assert.equal(applied.length, 1, JSON.stringify(applied));
+    const [a] = applied;
+    assert.deepEqual([a?.principal, a?.namespace, a?.target], ['alice', 'team', planId]);
+    assert.deepEqual(a?.details.projects, ['team/app']);
+    assert.equal(a?.details.files, 1);
+    assert.equal(a?.details.commits[0].resource, 'team/repo');
+    assert.match(a?.details.commits[0].commit, /^[0-9a-f]{40}$/);
+
+    const added = (await admin.ok(['audit', 'list', '--event', 'definition.added'])).events as Event[];
+    const byName = (n: string) => added.find((e) => e.target === n);
+    assert.deepEqual(
+      [byName('team/repo')?.principal, byName('team/repo')?.namespace, byName('team/repo')?.details.kind],
+      ['alice', 'team', 'resource'],
+    );
+    assert.equal(byName('team/app')?.details.kind, 'project');
+    const text = await admin.run(['audit', 'list', '--event', 'plan.applied']);
+    assert.match(text.stdout, new RegExp(`plan\\.applied[^\\n]*alice[^\\n]*${planId}`));
   });
 });

@@ -5,6 +5,7 @@ import { planMeta, type PlanRunPorts, type TaskHandle, totalStats } from './plan
 import { vetoText } from '../hooks/hook.service.ts';
 import { beforeApply, notifyPlanHooks } from '../hooks/plan-hooks.ts';
 import { startApply } from '../../domain/plan/plan-progress.ts';
+import type { Principal } from '../ports/principal.ts';
 
 /** What a before-apply hook is told of the changes: the stats and the files, per resource. */
 async function applyFacts(io: Pick<ApplyInputs, 'hooks' | 'recorder'>, plan: Plan): Promise<unknown[]> {
@@ -17,10 +18,20 @@ async function applyFacts(io: Pick<ApplyInputs, 'hooks' | 'recorder'>, plan: Pla
 }
 
 /** What the apply phase uses: the recorder, the sandboxes it applies and removes, the apply hooks, the log. */
-export type ApplyInputs = Pick<PlanRunPorts, 'recorder' | 'sandboxes' | 'hooks' | 'logger'>;
+export type ApplyInputs = Pick<PlanRunPorts, 'recorder' | 'sandboxes' | 'hooks' | 'logger' | 'audit'>;
 
-/** The apply phase: asks for approval first unless `yes` or the plan's profile skips it (`applyApproval: false`), then applies each sandbox into its project. */
-export async function applyChanges(io: ApplyInputs, plan: Plan, turn: TaskHandle, yes: boolean): Promise<void> {
+/**
+ * The apply phase: asks for approval first unless `yes` or the plan's profile skips it
+ * (`applyApproval: false`), then applies each sandbox into its project; the audit log records
+ * who (`by`, the principal whose request or approval applied it) applied what.
+ */
+export async function applyChanges(
+  io: ApplyInputs,
+  plan: Plan,
+  turn: TaskHandle,
+  yes: boolean,
+  by?: Principal,
+): Promise<void> {
   const { sandboxes, logger } = io;
   startApply(plan, turn.task.id);
   if (!yes && policyOf(plan).applyApproval) {
@@ -82,6 +93,18 @@ export async function applyChanges(io: ApplyInputs, plan: Plan, turn: TaskHandle
     await sandboxes.remove(sb).catch((err: unknown) => logger.warn({ err, planId: plan.id }, 'sandbox cleanup failed'));
   markApplied(plan, { at: io.recorder.now().toISOString(), commits: applied });
   await io.recorder.save(plan);
+  await io.audit?.record({
+    event: 'plan.applied',
+    by,
+    namespace: plan.owner,
+    target: plan.id,
+    outcome: 'ok',
+    details: {
+      projects: plan.projects,
+      files: applied.reduce((n, a) => n + a.files.length, 0),
+      commits: applied.map((a) => ({ resource: a.resource, commit: a.commit ?? null, files: a.files.length })),
+    },
+  });
   await notifyPlanHooks(io.hooks, 'after-apply', plan, turn, { applied: plan.applied }, logger);
   await turn.status('TASK_STATE_COMPLETED', `Plan ${plan.id} applied`, planMeta(plan));
 }

@@ -119,7 +119,7 @@ export class PlanAnswers implements ContextOwner {
     const w = plan.waiting;
     // A goal plan's calls all wait under its strategy decision: the call id tells them apart.
     const request = { kind: w.kind, decisionId: w.decisionId, callId: w.request['callId'] };
-    return (handle) => this.deps.engine.answer(plan.id, answer, handle, request);
+    return (handle) => this.deps.engine.answer(plan.id, answer, handle, request, principal);
   }
 }
 

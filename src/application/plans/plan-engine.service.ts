@@ -3,6 +3,7 @@ import type { Plan, Waiting } from '../../domain/plan/plan.ts';
 import { PlanError } from '../../domain/plan/plan.ts';
 import { declineApply, failPhase, requeueExecute, takeAnswer } from '../../domain/plan/plan-state.ts';
 import { AppError } from '../../domain/errors.ts';
+import type { Principal } from '../ports/principal.ts';
 import { applyChanges } from './apply.phase.ts';
 import { executeSteps } from './execute.phase.ts';
 import { planMeta, type PlanRunPorts, PlanStopped, type TaskHandle } from './plan.recorder.ts';
@@ -17,6 +18,8 @@ export type PlanEngineDeps = PlanRunPorts;
 export interface RunOptions {
   /** Approve every request of this run (tool calls and apply). */
   yes: boolean;
+  /** Who started the run: the audit log names them for an apply. */
+  by?: Principal | undefined;
 }
 
 /**
@@ -61,7 +64,7 @@ export class PlanEngine {
 
   /** Runs the apply phase on its task (asking for approval first unless `yes` or the auto profile). */
   async apply(planId: string, task: TaskHandle, opts: RunOptions): Promise<void> {
-    await this.hold(planId, task, async (plan) => applyChanges(this.io, plan, task, opts.yes));
+    await this.hold(planId, task, async (plan) => applyChanges(this.io, plan, task, opts.yes, opts.by));
   }
 
   /**
@@ -73,6 +76,7 @@ export class PlanEngine {
     answer: ApprovalAnswer,
     task: TaskHandle,
     request: Pick<Waiting, 'kind' | 'decisionId'> & { callId?: unknown },
+    by?: Principal,
   ): Promise<void> {
     await this.hold(planId, task, async (plan) => {
       // Two answers accepted at once: the first continued the run; the second answers a request
@@ -109,7 +113,7 @@ export class PlanEngine {
             planMeta(plan),
           );
         }
-        return applyChanges(this.io, plan, task, true);
+        return applyChanges(this.io, plan, task, true, by);
       }
       return executeSteps(this.io, plan, task, false);
     });

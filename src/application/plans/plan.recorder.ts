@@ -8,6 +8,7 @@ import type { SandboxDiff, SandboxManager, ToolRunner } from '../ports/sandbox.p
 import type { RegistryService } from '../registry/registry.service.ts';
 import type { PlanLlmDeps } from './llm/plan-model.ts';
 import type { HookService } from '../hooks/hook.service.ts';
+import type { AuditRecorder } from '../accounts/audit.service.ts';
 import { notifyPlanHooks } from '../hooks/plan-hooks.ts';
 import { touch } from '../../domain/plan/plan-progress.ts';
 
@@ -34,6 +35,8 @@ export interface PlanRunPorts {
   llm?: PlanLlmDeps | undefined;
   /** The hooks run around tool calls, on phase changes and around apply (absent: none). */
   hooks?: HookService | undefined;
+  /** Where applies are recorded (who applied which plan, the commits), for an administrator. */
+  audit?: AuditRecorder | undefined;
 }
 
 /** What the recorder writes to and reports through. */

@@ -117,7 +117,7 @@ export class PlanService {
     await this.deps.registry.assertMayApplyInto(plan.projects, principal);
     const wait = opts.wait ?? true;
     const result = await this.runs.start(plan, 'apply', principal, wait, (task) =>
-      this.deps.engine.apply(planId, task, { yes: opts.yes ?? false }),
+      this.deps.engine.apply(planId, task, { yes: opts.yes ?? false, by: principal }),
     );
     const after = result.plan;
     // Only a finished run of this apply speaks for its outcome (an earlier attempt's error may linger).

@@ -20,6 +20,12 @@ export const AUDIT_EVENTS = [
   'capability.refused',
   'secret.set',
   'secret.removed',
+  /** A plan's changes applied to its projects (who, the plan, the commits and how many files). */
+  'plan.applied',
+  /** A registry entry (actor, tool, skill, resource, project, action, profile, hook) added, changed or removed. */
+  'definition.added',
+  'definition.updated',
+  'definition.removed',
 ] as const;
 export type AuditEventKind = (typeof AUDIT_EVENTS)[number];
 

@@ -14,6 +14,7 @@ import {
   type RegistryRepository,
   type ResourceInspector,
 } from '../ports/registry.repository.port.ts';
+import type { AuditRecorder } from '../accounts/audit.service.ts';
 import type { CapabilityService } from './capability.service.ts';
 import { DefinitionChecks, resourceWriteRefusal, type DefinitionInput } from './definition-checks.service.ts';
 import { deriveFacts } from './derive-facts.ts';
@@ -63,6 +64,8 @@ export interface RegistryServiceDeps {
   capabilities: CapabilityService;
   /** LLM actors' keys and MCP servers, for what `show` says of actors and skills. */
   llm?: { keys: ApiKeys; mcp: McpHub } | undefined;
+  /** Where additions, changes and removals are recorded (who, kind, name, namespace). */
+  audit?: AuditRecorder | undefined;
   now?: () => Date;
 }
 
@@ -246,6 +249,7 @@ export class RegistryService {
       definition,
     };
     await this.deps.repo.insert(entity, refs, typeOf(entity, TYPE_FIELD[kind]) ?? null);
+    await this.audit('definition.added', entity, principal);
     return entity;
   }
 
@@ -274,6 +278,7 @@ export class RegistryService {
       const latest = await this.deps.repo.get(kind, name);
       throw staleRevision(kind, name, current.revision, latest?.revision ?? current.revision);
     }
+    await this.audit('definition.updated', next, principal);
     return { ...next, unchanged: false };
   }
 
@@ -295,7 +300,27 @@ export class RegistryService {
       });
     }
     await this.deps.repo.delete(kind, name);
+    await this.audit('definition.removed', current, principal, { force, danglingReferrers: referrers.length });
     return { removed: true, kind, name, danglingReferrers: referrers };
+  }
+
+  /** Records a change of the registry: who, which kind and name, in which namespace, at which revision. */
+  private audit(
+    event: 'definition.added' | 'definition.updated' | 'definition.removed',
+    e: RegistryEntity,
+    by: Principal,
+    more: Record<string, unknown> = {},
+  ): Promise<void> {
+    return (
+      this.deps.audit?.record({
+        event,
+        by,
+        namespace: e.namespace,
+        target: e.name,
+        outcome: 'ok',
+        details: { kind: e.kind, revision: e.revision, ...more },
+      }) ?? Promise.resolve()
+    );
   }
 
   /** The entity if the caller may read it; otherwise "not found", whether or not it exists. */

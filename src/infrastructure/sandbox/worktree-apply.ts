@@ -46,9 +46,11 @@ export async function applyWorktreeSandbox(
     return alreadyApplied(src, targetTip, message);
 
   const tied: GitOptions = { confine: true, workTree: src, diesWithAgent: true };
+  const author = await repositoryIdentity(src, ro);
   const commit = await gitOut(src, ['commit-tree', '--no-gpg-sign', merged.tree, '-p', targetTip, '-m', message], {
     ...tied,
     identity: true,
+    ...(author ? { env: { GIT_AUTHOR_NAME: author.name, GIT_AUTHOR_EMAIL: author.email } } : {}),
   });
   const { written, deleted } = await changesOf(src, targetTip, commit);
   const blocked = inTheWay(src, written, deleted);
@@ -73,6 +75,24 @@ export async function applyWorktreeSandbox(
     createdAt: new Date().toISOString(),
   };
   return commitJournaled(journal, journals, journals.fileOf(sandbox.root), target);
+}
+
+/**
+ * The repository's own git identity, as git resolves it for a commit there (`author.*` before
+ * `user.*`, every config scope with its includes): the apply's commit is the user's work, so it
+ * is theirs as author, and the agent's as committer. `git config --get` reads files and runs
+ * nothing. Undefined when the repository has no full identity (the agent is then the author too,
+ * rather than an identity git would guess from the host name).
+ */
+export async function repositoryIdentity(
+  src: string,
+  ro: GitOptions,
+): Promise<{ name: string; email: string } | undefined> {
+  const get = async (key: string): Promise<string> =>
+    (await git(src, ['config', '--get', key], { ...ro, okCodes: [1] })).stdout.trim();
+  const name = (await get('author.name')) || (await get('user.name'));
+  const email = (await get('author.email')) || (await get('user.email'));
+  return name && email ? { name, email } : undefined;
 }
 
 interface Tips {
@@ -181,7 +201,8 @@ async function alreadyApplied(src: string, tip: string, message: string): Promis
   const raw = await gitOut(src, ['cat-file', 'commit', tip], { confine: true });
   const head = raw.slice(0, raw.indexOf('\n\n'));
   const body = raw.slice(raw.indexOf('\n\n') + 2);
-  const ours = head.includes(`\nauthor ${COMMIT_IDENTITY.name} <${COMMIT_IDENTITY.email}> `);
+  // The agent commits every apply; the author is the user's identity (repositoryIdentity).
+  const ours = head.includes(`\ncommitter ${COMMIT_IDENTITY.name} <${COMMIT_IDENTITY.email}> `);
   const parent = /^parent ([0-9a-f]+)$/m.exec(head)?.[1];
   if (!ours || !parent || body.trim() !== message.trim()) return { ok: true, files: [] };
   return { ok: true, commit: tip, files: await changedPaths(directGit, src, parent, tip) };

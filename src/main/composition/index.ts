@@ -51,7 +51,7 @@ export function composeServices(deps: ServiceDeps): Services {
     inlinePush: push.inline,
     observers: [push.observer],
   });
-  const planParts = buildPlans(deps, registryParts, context, tasks);
+  const planParts = buildPlans(deps, registryParts, context, tasks, audit);
   const { engine, plans } = planParts;
   const sessionDeletion = new SessionDeletion({ sessions, tasks: tasks.service, turnHistory });
   const work = new NamespaceWorkCleaner({

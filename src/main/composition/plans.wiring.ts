@@ -1,3 +1,4 @@
+import type { AuditRecorder } from '../../application/accounts/audit.service.ts';
 import type { ContextService } from '../../application/context/context.service.ts';
 import { PlanAccess } from '../../application/plans/plan-access.service.ts';
 import { PlanAnswers } from '../../application/plans/plan-answers.service.ts';
@@ -33,6 +34,7 @@ export function buildPlans(
   registryParts: RegistryParts,
   context: ContextService,
   tasks: TaskParts,
+  audit: AuditRecorder,
 ): PlanParts {
   const { llm, registry, hooks } = registryParts;
   const recorder = new PlanRecorder({
@@ -51,6 +53,7 @@ export function buildPlans(
     logger: deps.logger,
     commandTimeoutMs: deps.commandTimeoutMs,
     hooks,
+    audit,
     llm: llm && {
       models: llm.models,
       keys: llm.keys,

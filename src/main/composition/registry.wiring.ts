@@ -55,6 +55,7 @@ export function buildRegistry(deps: ServiceDeps, audit: AuditService): RegistryP
     },
     builtinModels: [...deps.actorsByModel.keys()],
     llm: deps.llm && { keys: deps.llm.keys, mcp: deps.llm.mcp },
+    audit,
   });
   const hooks = deps.hookRunner
     ? new HookService(new RegistryHookSources(deps.registry, capabilities, deps.hookRunner, deps.logger))

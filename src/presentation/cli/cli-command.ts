@@ -7,6 +7,7 @@ import { Command } from 'commander';
  */
 export class CliCommand extends Command {
   #calls: readonly string[] = [];
+  #examples: readonly string[] = [];
 
   /** Every subcommand is a CliCommand too, so each can declare its calls. */
   override createCommand(name?: string): CliCommand {
@@ -22,6 +23,22 @@ export class CliCommand extends Command {
   /** The wire names this command declared (none for a command that calls nothing). */
   get declaredCalls(): readonly string[] {
     return this.#calls;
+  }
+
+  /**
+   * Two or three command lines (`agents …`, each one that parses against the tree: the
+   * command-reference test reads them) that `--help` shows after the command's own options.
+   */
+  examples(...lines: readonly string[]): this {
+    if (this.#examples.length === 0)
+      this.addHelpText('after', () => `\nExamples:\n${this.#examples.map((l) => `  ${l}`).join('\n')}\n`);
+    this.#examples = [...this.#examples, ...lines];
+    return this;
+  }
+
+  /** The examples `--help` shows. */
+  get exampleLines(): readonly string[] {
+    return this.#examples;
   }
 }
 

@@ -232,4 +232,11 @@ export const COMMAND_INDEX: readonly CommandStub[] = [
     args: [],
     description: 'Run the agent: HTTP server mode (default), or --stdio for a client that spawned it',
   },
+  {
+    name: 'completion',
+    aliases: [],
+    options: false,
+    args: ['<shell>'],
+    description: 'Print a shell completion script for agents (commands, subcommands, options) for bash, zsh or fish',
+  },
 ];

@@ -34,8 +34,11 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = comm
   }),
 );
 
-/** Commands that are not a client of a method: `serve` is the server itself; `logout` only forgets a stored login. */
-export const SERVER_COMMANDS: readonly string[] = ['serve', 'logout'];
+/**
+ * Commands that are not a client of a method: `serve` is the server itself; `logout` only forgets
+ * a stored login; `completion` prints a script made from the command tree.
+ */
+export const SERVER_COMMANDS: readonly string[] = ['serve', 'logout', 'completion'];
 
 /** Methods meant for programs rather than a person at a terminal, with why. */
 export const NO_COMMAND_EXPECTED: Readonly<Record<string, string>> = {

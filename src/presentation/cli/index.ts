@@ -10,6 +10,8 @@ import { registerAction } from './commands/action.command.ts';
 import { registerAutomationProfile } from './commands/automation-profile.command.ts';
 import { registerActor } from './commands/actor.command.ts';
 import { registerChat } from './commands/chat.command.ts';
+import { registerCompletion } from './commands/completion.command.ts';
+import { addExamples } from './command-examples.ts';
 import { registerDemo } from './commands/demo.command.ts';
 import { registerHook } from './commands/hook.command.ts';
 import { registerNamespace } from './commands/namespace.command.ts';
@@ -87,5 +89,7 @@ export function buildProgram(
   registerAccount(program, runner);
   registerAcp(program, runner);
   registerServe(program, (opts) => host.serve(opts), runner);
+  registerCompletion(program, runner);
+  addExamples(program);
   return program;
 }

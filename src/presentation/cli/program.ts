@@ -2,15 +2,34 @@
  * The root of the `agents` command tree — its global options and help text — shared by the whole
  * CLI and by `agents --help`, which lists the commands from COMMAND_INDEX without loading them.
  */
-import { Option } from 'commander';
+import { Option, type Command } from 'commander';
 import { CliCommand } from './cli-command.ts';
 import { quietOnClosedPipes } from './closed-pipe.ts';
 import { OUTPUT_FORMATS } from './render/format.ts';
 import type { CliIo } from './render/ui.ts';
 
+/**
+ * The global options, compactly, for the end of a subcommand's help: its own usage, options and
+ * examples come first; `agents --help` describes these in full.
+ */
+export function globalOptionsText(root: Command, width = 80): string {
+  const flags = root.options.map((o) => o.flags.replace(/^-V, /, '-V/'));
+  const lines = ['Global options (described in agents --help):'];
+  let line = ' ';
+  for (const f of flags) {
+    const next = `${line} ${f}${f === flags.at(-1) ? '' : ','}`;
+    if (next.length > width && line.trim()) {
+      lines.push(line);
+      line = `  ${f}${f === flags.at(-1) ? '' : ','}`;
+    } else line = next;
+  }
+  lines.push(line);
+  return `\n${lines.join('\n')}\n`;
+}
+
 /** The `agents` command with its global options, before any subcommand is added. */
 export function rootCommand(version: string, io: CliIo): CliCommand {
-  return new CliCommand('agents')
+  const root: CliCommand = new CliCommand('agents')
     .description(
       'CleverAgents: talk to an agent over A2A — a local one (spawned over stdio) or a server (--server URL)',
     )
@@ -34,7 +53,8 @@ export function rootCommand(version: string, io: CliIo): CliCommand {
     )
     .option('--data-dir <dir>', "the local agent's state directory (env CLEVERAGENTS_DATA_DIR)")
     .option('--verbose', "show the local agent's log on stderr")
-    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    // Inherited by every subcommand: its help lists its own options, the global ones come compactly at the end.
+    .configureHelp({ showGlobalOptions: false, sortSubcommands: false })
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText(
@@ -47,6 +67,8 @@ Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authenti
 10 plan error (e.g. a conflict at apply), 11 budget exceeded, 130 Ctrl-C.`,
     )
     .exitOverride();
+  root.addHelpText('afterAll', ({ command }) => (command === root ? '' : globalOptionsText(root)));
+  return root;
 }
 
 /** The process's own streams and environment. */

@@ -261,8 +261,10 @@ function registerAudit(program: CliCommand, runner: Runner): void {
   const audit = program.command('audit').description('The audit log (server administrators)');
   audit
     .command('list')
-    .description('List audit events, newest first: logins, refusals, users, keys, members')
-    .option('--event <kind>', 'only this event, e.g. auth.refused, key.created')
+    .description(
+      'List audit events, newest first: logins, refusals, users, keys, members, plan applies, registry changes',
+    )
+    .option('--event <kind>', 'only this event, e.g. auth.refused, plan.applied, definition.removed')
     .option('--principal <user>', "only this user's events")
     .option('--namespace <name>', 'only events in this namespace')
     .option('--since <instant>', 'only events at or after this ISO 8601 instant')

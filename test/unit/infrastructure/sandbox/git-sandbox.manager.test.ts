@@ -275,7 +275,7 @@ describe('GitSandboxManager with a git-checkout resource', () => {
       assert.equal(git(repo, 'rev-parse', 'HEAD'), commit);
       assert.equal(git(repo, 'rev-parse', 'HEAD^'), userTip, 'one commit on top of the user branch');
       assert.equal(git(repo, 'log', '-1', '--format=%P'), userTip, 'a squash: one parent');
-      assert.equal(git(repo, 'log', '-1', '--format=%s|%an'), 'plan P1: make TWO loud|CleverAgents');
+      assert.equal(git(repo, 'log', '-1', '--format=%s'), 'plan P1: make TWO loud');
       assert.deepEqual(out.ok && [...out.files].sort(), ['a.txt', 'added.txt', 'src/b.ts', 'src/c.ts']);
       assert.equal(read(repo, 'a.txt'), 'one\nTWO\nthree\n');
       assert.equal(read(repo, 'added.txt'), 'added by the plan\n');
@@ -288,6 +288,44 @@ describe('GitSandboxManager with a git-checkout resource', () => {
         'unrelated staged change still staged, not committed',
       );
       assert.equal(git(repo, 'show', '--name-only', '--format=', 'HEAD'), 'a.txt\nadded.txt\nsrc/b.ts\nsrc/c.ts');
+    });
+
+    it("commits with the repository's git identity as author and the agent as committer", async () => {
+      git(repo, 'config', 'user.name', 'Ada Lovelace');
+      git(repo, 'config', 'user.email', 'ada@example.invalid');
+
+      const out = await manager.apply(sb, 'plan P1: make TWO loud');
+
+      assert.equal(out.ok, true, JSON.stringify(out));
+      assert.equal(
+        git(repo, 'log', '-1', '--format=%an <%ae>|%cn <%ce>'),
+        'Ada Lovelace <ada@example.invalid>|CleverAgents <plans@cleveragents.invalid>',
+      );
+      // Applied again (as after a recovery that completed it): recognised as this apply's commit.
+      const again = await manager.apply(sb, 'plan P1: make TWO loud');
+      assert.deepEqual(again, { ok: true, commit: out.ok ? out.commit : '', files: ['a.txt', 'added.txt'] });
+    });
+
+    it('commits as the agent for both when the repository has no git identity', async () => {
+      const home = process.env['HOME'];
+      const xdg = process.env['XDG_CONFIG_HOME'];
+      // No global identity either: an empty home and XDG config directory for the agent's git.
+      process.env['HOME'] = process.env['XDG_CONFIG_HOME'] = tmpDir('home');
+      try {
+        git(repo, 'config', 'user.name', 'Half An Identity');
+        const out = await manager.apply(sb, 'plan P1: make TWO loud');
+        assert.equal(out.ok, true, JSON.stringify(out));
+        assert.equal(
+          git(repo, 'log', '-1', '--format=%an <%ae>|%cn <%ce>'),
+          'CleverAgents <plans@cleveragents.invalid>|CleverAgents <plans@cleveragents.invalid>',
+        );
+      } finally {
+        rmrf(process.env['HOME'] ?? '');
+        if (home === undefined) delete process.env['HOME'];
+        else process.env['HOME'] = home;
+        if (xdg === undefined) delete process.env['XDG_CONFIG_HOME'];
+        else process.env['XDG_CONFIG_HOME'] = xdg;
+      }
     });
 
     it('refuses a conflict with a user commit before writing anything', async () => {
