@@ -19,6 +19,7 @@ import type { CapabilityService } from './capability.service.ts';
 import { DefinitionChecks, resourceWriteRefusal, type DefinitionInput } from './definition-checks.service.ts';
 import { deriveFacts } from './derive-facts.ts';
 import type { NamespaceAccess } from './namespace-access.service.ts';
+import { shownTo } from './registry-reveal.ts';
 
 export type { DefinitionInput } from './definition-checks.service.ts';
 export type { EntityOf } from '../ports/registry.repository.port.ts';
@@ -162,6 +163,15 @@ export class RegistryService {
       order: 'asc',
     });
     return { items: page.items, nextPageToken: page.nextPageToken, totalSize: all.length, summary };
+  }
+
+  /** Entries as an answer shows them to the caller: credential values hidden unless revealed (registry-reveal.ts). */
+  shownTo<E extends { namespace: string; definition: unknown }>(
+    entries: readonly E[],
+    principal: Principal,
+    reveal = false,
+  ): Promise<E[]> {
+    return shownTo(entries, principal, reveal, this.deps.namespaces);
   }
 
   async show<K extends RegistryKind>(kind: K, name: string, principal: Principal): Promise<ShownEntity<K>> {

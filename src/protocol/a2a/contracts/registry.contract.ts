@@ -22,6 +22,12 @@ const exactlyOne = (p: { definition?: unknown; source?: unknown }): boolean =>
   (p.definition === undefined) !== (p.source === undefined);
 const ONE_MSG = { message: 'give exactly one of definition or source', path: ['definition'] };
 
+/**
+ * Show credential values (env and header values, a URL's userinfo and query values) of the entries
+ * in namespaces the caller may write; hidden otherwise, and always for the rest (since 1.5).
+ */
+const Reveal = z.boolean().optional();
+
 export const RegistryListParams = z
   .object({
     namespace: NamespaceName.optional(),
@@ -29,6 +35,7 @@ export const RegistryListParams = z
     type: z.string().max(100).optional(),
     pageSize: z.number().int().min(1, 'must be between 1 and 500').max(500, 'must be between 1 and 500').optional(),
     pageToken: z.string().max(400).optional(),
+    reveal: Reveal,
   })
   .strict();
 
@@ -107,7 +114,7 @@ const UpdateParams = z
   .refine(exactlyOne, ONE_MSG);
 /** Show, update and remove act in the namespace of the entity they name. */
 const BY_NAME = { param: 'name', form: 'entity' } as const;
-const ShowParams = z.object({ name: EntityName }).strict();
+const ShowParams = z.object({ name: EntityName, reveal: Reveal }).strict();
 const RemoveParams = z.object({ name: EntityName, force: z.boolean().optional() }).strict();
 
 /** The five rows of kind K's registry, typed with K's definition and derived facts. */

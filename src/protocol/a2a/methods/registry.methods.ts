@@ -16,12 +16,31 @@ type AnyKindRegistry = { [M in keyof c.RegistryContracts]: UnaryContract<c.Regis
 function registryRows<K extends RegistryKind>(kind: K): readonly MethodDef[] {
   const rows: AnyKindRegistry = c.REGISTRIES[kind];
   return bindFamily(rows, {
-    list: (f, p, ctx) => f.registry.list(kind, p, ctx.principal),
-    show: (f, p, ctx) => f.registry.show(kind, p.name, ctx.principal),
-    add: (f, p, ctx) => f.registry.add(kind, p, ctx.principal),
-    update: (f, p, ctx) => f.registry.update(kind, p.name, p, p.expectedRevision, ctx.principal),
+    // What answers show is redacted for the caller (application/registry/registry-reveal.ts).
+    list: async (f, p, ctx) => {
+      const r = await f.registry.list(kind, p, ctx.principal);
+      return { ...r, items: await f.registry.shownTo(r.items, ctx.principal, p.reveal) };
+    },
+    show: async (f, p, ctx) =>
+      only(await f.registry.shownTo([await f.registry.show(kind, p.name, ctx.principal)], ctx.principal, p.reveal)),
+    add: async (f, p, ctx) =>
+      only(await f.registry.shownTo([await f.registry.add(kind, p, ctx.principal)], ctx.principal)),
+    update: async (f, p, ctx) =>
+      only(
+        await f.registry.shownTo(
+          [await f.registry.update(kind, p.name, p, p.expectedRevision, ctx.principal)],
+          ctx.principal,
+        ),
+      ),
     remove: (f, p, ctx) => f.registry.remove(kind, p.name, p.force ?? false, ctx.principal),
   });
+}
+
+/** The one entry of a one-entry list. */
+function only<E>(entries: readonly E[]): E {
+  const [e] = entries;
+  if (e === undefined) throw new Error('no entry to show');
+  return e;
 }
 
 /** Every registry's family (the contracts, for clients too, are in contracts/registry.contract.ts). */
