@@ -32,6 +32,7 @@ import type { Ui } from '../render/ui.ts';
 import { compactionLine, compactionOf, usedCompactionOf } from '../render/compaction.render.ts';
 import { changesText, undoText } from '../render/undo.render.ts';
 import type { Runner } from '../runner.ts';
+import { registerSessionOps } from './session-ops.command.ts';
 import { choiceOption, intOption } from '../support/options.ts';
 
 /**
@@ -140,6 +141,7 @@ export function registerSession(program: CliCommand, runner: Runner): void {
   registerSessionList(session, runner);
   registerSessionShow(session, runner);
   registerSessionUndo(session, runner);
+  registerSessionOps(session, runner);
   registerSessionCompact(session, runner);
   registerSessionFork(session, runner);
   registerSessionDelete(session, runner);
