@@ -19,7 +19,8 @@ import { choiceOption, intOption } from '../support/options.ts';
 /** A bare name means local/<name>, as everywhere else in the CLI. */
 export const qualifiedName = (name: string): string => (name.includes('/') ? name : `local/${name}`);
 
-const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+/** Repeatable option values. */
+export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 export function registerSessionOps(session: CliCommand, runner: Runner): void {
   registerSessionUpdate(session, runner);
