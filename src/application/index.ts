@@ -16,7 +16,13 @@ export type {
   MessageKeyHit,
   RunningTask,
 } from './ports/task.repository.port.ts';
-export type { SessionRepository, SessionPage, SessionCursor, ForkedTurn } from './ports/session.repository.port.ts';
+export type {
+  SessionRepository,
+  SessionPage,
+  SessionCursor,
+  SessionSettings,
+  ForkedTurn,
+} from './ports/session.repository.port.ts';
 export type { PushConfigRepository, StoredPushConfig } from './ports/push-config.repository.port.ts';
 export type { WebhookSender } from './ports/webhook.port.ts';
 export type { EgressPolicy } from './ports/egress.port.ts';

@@ -19,6 +19,7 @@ import type { SecretService } from './secrets/secret.service.ts';
 import type { CompactionService } from './sessions/compaction.service.ts';
 import type { SessionService } from './sessions/session.service.ts';
 import type { TurnHistoryService } from './sessions/turn-history.service.ts';
+import type { SessionContextService } from './sessions/session-context.service.ts';
 import type { SyncService } from './sync/sync.service.ts';
 import type { HealthService } from './system/health.service.ts';
 import type { RetentionService } from './system/retention.service.ts';
@@ -35,6 +36,8 @@ export interface ServiceFacade {
   readonly compaction: CompactionService;
   /** What chat turns changed in project files, and their undo (also the agent loop's TurnCheckpoints). */
   readonly turnHistory: TurnHistoryService;
+  /** What a session's next turn would send to its model (`session/context`), nothing sent. */
+  readonly sessionContext: SessionContextService;
   readonly push: PushConfigService;
   readonly notifier: PushNotifier;
   readonly health: HealthService;

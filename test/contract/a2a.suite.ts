@@ -24,6 +24,9 @@ import {
   sessionList,
   sessionShow,
   sessionUndo,
+  sessionUpdate,
+  sessionDiff,
+  sessionContext,
   subscribeToTask,
   type StreamResponse,
   type Task,
@@ -485,6 +488,42 @@ export function a2aSuite(ctx: SuiteContext): void {
     await rpcError(client.call(sessionUndo, { sessionId: s.id, turn: 0 }), -32602, 'ValidationError');
     await rpcError(client.call(sessionUndo, { sessionId: 'no-such-session' }), -32001, 'ResourceNotFoundError');
     record('session-undo', { firstTurn: shown.firstTurn, refused: none.message.replace(s.id, '<id>') });
+  });
+
+  it('switches a session to another actor for its next turns, and refuses an unknown one with the actors to use', async () => {
+    const s = await client.call(sessionCreate, { actor: 'builtin/echo' });
+    const updated = await client.call(sessionUpdate, { sessionId: s.id, actor: 'builtin/conformance' });
+    assert.equal(updated.actor, 'builtin/conformance');
+    assert.equal((await client.call(sessionShow, { sessionId: s.id })).session.actor, 'builtin/conformance');
+    const unknown = await rpcError(
+      client.call(sessionUpdate, { sessionId: s.id, actor: 'local/nobody' }),
+      -32001,
+      'ResourceNotFoundError',
+    );
+    assert.match(unknown.message, /No actor named local\/nobody/);
+    assert.match(String(unknown.hint), /available actors: .*builtin\/echo/);
+    await rpcError(client.call(sessionUpdate, { sessionId: s.id }), -32602, 'ValidationError');
+    await rpcError(
+      client.call(sessionUpdate, { sessionId: 'no-such-session', actor: 'builtin/echo' }),
+      -32001,
+      'ResourceNotFoundError',
+    );
+    record('session-update', { actor: updated.actor, refused: unknown.message });
+  });
+
+  it("answers a session's diff (nothing changed) and its next turn's context (a built-in actor sends nothing)", async () => {
+    const s = await client.call(sessionCreate, { actor: 'builtin/echo' });
+    await client.call(sendMessage, { message: userMessage('one', { contextId: s.id }) });
+    const diff = await client.call(sessionDiff, { sessionId: s.id });
+    assert.deepEqual({ files: diff.files, unified: diff.unified }, { files: [], unified: '' });
+    await rpcError(client.call(sessionDiff, { sessionId: s.id, turn: 9 }), -32001, 'ResourceNotFoundError');
+    const context = await client.call(sessionContext, { sessionId: s.id });
+    assert.equal(context.actor, 'builtin/echo');
+    assert.equal(context.model, undefined);
+    assert.equal(context.history.turns, 1);
+    assert.deepEqual(context.tools, []);
+    await rpcError(client.call(sessionContext, { sessionId: 'no-such-session' }), -32001, 'ResourceNotFoundError');
+    record('session-diff-context', { files: diff.files.length, turns: context.history.turns });
   });
 
   it("keeps a session's context mode, copies it to a fork, and refuses a mode it does not know", async () => {

@@ -24,6 +24,11 @@ export interface FileHistory {
   changedSince(root: string, from: string, keep: string): Promise<SnapshotDiff>;
   /** Of `files`, those whose content, mode or presence now differ from snapshot `at`. */
   differing(root: string, at: string, files: readonly string[]): Promise<string[]>;
+  /**
+   * The text of `files` in snapshot `at`, or as they are now when `at` is undefined (as a snapshot
+   * would record them); a file not there is left out of the map. Read only, for showing a diff.
+   */
+  read(root: string, at: string | undefined, files: readonly string[]): Promise<Map<string, string>>;
   /** Puts `files` back as they are in snapshot `at`: written byte for byte, removed where `at` has none. */
   restore(root: string, at: string, files: readonly string[]): Promise<void>;
 }

@@ -19,6 +19,9 @@ export interface ForkedTurn {
   transcript?: Transcript | undefined;
 }
 
+/** What `session/update` changes: the settings the session's next turns read. */
+export type SessionSettings = Pick<Session, 'actor' | 'skills' | 'context'>;
+
 export interface SessionRepository {
   create(session: Session): Promise<void>;
   /**
@@ -29,6 +32,11 @@ export interface SessionRepository {
    */
   createFork(session: Session, turns: readonly ForkedTurn[]): Promise<void>;
   get(id: string): Promise<Session | undefined>;
+  /**
+   * Rewrites what the session's next turns use (its actor, skills and context mode; an absent
+   * skills or context clears it) and bumps `updatedAt`. False when there is no such session.
+   */
+  updateSettings(id: string, settings: SessionSettings, at: string): Promise<boolean>;
   /** Continues strictly after `after` (newest first). */
   list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage>;
   /** Marks activity: bumps `updatedAt` and adds to the task count. */

@@ -93,14 +93,7 @@ export class CompactionService {
    */
   async compactIfDue(check: DueCheck): Promise<SessionHistory | undefined> {
     const { def, history, tokens } = check;
-    const cfg = def.compaction;
-    if (!(cfg?.enabled ?? COMPACTION_DEFAULTS.enabled) || !this.deps.llm) return undefined;
-    const window = def.contextWindow ?? LLM_ACTOR_DEFAULTS.contextWindow;
-    const limit = window * (cfg?.threshold ?? COMPACTION_DEFAULTS.threshold);
-    let used = history.compaction ? await this.deps.llm.tokens.count(compactionSection(history.compaction)) : 0;
-    for (const t of history.turns) used += await tokens.ofAll(t.messages);
-    if (used <= limit) return undefined;
-    const pick = turnsToCompact(history, cfg?.keepTurns ?? COMPACTION_DEFAULTS.keepTurns);
+    const pick = await this.due(def, history, tokens);
     if (pick.length === 0) return undefined;
     try {
       const record = await this.summarise(check.session, check.actorName, def, history, pick, check.signal);
@@ -113,6 +106,22 @@ export class CompactionService {
       );
       return undefined;
     }
+  }
+
+  /**
+   * The turns a turn starting now would summarise first (none: no compaction is due): when the
+   * earlier turns and the summary standing in for older ones fill more than the actor's threshold
+   * of its window. Nothing is sent to a model (`session/context` previews with it).
+   */
+  async due(def: ActorDefinition, history: SessionHistory, tokens: MessageTokens): Promise<HistoryTurn[]> {
+    const cfg = def.compaction;
+    if (!(cfg?.enabled ?? COMPACTION_DEFAULTS.enabled) || !this.deps.llm) return [];
+    const window = def.contextWindow ?? LLM_ACTOR_DEFAULTS.contextWindow;
+    const limit = window * (cfg?.threshold ?? COMPACTION_DEFAULTS.threshold);
+    let used = history.compaction ? await this.deps.llm.tokens.count(compactionSection(history.compaction)) : 0;
+    for (const t of history.turns) used += await tokens.ofAll(t.messages);
+    if (used <= limit) return [];
+    return turnsToCompact(history, cfg?.keepTurns ?? COMPACTION_DEFAULTS.keepTurns);
   }
 
   /** Compacts a session of the caller's now, keeping the newest `keepTurns` (default: the actor's). */

@@ -22,6 +22,14 @@ export interface CreateSessionInput {
   context?: ChatContextMode | undefined;
 }
 
+/** What `session/update` may change (absent: unchanged). */
+export interface UpdateSessionInput {
+  actor?: string | undefined;
+  /** Replace the session's skills (empty: none). */
+  skills?: string[] | undefined;
+  context?: ChatContextMode | undefined;
+}
+
 /** Checks that a principal may use registry entities (the session's project and skills). */
 export type EntityCheck = (kind: 'actor' | 'project' | 'skill', name: string, principal: Principal) => Promise<void>;
 
@@ -114,24 +122,9 @@ export class SessionService {
     id: string,
   ): Promise<{ session: Session; stored: Promise<void> }> {
     const actor = input.actor ?? this.deps.defaultActor;
-    if (!(await this.deps.actors.resolve(actor))) {
-      const { names, more } = await this.deps.actors.available(principal);
-      throw new AppError('NOT_FOUND', `No actor named ${actor}`, {
-        details: { entity: 'actor', name: actor, available: names },
-        hint: `available actors: ${names.join(', ')}${more > 0 ? ` and ${more} more (agents actor list)` : ''}`,
-      });
-    }
-    if (input.context !== undefined && !(CHAT_CONTEXT_MODES as readonly string[]).includes(input.context))
-      throw new AppError('INVALID_PARAMS', `There is no chat context mode ${JSON.stringify(input.context)}`, {
-        fields: [{ field: 'context', description: `must be one of ${CHAT_CONTEXT_MODES.join(', ')}` }],
-      });
-    const check = this.deps.checkEntity;
-    // An actor named by the caller must be one they may read (its definition may name a namespace's
-    // secrets); the server's default actor is the administrator's choice for everyone.
-    if (check && input.actor !== undefined && input.actor !== this.deps.defaultActor)
-      await check('actor', input.actor, principal);
-    if (check && input.project !== undefined) await check('project', input.project, principal);
-    if (check) for (const s of input.skills ?? []) await check('skill', s, principal);
+    await this.checkSettings({ actor: input.actor, skills: input.skills, context: input.context }, principal);
+    if (this.deps.checkEntity && input.project !== undefined)
+      await this.deps.checkEntity('project', input.project, principal);
     const at = this.now().toISOString();
     const session: Session = { id, owner: principal.namespace, actor, createdAt: at, updatedAt: at, taskCount: 0 };
     if (input.title !== undefined) session.title = input.title;
@@ -141,6 +134,67 @@ export class SessionService {
     const stored = this.deps.sessions.create(session);
     stored.catch(() => {}); // the caller awaits it
     return { session, stored };
+  }
+
+  /**
+   * Changes what the caller's session `id` uses from its next turn on: its actor, skills and
+   * context mode (each given one replaces the old; an empty skills list clears them). The same
+   * checks as {@link create}: an actor must exist and be one the caller may read (else NOT_FOUND
+   * listing the caller's actors), skills readable, the mode known. A turn already running goes on
+   * with what it started with.
+   */
+  async update(id: string, input: UpdateSessionInput, principal: Principal): Promise<Session> {
+    const session = await this.get(id, principal);
+    if (input.actor === undefined && input.skills === undefined && input.context === undefined)
+      throw new AppError('INVALID_PARAMS', 'Nothing to update: give actor, skills or context', {
+        fields: [{ field: 'actor', description: 'give actor, skills or context' }],
+      });
+    await this.checkSettings(input, principal);
+    const next: Session = { ...session };
+    if (input.actor !== undefined) next.actor = input.actor;
+    if (input.skills !== undefined) {
+      if (input.skills.length > 0) next.skills = [...new Set(input.skills)];
+      else delete next.skills;
+    }
+    if (input.context !== undefined) next.context = input.context;
+    const at = this.now().toISOString();
+    const settings = { actor: next.actor, skills: next.skills, context: next.context };
+    // Deleted meanwhile (by the owner, from elsewhere): answered as any missing session.
+    if (!(await this.deps.sessions.updateSettings(id, settings, at))) throw sessionNotFound(id);
+    return { ...next, updatedAt: at > session.updatedAt ? at : session.updatedAt };
+  }
+
+  /**
+   * What a session may be set to use: an actor that exists and that the caller may read (its
+   * definition may name a namespace's secrets; the server's default actor is the administrator's
+   * choice for everyone), skills the caller may read, and a known context mode.
+   */
+  private async checkSettings(input: UpdateSessionInput, principal: Principal): Promise<void> {
+    const actor = input.actor ?? this.deps.defaultActor;
+    if (!(await this.deps.actors.resolve(actor))) throw await this.unknownActor(actor, principal);
+    if (input.context !== undefined && !(CHAT_CONTEXT_MODES as readonly string[]).includes(input.context))
+      throw new AppError('INVALID_PARAMS', `There is no chat context mode ${JSON.stringify(input.context)}`, {
+        fields: [{ field: 'context', description: `must be one of ${CHAT_CONTEXT_MODES.join(', ')}` }],
+      });
+    const check = this.deps.checkEntity;
+    if (check && input.actor !== undefined && input.actor !== this.deps.defaultActor)
+      try {
+        await check('actor', input.actor, principal);
+      } catch (err) {
+        // Another namespace's actor reads as a missing one, with the same hint.
+        if (err instanceof AppError && err.reason === 'NOT_FOUND') throw await this.unknownActor(actor, principal);
+        throw err;
+      }
+    if (check) for (const s of input.skills ?? []) await check('skill', s, principal);
+  }
+
+  /** NOT_FOUND for an actor the caller cannot use, naming the actors they can. */
+  private async unknownActor(actor: string, principal: Principal): Promise<AppError> {
+    const { names, more } = await this.deps.actors.available(principal);
+    return new AppError('NOT_FOUND', `No actor named ${actor}`, {
+      details: { entity: 'actor', name: actor, available: names },
+      hint: `available actors: ${names.join(', ')}${more > 0 ? ` and ${more} more (agents actor list)` : ''}`,
+    });
   }
 
   /** The session behind a context, if any (no access check: internal use). */

@@ -2,12 +2,14 @@ import { createHash } from 'node:crypto';
 import { isTerminal } from '../../domain/a2a.model.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { TurnChange, UndoOutcome } from '../../domain/session.ts';
+import type { SessionDiff, SessionDiffFile } from '../../domain/session-views.ts';
 import type { FileHistory } from '../ports/file-history.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { SessionRepository } from '../ports/session.repository.port.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
 import type { TurnChangeRecord, TurnChangeRepository } from '../ports/turn-change.repository.port.ts';
 import type { TurnCheckpoints, TurnRef } from '../ports/turn-checkpoints.port.ts';
+import { textDiff } from './session-diff.ts';
 import { ownedSession } from './session.service.ts';
 
 /** Records of running turns kept in memory (a turn's later writes find its record without a query). */
@@ -139,6 +141,76 @@ export class TurnHistoryService implements TurnCheckpoints {
     return { sessionId, turns: summarise(range), files: [...files].sort(), overwritten };
   }
 
+  /**
+   * What the session's turns changed, file by file: with `turn`, that turn's own change (its
+   * files before and after it); without, every turn not undone — each file from before the
+   * earliest of them that changed it to the file as it is now, marked when it was changed outside
+   * the agent since the last of them wrote it.
+   */
+  async diff(principal: Principal, sessionId: string, turn?: number): Promise<SessionDiff> {
+    await ownedSession(this.#deps.sessions, sessionId, principal);
+    const turns = await this.#turns(sessionId);
+    if (turn !== undefined && turn > turns.length)
+      throw new AppError('NOT_FOUND', `Session ${sessionId} has no turn ${turn} (it has ${turns.length})`, {
+        details: { entity: 'turn', sessionId, turn },
+      });
+    const written = numbered(await this.#deps.records.listBySession(sessionId), turns).filter(
+      (n) => n.record.after !== undefined && n.record.files.length > 0,
+    );
+    const range = written.filter((n) => n.record.undoneAt === undefined && (turn === undefined || n.turn === turn));
+    if (turn !== undefined && range.length === 0 && written.some((n) => n.turn === turn))
+      throw new AppError('INVALID_STATE', `Turn ${turn} of session ${sessionId} was undone: its changes are gone`, {
+        details: { sessionId, turn },
+        hint: `agents session diff ${sessionId} shows what the turns not undone changed`,
+      });
+    const parts: Array<{ file: SessionDiffFile; unified: string }> = [];
+    for (const [root, group] of byRoot(range)) parts.push(...(await this.#diffIn(root, group, turn !== undefined)));
+    parts.sort((a, b) => diffPath(a.file).localeCompare(diffPath(b.file)));
+    return {
+      sessionId,
+      ...(turn !== undefined ? { turn } : {}),
+      files: parts.map((p) => p.file),
+      unified: parts.map((p) => p.unified).join(''),
+    };
+  }
+
+  /** The files of one directory's records: before the earliest, after the latest (or as now). */
+  async #diffIn(
+    root: string,
+    range: readonly Numbered[],
+    oneTurn: boolean,
+  ): Promise<Array<{ file: SessionDiffFile; unified: string }>> {
+    const files = new Map<string, { first: TurnChangeRecord; last: TurnChangeRecord; turns: number[] }>();
+    for (const { turn, record } of range)
+      for (const f of record.files) {
+        const seen = files.get(f);
+        if (seen) {
+          seen.last = record;
+          seen.turns.push(turn);
+        } else files.set(f, { first: record, last: record, turns: [turn] });
+      }
+    const read = (at: string | undefined, paths: string[]) => this.#deps.files.read(root, at, paths);
+    const before = new Map<string, string>();
+    for (const [snapshot, paths] of bySnapshot(files, (e) => e.first.before))
+      for (const [f, text] of await read(snapshot, paths)) before.set(f, text);
+    const after = new Map<string, string>();
+    const outside = new Set<string>();
+    if (oneTurn) {
+      for (const [snapshot, paths] of bySnapshot(files, (e) => e.last.after ?? e.last.before))
+        for (const [f, text] of await read(snapshot, paths)) after.set(f, text);
+    } else {
+      for (const [f, text] of await read(undefined, [...files.keys()])) after.set(f, text);
+      for (const [snapshot, paths] of bySnapshot(files, (e) => e.last.after ?? e.last.before))
+        for (const f of await this.#deps.files.differing(root, snapshot, paths)) outside.add(f);
+    }
+    const out: Array<{ file: SessionDiffFile; unified: string }> = [];
+    for (const [f, e] of files) {
+      const d = textDiff(f, before.get(f), after.get(f));
+      if (d) out.push({ file: { ...d.file, turns: e.turns, changedOutside: outside.has(f) }, unified: d.unified });
+    }
+    return out;
+  }
+
   /** Forgets a deleted session's records (its snapshots stay in the shadow history, shared by the directory). */
   async forget(sessionId: string): Promise<void> {
     await this.#deps.records.deleteBySession(sessionId);
@@ -214,6 +286,22 @@ function numbered(records: readonly TurnChangeRecord[], turns: readonly { id: st
   }
   return out.sort((a, b) => a.turn - b.turn);
 }
+
+/** The records of each directory, in turn order. */
+function byRoot(range: readonly Numbered[]): Map<string, Numbered[]> {
+  const out = new Map<string, Numbered[]>();
+  for (const n of range) out.set(n.record.root, [...(out.get(n.record.root) ?? []), n]);
+  return out;
+}
+
+/** Files grouped by the snapshot `pick` gives each: one read per snapshot. */
+function bySnapshot<E>(files: ReadonlyMap<string, E>, pick: (e: E) => string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [f, e] of files) out.set(pick(e), [...(out.get(pick(e)) ?? []), f]);
+  return out;
+}
+
+const diffPath = (f: SessionDiffFile): string => f.newPath ?? f.oldPath ?? '';
 
 /** One entry per turn that changed files (a turn's directories together). */
 function summarise(records: readonly Numbered[]): TurnChange[] {

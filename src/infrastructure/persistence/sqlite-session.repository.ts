@@ -1,5 +1,11 @@
 import type { Session } from '../../domain/session.ts';
-import type { ForkedTurn, SessionCursor, SessionPage, SessionRepository } from '../../application/index.ts';
+import type {
+  ForkedTurn,
+  SessionCursor,
+  SessionPage,
+  SessionRepository,
+  SessionSettings,
+} from '../../application/index.ts';
 import { isConstraintError } from './storage-failures.ts';
 import { param, type SqliteDatabase } from './database.ts';
 import { toIsoInstant } from './iso-instant.ts';
@@ -15,9 +21,11 @@ import {
   selectSession,
   sessionExists,
   sessionRow,
+  settingsRow,
   toSession,
   toSessionPage,
   touchSession,
+  updateSessionSettings,
   type SessionRow,
 } from './rows/session.rows.ts';
 import { forkRows, forkStatements } from './rows/session-fork.rows.ts';
@@ -54,6 +62,9 @@ export class SqliteSessionRepository implements SessionRepository {
       insert: db.prepare(insertSession(k, placeholders)),
       select: db.prepare(selectSession(k, id)),
       touch: db.prepare(touchSession(k, id, at, added)),
+      update: db.prepare(
+        updateSessionSettings(k, id, { actor: param('actor'), skills: param('skills'), context: param('context') }, at),
+      ),
       addTasks: db.prepare(addSessionTasks(k, id, added)),
       delete: db.prepare(deleteSession(k, id)),
       deleteIdle: db.prepare(deleteIdleSessions(k, param('before'), param('limit'), 'sqlite')),
@@ -113,6 +124,16 @@ export class SqliteSessionRepository implements SessionRepository {
   async get(id: string): Promise<Session | undefined> {
     const row = await this.db.exclusive(() => this.q.select.get({ id }));
     return row && toSession(row);
+  }
+
+  async updateSettings(id: string, settings: SessionSettings, at: string): Promise<boolean> {
+    const params = { id, ...settingsRow(settings), at: toIsoInstant(at, 'at') };
+    return (
+      (await this.db.write(() => {
+        this.touches.flush(id);
+        return this.q.update.run(params);
+      })) > 0
+    );
   }
 
   async list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage> {

@@ -99,6 +99,23 @@ export class ShadowHistory implements FileHistory {
     });
   }
 
+  async read(root: string, at: string | undefined, files: readonly string[]): Promise<Map<string, string>> {
+    if (at !== undefined) checkSha(at);
+    const out = new Map<string, string>();
+    if (files.length === 0) return out;
+    return this.#locked(root, async (s) => {
+      // As now: the index made to match the files, read as a snapshot would record them.
+      if (at === undefined) await this.#stage(s);
+      const listing =
+        at === undefined
+          ? ['ls-files', '-z', '--cached', '--', ...files]
+          : ['ls-tree', '-r', '-z', '--name-only', at, '--', ...files];
+      const there = new Set(splitNul(await this.#git(s, listing)));
+      for (const f of files) if (there.has(f)) out.set(f, await this.#git(s, ['cat-file', 'blob', `${at ?? ''}:${f}`]));
+      return out;
+    });
+  }
+
   async restore(root: string, at: string, files: readonly string[]): Promise<void> {
     checkSha(at);
     if (files.length === 0) return;

@@ -11,6 +11,7 @@ import type { StoredTask, TaskRepository } from '../../application/ports/task.re
 import { RegistryActorCatalog, type LlmActorFactory } from '../../application/registry/registry-actor.catalog.ts';
 import type { RegistryService } from '../../application/registry/registry.service.ts';
 import { CompactionService, type CompactionDeps } from '../../application/sessions/compaction.service.ts';
+import { SessionContextService } from '../../application/sessions/session-context.service.ts';
 import { ownedSession, SessionService } from '../../application/sessions/session.service.ts';
 import { TurnHistoryService } from '../../application/sessions/turn-history.service.ts';
 import type { RegistryParts } from './registry.wiring.ts';
@@ -22,6 +23,7 @@ export interface Conversations {
   sessions: SessionService;
   compaction: CompactionService;
   turnHistory: TurnHistoryService;
+  sessionContext: SessionContextService;
 }
 
 /**
@@ -34,17 +36,21 @@ export function buildConversations(deps: ServiceDeps, parts: RegistryParts, cont
   const definitions = new ActorDefinitions(registry);
   const compaction = new CompactionService(new CompactionSources(deps, llm, definitions));
   const turnHistory = new TurnHistoryService({ ...deps.turnHistory, sessions: deps.sessions, tasks: deps.tasks });
+  const toolbox =
+    llm &&
+    new ChatToolbox({
+      lookup: (kind, name) => registry.lookup(kind, name),
+      use: (kind, name) => registry.use(kind, name),
+      tools: deps.tools,
+      mcp: llm.mcp,
+      commandTimeoutMs: deps.commandTimeoutMs ?? 300_000,
+    });
   const chat: LlmActorFactory | undefined =
     llm &&
+    toolbox &&
     llmActorFactory({
       ...llm,
-      toolbox: new ChatToolbox({
-        lookup: (kind, name) => registry.lookup(kind, name),
-        use: (kind, name) => registry.use(kind, name),
-        tools: deps.tools,
-        mcp: llm.mcp,
-        commandTimeoutMs: deps.commandTimeoutMs ?? 300_000,
-      }),
+      toolbox,
       turnsOf: (contextId: string, limit: number): Promise<StoredTask[]> => deps.tasks.listByContext(contextId, limit),
       session: (id: string): Promise<Session | undefined> => deps.sessions.get(id),
       logger: deps.logger,
@@ -65,7 +71,14 @@ export function buildConversations(deps: ServiceDeps, parts: RegistryParts, cont
     defaultActor: deps.defaultActor,
     checkEntity: (kind, name, principal) => checkSessionEntity(registry, kind, name, principal),
   });
-  return { actors, sessions, compaction, turnHistory };
+  const sessionContext = new SessionContextService({
+    sessions: deps.sessions,
+    tasks: deps.tasks,
+    actor: definitions.of,
+    llm: llm && toolbox && { toolbox, tokens: llm.tokens, transcripts: llm.transcripts, context, compaction },
+    logger: deps.logger,
+  });
+  return { actors, sessions, compaction, turnHistory, sessionContext };
 }
 
 /** LLM actors by name and definition, all sharing the chat's collaborators. */

@@ -6,7 +6,7 @@
 import { textOf, type Message } from '../../../domain/a2a.model.ts';
 import { LLM_ACTOR_DEFAULTS, type ActorDefinition } from '../../../domain/registry/actor.definition.ts';
 import type { ChatContextMode } from '../../../domain/session.ts';
-import type { ContextProvider } from '../../context/context.types.ts';
+import type { ChatContext, ContextProvider } from '../../context/context.types.ts';
 import type { Logger } from '../../ports/logger.port.ts';
 import type { Transcript } from '../../ports/transcript.port.ts';
 import type { ChatToolSet } from './chat-toolbox.service.ts';
@@ -74,17 +74,31 @@ export function chatSystemPrompt(def: ActorDefinition, tools: ChatToolSet): stri
  */
 export async function chatProjectContext(
   deps: { context?: ContextProvider | undefined; logger: Logger },
-  t: {
-    project: string | undefined;
-    mode: ChatContextMode | undefined;
-    message: Message;
-    def: ActorDefinition;
-    signal: AbortSignal;
-  },
+  t: ProjectContextTurn,
 ): Promise<string> {
+  return (await chatProjectContextOf(deps, t)).text;
+}
+
+/** What {@link chatProjectContext} reads of a turn. */
+export interface ProjectContextTurn {
+  project: string | undefined;
+  mode: ChatContextMode | undefined;
+  message: Message;
+  def: ActorDefinition;
+  signal: AbortSignal;
+}
+
+/**
+ * {@link chatProjectContext} with what was assembled (absent: no project or context service, or
+ * it failed — `problem` then says why, as the text tells the model); `session/context` shows it.
+ */
+export async function chatProjectContextOf(
+  deps: { context?: ContextProvider | undefined; logger: Logger },
+  t: ProjectContextTurn,
+): Promise<{ text: string; context?: ChatContext; problem?: string }> {
   const { project, signal } = t;
   const context = deps.context;
-  if (!project || !context) return '';
+  if (!project || !context) return { text: '' };
   try {
     const c = await context.chatContext({
       project,
@@ -94,11 +108,12 @@ export async function chatProjectContext(
       answerReserve: t.def.maxTokens ?? LLM_ACTOR_DEFAULTS.maxTokens,
       signal,
     });
-    return c.text;
+    return { text: c.text, context: c };
   } catch (err) {
     if (signal.aborted) throw err;
     deps.logger.warn({ err, project }, 'the context of a chat turn could not be assembled');
-    return `The files of project ${project} could not be selected for this turn: ${messageOf(err)}.`;
+    const problem = messageOf(err);
+    return { text: `The files of project ${project} could not be selected for this turn: ${problem}.`, problem };
   }
 }
 

@@ -21,7 +21,7 @@ import { ModelCandidates } from './model-candidates.service.ts';
 import { answerOf, chatProjectContext, chatSystemPrompt, turnUsage, type TurnUsage } from './chat.prompt.ts';
 
 /** Earlier turns read for the history (the window trims further). */
-const HISTORY_TURNS = 200;
+export const HISTORY_TURNS = 200;
 
 /** One chat turn of an LLM actor (see llm.actor.ts): from the key and tools to the task's last status. */
 export class LlmTurn {

@@ -1,6 +1,12 @@
 import { sql } from 'kysely';
 import type { Session } from '../../../domain/session.ts';
-import type { ForkedTurn, SessionCursor, SessionPage, SessionRepository } from '../../../application/index.ts';
+import type {
+  ForkedTurn,
+  SessionCursor,
+  SessionPage,
+  SessionRepository,
+  SessionSettings,
+} from '../../../application/index.ts';
 import { toIsoInstant } from '../iso-instant.ts';
 import {
   activityInstant,
@@ -13,9 +19,11 @@ import {
   selectSession,
   sessionExists,
   sessionRow,
+  settingsRow,
   toSession,
   toSessionPage,
   touchSession,
+  updateSessionSettings,
 } from '../rows/session.rows.ts';
 import { forkRows, forkStatements } from '../rows/session-fork.rows.ts';
 import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
@@ -77,6 +85,12 @@ export class PgSessionRepository implements SessionRepository {
     await this.db.run((k) =>
       (instant === undefined ? addSessionTasks(k, id, addedTasks) : touchSession(k, id, instant, addedTasks)).execute(),
     );
+  }
+
+  async updateSettings(id: string, settings: SessionSettings, at: string): Promise<boolean> {
+    const row = settingsRow(settings);
+    const r = await this.db.run((k) => updateSessionSettings(k, id, row, toIsoInstant(at, 'at')).executeTakeFirst());
+    return Number(r.numUpdatedRows) > 0;
   }
 
   async delete(id: string): Promise<boolean> {

@@ -91,6 +91,35 @@ export function touchSession(k: Kysely<DB>, id: string, at: string, added: numbe
     .where('id', '=', id);
 }
 
+/** A session's settings rewritten (session/update); `updatedAt` moves forward only, as with a touch. */
+export function updateSessionSettings(
+  k: Kysely<DB>,
+  id: string,
+  row: Pick<SessionRow, 'actor' | 'skills' | 'context'>,
+  at: string,
+) {
+  return k
+    .updateTable('sessions')
+    .set((eb) => ({
+      actor: row.actor,
+      skills: row.skills,
+      context: row.context,
+      updated_at: eb.case().when('updated_at', '<', at).then(at).else(eb.ref('updated_at')).end(),
+    }))
+    .where('id', '=', id);
+}
+
+/** The settings' columns of a session (session/update). */
+export function settingsRow(
+  s: Pick<Session, 'actor' | 'skills' | 'context'>,
+): Pick<SessionRow, 'actor' | 'skills' | 'context'> {
+  return {
+    actor: s.actor,
+    skills: s.skills && s.skills.length > 0 ? JSON.stringify(s.skills) : null,
+    context: s.context ?? null,
+  };
+}
+
 export function addSessionTasks(k: Kysely<DB>, id: string, added: number) {
   return k
     .updateTable('sessions')

@@ -32,6 +32,7 @@ import type { Ui } from '../render/ui.ts';
 import { compactionLine, compactionOf, usedCompactionOf } from '../render/compaction.render.ts';
 import { changesText, undoText } from '../render/undo.render.ts';
 import type { Runner } from '../runner.ts';
+import { collect, qualifiedName, registerSessionOps } from './session-ops.command.ts';
 import { choiceOption, intOption } from '../support/options.ts';
 
 /**
@@ -92,19 +93,16 @@ export function sessionParams(opts: SessionChoice & { title?: string }): {
   title?: string;
 } {
   return {
-    ...(opts.actor ? { actor: qualified(opts.actor) } : {}),
-    ...(opts.project ? { project: qualified(opts.project) } : {}),
-    ...(opts.skill?.length ? { skills: opts.skill.map(qualified) } : {}),
+    ...(opts.actor ? { actor: qualifiedName(opts.actor) } : {}),
+    ...(opts.project ? { project: qualifiedName(opts.project) } : {}),
+    ...(opts.skill?.length ? { skills: opts.skill.map(qualifiedName) } : {}),
     ...(opts.context ? { context: opts.context } : {}),
     ...(opts.title ? { title: opts.title } : {}),
   };
 }
 
-/** A bare name means local/<name>, as everywhere else in the CLI. */
-const qualified = (name: string): string => (name.includes('/') ? name : `local/${name}`);
-
-/** Repeatable option values. */
-export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+/** Repeatable option values (kept here for the commands that import it from this module). */
+export { collect };
 
 function renderSession(s: Session, ui: Ui): string {
   const fields: Array<readonly [string, string | undefined]> = [
@@ -140,6 +138,7 @@ export function registerSession(program: CliCommand, runner: Runner): void {
   registerSessionList(session, runner);
   registerSessionShow(session, runner);
   registerSessionUndo(session, runner);
+  registerSessionOps(session, runner);
   registerSessionCompact(session, runner);
   registerSessionFork(session, runner);
   registerSessionDelete(session, runner);

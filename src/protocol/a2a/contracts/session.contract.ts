@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Task } from '../../../domain/a2a.model.ts';
 import { ActorName, ChatContextMode, Session, TurnChange, UndoOutcome } from '../../../domain/session.ts';
+import { SessionContextPreview, SessionDiff } from '../../../domain/session-views.ts';
 import { KeepTurns } from '../../../domain/registry/actor.definition.ts';
 import { defineContract, type ContractFamily } from '../contract.ts';
 
@@ -163,6 +164,67 @@ export const sessionUndo = defineContract({
   result: UndoOutcome,
 });
 
+// Update, diff and context (the chat's /model, /diff, /tools, /context) join 1.5, the version in the making, with undo.
+export const SessionUpdateParams = z
+  .object({
+    sessionId: SessionId,
+    /** The actor of the next turns. */
+    actor: ActorName.optional(),
+    /** The skills added to the actor's from the next turn on (replacing the session's; empty: none). */
+    skills: z.array(ActorName).max(50, 'at most 50 skills').optional(),
+    context: ChatContextMode.optional(),
+  })
+  .strict();
+
+export const sessionUpdate = defineContract({
+  name: '_cleveragents/session/update',
+  surface: 'extension',
+  since: '1.5',
+  summary:
+    "Change what a session's next turns use: its actor, skills or context mode (the same checks as create: an actor you cannot read is not found). A turn already running keeps what it started with.",
+  permission: 'session:write',
+  params: SessionUpdateParams,
+  result: Session,
+});
+
+export const SessionDiffParams = z
+  .object({
+    sessionId: SessionId,
+    /** One turn's own change (as session show numbers them); default: every turn not undone, up to the files as they are now. */
+    turn: z.number().int().min(1, 'must be at least 1').optional(),
+  })
+  .strict();
+
+export const sessionDiff = defineContract({
+  name: '_cleveragents/session/diff',
+  surface: 'extension',
+  since: '1.5',
+  summary:
+    "What a session's turns changed in the project's files, file by file (before the earliest turn not undone that changed it, and as it is now, marked when changed outside the agent since); with turn, that turn's own change.",
+  permission: 'session:read',
+  params: SessionDiffParams,
+  result: SessionDiff,
+});
+
+export const SessionContextParams = z
+  .object({
+    sessionId: SessionId,
+    /** The next message, whose words rank the project's files (default: none). */
+    message: z.string().max(100_000, 'is at most 100000 characters').optional(),
+  })
+  .strict();
+
+export const sessionContext = defineContract({
+  name: '_cleveragents/session/context',
+  surface: 'extension',
+  since: '1.5',
+  summary:
+    "What a session's next turn would send to its model: the actor and model, the system prompt's parts, the earlier turns kept, the project's files, the tools offered, and the totals against the window. Nothing is sent to a model.",
+  permission: 'session:read',
+  params: SessionContextParams,
+  result: SessionContextPreview,
+});
+
 /** The session family: every row of session.contract.ts, in the table's order. */
 export const SESSION_METHODS = {
   sessionCreate,
@@ -173,4 +235,7 @@ export const SESSION_METHODS = {
   sessionFork,
   sessionResume,
   sessionUndo,
+  sessionUpdate,
+  sessionDiff,
+  sessionContext,
 } as const satisfies ContractFamily;

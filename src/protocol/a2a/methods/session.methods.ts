@@ -14,4 +14,9 @@ export const SESSION_ROWS = bindFamily(c.SESSION_METHODS, {
   sessionResume: (facade, p, ctx) => facade.sessions.resume(p.sessionId, ctx.principal, p.turns ?? 3),
   sessionUndo: (facade, p, ctx) =>
     facade.turnHistory.undo(ctx.principal, p.sessionId, { turn: p.turn, force: p.force }),
+  sessionUpdate: (facade, p, ctx) =>
+    facade.sessions.update(p.sessionId, { actor: p.actor, skills: p.skills, context: p.context }, ctx.principal),
+  sessionDiff: (facade, p, ctx) => facade.turnHistory.diff(ctx.principal, p.sessionId, p.turn),
+  sessionContext: (facade, p, ctx) =>
+    facade.sessionContext.preview(p.sessionId, ctx.principal, { message: p.message, signal: ctx.signal }),
 });

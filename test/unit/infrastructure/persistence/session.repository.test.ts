@@ -112,6 +112,29 @@ for (const engine of ENGINES)
       );
     });
 
+    it('rewrites the settings of the next turns (actor, skills, context), keeps the rest, and says when the session is missing', async () => {
+      await repo.create({ ...session('s1', 'alice', 10), title: 'T', skills: ['local/a'], project: 'local/p' });
+      await repo.touch('s1', at(12), 1);
+      assert.equal(
+        await repo.updateSettings('s1', { actor: 'local/coder', skills: ['local/b'], context: 'full' }, at(20)),
+        true,
+      );
+      assert.deepEqual(await repo.get('s1'), {
+        ...session('s1', 'alice', 20),
+        actor: 'local/coder',
+        title: 'T',
+        project: 'local/p',
+        skills: ['local/b'],
+        context: 'full',
+        taskCount: 1,
+      });
+      // No skills and no mode clear them; an earlier instant leaves updatedAt as it is.
+      assert.equal(await repo.updateSettings('s1', { actor: 'local/coder' }, at(5)), true);
+      const cleared = await repo.get('s1');
+      assert.deepEqual([cleared?.skills, cleared?.context, cleared?.updatedAt], [undefined, undefined, at(20)]);
+      assert.equal(await repo.updateSettings('nope', { actor: 'local/coder' }, at(30)), false);
+    });
+
     it('touch moves updatedAt forward only and adds to the task count', async () => {
       await repo.create(session('s1', 'alice', 10));
       await repo.touch('s1', at(20), 1);
