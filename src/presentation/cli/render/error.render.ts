@@ -91,7 +91,11 @@ export function reportOf(err: unknown, reason: ExitReason, target: Target): Erro
  */
 export function renderError(r: ErrorReport, reason: ExitReason, mode: { rich: boolean; pal: Palette }): string {
   const { pal } = mode;
-  if (reason === 'INTERRUPTED') return `${mode.rich ? pal.yellow('interrupted') : 'interrupted'}\n`;
+  const interrupted = mode.rich ? pal.yellow('interrupted') : 'interrupted';
+  // A command that knows what its Ctrl-C left behind says so, with how to go on.
+  if (reason === 'INTERRUPTED' && r.type === 'PlanInterrupted')
+    return `${interrupted}: ${r.message}\n${mode.rich ? `  ${pal.cyan('hint')}` : 'hint'}: ${r.hint ?? ''}\n`;
+  if (reason === 'INTERRUPTED') return `${interrupted}\n`;
   const lines: string[] = [];
   const kind =
     r.type !== 'Error' && r.type !== 'UsageError' && r.type !== 'StartupError' && r.type !== 'Interrupted'
