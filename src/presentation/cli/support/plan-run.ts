@@ -70,8 +70,12 @@ export function nextCommands(s: PlanStatus): string[] {
   else if (rebaseConflict) out.push(`agents plan diff ${id}`);
   else if (s.allowed.includes('execute')) out.push(`agents plan execute ${id}`);
   else if (s.allowed.includes('apply')) out.push(`agents plan apply ${id}`);
-  if ((s.state === 'errored' || s.state === 'constrained') && s.allowed.includes('prompt'))
-    out.push(`agents plan prompt ${id} "…"`);
+  // Guidance reaches an actor: a stepped action (no actors) runs the same fixed steps again, so
+  // for it the way on is execute (the cause fixed) or a new plan with other arguments.
+  if ((s.state === 'errored' || s.state === 'constrained') && s.allowed.includes('prompt')) {
+    if (s.actors) out.push(`agents plan prompt ${id} "…"`);
+    else if (s.state === 'errored') out.push(`agents plan use ${s.action} ${s.projects.join(' ')} --arg NAME=VALUE …`);
+  }
   if (out.length === 0) out.push(`agents plan status ${id}`);
   return out;
 }
