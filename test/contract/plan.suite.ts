@@ -196,6 +196,30 @@ export function planSuite(ctx: SuiteContext): void {
       -32602,
       'ValidationError',
     );
+    // A fixed step's argument its tool would refuse at execute, where no correction can change it.
+    const badRegex = await rpcError(
+      client.call(planUse, {
+        action: 'builtin/replace',
+        projects: ['local/plan-project'],
+        arguments: { pattern: 'colou(r', replacement: 'color' },
+      }),
+      -32602,
+      'ValidationError',
+    );
+    assert.match(
+      badRegex.message,
+      /arguments\.pattern is not a valid regular expression: .*Unterminated group \(the pattern of step 1, builtin\/replace-in-files\)/,
+    );
+    const badFlags = await rpcError(
+      client.call(planUse, {
+        action: 'builtin/replace',
+        projects: ['local/plan-project'],
+        arguments: { pattern: 'a', replacement: 'b', flags: 'gx' },
+      }),
+      -32602,
+      'ValidationError',
+    );
+    assert.match(badFlags.message, /arguments\.flags "gx" does not match/);
     await rpcError(
       client.call(planUse, { action: 'local/nothing', projects: ['local/plan-project'] }),
       -32001,

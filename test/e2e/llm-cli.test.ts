@@ -85,6 +85,18 @@ describe('agents with an LLM actor (local mode)', () => {
     assert.match(missing.stdout, /^runnable: no$/m);
   });
 
+  it('a failed send says why as an error with its hint (exit 9), not as a dump of the task', async () => {
+    const res = await cli.run(['--format', 'plain', 'send', '--actor', 'local/nokey', 'hello']);
+    assert.equal(res.code, 9, res.stderr);
+    assert.equal(res.stdout, '');
+    assert.match(
+      res.stderr,
+      /^error: task \S+ failed: No API key for local\/nokey: LLM_E2E_NOPE is not set \(TaskFailed\)$/m,
+    );
+    assert.match(res.stderr, /^hint: set LLM_E2E_NOPE in the environment /m);
+    assert.doesNotMatch(res.stderr, /\{"error"/);
+  });
+
   it('send --stream prints the answer as it arrives, before the turn ends', async () => {
     const gate = createGate();
     fake.push({ text: ['Hel', 'lo', ' there'], gate: gate.promise, holdAfter: 1, usage: { input: 10, output: 3 } });

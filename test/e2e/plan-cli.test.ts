@@ -424,7 +424,9 @@ describe('plans through the CLI, local mode (an agent over stdio per call)', { c
     assert.equal((await status(local, yes)).waiting.kind, 'apply-approval');
     // Guidance never approves: prompt with words rejects; reject --guidance too. Nothing lands.
     const guided = await local.run(['plan', 'prompt', yes, 'go', 'ahead']);
-    expectCode(guided, 9, 'guidance on the waiting apply declines it');
+    // Declining is what was asked (as plan reject does): it says so, and succeeds.
+    expectCode(guided, 0, 'guidance on the waiting apply declines it');
+    assert.match(guided.stdout, /^Apply declined \(go ahead\); the plan stays ready to apply$/m);
     assert.deepEqual(snapshot(repo), before);
     const sGuided = await status(local, yes);
     assert.equal(`${sGuided.phase}/${sGuided.state}`, 'execute/complete');

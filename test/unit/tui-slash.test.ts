@@ -27,6 +27,22 @@ describe('tui slash commands', () => {
       ok: true,
       cmd: { name: 'plan-use', goal: 'fix it', projects: ['api'], args: {}, profile: 'auto' },
     });
+    // The hint of a goal without an LLM actor names --actor: the TUI takes it as `agents plan use` does.
+    assert.deepEqual(parseSlash('/plan use --goal "fix it" api --actor my/llm --execution-actor my/coder'), {
+      ok: true,
+      cmd: {
+        name: 'plan-use',
+        goal: 'fix it',
+        projects: ['api'],
+        args: {},
+        actor: 'my/llm',
+        executionActor: 'my/coder',
+      },
+    });
+    assert.deepEqual(parseSlash('/plan use --goal g api --strategy-actor=my/thinker'), {
+      ok: true,
+      cmd: { name: 'plan-use', goal: 'g', projects: ['api'], args: {}, strategyActor: 'my/thinker' },
+    });
     assert.deepEqual(parseSlash('/rollback 01CK'), { ok: true, cmd: { name: 'rollback', checkpoint: '01CK' } });
     assert.deepEqual(parseSlash('/rollback'), { ok: true, cmd: { name: 'rollback' } });
     assert.deepEqual(parseSlash('/correct --append use UTC'), {

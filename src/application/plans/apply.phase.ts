@@ -34,8 +34,9 @@ export async function applyChanges(
 ): Promise<void> {
   const { sandboxes, logger } = io;
   startApply(plan, turn.task.id);
+  const diffs = await io.recorder.diffs(plan);
+  if (diffs.length > 0 && totalStats(diffs).files === 0) return closeUnchanged(io, plan, turn);
   if (!yes && policyOf(plan).applyApproval) {
-    const diffs = await io.recorder.diffs(plan);
     const request = {
       kind: 'apply' as const,
       planId: plan.id,
@@ -107,4 +108,25 @@ export async function applyChanges(
   });
   await notifyPlanHooks(io.hooks, 'after-apply', plan, turn, { applied: plan.applied }, logger);
   await turn.status('TASK_STATE_COMPLETED', `Plan ${plan.id} applied`, planMeta(plan));
+}
+
+/**
+ * A plan whose steps changed no file (each rejected, or a command that wrote nothing): there is
+ * nothing to approve or commit, so the apply says so and closes the plan — its sandbox removed,
+ * no commit recorded — rather than reporting "Applied (0 files)" as if something had landed.
+ */
+async function closeUnchanged(io: ApplyInputs, plan: Plan, turn: TaskHandle): Promise<void> {
+  startPhase(plan, 'apply');
+  await io.recorder.save(plan);
+  for (const sb of plan.sandboxes)
+    await io.sandboxes
+      .remove(sb)
+      .catch((err: unknown) => io.logger.warn({ err, planId: plan.id }, 'sandbox cleanup failed'));
+  markApplied(plan, { at: io.recorder.now().toISOString(), commits: [] });
+  await io.recorder.save(plan);
+  await turn.status(
+    'TASK_STATE_COMPLETED',
+    `Nothing to apply: plan ${plan.id} changed no files, so no commit was made; the plan is closed and its sandbox removed`,
+    planMeta(plan),
+  );
 }

@@ -334,7 +334,9 @@ class StepRun {
         kind: 'tool',
         message: `step ${i + 1} (${c.toolName}) failed: ${result.summary}`,
         recoverable: true,
-        hint: `correct the plan (agents plan correct ${c.d.id} …) or fix the cause and run agents plan execute ${plan.id} to resume`,
+        // The steps come from the action's arguments: a correction re-strategizes the same ones, so
+        // what is left is a cause outside the plan (a file, the repository), or a new plan.
+        hint: `fix the cause and run agents plan execute ${plan.id} to resume; if an argument is wrong, the steps of ${plan.action} cannot change: make a new plan (agents plan use ${plan.action} ${plan.projects.join(' ')} --arg NAME=VALUE …)`,
       });
     }
     moveCursor(plan, i + 1);

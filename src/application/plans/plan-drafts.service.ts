@@ -5,6 +5,7 @@ import type { PolicySnapshot } from '../../domain/plan/policy.ts';
 import { DEFAULT_AUTOMATION_PROFILE, GLOBAL_INVARIANTS } from '../../domain/registry/builtins.ts';
 import type { ActionDefinition } from '../../domain/registry/action.definition.ts';
 import { profileEntityName, type ProjectDefinition } from '../../domain/registry/project.definition.ts';
+import { toolArgumentProblems } from '../../domain/registry/tool-arguments.ts';
 import type { Principal } from '../ports/principal.ts';
 import { resolveArguments } from './arguments.ts';
 import { assertCostBudgetCounts } from './cost-budget-check.ts';
@@ -41,6 +42,11 @@ function argumentsOf(action: string, def: ActionDefinition, input: UseInput): Pl
     given['goal'] = input.goal;
   }
   return resolveArguments(def, given);
+}
+
+/** The plan argument a step argument is made of (`{{pattern}}` → pattern), if it is exactly one. */
+function argumentBehind(template: unknown): string | undefined {
+  return typeof template === 'string' ? /^\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}$/.exec(template)?.[1] : undefined;
 }
 
 /** The verify command: the first project's that has one, else the action's. */
@@ -110,6 +116,7 @@ export class PlanDrafts {
     await this.deps.registry.assertMayApplyInto(input.projects, principal);
     const actors = await this.actorsOf(action.name, def, projects, input, principal);
     const args = argumentsOf(action.name, def, input);
+    await this.assertStepArguments(action.name, def, args);
     const at = this.now().toISOString();
     const policy = await this.snapshotProfile(profile ?? DEFAULT_AUTOMATION_PROFILE, at, principal);
     const id = newId();
@@ -148,6 +155,33 @@ export class PlanDrafts {
       ...(verify ? { verify } : {}),
     };
     return plan;
+  }
+
+  /**
+   * A stepped action's steps with the plan's arguments filled in, checked as their tools will
+   * check them: once made, a plan's steps cannot change (a correction re-strategizes the same
+   * ones), so an argument its tool refuses is refused now, naming the plan argument it came from.
+   */
+  private async assertStepArguments(action: string, def: ActionDefinition, args: Plan['arguments']): Promise<void> {
+    const problems: Array<{ field: string; description: string }> = [];
+    for (const [i, step] of (def.steps ?? []).entries()) {
+      const tool = await this.deps.registry.use('tool', step.tool);
+      if (!tool) continue; // strategize reports a step naming a missing tool, as it does for a stored plan
+      const rendered = renderTemplate(step.args ?? {}, args) as Record<string, unknown>;
+      for (const p of toolArgumentProblems(tool.definition.inputSchema, rendered)) {
+        const from = argumentBehind(step.args?.[p.field]);
+        problems.push({
+          field: from ? `arguments.${from}` : `steps[${i}].args.${p.field}`,
+          description: `${p.description} (the ${p.field} of step ${i + 1}, ${step.tool})`,
+        });
+      }
+    }
+    if (problems.length > 0)
+      throw new AppError(
+        'INVALID_PARAMS',
+        `Invalid arguments for ${action}: ${problems.map((p) => `${p.field} ${p.description}`).join('; ')}`,
+        { fields: problems, hint: `see the action's arguments with \`agents action show ${action}\`` },
+      );
   }
 
   /** The projects' definitions, network settings and the first automation profile one names; each resource must exist. */

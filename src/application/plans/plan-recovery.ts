@@ -38,7 +38,8 @@ export async function settleInterruptedPlans(
     };
     failPhase(plan, plan.phase, {
       kind: 'interrupted',
-      message: `the server restarted while the ${plan.phase} phase ran`,
+      // Which process stopped is not known here: a server, or a local command's own agent (Ctrl-C).
+      message: `the ${plan.phase} phase was interrupted: the agent process running it stopped (a server restart, or Ctrl-C on a local command)`,
       ...resume[plan.phase],
     });
     touch(plan, deps.now());

@@ -206,7 +206,7 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     source: 'builtin',
     inputSchema: obj(
       {
-        pattern: { type: 'string', minLength: 1 },
+        pattern: { type: 'string', minLength: 1, format: 'regex' },
         path,
         include: { type: 'array', items: { type: 'string' } },
         maxResults: { type: 'integer', minimum: 1, maximum: 10000 },
@@ -222,7 +222,7 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
     source: 'builtin',
     inputSchema: obj(
       {
-        pattern: { type: 'string', minLength: 1, description: 'a JavaScript regular expression' },
+        pattern: { type: 'string', minLength: 1, format: 'regex', description: 'a JavaScript regular expression' },
         replacement: { type: 'string', description: '$1… refer to groups' },
         include: { type: 'array', items: { type: 'string' }, minItems: 1 },
         exclude: { type: 'array', items: { type: 'string' } },

@@ -121,7 +121,7 @@ export class Runner extends ExitStatus {
       const conn = await connectionOf(flags, env, file, opts.local === true);
       const namespace = opts.local ? undefined : resolveNamespace(flags, env, file);
       if (conn.kind === 'server') {
-        target = { kind: 'server', url: conn.url };
+        target = { kind: 'server', url: conn.url, ...(conn.stored !== undefined ? { login: true } : {}) };
         if (flags.dataDir) ui.warn('--data-dir is ignored in server mode (the server owns its storage)');
       }
       const ctx = this.contextOf({ name, declared }, ui, conn, namespace, ac, target, opened);

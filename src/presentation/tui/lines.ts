@@ -124,6 +124,15 @@ export function planLines(p: PlanPane, width: number): Line[] {
     `steps ${s.progress.stepsDone}/${s.progress.stepsTotal} · attempt ${s.attempt} · allowed: ${s.allowed.join(', ') || 'nothing'}`,
     'meta',
   );
+  // What landed: the commit the apply made on each project (or that nothing did).
+  if (s.applied) {
+    if (s.applied.commits.length === 0) push('applied: nothing (no file changed, no commit)', 'meta');
+    for (const c of s.applied.commits)
+      push(
+        `applied to ${c.resource}: ${c.commit ? `commit ${c.commit.slice(0, 12)}` : 'no commit'} (${c.files.length} file${c.files.length === 1 ? '' : 's'})`,
+        'ok',
+      );
+  }
   if (s.error) {
     push(`error: ${s.error.message}`, 'error');
     if (s.error.hint) push(`hint: ${s.error.hint}`, 'error');

@@ -164,6 +164,9 @@ export class PlanController {
         projects: cmd.projects.map(qualify),
         ...(Object.keys(cmd.args).length ? { arguments: cmd.args } : {}),
         ...(cmd.profile ? { automationProfile: cmd.profile } : {}),
+        ...(cmd.actor ? { actor: qualify(cmd.actor) } : {}),
+        ...(cmd.strategyActor ? { strategyActor: qualify(cmd.strategyActor) } : {}),
+        ...(cmd.executionActor ? { executionActor: qualify(cmd.executionActor) } : {}),
         wait: false,
       }),
     );

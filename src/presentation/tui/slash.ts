@@ -16,6 +16,9 @@ export type SlashCommand =
       projects: string[];
       args: Record<string, string>;
       profile?: string;
+      actor?: string;
+      strategyActor?: string;
+      executionActor?: string;
     }
   | { name: 'execute' }
   | { name: 'apply' }
@@ -41,7 +44,10 @@ export const SLASH_USAGE: ReadonlyArray<readonly [string, string]> = [
   ['/plans', 'the plans list'],
   ['/plan <id>', 'open a plan'],
   ['/plan use <action> <project>… [--arg k=v]… [--profile P]', 'make a plan and strategize it'],
-  ['/plan use --goal "…" <project>…', 'a plan from a goal (LLM actors)'],
+  [
+    '/plan use --goal "…" <project>… [--actor A] [--strategy-actor A] [--execution-actor A]',
+    'a plan from a goal (LLM actors)',
+  ],
   ['/execute', "run the open plan's execute phase (or resume it)"],
   ['/apply', "merge the open plan's changes into the project"],
   ['/approve · /reject [guidance]', 'answer what the plan or the chat waits for'],
@@ -170,7 +176,16 @@ export function parseSlash(line: string): SlashParse {
 }
 
 function planUse(args: string[]): SlashParse {
-  const f = flags(args, { project: 'many', arg: 'many', goal: 'one', profile: 'one' });
+  // The same options as `agents plan use`, so a hint naming one of them is true here too.
+  const f = flags(args, {
+    project: 'many',
+    arg: 'many',
+    goal: 'one',
+    profile: 'one',
+    actor: 'one',
+    'strategy-actor': 'one',
+    'execution-actor': 'one',
+  });
   if (typeof f === 'string') return fail(f, '/plan use');
   const goal = f.values['goal']?.[0];
   const [first, ...others] = f.rest;
@@ -185,6 +200,9 @@ function planUse(args: string[]): SlashParse {
     pairs[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   const profile = f.values['profile']?.[0];
+  const actor = f.values['actor']?.[0];
+  const strategyActor = f.values['strategy-actor']?.[0];
+  const executionActor = f.values['execution-actor']?.[0];
   return {
     ok: true,
     cmd: {
@@ -194,6 +212,9 @@ function planUse(args: string[]): SlashParse {
       ...(action ? { action } : {}),
       ...(goal !== undefined ? { goal } : {}),
       ...(profile ? { profile } : {}),
+      ...(actor ? { actor } : {}),
+      ...(strategyActor ? { strategyActor } : {}),
+      ...(executionActor ? { executionActor } : {}),
     },
   };
 }

@@ -218,6 +218,7 @@ function reducePlan(
       const decisions = a.decisions ?? s.plan.decisions;
       return {
         ...s,
+        notice: followedNotice(s.notice, s.plan.status, a.status),
         plan: {
           ...s.plan,
           status: a.status,
@@ -243,6 +244,39 @@ function reducePlan(
         },
       };
   }
+}
+
+/**
+ * The status line follows the open plan: what an operation said ("executing plan … in its
+ * sandbox") is replaced by where the plan is once its phase, state or waiting changes — else the
+ * line would go on saying it executes long after it finished. An error stays until read over.
+ */
+function followedNotice(
+  notice: Notice | undefined,
+  before: PlanStatus | undefined,
+  now: PlanStatus,
+): Notice | undefined {
+  if (notice?.level === 'error' || before?.planId !== now.planId) return notice;
+  const moved =
+    before.phase !== now.phase ||
+    before.state !== now.state ||
+    before.running !== now.running ||
+    before.waiting?.taskId !== now.waiting?.taskId;
+  return moved ? { level: 'info', text: planNoticeText(now) } : notice;
+}
+
+/** Where a plan is, in one line: its phase and state, and what it waits for, stopped on or landed. */
+export function planNoticeText(s: PlanStatus): string {
+  const at = `plan ${s.planId} ${s.phase}/${s.state}`;
+  if (s.waiting) return `${at}: waits for your answer (y approve · n reject)`;
+  if (s.error) return `${at}: ${s.error.message}`;
+  if (s.state === 'applied') {
+    const commits = (s.applied?.commits ?? []).filter((c) => c.commit);
+    return commits.length
+      ? `${at}: ${commits.map((c) => `${c.resource} commit ${(c.commit ?? '').slice(0, 12)}`).join(', ')}`
+      : `${at}: nothing was applied (no file changed)`;
+  }
+  return `${at}${s.running ? ' (running)' : ''}`;
 }
 
 /** The chat types into the line at once; elsewhere `/` opens it. */

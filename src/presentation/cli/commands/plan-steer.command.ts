@@ -106,6 +106,8 @@ export function registerPlanPrompt(plan: CliCommand, runner: Runner): void {
     .action((id: string, words: string[], opts: { yes?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan prompt', async (ctx) => {
         const client = await ctx.client();
+        // Guidance on a waiting apply declines it, as plan reject does: a success, not a failed task.
+        const asked = (await client.call(planStatus, { planId: id }, { signal: ctx.signal })).waiting?.kind;
         const run = await runPhase(
           ctx,
           client,
@@ -113,6 +115,8 @@ export function registerPlanPrompt(plan: CliCommand, runner: Runner): void {
           { yes: opts.yes === true },
         );
         ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
+        if (asked === 'apply-approval' && applyDeclined(run))
+          return runOutcome({ follow: run.follow, status: run.status, taskId: run.taskId });
         return runOutcome(run);
       }),
     );

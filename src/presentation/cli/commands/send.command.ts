@@ -18,7 +18,13 @@ import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { eventLines, type EventLines } from '../support/events.ts';
 import { userMessage } from '../support/message.ts';
 import { collect, CONTEXT_FLAG, targetSession, type SessionChoice } from './session.command.ts';
-import { approvalWaitError, exitForTask, reportCancel, reportTaskEnd } from '../support/task-outcome.ts';
+import {
+  approvalWaitError,
+  taskFailureError,
+  exitForTask,
+  reportCancel,
+  reportTaskEnd,
+} from '../support/task-outcome.ts';
 import { TurnCancel } from '../support/turn-cancel.ts';
 
 interface SendOptions extends SessionChoice {
@@ -124,14 +130,16 @@ async function sendWaiting(
   // Given up waiting after a cancel: the task as the cancel left it, if the agent answered that.
   const task = result?.task ?? (canceled?.kind === 'canceled' ? canceled.task : undefined);
   const answer = artifactsText(task?.artifacts);
+  const failed = canceled ? undefined : taskFailureError(task);
   if (task && answer && (opts.wait || canceled)) {
     ui.out(answer.endsWith('\n') ? answer : `${answer}\n`);
-    reportTaskEnd(ui, task);
-  } else if (task) {
+    if (!failed) reportTaskEnd(ui, task);
+  } else if (task && !failed) {
     ui.out(renderTask(task, ui.mode));
   }
   if (canceled) reportCancel(ui, canceled);
   const data = result ?? { task: task ?? null };
+  if (failed) return { data, error: failed };
   const waiting = canceled || !opts.wait ? undefined : approvalWaitError(task, ctx.io.stdin.isTTY === true);
   if (waiting) return { data, error: waiting };
   return { data, exit: canceled ? 'INTERRUPTED' : exitForTask(task) };

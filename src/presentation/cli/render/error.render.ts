@@ -22,16 +22,23 @@ export type FieldProblem = FieldViolationInfo & { file?: string; line?: number }
 /** Keys of `error.data` that the report has fields of its own for. */
 const KNOWN_DATA_KEYS = new Set(['type', 'reason', 'correlationId', 'hint', 'fieldViolations']);
 
-/** Where the CLI was talking to, for hints about unreachable agents. */
-export type Target = { kind: 'local' } | { kind: 'server'; url: string };
+/**
+ * Where the CLI was talking to, for hints about unreachable agents; `login`: the server is the one
+ * `agents login` made current (every command goes there until the user says otherwise).
+ */
+export type Target = { kind: 'local' } | { kind: 'server'; url: string; login?: boolean };
 
 /** What to suggest when the agent gave no hint of its own. */
 function fallbackHint(reason: ExitReason, target: Target): string | undefined {
   switch (reason) {
     case 'UNREACHABLE':
-      return target.kind === 'server'
-        ? `check that a server runs at ${target.url} (agents serve) and that the URL is right`
-        : 'the local agent could not be started or stopped answering; run again with --verbose to see its log';
+      if (target.kind === 'local')
+        return 'the local agent could not be started or stopped answering; run again with --verbose to see its log';
+      return `check that a server runs at ${target.url} (agents serve) and that the URL is right${
+        target.login
+          ? `; or work without it: add --local to use a local agent, or forget the login with agents logout --server ${target.url}`
+          : ''
+      }`;
     case 'AUTH':
       return 'pass the server token with --token, CLEVERAGENTS_SERVER_TOKEN or the config file';
     default:
@@ -91,7 +98,11 @@ export function reportOf(err: unknown, reason: ExitReason, target: Target): Erro
  */
 export function renderError(r: ErrorReport, reason: ExitReason, mode: { rich: boolean; pal: Palette }): string {
   const { pal } = mode;
-  if (reason === 'INTERRUPTED') return `${mode.rich ? pal.yellow('interrupted') : 'interrupted'}\n`;
+  const interrupted = mode.rich ? pal.yellow('interrupted') : 'interrupted';
+  // A command that knows what its Ctrl-C left behind says so, with how to go on.
+  if (reason === 'INTERRUPTED' && r.type === 'PlanInterrupted')
+    return `${interrupted}: ${r.message}\n${mode.rich ? `  ${pal.cyan('hint')}` : 'hint'}: ${r.hint ?? ''}\n`;
+  if (reason === 'INTERRUPTED') return `${interrupted}\n`;
   const lines: string[] = [];
   const kind =
     r.type !== 'Error' && r.type !== 'UsageError' && r.type !== 'StartupError' && r.type !== 'Interrupted'

@@ -13,7 +13,7 @@ import {
   type StreamResponse,
 } from '../../../protocol/client/index.ts';
 import { CliError } from '../exit-codes.ts';
-import { renderDiff } from '../render/plan.render.ts';
+import { renderDiff, type PlanStatus } from '../render/plan.render.ts';
 import type { StreamedEvent } from '../render/stream.render.ts';
 import { isTerminalState, stateWord } from '../render/task.render.ts';
 import type { Ui } from '../render/ui.ts';
@@ -184,6 +184,50 @@ export function approvalError(planId: string, taskId: string, r: ApprovalRequest
     `approve: agents plan approve ${planId} · reject: agents plan reject ${planId} --guidance "…" (or agents send --task ${taskId} no) · see it: agents plan status ${planId}`,
     { planId, taskId, approvalRequest: r, state: 'input-required' },
   );
+}
+
+/**
+ * A plan cancelled while this command followed it (`agents plan cancel` from another terminal):
+ * said as such, with the reason it was given, exit 9 as for any task that ended canceled.
+ */
+export function cancelledError(s: Pick<PlanStatus, 'planId' | 'phase' | 'error'>): CliError {
+  // cancelPlan stores "cancelled" or "cancelled: <reason>".
+  const why = s.error?.message.replace(/^cancelled:?\s*/, '');
+  return new CliError(
+    `plan ${s.planId} was cancelled during its ${s.phase} phase${why ? `: ${why}` : ''}`,
+    'TASK_UNSUCCESSFUL',
+    'PlanCancelled',
+    `see where it stopped with agents plan status ${s.planId}; agents plan delete ${s.planId} removes it and its sandbox`,
+    { planId: s.planId, state: 'cancelled' },
+  );
+}
+
+/**
+ * Ctrl-C while following a phase. A local agent lives as long as this command, so the phase stops
+ * with it and resumes from its last checkpoint on the next run; a server's phase goes on.
+ */
+export function interruptedError(s: Pick<PlanStatus, 'planId' | 'phase'>, local: boolean): CliError {
+  const id = s.planId;
+  const resume: Record<PlanStatus['phase'], string> = {
+    strategize: `agents plan status ${id} shows it; if it did not finish, make the plan again with agents plan use`,
+    execute: `resume it with agents plan execute ${id} (it goes on from its last checkpoint)`,
+    apply: `try the apply again with agents plan apply ${id}`,
+  };
+  return local
+    ? new CliError(
+        `plan ${id}: its ${s.phase} phase stopped with the local agent`,
+        'INTERRUPTED',
+        'PlanInterrupted',
+        resume[s.phase],
+        { planId: id },
+      )
+    : new CliError(
+        `stopped following plan ${id}; its ${s.phase} phase goes on on the server`,
+        'INTERRUPTED',
+        'PlanInterrupted',
+        `follow it again with agents plan status ${id}, or stop it with agents plan cancel ${id}`,
+        { planId: id },
+      );
 }
 
 /** The error a finished run maps to (plan error → 10, budget → 11, failed/canceled → 9), or none. */

@@ -22,7 +22,14 @@ import { renderFields } from '../render/table.ts';
 import type { Ui } from '../render/ui.ts';
 import type { Outcome, RunContext } from '../runner.ts';
 import type { EventLines } from './events.ts';
-import { FOLLOW_CALLS, followPlanTask, runError, type FollowResult } from './plan-follow.ts';
+import {
+  cancelledError,
+  FOLLOW_CALLS,
+  followPlanTask,
+  interruptedError,
+  runError,
+  type FollowResult,
+} from './plan-follow.ts';
 
 /** What the run methods (use, execute, apply, prompt, approve, reject) return. */
 export type RunStart = ResultOf<typeof planUse>;
@@ -63,8 +70,12 @@ export function nextCommands(s: PlanStatus): string[] {
   else if (rebaseConflict) out.push(`agents plan diff ${id}`);
   else if (s.allowed.includes('execute')) out.push(`agents plan execute ${id}`);
   else if (s.allowed.includes('apply')) out.push(`agents plan apply ${id}`);
-  if ((s.state === 'errored' || s.state === 'constrained') && s.allowed.includes('prompt'))
-    out.push(`agents plan prompt ${id} "…"`);
+  // Guidance reaches an actor: a stepped action (no actors) runs the same fixed steps again, so
+  // for it the way on is execute (the cause fixed) or a new plan with other arguments.
+  if ((s.state === 'errored' || s.state === 'constrained') && s.allowed.includes('prompt')) {
+    if (s.actors) out.push(`agents plan prompt ${id} "…"`);
+    else if (s.state === 'errored') out.push(`agents plan use ${s.action} ${s.projects.join(' ')} --arg NAME=VALUE …`);
+  }
   if (out.length === 0) out.push(`agents plan status ${id}`);
   return out;
 }
@@ -151,17 +162,43 @@ export async function runPhase(
   const planId = started.plan.planId;
   const lines = opts.events;
   lines?.phase(started.plan);
-  const follow = await followPlanTask(ctx, client, started.taskId, {
-    planId,
-    yes: opts.yes,
-    ...(lines ? { onEvent: (seq: number, event: StreamResponse) => lines.event(seq, event) } : {}),
-  });
-  const status = await client.call(planStatus, { planId }, { signal: ctx.signal });
+  let follow: FollowResult;
+  try {
+    follow = await followPlanTask(ctx, client, started.taskId, {
+      planId,
+      yes: opts.yes,
+      ...(lines ? { onEvent: (seq: number, event: StreamResponse) => lines.event(seq, event) } : {}),
+    });
+  } catch (err) {
+    if (ctx.signal.aborted) throw interruptedError(started.plan, ctx.target.kind === 'local');
+    throw err;
+  }
+  if (ctx.signal.aborted) throw interruptedError(started.plan, ctx.target.kind === 'local');
+  let status = await client.call(planStatus, { planId }, { signal: ctx.signal });
+  // Cancelled from elsewhere (`agents plan cancel`): the task ends before the canceller stores the
+  // plan as cancelled, so the plan may still read `processing` here for a moment.
+  if (follow.task?.status.state === 'TASK_STATE_CANCELED' && status.state === 'processing')
+    status = await settledStatus(client, planId, ctx.signal, status);
   lines?.phase(status);
   const run: PhaseRun = { follow, status, taskId: started.taskId };
-  const err = runError(planId, follow);
+  const err = status.state === 'cancelled' ? cancelledError(status) : runError(planId, follow);
   if (err) run.error = err;
   return run;
+}
+
+/** The plan's status once it has left `processing` (read again for up to a few seconds), else as it was. */
+async function settledStatus(
+  client: A2AClient,
+  planId: string,
+  signal: AbortSignal,
+  first: PlanStatus,
+): Promise<PlanStatus> {
+  let status = first;
+  for (let i = 0; i < 50 && status.state === 'processing'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    status = await client.call(planStatus, { planId }, { signal });
+  }
+  return status;
 }
 
 /** The envelope of a run command: the plan, its task and every event (and the error, if any). */

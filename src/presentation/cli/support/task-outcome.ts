@@ -39,6 +39,29 @@ export function approvalWaitError(task: Task | undefined, stdinIsTerminal: boole
   );
 }
 
+/**
+ * A task that failed or was rejected, as the command's error (stderr, exit 9): the agent's own
+ * words and hint (the `error` data part of its last message), not a dump of the task with that
+ * JSON glued to the text.
+ */
+export function taskFailureError(task: Task | undefined): CliError | undefined {
+  const state = task?.status.state;
+  if (!task || (state !== 'TASK_STATE_FAILED' && state !== 'TASK_STATE_REJECTED')) return undefined;
+  const error = task.status.message?.parts
+    .map((p) => (p.data as { error?: unknown } | undefined)?.error)
+    .find((e): e is Record<string, unknown> => typeof e === 'object' && e !== null);
+  const said = typeof error?.['message'] === 'string' ? error['message'] : messageWords(task.status.message);
+  const hint = typeof error?.['hint'] === 'string' ? error['hint'] : undefined;
+  const what = state === 'TASK_STATE_FAILED' ? 'failed' : 'was rejected';
+  return new CliError(
+    `task ${task.id} ${what}${said ? `: ${said}` : ''}`,
+    'TASK_UNSUCCESSFUL',
+    state === 'TASK_STATE_FAILED' ? 'TaskFailed' : 'TaskRejected',
+    hint,
+    { taskId: task.id, contextId: task.contextId, ...(error?.['kind'] ? { kind: error['kind'] } : {}) },
+  );
+}
+
 /** An LLM turn's token usage and cost, on stderr (rich output only). */
 export function reportUsage(ui: Ui, task: Task | undefined): void {
   const usage = usageOf(task);

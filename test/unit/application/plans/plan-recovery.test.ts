@@ -48,7 +48,8 @@ describe('PlanService.settleInterrupted', () => {
     assert.equal(`${a?.phase}/${a?.state}`, 'execute/errored');
     assert.deepEqual(a?.error, {
       kind: 'interrupted',
-      message: 'the server restarted while the execute phase ran',
+      message:
+        'the execute phase was interrupted: the agent process running it stopped (a server restart, or Ctrl-C on a local command)',
       recoverable: true,
       hint: 'agents plan execute a resumes from the last checkpoint',
     });
