@@ -65,7 +65,7 @@ export class PlanService {
   }
 
   async execute(
-    planId: string,
+    planRef: string,
     opts: {
       wait?: boolean | undefined;
       yes?: boolean | undefined;
@@ -76,7 +76,8 @@ export class PlanService {
     },
     principal: Principal,
   ): Promise<RunResult> {
-    const plan = await this.access.get(planId, principal);
+    const plan = await this.access.get(planRef, principal);
+    const planId = plan.id;
     this.access.assertIdle(plan, 'execute');
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'execute');
@@ -106,11 +107,12 @@ export class PlanService {
   }
 
   async apply(
-    planId: string,
+    planRef: string,
     opts: { yes?: boolean | undefined; wait?: boolean | undefined },
     principal: Principal,
   ): Promise<RunResult> {
-    const plan = await this.access.get(planId, principal);
+    const plan = await this.access.get(planRef, principal);
+    const planId = plan.id;
     this.access.assertIdle(plan, 'apply');
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'apply');
@@ -137,12 +139,13 @@ export class PlanService {
 
   /** Cancels; with `clean`, the plan's sandboxes and branches are removed too (the plan record stays). */
   async cancel(
-    planId: string,
+    planRef: string,
     reason: string | undefined,
     principal: Principal,
     opts: { clean?: boolean | undefined } = {},
   ): Promise<PlanStatus> {
-    const plan = await this.access.get(planId, principal);
+    const plan = await this.access.get(planRef, principal);
+    const planId = plan.id;
     assertAllowed(plan, 'cancel');
     const current = plan.tasks[plan.phase];
     // The task first: its run stops (and reports nothing more) before the plan is cancelled.
@@ -199,8 +202,9 @@ export class PlanService {
    * Guidance for a plan that errored (recorded, then the phase runs again), or the answer to the
    * approval it waits for: a clear yes approves; anything else rejects, with the text as guidance.
    */
-  async prompt(planId: string, guidance: string, principal: Principal): Promise<RunResult> {
-    const plan = await this.access.get(planId, principal);
+  async prompt(planRef: string, guidance: string, principal: Principal): Promise<RunResult> {
+    const plan = await this.access.get(planRef, principal);
+    const planId = plan.id;
     assertAllowed(plan, 'prompt');
     if (plan.waiting) return this.answers.answer(plan, parseApprovalAnswer({ text: guidance }), principal, true);
     this.access.assertIdle(plan, 'prompt');

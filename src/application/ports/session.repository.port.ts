@@ -29,6 +29,8 @@ export interface SessionRepository {
    */
   createFork(session: Session, turns: readonly ForkedTurn[]): Promise<void>;
   get(id: string): Promise<Session | undefined>;
+  /** Up to `limit` of the owner's sessions whose id starts with `prefix` (`%` and `_` are plain characters). */
+  byIdPrefix(owner: string, prefix: string, limit: number): Promise<Session[]>;
   /** Continues strictly after `after` (newest first). */
   list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage>;
   /** Marks activity: bumps `updatedAt` and adds to the task count. */

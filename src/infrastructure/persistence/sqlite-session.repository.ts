@@ -15,6 +15,7 @@ import {
   selectSession,
   sessionExists,
   sessionRow,
+  sessionsByIdPrefix,
   toSession,
   toSessionPage,
   touchSession,
@@ -113,6 +114,12 @@ export class SqliteSessionRepository implements SessionRepository {
   async get(id: string): Promise<Session | undefined> {
     const row = await this.db.exclusive(() => this.q.select.get({ id }));
     return row && toSession(row);
+  }
+
+  async byIdPrefix(owner: string, prefix: string, limit: number): Promise<Session[]> {
+    const query = sessionsByIdPrefix(this.db.kysely, owner, prefix, limit).compile();
+    const rows = await this.db.exclusive(() => this.db.all(query));
+    return rows.map(toSession);
   }
 
   async list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage> {

@@ -8,6 +8,7 @@ import type {
   StoredTaskView,
   TaskExpiry,
   TaskListQuery,
+  TaskRef,
   TaskPage,
   TaskRepository,
 } from '../../../application/index.ts';
@@ -30,6 +31,7 @@ import {
   taskNotFound,
   TERMINAL_STATES,
   toEvent,
+  refsByIdPrefixQuery,
   toStoredTask,
   toTaskView,
   toTaskPage,
@@ -298,6 +300,10 @@ export class PgTaskRepository implements TaskRepository {
       await uncount(trx, gone);
       return gone.length;
     });
+  }
+
+  refsByIdPrefix(owner: string, prefix: string, limit: number): Promise<TaskRef[]> {
+    return this.db.run((k) => refsByIdPrefixQuery(k, owner, prefix, limit).execute());
   }
 
   /** The newest `limit` tasks of a context, returned oldest first (the last turns of a chat). */

@@ -4,6 +4,7 @@
  * SQLite prepares them with param() placeholders, PostgreSQL executes them with values).
  */
 import type { Kysely } from 'kysely';
+import { idStartsWith } from './id-prefix.ts';
 import type { Task, TaskEvent } from '../../../domain/a2a.model.ts';
 import { applyEvent, isTerminal, TASK_STATES } from '../../../domain/a2a.model.ts';
 import { AppError } from '../../../domain/errors.ts';
@@ -190,6 +191,18 @@ export function byContextQuery(k: Kysely<DB>, contextId: string, limit: number) 
     .select(TASK_COLUMNS)
     .where('context_id', '=', contextId)
     .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit);
+}
+
+/** The owner's tasks whose id starts with `prefix`, newest first (TaskRepository.refsByIdPrefix). */
+export function refsByIdPrefixQuery(k: Kysely<DB>, owner: string, prefix: string, limit: number) {
+  return k
+    .selectFrom('tasks')
+    .select(['id', 'context_id as contextId', 'state', 'updated_at as updatedAt'])
+    .where('owner', '=', owner)
+    .where(idStartsWith('id', prefix))
+    .orderBy('updated_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit);
 }
