@@ -151,6 +151,8 @@ export interface TaskRepository {
    */
   deleteExpired(expiry: TaskExpiry): Promise<number>;
   listByContext(contextId: string, limit: number): Promise<StoredTask[]>;
+  /** The text of the first user message of each context that has a task (a page of sessions in one read). */
+  firstMessages(contextIds: readonly string[]): Promise<Map<string, string>>;
   /** Up to `limit` of the owner's tasks whose id starts with `prefix` (`%` and `_` are plain characters), newest first. */
   refsByIdPrefix(owner: string, prefix: string, limit: number): Promise<TaskRef[]>;
 }

@@ -3,7 +3,14 @@ import { AppError } from '../../domain/errors.ts';
 import { newId, SAFE_ID } from '../../domain/ids.ts';
 import { resolveRef } from '../id-refs.ts';
 import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.ts';
-import { CHAT_CONTEXT_MODES, type ChatContextMode, type Session, type TurnChange } from '../../domain/session.ts';
+import {
+  CHAT_CONTEXT_MODES,
+  FIRST_MESSAGE_CHARS,
+  type ChatContextMode,
+  type Session,
+  type SessionListItem,
+  type TurnChange,
+} from '../../domain/session.ts';
 import type { ActorCatalog } from '../ports/actor.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { ForkedTurn, SessionRepository } from '../ports/session.repository.port.ts';
@@ -254,14 +261,18 @@ export class SessionService {
     principal: Principal,
     pageSize: number,
     pageToken?: string,
-  ): Promise<{ sessions: Session[]; nextPageToken: string; totalSize: number }> {
+  ): Promise<{ sessions: SessionListItem[]; nextPageToken: string; totalSize: number }> {
     const page = await this.deps.sessions.list(
       principal.namespace,
       pageSize,
       pageToken ? decodeUpdateCursor(pageToken) : undefined,
     );
+    const first = await this.deps.tasks.firstMessages(page.sessions.map((s) => s.id));
     return {
-      sessions: page.sessions,
+      sessions: page.sessions.map((s) => {
+        const text = first.get(s.id);
+        return text === undefined ? s : { ...s, firstMessage: text.slice(0, FIRST_MESSAGE_CHARS) };
+      }),
       nextPageToken: page.next ? encodeUpdateCursor(page.next) : '',
       totalSize: page.total,
     };

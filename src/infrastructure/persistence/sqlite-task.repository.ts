@@ -26,6 +26,8 @@ import {
   snapshotValues,
   taskExists,
   taskNotFound,
+  firstMessagesOf,
+  firstTasksQuery,
   refsByIdPrefixQuery,
   toStoredTask,
   toTaskView,
@@ -273,6 +275,12 @@ export class SqliteTaskRepository implements TaskRepository {
     this.q.bumpCount.run({ owner: r.owner, scope: '', added: -1 });
     this.q.bumpCount.run({ owner: r.owner, scope: r.context_id, added: -1 });
     x.dropEmptyCount.run({ owner: r.owner, scope: r.context_id });
+  }
+
+  async firstMessages(contextIds: readonly string[]): Promise<Map<string, string>> {
+    if (contextIds.length === 0) return new Map();
+    const query = firstTasksQuery(this.db.kysely, contextIds).compile();
+    return firstMessagesOf(await this.db.exclusive(() => this.db.all(query)));
   }
 
   async refsByIdPrefix(owner: string, prefix: string, limit: number): Promise<TaskRef[]> {

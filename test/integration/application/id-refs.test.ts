@@ -137,6 +137,24 @@ for (const engine of ENGINES)
       assert.equal((await refusal(() => sessions.get('01JSESS2', alice))).reason, 'NOT_FOUND');
     });
 
+    it('lists sessions with the message that opened each (from its first task)', async () => {
+      const opening = (id: string, ctx: string, text: string, s: number): Task => ({
+        ...task(id, s),
+        contextId: ctx,
+        history: [{ messageId: `m${id}`, role: 'ROLE_USER', contextId: ctx, taskId: id, parts: [{ text }] }],
+      });
+      await tasks.create(opening('01JT1', '01JSESS100000000000000000B', 'fix the parser', 1), 'alice');
+      await tasks.create(opening('01JT2', '01JSESS100000000000000000B', 'and now the tests', 2), 'alice');
+      const page = await sessions.list(alice, 10);
+      assert.deepEqual(
+        page.sessions.map((s) => [s.id, s.firstMessage]),
+        [
+          ['01JSESS100000000000000000B', 'fix the parser'],
+          ['01JSESS000000000000000000A', undefined],
+        ],
+      );
+    });
+
     it('lists the caller’s tasks by id prefix, newest first, and no one else’s', async () => {
       await tasks.create(task('01JTASK000000000000000000A', 1), 'alice');
       await tasks.create(task('01JTASK100000000000000000B', 2), 'alice');

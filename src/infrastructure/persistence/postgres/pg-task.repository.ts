@@ -31,6 +31,8 @@ import {
   taskNotFound,
   TERMINAL_STATES,
   toEvent,
+  firstMessagesOf,
+  firstTasksQuery,
   refsByIdPrefixQuery,
   toStoredTask,
   toTaskView,
@@ -300,6 +302,11 @@ export class PgTaskRepository implements TaskRepository {
       await uncount(trx, gone);
       return gone.length;
     });
+  }
+
+  async firstMessages(contextIds: readonly string[]): Promise<Map<string, string>> {
+    if (contextIds.length === 0) return new Map();
+    return firstMessagesOf(await this.db.run((k) => firstTasksQuery(k, contextIds).execute()));
   }
 
   refsByIdPrefix(owner: string, prefix: string, limit: number): Promise<TaskRef[]> {

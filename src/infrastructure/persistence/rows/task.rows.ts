@@ -207,6 +207,37 @@ export function refsByIdPrefixQuery(k: Kysely<DB>, owner: string, prefix: string
     .limit(limit);
 }
 
+/** The first task of each of these contexts (its snapshot starts with the message that opened it). */
+export function firstTasksQuery(k: Kysely<DB>, contextIds: readonly string[]) {
+  return k
+    .selectFrom('tasks as t')
+    .select(['t.context_id as contextId', 't.snapshot'])
+    .where('t.context_id', 'in', [...contextIds])
+    .where('t.created_at', '=', (eb) =>
+      eb
+        .selectFrom('tasks as f')
+        .select((f) => f.fn.min('f.created_at').as('first'))
+        .whereRef('f.context_id', '=', 't.context_id'),
+    )
+    .orderBy('t.id');
+}
+
+/** The text of the message that opened each context, from its first task's snapshot (the first row wins a tie). */
+export function firstMessagesOf(rows: readonly { contextId: string; snapshot: string }[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of rows) {
+    if (out.has(r.contextId)) continue;
+    const task = JSON.parse(r.snapshot) as Task;
+    const first = task.history?.find((m) => m.role === 'ROLE_USER');
+    const text = first?.parts
+      .map((p) => p.text)
+      .filter((t) => t !== undefined)
+      .join(' ');
+    if (text) out.set(r.contextId, text);
+  }
+  return out;
+}
+
 /** A maintained count (migration 0004): context_id '' is the owner's total. */
 export function countOfQuery(k: Kysely<DB>, owner: string, scope: string) {
   return k.selectFrom('task_counts').select('n').where('owner', '=', owner).where('context_id', '=', scope);
