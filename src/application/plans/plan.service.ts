@@ -11,6 +11,7 @@ import type { PlanHousekeeping } from './plan-housekeeping.service.ts';
 import type { PlanQueries } from './plan-queries.service.ts';
 import { settleInterruptedPlans, MISSING_TASK_GRACE_MS } from './plan-recovery.ts';
 import type { PlanRuns } from './plan-runs.service.ts';
+import { rollbackTarget, type RollbackInput } from './rollback-target.ts';
 import type { PlanStatus } from './plan.views.ts';
 import type { PlanServiceDeps, RunResult } from './plan.types.ts';
 
@@ -163,17 +164,11 @@ export class PlanService {
     return this.queries.status(planId, principal);
   }
 
-  async rollback(checkpointId: string, principal: Principal, planId?: string): Promise<PlanStatus> {
-    const plan = planId
-      ? await this.access.get(planId, principal)
-      : await this.access.planOfCheckpoint(checkpointId, principal);
+  /** Back to a checkpoint: named, or found from the plan with `steps` (see rollbackTarget). */
+  async rollback(input: RollbackInput, principal: Principal): Promise<PlanStatus> {
+    const { plan, checkpoint: cp } = await rollbackTarget(this.deps, this.access, input, principal);
     this.access.assertIdle(plan, 'rollback');
     assertAllowed(plan, 'rollback');
-    const cp = (await this.deps.plans.checkpoints(plan.id)).find((c) => c.id === checkpointId);
-    if (!cp)
-      throw new AppError('NOT_FOUND', `Checkpoint ${checkpointId} is not a checkpoint of plan ${plan.id}`, {
-        hint: `see them with agents plan status ${plan.id}`,
-      });
     const waiting = plan.waiting;
     requeueExecute(plan);
     await this.deps.recorder.restore(plan, cp).catch((err: unknown) => {
