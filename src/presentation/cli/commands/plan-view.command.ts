@@ -23,8 +23,9 @@ const STATES = ['queued', 'processing', 'complete', 'errored', 'constrained', 'c
 export function registerPlanStatus(plan: CliCommand, runner: Runner): void {
   plan
     .command('status')
+    .alias('show')
     .description('Phase, state, progress, usage, error, checkpoints and what is allowed next')
-    .argument('<id>', 'the plan id')
+    .argument('<id>', 'the plan id, a unique prefix of it, or last')
     .calls(planStatus)
     .action((id: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'plan status', async (ctx) => {
