@@ -1,4 +1,4 @@
-import type { SessionListItem } from '../../../domain/session.ts';
+import type { ResultOf, sessionList } from '../../../protocol/client/index.ts';
 import type { Palette } from './colors.ts';
 import { phaseState, type PlanStatus } from './plan.render.ts';
 import { oneLine, renderTable, type Column } from './table.ts';
@@ -7,6 +7,9 @@ import { oneLine, renderTable, type Column } from './table.ts';
 export const LIST_WIDTH = 80;
 /** Ids are ULIDs: 8 characters still read as one, and every command accepts a unique prefix of 4 or more. */
 export const MIN_SHOWN_ID = 8;
+
+/** A session as `session list` returns it (with its first message). */
+export type SessionListItem = ResultOf<typeof sessionList>['sessions'][number];
 
 interface ListMode {
   rich: boolean;

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SessionListItem } from '../../../../../src/domain/session.ts';
 import { palette } from '../../../../../src/presentation/cli/render/colors.ts';
 import {
   clip,
   planSummary,
   renderSessionList,
   shortIds,
+  type SessionListItem,
 } from '../../../../../src/presentation/cli/render/list.render.ts';
 
 const pal = palette(false);
