@@ -42,6 +42,12 @@ inBothModes('sessions by prefix and last', { root: ROOT }, ({ cli }) => {
     assert.equal((await cli.ok(['session', 'show', shown.toLowerCase()])).session.id, first);
   });
 
+  it('gets the newest task as `last`, and a task by a prefix of its id', async () => {
+    const { task: last } = await cli.ok(['task', 'get', 'last']);
+    assert.equal(last.contextId, ids[1]);
+    assert.equal((await cli.ok(['task', 'get', (last.id as string).slice(0, 20)])).task.id, last.id);
+  });
+
   it('refuses a prefix both sessions share, listing them, and one too short', async () => {
     const shared = await cli.run(['session', 'show', (ids[0] ?? '').slice(0, 4)]);
     assert.equal(shared.code, 7, shared.stderr);
@@ -96,6 +102,15 @@ describe('plans by prefix, plan list and plan rollback (local mode)', () => {
     assert.match(wrong.stderr, new RegExp(`${id} is a plan, not a checkpoint`));
     assert.match(wrong.stderr, /^ {2}[0-9A-Z]{26} {2}step 0 {2}before-execute$/m);
     assert.match(wrong.stderr, new RegExp(`agents plan rollback ${id} --steps 1`));
+  });
+
+  it('names a decision id given for --to, with the checkpoint taken after it', async () => {
+    const tree = await cli.ok(['plan', 'tree', id]);
+    const decision = (tree.decisions as { id: string }[])[0]?.id ?? '';
+    const wrong = await cli.run(['plan', 'rollback', id, '--to', decision]);
+    assert.equal(wrong.code, 7, wrong.stderr);
+    assert.match(wrong.stderr, new RegExp(`${decision} is a decision, not a checkpoint`));
+    assert.match(wrong.stderr, new RegExp(`The checkpoints of plan ${id}:\n {2}[0-9A-Z]{26} {2}step 0`));
   });
 
   it('rolls a plan back one step with --steps 1, by a prefix of its id', async () => {
