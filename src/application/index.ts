@@ -10,6 +10,7 @@ export type {
   StoredTask,
   StoredTaskView,
   TaskListQuery,
+  TaskRef,
   TaskPage,
   TaskExpiry,
   MessageKey,

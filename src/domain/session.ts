@@ -34,6 +34,13 @@ export const Session = z.object({
 });
 export type Session = z.infer<typeof Session>;
 
+/** A session as a list shows it: with the start of the message that opened it (absent: no turn yet). */
+export const SessionListItem = Session.extend({ firstMessage: z.string().optional() });
+export type SessionListItem = z.infer<typeof SessionListItem>;
+
+/** How much of the first message a list carries: enough to recognise a session, never a whole paste. */
+export const FIRST_MESSAGE_CHARS = 200;
+
 /** What one turn of a session changed in its project's files (the undo history). */
 export const TurnChange = z.object({
   /** The turn's number: its 1-based place among the session's turns, oldest first. */

@@ -1,6 +1,7 @@
 import { AppError } from '../../domain/errors.ts';
 import { type Decision, type Plan } from '../../domain/plan/plan.ts';
 import { isAllowed, type PlanOperation } from '../../domain/plan/plan-state.ts';
+import { resolveRef } from '../id-refs.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { PlanServiceDeps } from './plan.types.ts';
 
@@ -24,10 +25,26 @@ export class PlanAccess {
     this.deps = deps;
   }
 
-  async get(planId: string, principal: Principal): Promise<Plan> {
-    const plan = await this.deps.engine.load(planId);
-    if (!plan || plan.owner !== principal.namespace) throw planNotFound(planId);
-    return plan;
+  /**
+   * The caller's plan named by its id, a unique prefix of it, or `last` (the caller's newest plan).
+   * Only the caller's plans are looked at, so another user's plan never makes a prefix ambiguous.
+   */
+  async get(ref: string, principal: Principal): Promise<Plan> {
+    const owner = principal.namespace;
+    const found = await resolveRef<Plan>(ref, {
+      kind: 'plan',
+      exact: async (id) => {
+        const plan = await this.deps.engine.load(id);
+        return plan?.owner === owner ? plan : undefined;
+      },
+      latest: async () => (await this.deps.plans.list({ owner, limit: 1 }))[0],
+      byPrefix: (prefix, limit) => this.deps.plans.byIdPrefix(owner, prefix, limit),
+      idOf: (p) => p.id,
+      describe: (p) => p.description || p.name,
+      notFound: planNotFound,
+    });
+    // A prefix or `last` found the stored plan; the engine's copy is the live one while it runs.
+    return found.id === ref ? found : ((await this.deps.engine.load(found.id)) ?? found);
   }
 
   assertIdle(plan: Plan, op: PlanOperation | 'delete'): void {

@@ -24,8 +24,9 @@ export class PlanQueries {
     this.access = access;
   }
 
-  async status(planId: string, principal: Principal): Promise<PlanStatus> {
-    const plan = await this.access.get(planId, principal);
+  async status(planRef: string, principal: Principal): Promise<PlanStatus> {
+    const plan = await this.access.get(planRef, principal);
+    const planId = plan.id;
     const decisions = await this.deps.plans.decisions(planId);
     const status = statusOf(
       plan,
@@ -40,8 +41,9 @@ export class PlanQueries {
     return lastCommand ? { ...status, lastCommand } : status;
   }
 
-  async tree(planId: string, showSuperseded: boolean, principal: Principal): Promise<PlanTree> {
-    const plan = await this.access.get(planId, principal);
+  async tree(planRef: string, showSuperseded: boolean, principal: Principal): Promise<PlanTree> {
+    const plan = await this.access.get(planRef, principal);
+    const planId = plan.id;
     return {
       planId,
       attempt: plan.attempt,
@@ -70,8 +72,9 @@ export class PlanQueries {
     };
   }
 
-  async diff(planId: string, principal: Principal): Promise<PlanDiff> {
-    const plan = await this.access.get(planId, principal);
+  async diff(planRef: string, principal: Principal): Promise<PlanDiff> {
+    const plan = await this.access.get(planRef, principal);
+    const planId = plan.id;
     if (plan.sandboxes.length) {
       const diffs = await this.deps.recorder.diffs(plan);
       const stats = diffs.reduce(
@@ -111,7 +114,7 @@ export class PlanQueries {
 
   async artifacts(planId: string, principal: Principal): Promise<PlanArtifacts> {
     const diff = await this.diff(planId, principal);
-    return { planId, files: artifactsOf(diff.sandboxes, await this.deps.plans.toolCalls(planId)) };
+    return { planId: diff.planId, files: artifactsOf(diff.sandboxes, await this.deps.plans.toolCalls(diff.planId)) };
   }
 
   async list(

@@ -11,6 +11,7 @@ import type { PlanHousekeeping } from './plan-housekeeping.service.ts';
 import type { PlanQueries } from './plan-queries.service.ts';
 import { settleInterruptedPlans, MISSING_TASK_GRACE_MS } from './plan-recovery.ts';
 import type { PlanRuns } from './plan-runs.service.ts';
+import { rollbackTarget, type RollbackInput } from './rollback-target.ts';
 import type { PlanStatus } from './plan.views.ts';
 import type { PlanServiceDeps, RunResult } from './plan.types.ts';
 
@@ -65,7 +66,7 @@ export class PlanService {
   }
 
   async execute(
-    planId: string,
+    planRef: string,
     opts: {
       wait?: boolean | undefined;
       yes?: boolean | undefined;
@@ -76,7 +77,8 @@ export class PlanService {
     },
     principal: Principal,
   ): Promise<RunResult> {
-    const plan = await this.access.get(planId, principal);
+    const plan = await this.access.get(planRef, principal);
+    const planId = plan.id;
     this.access.assertIdle(plan, 'execute');
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'execute');
@@ -106,11 +108,12 @@ export class PlanService {
   }
 
   async apply(
-    planId: string,
+    planRef: string,
     opts: { yes?: boolean | undefined; wait?: boolean | undefined },
     principal: Principal,
   ): Promise<RunResult> {
-    const plan = await this.access.get(planId, principal);
+    const plan = await this.access.get(planRef, principal);
+    const planId = plan.id;
     this.access.assertIdle(plan, 'apply');
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'apply');
@@ -137,12 +140,13 @@ export class PlanService {
 
   /** Cancels; with `clean`, the plan's sandboxes and branches are removed too (the plan record stays). */
   async cancel(
-    planId: string,
+    planRef: string,
     reason: string | undefined,
     principal: Principal,
     opts: { clean?: boolean | undefined } = {},
   ): Promise<PlanStatus> {
-    const plan = await this.access.get(planId, principal);
+    const plan = await this.access.get(planRef, principal);
+    const planId = plan.id;
     assertAllowed(plan, 'cancel');
     const current = plan.tasks[plan.phase];
     // The task first: its run stops (and reports nothing more) before the plan is cancelled.
@@ -160,17 +164,11 @@ export class PlanService {
     return this.queries.status(planId, principal);
   }
 
-  async rollback(checkpointId: string, principal: Principal, planId?: string): Promise<PlanStatus> {
-    const plan = planId
-      ? await this.access.get(planId, principal)
-      : await this.access.planOfCheckpoint(checkpointId, principal);
+  /** Back to a checkpoint: named, or found from the plan with `steps` (see rollbackTarget). */
+  async rollback(input: RollbackInput, principal: Principal): Promise<PlanStatus> {
+    const { plan, checkpoint: cp } = await rollbackTarget(this.deps, this.access, input, principal);
     this.access.assertIdle(plan, 'rollback');
     assertAllowed(plan, 'rollback');
-    const cp = (await this.deps.plans.checkpoints(plan.id)).find((c) => c.id === checkpointId);
-    if (!cp)
-      throw new AppError('NOT_FOUND', `Checkpoint ${checkpointId} is not a checkpoint of plan ${plan.id}`, {
-        hint: `see them with agents plan status ${plan.id}`,
-      });
     const waiting = plan.waiting;
     requeueExecute(plan);
     await this.deps.recorder.restore(plan, cp).catch((err: unknown) => {
@@ -199,8 +197,9 @@ export class PlanService {
    * Guidance for a plan that errored (recorded, then the phase runs again), or the answer to the
    * approval it waits for: a clear yes approves; anything else rejects, with the text as guidance.
    */
-  async prompt(planId: string, guidance: string, principal: Principal): Promise<RunResult> {
-    const plan = await this.access.get(planId, principal);
+  async prompt(planRef: string, guidance: string, principal: Principal): Promise<RunResult> {
+    const plan = await this.access.get(planRef, principal);
+    const planId = plan.id;
     assertAllowed(plan, 'prompt');
     if (plan.waiting) return this.answers.answer(plan, parseApprovalAnswer({ text: guidance }), principal, true);
     this.access.assertIdle(plan, 'prompt');

@@ -6,6 +6,8 @@ export interface PlanListQuery {
   phase?: Phase | undefined;
   state?: PhaseState | undefined;
   action?: string | undefined;
+  /** At most this many (the newest). */
+  limit?: number | undefined;
 }
 
 /** A plan's records, each list in id (creation) order; the tool calls without their output. */
@@ -24,6 +26,8 @@ export interface PlanRepository {
   delete(id: string): Promise<boolean>;
   /** The owner's plans matching the filters, newest first. */
   list(query: PlanListQuery): Promise<Plan[]>;
+  /** Up to `limit` of the owner's plans whose id starts with `prefix` (`%` and `_` are plain characters), newest first. */
+  byIdPrefix(owner: string, prefix: string, limit: number): Promise<Plan[]>;
   putDecision(d: Decision): Promise<void>;
   decisions(planId: string): Promise<Decision[]>;
   putCheckpoint(c: Checkpoint): Promise<void>;

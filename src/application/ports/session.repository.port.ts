@@ -37,6 +37,8 @@ export interface SessionRepository {
    * skills or context clears it) and bumps `updatedAt`. False when there is no such session.
    */
   updateSettings(id: string, settings: SessionSettings, at: string): Promise<boolean>;
+  /** Up to `limit` of the owner's sessions whose id starts with `prefix` (`%` and `_` are plain characters). */
+  byIdPrefix(owner: string, prefix: string, limit: number): Promise<Session[]>;
   /** Continues strictly after `after` (newest first). */
   list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage>;
   /** Marks activity: bumps `updatedAt` and adds to the task count. */

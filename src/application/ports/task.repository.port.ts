@@ -24,6 +24,14 @@ export interface StoredTaskView {
 /** A position in a principal's tasks, newest first. */
 export type TaskCursor = UpdateCursor;
 
+/** A task named by a prefix of its id: enough to tell the candidates apart. */
+export interface TaskRef {
+  id: string;
+  contextId: string;
+  state: string;
+  updatedAt: string;
+}
+
 export interface TaskListQuery {
   owner: string;
   contextId?: string | undefined;
@@ -143,4 +151,8 @@ export interface TaskRepository {
    */
   deleteExpired(expiry: TaskExpiry): Promise<number>;
   listByContext(contextId: string, limit: number): Promise<StoredTask[]>;
+  /** The text of the first user message of each context that has a task (a page of sessions in one read). */
+  firstMessages(contextIds: readonly string[]): Promise<Map<string, string>>;
+  /** Up to `limit` of the owner's tasks whose id starts with `prefix` (`%` and `_` are plain characters), newest first. */
+  refsByIdPrefix(owner: string, prefix: string, limit: number): Promise<TaskRef[]>;
 }

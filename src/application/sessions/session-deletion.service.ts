@@ -21,8 +21,8 @@ export class SessionDeletion {
   }
 
   /** NOT_FOUND for a session that is not the caller's. */
-  async delete(id: string, principal: Principal): Promise<{ deleted: true; tasksDeleted: number }> {
-    await this.deps.sessions.get(id, principal);
+  async delete(ref: string, principal: Principal): Promise<{ deleted: true; tasksDeleted: number }> {
+    const { id } = await this.deps.sessions.get(ref, principal);
     const tasksDeleted = await this.deps.tasks.purgeContext(id);
     await this.deps.turnHistory.forget(id);
     await this.deps.sessions.delete(id);

@@ -1,8 +1,16 @@
 import type { Task } from '../../domain/a2a.model.ts';
 import { AppError } from '../../domain/errors.ts';
 import { newId, SAFE_ID } from '../../domain/ids.ts';
+import { resolveRef } from '../id-refs.ts';
 import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.ts';
-import { CHAT_CONTEXT_MODES, type ChatContextMode, type Session, type TurnChange } from '../../domain/session.ts';
+import {
+  CHAT_CONTEXT_MODES,
+  FIRST_MESSAGE_CHARS,
+  type ChatContextMode,
+  type Session,
+  type SessionListItem,
+  type TurnChange,
+} from '../../domain/session.ts';
 import type { ActorCatalog } from '../ports/actor.port.ts';
 import type { Principal } from '../ports/principal.ts';
 import type { ForkedTurn, SessionRepository } from '../ports/session.repository.port.ts';
@@ -202,12 +210,29 @@ export class SessionService {
     return this.deps.sessions.get(id);
   }
 
-  get(id: string, principal: Principal): Promise<Session> {
-    return ownedSession(this.deps.sessions, id, principal);
+  /**
+   * The caller's session named by its id, a unique prefix of it, or `last` (the caller's most
+   * recently active session). Only the caller's sessions are looked at.
+   */
+  get(ref: string, principal: Principal): Promise<Session> {
+    const owner = principal.namespace;
+    return resolveRef<Session>(ref, {
+      kind: 'session',
+      exact: async (id) => {
+        const s = await this.deps.sessions.get(id);
+        return s?.owner === owner ? s : undefined;
+      },
+      latest: async () => (await this.deps.sessions.list(owner, 1)).sessions[0],
+      byPrefix: (prefix, limit) => this.deps.sessions.byIdPrefix(owner, prefix, limit),
+      idOf: (s) => s.id,
+      describe: (s) => [s.project, s.title ?? s.actor].filter(Boolean).join(' · '),
+      notFound: sessionNotFound,
+    });
   }
 
-  async show(id: string, principal: Principal, turns: number): Promise<SessionDetail> {
-    const session = await this.get(id, principal);
+  async show(ref: string, principal: Principal, turns: number): Promise<SessionDetail> {
+    const session = await this.get(ref, principal);
+    const id = session.id;
     const [stored, count, changes] = await Promise.all([
       this.deps.tasks.listByContext(id, turns),
       this.deps.tasks.countByContext(id),
@@ -227,8 +252,9 @@ export class SessionService {
    * transcripts — so the fork's next turn sees that history and nothing after it. The original is
    * not changed; the copy is stored in one transaction.
    */
-  async fork(id: string, input: ForkSessionInput, principal: Principal): Promise<Session> {
-    const source = await this.get(id, principal);
+  async fork(ref: string, input: ForkSessionInput, principal: Principal): Promise<Session> {
+    const source = await this.get(ref, principal);
+    const id = source.id;
     const count = await this.deps.tasks.countByContext(id);
     if (count > MAX_FORK_TURNS) {
       throw new AppError('INVALID_STATE', `Session ${id} has ${count} turns: a fork copies at most ${MAX_FORK_TURNS}`, {
@@ -289,14 +315,18 @@ export class SessionService {
     principal: Principal,
     pageSize: number,
     pageToken?: string,
-  ): Promise<{ sessions: Session[]; nextPageToken: string; totalSize: number }> {
+  ): Promise<{ sessions: SessionListItem[]; nextPageToken: string; totalSize: number }> {
     const page = await this.deps.sessions.list(
       principal.namespace,
       pageSize,
       pageToken ? decodeUpdateCursor(pageToken) : undefined,
     );
+    const first = await this.deps.tasks.firstMessages(page.sessions.map((s) => s.id));
     return {
-      sessions: page.sessions,
+      sessions: page.sessions.map((s) => {
+        const text = first.get(s.id);
+        return text === undefined ? s : { ...s, firstMessage: text.slice(0, FIRST_MESSAGE_CHARS) };
+      }),
       nextPageToken: page.next ? encodeUpdateCursor(page.next) : '',
       totalSize: page.total,
     };

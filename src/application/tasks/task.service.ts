@@ -1,10 +1,11 @@
-import { isTerminal, type Task } from '../../domain/a2a.model.ts';
+import { isTerminal, type Task, type TaskState } from '../../domain/a2a.model.ts';
 import { Channel } from '../../domain/async-channel.ts';
 import { AppError } from '../../domain/errors.ts';
 import { decodeUpdateCursor, encodeUpdateCursor } from '../../domain/paging.ts';
 import { JsonText } from '../../domain/json.ts';
+import { LAST_REF, resolveRef } from '../id-refs.ts';
 import type { Principal } from '../ports/principal.ts';
-import type { TaskRepository } from '../ports/task.repository.port.ts';
+import type { TaskRef, TaskRepository } from '../ports/task.repository.port.ts';
 import { toItem, type LiveTasks } from './live-tasks.service.ts';
 import type { MessageIntake } from './message-intake.service.ts';
 import type { OwnedTasks } from './owned-tasks.service.ts';
@@ -144,16 +145,56 @@ export class TaskService {
     return ch;
   }
 
-  async get(id: string, historyLength: number | undefined, principal: Principal): Promise<Task> {
-    const task = await this.getForClient(id, historyLength, principal);
+  async get(ref: string, historyLength: number | undefined, principal: Principal): Promise<Task> {
+    const task = await this.getForClient(ref, historyLength, principal);
     return task instanceof JsonText ? task.value : task;
+  }
+
+  /**
+   * Runs `use` with the task id `ref` names: the exact id first (no extra query on the usual
+   * path), then `last` (the caller's most recently updated task) or a unique prefix of one of the
+   * caller's task ids.
+   */
+  private async byRef<T>(ref: string, principal: Principal, use: (id: string) => Promise<T>): Promise<T> {
+    if (ref !== LAST_REF) {
+      try {
+        return await use(ref);
+      } catch (err) {
+        if (!(err instanceof AppError && err.reason === 'TASK_NOT_FOUND')) throw err;
+      }
+    }
+    const owner = principal.namespace;
+    const found = await resolveRef<TaskRef>(ref, {
+      kind: 'task',
+      exact: () => Promise.resolve(undefined), // tried above
+      latest: async () => {
+        const task = (await this.deps.tasks.list({ owner, limit: 1 })).tasks[0]?.task;
+        return (
+          task && {
+            id: task.id,
+            contextId: task.contextId,
+            state: task.status.state,
+            updatedAt: task.status.timestamp ?? '',
+          }
+        );
+      },
+      byPrefix: (prefix, limit) => this.deps.tasks.refsByIdPrefix(owner, prefix, limit),
+      idOf: (t) => t.id,
+      describe: (t) => `${stateWord(t.state as TaskState)} · context ${t.contextId}`,
+      notFound: taskNotFound,
+    });
+    return use(found.id);
   }
 
   /**
    * What GetTask answers. A stored task whose snapshot is already its view comes back as that JSON
    * text (see StoredTaskView), for a transport to send without parsing and serialising it again.
    */
-  async getForClient(
+  getForClient(ref: string, historyLength: number | undefined, principal: Principal): Promise<Task | JsonText<Task>> {
+    return this.byRef(ref, principal, (id) => this.exactForClient(id, historyLength, principal));
+  }
+
+  private async exactForClient(
     id: string,
     historyLength: number | undefined,
     principal: Principal,
@@ -197,7 +238,11 @@ export class TaskService {
     };
   }
 
-  async cancel(id: string, principal: Principal): Promise<Task> {
+  cancel(ref: string, principal: Principal): Promise<Task> {
+    return this.byRef(ref, principal, (id) => this.cancelExact(id, principal));
+  }
+
+  private async cancelExact(id: string, principal: Principal): Promise<Task> {
     const live = await this.live.acquire(id, principal);
     try {
       if (isTerminal(live.task.status.state)) {
@@ -218,7 +263,15 @@ export class TaskService {
   }
 
   /** A stream of one task's events: its current state first, or the logged events after `afterSeq`. */
-  async subscribe(id: string, principal: Principal, afterSeq?: number): Promise<AsyncIterable<StreamItem>> {
+  subscribe(ref: string, principal: Principal, afterSeq?: number): Promise<AsyncIterable<StreamItem>> {
+    return this.byRef(ref, principal, (id) => this.subscribeExact(id, principal, afterSeq));
+  }
+
+  private async subscribeExact(
+    id: string,
+    principal: Principal,
+    afterSeq?: number,
+  ): Promise<AsyncIterable<StreamItem>> {
     const live = await this.live.acquire(id, principal);
     const terminal = isTerminal(live.task.status.state);
     if (terminal && afterSeq === undefined) {

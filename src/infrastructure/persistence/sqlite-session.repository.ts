@@ -22,6 +22,7 @@ import {
   sessionExists,
   sessionRow,
   settingsRow,
+  sessionsByIdPrefix,
   toSession,
   toSessionPage,
   touchSession,
@@ -134,6 +135,12 @@ export class SqliteSessionRepository implements SessionRepository {
         return this.q.update.run(params);
       })) > 0
     );
+  }
+
+  async byIdPrefix(owner: string, prefix: string, limit: number): Promise<Session[]> {
+    const query = sessionsByIdPrefix(this.db.kysely, owner, prefix, limit).compile();
+    const rows = await this.db.exclusive(() => this.db.all(query));
+    return rows.map(toSession);
   }
 
   async list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage> {

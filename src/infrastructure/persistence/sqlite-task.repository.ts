@@ -7,6 +7,7 @@ import type {
   StoredTaskView,
   TaskExpiry,
   TaskListQuery,
+  TaskRef,
   TaskPage,
   TaskRepository,
 } from '../../application/index.ts';
@@ -25,6 +26,9 @@ import {
   snapshotValues,
   taskExists,
   taskNotFound,
+  firstMessagesOf,
+  firstTasksQuery,
+  refsByIdPrefixQuery,
   toStoredTask,
   toTaskView,
   toTaskPage,
@@ -271,6 +275,17 @@ export class SqliteTaskRepository implements TaskRepository {
     this.q.bumpCount.run({ owner: r.owner, scope: '', added: -1 });
     this.q.bumpCount.run({ owner: r.owner, scope: r.context_id, added: -1 });
     x.dropEmptyCount.run({ owner: r.owner, scope: r.context_id });
+  }
+
+  async firstMessages(contextIds: readonly string[]): Promise<Map<string, string>> {
+    if (contextIds.length === 0) return new Map();
+    const query = firstTasksQuery(this.db.kysely, contextIds).compile();
+    return firstMessagesOf(await this.db.exclusive(() => this.db.all(query)));
+  }
+
+  async refsByIdPrefix(owner: string, prefix: string, limit: number): Promise<TaskRef[]> {
+    const query = refsByIdPrefixQuery(this.db.kysely, owner, prefix, limit).compile();
+    return this.db.exclusive(() => this.db.all(query));
   }
 
   /** The newest `limit` tasks of a context, returned oldest first (the last turns of a chat). */

@@ -20,6 +20,7 @@ import {
   sessionExists,
   sessionRow,
   settingsRow,
+  sessionsByIdPrefix,
   toSession,
   toSessionPage,
   touchSession,
@@ -66,6 +67,11 @@ export class PgSessionRepository implements SessionRepository {
   async get(id: string): Promise<Session | undefined> {
     const row = await this.db.run((k) => selectSession(k, id).executeTakeFirst());
     return row && toSession(row);
+  }
+
+  async byIdPrefix(owner: string, prefix: string, limit: number): Promise<Session[]> {
+    const rows = await this.db.run((k) => sessionsByIdPrefix(k, owner, prefix, limit).execute());
+    return rows.map(toSession);
   }
 
   async list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage> {

@@ -8,6 +8,7 @@ import type {
   StoredTaskView,
   TaskExpiry,
   TaskListQuery,
+  TaskRef,
   TaskPage,
   TaskRepository,
 } from '../../../application/index.ts';
@@ -30,6 +31,9 @@ import {
   taskNotFound,
   TERMINAL_STATES,
   toEvent,
+  firstMessagesOf,
+  firstTasksQuery,
+  refsByIdPrefixQuery,
   toStoredTask,
   toTaskView,
   toTaskPage,
@@ -298,6 +302,15 @@ export class PgTaskRepository implements TaskRepository {
       await uncount(trx, gone);
       return gone.length;
     });
+  }
+
+  async firstMessages(contextIds: readonly string[]): Promise<Map<string, string>> {
+    if (contextIds.length === 0) return new Map();
+    return firstMessagesOf(await this.db.run((k) => firstTasksQuery(k, contextIds).execute()));
+  }
+
+  refsByIdPrefix(owner: string, prefix: string, limit: number): Promise<TaskRef[]> {
+    return this.db.run((k) => refsByIdPrefixQuery(k, owner, prefix, limit).execute());
   }
 
   /** The newest `limit` tasks of a context, returned oldest first (the last turns of a chat). */

@@ -1,6 +1,7 @@
 import type { CommandOutput } from '../../../domain/plan/command-output.ts';
 import type { Checkpoint, Decision, PhaseState, Plan, ToolCallRecord } from '../../../domain/plan/plan.ts';
 import type { PlanListQuery, PlanRecords, PlanRepository } from '../../../application/index.ts';
+import { idStartsWith } from './id-prefix.ts';
 import type { SqlRunner } from './sql-runner.ts';
 
 type RecordKind = 'decision' | 'checkpoint' | 'toolcall';
@@ -41,8 +42,24 @@ export class PlanStore implements PlanRepository {
       if (q.phase) query = query.where('phase', '=', q.phase);
       if (q.state) query = query.where('state', '=', q.state);
       if (q.action) query = query.where('action', '=', q.action);
-      return query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+      query = query.orderBy('created_at', 'desc').orderBy('id', 'desc');
+      return (q.limit === undefined ? query : query.limit(q.limit)).execute();
     });
+    return rows.map((r) => JSON.parse(r.doc) as Plan);
+  }
+
+  async byIdPrefix(owner: string, prefix: string, limit: number): Promise<Plan[]> {
+    const rows = await this.db.run((k) =>
+      k
+        .selectFrom('plans')
+        .select('doc')
+        .where('owner', '=', owner)
+        .where(idStartsWith('id', prefix))
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute(),
+    );
     return rows.map((r) => JSON.parse(r.doc) as Plan);
   }
 

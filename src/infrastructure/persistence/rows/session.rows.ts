@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { idStartsWith } from './id-prefix.ts';
 import { AppError } from '../../../domain/errors.ts';
 import type { Session } from '../../../domain/session.ts';
 import type { SessionCursor, SessionPage } from '../../../application/index.ts';
@@ -167,6 +168,18 @@ export function listSessions(k: Kysely<DB>, owner: string, limit: number, after:
       .orderBy('id', 'desc')
       .limit(limit + 1),
   };
+}
+
+/** Up to `limit` of the owner's sessions whose id starts with `prefix`, most recently active first. */
+export function sessionsByIdPrefix(k: Kysely<DB>, owner: string, prefix: string, limit: number) {
+  return k
+    .selectFrom('sessions')
+    .select(SESSION_COLUMNS)
+    .where('owner', '=', owner)
+    .where(idStartsWith('id', prefix))
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit);
 }
 
 export function toSessionPage(rows: SessionRow[], limit: number, total: number): SessionPage {

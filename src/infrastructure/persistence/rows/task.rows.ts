@@ -4,6 +4,7 @@
  * SQLite prepares them with param() placeholders, PostgreSQL executes them with values).
  */
 import type { Kysely } from 'kysely';
+import { idStartsWith } from './id-prefix.ts';
 import type { Task, TaskEvent } from '../../../domain/a2a.model.ts';
 import { applyEvent, isTerminal, TASK_STATES } from '../../../domain/a2a.model.ts';
 import { AppError } from '../../../domain/errors.ts';
@@ -192,6 +193,49 @@ export function byContextQuery(k: Kysely<DB>, contextId: string, limit: number) 
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit);
+}
+
+/** The owner's tasks whose id starts with `prefix`, newest first (TaskRepository.refsByIdPrefix). */
+export function refsByIdPrefixQuery(k: Kysely<DB>, owner: string, prefix: string, limit: number) {
+  return k
+    .selectFrom('tasks')
+    .select(['id', 'context_id as contextId', 'state', 'updated_at as updatedAt'])
+    .where('owner', '=', owner)
+    .where(idStartsWith('id', prefix))
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit);
+}
+
+/** The first task of each of these contexts (its snapshot starts with the message that opened it). */
+export function firstTasksQuery(k: Kysely<DB>, contextIds: readonly string[]) {
+  return k
+    .selectFrom('tasks as t')
+    .select(['t.context_id as contextId', 't.snapshot'])
+    .where('t.context_id', 'in', [...contextIds])
+    .where('t.created_at', '=', (eb) =>
+      eb
+        .selectFrom('tasks as f')
+        .select((f) => f.fn.min('f.created_at').as('first'))
+        .whereRef('f.context_id', '=', 't.context_id'),
+    )
+    .orderBy('t.id');
+}
+
+/** The text of the message that opened each context, from its first task's snapshot (the first row wins a tie). */
+export function firstMessagesOf(rows: readonly { contextId: string; snapshot: string }[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of rows) {
+    if (out.has(r.contextId)) continue;
+    const task = JSON.parse(r.snapshot) as Task;
+    const first = task.history?.find((m) => m.role === 'ROLE_USER');
+    const text = first?.parts
+      .map((p) => p.text)
+      .filter((t) => t !== undefined)
+      .join(' ');
+    if (text) out.set(r.contextId, text);
+  }
+  return out;
 }
 
 /** A maintained count (migration 0004): context_id '' is the owner's total. */

@@ -11,9 +11,10 @@ import {
 } from '../../../protocol/client/index.ts';
 import { phaseState } from '../render/plan.render.ts';
 import { renderCorrection } from '../render/plan-decision.render.ts';
+import { UsageError } from '../exit-codes.ts';
 import { renderFields } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
-import { choiceOption } from '../support/options.ts';
+import { choiceOption, intOption } from '../support/options.ts';
 import { renderRunSummary, runOutcome, runPhase, PHASE_CALLS, type PhaseRun } from '../support/plan-run.ts';
 
 /** `agents plan approve`: approve what the plan waits for, and follow it on. */
@@ -212,22 +213,47 @@ export function registerPlanCorrect(plan: CliCommand, runner: Runner): void {
     );
 }
 
-/** `agents plan rollback`: restore the sandbox to a checkpoint. */
+/** A checkpoint id is a whole ULID; anything shorter is a plan (a prefix, or `last`). */
+const WHOLE_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** `agents plan rollback`: restore the sandbox to a checkpoint, named or a number of steps back. */
 export function registerPlanRollback(plan: CliCommand, runner: Runner): void {
   plan
     .command('rollback')
-    .description('Restore the sandbox to a checkpoint (from agents plan status); execute then resumes from there')
-    .argument('<checkpoint-id>', 'the checkpoint')
-    .option('--plan <id>', 'the plan it belongs to (faster)')
+    .description(
+      'Restore the sandbox to a checkpoint (from agents plan status), or N steps back; execute then resumes from there',
+    )
+    .argument('<id>', 'a plan (with --to or --steps), or a checkpoint')
+    .option('--to <checkpoint>', "the plan's checkpoint to go back to")
+    .option(
+      '--steps <n>',
+      'go back this many steps (to the newest checkpoint at or before that step)',
+      intOption(1, 10_000),
+    )
+    .option('--plan <id>', 'with a checkpoint id: the plan it belongs to (faster)')
     .calls(planRollback)
-    .action((checkpointId: string, opts: { plan?: string }, cmd: Command) =>
+    .addHelpText(
+      'after',
+      '\nExamples:\n  agents plan rollback <plan-id> --steps 1\n  agents plan rollback <plan-id> --to <checkpoint-id>\n  agents plan rollback <checkpoint-id>',
+    )
+    .action((id: string, opts: { to?: string; steps?: number; plan?: string }, cmd: Command) =>
       runner.run(cmd, 'plan rollback', async (ctx) => {
+        if (opts.to !== undefined && opts.steps !== undefined)
+          throw new UsageError('give --to <checkpoint> or --steps <n>, not both');
         const client = await ctx.client();
-        const s = await client.call(
-          planRollback,
-          { checkpointId, ...(opts.plan ? { planId: opts.plan } : {}) },
-          { signal: ctx.signal },
-        );
+        // `<plan> --to/--steps`; else a checkpoint (a plan given alone is named as such by the server).
+        const params =
+          opts.to !== undefined || opts.steps !== undefined || !WHOLE_ID.test(id)
+            ? {
+                planId: id,
+                ...(opts.to !== undefined ? { checkpointId: opts.to } : {}),
+                ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
+              }
+            : { checkpointId: id, ...(opts.plan ? { planId: opts.plan } : {}) };
+        const s = await client.call(planRollback, params, { signal: ctx.signal });
+        // With --steps the server chose it: the newest checkpoint at the step the plan is now at.
+        const checkpointId =
+          params.checkpointId ?? s.checkpoints.filter((c) => c.stepIndex === s.progress.stepsDone).at(-1)?.id ?? '';
         const { ui } = ctx;
         if (ui.rich)
           ui.out(

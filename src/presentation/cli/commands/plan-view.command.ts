@@ -8,18 +8,10 @@ import {
   planStatus,
   planTree,
 } from '../../../protocol/client/index.ts';
-import { qualify, whenText } from '../render/definition.render.ts';
-import {
-  phaseState,
-  renderArtifacts,
-  renderDiff,
-  renderPlanStatus,
-  renderStat,
-  renderTree,
-  type PlanStatus,
-} from '../render/plan.render.ts';
+import { qualify } from '../render/definition.render.ts';
+import { renderArtifacts, renderDiff, renderPlanStatus, renderStat, renderTree } from '../render/plan.render.ts';
 import { renderExplain, wholeOutput } from '../render/plan-decision.render.ts';
-import { renderTable } from '../render/table.ts';
+import { renderPlanList } from '../render/list.render.ts';
 import type { Runner } from '../runner.ts';
 import { intOption } from '../support/options.ts';
 import { nextCommands } from '../support/plan-run.ts';
@@ -31,8 +23,9 @@ const STATES = ['queued', 'processing', 'complete', 'errored', 'constrained', 'c
 export function registerPlanStatus(plan: CliCommand, runner: Runner): void {
   plan
     .command('status')
+    .alias('show')
     .description('Phase, state, progress, usage, error, checkpoints and what is allowed next')
-    .argument('<id>', 'the plan id')
+    .argument('<id>', 'the plan id, a unique prefix of it, or last')
     .calls(planStatus)
     .action((id: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'plan status', async (ctx) => {
@@ -185,28 +178,8 @@ export function registerPlanList(plan: CliCommand, runner: Runner): void {
           };
           const r = await client.call(planList, params, { signal: ctx.signal });
           const { ui } = ctx;
-          const updated = (p: PlanStatus): string => whenText(p.timing.updatedAt, ui.rich);
           if (r.plans.length === 0) ui.info('no plans: start one with agents plan use <action> <project>');
-          else
-            ui.out(
-              renderTable(
-                r.plans,
-                [
-                  { header: 'ID', value: (p) => p.planId },
-                  {
-                    header: 'PHASE/STATE',
-                    value: (p) => `${p.phase}/${p.state}`,
-                    style: (_s, p) => phaseState(p, ui.pal),
-                  },
-                  { header: 'STEPS', value: (p) => `${p.progress.stepsDone}/${p.progress.stepsTotal}` },
-                  { header: 'ACTION', value: (p) => p.action },
-                  { header: 'PROJECTS', value: (p) => p.projects.join(',') },
-                  { header: 'UPDATED', value: updated },
-                  { header: 'NAME', value: (p) => p.name },
-                ],
-                ui.mode,
-              ),
-            );
+          else ui.out(renderPlanList(r.plans, ui.mode));
           if (r.nextPageToken) ui.info(`${r.totalSize} plans; next page: --page-token ${r.nextPageToken}`);
           return { data: r };
         }),

@@ -14,7 +14,8 @@ import {
   type Session,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
-import { oneLine, renderFields, renderTable, type Column } from '../render/table.ts';
+import { renderSessionList } from '../render/list.render.ts';
+import { oneLine, renderFields } from '../render/table.ts';
 import {
   artifactsText,
   fallbackOf,
@@ -124,14 +125,6 @@ function renderSession(s: Session, ui: Ui): string {
   return `${ui.pal.bold('Session')} ${s.id}\n${renderFields(fields, ui.mode)}`;
 }
 
-const SESSION_COLUMNS: Column<Session>[] = [
-  { header: 'ID', value: (s) => s.id },
-  { header: 'ACTOR', value: (s) => s.actor },
-  { header: 'TURNS', value: (s) => String(s.taskCount) },
-  { header: 'UPDATED', value: (s) => s.updatedAt },
-  { header: 'TITLE', value: (s) => s.title ?? '' },
-];
-
 export function registerSession(program: CliCommand, runner: Runner): void {
   const session = program.command('session').description('Chat sessions (the A2A contexts messages go to)');
   registerSessionCreate(session, runner);
@@ -184,14 +177,9 @@ function registerSessionList(session: CliCommand, runner: Runner): void {
           { signal: ctx.signal },
         );
         const { ui } = ctx;
-        const columns = ui.rich
-          ? SESSION_COLUMNS.map((c) =>
-              c.header === 'UPDATED' ? { ...c, value: (s: Session) => shortTime(s.updatedAt) } : c,
-            )
-          : SESSION_COLUMNS;
         if (page.sessions.length === 0)
           ui.info('no sessions yet: start one with `agents session create` or `agents chat`');
-        else ui.out(renderTable(page.sessions, columns, ui.mode));
+        else ui.out(renderSessionList(page.sessions, ui.mode));
         if (page.nextPageToken) ui.info(`${page.totalSize} sessions; next page: --page-token ${page.nextPageToken}`);
         return { data: page };
       }),

@@ -3,7 +3,13 @@ import { PlanDeletion, PlanPrune, PlanRebase } from '../../../domain/plan/housek
 import { PHASE_STATES } from '../../../domain/plan/plan.ts';
 import { defineContract, type ContractFamily } from '../contract.ts';
 
-const PlanId = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an id as printed by agents plan (26 characters)');
+/** A plan's id, a unique prefix of it (4 or more characters), or `last` (as in plan.contract.ts). */
+const PlanId = z
+  .string()
+  .regex(
+    /^(last|[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{1,26})$/,
+    'must be a plan id as printed by agents plan, a unique prefix of one (4 or more characters), or last',
+  );
 
 // Plan housekeeping came with extension version 1.2 (`since`).
 export const planRebase = defineContract({

@@ -14,7 +14,13 @@ import { EntityName } from '../../../domain/registry/names.ts';
 import { defineContract, type ContractFamily } from '../contract.ts';
 
 const Ulid = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an id as printed by agents plan (26 characters)');
-const PlanId = Ulid;
+/** A plan's id, a unique prefix of it (4 or more characters; the plan service says when shorter), or `last`. */
+const PlanId = z
+  .string()
+  .regex(
+    /^(last|[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{1,26})$/,
+    'must be a plan id as printed by agents plan, a unique prefix of one (4 or more characters), or last',
+  );
 
 const Budget = {
   maxToolCalls: z.number().int().min(1).max(100_000).optional(),
@@ -201,9 +207,24 @@ export const planRollback = defineContract({
   name: '_cleveragents/plan/rollback',
   surface: 'extension',
   since: '1.1',
-  summary: 'Restore the sandbox to a checkpoint; execute then resumes from there. Refused after apply.',
+  summary:
+    'Restore the sandbox to a checkpoint (named, or `steps` back from where the plan is); execute then resumes from there. Refused after apply.',
   permission: 'plan:write',
-  params: z.object({ checkpointId: Ulid, planId: PlanId.optional() }).strict(),
+  params: z
+    .object({
+      checkpointId: Ulid.optional(),
+      planId: PlanId.optional(),
+      steps: z.number().int().min(1).max(10_000).optional(),
+    })
+    .strict()
+    .refine((p) => p.checkpointId !== undefined || p.planId !== undefined, {
+      message: 'name a checkpoint (checkpointId) or a plan (planId, with steps or checkpointId)',
+      path: ['checkpointId'],
+    })
+    .refine((p) => p.steps === undefined || (p.planId !== undefined && p.checkpointId === undefined), {
+      message: 'steps goes with planId and without checkpointId',
+      path: ['steps'],
+    }),
   result: PlanStatus,
 });
 

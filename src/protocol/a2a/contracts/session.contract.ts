@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { Task } from '../../../domain/a2a.model.ts';
-import { ActorName, ChatContextMode, Session, TurnChange, UndoOutcome } from '../../../domain/session.ts';
+import {
+  ActorName,
+  ChatContextMode,
+  Session,
+  SessionListItem,
+  TurnChange,
+  UndoOutcome,
+} from '../../../domain/session.ts';
 import { SessionContextPreview, SessionDiff } from '../../../domain/session-views.ts';
 import { KeepTurns } from '../../../domain/registry/actor.definition.ts';
 import { defineContract, type ContractFamily } from '../contract.ts';
@@ -26,7 +33,7 @@ export const SessionListParams = z
   .strict();
 
 export const SessionListResult = z.object({
-  sessions: z.array(Session),
+  sessions: z.array(SessionListItem),
   nextPageToken: z.string(),
   totalSize: z.number().int(),
 });

@@ -17,7 +17,7 @@ export const PLAN_ROWS = bindFamily(c.PLAN_METHODS, {
   planPrompt: (f, p, ctx) => f.plans.prompt(p.planId, p.guidance, ctx.principal),
   planApprove: (f, p, ctx) => f.planAnswers.approve(p.planId, p, ctx.principal),
   planReject: (f, p, ctx) => f.planAnswers.reject(p.planId, p, ctx.principal),
-  planRollback: (f, p, ctx) => f.plans.rollback(p.checkpointId, ctx.principal, p.planId),
+  planRollback: (f, p, ctx) => f.plans.rollback(p, ctx.principal),
   planList: (f, p, ctx) => f.planQueries.list(p, ctx.principal),
 });
 

@@ -101,7 +101,7 @@ describe('answers to a plan reach PlanService, and only on the waiting task', ()
       (c) => c.label === 'before-execute',
     );
     assert.ok(cp);
-    const rolled = await plans.rollback(cp.id, LOCAL_PRINCIPAL, planId);
+    const rolled = await plans.rollback({ checkpointId: cp.id, planId }, LOCAL_PRINCIPAL);
     assert.equal(`${rolled.phase}/${rolled.state}`, 'execute/queued');
     assert.equal(rolled.waiting, undefined);
     const task = await app.facade.tasks.get(taskId, 0, LOCAL_PRINCIPAL);

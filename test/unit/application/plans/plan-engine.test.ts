@@ -36,6 +36,11 @@ function memoryPlans(): PlanRepository & { records: PlanRecords } {
     save: async (p) => void plans.set(p.id, structuredClone(p)),
     delete: async (id) => plans.delete(id),
     list: async () => [...plans.values()].map((p) => structuredClone(p)),
+    byIdPrefix: async (owner, prefix, limit) =>
+      [...plans.values()]
+        .filter((p) => p.owner === owner && p.id.startsWith(prefix))
+        .slice(0, limit)
+        .map((p) => structuredClone(p)),
     putDecision: async (d: Decision) => upsert(records.decisions, d),
     decisions: async (id) => structuredClone(records.decisions.filter((d) => d.planId === id)),
     putCheckpoint: async (c: Checkpoint) => upsert(records.checkpoints, c),
