@@ -10,6 +10,7 @@ import { registerAction } from './commands/action.command.ts';
 import { registerAutomationProfile } from './commands/automation-profile.command.ts';
 import { registerActor } from './commands/actor.command.ts';
 import { registerChat } from './commands/chat.command.ts';
+import { registerConfig } from './commands/config.command.ts';
 import { registerDemo } from './commands/demo.command.ts';
 import { registerHook } from './commands/hook.command.ts';
 import { registerNamespace } from './commands/namespace.command.ts';
@@ -67,6 +68,7 @@ export function buildProgram(
   registerSend(program, runner);
   registerChat(program, runner);
   registerTui(program, runner);
+  registerConfig(program, runner);
   registerSession(program, runner);
   registerTask(program, runner);
   registerPlan(program, runner);
