@@ -11,6 +11,7 @@ import { registerAutomationProfile } from './commands/automation-profile.command
 import { registerActor } from './commands/actor.command.ts';
 import { registerChat } from './commands/chat.command.ts';
 import { registerConfig } from './commands/config.command.ts';
+import { registerInit } from './commands/init.command.ts';
 import { registerDemo } from './commands/demo.command.ts';
 import { registerHook } from './commands/hook.command.ts';
 import { registerNamespace } from './commands/namespace.command.ts';
@@ -65,6 +66,7 @@ export function buildProgram(
 ): Command {
   const program = rootCommand(host.version, io);
 
+  registerInit(program, runner);
   registerSend(program, runner);
   registerChat(program, runner);
   registerTui(program, runner);
