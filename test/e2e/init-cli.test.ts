@@ -102,7 +102,10 @@ describe('agents init', { timeout: 180_000 }, () => {
       fake.requests.some((r) => r.method === 'GET' && r.path === '/v1/models'),
       'init asked the endpoint for its models before saying done',
     );
-    assert.match(readFileSync(join(configHome, 'cleveragents', 'config.yaml'), 'utf8'), /^defaultActor: local\/ollama$/m);
+    assert.match(
+      readFileSync(join(configHome, 'cleveragents', 'config.yaml'), 'utf8'),
+      /^defaultActor: local\/ollama$/m,
+    );
 
     startInit('again', dataDir, configHome);
     await see('again', /Choose 1-2 \[1\]:/);
@@ -117,7 +120,11 @@ describe('agents init', { timeout: 180_000 }, () => {
     const actors = await agents.ok(['actor', 'list']);
     const ours = actors.items.filter((a: { name: string }) => !a.name.startsWith('builtin/'));
     assert.deepEqual(
-      ours.map((a: { name: string; definition: { model: string; tools: string[] } }) => [a.name, a.definition.model, a.definition.tools]),
+      ours.map((a: { name: string; definition: { model: string; tools: string[] } }) => [
+        a.name,
+        a.definition.model,
+        a.definition.tools,
+      ]),
       [['local/ollama', 'llama3.2:latest', ['builtin/read', 'builtin/edit', 'builtin/bash']]],
       'a re-run updates the one actor',
     );
@@ -128,7 +135,9 @@ describe('agents init', { timeout: 180_000 }, () => {
     const session = await agents.ok(['session', 'show', sent.task.contextId]);
     assert.equal(session.session.actor, 'local/ollama');
     assert.equal(session.session.project, 'local/app');
-    const answer = sent.task.artifacts.flatMap((a: { parts: Array<{ text?: string }> }) => a.parts.map((p) => p.text ?? '')).join('');
+    const answer = sent.task.artifacts
+      .flatMap((a: { parts: Array<{ text?: string }> }) => a.parts.map((p) => p.text ?? ''))
+      .join('');
     assert.equal(answer, 'Hi from the model.');
     const last = fake.generations.at(-1)?.body as { model?: string } | undefined;
     assert.equal(last?.model, 'llama3.2:latest');
@@ -163,7 +172,16 @@ describe('agents init', { timeout: 180_000 }, () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const port = (probe.address() as AddressInfo).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    const r = await agents.run(['init', '--provider', 'ollama', '--url', `http://127.0.0.1:${port}`, '--model', 'x', '--yes']);
+    const r = await agents.run([
+      'init',
+      '--provider',
+      'ollama',
+      '--url',
+      `http://127.0.0.1:${port}`,
+      '--model',
+      'x',
+      '--yes',
+    ]);
     assert.equal(r.code, 6, r.stderr);
     assert.match(r.stderr, new RegExp(`error: cannot reach http://127\\.0\\.0\\.1:${port}/v1/models: ECONNREFUSED`));
     assert.match(r.stderr, /start Ollama \(ollama serve\), or set OLLAMA_HOST/);

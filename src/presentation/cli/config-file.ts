@@ -108,7 +108,7 @@ function lineOf(cfg: ConfigDocument, node: Node | null | undefined): number {
 }
 
 function pairsOf(cfg: ConfigDocument): Array<Pair<unknown, unknown>> {
-  return isMap(cfg.doc.contents) ? (cfg.doc.contents.items as Array<Pair<unknown, unknown>>) : [];
+  return isMap(cfg.doc.contents) ? cfg.doc.contents.items : [];
 }
 
 /** The config's values, checked: an unknown key or a wrong value is an error naming `file:line`. */
@@ -146,7 +146,7 @@ export function setConfigValue(cfg: ConfigDocument, key: string, value: string):
   const k = checkSetting(cfg.path, key, value);
   // Everything else in the file must be valid too: writing would otherwise keep a broken file broken.
   configValues(cfg);
-  if (cfg.doc.contents === null) cfg.doc.contents = cfg.doc.createNode({}) as never;
+  if (cfg.doc.contents === null) cfg.doc.contents = cfg.doc.createNode({});
   cfg.doc.set(k, value);
 }
 

@@ -310,6 +310,14 @@ export function registerChat(program: CliCommand, runner: Runner): void {
     .option('--project <name>', "start a new session whose tools work on this project's files")
     .option('--skill <name>', 'start a new session with this skill added to the actor (repeatable)', collect)
     .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
-    .calls(sendStreamingMessage, sessionCreate, sessionShow, sessionResume, sessionUndo, cancelTask, ...CURRENT_PROJECT_CALLS)
+    .calls(
+      sendStreamingMessage,
+      sessionCreate,
+      sessionShow,
+      sessionResume,
+      sessionUndo,
+      cancelTask,
+      ...CURRENT_PROJECT_CALLS,
+    )
     .action((opts: ChatOptions, cmd: Command) => runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)));
 }

@@ -66,20 +66,18 @@ function unset(ctx: RunContext, key: string): Outcome {
 
 /** `agents config get|set|unset|list`: the CLI's own config.yaml, edited in place (comments stay). */
 export function registerConfig(program: CliCommand, runner: Runner): void {
-  const group = program
-    .command('config')
-    .description(`The CLI's config file (config.yaml): ${CONFIG_KEYS.join(', ')}`);
+  const group = program.command('config').description(`The CLI's config file (config.yaml): ${CONFIG_KEYS.join(', ')}`);
   const keyHelp = `one of ${CONFIG_KEYS.join(', ')}`;
   group
     .command('list')
     .description('Show where the config file is and every key in it')
-    .action((_opts: unknown, cmd: Command) => runner.run(cmd, 'config list', async (ctx) => list(ctx)));
+    .action((_opts: unknown, cmd: Command) => runner.run(cmd, 'config list', (ctx) => Promise.resolve(list(ctx))));
   group
     .command('get')
     .description("Print one key's value (nothing on stdout when it is not set)")
     .argument('<key>', keyHelp)
     .action((key: string, _opts: unknown, cmd: Command) =>
-      runner.run(cmd, 'config get', async (ctx) => get(ctx, key)),
+      runner.run(cmd, 'config get', (ctx) => Promise.resolve(get(ctx, key))),
     );
   group
     .command('set')
@@ -87,13 +85,13 @@ export function registerConfig(program: CliCommand, runner: Runner): void {
     .argument('<key>', keyHelp)
     .argument('<value>', 'the value')
     .action((key: string, value: string, _opts: unknown, cmd: Command) =>
-      runner.run(cmd, 'config set', async (ctx) => set(ctx, key, value)),
+      runner.run(cmd, 'config set', (ctx) => Promise.resolve(set(ctx, key, value))),
     );
   group
     .command('unset')
     .description('Remove one key from the file')
     .argument('<key>', keyHelp)
     .action((key: string, _opts: unknown, cmd: Command) =>
-      runner.run(cmd, 'config unset', async (ctx) => unset(ctx, key)),
+      runner.run(cmd, 'config unset', (ctx) => Promise.resolve(unset(ctx, key))),
     );
 }

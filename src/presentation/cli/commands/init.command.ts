@@ -30,7 +30,12 @@ async function init(ctx: RunContext, flags: InitFlags): Promise<Outcome> {
   const env = ctx.io.env;
   const found = await discover(env, ctx.signal);
   const interactive = ctx.io.stdin.isTTY === true && flags.yes !== true && ui.human;
-  if (ui.rich) ui.out(`${ui.pal.bold('Found')}\n${foundLines(found).map((l) => `  ${l}\n`).join('')}`);
+  if (ui.rich)
+    ui.out(
+      `${ui.pal.bold('Found')}\n${foundLines(found)
+        .map((l) => `  ${l}\n`)
+        .join('')}`,
+    );
   else for (const l of foundLines(found)) ui.info(l);
 
   let choice;
@@ -50,7 +55,8 @@ async function init(ctx: RunContext, flags: InitFlags): Promise<Outcome> {
 
   const client = await ctx.client();
   const actor = await upsertActor(client, choice, ctx.signal);
-  if (ui.rich) ui.out(`${ui.pal.green('✓')} actor ${ui.pal.bold(actor.name)} ${actor.action} (${model}, tools read/edit/bash)\n`);
+  if (ui.rich)
+    ui.out(`${ui.pal.green('✓')} actor ${ui.pal.bold(actor.name)} ${actor.action} (${model}, tools read/edit/bash)\n`);
   else ui.out(`actor\t${actor.name}\t${actor.action}\t${model}\n`);
 
   let project: { project: string; resource: string; action: 'added' | 'existing' } | undefined;
@@ -65,8 +71,7 @@ async function init(ctx: RunContext, flags: InitFlags): Promise<Outcome> {
     else {
       project = await ensureProject(client, top, ctx.signal);
       const what = project.action === 'added' ? 'registered' : 'already registered';
-      if (ui.rich)
-        ui.out(`${ui.pal.green('✓')} project ${ui.pal.bold(project.project)} ${what} (${top})\n`);
+      if (ui.rich) ui.out(`${ui.pal.green('✓')} project ${ui.pal.bold(project.project)} ${what} (${top})\n`);
       else ui.out(`project\t${project.project}\t${project.action}\t${top}\n`);
     }
   }
@@ -100,9 +105,12 @@ export function registerInit(program: CliCommand, runner: Runner): void {
       'Set up a model: find Ollama or an API key, check it answers, write an actor and make it the default; register this repository',
     )
     .option('--provider <provider>', `the model's provider: ${INIT_PROVIDERS.join(', ')} (default: the first found)`)
-    .option('--model <name>', "the model (default for Ollama: its first model; asked on a terminal)")
+    .option('--model <name>', 'the model (default for Ollama: its first model; asked on a terminal)')
     .option('--url <url>', "the endpoint's base URL (required for openai-compatible; e.g. http://127.0.0.1:8000/v1)")
-    .option('--api-key-env <name>', 'the environment variable holding the API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY)')
+    .option(
+      '--api-key-env <name>',
+      'the environment variable holding the API key (default: OPENAI_API_KEY / ANTHROPIC_API_KEY)',
+    )
     .option('--name <name>', 'the actor to write (default: local/ollama, local/openai, local/anthropic or local/llm)')
     .option('-y, --yes', 'ask nothing: take the flags and the first thing found')
     .option('--no-project', 'do not register the current git repository as a project')

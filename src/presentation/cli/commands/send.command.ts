@@ -163,7 +163,10 @@ export function registerSend(program: CliCommand, runner: Runner): void {
     .option('--stream', 'print the answer as it is produced (SendStreamingMessage)')
     .option('--events', 'with --format json: one JSON line per event as it happens, then the result line')
     .option('--session <id>', 'send into this session')
-    .option('--actor <name>', 'start a new session with this actor (default: config defaultActor, else the agent default)')
+    .option(
+      '--actor <name>',
+      'start a new session with this actor (default: config defaultActor, else the agent default)',
+    )
     .option(
       '--project <name>',
       "start a new session whose tools work on this project's files (default: the project of the current directory in local mode, else config defaultProject)",

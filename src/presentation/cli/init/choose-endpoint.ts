@@ -1,5 +1,4 @@
 /** Which model `agents init` sets up: from the flags, or from what it found and the user's answers. */
-import { DEFAULT_BASE_URLS } from '../../../domain/registry/actor.definition.ts';
 import { UsageError } from '../exit-codes.ts';
 import { qualify } from '../render/definition.render.ts';
 import { INIT_PROVIDERS, type Endpoint, type Found, type InitProvider } from './endpoints.ts';
@@ -22,6 +21,12 @@ export interface Choice {
   name: string;
 }
 
+/**
+ * The providers' own endpoints, written into the actor so that `actor show` says where requests go
+ * (the agent's defaults for these providers are the same URLs; the CLI may not import the domain).
+ */
+const PROVIDER_URLS = { openai: 'https://api.openai.com/v1', anthropic: 'https://api.anthropic.com/v1' } as const;
+
 /** Models used when none is named: each provider's small, cheap, current one. */
 const DEFAULT_MODELS: Partial<Record<InitProvider, string>> = {
   openai: 'gpt-4.1-mini',
@@ -42,7 +47,10 @@ const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
 function checkedUrl(url: string): string {
   if (!/^https?:\/\/[^/]/i.test(url))
-    throw new UsageError(`--url must be an http:// or https:// URL, not ${JSON.stringify(url)}`, 'e.g. --url http://127.0.0.1:8000/v1');
+    throw new UsageError(
+      `--url must be an http:// or https:// URL, not ${JSON.stringify(url)}`,
+      'e.g. --url http://127.0.0.1:8000/v1',
+    );
   return url.replace(/\/+$/, '');
 }
 
@@ -62,7 +70,7 @@ function endpointOf(provider: InitProvider, flags: InitFlags, found: Found): End
     }
     case 'openai':
     case 'anthropic': {
-      const baseUrl = flags.url ? checkedUrl(flags.url) : (DEFAULT_BASE_URLS[provider] ?? '');
+      const baseUrl = flags.url ? checkedUrl(flags.url) : PROVIDER_URLS[provider];
       const apiKeyEnv = flags.apiKeyEnv ?? (provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY');
       return { provider, baseUrl, apiKeyEnv };
     }
@@ -88,7 +96,9 @@ function firstFound(found: Found): InitProvider {
 /** Without questions: the flags, filled in from what was found. */
 export function chooseFromFlags(flags: InitFlags, found: Found): Choice {
   if (flags.provider !== undefined && !isProvider(flags.provider))
-    throw new UsageError(`--provider must be one of ${INIT_PROVIDERS.join(', ')}, not ${JSON.stringify(flags.provider)}`);
+    throw new UsageError(
+      `--provider must be one of ${INIT_PROVIDERS.join(', ')}, not ${JSON.stringify(flags.provider)}`,
+    );
   const provider = flags.provider ?? firstFound(found);
   const endpoint = endpointOf(provider, flags, found);
   const model = flags.model ?? (provider === 'ollama' ? found.ollama?.models[0] : DEFAULT_MODELS[provider]);
@@ -97,7 +107,7 @@ export function chooseFromFlags(flags: InitFlags, found: Found): Choice {
       provider === 'ollama' ? 'the Ollama there has no model' : `--provider ${provider} needs --model`,
       provider === 'ollama' ? 'pull one (ollama pull llama3.2), or give --model' : 'give --model NAME',
     );
-  return { endpoint, model, name: (flags.name ? qualify(flags.name) : DEFAULT_NAMES[provider]) };
+  return { endpoint, model, name: flags.name ? qualify(flags.name) : DEFAULT_NAMES[provider] };
 }
 
 /** On a terminal: numbered choices of what was found, then the model. Flags given are not asked again. */
@@ -112,7 +122,13 @@ export async function chooseInteractively(flags: InitFlags, found: Found, ask: P
   if (found.openaiKey) options.push({ provider: 'openai', label: 'OpenAI (OPENAI_API_KEY is set)' });
   if (found.anthropicKey) options.push({ provider: 'anthropic', label: 'Anthropic (ANTHROPIC_API_KEY is set)' });
   options.push({ provider: 'openai-compatible', label: 'An OpenAI-compatible endpoint (type its URL)' });
-  const picked = options[await ask.choose('Which model should the agent use?', options.map((o) => o.label))];
+  const picked =
+    options[
+      await ask.choose(
+        'Which model should the agent use?',
+        options.map((o) => o.label),
+      )
+    ];
   const provider = picked?.provider ?? 'openai-compatible';
   const withUrl: InitFlags = { ...flags };
   if (provider === 'openai-compatible') {
@@ -126,9 +142,15 @@ export async function chooseInteractively(flags: InitFlags, found: Found, ask: P
 /** The flags' choice with the model left to ask when it is not given. */
 function chooseFromFlagsLenient(flags: InitFlags, found: Found): Omit<Choice, 'model'> & { provider: InitProvider } {
   if (flags.provider !== undefined && !isProvider(flags.provider))
-    throw new UsageError(`--provider must be one of ${INIT_PROVIDERS.join(', ')}, not ${JSON.stringify(flags.provider)}`);
-  const provider = (flags.provider ?? 'openai-compatible') as InitProvider;
-  return { provider, endpoint: endpointOf(provider, flags, found), name: (flags.name ? qualify(flags.name) : DEFAULT_NAMES[provider]) };
+    throw new UsageError(
+      `--provider must be one of ${INIT_PROVIDERS.join(', ')}, not ${JSON.stringify(flags.provider)}`,
+    );
+  const provider = flags.provider ?? 'openai-compatible';
+  return {
+    provider,
+    endpoint: endpointOf(provider, flags, found),
+    name: flags.name ? qualify(flags.name) : DEFAULT_NAMES[provider],
+  };
 }
 
 async function fillModel(

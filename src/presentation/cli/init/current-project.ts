@@ -5,7 +5,13 @@
  */
 import { realpathSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
-import { REGISTRIES, type A2AClient, type RegistryEntityOf, type RegistryKind, type RegistryPageOf } from '../../../protocol/client/index.ts';
+import {
+  REGISTRIES,
+  type A2AClient,
+  type RegistryEntityOf,
+  type RegistryKind,
+  type RegistryPageOf,
+} from '../../../protocol/client/index.ts';
 import { loadConfig } from '../config-file.ts';
 import { configPath } from '../config-paths.ts';
 import type { RunContext } from '../runner.ts';
@@ -23,7 +29,11 @@ export async function listAll<K extends RegistryKind>(
   const items: Array<RegistryPageOf<K>['items'][number]> = [];
   let token: string | undefined;
   do {
-    const page: RegistryPageOf<K> = await client.call(REGISTRIES[kind].list, { pageSize: 500, ...(token ? { pageToken: token } : {}) }, { signal });
+    const page: RegistryPageOf<K> = await client.call(
+      REGISTRIES[kind].list,
+      { pageSize: 500, ...(token ? { pageToken: token } : {}) },
+      { signal },
+    );
     items.push(...page.items);
     token = page.nextPageToken || undefined;
   } while (token);
@@ -39,7 +49,8 @@ function real(dir: string): string {
   }
 }
 
-const within = (dir: string, root: string): boolean => dir === root || dir.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+const within = (dir: string, root: string): boolean =>
+  dir === root || dir.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
 
 /**
  * The project whose resource's directory is `cwd` or contains it (the innermost one), with that

@@ -27,7 +27,10 @@ export function terminalPrompter(ctx: RunContext): Prompter {
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       // The input ended (Ctrl-D): nothing more can be asked.
-      throw new UsageError('the input ended before init had its answers', 'run agents init again, or give --yes with flags');
+      throw new UsageError(
+        'the input ended before init had its answers',
+        'run agents init again, or give --yes with flags',
+      );
     }
   };
   return {
