@@ -49,9 +49,17 @@ async function init(ctx: RunContext, flags: InitFlags): Promise<Outcome> {
   } else choice = chooseFromFlags(flags, found);
 
   const { endpoint, model } = choice;
-  ui.info(`checking ${endpoint.baseUrl} (model ${model}) …`);
-  await checkEndpoint(endpoint, model, env, ctx.signal);
-  if (ui.rich) ui.out(`${ui.pal.green('✓')} ${endpoint.baseUrl} answers and has ${model}\n`);
+  // On a server the key is read from the server's environment: a key this machine lacks says nothing about it.
+  const keyElsewhere = ctx.target.kind === 'server' && endpoint.apiKeyEnv !== undefined && !env[endpoint.apiKeyEnv];
+  if (keyElsewhere)
+    ui.warn(
+      `not checked: ${endpoint.apiKeyEnv} is not set here, and the server reads it from its own environment (try the actor with agents actor run)`,
+    );
+  else {
+    ui.info(`checking ${endpoint.baseUrl} (model ${model}) …`);
+    await checkEndpoint(endpoint, model, env, ctx.signal);
+    if (ui.rich) ui.out(`${ui.pal.green('✓')} ${endpoint.baseUrl} answers and has ${model}\n`);
+  }
 
   const client = await ctx.client();
   const actor = await upsertActor(client, choice, ctx.signal);
