@@ -33,6 +33,7 @@ import {
 } from '../../src/protocol/client/index.ts';
 import { eventually, type Harness } from '../support/harness.ts';
 import type { SuiteContext } from './suite-context.ts';
+import { ECHO_FIRST_TURN_HINT as HINT } from '../../src/application/actors/echo.actor.ts';
 
 export const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({
   messageId: (extra['messageId'] as string | undefined) ?? randomUUID(),
@@ -85,7 +86,7 @@ export function a2aSuite(ctx: SuiteContext): void {
     assert.equal(r.status.state, 'TASK_STATE_COMPLETED');
     assert.ok(r.contextId, 'a context id was assigned');
     const text = r.artifacts?.[0]?.parts.map((p) => p.text).join('');
-    assert.equal(text, 'You said: hello over the wire');
+    assert.equal(text, `You said: hello over the wire${HINT}`);
     assert.equal(r.history?.[0]?.parts[0]?.text, 'hello over the wire');
     record('send', r);
   });
@@ -151,7 +152,7 @@ export function a2aSuite(ctx: SuiteContext): void {
     assert.equal(chunks[0]?.append, false);
     assert.ok(chunks.slice(1).every((c) => c.append === true));
     assert.equal(chunks.at(-1)?.lastChunk, true);
-    assert.equal(chunks.map((c) => c.artifact.parts[0]?.text).join(''), 'You said: stream this text please');
+    assert.equal(chunks.map((c) => c.artifact.parts[0]?.text).join(''), `You said: stream this text please${HINT}`);
     record(
       'stream',
       events.map((e) => e.event),

@@ -15,6 +15,7 @@ import { buildApp, type App } from '../../src/main/app.ts';
 import { databaseFile } from '../../src/main/paths.ts';
 import { LOCAL_PRINCIPAL, type Logger } from '../../src/application/index.ts';
 import { startHttpServer, tempDir, TOKEN } from '../support/harness.ts';
+import { ECHO_FIRST_TURN_HINT as HINT } from '../../src/application/actors/echo.actor.ts';
 
 interface Logged {
   level: string;
@@ -264,7 +265,7 @@ describe('SIGKILL in the middle of a write burst', () => {
         const texts = (got.result.history ?? []).flatMap((m: any) => m.parts.map((p: any) => p.text ?? ''));
         assert.ok(texts.includes(text), `the message of ${id} survived`);
         const answer = (got.result.artifacts ?? []).flatMap((a: any) => a.parts.map((p: any) => p.text ?? '')).join('');
-        assert.equal(answer, `You said: ${text}`, `the agent's answer to ${id} survived`);
+        assert.equal(answer, `You said: ${text}${HINT}`, `the agent's answer to ${id} survived`);
       }
     } finally {
       await server.stop();

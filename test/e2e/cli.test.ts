@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { ECHO_FIRST_TURN_HINT as HINT } from '../../src/application/actors/echo.actor.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-cli-e2e-'));
 const TOKEN = 'e2e-token-0123456789abcdefghijkl'; // 32 characters
@@ -124,19 +125,19 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
   it('send prints only the answer in plain mode, and the task in json mode', async () => {
     const plain = await run(['send', 'hello', 'world'], o);
     assert.equal(plain.code, 0, plain.stderr);
-    assert.equal(plain.stdout, 'You said: hello world\n');
+    assert.equal(plain.stdout, `You said: hello world${HINT}\n`);
 
     const { env } = await runJson(['send', 'hi there'], o);
     assertEnvelopeShape(env, 'send', 0);
     assert.equal(env.data.task.status.state, 'TASK_STATE_COMPLETED');
-    assert.equal(artifactText(env.data.task), 'You said: hi there');
+    assert.equal(artifactText(env.data.task), `You said: hi there${HINT}`);
     assert.equal(env.data.task.history[0].role, 'ROLE_USER');
   });
 
   it('send --stream prints the streamed answer; json keeps every event and the final task', async () => {
     const plain = await run(['send', '--stream', 'streamed words come in chunks'], o);
     assert.equal(plain.code, 0, plain.stderr);
-    assert.equal(plain.stdout, 'You said: streamed words come in chunks\n');
+    assert.equal(plain.stdout, `You said: streamed words come in chunks${HINT}\n`);
 
     const { env } = await runJson(['send', '--stream', 'one two three four five six'], o);
     assertEnvelopeShape(env, 'send', 0);
@@ -144,7 +145,7 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
     assert.ok('task' in events[0]!.event, 'the task snapshot comes first');
     assert.ok(events.filter((e) => 'artifactUpdate' in e.event).length >= 2, 'the answer arrives in several chunks');
     assert.equal(env.data.task.status.state, 'TASK_STATE_COMPLETED');
-    assert.equal(artifactText(env.data.task), 'You said: one two three four five six');
+    assert.equal(artifactText(env.data.task), `You said: one two three four five six${HINT}`);
   });
 
   it('session create, list, show, send into it, delete — then it is gone (exit 3 with a hint)', async () => {
@@ -160,12 +161,12 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
     assert.deepEqual(row.split('\t').slice(1, 3), ['builtin/echo', '0']);
 
     const sent = await run(['send', '--session', id, 'inside the session'], o);
-    assert.equal(sent.stdout, 'You said: inside the session\n');
+    assert.equal(sent.stdout, `You said: inside the session${HINT}\n`);
 
     const shown = await runJson(['session', 'show', id], o);
     assert.equal(shown.env.data.session.id, id);
     assert.equal(shown.env.data.tasks.length, 1);
-    assert.equal(artifactText(shown.env.data.tasks[0]), 'You said: inside the session');
+    assert.equal(artifactText(shown.env.data.tasks[0]), `You said: inside the session${HINT}`);
 
     const deleted = await run(['session', 'delete', id], o);
     assert.equal(deleted.code, 0, deleted.stderr);
@@ -256,7 +257,7 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
     assert.ok(session, res.stdout);
     assert.deepEqual(lines.slice(1), [
       '> first line',
-      'You said: first line',
+      ...`You said: first line${HINT}`.split('\n'),
       '> second line',
       'You said: second line',
       '',
@@ -265,7 +266,7 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
     const shown = await runJson(['session', 'show', session], o);
     assert.deepEqual(
       shown.env.data.tasks.map((t: { artifacts?: Array<{ parts: Array<{ text?: string }> }> }) => artifactText(t)),
-      ['You said: first line', 'You said: second line'],
+      [`You said: first line${HINT}`, 'You said: second line'],
     );
   });
 
@@ -281,7 +282,7 @@ describe('agents CLI, local mode (spawns its own agent over stdio)', { concurren
       env.data.turns.map((t: { input: string }) => t.input),
       ['only this'],
     );
-    assert.equal(artifactText(env.data.turns[0].task), 'You said: only this');
+    assert.equal(artifactText(env.data.turns[0].task), `You said: only this${HINT}`);
   });
 
   it('card shows the Agent Card from the stdio handshake', async () => {
@@ -396,9 +397,9 @@ describe('agents CLI, server mode (HTTP to agents serve)', { concurrency: 4 }, (
       run(remote('send', '--stream', 'over sse'), o),
     ]);
     assert.equal(plain.code, 0, plain.stderr);
-    assert.equal(plain.stdout, 'You said: over http\n');
+    assert.equal(plain.stdout, `You said: over http${HINT}\n`);
     assert.equal(streamed.code, 0, streamed.stderr);
-    assert.equal(streamed.stdout, 'You said: over sse\n');
+    assert.equal(streamed.stdout, `You said: over sse${HINT}\n`);
   });
 
   it('task list shows the tasks the server holds', async () => {

@@ -20,6 +20,7 @@ import { startFakeOpenAI, createGate, type FakeLlm } from '../support/fake-llm.t
 import { initRepo } from '../support/git.ts';
 import { eventually, startHttpServer, TOKEN } from '../support/harness.ts';
 import { connect, localTarget, tempRoot } from '../support/vscode-core.ts';
+import { ECHO_FIRST_TURN_HINT as HINT } from '../../src/application/actors/echo.actor.ts';
 
 const ROOT = tempRoot('agents-vscode-chat-');
 const KEY = 'sk-vscode-0123456789abcdef';
@@ -122,7 +123,7 @@ describe('the extension core: chat', () => {
     assert.ok(user && user.type === 'user');
     const chunks = events.filter((e) => e.type === 'text');
     assert.ok(chunks.length > 1, 'the answer came in several chunks');
-    assert.equal(texts(events, user.turnId), 'You said: hello there from the editor');
+    assert.equal(texts(events, user.turnId), `You said: hello there from the editor${HINT}`);
     assert.deepEqual(
       chunks.map((e) => e.type === 'text' && e.append),
       [false, ...chunks.slice(1).map(() => true)],
@@ -239,7 +240,7 @@ describe('the extension core: chat', () => {
     const s = events.find((e) => e.type === 'session');
     assert.ok(s && s.type === 'session');
     assert.equal(s.session.id, a.sessionId);
-    assert.deepEqual(s.recap, [{ asked: 'remember me', answer: 'You said: remember me' }]);
+    assert.deepEqual(s.recap, [{ asked: 'remember me', answer: `You said: remember me${HINT}` }]);
     assert.ok((await b.sessions()).some((x) => x.id === a.sessionId));
   });
 
@@ -282,7 +283,7 @@ describe('the extension core: chat', () => {
     assert.equal(await chat.send('are you back?'), true);
     const second = (await own.client()).transport as StdioClientTransport;
     assert.notEqual(second.pid, first.pid);
-    assert.equal(texts(events), 'You said: are you back?', 'the same session, on the new agent');
+    assert.equal(texts(events), `You said: are you back?${HINT}`, 'the same session, on the new agent');
     assert.equal(states.at(-1)?.kind, 'connected');
     await own.close();
   });
@@ -333,7 +334,7 @@ describe('the extension core: server mode', () => {
       const chat = new ChatController(remote, (e) => events.push(e));
       await chat.newSession({ actor: 'builtin/echo' });
       assert.equal(await chat.send('over http'), true);
-      assert.equal(texts(events), 'You said: over http');
+      assert.equal(texts(events), `You said: over http${HINT}`);
       assert.equal(remote.state.kind, 'connected');
 
       const { conn: wrong } = connect({ mode: 'remote', url: server.baseUrl, token: 'not-the-token-0123456789abcdef' });

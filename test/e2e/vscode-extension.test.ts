@@ -18,6 +18,7 @@ import { eventually } from '../support/harness.ts';
 import { installVscodeStub } from '../support/vscode-stub.ts';
 import { tempRoot } from '../support/vscode-core.ts';
 import { readZip } from '../support/zip.ts';
+import { ECHO_FIRST_TURN_HINT as HINT } from '../../src/application/actors/echo.actor.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const EXT = join(REPO, 'clients/vscode');
@@ -151,7 +152,7 @@ describe('the bundled extension against a stand-in of the vscode API', () => {
       .filter((e: any) => e.type === 'text')
       .map((e: any) => e.text)
       .join('');
-    assert.equal(text, 'You said: hello from the webview');
+    assert.equal(text, `You said: hello from the webview${HINT}`);
     assert.deepEqual(stub.errors, []);
   });
 

@@ -29,6 +29,7 @@ import {
   type RunningServer,
   type WireExchange,
 } from './support/cleveragents.ts';
+import { ECHO_FIRST_TURN_HINT as HINT } from '../../src/application/actors/echo.actor.ts';
 
 /** What a v0.3 stream yields (the SDK's A2AStreamEventData). */
 type A2AStreamEventData = Message | Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent;
@@ -147,7 +148,7 @@ describe('@a2a-js/sdk 0.3.13 client → CleverAgents server', { timeout: 60_000 
     assert.ok(task.id && task.contextId);
     assert.equal(task.status.state, 'completed');
     assert.equal(task.artifacts?.length, 1);
-    assert.equal(textOf(task.artifacts?.[0]?.parts), 'You said: hello from v0.3');
+    assert.equal(textOf(task.artifacts?.[0]?.parts), `You said: hello from v0.3${HINT}`);
     const mine = task.history?.find((m) => m.role === 'user');
     assert.equal(mine?.kind, 'message');
     assert.equal(textOf(mine?.parts), 'hello from v0.3');
@@ -181,7 +182,7 @@ describe('@a2a-js/sdk 0.3.13 client → CleverAgents server', { timeout: 60_000 
     );
     assert.equal(chunks.at(-1)?.lastChunk, true);
     assert.ok(chunks.slice(1).every((ch) => ch.append === true));
-    assert.equal(chunks.map((ch) => textOf(ch.artifact.parts)).join(''), 'You said: stream me in v0.3 please');
+    assert.equal(chunks.map((ch) => textOf(ch.artifact.parts)).join(''), `You said: stream me in v0.3 please${HINT}`);
   });
 
   test('tasks/get returns the task, honouring historyLength', async () => {
@@ -190,7 +191,7 @@ describe('@a2a-js/sdk 0.3.13 client → CleverAgents server', { timeout: 60_000 
     assert.equal(got.kind, 'task');
     assert.equal(got.id, sent.id);
     assert.equal(got.status.state, 'completed');
-    assert.equal(textOf(got.artifacts?.[0]?.parts), 'You said: get me');
+    assert.equal(textOf(got.artifacts?.[0]?.parts), `You said: get me${HINT}`);
     const limited = ok(
       await withTimeout(e.client.getTask({ id: sent.id, historyLength: 1 }), CALL_MS, 'tasks/get historyLength=1'),
     );

@@ -38,6 +38,7 @@ import {
   type RunningServer,
   type WireExchange,
 } from './support/cleveragents.ts';
+import { ECHO_FIRST_TURN_HINT as HINT } from '../../src/application/actors/echo.actor.ts';
 
 const CALL_MS = 10_000;
 const STREAM_MS = 10_000;
@@ -157,7 +158,7 @@ describe('@a2a-js/sdk 1.3 client → CleverAgents server', { timeout: 60_000 }, 
     assert.ok(task.contextId, 'context id');
     assert.equal(stateName(task.status?.state), 'TASK_STATE_COMPLETED');
     assert.equal(task.artifacts.length, 1, JSON.stringify(task.artifacts));
-    assert.equal(textOf(task.artifacts[0]?.parts), 'You said: hello interop world');
+    assert.equal(textOf(task.artifacts[0]?.parts), `You said: hello interop world${HINT}`);
     const mine = task.history.find((m) => m.role === Role.ROLE_USER);
     assert.equal(textOf(mine?.parts), 'hello interop world');
 
@@ -200,7 +201,10 @@ describe('@a2a-js/sdk 1.3 client → CleverAgents server', { timeout: 60_000 }, 
     );
     assert.equal(chunks.at(-1)?.lastChunk, true);
     assert.ok(chunks.every((ch) => ch.taskId === task.id && ch.artifact?.artifactId === 'response'));
-    assert.equal(chunks.map((ch) => textOf(ch.artifact?.parts)).join(''), 'You said: stream me some words please');
+    assert.equal(
+      chunks.map((ch) => textOf(ch.artifact?.parts)).join(''),
+      `You said: stream me some words please${HINT}`,
+    );
     // Artifact updates come between WORKING and COMPLETED.
     const firstArtifact = kinds.indexOf('artifactUpdate');
     const working = events.findIndex(

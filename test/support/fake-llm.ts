@@ -352,6 +352,11 @@ async function startFake(dialect: Dialect, options: FakeLlmOptions): Promise<Fak
     const pathname = (req.url ?? '/').split('?')[0] ?? '/';
     if (options.expectKey !== undefined && dialect.keyOf(req) !== options.expectKey)
       return sendError(res, dialect.authError);
+    // What an Ollama answers for its pulled models (agents init looks there).
+    if (req.method === 'GET' && pathname === '/api/tags') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ models: models.map((name) => ({ name, model: name })) }));
+    }
     if (req.method === 'GET' && pathname === '/v1/models') {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify(dialect.modelsBody(models)));

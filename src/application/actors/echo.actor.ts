@@ -10,13 +10,39 @@ export function chunkText(text: string, n: number): string[] {
   return chunks.length > 0 ? chunks : [''];
 }
 
-/** `builtin/echo`: restates the message, streamed as several chunks of one artifact. */
+/** What the first answer in a session adds: the echo is what a new user meets before any model is set up. */
+export const ECHO_FIRST_TURN_HINT =
+  '\n\n(builtin/echo only repeats what you say. To talk to a model, set one up with: agents init)';
+
+/** What the echo reads of a session: its turns so far (the store's, newest first or not: only the count matters). */
+export interface EchoDeps {
+  turnsOf(contextId: string, limit: number): Promise<ReadonlyArray<{ task: { id: string } }>>;
+}
+
+/**
+ * `builtin/echo`: restates the message, streamed as several chunks of one artifact. With the
+ * session's turns to read, its first answer in a session also says how to connect a model.
+ */
 export class EchoActor implements Actor {
   readonly name = 'builtin/echo';
   readonly description = 'Restates each message, streamed in chunks; needs no LLM and no network.';
+  readonly #deps: EchoDeps | undefined;
+
+  constructor(deps?: EchoDeps) {
+    this.#deps = deps;
+  }
 
   async handle(turn: ActorTurn): Promise<void> {
-    await streamAnswer(turn, chunkText(`You said: ${describe(turn.message)}`, 4));
+    const chunks = chunkText(`You said: ${describe(turn.message)}`, 4);
+    if (await this.#firstTurn(turn)) chunks.push(ECHO_FIRST_TURN_HINT);
+    await streamAnswer(turn, chunks);
+  }
+
+  /** Whether no other turn of the session is stored (a follow-up of the same task is no first turn). */
+  async #firstTurn(turn: ActorTurn): Promise<boolean> {
+    if (!this.#deps || turn.isFollowUp) return false;
+    const turns = await this.#deps.turnsOf(turn.task.contextId, 2);
+    return turns.every((t) => t.task.id === turn.task.id);
   }
 }
 

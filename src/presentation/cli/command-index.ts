@@ -17,6 +17,14 @@ export interface CommandStub {
 
 export const COMMAND_INDEX: readonly CommandStub[] = [
   {
+    name: 'init',
+    aliases: [],
+    options: true,
+    args: [],
+    description:
+      'Set up a model: find Ollama or an API key, check it answers, write an actor and make it the default; register this repository',
+  },
+  {
     name: 'send',
     aliases: [],
     options: true,
@@ -37,6 +45,13 @@ export const COMMAND_INDEX: readonly CommandStub[] = [
     options: true,
     args: [],
     description: 'A full-screen terminal UI: sessions and chat with streamed answers and approvals, plans live',
+  },
+  {
+    name: 'config',
+    aliases: [],
+    options: false,
+    args: [],
+    description: "The CLI's config file (config.yaml): server, token, namespace, format, defaultActor, defaultProject",
   },
   {
     name: 'session',

@@ -35,10 +35,19 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = comm
 );
 
 /**
- * Commands that are not a client of a method: `serve` is the server itself; `logout` only forgets
- * a stored login; `completion` prints a script made from the command tree.
+ * Commands that are not a client of a method: `serve` is the server itself; `logout` only forgets a
+ * stored login; `completion` prints a script made from the command tree; `config …` edits the CLI's
+ * own config.yaml.
  */
-export const SERVER_COMMANDS: readonly string[] = ['serve', 'logout', 'completion'];
+export const SERVER_COMMANDS: readonly string[] = [
+  'serve',
+  'logout',
+  'completion',
+  'config list',
+  'config get',
+  'config set',
+  'config unset',
+];
 
 /** Methods meant for programs rather than a person at a terminal, with why. */
 export const NO_COMMAND_EXPECTED: Readonly<Record<string, string>> = {

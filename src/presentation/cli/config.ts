@@ -1,20 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parse } from 'yaml';
 import { UsageError } from './exit-codes.ts';
 import { isOutputFormat, OUTPUT_FORMATS, type OutputFormat } from './render/format.ts';
-import { messageOf } from '../../protocol/client/index.ts';
+import type { FileConfig } from './config-file.ts';
 
 export { configPath } from './config-paths.ts';
-
-/** `config.yaml`: defaults for the client side of the CLI. */
-export interface FileConfig {
-  server?: string;
-  token?: string;
-  /** The namespace requests act in (sent as the A2A tenant). */
-  namespace?: string;
-  format?: OutputFormat;
-}
+export { CONFIG_KEYS, loadConfig, type ConfigKey, type FileConfig } from './config-file.ts';
 
 /** How to reach the agent: spawn one over stdio, or talk HTTP to a server. */
 export type Connection =
@@ -43,40 +33,6 @@ export interface GlobalFlags {
   tenant?: string;
   dataDir?: string;
   verbose?: boolean;
-}
-
-/** Reads the config file; a missing file is an empty config, a broken one a usage error. */
-export function loadConfig(path: string): FileConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new UsageError(`cannot read the config file ${path}: ${messageOf(err)}`);
-  }
-  let doc: unknown;
-  try {
-    doc = parse(text);
-  } catch (err) {
-    throw new UsageError(`the config file ${path} is not valid YAML: ${messageOf(err)}`, 'fix or remove the file');
-  }
-  if (doc === null || doc === undefined) return {};
-  if (typeof doc !== 'object' || Array.isArray(doc))
-    throw new UsageError(`the config file ${path} must be a mapping (server, token, namespace, format)`);
-  const d = doc as Record<string, unknown>;
-  const out: FileConfig = {};
-  for (const key of ['server', 'token', 'namespace'] as const) {
-    const v = d[key];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== 'string') throw new UsageError(`${path}: ${key}: must be a string`);
-    out[key] = v;
-  }
-  if (d['format'] !== undefined && d['format'] !== null) {
-    if (!isOutputFormat(d['format']))
-      throw new UsageError(`${path}: format: must be one of ${OUTPUT_FORMATS.join(', ')}`);
-    out.format = d['format'];
-  }
-  return out;
 }
 
 /** The output format: flag, then CLEVERAGENTS_FORMAT, then the config, then rich on a terminal and plain otherwise. */

@@ -12,6 +12,8 @@ import { registerActor } from './commands/actor.command.ts';
 import { registerChat } from './commands/chat.command.ts';
 import { registerCompletion } from './commands/completion.command.ts';
 import { addExamples } from './command-examples.ts';
+import { registerConfig } from './commands/config.command.ts';
+import { registerInit } from './commands/init.command.ts';
 import { registerDemo } from './commands/demo.command.ts';
 import { registerHook } from './commands/hook.command.ts';
 import { registerNamespace } from './commands/namespace.command.ts';
@@ -66,9 +68,11 @@ export function buildProgram(
 ): Command {
   const program = rootCommand(host.version, io);
 
+  registerInit(program, runner);
   registerSend(program, runner);
   registerChat(program, runner);
   registerTui(program, runner);
+  registerConfig(program, runner);
   registerSession(program, runner);
   registerTask(program, runner);
   registerPlan(program, runner);

@@ -60,7 +60,7 @@ export function rootCommand(version: string, io: CliIo): CliCommand {
     .addHelpText(
       'after',
       `
-Config file: $XDG_CONFIG_HOME/cleveragents/config.yaml (keys: server, token, namespace, format); flags beat env beat config.
+Config file: $XDG_CONFIG_HOME/cleveragents/config.yaml (keys: server, token, namespace, format, defaultActor, defaultProject; see: agents config list); flags beat env beat config.
 
 Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authentication, 5 invalid state,
 6 agent unreachable, 7 invalid params, 8 version not supported, 9 task failed/rejected/canceled,

@@ -33,6 +33,7 @@ import { userMessage } from '../support/message.ts';
 import { reportCancel, reportFallback, reportTaskEnd, reportUsage } from '../support/task-outcome.ts';
 import { TurnCancel } from '../support/turn-cancel.ts';
 import { collect, CONTEXT_FLAG, freshSession, targetSession, type SessionChoice } from './session.command.ts';
+import { CURRENT_PROJECT_CALLS, projectLine, withSessionDefaults } from '../init/current-project.ts';
 import { parseUndoArgs, undoText } from '../render/undo.render.ts';
 
 interface ChatOptions extends SessionChoice {
@@ -259,8 +260,11 @@ async function openSession(
     );
     return { session: r.session, recap: r.tasks };
   }
+  const chosen = await withSessionDefaults(ctx, client, opts);
   const session =
-    (await targetSession(client, opts, ctx.signal)) ?? (await client.call(sessionCreate, {}, { signal: ctx.signal }));
+    (await targetSession(client, chosen.opts, ctx.signal)) ??
+    (await client.call(sessionCreate, {}, { signal: ctx.signal }));
+  if (chosen.project) ctx.ui.info(projectLine(chosen.project));
   return { session, recap: [] };
 }
 
@@ -306,6 +310,14 @@ export function registerChat(program: CliCommand, runner: Runner): void {
     .option('--project <name>', "start a new session whose tools work on this project's files")
     .option('--skill <name>', 'start a new session with this skill added to the actor (repeatable)', collect)
     .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
-    .calls(sendStreamingMessage, sessionCreate, sessionShow, sessionResume, sessionUndo, cancelTask)
+    .calls(
+      sendStreamingMessage,
+      sessionCreate,
+      sessionShow,
+      sessionResume,
+      sessionUndo,
+      cancelTask,
+      ...CURRENT_PROJECT_CALLS,
+    )
     .action((opts: ChatOptions, cmd: Command) => runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)));
 }

@@ -26,6 +26,7 @@ import {
   reportTaskEnd,
 } from '../support/task-outcome.ts';
 import { TurnCancel } from '../support/turn-cancel.ts';
+import { CURRENT_PROJECT_CALLS, projectLine, withSessionDefaults } from '../init/current-project.ts';
 
 interface SendOptions extends SessionChoice {
   stream?: boolean;
@@ -45,7 +46,10 @@ async function send(ctx: RunContext, text: string, opts: SendOptions): Promise<O
   if (text === '-') text = await readAll(ctx.io.stdin);
   if (text.trim() === '') throw new UsageError('the message is empty');
   const client = await ctx.client();
-  const session = await targetSession(client, opts, ctx.signal);
+  const chosen = await withSessionDefaults(ctx, client, opts);
+  // Said when the command line did not name it: the session works on that project's files.
+  if (chosen.project && chosen.project.source !== 'flag') ctx.ui.info(projectLine(chosen.project));
+  const session = await targetSession(client, chosen.opts, ctx.signal);
   const message = userMessage(text, { contextId: session?.id, taskId: opts.task });
   // --events streams too: each event is a line as it arrives.
   const streamed = opts.stream === true || lines !== undefined;
@@ -167,14 +171,20 @@ export function registerSend(program: CliCommand, runner: Runner): void {
     .option('--stream', 'print the answer as it is produced (SendStreamingMessage)')
     .option('--events', 'with --format json: one JSON line per event as it happens, then the result line')
     .option('--session <id>', 'send into this session')
-    .option('--actor <name>', 'start a new session with this actor (builtin/echo, local/my-llm, …)')
-    .option('--project <name>', "start a new session whose tools work on this project's files")
+    .option(
+      '--actor <name>',
+      'start a new session with this actor (default: config defaultActor, else the agent default)',
+    )
+    .option(
+      '--project <name>',
+      "start a new session whose tools work on this project's files (default: the project of the current directory in local mode, else config defaultProject)",
+    )
     .option('--skill <name>', 'start a new session with this skill added to the actor (repeatable)', collect)
     .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
     .option('--task <id>', 'answer a task that waits for input (continues it)')
     .option('--no-wait', 'return as soon as the agent accepted the task')
     // Ctrl-C cancels the running turn (CancelTask) before the command ends.
-    .calls(sendMessage, sendStreamingMessage, sessionCreate, sessionShow, cancelTask)
+    .calls(sendMessage, sendStreamingMessage, sessionCreate, sessionShow, cancelTask, ...CURRENT_PROJECT_CALLS)
     .action((words: string[], opts: SendOptions, cmd: Command) =>
       runner.run(cmd, 'send', (ctx) => send(ctx, words.join(' '), opts)),
     );

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { chunkText } from '../../../../src/application/actors/echo.actor.ts';
+import { chunkText, ECHO_FIRST_TURN_HINT, EchoActor } from '../../../../src/application/actors/echo.actor.ts';
+import type { ActorTurn } from '../../../../src/application/ports/actor.port.ts';
+import type { Message, Task } from '../../../../src/domain/a2a.model.ts';
 
 describe('chunkText', () => {
   it('splits on word boundaries and loses nothing', () => {
@@ -9,5 +11,54 @@ describe('chunkText', () => {
     assert.ok(chunks.length >= 3 && chunks.length <= 5);
     assert.equal(chunks.join(''), text);
     assert.deepEqual(chunkText('', 4), ['']);
+  });
+});
+
+/** A turn that records what the actor streamed; `taskId` in `contextId`. */
+function turnOf(taskId: string, contextId: string, isFollowUp = false): { turn: ActorTurn; text(): string } {
+  const chunks: string[] = [];
+  const turn = {
+    task: { id: taskId, contextId, status: { state: 'TASK_STATE_SUBMITTED' } } as unknown as Task,
+    message: { messageId: `m-${taskId}`, role: 'ROLE_USER', parts: [{ text: 'hello' }] } as unknown as Message,
+    isFollowUp,
+    signal: new AbortController().signal,
+    aborted: false,
+    status: async () => undefined,
+    artifact: async (a: { parts: Array<{ text?: string }> }) => void chunks.push(a.parts[0]?.text ?? ''),
+    stored: async () => undefined,
+  } as unknown as ActorTurn;
+  return { turn, text: () => chunks.join('') };
+}
+
+describe('EchoActor', () => {
+  const stored = new Map<string, string[]>([
+    ['fresh', ['t1']],
+    ['busy', ['t2', 't1']],
+  ]);
+  const deps = {
+    turnsOf: async (contextId: string, limit: number) =>
+      (stored.get(contextId) ?? []).slice(0, limit).map((id) => ({ task: { id } })),
+  };
+
+  it("says how to connect a model in a session's first answer", async () => {
+    const { turn, text } = turnOf('t1', 'fresh');
+    await new EchoActor(deps).handle(turn);
+    assert.equal(text(), `You said: hello${ECHO_FIRST_TURN_HINT}`);
+    assert.match(ECHO_FIRST_TURN_HINT, /agents init/);
+  });
+
+  it('says it once per session: a later turn, or a follow-up, only restates', async () => {
+    const later = turnOf('t2', 'busy');
+    await new EchoActor(deps).handle(later.turn);
+    assert.equal(later.text(), 'You said: hello');
+    const followUp = turnOf('t1', 'fresh', true);
+    await new EchoActor(deps).handle(followUp.turn);
+    assert.equal(followUp.text(), 'You said: hello');
+  });
+
+  it('without the session store to read, only restates', async () => {
+    const { turn, text } = turnOf('t1', 'fresh');
+    await new EchoActor().handle(turn);
+    assert.equal(text(), 'You said: hello');
   });
 });

@@ -1,0 +1,116 @@
+/**
+ * The registered project of a directory, and the actor/project a new session gets when the command
+ * names none: what makes `agents chat` in a repository work on that repository, as every coding
+ * agent does.
+ */
+import { realpathSync } from 'node:fs';
+import { resolve, sep } from 'node:path';
+import {
+  REGISTRIES,
+  type A2AClient,
+  type RegistryEntityOf,
+  type RegistryKind,
+  type RegistryPageOf,
+} from '../../../protocol/client/index.ts';
+import { loadConfig } from '../config-file.ts';
+import { configPath } from '../config-paths.ts';
+import type { RunContext } from '../runner.ts';
+import type { SessionChoice } from '../commands/session.command.ts';
+
+/** The registry calls a command makes to find the current directory's project (declare them with `.calls`). */
+export const CURRENT_PROJECT_CALLS = [REGISTRIES.resource.list, REGISTRIES.project.list] as const;
+
+/** Every entity of a kind the caller sees (all pages). */
+export async function listAll<K extends RegistryKind>(
+  client: A2AClient,
+  kind: K,
+  signal: AbortSignal,
+): Promise<Array<RegistryPageOf<K>['items'][number]>> {
+  const items: Array<RegistryPageOf<K>['items'][number]> = [];
+  let token: string | undefined;
+  do {
+    const page: RegistryPageOf<K> = await client.call(
+      REGISTRIES[kind].list,
+      { pageSize: 500, ...(token ? { pageToken: token } : {}) },
+      { signal },
+    );
+    items.push(...page.items);
+    token = page.nextPageToken || undefined;
+  } while (token);
+  return items;
+}
+
+/** A directory as the file system names it (symlinks resolved), so that /tmp and /private/tmp match. */
+function real(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return resolve(dir);
+  }
+}
+
+const within = (dir: string, root: string): boolean =>
+  dir === root || dir.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+
+/**
+ * The project whose resource's directory is `cwd` or contains it (the innermost one), with that
+ * resource; undefined when none. Resource paths are the agent's: only meaningful in local mode.
+ */
+export async function projectOfDirectory(
+  client: A2AClient,
+  cwd: string,
+  signal: AbortSignal,
+): Promise<{ project: RegistryEntityOf<'project'>; resource: RegistryEntityOf<'resource'> } | undefined> {
+  const here = real(cwd);
+  const resources = (await listAll(client, 'resource', signal))
+    .filter((r) => within(here, real(r.definition.path)))
+    .sort((a, b) => b.definition.path.length - a.definition.path.length);
+  if (resources.length === 0) return undefined;
+  const projects = await listAll(client, 'project', signal);
+  for (const resource of resources) {
+    const project = projects.find((p) => p.definition.resources.includes(resource.name));
+    if (project) return { project, resource };
+  }
+  return undefined;
+}
+
+/** Where a new session's project came from, for the line that says so. */
+export type ProjectSource = 'flag' | 'directory' | 'config';
+
+/**
+ * A new session's choices with the defaults filled in: `--actor`, else config `defaultActor`; and
+ * `--project`, else (local mode) the current directory's project, else config `defaultProject`.
+ * Nothing is filled in for a message to an existing session or task.
+ */
+export async function withSessionDefaults<T extends SessionChoice & { task?: string; resume?: boolean }>(
+  ctx: RunContext,
+  client: A2AClient,
+  opts: T,
+  cwd: string = process.cwd(),
+): Promise<{ opts: T; project?: { name: string; source: ProjectSource } }> {
+  if (opts.session !== undefined || opts.task !== undefined || opts.resume === true) return { opts };
+  const file = loadConfig(configPath(ctx.io.env));
+  const out: T = { ...opts };
+  if (out.actor === undefined && file.defaultActor) out.actor = file.defaultActor;
+  if (out.project !== undefined) return { opts: out, project: { name: out.project, source: 'flag' } };
+  if (ctx.target.kind === 'local') {
+    const found = await projectOfDirectory(client, cwd, ctx.signal);
+    if (found) {
+      out.project = found.project.name;
+      return { opts: out, project: { name: found.project.name, source: 'directory' } };
+    }
+  }
+  if (file.defaultProject) {
+    out.project = file.defaultProject;
+    return { opts: out, project: { name: file.defaultProject, source: 'config' } };
+  }
+  return { opts: out };
+}
+
+/** `project local/app (this directory)`: the line that says once which project a new session works on. */
+export function projectLine(project: { name: string; source: ProjectSource }): string {
+  const why = { flag: '--project', directory: 'this directory', config: 'defaultProject in config.yaml' }[
+    project.source
+  ];
+  return `project ${project.name} (${why})`;
+}

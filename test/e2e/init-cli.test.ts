@@ -1,0 +1,196 @@
+/**
+ * End to end: `agents init` as a new user runs it. On a terminal (tmux, its own socket) against a
+ * fake OpenAI-compatible server that also answers Ollama's `/api/tags` (OLLAMA_HOST points at it):
+ * the Ollama model is chosen by number, init says done and names `agents chat`; re-running keeps
+ * one actor; then `agents send` in the repository uses its project and the new actor. Also a
+ * flags-only run without a terminal, and an unreachable endpoint (a clear error, nothing written).
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { agentsCli, BIN, cliEnv } from '../support/cli.ts';
+import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
+import { initRepo } from '../support/git.ts';
+import { eventually } from '../support/harness.ts';
+
+const ROOT = mkdtempSync(join(tmpdir(), 'agents-init-e2e-'));
+const SOCKET = `ca-init-e2e-${process.pid}`;
+
+let fake: FakeLlm;
+let repo: string;
+
+const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
+const screen = (pane: string): string => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', pane);
+
+/** Waits until the pane shows `re`; fails with what it shows. */
+const see = (pane: string, re: RegExp, ms = 30_000): Promise<string> =>
+  eventually(
+    () => {
+      const s = screen(pane);
+      return Promise.resolve(re.test(s) ? s : undefined);
+    },
+    ms,
+    String(re),
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; the screen:\n${screen(pane)}`);
+  });
+
+const quote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
+
+/** Runs `agents init` in the repository on a tmux terminal, through a script that prints its exit status. */
+function startInit(name: string, dataDir: string, configHome: string): void {
+  const env = cliEnv(dataDir, configHome, { OLLAMA_HOST: fake.url.replace(/\/v1$/, '') });
+  delete env['OPENAI_API_KEY'];
+  delete env['ANTHROPIC_API_KEY'];
+  const exports = Object.entries(env)
+    .filter(
+      ([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !['TERM', 'TMUX', 'TMUX_PANE'].includes(k),
+    )
+    .map(([k, v]) => `export ${k}=${quote(v ?? '')}`);
+  const script = join(ROOT, `${name}.sh`);
+  writeFileSync(
+    script,
+    [
+      '#!/bin/sh',
+      ...exports,
+      `cd ${quote(repo)}`,
+      `${quote(process.execPath)} ${quote(BIN)} init`,
+      'echo "EXIT:$?"',
+      'exec sleep 600',
+      '',
+    ].join('\n'),
+  );
+  chmodSync(script, 0o755);
+  tmux('new-session', '-d', '-s', name, '-x', '150', '-y', '50', script);
+}
+
+describe('agents init', { timeout: 180_000 }, () => {
+  before(async () => {
+    fake = await startFakeOpenAI({ models: ['llama3.2:latest', 'qwen2.5-coder:7b'] });
+    repo = join(ROOT, 'app');
+    initRepo(repo, { 'README.md': '# app\n' });
+  });
+  after(async () => {
+    try {
+      tmux('kill-server');
+    } catch {
+      // No session was started.
+    }
+    await fake.close();
+    rmSync(ROOT, { recursive: true, force: true });
+  });
+
+  it('on a terminal: chooses the Ollama model, checks it, says done; a re-run edits; send uses the project and actor', async () => {
+    const dataDir = join(ROOT, 'tty-data');
+    const configHome = join(ROOT, 'tty-config');
+    startInit('first', dataDir, configHome);
+    await see('first', /1\) Ollama at http:\/\/127\.0\.0\.1:\d+ \(2 models\)/);
+    await see('first', /Choose 1-2 \[1\]:/);
+    tmux('send-keys', '-t', 'first', '1', 'Enter');
+    await see('first', /Which model\?\n {2}1\) llama3\.2:latest\n {2}2\) qwen2\.5-coder:7b/);
+    tmux('send-keys', '-t', 'first', '2', 'Enter');
+    const shown = await see('first', /EXIT:\d+/);
+    assert.match(shown, /actor\s+local\/ollama\s+added/, shown);
+    assert.match(shown, /project local\/app registered/, shown);
+    assert.match(shown, /done: start with agents chat/, shown);
+    assert.match(shown, /EXIT:0/, shown);
+    assert.ok(
+      fake.requests.some((r) => r.method === 'GET' && r.path === '/v1/models'),
+      'init asked the endpoint for its models before saying done',
+    );
+    assert.match(
+      readFileSync(join(configHome, 'cleveragents', 'config.yaml'), 'utf8'),
+      /^defaultActor: local\/ollama$/m,
+    );
+
+    startInit('again', dataDir, configHome);
+    await see('again', /Choose 1-2 \[1\]:/);
+    tmux('send-keys', '-t', 'again', 'Enter');
+    await see('again', /Which model\?/);
+    tmux('send-keys', '-t', 'again', 'Enter');
+    const again = await see('again', /EXIT:\d+/);
+    assert.match(again, /actor\s+local\/ollama\s+updated/, again);
+    assert.match(again, /project local\/app already registered/, again);
+
+    const agents = agentsCli({ dataDir, configHome, cwd: repo });
+    const actors = await agents.ok(['actor', 'list']);
+    const ours = actors.items.filter((a: { name: string }) => !a.name.startsWith('builtin/'));
+    assert.deepEqual(
+      ours.map((a: { name: string; definition: { model: string; tools: string[] } }) => [
+        a.name,
+        a.definition.model,
+        a.definition.tools,
+      ]),
+      [['local/ollama', 'llama3.2:latest', ['builtin/read', 'builtin/edit', 'builtin/bash']]],
+      'a re-run updates the one actor',
+    );
+    assert.equal((await agents.ok(['project', 'list'])).items.length, 1, 'a re-run keeps one project');
+
+    fake.push({ text: ['Hi from ', 'the model.'] });
+    const sent = await agents.ok(['send', 'hello there']);
+    const session = await agents.ok(['session', 'show', sent.task.contextId]);
+    assert.equal(session.session.actor, 'local/ollama');
+    assert.equal(session.session.project, 'local/app');
+    const answer = sent.task.artifacts
+      .flatMap((a: { parts: Array<{ text?: string }> }) => a.parts.map((p) => p.text ?? ''))
+      .join('');
+    assert.equal(answer, 'Hi from the model.');
+    const last = fake.generations.at(-1)?.body as { model?: string } | undefined;
+    assert.equal(last?.model, 'llama3.2:latest');
+  });
+
+  it('without a terminal: takes the flags, and writes the actor and the default', async () => {
+    const agents = agentsCli({ dataDir: join(ROOT, 'flags-data'), cwd: repo });
+    const data = await agents.ok([
+      'init',
+      '--provider',
+      'openai-compatible',
+      '--url',
+      fake.url,
+      '--model',
+      'qwen2.5-coder:7b',
+      '--name',
+      'coder',
+      '--no-project',
+    ]);
+    assert.equal(data.actor.name, 'local/coder');
+    assert.equal(data.actor.action, 'added');
+    assert.equal(data.project, null);
+    assert.equal(data.next, 'agents chat');
+    assert.equal((await agents.run(['config', 'get', 'defaultActor'], { code: 0 })).stdout, 'local/coder\n');
+    assert.equal((await agents.ok(['project', 'list'])).items.length, 0, '--no-project registers nothing');
+  });
+
+  it('an unreachable endpoint: the exact error and what to do, a non-zero exit, nothing written', async () => {
+    const agents = agentsCli({ dataDir: join(ROOT, 'down-data'), cwd: repo });
+    // A port that was just free: nothing listens there.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const r = await agents.run([
+      'init',
+      '--provider',
+      'ollama',
+      '--url',
+      `http://127.0.0.1:${port}`,
+      '--model',
+      'x',
+      '--yes',
+    ]);
+    assert.equal(r.code, 6, r.stderr);
+    assert.match(r.stderr, new RegExp(`error: cannot reach http://127\\.0\\.0\\.1:${port}/v1/models: ECONNREFUSED`));
+    assert.match(r.stderr, /start Ollama \(ollama serve\), or set OLLAMA_HOST/);
+    assert.doesNotMatch(r.stdout, /done/);
+    assert.equal(existsSync(join(agents.configHome, 'cleveragents', 'config.yaml')), false, 'no default was written');
+    const actors = await agents.ok(['actor', 'list']);
+    assert.deepEqual(
+      actors.items.map((a: { name: string }) => a.name).filter((n: string) => !n.startsWith('builtin/')),
+      [],
+    );
+  });
+});
