@@ -13,11 +13,13 @@ export const MAX_LISTING = 200;
 /** Bytes looked at for a NUL, as git does to call a file binary. */
 const BINARY_PROBE = 8000;
 
-/** The `@path` tokens of a line: after a space or at the start (so `me@host` is none), trailing punctuation dropped. */
+/** The `@path` tokens of a line: after a space, a `(` or at the start (so `me@host` is none), trailing punctuation dropped. */
 export function mentionsOf(line: string): string[] {
   const out: string[] = [];
-  for (const m of line.matchAll(/(?:^|\s)@([^\s@]+)/g)) {
-    const path = (m[1] ?? '').replace(/[,;:!?)'"]+$|\.$/, '');
+  for (const m of line.matchAll(/(?:^|[\s(])@([^\s@]+)/g)) {
+    const token = m[1] ?? '';
+    // `@..` and `@.` are paths; a sentence's `.` or `),` after a path is not part of it.
+    const path = /^\.+$/.test(token) ? token : token.replace(/[,;:!?)'"]+\.?$|\.$/, '');
     if (path !== '' && !out.includes(path)) out.push(path);
   }
   return out;
