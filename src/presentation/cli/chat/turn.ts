@@ -9,6 +9,7 @@ import {
 } from '../../../protocol/client/index.ts';
 import { exitReasonOf } from '../exit-codes.ts';
 import { renderError, reportOf, type ErrorReport } from '../render/error.render.ts';
+import { MarkdownStream } from '../render/markdown.render.ts';
 import { StreamPrinter, type StreamedEvent } from '../render/stream.render.ts';
 import { isTerminalState } from '../render/task.render.ts';
 import type { RunContext } from '../runner.ts';
@@ -43,7 +44,9 @@ export async function chatTurn(
 ): Promise<boolean> {
   const { ui } = ctx;
   if (ui.rich) ui.out(ui.pal.magenta('agent › '));
-  const printer = new StreamPrinter(ui, 'answer');
+  // Markdown only for people at a terminal: a pipe and --plain get the text as the model wrote it.
+  const width = ui.width;
+  const printer = new StreamPrinter(ui, 'answer', ui.rich && width !== undefined ? new MarkdownStream(ui.pal, width) : undefined);
   turn.events = printer.events;
   const cancel = (live.running = new TurnCancel(client));
   try {
