@@ -39,7 +39,7 @@ function refused(c: SlashContext, problem: string): Promise<SlashResult> {
 
 const undo: SlashCommand = {
   usage: '/undo [turn] [--force]',
-  summary: "put back the files the last turn (or turn N and the ones after it) changed",
+  summary: 'put back the files the last turn (or turn N and the ones after it) changed',
   run: (c, args) => {
     const parsed = parseUndoArgs([...args]);
     if (typeof parsed === 'string') return refused(c, parsed);
@@ -65,7 +65,10 @@ const compact: SlashCommand = {
   run: (c, args) => {
     const [keep, ...rest] = args;
     const keepTurns = keep === undefined ? undefined : Number(keep);
-    if (rest.length > 0 || (keepTurns !== undefined && !(Number.isInteger(keepTurns) && keepTurns >= 0 && keepTurns <= 50)))
+    if (
+      rest.length > 0 ||
+      (keepTurns !== undefined && !(Number.isInteger(keepTurns) && keepTurns >= 0 && keepTurns <= 50))
+    )
       return refused(c, `/compact takes one number of turns to keep (0-50), not "${args.join(' ')}"`);
     return answered(c, async () => {
       const res = await c.client.call(
@@ -99,7 +102,15 @@ export interface SessionCost {
 
 /** Sums each turn's `metadata.usage` (a compaction's tokens are its own metadata: counted too). */
 export function sessionCost(tasks: readonly Task[]): SessionCost {
-  const out: SessionCost = { turns: tasks.length, measured: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cost: [], unpriced: 0 };
+  const out: SessionCost = {
+    turns: tasks.length,
+    measured: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cost: [],
+    unpriced: 0,
+  };
   for (const t of tasks) {
     const u: UsageView | undefined = usageOf(t) ?? compactionUsage(t);
     if (!u) continue;
@@ -148,10 +159,18 @@ const cost: SlashCommand = {
   summary: 'tokens and cost of this session so far',
   run: (c) =>
     answered(c, async () => {
-      const shown = await c.client.call(sessionShow, { sessionId: c.session.id, turns: 1000 }, { signal: c.ctx.signal });
+      const shown = await c.client.call(
+        sessionShow,
+        { sessionId: c.session.id, turns: 1000 },
+        { signal: c.ctx.signal },
+      );
       const sum = sessionCost(shown.tasks);
       const { ui } = c.ctx;
-      ui.out(ui.rich ? `${costText(sum)}\n` : `cost\t${sum.inputTokens}\t${sum.outputTokens}\t${sum.cost.map((x) => `${x.amount} ${x.currency}`).join(',')}\n`);
+      ui.out(
+        ui.rich
+          ? `${costText(sum)}\n`
+          : `cost\t${sum.inputTokens}\t${sum.outputTokens}\t${sum.cost.map((x) => `${x.amount} ${x.currency}`).join(',')}\n`,
+      );
       return { data: sum };
     }),
 };

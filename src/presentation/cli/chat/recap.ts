@@ -35,4 +35,3 @@ const clip = (text: string): string => {
   const line = oneLine(text);
   return line.length > 160 ? `${line.slice(0, 159)}…` : line;
 };
-

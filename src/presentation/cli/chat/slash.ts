@@ -15,8 +15,7 @@ export const LEAVING: Readonly<Record<string, Pick<SlashCommand, 'usage' | 'summ
 
 /** What a typed line is: a message to send, or a slash command with its arguments. */
 export type ChatLine =
-  | { kind: 'message'; text: string }
-  | { kind: 'slash'; name: string; args: string[]; line: string };
+  { kind: 'message'; text: string } | { kind: 'slash'; name: string; args: string[]; line: string };
 
 /**
  * A line that starts with `/` is a command (`/undo 2 --force`); `//` sends the rest with a
@@ -41,8 +40,7 @@ export class SlashDispatcher {
 
   constructor(extra: Readonly<Record<string, SlashCommand>> = SESSION_SLASH) {
     const all: Record<string, SlashCommand> = { ...CHAT_SLASH };
-    for (const [name, cmd] of Object.entries(extra))
-      if (!(name in all) && !(name in LEAVING)) all[name] = cmd;
+    for (const [name, cmd] of Object.entries(extra)) if (!(name in all) && !(name in LEAVING)) all[name] = cmd;
     all['help'] = helpCommand(() =>
       this.names().map((name) => {
         const d = this.describe(name);
@@ -106,7 +104,9 @@ function helpCommand(rows: () => HelpRow[]): SlashCommand {
       if (ui.rich)
         lines.push(
           '',
-          ui.pal.dim('  @path adds a file (or a folder listing) · a trailing \\ continues the line · // sends a literal /'),
+          ui.pal.dim(
+            '  @path adds a file (or a folder listing) · a trailing \\ continues the line · // sends a literal /',
+          ),
         );
       ui.out(`${lines.join('\n')}\n`);
       return Promise.resolve({ data: { commands: all } });
@@ -130,7 +130,9 @@ function distance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
     for (let j = 1; j <= b.length; j++)
-      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)));
+      row.push(
+        Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)),
+      );
     prev = row;
   }
   return prev[b.length] ?? 0;

@@ -46,7 +46,11 @@ export async function chatTurn(
   if (ui.rich) ui.out(ui.pal.magenta('agent › '));
   // Markdown only for people at a terminal: a pipe and --plain get the text as the model wrote it.
   const width = ui.width;
-  const printer = new StreamPrinter(ui, 'answer', ui.rich && width !== undefined ? new MarkdownStream(ui.pal, width) : undefined);
+  const printer = new StreamPrinter(
+    ui,
+    'answer',
+    ui.rich && width !== undefined ? new MarkdownStream(ui.pal, width) : undefined,
+  );
   turn.events = printer.events;
   const cancel = (live.running = new TurnCancel(client));
   try {
@@ -77,9 +81,10 @@ export async function chatTurn(
   turn.task = task ?? null;
   const asks = inPlace ? approvalRequestOf(task?.status.message) : undefined;
   if (task && asks && task.status.state === 'TASK_STATE_INPUT_REQUIRED') {
-    // Asked here and answered on the next line: no "agents send --task" hint.
+    // Asked here and answered on the next line: no "agents send --task" hint. Rich output has
+    // shown the question with its diff in the status line already: asked once.
     reportUsage(ui, task);
-    ui.out(approvalQuestion(asks, ui));
+    if (!ui.rich) ui.out(approvalQuestion(asks));
   } else if (task && task.status.state !== 'TASK_STATE_COMPLETED') reportTaskEnd(ui, task);
   else {
     reportUsage(ui, task);

@@ -87,7 +87,11 @@ async function chat(ctx: RunContext, opts: ChatOptions): Promise<Outcome> {
           ui.warn(SlashDispatcher.unknownText(done));
           commands.push({ input: line, command: done.name, data: { error: SlashDispatcher.unknownText(done) } });
         } else {
-          commands.push({ input: line, command: done.name, ...(done.result.data !== undefined ? { data: done.result.data } : {}) });
+          commands.push({
+            input: line,
+            command: done.name,
+            ...(done.result.data !== undefined ? { data: done.result.data } : {}),
+          });
           if (done.result.session && done.result.session.id !== session.id) {
             // A new session (/clear): its header again, and nothing of the old one waits.
             sessions.push(session);
@@ -110,7 +114,12 @@ async function chat(ctx: RunContext, opts: ChatOptions): Promise<Outcome> {
         continue;
       }
       if (!interactive) ui.out(ui.rich ? `${ui.pal.bold('you ›')} ${line}\n` : `> ${line}\n`);
-      const turn: ChatTurn = { input: text, task: null, events: [], ...(mentions.paths.length > 0 ? { mentions: mentions.paths } : {}) };
+      const turn: ChatTurn = {
+        input: text,
+        task: null,
+        events: [],
+        ...(mentions.paths.length > 0 ? { mentions: mentions.paths } : {}),
+      };
       turns.push(turn);
       const canceledOnTheWayOut = await chatTurn(
         ctx,

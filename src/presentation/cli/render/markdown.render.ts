@@ -130,7 +130,7 @@ export class MarkdownStream {
   /** A code block: indented under a dim rule naming its language, highlighted when the language is known. */
   private code(lines: readonly string[], lang: string): string {
     const { pal } = this;
-    const body = pal.enabled ? highlightCode(lines.join("\n"), lang) : lines.join("\n");
+    const body = pal.enabled ? highlightCode(lines.join('\n'), lang) : lines.join('\n');
     const shown = body === '' ? [] : body.split('\n');
     const top = pal.dim(`┌─${lang ? ` ${lang} ` : ''}`);
     return `${top}\n${shown.map((l) => `${pal.dim('│')} ${l}`).join('\n')}${shown.length > 0 ? '\n' : ''}${pal.dim('└─')}\n`;

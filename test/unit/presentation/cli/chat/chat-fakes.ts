@@ -44,4 +44,4 @@ export const SESSION: Session = {
   createdAt: '2026-01-01T00:00:00Z',
   updatedAt: '2026-01-01T00:00:00Z',
   taskCount: 2,
-} as Session;
+};

@@ -5,13 +5,12 @@ import { A2AClientError, type Task } from '../../../../../src/protocol/client/in
 import { CHAT_SLASH, costText, sessionCost } from '../../../../../src/presentation/cli/chat/chat-slash.ts';
 import { fakeClient, fakeRun, SESSION } from './chat-fakes.ts';
 
-const turn = (id: string, usage?: Record<string, unknown>): Task =>
-  ({
-    id,
-    contextId: SESSION.id,
-    status: { state: 'TASK_STATE_COMPLETED' },
-    ...(usage ? { metadata: { usage } } : {}),
-  }) as Task;
+const turn = (id: string, usage?: Record<string, unknown>): Task => ({
+  id,
+  contextId: SESSION.id,
+  status: { state: 'TASK_STATE_COMPLETED' },
+  ...(usage ? { metadata: { usage } } : {}),
+});
 
 const cmd = (name: string) => {
   const c = CHAT_SLASH[name];
@@ -42,14 +41,23 @@ describe('/cost', () => {
   });
 
   it('says when no model reported a cost, and when no turn reported usage', () => {
-    assert.match(costText(sessionCost([turn('t1', { inputTokens: 1, outputTokens: 2 })])), /no cost: the model reported none/);
-    assert.equal(costText(sessionCost([turn('t1')])), "1 turn · no token usage reported (the actor's model reports none)");
+    assert.match(
+      costText(sessionCost([turn('t1', { inputTokens: 1, outputTokens: 2 })])),
+      /no cost: the model reported none/,
+    );
+    assert.equal(
+      costText(sessionCost([turn('t1')])),
+      "1 turn · no token usage reported (the actor's model reports none)",
+    );
   });
 
   it('reads the turns with sessionShow and records the sum', async () => {
     const { ctx, out } = fakeRun('plain');
     const { client, calls } = fakeClient({
-      '_cleveragents/session/show': () => ({ session: SESSION, tasks: [turn('t1', { inputTokens: 7, outputTokens: 3 })] }),
+      '_cleveragents/session/show': () => ({
+        session: SESSION,
+        tasks: [turn('t1', { inputTokens: 7, outputTokens: 3 })],
+      }),
     });
     const res = await cmd('cost').run({ ctx, client, session: SESSION }, []);
     assert.deepEqual(calls, [{ method: '_cleveragents/session/show', params: { sessionId: 'sess-1', turns: 1000 } }]);

@@ -78,7 +78,10 @@ describe('SlashDispatcher', () => {
       SlashDispatcher.unknownText({ name: 'udno', suggestion: 'undo' }),
       'unknown command /udno; did you mean /undo? /help lists them',
     );
-    assert.equal(SlashDispatcher.unknownText({ name: 'zzzzzz', suggestion: undefined }), 'unknown command /zzzzzz; /help lists them');
+    assert.equal(
+      SlashDispatcher.unknownText({ name: 'zzzzzz', suggestion: undefined }),
+      'unknown command /zzzzzz; /help lists them',
+    );
     assert.equal(calls.length, 0);
   });
 
