@@ -2,8 +2,9 @@
  * End to end: `agents chat` in a real terminal (tmux), with an LLM actor (the fake
  * OpenAI-compatible server) on a project in git. One chat, as a person has it: `/help`, a
  * message with `@file` (the model gets the file), a turn that edits a file and stops for the
- * approval, answered in place with `y`, `/undo` putting the file back, `/cost`, and Esc during a
- * slow answer: the turn stops, the chat goes on and the next line works.
+ * approval, answered in place with `y`, `/undo` putting the file back, `/cost`, Esc during a
+ * slow answer (the turn stops, the chat goes on and the next line works), a trailing `\`, a
+ * bracketed paste, and Tab completing `@paths` and `/commands`.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -150,8 +151,36 @@ describe('agents chat in a terminal (e2e)', () => {
       assert.equal(slow.aborted, true, 'the provider request was hung up on');
 
       fake.push({ text: ['still here'] });
-      type('are you there?');
+      sent = fake.generations.length;
+      type('are you there? \\');
+      await see(/^ {2}…\s*$/m);
+      type('second line');
+      assert.match(
+        lastUser(await generation(sent)),
+        /are you there\? \\nsecond line/,
+        'a trailing \\ continued the message',
+      );
       await see(/still here/);
+
+      // A paste of several lines (tmux sends it bracketed, as the chat asked the terminal to) is one message.
+      fake.push({ text: ['got the paste'] });
+      sent = fake.generations.length;
+      tmux('set-buffer', '-b', 'p', 'pasted one\npasted two');
+      tmux('paste-buffer', '-p', '-d', '-b', 'p', '-t', 'chat');
+      tmux('send-keys', '-t', 'chat', 'Enter');
+      assert.match(lastUser(await generation(sent)), /pasted one\\npasted two/);
+      await see(/got the paste/);
+
+      // Tab completes a path after @ and a command after /.
+      tmux('send-keys', '-t', 'chat', '-l', 'see @no');
+      tmux('send-keys', '-t', 'chat', 'Tab');
+      await see(/you › see @note\.txt\s*$/m);
+      tmux('send-keys', '-t', 'chat', 'C-u');
+      tmux('send-keys', '-t', 'chat', '-l', '/co');
+      tmux('send-keys', '-t', 'chat', 'Tab');
+      tmux('send-keys', '-t', 'chat', 'Tab');
+      await see(/\/compact\s+\/cost/);
+      tmux('send-keys', '-t', 'chat', 'C-u');
       type('/exit');
       await see(/EXIT:0/);
       assert.doesNotMatch(screen(), /w59/, 'the slow answer stopped');

@@ -100,6 +100,10 @@ export function chatInput(ctx: RunContext, live: LiveTurn, slashNames: SlashComp
   const more = ui.pal.dim('  … ');
   const joiner = new LineJoiner();
   let pasting = false;
+  // Whether each line came inside a paste, taken when readline reads it: the loop may consume the
+  // line only after the paste has ended.
+  const pasted: boolean[] = [];
+  rl.on('line', () => pasted.push(pasting));
   let history: string[] = [];
   rl.on('history', (h: string[]) => (history = h));
   rl.on('SIGINT', () => {
@@ -142,9 +146,10 @@ export function chatInput(ctx: RunContext, live: LiveTurn, slashNames: SlashComp
     interactive,
     async *messages() {
       for await (const raw of rl) {
-        const message = joiner.push(raw, pasting);
+        const inPaste = pasted.shift() ?? false;
+        const message = joiner.push(raw, inPaste);
         if (message === undefined) {
-          if (interactive && !pasting) {
+          if (interactive && !inPaste) {
             rl.setPrompt(more);
             rl.prompt();
           }

@@ -19,6 +19,9 @@ import { TurnCancel } from '../support/turn-cancel.ts';
 import { approvalQuestion } from './approval.ts';
 import type { LiveTurn } from './input.ts';
 
+/** What the answer follows on its first line. */
+const AGENT_PROMPT = 'agent › ';
+
 export interface ChatTurn {
   input: string;
   /** The files and folders its `@path` mentions added. */
@@ -43,13 +46,13 @@ export async function chatTurn(
   inPlace = false,
 ): Promise<boolean> {
   const { ui } = ctx;
-  if (ui.rich) ui.out(ui.pal.magenta('agent › '));
+  if (ui.rich) ui.out(ui.pal.magenta(AGENT_PROMPT));
   // Markdown only for people at a terminal: a pipe and --plain get the text as the model wrote it.
   const width = ui.width;
   const printer = new StreamPrinter(
     ui,
     'answer',
-    ui.rich && width !== undefined ? new MarkdownStream(ui.pal, width) : undefined,
+    ui.rich && width !== undefined ? new MarkdownStream(ui.pal, width, { column: AGENT_PROMPT.length }) : undefined,
   );
   turn.events = printer.events;
   const cancel = (live.running = new TurnCancel(client));

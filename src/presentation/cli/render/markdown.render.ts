@@ -1,7 +1,7 @@
 /**
  * Markdown for a terminal, as it streams: each line is shown once it is whole (headings, lists,
- * quotes, rules, and inline bold, italic, code and links through marked's inline lexer); a fenced
- * code block is shown, highlighted, when its fence closes. Plain output never comes here.
+ * quotes, rules, and inline bold, italic, code and links through marked's inline lexer), a fenced
+ * code block's lines highlighted one by one. Plain output never comes here.
  */
 import { Lexer, type Token } from 'marked';
 import type { Palette } from './colors.ts';
@@ -51,37 +51,60 @@ function inlineToken(t: Token, pal: Palette): string {
 
 const FENCE = /^(\s{0,3})(`{3,}|~{3,})\s*([\w+#.-]*)/;
 
-/** A markdown answer rendered line by line as its text streams in. */
+/** Where a live answer's first line starts on the terminal (after `agent › `). */
+export interface LiveOptions {
+  column: number;
+}
+
+/**
+ * A markdown answer rendered line by line as its text streams in. Live (a terminal): the line
+ * being written is shown as it comes, and redrawn rendered once it is whole, so a long paragraph
+ * never waits for its end to be seen.
+ */
 export class MarkdownStream {
   private pending = '';
-  private fence: { marker: string; lang: string; lines: string[] } | undefined;
+  private fence: { marker: string; lang: string } | undefined;
   private readonly pal: Palette;
   private readonly width: number;
+  private readonly live: LiveOptions | undefined;
+  /** The column the line being written started at (the first line: after the prompt). */
+  private column: number;
 
-  constructor(pal: Palette, width = 80) {
+  constructor(pal: Palette, width = 80, live?: LiveOptions) {
     this.pal = pal;
-    this.width = Math.max(20, Math.min(width, 100));
+    this.width = Math.max(20, width);
+    this.live = live;
+    this.column = live?.column ?? 0;
   }
 
-  /** Takes a chunk of the answer; returns what is now whole, rendered (maybe nothing). */
+  /** Takes a chunk of the answer; returns what to write: whole lines rendered, and (live) the line begun. */
   push(chunk: string): string {
-    this.pending += chunk;
     let out = '';
-    let nl = this.pending.indexOf('\n');
+    let rest = chunk;
+    let nl = rest.indexOf('\n');
     while (nl >= 0) {
-      out += this.line(this.pending.slice(0, nl));
-      this.pending = this.pending.slice(nl + 1);
-      nl = this.pending.indexOf('\n');
+      const shown = this.pending;
+      this.pending += rest.slice(0, nl);
+      out += this.erase(shown) + this.line(this.pending);
+      this.pending = '';
+      this.column = 0;
+      rest = rest.slice(nl + 1);
+      nl = rest.indexOf('\n');
+    }
+    if (rest !== '') {
+      this.pending += rest;
+      if (this.live) out += rest;
     }
     return out;
   }
 
-  /** The answer ended: its last line, and a code block whose fence never closed (highlighted all the same). */
+  /** The answer ended: its last line, and the end of a code block whose fence never closed. */
   end(): string {
-    let out = this.pending === '' ? '' : this.line(this.pending);
+    let out = this.pending === '' ? '' : this.erase(this.pending) + this.line(this.pending);
     this.pending = '';
+    this.column = 0;
     if (this.fence) {
-      out += this.code(this.fence.lines, this.fence.lang);
+      out += `${this.pal.dim('└─')}\n`;
       this.fence = undefined;
     }
     return out;
@@ -93,21 +116,29 @@ export class MarkdownStream {
     return md.push(text) + md.end();
   }
 
+  /** Live: back to where the shown text of the line began, and the screen cleared from there. */
+  private erase(shown: string): string {
+    if (!this.live || shown === '') return '';
+    const rows = Math.floor((this.column + shown.length - 1) / this.width);
+    return `${rows > 0 ? `\u001b[${rows}A` : ''}\u001b[${this.column + 1}G\u001b[J`;
+  }
+
   private line(raw: string): string {
     const { pal } = this;
     const fence = FENCE.exec(raw);
     if (this.fence) {
       if (fence && fence[2]?.startsWith(this.fence.marker) && raw.trim() === fence[2]) {
-        const done = this.code(this.fence.lines, this.fence.lang);
         this.fence = undefined;
-        return done;
+        return `${pal.dim('└─')}\n`;
       }
-      this.fence.lines.push(raw);
-      return '';
+      // Each line highlighted alone, as it comes: a construct over several lines (a block
+      // comment) loses its colour after its first line, the price of showing code as it streams.
+      return `${pal.dim('│')} ${pal.enabled ? highlightCode(raw, this.fence.lang) : raw}\n`;
     }
     if (fence) {
-      this.fence = { marker: fence[2] ?? '```', lang: (fence[3] ?? '').toLowerCase(), lines: [] };
-      return '';
+      const lang = (fence[3] ?? '').toLowerCase();
+      this.fence = { marker: fence[2] ?? '```', lang };
+      return `${pal.dim(`┌─${lang ? ` ${lang} ` : ''}`)}\n`;
     }
     const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(raw);
     if (heading) {
@@ -125,14 +156,5 @@ export class MarkdownStream {
     const quote = /^\s{0,3}>\s?(.*)$/.exec(raw);
     if (quote) return `${pal.dim('│')} ${italic(pal, renderInline(quote[1] ?? '', pal))}\n`;
     return `${renderInline(raw, pal)}\n`;
-  }
-
-  /** A code block: indented under a dim rule naming its language, highlighted when the language is known. */
-  private code(lines: readonly string[], lang: string): string {
-    const { pal } = this;
-    const body = pal.enabled ? highlightCode(lines.join('\n'), lang) : lines.join('\n');
-    const shown = body === '' ? [] : body.split('\n');
-    const top = pal.dim(`┌─${lang ? ` ${lang} ` : ''}`);
-    return `${top}\n${shown.map((l) => `${pal.dim('│')} ${l}`).join('\n')}${shown.length > 0 ? '\n' : ''}${pal.dim('└─')}\n`;
   }
 }

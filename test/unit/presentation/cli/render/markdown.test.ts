@@ -49,21 +49,30 @@ describe('MarkdownStream', () => {
     assert.ok(out.includes('\u001b[35mconst\u001b[39;22;23m a = \u001b[33m1\u001b[39;22;23m;'), out);
   });
 
-  it('shows each line once it is whole, and a code block when its fence closes', () => {
+  it('renders each line once it is whole, a code block line by line', () => {
     const md = new MarkdownStream(OFF);
     assert.equal(md.push('Hel'), '');
     assert.equal(md.push('lo **w'), '');
     assert.equal(md.push('orld**\n- a'), 'Hello world\n');
-    assert.equal(md.push('\n```py\nx = 1\n'), '• a\n');
-    assert.equal(md.push('```\n'), '┌─ py \n│ x = 1\n└─\n');
+    assert.equal(md.push('\n```py\nx = 1\n'), '• a\n┌─ py \n│ x = 1\n');
+    assert.equal(md.push('```\n'), '└─\n');
     assert.equal(md.push('tail'), '');
     assert.equal(md.end(), 'tail\n');
   });
 
-  it('shows a block whose fence never closed when the answer ends', () => {
+  it('closes a block whose fence never closed when the answer ends', () => {
     const md = new MarkdownStream(OFF);
-    md.push('```\nhalf');
-    assert.equal(md.end(), '┌─\n│ half\n└─\n');
+    assert.equal(md.push('```\nhalf'), '┌─\n');
+    assert.equal(md.end(), '│ half\n└─\n');
+  });
+
+  it('live: shows the line being written as it comes, then redraws it rendered from where it began', () => {
+    const md = new MarkdownStream(OFF, 20, { column: 8 });
+    assert.equal(md.push('a **b'), 'a **b');
+    assert.equal(md.push('** c\nnext '), `\u001b[9G\u001b[Ja b c\nnext `);
+    // A second line starts at column 0; one that wrapped goes up the rows it took.
+    assert.equal(md.push('x'.repeat(30)), 'x'.repeat(30));
+    assert.equal(md.end(), `\u001b[1A\u001b[1G\u001b[Jnext ${'x'.repeat(30)}\n`);
   });
 });
 
