@@ -37,7 +37,7 @@ export const COMMAND_INDEX: readonly CommandStub[] = [
     options: true,
     args: [],
     description:
-      'Talk with the agent, answers streamed; reads lines from stdin (a terminal or a pipe); /exit or EOF ends',
+      'Talk with the agent, answers streamed; reads lines from stdin (a terminal or a pipe); /help lists the chat commands, /exit or EOF ends',
   },
   {
     name: 'tui',

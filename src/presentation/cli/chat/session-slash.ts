@@ -96,3 +96,6 @@ const context: SlashCommand = {
 };
 
 export const SESSION_SLASH: Readonly<Record<string, SlashCommand>> = { model, diff, tools, context };
+
+/** The methods these commands call (the chat declares them). */
+export const SESSION_SLASH_CALLS = [actorRegistry.list, sessionUpdate, sessionDiff, sessionContext] as const;

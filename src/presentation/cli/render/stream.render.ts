@@ -15,6 +15,12 @@ import {
 } from './task.render.ts';
 import type { Ui } from './ui.ts';
 
+/** Shapes the answer's text as it streams (markdown on a terminal): whole lines out, the rest held until `end`. */
+export interface TextView {
+  push(chunk: string): string;
+  end(): string;
+}
+
 export interface StreamedEvent {
   seq: number;
   event: StreamResponse;
@@ -36,10 +42,12 @@ export class StreamPrinter {
 
   private readonly ui: Ui;
   private readonly style: 'answer' | 'events';
+  private readonly view: TextView | undefined;
 
-  constructor(ui: Ui, style: 'answer' | 'events') {
+  constructor(ui: Ui, style: 'answer' | 'events', view?: TextView) {
     this.ui = ui;
     this.style = style;
+    this.view = view;
   }
 
   push(seq: number, event: StreamResponse): void {
@@ -51,6 +59,8 @@ export class StreamPrinter {
 
   /** Ends an open line of streamed text. */
   end(): void {
+    const held = this.view?.end() ?? '';
+    if (held) this.ui.out(held);
     if (this.lineOpen) this.ui.out('\n');
     this.lineOpen = false;
     if (this.outputOpen) this.ui.err('\n');
@@ -103,7 +113,8 @@ export class StreamPrinter {
       if (plainEvents) return ui.out(`${seq}\tartifact\t${artifact.artifactId}\t${JSON.stringify(text)}\n`);
       if (this.lineOpen && (artifact.artifactId !== this.lastArtifact || !append)) this.end();
       this.lastArtifact = artifact.artifactId;
-      if (text) {
+      if (text && this.view) ui.out(this.view.push(text));
+      else if (text) {
         ui.out(text);
         this.lineOpen = !text.endsWith('\n');
       }
@@ -112,6 +123,7 @@ export class StreamPrinter {
     if ('message' in ev) {
       this.end();
       const text = messageText(ev.message) ?? '';
+      if (this.view && !plainEvents) return ui.out(this.view.push(`${text}\n`) + this.view.end());
       return ui.out(plainEvents ? `${seq}\tmessage\t${JSON.stringify(text)}\n` : `${text}\n`);
     }
     if ('task' in ev) {

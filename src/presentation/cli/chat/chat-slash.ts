@@ -1,0 +1,198 @@
+/** The chat's own slash commands: `/undo`, `/compact`, `/cost`, `/clear` (`/help` and `/exit` are the dispatcher's). */
+import {
+  A2AClientError,
+  sessionCompact,
+  sessionCreate,
+  sessionShow,
+  sessionUndo,
+  type Task,
+} from '../../../protocol/client/index.ts';
+import { exitReasonOf } from '../exit-codes.ts';
+import { compactionLine, compactionOf } from '../render/compaction.render.ts';
+import { renderError, reportOf } from '../render/error.render.ts';
+import { usageLine, usageOf, type UsageView } from '../render/task.render.ts';
+import { parseUndoArgs, undoText } from '../render/undo.render.ts';
+import type { SlashCommand, SlashContext, SlashResult } from './slash-types.ts';
+
+/**
+ * Runs `work`; a refusal from the agent (an A2A error) is said and recorded, and the chat goes
+ * on. Anything else (a lost connection, an interrupt) ends the chat as it would a turn.
+ */
+async function answered(c: SlashContext, work: () => Promise<SlashResult>): Promise<SlashResult> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof A2AClientError) || c.ctx.signal.aborted) throw err;
+    const { ui } = c.ctx;
+    const reason = exitReasonOf(err);
+    const error = reportOf(err, reason, { kind: 'local' });
+    if (ui.human) ui.rawErr(renderError(error, reason, { rich: ui.rich, pal: ui.errPal }));
+    return { data: { error } };
+  }
+}
+
+/** A usage problem: said, recorded, and the chat goes on. */
+function refused(c: SlashContext, problem: string): Promise<SlashResult> {
+  c.ctx.ui.warn(problem);
+  return Promise.resolve({ data: { error: problem } });
+}
+
+const undo: SlashCommand = {
+  usage: '/undo [turn] [--force]',
+  summary: 'put back the files the last turn (or turn N and the ones after it) changed',
+  run: (c, args) => {
+    const parsed = parseUndoArgs([...args]);
+    if (typeof parsed === 'string') return refused(c, parsed);
+    return answered(c, async () => {
+      const outcome = await c.client.call(
+        sessionUndo,
+        {
+          sessionId: c.session.id,
+          ...(parsed.turn !== undefined ? { turn: parsed.turn } : {}),
+          ...(parsed.force ? { force: true } : {}),
+        },
+        { signal: c.ctx.signal },
+      );
+      c.ctx.ui.out(undoText(outcome, c.ctx.ui.rich, c.ctx.ui.pal));
+      return { data: { outcome } };
+    });
+  },
+};
+
+const compact: SlashCommand = {
+  usage: '/compact [keep]',
+  summary: 'summarise the older turns now, keeping the newest [keep] as they are',
+  run: (c, args) => {
+    const [keep, ...rest] = args;
+    const keepTurns = keep === undefined ? undefined : Number(keep);
+    if (
+      rest.length > 0 ||
+      (keepTurns !== undefined && !(Number.isInteger(keepTurns) && keepTurns >= 0 && keepTurns <= 50))
+    )
+      return refused(c, `/compact takes one number of turns to keep (0-50), not "${args.join(' ')}"`);
+    return answered(c, async () => {
+      const res = await c.client.call(
+        sessionCompact,
+        { sessionId: c.session.id, ...(keepTurns !== undefined ? { keepTurns } : {}) },
+        { signal: c.ctx.signal },
+      );
+      const { ui } = c.ctx;
+      const view = compactionOf(res.task);
+      const line = view ? compactionLine(view) : `compaction: ${res.compacted} turns summarised`;
+      if (ui.rich) ui.out(`${ui.pal.dim(line)}\n${view?.summary ? `${view.summary}\n` : ''}`);
+      else ui.out(`compacted\t${res.task.id}\t${res.compacted}\n`);
+      return { data: res };
+    });
+  },
+};
+
+/** The tokens and cost of a session's turns, summed. */
+export interface SessionCost {
+  turns: number;
+  /** Turns that reported usage. */
+  measured: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  /** Summed per currency. */
+  cost: { amount: number; currency: string }[];
+  /** Turns whose model reported tokens but no cost. */
+  unpriced: number;
+}
+
+/** Sums each turn's `metadata.usage` (a compaction's tokens are its own metadata: counted too). */
+export function sessionCost(tasks: readonly Task[]): SessionCost {
+  const out: SessionCost = {
+    turns: tasks.length,
+    measured: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cost: [],
+    unpriced: 0,
+  };
+  for (const t of tasks) {
+    const u: UsageView | undefined = usageOf(t) ?? compactionUsage(t);
+    if (!u) continue;
+    out.measured++;
+    out.inputTokens += u.inputTokens;
+    out.outputTokens += u.outputTokens;
+    out.cacheReadTokens += u.cacheReadTokens ?? 0;
+    if (!u.cost) out.unpriced++;
+    else {
+      const same = out.cost.find((c) => c.currency === u.cost?.currency);
+      if (same) same.amount += u.cost.amount;
+      else out.cost.push({ ...u.cost });
+    }
+  }
+  return out;
+}
+
+function compactionUsage(t: Task): UsageView | undefined {
+  const c = compactionOf(t);
+  return c?.inputTokens !== undefined && c.outputTokens !== undefined
+    ? { inputTokens: c.inputTokens, outputTokens: c.outputTokens }
+    : undefined;
+}
+
+/** `3 turns · 812 in / 96 out tokens · 0.0012 USD (1 turn's model reported no cost)`. */
+export function costText(s: SessionCost): string {
+  const turns = `${s.turns} turn${s.turns === 1 ? '' : 's'}`;
+  if (s.measured === 0) return `${turns} · no token usage reported (the actor's model reports none)`;
+  const usage = usageLine({
+    inputTokens: s.inputTokens,
+    outputTokens: s.outputTokens,
+    ...(s.cacheReadTokens ? { cacheReadTokens: s.cacheReadTokens } : {}),
+  });
+  const cost = s.cost.map((c) => ` · ${c.amount.toFixed(4)} ${c.currency}`).join('');
+  const unpriced =
+    s.unpriced === 0
+      ? ''
+      : s.unpriced === s.measured
+        ? ' · no cost: the model reported none (no prices in the actor)'
+        : ` · ${s.unpriced} turn${s.unpriced === 1 ? "'s model" : "s' models"} reported no cost`;
+  return `${turns} · ${usage}${cost}${unpriced}`;
+}
+
+const cost: SlashCommand = {
+  usage: '/cost',
+  summary: 'tokens and cost of this session so far',
+  run: (c) =>
+    answered(c, async () => {
+      const shown = await c.client.call(
+        sessionShow,
+        { sessionId: c.session.id, turns: 1000 },
+        { signal: c.ctx.signal },
+      );
+      const sum = sessionCost(shown.tasks);
+      const { ui } = c.ctx;
+      ui.out(
+        ui.rich
+          ? `${costText(sum)}\n`
+          : `cost\t${sum.inputTokens}\t${sum.outputTokens}\t${sum.cost.map((x) => `${x.amount} ${x.currency}`).join(',')}\n`,
+      );
+      return { data: sum };
+    }),
+};
+
+const clear: SlashCommand = {
+  usage: '/clear',
+  summary: 'start a new session with the same actor, project, skills and context',
+  run: (c) =>
+    answered(c, async () => {
+      const { actor, project, skills, context } = c.session;
+      const session = await c.client.call(
+        sessionCreate,
+        {
+          actor,
+          ...(project !== undefined ? { project } : {}),
+          ...(skills && skills.length > 0 ? { skills } : {}),
+          ...(context !== undefined ? { context } : {}),
+        },
+        { signal: c.ctx.signal },
+      );
+      return { session, data: { from: c.session.id, session } };
+    }),
+};
+
+export const CHAT_SLASH: Readonly<Record<string, SlashCommand>> = { undo, compact, cost, clear };
