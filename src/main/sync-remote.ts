@@ -70,7 +70,12 @@ class HttpSyncRemote implements SyncRemote {
       for (const namespace of namespaces) {
         let pageToken: string | undefined;
         for (let pages = 0; pages < MAX_PAGES; pages++) {
-          const page = (await this.client.raw(REGISTRIES[kind].list, { namespace, pageSize: 500, pageToken, reveal: true })) as Page;
+          const page = (await this.client.raw(REGISTRIES[kind].list, {
+            namespace,
+            pageSize: 500,
+            pageToken,
+            reveal: true,
+          })) as Page;
           for (const e of page.items) {
             if (e.builtin || e.namespace !== namespace) continue;
             out.push({
