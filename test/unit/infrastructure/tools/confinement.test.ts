@@ -296,7 +296,7 @@ describe('confined commands (bubblewrap)', () => {
 
   it("extra writable dirs (the agent's own git in a sandbox) are read-write, and the sandbox's git metadata with them", async () => {
     const gitDir = path.join(repo, '.git');
-    const script = `echo marker > '${gitDir}/ca-writable-probe' && echo wrote; ls '${outside}' || echo absent`;
+    const script = `echo marker > '${gitDir}/ca-writable-probe' && echo wrote; ls '${outside}' 2>/dev/null || echo absent`;
     const r = await runConfined(
       confinement,
       { program: 'sh', args: ['-c', script], cwd: sb.root, sandboxRoot: sb.root, network: 'none', writable: [gitDir] },
