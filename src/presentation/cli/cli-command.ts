@@ -31,7 +31,7 @@ export class CliCommand extends Command {
    */
   examples(...lines: readonly string[]): this {
     if (this.#examples.length === 0)
-      this.addHelpText('after', () => `\nExamples:\n${this.#examples.map((l) => `  ${l}`).join('\n')}\n`);
+      this.addHelpText('after', () => `\nExamples:\n${this.#examples.map((l) => `  ${l}`).join('\n')}`);
     this.#examples = [...this.#examples, ...lines];
     return this;
   }
