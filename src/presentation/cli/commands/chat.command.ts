@@ -41,7 +41,8 @@ interface ChatCommand {
 function header(ui: Ui, session: Session): void {
   if (ui.rich)
     ui.out(
-      `${ui.pal.bold('Session')} ${session.id} ${ui.pal.dim(`· ${session.actor} · /help lists commands · Esc or Ctrl-C cancels a turn · /exit or Ctrl-D to leave`)}\n`,
+      // Two lines: as one, it wrapped mid-word on an 80-column terminal.
+      `${ui.pal.bold('Session')} ${session.id} ${ui.pal.dim(`· ${session.actor}`)}\n${ui.pal.dim('/help lists commands · Esc or Ctrl-C cancels a turn · /exit or Ctrl-D to leave')}\n`,
     );
   else ui.out(`session: ${session.id}\n`);
 }
