@@ -262,3 +262,23 @@ for (const mode of ['local', 'server'] as const)
       }
     });
   });
+
+describe('agents chat in a repository without --project', () => {
+  const input = '/exit\n';
+  it("local mode: works on the directory's project; server mode: says the directory is not used and how to name one", async () => {
+    const here = await local.json(['chat', '--actor', 'local/coder'], { cwd: REPO, input, code: 0 });
+    assert.equal(here.data.session.project, 'local/repo');
+    assert.deepEqual((here as { messages?: unknown }).messages, [
+      { level: 'info', text: 'project local/repo (this directory)' },
+    ]);
+    const note = `no project: against a server, ${REPO} is not used (the server's projects are its own paths); name one with --project <name> (agents project list) or agents config set defaultProject <name>`;
+    const there = await remote.run(['--format', 'plain', 'chat', '--actor', 'local/coder'], {
+      cwd: REPO,
+      input,
+      code: 0,
+    });
+    assert.ok(there.stderr.includes(`warn: ${note}\n`), there.stderr);
+    const json = await remote.json(['chat', '--actor', 'local/coder'], { cwd: REPO, input, code: 0 });
+    assert.equal(json.data.session.project, undefined, 'the server session has no project');
+  });
+});
