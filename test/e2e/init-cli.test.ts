@@ -4,6 +4,8 @@
  * the Ollama model is chosen by number, init says done and names `agents chat`; re-running keeps
  * one actor; then `agents send` in the repository uses its project and the new actor. Also a
  * flags-only run without a terminal, and an unreachable endpoint (a clear error, nothing written).
+ * Against `agents serve`: the key only the server holds is not checked from here (a warning), and
+ * this machine's repository is not registered on the server (a clear line).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -12,10 +14,10 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { agentsCli, BIN, cliEnv } from '../support/cli.ts';
+import { agentsCli, BIN, cliEnv, type Agents } from '../support/cli.ts';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
-import { eventually } from '../support/harness.ts';
+import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-init-e2e-'));
 const SOCKET = `ca-init-e2e-${process.pid}`;
@@ -191,6 +193,83 @@ describe('agents init', { timeout: 180_000 }, () => {
     assert.deepEqual(
       actors.items.map((a: { name: string }) => a.name).filter((n: string) => !n.startsWith('builtin/')),
       [],
+    );
+  });
+});
+
+describe('agents init against a server', { timeout: 120_000 }, () => {
+  const KEY = 'sk-init-server-e2e-0123456789abcdef';
+  const TOKEN = 'init-server-e2e-token-0123456789abcdef';
+  let served: FakeLlm;
+  let server: HttpServerProcess;
+  let agents: Agents;
+  before(async () => {
+    served = await startFakeOpenAI({ expectKey: KEY, models: ['served-model'] });
+    repo ??= join(ROOT, 'app');
+    if (!existsSync(repo)) initRepo(repo, { 'README.md': '# app\n' });
+    const dataDir = join(ROOT, 'server-data');
+    // The key is in the server's environment only: the CLI's runs do not have it.
+    server = await startHttpServer({
+      dataDir,
+      token: TOKEN,
+      env: cliEnv(dataDir, join(ROOT, 'server-config'), { INIT_SERVER_KEY: KEY }),
+    });
+    agents = agentsCli({
+      dataDir: join(ROOT, 'server-client'),
+      cwd: repo,
+      prefix: () => ['--server', server.baseUrl, '--token', TOKEN],
+    });
+  });
+  after(async () => {
+    await server?.stop();
+    await served?.close();
+  });
+
+  it('says the key is not checked from here, skips the project with a clear line, and the actor answers through the server', async () => {
+    const args = ['init', '--provider', 'openai-compatible', '--url', served.url, '--model', 'served-model'];
+    const r = await agents.run(['--format', 'plain', ...args, '--name', 'served', '--api-key-env', 'INIT_SERVER_KEY'], {
+      code: 0,
+    });
+    assert.match(
+      r.stderr,
+      /not checked: INIT_SERVER_KEY is not set here, and the server reads it from its own environment \(try the actor with agents actor run\)/,
+    );
+    assert.equal(served.requests.length, 0, 'nothing was sent to the endpoint from here');
+    const skipped = `on a server: ${repo} is not registered (the server's resources are its own paths; an administrator adds them with agents resource add)`;
+    assert.ok(`${r.stdout}${r.stderr}`.includes(skipped), `${r.stdout}\nstderr: ${r.stderr}`);
+    assert.match(r.stdout, /^actor\tlocal\/served\tadded\tserved-model$/m);
+    assert.match(r.stdout, /^done\tagents chat$/m);
+    assert.equal((await agents.ok(['project', 'list'])).items.length, 0, 'the server registered no project');
+
+    // The default is this machine's; the turn runs on the server, with the server's key.
+    served.push({ text: ['Hi from the served model.'] });
+    const sent = await agents.run(['--format', 'plain', 'send', 'hello'], { code: 0 });
+    assert.match(sent.stdout, /Hi from the served model\./);
+    assert.equal(served.generations.at(-1)?.headers.authorization, `Bearer ${KEY}`);
+  });
+
+  it('with the key set here too, checks the endpoint from here as well', async () => {
+    const data = await agents.ok(
+      [
+        'init',
+        '--provider',
+        'openai-compatible',
+        '--url',
+        served.url,
+        '--model',
+        'served-model',
+        '--name',
+        'served',
+        '--api-key-env',
+        'INIT_SERVER_KEY',
+        '--no-project',
+      ],
+      { env: { INIT_SERVER_KEY: KEY } },
+    );
+    assert.equal(data.actor.action, 'unchanged', 're-running edits, never duplicates');
+    assert.ok(
+      served.requests.some((q) => q.path === '/v1/models'),
+      'the endpoint was checked',
     );
   });
 });

@@ -16,8 +16,8 @@ const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   chat: ['agents chat', 'agents chat --resume', 'agents chat --actor local/gpt --project local/app'],
   session: ['agents session list', 'agents session show <id>', 'agents session undo <session>'],
   'plan use': [
-    'agents plan use builtin/replace local/app --arg pattern=colour --arg replacement=color',
-    'agents plan use --goal "rename colour to color everywhere" local/app --actor local/gpt',
+    'agents plan use builtin/replace local/app --arg pattern=x --arg replacement=y',
+    'agents plan use --goal "rename colour to color" local/app --actor local/gpt',
   ],
   'plan execute': ['agents plan execute <id>', 'agents plan execute <id> --yes --max-cost 0.50'],
   'plan apply': ['agents plan apply <id>', 'agents plan apply <id> --yes'],

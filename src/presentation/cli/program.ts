@@ -54,17 +54,22 @@ export function rootCommand(version: string, io: CliIo): CliCommand {
     .option('--data-dir <dir>', "the local agent's state directory (env CLEVERAGENTS_DATA_DIR)")
     .option('--verbose', "show the local agent's log on stderr")
     // Inherited by every subcommand: its help lists its own options, the global ones come compactly at the end.
-    .configureHelp({ showGlobalOptions: false, sortSubcommands: false })
+    // minWidthToWrap: a command with long argument lists (plan, namespace) leaves its descriptions
+    // under commander's default 40 columns at 80, and commander then stops wrapping at all.
+    .configureHelp({ showGlobalOptions: false, sortSubcommands: false, minWidthToWrap: 24 })
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText(
       'after',
       `
-Config file: $XDG_CONFIG_HOME/cleveragents/config.yaml (keys: server, token, namespace, format, defaultActor, defaultProject; see: agents config list); flags beat env beat config.
+Config file: $XDG_CONFIG_HOME/cleveragents/config.yaml (keys: server, token,
+namespace, format, defaultActor, defaultProject; see: agents config list);
+flags beat env beat config.
 
-Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found, 4 authentication, 5 invalid state,
-6 agent unreachable, 7 invalid params, 8 version not supported, 9 task failed/rejected/canceled,
-10 plan error (e.g. a conflict at apply), 11 budget exceeded, 130 Ctrl-C.`,
+Exit codes: 0 ok, 1 internal error / unhealthy, 2 usage, 3 not found,
+4 authentication, 5 invalid state, 6 agent unreachable, 7 invalid params,
+8 version not supported, 9 task failed/rejected/canceled, 10 plan error (e.g. a
+conflict at apply), 11 budget exceeded, 130 Ctrl-C.`,
     )
     .exitOverride();
   root.addHelpText('afterAll', ({ command }) => (command === root ? '' : globalOptionsText(root)));

@@ -18,6 +18,7 @@ import type { Ui } from '../render/ui.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { collect, CONTEXT_FLAG, freshSession, targetSession, type SessionChoice } from './session.command.ts';
 import { CURRENT_PROJECT_CALLS, projectLine, withSessionDefaults } from '../init/current-project.ts';
+import { gitTopLevel } from '../init/register.ts';
 import { APPROVAL_PROMPT } from '../chat/approval.ts';
 import { chatInput, type LiveTurn } from '../chat/input.ts';
 import { resolveMentions } from '../chat/mentions.ts';
@@ -41,7 +42,8 @@ interface ChatCommand {
 function header(ui: Ui, session: Session): void {
   if (ui.rich)
     ui.out(
-      `${ui.pal.bold('Session')} ${session.id} ${ui.pal.dim(`· ${session.actor} · /help lists commands · Esc or Ctrl-C cancels a turn · /exit or Ctrl-D to leave`)}\n`,
+      // Two lines: as one, it wrapped mid-word on an 80-column terminal.
+      `${ui.pal.bold('Session')} ${session.id} ${ui.pal.dim(`· ${session.actor}`)}\n${ui.pal.dim('/help lists commands · Esc or Ctrl-C cancels a turn · /exit or Ctrl-D to leave')}\n`,
     );
   else ui.out(`session: ${session.id}\n`);
 }
@@ -179,7 +181,24 @@ async function openSession(
     (await targetSession(client, chosen.opts, ctx.signal)) ??
     (await client.call(sessionCreate, {}, { signal: ctx.signal }));
   if (chosen.project) ctx.ui.info(projectLine(chosen.project));
+  else {
+    const note = noDirectoryProject(ctx);
+    if (note) ctx.ui.warn(note);
+  }
   return { session, recap: [] };
+}
+
+/**
+ * Against a server, a chat started in a repository does not work on it (the server's projects are
+ * its own paths, so the current directory names none of them): said once, so that the chat does not
+ * look as if it saw the repository's files.
+ */
+function noDirectoryProject(ctx: RunContext, cwd: string = process.cwd()): string | undefined {
+  if (ctx.target.kind !== 'server') return undefined;
+  const top = gitTopLevel(cwd);
+  return top === undefined
+    ? undefined
+    : `no project: against a server, ${top} is not used (the server's projects are its own paths); name one with --project <name> (agents project list) or agents config set defaultProject <name>`;
 }
 
 export function registerChat(program: CliCommand, runner: Runner): void {

@@ -13,12 +13,14 @@ export function registerCompletion(program: CliCommand, runner: Runner): void {
       'after',
       `
 Install (then open a new shell):
-  bash  agents completion bash > ~/.local/share/bash-completion/completions/agents
+  bash  agents completion bash \\
+          > ~/.local/share/bash-completion/completions/agents
         (or add  source <(agents completion bash)  to ~/.bashrc)
   zsh   agents completion zsh > "\${fpath[1]}/_agents"
         (or add  source <(agents completion zsh)  to ~/.zshrc, after compinit)
   fish  agents completion fish > ~/.config/fish/completions/agents.fish
-The script is made from this version's commands: generate it again after an upgrade.`,
+The script is made from this version's commands: generate it again after an
+upgrade.`,
     )
     .action((shell: CompletionShell, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'completion', (ctx) => {

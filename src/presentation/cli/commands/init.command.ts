@@ -129,7 +129,8 @@ export function registerInit(program: CliCommand, runner: Runner): void {
 Examples:
   agents init
   agents init --provider ollama --model llama3.2 --yes
-  agents init --provider openai-compatible --url http://127.0.0.1:8000/v1 --model qwen --api-key-env MY_KEY`,
+  agents init --provider openai-compatible --url http://gpu:8000/v1 --model qwen
+  agents init --provider openai --model gpt-4o-mini --api-key-env MY_KEY --yes`,
     )
     .action((opts: InitFlags, cmd: Command) => runner.run(cmd, 'init', (ctx) => init(ctx, opts)));
 }

@@ -106,7 +106,8 @@ export function registerPlanUse(plan: CliCommand, runner: Runner): void {
       )
       // Optional for commander, checked in useParams: its own "missing required argument" would name
       // this internal list, where the user needs to hear "the action, then a project".
-      .usage('[options] <action> <project...>  |  plan use --goal <text> [options] <project...>')
+      // Two lines under "Usage: ", aligned, so that both forms fit 80 columns.
+      .usage('[options] <action> <project...>\n       agents plan use --goal <text> [options] <project...>')
       .argument(
         '[action-and-projects...]',
         'the action (e.g. builtin/replace; see agents action list), then the projects it works on; with --goal only the projects',

@@ -201,7 +201,7 @@ export function registerServe(
     .addOption(new Option('--await-client').hideHelp())
     .addHelpText(
       'after',
-      '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is generated and stored in the data dir.\nStart-up problems (a bad token, a port in use, an unwritable data dir, …) exit with code 2.',
+      '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is\ngenerated and stored in the data dir. Start-up problems (a bad token, a port in\nuse, an unwritable data dir, …) exit with code 2.',
     )
     .action(async (_opts: unknown, cmd: Command) => {
       const opts = serveOptionsOf(cmd.optsWithGlobals<ServeFlags>());

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { runCli, type CliIo } from '../../../../src/presentation/cli/index.ts';
+import type { Command } from 'commander';
+import { buildProgram, runCli, type CliIo } from '../../../../src/presentation/cli/index.ts';
 
 const host = { version: '1.2.3', serve: async () => 0 };
 
@@ -26,7 +27,7 @@ describe("a subcommand's --help", () => {
     assert.ok(at('Options:') < at('\n  --goal <text>'));
     assert.ok(at('\n  --goal <text>') < at('Examples:'));
     assert.ok(at('Examples:') < at('Global options'));
-    assert.match(text, /^ {2}agents plan use builtin\/replace local\/app --arg pattern=colour/m);
+    assert.match(text, /^ {2}agents plan use builtin\/replace local\/app --arg pattern=x/m);
     assert.equal(text.match(/--tenant/g)?.length, 1, 'the global options once');
     assert.ok(!text.includes('Global Options:'), "commander's full global option list is gone");
     // Compact: every global option on a few lines at the end, not a line or more each.
@@ -47,5 +48,22 @@ describe("a subcommand's --help", () => {
     const text = await help();
     assert.match(text, /--tenant <namespace> +the namespace commands act in/);
     assert.ok(!text.includes('Global options (described in'), text);
+  });
+
+  it('fits 80 columns for every command, with one blank line between its parts', async () => {
+    const paths: string[][] = [];
+    const walk = (cmd: Command, path: string[]): void => {
+      paths.push(path);
+      for (const c of cmd.commands) walk(c, [...path, c.name()]);
+    };
+    walk(buildProgram(host), []);
+    const wide: string[] = [];
+    for (const path of paths) {
+      const text = await help(...path);
+      // Characters, not bytes: the help has →, — and ….
+      for (const line of text.split('\n')) if ([...line].length > 80) wide.push(`agents ${path.join(' ')}: ${line}`);
+      assert.doesNotMatch(text, /\n\n\n/, `agents ${path.join(' ')} --help has two blank lines in a row:\n${text}`);
+    }
+    assert.deepEqual(wide, []);
   });
 });
