@@ -141,7 +141,16 @@ for (const engine of ENGINES)
       const opening = (id: string, ctx: string, text: string, s: number): Task => ({
         ...task(id, s),
         contextId: ctx,
-        history: [{ messageId: `m${id}`, role: 'ROLE_USER', contextId: ctx, taskId: id, parts: [{ text }] }],
+        // A chat's @path mention travels as a part carrying the file: not the message's words.
+        history: [
+          {
+            messageId: `m${id}`,
+            role: 'ROLE_USER',
+            contextId: ctx,
+            taskId: id,
+            parts: [{ text }, { text: '--- a.ts ---\nsecret', filename: 'a.ts', mediaType: 'text/plain' }],
+          },
+        ],
       });
       await tasks.create(opening('01JT1', '01JSESS100000000000000000B', 'fix the parser', 1), 'alice');
       await tasks.create(opening('01JT2', '01JSESS100000000000000000B', 'and now the tests', 2), 'alice');

@@ -222,14 +222,16 @@ export function firstTasksQuery(k: Kysely<DB>, contextIds: readonly string[]) {
     .orderBy('t.id');
 }
 
-/** The text of the message that opened each context, from its first task's snapshot (the first row wins a tie). */
+/** The words of the message that opened each context, from its first task's snapshot (the first row wins a tie). */
 export function firstMessagesOf(rows: readonly { contextId: string; snapshot: string }[]): Map<string, string> {
   const out = new Map<string, string>();
   for (const r of rows) {
     if (out.has(r.contextId)) continue;
     const task = JSON.parse(r.snapshot) as Task;
     const first = task.history?.find((m) => m.role === 'ROLE_USER');
+    // What was typed: a part carrying a file (a chat's @path mention) is not the message's words.
     const text = first?.parts
+      .filter((p) => p.filename === undefined)
       .map((p) => p.text)
       .filter((t) => t !== undefined)
       .join(' ');
