@@ -149,7 +149,7 @@ export function costText(s: SessionCost): string {
     s.unpriced === 0
       ? ''
       : s.unpriced === s.measured
-        ? ' · no cost: the model reported none (no prices in the actor)'
+        ? ' · no cost (the actor has no prices)'
         : ` · ${s.unpriced} turn${s.unpriced === 1 ? "'s model" : "s' models"} reported no cost`;
   return `${turns} · ${usage}${cost}${unpriced}`;
 }
