@@ -150,7 +150,17 @@ describe('`last` of the current directory’s project (local mode)', () => {
     assert.equal(sent.task.contextId, sessions['beta']);
   });
 
-  it('says so when the current project has no session yet', async () => {
+  it('plan status last picks the current directory’s project’s newest plan, else the newest of all', async () => {
+    const plans: Record<string, string> = {};
+    for (const name of ['alpha', 'beta']) {
+      const args = ['--arg', 'pattern=x', '--arg', 'replacement=y', '--arg', 'glob=*.md'];
+      plans[name] = (await cli.ok(['plan', 'use', 'builtin/replace', name, ...args])).plan.planId as string;
+    }
+    assert.equal((await cli.ok(['plan', 'status', 'last'], { cwd: repo('alpha') })).planId, plans['alpha']);
+    assert.equal((await cli.ok(['plan', 'status', 'last'], { cwd: root })).planId, plans['beta']);
+  });
+
+  it('says so when the current project has no session or plan yet', async () => {
     const gamma = repo('gamma');
     initRepo(gamma, { 'README.md': 'gamma\n' });
     await cli.run(['resource', 'add', 'git-checkout', 'gamma', '--path', gamma, '--branch', 'main'], { code: 0 });
@@ -158,6 +168,9 @@ describe('`last` of the current directory’s project (local mode)', () => {
     const none = await cli.run(['session', 'undo', 'last'], { cwd: gamma });
     assert.equal(none.code, 3, none.stderr);
     assert.match(none.stderr, /no session in project local\/gamma \(this directory\) yet/);
+    const noPlan = await cli.run(['plan', 'cancel', 'last'], { cwd: gamma });
+    assert.equal(noPlan.code, 3, noPlan.stderr);
+    assert.match(noPlan.stderr, /no plan in project local\/gamma \(this directory\) yet/);
   });
 });
 

@@ -4,7 +4,14 @@
  * the full id rather than guess. A prefix elsewhere is resolved by the server (every session method
  * and GetTask accept a unique prefix or `last`).
  */
-import { getTask, sessionList, sessionShow, type A2AClient, type Session } from '../../../protocol/client/index.ts';
+import {
+  getTask,
+  planList,
+  sessionList,
+  sessionShow,
+  type A2AClient,
+  type Session,
+} from '../../../protocol/client/index.ts';
 import { CliError } from '../exit-codes.ts';
 import type { RunContext } from '../runner.ts';
 import { currentProject, CURRENT_PROJECT_CALLS } from '../init/current-project.ts';
@@ -12,11 +19,18 @@ import { currentProject, CURRENT_PROJECT_CALLS } from '../init/current-project.t
 /** A bare name means local/<name>, as everywhere else in the CLI. */
 export const qualifiedName = (name: string): string => (name.includes('/') ? name : `local/${name}`);
 
-/** The word for the most recent session (or task) of the current project, as the server knows it. */
+/** The word for the most recent plan, session or task (of the current project, where the CLI knows one). */
 export const LAST = 'last';
 
 /** The methods {@link sessionRef} may call (declare them with `.calls`). */
 export const SESSION_REF_CALLS = [sessionList, ...CURRENT_PROJECT_CALLS] as const;
+
+/** The methods {@link planRef} may call (declare them with `.calls`). */
+export const PLAN_REF_CALLS = [planList, ...CURRENT_PROJECT_CALLS] as const;
+
+/** The help text of a plan id argument. */
+export const PLAN_REF_HELP =
+  "the plan: its id, a unique prefix of it, or `last` (the newest plan of the current project — the current directory's in local mode, else config defaultProject — or, with none, your newest)";
 
 /** The help text of a session id argument or option. */
 export const SESSION_REF_HELP =
@@ -29,22 +43,45 @@ export const SESSION_REF_HELP =
  * other ref goes as it is.
  */
 export async function sessionRef(ctx: RunContext, client: A2AClient, ref: string, project?: string): Promise<string> {
+  return lastOfProject(ctx, client, ref, project, 'session', async (name) => {
+    const page = await client.call(sessionList, { project: name, pageSize: 1 }, { signal: ctx.signal });
+    return page.sessions[0]?.id;
+  });
+}
+
+/** What to send for the plan `ref`: `last` of the current project as {@link sessionRef} does (its newest plan). */
+export async function planRef(ctx: RunContext, client: A2AClient, ref: string): Promise<string> {
+  return lastOfProject(ctx, client, ref, undefined, 'plan', async (name) => {
+    const page = await client.call(planList, { project: name, pageSize: 1 }, { signal: ctx.signal });
+    return page.plans[0]?.planId;
+  });
+}
+
+/** `ref`, or for `last` with a current project the id `newest` finds in it (NOT_FOUND when none). */
+async function lastOfProject(
+  ctx: RunContext,
+  client: A2AClient,
+  ref: string,
+  project: string | undefined,
+  kind: 'session' | 'plan',
+  newest: (project: string) => Promise<string | undefined>,
+): Promise<string> {
   if (ref !== LAST) return ref;
   const current = await currentProject(ctx, client, project);
   if (!current) return ref;
   const name = qualifiedName(current.name);
-  const page = await client.call(sessionList, { project: name, pageSize: 1 }, { signal: ctx.signal });
-  const newest = page.sessions[0];
-  if (newest) return newest.id;
+  const id = await newest(name);
+  if (id !== undefined) return id;
   const why = { flag: '--project', directory: 'this directory', config: 'defaultProject in config.yaml' }[
     current.source
   ];
+  const start = kind === 'session' ? 'start one with `agents chat`' : `start one with agents plan use <action> ${name}`;
   throw new CliError(
-    `You have no session in project ${name} (${why}) yet, so \`last\` names none`,
+    `You have no ${kind} in project ${name} (${why}) yet, so \`last\` names none`,
     'NOT_FOUND',
-    'SessionNotFound',
-    `start one with \`agents chat\`, or name another session (agents session list)`,
-    { entity: 'session', id: ref, project: name },
+    kind === 'session' ? 'SessionNotFound' : 'PlanNotFound',
+    `${start}, or name another ${kind} (agents ${kind} list)`,
+    { entity: kind, id: ref, project: name },
   );
 }
 
