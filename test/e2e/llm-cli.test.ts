@@ -97,6 +97,18 @@ describe('agents with an LLM actor (local mode)', () => {
     assert.doesNotMatch(res.stderr, /\{"error"/);
   });
 
+  it('a failed send --stream ends with the same error and hint as plain send (exit 9)', async () => {
+    const res = await cli.run(['--format', 'plain', 'send', '--stream', '--actor', 'local/nokey', 'hello']);
+    assert.equal(res.code, 9, res.stderr);
+    assert.match(
+      res.stderr,
+      /^error: task \S+ failed: No API key for local\/nokey: LLM_E2E_NOPE is not set \(TaskFailed\)$/m,
+    );
+    assert.match(res.stderr, /^hint: set LLM_E2E_NOPE in the environment /m);
+    // Not the old one-line report of the task before the error.
+    assert.doesNotMatch(res.stderr, /^task \S+ failed: /m);
+  });
+
   it('send --stream prints the answer as it arrives, before the turn ends', async () => {
     const gate = createGate();
     fake.push({ text: ['Hel', 'lo', ' there'], gate: gate.promise, holdAfter: 1, usage: { input: 10, output: 3 } });

@@ -68,6 +68,110 @@ inBothModes('sessions by prefix and last', { root: ROOT }, ({ cli }) => {
     const plain = await cli.run(['--format', 'plain', 'session', 'list'], { code: 0 });
     for (const id of ids) assert.ok(plain.stdout.includes(id), plain.stdout);
   });
+
+  // From here on the first session becomes the most recently active one.
+  it('session update, diff, context, undo and compact take a prefix and name the session in full', async () => {
+    const first = ids[0] ?? '';
+    const short = uniquePrefix(first, ids[1] ?? '');
+    assert.equal((await cli.ok(['session', 'update', short, '--actor', 'builtin/echo'])).session.id, first);
+    assert.equal((await cli.ok(['session', 'diff', short])).sessionId, first);
+    assert.equal((await cli.ok(['session', 'context', short])).sessionId, first);
+    const undo = await cli.run(['session', 'undo', short]);
+    assert.match(undo.stderr, new RegExp(`Session ${first} has no turn left to undo`));
+    const compact = await cli.run(['session', 'compact', short]);
+    assert.match(compact.stderr, new RegExp(`Session ${first} talks to builtin/echo, which is not an LLM actor`));
+  });
+
+  it('send --session with a short id continues that session, not a new one', async () => {
+    const first = ids[0] ?? '';
+    const before = (await cli.ok(['session', 'list'])).totalSize as number;
+    const sent = await cli.ok(['send', '--session', uniquePrefix(first, ids[1] ?? ''), 'and once more']);
+    assert.equal(sent.task.contextId, first);
+    assert.equal((await cli.ok(['session', 'show', first])).session.taskCount, 2);
+    assert.equal((await cli.ok(['session', 'list'])).totalSize, before);
+  });
+
+  it('chat --session last continues the most recently active session (no current project here)', async () => {
+    const first = ids[0] ?? '';
+    const chat = await cli.run(['--format', 'plain', 'chat', '--session', 'last'], { input: 'hello again\n', code: 0 });
+    assert.match(chat.stdout, new RegExp(`^session: ${first}$`, 'm'));
+    assert.equal((await cli.ok(['session', 'show', first])).session.taskCount, 3);
+  });
+
+  it('send --task takes a prefix of the task id', async () => {
+    const { task } = await cli.ok(['task', 'get', 'last']);
+    const sent = await cli.run(['send', '--task', (task.id as string).slice(0, 20), 'more']);
+    // The echo's turn is over: the message reaches that very task, which refuses a finished turn.
+    assert.match(sent.stderr, new RegExp(`Task ${task.id as string} is completed and accepts no further messages`));
+  });
+});
+
+/** The shortest prefix of `id` (8 characters at least) that `other` does not share. */
+function uniquePrefix(id: string, other: string): string {
+  let n = 8;
+  while (other.startsWith(id.slice(0, n))) n++;
+  return id.slice(0, n);
+}
+
+describe('`last` of the current directory’s project (local mode)', () => {
+  const root = join(ROOT, 'projects');
+  const { cli } = localMode({ root });
+  const repo = (name: string): string => join(root, name);
+  const sessions: Record<string, string> = {};
+
+  before(async () => {
+    for (const name of ['alpha', 'beta']) {
+      initRepo(repo(name), { 'README.md': `${name}\n` });
+      await cli.run(['resource', 'add', 'git-checkout', name, '--path', repo(name), '--branch', 'main'], { code: 0 });
+      await cli.run(['project', 'create', name, '--resource', name], { code: 0 });
+    }
+    // alpha's session first: beta's is the newest of all.
+    for (const name of ['alpha', 'beta'])
+      sessions[name] = (await cli.ok(['send', '--actor', 'builtin/echo', '--project', name, `work on ${name}`])).task
+        .contextId as string;
+  });
+
+  it('session show last picks the current directory’s project, else the newest of all', async () => {
+    assert.equal((await cli.ok(['session', 'show', 'last'], { cwd: repo('alpha') })).session.id, sessions['alpha']);
+    assert.equal((await cli.ok(['session', 'show', 'last'], { cwd: root })).session.id, sessions['beta']);
+  });
+
+  it('chat --session last continues the current directory’s project’s session', async () => {
+    const chat = await cli.run(['--format', 'plain', 'chat', '--session', 'last'], {
+      cwd: repo('alpha'),
+      input: 'hello alpha\n',
+      code: 0,
+    });
+    assert.match(chat.stdout, new RegExp(`^session: ${sessions['alpha']}$`, 'm'));
+  });
+
+  it('send --session last --project names the project whose newest session is meant', async () => {
+    const sent = await cli.ok(['send', '--session', 'last', '--project', 'beta', 'more'], { cwd: repo('alpha') });
+    assert.equal(sent.task.contextId, sessions['beta']);
+  });
+
+  it('plan status last picks the current directory’s project’s newest plan, else the newest of all', async () => {
+    const plans: Record<string, string> = {};
+    for (const name of ['alpha', 'beta']) {
+      const args = ['--arg', 'pattern=x', '--arg', 'replacement=y', '--arg', 'glob=*.md'];
+      plans[name] = (await cli.ok(['plan', 'use', 'builtin/replace', name, ...args])).plan.planId as string;
+    }
+    assert.equal((await cli.ok(['plan', 'status', 'last'], { cwd: repo('alpha') })).planId, plans['alpha']);
+    assert.equal((await cli.ok(['plan', 'status', 'last'], { cwd: root })).planId, plans['beta']);
+  });
+
+  it('says so when the current project has no session or plan yet', async () => {
+    const gamma = repo('gamma');
+    initRepo(gamma, { 'README.md': 'gamma\n' });
+    await cli.run(['resource', 'add', 'git-checkout', 'gamma', '--path', gamma, '--branch', 'main'], { code: 0 });
+    await cli.run(['project', 'create', 'gamma', '--resource', 'gamma'], { code: 0 });
+    const none = await cli.run(['session', 'undo', 'last'], { cwd: gamma });
+    assert.equal(none.code, 3, none.stderr);
+    assert.match(none.stderr, /no session in project local\/gamma \(this directory\) yet/);
+    const noPlan = await cli.run(['plan', 'cancel', 'last'], { cwd: gamma });
+    assert.equal(noPlan.code, 3, noPlan.stderr);
+    assert.match(noPlan.stderr, /no plan in project local\/gamma \(this directory\) yet/);
+  });
 });
 
 describe('plans by prefix, plan list and plan rollback (local mode)', () => {

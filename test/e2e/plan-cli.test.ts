@@ -482,6 +482,16 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
     const ended = await exec;
     expectCode(ended, 9, 'the cancelled execute');
     assert.match(ended.stdout, /^state: cancelled$/m);
+    // On a server the cancel may come from anyone who may write the plan: the follower is told who.
+    const me = await remote.ok(['whoami']);
+    const user = (me.user ?? me.whoami?.user) as string;
+    assert.match(
+      ended.stderr,
+      new RegExp(
+        `^error: plan ${id} was cancelled by ${user} during its execute phase: too slow \\(PlanCancelled\\)$`,
+        'm',
+      ),
+    );
     await eventually(
       async () => (pidsOf(['sleep', '599.25']).length === 0 ? true : undefined),
       5000,
@@ -490,6 +500,8 @@ describe('plans through the CLI, server mode (HTTP to one agents serve)', { conc
     const s = await status(remote, id);
     assert.equal(`${s.phase}/${s.state}`, 'execute/cancelled');
     assert.ok(existsSync(s.sandboxes[0].root), 'the sandbox stays for inspection');
+    assert.equal(s.error.cancelledBy, user);
+    assert.equal(s.error.message, `cancelled by ${user}: too slow`);
   });
 
   it('approvals over HTTP: exit 5 leaves the plan waiting; approve approves, send --task no rejects, --yes approves', async () => {

@@ -158,7 +158,9 @@ export class PlanService {
           throw err;
       }
     }
-    cancelPlan(plan, reason);
+    // Who, on a server (where another member or terminal may be following the plan); the local
+    // user is the only one there is, so naming them says nothing.
+    cancelPlan(plan, reason, principal.kind === 'local' ? undefined : principal.id);
     await this.deps.recorder.save(plan);
     if (opts.clean) await this.housekeeping.clean(plan);
     return this.queries.status(planId, principal);

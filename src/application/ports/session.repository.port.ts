@@ -39,8 +39,8 @@ export interface SessionRepository {
   updateSettings(id: string, settings: SessionSettings, at: string): Promise<boolean>;
   /** Up to `limit` of the owner's sessions whose id starts with `prefix` (`%` and `_` are plain characters). */
   byIdPrefix(owner: string, prefix: string, limit: number): Promise<Session[]>;
-  /** Continues strictly after `after` (newest first). */
-  list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage>;
+  /** Continues strictly after `after` (newest first); with `project`, only the sessions bound to it. */
+  list(owner: string, limit: number, after?: SessionCursor, project?: string): Promise<SessionPage>;
   /** Marks activity: bumps `updatedAt` and adds to the task count. */
   touch(id: string, at: string, addedTasks: number): Promise<void>;
   delete(id: string): Promise<boolean>;

@@ -51,8 +51,8 @@ export interface CompactionDeps {
   llm?: { models: LanguageModels; keys: ApiKeys; tokens: TokenCounter; transcripts: TranscriptStore } | undefined;
   /** An actor's definition by name (the registry, without access checks). */
   actor(name: string): Promise<ActorDefinition | undefined>;
-  /** The caller's session (NOT_FOUND when it is not theirs). */
-  session(id: string, principal: Principal): Promise<Session>;
+  /** The caller's session by its id, a unique prefix or `last` (NOT_FOUND when it is not theirs). */
+  session(ref: string, principal: Principal): Promise<Session>;
   /** Counts a new task of the session (its taskCount and activity). */
   recordTask(sessionId: string, at: string): Promise<void>;
   logger: Logger;
@@ -126,11 +126,12 @@ export class CompactionService {
 
   /** Compacts a session of the caller's now, keeping the newest `keepTurns` (default: the actor's). */
   async compact(
-    sessionId: string,
+    ref: string,
     principal: Principal,
     opts: { keepTurns?: number | undefined; signal?: AbortSignal | undefined } = {},
   ): Promise<CompactResult> {
-    const session = await this.deps.session(sessionId, principal);
+    const session = await this.deps.session(ref, principal);
+    const sessionId = session.id;
     const def = await this.deps.actor(session.actor);
     if (!def)
       throw new AppError('INVALID_STATE', `The actor ${session.actor} of session ${sessionId} no longer exists`, {

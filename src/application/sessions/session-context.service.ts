@@ -56,11 +56,12 @@ export class SessionContextService {
    * (its words rank the project's files; default none).
    */
   async preview(
-    id: string,
+    ref: string,
     principal: Principal,
     opts: { message?: string | undefined; signal?: AbortSignal | undefined } = {},
   ): Promise<SessionContextPreview> {
-    const session = await ownedSession(this.#deps.sessions, id, principal);
+    const session = await ownedSession(this.#deps.sessions, ref, principal);
+    const id = session.id;
     const def = await this.#deps.actor(session.actor);
     const llm = this.#deps.llm;
     const none = { tokens: 0, instructions: 0, compaction: 0, project: 0 };

@@ -151,8 +151,9 @@ export class SessionService {
    * listing the caller's actors), skills readable, the mode known. A turn already running goes on
    * with what it started with.
    */
-  async update(id: string, input: UpdateSessionInput, principal: Principal): Promise<Session> {
-    const session = await this.get(id, principal);
+  async update(ref: string, input: UpdateSessionInput, principal: Principal): Promise<Session> {
+    const session = await this.get(ref, principal);
+    const id = session.id;
     if (input.actor === undefined && input.skills === undefined && input.context === undefined)
       throw new AppError('INVALID_PARAMS', 'Nothing to update: give actor, skills or context', {
         fields: [{ field: 'actor', description: 'give actor, skills or context' }],
@@ -215,19 +216,7 @@ export class SessionService {
    * recently active session). Only the caller's sessions are looked at.
    */
   get(ref: string, principal: Principal): Promise<Session> {
-    const owner = principal.namespace;
-    return resolveRef<Session>(ref, {
-      kind: 'session',
-      exact: async (id) => {
-        const s = await this.deps.sessions.get(id);
-        return s?.owner === owner ? s : undefined;
-      },
-      latest: async () => (await this.deps.sessions.list(owner, 1)).sessions[0],
-      byPrefix: (prefix, limit) => this.deps.sessions.byIdPrefix(owner, prefix, limit),
-      idOf: (s) => s.id,
-      describe: (s) => [s.project, s.title ?? s.actor].filter(Boolean).join(' · '),
-      notFound: sessionNotFound,
-    });
+    return ownedSession(this.deps.sessions, ref, principal);
   }
 
   async show(ref: string, principal: Principal, turns: number): Promise<SessionDetail> {
@@ -311,15 +300,18 @@ export class SessionService {
     return this.show(latest.id, principal, turns);
   }
 
+  /** The caller's sessions, most recently active first; with `project`, only those bound to it. */
   async list(
     principal: Principal,
     pageSize: number,
     pageToken?: string,
+    project?: string,
   ): Promise<{ sessions: SessionListItem[]; nextPageToken: string; totalSize: number }> {
     const page = await this.deps.sessions.list(
       principal.namespace,
       pageSize,
       pageToken ? decodeUpdateCursor(pageToken) : undefined,
+      project,
     );
     const first = await this.deps.tasks.firstMessages(page.sessions.map((s) => s.id));
     return {
@@ -345,11 +337,25 @@ export class SessionService {
   }
 }
 
-/** The caller's session `id`; anyone else's is not found, as a missing one. */
-export async function ownedSession(sessions: SessionRepository, id: string, principal: Principal): Promise<Session> {
-  const s = await sessions.get(id);
-  if (!s || s.owner !== principal.namespace) throw sessionNotFound(id);
-  return s;
+/**
+ * The caller's session named by `ref`: its id, a unique prefix of it, or `last` (the caller's most
+ * recently active session). Anyone else's is not found, as a missing one. Every session method
+ * resolves its id here, so `show`, `undo`, `diff`, `context`, `compact` … accept the same short ids.
+ */
+export function ownedSession(sessions: SessionRepository, ref: string, principal: Principal): Promise<Session> {
+  const owner = principal.namespace;
+  return resolveRef<Session>(ref, {
+    kind: 'session',
+    exact: async (id) => {
+      const s = await sessions.get(id);
+      return s?.owner === owner ? s : undefined;
+    },
+    latest: async () => (await sessions.list(owner, 1)).sessions[0],
+    byPrefix: (prefix, limit) => sessions.byIdPrefix(owner, prefix, limit),
+    idOf: (s) => s.id,
+    describe: (s) => [s.project, s.title ?? s.actor].filter(Boolean).join(' · '),
+    notFound: sessionNotFound,
+  });
 }
 
 function sessionNotFound(id: string): AppError {

@@ -66,9 +66,9 @@ export class TurnHistoryService implements TurnCheckpoints {
   }
 
   /** The turns of the caller's session that changed files, oldest first. */
-  async changes(principal: Principal, sessionId: string): Promise<TurnChange[]> {
-    await ownedSession(this.#deps.sessions, sessionId, principal);
-    return this.changesOf(sessionId);
+  async changes(principal: Principal, ref: string): Promise<TurnChange[]> {
+    const { id } = await ownedSession(this.#deps.sessions, ref, principal);
+    return this.changesOf(id);
   }
 
   /** {@link changes} without the owner check (the caller has made it). */
@@ -83,8 +83,8 @@ export class TurnHistoryService implements TurnCheckpoints {
    * undone) and every later turn changed, as they were before it; refuses (REVISION_CONFLICT,
    * naming them) when one was changed outside the agent since, unless `force`.
    */
-  async undo(principal: Principal, sessionId: string, req: UndoRequest = {}): Promise<UndoOutcome> {
-    await ownedSession(this.#deps.sessions, sessionId, principal);
+  async undo(principal: Principal, ref: string, req: UndoRequest = {}): Promise<UndoOutcome> {
+    const { id: sessionId } = await ownedSession(this.#deps.sessions, ref, principal);
     const turns = await this.#turns(sessionId);
     if (turns.some((t) => t.live))
       throw new AppError('INVALID_STATE', `Session ${sessionId} has a turn running: undo once it has finished`, {
@@ -147,8 +147,8 @@ export class TurnHistoryService implements TurnCheckpoints {
    * earliest of them that changed it to the file as it is now, marked when it was changed outside
    * the agent since the last of them wrote it.
    */
-  async diff(principal: Principal, sessionId: string, turn?: number): Promise<SessionDiff> {
-    await ownedSession(this.#deps.sessions, sessionId, principal);
+  async diff(principal: Principal, ref: string, turn?: number): Promise<SessionDiff> {
+    const { id: sessionId } = await ownedSession(this.#deps.sessions, ref, principal);
     const turns = await this.#turns(sessionId);
     if (turn !== undefined && turn > turns.length)
       throw new AppError('NOT_FOUND', `Session ${sessionId} has no turn ${turn} (it has ${turns.length})`, {

@@ -258,9 +258,14 @@ export function markRebaseConflict(p: Plan, error: PlanError): void {
 }
 
 /** Stops the plan for good (the sandbox stays for inspection). */
-export function cancelPlan(p: Plan, reason: string | undefined): void {
+export function cancelPlan(p: Plan, reason: string | undefined, by?: string): void {
   const w = writable(p);
   move(p, p.phase, 'cancelled');
   w.waiting = undefined;
-  w.error = { kind: 'internal', message: `cancelled${reason ? `: ${reason}` : ''}`, recoverable: false };
+  w.error = {
+    kind: 'internal',
+    message: `cancelled${by ? ` by ${by}` : ''}${reason ? `: ${reason}` : ''}`,
+    recoverable: false,
+    ...(by ? { cancelledBy: by } : {}),
+  };
 }

@@ -49,6 +49,11 @@ export const PlanError = z.object({
   recoverable: z.boolean(),
   hint: z.string().optional(),
   files: z.array(z.string()).optional(),
+  /**
+   * Who cancelled the plan (a user's name), when one did on a server: another terminal or another
+   * member may have, and every front end that shows the plan says who.
+   */
+  cancelledBy: z.string().optional(),
 });
 export type PlanError = z.infer<typeof PlanError>;
 

@@ -143,9 +143,9 @@ export class SqliteSessionRepository implements SessionRepository {
     return rows.map(toSession);
   }
 
-  async list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage> {
+  async list(owner: string, limit: number, after?: SessionCursor, project?: string): Promise<SessionPage> {
     const n = pageLimit(limit);
-    const { count, page } = listSessions(this.db.kysely, owner, n, after);
+    const { count, page } = listSessions(this.db.kysely, owner, n, after, project);
     const countQuery = count.compile();
     const pageQuery = page.compile();
     return this.db.exclusive(() =>

@@ -137,6 +137,21 @@ for (const engine of ENGINES)
       assert.equal((await refusal(() => sessions.get('01JSESS2', alice))).reason, 'NOT_FOUND');
     });
 
+    it('lists only the sessions of a project when asked, the newest first (what `last` of a project reads)', async () => {
+      const repo = db.pg ? new PgSessionRepository(db.pg) : new SqliteSessionRepository(db.sqlite!);
+      await repo.create({ ...session('01JSESS300000000000000000D', 'alice', 2), project: 'local/app' });
+      await repo.create({ ...session('01JSESS400000000000000000E', 'alice', 3), project: 'local/app' });
+      await repo.create({ ...session('01JSESS500000000000000000F', 'bob', 4), project: 'local/app' });
+      const page = await sessions.list(alice, 1, undefined, 'local/app');
+      assert.deepEqual(
+        page.sessions.map((s) => s.id),
+        ['01JSESS400000000000000000E'],
+      );
+      assert.equal(page.totalSize, 2);
+      assert.equal((await sessions.list(alice, 10, undefined, 'local/other')).totalSize, 0);
+      assert.equal((await sessions.list(alice, 10)).totalSize, 4);
+    });
+
     it('lists sessions with the message that opened each (from its first task)', async () => {
       const opening = (id: string, ctx: string, text: string, s: number): Task => ({
         ...task(id, s),

@@ -74,12 +74,12 @@ export class PgSessionRepository implements SessionRepository {
     return rows.map(toSession);
   }
 
-  async list(owner: string, limit: number, after?: SessionCursor): Promise<SessionPage> {
+  async list(owner: string, limit: number, after?: SessionCursor, project?: string): Promise<SessionPage> {
     const n = pageLimit(limit);
     return this.db.transaction(async (trx) => {
       // The total and the page from one snapshot, as SQLite's one read transaction gives.
       await sql`set transaction isolation level repeatable read`.execute(trx);
-      const { count, page } = listSessions(trx, owner, n, after);
+      const { count, page } = listSessions(trx, owner, n, after, project);
       const total = (await count.executeTakeFirst())?.n ?? 0;
       return toSessionPage(await page.execute(), n, total);
     });

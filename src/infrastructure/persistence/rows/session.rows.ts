@@ -154,12 +154,22 @@ export function deleteIdleSessions(k: Kysely<DB>, before: string, limit: number,
 }
 
 /** The count and the page (one more row than asked, to know whether more follow) of a listing. */
-export function listSessions(k: Kysely<DB>, owner: string, limit: number, after: SessionCursor | undefined) {
-  const count = k
+export function listSessions(
+  k: Kysely<DB>,
+  owner: string,
+  limit: number,
+  after: SessionCursor | undefined,
+  project?: string,
+) {
+  let count = k
     .selectFrom('sessions')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('owner', '=', owner);
   let page = k.selectFrom('sessions').select(SESSION_COLUMNS).where('owner', '=', owner);
+  if (project !== undefined) {
+    count = count.where('project', '=', project);
+    page = page.where('project', '=', project);
+  }
   if (after) page = page.where(olderThan(after));
   return {
     count,

@@ -19,6 +19,7 @@ import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { collect, CONTEXT_FLAG, freshSession, targetSession, type SessionChoice } from './session.command.ts';
 import { CURRENT_PROJECT_CALLS, projectLine, withSessionDefaults } from '../init/current-project.ts';
 import { gitTopLevel } from '../init/register.ts';
+import { sessionRef, SESSION_REF_CALLS, SESSION_REF_HELP } from '../support/refs.ts';
 import { APPROVAL_PROMPT } from '../chat/approval.ts';
 import { chatInput, type LiveTurn } from '../chat/input.ts';
 import { resolveMentions } from '../chat/mentions.ts';
@@ -171,15 +172,17 @@ async function openSession(
   if (opts.resume === true || opts.session !== undefined) {
     const r = await client.call(
       sessionResume,
-      { ...(opts.session !== undefined ? { sessionId: opts.session } : {}), turns: RECAP_TURNS },
+      {
+        ...(opts.session !== undefined ? { sessionId: await sessionRef(ctx, client, opts.session, opts.project) } : {}),
+        turns: RECAP_TURNS,
+      },
       { signal: ctx.signal },
     );
     return { session: r.session, recap: r.tasks };
   }
   const chosen = await withSessionDefaults(ctx, client, opts);
   const session =
-    (await targetSession(client, chosen.opts, ctx.signal)) ??
-    (await client.call(sessionCreate, {}, { signal: ctx.signal }));
+    (await targetSession(ctx, client, chosen.opts)) ?? (await client.call(sessionCreate, {}, { signal: ctx.signal }));
   if (chosen.project) ctx.ui.info(projectLine(chosen.project));
   else {
     const note = noDirectoryProject(ctx);
@@ -207,10 +210,13 @@ export function registerChat(program: CliCommand, runner: Runner): void {
     .description(
       'Talk with the agent, answers streamed; reads lines from stdin (a terminal or a pipe); /help lists the chat commands, /exit or EOF ends',
     )
-    .option('--session <id>', 'continue this session (its last turns are shown first)')
+    .option('--session <id>', `continue this session (its last turns are shown first): ${SESSION_REF_HELP}`)
     .option('--resume', 'continue your most recently active session (its last turns are shown first)')
     .option('--actor <name>', 'start a new session with this actor')
-    .option('--project <name>', "start a new session whose tools work on this project's files")
+    .option(
+      '--project <name>',
+      "start a new session whose tools work on this project's files; with --session last, the project whose newest session is meant",
+    )
     .option('--skill <name>', 'start a new session with this skill added to the actor (repeatable)', collect)
     .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
     .calls(
@@ -222,6 +228,7 @@ export function registerChat(program: CliCommand, runner: Runner): void {
       sessionCompact,
       cancelTask,
       ...CURRENT_PROJECT_CALLS,
+      ...SESSION_REF_CALLS,
       ...SESSION_SLASH_CALLS,
     )
     .action((opts: ChatOptions, cmd: Command) => runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)));

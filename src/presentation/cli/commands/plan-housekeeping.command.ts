@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
+import { PLAN_REF_CALLS, PLAN_REF_HELP, planRef } from '../support/refs.ts';
 import { planDelete, planPrune, planRebase } from '../../../protocol/client/index.ts';
 import { whenText } from '../render/definition.render.ts';
 import { phaseState } from '../render/plan.render.ts';
@@ -37,15 +38,16 @@ function registerPlanRebase(plan: CliCommand, runner: Runner): void {
     .description(
       "Bring the plan's sandbox onto the current head of the branch it targets (after that branch moved); a conflict leaves the files with conflict markers in the sandbox",
     )
-    .argument('<id>', 'the plan id')
+    .argument('<id>', PLAN_REF_HELP)
     .option('--continue', 'after resolving the conflicts by hand in the sandbox: check no markers remain, and go on')
-    .calls(planRebase)
+    .calls(planRebase, ...PLAN_REF_CALLS)
     .action((id: string, opts: { continue?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan rebase', async (ctx) => {
         const client = await ctx.client();
+        const planId = await planRef(ctx, client, id);
         const r = await client.call(
           planRebase,
-          { planId: id, ...(opts.continue ? { continue: true } : {}) },
+          { planId, ...(opts.continue ? { continue: true } : {}) },
           { signal: ctx.signal },
         );
         const { ui } = ctx;
@@ -91,15 +93,16 @@ function registerPlanDelete(plan: CliCommand, runner: Runner): void {
   plan
     .command('delete')
     .description('Delete a plan with its sandboxes and branches (refused for changes never applied, unless --force)')
-    .argument('<id>', 'the plan id')
+    .argument('<id>', PLAN_REF_HELP)
     .option('--force', 'delete even the changes that were never applied')
-    .calls(planDelete)
+    .calls(planDelete, ...PLAN_REF_CALLS)
     .action((id: string, opts: { force?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan delete', async (ctx) => {
         const client = await ctx.client();
+        const planId = await planRef(ctx, client, id);
         const r = await client.call(
           planDelete,
-          { planId: id, ...(opts.force ? { force: true } : {}) },
+          { planId, ...(opts.force ? { force: true } : {}) },
           { signal: ctx.signal },
         );
         const { ui } = ctx;

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
+import { PLAN_REF_CALLS, PLAN_REF_HELP, planRef } from '../support/refs.ts';
 import { planApply, planExecute, planUse, planTree } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import { qualify } from '../render/definition.render.ts';
@@ -148,23 +149,24 @@ export function registerPlanExecute(plan: CliCommand, runner: Runner): void {
     plan
       .command('execute')
       .description('Run the plan in a sandbox (or resume it from its last checkpoint), showing progress live')
-      .argument('<id>', 'the plan id')
+      .argument('<id>', PLAN_REF_HELP)
       .option('--yes', 'approve every tool call this run would ask about')
       .option(
         '--events',
         'with --format json: one JSON line per event and phase change as it happens, then the result line',
       ),
   )
-    .calls(planExecute, ...PHASE_CALLS)
+    .calls(planExecute, ...PHASE_CALLS, ...PLAN_REF_CALLS)
     .action((id: string, opts: Budget & { yes?: boolean; events?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan execute', async (ctx) => {
         const events = eventLines(ctx, opts.events);
         const client = await ctx.client();
+        const planId = await planRef(ctx, client, id);
         const start = async (): Promise<RunStart> =>
-          (await waitingRun(ctx, client, id, 'tool-approval')) ??
+          (await waitingRun(ctx, client, planId, 'tool-approval')) ??
           client.call(
             planExecute,
-            { planId: id, wait: false, ...(opts.yes ? { yes: true } : {}), ...budgetOf(opts) },
+            { planId, wait: false, ...(opts.yes ? { yes: true } : {}), ...budgetOf(opts) },
             { signal: ctx.signal },
           );
         const run = await runPhase(ctx, client, start, { yes: opts.yes === true, events });
@@ -179,22 +181,19 @@ export function registerPlanApply(plan: CliCommand, runner: Runner): void {
   plan
     .command('apply')
     .description("Merge the plan's changes into the project (asks for approval unless --yes or the auto profile)")
-    .argument('<id>', 'the plan id')
+    .argument('<id>', PLAN_REF_HELP)
     .option('--yes', 'approve the apply')
-    .calls(planApply, ...PHASE_CALLS)
+    .calls(planApply, ...PHASE_CALLS, ...PLAN_REF_CALLS)
     .action((id: string, opts: { yes?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan apply', async (ctx) => {
         const client = await ctx.client();
+        const planId = await planRef(ctx, client, id);
         // wait: true — the agent reports a conflict as a PlanError only once the apply has settled
         // (with wait: false it may report the error of an earlier attempt); apply is quick, and its
         // progress lines are printed from the task right after.
         const start = async (): Promise<RunStart> =>
-          (await waitingRun(ctx, client, id, 'apply-approval')) ??
-          client.call(
-            planApply,
-            { planId: id, wait: true, ...(opts.yes ? { yes: true } : {}) },
-            { signal: ctx.signal },
-          );
+          (await waitingRun(ctx, client, planId, 'apply-approval')) ??
+          client.call(planApply, { planId, wait: true, ...(opts.yes ? { yes: true } : {}) }, { signal: ctx.signal });
         const run = await runPhase(ctx, client, start, { yes: opts.yes === true });
         ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
         return runOutcome(run);

@@ -16,33 +16,31 @@ import { renderFields } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 import { choiceOption, intOption } from '../support/options.ts';
 import { renderRunSummary, runOutcome, runPhase, PHASE_CALLS, type PhaseRun } from '../support/plan-run.ts';
+import { PLAN_REF_CALLS, PLAN_REF_HELP, planRef } from '../support/refs.ts';
 
 /** `agents plan approve`: approve what the plan waits for, and follow it on. */
 export function registerPlanApprove(plan: CliCommand, runner: Runner): void {
   plan
     .command('approve')
     .description('Approve what the plan waits for (a tool call, or the apply), and follow it on')
-    .argument('<id>', 'the plan id')
+    .argument('<id>', PLAN_REF_HELP)
     .option('--yes', 'approve whatever else the run asks')
     .option(
       '--always [what]',
       'also approve the later tool calls of this run with the same command (command, the default) or of the same tool (tool)',
       choiceOption(['command', 'tool']),
     )
-    .calls(planApprove, ...PHASE_CALLS)
+    .calls(planApprove, ...PHASE_CALLS, ...PLAN_REF_CALLS)
     .action((id: string, opts: { yes?: boolean; always?: string | boolean }, cmd: Command) =>
       runner.run(cmd, 'plan approve', async (ctx) => {
         const client = await ctx.client();
+        const planId = await planRef(ctx, client, id);
         const always = opts.always === true ? 'command' : (opts.always as 'command' | 'tool' | undefined);
         const run = await runPhase(
           ctx,
           client,
           () =>
-            client.call(
-              planApprove,
-              { planId: id, wait: false, ...(always ? { always } : {}) },
-              { signal: ctx.signal },
-            ),
+            client.call(planApprove, { planId, wait: false, ...(always ? { always } : {}) }, { signal: ctx.signal }),
           { yes: opts.yes === true },
         );
         ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
@@ -58,16 +56,17 @@ export function registerPlanReject(plan: CliCommand, runner: Runner): void {
     .description(
       'Reject what the plan waits for: a rejected tool call is skipped, a rejected apply leaves the plan ready to apply',
     )
-    .argument('<id>', 'the plan id')
+    .argument('<id>', PLAN_REF_HELP)
     .option('--guidance <text>', 'what to do instead (kept with the decision)')
     .option('--yes', 'approve whatever else the run asks')
-    .calls(planReject, ...PHASE_CALLS)
+    .calls(planReject, ...PHASE_CALLS, ...PLAN_REF_CALLS)
     .action((id: string, opts: { guidance?: string; yes?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan reject', async (ctx) => {
         const client = await ctx.client();
-        const params = { planId: id, wait: false, ...(opts.guidance?.trim() ? { guidance: opts.guidance } : {}) };
+        const planId = await planRef(ctx, client, id);
+        const params = { planId, wait: false, ...(opts.guidance?.trim() ? { guidance: opts.guidance } : {}) };
         // What is rejected decides what success looks like: a declined apply ends its task canceled.
-        const asked = (await client.call(planStatus, { planId: id }, { signal: ctx.signal })).waiting?.kind;
+        const asked = (await client.call(planStatus, { planId }, { signal: ctx.signal })).waiting?.kind;
         const run = await runPhase(ctx, client, () => client.call(planReject, params, { signal: ctx.signal }), {
           yes: opts.yes === true,
         });
@@ -100,19 +99,20 @@ export function registerPlanPrompt(plan: CliCommand, runner: Runner): void {
     .description(
       'Give guidance to a plan that errored, and follow it on; on a waiting approval a clear yes approves, any other text rejects with it as guidance',
     )
-    .argument('<id>', 'the plan id')
+    .argument('<id>', PLAN_REF_HELP)
     .argument('<guidance...>', 'what to tell it')
     .option('--yes', 'approve whatever else the run asks')
-    .calls(planPrompt, ...PHASE_CALLS)
+    .calls(planPrompt, ...PHASE_CALLS, ...PLAN_REF_CALLS)
     .action((id: string, words: string[], opts: { yes?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan prompt', async (ctx) => {
         const client = await ctx.client();
+        const planId = await planRef(ctx, client, id);
         // Guidance on a waiting apply declines it, as plan reject does: a success, not a failed task.
-        const asked = (await client.call(planStatus, { planId: id }, { signal: ctx.signal })).waiting?.kind;
+        const asked = (await client.call(planStatus, { planId }, { signal: ctx.signal })).waiting?.kind;
         const run = await runPhase(
           ctx,
           client,
-          () => client.call(planPrompt, { planId: id, guidance: words.join(' ') }, { signal: ctx.signal }),
+          () => client.call(planPrompt, { planId, guidance: words.join(' ') }, { signal: ctx.signal }),
           { yes: opts.yes === true },
         );
         ctx.ui.out(renderRunSummary(run.status, run.follow.task, ctx.ui));
@@ -128,16 +128,17 @@ export function registerPlanCancel(plan: CliCommand, runner: Runner): void {
   plan
     .command('cancel')
     .description('Stop a plan (a running command is killed); its sandbox stays for inspection unless --clean')
-    .argument('<id>', 'the plan id')
+    .argument('<id>', PLAN_REF_HELP)
     .option('--reason <text>', 'why (kept with the plan)')
     .option('--clean', "also remove the plan's sandboxes and branches (the plan's record stays)")
-    .calls(planCancel)
+    .calls(planCancel, ...PLAN_REF_CALLS)
     .action((id: string, opts: { reason?: string; clean?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan cancel', async (ctx) => {
         const client = await ctx.client();
+        const planId = await planRef(ctx, client, id);
         const s = await client.call(
           planCancel,
-          { planId: id, ...(opts.reason ? { reason: opts.reason } : {}), ...(opts.clean ? { clean: true } : {}) },
+          { planId, ...(opts.reason ? { reason: opts.reason } : {}), ...(opts.clean ? { clean: true } : {}) },
           { signal: ctx.signal },
         );
         const { ui } = ctx;
@@ -231,7 +232,7 @@ export function registerPlanRollback(plan: CliCommand, runner: Runner): void {
       intOption(1, 10_000),
     )
     .option('--plan <id>', 'with a checkpoint id: the plan it belongs to (faster)')
-    .calls(planRollback)
+    .calls(planRollback, ...PLAN_REF_CALLS)
     .addHelpText(
       'after',
       '\nExamples:\n  agents plan rollback <plan-id> --steps 1\n  agents plan rollback <plan-id> --to <checkpoint-id>\n  agents plan rollback <checkpoint-id>',
@@ -245,7 +246,7 @@ export function registerPlanRollback(plan: CliCommand, runner: Runner): void {
         const params =
           opts.to !== undefined || opts.steps !== undefined || !WHOLE_ID.test(id)
             ? {
-                planId: id,
+                planId: await planRef(ctx, client, id),
                 ...(opts.to !== undefined ? { checkpointId: opts.to } : {}),
                 ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
               }

@@ -15,6 +15,7 @@ import { renderPlanList } from '../render/list.render.ts';
 import type { Runner } from '../runner.ts';
 import { intOption } from '../support/options.ts';
 import { nextCommands } from '../support/plan-run.ts';
+import { PLAN_REF_CALLS, PLAN_REF_HELP, planRef } from '../support/refs.ts';
 
 const PHASES = ['strategize', 'execute', 'apply'] as const;
 const STATES = ['queued', 'processing', 'complete', 'errored', 'constrained', 'cancelled', 'applied'] as const;
@@ -25,12 +26,13 @@ export function registerPlanStatus(plan: CliCommand, runner: Runner): void {
     .command('status')
     .alias('show')
     .description('Phase, state, progress, usage, error, checkpoints and what is allowed next')
-    .argument('<id>', 'the plan id, a unique prefix of it, or last')
-    .calls(planStatus)
+    .argument('<id>', PLAN_REF_HELP)
+    .calls(planStatus, ...PLAN_REF_CALLS)
     .action((id: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'plan status', async (ctx) => {
         const client = await ctx.client();
-        const s = await client.call(planStatus, { planId: id }, { signal: ctx.signal });
+        const planId = await planRef(ctx, client, id);
+        const s = await client.call(planStatus, { planId }, { signal: ctx.signal });
         ctx.ui.out(renderPlanStatus(s, ctx.ui));
         if (s.allowed.length) ctx.ui.info(`next: ${nextCommands(s).join('  ·  ')}`);
         return { data: s };
@@ -43,15 +45,16 @@ export function registerPlanTree(plan: CliCommand, runner: Runner): void {
   plan
     .command('tree')
     .description('The decision tree: what was decided, step by step')
-    .argument('<id>', 'the plan id')
+    .argument('<id>', PLAN_REF_HELP)
     .option('--show-superseded', 'include decisions replaced by corrections')
-    .calls(planTree)
+    .calls(planTree, ...PLAN_REF_CALLS)
     .action((id: string, opts: { showSuperseded?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan tree', async (ctx) => {
         const client = await ctx.client();
+        const planId = await planRef(ctx, client, id);
         const t = await client.call(
           planTree,
-          { planId: id, ...(opts.showSuperseded ? { showSuperseded: true } : {}) },
+          { planId, ...(opts.showSuperseded ? { showSuperseded: true } : {}) },
           { signal: ctx.signal },
         );
         const { ui } = ctx;
@@ -96,21 +99,22 @@ export function registerPlanDiff(plan: CliCommand, runner: Runner): void {
   plan
     .command('diff')
     .description("The plan's changes as a unified diff, then per-file stats")
-    .argument('<id>', 'the plan id')
+    .argument('<id>', PLAN_REF_HELP)
     .option('--stat', 'only the stats')
-    .calls(planDiff)
+    .calls(planDiff, ...PLAN_REF_CALLS)
     .action((id: string, opts: { stat?: boolean }, cmd: Command) =>
       runner.run(cmd, 'plan diff', async (ctx) => {
         const client = await ctx.client();
-        const d = await client.call(planDiff, { planId: id }, { signal: ctx.signal });
+        const planId = await planRef(ctx, client, id);
+        const d = await client.call(planDiff, { planId }, { signal: ctx.signal });
         const { ui } = ctx;
         const files = d.sandboxes.flatMap((s) => s.files);
         if (!opts.stat) ui.out(renderDiff(d.unified, ui.mode));
         if (d.stats.files === 0)
           ui.done(
             d.source === 'none'
-              ? `no changes yet: plan ${id} has not executed`
-              : `no changes: plan ${id} changed no file`,
+              ? `no changes yet: plan ${planId} has not executed`
+              : `no changes: plan ${planId} changed no file`,
           );
         else ui.out(`${opts.stat || !ui.rich ? '' : '\n'}${renderStat(files, d.stats, ui.mode)}`);
         if (d.source !== 'sandbox' && d.source !== 'none')
@@ -125,12 +129,13 @@ export function registerPlanArtifacts(plan: CliCommand, runner: Runner): void {
   plan
     .command('artifacts')
     .description('Per changed file: written, edited or deleted, size, lines added and removed')
-    .argument('<id>', 'the plan id')
-    .calls(planArtifacts)
+    .argument('<id>', PLAN_REF_HELP)
+    .calls(planArtifacts, ...PLAN_REF_CALLS)
     .action((id: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'plan artifacts', async (ctx) => {
         const client = await ctx.client();
-        const r = await client.call(planArtifacts, { planId: id }, { signal: ctx.signal });
+        const planId = await planRef(ctx, client, id);
+        const r = await client.call(planArtifacts, { planId }, { signal: ctx.signal });
         const rows = r.files;
         if (rows.length === 0) ctx.ui.info('no changed files');
         else ctx.ui.out(renderArtifacts(rows, ctx.ui));

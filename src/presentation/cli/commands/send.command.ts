@@ -8,6 +8,7 @@ import {
   type ResultOf,
   type Task,
   cancelTask,
+  getTask,
   sessionCreate,
   sessionShow,
 } from '../../../protocol/client/index.ts';
@@ -27,6 +28,7 @@ import {
 } from '../support/task-outcome.ts';
 import { TurnCancel } from '../support/turn-cancel.ts';
 import { CURRENT_PROJECT_CALLS, projectLine, withSessionDefaults } from '../init/current-project.ts';
+import { SESSION_REF_CALLS, SESSION_REF_HELP, taskIdOfRef } from '../support/refs.ts';
 
 interface SendOptions extends SessionChoice {
   stream?: boolean;
@@ -49,8 +51,10 @@ async function send(ctx: RunContext, text: string, opts: SendOptions): Promise<O
   const chosen = await withSessionDefaults(ctx, client, opts);
   // Said when the command line did not name it: the session works on that project's files.
   if (chosen.project && chosen.project.source !== 'flag') ctx.ui.info(projectLine(chosen.project));
-  const session = await targetSession(client, chosen.opts, ctx.signal);
-  const message = userMessage(text, { contextId: session?.id, taskId: opts.task });
+  const session = await targetSession(ctx, client, chosen.opts);
+  // The full task id, as for the session: a prefix or `last` resolved by GetTask, not by routing.
+  const taskId = opts.task === undefined ? undefined : await taskIdOfRef(ctx, client, opts.task);
+  const message = userMessage(text, { contextId: session?.id, taskId });
   // --events streams too: each event is a line as it arrives.
   const streamed = opts.stream === true || lines !== undefined;
   const turn = new TurnCancel(
@@ -97,10 +101,13 @@ async function sendStreamed(
   const canceled = turn.requested ? await turn.cancel() : undefined;
   if (printer.events.length === 0 && !canceled) throw new Error('the agent ended the stream without sending anything');
   const task = canceled?.kind === 'canceled' && !isTerminalTask(printer.task) ? canceled.task : printer.task;
-  reportTaskEnd(ui, task);
+  // A failed task ends as plain send's does: the agent's words and hint as the error (exit 9).
+  const failed = canceled ? undefined : taskFailureError(task);
+  if (!failed) reportTaskEnd(ui, task);
   if (canceled) reportCancel(ui, canceled);
   const data: Record<string, unknown> = { task: task ?? null, events: printer.events };
   if (printer.message) data['message'] = printer.message;
+  if (failed) return { data, error: failed };
   const waiting = canceled ? undefined : approvalWaitError(task, ctx.io.stdin.isTTY === true);
   if (waiting) return { data, error: waiting };
   return { data, exit: canceled ? 'INTERRUPTED' : exitForTask(task) };
@@ -170,21 +177,33 @@ export function registerSend(program: CliCommand, runner: Runner): void {
     .argument('<text...>', 'the message')
     .option('--stream', 'print the answer as it is produced (SendStreamingMessage)')
     .option('--events', 'with --format json: one JSON line per event as it happens, then the result line')
-    .option('--session <id>', 'send into this session')
+    .option('--session <id>', `send into this session: ${SESSION_REF_HELP}; with --project, that project's`)
     .option(
       '--actor <name>',
       'start a new session with this actor (default: config defaultActor, else the agent default)',
     )
     .option(
       '--project <name>',
-      "start a new session whose tools work on this project's files (default: the project of the current directory in local mode, else config defaultProject)",
+      "start a new session whose tools work on this project's files (default: the project of the current directory in local mode, else config defaultProject); with --session last, the project whose newest session is meant",
     )
     .option('--skill <name>', 'start a new session with this skill added to the actor (repeatable)', collect)
     .option(CONTEXT_FLAG.flags, CONTEXT_FLAG.description, CONTEXT_FLAG.parse)
-    .option('--task <id>', 'answer a task that waits for input (continues it)')
+    .option(
+      '--task <id>',
+      'answer a task that waits for input (continues it): its id, a unique prefix, or `last` (your most recently updated task)',
+    )
     .option('--no-wait', 'return as soon as the agent accepted the task')
     // Ctrl-C cancels the running turn (CancelTask) before the command ends.
-    .calls(sendMessage, sendStreamingMessage, sessionCreate, sessionShow, cancelTask, ...CURRENT_PROJECT_CALLS)
+    .calls(
+      sendMessage,
+      sendStreamingMessage,
+      sessionCreate,
+      sessionShow,
+      cancelTask,
+      getTask,
+      ...SESSION_REF_CALLS,
+      ...CURRENT_PROJECT_CALLS,
+    )
     .action((words: string[], opts: SendOptions, cmd: Command) =>
       runner.run(cmd, 'send', (ctx) => send(ctx, words.join(' '), opts)),
     );

@@ -15,9 +15,10 @@ import { UsageError } from '../exit-codes.ts';
 import { contextText, sessionDiffText, toolsText } from '../render/session-ops.render.ts';
 import type { Runner } from '../runner.ts';
 import { choiceOption, intOption } from '../support/options.ts';
+import { qualifiedName, sessionRef, SESSION_REF_CALLS, SESSION_REF_HELP } from '../support/refs.ts';
 
-/** A bare name means local/<name>, as everywhere else in the CLI. */
-export const qualifiedName = (name: string): string => (name.includes('/') ? name : `local/${name}`);
+/** Kept here for the modules that import it from this one. */
+export { qualifiedName };
 
 /** Repeatable option values. */
 export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -32,7 +33,7 @@ function registerSessionUpdate(session: CliCommand, runner: Runner): void {
   session
     .command('update')
     .description("Change what a session's next turns use: its actor, skills or context mode")
-    .argument('<id>', 'the session id')
+    .argument('<id>', SESSION_REF_HELP)
     .option('--actor <name>', 'the actor of the next turns')
     .option('--skill <name>', "the session's skills from now on (repeatable; replaces them)", collect)
     .option('--no-skills', 'remove the skills the session adds to its actor')
@@ -41,7 +42,7 @@ function registerSessionUpdate(session: CliCommand, runner: Runner): void {
       "what the next turns get of the project's files (map or full)",
       choiceOption(CHAT_CONTEXT_MODES),
     )
-    .calls(sessionUpdate)
+    .calls(sessionUpdate, ...SESSION_REF_CALLS)
     .action(
       (
         id: string,
@@ -61,7 +62,7 @@ function registerSessionUpdate(session: CliCommand, runner: Runner): void {
           const s = await client.call(
             sessionUpdate,
             {
-              sessionId: id,
+              sessionId: await sessionRef(ctx, client, id),
               ...(opts.actor !== undefined ? { actor: qualifiedName(opts.actor) } : {}),
               ...(skills !== undefined ? { skills } : {}),
               ...(opts.context !== undefined ? { context: opts.context } : {}),
@@ -86,20 +87,20 @@ function registerSessionDiff(session: CliCommand, runner: Runner): void {
     .description(
       "Show what a session's turns changed in the project's files (undone turns left out; files changed outside the agent since are marked)",
     )
-    .argument('<id>', 'the session id')
+    .argument('<id>', SESSION_REF_HELP)
     .option('--turn <n>', 'only what this turn changed (its number in `agents session show`)', intOption(1))
-    .calls(sessionDiff)
+    .calls(sessionDiff, ...SESSION_REF_CALLS)
     .action((id: string, opts: { turn?: number }, cmd: Command) =>
       runner.run(cmd, 'session diff', async (ctx) => {
         const client = await ctx.client();
         const d = await client.call(
           sessionDiff,
-          { sessionId: id, ...(opts.turn !== undefined ? { turn: opts.turn } : {}) },
+          { sessionId: await sessionRef(ctx, client, id), ...(opts.turn !== undefined ? { turn: opts.turn } : {}) },
           { signal: ctx.signal },
         );
         const { ui } = ctx;
         ui.out(sessionDiffText(d, ui.mode));
-        if (d.files.length === 0 && !ui.rich) ui.info(`no file changes in session ${id}`);
+        if (d.files.length === 0 && !ui.rich) ui.info(`no file changes in session ${d.sessionId}`);
         return { data: d };
       }),
     );
@@ -109,16 +110,19 @@ function registerSessionContext(session: CliCommand, runner: Runner): void {
   session
     .command('context')
     .description("Show what a session's next turn would send to its model (nothing is sent)")
-    .argument('<id>', 'the session id')
+    .argument('<id>', SESSION_REF_HELP)
     .option('--message <text>', "the next message (its words rank the project's files)")
     .option('--tools', 'list the tools the next turn offers')
-    .calls(sessionContext)
+    .calls(sessionContext, ...SESSION_REF_CALLS)
     .action((id: string, opts: { message?: string; tools?: boolean }, cmd: Command) =>
       runner.run(cmd, 'session context', async (ctx) => {
         const client = await ctx.client();
         const p = await client.call(
           sessionContext,
-          { sessionId: id, ...(opts.message !== undefined ? { message: opts.message } : {}) },
+          {
+            sessionId: await sessionRef(ctx, client, id),
+            ...(opts.message !== undefined ? { message: opts.message } : {}),
+          },
           { signal: ctx.signal },
         );
         ctx.ui.out(opts.tools ? toolsText(p, ctx.ui.mode) : contextText(p, ctx.ui.mode));

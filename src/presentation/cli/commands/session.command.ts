@@ -32,9 +32,10 @@ import {
 import type { Ui } from '../render/ui.ts';
 import { compactionLine, compactionOf, usedCompactionOf } from '../render/compaction.render.ts';
 import { changesText, undoText } from '../render/undo.render.ts';
-import type { Runner } from '../runner.ts';
 import { collect, qualifiedName, registerSessionOps } from './session-ops.command.ts';
 import { choiceOption, intOption } from '../support/options.ts';
+import { LAST, sessionOfRef, sessionRef, SESSION_REF_CALLS, SESSION_REF_HELP } from '../support/refs.ts';
+import type { RunContext, Runner } from '../runner.ts';
 
 /**
  * The session a message goes to: `--session` (checked, so a typo is "not found" rather than a new
@@ -59,21 +60,26 @@ export const CONTEXT_FLAG = {
 } as const;
 
 export async function targetSession(
+  ctx: RunContext,
   client: A2AClient,
   opts: SessionChoice,
-  signal: AbortSignal,
 ): Promise<Session | undefined> {
   const fresh = freshSession(opts, '--session');
-  if (opts.session) return (await client.call(sessionShow, { sessionId: opts.session, turns: 1 }, { signal })).session;
-  if (fresh) return client.call(sessionCreate, sessionParams(opts), { signal });
+  // The full id, resolved here: it travels as the message's contextId, which routing takes as it is.
+  if (opts.session) return sessionOfRef(ctx, client, opts.session, opts.project);
+  if (fresh) return client.call(sessionCreate, sessionParams(opts), { signal: ctx.signal });
   return undefined;
 }
 
-/** True when --actor/--project/--skill/--context ask for a new session; refused with `flag` (an existing session) when that is set. */
+/**
+ * True when --actor/--project/--skill/--context ask for a new session; refused with `flag` (an
+ * existing session) when that is set — except `--session last --project P`, the newest session of P.
+ */
 export function freshSession(opts: SessionChoice & { resume?: boolean }, flag: '--session' | '--resume'): boolean {
+  const lastOfProject = flag === '--session' && opts.session === LAST;
   const fresh =
     opts.actor !== undefined ||
-    opts.project !== undefined ||
+    (opts.project !== undefined && !lastOfProject) ||
     (opts.skill?.length ?? 0) > 0 ||
     opts.context !== undefined;
   const existing = flag === '--session' ? opts.session !== undefined : opts.resume === true;
@@ -162,10 +168,11 @@ function registerSessionList(session: CliCommand, runner: Runner): void {
   session
     .command('list')
     .description('List your sessions, most recently active first')
+    .option('--project <name>', 'only the sessions bound to this project')
     .option('--page-size <n>', 'sessions per page (1-100)', intOption(1, 100))
     .option('--page-token <token>', 'the page to show (from a previous list)')
     .calls(sessionList)
-    .action((opts: { pageSize?: number; pageToken?: string }, cmd: Command) =>
+    .action((opts: { pageSize?: number; pageToken?: string; project?: string }, cmd: Command) =>
       runner.run(cmd, 'session list', async (ctx) => {
         const client = await ctx.client();
         const page = await client.call(
@@ -173,6 +180,7 @@ function registerSessionList(session: CliCommand, runner: Runner): void {
           {
             ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
             ...(opts.pageToken ? { pageToken: opts.pageToken } : {}),
+            ...(opts.project ? { project: qualifiedName(opts.project) } : {}),
           },
           { signal: ctx.signal },
         );
@@ -190,15 +198,15 @@ function registerSessionShow(session: CliCommand, runner: Runner): void {
   session
     .command('show')
     .description('Show a session and its turns')
-    .argument('<id>', 'the session id')
+    .argument('<id>', SESSION_REF_HELP)
     .option('--turns <n>', 'how many turns to show (most recent)', intOption(1, 1000))
-    .calls(sessionShow)
+    .calls(sessionShow, ...SESSION_REF_CALLS)
     .action((id: string, opts: { turns?: number }, cmd: Command) =>
       runner.run(cmd, 'session show', async (ctx) => {
         const client = await ctx.client();
         const detail = await client.call(
           sessionShow,
-          { sessionId: id, ...(opts.turns ? { turns: opts.turns } : {}) },
+          { sessionId: await sessionRef(ctx, client, id), ...(opts.turns ? { turns: opts.turns } : {}) },
           { signal: ctx.signal },
         );
         const { ui } = ctx;
@@ -255,17 +263,17 @@ function registerSessionUndo(session: CliCommand, runner: Runner): void {
     .description(
       "Put the project's files back as they were before a turn (default: the newest turn that changed files); a turn given with --turn is undone with every later one",
     )
-    .argument('<session>', 'the session id')
+    .argument('<session>', SESSION_REF_HELP)
     .option('--turn <n>', 'the turn to undo, with every later one (its number in `agents session show`)', intOption(1))
     .option('--force', 'overwrite files that were changed outside the agent since')
-    .calls(sessionUndo)
+    .calls(sessionUndo, ...SESSION_REF_CALLS)
     .action((id: string, opts: { turn?: number; force?: boolean }, cmd: Command) =>
       runner.run(cmd, 'session undo', async (ctx) => {
         const client = await ctx.client();
         const res = await client.call(
           sessionUndo,
           {
-            sessionId: id,
+            sessionId: await sessionRef(ctx, client, id),
             ...(opts.turn !== undefined ? { turn: opts.turn } : {}),
             ...(opts.force ? { force: true } : {}),
           },
@@ -281,29 +289,33 @@ function registerSessionCompact(session: CliCommand, runner: Runner): void {
   session
     .command('compact')
     .description("Summarise a session's older turns now (they stay readable; the summary stands in for them)")
-    .argument('<id>', 'the session id')
+    .argument('<id>', SESSION_REF_HELP)
     .option(
       '--keep <n>',
       "the newest turns kept as they are (0-50; default the actor's compaction.keepTurns, 2)",
       intOption(0, 50),
     )
-    .calls(sessionCompact)
+    .calls(sessionCompact, ...SESSION_REF_CALLS)
     .action((id: string, opts: { keep?: number }, cmd: Command) =>
       runner.run(cmd, 'session compact', async (ctx) => {
         const client = await ctx.client();
         const res = await client.call(
           sessionCompact,
-          { sessionId: id, ...(opts.keep !== undefined ? { keepTurns: opts.keep } : {}) },
+          {
+            sessionId: await sessionRef(ctx, client, id),
+            ...(opts.keep !== undefined ? { keepTurns: opts.keep } : {}),
+          },
           { signal: ctx.signal },
         );
         const { ui } = ctx;
         const c = compactionOf(res.task);
         const n = res.compacted;
+        const sessionId = res.task.contextId;
         if (ui.rich) {
           ui.out(
-            `Compacted ${n} turn${n === 1 ? '' : 's'} of session ${id} ${ui.pal.dim(`(task ${res.task.id})`)}\n${ui.pal.dim(c ? compactionLine(c) : '')}\n\n${c?.summary ?? ''}\n`,
+            `Compacted ${n} turn${n === 1 ? '' : 's'} of session ${sessionId} ${ui.pal.dim(`(task ${res.task.id})`)}\n${ui.pal.dim(c ? compactionLine(c) : '')}\n\n${c?.summary ?? ''}\n`,
           );
-        } else ui.out(`compacted\t${id}\t${res.task.id}\t${n}\t${c?.turns ?? n}\n`);
+        } else ui.out(`compacted\t${sessionId}\t${res.task.id}\t${n}\t${c?.turns ?? n}\n`);
         return { data: res };
       }),
     );
@@ -315,16 +327,20 @@ function registerSessionFork(session: CliCommand, runner: Runner): void {
     .description(
       "Start a new session from another's history (its turns up to --at, default all); the original is untouched",
     )
-    .argument('<id>', 'the session to fork')
+    .argument('<id>', `the session to fork: ${SESSION_REF_HELP}`)
     .option('--at <task-id>', 'the last turn to copy (default: every turn; all copied turns must be finished)')
     .option('--title <text>', "the new session's title (default: the original's, marked as a fork)")
-    .calls(sessionFork)
+    .calls(sessionFork, ...SESSION_REF_CALLS)
     .action((id: string, opts: { at?: string; title?: string }, cmd: Command) =>
       runner.run(cmd, 'session fork', async (ctx) => {
         const client = await ctx.client();
         const s = await client.call(
           sessionFork,
-          { sessionId: id, ...(opts.at ? { atTaskId: opts.at } : {}), ...(opts.title ? { title: opts.title } : {}) },
+          {
+            sessionId: await sessionRef(ctx, client, id),
+            ...(opts.at ? { atTaskId: opts.at } : {}),
+            ...(opts.title ? { title: opts.title } : {}),
+          },
           { signal: ctx.signal },
         );
         ctx.ui.out(renderSession(s, ctx.ui));
@@ -338,19 +354,21 @@ function registerSessionDelete(session: CliCommand, runner: Runner): void {
   session
     .command('delete')
     .description('Delete a session and its tasks (running turns are cancelled)')
-    .argument('<id>', 'the session id')
-    .calls(sessionDelete)
+    .argument('<id>', SESSION_REF_HELP)
+    .calls(sessionDelete, sessionShow, ...SESSION_REF_CALLS)
     .action((id: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, 'session delete', async (ctx) => {
         const client = await ctx.client();
-        const res = await client.call(sessionDelete, { sessionId: id }, { signal: ctx.signal });
+        // Resolved first, so a prefix or `last` deletes the session that is then named in full.
+        const { id: sessionId } = await sessionOfRef(ctx, client, id);
+        const res = await client.call(sessionDelete, { sessionId }, { signal: ctx.signal });
         const n = res.tasksDeleted;
         ctx.ui.out(
           ctx.ui.rich
-            ? `Deleted session ${id} ${ctx.ui.pal.dim(`(${n} task${n === 1 ? '' : 's'})`)}\n`
-            : `deleted\t${id}\t${n}\n`,
+            ? `Deleted session ${sessionId} ${ctx.ui.pal.dim(`(${n} task${n === 1 ? '' : 's'})`)}\n`
+            : `deleted\t${sessionId}\t${n}\n`,
         );
-        return { data: { sessionId: id, ...res } };
+        return { data: { sessionId, ...res } };
       }),
     );
 }

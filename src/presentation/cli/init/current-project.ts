@@ -15,7 +15,6 @@ import {
 import { loadConfig } from '../config-file.ts';
 import { configPath } from '../config-paths.ts';
 import type { RunContext } from '../runner.ts';
-import type { SessionChoice } from '../commands/session.command.ts';
 
 /** The registry calls a command makes to find the current directory's project (declare them with `.calls`). */
 export const CURRENT_PROJECT_CALLS = [REGISTRIES.resource.list, REGISTRIES.project.list] as const;
@@ -74,15 +73,45 @@ export async function projectOfDirectory(
   return undefined;
 }
 
+/**
+ * What a command says about the session it talks into (the `SessionChoice` of session.command.ts,
+ * written out here so this module needs nothing of the commands).
+ */
+export interface SessionDefaultsChoice {
+  session?: string;
+  task?: string;
+  resume?: boolean;
+  actor?: string;
+  project?: string;
+}
+
 /** Where a new session's project came from, for the line that says so. */
 export type ProjectSource = 'flag' | 'directory' | 'config';
 
 /**
- * A new session's choices with the defaults filled in: `--actor`, else config `defaultActor`; and
- * `--project`, else (local mode) the current directory's project, else config `defaultProject`.
- * Nothing is filled in for a message to an existing session or task.
+ * The project a command works on when it names none: `flag` (`--project`), else (local mode) the
+ * current directory's project, else config `defaultProject`; undefined when none of them says.
  */
-export async function withSessionDefaults<T extends SessionChoice & { task?: string; resume?: boolean }>(
+export async function currentProject(
+  ctx: RunContext,
+  client: A2AClient,
+  flag: string | undefined,
+  cwd: string = process.cwd(),
+): Promise<{ name: string; source: ProjectSource } | undefined> {
+  if (flag !== undefined) return { name: flag, source: 'flag' };
+  if (ctx.target.kind === 'local') {
+    const found = await projectOfDirectory(client, cwd, ctx.signal);
+    if (found) return { name: found.project.name, source: 'directory' };
+  }
+  const file = loadConfig(configPath(ctx.io.env));
+  return file.defaultProject ? { name: file.defaultProject, source: 'config' } : undefined;
+}
+
+/**
+ * A new session's choices with the defaults filled in: `--actor`, else config `defaultActor`; and
+ * the {@link currentProject}. Nothing is filled in for a message to an existing session or task.
+ */
+export async function withSessionDefaults<T extends SessionDefaultsChoice>(
   ctx: RunContext,
   client: A2AClient,
   opts: T,
@@ -92,19 +121,10 @@ export async function withSessionDefaults<T extends SessionChoice & { task?: str
   const file = loadConfig(configPath(ctx.io.env));
   const out: T = { ...opts };
   if (out.actor === undefined && file.defaultActor) out.actor = file.defaultActor;
-  if (out.project !== undefined) return { opts: out, project: { name: out.project, source: 'flag' } };
-  if (ctx.target.kind === 'local') {
-    const found = await projectOfDirectory(client, cwd, ctx.signal);
-    if (found) {
-      out.project = found.project.name;
-      return { opts: out, project: { name: found.project.name, source: 'directory' } };
-    }
-  }
-  if (file.defaultProject) {
-    out.project = file.defaultProject;
-    return { opts: out, project: { name: file.defaultProject, source: 'config' } };
-  }
-  return { opts: out };
+  const project = await currentProject(ctx, client, out.project, cwd);
+  if (!project) return { opts: out };
+  out.project = project.name;
+  return { opts: out, project };
 }
 
 /** `project local/app (this directory)`: the line that says once which project a new session works on. */

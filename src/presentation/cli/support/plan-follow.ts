@@ -191,14 +191,17 @@ export function approvalError(planId: string, taskId: string, r: ApprovalRequest
  * said as such, with the reason it was given, exit 9 as for any task that ended canceled.
  */
 export function cancelledError(s: Pick<PlanStatus, 'planId' | 'phase' | 'error'>): CliError {
-  // cancelPlan stores "cancelled" or "cancelled: <reason>".
-  const why = s.error?.message.replace(/^cancelled:?\s*/, '');
+  // cancelPlan stores "cancelled", "cancelled by <user>", each with ": <reason>" when one was given.
+  const by = s.error?.cancelledBy;
+  const head = by ? `cancelled by ${by}` : 'cancelled';
+  const message = s.error?.message ?? '';
+  const why = message.startsWith(head) ? message.slice(head.length).replace(/^:?\s*/, '') : message;
   return new CliError(
-    `plan ${s.planId} was cancelled during its ${s.phase} phase${why ? `: ${why}` : ''}`,
+    `plan ${s.planId} was cancelled${by ? ` by ${by}` : ''} during its ${s.phase} phase${why ? `: ${why}` : ''}`,
     'TASK_UNSUCCESSFUL',
     'PlanCancelled',
     `see where it stopped with agents plan status ${s.planId}; agents plan delete ${s.planId} removes it and its sandbox`,
-    { planId: s.planId, state: 'cancelled' },
+    { planId: s.planId, state: 'cancelled', ...(by ? { cancelledBy: by } : {}) },
   );
 }
 

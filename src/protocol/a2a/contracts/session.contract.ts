@@ -29,6 +29,8 @@ export const SessionListParams = z
   .object({
     pageSize: z.number().int().min(1, 'must be between 1 and 100').max(100, 'must be between 1 and 100').optional(),
     pageToken: z.string().optional(),
+    /** Only the sessions bound to this project (1.5): what a client's `last` of the current project reads. */
+    project: ActorName.optional(),
   })
   .strict();
 

@@ -4,7 +4,7 @@ import * as c from '../contracts/session.contract.ts';
 /** The session family bound to the facade (its contracts, for clients too, are in contracts/session.contract.ts). */
 export const SESSION_ROWS = bindFamily(c.SESSION_METHODS, {
   sessionCreate: (facade, p, ctx) => facade.sessions.create(p, ctx.principal),
-  sessionList: (facade, p, ctx) => facade.sessions.list(ctx.principal, p.pageSize ?? 50, p.pageToken),
+  sessionList: (facade, p, ctx) => facade.sessions.list(ctx.principal, p.pageSize ?? 50, p.pageToken, p.project),
   sessionShow: (facade, p, ctx) => facade.sessions.show(p.sessionId, ctx.principal, p.turns ?? 100),
   sessionDelete: (facade, p, ctx) => facade.deleteSession(p.sessionId, ctx.principal),
   sessionCompact: (facade, p, ctx) =>
