@@ -6,9 +6,14 @@ import { SLASH_USAGE } from './slash.ts';
 import type { View } from './state.ts';
 import { Lines } from './theme.tsx';
 
-/** Every key of the view and every slash command. */
+/** The chat's own commands (on its session): the chat's help lists them first. */
+const CHAT_COMMANDS = /^\/(undo|model|diff|compact|cost|clear|tools|context)\b/;
+
+/** Every key of the view and every slash command (the chat's own first in the chat). */
 export function helpLines(view: View, width: number): Line[] {
   const keys = KEYS[view];
+  const first = (c: string): number => (view === 'chat' && CHAT_COMMANDS.test(c) ? 0 : 1);
+  const commands = [...SLASH_USAGE].sort(([a], [b]) => first(a) - first(b));
   const kw = Math.max(...keys.map(([k]) => k.length));
   const cw = Math.min(58, Math.max(...SLASH_USAGE.map(([c]) => c.length)));
   return [
@@ -16,7 +21,7 @@ export function helpLines(view: View, width: number): Line[] {
     ...keys.flatMap(([k, what]) => wrap(`  ${k.padEnd(kw)}  ${what}`, width)),
     { text: '' },
     { text: 'Commands (type in the input line)', tone: 'head' },
-    ...SLASH_USAGE.flatMap(([c, what]) => wrap(`  ${c.padEnd(cw)}  ${what}`, width)),
+    ...commands.flatMap(([c, what]) => wrap(`  ${c.padEnd(cw)}  ${what}`, width)),
     { text: '' },
     { text: 'Esc, q, ? or F1 closes this help; ↑/↓ PgUp/PgDn scroll it', tone: 'meta' },
   ];
