@@ -33,6 +33,17 @@ const ACTORS_SHOWN = 50;
 /** The turns `/cost` sums (session/show's limit). */
 const COST_TURNS = 1000;
 
+/** The methods these commands call (`agents tui` declares them). */
+export const SESSION_COMMAND_CALLS = [
+  actorRegistry.list,
+  sessionUpdate,
+  sessionDiff,
+  sessionCompact,
+  sessionShow,
+  sessionContext,
+  sessionUndo,
+] as const;
+
 export class SessionCommands {
   private readonly client: A2AClient;
   private readonly store: Store;
