@@ -6,13 +6,16 @@ import { SLASH_USAGE } from './slash.ts';
 import type { View } from './state.ts';
 import { Lines } from './theme.tsx';
 
-/** The chat's own commands (on its session): the chat's help lists them first. */
-const CHAT_COMMANDS = /^\/(undo|model|diff|compact|cost|clear|tools|context)\b/;
+/** The commands of a view's own (the chat's on its session, the plan's on the plan): its help lists them first. */
+const OWN: Partial<Record<View, RegExp>> = {
+  chat: /^\/(undo|model|diff|compact|cost|clear|tools|context)\b/,
+  plan: /^\/(execute|apply|approve|rollback|correct|cancel|diff)\b/,
+};
 
-/** Every key of the view and every slash command (the chat's own first in the chat). */
+/** Every key of the view and every slash command (the view's own first). */
 export function helpLines(view: View, width: number): Line[] {
   const keys = KEYS[view];
-  const first = (c: string): number => (view === 'chat' && CHAT_COMMANDS.test(c) ? 0 : 1);
+  const first = (c: string): number => (OWN[view]?.test(c) ? 0 : 1);
   const commands = [...SLASH_USAGE].sort(([a], [b]) => first(a) - first(b));
   const kw = Math.max(...keys.map(([k]) => k.length));
   const cw = Math.min(58, Math.max(...SLASH_USAGE.map(([c]) => c.length)));

@@ -53,7 +53,7 @@ describe('tui chat commands in the chat pane', () => {
     const s = reduce(chat(), { type: 'session', session: session('local/coder') });
     assert.equal(s.session?.actor, 'local/coder');
     assert.equal(s.turns.length, 1, 'the conversation stays');
-    const other = { ...session('local/other'), id: '01JOTHER00000000000000000' } as Session;
+    const other = { ...session('local/other'), id: '01JOTHER00000000000000000' };
     assert.equal(reduce(s, { type: 'session', session: other }).session?.actor, 'local/coder');
   });
 
@@ -62,8 +62,10 @@ describe('tui chat commands in the chat pane', () => {
     const commands = lines.indexOf('Commands (type in the input line)');
     assert.match(lines[commands + 1] ?? '', /^ {2}\/undo \[turn\]/);
     const plan = helpLines('plan', 120).map((l) => l.text);
+    assert.match(plan[plan.indexOf('Commands (type in the input line)') + 1] ?? '', /^ {2}\/execute/, "the plan's own");
+    const list = helpLines('sessions', 120).map((l) => l.text);
     assert.match(
-      plan[plan.indexOf('Commands (type in the input line)') + 1] ?? '',
+      list[list.indexOf('Commands (type in the input line)') + 1] ?? '',
       /^ {2}\/new /,
       'elsewhere, in order',
     );
