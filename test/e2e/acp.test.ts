@@ -225,6 +225,33 @@ describe('agents acp (local mode)', () => {
     assert.equal(usage?.outputTokens, 4);
   });
 
+  it("the chat's commands answer in the editor and end end_turn; none reaches the model", async () => {
+    const asked = fake.generations.length;
+    const cost = await promptIn(editor, sessionId, '/cost');
+    assert.equal(cost.res.stopReason, 'end_turn');
+    assert.match(cost.said, /^1 turn · \d+ in \/ 4 out tokens/);
+    const listed = await promptIn(editor, sessionId, '/model');
+    assert.match(listed.said, /The actor is local\/gpt\. Switch with \/model <name>[\s\S]*- local\/gpt \(current\)/);
+    const switched = await promptIn(editor, sessionId, '/model nokey');
+    assert.equal(switched.said, 'The next turns go to local/nokey.\n');
+    assert.equal((await cliOn(data).ok(['session', 'show', sessionId])).session.actor, 'local/nokey');
+    await promptIn(editor, sessionId, '/model local/gpt');
+    const diff = await promptIn(editor, sessionId, '/diff');
+    assert.match(diff.said, /No file changes in its turns of session/, 'no plan: the chat diff');
+    const tools = await promptIn(editor, sessionId, '/tools');
+    assert.match(tools.said, /builtin\/read-file/);
+    const clear = await promptIn(editor, sessionId, '/clear');
+    assert.match(clear.said, /^\/clear is not a command here\. A new session is started by the editor/);
+    assert.equal(fake.generations.length, asked, 'nothing went to the model');
+    await assert.rejects(
+      editor.conn.agent.request('session/prompt', {
+        sessionId,
+        prompt: [{ type: 'text', text: '/model local/nosuch' }],
+      }),
+      (err: { message?: string }) => /local\/nosuch/.test(String(err.message)),
+    );
+  });
+
   it('a write asks permission; allow runs the tool and the prompt goes on', async () => {
     fake.push(
       { toolCalls: [{ name: 'builtin__write-file', arguments: '{"path":"yes.txt","content":"yes\\n"}' }] },
@@ -632,7 +659,7 @@ describe('agents acp: plans from slash commands (local mode)', () => {
     );
     assert.deepEqual(
       cmds.map((c) => c.name),
-      ['plan', 'execute', 'diff', 'apply', 'cancel'],
+      ['plan', 'execute', 'diff', 'apply', 'cancel', 'model', 'undo', 'compact', 'cost', 'tools', 'context'],
     );
     assert.ok(cmds.find((c) => c.name === 'plan')?.input?.hint);
   });
@@ -643,7 +670,7 @@ describe('agents acp: plans from slash commands (local mode)', () => {
     assert.equal(res.stopReason, 'end_turn');
     assert.match(
       said,
-      /\/frobnicate is not a command here\. The commands are: \/plan <goal>, \/execute, \/diff, \/apply, \/cancel/,
+      /\/frobnicate is not a command here\. The commands are: \/plan <goal>, \/execute, \/diff \[turn\], \/apply, \/cancel, \/model \[actor\]/,
     );
     assert.equal(llm.generations.length, asked);
   });

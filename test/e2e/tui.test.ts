@@ -134,6 +134,18 @@ async function chat(pane: string): Promise<void> {
   assert.match(declined, /✗ builtin\/write-file declined/);
   assert.equal(existsSync(join(repo, no)), false);
   assert.match(JSON.stringify(fake.generations.at(-1)?.body), /leave the file alone/);
+
+  // The chat's commands answer in the pane (the command declares their methods); none reaches the model.
+  const asked = fake.generations.length;
+  await enter(pane, '/cost');
+  await see(pane, /› \/cost\n {2}3 turns · \d+ in \/ \d+ out tokens/);
+  await enter(pane, '/diff');
+  await see(pane, new RegExp(`› /diff\\n[\\s\\S]*${yes.replace('.', '\\.')}[\\s\\S]*^\\+yes$`, 'm'));
+  await enter(pane, '/help');
+  await see(pane, /Keys \(chat\)[\s\S]*\/cost +tokens and cost of the chat so far/);
+  tmux('send-keys', '-t', pane, 'Escape');
+  await see(pane, /^Enter send · /m);
+  assert.equal(fake.generations.length, asked);
 }
 
 /** Leaves with /quit and checks the terminal is back: main screen, cursor shown, exit status 0. */

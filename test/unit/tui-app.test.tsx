@@ -67,8 +67,8 @@ interface Mounted {
   done: () => void;
 }
 
-function mount(): Mounted {
-  const tui = createTui(client, { kind: 'local' });
+function mount(cwd?: string): Mounted {
+  const tui = createTui(client, { kind: 'local' }, cwd);
   const app = render(
     <ColorContext.Provider value={false}>
       <App tui={tui} where="local agent" />
@@ -198,6 +198,67 @@ describe('tui chat pane', () => {
       assert.match(ui.frame(), /› █/, 'the input line is back');
     } finally {
       gate.release();
+      ui.done();
+    }
+  });
+});
+
+describe('tui chat commands', () => {
+  it('/cost, /model and /help answer in the chat; nothing of them reaches the model', async () => {
+    await client.call(actorRegistry.add, {
+      definition: {
+        name: 'local/other',
+        provider: 'openai-compatible',
+        model: 'fake-model',
+        baseUrl: fake.url,
+        apiKeyEnv: 'TUI_KEY',
+      },
+    });
+    const ui = mount();
+    try {
+      await ui.see(/Sessions/);
+      await ui.enter('/new --actor writer --project tui');
+      await ui.see(/Chat · \S+ · local\/writer/);
+      fake.push({ text: ['Hi.'], usage: { input: 12, output: 3 } });
+      await ui.enter('hello');
+      await ui.see(/agent › Hi\./);
+      const asked = fake.generations.length;
+      await ui.enter('/cost');
+      await ui.see(/› \/cost\n {2}1 turn · 12 in \/ 3 out tokens/);
+      await ui.enter('/model');
+      await ui.see(/› \/model\n {2}actor local\/writer[\s\S]* {4}local\/other\n {4}local\/writer \(current\)/);
+      await ui.enter('/model other');
+      await ui.see(/next turns: local\/other/);
+      await ui.see(/Chat · \S+ · local\/other/, 'the header names the new actor');
+      await ui.enter('/help');
+      const help = await ui.see(/Keys \(chat\)/);
+      assert.match(help, /\/cost +tokens and cost of the chat so far/);
+      ui.type('\u001b');
+      await ui.see(/^Enter send · /m, "the chat's footer again");
+      assert.equal(fake.generations.length, asked, 'no command was sent to the model');
+    } finally {
+      ui.done();
+    }
+  });
+
+  it('@path adds the file from the directory the TUI runs in; an unreadable one sends nothing', async () => {
+    const ui = mount(repo);
+    try {
+      await ui.see(/Sessions/);
+      await ui.enter('/new --actor writer');
+      await ui.see(/Chat · \S+ · local\/writer/);
+      const asked = fake.generations.length;
+      await ui.enter('what is in @missing.txt');
+      await ui.see(/error: .*missing\.txt/);
+      assert.equal(fake.generations.length, asked, 'nothing sent');
+      await ui.see(/› what is in @missing\.txt█/, 'the line is back to fix');
+      ui.type('\u0015');
+      for (let i = 0; i < 'what is in @missing.txt'.length; i++) ui.type('\u007f');
+      fake.push({ text: ['It says 42.'] });
+      await ui.enter('what is in @notes.txt');
+      await ui.see(/agent › It says 42\./);
+      assert.match(JSON.stringify(fake.generations.at(-1)?.body), /the answer is 42/);
+    } finally {
       ui.done();
     }
   });

@@ -62,6 +62,31 @@ describe('tui slash commands', () => {
       assert.deepEqual(parseSlash(`/${name}`), { ok: true, cmd: { name } });
   });
 
+  it("parses the chat's commands on its session, with their arguments", () => {
+    assert.deepEqual(parseSlash('/model'), { ok: true, cmd: { name: 'model' } });
+    assert.deepEqual(parseSlash('/model local/coder'), { ok: true, cmd: { name: 'model', actor: 'local/coder' } });
+    assert.deepEqual(parseSlash('/compact'), { ok: true, cmd: { name: 'compact' } });
+    assert.deepEqual(parseSlash('/compact 0'), { ok: true, cmd: { name: 'compact', keepTurns: 0 } });
+    assert.deepEqual(parseSlash('/diff 3'), { ok: true, cmd: { name: 'diff', turn: 3 } });
+    for (const name of ['cost', 'clear', 'tools', 'context'] as const)
+      assert.deepEqual(parseSlash(`/${name}`), { ok: true, cmd: { name } });
+    assert.deepEqual(parseSlash('/quit'), { ok: true, cmd: { name: 'quit' } });
+  });
+
+  it("refuses a chat command's wrong arguments with its usage", () => {
+    const twoActors = parseSlash('/model a b');
+    assert.ok(!twoActors.ok && twoActors.message === '/model takes one actor name');
+    assert.equal(!twoActors.ok && twoActors.hint, 'usage: /model [actor]');
+    const keep = parseSlash('/compact 51');
+    assert.ok(!keep.ok && keep.message === '/compact takes one number of turns to keep (0-50), not "51"');
+    assert.equal(!keep.ok && keep.hint, 'usage: /compact [keep]');
+    const turn = parseSlash('/diff HEAD');
+    assert.ok(!turn.ok && turn.message === '/diff takes at most a turn number');
+    assert.equal(!turn.ok && turn.hint, 'usage: /diff [turn]');
+    const cost = parseSlash('/cost now');
+    assert.ok(!cost.ok && cost.message === '/cost takes no arguments');
+  });
+
   it('says what is wrong with a command, and how it is used', () => {
     assert.deepEqual(parseSlash('/frobnicate now'), {
       ok: false,

@@ -36,7 +36,9 @@ import {
 } from '../../protocol/client/index.ts';
 import type { Target } from '../cli/render/error.render.ts';
 import { messageWords } from '../cli/render/task.render.ts';
+import { isTurnNumber } from '../cli/render/chat-commands.render.ts';
 import { answerOf, permissionOptions, StandingDecisions, type Decision } from './acp-approval.ts';
+import { runChatCommand } from './chat-commands.ts';
 import { toRequestError } from './acp-errors.ts';
 import { AVAILABLE_COMMANDS, slashCommandOf, unknownCommandText, type SlashCommand } from './plan-updates.ts';
 import { PlanCommands, type PlanSession } from './plans.ts';
@@ -247,7 +249,10 @@ export class AcpBridge {
     }
   }
 
-  /** A slash command: a plan operation through the plan methods, or a message naming the commands there are. */
+  /**
+   * A slash command: a chat command on the session, a plan operation through the plan methods,
+   * or a message naming the commands there are. None is sent to the actor.
+   */
   private async command(
     client: A2AClient,
     s: SessionState,
@@ -255,12 +260,15 @@ export class AcpBridge {
     cx: AgentContext,
     signal: AbortSignal,
   ): Promise<PromptResponse> {
-    if (command.kind === 'unknown') {
-      await this.update(cx, s.id, {
-        sessionUpdate: 'agent_message_chunk',
-        content: { type: 'text', text: unknownCommandText(command.name) },
-      });
-      return { stopReason: 'end_turn' };
+    if (command.kind === 'unknown') return this.say(cx, s.id, unknownCommandText(command.name));
+    // `/diff` is the plan's while the session has one; a turn number, or no plan, asks for the chat's changes.
+    const chatDiff = command.name === 'diff' && (!s.planId || isTurnNumber(command.arg));
+    if (command.kind === 'chat-command' || chatDiff) {
+      const answer = await this.backend(() =>
+        runChatCommand(client, s, command.kind === 'chat-command' ? command.name : 'diff', command.arg, signal),
+      );
+      if (answer.actor !== undefined) s.actor = answer.actor;
+      return this.say(cx, s.id, answer.text);
     }
     const run = new RunningPrompt(client);
     s.running = run;
@@ -285,6 +293,12 @@ export class AcpBridge {
     } finally {
       s.running = undefined;
     }
+  }
+
+  /** Answers a prompt in words (a command's answer): one agent message, and the turn ends. */
+  private async say(cx: AgentContext, sessionId: string, text: string): Promise<PromptResponse> {
+    await this.update(cx, sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
+    return { stopReason: 'end_turn' };
   }
 
   /** One A2A send of the prompt (or of an approval), its events translated as they come. */

@@ -23,40 +23,68 @@ import {
 } from '../../protocol/client/index.ts';
 import { chosenText, type Decision } from '../cli/render/plan.render.ts';
 import { answerOf, permissionOptions } from './acp-approval.ts';
+import { CHAT_COMMAND_NAMES, CHAT_COMMANDS, type ChatCommandName } from './chat-commands.ts';
 
 /** The plan operations a prompt can start with; the rest of its text is the argument. */
 export const PLAN_COMMANDS = ['plan', 'execute', 'diff', 'apply', 'cancel'] as const;
 export type PlanCommandName = (typeof PLAN_COMMANDS)[number];
 
-export const AVAILABLE_COMMANDS: readonly AvailableCommand[] = [
+const PLAN_AVAILABLE: readonly AvailableCommand[] = [
   {
     name: 'plan',
     description: "Make a plan from a goal on this session's project (strategized, not executed yet)",
     input: { hint: 'the goal, e.g. fix the failing date test' },
   },
   { name: 'execute', description: "Execute the session's plan in a sandbox (the project is not changed yet)" },
-  { name: 'diff', description: "Show the changes the session's plan made in its sandbox" },
+  {
+    name: 'diff',
+    description:
+      "Show the changes the session's plan made in its sandbox; without a plan (or with a turn number), what the chat's turns changed",
+  },
   { name: 'apply', description: "Apply the session's plan to the project (asks first; commits the changes)" },
   { name: 'cancel', description: "Cancel the session's plan" },
 ];
 
-export type SlashCommand =
-  { kind: 'plan-command'; name: PlanCommandName; arg: string } | { kind: 'unknown'; name: string } | undefined;
+/** Every command a session offers: the plan operations, then the chat's own (chat-commands.ts). */
+export const AVAILABLE_COMMANDS: readonly AvailableCommand[] = [...PLAN_AVAILABLE, ...CHAT_COMMANDS];
 
-/** A prompt's text as a slash command (`/word rest`), or undefined when it is no command (a chat turn). */
+/** What a command's argument is, in the list an unknown command is answered with. */
+const ARGUMENT: Readonly<Record<string, string>> = {
+  plan: ' <goal>',
+  diff: ' [turn]',
+  model: ' [actor]',
+  undo: ' [turn]',
+  compact: ' [keep]',
+};
+
+export type SlashCommand =
+  | { kind: 'plan-command'; name: PlanCommandName; arg: string }
+  | { kind: 'chat-command'; name: ChatCommandName; arg: string }
+  | { kind: 'unknown'; name: string }
+  | undefined;
+
+/**
+ * A prompt's text as a slash command (`/word rest`), or undefined when it is no command (a chat
+ * turn). `/diff` is the plan's here; the bridge gives it to the chat when there is no plan or a
+ * turn number.
+ */
 export function slashCommandOf(text: string): SlashCommand {
   const m = /^\s*\/([A-Za-z][\w-]*)(?:\s+([\s\S]*))?$/.exec(text);
   if (!m) return undefined;
-  const name = m[1] ?? '';
+  const name = (m[1] ?? '').toLowerCase();
   const arg = (m[2] ?? '').trim();
-  const known = PLAN_COMMANDS.find((c) => c === name.toLowerCase());
-  return known ? { kind: 'plan-command', name: known, arg } : { kind: 'unknown', name };
+  const plan = PLAN_COMMANDS.find((c) => c === name);
+  if (plan) return { kind: 'plan-command', name: plan, arg };
+  const chat = CHAT_COMMAND_NAMES.find((c) => c === name);
+  return chat ? { kind: 'chat-command', name: chat, arg } : { kind: 'unknown', name: m[1] ?? '' };
 }
 
 /** What an unknown slash command is told: the commands there are. */
 export function unknownCommandText(name: string): string {
-  const list = AVAILABLE_COMMANDS.map((c) => `/${c.name}${c.input ? ' <goal>' : ''}`).join(', ');
-  return `/${name} is not a command here. The commands are: ${list}. Text that does not start with a command is sent to the actor.\n`;
+  const list = AVAILABLE_COMMANDS.map((c) => `/${c.name}${ARGUMENT[c.name] ?? ''}`).join(', ');
+  // `agents chat`'s /clear: in an editor a new session is the editor's own (a new thread).
+  const clear = name.toLowerCase() === 'clear' ? ' A new session is started by the editor (a new thread).' : '';
+  return `/${name} is not a command here.${clear} The commands are: ${list}. Text that does not start with a command is sent to the actor.\n`;
 }
 
 /** A decision of the plan, in the words of a plan entry. */

@@ -54,7 +54,8 @@ export interface PlanSession {
   readonly id: string;
   readonly root: string | undefined;
   readonly project: string | undefined;
-  readonly actor: string | undefined;
+  /** Changed by `/model`: later plans strategize with the session's actor as it is now. */
+  actor: string | undefined;
   planId?: string | undefined;
   entries?: PlanEntries | undefined;
 }

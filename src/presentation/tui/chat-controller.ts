@@ -4,7 +4,6 @@ import {
   sessionDelete,
   sessionList,
   sessionResume,
-  sessionUndo,
   type A2AClient,
   type Message,
   type Task,
@@ -14,6 +13,7 @@ import { foldEvent, isInterruptedState, isTerminalState, messageWords } from '..
 import { userMessage } from '../cli/support/message.ts';
 import { approvalRequestOf, type ApprovalAnswer } from '../../protocol/client/index.ts';
 import { TurnCancel } from '../cli/support/turn-cancel.ts';
+import { resolveMentions } from '../cli/chat/mentions.ts';
 import type { Guard } from './guard.ts';
 import type { SlashCommand } from './slash.ts';
 import type { Store } from './store.ts';
@@ -33,10 +33,14 @@ export class ChatController {
   private readonly store: Store;
   private readonly guard: Guard;
 
-  constructor(client: A2AClient, store: Store, guard: Guard) {
+  /** Where `@path` mentions are read from: the directory the TUI was started in. */
+  private readonly cwd: string;
+
+  constructor(client: A2AClient, store: Store, guard: Guard, cwd: string) {
     this.client = client;
     this.store = store;
     this.guard = guard;
+    this.cwd = cwd;
   }
 
   loadSessions(): Promise<void> {
@@ -69,17 +73,23 @@ export class ChatController {
     });
   }
 
-  /** `/undo`: the files put back as before the session's newest turn that changed them (or `turn` and later). */
-  undo(sessionId: string, cmd: { turn?: number; force: boolean }): Promise<void> {
-    return this.guard.run('undo', async () => {
-      const r = await this.client.call(sessionUndo, {
-        sessionId,
-        ...(cmd.turn !== undefined ? { turn: cmd.turn } : {}),
-        ...(cmd.force ? { force: true } : {}),
+  /** `/clear`: a new session with the open one's actor, project, skills and context; the old one stays as it was. */
+  clear(): Promise<void> {
+    return this.guard.run('clear', async () => {
+      const from = this.store.get().session;
+      if (!from) return this.guard.info('no session open: /new starts one');
+      const { actor, project, skills, context } = from;
+      const session = await this.client.call(sessionCreate, {
+        actor,
+        ...(project !== undefined ? { project } : {}),
+        ...(skills && skills.length > 0 ? { skills } : {}),
+        ...(context !== undefined ? { context } : {}),
       });
-      const turns = r.turns.map((t) => t.turn).join(', ');
-      const forced = r.overwritten.length > 0 ? `; overwrote ${r.overwritten.join(', ')}` : '';
-      this.guard.info(`undid turn${r.turns.length === 1 ? '' : 's'} ${turns}: put back ${r.files.join(', ')}${forced}`);
+      this.waitingTask = undefined;
+      this.store.dispatch({ type: 'open-session', session, recap: [] });
+      this.guard.info(
+        `new session ${session.id} with ${session.actor} (session ${from.id} is kept: /session ${from.id})`,
+      );
     });
   }
 
@@ -105,7 +115,25 @@ export class ChatController {
       session = this.store.get().session;
       if (!session) return;
     }
-    const message = userMessage(text, { contextId: session.id, taskId: this.waitingTask });
+    // As in `agents chat`: a mention that cannot be read refuses the line, and nothing is sent.
+    const mentions = await resolveMentions(text, this.cwd);
+    if (!mentions.ok) {
+      this.store.dispatch({ type: 'input', text });
+      this.store.dispatch({
+        type: 'notice',
+        notice: {
+          level: 'error',
+          report: {
+            message: mentions.problems.join('; '),
+            type: 'UsageError',
+            hint: 'nothing was sent: fix the @path',
+          },
+        },
+      });
+      return;
+    }
+    const plain = userMessage(text, { contextId: session.id, taskId: this.waitingTask });
+    const message = { ...plain, parts: [...plain.parts, ...mentions.parts] };
     const key = this.waitingTask ?? `turn-${++this.seq}`;
     if (!this.waitingTask) this.store.dispatch({ type: 'turn-start', turn: { key, input: text } });
     this.waitingTask = undefined;

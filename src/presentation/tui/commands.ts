@@ -1,6 +1,7 @@
 import type { ChatController } from './chat-controller.ts';
 import type { Guard } from './guard.ts';
 import type { PlanController } from './plan-controller.ts';
+import type { SessionCommands } from './session-commands.ts';
 import { parseSlash, type SlashCommand } from './slash.ts';
 import { VIEWS, type View } from './state.ts';
 import type { Store } from './store.ts';
@@ -9,6 +10,8 @@ import type { Store } from './store.ts';
 export interface Tui {
   store: Store;
   chat: ChatController;
+  /** The chat view's commands on its session (`/model`, `/cost`, …). */
+  session: SessionCommands;
   plans: PlanController;
   guard: Guard;
 }
@@ -56,6 +59,14 @@ export async function runLine(tui: Tui, line: string): Promise<void> {
 const onPlan = (tui: Tui, fn: () => Promise<void>): Promise<void> =>
   tui.store.get().plan.status ? fn() : Promise.resolve(tui.guard.info('open a plan first: /plans, or /plan <id>'));
 
+/** Needs the chat view with a session open, for the commands on that session. */
+const inChat = (tui: Tui, what: string, fn: (sessionId: string) => Promise<void>): Promise<void> => {
+  const s = tui.store.get();
+  if (s.view !== 'chat' || !s.session)
+    return Promise.resolve(tui.guard.info(`open a chat first: ${what} works on its session`));
+  return fn(s.session.id);
+};
+
 export async function runSlash(tui: Tui, cmd: SlashCommand): Promise<void> {
   const { chat, plans, store } = tui;
   switch (cmd.name) {
@@ -72,11 +83,19 @@ export async function runSlash(tui: Tui, cmd: SlashCommand): Promise<void> {
       store.dispatch({ type: 'confirm-delete', session: target });
       return tui.guard.info(`delete session ${target.id}? y deletes it, n keeps it`);
     }
-    case 'undo': {
-      const s = store.get();
-      if (s.view !== 'chat' || !s.session) return tui.guard.info('open a chat first: /undo works on its session');
-      return chat.undo(s.session.id, cmd);
-    }
+    case 'undo':
+      return inChat(tui, '/undo', (id) => tui.session.undo(id, cmd));
+    case 'model':
+      return inChat(tui, '/model', (id) => tui.session.model(id, cmd.actor));
+    case 'compact':
+      return inChat(tui, '/compact', (id) => tui.session.compact(id, cmd.keepTurns));
+    case 'cost':
+      return inChat(tui, '/cost', (id) => tui.session.cost(id));
+    case 'tools':
+    case 'context':
+      return inChat(tui, `/${cmd.name}`, (id) => tui.session.preview(id, cmd.name));
+    case 'clear':
+      return inChat(tui, '/clear', () => chat.clear());
     case 'plans':
       return go(tui, 'plans');
     case 'plan':
@@ -90,6 +109,12 @@ export async function runSlash(tui: Tui, cmd: SlashCommand): Promise<void> {
     case 'cancel':
       return onPlan(tui, plans.cancel);
     case 'diff':
+      // The chat's /diff is its session's changes; elsewhere the open plan's diff, shown or hidden.
+      if (store.get().view === 'chat') return inChat(tui, '/diff', (id) => tui.session.diff(id, cmd.turn));
+      if (cmd.turn !== undefined)
+        return tui.guard.info(
+          `/diff ${cmd.turn} is a chat's turn: open the chat (/session <id>); a plan's /diff takes none`,
+        );
       return onPlan(tui, async () => {
         if (store.get().view !== 'plan') store.dispatch({ type: 'view', view: 'plan' });
         await plans.toggleDiff();

@@ -7,6 +7,7 @@ import { ChatController } from './chat-controller.ts';
 import type { Tui } from './commands.ts';
 import { Guard, type TuiExit } from './guard.ts';
 import { PlanController } from './plan-controller.ts';
+import { SessionCommands } from './session-commands.ts';
 import { Store } from './store.ts';
 import { ColorContext } from './theme.tsx';
 
@@ -28,13 +29,14 @@ const ENTER = '\u001b[?1049h\u001b[H';
 const LEAVE = '\u001b[?25h\u001b[?1049l';
 
 /** Builds the TUI's state and controllers over a connected client (local or server, the same code). */
-export function createTui(client: A2AClient, target: Target): Tui {
+export function createTui(client: A2AClient, target: Target, cwd: string = process.cwd()): Tui {
   const store = new Store();
   const guard = new Guard(store, target);
   return {
     store,
     guard,
-    chat: new ChatController(client, store, guard),
+    chat: new ChatController(client, store, guard, cwd),
+    session: new SessionCommands(client, store, guard),
     plans: new PlanController(client, store, guard),
   };
 }

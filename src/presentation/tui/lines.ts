@@ -15,7 +15,7 @@ import {
   usageOf,
 } from '../cli/render/task.render.ts';
 import { approvalWhat, outputTail, shownOutput } from '../../protocol/client/index.ts';
-import { flattenTree, type Decision, type PlanPane, type Turn } from './state.ts';
+import { flattenTree, type Decision, type PlanPane, type SystemAnswer, type Turn } from './state.ts';
 
 /** What a line is, for its colour (none under NO_COLOR: the words and marks carry the meaning). */
 export type Tone = 'user' | 'agent' | 'tool' | 'meta' | 'warn' | 'error' | 'ok' | 'add' | 'del' | 'hunk' | 'head';
@@ -54,6 +54,7 @@ const OUTPUT_LINES = 6;
 
 /** A turn for the chat pane: what was asked, the answer and tool calls in the order they came, then how it ended. */
 export function turnLines(turn: Turn, width: number): Line[] {
+  if (turn.system) return systemLines(turn.system, width);
   const out: Line[] = [];
   const t = turn.task;
   const compaction = t ? compactionOf(t) : undefined;
@@ -108,6 +109,15 @@ export function turnLines(turn: Turn, width: number): Line[] {
   }
   if (turn.error) for (const l of errorLines(turn.error)) out.push(...wrap(`  ${l}`, width, 'error'));
   return out;
+}
+
+/** A chat command's answer: the command as typed, then what it said (a diff coloured as one). */
+export function systemLines(a: SystemAnswer, width: number): Line[] {
+  const body = a.text.replace(/\n$/, '');
+  return [
+    ...wrap(`› ${a.command}`, width, 'meta'),
+    ...(a.diff ? diffLines(body, width) : body.split('\n').flatMap((l) => wrap(`  ${l}`, width, 'meta'))),
+  ];
 }
 
 /** The plan view without its diff: phase and state, what it waits for, the tree, the log, the checkpoints. */

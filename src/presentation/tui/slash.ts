@@ -1,4 +1,5 @@
 /** The TUI's slash commands: what each takes, and the parse of a typed line into one. */
+import { parseCompactArgs, parseDiffArgs } from '../cli/render/chat-commands.render.ts';
 import { parseUndoArgs } from '../cli/render/undo.render.ts';
 
 export type SlashCommand =
@@ -7,6 +8,12 @@ export type SlashCommand =
   | { name: 'session'; id: string }
   | { name: 'delete'; id?: string }
   | { name: 'undo'; turn?: number; force: boolean }
+  | { name: 'model'; actor?: string }
+  | { name: 'compact'; keepTurns?: number }
+  | { name: 'cost' }
+  | { name: 'clear' }
+  | { name: 'tools' }
+  | { name: 'context' }
   | { name: 'plans' }
   | { name: 'plan'; id: string }
   | {
@@ -27,7 +34,8 @@ export type SlashCommand =
   | { name: 'rollback'; checkpoint?: string }
   | { name: 'correct'; text: string; mode: 'revert' | 'append' }
   | { name: 'cancel' }
-  | { name: 'diff' }
+  /** In the chat: the session's changes (`turn`: one turn's); in a plan: its diff shown or hidden. */
+  | { name: 'diff'; turn?: number }
   | { name: 'refresh' }
   | { name: 'help' }
   | { name: 'quit' };
@@ -41,6 +49,12 @@ export const SLASH_USAGE: ReadonlyArray<readonly [string, string]> = [
   ['/session <id>', 'open a session (its last turns first)'],
   ['/delete [id]', 'delete a session (the selected one in the list), after y'],
   ['/undo [turn] [--force]', "put the open chat's files back as before its last turn (or before that turn)"],
+  ['/model [actor]', "the chat's actor and the ones you can switch to, or switch the next turns to one"],
+  ['/compact [keep]', "summarise the chat's older turns now, keeping the newest [keep] as they are"],
+  ['/cost', 'tokens and cost of the chat so far'],
+  ['/clear', 'a new session with the same actor, project, skills and context'],
+  ['/tools', "the tools the chat's actor can use in the next turn"],
+  ['/context', 'what the next turn would send: prompt, history, project files, tools, against the window'],
   ['/plans', 'the plans list'],
   ['/plan <id>', 'open a plan'],
   ['/plan use <action> <project>… [--arg k=v]… [--profile P]', 'make a plan and strategize it'],
@@ -54,10 +68,10 @@ export const SLASH_USAGE: ReadonlyArray<readonly [string, string]> = [
   ['/rollback [checkpoint]', 'restore the sandbox to a checkpoint (default: one step back)'],
   ['/correct [--append] <text>', 'correct the selected decision (revert and re-plan, or append guidance)'],
   ['/cancel', 'cancel the open plan'],
-  ['/diff', "show or hide the open plan's diff"],
+  ['/diff [turn]', "in the chat: what its turns changed (turn N's); in a plan: show or hide its diff"],
   ['/refresh', 'read the current view again'],
   ['/help', 'keys and commands of this view'],
-  ['/quit', 'leave (also Ctrl-D on an empty line, q in a list)'],
+  ['/quit · /exit', 'leave (also Ctrl-D on an empty line, q in a list)'],
 ];
 
 const usageOf = (cmd: string): string =>
@@ -138,6 +152,18 @@ export function parseSlash(line: string): SlashParse {
       const u = parseUndoArgs(args);
       return typeof u === 'string' ? fail(u, '/undo') : { ok: true, cmd: { name: 'undo', ...u } };
     }
+    case 'model':
+      return args.length > 1
+        ? fail('/model takes one actor name', '/model')
+        : { ok: true, cmd: args[0] ? { name: 'model', actor: args[0] } : { name: 'model' } };
+    case 'compact': {
+      const c = parseCompactArgs(args);
+      return typeof c === 'string' ? fail(c, '/compact') : { ok: true, cmd: { name: 'compact', ...c } };
+    }
+    case 'diff': {
+      const d = parseDiffArgs(args);
+      return typeof d === 'string' ? fail(d, '/diff') : { ok: true, cmd: { name: 'diff', ...d } };
+    }
     case 'plans':
       return none({ name: 'plans' });
     case 'plan':
@@ -149,7 +175,10 @@ export function parseSlash(line: string): SlashParse {
     case 'apply':
     case 'approve':
     case 'cancel':
-    case 'diff':
+    case 'cost':
+    case 'clear':
+    case 'tools':
+    case 'context':
     case 'refresh':
     case 'help':
       return none({ name });

@@ -19,6 +19,17 @@ export interface Turn {
   error?: ErrorReport | undefined;
   /** Shown from the session's history when it was opened (not sent in this run). */
   recap?: boolean;
+  /** A chat command's answer (`/cost`, `/diff`, …): shown in the chat, never sent to the actor. */
+  system?: SystemAnswer | undefined;
+}
+
+/** What a chat command answered, as the chat pane shows it. */
+export interface SystemAnswer {
+  /** The command as typed. */
+  command: string;
+  text: string;
+  /** The text is a unified diff (coloured as one). */
+  diff?: boolean;
 }
 
 /** An approval the chat waits for: on which task, and what the agent asks. */
@@ -107,6 +118,8 @@ export type Action =
   | { type: 'plans'; plans: PlanStatus[] }
   | { type: 'open-session'; session: Session; recap: Task[] }
   | { type: 'turn-start'; turn: Turn }
+  | { type: 'system'; answer: SystemAnswer }
+  | { type: 'session'; session: Session }
   | { type: 'turn-update'; key: string; task?: Task | undefined; error?: ErrorReport | undefined }
   | { type: 'streaming'; on: boolean }
   | { type: 'approval'; approval: PendingApproval | undefined }
@@ -142,6 +155,8 @@ export function reduce(s: TuiState, a: Action): TuiState {
         : { ...s, planIndex: clamp(s.planIndex + a.delta, 0, Math.max(0, s.plans.length - 1)) };
     case 'open-session':
     case 'turn-start':
+    case 'system':
+    case 'session':
     case 'turn-update':
     case 'streaming':
     case 'approval':
@@ -168,7 +183,10 @@ export function reduce(s: TuiState, a: Action): TuiState {
 /** The chat view's changes: the session open, its turns, and the approval it waits for. */
 function reduceChat(
   s: TuiState,
-  a: Extract<Action, { type: 'open-session' | 'turn-start' | 'turn-update' | 'streaming' | 'approval' }>,
+  a: Extract<
+    Action,
+    { type: 'open-session' | 'turn-start' | 'system' | 'session' | 'turn-update' | 'streaming' | 'approval' }
+  >,
 ): TuiState {
   switch (a.type) {
     case 'open-session':
@@ -185,6 +203,12 @@ function reduceChat(
       };
     case 'turn-start':
       return { ...s, turns: [...s.turns, a.turn], streaming: true, approval: undefined };
+    case 'system':
+      // Keyed by position: answers are never updated, only added after the turns so far.
+      return { ...s, turns: [...s.turns, { key: `system-${s.turns.length}`, input: '', system: a.answer }] };
+    case 'session':
+      // The open session changed on the agent (`/model`): the same chat goes on with it.
+      return s.session?.id === a.session.id ? { ...s, session: a.session } : s;
     case 'turn-update':
       return {
         ...s,

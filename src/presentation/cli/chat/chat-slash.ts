@@ -5,14 +5,16 @@ import {
   sessionCreate,
   sessionShow,
   sessionUndo,
-  type Task,
 } from '../../../protocol/client/index.ts';
 import { exitReasonOf } from '../exit-codes.ts';
 import { compactionLine, compactionOf } from '../render/compaction.render.ts';
 import { renderError, reportOf } from '../render/error.render.ts';
-import { usageLine, usageOf, type UsageView } from '../render/task.render.ts';
+import { costText, parseCompactArgs, sessionCost } from '../render/chat-commands.render.ts';
 import { parseUndoArgs, undoText } from '../render/undo.render.ts';
 import type { SlashCommand, SlashContext, SlashResult } from './slash-types.ts';
+
+// The sum lives with the other front ends' shared chat-command helpers; kept importable from here.
+export { costText, sessionCost, type SessionCost } from '../render/chat-commands.render.ts';
 
 /**
  * Runs `work`; a refusal from the agent (an A2A error) is said and recorded, and the chat goes
@@ -63,13 +65,9 @@ const compact: SlashCommand = {
   usage: '/compact [keep]',
   summary: 'summarise the older turns now, keeping the newest [keep] as they are',
   run: (c, args) => {
-    const [keep, ...rest] = args;
-    const keepTurns = keep === undefined ? undefined : Number(keep);
-    if (
-      rest.length > 0 ||
-      (keepTurns !== undefined && !(Number.isInteger(keepTurns) && keepTurns >= 0 && keepTurns <= 50))
-    )
-      return refused(c, `/compact takes one number of turns to keep (0-50), not "${args.join(' ')}"`);
+    const parsed = parseCompactArgs(args);
+    if (typeof parsed === 'string') return refused(c, parsed);
+    const { keepTurns } = parsed;
     return answered(c, async () => {
       const res = await c.client.call(
         sessionCompact,
@@ -85,74 +83,6 @@ const compact: SlashCommand = {
     });
   },
 };
-
-/** The tokens and cost of a session's turns, summed. */
-export interface SessionCost {
-  turns: number;
-  /** Turns that reported usage. */
-  measured: number;
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  /** Summed per currency. */
-  cost: { amount: number; currency: string }[];
-  /** Turns whose model reported tokens but no cost. */
-  unpriced: number;
-}
-
-/** Sums each turn's `metadata.usage` (a compaction's tokens are its own metadata: counted too). */
-export function sessionCost(tasks: readonly Task[]): SessionCost {
-  const out: SessionCost = {
-    turns: tasks.length,
-    measured: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cost: [],
-    unpriced: 0,
-  };
-  for (const t of tasks) {
-    const u: UsageView | undefined = usageOf(t) ?? compactionUsage(t);
-    if (!u) continue;
-    out.measured++;
-    out.inputTokens += u.inputTokens;
-    out.outputTokens += u.outputTokens;
-    out.cacheReadTokens += u.cacheReadTokens ?? 0;
-    if (!u.cost) out.unpriced++;
-    else {
-      const same = out.cost.find((c) => c.currency === u.cost?.currency);
-      if (same) same.amount += u.cost.amount;
-      else out.cost.push({ ...u.cost });
-    }
-  }
-  return out;
-}
-
-function compactionUsage(t: Task): UsageView | undefined {
-  const c = compactionOf(t);
-  return c?.inputTokens !== undefined && c.outputTokens !== undefined
-    ? { inputTokens: c.inputTokens, outputTokens: c.outputTokens }
-    : undefined;
-}
-
-/** `3 turns · 812 in / 96 out tokens · 0.0012 USD (1 turn's model reported no cost)`. */
-export function costText(s: SessionCost): string {
-  const turns = `${s.turns} turn${s.turns === 1 ? '' : 's'}`;
-  if (s.measured === 0) return `${turns} · no token usage reported (the actor's model reports none)`;
-  const usage = usageLine({
-    inputTokens: s.inputTokens,
-    outputTokens: s.outputTokens,
-    ...(s.cacheReadTokens ? { cacheReadTokens: s.cacheReadTokens } : {}),
-  });
-  const cost = s.cost.map((c) => ` · ${c.amount.toFixed(4)} ${c.currency}`).join('');
-  const unpriced =
-    s.unpriced === 0
-      ? ''
-      : s.unpriced === s.measured
-        ? ' · no cost (the actor has no prices)'
-        : ` · ${s.unpriced} turn${s.unpriced === 1 ? "'s model" : "s' models"} reported no cost`;
-  return `${turns} · ${usage}${cost}${unpriced}`;
-}
 
 const cost: SlashCommand = {
   usage: '/cost',

@@ -11,6 +11,7 @@ import {
   type ResultOf,
 } from '../../../protocol/client/index.ts';
 import { qualifiedName } from '../commands/session-ops.command.ts';
+import { parseDiffArgs } from '../render/chat-commands.render.ts';
 import { contextText, sessionDiffText, toolsText } from '../render/session-ops.render.ts';
 import type { SlashCommand, SlashContext, SlashResult } from './slash-types.ts';
 
@@ -53,13 +54,13 @@ const diff: SlashCommand = {
   usage: '/diff [turn]',
   summary: "what this session's turns changed in the project's files (one turn's with a number)",
   async run(c, args) {
-    const [arg, ...rest] = args;
-    if (rest.length > 0 || (arg !== undefined && !/^[1-9]\d{0,8}$/.test(arg)))
-      return misuse(c, `/diff takes at most a turn number (usage: ${diff.usage})`);
+    const parsed = parseDiffArgs(args);
+    if (typeof parsed === 'string') return misuse(c, `${parsed} (usage: ${diff.usage})`);
+    const arg = parsed.turn;
     const { ui, signal } = c.ctx;
     const d = await c.client.call(
       sessionDiff,
-      { sessionId: c.session.id, ...(arg !== undefined ? { turn: Number(arg) } : {}) },
+      { sessionId: c.session.id, ...(arg !== undefined ? { turn: arg } : {}) },
       { signal },
     );
     const text = sessionDiffText(d, ui.mode);

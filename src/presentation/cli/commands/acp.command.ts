@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { collect } from './session.command.ts';
+import { CHAT_COMMAND_CALLS } from '../../acp/chat-commands.ts';
 import {
   messageOf,
   REGISTRIES,
@@ -71,7 +72,8 @@ export function registerAcp(program: CliCommand, runner: Runner): void {
     .option('--skill <name>', "add this skill to new sessions' actor (repeatable)", collect)
     // The ACP bridge: a session per ACP session (its project found from the editor's cwd; listed, loaded and
     // deleted), turns streamed (or sent, to a backend that does not stream), approvals answered on the task, cancels;
-    // its slash commands run plans (from a goal, executed, diffed, applied, cancelled), following their tasks.
+    // its slash commands run plans (from a goal, executed, diffed, applied, cancelled), following their tasks,
+    // and the chat's commands on the session (acp/chat-commands.ts).
     .calls(
       sessionCreate,
       sessionShow,
@@ -93,6 +95,7 @@ export function registerAcp(program: CliCommand, runner: Runner): void {
       planTree,
       subscribeToTask,
       getTask,
+      ...CHAT_COMMAND_CALLS,
     )
     .action((opts: AcpOptions, cmd: Command) =>
       runner.run(cmd, 'acp', (ctx) => acp(ctx, opts, runner.version), { protocolStdout: true }),

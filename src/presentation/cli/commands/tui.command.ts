@@ -3,6 +3,7 @@ import type { CliCommand } from '../cli-command.ts';
 import { UsageError } from '../exit-codes.ts';
 import type { Runner } from '../runner.ts';
 import { PLAN_VIEW_CALLS } from '../../tui/plan-controller.ts';
+import { SESSION_COMMAND_CALLS } from '../../tui/session-commands.ts';
 import {
   cancelTask,
   sendStreamingMessage,
@@ -10,7 +11,6 @@ import {
   sessionDelete,
   sessionList,
   sessionResume,
-  sessionUndo,
 } from '../../../protocol/client/index.ts';
 
 /** `agents tui`: the full-screen terminal UI (ink is loaded only when it runs). */
@@ -19,15 +19,15 @@ export function registerTui(program: CliCommand, runner: Runner): void {
     .command('tui')
     .description('A full-screen terminal UI: sessions and chat with streamed answers and approvals, plans live')
     .option('--session <id>', 'open this session first (else the sessions list)')
-    // The TUI's sessions list and chat, and its plans views (see tui/plan-controller.ts).
+    // The TUI's sessions list and chat, its chat commands (tui/session-commands.ts) and its plans views (tui/plan-controller.ts).
     .calls(
       sessionList,
       sessionCreate,
       sessionDelete,
       sessionResume,
-      sessionUndo,
       sendStreamingMessage,
       cancelTask,
+      ...SESSION_COMMAND_CALLS,
       ...PLAN_VIEW_CALLS,
     )
     .action((opts: { session?: string }, cmd: Command) =>

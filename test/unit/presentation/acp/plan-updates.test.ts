@@ -6,6 +6,7 @@ import {
   PlanEntries,
   planAnswerOf,
   planPermissionOptions,
+  AVAILABLE_COMMANDS,
   slashCommandOf,
   unknownCommandText,
 } from '../../../../src/presentation/acp/plan-updates.ts';
@@ -66,6 +67,22 @@ describe('ACP slash commands', () => {
     assert.match(
       unknownCommandText('frob'),
       /^\/frob is not a command here\. The commands are: \/plan <goal>, \/execute/,
+    );
+  });
+
+  it("the chat's commands are commands too, offered after the plan ones; /clear is left to the editor", () => {
+    assert.deepEqual(slashCommandOf('/cost'), { kind: 'chat-command', name: 'cost', arg: '' });
+    assert.deepEqual(slashCommandOf('/Model local/coder'), { kind: 'chat-command', name: 'model', arg: 'local/coder' });
+    assert.deepEqual(slashCommandOf('/undo 2 --force'), { kind: 'chat-command', name: 'undo', arg: '2 --force' });
+    assert.deepEqual(slashCommandOf('/diff 2'), { kind: 'plan-command', name: 'diff', arg: '2' }, 'the bridge decides');
+    assert.deepEqual(slashCommandOf('/clear'), { kind: 'unknown', name: 'clear' });
+    assert.deepEqual(
+      AVAILABLE_COMMANDS.map((c) => c.name),
+      ['plan', 'execute', 'diff', 'apply', 'cancel', 'model', 'undo', 'compact', 'cost', 'tools', 'context'],
+    );
+    assert.match(
+      unknownCommandText('frob'),
+      /The commands are: \/plan <goal>, \/execute, \/diff \[turn\], \/apply, \/cancel, \/model \[actor\], \/undo \[turn\], \/compact \[keep\], \/cost, \/tools, \/context\./,
     );
   });
 });
