@@ -26,3 +26,15 @@ export function toRequestError(err: unknown, target: Target): RequestError {
     reason === 'UNREACHABLE' ? `the CleverAgents backend is not reachable: ${report.message}` : report.message;
   return new RequestError(ACP_CODES[reason] ?? -32603, message, data);
 }
+
+/** The ACP error for a turn that failed: its message, and the hint, kind and task when known. */
+export function turnFailed(
+  end: { message: string; hint?: string; errorKind?: string },
+  taskId: string | undefined,
+): RequestError {
+  return new RequestError(-32603, end.message, {
+    ...(end.hint ? { hint: end.hint } : {}),
+    ...(end.errorKind ? { kind: end.errorKind } : {}),
+    ...(taskId ? { taskId } : {}),
+  });
+}

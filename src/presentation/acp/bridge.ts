@@ -39,7 +39,7 @@ import { messageWords } from '../cli/render/task.render.ts';
 import { isTurnNumber } from '../cli/render/chat-commands.render.ts';
 import { answerOf, permissionOptions, StandingDecisions, type Decision } from './acp-approval.ts';
 import { runChatCommand } from './chat-commands.ts';
-import { toRequestError } from './acp-errors.ts';
+import { toRequestError, turnFailed } from './acp-errors.ts';
 import { AVAILABLE_COMMANDS, slashCommandOf, unknownCommandText, type SlashCommand } from './plan-updates.ts';
 import { PlanCommands, type PlanSession } from './plans.ts';
 import { replayTurn } from './replay.ts';
@@ -233,12 +233,7 @@ export class AcpBridge {
           s.waiting = end.taskId;
           return { stopReason: 'end_turn', _meta: this.turnMeta(tr) };
         }
-        if (end.kind === 'failed')
-          throw new RequestError(-32603, end.message, {
-            ...(end.hint ? { hint: end.hint } : {}),
-            ...(end.errorKind ? { kind: end.errorKind } : {}),
-            ...(tr.task ? { taskId: tr.task.id } : {}),
-          });
+        if (end.kind === 'failed') throw turnFailed(end, tr.task?.id);
         return { stopReason: end.stopReason, _meta: this.turnMeta(tr) };
       }
     } catch (err) {
