@@ -5,31 +5,24 @@
  * sessions itself, and the ACP session id it holds must keep naming the same session (session/load).
  */
 import type { AvailableCommand } from '@agentclientprotocol/sdk';
+import type { A2AClient } from '../../protocol/client/index.ts';
 import {
-  actorRegistry,
-  sessionCompact,
-  sessionContext,
-  sessionDiff,
-  sessionShow,
-  sessionUndo,
-  sessionUpdate,
-  type A2AClient,
-} from '../../protocol/client/index.ts';
-import { costText, parseCompactArgs, parseDiffArgs, sessionCost } from '../cli/render/chat-commands.render.ts';
+  actorChoices,
+  CHAT_CALLS,
+  compactNow,
+  costSoFar,
+  nextTurnPreview,
+  sessionChanges,
+  switchActor,
+  undoTurns,
+} from '../cli/chat/chat-calls.ts';
+import { costText, parseCompactArgs, parseDiffArgs } from '../cli/render/chat-commands.render.ts';
 import { palette } from '../cli/render/colors.ts';
-import { compactionLine, compactionOf } from '../cli/render/compaction.render.ts';
-import { qualify } from '../cli/render/definition.render.ts';
 import { contextText, sessionDiffText, toolsText } from '../cli/render/session-ops.render.ts';
 import { parseUndoArgs, undoText } from '../cli/render/undo.render.ts';
 
 /** The CLI's readable texts without ANSI colours: an editor shows the agent's words as Markdown. */
 const MODE = { rich: true, pal: palette(false), width: undefined };
-
-/** How many of the caller's actors `/model` lists. */
-const ACTORS_SHOWN = 50;
-
-/** The turns `/cost` sums (session/show's limit). */
-const COST_TURNS = 1000;
 
 export const CHAT_COMMANDS: readonly AvailableCommand[] = [
   {
@@ -60,15 +53,7 @@ export const CHAT_COMMAND_NAMES: readonly ChatCommandName[] = [
 ];
 
 /** The methods these commands call (`agents acp` declares them). */
-export const CHAT_COMMAND_CALLS = [
-  actorRegistry.list,
-  sessionUpdate,
-  sessionUndo,
-  sessionDiff,
-  sessionCompact,
-  sessionShow,
-  sessionContext,
-] as const;
+export const CHAT_COMMAND_CALLS = CHAT_CALLS;
 
 /** What a chat command answered, and the session's actor when it changed (`/model <actor>`). */
 export interface ChatAnswer {
@@ -90,12 +75,11 @@ export async function runChatCommand(
     case 'model': {
       if (args.length > 1) return { text: '/model takes one actor name (usage: /model [actor])\n' };
       if (args[0] !== undefined) {
-        const s = await client.call(sessionUpdate, { sessionId, actor: qualify(args[0]) }, { signal });
+        const s = await switchActor(client, sessionId, args[0], signal);
         return { text: `The next turns go to ${s.actor}.\n`, actor: s.actor };
       }
-      const page = await client.call(actorRegistry.list, { pageSize: ACTORS_SHOWN }, { signal });
-      const more = page.totalSize - page.items.length;
-      const lines = page.items.map((a) => `- ${a.name}${a.name === session.actor ? ' (current)' : ''}`);
+      const { names, more } = await actorChoices(client, signal);
+      const lines = names.map((n) => `- ${n}${n === session.actor ? ' (current)' : ''}`);
       if (more > 0) lines.push(`- and ${more} more (agents actor list)`);
       return {
         text: `The actor is ${session.actor ?? 'unknown'}. Switch with /model <name>; you can use:\n${lines.join('\n')}\n`,
@@ -104,21 +88,13 @@ export async function runChatCommand(
     case 'undo': {
       const parsed = parseUndoArgs(args);
       if (typeof parsed === 'string') return { text: `${parsed}\n` };
-      const r = await client.call(
-        sessionUndo,
-        {
-          sessionId,
-          ...(parsed.turn !== undefined ? { turn: parsed.turn } : {}),
-          ...(parsed.force ? { force: true } : {}),
-        },
-        { signal },
-      );
+      const r = await undoTurns(client, sessionId, parsed, signal);
       return { text: undoText(r, true, MODE.pal) };
     }
     case 'diff': {
       const parsed = parseDiffArgs(args);
       if (typeof parsed === 'string') return { text: `${parsed} (usage: /diff [turn])\n` };
-      const d = await client.call(sessionDiff, { sessionId, ...parsed }, { signal });
+      const d = await sessionChanges(client, sessionId, parsed, signal);
       if (d.files.length === 0) return { text: sessionDiffText(d, MODE) };
       // A fenced block keeps the diff's lines as they are in an editor that renders Markdown.
       return { text: `\`\`\`diff\n${sessionDiffText(d, { ...MODE, rich: false })}\`\`\`\n` };
@@ -126,18 +102,15 @@ export async function runChatCommand(
     case 'compact': {
       const parsed = parseCompactArgs(args);
       if (typeof parsed === 'string') return { text: `${parsed}\n` };
-      const res = await client.call(sessionCompact, { sessionId, ...parsed }, { signal });
-      const view = compactionOf(res.task);
-      const line = view ? compactionLine(view) : `compaction: ${res.compacted} turns summarised`;
-      return { text: `${line}\n${view?.summary ? `\n${view.summary}\n` : ''}` };
+      const { line, summary } = await compactNow(client, sessionId, parsed, signal);
+      return { text: `${line}\n${summary ? `\n${summary}\n` : ''}` };
     }
     case 'cost': {
-      const shown = await client.call(sessionShow, { sessionId, turns: COST_TURNS }, { signal });
-      return { text: `${costText(sessionCost(shown.tasks))}\n` };
+      return { text: `${costText(await costSoFar(client, sessionId, signal))}\n` };
     }
     case 'tools':
     case 'context': {
-      const p = await client.call(sessionContext, { sessionId }, { signal });
+      const p = await nextTurnPreview(client, sessionId, signal);
       const text = name === 'tools' ? toolsText(p, MODE) : contextText(p, MODE);
       // Aligned columns: kept as written.
       return { text: `\`\`\`\n${text}\`\`\`\n` };

@@ -91,7 +91,7 @@ export function readConfigDocument(path: string): ConfigDocument {
     const pos = first.linePos?.[0] ?? lines.linePos(first.pos[0]);
     throw new UsageError(
       `${path}:${pos.line}:${pos.col}: not valid YAML: ${first.message.split('\n')[0] ?? ''}`,
-      'fix it in an editor (agents config commands need it readable), or move it away to start from the defaults',
+      'fix it in an editor (the config commands cannot read it either), or move it away to start from the defaults',
     );
   }
   if (doc.contents !== null && !isMap(doc.contents))

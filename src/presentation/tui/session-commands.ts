@@ -4,20 +4,19 @@
  * command calls and says what came back in the chat pane, as a line of the conversation that is
  * never sent to the actor. A refusal goes to the status line with its hint (the Guard).
  */
+import type { A2AClient } from '../../protocol/client/index.ts';
 import {
-  actorRegistry,
-  sessionCompact,
-  sessionContext,
-  sessionDiff,
-  sessionShow,
-  sessionUndo,
-  sessionUpdate,
-  type A2AClient,
-} from '../../protocol/client/index.ts';
-import { costText, sessionCost } from '../cli/render/chat-commands.render.ts';
+  actorChoices,
+  CHAT_CALLS,
+  compactNow,
+  costSoFar,
+  nextTurnPreview,
+  sessionChanges,
+  switchActor,
+  undoTurns,
+} from '../cli/chat/chat-calls.ts';
+import { costText } from '../cli/render/chat-commands.render.ts';
 import { palette } from '../cli/render/colors.ts';
-import { compactionLine, compactionOf } from '../cli/render/compaction.render.ts';
-import { qualify } from '../cli/render/definition.render.ts';
 import { contextText, sessionDiffText, toolsText } from '../cli/render/session-ops.render.ts';
 import { undoText } from '../cli/render/undo.render.ts';
 import type { Guard } from './guard.ts';
@@ -27,22 +26,8 @@ import type { Store } from './store.ts';
 /** The CLI's readable texts, without ANSI colours: the pane gives lines their tone itself. */
 const MODE = { rich: true, pal: palette(false), width: undefined };
 
-/** How many of the caller's actors `/model` lists (`agents actor list` shows them all). */
-const ACTORS_SHOWN = 50;
-
-/** The turns `/cost` sums (session/show's limit). */
-const COST_TURNS = 1000;
-
 /** The methods these commands call (`agents tui` declares them). */
-export const SESSION_COMMAND_CALLS = [
-  actorRegistry.list,
-  sessionUpdate,
-  sessionDiff,
-  sessionCompact,
-  sessionShow,
-  sessionContext,
-  sessionUndo,
-] as const;
+export const SESSION_COMMAND_CALLS = CHAT_CALLS;
 
 export class SessionCommands {
   private readonly client: A2AClient;
@@ -59,14 +44,14 @@ export class SessionCommands {
   model(sessionId: string, actor: string | undefined): Promise<void> {
     return this.answer('model', actor ? `/model ${actor}` : '/model', async () => {
       if (actor !== undefined) {
-        const session = await this.client.call(sessionUpdate, { sessionId, actor: qualify(actor) });
+        const session = await switchActor(this.client, sessionId, actor);
         this.store.dispatch({ type: 'session', session });
         return { text: `next turns: ${session.actor}` };
       }
       const current = this.store.get().session?.actor;
-      const page = await this.client.call(actorRegistry.list, { pageSize: ACTORS_SHOWN });
-      const names = page.items.map((a) => (a.name === current ? `  ${a.name} (current)` : `  ${a.name}`));
-      const more = page.totalSize - page.items.length;
+      const choices = await actorChoices(this.client);
+      const names = choices.names.map((n) => (n === current ? `  ${n} (current)` : `  ${n}`));
+      const { more } = choices;
       return {
         text: [
           `actor ${current ?? '?'}`,
@@ -81,7 +66,7 @@ export class SessionCommands {
   /** `/diff [turn]`: what the session's turns (or one turn) changed in the project's files. */
   diff(sessionId: string, turn: number | undefined): Promise<void> {
     return this.answer('diff', turn !== undefined ? `/diff ${turn}` : '/diff', async () => {
-      const d = await this.client.call(sessionDiff, { sessionId, ...(turn !== undefined ? { turn } : {}) });
+      const d = await sessionChanges(this.client, sessionId, turn !== undefined ? { turn } : {});
       return { text: sessionDiffText(d, MODE), diff: d.files.length > 0 };
     });
   }
@@ -89,28 +74,22 @@ export class SessionCommands {
   /** `/compact [keep]`: the older turns summarised now. */
   compact(sessionId: string, keepTurns: number | undefined): Promise<void> {
     return this.answer('compact', keepTurns !== undefined ? `/compact ${keepTurns}` : '/compact', async () => {
-      const res = await this.client.call(sessionCompact, {
-        sessionId,
-        ...(keepTurns !== undefined ? { keepTurns } : {}),
-      });
-      const view = compactionOf(res.task);
-      const line = view ? compactionLine(view) : `compaction: ${res.compacted} turns summarised`;
-      return { text: view?.summary ? `${line}\n${view.summary}` : line };
+      const { line, summary } = await compactNow(this.client, sessionId, keepTurns !== undefined ? { keepTurns } : {});
+      return { text: summary ? `${line}\n${summary}` : line };
     });
   }
 
   /** `/cost`: the tokens and cost of the session's turns, summed. */
   cost(sessionId: string): Promise<void> {
     return this.answer('cost', '/cost', async () => {
-      const shown = await this.client.call(sessionShow, { sessionId, turns: COST_TURNS });
-      return { text: costText(sessionCost(shown.tasks)) };
+      return { text: costText(await costSoFar(this.client, sessionId)) };
     });
   }
 
   /** `/tools` and `/context`: what the next turn would send (its tools, or all of it). */
   preview(sessionId: string, what: 'tools' | 'context'): Promise<void> {
     return this.answer(what, `/${what}`, async () => {
-      const p = await this.client.call(sessionContext, { sessionId });
+      const p = await nextTurnPreview(this.client, sessionId);
       return { text: what === 'tools' ? toolsText(p, MODE) : contextText(p, MODE) };
     });
   }
@@ -119,11 +98,7 @@ export class SessionCommands {
   undo(sessionId: string, cmd: { turn?: number; force: boolean }): Promise<void> {
     const typed = `/undo${cmd.turn !== undefined ? ` ${cmd.turn}` : ''}${cmd.force ? ' --force' : ''}`;
     return this.answer('undo', typed, async () => {
-      const r = await this.client.call(sessionUndo, {
-        sessionId,
-        ...(cmd.turn !== undefined ? { turn: cmd.turn } : {}),
-        ...(cmd.force ? { force: true } : {}),
-      });
+      const r = await undoTurns(this.client, sessionId, cmd);
       return { text: undoText(r, true, MODE.pal) };
     });
   }

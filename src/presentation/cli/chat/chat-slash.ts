@@ -1,15 +1,9 @@
 /** The chat's own slash commands: `/undo`, `/compact`, `/cost`, `/clear` (`/help` and `/exit` are the dispatcher's). */
-import {
-  A2AClientError,
-  sessionCompact,
-  sessionCreate,
-  sessionShow,
-  sessionUndo,
-} from '../../../protocol/client/index.ts';
+import { A2AClientError, sessionCreate } from '../../../protocol/client/index.ts';
+import { compactNow, costSoFar, undoTurns } from './chat-calls.ts';
 import { exitReasonOf } from '../exit-codes.ts';
-import { compactionLine, compactionOf } from '../render/compaction.render.ts';
 import { renderError, reportOf } from '../render/error.render.ts';
-import { costText, parseCompactArgs, sessionCost } from '../render/chat-commands.render.ts';
+import { costText, parseCompactArgs } from '../render/chat-commands.render.ts';
 import { parseUndoArgs, undoText } from '../render/undo.render.ts';
 import type { SlashCommand, SlashContext, SlashResult } from './slash-types.ts';
 
@@ -46,15 +40,7 @@ const undo: SlashCommand = {
     const parsed = parseUndoArgs([...args]);
     if (typeof parsed === 'string') return refused(c, parsed);
     return answered(c, async () => {
-      const outcome = await c.client.call(
-        sessionUndo,
-        {
-          sessionId: c.session.id,
-          ...(parsed.turn !== undefined ? { turn: parsed.turn } : {}),
-          ...(parsed.force ? { force: true } : {}),
-        },
-        { signal: c.ctx.signal },
-      );
+      const outcome = await undoTurns(c.client, c.session.id, parsed, c.ctx.signal);
       c.ctx.ui.out(undoText(outcome, c.ctx.ui.rich, c.ctx.ui.pal));
       return { data: { outcome } };
     });
@@ -67,17 +53,10 @@ const compact: SlashCommand = {
   run: (c, args) => {
     const parsed = parseCompactArgs(args);
     if (typeof parsed === 'string') return refused(c, parsed);
-    const { keepTurns } = parsed;
     return answered(c, async () => {
-      const res = await c.client.call(
-        sessionCompact,
-        { sessionId: c.session.id, ...(keepTurns !== undefined ? { keepTurns } : {}) },
-        { signal: c.ctx.signal },
-      );
+      const { result: res, line, summary } = await compactNow(c.client, c.session.id, parsed, c.ctx.signal);
       const { ui } = c.ctx;
-      const view = compactionOf(res.task);
-      const line = view ? compactionLine(view) : `compaction: ${res.compacted} turns summarised`;
-      if (ui.rich) ui.out(`${ui.pal.dim(line)}\n${view?.summary ? `${view.summary}\n` : ''}`);
+      if (ui.rich) ui.out(`${ui.pal.dim(line)}\n${summary ? `${summary}\n` : ''}`);
       else ui.out(`compacted\t${res.task.id}\t${res.compacted}\n`);
       return { data: res };
     });
@@ -89,12 +68,7 @@ const cost: SlashCommand = {
   summary: 'tokens and cost of this session so far',
   run: (c) =>
     answered(c, async () => {
-      const shown = await c.client.call(
-        sessionShow,
-        { sessionId: c.session.id, turns: 1000 },
-        { signal: c.ctx.signal },
-      );
-      const sum = sessionCost(shown.tasks);
+      const sum = await costSoFar(c.client, c.session.id, c.ctx.signal);
       const { ui } = c.ctx;
       ui.out(
         ui.rich

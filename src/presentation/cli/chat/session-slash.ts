@@ -3,20 +3,10 @@
  * `/tools`, `/context`). Each calls the same method as its `agents session …` command; an error
  * from the agent is thrown (the dispatcher says it and the chat goes on), a wrong argument is said here.
  */
-import {
-  actorRegistry,
-  sessionContext,
-  sessionDiff,
-  sessionUpdate,
-  type ResultOf,
-} from '../../../protocol/client/index.ts';
-import { qualifiedName } from '../commands/session-ops.command.ts';
+import { actorChoices, nextTurnPreview, sessionChanges, switchActor, type ContextPreview } from './chat-calls.ts';
 import { parseDiffArgs } from '../render/chat-commands.render.ts';
 import { contextText, sessionDiffText, toolsText } from '../render/session-ops.render.ts';
 import type { SlashCommand, SlashContext, SlashResult } from './slash-types.ts';
-
-/** How many of the caller's actors `/model` lists (`agents actor list` shows them all). */
-const ACTORS_SHOWN = 50;
 
 /** Says what is wrong with the arguments and leaves the session as it is. */
 function misuse(c: SlashContext, text: string): SlashResult {
@@ -32,9 +22,7 @@ const model: SlashCommand = {
     if (args.length > 1) return misuse(c, `/model takes one actor name (usage: ${model.usage})`);
     const name = args[0];
     if (name === undefined) {
-      const page = await c.client.call(actorRegistry.list, { pageSize: ACTORS_SHOWN }, { signal });
-      const names = page.items.map((a) => a.name);
-      const more = page.totalSize - names.length;
+      const { names, more } = await actorChoices(c.client, signal);
       if (ui.rich) {
         const lines = names.map((n) => (n === c.session.actor ? `  ${ui.pal.bold(`${n} (current)`)}` : `  ${n}`));
         ui.out(
@@ -43,8 +31,7 @@ const model: SlashCommand = {
       } else ui.out(`actor\t${c.session.actor}\n${names.map((n) => `available\t${n}\n`).join('')}`);
       return { data: { actor: c.session.actor, available: names, more } };
     }
-    const actor = qualifiedName(name);
-    const session = await c.client.call(sessionUpdate, { sessionId: c.session.id, actor }, { signal });
+    const session = await switchActor(c.client, c.session.id, name, signal);
     ui.out(ui.rich ? `next turns: ${ui.pal.bold(session.actor)}\n` : `next turns: ${session.actor}\n`);
     return { session, data: { session } };
   },
@@ -58,11 +45,7 @@ const diff: SlashCommand = {
     if (typeof parsed === 'string') return misuse(c, `${parsed} (usage: ${diff.usage})`);
     const arg = parsed.turn;
     const { ui, signal } = c.ctx;
-    const d = await c.client.call(
-      sessionDiff,
-      { sessionId: c.session.id, ...(arg !== undefined ? { turn: arg } : {}) },
-      { signal },
-    );
+    const d = await sessionChanges(c.client, c.session.id, parsed, signal);
     const text = sessionDiffText(d, ui.mode);
     ui.out(text === '' ? `no file changes${arg !== undefined ? ` in turn ${arg}` : ''}\n` : text);
     return { data: d };
@@ -70,8 +53,8 @@ const diff: SlashCommand = {
 };
 
 /** What the next turn would send, for `/tools` and `/context`. */
-async function preview(c: SlashContext): Promise<ResultOf<typeof sessionContext>> {
-  return c.client.call(sessionContext, { sessionId: c.session.id }, { signal: c.ctx.signal });
+function preview(c: SlashContext): Promise<ContextPreview> {
+  return nextTurnPreview(c.client, c.session.id, c.ctx.signal);
 }
 
 const tools: SlashCommand = {
@@ -97,6 +80,3 @@ const context: SlashCommand = {
 };
 
 export const SESSION_SLASH: Readonly<Record<string, SlashCommand>> = { model, diff, tools, context };
-
-/** The methods these commands call (the chat declares them). */
-export const SESSION_SLASH_CALLS = [actorRegistry.list, sessionUpdate, sessionDiff, sessionContext] as const;

@@ -4,11 +4,8 @@ import {
   approvalRequestOf,
   cancelTask,
   sendStreamingMessage,
-  sessionCompact,
   sessionCreate,
   sessionResume,
-  sessionShow,
-  sessionUndo,
   type A2AClient,
   type Session,
   type Task,
@@ -25,7 +22,7 @@ import { chatInput, type LiveTurn } from '../chat/input.ts';
 import { resolveMentions } from '../chat/mentions.ts';
 import { printRecap, RECAP_TURNS } from '../chat/recap.ts';
 import { parseChatLine, SlashDispatcher } from '../chat/slash.ts';
-import { SESSION_SLASH_CALLS } from '../chat/session-slash.ts';
+import { CHAT_CALLS } from '../chat/chat-calls.ts';
 import { chatTurn, type ChatTurn } from '../chat/turn.ts';
 
 interface ChatOptions extends SessionChoice {
@@ -222,14 +219,11 @@ export function registerChat(program: CliCommand, runner: Runner): void {
     .calls(
       sendStreamingMessage,
       sessionCreate,
-      sessionShow,
       sessionResume,
-      sessionUndo,
-      sessionCompact,
       cancelTask,
       ...CURRENT_PROJECT_CALLS,
       ...SESSION_REF_CALLS,
-      ...SESSION_SLASH_CALLS,
+      ...CHAT_CALLS,
     )
     .action((opts: ChatOptions, cmd: Command) => runner.run(cmd, 'chat', (ctx) => chat(ctx, opts)));
 }
