@@ -263,7 +263,7 @@ for (const mode of ['local', 'server'] as const)
     });
   });
 
-describe('agents chat in a repository without --project', () => {
+describe('agents chat and send in a repository without --project', () => {
   const input = '/exit\n';
   it("local mode: works on the directory's project; server mode: says the directory is not used and how to name one", async () => {
     const here = await local.json(['chat', '--actor', 'local/coder'], { cwd: REPO, input, code: 0 });
@@ -280,5 +280,11 @@ describe('agents chat in a repository without --project', () => {
     assert.ok(there.stderr.includes(`warn: ${note}\n`), there.stderr);
     const json = await remote.json(['chat', '--actor', 'local/coder'], { cwd: REPO, input, code: 0 });
     assert.equal(json.data.session.project, undefined, 'the server session has no project');
+    // agents send starts a new session too: the same note.
+    const sent = await remote.run(['--format', 'plain', 'send', '--actor', 'builtin/echo', 'hi'], {
+      cwd: REPO,
+      code: 0,
+    });
+    assert.ok(sent.stderr.includes(`warn: ${note}\n`), sent.stderr);
   });
 });

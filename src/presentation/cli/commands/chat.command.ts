@@ -14,8 +14,12 @@ import { isInterruptedState } from '../render/task.render.ts';
 import type { Ui } from '../render/ui.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 import { collect, CONTEXT_FLAG, freshSession, targetSession, type SessionChoice } from './session.command.ts';
-import { CURRENT_PROJECT_CALLS, projectLine, withSessionDefaults } from '../init/current-project.ts';
-import { gitTopLevel } from '../init/register.ts';
+import {
+  CURRENT_PROJECT_CALLS,
+  noDirectoryProject,
+  projectLine,
+  withSessionDefaults,
+} from '../init/current-project.ts';
 import { sessionRef, SESSION_REF_CALLS, SESSION_REF_HELP } from '../support/refs.ts';
 import { APPROVAL_PROMPT } from '../chat/approval.ts';
 import { chatInput, type LiveTurn } from '../chat/input.ts';
@@ -186,19 +190,6 @@ async function openSession(
     if (note) ctx.ui.warn(note);
   }
   return { session, recap: [] };
-}
-
-/**
- * Against a server, a chat started in a repository does not work on it (the server's projects are
- * its own paths, so the current directory names none of them): said once, so that the chat does not
- * look as if it saw the repository's files.
- */
-function noDirectoryProject(ctx: RunContext, cwd: string = process.cwd()): string | undefined {
-  if (ctx.target.kind !== 'server') return undefined;
-  const top = gitTopLevel(cwd);
-  return top === undefined
-    ? undefined
-    : `no project: against a server, ${top} is not used (the server's projects are its own paths); name one with --project <name> (agents project list) or agents config set defaultProject <name>`;
 }
 
 export function registerChat(program: CliCommand, runner: Runner): void {

@@ -5,7 +5,8 @@ import { configPath } from '../config-paths.ts';
 import { chooseFromFlags, chooseInteractively, type InitFlags } from '../init/choose-endpoint.ts';
 import { checkEndpoint, discover, INIT_PROVIDERS, type Found } from '../init/endpoints.ts';
 import { terminalPrompter } from '../init/prompt.ts';
-import { ensureProject, gitTopLevel, INIT_CALLS, upsertActor } from '../init/register.ts';
+import { gitTopLevel } from '../init/current-project.ts';
+import { ensureProject, INIT_CALLS, upsertActor } from '../init/register.ts';
 import type { Outcome, RunContext, Runner } from '../runner.ts';
 
 function foundLines(found: Found): string[] {

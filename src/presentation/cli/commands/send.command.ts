@@ -27,7 +27,12 @@ import {
   reportTaskEnd,
 } from '../support/task-outcome.ts';
 import { TurnCancel } from '../support/turn-cancel.ts';
-import { CURRENT_PROJECT_CALLS, projectLine, withSessionDefaults } from '../init/current-project.ts';
+import {
+  CURRENT_PROJECT_CALLS,
+  noDirectoryProject,
+  projectLine,
+  withSessionDefaults,
+} from '../init/current-project.ts';
 import { SESSION_REF_CALLS, SESSION_REF_HELP, taskIdOfRef } from '../support/refs.ts';
 
 interface SendOptions extends SessionChoice {
@@ -51,6 +56,10 @@ async function send(ctx: RunContext, text: string, opts: SendOptions): Promise<O
   const chosen = await withSessionDefaults(ctx, client, opts);
   // Said when the command line did not name it: the session works on that project's files.
   if (chosen.project && chosen.project.source !== 'flag') ctx.ui.info(projectLine(chosen.project));
+  else if (!chosen.project && opts.session === undefined && opts.task === undefined) {
+    const note = noDirectoryProject(ctx);
+    if (note) ctx.ui.warn(note);
+  }
   const session = await targetSession(ctx, client, chosen.opts);
   // The full task id, as for the session: a prefix or `last` resolved by GetTask, not by routing.
   const taskId = opts.task === undefined ? undefined : await taskIdOfRef(ctx, client, opts.task);

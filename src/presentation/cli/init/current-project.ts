@@ -3,6 +3,7 @@
  * names none: what makes `agents chat` in a repository work on that repository, as every coding
  * agent does.
  */
+import { execFileSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import {
@@ -133,4 +134,30 @@ export function projectLine(project: { name: string; source: ProjectSource }): s
     project.source
   ];
   return `project ${project.name} (${why})`;
+}
+
+/**
+ * Against a server, a new session started in a repository does not work on it (the server's projects are
+ * its own paths, so the current directory names none of them): said once, so that the answer does not
+ * look as if it saw the repository's files.
+ */
+export function noDirectoryProject(ctx: RunContext, cwd: string = process.cwd()): string | undefined {
+  if (ctx.target.kind !== 'server') return undefined;
+  const top = gitTopLevel(cwd);
+  return top === undefined
+    ? undefined
+    : `no project: against a server, ${top} is not used (the server's projects are its own paths); name one with --project <name> (agents project list) or agents config set defaultProject <name>`;
+}
+
+/** The work tree's top directory when `cwd` is in a git repository, else undefined. */
+export function gitTopLevel(cwd: string): string | undefined {
+  try {
+    return execFileSync('git', ['rev-parse', '--show-toplevel'], {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    return undefined;
+  }
 }

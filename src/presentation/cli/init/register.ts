@@ -3,7 +3,6 @@
  * git repository, a resource and a project for it (reused when one already has this directory).
  * Re-running init edits; it never makes a second actor, resource or project for the same thing.
  */
-import { execFileSync } from 'node:child_process';
 import { basename } from 'node:path';
 import { REGISTRIES, type A2AClient } from '../../../protocol/client/index.ts';
 import { listAll } from './current-project.ts';
@@ -55,19 +54,6 @@ export async function upsertActor(
     { signal },
   );
   return { name: e.name, revision: e.revision, action: e.unchanged ? 'unchanged' : 'updated' };
-}
-
-/** The work tree's top directory when `cwd` is in a git repository, else undefined. */
-export function gitTopLevel(cwd: string): string | undefined {
-  try {
-    return execFileSync('git', ['rev-parse', '--show-toplevel'], {
-      cwd,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }).trim();
-  } catch {
-    return undefined;
-  }
 }
 
 /** A registry name from a directory's name: lowercase, letters first, other characters as `-`. */
