@@ -3,7 +3,14 @@ import type { CliCommand } from '../cli-command.ts';
 import { readConfigDocument, setConfigValue, writeConfigDocument } from '../config-file.ts';
 import { configPath } from '../config-paths.ts';
 import { chooseFromFlags, chooseInteractively, type InitFlags } from '../init/choose-endpoint.ts';
-import { checkEndpoint, discover, INIT_PROVIDERS, type Found } from '../init/endpoints.ts';
+import {
+  checkEndpoint,
+  discover,
+  endpointModels,
+  INIT_PROVIDERS,
+  type Endpoint,
+  type Found,
+} from '../init/endpoints.ts';
 import { terminalPrompter } from '../init/prompt.ts';
 import { gitTopLevel } from '../init/current-project.ts';
 import { ensureProject, INIT_CALLS, upsertActor } from '../init/register.ts';
@@ -43,7 +50,14 @@ async function init(ctx: RunContext, flags: InitFlags): Promise<Outcome> {
   if (interactive) {
     const prompter = terminalPrompter(ctx);
     try {
-      choice = await chooseInteractively(flags, found, prompter);
+      // The models an endpoint lists are offered as choices; one that cannot be asked now is typed
+      // (the check below then says what is wrong with the endpoint).
+      const list = (ep: Endpoint): Promise<string[]> =>
+        endpointModels(ep, env, ctx.signal).then(
+          (r) => r.models,
+          () => [],
+        );
+      choice = await chooseInteractively(flags, found, prompter, list);
     } finally {
       prompter.close();
     }

@@ -110,9 +110,21 @@ export function chooseFromFlags(flags: InitFlags, found: Found): Choice {
   return { endpoint, model, name: flags.name ? qualify(flags.name) : DEFAULT_NAMES[provider] };
 }
 
-/** On a terminal: numbered choices of what was found, then the model. Flags given are not asked again. */
-export async function chooseInteractively(flags: InitFlags, found: Found, ask: Prompter): Promise<Choice> {
-  if (flags.provider !== undefined) return fillModel(chooseFromFlagsLenient(flags, found), flags, found, ask);
+/** The models an endpoint lists, to choose from ([] when it lists none or cannot be asked now). */
+export type ModelLister = (endpoint: Endpoint) => Promise<string[]>;
+
+/**
+ * On a terminal: numbered choices of what was found, then the model (numbered too when the
+ * endpoint lists its models). Flags given are not asked again.
+ */
+export async function chooseInteractively(
+  flags: InitFlags,
+  found: Found,
+  ask: Prompter,
+  listModels: ModelLister = () => Promise.resolve([]),
+): Promise<Choice> {
+  const models = { found, ask, listModels };
+  if (flags.provider !== undefined) return fillModel(chooseFromFlagsLenient(flags, found), flags, models);
   const options: Array<{ provider: InitProvider; label: string }> = [];
   if (found.ollama)
     options.push({
@@ -136,7 +148,7 @@ export async function chooseInteractively(flags: InitFlags, found: Found, ask: P
     const keyEnv = flags.apiKeyEnv ?? (await ask.ask('Environment variable with its API key (Enter: none)', ''));
     if (keyEnv) withUrl.apiKeyEnv = keyEnv;
   }
-  return fillModel(chooseFromFlagsLenient({ ...withUrl, provider }, found), flags, found, ask);
+  return fillModel(chooseFromFlagsLenient({ ...withUrl, provider }, found), flags, models);
 }
 
 /** The flags' choice with the model left to ask when it is not given. */
@@ -156,15 +168,18 @@ function chooseFromFlagsLenient(flags: InitFlags, found: Found): Omit<Choice, 'm
 async function fillModel(
   partial: Omit<Choice, 'model'> & { provider: InitProvider },
   flags: InitFlags,
-  found: Found,
-  ask: Prompter,
+  { found, ask, listModels }: { found: Found; ask: Prompter; listModels: ModelLister },
 ): Promise<Choice> {
   const { endpoint, name } = partial;
   if (flags.model) return { endpoint, name, model: flags.model };
-  const models = partial.provider === 'ollama' ? (found.ollama?.models ?? []) : [];
+  const models = partial.provider === 'ollama' ? (found.ollama?.models ?? []) : await listModels(endpoint);
+  const fallback = DEFAULT_MODELS[partial.provider];
   if (models.length > 0) {
-    const i = await ask.choose('Which model?', models);
-    return { endpoint, name, model: models[i] ?? models[0] ?? '' };
+    // The provider's usual model first, when the endpoint has it (Enter picks the first).
+    const ordered =
+      fallback && models.includes(fallback) ? [fallback, ...models.filter((m) => m !== fallback)] : models;
+    const i = await ask.choose('Which model?', ordered);
+    return { endpoint, name, model: ordered[i] ?? ordered[0] ?? '' };
   }
-  return { endpoint, name, model: await ask.ask('Model', DEFAULT_MODELS[partial.provider]) };
+  return { endpoint, name, model: await ask.ask('Model', fallback) };
 }

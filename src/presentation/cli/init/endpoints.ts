@@ -104,6 +104,28 @@ export async function checkEndpoint(
   env: NodeJS.ProcessEnv,
   signal: AbortSignal,
 ): Promise<{ models: string[] }> {
+  const { url, models } = await endpointModels(ep, env, signal);
+  // Some OpenAI-compatible servers list nothing, or not every model they serve: only a list that names others refuses.
+  if (models.length > 0 && !models.includes(model))
+    throw new CliError(
+      `${url} has no model ${JSON.stringify(model)}; it has: ${models.slice(0, 20).join(', ')}${models.length > 20 ? ', …' : ''}`,
+      'INVALID_STATE',
+      'EndpointCheckFailed',
+      'run agents init again with --model and one of those',
+    );
+  return { models };
+}
+
+/**
+ * The models the endpoint lists (`GET <base>/models`, with the key the agent will send): what
+ * `agents init` offers to choose from, and its check that the endpoint answers. A failure is the
+ * error to show, with what to do.
+ */
+export async function endpointModels(
+  ep: Endpoint,
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal,
+): Promise<{ url: string; models: string[] }> {
   const headers: Record<string, string> = {};
   if (ep.apiKeyEnv) {
     const key = env[ep.apiKeyEnv];
@@ -153,13 +175,5 @@ export async function checkEndpoint(
     );
   const data = (answer.body as { data?: Array<{ id?: unknown }> } | null)?.data;
   const models = Array.isArray(data) ? data.map((m) => m.id).filter((id): id is string => typeof id === 'string') : [];
-  // Some OpenAI-compatible servers list nothing, or not every model they serve: only a list that names others refuses.
-  if (models.length > 0 && !models.includes(model))
-    throw new CliError(
-      `${url} has no model ${JSON.stringify(model)}; it has: ${models.slice(0, 20).join(', ')}${models.length > 20 ? ', …' : ''}`,
-      'INVALID_STATE',
-      'EndpointCheckFailed',
-      'run agents init again with --model and one of those',
-    );
-  return { models };
+  return { url, models };
 }
