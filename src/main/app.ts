@@ -149,7 +149,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const sandboxes = await openSandboxes(opts.dataDir, confinement, logger);
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
   const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
-  const actorsByModel = builtinActors(opts, storage.tasks);
+  const actorsByModel = builtinActors(opts);
   const opened = { server, storage, confinement, trust, sandboxes, secrets, jwt, actorsByModel, defaultActor, limits };
   const services = composeServices(serviceDepsOf({ options: opts, ...opened, logger }));
   const { facade } = services;
@@ -232,14 +232,10 @@ function startConfinement(opts: AppOptions, logger: Logger): Promise<CommandConf
 }
 
 /** The deterministic actors (`echo`, `conformance`, with its step time from the options or the environment). */
-function builtinActors(
-  opts: AppOptions,
-  tasks: { listByContext(contextId: string, limit: number): Promise<ReadonlyArray<{ task: { id: string } }>> },
-): ReturnType<typeof builtinActorsByModel> {
+function builtinActors(opts: AppOptions): ReturnType<typeof builtinActorsByModel> {
   const stepMs = opts.conformanceStepMs ?? (Number(process.env['CLEVERAGENTS_CONFORMANCE_STEP_MS']) || undefined);
   return builtinActorsByModel({
     conformance: stepMs !== undefined ? { stepMs } : {},
-    echo: { turnsOf: (contextId, limit) => tasks.listByContext(contextId, limit) },
   });
 }
 

@@ -14,35 +14,19 @@ export function chunkText(text: string, n: number): string[] {
 export const ECHO_FIRST_TURN_HINT =
   '\n\n(builtin/echo only repeats what you say. To talk to a model, set one up with: agents init)';
 
-/** What the echo reads of a session: its turns so far (the store's, newest first or not: only the count matters). */
-export interface EchoDeps {
-  turnsOf(contextId: string, limit: number): Promise<ReadonlyArray<{ task: { id: string } }>>;
-}
-
 /**
- * `builtin/echo`: restates the message, streamed as several chunks of one artifact. With the
- * session's turns to read, its first answer in a session also says how to connect a model.
+ * `builtin/echo`: restates the message, streamed as several chunks of one artifact. Its first
+ * answer in a session also says how to connect a model.
  */
 export class EchoActor implements Actor {
   readonly name = 'builtin/echo';
   readonly description = 'Restates each message, streamed in chunks; needs no LLM and no network.';
-  readonly #deps: EchoDeps | undefined;
-
-  constructor(deps?: EchoDeps) {
-    this.#deps = deps;
-  }
-
   async handle(turn: ActorTurn): Promise<void> {
+    const hint = turn.opensSession === true && !turn.isFollowUp ? ECHO_FIRST_TURN_HINT : '';
+    // The hint rides on the last chunk: no extra artifact event (and store write) for it.
     const chunks = chunkText(`You said: ${describe(turn.message)}`, 4);
-    if (await this.#firstTurn(turn)) chunks.push(ECHO_FIRST_TURN_HINT);
+    chunks[chunks.length - 1] += hint;
     await streamAnswer(turn, chunks);
-  }
-
-  /** Whether no other turn of the session is stored (a follow-up of the same task is no first turn). */
-  async #firstTurn(turn: ActorTurn): Promise<boolean> {
-    if (!this.#deps || turn.isFollowUp) return false;
-    const turns = await this.#deps.turnsOf(turn.task.contextId, 2);
-    return turns.every((t) => t.task.id === turn.task.id);
   }
 }
 

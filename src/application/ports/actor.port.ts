@@ -25,6 +25,8 @@ export interface ActorTurn {
   readonly message: Message;
   /** True when the message continues an existing task (e.g. answers input-required). */
   readonly isFollowUp: boolean;
+  /** True when this turn opens its session (no earlier task in it): what a greeting keys on. */
+  readonly opensSession?: boolean;
   /** Aborted when the task is cancelled. */
   readonly signal: AbortSignal;
   /** Whether {@link signal} is aborted, without making the signal (which costs ~5 µs) just to ask. */

@@ -26,7 +26,15 @@ const ANSWER_MEDIA_TYPE = 'text/plain';
 export type Accepted =
   | { direct: Message }
   | { replay: string }
-  | { live: LiveTask; actor: Actor; message: Message; isFollowUp: boolean; created?: Promise<void> };
+  | {
+      live: LiveTask;
+      actor: Actor;
+      message: Message;
+      isFollowUp: boolean;
+      /** The session had no task before this one (ActorTurn.opensSession). */
+      opensSession?: boolean;
+      created?: Promise<void>;
+    };
 
 export interface MessageIntakeDeps {
   tasks: TaskRepository;
@@ -171,7 +179,7 @@ export class MessageIntake {
       live.abort.abort();
       registry.drop(live);
     });
-    return { live, actor, message: stamped, isFollowUp: false, created };
+    return { live, actor, message: stamped, isFollowUp: false, opensSession: session.taskCount === 0, created };
   }
 
   /** A message on an existing task: stored in its history (with its key) before the turn runs. */

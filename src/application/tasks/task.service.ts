@@ -91,9 +91,9 @@ export class TaskService {
     const accepted = await this.intake.acceptOrReplay(input, principal);
     if ('direct' in accepted) return { message: accepted.direct };
     if ('replay' in accepted) return this.replay.send(accepted.replay, input, principal);
-    const { live, actor, message, isFollowUp, created } = accepted;
+    const { live, actor, message, isFollowUp, opensSession, created } = accepted;
     const settled = this.live.waitSettled(live);
-    this.turns.start(live, actor, message, isFollowUp);
+    this.turns.start(live, actor, message, isFollowUp, opensSession);
     const history = input.configuration?.historyLength;
     try {
       await created;
@@ -126,13 +126,13 @@ export class TaskService {
       return ch;
     }
     if ('replay' in accepted) return this.replay.stream(accepted.replay, input, principal);
-    const { live, actor, message, isFollowUp, created } = accepted;
+    const { live, actor, message, isFollowUp, opensSession, created } = accepted;
     const ch = this.live.openChannel(live, { closeOnInterrupt: true, closeOnTurnEnd: true });
     ch.push({
       seq: live.seq,
       payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) },
     });
-    this.turns.start(live, actor, message, isFollowUp);
+    this.turns.start(live, actor, message, isFollowUp, opensSession);
     // Nobody reads the stream before the task row is stored.
     try {
       await created;

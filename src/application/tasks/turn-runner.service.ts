@@ -26,7 +26,7 @@ export class TurnRunner {
     this.deps = deps;
   }
 
-  start(live: LiveTask, actor: Actor, message: Message, isFollowUp: boolean): void {
+  start(live: LiveTask, actor: Actor, message: Message, isFollowUp: boolean, opensSession = false): void {
     const { recorder, logger } = this.deps;
     live.running++;
     // Watched while it runs: a cancel written by another process stops it promptly.
@@ -35,6 +35,7 @@ export class TurnRunner {
       task: live.task,
       message,
       isFollowUp,
+      opensSession,
       // Made when the actor first reads it (TurnAbort).
       get signal() {
         return live.abort.signal;

@@ -14,13 +14,14 @@ describe('chunkText', () => {
   });
 });
 
-/** A turn that records what the actor streamed; `taskId` in `contextId`. */
-function turnOf(taskId: string, contextId: string, isFollowUp = false): { turn: ActorTurn; text(): string } {
+/** A turn that records what the actor streamed. */
+function turnOf(opensSession: boolean | undefined, isFollowUp = false): { turn: ActorTurn; text(): string } {
   const chunks: string[] = [];
   const turn = {
-    task: { id: taskId, contextId, status: { state: 'TASK_STATE_SUBMITTED' } } as unknown as Task,
-    message: { messageId: `m-${taskId}`, role: 'ROLE_USER', parts: [{ text: 'hello' }] } as unknown as Message,
+    task: { id: 't1', contextId: 'c1', status: { state: 'TASK_STATE_SUBMITTED' } } as unknown as Task,
+    message: { messageId: 'm-t1', role: 'ROLE_USER', parts: [{ text: 'hello' }] } as unknown as Message,
     isFollowUp,
+    ...(opensSession !== undefined ? { opensSession } : {}),
     signal: new AbortController().signal,
     aborted: false,
     status: async () => undefined,
@@ -31,34 +32,22 @@ function turnOf(taskId: string, contextId: string, isFollowUp = false): { turn: 
 }
 
 describe('EchoActor', () => {
-  const stored = new Map<string, string[]>([
-    ['fresh', ['t1']],
-    ['busy', ['t2', 't1']],
-  ]);
-  const deps = {
-    turnsOf: async (contextId: string, limit: number) =>
-      (stored.get(contextId) ?? []).slice(0, limit).map((id) => ({ task: { id } })),
-  };
-
   it("says how to connect a model in a session's first answer", async () => {
-    const { turn, text } = turnOf('t1', 'fresh');
-    await new EchoActor(deps).handle(turn);
+    const { turn, text } = turnOf(true);
+    await new EchoActor().handle(turn);
     assert.equal(text(), `You said: hello${ECHO_FIRST_TURN_HINT}`);
     assert.match(ECHO_FIRST_TURN_HINT, /agents init/);
   });
 
   it('says it once per session: a later turn, or a follow-up, only restates', async () => {
-    const later = turnOf('t2', 'busy');
-    await new EchoActor(deps).handle(later.turn);
-    assert.equal(later.text(), 'You said: hello');
-    const followUp = turnOf('t1', 'fresh', true);
-    await new EchoActor(deps).handle(followUp.turn);
-    assert.equal(followUp.text(), 'You said: hello');
-  });
-
-  it('without the session store to read, only restates', async () => {
-    const { turn, text } = turnOf('t1', 'fresh');
-    await new EchoActor().handle(turn);
-    assert.equal(text(), 'You said: hello');
+    for (const [opens, followUp] of [
+      [false, false],
+      [undefined, false],
+      [true, true],
+    ] as const) {
+      const { turn, text } = turnOf(opens, followUp);
+      await new EchoActor().handle(turn);
+      assert.equal(text(), 'You said: hello', `opensSession ${String(opens)}, follow-up ${followUp}`);
+    }
   });
 });
