@@ -4,34 +4,21 @@
  * The built-in actors and the server's default actor stay open to everyone.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, makePrincipal } from '../../../../src/application/index.ts';
-import { buildApp, type App } from '../../../../src/main/app.ts';
-import { tempDir } from '../../../support/harness.ts';
-
-const BOB = makePrincipal({ id: 'bob', roles: { bob: 'owner' } });
+import { LOCAL_PRINCIPAL } from '../../../../src/application/index.ts';
+import type { App } from '../../../../src/main/app.ts';
+import { BOB, memoryApp, SECRETIVE_ACTOR, type MemoryApp } from '../../../support/memory-app.ts';
 const reasonOf = (err: unknown): string | undefined => (err as { reason?: string }).reason;
 
 describe("a session with another namespace's actor", () => {
+  let m: MemoryApp;
   let app: App;
-  let dir: string;
   before(async () => {
-    dir = tempDir('ca-actor-access-');
-    app = await buildApp({ dataDir: dir, inMemory: true, card: { endpoint: 'memory://', auth: 'none' } });
-    const definition = {
-      name: 'local/secretive',
-      provider: 'openai-compatible',
-      model: 'm',
-      baseUrl: 'http://127.0.0.1:9/v1',
-      apiKeyEnv: 'SOME_KEY',
-    };
-    await app.facade.registry.add('actor', { definition }, LOCAL_PRINCIPAL);
+    m = await memoryApp('ca-actor-access-');
+    app = m.app;
+    await app.facade.registry.add('actor', { definition: SECRETIVE_ACTOR }, LOCAL_PRINCIPAL);
   });
-  after(async () => {
-    await app?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => m?.close());
 
   it('is refused as not found to a user who cannot read it, and no session is stored', async () => {
     await assert.rejects(app.facade.sessions.create({ actor: 'local/secretive' }, BOB), (err: unknown) => {

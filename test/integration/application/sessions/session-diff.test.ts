@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, makePrincipal, type Principal } from '../../../../src/application/index.ts';
-import { buildApp, type App } from '../../../../src/main/app.ts';
+import type { App } from '../../../../src/main/app.ts';
 import {
   A2AClient,
   A2AClientError,
@@ -18,11 +17,8 @@ import {
   sessionUndo,
   type Session,
 } from '../../../../src/protocol/client/index.ts';
-import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.ts';
-import { tempDir } from '../../../support/harness.ts';
+import { memoryApp, type MemoryApp } from '../../../support/memory-app.ts';
 import { userMessage } from '../../../../src/presentation/cli/support/message.ts';
-
-const BOB: Principal = makePrincipal({ id: 'bob', roles: { bob: 'owner' } });
 
 describe("a session's diff", () => {
   let app: App;
@@ -47,22 +43,12 @@ describe("a session's diff", () => {
     await app.facade.turnHistory.after(ref);
   }
 
+  let m: MemoryApp;
   before(async () => {
-    data = tempDir('ca-session-diff-');
-    app = await buildApp({
-      dataDir: data,
-      inMemory: true,
-      validateResults: true,
-      card: { endpoint: 'memory://', auth: 'none' },
-    });
-    const card = () => app.card.publicCard('1.0').card;
-    client = new A2AClient(new InMemoryClientTransport(app.dispatcher, card, LOCAL_PRINCIPAL, '1.0'));
-    bob = new A2AClient(new InMemoryClientTransport(app.dispatcher, card, BOB, '1.0'));
+    m = await memoryApp('ca-session-diff-');
+    ({ app, client, bob, dir: data } = m);
   });
-  after(async () => {
-    await app?.close();
-    fs.rmSync(data, { recursive: true, force: true });
-  });
+  after(() => m?.close());
   beforeEach(async () => {
     project = fs.mkdtempSync(path.join(data, 'project-'));
     session = await client.call(sessionCreate, {});

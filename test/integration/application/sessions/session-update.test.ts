@@ -4,44 +4,29 @@
  * actors), and only the owner may change the session.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, makePrincipal } from '../../../../src/application/index.ts';
-import { buildApp, type App } from '../../../../src/main/app.ts';
-import { A2AClient, sendMessage } from '../../../../src/protocol/client/index.ts';
-import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.ts';
-import { tempDir } from '../../../support/harness.ts';
-
-const BOB = makePrincipal({ id: 'bob', roles: { bob: 'owner' } });
+import { LOCAL_PRINCIPAL } from '../../../../src/application/index.ts';
+import type { App } from '../../../../src/main/app.ts';
+import { sendMessage } from '../../../../src/protocol/client/index.ts';
+import { BOB, memoryApp, SECRETIVE_ACTOR, type MemoryApp } from '../../../support/memory-app.ts';
 const failure = (err: unknown) => err as { reason?: string; message?: string; hint?: string };
 
 describe('switching the actor of a session', () => {
+  let m: MemoryApp;
   let app: App;
-  let dir: string;
   before(async () => {
-    dir = tempDir('ca-session-update-');
-    app = await buildApp({ dataDir: dir, inMemory: true, card: { endpoint: 'memory://', auth: 'none' } });
-    const definition = {
-      name: 'local/secretive',
-      provider: 'openai-compatible',
-      model: 'm',
-      baseUrl: 'http://127.0.0.1:9/v1',
-      apiKeyEnv: 'SOME_KEY',
-    };
-    await app.facade.registry.add('actor', { definition }, LOCAL_PRINCIPAL);
+    m = await memoryApp('ca-session-update-');
+    app = m.app;
+    await app.facade.registry.add('actor', { definition: SECRETIVE_ACTOR }, LOCAL_PRINCIPAL);
   });
-  after(async () => {
-    await app?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => m?.close());
 
   it('makes the next turn answer with the new actor, and keeps it', async () => {
     const s = await app.facade.sessions.create({ actor: 'builtin/echo' }, LOCAL_PRINCIPAL);
     const updated = await app.facade.sessions.update(s.id, { actor: 'builtin/conformance' }, LOCAL_PRINCIPAL);
     assert.equal(updated.actor, 'builtin/conformance');
     assert.equal((await app.facade.sessions.get(s.id, LOCAL_PRINCIPAL)).actor, 'builtin/conformance');
-    const card = () => app.card.publicCard('1.0').card;
-    const client = new A2AClient(new InMemoryClientTransport(app.dispatcher, card, LOCAL_PRINCIPAL, '1.0'));
+    const { client } = m;
     // The conformance actor rejects a tck-reject-task message; the echo actor would answer it.
     const r = await client.call(sendMessage, {
       message: { messageId: 'tck-reject-task-1', role: 'ROLE_USER', parts: [{ text: 'hi' }], contextId: s.id },

@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { LOCAL_PRINCIPAL, makePrincipal, type Principal } from '../../../../src/application/index.ts';
-import { buildApp, type App } from '../../../../src/main/app.ts';
+import { BOB, memoryApp, type MemoryApp } from '../../../support/memory-app.ts';
+import type { App } from '../../../../src/main/app.ts';
 import {
   A2AClient,
   A2AClientError,
@@ -20,12 +20,7 @@ import {
   sessionUndo,
   type Session,
 } from '../../../../src/protocol/client/index.ts';
-import { InMemoryClientTransport } from '../../../../src/protocol/server/in-memory.transport.ts';
-import { tempDir } from '../../../support/harness.ts';
 import { userMessage } from '../../../../src/presentation/cli/support/message.ts';
-
-/** Another user, owner of their own namespace only. */
-const BOB: Principal = makePrincipal({ id: 'bob', roles: { bob: 'owner' } });
 
 /** Every file of a directory, byte for byte (names, modes, contents). */
 function fingerprint(dir: string): string {
@@ -84,22 +79,12 @@ describe('undo of chat turns', () => {
     return task.id;
   }
 
+  let m: MemoryApp;
   before(async () => {
-    data = tempDir('ca-undo-');
-    app = await buildApp({
-      dataDir: data,
-      inMemory: true,
-      validateResults: true,
-      card: { endpoint: 'memory://', auth: 'none' },
-    });
-    const card = () => app.card.publicCard('1.0').card;
-    client = new A2AClient(new InMemoryClientTransport(app.dispatcher, card, LOCAL_PRINCIPAL, '1.0'));
-    bob = new A2AClient(new InMemoryClientTransport(app.dispatcher, card, BOB, '1.0'));
+    m = await memoryApp('ca-undo-');
+    ({ app, client, bob, dir: data } = m);
   });
-  after(async () => {
-    await app?.close();
-    fs.rmSync(data, { recursive: true, force: true });
-  });
+  after(() => m?.close());
   beforeEach(async () => {
     project = fs.mkdtempSync(path.join(data, 'project-'));
     session = await client.call(sessionCreate, {});
