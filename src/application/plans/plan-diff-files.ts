@@ -3,7 +3,7 @@
  * once here with jsdiff's git-aware `parsePatch`, so no front end parses a diff of its own.
  */
 import { parsePatch, type StructuredPatch } from 'diff';
-import type { DiffFile, DiffLine } from '../../domain/plan/plan-views.ts';
+import { hunkLines, type DiffFile } from '../../domain/plan/plan-views.ts';
 
 /** A side's path without git's prefix; null for `/dev/null` (the file is not on that side). */
 function sidePath(name: string | undefined, prefix: 'a/' | 'b/'): string | null {
@@ -17,19 +17,6 @@ function statusOf(p: StructuredPatch, oldPath: string | null, newPath: string | 
   if (p.isCreate || p.isCopy || oldPath === null) return 'added';
   if (p.isDelete || newPath === null) return 'deleted';
   return 'modified';
-}
-
-/** A hunk's lines; git's `\ No newline at end of file` marks the line before it. */
-function linesOf(raw: readonly string[]): DiffLine[] {
-  const out: DiffLine[] = [];
-  for (const l of raw) {
-    const mark = l.charAt(0);
-    if (mark === '\\') {
-      const last = out.at(-1);
-      if (last) last.noNewline = true;
-    } else if (mark === ' ' || mark === '+' || mark === '-') out.push({ kind: mark, text: l.slice(1) });
-  }
-  return out;
 }
 
 /** The files of one unified diff, in order; `resource` names the sandbox they belong to. */
@@ -50,7 +37,7 @@ export function diffFiles(unified: string, resource?: string): DiffFile[] {
         oldLines: h.oldLines,
         newStart: h.newStart,
         newLines: h.newLines,
-        lines: linesOf(h.lines),
+        lines: hunkLines(h.lines),
       })),
     };
   });

@@ -4,26 +4,13 @@
  * history's snapshots (or the file as it is now), so the diff is computed here with jsdiff.
  */
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from 'diff';
-import type { DiffFile, DiffLine } from '../../domain/plan/plan-views.ts';
+import { hunkLines, type DiffFile } from '../../domain/plan/plan-views.ts';
 
 /** A diff of two big, very different texts is not worth a long wait: past this it is summarised. */
 const DIFF_TIMEOUT_MS = 1000;
 
 /** git's own test for a binary file: a NUL byte among the first 8,000. */
 const isBinary = (text: string | undefined): boolean => text !== undefined && text.slice(0, 8000).includes('\0');
-
-/** A hunk's lines; jsdiff's `\ No newline at end of file` marks the line before it. */
-function linesOf(raw: readonly string[]): DiffLine[] {
-  const out: DiffLine[] = [];
-  for (const l of raw) {
-    const mark = l.charAt(0);
-    if (mark === '\\') {
-      const last = out.at(-1);
-      if (last) last.noNewline = true;
-    } else if (mark === ' ' || mark === '+' || mark === '-') out.push({ kind: mark, text: l.slice(1) });
-  }
-  return out;
-}
 
 const lineCount = (t: string): number => (t === '' ? 0 : t.split('\n').length - (t.endsWith('\n') ? 1 : 0));
 
@@ -71,7 +58,7 @@ export function textDiff(
     oldLines: h.oldLines,
     newStart: h.newStart,
     newLines: h.newLines,
-    lines: linesOf(h.lines),
+    lines: hunkLines(h.lines),
   }));
   return { file, unified: `${head.join('\n')}\n${formatPatch(patch, FILE_HEADERS_ONLY)}` };
 }

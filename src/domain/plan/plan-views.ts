@@ -182,6 +182,19 @@ export const DiffFile = z.object({
   hunks: z.array(DiffHunk),
 });
 export type DiffLine = z.infer<typeof DiffLine>;
+
+/** A unified hunk's raw lines as {@link DiffLine}s; `\ No newline at end of file` marks the line before it. */
+export function hunkLines(raw: readonly string[]): DiffLine[] {
+  const out: DiffLine[] = [];
+  for (const l of raw) {
+    const mark = l.charAt(0);
+    if (mark === '\\') {
+      const last = out.at(-1);
+      if (last) last.noNewline = true;
+    } else if (mark === ' ' || mark === '+' || mark === '-') out.push({ kind: mark, text: l.slice(1) });
+  }
+  return out;
+}
 export type DiffHunk = z.infer<typeof DiffHunk>;
 export type DiffFile = z.infer<typeof DiffFile>;
 
