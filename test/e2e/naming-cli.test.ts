@@ -136,13 +136,21 @@ describe('`last` of the current directory’s project (local mode)', () => {
     assert.equal((await cli.ok(['session', 'show', 'last'], { cwd: root })).session.id, sessions['beta']);
   });
 
-  it('chat --session last continues the current directory’s project’s session', async () => {
+  it('chat --session last and chat --resume continue the current directory’s project’s session', async () => {
     const chat = await cli.run(['--format', 'plain', 'chat', '--session', 'last'], {
       cwd: repo('alpha'),
       input: 'hello alpha\n',
       code: 0,
     });
     assert.match(chat.stdout, new RegExp(`^session: ${sessions['alpha']}$`, 'm'));
+    // --resume is the same as --session last: the directory's project's session, not the newest overall.
+    await cli.ok(['send', '--session', sessions['beta'] ?? '', 'beta again'], { cwd: root });
+    const resumed = await cli.run(['--format', 'plain', 'chat', '--resume'], {
+      cwd: repo('alpha'),
+      input: 'and again\n',
+      code: 0,
+    });
+    assert.match(resumed.stdout, new RegExp(`^session: ${sessions['alpha']}$`, 'm'));
   });
 
   it('send --session last --project names the project whose newest session is meant', async () => {

@@ -20,7 +20,7 @@ import {
   projectLine,
   withSessionDefaults,
 } from '../init/current-project.ts';
-import { sessionRef, SESSION_REF_CALLS, SESSION_REF_HELP } from '../support/refs.ts';
+import { LAST, sessionRef, SESSION_REF_CALLS, SESSION_REF_HELP } from '../support/refs.ts';
 import { APPROVAL_PROMPT } from '../chat/approval.ts';
 import { chatInput, type LiveTurn } from '../chat/input.ts';
 import { resolveMentions } from '../chat/mentions.ts';
@@ -174,7 +174,8 @@ async function openSession(
     const r = await client.call(
       sessionResume,
       {
-        ...(opts.session !== undefined ? { sessionId: await sessionRef(ctx, client, opts.session, opts.project) } : {}),
+        // --resume is `--session last`: the current project's most recently active session (or yours).
+        sessionId: await sessionRef(ctx, client, opts.session ?? LAST, opts.project),
         turns: RECAP_TURNS,
       },
       { signal: ctx.signal },
@@ -199,7 +200,10 @@ export function registerChat(program: CliCommand, runner: Runner): void {
       'Talk with the agent, answers streamed; reads lines from stdin (a terminal or a pipe); /help lists the chat commands, /exit or EOF ends',
     )
     .option('--session <id>', `continue this session (its last turns are shown first): ${SESSION_REF_HELP}`)
-    .option('--resume', 'continue your most recently active session (its last turns are shown first)')
+    .option(
+      '--resume',
+      "continue the current project's most recently active session, or with no current project yours (its last turns are shown first)",
+    )
     .option('--actor <name>', 'start a new session with this actor')
     .option(
       '--project <name>',
