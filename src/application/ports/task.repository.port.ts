@@ -1,6 +1,7 @@
 import type { Task, TaskEvent, TaskState } from '../../domain/a2a.model.ts';
 import type { UpdateCursor } from '../../domain/paging.ts';
 import type { JsonText } from '../../domain/json.ts';
+import type { StoredPushConfig } from './push-config.repository.port.ts';
 
 export interface StoredTask {
   task: Task;
@@ -95,8 +96,10 @@ export interface TaskRepository {
    * Stores a new task (run by this process's runner). With `key`, the message key is stored in the
    * same write; when the key already exists nothing is stored and the call fails with
    * ALREADY_EXISTS and `details.messageId` (a concurrent send of the same message won).
+   * With `push`, that push config (of this task) is stored in the same write too: a webhook given
+   * with the message exists exactly when its task does, on every engine and connection.
    */
-  create(task: Task, owner: string, key?: MessageKey): Promise<void>;
+  create(task: Task, owner: string, key?: MessageKey, push?: StoredPushConfig): Promise<void>;
   /** The task a message key points to, if the key is stored. */
   findMessageKey(owner: string, messageId: string): Promise<MessageKeyHit | undefined>;
   /** Tasks still submitted or working under some runner (what a stopped process may have left running). */

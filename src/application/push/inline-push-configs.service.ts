@@ -1,7 +1,7 @@
 import type { TaskPushNotificationConfig } from '../../domain/a2a.model.ts';
 import type { EgressPolicy } from '../ports/egress.port.ts';
 import type { PushConfigRepository } from '../ports/push-config.repository.port.ts';
-import type { InlinePushRegistrar } from '../tasks/task.types.ts';
+import type { InlinePushRegistrar, PreparedInlinePush } from '../tasks/task.types.ts';
 import { refusePushTarget, toStored } from './push-config.service.ts';
 
 /**
@@ -21,16 +21,20 @@ export class InlinePushConfigs implements InlinePushRegistrar {
   }
 
   /**
-   * Validated now (its webhook too), stored by the returned write, which the task service issues
-   * with the task's creation so that no event of the turn precedes it.
+   * Validated now (its webhook too); a new task's create stores it with the task row, so no event
+   * of the turn precedes it and it is never written before its task.
    */
-  async prepare(taskId: string, config: TaskPushNotificationConfig): Promise<() => Promise<void>> {
+  async prepare(taskId: string, config: TaskPushNotificationConfig): Promise<PreparedInlinePush> {
     const field = 'configuration.taskPushNotificationConfig';
     const stored = toStored(taskId, { ...config, taskId }, `${field}.id`);
     await refusePushTarget(this.egress, config.url, `${field}.url`);
-    return async () => {
-      await this.repo.put(stored);
-      this.onChange(taskId);
+    return {
+      config: stored,
+      store: async () => {
+        await this.repo.put(stored);
+        this.onChange(taskId);
+      },
+      created: () => this.onChange(taskId),
     };
   }
 }

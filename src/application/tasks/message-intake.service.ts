@@ -16,7 +16,7 @@ import type { LiveTask, LiveTasks } from './live-tasks.service.ts';
 import { messageFingerprint } from './message-fingerprint.ts';
 import type { OwnedTasks } from './owned-tasks.service.ts';
 import { isMessageKeyTaken, messageIdReused, stateWord } from './task.errors.ts';
-import type { InlinePushRegistrar, SendInput } from './task.types.ts';
+import type { InlinePushRegistrar, PreparedInlinePush, SendInput } from './task.types.ts';
 import { viewTask } from './task.views.ts';
 
 /** What every answer of this agent is written in (actors' replies and the status messages of a turn). */
@@ -141,7 +141,7 @@ export class MessageIntake {
     const inlinePush = input.configuration?.taskPushNotificationConfig;
     // The inline config is checked before anything is stored (a refused webhook stores nothing).
     const taskId = newId();
-    const storePush = inlinePush && (await this.preparePush(taskId, inlinePush, principal));
+    const push = inlinePush && (await this.preparePush(taskId, inlinePush, principal));
 
     await this.deps.owned.refuseChat(incoming.contextId);
     const { session, stored: sessionStored } = await sessions.resolveForMessage(incoming.contextId, principal);
@@ -164,12 +164,12 @@ export class MessageIntake {
     // The task row (and a new session's, the message key and an inline push config) is stored in
     // the same group commit as the first events of the turn: the turn may start at once, because
     // every delivery waits behind the rows (the chain starts with them) and callers answer only
-    // after they are stored (`created`).
+    // after they are stored (`created`). The push config is written by the task's own create (one
+    // write with the row), never on its own: on PostgreSQL it could otherwise land first.
     const created = Promise.all([
       sessionStored,
-      tasks.create(task, principal.namespace, key),
+      tasks.create(task, principal.namespace, key, push?.config).then(() => push?.created()),
       sessions.recordTask(session.id, task.status.timestamp ?? this.deps.now().toISOString()),
-      storePush?.(),
     ]).then(() => undefined);
     const live = registry.register(task, principal.namespace, 0);
     live.chain = created;
@@ -193,7 +193,7 @@ export class MessageIntake {
     const registry = this.deps.live;
     const inlinePush = input.configuration?.taskPushNotificationConfig;
     // Checked before the task is taken: the check may wait for a name lookup.
-    const storePush = inlinePush && (await this.preparePush(taskId, inlinePush, principal));
+    const push = inlinePush && (await this.preparePush(taskId, inlinePush, principal));
     const live = await registry.acquire(taskId, principal);
     const task = live.task;
     if (incoming.contextId && incoming.contextId !== task.contextId) {
@@ -231,7 +231,8 @@ export class MessageIntake {
     });
     try {
       await saved;
-      if (storePush) await storePush();
+      // The task exists (its message is stored): the config cannot precede it.
+      if (push) await push.store();
     } catch (err) {
       if (isMessageKeyTaken(err)) {
         task.history?.splice(task.history.indexOf(message), 1);
@@ -251,7 +252,7 @@ export class MessageIntake {
     taskId: string,
     config: TaskPushNotificationConfig,
     principal: Principal,
-  ): Promise<() => Promise<void>> {
+  ): Promise<PreparedInlinePush> {
     if (!this.deps.inlinePush)
       throw new AppError('PUSH_NOT_SUPPORTED', 'Push notifications are not supported by this agent');
     return this.deps.inlinePush.prepare(taskId, config, principal);

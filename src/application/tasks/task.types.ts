@@ -1,6 +1,7 @@
 import type { Message, StreamResponse, Task, TaskPushNotificationConfig, TaskState } from '../../domain/a2a.model.ts';
 import type { ActorTurn } from '../ports/actor.port.ts';
 import type { Principal } from '../ports/principal.ts';
+import type { StoredPushConfig } from '../ports/push-config.repository.port.ts';
 
 /** One item of a task stream, with the task's event sequence number it reflects. */
 export interface StreamItem {
@@ -60,13 +61,27 @@ export interface ContextOwner {
 }
 
 /**
+ * A push config given inline with a send, validated. A new task's is stored by the task's own
+ * create (TaskRepository.create, one write with the task row: stored apart, on PostgreSQL it could
+ * land on another connection before the task and be refused); a follow-up's task exists already,
+ * so `store` writes it after the message is stored.
+ */
+export interface PreparedInlinePush {
+  /** The config as stored, for the task's create. */
+  config: StoredPushConfig;
+  /** Stores the config of a task that exists (a follow-up's). */
+  store(): Promise<void>;
+  /** Tells the instance's readers of the task's configs that the task's create stored it. */
+  created(): void;
+}
+
+/**
  * Registers the push config given inline with a send (`configuration.taskPushNotificationConfig`):
- * `prepare` validates it — its webhook too, which may need a name lookup, hence async — (rejecting
- * with INVALID_PARAMS before anything is stored) and returns the write that stores it, which the
- * task service issues together with the task's creation, before the turn can produce an event.
+ * `prepare` validates it — its webhook too, which may need a name lookup, hence async — rejecting
+ * with INVALID_PARAMS before anything is stored.
  */
 export interface InlinePushRegistrar {
-  prepare(taskId: string, config: TaskPushNotificationConfig, principal: Principal): Promise<() => Promise<void>>;
+  prepare(taskId: string, config: TaskPushNotificationConfig, principal: Principal): Promise<PreparedInlinePush>;
 }
 
 /** Observes every event of every task (push notifications use this). */

@@ -3,6 +3,7 @@ import type {
   MessageKey,
   MessageKeyHit,
   RunningTask,
+  StoredPushConfig,
   StoredTask,
   StoredTaskView,
   TaskExpiry,
@@ -124,6 +125,7 @@ export class SqliteTaskRepository implements TaskRepository {
   // can conflict (a concurrent send of the same message), and then nothing else has run.
   private createWithCounts(
     p: { owner: string; contextId: string; messageId: string | null } & Record<string, unknown>,
+    push: StoredPushConfig | undefined,
   ): void {
     const q = this.q;
     try {
@@ -134,6 +136,8 @@ export class SqliteTaskRepository implements TaskRepository {
     }
     q.bumpCount.run({ owner: p.owner, scope: '', added: 1 });
     q.bumpCount.run({ owner: p.owner, scope: p.contextId, added: 1 });
+    // After the row it refers to, in the same transaction (the group commit).
+    if (push) q.insertPush.run({ taskId: push.taskId, configId: push.id, config: JSON.stringify(push) });
   }
 
   private insertKey(key: MessageKey, taskId: string): void {
@@ -155,10 +159,11 @@ export class SqliteTaskRepository implements TaskRepository {
     return changed;
   }
 
-  async create(task: Task, owner: string, key?: MessageKey): Promise<void> {
+  async create(task: Task, owner: string, key?: MessageKey, push?: StoredPushConfig): Promise<void> {
     const params = newTaskValues(task, owner, key, this.runnerId);
+    const config = push && { ...push, taskId: task.id };
     try {
-      await this.db.write(() => this.createWithCounts(params));
+      await this.db.write(() => this.createWithCounts(params, config));
     } catch (err) {
       if (isConstraintError(err, 'PRIMARYKEY')) throw taskExists(task.id);
       throw err;

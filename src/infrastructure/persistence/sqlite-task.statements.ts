@@ -9,6 +9,7 @@ import {
   messageKeyQuery,
   TERMINAL_STATES,
 } from './rows/task.rows.ts';
+import { upsertPushConfig } from './rows/push-config.rows.ts';
 
 /**
  * The task repository's hot statements, written with Kysely's builder, compiled and prepared once
@@ -43,6 +44,8 @@ function taskRowWrites(db: SqliteDatabase) {
         message_hash: param('hash'),
       }),
     ),
+    /** A new task's inline push config, written with its row (TaskRepository.create). */
+    insertPush: db.prepare(upsertPushConfig(k, param('taskId'), param('configId'), param('config'))),
     claimSnapshot: db.prepare(
       k
         .updateTable('tasks')

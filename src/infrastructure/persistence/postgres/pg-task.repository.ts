@@ -4,6 +4,7 @@ import type {
   MessageKey,
   MessageKeyHit,
   RunningTask,
+  StoredPushConfig,
   StoredTask,
   StoredTaskView,
   TaskExpiry,
@@ -98,11 +99,17 @@ export class PgTaskRepository implements TaskRepository {
     this.runnerId = opts.runnerId;
   }
 
-  async create(task: Task, owner: string, key?: MessageKey): Promise<void> {
+  async create(task: Task, owner: string, key?: MessageKey, push?: StoredPushConfig): Promise<void> {
     const v = newTaskValues(task, owner, key, this.runnerId);
     // The owner's total and the context's count, in key order (as every writer of task_counts locks them).
     const counts =
       v.contextId === '' ? sql`(${v.owner}, '', 2)` : sql`(${v.owner}, '', 1), (${v.owner}, ${v.contextId}, 1)`;
+    // The inline push config in the task's own statement: written on another connection it could
+    // commit first and be refused by its foreign key (the task "not found").
+    const config = push
+      ? sql`, p as (insert into push_configs (task_id, id, config)
+          select id, ${push.id}, ${JSON.stringify({ ...push, taskId: task.id })} from t)`
+      : sql``;
     try {
       await this.inOrder(task.id, (k) =>
         sql`with t as (
@@ -112,7 +119,7 @@ export class PgTaskRepository implements TaskRepository {
             returning id),
           c as (
             insert into task_counts (owner, context_id, n) values ${counts}
-            on conflict (owner, context_id) do update set n = task_counts.n + excluded.n)
+            on conflict (owner, context_id) do update set n = task_counts.n + excluded.n)${config}
           select pg_notify(${TASK_EVENTS_CHANNEL}, ${taskNotice(task.id, 0, this.runnerId)}) from t`.execute(k),
       );
     } catch (err) {
