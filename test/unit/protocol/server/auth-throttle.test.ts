@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
-import type { AccountRepository, Principal } from '../../../../src/application/index.ts';
+import type { AccountRepository, Principal, VerifiedToken } from '../../../../src/application/index.ts';
 import { AppError } from '../../../../src/domain/errors.ts';
 import {
   openDatabase,
@@ -179,6 +179,44 @@ describe('issue #35: the auth throttle in front of the accounts service', () => 
     down = undefined;
     assert.equal(await attempt(bob, 'nat'), 'ok');
     assert.equal(await attempt(SERVER_TOKEN, 'nat'), 'ok');
+  });
+
+  it("a JWT is counted by the issuer and subject it claims: one subject's refusals do not throttle another's valid token", async () => {
+    const claims = (sub: string, n: number): string =>
+      `h.${Buffer.from(JSON.stringify({ iss: 'https://idp', sub })).toString('base64url')}.${n}`;
+    const valid = new Map<string, VerifiedToken>();
+    const db = await openDatabase({ file: ':memory:' });
+    const { authentication } = accountServices({
+      accounts: new SqliteAccountRepository(db),
+      hasher,
+      namespaces: new SqliteNamespaceRepository(db),
+      audit: { record: () => Promise.resolve() },
+      logger: silent,
+      now: () => now,
+      jwt: {
+        verify: (token) => {
+          const t = valid.get(token);
+          return t ? Promise.resolve(t) : Promise.reject(new AppError('UNAUTHENTICATED', 'the token is not valid'));
+        },
+      },
+    });
+    authn = new FacadeAuthenticator(authentication);
+    const bobs = claims('bob', 0);
+    valid.set(bobs, {
+      issuer: 'https://idp',
+      subject: 'bob',
+      username: 'bob',
+      tokenId: 'jwt-bob',
+      expiresAt: Math.floor(now / 1000) + 3600,
+    });
+    // Forged tokens claiming to be carol, from bob's address.
+    for (let i = 1; i <= 3; i++) assert.equal(await attempt(claims('carol', i), 'nat'), 'refused');
+    assert.equal(await attempt(claims('carol', 4), 'nat'), 'throttled');
+    assert.equal(await attempt(claims('bob', 9), 'nat'), 'refused', "a bad token for bob is bob's count, not carol's");
+    assert.equal(await attempt(bobs, 'nat'), 'ok', "bob's valid token");
+    assert.equal(await attempt(claims('carol', 6), 'nat'), 'throttled', "bob's success does not reset carol's count");
+    assert.equal(await attempt(claims('carol', 5), 'elsewhere'), 'refused', 'another address');
+    await db.close();
   });
 
   it('a request without credentials is refused but is not a guess', async () => {
