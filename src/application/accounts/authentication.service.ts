@@ -90,10 +90,12 @@ export class AuthenticationService {
    * may keep it for a connection and skip the key's reads and hashes while nothing changed.
    */
   async grant(input: AuthInput): Promise<AuthGrant> {
-    // Read before the credential: a change made while it is checked makes the grant stale at once.
-    const version = this.deps.accounts.authVersion?.();
     const presented = input.apiKey ?? input.bearer;
     try {
+      // Read before the credential: a change made while it is checked makes the grant stale at
+      // once. Inside the try: on SQLite it reads the database, and a store that cannot be read is
+      // UNAVAILABLE (503), never an internal error nor a failed login.
+      const version = this.deps.accounts.authVersion?.();
       if (presented === undefined || presented === '')
         throw new AppError(
           'UNAUTHENTICATED',
@@ -125,11 +127,20 @@ export class AuthenticationService {
    * expired. Otherwise undefined: authenticate again. Synchronous, so a reused grant costs no reads.
    */
   reuse(grant: AuthGrant): Principal | undefined {
-    if (grant.version === undefined || this.deps.accounts.authVersion?.() !== grant.version) return undefined;
+    if (grant.version === undefined || this.currentVersion() !== grant.version) return undefined;
     if (grant.expiresAt !== undefined && grant.expiresAt <= this.now()) return undefined;
     const { principal } = grant;
     if (principal.kind === 'key' && principal.credential !== undefined) this.touch(principal.credential);
     return principal;
+  }
+
+  /** The account store's version, or undefined when it cannot be read (the full check then answers why). */
+  private currentVersion(): number | undefined {
+    try {
+      return this.deps.accounts.authVersion?.();
+    } catch {
+      return undefined;
+    }
   }
 
   /** Drops what this process remembers of a key's secret (the key was revoked: it is never checked again). */

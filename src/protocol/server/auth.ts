@@ -88,13 +88,27 @@ export class FacadeAuthenticator implements Authenticator {
 
 /**
  * What a request presents, told apart before anything is read: an API key (by its public id), a
- * JWT, or anything else — the server token (the one credential a person chooses) or a malformed
- * Authorization header. Undefined: no credential at all (refused, but not a guess).
+ * JWT (by its unverified issuer and subject: whom it claims to be), or anything else — the server
+ * token (the one credential a person chooses) or a malformed Authorization header. Undefined: no
+ * credential at all (refused, but not a guess).
  */
-export type Presented = { kind: 'key'; id: string } | { kind: 'jwt' } | { kind: 'other' };
+export type Presented = { kind: 'key'; id: string } | { kind: 'jwt'; id: string } | { kind: 'other' };
 
-const JWT: Presented = { kind: 'jwt' };
 const OTHER: Presented = { kind: 'other' };
+
+/** A JWT's claimed issuer and subject, unverified (it only names the throttle's counter), bounded in length. */
+function jwtIdOf(token: string): string {
+  try {
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as unknown;
+    if (typeof claims === 'object' && claims !== null) {
+      const { iss, sub } = claims as { iss?: unknown; sub?: unknown };
+      return `${String(iss).slice(0, 200)} ${String(sub).slice(0, 200)}`;
+    }
+  } catch {
+    // Not JSON: refused by the signature check; all such tokens share one counter.
+  }
+  return '?';
+}
 
 /** Reads the credential as the authentication service will ({@link FacadeAuthenticator}): X-API-Key first. */
 export function presentedOf({ authorization, apiKey }: Credentials): Presented | undefined {
@@ -110,13 +124,13 @@ export function presentedOf({ authorization, apiKey }: Credentials): Presented |
   if (presented === undefined || presented === '') return undefined;
   const id = apiKeyId(presented);
   if (id !== undefined) return { kind: 'key', id };
-  return !viaApiKey && isJwtShaped(presented) ? JWT : OTHER;
+  return !viaApiKey && isJwtShaped(presented) ? { kind: 'jwt', id: jwtIdOf(presented) } : OTHER;
 }
 
 export interface AuthThrottleOptions {
   /**
-   * Failures allowed per address, and wrong secrets per key id from one address, within a window
-   * (default 10; CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE).
+   * Refusals allowed per address and credential within a window (default 10;
+   * CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE).
    */
   maxFailures?: number;
   /** Wrong secrets that cost the slow hash allowed per address, all key ids together (default 3 × maxFailures). */
@@ -145,33 +159,39 @@ interface FailureWindow {
   resetAt: number;
 }
 
+/** The counter of refusals of one credential from one address. */
+function credentialCounter(client: string, presented: Presented): string {
+  if (presented.kind === 'key') return `k ${client} ${presented.id}`;
+  if (presented.kind === 'jwt') return `j ${client} ${presented.id}`;
+  return `t ${client}`;
+}
+
 /**
  * Failed authentications, in fixed windows, counted so that an attacker can neither guess his
  * way in, nor make the server hash without bound, nor lock out someone who shares his address
  * (a NAT, a proxy) and holds a valid credential:
  *
- * - **Per address, every refused credential.** Past `maxFailures` only the credential a person
- *   chooses — the server token, the one worth guessing — is refused without being checked. API
- *   keys and JWTs are still checked: a key's secret is 256 random bits and a JWT is signed, so
- *   checking them helps no guesser, and a colleague's valid one is accepted. What fails is
- *   answered 429 (one message for every reason, so nothing is learnt about a key id) until the
- *   window ends. A success does not reset this counter: an attacker with a key of his own could
- *   otherwise interleave it with his guesses.
- * - **Per address and key id, wrong secrets that cost the slow hash** (scrypt; a key's id is
- *   public, so an attacker can aim at one). Past `maxFailures` that key from that address is
- *   checked only where no slow hash is needed: a key this process verified before is compared by
- *   its SHA-256 — so its owner, who is using it, keeps working — and any other is refused without
- *   hashing. A success with the key resets it (only the secret's holder can).
- * - **Per address, wrong secrets that cost the slow hash, all key ids together.** Past
- *   `maxSlowHashes` every key from the address is checked only without the slow hash: an attacker
- *   with many key ids (his own keys count) cannot make the server hash more than that per window.
+ * - **Per address and credential**: an API key by its public id, a JWT by the issuer and subject
+ *   it claims, anything else (the server token, a malformed header) as one. Past `maxFailures`
+ *   refusals of a credential from an address, that credential's refusals from there are answered
+ *   429 (one message for every reason, so nothing is learnt about a key id) until the window ends;
+ *   other credentials from the address are counted apart. Keys and JWTs are still checked: a key's
+ *   secret is 256 random bits and a JWT is signed, so checking them helps no guesser, and a valid
+ *   one is accepted. The server token is the one credential a person chooses, the one worth
+ *   guessing: past the limit of guesses at it from an address it is refused there unchecked — the
+ *   only valid credential the throttle can refuse. A success resets a key's or JWT's own counter
+ *   (only its holder can), not the server token's (a guesser holding it needs no guess).
+ * - **Per address, wrong secrets that cost the slow hash** (scrypt), all key ids together: past
+ *   `maxSlowHashes` a key from the address is checked only where no slow hash is needed — a key
+ *   this process verified before is compared by its SHA-256, so its owner keeps working — and any
+ *   other is refused without hashing: an attacker with many key ids (his own keys count) cannot
+ *   make the server hash more than that per window. This bounds cost, not guesses.
  *
  * An unknown key id or a malformed key costs one indexed read and no hash (the authentication service
  * refuses it before hashing), and a JWT a signature check. A request without credentials is
  * refused but is not a guess; a store outage or an unreachable issuer is not a failed login (the
  * caller decides: {@link authenticateRequest}). Memory is bounded: counters expire with their
- * window, at most `maxEntries` are kept (the least recently bumped makes room), and one address
- * adds at most 2 + `maxSlowHashes` counters a window.
+ * window and at most `maxEntries` are kept (the least recently bumped makes room).
  */
 export class AuthThrottle {
   private readonly entries = new Map<string, FailureWindow>();
@@ -193,26 +213,23 @@ export class AuthThrottle {
   admit(client: string, presented: Presented): Admission {
     if (this.entries.size === 0) return OPEN;
     const now = this.now();
-    const failures = this.wait(`f ${client}`, this.maxFailures, now);
-    if (presented.kind === 'other' && failures > 0) return { refuse: failures, slowHash: false, retryAfter: failures };
-    const hashes = presented.kind === 'jwt' ? 0 : this.wait(`h ${client}`, this.maxSlowHashes, now);
-    const key = presented.kind === 'key' ? this.wait(`k ${client} ${presented.id}`, this.maxFailures, now) : 0;
-    const retryAfter = Math.max(failures, hashes, key);
-    return retryAfter === 0 ? OPEN : { refuse: 0, slowHash: hashes === 0 && key === 0, retryAfter };
+    const own = this.wait(credentialCounter(client, presented), this.maxFailures, now);
+    if (presented.kind === 'other' && own > 0) return { refuse: own, slowHash: false, retryAfter: own };
+    const hashes = presented.kind === 'key' ? this.wait(`h ${client}`, this.maxSlowHashes, now) : 0;
+    const retryAfter = Math.max(own, hashes);
+    return retryAfter === 0 ? OPEN : { refuse: 0, slowHash: hashes === 0, retryAfter };
   }
 
   /** A refused credential; `wrongHash`: its check ran the slow hash and the secret did not match. */
   failed(client: string, presented: Presented, wrongHash: boolean): void {
     const now = this.now();
-    this.bump(`f ${client}`, now);
-    if (!wrongHash) return;
-    this.bump(`h ${client}`, now);
-    if (presented.kind === 'key') this.bump(`k ${client} ${presented.id}`, now);
+    this.bump(credentialCounter(client, presented), now);
+    if (wrongHash) this.bump(`h ${client}`, now);
   }
 
-  /** A valid credential: a key's own counter starts afresh (the address's do not). */
+  /** A valid credential: a key's or JWT's own counter starts afresh (the server token's does not). */
   succeeded(client: string, presented: Presented): void {
-    if (this.entries.size > 0 && presented.kind === 'key') this.entries.delete(`k ${client} ${presented.id}`);
+    if (this.entries.size > 0 && presented.kind !== 'other') this.entries.delete(credentialCounter(client, presented));
   }
 
   /** Counters held. */
@@ -263,10 +280,10 @@ const THROTTLED = new WeakMap<AppError, number>();
 function throttled(wait: number): AppError {
   const err = new AppError(
     'UNAUTHENTICATED',
-    `Too many failed authentication attempts from this address; retry in ${wait} s`,
+    `Too many failed authentication attempts with this credential from this address; retry in ${wait} s`,
     {
       details: { retryAfterSeconds: wait },
-      hint: 'check the credential; a valid API key or JWT is still accepted meanwhile',
+      hint: 'check the credential; a valid API key or JWT is still accepted meanwhile, and other credentials are counted apart',
     },
   );
   THROTTLED.set(err, wait);

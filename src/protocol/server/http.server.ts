@@ -40,7 +40,7 @@ export interface HttpServerOptions {
   heartbeatMs?: number;
   /** Readiness beyond liveness (e.g. storage reachable). */
   ready?: () => Promise<boolean>;
-  /** Failed authentications per address before 429 (default: 10 a minute; see AuthThrottle); null turns it off. */
+  /** Refused authentications per credential and address before 429 (default: 10 a minute; see AuthThrottle); null turns it off. */
   authThrottle?: AuthThrottle | null;
 }
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
-import type { AccountRepository, Principal } from '../../../../src/application/index.ts';
+import type { AccountRepository, Principal, VerifiedToken } from '../../../../src/application/index.ts';
 import { AppError } from '../../../../src/domain/errors.ts';
 import {
   openDatabase,
@@ -114,8 +114,8 @@ describe('issue #35: the auth throttle in front of the accounts service', () => 
     assert.deepEqual(await costOf(bob, 'nat'), ['ok', 1]);
     assert.equal(await attempt(alice, 'nat'), 'ok');
     assert.equal(await attempt(bob, 'nat'), 'ok', 'again');
-    // A made-up key from the throttled address: checked (one read, no hash) and answered 429.
-    assert.deepEqual(await costOf(`ca_aaaaaaaaaaaa_${'x'.repeat(43)}`, 'nat'), ['throttled', 0]);
+    // A made-up key: counted apart from the guesses at the token, checked (one read, no hash), refused.
+    assert.deepEqual(await costOf(`ca_aaaaaaaaaaaa_${'x'.repeat(43)}`, 'nat'), ['refused', 0]);
     // The server token is the one credential a person chooses: from the address it is not checked.
     assert.equal(await attempt(SERVER_TOKEN, 'nat'), 'throttled');
     assert.equal(await attempt(SERVER_TOKEN, 'elsewhere'), 'ok');
@@ -125,18 +125,19 @@ describe('issue #35: the auth throttle in front of the accounts service', () => 
     assert.equal(await attempt(SERVER_TOKEN, 'nat'), 'ok', 'the window ended');
   });
 
-  it("wrong secrets aimed at one key id cost at most maxFailures slow hashes from an address; the key's owner keeps working once verified", async () => {
+  it("wrong secrets aimed at one key id are throttled from that address; the key's owner is accepted there, verified or not", async () => {
     const dave = (await users.add({ name: 'dave' }, admin)).key.key;
     const erin = (await users.add({ name: 'erin' }, admin)).key.key;
     for (let i = 0; i < 3; i++) assert.deepEqual(await costOf(wrongSecretFor(dave), 'nat'), ['refused', 1]);
-    assert.deepEqual(await costOf(wrongSecretFor(dave), 'nat'), ['throttled', 0], 'refused without hashing');
-    // dave's key was never verified by this process: from that address it would need the hash.
-    assert.deepEqual(await costOf(dave, 'nat'), ['throttled', 0]);
-    assert.deepEqual(await costOf(dave, 'home'), ['ok', 1], 'from another address it is checked');
-    assert.deepEqual(await costOf(dave, 'nat'), ['ok', 0], 'verified once, it needs no slow hash: accepted');
-    assert.deepEqual(await costOf(wrongSecretFor(dave), 'nat'), ['throttled', 0], 'a SHA-256 comparison only');
-    // Other keys from the same address are still checked in full.
+    assert.equal(await attempt(wrongSecretFor(dave), 'nat'), 'throttled');
+    // dave's key was never verified by this process: its slow hash runs (the address's hash
+    // budget is not spent) and it is accepted, although its id is throttled from there.
+    assert.deepEqual(await costOf(dave, 'nat'), ['ok', 1]);
+    assert.deepEqual(await costOf(dave, 'nat'), ['ok', 0], 'verified once, it needs no slow hash');
+    assert.equal(await attempt(wrongSecretFor(dave), 'nat'), 'refused', "a success reset the id's counter");
+    // Other keys from the same address are checked in full and counted apart.
     assert.deepEqual(await costOf(erin, 'nat'), ['ok', 1]);
+    assert.equal(await attempt(wrongSecretFor(erin), 'nat'), 'refused');
   });
 
   it('an attacker with many key ids (his own keys count) cannot make the server hash more than maxSlowHashes a window', async () => {
@@ -180,6 +181,44 @@ describe('issue #35: the auth throttle in front of the accounts service', () => 
     assert.equal(await attempt(SERVER_TOKEN, 'nat'), 'ok');
   });
 
+  it("a JWT is counted by the issuer and subject it claims: one subject's refusals do not throttle another's valid token", async () => {
+    const claims = (sub: string, n: number): string =>
+      `h.${Buffer.from(JSON.stringify({ iss: 'https://idp', sub })).toString('base64url')}.${n}`;
+    const valid = new Map<string, VerifiedToken>();
+    const db = await openDatabase({ file: ':memory:' });
+    const { authentication } = accountServices({
+      accounts: new SqliteAccountRepository(db),
+      hasher,
+      namespaces: new SqliteNamespaceRepository(db),
+      audit: { record: () => Promise.resolve() },
+      logger: silent,
+      now: () => now,
+      jwt: {
+        verify: (token) => {
+          const t = valid.get(token);
+          return t ? Promise.resolve(t) : Promise.reject(new AppError('UNAUTHENTICATED', 'the token is not valid'));
+        },
+      },
+    });
+    authn = new FacadeAuthenticator(authentication);
+    const bobs = claims('bob', 0);
+    valid.set(bobs, {
+      issuer: 'https://idp',
+      subject: 'bob',
+      username: 'bob',
+      tokenId: 'jwt-bob',
+      expiresAt: Math.floor(now / 1000) + 3600,
+    });
+    // Forged tokens claiming to be carol, from bob's address.
+    for (let i = 1; i <= 3; i++) assert.equal(await attempt(claims('carol', i), 'nat'), 'refused');
+    assert.equal(await attempt(claims('carol', 4), 'nat'), 'throttled');
+    assert.equal(await attempt(claims('bob', 9), 'nat'), 'refused', "a bad token for bob is bob's count, not carol's");
+    assert.equal(await attempt(bobs, 'nat'), 'ok', "bob's valid token");
+    assert.equal(await attempt(claims('carol', 6), 'nat'), 'throttled', "bob's success does not reset carol's count");
+    assert.equal(await attempt(claims('carol', 5), 'elsewhere'), 'refused', 'another address');
+    await db.close();
+  });
+
   it('a request without credentials is refused but is not a guess', async () => {
     for (let i = 0; i < 10; i++) assert.equal(await attempt(undefined, 'nat'), 'refused');
     assert.equal(throttle.size, 0);
@@ -190,9 +229,9 @@ describe('issue #35: the auth throttle in front of the accounts service', () => 
 describe('AuthThrottle', () => {
   const KEY = { kind: 'key', id: 'ca_aaaaaaaaaaaa' } as const;
   const OTHER = { kind: 'other' } as const;
-  const JWT = { kind: 'jwt' } as const;
+  const JWT = { kind: 'jwt', id: 'https://issuer alice' } as const;
 
-  it('past maxFailures an address is refused unchecked for a server token, checked for keys and JWTs, until the window ends', () => {
+  it('past maxFailures the server token is refused unchecked from that address; keys and JWTs are counted apart, until the window ends', () => {
     let now = 1_000_000;
     const t = new AuthThrottle({ maxFailures: 3, windowMs: 60_000, now: () => now });
     for (let i = 0; i < 3; i++) {
@@ -200,8 +239,12 @@ describe('AuthThrottle', () => {
       t.failed('a', OTHER, false);
     }
     assert.deepEqual(t.admit('a', OTHER), { refuse: 60, slowHash: false, retryAfter: 60 });
-    assert.deepEqual(t.admit('a', JWT), { refuse: 0, slowHash: true, retryAfter: 60 });
-    assert.deepEqual(t.admit('a', KEY), { refuse: 0, slowHash: true, retryAfter: 60 });
+    assert.deepEqual(
+      t.admit('a', JWT),
+      { refuse: 0, slowHash: true, retryAfter: 0 },
+      "guesses at the token are not a JWT's",
+    );
+    assert.deepEqual(t.admit('a', KEY), { refuse: 0, slowHash: true, retryAfter: 0 }, "nor a key's");
     assert.deepEqual(t.admit('b', OTHER), { refuse: 0, slowHash: true, retryAfter: 0 }, 'another address');
     now += 45_000;
     assert.equal(t.admit('a', OTHER).refuse, 15);
@@ -210,25 +253,45 @@ describe('AuthThrottle', () => {
     assert.equal(t.size, 0, 'and its counter expired');
   });
 
-  it('wrong secrets that cost the slow hash: per key id from an address, and per address for all ids', () => {
+  it('keys on the credential: a key by its id, a JWT by its issuer and subject, each with the address', () => {
+    const t = new AuthThrottle({ maxFailures: 2 });
+    const otherKey = { kind: 'key', id: 'ca_bbbbbbbbbbbb' } as const;
+    const otherJwt = { kind: 'jwt', id: 'https://issuer bob' } as const;
+    for (const p of [KEY, JWT]) for (let i = 0; i < 2; i++) t.failed('a', p, false);
+    assert.equal(t.admit('a', KEY).retryAfter, 60);
+    assert.equal(t.admit('a', JWT).retryAfter, 60);
+    assert.equal(t.admit('a', KEY).refuse, 0, 'a key is still checked');
+    assert.equal(t.admit('a', JWT).refuse, 0, 'a JWT is still checked');
+    assert.deepEqual(t.admit('a', otherKey), { refuse: 0, slowHash: true, retryAfter: 0 }, 'another key');
+    assert.deepEqual(t.admit('a', otherJwt), { refuse: 0, slowHash: true, retryAfter: 0 }, 'another subject');
+    assert.deepEqual(t.admit('a', OTHER), { refuse: 0, slowHash: true, retryAfter: 0 }, 'the server token');
+    assert.deepEqual(t.admit('b', KEY), { refuse: 0, slowHash: true, retryAfter: 0 }, 'another address');
+    t.succeeded('a', KEY);
+    t.succeeded('a', JWT);
+    assert.equal(t.admit('a', KEY).retryAfter, 0, "a success resets the key's own counter");
+    assert.equal(t.admit('a', JWT).retryAfter, 0, "and the JWT's");
+  });
+
+  it("wrong secrets that cost the slow hash are bounded per address for all key ids; a key's own refusals do not stop its hash", () => {
     const t = new AuthThrottle({ maxFailures: 2, maxSlowHashes: 3 });
     t.failed('a', KEY, true);
     t.failed('a', KEY, true);
-    assert.equal(t.admit('a', KEY).slowHash, false, 'that key from that address');
-    assert.equal(t.admit('b', KEY).slowHash, true, 'that key from elsewhere');
+    assert.deepEqual(
+      t.admit('a', KEY),
+      { refuse: 0, slowHash: true, retryAfter: 60 },
+      'its owner may still be checked',
+    );
     const other = { kind: 'key', id: 'ca_bbbbbbbbbbbb' } as const;
-    assert.equal(t.admit('a', other).slowHash, true, 'another key from that address');
-    t.succeeded('a', KEY);
-    assert.equal(t.admit('a', KEY).slowHash, true, "a success resets the key's own counter");
     t.failed('a', other, true);
     assert.equal(t.admit('a', { kind: 'key', id: 'ca_cccccccccccc' }).slowHash, false, 'the address spent its hashes');
+    assert.equal(t.admit('b', KEY).slowHash, true, 'that key from elsewhere');
   });
 
   it('keeps its table bounded whatever the number of addresses', () => {
     let now = 0;
     const t = new AuthThrottle({ maxFailures: 1, maxEntries: 100, now: () => now });
     for (let i = 0; i < 10_000; i++) {
-      t.failed(`10.0.${i >> 8}.${i & 255}`, KEY, true);
+      t.failed(`10.0.${i >> 8}.${i & 255}`, OTHER, false);
       now += 1;
     }
     assert.ok(t.size <= 100, `size ${t.size}`);
@@ -243,7 +306,12 @@ describe('AuthThrottle', () => {
       kind: 'key',
       id: 'ca_abcdefghijkl',
     });
-    assert.deepEqual(presentedOf({ client: 'c', authorization: 'Bearer a.b.c' }), { kind: 'jwt' });
+    assert.deepEqual(presentedOf({ client: 'c', authorization: 'Bearer a.b.c' }), { kind: 'jwt', id: '?' });
+    const claims = Buffer.from(JSON.stringify({ iss: 'https://issuer', sub: 'alice' })).toString('base64url');
+    assert.deepEqual(presentedOf({ client: 'c', authorization: `Bearer h.${claims}.s` }), {
+      kind: 'jwt',
+      id: 'https://issuer alice',
+    });
     assert.deepEqual(presentedOf({ client: 'c', apiKey: 'a.b.c' }), { kind: 'other' });
     assert.deepEqual(presentedOf({ client: 'c', authorization: 'Bearer a.b.c', apiKey: key }), {
       kind: 'key',
