@@ -18,11 +18,11 @@ import type { PlanServiceDeps, RunResult } from './plan.types.ts';
  * history. A request the plan no longer waits for has its task ended (closeWaiting).
  */
 export class PlanAnswers implements ContextOwner {
-  private readonly deps: Pick<PlanServiceDeps, 'engine' | 'tasks'>;
+  private readonly deps: Pick<PlanServiceDeps, 'engine' | 'tasks' | 'recorder'>;
   private readonly access: PlanAccess;
   private readonly queries: PlanQueries;
 
-  constructor(deps: Pick<PlanServiceDeps, 'engine' | 'tasks'>, access: PlanAccess, queries: PlanQueries) {
+  constructor(deps: Pick<PlanServiceDeps, 'engine' | 'tasks' | 'recorder'>, access: PlanAccess, queries: PlanQueries) {
     this.deps = deps;
     this.access = access;
     this.queries = queries;
@@ -115,6 +115,8 @@ export class PlanAnswers implements ContextOwner {
       );
     }
     assertAllowed(plan, 'approve');
+    // The answer continues the run in the sandbox (a tool call, or the apply): refused here, it is stored nowhere.
+    await this.deps.recorder.assertReachable(plan);
     const answer = parseApprovalAnswer(answerParts(message));
     const w = plan.waiting;
     // A goal plan's calls all wait under its strategy decision: the call id tells them apart.

@@ -78,6 +78,7 @@ export class PlanCorrections {
             wouldResumeAtStep: scope.from + 1,
             note,
           };
+    if (input.mode === 'revert' && scope.restoreTo) await this.deps.recorder.assertReachable(plan);
     newAttempt(plan);
     const guidance = await this.guidance(plan, decision, input);
     if (input.mode === 'append') {
@@ -175,6 +176,7 @@ export class PlanCorrections {
             : `one guidance decision, then the strategy actor decides again from decision ${scope.from + 1} on`,
         ...(input.mode === 'revert' && scope.restoreTo ? { wouldRestoreCheckpoint: scope.restoreTo.id } : {}),
       };
+    if (input.mode === 'revert' && scope.restoreTo) await this.deps.recorder.assertReachable(plan);
     newAttempt(plan);
     const guidance = await this.guidance(plan, decision, input);
     if (input.mode === 'append') {

@@ -80,6 +80,7 @@ export class PlanHousekeeping {
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'rebase');
     await this.deps.registry.assertMayApplyInto(plan.projects, principal);
+    await this.deps.recorder.assertReachable(plan);
     if (opts.continue) return this.continueRebase(plan, principal);
     if (isRebaseConflict(plan)) {
       throw new AppError('INVALID_STATE', `Plan ${plan.id} has a rebase conflict to resolve first`, {

@@ -42,7 +42,7 @@ export interface PlanRunPorts {
 /** What the recorder writes to and reports through. */
 export interface PlanRecorderDeps {
   plans: Pick<PlanRepository, 'save' | 'putDecision' | 'putCheckpoint'>;
-  sandboxes: Pick<SandboxManager, 'checkpoint' | 'restore' | 'diff'>;
+  sandboxes: Pick<SandboxManager, 'checkpoint' | 'restore' | 'diff' | 'assertReachable'>;
   /** Host paths hidden from a server's users in what the plan's namespace reads (absent: shown as they are). */
   redactHostPaths?: ((text: string, namespace: string) => Promise<string>) | undefined;
   hooks?: HookService | undefined;
@@ -129,6 +129,15 @@ export class PlanRecorder {
     if (decisionId) cp.decisionId = decisionId;
     await this.deps.plans.putCheckpoint(cp);
     return cp;
+  }
+
+  /**
+   * Refuses (UNAVAILABLE, with where the sandbox is) an operation on a plan whose sandboxes this
+   * instance cannot reach: each command that needs them calls it before it changes anything, so
+   * the plan's state, phase and error stay as they were.
+   */
+  async assertReachable(plan: Readonly<Plan>): Promise<void> {
+    for (const sb of plan.sandboxes) await this.deps.sandboxes.assertReachable(sb);
   }
 
   async restore(plan: Plan, cp: Checkpoint): Promise<void> {

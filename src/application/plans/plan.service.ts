@@ -85,6 +85,7 @@ export class PlanService {
     await this.deps.registry.assertMayApplyInto(plan.projects, principal);
     // Before anything changes: a refused budget leaves the plan as it was.
     await assertCostBudgetCounts(this.deps.registry, plan.actors, opts.maxCost);
+    await this.deps.recorder.assertReachable(plan);
     if (plan.state === 'processing' && plan.phase === 'execute' && plan.tasks.execute) {
       // Nothing runs it any more: the agent stopped mid-run. Close that task and resume.
       await this.deps.tasks
@@ -118,6 +119,7 @@ export class PlanService {
     if (plan.waiting) throw waitingError(plan);
     assertAllowed(plan, 'apply');
     await this.deps.registry.assertMayApplyInto(plan.projects, principal);
+    await this.deps.recorder.assertReachable(plan);
     const wait = opts.wait ?? true;
     const result = await this.runs.start(plan, 'apply', principal, wait, (task) =>
       this.deps.engine.apply(planId, task, { yes: opts.yes ?? false, by: principal }),
@@ -171,6 +173,7 @@ export class PlanService {
     const { plan, checkpoint: cp } = await rollbackTarget(this.deps, this.access, input, principal);
     this.access.assertIdle(plan, 'rollback');
     assertAllowed(plan, 'rollback');
+    await this.deps.recorder.assertReachable(plan);
     const waiting = plan.waiting;
     requeueExecute(plan);
     await this.deps.recorder.restore(plan, cp).catch((err: unknown) => {
@@ -208,6 +211,7 @@ export class PlanService {
     // What runs next with the guidance must be allowed before the guidance is recorded: a refusal changes nothing.
     const next = plan.phase === 'apply' ? 'apply' : plan.phase === 'strategize' && plan.actors ? undefined : 'execute';
     if (next) assertAllowed(plan, next);
+    if (next) await this.deps.recorder.assertReachable(plan);
     await this.deps.recorder.record(plan, {
       type: 'guidance',
       question: 'Guidance from the user',

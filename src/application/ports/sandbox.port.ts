@@ -89,6 +89,12 @@ export interface SandboxManager {
   rebase(sandbox: SandboxInfo): Promise<RebaseOutcome>;
   /** Of `files` (paths relative to the sandbox root), those that still hold conflict markers. */
   unresolved(sandbox: SandboxInfo, files: readonly string[]): Promise<string[]>;
+  /**
+   * Resolves when this instance can work on the sandbox; otherwise throws UNAVAILABLE with a hint
+   * that says where it is (another instance made it under a sandbox directory not mounted here, or
+   * it is gone). Reads only: a plan operation calls it before it changes anything.
+   */
+  assertReachable(sandbox: SandboxInfo): Promise<void>;
 }
 
 export interface ToolCallRequest {

@@ -25,6 +25,7 @@ import {
   readInfo,
   realish,
   slug,
+  elsewhere,
   unreachable,
   writeInfo,
 } from './sandbox-files.ts';
@@ -223,6 +224,10 @@ export class GitSandboxManager implements SandboxManager {
     });
   }
 
+  async assertReachable(sandbox: SandboxInfo): Promise<void> {
+    await this.#own(sandbox);
+  }
+
   async unresolved(sandbox: SandboxInfo, files: readonly string[]): Promise<string[]> {
     return unresolvedFiles(await this.#own(sandbox), files);
   }
@@ -372,11 +377,9 @@ export class GitSandboxManager implements SandboxManager {
       return inside(b, root) && rel.length === 2 && rel.every((s) => s !== '' && s !== '.' && s !== '..');
     });
     // Several server instances share one database: a plan made on one is worked on by any, so
-    // every instance must see the same sandbox directory at the same path.
-    if (!ok)
-      throw new Error(
-        `${root} is not a sandbox of this manager (${base}); instances on one database must all use the same data directory path`,
-      );
+    // every instance must see the same sandbox directory at the same path. A plan's sandbox outside
+    // ours was made by an instance with another data directory: it is there, not here.
+    if (!ok) throw elsewhere(root, base);
     if (mustExist && !(await exists(root))) throw unreachable(root, this.#configured);
     return root;
   }

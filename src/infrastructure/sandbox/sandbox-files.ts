@@ -91,15 +91,35 @@ export function knownPathsUsable(root: string, paths: readonly string[], gitlink
   return true;
 }
 
-/** A plan's sandbox that this instance cannot see (another instance made it on a volume not mounted here). */
+const SAME_DATA_DIR =
+  'every instance on one database must mount the same data directory (--data-dir) at the same path; see the README, "Several instances on PostgreSQL"';
+
+/**
+ * A plan's sandbox that this instance cannot see: `root` is under this instance's sandbox
+ * directory `base` but nothing is there (a shared volume not mounted here, or it was removed).
+ */
 export function unreachable(root: string, base: string): AppError {
+  return notHere(root, base, SAME_DATA_DIR);
+}
+
+/**
+ * A plan's sandbox outside this instance's sandbox directory: another instance, with another data
+ * directory, made it. Its own sandbox directory is `<dir>/<planId>/<resource>` two levels up.
+ */
+export function elsewhere(root: string, base: string): AppError {
+  const theirs = path.dirname(path.dirname(root));
+  return notHere(
+    root,
+    base,
+    `it is in ${theirs}, the sandbox directory of the instance that executed the plan: run this on that instance; ${SAME_DATA_DIR}`,
+  );
+}
+
+function notHere(root: string, base: string, hint: string): AppError {
   return new AppError(
     'UNAVAILABLE',
     `The plan's sandbox ${root} is not reachable from this instance (${hostname()}), whose sandbox directory is ${base}`,
-    {
-      details: { sandbox: root, sandboxDirectory: base, host: hostname() },
-      hint: 'every instance on one database must mount the same data directory (--data-dir) at the same path; see the README, "Several instances"',
-    },
+    { details: { sandbox: root, sandboxDirectory: base, host: hostname() }, hint },
   );
 }
 

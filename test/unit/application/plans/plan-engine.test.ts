@@ -120,6 +120,7 @@ function fakeSandboxes(): SandboxManager & { checkpoints: string[]; created: num
     remove: async () => {},
     rebase: async (sb: SandboxInfo) => ({ ok: true as const, moved: false, sandbox: sb, files: [] }),
     unresolved: async () => [],
+    assertReachable: async () => {},
   };
   return self;
 }

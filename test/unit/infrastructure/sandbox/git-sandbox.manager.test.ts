@@ -416,8 +416,14 @@ describe('GitSandboxManager with a git-checkout resource', () => {
   it('refuses to touch a directory that is not one of its sandboxes', async () => {
     const sb = await manager.create('P1', resource);
     const forged = { ...sb, root: repo };
-    await assert.rejects(manager.restore(forged, sb.baseCommit), /is not a sandbox of this manager/);
-    await assert.rejects(manager.remove(forged), /is not a sandbox of this manager/);
+    // Outside our sandbox directory: another instance's (with another data directory), never touched here.
+    const elsewhere = (err: Error & { reason?: string }): boolean => {
+      assert.equal(err.reason, 'UNAVAILABLE');
+      assert.match(err.message, /is not reachable from this instance/);
+      return true;
+    };
+    await assert.rejects(manager.restore(forged, sb.baseCommit), elsewhere);
+    await assert.rejects(manager.remove(forged), elsewhere);
     await assert.rejects(manager.remove({ ...sb, branch: 'main' }), /not a plan branch/);
     assert.equal(git(repo, 'rev-parse', '--abbrev-ref', 'HEAD'), 'main');
   });
@@ -431,5 +437,23 @@ describe('GitSandboxManager with a git-checkout resource', () => {
       assert.match(err.hint ?? '', /same data directory/);
       return true;
     });
+  });
+
+  it("says which sandbox directory holds a plan's sandbox made by an instance with another data directory, and touches nothing", async () => {
+    const sb = await manager.create('P1', resource);
+    await manager.assertReachable(sb);
+    const theirs = path.join(path.dirname(repo), 'other-instance', 'sandboxes');
+    const other = { ...sb, root: path.join(theirs, 'P1', 'local.app') };
+    for (const call of [manager.assertReachable(other), manager.diff(other), manager.apply(other, 'apply')]) {
+      await assert.rejects(call, (err: Error & { reason?: string; hint?: string }) => {
+        assert.equal(err.reason, 'UNAVAILABLE');
+        assert.match(err.message, /sandbox .*other-instance.* is not reachable from this instance/);
+        assert.ok(
+          err.hint?.startsWith(`it is in ${theirs}, the sandbox directory of the instance that executed the plan`),
+        );
+        return true;
+      });
+    }
+    assert.equal(git(repo, 'status', '--porcelain'), '');
   });
 });
