@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { agentsCli, BIN, cliEnv } from '../support/cli.ts';
@@ -19,6 +19,7 @@ import { createGate, startFakeOpenAI, type FakeLlm, type RecordedRequest } from 
 import { initRepo } from '../support/git.ts';
 import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 import { e2eRoot } from '../support/modes.ts';
+import { shellQuote, terminalScript } from '../support/terminal.ts';
 
 const ROOT = e2eRoot('agents-chat-tty-e2e');
 const KEY = 'sk-chat-tty-e2e-0123456789abcdef';
@@ -62,7 +63,6 @@ const tabUntil = async (re: RegExp): Promise<string> => {
   }
   return see(re);
 };
-const quote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
 const generation = (n: number): Promise<RecordedRequest> =>
   eventually(() => Promise.resolve(fake.generations[n]), 10_000, 'the request to the provider');
 /** What the last user message of a request to the provider said. */
@@ -122,25 +122,12 @@ for (const mode of ['local', 'server'] as const)
   describe(`agents chat in a terminal (e2e, ${mode} mode)`, () => {
     it('/help, @file, an approval answered with y, /undo, /cost, /model, Esc that stays in the chat', async () => {
       pane = `chat-${mode}`;
-      const exports = Object.entries(modes[mode].env())
-        .filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !['TERM', 'TMUX'].includes(k))
-        .map(([k, v]) => `export ${k}=${quote(v ?? '')}`);
-      const script = join(ROOT, `chat-${mode}.sh`);
-      writeFileSync(
-        script,
-        [
-          '#!/bin/sh',
-          ...exports,
-          `cd ${quote(REPO)}`,
-          [process.execPath, BIN, ...modes[mode].args(), 'chat', '--actor', 'local/coder', '--project', 'local/repo']
-            .map(quote)
-            .join(' '),
-          'echo "EXIT:$?"',
-          'exec sleep 600',
-          '',
-        ].join('\n'),
-      );
-      chmodSync(script, 0o755);
+      const script = terminalScript(join(ROOT, `chat-${mode}.sh`), modes[mode].env(), [
+        `cd ${shellQuote(REPO)}`,
+        [process.execPath, BIN, ...modes[mode].args(), 'chat', '--actor', 'local/coder', '--project', 'local/repo']
+          .map(shellQuote)
+          .join(' '),
+      ]);
       const gate = createGate();
       try {
         tmux('new-session', '-d', '-s', pane, '-x', '150', '-y', '60', script);

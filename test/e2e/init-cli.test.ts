@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { agentsCli, BIN, cliEnv, type Agents } from '../support/cli.ts';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
 import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { shellQuote, terminalScript } from '../support/terminal.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-init-e2e-'));
 const SOCKET = `ca-init-e2e-${process.pid}`;
@@ -41,32 +42,15 @@ const see = (pane: string, re: RegExp, ms = 30_000): Promise<string> =>
     throw new Error(`${err.message}; the screen:\n${screen(pane)}`);
   });
 
-const quote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
-
 /** Runs `agents init` in the repository on a tmux terminal, through a script that prints its exit status. */
 function startInit(name: string, dataDir: string, configHome: string): void {
   const env = cliEnv(dataDir, configHome, { OLLAMA_HOST: fake.url.replace(/\/v1$/, '') });
   delete env['OPENAI_API_KEY'];
   delete env['ANTHROPIC_API_KEY'];
-  const exports = Object.entries(env)
-    .filter(
-      ([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !['TERM', 'TMUX', 'TMUX_PANE'].includes(k),
-    )
-    .map(([k, v]) => `export ${k}=${quote(v ?? '')}`);
-  const script = join(ROOT, `${name}.sh`);
-  writeFileSync(
-    script,
-    [
-      '#!/bin/sh',
-      ...exports,
-      `cd ${quote(repo)}`,
-      `${quote(process.execPath)} ${quote(BIN)} init`,
-      'echo "EXIT:$?"',
-      'exec sleep 600',
-      '',
-    ].join('\n'),
-  );
-  chmodSync(script, 0o755);
+  const script = terminalScript(join(ROOT, `${name}.sh`), env, [
+    `cd ${shellQuote(repo)}`,
+    `${shellQuote(process.execPath)} ${shellQuote(BIN)} init`,
+  ]);
   tmux('new-session', '-d', '-s', name, '-x', '150', '-y', '50', script);
 }
 

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,6 +15,7 @@ import { BIN, cliEnv, collect } from '../support/cli.ts';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
 import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { shellQuote, terminalScript } from '../support/terminal.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-tui-e2e-'));
 const KEY = 'sk-tui-e2e-0123456789abcdef';
@@ -48,8 +49,6 @@ async function enter(pane: string, line: string): Promise<void> {
   tmux('send-keys', '-t', pane, 'Enter');
 }
 
-const quote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
-
 /**
  * Starts `agents tui ARGS` in a new tmux session of 120×40 through a script that prints a line
  * before it and its exit status after it (then waits), so the screen after the exit shows both.
@@ -58,25 +57,10 @@ const quote = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
  */
 function startTui(name: string, dataDir: string, args: string[]): void {
   const env = cliEnv(dataDir, join(ROOT, 'no-config'), { TUI_E2E_KEY: KEY, CI: 'true' });
-  const exports = Object.entries(env)
-    .filter(
-      ([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !['TERM', 'TMUX', 'TMUX_PANE'].includes(k),
-    )
-    .map(([k, v]) => `export ${k}=${quote(v ?? '')}`);
-  const script = join(ROOT, `${name}.sh`);
-  writeFileSync(
-    script,
-    [
-      '#!/bin/sh',
-      ...exports,
-      "printf 'BEFORE-TUI\\n'",
-      `${quote(process.execPath)} ${quote(BIN)} tui ${args.map(quote).join(' ')}`,
-      'echo "EXIT:$?"',
-      'exec sleep 600',
-      '',
-    ].join('\n'),
-  );
-  chmodSync(script, 0o755);
+  const script = terminalScript(join(ROOT, `${name}.sh`), env, [
+    "printf 'BEFORE-TUI\n'",
+    `${shellQuote(process.execPath)} ${shellQuote(BIN)} tui ${args.map(shellQuote).join(' ')}`,
+  ]);
   tmux('new-session', '-d', '-s', name, '-x', '120', '-y', '40', script);
 }
 
