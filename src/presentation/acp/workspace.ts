@@ -2,10 +2,11 @@
  * Which project an editor's workspace is: the registered project whose first resource (where a
  * session's file tools work) is the session's cwd, unless the command or `_meta` names one.
  */
-import { realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { REGISTRIES, type A2AClient } from '../../protocol/client/index.ts';
+import type { A2AClient } from '../../protocol/client/index.ts';
 import { sessionParams, type SessionChoice } from '../cli/commands/session.command.ts';
+import { canonical, listAll } from '../cli/init/current-project.ts';
+
+export { canonical };
 
 /** The command's --actor, --project and --skill. */
 export type SessionDefaults = Omit<SessionChoice, 'session'>;
@@ -69,26 +70,4 @@ export async function projectRoots(client: A2AClient): Promise<{ projects: strin
     if (path) roots.set(p.name, path);
   }
   return { projects: projects.sort(), roots };
-}
-
-async function listAll<K extends 'resource' | 'project'>(client: A2AClient, kind: K) {
-  const contract = REGISTRIES[kind].list;
-  const items: Array<Awaited<ReturnType<typeof client.call<typeof contract.params, typeof contract.result>>>['items']> =
-    [];
-  let pageToken: string | undefined;
-  do {
-    const page = await client.call(contract, { pageSize: 500, ...(pageToken ? { pageToken } : {}) });
-    items.push(page.items);
-    pageToken = page.nextPageToken || undefined;
-  } while (pageToken);
-  return items.flat();
-}
-
-/** A path as the file system resolves it (symlinks followed), so that two spellings of a folder compare equal. */
-export function canonical(p: string): string {
-  try {
-    return realpathSync(resolve(p));
-  } catch {
-    return resolve(p);
-  }
 }

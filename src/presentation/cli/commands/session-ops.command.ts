@@ -15,10 +15,8 @@ import { UsageError } from '../exit-codes.ts';
 import { contextText, sessionDiffText, toolsText } from '../render/session-ops.render.ts';
 import type { Runner } from '../runner.ts';
 import { choiceOption, intOption } from '../support/options.ts';
-import { qualifiedName, sessionRef, SESSION_REF_CALLS, SESSION_REF_HELP } from '../support/refs.ts';
-
-/** Kept here for the modules that import it from this one. */
-export { qualifiedName };
+import { sessionRef, SESSION_REF_CALLS, SESSION_REF_HELP } from '../support/refs.ts';
+import { qualify } from '../render/definition.render.ts';
 
 /** Repeatable option values. */
 export const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -52,7 +50,7 @@ function registerSessionUpdate(session: CliCommand, runner: Runner): void {
         runner.run(cmd, 'session update', async (ctx) => {
           if (opts.skills === false && opts.skill?.length)
             throw new UsageError('--skill cannot be combined with --no-skills', 'give the skills, or remove them all');
-          const skills = opts.skills === false ? [] : opts.skill?.map(qualifiedName);
+          const skills = opts.skills === false ? [] : opts.skill?.map(qualify);
           if (opts.actor === undefined && skills === undefined && opts.context === undefined)
             throw new UsageError(
               'nothing to update',
@@ -63,7 +61,7 @@ function registerSessionUpdate(session: CliCommand, runner: Runner): void {
             sessionUpdate,
             {
               sessionId: await sessionRef(ctx, client, id),
-              ...(opts.actor !== undefined ? { actor: qualifiedName(opts.actor) } : {}),
+              ...(opts.actor !== undefined ? { actor: qualify(opts.actor) } : {}),
               ...(skills !== undefined ? { skills } : {}),
               ...(opts.context !== undefined ? { context: opts.context } : {}),
             },

@@ -32,7 +32,8 @@ import {
 import type { Ui } from '../render/ui.ts';
 import { compactionLine, compactionOf, usedCompactionOf } from '../render/compaction.render.ts';
 import { changesText, undoText } from '../render/undo.render.ts';
-import { collect, qualifiedName, registerSessionOps } from './session-ops.command.ts';
+import { collect, registerSessionOps } from './session-ops.command.ts';
+import { qualify } from '../render/definition.render.ts';
 import { choiceOption, intOption } from '../support/options.ts';
 import { LAST, sessionOfRef, sessionRef, SESSION_REF_CALLS, SESSION_REF_HELP } from '../support/refs.ts';
 import type { RunContext, Runner } from '../runner.ts';
@@ -100,9 +101,9 @@ export function sessionParams(opts: SessionChoice & { title?: string }): {
   title?: string;
 } {
   return {
-    ...(opts.actor ? { actor: qualifiedName(opts.actor) } : {}),
-    ...(opts.project ? { project: qualifiedName(opts.project) } : {}),
-    ...(opts.skill?.length ? { skills: opts.skill.map(qualifiedName) } : {}),
+    ...(opts.actor ? { actor: qualify(opts.actor) } : {}),
+    ...(opts.project ? { project: qualify(opts.project) } : {}),
+    ...(opts.skill?.length ? { skills: opts.skill.map(qualify) } : {}),
     ...(opts.context ? { context: opts.context } : {}),
     ...(opts.title ? { title: opts.title } : {}),
   };
@@ -180,7 +181,7 @@ function registerSessionList(session: CliCommand, runner: Runner): void {
           {
             ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
             ...(opts.pageToken ? { pageToken: opts.pageToken } : {}),
-            ...(opts.project ? { project: qualifiedName(opts.project) } : {}),
+            ...(opts.project ? { project: qualify(opts.project) } : {}),
           },
           { signal: ctx.signal },
         );

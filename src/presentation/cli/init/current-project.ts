@@ -24,7 +24,7 @@ export const CURRENT_PROJECT_CALLS = [REGISTRIES.resource.list, REGISTRIES.proje
 export async function listAll<K extends RegistryKind>(
   client: A2AClient,
   kind: K,
-  signal: AbortSignal,
+  signal?: AbortSignal,
 ): Promise<Array<RegistryPageOf<K>['items'][number]>> {
   const items: Array<RegistryPageOf<K>['items'][number]> = [];
   let token: string | undefined;
@@ -32,7 +32,7 @@ export async function listAll<K extends RegistryKind>(
     const page: RegistryPageOf<K> = await client.call(
       REGISTRIES[kind].list,
       { pageSize: 500, ...(token ? { pageToken: token } : {}) },
-      { signal },
+      signal ? { signal } : {},
     );
     items.push(...page.items);
     token = page.nextPageToken || undefined;
@@ -40,12 +40,12 @@ export async function listAll<K extends RegistryKind>(
   return items;
 }
 
-/** A directory as the file system names it (symlinks resolved), so that /tmp and /private/tmp match. */
-function real(dir: string): string {
+/** A path as the file system resolves it (symlinks followed), so that two spellings of a folder compare equal. */
+export function canonical(p: string): string {
   try {
-    return realpathSync(dir);
+    return realpathSync(resolve(p));
   } catch {
-    return resolve(dir);
+    return resolve(p);
   }
 }
 
@@ -61,9 +61,9 @@ export async function projectOfDirectory(
   cwd: string,
   signal: AbortSignal,
 ): Promise<{ project: RegistryEntityOf<'project'>; resource: RegistryEntityOf<'resource'> } | undefined> {
-  const here = real(cwd);
+  const here = canonical(cwd);
   const resources = (await listAll(client, 'resource', signal))
-    .filter((r) => within(here, real(r.definition.path)))
+    .filter((r) => within(here, canonical(r.definition.path)))
     .sort((a, b) => b.definition.path.length - a.definition.path.length);
   if (resources.length === 0) return undefined;
   const projects = await listAll(client, 'project', signal);

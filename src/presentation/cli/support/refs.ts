@@ -13,11 +13,9 @@ import {
   type Session,
 } from '../../../protocol/client/index.ts';
 import { CliError } from '../exit-codes.ts';
+import { qualify } from '../render/definition.render.ts';
 import type { RunContext } from '../runner.ts';
 import { currentProject, CURRENT_PROJECT_CALLS } from '../init/current-project.ts';
-
-/** A bare name means local/<name>, as everywhere else in the CLI. */
-export const qualifiedName = (name: string): string => (name.includes('/') ? name : `local/${name}`);
 
 /** The word for the most recent plan, session or task (of the current project, where the CLI knows one). */
 export const LAST = 'last';
@@ -69,7 +67,7 @@ async function lastOfProject(
   if (ref !== LAST) return ref;
   const current = await currentProject(ctx, client, project);
   if (!current) return ref;
-  const name = qualifiedName(current.name);
+  const name = qualify(current.name);
   const id = await newest(name);
   if (id !== undefined) return id;
   const why = { flag: '--project', directory: 'this directory', config: 'defaultProject in config.yaml' }[
