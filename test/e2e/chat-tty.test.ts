@@ -19,7 +19,7 @@ import { createGate, startFakeOpenAI, type FakeLlm, type RecordedRequest } from 
 import { initRepo } from '../support/git.ts';
 import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
 import { e2eRoot } from '../support/modes.ts';
-import { shellQuote, terminalScript } from '../support/terminal.ts';
+import { shellQuote, terminalScript, tmuxOn } from '../support/terminal.ts';
 
 const ROOT = e2eRoot('agents-chat-tty-e2e');
 const KEY = 'sk-chat-tty-e2e-0123456789abcdef';
@@ -42,12 +42,9 @@ const remote = agentsCli({
 });
 /** The tmux session of the mode under test. */
 let pane = 'chat';
-const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-const screen = (): string => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', pane);
-const see = (re: RegExp, ms = 20_000): Promise<string> =>
-  eventually(() => Promise.resolve(re.test(screen()) ? screen() : undefined), ms, String(re)).catch((err: Error) => {
-    throw new Error(`${err.message}; the screen:\n${screen()}`);
-  });
+const tmux = tmuxOn(SOCKET, { joined: true });
+const screen = (): string => tmux.screen(pane);
+const see = (re: RegExp, ms = 20_000): Promise<string> => tmux.see(pane, re, ms);
 const type = (line: string): void => {
   tmux('send-keys', '-t', pane, '-l', line);
   tmux('send-keys', '-t', pane, 'Enter');

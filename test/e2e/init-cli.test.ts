@@ -8,7 +8,6 @@
  * this machine's repository is not registered on the server (a clear line).
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,8 +16,8 @@ import { after, before, describe, it } from 'node:test';
 import { agentsCli, BIN, cliEnv, type Agents } from '../support/cli.ts';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
-import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
-import { shellQuote, terminalScript } from '../support/terminal.ts';
+import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { shellQuote, terminalScript, tmuxOn } from '../support/terminal.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-init-e2e-'));
 const SOCKET = `ca-init-e2e-${process.pid}`;
@@ -26,21 +25,8 @@ const SOCKET = `ca-init-e2e-${process.pid}`;
 let fake: FakeLlm;
 let repo: string;
 
-const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-const screen = (pane: string): string => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', pane);
-
-/** Waits until the pane shows `re`; fails with what it shows. */
-const see = (pane: string, re: RegExp, ms = 30_000): Promise<string> =>
-  eventually(
-    () => {
-      const s = screen(pane);
-      return Promise.resolve(re.test(s) ? s : undefined);
-    },
-    ms,
-    String(re),
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}; the screen:\n${screen(pane)}`);
-  });
+const tmux = tmuxOn(SOCKET, { joined: true });
+const { see } = tmux;
 
 /** Runs `agents init` in the repository on a tmux terminal, through a script that prints its exit status. */
 function startInit(name: string, dataDir: string, configHome: string): void {

@@ -15,7 +15,7 @@ import { BIN, cliEnv, collect } from '../support/cli.ts';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
 import { eventually, startHttpServer, type HttpServerProcess } from '../support/harness.ts';
-import { shellQuote, terminalScript } from '../support/terminal.ts';
+import { shellQuote, terminalScript, tmuxOn } from '../support/terminal.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-tui-e2e-'));
 const KEY = 'sk-tui-e2e-0123456789abcdef';
@@ -25,21 +25,8 @@ const SOCKET = `ca-tui-e2e-${process.pid}`;
 let fake: FakeLlm;
 let repo: string;
 
-const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', SOCKET, ...args], { encoding: 'utf8' });
-const screen = (pane: string): string => tmux('capture-pane', '-p', '-t', pane);
-
-/** Waits until the pane shows `re`; fails with what it shows. */
-const see = (pane: string, re: RegExp, ms = 30_000): Promise<string> =>
-  eventually(
-    () => {
-      const s = screen(pane);
-      return Promise.resolve(re.test(s) ? s : undefined);
-    },
-    ms,
-    String(re),
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}; the screen:\n${screen(pane)}`);
-  });
+const tmux = tmuxOn(SOCKET, { joined: false });
+const { screen, see } = tmux;
 
 /** Types a line into the TUI, waits until its input line shows it, and presses Enter. */
 async function enter(pane: string, line: string): Promise<void> {
