@@ -11,23 +11,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { agentsCli, type Agents, type CliResult } from '../support/cli.ts';
 import { initRepo } from '../support/git.ts';
+import { twoWritesAction } from '../support/registry-fixtures.ts';
 import { startHttpServer, tempDir, type HttpServerProcess } from '../support/harness.ts';
 import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.ts';
 
 const TOKEN = 'e2e-elsewhere-token-0123456789abcd';
 
-const TWO_WRITES = `name: local/el-two-writes
-description: Write two files, one step each
-descriptionTemplate: Write first.txt and second.txt
-definitionOfDone: both files exist
-steps:
-  - id: first
-    tool: builtin/write-file
-    args: { path: first.txt, content: "one" }
-  - id: second
-    tool: builtin/write-file
-    args: { path: second.txt, content: "two" }
-`;
+const TWO_WRITES = twoWritesAction('local/el-two-writes');
 
 function expectCode(res: CliResult, code: number, what: string): void {
   assert.equal(res.code, code, `${what}: exit ${res.code}\nstdout: ${res.stdout}\nstderr: ${res.stderr}`);

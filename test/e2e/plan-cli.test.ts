@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { agentsCli, cliEnv as testCliEnv, type Agents, type CliResult } from '../support/cli.ts';
 import { initRepo } from '../support/git.ts';
+import { twoWritesAction } from '../support/registry-fixtures.ts';
 import { createHash } from 'node:crypto';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -98,19 +99,7 @@ function pidsOf(argv: string[]): number[] {
   return out;
 }
 
-/** Two deterministic steps, each a checkpoint: rollback and corrections work on them. */
-const TWO_WRITES = `name: local/two-writes
-description: Write two files, one step each
-descriptionTemplate: Write first.txt and second.txt
-definitionOfDone: both files exist
-steps:
-  - id: first
-    tool: builtin/write-file
-    args: { path: first.txt, content: "one" }
-  - id: second
-    tool: builtin/write-file
-    args: { path: second.txt, content: "two" }
-`;
+const TWO_WRITES = twoWritesAction('local/two-writes');
 
 /** A slow step, then a write: killed in the middle, the plan resumes from its checkpoint. */
 const SLOW_WRITE = `name: local/slow-write

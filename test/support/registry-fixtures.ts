@@ -20,3 +20,17 @@ export function copyRegistryFixtures(defs: string): void {
   initRepo(join(defs, 'api'), {});
   for (const f of readdirSync(FIXTURES)) copyFileSync(join(FIXTURES, f), join(defs, f));
 }
+
+/** An action of two deterministic steps (each a checkpoint), named `name`: rollback and corrections work on them. */
+export const twoWritesAction = (name: string): string => `name: ${name}
+description: Write two files, one step each
+descriptionTemplate: Write first.txt and second.txt
+definitionOfDone: both files exist
+steps:
+  - id: first
+    tool: builtin/write-file
+    args: { path: first.txt, content: "one" }
+  - id: second
+    tool: builtin/write-file
+    args: { path: second.txt, content: "two" }
+`;
