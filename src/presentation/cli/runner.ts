@@ -38,6 +38,8 @@ export interface RunContext {
   interrupt(): void;
   /** The local agent or the server the client talks to (for hints about an unreachable one). */
   readonly target: Target;
+  /** config.yaml as read at the command's start (its defaults: defaultActor, defaultProject, …). */
+  readonly config: FileConfig;
 }
 
 /** A command's result: the envelope's data, and why it ends (OK unless said otherwise). */
@@ -124,7 +126,7 @@ export class Runner extends ExitStatus {
         target = { kind: 'server', url: conn.url, ...(conn.stored !== undefined ? { login: true } : {}) };
         if (flags.dataDir) ui.warn('--data-dir is ignored in server mode (the server owns its storage)');
       }
-      const ctx = this.contextOf({ name, declared }, ui, conn, namespace, ac, target, opened);
+      const ctx = this.contextOf({ name, declared, config: file }, ui, conn, namespace, ac, target, opened);
       outcome = await fn(ctx);
       if (outcome.error !== undefined) failure = { err: outcome.error };
     } catch (err) {
@@ -140,7 +142,7 @@ export class Runner extends ExitStatus {
 
   /** The command's context; the clients it opens are kept in `opened`, for the runner to close. */
   private contextOf(
-    { name, declared }: { name: string; declared: ReturnType<typeof declaredCallsOf> },
+    { name, declared, config }: { name: string; declared: ReturnType<typeof declaredCallsOf>; config: FileConfig },
     ui: Ui,
     conn: Connection,
     namespace: string | undefined,
@@ -152,6 +154,7 @@ export class Runner extends ExitStatus {
     return {
       ui,
       io: this.io,
+      config,
       signal: ac.signal,
       client: () =>
         (opened.pending ??= connect(conn, this.version, env, this.agentBin, this.early).then((c) => {

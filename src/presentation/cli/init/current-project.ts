@@ -13,8 +13,6 @@ import {
   type RegistryKind,
   type RegistryPageOf,
 } from '../../../protocol/client/index.ts';
-import { loadConfig } from '../config-file.ts';
-import { configPath } from '../config-paths.ts';
 import type { RunContext } from '../runner.ts';
 
 /** The registry calls a command makes to find the current directory's project (declare them with `.calls`). */
@@ -104,8 +102,8 @@ export async function currentProject(
     const found = await projectOfDirectory(client, cwd, ctx.signal);
     if (found) return { name: found.project.name, source: 'directory' };
   }
-  const file = loadConfig(configPath(ctx.io.env));
-  return file.defaultProject ? { name: file.defaultProject, source: 'config' } : undefined;
+  const { defaultProject } = ctx.config;
+  return defaultProject ? { name: defaultProject, source: 'config' } : undefined;
 }
 
 /**
@@ -119,9 +117,8 @@ export async function withSessionDefaults<T extends SessionDefaultsChoice>(
   cwd: string = process.cwd(),
 ): Promise<{ opts: T; project?: { name: string; source: ProjectSource } }> {
   if (opts.session !== undefined || opts.task !== undefined || opts.resume === true) return { opts };
-  const file = loadConfig(configPath(ctx.io.env));
   const out: T = { ...opts };
-  if (out.actor === undefined && file.defaultActor) out.actor = file.defaultActor;
+  if (out.actor === undefined && ctx.config.defaultActor) out.actor = ctx.config.defaultActor;
   const project = await currentProject(ctx, client, out.project, cwd);
   if (!project) return { opts: out };
   out.project = project.name;
