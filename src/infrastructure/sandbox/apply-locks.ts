@@ -2,10 +2,11 @@
  * The git locks an apply into the user's work tree takes, and those a crash left behind
  * (see worktree-apply.ts). Only a lock that is known to be ours is ever removed.
  */
-import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AppError } from '../../domain/errors.ts';
 import type { WorktreeJournal } from './apply-journal.ts';
+import { lstatOrUndefined } from './sandbox-files.ts';
 
 const LOCK_WAIT_MS = 10_000;
 /** git writes a ref lock's content right after making it: one still empty this long was left by a killed git. */
@@ -70,7 +71,7 @@ export async function releaseOurBranchLock(j: WorktreeJournal): Promise<void> {
     if (content === undefined) return;
     if (content.trim() === j.newCommit) break;
     if (content !== '') return;
-    const age = Date.now() - (statOrUndefined(lock)?.mtimeMs ?? Date.now());
+    const age = Date.now() - (lstatOrUndefined(lock)?.mtimeMs ?? Date.now());
     if (age >= EMPTY_REF_LOCK_MS || Date.now() > deadline) break;
     await sleep(50);
   }
@@ -87,14 +88,6 @@ export function lockedBy(repository: string, lock: string, what: string): AppErr
 function readOrUndefined(p: string): string | undefined {
   try {
     return readFileSync(p, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-function statOrUndefined(p: string): { mtimeMs: number } | undefined {
-  try {
-    return statSync(p);
   } catch {
     return undefined;
   }

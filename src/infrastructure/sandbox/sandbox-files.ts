@@ -1,5 +1,5 @@
 /** The files a sandbox keeps beside it, and small path helpers of the sandbox manager. */
-import { lstatSync, rmdirSync } from 'node:fs';
+import { lstatSync, rmdirSync, type Stats } from 'node:fs';
 import { lstat, readFile, realpath, rename, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -124,7 +124,7 @@ function notHere(root: string, base: string, hint: string): AppError {
 }
 
 /** A file's lstat, or undefined when there is nothing there (an apply's writes check each path). */
-export function lstatOrUndefined(p: string): ReturnType<typeof lstatSync> | undefined {
+export function lstatOrUndefined(p: string): Stats | undefined {
   try {
     return lstatSync(p);
   } catch {
