@@ -1,6 +1,7 @@
 /** Undo of chat turns as people read it: `agents session undo`, `/undo` in `agents chat`, `session show`. */
 import type { TurnChange, UndoOutcome } from '../../../protocol/client/index.ts';
 import type { Palette } from './colors.ts';
+import { isTurnNumber } from './chat-commands.render.ts';
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -44,7 +45,7 @@ export function parseUndoArgs(args: readonly string[]): { turn?: number; force: 
   let force = false;
   for (const a of args) {
     if (a === '--force') force = true;
-    else if (/^[1-9]\d{0,8}$/.test(a) && turn === undefined) turn = Number(a);
+    else if (isTurnNumber(a) && turn === undefined) turn = Number(a);
     else return `unexpected ${a} (usage: /undo [turn] [--force])`;
   }
   return turn === undefined ? { force } : { turn, force };
