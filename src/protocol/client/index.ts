@@ -30,7 +30,6 @@ export { CONTRACTS, CONTRACT_FAMILIES } from '../a2a/contracts/index.ts';
 export { CONTEXT_VIEWS, RANKINGS, CONTEXT_DEFAULTS, type ContextView } from '../../domain/context/context.ts';
 export { REGISTRY_KINDS, PLURAL, type RegistryKind } from '../../domain/registry/entities.ts';
 export { fallbackLine, fallbacksOf, type FallbackRecord } from '../../domain/registry/fallbacks.ts';
-export { REDACTED, redactDefinition } from '../../domain/registry/redact-definition.ts';
 export type {
   ContractFamily,
   MethodContract,

@@ -10,7 +10,6 @@ import {
   type RegistryPageOf,
   type RegistryShownOf,
   messageOf,
-  redactDefinition,
 } from '../../../protocol/client/index.ts';
 import { UsageError } from '../exit-codes.ts';
 import { plural, qualify, renderYaml, shortHash, whenText } from '../render/definition.render.ts';
@@ -71,13 +70,6 @@ export function readSource(file: string): { text: string; filename: string; base
   return { text, filename: basename(path), baseDir: dirname(path) };
 }
 
-/**
- * An entity as the CLI shows it, in every format: the credentials its definition may carry (env
- * and header values, a URL's userinfo and query) hidden. Only the output: the agent keeps them,
- * and `sync` reads them over the same methods.
- */
-const shown = <E extends { definition: unknown }>(e: E): E => ({ ...e, definition: redactDefinition(e.definition) });
-
 /** Registers a definition (from a file or from flags) and prints what was added. */
 export async function addEntity<K extends RegistryKind>(
   ctx: RunContext,
@@ -93,7 +85,7 @@ export async function addEntity<K extends RegistryKind>(
     );
   else ui.out(`added\t${kind}\t${e.name}\t${e.revision}\n`);
   ui.info(`see it with: agents ${kind} show ${e.name}`);
-  return { data: shown(e) };
+  return { data: e };
 }
 
 function renderShown<K extends RegistryKind>(e: RegistryShownOf<K>, spec: KindSpec<K>, ui: Ui): string {
@@ -149,14 +141,14 @@ async function list<K extends RegistryKind>(ctx: RunContext, spec: KindSpec<K>, 
     { ...query, ...(opts.pageToken ? { pageToken: opts.pageToken } : {}) },
     { signal: ctx.signal },
   );
-  const items = page.items.map(shown);
+  const items = [...page.items];
   while (opts.all && page.nextPageToken) {
     page = await client.call(
       REGISTRIES[spec.kind].list,
       { ...query, pageToken: page.nextPageToken },
       { signal: ctx.signal },
     );
-    items.push(...page.items.map(shown));
+    items.push(...page.items);
   }
   const { ui } = ctx;
   const columns: Column<RegistryEntityOf<K>>[] = [
@@ -174,7 +166,7 @@ async function list<K extends RegistryKind>(ctx: RunContext, spec: KindSpec<K>, 
   if (page.nextPageToken && !opts.all) ui.info(`more: --page-token ${page.nextPageToken} (or --all)`);
   const data: Record<string, unknown> = opts.all
     ? { items, nextPageToken: '', totalSize: page.totalSize, summary: page.summary }
-    : { ...page, items };
+    : { ...page };
   if (opts.extra && spec.listExtra) data['extra'] = await spec.listExtra.run(ctx, client);
   return { data };
 }
@@ -211,7 +203,7 @@ export function registerRegistryGroup<K extends RegistryKind>(
     .action((name: string, _opts: unknown, cmd: Command) =>
       runner.run(cmd, `${kind} show`, async (ctx) => {
         const client = await ctx.client();
-        const e = shown(await client.call(methods.show, { name: qualify(name) }, { signal: ctx.signal }));
+        const e = await client.call(methods.show, { name: qualify(name) }, { signal: ctx.signal });
         ctx.ui.out(renderShown(e, spec, ctx.ui));
         return { data: e };
       }),
@@ -275,7 +267,7 @@ function registerRegistryUpdate<K extends RegistryKind>(group: CliCommand, runne
               : `Updated ${kind} ${ui.pal.bold(e.name)} to revision ${e.revision}\n`,
           );
         else ui.out(`${e.unchanged ? 'unchanged' : 'updated'}\t${kind}\t${e.name}\t${e.revision}\n`);
-        return { data: shown(e) };
+        return { data: e };
       }),
     );
 }
