@@ -22,7 +22,7 @@ import { registerProject } from './commands/project.command.ts';
 import { registerResource } from './commands/resource.command.ts';
 import { registerSecret } from './commands/secret.command.ts';
 import { registerSend } from './commands/send.command.ts';
-import { registerServe, type ServeOptions } from './commands/serve.command.ts';
+import type { ServeOptions } from './commands/serve.command.ts';
 import { registerSession } from './commands/session.command.ts';
 import { registerSkill } from './commands/skill.command.ts';
 import { registerSync, registerServer } from './commands/sync.command.ts';
@@ -35,6 +35,7 @@ import { runProgram } from './exit-status.ts';
 import type { CliIo } from './render/ui.ts';
 import { processIo, rootCommand } from './program.ts';
 import { Runner } from './runner.ts';
+import { registerServeWithConfig } from './serve-cli.ts';
 
 export type { ServeOptions } from './commands/serve.command.ts';
 export type { CliIo } from './render/ui.ts';
@@ -92,7 +93,7 @@ export function buildProgram(
   registerSystem(program, runner);
   registerAccount(program, runner);
   registerAcp(program, runner);
-  registerServe(program, (opts) => host.serve(opts), runner);
+  registerServeWithConfig(program, (opts) => host.serve(opts), runner, io);
   registerCompletion(program, runner);
   addExamples(program);
   return program;
