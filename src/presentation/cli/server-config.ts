@@ -8,6 +8,10 @@
  */
 import { statSync } from 'node:fs';
 import type { Command, Option } from 'commander';
+import type { CliCommand } from './cli-command.ts';
+import { registerServe, serveOptionsOf, type ServeOptions } from './commands/serve.command.ts';
+import type { ExitStatus } from './exit-status.ts';
+import type { CliIo } from './render/ui.ts';
 import { isMap, isScalar, isSeq, type Node, type Pair } from 'yaml';
 import { UsageError } from './exit-codes.ts';
 import { lineOf, readYamlFile, unknownKeyMessage } from './support/yaml-file.ts';
@@ -187,4 +191,29 @@ function hasPassword(value: unknown): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * `agents serve` with `--config`: the file's settings are set on the commands before the options
+ * are handed over (inside serve's own error handling, so a bad file is a start-up error, exit 2,
+ * and nothing has opened yet).
+ */
+export function registerServeWithConfig(
+  program: CliCommand,
+  serve: (opts: ServeOptions) => Promise<number>,
+  status: ExitStatus,
+  io: CliIo,
+): void {
+  registerServe(program, () => serve(withServerConfig(program, io)), status);
+  addServerConfigOption(program);
+}
+
+/** serve's options with the file's settings under the flags. */
+function withServerConfig(program: Command, io: CliIo): ServeOptions {
+  const serve = serveCommandOf(program);
+  const warnings = applyServerConfig(serve, io.env);
+  // One JSON object per line, as the server's own log (pino's fields): printed before the logger exists.
+  for (const msg of warnings)
+    io.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, msg })}\n`);
+  return serveOptionsOf(serve.optsWithGlobals());
 }

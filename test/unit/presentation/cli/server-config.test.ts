@@ -8,8 +8,13 @@ import type { ServeOptions } from '../../../../src/presentation/cli/commands/ser
 import { ExitStatus } from '../../../../src/presentation/cli/exit-status.ts';
 import { rootCommand } from '../../../../src/presentation/cli/program.ts';
 import type { CliIo } from '../../../../src/presentation/cli/render/ui.ts';
-import { registerServeWithConfig, runServe } from '../../../../src/presentation/cli/serve-cli.ts';
-import { readServerConfig, serveCommandOf, serverConfigKeys } from '../../../../src/presentation/cli/server-config.ts';
+import { runServe } from '../../../../src/presentation/cli/serve-cli.ts';
+import {
+  readServerConfig,
+  registerServeWithConfig,
+  serveCommandOf,
+  serverConfigKeys,
+} from '../../../../src/presentation/cli/server-config.ts';
 import { intOption } from '../../../../src/presentation/cli/support/options.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ca-server-config-'));
