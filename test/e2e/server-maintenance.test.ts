@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
@@ -178,6 +178,17 @@ describe('agents server backup and restore (SQLite)', () => {
     await cli(dir).run(['server', 'backup', copy], { code: 0 });
     const r2 = await cli(dir).run(['server', 'restore', copy], { code: 0 });
     assert.match(r2.stderr, /the database it replaced is kept as .*cleveragents\.db\.pre-restore/);
+  });
+});
+
+describe('agents server backup without the PostgreSQL client tools', () => {
+  it('says which package holds pg_dump (exit 1), before it connects', async () => {
+    const r = await cli(dataDir('no-pg-dump')).run(
+      ['server', 'backup', join(ROOT, 'x.dump'), '--database-url', 'postgres://u:pw@127.0.0.1:1/none'],
+      { code: 1, env: { PATH: dirname(process.execPath) } },
+    );
+    assert.match(r.stderr, /pg_dump is not installed \(it is in the postgresql-client package\)/);
+    assert.doesNotMatch(r.stderr + r.stdout, /pw@/, 'the password is not shown');
   });
 });
 
