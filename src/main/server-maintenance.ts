@@ -145,7 +145,8 @@ async function restore(
     await (await pgMaintenance()).pgRestore(db.url, file);
   } else {
     checkSqliteBackup(file);
-    const live = sqliteLiveRunners(db.file, DEFAULT_LEASE_MS);
+    const leaseMs = Number(process.env['CLEVERAGENTS_RUNNER_LEASE_MS']) || DEFAULT_LEASE_MS;
+    const live = sqliteLiveRunners(db.file, leaseMs);
     if (live.length > 0)
       throw new MaintenanceError(
         'busy',

@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -178,6 +179,34 @@ describe('agents server backup and restore (SQLite)', () => {
     await cli(dir).run(['server', 'backup', copy], { code: 0 });
     const r2 = await cli(dir).run(['server', 'restore', copy], { code: 0 });
     assert.match(r2.stderr, /the database it replaced is kept as .*cleveragents\.db\.pre-restore/);
+  });
+});
+
+describe('agents server backup and restore --with-key', () => {
+  it('copies the secret key beside the backup (0600) and puts it in place on restore, keeping the old one', async () => {
+    const dir = dataDir('with-key');
+    await cli(dir).run(['server', 'migrate'], { code: 0 });
+    const key = `${randomBytes(32).toString('base64')}\n`;
+    writeFileSync(join(dir, 'secret.key'), key, { mode: 0o600 });
+    const backup = join(ROOT, 'with-key.db');
+    const b = await cli(dir).run(['server', 'backup', backup, '--with-key'], { code: 0 });
+    assert.match(b.stderr, /the secret key is in .*with-key\.db\.key/);
+    assert.equal(readFileSync(`${backup}.key`, 'utf8'), key);
+    assert.equal(statSync(`${backup}.key`).mode & 0o777, 0o600);
+    const fresh = dataDir('with-key-restored');
+    mkdirSync(fresh, { mode: 0o700 });
+    const other = `${randomBytes(32).toString('base64')}\n`;
+    writeFileSync(join(fresh, 'secret.key'), other, { mode: 0o600 });
+    const r = await cli(fresh).run(['server', 'restore', backup, '--with-key'], { code: 0 });
+    assert.match(r.stderr, /the secret key was restored to .*secret\.key/);
+    assert.equal(readFileSync(join(fresh, 'secret.key'), 'utf8'), key);
+    assert.equal(readFileSync(join(fresh, 'secret.key.pre-restore'), 'utf8'), other);
+    // Without a key to copy, --with-key refuses before writing anything.
+    const none = dataDir('no-key');
+    await cli(none).run(['server', 'migrate'], { code: 0 });
+    const refused = await cli(none).run(['server', 'backup', join(ROOT, 'no-key.db'), '--with-key'], { code: 3 });
+    assert.match(refused.stderr, /there is no secret key at .*secret\.key/);
+    assert.equal(existsSync(join(ROOT, 'no-key.db')), false);
   });
 });
 

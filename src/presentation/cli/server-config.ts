@@ -154,7 +154,10 @@ function scalarText(node: Node): string {
  * beat the defaults. Returns warnings for the operator (a readable file holding secrets).
  */
 export function applyServerConfig(serve: Command, env: NodeJS.ProcessEnv): string[] {
-  const path = serverConfigPath(serve.opts<{ config?: string }>().config, env);
+  const flags = serve.opts<{ config?: string; stdio?: boolean }>();
+  // The variable names the server's file; the local agents a CLI spawns (`serve --stdio`) inherit
+  // the user's environment and must not take the server's data directory from it: --config only.
+  const path = serverConfigPath(flags.config, flags.stdio === true ? {} : env);
   if (path === undefined) return [];
   const settings = readServerConfig(path, serverConfigKeys(serve));
   for (const s of settings) {

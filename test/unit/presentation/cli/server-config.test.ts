@@ -90,6 +90,12 @@ describe('agents serve --config', () => {
     assert.equal(opts?.port, 9001);
   });
 
+  it('is not read by a local agent (--stdio) through the variable, only through --config', async () => {
+    const path = file('dataDir: /srv/the-server\n');
+    assert.equal((await serve(['--stdio'], { CLEVERAGENTS_CONFIG: path })).opts?.dataDir, undefined);
+    assert.equal((await serve(['--stdio', '--config', path])).opts?.dataDir, '/srv/the-server');
+  });
+
   it('lets a flag beat the environment, the environment beat the file, and the file beat the default', async () => {
     const path = file('port: 9002\nretentionDays: 5\nretentionMaxTasks: 50\nhost: 0.0.0.0\n');
     const { opts } = await serve(['--config', path, '--port', '9100', '--retention-max-tasks', '60'], {
