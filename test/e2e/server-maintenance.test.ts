@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import pg from 'pg';
 import { createMigrator } from '../../src/infrastructure/index.ts';
 import { MIGRATION_NAMES } from '../../src/infrastructure/persistence/migrator.ts';
 import { agentsCli, type Agents } from '../support/cli.ts';
@@ -243,6 +244,16 @@ describe('agents server backup and restore (PostgreSQL)', { skip: pgSkip() }, ()
           code: 0,
         });
         assert.equal(restored.data.applied, MIGRATION_NAMES.length);
+        // A newer version's migration: --check says so (8), and serve refuses to start on it (2).
+        const c = new pg.Client({ connectionString: target.url });
+        await c.connect();
+        await c.query("insert into kysely_migration (name, timestamp) values ('0999_future', now()::text)");
+        await c.end();
+        await cli(dir).run(['server', 'migrate', '--check', '--database-url', target.url], { code: 8 });
+        const serve = await cli(dir).run(['serve', '--port', '0', '--token', TOKEN, '--database-url', target.url], {
+          code: 2,
+        });
+        assert.match(serve.stderr, /cannot be upgraded: .*0999_future/);
       } finally {
         await source.drop();
         await target.drop();
