@@ -45,6 +45,7 @@ export interface PushNotifierOptions {
  * which costs nothing per event where a read would cost a round trip each).
  */
 export class PushNotifier {
+  /** Per task, the read of its configs in flight. */
   private readonly configs = new Map<string, Promise<StoredPushConfig[]>>();
   /** The same configs once loaded, so later events need no promise. */
   private readonly loaded = new Map<string, StoredPushConfig[]>();
@@ -143,10 +144,12 @@ export class PushNotifier {
     if (known && !pending) return this.fanOut(task.id, known, item);
     // The configs as of this event, applied after the events before it (two loads may overlap
     // when a change came in between, and the later one may answer first).
-    const configs = this.loadConfigs(task.id).catch((err: unknown) => {
-      this.logger.warn({ err, taskId: task.id }, 'loading push configs failed');
-      return [] as StoredPushConfig[];
-    });
+    const configs = known
+      ? Promise.resolve(known)
+      : this.loadConfigs(task.id).catch((err: unknown) => {
+          this.logger.warn({ err, taskId: task.id }, 'loading push configs failed');
+          return [] as StoredPushConfig[];
+        });
     const routed = Promise.all([pending?.catch(() => {}), configs]).then(([, list]) =>
       this.fanOut(task.id, list, item),
     );
