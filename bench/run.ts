@@ -3,8 +3,9 @@
  * `@a2a-js/sdk` reference stack, a bare node:http floor and a persisted floor, measured in the same
  * run, and judged on the targets of bench/lib/targets.ts (see docs/performance.md). `--quick` for a
  * short run, `--only=unary,streaming,stdio,memory,scale,cli,confine,llm,context,auth,postgres,plan`
- * for some workloads, `--scale=1000,100000` for other store sizes. Every server listens on
- * 127.0.0.1 only; every loop is bounded in count and time.
+ * for some workloads, `--scale=1000,100000` for other store sizes, `--pg-url=` for the PostgreSQL
+ * server of `postgres` (else CA_BENCH_PG_URL or CA_TEST_PG_URL). Every server listens on 127.0.0.1
+ * only; every loop is bounded in count and time.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { parseArgs, WORKLOADS, type BenchConfig } from './lib/config.ts';
 import { machineLoad, setupPinning, takeDeaths } from './lib/proc.ts';
 import { Report } from './lib/report.ts';
 import { BIN, DIST } from './lib/servers.ts';
+import { redactUrl } from '../src/infrastructure/persistence/postgres/pg-url.ts';
 
 type Workload = (cfg: BenchConfig, report: Report, log: (s: string) => void) => void | Promise<void>;
 /**
@@ -100,7 +102,11 @@ async function main(): Promise<number> {
   writeFileSync(
     join(dir, 'last-run.json'),
     JSON.stringify(
-      { config: { ...cfg, only: cfg.only ? [...cfg.only] : undefined }, figures: report.figures, targets: judged },
+      {
+        config: { ...cfg, only: cfg.only ? [...cfg.only] : undefined, pgUrl: cfg.pgUrl && redactUrl(cfg.pgUrl) },
+        figures: report.figures,
+        targets: judged,
+      },
       null,
       2,
     ),

@@ -28,6 +28,8 @@ export interface BenchConfig {
   /** LLM workload: model steps with a tool call in the tool-loop turn. */
   llmToolSteps: number;
   only: Set<string> | undefined;
+  /** An admin URL of a PostgreSQL server for the `postgres` workload (`--pg-url=`, else CA_BENCH_PG_URL or CA_TEST_PG_URL). */
+  pgUrl: string | undefined;
 }
 
 export const WORKLOADS = [
@@ -54,6 +56,7 @@ export function parseArgs(argv: string[]): BenchConfig {
       throw new Error(`unknown workload ${w}; choose from ${WORKLOADS.join(', ')}`);
   }
   const sizesArg = argv.find((a) => a.startsWith('--scale='));
+  const pgArg = argv.find((a) => a.startsWith('--pg-url='));
   return {
     quick,
     rounds: quick ? 3 : 5,
@@ -75,5 +78,7 @@ export function parseArgs(argv: string[]): BenchConfig {
     llmGapMs: 1,
     llmToolSteps: 100,
     only,
+    pgUrl:
+      pgArg?.slice('--pg-url='.length) || process.env['CA_BENCH_PG_URL'] || process.env['CA_TEST_PG_URL'] || undefined,
   };
 }

@@ -7,9 +7,11 @@ import { percentile } from './stats.ts';
 
 export interface LoadSpec {
   port: number;
+  /** Servers to spread the connections over, round robin (default: `port` alone). */
+  ports?: readonly number[] | undefined;
   connections: number;
-  /** The bytes of request number `i`. */
-  request(i: number): Buffer;
+  /** The bytes of request number `i`, sent to the server on `port`. */
+  request(i: number, port: number): Buffer;
   /** Throws when a response is not the expected one. */
   validate(res: RawResponse, i: number): void;
   maxRequests: number;
@@ -27,7 +29,9 @@ export interface LoadResult {
 }
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  const conns = await Promise.all(Array.from({ length: spec.connections }, () => RawConnection.open(spec.port)));
+  const ports = spec.ports && spec.ports.length > 0 ? spec.ports : [spec.port];
+  const portOf = (c: number): number => ports[c % ports.length] as number;
+  const conns = await Promise.all(Array.from({ length: spec.connections }, (_, c) => RawConnection.open(portOf(c))));
   const latencies = new Float64Array(spec.maxRequests);
   let issued = 0;
   let done = 0;
@@ -36,11 +40,11 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const deadline = t0 + spec.maxMs;
   try {
     await Promise.all(
-      conns.map(async (c) => {
+      conns.map(async (c, n) => {
         while (issued < spec.maxRequests && performance.now() < deadline) {
           const i = issued++;
           const s = performance.now();
-          const res = await c.request(spec.request(i));
+          const res = await c.request(spec.request(i, portOf(n)));
           latencies[done++] = performance.now() - s;
           spec.validate(res, i);
         }

@@ -129,6 +129,21 @@ export const TARGETS: readonly Target[] = [
     against: { bound: 5 },
   },
   {
+    name: 'SendMessage on 1 PostgreSQL instance vs 1 SQLite instance',
+    group: 'postgres',
+    workload: 'SendMessage on PostgreSQL',
+    metric: /^throughput @\d+ conns/,
+    ...atLeast(0.5, 'reference', 'SQLite'),
+  },
+  {
+    name: 'SendMessage on PostgreSQL: round trips that write, per blocking message',
+    group: 'postgres',
+    workload: 'SendMessage on PostgreSQL, statements per message',
+    metric: /^round trips that write/,
+    op: '<=',
+    against: { bound: 3 },
+  },
+  {
     name: '`agents health` (local) vs `node -e 0`',
     group: 'cli',
     workload: 'CLI',

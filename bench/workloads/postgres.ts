@@ -1,9 +1,14 @@
 /**
  * PostgreSQL against the embedded SQLite default, in the same run (alternating rounds): SendMessage
- * and GetTask throughput, streaming events/s, and the cross-instance event delay — an event stored
- * by instance A, received by a client subscribed on instance B of the same database (p50/p99). Needs a PostgreSQL server: CA_BENCH_PG_URL or CA_TEST_PG_URL (an admin URL;
- * `source .ci/postgres.sh` starts a throwaway one); without it the workload says so and is skipped.
+ * and GetTask throughput, SendMessage spread over two instances of one database against one (with
+ * the machine's core count: both instances and the database share it), streaming events/s, the
+ * cross-instance event delay — an event stored by instance A, received by a client subscribed on
+ * instance B of the same database (p50/p99) — and the round trips a blocking SendMessage makes
+ * (postgres-writes.ts). Needs a PostgreSQL server: `--pg-url=`, CA_BENCH_PG_URL or CA_TEST_PG_URL
+ * (an admin URL; `source .ci/postgres.sh` starts a throwaway one); without it the workload says so
+ * and is skipped.
  */
+import { availableParallelism } from 'node:os';
 import {
   checkGetResult,
   checkSendResult,
@@ -15,21 +20,25 @@ import {
 import type { BenchConfig } from '../lib/config.ts';
 import { RawConnection } from '../lib/http-client.ts';
 import { runLoad, type LoadResult } from '../lib/load.ts';
-import type { Server } from '../lib/proc.ts';
+import { machineLoad, setupPinning, type Server } from '../lib/proc.ts';
 import type { Report } from '../lib/report.ts';
 import { startOurs, startOursStream, tempDir } from '../lib/servers.ts';
 import { median, percentile } from '../lib/stats.ts';
 import { BENCH_TOKEN, streamText } from '../servers/workload.ts';
 import { readSse } from '../../src/protocol/client/sse.ts';
 import { createPgDatabase } from '../../test/support/postgres.ts';
+import { postgresWrites } from './postgres-writes.ts';
 
 type Engine = 'SQLite' | 'PostgreSQL';
 const ENGINES: Engine[] = ['SQLite', 'PostgreSQL'];
 
 export async function postgresWorkload(cfg: BenchConfig, report: Report, log: (s: string) => void): Promise<void> {
-  const adminUrl = process.env['CA_BENCH_PG_URL'] || process.env['CA_TEST_PG_URL'];
+  const adminUrl = cfg.pgUrl;
   if (!adminUrl) {
-    log('skipped: no PostgreSQL (set CA_BENCH_PG_URL or CA_TEST_PG_URL; `source .ci/postgres.sh` starts one)');
+    const why =
+      'no PostgreSQL (pass --pg-url= or set CA_BENCH_PG_URL or CA_TEST_PG_URL; `source .ci/postgres.sh` starts one)';
+    log(`skipped: ${why}`);
+    report.note(`postgres rows skipped: ${why}`);
     return;
   }
   const made = await createPgDatabase('ca_bench', adminUrl);
@@ -42,6 +51,9 @@ export async function postgresWorkload(cfg: BenchConfig, report: Report, log: (s
     };
     servers.push(ours.SQLite, ours.PostgreSQL);
     await unary(cfg, report, log, ours);
+    const second = await startOurs(tempDir('pg-pg-b'), undefined, pgEnv);
+    servers.push(second);
+    await twoInstances(cfg, report, log, ours.PostgreSQL, second);
     const streaming: Record<Engine, Server> = {
       SQLite: await startOursStream(tempDir('pg-stream-sqlite')),
       PostgreSQL: await startOursStream(tempDir('pg-stream-pg'), pgEnv),
@@ -52,6 +64,7 @@ export async function postgresWorkload(cfg: BenchConfig, report: Report, log: (s
     const b = await startOursStream(tempDir('pg-stream-b'), pgEnv);
     servers.push(b);
     await crossInstance(cfg, report, log, streaming.PostgreSQL, b);
+    await postgresWrites(cfg, report, log, made.url);
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     await made.drop().catch(() => {});
@@ -110,6 +123,51 @@ async function unary(
       reference: p50('SQLite'),
     });
   }
+}
+
+/** SendMessage throughput with the same connections spread over two instances of one database, against one. */
+async function twoInstances(
+  cfg: BenchConfig,
+  report: Report,
+  log: (s: string) => void,
+  a: Server,
+  b: Server,
+): Promise<void> {
+  const sides = { one: [a.port], two: [a.port, b.port] };
+  const measure = (ports: number[], ms: number): Promise<LoadResult> =>
+    runLoad({
+      port: a.port,
+      ports,
+      connections: cfg.connections,
+      maxRequests: cfg.maxRequests,
+      maxMs: ms,
+      request: (_i, port) => sendMessageRequest(port),
+      validate: (res) => void checkSendResult(res),
+    });
+  // B's warm-up; A had its own in unary().
+  await measure([b.port], cfg.warmupMs);
+  const runs = { one: [] as number[], two: [] as number[] };
+  for (let round = 0; round < cfg.rounds; round++) {
+    const order = round % 2 === 0 ? (['one', 'two'] as const) : (['two', 'one'] as const);
+    for (const k of order) runs[k].push((await measure(sides[k], cfg.windowMs)).rps);
+  }
+  // The machine's cores, and those the servers may use: the bench pins every server to one core
+  // (and itself to another), so two instances share the one core that one instance had; the
+  // database is not pinned. os.availableParallelism() here is this (pinned) process's share.
+  const { cores } = machineLoad();
+  const pinned = setupPinning().enabled;
+  const where = `${cores} cores, os.availableParallelism() ${availableParallelism()} in the bench; instances ${pinned ? 'pinned to 1 core' : 'unpinned'}`;
+  log(
+    `SendMessage, ${cfg.connections} conns: 1 PostgreSQL instance ${median(runs.one).toFixed(0)} req/s, ` +
+      `2 instances ${median(runs.two).toFixed(0)} req/s (${where})`,
+  );
+  report.add({
+    workload: 'SendMessage on 2 PostgreSQL instances',
+    metric: `throughput @${cfg.connections} conns spread over both; ${where} (reference column: 1 instance)`,
+    unit: 'req/s',
+    ours: median(runs.two),
+    reference: median(runs.one),
+  });
 }
 
 async function stream(

@@ -1,6 +1,6 @@
 import { isTerminal, type Task } from '../../domain/a2a.model.ts';
 import type { Logger } from '../ports/logger.port.ts';
-import type { StoredPushConfig } from '../ports/push-config.repository.port.ts';
+import type { PushConfigRepository, StoredPushConfig } from '../ports/push-config.repository.port.ts';
 import type { OutboxTarget, PushOutbox } from '../ports/push-outbox.port.ts';
 import type { PushDrainResult, PushScheduler } from '../ports/push-scheduler.port.ts';
 import type { WebhookSender } from '../ports/webhook.port.ts';
@@ -19,6 +19,12 @@ export interface PushNotifierOptions {
    * several server instances on one database, a shared queue (PgBossPushScheduler).
    */
   scheduler?: PushScheduler | undefined;
+  /**
+   * How configs changed by other processes sharing the store are noticed: a version read at every
+   * event, or change notifications. With neither method, configs are read at every event; without
+   * this option at all, this process is taken to be the store's only writer (tests).
+   */
+  changes?: Pick<PushConfigRepository, 'version' | 'watch'> | undefined;
 }
 
 /**
@@ -32,8 +38,14 @@ export interface PushNotifierOptions {
  * An event is queued in its own group commit when the task's configs are already loaded (every
  * event after a task's first); otherwise in the commit after it, so a crash between the two can
  * lose that event's deliveries (the event itself is kept).
+ *
+ * A task's configs are cached while it runs, and every instance sharing the store sees a change at
+ * its next event: a change made here forgets them at once ({@link invalidate}); one made by another
+ * process is noticed through `changes` (SQLite: a version read per event; PostgreSQL: a NOTIFY,
+ * which costs nothing per event where a read would cost a round trip each).
  */
 export class PushNotifier {
+  /** Per task, the read of its configs in flight. */
   private readonly configs = new Map<string, Promise<StoredPushConfig[]>>();
   /** The same configs once loaded, so later events need no promise. */
   private readonly loaded = new Map<string, StoredPushConfig[]>();
@@ -51,7 +63,16 @@ export class PushNotifier {
   /** Queueing writes in flight (so drain() can wait for them). */
   private readonly queueing = new Set<Promise<void>>();
   private stopped = false;
+  /** Per task, the routing of its latest event still waiting for configs: later events go after it. */
+  private readonly routing = new Map<string, Promise<void>>();
+  /** `changes.version()` when the cache was last found current. */
+  private cacheVersion: number | undefined;
+  /** Change notifications: until they are listened to, nothing is cached. */
+  private watching: Promise<void> | undefined;
+  private listening = false;
+  private unwatch: (() => Promise<void>) | undefined;
 
+  private readonly changes: PushNotifierOptions['changes'];
   private readonly load: (taskId: string) => Promise<StoredPushConfig[]>;
   private readonly outbox: PushOutbox;
   private readonly sender: WebhookSender;
@@ -72,6 +93,7 @@ export class PushNotifier {
     this.maxAttempts = opts.maxAttempts ?? 12;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.now = opts.now ?? Date.now;
+    this.changes = opts.changes;
     this.scheduler = opts.scheduler ?? new InProcessPushScheduler(logger, this.now);
     this.scheduler.start((target, until) => this.drainTarget(target, until));
   }
@@ -82,13 +104,20 @@ export class PushNotifier {
     this.loaded.delete(taskId);
   }
 
+  /** Forget every cached config (changes may have been missed). */
+  private forgetAll(): void {
+    this.configs.clear();
+    this.loaded.clear();
+  }
+
   /**
    * An event handed to storage: when the task's configs are known, its deliveries are queued now,
    * in the event's own group commit, so that a stored event always has its deliveries queued.
    */
   recording(taskId: string, item: StreamItem): void {
-    const known = this.loaded.get(taskId);
-    if (!known || known.length === 0 || this.stopped) return;
+    const known = this.cached(taskId);
+    // Not ahead of an earlier event still waiting for the configs.
+    if (!known || known.length === 0 || this.stopped || this.routing.has(taskId)) return;
     const key = `${taskId}\u0000${item.seq}`;
     const queued = this.enqueue(taskId, known, item);
     this.early.set(key, { list: known, queued });
@@ -109,24 +138,81 @@ export class PushNotifier {
   }
 
   private route(task: Task, item: StreamItem): void {
-    const known = this.loaded.get(task.id);
-    if (known) {
-      // Configs already loaded: most tasks have none, and then an event costs nothing here.
-      this.fanOut(task.id, known, item);
-    } else {
-      let configs = this.configs.get(task.id);
-      if (!configs) {
-        const loading = this.load(task.id).catch((err: unknown) => {
+    const pending = this.routing.get(task.id);
+    const known = this.cached(task.id);
+    // Configs already loaded: most tasks have none, and then an event costs nothing here.
+    if (known && !pending) return this.fanOut(task.id, known, item);
+    // The configs as of this event, applied after the events before it (two loads may overlap
+    // when a change came in between, and the later one may answer first).
+    const configs = known
+      ? Promise.resolve(known)
+      : this.loadConfigs(task.id).catch((err: unknown) => {
           this.logger.warn({ err, taskId: task.id }, 'loading push configs failed');
           return [] as StoredPushConfig[];
         });
-        configs = loading;
-        this.configs.set(task.id, loading);
-        void loading.then((list) => {
-          if (this.configs.get(task.id) === loading) this.loaded.set(task.id, list);
-        });
-      }
-      this.track(configs.then((list) => this.fanOut(task.id, list, item)));
+    const routed = Promise.all([pending?.catch(() => {}), configs]).then(([, list]) =>
+      this.fanOut(task.id, list, item),
+    );
+    this.routing.set(task.id, routed);
+    this.track(
+      routed.finally(() => {
+        if (this.routing.get(task.id) === routed) this.routing.delete(task.id);
+      }),
+    );
+  }
+
+  /** The task's configs if cached and still current. */
+  private cached(taskId: string): StoredPushConfig[] | undefined {
+    const version = this.changes?.version?.();
+    if (version !== this.cacheVersion) {
+      this.cacheVersion = version;
+      this.forgetAll();
+    }
+    return this.loaded.get(taskId);
+  }
+
+  /** Loads a task's configs (one load at a time per task), caching them when a change would be noticed. */
+  private loadConfigs(taskId: string): Promise<StoredPushConfig[]> {
+    const inFlight = this.configs.get(taskId);
+    if (inFlight) return inFlight;
+    const keep = this.mayCache();
+    const loading = this.load(taskId);
+    this.configs.set(taskId, loading);
+    // A change in the meantime (invalidate, forgetAll) dropped this load: its answer is not kept.
+    loading.then(
+      (list) => {
+        if (this.configs.get(taskId) !== loading) return;
+        this.configs.delete(taskId);
+        if (keep) this.loaded.set(taskId, list);
+      },
+      () => {
+        if (this.configs.get(taskId) === loading) this.configs.delete(taskId);
+      },
+    );
+    return loading;
+  }
+
+  /** Whether configs loaded now may be kept: only when a later change by another process would be seen. */
+  private mayCache(): boolean {
+    const changes = this.changes;
+    if (!changes) return true;
+    if (changes.watch) {
+      this.watching ??= this.watch(changes.watch.bind(changes));
+      return this.listening;
+    }
+    return changes.version !== undefined;
+  }
+
+  private async watch(watch: NonNullable<PushConfigRepository['watch']>): Promise<void> {
+    try {
+      const stop = await watch((taskId) => (taskId === '' ? this.forgetAll() : this.invalidate(taskId)));
+      if (this.stopped) return void (await stop());
+      this.unwatch = stop;
+      this.listening = true;
+    } catch (err) {
+      // Read at every event meanwhile; the next load tries again.
+      this.logger.warn({ err }, 'listening for push config changes failed; reading them at every event');
+      this.watching = undefined;
     }
   }
 
@@ -164,6 +250,7 @@ export class PushNotifier {
   /** Stops delivering (pending entries stay in the outbox for the next start, or another instance). */
   async stop(): Promise<void> {
     this.stopped = true;
+    await this.unwatch?.().catch(() => {});
     await Promise.allSettled([...this.queueing]);
     await this.scheduler.stop();
   }
@@ -208,15 +295,14 @@ export class PushNotifier {
    * is not due (its time is returned); past `until` (or once stopped) it returns "more, now".
    */
   private async drainTarget(key: OutboxTarget, until?: number): Promise<PushDrainResult> {
-    let configs: StoredPushConfig[] | undefined;
     for (;;) {
       if (this.stopped || (until !== undefined && this.now() >= until))
         return { notBefore: new Date(this.now()).toISOString() };
       const entry = await this.outbox.next(key);
       if (!entry) return {};
       if (Date.parse(entry.nextAttemptAt) > this.now()) return { notBefore: entry.nextAttemptAt };
-      // Loaded once per drain when this process has not cached them (another instance queued the event).
-      const list = this.loaded.get(key.taskId) ?? (configs ??= await this.load(key.taskId));
+      // Read for each entry (from the cache when current): a config deleted meanwhile gets nothing more.
+      const list = this.cached(key.taskId) ?? (await this.loadConfigs(key.taskId));
       const config = list.find((c) => c.id === key.configId);
       if (!config) {
         // The config was deleted: what it still had pending goes with it.

@@ -25,6 +25,8 @@ export function buildPushDelivery(deps: ServiceDeps): PushDelivery {
   const notifier = new PushNotifier((taskId) => configs.list(taskId), deps.pushOutbox, deps.webhooks, deps.logger, {
     ...deps.push,
     scheduler: deps.pushScheduler ?? deps.push?.scheduler,
+    // Configs changed by another process sharing the store (another instance, a local agent).
+    changes: configs,
   });
   return {
     notifier,

@@ -1,3 +1,4 @@
+import { sql, type OperationNodeSource } from 'kysely';
 import type { PushConfigRepository, StoredPushConfig } from '../../../application/index.ts';
 import {
   deletePushConfig,
@@ -10,7 +11,14 @@ import {
 } from '../rows/push-config.rows.ts';
 import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
 
-/** Push-notification configs of tasks in PostgreSQL; a put is one upsert. */
+/** The NOTIFY channel of committed push config changes: payload `<taskId>`. */
+export const PUSH_CONFIGS_CHANNEL = 'ca_push_configs';
+
+/**
+ * Push-notification configs of tasks in PostgreSQL. Every change notifies the other instances in
+ * its own statement (no extra round trip), so that one running the task's turns, which caches the
+ * task's configs, sees it at its next event.
+ */
 export class PgPushConfigRepository implements PushConfigRepository {
   private readonly db: PgDatabase;
 
@@ -21,7 +29,9 @@ export class PgPushConfigRepository implements PushConfigRepository {
   async put(config: StoredPushConfig): Promise<void> {
     const doc = JSON.stringify(config);
     try {
-      await this.db.run((k) => upsertPushConfig(k, config.taskId, config.id, doc).execute());
+      await this.db.run((k) =>
+        notifying(upsertPushConfig(k, config.taskId, config.id, doc).returning('task_id')).execute(k),
+      );
     } catch (err) {
       if (isPgConstraintError(err, 'foreign')) throw pushConfigTaskMissing(config.taskId);
       throw err;
@@ -39,11 +49,23 @@ export class PgPushConfigRepository implements PushConfigRepository {
   }
 
   async delete(taskId: string, id: string): Promise<boolean> {
-    const r = await this.db.run((k) => deletePushConfig(k, taskId, id).executeTakeFirst());
-    return Number(r.numDeletedRows) > 0;
+    const r = await this.db.run((k) => notifying(deletePushConfig(k, taskId, id).returning('task_id')).execute(k));
+    return r.rows.length > 0;
   }
 
   async deleteByTask(taskId: string): Promise<void> {
-    await this.db.run((k) => deletePushConfigs(k, taskId).execute());
+    await this.db.run((k) => notifying(deletePushConfigs(k, taskId).returning('task_id')).execute(k));
   }
+
+  async watch(handler: (taskId: string) => void): Promise<() => Promise<void>> {
+    return this.db.listen(PUSH_CONFIGS_CHANNEL, handler);
+  }
+}
+
+/**
+ * The change (returning its rows' task_id), then a notification per changed row, sent at commit
+ * (PostgreSQL folds identical ones into one); one row per changed config.
+ */
+function notifying(change: OperationNodeSource) {
+  return sql<{ n: unknown }>`with c as (${change}) select pg_notify(${PUSH_CONFIGS_CHANNEL}, task_id) as n from c`;
 }

@@ -1,12 +1,51 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PushConfigRepository, StoredPushConfig } from '../../../../src/application/index.ts';
-import { SqlitePushConfigRepository } from '../../../../src/infrastructure/index.ts';
+import { openDatabase, SqlitePushConfigRepository } from '../../../../src/infrastructure/index.ts';
+import { openPgDatabase } from '../../../../src/infrastructure/persistence/postgres/pg-database.ts';
 import { PgPushConfigRepository } from '../../../../src/infrastructure/persistence/postgres/pg-push-config.repository.ts';
 import { ENGINES, type OpenedEngine } from '../../../support/engines.ts';
+import { eventually } from '../../../support/eventually.ts';
 import { insertTaskRow, kyselyOf } from '../../../support/rows.ts';
 
 const reason = (r: string) => (err: unknown) => (err as { reason?: string }).reason === r;
+
+/** Another process on the same data: its own connection, its own repository. */
+async function otherProcess(opened: OpenedEngine): Promise<{ repo: PushConfigRepository; close(): Promise<void> }> {
+  if (opened.sqlite) {
+    const db = await openDatabase({ file: opened.location });
+    return { repo: new SqlitePushConfigRepository(db), close: () => db.close() };
+  }
+  const db = await openPgDatabase({ url: opened.location });
+  return { repo: new PgPushConfigRepository(db), close: () => db.close() };
+}
+
+/**
+ * What `repo` tells of changes: `changed()` answers whether one came since the last call (by its
+ * version, read at once; or by its notifications, awaited) and which tasks' they were, if it says.
+ */
+async function changesOf(repo: PushConfigRepository) {
+  if (repo.version) {
+    const version = repo.version.bind(repo);
+    let seen = version();
+    return {
+      stop: async () => {},
+      changed: async (): Promise<string[]> => {
+        const now = version();
+        const moved = now !== seen;
+        seen = now;
+        return moved ? ['?'] : [];
+      },
+    };
+  }
+  assert.ok(repo.watch, 'the repository tells of changes one way or the other');
+  const tasks: string[] = [];
+  const stop = await repo.watch((taskId) => tasks.push(taskId));
+  return {
+    stop,
+    changed: () => eventually(async () => (tasks.length > 0 ? tasks.splice(0) : undefined), 5000, 'a notification'),
+  };
+}
 
 for (const engine of ENGINES)
   describe(`push config repository on ${engine.name}`, { skip: engine.skip() }, () => {
@@ -69,6 +108,32 @@ for (const engine of ENGINES)
 
     it('refuses a config for a task that does not exist', async () => {
       await assert.rejects(repo.put({ ...secret, taskId: 'nope' }), reason('TASK_NOT_FOUND'));
+    });
+
+    it('tells this process of each change another process makes, at once', async () => {
+      const other = await otherProcess(db);
+      const changes = await changesOf(repo);
+      try {
+        const expect = async (what: string) => {
+          const tasks = await changes.changed();
+          assert.ok(tasks.length > 0, `${what} was noticed`);
+          if (!tasks.includes('?')) assert.deepEqual([...new Set(tasks)], ['t1'], `${what}: the task is named`);
+        };
+        if (repo.version) assert.deepEqual(await changes.changed(), [], 'nothing moved it yet');
+        await other.repo.put(secret);
+        await expect('a put');
+        await other.repo.delete('t1', 'p1');
+        await expect('a delete');
+        await other.repo.put(secret);
+        await expect('a second put');
+        await other.repo.deleteByTask('t1');
+        await expect('a delete of the task’s configs');
+        await repo.list('t1');
+        if (repo.version) assert.deepEqual(await changes.changed(), [], 'a read does not move it');
+      } finally {
+        await changes.stop();
+        await other.close();
+      }
     });
 
     it('a task’s configs go with the task', async () => {
