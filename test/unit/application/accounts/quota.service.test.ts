@@ -43,7 +43,11 @@ const alice = makePrincipal({ id: 'alice', roles: { alice: 'owner', team: 'membe
 const inTeam = { ...alice, namespace: 'team' };
 const admin = makePrincipal({ id: 'admin', roles: { local: 'owner' }, admin: true });
 
-function quota(defaults: Partial<UsageLimits>, store = new FakeStore(), clock = { t: Date.UTC(2026, 11, 7, 23, 59, 0) }) {
+function quota(
+  defaults: Partial<UsageLimits>,
+  store = new FakeStore(),
+  clock = { t: Date.UTC(2026, 11, 7, 23, 59, 0) },
+) {
   const service = new QuotaService({
     defaults: { ...NO_LIMITS, ...defaults },
     usage: store,
