@@ -93,7 +93,7 @@ export function serviceDepsOf(o: OpenedParts): ServiceDeps {
       remotes: httpSyncRemote,
     },
     accounts: { repo: accounts, hasher: new ScryptKeyHasher() },
-    quota: { defaults: o.usageLimits, store: storage.quota },
+    quota: { defaults: o.usageLimits, store: storage.quota, mode: o.server ? 'server' : 'local' },
     capabilities,
     secrets: o.secrets,
     // Chat turns' undo: snapshots of project directories in `<data dir>/shadow`, records in storage.

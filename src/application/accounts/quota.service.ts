@@ -10,6 +10,7 @@ import {
 import type { Principal } from '../ports/principal.ts';
 import type { NamespaceLimitsRepository, StoredLimits, UsageCounter } from '../ports/quota.port.ts';
 import type { NamespaceRepository } from '../ports/registry.repository.port.ts';
+import { namespaceNotFound } from '../registry/namespace.service.ts';
 import type { AuditRecorder } from './audit.service.ts';
 
 /** How long namespaces' overrides read from the database are used before they are read again. */
@@ -26,6 +27,8 @@ export interface QuotaDeps {
   limits: NamespaceLimitsRepository;
   namespaces: Pick<NamespaceRepository, 'get'>;
   audit?: AuditRecorder | undefined;
+  /** Local mode has one user, who is never limited: its limits cannot be set (default: server). */
+  mode?: 'local' | 'server';
   now?: () => number;
   /** How long overrides are cached (another instance's change is seen within it). */
   overridesTtlMs?: number;
@@ -94,7 +97,13 @@ export class QuotaService {
     if (limits.concurrentTurns > 0) {
       const running = await this.deps.usage.runningTurns(principal.id);
       if (running >= limits.concurrentTurns)
-        throw limitExceeded('concurrentTurns', limits.concurrentTurns, principal.namespace, TURN_RETRY_SECONDS, undefined);
+        throw limitExceeded(
+          'concurrentTurns',
+          limits.concurrentTurns,
+          principal.namespace,
+          TURN_RETRY_SECONDS,
+          undefined,
+        );
     }
     if (limits.tokensPerDay > 0) {
       const now = this.now();
@@ -126,6 +135,10 @@ export class QuotaService {
    */
   async set(namespace: string, changes: LimitOverrides, principal: Principal): Promise<LimitsView> {
     adminOnly(principal, 'change');
+    if (this.deps.mode === 'local')
+      throw new AppError('UNSUPPORTED_OPERATION', 'Limits apply on a server: local mode has one user, never limited', {
+        hint: 'set them on a server (agents namespace limits <namespace> …, connected to it)',
+      });
     await this.existing(namespace);
     const before = (await this.deps.limits.get(namespace))?.limits ?? {};
     const next: LimitOverrides = {};
@@ -134,7 +147,9 @@ export class QuotaService {
       if (v === undefined || v === null) continue;
       if (!Number.isSafeInteger(v) || v < 0 || v > MAX_LIMIT)
         throw new AppError('INVALID_PARAMS', `Invalid parameters: ${k} must be a whole number from 0 to ${MAX_LIMIT}`, {
-          fields: [{ field: k, description: `a whole number from 0 (no limit) to ${MAX_LIMIT}, or null for the default` }],
+          fields: [
+            { field: k, description: `a whole number from 0 (no limit) to ${MAX_LIMIT}, or null for the default` },
+          ],
         });
       next[k] = v;
     }
@@ -214,11 +229,7 @@ export class QuotaService {
   }
 
   private async existing(namespace: string): Promise<void> {
-    if (!(await this.deps.namespaces.get(namespace)))
-      throw new AppError('NOT_FOUND', `Namespace ${namespace} not found`, {
-        details: { namespace },
-        hint: 'list namespaces with `agents namespace list`',
-      });
+    if (!(await this.deps.namespaces.get(namespace))) throw namespaceNotFound(namespace);
   }
 
   private view(namespace: string, stored: StoredLimits | undefined): LimitsView {

@@ -49,6 +49,7 @@ export function composeServices(deps: ServiceDeps): Services {
     limits: deps.quota.store,
     namespaces: deps.namespaces,
     audit,
+    mode: deps.quota.mode,
   });
   const tasks = buildTasks({
     admission: quota,

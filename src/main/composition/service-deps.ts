@@ -89,7 +89,7 @@ export interface ServiceDeps {
    * Per-user limits: the server's defaults (all 0, none, in local mode), and where usage is counted
    * and namespaces' overrides are kept.
    */
-  quota: { defaults: UsageLimits; store: UsageCounter & NamespaceLimitsRepository };
+  quota: { defaults: UsageLimits; store: UsageCounter & NamespaceLimitsRepository; mode: 'local' | 'server' };
   /** Server-mode users and API keys (with the slow hash of their secrets). */
   accounts: { repo: AccountRepository; hasher: KeyHasher };
   /** Runs hooks' commands and webhooks (absent: registered hooks do not run). */

@@ -11,10 +11,11 @@ export const m0017_usage_limits: Migration = {
     // after the insert, so status updates (the hot path) do not touch the index.
     await db.schema.alterTable('tasks').addColumn('started_by', text).execute();
     await db.schema.createIndex('tasks_started_by').on('tasks').column('started_by').execute();
-    // A namespace's overrides of the server's default limits, as JSON ({requestsPerMinute?, …}).
+    // A namespace's overrides of the server's default limits, as JSON ({requestsPerMinute?, …});
+    // they go with the namespace (a namespace made later under the same name starts with none).
     await db.schema
       .createTable('namespace_limits')
-      .addColumn('namespace', text, (c) => c.primaryKey())
+      .addColumn('namespace', text, (c) => c.primaryKey().references('namespaces.name').onDelete('cascade'))
       .addColumn('limits', text, (c) => c.notNull())
       .addColumn('updated_at', text, (c) => c.notNull())
       .addColumn('updated_by', text, (c) => c.notNull())
