@@ -1,7 +1,11 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
-import { namespaceLimitsGet, namespaceLimitsSet, type ResultOf } from '../../../protocol/client/index.ts';
-import { MAX_LIMIT } from '../../../domain/quota.ts';
+import {
+  LIMIT_MAX as MAX_LIMIT,
+  namespaceLimitsGet,
+  namespaceLimitsSet,
+  type ResultOf,
+} from '../../../protocol/client/index.ts';
 import { renderTable } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 
@@ -41,7 +45,11 @@ export function registerNamespaceLimits(ns: CliCommand, runner: Runner): void {
     .argument('<namespace>', 'the namespace')
     .option('--rpm <n>', 'requests per minute per user (0: no limit; "default": the server\'s)', limitArg)
     .option('--concurrent-turns <n>', 'turns a user may have running at once (0: no limit; "default")', limitArg)
-    .option('--tokens-per-day <n>', "model tokens a user's turns may use per UTC day (0: no limit; \"default\")", limitArg)
+    .option(
+      '--tokens-per-day <n>',
+      'model tokens a user\'s turns may use per UTC day (0: no limit; "default")',
+      limitArg,
+    )
     .calls(namespaceLimitsGet, namespaceLimitsSet)
     .action((namespace: string, opts: LimitFlags, cmd: Command) =>
       runner.run(cmd, 'namespace limits', async (ctx) => {

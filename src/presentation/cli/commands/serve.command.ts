@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
 import type { GlobalFlags } from '../config.ts';
 import type { ExitStatus } from '../exit-status.ts';
-import { MAX_LIMIT } from '../../../domain/quota.ts';
+import { LIMIT_MAX as MAX_LIMIT } from '../../../protocol/client/index.ts';
 import { intOption } from '../support/options.ts';
 import { collect } from './session.command.ts';
 
@@ -130,12 +130,12 @@ function usageLimitOptions(command: CliCommand): void {
   command
     .option(
       '--rate-limit-rpm <n>',
-      "requests per minute per user, counted by each instance on its own (env CLEVERAGENTS_RATE_LIMIT_RPM; default 0: no limit)",
+      'requests per minute per user, counted by each instance on its own (env CLEVERAGENTS_RATE_LIMIT_RPM; default 0: no limit)',
       intOption(0, MAX_LIMIT),
     )
     .option(
       '--max-concurrent-turns <n>',
-      "turns a user may have running at once, across instances (env CLEVERAGENTS_MAX_CONCURRENT_TURNS; default 0: no limit)",
+      'turns a user may have running at once, across instances (env CLEVERAGENTS_MAX_CONCURRENT_TURNS; default 0: no limit)',
       intOption(0, MAX_LIMIT),
     )
     .option(

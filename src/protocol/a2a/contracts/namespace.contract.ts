@@ -172,6 +172,8 @@ export const namespaceRevoke = defineContract({
 });
 
 // Per-user limits (issue #40): server-wide defaults, overridden per namespace by administrators.
+/** The largest value a limit may be set to (clients check flags against it). */
+export const LIMIT_MAX = MAX_LIMIT;
 const LimitValue = z.number().int().min(0).max(MAX_LIMIT);
 const Limits = z.object({
   requestsPerMinute: LimitValue.describe('requests per minute per user (counted by each instance); 0: no limit'),
