@@ -12,10 +12,13 @@ import type { Runner } from '../runner.ts';
 type LimitsView = ResultOf<typeof namespaceLimitsGet>;
 type LimitKey = keyof LimitsView['limits'];
 
-/** A limit's value on the command line: a whole number (0: no limit), or `default` (the server's). */
-function limitArg(value: string): number | null {
+/**
+ * A limit's value on the command line: a whole number (0: no limit), or `default` (the server's).
+ * Kept as the word here: commander treats a parser's null as "no value".
+ */
+function limitArg(value: string): number | 'default' {
   const v = value.trim();
-  if (v === 'default') return null;
+  if (v === 'default') return v;
   if (!/^\d+$/.test(v) || Number(v) > MAX_LIMIT)
     throw new InvalidArgumentError(`must be a whole number from 0 (no limit) to ${MAX_LIMIT}, or "default"`);
   return Number(v);
@@ -28,10 +31,13 @@ const ROWS: ReadonlyArray<{ key: LimitKey; name: string; flag: string }> = [
 ];
 
 interface LimitFlags {
-  rpm?: number | null;
-  concurrentTurns?: number | null;
-  tokensPerDay?: number | null;
+  rpm?: number | 'default';
+  concurrentTurns?: number | 'default';
+  tokensPerDay?: number | 'default';
 }
+
+/** A flag as the method takes it: null returns the limit to the server's default. */
+const valueOf = (v: number | 'default'): number | null => (v === 'default' ? null : v);
 
 /**
  * `agents namespace limits <namespace> [--rpm N] [--concurrent-turns N] [--tokens-per-day N]`: each
@@ -55,9 +61,9 @@ export function registerNamespaceLimits(ns: CliCommand, runner: Runner): void {
       runner.run(cmd, 'namespace limits', async (ctx) => {
         const client = await ctx.client();
         const changes = {
-          ...(opts.rpm !== undefined ? { requestsPerMinute: opts.rpm } : {}),
-          ...(opts.concurrentTurns !== undefined ? { concurrentTurns: opts.concurrentTurns } : {}),
-          ...(opts.tokensPerDay !== undefined ? { tokensPerDay: opts.tokensPerDay } : {}),
+          ...(opts.rpm !== undefined ? { requestsPerMinute: valueOf(opts.rpm) } : {}),
+          ...(opts.concurrentTurns !== undefined ? { concurrentTurns: valueOf(opts.concurrentTurns) } : {}),
+          ...(opts.tokensPerDay !== undefined ? { tokensPerDay: valueOf(opts.tokensPerDay) } : {}),
         };
         const set = Object.keys(changes).length > 0;
         const r = set
