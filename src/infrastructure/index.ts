@@ -92,3 +92,18 @@ export {
   readOrCreateSecretKeyFile,
   readSecretKeyFile,
 } from './secrets/secret-key.file.ts';
+export { compareMigrations, MIGRATION_NAMES, type MigrationComparison } from './persistence/migrator.ts';
+export { MaintenanceError, type MaintenanceProblem } from './persistence/maintenance/maintenance-error.ts';
+export {
+  backupSqlite,
+  checkSqliteBackup,
+  restoreSqlite,
+  sqliteAppliedMigrations,
+  sqliteLiveRunners,
+  type LiveRunner,
+} from './persistence/maintenance/sqlite-maintenance.ts';
+export { DEFAULT_LEASE_MS } from './persistence/runner-leases.ts';
+/** PostgreSQL maintenance (migrate, pg_dump, pg_restore); its modules (pg) load only when asked for. */
+export async function pgMaintenance(): Promise<typeof import('./persistence/maintenance/pg-maintenance.ts')> {
+  return import('./persistence/maintenance/pg-maintenance.ts');
+}

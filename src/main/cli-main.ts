@@ -1,4 +1,4 @@
-import type { ServeOptions } from '../presentation/cli/index.ts';
+import type { ServeOptions, ServerMaintenance } from '../presentation/cli/index.ts';
 import { STARTUP_MARKS_ENV, startupMark } from './startup-marks.ts';
 import { VERSION } from './version.ts';
 
@@ -29,6 +29,15 @@ export async function main(bin: string, args: readonly string[] = process.argv.s
     startupMark('cli:agent-spawned');
     const { runCli } = await import('../presentation/cli/index.ts');
     startupMark('cli:commands-loaded');
-    process.exitCode = await runCli(process.argv, { version: VERSION, bin, serve, ...(early ? { early } : {}) });
+    // Loaded only for `agents server migrate|backup|restore`.
+    const maintenance = async (): Promise<ServerMaintenance> =>
+      (await import('./server-maintenance.ts')).serverMaintenance();
+    process.exitCode = await runCli(process.argv, {
+      version: VERSION,
+      bin,
+      serve,
+      maintenance,
+      ...(early ? { early } : {}),
+    });
   }
 }

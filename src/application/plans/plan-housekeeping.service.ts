@@ -209,6 +209,7 @@ export class PlanHousekeeping {
   async delete(planId: string, opts: { force?: boolean | undefined }, principal: Principal): Promise<PlanDeletion> {
     const plan = await this.access.get(planId, principal);
     this.access.assertIdle(plan, 'delete');
+    await this.deps.recorder.assertReachable(plan, { orGone: true });
     const unapplied = await this.unapplied(plan);
     if (unapplied && !opts.force) throw this.unappliedError(plan, unapplied);
     const sandboxes = await this.remove(plan, principal);
@@ -235,6 +236,14 @@ export class PlanHousekeeping {
       const row = { planId: plan.id, name: plan.name, phase: plan.phase, state: plan.state, updatedAt: plan.updatedAt };
       if (this.deps.engine.running.has(plan.id)) {
         kept.push({ ...row, reason: 'running' });
+        continue;
+      }
+      const away = await this.deps.recorder.assertReachable(plan, { orGone: true }).then(
+        () => undefined,
+        (err: unknown) => messageOf(err),
+      );
+      if (away) {
+        kept.push({ ...row, reason: `${away}; prune it on the instance that has its sandbox` });
         continue;
       }
       const unapplied = await this.unapplied(plan);

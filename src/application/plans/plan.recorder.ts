@@ -136,8 +136,8 @@ export class PlanRecorder {
    * instance cannot reach: each command that needs them calls it before it changes anything, so
    * the plan's state, phase and error stay as they were.
    */
-  async assertReachable(plan: Readonly<Plan>): Promise<void> {
-    for (const sb of plan.sandboxes) await this.deps.sandboxes.assertReachable(sb);
+  async assertReachable(plan: Readonly<Plan>, opts: { orGone?: boolean } = {}): Promise<void> {
+    for (const sb of plan.sandboxes) await this.deps.sandboxes.assertReachable(sb, opts);
   }
 
   async restore(plan: Plan, cp: Checkpoint): Promise<void> {

@@ -150,6 +150,8 @@ export class PlanService {
     const plan = await this.access.get(planRef, principal);
     const planId = plan.id;
     assertAllowed(plan, 'cancel');
+    // Cleaning removes the sandboxes: on an instance that cannot reach them, refuse before the cancel.
+    if (opts.clean) await this.deps.recorder.assertReachable(plan, { orGone: true });
     const current = plan.tasks[plan.phase];
     // The task first: its run stops (and reports nothing more) before the plan is cancelled.
     if (current) {

@@ -92,9 +92,10 @@ export interface SandboxManager {
   /**
    * Resolves when this instance can work on the sandbox; otherwise throws UNAVAILABLE with a hint
    * that says where it is (another instance made it under a sandbox directory not mounted here, or
-   * it is gone). Reads only: a plan operation calls it before it changes anything.
+   * it is gone). Reads only: a plan operation calls it before it changes anything. With `orGone`,
+   * a sandbox of this instance that is gone passes (removing it is then nothing to do).
    */
-  assertReachable(sandbox: SandboxInfo): Promise<void>;
+  assertReachable(sandbox: SandboxInfo, opts?: { orGone?: boolean }): Promise<void>;
 }
 
 export interface ToolCallRequest {

@@ -45,3 +45,20 @@ export async function migrationStatus(db: AnyDb): Promise<MigrationStatus> {
     pending: all.filter((m) => m.executedAt === undefined).map((m) => m.name),
   };
 }
+
+/** Where a database's applied migrations stand against this code's. */
+export interface MigrationComparison {
+  /** This code's migrations the database has not had yet (in the order they run). */
+  pending: string[];
+  /** Migrations the database had that this code does not know: a newer version wrote it. */
+  unknown: string[];
+}
+
+/** Compares the names in `kysely_migration` (any order) with this code's migrations. */
+export function compareMigrations(applied: readonly string[]): MigrationComparison {
+  const done = new Set(applied);
+  return {
+    pending: MIGRATION_NAMES.filter((name) => !done.has(name)),
+    unknown: [...done].filter((name) => !MIGRATION_NAMES.includes(name)).sort(),
+  };
+}

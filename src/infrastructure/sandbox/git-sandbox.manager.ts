@@ -224,8 +224,8 @@ export class GitSandboxManager implements SandboxManager {
     });
   }
 
-  async assertReachable(sandbox: SandboxInfo): Promise<void> {
-    await this.#own(sandbox);
+  async assertReachable(sandbox: SandboxInfo, opts: { orGone?: boolean } = {}): Promise<void> {
+    await this.#own(sandbox, opts.orGone !== true);
   }
 
   async unresolved(sandbox: SandboxInfo, files: readonly string[]): Promise<string[]> {

@@ -166,7 +166,8 @@ export const COMMAND_INDEX: readonly CommandStub[] = [
     aliases: [],
     options: false,
     args: [],
-    description: 'The server this machine syncs with (agents sync …)',
+    description:
+      "The server this machine syncs with (agents sync …), and a server's database: migrate, backup, restore",
   },
   {
     name: 'card',

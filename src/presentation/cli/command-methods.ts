@@ -37,7 +37,7 @@ export const COMMAND_METHODS: Readonly<Record<string, readonly string[]>> = comm
 /**
  * Commands that are not a client of a method: `serve` is the server itself; `logout` only forgets a
  * stored login; `completion` prints a script made from the command tree; `config …` edits the CLI's
- * own config.yaml.
+ * own config.yaml; `server migrate|backup|restore` open the server's database directly, as `serve` does.
  */
 export const SERVER_COMMANDS: readonly string[] = [
   'serve',
@@ -47,6 +47,9 @@ export const SERVER_COMMANDS: readonly string[] = [
   'config get',
   'config set',
   'config unset',
+  'server migrate',
+  'server backup',
+  'server restore',
 ];
 
 /** Methods meant for programs rather than a person at a terminal, with why. */

@@ -2,11 +2,12 @@
  * `config.yaml` as a YAML Document: read with every key's position (so a wrong key or value is named
  * `file:line`), and edited in place (so `agents config set` keeps the user's comments and order).
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node, type Pair } from 'yaml';
+import { isMap, isScalar, type Pair } from 'yaml';
 import { UsageError } from './exit-codes.ts';
 import { isOutputFormat, OUTPUT_FORMATS, type OutputFormat } from './render/format.ts';
+import { lineOf, readYamlFile, unknownKeyMessage as unknownKeyOf, type YamlFile } from './support/yaml-file.ts';
 import { messageOf } from '../../protocol/client/index.ts';
 
 /** `config.yaml`: defaults for the client side of the CLI. */
@@ -44,67 +45,23 @@ function valueProblem(key: ConfigKey, value: unknown): string | undefined {
   return undefined;
 }
 
-/** Levenshtein distance, for "did you mean" (keys are short: the quadratic table is nothing). */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0] ?? 0;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j] ?? 0;
-      row[j] = Math.min(cur + 1, (row[j - 1] ?? 0) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return row[b.length] ?? 0;
-}
-
 /** `unknown key "x"; valid keys: …`, with "did you mean" when a key is close. */
 export function unknownKeyMessage(key: string): string {
-  const lower = key.toLowerCase();
-  const close = CONFIG_KEYS.map((k) => ({ k, d: distance(lower, k.toLowerCase()) }))
-    .filter(({ k, d }) => d <= Math.max(1, Math.floor(k.length / 3)))
-    .sort((x, y) => x.d - y.d)[0];
-  return `unknown key ${JSON.stringify(key)}${close ? ` (did you mean "${close.k}"?)` : ''}; valid keys: ${CONFIG_KEYS.join(', ')}`;
+  return unknownKeyOf(key, CONFIG_KEYS);
 }
 
 /** The config file, parsed: its Document (for editing) and where each offset is (for `file:line`). */
-export interface ConfigDocument {
-  path: string;
-  doc: Document;
-  lines: LineCounter;
-}
+export type ConfigDocument = YamlFile;
 
 /** Reads and parses the file; a missing file is an empty document, a YAML error names `file:line:col`. */
 export function readConfigDocument(path: string): ConfigDocument {
-  let text = '';
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw new UsageError(`cannot read the config file ${path}: ${messageOf(err)}`);
-  }
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
-  const first = doc.errors[0];
-  if (first) {
-    const pos = first.linePos?.[0] ?? lines.linePos(first.pos[0]);
-    throw new UsageError(
-      `${path}:${pos.line}:${pos.col}: not valid YAML: ${first.message.split('\n')[0] ?? ''}`,
+  return readYamlFile(path, {
+    missingIsEmpty: true,
+    what: 'the config file',
+    syntaxHint:
       'fix it in an editor (the config commands cannot read it either), or move it away to start from the defaults',
-    );
-  }
-  if (doc.contents !== null && !isMap(doc.contents))
-    throw new UsageError(
-      `${path}:${lineOf({ path, doc, lines }, doc.contents)}: the config file must be a mapping of keys (${CONFIG_KEYS.join(', ')})`,
-    );
-  return { path, doc, lines };
-}
-
-/** The line of a node (1-based), or 1 when it has no position. */
-function lineOf(cfg: ConfigDocument, node: Node | null | undefined): number {
-  const at = node?.range?.[0];
-  return at === undefined ? 1 : cfg.lines.linePos(at).line;
+    keys: CONFIG_KEYS,
+  });
 }
 
 function pairsOf(cfg: ConfigDocument): Array<Pair<unknown, unknown>> {

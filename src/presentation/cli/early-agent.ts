@@ -25,6 +25,8 @@ export interface EarlyAgent {
 /** Commands that never talk to a local agent (or read their flags otherwise). */
 const NO_AGENT = new Set(['serve', 'login', 'logout', 'help']);
 const NO_AGENT_FLAGS = new Set(['--help', '-h', '--version', '-V', '--server']);
+/** `agents server …` commands that open the server's database themselves: an agent would hold it too. */
+const NO_AGENT_SERVER = new Set(['migrate', 'backup', 'restore']);
 
 /**
  * Spawns the local agent `args` (the CLI's arguments) will most likely ask for, or nothing when
@@ -33,6 +35,7 @@ const NO_AGENT_FLAGS = new Set(['--help', '-h', '--version', '-V', '--server']);
 export function spawnEarlyAgent(args: readonly string[], env: NodeJS.ProcessEnv, bin: string): EarlyAgent | undefined {
   const first = args[0];
   if (first === undefined || first.startsWith('-') || NO_AGENT.has(first)) return undefined;
+  if (first === 'server' && args.some((a) => NO_AGENT_SERVER.has(a))) return undefined;
   let dataDir: string | undefined;
   let verbose = false;
   for (let i = 0; i < args.length; i++) {

@@ -22,7 +22,8 @@ import { registerProject } from './commands/project.command.ts';
 import { registerResource } from './commands/resource.command.ts';
 import { registerSecret } from './commands/secret.command.ts';
 import { registerSend } from './commands/send.command.ts';
-import { registerServe, type ServeOptions } from './commands/serve.command.ts';
+import type { ServeOptions } from './commands/serve.command.ts';
+import type { ServerMaintenance } from './commands/server-admin.command.ts';
 import { registerSession } from './commands/session.command.ts';
 import { registerSkill } from './commands/skill.command.ts';
 import { registerSync, registerServer } from './commands/sync.command.ts';
@@ -35,8 +36,16 @@ import { runProgram } from './exit-status.ts';
 import type { CliIo } from './render/ui.ts';
 import { processIo, rootCommand } from './program.ts';
 import { Runner } from './runner.ts';
+import { registerServeWithConfig } from './server-config.ts';
 
 export type { ServeOptions } from './commands/serve.command.ts';
+export type {
+  BackupReport,
+  MaintenanceTarget,
+  MigrationState,
+  RestoreReport,
+  ServerMaintenance,
+} from './commands/server-admin.command.ts';
 export type { CliIo } from './render/ui.ts';
 export { EXIT_CODES, UsageError, type ExitReason } from './exit-codes.ts';
 
@@ -48,6 +57,8 @@ export interface CliHost {
   /** The local agent spawned before the CLI loaded (presentation/cli/early-agent.ts); ended if unused. */
   early?: EarlyAgent;
   serve(opts: ServeOptions): Promise<number>;
+  /** `agents server migrate|backup|restore`: the composition root's direct access to a server's database. */
+  maintenance?: () => Promise<ServerMaintenance>;
 }
 
 /** Runs `agents` with `argv` (as `process.argv`: node, script, arguments…) and returns the exit code. */
@@ -88,11 +99,11 @@ export function buildProgram(
   registerNamespace(program, runner);
   registerSecret(program, runner);
   registerSync(program, runner);
-  registerServer(program, runner);
+  registerServer(program, runner, host.maintenance);
   registerSystem(program, runner);
   registerAccount(program, runner);
   registerAcp(program, runner);
-  registerServe(program, (opts) => host.serve(opts), runner);
+  registerServeWithConfig(program, (opts) => host.serve(opts), runner, io);
   registerCompletion(program, runner);
   addExamples(program);
   return program;

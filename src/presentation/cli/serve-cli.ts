@@ -5,10 +5,10 @@
  * no part of serving. `agents serve --help` is the same text as through the whole tree.
  */
 import type { CliHost } from './index.ts';
-import { registerServe } from './commands/serve.command.ts';
 import { ExitStatus, runProgram } from './exit-status.ts';
 import { processIo, rootCommand } from './program.ts';
 import type { CliIo } from './render/ui.ts';
+import { registerServeWithConfig } from './server-config.ts';
 
 /** Runs `agents serve` with `argv` (as `process.argv`, its first argument `serve`) and returns the exit code. */
 export function runServe(
@@ -18,6 +18,6 @@ export function runServe(
 ): Promise<number> {
   const status = new ExitStatus(io);
   const program = rootCommand(host.version, io);
-  registerServe(program, (opts) => host.serve(opts), status);
+  registerServeWithConfig(program, host.serve, status, io);
   return runProgram(program, status, argv);
 }

@@ -74,7 +74,7 @@ type ServeFlags = GlobalFlags &
   };
 
 /** `agents serve`'s flags, as the composition root takes them: only what was given (it adds env and defaults). */
-function serveOptionsOf(f: ServeFlags): ServeOptions {
+export function serveOptionsOf(f: ServeFlags): ServeOptions {
   const opts: ServeOptions = { stdio: f.stdio === true, host: f.host, port: f.port, verbose: f.verbose === true };
   if (f.token) opts.token = f.token;
   if (f.dataDir) opts.dataDir = f.dataDir;

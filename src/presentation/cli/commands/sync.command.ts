@@ -16,6 +16,7 @@ import { renderFields, renderTable } from '../render/table.ts';
 import type { Ui } from '../render/ui.ts';
 import type { Runner } from '../runner.ts';
 import { collect } from './session.command.ts';
+import { registerServerAdmin, type ServerMaintenance } from './server-admin.command.ts';
 
 // Sync runs in the local agent, which talks to the server: these commands never go to a server directly.
 const LOCAL = { local: true } as const;
@@ -165,11 +166,20 @@ function registerSyncPush(sync: CliCommand, runner: Runner): void {
 }
 
 /** `agents server connect|disconnect|status`: the server this local setup syncs with. */
-export function registerServer(program: CliCommand, runner: Runner): void {
-  const server = program.command('server').description('The server this machine syncs with (agents sync …)');
+export function registerServer(
+  program: CliCommand,
+  runner: Runner,
+  maintenance?: () => Promise<ServerMaintenance>,
+): void {
+  const server = program
+    .command('server')
+    .description(
+      "The server this machine syncs with (agents sync …), and a server's database: migrate, backup, restore",
+    );
   registerServerConnect(server, runner);
   registerServerDisconnect(server, runner);
   registerServerStatus(server, runner);
+  registerServerAdmin(server, runner, maintenance);
 }
 
 function registerServerConnect(server: CliCommand, runner: Runner): void {

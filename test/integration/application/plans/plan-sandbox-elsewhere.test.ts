@@ -5,7 +5,7 @@
  * on it (the hint's "run this on that instance" holds). The same when the sandbox directory is gone.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -81,6 +81,8 @@ describe("a plan's sandbox that is not on this instance", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  const onB = () => b.facade;
+
   /** A plan executed on A (its sandbox under A's data directory), ready to apply; its id and sandbox. */
   async function executedOnA(): Promise<{ planId: string; root: string }> {
     const used = await a.facade.plans.use({ action: 'local/el-write', projects: ['local/el'] }, LOCAL_PRINCIPAL);
@@ -151,6 +153,33 @@ describe("a plan's sandbox that is not on this instance", () => {
     const applied = await a.facade.planAnswers.approve(planId, {}, LOCAL_PRINCIPAL);
     assert.equal(applied.task?.status.state, 'TASK_STATE_COMPLETED', JSON.stringify(applied.task?.status));
     assert.equal(git('show', 'main:a.txt'), 'two');
+  });
+
+  it('cancel --clean, delete and prune on B leave the plan and its sandbox alone; a plain cancel works there', async () => {
+    const { planId, root } = await executedOnA();
+    const status = (app: App) => app.facade.planQueries.status(planId, LOCAL_PRINCIPAL);
+    const before = await status(b);
+    const where = new RegExp(`it is in ${join(dir, 'a', 'sandboxes')}`);
+    await refusedHere(onB().plans.cancel(planId, 'tidy', LOCAL_PRINCIPAL, { clean: true }), root, where);
+    await refusedHere(onB().planHousekeeping.delete(planId, { force: true }, LOCAL_PRINCIPAL), root, where);
+    assert.deepEqual(await status(b), before, 'not cancelled, not deleted');
+    const pruned = await onB().planHousekeeping.prune(
+      { olderThanSeconds: 0, states: ['complete'], force: true },
+      LOCAL_PRINCIPAL,
+    );
+    assert.deepEqual(
+      pruned.removed.map((r) => r.planId).filter((id) => id === planId),
+      [],
+      'prune on B removes nothing of it',
+    );
+    const kept = pruned.kept.find((k) => k.planId === planId);
+    assert.match(kept?.reason ?? '', /not reachable from this instance.*prune it on the instance that has its sandbox/);
+    assert.ok(existsSync(root), 'the sandbox is still there');
+    // Cancelling needs no sandbox: B may; A cleans.
+    const cancelled = await onB().plans.cancel(planId, 'not needed', LOCAL_PRINCIPAL);
+    assert.equal(cancelled.state, 'cancelled');
+    await a.facade.planHousekeeping.delete(planId, {}, LOCAL_PRINCIPAL);
+    assert.equal(existsSync(root), false, 'A removed it');
   });
 
   it('a sandbox directory that is gone answers UNAVAILABLE on its own instance too, and the plan stays ready to apply', async () => {
