@@ -1,4 +1,5 @@
 import type { AuditService } from './accounts/audit.service.ts';
+import type { QuotaService } from './accounts/quota.service.ts';
 import type { ApiKeyService } from './accounts/api-key.service.ts';
 import type { AuthenticationService } from './accounts/authentication.service.ts';
 import type { UserService } from './accounts/user.service.ts';
@@ -69,6 +70,8 @@ export interface ServiceFacade {
   readonly users: UserService;
   /** Server-mode API keys. */
   readonly keys: ApiKeyService;
+  /** Per-user limits (server mode): requests per minute, concurrent turns, tokens per day; namespaces' overrides. */
+  readonly quota: QuotaService;
   /** Namespaces' secrets (`_cleveragents/secret/…`): set, listed by name, removed; never returned. */
   readonly secrets: SecretService;
   /** Deletes a session with its tasks (running ones are cancelled first). */

@@ -20,6 +20,7 @@ import {
   type Storage,
 } from '../infrastructure/index.ts';
 import type { PayloadLimits } from '../domain/limits.ts';
+import type { UsageLimits } from '../domain/quota.ts';
 import type { Actor } from '../application/ports/actor.port.ts';
 import type { LlmDeps, ServiceDeps } from './composition/index.ts';
 import { envInt } from './limits-config.ts';
@@ -42,6 +43,8 @@ export interface OpenedParts {
   actorsByModel: ReadonlyMap<string, Actor>;
   defaultActor: string;
   limits: PayloadLimits;
+  /** The server's default per-user limits (none in local mode). */
+  usageLimits: UsageLimits;
   logger: Logger;
 }
 
@@ -90,6 +93,7 @@ export function serviceDepsOf(o: OpenedParts): ServiceDeps {
       remotes: httpSyncRemote,
     },
     accounts: { repo: accounts, hasher: new ScryptKeyHasher() },
+    quota: { defaults: o.usageLimits, store: storage.quota, mode: o.server ? 'server' : 'local' },
     capabilities,
     secrets: o.secrets,
     // Chat turns' undo: snapshots of project directories in `<data dir>/shadow`, records in storage.

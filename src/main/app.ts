@@ -11,6 +11,7 @@ import {
 } from '../infrastructure/index.ts';
 import { AgentCardProvider, type AgentCardOptions } from '../protocol/a2a/agent-card.ts';
 import { DEFAULT_LIMITS, type PayloadLimits } from '../domain/limits.ts';
+import { NO_LIMITS, type UsageLimits } from '../domain/quota.ts';
 import { buildMethodTable } from '../protocol/a2a/method-table.ts';
 import { TickBatchedDestination } from './log-destination.ts';
 import { Dispatcher } from '../protocol/server/dispatcher.ts';
@@ -45,6 +46,8 @@ export interface AppOptions {
   conformanceStepMs?: number;
   /** What a client may send (missing ones: DEFAULT_LIMITS). */
   limits?: Partial<PayloadLimits>;
+  /** Server mode: each user's default limits (`--rate-limit-rpm` …; absent: none). */
+  usageLimits?: UsageLimits | undefined;
   /** How long a write waits for another process's database lock (default 5 s). */
   busyTimeoutMs?: number;
   /** How long a runner lease lasts without renewal (default 15 s; CLEVERAGENTS_RUNNER_LEASE_MS). */
@@ -150,7 +153,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
   const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const actorsByModel = builtinActors(opts);
-  const opened = { server, storage, confinement, trust, sandboxes, secrets, jwt, actorsByModel, defaultActor, limits };
+  const usageLimits = opts.usageLimits ?? NO_LIMITS;
+  const opened = {
+    ...{ server, storage, confinement, trust, sandboxes, secrets, jwt, actorsByModel, defaultActor, limits },
+    usageLimits,
+  };
   const services = composeServices(serviceDepsOf({ options: opts, ...opened, logger }));
   const { facade } = services;
   await checkDefaultActor(facade, defaultActor).catch((err: unknown) =>
@@ -169,6 +176,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     logger,
     validateResults: opts.validateResults ?? process.env['CLEVERAGENTS_VALIDATE_RESULTS'] === '1',
     maxJsonDepth: limits.maxJsonDepth,
+    admission: facade.quota,
   });
   const close = async (): Promise<void> => {
     discovery?.stop();

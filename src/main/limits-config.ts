@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { LIMIT_SETTINGS, type PayloadLimits } from '../domain/limits.ts';
+import { MAX_LIMIT, type UsageLimits } from '../domain/quota.ts';
 import type { Logger } from '../application/index.ts';
 import type { ServeOptions } from '../presentation/cli/index.ts';
 import { StartupError } from './startup-errors.ts';
@@ -43,6 +44,16 @@ export function envInt(
     );
   }
   return n;
+}
+
+/** Each user's limits on a server: the flags, else the environment, else 0 (no limit). */
+export function resolveUsageLimits(opts: ServeOptions, env: NodeJS.ProcessEnv = process.env): UsageLimits {
+  const max = MAX_LIMIT;
+  return {
+    requestsPerMinute: opts.rateLimitRpm ?? envInt('CLEVERAGENTS_RATE_LIMIT_RPM', 0, max, env) ?? 0,
+    concurrentTurns: opts.maxConcurrentTurns ?? envInt('CLEVERAGENTS_MAX_CONCURRENT_TURNS', 0, max, env) ?? 0,
+    tokensPerDay: opts.tokensPerDay ?? envInt('CLEVERAGENTS_TOKENS_PER_DAY', 0, max, env) ?? 0,
+  };
 }
 
 let installed = false;

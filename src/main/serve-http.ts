@@ -6,7 +6,7 @@ import { AuthThrottle, FacadeAuthenticator } from '../protocol/server/auth.ts';
 import type { A2aHttpServer } from '../protocol/server/http.server.ts';
 import { buildApp, createLogger, type App, type AppOptions, type OidcOptions } from './app.ts';
 import { egressSettings } from './egress-config.ts';
-import { envInt, installBackstop, resolveLimits } from './limits-config.ts';
+import { envInt, installBackstop, resolveLimits, resolveUsageLimits } from './limits-config.ts';
 import { databaseFile, workspaceRootOf } from './paths.ts';
 import { oidcOptions } from './serve-oidc.ts';
 import {
@@ -82,6 +82,7 @@ function httpSettings(opts: ServeOptions, dataDir: string, ctx: StartupContext):
   const publicUrl = startup(ctx, () => parsePublicUrl(opts.publicUrl ?? process.env['CLEVERAGENTS_PUBLIC_URL']));
   const retention = startup(ctx, () => retentionPolicy(opts));
   const limits = startup(ctx, () => resolveLimits(opts));
+  const usageLimits = startup(ctx, () => resolveUsageLimits(opts));
   const maxBodyBytes = startup(ctx, () => opts.maxBodyBytes ?? envInt('CLEVERAGENTS_MAX_BODY_BYTES', 1));
   const authFailures = startup(ctx, () => envInt('CLEVERAGENTS_AUTH_FAILURES_PER_MINUTE', 0, 1_000_000) ?? 10);
   const oidc = startup(ctx, () => oidcOptions(opts));
@@ -99,6 +100,7 @@ function httpSettings(opts: ServeOptions, dataDir: string, ctx: StartupContext):
     tokenFile: token.file,
     workspaceRoot,
     limits,
+    usageLimits,
     oidc,
     ...database,
     confinement: { readOnlyPaths: opts.readOnlyPaths },

@@ -13,6 +13,8 @@ import {
   namespaceDelete,
   namespaceGrant,
   namespaceGrants,
+  namespaceLimitsGet,
+  namespaceLimitsSet,
   namespaceRevoke,
   namespaceRemoveMember,
   namespaceSetRole,
@@ -155,5 +157,39 @@ export function namespaceSuite(ctx: SuiteContext): void {
       );
     }
     ctx.record('namespace grants', { local: local.grants.map((g) => g.capability), missing });
+  });
+
+  it("answers a namespace's per-user limits; an override is a server administrator's, refused in local mode", async () => {
+    const none = { requestsPerMinute: 0, concurrentTurns: 0, tokensPerDay: 0 };
+    const local = await client.call(namespaceLimitsGet, { namespace: 'local' });
+    assert.deepEqual([local.limits, local.defaults, local.overrides], [none, none, {}]);
+    const missing = await refused(
+      client.call(namespaceLimitsGet, { namespace: 'nowhere' }),
+      'ResourceNotFoundError',
+      /^Namespace nowhere was not found$/,
+    );
+    if (ctx.transport === 'http') {
+      await client.call(namespaceCreate, { name: 'contract-limits' });
+      const set = await client.call(namespaceLimitsSet, { namespace: 'contract-limits', concurrentTurns: 3 });
+      assert.deepEqual(
+        [set.limits.concurrentTurns, set.overrides, set.updatedBy],
+        [3, { concurrentTurns: 3 }, 'admin'],
+      );
+      const back = await client.call(namespaceLimitsSet, { namespace: 'contract-limits', concurrentTurns: null });
+      assert.deepEqual([back.limits, back.overrides], [none, {}]);
+      // Overrides go with their namespace: one made again under the name starts with none.
+      await client.call(namespaceLimitsSet, { namespace: 'contract-limits', tokensPerDay: 7 });
+      await client.call(namespaceDelete, { name: 'contract-limits' });
+      await client.call(namespaceCreate, { name: 'contract-limits' });
+      assert.deepEqual((await client.call(namespaceLimitsGet, { namespace: 'contract-limits' })).overrides, {});
+      await client.call(namespaceDelete, { name: 'contract-limits' });
+    } else {
+      await refused(
+        client.call(namespaceLimitsSet, { namespace: 'local', tokensPerDay: 10 }),
+        'UnsupportedOperationError',
+        /^Limits apply on a server: local mode has one user, never limited$/,
+      );
+    }
+    ctx.record('namespace limits', { local: local.limits, missing });
   });
 }

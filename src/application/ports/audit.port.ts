@@ -18,6 +18,8 @@ export const AUDIT_EVENTS = [
   'capability.granted',
   'capability.revoked',
   'capability.refused',
+  /** A namespace's per-user limits (requests per minute, concurrent turns, tokens per day) changed. */
+  'limits.changed',
   'secret.set',
   'secret.removed',
   /** A plan's changes applied to its projects (who, the plan, the commits and how many files). */

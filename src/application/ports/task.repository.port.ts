@@ -98,8 +98,9 @@ export interface TaskRepository {
    * ALREADY_EXISTS and `details.messageId` (a concurrent send of the same message won).
    * With `push`, that push config (of this task) is stored in the same write too: a webhook given
    * with the message exists exactly when its task does, on every engine and connection.
+   * `startedBy`: the user who sent the message (per-user limits count their turns and tokens).
    */
-  create(task: Task, owner: string, key?: MessageKey, push?: StoredPushConfig): Promise<void>;
+  create(task: Task, owner: string, key?: MessageKey, push?: StoredPushConfig, startedBy?: string): Promise<void>;
   /** The task a message key points to, if the key is stored. */
   findMessageKey(owner: string, messageId: string): Promise<MessageKeyHit | undefined>;
   /** Tasks still submitted or working under some runner (what a stopped process may have left running). */

@@ -46,6 +46,13 @@ export interface MessageIntakeDeps {
   limits?: PayloadLimits | undefined;
   /** Takes the inline push configs of sends (absent: a send with one is refused, PUSH_NOT_SUPPORTED). */
   inlinePush?: InlinePushRegistrar | undefined;
+  /** Refuses a turn over the sender's limits (absent: none). */
+  admission?: TurnAdmission | undefined;
+}
+
+/** What decides whether a principal may start a turn now (per-user limits: QuotaService). */
+export interface TurnAdmission {
+  admitTurn(principal: Principal): Promise<void>;
 }
 
 /**
@@ -136,6 +143,8 @@ export class MessageIntake {
 
   private async accept(input: SendInput, principal: Principal, key: MessageKey): Promise<Accepted> {
     const incoming = input.message;
+    // Before anything is stored; a retry of a message already accepted (a replay) is not a new turn.
+    await this.deps.admission?.admitTurn(principal);
     if (incoming.taskId) return this.acceptFollowUp(input, incoming.taskId, principal, key);
     const { tasks, sessions, live: registry } = this.deps;
     const inlinePush = input.configuration?.taskPushNotificationConfig;
@@ -168,7 +177,7 @@ export class MessageIntake {
     // write with the row), never on its own: on PostgreSQL it could otherwise land first.
     const created = Promise.all([
       sessionStored,
-      tasks.create(task, principal.namespace, key, push?.config).then(() => push?.created()),
+      tasks.create(task, principal.namespace, key, push?.config, principal.id).then(() => push?.created()),
       sessions.recordTask(session.id, task.status.timestamp ?? this.deps.now().toISOString()),
     ]).then(() => undefined);
     const live = registry.register(task, principal.namespace, 0);

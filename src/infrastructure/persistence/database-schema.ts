@@ -3,6 +3,7 @@ export interface DB {
   sessions: SessionsTable;
   turn_transcripts: TurnTranscriptsTable;
   tasks: TasksTable;
+  namespace_limits: NamespaceLimitsTable;
   task_events: TaskEventsTable;
   task_counts: TaskCountsTable;
   push_configs: PushConfigsTable;
@@ -232,6 +233,17 @@ export interface TasksTable {
   /** The messageId that created the task and its content hash: the task's idempotency key (migration 0005). */
   message_id: string | null;
   message_hash: string | null;
+  /** The user who started the task (per-user limits count from it; migration 0017), null when unknown. */
+  started_by: string | null;
+}
+
+/** A namespace's overrides of the server's default per-user limits (migration 0017). */
+export interface NamespaceLimitsTable {
+  namespace: string;
+  /** JSON: {requestsPerMinute?, concurrentTurns?, tokensPerDay?}. */
+  limits: string;
+  updated_at: string;
+  updated_by: string;
 }
 
 /** How many tasks an owner has: in all (context_id '') and per context. Kept by the task repository. */

@@ -7,6 +7,7 @@ import { SqlitePushConfigRepository } from './sqlite-push-config.repository.ts';
 import { SqlitePushOutboxRepository } from './sqlite-push-outbox.repository.ts';
 import { SqliteNamespaceRepository, SqliteRegistryRepository } from './sqlite-registry.repository.ts';
 import { GrantStore } from './rows/grant.store.ts';
+import { QuotaTableStore } from './rows/quota.store.ts';
 import { TurnChangeTableStore } from './rows/turn-change.store.ts';
 import { sqliteRunner } from './rows/sql-runner.ts';
 import { SqliteRunnerRegistry } from './sqlite-runner.registry.ts';
@@ -49,6 +50,7 @@ export async function openSqliteStorage(opts: SqliteStorageOptions): Promise<Sql
     audit: new SqliteAuditLog(db),
     syncState: new SqliteSyncStateStore(db),
     turnChanges: new TurnChangeTableStore(sqliteRunner(db)),
+    quota: new QuotaTableStore(sqliteRunner(db)),
     accounts: new SqliteAccountRepository(db),
     secrets: new SqliteSecretRepository(db),
     runners,

@@ -159,8 +159,14 @@ export class SqliteTaskRepository implements TaskRepository {
     return changed;
   }
 
-  async create(task: Task, owner: string, key?: MessageKey, push?: StoredPushConfig): Promise<void> {
-    const params = newTaskValues(task, owner, key, this.runnerId);
+  async create(
+    task: Task,
+    owner: string,
+    key?: MessageKey,
+    push?: StoredPushConfig,
+    startedBy?: string,
+  ): Promise<void> {
+    const params = newTaskValues(task, owner, key, this.runnerId, startedBy);
     const config = push && { ...push, taskId: task.id };
     try {
       await this.db.write(() => this.createWithCounts(params, config));

@@ -42,6 +42,7 @@ function taskRowWrites(db: SqliteDatabase) {
         runner_id: param('runnerId'),
         message_id: param('messageId'),
         message_hash: param('hash'),
+        started_by: param('startedBy'),
       }),
     ),
     /** A new task's inline push config, written with its row (TaskRepository.create). */

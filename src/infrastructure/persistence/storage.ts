@@ -3,6 +3,7 @@ import type {
   AuditLog,
   DiagnosticCheck,
   GrantRepository,
+  NamespaceLimitsRepository,
   Logger,
   NamespaceRepository,
   PlanRepository,
@@ -17,6 +18,7 @@ import type {
   TaskRepository,
   TranscriptStore,
   TurnChangeRepository,
+  UsageCounter,
 } from '../../application/index.ts';
 
 /** A runner registry whose lease this process holds (SQLite or PostgreSQL `runners` table). */
@@ -53,6 +55,8 @@ export interface Storage {
   /** What chat turns changed in their projects' files (the undo history's records). */
   turnChanges: TurnChangeRepository;
   accounts: AccountRepository;
+  /** Per-user limits: usage counted from the task rows, and namespaces' overrides. */
+  quota: UsageCounter & NamespaceLimitsRepository;
   /** Namespaces' secrets, sealed (the cipher holding the key is not storage's). */
   secrets: SecretStore;
   runners: LeasedRunnerRegistry;

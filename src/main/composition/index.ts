@@ -4,6 +4,7 @@
  * narrow port served by something built earlier (see each area's file), never a forward reference.
  */
 import { AuditService } from '../../application/accounts/audit.service.ts';
+import { QuotaService } from '../../application/accounts/quota.service.ts';
 import type { ServiceFacade } from '../../application/service-facade.ts';
 import { SessionDeletion } from '../../application/sessions/session-deletion.service.ts';
 import { SyncService } from '../../application/sync/sync.service.ts';
@@ -42,7 +43,16 @@ export function composeServices(deps: ServiceDeps): Services {
   const conversations = buildConversations(deps, registryParts, context);
   const { actors, sessions, turnHistory } = conversations;
   const push = buildPushDelivery(deps);
+  const quota = new QuotaService({
+    defaults: deps.quota.defaults,
+    usage: deps.quota.store,
+    limits: deps.quota.store,
+    namespaces: deps.namespaces,
+    audit,
+    mode: deps.quota.mode,
+  });
   const tasks = buildTasks({
+    admission: quota,
     tasks: deps.tasks,
     sessions,
     actors,
@@ -88,6 +98,7 @@ export function composeServices(deps: ServiceDeps): Services {
       ...(deps.sync ?? NO_SYNC),
     }),
     secrets: deps.secrets,
+    quota,
     retention: buildRetention(deps, tasks.live),
     deleteSession: (id, principal) => sessionDeletion.delete(id, principal),
   };

@@ -1,3 +1,5 @@
+import type { UsageLimits } from '../../domain/quota.ts';
+import type { NamespaceLimitsRepository, UsageCounter } from '../../application/ports/quota.port.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { PayloadLimits } from '../../domain/limits.ts';
 import type { AccountRepository, KeyHasher } from '../../application/ports/account.repository.port.ts';
@@ -83,6 +85,11 @@ export interface ServiceDeps {
   users?: UserDirectory | undefined;
   /** Sync with a server (a local setup): the sync_state table, the connection record, and the server client. */
   sync?: { state: SyncStateStore; connection: RemoteConnectionStore; remotes: SyncRemoteFactory };
+  /**
+   * Per-user limits: the server's defaults (all 0, none, in local mode), and where usage is counted
+   * and namespaces' overrides are kept.
+   */
+  quota: { defaults: UsageLimits; store: UsageCounter & NamespaceLimitsRepository; mode: 'local' | 'server' };
   /** Server-mode users and API keys (with the slow hash of their secrets). */
   accounts: { repo: AccountRepository; hasher: KeyHasher };
   /** Runs hooks' commands and webhooks (absent: registered hooks do not run). */

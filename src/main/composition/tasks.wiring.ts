@@ -4,7 +4,7 @@ import type { Logger } from '../../application/ports/logger.port.ts';
 import type { TaskRepository } from '../../application/ports/task.repository.port.ts';
 import type { SessionService } from '../../application/sessions/session.service.ts';
 import { LiveTasks, type LiveTask } from '../../application/tasks/live-tasks.service.ts';
-import { MessageIntake } from '../../application/tasks/message-intake.service.ts';
+import { MessageIntake, type TurnAdmission } from '../../application/tasks/message-intake.service.ts';
 import { OwnedTasks } from '../../application/tasks/owned-tasks.service.ts';
 import { SendReplay } from '../../application/tasks/send-replay.service.ts';
 import { StrandedTasks } from '../../application/tasks/stranded-tasks.service.ts';
@@ -22,6 +22,8 @@ export interface TaskPartsDeps {
   limits?: PayloadLimits | undefined;
   /** Takes sends' inline push configs (absent: a send with one is refused). */
   inlinePush?: InlinePushRegistrar | undefined;
+  /** Refuses a turn over the sender's limits (concurrent turns, tokens per day). */
+  admission?: TurnAdmission | undefined;
   /** Who sees every event (the push notifier). */
   observers?: readonly TaskEventObserver[] | undefined;
 }
@@ -55,6 +57,7 @@ export function buildTasks(deps: TaskPartsDeps): TaskParts {
     now,
     limits: deps.limits,
     inlinePush: deps.inlinePush,
+    admission: deps.admission,
   });
   const replay = new SendReplay(tasks, live);
   const stranded = new StrandedTasks({ tasks, live, recorder, logger });

@@ -2,6 +2,7 @@ import type { Logger, Principal, ServiceFacade } from '../../application/index.t
 import { AppError } from '../../domain/errors.ts';
 import { JsonText } from '../../domain/json.ts';
 import { DEFAULT_LIMITS, depthError, jsonDepthExceeds } from '../../domain/limits.ts';
+import { retryAfterOf } from '../../domain/quota.ts';
 import type { AgentCardProvider } from '../a2a/agent-card.ts';
 import type { CallContext, MethodDef } from '../a2a/method.ts';
 import type { MethodLookup } from '../a2a/method-table.ts';
@@ -40,7 +41,14 @@ export interface RequestMeta {
  * transport writes it into its frame instead of serialising the result.
  */
 export type DispatchOutcome =
-  | { kind: 'response'; response: JsonRpcResponse; resultJson?: string; correlationId?: string }
+  | {
+      kind: 'response';
+      response: JsonRpcResponse;
+      resultJson?: string;
+      correlationId?: string;
+      /** Refused over a per-user limit: when to try again (HTTP answers 429 with Retry-After). */
+      retryAfterSeconds?: number;
+    }
   | { kind: 'notification' }
   | { kind: 'stream'; id: JsonRpcId; events: AsyncIterable<StreamEvent>; correlationId?: string };
 
@@ -53,6 +61,13 @@ export interface DispatcherOptions {
   validateResults?: boolean;
   /** Deepest nesting a request may have (default {@link DEFAULT_LIMITS}.maxJsonDepth). */
   maxJsonDepth?: number;
+  /** Counts each authorized request against its caller's requests per minute (absent: no limit). */
+  admission?: RequestAdmission | undefined;
+}
+
+/** What may refuse a request over its caller's rate limit (QuotaService). */
+export interface RequestAdmission {
+  admitRequest(principal: Principal): void | Promise<void>;
 }
 
 /** A message read from the wire: the parsed request, or the answer that refuses it. */
@@ -116,6 +131,9 @@ export class Dispatcher {
       found?.surface === 'extension' ? 'extension' : version === '1.0' ? 'a2a-v1' : 'a2a-v03';
     try {
       const { method, principal } = this.admit(request.method, request.params, meta, version, found);
+      // After authorize, so the limits are those of the namespace the request acts in.
+      const admitted = this.opts.admission?.admitRequest(principal);
+      if (admitted) await admitted;
       const codec = version === '0.3' && method.surface === 'a2a' ? method.v03 : undefined;
       const params = this.parseParams(method, codec, withoutTenant(method, request.params));
       const ctx: CallContext = {
@@ -325,10 +343,12 @@ export class Dispatcher {
 
   private failure(id: JsonRpcId, err: unknown, surface: ErrorSurface, correlationId: string): DispatchOutcome {
     this.log(err, correlationId);
+    const retryAfterSeconds = retryAfterOf(err);
     return {
       kind: 'response',
       response: { jsonrpc: '2.0', id, error: toErrorObject(err, surface, correlationId) },
       correlationId,
+      ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
     };
   }
 

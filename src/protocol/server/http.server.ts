@@ -295,6 +295,11 @@ export class A2aHttpServer {
     }
     const wantsStream = outcome.kind === 'stream' || streamingMethod();
     if (outcome.kind === 'response') {
+      // Over a per-user limit: 429 with Retry-After, as JSON even for a stream (none started).
+      if (outcome.retryAfterSeconds !== undefined) {
+        res.setHeader('retry-after', String(outcome.retryAfterSeconds));
+        return sendJson(res, 429, outcome.response);
+      }
       // Errors of streaming methods go out as an SSE event when the client asked for a stream.
       if (wantsStream && 'error' in outcome.response && acceptsSse(req))
         return this.sse.send(res, [{ seq: 0, response: outcome.response }], signal());

@@ -15,6 +15,7 @@ import {
   m0015_session_context,
   m0016_command_output,
 } from './0011-0016.ts';
+import { m0017_usage_limits } from './0017.ts';
 
 /*
  * The migration list. Each group of five lives in its own file (`0001-0005.ts`, …); this index
@@ -41,4 +42,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0014_turn_changes': m0014_turn_changes,
   '0015_session_context': m0015_session_context,
   '0016_command_output': m0016_command_output,
+  '0017_usage_limits': m0017_usage_limits,
 };

@@ -10,6 +10,7 @@ import { PgPushConfigRepository } from './pg-push-config.repository.ts';
 import { PgPushOutboxRepository } from './pg-push-outbox.repository.ts';
 import { PgNamespaceRepository, PgRegistryRepository } from './pg-registry.repository.ts';
 import { GrantStore } from '../rows/grant.store.ts';
+import { QuotaTableStore } from '../rows/quota.store.ts';
 import { TurnChangeTableStore } from '../rows/turn-change.store.ts';
 import { pgRunner } from './pg-runner.ts';
 import { PgRunnerRegistry } from './pg-runner.registry.ts';
@@ -57,6 +58,7 @@ export async function openPgStorage(opts: PgStorageOptions): Promise<PgStorage> 
     audit: new PgAuditLog(db),
     syncState: new PgSyncStateStore(db),
     turnChanges: new TurnChangeTableStore(pgRunner(db)),
+    quota: new QuotaTableStore(pgRunner(db)),
     accounts: new PgAccountRepository(db),
     secrets: new PgSecretRepository(db),
     runners,

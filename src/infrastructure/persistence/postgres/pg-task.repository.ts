@@ -99,8 +99,14 @@ export class PgTaskRepository implements TaskRepository {
     this.runnerId = opts.runnerId;
   }
 
-  async create(task: Task, owner: string, key?: MessageKey, push?: StoredPushConfig): Promise<void> {
-    const v = newTaskValues(task, owner, key, this.runnerId);
+  async create(
+    task: Task,
+    owner: string,
+    key?: MessageKey,
+    push?: StoredPushConfig,
+    startedBy?: string,
+  ): Promise<void> {
+    const v = newTaskValues(task, owner, key, this.runnerId, startedBy);
     // The owner's total and the context's count, in key order (as every writer of task_counts locks them).
     const counts =
       v.contextId === '' ? sql`(${v.owner}, '', 2)` : sql`(${v.owner}, '', 1), (${v.owner}, ${v.contextId}, 1)`;
@@ -113,9 +119,9 @@ export class PgTaskRepository implements TaskRepository {
     try {
       await this.inOrder(task.id, (k) =>
         sql`with t as (
-            insert into tasks (id, context_id, owner, state, created_at, updated_at, seq, snapshot, runner_id, message_id, message_hash)
+            insert into tasks (id, context_id, owner, state, created_at, updated_at, seq, snapshot, runner_id, message_id, message_hash, started_by)
             values (${v.id}, ${v.contextId}, ${v.owner}, ${v.state}, ${v.createdAt}, ${v.updatedAt}, 0, ${v.snapshot},
-                    ${v.runnerId}, ${v.messageId}, ${v.hash})
+                    ${v.runnerId}, ${v.messageId}, ${v.hash}, ${v.startedBy})
             returning id),
           c as (
             insert into task_counts (owner, context_id, n) values ${counts}

@@ -42,6 +42,8 @@ export function forkRows(session: Session, turns: readonly ForkedTurn[], now: Da
       runner_id: null,
       message_id: null,
       message_hash: null,
+      // A fork's copies cost no tokens: no user's limits count them.
+      started_by: null,
     });
     if (transcript)
       transcripts.push({ task_id: task.id, context_id: session.id, doc: JSON.stringify(transcript), updated_at: at });

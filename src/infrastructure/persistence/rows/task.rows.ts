@@ -96,7 +96,13 @@ export function seqTaken(taskId: string, seq: number): AppError {
 }
 
 /** The values of a new task row (seq 0, run by `runnerId`). */
-export function newTaskValues(task: Task, owner: string, key: MessageKey | undefined, runnerId: string | null) {
+export function newTaskValues(
+  task: Task,
+  owner: string,
+  key: MessageKey | undefined,
+  runnerId: string | null,
+  startedBy: string | undefined,
+) {
   const at = toIsoInstant(task.status.timestamp ?? new Date().toISOString(), 'task.status.timestamp');
   return {
     id: task.id,
@@ -110,6 +116,7 @@ export function newTaskValues(task: Task, owner: string, key: MessageKey | undef
     runnerId,
     messageId: key?.messageId ?? null,
     hash: key?.hash ?? null,
+    startedBy: startedBy ?? null,
   };
 }
 

@@ -14,6 +14,7 @@ import { whenText } from '../render/definition.render.ts';
 import { renderFields, renderTable } from '../render/table.ts';
 import type { Runner } from '../runner.ts';
 import { registerNamespaceGrants } from './namespace-grants.command.ts';
+import { registerNamespaceLimits } from './namespace-limits.command.ts';
 
 const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 type Role = (typeof ROLES)[number];
@@ -29,7 +30,8 @@ function plural(n: number, what: string): string {
 
 /**
  * `agents namespace list|show|members|create|delete|add-member|remove-member|set-role` (and
- * `grants|grant|revoke`, namespace-grants.command.ts): where entities live and who may change them.
+ * `grants|grant|revoke`, namespace-grants.command.ts; `limits`, namespace-limits.command.ts): where
+ * entities live, who may change them, and what each user may use there.
  */
 export function registerNamespace(program: CliCommand, runner: Runner): void {
   const ns = program
@@ -44,6 +46,7 @@ export function registerNamespace(program: CliCommand, runner: Runner): void {
   registerNamespaceRemoveMember(ns, runner);
   registerNamespaceSetRole(ns, runner);
   registerNamespaceGrants(ns, runner);
+  registerNamespaceLimits(ns, runner);
 }
 
 function registerNamespaceList(ns: CliCommand, runner: Runner): void {

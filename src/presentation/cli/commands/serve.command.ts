@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import type { CliCommand } from '../cli-command.ts';
 import type { GlobalFlags } from '../config.ts';
 import type { ExitStatus } from '../exit-status.ts';
+import { LIMIT_MAX as MAX_LIMIT } from '../../../protocol/client/index.ts';
 import { intOption } from '../support/options.ts';
 import { collect } from './session.command.ts';
 
@@ -52,11 +53,17 @@ export interface ServeOptions {
   awaitClient?: boolean;
   /** Directories (toolchains) confined commands see read-only, on top of the system's (repeatable flag). */
   readOnlyPaths?: string[];
+  /** Server mode, per user (0: no limit; the composition root adds CLEVERAGENTS_RATE_LIMIT_RPM …). */
+  rateLimitRpm?: number;
+  maxConcurrentTurns?: number;
+  tokensPerDay?: number;
 }
 
 const OIDC_FLAGS = ['oidcIssuer', 'oidcAudience', 'oidcClientId', 'oidcUserClaim', 'oidcRolesClaim'] as const;
 
 const LIMIT_FLAGS = ['maxJsonDepth', 'maxParts', 'maxPartBytes', 'maxMessageBytes', 'maxMetadataKeys'] as const;
+
+const USAGE_FLAGS = ['rateLimitRpm', 'maxConcurrentTurns', 'tokensPerDay'] as const;
 
 /** The parsed flags: what serve takes, as commander hands it over (`--stdio` may be absent). */
 type ServeFlags = GlobalFlags &
@@ -74,6 +81,7 @@ export function serveOptionsOf(f: ServeFlags): ServeOptions {
   if (f.defaultActor) opts.defaultActor = f.defaultActor;
   if (f.maxBodyBytes !== undefined) opts.maxBodyBytes = f.maxBodyBytes;
   for (const k of LIMIT_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
+  for (const k of USAGE_FLAGS) if (f[k] !== undefined) opts[k] = f[k];
   if (f.publicUrl !== undefined) opts.publicUrl = f.publicUrl;
   if (f.retentionDays !== undefined) opts.retentionDays = f.retentionDays;
   if (f.retentionMaxTasks !== undefined) opts.retentionMaxTasks = f.retentionMaxTasks;
@@ -111,6 +119,29 @@ function requestLimitOptions(command: CliCommand): void {
       '--max-metadata-keys <n>',
       'keys in one metadata object (env CLEVERAGENTS_MAX_METADATA_KEYS; default 64)',
       intOption(0),
+    );
+}
+
+/**
+ * Each user's limits on a server (off by default: one operator's fair share is not another's, and
+ * a limit nobody chose would refuse work on an upgrade). A namespace may override them.
+ */
+function usageLimitOptions(command: CliCommand): void {
+  command
+    .option(
+      '--rate-limit-rpm <n>',
+      'requests per minute per user, counted by each instance on its own (env CLEVERAGENTS_RATE_LIMIT_RPM; default 0: no limit)',
+      intOption(0, MAX_LIMIT),
+    )
+    .option(
+      '--max-concurrent-turns <n>',
+      'turns a user may have running at once, across instances (env CLEVERAGENTS_MAX_CONCURRENT_TURNS; default 0: no limit)',
+      intOption(0, MAX_LIMIT),
+    )
+    .option(
+      '--tokens-per-day <n>',
+      "model tokens a user's turns may use per UTC day, across instances (env CLEVERAGENTS_TOKENS_PER_DAY; default 0: no limit)",
+      intOption(0, MAX_LIMIT),
     );
 }
 
@@ -194,6 +225,7 @@ export function registerServe(
       'keep at most this many finished tasks (env CLEVERAGENTS_RETENTION_MAX_TASKS; default 0: no limit)',
       intOption(0),
     );
+  usageLimitOptions(command);
   oidcOptions(command);
   deploymentOptions(command);
   command
@@ -201,7 +233,7 @@ export function registerServe(
     .addOption(new Option('--await-client').hideHelp())
     .addHelpText(
       'after',
-      '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is\ngenerated and stored in the data dir. Start-up problems (a bad token, a port in\nuse, an unwritable data dir, …) exit with code 2.',
+      '\nThe server token comes from --token, else CLEVERAGENTS_SERVER_TOKEN, else one is\ngenerated and stored in the data dir. Start-up problems (a bad token, a port in\nuse, an unwritable data dir, …) exit with code 2.\n\nPer-user limits apply in server mode only; a server administrator overrides them\nper namespace with `agents namespace limits <namespace>`. Over a limit a request\ngets HTTP 429 with Retry-After.',
     )
     .action(async (_opts: unknown, cmd: Command) => {
       const opts = serveOptionsOf(cmd.optsWithGlobals<ServeFlags>());

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_LIMIT } from '../../../domain/quota.ts';
 import { CAPABILITIES } from '../../../domain/registry/capabilities.ts';
 import { REGISTRY_KINDS } from '../../../domain/registry/entities.ts';
 import { NamespaceName } from '../../../domain/registry/names.ts';
@@ -170,6 +171,53 @@ export const namespaceRevoke = defineContract({
   result: z.object({ namespace: z.string(), capability: Capability, revoked: z.boolean() }),
 });
 
+// Per-user limits (issue #40): server-wide defaults, overridden per namespace by administrators.
+/** The largest value a limit may be set to (clients check flags against it). */
+export const LIMIT_MAX = MAX_LIMIT;
+const LimitValue = z.number().int().min(0).max(MAX_LIMIT);
+const Limits = z.object({
+  requestsPerMinute: LimitValue.describe('requests per minute per user (counted by each instance); 0: no limit'),
+  concurrentTurns: LimitValue.describe('turns a user may have running at once; 0: no limit'),
+  tokensPerDay: LimitValue.describe("model tokens a user's turns may use per UTC day; 0: no limit"),
+});
+const LimitsView = z.object({
+  namespace: z.string(),
+  limits: Limits.describe('what applies to each user acting in the namespace'),
+  defaults: Limits.describe("the server's defaults (agents serve --rate-limit-rpm …)"),
+  overrides: Limits.partial().describe('what the namespace sets itself; a limit left out is the default'),
+  updatedAt: z.string().optional(),
+  updatedBy: z.string().optional(),
+});
+
+export const namespaceLimitsGet = defineContract({
+  name: '_cleveragents/namespace/limits/get',
+  surface: 'extension',
+  since: '1.5',
+  summary:
+    "A namespace's per-user limits (requests per minute, concurrent turns, tokens per day): in force, the server's defaults and the namespace's overrides (server administrators only).",
+  permission: 'server:admin',
+  params: z.object({ namespace: NamespaceName }).strict(),
+  result: LimitsView,
+});
+
+export const namespaceLimitsSet = defineContract({
+  name: '_cleveragents/namespace/limits/set',
+  surface: 'extension',
+  since: '1.5',
+  summary:
+    "Override a namespace's per-user limits (server administrators only; audited): a number sets one (0: no limit), null returns it to the server's default, a limit left out stays as it is.",
+  permission: 'server:admin',
+  params: z
+    .object({
+      namespace: NamespaceName,
+      requestsPerMinute: LimitValue.nullable().optional(),
+      concurrentTurns: LimitValue.nullable().optional(),
+      tokensPerDay: LimitValue.nullable().optional(),
+    })
+    .strict(),
+  result: LimitsView,
+});
+
 /** The namespace family: every row of namespace.contract.ts, in the table's order. */
 export const NAMESPACE_METHODS = {
   namespaceList,
@@ -183,4 +231,6 @@ export const NAMESPACE_METHODS = {
   namespaceGrants,
   namespaceGrant,
   namespaceRevoke,
+  namespaceLimitsGet,
+  namespaceLimitsSet,
 } as const satisfies ContractFamily;

@@ -14,4 +14,6 @@ export const NAMESPACE_ROWS = bindFamily(c.NAMESPACE_METHODS, {
   namespaceGrants: (f, p, ctx) => f.capabilities.list(p.namespace, ctx.principal),
   namespaceGrant: (f, p, ctx) => f.capabilities.grant(p.namespace, p.capability, p.paths, ctx.principal),
   namespaceRevoke: (f, p, ctx) => f.capabilities.revoke(p.namespace, p.capability, ctx.principal),
+  namespaceLimitsGet: (f, p, ctx) => f.quota.get(p.namespace, ctx.principal),
+  namespaceLimitsSet: (f, { namespace, ...changes }, ctx) => f.quota.set(namespace, changes, ctx.principal),
 });
