@@ -123,8 +123,8 @@ export function registerResource(program: CliCommand, runner: Runner): void {
     typeFilter: 'type',
     columns: [
       { header: 'TYPE', value: (e) => e.definition.type },
-      { header: 'PATH', value: (e) => e.definition.path },
-      { header: 'BRANCH', value: (e) => (e.definition.type === 'git-checkout' ? (e.definition.branch ?? '') : '') },
+      { header: 'PATH', value: (e) => (e.definition.type === 'git-remote' ? e.definition.url : e.definition.path) },
+      { header: 'BRANCH', value: (e) => (e.definition.type === 'fs-directory' ? '' : (e.definition.branch ?? '')) },
     ],
     facts: (e): FieldLine[] => {
       const d = e.derived;
