@@ -17,6 +17,7 @@ const WRITE_IT = 'write it as https://host/owner/repo.git (or http://, git://)';
 
 /** Why `url` may not be a git-remote's URL (one sentence), or undefined when it may. */
 export function gitRemoteUrlProblem(url: string): string | undefined {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
   if (/[\s\0-\x1f\x7f]/.test(url)) return 'must not contain spaces or control characters';
   if (url.startsWith('-')) return `must not start with "-"; ${WRITE_IT}`;
   if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(url))

@@ -106,9 +106,9 @@ function fakeSandboxes(): SandboxManager & { checkpoints: string[]; created: num
   const self = {
     checkpoints: [] as string[],
     created: 0,
-    create: async (planId: string, r: { name: string; path: string }): Promise<SandboxInfo> => {
+    create: async (planId: string, r: { name: string }): Promise<SandboxInfo> => {
       self.created++;
-      return { resource: r.name, kind: 'copy', root: `/sandbox/${planId}`, source: r.path, baseCommit: 'c0' };
+      return { resource: r.name, kind: 'copy', root: `/sandbox/${planId}`, source: `/src/${r.name}`, baseCommit: 'c0' };
     },
     checkpoint: async (_sb: SandboxInfo, label: string) => {
       self.checkpoints.push(label);

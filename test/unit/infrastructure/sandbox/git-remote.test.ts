@@ -9,7 +9,7 @@ import { EgressGuard, GitRemotes, GitSandboxManager } from '../../../../src/infr
 import type { GitRemoteResource } from '../../../../src/domain/registry/resource.definition.ts';
 import { AppError } from '../../../../src/domain/errors.ts';
 import { eventually } from '../../../support/eventually.ts';
-import { git, makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.ts';
+import { git, makeRepo, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 
 const freePort = (): Promise<number> =>
   new Promise((resolve) => {
@@ -53,7 +53,16 @@ describe('git-remote: a bare repository served by git daemon on loopback', () =>
     port = await freePort();
     daemon = spawn(
       'git',
-      ['daemon', '--export-all', '--enable=receive-pack', `--base-path=${base}`, '--listen=127.0.0.1', `--port=${port}`, '--reuseaddr', base],
+      [
+        'daemon',
+        '--export-all',
+        '--enable=receive-pack',
+        `--base-path=${base}`,
+        '--listen=127.0.0.1',
+        `--port=${port}`,
+        '--reuseaddr',
+        base,
+      ],
       { stdio: 'ignore' },
     );
     await eventually(() => accepts(port), 10_000, 'git daemon');
@@ -69,7 +78,10 @@ describe('git-remote: a bare repository served by git daemon on loopback', () =>
     await assert.rejects(remotes.sync(resource), (e: unknown) => {
       assert.ok(e instanceof AppError);
       assert.equal(e.reason, 'FORBIDDEN');
-      assert.match(e.message, /Resource team\/app: egress to 127\.0\.0\.1 is refused: it is .*loopback.*--allow-egress 127\.0\.0\.1:\d+/);
+      assert.match(
+        e.message,
+        /Resource team\/app: egress to 127\.0\.0\.1 is refused: it is .*loopback.*--allow-egress 127\.0\.0\.1:\d+/,
+      );
       return true;
     });
   });
@@ -169,7 +181,13 @@ describe('git-remote credentials', () => {
     });
     try {
       await assert.rejects(
-        remotes.sync({ name: 'team/app', type: 'git-remote', url: `http://127.0.0.1:${port}/app.git`, branch: 'main', credentials: 'GIT_TOKEN' }),
+        remotes.sync({
+          name: 'team/app',
+          type: 'git-remote',
+          url: `http://127.0.0.1:${port}/app.git`,
+          branch: 'main',
+          credentials: 'GIT_TOKEN',
+        }),
         (e: unknown) => {
           assert.ok(e instanceof AppError);
           assert.equal(e.reason, 'FORBIDDEN');
