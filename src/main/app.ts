@@ -146,7 +146,13 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const secrets = await openSecrets({ storage, keyFile: secretKeyFileOf(opts), showPath: !server, logger }).catch(
     (err: unknown) => giveUp(err, [() => runners.stop(), () => storage.close()]),
   );
-  const remotes = gitRemotesOf({ server, dataDir: opts.dataDir, workspaceRoot: opts.workspaceRoot, egress: trust.egress, secrets });
+  const remotes = gitRemotesOf({
+    server,
+    dataDir: opts.dataDir,
+    workspaceRoot: opts.workspaceRoot,
+    egress: trust.egress,
+    secrets,
+  });
   const sandboxes = await openSandboxes(opts.dataDir, confinement, logger, remotes);
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
   const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };

@@ -85,8 +85,8 @@ export async function applyChanges(
             : sb.remote
               ? `the remote's ${sb.targetBranch ?? 'target branch'} moved since the plan started: run agents plan rebase ${plan.id} to bring the plan onto it, and apply again`
               : sb.kind === 'git-worktree'
-              ? `${sb.targetBranch ?? 'the target branch'} moved and changed the same lines since the plan started: run agents plan rebase ${plan.id} to bring the plan onto it (then resolve any conflicts), and apply again`
-              : `the directory changed the same files since the plan started: resolve by hand, or roll back / correct the plan and apply again`,
+                ? `${sb.targetBranch ?? 'the target branch'} moved and changed the same lines since the plan started: run agents plan rebase ${plan.id} to bring the plan onto it (then resolve any conflicts), and apply again`
+                : `the directory changed the same files since the plan started: resolve by hand, or roll back / correct the plan and apply again`,
       });
     }
     applied.push({ resource: sb.resource, commit: outcome.commit, files: outcome.files });

@@ -78,7 +78,14 @@ export function capabilityNeeds(kind: RegistryKind, d: Definition): CapabilityNe
     case 'resource': {
       const r = d as ResourceDefinition;
       // A git-remote is cloned by the server: its URL is an outbound connection like any other.
-      if (r.type === 'git-remote') out.push({ capability: 'private-network', path: ['url'], target: r.url, when: 'url', schemes: { git: GIT_REMOTE_DEFAULT_PORT.git } });
+      if (r.type === 'git-remote')
+        out.push({
+          capability: 'private-network',
+          path: ['url'],
+          target: r.url,
+          when: 'url',
+          schemes: { git: GIT_REMOTE_DEFAULT_PORT.git },
+        });
       else need('host-path', ['path'], r.path, 'path');
       break;
     }

@@ -19,7 +19,10 @@ const BranchName = z
   .max(255, 'is at most 255 characters')
   .regex(/^[A-Za-z0-9._/-]+$/, 'must be a branch name')
   // git's own rules that matter here: no leading dash (an option), no `..`, no `.lock` component.
-  .refine((b) => !b.startsWith('-') && !b.includes('..') && !/(^|\/)\.|\.lock(\/|$)|\/$/.test(b), 'must be a branch name');
+  .refine(
+    (b) => !b.startsWith('-') && !b.includes('..') && !/(^|\/)\.|\.lock(\/|$)|\/$/.test(b),
+    'must be a branch name',
+  );
 /** A git-remote's URL: http(s) or git:// to a named host, nothing that runs a program or reads the host (git-remote-url.ts). */
 const RemoteUrl = z
   .string()

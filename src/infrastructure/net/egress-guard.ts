@@ -152,8 +152,7 @@ export class EgressGuard implements EgressPolicy {
     const bad = this.allow.allows(name, port) ? undefined : firstRefused(addresses);
     if (bad) throw refused(name, port, bad.address, bad.what);
     const first = addresses.find((a) => net.isIP(a) !== 0);
-    if (first === undefined)
-      throw Object.assign(new Error(`${name} has no usable address`), { code: 'ENOTFOUND' });
+    if (first === undefined) throw Object.assign(new Error(`${name} has no usable address`), { code: 'ENOTFOUND' });
     return first;
   }
 

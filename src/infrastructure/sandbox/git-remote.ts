@@ -15,7 +15,11 @@ import { mkdir, realpath } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { AppError } from '../../domain/errors.ts';
-import { GIT_REMOTE_DEFAULT_PORT, gitRemoteUrlProblem, type GitRemoteProtocol } from '../../domain/registry/git-remote-url.ts';
+import {
+  GIT_REMOTE_DEFAULT_PORT,
+  gitRemoteUrlProblem,
+  type GitRemoteProtocol,
+} from '../../domain/registry/git-remote-url.ts';
 import type { GitRemoteResource } from '../../domain/registry/resource.definition.ts';
 import { namespaceOf } from '../../domain/registry/names.ts';
 import type { EgressGuard } from '../net/egress-guard.ts';
@@ -67,9 +71,21 @@ export class GitRemotes {
    * Pushes `commit` to the remote's branch `branch`. `force`: replace whatever is there (the plan's
    * own review branch); otherwise only a fast-forward, which git checks on the remote itself.
    */
-  async push(r: GitRemoteResource, repository: string, commit: string, branch: string, force: boolean): Promise<PushOutcome> {
+  async push(
+    r: GitRemoteResource,
+    repository: string,
+    commit: string,
+    branch: string,
+    force: boolean,
+  ): Promise<PushOutcome> {
     try {
-      await this.#network(r, repository, (url) => ['push', '-q', '--', url, `${force ? '+' : ''}${commit}:refs/heads/${branch}`]);
+      await this.#network(r, repository, (url) => [
+        'push',
+        '-q',
+        '--',
+        url,
+        `${force ? '+' : ''}${commit}:refs/heads/${branch}`,
+      ]);
       return { ok: true };
     } catch (e) {
       if (e instanceof AppError && e.details['rejected'] === true) return { ok: false, message: e.message };
@@ -92,17 +108,22 @@ export class GitRemotes {
     const out = await this.#network(r, repository, (url) => ['ls-remote', '--symref', '--', url, 'HEAD']);
     const head = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(out)?.[1];
     if (!head)
-      throw new AppError('INVALID_STATE', `Resource ${r.name}: the remote names no default branch (an empty repository?)`, {
-        details: { resource: r.name },
-        hint: `set the branch to work on: agents resource update ${r.name} --config FILE (branch: main)`,
-      });
+      throw new AppError(
+        'INVALID_STATE',
+        `Resource ${r.name}: the remote names no default branch (an empty repository?)`,
+        {
+          details: { resource: r.name },
+          hint: `set the branch to work on: agents resource update ${r.name} --config FILE (branch: main)`,
+        },
+      );
     return head;
   }
 
   /** Runs one network git command (see the module's comment); its failure becomes an error naming the resource. */
   async #network(r: GitRemoteResource, repository: string, args: (url: string) => string[]): Promise<string> {
     const problem = gitRemoteUrlProblem(r.url);
-    if (problem) throw new AppError('INVALID_STATE', `Resource ${r.name}: url ${problem}`, { details: { resource: r.name } });
+    if (problem)
+      throw new AppError('INVALID_STATE', `Resource ${r.name}: url ${problem}`, { details: { resource: r.name } });
     const url = new URL(r.url);
     const protocol = url.protocol.replace(/:$/, '') as GitRemoteProtocol;
     const port = Number(url.port) || GIT_REMOTE_DEFAULT_PORT[protocol];
@@ -125,7 +146,8 @@ export class GitRemotes {
     }
     config.push(['http.followRedirects', 'false']);
     const credential = await this.#credential(r);
-    if (credential) config.push(['http.extraHeader', `Authorization: Basic ${Buffer.from(credential).toString('base64')}`]);
+    if (credential)
+      config.push(['http.extraHeader', `Authorization: Basic ${Buffer.from(credential).toString('base64')}`]);
     const env: Record<string, string> = {
       GIT_ALLOW_PROTOCOL: protocol,
       GIT_CONFIG_NOSYSTEM: '1',
@@ -152,10 +174,14 @@ export class GitRemotes {
     const ns = namespaceOf(r.name);
     const value = await this.#o.secret(ns, r.credentials);
     if (value === undefined)
-      throw new AppError('INVALID_STATE', `Resource ${r.name}: its credentials name the secret ${r.credentials}, which namespace ${ns} does not have`, {
-        details: { resource: r.name, secret: r.credentials },
-        hint: `set it: agents secret set ${r.credentials} --namespace ${ns}`,
-      });
+      throw new AppError(
+        'INVALID_STATE',
+        `Resource ${r.name}: its credentials name the secret ${r.credentials}, which namespace ${ns} does not have`,
+        {
+          details: { resource: r.name, secret: r.credentials },
+          hint: `set it: agents secret set ${r.credentials} --namespace ${ns}`,
+        },
+      );
     return value.includes(':') ? value : `x-access-token:${value}`;
   }
 }
@@ -164,7 +190,9 @@ export class GitRemotes {
 export function failure(r: GitRemoteResource, stderr: string, credential: string | undefined): AppError {
   const scrub = (s: string): string => {
     let out = s;
-    for (const secret of credential ? [credential, Buffer.from(credential).toString('base64'), ...credential.split(':')] : [])
+    for (const secret of credential
+      ? [credential, Buffer.from(credential).toString('base64'), ...credential.split(':')]
+      : [])
       if (secret.length >= 4) out = out.split(secret).join('***');
     return out;
   };
@@ -172,32 +200,53 @@ export function failure(r: GitRemoteResource, stderr: string, credential: string
   const details = { resource: r.name };
   const show = `agents resource show ${r.name}`;
   if (/\[rejected\]|non-fast-forward|fetch first|stale info/.test(stderr))
-    return new AppError('INVALID_STATE', `Resource ${r.name}: the remote refused the push: its branch moved (${said})`, {
-      details: { ...details, rejected: true },
-    });
-  if (/Authentication failed|could not read Username|HTTP 401|HTTP 403|returned error: 40[13]|terminal prompts disabled/i.test(stderr))
-    return new AppError('FORBIDDEN', `Resource ${r.name}: the remote refused the credentials${r.credentials ? ` (secret ${r.credentials})` : ' (the resource names none)'}`, {
-      details,
-      hint: r.credentials
-        ? `set a token with access to the repository: agents secret set ${r.credentials}`
-        : `store a token (agents secret set NAME) and name it in the resource's credentials`,
-    });
+    return new AppError(
+      'INVALID_STATE',
+      `Resource ${r.name}: the remote refused the push: its branch moved (${said})`,
+      {
+        details: { ...details, rejected: true },
+      },
+    );
+  if (
+    /Authentication failed|could not read Username|HTTP 401|HTTP 403|returned error: 40[13]|terminal prompts disabled/i.test(
+      stderr,
+    )
+  )
+    return new AppError(
+      'FORBIDDEN',
+      `Resource ${r.name}: the remote refused the credentials${r.credentials ? ` (secret ${r.credentials})` : ' (the resource names none)'}`,
+      {
+        details,
+        hint: r.credentials
+          ? `set a token with access to the repository: agents secret set ${r.credentials}`
+          : `store a token (agents secret set NAME) and name it in the resource's credentials`,
+      },
+    );
   if (/couldn't find remote ref|Couldn't find remote ref/i.test(stderr))
     return new AppError('NOT_FOUND', `Resource ${r.name}: the remote has no branch ${r.branch ?? '(its HEAD)'}`, {
       details,
       hint: `check the branch in ${show}, or push it to the remote first`,
     });
-  if (/Could not resolve host|Connection refused|Failed to connect|unable to connect|timed out|Connection reset|unable to access/i.test(stderr))
+  if (
+    /Could not resolve host|Connection refused|Failed to connect|unable to connect|timed out|Connection reset|unable to access/i.test(
+      stderr,
+    )
+  )
     return new AppError('UNAVAILABLE', `Resource ${r.name}: the remote ${hostOf(r.url)} cannot be reached (${said})`, {
       details,
       hint: `check that the remote is up and the url in ${show} is right`,
     });
-  if (/not found|does not appear to be a git repository|HTTP 404|repository .* not exported|access denied/i.test(stderr))
+  if (
+    /not found|does not appear to be a git repository|HTTP 404|repository .* not exported|access denied/i.test(stderr)
+  )
     return new AppError('NOT_FOUND', `Resource ${r.name}: the remote has no repository at ${r.url} (${said})`, {
       details,
       hint: `check the url in ${show}`,
     });
-  return new AppError('UNAVAILABLE', `Resource ${r.name}: git could not talk to the remote (${said})`, { details, hint: `check ${show}` });
+  return new AppError('UNAVAILABLE', `Resource ${r.name}: git could not talk to the remote (${said})`, {
+    details,
+    hint: `check ${show}`,
+  });
 }
 
 const hostOf = (url: string): string => {

@@ -62,4 +62,3 @@ function moved(r: GitRemoteResource, target: string, base: string, tip: string, 
     message: `${target} of ${r.name} moved on the remote since the plan's base (${base.slice(0, 12)} → ${tip.slice(0, 12)}): pushing would not be a fast-forward; nothing was pushed`,
   };
 }
-
