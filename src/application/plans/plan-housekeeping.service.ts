@@ -123,6 +123,9 @@ export class PlanHousekeeping {
     for (const [i, sb] of plan.sandboxes.entries()) {
       const definition = definitions.find((d) => d.name === sb.resource);
       const outcome = await this.deps.sandboxes.rebase(sb, definition).catch((err: unknown) => {
+        // A remote's failure (refused credentials, unreachable, a missing branch) already says what
+        // went wrong and what to do; the sandbox's path would only mislead.
+        if (err instanceof AppError) throw err;
         throw new AppError('PLAN_ERROR', `Plan ${plan.id}: rebasing ${sb.resource} failed: ${messageOf(err)}`, {
           details: { planId: plan.id, kind: 'internal', resource: sb.resource },
           hint: `see the sandbox at ${sb.root}; nothing was changed in your repository`,
