@@ -1,6 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -8,31 +7,15 @@ import path from 'node:path';
 import { EgressGuard, GitRemotes, GitSandboxManager } from '../../../../src/infrastructure/index.ts';
 import type { GitRemoteResource } from '../../../../src/domain/registry/resource.definition.ts';
 import { AppError } from '../../../../src/domain/errors.ts';
-import { eventually } from '../../../support/eventually.ts';
+import { startGitDaemon, type GitDaemon } from '../../../support/git-daemon.ts';
+import { freePort } from '../../../support/ports.ts';
 import { git, makeRepo, rmrf, tmpDir, write } from '../fixtures/repos.ts';
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-
-const accepts = (port: number): Promise<true | undefined> =>
-  new Promise((resolve) => {
-    const c = net.connect(port, '127.0.0.1', () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.on('error', () => resolve(undefined));
-  });
 
 describe('git-remote: a bare repository served by git daemon on loopback', () => {
   let base: string;
   let bare: string;
   let data: string;
-  let daemon: ChildProcess;
+  let daemon: GitDaemon;
   let port: number;
   let resource: GitRemoteResource;
 
@@ -50,26 +33,12 @@ describe('git-remote: a bare repository served by git daemon on loopback', () =>
     bare = path.join(base, 'app.git');
     git(base, 'clone', '-q', '--bare', seed, bare);
     rmrf(seed);
-    port = await freePort();
-    daemon = spawn(
-      'git',
-      [
-        'daemon',
-        '--export-all',
-        '--enable=receive-pack',
-        `--base-path=${base}`,
-        '--listen=127.0.0.1',
-        `--port=${port}`,
-        '--reuseaddr',
-        base,
-      ],
-      { stdio: 'ignore' },
-    );
-    await eventually(() => accepts(port), 10_000, 'git daemon');
-    resource = { name: 'team/app', type: 'git-remote', url: `git://127.0.0.1:${port}/app.git`, branch: 'main' };
+    daemon = await startGitDaemon(base);
+    port = daemon.port;
+    resource = { name: 'team/app', type: 'git-remote', url: daemon.url('app.git'), branch: 'main' };
   });
-  after(() => {
-    daemon.kill();
+  after(async () => {
+    await daemon.close();
     rmrf(base, data);
   });
 
