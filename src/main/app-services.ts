@@ -1,6 +1,6 @@
 /** The services' stores and adapters, as `buildApp` opens them (see composition/ for how the services are made). */
 import { join } from 'node:path';
-import type { JwtVerifier, Logger, SecretService } from '../application/index.ts';
+import type { CapabilityService, JwtVerifier, Logger, SecretService } from '../application/index.ts';
 import {
   AiSdkLanguageModels,
   AjvSchemaValidator,
@@ -142,7 +142,7 @@ export function jwtVerifierOf(
 
 /**
  * git-remote clones: on a server in each namespace's workspace (`<workspace>/.remotes`), every
- * connection through the egress guard; in local mode under the data directory, unguarded like the
+ * connection through the egress guard unless the namespace holds private-network; in local mode under the data directory, unguarded like the
  * rest of the user's own machine. Credentials are secrets of the resource's namespace.
  */
 export function gitRemotesOf(o: {
@@ -151,12 +151,15 @@ export function gitRemotesOf(o: {
   workspaceRoot: string | undefined;
   egress: EgressGuard;
   secrets: Pick<SecretService, 'reveal'>;
+  capabilities: Pick<CapabilityService, 'holds'>;
 }): GitRemotes {
   const workspaces = workspaceRootOf(o.workspaceRoot, o.dataDir);
   return new GitRemotes({
     dirOf: (ns) => (o.server ? join(workspaces, ns, '.remotes') : join(o.dataDir, 'remotes', ns)),
     secret: (ns, name) => o.secrets.reveal(ns, name),
-    ...(o.server ? { egress: o.egress } : {}),
+    ...(o.server
+      ? { egress: o.egress, privateNetwork: (ns: string) => o.capabilities.holds(ns, 'private-network') }
+      : {}),
   });
 }
 

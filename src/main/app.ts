@@ -152,6 +152,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     workspaceRoot: opts.workspaceRoot,
     egress: trust.egress,
     secrets,
+    capabilities: trust.capabilities,
   });
   const sandboxes = await openSandboxes(opts.dataDir, confinement, logger, remotes);
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';

@@ -7,9 +7,10 @@
  * Every network git process runs with what the host or the remote could add switched off: no
  * system or global configuration (credential helpers, url.insteadOf, proxies), only the URL's own
  * protocol (GIT_ALLOW_PROTOCOL), no redirects, the address judged by the egress guard and pinned
- * (`http.curloptResolve`; a git:// URL connects to the address itself), and the credential in the
- * environment as an `http.extraHeader` (GIT_CONFIG_COUNT/KEY/VALUE): never on a command line,
- * never in the repository, and scrubbed from every message.
+ * (`http.curloptResolve`; a git:// URL connects to the address itself) unless the namespace holds
+ * private-network, and the credential in the environment as an `http.extraHeader`
+ * (GIT_CONFIG_COUNT/KEY/VALUE): never on a command line, never in the repository, and scrubbed
+ * from every message.
  */
 import { mkdir, realpath } from 'node:fs/promises';
 import net from 'node:net';
@@ -33,6 +34,11 @@ export interface GitRemotesOptions {
   secret(namespace: string, name: string): Promise<string | undefined>;
   /** Server mode: every connection judged (internal hosts refused unless allowlisted) and pinned. Local mode: none. */
   egress?: Pick<EgressGuard, 'addressFor'> | undefined;
+  /**
+   * Whether a namespace holds private-network (asked at each use, so a revoked grant stops the next
+   * fetch): its remotes connect inward unguarded, as its actors' endpoints and MCP servers do.
+   */
+  privateNetwork?: ((namespace: string) => Promise<boolean>) | undefined;
   /** How long one fetch or push may take (ms; default 300 000). */
   timeoutMs?: number;
 }
@@ -130,7 +136,7 @@ export class GitRemotes {
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const config: Array<[string, string]> = [[`protocol.${protocol}.allow`, 'always']];
     let target = r.url;
-    if (this.#o.egress) {
+    if (this.#o.egress && !(await this.#o.privateNetwork?.(namespaceOf(r.name)))) {
       const address = await this.#o.egress.addressFor(host, port).catch((e: unknown) => {
         throw new AppError('FORBIDDEN', `Resource ${r.name}: ${(e as Error).message}`, {
           details: { resource: r.name, host },

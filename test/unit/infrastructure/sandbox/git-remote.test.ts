@@ -55,6 +55,25 @@ describe('git-remote: a bare repository served by git daemon on loopback', () =>
     });
   });
 
+  it("connects inward without the allowlist where the resource's namespace holds private-network, asked at each use", async () => {
+    const holds = new Set(['team']);
+    const asked: string[] = [];
+    const remotes = new GitRemotes({
+      dirOf: (ns) => path.join(data, 'granted', ns),
+      secret: async () => undefined,
+      egress: new EgressGuard({ allow: [] }),
+      privateNetwork: async (ns) => {
+        asked.push(ns);
+        return holds.has(ns);
+      },
+    });
+    const synced = await remotes.sync(resource);
+    assert.equal(synced.tip, git(bare, 'rev-parse', 'main'));
+    holds.delete('team');
+    await assert.rejects(remotes.sync(resource), /egress to 127\.0\.0\.1 is refused/);
+    assert.deepEqual(asked, ['team', 'team']);
+  });
+
   it('clones into the workspace, pushes the plan branch for review, and refuses a target push after the remote moved', async () => {
     const remotes = remotesWith([`127.0.0.1:${port}`]);
     const manager = new GitSandboxManager({ root: path.join(data, 'sandboxes'), remotes });
