@@ -6,6 +6,7 @@ import { vetoText } from '../hooks/hook.service.ts';
 import { beforeApply, notifyPlanHooks } from '../hooks/plan-hooks.ts';
 import { startApply } from '../../domain/plan/plan-progress.ts';
 import type { Principal } from '../ports/principal.ts';
+import type { ApplyOutcome } from '../ports/sandbox.port.ts';
 import { resourcesOf } from './plan-definitions.ts';
 
 /** What a before-apply hook is told of the changes: the stats and the files, per resource. */
@@ -90,11 +91,7 @@ export async function applyChanges(
       });
     }
     applied.push({ resource: sb.resource, commit: outcome.commit, files: outcome.files });
-    await turn.status(
-      'TASK_STATE_WORKING',
-      `Applied to ${sb.resource}${outcome.commit ? `: commit ${outcome.commit.slice(0, 12)}` : ''} (${outcome.files.length} file${outcome.files.length === 1 ? '' : 's'})`,
-      planMeta(plan),
-    );
+    await turn.status('TASK_STATE_WORKING', appliedLine(sb.resource, outcome), planMeta(plan));
   }
   for (const sb of plan.sandboxes)
     await sandboxes.remove(sb).catch((err: unknown) => logger.warn({ err, planId: plan.id }, 'sandbox cleanup failed'));
@@ -114,6 +111,13 @@ export async function applyChanges(
   });
   await notifyPlanHooks(io.hooks, 'after-apply', plan, turn, { applied: plan.applied }, logger);
   await turn.status('TASK_STATE_COMPLETED', `Plan ${plan.id} applied`, planMeta(plan));
+}
+
+/** What one sandbox's apply did, as the progress line says it: where the commit went, for a remote which branch. */
+function appliedLine(resource: string, o: Extract<ApplyOutcome, { ok: true }>): string {
+  const where = o.pushedTo ? `Pushed to ${resource}, branch ${o.pushedTo} on the remote` : `Applied to ${resource}`;
+  const files = `${o.files.length} file${o.files.length === 1 ? '' : 's'}`;
+  return `${where}${o.commit ? `: commit ${o.commit.slice(0, 12)}` : ''} (${files})`;
 }
 
 /**

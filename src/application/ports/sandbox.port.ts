@@ -41,7 +41,13 @@ export interface SandboxDiff {
 }
 
 export type ApplyOutcome =
-  | { ok: true; commit?: string | undefined; files: string[] }
+  | {
+      ok: true;
+      commit?: string | undefined;
+      files: string[];
+      /** A git-remote's: the remote's branch the commit was pushed to (the user's next stop: review or merge it there). */
+      pushedTo?: string | undefined;
+    }
   /** Nothing was changed in the user's directory. */
   | { ok: false; reason: 'conflict' | 'dirty'; files: string[]; message: string };
 

@@ -51,7 +51,7 @@ export async function pushRemoteSandbox(
       ? await remotes.push(r, source, commit, targetBranch, false)
       : await remotes.push(r, source, commit, branch, true);
   if (!pushed.ok) return { ok: false, reason: 'conflict', files, message: pushed.message };
-  return { ok: true, commit, files: [...files].sort() };
+  return { ok: true, commit, files: [...files].sort(), pushedTo: mode === 'target' ? targetBranch : branch };
 }
 
 function moved(r: GitRemoteResource, target: string, base: string, tip: string, files: string[]): ApplyOutcome {

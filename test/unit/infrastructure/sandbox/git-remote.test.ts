@@ -91,6 +91,7 @@ describe('git-remote: a bare repository served by git daemon on loopback', () =>
     const pushed = await manager.apply(sb, 'Add n', resource);
     assert.ok(pushed.ok);
     assert.deepEqual(pushed.files, ['src/new.ts']);
+    assert.equal(pushed.pushedTo, 'cleveragents/plan-P1');
     assert.equal(git(bare, 'rev-parse', 'cleveragents/plan-P1'), pushed.commit);
     assert.equal(git(bare, 'rev-parse', 'cleveragents/plan-P1^'), tip, 'one commit on the plan base');
     assert.equal(git(bare, 'rev-parse', 'main'), tip, 'push: branch leaves the target alone');
@@ -115,6 +116,7 @@ describe('git-remote: a bare repository served by git daemon on loopback', () =>
     assert.ok(rebased.ok && rebased.moved);
     const landed = await manager.apply(rebased.sandbox, 'Add n', target);
     assert.ok(landed.ok);
+    assert.equal(landed.pushedTo, 'main');
     assert.equal(git(bare, 'rev-parse', 'main'), landed.commit);
     assert.equal(git(bare, 'rev-parse', 'main^'), moved);
     assert.equal(git(bare, 'show', 'main:README.md'), 'moved');
