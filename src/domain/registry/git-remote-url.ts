@@ -22,12 +22,14 @@ export function gitRemoteUrlProblem(url: string): string | undefined {
   if (url.startsWith('-')) return `must not start with "-"; ${WRITE_IT}`;
   if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(url))
     return `git's transport helpers ("${url.slice(0, url.indexOf('::'))}::") are refused; ${WRITE_IT}`;
+  const notAUrl = `is not a URL git may fetch from here (local paths and host:path ssh addresses are refused); ${WRITE_IT}`;
+  // scp-like `host:path` (ssh) and local paths are not URLs, although `github.com:o/r.git` parses as one (scheme "github.com").
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(url)) return notAUrl;
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    // scp-like `host:path` (ssh) and local paths are not URLs at all.
-    return `is not a URL git may fetch from here (local paths and host:path ssh addresses are refused); ${WRITE_IT}`;
+    return notAUrl;
   }
   const protocol = parsed.protocol.replace(/:$/, '');
   if (!(GIT_REMOTE_PROTOCOLS as readonly string[]).includes(protocol))

@@ -16,6 +16,8 @@ describe('a git-remote resource URL', () => {
     ['ext::sh%20-c%20touch%20x', /transport helpers \("ext::"\) are refused/],
     ['ssh://-oProxyCommand=touch%20x/r', /ssh URLs are refused/],
     ['git@github.com:o/r.git', /host:path ssh addresses are refused/],
+    ['github.com:o/r.git', /host:path ssh addresses are refused/],
+    ['git.lan:r.git', /host:path ssh addresses are refused/],
     ['/srv/repos/app.git', /local paths/],
     ['-uhttps://x/r', /must not start with "-"/],
     ['https://user:tok@example.com/r.git', /must not hold a user name or password/],
