@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { cliEnv, cliPerson, type CliResult } from '../support/cli.ts';
+import { agentsCli, cliEnv, cliPerson, type CliResult } from '../support/cli.ts';
 import { initRepo } from '../support/git.ts';
 import { startGitDaemon, type GitDaemon } from '../support/git-daemon.ts';
 import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
@@ -179,5 +179,27 @@ describe('a member works on a git-remote resource through a team server', () => 
     assert.equal(bare('show', 'main:src/a.ts'), 'const color = 1;\nexport { color };');
     assert.equal(bare('show', 'main:README.md'), '# colour, by someone else');
     assert.equal(bare('for-each-ref', '--format=%(refname)', `refs/heads/cleveragents/plan-${id}`), '');
+  });
+});
+
+describe('a git-remote in local mode', () => {
+  const cli = agentsCli({ dataDir: join(ROOT, 'local'), configHome: join(ROOT, 'local-config') });
+
+  it('refuses the URL forms a server refuses (no egress guard here: the machine is yours)', async () => {
+    for (const [url, why] of [
+      ['file:///etc/secret.git', /file URLs are refused \(only https, http, git\)/],
+      ['ext::sh', /git's transport helpers \("ext::"\) are refused/],
+      ['ssh://-oProxyCommand=x/r', /ssh URLs are refused/],
+      ['github.com:o/r.git', /host:path ssh addresses are refused/],
+      ['https://me:token@example.com/r.git', /must not hold a user name or password: store the token as a secret/],
+    ] as const) {
+      const stderr = failed(await cli.run(['resource', 'add', 'git-remote', 'bad', '--url', url]), 7, url);
+      assert.match(stderr, /^field: url: /m, url);
+      assert.match(stderr, why, url);
+    }
+    assert.equal((await cli.ok(['resource', 'list'])).totalSize, 0, 'nothing was added');
+    // An internal host needs no grant or allowlist in local mode.
+    const added = await cli.ok(['resource', 'add', 'git-remote', 'lan', '--url', 'git://127.0.0.1:9418/app.git']);
+    assert.equal(added.name, 'local/lan');
   });
 });
