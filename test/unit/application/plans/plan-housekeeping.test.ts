@@ -86,8 +86,8 @@ describe('PlanHousekeeping.rebase when a sandbox cannot be rebased', () => {
     const { house, saved, given } = housekeeping(applyRefused(), remoteError);
     await assert.rejects(house.rebase('01ARZ3NDEKTSV4RRFFQ69G5FAV', {}, ALICE), (e: unknown) => {
       assert.equal(e, remoteError);
-      assert.equal((e as AppError).reason, 'UNAVAILABLE');
-      assert.doesNotMatch(`${(e as AppError).message} ${(e as AppError).hint ?? ''}`, /sandbox|internal/);
+      assert.equal(e.reason, 'UNAVAILABLE');
+      assert.doesNotMatch(`${e.message} ${e.hint ?? ''}`, /sandbox|internal/);
       return true;
     });
     assert.deepEqual(given, [DEFINITIONS['resource:team/app']], 'the rebase is given the definition as it is now');
