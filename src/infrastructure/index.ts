@@ -37,6 +37,7 @@ export { SqliteRegistryRepository, SqliteNamespaceRepository } from './persisten
 export { FsResourceInspector } from './system/fs-resource.inspector.ts';
 export { SqlitePlanRepository } from './persistence/sqlite-plan.repository.ts';
 export { GitSandboxManager, type GitSandboxManagerOptions } from './sandbox/git-sandbox.manager.ts';
+export { GitRemotes, type GitRemotesOptions } from './sandbox/git-remote.ts';
 export { GitError } from './sandbox/git.ts';
 export { ShadowHistory, type ShadowHistoryOptions } from './sandbox/shadow-history.ts';
 export { BuiltinToolRunner } from './tools/builtin-tool.runner.ts';

@@ -1,6 +1,6 @@
 /** The services' stores and adapters, as `buildApp` opens them (see composition/ for how the services are made). */
 import { join } from 'node:path';
-import type { JwtVerifier, Logger, SecretService } from '../application/index.ts';
+import type { CapabilityService, JwtVerifier, Logger, SecretService } from '../application/index.ts';
 import {
   AiSdkLanguageModels,
   AjvSchemaValidator,
@@ -8,6 +8,7 @@ import {
   EnvFileApiKeys,
   FileRemoteConnectionStore,
   FsFileInventory,
+  GitRemotes,
   GitSandboxManager,
   GptTokenCounter,
   HostSystemProbe,
@@ -16,6 +17,7 @@ import {
   ScryptKeyHasher,
   ShadowHistory,
   type CommandConfinement,
+  type EgressGuard,
   type OidcDiscovery,
   type Storage,
 } from '../infrastructure/index.ts';
@@ -24,6 +26,7 @@ import type { UsageLimits } from '../domain/quota.ts';
 import type { Actor } from '../application/ports/actor.port.ts';
 import type { LlmDeps, ServiceDeps } from './composition/index.ts';
 import { envInt } from './limits-config.ts';
+import { workspaceRootOf } from './paths.ts';
 import type { OidcOptions } from './oidc-wiring.ts';
 import { httpSyncRemote } from './sync-remote.ts';
 import type { wireTrust } from './trust-wiring.ts';
@@ -141,13 +144,37 @@ export function jwtVerifierOf(
   });
 }
 
+/**
+ * git-remote clones: on a server in each namespace's workspace (`<workspace>/.remotes`), every
+ * connection through the egress guard unless the namespace holds private-network; in local mode under the data directory, unguarded like the
+ * rest of the user's own machine. Credentials are secrets of the resource's namespace.
+ */
+export function gitRemotesOf(o: {
+  server: boolean;
+  dataDir: string;
+  workspaceRoot: string | undefined;
+  egress: EgressGuard;
+  secrets: Pick<SecretService, 'reveal'>;
+  capabilities: Pick<CapabilityService, 'holds'>;
+}): GitRemotes {
+  const workspaces = workspaceRootOf(o.workspaceRoot, o.dataDir);
+  return new GitRemotes({
+    dirOf: (ns) => (o.server ? join(workspaces, ns, '.remotes') : join(o.dataDir, 'remotes', ns)),
+    secret: (ns, name) => o.secrets.reveal(ns, name),
+    ...(o.server
+      ? { egress: o.egress, privateNetwork: (ns: string) => o.capabilities.holds(ns, 'private-network') }
+      : {}),
+  });
+}
+
 /** The sandboxes' git runs in the commands' confinement; applies a crash interrupted are finished first. */
 export async function openSandboxes(
   dataDir: string,
   confinement: Promise<CommandConfinement>,
   logger: Logger,
+  remotes?: GitRemotes,
 ): Promise<GitSandboxManager> {
-  const sandboxes = new GitSandboxManager({ root: join(dataDir, 'sandboxes'), confinement });
+  const sandboxes = new GitSandboxManager({ root: join(dataDir, 'sandboxes'), confinement, remotes });
   const recovered = await sandboxes.recoverApplies().catch((err: unknown) => {
     logger.error({ err }, 'recovering interrupted applies failed');
     return [];

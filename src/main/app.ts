@@ -16,7 +16,7 @@ import { buildMethodTable } from '../protocol/a2a/method-table.ts';
 import { TickBatchedDestination } from './log-destination.ts';
 import { Dispatcher } from '../protocol/server/dispatcher.ts';
 import { DiscoveryRetry, Upkeep } from './app-lifecycle.ts';
-import { jwtVerifierOf, openSandboxes, serviceDepsOf } from './app-services.ts';
+import { gitRemotesOf, jwtVerifierOf, openSandboxes, serviceDepsOf } from './app-services.ts';
 import { composeServices } from './composition/index.ts';
 import { confinementSettings } from './confinement-config.ts';
 import { cardOidc, tryDiscovery, type OidcOptions } from './oidc-wiring.ts';
@@ -149,7 +149,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const secrets = await openSecrets({ storage, keyFile: secretKeyFileOf(opts), showPath: !server, logger }).catch(
     (err: unknown) => giveUp(err, [() => runners.stop(), () => storage.close()]),
   );
-  const sandboxes = await openSandboxes(opts.dataDir, confinement, logger);
+  const remotes = gitRemotesOf({
+    server,
+    dataDir: opts.dataDir,
+    workspaceRoot: opts.workspaceRoot,
+    egress: trust.egress,
+    secrets,
+    capabilities: trust.capabilities,
+  });
+  const sandboxes = await openSandboxes(opts.dataDir, confinement, logger, remotes);
   const defaultActor = opts.defaultActor ?? process.env['CLEVERAGENTS_DEFAULT_ACTOR'] ?? 'builtin/echo';
   const limits: PayloadLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const actorsByModel = builtinActors(opts);

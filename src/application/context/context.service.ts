@@ -366,6 +366,8 @@ export class ContextService implements ContextProvider {
           details: { project: project.name, resource: name },
           hint: `add the resource again, or change the project's resources with \`agents project update ${project.name}\``,
         });
+      // A git-remote has no directory here until a plan clones it into its sandbox: nothing to index.
+      if (e.definition.type === 'git-remote') continue;
       const root = e.definition.path;
       // History is read by its own git process while the listing is made.
       const [listing, recency] = await Promise.all([

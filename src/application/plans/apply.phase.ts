@@ -6,6 +6,8 @@ import { vetoText } from '../hooks/hook.service.ts';
 import { beforeApply, notifyPlanHooks } from '../hooks/plan-hooks.ts';
 import { startApply } from '../../domain/plan/plan-progress.ts';
 import type { Principal } from '../ports/principal.ts';
+import type { ApplyOutcome } from '../ports/sandbox.port.ts';
+import { resourcesOf } from './plan-definitions.ts';
 
 /** What a before-apply hook is told of the changes: the stats and the files, per resource. */
 async function applyFacts(io: Pick<ApplyInputs, 'hooks' | 'recorder'>, plan: Plan): Promise<unknown[]> {
@@ -18,7 +20,7 @@ async function applyFacts(io: Pick<ApplyInputs, 'hooks' | 'recorder'>, plan: Pla
 }
 
 /** What the apply phase uses: the recorder, the sandboxes it applies and removes, the apply hooks, the log. */
-export type ApplyInputs = Pick<PlanRunPorts, 'recorder' | 'sandboxes' | 'hooks' | 'logger' | 'audit'>;
+export type ApplyInputs = Pick<PlanRunPorts, 'recorder' | 'sandboxes' | 'hooks' | 'logger' | 'audit' | 'registry'>;
 
 /**
  * The apply phase: asks for approval first unless `yes` or the plan's profile skips it
@@ -64,10 +66,13 @@ export async function applyChanges(
     });
   await turn.status('TASK_STATE_WORKING', 'Applying the changes to the project', planMeta(plan));
   const applied: Array<{ resource: string; commit?: string | undefined; files: string[] }> = [];
+  // A git-remote pushes with its definition as it is now (its URL, credentials and push setting).
+  const definitions = await resourcesOf(io.registry, plan);
   for (const sb of plan.sandboxes) {
     const outcome = await sandboxes.apply(
       sb,
       `${plan.description}\n\nApplied by CleverAgents plan ${plan.id} (${plan.action}).`,
+      definitions.find((d) => d.name === sb.resource),
     );
     if (!outcome.ok) {
       return io.recorder.fail(plan, turn, 'apply', {
@@ -78,17 +83,15 @@ export async function applyChanges(
         hint:
           outcome.reason === 'dirty'
             ? `commit or stash your changes to ${outcome.files.join(', ')} (or check out ${sb.targetBranch ?? 'the target branch'}), then run agents plan apply ${plan.id}`
-            : sb.kind === 'git-worktree'
-              ? `${sb.targetBranch ?? 'the target branch'} moved and changed the same lines since the plan started: run agents plan rebase ${plan.id} to bring the plan onto it (then resolve any conflicts), and apply again`
-              : `the directory changed the same files since the plan started: resolve by hand, or roll back / correct the plan and apply again`,
+            : sb.remote
+              ? `the remote's ${sb.targetBranch ?? 'target branch'} moved since the plan started: run agents plan rebase ${plan.id} to bring the plan onto it, and apply again`
+              : sb.kind === 'git-worktree'
+                ? `${sb.targetBranch ?? 'the target branch'} moved and changed the same lines since the plan started: run agents plan rebase ${plan.id} to bring the plan onto it (then resolve any conflicts), and apply again`
+                : `the directory changed the same files since the plan started: resolve by hand, or roll back / correct the plan and apply again`,
       });
     }
     applied.push({ resource: sb.resource, commit: outcome.commit, files: outcome.files });
-    await turn.status(
-      'TASK_STATE_WORKING',
-      `Applied to ${sb.resource}${outcome.commit ? `: commit ${outcome.commit.slice(0, 12)}` : ''} (${outcome.files.length} file${outcome.files.length === 1 ? '' : 's'})`,
-      planMeta(plan),
-    );
+    await turn.status('TASK_STATE_WORKING', appliedLine(sb.resource, outcome), planMeta(plan));
   }
   for (const sb of plan.sandboxes)
     await sandboxes.remove(sb).catch((err: unknown) => logger.warn({ err, planId: plan.id }, 'sandbox cleanup failed'));
@@ -108,6 +111,13 @@ export async function applyChanges(
   });
   await notifyPlanHooks(io.hooks, 'after-apply', plan, turn, { applied: plan.applied }, logger);
   await turn.status('TASK_STATE_COMPLETED', `Plan ${plan.id} applied`, planMeta(plan));
+}
+
+/** What one sandbox's apply did, as the progress line says it: where the commit went, for a remote which branch. */
+function appliedLine(resource: string, o: Extract<ApplyOutcome, { ok: true }>): string {
+  const where = o.pushedTo ? `Pushed to ${resource}, branch ${o.pushedTo} on the remote` : `Applied to ${resource}`;
+  const files = `${o.files.length} file${o.files.length === 1 ? '' : 's'}`;
+  return `${where}${o.commit ? `: commit ${o.commit.slice(0, 12)}` : ''} (${files})`;
 }
 
 /**

@@ -154,9 +154,14 @@ export class PlanEngine {
           kind: 'internal',
           message: err instanceof Error ? err.message : String(err),
           recoverable: true,
-          hint: `run agents plan execute ${planId} to resume from the last checkpoint`,
-          // A refusal that says what it is and what to do (a nested repository in a sandbox…) is recorded as such.
-          ...(err instanceof AppError && err.reason === 'PLAN_ERROR' ? refusal(err) : {}),
+          // execute is refused after a failed apply: there the apply is what to run again.
+          hint:
+            plan.phase === 'apply'
+              ? `run agents plan apply ${planId} to try the apply again`
+              : `run agents plan execute ${planId} to resume from the last checkpoint`,
+          // A refusal that says what it is and what to do (a nested repository in a sandbox…) is recorded as such;
+          // another error with its own hint (a git-remote that cannot be reached) keeps that hint.
+          ...(err instanceof AppError ? (err.reason === 'PLAN_ERROR' ? refusal(err) : ownHint(err)) : {}),
         });
         // A refused transition changed nothing: the plan stays as it is; anything else stops the phase.
         if (!refused && plan.state === 'processing') {
@@ -171,6 +176,11 @@ export class PlanEngine {
       this.open.delete(planId);
     }
   }
+}
+
+/** The hint another AppError carries (what to check: a remote's URL, its credentials), as a PlanError's. */
+function ownHint(err: AppError): Partial<PlanError> {
+  return err.hint ? { hint: err.hint } : {};
 }
 
 /** The kind, hint and files a PLAN_ERROR carries (`details.kind`, `details.files`, its hint), as a PlanError's. */

@@ -1,3 +1,4 @@
+import { resourcesOf } from './plan-definitions.ts';
 import { AppError } from '../../domain/errors.ts';
 import type {
   KeptPlan,
@@ -118,8 +119,13 @@ export class PlanHousekeeping {
   private async rebaseSandboxes(plan: Plan): Promise<{ rows: SandboxRebase[]; conflicts: Conflict[] }> {
     const rows: SandboxRebase[] = [];
     const conflicts: Conflict[] = [];
+    const definitions = plan.sandboxes.some((s) => s.remote) ? await resourcesOf(this.deps.registry, plan) : [];
     for (const [i, sb] of plan.sandboxes.entries()) {
-      const outcome = await this.deps.sandboxes.rebase(sb).catch((err: unknown) => {
+      const definition = definitions.find((d) => d.name === sb.resource);
+      const outcome = await this.deps.sandboxes.rebase(sb, definition).catch((err: unknown) => {
+        // A remote's failure (refused credentials, unreachable, a missing branch) already says what
+        // went wrong and what to do; the sandbox's path would only mislead.
+        if (err instanceof AppError) throw err;
         throw new AppError('PLAN_ERROR', `Plan ${plan.id}: rebasing ${sb.resource} failed: ${messageOf(err)}`, {
           details: { planId: plan.id, kind: 'internal', resource: sb.resource },
           hint: `see the sandbox at ${sb.root}; nothing was changed in your repository`,

@@ -82,7 +82,11 @@ export async function strategize(
 async function contextSnapshot(io: StrategizeInputs, plan: Plan): Promise<Record<string, unknown>> {
   return {
     projects: plan.projects,
-    resources: (await resourcesOf(io.registry, plan)).map((r) => ({ name: r.name, type: r.type, path: r.path })),
+    resources: (await resourcesOf(io.registry, plan)).map((r) => ({
+      name: r.name,
+      type: r.type,
+      ...(r.type === 'git-remote' ? { url: r.url } : { path: r.path }),
+    })),
     arguments: plan.arguments,
     definitionOfDone: plan.definitionOfDone,
   };

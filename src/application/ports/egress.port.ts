@@ -11,5 +11,5 @@ export interface EgressPolicy {
    * allow it with `agents serve --allow-egress ollama.lan:11434`"). A name that does not resolve
    * now is not refused (it is checked again when it is used).
    */
-  refusal(url: string): Promise<string | undefined>;
+  refusal(url: string, schemes?: Readonly<Record<string, number>>): Promise<string | undefined>;
 }

@@ -16,6 +16,11 @@ export interface SandboxInfo {
   baseCommit: string;
   /** git-worktree: the branch of the user's repository the plan started from and will merge into. */
   targetBranch?: string | undefined;
+  /**
+   * A git-remote's sandbox: `source` is the server's clone, and apply pushes to the remote (`push`
+   * as the resource says when applied) instead of merging into a work tree.
+   */
+  remote?: true | undefined;
 }
 
 export interface FileChange {
@@ -36,7 +41,13 @@ export interface SandboxDiff {
 }
 
 export type ApplyOutcome =
-  | { ok: true; commit?: string | undefined; files: string[] }
+  | {
+      ok: true;
+      commit?: string | undefined;
+      files: string[];
+      /** A git-remote's: the remote's branch the commit was pushed to (the user's next stop: review or merge it there). */
+      pushedTo?: string | undefined;
+    }
   /** Nothing was changed in the user's directory. */
   | { ok: false; reason: 'conflict' | 'dirty'; files: string[]; message: string };
 
@@ -73,9 +84,11 @@ export interface SandboxManager {
    * target branch with one commit `message` (refused when the target branch is not checked out,
    * when files the plan changed are dirty there, or on a merge conflict — checked before anything
    * is written); copy → the changed files are written back (refused when the user changed any of
-   * them since the sandbox was made).
+   * them since the sandbox was made); a git-remote's (`resource`: its definition now) → the plan's
+   * changes as one commit on its base, pushed to the plan's branch, or to the target branch as a
+   * fast-forward (refused, nothing pushed, when the remote's branch moved since the plan's base).
    */
-  apply(sandbox: SandboxInfo, message: string): Promise<ApplyOutcome>;
+  apply(sandbox: SandboxInfo, message: string, resource?: ResourceDefinition): Promise<ApplyOutcome>;
   /**
    * Removes the sandbox: a worktree, its branch and git's record of the worktree (so neither
    * `git worktree list` nor `git branch` shows it), or the copy. Removing one that is gone is no error.
@@ -85,8 +98,9 @@ export interface SandboxManager {
    * git-worktree: rebases the plan's changes (pending work first committed as a checkpoint) onto the
    * current head of the target branch in the user's repository; nothing in the user's work tree,
    * index or branches other than the plan's changes. A copy sandbox is refused (not a git checkout).
+   * A git-remote's (`resource`: its definition now) is fetched first: onto the remote's current tip.
    */
-  rebase(sandbox: SandboxInfo): Promise<RebaseOutcome>;
+  rebase(sandbox: SandboxInfo, resource?: ResourceDefinition): Promise<RebaseOutcome>;
   /** Of `files` (paths relative to the sandbox root), those that still hold conflict markers. */
   unresolved(sandbox: SandboxInfo, files: readonly string[]): Promise<string[]>;
   /**

@@ -5,6 +5,7 @@
  * `builtin/` hold everything. Checked when a definition is declared (add, update, sync push) and
  * again when it is used, so a revoked grant or a definition older than the rule stops working.
  */
+import type { LocalResource } from '../../domain/registry/resource.definition.ts';
 import path from 'node:path';
 import { AppError, type FieldViolation } from '../../domain/errors.ts';
 import {
@@ -21,7 +22,7 @@ import type { AuditEntry } from '../accounts/audit.service.ts';
 import type { EgressPolicy } from '../ports/egress.port.ts';
 import type { CapabilityGrant, GrantRepository } from '../ports/grant.repository.port.ts';
 import { roleIn, type Principal } from '../ports/principal.ts';
-import type { EntityOf, PathScope, ResolvedPath, ResourceInspector } from '../ports/registry.repository.port.ts';
+import type { PathScope, ResolvedPath, ResourceInspector } from '../ports/registry.repository.port.ts';
 import { namespaceNotFound } from './namespace.service.ts';
 
 export interface TrustSettings {
@@ -245,7 +246,7 @@ export class CapabilityService {
   }
 
   /** The real directory of a resource, checked as at declaration (its workspace, its grant). */
-  async resourceRoot(entity: Pick<EntityOf<'resource'>, 'name' | 'namespace' | 'definition'>): Promise<string> {
+  async resourceRoot(entity: { name: string; namespace: string; definition: LocalResource }): Promise<string> {
     const given = entity.definition.path;
     if (this.mode === 'local' && path.isAbsolute(given)) return given;
     const resolved = await this.resolvePath(entity.namespace, given);
@@ -291,7 +292,7 @@ export class CapabilityService {
   private async unmet(need: CapabilityNeed, namespace: string): Promise<string | undefined> {
     if (await this.holds(namespace, need.capability)) return undefined;
     if (need.when === 'url') {
-      const reason = await this.deps.egress?.refusal(need.target);
+      const reason = await this.deps.egress?.refusal(need.target, need.schemes);
       if (reason === undefined) return undefined;
       return `${reason}; namespace ${namespace} does not hold the private-network capability (${grantHint(namespace, 'private-network')})`;
     }

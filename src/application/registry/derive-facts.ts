@@ -7,7 +7,7 @@ import type {
   SkillTool,
 } from '../../domain/registry/derived-facts.ts';
 import type { RegistryKind } from '../../domain/registry/entities.ts';
-import type { ResourceDefinition } from '../../domain/registry/resource.definition.ts';
+import type { LocalResource } from '../../domain/registry/resource.definition.ts';
 import type { SkillDefinition } from '../../domain/registry/skill.definition.ts';
 import { actorEndpoint, namesApiKey } from '../../domain/registry/actor.definition.ts';
 import { type McpServer } from '../../domain/registry/skill.definition.ts';
@@ -27,7 +27,7 @@ export interface DeriveContext {
   /** Present when this agent runs LLM actors: their keys and MCP servers. */
   llm?: { keys: ApiKeys; mcp: McpHub } | undefined;
   /** A resource's real directory, when it may be used now (its workspace, its grant); else undefined. */
-  rootOf(resource: ResourceDefinition): Promise<string | undefined>;
+  rootOf(resource: LocalResource): Promise<string | undefined>;
   /** Why a definition may not be used now (a capability its namespace does not hold), or undefined. */
   refusal(kind: RegistryKind, definition: SkillDefinition): Promise<string | undefined>;
 }
@@ -67,6 +67,8 @@ const DERIVERS: { [K in RegistryKind]: Deriver<K> } = {
     return { ...rest, ...(await discoverMcp(servers, ctx, { namespace: namespaceOf(s.name) })), usedBy: ctx.usedBy };
   },
   resource: async (r, ctx) => {
+    // A git-remote's clone is the server's, made when a plan runs: there is no directory to inspect.
+    if (r.type === 'git-remote') return { exists: false, isDirectory: false, gitWorkTree: false, usedBy: ctx.usedBy };
     const root = await ctx.rootOf(r);
     const facts = root
       ? await ctx.inspector.inspect(root, r.type === 'git-checkout' ? r.branch : undefined)
@@ -82,6 +84,10 @@ const DERIVERS: { [K in RegistryKind]: Deriver<K> } = {
         continue;
       }
       const d = r.definition;
+      if (d.type === 'git-remote') {
+        resources.push({ name, type: d.type, path: d.url, exists: true });
+        continue;
+      }
       const root = await ctx.rootOf(d);
       const facts = root ? await ctx.inspector.inspect(root) : undefined;
       resources.push({

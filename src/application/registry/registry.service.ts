@@ -206,8 +206,8 @@ export class RegistryService {
   async use<K extends RegistryKind>(kind: K, name: string): Promise<EntityOf<K> | undefined> {
     const e = await this.lookup(kind, name);
     if (!e) return undefined;
-    if (isOfKind(e, 'resource')) {
-      const root = await this.deps.capabilities.resourceRoot(e);
+    if (isOfKind(e, 'resource') && e.definition.type !== 'git-remote') {
+      const root = await this.deps.capabilities.resourceRoot({ ...e, definition: e.definition });
       return root === e.definition.path ? e : { ...e, definition: { ...e.definition, path: root } };
     }
     await this.deps.capabilities.assertUsable(e);

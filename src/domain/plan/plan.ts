@@ -65,6 +65,8 @@ export const SandboxRef = z.object({
   branch: z.string().optional(),
   baseCommit: z.string(),
   targetBranch: z.string().optional(),
+  /** A git-remote's sandbox: `source` is the server's clone; apply pushes to the remote. */
+  remote: z.literal(true).optional(),
 });
 
 export const Waiting = z.object({

@@ -10,6 +10,7 @@ import type { ActorDefinition } from './actor.definition.ts';
 import type { Definition, RegistryKind } from './entities.ts';
 import type { ProjectDefinition } from './project.definition.ts';
 import type { ResourceDefinition } from './resource.definition.ts';
+import { GIT_REMOTE_DEFAULT_PORT } from './git-remote-url.ts';
 import type { SkillDefinition } from './skill.definition.ts';
 import type { ToolDefinition } from './tool.definition.ts';
 import type { HookDefinition } from './hook.ts';
@@ -38,6 +39,8 @@ export interface CapabilityNeed {
   target: string;
   /** `url`: needs private-network only if the URL reaches a refused address; `path`: host-path only outside the workspace. */
   when?: 'url' | 'path';
+  /** `url`: schemes the field may use besides http(s), with their default ports (a git-remote's `git:`). */
+  schemes?: Readonly<Record<string, number>>;
 }
 
 /** The program a verify command line runs (its first word). */
@@ -72,9 +75,20 @@ export function capabilityNeeds(kind: RegistryKind, d: Definition): CapabilityNe
       });
       break;
     }
-    case 'resource':
-      need('host-path', ['path'], (d as ResourceDefinition).path, 'path');
+    case 'resource': {
+      const r = d as ResourceDefinition;
+      // A git-remote is cloned by the server: its URL is an outbound connection like any other.
+      if (r.type === 'git-remote')
+        out.push({
+          capability: 'private-network',
+          path: ['url'],
+          target: r.url,
+          when: 'url',
+          schemes: { git: GIT_REMOTE_DEFAULT_PORT.git },
+        });
+      else need('host-path', ['path'], r.path, 'path');
       break;
+    }
     case 'project': {
       const p = d as ProjectDefinition;
       if (p.settings?.verify)

@@ -89,9 +89,9 @@ export class EgressGuard implements EgressPolicy {
    * A name that does not resolve now is not refused: it may exist by the time it is used, and the
    * connect-time check judges whatever it resolves to then.
    */
-  async refusal(url: string): Promise<string | undefined> {
+  async refusal(url: string, schemes?: Readonly<Record<string, number>>): Promise<string | undefined> {
     try {
-      await this.check(url);
+      await this.check(url, schemes);
       return undefined;
     } catch (err) {
       if (err instanceof EgressRefusedError) return err.message;
@@ -99,8 +99,11 @@ export class EgressGuard implements EgressPolicy {
     }
   }
 
-  /** The declare-time check as a parsed URL, or an {@link EgressRefusedError} (see {@link refusal}). */
-  async check(url: string): Promise<URL> {
+  /**
+   * The declare-time check as a parsed URL, or an {@link EgressRefusedError} (see {@link refusal}).
+   * `schemes`: protocols allowed besides http(s) (a git-remote's `git:`), with their default ports.
+   */
+  async check(url: string, schemes: Readonly<Record<string, number>> = {}): Promise<URL> {
     let target: URL;
     try {
       target = new URL(url);
@@ -111,12 +114,11 @@ export class EgressGuard implements EgressPolicy {
       );
     }
     const host = bare(target.hostname);
-    if (target.protocol !== 'http:' && target.protocol !== 'https:')
-      throw new EgressRefusedError(
-        `${target.protocol.replace(/:$/, '')} URLs are refused: only http and https URLs may be reached`,
-        host,
-      );
-    const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
+    const scheme = target.protocol.replace(/:$/, '');
+    const other = Object.hasOwn(schemes, scheme) ? schemes[scheme] : undefined;
+    if (target.protocol !== 'http:' && target.protocol !== 'https:' && other === undefined)
+      throw new EgressRefusedError(`${scheme} URLs are refused: only http and https URLs may be reached`, host);
+    const port = Number(target.port) || other || (target.protocol === 'https:' ? 443 : 80);
     if (this.allow.allows(host, port)) return target;
     if (net.isIP(host)) {
       const what = refusedAddressClass(host);
@@ -128,6 +130,30 @@ export class EgressGuard implements EgressPolicy {
     const bad = firstRefused(addresses);
     if (bad) throw refused(host, port, bad.address, bad.what);
     return target;
+  }
+
+  /**
+   * The connect-time check for a client that opens its own connection (git): the one address to
+   * connect `host:port` to, judged now. Every address of a name is judged and the first is
+   * returned, for the caller to pin (git's `http.curloptResolve`), so the name cannot answer
+   * something else when the connection is made (DNS rebinding). An allowlisted host is not
+   * judged; a name that does not resolve is an error saying so.
+   */
+  async addressFor(host: string, port: number): Promise<string> {
+    const name = bare(host);
+    if (net.isIP(name)) {
+      const what = this.allow.allows(name, port) ? undefined : refusedAddressClass(name);
+      if (what) throw refused(name, port, name, what);
+      return name;
+    }
+    const addresses = await this.lookup(name).catch((err: unknown) => {
+      throw Object.assign(new Error(`${name} does not resolve (${(err as Error).message})`), { code: 'ENOTFOUND' });
+    });
+    const bad = this.allow.allows(name, port) ? undefined : firstRefused(addresses);
+    if (bad) throw refused(name, port, bad.address, bad.what);
+    const first = addresses.find((a) => net.isIP(a) !== 0);
+    if (first === undefined) throw Object.assign(new Error(`${name} has no usable address`), { code: 'ENOTFOUND' });
+    return first;
   }
 
   /** Closes the guard's idle connections. */

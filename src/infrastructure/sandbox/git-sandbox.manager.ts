@@ -1,7 +1,9 @@
 import { mkdir, realpath, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ApplyOutcome, RebaseOutcome, SandboxDiff, SandboxInfo, SandboxManager } from '../../application/index.ts';
-import type { ResourceDefinition } from '../../domain/registry/resource.definition.ts';
+import type { GitRemoteResource, ResourceDefinition } from '../../domain/registry/resource.definition.ts';
+import type { GitRemotes } from './git-remote.ts';
+import { pushRemoteSandbox, remoteOf } from './remote-apply.ts';
 import type { ConfinementSource } from '../tools/confinement.ts';
 import { ApplyJournals } from './apply-journal.ts';
 import { recoverJournals, type RecoveredApply } from './apply-recovery.ts';
@@ -48,6 +50,8 @@ export interface GitSandboxManagerOptions {
    * user's repository and run here, hardened.
    */
   confinement?: ConfinementSource | undefined;
+  /** git-remote resources: their clones, fetches and pushes (without it, such a resource is refused). */
+  remotes?: GitRemotes | undefined;
 }
 
 export type { RecoveredApply };
@@ -66,6 +70,7 @@ export type { RecoveredApply };
 export class GitSandboxManager implements SandboxManager {
   readonly #configured: string;
   readonly #confinement: ConfinementSource | undefined;
+  readonly #remotes: GitRemotes | undefined;
   #base: Promise<string> | undefined;
   readonly #sandboxLocks = new KeyedLock();
   readonly #repoLocks = new KeyedLock();
@@ -76,10 +81,12 @@ export class GitSandboxManager implements SandboxManager {
   constructor(opts: GitSandboxManagerOptions) {
     this.#configured = path.resolve(opts.root);
     this.#confinement = opts.confinement;
+    this.#remotes = opts.remotes;
   }
 
   async create(planId: string, resource: ResourceDefinition): Promise<SandboxInfo> {
     if (!PLAN_ID.test(planId)) throw new Error(`invalid plan id ${JSON.stringify(planId)}`);
+    if (resource.type === 'git-remote') return this.#createRemote(planId, resource);
     // Checked before our root is created, so a misplaced data directory leaves no trace in the user's.
     const source = await realpath(resource.path).catch(() => {
       throw new Error(`resource ${resource.name}: ${resource.path} does not exist`);
@@ -128,6 +135,48 @@ export class GitSandboxManager implements SandboxManager {
       }
       return info;
     });
+  }
+
+  /**
+   * A git-remote's sandbox: the clone fetched now (the plan starts at the remote's current tip),
+   * then a worktree of it on the plan's branch. A sandbox already made is handed out as it is.
+   */
+  async #createRemote(planId: string, resource: GitRemoteResource): Promise<SandboxInfo> {
+    const dir = path.join(await this.#root(), planId, slug(resource.name));
+    return this.#sandboxLocks.run(dir, async () => {
+      const existing = await readInfo(dir);
+      if (existing?.remote && existing.resource === resource.name) {
+        if (!(await exists(path.join(dir, '.git'))))
+          await this.#repoLock(existing.source, () => addWorktree(existing, false));
+        return existing;
+      }
+      const synced = await this.#remote().sync(resource);
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(path.dirname(dir), { recursive: true });
+      const info: SandboxInfo = {
+        resource: resource.name,
+        kind: 'git-worktree',
+        root: dir,
+        source: synced.repository,
+        branch: `${BRANCH_PREFIX}${planId}`,
+        baseCommit: synced.tip,
+        targetBranch: synced.targetBranch,
+        remote: true,
+      };
+      await writeInfo(info);
+      try {
+        await this.#repoLock(info.source, () => addWorktree(info, true));
+      } catch (e) {
+        await rm(infoFile(dir), { force: true });
+        throw e;
+      }
+      return info;
+    });
+  }
+
+  #remote(): GitRemotes {
+    if (!this.#remotes) throw new Error('git-remote resources are not available in this agent');
+    return this.#remotes;
   }
 
   /**
@@ -189,9 +238,16 @@ export class GitSandboxManager implements SandboxManager {
    * git-worktree: pending work in the sandbox is first committed as a checkpoint "before apply"
    * (so the squash holds exactly what `diff` showed). Applies to one repository are serialised.
    */
-  async apply(sandbox: SandboxInfo, message: string): Promise<ApplyOutcome> {
+  async apply(sandbox: SandboxInfo, message: string, resource?: ResourceDefinition): Promise<ApplyOutcome> {
     const root = await this.#own(sandbox);
     const run = await this.#runner(sandbox, root);
+    if (sandbox.remote) {
+      const r = remoteOf(sandbox, resource);
+      return this.#repoLock(sandbox.source, async () => {
+        if (await this.#pending(run, root)) await this.checkpoint(sandbox, 'before apply');
+        return pushRemoteSandbox(this.#remote(), r, sandbox, message);
+      });
+    }
     const journals = await this.#journals();
     if (sandbox.kind === 'copy')
       return this.#repoLocks.run(sandbox.source, async () => {
@@ -208,12 +264,14 @@ export class GitSandboxManager implements SandboxManager {
    * Pending work is first committed as a checkpoint "before rebase"; the new base is written to the
    * sandbox's info (so `create` hands out the rebased sandbox). Serialised with applies to the repository.
    */
-  async rebase(sandbox: SandboxInfo): Promise<RebaseOutcome> {
+  async rebase(sandbox: SandboxInfo, resource?: ResourceDefinition): Promise<RebaseOutcome> {
     const root = await this.#own(sandbox);
     if (sandbox.kind !== 'git-worktree')
       throw new Error(`the sandbox of ${sandbox.resource} is a copy, not a git checkout: nothing to rebase`);
     const run = await this.#runner(sandbox, root);
     return this.#repoLock(sandbox.source, async () => {
+      // The remote's current tip is what the plan must come onto.
+      if (sandbox.remote) await this.#remote().sync(remoteOf(sandbox, resource));
       if (!(await exists(path.join(root, '.git'))))
         throw new Error(`the sandbox ${root} is gone: nothing to rebase (see agents plan status)`);
       const outcome = await rebaseWorktreeSandbox(run, sandbox, root, async () => {

@@ -60,7 +60,8 @@ export async function projectRootOf(client: A2AClient, project: string | undefin
 /** Every project (by name, sorted) and the path of its first resource. */
 export async function projectRoots(client: A2AClient): Promise<{ projects: string[]; roots: Map<string, string> }> {
   const paths = new Map<string, string>();
-  for (const r of await listAll(client, 'resource')) paths.set(r.name, r.definition.path);
+  for (const r of await listAll(client, 'resource'))
+    if (r.definition.type !== 'git-remote') paths.set(r.name, r.definition.path);
   const roots = new Map<string, string>();
   const projects: string[] = [];
   for (const p of await listAll(client, 'project')) {

@@ -203,6 +203,12 @@ export class ChatToolbox {
     if (rest.length > 0)
       problems.push(`project ${project.name} has ${project.resources.length} resources: chat tools work on ${first}`);
     const d = r.definition;
+    if (d.type === 'git-remote') {
+      problems.push(
+        `resource ${first} of project ${project.name} is a git-remote: chat tools work in a directory; run a plan on it`,
+      );
+      return undefined;
+    }
     return { project: project.name, resource: first, root: d.path };
   }
 

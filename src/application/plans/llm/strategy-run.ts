@@ -294,6 +294,8 @@ export class StrategyRun {
     const [first] = await resourcesOf(this.io.registry, this.plan);
     if (!first) return undefined;
     const r: ResourceDefinition = first;
+    // A git-remote's files are in the plan's sandbox only (cloned there when the plan executes).
+    if (r.type === 'git-remote') return undefined;
     return { resource: r.name, kind: 'git-worktree', root: r.path, source: r.path, baseCommit: 'HEAD' };
   }
 

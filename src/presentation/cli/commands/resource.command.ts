@@ -12,10 +12,13 @@ interface AddOptions {
   config?: string;
   path?: string;
   branch?: string;
+  url?: string;
+  credentials?: string;
+  push?: string;
   description?: string;
 }
 
-const RESOURCE_TYPES = ['git-checkout', 'fs-directory'] as const;
+const RESOURCE_TYPES = ['git-checkout', 'fs-directory', 'git-remote'] as const;
 
 function registerAdd(group: CliCommand, runner: Runner): void {
   group
@@ -30,13 +33,16 @@ function registerAdd(group: CliCommand, runner: Runner): void {
       '--path <path>',
       "the directory (a relative path: against the current directory; on a server, against your namespace's workspace there)",
     )
-    .option('--branch <branch>', 'git-checkout: the branch plans start from and merge into')
+    .option('--branch <branch>', 'git-checkout, git-remote: the branch plans start from and merge or push into')
+    .option('--url <url>', 'git-remote: the repository (https://, http:// or git://)')
+    .option('--credentials <secret>', 'git-remote: the secret of your namespace that holds its token')
+    .option('--push <mode>', "git-remote: branch (push the plan's branch for review, default) or target")
     .option('--description <text>', 'what it is')
     .calls(REGISTRIES.resource.add)
     .action((type: string | undefined, name: string | undefined, opts: AddOptions, cmd: Command) =>
       runner.run(cmd, 'resource add', async (ctx) => {
         if (opts.config) {
-          if (type || name || opts.path || opts.branch || opts.description)
+          if (type || name || opts.path || opts.branch || opts.url || opts.credentials || opts.push || opts.description)
             throw new UsageError(
               '--config takes the whole definition from the file: give no type, name or other flags with it',
             );
@@ -46,13 +52,16 @@ function registerAdd(group: CliCommand, runner: Runner): void {
           throw new UsageError(
             'give the type and the name (agents resource add git-checkout api --path ./api), or --config FILE',
           );
+        if (type === 'git-remote') return addEntity(ctx, 'resource', { definition: remoteDefinition(name, opts) });
+        if (opts.url || opts.credentials || opts.push)
+          throw new UsageError('--url, --credentials and --push apply to git-remote resources only');
         if (!opts.path)
           throw new UsageError(
             '--path is required',
             'the directory the resource is (see agents resource type show ' + type + ')',
           );
         if (opts.branch && type !== 'git-checkout')
-          throw new UsageError('--branch applies to git-checkout resources only');
+          throw new UsageError('--branch applies to git-checkout and git-remote resources only');
         // A server resolves a relative path in the namespace's workspace: this machine's directories mean nothing there.
         const path = ctx.target.kind === 'server' ? opts.path : resolve(opts.path);
         const definition: Record<string, unknown> = { name: qualify(name), type, path };
@@ -61,6 +70,20 @@ function registerAdd(group: CliCommand, runner: Runner): void {
         return addEntity(ctx, 'resource', { definition });
       }),
     );
+}
+
+/** A git-remote's definition from the flags (the server checks the URL and the rest). */
+function remoteDefinition(name: string, opts: AddOptions): Record<string, unknown> {
+  if (!opts.url) throw new UsageError('--url is required', 'the repository (see agents resource type show git-remote)');
+  if (opts.path) throw new UsageError('--path does not apply to a git-remote: the server keeps its own clone');
+  if (opts.push !== undefined && opts.push !== 'branch' && opts.push !== 'target')
+    throw new UsageError(`--push takes branch or target, not ${JSON.stringify(opts.push)}`);
+  const definition: Record<string, unknown> = { name: qualify(name), type: 'git-remote', url: opts.url };
+  if (opts.branch) definition['branch'] = opts.branch;
+  if (opts.credentials) definition['credentials'] = opts.credentials;
+  if (opts.push) definition['push'] = opts.push;
+  if (opts.description) definition['description'] = opts.description;
+  return definition;
 }
 
 function registerTypes(group: CliCommand, runner: Runner): void {
@@ -123,8 +146,8 @@ export function registerResource(program: CliCommand, runner: Runner): void {
     typeFilter: 'type',
     columns: [
       { header: 'TYPE', value: (e) => e.definition.type },
-      { header: 'PATH', value: (e) => e.definition.path },
-      { header: 'BRANCH', value: (e) => (e.definition.type === 'git-checkout' ? (e.definition.branch ?? '') : '') },
+      { header: 'PATH', value: (e) => (e.definition.type === 'git-remote' ? e.definition.url : e.definition.path) },
+      { header: 'BRANCH', value: (e) => (e.definition.type === 'fs-directory' ? '' : (e.definition.branch ?? '')) },
     ],
     facts: (e): FieldLine[] => {
       const d = e.derived;

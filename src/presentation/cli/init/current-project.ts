@@ -60,9 +60,11 @@ export async function projectOfDirectory(
   signal: AbortSignal,
 ): Promise<{ project: RegistryEntityOf<'project'>; resource: RegistryEntityOf<'resource'> } | undefined> {
   const here = canonical(cwd);
+  // A git-remote is the server's clone, never a directory of this machine.
   const resources = (await listAll(client, 'resource', signal))
-    .filter((r) => within(here, canonical(r.definition.path)))
-    .sort((a, b) => b.definition.path.length - a.definition.path.length);
+    .flatMap((r) => (r.definition.type === 'git-remote' ? [] : [{ ...r, path: r.definition.path }]))
+    .filter((r) => within(here, canonical(r.path)))
+    .sort((a, b) => b.path.length - a.path.length);
   if (resources.length === 0) return undefined;
   const projects = await listAll(client, 'project', signal);
   for (const resource of resources) {

@@ -82,7 +82,7 @@ export async function ensureProject(
   signal: AbortSignal,
 ): Promise<{ project: string; resource: string; action: 'added' | 'existing' }> {
   const resources = await listAll(client, 'resource', signal);
-  let resource = resources.find((r) => r.definition.path === top)?.name;
+  let resource = resources.find((r) => r.definition.type !== 'git-remote' && r.definition.path === top)?.name;
   const projects = await listAll(client, 'project', signal);
   const existing = resource ? projects.find((p) => p.definition.resources.includes(resource ?? '')) : undefined;
   if (existing && resource) return { project: existing.name, resource, action: 'existing' };

@@ -245,6 +245,37 @@ export const RESOURCE_TYPE_INFO = [
     description: 'A plain directory; plans run in a copy of it.',
     fields: [{ name: 'path', flag: '--path', required: true, description: 'the directory (must exist)' }],
   },
+  {
+    type: 'git-remote',
+    description:
+      'A remote git repository the server clones (through its egress rules) and fetches before each plan; apply pushes.',
+    fields: [
+      {
+        name: 'url',
+        flag: '--url',
+        required: true,
+        description: 'https://, http:// or git:// URL (no credentials in it)',
+      },
+      {
+        name: 'branch',
+        flag: '--branch',
+        required: false,
+        description: "the target branch plans start from (default: the remote's HEAD)",
+      },
+      {
+        name: 'credentials',
+        flag: '--credentials',
+        required: false,
+        description: 'a secret of the namespace: a token, or user:password (agents secret set NAME)',
+      },
+      {
+        name: 'push',
+        flag: '--push',
+        required: false,
+        description: "branch (push the plan's branch for review, the default) or target (push to the target branch)",
+      },
+    ],
+  },
 ] as const satisfies ReadonlyArray<{
   type: (typeof RESOURCE_TYPES)[number];
   description: string;

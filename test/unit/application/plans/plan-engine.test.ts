@@ -16,6 +16,7 @@ import type {
 } from '../../../../src/application/ports/sandbox.port.ts';
 import type { Checkpoint, Decision, Plan, ToolCallRecord } from '../../../../src/domain/plan/plan.ts';
 import type { PolicySnapshot } from '../../../../src/domain/plan/policy.ts';
+import { AppError } from '../../../../src/domain/errors.ts';
 import { fakeRegistry } from '../../../support/fake-registry.ts';
 import { aPlan } from '../../../support/builders.ts';
 
@@ -106,9 +107,9 @@ function fakeSandboxes(): SandboxManager & { checkpoints: string[]; created: num
   const self = {
     checkpoints: [] as string[],
     created: 0,
-    create: async (planId: string, r: { name: string; path: string }): Promise<SandboxInfo> => {
+    create: async (planId: string, r: { name: string }): Promise<SandboxInfo> => {
       self.created++;
-      return { resource: r.name, kind: 'copy', root: `/sandbox/${planId}`, source: r.path, baseCommit: 'c0' };
+      return { resource: r.name, kind: 'copy', root: `/sandbox/${planId}`, source: `/src/${r.name}`, baseCommit: 'c0' };
     },
     checkpoint: async (_sb: SandboxInfo, label: string) => {
       self.checkpoints.push(label);
@@ -386,5 +387,30 @@ describe('PlanEngine under an automation profile', () => {
         ['allow', undefined],
       ],
     );
+  });
+
+  it("a failing apply keeps an error's own hint (a remote that cannot be reached), else says to run the apply again", async () => {
+    for (const [thrown, hint] of [
+      [
+        new AppError('UNAVAILABLE', 'Resource local/r: the remote git.example.com cannot be reached', {
+          hint: 'check that the remote is up and the url in agents resource show local/r is right',
+        }),
+        'check that the remote is up and the url in agents resource show local/r is right',
+      ],
+      [new Error('git push died'), 'run agents plan apply p1 to try the apply again'],
+    ] as const) {
+      const { plans, engine, sandboxes } = await strategized();
+      await engine.execute('p1', handle('t-execute'), { yes: false });
+      sandboxes.apply = async () => {
+        throw thrown;
+      };
+      const t = handle('t-apply');
+      await engine.apply('p1', t, { yes: true });
+      assert.equal(t.states.at(-1), 'TASK_STATE_FAILED');
+      const plan = await plans.get('p1');
+      assert.equal(`${plan?.phase}/${plan?.state}`, 'apply/errored');
+      assert.equal(plan?.error?.message, thrown.message);
+      assert.equal(plan?.error?.hint, hint);
+    }
   });
 });

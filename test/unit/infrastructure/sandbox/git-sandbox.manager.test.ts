@@ -5,14 +5,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { GitSandboxManager } from '../../../../src/infrastructure/index.ts';
 import type { SandboxInfo } from '../../../../src/application/index.ts';
-import type { ResourceDefinition } from '../../../../src/domain/registry/resource.definition.ts';
+import type { LocalResource } from '../../../../src/domain/registry/resource.definition.ts';
 import { exists, fingerprint, git, makeRepo, read, rmrf, tmpDir, write } from '../fixtures/repos.ts';
 
 describe('GitSandboxManager with a git-checkout resource', () => {
   let repo: string;
   let data: string;
   let manager: GitSandboxManager;
-  let resource: ResourceDefinition;
+  let resource: LocalResource;
 
   beforeEach(() => {
     repo = makeRepo();
