@@ -21,6 +21,8 @@ import type { PgDatabase } from './pg-database.ts';
  * the second finds them owned already.
  */
 export class PgPushOutboxRepository implements PushOutbox {
+  /** PgTaskRepository.append queues an event's deliveries in the event's own statement. */
+  readonly queuedWithEvents = true;
   private readonly db: PgDatabase;
   private readonly runnerId: string;
 
