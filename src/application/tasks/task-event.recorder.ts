@@ -136,8 +136,9 @@ export class TaskEventRecorder {
         (err: unknown) => {
           live.backlog--;
           if (isSeqTaken(err) || isFencedOff(err)) return this.yieldTo(live, ev, err);
-          live.failure ??= err;
-          throw err;
+          const failure = storedUpTo(live.task.id, ev.seq, err);
+          live.failure ??= failure;
+          throw failure;
         },
       );
     return live.chain;
@@ -221,4 +222,24 @@ function isSeqTaken(err: unknown): boolean {
 /** The store refused an event by fencing: the task has ended, or another process runs it now. */
 function isFencedOff(err: unknown): boolean {
   return err instanceof AppError && err.reason === 'INVALID_STATE' && err.details['fenced'] === true;
+}
+
+/**
+ * A storage failure in the middle of a turn, as its callers are told it: the events before this
+ * one are stored, so "nothing was changed" (what the store says of a single write) would be false.
+ * The turn's runner settles the task once storage is back (TurnRunner.settleLost). The correlation
+ * id stays, so the failure is still known as logged.
+ */
+function storedUpTo(taskId: string, seq: number, err: unknown): unknown {
+  if (!(err instanceof AppError) || err.reason !== 'UNAVAILABLE') return err;
+  const problem = err.message.replace(/; nothing was changed by this request$/, '');
+  const stored =
+    seq > 1
+      ? `its events up to ${seq - 1} are stored, event ${seq} and those after it may not be`
+      : `event ${seq} and those after it may not be stored`;
+  return new AppError(
+    'UNAVAILABLE',
+    `${problem} (during a turn of task ${taskId}: ${stored}; the task ends FAILED once storage is back)`,
+    { details: { ...err.details, taskId }, hint: err.hint, cause: err },
+  );
 }
