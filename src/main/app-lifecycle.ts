@@ -45,7 +45,7 @@ export class DiscoveryRetry {
 }
 
 /**
- * What a stopped process left running is settled (before serving, then every quarter of the lease), push
+ * What a stopped process left running is settled (before serving, then every fifth of the lease), push
  * deliveries it left pending are resumed, and dead runners pruned; a graceful stop drains the
  * turns running here and settles them.
  */

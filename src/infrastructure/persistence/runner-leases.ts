@@ -43,16 +43,18 @@ export abstract class RunnerLeases implements LeasedRunnerRegistry {
   readonly leaseMs: number;
   /**
    * How often the lease is renewed: a sixth of it, so that a live runner misses four renewals
-   * before it is taken for dead.
+   * before it is taken for dead (see {@link expiresAfterMs}).
    */
   readonly renewEveryMs: number;
   /**
-   * A lease not renewed for this long (two thirds of it) is expired: its process is taken for dead.
-   * With {@link sweepEveryMs}, a death is settled by at most 2/3 + 1/4 = 11/12 of the lease after
-   * the last renewal, which came no later than the death (issue #40, point 9: it took up to ~2×).
+   * A lease not renewed for this long (three quarters of it) is expired: its process is taken for
+   * dead. With {@link sweepEveryMs}, a death is settled by at most 3/4 + 1/5 = 19/20 of the lease
+   * after the last renewal, which came no later than the death (issue #40, point 9: it took up to
+   * ~2×). Not less: a busy instance whose renewals wait for a pooled connection must not be taken
+   * for dead.
    */
   readonly expiresAfterMs: number;
-  /** How often another runner looks for stranded work (Upkeep): a quarter of the lease. */
+  /** How often another runner looks for stranded work (Upkeep): a fifth of the lease. */
   readonly sweepEveryMs: number;
   private readonly pid: number;
   private readonly host: string;
@@ -66,8 +68,8 @@ export abstract class RunnerLeases implements LeasedRunnerRegistry {
     this.self = opts.id;
     this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
     this.renewEveryMs = Math.max(50, Math.floor(this.leaseMs / 6));
-    this.expiresAfterMs = Math.floor((this.leaseMs * 2) / 3);
-    this.sweepEveryMs = Math.max(50, Math.floor(this.leaseMs / 4));
+    this.expiresAfterMs = Math.floor((this.leaseMs * 3) / 4);
+    this.sweepEveryMs = Math.max(50, Math.floor(this.leaseMs / 5));
     this.pid = opts.pid ?? process.pid;
     this.host = opts.host ?? hostname();
     this.now = opts.now ?? Date.now;

@@ -75,7 +75,7 @@ for (const engine of ENGINES) {
         now += 6_000;
         await me.renew();
         now += 6_000;
-        assert.equal(await peer.isLive('me'), true, 'renewed 6 s ago: not yet expired (2/3 of the lease)');
+        assert.equal(await peer.isLive('me'), true, 'renewed 6 s ago: not yet expired (3/4 of the lease)');
         now += 20_000;
         assert.equal(await peer.prune(), 1, 'me paused past its lease and was pruned');
         assert.deepEqual(await ids(), ['peer']);
