@@ -44,6 +44,7 @@ import {
   type TaskRow,
 } from '../rows/task.rows.ts';
 import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
+import { queueDeliveries } from './pg-push-outbox.repository.ts';
 
 /** The NOTIFY channel of committed task events: payload `<taskId> <seq> <runnerId>`. */
 export const TASK_EVENTS_CHANNEL = 'ca_task_events';
@@ -362,21 +363,6 @@ export class PgTaskRepository implements TaskRepository {
     });
     return result;
   }
-}
-
-/**
- * The event's push deliveries, one outbox row per config of its task, in the event's own statement:
- * a committed event always has its deliveries queued (issue #40, point 5), whichever instance
- * created the config. The payload is the A2A StreamResponse, built from the stored event text.
- */
-function queueDeliveries(runnerId: string): RawBuilder<unknown> {
-  const at = new Date().toISOString();
-  return sql`insert into push_outbox (task_id, config_id, seq, payload, attempts, next_attempt_at, runner_id, created_at)
-    select e.task_id, c.id, e.seq,
-      '{"' || case when e.kind = 'status' then 'statusUpdate' else 'artifactUpdate' end || '":' || e.payload || '}',
-      0, ${at}, ${runnerId}, ${at}
-    from e join push_configs c on c.task_id = e.task_id
-    on conflict (task_id, config_id, seq) do nothing`;
 }
 
 function materialise(row: RowWithEvents): StoredTask {
