@@ -45,7 +45,7 @@ export class DiscoveryRetry {
 }
 
 /**
- * What a stopped process left running is settled (before serving, then every lease period), push
+ * What a stopped process left running is settled (before serving, then every fifth of the lease), push
  * deliveries it left pending are resumed, and dead runners pruned; a graceful stop drains the
  * turns running here and settles them.
  */
@@ -88,12 +88,15 @@ export class Upkeep {
     return (this.drained ??= (async () => {
       clearInterval(this.sweeper);
       await this.services.turns.drain(deadlineMs, SHUTDOWN_TEXT);
+      await this.services.turns.settleLost();
       const stranded = strandedOf(this.services, this.runners, this.logger);
       await settleStrandedWork(stranded, { text: SHUTDOWN_TEXT, treatSelfAsGone: true });
     })().catch((err: unknown) => this.logger.error({ err }, 'settling running work at shutdown failed')));
   }
 
   private async sweep(): Promise<void> {
+    // Turns here that storage lost (a database outage) end first, now that it may answer again.
+    await this.services.turns.settleLost();
     await settleStrandedWork(strandedOf(this.services, this.runners, this.logger));
     await this.services.facade.notifier.resume((id) => this.runners.isLive(id));
     await this.runners.prune();

@@ -176,7 +176,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // The card's device endpoints come once the issuer answers discovery.
   const discovery = opts.oidc && !discovered ? new DiscoveryRetry(opts.oidc, card, logger) : undefined;
   // Before serving: what a stopped process left running is settled, so nobody waits on it.
-  const upkeep = await Upkeep.start(services, runners, logger, leaseMs ?? 15_000);
+  const upkeep = await Upkeep.start(services, runners, logger, runners.sweepEveryMs);
   const dispatcher = new Dispatcher({
     facade,
     card,

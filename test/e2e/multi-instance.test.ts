@@ -3,15 +3,19 @@
  * request. A client streaming from B sees the events of a task that A runs, in order, with no gap
  * and no duplicate (checked against the event log); a cancel sent to B stops A's turn at once; when
  * A is killed mid-turn, B settles its task within the lease; a bounded load spread across three
- * instances loses and duplicates no event.
+ * instances loses and duplicates no event. Issue #40: a database outage mid-turn leaves no task
+ * working and every subscriber gets the truth; an instance paused past its lease writes nothing
+ * after the final event; a webhook's deliveries survive the death of the instance that queued them.
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { readSse } from '../../src/protocol/client/sse.ts';
 import { startHttpServer, tempDir, TOKEN, type HttpServerProcess } from '../support/harness.ts';
-import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.ts';
+import { createPgDatabase, PG_ADMIN_URL, pgSkip, type PgTestDatabase } from '../support/postgres.ts';
 
 const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'a2a-version': '1.0' };
 
@@ -102,7 +106,8 @@ async function cluster(n: number, env: NodeJS.ProcessEnv): Promise<Cluster> {
       ),
     )),
   );
-  const client = new pg.Client({ connectionString: db.url });
+  // Named, so that a simulated outage (which ends the instances' connections) spares it.
+  const client = new pg.Client({ connectionString: db.url, application_name: 'ca-test-log' });
   await client.connect();
   return {
     db,
@@ -135,7 +140,9 @@ describe('several instances on one PostgreSQL database', { skip: pgSkip() }, () 
   describe('streaming and load (three instances)', () => {
     let c: Cluster;
     before(async () => {
-      c = await cluster(3, { CLEVERAGENTS_CONFORMANCE_STEP_MS: '150' });
+      // Not a test of leases: long enough that an instance busy with the load (its renewals
+      // waiting for a pooled connection on a loaded machine) is not taken for dead.
+      c = await cluster(3, { CLEVERAGENTS_CONFORMANCE_STEP_MS: '150', CLEVERAGENTS_RUNNER_LEASE_MS: '4000' });
     });
     after(() => c?.close());
 
@@ -259,3 +266,181 @@ describe('several instances on one PostgreSQL database', { skip: pgSkip() }, () 
     });
   });
 });
+
+/** How many tasks are still submitted or working (what nobody may leave behind). */
+async function stillRunning(c: Cluster): Promise<number> {
+  const client = new pg.Client({ connectionString: c.db.url, application_name: 'ca-test-log' });
+  await client.connect();
+  try {
+    const r = await client.query<{ n: number }>(
+      "select count(*)::int as n from tasks where state in ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')",
+    );
+    return r.rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A database outage, as a restart is to its clients: every connection of the instances is ended
+ * and none can be made for `ms` (ALLOW_CONNECTIONS false, then true again).
+ */
+async function outage(c: Cluster, ms: number): Promise<void> {
+  const name = new URL(c.db.url).pathname.slice(1);
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+    await admin.query(
+      "select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and application_name <> 'ca-test-log'",
+      [name],
+    );
+    await new Promise((r) => setTimeout(r, ms));
+  } finally {
+    await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`).catch(() => {});
+    await admin.end();
+  }
+}
+
+describe('several instances on one PostgreSQL database, when things go wrong (issue #40)', { skip: pgSkip() }, () => {
+  describe('a database outage mid-turn (lease 6 s: no instance is taken for dead)', () => {
+    let c: Cluster;
+    before(async () => {
+      c = await cluster(2, { CLEVERAGENTS_CONFORMANCE_STEP_MS: '300', CLEVERAGENTS_RUNNER_LEASE_MS: '6000' });
+    });
+    after(() => c?.close());
+
+    it(
+      'leaves no task working: the turn’s instance settles it once the database is back, and B’s subscriber gets it',
+      { timeout: 40_000 },
+      async () => {
+        const [a, b] = c.instances as [HttpServerProcess, HttpServerProcess];
+        const started = sse(a.baseUrl, 'SendStreamingMessage', message('tck-long-running-blip'));
+        const first = await started.next();
+        const taskId = taskOf(first);
+        const onB = sse(b.baseUrl, 'SubscribeToTask', { id: taskId });
+        const snapshot = await onB.next();
+        assert.ok(!snapshot.done && snapshot.value, 'B sent the task first');
+        const fromA = collect(started).catch((err: unknown) => ({ taskId, events: [], err }));
+        const fromB = collect(onB);
+        // The turn's next steps (every 300 ms) all fall in the outage.
+        await outage(c, 1500);
+        const { events } = await fromB;
+        assert.equal(stateOf(events.at(-1)!), 'TASK_STATE_FAILED', 'B’s subscriber got the final event');
+        assert.match(JSON.stringify(events.at(-1)!.data), /storage became unavailable/);
+        // A's client: its stream ended, and nothing it was told claims that nothing changed.
+        const own = await fromA;
+        assert.doesNotMatch(JSON.stringify(own), /nothing was changed/);
+        assert.equal((await rpc(b.baseUrl, 'GetTask', { id: taskId })).status.state, 'TASK_STATE_FAILED');
+        assert.equal(await stillRunning(c), 0, 'no task left working');
+        const log = await c.log(taskId);
+        assert.equal((log.at(-1)?.payload as any).status.state, 'TASK_STATE_FAILED');
+      },
+    );
+  });
+
+  describe('a paused instance and a dead one (lease 1.5 s)', () => {
+    let c: Cluster;
+    let hook: Server;
+    let hookUrl = '';
+    /** Webhook bodies answered 200; until `up`, every delivery is refused with 503. */
+    const delivered: unknown[] = [];
+    let up = false;
+    before(async () => {
+      hook = createServer((req, res) => {
+        let body = '';
+        req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        req.on('end', () => {
+          if (up) delivered.push(JSON.parse(body));
+          res.statusCode = up ? 200 : 503;
+          res.end();
+        });
+      });
+      await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+      hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+      c = await cluster(2, { CLEVERAGENTS_CONFORMANCE_STEP_MS: '300' });
+    });
+    after(async () => {
+      await c?.close();
+      await new Promise((r) => hook.close(r));
+    });
+
+    it(
+      'A frozen (SIGSTOP) past its lease writes nothing after B’s final event once it runs again (SIGCONT)',
+      { timeout: 30_000 },
+      async () => {
+        const [a, b] = c.instances as [HttpServerProcess, HttpServerProcess];
+        const started = sse(a.baseUrl, 'SendStreamingMessage', message('tck-long-running-pause'));
+        const first = await started.next();
+        const taskId = taskOf(first);
+        const onB = sse(b.baseUrl, 'SubscribeToTask', { id: taskId });
+        const snapshot = await onB.next();
+        assert.ok(!snapshot.done && snapshot.value, 'B sent the task first');
+        const fromA = collect(started).catch(() => ({ taskId, events: [] as SseEvent[] }));
+        a.child.kill('SIGSTOP');
+        try {
+          const { events } = await collect(onB);
+          assert.equal(stateOf(events.at(-1)!), 'TASK_STATE_FAILED', 'B settled the frozen turn');
+        } finally {
+          a.child.kill('SIGCONT');
+        }
+        // A runs again: its overdue steps fire, its stream ends; then the log is read.
+        await fromA;
+        await rpc(a.baseUrl, 'GetTask', { id: taskId });
+        const log = await c.log(taskId);
+        const final = log.findIndex((e) => TERMINAL.has((e.payload as any).status?.state));
+        assert.equal((log[final]?.payload as any).status.state, 'TASK_STATE_FAILED');
+        assert.deepEqual(log.slice(final + 1), [], 'no event after the final one');
+        const got = await rpc(a.baseUrl, 'GetTask', { id: taskId });
+        assert.equal(got.status.state, 'TASK_STATE_FAILED');
+        assert.match(JSON.stringify(got.status.message), /restarted|stopped/, 'the final text is B’s');
+      },
+    );
+
+    it(
+      'a webhook gets every event at least once when the instance that queued them is killed (kill -9) before delivering',
+      { timeout: 30_000 },
+      async () => {
+        const [, b] = c.instances as [HttpServerProcess, HttpServerProcess];
+        // A third instance, to be killed: its deliveries are refused (503) until it is gone.
+        const a = await startHttpServer({
+          dataDir: c.dataDir,
+          defaultActor: 'builtin/conformance',
+          env: {
+            ...process.env,
+            CLEVERAGENTS_DATABASE_URL: c.db.url,
+            CLEVERAGENTS_RUNNER_LEASE_MS: '1500',
+            CLEVERAGENTS_CONFORMANCE_STEP_MS: '300',
+          },
+        });
+        c.instances.push(a);
+        const started = sse(a.baseUrl, 'SendStreamingMessage', {
+          ...message('tck-long-running-hook'),
+          configuration: { taskPushNotificationConfig: { id: 'hook', url: hookUrl } },
+        });
+        const first = await started.next();
+        const taskId = taskOf(first);
+        // A few events are stored (each with its deliveries), none delivered: then A dies.
+        await started.next();
+        await started.next();
+        a.child.kill('SIGKILL');
+        await started.return(undefined).catch(() => {});
+        up = true;
+        // B settles the task and takes A's pending deliveries over.
+        await waitFor(
+          async () => (await rpc(b.baseUrl, 'GetTask', { id: taskId })).status.state === 'TASK_STATE_FAILED',
+        );
+        const log = await c.log(taskId);
+        const updates = (): string[] =>
+          delivered.map((d: any) => JSON.stringify(d.statusUpdate ?? d.artifactUpdate ?? null));
+        await waitFor(async () => log.every((e) => updates().includes(JSON.stringify(e.payload))));
+        for (const e of log) assert.ok(updates().includes(JSON.stringify(e.payload)), `event ${e.seq} was delivered`);
+      },
+    );
+  });
+});
+
+/** Polls `probe` until it holds (bounded by the test's timeout; never a timed assertion). */
+async function waitFor(probe: () => Promise<boolean>): Promise<void> {
+  while (!(await probe())) await new Promise((r) => setTimeout(r, 100));
+}

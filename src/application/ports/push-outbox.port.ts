@@ -25,6 +25,12 @@ export interface OutboxTarget {
  * stopped are taken over by {@link claim}.
  */
 export interface PushOutbox {
+  /**
+   * True when the task store queues each event's deliveries in the event's own write (PostgreSQL:
+   * TaskRepository.append), so a stored event always has them; {@link enqueue} is then not asked
+   * for task events.
+   */
+  readonly queuedWithEvents?: boolean;
   /** Queues deliveries for this process's runner (one write, in the current group commit). */
   enqueue(
     entries: ReadonlyArray<Pick<OutboxEntry, 'taskId' | 'configId' | 'seq' | 'payload'>>,

@@ -122,8 +122,14 @@ export interface TaskRepository {
    * of one task may be issued before earlier ones settle: they must be applied in call order.
    * `event` and `snapshot` are read during the call only (they may change afterwards).
    * `eventJson`, when given, is `JSON.stringify(event.event)`, done by the caller already.
+   *
+   * Fencing (checked by the database in the append's own statement): nothing is appended after a
+   * task's final (terminal) event, and with `fenced` — an event of a turn this process runs — only
+   * while the task's row still names this process's runner. A refused append fails with
+   * INVALID_STATE and `details.fenced: true`, and nothing of it is stored.
+   * PostgreSQL also queues the event's push deliveries (the outbox) in the same statement.
    */
-  append(taskId: string, event: TaskEvent, snapshot?: Task, eventJson?: string): Promise<void>;
+  append(taskId: string, event: TaskEvent, snapshot?: Task, eventJson?: string, fenced?: boolean): Promise<void>;
   /**
    * Rewrites the snapshot (history changes) at the given sequence number; the task is then run by
    * this process's runner. With `key`, the message key is stored in the same write (and the call

@@ -35,9 +35,11 @@ export interface PushNotifierOptions {
  * pending. The payload is the A2A StreamResponse (§4.3.3). Which process drains a target, and
  * when, is the {@link PushScheduler}'s: one drain per target at a time.
  *
- * An event is queued in its own group commit when the task's configs are already loaded (every
- * event after a task's first); otherwise in the commit after it, so a crash between the two can
- * lose that event's deliveries (the event itself is kept).
+ * On PostgreSQL the task store queues an event's deliveries in the event's own statement
+ * ({@link PushOutbox.queuedWithEvents}). On SQLite an event is queued in its own group commit when
+ * the task's configs are already loaded (every event after a task's first); otherwise in the
+ * commit after it, so a crash between the two can lose that event's deliveries (the event itself
+ * is kept).
  *
  * A task's configs are cached while it runs, and every instance sharing the store sees a change at
  * its next event: a change made here forgets them at once ({@link invalidate}); one made by another
@@ -270,6 +272,8 @@ export class PushNotifier {
 
   /** Queues one event for each config; resolves true once stored (false when that failed, logged). */
   private enqueue(taskId: string, list: StoredPushConfig[], item: StreamItem): Promise<boolean> {
+    // Queued with the event itself, in its commit: nothing to write, only to deliver.
+    if (this.outbox.queuedWithEvents) return Promise.resolve(true);
     // Serialised only for tasks that have webhooks.
     const payload = JSON.stringify(item.payload);
     const entries = list.map((c) => ({ taskId, configId: c.id, seq: item.seq, payload }));

@@ -116,7 +116,9 @@ export class TaskEventRecorder {
     // asked for), so a burst of events shares one group commit; delivery still waits for each
     // event to be stored, strictly in order. The session's activity moves with the history and
     // with a settled turn, not with every progress state.
-    const appended = this.deps.tasks.append(live.task.id, ev, snapshot, eventJson);
+    // While a turn of this process runs the task, its events are fenced: the database refuses
+    // them once another process has settled the task or runs it (e.g. after this one was paused).
+    const appended = this.deps.tasks.append(live.task.id, ev, snapshot, eventJson, live.running > 0);
     for (const o of this.deps.observers ?? []) o.recording?.(live.task.id, item);
     const stored: Promise<unknown> =
       settles || adds
@@ -133,9 +135,10 @@ export class TaskEventRecorder {
         },
         (err: unknown) => {
           live.backlog--;
-          if (isSeqTaken(err)) return this.yieldTo(live, ev, err);
-          live.failure ??= err;
-          throw err;
+          if (isSeqTaken(err) || isFencedOff(err)) return this.yieldTo(live, ev, err);
+          const failure = storedUpTo(live.task.id, ev.seq, err);
+          live.failure ??= failure;
+          throw failure;
         },
       );
     return live.chain;
@@ -180,7 +183,8 @@ export class TaskEventRecorder {
   }
 
   /**
-   * Another process wrote this task's next event (local mode: each CLI call runs its own agent).
+   * Another process wrote this task's next event (local mode: each CLI call runs its own agent),
+   * or settled the task so that the database refused this one (fencing).
    * When it finished the task, a turn here stops quietly and its listeners get the stored final
    * status. When no turn runs here (e.g. this process only cancels), this status is written again
    * after the other's events. Anything else is a failure as before.
@@ -198,7 +202,7 @@ export class TaskEventRecorder {
       try {
         await this.deps.tasks.append(taskId, again, viewTask(live.task, { copy: false }));
       } catch (e) {
-        if (isSeqTaken(e)) return this.yieldTo(live, again, e);
+        if (isSeqTaken(e) || isFencedOff(e)) return this.yieldTo(live, again, e);
         live.failure ??= e;
         throw e;
       }
@@ -213,4 +217,29 @@ export class TaskEventRecorder {
 /** The store refused an event because its sequence number is taken: someone else wrote it. */
 function isSeqTaken(err: unknown): boolean {
   return err instanceof AppError && err.reason === 'INVALID_STATE' && typeof err.details['seq'] === 'number';
+}
+
+/** The store refused an event by fencing: the task has ended, or another process runs it now. */
+function isFencedOff(err: unknown): boolean {
+  return err instanceof AppError && err.reason === 'INVALID_STATE' && err.details['fenced'] === true;
+}
+
+/**
+ * A storage failure in the middle of a turn, as its callers are told it: the events before this
+ * one are stored, so "nothing was changed" (what the store says of a single write) would be false.
+ * The turn's runner settles the task once storage is back (TurnRunner.settleLost). The correlation
+ * id stays, so the failure is still known as logged.
+ */
+function storedUpTo(taskId: string, seq: number, err: unknown): unknown {
+  if (!(err instanceof AppError) || err.reason !== 'UNAVAILABLE') return err;
+  const problem = err.message.replace(/; nothing was changed by this request$/, '');
+  const stored =
+    seq > 1
+      ? `its events up to ${seq - 1} are stored, event ${seq} and those after it may not be`
+      : `event ${seq} and those after it may not be stored`;
+  return new AppError(
+    'UNAVAILABLE',
+    `${problem} (during a turn of task ${taskId}: ${stored}; the task ends FAILED once storage is back)`,
+    { details: { ...err.details, taskId }, hint: err.hint, cause: err },
+  );
 }

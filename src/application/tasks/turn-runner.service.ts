@@ -2,13 +2,19 @@ import { isTerminal, type Message, type TaskState } from '../../domain/a2a.model
 import { AppError } from '../../domain/errors.ts';
 import type { Actor, ActorTurn } from '../ports/actor.port.ts';
 import type { Logger } from '../ports/logger.port.ts';
-import type { TaskRepository } from '../ports/task.repository.port.ts';
+import { systemPrincipalFor } from '../ports/principal.ts';
+import type { StoredTask, TaskRepository } from '../ports/task.repository.port.ts';
 import type { LiveTask, LiveTasks } from './live-tasks.service.ts';
 import { errorText, isReported } from './task.errors.ts';
 import type { TaskEventRecorder } from './task-event.recorder.ts';
+import { TurnAbort } from './turn-abort.ts';
+
+/** The status message of a turn whose events storage stopped taking (a database outage). */
+const LOST_TEXT =
+  'Interrupted: storage became unavailable during this turn, so what it did after that was not recorded; send the message again (with a new messageId) to retry';
 
 export interface TurnRunnerDeps {
-  tasks: Pick<TaskRepository, 'endTurn'>;
+  tasks: Pick<TaskRepository, 'endTurn' | 'get'>;
   live: LiveTasks;
   recorder: TaskEventRecorder;
   logger: Logger;
@@ -21,6 +27,11 @@ export interface TurnRunnerDeps {
  */
 export class TurnRunner {
   private readonly deps: TurnRunnerDeps;
+  /**
+   * Tasks (id → owner) whose turn here ended because storage failed: still working in the store,
+   * named as run by this live process, so no other process settles them. {@link settleLost} does.
+   */
+  private readonly lost = new Map<string, string>();
 
   constructor(deps: TurnRunnerDeps) {
     this.deps = deps;
@@ -73,8 +84,12 @@ export class TurnRunner {
           live.failureReported = true;
           logger.error({ err, taskId: live.task.id }, 'storing the task failed');
         });
-        // Left open by its actor and no other turn queued: nothing runs it now (see settleStranded).
-        if (live.running === 1 && isRunningState(live.task.status.state)) {
+        if (live.failure !== undefined && !live.overtaken) {
+          // What the store holds is behind this turn: settled once storage is back (not left
+          // unowned by endTurn, which would make it look like a task its actor left open).
+          this.lost.set(live.task.id, live.owner);
+        } else if (live.running === 1 && isRunningState(live.task.status.state)) {
+          // Left open by its actor and no other turn queued: nothing runs it now (see settleStranded).
           await this.deps.tasks
             .endTurn(live.task.id)
             .catch((err: unknown) => logger.warn({ err, taskId: live.task.id }, 'recording the end of a turn failed'));
@@ -85,6 +100,46 @@ export class TurnRunner {
       })
       // Nothing above throws; a turn must never leave a rejection behind all the same.
       .catch(() => {});
+  }
+
+  /**
+   * Ends as FAILED the tasks whose turn here stopped because storage failed, once storage answers
+   * again (the periodic sweep calls this): their subscribers, here or on other instances, get that
+   * final event. A task still unreadable stays for the next call. Returns the ids settled.
+   */
+  async settleLost(): Promise<string[]> {
+    const settled: string[] = [];
+    for (const [taskId, owner] of [...this.lost]) {
+      try {
+        if (await this.settleLostTurn(taskId, owner)) settled.push(taskId);
+        this.lost.delete(taskId);
+      } catch (err) {
+        this.deps.logger.warn({ err, taskId }, 'settling a turn that storage lost failed; tried again later');
+      }
+    }
+    if (settled.length > 0) this.deps.logger.warn({ tasks: settled }, 'settled turns that storage lost');
+    return settled;
+  }
+
+  private async settleLostTurn(taskId: string, owner: string): Promise<boolean> {
+    const { live: registry, recorder, tasks } = this.deps;
+    const stored = await tasks.get(taskId);
+    // Gone, ended (e.g. settled by another instance meanwhile) or waiting for input: nothing to do.
+    if (!stored || !isRunningState(stored.task.status.state)) return false;
+    const held = registry.get(taskId);
+    if (held && held.running > 0) return false; // a later turn runs it now
+    if (held) restartFrom(held, stored);
+    const live = held ?? (await registry.acquire(taskId, systemPrincipalFor(owner)));
+    // Held while its final status is written, as this process's own (fenced: written only while
+    // the task still names this runner; another that settled it meanwhile wins).
+    live.running++;
+    try {
+      await recorder.status(live, 'TASK_STATE_FAILED', LOST_TEXT, true);
+    } finally {
+      live.running--;
+      registry.release(live);
+    }
+    return true;
   }
 
   /**
@@ -120,4 +175,19 @@ export class TurnRunner {
 
 function isRunningState(s: TaskState): boolean {
   return s === 'TASK_STATE_SUBMITTED' || s === 'TASK_STATE_WORKING';
+}
+
+/**
+ * A live task whose turn failed to store its events, taken back to what the store holds, so that
+ * its subscribers here stay and the settling status is written after the stored events.
+ */
+function restartFrom(live: LiveTask, stored: StoredTask): void {
+  live.task = stored.task;
+  live.seq = stored.seq;
+  live.chain = Promise.resolve();
+  live.backlog = 0;
+  delete live.failure;
+  delete live.failureReported;
+  delete live.sinceSnapshot;
+  live.abort = new TurnAbort();
 }

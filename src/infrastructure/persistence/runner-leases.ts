@@ -5,7 +5,10 @@ import { processExists } from '../system/process-exists.ts';
 
 export interface RunnerRegistryOptions {
   id: string;
-  /** A lease not renewed for this long is expired (its process is taken for dead). */
+  /**
+   * The longest a dead runner's turns stay unsettled: from its death, another settles them within
+   * this (see {@link RunnerLeases.expiresAfterMs} and {@link RunnerLeases.sweepEveryMs}).
+   */
   leaseMs?: number | undefined;
   logger: Logger;
   pid?: number;
@@ -38,6 +41,21 @@ export interface NewLease extends LeaseRow {
 export abstract class RunnerLeases implements LeasedRunnerRegistry {
   readonly self: string;
   readonly leaseMs: number;
+  /**
+   * How often the lease is renewed: a sixth of it, so that a live runner misses four renewals
+   * before it is taken for dead (see {@link expiresAfterMs}).
+   */
+  readonly renewEveryMs: number;
+  /**
+   * A lease not renewed for this long (three quarters of it) is expired: its process is taken for
+   * dead. With {@link sweepEveryMs}, a death is settled by at most 3/4 + 1/5 = 19/20 of the lease
+   * after the last renewal, which came no later than the death (issue #40, point 9: it took up to
+   * ~2×). Not less: a busy instance whose renewals wait for a pooled connection must not be taken
+   * for dead.
+   */
+  readonly expiresAfterMs: number;
+  /** How often another runner looks for stranded work (Upkeep): a fifth of the lease. */
+  readonly sweepEveryMs: number;
   private readonly pid: number;
   private readonly host: string;
   private readonly now: () => number;
@@ -49,6 +67,9 @@ export abstract class RunnerLeases implements LeasedRunnerRegistry {
     this.opts = opts;
     this.self = opts.id;
     this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+    this.renewEveryMs = Math.max(50, Math.floor(this.leaseMs / 6));
+    this.expiresAfterMs = Math.floor((this.leaseMs * 3) / 4);
+    this.sweepEveryMs = Math.max(50, Math.floor(this.leaseMs / 5));
     this.pid = opts.pid ?? process.pid;
     this.host = opts.host ?? hostname();
     this.now = opts.now ?? Date.now;
@@ -64,10 +85,10 @@ export abstract class RunnerLeases implements LeasedRunnerRegistry {
   /** Deletes a lease; with `heartbeatAt`, only if it was not renewed since (another process may have). */
   protected abstract removeLease(id: string, heartbeatAt?: string): Promise<number>;
 
-  /** Takes the lease and renews it every third of its length until {@link stop}. */
+  /** Takes the lease and renews it every {@link renewEveryMs} until {@link stop}. */
   async start(): Promise<void> {
     await this.insertLease(this.newLease());
-    this.timer = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    this.timer = setInterval(() => void this.renew(), this.renewEveryMs);
     this.timer.unref();
   }
 
@@ -116,6 +137,6 @@ export abstract class RunnerLeases implements LeasedRunnerRegistry {
       if (row.pid === this.pid) return false;
       if (!processExists(row.pid)) return false;
     }
-    return this.now() - Date.parse(row.heartbeat_at) <= this.leaseMs;
+    return this.now() - Date.parse(row.heartbeat_at) <= this.expiresAfterMs;
   }
 }

@@ -27,6 +27,7 @@ import {
   snapshotValues,
   taskExists,
   taskNotFound,
+  writeFenced,
   firstMessagesOf,
   firstTasksQuery,
   refsByIdPrefixQuery,
@@ -105,7 +106,10 @@ export class SqliteTaskRepository implements TaskRepository {
   // they need no savepoint of their own: a savepoint pair per event was a visible cost.
   private appendWithTask(p: AppendValues): void {
     const q = this.q;
-    q.insertEvent.run(p);
+    if ((p.runnerId === undefined ? q.insertEvent : q.insertFencedEvent).run(p) === 0) {
+      // Refused by its guard (rare): the task is gone, or the write was fenced off.
+      throw q.selectTask.get({ id: p.id }) ? writeFenced(p.id, p.seq) : taskNotFound(p.id);
+    }
     const { id, state, updatedAt } = p;
     if (state === undefined || updatedAt === undefined) return;
     if (p.snapshot === undefined) {
@@ -184,8 +188,10 @@ export class SqliteTaskRepository implements TaskRepository {
     return this.db.exclusive(() => this.readTask(id, toTaskView));
   }
 
-  async append(taskId: string, event: TaskEvent, snapshot?: Task, eventJson?: string): Promise<void> {
+  async append(taskId: string, event: TaskEvent, snapshot?: Task, eventJson?: string, fenced = false): Promise<void> {
     const params = appendValues(taskId, event, snapshot, eventJson);
+    // Without a runner of its own (a bare repository) there is nothing to fence a turn by.
+    if (fenced && this.runnerId !== null) params.runnerId = this.runnerId;
     try {
       await this.db.write(() => this.appendWithTask(params));
     } catch (err) {

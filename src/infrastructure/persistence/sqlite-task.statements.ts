@@ -84,11 +84,10 @@ function eventsAndReads(db: SqliteDatabase) {
   const k = db.kysely;
   const id = param<string>('id');
   return {
-    insertEvent: db.prepare(
-      k
-        .insertInto('task_events')
-        .values({ task_id: id, seq: param('seq'), kind: param('kind'), payload: param('payload') }),
-    ),
+    // The event goes in only while its task has not ended (nothing follows a final event) and, for
+    // a turn's event (fenced), while the task still names this runner (TaskRepository.append).
+    insertEvent: db.prepare(guardedEvent(k, false)),
+    insertFencedEvent: db.prepare(guardedEvent(k, true)),
     deleteEvent: db.prepare(
       k.deleteFrom('task_events').where('task_id', '=', id).where('seq', '=', param<number>('seq')),
     ),
@@ -99,6 +98,26 @@ function eventsAndReads(db: SqliteDatabase) {
     eventsAfter: db.prepare(eventsAfterQuery(k, id, param('afterSeq'))),
     byContext: db.prepare(byContextQuery(k, param('contextId'), param('limit'))),
   };
+}
+
+/** An event's insert, from its task's row when that row still admits it (see insertEvent). */
+function guardedEvent(k: SqliteDatabase['kysely'], fenced: boolean) {
+  let row = k
+    .selectFrom('tasks')
+    .select((eb) => [
+      'id',
+      eb.val(param<number>('seq')).as('seq'),
+      eb.val(param<string>('kind')).as('kind'),
+      eb.val(param<string>('payload')).as('payload'),
+    ])
+    .where('id', '=', param<string>('id'))
+    .where(
+      'state',
+      'not in',
+      TERMINAL_STATES.map((s) => sql.lit(s)),
+    );
+  if (fenced) row = row.where('runner_id', '=', param<string>('runnerId'));
+  return k.insertInto('task_events').columns(['task_id', 'seq', 'kind', 'payload']).expression(row);
 }
 
 /** Follow-up messages' idempotency keys, and which runner runs which task. */

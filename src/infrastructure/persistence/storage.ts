@@ -23,6 +23,8 @@ import type {
 
 /** A runner registry whose lease this process holds (SQLite or PostgreSQL `runners` table). */
 export interface LeasedRunnerRegistry extends RunnerRegistry {
+  /** How often stranded work is looked for, so that a dead runner's turns are settled within the lease. */
+  readonly sweepEveryMs: number;
   /** Takes the lease and renews it until stop(). */
   start(): Promise<void>;
   /** Gives the lease up (what this process still runs is then anyone's to settle). */

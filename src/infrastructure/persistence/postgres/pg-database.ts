@@ -254,25 +254,38 @@ export function isPgConstraintError(err: unknown, kind: 'unique' | 'foreign'): b
   return code === (kind === 'unique' ? '23505' : '23503');
 }
 
-/** SQLSTATE classes and socket errors that mean the storage failed, not the statement. */
-function pgProblem(err: unknown): string | undefined {
+/**
+ * SQLSTATE classes and socket errors that mean the storage failed, not the statement, and whether
+ * the statement is known not to have taken effect: refused before it ran (no connection, refused
+ * credentials, no room) or rolled back with it. A connection lost while a statement was in flight
+ * may have committed it first (issue #40, point 3: a client was told "nothing was changed" then).
+ */
+function pgProblem(err: unknown): { problem: string; notMade: boolean } | undefined {
   const code = (err as { code?: unknown } | null)?.code;
+  const unreachable = 'the database server cannot be reached';
   if (typeof code !== 'string') {
     const msg = err instanceof Error ? err.message : '';
-    if (/timeout exceeded when trying to connect|Connection terminated/i.test(msg))
-      return 'the database server cannot be reached';
+    if (/timeout exceeded when trying to connect/i.test(msg)) return { problem: unreachable, notMade: true };
+    if (/Connection terminated/i.test(msg)) return { problem: unreachable, notMade: false };
     return undefined;
   }
-  if (/^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|ENOENT|EPIPE)$/.test(code))
-    return 'the database server cannot be reached';
-  if (code.startsWith('08')) return 'the connection to the database server failed';
-  if (code === '57P01' || code === '57P02' || code === '57P03')
-    return 'the database server is shutting down or starting';
-  if (code === '53100') return 'the database server disk is full';
-  if (code.startsWith('53')) return 'the database server is out of resources';
-  if (code === '25006') return 'the database is read-only';
-  if (code === '28P01' || code === '28000') return 'the database refused the credentials';
-  if (code === '3D000') return 'the database does not exist';
+  if (/^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENOENT)$/.test(code)) return { problem: unreachable, notMade: true };
+  if (/^(ECONNRESET|ETIMEDOUT|EPIPE)$/.test(code)) return { problem: unreachable, notMade: false };
+  // 08001/08004: no connection was made; the rest of class 08 may lose one mid-statement.
+  if (code === '08001' || code === '08004')
+    return { problem: 'the connection to the database server failed', notMade: true };
+  if (code.startsWith('08')) return { problem: 'the connection to the database server failed', notMade: false };
+  if (code === '57P03') return { problem: 'the database server is shutting down or starting', notMade: true };
+  if (code === '57P01' || code === '57P02')
+    return { problem: 'the database server is shutting down or starting', notMade: false };
+  if (code === '53100') return { problem: 'the database server disk is full', notMade: true };
+  if (code.startsWith('53')) return { problem: 'the database server is out of resources', notMade: true };
+  if (code === '25006') return { problem: 'the database is read-only', notMade: true };
+  if (code === '28P01' || code === '28000') return { problem: 'the database refused the credentials', notMade: true };
+  if (code === '3D000') return { problem: 'the database does not exist', notMade: true };
+  // ALTER DATABASE … ALLOW_CONNECTIONS false (maintenance): no connection was made.
+  if (code === '55000' && /not currently accepting connections/i.test(err instanceof Error ? err.message : ''))
+    return { problem: 'the database is not accepting connections', notMade: true };
   return undefined;
 }
 
@@ -286,11 +299,15 @@ export class PgStorageFailures {
 
   map(err: unknown): unknown {
     if (err instanceof AppError) return err;
-    const problem = pgProblem(err);
-    if (!problem) return err;
+    const found = pgProblem(err);
+    if (!found) return err;
+    const { problem, notMade } = found;
     const correlationId = randomUUID();
     this.logger.error({ err, correlationId }, `storage failed: ${problem}`);
-    return new AppError('UNAVAILABLE', `Storage is unavailable: ${problem}; nothing was changed by this request`, {
+    const outcome = notMade
+      ? 'nothing was changed by this request'
+      : 'the connection was lost during a write, which may or may not have been made';
+    return new AppError('UNAVAILABLE', `Storage is unavailable: ${problem}; ${outcome}`, {
       details: { correlationId },
       hint: `retry once the storage problem is fixed; the server log has the cause under correlation id ${correlationId}`,
       cause: err,

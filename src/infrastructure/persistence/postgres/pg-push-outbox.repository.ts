@@ -11,6 +11,7 @@ import {
   takeOverOutbox,
   toOutboxEntry,
 } from '../rows/push-outbox.rows.ts';
+import { sql, type RawBuilder } from 'kysely';
 import type { PgDatabase } from './pg-database.ts';
 
 /**
@@ -21,6 +22,8 @@ import type { PgDatabase } from './pg-database.ts';
  * the second finds them owned already.
  */
 export class PgPushOutboxRepository implements PushOutbox {
+  /** PgTaskRepository.append queues an event's deliveries in the event's own statement. */
+  readonly queuedWithEvents = true;
   private readonly db: PgDatabase;
   private readonly runnerId: string;
 
@@ -83,4 +86,21 @@ export class PgPushOutboxRepository implements PushOutbox {
     const rows = await this.db.run((k) => outboxTargetsOf(k, self).execute());
     return rows.map((r) => ({ taskId: r.task_id, configId: r.config_id }));
   }
+}
+
+/**
+ * The event's push deliveries, one outbox row per config of its task, in the event's own statement:
+ * a committed event always has its deliveries queued (issue #40, point 5), whichever instance
+ * created the config. The payload is the A2A StreamResponse, built from the stored event text.
+ * A data-modifying CTE of PgTaskRepository.append: `e` is the inserted event (task_id, seq, kind,
+ * payload).
+ */
+export function queueDeliveries(runnerId: string): RawBuilder<unknown> {
+  const at = new Date().toISOString();
+  return sql`insert into push_outbox (task_id, config_id, seq, payload, attempts, next_attempt_at, runner_id, created_at)
+    select e.task_id, c.id, e.seq,
+      '{"' || case when e.kind = 'status' then 'statusUpdate' else 'artifactUpdate' end || '":' || e.payload || '}',
+      0, ${at}, ${runnerId}, ${at}
+    from e join push_configs c on c.task_id = e.task_id
+    on conflict (task_id, config_id, seq) do nothing`;
 }

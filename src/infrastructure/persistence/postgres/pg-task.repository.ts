@@ -38,11 +38,13 @@ import {
   toStoredTask,
   toTaskView,
   toTaskPage,
+  writeFenced,
   type EventRow,
   type ExpiredRow,
   type TaskRow,
 } from '../rows/task.rows.ts';
 import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
+import { queueDeliveries } from './pg-push-outbox.repository.ts';
 
 /** The NOTIFY channel of committed task events: payload `<taskId> <seq> <runnerId>`. */
 export const TASK_EVENTS_CHANNEL = 'ca_task_events';
@@ -154,28 +156,44 @@ export class PgTaskRepository implements TaskRepository {
     );
   }
 
-  async append(taskId: string, event: TaskEvent, snapshot?: Task, eventJson?: string): Promise<void> {
+  async append(taskId: string, event: TaskEvent, snapshot?: Task, eventJson?: string, fenced = false): Promise<void> {
     const v = appendValues(taskId, event, snapshot, eventJson);
+    // The task's row, locked (no key update: the event's foreign key check still passes) while it
+    // has not ended and, for a turn's event, still names this runner. A settle committed meanwhile
+    // by another instance is seen here (the lock waits for it, then reads the row again), so
+    // nothing follows a final event and a fenced-off turn writes nothing.
+    const owner = fenced ? sql`and runner_id = ${this.runnerId}` : sql``;
+    const guard = sql`select id from tasks where id = ${v.id} and state not in (${TERMINAL}) ${owner}
+      for no key update`;
     const insert = sql`insert into task_events (task_id, seq, kind, payload)
-      values (${v.id}, ${v.seq}, ${v.kind}, ${v.payload}) returning seq`;
+      select id, ${v.seq}, ${v.kind}, ${v.payload} from g returning task_id, seq, kind, payload`;
     let update: RawBuilder<unknown> | undefined;
     if (v.snapshot !== undefined) {
       update = sql`update tasks set state = ${v.state}, updated_at = ${v.updatedAt}, seq = ${v.seq},
-        snapshot = ${v.snapshot} where id = ${v.id}`;
+        snapshot = ${v.snapshot} from e where tasks.id = e.task_id`;
     } else if (v.state !== undefined) {
-      update = sql`update tasks set state = ${v.state}, updated_at = ${v.updatedAt} where id = ${v.id}`;
+      update = sql`update tasks set state = ${v.state}, updated_at = ${v.updatedAt} from e where tasks.id = e.task_id`;
     }
-    // The task's row cannot go missing under the event's foreign key, so the update always lands.
     const rest = update ? sql`, u as (${update})` : sql``;
     const notice = taskNotice(taskId, event.seq, this.runnerId);
+    let stored: number;
     try {
-      await this.inOrder(taskId, (k) =>
-        sql`with e as (${insert})${rest} select pg_notify(${TASK_EVENTS_CHANNEL}, ${notice}) from e`.execute(k),
-      );
+      stored = await this.inOrder(taskId, async (k) => {
+        const r = await sql`with g as (${guard}), e as (${insert})${rest}, o as (${queueDeliveries(this.runnerId)})
+          select pg_notify(${TASK_EVENTS_CHANNEL}, ${notice}) from e`.execute(k);
+        return r.rows.length;
+      });
     } catch (err) {
       if (isPgConstraintError(err, 'foreign')) throw taskNotFound(taskId);
       if (isPgConstraintError(err, 'unique')) throw seqTaken(taskId, event.seq);
       throw err;
+    }
+    if (stored === 0) {
+      // Refused by the guard (rare): say whether the task is gone or the write was fenced off.
+      const row = await this.db.run((k) =>
+        k.selectFrom('tasks').select('id').where('id', '=', taskId).executeTakeFirst(),
+      );
+      throw row ? writeFenced(taskId, event.seq) : taskNotFound(taskId);
     }
   }
 

@@ -95,6 +95,19 @@ export function seqTaken(taskId: string, seq: number): AppError {
   });
 }
 
+/**
+ * An append refused by the database: the task has ended (nothing follows its final event), or the
+ * turn that wrote it is no longer this process's (fencing: another process settled the task or
+ * runs it now, e.g. after this one was paused past its lease).
+ */
+export function writeFenced(taskId: string, seq: number): AppError {
+  return new AppError(
+    'INVALID_STATE',
+    `Task ${taskId} has ended or is run by another process: its event ${seq} from this process was refused`,
+    { details: { taskId, fenced: true } },
+  );
+}
+
 /** The values of a new task row (seq 0, run by `runnerId`). */
 export function newTaskValues(
   task: Task,
@@ -134,6 +147,8 @@ export type AppendValues = {
   updatedAt?: string;
   /** Set when the snapshot is replaced. */
   snapshot?: string;
+  /** Set for a turn's event: stored only while the task names this runner (fencing). */
+  runnerId?: string;
 };
 
 export function appendValues(

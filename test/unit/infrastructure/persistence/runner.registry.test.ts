@@ -72,16 +72,59 @@ for (const engine of ENGINES) {
       await me.start();
       await peer.start();
       try {
-        now += 8_000;
+        now += 6_000;
         await me.renew();
-        now += 8_000;
-        assert.equal(await peer.isLive('me'), true, 'renewed 8 s ago: within the lease');
+        now += 6_000;
+        assert.equal(await peer.isLive('me'), true, 'renewed 6 s ago: not yet expired (3/4 of the lease)');
         now += 20_000;
         assert.equal(await peer.prune(), 1, 'me paused past its lease and was pruned');
         assert.deepEqual(await ids(), ['peer']);
         await me.renew();
         assert.deepEqual(await ids(), ['me', 'peer'], 'the renewal inserted the row again');
         assert.equal(await peer.isLive('me'), true);
+      } finally {
+        await me.stop();
+        await peer.stop();
+      }
+    });
+
+    it("settles a dead runner's work within the lease, and never takes a runner that renews on time for dead", async () => {
+      // The sweeps of a peer (at its own phase) against a runner that renews on its timer and
+      // dies right after a renewal — the worst case — all on the registry's own timings.
+      const me = registry('me', { host: 'here' });
+      const peer = registry('peer', { host: 'there' });
+      const { leaseMs, renewEveryMs, sweepEveryMs } = me;
+      const t0 = now;
+      await me.start();
+      await peer.start();
+      try {
+        let worst = 0;
+        for (const phase of [0, 0.25, 0.5, 0.75, 0.99].map((f) => Math.floor(f * sweepEveryMs))) {
+          now = t0;
+          await me.renew();
+          let next = t0 + renewEveryMs;
+          let sweep = t0 + phase;
+          // Alive for a while: every sweep finds it live.
+          for (; sweep < t0 + 3 * leaseMs; sweep += sweepEveryMs) {
+            for (; next <= sweep; next += renewEveryMs) {
+              now = next;
+              await me.renew();
+            }
+            now = sweep;
+            assert.equal(
+              await peer.isLive('me'),
+              true,
+              `renewing every ${renewEveryMs} ms, seen live at ${sweep - t0}`,
+            );
+          }
+          const died = next - renewEveryMs;
+          for (; ; sweep += sweepEveryMs) {
+            now = sweep;
+            if (!(await peer.isLive('me'))) break;
+          }
+          worst = Math.max(worst, sweep - died);
+        }
+        assert.ok(worst <= leaseMs, `settled ${worst} ms after the death; the lease is ${leaseMs} ms`);
       } finally {
         await me.stop();
         await peer.stop();

@@ -2,7 +2,9 @@
  * Push deliveries across two server instances on one PostgreSQL database (PgBossPushScheduler):
  * each event reaches a real local webhook exactly once, in order per config, whichever instance
  * queued it and whichever drains it; a failing webhook is retried with backoff; an instance that
- * dies mid-delivery loses nothing (its job is retried by the other).
+ * dies mid-delivery loses nothing (its job is retried by the other). Events are stored as a server
+ * stores them (PgTaskRepository.append queues their deliveries in the same statement), then handed
+ * to the notifier.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -11,10 +13,11 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { PushNotifier } from '../../../../src/application/push/push-notifier.service.ts';
 import { silentLogger, type StoredPushConfig, type WebhookSender } from '../../../../src/application/index.ts';
-import type { Task } from '../../../../src/domain/a2a.model.ts';
+import type { Task, TaskEvent } from '../../../../src/domain/a2a.model.ts';
 import { EgressGuard, HttpWebhookSender } from '../../../../src/infrastructure/index.ts';
 import { openPgDatabase, type PgDatabase } from '../../../../src/infrastructure/persistence/postgres/pg-database.ts';
 import { PgPushOutboxRepository } from '../../../../src/infrastructure/persistence/postgres/pg-push-outbox.repository.ts';
+import { PgTaskRepository } from '../../../../src/infrastructure/persistence/postgres/pg-task.repository.ts';
 import { PgBossPushScheduler } from '../../../../src/infrastructure/push/pg-boss.push-scheduler.ts';
 import { createPgDatabase, pgSkip, type PgTestDatabase } from '../../../support/postgres.ts';
 import { taskRow } from '../../../support/task-rows.ts';
@@ -24,14 +27,22 @@ interface Instance {
   db: PgDatabase;
   scheduler: PgBossPushScheduler;
   notifier: PushNotifier;
+  tasks: PgTaskRepository;
 }
 
 const taskOf = (id: string): Task => ({ id, contextId: 'c1', status: { state: 'TASK_STATE_WORKING' } });
-const event = (taskId: string, seq: number) =>
-  ({
-    seq,
-    payload: { statusUpdate: { taskId, contextId: 'c1', status: { state: 'TASK_STATE_WORKING' }, metadata: { seq } } },
-  }) as never;
+const event = (taskId: string, seq: number): TaskEvent => ({
+  seq,
+  kind: 'status',
+  event: { taskId, contextId: 'c1', status: { state: 'TASK_STATE_WORKING' }, metadata: { seq } },
+});
+
+/** Stores an event on an instance (its deliveries queued with it), then hands it to the instance's notifier. */
+async function emit(i: Instance, taskId: string, seq: number): Promise<void> {
+  const ev = event(taskId, seq);
+  await i.tasks.append(taskId, ev);
+  i.notifier.notify(taskOf(taskId), { seq, payload: { statusUpdate: ev.event } } as never);
+}
 
 /** Up to ~30 s of polling (never a timed assertion: it only bounds a wait that should end much sooner). */
 async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
@@ -125,7 +136,13 @@ describe('push deliveries across two instances (pg-boss)', { skip: pgSkip() }, (
         silentLogger,
         { backoffMs: [50, 100], timeoutMs: 60_000, scheduler },
       );
-      instances.push({ name, db, scheduler, notifier });
+      instances.push({
+        name,
+        db,
+        scheduler,
+        notifier,
+        tasks: new PgTaskRepository(db, { runnerId: `runner-${name}` }),
+      });
     }
   });
 
@@ -141,6 +158,12 @@ describe('push deliveries across two instances (pg-boss)', { skip: pgSkip() }, (
     const [first] = instances;
     await first!.db.kysely.insertInto('tasks').values(taskRow(id)).execute();
     configs[id] = configIds.map((c) => ({ id: c, taskId: id, url: `${base}/${id}/${c}` }));
+    for (const c of configs[id]) {
+      await first!.db.kysely
+        .insertInto('push_configs')
+        .values({ task_id: id, id: c.id, config: JSON.stringify(c) })
+        .execute();
+    }
   }
 
   /** Ends every database connection of an instance (its pools reconnect when asked; a lock held on one is gone). */
@@ -166,8 +189,8 @@ describe('push deliveries across two instances (pg-boss)', { skip: pgSkip() }, (
     await addTask('t2', ['x', 'y']);
     const n = 12;
     for (const seq of range(n)) {
-      a!.notifier.notify(taskOf('t1'), event('t1', seq));
-      b!.notifier.notify(taskOf('t2'), event('t2', seq));
+      await emit(a!, 't1', seq);
+      await emit(b!, 't2', seq);
     }
     const targets = ['t1/x', 't1/y', 't2/x', 't2/y'];
     await until('every delivery', allDelivered(targets, n));
@@ -179,7 +202,7 @@ describe('push deliveries across two instances (pg-boss)', { skip: pgSkip() }, (
     const [a, b] = instances;
     await addTask('t3', ['flaky']);
     failing.set('t3/flaky', 2);
-    for (const seq of range(3)) a!.notifier.notify(taskOf('t3'), event('t3', seq));
+    for (const seq of range(3)) await emit(a!, 't3', seq);
     await until('the flaky deliveries', allDelivered(['t3/flaky'], 3));
     assert.deepEqual(delivered.get('t3/flaky'), [1, 2, 3]);
     assert.equal(attempts.get('t3/flaky/1'), 3, 'two failures, then delivered');
@@ -191,7 +214,7 @@ describe('push deliveries across two instances (pg-boss)', { skip: pgSkip() }, (
     const [a] = instances;
     await addTask('t4', ['k']);
     hold = 't4/k/3';
-    for (const seq of range(6)) a!.notifier.notify(taskOf('t4'), event('t4', seq));
+    for (const seq of range(6)) await emit(a!, 't4', seq);
     await until('the held delivery', () => (held.length === 1 ? true : undefined));
     // Everything is queued before the instance dies (3 is in flight; 4..6 wait behind it).
     await until('the queued entries', async () => {
@@ -218,7 +241,7 @@ describe('push deliveries across two instances (pg-boss)', { skip: pgSkip() }, (
     await addTask('t5', ['k']);
     hold = 't5/k/1';
     // One event, one wake, one job: only that job's retry can bring the delivery back.
-    survivor.notifier.notify(taskOf('t5'), event('t5', 1));
+    await emit(survivor, 't5', 1);
     await until('the held delivery', () => (held.length === 2 ? true : undefined));
     assert.equal(caller.get('t5/k'), survivor.name, 'only one instance is left to take it');
     // This time the instance delivering is not killed: its connections are, mid-attempt, so the
