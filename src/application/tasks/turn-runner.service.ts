@@ -3,6 +3,7 @@ import { AppError } from '../../domain/errors.ts';
 import type { Actor, ActorTurn } from '../ports/actor.port.ts';
 import type { Logger } from '../ports/logger.port.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
+import { NO_TRACER, type Tracer } from '../ports/tracer.port.ts';
 import type { LiveTask, LiveTasks } from './live-tasks.service.ts';
 import { errorText, isReported } from './task.errors.ts';
 import type { TaskEventRecorder } from './task-event.recorder.ts';
@@ -12,6 +13,8 @@ export interface TurnRunnerDeps {
   live: LiveTasks;
   recorder: TaskEventRecorder;
   logger: Logger;
+  /** A span per turn (absent: none). */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -51,12 +54,23 @@ export class TurnRunner {
           () => undefined,
         ),
     };
+    // Started here, in the request that queued the turn: its span is the turn's parent.
+    const tracer = this.deps.tracer ?? NO_TRACER;
+    const span = tracer.start(`invoke_agent ${actor.name}`, {
+      attributes: {
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.name': actor.name,
+        'gen_ai.conversation.id': live.task.contextId,
+        'cleveragents.task.id': live.task.id,
+      },
+    });
     live.turns = live.turns
       .then(async () => {
         if (isTerminal(live.task.status.state)) return;
         try {
-          await actor.handle(turn);
+          await tracer.within(span, () => actor.handle(turn));
         } catch (err) {
+          span.recordError(err);
           if (live.abort.aborted || live.failure !== undefined) return;
           logger.error({ err, taskId: live.task.id, actor: actor.name }, 'actor failed');
           // A failure to store this is the chain's, reported below.
@@ -67,6 +81,8 @@ export class TurnRunner {
       })
       .catch((err: unknown) => logger.error({ err, taskId: live.task.id }, 'actor turn failed'))
       .finally(async () => {
+        span.setAttributes({ 'cleveragents.task.state': live.task.status.state });
+        span.end();
         // A failed store has already stopped delivery (and reached the actor); the turn still ends.
         await live.chain.catch((err: unknown) => {
           if (live.failureReported || isReported(err)) return;

@@ -1,4 +1,5 @@
 import { AppError } from '../../domain/errors.ts';
+import type { Tracer } from '../../application/ports/tracer.port.ts';
 import type { PayloadLimits } from '../../domain/limits.ts';
 import type { AccountRepository, KeyHasher } from '../../application/ports/account.repository.port.ts';
 import type { Actor } from '../../application/ports/actor.port.ts';
@@ -91,6 +92,8 @@ export interface ServiceDeps {
   trust?: TrustSettings | undefined;
   /** Capabilities server administrators granted namespaces (absent: none granted). */
   grants?: GrantRepository | undefined;
+  /** Spans for turns, model calls and tool calls (absent: tracing off). */
+  tracer?: Tracer | undefined;
   /** The capability service, when the composition root made it for other parts too (else made with the registry). */
   capabilities?: CapabilityService | undefined;
   /**
