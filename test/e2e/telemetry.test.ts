@@ -4,9 +4,12 @@
  * SendMessage that carries a client's `traceparent` continues it, through the turn.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 // @ts-expect-error: the parser ships no types; its result is typed where it is used.
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
+import { initRepo } from '../support/git.ts';
 import { eventually } from '../support/harness.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.ts';
 import { startTeamServer, type TeamServer } from '../support/team-server.ts';
@@ -21,20 +24,47 @@ const parseMetrics = parsePrometheusTextFormat as (text: string) => PromFamily[]
 const CLIENT_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const CLIENT_SPAN = 'b7ad6b7169203331';
 
+const KEY = 'sk-telemetry-0123456789abcdef';
+
 let otlp: OtlpReceiver;
+let fake: FakeLlm;
 let server: TeamServer;
 
 before(async () => {
   otlp = await startOtlpReceiver();
+  fake = await startFakeOpenAI({ expectKey: KEY });
   server = await startTeamServer({
-    env: { CLEVERAGENTS_METRICS: '1', OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '50' },
+    env: {
+      CLEVERAGENTS_METRICS: '1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      TELEMETRY_LLM_KEY: KEY,
+    },
   });
 });
 
 after(async () => {
   await server?.close();
+  await fake?.close();
   await otlp?.close();
 });
+
+/** SendMessage over HTTP with a client's trace context. */
+async function sendTraced(traceId: string, parentSpan: string, params: Record<string, unknown>): Promise<unknown> {
+  const res = await fetch(`${server.baseUrl}/a2a`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'a2a-version': '1.0',
+      authorization: `Bearer ${server.adminToken}`,
+      traceparent: `00-${traceId}-${parentSpan}-01`,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params }),
+  });
+  const body = (await res.json()) as { result?: unknown; error?: unknown };
+  assert.ok(body.result, JSON.stringify(body));
+  return body.result;
+}
 
 const scrape = (credential?: string): Promise<Response> =>
   fetch(`${server.baseUrl}/metrics`, credential ? { headers: { authorization: `Bearer ${credential}` } } : {});
@@ -84,23 +114,9 @@ describe('agents serve --metrics and --otlp-endpoint', () => {
   });
 
   it('continues the client’s traceparent: the request span is its child, and the turn the request’s', async () => {
-    const res = await fetch(`${server.baseUrl}/a2a`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'a2a-version': '1.0',
-        authorization: `Bearer ${server.adminToken}`,
-        traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01`,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'SendMessage',
-        params: { message: { messageId: 'trace-1', role: 'ROLE_USER', parts: [{ text: 'hello' }] } },
-      }),
+    await sendTraced(CLIENT_TRACE, CLIENT_SPAN, {
+      message: { messageId: 'trace-1', role: 'ROLE_USER', parts: [{ text: 'hello' }] },
     });
-    const body = (await res.json()) as { result?: unknown; error?: unknown };
-    assert.ok(body.result, JSON.stringify(body));
     const turn = await eventually(
       async () =>
         Promise.resolve(otlp.spans.find((s) => s.traceId === CLIENT_TRACE && s.name.startsWith('invoke_agent'))),
@@ -116,5 +132,109 @@ describe('agents serve --metrics and --otlp-endpoint', () => {
     assert.equal(turn.parentSpanId, request.spanId);
     assert.equal(turn.attributes['gen_ai.operation.name'], 'invoke_agent');
     assert.equal(turn.attributes['gen_ai.agent.name'], 'builtin/echo');
+  });
+
+  it('shows one trace from the HTTP request through the turn and the model call to the tool call', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    initRepo(join(server.dataDir, 'workspaces', 'local', 'app'), { 'notes.txt': 'the answer is 42\n' });
+    const admin = server.as(server.adminToken);
+    const add = (kind: string, definition: Record<string, unknown>): Promise<unknown> =>
+      admin.ok(`_cleveragents/registry/${kind}/add`, { definition });
+    await add('resources', { name: 'local/app', type: 'git-checkout', path: 'app' });
+    await add('projects', { name: 'local/app', resources: ['local/app'] });
+    await add('actors', {
+      name: 'local/traced',
+      provider: 'openai-compatible',
+      model: 'fake-model',
+      baseUrl: fake.url,
+      apiKeyEnv: 'TELEMETRY_LLM_KEY',
+      tools: ['builtin/read-file'],
+    });
+    const session = await admin.ok<{ id: string }>('_cleveragents/session/create', {
+      actor: 'local/traced',
+      project: 'local/app',
+    });
+    fake.push(
+      { toolCalls: [{ id: 'call-1', name: 'builtin__read-file', arguments: '{"path":"notes.txt"}' }] },
+      { text: ['42'] },
+    );
+    await sendTraced(traceId, CLIENT_SPAN, {
+      message: {
+        messageId: 'trace-llm',
+        role: 'ROLE_USER',
+        contextId: session.id,
+        parts: [{ text: 'what is the answer?' }],
+      },
+    });
+    const tool = await eventually(
+      async () => Promise.resolve(otlp.spans.find((s) => s.traceId === traceId && s.name.startsWith('execute_tool'))),
+      15_000,
+      'the tool call span',
+    );
+    const chats = await eventually(
+      async () => {
+        const found = otlp.spans.filter((s) => s.traceId === traceId && s.name === 'chat fake-model');
+        return Promise.resolve(found.length === 2 ? found : undefined);
+      },
+      15_000,
+      'both model call spans',
+    );
+    const turn = otlp.spans.find((s) => s.traceId === traceId && s.name === 'invoke_agent local/traced');
+    const request = otlp.spans.find((s) => s.traceId === traceId && s.name === 'POST /a2a');
+    assert.ok(
+      turn && request,
+      `spans: ${JSON.stringify(otlp.spans.filter((s) => s.traceId === traceId).map((s) => s.name))}`,
+    );
+    assert.equal(request.parentSpanId, CLIENT_SPAN);
+    assert.equal(turn.parentSpanId, request.spanId);
+    for (const chat of chats) {
+      assert.equal(chat.parentSpanId, turn.spanId);
+      assert.equal(chat.kind, 3 /* CLIENT */);
+      assert.equal(chat.attributes['gen_ai.operation.name'], 'chat');
+      assert.equal(chat.attributes['gen_ai.provider.name'], 'openai-compatible');
+      assert.equal(chat.attributes['gen_ai.request.model'], 'fake-model');
+    }
+    assert.equal(tool.parentSpanId, turn.spanId);
+    assert.equal(tool.name, 'execute_tool builtin/read-file');
+    assert.equal(tool.attributes['gen_ai.tool.name'], 'builtin/read-file');
+    assert.equal(tool.attributes['gen_ai.tool.call.id'], 'call-1');
+  });
+});
+
+describe('agents serve with an OTLP endpoint that does not answer', () => {
+  let quiet: TeamServer;
+  before(async () => {
+    // A port nothing listens on (the receiver's, closed): every export fails.
+    const gone = await startOtlpReceiver();
+    await gone.close();
+    quiet = await startTeamServer({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: gone.url, OTEL_BSP_SCHEDULE_DELAY: '20' },
+    });
+  });
+  after(() => quiet?.close());
+
+  it('answers every request, logs the failure once, and serves no /metrics (off by default)', async () => {
+    const admin = quiet.as(quiet.adminToken);
+    for (let i = 0; i < 5; i++) {
+      await admin.ok('SendMessage', {
+        message: { messageId: `quiet-${i}`, role: 'ROLE_USER', parts: [{ text: 'hello' }] },
+      });
+      await new Promise((r) => setTimeout(r, 60));
+    }
+    await eventually(
+      async () =>
+        Promise.resolve(/sending traces to the OTLP endpoint failed/.test(quiet.process.stderr()) || undefined),
+      10_000,
+      'the failure logged',
+    );
+    const lines = quiet.process
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes('sending traces to the OTLP endpoint failed'));
+    assert.equal(lines.length, 1, lines.join('\n'));
+    const metrics = await fetch(`${quiet.baseUrl}/metrics`, {
+      headers: { authorization: `Bearer ${quiet.adminToken}` },
+    });
+    assert.equal(metrics.status, 404);
   });
 });

@@ -36,6 +36,9 @@ export interface OtelTracing {
   shutdown(): Promise<void>;
 }
 
+/** How long the last spans may take to go out at shutdown. */
+const SHUTDOWN_GRACE_MS = 2_000;
+
 const KINDS = { server: SpanKind.SERVER, client: SpanKind.CLIENT, internal: SpanKind.INTERNAL } as const;
 
 /** The URL spans are posted to: the signal path appended to the base, as the OTLP spec says. */
@@ -85,7 +88,16 @@ export function openOtelTracing(opts: OtelTracingOptions): OtelTracing {
   return {
     tracer,
     async shutdown() {
-      await provider.shutdown().catch((err: unknown) => opts.logger.warn({ err }, 'stopping the tracer failed'));
+      // What is queued gets a short while to go out: a receiver that is down must not hold the exit.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        provider.shutdown().catch((err: unknown) => opts.logger.warn({ err }, 'stopping the tracer failed')),
+        new Promise<void>((r) => {
+          timer = setTimeout(r, SHUTDOWN_GRACE_MS);
+          timer.unref();
+        }),
+      ]);
+      clearTimeout(timer);
       manager.disable();
     },
   };
