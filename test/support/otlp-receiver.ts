@@ -15,6 +15,8 @@ export interface OtlpReceiver {
   /** The base URL (what OTEL_EXPORTER_OTLP_ENDPOINT names). */
   url: string;
   spans: ReceivedSpan[];
+  /** Bodies that could not be read. */
+  errors: string[];
   close(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ function valueOf(v: OtlpValue): unknown {
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const errors: string[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -45,9 +48,16 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         res.writeHead(404).end();
         return;
       }
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      let body: {
         resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }> }>;
       };
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
+      } catch (err) {
+        errors.push(`${String(err)} (content-encoding ${req.headers['content-encoding'] ?? 'none'})`);
+        res.writeHead(400).end();
+        return;
+      }
       for (const rs of body.resourceSpans ?? [])
         for (const ss of rs.scopeSpans ?? [])
           for (const s of ss.spans ?? []) {
@@ -71,6 +81,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    errors,
     close: () => new Promise((r) => server.close(() => r())),
   };
 }

@@ -149,14 +149,28 @@ class QuietExporter implements SpanExporter {
   }
 
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    try {
+      this.send(spans, done);
+    } catch (err) {
+      // A batch the exporter cannot even serialise is dropped like one the receiver refused.
+      this.failed(err);
+      done({ code: ExportResultCode.SUCCESS });
+    }
+  }
+
+  private failed(err: unknown): void {
+    if (this.failing) return;
+    this.failing = true;
+    this.logger.warn(
+      { endpoint: this.endpoint, err: err ? messageOf(err) : undefined },
+      'sending traces to the OTLP endpoint failed (spans are dropped until it answers; said once)',
+    );
+  }
+
+  private send(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     this.inner.export(spans, (result) => {
-      if (result.code !== ExportResultCode.SUCCESS && !this.failing) {
-        this.failing = true;
-        this.logger.warn(
-          { endpoint: this.endpoint, err: result.error ? messageOf(result.error) : undefined },
-          'sending traces to the OTLP endpoint failed (spans are dropped until it answers; said once)',
-        );
-      } else if (result.code === ExportResultCode.SUCCESS && this.failing) {
+      if (result.code !== ExportResultCode.SUCCESS) this.failed(result.error);
+      else if (result.code === ExportResultCode.SUCCESS && this.failing) {
         this.failing = false;
         this.logger.info({ endpoint: this.endpoint }, 'the OTLP endpoint answers again');
       }
