@@ -201,32 +201,41 @@ describe('agents serve --metrics and --otlp-endpoint', () => {
   });
 });
 
-describe('agents serve with an OTLP endpoint that does not answer', () => {
+describe('agents serve with an OTLP receiver that refuses every export', () => {
+  let refusing: OtlpReceiver;
   let quiet: TeamServer;
   before(async () => {
-    // A port nothing listens on (the receiver's, closed): every export fails.
-    const gone = await startOtlpReceiver();
-    await gone.close();
+    // 400 is not retried (OTLP/HTTP): each batch fails at once.
+    refusing = await startOtlpReceiver({ refuse: 400 });
     quiet = await startTeamServer({
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: gone.url, OTEL_BSP_SCHEDULE_DELAY: '20' },
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: refusing.url, OTEL_BSP_SCHEDULE_DELAY: '20' },
     });
   });
-  after(() => quiet?.close());
+  after(async () => {
+    await quiet?.close();
+    await refusing?.close();
+  });
 
-  it('answers every request, logs the failure once, and serves no /metrics (off by default)', async () => {
+  it('answers every request, logs the failure once for many failed batches, and serves no /metrics (off by default)', async () => {
     const admin = quiet.as(quiet.adminToken);
-    for (let i = 0; i < 5; i++) {
-      await admin.ok('SendMessage', {
-        message: { messageId: `quiet-${i}`, role: 'ROLE_USER', parts: [{ text: 'hello' }] },
-      });
-      await new Promise((r) => setTimeout(r, 60));
-    }
+    let i = 0;
     await eventually(
-      async () =>
-        Promise.resolve(/sending traces to the OTLP endpoint failed/.test(quiet.process.stderr()) || undefined),
-      10_000,
-      'the failure logged',
+      async () => {
+        await admin.ok('SendMessage', {
+          message: { messageId: `quiet-${i++}`, role: 'ROLE_USER', parts: [{ text: 'hello' }] },
+        });
+        return refusing.refused.count >= 3 ? true : undefined;
+      },
+      15_000,
+      'three refused exports',
     );
+    // One more request: its access log line is written after whatever the refused batches logged
+    // (they were answered before the receiver counted the third), so once it is read, so are they.
+    await admin.ok('SendMessage', {
+      message: { messageId: `quiet-${i++}`, role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+    });
+    const sends = (): number => quiet.process.stderr().split('"method":"SendMessage"').length - 1;
+    await eventually(async () => Promise.resolve(sends() === i || undefined), 5000, 'every access log line');
     const lines = quiet.process
       .stderr()
       .split('\n')

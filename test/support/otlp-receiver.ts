@@ -17,6 +17,8 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[];
   /** Bodies that could not be read. */
   errors: string[];
+  /** Exports refused (with `refuse`). */
+  refused: { count: number };
   close(): Promise<void>;
 }
 
@@ -37,13 +39,20 @@ function valueOf(v: OtlpValue): unknown {
   return undefined;
 }
 
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/** `refuse`: answer every export with this status (a receiver that is up but refuses), counting them. */
+export async function startOtlpReceiver(opts: { refuse?: number } = {}): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const errors: string[] = [];
+  const refused = { count: 0 };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      if (opts.refuse !== undefined) {
+        refused.count++;
+        res.writeHead(opts.refuse).end();
+        return;
+      }
       if (req.method !== 'POST' || req.url !== '/v1/traces' || !/json/.test(req.headers['content-type'] ?? '')) {
         res.writeHead(404).end();
         return;
@@ -82,6 +91,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url: `http://127.0.0.1:${port}`,
     spans,
     errors,
+    refused,
     close: () => new Promise((r) => server.close(() => r())),
   };
 }

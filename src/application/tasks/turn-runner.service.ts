@@ -3,7 +3,7 @@ import { AppError } from '../../domain/errors.ts';
 import type { Actor, ActorTurn } from '../ports/actor.port.ts';
 import type { Logger } from '../ports/logger.port.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
-import { NO_TRACER, type Tracer } from '../ports/tracer.port.ts';
+import { NO_TRACER, type TraceSpan, type Tracer } from '../ports/tracer.port.ts';
 import type { LiveTask, LiveTasks } from './live-tasks.service.ts';
 import { errorText, isReported } from './task.errors.ts';
 import type { TaskEventRecorder } from './task-event.recorder.ts';
@@ -56,14 +56,7 @@ export class TurnRunner {
     };
     // Started here, in the request that queued the turn: its span is the turn's parent.
     const tracer = this.deps.tracer ?? NO_TRACER;
-    const span = tracer.start(`invoke_agent ${actor.name}`, {
-      attributes: {
-        'gen_ai.operation.name': 'invoke_agent',
-        'gen_ai.agent.name': actor.name,
-        'gen_ai.conversation.id': live.task.contextId,
-        'cleveragents.task.id': live.task.id,
-      },
-    });
+    const span = turnSpan(tracer, actor, live);
     live.turns = live.turns
       .then(async () => {
         if (isTerminal(live.task.status.state)) return;
@@ -132,6 +125,18 @@ export class TurnRunner {
     }
     return left.length;
   }
+}
+
+/** A turn's span, as the OpenTelemetry GenAI conventions name an agent's invocation. */
+function turnSpan(tracer: Tracer, actor: Actor, live: LiveTask): TraceSpan {
+  return tracer.start(`invoke_agent ${actor.name}`, {
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': actor.name,
+      'gen_ai.conversation.id': live.task.contextId,
+      'cleveragents.task.id': live.task.id,
+    },
+  });
 }
 
 function isRunningState(s: TaskState): boolean {

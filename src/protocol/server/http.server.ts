@@ -21,6 +21,7 @@ import {
   header,
   JSON_TYPE,
   peek,
+  requestSignal,
   rpcError,
   sendJson,
   sendText,
@@ -383,26 +384,4 @@ function activateExtension(req: IncomingMessage, res: ServerResponse): string | 
     }
   }
   return extensionVersion;
-}
-
-/**
- * The request's AbortSignal, made only when something asks for it (streams do; most unary
- * methods never look): an AbortController per request was a visible share of a GetTask. Only a
- * client that goes away before the answer is complete cancels the request.
- */
-function requestSignal(res: ServerResponse): () => AbortSignal {
-  let abort: AbortController | undefined;
-  let gone = false;
-  res.on('close', () => {
-    if (res.writableFinished) return;
-    gone = true;
-    abort?.abort();
-  });
-  return () => {
-    if (!abort) {
-      abort = new AbortController();
-      if (gone) abort.abort();
-    }
-    return abort.signal;
-  };
 }
