@@ -51,17 +51,7 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
   startupMark('agent:client-wrote');
   const { app, retention, tracing } = await (building ?? buildStdioApp(opts, dataDir, logger, ctx));
   const stopSweeper = startSweeper(app, retention);
-  const server = new A2aStdioServer({
-    dispatcher: app.dispatcher,
-    card: app.card,
-    logger,
-    serverInfo: { name: 'cleveragents', version: VERSION },
-    input: process.stdin,
-    output: process.stdout,
-    // The local user's namespaces are read per request: sync and `namespace create` add to them.
-    principal: () => app.facade.namespaces.localPrincipal(),
-    telemetry: stdioTelemetry(tracing?.tracer),
-  });
+  const server = stdioServer(app, logger, tracing);
   startupMark('agent:ready');
   // Paused while the client was awaited; the server listens now.
   if (opts.awaitClient) {
@@ -86,6 +76,21 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
   await tracing?.shutdown();
   // Timers of abandoned actor turns must not keep the agent alive once its client is gone.
   process.exit(0);
+}
+
+/** The local agent's server on this process's stdin and stdout. */
+function stdioServer(app: App, logger: Logger, tracing: Tracing | undefined): A2aStdioServer {
+  return new A2aStdioServer({
+    dispatcher: app.dispatcher,
+    card: app.card,
+    logger,
+    serverInfo: { name: 'cleveragents', version: VERSION },
+    input: process.stdin,
+    output: process.stdout,
+    // The local user's namespaces are read per request: sync and `namespace create` add to them.
+    principal: () => app.facade.namespaces.localPrincipal(),
+    telemetry: stdioTelemetry(tracing?.tracer),
+  });
 }
 
 interface StdioApp {

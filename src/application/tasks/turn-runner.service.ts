@@ -34,26 +34,7 @@ export class TurnRunner {
     live.running++;
     // Watched while it runs: a cancel written by another process stops it promptly.
     this.deps.live.follow(live, { readNow: false });
-    const turn: ActorTurn = {
-      task: live.task,
-      message,
-      isFollowUp,
-      opensSession,
-      // Made when the actor first reads it (TurnAbort).
-      get signal() {
-        return live.abort.signal;
-      },
-      get aborted() {
-        return live.abort.aborted;
-      },
-      status: (state, text, extra) => recorder.paced(live, recorder.status(live, state, text, false, extra)),
-      artifact: (artifact, opts) => recorder.paced(live, recorder.artifact(live, artifact, opts)),
-      stored: () =>
-        live.chain.then(
-          () => undefined,
-          () => undefined,
-        ),
-    };
+    const turn = this.turnOf(live, message, isFollowUp, opensSession);
     // Started here, in the request that queued the turn: its span is the turn's parent.
     const tracer = this.deps.tracer ?? NO_TRACER;
     const span = turnSpan(tracer, actor, live);
@@ -94,6 +75,31 @@ export class TurnRunner {
       })
       // Nothing above throws; a turn must never leave a rejection behind all the same.
       .catch(() => {});
+  }
+
+  /** What the actor is handed: the task, the message, and how it reports (paced, in order). */
+  private turnOf(live: LiveTask, message: Message, isFollowUp: boolean, opensSession: boolean): ActorTurn {
+    const { recorder } = this.deps;
+    return {
+      task: live.task,
+      message,
+      isFollowUp,
+      opensSession,
+      // Made when the actor first reads it (TurnAbort).
+      get signal() {
+        return live.abort.signal;
+      },
+      get aborted() {
+        return live.abort.aborted;
+      },
+      status: (state, text, extra) => recorder.paced(live, recorder.status(live, state, text, false, extra)),
+      artifact: (artifact, opts) => recorder.paced(live, recorder.artifact(live, artifact, opts)),
+      stored: () =>
+        live.chain.then(
+          () => undefined,
+          () => undefined,
+        ),
+    };
   }
 
   /**
