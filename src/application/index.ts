@@ -5,6 +5,14 @@ export { LOCAL_PRINCIPAL, makePrincipal, namespacesOf, roleIn, systemPrincipalFo
 export type { Actor, ActorCatalog, ActorTurn } from './ports/actor.port.ts';
 export type { Logger } from './ports/logger.port.ts';
 export { silentLogger } from './ports/logger.port.ts';
+export {
+  NO_TRACER,
+  traced,
+  type SpanOptions,
+  type TraceAttributes,
+  type TraceSpan,
+  type Tracer,
+} from './ports/tracer.port.ts';
 export type {
   TaskRepository,
   StoredTask,

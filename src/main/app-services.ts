@@ -1,6 +1,6 @@
 /** The services' stores and adapters, as `buildApp` opens them (see composition/ for how the services are made). */
 import { join } from 'node:path';
-import type { CapabilityService, JwtVerifier, Logger, SecretService } from '../application/index.ts';
+import type { CapabilityService, JwtVerifier, Logger, SecretService, Tracer } from '../application/index.ts';
 import {
   AiSdkLanguageModels,
   AjvSchemaValidator,
@@ -34,7 +34,13 @@ import { VERSION } from './version.ts';
 
 /** What `buildApp` opened before the services are made. */
 export interface OpenedParts {
-  options: { dataDir: string; tokenFile?: string | undefined; env?: NodeJS.ProcessEnv; llmRetryBaseMs?: number };
+  options: {
+    dataDir: string;
+    tokenFile?: string | undefined;
+    env?: NodeJS.ProcessEnv;
+    llmRetryBaseMs?: number;
+    tracer?: Tracer | undefined;
+  };
   /** Server mode (bearer authentication). */
   server: boolean;
   storage: Storage;
@@ -85,6 +91,7 @@ export function serviceDepsOf(o: OpenedParts): ServiceDeps {
     version: VERSION,
     defaultActor: o.defaultActor,
     limits: o.limits,
+    tracer: o.options.tracer,
     llm: llmDepsOf(o, tokens),
     context: { inventory: new FsFileInventory(), tokens },
     audit: storage.audit,

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { builtinActorsByModel, type JwtVerifier, type Logger, type ServiceFacade } from '../application/index.ts';
+import {
+  builtinActorsByModel,
+  type JwtVerifier,
+  type Logger,
+  type ServiceFacade,
+  type Tracer,
+} from '../application/index.ts';
 import type { LiveTasks } from '../application/tasks/live-tasks.service.ts';
 import {
   CommandConfinement,
@@ -76,6 +82,8 @@ export interface AppOptions {
   workspaceRoot?: string | undefined;
   /** The key that seals namespaces' secrets (default: CLEVERAGENTS_SECRET_KEY_FILE, else `<data dir>/secret.key`). */
   secretKeyFile?: string | undefined;
+  /** Spans for requests' turns, model calls and tool calls (absent: tracing off). */
+  tracer?: Tracer | undefined;
 }
 
 export interface App {

@@ -20,6 +20,13 @@ import {
 } from './serve-settings.ts';
 import { checkToken, resolveToken } from './serve-token.ts';
 import { describeStartupError, type StartupContext } from './startup-errors.ts';
+import {
+  openTracing,
+  serverTelemetry,
+  telemetrySettings,
+  type ServerTelemetry,
+  type TelemetrySettings,
+} from './telemetry-wiring.ts';
 
 const HTTP_GRACE_MS = 5_000;
 
@@ -37,6 +44,7 @@ interface HttpSettings {
   egressEntries: readonly string[];
   token: { token: string; file?: string; generated: boolean };
   workspaceRoot: string;
+  telemetry: TelemetrySettings;
   app: Omit<AppOptions, 'logger' | 'dataDir'>;
 }
 
@@ -45,7 +53,8 @@ export async function serveHttp(opts: ServeOptions, dataDir: string): Promise<nu
   installBackstop(logger);
   const ctx: StartupContext = { dataDir, dbFile: databaseFile(dataDir), host: opts.host, port: opts.port };
   const s = httpSettings(opts, dataDir, ctx);
-  const app = await startupAsync(ctx, () => buildApp({ ...s.app, dataDir, logger }));
+  const tracing = await startupAsync(ctx, () => openTracing(s.telemetry, logger));
+  const app = await startupAsync(ctx, () => buildApp({ ...s.app, dataDir, logger, tracer: tracing?.tracer }));
   // The server token is the administrator's key (the first start makes the administrator).
   let admin: { user: string; created: boolean };
   let server: A2aHttpServer;
@@ -53,7 +62,8 @@ export async function serveHttp(opts: ServeOptions, dataDir: string): Promise<nu
   try {
     makeWorkspaceRoot(s.workspaceRoot);
     admin = await app.facade.users.ensureServerToken(s.token.token);
-    server = await httpServer(app, s, logger);
+    const telemetry = await serverTelemetry(s.telemetry, app, tracing?.tracer, () => server.openStreams);
+    server = await httpServer(app, s, logger, telemetry);
     port = (await server.listen(opts.port, s.host)).port;
   } catch (err) {
     await app.close();
@@ -73,6 +83,7 @@ export async function serveHttp(opts: ServeOptions, dataDir: string): Promise<nu
     app.drain(Number(process.env['CLEVERAGENTS_DRAIN_MS']) || HTTP_GRACE_MS - 1_000),
   ]);
   await app.close();
+  await tracing?.shutdown();
   process.exit(0);
 }
 
@@ -94,6 +105,7 @@ function httpSettings(opts: ServeOptions, dataDir: string, ctx: StartupContext):
     startup(ctx, () => checkToken(given, opts.token !== undefined ? '--token' : 'CLEVERAGENTS_SERVER_TOKEN'));
   const token = startup(ctx, () => resolveToken(given, dataDir));
   const workspaceRoot = workspaceRootOf(opts.workspaceRoot, dataDir);
+  const telemetry = startup(ctx, () => telemetrySettings(opts));
   const base = `http://${host.includes(':') ? `[${host}]` : host}`;
   const app: HttpSettings['app'] = {
     defaultActor: opts.defaultActor,
@@ -119,11 +131,17 @@ function httpSettings(opts: ServeOptions, dataDir: string, ctx: StartupContext):
     egressEntries,
     token,
     workspaceRoot,
+    telemetry,
     app,
   };
 }
 
-async function httpServer(app: App, s: HttpSettings, logger: Logger): Promise<A2aHttpServer> {
+async function httpServer(
+  app: App,
+  s: HttpSettings,
+  logger: Logger,
+  telemetry: ServerTelemetry,
+): Promise<A2aHttpServer> {
   // Imported here, not at the top: an ESM import of node:http reads all its exports, and its lazy
   // WebSocket getters load Node's bundled undici (~10 ms of CPU) that a local agent never uses.
   const { A2aHttpServer } = await import('../protocol/server/http.server.ts');
@@ -135,6 +153,8 @@ async function httpServer(app: App, s: HttpSettings, logger: Logger): Promise<A2
     maxBodyBytes: s.maxBodyBytes,
     authThrottle: s.authFailures > 0 ? new AuthThrottle({ maxFailures: s.authFailures, windowMs: 60_000 }) : null,
     ready: async () => (await app.facade.health.check()).storage === 'ok',
+    telemetry: telemetry.requests,
+    metrics: telemetry.exposition,
   });
 }
 
@@ -146,6 +166,8 @@ function announce(s: HttpSettings, admin: { user: string; created: boolean }, po
     say(`Generated a server token (stored in ${file}, mode 600). Use it as: Authorization: Bearer ${token}`);
   else if (file) say(`Using the server token stored in ${file}`);
   if (s.oidc) say(`accepting JWTs of ${s.oidc.issuer} for audience ${s.oidc.audience}`);
+  if (s.telemetry.metrics) say('serving Prometheus metrics at /metrics (to administrators)');
+  if (s.telemetry.otlpEndpoint) say(`sending traces to ${s.telemetry.otlpEndpoint}`);
   if (s.egressEntries.length > 0)
     say(`outbound requests may reach these internal hosts: ${s.egressEntries.join(', ')}`);
   say(

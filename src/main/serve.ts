@@ -13,6 +13,7 @@ import { databaseOptions, retentionPolicy, startSweeper, startup, startupAsync }
 import type { StartupContext } from './startup-errors.ts';
 import { startupMark } from './startup-marks.ts';
 import { VERSION } from './version.ts';
+import { openTracing, stdioTelemetry, telemetrySettings, type Tracing } from './telemetry-wiring.ts';
 
 const STDIO_DRAIN_MS = 2_000;
 
@@ -48,18 +49,9 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
     return 0;
   }
   startupMark('agent:client-wrote');
-  const { app, retention } = await (building ?? buildStdioApp(opts, dataDir, logger, ctx));
+  const { app, retention, tracing } = await (building ?? buildStdioApp(opts, dataDir, logger, ctx));
   const stopSweeper = startSweeper(app, retention);
-  const server = new A2aStdioServer({
-    dispatcher: app.dispatcher,
-    card: app.card,
-    logger,
-    serverInfo: { name: 'cleveragents', version: VERSION },
-    input: process.stdin,
-    output: process.stdout,
-    // The local user's namespaces are read per request: sync and `namespace create` add to them.
-    principal: () => app.facade.namespaces.localPrincipal(),
-  });
+  const server = stdioServer(app, logger, tracing);
   startupMark('agent:ready');
   // Paused while the client was awaited; the server listens now.
   if (opts.awaitClient) {
@@ -81,13 +73,30 @@ async function serveStdio(opts: ServeOptions, dataDir: string): Promise<number> 
   // the client waits before SIGTERM.
   await app.drain(STDIO_DRAIN_MS);
   await app.close();
+  await tracing?.shutdown();
   // Timers of abandoned actor turns must not keep the agent alive once its client is gone.
   process.exit(0);
+}
+
+/** The local agent's server on this process's stdin and stdout. */
+function stdioServer(app: App, logger: Logger, tracing: Tracing | undefined): A2aStdioServer {
+  return new A2aStdioServer({
+    dispatcher: app.dispatcher,
+    card: app.card,
+    logger,
+    serverInfo: { name: 'cleveragents', version: VERSION },
+    input: process.stdin,
+    output: process.stdout,
+    // The local user's namespaces are read per request: sync and `namespace create` add to them.
+    principal: () => app.facade.namespaces.localPrincipal(),
+    telemetry: stdioTelemetry(tracing?.tracer),
+  });
 }
 
 interface StdioApp {
   app: App;
   retention: RetentionPolicy | undefined;
+  tracing: Tracing | undefined;
 }
 
 /** The local agent's settings, checked before anything opens (a bad value changes nothing), and its app. */
@@ -101,7 +110,10 @@ async function buildStdioApp(
   const limits = startup(ctx, () => resolveLimits(opts));
   const database = startup(ctx, () => databaseOptions(opts));
   startup(ctx, () => egressSettings(opts.allowEgress));
+  const telemetry = startup(ctx, () => telemetrySettings(opts));
   if (database.databaseUrl) ctx.databaseUrl = redactUrl(database.databaseUrl);
+  // Off by default: then nothing of OpenTelemetry is loaded (the agent's start-up time matters).
+  const tracing = await startupAsync(ctx, () => openTracing(telemetry, logger));
   const app = await startupAsync(ctx, () =>
     buildApp({
       dataDir,
@@ -112,10 +124,11 @@ async function buildStdioApp(
       confinement: { readOnlyPaths: opts.readOnlyPaths },
       ...(opts.allowEgress ? { allowEgress: opts.allowEgress } : {}),
       card: { endpoint: 'stdio://local', auth: 'none' },
+      tracer: tracing?.tracer,
     }),
   );
   startupMark('agent:built');
-  return { app, retention };
+  return { app, retention, tracing };
 }
 
 /**

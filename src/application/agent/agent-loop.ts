@@ -18,6 +18,7 @@ import {
   type ModelToolResult,
 } from '../ports/language-model.port.ts';
 import type { Transcript } from '../ports/transcript.port.ts';
+import { NO_TRACER, traced, type SpanOptions, type Tracer } from '../ports/tracer.port.ts';
 import { fitToWindow, MessageTokens } from '../actors/llm/history.ts';
 import { parseArgs, resultForModel } from '../actors/llm/tool-args.ts';
 import { alwaysMatches, ruleOf } from './always.rules.ts';
@@ -42,6 +43,7 @@ class AgentLoop {
   private readonly byName: ReadonlyMap<string, AgentTool>;
   private readonly offered: ModelTool[];
   private readonly tokens: MessageTokens;
+  private readonly tracer: Tracer;
 
   private readonly cfg: AgentConfig;
   private readonly t: Transcript;
@@ -55,6 +57,7 @@ class AgentLoop {
       ...(cfg.control ?? []).map((c) => c.tool),
     ];
     this.tokens = new MessageTokens({ count: (s) => cfg.model.count(s) });
+    this.tracer = cfg.tracer ?? NO_TRACER;
   }
 
   async run(): Promise<AgentOutcome> {
@@ -95,7 +98,46 @@ class AgentLoop {
   private async step(messages: ModelMessage[], promptTokens: number, last: boolean): Promise<StepResult> {
     const { cfg, t } = this;
     const stepIndex = t.steps;
-    const r = await streamStep({
+    // The OpenTelemetry GenAI conventions: a `chat {model}` client span per model call.
+    const { model } = cfg;
+    const modelName = model.modelId ?? model.name;
+    const r = await traced(
+      this.tracer,
+      `chat ${modelName}`,
+      {
+        kind: 'client',
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': model.provider,
+          'gen_ai.request.model': modelName,
+          'gen_ai.agent.name': model.name,
+        },
+      },
+      async (span) => {
+        const res = await this.streamStep(messages, promptTokens, last, stepIndex);
+        span.setAttributes({
+          'gen_ai.usage.input_tokens': res.usage.inputTokens,
+          'gen_ai.usage.output_tokens': res.usage.outputTokens,
+          'gen_ai.response.finish_reasons': [res.reason],
+        });
+        return res;
+      },
+    );
+    t.usage.inputTokens += r.usage.inputTokens;
+    t.usage.outputTokens += r.usage.outputTokens;
+    if (r.usage.cacheReadTokens) t.usage.cacheReadTokens = (t.usage.cacheReadTokens ?? 0) + r.usage.cacheReadTokens;
+    if (r.usage.cacheWriteTokens) t.usage.cacheWriteTokens = (t.usage.cacheWriteTokens ?? 0) + r.usage.cacheWriteTokens;
+    return r;
+  }
+
+  private streamStep(
+    messages: ModelMessage[],
+    promptTokens: number,
+    last: boolean,
+    stepIndex: number,
+  ): Promise<StepResult> {
+    const { cfg } = this;
+    return streamStep({
       model: cfg.model,
       request: {
         system: cfg.system || undefined,
@@ -109,11 +151,6 @@ class AgentLoop {
       signal: cfg.signal,
       onText: (delta) => cfg.onText(delta, stepIndex),
     });
-    t.usage.inputTokens += r.usage.inputTokens;
-    t.usage.outputTokens += r.usage.outputTokens;
-    if (r.usage.cacheReadTokens) t.usage.cacheReadTokens = (t.usage.cacheReadTokens ?? 0) + r.usage.cacheReadTokens;
-    if (r.usage.cacheWriteTokens) t.usage.cacheWriteTokens = (t.usage.cacheWriteTokens ?? 0) + r.usage.cacheWriteTokens;
-    return r;
   }
 
   /**
@@ -275,9 +312,13 @@ class AgentLoop {
     const t0 = Date.now();
     let outcome: ToolOutcome;
     try {
-      outcome = await tool.run(normalized, {
-        signal: cfg.signal,
-        onOutput: recorder.output ? (chunk) => recorder.output?.(handle, chunk) : undefined,
+      outcome = await traced(this.tracer, `execute_tool ${tool.ref}`, toolSpan(call, tool), async (span) => {
+        const o = await tool.run(normalized, {
+          signal: cfg.signal,
+          onOutput: recorder.output ? (chunk) => recorder.output?.(handle, chunk) : undefined,
+        });
+        if (!o.ok) span.recordError(new Error(o.summary));
+        return o;
       });
     } catch (err) {
       if (cfg.signal.aborted) throw err;
@@ -297,6 +338,19 @@ class AgentLoop {
     if (writes) await cfg.afterWrite?.();
     return resultForModel(call, outcome);
   }
+}
+
+/** The OpenTelemetry GenAI conventions' attributes of a tool call's span. */
+function toolSpan(call: ModelToolCall, tool: AgentTool): SpanOptions {
+  return {
+    kind: 'internal',
+    attributes: {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': tool.ref,
+      'gen_ai.tool.call.id': call.id,
+      'gen_ai.tool.type': 'function',
+    },
+  };
 }
 
 /** A settled call: the result the model is given, and whether the call was refused before it could run. */

@@ -17,6 +17,7 @@ import type {
 import type { CommandOutput, CommandOutputChunk, ToolPreview } from '../ports/sandbox.port.ts';
 import type { Transcript } from '../ports/transcript.port.ts';
 import type { ToolCallHooks } from '../hooks/tool-call-hooks.ts';
+import type { Tracer } from '../ports/tracer.port.ts';
 
 /** What a tool call gave back. */
 export interface ToolOutcome {
@@ -162,6 +163,9 @@ export interface AgentBudget {
 /** The model the loop talks to (an actor and its fallbacks). */
 export interface AgentModel {
   readonly name: string;
+  /** The provider and model asked first, for traces (`gen_ai.provider.name`, `gen_ai.request.model`). */
+  readonly provider?: string | undefined;
+  readonly modelId?: string | undefined;
   stream(req: Omit<ModelRequest, 'actor' | 'apiKey'>): AsyncIterable<ModelEvent>;
   /** Tokens of a text, as the model counts them (close enough to budget and fit). */
   count(text: string): Promise<number>;
@@ -214,4 +218,6 @@ export interface AgentConfig {
   /** Around a call that may write (checkpoints of a chat turn); a failure before means the call does not run. */
   beforeWrite?(): Promise<void>;
   afterWrite?(): Promise<void>;
+  /** Spans for each model call and tool call (absent: none). */
+  tracer?: Tracer | undefined;
 }

@@ -4,6 +4,7 @@ import type { Actor, ActorTurn } from '../ports/actor.port.ts';
 import type { Logger } from '../ports/logger.port.ts';
 import { systemPrincipalFor } from '../ports/principal.ts';
 import type { StoredTask, TaskRepository } from '../ports/task.repository.port.ts';
+import { NO_TRACER, type TraceSpan, type Tracer } from '../ports/tracer.port.ts';
 import type { LiveTask, LiveTasks } from './live-tasks.service.ts';
 import { errorText, isReported } from './task.errors.ts';
 import type { TaskEventRecorder } from './task-event.recorder.ts';
@@ -18,6 +19,8 @@ export interface TurnRunnerDeps {
   live: LiveTasks;
   recorder: TaskEventRecorder;
   logger: Logger;
+  /** A span per turn (absent: none). */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -42,32 +45,17 @@ export class TurnRunner {
     live.running++;
     // Watched while it runs: a cancel written by another process stops it promptly.
     this.deps.live.follow(live, { readNow: false });
-    const turn: ActorTurn = {
-      task: live.task,
-      message,
-      isFollowUp,
-      opensSession,
-      // Made when the actor first reads it (TurnAbort).
-      get signal() {
-        return live.abort.signal;
-      },
-      get aborted() {
-        return live.abort.aborted;
-      },
-      status: (state, text, extra) => recorder.paced(live, recorder.status(live, state, text, false, extra)),
-      artifact: (artifact, opts) => recorder.paced(live, recorder.artifact(live, artifact, opts)),
-      stored: () =>
-        live.chain.then(
-          () => undefined,
-          () => undefined,
-        ),
-    };
+    const turn = this.turnOf(live, message, isFollowUp, opensSession);
+    // Started here, in the request that queued the turn: its span is the turn's parent.
+    const tracer = this.deps.tracer ?? NO_TRACER;
+    const span = turnSpan(tracer, actor, live);
     live.turns = live.turns
       .then(async () => {
         if (isTerminal(live.task.status.state)) return;
         try {
-          await actor.handle(turn);
+          await tracer.within(span, () => actor.handle(turn));
         } catch (err) {
+          span.recordError(err);
           if (live.abort.aborted || live.failure !== undefined) return;
           logger.error({ err, taskId: live.task.id, actor: actor.name }, 'actor failed');
           // A failure to store this is the chain's, reported below.
@@ -78,6 +66,8 @@ export class TurnRunner {
       })
       .catch((err: unknown) => logger.error({ err, taskId: live.task.id }, 'actor turn failed'))
       .finally(async () => {
+        span.setAttributes({ 'cleveragents.task.state': live.task.status.state });
+        span.end();
         // A failed store has already stopped delivery (and reached the actor); the turn still ends.
         await live.chain.catch((err: unknown) => {
           if (live.failureReported || isReported(err)) return;
@@ -100,6 +90,31 @@ export class TurnRunner {
       })
       // Nothing above throws; a turn must never leave a rejection behind all the same.
       .catch(() => {});
+  }
+
+  /** What the actor is handed: the task, the message, and how it reports (paced, in order). */
+  private turnOf(live: LiveTask, message: Message, isFollowUp: boolean, opensSession: boolean): ActorTurn {
+    const { recorder } = this.deps;
+    return {
+      task: live.task,
+      message,
+      isFollowUp,
+      opensSession,
+      // Made when the actor first reads it (TurnAbort).
+      get signal() {
+        return live.abort.signal;
+      },
+      get aborted() {
+        return live.abort.aborted;
+      },
+      status: (state, text, extra) => recorder.paced(live, recorder.status(live, state, text, false, extra)),
+      artifact: (artifact, opts) => recorder.paced(live, recorder.artifact(live, artifact, opts)),
+      stored: () =>
+        live.chain.then(
+          () => undefined,
+          () => undefined,
+        ),
+    };
   }
 
   /**
@@ -171,6 +186,18 @@ export class TurnRunner {
     }
     return left.length;
   }
+}
+
+/** A turn's span, as the OpenTelemetry GenAI conventions name an agent's invocation. */
+function turnSpan(tracer: Tracer, actor: Actor, live: LiveTask): TraceSpan {
+  return tracer.start(`invoke_agent ${actor.name}`, {
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': actor.name,
+      'gen_ai.conversation.id': live.task.contextId,
+      'cleveragents.task.id': live.task.id,
+    },
+  });
 }
 
 function isRunningState(s: TaskState): boolean {

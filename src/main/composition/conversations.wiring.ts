@@ -60,6 +60,7 @@ export function buildConversations(deps: ServiceDeps, parts: RegistryParts, cont
       hooks,
       checkpoints: turnHistory,
       mode: deps.trust?.mode ?? 'local',
+      tracer: deps.tracer,
     });
   const actors = new RegistryActorCatalog(registry, deps.actorsByModel, chat);
   const sessions = new SessionService({

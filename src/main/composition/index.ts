@@ -60,6 +60,7 @@ export function composeServices(deps: ServiceDeps): Services {
     limits: deps.limits,
     inlinePush: push.inline,
     observers: [push.observer],
+    tracer: deps.tracer,
   });
   const planParts = buildPlans(deps, registryParts, context, tasks, audit);
   const { engine, plans } = planParts;

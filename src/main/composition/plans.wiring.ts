@@ -61,6 +61,7 @@ export function buildPlans(
       validator: llm.validator,
       transcripts: llm.transcripts,
       context,
+      tracer: deps.tracer,
     },
   });
   const planDeps = { plans: deps.plans, registry, tasks: tasks.service, engine, recorder, sandboxes: deps.sandboxes };

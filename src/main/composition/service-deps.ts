@@ -1,6 +1,7 @@
 import type { UsageLimits } from '../../domain/quota.ts';
 import type { NamespaceLimitsRepository, UsageCounter } from '../../application/ports/quota.port.ts';
 import { AppError } from '../../domain/errors.ts';
+import type { Tracer } from '../../application/ports/tracer.port.ts';
 import type { PayloadLimits } from '../../domain/limits.ts';
 import type { AccountRepository, KeyHasher } from '../../application/ports/account.repository.port.ts';
 import type { Actor } from '../../application/ports/actor.port.ts';
@@ -98,6 +99,8 @@ export interface ServiceDeps {
   trust?: TrustSettings | undefined;
   /** Capabilities server administrators granted namespaces (absent: none granted). */
   grants?: GrantRepository | undefined;
+  /** Spans for turns, model calls and tool calls (absent: tracing off). */
+  tracer?: Tracer | undefined;
   /** The capability service, when the composition root made it for other parts too (else made with the registry). */
   capabilities?: CapabilityService | undefined;
   /**

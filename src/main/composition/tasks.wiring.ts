@@ -1,5 +1,6 @@
 import type { PayloadLimits } from '../../domain/limits.ts';
 import type { ActorCatalog } from '../../application/ports/actor.port.ts';
+import type { Tracer } from '../../application/ports/tracer.port.ts';
 import type { Logger } from '../../application/ports/logger.port.ts';
 import type { TaskRepository } from '../../application/ports/task.repository.port.ts';
 import type { SessionService } from '../../application/sessions/session.service.ts';
@@ -26,6 +27,8 @@ export interface TaskPartsDeps {
   admission?: TurnAdmission | undefined;
   /** Who sees every event (the push notifier). */
   observers?: readonly TaskEventObserver[] | undefined;
+  /** A span per turn (absent: none). */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -46,7 +49,7 @@ export function buildTasks(deps: TaskPartsDeps): TaskParts {
   const now = deps.now ?? ((): Date => new Date());
   const recorder = new TaskEventRecorder({ tasks, sessions, logger, now, observers: deps.observers });
   const live = new LiveTasks(tasks, logger, (l) => settleOvertaken(recorder, logger, l));
-  const turns = new TurnRunner({ tasks, live, recorder, logger });
+  const turns = new TurnRunner({ tasks, live, recorder, logger, tracer: deps.tracer });
   const owned = new OwnedTasks({ tasks, live, turns, now });
   const intake = new MessageIntake({
     tasks,

@@ -75,3 +75,25 @@ export function rpcError(id: string | number | null, err: unknown, surface: Erro
 
 /** The HTTP status of an error that stops a request before JSON-RPC answers it: the total table decides. */
 export const statusForError = (err: unknown): number => (isAppError(err) ? HTTP_STATUS[err.reason] : 500);
+
+/**
+ * The request's AbortSignal, made only when something asks for it (streams do; most unary
+ * methods never look): an AbortController per request was a visible share of a GetTask. Only a
+ * client that goes away before the answer is complete cancels the request.
+ */
+export function requestSignal(res: ServerResponse): () => AbortSignal {
+  let abort: AbortController | undefined;
+  let gone = false;
+  res.on('close', () => {
+    if (res.writableFinished) return;
+    gone = true;
+    abort?.abort();
+  });
+  return () => {
+    if (!abort) {
+      abort = new AbortController();
+      if (gone) abort.abort();
+    }
+    return abort.signal;
+  };
+}

@@ -21,12 +21,15 @@ import {
   header,
   JSON_TYPE,
   peek,
+  requestSignal,
   rpcError,
   sendJson,
   sendText,
   statusForError,
   track,
 } from './http-response.ts';
+import { serveMetrics, type MetricsExposition } from './metrics-route.ts';
+import { NO_REQUEST_TELEMETRY, type RequestTelemetry } from './request-telemetry.ts';
 import { SseStreams } from './sse-streams.ts';
 
 export interface HttpServerOptions {
@@ -42,6 +45,10 @@ export interface HttpServerOptions {
   ready?: () => Promise<boolean>;
   /** Refused authentications per credential and address before 429 (default: 10 a minute; see AuthThrottle); null turns it off. */
   authThrottle?: AuthThrottle | null;
+  /** Spans and request metrics (default: none). */
+  telemetry?: RequestTelemetry | undefined;
+  /** `GET /metrics` for administrators (absent: 404). */
+  metrics?: MetricsExposition | undefined;
 }
 
 /**
@@ -102,6 +109,11 @@ export class A2aHttpServer {
     });
   }
 
+  /** SSE streams open now (a metric). */
+  get openStreams(): number {
+    return this.sse.size;
+  }
+
   /** Stops accepting, ends open streams, and waits for in-flight requests (at most `graceMs`). */
   async close(graceMs = 5_000): Promise<void> {
     this.closing = true;
@@ -129,6 +141,8 @@ export class A2aHttpServer {
         const ready = !this.closing && (this.opts.ready ? await this.opts.ready().catch(() => false) : true);
         return sendJson(res, ready ? 200 : 503, { ready });
       }
+      if (path === '/metrics' && this.opts.metrics)
+        return serveMetrics(req, res, this.opts.metrics, this.opts.auth, this.throttle);
     }
     if (path === '/a2a' || path === '/') {
       if (req.method !== 'POST') {
@@ -150,11 +164,13 @@ export class A2aHttpServer {
         correlationId: undefined,
       };
       track(res, rec);
+      const observed = (this.opts.telemetry ?? NO_REQUEST_TELEMETRY).begin('http', header(req, 'traceparent'));
       try {
-        return await this.serveRpc(req, res, url, rec);
+        return await observed.run(() => this.serveRpc(req, res, url, rec));
       } finally {
         rec.status = res.statusCode;
         logAccess(this.opts.logger, rec, started);
+        observed.end(rec);
       }
     }
     return sendJson(res, 404, {
@@ -373,26 +389,4 @@ function activateExtension(req: IncomingMessage, res: ServerResponse): string | 
     }
   }
   return extensionVersion;
-}
-
-/**
- * The request's AbortSignal, made only when something asks for it (streams do; most unary
- * methods never look): an AbortController per request was a visible share of a GetTask. Only a
- * client that goes away before the answer is complete cancels the request.
- */
-function requestSignal(res: ServerResponse): () => AbortSignal {
-  let abort: AbortController | undefined;
-  let gone = false;
-  res.on('close', () => {
-    if (res.writableFinished) return;
-    gone = true;
-    abort?.abort();
-  });
-  return () => {
-    if (!abort) {
-      abort = new AbortController();
-      if (gone) abort.abort();
-    }
-    return abort.signal;
-  };
 }

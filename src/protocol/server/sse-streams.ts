@@ -69,6 +69,10 @@ export class SseStreams {
     }
   }
 
+  get size(): number {
+    return this.streams.size;
+  }
+
   /** Ends every open stream (the server is closing). */
   endAll(): void {
     for (const res of this.streams) res.end();

@@ -15,6 +15,7 @@ import { invalidRequest, newCorrelationId, toErrorObject, validationError } from
 import { createLineFramer, frame } from '../jsonrpc/framing.ts';
 import { logAccess, noteResponse, type AccessRecord } from './access-log.ts';
 import type { DispatchOutcome, Dispatcher } from './dispatcher.ts';
+import { NO_REQUEST_TELEMETRY, takeTraceparent, type RequestTelemetry } from './request-telemetry.ts';
 
 export interface StdioServerOptions {
   dispatcher: Dispatcher;
@@ -26,6 +27,8 @@ export interface StdioServerOptions {
   /** Who every request comes from (default: the local user); a function is asked per request. */
   principal?: Principal | (() => Promise<Principal>);
   maxLineBytes?: number;
+  /** Spans and request metrics (default: none). */
+  telemetry?: RequestTelemetry | undefined;
 }
 
 /**
@@ -120,6 +123,12 @@ export class A2aStdioServer {
     const abort = new LazyAbort();
     if (key !== undefined) this.inflight.set(key, abort);
     const started = performance.now();
+    // Stdio has no headers: a client's trace context comes as `params._meta.traceparent`.
+    const observed = (this.opts.telemetry ?? NO_REQUEST_TELEMETRY).begin(
+      'stdio',
+      env.ok ? takeTraceparent(env.request.params) : undefined,
+      env.ok ? env.request.method : undefined,
+    );
     const rec: AccessRecord = {
       transport: 'stdio',
       method: env.ok ? env.request.method : undefined,
@@ -131,14 +140,16 @@ export class A2aStdioServer {
     try {
       const principal = typeof this.principal === 'function' ? await this.principal() : this.principal;
       rec.principal = principal.id;
-      const outcome = await this.opts.dispatcher.dispatch(msg, {
-        principal,
-        version: this.version,
-        get signal() {
-          return abort.signal;
-        },
-        extensionVersion: this.extensionVersion,
-      });
+      const outcome = await observed.run(() =>
+        this.opts.dispatcher.dispatch(msg, {
+          principal,
+          version: this.version,
+          get signal() {
+            return abort.signal;
+          },
+          extensionVersion: this.extensionVersion,
+        }),
+      );
       if (outcome.kind !== 'notification') rec.correlationId = outcome.correlationId;
       if (outcome.kind === 'response') {
         noteResponse(rec, outcome.response);
@@ -152,6 +163,7 @@ export class A2aStdioServer {
       if (key !== undefined) this.inflight.delete(key);
       // Logs go to stderr (the logger's destination); stdout carries protocol only.
       logAccess(this.opts.logger, rec, started);
+      observed.end(rec);
     }
   }
 

@@ -7,6 +7,7 @@ import type { ApiKeys, LanguageModels, SchemaValidator, TokenCounter } from '../
 import type { Logger } from '../../ports/logger.port.ts';
 import type { StoredTask } from '../../ports/task.repository.port.ts';
 import type { TranscriptStore } from '../../ports/transcript.port.ts';
+import type { Tracer } from '../../ports/tracer.port.ts';
 import type { TurnCheckpoints } from '../../ports/turn-checkpoints.port.ts';
 import type { ChatToolbox } from './chat-toolbox.service.ts';
 
@@ -34,4 +35,6 @@ export interface LlmActorDeps {
   checkpoints?: TurnCheckpoints | undefined;
   /** Local or server mode: where a missing key's variable is to be set (absent: wording true in both). */
   mode?: 'local' | 'server' | undefined;
+  /** Spans for the turn's model and tool calls (absent: none). */
+  tracer?: Tracer | undefined;
 }

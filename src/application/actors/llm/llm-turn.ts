@@ -148,6 +148,8 @@ export class LlmTurn {
     return {
       model: {
         name: this.actorName,
+        provider: this.def.provider,
+        modelId: this.def.model,
         stream: (req) => candidates.stream(req),
         count: (text) => this.deps.tokens.count(text),
       },
@@ -179,6 +181,7 @@ export class LlmTurn {
       save: () => this.saveTranscript(),
       answer,
       answerProblem: problem,
+      tracer: this.deps.tracer,
       ...(checkpoints
         ? {
             beforeWrite: () => checkpoints.before(at),

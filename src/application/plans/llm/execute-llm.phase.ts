@@ -238,6 +238,7 @@ class ExecutionRun {
     };
     return {
       model: model.agentModel(),
+      tracer: model.tracer,
       system: this.transcript.system,
       tools: this.tools.tools.map((t) => planAgentTool(t, run)),
       control: [finishTool(this.model, this.transcript)],

@@ -4,6 +4,7 @@
  * built-in file tools plus the actor's own command tools, each run by the ToolRunner inside the
  * plan's sandbox (or, read-only, in the project's directory while strategizing).
  */
+import type { Tracer } from '../../ports/tracer.port.ts';
 import type { PlanError } from '../../../domain/plan/plan.ts';
 import { apiKeyFix } from '../../actors/llm/api-key-fix.ts';
 import { LLM_ACTOR_DEFAULTS, namesApiKey, type ActorDefinition } from '../../../domain/registry/actor.definition.ts';
@@ -35,6 +36,8 @@ export interface PlanLlmDeps {
   context: ContextProvider;
   /** Where an execution waiting for an approval keeps its conversation (by the execute task's id). */
   transcripts: TranscriptStore;
+  /** Spans for the phases' model and tool calls (absent: none). */
+  tracer?: Tracer | undefined;
 }
 
 /** A failure of the plan's actor, as the plan error that stops the phase. */
@@ -132,10 +135,17 @@ export class PlanModel {
    * failure becomes a PlanActorFailure (cancelled: rethrown as it is). Usage is counted by the
    * loop's budget (PlanBudget), with `cost`.
    */
+  /** Where the phase's loop reports its spans. */
+  get tracer(): Tracer | undefined {
+    return this.deps.tracer;
+  }
+
   agentModel(): AgentModel {
     const { candidates, name } = this;
     return {
       name,
+      provider: this.def.provider,
+      modelId: this.def.model,
       count: (text) => this.deps.tokens.count(text),
       async *stream(req) {
         try {

@@ -141,6 +141,7 @@ export class StrategyRun {
   private loopConfig(system: string, read: AgentTool[], budget: PlanBudget): AgentConfig {
     return {
       model: this.model.agentModel(),
+      tracer: this.model.tracer,
       system,
       tools: read,
       control: [this.submitTool()],

@@ -57,6 +57,10 @@ export interface ServeOptions {
   rateLimitRpm?: number;
   maxConcurrentTurns?: number;
   tokensPerDay?: number;
+  /** Serve Prometheus metrics at GET /metrics (administrators only); the root adds CLEVERAGENTS_METRICS. */
+  metrics?: boolean;
+  /** Send OpenTelemetry traces to this OTLP/HTTP base URL; the root adds OTEL_EXPORTER_OTLP_ENDPOINT. */
+  otlpEndpoint?: string;
 }
 
 const OIDC_FLAGS = ['oidcIssuer', 'oidcAudience', 'oidcClientId', 'oidcUserClaim', 'oidcRolesClaim'] as const;
@@ -92,6 +96,8 @@ export function serveOptionsOf(f: ServeFlags): ServeOptions {
   if (f.allowEgress !== undefined) opts.allowEgress = f.allowEgress;
   if (f.awaitClient === true) opts.awaitClient = true;
   if (f.readOnlyPath !== undefined) opts.readOnlyPaths = f.readOnlyPath;
+  if (f.metrics === true) opts.metrics = true;
+  if (f.otlpEndpoint !== undefined) opts.otlpEndpoint = f.otlpEndpoint;
   return opts;
 }
 
@@ -195,6 +201,19 @@ function deploymentOptions(command: CliCommand): void {
     );
 }
 
+/** What an operator watches the server with: metrics and traces, both off by default. */
+function telemetryOptions(command: CliCommand): void {
+  command
+    .option(
+      '--metrics',
+      'serve Prometheus metrics at GET /metrics to administrators (env CLEVERAGENTS_METRICS=1; default off)',
+    )
+    .option(
+      '--otlp-endpoint <url>',
+      'send OpenTelemetry traces to this OTLP/HTTP endpoint, e.g. http://collector:4318 (env OTEL_EXPORTER_OTLP_ENDPOINT; default off)',
+    );
+}
+
 /** `agents serve` only parses its flags: serving is the composition root's job. */
 export function registerServe(
   program: CliCommand,
@@ -228,6 +247,7 @@ export function registerServe(
   usageLimitOptions(command);
   oidcOptions(command);
   deploymentOptions(command);
+  telemetryOptions(command);
   command
     // The CLI's own handshake with the agent it spawns early: not for people, so not in the help.
     .addOption(new Option('--await-client').hideHelp())

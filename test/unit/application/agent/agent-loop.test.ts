@@ -21,6 +21,7 @@ import {
 } from '../../../../src/application/ports/language-model.port.ts';
 import type { Transcript } from '../../../../src/application/ports/transcript.port.ts';
 import type { PolicyVerdict } from '../../../../src/domain/plan/policy.ts';
+import { recordingTracer } from '../../../support/fakes/recording-tracer.ts';
 
 type Step = Array<{ text: string } | { call: string; args: unknown; id?: string }>;
 
@@ -480,5 +481,42 @@ describe('the agent loop', () => {
       (e: unknown) => e instanceof ProviderFailure && e.kind === 'cancelled',
     );
     assert.deepEqual(h.events, ['start t/write', 'end t/write failed']);
+  });
+
+  it('traces each model call as a chat span and each call that runs as an execute_tool span, within the caller’s span', async () => {
+    const tracer = recordingTracer();
+    const h = harness(
+      [[{ call: 't__read', args: { path: 'a' }, id: 'c1' }], [{ call: 'nope', args: {} }], [{ text: 'All good.' }]],
+      { tracer },
+    );
+    const turn = tracer.start('turn');
+    await tracer.within(turn, () => runAgentLoop(h.cfg, h.t));
+    const names = tracer.spans.map((s) => s.name);
+    // The unknown tool is refused before it runs: no span for it.
+    assert.deepEqual(names, ['turn', 'chat fake', 'execute_tool t/read', 'chat fake', 'chat fake']);
+    for (const s of tracer.spans.slice(1)) {
+      assert.equal(s.parent?.name, 'turn');
+      assert.equal(s.ended, true);
+    }
+    const chat = tracer.spans[1];
+    assert.equal(chat?.options.kind, 'client');
+    assert.equal(chat?.attributes['gen_ai.operation.name'], 'chat');
+    assert.equal(chat?.attributes['gen_ai.usage.input_tokens'], 10);
+    const run = tracer.spans[2];
+    assert.equal(run?.attributes['gen_ai.tool.name'], 't/read');
+    assert.equal(run?.attributes['gen_ai.tool.call.id'], 'c1');
+  });
+
+  it('marks a failed tool call’s span failed', async () => {
+    const tracer = recordingTracer();
+    const failing = tool('t/read', {
+      readOnly: true,
+      writes: false,
+      run: () => Promise.resolve({ ok: false, summary: 'no such file', output: '' }),
+    });
+    const h = harness([[{ call: 't__read', args: { path: 'a' } }], [{ text: 'ok' }]], { tracer }, [failing]);
+    await runAgentLoop(h.cfg, h.t);
+    const run = tracer.spans.find((s) => s.name === 'execute_tool t/read');
+    assert.deepEqual(run?.errors, ['no such file']);
   });
 });
