@@ -77,7 +77,15 @@ export function resolveConnection(
   checkServerUrl(url);
   const token = flags.token ?? (env['CLEVERAGENTS_SERVER_TOKEN'] || undefined) ?? file.token;
   const c: Connection = { kind: 'server', url };
-  if (token) c.token = token;
+  if (token)
+    c.token = checkToken(
+      token,
+      flags.token !== undefined
+        ? '--token'
+        : env['CLEVERAGENTS_SERVER_TOKEN']
+          ? 'CLEVERAGENTS_SERVER_TOKEN'
+          : 'config `token`',
+    );
   else {
     const key = url.replace(/\/+$/, '');
     const stored = logins.servers[key]?.token;
@@ -87,6 +95,19 @@ export function resolveConnection(
     }
   }
   return c;
+}
+
+/**
+ * A bearer token is sent as an HTTP header: one that holds a space, a line break or a character
+ * outside printable ASCII (a pasted JSON answer, a key with its newline) cannot be, and would
+ * surface as "cannot reach the server". Said here, naming where it came from.
+ */
+function checkToken(token: string, from: string): string {
+  if (/^[\x21-\x7e]+$/.test(token)) return token;
+  throw new UsageError(
+    `the server token from ${from} is not a valid bearer token: it holds ${/\s/.test(token) ? 'a space or a line break' : 'a character outside printable ASCII'}`,
+    'set it to the key alone (e.g. ca_…, as `agents user add` or `agents key create` printed it)',
+  );
 }
 
 const NAMESPACE = /^[a-z][a-z0-9_-]{0,62}$/;

@@ -51,6 +51,16 @@ describe('the credential store', () => {
     assert.deepEqual(resolveConnection({}, {}, {}), { kind: 'local', verbose: false });
   });
 
+  it('a token that cannot be a bearer header (a pasted JSON answer, a key with its newline) is refused naming where it came from', () => {
+    const server = { server: 'http://s' };
+    assert.throws(
+      () => resolveConnection(server, { CLEVERAGENTS_SERVER_TOKEN: "{\n  key: 'ca_x'\n}" }, {}),
+      /the server token from CLEVERAGENTS_SERVER_TOKEN is not a valid bearer token: it holds a space or a line break/,
+    );
+    assert.throws(() => resolveConnection({ ...server, token: 'ca_é' }, {}, {}), /from --token .*printable ASCII/);
+    assert.equal(resolveConnection(server, { CLEVERAGENTS_SERVER_TOKEN: 'ca_ok_123' }, {}).kind, 'server');
+  });
+
   it('oauth: an unexpired token is used as stored; an expired one without a refresh token asks to log in again', async () => {
     const path = join(root, 'o.json');
     const now = 1_000_000_000_000;
