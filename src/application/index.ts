@@ -5,6 +5,7 @@ export { LOCAL_PRINCIPAL, makePrincipal, namespacesOf, roleIn, systemPrincipalFo
 export type { Actor, ActorCatalog, ActorTurn } from './ports/actor.port.ts';
 export type { Logger } from './ports/logger.port.ts';
 export { silentLogger } from './ports/logger.port.ts';
+export { currentRequest, inRequestScope, type RequestScope } from './request-scope.ts';
 export type {
   TaskRepository,
   StoredTask,

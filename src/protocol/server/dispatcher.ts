@@ -11,7 +11,6 @@ import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/
 import {
   invalidRequest,
   methodNotFound,
-  newCorrelationId,
   parseError,
   RpcError,
   toErrorObject,
@@ -19,6 +18,7 @@ import {
   type ErrorSurface,
 } from '../jsonrpc/jsonrpc.errors.ts';
 import { authorize } from './authorize.ts';
+import { correlationIdNow } from './request-origin.ts';
 import { ResponseStream, TextResponse, type StreamEvent, type StreamSourceItem } from './dispatch-responses.ts';
 
 export interface RequestMeta {
@@ -93,12 +93,13 @@ export class Dispatcher {
   private refusal(err: RpcError, surface: ErrorSurface): ReadMessage {
     return {
       ok: false,
-      response: { jsonrpc: '2.0', id: null, error: toErrorObject(err, surface, newCorrelationId()) },
+      response: { jsonrpc: '2.0', id: null, error: toErrorObject(err, surface, correlationIdNow()) },
     };
   }
 
   async dispatch(message: unknown, meta: RequestMeta): Promise<DispatchOutcome> {
-    const correlationId = newCorrelationId();
+    // Over HTTP the request's id (one id per request, in the log and the answer); else a new one.
+    const correlationId = correlationIdNow();
     const env = checkEnvelope(message);
     if (!env.ok)
       return this.failure(
@@ -307,7 +308,7 @@ export class Dispatcher {
         return encode ? encode(payload) : payload;
       },
       (err) => {
-        const correlationId = newCorrelationId();
+        const correlationId = correlationIdNow();
         this.log(err, correlationId);
         return toErrorObject(err, surface, correlationId);
       },
