@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { builtinActorsByModel, currentRequest, type JwtVerifier, type Logger, type ServiceFacade } from '../application/index.ts';
+import {
+  builtinActorsByModel,
+  currentRequest,
+  type JwtVerifier,
+  type Logger,
+  type ServiceFacade,
+} from '../application/index.ts';
 import type { LiveTasks } from '../application/tasks/live-tasks.service.ts';
 import {
   CommandConfinement,

@@ -267,7 +267,7 @@ describe('agents serve: graceful drain on SIGTERM', () => {
       );
       assert.ok(
         order.every((i, k) => i >= 0 && (k === 0 || i > (order[k - 1] ?? 0))),
-        `drain steps in order: ${order}`,
+        `drain steps in order: ${order.join(', ')}`,
       );
     } finally {
       await server.stop('SIGKILL');

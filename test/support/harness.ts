@@ -184,7 +184,7 @@ export async function startHttpServer(opts: {
         clearTimeout(timer);
         child.stderr?.off('data', check);
         child.kill('SIGKILL');
-        return reject(notJson as Error);
+        return reject(notJson);
       }
       if (listening) {
         clearTimeout(timer);
