@@ -16,6 +16,7 @@ import {
   eventually,
   parseLogLines,
   startHttpServer,
+  startupErrorLine,
   tempDir,
   TOKEN,
   type HttpServerProcess,
@@ -176,6 +177,23 @@ describe('agents serve: every line on stderr is one JSON object', () => {
       assert.match(lines[0]?.msg ?? '', /token from --token is too short/);
       assert.match(String(lines[0]?.['hint']), /\S/);
       assert.equal(lines[0]?.['type'], 'StartupError');
+      const run = async (args: string[], env: NodeJS.ProcessEnv = {}) =>
+        collect(
+          spawn(process.execPath, [BIN, 'serve', '--port', '0', '--token', TOKEN, '--data-dir', dataDir, ...args], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+            env: { ...process.env, ...env },
+          }),
+          { timeoutMs: 20_000 },
+        );
+      const proxy = await run(['--trust-proxy', 'proxy.internal']);
+      assert.equal(proxy.code, 2, proxy.stderr);
+      assert.match(
+        startupErrorLine(proxy.stderr).msg,
+        /--trust-proxy: "proxy\.internal" is not an IP address or CIDR range/,
+      );
+      const window = await run([], { CLEVERAGENTS_DRAIN_WINDOW_MS: 'soon' });
+      assert.equal(window.code, 2, window.stderr);
+      assert.match(startupErrorLine(window.stderr).msg, /CLEVERAGENTS_DRAIN_WINDOW_MS must be a whole number/);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
