@@ -79,7 +79,7 @@ export async function drainAndStop(
   );
   void server.stopAccepting();
   await app.drain(settings.deadlineMs);
-  await server.endStreams(LAST_WRITES_MS);
+  await server.close(LAST_WRITES_MS);
   await app.close();
   logger.info({}, 'stopped');
 }

@@ -59,6 +59,8 @@ export class A2aHttpServer {
   private draining = false;
   /** No longer accepting connections. */
   private closing = false;
+  /** Resolves once the server no longer listens and its last connection is gone. */
+  private closed: Promise<void> | undefined;
   private readonly throttle: AuthThrottle | null;
   private readonly proxies: TrustedProxies;
 
@@ -113,32 +115,28 @@ export class A2aHttpServer {
 
   /**
    * Stops accepting connections; requests in flight and open streams go on. Resolves once the
-   * last connection is gone ({@link endStreams} and a grace period see to that).
+   * last connection is gone ({@link close} and its grace period see to that).
    */
   stopAccepting(): Promise<void> {
     this.draining = true;
     this.closing = true;
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    // Once: a second server.close() would call back at once (not running) and not wait.
+    this.closed ??= new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
-    return closed;
+    return this.closed;
   }
 
   /**
-   * Ends the open streams, each with a last event saying the server is shutting down, and gives
-   * requests still in flight `graceMs` before their connections are cut.
+   * Stops accepting (if not yet), ends the open streams, each with a last event saying the server
+   * is shutting down, and gives requests still in flight `graceMs` before their connections are cut.
    */
-  async endStreams(graceMs: number): Promise<void> {
+  async close(graceMs = 5_000): Promise<void> {
     const closed = this.stopAccepting();
     this.sse.endAll();
     this.server.closeIdleConnections();
     const timer = setTimeout(() => this.server.closeAllConnections(), graceMs);
     await closed;
     clearTimeout(timer);
-  }
-
-  /** Stops accepting, ends open streams, and waits for in-flight requests (at most `graceMs`). */
-  close(graceMs = 5_000): Promise<void> {
-    return this.endStreams(graceMs);
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
