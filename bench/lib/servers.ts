@@ -30,7 +30,8 @@ export const tempDir = (tag: string): string => mkdtempSync(join(tmpdir(), `ca-b
 export function startOurs(dataDir: string, defaultActor?: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<Server> {
   const args = [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--token', BENCH_TOKEN, '--data-dir', dataDir];
   if (defaultActor) args.push('--default-actor', defaultActor);
-  const env = { ...process.env, ...extraEnv };
+  // Stopped at once: the drain window (a balancer's time to notice /ready) has no balancer to wait for here.
+  const env: NodeJS.ProcessEnv = { ...process.env, CLEVERAGENTS_DRAIN_WINDOW_MS: '0', ...extraEnv };
   delete env['CLEVERAGENTS_VALIDATE_RESULTS'];
   return startServer({ name: 'ours', args, env, portPattern: LISTENING, timeoutMs: 120_000 });
 }
@@ -58,7 +59,7 @@ export function startOursSingleToken(dataDir: string): Promise<Server> {
 export function startOursWithOidc(dataDir: string, issuer: string, audience: string): Promise<Server> {
   const args = [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--token', BENCH_TOKEN, '--data-dir', dataDir];
   args.push('--oidc-issuer', issuer, '--oidc-audience', audience);
-  const env = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, CLEVERAGENTS_DRAIN_WINDOW_MS: '0' };
   delete env['CLEVERAGENTS_VALIDATE_RESULTS'];
   return startServer({ name: 'ours', args, env, portPattern: LISTENING, timeoutMs: 120_000 });
 }

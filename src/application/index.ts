@@ -13,6 +13,7 @@ export {
   type TraceSpan,
   type Tracer,
 } from './ports/tracer.port.ts';
+export { currentRequest, inRequestScope, type RequestScope } from './request-scope.ts';
 export type {
   TaskRepository,
   StoredTask,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import {
   builtinActorsByModel,
+  currentRequest,
   type JwtVerifier,
   type Logger,
   type ServiceFacade,
@@ -111,8 +112,15 @@ export interface App {
  */
 export function createLogger(level: string): Logger {
   const sink = new TickBatchedDestination(pino.destination({ fd: 2, sync: true }));
-  return pino({ level, base: { pid: process.pid } }, sink);
+  // A line written on behalf of a request (the request's own, the services' and repositories'
+  // it calls, the turn it starts) names the request: the operator follows one id through them.
+  return pino({ level, base: { pid: process.pid }, mixin: requestFields }, sink);
 }
+
+const requestFields = (): object => {
+  const request = currentRequest();
+  return request ? { requestId: request.requestId } : {};
+};
 
 /** Opens the configured storage: PostgreSQL when a database URL is given, else the SQLite file. */
 async function openStorage(

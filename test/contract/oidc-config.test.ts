@@ -14,7 +14,7 @@ import type { ServeOptions } from '../../src/presentation/cli/index.ts';
 import { AppError } from '../../src/domain/errors.ts';
 import { spawn } from 'node:child_process';
 import { collect } from '../support/cli.ts';
-import { BIN, eventually, startHttpServer, tempDir } from '../support/harness.ts';
+import { BIN, eventually, startHttpServer, startupErrorLine, tempDir } from '../support/harness.ts';
 import { startFakeOidc, type FakeOidc } from '../support/fake-oidc.ts';
 import { deviceLogin } from '../../src/presentation/cli/support/device-flow.ts';
 import { JoseJwtVerifier } from '../../src/infrastructure/index.ts';
@@ -232,7 +232,9 @@ describe('agents serve with OIDC', () => {
     );
     const r = await collect(child, { timeoutMs: 20_000 });
     assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /^error: .*without an audience\nhint: .*--oidc-audience/m);
+    const line = startupErrorLine(r.stderr);
+    assert.match(line.msg, /without an audience/);
+    assert.match(line.hint, /--oidc-audience/);
     assert.doesNotMatch(r.stderr, /listening on/);
   });
 

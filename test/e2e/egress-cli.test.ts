@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { agentsCli, cliEnv } from '../support/cli.ts';
 import { startFakeOpenAI, type FakeLlm } from '../support/fake-llm.ts';
-import { startHttpServer, type HttpServerProcess } from '../support/harness.ts';
+import { startHttpServer, startupErrorLine, type HttpServerProcess } from '../support/harness.ts';
 import { e2eRoot } from '../support/modes.ts';
 
 const ROOT = e2eRoot('agents-egress-e2e');
@@ -110,8 +110,9 @@ describe('the egress guard between an actor and its endpoint (server mode)', () 
       'http://x:1/',
     ]);
     assert.equal(res.code, 2, res.stderr);
-    assert.match(res.stderr, /the egress allowlist entry "http:\/\/x:1\/" is not a host name or an IP address/);
-    assert.match(res.stderr, /--allow-egress 127\.0\.0\.1:11434/);
+    const line = startupErrorLine(res.stderr);
+    assert.match(line.msg, /the egress allowlist entry "http:\/\/x:1\/" is not a host name or an IP address/);
+    assert.match(line.hint, /--allow-egress 127\.0\.0\.1:11434/);
     const env = await cli.run(['serve', '--port', '0', '--data-dir', join(ROOT, 'bad')], {
       env: {
         CLEVERAGENTS_ALLOW_EGRESS: '127.0.0.1:99999',

@@ -1,6 +1,7 @@
 /**
- * `agents serve` as an operator starts it: every start-up problem is one clear line with a hint and
- * exit code 2 (a JSON envelope under --format json), never a stack trace; the public URL shapes the
+ * `agents serve` as an operator starts it: every start-up problem is one clear log line (JSON, as
+ * every line server mode prints) with a hint and exit code 2 (and a JSON envelope on stdout under
+ * --format json), never a stack trace; the public URL shapes the
  * Agent Card, which leaks nothing internal.
  */
 import assert from 'node:assert/strict';
@@ -11,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { collect, type CliResult } from '../support/cli.ts';
-import { BIN, startHttpServer, TOKEN } from '../support/harness.ts';
+import { BIN, startHttpServer, startupErrorLine, TOKEN } from '../support/harness.ts';
 
 const ROOT = mkdtempSync(join(tmpdir(), 'agents-serve-e2e-'));
 const GOOD_TOKEN = 'startup-token-0123456789abcdef';
@@ -38,15 +39,17 @@ function serve(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<CliRes
 
 const STACK_FRAME = /^\s+at .+[(:]\d+/m;
 
-/** Exit 2, and on stderr exactly an error line and a hint line, without a stack frame. */
+/**
+ * Exit 2, and on stderr exactly one log line (server mode's stderr is JSON lines): the error as its
+ * message, the hint as a field, no stack frame.
+ */
 function assertOneLine(r: CliResult, message: RegExp): void {
   assert.equal(r.code, 2, `exit code (stderr: ${r.stderr})`);
   assert.doesNotMatch(r.stderr, STACK_FRAME, 'no stack trace');
-  const lines = r.stderr.trim().split('\n');
-  assert.equal(lines.length, 2, `one error line and one hint: ${r.stderr}`);
-  assert.match(lines[0] ?? '', /^error: /);
-  assert.match(lines[0] ?? '', message);
-  assert.match(lines[1] ?? '', /^hint: \S/);
+  const line = startupErrorLine(r.stderr);
+  assert.equal(line.level, 50, 'logged as an error');
+  assert.match(line.msg, message);
+  assert.match(line.hint, /\S/);
 }
 
 describe('agents serve start-up errors', { concurrency: 4 }, () => {

@@ -7,6 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUNDLE } from './paths.ts';
+import { parseLogLines, type LogLine } from './log-lines.ts';
+
+export { parseLogLines, startupErrorLine, type LogLine } from './log-lines.ts';
 import { buildApp, type App } from '../../src/main/app.ts';
 import { A2AClient, HttpClientTransport, StdioClientTransport } from '../../src/protocol/client/index.ts';
 import { InMemoryClientTransport } from '../../src/protocol/server/in-memory.transport.ts';
@@ -124,6 +127,8 @@ export interface HttpServerProcess {
   port: number;
   child: ChildProcess;
   stderr: () => string;
+  /** The server's log so far: its stderr, one JSON object per line (a line that is not one fails). */
+  logLines: () => LogLine[];
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -134,7 +139,10 @@ export interface HttpServerProcess {
  */
 export const TEST_EGRESS_ALLOWLIST = '127.0.0.1,localhost';
 
-/** Starts `agents serve` on a free loopback port and waits for its "listening on" line. */
+/**
+ * Starts `agents serve` on a free loopback port and waits for its "listening on" log line. Unless
+ * the env says otherwise, a SIGTERM stops it without the drain window (tests stop servers often).
+ */
 export async function startHttpServer(opts: {
   dataDir: string;
   defaultActor?: string | undefined;
@@ -154,7 +162,11 @@ export async function startHttpServer(opts: {
     ...(opts.defaultActor ? ['--default-actor', opts.defaultActor] : []),
     ...(opts.args ?? []),
   ];
-  const env = { CLEVERAGENTS_ALLOW_EGRESS: TEST_EGRESS_ALLOWLIST, ...(opts.env ?? process.env) };
+  const env = {
+    CLEVERAGENTS_ALLOW_EGRESS: TEST_EGRESS_ALLOWLIST,
+    CLEVERAGENTS_DRAIN_WINDOW_MS: '0',
+    ...(opts.env ?? process.env),
+  };
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let err = '';
   child.stderr?.on('data', (c: Buffer) => (err += c.toString('utf8')));
@@ -162,11 +174,22 @@ export async function startHttpServer(opts: {
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${err}`)), 15_000);
     const check = (): void => {
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
-      if (m) {
+      let listening: LogLine | undefined;
+      try {
+        // Whole lines only: a line may arrive in pieces.
+        listening = parseLogLines(err.slice(0, err.lastIndexOf('\n') + 1)).find(
+          (l) => l.msg.startsWith('listening on') && typeof l['port'] === 'number',
+        );
+      } catch (notJson) {
         clearTimeout(timer);
         child.stderr?.off('data', check);
-        resolve(Number(m[1]));
+        child.kill('SIGKILL');
+        return reject(notJson);
+      }
+      if (listening) {
+        clearTimeout(timer);
+        child.stderr?.off('data', check);
+        resolve(listening['port'] as number);
       }
     };
     child.stderr?.on('data', check);
@@ -177,6 +200,7 @@ export async function startHttpServer(opts: {
     port,
     child,
     stderr: () => err,
+    logLines: () => parseLogLines(err),
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);

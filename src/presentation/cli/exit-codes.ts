@@ -103,6 +103,8 @@ export function exitReasonOf(err: unknown): ExitReason {
 /** A mistake in how the CLI was called that only shows after parsing (e.g. a bad config file). */
 export class UsageError extends Error {
   readonly hint?: string | undefined;
+  /** Already written to the log by the server (its stderr is JSON lines): not printed a second time. */
+  logged = false;
 
   constructor(message: string, hint?: string) {
     super(message);

@@ -5,7 +5,7 @@
  */
 import { CommanderError, type Command } from 'commander';
 import type { GlobalFlags } from './config.ts';
-import { EXIT_CODES, exitReasonOf } from './exit-codes.ts';
+import { EXIT_CODES, exitReasonOf, UsageError } from './exit-codes.ts';
 import type * as Envelope from './render/envelope.render.ts';
 import type { EnvelopeMessage } from './render/envelope.render.ts';
 import { renderError, reportOf } from './render/error.render.ts';
@@ -40,7 +40,8 @@ export class ExitStatus {
     const report = reportOf(err, reason, { kind: 'local' });
     const code = EXIT_CODES[reason];
     if (ui.human) {
-      ui.rawErr(renderError(report, reason, { rich: ui.rich, pal: ui.errPal }));
+      if (!(err instanceof UsageError && err.logged))
+        ui.rawErr(renderError(report, reason, { rich: ui.rich, pal: ui.errPal }));
     } else {
       const { buildEnvelope, serializeEnvelope } = await envelopes();
       const messages: EnvelopeMessage[] = [{ level: 'error', text: report.message }];

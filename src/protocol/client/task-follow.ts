@@ -57,6 +57,7 @@ export interface TaskWatcher {
 export async function watchTask(client: A2AClient, taskId: string, signal: AbortSignal, w: TaskWatcher): Promise<void> {
   for (;;) {
     let ended = false;
+    let received = 0;
     // Leaving a subscription early must close it: over HTTP only an abort ends the SSE request
     // (the client does not cancel the body when the loop stops), and it would keep us alive.
     const sub = new AbortController();
@@ -64,6 +65,7 @@ export async function watchTask(client: A2AClient, taskId: string, signal: Abort
     signal.addEventListener('abort', stop, { once: true });
     try {
       for await (const { seq, event } of client.stream(subscribeToTask, { id: taskId }, { signal: sub.signal })) {
+        received++;
         const status = statusOf(event);
         await w.event(seq, event, status);
         if (!status) continue;
@@ -75,7 +77,11 @@ export async function watchTask(client: A2AClient, taskId: string, signal: Abort
       }
     } catch (err) {
       // A task that ended before we subscribed cannot be subscribed to: its history has it all.
-      if (err instanceof A2AClientError && err.type === 'UnsupportedOperationError') {
+      // A stream the server ended as unavailable after it began (it is shutting down: its last
+      // event says so) is an interruption: the task is read and subscribed to again, wherever a
+      // balancer sends us; a server that is gone is then reported as lost.
+      const interrupted = received > 0 && err instanceof A2AClientError && err.reason === 'UNAVAILABLE';
+      if (interrupted || (err instanceof A2AClientError && err.type === 'UnsupportedOperationError')) {
         // read below
       } else if (!(err instanceof A2AClientError) && !signal.aborted) throw w.lost(err);
       else throw err;
@@ -85,7 +91,9 @@ export async function watchTask(client: A2AClient, taskId: string, signal: Abort
     }
     w.streamEnded?.();
     if (ended) return;
-    const t = await client.call(getTask, { id: taskId }, { signal });
+    const t = await client.call(getTask, { id: taskId }, { signal }).catch((err: unknown) => {
+      throw err instanceof A2AClientError || signal.aborted ? err : w.lost(err);
+    });
     await w.snapshot(t);
     if (isTerminal(t.status.state)) return;
     if (t.status.state === 'TASK_STATE_INPUT_REQUIRED' && !(await w.input(t.status))) return;

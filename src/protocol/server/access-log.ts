@@ -2,8 +2,8 @@ import type { Logger } from '../../application/index.ts';
 import type { JsonRpcResponse } from '../jsonrpc/envelope.ts';
 
 /**
- * One access log line per request, at info level: who called what, how it ended, how long it
- * took, and the correlation id (the one a client sees in `error.data`). Both transports fill one
+ * One access log line per request, at info level: who called what (from where), how it ended, how
+ * long it took, the request id and the correlation id (the one a client sees in `error.data`). Both transports fill one
  * of these per request and log it once, when the answer (or the stream) is complete.
  */
 export interface AccessRecord {
@@ -16,6 +16,11 @@ export interface AccessRecord {
   /** HTTP only: the status sent. */
   status?: number | undefined;
   ms: number;
+  /** HTTP only: the request's id (the client's `X-Request-Id`, or one made for it), echoed in the answer's header. */
+  requestId?: string | undefined;
+  /** HTTP only: the client's address (behind a trusted proxy, the one it forwarded). */
+  client?: string | undefined;
+  /** The id of the answer's error (`error.data.correlationId`); over HTTP the request id, unless a storage failure logged under its own. */
   correlationId: string | undefined;
 }
 

@@ -12,7 +12,6 @@ import { checkEnvelope, type JsonRpcId, type JsonRpcResponse } from '../jsonrpc/
 import {
   invalidRequest,
   methodNotFound,
-  newCorrelationId,
   parseError,
   RpcError,
   toErrorObject,
@@ -20,6 +19,7 @@ import {
   type ErrorSurface,
 } from '../jsonrpc/jsonrpc.errors.ts';
 import { authorize } from './authorize.ts';
+import { correlationIdNow } from './request-origin.ts';
 import { ResponseStream, TextResponse, type StreamEvent, type StreamSourceItem } from './dispatch-responses.ts';
 
 export interface RequestMeta {
@@ -108,12 +108,13 @@ export class Dispatcher {
   private refusal(err: RpcError, surface: ErrorSurface): ReadMessage {
     return {
       ok: false,
-      response: { jsonrpc: '2.0', id: null, error: toErrorObject(err, surface, newCorrelationId()) },
+      response: { jsonrpc: '2.0', id: null, error: toErrorObject(err, surface, correlationIdNow()) },
     };
   }
 
   async dispatch(message: unknown, meta: RequestMeta): Promise<DispatchOutcome> {
-    const correlationId = newCorrelationId();
+    // Over HTTP the request's id (one id per request, in the log and the answer); else a new one.
+    const correlationId = correlationIdNow();
     const env = checkEnvelope(message);
     if (!env.ok)
       return this.failure(
@@ -325,7 +326,7 @@ export class Dispatcher {
         return encode ? encode(payload) : payload;
       },
       (err) => {
-        const correlationId = newCorrelationId();
+        const correlationId = correlationIdNow();
         this.log(err, correlationId);
         return toErrorObject(err, surface, correlationId);
       },

@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isAppError } from '../../domain/errors.ts';
 import { HTTP_STATUS } from '../jsonrpc/codes.ts';
 import type { JsonRpcResponse } from '../jsonrpc/envelope.ts';
-import { newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/jsonrpc.errors.ts';
+import { toErrorObject, type ErrorSurface } from '../jsonrpc/jsonrpc.errors.ts';
 import { noteResponse, type AccessRecord } from './access-log.ts';
 import { writable } from './http-body.ts';
+import { correlationIdNow } from './request-origin.ts';
 
 // Reading a request's headers and writing its answer: what every HTTP route shares.
 
@@ -70,7 +71,7 @@ export function peek(body: Buffer): { id: string | number | null; method: string
 }
 
 export function rpcError(id: string | number | null, err: unknown, surface: ErrorSurface): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, error: toErrorObject(err, surface, newCorrelationId()) };
+  return { jsonrpc: '2.0', id, error: toErrorObject(err, surface, correlationIdNow()) };
 }
 
 /** The HTTP status of an error that stops a request before JSON-RPC answers it: the total table decides. */

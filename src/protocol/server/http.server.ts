@@ -10,7 +10,7 @@ import {
   type ProtocolVersion,
 } from '../a2a/versions.ts';
 import { resultText } from '../jsonrpc/envelope.ts';
-import { invalidRequest, newCorrelationId, toErrorObject, type ErrorSurface } from '../jsonrpc/jsonrpc.errors.ts';
+import { invalidRequest, toErrorObject, type ErrorSurface } from '../jsonrpc/jsonrpc.errors.ts';
 import { logAccess, type AccessRecord } from './access-log.ts';
 import { authenticateRequest, AuthThrottle, throttledFor, type Authenticator } from './auth.ts';
 import type { DispatchOutcome, Dispatcher } from './dispatcher.ts';
@@ -30,7 +30,8 @@ import {
 } from './http-response.ts';
 import { serveMetrics, type MetricsExposition } from './metrics-route.ts';
 import { NO_REQUEST_TELEMETRY, type RequestTelemetry } from './request-telemetry.ts';
-import { SseStreams } from './sse-streams.ts';
+import { correlationIdNow, NO_PROXIES, REQUEST_ID_HEADER, scoped, type TrustedProxies } from './request-origin.ts';
+import { shutdownFarewell, SseStreams } from './sse-streams.ts';
 
 export interface HttpServerOptions {
   dispatcher: Dispatcher;
@@ -49,6 +50,8 @@ export interface HttpServerOptions {
   telemetry?: RequestTelemetry | undefined;
   /** `GET /metrics` for administrators (absent: 404). */
   metrics?: MetricsExposition | undefined;
+  /** Proxies whose `X-Forwarded-For` names the client (default: none; every client is its socket). */
+  trustedProxies?: TrustedProxies;
 }
 
 /**
@@ -59,8 +62,14 @@ export class A2aHttpServer {
   private readonly server: Server;
   private readonly sse: SseStreams;
   private readonly maxBody: number;
+  /** Draining: /ready answers 503 so that balancers send new clients elsewhere; all else is served. */
+  private draining = false;
+  /** No longer accepting connections. */
   private closing = false;
+  /** Resolves once the server no longer listens and its last connection is gone. */
+  private closed: Promise<void> | undefined;
   private readonly throttle: AuthThrottle | null;
+  private readonly proxies: TrustedProxies;
 
   private readonly opts: HttpServerOptions;
 
@@ -68,28 +77,22 @@ export class A2aHttpServer {
     this.opts = opts;
     this.throttle = opts.authThrottle === undefined ? new AuthThrottle() : opts.authThrottle;
     this.maxBody = opts.maxBodyBytes ?? 1024 * 1024;
-    this.sse = new SseStreams(opts.heartbeatMs ?? 15_000, opts.logger, () => this.closing);
-    const handle = (req: IncomingMessage, res: ServerResponse): void => {
-      // A client that goes away mid-request makes these emit errors: they are the client's, and
-      // an 'error' event nobody listens to would end the process.
-      req.on('error', () => {});
-      res.on('error', () => {});
-      this.route(req, res).catch((err: unknown) => {
-        const correlationId = newCorrelationId();
-        opts.logger.error({ err, correlationId }, 'http handler failed');
-        if (!res.headersSent && writable(res))
-          sendJson(res, 500, { jsonrpc: '2.0', id: null, error: toErrorObject(err, 'extension', correlationId) });
-        else res.destroy();
-      });
-    };
+    this.proxies = opts.trustedProxies ?? NO_PROXIES;
+    this.sse = new SseStreams(opts.heartbeatMs ?? 15_000, opts.logger);
+    const handle = (req: IncomingMessage, res: ServerResponse): void =>
+      scoped(req, res, (requestId) =>
+        this.route(req, res).catch((err: unknown) => {
+          opts.logger.error({ err, correlationId: requestId }, 'http handler failed');
+          if (!res.headersSent && writable(res))
+            sendJson(res, 500, { jsonrpc: '2.0', id: null, error: toErrorObject(err, 'extension', requestId) });
+          else res.destroy();
+        }),
+      );
     this.server = createServer(handle);
     // A body announced too large is refused before the client sends it (RFC 9110 §10.1.1).
     this.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-      if (Number(header(req, 'content-length') ?? '0') > this.maxBody) {
-        req.on('error', () => {});
-        res.on('error', () => {});
-        return this.tooLarge(req, res);
-      }
+      if (Number(header(req, 'content-length') ?? '0') > this.maxBody)
+        return scoped(req, res, () => this.tooLarge(req, res));
       res.writeContinue();
       handle(req, res);
     });
@@ -114,11 +117,34 @@ export class A2aHttpServer {
     return this.sse.size;
   }
 
-  /** Stops accepting, ends open streams, and waits for in-flight requests (at most `graceMs`). */
-  async close(graceMs = 5_000): Promise<void> {
+  /**
+   * A graceful stop's first step: /ready answers 503 (a balancer stops sending new requests here)
+   * while everything else, new connections included, is served as before.
+   */
+  beginDrain(): void {
+    this.draining = true;
+  }
+
+  /**
+   * Stops accepting connections; requests in flight and open streams go on. Resolves once the
+   * last connection is gone ({@link close} and its grace period see to that).
+   */
+  stopAccepting(): Promise<void> {
+    this.draining = true;
     this.closing = true;
+    // Once: a second server.close() would call back at once (not running) and not wait.
+    this.closed ??= new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    return this.closed;
+  }
+
+  /**
+   * Stops accepting (if not yet), ends the open streams, each with a last event saying the server
+   * is shutting down, and gives requests still in flight `graceMs` before their connections are cut.
+   */
+  async close(graceMs = 5_000): Promise<void> {
+    const closed = this.stopAccepting();
     this.sse.endAll();
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     const timer = setTimeout(() => this.server.closeAllConnections(), graceMs);
     await closed;
@@ -126,6 +152,8 @@ export class A2aHttpServer {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Draining: a keep-alive client reconnects for its next request, and the balancer sends it elsewhere.
+    if (this.draining) res.setHeader('connection', 'close');
     const raw = req.url ?? '/';
     // The JSON-RPC endpoint is hit thousands of times a second: its plain form skips the URL parser.
     const url = raw === '/a2a' || raw === '/' ? undefined : new URL(raw, 'http://localhost');
@@ -138,8 +166,8 @@ export class A2aHttpServer {
         return sendJson(res, this.closing ? 503 : 200, { status: this.closing ? 'shutting-down' : 'ok' });
       if (path === '/ready') {
         // A readiness probe that fails (storage down) means not ready, not a server error.
-        const ready = !this.closing && (this.opts.ready ? await this.opts.ready().catch(() => false) : true);
-        return sendJson(res, ready ? 200 : 503, { ready });
+        const ready = !this.draining && (this.opts.ready ? await this.opts.ready().catch(() => false) : true);
+        return sendJson(res, ready ? 200 : 503, this.draining ? { ready, status: 'draining' } : { ready });
       }
       if (path === '/metrics' && this.opts.metrics)
         return serveMetrics(req, res, this.opts.metrics, this.opts.auth, this.throttle);
@@ -154,6 +182,7 @@ export class A2aHttpServer {
         );
       }
       const started = performance.now();
+      const requestId = res.getHeader(REQUEST_ID_HEADER) as string;
       const rec: AccessRecord = {
         transport: 'http',
         method: undefined,
@@ -161,7 +190,9 @@ export class A2aHttpServer {
         outcome: 'ok',
         status: 200,
         ms: 0,
-        correlationId: undefined,
+        requestId,
+        client: this.proxies.clientOf(req.socket.remoteAddress ?? '', req.headers['x-forwarded-for']),
+        correlationId: requestId,
       };
       track(res, rec);
       const observed = (this.opts.telemetry ?? NO_REQUEST_TELEMETRY).begin('http', header(req, 'traceparent'));
@@ -207,7 +238,7 @@ export class A2aHttpServer {
     const type = (header(req, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase();
     const body = await this.receive(req, res);
     if (!body) return;
-    const client = req.socket.remoteAddress ?? '';
+    const client = rec.client ?? '';
     const principal = await this.authenticate(req, res, url, rec, body, client);
     if (!principal) return;
     rec.principal = principal.id;
@@ -247,7 +278,14 @@ export class A2aHttpServer {
       client,
     });
     if (outcome.kind !== 'notification') rec.correlationId = outcome.correlationId;
-    return this.answer(req, res, outcome, () => this.opts.dispatcher.isStreamingRequest(parsed, version), signal);
+    return this.answer(
+      req,
+      res,
+      outcome,
+      version,
+      () => this.opts.dispatcher.isStreamingRequest(parsed, version),
+      signal,
+    );
   }
 
   /** The request's body, or undefined when it was refused (too large, or cut short). */
@@ -301,6 +339,7 @@ export class A2aHttpServer {
     req: IncomingMessage,
     res: ServerResponse,
     outcome: DispatchOutcome,
+    version: ProtocolVersion | undefined,
     streamingMethod: () => boolean,
     signal: () => AbortSignal,
   ): Promise<void> {
@@ -323,7 +362,8 @@ export class A2aHttpServer {
         return sendText(res, 200, resultText(outcome.response.id, outcome.resultJson));
       return sendJson(res, 200, outcome.response);
     }
-    return this.sse.send(res, outcome.events, signal());
+    const correlationId = outcome.correlationId ?? correlationIdNow();
+    return this.sse.send(res, outcome.events, signal(), () => shutdownFarewell(outcome.id, version, correlationId));
   }
 
   /**

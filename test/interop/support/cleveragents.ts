@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUNDLE, repoPath } from '../../support/paths.ts';
 import { freePort } from '../../support/ports.ts';
+import { parseLogLines } from '../../support/log-lines.ts';
 
 export { freePort };
 
@@ -44,7 +45,8 @@ export async function startCleverAgents(opts: StartOptions = {}): Promise<Runnin
   const dataDir = mkdtempSync(join(tmpdir(), 'ca-interop-'));
   const port = opts.port === 'free' ? await freePort() : (opts.port ?? 0);
   const timeout = opts.startTimeoutMs ?? 15_000;
-  const env = { ...process.env };
+  // Stopped at once: no balancer waits on /ready here (the drain window is for one).
+  const env: NodeJS.ProcessEnv = { ...process.env, CLEVERAGENTS_DRAIN_WINDOW_MS: '0' };
   delete env['CLEVERAGENTS_SERVER_TOKEN'];
   delete env['CLEVERAGENTS_DATA_DIR'];
 
@@ -115,8 +117,17 @@ function launch(args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Prom
     child.stdout?.on('data', (c: Buffer) => (out += c.toString('utf8')));
     child.stderr?.on('data', (c: Buffer) => {
       stderr.push(c.toString('utf8'));
-      const m = /listening on (http:\/\/[^\s]+?:\d+)/.exec(stderr.join(''));
-      if (m?.[1]) finish({ child, url: m[1], stderr });
+      // Server mode logs JSON lines: the "listening on" one carries the URL as a field.
+      const text = stderr.join('');
+      try {
+        const listening = parseLogLines(text.slice(0, text.lastIndexOf('\n') + 1)).find((l) =>
+          l.msg.startsWith('listening on'),
+        );
+        if (typeof listening?.['url'] === 'string') finish({ child, url: listening['url'], stderr });
+      } catch (notJson) {
+        child.kill('SIGKILL');
+        finish({ failed: (notJson as Error).message });
+      }
     });
     child.once('exit', (code, signal) =>
       finish({ failed: `exited (${signal ?? `code ${code}`}) before listening\n${stderr.join('')}${out}` }),

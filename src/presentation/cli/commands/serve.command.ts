@@ -61,6 +61,12 @@ export interface ServeOptions {
   metrics?: boolean;
   /** Send OpenTelemetry traces to this OTLP/HTTP base URL; the root adds OTEL_EXPORTER_OTLP_ENDPOINT. */
   otlpEndpoint?: string;
+  /** `--trust-proxy ADDR|CIDR` (repeatable): proxies whose X-Forwarded-For names the client; the composition root adds CLEVERAGENTS_TRUST_PROXY. */
+  trustProxy?: string[];
+  /** After SIGTERM: how long to serve on with /ready answering 503 before accepting stops. */
+  drainWindowMs?: number;
+  /** After accepting stopped: how long running turns may finish before they end FAILED. */
+  drainMs?: number;
 }
 
 const OIDC_FLAGS = ['oidcIssuer', 'oidcAudience', 'oidcClientId', 'oidcUserClaim', 'oidcRolesClaim'] as const;
@@ -98,6 +104,9 @@ export function serveOptionsOf(f: ServeFlags): ServeOptions {
   if (f.readOnlyPath !== undefined) opts.readOnlyPaths = f.readOnlyPath;
   if (f.metrics === true) opts.metrics = true;
   if (f.otlpEndpoint !== undefined) opts.otlpEndpoint = f.otlpEndpoint;
+  if (f.trustProxy !== undefined) opts.trustProxy = f.trustProxy;
+  if (f.drainWindowMs !== undefined) opts.drainWindowMs = f.drainWindowMs;
+  if (f.drainMs !== undefined) opts.drainMs = f.drainMs;
   return opts;
 }
 
@@ -214,6 +223,26 @@ function telemetryOptions(command: CliCommand): void {
     );
 }
 
+/** Where clients come from, and how the server stops. */
+function operationOptions(command: CliCommand): void {
+  command
+    .option(
+      '--trust-proxy <addr|cidr>',
+      "read the client's address from X-Forwarded-For on connections from this proxy (repeatable; env CLEVERAGENTS_TRUST_PROXY, comma-separated; default none)",
+      collect,
+    )
+    .option(
+      '--drain-window-ms <ms>',
+      'after SIGTERM or SIGINT, keep serving this long with /ready answering 503 before accepting stops (env CLEVERAGENTS_DRAIN_WINDOW_MS; default 5000; a second signal skips it)',
+      intOption(0, 600_000),
+    )
+    .option(
+      '--drain-ms <ms>',
+      'then let running turns finish this long; those left end FAILED (env CLEVERAGENTS_DRAIN_MS; default 4000)',
+      intOption(0, 3_600_000),
+    );
+}
+
 /** `agents serve` only parses its flags: serving is the composition root's job. */
 export function registerServe(
   program: CliCommand,
@@ -248,6 +277,7 @@ export function registerServe(
   oidcOptions(command);
   deploymentOptions(command);
   telemetryOptions(command);
+  operationOptions(command);
   command
     // The CLI's own handshake with the agent it spawns early: not for people, so not in the help.
     .addOption(new Option('--await-client').hideHelp())
