@@ -155,20 +155,20 @@ describe('agents serve --config', () => {
   it("takes a flag added to serve as a key at once, parsed by that flag's own parser", async () => {
     const program = programWithServe();
     serveCommandOf(program).option(
-      '--drain-window-ms <ms>',
-      'a flag another change adds (env CLEVERAGENTS_DRAIN_MS)',
+      '--warm-up-ms <ms>',
+      'a flag another change adds (env CLEVERAGENTS_WARM_UP_MS)',
       intOption(0),
     );
     const keys = serverConfigKeys(serveCommandOf(program));
-    const drain = keys.find((k) => k.key === 'drainWindowMs');
-    assert.equal(drain?.env, 'CLEVERAGENTS_DRAIN_MS');
+    const warmUp = keys.find((k) => k.key === 'warmUpMs');
+    assert.equal(warmUp?.env, 'CLEVERAGENTS_WARM_UP_MS');
     assert.deepEqual(
-      readServerConfig(file('drainWindowMs: 2500\n'), keys).map((s) => [s.key, s.value]),
-      [['drainWindowMs', 2500]],
+      readServerConfig(file('warmUpMs: 2500\n'), keys).map((s) => [s.key, s.value]),
+      [['warmUpMs', 2500]],
     );
     assert.throws(
-      () => readServerConfig(file('drainWindowMs: -1\n'), keys),
-      /:1: drainWindowMs: must be a whole number/,
+      () => readServerConfig(file('warmUpMs: -1\n'), keys),
+      /:1: warmUpMs: must be a whole number/,
     );
   });
 
