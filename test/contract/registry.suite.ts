@@ -330,12 +330,17 @@ export function registrySuite(ctx: SuiteContext): void {
     const types = await client.call(resourceTypeList, {});
     assert.deepEqual(
       types.types.map((t) => t.type),
-      ['git-checkout', 'fs-directory'],
+      ['git-checkout', 'fs-directory', 'git-remote'],
     );
     const git = await client.call(resourceTypeShow, { type: 'git-checkout' });
     assert.deepEqual(
       git.fields.map((f) => f.flag),
       ['--path', '--branch'],
+    );
+    const remote = await client.call(resourceTypeShow, { type: 'git-remote' });
+    assert.deepEqual(
+      remote.fields.map((f) => f.flag),
+      ['--url', '--branch', '--credentials', '--push'],
     );
     await rpcError(client.raw(resourceTypeShow.name, { type: 'svn' }), -32602, 'ValidationError');
   });

@@ -2,9 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isAppError } from '../../domain/errors.ts';
 import { HTTP_STATUS } from '../jsonrpc/codes.ts';
 import type { JsonRpcResponse } from '../jsonrpc/envelope.ts';
-import { toErrorObject, type ErrorSurface } from '../jsonrpc/jsonrpc.errors.ts';
+import { invalidRequest, toErrorObject, type ErrorSurface } from '../jsonrpc/jsonrpc.errors.ts';
 import { noteResponse, type AccessRecord } from './access-log.ts';
-import { writable } from './http-body.ts';
+import { DRAIN_BYTES, DRAIN_MS, drain, writable } from './http-body.ts';
 import { correlationIdNow } from './request-origin.ts';
 
 // Reading a request's headers and writing its answer: what every HTTP route shares.
@@ -97,4 +97,27 @@ export function requestSignal(res: ServerResponse): () => AbortSignal {
     }
     return abort.signal;
   };
+}
+
+/**
+ * 413, readable by a client still uploading: the answer goes out at once, but the connection is
+ * closed only once the rest of the body has been read (and dropped). Closing with unread data
+ * makes the kernel reset the connection, and the client then sees ECONNRESET/EPIPE instead of
+ * the 413 (RFC 9112 §9.6). Draining is bounded in bytes and time; past that the socket goes.
+ */
+export function tooLarge(req: IncomingMessage, res: ServerResponse, maxBody: number): void {
+  if (!writable(res)) return;
+  const text = JSON.stringify(
+    rpcError(null, invalidRequest(`request body exceeds the limit of ${maxBody} bytes`), 'extension'),
+  );
+  res.writeHead(413, {
+    'content-type': `${JSON_TYPE}; charset=utf-8`,
+    'content-length': Buffer.byteLength(text),
+    connection: 'close',
+  });
+  res.write(text);
+  void drain(req, DRAIN_BYTES, DRAIN_MS).then((complete) => {
+    res.end();
+    if (!complete) res.destroy();
+  });
 }

@@ -2,19 +2,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger, Principal } from '../../application/index.ts';
 import type { AgentCardProvider } from '../a2a/agent-card.ts';
-import {
-  EXTENSION_URI,
-  EXTENSION_VERSION_HEADER,
-  parseExtensionVersion,
-  parseVersion,
-  type ProtocolVersion,
-} from '../a2a/versions.ts';
+import { parseVersion, type ProtocolVersion } from '../a2a/versions.ts';
 import { resultText } from '../jsonrpc/envelope.ts';
 import { invalidRequest, toErrorObject, type ErrorSurface } from '../jsonrpc/jsonrpc.errors.ts';
 import { logAccess, type AccessRecord } from './access-log.ts';
 import { authenticateRequest, AuthThrottle, throttledFor, type Authenticator } from './auth.ts';
 import type { DispatchOutcome, Dispatcher } from './dispatcher.ts';
-import { DRAIN_BYTES, DRAIN_MS, drain, malformedRequest, readBody, writable } from './http-body.ts';
+import { malformedRequest, readBody, writable } from './http-body.ts';
+import { activateExtension, serveCard } from './http-card.ts';
 import {
   acceptsSse,
   authSurface,
@@ -27,6 +22,7 @@ import {
   sendText,
   statusForError,
   track,
+  tooLarge,
 } from './http-response.ts';
 import { serveMetrics, type MetricsExposition } from './metrics-route.ts';
 import { NO_REQUEST_TELEMETRY, type RequestTelemetry } from './request-telemetry.ts';
@@ -92,7 +88,7 @@ export class A2aHttpServer {
     // A body announced too large is refused before the client sends it (RFC 9110 §10.1.1).
     this.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
       if (Number(header(req, 'content-length') ?? '0') > this.maxBody)
-        return scoped(req, res, () => this.tooLarge(req, res));
+        return scoped(req, res, () => tooLarge(req, res, this.maxBody));
       res.writeContinue();
       handle(req, res);
     });
@@ -160,7 +156,7 @@ export class A2aHttpServer {
     const path = url ? url.pathname : raw;
     if (req.method === 'GET' || req.method === 'HEAD') {
       if (url && (path === '/.well-known/agent-card.json' || path === '/.well-known/agent.json'))
-        return this.serveCard(req, res, url);
+        return serveCard(this.opts.card, req, res, url);
       if (path === '/openrpc.json') return sendJson(res, 200, this.opts.card.openRpc(), req.method === 'HEAD');
       if (path === '/health')
         return sendJson(res, this.closing ? 503 : 200, { status: this.closing ? 'shutting-down' : 'ok' });
@@ -208,25 +204,6 @@ export class A2aHttpServer {
       error: 'not found',
       hint: 'JSON-RPC is served at POST /a2a; the Agent Card at /.well-known/agent-card.json',
     });
-  }
-
-  private serveCard(req: IncomingMessage, res: ServerResponse, url: URL): void {
-    let version: ProtocolVersion | undefined;
-    try {
-      version = parseVersion(header(req, 'a2a-version') ?? url.searchParams.get('A2A-Version'));
-    } catch (err) {
-      return sendJson(res, statusForError(err), rpcError(null, err, 'a2a-v1'));
-    }
-    const { card, etag } = this.opts.card.publicCard(version);
-    res.setHeader('etag', etag);
-    res.setHeader('cache-control', 'public, max-age=300');
-    res.setHeader('vary', 'A2A-Version');
-    if (req.headers['if-none-match'] === etag) {
-      res.statusCode = 304;
-      res.end();
-      return;
-    }
-    sendJson(res, 200, card, req.method === 'HEAD');
   }
 
   private async serveRpc(
@@ -291,9 +268,9 @@ export class A2aHttpServer {
   /** The request's body, or undefined when it was refused (too large, or cut short). */
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
     const declared = Number(header(req, 'content-length') ?? '0');
-    if (declared > this.maxBody) return void this.tooLarge(req, res);
+    if (declared > this.maxBody) return void tooLarge(req, res, this.maxBody);
     const body = await readBody(req, this.maxBody);
-    if (body === 'too-large') return void this.tooLarge(req, res);
+    if (body === 'too-large') return void tooLarge(req, res, this.maxBody);
     if (body === 'incomplete') {
       // The client stopped before sending what its Content-Length announced.
       if (writable(res)) res.setHeader('connection', 'close');
@@ -367,29 +344,6 @@ export class A2aHttpServer {
   }
 
   /**
-   * 413, readable by a client still uploading: the answer goes out at once, but the connection is
-   * closed only once the rest of the body has been read (and dropped). Closing with unread data
-   * makes the kernel reset the connection, and the client then sees ECONNRESET/EPIPE instead of
-   * the 413 (RFC 9112 §9.6). Draining is bounded in bytes and time; past that the socket goes.
-   */
-  private tooLarge(req: IncomingMessage, res: ServerResponse): void {
-    if (!writable(res)) return;
-    const text = JSON.stringify(
-      rpcError(null, invalidRequest(`request body exceeds the limit of ${this.maxBody} bytes`), 'extension'),
-    );
-    res.writeHead(413, {
-      'content-type': `${JSON_TYPE}; charset=utf-8`,
-      'content-length': Buffer.byteLength(text),
-      connection: 'close',
-    });
-    res.write(text);
-    void drain(req, DRAIN_BYTES, DRAIN_MS).then((complete) => {
-      res.end();
-      if (!complete) res.destroy();
-    });
-  }
-
-  /**
    * Answers a request refused before it is authenticated. Nothing runs without a valid token; the
    * method name only picks the error's dialect (and names the request in the access log).
    */
@@ -410,23 +364,4 @@ export class A2aHttpServer {
       rpcError(id, err, authSurface(method, header(req, 'a2a-version') ?? url?.searchParams.get('A2A-Version'))),
     );
   }
-}
-
-/**
- * Activates the CleverAgents extension when the client asks for it, and answers with the version
- * served; returns the version header the client sent. An unserved version is refused by the
- * extension methods (-32007), not downgraded.
- */
-function activateExtension(req: IncomingMessage, res: ServerResponse): string | undefined {
-  const requested = (header(req, 'a2a-extensions') ?? '').split(',').map((s) => s.trim());
-  const extensionVersion = header(req, EXTENSION_VERSION_HEADER);
-  if (requested.includes(EXTENSION_URI)) {
-    res.setHeader('a2a-extensions', EXTENSION_URI);
-    try {
-      res.setHeader(EXTENSION_VERSION_HEADER, parseExtensionVersion(extensionVersion));
-    } catch {
-      // not activated
-    }
-  }
-  return extensionVersion;
 }
