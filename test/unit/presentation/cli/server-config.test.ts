@@ -166,10 +166,7 @@ describe('agents serve --config', () => {
       readServerConfig(file('warmUpMs: 2500\n'), keys).map((s) => [s.key, s.value]),
       [['warmUpMs', 2500]],
     );
-    assert.throws(
-      () => readServerConfig(file('warmUpMs: -1\n'), keys),
-      /:1: warmUpMs: must be a whole number/,
-    );
+    assert.throws(() => readServerConfig(file('warmUpMs: -1\n'), keys), /:1: warmUpMs: must be a whole number/);
   });
 
   it('has a key for every visible flag of serve, and none for --stdio or --config', () => {
