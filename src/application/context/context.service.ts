@@ -21,8 +21,8 @@ import {
   withInstructions,
   type InstructionSelection,
 } from './context-instructions.ts';
-import { listingIndex, STATUS, type Pool } from './context-ranking.ts';
-import { hasBinaryExtension } from './context-terms.ts';
+import { candidateStatus } from './candidate-status.ts';
+import { listingIndex, type Pool } from './context-ranking.ts';
 import { applySet, checkMode, checkView, effectiveSettings, ownSettings } from './context-settings.ts';
 import { ChatMap, fullChatContext } from './context-chat.ts';
 import type {
@@ -358,7 +358,6 @@ export class ContextService implements ContextProvider {
     const names = [...new Set(project.resources)].sort();
     const pools: Pool[] = [];
     let offset = 0;
-    const filterKey = JSON.stringify([s.include, s.exclude]);
     for (const name of names) {
       const e = await this.deps.registry.use('resource', name);
       if (e?.kind !== 'resource')
@@ -376,24 +375,7 @@ export class ContextService implements ContextProvider {
       ]);
       signal?.throwIfAborted();
       const index = listingIndex(listing.files);
-      let status = index.filters.get(filterKey);
-      if (!status) {
-        const everything = s.exclude.length === 0 && s.include.every((g) => g === '**');
-        const verdict = everything ? () => 'included' : this.deps.inventory.globFilter(s.include, s.exclude);
-        status = new Uint8Array(listing.files.length);
-        for (let i = 0; i < listing.files.length; i++) {
-          const v = verdict((listing.files[i] as { path: string }).path);
-          status[i] =
-            v === 'not-included'
-              ? STATUS.notIncluded
-              : v === 'excluded'
-                ? STATUS.excluded
-                : hasBinaryExtension((listing.files[i] as { path: string }).path)
-                  ? STATUS.binary
-                  : STATUS.candidate;
-        }
-        index.filters.set(filterKey, status);
-      }
+      const status = candidateStatus(index, s, () => this.deps.inventory.globFilter(s.include, s.exclude));
       pools.push({ resource: name, root, listing, index, status, offset, recency });
       offset += listing.files.length;
     }

@@ -1,5 +1,6 @@
 /** Recovery of the applies a crash interrupted, journal by journal (see worktree-apply.ts, copy-apply.ts). */
 import { existsSync } from 'node:fs';
+import { messageOf } from '../../domain/errors.ts';
 import type { ApplyJournals } from './apply-journal.ts';
 import { recoverCopyApply } from './copy-apply.ts';
 import { recoverWorktreeApply } from './worktree-apply.ts';
@@ -27,6 +28,33 @@ export async function recoverJournals(journals: ApplyJournals, repository: strin
     else r = await recoverWorktreeApply(journal);
     journals.remove(file);
     out.push({ journal: file, repository, ...r });
+  }
+  return out;
+}
+
+/**
+ * Every repository with a journal, recovered in turn by `recover` (which takes its lock); an
+ * unreadable journal, or a repository that could not be recovered, is reported as failed.
+ */
+export async function recoverEveryRepository(
+  journals: ApplyJournals,
+  recover: (repository: string) => Promise<RecoveredApply[]>,
+): Promise<RecoveredApply[]> {
+  const entries = journals.list();
+  const out: RecoveredApply[] = entries
+    .filter((e) => e.journal === undefined)
+    .map((e) => ({
+      journal: e.file,
+      repository: '',
+      outcome: 'failed',
+      detail: `unreadable journal: ${e.broken ?? ''}`,
+    }));
+  for (const repository of new Set(entries.flatMap((e) => (e.journal ? [e.journal.repository] : [])))) {
+    try {
+      out.push(...(await recover(repository)));
+    } catch (e) {
+      out.push({ journal: '', repository, outcome: 'failed', detail: messageOf(e) });
+    }
   }
   return out;
 }

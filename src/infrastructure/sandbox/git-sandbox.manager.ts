@@ -6,12 +6,12 @@ import type { GitRemotes } from './git-remote.ts';
 import { pushRemoteSandbox, remoteOf } from './remote-apply.ts';
 import type { ConfinementSource } from '../tools/confinement.ts';
 import { ApplyJournals } from './apply-journal.ts';
-import { recoverJournals, type RecoveredApply } from './apply-recovery.ts';
+import { recoverEveryRepository, recoverJournals, type RecoveredApply } from './apply-recovery.ts';
 import { ConfinedGit } from './confined-git.ts';
 import { applyCopySandbox } from './copy-apply.ts';
 import { createCopyInfo } from './copy-sandbox.ts';
 import { configGuard } from './git-config-guard.ts';
-import { NestedRepositoryError, stageAndCommit, submodulePaths } from './git-stage.ts';
+import { NestedRepositoryError, hasPendingWork, stageAndCommit, submodulePaths } from './git-stage.ts';
 import { GitError, KeyedLock, directGit, outOf, worktreeFiles } from './git.ts';
 import type { GitRunner } from './git.ts';
 import { withRepositoryLock } from './repository-lock.ts';
@@ -23,18 +23,16 @@ import {
   infoFile,
   ioDir,
   kindOf,
+  ownedRoot,
   knownPathsUsable,
   readInfo,
   realish,
   slug,
-  elsewhere,
-  unreachable,
   writeInfo,
 } from './sandbox-files.ts';
 import { applyWorktreeSandbox } from './worktree-apply.ts';
 import { rebaseWorktreeSandbox, unresolvedFiles } from './worktree-rebase.ts';
 import { addWorktree, createWorktreeInfo, removeWorktree } from './worktree-create.ts';
-import { messageOf } from '../../domain/errors.ts';
 
 const PLAN_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 const BRANCH_PREFIX = 'cleveragents/plan-';
@@ -111,29 +109,15 @@ export class GitSandboxManager implements SandboxManager {
             `the sandbox ${dir} belongs to another resource (${existing.resource} at ${existing.source})`,
           );
         }
+        if (existing.kind === 'git-worktree') return this.#resumeWorktree(existing);
         if (await exists(path.join(dir, '.git'))) return existing;
-        if (existing.kind === 'git-worktree') {
-          // The worktree directory went away (removed by hand, or a crash before `worktree add`):
-          // check the plan branch, with its checkpoints, out again.
-          await this.#repoLock(existing.source, () => addWorktree(existing, false));
-          return existing;
-        }
         // A copy that went away has nothing left to resume from: make a fresh one.
         await rm(infoFile(dir), { force: true });
       }
       await rm(dir, { recursive: true, force: true });
       await mkdir(path.dirname(dir), { recursive: true });
       if (resource.type === 'fs-directory') return createCopyInfo(resource, source, dir);
-      const info = await createWorktreeInfo(resource, source, dir, `${BRANCH_PREFIX}${planId}`);
-      // The info goes first: after a crash between the two steps, create finds it and adds the worktree.
-      await writeInfo(info);
-      try {
-        await this.#repoLock(source, () => addWorktree(info, true));
-      } catch (e) {
-        await rm(infoFile(dir), { force: true });
-        throw e;
-      }
-      return info;
+      return this.#startWorktree(await createWorktreeInfo(resource, source, dir, `${BRANCH_PREFIX}${planId}`));
     });
   }
 
@@ -145,15 +129,11 @@ export class GitSandboxManager implements SandboxManager {
     const dir = path.join(await this.#root(), planId, slug(resource.name));
     return this.#sandboxLocks.run(dir, async () => {
       const existing = await readInfo(dir);
-      if (existing?.remote && existing.resource === resource.name) {
-        if (!(await exists(path.join(dir, '.git'))))
-          await this.#repoLock(existing.source, () => addWorktree(existing, false));
-        return existing;
-      }
+      if (existing?.remote && existing.resource === resource.name) return this.#resumeWorktree(existing);
       const synced = await this.#remote().sync(resource);
       await rm(dir, { recursive: true, force: true });
       await mkdir(path.dirname(dir), { recursive: true });
-      const info: SandboxInfo = {
+      return this.#startWorktree({
         resource: resource.name,
         kind: 'git-worktree',
         root: dir,
@@ -162,16 +142,27 @@ export class GitSandboxManager implements SandboxManager {
         baseCommit: synced.tip,
         targetBranch: synced.targetBranch,
         remote: true,
-      };
-      await writeInfo(info);
-      try {
-        await this.#repoLock(info.source, () => addWorktree(info, true));
-      } catch (e) {
-        await rm(infoFile(dir), { force: true });
-        throw e;
-      }
-      return info;
+      });
     });
+  }
+
+  /** A new worktree sandbox: its info goes first, so that after a crash between the two steps create finds it and adds the worktree. */
+  async #startWorktree(info: SandboxInfo): Promise<SandboxInfo> {
+    await writeInfo(info);
+    try {
+      await this.#repoLock(info.source, () => addWorktree(info, true));
+    } catch (e) {
+      await rm(infoFile(info.root), { force: true });
+      throw e;
+    }
+    return info;
+  }
+
+  /** A worktree sandbox made before; its directory gone (removed by hand, a crash before `worktree add`): the plan branch, with its checkpoints, checked out again. */
+  async #resumeWorktree(info: SandboxInfo): Promise<SandboxInfo> {
+    if (!(await exists(path.join(info.root, '.git'))))
+      await this.#repoLock(info.source, () => addWorktree(info, false));
+    return info;
   }
 
   #remote(): GitRemotes {
@@ -244,7 +235,7 @@ export class GitSandboxManager implements SandboxManager {
     if (sandbox.remote) {
       const r = remoteOf(sandbox, resource);
       return this.#repoLock(sandbox.source, async () => {
-        if (await this.#pending(run, root)) await this.checkpoint(sandbox, 'before apply');
+        if (await hasPendingWork(run, root)) await this.checkpoint(sandbox, 'before apply');
         return pushRemoteSandbox(this.#remote(), r, sandbox, message);
       });
     }
@@ -255,7 +246,7 @@ export class GitSandboxManager implements SandboxManager {
         return applyCopySandbox(sandbox, run, journals);
       });
     return this.#repoLock(sandbox.source, async () => {
-      if (await this.#pending(run, root)) await this.checkpoint(sandbox, 'before apply');
+      if (await hasPendingWork(run, root)) await this.checkpoint(sandbox, 'before apply');
       return applyWorktreeSandbox(sandbox, message, journals);
     });
   }
@@ -275,7 +266,7 @@ export class GitSandboxManager implements SandboxManager {
       if (!(await exists(path.join(root, '.git'))))
         throw new Error(`the sandbox ${root} is gone: nothing to rebase (see agents plan status)`);
       const outcome = await rebaseWorktreeSandbox(run, sandbox, root, async () => {
-        if (await this.#pending(run, root)) await this.checkpoint(sandbox, 'before rebase');
+        if (await hasPendingWork(run, root)) await this.checkpoint(sandbox, 'before rebase');
       });
       if (outcome.sandbox.baseCommit !== sandbox.baseCommit) await writeInfo(outcome.sandbox);
       return outcome;
@@ -320,36 +311,13 @@ export class GitSandboxManager implements SandboxManager {
    * called by the composition root at start-up. Returns what was done, for the log.
    */
   async recoverApplies(): Promise<RecoveredApply[]> {
-    const journals = await this.#journals();
-    const entries = journals.list();
-    const out: RecoveredApply[] = entries
-      .filter((e) => e.journal === undefined)
-      .map((e) => ({
-        journal: e.file,
-        repository: '',
-        outcome: 'failed',
-        detail: `unreadable journal: ${e.broken ?? ''}`,
-      }));
-    for (const repository of new Set(entries.flatMap((e) => (e.journal ? [e.journal.repository] : [])))) {
-      try {
-        out.push(...(await this.#recover(repository, true)));
-      } catch (e) {
-        out.push({ journal: '', repository, outcome: 'failed', detail: messageOf(e) });
-      }
-    }
-    return out;
+    return recoverEveryRepository(await this.#journals(), (repository) => this.#recover(repository, true));
   }
 
   /** Stops the sandboxes' confined git helpers (the agent is stopping). */
   close(): void {
     for (const r of this.#runners.values()) r.close();
     this.#runners.clear();
-  }
-
-  /** Whether the sandbox holds work not yet checkpointed. */
-  async #pending(run: GitRunner, root: string): Promise<boolean> {
-    const args = ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=all'];
-    return (await outOf(run, root, args, { confine: true, workTree: root })) !== '';
   }
 
   /**
@@ -423,22 +391,8 @@ export class GitSandboxManager implements SandboxManager {
     return this.#base;
   }
 
-  /**
-   * The sandbox's root, after checking it is one of ours (`<root>/<planId>/<resource>`): nothing
-   * outside our root is ever reset, cleaned or deleted, whatever SandboxInfo we are handed.
-   */
+  /** The sandbox's root, once it is one of ours ({@link ownedRoot}): nothing outside our root is ever touched. */
   async #own(sandbox: SandboxInfo, mustExist = true): Promise<string> {
-    const root = path.resolve(sandbox.root);
-    const base = await this.#root();
-    const ok = [base, this.#configured].some((b) => {
-      const rel = path.relative(b, root).split(path.sep);
-      return inside(b, root) && rel.length === 2 && rel.every((s) => s !== '' && s !== '.' && s !== '..');
-    });
-    // Several server instances share one database: a plan made on one is worked on by any, so
-    // every instance must see the same sandbox directory at the same path. A plan's sandbox outside
-    // ours was made by an instance with another data directory: it is there, not here.
-    if (!ok) throw elsewhere(root, base);
-    if (mustExist && !(await exists(root))) throw unreachable(root, this.#configured);
-    return root;
+    return ownedRoot(sandbox.root, await this.#root(), this.#configured, mustExist);
   }
 }

@@ -252,3 +252,9 @@ export async function submodulePaths(run: GitRunner, root: string, commit: strin
     .filter((l) => l.startsWith('160000 '))
     .map((l) => l.slice(l.indexOf('\t') + 1));
 }
+
+/** Whether the sandbox at `root` holds work not yet checkpointed. */
+export async function hasPendingWork(run: GitRunner, root: string): Promise<boolean> {
+  const args = ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=all'];
+  return (await outOf(run, root, args, { confine: true, workTree: root })) !== '';
+}

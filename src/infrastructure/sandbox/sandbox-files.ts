@@ -144,3 +144,21 @@ export function pruneEmptyParents(dir: string, rel: string): void {
     parts.pop();
   }
 }
+
+/**
+ * `root` if it is a sandbox of this instance (`<base>/<planId>/<resource>`, `base` our sandbox
+ * directory resolved or as `configured`). Several server instances share one database: a plan made
+ * on one is worked on by any, so every instance must see the same sandbox directory at the same
+ * path; a sandbox outside ours was made by an instance with another data directory (UNAVAILABLE:
+ * it is there, not here), and one of ours that is missing is unreachable (unless `mustExist` is false).
+ */
+export async function ownedRoot(given: string, base: string, configured: string, mustExist: boolean): Promise<string> {
+  const root = path.resolve(given);
+  const ok = [base, configured].some((b) => {
+    const rel = path.relative(b, root).split(path.sep);
+    return inside(b, root) && rel.length === 2 && rel.every((s) => s !== '' && s !== '.' && s !== '..');
+  });
+  if (!ok) throw elsewhere(root, base);
+  if (mustExist && !(await exists(root))) throw unreachable(root, configured);
+  return root;
+}
