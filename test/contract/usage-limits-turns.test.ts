@@ -16,7 +16,13 @@ import type { Task } from '../../src/domain/a2a.model.ts';
 import { AppError } from '../../src/domain/errors.ts';
 import { buildApp, type App } from '../../src/main/app.ts';
 import { eventually } from '../support/eventually.ts';
-import { createGate, startFakeOpenAI, type FakeLlm, type FakeReply, type RecordedRequest } from '../support/fake-llm.ts';
+import {
+  createGate,
+  startFakeOpenAI,
+  type FakeLlm,
+  type FakeReply,
+  type RecordedRequest,
+} from '../support/fake-llm.ts';
 import { initRepo } from '../support/git.ts';
 import { createPgDatabase, pgSkip, type PgTestDatabase } from '../support/postgres.ts';
 
@@ -81,10 +87,14 @@ for (const engine of ENGINES) {
     const settled = async (id: string, principal: Principal, state: Task['status']['state']): Promise<Task> => {
       let last: Task | undefined;
       try {
-        return await eventually(async () => {
-          last = await app.facade.tasks.get(id, 0, principal);
-          return last.status.state === state ? last : undefined;
-        }, 10_000, `task ${id} ${state}`);
+        return await eventually(
+          async () => {
+            last = await app.facade.tasks.get(id, 0, principal);
+            return last.status.state === state ? last : undefined;
+          },
+          10_000,
+          `task ${id} ${state}`,
+        );
       } catch (err) {
         assert.fail(`${String(err)}: it is ${last?.status.state} (${JSON.stringify(last?.status.message?.parts)})`);
       }

@@ -1,9 +1,4 @@
-import type {
-  NamespaceLimitsRepository,
-  StoredLimits,
-  UsageCounter,
-  UsageLedger,
-} from '../../../application/index.ts';
+import type { NamespaceLimitsRepository, StoredLimits, UsageCounter, UsageLedger } from '../../../application/index.ts';
 import type { LimitOverrides } from '../../../domain/quota.ts';
 import type { SqlRunner } from './sql-runner.ts';
 

@@ -132,7 +132,10 @@ describe('QuotaService', () => {
     assert.equal(store.sinceAsked.length, asked, 'no token read');
     assert.equal((await refusal(() => service.admitTurn(alice))).details['limit'], 'tokensPerDay');
     store.running.set('alice', 1);
-    assert.equal((await refusal(() => service.admitTurn(alice, 'concurrentTurns'))).details['limit'], 'concurrentTurns');
+    assert.equal(
+      (await refusal(() => service.admitTurn(alice, 'concurrentTurns'))).details['limit'],
+      'concurrentTurns',
+    );
   });
 
   it('never limits the local user', async () => {

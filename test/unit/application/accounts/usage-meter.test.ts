@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { UsageMeter } from '../../../../src/application/accounts/usage-meter.ts';
 import type { UsageLedger } from '../../../../src/application/index.ts';
-import type { LanguageModels, ModelEvent, ModelRequest } from '../../../../src/application/ports/language-model.port.ts';
+import type {
+  LanguageModels,
+  ModelEvent,
+  ModelRequest,
+} from '../../../../src/application/ports/language-model.port.ts';
 import type { Logger } from '../../../../src/application/ports/logger.port.ts';
 import type { ActorDefinition } from '../../../../src/domain/registry/actor.definition.ts';
 
@@ -41,8 +45,13 @@ const request = (spender?: string): ModelRequest => ({
 function meter(clock = { t: Date.UTC(2026, 11, 7, 12, 0, 0) }) {
   const ledger = new FakeLedger();
   const warned: string[] = [];
-  const logger = { debug() {}, info() {}, error() {}, warn: (_: unknown, msg: string) => void warned.push(msg) };
-  const metered = new UsageMeter({ ledger, logger: logger as unknown as Logger, now: () => clock.t }).models(models);
+  const logger: Logger = {
+    debug() {},
+    info() {},
+    error() {},
+    warn: (_: unknown, msg: string) => void warned.push(msg),
+  };
+  const metered = new UsageMeter({ ledger, logger, now: () => clock.t }).models(models);
   const run = async (spender?: string): Promise<ModelEvent[]> => {
     const out: ModelEvent[] = [];
     for await (const ev of metered.stream(request(spender))) out.push(ev);
