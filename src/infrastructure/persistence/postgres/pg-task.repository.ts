@@ -239,7 +239,7 @@ export class PgTaskRepository implements TaskRepository {
       found = await this.inOrder(task.id, async (k) => {
         const r = await sql`with u as (
             update tasks set state = ${v.state}, updated_at = ${v.updatedAt}, seq = ${v.seq}, snapshot = ${v.snapshot},
-              runner_id = ${v.runnerId} where id = ${v.id} returning id)${insertKey}
+              runner_id = ${v.runnerId}, started_by = coalesce(${v.startedBy}, started_by) where id = ${v.id} returning id)${insertKey}
           select pg_notify(${TASK_EVENTS_CHANNEL}, ${taskNotice(task.id, seq, this.runnerId)}) from u`.execute(k);
         return r.rows.length;
       });
