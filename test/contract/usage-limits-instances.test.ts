@@ -1,7 +1,7 @@
 /**
  * Per-user limits counted across instances (issue #40): two instances on one database see the
- * same running turns and the same stored model tokens of a user, because both are read from the
- * task rows, not from a counter of each instance. SQLite (two openings of one file) and
+ * same running turns and the same model tokens of a user, because both are read from the database
+ * (the task rows, the ledger of model steps), not from a counter of each instance. SQLite (two openings of one file) and
  * PostgreSQL (two instances on one database; skipped loudly without CA_TEST_PG_URL).
  */
 import assert from 'node:assert/strict';
