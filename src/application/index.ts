@@ -121,7 +121,7 @@ export {
 } from './accounts/authentication.service.ts';
 export { JwtSignIn, type JwtSignInDeps } from './accounts/jwt-sign-in.service.ts';
 export { QuotaService, type LimitsView, type QuotaDeps } from './accounts/quota.service.ts';
-export type { NamespaceLimitsRepository, StoredLimits, UsageCounter } from './ports/quota.port.ts';
+export type { NamespaceLimitsRepository, StoredLimits, UsageCounter, UsageLedger } from './ports/quota.port.ts';
 export {
   BOOTSTRAP_ADMIN,
   SERVER_TOKEN_KEY_NAME,

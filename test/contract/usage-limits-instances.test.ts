@@ -1,7 +1,7 @@
 /**
  * Per-user limits counted across instances (issue #40): two instances on one database see the
- * same running turns and the same stored model tokens of a user, because both are read from the
- * task rows, not from a counter of each instance. SQLite (two openings of one file) and
+ * same running turns and the same model tokens of a user, because both are read from the database
+ * (the task rows, the ledger of model steps), not from a counter of each instance. SQLite (two openings of one file) and
  * PostgreSQL (two instances on one database; skipped loudly without CA_TEST_PG_URL).
  */
 import assert from 'node:assert/strict';
@@ -90,18 +90,13 @@ for (const engine of ENGINES) {
 
     it("refuses a user's turn on one instance once their turns on the other used the day's tokens", async () => {
       const carol = makePrincipal({ id: 'carol', roles: { carol: 'owner' } });
-      const at = new Date().toISOString();
-      const turn = (id: string, inputTokens: number, outputTokens: number): Task => ({
-        id,
-        contextId: `ctx-${id}`,
-        status: { state: 'TASK_STATE_COMPLETED', timestamp: at },
-        metadata: { usage: { actor: 'local/x', provider: 'p', model: 'm', inputTokens, outputTokens } },
-      });
-      await a.storage.tasks.create(turn('carol-1', 300, 200), 'carol', undefined, undefined, 'carol');
-      // 500 of 1000 tokens used.
+      // Model steps metered on instance a: 500 of 1000 tokens used.
+      await a.storage.quota.record('carol', 500, new Date().toISOString());
+      // Yesterday's do not count.
+      await a.storage.quota.record('carol', 5000, new Date(Date.now() - 86_400_000).toISOString());
       const under = await send(carol, b);
       await b.facade.tasks.cancel(under.task.id, carol);
-      await a.storage.tasks.create(turn('carol-2', 400, 100), 'carol', undefined, undefined, 'carol');
+      await a.storage.quota.record('carol', 500, new Date().toISOString());
       assert.equal(await refusedFor(send(carol, b)), 'tokensPerDay');
       assert.equal(await refusedFor(send(carol, a)), 'tokensPerDay');
     });

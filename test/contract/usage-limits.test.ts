@@ -143,15 +143,9 @@ describe('per-user limits over HTTP', () => {
   });
 
   it("refuses a turn once the day's stored model tokens reach the limit, until midnight UTC", async () => {
-    // A turn of carol's that used 1,000 tokens, as an LLM turn stores its usage.
-    const at = new Date().toISOString();
-    const used: Task = {
-      id: 'carol-used-tokens',
-      contextId: 'carol-context',
-      status: { state: 'TASK_STATE_COMPLETED', timestamp: at },
-      metadata: { usage: { actor: 'local/x', provider: 'p', model: 'm', inputTokens: 600, outputTokens: 400 } },
-    };
-    await app.storage.tasks.create(used, 'carol', undefined, undefined, 'carol');
+    // Model steps of carol's that used 1,000 tokens today, as the meter records them.
+    await app.storage.quota.record('carol', 600, new Date().toISOString());
+    await app.storage.quota.record('carol', 400, new Date().toISOString());
     const over = await post('carol', 'SendMessage', message());
     assert.equal(over.status, 429);
     const info = metadata(over);

@@ -86,11 +86,13 @@ export class QuotaService {
   }
 
   /**
-   * Refuses to start a turn while the caller has `concurrentTurns` turns running or has used
-   * `tokensPerDay` model tokens today (UTC). Read from the database when the turn starts: two turns
-   * started at the same instant may both pass (a limit, not a lock).
+   * Refuses to start a turn — a chat message, a plan phase, a compaction — while the caller has
+   * `concurrentTurns` turns running or has used `tokensPerDay` model tokens today (UTC); with
+   * `only`, that limit alone (a phase that runs no model). Read from the database when the turn
+   * starts, one query per limit: two turns started at the same instant may both pass (a limit, not
+   * a lock).
    */
-  async admitTurn(principal: Principal): Promise<void> {
+  async admitTurn(principal: Principal, only?: 'concurrentTurns'): Promise<void> {
     if (exempt(principal)) return;
     await this.refreshed();
     const limits = this.limitsIn(principal.namespace);
@@ -105,7 +107,7 @@ export class QuotaService {
           undefined,
         );
     }
-    if (limits.tokensPerDay > 0) {
+    if (limits.tokensPerDay > 0 && only === undefined) {
       const now = this.now();
       const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
       const used = await this.deps.usage.tokensSince(principal.id, new Date(dayStart).toISOString());

@@ -29,13 +29,13 @@ interface Scope {
  * execute/queued. A dry run says what would happen and changes nothing.
  */
 export class PlanCorrections {
-  private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'recorder' | 'registry'>;
+  private readonly deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'recorder' | 'registry' | 'admission'>;
   private readonly access: PlanAccess;
   private readonly answers: PlanAnswers;
   private readonly runs: PlanRuns;
 
   constructor(
-    deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'recorder' | 'registry'>,
+    deps: Pick<PlanServiceDeps, 'plans' | 'engine' | 'recorder' | 'registry' | 'admission'>,
     access: PlanAccess,
     answers: PlanAnswers,
     runs: PlanRuns,
@@ -79,6 +79,8 @@ export class PlanCorrections {
             note,
           };
     if (input.mode === 'revert' && scope.restoreTo) await this.deps.recorder.assertReachable(plan);
+    // A revert has the strategy actor decide again, a turn of the caller's: refused before anything changes.
+    if (input.mode === 'revert') await this.deps.admission?.admitTurn(principal);
     newAttempt(plan);
     const guidance = await this.guidance(plan, decision, input);
     if (input.mode === 'append') {

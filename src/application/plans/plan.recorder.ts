@@ -16,7 +16,7 @@ import { touch } from '../../domain/plan/plan-progress.ts';
  * The A2A task a run reports on: its status and artifact events, and the signal that cancels it.
  * PlanService gets one from TaskService (an owned task) and hands it to the engine.
  */
-export type TaskHandle = Pick<ActorTurn, 'task' | 'signal' | 'status' | 'artifact' | 'stored'>;
+export type TaskHandle = Pick<ActorTurn, 'task' | 'signal' | 'status' | 'artifact' | 'stored' | 'by'>;
 
 /**
  * The ports the plan's phases run with. Each phase names the ones it uses (`Pick<PlanRunPorts, …>`),

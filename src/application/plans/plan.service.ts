@@ -2,6 +2,7 @@ import { AppError } from '../../domain/errors.ts';
 import { parseApprovalAnswer } from '../../domain/plan/approval.ts';
 import { assertAllowed, cancelPlan, requeueExecute } from '../../domain/plan/plan-state.ts';
 import { moveCursor, setBudget } from '../../domain/plan/plan-progress.ts';
+import type { Plan } from '../../domain/plan/plan.ts';
 import type { Principal } from '../ports/principal.ts';
 import { waitingError, type PlanAccess } from './plan-access.service.ts';
 import type { PlanAnswers } from './plan-answers.service.ts';
@@ -59,6 +60,7 @@ export class PlanService {
   /** Creates a plan (PlanDrafts checks and freezes its inputs) and strategizes it on its first task. */
   async use(input: UseInput, principal: Principal): Promise<RunResult> {
     const plan = await this.drafts.draft(input, principal);
+    await this.admit(plan, principal);
     await this.deps.plans.create(plan);
     return this.runs.start(plan, 'strategize', principal, input.wait ?? true, (task) =>
       this.deps.engine.strategizeOn(plan.id, task),
@@ -86,6 +88,7 @@ export class PlanService {
     // Before anything changes: a refused budget leaves the plan as it was.
     await assertCostBudgetCounts(this.deps.registry, plan.actors, opts.maxCost);
     await this.deps.recorder.assertReachable(plan);
+    await this.admit(plan, principal);
     if (plan.state === 'processing' && plan.phase === 'execute' && plan.tasks.execute) {
       // Nothing runs it any more: the agent stopped mid-run. Close that task and resume.
       await this.deps.tasks
@@ -120,6 +123,8 @@ export class PlanService {
     assertAllowed(plan, 'apply');
     await this.deps.registry.assertMayApplyInto(plan.projects, principal);
     await this.deps.recorder.assertReachable(plan);
+    // An apply runs as a turn of the user's but asks no model: their tokens do not hold it back.
+    await this.deps.admission?.admitTurn(principal, 'concurrentTurns');
     const wait = opts.wait ?? true;
     const result = await this.runs.start(plan, 'apply', principal, wait, (task) =>
       this.deps.engine.apply(planId, task, { yes: opts.yes ?? false, by: principal }),
@@ -214,6 +219,9 @@ export class PlanService {
     const next = plan.phase === 'apply' ? 'apply' : plan.phase === 'strategize' && plan.actors ? undefined : 'execute';
     if (next) assertAllowed(plan, next);
     if (next) await this.deps.recorder.assertReachable(plan);
+    // What runs next is a turn of the caller's: refused over their limits before the guidance is recorded.
+    if (next === 'apply') await this.deps.admission?.admitTurn(principal, 'concurrentTurns');
+    else await this.admit(plan, principal);
     await this.deps.recorder.record(plan, {
       type: 'guidance',
       question: 'Guidance from the user',
@@ -233,6 +241,14 @@ export class PlanService {
       );
     }
     return this.execute(planId, {}, principal);
+  }
+
+  /**
+   * Refuses a phase run over the limits of the user who starts it (a chat turn's refusal): their
+   * running turns, and — when the plan's phases ask a model (a plan from a goal) — their tokens today.
+   */
+  private async admit(plan: Readonly<Plan>, principal: Principal): Promise<void> {
+    await this.deps.admission?.admitTurn(principal, plan.actors ? undefined : 'concurrentTurns');
   }
 
   /** Settles plans a stopped process left `processing` (see settleInterruptedPlans). */

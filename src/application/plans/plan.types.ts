@@ -6,6 +6,7 @@ import type { TaskService } from '../tasks/task.service.ts';
 import type { PlanEngine } from './plan-engine.service.ts';
 import type { PlanRecorder } from './plan.recorder.ts';
 import type { SandboxManager } from '../ports/sandbox.port.ts';
+import type { TurnAdmission } from '../ports/quota.port.ts';
 import type { PlanStatus } from './plan.views.ts';
 
 /** What a command that starts (or continues) a phase run answers: the plan, and the run's task. */
@@ -42,5 +43,10 @@ export interface PlanServiceDeps {
   recorder: PlanRecorder;
   /** The plans' sandboxes (rebase and clean-up work on the ones the phases made). */
   sandboxes: SandboxManager;
+  /**
+   * Refuses a phase over the limits of the user who starts it, as a chat turn is (absent: none):
+   * a phase runs as that user's turn, and its model's tokens are theirs.
+   */
+  admission?: TurnAdmission | undefined;
   now?: () => Date;
 }

@@ -27,6 +27,11 @@ export interface ActorTurn {
   readonly isFollowUp: boolean;
   /** True when this turn opens its session (no earlier task in it): what a greeting keys on. */
   readonly opensSession?: boolean;
+  /**
+   * The user who sent the message (or started the plan phase) of this turn: its model steps'
+   * tokens count toward their per-user limits (ModelRequest.spender). Absent: nobody's.
+   */
+  readonly by?: string | undefined;
   /** Aborted when the task is cancelled. */
   readonly signal: AbortSignal;
   /** Whether {@link signal} is aborted, without making the signal (which costs ~5 µs) just to ask. */

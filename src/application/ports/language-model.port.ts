@@ -62,6 +62,11 @@ export interface ModelRequest {
    * server's egress guard (internal addresses refused unless allowlisted).
    */
   privateNetwork?: boolean | undefined;
+  /**
+   * The user whose per-user limits the step's tokens count toward: who sent the turn's message or
+   * started the plan phase (absent: nobody's, e.g. the local user).
+   */
+  spender?: string | undefined;
 }
 
 /** How an endpoint check may connect (see ModelRequest.privateNetwork). */

@@ -133,9 +133,10 @@ export interface TaskRepository {
   /**
    * Rewrites the snapshot (history changes) at the given sequence number; the task is then run by
    * this process's runner. With `key`, the message key is stored in the same write (and the call
-   * fails as {@link create} does when it exists).
+   * fails as {@link create} does when it exists). With `startedBy` (a follow-up's sender), the
+   * task's latest turn is theirs from now on (per-user limits count their running turns from it).
    */
-  saveSnapshot(task: Task, seq: number, key?: MessageKey): Promise<void>;
+  saveSnapshot(task: Task, seq: number, key?: MessageKey, startedBy?: string): Promise<void>;
   eventsAfter(taskId: string, afterSeq: number): Promise<TaskEvent[]>;
   /**
    * A value that changes whenever another process may have written to the store (SQLite: PRAGMA

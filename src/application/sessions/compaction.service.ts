@@ -24,6 +24,7 @@ import {
 } from '../ports/language-model.port.ts';
 import type { Logger } from '../ports/logger.port.ts';
 import type { Principal } from '../ports/principal.ts';
+import type { TurnAdmission } from '../ports/quota.port.ts';
 import type { TaskRepository } from '../ports/task.repository.port.ts';
 import type { TranscriptStore } from '../ports/transcript.port.ts';
 import { viewTask } from '../tasks/task.views.ts';
@@ -55,6 +56,8 @@ export interface CompactionDeps {
   session(ref: string, principal: Principal): Promise<Session>;
   /** Counts a new task of the session (its taskCount and activity). */
   recordTask(sessionId: string, at: string): Promise<void>;
+  /** Refuses an on-demand compaction over the caller's limits, as a chat turn is (absent: none). */
+  admission?: TurnAdmission | undefined;
   logger: Logger;
   now?: () => Date;
 }
@@ -67,6 +70,8 @@ export interface DueCheck {
   history: SessionHistory;
   tokens: MessageTokens;
   signal: AbortSignal;
+  /** Who sent the turn's message: the summary's tokens count toward their limits (ModelRequest.spender). */
+  spender?: string | undefined;
 }
 
 export interface CompactResult {
@@ -96,7 +101,10 @@ export class CompactionService {
     const pick = await this.due(def, history, tokens);
     if (pick.length === 0) return undefined;
     try {
-      const record = await this.summarise(check.session, check.actorName, def, history, pick, check.signal);
+      const record = await this.summarise(check.session, check.actorName, def, history, pick, {
+        signal: check.signal,
+        spender: check.spender,
+      });
       return withCompaction(history, record.record);
     } catch (err) {
       if (check.signal.aborted) throw err;
@@ -130,6 +138,8 @@ export class CompactionService {
     principal: Principal,
     opts: { keepTurns?: number | undefined; signal?: AbortSignal | undefined } = {},
   ): Promise<CompactResult> {
+    // Its summary is a model call the caller pays for: refused over their limits before anything.
+    await this.deps.admission?.admitTurn(principal);
     const session = await this.deps.session(ref, principal);
     const sessionId = session.id;
     const def = await this.deps.actor(session.actor);
@@ -170,7 +180,11 @@ export class CompactionService {
         },
       );
     const signal = opts.signal ?? new AbortController().signal;
-    const { task } = await this.summarise(session, session.actor, def, history, pick, signal, true);
+    const { task } = await this.summarise(session, session.actor, def, history, pick, {
+      signal,
+      onDemand: true,
+      spender: principal.id,
+    });
     return { task: viewTask(task, { includeArtifacts: true }), compacted: pick.length };
   }
 
@@ -185,9 +199,9 @@ export class CompactionService {
     def: ActorDefinition,
     history: SessionHistory,
     pick: HistoryTurn[],
-    signal: AbortSignal,
-    onDemand = false,
+    how: { signal: AbortSignal; onDemand?: boolean; spender?: string | undefined },
   ): Promise<{ task: Task; record: CompactionRecord }> {
+    const { signal, onDemand = false } = how;
     const llm = this.deps.llm;
     if (!llm) throw new AppError('INVALID_STATE', 'this agent runs no LLM providers');
     const { name, def: summariser } = await this.summariser(actorName, def);
@@ -208,6 +222,7 @@ export class CompactionService {
         messages: [{ role: 'user', text: prompt }],
         tools: [],
         signal,
+        spender: how.spender,
       })) {
         if (ev.type === 'text') text += ev.delta;
         else if (ev.type === 'finish') usage = ev.usage;

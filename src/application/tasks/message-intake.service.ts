@@ -10,6 +10,7 @@ import { newId } from '../../domain/ids.ts';
 import { checkMessageLimits, DEFAULT_LIMITS, type PayloadLimits } from '../../domain/limits.ts';
 import type { Actor, ActorCatalog } from '../ports/actor.port.ts';
 import type { Principal } from '../ports/principal.ts';
+import type { TurnAdmission } from '../ports/quota.port.ts';
 import type { MessageKey, TaskRepository } from '../ports/task.repository.port.ts';
 import type { SessionService } from '../sessions/session.service.ts';
 import type { LiveTask, LiveTasks } from './live-tasks.service.ts';
@@ -50,10 +51,7 @@ export interface MessageIntakeDeps {
   admission?: TurnAdmission | undefined;
 }
 
-/** What decides whether a principal may start a turn now (per-user limits: QuotaService). */
-export interface TurnAdmission {
-  admitTurn(principal: Principal): Promise<void>;
-}
+export type { TurnAdmission };
 
 /**
  * Takes a sent message in: checks it, recognises a retry by its message key (principal,
@@ -233,7 +231,10 @@ export class MessageIntake {
     (task.history ??= []).push(message);
     const seq = live.seq;
     // Stored as its view (the recorder's snapshots are too): GetTask may send the stored text as it is.
-    const saved = live.chain.then(() => this.deps.tasks.saveSnapshot(viewTask(task, { copy: false }), seq, key));
+    // The sender's turn from now on (per-user limits count it as theirs, not the task's first sender's).
+    const saved = live.chain.then(() =>
+      this.deps.tasks.saveSnapshot(viewTask(task, { copy: false }), seq, key, principal.id),
+    );
     // A key taken by a concurrent send leaves the task as it was; other failures stop the task.
     live.chain = saved.catch((err: unknown) => {
       if (!isMessageKeyTaken(err)) throw err;

@@ -58,7 +58,8 @@ export class OwnedTasks {
       status: { state: 'TASK_STATE_SUBMITTED', timestamp: this.deps.now().toISOString() },
       history: [message],
     };
-    const created = this.deps.tasks.create(task, principal.namespace);
+    // Started by the principal: while the phase runs, it is one of their running turns.
+    const created = this.deps.tasks.create(task, principal.namespace, undefined, undefined, principal.id);
     const live = registry.register(task, principal.namespace, 0);
     live.chain = created;
     created.catch(() => {
@@ -66,7 +67,7 @@ export class OwnedTasks {
       registry.drop(live);
     });
     const settled = registry.waitSettled(live);
-    turns.start(live, ownedActor(run), message, false);
+    turns.start(live, ownedActor(run), message, false, false, principal.id);
     await created;
     if (input.wait) await settled;
     const view = viewTask(live.task, { historyLength: 0 });

@@ -93,7 +93,7 @@ export class TaskService {
     if ('replay' in accepted) return this.replay.send(accepted.replay, input, principal);
     const { live, actor, message, isFollowUp, opensSession, created } = accepted;
     const settled = this.live.waitSettled(live);
-    this.turns.start(live, actor, message, isFollowUp, opensSession);
+    this.turns.start(live, actor, message, isFollowUp, opensSession, principal.id);
     const history = input.configuration?.historyLength;
     try {
       await created;
@@ -132,7 +132,7 @@ export class TaskService {
       seq: live.seq,
       payload: { task: viewTask(live.task, { historyLength: input.configuration?.historyLength }) },
     });
-    this.turns.start(live, actor, message, isFollowUp, opensSession);
+    this.turns.start(live, actor, message, isFollowUp, opensSession, principal.id);
     // Nobody reads the stream before the task row is stored.
     try {
       await created;

@@ -40,12 +40,13 @@ export class TurnRunner {
     this.deps = deps;
   }
 
-  start(live: LiveTask, actor: Actor, message: Message, isFollowUp: boolean, opensSession = false): void {
+  /** `by`: who sent the message (or started the phase): see ActorTurn.by. */
+  start(live: LiveTask, actor: Actor, message: Message, isFollowUp: boolean, opensSession = false, by?: string): void {
     const { recorder, logger } = this.deps;
     live.running++;
     // Watched while it runs: a cancel written by another process stops it promptly.
     this.deps.live.follow(live, { readNow: false });
-    const turn = this.turnOf(live, message, isFollowUp, opensSession);
+    const turn = this.turnOf(live, message, isFollowUp, opensSession, by);
     // Started here, in the request that queued the turn: its span is the turn's parent.
     const tracer = this.deps.tracer ?? NO_TRACER;
     const span = turnSpan(tracer, actor, live);
@@ -93,13 +94,20 @@ export class TurnRunner {
   }
 
   /** What the actor is handed: the task, the message, and how it reports (paced, in order). */
-  private turnOf(live: LiveTask, message: Message, isFollowUp: boolean, opensSession: boolean): ActorTurn {
+  private turnOf(
+    live: LiveTask,
+    message: Message,
+    isFollowUp: boolean,
+    opensSession: boolean,
+    by: string | undefined,
+  ): ActorTurn {
     const { recorder } = this.deps;
     return {
       task: live.task,
       message,
       isFollowUp,
       opensSession,
+      by,
       // Made when the actor first reads it (TurnAbort).
       get signal() {
         return live.abort.signal;

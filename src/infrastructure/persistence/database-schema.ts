@@ -4,6 +4,7 @@ export interface DB {
   turn_transcripts: TurnTranscriptsTable;
   tasks: TasksTable;
   namespace_limits: NamespaceLimitsTable;
+  model_usage: ModelUsageTable;
   task_events: TaskEventsTable;
   task_counts: TaskCountsTable;
   push_configs: PushConfigsTable;
@@ -233,8 +234,20 @@ export interface TasksTable {
   /** The messageId that created the task and its content hash: the task's idempotency key (migration 0005). */
   message_id: string | null;
   message_hash: string | null;
-  /** The user who started the task (per-user limits count from it; migration 0017), null when unknown. */
+  /**
+   * The user who sent the message of the task's latest turn (its first, or a follow-up's sender):
+   * per-user limits count running turns from it (migration 0017). Null when unknown.
+   */
   started_by: string | null;
+}
+
+/** Model tokens a user used, one row per model step (per-user limits; migration 0018). */
+export interface ModelUsageTable {
+  user_id: string;
+  /** When the step ended (ISO instant). */
+  at: string;
+  /** Input + output tokens of the step (PostgreSQL bigint: read back as a string). */
+  tokens: number | string;
 }
 
 /** A namespace's overrides of the server's default per-user limits (migration 0017). */

@@ -220,8 +220,8 @@ export class SqliteTaskRepository implements TaskRepository {
     await this.db.write(() => this.q.endTurn.run({ id: taskId, runnerId }));
   }
 
-  async saveSnapshot(task: Task, seq: number, key?: MessageKey): Promise<void> {
-    const params = snapshotValues(task, seq, this.runnerId);
+  async saveSnapshot(task: Task, seq: number, key?: MessageKey, startedBy?: string): Promise<void> {
+    const params = snapshotValues(task, seq, this.runnerId, startedBy);
     const changed = await this.db.write(() => this.claimSnapshot(params, key));
     if (changed === 0) throw taskNotFound(task.id);
   }

@@ -56,6 +56,8 @@ function taskRowWrites(db: SqliteDatabase) {
           seq: param('seq'),
           snapshot: param('snapshot'),
           runner_id: param('runnerId'),
+          // A follow-up's sender (null: the turn's user stays as it was).
+          started_by: sql<string | null>`coalesce(${param<string | null>('startedBy')}, started_by)`,
         })
         .where('id', '=', id),
     ),

@@ -19,6 +19,7 @@ import type {
   TranscriptStore,
   TurnChangeRepository,
   UsageCounter,
+  UsageLedger,
 } from '../../application/index.ts';
 
 /** A runner registry whose lease this process holds (SQLite or PostgreSQL `runners` table). */
@@ -57,8 +58,8 @@ export interface Storage {
   /** What chat turns changed in their projects' files (the undo history's records). */
   turnChanges: TurnChangeRepository;
   accounts: AccountRepository;
-  /** Per-user limits: usage counted from the task rows, and namespaces' overrides. */
-  quota: UsageCounter & NamespaceLimitsRepository;
+  /** Per-user limits: usage (running turns from the task rows, the ledger of model tokens), and namespaces' overrides. */
+  quota: UsageCounter & UsageLedger & NamespaceLimitsRepository;
   /** Namespaces' secrets, sealed (the cipher holding the key is not storage's). */
   secrets: SecretStore;
   runners: LeasedRunnerRegistry;

@@ -6,6 +6,7 @@ import type { LlmActorDeps } from '../../application/actors/llm/llm-actor.deps.t
 import type { ContextService } from '../../application/context/context.service.ts';
 import type { Logger } from '../../application/ports/logger.port.ts';
 import type { Principal } from '../../application/ports/principal.ts';
+import type { TurnAdmission } from '../../application/ports/quota.port.ts';
 import type { SessionRepository } from '../../application/ports/session.repository.port.ts';
 import type { StoredTask, TaskRepository } from '../../application/ports/task.repository.port.ts';
 import { RegistryActorCatalog, type LlmActorFactory } from '../../application/registry/registry-actor.catalog.ts';
@@ -31,10 +32,15 @@ export interface Conversations {
  * the session store, not through SessionService, which needs the actors — so nothing waits for a
  * service made later.
  */
-export function buildConversations(deps: ServiceDeps, parts: RegistryParts, context: ContextService): Conversations {
+export function buildConversations(
+  deps: ServiceDeps,
+  parts: RegistryParts,
+  context: ContextService,
+  admission: TurnAdmission,
+): Conversations {
   const { registry, llm, hooks } = parts;
   const definitions = new ActorDefinitions(registry);
-  const compaction = new CompactionService(new CompactionSources(deps, llm, definitions));
+  const compaction = new CompactionService(new CompactionSources(deps, llm, definitions, admission));
   const turnHistory = new TurnHistoryService({ ...deps.turnHistory, sessions: deps.sessions, tasks: deps.tasks });
   const toolbox =
     llm &&
@@ -119,11 +125,13 @@ class CompactionSources implements CompactionDeps {
   readonly tasks: TaskRepository;
   readonly llm: CompactionDeps['llm'];
   readonly logger: Logger;
+  readonly admission: TurnAdmission;
   private readonly sessions: SessionRepository;
   private readonly definitions: ActorDefinitions;
 
-  constructor(deps: ServiceDeps, llm: LlmDeps | undefined, definitions: ActorDefinitions) {
+  constructor(deps: ServiceDeps, llm: LlmDeps | undefined, definitions: ActorDefinitions, admission: TurnAdmission) {
     this.tasks = deps.tasks;
+    this.admission = admission;
     this.sessions = deps.sessions;
     this.logger = deps.logger;
     this.definitions = definitions;

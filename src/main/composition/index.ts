@@ -40,9 +40,7 @@ export function composeServices(deps: ServiceDeps): Services {
   const registryParts = buildRegistry(deps, audit);
   const { registry, capabilities, llm } = registryParts;
   const context = buildContext(deps, registry);
-  const conversations = buildConversations(deps, registryParts, context);
-  const { actors, sessions, turnHistory } = conversations;
-  const push = buildPushDelivery(deps);
+  // Before what starts turns (chat, plan phases, compaction): each asks it first.
   const quota = new QuotaService({
     defaults: deps.quota.defaults,
     usage: deps.quota.store,
@@ -51,6 +49,9 @@ export function composeServices(deps: ServiceDeps): Services {
     audit,
     mode: deps.quota.mode,
   });
+  const conversations = buildConversations(deps, registryParts, context, quota);
+  const { actors, sessions, turnHistory } = conversations;
+  const push = buildPushDelivery(deps);
   const tasks = buildTasks({
     admission: quota,
     tasks: deps.tasks,
@@ -62,7 +63,7 @@ export function composeServices(deps: ServiceDeps): Services {
     observers: [push.observer],
     tracer: deps.tracer,
   });
-  const planParts = buildPlans(deps, registryParts, context, tasks, audit);
+  const planParts = buildPlans(deps, registryParts, context, tasks, audit, quota);
   const { engine, plans } = planParts;
   const sessionDeletion = new SessionDeletion({ sessions, tasks: tasks.service, turnHistory });
   const work = new NamespaceWorkCleaner({

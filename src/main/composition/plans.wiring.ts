@@ -1,5 +1,6 @@
 import type { AuditRecorder } from '../../application/accounts/audit.service.ts';
 import type { ContextService } from '../../application/context/context.service.ts';
+import type { TurnAdmission } from '../../application/ports/quota.port.ts';
 import { PlanAccess } from '../../application/plans/plan-access.service.ts';
 import { PlanAnswers } from '../../application/plans/plan-answers.service.ts';
 import { PlanCorrections } from '../../application/plans/plan-corrections.service.ts';
@@ -35,6 +36,7 @@ export function buildPlans(
   context: ContextService,
   tasks: TaskParts,
   audit: AuditRecorder,
+  admission: TurnAdmission,
 ): PlanParts {
   const { llm, registry, hooks } = registryParts;
   const recorder = new PlanRecorder({
@@ -64,7 +66,10 @@ export function buildPlans(
       tracer: deps.tracer,
     },
   });
-  const planDeps = { plans: deps.plans, registry, tasks: tasks.service, engine, recorder, sandboxes: deps.sandboxes };
+  const planDeps = {
+    ...{ plans: deps.plans, registry, tasks: tasks.service, engine, recorder, sandboxes: deps.sandboxes },
+    admission,
+  };
   const access = new PlanAccess(planDeps);
   const planQueries = new PlanQueries(planDeps, access);
   const planAnswers = new PlanAnswers(planDeps, access, planQueries);

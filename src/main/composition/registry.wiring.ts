@@ -8,8 +8,10 @@ import type { HookDefinition } from '../../domain/registry/entities.ts';
 import { namespaceOf } from '../../domain/registry/names.ts';
 import { grantedModels } from '../../application/actors/llm/granted-models.ts';
 import type { AuditService } from '../../application/accounts/audit.service.ts';
+import { UsageMeter } from '../../application/accounts/usage-meter.ts';
 import { HookService, type HookServiceDeps } from '../../application/hooks/hook.service.ts';
 import type { HookRunner } from '../../application/ports/hook-runner.port.ts';
+import type { LanguageModels } from '../../application/ports/language-model.port.ts';
 import type { Logger } from '../../application/ports/logger.port.ts';
 import { isOfKind, type RegistryRepository } from '../../application/ports/registry.repository.port.ts';
 import { CapabilityService } from '../../application/registry/capability.service.ts';
@@ -39,7 +41,7 @@ export function buildRegistry(deps: ServiceDeps, audit: AuditService): RegistryP
       namespaceExists: async (name) => (await deps.namespaces.get(name)) !== undefined,
       audit,
     });
-  const llm = deps.llm && { ...deps.llm, models: grantedModels(deps.llm.models, capabilities) };
+  const llm = deps.llm && { ...deps.llm, models: meteredOnServer(deps, grantedModels(deps.llm.models, capabilities)) };
   // The registry needs only what the principal's roles allow (NamespaceAccess): the namespace
   // service, whose deletion clears plans and sessions, comes after them.
   const registry = new RegistryService({
@@ -61,6 +63,15 @@ export function buildRegistry(deps: ServiceDeps, audit: AuditService): RegistryP
     ? new HookService(new RegistryHookSources(deps.registry, capabilities, deps.hookRunner, deps.logger))
     : undefined;
   return { capabilities, registry, hooks, llm };
+}
+
+/**
+ * On a server every model step's tokens are recorded for its user's tokens per day; the local
+ * user is never limited, so nothing is written there.
+ */
+function meteredOnServer(deps: ServiceDeps, models: LanguageModels): LanguageModels {
+  if (deps.quota.mode !== 'server') return models;
+  return new UsageMeter({ ledger: deps.quota.store, logger: deps.logger }).models(models);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { UsageLimits } from '../../domain/quota.ts';
-import type { NamespaceLimitsRepository, UsageCounter } from '../../application/ports/quota.port.ts';
+import type { NamespaceLimitsRepository, UsageCounter, UsageLedger } from '../../application/ports/quota.port.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { Tracer } from '../../application/ports/tracer.port.ts';
 import type { PayloadLimits } from '../../domain/limits.ts';
@@ -88,9 +88,13 @@ export interface ServiceDeps {
   sync?: { state: SyncStateStore; connection: RemoteConnectionStore; remotes: SyncRemoteFactory };
   /**
    * Per-user limits: the server's defaults (all 0, none, in local mode), and where usage is counted
-   * and namespaces' overrides are kept.
+   * (and, on a server, each model step's tokens recorded) and namespaces' overrides are kept.
    */
-  quota: { defaults: UsageLimits; store: UsageCounter & NamespaceLimitsRepository; mode: 'local' | 'server' };
+  quota: {
+    defaults: UsageLimits;
+    store: UsageCounter & UsageLedger & NamespaceLimitsRepository;
+    mode: 'local' | 'server';
+  };
   /** Server-mode users and API keys (with the slow hash of their secrets). */
   accounts: { repo: AccountRepository; hasher: KeyHasher };
   /** Runs hooks' commands and webhooks (absent: registered hooks do not run). */

@@ -272,6 +272,7 @@ export class LlmTurn {
           history,
           tokens: this.tokens,
           signal: this.signal,
+          spender: this.turn.by,
         })) ?? history;
     this.compaction = history.compaction;
     return history;
@@ -307,6 +308,7 @@ export class LlmTurn {
         keys: this.deps.keys,
         lookup,
         onFallback: (fallbacks, text) => this.turn.status('TASK_STATE_WORKING', text, { taskMetadata: { fallbacks } }),
+        spender: this.turn.by,
       },
     );
     await this.candidates.resume(fallbacksOf(this.turn.task.metadata));

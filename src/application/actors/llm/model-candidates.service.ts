@@ -46,6 +46,8 @@ export interface ModelCandidatesDeps {
   lookup(name: string): Promise<ActorDefinition | undefined>;
   /** Told after each fallback: every record so far, and a sentence saying who answers now. */
   onFallback?: ((records: FallbackRecord[], text: string) => Promise<void>) | undefined;
+  /** Whose per-user limits the steps' tokens count toward (ModelRequest.spender; absent: nobody's). */
+  spender?: string | undefined;
 }
 
 /** A step as the candidate gets it: everything but the actor and its key. */
@@ -97,7 +99,8 @@ export class ModelCandidates {
       const c = this.answering;
       let streamed = false;
       try {
-        for await (const ev of this.deps.models.stream({ ...req, actor: c.def, apiKey: c.apiKey })) {
+        const step = { ...req, actor: c.def, apiKey: c.apiKey, spender: this.deps.spender };
+        for await (const ev of this.deps.models.stream(step)) {
           if (ev.type === 'finish') this.spend(c, ev.usage);
           streamed = true;
           yield ev;

@@ -184,6 +184,7 @@ class ExecutionRun {
       report: (fallbacks, text) =>
         this.turn.status('TASK_STATE_WORKING', text, { ...planMeta(plan), taskMetadata: { fallbacks } }),
       earlier: fallbacksOf(this.turn.task.metadata),
+      spender: this.turn.by,
     });
   }
 

@@ -51,12 +51,17 @@ export class PlanActorFailure extends Error {
   }
 }
 
-/** How a phase hears of fallbacks, and what an earlier part of its task recorded (its task's `metadata.fallbacks`). */
+/**
+ * How a phase hears of fallbacks, what an earlier part of its task recorded (its task's
+ * `metadata.fallbacks`), and whose per-user limits its steps' tokens count toward.
+ */
 export interface PlanFallbacks {
   /** Told when a step fell back: every fallback record so far and a sentence saying who answers now. */
   report: (records: FallbackRecord[], text: string) => Promise<void>;
   /** The records of the phase's task so far: the phase goes on with the fallback that answered. */
   earlier?: readonly FallbackRecord[] | undefined;
+  /** Who started the phase (its task's turn: ActorTurn.by); absent: nobody's. */
+  spender?: string | undefined;
 }
 
 /**
@@ -77,13 +82,14 @@ export class PlanModel {
     deps: PlanLlmDeps,
     lookup: (name: string) => Promise<ActorDefinition | undefined>,
     onFallback: PlanFallbacks['report'] | undefined,
+    spender: string | undefined,
   ) {
     this.name = name;
     this.def = def;
     this.deps = deps;
     this.candidates = new ModelCandidates(
       { name, def, apiKey },
-      { models: deps.models, keys: deps.keys, lookup, onFallback },
+      { models: deps.models, keys: deps.keys, lookup, onFallback, spender },
     );
   }
 
@@ -117,7 +123,8 @@ export class PlanModel {
         recoverable: true,
         hint: `${apiKeyFix(def)}, then run the phase again`,
       });
-    const model = new PlanModel(name, def, key.present ? key.key : undefined, deps, lookup, fallbacks?.report);
+    const apiKey = key.present ? key.key : undefined;
+    const model = new PlanModel(name, def, apiKey, deps, lookup, fallbacks?.report, fallbacks?.spender);
     await model.candidates.resume(fallbacks?.earlier ?? []);
     return model;
   }

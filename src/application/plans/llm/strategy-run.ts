@@ -117,6 +117,7 @@ export class StrategyRun {
         report: async (fallbacks, text) =>
           this.turn?.status('TASK_STATE_WORKING', text, { ...planMeta(plan), taskMetadata: { fallbacks } }),
         earlier: fallbacksOf(this.turn?.task.metadata),
+        spender: this.turn?.by,
       },
     );
   }

@@ -16,6 +16,7 @@ import {
   m0016_command_output,
 } from './0011-0016.ts';
 import { m0017_usage_limits } from './0017.ts';
+import { m0018_model_usage } from './0018.ts';
 
 /*
  * The migration list. Each group of five lives in its own file (`0001-0005.ts`, …); this index
@@ -43,4 +44,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0015_session_context': m0015_session_context,
   '0016_command_output': m0016_command_output,
   '0017_usage_limits': m0017_usage_limits,
+  '0018_model_usage': m0018_model_usage,
 };

@@ -227,8 +227,8 @@ export class PgTaskRepository implements TaskRepository {
     );
   }
 
-  async saveSnapshot(task: Task, seq: number, key?: MessageKey): Promise<void> {
-    const v = snapshotValues(task, seq, this.runnerId);
+  async saveSnapshot(task: Task, seq: number, key?: MessageKey, startedBy?: string): Promise<void> {
+    const v = snapshotValues(task, seq, this.runnerId, startedBy);
     // The follow-up's key is inserted only when the task row was there to update.
     const insertKey = key
       ? sql`, k as (insert into message_keys (owner, message_id, task_id, hash)
@@ -239,7 +239,7 @@ export class PgTaskRepository implements TaskRepository {
       found = await this.inOrder(task.id, async (k) => {
         const r = await sql`with u as (
             update tasks set state = ${v.state}, updated_at = ${v.updatedAt}, seq = ${v.seq}, snapshot = ${v.snapshot},
-              runner_id = ${v.runnerId} where id = ${v.id} returning id)${insertKey}
+              runner_id = ${v.runnerId}, started_by = coalesce(${v.startedBy}, started_by) where id = ${v.id} returning id)${insertKey}
           select pg_notify(${TASK_EVENTS_CHANNEL}, ${taskNotice(task.id, seq, this.runnerId)}) from u`.execute(k);
         return r.rows.length;
       });

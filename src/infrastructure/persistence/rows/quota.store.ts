@@ -1,5 +1,4 @@
-import { sql, type RawBuilder } from 'kysely';
-import type { NamespaceLimitsRepository, StoredLimits, UsageCounter } from '../../../application/index.ts';
+import type { NamespaceLimitsRepository, StoredLimits, UsageCounter, UsageLedger } from '../../../application/index.ts';
 import type { LimitOverrides } from '../../../domain/quota.ts';
 import type { SqlRunner } from './sql-runner.ts';
 
@@ -7,11 +6,11 @@ import type { SqlRunner } from './sql-runner.ts';
 const RUNNING = ['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING'];
 
 /**
- * Per-user limits' storage on either engine: what users use, counted from the task rows (the user
- * who started each task, its state, and the model usage its last turn stored in
- * `metadata.usage`), and namespaces' overrides of the default limits.
+ * Per-user limits' storage on either engine: what users use — running turns counted from the task
+ * rows (the user who started each task's latest turn, and its state), model tokens from the
+ * ledger of model steps (`model_usage`) — and namespaces' overrides of the default limits.
  */
-export class QuotaTableStore implements UsageCounter, NamespaceLimitsRepository {
+export class QuotaTableStore implements UsageCounter, UsageLedger, NamespaceLimitsRepository {
   private readonly db: SqlRunner;
 
   constructor(db: SqlRunner) {
@@ -31,24 +30,25 @@ export class QuotaTableStore implements UsageCounter, NamespaceLimitsRepository 
   }
 
   async tokensSince(user: string, since: string): Promise<number> {
-    // The usage a turn records is in its task's snapshot; tasks changed today are few per user.
-    const tokens: RawBuilder<number | string> =
-      this.db.engine === 'postgresql'
-        ? sql`coalesce(sum(
-            coalesce(((snapshot::jsonb) #>> '{metadata,usage,inputTokens}')::numeric, 0) +
-            coalesce(((snapshot::jsonb) #>> '{metadata,usage,outputTokens}')::numeric, 0)), 0)`
-        : sql`coalesce(sum(
-            coalesce(json_extract(snapshot, '$.metadata.usage.inputTokens'), 0) +
-            coalesce(json_extract(snapshot, '$.metadata.usage.outputTokens'), 0)), 0)`;
+    // One range read of the (user_id, at, tokens) index: a user's steps of one day.
     const row = await this.db.run((k) =>
       k
-        .selectFrom('tasks')
-        .select(tokens.as('n'))
-        .where('started_by', '=', user)
-        .where('updated_at', '>=', since)
+        .selectFrom('model_usage')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('tokens'), eb.lit(0)).as('n'))
+        .where('user_id', '=', user)
+        .where('at', '>=', since)
         .executeTakeFirst(),
     );
     return Number(row?.n ?? 0);
+  }
+
+  async record(user: string, tokens: number, at: string): Promise<void> {
+    await this.db.run((k) => k.insertInto('model_usage').values({ user_id: user, at, tokens }).execute());
+  }
+
+  async prune(before: string): Promise<number> {
+    const r = await this.db.run((k) => k.deleteFrom('model_usage').where('at', '<', before).executeTakeFirst());
+    return Number(r.numDeletedRows);
   }
 
   async list(): Promise<StoredLimits[]> {

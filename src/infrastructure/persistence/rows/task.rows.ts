@@ -169,9 +169,10 @@ export function appendValues(
   return values;
 }
 
-/** The values saveSnapshot writes (the task is then run by `runnerId`). */
-export function snapshotValues(task: Task, seq: number, runnerId: string | null) {
+/** The values saveSnapshot writes (the task is then run by `runnerId`; `startedBy`: a follow-up's sender). */
+export function snapshotValues(task: Task, seq: number, runnerId: string | null, startedBy?: string) {
   return {
+    startedBy: startedBy ?? null,
     id: task.id,
     state: task.status.state,
     updatedAt: toIsoInstant(task.status.timestamp ?? new Date().toISOString(), 'task.status.timestamp'),

@@ -124,6 +124,20 @@ describe('QuotaService', () => {
     assert.equal(err.details['retryAfterSeconds'], 60);
   });
 
+  it('checks only the running turns of a turn that asks no model (an apply), and reads no tokens for it', async () => {
+    const { service, store } = quota({ concurrentTurns: 1, tokensPerDay: 1000 });
+    store.tokens.set('alice', 5000);
+    const asked = store.sinceAsked.length;
+    await service.admitTurn(alice, 'concurrentTurns');
+    assert.equal(store.sinceAsked.length, asked, 'no token read');
+    assert.equal((await refusal(() => service.admitTurn(alice))).details['limit'], 'tokensPerDay');
+    store.running.set('alice', 1);
+    assert.equal(
+      (await refusal(() => service.admitTurn(alice, 'concurrentTurns'))).details['limit'],
+      'concurrentTurns',
+    );
+  });
+
   it('never limits the local user', async () => {
     const { service, store } = quota({ requestsPerMinute: 1, concurrentTurns: 1, tokensPerDay: 1 });
     store.running.set('local', 5);
