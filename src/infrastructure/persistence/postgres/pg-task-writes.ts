@@ -1,8 +1,9 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../database-schema.ts';
 import { TERMINAL_STATES, type AppendValues } from '../rows/task.rows.ts';
-import type { PgDatabase } from './pg-database.ts';
+import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
 import { queueDeliveries } from './pg-push-outbox.repository.ts';
+import { PgSessionWrites, type SessionWork, type SessionWorkCarrier } from './pg-session-writes.ts';
 
 /**
  * At most this many events go in one statement: a turn's burst is a few dozen at most (the
@@ -18,9 +19,13 @@ export interface QueuedAppend {
 }
 
 type Settle = { resolve(value: unknown): void; reject(err: unknown): void };
+/** A write that can carry a session's work (see PgSessionWrites): a create or an append. */
+type Carrier = { contextId: string; session?: SessionWork | undefined };
 type Op =
   | ({ kind: 'write'; write: (k: Kysely<DB>) => Promise<unknown> } & Settle)
-  | ({ kind: 'append'; item: QueuedAppend } & Settle);
+  | ({ kind: 'create'; build: (extra: RawBuilder<unknown>) => RawBuilder<unknown> } & Carrier & Settle)
+  | ({ kind: 'append'; item: QueuedAppend } & Carrier & Settle);
+type CarrierOp = Extract<Op, Carrier>;
 
 /**
  * The writes of each task, in call order, one statement at a time per task (different tasks run
@@ -28,12 +33,17 @@ type Op =
  * events asked for meanwhile queue and then go together as one multi-row statement, so a turn's
  * burst of events costs one or two round trips instead of one each (issue #40, point 7). The first
  * write of an idle task starts in a microtask, so the events of one synchronous burst share it too.
- * Every caller gets its own outcome (a statement's failure fails each write it carried).
+ * A create or an append still queued carries the session bookkeeping of its context (its new row,
+ * a task counted, its activity: PgSessionWrites). Every caller gets its own outcome (a statement's
+ * failure fails each write it carried; carried session work then runs on its own).
  */
-export class PgTaskWrites {
+export class PgTaskWrites implements SessionWorkCarrier {
   /** Per task with writes queued or in flight: the ops not yet started. */
   private readonly queues = new Map<string, Op[]>();
+  /** Per session: the last queued (not started) write of one of its tasks that can carry its work. */
+  private readonly carriers = new Map<string, CarrierOp>();
   private readonly db: PgDatabase;
+  private readonly sessions: PgSessionWrites;
   private readonly runnerId: string;
   private readonly channel: string;
   private readonly notice: (taskId: string, seq: number) => string;
@@ -43,6 +53,8 @@ export class PgTaskWrites {
     this.runnerId = runnerId;
     this.channel = channel;
     this.notice = notice;
+    this.sessions = PgSessionWrites.of(db);
+    this.sessions.addCarrier(this);
   }
 
   /** Runs `write` after the task's earlier writes settle (alone in its statement). */
@@ -53,17 +65,41 @@ export class PgTaskWrites {
   }
 
   /**
+   * Creates a task (its first write): `build` makes the statement with `extra` CTEs after its own
+   * (the session work it carries; the statement must not read them).
+   */
+  create(
+    taskId: string,
+    contextId: string,
+    build: (extra: RawBuilder<unknown>) => RawBuilder<unknown>,
+  ): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.enqueue(taskId, { kind: 'create', build, contextId, resolve, reject });
+    });
+  }
+
+  /**
    * Appends an event after the task's earlier writes, in one statement with the other events
    * queued next to it. Resolves with whether the database took it (false: refused by the guard,
    * the task has ended or, fenced, is no longer run by this runner).
    */
-  append(taskId: string, item: QueuedAppend): Promise<boolean> {
+  append(taskId: string, contextId: string, item: QueuedAppend): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
-      this.enqueue(taskId, { kind: 'append', item, resolve, reject });
+      this.enqueue(taskId, { kind: 'append', item, contextId, resolve, reject });
     });
   }
 
+  workFor(sessionId: string): SessionWork | undefined {
+    const op = this.carriers.get(sessionId);
+    if (!op) return undefined;
+    return (op.session ??= { id: sessionId, added: 0, settles: [] });
+  }
+
   private enqueue(taskId: string, op: Op): void {
+    if (op.kind !== 'write') {
+      op.session = this.sessions.claim(op.contextId);
+      this.carriers.set(op.contextId, op);
+    }
     const queue = this.queues.get(taskId);
     if (queue) {
       queue.push(op);
@@ -90,24 +126,41 @@ export class PgTaskWrites {
         queue.shift();
       }
     }
-    try {
-      if (first.kind === 'write') first.resolve(await this.db.run(first.write));
-      else {
-        const appends = ops as Extract<Op, { kind: 'append' }>[];
-        const taken = await this.db.run((k) =>
-          this.appendAll(
-            k,
-            taskId,
-            appends.map((o) => o.item),
-          ),
-        );
-        for (const o of appends) o.resolve(taken);
-      }
-    } catch (err) {
-      for (const o of ops) o.reject(err);
-    }
+    for (const o of ops)
+      if (o.kind !== 'write' && this.carriers.get(o.contextId) === o) this.carriers.delete(o.contextId);
+    await this.run(taskId, ops, true);
     if (queue.length === 0) this.queues.delete(taskId);
     else void this.next(taskId);
+  }
+
+  /**
+   * One statement for `ops`, with the session work they carry. A constraint failure with session
+   * work aboard is run again without it (the work goes alone): each learns its own outcome.
+   */
+  private async run(taskId: string, ops: readonly Op[], carry: boolean): Promise<void> {
+    const first = ops[0];
+    if (!first) return;
+    const works = carry ? sessionWorks(ops) : [];
+    const extra = sql.join(
+      works.map((w, i) => this.sessions.cte(`s${i}`, w)),
+      sql``,
+    );
+    let result: unknown;
+    try {
+      if (first.kind === 'write') result = await this.db.run(first.write);
+      else if (first.kind === 'create') result = await this.db.run((k) => first.build(extra).execute(k));
+      else result = await this.db.run((k) => this.appendAll(k, taskId, ops as CarrierOp[], extra));
+    } catch (err) {
+      if (works.length > 0 && (isPgConstraintError(err, 'unique') || isPgConstraintError(err, 'foreign'))) {
+        for (const w of works) void this.sessions.alone(w);
+        return this.run(taskId, ops, false);
+      }
+      for (const o of ops) o.reject(err);
+      for (const w of works) for (const s of w.settles) s.reject(err);
+      return;
+    }
+    for (const o of ops) o.resolve(result);
+    for (const w of works) for (const s of w.settles) s.resolve();
   }
 
   /**
@@ -118,7 +171,13 @@ export class PgTaskWrites {
    * nothing. Then the events, the row's columns as the last of them leave it, each event's outbox
    * rows, and one NOTIFY with the last seq. True when the guard passed.
    */
-  private async appendAll(k: Kysely<DB>, taskId: string, items: readonly QueuedAppend[]): Promise<boolean> {
+  private async appendAll(
+    k: Kysely<DB>,
+    taskId: string,
+    ops: readonly CarrierOp[],
+    extra: RawBuilder<unknown>,
+  ): Promise<boolean> {
+    const items = ops.map((o) => (o as Extract<Op, { kind: 'append' }>).item);
     const owner = items[0]?.fenced ? sql`and runner_id = ${this.runnerId}` : sql``;
     const guard = sql`select id from tasks where id = ${taskId} and state not in (${sql.join(TERMINAL_STATES.map((s) => sql.lit(s)))}) ${owner}
       for no key update`;
@@ -131,10 +190,28 @@ export class PgTaskWrites {
     const update = rowUpdate(items);
     const rest = update ? sql`, u as (${update})` : sql``;
     const last = seqs[seqs.length - 1] ?? 0;
-    const r = await sql`with g as (${guard}), e as (${insert})${rest}, o as (${queueDeliveries(this.runnerId)})
+    const r = await sql`with g as (${guard}), e as (${insert})${rest}, o as (${queueDeliveries(this.runnerId)})${extra}
       select pg_notify(${this.channel}, ${this.notice(taskId, last)}) from g`.execute(k);
     return r.rows.length > 0;
   }
+}
+
+/** The session work of `ops`, merged per session (a task's writes are all in its one session). */
+function sessionWorks(ops: readonly Op[]): SessionWork[] {
+  const by = new Map<string, SessionWork>();
+  for (const o of ops) {
+    if (o.kind === 'write' || !o.session) continue;
+    const w = by.get(o.session.id);
+    if (!w) by.set(o.session.id, o.session);
+    else {
+      // A second carrier of the same session's work (rare): one statement cannot update a row twice.
+      if (o.session.insert) w.insert ??= o.session.insert;
+      w.added += o.session.added;
+      if (o.session.at !== undefined && (w.at === undefined || o.session.at > w.at)) w.at = o.session.at;
+      w.settles.push(...o.session.settles);
+    }
+  }
+  return [...by.values()];
 }
 
 /** The task row as the events leave it, applied in order: the last state, the last snapshot. */

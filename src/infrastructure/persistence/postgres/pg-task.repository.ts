@@ -123,16 +123,19 @@ export class PgTaskRepository implements TaskRepository {
           select id, ${push.id}, ${JSON.stringify({ ...push, taskId: task.id })} from t)`
       : sql``;
     try {
-      await this.writes.write(task.id, (k) =>
-        sql`with t as (
+      await this.writes.create(
+        task.id,
+        v.contextId,
+        (extra) =>
+          sql`with t as (
             insert into tasks (id, context_id, owner, state, created_at, updated_at, seq, snapshot, runner_id, message_id, message_hash, started_by)
             values (${v.id}, ${v.contextId}, ${v.owner}, ${v.state}, ${v.createdAt}, ${v.updatedAt}, 0, ${v.snapshot},
                     ${v.runnerId}, ${v.messageId}, ${v.hash}, ${v.startedBy})
             returning id),
           c as (
             insert into task_counts (owner, context_id, n) values ${counts}
-            on conflict (owner, context_id) do update set n = task_counts.n + excluded.n)${config}
-          select pg_notify(${TASK_EVENTS_CHANNEL}, ${taskNotice(task.id, 0, this.runnerId)}) from t`.execute(k),
+            on conflict (owner, context_id) do update set n = task_counts.n + excluded.n)${config}${extra}
+          select pg_notify(${TASK_EVENTS_CHANNEL}, ${taskNotice(task.id, 0, this.runnerId)}) from t`,
       );
     } catch (err) {
       if (isPgConstraintError(err, 'unique')) {
@@ -164,7 +167,7 @@ export class PgTaskRepository implements TaskRepository {
     const values = appendValues(taskId, event, snapshot, eventJson);
     let taken: boolean;
     try {
-      taken = await this.writes.append(taskId, { values, fenced });
+      taken = await this.writes.append(taskId, event.event.contextId, { values, fenced });
     } catch (err) {
       if (isPgConstraintError(err, 'foreign')) throw taskNotFound(taskId);
       if (isPgConstraintError(err, 'unique')) throw seqTaken(taskId, event.seq);
