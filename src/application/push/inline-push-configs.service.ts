@@ -13,11 +13,23 @@ export class InlinePushConfigs implements InlinePushRegistrar {
   private readonly repo: PushConfigRepository;
   private readonly egress: EgressPolicy;
   private readonly onChange: (taskId: string) => void;
+  private readonly onNone: (taskId: string) => void;
 
-  constructor(repo: PushConfigRepository, egress: EgressPolicy, onChange: (taskId: string) => void = () => {}) {
+  constructor(
+    repo: PushConfigRepository,
+    egress: EgressPolicy,
+    onChange: (taskId: string) => void = () => {},
+    onNone: (taskId: string) => void = () => {},
+  ) {
     this.repo = repo;
     this.egress = egress;
     this.onChange = onChange;
+    this.onNone = onNone;
+  }
+
+  createdWithout(taskId: string): () => void {
+    this.onNone(taskId);
+    return () => this.onChange(taskId);
   }
 
   /**

@@ -106,6 +106,17 @@ export class PushNotifier {
     this.loaded.delete(taskId);
   }
 
+  /**
+   * A task this process is creating without configs: none to read at its first event. Kept only
+   * where a later change would be noticed (as a load is); set before the create is sent, so a
+   * config another process adds once the task exists is noticed after it and clears it.
+   */
+  knownEmpty(taskId: string): void {
+    if (!this.mayCache()) return;
+    this.cached(taskId); // the cache brought up to date with the store's version first
+    if (!this.configs.has(taskId)) this.loaded.set(taskId, []);
+  }
+
   /** Forget every cached config (changes may have been missed). */
   private forgetAll(): void {
     this.configs.clear();

@@ -173,6 +173,8 @@ export class MessageIntake {
     // every delivery waits behind the rows (the chain starts with them) and callers answer only
     // after they are stored (`created`). The push config is written by the task's own create (one
     // write with the row), never on its own: on PostgreSQL it could otherwise land first.
+    // Without an inline config the new task has none (no read at its first event).
+    const withdraw = push ? undefined : this.deps.inlinePush?.createdWithout?.(taskId);
     const created = Promise.all([
       sessionStored,
       tasks.create(task, principal.namespace, key, push?.config, principal.id).then(() => push?.created()),
@@ -181,6 +183,7 @@ export class MessageIntake {
     const live = registry.register(task, principal.namespace, 0);
     live.chain = created;
     created.catch(() => {
+      withdraw?.();
       // The caller of send/stream gets this failure (and the dispatcher logs it).
       live.failureReported = true;
       live.abort.abort();

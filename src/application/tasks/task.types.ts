@@ -82,6 +82,13 @@ export interface PreparedInlinePush {
  */
 export interface InlinePushRegistrar {
   prepare(taskId: string, config: TaskPushNotificationConfig, principal: Principal): Promise<PreparedInlinePush>;
+  /**
+   * A new task this process creates without an inline config has none: its first event need not
+   * read them (on PostgreSQL a round trip per send; a config created later reaches the readers as
+   * any change does). Called before the create is sent; the function returned withdraws it (the
+   * create failed).
+   */
+  createdWithout?(taskId: string): () => void;
 }
 
 /** Observes every event of every task (push notifications use this). */

@@ -30,7 +30,12 @@ export function buildPushDelivery(deps: ServiceDeps): PushDelivery {
   });
   return {
     notifier,
-    inline: new InlinePushConfigs(configs, deps.egress, (taskId) => notifier.invalidate(taskId)),
+    inline: new InlinePushConfigs(
+      configs,
+      deps.egress,
+      (taskId) => notifier.invalidate(taskId),
+      (taskId) => notifier.knownEmpty(taskId),
+    ),
     observer: new NotifierObserver(notifier),
   };
 }

@@ -9,11 +9,8 @@ import type {
 } from '../../../application/index.ts';
 import { toIsoInstant } from '../iso-instant.ts';
 import {
-  activityInstant,
-  addSessionTasks,
   deleteIdleSessions,
   deleteSession,
-  insertSession,
   listSessions,
   pageLimit,
   selectSession,
@@ -23,31 +20,29 @@ import {
   sessionsByIdPrefix,
   toSession,
   toSessionPage,
-  touchSession,
   updateSessionSettings,
 } from '../rows/session.rows.ts';
 import { forkRows, forkStatements } from '../rows/session-fork.rows.ts';
 import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
+import { PgSessionWrites } from './pg-session-writes.ts';
 
 /**
  * Chat sessions in PostgreSQL, listed newest activity first. Activity (touch) is one conditional
- * update, so instances counting tasks into one session at once never lose a count.
+ * update, so instances counting tasks into one session at once never lose a count; a new row and
+ * the touches of a send ride in the statements of its task's writes (PgSessionWrites).
  */
 export class PgSessionRepository implements SessionRepository {
   private readonly db: PgDatabase;
+  private readonly writes: PgSessionWrites;
 
   constructor(db: PgDatabase) {
     this.db = db;
+    this.writes = PgSessionWrites.of(db);
   }
 
   async create(session: Session): Promise<void> {
-    const row = sessionRow(session);
-    try {
-      await this.db.run((k) => insertSession(k, row).execute());
-    } catch (err) {
-      if (isPgConstraintError(err, 'unique')) throw sessionExists(session.id);
-      throw err;
-    }
+    // With its first task's create when one follows at once (PgSessionWrites), else alone.
+    await this.writes.insert(sessionRow(session));
   }
 
   /** One transaction: other instances see the fork whole or not at all. */
@@ -86,11 +81,9 @@ export class PgSessionRepository implements SessionRepository {
   }
 
   /** Bumps `updatedAt` (never backwards) and the task count; a missing session is not an error. */
-  async touch(id: string, at: string, addedTasks: number): Promise<void> {
-    const instant = activityInstant(at);
-    await this.db.run((k) =>
-      (instant === undefined ? addSessionTasks(k, id, addedTasks) : touchSession(k, id, instant, addedTasks)).execute(),
-    );
+  touch(id: string, at: string, addedTasks: number): Promise<void> {
+    // In the statement of a queued write of a task of this session when there is one.
+    return this.writes.touch(id, at, addedTasks);
   }
 
   async updateSettings(id: string, settings: SessionSettings, at: string): Promise<boolean> {

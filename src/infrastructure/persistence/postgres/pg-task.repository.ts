@@ -44,7 +44,7 @@ import {
   type TaskRow,
 } from '../rows/task.rows.ts';
 import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
-import { queueDeliveries } from './pg-push-outbox.repository.ts';
+import { PgTaskWrites } from './pg-task-writes.ts';
 
 /** The NOTIFY channel of committed task events: payload `<taskId> <seq> <runnerId>`. */
 export const TASK_EVENTS_CHANNEL = 'ca_task_events';
@@ -86,19 +86,23 @@ const NOT_A_PLAN_TASK = sql`context_id not in (
  * Tasks in PostgreSQL, shared by every instance on the database. Each write is one statement
  * (data-modifying CTEs: the event, the snapshot and the notification in one round trip, atomic
  * without BEGIN/COMMIT), or one transaction with row locks where it reads before it writes.
- * Writes of one task run in call order (a promise chain per task); different tasks run
- * concurrently on the pool. Every committed event is announced with NOTIFY (see {@link watch}).
+ * Writes of one task run in call order, one statement at a time, the events queued behind a
+ * statement in flight going together in the next (PgTaskWrites); different tasks run concurrently
+ * on the pool. Every committed event is announced with NOTIFY (see {@link watch}).
  */
 export class PgTaskRepository implements TaskRepository {
   private readonly runnerId: string;
-  /** The last write queued per task (never rejects): the next one starts after it. */
-  private readonly tails = new Map<string, Promise<void>>();
+  /** Each task's writes in call order; a turn's events batched (see PgTaskWrites). */
+  private readonly writes: PgTaskWrites;
 
   private readonly db: PgDatabase;
 
   constructor(db: PgDatabase, opts: PgTaskRepositoryOptions) {
     this.db = db;
     this.runnerId = opts.runnerId;
+    this.writes = new PgTaskWrites(db, this.runnerId, TASK_EVENTS_CHANNEL, (id, seq) =>
+      taskNotice(id, seq, this.runnerId),
+    );
   }
 
   async create(
@@ -119,16 +123,19 @@ export class PgTaskRepository implements TaskRepository {
           select id, ${push.id}, ${JSON.stringify({ ...push, taskId: task.id })} from t)`
       : sql``;
     try {
-      await this.inOrder(task.id, (k) =>
-        sql`with t as (
+      await this.writes.create(
+        task.id,
+        v.contextId,
+        (extra) =>
+          sql`with t as (
             insert into tasks (id, context_id, owner, state, created_at, updated_at, seq, snapshot, runner_id, message_id, message_hash, started_by)
             values (${v.id}, ${v.contextId}, ${v.owner}, ${v.state}, ${v.createdAt}, ${v.updatedAt}, 0, ${v.snapshot},
                     ${v.runnerId}, ${v.messageId}, ${v.hash}, ${v.startedBy})
             returning id),
           c as (
             insert into task_counts (owner, context_id, n) values ${counts}
-            on conflict (owner, context_id) do update set n = task_counts.n + excluded.n)${config}
-          select pg_notify(${TASK_EVENTS_CHANNEL}, ${taskNotice(task.id, 0, this.runnerId)}) from t`.execute(k),
+            on conflict (owner, context_id) do update set n = task_counts.n + excluded.n)${config}${extra}
+          select pg_notify(${TASK_EVENTS_CHANNEL}, ${taskNotice(task.id, 0, this.runnerId)}) from t`,
       );
     } catch (err) {
       if (isPgConstraintError(err, 'unique')) {
@@ -157,38 +164,16 @@ export class PgTaskRepository implements TaskRepository {
   }
 
   async append(taskId: string, event: TaskEvent, snapshot?: Task, eventJson?: string, fenced = false): Promise<void> {
-    const v = appendValues(taskId, event, snapshot, eventJson);
-    // The task's row, locked (no key update: the event's foreign key check still passes) while it
-    // has not ended and, for a turn's event, still names this runner. A settle committed meanwhile
-    // by another instance is seen here (the lock waits for it, then reads the row again), so
-    // nothing follows a final event and a fenced-off turn writes nothing.
-    const owner = fenced ? sql`and runner_id = ${this.runnerId}` : sql``;
-    const guard = sql`select id from tasks where id = ${v.id} and state not in (${TERMINAL}) ${owner}
-      for no key update`;
-    const insert = sql`insert into task_events (task_id, seq, kind, payload)
-      select id, ${v.seq}, ${v.kind}, ${v.payload} from g returning task_id, seq, kind, payload`;
-    let update: RawBuilder<unknown> | undefined;
-    if (v.snapshot !== undefined) {
-      update = sql`update tasks set state = ${v.state}, updated_at = ${v.updatedAt}, seq = ${v.seq},
-        snapshot = ${v.snapshot} from e where tasks.id = e.task_id`;
-    } else if (v.state !== undefined) {
-      update = sql`update tasks set state = ${v.state}, updated_at = ${v.updatedAt} from e where tasks.id = e.task_id`;
-    }
-    const rest = update ? sql`, u as (${update})` : sql``;
-    const notice = taskNotice(taskId, event.seq, this.runnerId);
-    let stored: number;
+    const values = appendValues(taskId, event, snapshot, eventJson);
+    let taken: boolean;
     try {
-      stored = await this.inOrder(taskId, async (k) => {
-        const r = await sql`with g as (${guard}), e as (${insert})${rest}, o as (${queueDeliveries(this.runnerId)})
-          select pg_notify(${TASK_EVENTS_CHANNEL}, ${notice}) from e`.execute(k);
-        return r.rows.length;
-      });
+      taken = await this.writes.append(taskId, event.event.contextId, { values, fenced });
     } catch (err) {
       if (isPgConstraintError(err, 'foreign')) throw taskNotFound(taskId);
       if (isPgConstraintError(err, 'unique')) throw seqTaken(taskId, event.seq);
       throw err;
     }
-    if (stored === 0) {
+    if (!taken) {
       // Refused by the guard (rare): say whether the task is gone or the write was fenced off.
       const row = await this.db.run((k) =>
         k.selectFrom('tasks').select('id').where('id', '=', taskId).executeTakeFirst(),
@@ -217,7 +202,7 @@ export class PgTaskRepository implements TaskRepository {
   }
 
   async endTurn(taskId: string): Promise<void> {
-    await this.inOrder(taskId, (k) =>
+    await this.writes.write(taskId, (k) =>
       k
         .updateTable('tasks')
         .set({ runner_id: null })
@@ -236,7 +221,7 @@ export class PgTaskRepository implements TaskRepository {
       : sql``;
     let found: number;
     try {
-      found = await this.inOrder(task.id, async (k) => {
+      found = await this.writes.write(task.id, async (k) => {
         const r = await sql`with u as (
             update tasks set state = ${v.state}, updated_at = ${v.updatedAt}, seq = ${v.seq}, snapshot = ${v.snapshot},
               runner_id = ${v.runnerId}, started_by = coalesce(${v.startedBy}, started_by) where id = ${v.id} returning id)${insertKey}
@@ -349,25 +334,6 @@ export class PgTaskRepository implements TaskRepository {
     const n = Math.max(0, Math.floor(limit));
     const rows = await this.db.run((k) => byContextQuery(k, contextId, n).select(EVENTS_AFTER_SNAPSHOT).execute());
     return rows.reverse().map(materialise);
-  }
-
-  /**
-   * Runs a write of one task after the earlier writes of that task settle (call order), with
-   * storage failures mapped. The chain never holds a rejection: each caller gets its own.
-   */
-  private inOrder<T>(taskId: string, write: (k: Kysely<DB>) => Promise<T>): Promise<T> {
-    const run = () => this.db.run(write);
-    const prev = this.tails.get(taskId);
-    const result = prev ? prev.then(run) : run();
-    const tail = result.then(
-      () => {},
-      () => {},
-    );
-    this.tails.set(taskId, tail);
-    void tail.then(() => {
-      if (this.tails.get(taskId) === tail) this.tails.delete(taskId);
-    });
-    return result;
   }
 }
 

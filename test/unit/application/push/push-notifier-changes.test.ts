@@ -140,6 +140,40 @@ describe('PushNotifier and config changes made elsewhere', () => {
     assert.equal(stopped, 1, 'stopping stops listening');
   });
 
+  it('reads no configs for a task created here without one, and still delivers to a config made afterwards elsewhere', async () => {
+    let tell: ((taskId: string) => void) | undefined;
+    const { store, sender, n } = setup({
+      watch: async (handler) => {
+        tell = handler;
+        return async () => {};
+      },
+    });
+    // Listening starts with the first load (another task's); until then nothing is taken as known.
+    n.notify({ ...task, id: 'other' }, event(1));
+    await drained(n);
+    const before = store.reads;
+    n.knownEmpty('t1');
+    n.notify(task, event(1));
+    n.notify(task, event(2));
+    await drained(n);
+    assert.equal(store.reads, before, 'nothing read for a task known to have no configs');
+    store.configs = [config('a')];
+    tell?.('t1');
+    n.notify(task, event(3));
+    await drained(n);
+    assert.deepEqual(sender.sent, ['a3']);
+    assert.equal(store.reads, before + 1);
+  });
+
+  it('takes nothing as known while a change made elsewhere would go unnoticed', async () => {
+    const { store, sender, n } = setup({ watch: () => new Promise(() => {}) });
+    store.configs = [config('a')];
+    n.knownEmpty('t1');
+    n.notify(task, event(1));
+    await drained(n);
+    assert.deepEqual(sender.sent, ['a1']);
+  });
+
   it('reads the configs at every event when the store cannot tell of changes', async () => {
     const { store, sender, n } = setup({});
     store.configs = [config('a')];
