@@ -23,7 +23,7 @@ const ENGINES = [
 ];
 
 /** Sends at once: enough that the task's write and the config's raced on a pool of connections. */
-const CONCURRENT = 40;
+const CONCURRENT = 100;
 
 for (const engine of ENGINES) {
   describe(`a webhook given with the message (${engine.name})`, { skip: engine.skip }, () => {
