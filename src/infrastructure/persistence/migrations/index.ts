@@ -17,6 +17,7 @@ import {
 } from './0011-0016.ts';
 import { m0017_usage_limits } from './0017.ts';
 import { m0018_model_usage } from './0018.ts';
+import { m0019_auth_changes } from './0019.ts';
 
 /*
  * The migration list. Each group of five lives in its own file (`0001-0005.ts`, …); this index
@@ -45,4 +46,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0016_command_output': m0016_command_output,
   '0017_usage_limits': m0017_usage_limits,
   '0018_model_usage': m0018_model_usage,
+  '0019_auth_changes': m0019_auth_changes,
 };

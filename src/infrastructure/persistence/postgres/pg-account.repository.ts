@@ -1,6 +1,7 @@
 import type { AccountRepository, ApiKeyRecord, KeyLookup, UserRecord } from '../../../application/index.ts';
 import type { Role } from '../../../domain/permissions.ts';
 import * as rows from '../rows/account.rows.ts';
+import { pgAuthChangesOf, type PgAuthChanges } from './pg-auth-changes.ts';
 import { isPgConstraintError, type PgDatabase } from './pg-database.ts';
 
 /** How often createUser runs again after losing a race to a concurrent one (it then sees the winner). */
@@ -13,9 +14,21 @@ const CREATE_USER_ATTEMPTS = 3;
  */
 export class PgAccountRepository implements AccountRepository {
   private readonly db: PgDatabase;
+  private readonly changes: PgAuthChanges;
 
   constructor(db: PgDatabase) {
     this.db = db;
+    this.changes = pgAuthChangesOf(db);
+  }
+
+  /** Runs a write that may change a principal, then counts it (before its notification comes back). */
+  private async changing<T>(write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } finally {
+      // Even a failed write may have committed (the answer was lost): count it either way.
+      this.changes.changed();
+    }
   }
 
   countUsers(): Promise<number> {
@@ -45,7 +58,7 @@ export class PgAccountRepository implements AccountRepository {
   async createUser(user: UserRecord, opts: { joinExisting?: boolean } = {}): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.db.transaction((tx) => rows.createUserIn(tx, user, opts));
+        await this.changing(this.db.transaction((tx) => rows.createUserIn(tx, user, opts)));
         return;
       } catch (err) {
         if (attempt >= CREATE_USER_ATTEMPTS || !isPgConstraintError(err, 'unique')) throw err;
@@ -54,7 +67,7 @@ export class PgAccountRepository implements AccountRepository {
   }
 
   setDisabled(name: string, at: string | undefined): Promise<void> {
-    return this.db.run((k) => rows.setDisabled(k, name, at));
+    return this.changing(this.db.run((k) => rows.setDisabled(k, name, at)));
   }
 
   rolesOf(name: string): Promise<Record<string, Role>> {
@@ -83,15 +96,17 @@ export class PgAccountRepository implements AccountRepository {
   }
 
   createKey(key: ApiKeyRecord): Promise<void> {
-    return this.db.run((k) => rows.createKey(k, key));
+    return this.changing(this.db.run((k) => rows.createKey(k, key)));
   }
 
   /** The user's row is locked first, so two instances replacing the same key leave one. */
   async replaceKey(key: ApiKeyRecord): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.selectFrom('users').select('name').where('name', '=', key.user).forUpdate().execute();
-      await rows.replaceKeyIn(tx, key);
-    });
+    await this.changing(
+      this.db.transaction(async (tx) => {
+        await tx.selectFrom('users').select('name').where('name', '=', key.user).forUpdate().execute();
+        await rows.replaceKeyIn(tx, key);
+      }),
+    );
   }
 
   listKeys(user?: string): Promise<ApiKeyRecord[]> {
@@ -103,10 +118,15 @@ export class PgAccountRepository implements AccountRepository {
   }
 
   revokeKey(id: string, at: string): Promise<void> {
-    return this.db.run((k) => rows.revokeKey(k, id, at));
+    return this.changing(this.db.run((k) => rows.revokeKey(k, id, at)));
   }
 
+  /** Changes no principal: the triggers leave `last_used_at` out, and so does this. */
   touchKey(id: string, at: string): Promise<void> {
     return this.db.run((k) => rows.touchKey(k, id, at));
+  }
+
+  authVersion(): number {
+    return this.changes.version();
   }
 }

@@ -50,6 +50,8 @@ export class PgDatabase {
   private listener: pg.Client | undefined;
   private listening: Promise<pg.Client> | undefined;
   private readonly handlers = new Map<string, Set<NotifyHandler>>();
+  /** The channels the current listener connection has run LISTEN for. */
+  private readonly live = new Set<string>();
   private reconnect: NodeJS.Timeout | undefined;
 
   /** The URL without its password (for logs and diagnostics). */
@@ -119,15 +121,32 @@ export class PgDatabase {
     if (!set) this.handlers.set(channel, (set = new Set()));
     set.add(handler);
     if (first) {
-      const client = await this.listenerClient();
-      await client.query(`LISTEN ${channel}`);
+      try {
+        const client = await this.listenerClient();
+        await client.query(`LISTEN ${channel}`);
+        if (this.listener === client) this.live.add(channel);
+      } catch (err) {
+        // Nothing listens: forget the handler, so that a later call tries again.
+        set.delete(handler);
+        if (set.size === 0) this.handlers.delete(channel);
+        throw err;
+      }
     }
     return async () => {
       const s = this.handlers.get(channel);
       if (!s?.delete(handler) || s.size > 0) return;
       this.handlers.delete(channel);
+      this.live.delete(channel);
       if (this.listener && !this.closed) await this.listener.query(`UNLISTEN ${channel}`).catch(() => {});
     };
+  }
+
+  /**
+   * Whether notifications on `channel` reach this process now: its LISTEN ran on the listener
+   * connection, which has not failed since. Synchronous: callers ask it on every request.
+   */
+  isListening(channel: string): boolean {
+    return this.listener !== undefined && this.live.has(channel);
   }
 
   /** Sends a notification (delivered when the current transaction, if any, commits). */
@@ -147,6 +166,7 @@ export class PgDatabase {
     this.closed = true;
     clearTimeout(this.reconnect);
     this.handlers.clear();
+    this.live.clear();
     const listener = this.listener;
     this.listener = undefined;
     if (listener) await listener.end().catch(() => {});
@@ -168,7 +188,10 @@ export class PgDatabase {
       });
       client.on('error', (err) => {
         this.logger.warn({ err: err.message }, 'the PostgreSQL listener connection failed; reconnecting');
-        if (this.listener === client) this.listener = undefined;
+        if (this.listener === client) {
+          this.listener = undefined;
+          this.live.clear();
+        }
         void client.end().catch(() => {});
         this.scheduleRelisten();
       });
@@ -192,7 +215,10 @@ export class PgDatabase {
       void (async () => {
         try {
           const client = await this.listenerClient();
-          for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
+          for (const channel of this.handlers.keys()) {
+            await client.query(`LISTEN ${channel}`);
+            if (this.listener === client) this.live.add(channel);
+          }
           // Notifications sent while nobody listened are lost: every handler looks again.
           for (const set of this.handlers.values()) for (const h of set) h('');
         } catch {

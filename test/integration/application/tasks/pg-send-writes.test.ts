@@ -14,6 +14,8 @@ import { PgStatementCounter } from '../../../../bench/lib/pg-statements.ts';
 import { buildApp, createLogger } from '../../../../src/main/app.ts';
 import { FacadeAuthenticator } from '../../../../src/protocol/server/auth.ts';
 import { A2aHttpServer } from '../../../../src/protocol/server/http.server.ts';
+import type { PgStorage } from '../../../../src/infrastructure/persistence/postgres/pg-storage.ts';
+import { eventually } from '../../../support/eventually.ts';
 import { createPgDatabase, pgSkip, type PgTestDatabase } from '../../../support/postgres.ts';
 
 const TOKEN = 'ca_test_pg_send_writes_token_0123456789';
@@ -99,6 +101,18 @@ describe('a blocking SendMessage on PostgreSQL', { skip: pgSkip() }, () => {
       assert.match(text, new RegExp(`^You said: hello ${i}`));
       assert.equal((await app.storage.sessions.get(task.contextId))?.taskCount, 1);
     }
+  });
+
+  it('reads the key once per connection while the account tables stay unchanged', async () => {
+    const db = (app.storage as PgStorage).db;
+    await send('warm up');
+    await eventually(async () => db.isListening('ca_auth_changes') || undefined, 5000, 'the account listener');
+    await send('warm up'); // the grant the next requests reuse (fetch keeps the connection)
+    counter.start();
+    for (let i = 0; i < 3; i++) await send(`again ${i}`);
+    const tally = counter.stop();
+    const keyReads = [...tally.shapes].filter(([shape]) => shape.includes('from "api_keys"'));
+    assert.deepEqual(keyReads, [], 'the key was read again for a request on the same connection');
   });
 
   it('counts a second task into an existing session and moves its activity forward', async () => {
