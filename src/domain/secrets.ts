@@ -24,3 +24,10 @@ export function normaliseSecretValue(raw: string): { value: string; problem?: Se
 
 /** How a secret is bound to its row: sealed with this, it opens only as that namespace's secret of that name. */
 export const secretBinding = (namespace: string, name: string): string => `${namespace}/${name}`;
+
+/** Replaces each secret (at least 4 characters long) in a text by `[redacted]`. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('[redacted]');
+  return out;
+}

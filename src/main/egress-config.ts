@@ -5,6 +5,7 @@
  * (it now allows the host for every outbound URL, as CLEVERAGENTS_ALLOW_EGRESS does).
  */
 import { EgressAllowlist, EgressAllowlistError } from '../infrastructure/index.ts';
+import { envList } from './limits-config.ts';
 import { StartupError } from './startup-errors.ts';
 
 export const ALLOW_EGRESS_ENV = 'CLEVERAGENTS_ALLOW_EGRESS';
@@ -23,8 +24,8 @@ export interface EgressSettings {
 export function egressSettings(flags: readonly string[] = [], env: NodeJS.ProcessEnv = process.env): EgressSettings {
   const sources: Array<[string, string[]]> = [
     ['--allow-egress', [...flags]],
-    [ALLOW_EGRESS_ENV, list(env[ALLOW_EGRESS_ENV])],
-    [PUSH_ALLOW_HOSTS_ENV, list(env[PUSH_ALLOW_HOSTS_ENV])],
+    [ALLOW_EGRESS_ENV, envList(env[ALLOW_EGRESS_ENV])],
+    [PUSH_ALLOW_HOSTS_ENV, envList(env[PUSH_ALLOW_HOSTS_ENV])],
   ];
   const entries: string[] = [];
   for (const [source, values] of sources) {
@@ -42,13 +43,6 @@ export function egressSettings(flags: readonly string[] = [], env: NodeJS.Proces
   return {
     allowlist: new EgressAllowlist(entries),
     entries,
-    deprecatedAlias: list(env[PUSH_ALLOW_HOSTS_ENV]).length > 0,
+    deprecatedAlias: envList(env[PUSH_ALLOW_HOSTS_ENV]).length > 0,
   };
-}
-
-function list(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
 }

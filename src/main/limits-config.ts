@@ -23,6 +23,14 @@ export function resolveLimits(opts: ServeOptions, env: NodeJS.ProcessEnv = proce
   return out;
 }
 
+/** A comma-separated environment setting's entries, trimmed, empty ones left out (unset: none). */
+export function envList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
 /**
  * A whole-number environment setting in [min, max], or undefined when unset; anything else stops
  * the start with one clear line (see startup-errors.ts).

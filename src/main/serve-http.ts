@@ -8,7 +8,7 @@ import type { A2aHttpServer } from '../protocol/server/http.server.ts';
 import { TrustedProxies } from '../protocol/server/request-origin.ts';
 import { buildApp, createLogger, type App, type AppOptions, type OidcOptions } from './app.ts';
 import { egressSettings } from './egress-config.ts';
-import { envInt, installBackstop, resolveLimits, resolveUsageLimits } from './limits-config.ts';
+import { envInt, envList, installBackstop, resolveLimits, resolveUsageLimits } from './limits-config.ts';
 import { databaseFile, workspaceRootOf } from './paths.ts';
 import { oidcOptions } from './serve-oidc.ts';
 import {
@@ -189,12 +189,7 @@ function httpSettings(opts: ServeOptions, dataDir: string, ctx: StartupContext):
 /** `--trust-proxy` (repeatable), else CLEVERAGENTS_TRUST_PROXY (comma-separated); none by default. */
 function trustedProxies(flags: readonly string[] | undefined): TrustedProxies {
   const fromFlags = flags !== undefined && flags.length > 0;
-  const entries = fromFlags
-    ? flags
-    : (process.env['CLEVERAGENTS_TRUST_PROXY'] ?? '')
-        .split(',')
-        .map((e) => e.trim())
-        .filter((e) => e !== '');
+  const entries = fromFlags ? flags : envList(process.env['CLEVERAGENTS_TRUST_PROXY']);
   try {
     return new TrustedProxies(entries);
   } catch (err) {

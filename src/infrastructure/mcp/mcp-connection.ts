@@ -11,7 +11,8 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { type Logger, type McpCallResult, type McpToolInfo } from '../../application/index.ts';
 import type { McpServer } from '../../domain/registry/skill.definition.ts';
 import type { PreparedCommand } from '../tools/confinement.types.ts';
-import { failedCall, firstLine, redact, toCallResult } from './mcp-result.ts';
+import { redact } from '../../domain/secrets.ts';
+import { failedCall, firstLine, toCallResult } from './mcp-result.ts';
 import { transportFor, type Sdk } from './mcp-transport.ts';
 import {
   connectFailure,

@@ -97,10 +97,3 @@ export function stableJson(value: unknown): string {
   }
   return JSON.stringify(value) ?? 'null';
 }
-
-/** Replaces each secret (at least 4 characters long) in a text by `[redacted]`. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('[redacted]');
-  return out;
-}

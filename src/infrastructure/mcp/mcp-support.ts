@@ -1,7 +1,7 @@
 /** Small pieces the MCP connection needs: why something stopped, time limits, and the connect errors. */
 import { McpUnavailable } from '../../application/index.ts';
 import type { McpServer } from '../../domain/registry/skill.definition.ts';
-import { redact } from './mcp-result.ts';
+import { redact } from '../../domain/secrets.ts';
 
 /** Why a request was stopped by us (the abort reason of its signal). */
 export class Halt extends Error {

@@ -17,7 +17,8 @@ import path from 'node:path';
 import type { CommandConfinement } from '../tools/confinement.ts';
 import type { McpServer } from '../../domain/registry/skill.definition.ts';
 import { McpConnection, type OpenOptions } from './mcp-connection.ts';
-import { failedCall, firstLine, redact, stableJson } from './mcp-result.ts';
+import { redact } from '../../domain/secrets.ts';
+import { failedCall, firstLine, stableJson } from './mcp-result.ts';
 import { connectFailure, Halt, raceAbort, secretsOf } from './mcp-support.ts';
 
 /** How a namespace's servers run on this agent. */

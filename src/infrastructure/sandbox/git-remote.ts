@@ -16,6 +16,7 @@ import { mkdir, realpath } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { AppError } from '../../domain/errors.ts';
+import { redact } from '../../domain/secrets.ts';
 import {
   GIT_REMOTE_DEFAULT_PORT,
   gitRemoteUrlProblem,
@@ -194,15 +195,9 @@ export class GitRemotes {
 
 /** A network git failure as one clear error: what went wrong, with the resource and what to do (never the credential). */
 export function failure(r: GitRemoteResource, stderr: string, credential: string | undefined): AppError {
-  const scrub = (s: string): string => {
-    let out = s;
-    for (const secret of credential
-      ? [credential, Buffer.from(credential).toString('base64'), ...credential.split(':')]
-      : [])
-      if (secret.length >= 4) out = out.split(secret).join('***');
-    return out;
-  };
-  const said = scrub(stderr.trim().split('\n').slice(-3).join('; ')).slice(0, 500);
+  // The credential as configured, as sent (base64) and each half of user:password.
+  const secrets = credential ? [credential, Buffer.from(credential).toString('base64'), ...credential.split(':')] : [];
+  const said = redact(stderr.trim().split('\n').slice(-3).join('; '), secrets).slice(0, 500);
   const details = { resource: r.name };
   const show = `agents resource show ${r.name}`;
   if (/\[rejected\]|non-fast-forward|fetch first|stale info/.test(stderr))
