@@ -103,7 +103,7 @@ export async function serverTelemetry(
     import('../infrastructure/telemetry/prometheus.metrics.ts'),
     import('../infrastructure/telemetry/storage-gauges.ts'),
   ]);
-  const gauges = storageGauges(app.storage as SqliteStorage | PgStorage, leaseMs());
+  const gauges = storageGauges(app.storage as SqliteStorage | PgStorage);
   const metrics = new PrometheusMetrics(KNOWN, {
     turnsRunning: () => app.live.all().filter((l) => l.running > 0).length,
     openStreams,
@@ -113,8 +113,4 @@ export async function serverTelemetry(
   });
   const observe: RequestMetrics = metrics;
   return { requests: requestTelemetry(tracer, observe, known), exposition: metrics };
-}
-
-function leaseMs(): number | undefined {
-  return Number(process.env['CLEVERAGENTS_RUNNER_LEASE_MS']) || undefined;
 }

@@ -99,6 +99,12 @@ export abstract class RunnerLeases implements LeasedRunnerRegistry {
     return row !== undefined && this.rowIsLive(row);
   }
 
+  /** How many runners hold a live lease now, this one included while it holds its own. */
+  async liveCount(): Promise<number> {
+    const rows = await this.listLeases();
+    return rows.filter((r) => (r.id === this.self ? this.timer !== undefined : this.rowIsLive(r))).length;
+  }
+
   /** Deletes the rows of runners that are dead (housekeeping; their tasks are settled first). */
   async prune(): Promise<number> {
     let n = 0;

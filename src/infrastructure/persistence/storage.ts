@@ -32,6 +32,8 @@ export interface LeasedRunnerRegistry extends RunnerRegistry {
   stop(): Promise<void>;
   /** Deletes the rows of dead runners (their work is settled first). */
   prune(): Promise<number>;
+  /** How many runners hold a live lease now (judged as {@link RunnerRegistry.isLive} does). */
+  liveCount(): Promise<number>;
 }
 
 /**

@@ -3,7 +3,6 @@ import type { SqliteStorage } from '../persistence/sqlite-storage.ts';
 import type { PgStorage } from '../persistence/postgres/pg-storage.ts';
 import { sqliteRunner, type SqlRunner } from '../persistence/rows/sql-runner.ts';
 import { pgRunner } from '../persistence/postgres/pg-runner.ts';
-import { DEFAULT_LEASE_MS } from '../persistence/runner-leases.ts';
 
 export interface StorageGauges {
   outboxDepth(): Promise<number>;
@@ -11,7 +10,7 @@ export interface StorageGauges {
   pool(): { total: number; idle: number; waiting: number } | undefined;
 }
 
-export function storageGauges(storage: SqliteStorage | PgStorage, leaseMs = DEFAULT_LEASE_MS): StorageGauges {
+export function storageGauges(storage: SqliteStorage | PgStorage): StorageGauges {
   const sql: SqlRunner = storage.engine === 'sqlite' ? sqliteRunner(storage.db) : pgRunner(storage.db);
   return {
     async outboxDepth() {
@@ -23,11 +22,8 @@ export function storageGauges(storage: SqliteStorage | PgStorage, leaseMs = DEFA
       );
       return Number(row?.n ?? 0);
     },
-    async liveRunners() {
-      const rows = await sql.run((k) => k.selectFrom('runners').select('heartbeat_at').execute());
-      const now = Date.now();
-      return rows.filter((r) => now - Date.parse(r.heartbeat_at) <= leaseMs).length;
-    },
+    // The registry's own judgement (the same-host process check, expiry before the lease ends).
+    liveRunners: () => storage.runners.liveCount(),
     pool() {
       if (storage.engine === 'sqlite') return undefined;
       const s = storage.db.poolStats();
